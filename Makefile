@@ -1,0 +1,75 @@
+# zero - build, test, run.
+#   make run        the main job (today: the memory estimator on a sample model)
+#   make test       every host test (gcc, clang, C11, C++17, ASan+UBSan) and nvcc builds
+#   make test-gpu   GPU tests (device machine; arrives with the CUDA backend)
+#   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
+#   make bench      benchmarks (device machine; arrive with the CUDA backend)
+#   make install PREFIX=...   the three headers
+# Variables: CUDA_HOME, NCCL_HOME, GPU_ARCH (sm_90), CC (gcc), CLANG (clang).
+
+CC        ?= gcc
+ifeq ($(origin CC),default)
+CC        := gcc
+endif
+CXX_GCC   ?= g++
+CLANG     ?= clang
+CLANGXX   ?= clang++
+GPU_ARCH  ?= sm_90
+PREFIX    ?= /usr/local
+BUILD     ?= build
+
+# CUDA: $CUDA_HOME, else the nvcc on PATH, else the usual places.
+CUDA_HOME ?= $(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)),\
+                  $(firstword $(wildcard /usr/local/cuda /opt/cuda /usr/lib/cuda)))
+NVCC      ?= $(if $(CUDA_HOME),$(CUDA_HOME)/bin/nvcc,nvcc)
+# NCCL: $NCCL_HOME, else the first of the usual places that has include/nccl.h.
+NCCL_HOME ?= $(patsubst %/include/nccl.h,%,$(firstword $(wildcard \
+                  $(CUDA_HOME)/include/nccl.h /usr/local/include/nccl.h /usr/include/nccl.h \
+                  /opt/nccl/include/nccl.h /usr/local/nccl/include/nccl.h)))
+
+export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
+
+.PHONY: all test test-gpu run fuzz bench install clean info
+
+all: info $(BUILD)/zero_estimate
+
+info:
+	@echo "zero: CC=$(CC) CLANG=$(CLANG) GPU_ARCH=$(GPU_ARCH)"
+	@echo "zero: CUDA_HOME=$(if $(CUDA_HOME),$(CUDA_HOME),(not found)) NVCC=$(NVCC)"
+	@echo "zero: NCCL_HOME=$(if $(NCCL_HOME),$(NCCL_HOME),(not found: CUDA files build without NCCL checks))"
+
+HEADERS := zero.h zero_offload.h zero_cuda.cuh
+
+$(BUILD)/zero_estimate: examples/zero_estimate/zero_estimate.c $(HEADERS) $(wildcard parts/*.h)
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm
+
+# The main job. On a machine with the engine this trains; today it prints the
+# memory plan of GPT-2 XL (1.56e9 parameters) on one node of 8 GPUs and the
+# largest model each ZeRO option fits on 8 x 80 GB GPUs with 1 TB of host memory.
+run: all
+	$(BUILD)/zero_estimate --params 1.5576e9 --largest-layer 8.04e7 --gpus 8
+	$(BUILD)/zero_estimate --fit --gpus 8 --gpu-mem 80GB --cpu-mem 1TB
+
+test: info
+	@sh tests/run.sh
+
+test-gpu:
+	@echo "test-gpu: the CUDA backend arrives with issue 4; nothing runs on a GPU yet" && exit 1
+
+bench:
+	@echo "bench: benchmarks arrive with the CUDA backend (issue 4)" && exit 1
+
+FUZZ_SECONDS ?= 600
+fuzz:
+	@mkdir -p $(BUILD)/fuzz_corpus
+	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I. -o $(BUILD)/fuzz_json tests/fuzz_json.c -lm
+	$(BUILD)/fuzz_json -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 \
+	    -print_final_stats=1 $(BUILD)/fuzz_corpus tests/fuzz_corpus
+
+install:
+	install -d $(DESTDIR)$(PREFIX)/include
+	install -m 644 $(HEADERS) $(DESTDIR)$(PREFIX)/include/
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,78 @@
+#!/bin/sh
+# tests/run.sh - everything `make test` checks; ends with "N passed, N failed".
+# Each build step counts as one check; each test program adds its own counts.
+set -u
+B=${BUILD:-build}
+CC=${CC:-gcc}; CXX_GCC=${CXX_GCC:-g++}; CLANG=${CLANG:-clang}; CLANGXX=${CLANGXX:-clang++}
+NVCC=${NVCC:-nvcc}; GPU_ARCH=${GPU_ARCH:-sm_90}; NCCL_HOME=${NCCL_HOME:-}
+mkdir -p "$B/t" "$B/log"
+pass=0; fail=0
+WARN="-Wall -Wextra -Werror"
+
+# step NAME CMD...: run a build or check command, count it.
+step() {
+    name=$1; shift
+    if "$@" >"$B/log/$name.log" 2>&1; then
+        pass=$((pass + 1)); echo "ok    $name"
+    else
+        fail=$((fail + 1)); echo "FAIL  $name: $*"; tail -n 40 "$B/log/$name.log"
+    fi
+}
+
+# run NAME BIN: run a test program, add its "N passed, N failed" counts.
+run() {
+    name=$1; shift
+    "$@" >"$B/log/$name.run.log" 2>&1
+    rc=$?
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/log/$name.run.log" | tail -n 1)
+    p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); p=${p:-0}
+    f=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p'); f=${f:-0}
+    if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then f=$((f + 1)); fi
+    pass=$((pass + p)); fail=$((fail + f))
+    if [ "$f" -eq 0 ]; then echo "ok    $name ($p checks)"
+    else echo "FAIL  $name (exit $rc): $line"; grep -v '^ok' "$B/log/$name.run.log" | tail -n 40; fi
+}
+
+tests=$(ls tests/test_*.c 2>/dev/null)
+
+# 1. host tests with gcc and clang, C11
+for cc in "$CC" "$CLANG"; do
+    tag=$(basename "$cc")
+    for t in $tests; do
+        n=$(basename "$t" .c)
+        if step "build-$tag-$n" $cc -std=c11 $WARN -O1 -g -I. -o "$B/t/$tag-$n" "$t" -lm -lpthread; then :; fi
+        [ -x "$B/t/$tag-$n" ] && run "$tag-$n" "$B/t/$tag-$n"
+    done
+done
+
+# 2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang)
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+for t in $tests; do
+    n=$(basename "$t" .c)
+    step "build-asan-$n" $CLANG -std=c11 $WARN -O1 -g $SAN -I. -o "$B/t/asan-$n" "$t" -lm -lpthread
+    [ -x "$B/t/asan-$n" ] && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run "asan-$n" "$B/t/asan-$n"
+done
+
+# 3. headers as C11 and C++17 under gcc and clang, -Wall -Wextra -Werror (and -Wpedantic)
+step "c11-gcc"     $CC      -std=c11   $WARN -Wpedantic -I. -c tests/compile_c.c   -o "$B/t/c11-gcc.o"
+step "c11-clang"   $CLANG   -std=c11   $WARN -Wpedantic -I. -c tests/compile_c.c   -o "$B/t/c11-clang.o"
+step "cxx17-gcc"   $CXX_GCC -std=c++17 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-gcc.o"
+step "cxx17-clang" $CLANGXX -std=c++17 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-clang.o"
+# two translation units, one with the implementation: no duplicate or missing symbols
+step "link-2tu" $CC -std=c11 $WARN -I. -o "$B/t/link2" tests/compile_c.c tests/compile_c_user.c -lm -lpthread
+
+# 4. examples build; the fuzz target builds and replays its corpus
+step "example-zero_estimate" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_estimate" examples/zero_estimate/zero_estimate.c -lm
+[ -x "$B/t/zero_estimate" ] && run "zero_estimate-selftest" "$B/t/zero_estimate" --selftest
+step "fuzz-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_replay" tests/fuzz_json.c -lm
+[ -x "$B/t/fuzz_replay" ] && run "fuzz-replay" "$B/t/fuzz_replay" tests/fuzz_corpus/*
+
+# 5. every .cu / .cuh compiled by nvcc for $GPU_ARCH (build only: no GPU here)
+NCCL_INC=""; [ -n "$NCCL_HOME" ] && NCCL_INC="-I$NCCL_HOME/include"
+for cu in $(ls tests/*.cu examples/*/*.cu 2>/dev/null); do
+    n=$(basename "$cu" .cu)
+    step "nvcc-$n" "$NVCC" -std=c++17 -arch="$GPU_ARCH" -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -c "$cu" -o "$B/t/nvcc-$n.o"
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
