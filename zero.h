@@ -110,6 +110,11 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(OUT_OF_MEMORY, ZERO_ERR_OUT_OF_MEMORY, "a host allocation failed")                   \
     X(FILE_OPEN, ZERO_ERR_IO, "a file could not be opened")                                \
     X(FILE_READ, ZERO_ERR_IO, "a file could not be read")                                  \
+    X(ENV_INVALID, ZERO_OK, "environment variable with an invalid value ignored (warning)") \
+    X(CUDA_CALL, ZERO_ERR_CUDA, "a CUDA runtime call failed")                              \
+    X(CUDA_NO_DEVICE, ZERO_ERR_CUDA, "no usable CUDA device (driver, CUDA_VISIBLE_DEVICES)") \
+    X(CUDA_OUT_OF_MEMORY, ZERO_ERR_CUDA, "a CUDA device allocation failed")                \
+    X(NCCL_CALL, ZERO_ERR_NCCL, "an NCCL call failed")                                     \
     X(JSON_EMPTY, ZERO_ERR_CONFIG, "the JSON text is empty")                               \
     X(JSON_UNEXPECTED, ZERO_ERR_CONFIG, "unexpected character in JSON")                    \
     X(JSON_UNTERMINATED, ZERO_ERR_CONFIG, "JSON string, array, object or comment not closed") \
@@ -550,9 +555,11 @@ typedef struct zero_estimate_args {
     int gpus_per_node;               /* g */
     int nodes;                       /* n */
     int stage;                       /* 0..3 */
-    zero_offload_device offload_optimizer;
+    zero_offload_device offload_optimizer; /* stages 1-3 */
     zero_offload_device offload_param;  /* stage 3 only */
-    int zero_init;                   /* stage 3: parameters created partitioned (DeepSpeed's zero.Init) */
+    int zero_init;                   /* stage 3: parameters created partitioned (DeepSpeed's
+                                        zero.Init); changes DeepSpeed's CPU figure only: zero
+                                        always creates them partitioned */
     double additional_buffer_factor; /* DeepSpeed's f: <= 0 means 1.5 */
     zero_dtype compute_dtype;        /* DEFAULT means fp16 */
     int64_t reduce_bucket_size;      /* elements; <= 0 means 5e8 */
@@ -561,8 +568,10 @@ typedef struct zero_estimate_args {
 } zero_estimate_args;
 
 typedef struct zero_memory_estimate {
-    /* DeepSpeed's estimate_zero{2,3}_model_states_mem_needs (stage 0/1 use
-       the ZeRO paper's 2 + 2 + 12/N); per GPU and per node CPU, bytes */
+    /* DeepSpeed's estimate_zero{2,3}_model_states_mem_needs, per GPU and per
+       node CPU, bytes. Stage 1 uses the stage-2 formula (DeepSpeed has no
+       other); stage 0 is 16 bytes per parameter on the GPU and 0 CPU; NVMe
+       offload gets the CPU-offload figures (DeepSpeed has no NVMe estimate). */
     double ds_gpu_bytes, ds_cpu_bytes;
     /* zero's own plan, per GPU and per node CPU, by category, bytes */
     double gpu_params_bytes;         /* compute-dtype parameters (full, or shard + gather pool) */
@@ -579,7 +588,11 @@ typedef struct zero_memory_estimate {
 ZERO_API zero_result zero_estimate_memory(const zero_estimate_args *a, zero_memory_estimate *out,
                                           zero_error *err);
 /* The largest P whose zero plan fits gpu_bytes per GPU, cpu_bytes per node
-   and nvme_bytes per node (<= 0: no NVMe), for a's other settings. */
+   and nvme_bytes per node (<= 0: no NVMe), for a's other settings (a->params
+   is ignored; largest_layer <= 0 stays P / 20, > 0 stays fixed). Within a
+   relative 1e-6 below the true limit; 0 when not even one parameter (one
+   layer of largest_layer) fits. Model states only: leave room for
+   activations and workspaces. */
 ZERO_API zero_result zero_estimate_max_params(const zero_estimate_args *a, double gpu_bytes,
                                               double cpu_bytes, double nvme_bytes,
                                               double *max_params, zero_error *err);
@@ -607,6 +620,7 @@ ZERO_API zero_result zero_estimate_max_params(const zero_estimate_args *a, doubl
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h> /* stat: POSIX, as NCCL and the rest of zero are */
 
 #ifndef ZERO_ASSERT
 #  include <assert.h>

@@ -148,8 +148,9 @@ static double zero__sched_warmup_frac(zero_warmup_type type, long it, double w) 
 static double zero__sched_warmup_lr(const zero_config *cfg, long it, int decay) {
     const zero_scheduler_config *sc = &cfg->scheduler;
     double min_lr = sc->warmup_min_lr, max_lr = sc->warmup_max_lr, w, gamma;
-    /* NEW: warmup_max_lr None -> the optimizer's lr (OLD: 0.001) */
-    if (max_lr == (double)ZERO_UNSET) max_lr = cfg->optimizer.lr;
+    /* warmup_max_lr None: WarmupLR (NEW) takes the optimizer's lr (OLD: 0.001);
+       WarmupDecayLR's own signature still defaults to 0.001, in NEW too. */
+    if (max_lr == (double)ZERO_UNSET) max_lr = decay ? 1e-3 : cfg->optimizer.lr;
     if (zero__sched_open(min_lr) || zero__sched_open(max_lr) ||
         sc->warmup_num_steps == ZERO_AUTO)
         return NAN;

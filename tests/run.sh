@@ -64,6 +64,13 @@ step "link-2tu" $CC -std=c11 $WARN -I. -o "$B/t/link2" tests/compile_c.c tests/c
 # 4. examples build; the fuzz target builds and replays its corpus
 step "example-zero_estimate" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_estimate" examples/zero_estimate/zero_estimate.c -lm
 [ -x "$B/t/zero_estimate" ] && run "zero_estimate-selftest" "$B/t/zero_estimate" --selftest
+step "example-zero_config" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_config" examples/zero_config/zero_config.c -lm
+# docs/config.md's key table is generated from the key table in zero.h: they must agree
+step "docs-config-current" sh -c "'$B/t/zero_config' keys-markdown > '$B/t/keys.md' &&
+    sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' docs/config.md | sed '1d;\$d' | diff -u '$B/t/keys.md' -"
+for f in tests/configs/*.json; do
+    step "zero_config-check-$(basename "$f" .json)" "$B/t/zero_config" check "$f" --world 2 --hidden 1024 --mbs 4 --supply-hf
+done
 step "fuzz-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_replay" tests/fuzz_json.c -lm
 [ -x "$B/t/fuzz_replay" ] && run "fuzz-replay" "$B/t/fuzz_replay" tests/fuzz_corpus/*
 

@@ -551,7 +551,7 @@ static void test_sched_random(void) {
             c.scheduler.type = decay ? ZERO_SCHEDULER_WARMUP_DECAY_LR : ZERO_SCHEDULER_WARMUP_LR;
             c.scheduler.warmup_min_lr = lo;
             c.scheduler.warmup_max_lr = unset_max ? ZERO_UNSET : hi;
-            if (unset_max) hi = c.optimizer.lr;
+            if (unset_max) hi = decay ? 1e-3 : c.optimizer.lr; /* WarmupDecayLR's signature keeps 0.001 */
             c.scheduler.warmup_num_steps = w;
             c.scheduler.warmup_type = linear ? ZERO_WARMUP_LINEAR : ZERO_WARMUP_LOG;
             c.scheduler.total_num_steps = T;
@@ -741,6 +741,12 @@ static void test_one_cycle_fixed(void) {
     c.scheduler.warmup_num_steps = 10;
     CHECK(c.scheduler.warmup_max_lr == ZERO_UNSET);
     CHECK_CLOSE(zero_lr_at(&c, 10), 3e-4, "WarmupLR max = optimizer lr");
+    /* ... but WarmupDecayLR's None is its signature's 0.001, as in DeepSpeed */
+    c.scheduler.type = ZERO_SCHEDULER_WARMUP_DECAY_LR;
+    c.scheduler.total_num_steps = 100;
+    CHECK_CLOSE(zero_lr_at(&c, 10), 1e-3 * 90.0 / 90.0, "WarmupDecayLR max = 0.001");
+    c.scheduler.type = ZERO_SCHEDULER_WARMUP_LR;
+    c.scheduler.total_num_steps = ZERO_UNSET;
     /* warmup_num_steps 1 behaves as 2 (W = max(2, n)) for all three */
     c.scheduler.warmup_num_steps = 1;
     CHECK_CLOSE(zero_lr_at(&c, 1), 3e-4, "W = 2: it 1 is still warmup end");

@@ -41,7 +41,7 @@ static int zt_pass, zt_fail;
     } while (0)
 
 /* |got - want| <= rel * max(|want|, tiny): relative closeness, NaN never passes. */
-static int zt_near(double got, double want, double rel) {
+static inline int zt_near(double got, double want, double rel) {
     double scale = fabs(want) > 1e-300 ? fabs(want) : 1e-300;
     return fabs(got - want) <= rel * scale || got == want;
 }

@@ -1,0 +1,636 @@
+/* test_config.c - the DeepSpeed JSON config: every reference config, every
+   error and warning message, "auto", the batch triangle, resolve, and a
+   randomized round trip through zero_config_to_json. */
+#define ZERO_IMPLEMENTATION
+#include "zero.h"
+#include "zero_test.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+
+/* ---- a logger that records what was said ---- */
+#define LOG_MAX 256
+static struct {
+    int n;
+    zero_msg item[LOG_MAX];
+    zero_log_level level[LOG_MAX];
+    char text[LOG_MAX][512];
+} logged;
+
+static void capture(void *user, zero_log_level level, zero_msg item, int rank, const char *text) {
+    (void)user;
+    (void)rank;
+    if (logged.n < LOG_MAX) {
+        logged.item[logged.n] = item;
+        logged.level[logged.n] = level;
+        snprintf(logged.text[logged.n], sizeof logged.text[0], "%s", text);
+        logged.n++;
+    }
+}
+
+static zero_config cfg_quiet(void) {
+    zero_config c = zero_config_default();
+    c.log.fn = capture;
+    c.log.level = ZERO_LOG_DEBUG;
+    c.log.rank = 0;
+    logged.n = 0;
+    return c;
+}
+
+/* index of the first logged message with this item, or -1 */
+static int logged_find(zero_msg item, const char *sub) {
+    int i;
+    for (i = 0; i < logged.n; i++)
+        if (logged.item[i] == item && (!sub || strstr(logged.text[i], sub))) return i;
+    return -1;
+}
+
+static zero_result parse(zero_config *c, const char *json, zero_error *err) {
+    return zero_config_parse_json(c, json, strlen(json), err);
+}
+
+/* parse json into a fresh quiet config and expect failure with item at key */
+static void expect_error(const char *json, zero_msg item, const char *key, int line, int col, const char *sub, int at) {
+    zero_config c = cfg_quiet();
+    zero_error err;
+    zero_result r = parse(&c, json, &err);
+    CHECKF(r != ZERO_OK && err.item == item, "line %d: %s: got %s (%s), want %s", at, json, zero_msg_name(err.item),
+           err.msg, zero_msg_name(item));
+    CHECKF(r == err.code && r == zero_msg_summary(item)[0] * 0 + r, "line %d", at);
+    if (key) CHECKF(strcmp(err.key, key) == 0, "line %d: key %s, want %s (%s)", at, err.key, key, err.msg);
+    if (line) CHECKF(err.line == line && err.column == col, "line %d: at %d:%d, want %d:%d (%s)", at, err.line, err.column, line, col, err.msg);
+    if (sub) CHECKF(strstr(err.msg, sub) != NULL, "line %d: \"%s\" lacks \"%s\"", at, err.msg, sub);
+}
+#define EXPECT_ERROR(json, item, key, line, col, sub) expect_error(json, ZERO_MSG_##item, key, line, col, sub, __LINE__)
+
+/* parse json (must succeed) and expect a logged message with item */
+static void expect_log(const char *json, zero_msg item, const char *sub, int at) {
+    zero_config c = cfg_quiet();
+    zero_error err;
+    zero_result r = parse(&c, json, &err);
+    CHECKF(r == ZERO_OK, "line %d: %s: %s", at, json, err.msg);
+    CHECKF(logged_find(item, sub) >= 0, "line %d: no %s message containing \"%s\" for %s", at, zero_msg_name(item),
+           sub ? sub : "", json);
+}
+#define EXPECT_LOG(json, item, sub) expect_log(json, ZERO_MSG_##item, sub, __LINE__)
+
+static zero_result resolve_json(zero_config *c, const char *json, int world, zero_error *err) {
+    zero_result r;
+    *c = cfg_quiet();
+    r = parse(c, json, err);
+    if (r != ZERO_OK) return r;
+    return zero_config_resolve(c, world, err);
+}
+
+static void expect_resolve_error(const char *json, int world, zero_msg item, const char *key, const char *sub, int at) {
+    zero_config c;
+    zero_error err;
+    zero_result r = resolve_json(&c, json, world, &err);
+    CHECKF(r != ZERO_OK && err.item == item, "line %d: %s: got %s (%s), want %s", at, json, zero_msg_name(err.item), err.msg,
+           zero_msg_name(item));
+    if (key) CHECKF(strcmp(err.key, key) == 0, "line %d: key %s, want %s", at, err.key, key);
+    if (sub) CHECKF(strstr(err.msg, sub) != NULL, "line %d: \"%s\" lacks \"%s\"", at, err.msg, sub);
+}
+#define EXPECT_RESOLVE_ERROR(json, world, item, key, sub) expect_resolve_error(json, world, ZERO_MSG_##item, key, sub, __LINE__)
+
+/* ---- defaults agree with the documented DeepSpeed defaults ---- */
+static void test_defaults_match_table(void) {
+    zero_config d = zero_config_default();
+    int i, numeric = 0;
+    for (i = 0; i < ZERO__NKEYS; i++) {
+        const zero__key *k = &zero__keys[i];
+        const char *t = k->info.ds_default;
+        char *end;
+        double want;
+        if (k->kind != ZERO__K_INT && k->kind != ZERO__K_I64 && k->kind != ZERO__K_F64 && k->kind != ZERO__K_BOOL) continue;
+        if (k->kind == ZERO__K_BOOL) {
+            if (strcmp(t, "None") == 0) {
+                CHECK(zero__get_int(&d, k->offset) == ZERO_UNSET);
+                continue;
+            }
+            CHECKF(zero__get_int(&d, k->offset) == (strcmp(t, "true") == 0), "%s default %s", k->info.path, t);
+            continue;
+        }
+        if (strcmp(t, "None") == 0 || strcmp(t, "required") == 0) {
+            double got = k->kind == ZERO__K_F64 ? zero__get_f64(&d, k->offset)
+                         : k->kind == ZERO__K_I64 ? (double)zero__get_i64(&d, k->offset) : zero__get_int(&d, k->offset);
+            CHECKF(got == ZERO_UNSET || (got == 0 && strcmp(k->info.path, "steps_per_print") == 0), "%s: %g", k->info.path, got);
+            continue;
+        }
+        if (strcmp(t, "sys.maxsize") == 0) {
+            CHECK(zero__get_i64(&d, k->offset) == INT64_MAX);
+            continue;
+        }
+        want = strtod(t, &end);
+        CHECKF(*end == 0, "%s: default text \"%s\" is not a number", k->info.path, t);
+        if (k->kind == ZERO__K_F64) CHECKF(zero__get_f64(&d, k->offset) == want, "%s: %g vs %s", k->info.path, zero__get_f64(&d, k->offset), t);
+        if (k->kind == ZERO__K_I64) CHECKF((double)zero__get_i64(&d, k->offset) == want, "%s: %lld vs %s", k->info.path, (long long)zero__get_i64(&d, k->offset), t);
+        if (k->kind == ZERO__K_INT) CHECKF(zero__get_int(&d, k->offset) == want, "%s: %d vs %s", k->info.path, zero__get_int(&d, k->offset), t);
+        numeric++;
+    }
+    CHECKF(numeric >= 45, "only %d numeric defaults checked", numeric);
+    /* every key has a meaning, a parent section that exists, and a unique path */
+    for (i = 0; i < ZERO__NKEYS; i++) {
+        const zero__key *k = &zero__keys[i];
+        char parent[128];
+        int j2;
+        size_t pl = zero__parent_len(k->info.path);
+        CHECKF(k->info.meaning && k->info.meaning[0], "%s has no meaning text", k->info.path);
+        snprintf(parent, sizeof parent, "%.*s", (int)pl, k->info.path);
+        if (pl) CHECKF(zero__key_by_path(parent) && zero__key_by_path(parent)->kind == ZERO__K_SECTION, "%s: no section %s", k->info.path, parent);
+        for (j2 = i + 1; j2 < ZERO__NKEYS; j2++) CHECKF(strcmp(k->info.path, zero__keys[j2].info.path) != 0, "%s twice", k->info.path);
+        if (k->kind == ZERO__K_ENUM) {
+            char nm[64];
+            zero__enum_name(k->choices, zero__get_int(&d, k->offset), nm, sizeof nm);
+            CHECKF(nm[0] || (k->flags & ZERO__F_NULLABLE) || k->offset == ZERO__OFF(scheduler.type), "%s default has no name", k->info.path);
+        }
+    }
+    CHECK(zero_config_key_count() == ZERO__NKEYS);
+    CHECK(zero_config_key(0) != NULL && zero_config_key(-1) == NULL && zero_config_key(ZERO__NKEYS) == NULL);
+}
+
+/* ---- the reference configs ---- */
+static zero_result load(zero_config *c, const char *name, zero_error *err) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/configs/%s", name);
+    *c = cfg_quiet();
+    return zero_config_load(c, path, err);
+}
+
+/* what the HF Trainer would fill in */
+static void hf_supply(zero_config *c) {
+    if (c->fp16.enabled == ZERO_AUTO) c->fp16.enabled = 1;
+    if (c->bf16.enabled == ZERO_AUTO) c->bf16.enabled = 0;
+    if (c->optimizer.lr == ZERO_AUTO) c->optimizer.lr = 5e-5;
+    if (c->optimizer.beta1 == ZERO_AUTO) c->optimizer.beta1 = 0.9, c->optimizer.beta2 = 0.999;
+    if (c->optimizer.eps == ZERO_AUTO) c->optimizer.eps = 1e-8;
+    if (c->optimizer.weight_decay == ZERO_AUTO) c->optimizer.weight_decay = 0.01;
+    if (c->gradient_clipping == ZERO_AUTO) c->gradient_clipping = 1.0;
+    if (c->scheduler.warmup_num_steps == ZERO_AUTO) c->scheduler.warmup_num_steps = 100;
+    if (c->scheduler.total_num_steps == ZERO_AUTO) c->scheduler.total_num_steps = 1000;
+    if (c->train_micro_batch_size_per_gpu == ZERO_AUTO) c->train_micro_batch_size_per_gpu = 4;
+    if (c->gradient_accumulation_steps == ZERO_AUTO) c->gradient_accumulation_steps = 2;
+    c->hidden_size = 1024;
+}
+
+static void test_reference_configs(void) {
+    zero_config c;
+    zero_error err;
+    int others;
+
+    /* seed: ZeRO-2, CPU offload, WarmupLR, everything HF fills is "auto" */
+    CHECKF(load(&c, "seed_zero2_cpu_offload_warmuplr.json", &err) == ZERO_OK, "%s", err.msg);
+    CHECK(c.fp16.enabled == ZERO_AUTO && c.fp16.loss_scale == 0 && c.fp16.loss_scale_window == 1000);
+    CHECK(c.fp16.initial_scale_power == 16 && c.fp16.hysteresis == 2 && c.fp16.min_loss_scale == 1);
+    CHECK(c.optimizer.type == ZERO_OPTIMIZER_ADAMW && c.optimizer.lr == ZERO_AUTO && c.optimizer.beta1 == ZERO_AUTO &&
+          c.optimizer.beta2 == ZERO_AUTO && c.optimizer.eps == ZERO_AUTO && c.optimizer.weight_decay == ZERO_AUTO);
+    CHECK(c.scheduler.type == ZERO_SCHEDULER_WARMUP_LR && c.scheduler.warmup_min_lr == ZERO_AUTO &&
+          c.scheduler.warmup_max_lr == ZERO_AUTO && c.scheduler.warmup_num_steps == ZERO_AUTO);
+    CHECK(c.zero_optimization.stage == 2 && c.zero_optimization.offload_optimizer.device == ZERO_OFFLOAD_CPU &&
+          c.zero_optimization.offload_optimizer.pin_memory == 1 && c.zero_optimization.allgather_bucket_size == 200000000 &&
+          c.zero_optimization.reduce_bucket_size == 200000000 && c.zero_optimization.overlap_comm == 1 &&
+          c.zero_optimization.reduce_scatter == 1 && c.zero_optimization.contiguous_gradients == 1);
+    CHECK(c.gradient_accumulation_steps == ZERO_AUTO && c.gradient_clipping == ZERO_AUTO && c.steps_per_print == 2000 &&
+          c.train_batch_size == ZERO_AUTO && c.train_micro_batch_size_per_gpu == ZERO_AUTO && c.wall_clock_breakdown == 0);
+    CHECK(zero__first_auto(&c, &others) != NULL && others >= 10);
+    CHECK(zero_config_resolve(&c, 2, &err) == ZERO_ERR_CONFIG && err.item == ZERO_MSG_CONFIG_BATCH_MISSING);
+    hf_supply(&c);
+    CHECKF(zero_config_resolve(&c, 2, &err) == ZERO_OK, "%s", err.msg);
+    CHECK(c.train_batch_size == 16 && c.scheduler.warmup_min_lr == 0 && c.scheduler.warmup_max_lr == 5e-5);
+    CHECK(c.communication_data_type == ZERO_DTYPE_FP16 && c.resolved == 1 && c.world_size == 2);
+
+    /* seed: ZeRO-2, WarmupDecayLR, "enabled": "true" as a string, torch_adam, power 15 */
+    CHECKF(load(&c, "seed_zero2_warmupdecay.json", &err) == ZERO_OK, "%s", err.msg);
+    CHECK(c.fp16.enabled == 1 && c.fp16.initial_scale_power == 15 && c.optimizer.torch_adam == 1 && c.optimizer.adam_w_mode == 1);
+    CHECK(c.scheduler.type == ZERO_SCHEDULER_WARMUP_DECAY_LR && c.scheduler.total_num_steps == ZERO_AUTO);
+    CHECK(c.gradient_accumulation_steps == 1 && c.zero_optimization.offload_optimizer.device == ZERO_OFFLOAD_NONE);
+    hf_supply(&c);
+    CHECKF(zero_config_resolve(&c, 4, &err) == ZERO_OK, "%s", err.msg);
+    CHECK(c.gradient_accumulation_steps == 1 && c.train_batch_size == 16 && c.scheduler.total_num_steps == 1000);
+
+    /* seed: ZeRO-3 with both offloads */
+    CHECKF(load(&c, "seed_zero3_cpu_offload.json", &err) == ZERO_OK, "%s", err.msg);
+    CHECK(c.zero_optimization.stage == 3 && c.zero_optimization.offload_param.device == ZERO_OFFLOAD_CPU &&
+          c.zero_optimization.offload_optimizer.device == ZERO_OFFLOAD_CPU && c.zero_optimization.sub_group_size == 1000000000);
+    CHECK(c.zero_optimization.reduce_bucket_size == ZERO_AUTO && c.zero_optimization.stage3_prefetch_bucket_size == ZERO_AUTO &&
+          c.zero_optimization.stage3_param_persistence_threshold == ZERO_AUTO &&
+          c.zero_optimization.stage3_max_live_parameters == 1000000000 && c.zero_optimization.stage3_max_reuse_distance == 1000000000 &&
+          c.zero_optimization.stage3_gather_16bit_weights_on_model_save == 1);
+    hf_supply(&c);
+    CHECKF(zero_config_resolve(&c, 8, &err) == ZERO_OK, "%s", err.msg);
+    CHECK(c.zero_optimization.reduce_bucket_size == 1024 * 1024 && c.zero_optimization.stage3_prefetch_bucket_size == 943718 &&
+          c.zero_optimization.stage3_param_persistence_threshold == 10240 && c.zero_optimization.overlap_comm == 1);
+
+    /* HF transformers' zero2 test config */
+    CHECKF(load(&c, "hf_transformers_ds_config_zero2.json", &err) == ZERO_OK, "%s", err.msg);
+    CHECK(c.bf16.enabled == ZERO_AUTO && c.fp16.enabled == ZERO_AUTO && c.zero_optimization.stage == 2);
+
+    /* HF transformers' zero3 test config: the deprecated key is remapped with a warning */
+    CHECKF(load(&c, "hf_transformers_ds_config_zero3.json", &err) == ZERO_OK, "%s", err.msg);
+    CHECK(logged_find(ZERO_MSG_CONFIG_DEPRECATED, "stage3_gather_16bit_weights_on_model_save") >= 0);
+    CHECK(c.zero_optimization.stage3_gather_16bit_weights_on_model_save == 1);
+    CHECK(c.zero_optimization.sub_group_size == 100000000000000LL && c.zero_optimization.reduce_bucket_size == 0 &&
+          c.zero_optimization.stage3_prefetch_bucket_size == 0 && c.zero_optimization.stage3_param_persistence_threshold == 0);
+    CHECK(c.optimizer.lr == 3e-5 && c.optimizer.beta1 == 0.8 && c.optimizer.beta2 == 0.999 && c.optimizer.eps == 1e-8 &&
+          c.optimizer.weight_decay == 3e-7);
+    CHECK(c.scheduler.type == ZERO_SCHEDULER_WARMUP_LR && c.scheduler.warmup_min_lr == 0 && c.scheduler.warmup_max_lr == 3e-5 &&
+          c.scheduler.warmup_num_steps == 500);
+    c.train_micro_batch_size_per_gpu = 2;
+    CHECKF(zero_config_resolve(&c, 2, &err) == ZERO_OK, "%s", err.msg);
+    CHECK(c.gradient_accumulation_steps == 1 && c.train_batch_size == 4 && c.gradient_clipping == 1.0);
+
+    /* HF accelerate's zero3 test config: nvme_path given with device cpu */
+    CHECKF(load(&c, "hf_accelerate_ds_config_zero3.json", &err) == ZERO_OK, "%s", err.msg);
+    CHECK(strcmp(c.zero_optimization.offload_param.nvme_path, "/nvme") == 0 &&
+          strcmp(c.zero_optimization.offload_optimizer.nvme_path, "/nvme") == 0);
+    CHECK(c.zero_optimization.stage3_gather_16bit_weights_on_model_save == ZERO_AUTO);
+    hf_supply(&c);
+    CHECKF(zero_config_resolve(&c, 2, &err) == ZERO_OK, "%s", err.msg);
+    CHECK(c.zero_optimization.stage3_gather_16bit_weights_on_model_save == 0 && c.fp16.enabled == 1 && c.bf16.enabled == 0);
+}
+
+/* ---- every error and warning the config can give ---- */
+static void test_messages(void) {
+    zero_config c;
+    zero_error err;
+
+    /* the issue's example, to the letter */
+    EXPECT_ERROR("{\n  \"zero_optimization\": {\n    \"stage\": 2,\n    \"offload_optimizer\": {\n      \"pin_memory\": true,\n"
+                 "      \"buffer_count\": 4,\n      \"device\": \"gpu\"\n    }\n  }\n}",
+                 CONFIG_ENUM, "zero_optimization.offload_optimizer.device", 7, 17, NULL);
+    c = cfg_quiet();
+    parse(&c, "{\n  \"zero_optimization\": {\n    \"stage\": 2,\n    \"offload_optimizer\": {\n      \"pin_memory\": true,\n"
+              "      \"buffer_count\": 4,\n      \"device\": \"gpu\"\n    }\n  }\n}", &err);
+    CHECKF(strcmp(err.msg, "zero_optimization.offload_optimizer.device: expected \"cpu\", \"nvme\" or \"none\", got \"gpu\" (line 7:17)") == 0,
+           "%s", err.msg);
+
+    EXPECT_ERROR("[1, 2]", CONFIG_NOT_OBJECT, "config", 1, 1, "JSON object");
+    EXPECT_ERROR("{\"fp16\": 5}", CONFIG_NOT_OBJECT, "fp16", 1, 10, "expected an object");
+    EXPECT_ERROR("{\"zero_optimization\": {\"stgae\": 2}}", CONFIG_UNKNOWN_KEY, "zero_optimization.stgae", 1, 24, "did you mean \"stage\"");
+    EXPECT_ERROR("{\"fp16\": {\"enabled\": true, \"loss_scale_windw\": 10}}", CONFIG_UNKNOWN_KEY, "fp16.loss_scale_windw", 1, 28,
+                 "did you mean \"loss_scale_window\"");
+    EXPECT_ERROR("{\"bf16\": {\"enable\": true}}", CONFIG_UNKNOWN_KEY, "bf16.enable", 0, 0, "did you mean \"enabled\"");
+    EXPECT_ERROR("{\"zero_optimization\": {\"offload_param\": {\"device\": \"cpu\", \"colour\": 1}}}", CONFIG_UNKNOWN_KEY,
+                 "zero_optimization.offload_param.colour", 0, 0, "unknown key");
+    /* offload_param keys that belong to offload_optimizer only */
+    EXPECT_ERROR("{\"zero_optimization\": {\"offload_param\": {\"ratio\": 0.5}}}", CONFIG_UNKNOWN_KEY,
+                 "zero_optimization.offload_param.ratio", 0, 0, NULL);
+    EXPECT_ERROR("{\"optimizer\": {\"type\": \"AdamW\", \"params\": {\"lr\": 1e-3, \"betas1\": 0.9}}}", CONFIG_UNKNOWN_KEY,
+                 "optimizer.params.betas1", 0, 0, "did you mean \"betas\"");
+    EXPECT_ERROR("{\"scheduler\": {\"params\": {\"cycle_min_lr\": 0.1}, \"type\": \"WarmupLR\"}}", CONFIG_UNKNOWN_KEY,
+                 "scheduler.params.cycle_min_lr", 0, 0, "not a parameter of scheduler WarmupLR");
+    EXPECT_LOG("{\"trian_batch_size\": 8}", CONFIG_UNKNOWN_KEY_IGNORED, "did you mean \"train_batch_size\"");
+    EXPECT_LOG("{\"optimizer\": {\"type\": \"Adam\", \"legacy_fusion\": false}}", CONFIG_UNKNOWN_KEY_IGNORED, "optimizer.legacy_fusion");
+
+    EXPECT_ERROR("{\"zero_optimization\": {\"stage\": \"two\"}}", CONFIG_TYPE, "zero_optimization.stage", 1, 33, "expected a number, got \"two\"");
+    EXPECT_ERROR("{\"fp16\": {\"enabled\": \"maybe\"}}", CONFIG_TYPE, "fp16.enabled", 1, 22, "expected true or false");
+    EXPECT_ERROR("{\"fp16\": {\"loss_scale\": true}}", CONFIG_TYPE, "fp16.loss_scale", 0, 0, "expected a number, got a boolean");
+    EXPECT_ERROR("{\"optimizer\": {\"type\": 3}}", CONFIG_TYPE, "optimizer.type", 0, 0, NULL);
+    EXPECT_ERROR("{\"zero_optimization\": {\"offload_optimizer\": {\"nvme_path\": 7}}}", CONFIG_TYPE,
+                 "zero_optimization.offload_optimizer.nvme_path", 0, 0, "expected a string");
+    EXPECT_ERROR("{\"zero_optimization\": {\"offload_optimizer\": {\"nvme_path\": \"a\\u0000b\"}}}", CONFIG_TYPE,
+                 "zero_optimization.offload_optimizer.nvme_path", 0, 0, "NUL");
+    EXPECT_ERROR("{\"optimizer\": {\"params\": {\"betas\": 0.9}}}", CONFIG_TYPE, "optimizer.params.betas", 0, 0, "[beta1, beta2]");
+    EXPECT_ERROR("{\"optimizer\": {\"params\": {\"betas\": [0.9, \"x\"]}}}", CONFIG_TYPE, "optimizer.params.betas[1]", 0, 0, NULL);
+
+    EXPECT_ERROR("{\"gradient_accumulation_steps\": 1.5}", CONFIG_NOT_INTEGER, "gradient_accumulation_steps", 1, 33, "got 1.5");
+    EXPECT_ERROR("{\"zero_optimization\": {\"stage\": 4}}", CONFIG_RANGE, "zero_optimization.stage", 1, 33, "between 0 and 3, got 4");
+    EXPECT_ERROR("{\"train_batch_size\": 0}", CONFIG_RANGE, "train_batch_size", 0, 0, "must be >= 1, got 0");
+    EXPECT_ERROR("{\"zero_optimization\": {\"reduce_bucket_size\": -5}}", CONFIG_RANGE, NULL, 0, 0, NULL);
+    EXPECT_ERROR("{\"gradient_clipping\": -1}", CONFIG_RANGE, "gradient_clipping", 0, 0, NULL);
+    EXPECT_ERROR("{\"fp16\": {\"hysteresis\": 0}}", CONFIG_RANGE, "fp16.hysteresis", 0, 0, NULL);
+    EXPECT_ERROR("{\"optimizer\": {\"params\": {\"betas\": [0.9, 1.0]}}}", CONFIG_RANGE, "optimizer.params.betas[1]", 0, 0, "[0, 1)");
+    EXPECT_ERROR("{\"zero_optimization\": {\"reduce_bucket_size\": 1e30}}", CONFIG_RANGE, NULL, 0, 0, NULL);
+
+    EXPECT_ERROR("{\"communication_data_type\": \"fp8\"}", CONFIG_ENUM, "communication_data_type", 0, 0,
+                 "expected \"fp32\", \"fp16\" or \"bf16\", got \"fp8\"");
+    EXPECT_ERROR("{\"scheduler\": {\"type\": \"StepLR\"}}", CONFIG_ENUM, "scheduler.type", 0, 0, "\"WarmupLR\"");
+    EXPECT_ERROR("{\"scheduler\": {\"type\": \"WarmupLR\", \"params\": {\"warmup_type\": \"cosine\"}}}", CONFIG_ENUM,
+                 "scheduler.params.warmup_type", 0, 0, NULL);
+
+    EXPECT_ERROR("{\"optimizer\": {\"params\": {\"betas\": [0.9]}}}", CONFIG_LIST_LENGTH, "optimizer.params.betas", 0, 0, "got 1");
+    EXPECT_ERROR("{\"scheduler\": {\"type\": \"WarmupLR\", \"params\": {\"warmup_max_lr\": [1e-3, 2e-3]}}}", CONFIG_LIST_LENGTH,
+                 "scheduler.params.warmup_max_lr", 0, 0, "one parameter group");
+
+    EXPECT_ERROR("{\"steps_per_print\": \"auto\"}", CONFIG_AUTO_NOT_ALLOWED, "steps_per_print", 1, 21, NULL);
+    EXPECT_ERROR("{\"scheduler\": {\"type\": \"OneCycle\", \"params\": {\"cycle_min_lr\": \"auto\"}}}", CONFIG_AUTO_NOT_ALLOWED,
+                 "scheduler.params.cycle_min_lr", 0, 0, NULL);
+    EXPECT_LOG("{\"zero_optimization\": {\"stage\": \"auto\", \"sub_group_size\": \"auto\"}}", CONFIG_AUTO_DEFAULT, "sub_group_size");
+
+    EXPECT_LOG("{\"zero_optimization\": {\"cpu_offload\": true}}", CONFIG_DEPRECATED, "offload_optimizer");
+    EXPECT_LOG("{\"zero_optimization\": true}", CONFIG_DEPRECATED, "stage 1");
+    EXPECT_ERROR("{\"zero_optimization\": {\"cpu_offload\": true, \"offload_optimizer\": {\"device\": \"cpu\"}}}",
+                 CONFIG_DEPRECATED_CONFLICT, "zero_optimization.cpu_offload", 0, 0, "offload_optimizer");
+    EXPECT_ERROR("{\"zero_optimization\": {\"stage3_gather_fp16_weights_on_model_save\": true, "
+                 "\"stage3_gather_16bit_weights_on_model_save\": false}}",
+                 CONFIG_DEPRECATED_CONFLICT, NULL, 0, 0, NULL);
+    EXPECT_ERROR("{\"zero_optimization\": {\"stage3_prefetch_bucket_size\": 5, \"prefetch_bucket_size\": 6}}", CONFIG_INCONSISTENT,
+                 "zero_optimization.stage3_prefetch_bucket_size", 0, 0, "alias");
+
+    EXPECT_LOG("{\"zero_optimization\": {\"stage\": 2}}", CONFIG_NOT_IMPLEMENTED, "zero_optimization.stage");
+    EXPECT_LOG("{\"zero_optimization\": {\"round_robin_gradients\": true}}", CONFIG_NO_EFFECT, "round_robin_gradients");
+    EXPECT_LOG("{\"tensorboard\": {\"enabled\": true}}", CONFIG_NO_EFFECT, "tensorboard");
+    /* a no-effect key at its default says nothing */
+    c = cfg_quiet();
+    CHECK(parse(&c, "{\"zero_optimization\": {\"contiguous_gradients\": true}}", &err) == ZERO_OK);
+    CHECK(logged_find(ZERO_MSG_CONFIG_NO_EFFECT, NULL) < 0);
+
+    EXPECT_ERROR("{\"optimizer\": {\"type\": \"Lamb\"}}", CONFIG_UNSUPPORTED, "optimizer.type", 0, 0, "Adam and AdamW");
+    EXPECT_ERROR("{\"zero_optimization\": {\"legacy_stage1\": true}}", CONFIG_UNSUPPORTED, "zero_optimization.legacy_stage1", 0, 0, NULL);
+    EXPECT_ERROR("{\"zero_optimization\": {\"zero_quantized_weights\": true}}", CONFIG_UNSUPPORTED, NULL, 0, 0, "ZeRO++");
+    EXPECT_ERROR("{\"zero_optimization\": {\"zero_hpz_partition_size\": 8}}", CONFIG_UNSUPPORTED, NULL, 0, 0, NULL);
+    EXPECT_ERROR("{\"optimizer\": {\"params\": {\"amsgrad\": true}}}", CONFIG_UNSUPPORTED, NULL, 0, 0, NULL);
+    EXPECT_ERROR("{\"amp\": {\"enabled\": true}}", CONFIG_UNSUPPORTED, "amp", 0, 0, NULL);
+    EXPECT_ERROR("{\"zero_optimization\": {\"zenflow\": {\"topk_ratio\": 0.1}}}", CONFIG_UNSUPPORTED, NULL, 0, 0, NULL);
+    EXPECT_ERROR("{\"optimizer\": {\"params\": {\"max_grad_norm\": 1.0}}}", CONFIG_UNKNOWN_KEY, NULL, 0, 0, NULL);
+    c = cfg_quiet(); /* accepted when off */
+    CHECK(parse(&c, "{\"amp\": {\"enabled\": false}, \"zero_optimization\": {\"zenflow\": null}}", &err) == ZERO_OK);
+
+    EXPECT_ERROR("{\"fp16\": {\"enabled\": true}, \"bf16\": {\"enabled\": true}}", CONFIG_FP16_AND_BF16, "bf16.enabled", 1, 49, NULL);
+    EXPECT_ERROR("{\"bfloat16\": {\"enabled\": true}, \"fp16\": {\"enabled\": true}}", CONFIG_FP16_AND_BF16, "fp16.enabled", 0, 0, NULL);
+    EXPECT_RESOLVE_ERROR("{\"fp16\": {\"enabled\": \"auto\"}, \"bf16\": {\"enabled\": true}, \"train_batch_size\": 8}", 1,
+                         CONFIG_AUTO_UNRESOLVED, "fp16.enabled", "cfg.fp16.enabled");
+    {
+        zero_config r2 = cfg_quiet();
+        parse(&r2, "{\"fp16\": {\"enabled\": \"auto\"}, \"bf16\": {\"enabled\": true}, \"train_batch_size\": 8}", &err);
+        r2.fp16.enabled = 1;
+        CHECK(zero_config_resolve(&r2, 1, &err) == ZERO_ERR_CONFIG && err.item == ZERO_MSG_CONFIG_FP16_AND_BF16);
+    }
+    EXPECT_ERROR("{\"scheduler\": {\"params\": {\"warmup_num_steps\": 5}}}", CONFIG_REQUIRED, "scheduler.type", 0, 0, NULL);
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"scheduler\": {\"type\": \"WarmupDecayLR\"}}", 1, CONFIG_REQUIRED,
+                         "scheduler.params.total_num_steps", "WarmupDecayLR");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"scheduler\": {\"type\": \"OneCycle\", \"params\": {\"cycle_min_lr\": 0.1}}}", 1,
+                         CONFIG_REQUIRED, "scheduler.params.cycle_max_lr", NULL);
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, \"offload_param\": {\"device\": \"nvme\"}}}", 1,
+                         CONFIG_REQUIRED, "zero_optimization.offload_param", "nvme_path");
+    EXPECT_RESOLVE_ERROR("{\"gradient_accumulation_steps\": 4}", 2, CONFIG_BATCH_MISSING, "train_batch_size", NULL);
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 30, \"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": 2}", 4,
+                         CONFIG_BATCH_MISMATCH, "train_batch_size", "30 != train_micro_batch_size_per_gpu 4");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"offload_optimizer\": {\"device\": \"cpu\"}}}", 1,
+                         CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer", "stage");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"gradient_allreduce_op\": \"sum\", \"zero_optimization\": {\"stage\": 3}}", 1,
+                         CONFIG_INCONSISTENT, "gradient_allreduce_op", NULL);
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"prescale_gradients\": true, \"zero_optimization\": {\"stage\": 2}}", 1,
+                         CONFIG_INCONSISTENT, "prescale_gradients", NULL);
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, \"offload_optimizer\": {\"device\": \"cpu\", \"ratio\": 0.5}}}",
+                         1, CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.ratio", NULL);
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"fp16\": {\"enabled\": true, \"loss_scale_window\": 0}}", 1, CONFIG_RANGE,
+                         "fp16.loss_scale_window", "dynamic");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"fp16\": {\"enabled\": true, \"min_loss_scale\": 0}}", 1, CONFIG_RANGE,
+                         "fp16.min_loss_scale", NULL);
+    /* a static scale needs neither */
+    CHECKF(resolve_json(&c, "{\"train_batch_size\": 8, \"fp16\": {\"enabled\": true, \"loss_scale\": 128, \"loss_scale_window\": 0}}", 1, &err) == ZERO_OK,
+           "%s", err.msg);
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"reduce_bucket_size\": \"auto\"}}", 1,
+                         CONFIG_AUTO_UNRESOLVED, "zero_optimization.reduce_bucket_size", "cfg.hidden_size");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"optimizer\": {\"params\": {\"lr\": \"auto\"}}}", 1, CONFIG_AUTO_UNRESOLVED,
+                         "optimizer.params.lr", "cfg.optimizer.lr");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8}", 0, BAD_ARG, "world_size", NULL);
+
+    /* warnings of resolve */
+    CHECK(resolve_json(&c, "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, \"offload_param\": {\"device\": \"cpu\"}}}", 1, &err) == ZERO_OK);
+    CHECK(logged_find(ZERO_MSG_CONFIG_STAGE_IGNORED, "offload_param") >= 0);
+    CHECK(resolve_json(&c, "{\"train_batch_size\": 8, \"scheduler\": {\"type\": \"WarmupDecayLR\", \"params\": {\"total_num_steps\": 10, \"warmup_num_steps\": 100}}}", 1, &err) == ZERO_OK);
+    CHECK(logged_find(ZERO_MSG_CONFIG_SCHED_WARNING, "less than") >= 0);
+
+    /* files */
+    c = cfg_quiet();
+    CHECK(zero_config_load(&c, "tests/configs/no_such_file.json", &err) == ZERO_ERR_IO && err.item == ZERO_MSG_FILE_OPEN);
+    CHECK_STR_CONTAINS(err.msg, "no_such_file.json");
+    CHECK(zero_config_load(&c, "tests/configs", &err) == ZERO_ERR_IO && err.item == ZERO_MSG_FILE_READ);
+    CHECK_STR_CONTAINS(err.msg, "tests/configs");
+    {
+        FILE *f = fopen("build/t/bad_config.json", "wb");
+        if (f) {
+            fputs("{\n  \"fp16\": {\"enabled\": tru}\n}\n", f);
+            fclose(f);
+            CHECK(zero_config_load(&c, "build/t/bad_config.json", &err) == ZERO_ERR_CONFIG);
+            CHECKF(strncmp(err.msg, "build/t/bad_config.json: ", 25) == 0 && err.line == 2, "%s", err.msg);
+        }
+    }
+    CHECK(zero_config_load(NULL, "x", &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_NULL_ARG);
+    CHECK(zero_config_parse_json(&c, NULL, 3, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_NULL_ARG);
+    CHECK(zero_config_resolve(NULL, 1, &err) == ZERO_ERR_INVALID_ARG);
+    CHECK(zero_config_parse_json(&c, "{}", 2, NULL) == ZERO_OK); /* err may be NULL */
+    CHECK(zero_config_parse_json(&c, "{", 1, NULL) == ZERO_ERR_CONFIG);
+    /* JSON errors come through with their item */
+    EXPECT_ERROR("{\"fp16\": {\"enabled\": true,}}", JSON_UNEXPECTED, NULL, 1, 27, NULL);
+    EXPECT_ERROR("{\"fp16\": {}, \"fp16\": {}}", JSON_DUPLICATE_KEY, "fp16", 0, 0, NULL);
+
+    /* every message item is named and summarised */
+    {
+        int m;
+        for (m = 0; m < ZERO_MSG_COUNT; m++) {
+            CHECK(strcmp(zero_msg_name((zero_msg)m), "UNKNOWN") != 0 && zero_msg_summary((zero_msg)m)[0] != 0);
+        }
+        CHECK(strcmp(zero_msg_name(ZERO_MSG_CONFIG_RANGE), "CONFIG_RANGE") == 0);
+        CHECK(strcmp(zero_msg_name((zero_msg)9999), "UNKNOWN") == 0);
+        CHECK(strcmp(zero_result_string(ZERO_OK), "ok") == 0 && strcmp(zero_result_string((zero_result)999), "unknown result") == 0);
+        CHECK(ZERO_OK == 0);
+    }
+}
+
+/* ---- pydantic-style coercions and other accepted forms ---- */
+static void test_coercions(void) {
+    zero_config c;
+    zero_error err;
+    c = cfg_quiet();
+    CHECKF(parse(&c, "{\"zero_optimization\": {\"stage\": \"3\", \"reduce_bucket_size\": 5e8, \"sub_group_size\": \"1e9\","
+                     " \"overlap_comm\": \"yes\", \"contiguous_gradients\": 0}, \"fp16\": {\"enabled\": \"True\"},"
+                     " \"steps_per_print\": null, \"train_batch_size\": 9000000000000000001}",
+                 &err) == ZERO_OK,
+           "%s", err.msg);
+    CHECK(c.zero_optimization.stage == 3 && c.zero_optimization.reduce_bucket_size == 500000000 &&
+          c.zero_optimization.sub_group_size == 1000000000 && c.zero_optimization.overlap_comm == 1 &&
+          c.zero_optimization.contiguous_gradients == 0 && c.fp16.enabled == 1 && c.steps_per_print == 0);
+    CHECK(c.train_batch_size == 9000000000000000001LL); /* exact beyond 2^53 */
+    c = cfg_quiet();
+    CHECK(parse(&c, "{\"optimizer\": {\"type\": \"adamw\", \"params\": {\"lr\": \"3e-4\"}}, "
+                    "\"scheduler\": {\"type\": \"WarmupLR\", \"params\": {\"warmup_max_lr\": [0.01], \"warmup_max_lr\": 1}}}",
+                &err) == ZERO_ERR_CONFIG); /* duplicate key */
+    c = cfg_quiet();
+    CHECKF(parse(&c, "{\"optimizer\": {\"type\": \"ADAMW\", \"params\": {\"lr\": \"3e-4\"}}, "
+                     "\"scheduler\": {\"params\": {\"warmup_max_lr\": [0.01]}, \"type\": \"WarmupLR\"},"
+                     " \"checkpoint\": {\"tag_validation\": \"fail\"}, \"bfloat16\": {\"enabled\": false},"
+                     " \"zero_optimization\": {\"offload_optimizer\": null, \"prefetch_bucket_size\": 7}}",
+                 &err) == ZERO_OK,
+           "%s", err.msg);
+    CHECK(c.optimizer.type == ZERO_OPTIMIZER_ADAMW && c.optimizer.lr == 3e-4 && c.scheduler.warmup_max_lr == 0.01);
+    CHECK(c.tag_validation == ZERO_TAG_VALIDATION_FAIL && c.bf16.enabled == 0 &&
+          c.zero_optimization.stage3_prefetch_bucket_size == 7 &&
+          c.zero_optimization.offload_optimizer.device == ZERO_OFFLOAD_NONE);
+    /* keys present overwrite, absent keys keep their value; null resets an offload block */
+    CHECK(parse(&c, "{\"zero_optimization\": {\"offload_param\": {\"device\": \"nvme\", \"nvme_path\": \"/x\"}}}", &err) == ZERO_OK);
+    CHECK(c.optimizer.lr == 3e-4 && c.zero_optimization.offload_param.device == ZERO_OFFLOAD_NVME);
+    CHECK(parse(&c, "{\"zero_optimization\": {\"offload_param\": null}}", &err) == ZERO_OK);
+    CHECK(c.zero_optimization.offload_param.device == ZERO_OFFLOAD_NONE && c.zero_optimization.offload_param.nvme_path[0] == 0);
+    /* legacy boolean form */
+    c = cfg_quiet();
+    CHECK(parse(&c, "{\"zero_optimization\": false}", &err) == ZERO_OK && c.zero_optimization.stage == 0);
+    /* comments, as hjson allows */
+    c = cfg_quiet();
+    CHECKF(parse(&c, "// ds config\n{ /* stage */ \"zero_optimization\": {\"stage\": 1} # trailing\n}", &err) == ZERO_OK, "%s", err.msg);
+    CHECK(c.zero_optimization.stage == 1);
+    /* a failed resolve leaves the config untouched */
+    c = cfg_quiet();
+    CHECK(parse(&c, "{\"train_micro_batch_size_per_gpu\": 4, \"optimizer\": {\"params\": {\"lr\": \"auto\"}}}", &err) == ZERO_OK);
+    CHECK(zero_config_resolve(&c, 2, &err) != ZERO_OK && c.train_batch_size == ZERO_UNSET && c.resolved == 0);
+    c.optimizer.lr = 1e-4;
+    CHECK(zero_config_resolve(&c, 2, &err) == ZERO_OK && c.train_batch_size == 8 && c.gradient_accumulation_steps == 1);
+    CHECK(zero_config_resolve(&c, 2, &err) == ZERO_OK && c.train_batch_size == 8); /* idempotent */
+}
+
+/* ---- the batch triangle, DeepSpeed's rules ---- */
+static void test_batch_triangle(void) {
+    struct { long long tbs, mbs, gas; int world; long long want_tbs, want_mbs, want_gas; int ok; } t[] = {
+        {32, 4, 2, 4, 32, 4, 2, 1},  {32, 4, -1, 4, 32, 4, 2, 1}, {32, -1, 2, 4, 32, 4, 2, 1},
+        {-1, 4, 2, 4, 32, 4, 2, 1},  {32, -1, -1, 4, 32, 8, 1, 1}, {-1, 4, -1, 4, 16, 4, 1, 1},
+        {30, 4, -1, 4, 0, 0, 0, 0},  /* floor: GAS = (30/4)/4 = 1, 4*1*4 != 30 */
+        {30, -1, 2, 4, 0, 0, 0, 0},  {-1, -1, 2, 4, 0, 0, 0, 0}, {2, -1, -1, 4, 0, 0, 0, 0}, /* MBS = 0 */
+    };
+    size_t i;
+    for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+        zero_config c = cfg_quiet();
+        zero_error err;
+        zero_result r;
+        c.train_batch_size = t[i].tbs;
+        c.train_micro_batch_size_per_gpu = t[i].mbs;
+        c.gradient_accumulation_steps = t[i].gas;
+        r = zero_config_resolve(&c, t[i].world, &err);
+        CHECKF((r == ZERO_OK) == t[i].ok, "row %zu: %s", i, err.msg);
+        if (t[i].ok)
+            CHECKF(c.train_batch_size == t[i].want_tbs && c.train_micro_batch_size_per_gpu == t[i].want_mbs &&
+                       c.gradient_accumulation_steps == t[i].want_gas,
+                   "row %zu: %lld %lld %lld", i, (long long)c.train_batch_size, (long long)c.train_micro_batch_size_per_gpu,
+                   (long long)c.gradient_accumulation_steps);
+    }
+    /* randomized against the rule written plainly */
+    for (i = 0; i < 2000; i++) {
+        zero_config c = cfg_quiet();
+        zero_error err;
+        long long tbs = zt_rand_int(0, 1) ? zt_rand_int(1, 512) : -1, mbs = zt_rand_int(0, 1) ? zt_rand_int(1, 64) : -1;
+        long long gas = zt_rand_int(0, 1) ? zt_rand_int(1, 16) : -1, T, M, G;
+        int world = (int)zt_rand_int(1, 16), ok;
+        c.train_batch_size = tbs;
+        c.train_micro_batch_size_per_gpu = mbs;
+        c.gradient_accumulation_steps = gas;
+        T = tbs; M = mbs; G = gas;
+        if (T > 0 && M > 0 && G > 0) {}
+        else if (T > 0 && M > 0) G = T / M / world;
+        else if (T > 0 && G > 0) M = T / world / G;
+        else if (M > 0 && G > 0) T = M * G * world;
+        else if (T > 0) G = 1, M = T / world;
+        else if (M > 0) G = 1, T = M * world;
+        ok = (T > 0 || M > 0) && T > 0 && M > 0 && G > 0 && T == M * G * world;
+        CHECKF((zero_config_resolve(&c, world, &err) == ZERO_OK) == ok, "tbs %lld mbs %lld gas %lld world %d: %s", tbs, mbs, gas, world, err.msg);
+        if (ok) CHECK(c.train_batch_size == T && c.train_micro_batch_size_per_gpu == M && c.gradient_accumulation_steps == G);
+    }
+}
+
+/* ---- randomized round trip: config -> JSON -> config ---- */
+static void randomize(zero_config *c) {
+    int i;
+    for (i = 0; i < ZERO__NKEYS; i++) {
+        const zero__key *k = &zero__keys[i];
+        if (k->info.status == ZERO_KEY_REJECTED || k->info.status == ZERO_KEY_DEPRECATED) continue;
+        if (zt_rand_int(0, 2) == 0) continue;
+        switch (k->kind) {
+        case ZERO__K_BOOL: zero__put_int(c, k->offset, (int)zt_rand_int(0, 1)); break;
+        case ZERO__K_INT: zero__put_int(c, k->offset, (int)zt_rand_int((long)k->lo, k->hi < 1000 ? (long)k->hi : 1000)); break;
+        case ZERO__K_I64: zero__put_i64(c, k->offset, (int64_t)zt_rand_int(k->lo < 0 ? 0 : (long)k->lo, 1000000000L) * (int64_t)zt_rand_int(1, 1000)); break;
+        case ZERO__K_F64: {
+            double hi = k->hi > 1e6 ? 1e6 : k->hi, lo = k->lo < 0 ? 0 : k->lo;
+            zero__put_f64(c, k->offset, zt_rand_range(lo, hi));
+            break;
+        }
+        case ZERO__K_BETAS:
+            zero__put_f64(c, k->offset, zt_rand01());
+            zero__put_f64(c, k->offset + sizeof(double), zt_rand01());
+            break;
+        case ZERO__K_ENUM: {
+            /* pick one of the listed values */
+            const char *ch = k->choices;
+            int n = 1, pick, v = 0;
+            const char *q;
+            for (q = ch; *q; q++) n += *q == '|';
+            pick = (int)zt_rand_int(0, n - 1);
+            for (q = ch; pick > 0; q++) pick -= *q == '|';
+            v = atoi(strchr(q, ':') + 1);
+            zero__put_int(c, k->offset, v);
+            break;
+        }
+        case ZERO__K_STRING: {
+            char *s = (char *)c + k->offset;
+            int n = (int)zt_rand_int(0, 40), j;
+            for (j = 0; j < n; j++) s[j] = (char)zt_rand_int(1, 126);
+            s[n] = 0;
+            break;
+        }
+        default: break;
+        }
+        if ((k->auto_rule == ZERO__AUTO_SUPPLY || k->auto_rule == ZERO__AUTO_DERIVE) && zt_rand_int(0, 5) == 0) zero__key_set_auto(c, k);
+    }
+    /* keep the combinations a parse accepts */
+    if (c->fp16.enabled == 1 && c->bf16.enabled == 1) c->bf16.enabled = 0;
+}
+
+static void test_round_trip(void) {
+    static char buf[1 << 16];
+    int round, i;
+    for (round = 0; round < 300; round++) {
+        zero_config a = cfg_quiet(), b = cfg_quiet();
+        zero_error err;
+        size_t n;
+        int bad = 0;
+        randomize(&a);
+        n = zero_config_to_json(&a, buf, sizeof buf);
+        CHECK(n < sizeof buf);
+        if (parse(&b, buf, &err) != ZERO_OK) {
+            CHECKF(0, "round %d: %s\n%s", round, err.msg, buf);
+            continue;
+        }
+        for (i = 0; i < ZERO__NKEYS; i++) {
+            const zero__key *k = &zero__keys[i];
+            if (!zero__key_emitted(&a, k)) continue;
+            if (zero__key_differs(&a, &b, k)) {
+                bad++;
+                CHECKF(0, "round %d: %s differs after the round trip", round, k->info.path);
+            }
+        }
+        CHECK(bad == 0);
+    }
+    /* truncation reports the length it needs */
+    {
+        zero_config a = zero_config_default();
+        char small[16];
+        size_t need = zero_config_to_json(&a, small, sizeof small);
+        CHECK(need > sizeof small && strlen(small) == sizeof small - 1);
+        CHECK(zero_config_to_json(&a, NULL, 0) == need);
+    }
+}
+
+/* ---- logging defaults ---- */
+static void test_logging(void) {
+    zero_config c = zero_config_default();
+    zero_error err;
+    CHECK(c.log.fn == NULL && c.log.level == ZERO_LOG_INFO && c.log.rank == -1);
+    /* the default sink must not crash and respects the level */
+    c.log.level = ZERO_LOG_ERROR;
+    CHECK(parse(&c, "{\"unknown_top\": 1}", &err) == ZERO_OK);
+    c = cfg_quiet();
+    c.log.level = ZERO_LOG_ERROR;
+    CHECK(parse(&c, "{\"unknown_top\": 1}", &err) == ZERO_OK && logged.n == 0);
+    zero_log_default(NULL, ZERO_LOG_INFO, ZERO_MSG_NONE, 1, "rank 1 info: dropped");
+}
+
+int main(void) {
+    zt_seed("test_config");
+    test_defaults_match_table();
+    test_reference_configs();
+    test_messages();
+    test_coercions();
+    test_batch_triangle();
+    test_round_trip();
+    test_logging();
+    return zt_finish();
+}
