@@ -59,8 +59,8 @@ static inline int zt_near(double got, double want, double rel) {
 
 /* ---- fresh random inputs (xoshiro256**), seed printed ---- */
 static uint64_t zt_rng_s[4];
-static uint64_t zt_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-static uint64_t zt_rand_u64(void) {
+static inline uint64_t zt_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t zt_rand_u64(void) {
     uint64_t r = zt_rotl(zt_rng_s[1] * 5, 7) * 9, t = zt_rng_s[1] << 17;
     zt_rng_s[2] ^= zt_rng_s[0];
     zt_rng_s[3] ^= zt_rng_s[1];
@@ -71,12 +71,12 @@ static uint64_t zt_rand_u64(void) {
     return r;
 }
 /* uniform in [0, 1) */
-static double zt_rand01(void) { return (double)(zt_rand_u64() >> 11) * (1.0 / 9007199254740992.0); }
-static double zt_rand_range(double lo, double hi) { return lo + (hi - lo) * zt_rand01(); }
-static long zt_rand_int(long lo, long hi) { /* inclusive */
+static inline double zt_rand01(void) { return (double)(zt_rand_u64() >> 11) * (1.0 / 9007199254740992.0); }
+static inline double zt_rand_range(double lo, double hi) { return lo + (hi - lo) * zt_rand01(); }
+static inline long zt_rand_int(long lo, long hi) { /* inclusive */
     return lo + (long)(zt_rand_u64() % (uint64_t)(hi - lo + 1));
 }
-static void zt_seed(const char *name) {
+static inline void zt_seed(const char *name) {
     const char *env = getenv("ZERO_TEST_SEED");
     uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
     uint64_t z = seed;
@@ -92,7 +92,7 @@ static void zt_seed(const char *name) {
            (unsigned long long)seed);
 }
 
-static int zt_finish(void) {
+static inline int zt_finish(void) {
     printf("%d passed, %d failed\n", zt_pass, zt_fail);
     return zt_fail ? 1 : 0;
 }
