@@ -63,7 +63,7 @@ bench:
 FUZZ_SECONDS ?= 600
 fuzz:
 	@mkdir -p $(BUILD)/fuzz_corpus
-	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I. -o $(BUILD)/fuzz_json tests/fuzz_json.c -lm
+	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -DZERO_FUZZ_CONFIG -I. -o $(BUILD)/fuzz_json tests/fuzz_json.c -lm
 	$(BUILD)/fuzz_json -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 \
 	    -print_final_stats=1 $(BUILD)/fuzz_corpus tests/fuzz_corpus
 

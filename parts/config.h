@@ -574,3 +574,1088 @@ ZERO__DEF int zero_config_key_count(void) { return ZERO__NKEYS; }
 ZERO__DEF const zero_key_info *zero_config_key(int i) {
     return (i >= 0 && i < ZERO__NKEYS) ? &zero__keys[i].info : NULL;
 }
+
+/* ---- config: parsing ---- */
+
+typedef struct zero__parse {
+    zero_config *cfg;
+    const zero__json *j;
+    zero_error *err;
+    zero_config defaults; /* for "auto" -> default, null -> default, and status checks */
+    int fp16_node, bf16_node; /* where fp16.enabled / bf16.enabled were set (-1) */
+    char not_yet[768];        /* keys given that zero does not act on yet: one warning at the end */
+    size_t not_yet_len;
+    int not_yet_count, not_yet_dropped;
+} zero__parse;
+
+/* Fields are written and read with memcpy: the enum fields share int's size
+   (checked below) and memcpy sidesteps any aliasing question in C and C++. */
+typedef char zero__enum_is_int[(sizeof(zero_dtype) == sizeof(int) &&
+                                sizeof(zero_offload_device) == sizeof(int) &&
+                                sizeof(zero_scheduler_type) == sizeof(int)) ? 1 : -1];
+
+static size_t zero__kind_size(zero__kind kind) {
+    switch (kind) {
+    case ZERO__K_BOOL: case ZERO__K_INT: case ZERO__K_ENUM: return sizeof(int);
+    case ZERO__K_I64: return sizeof(int64_t);
+    case ZERO__K_F64: return sizeof(double);
+    case ZERO__K_BETAS: return 2 * sizeof(double);
+    case ZERO__K_STRING: return ZERO_PATH_MAX;
+    default: return 0;
+    }
+}
+
+static void zero__put_int(zero_config *c, size_t off, int v) { memcpy((char *)c + off, &v, sizeof v); }
+static int zero__get_int(const zero_config *c, size_t off) {
+    int v;
+    memcpy(&v, (const char *)c + off, sizeof v);
+    return v;
+}
+static void zero__put_i64(zero_config *c, size_t off, int64_t v) { memcpy((char *)c + off, &v, sizeof v); }
+static int64_t zero__get_i64(const zero_config *c, size_t off) {
+    int64_t v;
+    memcpy(&v, (const char *)c + off, sizeof v);
+    return v;
+}
+static void zero__put_f64(zero_config *c, size_t off, double v) { memcpy((char *)c + off, &v, sizeof v); }
+static double zero__get_f64(const zero_config *c, size_t off) {
+    double v;
+    memcpy(&v, (const char *)c + off, sizeof v);
+    return v;
+}
+
+/* Is the key's field still ZERO_AUTO? */
+static int zero__key_is_auto(const zero_config *c, const zero__key *k) {
+    switch (k->kind) {
+    case ZERO__K_BOOL: case ZERO__K_INT: return zero__get_int(c, k->offset) == ZERO_AUTO;
+    case ZERO__K_I64: return zero__get_i64(c, k->offset) == ZERO_AUTO;
+    case ZERO__K_F64: case ZERO__K_BETAS: return zero__get_f64(c, k->offset) == ZERO_AUTO;
+    default: return 0;
+    }
+}
+
+static void zero__key_set_auto(zero_config *c, const zero__key *k) {
+    switch (k->kind) {
+    case ZERO__K_BOOL: case ZERO__K_INT: zero__put_int(c, k->offset, ZERO_AUTO); break;
+    case ZERO__K_I64: zero__put_i64(c, k->offset, ZERO_AUTO); break;
+    case ZERO__K_BETAS:
+        zero__put_f64(c, k->offset, ZERO_AUTO);
+        zero__put_f64(c, k->offset + sizeof(double), ZERO_AUTO);
+        break;
+    case ZERO__K_F64: zero__put_f64(c, k->offset, ZERO_AUTO); break;
+    default: break;
+    }
+}
+
+static void zero__key_copy(zero_config *dst, const zero_config *src, const zero__key *k) {
+    size_t n = zero__kind_size(k->kind);
+    if (n) memcpy((char *)dst + k->offset, (const char *)src + k->offset, n);
+}
+
+static int zero__key_differs(const zero_config *a, const zero_config *b, const zero__key *k) {
+    if (k->kind == ZERO__K_STRING)
+        return strcmp((const char *)a + k->offset, (const char *)b + k->offset) != 0;
+    return memcmp((const char *)a + k->offset, (const char *)b + k->offset, zero__kind_size(k->kind)) != 0;
+}
+
+/* The parent section of a key path: "a.b.c" -> "a.b" (length), "a" -> "" */
+static size_t zero__parent_len(const char *path) {
+    const char *dot = strrchr(path, '.');
+    return dot ? (size_t)(dot - path) : 0;
+}
+static const char *zero__last_name(const char *path) {
+    const char *dot = strrchr(path, '.');
+    return dot ? dot + 1 : path;
+}
+
+/* The key `name` (n bytes) inside `section`, by its name or alias. */
+static const zero__key *zero__key_find(const char *section, const char *name, size_t n, int *via_alias) {
+    size_t slen = strlen(section);
+    int i;
+    for (i = 0; i < ZERO__NKEYS; i++) {
+        const zero__key *k = &zero__keys[i];
+        const char *last;
+        if (zero__parent_len(k->info.path) != slen || strncmp(k->info.path, section, slen) != 0) continue;
+        last = zero__last_name(k->info.path);
+        if (strlen(last) == n && memcmp(last, name, n) == 0) {
+            if (via_alias) *via_alias = 0;
+            return k;
+        }
+        if (k->alias && strlen(k->alias) == n && memcmp(k->alias, name, n) == 0) {
+            if (via_alias) *via_alias = 1;
+            return k;
+        }
+    }
+    return NULL;
+}
+
+static const zero__key *zero__key_by_path(const char *path) {
+    int i;
+    for (i = 0; i < ZERO__NKEYS; i++)
+        if (strcmp(zero__keys[i].info.path, path) == 0) return &zero__keys[i];
+    return NULL;
+}
+
+/* Edit distance, for "did you mean". Strings past 64 bytes get no suggestion. */
+static int zero__edit_distance(const char *a, size_t na, const char *b, size_t nb) {
+    int row[65], i, j;
+    if (na > 64 || nb > 64) return 1000;
+    for (j = 0; j <= (int)nb; j++) row[j] = j;
+    for (i = 1; i <= (int)na; i++) {
+        int diag = row[0];
+        row[0] = i;
+        for (j = 1; j <= (int)nb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[nb];
+}
+
+/* The known key of `section` nearest to name, if near enough to be a typo. */
+static const char *zero__suggest(const char *section, const char *name, size_t n) {
+    size_t slen = strlen(section);
+    const char *best = NULL;
+    int best_d = (int)(1 + n / 4), i;
+    if (best_d > 3) best_d = 3;
+    for (i = 0; i < ZERO__NKEYS; i++) {
+        const zero__key *k = &zero__keys[i];
+        const char *cand[2];
+        int c;
+        if (zero__parent_len(k->info.path) != slen || strncmp(k->info.path, section, slen) != 0) continue;
+        if (k->info.status == ZERO_KEY_DEPRECATED) continue;
+        cand[0] = zero__last_name(k->info.path);
+        cand[1] = k->alias;
+        for (c = 0; c < 2; c++) {
+            int d;
+            if (!cand[c]) continue;
+            d = zero__edit_distance(name, n, cand[c], strlen(cand[c]));
+            if (d <= best_d && (best == NULL || d < best_d)) {
+                best = cand[c];
+                best_d = d;
+            }
+        }
+    }
+    return best;
+}
+
+static const char *zero__json_type_name(zero__json_type t) {
+    switch (t) {
+    case ZERO__JSON_NULL: return "null";
+    case ZERO__JSON_FALSE: case ZERO__JSON_TRUE: return "a boolean";
+    case ZERO__JSON_NUMBER: return "a number";
+    case ZERO__JSON_STRING: return "a string";
+    case ZERO__JSON_ARRAY: return "an array";
+    default: return "an object";
+    }
+}
+
+/* Short quoted preview of a node's text for messages: "gpu", 1.5, [...] */
+static void zero__preview(const zero__parse *p, int node, char *buf, size_t cap) {
+    const zero__json_node *v = &p->j->nodes[node];
+    if (v->type == ZERO__JSON_STRING) {
+        char tmp[64];
+        size_t n = zero__json_string(p->j, node, tmp, sizeof tmp);
+        snprintf(buf, cap, "\"%s%s\"", tmp, n >= sizeof tmp ? "..." : "");
+    } else if (v->type == ZERO__JSON_ARRAY || v->type == ZERO__JSON_OBJECT) {
+        snprintf(buf, cap, "%s", v->type == ZERO__JSON_ARRAY ? "an array" : "an object");
+    } else {
+        size_t n = v->end - v->start;
+        if (n > 40) n = 40;
+        snprintf(buf, cap, "%.*s", (int)n, p->j->text + v->start);
+    }
+}
+
+static zero_result zero__pfail(zero__parse *p, zero_msg item, const char *key, int node, const char *fmt, ...)
+    ZERO__PRINTF(5, 6);
+static zero_result zero__pfail(zero__parse *p, zero_msg item, const char *key, int node, const char *fmt, ...) {
+    char text[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    return zero__fail(p->err, item, key, node >= 0 ? p->j->nodes[node].line : 0,
+                      node >= 0 ? p->j->nodes[node].col : 0, "%s", text);
+}
+
+static void zero__pwarn(zero__parse *p, zero_log_level level, zero_msg item, const char *key, int node,
+                        const char *fmt, ...) ZERO__PRINTF(6, 7);
+static void zero__pwarn(zero__parse *p, zero_log_level level, zero_msg item, const char *key, int node,
+                        const char *fmt, ...) {
+    char text[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (node >= 0)
+        zero__log(&p->cfg->log, level, item, "%s: %s (line %d:%d)", key, text, p->j->nodes[node].line,
+                  p->j->nodes[node].col);
+    else
+        zero__log(&p->cfg->log, level, item, "%s: %s", key, text);
+}
+
+static int zero__is_auto(const zero__parse *p, int node) {
+    return p->j->nodes[node].type == ZERO__JSON_STRING && zero__json_string_eq(p->j, node, "auto", 4);
+}
+
+/* A JSON number, or a string holding one (pydantic's lax mode accepts "5e8"). */
+static zero_result zero__get_number(zero__parse *p, const char *key, int node, double *d, int64_t *i, int *is_int) {
+    const zero__json_node *v = &p->j->nodes[node];
+    if (v->type == ZERO__JSON_STRING) {
+        char buf[64];
+        zero__json inner;
+        zero_result r;
+        size_t n = zero__json_string(p->j, node, buf, sizeof buf);
+        memset(&inner, 0, sizeof inner);
+        if (n < sizeof buf && memchr(buf, 0, n) == NULL &&
+            zero__json_parse(&inner, buf, n, NULL) == ZERO_OK && inner.nodes[0].type == ZERO__JSON_NUMBER) {
+            *d = inner.nodes[0].number;
+            *i = inner.nodes[0].integer;
+            *is_int = inner.nodes[0].is_integer;
+            zero__json_free(&inner);
+            return ZERO_OK;
+        }
+        zero__json_free(&inner);
+        {
+            char pv[96];
+            zero__preview(p, node, pv, sizeof pv);
+            r = zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected a number, got %s", pv);
+        }
+        return r;
+    }
+    if (v->type != ZERO__JSON_NUMBER)
+        return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected a number, got %s", zero__json_type_name(v->type));
+    *d = v->number;
+    *i = v->integer;
+    *is_int = v->is_integer;
+    return ZERO_OK;
+}
+
+static void zero__fmt_num(char *buf, size_t cap, double x) {
+    if (x >= 9e18) snprintf(buf, cap, "2^63-1");
+    else if (x <= -9e18) snprintf(buf, cap, "-2^63");
+    else snprintf(buf, cap, "%.15g", x);
+}
+
+static zero_result zero__range_fail(zero__parse *p, const zero__key *k, const char *key, int node, double x) {
+    char lo[32], hi[32], got[32];
+    zero__fmt_num(lo, sizeof lo, k->lo);
+    zero__fmt_num(hi, sizeof hi, k->hi);
+    zero__fmt_num(got, sizeof got, x);
+    if (k->hi >= 1e300 || k->hi >= ZERO__BIG)
+        return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node, "must be >= %s, got %s", lo, got);
+    return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node, "must be between %s and %s, got %s", lo, hi, got);
+}
+
+/* Booleans the way pydantic's lax mode reads them. */
+static zero_result zero__get_bool(zero__parse *p, const char *key, int node, int *out) {
+    static const char *const yes[] = {"true", "1", "yes", "on", "t", "y"};
+    static const char *const no[] = {"false", "0", "no", "off", "f", "n"};
+    const zero__json_node *v = &p->j->nodes[node];
+    char buf[8], pv[96];
+    size_t n, i;
+    if (v->type == ZERO__JSON_TRUE || v->type == ZERO__JSON_FALSE) {
+        *out = v->type == ZERO__JSON_TRUE;
+        return ZERO_OK;
+    }
+    if (v->type == ZERO__JSON_NUMBER && (v->number == 0 || v->number == 1)) {
+        *out = v->number == 1;
+        return ZERO_OK;
+    }
+    if (v->type == ZERO__JSON_STRING) {
+        n = zero__json_string(p->j, node, buf, sizeof buf);
+        if (n < sizeof buf) {
+            for (i = 0; i < n; i++) buf[i] = (char)tolower((unsigned char)buf[i]);
+            for (i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+                if (strcmp(buf, yes[i]) == 0) { *out = 1; return ZERO_OK; }
+                if (strcmp(buf, no[i]) == 0) { *out = 0; return ZERO_OK; }
+            }
+        }
+    }
+    zero__preview(p, node, pv, sizeof pv);
+    return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected true or false, got %s", pv);
+}
+
+/* Match an ENUM choice list "cpu:1|nvme:2|none:0"; -1 when no match. */
+static int zero__enum_match(const char *choices, const char *s, size_t n, int nocase) {
+    const char *c = choices;
+    while (*c) {
+        const char *colon = strchr(c, ':'), *bar;
+        size_t len = (size_t)(colon - c);
+        int ok = len == n;
+        size_t i;
+        for (i = 0; ok && i < n; i++)
+            ok = nocase ? tolower((unsigned char)c[i]) == tolower((unsigned char)s[i]) : c[i] == s[i];
+        if (ok) return atoi(colon + 1);
+        bar = strchr(colon, '|');
+        if (!bar) break;
+        c = bar + 1;
+    }
+    return -1;
+}
+
+/* The name of enum value v in a choice list ("" when none). */
+static void zero__enum_name(const char *choices, int v, char *buf, size_t cap) {
+    const char *c = choices;
+    buf[0] = 0;
+    while (*c) {
+        const char *colon = strchr(c, ':'), *bar = strchr(colon, '|');
+        if (atoi(colon + 1) == v) {
+            snprintf(buf, cap, "%.*s", (int)(colon - c), c);
+            return;
+        }
+        if (!bar) break;
+        c = bar + 1;
+    }
+}
+
+/* "\"cpu\", \"nvme\" or \"none\"" */
+static void zero__enum_list(const char *choices, char *buf, size_t cap) {
+    const char *c = choices;
+    size_t len = 0;
+    buf[0] = 0;
+    while (*c && len < cap) {
+        const char *colon = strchr(c, ':'), *bar = strchr(colon, '|');
+        const char *sep = len == 0 ? "" : (bar ? ", " : " or ");
+        len += (size_t)snprintf(buf + len, cap - len, "%s\"%.*s\"", sep, (int)(colon - c), c);
+        if (!bar) break;
+        c = bar + 1;
+    }
+}
+
+/* Store the value at `node` into key k's field. */
+static zero_result zero__set_leaf(zero__parse *p, const zero__key *k, const char *key, int node) {
+    const zero__json *j = p->j;
+    const zero__json_node *v = &j->nodes[node];
+    zero_result r;
+    char pv[96];
+
+    if (v->type == ZERO__JSON_NULL && (k->flags & ZERO__F_NULLABLE)) {
+        zero__key_copy(p->cfg, &p->defaults, k);
+        return ZERO_OK;
+    }
+    if ((k->flags & ZERO__F_PER_GROUP) && v->type == ZERO__JSON_ARRAY) {
+        if (v->count != 1)
+            return zero__pfail(p, ZERO_MSG_CONFIG_LIST_LENGTH, key, node,
+                               "zero trains one parameter group: give a number or a list of one, got %d values",
+                               v->count);
+        node = v->first;
+        v = &j->nodes[node];
+    }
+    switch (k->kind) {
+    case ZERO__K_BOOL: {
+        int b;
+        if ((r = zero__get_bool(p, key, node, &b)) != ZERO_OK) return r;
+        zero__put_int(p->cfg, k->offset, b);
+        return ZERO_OK;
+    }
+    case ZERO__K_INT:
+    case ZERO__K_I64: {
+        double d;
+        int64_t i;
+        int is_int;
+        if ((r = zero__get_number(p, key, node, &d, &i, &is_int)) != ZERO_OK) return r;
+        if (!is_int) {
+            if (d != floor(d)) {
+                zero__preview(p, node, pv, sizeof pv);
+                return zero__pfail(p, ZERO_MSG_CONFIG_NOT_INTEGER, key, node, "expected an integer, got %s", pv);
+            }
+            if (d < k->lo || d > k->hi) return zero__range_fail(p, k, key, node, d);
+            i = (int64_t)d;
+        } else if ((double)i < k->lo || (double)i > k->hi) {
+            return zero__range_fail(p, k, key, node, (double)i);
+        }
+        if (k->kind == ZERO__K_INT) zero__put_int(p->cfg, k->offset, (int)i);
+        else zero__put_i64(p->cfg, k->offset, i);
+        return ZERO_OK;
+    }
+    case ZERO__K_F64: {
+        double d;
+        int64_t i;
+        int is_int;
+        if ((r = zero__get_number(p, key, node, &d, &i, &is_int)) != ZERO_OK) return r;
+        if (!(d >= k->lo && d <= k->hi)) return zero__range_fail(p, k, key, node, d);
+        zero__put_f64(p->cfg, k->offset, d);
+        return ZERO_OK;
+    }
+    case ZERO__K_ENUM: {
+        char s[64], list[256];
+        size_t n;
+        int e = -1;
+        if (v->type != ZERO__JSON_STRING) {
+            zero__enum_list(k->choices, list, sizeof list);
+            return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected %s, got %s", list,
+                               zero__json_type_name(v->type));
+        }
+        n = zero__json_string(j, node, s, sizeof s);
+        if (n < sizeof s) e = zero__enum_match(k->choices, s, n, (k->flags & ZERO__F_NOCASE) != 0);
+        if (e < 0) {
+            static const char *const ds_optimizers[] = {"lamb", "onebitadam", "zerooneadam", "onebitlamb", "adagrad",
+                                                        "lion", "muadam", "muadamw", "musgd", "muon", "sgd"};
+            size_t q;
+            zero__preview(p, node, pv, sizeof pv);
+            if (k->offset == ZERO__OFF(optimizer.type) && n < sizeof s) {
+                for (q = 0; q < sizeof ds_optimizers / sizeof ds_optimizers[0]; q++)
+                    if (strlen(ds_optimizers[q]) == n) {
+                        size_t c;
+                        int same = 1;
+                        for (c = 0; c < n; c++)
+                            same &= tolower((unsigned char)s[c]) == ds_optimizers[q][c];
+                        if (same)
+                            return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, node,
+                                               "%s is not supported: zero implements Adam and AdamW", pv);
+                    }
+            }
+            zero__enum_list(k->choices, list, sizeof list);
+            return zero__pfail(p, ZERO_MSG_CONFIG_ENUM, key, node, "expected %s, got %s", list, pv);
+        }
+        zero__put_int(p->cfg, k->offset, e);
+        return ZERO_OK;
+    }
+    case ZERO__K_STRING: {
+        char *dst = (char *)p->cfg + k->offset;
+        size_t n;
+        if (v->type != ZERO__JSON_STRING)
+            return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected a string, got %s",
+                               zero__json_type_name(v->type));
+        n = zero__json_string(j, node, dst, ZERO_PATH_MAX);
+        if (n >= ZERO_PATH_MAX) {
+            dst[0] = 0;
+            return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node, "longer than %d bytes", ZERO_PATH_MAX - 1);
+        }
+        if (strlen(dst) != n) {
+            dst[0] = 0;
+            return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "contains a NUL character");
+        }
+        return ZERO_OK;
+    }
+    case ZERO__K_BETAS: {
+        double b[2];
+        int e, c;
+        if (v->type != ZERO__JSON_ARRAY)
+            return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected [beta1, beta2], got %s",
+                               zero__json_type_name(v->type));
+        if (v->count != 2)
+            return zero__pfail(p, ZERO_MSG_CONFIG_LIST_LENGTH, key, node, "expected 2 values [beta1, beta2], got %d",
+                               v->count);
+        for (c = 0, e = v->first; c < 2; c++, e = j->nodes[e].next) {
+            char ekey[224];
+            int64_t i;
+            int is_int;
+            snprintf(ekey, sizeof ekey, "%s[%d]", key, c);
+            if ((r = zero__get_number(p, ekey, e, &b[c], &i, &is_int)) != ZERO_OK) return r;
+            if (!(b[c] >= k->lo && b[c] <= k->hi))
+                return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, ekey, e, "must be in [0, 1), got %.17g", b[c]);
+        }
+        zero__put_f64(p->cfg, k->offset, b[0]);
+        zero__put_f64(p->cfg, k->offset + sizeof(double), b[1]);
+        return ZERO_OK;
+    }
+    default:
+        return ZERO_OK;
+    }
+}
+
+static zero_result zero__walk(zero__parse *p, const char *section, int obj);
+
+/* Deprecated zero_optimization keys: remap, or refuse when the new key is there too. */
+static zero_result zero__deprecated(zero__parse *p, const zero__key *k, const char *key, int obj, int node) {
+    const char *name = zero__last_name(k->info.path);
+    zero_zero_config *z = &p->cfg->zero_optimization;
+    const char *repl;
+    int b;
+    zero_result r;
+    if (strcmp(name, "cpu_offload") == 0) repl = "offload_optimizer";
+    else if (strcmp(name, "cpu_offload_param") == 0) repl = "offload_param";
+    else if (strcmp(name, "cpu_offload_use_pin_memory") == 0) repl = "offload_optimizer";
+    else repl = "stage3_gather_16bit_weights_on_model_save";
+    if (zero__json_get(p->j, obj, repl) >= 0 ||
+        (repl[0] == 's' && zero__json_get(p->j, obj, "gather_16bit_weights_on_model_save") >= 0) ||
+        (strcmp(name, "cpu_offload_use_pin_memory") == 0 && zero__json_get(p->j, obj, "offload_param") >= 0))
+        return zero__pfail(p, ZERO_MSG_CONFIG_DEPRECATED_CONFLICT, key, node,
+                           "deprecated key given together with its replacement zero_optimization.%s: keep only the new one",
+                           repl);
+    if ((r = zero__get_bool(p, key, node, &b)) != ZERO_OK) return r;
+    zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_DEPRECATED, key, node, "deprecated: use zero_optimization.%s%s",
+                repl, strcmp(name, "cpu_offload_use_pin_memory") == 0 ? ".pin_memory (and offload_param's)" : "");
+    if (strcmp(name, "cpu_offload") == 0) {
+        if (b) z->offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    } else if (strcmp(name, "cpu_offload_param") == 0) {
+        if (b) z->offload_param.device = ZERO_OFFLOAD_CPU;
+    } else if (strcmp(name, "cpu_offload_use_pin_memory") == 0) {
+        z->offload_optimizer.pin_memory = z->offload_param.pin_memory = b;
+    } else {
+        z->stage3_gather_16bit_weights_on_model_save = b;
+    }
+    return ZERO_OK;
+}
+
+/* The status rules, after a key's value is stored. */
+static zero_result zero__status(zero__parse *p, const zero__key *k, const char *key, int node) {
+    switch (k->info.status) {
+    case ZERO_KEY_NOT_YET: {
+        size_t n = strlen(key);
+        (void)node;
+        if (p->not_yet_len + n + 3 < sizeof p->not_yet) {
+            if (p->not_yet_count) memcpy(p->not_yet + p->not_yet_len, ", ", 2), p->not_yet_len += 2;
+            memcpy(p->not_yet + p->not_yet_len, key, n + 1);
+            p->not_yet_len += n;
+        } else {
+            p->not_yet_dropped++;
+        }
+        p->not_yet_count++;
+        return ZERO_OK;
+    }
+    case ZERO_KEY_NO_EFFECT:
+        if (k->kind == ZERO__K_ANY || zero__key_differs(p->cfg, &p->defaults, k))
+            zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_NO_EFFECT, key, node, "has no effect in zero%s%s",
+                        k->info.note[0] ? ": " : "", k->info.note);
+        return ZERO_OK;
+    case ZERO_KEY_REJECTED:
+        if (k->kind != ZERO__K_ANY && zero__key_differs(p->cfg, &p->defaults, k)) {
+            char pv[96];
+            zero__preview(p, node, pv, sizeof pv);
+            zero__key_copy(p->cfg, &p->defaults, k);
+            return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, node, "%s is not supported (only %s): %s", pv,
+                               k->info.ds_default, k->info.note);
+        }
+        return ZERO_OK;
+    default:
+        return ZERO_OK;
+    }
+}
+
+static zero_result zero__member(zero__parse *p, const char *section, int obj, int node) {
+    const zero__json *j = p->j;
+    int kn = j->nodes[node].key;
+    char name[128], key[200];
+    size_t n = zero__json_string(j, kn, name, sizeof name);
+    int via_alias = 0;
+    const zero__key *k = (n < sizeof name) ? zero__key_find(section, name, n, &via_alias) : NULL;
+    const zero__json_node *v = &j->nodes[node];
+    zero_result r;
+
+    if (n >= sizeof name) memcpy(name + sizeof name - 4, "...", 4);
+    snprintf(key, sizeof key, "%s%s%s", section, section[0] ? "." : "", name);
+    if (k && k->info.path[0] != 0 && strncmp(k->info.path, "scheduler.params.", 17) == 0 &&
+        !(k->sched_mask & (1u << p->cfg->scheduler.type)))
+        k = NULL; /* a parameter of another scheduler: DeepSpeed's constructor raises TypeError */
+
+    if (!k) {
+        const zero__key *sec = section[0] ? zero__key_by_path(section) : NULL;
+        const char *hint = n < sizeof name ? zero__suggest(section, name, n) : NULL;
+        int strict = sec && (sec->flags & ZERO__F_STRICT);
+        if (strcmp(section, "scheduler.params") == 0) {
+            char tname[32];
+            zero__enum_name(zero__key_by_path("scheduler.type")->choices, (int)p->cfg->scheduler.type, tname,
+                            sizeof tname);
+            return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn, "not a parameter of scheduler %s%s%s%s", tname,
+                               hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+        }
+        if (strict)
+            return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn, "unknown key%s%s%s", hint ? " (did you mean \"" : "",
+                               hint ? hint : "", hint ? "\"?)" : "");
+        zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_UNKNOWN_KEY_IGNORED, key, kn, "unknown key, ignored%s%s%s",
+                    hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+        return ZERO_OK;
+    }
+    snprintf(key, sizeof key, "%s", k->info.path);
+    if (via_alias) {
+        const char *primary = zero__last_name(k->info.path);
+        if (zero__json_get(j, obj, primary) >= 0)
+            return zero__pfail(p, ZERO_MSG_CONFIG_INCONSISTENT, key, kn, "given twice, as \"%s\" and as its alias \"%s\"",
+                               primary, k->alias);
+    }
+    if (k->info.status == ZERO_KEY_DEPRECATED) return zero__deprecated(p, k, key, obj, node);
+
+    if (zero__is_auto(p, node)) {
+        switch (k->auto_rule) {
+        case ZERO__AUTO_SUPPLY:
+        case ZERO__AUTO_DERIVE:
+            zero__key_set_auto(p->cfg, k);
+            return zero__status(p, k, key, node);
+        case ZERO__AUTO_DEFAULT:
+            if (k->kind == ZERO__K_SECTION || k->kind == ZERO__K_ANY) return ZERO_OK;
+            zero__key_copy(p->cfg, &p->defaults, k);
+            zero__pwarn(p, ZERO_LOG_INFO, ZERO_MSG_CONFIG_AUTO_DEFAULT, key, node,
+                        "\"auto\": DeepSpeed uses its default %s here", k->info.ds_default);
+            return zero__status(p, k, key, node);
+        default:
+            return zero__pfail(p, ZERO_MSG_CONFIG_AUTO_NOT_ALLOWED, key, node,
+                               "\"auto\" is not accepted here (neither DeepSpeed nor the HF integration resolves it); give a value");
+        }
+    }
+
+    if (k->kind == ZERO__K_SECTION) {
+        if (v->type == ZERO__JSON_NULL && (k->flags & ZERO__F_NULLABLE)) {
+            /* "offload_param": null: no offload, every key of the block back to its default */
+            int i;
+            for (i = 0; i < ZERO__NKEYS; i++)
+                if (strncmp(zero__keys[i].info.path, key, strlen(key)) == 0 &&
+                    zero__keys[i].info.path[strlen(key)] == '.')
+                    zero__key_copy(p->cfg, &p->defaults, &zero__keys[i]);
+            return ZERO_OK;
+        }
+        if (v->type != ZERO__JSON_OBJECT) {
+            if (strcmp(key, "zero_optimization") == 0 && (v->type == ZERO__JSON_TRUE || v->type == ZERO__JSON_FALSE)) {
+                p->cfg->zero_optimization.stage = v->type == ZERO__JSON_TRUE;
+                zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_DEPRECATED, key, node,
+                            "the legacy boolean form means stage %d; write {\"stage\": %d}",
+                            p->cfg->zero_optimization.stage, p->cfg->zero_optimization.stage);
+                return ZERO_OK;
+            }
+            return zero__pfail(p, ZERO_MSG_CONFIG_NOT_OBJECT, key, node, "expected an object, got %s",
+                               zero__json_type_name(v->type));
+        }
+        return zero__walk(p, key, node);
+    }
+    if (k->kind == ZERO__K_ANY) {
+        if (v->type == ZERO__JSON_NULL) return ZERO_OK;
+        if (k->flags & ZERO__F_NULL_ONLY) {
+            return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, node, "is not supported: %s", k->info.note);
+        }
+        if (k->flags & ZERO__F_ENABLED) {
+            int en = 0, e = v->type == ZERO__JSON_OBJECT ? zero__json_get(j, node, "enabled") : -1;
+            if (e >= 0 && (r = zero__get_bool(p, key, e, &en)) != ZERO_OK) return r;
+            if (en)
+                return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, e, "is not supported: %s", k->info.note);
+            return ZERO_OK;
+        }
+        return zero__status(p, k, key, node);
+    }
+    if ((r = zero__set_leaf(p, k, key, node)) != ZERO_OK) return r;
+    if (k->offset == ZERO__OFF(fp16.enabled)) p->fp16_node = node;
+    if (k->offset == ZERO__OFF(bf16.enabled)) p->bf16_node = node;
+    return zero__status(p, k, key, node);
+}
+
+static zero_result zero__walk(zero__parse *p, const char *section, int obj) {
+    const zero__json *j = p->j;
+    int node;
+    zero_result r;
+    /* optimizer / scheduler: the type decides which params are valid, wherever it stands */
+    if (strcmp(section, "optimizer") == 0 || strcmp(section, "scheduler") == 0) {
+        int t = zero__json_get(j, obj, "type"), prm = zero__json_get(j, obj, "params");
+        if (t >= 0 && (r = zero__member(p, section, obj, t)) != ZERO_OK) return r;
+        if (t < 0 && strcmp(section, "scheduler") == 0 && prm >= 0 &&
+            j->nodes[prm].type != ZERO__JSON_NULL)
+            return zero__pfail(p, ZERO_MSG_CONFIG_REQUIRED, "scheduler.type", prm,
+                               "scheduler.params given without scheduler.type");
+    }
+    for (node = j->nodes[obj].first; node >= 0; node = j->nodes[node].next) {
+        int kn = j->nodes[node].key;
+        if ((strcmp(section, "optimizer") == 0 || strcmp(section, "scheduler") == 0) &&
+            zero__json_string_eq(j, kn, "type", 4))
+            continue;
+        if ((r = zero__member(p, section, obj, node)) != ZERO_OK) return r;
+    }
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_config_parse_json(zero_config *cfg, const char *text, size_t len, zero_error *err) {
+    zero__json j;
+    zero__parse p;
+    zero_result r;
+    if (!cfg || (!text && len))
+        return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_parse_json", 0, 0, "cfg and text must not be NULL");
+    memset(&j, 0, sizeof j);
+    if ((r = zero__json_parse(&j, text ? text : "", len, err)) != ZERO_OK) return r;
+    p.cfg = cfg;
+    p.j = &j;
+    p.err = err;
+    p.defaults = zero_config_default();
+    p.fp16_node = p.bf16_node = -1;
+    p.not_yet[0] = 0;
+    p.not_yet_len = 0;
+    p.not_yet_count = p.not_yet_dropped = 0;
+    if (j.nodes[0].type != ZERO__JSON_OBJECT) {
+        r = zero__pfail(&p, ZERO_MSG_CONFIG_NOT_OBJECT, "config", 0, "a DeepSpeed config is a JSON object, got %s",
+                        zero__json_type_name(j.nodes[0].type));
+    } else if ((r = zero__walk(&p, "", 0)) == ZERO_OK && cfg->fp16.enabled == 1 && cfg->bf16.enabled == 1) {
+        int at = p.bf16_node > p.fp16_node ? p.bf16_node : p.fp16_node;
+        r = zero__pfail(&p, ZERO_MSG_CONFIG_FP16_AND_BF16, at == p.bf16_node ? "bf16.enabled" : "fp16.enabled", at,
+                        "fp16 and bf16 are both enabled; enable one");
+    }
+    if (r == ZERO_OK) {
+        cfg->resolved = 0;
+        if (p.not_yet_count)
+            zero__log(&cfg->log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_NOT_IMPLEMENTED,
+                      "%d key%s accepted and checked, not acted on yet (docs/config.md has each key's status): %s%s",
+                      p.not_yet_count, p.not_yet_count == 1 ? "" : "s", p.not_yet, p.not_yet_dropped ? ", ..." : "");
+        zero__ok(err);
+    }
+    zero__json_free(&j);
+    return r;
+}
+
+#define ZERO__CONFIG_MAX_BYTES ((long)256 << 20)
+
+ZERO__DEF zero_result zero_config_load(zero_config *cfg, const char *path, zero_error *err) {
+    FILE *f;
+    struct stat st;
+    long size;
+    char *buf;
+    size_t got;
+    zero_result r;
+    if (!cfg || !path) return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_load", 0, 0, "cfg and path must not be NULL");
+    f = fopen(path, "rb");
+    if (!f) return zero__fail(err, ZERO_MSG_FILE_OPEN, path, 0, 0, "cannot open the config: %s", strerror(errno));
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return zero__fail(err, ZERO_MSG_FILE_READ, path, 0, 0, "not a regular file");
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        int e = errno;
+        fclose(f);
+        return zero__fail(err, ZERO_MSG_FILE_READ, path, 0, 0, "cannot read the config (is it a regular file?): %s",
+                          strerror(e));
+    }
+    if (size > ZERO__CONFIG_MAX_BYTES) {
+        fclose(f);
+        return zero__fail(err, ZERO_MSG_JSON_TOO_LARGE, path, 0, 0, "%ld bytes; a config may have at most %ld", size,
+                          ZERO__CONFIG_MAX_BYTES);
+    }
+    buf = (char *)ZERO_MALLOC((size_t)size + 1);
+    if (!buf) {
+        fclose(f);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, path, 0, 0, "cannot allocate %ld bytes", size + 1);
+    }
+    got = fread(buf, 1, (size_t)size, f);
+    if (got != (size_t)size || ferror(f)) {
+        int e = errno;
+        ZERO_FREE(buf);
+        fclose(f);
+        return zero__fail(err, ZERO_MSG_FILE_READ, path, 0, 0, "short read (%zu of %ld bytes): %s", got, size,
+                          strerror(e));
+    }
+    fclose(f);
+    r = zero_config_parse_json(cfg, buf, (size_t)size, err);
+    ZERO_FREE(buf);
+    if (r != ZERO_OK && err) { /* name the file first: "ds_config.json: key: why (line L:C)" */
+        size_t pl = strlen(path), ml = strlen(err->msg);
+        if (pl + 3 < sizeof err->msg) {
+            if (ml > sizeof err->msg - pl - 3) ml = sizeof err->msg - pl - 3;
+            memmove(err->msg + pl + 2, err->msg, ml);
+            memcpy(err->msg, path, pl);
+            err->msg[pl] = ':';
+            err->msg[pl + 1] = ' ';
+            err->msg[pl + 2 + ml] = 0;
+        }
+    }
+    return r;
+}
+
+/* ---- config: resolve ---- */
+
+/* The first key still "auto", or NULL; *others counts the rest. */
+static const zero__key *zero__first_auto(const zero_config *c, int *others) {
+    const zero__key *first = NULL;
+    int i;
+    *others = 0;
+    for (i = 0; i < ZERO__NKEYS; i++) {
+        if (!zero__key_is_auto(c, &zero__keys[i])) continue;
+        if (!first) first = &zero__keys[i];
+        else (*others)++;
+    }
+    return first;
+}
+
+static zero_result zero__resolve_batch(zero_config *c, int world, zero_error *err) {
+    int64_t tbs = c->train_batch_size > 0 ? c->train_batch_size : 0;
+    int64_t mbs = c->train_micro_batch_size_per_gpu > 0 ? c->train_micro_batch_size_per_gpu : 0;
+    int64_t gas = c->gradient_accumulation_steps > 0 ? c->gradient_accumulation_steps : 0;
+    int any_auto = c->train_batch_size == ZERO_AUTO || c->train_micro_batch_size_per_gpu == ZERO_AUTO ||
+                   c->gradient_accumulation_steps == ZERO_AUTO;
+    /* DeepSpeed's _set_batch_related_parameters, floor divisions included */
+    if (tbs && mbs && gas) {
+    } else if (tbs && mbs) {
+        gas = (tbs / mbs) / world;
+    } else if (tbs && gas) {
+        mbs = (tbs / world) / gas;
+    } else if (mbs && gas) {
+        tbs = (double)mbs * gas * world < 9e18 ? mbs * gas * world : -1;
+    } else if (tbs) {
+        gas = 1;
+        mbs = tbs / world;
+    } else if (mbs) {
+        gas = 1;
+        tbs = (double)mbs * world < 9e18 ? mbs * world : -1;
+    } else {
+        return zero__fail(err, ZERO_MSG_CONFIG_BATCH_MISSING, "train_batch_size", 0, 0,
+                          "either train_batch_size or train_micro_batch_size_per_gpu must be given%s\n"
+                          "HINT: set cfg.train_micro_batch_size_per_gpu (and cfg.gradient_accumulation_steps) before "
+                          "zero_config_resolve; the HF Trainer fills them from per_device_train_batch_size",
+                          any_auto ? " (they are \"auto\")" : "");
+    }
+    if (tbs <= 0 || mbs <= 0 || gas <= 0 || (double)mbs * gas * world != (double)tbs)
+        return zero__fail(err, ZERO_MSG_CONFIG_BATCH_MISMATCH, "train_batch_size", 0, 0,
+                          "train_batch_size %lld != train_micro_batch_size_per_gpu %lld x gradient_accumulation_steps "
+                          "%lld x world_size %d (each must be > 0, and the product must be exact)",
+                          (long long)tbs, (long long)mbs, (long long)gas, world);
+    c->train_batch_size = tbs;
+    c->train_micro_batch_size_per_gpu = mbs;
+    c->gradient_accumulation_steps = gas;
+    return ZERO_OK;
+}
+
+static zero_result zero__resolve_check_offload(zero_config *c, const zero_offload_config *o, const char *name,
+                                               zero_error *err) {
+    if (o->device == ZERO_OFFLOAD_NVME && o->nvme_path[0] == 0)
+        return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED, name, 0, 0,
+                          "device is \"nvme\" but nvme_path is not set\nHINT: set %s.nvme_path to a directory on the NVMe drive",
+                          name);
+    (void)c;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero_error *err) {
+    zero_config c;
+    zero_zero_config *z;
+    zero_scheduler_config *s;
+    const zero__key *k;
+    int others, stage, half;
+    zero_result r;
+    if (!cfg) return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_resolve", 0, 0, "cfg must not be NULL");
+    if (world_size < 1)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, "world_size", 0, 0, "must be >= 1, got %d", world_size);
+    c = *cfg; /* work on a copy: on error *cfg is untouched */
+    z = &c.zero_optimization;
+    s = &c.scheduler;
+    stage = z->stage;
+
+    /* 1. "auto" with a rule */
+    if (c.hidden_size > 0) {
+        int64_t h = c.hidden_size;
+        if (z->reduce_bucket_size == ZERO_AUTO) z->reduce_bucket_size = h * h;
+        if (z->stage3_prefetch_bucket_size == ZERO_AUTO) z->stage3_prefetch_bucket_size = (int64_t)(0.9 * (double)h * (double)h);
+        if (z->stage3_param_persistence_threshold == ZERO_AUTO) z->stage3_param_persistence_threshold = 10 * h;
+    } else if (stage != 3) { /* HF fills the stage3_* keys only for stage 3; DeepSpeed then drops "auto" */
+        if (z->stage3_prefetch_bucket_size == ZERO_AUTO) z->stage3_prefetch_bucket_size = 50000000;
+        if (z->stage3_param_persistence_threshold == ZERO_AUTO) z->stage3_param_persistence_threshold = 100000;
+    }
+    if (z->stage3_gather_16bit_weights_on_model_save == ZERO_AUTO) z->stage3_gather_16bit_weights_on_model_save = 0;
+    if (s->warmup_min_lr == ZERO_AUTO) s->warmup_min_lr = 0;
+    if (s->warmup_max_lr == ZERO_AUTO) s->warmup_max_lr = c.optimizer.lr; /* HF: learning_rate (checked below if still auto) */
+    if ((r = zero__resolve_batch(&c, world_size, err)) != ZERO_OK) return r;
+
+    /* 2. "auto" that only the program can answer */
+    if ((k = zero__first_auto(&c, &others)) != NULL) {
+        if (k->offset == ZERO__OFF(zero_optimization.reduce_bucket_size) ||
+            k->offset == ZERO__OFF(zero_optimization.stage3_prefetch_bucket_size) ||
+            k->offset == ZERO__OFF(zero_optimization.stage3_param_persistence_threshold))
+            return zero__fail(err, ZERO_MSG_CONFIG_AUTO_UNRESOLVED, k->info.path, 0, 0,
+                              "is \"auto\" and cfg.hidden_size is not set%s\nHINT: set cfg.hidden_size to the model's "
+                              "hidden size (zero then derives it as the HF integration does), or set %s",
+                              others ? " (more keys are \"auto\" too)" : "", k->field);
+        return zero__fail(err, ZERO_MSG_CONFIG_AUTO_UNRESOLVED, k->info.path, 0, 0,
+                          "is still \"auto\"%s\nHINT: set %s before zero_config_resolve (%s)",
+                          others ? " (and more keys after it)" : "", k->field, k->info.note);
+    }
+
+    /* 3. DeepSpeed's None defaults */
+    half = c.fp16.enabled == 1 ? ZERO_DTYPE_FP16 : c.bf16.enabled == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    if (z->overlap_comm == ZERO_UNSET) z->overlap_comm = stage == 3;
+    if (c.communication_data_type == ZERO_DTYPE_DEFAULT) c.communication_data_type = (zero_dtype)half;
+    if (c.grad_accum_dtype == ZERO_DTYPE_DEFAULT) c.grad_accum_dtype = (zero_dtype)half;
+    if (s->type == ZERO_SCHEDULER_WARMUP_LR && s->warmup_max_lr == ZERO_UNSET) s->warmup_max_lr = c.optimizer.lr;
+    if (s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR && s->warmup_max_lr == ZERO_UNSET) s->warmup_max_lr = 1e-3;
+    if (s->type == ZERO_SCHEDULER_ONE_CYCLE) {
+        if (s->cycle_second_step_size == ZERO_UNSET) s->cycle_second_step_size = s->cycle_first_step_size;
+        if (s->cycle_second_stair_count == ZERO_UNSET) s->cycle_second_stair_count = s->cycle_first_stair_count;
+    }
+
+    /* 4. the whole config */
+    if (c.fp16.enabled == 1 && c.bf16.enabled == 1)
+        return zero__fail(err, ZERO_MSG_CONFIG_FP16_AND_BF16, "bf16.enabled", 0, 0, "fp16 and bf16 are both enabled; enable one");
+    if (c.fp16.enabled == 1 && c.fp16.loss_scale == 0) {
+        if (c.fp16.loss_scale_window < 1)
+            return zero__fail(err, ZERO_MSG_CONFIG_RANGE, "fp16.loss_scale_window", 0, 0,
+                              "must be > 0 with dynamic loss scaling, got %lld", (long long)c.fp16.loss_scale_window);
+        if (!(c.fp16.min_loss_scale > 0))
+            return zero__fail(err, ZERO_MSG_CONFIG_RANGE, "fp16.min_loss_scale", 0, 0,
+                              "must be > 0 with dynamic loss scaling, got %g", c.fp16.min_loss_scale);
+    }
+    if ((s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR || s->type == ZERO_SCHEDULER_WARMUP_COSINE_LR) &&
+        s->total_num_steps == ZERO_UNSET)
+        return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED, "scheduler.params.total_num_steps", 0, 0,
+                          "is required by %s", s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR ? "WarmupDecayLR" : "WarmupCosineLR");
+    if (s->type == ZERO_SCHEDULER_ONE_CYCLE && (s->cycle_min_lr == ZERO_UNSET || s->cycle_max_lr == ZERO_UNSET))
+        return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED,
+                          s->cycle_min_lr == ZERO_UNSET ? "scheduler.params.cycle_min_lr" : "scheduler.params.cycle_max_lr",
+                          0, 0, "is required by OneCycle");
+    if (s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR && s->total_num_steps < s->warmup_num_steps)
+        zero__log(&c.log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_SCHED_WARNING,
+                  "scheduler.params.total_num_steps %lld is less than warmup_num_steps %lld", (long long)s->total_num_steps,
+                  (long long)s->warmup_num_steps);
+    if ((r = zero__resolve_check_offload(&c, &z->offload_optimizer, "zero_optimization.offload_optimizer", err)) != ZERO_OK ||
+        (r = zero__resolve_check_offload(&c, &z->offload_param, "zero_optimization.offload_param", err)) != ZERO_OK)
+        return r;
+    if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE && stage == 0)
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer", 0, 0,
+                          "optimizer offload needs ZeRO: set zero_optimization.stage to 1, 2 or 3");
+    if (z->offload_optimizer.ratio < 1 && stage != 3)
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.ratio", 0, 0,
+                          "a ratio below 1 (partial offload) needs stage 3, stage is %d", stage);
+    if (z->offload_param.device != ZERO_OFFLOAD_NONE && stage != 3)
+        zero__log(&c.log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_STAGE_IGNORED,
+                  "zero_optimization.offload_param: parameter offload needs stage 3; ignored at stage %d", stage);
+    if (c.gradient_allreduce_op == ZERO_REDUCE_SUM && stage == 3)
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "gradient_allreduce_op", 0, 0,
+                          "\"sum\" is not allowed with stage 3 (as in DeepSpeed)");
+    if (stage == 2 && z->reduce_scatter && (c.prescale_gradients || c.gradient_predivide_factor != 1.0))
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT,
+                          c.prescale_gradients ? "prescale_gradients" : "gradient_predivide_factor", 0, 0,
+                          "stage 2 with reduce_scatter needs prescale_gradients false and gradient_predivide_factor 1 "
+                          "(DeepSpeed asserts the same)");
+
+    c.world_size = world_size;
+    c.resolved = 1;
+    *cfg = c;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* ---- config: back to JSON ---- */
+
+typedef struct zero__out {
+    char *buf;
+    size_t cap, len;
+} zero__out;
+
+static void zero__put(zero__out *o, const char *fmt, ...) ZERO__PRINTF(2, 3);
+static void zero__put(zero__out *o, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(o->len < o->cap ? o->buf + o->len : NULL, o->len < o->cap ? o->cap - o->len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) o->len += (size_t)n;
+}
+
+static void zero__put_string(zero__out *o, const char *s) {
+    zero__put(o, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') zero__put(o, "\\%c", ch);
+        else if (ch < 0x20) zero__put(o, "\\u%04x", ch);
+        else zero__put(o, "%c", ch);
+    }
+    zero__put(o, "\"");
+}
+
+static void zero__put_double(zero__out *o, double d) {
+    /* %.17g round-trips; locale-proof: swap a decimal comma back to '.' */
+    char tmp[40], *c;
+    snprintf(tmp, sizeof tmp, "%.17g", d);
+    for (c = tmp; *c; c++)
+        if (*c == ',') *c = '.';
+    zero__put(o, "%s", tmp);
+}
+
+static int zero__key_emitted(const zero_config *c, const zero__key *k) {
+    if (k->info.status == ZERO_KEY_DEPRECATED || k->kind == ZERO__K_ANY) return 0;
+    if (strncmp(k->info.path, "scheduler", 9) == 0 && c->scheduler.type == ZERO_SCHEDULER_NONE) return 0;
+    if (strncmp(k->info.path, "scheduler.params.", 17) == 0 && !(k->sched_mask & (1u << c->scheduler.type))) return 0;
+    /* a required key not given (OneCycle's cycle_min_lr, ...) has no JSON spelling */
+    if (!(k->flags & ZERO__F_NULLABLE) && k->lo >= 0 &&
+        ((k->kind == ZERO__K_F64 && zero__get_f64(c, k->offset) == ZERO_UNSET) ||
+         (k->kind == ZERO__K_I64 && zero__get_i64(c, k->offset) == ZERO_UNSET)))
+        return 0;
+    return k->kind != ZERO__K_SECTION;
+}
+
+ZERO__DEF size_t zero_config_to_json(const zero_config *cfg, char *buf, size_t cap) {
+    zero__out o;
+    char open[4][48]; /* the open sections, outermost first */
+    int depth = 0, i, first[5] = {1, 1, 1, 1, 1};
+    o.buf = buf;
+    o.cap = cap;
+    o.len = 0;
+    if (!cfg) return 0;
+    zero__put(&o, "{");
+    for (i = 0; i < ZERO__NKEYS; i++) {
+        const zero__key *k = &zero__keys[i];
+        const char *path = k->info.path, *name;
+        int d = 0, want = 0;
+        const char *q;
+        if (!zero__key_emitted(cfg, k)) continue;
+        /* depth of the parent path, and how many open sections it shares */
+        for (q = path; *q; q++) want += *q == '.';
+        while (d < depth && d < want) {
+            size_t n = strlen(open[d]);
+            const char *start = path;
+            int comp;
+            for (comp = 0; comp < d; comp++) start = strchr(start, '.') + 1;
+            if (strncmp(start, open[d], n) != 0 || start[n] != '.') break;
+            d++;
+        }
+        for (; depth > d; depth--) zero__put(&o, "}");
+        while (depth < want) {
+            const char *start = path, *end;
+            int comp;
+            for (comp = 0; comp < depth; comp++) start = strchr(start, '.') + 1;
+            end = strchr(start, '.');
+            snprintf(open[depth], sizeof open[depth], "%.*s", (int)(end - start), start);
+            zero__put(&o, "%s\"%s\":{", first[depth] ? "" : ",", open[depth]);
+            first[depth] = 0;
+            depth++;
+            first[depth] = 1;
+        }
+        name = zero__last_name(path);
+        zero__put(&o, "%s\"%s\":", first[depth] ? "" : ",", name);
+        first[depth] = 0;
+        if (zero__key_is_auto(cfg, k)) {
+            zero__put(&o, "\"auto\"");
+            continue;
+        }
+        switch (k->kind) {
+        case ZERO__K_BOOL: {
+            int v = zero__get_int(cfg, k->offset);
+            if (v == ZERO_UNSET && (k->flags & ZERO__F_NULLABLE)) zero__put(&o, "null");
+            else zero__put(&o, "%s", v ? "true" : "false");
+            break;
+        }
+        case ZERO__K_INT: zero__put(&o, "%d", zero__get_int(cfg, k->offset)); break;
+        case ZERO__K_I64: {
+            int64_t v = zero__get_i64(cfg, k->offset);
+            if ((k->flags & ZERO__F_NULLABLE) && (v == ZERO_UNSET || (v == 0 && k->lo >= 1))) zero__put(&o, "null");
+            else zero__put(&o, "%lld", (long long)v);
+            break;
+        }
+        case ZERO__K_F64: {
+            double v = zero__get_f64(cfg, k->offset);
+            if ((k->flags & ZERO__F_NULLABLE) && v == ZERO_UNSET) zero__put(&o, "null");
+            else zero__put_double(&o, v);
+            break;
+        }
+        case ZERO__K_ENUM: {
+            char nm[48];
+            zero__enum_name(k->choices, zero__get_int(cfg, k->offset), nm, sizeof nm);
+            if (nm[0]) zero__put_string(&o, nm);
+            else zero__put(&o, "null");
+            break;
+        }
+        case ZERO__K_STRING: {
+            const char *v = (const char *)cfg + k->offset;
+            if (v[0] == 0 && (k->flags & ZERO__F_NULLABLE)) zero__put(&o, "null");
+            else zero__put_string(&o, v);
+            break;
+        }
+        case ZERO__K_BETAS:
+            zero__put(&o, "[");
+            zero__put_double(&o, zero__get_f64(cfg, k->offset));
+            zero__put(&o, ",");
+            zero__put_double(&o, zero__get_f64(cfg, k->offset + sizeof(double)));
+            zero__put(&o, "]");
+            break;
+        default: break;
+        }
+    }
+    for (; depth > 0; depth--) zero__put(&o, "}");
+    zero__put(&o, "}");
+    if (cap) buf[o.len < cap ? o.len : cap - 1] = 0;
+    return o.len;
+}

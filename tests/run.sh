@@ -71,7 +71,7 @@ step "docs-config-current" sh -c "'$B/t/zero_config' keys-markdown > '$B/t/keys.
 for f in tests/configs/*.json; do
     step "zero_config-check-$(basename "$f" .json)" "$B/t/zero_config" check "$f" --world 2 --hidden 1024 --mbs 4 --supply-hf
 done
-step "fuzz-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_replay" tests/fuzz_json.c -lm
+step "fuzz-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -DZERO_FUZZ_CONFIG -I. -o "$B/t/fuzz_replay" tests/fuzz_json.c -lm
 [ -x "$B/t/fuzz_replay" ] && run "fuzz-replay" "$B/t/fuzz_replay" tests/fuzz_corpus/*
 
 # 5. every .cu / .cuh compiled by nvcc for $GPU_ARCH (build only: no GPU here)
