@@ -40,16 +40,16 @@ info:
 
 HEADERS := zero.h zero_offload.h zero_cuda.cuh
 
-$(BUILD)/zero_estimate: examples/zero_estimate/zero_estimate.c $(HEADERS) $(wildcard parts/*.h)
+$(BUILD)/zero_estimate: examples/zero_estimate/zero_estimate.c $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm
 
 # The main job. On a machine with the engine this trains; today it prints the
 # memory plan of GPT-2 XL (1.56e9 parameters) on one node of 8 GPUs and the
-# largest model each ZeRO option fits on 8 x 80 GB GPUs with 1 TB of host memory.
+# largest model each ZeRO option fits on 8 x 80 GB GPUs with 1 TB of host memory and 4 TB of NVMe.
 run: all
 	$(BUILD)/zero_estimate --params 1.5576e9 --largest-layer 8.04e7 --gpus 8
-	$(BUILD)/zero_estimate --fit --gpus 8 --gpu-mem 80GB --cpu-mem 1TB
+	$(BUILD)/zero_estimate --fit --gpus 8 --gpu-mem 80GB --cpu-mem 1TB --nvme 4TB
 
 test: info
 	@sh tests/run.sh

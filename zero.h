@@ -764,11 +764,3421 @@ static void zero__log(const zero_logger *lg, zero_log_level level, zero_msg item
     (fn ? fn : zero_log_default)(lg ? lg->user : NULL, level, item, rank, text);
 }
 
-/* @@PARTS@@ (development only: inlined before landing) */
-#include "parts/json.h"
-#include "parts/config.h"
-#include "parts/sched.h"
-#include "parts/estimate.h"
+/* ---- JSON parser (RFC 8259 plus hjson-style comments) ------------------
+
+   The config loader's reader. Iterative (explicit stack of at most
+   ZERO_JSON_MAX_DEPTH containers, no recursion), one pass over the text,
+   nodes in one array that grows by doubling, in document order (node 0 is
+   the root). Strings are validated while parsing and decoded on demand.
+   Accepted beyond RFC 8259: a leading UTF-8 BOM, and comments wherever
+   whitespace may stand: `// ...` and `# ...` to the end of the line and
+   `/ * ... * /` blocks (as DeepSpeed's hjson reader accepts them). Duplicate
+   keys (compared after decoding) are errors, found by sorting each object's
+   keys (stable merge sort, O(m log m)) when the object closes.
+   Positions: line counts '\n', column counts bytes from the line start (on
+   line 1, after the BOM), both 1-based. */
+
+#ifndef ZERO__JSON_MAX_BYTES
+#  define ZERO__JSON_MAX_BYTES ((size_t)256 << 20) /* 256 MiB */
+#endif
+#ifndef ZERO__JSON_MAX_NODES
+#  define ZERO__JSON_MAX_NODES (INT_MAX / 2)
+#endif
+#define ZERO__JSON_PATH_CAP 256 /* key paths inside error messages */
+
+typedef enum zero__json_type {
+    ZERO__JSON_NULL,
+    ZERO__JSON_FALSE,
+    ZERO__JSON_TRUE,
+    ZERO__JSON_NUMBER,
+    ZERO__JSON_STRING,
+    ZERO__JSON_ARRAY,
+    ZERO__JSON_OBJECT
+} zero__json_type;
+
+typedef struct zero__json_node {
+    zero__json_type type;
+    int parent;        /* index of the enclosing array/object node, -1 for the root */
+    int next;          /* next sibling (next element / next member VALUE), -1 at the end */
+    int first;         /* ARRAY/OBJECT: first child (element / member VALUE), -1 if empty */
+    int count;         /* ARRAY/OBJECT: number of children */
+    int key;           /* member value: index of its key node (a STRING node in no child chain,
+                          whose parent is the object); -1 otherwise */
+    size_t start, end; /* byte span in the text; STRING: the raw bytes between the quotes */
+    int line, col;     /* 1-based position of the node's first byte (STRING: the opening quote) */
+    double number;     /* NUMBER: value (correctly rounded, locale independent) */
+    int64_t integer;   /* NUMBER: exact value when is_integer, else 0 */
+    int is_integer;    /* NUMBER: written without fraction/exponent AND fits int64_t exactly */
+} zero__json_node;
+
+typedef struct zero__json {
+    const char *text;
+    size_t len;
+    zero__json_node *nodes;
+    int count, cap;
+} zero__json;
+
+typedef struct zero__json_frame {
+    int node; /* the open array/object */
+    int last; /* its last child so far, -1 when none */
+} zero__json_frame;
+
+typedef struct zero__json_parser {
+    zero__json *j;
+    const char *t;
+    size_t len, pos;
+    size_t bom;          /* 3 when the text starts with a UTF-8 BOM, else 0 */
+    int line;            /* line of pos (tracked while skipping whitespace) */
+    size_t line_start;   /* byte offset where that line starts */
+    int depth;           /* open containers */
+    int pending_key;     /* key node of the member whose value comes next, -1 when none */
+    int *sort_a, *sort_b; /* scratch for the duplicate-key check */
+    int sort_cap;
+    zero_error *err;
+    zero__json_frame stack[ZERO_JSON_MAX_DEPTH > 0 ? ZERO_JSON_MAX_DEPTH : 1];
+} zero__json_parser;
+
+/* ---- small helpers ---- */
+
+static int zero__json_is_digit(int c) { return c >= '0' && c <= '9'; }
+static int zero__json_is_word(int c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+static int zero__json_hexval(int c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+/* Four hex digits at s[0..4) (the caller checked they exist); -1 if one is not hex. */
+static long zero__json_hex4(const char *s) {
+    long v = 0;
+    int k;
+    for (k = 0; k < 4; k++) {
+        int h = zero__json_hexval((unsigned char)s[k]);
+        if (h < 0) return -1;
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+/* Length (2..4) of the valid UTF-8 sequence at s[0..n) whose first byte is
+   >= 0x80, or 0 when it is not valid; *why then says why. */
+static int zero__json_utf8_len(const unsigned char *s, size_t n, const char **why) {
+    unsigned c = s[0], lo = 0x80, hi = 0xBF;
+    int len, k;
+    if (c < 0x80) return 1;
+    if (c < 0xC0) { *why = "a continuation byte where a character must start"; return 0; }
+    if (c < 0xC2) { *why = "an overlong encoding"; return 0; }
+    if (c < 0xE0) len = 2;
+    else if (c < 0xF0) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;      /* overlong below U+0800 */
+        else if (c == 0xED) hi = 0x9F; /* U+D800..U+DFFF: UTF-16 surrogates */
+    } else if (c < 0xF5) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;      /* overlong below U+10000 */
+        else if (c == 0xF4) hi = 0x8F; /* above U+10FFFF */
+    } else {
+        *why = c == 0xFF || c == 0xFE ? "a byte that never occurs in UTF-8"
+                                      : "a lead byte of a code point above U+10FFFF";
+        return 0;
+    }
+    for (k = 1; k < len; k++) {
+        unsigned b;
+        if ((size_t)k >= n) { *why = "a sequence cut off by the end of the input"; return 0; }
+        b = s[k];
+        if (b < 0x80 || b > 0xBF) { *why = "a sequence missing a continuation byte"; return 0; }
+        if (k == 1 && (b < lo || b > hi)) {
+            *why = c == 0xED ? "a UTF-16 surrogate encoded in UTF-8"
+                 : c == 0xF4 ? "a code point above U+10FFFF"
+                             : "an overlong encoding";
+            return 0;
+        }
+    }
+    return len;
+}
+
+/* Bounded appender: keeps buf NUL-terminated, never writes past cap. */
+typedef struct zero__json_out {
+    char *buf;
+    size_t cap, n;
+} zero__json_out;
+static void zero__json_put(zero__json_out *o, const char *s, size_t n) {
+    size_t room, k;
+    if (o->cap == 0) return;
+    room = o->cap - 1 - o->n; /* n <= cap - 1 always */
+    k = n < room ? n : room;
+    if (k) memcpy(o->buf + o->n, s, k);
+    o->n += k;
+    o->buf[o->n] = 0;
+}
+
+/* One decoded step of the raw string text t[*pi..end): 1..4 bytes into out.
+   The text was validated by the parser; anything malformed is passed through
+   byte by byte, never read past end. */
+static size_t zero__json_decode_step(const char *t, size_t *pi, size_t end, unsigned char out[4]) {
+    size_t i = *pi;
+    unsigned char c = (unsigned char)t[i], e;
+    long cp;
+    if (c != '\\' || i + 1 >= end) {
+        out[0] = c;
+        *pi = i + 1;
+        return 1;
+    }
+    e = (unsigned char)t[i + 1];
+    *pi = i + 2;
+    switch (e) {
+    case 'b': out[0] = '\b'; return 1;
+    case 'f': out[0] = '\f'; return 1;
+    case 'n': out[0] = '\n'; return 1;
+    case 'r': out[0] = '\r'; return 1;
+    case 't': out[0] = '\t'; return 1;
+    case 'u': break;
+    default: out[0] = e; return 1; /* '"', '\\', '/' */
+    }
+    if (i + 6 > end || (cp = zero__json_hex4(t + i + 2)) < 0) {
+        out[0] = e;
+        return 1;
+    }
+    i += 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 <= end && t[i] == '\\' && t[i + 1] == 'u') {
+        long lo = zero__json_hex4(t + i + 2);
+        if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+        }
+    }
+    *pi = i;
+    if (cp < 0x80) {
+        out[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (unsigned char)(0xC0 | (cp >> 6));
+        out[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (unsigned char)(0xE0 | (cp >> 12));
+        out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (unsigned char)(0xF0 | (cp >> 18));
+    out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static int zero__json_is_string(const zero__json *j, int node) {
+    return j && j->nodes && node >= 0 && node < j->count &&
+           j->nodes[node].type == ZERO__JSON_STRING && j->nodes[node].end <= j->len;
+}
+
+ZERO__UNUSED static size_t zero__json_string(const zero__json *j, int node, char *buf, size_t cap) {
+    size_t i, end, total = 0;
+    if (buf && cap) buf[0] = 0;
+    if (!zero__json_is_string(j, node)) return 0;
+    i = j->nodes[node].start;
+    end = j->nodes[node].end;
+    while (i < end) {
+        unsigned char b[4];
+        size_t n = zero__json_decode_step(j->text, &i, end, b), k;
+        for (k = 0; k < n; k++, total++)
+            if (buf && total + 1 < cap) buf[total] = (char)b[k];
+    }
+    if (buf && cap) buf[total < cap ? total : cap - 1] = 0;
+    return total;
+}
+
+ZERO__UNUSED static int zero__json_string_eq(const zero__json *j, int node, const char *s, size_t n) {
+    size_t i, end, at = 0;
+    if (!zero__json_is_string(j, node) || (!s && n)) return 0;
+    i = j->nodes[node].start;
+    end = j->nodes[node].end;
+    while (i < end) {
+        unsigned char b[4];
+        size_t m = zero__json_decode_step(j->text, &i, end, b);
+        if (m > n - at || memcmp(b, s + at, m) != 0) return 0;
+        at += m;
+    }
+    return at == n;
+}
+
+/* Streaming byte reader over a decoded string, for comparing two keys. */
+typedef struct zero__json_reader {
+    const char *t;
+    size_t i, end;
+    unsigned char b[4];
+    size_t n, k;
+} zero__json_reader;
+static void zero__json_reader_init(zero__json_reader *r, const zero__json *j, int node) {
+    r->t = j->text;
+    r->i = j->nodes[node].start;
+    r->end = j->nodes[node].end;
+    r->n = r->k = 0;
+}
+static int zero__json_reader_next(zero__json_reader *r) { /* next byte, -1 at the end */
+    if (r->k == r->n) {
+        if (r->i >= r->end) return -1;
+        r->n = zero__json_decode_step(r->t, &r->i, r->end, r->b);
+        r->k = 0;
+    }
+    return r->b[r->k++];
+}
+/* memcmp order of the decoded keys, the shorter first on a common prefix. */
+static int zero__json_keycmp(const zero__json *j, int a, int b) {
+    zero__json_reader ra, rb;
+    zero__json_reader_init(&ra, j, a);
+    zero__json_reader_init(&rb, j, b);
+    for (;;) {
+        int x = zero__json_reader_next(&ra), y = zero__json_reader_next(&rb);
+        if (x != y) return x < y ? -1 : 1;
+        if (x < 0) return 0;
+    }
+}
+
+/* Path of `node`, then (when extra_key >= 0) ".<that key>", or (when
+   extra_index >= 0) "[extra_index]". A key node's path is its member's. */
+static void zero__json_path_ex(const zero__json *j, int node, int extra_key, int extra_index,
+                               char *buf, size_t cap) {
+    int chain[ZERO_JSON_MAX_DEPTH + 2];
+    int n = 0, c, k;
+    zero__json_out o;
+    char tmp[32];
+    o.buf = buf;
+    o.cap = buf ? cap : 0;
+    o.n = 0;
+    if (o.cap) buf[0] = 0;
+    if (!j || !j->nodes || node < 0 || node >= j->count) return;
+    /* node and its ancestors below the root, innermost first */
+    for (c = node; c >= 0 && c < j->count && j->nodes[c].parent >= 0 &&
+                   n < (int)(sizeof chain / sizeof chain[0]);
+         c = j->nodes[c].parent)
+        chain[n++] = c;
+    for (k = n - 1; k >= -1; k--) {
+        int p, keynode = -1, index = -1;
+        if (k >= 0) {
+            c = chain[k];
+            p = j->nodes[c].parent;
+            if (p < 0 || p >= j->count) break;
+            if (j->nodes[p].type == ZERO__JSON_OBJECT) {
+                keynode = j->nodes[c].key >= 0 ? j->nodes[c].key : c;
+            } else {
+                int s;
+                index = 0;
+                for (s = j->nodes[p].first; s >= 0 && s < j->count && s != c; s = j->nodes[s].next)
+                    index++;
+            }
+        } else {
+            keynode = extra_key;
+            index = extra_key >= 0 ? -1 : extra_index;
+        }
+        if (keynode >= 0 && zero__json_is_string(j, keynode)) {
+            zero__json_reader r;
+            int b;
+            if (o.n) zero__json_put(&o, ".", 1);
+            zero__json_reader_init(&r, j, keynode);
+            while ((b = zero__json_reader_next(&r)) >= 0) {
+                char ch = (char)(b < 0x20 || b == 0x7F ? '?' : b);
+                zero__json_put(&o, &ch, 1);
+            }
+        } else if (index >= 0) {
+            snprintf(tmp, sizeof tmp, "[%d]", index);
+            zero__json_put(&o, tmp, strlen(tmp));
+        }
+    }
+}
+
+ZERO__UNUSED static void zero__json_path(const zero__json *j, int node, char *buf, size_t cap) {
+    zero__json_path_ex(j, node, -1, -1, buf, cap);
+}
+
+ZERO__UNUSED static int zero__json_get(const zero__json *j, int obj, const char *name) {
+    int c;
+    size_t n;
+    if (!j || !j->nodes || !name || obj < 0 || obj >= j->count ||
+        j->nodes[obj].type != ZERO__JSON_OBJECT)
+        return -1;
+    n = strlen(name);
+    for (c = j->nodes[obj].first; c >= 0 && c < j->count; c = j->nodes[c].next)
+        if (zero__json_string_eq(j, j->nodes[c].key, name, n)) return c;
+    return -1;
+}
+
+ZERO__UNUSED static void zero__json_free(zero__json *j) {
+    if (!j) return;
+    ZERO_FREE(j->nodes);
+    j->nodes = NULL;
+    j->text = NULL;
+    j->len = 0;
+    j->count = j->cap = 0;
+}
+
+/* ---- errors ---- */
+
+/* Key path where the parser stands: the value being parsed (after a key or
+   inside an array) or the open object. */
+static void zero__json_here(const zero__json_parser *p, char *buf, size_t cap) {
+    const zero__json *j = p->j;
+    int top;
+    buf[0] = 0;
+    if (p->depth == 0) return;
+    top = p->stack[p->depth - 1].node;
+    if (j->nodes[top].type == ZERO__JSON_OBJECT)
+        zero__json_path_ex(j, top, p->pending_key, -1, buf, cap);
+    else
+        zero__json_path_ex(j, top, -1, j->nodes[top].count, buf, cap);
+}
+
+/* 1-based line and byte column of offset pos. */
+static void zero__json_linecol(const zero__json_parser *p, size_t pos, int *line, int *col) {
+    size_t i, start = p->bom;
+    int l = 1;
+    if (pos > p->len) pos = p->len;
+    if (pos < start) pos = start;
+    for (i = start; i < pos; i++)
+        if (p->t[i] == '\n') {
+            l++;
+            start = i + 1;
+        }
+    *line = l;
+    *col = (int)(pos - start) + 1;
+}
+
+/* at: whose key path the message names: ZERO__JSON_AT_NONE, ZERO__JSON_AT_HERE
+   (zero__json_here) or a node. Paths are made only here, on error. */
+#define ZERO__JSON_AT_NONE (-2)
+#define ZERO__JSON_AT_HERE (-1)
+static zero_result zero__json_fail_at(zero__json_parser *p, zero_msg item, int at, size_t pos,
+                                      const char *fmt, ...) ZERO__PRINTF(5, 6);
+static zero_result zero__json_fail_at(zero__json_parser *p, zero_msg item, int at, size_t pos,
+                                      const char *fmt, ...) {
+    char text[768], key[ZERO__JSON_PATH_CAP];
+    int line, col;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    key[0] = 0;
+    if (at == ZERO__JSON_AT_HERE) zero__json_here(p, key, sizeof key);
+    else if (at >= 0) zero__json_path(p->j, at, key, sizeof key);
+    zero__json_linecol(p, pos, &line, &col);
+    return zero__fail(p->err, item, at == ZERO__JSON_AT_NONE ? NULL : key, line, col, "%s", text);
+}
+
+/* What stands at pos, for "got ...": 'x', 'word', end of input, ... */
+static void zero__json_got(const zero__json_parser *p, size_t pos, char *buf, size_t cap) {
+    unsigned char c;
+    const char *why;
+    if (pos >= p->len) {
+        snprintf(buf, cap, "end of input");
+        return;
+    }
+    c = (unsigned char)p->t[pos];
+    if (zero__json_is_word(c)) {
+        size_t n = 0;
+        while (pos + n < p->len && zero__json_is_word((unsigned char)p->t[pos + n]) && n < 24) n++;
+        snprintf(buf, cap, "'%.*s%s'", (int)n, p->t + pos,
+                 pos + n < p->len && zero__json_is_word((unsigned char)p->t[pos + n]) ? "..." : "");
+    } else if (c == '\'') {
+        snprintf(buf, cap, "\"'\"");
+    } else if (c >= 0x20 && c < 0x7F) {
+        snprintf(buf, cap, "'%c'", c);
+    } else if (c < 0x80) {
+        snprintf(buf, cap, "control character 0x%02X", c);
+    } else {
+        int n = zero__json_utf8_len((const unsigned char *)p->t + pos, p->len - pos, &why);
+        if (n > 0) snprintf(buf, cap, "'%.*s'", n, p->t + pos);
+        else snprintf(buf, cap, "byte 0x%02X", c);
+    }
+}
+
+/* "<expected>, got <what is at pos><hint>"; invalid UTF-8 at pos reports JSON_BAD_UTF8. */
+static zero_result zero__json_unexpected(zero__json_parser *p, zero_msg item, int at, size_t pos, const char *expected, const char *hint) {
+    char got[64];
+    const char *why = "";
+    if (pos < p->len && (unsigned char)p->t[pos] >= 0x80 &&
+        !zero__json_utf8_len((const unsigned char *)p->t + pos, p->len - pos, &why))
+        return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_UTF8, at, pos,
+                                  "invalid UTF-8 (byte 0x%02X starts %s); %s",
+                                  (unsigned char)p->t[pos], why, expected);
+    zero__json_got(p, pos, got, sizeof got);
+    return zero__json_fail_at(p, item, at, pos, "%s, got %s%s", expected, got, hint ? hint : "");
+}
+
+static const char *zero__json_kind(zero__json_type t) {
+    return t == ZERO__JSON_OBJECT ? "object" : "array";
+}
+
+/* ---- parsing ---- */
+
+static int zero__json_new_node(zero__json_parser *p, zero__json_type type, size_t start) {
+    zero__json *j = p->j;
+    zero__json_node *n;
+    if (j->count >= ZERO__JSON_MAX_NODES) {
+        zero__json_fail_at(p, ZERO_MSG_JSON_TOO_LARGE, ZERO__JSON_AT_HERE, start,
+                           "the JSON text needs more than %d nodes (values and keys), the most "
+                           "the parser accepts",
+                           (int)ZERO__JSON_MAX_NODES);
+        return -1;
+    }
+    if (j->count == j->cap) {
+        int ncap = j->cap ? (j->cap > ZERO__JSON_MAX_NODES / 2 ? ZERO__JSON_MAX_NODES : j->cap * 2)
+                          : 32;
+        zero__json_node *nn = NULL;
+        if ((size_t)ncap <= SIZE_MAX / sizeof(zero__json_node))
+            nn = (zero__json_node *)ZERO_REALLOC(j->nodes, (size_t)ncap * sizeof(zero__json_node));
+        if (!nn) {
+            zero__fail(p->err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0,
+                       "out of memory growing the JSON parser's node array to %d nodes", ncap);
+            return -1;
+        }
+        j->nodes = nn;
+        j->cap = ncap;
+    }
+    n = &j->nodes[j->count];
+    n->type = type;
+    n->parent = p->depth > 0 ? p->stack[p->depth - 1].node : -1;
+    n->next = n->first = n->key = -1;
+    n->count = 0;
+    n->start = n->end = start;
+    n->line = p->line;
+    n->col = (int)(start - p->line_start) + 1;
+    n->number = 0;
+    n->integer = 0;
+    n->is_integer = 0;
+    return j->count++;
+}
+
+/* Link a new value node into the open container (if any) as its last child. */
+static void zero__json_attach(zero__json_parser *p, int idx) {
+    zero__json *j = p->j;
+    zero__json_frame *f;
+    if (p->depth == 0) return;
+    f = &p->stack[p->depth - 1];
+    if (f->last >= 0) j->nodes[f->last].next = idx;
+    else j->nodes[f->node].first = idx;
+    f->last = idx;
+    j->nodes[f->node].count++;
+    j->nodes[idx].key = p->pending_key;
+    p->pending_key = -1;
+}
+
+/* Skip whitespace and comments. */
+static zero_result zero__json_skip(zero__json_parser *p) {
+    const char *t = p->t;
+    size_t len = p->len;
+    const char *why;
+    while (p->pos < len) {
+        unsigned char c = (unsigned char)t[p->pos];
+        if (c == ' ' || c == '\t' || c == '\r') {
+            p->pos++;
+        } else if (c == '\n') {
+            p->pos++;
+            p->line++;
+            p->line_start = p->pos;
+        } else if (c == '#' || (c == '/' && p->pos + 1 < len && t[p->pos + 1] == '/')) {
+            while (p->pos < len && t[p->pos] != '\n') {
+                if ((unsigned char)t[p->pos] >= 0x80) {
+                    int n = zero__json_utf8_len((const unsigned char *)t + p->pos, len - p->pos, &why);
+                    if (!n)
+                        return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_UTF8, ZERO__JSON_AT_NONE, p->pos,
+                                                  "invalid UTF-8 in a comment (byte 0x%02X starts %s)",
+                                                  (unsigned char)t[p->pos], why);
+                    p->pos += (size_t)n;
+                } else {
+                    p->pos++;
+                }
+            }
+        } else if (c == '/' && p->pos + 1 < len && t[p->pos + 1] == '*') {
+            int line0 = p->line, col0 = (int)(p->pos - p->line_start) + 1;
+            p->pos += 2;
+            for (;;) {
+                unsigned char d;
+                if (p->pos >= len)
+                    return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_NONE, p->pos,
+                                              "expected '*/' to close the comment opened at line "
+                                              "%d:%d, got end of input",
+                                              line0, col0);
+                d = (unsigned char)t[p->pos];
+                if (d == '*' && p->pos + 1 < len && t[p->pos + 1] == '/') {
+                    p->pos += 2;
+                    break;
+                }
+                if (d == '\n') {
+                    p->pos++;
+                    p->line++;
+                    p->line_start = p->pos;
+                } else if (d >= 0x80) {
+                    int n = zero__json_utf8_len((const unsigned char *)t + p->pos, len - p->pos, &why);
+                    if (!n)
+                        return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_UTF8, ZERO__JSON_AT_NONE, p->pos,
+                                                  "invalid UTF-8 in a comment (byte 0x%02X starts %s)",
+                                                  d, why);
+                    p->pos += (size_t)n;
+                } else {
+                    p->pos++;
+                }
+            }
+        } else if (c == '/') {
+            return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_NONE, p->pos + 1,
+                                         "expected '/' or '*' after '/' to start a comment", NULL);
+        } else {
+            break;
+        }
+    }
+    return ZERO_OK;
+}
+
+/* Validate the string whose opening quote is at p->pos; on success *end is
+   the offset of the closing quote. */
+static zero_result zero__json_scan_string(zero__json_parser *p, size_t *end) {
+    const char *t = p->t;
+    size_t len = p->len, i = p->pos + 1;
+    const char *why;
+    for (;;) {
+        unsigned char c;
+        if (i >= len)
+            return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, i,
+                                      "expected '\"' to close the string opened at line %d:%d, "
+                                      "got end of input",
+                                      p->line, (int)(p->pos - p->line_start) + 1);
+        c = (unsigned char)t[i];
+        if (c == '"') break;
+        if (c == '\\') {
+            unsigned char e;
+            long cp, lo;
+            if (i + 1 >= len)
+                return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, i + 1,
+                                          "expected an escape character after '\\' and '\"' to "
+                                          "close the string opened at line %d:%d, got end of input",
+                                          p->line, (int)(p->pos - p->line_start) + 1);
+            e = (unsigned char)t[i + 1];
+            switch (e) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                i += 2;
+                continue;
+            case 'u': break;
+            default: {
+                char got[64];
+                zero__json_got(p, i + 1, got, sizeof got);
+                if (e < 0x20 || e >= 0x80) {
+                    if (e >= 0x80 && !zero__json_utf8_len((const unsigned char *)t + i + 1,
+                                                          len - i - 1, &why))
+                        return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_UTF8, ZERO__JSON_AT_HERE, i + 1,
+                                                  "invalid UTF-8 (byte 0x%02X starts %s) after '\\'",
+                                                  e, why);
+                    return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_ESCAPE, ZERO__JSON_AT_HERE, i,
+                                              "invalid escape: expected one of \\\" \\\\ \\/ \\b \\f "
+                                              "\\n \\r \\t \\uXXXX after '\\', got %s",
+                                              got);
+                }
+                return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_ESCAPE, ZERO__JSON_AT_HERE, i,
+                                          "invalid escape '\\%c': expected one of \\\" \\\\ \\/ \\b "
+                                          "\\f \\n \\r \\t \\uXXXX",
+                                          e);
+            }
+            }
+            /* \uXXXX */
+            {
+                size_t k;
+                for (k = 0; k < 4; k++)
+                    if (i + 2 + k >= len || zero__json_hexval((unsigned char)t[i + 2 + k]) < 0)
+                        return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_UNICODE, ZERO__JSON_AT_HERE, i + 2 + k,
+                                                     "expected 4 hex digits after '\\u'", NULL);
+            }
+            cp = zero__json_hex4(t + i + 2);
+            if (cp >= 0xDC00 && cp <= 0xDFFF)
+                return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_UNICODE, ZERO__JSON_AT_HERE, i,
+                                          "lone low surrogate \\u%.4s: expected a high surrogate "
+                                          "\\uD800-\\uDBFF before it",
+                                          t + i + 2);
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                size_t k;
+                if (i + 7 >= len || t[i + 6] != '\\' || t[i + 7] != 'u') {
+                    char got[64];
+                    zero__json_got(p, i + 6, got, sizeof got);
+                    return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_UNICODE, ZERO__JSON_AT_HERE, i,
+                                              "high surrogate \\u%.4s must be followed by a low "
+                                              "surrogate \\uDC00-\\uDFFF, got %s",
+                                              t + i + 2, i + 6 < len && t[i + 6] == '\\' ?
+                                              "another escape" : got);
+                }
+                for (k = 0; k < 4; k++)
+                    if (i + 8 + k >= len || zero__json_hexval((unsigned char)t[i + 8 + k]) < 0)
+                        return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_UNICODE, ZERO__JSON_AT_HERE, i + 8 + k,
+                                                     "expected 4 hex digits after '\\u'", NULL);
+                lo = zero__json_hex4(t + i + 8);
+                if (lo < 0xDC00 || lo > 0xDFFF)
+                    return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_UNICODE, ZERO__JSON_AT_HERE, i,
+                                              "high surrogate \\u%.4s must be followed by a low "
+                                              "surrogate \\uDC00-\\uDFFF, got \\u%.4s",
+                                              t + i + 2, t + i + 8);
+                i += 12;
+            } else {
+                i += 6;
+            }
+        } else if (c < 0x20) {
+            return zero__json_fail_at(p, ZERO_MSG_JSON_CONTROL_CHAR, ZERO__JSON_AT_HERE, i,
+                                      "raw control character 0x%02X inside a string: expected it "
+                                      "escaped (\\n, \\t, \\u00XX)%s",
+                                      c, c == '\n' ? "; is a closing '\"' missing?" : "");
+        } else if (c >= 0x80) {
+            int n = zero__json_utf8_len((const unsigned char *)t + i, len - i, &why);
+            if (!n)
+                return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_UTF8, ZERO__JSON_AT_HERE, i,
+                                          "invalid UTF-8 in a string (byte 0x%02X starts %s)", c, why);
+            i += (size_t)n;
+        } else {
+            i++;
+        }
+    }
+    *end = i;
+    return ZERO_OK;
+}
+
+/* Parse the string at p->pos into a new node (not attached). */
+static zero_result zero__json_string_node(zero__json_parser *p, int *out) {
+    size_t end = 0;
+    zero_result rc = zero__json_scan_string(p, &end);
+    int idx;
+    if (rc != ZERO_OK) return rc;
+    idx = zero__json_new_node(p, ZERO__JSON_STRING, p->pos);
+    if (idx < 0) return p->err ? p->err->code : ZERO_ERR_CONFIG;
+    p->j->nodes[idx].start = p->pos + 1;
+    p->j->nodes[idx].end = end;
+    p->pos = end + 1;
+    *out = idx;
+    return ZERO_OK;
+}
+
+/* Convert the validated number token t[s..e) into node n. */
+static zero_result zero__json_convert_number(zero__json_parser *p, size_t s,
+                                             size_t e, int is_int, zero__json_node *n) {
+    const char *t = p->t;
+    int neg = t[s] == '-';
+    if (is_int) {
+        uint64_t mag = 0, limit = neg ? (uint64_t)1 << 63 : ((uint64_t)1 << 63) - 1;
+        size_t i;
+        int fits = 1;
+        for (i = s + (size_t)neg; i < e; i++) {
+            unsigned d = (unsigned)(t[i] - '0');
+            if (mag > (limit - d) / 10) {
+                fits = 0;
+                break;
+            }
+            mag = mag * 10 + d;
+        }
+        if (fits) {
+            n->is_integer = 1;
+            n->integer = neg ? (mag == (uint64_t)1 << 63 ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+            n->number = neg ? -(double)mag : (double)mag; /* correctly rounded */
+            return ZERO_OK;
+        }
+    }
+    {
+        /* strtod with the token's '.' replaced by this locale's decimal point */
+        char small[96], *buf = small, *endp;
+        const char *dp = ".";
+        size_t dpn, need, k = 0, i;
+        struct lconv *lc = localeconv();
+        double v;
+        if (lc && lc->decimal_point && lc->decimal_point[0]) dp = lc->decimal_point;
+        dpn = strlen(dp);
+        need = (e - s) + dpn + 1;
+        if (need > sizeof small) {
+            buf = (char *)ZERO_MALLOC(need);
+            if (!buf)
+                return zero__fail(p->err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0,
+                                  "out of memory converting a %zu-byte number", e - s);
+        }
+        for (i = s; i < e; i++) {
+            if (t[i] == '.') {
+                memcpy(buf + k, dp, dpn);
+                k += dpn;
+            } else {
+                buf[k++] = t[i];
+            }
+        }
+        buf[k] = 0;
+        v = strtod(buf, &endp);
+        i = (size_t)(endp - buf);
+        if (buf != small) ZERO_FREE(buf);
+        if (i != k)
+            return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_NUMBER, ZERO__JSON_AT_HERE, s,
+                                      "number '%.*s' could not be converted by strtod",
+                                      (int)(e - s < 40 ? e - s : 40), t + s);
+        if (v > DBL_MAX || v < -DBL_MAX)
+            return zero__json_fail_at(p, ZERO_MSG_JSON_NUMBER_RANGE, ZERO__JSON_AT_HERE, s,
+                                      "number '%.*s%s' is out of the range of a double: expected a "
+                                      "magnitude below 1.7976931348623157e308",
+                                      (int)(e - s < 40 ? e - s : 40), t + s, e - s > 40 ? "..." : "");
+        n->number = v; /* underflow to 0 or a subnormal is fine */
+    }
+    return ZERO_OK;
+}
+
+/* Parse the number at p->pos (RFC 8259 grammar exactly) into a new node. */
+static zero_result zero__json_number(zero__json_parser *p, int *out) {
+    const char *t = p->t;
+    size_t len = p->len, s = p->pos, i = s;
+    int is_int = 1, idx;
+    zero_result rc;
+    if (t[i] == '-') i++;
+    if (i >= len || !zero__json_is_digit((unsigned char)t[i]))
+        return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_NUMBER, ZERO__JSON_AT_HERE, i,
+                                     "malformed number: expected a digit after '-'", NULL);
+    if (t[i] == '0') {
+        i++;
+        if (i < len && zero__json_is_digit((unsigned char)t[i]))
+            return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_NUMBER, ZERO__JSON_AT_HERE, i,
+                                         "malformed number: expected '.', 'e' or the end of the "
+                                         "number after a leading '0'",
+                                         " (JSON numbers have no leading zeros)");
+    } else {
+        while (i < len && zero__json_is_digit((unsigned char)t[i])) i++;
+    }
+    if (i < len && t[i] == '.') {
+        is_int = 0;
+        i++;
+        if (i >= len || !zero__json_is_digit((unsigned char)t[i]))
+            return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_NUMBER, ZERO__JSON_AT_HERE, i,
+                                         "malformed number: expected a digit after '.'", NULL);
+        while (i < len && zero__json_is_digit((unsigned char)t[i])) i++;
+    }
+    if (i < len && (t[i] == 'e' || t[i] == 'E')) {
+        is_int = 0;
+        i++;
+        if (i < len && (t[i] == '+' || t[i] == '-')) i++;
+        if (i >= len || !zero__json_is_digit((unsigned char)t[i]))
+            return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_NUMBER, ZERO__JSON_AT_HERE, i,
+                                         "malformed number: expected a digit in the exponent", NULL);
+        while (i < len && zero__json_is_digit((unsigned char)t[i])) i++;
+    }
+    if (i < len && (zero__json_is_word((unsigned char)t[i]) || t[i] == '.' || t[i] == '+' ||
+                    t[i] == '-')) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "malformed number: expected the end of the number after '%.*s'",
+                 (int)(i - s < 40 ? i - s : 40), t + s);
+        return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_NUMBER, ZERO__JSON_AT_HERE, i, msg, NULL);
+    }
+    idx = zero__json_new_node(p, ZERO__JSON_NUMBER, s);
+    if (idx < 0) return p->err ? p->err->code : ZERO_ERR_CONFIG;
+    p->j->nodes[idx].end = i;
+    rc = zero__json_convert_number(p, s, i, is_int, &p->j->nodes[idx]);
+    if (rc != ZERO_OK) return rc;
+    p->pos = i;
+    *out = idx;
+    return ZERO_OK;
+}
+
+/* Check the object `obj` (just closed) for duplicate keys. */
+static zero_result zero__json_check_dups(zero__json_parser *p, int obj) {
+    zero__json *j = p->j;
+    int n = j->nodes[obj].count, c, k, width, *a, *b, best = -1, best_first = -1, run;
+    if (n < 2) return ZERO_OK;
+    if (n > p->sort_cap) {
+        int ncap = p->sort_cap ? p->sort_cap : 16;
+        int *na, *nb;
+        while (ncap < n) ncap = ncap > INT_MAX / 2 ? n : ncap * 2;
+        na = (int *)ZERO_MALLOC((size_t)ncap * sizeof(int));
+        nb = (int *)ZERO_MALLOC((size_t)ncap * sizeof(int));
+        if (!na || !nb) {
+            ZERO_FREE(na);
+            ZERO_FREE(nb);
+            return zero__fail(p->err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0,
+                              "out of memory checking an object of %d members for duplicate keys", n);
+        }
+        ZERO_FREE(p->sort_a);
+        ZERO_FREE(p->sort_b);
+        p->sort_a = na;
+        p->sort_b = nb;
+        p->sort_cap = ncap;
+    }
+    a = p->sort_a;
+    b = p->sort_b;
+    for (k = 0, c = j->nodes[obj].first; c >= 0; c = j->nodes[c].next) a[k++] = j->nodes[c].key;
+    /* bottom-up merge sort, stable: equal keys stay in document order */
+    for (width = 1; width < n; width *= 2) {
+        int lo, *tmp;
+        for (lo = 0; lo < n; lo += 2 * width) {
+            int mid = lo + width < n ? lo + width : n;
+            int hi = mid + width < n ? mid + width : n;
+            int x = lo, y = mid, o = lo;
+            while (x < mid && y < hi) b[o++] = zero__json_keycmp(j, a[x], a[y]) <= 0 ? a[x++] : a[y++];
+            while (x < mid) b[o++] = a[x++];
+            while (y < hi) b[o++] = a[y++];
+        }
+        tmp = a;
+        a = b;
+        b = tmp;
+    }
+    /* each run of equal keys: its first two are the first duplicate of that key */
+    for (run = 0, k = 1; k <= n; k++) {
+        if (k < n && zero__json_keycmp(j, a[run], a[k]) == 0) continue;
+        if (k - run >= 2 && (best < 0 || a[run + 1] < best)) {
+            best = a[run + 1];
+            best_first = a[run];
+        }
+        run = k;
+    }
+    if (best >= 0) {
+        char path[ZERO__JSON_PATH_CAP];
+        const zero__json_node *d = &j->nodes[best], *f = &j->nodes[best_first];
+        zero__json_path_ex(j, obj, best, -1, path, sizeof path);
+        zero__fail(p->err, ZERO_MSG_JSON_DUPLICATE_KEY, path, 0, 0,
+                   "duplicate key (line %d:%d), first at line %d:%d", d->line, d->col, f->line,
+                   f->col);
+        if (p->err) {
+            p->err->line = d->line;
+            p->err->column = d->col;
+        }
+        return ZERO_ERR_CONFIG;
+    }
+    return ZERO_OK;
+}
+
+/* Close the container on top of the stack at its bracket p->pos. */
+static zero_result zero__json_close(zero__json_parser *p) {
+    int node = p->stack[--p->depth].node;
+    p->j->nodes[node].end = ++p->pos;
+    if (p->j->nodes[node].type == ZERO__JSON_OBJECT) return zero__json_check_dups(p, node);
+    return ZERO_OK;
+}
+
+enum { ZERO__JSON_ST_VALUE, ZERO__JSON_ST_AFTER, ZERO__JSON_ST_KEY, ZERO__JSON_ST_DONE };
+
+static zero_result zero__json_run(zero__json_parser *p) {
+    zero__json *j = p->j;
+    const char *t = p->t;
+    int state = ZERO__JSON_ST_VALUE;
+    char after = 0; /* what the value or key follows: 0 (top), '[', ',' or ':' */
+    zero_result rc;
+
+    if ((rc = zero__json_skip(p)) != ZERO_OK) return rc;
+    if (p->pos >= p->len)
+        return zero__json_fail_at(p, ZERO_MSG_JSON_EMPTY, ZERO__JSON_AT_NONE, p->pos,
+                                  "expected a JSON value, got end of input (the text is empty or "
+                                  "only whitespace and comments)");
+    while (state != ZERO__JSON_ST_DONE) {
+        if ((rc = zero__json_skip(p)) != ZERO_OK) return rc;
+        if (state == ZERO__JSON_ST_VALUE) {
+            unsigned char c;
+            int idx = -1;
+            if (p->pos >= p->len) {
+                const zero__json_node *o;
+                if (p->depth == 0) /* not reached: the text was checked not empty */
+                    return zero__json_fail_at(p, ZERO_MSG_JSON_EMPTY, ZERO__JSON_AT_NONE, p->pos,
+                                              "expected a JSON value, got end of input");
+                o = &j->nodes[p->stack[p->depth - 1].node];
+                return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
+                                          "expected a value after '%c', got end of input (the "
+                                          "%s opened at line %d:%d is not closed)",
+                                          after, zero__json_kind(o->type), o->line, o->col);
+            }
+            c = (unsigned char)t[p->pos];
+            if (c == '{' || c == '[') {
+                zero__json_type type = c == '{' ? ZERO__JSON_OBJECT : ZERO__JSON_ARRAY;
+                if (p->depth >= ZERO_JSON_MAX_DEPTH)
+                    return zero__json_fail_at(p, ZERO_MSG_JSON_TOO_DEEP, ZERO__JSON_AT_HERE, p->pos,
+                                              "expected at most %d nested arrays/objects, got '%c' "
+                                              "opening level %d (ZERO_JSON_MAX_DEPTH)",
+                                              (int)ZERO_JSON_MAX_DEPTH, c, p->depth + 1);
+                if ((idx = zero__json_new_node(p, type, p->pos)) < 0)
+                    return p->err ? p->err->code : ZERO_ERR_CONFIG;
+                zero__json_attach(p, idx);
+                p->stack[p->depth].node = idx;
+                p->stack[p->depth].last = -1;
+                p->depth++;
+                p->pos++;
+                after = (char)c;
+                if ((rc = zero__json_skip(p)) != ZERO_OK) return rc;
+                if (p->pos < p->len && t[p->pos] == (c == '{' ? '}' : ']')) {
+                    if ((rc = zero__json_close(p)) != ZERO_OK) return rc;
+                    state = ZERO__JSON_ST_AFTER;
+                } else {
+                    state = c == '{' ? ZERO__JSON_ST_KEY : ZERO__JSON_ST_VALUE;
+                }
+                continue;
+            }
+            if (c == '"') {
+                rc = zero__json_string_node(p, &idx);
+            } else if (c == '-' || zero__json_is_digit(c)) {
+                rc = zero__json_number(p, &idx);
+            } else if (zero__json_is_word(c)) {
+                size_t s = p->pos, e = s;
+                zero__json_type type = ZERO__JSON_NULL;
+                int ok = 1;
+                while (e < p->len && zero__json_is_word((unsigned char)t[e])) e++;
+                if (e - s == 4 && memcmp(t + s, "true", 4) == 0) type = ZERO__JSON_TRUE;
+                else if (e - s == 5 && memcmp(t + s, "false", 5) == 0) type = ZERO__JSON_FALSE;
+                else if (e - s == 4 && memcmp(t + s, "null", 4) == 0) type = ZERO__JSON_NULL;
+                else ok = 0;
+                if (!ok) {
+                    static const char *const lits[] = {"true", "false", "null"};
+                    const char *hint = " (strings need double quotes)";
+                    int k;
+                    for (k = 0; k < 3; k++) /* a misspelt literal: "tru", "nul", "falsey" */
+                        if (e - s >= 2 && (strncmp(t + s, lits[k], e - s) == 0 ||
+                                           strncmp(t + s, lits[k], strlen(lits[k])) == 0))
+                            hint = k == 0 ? " (did you mean true?)"
+                                 : k == 1 ? " (did you mean false?)"
+                                          : " (did you mean null?)";
+                    if ((e - s == 4 && (memcmp(t + s, "True", 4) == 0 || memcmp(t + s, "None", 4) == 0)) ||
+                        (e - s == 5 && memcmp(t + s, "False", 5) == 0))
+                        hint = " (JSON's literals are lowercase true, false and null)";
+                    else if ((e - s == 3 && memcmp(t + s, "NaN", 3) == 0) ||
+                             (e - s == 8 && memcmp(t + s, "Infinity", 8) == 0))
+                        hint = " (JSON has no NaN or Infinity)";
+                    return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, s,
+                                                 "expected a value (object, array, string, number, "
+                                                 "true, false or null)",
+                                                 hint);
+                }
+                if ((idx = zero__json_new_node(p, type, s)) < 0)
+                    return p->err ? p->err->code : ZERO_ERR_CONFIG;
+                j->nodes[idx].end = e;
+                p->pos = e;
+                rc = ZERO_OK;
+            } else if (c == '+' || c == '.') {
+                return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_NUMBER, ZERO__JSON_AT_HERE, p->pos,
+                                             "malformed number: expected '-' or a digit to start it",
+                                             c == '.' ? " (write 0.5, not .5)"
+                                                      : " (JSON numbers have no '+' sign)");
+            } else {
+                char expected[64];
+                snprintf(expected, sizeof expected, "expected a value%s%s%s",
+                         after == ',' ? " after ','" : after == ':' ? " after ':'" : "",
+                         after == '[' ? " or ']'" : "", "");
+                return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos, expected,
+                    after == ',' && c == ']' ? " (trailing commas are not allowed)"
+                    : c == '\'' ? " (strings need double quotes)"
+                                : "");
+            }
+            if (rc != ZERO_OK) return rc;
+            zero__json_attach(p, idx);
+            state = ZERO__JSON_ST_AFTER;
+        } else if (state == ZERO__JSON_ST_AFTER) {
+            const zero__json_frame *f;
+            int isobj;
+            if (p->depth == 0) {
+                if (p->pos < p->len)
+                    return zero__json_unexpected(p, ZERO_MSG_JSON_TRAILING, ZERO__JSON_AT_NONE, p->pos,
+                                                 "expected the end of input after the top-level "
+                                                 "value",
+                                                 NULL);
+                state = ZERO__JSON_ST_DONE;
+                continue;
+            }
+            f = &p->stack[p->depth - 1];
+            isobj = j->nodes[f->node].type == ZERO__JSON_OBJECT;
+            if (p->pos >= p->len) {
+                const zero__json_node *o = &j->nodes[f->node];
+                return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, f->last, p->pos,
+                                          "expected ',' or '%c' after %s, got end of input (the "
+                                          "%s opened at line %d:%d is not closed)",
+                                          isobj ? '}' : ']', isobj ? "object member" : "array element",
+                                          zero__json_kind(o->type), o->line, o->col);
+            }
+            if (t[p->pos] == ',') {
+                p->pos++;
+                after = ',';
+                state = isobj ? ZERO__JSON_ST_KEY : ZERO__JSON_ST_VALUE;
+            } else if (t[p->pos] == (isobj ? '}' : ']')) {
+                if ((rc = zero__json_close(p)) != ZERO_OK) return rc;
+            } else {
+                return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, f->last, p->pos,
+                                             isobj ? "expected ',' or '}' after object member"
+                                                   : "expected ',' or ']' after array element",
+                                             NULL);
+            }
+        } else { /* ZERO__JSON_ST_KEY */
+            int key;
+            if (p->pos >= p->len) {
+                const zero__json_node *o = &j->nodes[p->stack[p->depth - 1].node];
+                return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
+                                          "expected '\"' to start %s, got end of input (the "
+                                          "object opened at line %d:%d is not closed)",
+                                          after == ',' ? "the next key after ','" : "a key or '}'",
+                                          o->line, o->col);
+            }
+            if (t[p->pos] != '"') {
+                unsigned char c = (unsigned char)t[p->pos];
+                return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos,
+                    after == ',' ? "expected '\"' to start the next key after ','"
+                                 : "expected '\"' to start a key or '}'",
+                    after == ',' && c == '}' ? " (trailing commas are not allowed)"
+                    : zero__json_is_word(c)  ? " (keys need double quotes)"
+                    : c == '\''              ? " (keys need double quotes)"
+                                             : "");
+            }
+            if ((rc = zero__json_string_node(p, &key)) != ZERO_OK) return rc;
+            p->pending_key = key;
+            if ((rc = zero__json_skip(p)) != ZERO_OK) return rc;
+            if (p->pos >= p->len || t[p->pos] != ':') {
+                char expected[ZERO__JSON_PATH_CAP + 64];
+                char name[64];
+                size_t n = zero__json_string(j, key, name, sizeof name), k;
+                for (k = 0; name[k]; k++) /* one line: control characters shown as '?' */
+                    if ((unsigned char)name[k] < 0x20 || name[k] == 0x7F) name[k] = '?';
+                snprintf(expected, sizeof expected, "expected ':' after the key \"%s%s\"", name,
+                         n >= sizeof name ? "..." : "");
+                if (p->pos >= p->len) {
+                    const zero__json_node *o = &j->nodes[p->stack[p->depth - 1].node];
+                    return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
+                                              "%s, got end of input (the object opened at line "
+                                              "%d:%d is not closed)",
+                                              expected, o->line, o->col);
+                }
+                return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos, expected,
+                                             NULL);
+            }
+            p->pos++;
+            after = ':';
+            state = ZERO__JSON_ST_VALUE;
+        }
+    }
+    return ZERO_OK;
+}
+
+ZERO__UNUSED static zero_result zero__json_parse(zero__json *j, const char *text, size_t len,
+                                                 zero_error *err) {
+    zero__json_parser p;
+    zero_result rc;
+    if (!j) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero__json_parse: j is NULL");
+    memset(j, 0, sizeof *j);
+    if (!text && len)
+        return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero__json_parse: text is NULL");
+    if (len > ZERO__JSON_MAX_BYTES)
+        return zero__fail(err, ZERO_MSG_JSON_TOO_LARGE, NULL, 0, 0,
+                          "the JSON text is %zu bytes, expected at most %zu (256 MiB)", len,
+                          (size_t)ZERO__JSON_MAX_BYTES);
+    memset(&p, 0, sizeof p);
+    j->text = text ? text : "";
+    j->len = len;
+    p.j = j;
+    p.t = j->text;
+    p.len = len;
+    p.line = 1;
+    p.pending_key = -1;
+    p.err = err;
+    if (len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB &&
+        (unsigned char)text[2] == 0xBF)
+        p.bom = 3;
+    p.pos = p.line_start = p.bom;
+    rc = zero__json_run(&p);
+    ZERO_FREE(p.sort_a);
+    ZERO_FREE(p.sort_b);
+    if (rc != ZERO_OK) {
+        zero__json_free(j);
+        return rc;
+    }
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* ---- config: defaults ---- */
+
+static void zero__offload_default(zero_offload_config *o, int64_t buffer_count) {
+    memset(o, 0, sizeof *o);
+    o->device = ZERO_OFFLOAD_NONE;
+    o->buffer_count = buffer_count;
+    o->buffer_size = 100000000;
+    o->max_in_cpu = 1000000000;
+    o->pin_memory = 1;
+    o->ratio = 1.0;
+    o->cpuadam_cores_perc = 0.8;
+}
+
+ZERO__DEF zero_config zero_config_default(void) {
+    zero_config c;
+    memset(&c, 0, sizeof c);
+    c.train_batch_size = ZERO_UNSET;
+    c.train_micro_batch_size_per_gpu = ZERO_UNSET;
+    c.gradient_accumulation_steps = ZERO_UNSET;
+    c.steps_per_print = 0;
+    c.gradient_clipping = 1.0;
+    c.gradient_predivide_factor = 1.0;
+    c.communication_data_type = ZERO_DTYPE_DEFAULT;
+    c.gradient_allreduce_op = ZERO_REDUCE_MEAN;
+    c.managed_gradient_accumulation = 1;
+    c.zero_force_ds_cpu_optimizer = 1;
+    c.grad_accum_dtype = ZERO_DTYPE_DEFAULT;
+    c.tag_validation = ZERO_TAG_VALIDATION_WARN;
+
+    c.aio.block_size = 1048576;
+    c.aio.queue_depth = 8;
+    c.aio.intra_op_parallelism = 1;
+    c.aio.overlap_events = 1;
+
+    c.fp16.loss_scale = 0;
+    c.fp16.initial_scale_power = 16;
+    c.fp16.loss_scale_window = 1000;
+    c.fp16.hysteresis = 2;
+    c.fp16.min_loss_scale = 1;
+
+    c.bf16.check_grad_overflow = 1;
+
+    c.optimizer.type = ZERO_OPTIMIZER_ADAM;
+    c.optimizer.lr = 1e-3;
+    c.optimizer.beta1 = 0.9;
+    c.optimizer.beta2 = 0.999;
+    c.optimizer.eps = 1e-8;
+    c.optimizer.weight_decay = 0;
+    c.optimizer.bias_correction = 1;
+    c.optimizer.adam_w_mode = 1;
+
+    c.scheduler.type = ZERO_SCHEDULER_NONE;
+    c.scheduler.last_batch_iteration = -1;
+    c.scheduler.warmup_min_lr = 0;
+    c.scheduler.warmup_max_lr = ZERO_UNSET;
+    c.scheduler.warmup_num_steps = 1000;
+    c.scheduler.warmup_type = ZERO_WARMUP_LOG;
+    c.scheduler.total_num_steps = ZERO_UNSET;
+    c.scheduler.warmup_min_ratio = 0;
+    c.scheduler.cos_min_ratio = 1e-4;
+    c.scheduler.cycle_min_lr = ZERO_UNSET;
+    c.scheduler.cycle_max_lr = ZERO_UNSET;
+    c.scheduler.decay_lr_rate = 0;
+    c.scheduler.cycle_first_step_size = 2000;
+    c.scheduler.cycle_second_step_size = ZERO_UNSET;
+    c.scheduler.cycle_first_stair_count = 0;
+    c.scheduler.cycle_second_stair_count = ZERO_UNSET;
+    c.scheduler.decay_step_size = 0;
+    c.scheduler.cycle_momentum = 1;
+    c.scheduler.cycle_min_mom = 0.8;
+    c.scheduler.cycle_max_mom = 0.9;
+    c.scheduler.decay_mom_rate = 0;
+    c.scheduler.lr_range_test_min_lr = 1e-3;
+    c.scheduler.lr_range_test_step_size = 2000;
+    c.scheduler.lr_range_test_step_rate = 1.0;
+    c.scheduler.lr_range_test_staircase = 0;
+
+    c.zero_optimization.stage = 0;
+    c.zero_optimization.contiguous_gradients = 1;
+    c.zero_optimization.reduce_scatter = 1;
+    c.zero_optimization.reduce_bucket_size = 500000000;
+    c.zero_optimization.use_multi_rank_bucket_allreduce = 1;
+    c.zero_optimization.allgather_partitions = 1;
+    c.zero_optimization.allgather_bucket_size = 500000000;
+    c.zero_optimization.overlap_comm = ZERO_UNSET;
+    c.zero_optimization.load_from_fp32_weights = 1;
+    zero__offload_default(&c.zero_optimization.offload_param, 5);
+    zero__offload_default(&c.zero_optimization.offload_optimizer, 4);
+    c.zero_optimization.sub_group_size = 1000000000;
+    c.zero_optimization.stage3_prefetch_bucket_size = 50000000;
+    c.zero_optimization.stage3_param_persistence_threshold = 100000;
+    c.zero_optimization.stage3_model_persistence_threshold = INT64_MAX;
+    c.zero_optimization.stage3_max_live_parameters = 1000000000;
+    c.zero_optimization.stage3_max_reuse_distance = 1000000000;
+    c.zero_optimization.ignore_unused_parameters = 1;
+    c.zero_optimization.zero_hpz_partition_size = 1;
+    c.zero_optimization.mics_shard_size = -1;
+    c.zero_optimization.memory_efficient_linear = 1;
+    c.zero_optimization.override_module_apply = 1;
+
+    c.log.fn = NULL;
+    c.log.user = NULL;
+    c.log.level = ZERO_LOG_INFO;
+    c.log.rank = -1;
+    return c;
+}
+
+/* ---- config: the key table ----
+   One row per DeepSpeed key zero knows. The parser, the strictness rules,
+   "auto", zero_config_to_json, and docs/config.md (tests/test_config.c checks
+   it is current) all read this one table. */
+
+typedef enum zero__kind {
+    ZERO__K_SECTION, /* a JSON object of more keys */
+    ZERO__K_BOOL,    /* int field, 0/1 */
+    ZERO__K_INT,     /* int field */
+    ZERO__K_I64,     /* int64_t field */
+    ZERO__K_F64,     /* double field */
+    ZERO__K_ENUM,    /* int-sized enum field; choices "a|b|c" in enum order */
+    ZERO__K_STRING,  /* char[ZERO_PATH_MAX] field */
+    ZERO__K_BETAS,   /* [beta1, beta2] into two doubles */
+    ZERO__K_ANY,     /* any JSON value, kept nowhere (monitors, PyTorch-only knobs) */
+    ZERO__K_COUNT
+} zero__kind;
+
+typedef enum zero__auto {
+    ZERO__AUTO_NO,      /* "auto" is an error: DeepSpeed and HF never accept it here */
+    ZERO__AUTO_SUPPLY,  /* the program sets the field (HF takes it from TrainingArguments) */
+    ZERO__AUTO_DERIVE,  /* zero_config_resolve derives it */
+    ZERO__AUTO_DEFAULT  /* DeepSpeed's pydantic sections drop "auto": the default applies */
+} zero__auto;
+
+enum {
+    ZERO__F_STRICT = 1,     /* SECTION: unknown keys inside are errors (else warnings) */
+    ZERO__F_NULLABLE = 2,   /* null resets to the default (DeepSpeed's default is None) */
+    ZERO__F_PER_GROUP = 4,  /* a number or a list of one (DeepSpeed: one per param group) */
+    ZERO__F_NOCASE = 8,     /* ENUM: case-insensitive */
+    ZERO__F_ENABLED = 16,   /* ANY: an object whose "enabled": true is rejected */
+    ZERO__F_NULL_ONLY = 32  /* ANY + REJECTED: only null / absent is accepted */
+};
+
+/* scheduler.params: which schedulers take the key */
+#define ZERO__S_WARM (1u << ZERO_SCHEDULER_WARMUP_LR)
+#define ZERO__S_DECAY (1u << ZERO_SCHEDULER_WARMUP_DECAY_LR)
+#define ZERO__S_COS (1u << ZERO_SCHEDULER_WARMUP_COSINE_LR)
+#define ZERO__S_CYCLE (1u << ZERO_SCHEDULER_ONE_CYCLE)
+#define ZERO__S_RANGE (1u << ZERO_SCHEDULER_LR_RANGE_TEST)
+#define ZERO__S_ALL (ZERO__S_WARM | ZERO__S_DECAY | ZERO__S_COS | ZERO__S_CYCLE | ZERO__S_RANGE)
+
+typedef struct zero__key {
+    zero_key_info info;
+    zero__kind kind;
+    size_t offset;       /* of the field in zero_config (SECTION, ANY: 0) */
+    double lo, hi;       /* accepted range of numbers, inclusive */
+    const char *choices; /* ENUM: "cpu:1|nvme:2|none:0": name:value, in the order errors list them */
+    zero__auto auto_rule;
+    unsigned flags;
+    unsigned sched_mask; /* scheduler.params: ZERO__S_* */
+    const char *alias;   /* another name for the last path component, or NULL */
+    const char *field;   /* the C field, for hints: "cfg.optimizer.lr" */
+} zero__key;
+
+#define ZERO__OFF(f) offsetof(zero_config, f)
+#define ZERO__BIG 9.2e18 /* just under INT64_MAX, exact in double */
+
+#define ZERO__IMPL ZERO_KEY_IMPLEMENTED
+#define ZERO__NYET ZERO_KEY_NOT_YET
+#define ZERO__NOEF ZERO_KEY_NO_EFFECT
+#define ZERO__REJ ZERO_KEY_REJECTED
+#define ZERO__DEPR ZERO_KEY_DEPRECATED
+
+static const char zero__engine_note[] = "the engine (issue 3) acts on it";
+static const char zero__offload_note[] = "offload (issues 5, 6) acts on it";
+
+static const zero__key zero__keys[] = {
+    /* ---- top level ---- */
+    {{"train_batch_size", "int", "None", ZERO__IMPL,
+      "global batch size TBS = MBS x GAS x world", "\"auto\": derived by zero_config_resolve (batch triangle)"},
+     ZERO__K_I64, ZERO__OFF(train_batch_size), 1, ZERO__BIG, NULL, ZERO__AUTO_DERIVE, ZERO__F_NULLABLE, 0, NULL, "cfg.train_batch_size"},
+    {{"train_micro_batch_size_per_gpu", "int", "None", ZERO__IMPL,
+      "micro-batch per GPU and step (MBS)", "\"auto\": derived by zero_config_resolve (batch triangle)"},
+     ZERO__K_I64, ZERO__OFF(train_micro_batch_size_per_gpu), 1, ZERO__BIG, NULL, ZERO__AUTO_DERIVE, ZERO__F_NULLABLE, 0, NULL, "cfg.train_micro_batch_size_per_gpu"},
+    {{"gradient_accumulation_steps", "int", "None", ZERO__IMPL,
+      "micro-batches per optimizer step (GAS)", "\"auto\": derived by zero_config_resolve (batch triangle)"},
+     ZERO__K_I64, ZERO__OFF(gradient_accumulation_steps), 1, ZERO__BIG, NULL, ZERO__AUTO_DERIVE, ZERO__F_NULLABLE, 0, NULL, "cfg.gradient_accumulation_steps"},
+    {{"steps_per_print", "int", "None", ZERO__NYET,
+      "progress line every N optimizer steps; None: never (code default since v0.15.2; docs say 10)", zero__engine_note},
+     ZERO__K_I64, ZERO__OFF(steps_per_print), 1, ZERO__BIG, NULL, ZERO__AUTO_NO, ZERO__F_NULLABLE, 0, NULL, "cfg.steps_per_print"},
+    {{"wall_clock_breakdown", "bool", "false", ZERO__NYET, "time each phase of the step", zero__engine_note},
+     ZERO__K_BOOL, ZERO__OFF(wall_clock_breakdown), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.wall_clock_breakdown"},
+    {{"gradient_clipping", "float", "1.0", ZERO__NYET,
+      "clip the global L2 norm of the gradients to this; 0 disables (NEW default 1.0, OLD 0)",
+      "\"auto\": set cfg.gradient_clipping (HF: max_grad_norm)"},
+     ZERO__K_F64, ZERO__OFF(gradient_clipping), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.gradient_clipping"},
+    {{"prescale_gradients", "bool", "false", ZERO__NYET, "divide gradients by the world size before the reduction", zero__engine_note},
+     ZERO__K_BOOL, ZERO__OFF(prescale_gradients), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.prescale_gradients"},
+    {{"gradient_predivide_factor", "float", "1.0", ZERO__NYET,
+      "divide by f before the sum-reduction and by world/f after", zero__engine_note},
+     ZERO__K_F64, ZERO__OFF(gradient_predivide_factor), 1e-300, 1e300, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.gradient_predivide_factor"},
+    {{"communication_data_type", "string", "None", ZERO__NYET,
+      "dtype of gradient reductions: \"fp32\", \"fp16\", \"bf16\"; None follows fp16/bf16", zero__engine_note},
+     ZERO__K_ENUM, ZERO__OFF(communication_data_type), 0, 0, "fp32:1|fp16:2|bf16:3", ZERO__AUTO_NO, ZERO__F_NULLABLE, 0, NULL, "cfg.communication_data_type"},
+    {{"gradient_allreduce_op", "string", "\"mean\"", ZERO__NYET,
+      "\"mean\" averages gradients over ranks, \"sum\" does not (not with stage 3)", zero__engine_note},
+     ZERO__K_ENUM, ZERO__OFF(gradient_allreduce_op), 0, 0, "mean:0|sum:1", ZERO__AUTO_NO, 0, 0, NULL, "cfg.gradient_allreduce_op"},
+    {{"managed_gradient_accumulation", "bool", "true", ZERO__NYET,
+      "false: every step() is a boundary", zero__engine_note},
+     ZERO__K_BOOL, ZERO__OFF(managed_gradient_accumulation), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.managed_gradient_accumulation"},
+    {{"zero_allow_untested_optimizer", "bool", "false", ZERO__NOEF,
+      "allow a client optimizer with ZeRO", "zero runs its own Adam/AdamW only"},
+     ZERO__K_BOOL, ZERO__OFF(zero_allow_untested_optimizer), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.zero_allow_untested_optimizer"},
+    {{"zero_force_ds_cpu_optimizer", "bool", "true", ZERO__NOEF,
+      "with CPU offload, require DeepSpeed's CPU optimizer", "zero's CPU Adam is always used with offload"},
+     ZERO__K_BOOL, ZERO__OFF(zero_force_ds_cpu_optimizer), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.zero_force_ds_cpu_optimizer"},
+    {{"sparse_gradients", "bool", "false", ZERO__REJ, "sparse embedding gradients", "dense gradients only"},
+     ZERO__K_BOOL, ZERO__OFF(sparse_gradients), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.sparse_gradients"},
+    {{"dump_state", "bool", "false", ZERO__NOEF, "print the engine state after init", ""},
+     ZERO__K_BOOL, ZERO__OFF(dump_state), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.dump_state"},
+    {{"disable_allgather", "bool", "false", ZERO__NOEF, "legacy switch of the fp16 optimizer", ""},
+     ZERO__K_BOOL, ZERO__OFF(disable_allgather), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.disable_allgather"},
+    {{"memory_breakdown", "bool", "false", ZERO__NYET, "log memory use at each phase", zero__engine_note},
+     ZERO__K_BOOL, ZERO__OFF(memory_breakdown), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.memory_breakdown"},
+    {{"data_types", "object", "{}", ZERO__IMPL, "dtype choices", ""},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"data_types.grad_accum_dtype", "string", "None", ZERO__NYET,
+      "dtype of gradient accumulation: \"fp32\", \"fp16\", \"bf16\"; None = the model's dtype (NEW)", zero__engine_note},
+     ZERO__K_ENUM, ZERO__OFF(grad_accum_dtype), 0, 0, "fp32:1|fp16:2|bf16:3", ZERO__AUTO_NO, ZERO__F_NULLABLE, 0, NULL, "cfg.grad_accum_dtype"},
+    {{"checkpoint", "object", "{}", ZERO__IMPL, "checkpoint options", ""},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"checkpoint.tag_validation", "string", "\"WARN\"", ZERO__NYET,
+      "check that all ranks save with the same tag: WARN, IGNORE or FAIL", "checkpoints arrive with issue 7"},
+     ZERO__K_ENUM, ZERO__OFF(tag_validation), 0, 0, "WARN:0|IGNORE:1|FAIL:2", ZERO__AUTO_NO, ZERO__F_NOCASE, 0, NULL, "cfg.tag_validation"},
+    {{"checkpoint.load_universal", "bool", "false", ZERO__NOEF,
+      "load a universal (world-size independent) checkpoint", "zero's checkpoints are always world-size independent"},
+     ZERO__K_BOOL, ZERO__OFF(load_universal), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.load_universal"},
+    {{"checkpoint.use_node_local_storage", "bool", "false", ZERO__NYET, "save per node", "checkpoints arrive with issue 7"},
+     ZERO__K_BOOL, ZERO__OFF(use_node_local_storage), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.use_node_local_storage"},
+    {{"aio", "object", "{}", ZERO__IMPL, "libaio settings of ZeRO-Infinity's NVMe swapping", ""},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"aio.block_size", "int", "1048576", ZERO__NOEF, "bytes per I/O request", "zero swaps whole unit tiles with POSIX I/O"},
+     ZERO__K_I64, ZERO__OFF(aio.block_size), 1, ZERO__BIG, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.aio.block_size"},
+    {{"aio.queue_depth", "int", "8", ZERO__NOEF, "requests in flight", "zero uses POSIX I/O"},
+     ZERO__K_I64, ZERO__OFF(aio.queue_depth), 1, ZERO__BIG, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.aio.queue_depth"},
+    {{"aio.intra_op_parallelism", "int", "1", ZERO__NOEF, "I/O threads per request (docs call it thread_count)", "zero uses POSIX I/O"},
+     ZERO__K_I64, ZERO__OFF(aio.intra_op_parallelism), 1, ZERO__BIG, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.aio.intra_op_parallelism"},
+    {{"aio.single_submit", "bool", "false", ZERO__NOEF, "submit requests one by one", "zero uses POSIX I/O"},
+     ZERO__K_BOOL, ZERO__OFF(aio.single_submit), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.aio.single_submit"},
+    {{"aio.overlap_events", "bool", "true", ZERO__NOEF, "overlap submission and completion", "zero uses POSIX I/O"},
+     ZERO__K_BOOL, ZERO__OFF(aio.overlap_events), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.aio.overlap_events"},
+    {{"aio.use_gds", "bool", "false", ZERO__REJ, "GPUDirect Storage", "not supported"},
+     ZERO__K_BOOL, ZERO__OFF(aio.use_gds), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.aio.use_gds"},
+
+    /* ---- fp16 (strict in NEW: pydantic extra="forbid") ---- */
+    {{"fp16", "object", "{}", ZERO__IMPL, "fp16 mixed precision with loss scaling", "unknown keys are errors"},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT, 0, NULL, ""},
+    {{"fp16.enabled", "bool", "false", ZERO__NYET, "train in fp16 with fp32 master weights",
+      "the loss scaler honours it; mixed-precision training arrives with the engine. \"auto\": set cfg.fp16.enabled (HF: --fp16)"},
+     ZERO__K_BOOL, ZERO__OFF(fp16.enabled), 0, 1, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.fp16.enabled"},
+    {{"fp16.auto_cast", "bool", "false", ZERO__NOEF, "cast floating inputs to half before forward",
+      "the program owns its inputs"},
+     ZERO__K_BOOL, ZERO__OFF(fp16.auto_cast), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.fp16.auto_cast"},
+    {{"fp16.loss_scale", "float", "0", ZERO__IMPL, "0: dynamic loss scaling; > 0: this static scale", ""},
+     ZERO__K_F64, ZERO__OFF(fp16.loss_scale), 0, 1e300, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.fp16.loss_scale"},
+    {{"fp16.initial_scale_power", "int", "16", ZERO__IMPL, "initial dynamic scale 2^power", ""},
+     ZERO__K_INT, ZERO__OFF(fp16.initial_scale_power), 0, 1023, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.fp16.initial_scale_power"},
+    {{"fp16.loss_scale_window", "int", "1000", ZERO__IMPL, "clean steps before the scale doubles (> 0 when dynamic)", ""},
+     ZERO__K_I64, ZERO__OFF(fp16.loss_scale_window), -ZERO__BIG, ZERO__BIG, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.fp16.loss_scale_window"},
+    {{"fp16.hysteresis", "int", "2", ZERO__IMPL, "overflows tolerated before the scale halves (ZeRO only)", "must be >= 1"},
+     ZERO__K_INT, ZERO__OFF(fp16.hysteresis), 1, INT_MAX, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.fp16.hysteresis"},
+    {{"fp16.consecutive_hysteresis", "bool", "false", ZERO__IMPL, "refill the hysteresis on every clean step", ""},
+     ZERO__K_BOOL, ZERO__OFF(fp16.consecutive_hysteresis), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.fp16.consecutive_hysteresis"},
+    {{"fp16.min_loss_scale", "float", "1", ZERO__IMPL, "lower bound of the dynamic scale (> 0 when dynamic)", ""},
+     ZERO__K_F64, ZERO__OFF(fp16.min_loss_scale), -1e300, 1e300, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.fp16.min_loss_scale"},
+    {{"fp16.fp16_master_weights_and_grads", "bool", "false", ZERO__NYET, "keep master weights in fp16 (ZeRO + CPU Adam)", zero__offload_note},
+     ZERO__K_BOOL, ZERO__OFF(fp16.fp16_master_weights_and_grads), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.fp16.fp16_master_weights_and_grads"},
+
+    /* ---- bf16 (strict in NEW) ---- */
+    {{"bf16", "object", "{}", ZERO__IMPL, "bf16 mixed precision (no loss scaling)", "alias \"bfloat16\"; unknown keys are errors"},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT, 0, "bfloat16", ""},
+    {{"bf16.enabled", "bool", "false", ZERO__NYET, "train in bf16 with fp32 master weights",
+      "the loss scaler honours it (scale 1); mixed-precision training arrives with the engine. \"auto\": set cfg.bf16.enabled (HF: --bf16)"},
+     ZERO__K_BOOL, ZERO__OFF(bf16.enabled), 0, 1, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.bf16.enabled"},
+    {{"bf16.immediate_grad_update", "bool", "false", ZERO__NYET, "apply gradients as they arrive", zero__engine_note},
+     ZERO__K_BOOL, ZERO__OFF(bf16.immediate_grad_update), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.immediate_grad_update"},
+    {{"bf16.check_grad_overflow", "bool", "true", ZERO__NYET, "skip bf16 steps whose gradients hold inf/NaN (NEW >= v0.17.1)", zero__engine_note},
+     ZERO__K_BOOL, ZERO__OFF(bf16.check_grad_overflow), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.check_grad_overflow"},
+    {{"bf16.bf16_master_weights_and_grads", "bool", "false", ZERO__NYET, "keep master weights in bf16", zero__engine_note},
+     ZERO__K_BOOL, ZERO__OFF(bf16.bf16_master_weights_and_grads), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.bf16_master_weights_and_grads"},
+    {{"bf16.bf16_optimizer_states", "bool", "false", ZERO__NYET, "keep Adam moments in bf16", zero__engine_note},
+     ZERO__K_BOOL, ZERO__OFF(bf16.bf16_optimizer_states), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.bf16_optimizer_states"},
+
+    /* ---- optimizer ---- */
+    {{"optimizer", "object", "None", ZERO__IMPL, "the optimizer: {\"type\": ..., \"params\": {...}}", "zero always runs Adam/AdamW; absent: Adam with the defaults below"},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"optimizer.type", "string", "-", ZERO__NYET,
+      "\"Adam\" or \"AdamW\" (case-insensitive); \"Adam\" decouples weight decay unless adam_w_mode is false",
+      "other DeepSpeed optimizers (Lamb, OneBitAdam, Lion, ...) are rejected"},
+     ZERO__K_ENUM, ZERO__OFF(optimizer.type), 0, 0, "Adam:0|AdamW:1", ZERO__AUTO_NO, ZERO__F_NOCASE, 0, NULL, "cfg.optimizer.type"},
+    {{"optimizer.params", "object", "{}", ZERO__IMPL, "keyword arguments of the optimizer", "unknown keys are errors (DeepSpeed: TypeError)"},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT, 0, NULL, ""},
+    {{"optimizer.params.lr", "float", "1e-3", ZERO__NYET, "learning rate (the base of every schedule)",
+      "\"auto\": set cfg.optimizer.lr (HF: learning_rate). zero_lr_at uses it now; Adam arrives with the engine"},
+     ZERO__K_F64, ZERO__OFF(optimizer.lr), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.optimizer.lr"},
+    {{"optimizer.params.betas", "[float, float]", "[0.9, 0.999]", ZERO__NYET, "Adam's beta1, beta2, each in [0, 1)",
+      "\"auto\": set cfg.optimizer.beta1 and beta2 (HF: adam_beta1, adam_beta2)"},
+     ZERO__K_BETAS, ZERO__OFF(optimizer.beta1), 0, 0.9999999999999999, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.optimizer.beta1, cfg.optimizer.beta2"},
+    {{"optimizer.params.eps", "float", "1e-8", ZERO__NYET, "Adam's epsilon", "\"auto\": set cfg.optimizer.eps (HF: adam_epsilon)"},
+     ZERO__K_F64, ZERO__OFF(optimizer.eps), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.optimizer.eps"},
+    {{"optimizer.params.weight_decay", "float", "0", ZERO__NYET, "weight decay (decoupled in AdamW mode)",
+      "\"auto\": set cfg.optimizer.weight_decay (HF: weight_decay)"},
+     ZERO__K_F64, ZERO__OFF(optimizer.weight_decay), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.optimizer.weight_decay"},
+    {{"optimizer.params.bias_correction", "bool", "true", ZERO__NYET, "Adam's bias correction", zero__engine_note},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.bias_correction), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.optimizer.bias_correction"},
+    {{"optimizer.params.adam_w_mode", "bool", "true", ZERO__NYET, "decoupled weight decay (AdamW) even for \"Adam\"", zero__engine_note},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.adam_w_mode), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.optimizer.adam_w_mode"},
+    {{"optimizer.params.torch_adam", "bool", "false", ZERO__NOEF, "use torch's Adam instead of FusedAdam", "same math: zero has one Adam"},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.torch_adam), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.optimizer.torch_adam"},
+    {{"optimizer.params.amsgrad", "bool", "false", ZERO__REJ, "AMSGrad variant", "DeepSpeed's fused and CPU Adam reject it too"},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.amsgrad), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.optimizer.amsgrad"},
+
+    /* ---- scheduler ---- */
+    {{"scheduler", "object", "None", ZERO__IMPL, "LR schedule: {\"type\": ..., \"params\": {...}}", "zero_lr_at computes it"},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"scheduler.type", "string", "-", ZERO__IMPL,
+      "WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle or LRRangeTest", "torch.optim schedulers are rejected"},
+     ZERO__K_ENUM, ZERO__OFF(scheduler.type), 0, 0, "WarmupLR:1|WarmupDecayLR:2|WarmupCosineLR:3|OneCycle:4|LRRangeTest:5", ZERO__AUTO_NO, 0, 0, NULL, "cfg.scheduler.type"},
+    {{"scheduler.params", "object", "{}", ZERO__IMPL, "keyword arguments of the scheduler",
+      "unknown keys, and keys of another scheduler, are errors (DeepSpeed: TypeError)"},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT, 0, NULL, ""},
+    {{"scheduler.params.last_batch_iteration", "int", "-1", ZERO__IMPL, "the iteration to resume from", ""},
+     ZERO__K_I64, ZERO__OFF(scheduler.last_batch_iteration), -1, ZERO__BIG, NULL, ZERO__AUTO_NO, 0, ZERO__S_ALL, NULL, "cfg.scheduler.last_batch_iteration"},
+    {{"scheduler.params.warmup_min_lr", "float", "0", ZERO__IMPL, "WarmupLR/WarmupDecayLR: lr at the start of warmup",
+      "\"auto\": 0 (HF's rule)"},
+     ZERO__K_F64, ZERO__OFF(scheduler.warmup_min_lr), 0, 1e300, NULL, ZERO__AUTO_DERIVE, ZERO__F_PER_GROUP, ZERO__S_WARM | ZERO__S_DECAY, NULL, "cfg.scheduler.warmup_min_lr"},
+    {{"scheduler.params.warmup_max_lr", "float", "None", ZERO__IMPL,
+      "WarmupLR/WarmupDecayLR: lr at the end of warmup; None: WarmupLR takes the optimizer's lr (NEW; OLD 1e-3), WarmupDecayLR's signature keeps 1e-3",
+      "\"auto\": optimizer.params.lr (HF's rule)"},
+     ZERO__K_F64, ZERO__OFF(scheduler.warmup_max_lr), 0, 1e300, NULL, ZERO__AUTO_DERIVE, ZERO__F_PER_GROUP | ZERO__F_NULLABLE, ZERO__S_WARM | ZERO__S_DECAY, NULL, "cfg.scheduler.warmup_max_lr"},
+    {{"scheduler.params.warmup_num_steps", "int", "1000", ZERO__IMPL, "warmup length W (WarmupLR uses max(2, W))",
+      "\"auto\": set cfg.scheduler.warmup_num_steps (HF: warmup_steps)"},
+     ZERO__K_I64, ZERO__OFF(scheduler.warmup_num_steps), 1, ZERO__BIG, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__S_WARM | ZERO__S_DECAY | ZERO__S_COS, NULL, "cfg.scheduler.warmup_num_steps"},
+    {{"scheduler.params.warmup_type", "string", "\"log\"", ZERO__IMPL, "warmup curve: \"log\" or \"linear\"",
+      "DeepSpeed's WarmupLR warns and uses log on an unknown name; zero rejects it"},
+     ZERO__K_ENUM, ZERO__OFF(scheduler.warmup_type), 0, 0, "log:0|linear:1", ZERO__AUTO_NO, 0, ZERO__S_WARM | ZERO__S_DECAY | ZERO__S_COS, NULL, "cfg.scheduler.warmup_type"},
+    {{"scheduler.params.total_num_steps", "int", "required", ZERO__IMPL, "WarmupDecayLR/WarmupCosineLR: total steps T",
+      "\"auto\": set cfg.scheduler.total_num_steps (HF: num_training_steps)"},
+     ZERO__K_I64, ZERO__OFF(scheduler.total_num_steps), 1, ZERO__BIG, NULL, ZERO__AUTO_SUPPLY, ZERO__F_NULLABLE, ZERO__S_DECAY | ZERO__S_COS, NULL, "cfg.scheduler.total_num_steps"},
+    {{"scheduler.params.warmup_min_ratio", "float", "0", ZERO__IMPL, "WarmupCosineLR: start ratio of the optimizer's lr", ""},
+     ZERO__K_F64, ZERO__OFF(scheduler.warmup_min_ratio), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__S_COS, NULL, "cfg.scheduler.warmup_min_ratio"},
+    {{"scheduler.params.cos_min_ratio", "float", "1e-4", ZERO__IMPL, "WarmupCosineLR: final ratio of the optimizer's lr", ""},
+     ZERO__K_F64, ZERO__OFF(scheduler.cos_min_ratio), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__S_COS, NULL, "cfg.scheduler.cos_min_ratio"},
+    {{"scheduler.params.cycle_min_lr", "float", "required", ZERO__IMPL, "OneCycle: lower lr of the cycle", ""},
+     ZERO__K_F64, ZERO__OFF(scheduler.cycle_min_lr), 0, 1e300, NULL, ZERO__AUTO_NO, ZERO__F_PER_GROUP, ZERO__S_CYCLE, NULL, "cfg.scheduler.cycle_min_lr"},
+    {{"scheduler.params.cycle_max_lr", "float", "required", ZERO__IMPL, "OneCycle: upper lr of the cycle", ""},
+     ZERO__K_F64, ZERO__OFF(scheduler.cycle_max_lr), 0, 1e300, NULL, ZERO__AUTO_NO, ZERO__F_PER_GROUP, ZERO__S_CYCLE, NULL, "cfg.scheduler.cycle_max_lr"},
+    {{"scheduler.params.decay_lr_rate", "float", "0", ZERO__IMPL, "OneCycle: lr decay rate after the cycle", ""},
+     ZERO__K_F64, ZERO__OFF(scheduler.decay_lr_rate), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__S_CYCLE, NULL, "cfg.scheduler.decay_lr_rate"},
+    {{"scheduler.params.cycle_first_step_size", "int", "2000", ZERO__IMPL, "OneCycle: steps of the rising half", ""},
+     ZERO__K_I64, ZERO__OFF(scheduler.cycle_first_step_size), 1, ZERO__BIG, NULL, ZERO__AUTO_NO, 0, ZERO__S_CYCLE, NULL, "cfg.scheduler.cycle_first_step_size"},
+    {{"scheduler.params.cycle_second_step_size", "int", "None", ZERO__IMPL, "OneCycle: steps of the falling half; None: the first's", ""},
+     ZERO__K_I64, ZERO__OFF(scheduler.cycle_second_step_size), 1, ZERO__BIG, NULL, ZERO__AUTO_NO, ZERO__F_NULLABLE, ZERO__S_CYCLE, NULL, "cfg.scheduler.cycle_second_step_size"},
+    {{"scheduler.params.cycle_first_stair_count", "int", "0", ZERO__IMPL, "OneCycle: stairs of the rising half (0: smooth)", ""},
+     ZERO__K_I64, ZERO__OFF(scheduler.cycle_first_stair_count), 0, ZERO__BIG, NULL, ZERO__AUTO_NO, 0, ZERO__S_CYCLE, NULL, "cfg.scheduler.cycle_first_stair_count"},
+    {{"scheduler.params.cycle_second_stair_count", "int", "None", ZERO__IMPL, "OneCycle: stairs of the falling half; None: the first's", ""},
+     ZERO__K_I64, ZERO__OFF(scheduler.cycle_second_stair_count), 0, ZERO__BIG, NULL, ZERO__AUTO_NO, ZERO__F_NULLABLE, ZERO__S_CYCLE, NULL, "cfg.scheduler.cycle_second_stair_count"},
+    {{"scheduler.params.decay_step_size", "int", "0", ZERO__IMPL, "OneCycle: decay interval after the cycle (0: no decay)", ""},
+     ZERO__K_I64, ZERO__OFF(scheduler.decay_step_size), 0, ZERO__BIG, NULL, ZERO__AUTO_NO, 0, ZERO__S_CYCLE, NULL, "cfg.scheduler.decay_step_size"},
+    {{"scheduler.params.cycle_momentum", "bool", "true", ZERO__IMPL, "OneCycle: cycle beta1 inversely to the lr (beta2 forced to 0.99)", "zero_betas_at"},
+     ZERO__K_BOOL, ZERO__OFF(scheduler.cycle_momentum), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__S_CYCLE, NULL, "cfg.scheduler.cycle_momentum"},
+    {{"scheduler.params.cycle_min_mom", "float", "0.8", ZERO__IMPL, "OneCycle: lower beta1", ""},
+     ZERO__K_F64, ZERO__OFF(scheduler.cycle_min_mom), 0, 1, NULL, ZERO__AUTO_NO, ZERO__F_PER_GROUP, ZERO__S_CYCLE, NULL, "cfg.scheduler.cycle_min_mom"},
+    {{"scheduler.params.cycle_max_mom", "float", "0.9", ZERO__IMPL, "OneCycle: upper beta1", ""},
+     ZERO__K_F64, ZERO__OFF(scheduler.cycle_max_mom), 0, 1, NULL, ZERO__AUTO_NO, ZERO__F_PER_GROUP, ZERO__S_CYCLE, NULL, "cfg.scheduler.cycle_max_mom"},
+    {{"scheduler.params.decay_mom_rate", "float", "0", ZERO__IMPL, "OneCycle: beta1 growth rate after the cycle", ""},
+     ZERO__K_F64, ZERO__OFF(scheduler.decay_mom_rate), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__S_CYCLE, NULL, "cfg.scheduler.decay_mom_rate"},
+    {{"scheduler.params.lr_range_test_min_lr", "float", "1e-3", ZERO__IMPL, "LRRangeTest: starting lr", ""},
+     ZERO__K_F64, ZERO__OFF(scheduler.lr_range_test_min_lr), 0, 1e300, NULL, ZERO__AUTO_NO, ZERO__F_PER_GROUP, ZERO__S_RANGE, NULL, "cfg.scheduler.lr_range_test_min_lr"},
+    {{"scheduler.params.lr_range_test_step_size", "int", "2000", ZERO__IMPL, "LRRangeTest: steps per interval", ""},
+     ZERO__K_I64, ZERO__OFF(scheduler.lr_range_test_step_size), 1, ZERO__BIG, NULL, ZERO__AUTO_NO, 0, ZERO__S_RANGE, NULL, "cfg.scheduler.lr_range_test_step_size"},
+    {{"scheduler.params.lr_range_test_step_rate", "float", "1.0", ZERO__IMPL, "LRRangeTest: lr growth per interval", ""},
+     ZERO__K_F64, ZERO__OFF(scheduler.lr_range_test_step_rate), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__S_RANGE, NULL, "cfg.scheduler.lr_range_test_step_rate"},
+    {{"scheduler.params.lr_range_test_staircase", "bool", "false", ZERO__IMPL, "LRRangeTest: grow in stairs", ""},
+     ZERO__K_BOOL, ZERO__OFF(scheduler.lr_range_test_staircase), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__S_RANGE, NULL, "cfg.scheduler.lr_range_test_staircase"},
+
+    /* ---- zero_optimization (strict: pydantic extra="forbid") ---- */
+    {{"zero_optimization", "object", "{}", ZERO__IMPL, "ZeRO settings; the legacy booleans true/false mean stage 1/0",
+      "unknown keys are errors"},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT, 0, NULL, ""},
+#define ZERO__ZK(name, type, def, status, meaning, note, kind, lo, hi, rule, flags)                   \
+    {{"zero_optimization." #name, type, def, status, meaning, note}, kind,                          \
+     ZERO__OFF(zero_optimization.name), lo, hi, NULL, rule, flags, 0, NULL, "cfg.zero_optimization." #name}
+    ZERO__ZK(stage, "int", "0", ZERO__NYET, "0: data parallel; 1: shard optimizer state; 2: + gradients; 3: + parameters",
+             zero__engine_note, ZERO__K_INT, 0, 3, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(contiguous_gradients, "bool", "true", ZERO__NOEF, "copy gradients into contiguous buffers as they are produced",
+             "zero's gradients are always contiguous per unit", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(reduce_scatter, "bool", "true", ZERO__NOEF, "reduce gradients per owner instead of a plain all-reduce",
+             "zero always reduce-scatters each unit (2x parameters moved per step)", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(reduce_bucket_size, "int", "5e8", ZERO__NYET, "elements per gradient bucket (zero: the largest unit)",
+             "\"auto\": hidden_size^2 (HF's rule; set cfg.hidden_size)", ZERO__K_I64, 0, ZERO__BIG, ZERO__AUTO_DERIVE, 0),
+    ZERO__ZK(use_multi_rank_bucket_allreduce, "bool", "true", ZERO__NOEF, "stage 1/2: one all-reduce per multi-owner bucket",
+             "zero reduce-scatters", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(allgather_partitions, "bool", "true", ZERO__NOEF, "all-gather updated parameters (vs broadcasts)",
+             "zero always all-gathers each unit", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(allgather_bucket_size, "int", "5e8", ZERO__NOEF, "chunking of the post-step all-gather",
+             "DeepSpeed ignores it when all_gather_into_tensor exists; zero gathers whole units", ZERO__K_I64, 0, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(overlap_comm, "bool", "None", ZERO__NYET, "reduce on a side stream overlapping backward; None: true for stage 3 only",
+             zero__engine_note, ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, ZERO__F_NULLABLE),
+    ZERO__ZK(load_from_fp32_weights, "bool", "true", ZERO__NYET, "on load, restore fp32 master weights from the checkpoint",
+             "checkpoints arrive with issue 7", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(elastic_checkpoint, "bool", "false", ZERO__NOEF, "legacy world-size-resizable stage 1/2 checkpoints",
+             "zero's checkpoints are always world-size independent", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    {{"zero_optimization.offload_param", "object", "None", ZERO__IMPL, "stage 3: where parameter shards live",
+      "unknown keys are errors; null: no offload"},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT | ZERO__F_NULLABLE, 0, NULL, ""},
+#define ZERO__OK(blk, name, type, def, status, meaning, note, kind, lo, hi, choices, flags)             \
+    {{"zero_optimization." #blk "." #name, type, def, status, meaning, note}, kind,                    \
+     ZERO__OFF(zero_optimization.blk.name), lo, hi, choices, ZERO__AUTO_DEFAULT, flags, 0, NULL,          \
+     "cfg.zero_optimization." #blk "." #name}
+    ZERO__OK(offload_param, device, "string", "\"none\"", ZERO__NYET, "\"none\", \"cpu\" or \"nvme\"", zero__offload_note,
+             ZERO__K_ENUM, 0, 0, "cpu:1|nvme:2|none:0", 0),
+    ZERO__OK(offload_param, nvme_path, "string", "None", ZERO__NYET, "directory of the swap files (device nvme)", zero__offload_note,
+             ZERO__K_STRING, 0, 0, NULL, ZERO__F_NULLABLE),
+    ZERO__OK(offload_param, buffer_count, "int", "5", ZERO__NYET, "pinned swap buffers", zero__offload_note,
+             ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
+    ZERO__OK(offload_param, buffer_size, "int", "1e8", ZERO__NYET, "elements per swap buffer", zero__offload_note,
+             ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
+    ZERO__OK(offload_param, max_in_cpu, "int", "1e9", ZERO__NYET, "elements kept in CPU memory with nvme", zero__offload_note,
+             ZERO__K_I64, 0, ZERO__BIG, NULL, 0),
+    ZERO__OK(offload_param, pin_memory, "bool", "true", ZERO__NYET, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
+             zero__offload_note, ZERO__K_BOOL, 0, 1, NULL, 0),
+    {{"zero_optimization.offload_optimizer", "object", "None", ZERO__IMPL, "stages 1-3: where optimizer state lives and steps",
+      "unknown keys are errors; null: no offload"},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT | ZERO__F_NULLABLE, 0, NULL, ""},
+    ZERO__OK(offload_optimizer, device, "string", "\"none\"", ZERO__NYET, "\"none\", \"cpu\" or \"nvme\"", zero__offload_note,
+             ZERO__K_ENUM, 0, 0, "cpu:1|nvme:2|none:0", 0),
+    ZERO__OK(offload_optimizer, nvme_path, "string", "None", ZERO__NYET, "directory of the swap files (device nvme)", zero__offload_note,
+             ZERO__K_STRING, 0, 0, NULL, ZERO__F_NULLABLE),
+    ZERO__OK(offload_optimizer, buffer_count, "int", "4", ZERO__NYET, "pinned swap buffers (param, grad, m, v)", zero__offload_note,
+             ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
+    ZERO__OK(offload_optimizer, pin_memory, "bool", "true", ZERO__NYET, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
+             zero__offload_note, ZERO__K_BOOL, 0, 1, NULL, 0),
+    ZERO__OK(offload_optimizer, pipeline_read, "bool", "false", ZERO__NYET, "read the next tile while stepping", zero__offload_note,
+             ZERO__K_BOOL, 0, 1, NULL, 0),
+    ZERO__OK(offload_optimizer, pipeline_write, "bool", "false", ZERO__NYET, "write the last tile while stepping", zero__offload_note,
+             ZERO__K_BOOL, 0, 1, NULL, 0),
+    ZERO__OK(offload_optimizer, fast_init, "bool", "false", ZERO__NOEF, "build swap files directly from NVMe-resident params",
+             "zero creates its swap files at engine creation", ZERO__K_BOOL, 0, 1, NULL, 0),
+    ZERO__OK(offload_optimizer, ratio, "float", "1.0", ZERO__NYET, "fraction of sub-groups stepped on the CPU (< 1 only stage 3)",
+             zero__offload_note, ZERO__K_F64, 0, 1, NULL, 0),
+    ZERO__OK(offload_optimizer, super_offload, "bool", "false", ZERO__REJ, "SuperOffload (NEW)", "not supported",
+             ZERO__K_BOOL, 0, 1, NULL, 0),
+    ZERO__OK(offload_optimizer, cpuadam_cores_perc, "float", "0.8", ZERO__NYET, "fraction of cores for CPU Adam (NEW)",
+             zero__offload_note, ZERO__K_F64, 0, 1, NULL, 0),
+#undef ZERO__OK
+    ZERO__ZK(sub_group_size, "int", "1e9", ZERO__NYET, "stage 3: elements per optimizer sub-group (zero: per unit tile)",
+             zero__engine_note, ZERO__K_I64, 1, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
+    {{"zero_optimization.stage3_prefetch_bucket_size", "int", "5e7", ZERO__NYET,
+      "stage 3: elements prefetched ahead (code default 5e7; docs say 5e8)", "alias prefetch_bucket_size. \"auto\": 0.9 x hidden_size^2 (HF's rule)"},
+     ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_prefetch_bucket_size), 0, ZERO__BIG, NULL, ZERO__AUTO_DERIVE, 0, 0,
+     "prefetch_bucket_size", "cfg.zero_optimization.stage3_prefetch_bucket_size"},
+    {{"zero_optimization.stage3_param_persistence_threshold", "int", "1e5", ZERO__NYET,
+      "stage 3: tensors of at most this many elements stay gathered", "alias param_persistence_threshold. \"auto\": 10 x hidden_size (HF's rule)"},
+     ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_param_persistence_threshold), 0, ZERO__BIG, NULL, ZERO__AUTO_DERIVE, 0, 0,
+     "param_persistence_threshold", "cfg.zero_optimization.stage3_param_persistence_threshold"},
+    {{"zero_optimization.stage3_model_persistence_threshold", "int", "sys.maxsize", ZERO__NYET,
+      "stage 3: cap on all persistent elements", "alias model_persistence_threshold"},
+     ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_model_persistence_threshold), 0, 9.3e18, NULL, ZERO__AUTO_DEFAULT, 0, 0,
+     "model_persistence_threshold", "cfg.zero_optimization.stage3_model_persistence_threshold"},
+    {{"zero_optimization.stage3_max_live_parameters", "int", "1e9", ZERO__NYET,
+      "stage 3: gathered elements beyond which no prefetch is issued (a needed fetch is never blocked)", "alias max_live_parameters"},
+     ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_max_live_parameters), 0, ZERO__BIG, NULL, ZERO__AUTO_DEFAULT, 0, 0,
+     "max_live_parameters", "cfg.zero_optimization.stage3_max_live_parameters"},
+    {{"zero_optimization.stage3_max_reuse_distance", "int", "1e9", ZERO__NYET,
+      "stage 3: do not release a unit reused within this many elements", "alias max_reuse_distance"},
+     ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_max_reuse_distance), 0, ZERO__BIG, NULL, ZERO__AUTO_DEFAULT, 0, 0,
+     "max_reuse_distance", "cfg.zero_optimization.stage3_max_reuse_distance"},
+    {{"zero_optimization.stage3_gather_16bit_weights_on_model_save", "bool", "false", ZERO__NYET,
+      "stage 3: consolidate 16-bit weights when saving the model",
+      "alias gather_16bit_weights_on_model_save; deprecated stage3_gather_fp16_weights_on_model_save. \"auto\": false (Accelerate's rule)"},
+     ZERO__K_BOOL, ZERO__OFF(zero_optimization.stage3_gather_16bit_weights_on_model_save), 0, 1, NULL, ZERO__AUTO_DERIVE, 0, 0,
+     "gather_16bit_weights_on_model_save", "cfg.zero_optimization.stage3_gather_16bit_weights_on_model_save"},
+    {{"zero_optimization.stage3_module_granularity_threshold", "int", "0", ZERO__NOEF,
+      "stage 3: fetch fine-grained modules as one leaf", "zero fetches the groups the program registers", },
+     ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_module_granularity_threshold), 0, ZERO__BIG, NULL, ZERO__AUTO_DEFAULT, 0, 0,
+     "module_granularity_threshold", "cfg.zero_optimization.stage3_module_granularity_threshold"},
+    {{"zero_optimization.stage3_use_all_reduce_for_fetch_params", "bool", "false", ZERO__NOEF,
+      "stage 3: fetch parameters with all-reduce", "zero fetches with all-gather (same values)"},
+     ZERO__K_BOOL, ZERO__OFF(zero_optimization.stage3_use_all_reduce_for_fetch_params), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0,
+     "use_all_reduce_for_fetch_params", "cfg.zero_optimization.stage3_use_all_reduce_for_fetch_params"},
+    {{"zero_optimization.stage3_allgather_sequential", "bool", "false", ZERO__NOEF,
+      "stage 3: gather parameters one by one (NEW)", "zero gathers whole units"},
+     ZERO__K_BOOL, ZERO__OFF(zero_optimization.stage3_allgather_sequential), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0,
+     "allgather_sequential", "cfg.zero_optimization.stage3_allgather_sequential"},
+    ZERO__ZK(ignore_unused_parameters, "bool", "true", ZERO__NYET, "stage 2: tolerate parameters that get no gradient",
+             zero__engine_note, ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(legacy_stage1, "bool", "false", ZERO__REJ, "removed legacy stage 1", "true is an error, as in DeepSpeed",
+             ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(round_robin_gradients, "bool", "false", ZERO__NOEF, "stage 1/2: interleave gradient owners",
+             "zero's units give every rank a chunk of each bucket already", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(zero_hpz_partition_size, "int", "1", ZERO__REJ, "ZeRO++ hpZ secondary partition size", "ZeRO++ is not supported (only 1)",
+             ZERO__K_I64, 1, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(zero_quantized_weights, "bool", "false", ZERO__REJ, "ZeRO++ qwZ quantized weight all-gather", "ZeRO++ is not supported",
+             ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(zero_quantized_nontrainable_weights, "bool", "false", ZERO__REJ, "store frozen weights quantized", "not supported",
+             ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(zero_quantized_gradients, "bool", "false", ZERO__REJ, "ZeRO++ qgZ quantized gradient reduction", "ZeRO++ is not supported",
+             ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    {{"zero_optimization.zeropp_loco_param", "object", "None", ZERO__REJ, "ZeRO++ LoCo error feedback {err_beta, reset_T}",
+      "only null is accepted"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_DEFAULT, ZERO__F_NULL_ONLY, 0, NULL, ""},
+    ZERO__ZK(mics_shard_size, "int", "-1", ZERO__REJ, "MiCS: shard within groups of this size", "MiCS is not supported (only -1)",
+             ZERO__K_I64, -ZERO__BIG, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(mics_hierarchical_params_gather, "bool", "false", ZERO__REJ, "MiCS hierarchical gather", "MiCS is not supported",
+             ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(memory_efficient_linear, "bool", "true", ZERO__NOEF, "stage 3: PyTorch linear-layer internals", "PyTorch only",
+             ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(override_module_apply, "bool", "true", ZERO__NOEF, "stage 3: PyTorch module.apply internals", "PyTorch only",
+             ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(pipeline_loading_checkpoint, "bool", "false", ZERO__NOEF, "pipeline-parallel checkpoint loading", "no pipeline parallelism in zero",
+             ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(log_trace_cache_warnings, "bool", "false", ZERO__NOEF, "stage 3: log trace-cache invalidations", "",
+             ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    ZERO__ZK(enable_sanity_checks, "bool", "false", ZERO__NOEF, "extra stage-3 assertions (NEW)", "zero's check mode arrives with the CUDA backend",
+             ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+    {{"zero_optimization.zenflow", "object", "None", ZERO__REJ, "ZenFlow asynchronous CPU updates (NEW)", "only null is accepted"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_DEFAULT, ZERO__F_NULL_ONLY, 0, NULL, ""},
+    {{"zero_optimization.leaf_module", "object", "{}", ZERO__NOEF, "stage 3: PyTorch module classes fetched as one (NEW)",
+      "zero fetches the groups the program registers"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, ""},
+    ZERO__ZK(save_muon_momentum_buffer_in_memory, "bool", "false", ZERO__NOEF, "Muon optimizer buffers (NEW)", "no Muon in zero",
+             ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+#undef ZERO__ZK
+    /* deprecated, remapped with a warning (zero__config_deprecated) */
+    {{"zero_optimization.cpu_offload", "bool", "false", ZERO__DEPR, "true: offload_optimizer {device: cpu}", "deprecated"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"zero_optimization.cpu_offload_param", "bool", "false", ZERO__DEPR, "true: offload_param {device: cpu}", "deprecated"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"zero_optimization.cpu_offload_use_pin_memory", "bool", "false", ZERO__DEPR, "pin_memory of both offload blocks", "deprecated"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"zero_optimization.stage3_gather_fp16_weights_on_model_save", "bool", "false", ZERO__DEPR,
+      "stage3_gather_16bit_weights_on_model_save", "deprecated"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+
+    /* ---- DeepSpeed top-level sections with nothing to do in zero ---- */
+#define ZERO__TOP(name, status, meaning, note, flags)                                                        \
+    {{name, "object", "None", status, meaning, note}, ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, flags, 0, NULL, ""}
+    ZERO__TOP("amp", ZERO__REJ, "NVIDIA Apex AMP", "enabled: true is an error (use fp16 or bf16)", ZERO__F_ENABLED),
+    ZERO__TOP("elasticity", ZERO__REJ, "elastic training batch sizes", "enabled: true is an error", ZERO__F_ENABLED),
+    ZERO__TOP("compression_training", ZERO__REJ, "DeepSpeed Compression", "only null is accepted", ZERO__F_NULL_ONLY),
+    ZERO__TOP("activation_checkpointing", ZERO__NOEF, "PyTorch activation checkpointing", "the program recomputes its own activations", 0),
+    ZERO__TOP("flops_profiler", ZERO__NOEF, "FLOPs profiler", "", 0),
+    ZERO__TOP("tensorboard", ZERO__NOEF, "TensorBoard monitor", "", 0),
+    ZERO__TOP("wandb", ZERO__NOEF, "Weights & Biases monitor", "", 0),
+    ZERO__TOP("csv_monitor", ZERO__NOEF, "CSV monitor", "", 0),
+    ZERO__TOP("comet", ZERO__NOEF, "Comet monitor", "", 0),
+    ZERO__TOP("comms_logger", ZERO__NOEF, "communication logger", "ZERO_DEBUG=1 arrives with the CUDA backend", 0),
+    ZERO__TOP("timers", ZERO__NOEF, "throughput timer settings", "", 0),
+    ZERO__TOP("autotuning", ZERO__NOEF, "DeepSpeed autotuner", "", 0),
+    ZERO__TOP("compile", ZERO__NOEF, "torch.compile settings", "", 0),
+    ZERO__TOP("pipeline", ZERO__NOEF, "pipeline parallelism", "", 0),
+    ZERO__TOP("sparse_attention", ZERO__NOEF, "sparse attention kernels", "", 0),
+    ZERO__TOP("curriculum_learning", ZERO__NOEF, "curriculum learning", "", 0),
+    ZERO__TOP("data_efficiency", ZERO__NOEF, "data efficiency library", "", 0),
+    ZERO__TOP("nebula", ZERO__NOEF, "Nebula checkpoint service", "", 0),
+    ZERO__TOP("hybrid_engine", ZERO__NOEF, "RLHF hybrid engine", "", 0),
+#undef ZERO__TOP
+};
+
+#define ZERO__NKEYS ((int)(sizeof zero__keys / sizeof zero__keys[0]))
+
+ZERO__DEF int zero_config_key_count(void) { return ZERO__NKEYS; }
+ZERO__DEF const zero_key_info *zero_config_key(int i) {
+    return (i >= 0 && i < ZERO__NKEYS) ? &zero__keys[i].info : NULL;
+}
+
+/* ---- config: parsing ---- */
+
+typedef struct zero__parse {
+    zero_config *cfg;
+    const zero__json *j;
+    zero_error *err;
+    zero_config defaults; /* for "auto" -> default, null -> default, and status checks */
+    int fp16_node, bf16_node; /* where fp16.enabled / bf16.enabled were set (-1) */
+    char not_yet[768];        /* keys given that zero does not act on yet: one warning at the end */
+    size_t not_yet_len;
+    int not_yet_count, not_yet_dropped;
+} zero__parse;
+
+/* Fields are written and read with memcpy: the enum fields share int's size
+   (checked below) and memcpy sidesteps any aliasing question in C and C++. */
+typedef char zero__enum_is_int[(sizeof(zero_dtype) == sizeof(int) &&
+                                sizeof(zero_offload_device) == sizeof(int) &&
+                                sizeof(zero_scheduler_type) == sizeof(int)) ? 1 : -1];
+
+static size_t zero__kind_size(zero__kind kind) {
+    switch (kind) {
+    case ZERO__K_BOOL: case ZERO__K_INT: case ZERO__K_ENUM: return sizeof(int);
+    case ZERO__K_I64: return sizeof(int64_t);
+    case ZERO__K_F64: return sizeof(double);
+    case ZERO__K_BETAS: return 2 * sizeof(double);
+    case ZERO__K_STRING: return ZERO_PATH_MAX;
+    default: return 0;
+    }
+}
+
+static void zero__put_int(zero_config *c, size_t off, int v) { memcpy((char *)c + off, &v, sizeof v); }
+static int zero__get_int(const zero_config *c, size_t off) {
+    int v;
+    memcpy(&v, (const char *)c + off, sizeof v);
+    return v;
+}
+static void zero__put_i64(zero_config *c, size_t off, int64_t v) { memcpy((char *)c + off, &v, sizeof v); }
+static int64_t zero__get_i64(const zero_config *c, size_t off) {
+    int64_t v;
+    memcpy(&v, (const char *)c + off, sizeof v);
+    return v;
+}
+static void zero__put_f64(zero_config *c, size_t off, double v) { memcpy((char *)c + off, &v, sizeof v); }
+static double zero__get_f64(const zero_config *c, size_t off) {
+    double v;
+    memcpy(&v, (const char *)c + off, sizeof v);
+    return v;
+}
+
+/* Is the key's field still ZERO_AUTO? */
+static int zero__key_is_auto(const zero_config *c, const zero__key *k) {
+    switch (k->kind) {
+    case ZERO__K_BOOL: case ZERO__K_INT: return zero__get_int(c, k->offset) == ZERO_AUTO;
+    case ZERO__K_I64: return zero__get_i64(c, k->offset) == ZERO_AUTO;
+    case ZERO__K_F64: case ZERO__K_BETAS: return zero__get_f64(c, k->offset) == ZERO_AUTO;
+    default: return 0;
+    }
+}
+
+static void zero__key_set_auto(zero_config *c, const zero__key *k) {
+    switch (k->kind) {
+    case ZERO__K_BOOL: case ZERO__K_INT: zero__put_int(c, k->offset, ZERO_AUTO); break;
+    case ZERO__K_I64: zero__put_i64(c, k->offset, ZERO_AUTO); break;
+    case ZERO__K_BETAS:
+        zero__put_f64(c, k->offset, ZERO_AUTO);
+        zero__put_f64(c, k->offset + sizeof(double), ZERO_AUTO);
+        break;
+    case ZERO__K_F64: zero__put_f64(c, k->offset, ZERO_AUTO); break;
+    default: break;
+    }
+}
+
+static void zero__key_copy(zero_config *dst, const zero_config *src, const zero__key *k) {
+    size_t n = zero__kind_size(k->kind);
+    if (n) memcpy((char *)dst + k->offset, (const char *)src + k->offset, n);
+}
+
+static int zero__key_differs(const zero_config *a, const zero_config *b, const zero__key *k) {
+    if (k->kind == ZERO__K_STRING)
+        return strcmp((const char *)a + k->offset, (const char *)b + k->offset) != 0;
+    return memcmp((const char *)a + k->offset, (const char *)b + k->offset, zero__kind_size(k->kind)) != 0;
+}
+
+/* The parent section of a key path: "a.b.c" -> "a.b" (length), "a" -> "" */
+static size_t zero__parent_len(const char *path) {
+    const char *dot = strrchr(path, '.');
+    return dot ? (size_t)(dot - path) : 0;
+}
+static const char *zero__last_name(const char *path) {
+    const char *dot = strrchr(path, '.');
+    return dot ? dot + 1 : path;
+}
+
+/* The key `name` (n bytes) inside `section`, by its name or alias. */
+static const zero__key *zero__key_find(const char *section, const char *name, size_t n, int *via_alias) {
+    size_t slen = strlen(section);
+    int i;
+    for (i = 0; i < ZERO__NKEYS; i++) {
+        const zero__key *k = &zero__keys[i];
+        const char *last;
+        if (zero__parent_len(k->info.path) != slen || strncmp(k->info.path, section, slen) != 0) continue;
+        last = zero__last_name(k->info.path);
+        if (strlen(last) == n && memcmp(last, name, n) == 0) {
+            if (via_alias) *via_alias = 0;
+            return k;
+        }
+        if (k->alias && strlen(k->alias) == n && memcmp(k->alias, name, n) == 0) {
+            if (via_alias) *via_alias = 1;
+            return k;
+        }
+    }
+    return NULL;
+}
+
+static const zero__key *zero__key_by_path(const char *path) {
+    int i;
+    for (i = 0; i < ZERO__NKEYS; i++)
+        if (strcmp(zero__keys[i].info.path, path) == 0) return &zero__keys[i];
+    return NULL;
+}
+
+/* Edit distance, for "did you mean". Strings past 64 bytes get no suggestion. */
+static int zero__edit_distance(const char *a, size_t na, const char *b, size_t nb) {
+    int row[65], i, j;
+    if (na > 64 || nb > 64) return 1000;
+    for (j = 0; j <= (int)nb; j++) row[j] = j;
+    for (i = 1; i <= (int)na; i++) {
+        int diag = row[0];
+        row[0] = i;
+        for (j = 1; j <= (int)nb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[nb];
+}
+
+/* The known key of `section` nearest to name, if near enough to be a typo. */
+static const char *zero__suggest(const char *section, const char *name, size_t n) {
+    size_t slen = strlen(section);
+    const char *best = NULL;
+    int best_d = (int)(1 + n / 4), i;
+    if (best_d > 3) best_d = 3;
+    for (i = 0; i < ZERO__NKEYS; i++) {
+        const zero__key *k = &zero__keys[i];
+        const char *cand[2];
+        int c;
+        if (zero__parent_len(k->info.path) != slen || strncmp(k->info.path, section, slen) != 0) continue;
+        if (k->info.status == ZERO_KEY_DEPRECATED) continue;
+        cand[0] = zero__last_name(k->info.path);
+        cand[1] = k->alias;
+        for (c = 0; c < 2; c++) {
+            int d;
+            if (!cand[c]) continue;
+            d = zero__edit_distance(name, n, cand[c], strlen(cand[c]));
+            if (d <= best_d && (best == NULL || d < best_d)) {
+                best = cand[c];
+                best_d = d;
+            }
+        }
+    }
+    return best;
+}
+
+static const char *zero__json_type_name(zero__json_type t) {
+    switch (t) {
+    case ZERO__JSON_NULL: return "null";
+    case ZERO__JSON_FALSE: case ZERO__JSON_TRUE: return "a boolean";
+    case ZERO__JSON_NUMBER: return "a number";
+    case ZERO__JSON_STRING: return "a string";
+    case ZERO__JSON_ARRAY: return "an array";
+    default: return "an object";
+    }
+}
+
+/* Short quoted preview of a node's text for messages: "gpu", 1.5, [...] */
+static void zero__preview(const zero__parse *p, int node, char *buf, size_t cap) {
+    const zero__json_node *v = &p->j->nodes[node];
+    if (v->type == ZERO__JSON_STRING) {
+        char tmp[64];
+        size_t n = zero__json_string(p->j, node, tmp, sizeof tmp);
+        snprintf(buf, cap, "\"%s%s\"", tmp, n >= sizeof tmp ? "..." : "");
+    } else if (v->type == ZERO__JSON_ARRAY || v->type == ZERO__JSON_OBJECT) {
+        snprintf(buf, cap, "%s", v->type == ZERO__JSON_ARRAY ? "an array" : "an object");
+    } else {
+        size_t n = v->end - v->start;
+        if (n > 40) n = 40;
+        snprintf(buf, cap, "%.*s", (int)n, p->j->text + v->start);
+    }
+}
+
+static zero_result zero__pfail(zero__parse *p, zero_msg item, const char *key, int node, const char *fmt, ...)
+    ZERO__PRINTF(5, 6);
+static zero_result zero__pfail(zero__parse *p, zero_msg item, const char *key, int node, const char *fmt, ...) {
+    char text[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    return zero__fail(p->err, item, key, node >= 0 ? p->j->nodes[node].line : 0,
+                      node >= 0 ? p->j->nodes[node].col : 0, "%s", text);
+}
+
+static void zero__pwarn(zero__parse *p, zero_log_level level, zero_msg item, const char *key, int node,
+                        const char *fmt, ...) ZERO__PRINTF(6, 7);
+static void zero__pwarn(zero__parse *p, zero_log_level level, zero_msg item, const char *key, int node,
+                        const char *fmt, ...) {
+    char text[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (node >= 0)
+        zero__log(&p->cfg->log, level, item, "%s: %s (line %d:%d)", key, text, p->j->nodes[node].line,
+                  p->j->nodes[node].col);
+    else
+        zero__log(&p->cfg->log, level, item, "%s: %s", key, text);
+}
+
+static int zero__is_auto(const zero__parse *p, int node) {
+    return p->j->nodes[node].type == ZERO__JSON_STRING && zero__json_string_eq(p->j, node, "auto", 4);
+}
+
+/* A JSON number, or a string holding one (pydantic's lax mode accepts "5e8"). */
+static zero_result zero__get_number(zero__parse *p, const char *key, int node, double *d, int64_t *i, int *is_int) {
+    const zero__json_node *v = &p->j->nodes[node];
+    if (v->type == ZERO__JSON_STRING) {
+        char buf[64];
+        zero__json inner;
+        zero_result r;
+        size_t n = zero__json_string(p->j, node, buf, sizeof buf);
+        memset(&inner, 0, sizeof inner);
+        if (n < sizeof buf && memchr(buf, 0, n) == NULL &&
+            zero__json_parse(&inner, buf, n, NULL) == ZERO_OK && inner.nodes[0].type == ZERO__JSON_NUMBER) {
+            *d = inner.nodes[0].number;
+            *i = inner.nodes[0].integer;
+            *is_int = inner.nodes[0].is_integer;
+            zero__json_free(&inner);
+            return ZERO_OK;
+        }
+        zero__json_free(&inner);
+        {
+            char pv[96];
+            zero__preview(p, node, pv, sizeof pv);
+            r = zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected a number, got %s", pv);
+        }
+        return r;
+    }
+    if (v->type != ZERO__JSON_NUMBER)
+        return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected a number, got %s", zero__json_type_name(v->type));
+    *d = v->number;
+    *i = v->integer;
+    *is_int = v->is_integer;
+    return ZERO_OK;
+}
+
+static void zero__fmt_num(char *buf, size_t cap, double x) {
+    if (x >= 9e18) snprintf(buf, cap, "2^63-1");
+    else if (x <= -9e18) snprintf(buf, cap, "-2^63");
+    else snprintf(buf, cap, "%.15g", x);
+}
+
+static zero_result zero__range_fail(zero__parse *p, const zero__key *k, const char *key, int node, double x) {
+    char lo[32], hi[32], got[32];
+    zero__fmt_num(lo, sizeof lo, k->lo);
+    zero__fmt_num(hi, sizeof hi, k->hi);
+    zero__fmt_num(got, sizeof got, x);
+    if (k->hi >= 1e300 || k->hi >= ZERO__BIG)
+        return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node, "must be >= %s, got %s", lo, got);
+    return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node, "must be between %s and %s, got %s", lo, hi, got);
+}
+
+/* Booleans the way pydantic's lax mode reads them. */
+static zero_result zero__get_bool(zero__parse *p, const char *key, int node, int *out) {
+    static const char *const yes[] = {"true", "1", "yes", "on", "t", "y"};
+    static const char *const no[] = {"false", "0", "no", "off", "f", "n"};
+    const zero__json_node *v = &p->j->nodes[node];
+    char buf[8], pv[96];
+    size_t n, i;
+    if (v->type == ZERO__JSON_TRUE || v->type == ZERO__JSON_FALSE) {
+        *out = v->type == ZERO__JSON_TRUE;
+        return ZERO_OK;
+    }
+    if (v->type == ZERO__JSON_NUMBER && (v->number == 0 || v->number == 1)) {
+        *out = v->number == 1;
+        return ZERO_OK;
+    }
+    if (v->type == ZERO__JSON_STRING) {
+        n = zero__json_string(p->j, node, buf, sizeof buf);
+        if (n < sizeof buf) {
+            for (i = 0; i < n; i++) buf[i] = (char)tolower((unsigned char)buf[i]);
+            for (i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+                if (strcmp(buf, yes[i]) == 0) { *out = 1; return ZERO_OK; }
+                if (strcmp(buf, no[i]) == 0) { *out = 0; return ZERO_OK; }
+            }
+        }
+    }
+    zero__preview(p, node, pv, sizeof pv);
+    return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected true or false, got %s", pv);
+}
+
+/* Match an ENUM choice list "cpu:1|nvme:2|none:0"; -1 when no match. */
+static int zero__enum_match(const char *choices, const char *s, size_t n, int nocase) {
+    const char *c = choices;
+    while (*c) {
+        const char *colon = strchr(c, ':'), *bar;
+        size_t len = (size_t)(colon - c);
+        int ok = len == n;
+        size_t i;
+        for (i = 0; ok && i < n; i++)
+            ok = nocase ? tolower((unsigned char)c[i]) == tolower((unsigned char)s[i]) : c[i] == s[i];
+        if (ok) return atoi(colon + 1);
+        bar = strchr(colon, '|');
+        if (!bar) break;
+        c = bar + 1;
+    }
+    return -1;
+}
+
+/* The name of enum value v in a choice list ("" when none). */
+static void zero__enum_name(const char *choices, int v, char *buf, size_t cap) {
+    const char *c = choices;
+    buf[0] = 0;
+    while (*c) {
+        const char *colon = strchr(c, ':'), *bar = strchr(colon, '|');
+        if (atoi(colon + 1) == v) {
+            snprintf(buf, cap, "%.*s", (int)(colon - c), c);
+            return;
+        }
+        if (!bar) break;
+        c = bar + 1;
+    }
+}
+
+/* "\"cpu\", \"nvme\" or \"none\"" */
+static void zero__enum_list(const char *choices, char *buf, size_t cap) {
+    const char *c = choices;
+    size_t len = 0;
+    buf[0] = 0;
+    while (*c && len < cap) {
+        const char *colon = strchr(c, ':'), *bar = strchr(colon, '|');
+        const char *sep = len == 0 ? "" : (bar ? ", " : " or ");
+        len += (size_t)snprintf(buf + len, cap - len, "%s\"%.*s\"", sep, (int)(colon - c), c);
+        if (!bar) break;
+        c = bar + 1;
+    }
+}
+
+/* Store the value at `node` into key k's field. */
+static zero_result zero__set_leaf(zero__parse *p, const zero__key *k, const char *key, int node) {
+    const zero__json *j = p->j;
+    const zero__json_node *v = &j->nodes[node];
+    zero_result r;
+    char pv[96];
+
+    if (v->type == ZERO__JSON_NULL && (k->flags & ZERO__F_NULLABLE)) {
+        zero__key_copy(p->cfg, &p->defaults, k);
+        return ZERO_OK;
+    }
+    if ((k->flags & ZERO__F_PER_GROUP) && v->type == ZERO__JSON_ARRAY) {
+        if (v->count != 1)
+            return zero__pfail(p, ZERO_MSG_CONFIG_LIST_LENGTH, key, node,
+                               "zero trains one parameter group: give a number or a list of one, got %d values",
+                               v->count);
+        node = v->first;
+        v = &j->nodes[node];
+    }
+    switch (k->kind) {
+    case ZERO__K_BOOL: {
+        int b;
+        if ((r = zero__get_bool(p, key, node, &b)) != ZERO_OK) return r;
+        zero__put_int(p->cfg, k->offset, b);
+        return ZERO_OK;
+    }
+    case ZERO__K_INT:
+    case ZERO__K_I64: {
+        double d;
+        int64_t i;
+        int is_int;
+        if ((r = zero__get_number(p, key, node, &d, &i, &is_int)) != ZERO_OK) return r;
+        if (!is_int) {
+            if (d != floor(d)) {
+                zero__preview(p, node, pv, sizeof pv);
+                return zero__pfail(p, ZERO_MSG_CONFIG_NOT_INTEGER, key, node, "expected an integer, got %s", pv);
+            }
+            if (d < k->lo || d > k->hi) return zero__range_fail(p, k, key, node, d);
+            i = (int64_t)d;
+        } else if ((double)i < k->lo || (double)i > k->hi) {
+            return zero__range_fail(p, k, key, node, (double)i);
+        }
+        if (k->kind == ZERO__K_INT) zero__put_int(p->cfg, k->offset, (int)i);
+        else zero__put_i64(p->cfg, k->offset, i);
+        return ZERO_OK;
+    }
+    case ZERO__K_F64: {
+        double d;
+        int64_t i;
+        int is_int;
+        if ((r = zero__get_number(p, key, node, &d, &i, &is_int)) != ZERO_OK) return r;
+        if (!(d >= k->lo && d <= k->hi)) return zero__range_fail(p, k, key, node, d);
+        zero__put_f64(p->cfg, k->offset, d);
+        return ZERO_OK;
+    }
+    case ZERO__K_ENUM: {
+        char s[64], list[256];
+        size_t n;
+        int e = -1;
+        if (v->type != ZERO__JSON_STRING) {
+            zero__enum_list(k->choices, list, sizeof list);
+            return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected %s, got %s", list,
+                               zero__json_type_name(v->type));
+        }
+        n = zero__json_string(j, node, s, sizeof s);
+        if (n < sizeof s) e = zero__enum_match(k->choices, s, n, (k->flags & ZERO__F_NOCASE) != 0);
+        if (e < 0) {
+            static const char *const ds_optimizers[] = {"lamb", "onebitadam", "zerooneadam", "onebitlamb", "adagrad",
+                                                        "lion", "muadam", "muadamw", "musgd", "muon", "sgd"};
+            size_t q;
+            zero__preview(p, node, pv, sizeof pv);
+            if (k->offset == ZERO__OFF(optimizer.type) && n < sizeof s) {
+                for (q = 0; q < sizeof ds_optimizers / sizeof ds_optimizers[0]; q++)
+                    if (strlen(ds_optimizers[q]) == n) {
+                        size_t c;
+                        int same = 1;
+                        for (c = 0; c < n; c++)
+                            same &= tolower((unsigned char)s[c]) == ds_optimizers[q][c];
+                        if (same)
+                            return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, node,
+                                               "%s is not supported: zero implements Adam and AdamW", pv);
+                    }
+            }
+            zero__enum_list(k->choices, list, sizeof list);
+            return zero__pfail(p, ZERO_MSG_CONFIG_ENUM, key, node, "expected %s, got %s", list, pv);
+        }
+        zero__put_int(p->cfg, k->offset, e);
+        return ZERO_OK;
+    }
+    case ZERO__K_STRING: {
+        char *dst = (char *)p->cfg + k->offset;
+        size_t n;
+        if (v->type != ZERO__JSON_STRING)
+            return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected a string, got %s",
+                               zero__json_type_name(v->type));
+        n = zero__json_string(j, node, dst, ZERO_PATH_MAX);
+        if (n >= ZERO_PATH_MAX) {
+            dst[0] = 0;
+            return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node, "longer than %d bytes", ZERO_PATH_MAX - 1);
+        }
+        if (strlen(dst) != n) {
+            dst[0] = 0;
+            return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "contains a NUL character");
+        }
+        return ZERO_OK;
+    }
+    case ZERO__K_BETAS: {
+        double b[2];
+        int e, c;
+        if (v->type != ZERO__JSON_ARRAY)
+            return zero__pfail(p, ZERO_MSG_CONFIG_TYPE, key, node, "expected [beta1, beta2], got %s",
+                               zero__json_type_name(v->type));
+        if (v->count != 2)
+            return zero__pfail(p, ZERO_MSG_CONFIG_LIST_LENGTH, key, node, "expected 2 values [beta1, beta2], got %d",
+                               v->count);
+        for (c = 0, e = v->first; c < 2; c++, e = j->nodes[e].next) {
+            char ekey[224];
+            int64_t i;
+            int is_int;
+            snprintf(ekey, sizeof ekey, "%s[%d]", key, c);
+            if ((r = zero__get_number(p, ekey, e, &b[c], &i, &is_int)) != ZERO_OK) return r;
+            if (!(b[c] >= k->lo && b[c] <= k->hi))
+                return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, ekey, e, "must be in [0, 1), got %.17g", b[c]);
+        }
+        zero__put_f64(p->cfg, k->offset, b[0]);
+        zero__put_f64(p->cfg, k->offset + sizeof(double), b[1]);
+        return ZERO_OK;
+    }
+    default:
+        return ZERO_OK;
+    }
+}
+
+static zero_result zero__walk(zero__parse *p, const char *section, int obj);
+
+/* Deprecated zero_optimization keys: remap, or refuse when the new key is there too. */
+static zero_result zero__deprecated(zero__parse *p, const zero__key *k, const char *key, int obj, int node) {
+    const char *name = zero__last_name(k->info.path);
+    zero_zero_config *z = &p->cfg->zero_optimization;
+    const char *repl;
+    int b;
+    zero_result r;
+    if (strcmp(name, "cpu_offload") == 0) repl = "offload_optimizer";
+    else if (strcmp(name, "cpu_offload_param") == 0) repl = "offload_param";
+    else if (strcmp(name, "cpu_offload_use_pin_memory") == 0) repl = "offload_optimizer";
+    else repl = "stage3_gather_16bit_weights_on_model_save";
+    if (zero__json_get(p->j, obj, repl) >= 0 ||
+        (repl[0] == 's' && zero__json_get(p->j, obj, "gather_16bit_weights_on_model_save") >= 0) ||
+        (strcmp(name, "cpu_offload_use_pin_memory") == 0 && zero__json_get(p->j, obj, "offload_param") >= 0))
+        return zero__pfail(p, ZERO_MSG_CONFIG_DEPRECATED_CONFLICT, key, node,
+                           "deprecated key given together with its replacement zero_optimization.%s: keep only the new one",
+                           repl);
+    if ((r = zero__get_bool(p, key, node, &b)) != ZERO_OK) return r;
+    zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_DEPRECATED, key, node, "deprecated: use zero_optimization.%s%s",
+                repl, strcmp(name, "cpu_offload_use_pin_memory") == 0 ? ".pin_memory (and offload_param's)" : "");
+    if (strcmp(name, "cpu_offload") == 0) {
+        if (b) z->offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    } else if (strcmp(name, "cpu_offload_param") == 0) {
+        if (b) z->offload_param.device = ZERO_OFFLOAD_CPU;
+    } else if (strcmp(name, "cpu_offload_use_pin_memory") == 0) {
+        z->offload_optimizer.pin_memory = z->offload_param.pin_memory = b;
+    } else {
+        z->stage3_gather_16bit_weights_on_model_save = b;
+    }
+    return ZERO_OK;
+}
+
+/* The status rules, after a key's value is stored. */
+static zero_result zero__status(zero__parse *p, const zero__key *k, const char *key, int node) {
+    switch (k->info.status) {
+    case ZERO_KEY_NOT_YET: {
+        size_t n = strlen(key);
+        (void)node;
+        if (p->not_yet_len + n + 3 < sizeof p->not_yet) {
+            if (p->not_yet_count) memcpy(p->not_yet + p->not_yet_len, ", ", 2), p->not_yet_len += 2;
+            memcpy(p->not_yet + p->not_yet_len, key, n + 1);
+            p->not_yet_len += n;
+        } else {
+            p->not_yet_dropped++;
+        }
+        p->not_yet_count++;
+        return ZERO_OK;
+    }
+    case ZERO_KEY_NO_EFFECT:
+        if (k->kind == ZERO__K_ANY || zero__key_differs(p->cfg, &p->defaults, k))
+            zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_NO_EFFECT, key, node, "has no effect in zero%s%s",
+                        k->info.note[0] ? ": " : "", k->info.note);
+        return ZERO_OK;
+    case ZERO_KEY_REJECTED:
+        if (k->kind != ZERO__K_ANY && zero__key_differs(p->cfg, &p->defaults, k)) {
+            char pv[96];
+            zero__preview(p, node, pv, sizeof pv);
+            zero__key_copy(p->cfg, &p->defaults, k);
+            return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, node, "%s is not supported (only %s): %s", pv,
+                               k->info.ds_default, k->info.note);
+        }
+        return ZERO_OK;
+    default:
+        return ZERO_OK;
+    }
+}
+
+static zero_result zero__member(zero__parse *p, const char *section, int obj, int node) {
+    const zero__json *j = p->j;
+    int kn = j->nodes[node].key;
+    char name[128], key[200];
+    size_t n = zero__json_string(j, kn, name, sizeof name);
+    int via_alias = 0;
+    const zero__key *k = (n < sizeof name) ? zero__key_find(section, name, n, &via_alias) : NULL;
+    const zero__json_node *v = &j->nodes[node];
+    zero_result r;
+
+    if (n >= sizeof name) memcpy(name + sizeof name - 4, "...", 4);
+    snprintf(key, sizeof key, "%s%s%s", section, section[0] ? "." : "", name);
+    if (k && k->info.path[0] != 0 && strncmp(k->info.path, "scheduler.params.", 17) == 0 &&
+        !(k->sched_mask & (1u << p->cfg->scheduler.type)))
+        k = NULL; /* a parameter of another scheduler: DeepSpeed's constructor raises TypeError */
+
+    if (!k) {
+        const zero__key *sec = section[0] ? zero__key_by_path(section) : NULL;
+        const char *hint = n < sizeof name ? zero__suggest(section, name, n) : NULL;
+        int strict = sec && (sec->flags & ZERO__F_STRICT);
+        if (strcmp(section, "scheduler.params") == 0) {
+            char tname[32];
+            zero__enum_name(zero__key_by_path("scheduler.type")->choices, (int)p->cfg->scheduler.type, tname,
+                            sizeof tname);
+            return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn, "not a parameter of scheduler %s%s%s%s", tname,
+                               hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+        }
+        if (strict)
+            return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn, "unknown key%s%s%s", hint ? " (did you mean \"" : "",
+                               hint ? hint : "", hint ? "\"?)" : "");
+        zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_UNKNOWN_KEY_IGNORED, key, kn, "unknown key, ignored%s%s%s",
+                    hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+        return ZERO_OK;
+    }
+    snprintf(key, sizeof key, "%s", k->info.path);
+    if (via_alias) {
+        const char *primary = zero__last_name(k->info.path);
+        if (zero__json_get(j, obj, primary) >= 0)
+            return zero__pfail(p, ZERO_MSG_CONFIG_INCONSISTENT, key, kn, "given twice, as \"%s\" and as its alias \"%s\"",
+                               primary, k->alias);
+    }
+    if (k->info.status == ZERO_KEY_DEPRECATED) return zero__deprecated(p, k, key, obj, node);
+
+    if (zero__is_auto(p, node)) {
+        switch (k->auto_rule) {
+        case ZERO__AUTO_SUPPLY:
+        case ZERO__AUTO_DERIVE:
+            zero__key_set_auto(p->cfg, k);
+            return zero__status(p, k, key, node);
+        case ZERO__AUTO_DEFAULT:
+            if (k->kind == ZERO__K_SECTION || k->kind == ZERO__K_ANY) return ZERO_OK;
+            zero__key_copy(p->cfg, &p->defaults, k);
+            zero__pwarn(p, ZERO_LOG_INFO, ZERO_MSG_CONFIG_AUTO_DEFAULT, key, node,
+                        "\"auto\": DeepSpeed uses its default %s here", k->info.ds_default);
+            return zero__status(p, k, key, node);
+        default:
+            return zero__pfail(p, ZERO_MSG_CONFIG_AUTO_NOT_ALLOWED, key, node,
+                               "\"auto\" is not accepted here (neither DeepSpeed nor the HF integration resolves it); give a value");
+        }
+    }
+
+    if (k->kind == ZERO__K_SECTION) {
+        if (v->type == ZERO__JSON_NULL && (k->flags & ZERO__F_NULLABLE)) {
+            /* "offload_param": null: no offload, every key of the block back to its default */
+            int i;
+            for (i = 0; i < ZERO__NKEYS; i++)
+                if (strncmp(zero__keys[i].info.path, key, strlen(key)) == 0 &&
+                    zero__keys[i].info.path[strlen(key)] == '.')
+                    zero__key_copy(p->cfg, &p->defaults, &zero__keys[i]);
+            return ZERO_OK;
+        }
+        if (v->type != ZERO__JSON_OBJECT) {
+            if (strcmp(key, "zero_optimization") == 0 && (v->type == ZERO__JSON_TRUE || v->type == ZERO__JSON_FALSE)) {
+                p->cfg->zero_optimization.stage = v->type == ZERO__JSON_TRUE;
+                zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_DEPRECATED, key, node,
+                            "the legacy boolean form means stage %d; write {\"stage\": %d}",
+                            p->cfg->zero_optimization.stage, p->cfg->zero_optimization.stage);
+                return ZERO_OK;
+            }
+            return zero__pfail(p, ZERO_MSG_CONFIG_NOT_OBJECT, key, node, "expected an object, got %s",
+                               zero__json_type_name(v->type));
+        }
+        return zero__walk(p, key, node);
+    }
+    if (k->kind == ZERO__K_ANY) {
+        if (v->type == ZERO__JSON_NULL) return ZERO_OK;
+        if (k->flags & ZERO__F_NULL_ONLY) {
+            return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, node, "is not supported: %s", k->info.note);
+        }
+        if (k->flags & ZERO__F_ENABLED) {
+            int en = 0, e = v->type == ZERO__JSON_OBJECT ? zero__json_get(j, node, "enabled") : -1;
+            if (e >= 0 && (r = zero__get_bool(p, key, e, &en)) != ZERO_OK) return r;
+            if (en)
+                return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, e, "is not supported: %s", k->info.note);
+            return ZERO_OK;
+        }
+        return zero__status(p, k, key, node);
+    }
+    if ((r = zero__set_leaf(p, k, key, node)) != ZERO_OK) return r;
+    if (k->offset == ZERO__OFF(fp16.enabled)) p->fp16_node = node;
+    if (k->offset == ZERO__OFF(bf16.enabled)) p->bf16_node = node;
+    return zero__status(p, k, key, node);
+}
+
+static zero_result zero__walk(zero__parse *p, const char *section, int obj) {
+    const zero__json *j = p->j;
+    int node;
+    zero_result r;
+    /* optimizer / scheduler: the type decides which params are valid, wherever it stands */
+    if (strcmp(section, "optimizer") == 0 || strcmp(section, "scheduler") == 0) {
+        int t = zero__json_get(j, obj, "type"), prm = zero__json_get(j, obj, "params");
+        if (t >= 0 && (r = zero__member(p, section, obj, t)) != ZERO_OK) return r;
+        if (t < 0 && strcmp(section, "scheduler") == 0 && prm >= 0 &&
+            j->nodes[prm].type != ZERO__JSON_NULL)
+            return zero__pfail(p, ZERO_MSG_CONFIG_REQUIRED, "scheduler.type", prm,
+                               "scheduler.params given without scheduler.type");
+    }
+    for (node = j->nodes[obj].first; node >= 0; node = j->nodes[node].next) {
+        int kn = j->nodes[node].key;
+        if ((strcmp(section, "optimizer") == 0 || strcmp(section, "scheduler") == 0) &&
+            zero__json_string_eq(j, kn, "type", 4))
+            continue;
+        if ((r = zero__member(p, section, obj, node)) != ZERO_OK) return r;
+    }
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_config_parse_json(zero_config *cfg, const char *text, size_t len, zero_error *err) {
+    zero__json j;
+    zero__parse p;
+    zero_result r;
+    if (!cfg || (!text && len))
+        return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_parse_json", 0, 0, "cfg and text must not be NULL");
+    memset(&j, 0, sizeof j);
+    if ((r = zero__json_parse(&j, text ? text : "", len, err)) != ZERO_OK) return r;
+    p.cfg = cfg;
+    p.j = &j;
+    p.err = err;
+    p.defaults = zero_config_default();
+    p.fp16_node = p.bf16_node = -1;
+    p.not_yet[0] = 0;
+    p.not_yet_len = 0;
+    p.not_yet_count = p.not_yet_dropped = 0;
+    if (j.nodes[0].type != ZERO__JSON_OBJECT) {
+        r = zero__pfail(&p, ZERO_MSG_CONFIG_NOT_OBJECT, "config", 0, "a DeepSpeed config is a JSON object, got %s",
+                        zero__json_type_name(j.nodes[0].type));
+    } else if ((r = zero__walk(&p, "", 0)) == ZERO_OK && cfg->fp16.enabled == 1 && cfg->bf16.enabled == 1) {
+        int at = p.bf16_node > p.fp16_node ? p.bf16_node : p.fp16_node;
+        r = zero__pfail(&p, ZERO_MSG_CONFIG_FP16_AND_BF16, at == p.bf16_node ? "bf16.enabled" : "fp16.enabled", at,
+                        "fp16 and bf16 are both enabled; enable one");
+    }
+    if (r == ZERO_OK) {
+        cfg->resolved = 0;
+        if (p.not_yet_count)
+            zero__log(&cfg->log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_NOT_IMPLEMENTED,
+                      "%d key%s accepted and checked, not acted on yet (docs/config.md has each key's status): %s%s",
+                      p.not_yet_count, p.not_yet_count == 1 ? "" : "s", p.not_yet, p.not_yet_dropped ? ", ..." : "");
+        zero__ok(err);
+    }
+    zero__json_free(&j);
+    return r;
+}
+
+#define ZERO__CONFIG_MAX_BYTES ((long)256 << 20)
+
+ZERO__DEF zero_result zero_config_load(zero_config *cfg, const char *path, zero_error *err) {
+    FILE *f;
+    struct stat st;
+    long size;
+    char *buf;
+    size_t got;
+    zero_result r;
+    if (!cfg || !path) return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_load", 0, 0, "cfg and path must not be NULL");
+    f = fopen(path, "rb");
+    if (!f) return zero__fail(err, ZERO_MSG_FILE_OPEN, path, 0, 0, "cannot open the config: %s", strerror(errno));
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return zero__fail(err, ZERO_MSG_FILE_READ, path, 0, 0, "not a regular file");
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        int e = errno;
+        fclose(f);
+        return zero__fail(err, ZERO_MSG_FILE_READ, path, 0, 0, "cannot read the config (is it a regular file?): %s",
+                          strerror(e));
+    }
+    if (size > ZERO__CONFIG_MAX_BYTES) {
+        fclose(f);
+        return zero__fail(err, ZERO_MSG_JSON_TOO_LARGE, path, 0, 0, "%ld bytes; a config may have at most %ld", size,
+                          ZERO__CONFIG_MAX_BYTES);
+    }
+    buf = (char *)ZERO_MALLOC((size_t)size + 1);
+    if (!buf) {
+        fclose(f);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, path, 0, 0, "cannot allocate %ld bytes", size + 1);
+    }
+    got = fread(buf, 1, (size_t)size, f);
+    if (got != (size_t)size || ferror(f)) {
+        int e = errno;
+        ZERO_FREE(buf);
+        fclose(f);
+        return zero__fail(err, ZERO_MSG_FILE_READ, path, 0, 0, "short read (%zu of %ld bytes): %s", got, size,
+                          strerror(e));
+    }
+    fclose(f);
+    r = zero_config_parse_json(cfg, buf, (size_t)size, err);
+    ZERO_FREE(buf);
+    if (r != ZERO_OK && err) { /* name the file first: "ds_config.json: key: why (line L:C)" */
+        size_t pl = strlen(path), ml = strlen(err->msg);
+        if (pl + 3 < sizeof err->msg) {
+            if (ml > sizeof err->msg - pl - 3) ml = sizeof err->msg - pl - 3;
+            memmove(err->msg + pl + 2, err->msg, ml);
+            memcpy(err->msg, path, pl);
+            err->msg[pl] = ':';
+            err->msg[pl + 1] = ' ';
+            err->msg[pl + 2 + ml] = 0;
+        }
+    }
+    return r;
+}
+
+/* ---- config: resolve ---- */
+
+/* The first key still "auto", or NULL; *others counts the rest. */
+static const zero__key *zero__first_auto(const zero_config *c, int *others) {
+    const zero__key *first = NULL;
+    int i;
+    *others = 0;
+    for (i = 0; i < ZERO__NKEYS; i++) {
+        if (!zero__key_is_auto(c, &zero__keys[i])) continue;
+        if (!first) first = &zero__keys[i];
+        else (*others)++;
+    }
+    return first;
+}
+
+static zero_result zero__resolve_batch(zero_config *c, int world, zero_error *err) {
+    int64_t tbs = c->train_batch_size > 0 ? c->train_batch_size : 0;
+    int64_t mbs = c->train_micro_batch_size_per_gpu > 0 ? c->train_micro_batch_size_per_gpu : 0;
+    int64_t gas = c->gradient_accumulation_steps > 0 ? c->gradient_accumulation_steps : 0;
+    int any_auto = c->train_batch_size == ZERO_AUTO || c->train_micro_batch_size_per_gpu == ZERO_AUTO ||
+                   c->gradient_accumulation_steps == ZERO_AUTO;
+    /* DeepSpeed's _set_batch_related_parameters, floor divisions included */
+    if (tbs && mbs && gas) {
+    } else if (tbs && mbs) {
+        gas = (tbs / mbs) / world;
+    } else if (tbs && gas) {
+        mbs = (tbs / world) / gas;
+    } else if (mbs && gas) {
+        tbs = (double)mbs * gas * world < 9e18 ? mbs * gas * world : -1;
+    } else if (tbs) {
+        gas = 1;
+        mbs = tbs / world;
+    } else if (mbs) {
+        gas = 1;
+        tbs = (double)mbs * world < 9e18 ? mbs * world : -1;
+    } else {
+        return zero__fail(err, ZERO_MSG_CONFIG_BATCH_MISSING, "train_batch_size", 0, 0,
+                          "either train_batch_size or train_micro_batch_size_per_gpu must be given%s\n"
+                          "HINT: set cfg.train_micro_batch_size_per_gpu (and cfg.gradient_accumulation_steps) before "
+                          "zero_config_resolve; the HF Trainer fills them from per_device_train_batch_size",
+                          any_auto ? " (they are \"auto\")" : "");
+    }
+    if (tbs <= 0 || mbs <= 0 || gas <= 0 || (double)mbs * gas * world != (double)tbs)
+        return zero__fail(err, ZERO_MSG_CONFIG_BATCH_MISMATCH, "train_batch_size", 0, 0,
+                          "train_batch_size %lld != train_micro_batch_size_per_gpu %lld x gradient_accumulation_steps "
+                          "%lld x world_size %d (each must be > 0, and the product must be exact)",
+                          (long long)tbs, (long long)mbs, (long long)gas, world);
+    c->train_batch_size = tbs;
+    c->train_micro_batch_size_per_gpu = mbs;
+    c->gradient_accumulation_steps = gas;
+    return ZERO_OK;
+}
+
+static zero_result zero__resolve_check_offload(zero_config *c, const zero_offload_config *o, const char *name,
+                                               zero_error *err) {
+    if (o->device == ZERO_OFFLOAD_NVME && o->nvme_path[0] == 0)
+        return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED, name, 0, 0,
+                          "device is \"nvme\" but nvme_path is not set\nHINT: set %s.nvme_path to a directory on the NVMe drive",
+                          name);
+    (void)c;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero_error *err) {
+    zero_config c;
+    zero_zero_config *z;
+    zero_scheduler_config *s;
+    const zero__key *k;
+    int others, stage, half;
+    zero_result r;
+    if (!cfg) return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_resolve", 0, 0, "cfg must not be NULL");
+    if (world_size < 1)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, "world_size", 0, 0, "must be >= 1, got %d", world_size);
+    c = *cfg; /* work on a copy: on error *cfg is untouched */
+    z = &c.zero_optimization;
+    s = &c.scheduler;
+    stage = z->stage;
+
+    /* 1. "auto" with a rule */
+    if (c.hidden_size > 0) {
+        int64_t h = c.hidden_size;
+        if (z->reduce_bucket_size == ZERO_AUTO) z->reduce_bucket_size = h * h;
+        if (z->stage3_prefetch_bucket_size == ZERO_AUTO) z->stage3_prefetch_bucket_size = (int64_t)(0.9 * (double)h * (double)h);
+        if (z->stage3_param_persistence_threshold == ZERO_AUTO) z->stage3_param_persistence_threshold = 10 * h;
+    } else if (stage != 3) { /* HF fills the stage3_* keys only for stage 3; DeepSpeed then drops "auto" */
+        if (z->stage3_prefetch_bucket_size == ZERO_AUTO) z->stage3_prefetch_bucket_size = 50000000;
+        if (z->stage3_param_persistence_threshold == ZERO_AUTO) z->stage3_param_persistence_threshold = 100000;
+    }
+    if (z->stage3_gather_16bit_weights_on_model_save == ZERO_AUTO) z->stage3_gather_16bit_weights_on_model_save = 0;
+    if (s->warmup_min_lr == ZERO_AUTO) s->warmup_min_lr = 0;
+    if (s->warmup_max_lr == ZERO_AUTO) s->warmup_max_lr = c.optimizer.lr; /* HF: learning_rate (checked below if still auto) */
+    if ((r = zero__resolve_batch(&c, world_size, err)) != ZERO_OK) return r;
+
+    /* 2. "auto" that only the program can answer */
+    if ((k = zero__first_auto(&c, &others)) != NULL) {
+        if (k->offset == ZERO__OFF(zero_optimization.reduce_bucket_size) ||
+            k->offset == ZERO__OFF(zero_optimization.stage3_prefetch_bucket_size) ||
+            k->offset == ZERO__OFF(zero_optimization.stage3_param_persistence_threshold))
+            return zero__fail(err, ZERO_MSG_CONFIG_AUTO_UNRESOLVED, k->info.path, 0, 0,
+                              "is \"auto\" and cfg.hidden_size is not set%s\nHINT: set cfg.hidden_size to the model's "
+                              "hidden size (zero then derives it as the HF integration does), or set %s",
+                              others ? " (more keys are \"auto\" too)" : "", k->field);
+        return zero__fail(err, ZERO_MSG_CONFIG_AUTO_UNRESOLVED, k->info.path, 0, 0,
+                          "is still \"auto\"%s\nHINT: set %s before zero_config_resolve (%s)",
+                          others ? " (and more keys after it)" : "", k->field, k->info.note);
+    }
+
+    /* 3. DeepSpeed's None defaults */
+    half = c.fp16.enabled == 1 ? ZERO_DTYPE_FP16 : c.bf16.enabled == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    if (z->overlap_comm == ZERO_UNSET) z->overlap_comm = stage == 3;
+    if (c.communication_data_type == ZERO_DTYPE_DEFAULT) c.communication_data_type = (zero_dtype)half;
+    if (c.grad_accum_dtype == ZERO_DTYPE_DEFAULT) c.grad_accum_dtype = (zero_dtype)half;
+    if (s->type == ZERO_SCHEDULER_WARMUP_LR && s->warmup_max_lr == ZERO_UNSET) s->warmup_max_lr = c.optimizer.lr;
+    if (s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR && s->warmup_max_lr == ZERO_UNSET) s->warmup_max_lr = 1e-3;
+    if (s->type == ZERO_SCHEDULER_ONE_CYCLE) {
+        if (s->cycle_second_step_size == ZERO_UNSET) s->cycle_second_step_size = s->cycle_first_step_size;
+        if (s->cycle_second_stair_count == ZERO_UNSET) s->cycle_second_stair_count = s->cycle_first_stair_count;
+    }
+
+    /* 4. the whole config */
+    if (c.fp16.enabled == 1 && c.bf16.enabled == 1)
+        return zero__fail(err, ZERO_MSG_CONFIG_FP16_AND_BF16, "bf16.enabled", 0, 0, "fp16 and bf16 are both enabled; enable one");
+    if (c.fp16.enabled == 1 && c.fp16.loss_scale == 0) {
+        if (c.fp16.loss_scale_window < 1)
+            return zero__fail(err, ZERO_MSG_CONFIG_RANGE, "fp16.loss_scale_window", 0, 0,
+                              "must be > 0 with dynamic loss scaling, got %lld", (long long)c.fp16.loss_scale_window);
+        if (!(c.fp16.min_loss_scale > 0))
+            return zero__fail(err, ZERO_MSG_CONFIG_RANGE, "fp16.min_loss_scale", 0, 0,
+                              "must be > 0 with dynamic loss scaling, got %g", c.fp16.min_loss_scale);
+    }
+    if ((s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR || s->type == ZERO_SCHEDULER_WARMUP_COSINE_LR) &&
+        s->total_num_steps == ZERO_UNSET)
+        return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED, "scheduler.params.total_num_steps", 0, 0,
+                          "is required by %s", s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR ? "WarmupDecayLR" : "WarmupCosineLR");
+    if (s->type == ZERO_SCHEDULER_ONE_CYCLE && (s->cycle_min_lr == ZERO_UNSET || s->cycle_max_lr == ZERO_UNSET))
+        return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED,
+                          s->cycle_min_lr == ZERO_UNSET ? "scheduler.params.cycle_min_lr" : "scheduler.params.cycle_max_lr",
+                          0, 0, "is required by OneCycle");
+    if (s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR && s->total_num_steps < s->warmup_num_steps)
+        zero__log(&c.log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_SCHED_WARNING,
+                  "scheduler.params.total_num_steps %lld is less than warmup_num_steps %lld", (long long)s->total_num_steps,
+                  (long long)s->warmup_num_steps);
+    if ((r = zero__resolve_check_offload(&c, &z->offload_optimizer, "zero_optimization.offload_optimizer", err)) != ZERO_OK ||
+        (r = zero__resolve_check_offload(&c, &z->offload_param, "zero_optimization.offload_param", err)) != ZERO_OK)
+        return r;
+    if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE && stage == 0)
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer", 0, 0,
+                          "optimizer offload needs ZeRO: set zero_optimization.stage to 1, 2 or 3");
+    if (z->offload_optimizer.ratio < 1 && stage != 3)
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.ratio", 0, 0,
+                          "a ratio below 1 (partial offload) needs stage 3, stage is %d", stage);
+    if (z->offload_param.device != ZERO_OFFLOAD_NONE && stage != 3)
+        zero__log(&c.log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_STAGE_IGNORED,
+                  "zero_optimization.offload_param: parameter offload needs stage 3; ignored at stage %d", stage);
+    if (c.gradient_allreduce_op == ZERO_REDUCE_SUM && stage == 3)
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "gradient_allreduce_op", 0, 0,
+                          "\"sum\" is not allowed with stage 3 (as in DeepSpeed)");
+    if (stage == 2 && z->reduce_scatter && (c.prescale_gradients || c.gradient_predivide_factor != 1.0))
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT,
+                          c.prescale_gradients ? "prescale_gradients" : "gradient_predivide_factor", 0, 0,
+                          "stage 2 with reduce_scatter needs prescale_gradients false and gradient_predivide_factor 1 "
+                          "(DeepSpeed asserts the same)");
+
+    c.world_size = world_size;
+    c.resolved = 1;
+    *cfg = c;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* ---- config: back to JSON ---- */
+
+typedef struct zero__out {
+    char *buf;
+    size_t cap, len;
+} zero__out;
+
+static void zero__put(zero__out *o, const char *fmt, ...) ZERO__PRINTF(2, 3);
+static void zero__put(zero__out *o, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(o->len < o->cap ? o->buf + o->len : NULL, o->len < o->cap ? o->cap - o->len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) o->len += (size_t)n;
+}
+
+static void zero__put_string(zero__out *o, const char *s) {
+    zero__put(o, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') zero__put(o, "\\%c", ch);
+        else if (ch < 0x20) zero__put(o, "\\u%04x", ch);
+        else zero__put(o, "%c", ch);
+    }
+    zero__put(o, "\"");
+}
+
+static void zero__put_double(zero__out *o, double d) {
+    /* %.17g round-trips; locale-proof: swap a decimal comma back to '.' */
+    char tmp[40], *c;
+    snprintf(tmp, sizeof tmp, "%.17g", d);
+    for (c = tmp; *c; c++)
+        if (*c == ',') *c = '.';
+    zero__put(o, "%s", tmp);
+}
+
+static int zero__key_emitted(const zero_config *c, const zero__key *k) {
+    if (k->info.status == ZERO_KEY_DEPRECATED || k->kind == ZERO__K_ANY) return 0;
+    if (strncmp(k->info.path, "scheduler", 9) == 0 && c->scheduler.type == ZERO_SCHEDULER_NONE) return 0;
+    if (strncmp(k->info.path, "scheduler.params.", 17) == 0 && !(k->sched_mask & (1u << c->scheduler.type))) return 0;
+    /* a required key not given (OneCycle's cycle_min_lr, ...) has no JSON spelling */
+    if (!(k->flags & ZERO__F_NULLABLE) && k->lo >= 0 &&
+        ((k->kind == ZERO__K_F64 && zero__get_f64(c, k->offset) == ZERO_UNSET) ||
+         (k->kind == ZERO__K_I64 && zero__get_i64(c, k->offset) == ZERO_UNSET)))
+        return 0;
+    return k->kind != ZERO__K_SECTION;
+}
+
+ZERO__DEF size_t zero_config_to_json(const zero_config *cfg, char *buf, size_t cap) {
+    zero__out o;
+    char open[4][48]; /* the open sections, outermost first */
+    int depth = 0, i, first[5] = {1, 1, 1, 1, 1};
+    o.buf = buf;
+    o.cap = cap;
+    o.len = 0;
+    if (!cfg) return 0;
+    zero__put(&o, "{");
+    for (i = 0; i < ZERO__NKEYS; i++) {
+        const zero__key *k = &zero__keys[i];
+        const char *path = k->info.path, *name;
+        int d = 0, want = 0;
+        const char *q;
+        if (!zero__key_emitted(cfg, k)) continue;
+        /* depth of the parent path, and how many open sections it shares */
+        for (q = path; *q; q++) want += *q == '.';
+        while (d < depth && d < want) {
+            size_t n = strlen(open[d]);
+            const char *start = path;
+            int comp;
+            for (comp = 0; comp < d; comp++) start = strchr(start, '.') + 1;
+            if (strncmp(start, open[d], n) != 0 || start[n] != '.') break;
+            d++;
+        }
+        for (; depth > d; depth--) zero__put(&o, "}");
+        while (depth < want) {
+            const char *start = path, *end;
+            int comp;
+            for (comp = 0; comp < depth; comp++) start = strchr(start, '.') + 1;
+            end = strchr(start, '.');
+            snprintf(open[depth], sizeof open[depth], "%.*s", (int)(end - start), start);
+            zero__put(&o, "%s\"%s\":{", first[depth] ? "" : ",", open[depth]);
+            first[depth] = 0;
+            depth++;
+            first[depth] = 1;
+        }
+        name = zero__last_name(path);
+        zero__put(&o, "%s\"%s\":", first[depth] ? "" : ",", name);
+        first[depth] = 0;
+        if (zero__key_is_auto(cfg, k)) {
+            zero__put(&o, "\"auto\"");
+            continue;
+        }
+        switch (k->kind) {
+        case ZERO__K_BOOL: {
+            int v = zero__get_int(cfg, k->offset);
+            if (v == ZERO_UNSET && (k->flags & ZERO__F_NULLABLE)) zero__put(&o, "null");
+            else zero__put(&o, "%s", v ? "true" : "false");
+            break;
+        }
+        case ZERO__K_INT: zero__put(&o, "%d", zero__get_int(cfg, k->offset)); break;
+        case ZERO__K_I64: {
+            int64_t v = zero__get_i64(cfg, k->offset);
+            if ((k->flags & ZERO__F_NULLABLE) && (v == ZERO_UNSET || (v == 0 && k->lo >= 1))) zero__put(&o, "null");
+            else zero__put(&o, "%lld", (long long)v);
+            break;
+        }
+        case ZERO__K_F64: {
+            double v = zero__get_f64(cfg, k->offset);
+            if ((k->flags & ZERO__F_NULLABLE) && v == ZERO_UNSET) zero__put(&o, "null");
+            else zero__put_double(&o, v);
+            break;
+        }
+        case ZERO__K_ENUM: {
+            char nm[48];
+            zero__enum_name(k->choices, zero__get_int(cfg, k->offset), nm, sizeof nm);
+            if (nm[0]) zero__put_string(&o, nm);
+            else zero__put(&o, "null");
+            break;
+        }
+        case ZERO__K_STRING: {
+            const char *v = (const char *)cfg + k->offset;
+            if (v[0] == 0 && (k->flags & ZERO__F_NULLABLE)) zero__put(&o, "null");
+            else zero__put_string(&o, v);
+            break;
+        }
+        case ZERO__K_BETAS:
+            zero__put(&o, "[");
+            zero__put_double(&o, zero__get_f64(cfg, k->offset));
+            zero__put(&o, ",");
+            zero__put_double(&o, zero__get_f64(cfg, k->offset + sizeof(double)));
+            zero__put(&o, "]");
+            break;
+        default: break;
+        }
+    }
+    for (; depth > 0; depth--) zero__put(&o, "}");
+    zero__put(&o, "}");
+    if (cap) buf[o.len < cap ? o.len : cap - 1] = 0;
+    return o.len;
+}
+
+/* ---- loss scaler -------------------------------------------------------
+
+   DeepSpeed has three fp16 scalers (../shared/reference/deepspeed.md 1.1):
+   the ZeRO optimizers use DynamicLossScaler (hysteresis, raise at the
+   minimum), FP16_Optimizer / FP16_UnfusedOptimizer (no ZeRO) have their own
+   _update_scale without hysteresis that clamps at the minimum. zero_rules
+   picks between the two; both grow with the NEW (>= v0.17.1) window rule. */
+
+/* A config value that is still "auto" (or the ZERO_AUTO sentinel anyway). */
+static int zero__scaler_open(double v) { return v == (double)ZERO_AUTO; }
+
+ZERO__DEF void zero_loss_scaler_init(zero_loss_scaler *s, const zero_config *cfg) {
+    const zero_fp16_config *f;
+    if (!s) return;
+    memset(s, 0, sizeof *s);
+    s->cur_scale = NAN;
+    s->min_scale = NAN;
+    s->scale_factor = 2.0; /* hard-coded in DeepSpeed, not a JSON key */
+    s->last_overflow_iter = -1;
+    s->valid = 0;
+    if (!cfg) return;
+
+    f = &cfg->fp16;
+    s->zero_rules = cfg->zero_optimization.stage >= 1;
+    s->scale_window = f->loss_scale_window;
+    s->delayed_shift = f->hysteresis;
+    s->cur_hysteresis = f->hysteresis;
+    s->consecutive_hysteresis = f->consecutive_hysteresis != 0;
+
+    /* fp16.enabled still "auto": nobody has said which precision this run uses. */
+    if (f->enabled == ZERO_AUTO) return;
+
+    if (!f->enabled) { /* bf16 or fp32: a static scaler with S = 1 */
+        s->cur_scale = 1.0;
+        s->min_scale = 1.0;
+        s->valid = 1;
+        return;
+    }
+    /* fp16: every value the scaler is made from must be known. */
+    if (zero__scaler_open(f->loss_scale) || f->initial_scale_power == ZERO_AUTO ||
+        f->loss_scale_window == ZERO_AUTO || f->hysteresis == ZERO_AUTO ||
+        zero__scaler_open(f->min_loss_scale))
+        return;
+    if (f->loss_scale > 0) { /* static: S fixed (DeepSpeed's LossScaler) */
+        s->cur_scale = f->loss_scale;
+        s->min_scale = f->loss_scale;
+        s->valid = 1;
+        return;
+    }
+    s->dynamic = 1;
+    s->cur_scale = ldexp(1.0, f->initial_scale_power);
+    s->min_scale = f->min_loss_scale;
+    s->valid = 1;
+}
+
+/* The scale after an overflow that shifts: max(S / 2, min). */
+static double zero__scaler_halved(const zero_loss_scaler *s) {
+    double next = s->cur_scale / s->scale_factor;
+    return next > s->min_scale ? next : s->min_scale;
+}
+
+/* There is no zero_error parameter: the result code says everything and the
+   engine that calls this once per optimizer step reports it (with the step
+   number it knows). ZERO_ERR_LOSS_SCALE: an overflow arrived with S already
+   at min_scale under ZeRO rules; DeepSpeed raises "Current loss scale already
+   at minimum" before touching its state, so the scaler is left exactly as it
+   was (cur_iter not advanced either). ZERO_ERR_STATE: made from a config with
+   fp16.enabled (or another fp16 value) still "auto". */
+ZERO__DEF zero_result zero_loss_scaler_update(zero_loss_scaler *s, int overflow) {
+    if (!s) return zero__fail(NULL, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_loss_scaler_update: s is NULL");
+    if (!s->valid)
+        return zero__fail(NULL, ZERO_MSG_LOSS_SCALER_UNRESOLVED, "fp16.enabled", 0, 0,
+                          "the loss scaler was made from an unresolved config");
+    if (!s->dynamic) return ZERO_OK; /* static or bf16/fp32: LossScaler.update_scale is a no-op */
+
+    if (overflow) {
+        if (!s->zero_rules) {
+            /* FP16_Optimizer: no hysteresis, never raises. */
+            s->cur_scale = zero__scaler_halved(s);
+        } else if (s->delayed_shift == 1 || s->cur_hysteresis == 1) {
+            if (s->cur_scale == s->min_scale)
+                return zero__fail(NULL, ZERO_MSG_LOSS_SCALE_AT_MIN, "fp16.min_loss_scale", 0, 0,
+                                  "overflow at iteration %lld with the loss scale already at its minimum %g",
+                                  (long long)s->cur_iter, s->min_scale);
+            s->cur_scale = zero__scaler_halved(s);
+        } else {
+            s->cur_hysteresis--; /* scale kept, the step is still skipped */
+        }
+        s->last_overflow_iter = s->cur_iter;
+    } else {
+        /* NEW window rule (DeepSpeed >= v0.17.1): k clean steps since the last
+           overflow; grow on the first clean step after each full window.
+           (OLD grew when (cur_iter - last_overflow_iter) % window == 0, one
+           step earlier.) A window <= 0 (rejected by the config) never grows
+           instead of dividing by zero. */
+        int64_t k = s->cur_iter - s->last_overflow_iter - 1;
+        if (s->zero_rules && s->consecutive_hysteresis) s->cur_hysteresis = s->delayed_shift;
+        if (k > 0 && s->scale_window > 0 && k % s->scale_window == 0) {
+            if (s->zero_rules && !s->consecutive_hysteresis) s->cur_hysteresis = s->delayed_shift;
+            s->cur_scale *= s->scale_factor;
+        }
+    }
+    s->cur_iter++;
+    return ZERO_OK;
+}
+
+ZERO__DEF double zero_loss_scaler_scale(const zero_loss_scaler *s) {
+    return (s && s->valid) ? s->cur_scale : NAN;
+}
+
+/* ---- learning-rate schedules --------------------------------------------
+
+   Each f(it) is DeepSpeed's lr_schedules.py (NEW) written out; `it` is the
+   scheduler's last_batch_iteration. Every scheduler's constructor writes
+   f(-1) (OneCycle and LRRangeTest write their min values, which is the same
+   lr), so it < 0 means "before the first scheduler step"; values below -1
+   are treated like -1. A scheduler with a value it needs still "auto" (or a
+   required value missing) gives NaN for every `it`, not only where that value
+   enters, so an unresolved config cannot look right for the first steps. */
+
+static int zero__sched_open(double v) { return v == (double)ZERO_AUTO; }
+
+/* pi as Python's math.pi (M_PI is not C11). */
+#define ZERO__SCHED_PI 3.14159265358979323846
+
+/* W = max(2, warmup_num_steps): WarmupLR's constructor does this, and
+   WarmupDecayLR (a subclass) inherits it. WarmupCosineLR: section 2.3 of the
+   reference writes "it < W" with the W that 2.1 defines as max(2, ...), and
+   DeepSpeed's WarmupCosineLR.__init__ indeed sets
+   warmup_num_steps = max(2, warmup_num_steps) too, so all three use it (the
+   reference's table 2.6, W = 10, is the same either way). With the raw value
+   a log warmup of 1 step would compute ln(1)/ln(1) = NaN. */
+static double zero__sched_warmup_w(const zero_scheduler_config *sc) {
+    return sc->warmup_num_steps < 2 ? 2.0 : (double)sc->warmup_num_steps;
+}
+
+/* The warmup fraction at 0 <= it < W: ln(it+1)/ln(W) or it/W. DeepSpeed
+   keeps 1/ln(W) and multiplies; so does this. An unknown type is log, as
+   DeepSpeed falls back to log (the config rejects unknown names). */
+static double zero__sched_warmup_frac(zero_warmup_type type, long it, double w) {
+    if (type == ZERO_WARMUP_LINEAR) return (double)it / w;
+    return (1.0 / log(w)) * log((double)it + 1.0);
+}
+
+/* WarmupLR (decay = 0) and WarmupDecayLR (decay = 1). */
+static double zero__sched_warmup_lr(const zero_config *cfg, long it, int decay) {
+    const zero_scheduler_config *sc = &cfg->scheduler;
+    double min_lr = sc->warmup_min_lr, max_lr = sc->warmup_max_lr, w, gamma;
+    /* warmup_max_lr None: WarmupLR (NEW) takes the optimizer's lr (OLD: 0.001);
+       WarmupDecayLR's own signature still defaults to 0.001, in NEW too. */
+    if (max_lr == (double)ZERO_UNSET) max_lr = decay ? 1e-3 : cfg->optimizer.lr;
+    if (zero__sched_open(min_lr) || zero__sched_open(max_lr) ||
+        sc->warmup_num_steps == ZERO_AUTO)
+        return NAN;
+    if (decay && (sc->total_num_steps == ZERO_AUTO || sc->total_num_steps == ZERO_UNSET)) return NAN;
+    if (it < 0) return min_lr;
+    w = zero__sched_warmup_w(sc);
+    if ((double)it < w) {
+        gamma = zero__sched_warmup_frac(sc->warmup_type, it, w);
+    } else if (!decay) {
+        gamma = 1.0;
+    } else {
+        double t = (double)sc->total_num_steps, den = t - w;
+        gamma = (t - (double)it) / (den > 1.0 ? den : 1.0);
+        if (gamma < 0.0) gamma = 0.0; /* reaches min_lr at it = T and stays */
+    }
+    return min_lr + (max_lr - min_lr) * gamma;
+}
+
+/* WarmupCosineLR (NEW, >= v0.19.3): a ratio of the optimizer's lr. */
+static double zero__sched_cosine_lr(const zero_config *cfg, long it) {
+    const zero_scheduler_config *sc = &cfg->scheduler;
+    double lr = cfg->optimizer.lr, w, ratio;
+    if (zero__sched_open(lr) || sc->warmup_num_steps == ZERO_AUTO ||
+        sc->total_num_steps == ZERO_AUTO || sc->total_num_steps == ZERO_UNSET)
+        return NAN;
+    if (it < 0) return 0.0;
+    w = zero__sched_warmup_w(sc);
+    if ((double)it < w) {
+        double r = zero__sched_warmup_frac(sc->warmup_type, it, w);
+        ratio = sc->warmup_min_ratio + r * (1.0 - sc->warmup_min_ratio);
+    } else {
+        /* p = (it - W + 1) / max(1, T - W), clamped to 1: the ratio stays at
+           cos_min_ratio after T (OLD let the cosine rise again). */
+        double den = (double)sc->total_num_steps - w;
+        double p = ((double)it - w + 1.0) / (den > 1.0 ? den : 1.0);
+        if (p > 1.0) p = 1.0;
+        ratio = sc->cos_min_ratio + (1.0 - sc->cos_min_ratio) * ((1.0 + cos(ZERO__SCHED_PI * p)) / 2.0);
+        if (ratio < 0.0) ratio = 0.0;
+    }
+    return lr * ratio;
+}
+
+/* OneCycle's half-cycle lengths; 0 when they are unusable. */
+static int zero__sched_cycle_sizes(const zero_scheduler_config *sc, double *first, double *second) {
+    int64_t a = sc->cycle_first_step_size;
+    int64_t b = sc->cycle_second_step_size == ZERO_UNSET ? a : sc->cycle_second_step_size;
+    if (a <= 0 || b <= 0) return 0;
+    *first = (double)a;
+    *second = (double)b;
+    return 1;
+}
+
+/* OneCycle's position s in [0, 1] at 0 <= it < first + second (0 at the
+   start, 1 at the end of the rising half, back to 0 at the end).
+
+   Stairs: the reference says only "stair counts > 0 quantise s to
+   floor(position * stairs) / stairs". Our reading: in the half the step
+   falls in, with n = that half's stair count (the second's defaults to the
+   first's), s becomes floor(s * n) / n, so s takes the values 0, 1/n, ...,
+   (n-1)/n, and 1 only at the peak itself. s * n is computed from the integer
+   offset c into the cycle (c * n / first, or (total - c) * n / second)
+   rather than from the rounded s, so an exact stair is never lost to a
+   1e-16 rounding; DeepSpeed's current lr_schedules.py does the same. */
+static double zero__sched_cycle_pos(const zero_scheduler_config *sc, long it, double first,
+                                    double second) {
+    double total = first + second, ratio = first / total;
+    double b = (double)it + 1.0;
+    double x = 1.0 + b / total - floor(1.0 + b / total);
+    double s;
+    int64_t stairs;
+    if (x <= ratio) {
+        s = x / ratio;
+        stairs = sc->cycle_first_stair_count;
+    } else {
+        s = (x - 1.0) / (ratio - 1.0);
+        stairs = sc->cycle_second_stair_count == ZERO_UNSET ? sc->cycle_first_stair_count
+                                                             : sc->cycle_second_stair_count;
+    }
+    if (stairs > 0) {
+        double n = (double)stairs, c = fmod(b, total), pos;
+        if (c <= first)
+            pos = c * n / first;
+        else
+            pos = (total - c) * n / second;
+        s = floor(pos) / n;
+    }
+    return s;
+}
+
+/* OneCycle lr and beta1. */
+static void zero__sched_one_cycle(const zero_config *cfg, long it, double *lr, double *beta1) {
+    const zero_scheduler_config *sc = &cfg->scheduler;
+    double first, second, total;
+    double min_lr = sc->cycle_min_lr, max_lr = sc->cycle_max_lr;
+    double min_mom = sc->cycle_min_mom, max_mom = sc->cycle_max_mom;
+    *lr = *beta1 = NAN;
+    if (!zero__sched_cycle_sizes(sc, &first, &second)) return;
+    total = first + second;
+    if (!zero__sched_open(min_lr) && min_lr != (double)ZERO_UNSET && !zero__sched_open(max_lr) &&
+        max_lr != (double)ZERO_UNSET) {
+        if (it < 0) /* the constructor's lr */
+            *lr = min_lr;
+        else if ((double)it < total)
+            *lr = min_lr + (max_lr - min_lr) * zero__sched_cycle_pos(sc, it, first, second);
+        else if (sc->decay_step_size == 0 || sc->decay_lr_rate == 0.0)
+            *lr = min_lr;
+        else
+            *lr = min_lr / (1.0 + sc->decay_lr_rate *
+                                      (((double)it - total + 1.0) / (double)sc->decay_step_size));
+    }
+    if (zero__sched_open(min_mom) || zero__sched_open(max_mom)) return;
+    if (it < 0) /* the constructor's betas: (cycle_min_mom, 0.99), not f(-1) */
+        *beta1 = min_mom;
+    else if ((double)it < total)
+        *beta1 = max_mom - (max_mom - min_mom) * zero__sched_cycle_pos(sc, it, first, second);
+    else if (sc->decay_step_size == 0 || sc->decay_mom_rate == 0.0)
+        *beta1 = max_mom;
+    else
+        *beta1 = max_mom * (1.0 + sc->decay_mom_rate *
+                                      (((double)it - total + 1.0) / (double)sc->decay_step_size));
+}
+
+/* LRRangeTest: min_lr * (1 + step_rate * interval). */
+static double zero__sched_range_test_lr(const zero_scheduler_config *sc, long it) {
+    double interval;
+    if (zero__sched_open(sc->lr_range_test_min_lr) || sc->lr_range_test_step_size <= 0) return NAN;
+    if (it < 0) return sc->lr_range_test_min_lr; /* the constructor's lr (= f(-1)) */
+    interval = ((double)it + 1.0) / (double)sc->lr_range_test_step_size;
+    if (sc->lr_range_test_staircase) interval = floor(interval);
+    return sc->lr_range_test_min_lr * (1.0 + sc->lr_range_test_step_rate * interval);
+}
+
+ZERO__DEF double zero_lr_at(const zero_config *cfg, long it) {
+    double lr, beta1;
+    if (!cfg) return NAN;
+    switch (cfg->scheduler.type) {
+    case ZERO_SCHEDULER_NONE:
+        return zero__sched_open(cfg->optimizer.lr) ? NAN : cfg->optimizer.lr;
+    case ZERO_SCHEDULER_WARMUP_LR: return zero__sched_warmup_lr(cfg, it, 0);
+    case ZERO_SCHEDULER_WARMUP_DECAY_LR: return zero__sched_warmup_lr(cfg, it, 1);
+    case ZERO_SCHEDULER_WARMUP_COSINE_LR: return zero__sched_cosine_lr(cfg, it);
+    case ZERO_SCHEDULER_ONE_CYCLE:
+        zero__sched_one_cycle(cfg, it, &lr, &beta1);
+        return lr;
+    case ZERO_SCHEDULER_LR_RANGE_TEST: return zero__sched_range_test_lr(&cfg->scheduler, it);
+    default: return NAN;
+    }
+}
+
+ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, double *beta2) {
+    double b1 = NAN, b2 = NAN;
+    if (cfg && cfg->scheduler.type == ZERO_SCHEDULER_ONE_CYCLE && cfg->scheduler.cycle_momentum) {
+        double lr;
+        zero__sched_one_cycle(cfg, it, &lr, &b1);
+        (void)lr;
+        b2 = b1 == b1 ? 0.99 : NAN; /* DeepSpeed writes betas = (beta1, 0.99): beta2 is forced */
+    } else if (cfg) {
+        b1 = zero__sched_open(cfg->optimizer.beta1) ? NAN : cfg->optimizer.beta1;
+        b2 = zero__sched_open(cfg->optimizer.beta2) ? NAN : cfg->optimizer.beta2;
+    }
+    if (beta1) *beta1 = b1;
+    if (beta2) *beta2 = b2;
+}
+
+/* ---- memory estimator ----
+
+   Two answers for the same question ("how much memory do the model states
+   take?"): DeepSpeed's, reproduced to the byte so a DeepSpeed user sees the
+   numbers they know, and zero's own plan, which is what zero's engine
+   allocates (DESIGN.md section 4) and therefore what a user should size a
+   machine by. Model states only: activations, the CUDA context, library
+   workspaces and the allocator's slack are not counted by either.
+
+   Symbols. P parameters, L largest layer (DeepSpeed: a module's own
+   parameters; <= 0 in the args: P/20), g GPUs per node, n nodes, G = g*n,
+   f additional_buffer_factor (1.5), d compute-dtype bytes (2 for fp16/bf16,
+   4 for fp32), B reduce_bucket_size (5e8 elements), M
+   stage3_max_live_parameters (1e9), pf stage3_prefetch_bucket_size (5e7).
+   All figures are bytes; GPU figures per GPU, CPU and NVMe figures per node
+   (the sum over its g ranks), as DeepSpeed's are.
+
+   DeepSpeed (estimate_zero2_model_states_mem_needs in stage_1_and_2.py,
+   estimate_zero3_model_states_mem_needs in stage3.py, DeepSpeed 0.16-0.19;
+   int() is Python's truncation, evaluation order kept so rounding matches):
+     stage 0   no estimator in DeepSpeed: plain data parallel with mixed-
+               precision Adam, gpu = int(16 P) (2 params + 2 grads + 12 fp32
+               master and moments), cpu = 0.
+     stage 1   DeepSpeed has no stage-1 estimator: the stage-2 formula.
+     stage 2   offload:    gpu = int(2P),             cpu = int(P * max(4G, 16) * f)
+               no offload: gpu = int(2P + int(18P/G)), cpu = int(P * 4 * g * f)
+     stage 3   h = 1/n, gpu = int(4L + x), cpu = int(c):
+               optimizer and params offloaded: x = 0,
+                   c = P*18*h*f (zero_init) or P*max(4g, 18h)*f
+               optimizer offloaded only:       x = int(2P/G),
+                   c = P*16*h*f (zero_init) or P*max(4g, 16h)*f
+               no optimizer offload (param offload ignored, as DeepSpeed
+               does): x = int(18P/G), c = L*4*g*f (zero_init) or P*4*g*f
+     DeepSpeed's estimators know only "offloaded or not": an NVMe offload
+     gets the CPU-offload row (its GPU figure applies; its CPU figure is then
+     an upper bound). zero_init matters only here: zero's engine always
+     creates parameters partitioned (each rank's init callback writes only
+     what it owns), so its plan never holds a full copy on the host.
+
+   zero's plan. The planner cuts the parameters into units of at most B
+   elements (a tensor larger than B is a unit alone; no tensor is larger
+   than L), and every rank owns 1/G of every unit. Padding (each unit to a
+   multiple of G * align elements) is ignored: under G * align elements per
+   unit. With
+       S = P / G                   elements of one rank's shard
+       U = min(P, max(B, L))       elements of the largest unit
+       T = U / G                   elements of one rank's chunk of a unit (a tile)
+   per GPU:
+     params      stage 0-2: P d (full copy);
+                 stage 3:   pool d, plus S d for the own shard unless
+                            offload_param moves it to the host or NVMe;
+                            pool = min(P, max(M + pf, 2U)): the gathered units
+                            that may be live at once (max_live_parameters plus
+                            the prefetch look-ahead), at least the unit in use
+                            and the next one, never more than the whole model.
+     grads       stage 0-1: P d (full buffer, reduce-scattered in place);
+                 stage 2-3: min(P, 2U) d (a ring of two unit buffers: one
+                            filled by the backward while the other reduces)
+                            + 4 S (owned-chunk fp32 accumulator over
+                            micro-batches; it stays on the GPU with offload,
+                            where the norm and overflow check run).
+     optimizer   stage 0: 12 P (fp32 master + Adam m and v, full);
+                 stage 1-3: 12 S, or 0 with offload_optimizer.
+   per node (each of the g ranks holds the same, so g times a rank's):
+     offload_optimizer cpu:  optimizer 12 S g (master, m, v; pinned),
+                             grads 4 S g (pinned fp32 staging of the shard's
+                             gradients for CPU Adam), params d S g (pinned
+                             staging of the updated compute-dtype shard on its
+                             way back to the GPU or to NVMe; not needed when
+                             offload_param cpu keeps the shard itself on the
+                             host, where CPU Adam writes it directly).
+     offload_optimizer nvme: NVMe 12 S g; host keeps 4 tiles per rank
+                             (offload_optimizer.buffer_count, DeepSpeed's 4):
+                             master, m, v (optimizer 3 * 4 T g) and the fp32
+                             gradient tile, which also carries the updated
+                             compute-dtype tile out (grads 4 T g).
+     offload_param cpu:      params d S g (the shard lives in pinned memory).
+     offload_param nvme:     NVMe d S g; host keeps 5 swap-in tiles per rank
+                             (offload_param.buffer_count, DeepSpeed's 5):
+                             params 5 d T g.
+   offload_optimizer needs stage >= 1 (stage 0 has no shard to offload),
+   offload_param needs stage 3, as in DeepSpeed.
+
+   Every term is nondecreasing in P, so zero_estimate_max_params bisects. */
+
+#define ZERO__EST_PARAMS_MAX 1e15       /* sanity bound on P (keeps 18P exact in a double) */
+#define ZERO__EST_OPT_TILES 4.0         /* offload_optimizer.buffer_count default */
+#define ZERO__EST_PARAM_TILES 5.0       /* offload_param.buffer_count default */
+
+/* The arguments with defaults applied, as doubles. */
+typedef struct zero__est_in {
+    double P, L, g, n, G, f, d, B, M, pf;
+    int stage, zero_init;
+    zero_offload_device oo, op;
+} zero__est_in;
+
+/* Validate everything but params/largest_layer (zero_estimate_max_params
+   supplies those) and apply the defaults. */
+static zero_result zero__est_settings(const zero_estimate_args *a, zero__est_in *in,
+                                      zero_error *err) {
+    zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
+    memset(in, 0, sizeof *in);
+    if (a->gpus_per_node < 1)
+        return zero__fail(err, e, "gpus_per_node", 0, 0, "must be >= 1, got %d", a->gpus_per_node);
+    if (a->nodes < 1) return zero__fail(err, e, "nodes", 0, 0, "must be >= 1, got %d", a->nodes);
+    if (a->stage < 0 || a->stage > 3)
+        return zero__fail(err, e, "stage", 0, 0, "must be 0, 1, 2 or 3, got %d", a->stage);
+    if ((unsigned)a->offload_optimizer >= (unsigned)ZERO_OFFLOAD_COUNT)
+        return zero__fail(err, e, "offload_optimizer", 0, 0,
+                          "must be ZERO_OFFLOAD_NONE, _CPU or _NVME, got %d",
+                          (int)a->offload_optimizer);
+    if ((unsigned)a->offload_param >= (unsigned)ZERO_OFFLOAD_COUNT)
+        return zero__fail(err, e, "offload_param", 0, 0,
+                          "must be ZERO_OFFLOAD_NONE, _CPU or _NVME, got %d",
+                          (int)a->offload_param);
+    if (a->offload_optimizer != ZERO_OFFLOAD_NONE && a->stage == 0)
+        return zero__fail(err, e, "offload_optimizer", 0, 0,
+                          "needs stage 1, 2 or 3, got stage 0 (stage 0 keeps the whole optimizer "
+                          "state on every GPU; there is no shard to offload)");
+    if (a->offload_param != ZERO_OFFLOAD_NONE && a->stage != 3)
+        return zero__fail(err, e, "offload_param", 0, 0,
+                          "needs stage 3, got stage %d (only stage 3 partitions parameters)",
+                          a->stage);
+    if (!(fabs(a->additional_buffer_factor) <= DBL_MAX)) /* NaN, +-inf */
+        return zero__fail(err, e, "additional_buffer_factor", 0, 0, "must be finite, got %g",
+                          a->additional_buffer_factor);
+    if ((unsigned)a->compute_dtype >= (unsigned)ZERO_DTYPE_COUNT)
+        return zero__fail(err, e, "compute_dtype", 0, 0,
+                          "must be ZERO_DTYPE_DEFAULT, _FP32, _FP16 or _BF16, got %d",
+                          (int)a->compute_dtype);
+    in->g = (double)a->gpus_per_node;
+    in->n = (double)a->nodes;
+    in->G = in->g * in->n;
+    in->stage = a->stage;
+    in->oo = a->offload_optimizer;
+    in->op = a->offload_param;
+    in->zero_init = a->zero_init != 0;
+    in->f = a->additional_buffer_factor > 0 ? a->additional_buffer_factor : 1.5;
+    in->d = a->compute_dtype == ZERO_DTYPE_FP32 ? 4.0 : 2.0;
+    in->B = a->reduce_bucket_size > 0 ? (double)a->reduce_bucket_size : 5e8;
+    in->M = a->stage3_max_live_parameters > 0 ? (double)a->stage3_max_live_parameters : 1e9;
+    in->pf = a->stage3_prefetch_bucket_size >= 0 ? (double)a->stage3_prefetch_bucket_size : 5e7;
+    return ZERO_OK;
+}
+
+static zero_result zero__est_check_params(double P, zero_error *err) {
+    if (!(P > 0) || P > DBL_MAX) /* also NaN */
+        return zero__fail(err, ZERO_MSG_ESTIMATE_ARGS, "params", 0, 0,
+                          "must be > 0 and finite, got %g", P);
+    if (P > ZERO__EST_PARAMS_MAX)
+        return zero__fail(err, ZERO_MSG_ESTIMATE_ARGS, "params", 0, 0,
+                          "must be <= %g, got %g", ZERO__EST_PARAMS_MAX, P);
+    return ZERO_OK;
+}
+
+static double zero__est_max(double x, double y) { return x > y ? x : y; }
+static double zero__est_min(double x, double y) { return x < y ? x : y; }
+
+/* DeepSpeed's estimators, term for term (header comment). */
+static void zero__est_deepspeed(const zero__est_in *in, double *gpu, double *cpu) {
+    double P = in->P, L = in->L, g = in->g, G = in->G, f = in->f;
+    int offload = in->oo != ZERO_OFFLOAD_NONE, offload_params = in->op != ZERO_OFFLOAD_NONE;
+    double gpu_mem, cpu_mem;
+    if (in->stage == 0) {
+        gpu_mem = 16 * P;
+        cpu_mem = 0;
+    } else if (in->stage <= 2) {
+        if (offload) {
+            gpu_mem = 2 * P;
+            cpu_mem = P * zero__est_max(4 * G, 16) * f;
+        } else {
+            gpu_mem = 2 * P + trunc(18 * P / G);
+            cpu_mem = P * 4 * g * f;
+        }
+    } else {
+        double h = 1.0 / in->n, largest_layer_memory = 4 * L;
+        if (offload && offload_params) {
+            gpu_mem = largest_layer_memory;
+            cpu_mem = in->zero_init ? P * 18 * h * f : P * zero__est_max(4 * g, 18 * h) * f;
+        } else if (offload) {
+            gpu_mem = largest_layer_memory + trunc(2 * P / G);
+            cpu_mem = in->zero_init ? P * 16 * h * f : P * zero__est_max(4 * g, 16 * h) * f;
+        } else {
+            gpu_mem = largest_layer_memory + trunc(18 * P / G);
+            cpu_mem = in->zero_init ? L * 4 * g * f : P * 4 * g * f;
+        }
+    }
+    *gpu = trunc(gpu_mem);
+    *cpu = trunc(cpu_mem);
+}
+
+/* zero's plan (header comment); fills every field but the ds_* ones. */
+static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
+    double P = in->P, d = in->d, g = in->g;
+    double S = P / in->G;
+    double U = zero__est_min(P, zero__est_max(in->B, in->L));
+    double T = U / in->G;
+    o->gpu_params_bytes = o->gpu_grads_bytes = o->gpu_optimizer_bytes = 0;
+    o->cpu_params_bytes = o->cpu_grads_bytes = o->cpu_optimizer_bytes = 0;
+    o->nvme_bytes = 0;
+
+    if (in->stage < 3) {
+        o->gpu_params_bytes = P * d;
+    } else {
+        double pool = zero__est_min(P, zero__est_max(in->M + in->pf, 2 * U));
+        o->gpu_params_bytes = pool * d + (in->op == ZERO_OFFLOAD_NONE ? S * d : 0);
+    }
+    if (in->stage < 2)
+        o->gpu_grads_bytes = P * d;
+    else
+        o->gpu_grads_bytes = zero__est_min(P, 2 * U) * d + 4 * S;
+    if (in->stage == 0)
+        o->gpu_optimizer_bytes = 12 * P;
+    else if (in->oo == ZERO_OFFLOAD_NONE)
+        o->gpu_optimizer_bytes = 12 * S;
+
+    if (in->oo == ZERO_OFFLOAD_CPU) {
+        o->cpu_optimizer_bytes = 12 * S * g;
+        o->cpu_grads_bytes = 4 * S * g;
+        if (in->op != ZERO_OFFLOAD_CPU) o->cpu_params_bytes += d * S * g;
+    } else if (in->oo == ZERO_OFFLOAD_NVME) {
+        o->nvme_bytes += 12 * S * g;
+        o->cpu_optimizer_bytes = (ZERO__EST_OPT_TILES - 1) * 4 * T * g;
+        o->cpu_grads_bytes = 4 * T * g;
+    }
+    if (in->op == ZERO_OFFLOAD_CPU) {
+        o->cpu_params_bytes += d * S * g;
+    } else if (in->op == ZERO_OFFLOAD_NVME) {
+        o->nvme_bytes += d * S * g;
+        o->cpu_params_bytes += ZERO__EST_PARAM_TILES * d * T * g;
+    }
+    o->gpu_total_bytes = o->gpu_params_bytes + o->gpu_grads_bytes + o->gpu_optimizer_bytes;
+    o->cpu_total_bytes = o->cpu_params_bytes + o->cpu_grads_bytes + o->cpu_optimizer_bytes;
+}
+
+ZERO__DEF zero_result zero_estimate_memory(const zero_estimate_args *a, zero_memory_estimate *out,
+                                           zero_error *err) {
+    zero__est_in in;
+    zero_result r;
+    if (out) memset(out, 0, sizeof *out);
+    if (!a)
+        return zero__fail(err, ZERO_MSG_NULL_ARG, "a", 0, 0,
+                          "zero_estimate_memory: the arguments pointer is NULL");
+    if (!out)
+        return zero__fail(err, ZERO_MSG_NULL_ARG, "out", 0, 0,
+                          "zero_estimate_memory: the result pointer is NULL");
+    if ((r = zero__est_check_params(a->params, err)) != ZERO_OK) return r;
+    if (!(fabs(a->largest_layer) <= DBL_MAX) || a->largest_layer > a->params)
+        return zero__fail(err, ZERO_MSG_ESTIMATE_ARGS, "largest_layer", 0, 0,
+                          "must be <= params (%g) (or <= 0 for params / 20), got %g", a->params,
+                          a->largest_layer);
+    if ((r = zero__est_settings(a, &in, err)) != ZERO_OK) return r;
+    in.P = a->params;
+    in.L = a->largest_layer > 0 ? a->largest_layer : a->params / 20;
+    zero__est_deepspeed(&in, &out->ds_gpu_bytes, &out->ds_cpu_bytes);
+    zero__est_plan(&in, out);
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* Does zero's plan for P parameters fit the budgets? */
+static int zero__est_fits(zero__est_in *in, double P, double L_abs, double gpu_bytes,
+                          double cpu_bytes, double nvme_bytes) {
+    zero_memory_estimate m;
+    in->P = P;
+    in->L = L_abs > 0 ? L_abs : P / 20;
+    zero__est_plan(in, &m);
+    return m.gpu_total_bytes <= gpu_bytes && m.cpu_total_bytes <= cpu_bytes &&
+           m.nvme_bytes <= (nvme_bytes > 0 ? nvme_bytes : 0);
+}
+
+ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, double gpu_bytes,
+                                               double cpu_bytes, double nvme_bytes,
+                                               double *max_params, zero_error *err) {
+    zero__est_in in;
+    zero_result r;
+    double lo, hi, L_abs;
+    zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
+    if (max_params) *max_params = 0;
+    if (!a)
+        return zero__fail(err, ZERO_MSG_NULL_ARG, "a", 0, 0,
+                          "zero_estimate_max_params: the arguments pointer is NULL");
+    if (!max_params)
+        return zero__fail(err, ZERO_MSG_NULL_ARG, "max_params", 0, 0,
+                          "zero_estimate_max_params: the result pointer is NULL");
+    if (!(gpu_bytes > 0) || gpu_bytes > DBL_MAX)
+        return zero__fail(err, e, "gpu_bytes", 0, 0, "must be > 0 and finite, got %g", gpu_bytes);
+    if (!(cpu_bytes >= 0) || cpu_bytes > DBL_MAX)
+        return zero__fail(err, e, "cpu_bytes", 0, 0, "must be >= 0 and finite, got %g", cpu_bytes);
+    if (!(fabs(nvme_bytes) <= DBL_MAX))
+        return zero__fail(err, e, "nvme_bytes", 0, 0, "must be finite (<= 0: no NVMe), got %g",
+                          nvme_bytes);
+    if (!(fabs(a->largest_layer) <= DBL_MAX) || a->largest_layer > ZERO__EST_PARAMS_MAX)
+        return zero__fail(err, e, "largest_layer", 0, 0,
+                          "must be <= %g (or <= 0 for params / 20), got %g", ZERO__EST_PARAMS_MAX,
+                          a->largest_layer);
+    if ((r = zero__est_settings(a, &in, err)) != ZERO_OK) return r;
+    zero__ok(err);
+
+    /* The smallest model: one parameter, or one layer when L is absolute. */
+    L_abs = a->largest_layer > 0 ? a->largest_layer : 0;
+    lo = L_abs > 1 ? L_abs : 1;
+    if (!zero__est_fits(&in, lo, L_abs, gpu_bytes, cpu_bytes, nvme_bytes)) return ZERO_OK;
+    hi = lo;
+    for (;;) { /* grow until it no longer fits, or the sanity bound */
+        hi = zero__est_min(2 * hi, ZERO__EST_PARAMS_MAX);
+        if (!zero__est_fits(&in, hi, L_abs, gpu_bytes, cpu_bytes, nvme_bytes)) break;
+        lo = hi;
+        if (hi >= ZERO__EST_PARAMS_MAX) {
+            *max_params = hi;
+            return ZERO_OK;
+        }
+    }
+    /* lo fits, hi does not; 1e-7 keeps the answer well inside 1e-6 */
+    while (hi - lo > 1e-7 * lo) {
+        double mid = 0.5 * (lo + hi);
+        if (zero__est_fits(&in, mid, L_abs, gpu_bytes, cpu_bytes, nvme_bytes))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *max_params = lo;
+    return ZERO_OK;
+}
 
 #endif /* ZERO__IMPLEMENTED */
 #endif /* ZERO_IMPLEMENTATION */

@@ -1,4 +1,4 @@
-/* tests/fuzz_json.c - libFuzzer target for the JSON parser (parts/json.h).
+/* tests/fuzz_json.c - libFuzzer target for the JSON parser (in zero.h).
 
    Fuzz (from the repository root; `make fuzz` does this):
        clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I. -o fz tests/fuzz_json.c -lm

@@ -1,4 +1,4 @@
-/* test_estimate.c - the memory estimator (parts/estimate.h): DeepSpeed's
+/* test_estimate.c - the memory estimator (in zero.h): DeepSpeed's
    worked example and the ZeRO paper's table, random argument sets against a
    plain reimplementation, monotonicity, the max_params round trip, and every
    error path. */

@@ -1,4 +1,4 @@
-/* tests/test_json.c - the JSON parser of the config loader (parts/json.h).
+/* tests/test_json.c - the JSON parser of the config loader (in zero.h).
 
    Build from the repository root:
        gcc -std=c11 -Wall -Wextra -Werror -I. -o /tmp/tj tests/test_json.c -lm */
