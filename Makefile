@@ -31,7 +31,7 @@ export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
 .PHONY: all test test-gpu run fuzz bench install clean info
 
-all: info $(BUILD)/zero_estimate
+all: info $(BUILD)/zero_estimate $(BUILD)/zero_config
 
 info:
 	@echo "zero: CC=$(CC) CLANG=$(CLANG) GPU_ARCH=$(GPU_ARCH)"
@@ -41,6 +41,10 @@ info:
 HEADERS := zero.h zero_offload.h zero_cuda.cuh
 
 $(BUILD)/zero_estimate: examples/zero_estimate/zero_estimate.c $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm
+
+$(BUILD)/zero_config: examples/zero_config/zero_config.c $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm
 
@@ -54,8 +58,16 @@ run: all
 test: info
 	@sh tests/run.sh
 
-test-gpu:
-	@echo "test-gpu: the CUDA backend arrives with issue 4; nothing runs on a GPU yet" && exit 1
+# GPU tests (device machine). Today: the CUDA/NCCL error paths and the device
+# query of zero_cuda.cuh, run plainly and under compute-sanitizer. The CUDA
+# backend's tests join here with it.
+SANITIZER ?= $(firstword $(wildcard $(CUDA_HOME)/bin/compute-sanitizer) compute-sanitizer)
+test-gpu: info
+	@mkdir -p $(BUILD)
+	$(NVCC) -std=c++17 -arch=$(GPU_ARCH) -I. $(if $(NCCL_HOME),-I$(NCCL_HOME)/include) \
+	    -o $(BUILD)/cuda_checks tests/compile_cuda.cu $(if $(NCCL_HOME),-L$(NCCL_HOME)/lib) -lnccl
+	$(BUILD)/cuda_checks
+	$(SANITIZER) --error-exitcode 1 --tool memcheck $(BUILD)/cuda_checks
 
 bench:
 	@echo "bench: benchmarks arrive with the CUDA backend (issue 4)" && exit 1
@@ -65,7 +77,7 @@ fuzz:
 	@mkdir -p $(BUILD)/fuzz_corpus
 	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -DZERO_FUZZ_CONFIG -I. -o $(BUILD)/fuzz_json tests/fuzz_json.c -lm
 	$(BUILD)/fuzz_json -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 \
-	    -print_final_stats=1 $(BUILD)/fuzz_corpus tests/fuzz_corpus
+	    -dict=tests/fuzz_json.dict -print_final_stats=1 $(BUILD)/fuzz_corpus tests/fuzz_corpus tests/configs
 
 install:
 	install -d $(DESTDIR)$(PREFIX)/include

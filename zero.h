@@ -318,7 +318,8 @@ typedef struct zero_scheduler_config {
     int64_t last_batch_iteration;    /* params.last_batch_iteration: -1 */
     /* WarmupLR, WarmupDecayLR */
     double warmup_min_lr;            /* warmup_min_lr: 0 (ZERO_AUTO allowed) */
-    double warmup_max_lr;            /* warmup_max_lr: ZERO_UNSET = optimizer lr (ZERO_AUTO allowed) */
+    double warmup_max_lr;            /* warmup_max_lr: ZERO_UNSET = None: WarmupLR takes optimizer lr,
+                                        WarmupDecayLR 1e-3, as DeepSpeed (ZERO_AUTO allowed) */
     /* WarmupLR, WarmupDecayLR, WarmupCosineLR */
     int64_t warmup_num_steps;        /* warmup_num_steps: 1000 (ZERO_AUTO allowed) */
     zero_warmup_type warmup_type;    /* warmup_type: "log" */
@@ -3019,6 +3020,11 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
     zero_result r;
 
     if (n >= sizeof name) memcpy(name + sizeof name - 4, "...", 4);
+    { /* messages show control bytes of a key as '?' (no terminal escapes from a config file) */
+        size_t c, shown = n < sizeof name ? n : sizeof name - 1;
+        for (c = 0; c < shown; c++)
+            if ((unsigned char)name[c] < 0x20 || name[c] == 0x7f) name[c] = '?';
+    }
     snprintf(key, sizeof key, "%s%s%s", section, section[0] ? "." : "", name);
     if (k && k->info.path[0] != 0 && strncmp(k->info.path, "scheduler.params.", 17) == 0 &&
         !(k->sched_mask & (1u << p->cfg->scheduler.type)))
@@ -3548,8 +3554,8 @@ ZERO__DEF size_t zero_config_to_json(const zero_config *cfg, char *buf, size_t c
    _update_scale without hysteresis that clamps at the minimum. zero_rules
    picks between the two; both grow with the NEW (>= v0.17.1) window rule. */
 
-/* A config value that is still "auto" (or the ZERO_AUTO sentinel anyway). */
-static int zero__scaler_open(double v) { return v == (double)ZERO_AUTO; }
+/* A config value still "auto": nothing can be computed from it. */
+static int zero__open(double v) { return v == (double)ZERO_AUTO; }
 
 ZERO__DEF void zero_loss_scaler_init(zero_loss_scaler *s, const zero_config *cfg) {
     const zero_fp16_config *f;
@@ -3579,9 +3585,9 @@ ZERO__DEF void zero_loss_scaler_init(zero_loss_scaler *s, const zero_config *cfg
         return;
     }
     /* fp16: every value the scaler is made from must be known. */
-    if (zero__scaler_open(f->loss_scale) || f->initial_scale_power == ZERO_AUTO ||
+    if (zero__open(f->loss_scale) || f->initial_scale_power == ZERO_AUTO ||
         f->loss_scale_window == ZERO_AUTO || f->hysteresis == ZERO_AUTO ||
-        zero__scaler_open(f->min_loss_scale))
+        zero__open(f->min_loss_scale))
         return;
     if (f->loss_scale > 0) { /* static: S fixed (DeepSpeed's LossScaler) */
         s->cur_scale = f->loss_scale;
@@ -3660,8 +3666,6 @@ ZERO__DEF double zero_loss_scaler_scale(const zero_loss_scaler *s) {
    required value missing) gives NaN for every `it`, not only where that value
    enters, so an unresolved config cannot look right for the first steps. */
 
-static int zero__sched_open(double v) { return v == (double)ZERO_AUTO; }
-
 /* pi as Python's math.pi (M_PI is not C11). */
 #define ZERO__SCHED_PI 3.14159265358979323846
 
@@ -3691,7 +3695,7 @@ static double zero__sched_warmup_lr(const zero_config *cfg, long it, int decay) 
     /* warmup_max_lr None: WarmupLR (NEW) takes the optimizer's lr (OLD: 0.001);
        WarmupDecayLR's own signature still defaults to 0.001, in NEW too. */
     if (max_lr == (double)ZERO_UNSET) max_lr = decay ? 1e-3 : cfg->optimizer.lr;
-    if (zero__sched_open(min_lr) || zero__sched_open(max_lr) ||
+    if (zero__open(min_lr) || zero__open(max_lr) ||
         sc->warmup_num_steps == ZERO_AUTO)
         return NAN;
     if (decay && (sc->total_num_steps == ZERO_AUTO || sc->total_num_steps == ZERO_UNSET)) return NAN;
@@ -3713,7 +3717,7 @@ static double zero__sched_warmup_lr(const zero_config *cfg, long it, int decay) 
 static double zero__sched_cosine_lr(const zero_config *cfg, long it) {
     const zero_scheduler_config *sc = &cfg->scheduler;
     double lr = cfg->optimizer.lr, w, ratio;
-    if (zero__sched_open(lr) || sc->warmup_num_steps == ZERO_AUTO ||
+    if (zero__open(lr) || sc->warmup_num_steps == ZERO_AUTO ||
         sc->total_num_steps == ZERO_AUTO || sc->total_num_steps == ZERO_UNSET)
         return NAN;
     if (it < 0) return 0.0;
@@ -3789,7 +3793,7 @@ static void zero__sched_one_cycle(const zero_config *cfg, long it, double *lr, d
     *lr = *beta1 = NAN;
     if (!zero__sched_cycle_sizes(sc, &first, &second)) return;
     total = first + second;
-    if (!zero__sched_open(min_lr) && min_lr != (double)ZERO_UNSET && !zero__sched_open(max_lr) &&
+    if (!zero__open(min_lr) && min_lr != (double)ZERO_UNSET && !zero__open(max_lr) &&
         max_lr != (double)ZERO_UNSET) {
         if (it < 0) /* the constructor's lr */
             *lr = min_lr;
@@ -3801,7 +3805,7 @@ static void zero__sched_one_cycle(const zero_config *cfg, long it, double *lr, d
             *lr = min_lr / (1.0 + sc->decay_lr_rate *
                                       (((double)it - total + 1.0) / (double)sc->decay_step_size));
     }
-    if (zero__sched_open(min_mom) || zero__sched_open(max_mom)) return;
+    if (zero__open(min_mom) || zero__open(max_mom)) return;
     if (it < 0) /* the constructor's betas: (cycle_min_mom, 0.99), not f(-1) */
         *beta1 = min_mom;
     else if ((double)it < total)
@@ -3816,7 +3820,7 @@ static void zero__sched_one_cycle(const zero_config *cfg, long it, double *lr, d
 /* LRRangeTest: min_lr * (1 + step_rate * interval). */
 static double zero__sched_range_test_lr(const zero_scheduler_config *sc, long it) {
     double interval;
-    if (zero__sched_open(sc->lr_range_test_min_lr) || sc->lr_range_test_step_size <= 0) return NAN;
+    if (zero__open(sc->lr_range_test_min_lr) || sc->lr_range_test_step_size <= 0) return NAN;
     if (it < 0) return sc->lr_range_test_min_lr; /* the constructor's lr (= f(-1)) */
     interval = ((double)it + 1.0) / (double)sc->lr_range_test_step_size;
     if (sc->lr_range_test_staircase) interval = floor(interval);
@@ -3828,7 +3832,7 @@ ZERO__DEF double zero_lr_at(const zero_config *cfg, long it) {
     if (!cfg) return NAN;
     switch (cfg->scheduler.type) {
     case ZERO_SCHEDULER_NONE:
-        return zero__sched_open(cfg->optimizer.lr) ? NAN : cfg->optimizer.lr;
+        return zero__open(cfg->optimizer.lr) ? NAN : cfg->optimizer.lr;
     case ZERO_SCHEDULER_WARMUP_LR: return zero__sched_warmup_lr(cfg, it, 0);
     case ZERO_SCHEDULER_WARMUP_DECAY_LR: return zero__sched_warmup_lr(cfg, it, 1);
     case ZERO_SCHEDULER_WARMUP_COSINE_LR: return zero__sched_cosine_lr(cfg, it);
@@ -3848,8 +3852,8 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
         (void)lr;
         b2 = b1 == b1 ? 0.99 : NAN; /* DeepSpeed writes betas = (beta1, 0.99): beta2 is forced */
     } else if (cfg) {
-        b1 = zero__sched_open(cfg->optimizer.beta1) ? NAN : cfg->optimizer.beta1;
-        b2 = zero__sched_open(cfg->optimizer.beta2) ? NAN : cfg->optimizer.beta2;
+        b1 = zero__open(cfg->optimizer.beta1) ? NAN : cfg->optimizer.beta1;
+        b2 = zero__open(cfg->optimizer.beta2) ? NAN : cfg->optimizer.beta2;
     }
     if (beta1) *beta1 = b1;
     if (beta2) *beta2 = b2;
@@ -3859,9 +3863,9 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
 
    Two answers for the same question ("how much memory do the model states
    take?"): DeepSpeed's, reproduced to the byte so a DeepSpeed user sees the
-   numbers they know, and zero's own plan, which is what zero's engine
-   allocates (DESIGN.md section 4) and therefore what a user should size a
-   machine by. Model states only: activations, the CUDA context, library
+   numbers they know, and zero's own plan from the buffers of DESIGN.md
+   section 4, which the engine (arriving next) must allocate exactly, so it
+   is what a user should size a machine by. Model states only: activations, the CUDA context, library
    workspaces and the allocator's slack are not counted by either.
 
    Symbols. P parameters, L largest layer (DeepSpeed: a module's own

@@ -19,6 +19,15 @@
 #  include "zero_test.h"
 #endif
 
+#ifdef ZERO_FUZZ_CONFIG
+/* warnings are expected on fuzz input; check they are well-formed text and drop them */
+static void fz_quiet_log(void *user, zero_log_level level, zero_msg item, int rank, const char *text) {
+    (void)user;
+    (void)rank;
+    if ((unsigned)level >= ZERO_LOG_LEVEL_COUNT || (unsigned)item >= ZERO_MSG_COUNT || strlen(text) >= 1024) abort();
+}
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #ifdef ZERO_FUZZ_REPLAY
@@ -175,9 +184,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     zero__json_free(&j);
 #ifdef ZERO_FUZZ_CONFIG
     {
-        zero_config cfg = zero_config_default();
-        zero_result crc = zero_config_parse_json(&cfg, text, size, &err);
+        /* the config loader on the same bytes; on success, the config must
+           survive zero_config_to_json -> parse unchanged, and resolve must
+           answer (either way) without harm */
+        static char out[1 << 16];
+        zero_config cfg = zero_config_default(), again;
+        zero_result crc;
+        cfg.log.fn = fz_quiet_log;
+        crc = zero_config_parse_json(&cfg, text, size, &err);
         FZ_ASSERT(crc == err.code);
+        if (crc == ZERO_OK) {
+            size_t n = zero_config_to_json(&cfg, out, sizeof out);
+            int i;
+            FZ_ASSERT(n < sizeof out);
+            again = zero_config_default();
+            again.log.fn = fz_quiet_log;
+            /* keys the text did not set keep their defaults in both */
+            FZ_ASSERT(zero_config_parse_json(&again, out, n, &err) == ZERO_OK);
+            for (i = 0; i < ZERO__NKEYS; i++)
+                if (zero__key_emitted(&cfg, &zero__keys[i])) FZ_ASSERT(!zero__key_differs(&cfg, &again, &zero__keys[i]));
+            crc = zero_config_resolve(&cfg, 1 + (int)(size % 8), &err);
+            FZ_ASSERT(crc == err.code);
+        }
     }
 #endif
     return 0;

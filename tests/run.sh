@@ -35,6 +35,16 @@ run() {
 
 tests=$(ls tests/test_*.c 2>/dev/null)
 
+# A comma-decimal locale for the parser's locale test: the system's if it has
+# one, else built here from glibc's locale sources when they are installed.
+if ! locale -a 2>/dev/null | grep -qi '^de_DE'; then
+    if command -v localedef >/dev/null 2>&1 && [ -f /usr/share/i18n/locales/de_DE ]; then
+        mkdir -p "$B/locale"
+        [ -d "$B/locale/de_DE.UTF-8" ] || localedef -i de_DE -f UTF-8 "$B/locale/de_DE.UTF-8" >/dev/null 2>&1
+        [ -d "$B/locale/de_DE.UTF-8" ] && export LOCPATH="$PWD/$B/locale"
+    fi
+fi
+
 # 1. host tests with gcc and clang, C11
 for cc in "$CC" "$CLANG"; do
     tag=$(basename "$cc")
@@ -58,6 +68,9 @@ step "c11-gcc"     $CC      -std=c11   $WARN -Wpedantic -I. -c tests/compile_c.c
 step "c11-clang"   $CLANG   -std=c11   $WARN -Wpedantic -I. -c tests/compile_c.c   -o "$B/t/c11-clang.o"
 step "cxx17-gcc"   $CXX_GCC -std=c++17 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-gcc.o"
 step "cxx17-clang" $CLANGXX -std=c++17 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-clang.o"
+# ZERO_STATIC: every function static, no unused-function warnings
+step "c11-static"  $CC      -std=c11   $WARN -Wpedantic -DZERO_STATIC -I. -c tests/compile_c.c   -o "$B/t/c11-static.o"
+step "cxx17-static" $CLANGXX -std=c++17 $WARN -Wpedantic -DZERO_STATIC -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-static.o"
 # two translation units, one with the implementation: no duplicate or missing symbols
 step "link-2tu" $CC -std=c11 $WARN -I. -o "$B/t/link2" tests/compile_c.c tests/compile_c_user.c -lm -lpthread
 

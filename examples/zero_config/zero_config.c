@@ -39,7 +39,7 @@ static void cell(const char *s) {
 
 static int keys_markdown(void) {
     int i, n = zero_config_key_count();
-    printf("| key | type | DeepSpeed default | status | meaning | zero |\n");
+    printf("| key | type | default (DeepSpeed's = zero's) | status | meaning (DeepSpeed's) | zero |\n");
     printf("|---|---|---|---|---|---|\n");
     for (i = 0; i < n; i++) {
         const zero_key_info *k = zero_config_key(i);
