@@ -3287,13 +3287,11 @@ static zero_result zero__resolve_batch(zero_config *c, int world, zero_error *er
     return ZERO_OK;
 }
 
-static zero_result zero__resolve_check_offload(zero_config *c, const zero_offload_config *o, const char *name,
-                                               zero_error *err) {
+static zero_result zero__resolve_check_offload(const zero_offload_config *o, const char *name, zero_error *err) {
     if (o->device == ZERO_OFFLOAD_NVME && o->nvme_path[0] == 0)
         return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED, name, 0, 0,
                           "device is \"nvme\" but nvme_path is not set\nHINT: set %s.nvme_path to a directory on the NVMe drive",
                           name);
-    (void)c;
     return ZERO_OK;
 }
 
@@ -3376,8 +3374,8 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
         zero__log(&c.log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_SCHED_WARNING,
                   "scheduler.params.total_num_steps %lld is less than warmup_num_steps %lld", (long long)s->total_num_steps,
                   (long long)s->warmup_num_steps);
-    if ((r = zero__resolve_check_offload(&c, &z->offload_optimizer, "zero_optimization.offload_optimizer", err)) != ZERO_OK ||
-        (r = zero__resolve_check_offload(&c, &z->offload_param, "zero_optimization.offload_param", err)) != ZERO_OK)
+    if ((r = zero__resolve_check_offload(&z->offload_optimizer, "zero_optimization.offload_optimizer", err)) != ZERO_OK ||
+        (r = zero__resolve_check_offload(&z->offload_param, "zero_optimization.offload_param", err)) != ZERO_OK)
         return r;
     if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE && stage == 0)
         return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer", 0, 0,

@@ -56,7 +56,7 @@ static void expect_error(const char *json, zero_msg item, const char *key, int l
     zero_result r = parse(&c, json, &err);
     CHECKF(r != ZERO_OK && err.item == item, "line %d: %s: got %s (%s), want %s", at, json, zero_msg_name(err.item),
            err.msg, zero_msg_name(item));
-    CHECKF(r == err.code && r == zero_msg_summary(item)[0] * 0 + r, "line %d", at);
+    CHECKF(r == err.code, "line %d: returned %d, err.code %d", at, (int)r, (int)err.code);
     if (key) CHECKF(strcmp(err.key, key) == 0, "line %d: key %s, want %s (%s)", at, err.key, key, err.msg);
     if (line) CHECKF(err.line == line && err.column == col, "line %d: at %d:%d, want %d:%d (%s)", at, err.line, err.column, line, col, err.msg);
     if (sub) CHECKF(strstr(err.msg, sub) != NULL, "line %d: \"%s\" lacks \"%s\"", at, err.msg, sub);
