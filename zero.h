@@ -2052,8 +2052,8 @@ typedef struct zero__key {
 #define ZERO__REJ ZERO_KEY_REJECTED
 #define ZERO__DEPR ZERO_KEY_DEPRECATED
 
-static const char zero__engine_note[] = "the engine (issue 3) acts on it";
-static const char zero__offload_note[] = "offload (issues 5, 6) acts on it";
+static const char zero__engine_note[] = "acted on by the training engine (next)";
+static const char zero__offload_note[] = "acted on by CPU/NVMe offload (after the engine)";
 
 static const zero__key zero__keys[] = {
     /* ---- top level ---- */
@@ -2111,12 +2111,12 @@ static const zero__key zero__keys[] = {
     {{"checkpoint", "object", "{}", ZERO__IMPL, "checkpoint options", ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
     {{"checkpoint.tag_validation", "string", "\"WARN\"", ZERO__NYET,
-      "check that all ranks save with the same tag: WARN, IGNORE or FAIL", "checkpoints arrive with issue 7"},
+      "check that all ranks save with the same tag: WARN, IGNORE or FAIL", "acted on by checkpoints (after the engine)"},
      ZERO__K_ENUM, ZERO__OFF(tag_validation), 0, 0, "WARN:0|IGNORE:1|FAIL:2", ZERO__AUTO_NO, ZERO__F_NOCASE, 0, NULL, "cfg.tag_validation"},
     {{"checkpoint.load_universal", "bool", "false", ZERO__NOEF,
       "load a universal (world-size independent) checkpoint", "zero's checkpoints are always world-size independent"},
      ZERO__K_BOOL, ZERO__OFF(load_universal), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.load_universal"},
-    {{"checkpoint.use_node_local_storage", "bool", "false", ZERO__NYET, "save per node", "checkpoints arrive with issue 7"},
+    {{"checkpoint.use_node_local_storage", "bool", "false", ZERO__NYET, "save per node", "acted on by checkpoints (after the engine)"},
      ZERO__K_BOOL, ZERO__OFF(use_node_local_storage), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.use_node_local_storage"},
     {{"aio", "object", "{}", ZERO__IMPL, "libaio settings of ZeRO-Infinity's NVMe swapping", ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
@@ -2289,7 +2289,7 @@ static const zero__key zero__keys[] = {
     ZERO__ZK(overlap_comm, "bool", "None", ZERO__NYET, "reduce on a side stream overlapping backward; None: true for stage 3 only",
              zero__engine_note, ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, ZERO__F_NULLABLE),
     ZERO__ZK(load_from_fp32_weights, "bool", "true", ZERO__NYET, "on load, restore fp32 master weights from the checkpoint",
-             "checkpoints arrive with issue 7", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+             "acted on by checkpoints (after the engine)", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     ZERO__ZK(elastic_checkpoint, "bool", "false", ZERO__NOEF, "legacy world-size-resizable stage 1/2 checkpoints",
              "zero's checkpoints are always world-size independent", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     {{"zero_optimization.offload_param", "object", "None", ZERO__IMPL, "stage 3: where parameter shards live",
