@@ -153,7 +153,28 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(CONFIG_SCHED_WARNING, ZERO_OK, "scheduler parameters DeepSpeed warns about")          \
     X(LOSS_SCALE_AT_MIN, ZERO_ERR_LOSS_SCALE, "overflow with the loss scale already at its minimum") \
     X(LOSS_SCALER_UNRESOLVED, ZERO_ERR_STATE, "loss scaler made from an unresolved config") \
-    X(ESTIMATE_ARGS, ZERO_ERR_INVALID_ARG, "memory estimator arguments out of range")
+    X(ESTIMATE_ARGS, ZERO_ERR_INVALID_ARG, "memory estimator arguments out of range")     \
+    X(LAYOUT_TENSOR, ZERO_ERR_INVALID_ARG, "a registered tensor is invalid (name, size, shape)") \
+    X(LAYOUT_DUPLICATE_NAME, ZERO_ERR_INVALID_ARG, "two tensors registered with the same name") \
+    X(ENGINE_CONFIG, ZERO_ERR_CONFIG, "the engine cannot run this configuration")         \
+    X(ENGINE_UNKNOWN_TENSOR, ZERO_ERR_INVALID_ARG, "tensor index out of range")           \
+    X(ENGINE_DESTROYED, ZERO_ERR_STATE, "engine used after zero_engine_destroy (or never created)") \
+    X(ENGINE_FROZEN, ZERO_ERR_STATE, "gradient asked of a frozen tensor")                 \
+    X(ENGINE_GRAD_TWICE, ZERO_ERR_STATE, "gradient marked ready twice in one micro-batch") \
+    X(ENGINE_STEP_EARLY, ZERO_ERR_STATE, "zero_step before every gradient of the step is ready") \
+    X(ENGINE_NOT_FETCHED, ZERO_ERR_STATE, "stage-3 parameter used without zero_fetch")    \
+    X(ENGINE_RELEASE, ZERO_ERR_STATE, "zero_release of a tensor that is not fetched")      \
+    X(ENGINE_POOL_FULL, ZERO_ERR_OUT_OF_MEMORY, "more gathered units live than the stage-3 pool holds") \
+    X(ENGINE_GRAD_RING_FULL, ZERO_ERR_STATE, "more units with unfinished gradients than the gradient ring holds") \
+    X(ENGINE_BROKEN, ZERO_ERR_STATE, "engine unusable after an earlier collective or backend failure") \
+    X(ENGINE_TRACE, ZERO_OK, "stage-3 fetch order differs from the recorded one (info)")  \
+    X(ENGINE_PROGRESS, ZERO_OK, "progress line (steps_per_print)")                        \
+    X(ENGINE_TIMERS, ZERO_OK, "phase times (wall_clock_breakdown)")                       \
+    X(ENGINE_SKIPPED, ZERO_OK, "steps skipped for inf/nan gradients in the last print period") \
+    X(HOST_COLLECTIVE_MISMATCH, ZERO_ERR_STATE, "ranks called different collectives")      \
+    X(HOST_PEER_EXITED, ZERO_ERR_STATE, "a rank left while others wait in a collective")   \
+    X(HOST_TIMEOUT, ZERO_ERR_TIMEOUT, "a host collective waited past its deadline")        \
+    X(HOST_THREAD, ZERO_ERR_INVALID_ARG, "host ranks could not be started")
 
 typedef enum zero_msg {
 #define ZERO__X(name, result, text) ZERO_MSG_##name,
@@ -597,6 +618,343 @@ ZERO_API zero_result zero_estimate_memory(const zero_estimate_args *a, zero_memo
 ZERO_API zero_result zero_estimate_max_params(const zero_estimate_args *a, double gpu_bytes,
                                               double cpu_bytes, double nvme_bytes,
                                               double *max_params, zero_error *err);
+
+/* ---- 16-bit floats ------------------------------------------------------ */
+
+/* IEEE binary16 and bfloat16 as raw bits, converted with round-to-nearest-
+   even (what CUDA's __float2half_rn / __float2bfloat16_rn do). NaN stays NaN
+   (quiet), overflow goes to inf. */
+typedef uint16_t zero_f16;
+typedef uint16_t zero_bf16;
+ZERO_API zero_f16 zero_f32_to_f16(float x);
+ZERO_API float zero_f16_to_f32(zero_f16 h);
+ZERO_API zero_bf16 zero_f32_to_bf16(float x);
+ZERO_API float zero_bf16_to_f32(zero_bf16 h);
+/* bytes of one element of dtype (DEFAULT counts as fp32) */
+ZERO_API size_t zero_dtype_size(zero_dtype dtype);
+ZERO_API const char *zero_dtype_name(zero_dtype dtype);
+
+/* ---- tensors and the unit layout ---------------------------------------- */
+
+#define ZERO_MAX_DIMS 8
+/* Every unit, chunk and tensor starts at a multiple of ZERO_ALIGN elements:
+   16 bytes of fp16/bf16, 32 of fp32, so 16-byte vector access works in
+   every dtype. */
+#define ZERO_ALIGN 8
+
+enum {
+    ZERO_TENSOR_FROZEN = 1 << 0,   /* no gradient, no optimizer state, never reduced */
+    ZERO_TENSOR_NO_DECAY = 1 << 1  /* weight decay off (biases, norms) */
+};
+
+/* Writes the initial fp32 values of elements [offset, offset + count) of
+   tensor `tensor` into out. Each rank is asked only for the ranges it keeps,
+   so initial weights never depend on the world size; a callback that is a
+   function of (tensor, element index) gives the same model on any layout. */
+typedef void (*zero_init_fn)(void *user, int tensor, int64_t offset, int64_t count,
+                             float *out);
+
+/* One parameter tensor, registered in forward order. Zero-initialise and set
+   what you need: zero means "default" for every field. */
+typedef struct zero_tensor {
+    const char *name;          /* unique; copied */
+    int64_t numel;             /* elements, >= 1 */
+    int ndim;                  /* 0: a flat [numel] */
+    int64_t shape[ZERO_MAX_DIMS]; /* product must equal numel when ndim > 0 */
+    int group;                 /* a layer id: units never cross a change of group */
+    int flags;                 /* ZERO_TENSOR_* */
+    float lr_scale;            /* multiplies the learning rate; 0 means 1 */
+    zero_init_fn init;         /* NULL: zeros */
+    void *init_user;
+} zero_tensor;
+
+typedef struct zero_layout zero_layout;
+
+/* How the planner cuts tensors into units (zero_engine_create fills it from
+   the config: reduce_bucket_size, and for stage 3 the persistence
+   thresholds). */
+typedef struct zero_layout_args {
+    int world;                      /* ranks sharing every unit, >= 1 */
+    int64_t bucket_elems;           /* reduce_bucket_size: most elements in one unit */
+    int64_t persist_threshold;      /* tensors of at most this many elements are
+                                       persistent (stage 3); <= 0: none */
+    int64_t model_persist_threshold;/* cap on all persistent elements; <= 0: no cap */
+} zero_layout_args;
+
+/* A unit: a run of whole tensors in registration order (or one piece of a
+   tensor larger than bucket_elems), never crossing a change of group,
+   frozen-ness or persistence. In buffers that hold whole units it occupies
+   [offset, offset + padded); rank r owns [offset + r * chunk, offset +
+   (r + 1) * chunk), of which chunk_real(r) elements are model data and the
+   rest padding. */
+typedef struct zero_unit {
+    int64_t offset;     /* in the padded full buffer */
+    int64_t numel;      /* model elements incl. alignment gaps between tensors */
+    int64_t padded;     /* numel rounded up to a multiple of world * ZERO_ALIGN */
+    int64_t chunk;      /* padded / world */
+    int64_t shard_offset; /* where this unit's chunk sits in a rank's shard */
+    int first_tensor, last_tensor; /* tensors overlapping the unit, inclusive */
+    int span;           /* units of one split tensor share a span */
+    int group;
+    int frozen, persistent;
+} zero_unit;
+
+/* Where a tensor lives. A tensor larger than bucket_elems is split into
+   pieces of a multiple of world * ZERO_ALIGN elements (so the pieces stay
+   contiguous in memory; this is the one place the world size moves a unit
+   boundary); every other unit holds whole tensors. */
+typedef struct zero_tensor_place {
+    int64_t offset;     /* in the padded full buffer (a multiple of ZERO_ALIGN) */
+    int first_unit, n_units;
+    int64_t unit_offset;/* offset of the tensor inside its first unit */
+} zero_tensor_place;
+
+/* One element's home: unit, owning rank, and the offset in that rank's
+   shard (what checkpoints address). */
+typedef struct zero_location {
+    int unit;
+    int rank;
+    int64_t shard_offset;
+} zero_location;
+
+ZERO_API zero_result zero_layout_create(zero_layout **out, const zero_tensor *tensors,
+                                        int n_tensors, const zero_layout_args *args,
+                                        zero_error *err);
+ZERO_API void zero_layout_destroy(zero_layout *l);
+ZERO_API int zero_layout_unit_count(const zero_layout *l);
+ZERO_API int zero_layout_tensor_count(const zero_layout *l);
+ZERO_API int zero_layout_world(const zero_layout *l);
+ZERO_API const zero_unit *zero_layout_unit(const zero_layout *l, int unit);
+ZERO_API const zero_tensor_place *zero_layout_tensor(const zero_layout *l, int tensor);
+ZERO_API const char *zero_layout_tensor_name(const zero_layout *l, int tensor);
+ZERO_API int zero_layout_find(const zero_layout *l, const char *name); /* -1: none */
+/* Elements of rank's chunk of unit that are model data (0 when the rank owns
+   only padding there). */
+ZERO_API int64_t zero_layout_chunk_real(const zero_layout *l, int unit, int rank);
+/* Padded full-buffer elements (sum of padded over units). */
+ZERO_API int64_t zero_layout_padded_numel(const zero_layout *l);
+/* Elements of one rank's shard (sum of chunk over units; equal on every
+   rank). trainable_only: skip frozen units. */
+ZERO_API int64_t zero_layout_shard_numel(const zero_layout *l, int trainable_only);
+/* Element `offset` of `tensor`: its unit, owner and shard offset. */
+ZERO_API zero_result zero_layout_locate(const zero_layout *l, int tensor, int64_t offset,
+                                        zero_location *out, zero_error *err);
+
+/* ---- the backend seam ---------------------------------------------------- */
+
+typedef enum zero_mem_kind {
+    ZERO_MEM_DEVICE,  /* GPU memory (host backend: ordinary memory, counted as device) */
+    ZERO_MEM_PINNED,  /* page-locked host memory */
+    ZERO_MEM_HOST,    /* ordinary host memory */
+    ZERO_MEM_KIND_COUNT
+} zero_mem_kind;
+
+typedef enum zero_stream_id {
+    ZERO_STREAM_COMPUTE, /* the user's stream: backward writes gradients here */
+    ZERO_STREAM_COMM,    /* collectives and the kernels around them */
+    ZERO_STREAM_COUNT
+} zero_stream_id;
+
+typedef enum zero_op {
+    ZERO_OP_SUM,
+    ZERO_OP_MAX,
+    ZERO_OP_MIN,
+    ZERO_OP_COUNT
+} zero_op;
+
+typedef struct zero_event zero_event; /* backend-defined */
+
+/* One contiguous piece of an Adam update: elements [offset, offset + count)
+   of the buffers in zero_adam_args, with their own lr and weight decay
+   (parameter groups). */
+typedef struct zero_adam_seg {
+    int64_t offset, count;
+    float lr, weight_decay;
+} zero_adam_seg;
+
+/* DeepSpeed's fused/CPU Adam per element, fp32 math:
+     g = grad * grad_scale                    (unscale, 1/GAS and clip in one factor)
+     if (!adamw && wd) g += wd * p
+     m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+     denom = sqrt(v) * bc2 + eps               bc2 = 1/sqrt(1 - b2^t)
+     if (adamw && wd)  p = p - lr wd p         (pre-update p)
+     p = p - (lr / bc1) * m / denom            bc1 = 1 - b1^t
+   then param (compute dtype) = round(p) when param != NULL. */
+typedef struct zero_adam_args {
+    float *master, *m, *v;     /* fp32 */
+    const void *grad; zero_dtype grad_dtype;
+    void *param; zero_dtype param_dtype; /* compute-dtype copy to write, or NULL */
+    const zero_adam_seg *segs; int n_segs;
+    float beta1, beta2, eps;
+    float bc1, bc2;            /* bias corrections as above (1 when off) */
+    float grad_scale;
+    int adamw;
+} zero_adam_args;
+
+/* Everything the engine needs from a machine. Calls on one stream run in
+   order; the engine orders streams with events. Collectives are called by
+   every rank in the same order (NCCL semantics): reduce_scatter's send holds
+   world * count elements and recv gets this rank's count (recv may be send +
+   rank * count); all_gather's send holds count and recv world * count (send
+   may be recv + rank * count); all_reduce and broadcast may work in place.
+   Every function returns ZERO_OK or an error with err filled. */
+typedef struct zero_backend {
+    void *ctx;
+    int rank, world;
+    const char *name;         /* "host", "cuda" */
+    zero_result (*alloc)(void *ctx, zero_mem_kind kind, size_t bytes, void **out, zero_error *err);
+    void (*free)(void *ctx, zero_mem_kind kind, void *p);
+    zero_result (*memset0)(void *ctx, void *p, size_t bytes, zero_stream_id s, zero_error *err);
+    /* copy between any two kinds */
+    zero_result (*copy)(void *ctx, void *dst, const void *src, size_t bytes, zero_stream_id s,
+                        zero_error *err);
+    zero_result (*event_create)(void *ctx, zero_event **out, zero_error *err);
+    void (*event_destroy)(void *ctx, zero_event *ev);
+    zero_result (*event_record)(void *ctx, zero_event *ev, zero_stream_id s, zero_error *err);
+    zero_result (*stream_wait)(void *ctx, zero_stream_id s, zero_event *ev, zero_error *err);
+    zero_result (*sync)(void *ctx, zero_stream_id s, zero_error *err); /* host waits */
+    zero_result (*reduce_scatter)(void *ctx, const void *send, void *recv, size_t count,
+                                  zero_dtype dt, zero_op op, zero_stream_id s, zero_error *err);
+    zero_result (*all_gather)(void *ctx, const void *send, void *recv, size_t count,
+                              zero_dtype dt, zero_stream_id s, zero_error *err);
+    zero_result (*all_reduce)(void *ctx, const void *send, void *recv, size_t count,
+                              zero_dtype dt, zero_op op, zero_stream_id s, zero_error *err);
+    zero_result (*broadcast)(void *ctx, void *buf, size_t count, zero_dtype dt, int root,
+                             zero_stream_id s, zero_error *err);
+    /* x[i] *= factor (in x's dtype, rounded once) */
+    zero_result (*scale)(void *ctx, void *x, size_t n, zero_dtype dt, float factor,
+                         zero_stream_id s, zero_error *err);
+    /* dst[i] (dst_dt) = src[i] (src_dt) when !accumulate, dst[i] += src[i]
+       (in fp32, rounded to dst_dt) when accumulate */
+    zero_result (*convert)(void *ctx, void *dst, zero_dtype dst_dt, const void *src,
+                           zero_dtype src_dt, size_t n, int accumulate, zero_stream_id s,
+                           zero_error *err);
+    /* out[0] += sum of x[i]^2 in double (sequential order on the host backend),
+       out[1] = max(out[1], 1) when any x[i] is inf or nan. out: 2 doubles in
+       device memory. */
+    zero_result (*sumsq)(void *ctx, const void *x, size_t n, zero_dtype dt, double *out,
+                         zero_stream_id s, zero_error *err);
+    zero_result (*adam)(void *ctx, const zero_adam_args *a, zero_stream_id s, zero_error *err);
+} zero_backend;
+
+/* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
+   thread. Collectives go through shared memory and add in rank order (rank 0
+   first, rounding to the dtype after each addition), so results are the
+   same on every run. A rank that returns early, a mismatch of collectives
+   and a wait past ZERO_HOST_TIMEOUT_S seconds (environment, default 300)
+   fail the others' collectives with an error instead of hanging. Returns
+   ZERO_OK when every rank's fn did, else the first failing rank's result
+   (err says which rank and why). */
+typedef zero_result (*zero_host_fn)(const zero_backend *backend, void *arg);
+ZERO_API zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_error *err);
+
+/* ---- the engine ----------------------------------------------------------- */
+
+typedef struct zero_engine zero_engine;
+
+typedef enum zero_phase {
+    ZERO_PHASE_BACKWARD,   /* first gradient touched to the last one ready (all micro-batches) */
+    ZERO_PHASE_REDUCE,     /* gradient reductions and accumulation */
+    ZERO_PHASE_FETCH,      /* stage-3 gathers and waits */
+    ZERO_PHASE_NORM,       /* overflow check and global norm */
+    ZERO_PHASE_OPTIMIZER,  /* Adam and the compute-dtype copy */
+    ZERO_PHASE_GATHER,     /* all-gather of updated parameters */
+    ZERO_PHASE_STEP,       /* all of zero_step */
+    ZERO_PHASE_COUNT
+} zero_phase;
+
+typedef struct zero_step_info {
+    int applied;           /* 1: weights updated; 0: skipped (inf/nan gradients) */
+    int64_t global_steps;  /* after this step (skipped ones count, as DeepSpeed) */
+    int64_t skipped_steps; /* total so far */
+    double loss_scale;     /* the scale this step's gradients carried */
+    double next_loss_scale;/* zero_loss_scale() for the next step */
+    double grad_norm;      /* global L2 norm of the averaged, unscaled gradient before
+                              clipping; -1 when not finite (DeepSpeed's convention) */
+    double clip_coef;      /* factor clipping applied (1: none) */
+    double lr;             /* base learning rate of this step (before lr_scale) */
+    int overflow_unit;     /* first unit with inf/nan (-1: none) */
+    int overflow_tensor;   /* first tensor of that unit (-1: none) */
+    double time_ms[ZERO_PHASE_COUNT]; /* this step's phase times (milliseconds) */
+} zero_step_info;
+
+typedef enum zero_mem_category {
+    ZERO_MEM_PARAMS,       /* compute-dtype parameters: full, or own shard (stage 3) */
+    ZERO_MEM_GATHER_POOL,  /* stage 3: gathered units */
+    ZERO_MEM_GRADS,        /* compute-dtype gradients: full, or the unit ring (stage 2-3) */
+    ZERO_MEM_GRAD_ACCUM,   /* accumulation over micro-batches / reduced owned chunks */
+    ZERO_MEM_MASTER,       /* fp32 master weights (0 when fp32 params are the master) */
+    ZERO_MEM_OPTIM_STATE,  /* Adam m and v */
+    ZERO_MEM_SCRATCH,      /* reduction staging and small statistics */
+    ZERO_MEM_CATEGORY_COUNT
+} zero_mem_category;
+
+typedef struct zero_memory_stats {
+    size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT]; /* bytes, this rank */
+    size_t allocated[ZERO_MEM_KIND_COUNT]; /* what the backend handed out, this rank */
+    size_t planned_total[ZERO_MEM_KIND_COUNT];
+    int64_t params, trainable_params; /* model elements (no padding) */
+    int64_t padded_params;            /* full buffer elements with padding */
+    int64_t shard_params;             /* elements of one rank's shard */
+    int units, world, stage;
+    zero_dtype dtype, accum_dtype;
+} zero_memory_stats;
+
+/* Plans every buffer from cfg (which zero_config_resolve must have
+   resolved for backend->world ranks) and the tensors, allocates them once
+   and writes the initial weights through each tensor's init callback. A
+   collective: every rank calls it with the same tensors and config. */
+ZERO_API zero_result zero_engine_create(zero_engine **out, const zero_config *cfg,
+                                        const zero_tensor *tensors, int n_tensors,
+                                        const zero_backend *backend, zero_error *err);
+/* Frees everything. Later calls with e fail with ENGINE_DESTROYED. */
+ZERO_API void zero_engine_destroy(zero_engine *e);
+/* The last error of this engine (code ZERO_OK when none). */
+ZERO_API const zero_error *zero_engine_error(const zero_engine *e);
+
+/* Tensor t's parameters in the compute dtype (fp32, fp16 or bf16 per the
+   config), ZERO_ALIGN-aligned. Stage 3: valid between zero_fetch(t) and
+   zero_release(t) (always for persistent tensors). NULL on misuse (see
+   zero_engine_error). */
+ZERO_API void *zero_param(zero_engine *e, int t);
+/* Tensor t's gradient buffer for the current micro-batch, compute dtype,
+   zero when the micro-batch's backward first asks for it: write or add the
+   gradient of the scaled loss (loss * zero_loss_scale()) into it, then call
+   zero_grad_ready. The engine averages over ranks and micro-batches. */
+ZERO_API void *zero_grad(zero_engine *e, int t);
+/* Tensor t's gradient of this micro-batch is complete. When the last tensor
+   of a unit is ready, the unit's reduction starts (stage 2-3 every
+   micro-batch; stage 0-1 on the last micro-batch of the step). */
+ZERO_API zero_result zero_grad_ready(zero_engine *e, int t);
+/* Stage 3: gather the unit(s) holding t (with prefetch of what the recorded
+   order says comes next); stages 0-2: nothing to do. Counted: every fetch
+   needs its release. */
+ZERO_API zero_result zero_fetch(zero_engine *e, int t);
+ZERO_API zero_result zero_release(zero_engine *e, int t);
+/* The loss scale S to seed the backward with (1 without fp16). */
+ZERO_API double zero_loss_scale(const zero_engine *e);
+/* The optimizer step, after gradient_accumulation_steps micro-batches:
+   finish reductions, agree on inf/nan over all ranks (skip the step if any),
+   unscale, clip, Adam, advance the lr schedule, update the loss scale, and
+   bring every rank's parameters up to date. info may be NULL. */
+ZERO_API zero_result zero_step(zero_engine *e, zero_step_info *info);
+ZERO_API zero_result zero_memory_report(const zero_engine *e, zero_memory_stats *out);
+/* A table of the report, one line per category (what `make run` prints). */
+ZERO_API size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf, size_t cap);
+typedef enum zero_state_kind {
+    ZERO_STATE_MASTER,      /* fp32 master weights (frozen tensors: their values) */
+    ZERO_STATE_EXP_AVG,     /* Adam m */
+    ZERO_STATE_EXP_AVG_SQ,  /* Adam v */
+    ZERO_STATE_KIND_COUNT
+} zero_state_kind;
+
+/* A collective: every rank gets elements [offset, offset + count) of tensor
+   t's optimizer state `what`, as fp32, gathered from the owners. Not valid
+   between a micro-batch's first zero_grad and zero_step. */
+ZERO_API zero_result zero_read_state(zero_engine *e, int t, zero_state_kind what, int64_t offset,
+                                     int64_t count, float *out);
+/* The engine's layout (units, chunks, locations). */
+ZERO_API const zero_layout *zero_engine_layout(const zero_engine *e);
 
 #ifdef __cplusplus
 }
