@@ -162,6 +162,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_FROZEN, ZERO_ERR_STATE, "gradient asked of a frozen tensor")                 \
     X(ENGINE_GRAD_TWICE, ZERO_ERR_STATE, "gradient marked ready twice in one micro-batch") \
     X(ENGINE_STEP_EARLY, ZERO_ERR_STATE, "zero_step before every gradient of the step is ready") \
+    X(ENGINE_STEP_MISSING, ZERO_ERR_STATE, "gradients for more micro-batches than gradient_accumulation_steps before zero_step") \
     X(ENGINE_NOT_FETCHED, ZERO_ERR_STATE, "stage-3 parameter used without zero_fetch")    \
     X(ENGINE_RELEASE, ZERO_ERR_STATE, "zero_release of a tensor that is not fetched")      \
     X(ENGINE_POOL_FULL, ZERO_ERR_OUT_OF_MEMORY, "more gathered units live than the stage-3 pool holds") \
@@ -454,7 +455,7 @@ typedef struct zero_config {
     int dump_state;                         /* dump_state: false */
     int disable_allgather;                  /* disable_allgather: false */
     int memory_breakdown;                   /* memory_breakdown: false */
-    zero_dtype grad_accum_dtype;            /* data_types.grad_accum_dtype: None */
+    zero_dtype grad_accum_dtype;            /* data_types.grad_accum_dtype: None (zero: fp32) */
     zero_tag_validation tag_validation;     /* checkpoint.tag_validation: "WARN" */
     int load_universal;                     /* checkpoint.load_universal: false */
     int use_node_local_storage;             /* checkpoint.use_node_local_storage: false */
@@ -2464,7 +2465,7 @@ static const zero__key zero__keys[] = {
     {{"data_types", "object", "{}", ZERO__IMPL, "dtype choices", ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
     {{"data_types.grad_accum_dtype", "string", "None", ZERO__NYET,
-      "dtype of gradient accumulation: \"fp32\", \"fp16\", \"bf16\"; None = the model's dtype (NEW)", zero__engine_note},
+      "dtype of gradient accumulation: \"fp32\", \"fp16\", \"bf16\"; None = the model's dtype (NEW)", "None means fp32 in zero (accumulating fp16/bf16 gradients in 16 bits loses them)"},
      ZERO__K_ENUM, ZERO__OFF(grad_accum_dtype), 0, 0, "fp32:1|fp16:2|bf16:3", ZERO__AUTO_NO, ZERO__F_NULLABLE, 0, NULL, "cfg.grad_accum_dtype"},
     {{"checkpoint", "object", "{}", ZERO__IMPL, "checkpoint options", ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
@@ -3701,7 +3702,8 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     half = c.fp16.enabled == 1 ? ZERO_DTYPE_FP16 : c.bf16.enabled == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
     if (z->overlap_comm == ZERO_UNSET) z->overlap_comm = stage == 3;
     if (c.communication_data_type == ZERO_DTYPE_DEFAULT) c.communication_data_type = (zero_dtype)half;
-    if (c.grad_accum_dtype == ZERO_DTYPE_DEFAULT) c.grad_accum_dtype = (zero_dtype)half;
+    /* zero accumulates in fp32 unless told otherwise (DeepSpeed NEW: the model's dtype) */
+    if (c.grad_accum_dtype == ZERO_DTYPE_DEFAULT) c.grad_accum_dtype = ZERO_DTYPE_FP32;
     if (s->type == ZERO_SCHEDULER_WARMUP_LR && s->warmup_max_lr == ZERO_UNSET) s->warmup_max_lr = c.optimizer.lr;
     if (s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR && s->warmup_max_lr == ZERO_UNSET) s->warmup_max_lr = 1e-3;
     if (s->type == ZERO_SCHEDULER_ONE_CYCLE) {
@@ -4539,6 +4541,10 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
     *max_params = lo;
     return ZERO_OK;
 }
+
+/* during development: parts kept in their own files */
+#include "zero_host_part.h"
+#include "zero_engine_part.h"
 
 #endif /* ZERO__IMPLEMENTED */
 #endif /* ZERO_IMPLEMENTATION */
