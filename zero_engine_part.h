@@ -46,11 +46,17 @@ static void zero__layout_free(zero_layout *l) {
     ZERO_FREE(l);
 }
 
-static const char *const *zero__sort_names; /* qsort has no context argument */
-static int zero__cmp_name_index(const void *a, const void *b) {
-    int ia = *(const int *)a, ib = *(const int *)b;
-    int c = strcmp(zero__sort_names[ia], zero__sort_names[ib]);
-    return c ? c : (ia > ib) - (ia < ib);
+typedef struct zero__named {
+    const char *name;
+    int index;
+} zero__named;
+
+/* qsort has no context argument, and ranks plan layouts concurrently: sort
+   (name, index) pairs, not indices into a shared table. */
+static int zero__cmp_named(const void *a, const void *b) {
+    const zero__named *x = (const zero__named *)a, *y = (const zero__named *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
 static zero_result zero__layout_check(const zero_tensor *ts, int n, const zero_layout_args *a,
@@ -101,7 +107,7 @@ static zero_result zero__layout_check(const zero_tensor *ts, int n, const zero_l
 ZERO__DEF zero_result zero_layout_create(zero_layout **out, const zero_tensor *ts, int n,
                                          const zero_layout_args *a, zero_error *err) {
     zero_layout *l;
-    int i, u, *idx;
+    int i, u;
     int64_t gran, persist_total = 0;
     zero_result r;
     if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_layout_create: out is NULL");
@@ -109,29 +115,20 @@ ZERO__DEF zero_result zero_layout_create(zero_layout **out, const zero_tensor *t
     if ((r = zero__layout_check(ts, n, a, err)) != ZERO_OK) return r;
 
     /* duplicate names, found by sorting */
-    idx = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
-    if (!idx) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_layout_create: %d tensors", n);
     {
-        const char **nm = (const char **)ZERO_MALLOC(sizeof(char *) * (size_t)n);
-        if (!nm) {
-            ZERO_FREE(idx);
-            return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_layout_create: %d tensors", n);
-        }
-        for (i = 0; i < n; i++) idx[i] = i, nm[i] = ts[i].name;
-        zero__sort_names = nm;
-        qsort(idx, (size_t)n, sizeof(int), zero__cmp_name_index);
-        zero__sort_names = NULL;
+        zero__named *nm = (zero__named *)ZERO_MALLOC(sizeof(zero__named) * (size_t)n);
+        if (!nm) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_layout_create: %d tensors", n);
+        for (i = 0; i < n; i++) nm[i].name = ts[i].name, nm[i].index = i;
+        qsort(nm, (size_t)n, sizeof *nm, zero__cmp_named);
         for (i = 1; i < n; i++)
-            if (!strcmp(nm[idx[i - 1]], nm[idx[i]])) {
-                r = zero__fail(err, ZERO_MSG_LAYOUT_DUPLICATE_NAME, NULL, 0, 0,
-                               "tensors %d and %d are both named '%s'", idx[i - 1], idx[i], nm[idx[i]]);
+            if (!strcmp(nm[i - 1].name, nm[i].name)) {
+                r = zero__fail(err, ZERO_MSG_LAYOUT_DUPLICATE_NAME, NULL, 0, 0, "tensors %d and %d are both named '%s'",
+                               nm[i - 1].index, nm[i].index, nm[i].name);
                 ZERO_FREE(nm);
-                ZERO_FREE(idx);
                 return r;
             }
         ZERO_FREE(nm);
     }
-    ZERO_FREE(idx);
 
     l = (zero_layout *)ZERO_MALLOC(sizeof *l);
     if (!l) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_layout_create");
@@ -387,6 +384,7 @@ struct zero_engine {
     double *stats_dev, *stats_host;
     int64_t pool_elems, persist_elems, slot_elems;
     int n_slots, *slot_span;
+    zero_event *ev_compute, *ev_comm, *ev_slot[2]; /* stream order (no-ops on the host) */
     int64_t *ext_off, *ext_len; /* pool extents, sorted by offset */
     int n_ext;
     /* stage-3 trace of one micro-batch's fetches */
@@ -555,7 +553,14 @@ static void zero__efree(zero_engine *e, zero_mem_kind kind, void *p) {
 }
 
 static void zero__engine_free(zero_engine *e) {
+    int k;
     if (!e) return;
+    if (e->be.event_destroy) {
+        if (e->ev_compute) e->be.event_destroy(e->be.ctx, e->ev_compute);
+        if (e->ev_comm) e->be.event_destroy(e->be.ctx, e->ev_comm);
+        for (k = 0; k < 2; k++)
+            if (e->ev_slot[k]) e->be.event_destroy(e->be.ctx, e->ev_slot[k]);
+    }
     zero__efree(e, ZERO_MEM_DEVICE, e->params);
     zero__efree(e, ZERO_MEM_DEVICE, e->pool);
     zero__efree(e, ZERO_MEM_DEVICE, e->grads);
@@ -589,6 +594,16 @@ static void zero__engine_free(zero_engine *e) {
 
 static int zero__span_of_tensor(const zero_engine *e, int t) {
     return e->L->units[e->L->places[t].first_unit].span;
+}
+
+/* Stream `waiter` waits for all work queued so far on stream `from`. */
+static zero_result zero__order(zero_engine *e, zero_stream_id from, zero_stream_id waiter, zero_event *ev) {
+    zero_error be;
+    zero__ok(&be);
+    if (!ev) return ZERO_OK;
+    if (e->be.event_record(e->be.ctx, ev, from, &be) != ZERO_OK || e->be.stream_wait(e->be.ctx, waiter, ev, &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "stream order");
+    return ZERO_OK;
 }
 
 /* Per-unit pointers into the buffers (see the memory plan in zero_engine_create). */
@@ -767,6 +782,15 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
         !e->ext_len || !e->slot_span || !e->trace)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables for %d tensors", n);
     memset(e->ready, 0, (size_t)n);
+    if (e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy) {
+        zero_error be;
+        zero__ok(&be);
+        if (e->be.event_create(e->be.ctx, &e->ev_compute, &be) != ZERO_OK ||
+            e->be.event_create(e->be.ctx, &e->ev_comm, &be) != ZERO_OK ||
+            e->be.event_create(e->be.ctx, &e->ev_slot[0], &be) != ZERO_OK ||
+            e->be.event_create(e->be.ctx, &e->ev_slot[1], &be) != ZERO_OK)
+            return zero__ebackend(e, &be, "zero_engine_create: events");
+    }
     for (i = 0; i < n; i++) {
         e->tflags[i] = ts[i].flags;
         e->tlr[i] = ts[i].lr_scale > 0 ? ts[i].lr_scale : 1.0f;
@@ -1097,6 +1121,9 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
     const zero_layout *l = e->L;
     int u;
     double t0 = zero__now_ms();
+    zero_result r;
+    /* the pool region may still be read by kernels of a released span */
+    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->ev_compute)) != ZERO_OK) return r;
     for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
         const zero_unit *x = &l->units[u];
         ZERO__TRY_BE(e, "stage-3 all_gather",
@@ -1104,6 +1131,7 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
                                       zero__bp(e, e->pool, pool_off + (x->offset - e->span_off[s]), e->d),
                                       (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
     }
+    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
     e->t_phase[ZERO_PHASE_FETCH] += zero__now_ms() - t0;
     return ZERO_OK;
 }
@@ -1317,6 +1345,10 @@ ZERO__DEF void *zero_grad(zero_engine *e, int t) {
             {
                 zero_error be;
                 zero__ok(&be);
+                if (e->ev_slot[k] && e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, e->ev_slot[k], &be) != ZERO_OK) {
+                    zero__ebackend(e, &be, "zero_grad: waiting for a ring slot");
+                    return NULL;
+                }
                 if (e->be.memset0(e->be.ctx, zero__bp(e, e->grads, (int64_t)k * e->slot_elems, e->d),
                                   (size_t)e->span_padded[s] * e->d, ZERO_STREAM_COMPUTE, &be) != ZERO_OK) {
                     zero__ebackend(e, &be, "zero_grad: clearing a ring slot");
@@ -1337,6 +1369,9 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
     float inv_world = 1.0f / (float)e->world;
     size_t chunk = (size_t)x->chunk;
     double t0 = zero__now_ms();
+    zero_result r;
+    /* the reduction reads what the backward wrote on the compute stream */
+    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->ev_compute)) != ZERO_OK) return r;
     if (e->stage <= 1) {
         char *g = zero__bp(e, e->grads, e->goff[u], e->d);
         if (e->gas > 1) {
@@ -1376,6 +1411,10 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
                      e->be.convert(e->be.ctx, zero__bp(e, e->accum, e->tshard[u], e->a), e->adt, own, e->dt, chunk,
                                    e->micro > 0, ZERO_STREAM_COMM, &be_err_));
         if (--ss->units_left == 0) {
+            /* the slot is free once the comm stream is past this point */
+            if (e->ev_slot[ss->slot])
+                ZERO__TRY_BE(e, "gradient ring event",
+                             e->be.event_record(e->be.ctx, e->ev_slot[ss->slot], ZERO_STREAM_COMM, &be_err_));
             e->slot_span[ss->slot] = -1;
             ss->slot = -1;
         }
@@ -1406,6 +1445,8 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
         memset(e->ready, 0, (size_t)e->n_tensors);
         memcpy(e->pending, e->pending0, sizeof(int) * (size_t)e->n_units);
         if (e->micro == e->gas) e->t_phase[ZERO_PHASE_BACKWARD] += zero__now_ms() - e->t_backward_start;
+        /* the next micro-batch writes buffers this one's reductions still use */
+        if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
         if (e->stage == 3) {
             if (e->trace_state == ZERO__TRACE_RECORD && e->trace_len > 0)
                 e->trace_state = ZERO__TRACE_COMPLETE;
@@ -1656,6 +1697,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     if (e->stage <= 1 && e->gas == 1)
         ZERO__TRY_BE(e, "zero_step: gradient clear",
                      e->be.memset0(e->be.ctx, e->grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
+    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
     in.time_ms[ZERO_PHASE_GATHER] = zero__now_ms() - t1;
 
