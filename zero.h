@@ -877,6 +877,10 @@ typedef struct zero_step_info {
     int overflow_unit;     /* first unit with inf/nan (-1: none) */
     int overflow_tensor;   /* first tensor of that unit (-1: none) */
     double time_ms[ZERO_PHASE_COUNT]; /* this step's phase times (milliseconds) */
+    /* stage 3, over this step's micro-batches: */
+    int64_t fetches;       /* zero_fetch calls of non-persistent tensors */
+    int64_t fetch_hits;    /* ... that found their unit gathered already (prefetched or kept) */
+    int64_t units_gathered;/* all-gathers of units (fetches, prefetches, persistent refresh) */
 } zero_step_info;
 
 typedef enum zero_mem_category {

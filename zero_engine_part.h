@@ -389,7 +389,7 @@ struct zero_engine {
     int n_ext;
     /* stage-3 trace of one micro-batch's fetches */
     int *trace, trace_len, trace_cap, trace_pos, trace_state, trace_warned;
-    int64_t fetch_clock;
+    int64_t fetch_clock, n_fetches, n_hits, n_gathered; /* counters of the current step */
     /* step state */
     int micro, ready_count, touched;
     zero_loss_scaler scaler;
@@ -1016,6 +1016,8 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
         zero__engine_free(e);
         return r;
     }
+    e->n_gathered = 0; /* the initial gathers belong to no step */
+    memset(e->t_phase, 0, sizeof e->t_phase);
     pthread_mutex_lock(&zero__live_lock);
     e->next_live = zero__live_head;
     zero__live_head = e;
@@ -1126,6 +1128,7 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
     if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->ev_compute)) != ZERO_OK) return r;
     for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
         const zero_unit *x = &l->units[u];
+        e->n_gathered++;
         ZERO__TRY_BE(e, "stage-3 all_gather",
                      e->be.all_gather(e->be.ctx, zero__bp(e, e->params, x->shard_offset, e->d),
                                       zero__bp(e, e->pool, pool_off + (x->offset - e->span_off[s]), e->d),
@@ -1240,7 +1243,9 @@ ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
         else
             zero__trace_invalidate(e, "the fetch order differs from the one recorded");
     }
-    if (ss->pool_off < 0 && (r = zero__pool_fetch(e, s)) != ZERO_OK) return r;
+    e->n_fetches++;
+    if (ss->pool_off >= 0) e->n_hits++;
+    else if ((r = zero__pool_fetch(e, s)) != ZERO_OK) return r;
     ss->refs++;
     ss->prefetched = 0;
     ss->last_use = e->fetch_clock;
@@ -1476,6 +1481,15 @@ static size_t zero__grads_bytes(const zero_engine *e) {
     return (size_t)n * e->d;
 }
 
+/* Hand the step's counters and phase times to info; start the next step's. */
+static void zero__step_counters(zero_engine *e, zero_step_info *in) {
+    in->fetches = e->n_fetches;
+    in->fetch_hits = e->n_hits;
+    in->units_gathered = e->n_gathered;
+    e->n_fetches = e->n_hits = e->n_gathered = 0;
+    memset(e->t_phase, 0, sizeof e->t_phase);
+}
+
 static void zero__step_reset(zero_engine *e) {
     e->micro = 0;
     e->ready_count = 0;
@@ -1602,7 +1616,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
         in.skipped_steps = e->skipped_steps;
         in.next_loss_scale = zero_loss_scaler_scale(&e->scaler);
         in.time_ms[ZERO_PHASE_STEP] = zero__now_ms() - t0;
-        memset(e->t_phase, 0, sizeof e->t_phase);
+        zero__step_counters(e, &in);
         zero__step_log(e, &in);
         if (info) *info = in;
         if (r != ZERO_OK)
@@ -1708,9 +1722,8 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     in.global_steps = e->global_steps;
     in.skipped_steps = e->skipped_steps;
     in.next_loss_scale = zero_loss_scaler_scale(&e->scaler);
-    in.time_ms[ZERO_PHASE_FETCH] += 0;
     in.time_ms[ZERO_PHASE_STEP] = zero__now_ms() - t0;
-    memset(e->t_phase, 0, sizeof e->t_phase);
+    zero__step_counters(e, &in);
     zero__step_log(e, &in);
     if (info) *info = in;
     return ZERO_OK;
