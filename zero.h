@@ -848,6 +848,9 @@ typedef struct zero_backend {
    (err says which rank and why). */
 typedef zero_result (*zero_host_fn)(const zero_backend *backend, void *arg);
 ZERO_API zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_error *err);
+/* Bytes of `kind` this host rank holds from backend->alloc right now (what a
+   memory test compares with zero_memory_report's plan); 0 for other backends. */
+ZERO_API size_t zero_host_allocated_bytes(const zero_backend *backend, zero_mem_kind kind);
 
 /* ---- the engine ----------------------------------------------------------- */
 
