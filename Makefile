@@ -1,5 +1,5 @@
 # zero - build, test, run.
-#   make run        the main job (today: the memory estimator on a sample model)
+#   make run        the main job: trains examples/train_mlp.c with ZeRO (4 host ranks), then the estimator
 #   make test       every host test (gcc, clang, C11, C++17, ASan+UBSan) and nvcc builds
 #   make test-gpu   GPU tests (device machine; arrives with the CUDA backend)
 #   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
@@ -31,7 +31,7 @@ export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
 .PHONY: all test test-gpu run fuzz bench install clean info
 
-all: info $(BUILD)/zero_estimate $(BUILD)/zero_config
+all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/train_mlp
 
 info:
 	@echo "zero: CC=$(CC) CLANG=$(CLANG) GPU_ARCH=$(GPU_ARCH)"
@@ -48,10 +48,21 @@ $(BUILD)/zero_config: examples/zero_config/zero_config.c $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm
 
-# The main job. On a machine with the engine this trains; today it prints the
-# memory plan of GPT-2 XL (1.56e9 parameters) on one node of 8 GPUs and the
-# largest model each ZeRO option fits on 8 x 80 GB GPUs with 1 TB of host memory and 4 TB of NVMe.
+$(BUILD)/train_mlp: examples/train_mlp.c $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
+
+# The main job: a character-level MLP language model (examples/train_mlp.c,
+# trained on README.md and docs/) with ZeRO stage 2 on 4 host ranks (threads of
+# one process, the host backend), then the same run under stages 0-3 side by
+# side (memory per rank by category, final losses), then the memory plan of
+# GPT-2 XL (1.56e9 parameters) on one node of 8 GPUs and the largest model each
+# ZeRO option fits on 8 x 80 GB GPUs with 1 TB of host memory and 4 TB of NVMe.
+# Training on every visible GPU arrives with the CUDA backend (issue 4); until
+# then the host ranks run whether or not a GPU is present.
 run: all
+	$(BUILD)/train_mlp --world 4
+	$(BUILD)/train_mlp --world 4 --compare-stages
 	$(BUILD)/zero_estimate --params 1.5576e9 --largest-layer 8.04e7 --gpus 8
 	$(BUILD)/zero_estimate --fit --gpus 8 --gpu-mem 80GB --cpu-mem 1TB --nvme 4TB
 
