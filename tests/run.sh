@@ -60,7 +60,16 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 for t in $tests; do
     n=$(basename "$t" .c)
     step "build-asan-$n" $CLANG -std=c11 $WARN -O1 -g $SAN -I. -o "$B/t/asan-$n" "$t" -lm -lpthread
-    [ -x "$B/t/asan-$n" ] && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run "asan-$n" "$B/t/asan-$n"
+    [ -x "$B/t/asan-$n" ] && ZERO_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run "asan-$n" "$B/t/asan-$n"
+done
+# ZERO_TEST_QUICK=1: the engine and layout tests run a smaller matrix under the sanitizers.
+
+# 2b. ThreadSanitizer on the host backend and the engine (host ranks are threads)
+for t in $(ls tests/test_engine*.c tests/test_host*.c 2>/dev/null); do
+    n=$(basename "$t" .c)
+    rm -f "$B/t/tsan-$n"
+    step "build-tsan-$n" $CLANG -std=c11 $WARN -O1 -g -fsanitize=thread -I. -o "$B/t/tsan-$n" "$t" -lm -lpthread
+    [ -x "$B/t/tsan-$n" ] && ZERO_TEST_QUICK=1 TSAN_OPTIONS=halt_on_error=1 run "tsan-$n" "$B/t/tsan-$n"
 done
 
 # 3. headers as C11 and C++17 under gcc and clang, -Wall -Wextra -Werror (and -Wpedantic)
