@@ -676,7 +676,8 @@ typedef struct zero_layout zero_layout;
    thresholds). */
 typedef struct zero_layout_args {
     int world;                      /* ranks sharing every unit, >= 1 */
-    int64_t bucket_elems;           /* reduce_bucket_size: most elements in one unit */
+    int64_t bucket_elems;           /* reduce_bucket_size: most elements in one unit;
+                                       0: one tensor per unit (none split) */
     int64_t persist_threshold;      /* tensors of at most this many elements are
                                        persistent (stage 3); <= 0: none */
     int64_t model_persist_threshold;/* cap on all persistent elements; <= 0: no cap */
@@ -905,7 +906,8 @@ typedef struct zero_memory_stats {
     int64_t padded_params;            /* full buffer elements with padding */
     int64_t shard_params;             /* elements of one rank's shard */
     int units, world, stage;
-    zero_dtype dtype, accum_dtype;
+    zero_dtype dtype;
+    zero_dtype accum_dtype; /* of the accumulator (stages 2-3 with one micro-batch: the compute dtype) */
 } zero_memory_stats;
 
 /* Plans every buffer from cfg (which zero_config_resolve must have

@@ -65,9 +65,9 @@ static zero_result zero__layout_check(const zero_tensor *ts, int n, const zero_l
     if (!ts || !a) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_layout_create: tensors or args is NULL");
     if (n <= 0) return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_layout_create: %d tensors (need at least one)", n);
     if (a->world < 1) return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_layout_create: world %d (need >= 1)", a->world);
-    if (a->bucket_elems < 1)
+    if (a->bucket_elems < 0)
         return zero__fail(err, ZERO_MSG_BAD_ARG, "zero_optimization.reduce_bucket_size", 0, 0,
-                          "%lld elements (need >= 1)", (long long)a->bucket_elems);
+                          "%lld elements (need >= 0; 0: one tensor per unit)", (long long)a->bucket_elems);
     for (i = 0; i < n; i++) {
         const zero_tensor *t = &ts[i];
         if (!t->name || !t->name[0])
@@ -140,7 +140,8 @@ ZERO__DEF zero_result zero_layout_create(zero_layout **out, const zero_tensor *t
         /* upper bound on units: every tensor alone, plus its pieces */
         int64_t cap = 0;
         for (i = 0; i < n; i++) {
-            int64_t p = ts[i].numel > a->bucket_elems ? zero__max_i64(gran, a->bucket_elems / gran * gran) : 0;
+            int64_t p = (a->bucket_elems > 0 && ts[i].numel > a->bucket_elems)
+                            ? zero__max_i64(gran, a->bucket_elems / gran * gran) : 0;
             cap += p ? (ts[i].numel + p - 1) / p : 1;
         }
         if (cap > INT_MAX / 2) {
@@ -182,7 +183,8 @@ ZERO__DEF zero_result zero_layout_create(zero_layout **out, const zero_tensor *t
             int64_t p = zero__max_i64(gran, a->bucket_elems / gran * gran);
             l->numel[i] = t->numel;
             l->piece[i] = 0;
-            if (t->numel > a->bucket_elems && t->numel > p) { /* pieces, each a unit, one span */
+            /* bucket 0 (DeepSpeed: every tensor reduced alone): one tensor per unit, never split */
+            if (a->bucket_elems > 0 && t->numel > a->bucket_elems && t->numel > p) { /* pieces, one span */
                 int64_t off;
                 l->piece[i] = p;
                 pl->first_unit = l->n_units;
@@ -210,7 +212,7 @@ ZERO__DEF zero_result zero_layout_create(zero_layout **out, const zero_tensor *t
             }
             x = open ? &l->units[l->n_units - 1] : NULL;
             if (x && x->group == t->group && x->frozen == frozen && x->persistent == persistent &&
-                zero__align_up(x->numel, ZERO_ALIGN) + t->numel <= a->bucket_elems) {
+                a->bucket_elems > 0 && zero__align_up(x->numel, ZERO_ALIGN) + t->numel <= a->bucket_elems) {
                 pl->first_unit = l->n_units - 1;
                 pl->n_units = 1;
                 pl->unit_offset = zero__align_up(x->numel, ZERO_ALIGN);
@@ -863,7 +865,8 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
          GATHER_POOL  stage 3: (persistent spans + min(rest, max(max_live + prefetch, 2 U))) d,
                       U the largest non-persistent span
          GRADS        stage 0-1: Psi_T d; stage 2-3: min(2, trainable spans) x largest span x d
-         GRAD_ACCUM   stage 0-1: Psi_T a when G > 1, else 0; stage 2-3: S_T a
+         GRAD_ACCUM   stage 0-1: Psi_T a when G > 1, else 0; stage 2-3: S_T a, with a = d
+                      when G == 1 (nothing to add up: the reduced chunk itself)
          MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
          OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
          SCRATCH      16 bytes per unit on the device and on the host (norm statistics) */
@@ -989,7 +992,9 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     e->stage = z->stage;
     e->gas = (int)cfg->gradient_accumulation_steps;
     e->dt = cfg->fp16.enabled == 1 ? ZERO_DTYPE_FP16 : cfg->bf16.enabled == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
-    e->adt = cfg->grad_accum_dtype;
+    /* stages 2-3 with one micro-batch add nothing up: the reduced chunk stays
+       in the compute dtype (2 bytes a parameter / N, ZeRO's formula) */
+    e->adt = (e->gas == 1 && z->stage >= 2) ? e->dt : cfg->grad_accum_dtype;
     e->d = zero_dtype_size(e->dt);
     e->a = zero_dtype_size(e->adt);
     e->sched_it = cfg->scheduler.last_batch_iteration;

@@ -346,7 +346,7 @@ static zero_result read_all_state(zero_engine *e, zero_state_kind kind, float *o
      PARAMS       stage 0-2: Psi d;   stage 3: S d
      GATHER_POOL  stage 3: (persistent spans + min(rest, max(max_live + prefetch, 2 U))) d
      GRADS        stage 0-1: Psi_T d; stage 2-3: min(2, trainable spans) x largest trainable span x d
-     GRAD_ACCUM   stage 0-1: Psi_T a when GAS > 1, else 0; stage 2-3: S_T a
+     GRAD_ACCUM   stage 0-1: Psi_T a when GAS > 1, else 0; stage 2-3: S_T a (a = d when GAS == 1)
      MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
      OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
      SCRATCH      16 bytes per unit on the device and 16 on the host
@@ -382,7 +382,8 @@ static void plan_want(const zero_layout *L, const zero_config *cfg, size_t want[
         want[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] = cfg->gradient_accumulation_steps > 1 ? (size_t)psiT * a : 0;
     } else {
         want[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] = (size_t)((tspans < 2 ? tspans : 2) * tmax) * d;
-        want[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] = (size_t)ST * a;
+        /* one micro-batch adds nothing up: the reduced chunk stays in the compute dtype */
+        want[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] = (size_t)ST * (cfg->gradient_accumulation_steps > 1 ? a : d);
     }
     want[ZERO_MEM_MASTER][ZERO_MEM_DEVICE] = cfg_dtype(cfg) == ZERO_DTYPE_FP32 ? 0 : (size_t)opt * 4;
     want[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE] = (size_t)opt * 8;
@@ -1105,7 +1106,7 @@ static void check_memory(const job *J) {
         CHECK_EQ_INT(ms->trainable_params, trainable_elems());
         CHECK_EQ_INT(ms->shard_params * o->world, ms->padded_params);
         CHECK_EQ_INT(ms->dtype, o->dtype);
-        CHECK_EQ_INT(ms->accum_dtype, J->cfg.grad_accum_dtype);
+        CHECK_EQ_INT(ms->accum_dtype, (o->stage >= 2 && o->gas == 1) ? o->dtype : J->cfg.grad_accum_dtype);
     }
 }
 
