@@ -1260,14 +1260,14 @@ static void print_model(void) {
 
 static void test_random_models(int iters) {
     static const int worlds[] = {2, 3, 4, 5, 7, 8};
-    static const int64_t buckets[] = {8, 16, 24, 40, 200, DEFAULT_BUCKET};
+    static const int64_t buckets[] = {0, 8, 16, 24, 40, 200, DEFAULT_BUCKET}; /* 0: one tensor per unit */
     static const zero_dtype dts[] = {ZERO_DTYPE_FP32, ZERO_DTYPE_FP16, ZERO_DTYPE_BF16};
     static const int64_t persists[] = {0, 3, 10};
     static job J[4], R;
     int it, st, failed = 0;
     for (it = 0; it < iters && failed < 3; it++) {
         int world = worlds[zt_rand_int(0, 5)], gas = (int)zt_rand_int(1, 2), clip = (int)zt_rand_int(0, 1);
-        int64_t bucket = buckets[zt_rand_int(0, 5)], persist = persists[zt_rand_int(0, 2)];
+        int64_t bucket = buckets[zt_rand_int(0, 6)], persist = persists[zt_rand_int(0, 2)];
         zero_dtype dt = dts[zt_rand_int(0, 2)];
         int fail0 = zt_fail, ok[4];
         tol tl = tol_for(dt);

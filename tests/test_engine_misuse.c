@@ -145,9 +145,9 @@ static zero_result micro_batch(zero_engine *e) {
 /* ---------------------------------------------------------------------- */
 /* the scenarios (run by every rank)                                       */
 
-enum { S_GRAD_TWICE, S_STEP_EARLY, S_STEP_EARLY_GAS, S_UNKNOWN, S_FROZEN, S_NOT_FETCHED, S_RELEASE, S_POOL_FULL,
+enum { S_GRAD_TWICE, S_STEP_EARLY, S_STEP_EARLY_GAS, S_STEP_MISSING, S_UNKNOWN, S_FROZEN, S_NOT_FETCHED, S_RELEASE, S_POOL_FULL,
        S_DESTROYED, S_COUNT };
-static const char *scen_name[S_COUNT] = {"grad ready twice", "step before all gradients", "step before all micro-batches",
+static const char *scen_name[S_COUNT] = {"grad ready twice", "step before all gradients", "step before all micro-batches", "micro-batch past GAS without a step",
                                          "unknown tensor", "frozen gradient", "stage-3 param without fetch",
                                          "release without fetch", "gather pool full", "use after destroy"};
 
@@ -229,6 +229,23 @@ static zero_result scen_fn(const zero_backend *b, void *arg) {
         expect_err(R, e, "micro-batch 3", micro_batch(e), ZERO_OK, ZERO_MSG_NONE, NULL);
         expect_err(R, e, "zero_step after 3", zero_step(e, &info), ZERO_OK, ZERO_MSG_NONE, NULL);
         expect_true(R, info.applied == 1, "the step after the misuse is applied");
+        break;
+    case S_STEP_MISSING: /* gradient_accumulation_steps 2, a third micro-batch without zero_step */
+        expect_err(R, e, "micro-batch 1", micro_batch(e), ZERO_OK, ZERO_MSG_NONE, NULL);
+        expect_err(R, e, "micro-batch 2", micro_batch(e), ZERO_OK, ZERO_MSG_NONE, NULL);
+        {
+            float *g;
+            expect_true(R, zero_grad(e, 4) == NULL, "zero_grad in a third micro-batch is NULL");
+            expect_err(R, e, "zero_grad in a third micro-batch", ZERO_ERR_STATE, ZERO_ERR_STATE, ZERO_MSG_ENGINE_STEP_MISSING,
+                       T[4].name);
+            expect_err(R, e, "zero_grad_ready in a third micro-batch", zero_grad_ready(e, 4), ZERO_ERR_STATE,
+                       ZERO_MSG_ENGINE_STEP_MISSING, T[4].name);
+            expect_err(R, e, "zero_step after the misuse", zero_step(e, &info), ZERO_OK, ZERO_MSG_NONE, NULL);
+            expect_true(R, info.applied == 1, "the step after the misuse is applied");
+            g = (float *)zero_grad(e, 4);
+            expect_true(R, g != NULL, "zero_grad works again after the step");
+        }
+        expect_err(R, e, "next micro-batch", micro_batch(e), ZERO_OK, ZERO_MSG_NONE, NULL);
         break;
     case S_UNKNOWN:
         expect_err(R, e, "zero_fetch(5)", zero_fetch(e, NT), ZERO_ERR_INVALID_ARG, ZERO_MSG_ENGINE_UNKNOWN_TENSOR, "5");
@@ -420,6 +437,8 @@ int main(void) {
     run_scenario(S_STEP_EARLY, 3, 2, 1);
     run_scenario(S_STEP_EARLY_GAS, 0, 2, 3);
     run_scenario(S_STEP_EARLY_GAS, 2, 2, 3);
+    run_scenario(S_STEP_MISSING, 1, 2, 2);
+    run_scenario(S_STEP_MISSING, 3, 2, 2);
     run_scenario(S_UNKNOWN, 1, 2, 1);
     run_scenario(S_UNKNOWN, 3, 1, 1);
     run_scenario(S_FROZEN, 0, 1, 1);

@@ -11,6 +11,8 @@
    - a tensor larger than bucket_elems is split into pieces of
      P = max(W, floor(bucket_elems / W) * W) elements, W = world * ZERO_ALIGN,
      each piece a unit, all pieces one span; every other unit its own span;
+     bucket_elems 0 (DeepSpeed accepts reduce_bucket_size 0): one tensor per
+     unit, none split;
    - each unit padded to a multiple of W, chunk = padded / world, units back to
      back in the padded full buffer, shard_offset = sum of earlier chunks.
 
@@ -73,7 +75,7 @@ static int ref_plan(ref_layout *L, const zero_tensor *t, int n, const zero_layou
             pers = 1;
             persist_total += t[i].numel;
         }
-        if (t[i].numel > a->bucket_elems) {
+        if (a->bucket_elems > 0 && t[i].numel > a->bucket_elems) {
             int64_t P = (a->bucket_elems / W) * W, o;
             if (P < W) P = W;
             if (open) { ref_close(L, cur, a->world, &off, &shard); open = 0; }
@@ -98,7 +100,7 @@ static int ref_plan(ref_layout *L, const zero_tensor *t, int n, const zero_layou
             continue;
         }
         if (open && (cur->group != t[i].group || cur->frozen != frozen || cur->persistent != pers ||
-                     align_up(cur->numel, ZERO_ALIGN) + t[i].numel > a->bucket_elems)) {
+                     a->bucket_elems == 0 || align_up(cur->numel, ZERO_ALIGN) + t[i].numel > a->bucket_elems)) {
             ref_close(L, cur, a->world, &off, &shard);
             open = 0;
         }
@@ -174,7 +176,7 @@ static int check_layout(const zero_layout *l, const zero_tensor *t, int n, const
         CHECK(z->padded % ((int64_t)a->world * ZERO_ALIGN) == 0);
         CHECK(z->offset % ZERO_ALIGN == 0 && z->chunk % ZERO_ALIGN == 0);
         CHECK(z->padded >= z->numel && z->padded - z->numel < (int64_t)a->world * ZERO_ALIGN);
-        if (!x->split) CHECKF(z->numel <= a->bucket_elems, "unit %d numel %lld > bucket %lld", u,
+        if (!x->split && a->bucket_elems > 0) CHECKF(z->numel <= a->bucket_elems, "unit %d numel %lld > bucket %lld", u,
                               (long long)z->numel, (long long)a->bucket_elems);
         for (r = 0; r < a->world; r++) {
             int64_t real = zero_layout_chunk_real(l, u, r);
@@ -404,6 +406,20 @@ static void test_examples(void) {
         zero_layout_destroy(l);
         l = NULL;
     }
+    /* bucket 0: one tensor per unit, the 100-element tensor not split */
+    a.bucket_elems = 0;
+    a.persist_threshold = 0;
+    a.model_persist_threshold = 0;
+    t[1].group = t[2].group = 0;
+    CHECK_EQ_INT(zero_layout_create(&l, t, 4, &a, &err), ZERO_OK);
+    if (l) {
+        CHECK_EQ_INT(zero_layout_unit_count(l), 4);
+        CHECK_EQ_INT(zero_layout_tensor(l, 3)->n_units, 1);
+        CHECK_EQ_INT(zero_layout_unit(l, 3)->numel, 100);
+        check_layout(l, t, 4, &a);
+        zero_layout_destroy(l);
+        l = NULL;
+    }
     zero_layout_destroy(NULL); /* no-op */
 }
 
@@ -428,7 +444,7 @@ static int64_t rand_size(int world, int64_t bucket) {
 
 static void test_random(int iters) {
     static const int worlds[] = {1, 2, 3, 4, 5, 7, 8, 16};
-    static const int64_t buckets[] = {1, 7, 8, 16, 24, 100, 1000, 500000000};
+    static const int64_t buckets[] = {0, 1, 7, 8, 16, 24, 100, 1000, 500000000};
     zero_tensor t[MAXT];
     int it, failed_cases = 0;
     for (it = 0; it < iters; it++) {
@@ -439,9 +455,9 @@ static void test_random(int iters) {
         int64_t total = 0;
         memset(&a, 0, sizeof a);
         a.world = worlds[zt_rand_int(0, 7)];
-        a.bucket_elems = buckets[zt_rand_int(0, 7)];
+        a.bucket_elems = buckets[zt_rand_int(0, 8)];
         if (zt_rand_int(0, 2) == 0) {
-            a.persist_threshold = zt_rand_int(1, a.bucket_elems < 64 ? a.bucket_elems : 64);
+            a.persist_threshold = zt_rand_int(1, a.bucket_elems > 0 && a.bucket_elems < 64 ? a.bucket_elems : 64);
             if (zt_rand_int(0, 1)) a.model_persist_threshold = zt_rand_int(1, 200);
         }
         for (i = 0; i < n; i++) {
@@ -570,6 +586,9 @@ static void test_invalid(void) {
     a.world = -3;
     expect_error("world < 0", t, 3, &a, ZERO_MSG_NONE, "world");
     a.world = 2;
+    a.bucket_elems = -1;
+    expect_error("bucket_elems < 0", t, 3, &a, ZERO_MSG_NONE, NULL);
+    a.bucket_elems = 100;
     expect_error("n_tensors < 0", t, -1, &a, ZERO_MSG_NONE, NULL);
     expect_error("tensors NULL", NULL, 3, &a, ZERO_MSG_NONE, NULL);
     expect_error("args NULL", t, 3, NULL, ZERO_MSG_NONE, NULL);
