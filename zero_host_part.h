@@ -115,16 +115,6 @@ ZERO__DEF const char *zero_dtype_name(zero_dtype dtype) {
 #define ZERO__HOST_MAGIC 0x7a65726fu  /* "zero": live allocation or event */
 #define ZERO__HOST_DEAD 0x64656164u   /* "dead": freed */
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-/* Bytes this rank's backend has handed out of `kind` and not yet taken back (the sizes
-   asked for, without alignment or headers); 0 for a backend that is not a host one. */
-ZERO_API size_t zero_host_allocated_bytes(const zero_backend *b, zero_mem_kind kind);
-#ifdef __cplusplus
-}
-#endif
-
 enum {
     ZERO__HOST_REDUCE_SCATTER,
     ZERO__HOST_ALL_GATHER,
@@ -241,10 +231,8 @@ static zero_result zero__host_sticky(zero__host_rank *r, zero_error *err) {
     return zero__host_fail(r, err, r->g->fail_item, "%s", r->g->fail_msg);
 }
 
-static zero__host_rank *zero__host_ctx(void *ctx) { return (zero__host_rank *)ctx; }
-
 #define ZERO__HOST_CTX(fname)                                                                 \
-    zero__host_rank *r = zero__host_ctx(ctx);                                                 \
+    zero__host_rank *r = (zero__host_rank *)ctx;                                              \
     if (!r) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "host " fname ": ctx is NULL")
 
 static zero_result zero__host_check_stream(zero__host_rank *r, const char *fname,
@@ -275,8 +263,9 @@ static zero_result zero__host_check_dtype(zero__host_rank *r, const char *fname,
     if (dt == ZERO_DTYPE_FP32 || dt == ZERO_DTYPE_FP16 || dt == ZERO_DTYPE_BF16 ||
         (allow_f64 && dt == ZERO__DTYPE_F64))
         return ZERO_OK;
-    return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host %s: %s %d (%s) is not fp32, fp16, bf16%s",
-                           fname, what, (int)dt, zero_dtype_name(dt), allow_f64 ? " or fp64" : "");
+    return zero__host_fail(r, err, ZERO_MSG_BAD_ARG,
+                           "host %s: %s %d (%s) is not fp32, fp16, bf16%s", fname, what, (int)dt,
+                           zero_dtype_name(dt), allow_f64 ? " or fp64" : "");
 }
 
 /* ---- host backend: element access ---- */
@@ -306,8 +295,8 @@ static float zero__host_round(zero_dtype dt, float v) {
     }
 }
 
-/* MAX and MIN propagate NaN, as the CUDA kernels and NCCL's fmax-free min/max do: an
-   inf/nan flag reduced with MAX must never be lost. */
+/* MAX and MIN propagate NaN (fmaxf would drop it): an inf/nan flag or a norm reduced
+   with MAX must never lose a NaN. The CUDA backend has to match. */
 static float zero__host_comb_f(zero_op op, float a, float b) {
     if (op == ZERO_OP_SUM) return a + b;
     if (isnan(a)) return a;
@@ -368,10 +357,17 @@ static zero_result zero__host_alloc(void *ctx, zero_mem_kind kind, size_t bytes,
 /* free has no error channel: a pointer that is not a live block of this backend is left
    alone and noted as the rank's last error (zero_host_run reports it if fn fails). */
 static void zero__host_free(void *ctx, zero_mem_kind kind, void *p) {
-    zero__host_rank *r = zero__host_ctx(ctx);
+    zero__host_rank *r = (zero__host_rank *)ctx;
     zero__host_block *h;
-    if (!p || !r) return;
+    if (!p) return;
     h = (zero__host_block *)p - 1;
+    if (!r) { /* nowhere to count it: still give the memory back */
+        if (h->magic == ZERO__HOST_MAGIC) {
+            h->magic = ZERO__HOST_DEAD;
+            ZERO_FREE(h->raw);
+        }
+        return;
+    }
     if (h->magic != ZERO__HOST_MAGIC || (unsigned)h->kind >= (unsigned)ZERO_MEM_KIND_COUNT) {
         zero__host_fail(r, NULL, ZERO_MSG_BAD_ARG,
                         "host free: %p is not a live block of this backend (freed twice?)", p);
@@ -389,6 +385,7 @@ static void zero__host_free(void *ctx, zero_mem_kind kind, void *p) {
     ZERO_FREE(h->raw);
 }
 
+/* Counts the sizes asked for, without alignment or headers. */
 ZERO__DEF size_t zero_host_allocated_bytes(const zero_backend *b, zero_mem_kind kind) {
     const zero__host_rank *r;
     if (!b || !b->ctx || b->alloc != zero__host_alloc ||
@@ -1090,7 +1087,8 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
     if (!fn) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_host_run: fn is NULL");
     if (world < 1 || world > ZERO__HOST_MAX_WORLD)
         return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
-                          "zero_host_run: world %d is outside [1, %d]", world, ZERO__HOST_MAX_WORLD);
+                          "zero_host_run: world %d is outside [1, %d]", world,
+                          ZERO__HOST_MAX_WORLD);
     g = (zero__host_group *)ZERO_MALLOC(sizeof *g);
     if (!g) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_host_run: %zu bytes "
                               "of group state failed", sizeof *g);
@@ -1105,7 +1103,8 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
     if (pthread_mutex_init(&g->mu, NULL) != 0) {
         ZERO_FREE(g->ranks);
         ZERO_FREE(g);
-        return zero__fail(err, ZERO_MSG_HOST_THREAD, NULL, 0, 0, "zero_host_run: mutex init failed");
+        return zero__fail(err, ZERO_MSG_HOST_THREAD, NULL, 0, 0,
+                          "zero_host_run: mutex init failed");
     }
     if (pthread_cond_init(&g->cv, NULL) != 0) {
         pthread_mutex_destroy(&g->mu);

@@ -84,9 +84,17 @@ step "cxx17-static" $CLANGXX -std=c++17 $WARN -Wpedantic -DZERO_STATIC -I. -c te
 step "link-2tu" $CC -std=c11 $WARN -I. -o "$B/t/link2" tests/compile_c.c tests/compile_c_user.c -lm -lpthread
 
 # 4. examples build; the fuzz target builds and replays its corpus
-step "example-zero_estimate" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_estimate" examples/zero_estimate/zero_estimate.c -lm
+step "example-zero_estimate" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_estimate" examples/zero_estimate/zero_estimate.c -lm -lpthread
 [ -x "$B/t/zero_estimate" ] && run "zero_estimate-selftest" "$B/t/zero_estimate" --selftest
-step "example-zero_config" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_config" examples/zero_config/zero_config.c -lm
+step "example-zero_config" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_config" examples/zero_config/zero_config.c -lm -lpthread
+# the main example: its backward against finite differences, then short trainings
+step "example-train_mlp" $CC -std=c11 $WARN -O2 -I. -o "$B/t/train_mlp" examples/train_mlp.c -lm -lpthread
+if [ -x "$B/t/train_mlp" ]; then
+    run "train_mlp-gradcheck" "$B/t/train_mlp" --gradcheck
+    step "train_mlp-stages" "$B/t/train_mlp" --world 4 --compare-stages --steps 20 --quiet
+    step "train_mlp-fp16-stage3" "$B/t/train_mlp" --world 4 --stage 3 --dtype fp16 --gas 2 --freeze-embedding --steps 20 --quiet
+    step "train_mlp-bf16-stage2" "$B/t/train_mlp" --world 3 --stage 2 --dtype bf16 --steps 20 --quiet
+fi
 # docs/config.md's key table is generated from the key table in zero.h: they must agree
 step "docs-config-current" sh -c "'$B/t/zero_config' keys-markdown > '$B/t/keys.md' &&
     sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' docs/config.md | sed '1d;\$d' | diff -u '$B/t/keys.md' -"
