@@ -687,11 +687,12 @@ typedef struct zero_layout_args {
    tensor larger than bucket_elems), never crossing a change of group,
    frozen-ness or persistence. In buffers that hold whole units it occupies
    [offset, offset + padded); rank r owns [offset + r * chunk, offset +
-   (r + 1) * chunk), of which chunk_real(r) elements are model data and the
-   rest padding. */
+   (r + 1) * chunk), of which zero_layout_chunk_real(r) lie inside numel and
+   the rest is padding. */
 typedef struct zero_unit {
     int64_t offset;     /* in the padded full buffer */
-    int64_t numel;      /* model elements incl. alignment gaps between tensors */
+    int64_t numel;      /* elements from the first tensor's start to the last one's end
+                           (model data plus alignment gaps between tensors) */
     int64_t padded;     /* numel rounded up to a multiple of world * ZERO_ALIGN */
     int64_t chunk;      /* padded / world */
     int64_t shard_offset; /* where this unit's chunk sits in a rank's shard */
@@ -730,8 +731,8 @@ ZERO_API const zero_unit *zero_layout_unit(const zero_layout *l, int unit);
 ZERO_API const zero_tensor_place *zero_layout_tensor(const zero_layout *l, int tensor);
 ZERO_API const char *zero_layout_tensor_name(const zero_layout *l, int tensor);
 ZERO_API int zero_layout_find(const zero_layout *l, const char *name); /* -1: none */
-/* Elements of rank's chunk of unit that are model data (0 when the rank owns
-   only padding there). */
+/* Elements of rank's chunk of unit inside the unit's numel: model data and
+   the alignment gaps between its tensors (0 when the rank owns only padding). */
 ZERO_API int64_t zero_layout_chunk_real(const zero_layout *l, int unit, int rank);
 /* Padded full-buffer elements (sum of padded over units). */
 ZERO_API int64_t zero_layout_padded_numel(const zero_layout *l);
@@ -879,7 +880,7 @@ typedef struct zero_step_info {
     double clip_coef;      /* factor clipping applied (1: none) */
     double lr;             /* base learning rate of this step (before lr_scale) */
     int overflow_unit;     /* first unit with inf/nan (-1: none) */
-    int overflow_tensor;   /* first tensor of that unit (-1: none) */
+    int overflow_tensor;   /* first tensor (registration order) with inf/nan there (-1: none) */
     double time_ms[ZERO_PHASE_COUNT]; /* this step's phase times (milliseconds) */
     /* stage 3, over this step's micro-batches: */
     int64_t fetches;       /* zero_fetch calls of non-persistent tensors */

@@ -383,7 +383,9 @@ struct zero_engine {
     /* buffers */
     void *params, *pool, *grads, *accum;
     float *master, *m, *v;
-    double *stats_dev, *stats_host;
+    double *stats_dev, *stats_host; /* per (unit, tensor) pair: sum of squares, inf/nan flag */
+    int *pair_first, n_pairs;       /* pair index of a unit's first tensor */
+    zero__seg *segtmp;              /* one unit's segments */
     int64_t pool_elems, persist_elems, slot_elems;
     int n_slots, *slot_span;
     zero_event *ev_compute, *ev_comm, *ev_slot[2]; /* stream order (no-ops on the host) */
@@ -401,7 +403,7 @@ struct zero_engine {
     /* print period */
     int64_t period_skipped;
     double period_scale_from;
-    int period_first_unit;
+    int period_first_unit, period_first_tensor;
     double t_phase[ZERO_PHASE_COUNT], t_backward_start;
     int broken;
     zero_error err;
@@ -590,6 +592,8 @@ static void zero__engine_free(zero_engine *e) {
     ZERO_FREE(e->ext_off);
     ZERO_FREE(e->ext_len);
     ZERO_FREE(e->trace);
+    ZERO_FREE(e->pair_first);
+    ZERO_FREE(e->segtmp);
     zero_layout_destroy(e->L);
     ZERO_FREE(e);
 }
@@ -798,8 +802,12 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
         e->tlr[i] = ts[i].lr_scale > 0 ? ts[i].lr_scale : 1.0f;
         if (!(ts[i].flags & ZERO_TENSOR_FROZEN)) e->n_trainable++;
     }
+    e->pair_first = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
+    if (!e->pair_first) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables");
     for (u = 0; u < l->n_units; u++) {
         const zero_unit *x = &l->units[u];
+        e->pair_first[u] = e->n_pairs;
+        e->n_pairs += x->last_tensor - x->first_tensor + 1;
         e->goff[u] = x->frozen ? -1 : goff;
         e->tshard[u] = x->frozen ? -1 : tsh;
         if (!x->frozen) goff += x->padded, tsh += x->chunk;
@@ -828,6 +836,9 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
             dyn_max = zero__max_i64(dyn_max, e->span_padded[s]);
         }
     }
+
+    e->segtmp = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)maxcap);
+    if (!e->segtmp) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
 
     /* Adam segments: whole units on stage 0, the owned chunk otherwise */
     {
@@ -869,7 +880,8 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
                       when G == 1 (nothing to add up: the reduced chunk itself)
          MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
          OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
-         SCRATCH      16 bytes per unit on the device and on the host (norm statistics) */
+         SCRATCH      16 bytes per (unit, tensor) pair on the device and on the host (norm and
+                      inf/nan statistics) */
     {
         int64_t psi = l->padded_numel, psiT = goff, S = l->shard_numel, ST = tsh;
         int64_t opt = e->stage == 0 ? psiT : ST;
@@ -915,11 +927,11 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
         if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_DEVICE, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
             return r;
         e->v = (float *)p;
-        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, sizeof(double) * 2 * (size_t)l->n_units, &p,
+        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, sizeof(double) * 2 * (size_t)e->n_pairs, &p,
                               "norm statistics")) != ZERO_OK)
             return r;
         e->stats_dev = (double *)p;
-        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_HOST, sizeof(double) * 2 * (size_t)l->n_units, &p,
+        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_HOST, sizeof(double) * 2 * (size_t)e->n_pairs, &p,
                               "norm statistics (host)")) != ZERO_OK)
             return r;
         e->stats_host = (double *)p;
@@ -1074,18 +1086,56 @@ ZERO__DEF const zero_layout *zero_engine_layout(const zero_engine *e) {
    resident spans, least recently used first (prefetched ones last); if the
    spans still referenced leave no room, the fetch fails with POOL_FULL. */
 
+/* Where a span of `need` elements goes: each gap offers its bottom and its
+   top; the choice that leaves the largest free gap wins, and on a tie a
+   large span (at least half the largest) goes to the top of its gap and a
+   small one to the bottom. Large spans collect at the top end and small ones
+   at the bottom, so a released span leaves a hole its successor fits into
+   (first-fit alone strands a large unit between a small one and the end). */
 static int64_t zero__pool_find(const zero_engine *e, int64_t need, int *at) {
-    int64_t cur = e->persist_elems, end = e->persist_elems + e->pool_elems;
-    int i;
+    int64_t lo = e->persist_elems, end = e->persist_elems + e->pool_elems, best = -1, best_left = -1;
+    int64_t big = 0, largest_other = 0, cur = lo;
+    int i, side, prefer_top, best_pref = -1;
+    for (i = 0; i < e->n_spans; i++)
+        if (!e->spans[i].persistent) big = zero__max_i64(big, e->span_padded[i]);
+    prefer_top = 2 * need >= big;
+    /* the largest gap, and the second largest, decide what is left after a placement */
     for (i = 0; i <= e->n_ext; i++) {
         int64_t next = i < e->n_ext ? e->ext_off[i] : end;
-        if (next - cur >= need) {
-            *at = i;
-            return cur;
+        largest_other = zero__max_i64(largest_other, next - cur);
+        if (i < e->n_ext) cur = e->ext_off[i] + e->ext_len[i];
+    }
+    cur = lo;
+    for (i = 0; i <= e->n_ext; i++) {
+        int64_t next = i < e->n_ext ? e->ext_off[i] : end, gap = next - cur;
+        if (gap >= need) {
+            /* largest free gap after placing here: the rest of this gap, or the
+               largest other gap (recomputed only when this gap was the largest) */
+            int64_t other = 0, c2 = lo;
+            int k;
+            if (gap == largest_other) {
+                for (k = 0; k <= e->n_ext; k++) {
+                    int64_t nx = k < e->n_ext ? e->ext_off[k] : end;
+                    if (k != i) other = zero__max_i64(other, nx - c2);
+                    if (k < e->n_ext) c2 = e->ext_off[k] + e->ext_len[k];
+                }
+            } else {
+                other = largest_other;
+            }
+            for (side = 0; side < 2; side++) {
+                int top = side == 1, pref = top == prefer_top;
+                int64_t left = zero__max_i64(other, gap - need);
+                if (left > best_left || (left == best_left && pref > best_pref)) {
+                    best = top ? next - need : cur;
+                    best_left = left;
+                    best_pref = pref;
+                    *at = i;
+                }
+            }
         }
         if (i < e->n_ext) cur = e->ext_off[i] + e->ext_len[i];
     }
-    return -1;
+    return best;
 }
 
 static void zero__pool_take(zero_engine *e, int s, int64_t off, int at) {
@@ -1525,7 +1575,7 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
                       "%lld of the last %lld steps skipped for inf/nan gradients (first in unit %d, tensor '%s'); loss "
                       "scale %g -> %g",
                       (long long)e->period_skipped, (long long)c->steps_per_print, u,
-                      u >= 0 ? zero__tname(e, e->L->units[u].first_tensor) : "?", e->period_scale_from,
+                      e->period_first_tensor >= 0 ? zero__tname(e, e->period_first_tensor) : "?", e->period_scale_from,
                       in->next_loss_scale);
         }
         e->period_skipped = 0;
@@ -1537,7 +1587,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     const zero_layout *l;
     zero_step_info in;
     zero_result r;
-    int u, overflow_unit = -1, check, overflow;
+    int u, overflow_unit = -1, overflow_tensor = -1, check, overflow;
     double t0 = zero__now_ms(), t1, sumsq = 0, S, norm, q = 1, lr, b1, b2;
     float grad_scale;
     if ((r = zero__enter(e, "zero_step")) != ZERO_OK) return r;
@@ -1564,29 +1614,45 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     memset(&in, 0, sizeof in);
     memcpy(in.time_ms, e->t_phase, sizeof in.time_ms);
 
-    /* 1. per-unit squares and inf/nan flags of the owned chunks, agreed by all */
+    /* 1. squares and inf/nan flags of the owned chunks per (unit, tensor), summed
+       over ranks: the global norm, and exactly where inf/nan appeared */
     ZERO__TRY_BE(e, "zero_step: clear statistics",
-                 e->be.memset0(e->be.ctx, e->stats_dev, sizeof(double) * 2 * (size_t)l->n_units, ZERO_STREAM_COMM,
+                 e->be.memset0(e->be.ctx, e->stats_dev, sizeof(double) * 2 * (size_t)e->n_pairs, ZERO_STREAM_COMM,
                                &be_err_));
     for (u = 0; u < l->n_units; u++) {
+        const zero_unit *x = &l->units[u];
         zero_dtype sdt;
-        void *g;
-        int64_t real = zero_layout_chunk_real(l, u, e->rank);
-        if (l->units[u].frozen || real <= 0) continue;
-        g = zero__grad_own(e, u, &sdt);
-        ZERO__TRY_BE(e, "zero_step: gradient norm",
-                     e->be.sumsq(e->be.ctx, g, (size_t)real, sdt, e->stats_dev + 2 * u, ZERO_STREAM_COMM, &be_err_));
+        char *g;
+        int64_t lo = (int64_t)e->rank * x->chunk, hi = zero__min_i64(lo + x->chunk, x->numel);
+        int k, n;
+        if (x->frozen || hi <= lo) continue;
+        g = (char *)zero__grad_own(e, u, &sdt);
+        n = zero__unit_segments(l, u, lo, hi, e->segtmp, x->last_tensor - x->first_tensor + 1);
+        for (k = 0; k < n; k++) {
+            const zero__seg *sg = &e->segtmp[k];
+            double *st = e->stats_dev + 2 * (e->pair_first[u] + (sg->tensor - x->first_tensor));
+            ZERO__TRY_BE(e, "zero_step: gradient norm",
+                         e->be.sumsq(e->be.ctx, g + (size_t)(sg->unit_off - lo) * zero_dtype_size(sdt),
+                                     (size_t)sg->count, sdt, st, ZERO_STREAM_COMM, &be_err_));
+        }
     }
     ZERO__TRY_BE(e, "zero_step: all_reduce of the norm",
-                 e->be.all_reduce(e->be.ctx, e->stats_dev, e->stats_dev, 2 * (size_t)l->n_units,
+                 e->be.all_reduce(e->be.ctx, e->stats_dev, e->stats_dev, 2 * (size_t)e->n_pairs,
                                   (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_step: statistics to the host",
-                 e->be.copy(e->be.ctx, e->stats_host, e->stats_dev, sizeof(double) * 2 * (size_t)l->n_units,
+                 e->be.copy(e->be.ctx, e->stats_host, e->stats_dev, sizeof(double) * 2 * (size_t)e->n_pairs,
                             ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_step: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
     for (u = 0; u < l->n_units; u++) {
-        sumsq += e->stats_host[2 * u];
-        if (overflow_unit < 0 && e->stats_host[2 * u + 1] > 0) overflow_unit = u;
+        int k;
+        for (k = 0; k <= l->units[u].last_tensor - l->units[u].first_tensor; k++) {
+            const double *st = e->stats_host + 2 * (e->pair_first[u] + k);
+            sumsq += st[0];
+            if (overflow_unit < 0 && st[1] > 0) {
+                overflow_unit = u;
+                overflow_tensor = l->units[u].first_tensor + k;
+            }
+        }
     }
     t1 = zero__now_ms();
     in.time_ms[ZERO_PHASE_NORM] = t1 - t0;
@@ -1598,13 +1664,16 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     S = zero_loss_scaler_scale(&e->scaler);
     in.loss_scale = S;
     in.overflow_unit = overflow_unit;
-    in.overflow_tensor = overflow_unit >= 0 ? l->units[overflow_unit].first_tensor : -1;
+    in.overflow_tensor = overflow_tensor;
     if (e->period_skipped == 0 && overflow) e->period_scale_from = S;
     r = zero_loss_scaler_update(&e->scaler, overflow);
     e->global_steps++;
     if (overflow || r != ZERO_OK) {
         e->skipped_steps++;
-        if (e->period_skipped++ == 0) e->period_first_unit = overflow_unit;
+        if (e->period_skipped++ == 0) {
+            e->period_first_unit = overflow_unit;
+            e->period_first_tensor = overflow_tensor;
+        }
         if (e->stage <= 1 && e->gas == 1)
             ZERO__TRY_BE(e, "zero_step: gradient clear",
                          e->be.memset0(e->be.ctx, e->grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
@@ -1629,7 +1698,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
                                "zero_step: inf/nan gradients (unit %d, tensor '%s') with the loss scale already at "
                                "fp16.min_loss_scale %g (DeepSpeed raises here too)\nHINT: the model diverged, or lower "
                                "min_loss_scale",
-                               overflow_unit, overflow_unit >= 0 ? zero__tname(e, l->units[overflow_unit].first_tensor) : "?",
+                               overflow_unit, overflow_tensor >= 0 ? zero__tname(e, overflow_tensor) : "?",
                                e->scaler.min_scale);
         return ZERO_OK;
     }
