@@ -200,6 +200,7 @@ typedef struct run_opts {
     int fp16_hysteresis; /* fp16.hysteresis; 0: DeepSpeed's 2 */
     int64_t persist;     /* stage3_param_persistence_threshold */
     int64_t max_live, prefetch; /* stage3_max_live_parameters, stage3_prefetch_bucket_size; 0: defaults */
+    int shuffle;         /* 1: each micro-batch visits the groups (layers) in its own order */
 } run_opts;
 
 static run_opts opts(int stage, int world, zero_dtype dt, int gas, int64_t bucket, int clip_on) {
@@ -269,6 +270,8 @@ static int make_cfg(const run_opts *o, zero_config *c) {
 typedef struct inject {
     int step, rank, micro;
     int unit_pick; /* the k-th trainable unit of the layout; its first element */
+    int tail;      /* 1: the first element of the last tensor of the first unit from
+                      unit_pick on that holds several tensors */
     float value;   /* INFINITY, -INFINITY or NAN */
 } inject;
 
@@ -395,6 +398,30 @@ static void plan_want(const zero_layout *L, const zero_config *cfg, size_t want[
     }
 }
 
+/* The order a micro-batch visits the tensors in: registration order, or
+   (shuffle) the groups in an order of their own per (step, micro-batch),
+   the same on every rank, each group's tensors together and in order (so a
+   unit's gradients complete before the next unit's start). Stage 3 then
+   meets fetch orders that differ from the recorded trace. */
+static void visit_order(int shuffle, int step, int micro, int *ord) {
+    int first[MAXT + 1], ng = 0, t, g, k = 0;
+    for (t = 0; t < NT; t++)
+        if (t == 0 || tensors[t].group != tensors[t - 1].group) first[ng++] = t;
+    first[ng] = NT;
+    {
+        int perm[MAXT];
+        for (g = 0; g < ng; g++) perm[g] = g;
+        if (shuffle)
+            for (g = ng - 1; g > 0; g--) {
+                int j = (int)(mix64(((uint64_t)step << 20) ^ ((uint64_t)micro << 8) ^ (uint64_t)g) % (uint64_t)(g + 1)), x = perm[g];
+                perm[g] = perm[j];
+                perm[j] = x;
+            }
+        for (g = 0; g < ng; g++)
+            for (t = first[perm[g]]; t < first[perm[g] + 1]; t++) ord[k++] = t;
+    }
+}
+
 static zero_result rank_fn(const zero_backend *b, void *arg) {
     job *J = (job *)arg;
     int rank = b->rank, s = -1, m, t, k;
@@ -416,16 +443,24 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     L = zero_engine_layout(e);
     /* injection places: the first element of the k-th trainable unit */
     for (k = 0; k < J->n_inject; k++) {
-        int u, seen = 0, nu = zero_layout_unit_count(L), pick = -1;
+        int u, seen = 0, nu = zero_layout_unit_count(L), pick = -1, ntrain = 0;
+        for (u = 0; u < nu; u++) ntrain += !zero_layout_unit(L, u)->frozen;
         for (u = 0; u < nu; u++) {
             if (zero_layout_unit(L, u)->frozen) continue;
-            if (seen++ == J->inj[k].unit_pick % 1000) { pick = u; break; }
+            if (seen++ == J->inj[k].unit_pick % ntrain) { pick = u; break; }
         }
-        if (pick < 0) pick = 0;
         inj_t[k] = zero_layout_unit(L, pick)->first_tensor;
         inj_i[k] = zero_layout_unit(L, pick)->offset - zero_layout_tensor(L, inj_t[k])->offset;
-        if (rank == 0) {
-            J->expect_unit[J->inj[k].step] = pick;
+        for (u = 0; J->inj[k].tail && u < nu; u++) {
+            const zero_unit *x = zero_layout_unit(L, (pick + u) % nu);
+            if (x->frozen || x->last_tensor == x->first_tensor) continue;
+            pick = (pick + u) % nu;
+            inj_t[k] = x->last_tensor;
+            inj_i[k] = 0;
+            break;
+        }
+        if (rank == 0 && (J->expect_unit[J->inj[k].step] < 0 || pick < J->expect_unit[J->inj[k].step])) {
+            J->expect_unit[J->inj[k].step] = pick; /* the first unit with inf/nan */
             J->expect_tensor[J->inj[k].step] = inj_t[k];
         }
     }
@@ -438,12 +473,14 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
 
     for (s = 0; s < J->o.steps; s++) {
         for (m = 0; m < J->o.gas; m++) {
-            int gm = rank * J->o.gas + m;
+            int gm = rank * J->o.gas + m, ord[MAXT], kk;
             double S = zero_loss_scale(e);
+            visit_order(J->o.shuffle, s, m, ord);
             /* forward: each tensor fetched, read, released (stage 3 gathers it) */
-            for (t = 0; t < NT; t++) {
+            for (kk = 0; kk < NT; kk++) {
                 const void *p;
                 int64_t i;
+                t = ord[kk];
                 ECALL(zero_fetch(e, t), "zero_fetch (forward)");
                 p = zero_param(e, t);
                 if (!p) ECALL(zero_engine_error(e)->code ? zero_engine_error(e)->code : ZERO_ERR_STATE, "zero_param");
@@ -451,10 +488,11 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
                 ECALL(zero_release(e, t), "zero_release (forward)");
             }
             /* backward in reverse order, fetching again */
-            for (t = NT - 1; t >= 0; t--) {
+            for (kk = NT - 1; kk >= 0; kk--) {
                 void *g;
                 const void *p;
                 int64_t i;
+                t = ord[kk];
                 if (frozen(t)) continue;
                 ECALL(zero_fetch(e, t), "zero_fetch (backward)");
                 p = zero_param(e, t);
@@ -916,8 +954,10 @@ static void test_half_vs_double(void) {
 static void test_overflow(void) {
     /* steps with inf/nan on one rank; a window of 4 and hysteresis 2 make
        the scale move both ways within 20 steps */
-    static const struct { int step; float value; } pat[] = {
-        {0, INFINITY}, {2, NAN}, {3, -INFINITY}, {9, INFINITY}, {14, NAN}, {15, INFINITY},
+    static const struct { int step; float value; int tail; } pat[] = {
+        {0, INFINITY, 0}, {2, NAN, 0}, {3, -INFINITY, 0}, {9, INFINITY, 0}, {14, NAN, 0}, {15, INFINITY, 0},
+        {9, NAN, 0},      /* a second unit on another rank at step 9: the first unit is reported */
+        {17, INFINITY, 1}, /* not the unit's first tensor: overflow_tensor names the one that held it */
     };
     int npat = (int)(sizeof pat / sizeof pat[0]);
     static const int worlds_full[] = {1, 2, 3, 4}, worlds_quick[] = {2};
@@ -937,14 +977,18 @@ static void test_overflow(void) {
             J.snapshots = 1;
             for (k = 0; k < npat; k++) {
                 J.inj[k].step = pat[k].step;
-                J.inj[k].rank = (pat[k].step * 7 + 1) % world;
+                J.inj[k].rank = (pat[k].step * 7 + 1 + (k == 6)) % world;
                 J.inj[k].micro = o.gas - 1 - (pat[k].step % o.gas);
                 J.inj[k].unit_pick = 3 * k + 1;
                 J.inj[k].value = pat[k].value;
+                J.inj[k].tail = pat[k].tail;
                 skip[pat[k].step] = 1;
             }
             J.n_inject = npat;
             if (!job_run(&J)) { job_free(&J); continue; }
+            /* the tail injection lands in ln0.bias, the second tensor of the ln0 unit */
+            CHECKF(J.expect_tensor[17] == 2, "overflow %s: the tail injection went to tensor %d, not ln0.bias", desc(&o),
+                   J.expect_tensor[17]);
             zero_loss_scaler_init(&sc, &J.cfg);
             for (s = 0; s < o.steps; s++) {
                 double before = zero_loss_scaler_scale(&sc), lr_want = zero_lr_at(&J.cfg, applied - 1);
@@ -1049,6 +1093,44 @@ static void test_bf16_overflow(void) {
                        (long long)J.info[0][s].skipped_steps, J.info[0][s].grad_norm);
         job_free(&J);
     }
+}
+
+/* Layers visited in a different order every micro-batch (stage 3: fetch
+   orders that break the recorded trace, with a pool of 2 units): the math
+   does not change, so (1)-(3) hold as with the fixed order. */
+static void test_shuffled_order(void) {
+    int di, gi, st;
+    for (di = 0; di < 2; di++)
+        for (gi = 0; gi < 2; gi++) {
+            zero_dtype dt = di ? ZERO_DTYPE_FP16 : ZERO_DTYPE_FP32;
+            int gas = gi ? 2 : 1, world = 4, ok[4];
+            static job J[4], R;
+            run_opts ro = opts(0, 1, dt, gas * world, DEFAULT_BUCKET, 1);
+            if (quick && gi) continue;
+            job_init(&R, &ro);
+            if (!job_run(&R)) { job_free(&R); continue; }
+            for (st = 0; st < 4; st++) {
+                run_opts o = opts(st, world, dt, gas, TINY_BUCKET, 1);
+                char what[200];
+                o.shuffle = 1;
+                o.max_live = 1; /* the pool's minimum: 2 of the largest units */
+                o.prefetch = 1;
+                job_init(&J[st], &o);
+                ok[st] = job_run(&J[st]);
+                if (!ok[st]) continue;
+                check_run_basics(&J[st]);
+                snprintf(what, sizeof what, "shuffled order: %s vs world 1 in order", desc(&o));
+                check_close(what, J[st].w[0], R.w[0], tol_for(dt), NULL);
+            }
+            for (st = 1; st < 4; st++) {
+                int base = gas == 1 ? 0 : st == 1 ? 0 : st == 3 ? 2 : -1;
+                if (base >= 0 && ok[st] && ok[base])
+                    CHECKF(bit_diff(J[st].w[0], J[base].w[0]) == 0, "shuffled order: %s differs bitwise from stage %d", desc(&J[st].o),
+                           base);
+            }
+            for (st = 0; st < 4; st++) job_free(&J[st]);
+            job_free(&R);
+        }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1273,7 +1355,7 @@ static void test_random_models(int iters) {
         int world = worlds[zt_rand_int(0, 5)], gas = (int)zt_rand_int(1, 2), clip = (int)zt_rand_int(0, 1);
         int64_t bucket = buckets[zt_rand_int(0, 6)], persist = persists[zt_rand_int(0, 2)];
         zero_dtype dt = dts[zt_rand_int(0, 2)];
-        int fail0 = zt_fail, ok[4];
+        int fail0 = zt_fail, ok[4], shuffle = zt_rand_int(0, 2) == 0;
         tol tl = tol_for(dt);
         run_opts ro = opts(0, 1, dt, gas * world, DEFAULT_BUCKET, clip);
         model_random(world);
@@ -1285,6 +1367,7 @@ static void test_random_models(int iters) {
             char what[200];
             o.steps = 10;
             o.persist = persist;
+            o.shuffle = shuffle;
             if (st == 3) { /* the gather pool from its minimum (2 largest units) to everything */
                 static const int64_t lives[] = {0, 1, 64}, pres[] = {0, -1, 32};
                 o.max_live = lives[zt_rand_int(0, 2)];
@@ -1294,8 +1377,8 @@ static void test_random_models(int iters) {
             ok[st] = job_run(&J[st]);
             if (!ok[st]) continue;
             check_run_basics(&J[st]);
-            snprintf(what, sizeof what, "random model %d: %s bucket %lld persist %lld live %lld prefetch %lld vs world 1", it, desc(&o),
-                     (long long)bucket, (long long)persist, (long long)o.max_live, (long long)o.prefetch);
+            snprintf(what, sizeof what, "random model %d: %s bucket %lld persist %lld live %lld prefetch %lld shuffle %d vs world 1", it,
+                     desc(&o), (long long)bucket, (long long)persist, (long long)o.max_live, (long long)o.prefetch, shuffle);
             check_close(what, J[st].w[0], R.w[0], tl, NULL);
         }
         for (st = 1; st < 4; st++) {
@@ -1321,6 +1404,7 @@ int main(void) {
     test_overflow();
     test_bf16_overflow();
     test_determinism();
+    test_shuffled_order();
     test_memory();
     test_memory_large();
     test_matrix();
