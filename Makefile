@@ -42,11 +42,11 @@ HEADERS := zero.h zero_offload.h zero_cuda.cuh
 
 $(BUILD)/zero_estimate: examples/zero_estimate/zero_estimate.c $(HEADERS)
 	@mkdir -p $(BUILD)
-	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 
 $(BUILD)/zero_config: examples/zero_config/zero_config.c $(HEADERS)
 	@mkdir -p $(BUILD)
-	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 
 $(BUILD)/train_mlp: examples/train_mlp.c $(HEADERS)
 	@mkdir -p $(BUILD)

@@ -95,6 +95,8 @@ if [ -x "$B/t/train_mlp" ]; then
     step "train_mlp-fp16-stage3" "$B/t/train_mlp" --world 4 --stage 3 --dtype fp16 --gas 2 --freeze-embedding --steps 20 --quiet
     step "train_mlp-bf16-stage2" "$B/t/train_mlp" --world 3 --stage 2 --dtype bf16 --steps 20 --quiet
 fi
+# the docs' marked code blocks compile against the headers
+step "docs-snippets" sh tests/snippets.sh "$B/snippets" README.md docs/*.md
 # docs/config.md's key table is generated from the key table in zero.h: they must agree
 step "docs-config-current" sh -c "'$B/t/zero_config' keys-markdown > '$B/t/keys.md' &&
     sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' docs/config.md | sed '1d;\$d' | diff -u '$B/t/keys.md' -"

@@ -3,9 +3,6 @@
 #define _POSIX_C_SOURCE 200809L /* setenv/unsetenv in this test only */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
-#ifndef ZERO__HOST_PART_INCLUDED
-#include "zero_host_part.h" /* until zero.h includes the part itself */
-#endif
 #include "zero_test.h"
 
 #include <pthread.h>
