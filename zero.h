@@ -6548,6 +6548,9 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
         e->tlr[i] = ts[i].lr_scale > 0 ? ts[i].lr_scale : 1.0f;
         if (!(ts[i].flags & ZERO_TENSOR_FROZEN)) e->n_trainable++;
     }
+    if (e->n_trainable == 0)
+        return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: all %d tensors are frozen (ZERO_TENSOR_FROZEN): "
+                                                      "nothing to train", n);
     e->pair_first = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
     if (!e->pair_first) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables");
     for (u = 0; u < l->n_units; u++) {

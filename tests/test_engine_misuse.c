@@ -405,6 +405,12 @@ static void test_bad_create(void) {
     t2[3].numel = T[3].numel;
     t2[4].name = T[1].name;
     expect_create_fails("duplicate tensor names", &B, 2, ZERO_MSG_LAYOUT_DUPLICATE_NAME, T[1].name);
+    memcpy(t2, T, sizeof t2);
+    {
+        int i;
+        for (i = 0; i < NT; i++) t2[i].flags |= ZERO_TENSOR_FROZEN;
+    }
+    expect_create_fails("every tensor frozen", &B, 2, ZERO_MSG_ENGINE_CONFIG, "frozen");
     B.t = NULL;
     expect_create_fails("tensors NULL", &B, 2, ZERO_MSG_NONE, NULL);
     B.t = T;
