@@ -74,11 +74,7 @@ test: info
 # backend's tests join here with it.
 SANITIZER ?= $(firstword $(wildcard $(CUDA_HOME)/bin/compute-sanitizer) compute-sanitizer)
 test-gpu: info
-	@mkdir -p $(BUILD)
-	$(NVCC) -std=c++17 -arch=$(GPU_ARCH) -I. $(if $(NCCL_HOME),-I$(NCCL_HOME)/include) \
-	    -o $(BUILD)/cuda_checks tests/compile_cuda.cu $(if $(NCCL_HOME),-L$(NCCL_HOME)/lib) -lnccl
-	$(BUILD)/cuda_checks
-	$(SANITIZER) --error-exitcode 1 --tool memcheck $(BUILD)/cuda_checks
+	@BUILD=$(BUILD) SANITIZER=$(SANITIZER) sh tests/gpu.sh
 
 bench:
 	@echo "bench: benchmarks arrive with the CUDA backend (issue 4)" && exit 1

@@ -148,6 +148,89 @@ ZERO_API zero_result zero_cuda_device_query(int device, zero_cuda_device_info *i
    ("no NCCL" under ZERO_NO_NCCL; the arch part when nvcc defines it). */
 ZERO_API const char *zero_cuda_build_info(void);
 
+/* ---- launcher environment and bootstrap ------------------------------------ */
+
+/* Who this process is, from the launcher's variables, first match wins:
+     torchrun (also --no-python): RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+                                  MASTER_ADDR, MASTER_PORT
+     Slurm (srun):                SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID,
+                                  SLURM_NTASKS_PER_NODE; the address from
+                                  MASTER_ADDR / MASTER_PORT when set (else
+                                  SLURM_LAUNCH_NODE_IPADDR and port 29500)
+     Open MPI (mpirun):           OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK,
+                                  _LOCAL_SIZE; MASTER_ADDR / MASTER_PORT
+   none of them: a single process, rank 0 of 1. */
+typedef struct zero_dist_env {
+    int rank, world;
+    int local_rank, local_world;  /* local_world: -1 when the launcher does not say */
+    char master_addr[256];        /* "" when none is needed (world 1) */
+    int master_port;
+    char source[16];              /* "torchrun", "slurm", "openmpi", "none" */
+} zero_dist_env;
+
+/* A variable that is set but malformed or inconsistent (RANK >= WORLD_SIZE,
+   a port out of range, WORLD_SIZE > 1 without MASTER_ADDR, ...) is an error
+   naming the variable; nothing is guessed. */
+ZERO_API zero_result zero_dist_env_read(zero_dist_env *env, zero_error *err);
+
+/* Give every rank the `bytes` bytes that rank 0 holds in id (an
+   ncclUniqueId): rank 0 listens on master_addr:master_port and serves them
+   to world - 1 peers; the others connect (retrying while the deadline
+   allows) and read them. Full reads and writes, a deadline of timeout_s
+   seconds; on time-out rank 0's error names the address and the ranks that
+   never came, a peer's the address it could not reach. A connection that
+   does not speak the protocol (a port scanner, another job) is dropped and
+   does not count. world 1: nothing to do. */
+ZERO_API zero_result zero_bootstrap_exchange(const zero_dist_env *env, void *id, size_t bytes,
+                                             double timeout_s, zero_error *err);
+
+/* For a program started by hand on a machine with several GPUs: when no
+   launcher variables are set, fork one process per visible GPU with torchrun's
+   variables set (MASTER_ADDR 127.0.0.1, a free port) and wait for them. In the
+   parent *exit_code gets the worst child's exit status (a signal counts as
+   128 + its number) and the caller should return it; in a child, or when a
+   launcher already started this process, or with one GPU, *exit_code is -1 and
+   the caller goes on. Call it first thing in main, before any CUDA call (CUDA
+   does not survive fork; the GPUs are counted in a child process). */
+ZERO_API zero_result zero_cuda_launch_local(int *exit_code, zero_error *err);
+
+/* ---- the CUDA backend ------------------------------------------------------- */
+
+typedef struct zero_cuda zero_cuda;
+
+typedef struct zero_cuda_options {
+    int device;                 /* GPU ordinal; < 0: the local rank (zero_dist_env) */
+    double timeout_s;           /* bootstrap and collective deadline; <= 0: the
+                                   ZERO_TIMEOUT_S environment variable, else 600 */
+    cudaStream_t compute_stream;/* the stream the program's kernels run on; NULL:
+                                   zero creates one (zero_cuda_stream) */
+#ifndef ZERO_NO_NCCL
+    ncclComm_t comm;            /* an existing communicator of the data-parallel
+                                   group (not owned); NULL: made from the environment
+                                   (NCCL_COMM_ID, else zero_bootstrap_exchange) */
+#endif
+    int check;                  /* 1: every step the ranks compare a hash of their
+                                   collectives and fail on divergence (also
+                                   ZERO_CHECK=1 in the environment) */
+    /* allocation hooks; NULL: cudaMalloc / cudaMallocHost / malloc */
+    void *(*alloc)(void *user, zero_mem_kind kind, size_t bytes);
+    void (*free)(void *user, zero_mem_kind kind, void *p);
+    void *alloc_user;
+} zero_cuda_options;
+
+ZERO_API zero_cuda_options zero_cuda_options_default(void);
+/* Select the GPU, make the streams, set up NCCL (a collective over all ranks)
+   and return the backend. */
+ZERO_API zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_options *opt,
+                                            zero_error *err);
+/* The zero_backend to hand to zero_engine_create (valid until destroy). */
+ZERO_API const zero_backend *zero_cuda_backend(zero_cuda *c);
+/* The compute stream: run the forward and backward kernels on it. */
+ZERO_API cudaStream_t zero_cuda_stream(const zero_cuda *c);
+ZERO_API const zero_dist_env *zero_cuda_env(const zero_cuda *c);
+/* Destroy engines first. Frees the communicator only if zero made it. */
+ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
+
 } /* extern "C" */
 
 #endif /* ZERO_CUDA_CUH */
@@ -336,6 +419,11 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
 #endif
         ;
 }
+
+/* during development: parts kept in their own files */
+#include "zero_cuda_kernels.part.cuh"
+#include "zero_cuda_boot.part.cuh"
+#include "zero_cuda_backend.part.cuh"
 
 #endif /* ZERO__CUDA_IMPLEMENTED */
 #endif /* ZERO_IMPLEMENTATION */

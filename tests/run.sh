@@ -112,6 +112,16 @@ for cu in $(ls tests/*.cu examples/*/*.cu 2>/dev/null); do
     n=$(basename "$cu" .cu)
     step "nvcc-$n" "$NVCC" -std=c++17 -arch="$GPU_ARCH" -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -c "$cu" -o "$B/t/nvcc-$n.o"
 done
+# tests/test_*.cu need no GPU (the CUDA backend's host side: bootstrap, environment):
+# linked and run here too
+if [ -n "$NCCL_HOME" ]; then
+    NCCL_LIB="-L$NCCL_HOME/lib -L$NCCL_HOME/lib64 -Xlinker -rpath=$NCCL_HOME/lib -Xlinker -rpath=$NCCL_HOME/lib64"
+    for cu in $(ls tests/test_*.cu 2>/dev/null); do
+        n=$(basename "$cu" .cu)
+        step "nvcc-link-$n" "$NVCC" -std=c++17 -arch="$GPU_ARCH" -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -o "$B/t/$n" "$cu" $NCCL_LIB -lnccl
+        [ -x "$B/t/$n" ] && run "$n" "$B/t/$n"
+    done
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,46 @@
+#!/bin/sh
+# tests/gpu.sh - what `make test-gpu` runs on a machine with GPUs: every
+# tests/gpu_*.cu and tests/compile_cuda.cu built and run, then once under
+# compute-sanitizer (memcheck, racecheck). Ends with "N passed, N failed".
+set -u
+B=${BUILD:-build}
+NVCC=${NVCC:-nvcc}; GPU_ARCH=${GPU_ARCH:-sm_90}; NCCL_HOME=${NCCL_HOME:-}
+SANITIZER=${SANITIZER:-compute-sanitizer}
+mkdir -p "$B/g" "$B/log"
+pass=0; fail=0
+NCCL_INC=""; NCCL_LIB=""
+if [ -n "$NCCL_HOME" ]; then
+    NCCL_INC="-I$NCCL_HOME/include"
+    NCCL_LIB="-L$NCCL_HOME/lib -L$NCCL_HOME/lib64 -Xlinker -rpath=$NCCL_HOME/lib -Xlinker -rpath=$NCCL_HOME/lib64"
+fi
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+
+step() {
+    name=$1; shift
+    if "$@" >"$B/log/$name.log" 2>&1; then pass=$((pass + 1)); echo "ok    $name"
+    else fail=$((fail + 1)); echo "FAIL  $name: $*"; tail -n 60 "$B/log/$name.log"; fi
+}
+run() {
+    name=$1; shift
+    "$@" >"$B/log/$name.run.log" 2>&1
+    rc=$?
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/log/$name.run.log" | tail -n 1)
+    p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); p=${p:-0}
+    f=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p'); f=${f:-0}
+    if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then f=$((f + 1)); fi
+    pass=$((pass + p)); fail=$((fail + f))
+    if [ "$f" -eq 0 ]; then echo "ok    $name ($p checks)"
+    else echo "FAIL  $name (exit $rc): $line"; grep -v '^ok' "$B/log/$name.run.log" | tail -n 60; fi
+}
+
+nvidia-smi -L 2>/dev/null | sed 's/^/gpu: /'
+for cu in tests/compile_cuda.cu $(ls tests/gpu_*.cu 2>/dev/null); do
+    n=$(basename "$cu" .cu)
+    step "build-$n" "$NVCC" -std=c++17 -O2 -lineinfo -arch="$GPU_ARCH" -I. $NCCL_INC -o "$B/g/$n" "$cu" $NCCL_LIB -lnccl
+    [ -x "$B/g/$n" ] || continue
+    run "$n" "$B/g/$n"
+    ZERO_TEST_QUICK=1 run "memcheck-$n" "$SANITIZER" --error-exitcode 1 --tool memcheck "$B/g/$n"
+    ZERO_TEST_QUICK=1 run "racecheck-$n" "$SANITIZER" --error-exitcode 1 --tool racecheck "$B/g/$n"
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
