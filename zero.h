@@ -186,6 +186,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_RELEASE, ZERO_ERR_STATE, "zero_release of a tensor that is not fetched")      \
     X(ENGINE_POOL_FULL, ZERO_ERR_OUT_OF_MEMORY, "more gathered units live than the stage-3 pool holds") \
     X(ENGINE_GRAD_RING_FULL, ZERO_ERR_STATE, "more units with unfinished gradients than the gradient ring holds") \
+    X(ENGINE_DIVERGED, ZERO_ERR_STATE, "ranks reached different collectives (check_collectives / ZERO_CHECK)") \
     X(ENGINE_BROKEN, ZERO_ERR_STATE, "engine unusable after an earlier collective or backend failure") \
     X(ENGINE_TRACE, ZERO_OK, "stage-3 fetch order differs from the recorded one (info)")  \
     X(ENGINE_PROGRESS, ZERO_OK, "progress line (steps_per_print)")                        \
@@ -490,6 +491,11 @@ typedef struct zero_config {
                              integration derives them: reduce_bucket_size = H*H,
                              stage3_prefetch_bucket_size = 0.9*H*H,
                              stage3_param_persistence_threshold = 10*H. 0 = unknown. */
+    int check_collectives;/* 1: before every collective the ranks compare what they are
+                             about to do (kind and unit) and fail with ENGINE_DIVERGED
+                             naming both, instead of a deadlock or a silent mix-up; one
+                             small all-reduce more per collective (debugging). Also
+                             ZERO_CHECK=1 in the environment. Default 0. */
     int world_size;       /* set by zero_config_resolve; 0 before */
     int resolved;         /* set by zero_config_resolve */
     zero_logger log;      /* where warnings and info go */
@@ -6152,6 +6158,8 @@ struct zero_engine {
     int period_first_unit, period_first_tensor;
     double t_phase[ZERO_PHASE_COUNT], t_backward_start;
     int broken;
+    int check;             /* check_collectives */
+    double *check_dev, *check_host; /* 2 doubles each */
     zero_error err;
     size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
     size_t allocated[ZERO_MEM_KIND_COUNT];
@@ -6320,6 +6328,8 @@ static void zero__engine_free(zero_engine *e) {
     zero__efree(e, ZERO_MEM_DEVICE, e->v);
     zero__efree(e, ZERO_MEM_DEVICE, e->stats_dev);
     zero__efree(e, ZERO_MEM_HOST, e->stats_host);
+    zero__efree(e, ZERO_MEM_DEVICE, e->check_dev);
+    zero__efree(e, ZERO_MEM_HOST, e->check_host);
     ZERO_FREE(e->tflags);
     ZERO_FREE(e->tlr);
     ZERO_FREE(e->goff);
@@ -6355,6 +6365,56 @@ static zero_result zero__order(zero_engine *e, zero_stream_id from, zero_stream_
     if (!ev) return ZERO_OK;
     if (e->be.event_record(e->be.ctx, ev, from, &be) != ZERO_OK || e->be.stream_wait(e->be.ctx, waiter, ev, &be) != ZERO_OK)
         return zero__ebackend(e, &be, "stream order");
+    return ZERO_OK;
+}
+
+static const char *zero__tname(const zero_engine *e, int t) { return e->L->names[t]; }
+
+/* check_collectives: before each collective the ranks agree on what comes
+   (kind, unit, step) with one all-reduce (max of tag and of -tag); a rank
+   that skipped or added a collective shows up here, named, instead of
+   deadlocking or mixing data in the collective itself. */
+enum { ZERO__C_INIT = 1, ZERO__C_FETCH, ZERO__C_REDUCE, ZERO__C_NORM, ZERO__C_GATHER, ZERO__C_READ };
+static const char *const zero__c_names[] = {"?", "the initial all_gather", "a stage-3 fetch (all_gather)",
+                                            "the gradient reduction", "the norm all_reduce",
+                                            "the post-step all_gather", "zero_read_state's all_gather"};
+
+static double zero__c_tag(const zero_engine *e, int kind, int unit) {
+    return ((double)(e->global_steps % 4096) * 8.0 + kind) * 4294967296.0 + (double)(unit + 1);
+}
+static void zero__c_describe(const zero_engine *e, double tag, char *buf, size_t cap) {
+    double hi = floor(tag / 4294967296.0);
+    int kind = (int)fmod(hi, 8.0), unit = (int)(tag - hi * 4294967296.0) - 1;
+    (void)e;
+    snprintf(buf, cap, "%s of unit %d (step %lld mod 4096)", zero__c_names[kind >= 1 && kind <= 6 ? kind : 0], unit,
+             (long long)(hi / 8.0));
+}
+
+static zero_result zero__coll_check(zero_engine *e, int kind, int unit) {
+    double tag;
+    if (!e->check) return ZERO_OK;
+    tag = zero__c_tag(e, kind, unit);
+    e->check_host[0] = tag;
+    e->check_host[1] = -tag;
+    ZERO__TRY_BE(e, "check_collectives: tag", e->be.copy(e->be.ctx, e->check_dev, e->check_host, 2 * sizeof(double),
+                                                        ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "check_collectives: all_reduce",
+                 e->be.all_reduce(e->be.ctx, e->check_dev, e->check_dev, 2, (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_MAX,
+                                  ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "check_collectives: result", e->be.copy(e->be.ctx, e->check_host, e->check_dev, 2 * sizeof(double),
+                                                           ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "check_collectives: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
+    if (e->check_host[0] != tag || -e->check_host[1] != tag) {
+        char mine[160], other[160];
+        zero__c_describe(e, tag, mine, sizeof mine);
+        zero__c_describe(e, e->check_host[0] != tag ? e->check_host[0] : -e->check_host[1], other, sizeof other);
+        e->broken = 1;
+        return zero__efail(e, ZERO_MSG_ENGINE_DIVERGED,
+                           "rank %d: the ranks diverged: this rank is at %s ('%s'), another is at %s\nHINT: every rank "
+                           "must make the same zero_fetch / zero_grad_ready / zero_step calls in the same order",
+                           e->rank, mine, unit >= 0 && unit < e->n_units ? zero__tname(e, e->L->units[unit].first_tensor) : "-",
+                           other);
+    }
     return ZERO_OK;
 }
 
@@ -6487,6 +6547,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     if (e->stage == 1 || e->stage == 2) {
         for (u = 0; u < l->n_units; u++) {
             const zero_unit *x = &l->units[u];
+            if ((r = zero__coll_check(e, ZERO__C_INIT, u)) != ZERO_OK) return r;
             ZERO__TRY_BE(e, "zero_engine_create: all_gather of initial weights",
                          e->be.all_gather(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d),
                                           (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
@@ -6630,7 +6691,7 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
          MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
          OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
          SCRATCH      16 bytes per (unit, tensor) pair on the device and on the host (norm and
-                      inf/nan statistics) */
+                      inf/nan statistics), + 16 on each with check_collectives */
     {
         int64_t psi = l->padded_numel, psiT = goff, S = l->shard_numel, ST = tsh;
         int64_t opt = e->stage == 0 ? psiT : ST;
@@ -6684,6 +6745,14 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
                               "norm statistics (host)")) != ZERO_OK)
             return r;
         e->stats_host = (double *)p;
+        if (e->check) {
+            if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, 2 * sizeof(double), &p, "collective check")) != ZERO_OK)
+                return r;
+            e->check_dev = (double *)p;
+            if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_HOST, 2 * sizeof(double), &p, "collective check (host)")) != ZERO_OK)
+                return r;
+            e->check_host = (double *)p;
+        }
         {
             zero_error be;
             zero__ok(&be);
@@ -6761,6 +6830,10 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     e->sched_it = cfg->scheduler.last_batch_iteration;
     e->period_first_unit = -1;
     e->last_b1 = e->last_b2 = -1;
+    {
+        const char *v = getenv("ZERO_CHECK");
+        e->check = cfg->check_collectives == 1 || (v && v[0] == '1' && v[1] == 0);
+    }
     zero_loss_scaler_init(&e->scaler, cfg);
     if (!e->scaler.valid) {
         ZERO_FREE(e);
@@ -6932,6 +7005,7 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
     if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->ev_compute)) != ZERO_OK) return r;
     for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
         const zero_unit *x = &l->units[u];
+        if ((r = zero__coll_check(e, ZERO__C_FETCH, u)) != ZERO_OK) return r;
         e->n_gathered++;
         ZERO__TRY_BE(e, "stage-3 all_gather",
                      e->be.all_gather(e->be.ctx, zero__bp(e, e->params, x->shard_offset, e->d),
@@ -6943,7 +7017,6 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
     return ZERO_OK;
 }
 
-static const char *zero__tname(const zero_engine *e, int t) { return e->L->names[t]; }
 
 /* Make span s resident for a required fetch. */
 static zero_result zero__pool_fetch(zero_engine *e, int s) {
@@ -7194,6 +7267,7 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
             zero_dtype sdt;
             char *src = (char *)zero__grad_src(e, u, &sdt);
             size_t es = zero_dtype_size(sdt);
+            if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
             if (e->world > 1)
                 ZERO__TRY_BE(e, "gradient pre-division",
                              e->be.scale(e->be.ctx, src, (size_t)x->padded, sdt, inv_world, ZERO_STREAM_COMM, &be_err_));
@@ -7211,6 +7285,7 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
         zero__span_state *ss = &e->spans[s];
         char *g = zero__bp(e, e->grads, (int64_t)ss->slot * e->slot_elems + (x->offset - e->span_off[s]), e->d);
         char *own = g + (size_t)e->rank * chunk * e->d;
+        if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
         if (e->world > 1)
             ZERO__TRY_BE(e, "gradient pre-division",
                          e->be.scale(e->be.ctx, g, (size_t)x->padded, e->dt, inv_world, ZERO_STREAM_COMM, &be_err_));
@@ -7385,6 +7460,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
                                      (size_t)sg->count, sdt, st, ZERO_STREAM_COMM, &be_err_));
         }
     }
+    if ((r = zero__coll_check(e, ZERO__C_NORM, -1)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: all_reduce of the norm",
                  e->be.all_reduce(e->be.ctx, e->stats_dev, e->stats_dev, 2 * (size_t)e->n_pairs,
                                   (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
@@ -7519,6 +7595,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
         for (u = 0; u < l->n_units; u++) {
             const zero_unit *x = &l->units[u];
             if (x->frozen) continue;
+            if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) return r;
             ZERO__TRY_BE(e, "zero_step: all_gather of parameters",
                          e->be.all_gather(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d),
                                           (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
@@ -7671,6 +7748,8 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
                 r = zero__ebackend(e, &be, "zero_read_state: copy");
             else
                 zero__host_uncast(out + done, sdt, tmp_host, n);
+        } else if ((r = zero__coll_check(e, ZERO__C_READ, u)) != ZERO_OK) {
+            break;
         } else {
             if (e->be.all_gather(e->be.ctx, src, tmp_dev, (size_t)x->chunk, sdt, ZERO_STREAM_COMM, &be) != ZERO_OK ||
                 e->be.copy(e->be.ctx, tmp_host, zero__bp(e, tmp_dev, in, zero_dtype_size(sdt)),
