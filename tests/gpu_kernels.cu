@@ -1,0 +1,773 @@
+// gpu_kernels.cu - the CUDA backend's kernels (zero_cuda.cuh: scale, convert,
+// sumsq, adam) against double-precision host references and against the host
+// backend of zero.h on the same inputs, on fresh random data every run.
+//
+// What is checked, and how close:
+//   scale, convert: bit for bit equal to the host backend's function (fp32
+//     arithmetic, one rounding to the output dtype, round to nearest even), and
+//     within half an ulp of the output dtype of the double-precision result
+//     (relative 2^-24 fp32, 2^-11 fp16, 2^-8 bf16; plus half the smallest
+//     subnormal absolute), one more fp32 rounding for accumulate;
+//   sumsq: out[0] within 1e-12 relative of the sequential double sum (every
+//     square is exact in double, only the order of the additions differs),
+//     bit for bit the same twice (deterministic), out[1] set to max(out[1], 1)
+//     by an inf or a nan and untouched otherwise;
+//   adam: master, m, v within 2 fp32 ulp of the host backend's zero_backend
+//     adam on the same inputs (the kernel uses the host's operations in its
+//     order without FMA contraction, so it is expected bit for bit: the number
+//     of elements that differ at all is printed), and within 8 u (u = 2^-24)
+//     of the sum of the magnitudes of each formula's terms against a double
+//     evaluation; the compute-dtype param exactly the GPU master rounded to it.
+//   Every output buffer is poisoned first (all bits set: a NaN in each dtype):
+//   elements inside the range must be written, elements outside (guards around
+//   every range, gaps between Adam segments) must keep the poison.
+//   Sizes 0, 1, 7, 8, 9, 1000, 2^20+3, unaligned starts (common and no common
+//   16-byte alignment), 200 Adam segments of random sizes in one call, and
+//   (full mode) ranges past 2^31 elements checked on the GPU.
+// ZERO_TEST_QUICK=1 (the compute-sanitizer runs) shrinks sizes and skips the
+// large ranges and the throughput print.
+#define ZERO_IMPLEMENTATION
+#include "zero.h"
+#include "zero_cuda.cuh"
+#include "zero_test.h"
+
+#include <algorithm>
+#include <vector>
+
+static int quick;
+
+#define CU(call)                                                                               \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            zt_fail++;                                                                         \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            return;                                                                            \
+        }                                                                                      \
+    } while (0)
+
+static const zero_dtype dtypes[3] = {ZERO_DTYPE_FP32, ZERO_DTYPE_FP16, ZERO_DTYPE_BF16};
+
+// ---- host element access (raw bytes + dtype) ----
+
+static size_t dsize(zero_dtype dt) { return zero_dtype_size(dt); }
+
+static float hget(const void *p, zero_dtype dt, size_t i) {
+    if (dt == ZERO_DTYPE_FP16) return zero_f16_to_f32(((const uint16_t *)p)[i]);
+    if (dt == ZERO_DTYPE_BF16) return zero_bf16_to_f32(((const uint16_t *)p)[i]);
+    return ((const float *)p)[i];
+}
+static void hput(void *p, zero_dtype dt, size_t i, float v) {
+    if (dt == ZERO_DTYPE_FP16) ((uint16_t *)p)[i] = zero_f32_to_f16(v);
+    else if (dt == ZERO_DTYPE_BF16) ((uint16_t *)p)[i] = zero_f32_to_bf16(v);
+    else ((float *)p)[i] = v;
+}
+static float hround(zero_dtype dt, float v) {
+    unsigned char b[4];
+    hput(b, dt, 0, v);
+    return hget(b, dt, 0);
+}
+static int bits_eq(const void *a, const void *b, zero_dtype dt, size_t i) {
+    return memcmp((const char *)a + i * dsize(dt), (const char *)b + i * dsize(dt), dsize(dt)) == 0;
+}
+static int is_poison(const void *p, zero_dtype dt, size_t i) {
+    const unsigned char *c = (const unsigned char *)p + i * dsize(dt);
+    for (size_t k = 0; k < dsize(dt); k++)
+        if (c[k] != 0xFF) return 0;
+    return 1;
+}
+// half an ulp of dt, relative, and half its smallest subnormal
+static double half_ulp(zero_dtype dt) {
+    return dt == ZERO_DTYPE_FP16 ? ldexp(1, -11) : dt == ZERO_DTYPE_BF16 ? ldexp(1, -8) : ldexp(1, -24);
+}
+static double half_tiny(zero_dtype dt) {
+    return dt == ZERO_DTYPE_FP16 ? ldexp(1, -25) : dt == ZERO_DTYPE_BF16 ? ldexp(1, -134) : ldexp(1, -150);
+}
+// a random value of dt: sign * [1, 2) * 2^[-6, 6], zero now and then
+static float rand_val(zero_dtype dt) {
+    if (zt_rand_int(0, 63) == 0) return 0.0f;
+    double v = zt_rand_range(1, 2) * ldexp(1, (int)zt_rand_int(-6, 6));
+    return hround(dt, (float)(zt_rand_int(0, 1) ? v : -v));
+}
+
+// A device range of n elements at element `off` of an allocation with GUARD poisoned
+// guard elements on each side; host mirror of the whole allocation.
+#define GUARD 16
+struct buf {
+    zero_dtype dt;
+    size_t n, off, total;
+    std::vector<unsigned char> h;
+    void *d = nullptr;
+    buf(zero_dtype dt_, size_t n_, size_t off_) : dt(dt_), n(n_), off(off_), total(2 * GUARD + off_ + n_) {
+        h.assign(total * dsize(dt), 0xFF);
+    }
+    ~buf() { if (d) cudaFree(d); }
+    void *hp() { return h.data() + (GUARD + off) * dsize(dt); }   // host range start
+    void *dp() { return (char *)d + (GUARD + off) * dsize(dt); }  // device range start
+    cudaError_t up() {
+        cudaError_t e = d ? cudaSuccess : cudaMalloc(&d, total * dsize(dt));
+        return e != cudaSuccess ? e : cudaMemcpy(d, h.data(), h.size(), cudaMemcpyHostToDevice);
+    }
+    cudaError_t down(std::vector<unsigned char> &out) {
+        out.resize(h.size());
+        return cudaMemcpy(out.data(), d, h.size(), cudaMemcpyDeviceToHost);
+    }
+    void fill_random() { for (size_t i = 0; i < n; i++) hput(hp(), dt, i, rand_val(dt)); }
+};
+
+// Guards untouched: elements [0, GUARD + off) and [GUARD + off + n, total) of got still poison.
+static size_t guard_damage(const std::vector<unsigned char> &got, const buf &b) {
+    size_t bad = 0;
+    for (size_t i = 0; i < b.total; i++)
+        if ((i < GUARD + b.off || i >= GUARD + b.off + b.n) && !is_poison(got.data(), b.dt, i)) bad++;
+    return bad;
+}
+
+// ---- scale ----
+
+static void test_scale(zero_dtype dt, size_t n, size_t off, float factor) {
+    buf x(dt, n, off);
+    std::vector<unsigned char> got;
+    zero_error err;
+    x.fill_random();
+    CU(x.up());
+    CHECK_EQ_INT(zero__cuda_k_scale(x.dp(), n, dt, factor, 0, &err), ZERO_OK);
+    CU(cudaDeviceSynchronize());
+    CU(x.down(got));
+    const void *g = got.data() + (GUARD + off) * dsize(dt);
+    size_t bad = 0, far = 0;
+    double max_rel = 0;
+    for (size_t i = 0; i < n; i++) {
+        float in = hget(x.hp(), dt, i);
+        unsigned char want[4];
+        hput(want, dt, 0, in * factor);  // the host backend's function
+        if (memcmp(want, (const char *)g + i * dsize(dt), dsize(dt))) bad++;
+        double ref = (double)in * factor, o = hget(g, dt, i), e = fabs(o - ref);
+        if (!(e <= half_ulp(dt) * fabs(ref) + half_tiny(dt))) far++;
+        if (ref != 0) max_rel = std::max(max_rel, e / fabs(ref));
+    }
+    CHECKF(bad == 0 && far == 0 && guard_damage(got, x) == 0,
+           "scale %s n %zu off %zu factor %g: %zu differ from the host backend, %zu beyond half an ulp "
+           "(max rel %.3g), %zu guard elements written",
+           zero_dtype_name(dt), n, off, factor, bad, far, max_rel, guard_damage(got, x));
+}
+
+// ---- convert ----
+
+static void test_convert(zero_dtype ddt, zero_dtype sdt, size_t n, size_t doff, size_t soff, int acc) {
+    buf dst(ddt, n, doff), src(sdt, n, soff);
+    std::vector<unsigned char> got;
+    zero_error err;
+    src.fill_random();
+    if (acc) dst.fill_random();  // else: poison, every element must be written
+    CU(dst.up());
+    CU(src.up());
+    CHECK_EQ_INT(zero__cuda_k_convert(dst.dp(), ddt, src.dp(), sdt, n, acc, 0, &err), ZERO_OK);
+    CU(cudaDeviceSynchronize());
+    CU(dst.down(got));
+    const void *g = got.data() + (GUARD + doff) * dsize(ddt);
+    size_t bad = 0, far = 0;
+    for (size_t i = 0; i < n; i++) {
+        float s = hget(src.hp(), sdt, i), d = acc ? hget(dst.hp(), ddt, i) : 0.0f;
+        unsigned char want[4];
+        hput(want, ddt, 0, acc ? d + s : s);
+        if (memcmp(want, (const char *)g + i * dsize(ddt), dsize(ddt))) bad++;
+        double ref = (double)d + (double)s, o = hget(g, ddt, i);
+        double tol = (acc ? ldexp(1, -24) + half_ulp(ddt) : half_ulp(ddt)) * fabs(ref) + half_tiny(ddt);
+        if (!(fabs(o - ref) <= tol)) far++;
+    }
+    CHECKF(bad == 0 && far == 0 && guard_damage(got, dst) == 0,
+           "convert %s <- %s n %zu offsets %zu/%zu accumulate %d: %zu differ from the host backend, "
+           "%zu beyond tolerance, %zu guard elements written",
+           zero_dtype_name(ddt), zero_dtype_name(sdt), n, doff, soff, acc, bad, far, guard_damage(got, dst));
+}
+
+// in place: dst == src, same dtype, accumulate (x = 2x) and plain (nothing to do)
+static void test_convert_inplace(zero_dtype dt, size_t n, size_t off) {
+    buf x(dt, n, off);
+    std::vector<unsigned char> got;
+    zero_error err;
+    x.fill_random();
+    CU(x.up());
+    CHECK_EQ_INT(zero__cuda_k_convert(x.dp(), dt, x.dp(), dt, n, 1, 0, &err), ZERO_OK);
+    CHECK_EQ_INT(zero__cuda_k_convert(x.dp(), dt, x.dp(), dt, n, 0, 0, &err), ZERO_OK);
+    CU(cudaDeviceSynchronize());
+    CU(x.down(got));
+    const void *g = got.data() + (GUARD + off) * dsize(dt);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float v = hget(x.hp(), dt, i);
+        if (hget(g, dt, i) != hround(dt, v + v)) bad++;
+    }
+    CHECKF(bad == 0 && guard_damage(got, x) == 0, "convert in place %s n %zu: %zu wrong", zero_dtype_name(dt), n, bad);
+}
+
+// ---- sumsq ----
+
+static void sumsq_run(const void *dx, size_t n, zero_dtype dt, double *dout, double *scratch, const double in[2],
+                      double res[2], zero_result *r) {
+    zero_error err;
+    res[0] = res[1] = -12345;
+    if (cudaMemcpy(dout, in, 2 * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) return;
+    *r = zero__cuda_k_sumsq(dx, n, dt, dout, scratch, ZERO__CUDA_SUMSQ_SCRATCH, 0, &err);
+    if (*r != ZERO_OK) fprintf(stderr, "sumsq: %s\n", err.msg);
+    if (cudaMemcpy(res, dout, 2 * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess) res[0] = -1;
+}
+
+static void test_sumsq(zero_dtype dt, size_t n, size_t off, double *dout, double *scratch) {
+    buf x(dt, n, off);
+    double in[2] = {zt_rand_range(0, 4), 0.5}, a[2], b[2], ref = 0;
+    zero_result r1 = ZERO_ERR_STATE, r2 = ZERO_ERR_STATE;
+    x.fill_random();
+    CU(x.up());
+    for (size_t i = 0; i < n; i++) {
+        double v = hget(x.hp(), dt, i);
+        ref += v * v;
+    }
+    ref += in[0];
+    sumsq_run(x.dp(), n, dt, dout, scratch, in, a, &r1);
+    sumsq_run(x.dp(), n, dt, dout, scratch, in, b, &r2);
+    CHECK(r1 == ZERO_OK && r2 == ZERO_OK);
+    CHECKF(zt_near(a[0], ref, 1e-12) && a[1] == 0.5, "sumsq %s n %zu off %zu: got %.17g (flag %g) want %.17g",
+           zero_dtype_name(dt), n, off, a[0], a[1], ref);
+    CHECKF(memcmp(a, b, sizeof a) == 0, "sumsq %s n %zu: two runs differ: %.17g vs %.17g", zero_dtype_name(dt), n,
+           a[0], b[0]);
+    if (n == 0) CHECK(memcmp(a, in, sizeof a) == 0);
+    if (n == 0) return;
+    // an inf, then a nan, at a random element: the flag goes to max(flag, 1), the sum is not finite
+    for (int kind = 0; kind < 2; kind++) {
+        size_t at = (size_t)zt_rand_int(0, (long)n - 1);
+        float bad = kind ? NAN : (zt_rand_int(0, 1) ? INFINITY : -INFINITY);
+        unsigned char v[4];
+        hput(v, dt, 0, bad);
+        CU(cudaMemcpy((char *)x.dp() + at * dsize(dt), v, dsize(dt), cudaMemcpyHostToDevice));
+        double flag_in[2] = {1.0, kind ? 3.0 : 0.25};
+        sumsq_run(x.dp(), n, dt, dout, scratch, flag_in, a, &r1);
+        CHECKF(r1 == ZERO_OK && !isfinite(a[0]) && a[1] == (kind ? 3.0 : 1.0),
+               "sumsq %s n %zu with %s at %zu: sum %g flag %g", zero_dtype_name(dt), n, kind ? "nan" : "inf", at, a[0],
+               a[1]);
+        CU(cudaMemcpy((char *)x.dp() + at * dsize(dt), (char *)x.hp() + at * dsize(dt), dsize(dt),
+                      cudaMemcpyHostToDevice));
+    }
+}
+
+// ---- adam ----
+
+enum { P_NONE, P_FP32, P_MASTER, P_FP16, P_BF16, P_COUNT };
+static const char *const pmode_name[P_COUNT] = {"none", "fp32", "fp32=master", "fp16", "bf16"};
+
+struct host_adam_call {
+    const zero_adam_args *a;
+    zero_result r;
+    zero_error err;
+};
+static zero_result host_adam_fn(const zero_backend *be, void *arg) {
+    host_adam_call *c = (host_adam_call *)arg;
+    c->r = be->adam(be->ctx, c->a, ZERO_STREAM_COMPUTE, &c->err);
+    return c->r;
+}
+
+static uint32_t fbits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+// distance in ulps between two finite floats of the same sign (else large)
+static double ulps(float a, float b) {
+    if (fbits(a) == fbits(b)) return 0;
+    if (isnan(a) || isnan(b)) return 1e30;
+    int64_t ia = (int64_t)fbits(a), ib = (int64_t)fbits(b);
+    if (ia & 0x80000000) ia = -(ia & 0x7FFFFFFF);
+    if (ib & 0x80000000) ib = -(ib & 0x7FFFFFFF);
+    return (double)(ia > ib ? ia - ib : ib - ia);
+}
+
+static void test_adam(zero_dtype gdt, int pmode, int adamw, const std::vector<zero_adam_seg> &segs, const char *what) {
+    int64_t end = 0;
+    for (auto &s : segs) end = std::max(end, s.offset + s.count);
+    const size_t N = (size_t)end + 5;  // a few untouched elements past the last segment
+    const zero_dtype pdt = pmode == P_FP16 ? ZERO_DTYPE_FP16 : pmode == P_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    std::vector<float> master(N), m(N), v(N);
+    std::vector<unsigned char> grad(N * dsize(gdt)), param(N * dsize(pdt), 0xFF);
+    std::vector<char> inside(N, 0);
+    for (auto &s : segs)
+        for (int64_t i = s.offset; i < s.offset + s.count; i++) inside[i] = 1;
+    for (size_t i = 0; i < N; i++) {
+        float nanbits;
+        uint32_t all = 0xFFFFFFFFu;
+        memcpy(&nanbits, &all, 4);
+        if (inside[i]) {
+            master[i] = (float)zt_rand_range(-2, 2);
+            m[i] = (float)zt_rand_range(-0.1, 0.1);
+            v[i] = (float)(zt_rand_range(0, 0.01) * zt_rand_range(0, 1));
+            if (zt_rand_int(0, 15) == 0) m[i] = v[i] = 0.0f;  // a first step
+            hput(grad.data(), gdt, i, rand_val(gdt));
+        } else {
+            master[i] = m[i] = v[i] = nanbits;
+            hput(grad.data(), gdt, i, rand_val(gdt));
+        }
+    }
+    const int t = (int)zt_rand_int(1, 1000);
+    zero_adam_args a;
+    memset(&a, 0, sizeof a);
+    a.beta1 = 0.9f;
+    a.beta2 = 0.999f;
+    a.eps = 1e-8f;
+    a.bc1 = (float)(1.0 - pow(0.9, t));
+    a.bc2 = (float)(1.0 / sqrt(1.0 - pow(0.999, t)));
+    a.grad_scale = (float)ldexp(zt_rand_range(0.5, 1), -(int)zt_rand_int(0, 10));
+    a.adamw = adamw;
+    a.grad_dtype = gdt;
+    a.param_dtype = pdt;
+    a.segs = segs.data();
+    a.n_segs = (int)segs.size();
+
+    // host backend on copies
+    std::vector<float> hm = master, hmm = m, hv = v;
+    host_adam_call hc;
+    hc.a = &a;
+    hc.r = ZERO_ERR_STATE;
+    zero_adam_args ha = a;
+    ha.master = hm.data();
+    ha.m = hmm.data();
+    ha.v = hv.data();
+    ha.grad = grad.data();
+    ha.param = NULL;  // the host's rounding of master is checked directly below
+    hc.a = &ha;
+    zero_error herr;
+    CHECK_EQ_INT(zero_host_run(1, host_adam_fn, &hc, &herr), ZERO_OK);
+
+    // device
+    float *dmaster = nullptr, *dm = nullptr, *dv = nullptr;
+    void *dgrad = nullptr, *dparam = nullptr;
+    CU(cudaMalloc(&dmaster, N * 4));
+    CU(cudaMalloc(&dm, N * 4));
+    CU(cudaMalloc(&dv, N * 4));
+    CU(cudaMalloc(&dgrad, grad.size()));
+    CU(cudaMemcpy(dmaster, master.data(), N * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dm, m.data(), N * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dv, v.data(), N * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dgrad, grad.data(), grad.size(), cudaMemcpyHostToDevice));
+    if (pmode != P_NONE && pmode != P_MASTER) {
+        CU(cudaMalloc(&dparam, param.size()));
+        CU(cudaMemcpy(dparam, param.data(), param.size(), cudaMemcpyHostToDevice));
+    }
+    zero_adam_args da = a;
+    da.master = dmaster;
+    da.m = dm;
+    da.v = dv;
+    da.grad = dgrad;
+    da.param = pmode == P_NONE ? NULL : pmode == P_MASTER ? (void *)dmaster : dparam;
+    zero_error err;
+    zero_result r = zero__cuda_k_adam(&da, 0, &err);
+    CHECKF(r == ZERO_OK, "adam: %s", err.msg);
+    CU(cudaDeviceSynchronize());
+    std::vector<float> gm(N), gmm(N), gv(N);
+    std::vector<unsigned char> gp(param.size(), 0xFF);
+    CU(cudaMemcpy(gm.data(), dmaster, N * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(gmm.data(), dm, N * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(gv.data(), dv, N * 4, cudaMemcpyDeviceToHost));
+    if (dparam) CU(cudaMemcpy(gp.data(), dparam, gp.size(), cudaMemcpyDeviceToHost));
+    cudaFree(dmaster), cudaFree(dm), cudaFree(dv), cudaFree(dgrad);
+    if (dparam) cudaFree(dparam);
+
+    // compare
+    size_t differ = 0, far_host = 0, far_ref = 0, outside = 0, pbad = 0, n_in = 0;
+    double max_ulps = 0;
+    const double u = ldexp(1, -24), b1 = a.beta1, b2 = a.beta2;
+    std::vector<double> seg_lr(N, 0), seg_wd(N, 0);
+    for (auto &s : segs)
+        for (int64_t i = s.offset; i < s.offset + s.count; i++) seg_lr[i] = s.lr, seg_wd[i] = s.weight_decay;
+    for (size_t i = 0; i < N; i++) {
+        if (!inside[i]) {
+            if (fbits(gm[i]) != 0xFFFFFFFFu || fbits(gmm[i]) != 0xFFFFFFFFu || fbits(gv[i]) != 0xFFFFFFFFu) outside++;
+            if (dparam && !is_poison(gp.data(), pdt, i)) outside++;
+            continue;
+        }
+        n_in++;
+        const float got[3] = {gm[i], gmm[i], gv[i]}, hst[3] = {hm[i], hmm[i], hv[i]};
+        for (int k = 0; k < 3; k++) {
+            double d = ulps(got[k], hst[k]);
+            if (d > 0) differ++;
+            if (d > 2) far_host++;
+            max_ulps = std::max(max_ulps, d);
+        }
+        // double evaluation from the same fp32 inputs, with the magnitude of each formula's terms
+        double lr = (double)(float)seg_lr[i], wd = (double)(float)seg_wd[i], p = master[i];
+        double g = (double)hget(grad.data(), gdt, i) * a.grad_scale, gmag = fabs(g);
+        if (!adamw && wd != 0) g += wd * p, gmag += fabs(wd * p);
+        double mr = b1 * m[i] + (1 - b1) * g, mmag = fabs(b1 * m[i]) + (1 - b1) * gmag;
+        double vr = b2 * v[i] + (1 - b2) * g * g, vmag = b2 * v[i] + (1 - b2) * gmag * gmag;
+        double den = sqrt(vr) * a.bc2 + a.eps;
+        double pr = p, pmag = fabs(p);
+        if (adamw && wd != 0) pr -= lr * wd * p, pmag += fabs(lr * wd * p);
+        pr -= lr / a.bc1 * mr / den;
+        pmag += lr / a.bc1 * mmag / den;
+        if (!(fabs(gmm[i] - mr) <= 8 * u * mmag + 1e-45) || !(fabs(gv[i] - vr) <= 8 * u * vmag + 1e-45) ||
+            !(fabs(gm[i] - pr) <= 8 * u * pmag))
+            far_ref++;
+        if (dparam) {
+            unsigned char want[4];
+            hput(want, pdt, 0, gm[i]);
+            if (!bits_eq(gp.data(), want, pdt, i)) pbad++;
+        }
+    }
+    printf("adam %-26s grad %s param %-11s adamw %d: %zu segments, %zu elements, %zu values differ from the host "
+           "backend (max %.0f ulp)\n",
+           what, zero_dtype_name(gdt), pmode_name[pmode], adamw, segs.size(), n_in, differ, max_ulps);
+    CHECKF(far_host == 0 && far_ref == 0 && outside == 0 && pbad == 0,
+           "adam %s grad %s param %s adamw %d: %zu beyond 2 ulp of the host backend, %zu beyond 8u of the double "
+           "reference, %zu outside elements written, %zu params not round(master)",
+           what, zero_dtype_name(gdt), pmode_name[pmode], adamw, far_host, far_ref, outside, pbad);
+}
+
+static zero_adam_seg seg(int64_t off, int64_t count) {
+    static const float wds[3] = {0.0f, 0.01f, 0.1f};
+    zero_adam_seg s;
+    s.offset = off;
+    s.count = count;
+    s.lr = (float)(1e-4 * pow(100.0, zt_rand01()));
+    s.weight_decay = wds[zt_rand_int(0, 2)];
+    return s;
+}
+
+// n segments of random sizes (1 included, some empty) separated by random gaps
+static std::vector<zero_adam_seg> random_segs(int n, int64_t big) {
+    std::vector<zero_adam_seg> v;
+    int64_t at = zt_rand_int(0, 7);
+    for (int k = 0; k < n; k++) {
+        int64_t c;
+        int kind = (int)zt_rand_int(0, 9);
+        if (k == 0) c = 1;
+        else if (kind == 0) c = 0;
+        else if (kind <= 3) c = zt_rand_int(1, 9);
+        else if (kind <= 7) c = zt_rand_int(10, 1000);
+        else c = zt_rand_int(1000, big);
+        v.push_back(seg(at, c));
+        at += c + zt_rand_int(0, 20);
+    }
+    return v;
+}
+
+// ---- past 2^31 elements: periodic inputs, every output element checked on the GPU ----
+
+#define PERIOD 7168u  // 2^31 mod 7168 = 1024: an index cut to 32 bits lands on another phase
+
+template <typename U> static __global__ void fill_periodic(U *x, size_t n, const U *table) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        x[i] = table[i % PERIOD];
+}
+// elements past the first period that differ (bitwise) from their phase in the first period
+template <typename U>
+static __global__ void count_aperiodic(const U *x, size_t n, unsigned long long *bad) {
+    unsigned long long c = 0;
+    for (size_t i = PERIOD + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        c += x[i] != x[i % PERIOD];
+    if (c) atomicAdd(bad, c);
+}
+
+template <typename U> static unsigned long long aperiodic(const void *x, size_t n, unsigned long long *dbad) {
+    unsigned long long bad = ~0ull;
+    cudaMemset(dbad, 0, sizeof *dbad);
+    count_aperiodic<U><<<1024, 256>>>((const U *)x, n, dbad);
+    cudaMemcpy(&bad, dbad, sizeof bad, cudaMemcpyDeviceToHost);
+    return bad;
+}
+
+static void test_large(double *dout, double *scratch) {
+    const size_t n = (1ull << 31) + 11;
+    size_t free_b = 0, total_b = 0;
+    CU(cudaMemGetInfo(&free_b, &total_b));
+    if (free_b < n * 18 + (1ull << 30)) {
+        printf("large ranges: skipped, %.1f GiB free, %.1f needed\n", free_b / 1073741824.0, n * 18 / 1073741824.0);
+        return;
+    }
+    unsigned long long *dbad = nullptr;
+    uint16_t *x16 = nullptr, *t16 = nullptr;
+    CU(cudaMalloc(&dbad, sizeof *dbad));
+    CU(cudaMalloc(&x16, n * 2));
+    CU(cudaMalloc(&t16, PERIOD * 2));
+    std::vector<uint16_t> table(PERIOD), first(PERIOD);
+    zero_error err;
+
+    // scale, fp16, 2^31 + 11 elements from element 0 of an aligned buffer
+    for (unsigned i = 0; i < PERIOD; i++) table[i] = zero_f32_to_f16(rand_val(ZERO_DTYPE_FP16));
+    CU(cudaMemcpy(t16, table.data(), PERIOD * 2, cudaMemcpyHostToDevice));
+    fill_periodic<uint16_t><<<1024, 256>>>(x16, n, t16);
+    CHECK_EQ_INT(zero__cuda_k_scale(x16, n, ZERO_DTYPE_FP16, 0.375f, 0, &err), ZERO_OK);
+    CU(cudaMemcpy(first.data(), x16, PERIOD * 2, cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (unsigned i = 0; i < PERIOD; i++) bad += first[i] != zero_f32_to_f16(zero_f16_to_f32(table[i]) * 0.375f);
+    unsigned long long ap = aperiodic<uint16_t>(x16, n, dbad);
+    CHECKF(bad == 0 && ap == 0, "scale fp16 n 2^31+11: %zu wrong in the first period, %llu elsewhere", bad, ap);
+    printf("large: scale fp16 over %zu elements: %zu + %llu wrong\n", n, bad, ap);
+
+    // sumsq over the same (bf16 view of the bits does not matter: read as fp16)
+    {
+        double S = 0, Sr = 0, res[2], in[2] = {0, 0};
+        zero_result r = ZERO_ERR_STATE;
+        for (unsigned i = 0; i < PERIOD; i++) {
+            double v = zero_f16_to_f32(first[i]);
+            S += v * v;
+            if (i < n % PERIOD) Sr += v * v;
+        }
+        double ref = (double)(n / PERIOD) * S + Sr;
+        sumsq_run(x16, n, ZERO_DTYPE_FP16, dout, scratch, in, res, &r);
+        CHECKF(r == ZERO_OK && zt_near(res[0], ref, 1e-12) && res[1] == 0, "sumsq fp16 n 2^31+11: %.17g want %.17g",
+               res[0], ref);
+        uint16_t inf = 0x7C00;
+        CU(cudaMemcpy(x16 + (1ull << 31) + 5, &inf, 2, cudaMemcpyHostToDevice));
+        sumsq_run(x16, n, ZERO_DTYPE_FP16, dout, scratch, in, res, &r);
+        CHECKF(r == ZERO_OK && !isfinite(res[0]) && res[1] == 1, "sumsq fp16 n 2^31+11, inf at 2^31+5: flag %g", res[1]);
+    }
+    cudaFree(x16);
+    cudaFree(t16);
+
+    // adam: one segment of 2^31 + 11 elements, fp16 grad, bf16 param
+    float *mas = nullptr, *mm = nullptr, *vv = nullptr, *tf = nullptr;
+    uint16_t *gr = nullptr, *pa = nullptr;
+    CU(cudaMalloc(&mas, n * 4));
+    CU(cudaMalloc(&mm, n * 4));
+    CU(cudaMalloc(&vv, n * 4));
+    CU(cudaMalloc(&gr, n * 2));
+    CU(cudaMalloc(&pa, n * 2));
+    CU(cudaMalloc(&tf, PERIOD * 4 * 3));
+    CU(cudaMalloc(&t16, PERIOD * 2));
+    std::vector<float> tm(PERIOD * 3);
+    for (unsigned i = 0; i < PERIOD; i++) {
+        tm[i] = (float)zt_rand_range(-2, 2);
+        tm[PERIOD + i] = (float)zt_rand_range(-0.1, 0.1);
+        tm[2 * PERIOD + i] = (float)zt_rand_range(0, 0.01);
+        table[i] = zero_f32_to_f16(rand_val(ZERO_DTYPE_FP16));
+    }
+    CU(cudaMemcpy(tf, tm.data(), tm.size() * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(t16, table.data(), PERIOD * 2, cudaMemcpyHostToDevice));
+    fill_periodic<uint32_t><<<1024, 256>>>((uint32_t *)mas, n, (const uint32_t *)tf);
+    fill_periodic<uint32_t><<<1024, 256>>>((uint32_t *)mm, n, (const uint32_t *)tf + PERIOD);
+    fill_periodic<uint32_t><<<1024, 256>>>((uint32_t *)vv, n, (const uint32_t *)tf + 2 * PERIOD);
+    fill_periodic<uint16_t><<<1024, 256>>>(gr, n, t16);
+    CU(cudaMemset(pa, 0xFF, n * 2));
+    zero_adam_seg s = seg(0, (int64_t)n);
+    zero_adam_args a;
+    memset(&a, 0, sizeof a);
+    a.master = mas, a.m = mm, a.v = vv, a.grad = gr, a.grad_dtype = ZERO_DTYPE_FP16;
+    a.param = pa, a.param_dtype = ZERO_DTYPE_BF16;
+    a.segs = &s, a.n_segs = 1;
+    a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-8f, a.bc1 = 0.5f, a.bc2 = 1.25f, a.grad_scale = 0.5f, a.adamw = 1;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
+    CU(cudaDeviceSynchronize());
+    // the first period against the host backend
+    std::vector<float> hm(tm.begin(), tm.begin() + PERIOD), hmm(tm.begin() + PERIOD, tm.begin() + 2 * PERIOD),
+        hv(tm.begin() + 2 * PERIOD, tm.end()), gm(PERIOD), gmm(PERIOD), gv(PERIOD);
+    std::vector<uint16_t> gp(PERIOD);
+    zero_adam_seg hs = s;
+    hs.count = PERIOD;
+    zero_adam_args ha = a;
+    ha.master = hm.data(), ha.m = hmm.data(), ha.v = hv.data(), ha.grad = table.data(), ha.param = NULL;
+    ha.segs = &hs;
+    host_adam_call hc;
+    hc.a = &ha;
+    zero_error herr;
+    CHECK_EQ_INT(zero_host_run(1, host_adam_fn, &hc, &herr), ZERO_OK);
+    CU(cudaMemcpy(gm.data(), mas, PERIOD * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(gmm.data(), mm, PERIOD * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(gv.data(), vv, PERIOD * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(gp.data(), pa, PERIOD * 2, cudaMemcpyDeviceToHost));
+    bad = 0;
+    for (unsigned i = 0; i < PERIOD; i++)
+        bad += ulps(gm[i], hm[i]) > 2 || ulps(gmm[i], hmm[i]) > 2 || ulps(gv[i], hv[i]) > 2 ||
+               gp[i] != zero_f32_to_bf16(gm[i]);
+    ap = aperiodic<uint32_t>(mas, n, dbad) + aperiodic<uint32_t>(mm, n, dbad) + aperiodic<uint32_t>(vv, n, dbad) +
+         aperiodic<uint16_t>(pa, n, dbad);
+    CHECKF(bad == 0 && ap == 0, "adam over 2^31+11 elements: %zu wrong in the first period, %llu elsewhere", bad, ap);
+    printf("large: adam over %zu elements: %zu + %llu wrong\n", n, bad, ap);
+    cudaFree(mas), cudaFree(mm), cudaFree(vv), cudaFree(gr), cudaFree(pa), cudaFree(tf), cudaFree(t16), cudaFree(dbad);
+}
+
+// ---- misuse ----
+
+static void test_misuse(double *dout, double *scratch) {
+    zero_error err;
+    float *d = nullptr;
+    CU(cudaMalloc(&d, 64));
+    CHECK_EQ_INT(zero__cuda_k_scale(d, 4, ZERO_DTYPE_DEFAULT, 2.0f, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "scale");
+    CHECK_EQ_INT(zero__cuda_k_scale(NULL, 4, ZERO_DTYPE_FP32, 2.0f, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_scale(NULL, 0, ZERO_DTYPE_FP32, 2.0f, 0, &err), ZERO_OK);
+    CHECK_EQ_INT(zero__cuda_k_scale((char *)d + 2, 4, ZERO_DTYPE_FP32, 2.0f, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "aligned");
+    CHECK_EQ_INT(zero__cuda_k_convert(d, ZERO_DTYPE_FP32, d, (zero_dtype)ZERO__DTYPE_F64, 4, 0, 0, &err),
+                 ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "src");
+    CHECK_EQ_INT(zero__cuda_k_sumsq(d, 4, ZERO_DTYPE_FP32, NULL, scratch, ZERO__CUDA_SUMSQ_SCRATCH, 0, &err),
+                 ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_sumsq(d, 4, ZERO_DTYPE_FP32, dout, scratch, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "scratch");
+    zero_adam_seg s = seg(-1, 4);
+    zero_adam_args a;
+    memset(&a, 0, sizeof a);
+    a.master = a.m = a.v = d, a.grad = d, a.grad_dtype = ZERO_DTYPE_FP32, a.segs = &s, a.n_segs = 1;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "segment 0");
+    a.n_segs = 0;  // nothing to do
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
+    CHECK_EQ_INT(zero__cuda_k_adam(NULL, 0, &err), ZERO_ERR_INVALID_ARG);
+    CU(cudaDeviceSynchronize());
+    cudaFree(d);
+}
+
+// ---- throughput (printed, not checked) ----
+
+static double median5(float *t) {
+    std::sort(t, t + 5);
+    return t[2];
+}
+
+static void bench(void) {
+    const size_t n = 1ull << 28;
+    const size_t copy_bytes = 2ull << 30;
+    float *mas = nullptr, *mm = nullptr, *vv = nullptr, *tf = nullptr;
+    uint16_t *gr = nullptr, *pa = nullptr, *t16 = nullptr;
+    void *c0 = nullptr, *c1 = nullptr;
+    cudaEvent_t e0, e1;
+    float t[5];
+    zero_error err;
+    CU(cudaMalloc(&mas, n * 4));
+    CU(cudaMalloc(&mm, n * 4));
+    CU(cudaMalloc(&vv, n * 4));
+    CU(cudaMalloc(&gr, n * 2));
+    CU(cudaMalloc(&pa, n * 2));
+    CU(cudaMalloc(&tf, PERIOD * 4));
+    CU(cudaMalloc(&t16, PERIOD * 2));
+    CU(cudaMalloc(&c0, copy_bytes));
+    CU(cudaMalloc(&c1, copy_bytes));
+    std::vector<float> tm(PERIOD);
+    std::vector<uint16_t> th(PERIOD);
+    for (unsigned i = 0; i < PERIOD; i++) {
+        tm[i] = (float)zt_rand_range(0.001, 0.01);
+        th[i] = zero_f32_to_f16(rand_val(ZERO_DTYPE_FP16));
+    }
+    CU(cudaMemcpy(tf, tm.data(), PERIOD * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(t16, th.data(), PERIOD * 2, cudaMemcpyHostToDevice));
+    fill_periodic<uint32_t><<<1024, 256>>>((uint32_t *)mas, n, (const uint32_t *)tf);
+    fill_periodic<uint32_t><<<1024, 256>>>((uint32_t *)mm, n, (const uint32_t *)tf);
+    fill_periodic<uint32_t><<<1024, 256>>>((uint32_t *)vv, n, (const uint32_t *)tf);
+    fill_periodic<uint16_t><<<1024, 256>>>(gr, n, t16);
+    fill_periodic<uint32_t><<<1024, 256>>>((uint32_t *)c0, copy_bytes / 4, (const uint32_t *)tf);
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
+    zero_adam_seg s = seg(0, (int64_t)n);
+    s.weight_decay = 0.01f;
+    zero_adam_args a;
+    memset(&a, 0, sizeof a);
+    a.master = mas, a.m = mm, a.v = vv, a.grad = gr, a.grad_dtype = ZERO_DTYPE_FP16;
+    a.param = pa, a.param_dtype = ZERO_DTYPE_FP16, a.segs = &s, a.n_segs = 1;
+    a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-8f, a.bc1 = 0.5f, a.bc2 = 1.25f, a.grad_scale = 1.0f / 1024, a.adamw = 1;
+    for (int w = 0; w < 3; w++) zero__cuda_k_adam(&a, 0, &err), cudaMemcpyAsync(c1, c0, copy_bytes, cudaMemcpyDeviceToDevice, 0);
+    for (int r = 0; r < 5; r++) {
+        cudaEventRecord(e0, 0);
+        cudaMemcpyAsync(c1, c0, copy_bytes, cudaMemcpyDeviceToDevice, 0);
+        cudaEventRecord(e1, 0);
+        CU(cudaEventSynchronize(e1));
+        cudaEventElapsedTime(&t[r], e0, e1);
+    }
+    const double copy_ms = median5(t), copy_gbs = 2.0 * copy_bytes / (copy_ms * 1e6);
+    for (int r = 0; r < 5; r++) {
+        cudaEventRecord(e0, 0);
+        zero__cuda_k_adam(&a, 0, &err);
+        cudaEventRecord(e1, 0);
+        CU(cudaEventSynchronize(e1));
+        cudaEventElapsedTime(&t[r], e0, e1);
+    }
+    const double adam_ms = median5(t), adam_gbs = 28.0 * n / (adam_ms * 1e6);
+    // sumsq: fp16 gradients, read once
+    double *dout = nullptr, *scr = nullptr;
+    CU(cudaMalloc(&dout, 16));
+    CU(cudaMalloc(&scr, ZERO__CUDA_SUMSQ_SCRATCH * sizeof(double)));
+    CU(cudaMemset(dout, 0, 16));
+    for (int r = 0; r < 5; r++) {
+        cudaEventRecord(e0, 0);
+        zero__cuda_k_sumsq(gr, n, ZERO_DTYPE_FP16, dout, scr, ZERO__CUDA_SUMSQ_SCRATCH, 0, &err);
+        cudaEventRecord(e1, 0);
+        CU(cudaEventSynchronize(e1));
+        cudaEventElapsedTime(&t[r], e0, e1);
+    }
+    const double sumsq_ms = median5(t), sumsq_gbs = 2.0 * n / (sumsq_ms * 1e6);
+    CU(cudaGetLastError());
+    printf("throughput (median of 5 after warm-up, cudaEvents):\n");
+    printf("  D2D cudaMemcpy %.2f GiB:           %8.3f ms  %7.1f GB/s (read + write)\n", copy_bytes / 1073741824.0,
+           copy_ms, copy_gbs);
+    printf("  adam 2^28 params, fp16 grad/param: %8.3f ms  %7.1f GB/s (28 B/param) = %.1f%% of D2D copy\n", adam_ms,
+           adam_gbs, 100.0 * adam_gbs / copy_gbs);
+    printf("  sumsq 2^28 fp16:                   %8.3f ms  %7.1f GB/s = %.1f%% of D2D copy\n", sumsq_ms, sumsq_gbs,
+           100.0 * sumsq_gbs / copy_gbs);
+    cudaEventDestroy(e0), cudaEventDestroy(e1);
+    cudaFree(mas), cudaFree(mm), cudaFree(vv), cudaFree(gr), cudaFree(pa), cudaFree(tf), cudaFree(t16);
+    cudaFree(c0), cudaFree(c1), cudaFree(dout), cudaFree(scr);
+}
+
+int main() {
+    int ndev = 0;
+    quick = getenv("ZERO_TEST_QUICK") && atoi(getenv("ZERO_TEST_QUICK"));
+    zt_seed("gpu_kernels");
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("no GPU: nothing to test\n");
+        CHECK(0);
+        return zt_finish();
+    }
+    double *dout = nullptr, *scratch = nullptr;
+    if (cudaMalloc(&dout, 2 * sizeof(double)) != cudaSuccess ||
+        cudaMalloc(&scratch, ZERO__CUDA_SUMSQ_SCRATCH * sizeof(double)) != cudaSuccess) {
+        CHECK(0);
+        return zt_finish();
+    }
+    std::vector<size_t> sizes = {0, 1, 7, 8, 9, 1000, quick ? (size_t)4099 : (size_t)(1 << 20) + 3};
+    const size_t offs[4] = {0, 1, 3, 6};
+    const float factors[4] = {0.5f, 1.0f / 3, 3.7f, 1.0f / 65536};
+
+    for (zero_dtype dt : dtypes)
+        for (size_t n : sizes)
+            for (int k = 0; k < 4; k++) test_scale(dt, n, offs[(k + n) % 4], factors[k]);
+    int pass0 = zt_pass, fail0 = zt_fail;
+    printf("scale: %d checks, %d failed\n", zt_pass - 0 + zt_fail, zt_fail);
+
+    for (zero_dtype ddt : dtypes)
+        for (zero_dtype sdt : dtypes)
+            for (size_t n : sizes)
+                for (int acc = 0; acc < 2; acc++) {
+                    test_convert(ddt, sdt, n, 0, 0, acc);  // aligned: the vector path
+                    test_convert(ddt, sdt, n, offs[zt_rand_int(0, 3)], offs[zt_rand_int(0, 3)], acc);
+                }
+    for (zero_dtype dt : dtypes) test_convert_inplace(dt, quick ? 1001 : 100003, 1);
+    printf("convert: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
+    pass0 = zt_pass, fail0 = zt_fail;
+
+    for (zero_dtype dt : dtypes)
+        for (size_t n : sizes)
+            for (size_t off : {(size_t)0, (size_t)3}) test_sumsq(dt, n, off, dout, scratch);
+    printf("sumsq: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
+    pass0 = zt_pass, fail0 = zt_fail;
+
+    // adam: every grad dtype x param kind x adamw on many segments in one call
+    for (zero_dtype gdt : dtypes)
+        for (int pm = 0; pm < P_COUNT; pm++)
+            for (int adamw = 0; adamw < 2; adamw++)
+                test_adam(gdt, pm, adamw, random_segs(quick ? 40 : 200, quick ? 3000 : 100000), "random segments");
+    // one segment of each size at unaligned starts
+    for (size_t n : sizes)
+        for (size_t off : {(size_t)0, (size_t)1, (size_t)5}) {
+            std::vector<zero_adam_seg> one = {seg((int64_t)off, (int64_t)n)};
+            test_adam(dtypes[zt_rand_int(0, 2)], (int)zt_rand_int(0, P_COUNT - 1), (int)zt_rand_int(0, 1), one,
+                      n == 0 ? "one empty segment" : "one segment");
+        }
+    printf("adam: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
+
+    test_misuse(dout, scratch);
+    if (!quick) {
+        test_large(dout, scratch);
+        bench();
+    }
+    cudaFree(dout);
+    cudaFree(scratch);
+    return zt_finish();
+}
