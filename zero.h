@@ -195,6 +195,13 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(HOST_COLLECTIVE_MISMATCH, ZERO_ERR_STATE, "ranks called different collectives")      \
     X(HOST_PEER_EXITED, ZERO_ERR_STATE, "a rank left while others wait in a collective")   \
     X(HOST_TIMEOUT, ZERO_ERR_TIMEOUT, "a host collective waited past its deadline")        \
+    X(BOOTSTRAP_ENV, ZERO_ERR_BOOTSTRAP, "a launcher variable is malformed or contradicts another") \
+    X(BOOTSTRAP_LISTEN, ZERO_ERR_BOOTSTRAP, "rank 0 could not listen on MASTER_ADDR:MASTER_PORT") \
+    X(BOOTSTRAP_PROTOCOL, ZERO_ERR_BOOTSTRAP, "what answers at MASTER_ADDR:MASTER_PORT is not zero's bootstrap") \
+    X(BOOTSTRAP_MISMATCH, ZERO_ERR_BOOTSTRAP, "ranks disagree on world or id size, or two processes claim one rank") \
+    X(BOOTSTRAP_TIMEOUT, ZERO_ERR_TIMEOUT, "the ranks did not all meet within the bootstrap deadline") \
+    X(LAUNCH_LOCAL, ZERO_ERR_BOOTSTRAP, "zero_cuda_launch_local could not start its processes") \
+    X(LAUNCH_INFO, ZERO_OK, "processes started, failed or stopped by zero_cuda_launch_local (info, warning)") \
     X(HOST_THREAD, ZERO_ERR_INVALID_ARG, "host ranks could not be started")
 
 typedef enum zero_msg {
