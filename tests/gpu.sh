@@ -39,8 +39,9 @@ for cu in tests/compile_cuda.cu $(ls tests/gpu_*.cu 2>/dev/null); do
     step "build-$n" "$NVCC" -std=c++17 -O2 -lineinfo -arch="$GPU_ARCH" -I. $NCCL_INC -o "$B/g/$n" "$cu" $NCCL_LIB -lnccl
     [ -x "$B/g/$n" ] || continue
     run "$n" "$B/g/$n"
-    ZERO_TEST_QUICK=1 run "memcheck-$n" "$SANITIZER" --error-exitcode 1 --tool memcheck "$B/g/$n"
-    ZERO_TEST_QUICK=1 run "racecheck-$n" "$SANITIZER" --error-exitcode 1 --tool racecheck "$B/g/$n"
+    # under the sanitizers: one GPU (one rank), quick cases
+    CUDA_VISIBLE_DEVICES=0 ZERO_TEST_QUICK=1 run "memcheck-$n" "$SANITIZER" --error-exitcode 1 --tool memcheck "$B/g/$n"
+    CUDA_VISIBLE_DEVICES=0 ZERO_TEST_QUICK=1 run "racecheck-$n" "$SANITIZER" --error-exitcode 1 --tool racecheck "$B/g/$n"
 done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
