@@ -31,7 +31,7 @@ export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
 .PHONY: all test test-gpu run fuzz bench install clean info
 
-all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/train_mlp
+all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/train_mlp
 
 info:
 	@echo "zero: CC=$(CC) CLANG=$(CLANG) GPU_ARCH=$(GPU_ARCH)"
@@ -45,6 +45,10 @@ $(BUILD)/zero_estimate: examples/zero_estimate/zero_estimate.c $(HEADERS)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 
 $(BUILD)/zero_config: examples/zero_config/zero_config.c $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
+
+$(BUILD)/zero_layout: examples/zero_layout/zero_layout.c $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 

@@ -87,6 +87,14 @@ step "link-2tu" $CC -std=c11 $WARN -I. -o "$B/t/link2" tests/compile_c.c tests/c
 step "example-zero_estimate" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_estimate" examples/zero_estimate/zero_estimate.c -lm -lpthread
 [ -x "$B/t/zero_estimate" ] && run "zero_estimate-selftest" "$B/t/zero_estimate" --selftest
 step "example-zero_config" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_config" examples/zero_config/zero_config.c -lm -lpthread
+# zero_layout makes docs/engine.md's layout and memory tables: its commands there must run
+step "example-zero_layout" $CC -std=c11 $WARN -Wpedantic -O2 -I. -o "$B/t/zero_layout" examples/zero_layout/zero_layout.c -lm -lpthread
+if [ -x "$B/t/zero_layout" ]; then
+    step "zero_layout-units" sh -c "'$B/t/zero_layout' --sizes 5,7,3,300,1 --names a,b,c,d,e --bucket 64 --world 4 --locate d:100 |
+        grep -q 'zero_layout_locate(d, 100) -> unit 2, rank 2, shard_offset 28'"
+    step "zero_layout-memory" "$B/t/zero_layout" --memory --mlp 8,250,500 --world 4 --dtype fp16 --bucket 65536 \
+        --persist 1000 --max-live 200000 --prefetch 100000
+fi
 # the main example: its backward against finite differences, then short trainings
 step "example-train_mlp" $CC -std=c11 $WARN -O2 -I. -o "$B/t/train_mlp" examples/train_mlp.c -lm -lpthread
 if [ -x "$B/t/train_mlp" ]; then
