@@ -349,7 +349,9 @@ static double zero__cuda_timeout(double given) {
 ZERO__DEF void zero_cuda_backend_destroy(zero_cuda *c) {
     if (!c) return;
     if (c->stream[ZERO_STREAM_COMM]) {
-        cudaStreamSynchronize(c->stream[ZERO_STREAM_COMM]);
+        /* after a failure the stream may hold a collective that never ends:
+           do not wait for it (the aborted communicator releases it) */
+        if (!c->failed) cudaStreamSynchronize(c->stream[ZERO_STREAM_COMM]);
         cudaStreamDestroy(c->stream[ZERO_STREAM_COMM]);
     }
     if (c->own_compute && c->stream[ZERO_STREAM_COMPUTE]) cudaStreamDestroy(c->stream[ZERO_STREAM_COMPUTE]);
