@@ -38,33 +38,63 @@
 #define ZERO__CUDA_SUMSQ_SCRATCH ZERO__CUDA_SUMSQ_BLOCKS
 #define ZERO__CUDA_ADAM_BATCH 32     /* segments per Adam launch (passed by value) */
 
+/* Tuning knobs (private; the defaults are what the H100/H200 measurements chose,
+   tests/gpu_kernels.cu prints the figures):
+     ZERO__CUDA_WAVES           grid of the element-wise kernels, in full waves of
+                                the GPU (blocks resident at once)
+     ZERO__CUDA_ADAM_UNROLL     groups of 8 elements an Adam thread loads before it
+                                computes (1 or 2): more bytes in flight per thread
+     ZERO__CUDA_ADAM_STREAMING  1: Adam's loads and stores carry the evict-first
+                                hint (ld/st.global.cs): its data is touched once */
+#ifndef ZERO__CUDA_WAVES
+#define ZERO__CUDA_WAVES 1
+#endif
+#ifndef ZERO__CUDA_ADAM_UNROLL
+#define ZERO__CUDA_ADAM_UNROLL 1
+#endif
+#ifndef ZERO__CUDA_ADAM_STREAMING
+#define ZERO__CUDA_ADAM_STREAMING 0
+#endif
+
 /* ---- kernels: element access ---- */
 
 struct zero__cuda_none {}; /* a param type that is never written */
 
-/* Load/store one element or a 16-byte-aligned group of 8, as float. */
+/* 16 aligned bytes; CS: evict-first (streaming) cache hint. */
+template <bool CS> static __device__ __forceinline__ uint4 zero__cuda_ld16(const void *p) {
+    if (CS) return __ldcs(reinterpret_cast<const uint4 *>(p));
+    return *reinterpret_cast<const uint4 *>(p);
+}
+template <bool CS> static __device__ __forceinline__ void zero__cuda_st16(void *p, uint4 v) {
+    if (CS) __stcs(reinterpret_cast<uint4 *>(p), v);
+    else __stwb(reinterpret_cast<uint4 *>(p), v);
+}
+
+/* Load/store one element, or a 16-byte-aligned group of 8, as float. */
 template <typename T> struct zero__cuda_io;
 
 template <> struct zero__cuda_io<float> {
     static __device__ __forceinline__ float ld(const float *p) { return *p; }
     static __device__ __forceinline__ void st(float *p, float x) { *p = x; }
-    static __device__ __forceinline__ void ld8(const float *p, float *f) {
-        const float4 a = reinterpret_cast<const float4 *>(p)[0];
-        const float4 b = reinterpret_cast<const float4 *>(p)[1];
-        f[0] = a.x, f[1] = a.y, f[2] = a.z, f[3] = a.w;
-        f[4] = b.x, f[5] = b.y, f[6] = b.z, f[7] = b.w;
+    template <bool CS = false> static __device__ __forceinline__ void ld8(const float *p, float *f) {
+        const uint4 a = zero__cuda_ld16<CS>(p), b = zero__cuda_ld16<CS>(p + 4);
+        f[0] = __uint_as_float(a.x), f[1] = __uint_as_float(a.y), f[2] = __uint_as_float(a.z);
+        f[3] = __uint_as_float(a.w), f[4] = __uint_as_float(b.x), f[5] = __uint_as_float(b.y);
+        f[6] = __uint_as_float(b.z), f[7] = __uint_as_float(b.w);
     }
-    static __device__ __forceinline__ void st8(float *p, const float *f) {
-        reinterpret_cast<float4 *>(p)[0] = make_float4(f[0], f[1], f[2], f[3]);
-        reinterpret_cast<float4 *>(p)[1] = make_float4(f[4], f[5], f[6], f[7]);
+    template <bool CS = false> static __device__ __forceinline__ void st8(float *p, const float *f) {
+        zero__cuda_st16<CS>(p, make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]),
+                                          __float_as_uint(f[3])));
+        zero__cuda_st16<CS>(p + 4, make_uint4(__float_as_uint(f[4]), __float_as_uint(f[5]), __float_as_uint(f[6]),
+                                              __float_as_uint(f[7])));
     }
 };
 
 template <> struct zero__cuda_io<__half> {
     static __device__ __forceinline__ float ld(const __half *p) { return __half2float(*p); }
     static __device__ __forceinline__ void st(__half *p, float x) { *p = __float2half_rn(x); }
-    static __device__ __forceinline__ void ld8(const __half *p, float *f) {
-        const uint4 u = *reinterpret_cast<const uint4 *>(p);
+    template <bool CS = false> static __device__ __forceinline__ void ld8(const __half *p, float *f) {
+        const uint4 u = zero__cuda_ld16<CS>(p);
         const unsigned w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
         for (int k = 0; k < 4; k++) {
@@ -74,23 +104,23 @@ template <> struct zero__cuda_io<__half> {
             f[2 * k] = t.x, f[2 * k + 1] = t.y;
         }
     }
-    static __device__ __forceinline__ void st8(__half *p, const float *f) {
+    template <bool CS = false> static __device__ __forceinline__ void st8(__half *p, const float *f) {
         unsigned w[4];
 #pragma unroll
         for (int k = 0; k < 4; k++) {
             const __half2 h = __floats2half2_rn(f[2 * k], f[2 * k + 1]);
             memcpy(&w[k], &h, sizeof h);
         }
-        __stwb(reinterpret_cast<uint4 *>(p), make_uint4(w[0], w[1], w[2], w[3]));
+        zero__cuda_st16<CS>(p, make_uint4(w[0], w[1], w[2], w[3]));
     }
 };
 
 template <> struct zero__cuda_io<__nv_bfloat16> {
     static __device__ __forceinline__ float ld(const __nv_bfloat16 *p) { return __bfloat162float(*p); }
     static __device__ __forceinline__ void st(__nv_bfloat16 *p, float x) { *p = __float2bfloat16_rn(x); }
-    static __device__ __forceinline__ void ld8(const __nv_bfloat16 *p, float *f) {
+    template <bool CS = false> static __device__ __forceinline__ void ld8(const __nv_bfloat16 *p, float *f) {
         /* bf16 -> fp32 is exact: the bits moved up by 16 */
-        const uint4 u = *reinterpret_cast<const uint4 *>(p);
+        const uint4 u = zero__cuda_ld16<CS>(p);
         const unsigned w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
         for (int k = 0; k < 4; k++) {
@@ -98,20 +128,20 @@ template <> struct zero__cuda_io<__nv_bfloat16> {
             f[2 * k + 1] = __uint_as_float(w[k] & 0xFFFF0000u);
         }
     }
-    static __device__ __forceinline__ void st8(__nv_bfloat16 *p, const float *f) {
+    template <bool CS = false> static __device__ __forceinline__ void st8(__nv_bfloat16 *p, const float *f) {
         unsigned w[4];
 #pragma unroll
         for (int k = 0; k < 4; k++) {
             const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
             memcpy(&w[k], &h, sizeof h);
         }
-        __stwb(reinterpret_cast<uint4 *>(p), make_uint4(w[0], w[1], w[2], w[3]));
+        zero__cuda_st16<CS>(p, make_uint4(w[0], w[1], w[2], w[3]));
     }
 };
 
 template <> struct zero__cuda_io<zero__cuda_none> {
     static __device__ __forceinline__ void st(zero__cuda_none *, float) {}
-    static __device__ __forceinline__ void st8(zero__cuda_none *, const float *) {}
+    template <bool CS = false> static __device__ __forceinline__ void st8(zero__cuda_none *, const float *) {}
 };
 
 /* Visit a range of n elements split as the host planned it (zero__cuda_plan):
@@ -265,14 +295,43 @@ static __device__ __forceinline__ void zero__cuda_adam1(const zero__cuda_adam_co
     p = __fadd_rn(__fmul_rn(__fdiv_rn(m, d), step), p);
 }
 
+/* U groups of 8 elements at idx[0..U): every load first, then the math, then
+   every store (loads cannot move past stores to other buffers by themselves). */
+template <int U, typename G, typename P>
+static __device__ __forceinline__ void zero__cuda_adam_groups(const zero__cuda_adam_common &c, float wd, float step,
+                                                              float decay, float *master, float *mm, float *vv,
+                                                              const G *grad, P *param, const size_t *idx) {
+    constexpr bool cs = ZERO__CUDA_ADAM_STREAMING != 0;
+    float p[U][ZERO__CUDA_VEC], m[U][ZERO__CUDA_VEC], v[U][ZERO__CUDA_VEC], g[U][ZERO__CUDA_VEC];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        zero__cuda_io<float>::ld8<cs>(master + idx[u], p[u]);
+        zero__cuda_io<float>::ld8<cs>(mm + idx[u], m[u]);
+        zero__cuda_io<float>::ld8<cs>(vv + idx[u], v[u]);
+        zero__cuda_io<G>::template ld8<cs>(grad + idx[u], g[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int e = 0; e < ZERO__CUDA_VEC; e++)
+            zero__cuda_adam1(c, wd, step, decay, p[u][e], m[u][e], v[u][e], g[u][e]);
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        zero__cuda_io<float>::st8<cs>(master + idx[u], p[u]);
+        zero__cuda_io<float>::st8<cs>(mm + idx[u], m[u]);
+        zero__cuda_io<float>::st8<cs>(vv + idx[u], v[u]);
+        zero__cuda_io<P>::template st8<cs>(param + idx[u], p[u]);
+    }
+}
+
 /* Both parameters by value in the launch (__grid_constant__: read in place from
    the parameter space, never copied to local memory). P: the param type, or
-   zero__cuda_none when no compute-dtype copy is written. */
+   zero__cuda_none when no compute-dtype copy is written. The walk is
+   zero__cuda_for_range's, ZERO__CUDA_ADAM_UNROLL strides at a time. */
 template <typename G, typename P>
 static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
 zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
                        const __grid_constant__ zero__cuda_adam_batch b) {
-    typedef zero__cuda_io<float> fio;
     typedef zero__cuda_io<G> gio;
     typedef zero__cuda_io<P> pio;
     int k = 0;
@@ -285,29 +344,27 @@ zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
     float *master = c.master + sg.off, *mm = c.m + sg.off, *vv = c.v + sg.off;
     const G *grad = (const G *)c.grad + sg.off;
     P *param = (P *)c.param + sg.off;
-    zero__cuda_for_range(
-        sg.n, sg.head, sg.nv, t, stride,
-        [&](size_t i) {
-            float p[ZERO__CUDA_VEC], m[ZERO__CUDA_VEC], v[ZERO__CUDA_VEC], g[ZERO__CUDA_VEC];
-            fio::ld8(master + i, p);
-            fio::ld8(mm + i, m);
-            fio::ld8(vv + i, v);
-            gio::ld8(grad + i, g);
-#pragma unroll
-            for (int e = 0; e < ZERO__CUDA_VEC; e++) zero__cuda_adam1(c, wd, step, decay, p[e], m[e], v[e], g[e]);
-            fio::st8(master + i, p);
-            fio::st8(mm + i, m);
-            fio::st8(vv + i, v);
-            pio::st8(param + i, p);
-        },
-        [&](size_t i) {
-            float p = master[i], m = mm[i], v = vv[i];
-            zero__cuda_adam1(c, wd, step, decay, p, m, v, gio::ld(grad + i));
-            master[i] = p;
-            mm[i] = m;
-            vv[i] = v;
-            pio::st(param + i, p);
-        });
+    const size_t n = sg.n, head = sg.head, nv = sg.nv, body = ZERO__CUDA_VEC * nv, ns = n - body;
+    size_t j = t;
+#if ZERO__CUDA_ADAM_UNROLL > 1
+    for (; j + stride < nv; j += 2 * stride) {
+        const size_t idx[2] = {head + ZERO__CUDA_VEC * j, head + ZERO__CUDA_VEC * (j + stride)};
+        zero__cuda_adam_groups<2>(c, wd, step, decay, master, mm, vv, grad, param, idx);
+    }
+#endif
+    for (; j < nv; j += stride) {
+        const size_t idx[1] = {head + ZERO__CUDA_VEC * j};
+        zero__cuda_adam_groups<1>(c, wd, step, decay, master, mm, vv, grad, param, idx);
+    }
+    for (size_t e = t; e < ns; e += stride) {
+        const size_t i = e < head ? e : e + body;
+        float p = master[i], m = mm[i], v = vv[i];
+        zero__cuda_adam1(c, wd, step, decay, p, m, v, gio::ld(grad + i));
+        master[i] = p;
+        mm[i] = m;
+        vv[i] = v;
+        pio::st(param + i, p);
+    }
 }
 
 /* ---- kernels: launchers ---- */
@@ -358,16 +415,16 @@ static unsigned zero__cuda_blocks(size_t n, size_t nv, unsigned cap) {
     return b < 1 ? 1u : b > cap ? cap : (unsigned)b;
 }
 
-/* The grid of a grid-stride kernel: the blocks of `kernel` this GPU holds at once.
-   One full wave: more blocks would leave a partial second wave (each block has
-   the same work), fewer would leave multiprocessors idle. */
+/* The grid of a grid-stride kernel: ZERO__CUDA_WAVES times the blocks of
+   `kernel` this GPU holds at once. Whole waves: a partial last wave would leave
+   multiprocessors idle while it runs (every block has the same work). */
 template <typename K>
 static zero_result zero__cuda_grid_cap(K kernel, unsigned *cap, zero_error *err) {
     int dev = 0, sms = 0, per_sm = 0;
     ZERO_CUDA_TRY(cudaGetDevice(&dev), err);
     ZERO_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
     ZERO_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, ZERO__CUDA_THREADS, 0), err);
-    *cap = (unsigned)(sms > 0 ? sms : 1) * (unsigned)(per_sm > 0 ? per_sm : 1);
+    *cap = (unsigned)(sms > 0 ? sms : 1) * (unsigned)(per_sm > 0 ? per_sm : 1) * ZERO__CUDA_WAVES;
     return ZERO_OK;
 }
 
