@@ -134,6 +134,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(CUDA_NO_DEVICE, ZERO_ERR_CUDA, "no usable CUDA device (driver, CUDA_VISIBLE_DEVICES)") \
     X(CUDA_OUT_OF_MEMORY, ZERO_ERR_CUDA, "a CUDA device allocation failed")                \
     X(NCCL_CALL, ZERO_ERR_NCCL, "an NCCL call failed")                                     \
+    X(NCCL_TIMEOUT, ZERO_ERR_TIMEOUT, "a collective did not finish within the deadline (ZERO_TIMEOUT_S)") \
     X(JSON_EMPTY, ZERO_ERR_CONFIG, "the JSON text is empty")                               \
     X(JSON_UNEXPECTED, ZERO_ERR_CONFIG, "unexpected character in JSON")                    \
     X(JSON_UNTERMINATED, ZERO_ERR_CONFIG, "JSON string, array, object or comment not closed") \
@@ -6334,9 +6335,9 @@ static void zero__engine_free(zero_engine *e) {
     zero__efree(e, ZERO_MEM_DEVICE, e->m);
     zero__efree(e, ZERO_MEM_DEVICE, e->v);
     zero__efree(e, ZERO_MEM_DEVICE, e->stats_dev);
-    zero__efree(e, ZERO_MEM_HOST, e->stats_host);
+    zero__efree(e, ZERO_MEM_PINNED, e->stats_host);
     zero__efree(e, ZERO_MEM_DEVICE, e->check_dev);
-    zero__efree(e, ZERO_MEM_HOST, e->check_host);
+    zero__efree(e, ZERO_MEM_PINNED, e->check_host);
     ZERO_FREE(e->tflags);
     ZERO_FREE(e->tlr);
     ZERO_FREE(e->goff);
@@ -6698,7 +6699,7 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
          MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
          OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
          SCRATCH      16 bytes per (unit, tensor) pair on the device and on the host (norm and
-                      inf/nan statistics), + 16 on each with check_collectives */
+                      inf/nan statistics; the host copy pinned), + 16 on each with check_collectives */
     {
         int64_t psi = l->padded_numel, psiT = goff, S = l->shard_numel, ST = tsh;
         int64_t opt = e->stage == 0 ? psiT : ST;
@@ -6748,7 +6749,9 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
                               "norm statistics")) != ZERO_OK)
             return r;
         e->stats_dev = (double *)p;
-        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_HOST, sizeof(double) * 2 * (size_t)e->n_pairs, &p,
+        /* pinned, so the copy to it stays asynchronous and a hung collective is
+           seen by the backend's polling sync, not inside a blocking copy */
+        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_PINNED, sizeof(double) * 2 * (size_t)e->n_pairs, &p,
                               "norm statistics (host)")) != ZERO_OK)
             return r;
         e->stats_host = (double *)p;
@@ -6756,7 +6759,7 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
             if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, 2 * sizeof(double), &p, "collective check")) != ZERO_OK)
                 return r;
             e->check_dev = (double *)p;
-            if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_HOST, 2 * sizeof(double), &p, "collective check (host)")) != ZERO_OK)
+            if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_PINNED, 2 * sizeof(double), &p, "collective check (host)")) != ZERO_OK)
                 return r;
             e->check_host = (double *)p;
         }
@@ -7723,10 +7726,15 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         if (e->be.alloc(e->be.ctx, ZERO_MEM_DEVICE, (size_t)maxpad * 4, &tmp_dev, &be) != ZERO_OK)
             return zero__ebackend(e, &be, "zero_read_state: staging");
     }
-    tmp_host = (unsigned char *)ZERO_MALLOC((size_t)maxpad * 4);
-    if (!tmp_host) {
-        e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
-        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_read_state: staging");
+    {   /* pinned: the copies stay asynchronous, a hung collective shows in sync */
+        zero_error be;
+        void *p = NULL;
+        zero__ok(&be);
+        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxpad * 4, &p, &be) != ZERO_OK) {
+            e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
+            return zero__ebackend(e, &be, "zero_read_state: staging");
+        }
+        tmp_host = (unsigned char *)p;
     }
     while (done < count && r == ZERO_OK) {
         int64_t in, n;
@@ -7769,7 +7777,7 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         done += n;
     }
     e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
-    ZERO_FREE(tmp_host);
+    e->be.free(e->be.ctx, ZERO_MEM_PINNED, tmp_host);
     return r;
 }
 

@@ -46,7 +46,10 @@ static zero_result zero__cuda_sticky(zero_cuda *c, zero_error *err) {
 
 /* Remember a failure of the group: later calls repeat it at once. */
 static zero_result zero__cuda_fail_group(zero_cuda *c, zero_result r, zero_error *err) {
-    if (err) c->failure = *err;
+    if (err) {
+        err->code = r;
+        c->failure = *err;
+    }
     c->failure.code = r;
     c->failed = 1;
 #ifndef ZERO_NO_NCCL
@@ -188,7 +191,7 @@ static zero_result zero__cuda_sync(void *ctx, zero_stream_id s, zero_error *err)
         if (zero__cuda_nccl_health(c, "a collective failed while zero waited for it", err) != ZERO_OK) return ZERO_ERR_NCCL;
 #endif
         if (zero__cuda_now() - t0 > c->timeout_s) {
-            zero__fail(err, ZERO_MSG_NCCL_CALL, NULL, 0, 0,
+            zero__fail(err, ZERO_MSG_NCCL_TIMEOUT, NULL, 0, 0,
                        "rank %d: the %s stream did not finish within %.0f s: a peer rank stopped, or never reached the "
                        "same collective\nHINT: look at the other ranks' first error; ZERO_TIMEOUT_S sets the deadline",
                        c->env.rank, s == ZERO_STREAM_COMPUTE ? "compute" : "communication", c->timeout_s);
@@ -224,7 +227,7 @@ static zero_result zero__cuda_nccl_done(zero_cuda *c, ncclResult_t r, const char
     while (r == ncclInProgress) {
         if (ncclCommGetAsyncError(c->comm, &r) != ncclSuccess) r = ncclInternalError;
         if (r == ncclInProgress && zero__cuda_now() - t0 > c->timeout_s) {
-            zero__fail(err, ZERO_MSG_NCCL_CALL, NULL, 0, 0, "rank %d: %s was not enqueued within %.0f s", c->env.rank, what,
+            zero__fail(err, ZERO_MSG_NCCL_TIMEOUT, NULL, 0, 0, "rank %d: %s was not enqueued within %.0f s", c->env.rank, what,
                        c->timeout_s);
             return zero__cuda_fail_group(c, ZERO_ERR_TIMEOUT, err);
         }
@@ -383,7 +386,7 @@ static zero_result zero__cuda_comm_init(zero_cuda *c, zero_error *err) {
     t0 = zero__cuda_now();
     while (r == ncclInProgress) {
         if (zero__cuda_now() - t0 > c->timeout_s) {
-            zero__fail(err, ZERO_MSG_NCCL_CALL, NULL, 0, 0,
+            zero__fail(err, ZERO_MSG_NCCL_TIMEOUT, NULL, 0, 0,
                        "rank %d of %d: the NCCL communicator was not ready within %.0f s: a rank did not join\nHINT: "
                        "start every rank; ZERO_TIMEOUT_S sets the deadline",
                        c->env.rank, c->env.world, c->timeout_s);

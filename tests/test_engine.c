@@ -394,7 +394,7 @@ static void plan_want(const zero_layout *L, const zero_config *cfg, size_t want[
         size_t pairs = 0;
         for (u = 0; u < nu; u++) pairs += (size_t)(zero_layout_unit(L, u)->last_tensor - zero_layout_unit(L, u)->first_tensor + 1);
         want[ZERO_MEM_SCRATCH][ZERO_MEM_DEVICE] = 16 * pairs;
-        want[ZERO_MEM_SCRATCH][ZERO_MEM_HOST] = 16 * pairs;
+        want[ZERO_MEM_SCRATCH][ZERO_MEM_PINNED] = 16 * pairs;
     }
 }
 
