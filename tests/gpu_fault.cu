@@ -7,6 +7,9 @@
 //   absent:  rank 1 never starts; rank 0's zero_cuda_backend_init times out
 //            naming the rank that never came
 //   comm_id: NCCL_COMM_ID set: every rank makes the id, training works
+//   own_comm: the program makes the communicator and hands it in
+//   diverge: with ZERO_CHECK=1 rank 1 leaves out a stage-3 fetch: both ranks
+//            get ENGINE_DIVERGED naming the unit, nobody hangs
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_cuda.cuh"
@@ -58,7 +61,21 @@ static int rank_main(const char *scenario) {
     alarm(120); // whatever happens, this rank ends
     if (!strcmp(scenario, "absent") && env.rank == 1) _exit(0);
     double t0 = now_s();
-    zero_result r = zero_cuda_backend_init(&cu, NULL, &err);
+    zero_cuda_options opt = zero_cuda_options_default();
+    ncclComm_t own = NULL;
+    if (!strcmp(scenario, "own_comm")) {
+        ncclUniqueId id;
+        if (cudaSetDevice(env.local_rank) != cudaSuccess) return 5;
+        if (env.rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) return 5;
+        if (zero_bootstrap_exchange(&env, &id, sizeof id, 30, &err) != ZERO_OK) {
+            fprintf(stderr, "own_comm: %s\n", err.msg);
+            return 5;
+        }
+        if (ncclCommInitRank(&own, env.world, id, env.rank) != ncclSuccess) return 5;
+        opt.comm = own;
+        opt.device = env.local_rank;
+    }
+    zero_result r = zero_cuda_backend_init(&cu, &opt, &err);
     if (!strcmp(scenario, "absent")) {
         double dt = now_s() - t0;
         int ok = r == ZERO_ERR_TIMEOUT && strstr(err.msg, "rank 1") != NULL && dt < 20;
@@ -73,7 +90,10 @@ static int rank_main(const char *scenario) {
     const zero_backend *be = zero_cuda_backend(cu);
     zero_config c = zero_config_default();
     c.train_micro_batch_size_per_gpu = 1;
-    c.zero_optimization.stage = 2;
+    c.zero_optimization.stage = !strcmp(scenario, "diverge") ? 3 : 2;
+    c.zero_optimization.stage3_param_persistence_threshold = 0;
+    c.zero_optimization.stage3_prefetch_bucket_size = 0; // every fetch gathers: the divergence shows at once
+    c.zero_optimization.stage3_max_reuse_distance = 0;
     c.zero_optimization.reduce_bucket_size = 1 << 18;
     c.log.level = ZERO_LOG_WARN;
     zero_tensor ts[NT];
@@ -85,10 +105,24 @@ static int rank_main(const char *scenario) {
         fprintf(stderr, "rank %d: engine: %s\n", env.rank, err.msg);
         return 4;
     }
-    int killed = !strcmp(scenario, "killed");
+    int killed = !strcmp(scenario, "killed"), diverge = !strcmp(scenario, "diverge");
     for (int s = 0; s < 4; s++) {
         t0 = now_s();
-        r = step(e, cu, be->rank, s, killed ? 1 : -1, 2);
+        if (diverge) { // stage 3: fetch everything; rank 1 forgets tensor 1 at step 2
+            for (int t = 0; t < NT && r == ZERO_OK; t++)
+                if (!(be->rank == 1 && s == 2 && t == 1)) r = zero_fetch(e, t);
+            if (r != ZERO_OK) break;
+            for (int t = NT - 1; t >= 0; t--) {
+                float *g = (float *)zero_grad(e, t);
+                if (!g) { r = zero_engine_error(e)->code; break; }
+                cudaMemsetAsync(g, 0, sizeof(float) * (size_t)SIZES[t], zero_cuda_stream(cu));
+                if ((r = zero_grad_ready(e, t)) != ZERO_OK) break;
+                if (!(be->rank == 1 && s == 2 && t == 1) && (r = zero_release(e, t)) != ZERO_OK) break;
+            }
+            if (r == ZERO_OK) r = zero_step(e, NULL);
+        } else {
+            r = step(e, cu, be->rank, s, killed ? 1 : -1, 2);
+        }
         if (r != ZERO_OK) break;
     }
     double dt = now_s() - t0;
@@ -101,12 +135,17 @@ static int rank_main(const char *scenario) {
         t0 = now_s();
         zero_result r2 = zero_step(e, NULL);
         ok = ok && r2 != ZERO_OK && now_s() - t0 < 1.0;
+    } else if (diverge) {
+        ok = r == ZERO_ERR_STATE && zero_engine_error(e)->item == ZERO_MSG_ENGINE_DIVERGED &&
+             strstr(zero_engine_error(e)->msg, "stage-3 fetch") != NULL;
+        printf("diverge: rank %d: %s\n", be->rank, zero_engine_error(e)->msg);
     } else {
         ok = r == ZERO_OK;
-        printf("comm_id: rank %d: %s\n", be->rank, r == ZERO_OK ? "4 steps" : zero_engine_error(e)->msg);
+        printf("%s: rank %d: %s\n", scenario, be->rank, r == ZERO_OK ? "4 steps" : zero_engine_error(e)->msg);
     }
     zero_engine_destroy(e);
     zero_cuda_backend_destroy(cu);
+    if (own) ncclCommDestroy(own);
     return ok ? 0 : 1;
 }
 
@@ -116,12 +155,14 @@ int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0); // lines survive a rank that is killed
     if (getenv("RANK") && scenario) return rank_main(scenario); // a rank
     zt_seed("gpu_fault");
-    static const char *const scenarios[] = {"killed", "absent", "comm_id"};
-    for (int k = 0; k < 3; k++) {
+    static const char *const scenarios[] = {"killed", "absent", "comm_id", "own_comm", "diverge"};
+    for (int k = 0; k < 5; k++) {
         int code = -1;
         setenv("ZERO_FAULT_SCENARIO", scenarios[k], 1);
         setenv("ZERO_TIMEOUT_S", "8", 1);
         if (!strcmp(scenarios[k], "comm_id")) setenv("NCCL_COMM_ID", "127.0.0.1:29631", 1);
+        if (!strcmp(scenarios[k], "diverge")) setenv("ZERO_CHECK", "1", 1);
+        else unsetenv("ZERO_CHECK");
         zero_result r = zero_cuda_launch_local(&code, &err);
         unsetenv("NCCL_COMM_ID");
         CHECKF(r == ZERO_OK, "%s: launch: %s", scenarios[k], err.msg);
