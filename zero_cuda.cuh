@@ -246,9 +246,27 @@ ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
 #error "zero_cuda.cuh: define ZERO_IMPLEMENTATION before including zero.h, not only before zero_cuda.cuh"
 #endif
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* POSIX: the TCP bootstrap, fork for zero_cuda_launch_local, monotonic clocks */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #define ZERO__CUDA_STR_(...) #__VA_ARGS__
 #define ZERO__CUDA_STR(...) ZERO__CUDA_STR_(__VA_ARGS__)
@@ -420,10 +438,2287 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
         ;
 }
 
-/* during development: parts kept in their own files */
-#include "zero_cuda_kernels.part.cuh"
-#include "zero_cuda_boot.part.cuh"
-#include "zero_cuda_backend.part.cuh"
+/* ---- kernels -----------------------------------------------------------------
+
+   The backend's four kernels, each computing exactly the function of its host
+   backend twin in zero.h (zero__host_scale, _convert, _sumsq, _adam):
+
+     zero__cuda_k_scale    x = round_dt(x * factor)
+     zero__cuda_k_convert  dst = round_ddt(src), or round_ddt(dst + src) in fp32
+     zero__cuda_k_sumsq    out[0] += sum of squares in double, out[1] flags inf/nan;
+                           deterministic (no floating atomics: fixed grid, fixed order)
+     zero__cuda_k_adam     DeepSpeed's Adam over a table of segments, many per launch
+
+   Everything is one pass over memory. A thread handles 8 consecutive elements at
+   a time with 16-byte loads and stores (two for an fp32 array, one for a 16-bit
+   one) wherever every array of the call is 16-byte aligned at the same element;
+   the elements before that element (the head) and after the last whole group of 8
+   (the tail) go one at a time, as does a whole range whose arrays have no common
+   alignment. Indices are size_t throughout (ranges beyond 2^31 elements), loops
+   are grid-stride, and launches are asynchronous on the caller's stream.
+
+   The fp32 arithmetic uses the _rn intrinsics, one rounding per operation in
+   the host backend's order: nvcc may not fuse a multiply and an add into an FMA
+   here, and -use_fast_math does not change the results, so a kernel and the host
+   backend agree bit for bit on the same inputs (as long as the host compiler does
+   not contract either: x86-64 without -mfma does not). Conversions to fp16/bf16
+   round to nearest even (__float2half_rn, __float2bfloat16_rn semantics). */
+
+#define ZERO__CUDA_THREADS 256       /* threads per block of every kernel here */
+#define ZERO__CUDA_VEC 8             /* elements per thread per step: 16 bytes of 16-bit data */
+#define ZERO__CUDA_SUMSQ_BLOCKS 1024 /* most blocks of one sumsq launch */
+/* Doubles of device scratch zero__cuda_k_sumsq needs (one partial sum per block).
+   The grid depends only on n and the buffer's alignment, never on the GPU, so
+   the sum is the same on every device. */
+#define ZERO__CUDA_SUMSQ_SCRATCH ZERO__CUDA_SUMSQ_BLOCKS
+#define ZERO__CUDA_ADAM_BATCH 32     /* segments per Adam launch (passed by value) */
+
+/* Tuning knobs (private). tests/gpu_kernels.cu prints the figures; measured on an
+   H200 (Adam over 2^28 parameters, fp16 grad and param, 28 bytes each, against a
+   2 GiB cudaMemcpy device to device in the same run, median of 5): unroll 1:
+   86% of the copy's bandwidth; unroll 2: 90%; waves 4: 87%; the evict-first hint
+   lost 4 points with every combination tried.
+     ZERO__CUDA_WAVES           grid of the element-wise kernels, in full waves of
+                                the GPU (blocks resident at once)
+     ZERO__CUDA_ADAM_UNROLL     groups of 8 elements an Adam thread loads before it
+                                computes (1 or 2): more bytes in flight per thread
+     ZERO__CUDA_ADAM_STREAMING  1: Adam's loads and stores carry the evict-first
+                                hint (ld/st.global.cs): its data is touched once */
+#ifndef ZERO__CUDA_WAVES
+#define ZERO__CUDA_WAVES 1
+#endif
+#ifndef ZERO__CUDA_ADAM_UNROLL
+#define ZERO__CUDA_ADAM_UNROLL 2
+#endif
+#ifndef ZERO__CUDA_ADAM_STREAMING
+#define ZERO__CUDA_ADAM_STREAMING 0
+#endif
+
+/* ---- kernels: element access ---- */
+
+struct zero__cuda_none {}; /* a param type that is never written */
+
+/* 16 aligned bytes; CS: evict-first (streaming) cache hint. */
+template <bool CS> static __device__ __forceinline__ uint4 zero__cuda_ld16(const void *p) {
+    if (CS) return __ldcs(reinterpret_cast<const uint4 *>(p));
+    return *reinterpret_cast<const uint4 *>(p);
+}
+template <bool CS> static __device__ __forceinline__ void zero__cuda_st16(void *p, uint4 v) {
+    if (CS) __stcs(reinterpret_cast<uint4 *>(p), v);
+    else __stwb(reinterpret_cast<uint4 *>(p), v);
+}
+
+/* Load/store one element, or a 16-byte-aligned group of 8, as float. */
+template <typename T> struct zero__cuda_io;
+
+template <> struct zero__cuda_io<float> {
+    static __device__ __forceinline__ float ld(const float *p) { return *p; }
+    static __device__ __forceinline__ void st(float *p, float x) { *p = x; }
+    template <bool CS = false> static __device__ __forceinline__ void ld8(const float *p, float *f) {
+        const uint4 a = zero__cuda_ld16<CS>(p), b = zero__cuda_ld16<CS>(p + 4);
+        f[0] = __uint_as_float(a.x), f[1] = __uint_as_float(a.y), f[2] = __uint_as_float(a.z);
+        f[3] = __uint_as_float(a.w), f[4] = __uint_as_float(b.x), f[5] = __uint_as_float(b.y);
+        f[6] = __uint_as_float(b.z), f[7] = __uint_as_float(b.w);
+    }
+    template <bool CS = false> static __device__ __forceinline__ void st8(float *p, const float *f) {
+        zero__cuda_st16<CS>(p, make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]),
+                                          __float_as_uint(f[3])));
+        zero__cuda_st16<CS>(p + 4, make_uint4(__float_as_uint(f[4]), __float_as_uint(f[5]), __float_as_uint(f[6]),
+                                              __float_as_uint(f[7])));
+    }
+};
+
+template <> struct zero__cuda_io<__half> {
+    static __device__ __forceinline__ float ld(const __half *p) { return __half2float(*p); }
+    static __device__ __forceinline__ void st(__half *p, float x) { *p = __float2half_rn(x); }
+    template <bool CS = false> static __device__ __forceinline__ void ld8(const __half *p, float *f) {
+        const uint4 u = zero__cuda_ld16<CS>(p);
+        const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            __half2 h;
+            memcpy(&h, &w[k], sizeof h);
+            const float2 t = __half22float2(h);
+            f[2 * k] = t.x, f[2 * k + 1] = t.y;
+        }
+    }
+    template <bool CS = false> static __device__ __forceinline__ void st8(__half *p, const float *f) {
+        unsigned w[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const __half2 h = __floats2half2_rn(f[2 * k], f[2 * k + 1]);
+            memcpy(&w[k], &h, sizeof h);
+        }
+        zero__cuda_st16<CS>(p, make_uint4(w[0], w[1], w[2], w[3]));
+    }
+};
+
+template <> struct zero__cuda_io<__nv_bfloat16> {
+    static __device__ __forceinline__ float ld(const __nv_bfloat16 *p) { return __bfloat162float(*p); }
+    static __device__ __forceinline__ void st(__nv_bfloat16 *p, float x) { *p = __float2bfloat16_rn(x); }
+    template <bool CS = false> static __device__ __forceinline__ void ld8(const __nv_bfloat16 *p, float *f) {
+        /* bf16 -> fp32 is exact: the bits moved up by 16 */
+        const uint4 u = zero__cuda_ld16<CS>(p);
+        const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            f[2 * k] = __uint_as_float(w[k] << 16);
+            f[2 * k + 1] = __uint_as_float(w[k] & 0xFFFF0000u);
+        }
+    }
+    template <bool CS = false> static __device__ __forceinline__ void st8(__nv_bfloat16 *p, const float *f) {
+        unsigned w[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
+            memcpy(&w[k], &h, sizeof h);
+        }
+        zero__cuda_st16<CS>(p, make_uint4(w[0], w[1], w[2], w[3]));
+    }
+};
+
+template <> struct zero__cuda_io<zero__cuda_none> {
+    static __device__ __forceinline__ void st(zero__cuda_none *, float) {}
+    template <bool CS = false> static __device__ __forceinline__ void st8(zero__cuda_none *, const float *) {}
+};
+
+/* Visit a range of n elements split as the host planned it (zero__cuda_plan):
+   groups of 8 at head + 8 j for j < nv, then the rest one by one (the head's
+   elements [0, head) and the tail [head + 8 nv, n)). t: this thread's index in
+   the threads sharing the range, stride: their number. */
+template <typename V, typename S>
+static __device__ __forceinline__ void zero__cuda_for_range(size_t n, size_t head, size_t nv, size_t t,
+                                                            size_t stride, V vec, S one) {
+    const size_t body = ZERO__CUDA_VEC * nv, ns = n - body;
+    for (size_t j = t; j < nv; j += stride) vec(head + ZERO__CUDA_VEC * j);
+    for (size_t k = t; k < ns; k += stride) one(k < head ? k : k + body);
+}
+
+/* Sum over the block, in a fixed order; the result is valid in thread 0. */
+static __device__ __forceinline__ double zero__cuda_block_sum(double v) {
+    __shared__ double warp_sum[ZERO__CUDA_THREADS / 32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+    if (lane == 0) warp_sum[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < blockDim.x / 32 ? warp_sum[lane] : 0.0;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+    }
+    return v;
+}
+
+/* ---- kernels: device code ---- */
+
+template <typename T>
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_scale_kernel(T *x, size_t n, size_t head, size_t nv, float factor) {
+    typedef zero__cuda_io<T> io;
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, stride = (size_t)gridDim.x * blockDim.x;
+    zero__cuda_for_range(
+        n, head, nv, t, stride,
+        [&](size_t i) {
+            float f[ZERO__CUDA_VEC];
+            io::ld8(x + i, f);
+#pragma unroll
+            for (int k = 0; k < ZERO__CUDA_VEC; k++) f[k] = __fmul_rn(f[k], factor);
+            io::st8(x + i, f);
+        },
+        [&](size_t i) { io::st(x + i, __fmul_rn(io::ld(x + i), factor)); });
+}
+
+/* dst and src may be one buffer (same dtype): each element is read, then written,
+   by one thread. */
+template <typename D, typename S>
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_convert_kernel(D *dst, const S *src, size_t n, size_t head, size_t nv, int accumulate) {
+    typedef zero__cuda_io<D> dio;
+    typedef zero__cuda_io<S> sio;
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, stride = (size_t)gridDim.x * blockDim.x;
+    zero__cuda_for_range(
+        n, head, nv, t, stride,
+        [&](size_t i) {
+            float f[ZERO__CUDA_VEC];
+            sio::ld8(src + i, f);
+            if (accumulate) {
+                float d[ZERO__CUDA_VEC];
+                dio::ld8(dst + i, d);
+#pragma unroll
+                for (int k = 0; k < ZERO__CUDA_VEC; k++) f[k] = __fadd_rn(d[k], f[k]);
+            }
+            dio::st8(dst + i, f);
+        },
+        [&](size_t i) {
+            float f = sio::ld(src + i);
+            if (accumulate) f = __fadd_rn(dio::ld(dst + i), f);
+            dio::st(dst + i, f);
+        });
+}
+
+/* Block b's sum of squares into partial[b]. Squares of floats are exact in double;
+   only the order of the additions is the kernel's own, fixed by the grid. */
+template <typename T>
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_sumsq_kernel(const T *x, size_t n, size_t head, size_t nv, double *partial) {
+    typedef zero__cuda_io<T> io;
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, stride = (size_t)gridDim.x * blockDim.x;
+    double acc = 0.0;
+    zero__cuda_for_range(
+        n, head, nv, t, stride,
+        [&](size_t i) {
+            float f[ZERO__CUDA_VEC];
+            io::ld8(x + i, f);
+#pragma unroll
+            for (int k = 0; k < ZERO__CUDA_VEC; k++) acc += (double)f[k] * (double)f[k];
+        },
+        [&](size_t i) {
+            const double v = (double)io::ld(x + i);
+            acc += v * v;
+        });
+    acc = zero__cuda_block_sum(acc);
+    if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+}
+
+/* One block: add the partial sums in a fixed order, then out as the host backend
+   does. A finite float squared is below 2^256, so the double sum of finite
+   elements never overflows: it is non-finite exactly when an element is. */
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_sumsq_finish_kernel(const double *partial, unsigned n_partial, double *out) {
+    double acc = 0.0;
+    for (unsigned i = threadIdx.x; i < n_partial; i += blockDim.x) acc += partial[i];
+    acc = zero__cuda_block_sum(acc);
+    if (threadIdx.x == 0) {
+        out[0] += acc;
+        if (!isfinite(acc) && !(out[1] >= 1.0)) out[1] = 1.0;
+    }
+}
+
+/* What every segment of one Adam call shares. */
+struct zero__cuda_adam_common {
+    float *master, *m, *v;
+    const void *grad;
+    void *param;
+    float beta1, beta2, omb1, omb2, eps, bc2, grad_scale;
+    int adamw;
+};
+
+/* One segment as the kernel walks it: elements [off, off + n) of every buffer,
+   planned as in zero__cuda_for_range; step = -lr / bc1, decay = -lr * wd as the
+   host backend computes them. */
+struct zero__cuda_adam_kseg {
+    size_t off, n, head, nv;
+    float step, decay, wd;
+};
+
+/* A launch's segments; segment k owns blocks [block_end[k-1], block_end[k]). */
+struct zero__cuda_adam_batch {
+    int n_segs;
+    unsigned block_end[ZERO__CUDA_ADAM_BATCH];
+    zero__cuda_adam_kseg seg[ZERO__CUDA_ADAM_BATCH];
+};
+
+/* DeepSpeed's Adam for one element, the host backend's operations in its order. */
+static __device__ __forceinline__ void zero__cuda_adam1(const zero__cuda_adam_common &c, float wd, float step,
+                                                        float decay, float &p, float &m, float &v, float g) {
+    g = __fmul_rn(g, c.grad_scale);
+    if (!c.adamw && wd != 0.0f) g = __fadd_rn(__fmul_rn(p, wd), g);
+    m = __fmul_rn(m, c.beta1);
+    m = __fadd_rn(__fmul_rn(g, c.omb1), m);
+    v = __fmul_rn(v, c.beta2);
+    v = __fadd_rn(__fmul_rn(__fmul_rn(g, g), c.omb2), v);
+    const float d = __fadd_rn(__fmul_rn(__fsqrt_rn(v), c.bc2), c.eps);
+    if (c.adamw && wd != 0.0f) p = __fadd_rn(__fmul_rn(decay, p), p);
+    p = __fadd_rn(__fmul_rn(__fdiv_rn(m, d), step), p);
+}
+
+/* U groups of 8 elements at idx[0..U): every load first, then the math, then
+   every store (loads cannot move past stores to other buffers by themselves). */
+template <int U, typename G, typename P>
+static __device__ __forceinline__ void zero__cuda_adam_groups(const zero__cuda_adam_common &c, float wd, float step,
+                                                              float decay, float *master, float *mm, float *vv,
+                                                              const G *grad, P *param, const size_t *idx) {
+    constexpr bool cs = ZERO__CUDA_ADAM_STREAMING != 0;
+    float p[U][ZERO__CUDA_VEC], m[U][ZERO__CUDA_VEC], v[U][ZERO__CUDA_VEC], g[U][ZERO__CUDA_VEC];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        zero__cuda_io<float>::ld8<cs>(master + idx[u], p[u]);
+        zero__cuda_io<float>::ld8<cs>(mm + idx[u], m[u]);
+        zero__cuda_io<float>::ld8<cs>(vv + idx[u], v[u]);
+        zero__cuda_io<G>::template ld8<cs>(grad + idx[u], g[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int e = 0; e < ZERO__CUDA_VEC; e++)
+            zero__cuda_adam1(c, wd, step, decay, p[u][e], m[u][e], v[u][e], g[u][e]);
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        zero__cuda_io<float>::st8<cs>(master + idx[u], p[u]);
+        zero__cuda_io<float>::st8<cs>(mm + idx[u], m[u]);
+        zero__cuda_io<float>::st8<cs>(vv + idx[u], v[u]);
+        zero__cuda_io<P>::template st8<cs>(param + idx[u], p[u]);
+    }
+}
+
+/* Both parameters by value in the launch (__grid_constant__: read in place from
+   the parameter space, never copied to local memory). P: the param type, or
+   zero__cuda_none when no compute-dtype copy is written. The walk is
+   zero__cuda_for_range's, ZERO__CUDA_ADAM_UNROLL strides at a time. */
+template <typename G, typename P>
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
+                       const __grid_constant__ zero__cuda_adam_batch b) {
+    typedef zero__cuda_io<G> gio;
+    typedef zero__cuda_io<P> pio;
+    int k = 0;
+    while (k + 1 < b.n_segs && blockIdx.x >= b.block_end[k]) k++;
+    const zero__cuda_adam_kseg &sg = b.seg[k];
+    const unsigned first = k ? b.block_end[k - 1] : 0u;
+    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
+    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    const float wd = sg.wd, step = sg.step, decay = sg.decay;
+    float *master = c.master + sg.off, *mm = c.m + sg.off, *vv = c.v + sg.off;
+    const G *grad = (const G *)c.grad + sg.off;
+    P *param = (P *)c.param + sg.off;
+    const size_t n = sg.n, head = sg.head, nv = sg.nv, body = ZERO__CUDA_VEC * nv, ns = n - body;
+    size_t j = t;
+#if ZERO__CUDA_ADAM_UNROLL > 1
+    for (; j + stride < nv; j += 2 * stride) {
+        const size_t idx[2] = {head + ZERO__CUDA_VEC * j, head + ZERO__CUDA_VEC * (j + stride)};
+        zero__cuda_adam_groups<2>(c, wd, step, decay, master, mm, vv, grad, param, idx);
+    }
+#endif
+    for (; j < nv; j += stride) {
+        const size_t idx[1] = {head + ZERO__CUDA_VEC * j};
+        zero__cuda_adam_groups<1>(c, wd, step, decay, master, mm, vv, grad, param, idx);
+    }
+    for (size_t e = t; e < ns; e += stride) {
+        const size_t i = e < head ? e : e + body;
+        float p = master[i], m = mm[i], v = vv[i];
+        zero__cuda_adam1(c, wd, step, decay, p, m, v, gio::ld(grad + i));
+        master[i] = p;
+        mm[i] = m;
+        vv[i] = v;
+        pio::st(param + i, p);
+    }
+}
+
+/* ---- kernels: launchers ---- */
+
+static int zero__cuda_kernel_dtype(zero_dtype dt) {
+    return dt == ZERO_DTYPE_FP32 || dt == ZERO_DTYPE_FP16 || dt == ZERO_DTYPE_BF16;
+}
+
+/* An argument the kernels cannot take: a dtype other than fp32/fp16/bf16, a NULL
+   or misaligned buffer of n > 0 elements. */
+static zero_result zero__cuda_check_arg(const char *fname, const char *what, const void *p, size_t n,
+                                        zero_dtype dt, zero_error *err) {
+    if (!zero__cuda_kernel_dtype(dt))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda %s: %s dtype %d (%s) is not fp32, fp16 or bf16",
+                          fname, what, (int)dt, zero_dtype_name(dt));
+    if (n && !p)
+        return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda %s: %s is NULL (%zu elements)", fname, what, n);
+    if (n && (uintptr_t)p % zero_dtype_size(dt))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda %s: %s (%p) is not aligned to its %zu-byte elements",
+                          fname, what, p, zero_dtype_size(dt));
+    return ZERO_OK;
+}
+
+/* How a range of n elements splits (see zero__cuda_for_range): the first element
+   h < 8 at which every array p[k] (elements of size[k] bytes) is 16-byte aligned,
+   then nv whole groups of 8; no common h: everything element by element. */
+static void zero__cuda_plan(const void *const *p, const size_t *size, int n_arrays, size_t n, size_t *head,
+                            size_t *nv) {
+    size_t h;
+    *head = 0;
+    *nv = 0;
+    for (h = 0; h < ZERO__CUDA_VEC && h + ZERO__CUDA_VEC <= n; h++) {
+        int k, ok = 1;
+        for (k = 0; k < n_arrays && ok; k++) ok = ((uintptr_t)p[k] + h * size[k]) % 16u == 0;
+        if (ok) {
+            *head = h;
+            *nv = (n - h) / ZERO__CUDA_VEC;
+            return;
+        }
+    }
+}
+
+/* Blocks for a planned range: one thread per group of 8 or per single element,
+   whichever count is larger, at most cap. */
+static unsigned zero__cuda_blocks(size_t n, size_t nv, unsigned cap) {
+    const size_t ns = n - ZERO__CUDA_VEC * nv, units = nv > ns ? nv : ns;
+    const size_t b = (units + ZERO__CUDA_THREADS - 1) / ZERO__CUDA_THREADS;
+    return b < 1 ? 1u : b > cap ? cap : (unsigned)b;
+}
+
+/* The grid of a grid-stride kernel: ZERO__CUDA_WAVES times the blocks of
+   `kernel` this GPU holds at once. Whole waves: a partial last wave would leave
+   multiprocessors idle while it runs (every block has the same work). */
+template <typename K>
+static zero_result zero__cuda_grid_cap(K kernel, unsigned *cap, zero_error *err) {
+    int dev = 0, sms = 0, per_sm = 0;
+    ZERO_CUDA_TRY(cudaGetDevice(&dev), err);
+    ZERO_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
+    ZERO_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, ZERO__CUDA_THREADS, 0), err);
+    *cap = (unsigned)(sms > 0 ? sms : 1) * (unsigned)(per_sm > 0 ? per_sm : 1) * ZERO__CUDA_WAVES;
+    return ZERO_OK;
+}
+
+/* After a launch: its configuration error, if any, named after the kernel. */
+static zero_result zero__cuda_launched(const char *kernel, zero_error *err) {
+    return zero_cuda_check(cudaGetLastError(), kernel, __FILE__, __LINE__, err);
+}
+
+template <typename T>
+static zero_result zero__cuda_scale_run(T *x, size_t n, float factor, cudaStream_t s, zero_error *err) {
+    const void *arrays[1] = {x};
+    const size_t size[1] = {sizeof(T)};
+    size_t head, nv;
+    unsigned cap = 1;
+    zero_result r;
+    if ((r = zero__cuda_grid_cap(zero__cuda_scale_kernel<T>, &cap, err)) != ZERO_OK) return r;
+    zero__cuda_plan(arrays, size, 1, n, &head, &nv);
+    zero__cuda_scale_kernel<T><<<zero__cuda_blocks(n, nv, cap), ZERO__CUDA_THREADS, 0, s>>>(x, n, head, nv, factor);
+    return zero__cuda_launched("zero__cuda_scale_kernel (scale)", err);
+}
+
+static ZERO__UNUSED zero_result zero__cuda_k_scale(void *x, size_t n, zero_dtype dt, float factor, cudaStream_t s,
+                                                   zero_error *err) {
+    zero_result r;
+    if ((r = zero__cuda_check_arg("scale", "x", x, n, dt, err)) != ZERO_OK) return r;
+    if (!n) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    switch (dt) {
+    case ZERO_DTYPE_FP16: return zero__cuda_scale_run((__half *)x, n, factor, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_scale_run((__nv_bfloat16 *)x, n, factor, s, err);
+    default: return zero__cuda_scale_run((float *)x, n, factor, s, err);
+    }
+}
+
+template <typename D, typename S>
+static zero_result zero__cuda_convert_run(D *dst, const S *src, size_t n, int accumulate, cudaStream_t s,
+                                          zero_error *err) {
+    const void *arrays[2] = {dst, src};
+    const size_t size[2] = {sizeof(D), sizeof(S)};
+    size_t head, nv;
+    unsigned cap = 1;
+    zero_result r;
+    if ((r = zero__cuda_grid_cap(zero__cuda_convert_kernel<D, S>, &cap, err)) != ZERO_OK) return r;
+    zero__cuda_plan(arrays, size, 2, n, &head, &nv);
+    zero__cuda_convert_kernel<D, S>
+        <<<zero__cuda_blocks(n, nv, cap), ZERO__CUDA_THREADS, 0, s>>>(dst, src, n, head, nv, accumulate);
+    return zero__cuda_launched("zero__cuda_convert_kernel (convert)", err);
+}
+
+template <typename D>
+static zero_result zero__cuda_convert_to(D *dst, const void *src, zero_dtype sdt, size_t n, int accumulate,
+                                         cudaStream_t s, zero_error *err) {
+    switch (sdt) {
+    case ZERO_DTYPE_FP16: return zero__cuda_convert_run(dst, (const __half *)src, n, accumulate, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_convert_run(dst, (const __nv_bfloat16 *)src, n, accumulate, s, err);
+    default: return zero__cuda_convert_run(dst, (const float *)src, n, accumulate, s, err);
+    }
+}
+
+/* dst and src may be the same buffer of the same dtype, not otherwise overlap
+   (as the host backend). A plain copy between equal dtypes is a memcpy, bits kept. */
+static ZERO__UNUSED zero_result zero__cuda_k_convert(void *dst, zero_dtype ddt, const void *src, zero_dtype sdt,
+                                                     size_t n, int accumulate, cudaStream_t s, zero_error *err) {
+    zero_result r;
+    if ((r = zero__cuda_check_arg("convert", "dst", dst, n, ddt, err)) != ZERO_OK ||
+        (r = zero__cuda_check_arg("convert", "src", src, n, sdt, err)) != ZERO_OK)
+        return r;
+    if (!n || (!accumulate && ddt == sdt && dst == src)) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    if (!accumulate && ddt == sdt) {
+        ZERO_CUDA_TRY(cudaMemcpyAsync(dst, src, n * zero_dtype_size(ddt), cudaMemcpyDefault, s), err);
+        return ZERO_OK;
+    }
+    switch (ddt) {
+    case ZERO_DTYPE_FP16: return zero__cuda_convert_to((__half *)dst, src, sdt, n, accumulate, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_convert_to((__nv_bfloat16 *)dst, src, sdt, n, accumulate, s, err);
+    default: return zero__cuda_convert_to((float *)dst, src, sdt, n, accumulate, s, err);
+    }
+}
+
+template <typename T>
+static zero_result zero__cuda_sumsq_run(const T *x, size_t n, double *out, double *scratch, size_t scratch_doubles,
+                                        cudaStream_t s, zero_error *err) {
+    const void *arrays[1] = {x};
+    const size_t size[1] = {sizeof(T)};
+    size_t head, nv;
+    unsigned grid;
+    zero_result r;
+    zero__cuda_plan(arrays, size, 1, n, &head, &nv);
+    grid = zero__cuda_blocks(n, nv, ZERO__CUDA_SUMSQ_BLOCKS);
+    if (!scratch || scratch_doubles < grid)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "cuda sumsq: scratch of %zu doubles at %p, %u needed (ZERO__CUDA_SUMSQ_SCRATCH)",
+                          scratch_doubles, (void *)scratch, grid);
+    zero__cuda_sumsq_kernel<T><<<grid, ZERO__CUDA_THREADS, 0, s>>>(x, n, head, nv, scratch);
+    if ((r = zero__cuda_launched("zero__cuda_sumsq_kernel (sumsq)", err)) != ZERO_OK) return r;
+    zero__cuda_sumsq_finish_kernel<<<1, ZERO__CUDA_THREADS, 0, s>>>(scratch, grid, out);
+    return zero__cuda_launched("zero__cuda_sumsq_finish_kernel (sumsq)", err);
+}
+
+/* out and scratch: device memory; scratch holds ZERO__CUDA_SUMSQ_SCRATCH doubles
+   and is in use until the launch ends (one sumsq at a time per scratch, which
+   calls on one stream are). The grid, and so the order of the additions, depends
+   on n and x's alignment alone: the same call gives the same bits on any GPU. */
+static ZERO__UNUSED zero_result zero__cuda_k_sumsq(const void *x, size_t n, zero_dtype dt, double *out,
+                                                   double *scratch, size_t scratch_doubles, cudaStream_t s,
+                                                   zero_error *err) {
+    zero_result r;
+    if ((r = zero__cuda_check_arg("sumsq", "x", x, n, dt, err)) != ZERO_OK) return r;
+    if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda sumsq: out is NULL");
+    if (!n) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    switch (dt) {
+    case ZERO_DTYPE_FP16: return zero__cuda_sumsq_run((const __half *)x, n, out, scratch, scratch_doubles, s, err);
+    case ZERO_DTYPE_BF16:
+        return zero__cuda_sumsq_run((const __nv_bfloat16 *)x, n, out, scratch, scratch_doubles, s, err);
+    default: return zero__cuda_sumsq_run((const float *)x, n, out, scratch, scratch_doubles, s, err);
+    }
+}
+
+/* One launch per ZERO__CUDA_ADAM_BATCH non-empty segments; a segment gets blocks
+   in proportion to its size, at least one and at most one full wave of the GPU,
+   so one launch covers many small tensors and a large one fills the GPU. */
+template <typename G, typename P>
+static zero_result zero__cuda_adam_run(const zero_adam_args *a, const zero__cuda_adam_common &c, cudaStream_t s,
+                                       zero_error *err) {
+    const int store = c.param != NULL;
+    const size_t size[5] = {4, 4, 4, sizeof(G), sizeof(P)};
+    zero__cuda_adam_batch b;
+    unsigned cap = 1, total = 0;
+    int k;
+    zero_result r;
+    if ((r = zero__cuda_grid_cap(zero__cuda_adam_kernel<G, P>, &cap, err)) != ZERO_OK) return r;
+    memset(&b, 0, sizeof b);
+    for (k = 0; k < a->n_segs; k++) {
+        const zero_adam_seg *sg = &a->segs[k];
+        if (sg->count > 0) {
+            zero__cuda_adam_kseg *q = &b.seg[b.n_segs];
+            const size_t off = (size_t)sg->offset;
+            const void *arrays[5] = {c.master + off, c.m + off, c.v + off, (const G *)c.grad + off,
+                                     store ? (const void *)((const P *)c.param + off) : NULL};
+            q->off = off;
+            q->n = (size_t)sg->count;
+            zero__cuda_plan(arrays, size, store ? 5 : 4, q->n, &q->head, &q->nv);
+            q->wd = sg->weight_decay;
+            q->step = -sg->lr / a->bc1;
+            q->decay = -sg->lr * sg->weight_decay;
+            total += zero__cuda_blocks(q->n, q->nv, cap);
+            b.block_end[b.n_segs++] = total;
+        }
+        if (b.n_segs == ZERO__CUDA_ADAM_BATCH || (k + 1 == a->n_segs && b.n_segs > 0)) {
+            zero__cuda_adam_kernel<G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
+            if ((r = zero__cuda_launched("zero__cuda_adam_kernel (adam)", err)) != ZERO_OK) return r;
+            memset(&b, 0, sizeof b);
+            total = 0;
+        }
+    }
+    return ZERO_OK;
+}
+
+template <typename G>
+static zero_result zero__cuda_adam_grad(const zero_adam_args *a, const zero__cuda_adam_common &c, cudaStream_t s,
+                                        zero_error *err) {
+    if (!c.param) return zero__cuda_adam_run<G, zero__cuda_none>(a, c, s, err);
+    switch (a->param_dtype) {
+    case ZERO_DTYPE_FP16: return zero__cuda_adam_run<G, __half>(a, c, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_adam_run<G, __nv_bfloat16>(a, c, s, err);
+    default: return zero__cuda_adam_run<G, float>(a, c, s, err);
+    }
+}
+
+static ZERO__UNUSED zero_result zero__cuda_k_adam(const zero_adam_args *a, cudaStream_t s, zero_error *err) {
+    zero__cuda_adam_common c;
+    int64_t end = 0;
+    int k;
+    zero_result r;
+    if (!a) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda adam: args is NULL");
+    if (a->n_segs < 0 || (a->n_segs > 0 && !a->segs))
+        return zero__fail(err, a->n_segs < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
+                          "cuda adam: %d segments at %p", a->n_segs, (const void *)a->segs);
+    for (k = 0; k < a->n_segs; k++) {
+        const zero_adam_seg *sg = &a->segs[k];
+        if (sg->offset < 0 || sg->count < 0 || sg->offset > INT64_MAX - sg->count)
+            return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: segment %d has offset %lld, count %lld", k,
+                              (long long)sg->offset, (long long)sg->count);
+        if (sg->count > 0 && sg->offset + sg->count > end) end = sg->offset + sg->count;
+    }
+    if ((r = zero__cuda_check_arg("adam", "master", a->master, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK ||
+        (r = zero__cuda_check_arg("adam", "m", a->m, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK ||
+        (r = zero__cuda_check_arg("adam", "v", a->v, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK ||
+        (r = zero__cuda_check_arg("adam", "grad", a->grad, (size_t)end, a->grad_dtype, err)) != ZERO_OK ||
+        (a->param && (r = zero__cuda_check_arg("adam", "param", a->param, (size_t)end, a->param_dtype, err)) != ZERO_OK))
+        return r;
+    if (!end) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    memset(&c, 0, sizeof c);
+    c.master = a->master;
+    c.m = a->m;
+    c.v = a->v;
+    c.grad = a->grad;
+    /* fp32 params that are the master weights: nothing to write */
+    c.param = a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master) ? a->param : NULL;
+    c.beta1 = a->beta1;
+    c.beta2 = a->beta2;
+    c.omb1 = 1.0f - a->beta1;
+    c.omb2 = 1.0f - a->beta2;
+    c.eps = a->eps;
+    c.bc2 = a->bc2;
+    c.grad_scale = a->grad_scale;
+    c.adamw = a->adamw;
+    switch (a->grad_dtype) {
+    case ZERO_DTYPE_FP16: return zero__cuda_adam_grad<__half>(a, c, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_adam_grad<__nv_bfloat16>(a, c, s, err);
+    default: return zero__cuda_adam_grad<float>(a, c, s, err);
+    }
+}
+
+/* ---- bootstrap -------------------------------------------------------------
+
+   The launcher's environment (zero_dist_env_read), the exchange of rank 0's
+   ncclUniqueId over TCP (zero_bootstrap_exchange) and the local launcher that
+   forks one process per GPU (zero_cuda_launch_local). Host code only: POSIX
+   sockets, poll, fork; no CUDA call except the GPU count, made in a child. */
+
+#ifdef __linux__
+#  include <sys/prctl.h>
+#endif
+
+/* strerror_r is the GNU one (char *) under g++, the POSIX one (int) elsewhere:
+   the overload picks whichever this libc has. */
+static ZERO__UNUSED const char *zero__boot_strerror_pick(int r, const char *buf) {
+    return r == 0 ? buf : "unknown error";
+}
+static ZERO__UNUSED const char *zero__boot_strerror_pick(const char *s, const char *buf) {
+    (void)buf;
+    return s;
+}
+static const char *zero__boot_strerror(int e, char *buf, size_t cap) {
+    buf[0] = 0;
+    return zero__boot_strerror_pick(strerror_r(e, buf, cap), buf);
+}
+
+extern "C" {
+
+/* ---- bootstrap: small helpers ---- */
+
+static double zero__boot_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Milliseconds left before deadline for poll: 0 when past, at least 1 otherwise. */
+static int zero__boot_ms_left(double deadline) {
+    double left = deadline - zero__boot_now();
+    if (left <= 0) return 0;
+    if (left > 1e6) return 1000000000;
+    return (int)(left * 1e3) + 1;
+}
+
+static void zero__boot_sleep(double s) {
+    struct timespec ts;
+    if (s <= 0) return;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* "host:port", "[v6]:port" */
+static void zero__boot_hostport(char *buf, size_t cap, const char *addr, int port) {
+    if (strchr(addr, ':'))
+        snprintf(buf, cap, "[%s]:%d", addr, port);
+    else
+        snprintf(buf, cap, "%s:%d", addr, port);
+}
+
+/* The whole string is decimal digits and its value lies in [lo, hi]:
+   0 yes, 1 not digits (or empty), 2 out of range. */
+static int zero__boot_parse_int(const char *s, long long lo, long long hi, long long *out) {
+    long long v = 0;
+    int big = 0;
+    const char *p = s;
+    if (!*p) return 1;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9') return 1;
+        if (v <= (LLONG_MAX - 9) / 10)
+            v = v * 10 + (*p - '0');
+        else
+            big = 1;
+    }
+    if (big || v < lo || v > hi) return 2;
+    *out = v;
+    return 0;
+}
+
+/* ---- launcher environment ---- */
+
+/* An error about variable `name` (set into err->key too). */
+static zero_result zero__boot_env_fail(zero_error *err, const char *name, const char *fmt, ...)
+    ZERO__PRINTF(3, 4);
+static zero_result zero__boot_env_fail(zero_error *err, const char *name, const char *fmt, ...) {
+    char text[900];
+    va_list ap;
+    zero_result r;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    r = zero__fail(err, ZERO_MSG_BOOTSTRAP_ENV, NULL, 0, 0, "%s", text);
+    if (err) snprintf(err->key, sizeof err->key, "%s", name);
+    return r;
+}
+
+/* Integer variable `name` in [lo, hi]: *set = 0 when unset; error when set and
+   malformed (empty, not all digits, out of range). */
+static zero_result zero__boot_env_int(const char *launcher, const char *name, long long lo,
+                                      long long hi, int *set, long long *out, zero_error *err) {
+    const char *v = getenv(name);
+    *set = v != NULL;
+    if (!v) return ZERO_OK;
+    switch (zero__boot_parse_int(v, lo, hi, out)) {
+    case 0: return ZERO_OK;
+    case 1:
+        return zero__boot_env_fail(err, name, "%s=\"%s\": %s (launcher: %s)", name, v,
+                                   *v ? "not a non-negative decimal integer" : "set but empty",
+                                   launcher);
+    default:
+        return zero__boot_env_fail(err, name, "%s=\"%s\": out of range, expected %lld to %lld (launcher: %s)",
+                                   name, v, lo, hi, launcher);
+    }
+}
+
+/* Slurm's tasks per node: "4", "4(x2)", "2(x3),1". The count of node `node`
+   (node < 0: the count when all nodes agree, -1 when they differ). 0 ok,
+   1 malformed, 2 node not in the list. */
+static int zero__boot_slurm_per_node(const char *s, long long node, long long *out) {
+    long long first = -1, idx = 0;
+    int differ = 0;
+    const char *p = s;
+    for (;;) {
+        long long n = 0, rep = 1;
+        int digits = 0;
+        for (; *p >= '0' && *p <= '9'; p++, digits++)
+            if (n < 1000000000LL) n = n * 10 + (*p - '0');
+        if (!digits || n < 1 || n >= 1000000000LL) return 1;
+        if (*p == '(') {
+            if (p[1] != 'x') return 1;
+            p += 2;
+            rep = 0;
+            digits = 0;
+            for (; *p >= '0' && *p <= '9'; p++, digits++)
+                if (rep < 1000000000LL) rep = rep * 10 + (*p - '0');
+            if (!digits || rep < 1 || rep >= 1000000000LL || *p != ')') return 1;
+            p++;
+        }
+        if (first < 0) first = n;
+        if (n != first) differ = 1;
+        if (node >= idx && node < idx + rep) {
+            *out = n;
+            /* still check the rest is well formed */
+            node = -2;
+        }
+        idx += rep;
+        if (*p == 0) break;
+        if (*p != ',') return 1;
+        p++;
+    }
+    if (node == -2) return 0;
+    if (node >= 0) return 2;
+    *out = differ ? -1 : first;
+    return 0;
+}
+
+typedef struct zero__boot_launcher {
+    const char *name;
+    const char *detect[2];  /* any of these set: this launcher started us */
+    const char *rank, *world, *world_alt, *local_rank, *local_world;
+} zero__boot_launcher;
+
+static const zero__boot_launcher zero__boot_launchers[] = {
+    {"torchrun", {"RANK", "WORLD_SIZE"}, "RANK", "WORLD_SIZE", NULL, "LOCAL_RANK", "LOCAL_WORLD_SIZE"},
+    /* SLURM_NTASKS alone is also set in an salloc shell: only a task has SLURM_PROCID */
+    {"slurm", {"SLURM_PROCID", NULL}, "SLURM_PROCID", "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_LOCALID",
+     "SLURM_NTASKS_PER_NODE"},
+    {"openmpi", {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, "OMPI_COMM_WORLD_RANK",
+     "OMPI_COMM_WORLD_SIZE", NULL, "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+};
+
+/* The launcher whose variables are present (first match), NULL for none. */
+static const zero__boot_launcher *zero__boot_detect(void) {
+    size_t i, j;
+    for (i = 0; i < sizeof zero__boot_launchers / sizeof zero__boot_launchers[0]; i++)
+        for (j = 0; j < 2; j++)
+            if (zero__boot_launchers[i].detect[j] && getenv(zero__boot_launchers[i].detect[j]))
+                return &zero__boot_launchers[i];
+    return NULL;
+}
+
+/* MASTER_ADDR / MASTER_PORT into env: each from the variable when set, else
+   from the fallbacks (Slurm: its launch node and 29500). Required for world > 1. */
+static zero_result zero__boot_env_master(zero_dist_env *env, const char *launcher,
+                                         const char *addr_fallback_var, int port_fallback,
+                                         zero_error *err) {
+    const char *addr = getenv("MASTER_ADDR");
+    const char *addr_var = "MASTER_ADDR";
+    long long port = 0;
+    int port_set = 0;
+    zero_result r;
+    if (!addr && addr_fallback_var && getenv(addr_fallback_var)) {
+        addr = getenv(addr_fallback_var);
+        addr_var = addr_fallback_var;
+    }
+    if (addr) {
+        if (!*addr)
+            return zero__boot_env_fail(err, addr_var, "%s=\"\": set but empty (launcher: %s)", addr_var, launcher);
+        if (strlen(addr) >= sizeof env->master_addr)
+            return zero__boot_env_fail(err, addr_var, "%s=\"%.40s...\": longer than %d characters (launcher: %s)",
+                                       addr_var, addr, (int)sizeof env->master_addr - 1, launcher);
+        snprintf(env->master_addr, sizeof env->master_addr, "%s", addr);
+    } else if (env->world > 1) {
+        return zero__boot_env_fail(err, "MASTER_ADDR",
+                                   "MASTER_ADDR is not set, but the world has %d ranks (launcher: %s)\n"
+                                   "HINT: export MASTER_ADDR (the host of rank 0) and MASTER_PORT on every rank%s",
+                                   env->world, launcher,
+                                   addr_fallback_var ? ", or run under srun, which sets SLURM_LAUNCH_NODE_IPADDR" : "");
+    }
+    if ((r = zero__boot_env_int(launcher, "MASTER_PORT", 1, 65535, &port_set, &port, err)) != ZERO_OK) return r;
+    if (port_set)
+        env->master_port = (int)port;
+    else if (port_fallback > 0)
+        env->master_port = port_fallback;
+    else if (env->world > 1)
+        return zero__boot_env_fail(err, "MASTER_PORT",
+                                   "MASTER_PORT is not set, but the world has %d ranks (launcher: %s)\n"
+                                   "HINT: export MASTER_PORT (a free TCP port on rank 0's host) on every rank",
+                                   env->world, launcher);
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_dist_env_read(zero_dist_env *env, zero_error *err) {
+    const zero__boot_launcher *L;
+    long long rank = 0, world = 0, lrank = 0, lworld = -1;
+    int rank_set, world_set, lrank_set, lworld_set = 0;
+    const char *world_var;
+    zero_result r;
+    if (!env) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_dist_env_read: env is NULL");
+    memset(env, 0, sizeof *env);
+    L = zero__boot_detect();
+    if (!L) {
+        env->world = 1;
+        env->local_world = 1;
+        snprintf(env->source, sizeof env->source, "%s", "none");
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    snprintf(env->source, sizeof env->source, "%s", L->name);
+    world_var = L->world;
+    if (L->world_alt && !getenv(L->world) && getenv(L->world_alt)) world_var = L->world_alt;
+
+    if ((r = zero__boot_env_int(L->name, L->rank, 0, INT_MAX - 1, &rank_set, &rank, err)) != ZERO_OK) return r;
+    if ((r = zero__boot_env_int(L->name, world_var, 1, INT_MAX, &world_set, &world, err)) != ZERO_OK) return r;
+    if ((r = zero__boot_env_int(L->name, L->local_rank, 0, INT_MAX - 1, &lrank_set, &lrank, err)) != ZERO_OK)
+        return r;
+    if (!rank_set)
+        return zero__boot_env_fail(err, L->rank, "%s is not set, but %s=\"%s\" is (launcher: %s sets both)",
+                                   L->rank, world_var, getenv(world_var), L->name);
+    if (!world_set)
+        return zero__boot_env_fail(err, world_var, "%s is not set, but %s=\"%s\" is (launcher: %s sets both)",
+                                   world_var, L->rank, getenv(L->rank), L->name);
+    if (rank >= world)
+        return zero__boot_env_fail(err, L->rank, "%s=\"%s\": not below %s=\"%s\" (launcher: %s)", L->rank,
+                                   getenv(L->rank), world_var, getenv(world_var), L->name);
+    if (!lrank_set && world > 1)
+        return zero__boot_env_fail(err, L->local_rank,
+                                   "%s is not set, but %s=\"%s\" is (launcher: %s); the local rank picks the GPU",
+                                   L->local_rank, world_var, getenv(world_var), L->name);
+    if (lrank_set && lrank >= world)
+        return zero__boot_env_fail(err, L->local_rank, "%s=\"%s\": not below %s=\"%s\" (launcher: %s)",
+                                   L->local_rank, getenv(L->local_rank), world_var, getenv(world_var), L->name);
+
+    if (strcmp(L->name, "slurm") == 0) {
+        /* "4", or Slurm's compressed per-node list "4(x2)", "2(x3),1" */
+        const char *lw_var = getenv(L->local_world) ? L->local_world
+                             : getenv("SLURM_STEP_TASKS_PER_NODE") ? "SLURM_STEP_TASKS_PER_NODE"
+                                                                   : NULL;
+        if (lw_var) {
+            const char *v = getenv(lw_var);
+            long long node = -1;
+            int node_set = 0, pr;
+            if ((pr = zero__boot_slurm_per_node(v, -1, &lworld)) == 0 && lworld < 0) {
+                /* the nodes differ: this node's entry, by SLURM_NODEID */
+                if ((r = zero__boot_env_int(L->name, "SLURM_NODEID", 0, INT_MAX, &node_set, &node, err)) != ZERO_OK)
+                    return r;
+                lworld = -1;
+                if (node_set) {
+                    pr = zero__boot_slurm_per_node(v, node, &lworld);
+                    if (pr == 2)
+                        return zero__boot_env_fail(err, "SLURM_NODEID",
+                                                   "SLURM_NODEID=\"%s\": %s=\"%s\" has no entry for it "
+                                                   "(launcher: slurm)",
+                                                   getenv("SLURM_NODEID"), lw_var, v);
+                }
+            }
+            if (pr == 1)
+                return zero__boot_env_fail(err, lw_var,
+                                           "%s=\"%s\": not a count of tasks per node such as \"4\" or "
+                                           "\"4(x2)\" (launcher: slurm)",
+                                           lw_var, v);
+            lworld_set = lworld > 0;
+            if (lworld_set && lworld > world)
+                return zero__boot_env_fail(err, lw_var,
+                                           "%s=\"%s\": more tasks per node (%lld) than %s=\"%s\" (launcher: slurm)",
+                                           lw_var, v, lworld, world_var, getenv(world_var));
+            if (lworld_set && lrank_set && lrank >= lworld)
+                return zero__boot_env_fail(err, L->local_rank,
+                                           "%s=\"%s\": not below the %lld tasks of this node (%s=\"%s\") "
+                                           "(launcher: slurm)",
+                                           L->local_rank, getenv(L->local_rank), lworld, lw_var, v);
+        }
+    } else {
+        if ((r = zero__boot_env_int(L->name, L->local_world, 1, INT_MAX, &lworld_set, &lworld, err)) != ZERO_OK)
+            return r;
+        if (lworld_set && lworld > world)
+            return zero__boot_env_fail(err, L->local_world, "%s=\"%s\": above %s=\"%s\" (launcher: %s)", L->local_world,
+                                       getenv(L->local_world), world_var, getenv(world_var), L->name);
+        if (lworld_set && lrank_set && lrank >= lworld)
+            return zero__boot_env_fail(err, L->local_rank, "%s=\"%s\": not below %s=\"%s\" (launcher: %s)",
+                                       L->local_rank, getenv(L->local_rank), L->local_world,
+                                       getenv(L->local_world), L->name);
+        if (!lworld_set) lworld = -1;
+    }
+    env->rank = (int)rank;
+    env->world = (int)world;
+    env->local_rank = lrank_set ? (int)lrank : 0;
+    env->local_world = (int)lworld;
+    if (strcmp(L->name, "slurm") == 0)
+        r = zero__boot_env_master(env, L->name, "SLURM_LAUNCH_NODE_IPADDR", 29500, err);
+    else
+        r = zero__boot_env_master(env, L->name, NULL, 0, err);
+    if (r != ZERO_OK) return r;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* ---- bootstrap exchange over TCP ----
+
+   The protocol, all integers big-endian:
+     request (peer -> rank 0), 32 bytes:
+       "zero" | u32 version | u32 rank | u32 world | u64 bytes | u64 nonce
+     reply (rank 0 -> peer), 32 bytes, then the blob when status is 0:
+       "zero" | u32 version | u32 status | u32 world | u64 bytes | u64 0
+   The nonce is random per call: the same process retrying after a broken
+   connection is served again; a second process claiming a served rank is
+   refused. Rank 0 serves many connections at once through poll, so a client
+   that connects and stays silent, or stops half-way through its request,
+   holds up nobody; such a client is dropped when the table of connections
+   is full (its oldest unfinished entry goes first), at the latest when rank
+   0 has served everyone. Every socket is non-blocking; every wait is a poll
+   bounded by the deadline. */
+
+#define ZERO__BOOT_VERSION 1u
+#define ZERO__BOOT_HDR 32
+
+enum {
+    ZERO__BOOT_ST_OK = 0,
+    ZERO__BOOT_ST_VERSION = 1,
+    ZERO__BOOT_ST_WORLD = 2,
+    ZERO__BOOT_ST_BYTES = 3,
+    ZERO__BOOT_ST_RANK = 4,
+    ZERO__BOOT_ST_TAKEN = 5
+};
+
+#ifdef MSG_NOSIGNAL
+#  define ZERO__BOOT_SEND_FLAGS MSG_NOSIGNAL
+#else
+#  define ZERO__BOOT_SEND_FLAGS 0
+#endif
+
+/* read-side end of stream, as an error code of zero__boot_io */
+#define ZERO__BOOT_EOF (-1)
+
+static void zero__boot_put32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)(v >> 24), p[1] = (unsigned char)(v >> 16), p[2] = (unsigned char)(v >> 8),
+    p[3] = (unsigned char)v;
+}
+static void zero__boot_put64(unsigned char *p, uint64_t v) {
+    zero__boot_put32(p, (uint32_t)(v >> 32));
+    zero__boot_put32(p + 4, (uint32_t)v);
+}
+static uint32_t zero__boot_get32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+static uint64_t zero__boot_get64(const unsigned char *p) {
+    return (uint64_t)zero__boot_get32(p) << 32 | zero__boot_get32(p + 4);
+}
+
+static void zero__boot_header(unsigned char *h, uint32_t a, uint32_t b, uint64_t c, uint64_t d) {
+    memcpy(h, "zero", 4);
+    zero__boot_put32(h + 4, ZERO__BOOT_VERSION);
+    zero__boot_put32(h + 8, a);
+    zero__boot_put32(h + 12, b);
+    zero__boot_put64(h + 16, c);
+    zero__boot_put64(h + 24, d);
+}
+
+/* Non-blocking, close-on-exec, no SIGPIPE, no Nagle delay. */
+static void zero__boot_prepare(int fd) {
+    int one = 1, fl = fcntl(fd, F_GETFL, 0);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+#ifdef SO_NOSIGPIPE
+    setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* 0 when fd is ready for ev (or has an error the next call will report), ETIMEDOUT
+   at the deadline, else poll's errno. */
+static int zero__boot_wait(int fd, short ev, double deadline) {
+    for (;;) {
+        struct pollfd p;
+        int k, ms = zero__boot_ms_left(deadline);
+        if (ms <= 0) return ETIMEDOUT;
+        p.fd = fd;
+        p.events = ev;
+        p.revents = 0;
+        k = poll(&p, 1, ms);
+        if (k > 0) return 0;
+        if (k < 0 && errno != EINTR) return errno;
+    }
+}
+
+/* All n bytes through the non-blocking fd before the deadline (partial
+   transfers and EINTR continue): 0, ZERO__BOOT_EOF, ETIMEDOUT or an errno. */
+static int zero__boot_io(int fd, void *buf, size_t n, int writing, double deadline) {
+    unsigned char *p = (unsigned char *)buf;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = writing ? send(fd, p + done, n - done, ZERO__BOOT_SEND_FLAGS) : recv(fd, p + done, n - done, 0);
+        int e;
+        if (k > 0) {
+            done += (size_t)k;
+            continue;
+        }
+        if (k == 0 && !writing) return ZERO__BOOT_EOF;
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return errno;
+        if ((e = zero__boot_wait(fd, writing ? POLLOUT : POLLIN, deadline)) != 0) return e;
+    }
+    return 0;
+}
+
+/* Connect to one address before the deadline: 0 and *out, or an errno. */
+static int zero__boot_connect(const struct addrinfo *ai, double deadline, int *out) {
+    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol), e, soerr = 0;
+    socklen_t len = sizeof soerr;
+    if (fd < 0) return errno;
+    zero__boot_prepare(fd);
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        if (errno != EINPROGRESS && errno != EINTR) {
+            e = errno;
+            close(fd);
+            return e;
+        }
+        if ((e = zero__boot_wait(fd, POLLOUT, deadline)) != 0) {
+            close(fd);
+            return e;
+        }
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0) soerr = errno;
+        if (soerr) {
+            close(fd);
+            return soerr;
+        }
+    }
+    *out = fd;
+    return 0;
+}
+
+static uint64_t zero__boot_nonce(void) {
+    static volatile unsigned counter;
+    struct timespec a, b;
+    uint64_t x;
+    int local;
+    clock_gettime(CLOCK_REALTIME, &a);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    x = (uint64_t)a.tv_sec * 1000000007ull ^ (uint64_t)a.tv_nsec ^ (uint64_t)b.tv_nsec << 21 ^
+        (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)&local ^ (uint64_t)__sync_add_and_fetch(&counter, 1) << 52;
+    /* splitmix64 finaliser */
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static const char *zero__boot_status_text(uint32_t st) {
+    switch (st) {
+    case ZERO__BOOT_ST_VERSION: return "a different version of zero's bootstrap protocol";
+    case ZERO__BOOT_ST_WORLD: return "a different world size";
+    case ZERO__BOOT_ST_BYTES: return "a different id size";
+    case ZERO__BOOT_ST_RANK: return "a rank outside 1 .. world - 1";
+    case ZERO__BOOT_ST_TAKEN: return "a rank another process already claimed";
+    default: return "an unknown refusal";
+    }
+}
+
+/* A peer: connect to rank 0 (retrying while it is not up), send the request,
+   read the reply and the blob. */
+static zero_result zero__boot_peer(const zero_dist_env *env, void *id, size_t bytes, double timeout_s,
+                                   double deadline, const char *where, zero_error *err) {
+    unsigned char req[ZERO__BOOT_HDR], rep[ZERO__BOOT_HDR];
+    char last[320], ebuf[128], port[16];
+    double pause = 0.005;
+    int attempts = 0;
+    snprintf(last, sizeof last, "%s", "no attempt was made");
+    snprintf(port, sizeof port, "%d", env->master_port);
+    zero__boot_header(req, (uint32_t)env->rank, (uint32_t)env->world, (uint64_t)bytes, zero__boot_nonce());
+    while (zero__boot_now() < deadline) {
+        struct addrinfo hints, *res = NULL, *ai;
+        int g;
+        memset(&hints, 0, sizeof hints);
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_protocol = IPPROTO_TCP;
+        hints.ai_flags = AI_NUMERICSERV;
+        attempts++;
+        g = getaddrinfo(env->master_addr, port, &hints, &res);
+        if (g != 0) {
+            snprintf(last, sizeof last, "cannot resolve \"%s\": %s", env->master_addr,
+                     g == EAI_SYSTEM ? zero__boot_strerror(errno, ebuf, sizeof ebuf) : gai_strerror(g));
+            res = NULL;
+        }
+        for (ai = res; ai; ai = ai->ai_next) {
+            int fd = -1, e;
+            /* a silently dropped SYN must not keep the other addresses from a try */
+            double until = zero__boot_now() + 5.0;
+            uint32_t st;
+            if (until > deadline) until = deadline;
+            if ((e = zero__boot_connect(ai, until, &fd)) != 0) {
+                snprintf(last, sizeof last, "connect: %s", zero__boot_strerror(e, ebuf, sizeof ebuf));
+                continue;
+            }
+            e = zero__boot_io(fd, req, sizeof req, 1, deadline);
+            if (e == 0) e = zero__boot_io(fd, rep, sizeof rep, 0, deadline);
+            if (e != 0) {
+                close(fd);
+                if (e == ZERO__BOOT_EOF)
+                    snprintf(last, sizeof last, "%s", "rank 0 closed the connection before replying");
+                else if (e == ETIMEDOUT)
+                    snprintf(last, sizeof last, "%s", "connected, but no reply came");
+                else
+                    snprintf(last, sizeof last, "%s", zero__boot_strerror(e, ebuf, sizeof ebuf));
+                continue;
+            }
+            if (memcmp(rep, "zero", 4) != 0) {
+                close(fd);
+                freeaddrinfo(res);
+                return zero__fail(err, ZERO_MSG_BOOTSTRAP_PROTOCOL, NULL, 0, 0,
+                                  "zero_bootstrap_exchange: rank %d of %d: what answers at %s is not zero's "
+                                  "bootstrap (another program holds MASTER_PORT)\nHINT: pick a free MASTER_PORT, the "
+                                  "same on every rank",
+                                  env->rank, env->world, where);
+            }
+            st = zero__boot_get32(rep + 8);
+            if (st != ZERO__BOOT_ST_OK) {
+                close(fd);
+                freeaddrinfo(res);
+                return zero__fail(err, ZERO_MSG_BOOTSTRAP_MISMATCH, NULL, 0, 0,
+                                  "zero_bootstrap_exchange: rank %d of %d: rank 0 at %s (protocol version %u, "
+                                  "world %u, id of %llu bytes) refused this rank (version %u, world %d, id of %zu "
+                                  "bytes): %s\nHINT: every rank needs the same WORLD_SIZE and build; each RANK "
+                                  "once; another job may be using MASTER_PORT",
+                                  env->rank, env->world, where, (unsigned)zero__boot_get32(rep + 4),
+                                  (unsigned)zero__boot_get32(rep + 12), (unsigned long long)zero__boot_get64(rep + 16),
+                                  ZERO__BOOT_VERSION, env->world, bytes, zero__boot_status_text(st));
+            }
+            e = zero__boot_io(fd, id, bytes, 0, deadline);
+            close(fd);
+            if (e != 0) {
+                snprintf(last, sizeof last, "reading the id: %s",
+                         e == ZERO__BOOT_EOF ? "rank 0 closed the connection"
+                         : e == ETIMEDOUT   ? "timed out"
+                                            : zero__boot_strerror(e, ebuf, sizeof ebuf));
+                continue;
+            }
+            freeaddrinfo(res);
+            zero__ok(err);
+            return ZERO_OK;
+        }
+        if (res) freeaddrinfo(res);
+        {
+            double left = deadline - zero__boot_now();
+            zero__boot_sleep(pause < left ? pause : left);
+            pause = pause * 2 < 0.2 ? pause * 2 : 0.2;
+        }
+    }
+    return zero__fail(err, ZERO_MSG_BOOTSTRAP_TIMEOUT, NULL, 0, 0,
+                      "zero_bootstrap_exchange: rank %d of %d could not reach rank 0 at %s within %.3g s "
+                      "(%d attempts; last: %s)\nHINT: check that rank 0 runs and reaches the bootstrap, that "
+                      "MASTER_ADDR and MASTER_PORT are the same on every rank and reachable from this host "
+                      "(firewall); ZERO_TIMEOUT_S sets the deadline",
+                      env->rank, env->world, where, timeout_s, attempts, last);
+}
+
+typedef struct zero__boot_conn {
+    int fd;
+    int writing;            /* 0: reading the request; 1: writing the reply */
+    int ok;                 /* the reply is the shared one with the blob */
+    int rank;
+    size_t got, sent;
+    double since;
+    unsigned char req[ZERO__BOOT_HDR];
+    unsigned char rep[ZERO__BOOT_HDR]; /* a refusal */
+} zero__boot_conn;
+
+#define ZERO__BOOT_MAX_LISTEN 8
+
+/* Bind and listen on every address master_addr resolves to. */
+static zero_result zero__boot_listen(const zero_dist_env *env, const char *where, int *fds, int *n,
+                                     zero_error *err) {
+    struct addrinfo hints, *res = NULL, *ai, *bj;
+    char port[16], ebuf[128];
+    int g, e = 0, inuse = 0;
+    *n = 0;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+    hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+    snprintf(port, sizeof port, "%d", env->master_port);
+    g = getaddrinfo(env->master_addr, port, &hints, &res);
+    if (g != 0)
+        return zero__fail(err, ZERO_MSG_BOOTSTRAP_LISTEN, NULL, 0, 0,
+                          "zero_bootstrap_exchange: rank 0 cannot resolve MASTER_ADDR \"%s\": %s\nHINT: "
+                          "MASTER_ADDR must name rank 0's host (an address or a resolvable name)",
+                          env->master_addr,
+                          g == EAI_SYSTEM ? zero__boot_strerror(errno, ebuf, sizeof ebuf) : gai_strerror(g));
+    for (ai = res; ai && *n < ZERO__BOOT_MAX_LISTEN; ai = ai->ai_next) {
+        int fd, one = 1, dup = 0;
+        for (bj = res; bj != ai; bj = bj->ai_next)
+            if (bj->ai_addrlen == ai->ai_addrlen && memcmp(bj->ai_addr, ai->ai_addr, ai->ai_addrlen) == 0) dup = 1;
+        if (dup) continue;
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0) {
+            e = errno;
+            continue;
+        }
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 128) != 0) {
+            e = errno;
+            if (e == EADDRINUSE) inuse = 1;
+            close(fd);
+            continue;
+        }
+        zero__boot_prepare(fd);
+        fds[(*n)++] = fd;
+    }
+    freeaddrinfo(res);
+    /* one address taken by someone else: peers that try it would meet them */
+    if (inuse || *n == 0) {
+        int i;
+        for (i = 0; i < *n; i++) close(fds[i]);
+        *n = 0;
+        if (inuse) e = EADDRINUSE;
+        return zero__fail(err, ZERO_MSG_BOOTSTRAP_LISTEN, NULL, 0, 0,
+                          "zero_bootstrap_exchange: rank 0 cannot listen on %s: %s\nHINT: %s", where,
+                          zero__boot_strerror(e, ebuf, sizeof ebuf),
+                          e == EADDRINUSE ? "another process holds MASTER_PORT (an earlier run still alive, or "
+                                            "another job): set another MASTER_PORT on every rank"
+                          : e == EADDRNOTAVAIL ? "MASTER_ADDR is not an address of this host: rank 0 must run on "
+                                                 "the host MASTER_ADDR names (with Slurm, set MASTER_ADDR to the "
+                                                 "first node of the job)"
+                                               : "check MASTER_ADDR and MASTER_PORT");
+    }
+    return ZERO_OK;
+}
+
+/* Rank 0: serve the blob to world - 1 peers. */
+static zero_result zero__boot_root(const zero_dist_env *env, const void *id, size_t bytes, double timeout_s,
+                                   double deadline, const char *where, zero_error *err) {
+    int lfd[ZERO__BOOT_MAX_LISTEN], nl = 0, i, world = env->world;
+    int cap = (world - 1 < 1000 ? world - 1 : 1000) + 16, nconn = 0, nserved = 0, refused = 0;
+    unsigned char *served = NULL, *claimed = NULL, *okbuf = NULL;
+    uint64_t *nonces = NULL;
+    zero__boot_conn *conns = NULL;
+    struct pollfd *pfd = NULL;
+    char refusal[200] = "";
+    zero_result r = zero__boot_listen(env, where, lfd, &nl, err);
+    if (r != ZERO_OK) return r;
+    served = (unsigned char *)calloc((size_t)world, 1);
+    claimed = (unsigned char *)calloc((size_t)world, 1);
+    nonces = (uint64_t *)calloc((size_t)world, sizeof *nonces);
+    okbuf = (unsigned char *)malloc(ZERO__BOOT_HDR + bytes);
+    conns = (zero__boot_conn *)calloc((size_t)cap, sizeof *conns);
+    pfd = (struct pollfd *)calloc((size_t)(cap + nl), sizeof *pfd);
+    if (!served || !claimed || !nonces || !okbuf || !conns || !pfd) {
+        r = zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0,
+                       "zero_bootstrap_exchange: rank 0: no memory for the table of %d ranks", world);
+        goto done;
+    }
+    zero__boot_header(okbuf, ZERO__BOOT_ST_OK, (uint32_t)world, (uint64_t)bytes, 0);
+    if (bytes) memcpy(okbuf + ZERO__BOOT_HDR, id, bytes);
+
+    while (nserved < world - 1) {
+        int ms = zero__boot_ms_left(deadline), k, np = 0;
+        if (ms <= 0) {
+            char list[512];
+            size_t n = 0;
+            int missing = 0, shown = 0;
+            list[0] = 0;
+            for (i = 1; i < world; i++) {
+                if (served[i]) continue;
+                missing++;
+                if (shown < 24 && n < sizeof list) {
+                    n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", shown ? ", " : "", i);
+                    shown++;
+                }
+            }
+            if (missing > shown && n < sizeof list)
+                snprintf(list + n, sizeof list - n, " and %d more", missing - shown);
+            r = zero__fail(err, ZERO_MSG_BOOTSTRAP_TIMEOUT, NULL, 0, 0,
+                           "zero_bootstrap_exchange: rank 0 of %d listened on %s for %.3g s: %s %s never "
+                           "connected%s%s%s"
+                           "\nHINT: start every rank with the same MASTER_ADDR, MASTER_PORT and world size; a rank "
+                           "that failed earlier logged its own error%s; ZERO_TIMEOUT_S sets the deadline",
+                           world, where, timeout_s, missing == 1 ? "rank" : "ranks", list,
+                           refused ? " (refused: " : "", refused ? refusal : "", refused ? ")" : "",
+                           strcmp(env->source, "slurm") == 0 ? "; under Slurm start the tasks with srun (a batch "
+                                                               "script alone is one task)"
+                                                             : "");
+            goto done;
+        }
+        for (i = 0; i < nl; i++) {
+            pfd[np].fd = lfd[i];
+            pfd[np].events = POLLIN;
+            pfd[np++].revents = 0;
+        }
+        for (i = 0; i < nconn; i++) {
+            pfd[np].fd = conns[i].fd;
+            pfd[np].events = conns[i].writing ? POLLOUT : POLLIN;
+            pfd[np++].revents = 0;
+        }
+        k = poll(pfd, (nfds_t)np, ms);
+        if (k < 0) {
+            char ebuf[128];
+            if (errno == EINTR) continue;
+            r = zero__fail(err, ZERO_MSG_BOOTSTRAP_LISTEN, NULL, 0, 0, "zero_bootstrap_exchange: rank 0: poll: %s",
+                           zero__boot_strerror(errno, ebuf, sizeof ebuf));
+            goto done;
+        }
+        if (k == 0) continue;
+
+        /* connections first: pfd[nl + i] belongs to conns[i] */
+        for (i = 0; i < nconn; i++) {
+            zero__boot_conn *c = &conns[i];
+            short re = pfd[nl + i].revents;
+            ssize_t t = 0;
+            if (!re) continue;
+            if (!c->writing) {
+                t = recv(c->fd, c->req + c->got, ZERO__BOOT_HDR - c->got, 0);
+                if (t < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+                if (t <= 0) goto drop;
+                c->got += (size_t)t;
+                /* garbage is dropped as soon as it shows */
+                if (memcmp(c->req, "zero", c->got < 4 ? c->got : 4) != 0) goto drop;
+                if (c->got < ZERO__BOOT_HDR) continue;
+                {
+                    uint32_t ver = zero__boot_get32(c->req + 4), rk = zero__boot_get32(c->req + 8);
+                    uint32_t w = zero__boot_get32(c->req + 12);
+                    uint64_t b = zero__boot_get64(c->req + 16), nonce = zero__boot_get64(c->req + 24);
+                    uint32_t st = ZERO__BOOT_ST_OK;
+                    if (ver != ZERO__BOOT_VERSION)
+                        st = ZERO__BOOT_ST_VERSION;
+                    else if (w != (uint32_t)world)
+                        st = ZERO__BOOT_ST_WORLD;
+                    else if (b != (uint64_t)bytes)
+                        st = ZERO__BOOT_ST_BYTES;
+                    else if (rk == 0 || rk >= (uint32_t)world)
+                        st = ZERO__BOOT_ST_RANK;
+                    else if (claimed[rk] && nonces[rk] != nonce)
+                        st = ZERO__BOOT_ST_TAKEN;
+                    c->writing = 1;
+                    c->rank = (int)rk;
+                    if (st == ZERO__BOOT_ST_OK) {
+                        claimed[rk] = 1;
+                        nonces[rk] = nonce;
+                        c->ok = 1;
+                    } else {
+                        refused++;
+                        snprintf(refusal, sizeof refusal,
+                                 "%d connection%s speaking zero's protocol, the last with rank %u, world %u, "
+                                 "id of %llu bytes, version %u",
+                                 refused, refused == 1 ? "" : "s", (unsigned)rk, (unsigned)w,
+                                 (unsigned long long)b, (unsigned)ver);
+                        zero__boot_header(c->rep, st, (uint32_t)world, (uint64_t)bytes, 0);
+                    }
+                }
+                /* fall through to the write: the socket is very likely writable */
+            }
+            {
+                const unsigned char *buf = c->ok ? okbuf : c->rep;
+                size_t total = c->ok ? ZERO__BOOT_HDR + bytes : ZERO__BOOT_HDR;
+                while (c->sent < total) {
+                    t = send(c->fd, buf + c->sent, total - c->sent, ZERO__BOOT_SEND_FLAGS);
+                    if (t > 0) {
+                        c->sent += (size_t)t;
+                        continue;
+                    }
+                    if (t < 0 && errno == EINTR) continue;
+                    break;
+                }
+                if (c->sent < total) {
+                    if (t < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+                    goto drop;
+                }
+                if (c->ok && !served[c->rank]) {
+                    served[c->rank] = 1;
+                    nserved++;
+                }
+            }
+        drop:
+            close(c->fd);
+            c->fd = -1;
+        }
+        /* compact (the pollfd indexes are no longer needed) */
+        {
+            int j = 0;
+            for (i = 0; i < nconn; i++)
+                if (conns[i].fd >= 0) conns[j++] = conns[i];
+            nconn = j;
+        }
+        if (nserved >= world - 1) break;
+
+        for (i = 0; i < nl; i++) {
+            int burst;
+            if (!(pfd[i].revents & POLLIN)) continue;
+            for (burst = 0; burst < 64; burst++) {
+                int fd = accept(lfd[i], NULL, NULL);
+                if (fd < 0) {
+                    if (errno == EINTR || errno == ECONNABORTED) continue;
+                    break; /* EAGAIN: no more; EMFILE and others: try again after the next poll */
+                }
+                if (nconn == cap) {
+                    /* full: drop the oldest client still sending its request */
+                    int j, old = -1;
+                    for (j = 0; j < nconn; j++)
+                        if (!conns[j].writing && (old < 0 || conns[j].since < conns[old].since)) old = j;
+                    if (old < 0) {
+                        close(fd);
+                        continue;
+                    }
+                    close(conns[old].fd);
+                    conns[old] = conns[--nconn];
+                }
+                zero__boot_prepare(fd);
+                memset(&conns[nconn], 0, sizeof conns[nconn]);
+                conns[nconn].fd = fd;
+                conns[nconn].since = zero__boot_now();
+                nconn++;
+            }
+        }
+    }
+    zero__ok(err);
+    r = ZERO_OK;
+done:
+    for (i = 0; i < nconn; i++) close(conns[i].fd);
+    for (i = 0; i < nl; i++) close(lfd[i]);
+    free(served);
+    free(claimed);
+    free(nonces);
+    free(okbuf);
+    free(conns);
+    free(pfd);
+    return r;
+}
+
+ZERO__DEF zero_result zero_bootstrap_exchange(const zero_dist_env *env, void *id, size_t bytes,
+                                              double timeout_s, zero_error *err) {
+    char where[300];
+    double deadline;
+    if (!env) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_bootstrap_exchange: env is NULL");
+    if (!id && bytes)
+        return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_bootstrap_exchange: id is NULL");
+    if (env->world < 1 || env->rank < 0 || env->rank >= env->world)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "zero_bootstrap_exchange: rank %d of world %d is out of range", env->rank, env->world);
+    if (env->world == 1) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    if (!(timeout_s > 0) || timeout_s > 1e9)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "zero_bootstrap_exchange: timeout_s %g is not a positive number of seconds", timeout_s);
+    if (bytes > ((size_t)1 << 30))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "zero_bootstrap_exchange: %zu bytes to exchange; at most 1 GiB", bytes);
+    if (!memchr(env->master_addr, 0, sizeof env->master_addr) || !env->master_addr[0] || env->master_port < 1 ||
+        env->master_port > 65535)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "zero_bootstrap_exchange: world %d needs master_addr and master_port (got \"%.64s\" "
+                          "and %d)",
+                          env->world, memchr(env->master_addr, 0, sizeof env->master_addr) ? env->master_addr : "",
+                          env->master_port);
+    zero__boot_hostport(where, sizeof where, env->master_addr, env->master_port);
+    deadline = zero__boot_now() + timeout_s;
+    if (env->rank == 0) return zero__boot_root(env, id, bytes, timeout_s, deadline, where, err);
+    return zero__boot_peer(env, id, bytes, timeout_s, deadline, where, err);
+}
+
+/* ---- local launcher ---- */
+
+/* GPUs visible to a fresh process, counted in a child so that this process
+   never initialises CUDA (which does not survive fork). -1 when the count
+   could not be had. */
+static int zero__boot_gpu_count(void) {
+    int fds[2], n = -1, st;
+    pid_t pid;
+    if (pipe(fds) != 0) return -1;
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        int count = 0;
+        ssize_t w;
+        close(fds[0]);
+        if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+        w = write(fds[1], &count, sizeof count);
+        _exit(w == (ssize_t)sizeof count ? 0 : 1);
+    }
+    close(fds[1]);
+    {
+        /* driver start-up on a large node takes seconds; a hung driver must not hang us */
+        double deadline = zero__boot_now() + 120.0;
+        size_t got = 0;
+        while (got < sizeof n) {
+            ssize_t k;
+            if (zero__boot_wait(fds[0], POLLIN, deadline) != 0) break;
+            k = read(fds[0], (char *)&n + got, sizeof n - got);
+            if (k > 0)
+                got += (size_t)k;
+            else if (!(k < 0 && errno == EINTR))
+                break;
+        }
+        if (got < sizeof n) {
+            n = -1;
+            kill(pid, SIGKILL);
+        }
+    }
+    close(fds[0]);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return n;
+}
+
+/* A free TCP port on 127.0.0.1 (the kernel's pick), -errno on failure. */
+static int zero__boot_free_port(void) {
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port, e;
+    if (fd < 0) return -errno;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        e = errno;
+        close(fd);
+        return -e;
+    }
+    port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static int zero__boot_child_code(int st) {
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return 1;
+}
+
+ZERO__DEF zero_result zero_cuda_launch_local(int *exit_code, zero_error *err) {
+    zero_dist_env env;
+    zero_result r;
+    long long ngpu = 0;
+    int set = 0, port, i, n, left, worst = 0, termed = 0, killed = 0;
+    double grace = 600, failed_at = -1, termed_at = 0;
+    pid_t *pids, parent;
+    int *done;
+    const char *tv;
+    char ebuf[128];
+    if (!exit_code) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_cuda_launch_local: exit_code is NULL");
+    *exit_code = -1;
+    /* started by a launcher (or its variables are wrong: say so now) */
+    if ((r = zero_dist_env_read(&env, err)) != ZERO_OK) return r;
+    if (strcmp(env.source, "none") != 0) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    if ((r = zero__boot_env_int("zero_cuda_launch_local", "ZERO_LOCAL_GPUS", 0, 4096, &set, &ngpu, err)) != ZERO_OK)
+        return r;
+    if (!set) {
+        ngpu = zero__boot_gpu_count();
+        if (ngpu < 0) {
+            zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_LAUNCH_INFO,
+                      "zero_cuda_launch_local: the GPUs could not be counted (the probe process failed); "
+                      "going on as one process");
+            ngpu = 0;
+        }
+    }
+    if (ngpu <= 1) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    n = (int)ngpu;
+    if ((tv = getenv("ZERO_TIMEOUT_S")) && *tv) {
+        char *end;
+        double t = strtod(tv, &end);
+        if (*end == 0 && t > 0 && t < 1e7) grace = t;
+    }
+    port = zero__boot_free_port();
+    if (port < 0)
+        return zero__fail(err, ZERO_MSG_LAUNCH_LOCAL, NULL, 0, 0,
+                          "zero_cuda_launch_local: no free TCP port on 127.0.0.1: %s",
+                          zero__boot_strerror(-port, ebuf, sizeof ebuf));
+    pids = (pid_t *)calloc((size_t)n, sizeof *pids);
+    done = (int *)calloc((size_t)n, sizeof *done);
+    if (!pids || !done) {
+        free(pids);
+        free(done);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_cuda_launch_local");
+    }
+    /* an inherited SIG_IGN would make the children vanish unreaped, statuses lost */
+    {
+        struct sigaction sa;
+        if (sigaction(SIGCHLD, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) signal(SIGCHLD, SIG_DFL);
+    }
+    zero__log(NULL, ZERO_LOG_INFO, ZERO_MSG_LAUNCH_INFO,
+              "zero_cuda_launch_local: %d GPUs: starting %d processes (MASTER_ADDR 127.0.0.1, MASTER_PORT %d)", n, n,
+              port);
+    parent = getpid();
+    fflush(NULL);
+    for (i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            char v[32];
+            int ok = 1;
+#ifdef __linux__
+            /* the launcher killed (not by a terminal's ^C, which reaches all): end too */
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != parent) _exit(128 + SIGTERM);
+#else
+            (void)parent;
+#endif
+            free(pids);
+            free(done);
+            snprintf(v, sizeof v, "%d", i);
+            ok &= setenv("RANK", v, 1) == 0;
+            ok &= setenv("LOCAL_RANK", v, 1) == 0;
+            snprintf(v, sizeof v, "%d", n);
+            ok &= setenv("WORLD_SIZE", v, 1) == 0;
+            ok &= setenv("LOCAL_WORLD_SIZE", v, 1) == 0;
+            ok &= setenv("MASTER_ADDR", "127.0.0.1", 1) == 0;
+            snprintf(v, sizeof v, "%d", port);
+            ok &= setenv("MASTER_PORT", v, 1) == 0;
+            *exit_code = -1;
+            if (!ok)
+                return zero__fail(err, ZERO_MSG_LAUNCH_LOCAL, NULL, 0, 0,
+                                  "zero_cuda_launch_local: rank %d: setenv: %s", i,
+                                  zero__boot_strerror(errno, ebuf, sizeof ebuf));
+            zero__ok(err);
+            return ZERO_OK;
+        }
+        if (pid < 0) {
+            int e = errno, j, st;
+            for (j = 0; j < i; j++) kill(pids[j], SIGTERM);
+            for (j = 0; j < i; j++)
+                while (waitpid(pids[j], &st, 0) < 0 && errno == EINTR) {
+                }
+            free(pids);
+            free(done);
+            return zero__fail(err, ZERO_MSG_LAUNCH_LOCAL, NULL, 0, 0,
+                              "zero_cuda_launch_local: fork of process %d of %d: %s (the %d started were stopped)",
+                              i, n, zero__boot_strerror(e, ebuf, sizeof ebuf), i);
+        }
+        pids[i] = pid;
+    }
+
+    /* wait for ours only (waitpid by pid): other children of the program are not ours to reap */
+    left = n;
+    while (left > 0) {
+        int progress = 0;
+        for (i = 0; i < n; i++) {
+            int st = 0, code;
+            pid_t w;
+            if (done[i]) continue;
+            w = waitpid(pids[i], &st, WNOHANG);
+            if (w == 0 || (w < 0 && errno == EINTR)) continue;
+            done[i] = 1;
+            left--;
+            progress = 1;
+            code = w == pids[i] ? zero__boot_child_code(st) : 1; /* w < 0: reaped elsewhere, status lost */
+            if (code > worst) worst = code;
+            if (code != 0) {
+                if (w == pids[i] && WIFSIGNALED(st))
+                    zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_LAUNCH_INFO,
+                              "zero_cuda_launch_local: rank %d (pid %d) was killed by signal %d", i, (int)pids[i],
+                              WTERMSIG(st));
+                else
+                    zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_LAUNCH_INFO,
+                              "zero_cuda_launch_local: rank %d (pid %d) exited with status %d", i, (int)pids[i], code);
+                if (failed_at < 0) failed_at = zero__boot_now();
+            }
+        }
+        if (left == 0) break;
+        /* after a failure the others get one deadline to fail on their own, then are stopped */
+        if (failed_at >= 0 && !termed && zero__boot_now() - failed_at > grace) {
+            zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_LAUNCH_INFO,
+                      "zero_cuda_launch_local: %d process%s still running %.3g s after the first failure: "
+                      "sending SIGTERM",
+                      left, left == 1 ? "" : "es", grace);
+            for (i = 0; i < n; i++)
+                if (!done[i]) kill(pids[i], SIGTERM);
+            termed = 1;
+            termed_at = zero__boot_now();
+        }
+        if (termed && !killed && zero__boot_now() - termed_at > 10.0) {
+            for (i = 0; i < n; i++)
+                if (!done[i]) kill(pids[i], SIGKILL);
+            killed = 1;
+        }
+        if (!progress) zero__boot_sleep(0.01);
+    }
+    free(pids);
+    free(done);
+    *exit_code = worst;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+} /* extern "C" */
+
+/* ---- the CUDA backend ----------------------------------------------------
+
+   One process per GPU. Two streams: the compute stream (the program's, or one
+   made here) and a communication stream for NCCL and the kernels around it;
+   the engine orders them with events. The host blocks only in sync(), and
+   there it polls: the stream, NCCL's asynchronous error, and a deadline, so a
+   vanished peer turns into ZERO_ERR_TIMEOUT or ZERO_ERR_NCCL instead of a hang
+   (the communicator is aborted then; the backend refuses further work). */
+
+struct zero_event {
+    cudaEvent_t ev;
+};
+
+struct zero_cuda {
+    zero_backend be;
+    zero_dist_env env;
+    int device;
+    cudaStream_t stream[ZERO_STREAM_COUNT];
+    int own_compute;
+#ifndef ZERO_NO_NCCL
+    ncclComm_t comm;
+    int own_comm;
+#endif
+    double timeout_s;
+    zero_cuda_options opt;
+    double *scratch; /* sumsq partial sums */
+    size_t allocated[ZERO_MEM_KIND_COUNT];
+    int failed;      /* sticky: a collective failed or timed out */
+    zero_error failure;
+};
+
+static double zero__cuda_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static zero_result zero__cuda_sticky(zero_cuda *c, zero_error *err) {
+    if (err) *err = c->failure;
+    return c->failure.code ? c->failure.code : ZERO_ERR_STATE;
+}
+
+/* Remember a failure of the group: later calls repeat it at once. */
+static zero_result zero__cuda_fail_group(zero_cuda *c, zero_result r, zero_error *err) {
+    if (err) {
+        err->code = r;
+        c->failure = *err;
+    }
+    c->failure.code = r;
+    c->failed = 1;
+#ifndef ZERO_NO_NCCL
+    if (c->comm) ncclCommAbort(c->comm), c->comm = NULL;
+#endif
+    return r;
+}
+
+#define ZERO__CUDA_CTX(fn)                                               \
+    zero_cuda *c = (zero_cuda *)ctx;                                     \
+    if (!c) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda " fn ": no backend"); \
+    if (c->failed) return zero__cuda_sticky(c, err)
+
+static cudaStream_t zero__cuda_stream_of(zero_cuda *c, zero_stream_id s) {
+    return c->stream[(unsigned)s < ZERO_STREAM_COUNT ? s : ZERO_STREAM_COMM];
+}
+
+/* ---- memory ---- */
+
+static zero_result zero__cuda_alloc(void *ctx, zero_mem_kind kind, size_t bytes, void **out, zero_error *err) {
+    void *p = NULL;
+    cudaError_t e = cudaSuccess;
+    ZERO__CUDA_CTX("alloc");
+    if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda alloc: out is NULL");
+    *out = NULL;
+    if ((unsigned)kind >= ZERO_MEM_KIND_COUNT)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda alloc: memory kind %d", (int)kind);
+    if (c->opt.alloc) {
+        p = bytes ? c->opt.alloc(c->opt.alloc_user, kind, bytes) : NULL;
+        if (bytes && !p)
+            return zero__fail(err, kind == ZERO_MEM_DEVICE ? ZERO_MSG_CUDA_OUT_OF_MEMORY : ZERO_MSG_OUT_OF_MEMORY, NULL, 0,
+                              0, "the allocation hook returned NULL for %zu bytes of %s memory", bytes,
+                              kind == ZERO_MEM_DEVICE ? "device" : kind == ZERO_MEM_PINNED ? "pinned" : "host");
+    } else if (bytes) {
+        if (kind == ZERO_MEM_DEVICE) e = cudaMalloc(&p, bytes);
+        else if (kind == ZERO_MEM_PINNED) e = cudaMallocHost(&p, bytes);
+        else p = malloc(bytes);
+        if (e != cudaSuccess || !p) {
+            char what[96];
+            if (e != cudaSuccess) {
+                snprintf(what, sizeof what, "%s of %zu bytes on GPU %d", kind == ZERO_MEM_DEVICE ? "cudaMalloc" : "cudaMallocHost",
+                         bytes, c->device);
+                return zero_cuda_check(e, what, __FILE__, __LINE__, err);
+            }
+            return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "malloc of %zu bytes failed", bytes);
+        }
+    }
+    c->allocated[kind] += bytes;
+    *out = p;
+    return ZERO_OK;
+}
+
+static void zero__cuda_free(void *ctx, zero_mem_kind kind, void *p) {
+    zero_cuda *c = (zero_cuda *)ctx;
+    if (!c || !p) return;
+    if (c->opt.free) c->opt.free(c->opt.alloc_user, kind, p);
+    else if (kind == ZERO_MEM_DEVICE) cudaFree(p);
+    else if (kind == ZERO_MEM_PINNED) cudaFreeHost(p);
+    else free(p);
+}
+
+static zero_result zero__cuda_memset0(void *ctx, void *p, size_t bytes, zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_CTX("memset0");
+    if (!bytes) return ZERO_OK;
+    ZERO_CUDA_TRY(cudaMemsetAsync(p, 0, bytes, zero__cuda_stream_of(c, s)), err);
+    return ZERO_OK;
+}
+
+static zero_result zero__cuda_copy(void *ctx, void *dst, const void *src, size_t bytes, zero_stream_id s,
+                                   zero_error *err) {
+    ZERO__CUDA_CTX("copy");
+    if (!bytes) return ZERO_OK;
+    ZERO_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, zero__cuda_stream_of(c, s)), err);
+    return ZERO_OK;
+}
+
+/* ---- events and streams ---- */
+
+static zero_result zero__cuda_event_create(void *ctx, zero_event **out, zero_error *err) {
+    zero_event *ev;
+    ZERO__CUDA_CTX("event_create");
+    ev = (zero_event *)malloc(sizeof *ev);
+    if (!ev) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "cuda event_create");
+    if (zero_cuda_check(cudaEventCreateWithFlags(&ev->ev, cudaEventDisableTiming), "cudaEventCreateWithFlags", __FILE__,
+                        __LINE__, err) != ZERO_OK) {
+        free(ev);
+        return ZERO_ERR_CUDA;
+    }
+    *out = ev;
+    return ZERO_OK;
+}
+
+static void zero__cuda_event_destroy(void *ctx, zero_event *ev) {
+    (void)ctx;
+    if (!ev) return;
+    cudaEventDestroy(ev->ev);
+    free(ev);
+}
+
+static zero_result zero__cuda_event_record(void *ctx, zero_event *ev, zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_CTX("event_record");
+    ZERO_CUDA_TRY(cudaEventRecord(ev->ev, zero__cuda_stream_of(c, s)), err);
+    return ZERO_OK;
+}
+
+static zero_result zero__cuda_stream_wait(void *ctx, zero_stream_id s, zero_event *ev, zero_error *err) {
+    ZERO__CUDA_CTX("stream_wait");
+    ZERO_CUDA_TRY(cudaStreamWaitEvent(zero__cuda_stream_of(c, s), ev->ev, 0), err);
+    return ZERO_OK;
+}
+
+#ifndef ZERO_NO_NCCL
+/* NCCL's asynchronous error of the communicator (ncclSuccess while healthy). */
+static zero_result zero__cuda_nccl_health(zero_cuda *c, const char *what, zero_error *err) {
+    ncclResult_t async = ncclSuccess;
+    if (!c->comm) return ZERO_OK;
+    if (ncclCommGetAsyncError(c->comm, &async) != ncclSuccess || (async != ncclSuccess && async != ncclInProgress)) {
+        zero_nccl_check(async != ncclSuccess ? async : ncclInternalError, what, __FILE__, __LINE__, err);
+        return zero__cuda_fail_group(c, ZERO_ERR_NCCL, err);
+    }
+    return ZERO_OK;
+}
+#endif
+
+/* Wait for stream s, polling NCCL's health and the deadline. */
+static zero_result zero__cuda_sync(void *ctx, zero_stream_id s, zero_error *err) {
+    double t0;
+    unsigned spins = 0;
+    ZERO__CUDA_CTX("sync");
+    t0 = zero__cuda_now();
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(zero__cuda_stream_of(c, s));
+        if (e == cudaSuccess) return ZERO_OK;
+        if (e != cudaErrorNotReady) {
+            zero_cuda_check(e, "cudaStreamQuery (a kernel or copy on zero's stream failed)", __FILE__, __LINE__, err);
+            return zero__cuda_fail_group(c, ZERO_ERR_CUDA, err);
+        }
+#ifndef ZERO_NO_NCCL
+        if (zero__cuda_nccl_health(c, "a collective failed while zero waited for it", err) != ZERO_OK) return ZERO_ERR_NCCL;
+#endif
+        if (zero__cuda_now() - t0 > c->timeout_s) {
+            zero__fail(err, ZERO_MSG_NCCL_TIMEOUT, NULL, 0, 0,
+                       "rank %d: the %s stream did not finish within %.0f s: a peer rank stopped, or never reached the "
+                       "same collective\nHINT: look at the other ranks' first error; ZERO_TIMEOUT_S sets the deadline",
+                       c->env.rank, s == ZERO_STREAM_COMPUTE ? "compute" : "communication", c->timeout_s);
+            return zero__cuda_fail_group(c, ZERO_ERR_TIMEOUT, err);
+        }
+        if (++spins > 64) { /* past the first microseconds: yield the core */
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+/* ---- collectives ---- */
+
+#ifndef ZERO_NO_NCCL
+static int zero__cuda_nccl_type(zero_dtype dt, ncclDataType_t *out) {
+    switch ((int)dt) {
+    case ZERO_DTYPE_FP32: *out = ncclFloat32; return 1;
+    case ZERO_DTYPE_FP16: *out = ncclFloat16; return 1;
+    case ZERO_DTYPE_BF16: *out = ncclBfloat16; return 1;
+    case ZERO__DTYPE_F64: *out = ncclFloat64; return 1;
+    default: return 0;
+    }
+}
+static ncclRedOp_t zero__cuda_nccl_op(zero_op op) {
+    return op == ZERO_OP_MAX ? ncclMax : op == ZERO_OP_MIN ? ncclMin : ncclSum;
+}
+
+/* After an NCCL call on the non-blocking communicator: wait until it is
+   enqueued (ncclInProgress), with the deadline. */
+static zero_result zero__cuda_nccl_done(zero_cuda *c, ncclResult_t r, const char *what, zero_error *err) {
+    double t0 = zero__cuda_now();
+    while (r == ncclInProgress) {
+        if (ncclCommGetAsyncError(c->comm, &r) != ncclSuccess) r = ncclInternalError;
+        if (r == ncclInProgress && zero__cuda_now() - t0 > c->timeout_s) {
+            zero__fail(err, ZERO_MSG_NCCL_TIMEOUT, NULL, 0, 0, "rank %d: %s was not enqueued within %.0f s", c->env.rank, what,
+                       c->timeout_s);
+            return zero__cuda_fail_group(c, ZERO_ERR_TIMEOUT, err);
+        }
+    }
+    if (r != ncclSuccess) {
+        zero_nccl_check(r, what, __FILE__, __LINE__, err);
+        return zero__cuda_fail_group(c, ZERO_ERR_NCCL, err);
+    }
+    return ZERO_OK;
+}
+
+#define ZERO__CUDA_COLL_PROLOGUE(fn)                                                                \
+    ncclDataType_t nt;                                                                              \
+    ZERO__CUDA_CTX(fn);                                                                             \
+    if (!zero__cuda_nccl_type(dt, &nt))                                                             \
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda " fn ": dtype %d", (int)dt);     \
+    if (!c->comm) return zero__fail(err, ZERO_MSG_NCCL_CALL, NULL, 0, 0, "cuda " fn ": no communicator"); \
+    if (!count) return ZERO_OK
+
+static zero_result zero__cuda_reduce_scatter(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt,
+                                             zero_op op, zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_COLL_PROLOGUE("reduce_scatter");
+    return zero__cuda_nccl_done(c, ncclReduceScatter(send, recv, count, nt, zero__cuda_nccl_op(op), c->comm,
+                                                     zero__cuda_stream_of(c, s)),
+                                "ncclReduceScatter", err);
+}
+static zero_result zero__cuda_all_gather(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt,
+                                         zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_COLL_PROLOGUE("all_gather");
+    return zero__cuda_nccl_done(c, ncclAllGather(send, recv, count, nt, c->comm, zero__cuda_stream_of(c, s)),
+                                "ncclAllGather", err);
+}
+static zero_result zero__cuda_all_reduce(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
+                                         zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_COLL_PROLOGUE("all_reduce");
+    return zero__cuda_nccl_done(c, ncclAllReduce(send, recv, count, nt, zero__cuda_nccl_op(op), c->comm,
+                                                 zero__cuda_stream_of(c, s)),
+                                "ncclAllReduce", err);
+}
+static zero_result zero__cuda_broadcast(void *ctx, void *buf, size_t count, zero_dtype dt, int root, zero_stream_id s,
+                                        zero_error *err) {
+    ZERO__CUDA_COLL_PROLOGUE("broadcast");
+    return zero__cuda_nccl_done(c, ncclBroadcast(buf, buf, count, nt, root, c->comm, zero__cuda_stream_of(c, s)),
+                                "ncclBroadcast", err);
+}
+#else
+/* one GPU, no NCCL: the collectives of a world of one */
+static zero_result zero__cuda_copy_if(zero_cuda *c, void *dst, const void *src, size_t bytes, zero_stream_id s,
+                                      zero_error *err) {
+    if (dst == src || !bytes) return ZERO_OK;
+    ZERO_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, zero__cuda_stream_of(c, s)), err);
+    return ZERO_OK;
+}
+static zero_result zero__cuda_reduce_scatter(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt,
+                                             zero_op op, zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_CTX("reduce_scatter");
+    (void)op;
+    return zero__cuda_copy_if(c, recv, send, count * zero_dtype_size(dt), s, err);
+}
+static zero_result zero__cuda_all_gather(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt,
+                                         zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_CTX("all_gather");
+    return zero__cuda_copy_if(c, recv, send, count * zero_dtype_size(dt), s, err);
+}
+static zero_result zero__cuda_all_reduce(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
+                                         zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_CTX("all_reduce");
+    (void)op;
+    return zero__cuda_copy_if(c, recv, send, count * zero_dtype_size(dt), s, err);
+}
+static zero_result zero__cuda_broadcast(void *ctx, void *buf, size_t count, zero_dtype dt, int root, zero_stream_id s,
+                                        zero_error *err) {
+    ZERO__CUDA_CTX("broadcast");
+    (void)buf, (void)count, (void)dt, (void)root, (void)s;
+    return ZERO_OK;
+}
+#endif
+
+/* ---- kernels (zero_cuda_kernels) ---- */
+
+static zero_result zero__cuda_scale(void *ctx, void *x, size_t n, zero_dtype dt, float factor, zero_stream_id s,
+                                    zero_error *err) {
+    ZERO__CUDA_CTX("scale");
+    return zero__cuda_k_scale(x, n, dt, factor, zero__cuda_stream_of(c, s), err);
+}
+static zero_result zero__cuda_convert(void *ctx, void *dst, zero_dtype ddt, const void *src, zero_dtype sdt, size_t n,
+                                      int accumulate, zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_CTX("convert");
+    return zero__cuda_k_convert(dst, ddt, src, sdt, n, accumulate, zero__cuda_stream_of(c, s), err);
+}
+static zero_result zero__cuda_sumsq(void *ctx, const void *x, size_t n, zero_dtype dt, double *out, zero_stream_id s,
+                                    zero_error *err) {
+    ZERO__CUDA_CTX("sumsq");
+    return zero__cuda_k_sumsq(x, n, dt, out, c->scratch, ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s), err);
+}
+static zero_result zero__cuda_adam(void *ctx, const zero_adam_args *a, zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_CTX("adam");
+    return zero__cuda_k_adam(a, zero__cuda_stream_of(c, s), err);
+}
+
+/* ---- init ---- */
+
+ZERO__DEF zero_cuda_options zero_cuda_options_default(void) {
+    zero_cuda_options o;
+    memset(&o, 0, sizeof o);
+    o.device = -1;
+    return o;
+}
+
+static double zero__cuda_timeout(double given) {
+    const char *v = getenv("ZERO_TIMEOUT_S");
+    if (given > 0) return given;
+    if (v && *v) {
+        char *end;
+        double t = strtod(v, &end);
+        if (*end == 0 && t > 0 && t < 1e7) return t;
+        zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID, "ZERO_TIMEOUT_S=\"%s\" is not a number of seconds; using 600", v);
+    }
+    return 600;
+}
+
+ZERO__DEF void zero_cuda_backend_destroy(zero_cuda *c) {
+    if (!c) return;
+    if (c->stream[ZERO_STREAM_COMM]) {
+        /* after a failure the stream may hold a collective that never ends:
+           do not wait for it (the aborted communicator releases it) */
+        if (!c->failed) cudaStreamSynchronize(c->stream[ZERO_STREAM_COMM]);
+        cudaStreamDestroy(c->stream[ZERO_STREAM_COMM]);
+    }
+    if (c->own_compute && c->stream[ZERO_STREAM_COMPUTE]) cudaStreamDestroy(c->stream[ZERO_STREAM_COMPUTE]);
+    if (c->scratch) cudaFree(c->scratch);
+#ifndef ZERO_NO_NCCL
+    if (c->comm && c->own_comm) ncclCommDestroy(c->comm);
+#endif
+    free(c);
+}
+
+#ifndef ZERO_NO_NCCL
+/* A communicator of env.world ranks: the unique id from NCCL_COMM_ID (every
+   rank makes it) or from rank 0 over TCP; non-blocking init polled with the
+   deadline, so a rank that never comes is an error, not a hang. */
+static zero_result zero__cuda_comm_init(zero_cuda *c, zero_error *err) {
+    ncclUniqueId id;
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    ncclResult_t r;
+    double t0;
+    const char *comm_id = getenv("NCCL_COMM_ID");
+    zero_result zr;
+    memset(&id, 0, sizeof id);
+    if ((comm_id && *comm_id) || c->env.rank == 0) ZERO_NCCL_TRY(ncclGetUniqueId(&id), err);
+    if (!(comm_id && *comm_id) && c->env.world > 1 &&
+        (zr = zero_bootstrap_exchange(&c->env, &id, sizeof id, c->timeout_s, err)) != ZERO_OK)
+        return zr;
+    cfg.blocking = 0;
+    r = ncclCommInitRankConfig(&c->comm, c->env.world, id, c->env.rank, &cfg);
+    t0 = zero__cuda_now();
+    while (r == ncclInProgress) {
+        if (zero__cuda_now() - t0 > c->timeout_s) {
+            zero__fail(err, ZERO_MSG_NCCL_TIMEOUT, NULL, 0, 0,
+                       "rank %d of %d: the NCCL communicator was not ready within %.0f s: a rank did not join\nHINT: "
+                       "start every rank; ZERO_TIMEOUT_S sets the deadline",
+                       c->env.rank, c->env.world, c->timeout_s);
+            if (c->comm) ncclCommAbort(c->comm), c->comm = NULL;
+            return ZERO_ERR_TIMEOUT;
+        }
+        if (ncclCommGetAsyncError(c->comm, &r) != ncclSuccess) r = ncclInternalError;
+    }
+    if (r != ncclSuccess) {
+        zero_nccl_check(r, "ncclCommInitRankConfig", __FILE__, __LINE__, err);
+        if (c->comm) ncclCommAbort(c->comm), c->comm = NULL;
+        return ZERO_ERR_NCCL;
+    }
+    c->own_comm = 1;
+    return ZERO_OK;
+}
+#endif
+
+ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_options *opt, zero_error *err) {
+    zero_cuda *c;
+    zero_result r;
+    int ndev = 0;
+    if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_cuda_backend_init: out is NULL");
+    *out = NULL;
+    c = (zero_cuda *)calloc(1, sizeof *c);
+    if (!c) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_cuda_backend_init");
+    c->opt = opt ? *opt : zero_cuda_options_default();
+    c->timeout_s = zero__cuda_timeout(c->opt.timeout_s);
+#ifndef ZERO_NO_NCCL
+    if (c->opt.comm) {
+        int n = 0, rk = 0;
+        if (ncclCommCount(c->opt.comm, &n) != ncclSuccess || ncclCommUserRank(c->opt.comm, &rk) != ncclSuccess) {
+            free(c);
+            return zero__fail(err, ZERO_MSG_NCCL_CALL, NULL, 0, 0, "zero_cuda_backend_init: the given communicator is not usable");
+        }
+        memset(&c->env, 0, sizeof c->env);
+        c->env.rank = rk;
+        c->env.world = n;
+        c->env.local_rank = c->opt.device >= 0 ? c->opt.device : 0;
+        c->env.local_world = -1;
+        snprintf(c->env.source, sizeof c->env.source, "%s", "comm");
+        c->comm = c->opt.comm;
+    } else
+#endif
+    if ((r = zero_dist_env_read(&c->env, err)) != ZERO_OK) {
+        free(c);
+        return r;
+    }
+    c->device = c->opt.device >= 0 ? c->opt.device : c->env.local_rank;
+    if ((r = zero_cuda_check(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount", __FILE__, __LINE__, err)) != ZERO_OK) {
+        free(c);
+        return r;
+    }
+    if (c->device >= ndev) {
+        int rank = c->env.rank, dev = c->device;
+        free(c);
+        return zero__fail(err, ZERO_MSG_CUDA_NO_DEVICE, NULL, 0, 0,
+                          "rank %d wants GPU %d but %d are visible\nHINT: one process per GPU; check CUDA_VISIBLE_DEVICES "
+                          "and the launcher's --nproc-per-node",
+                          rank, dev, ndev);
+    }
+#define ZERO__CUDA_INIT_TRY(call)                                                                 \
+    do {                                                                                          \
+        if ((r = zero_cuda_check((call), #call, __FILE__, __LINE__, err)) != ZERO_OK) {           \
+            zero_cuda_backend_destroy(c);                                                         \
+            return r;                                                                             \
+        }                                                                                         \
+    } while (0)
+    ZERO__CUDA_INIT_TRY(cudaSetDevice(c->device));
+    if (c->opt.compute_stream) {
+        c->stream[ZERO_STREAM_COMPUTE] = c->opt.compute_stream;
+    } else {
+        ZERO__CUDA_INIT_TRY(cudaStreamCreateWithFlags(&c->stream[ZERO_STREAM_COMPUTE], cudaStreamNonBlocking));
+        c->own_compute = 1;
+    }
+    ZERO__CUDA_INIT_TRY(cudaStreamCreateWithFlags(&c->stream[ZERO_STREAM_COMM], cudaStreamNonBlocking));
+    ZERO__CUDA_INIT_TRY(cudaMalloc((void **)&c->scratch, sizeof(double) * ZERO__CUDA_SUMSQ_SCRATCH));
+#undef ZERO__CUDA_INIT_TRY
+#ifndef ZERO_NO_NCCL
+    if (!c->comm && (r = zero__cuda_comm_init(c, err)) != ZERO_OK) {
+        zero_cuda_backend_destroy(c);
+        return r;
+    }
+#else
+    if (c->env.world != 1) {
+        zero_cuda_backend_destroy(c);
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "built with ZERO_NO_NCCL: one rank only, the launcher says %d",
+                          c->env.world);
+    }
+#endif
+    c->be.ctx = c;
+    c->be.rank = c->env.rank;
+    c->be.world = c->env.world;
+    c->be.name = "cuda";
+    c->be.alloc = zero__cuda_alloc;
+    c->be.free = zero__cuda_free;
+    c->be.memset0 = zero__cuda_memset0;
+    c->be.copy = zero__cuda_copy;
+    c->be.event_create = zero__cuda_event_create;
+    c->be.event_destroy = zero__cuda_event_destroy;
+    c->be.event_record = zero__cuda_event_record;
+    c->be.stream_wait = zero__cuda_stream_wait;
+    c->be.sync = zero__cuda_sync;
+    c->be.reduce_scatter = zero__cuda_reduce_scatter;
+    c->be.all_gather = zero__cuda_all_gather;
+    c->be.all_reduce = zero__cuda_all_reduce;
+    c->be.broadcast = zero__cuda_broadcast;
+    c->be.scale = zero__cuda_scale;
+    c->be.convert = zero__cuda_convert;
+    c->be.sumsq = zero__cuda_sumsq;
+    c->be.adam = zero__cuda_adam;
+    *out = c;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+ZERO__DEF const zero_backend *zero_cuda_backend(zero_cuda *c) { return c ? &c->be : NULL; }
+ZERO__DEF cudaStream_t zero_cuda_stream(const zero_cuda *c) { return c ? c->stream[ZERO_STREAM_COMPUTE] : NULL; }
+ZERO__DEF const zero_dist_env *zero_cuda_env(const zero_cuda *c) { return c ? &c->env : NULL; }
 
 #endif /* ZERO__CUDA_IMPLEMENTED */
 #endif /* ZERO_IMPLEMENTATION */
