@@ -5,21 +5,25 @@
    API has C linkage, so C code can call it through a .cu file. It holds
    everything zero does on the GPU:
 
-       here now:
+         - the CUDA backend of zero.h's engine (zero_cuda_backend_init):
+           device, pinned and host memory (allocation hooks honoured), the
+           compute stream (the program's) and a communication stream ordered by
+           events, NCCL collectives, and the kernels (fused mixed-precision
+           Adam over many tensors per launch, deterministic sum of squares with
+           the inf/nan flag, casts, chunk accumulation, scaling)
+         - the communicator: from an existing ncclComm_t, from NCCL_COMM_ID, or
+           from the launcher's environment (torchrun, Slurm, Open MPI) with
+           rank 0's ncclUniqueId sent over TCP (zero_dist_env_read,
+           zero_bootstrap_exchange); zero_cuda_launch_local starts one process
+           per GPU for a program run by hand
+         - failure handling: NCCL's asynchronous errors and a deadline
+           (ZERO_TIMEOUT_S, default 600 s) are polled while zero waits, so a
+           vanished rank is ZERO_ERR_TIMEOUT or ZERO_ERR_NCCL, never a hang
          - CUDA and NCCL status checks that turn a failed call into a
            zero_result and an error text with the call, file:line, CUDA's or
            NCCL's own words and a HINT line (zero_cuda_check, ZERO_CUDA_TRY,
            zero_nccl_check, ZERO_NCCL_TRY); nothing here exits or aborts
-         - zero_cuda_device_query (the GPU, its memory, driver, runtime and
-           NCCL versions) and zero_cuda_build_info (what it was built with)
-       arriving with the CUDA-backend issue:
-         - the device arena, the compute and communication streams and their
-           events, pinned host memory for offload
-         - the NCCL communicator and its bootstrap from the launcher's
-           environment (torchrun, Slurm, Open MPI; ncclUniqueId over TCP),
-           zero_cuda_launch_local, error polling with a timeout
-         - all kernels (fused mixed-precision AdamW, unscale + inf/nan check
-           + norm, casts, accumulation), behind zero.h's backend interface
+         - zero_cuda_device_query and zero_cuda_build_info
 
    Do this:
        #define ZERO_IMPLEMENTATION
@@ -33,19 +37,31 @@
    Every other file includes them without the define. Build with
        nvcc -std=c++17 -arch=sm_90 -I<dir of zero.h> train.cu -lnccl
 
-   Minimal use:
+   Minimal use (one process per GPU; a training loop as in zero.h):
 
-       zero_error err;
-       zero_cuda_device_info info;
-       if (zero_cuda_device_query(local_rank, &info, &err) != ZERO_OK) {
-           fprintf(stderr, "%s\n", err.msg);   (e.g. no GPU: a HINT says what to check)
-           return 1;
+       int main(void) {
+           int code;
+           zero_error err;
+           zero_cuda *cu;
+           if (zero_cuda_launch_local(&code, &err) != ZERO_OK) return 1;
+           if (code >= 0) return code;          (the parent: the ranks ran)
+           if (zero_cuda_backend_init(&cu, NULL, &err) != ZERO_OK) {
+               fprintf(stderr, "%s\n", err.msg);  (which variable, address or GPU, and a HINT)
+               return 1;
+           }
+           ... zero_engine_create(&e, &cfg, tensors, n, zero_cuda_backend(cu), &err);
+           ... kernels on zero_cuda_stream(cu); zero_grad_ready; zero_step ...
+           zero_engine_destroy(e);
+           zero_cuda_backend_destroy(cu);
        }
-       ...
-       zero_result my_step(float *buf, size_t n, zero_error *err) {
-           ZERO_CUDA_TRY(cudaMemsetAsync(buf, 0, n * sizeof *buf, 0), err);
-           return ZERO_OK;              (on failure the macro returned the error)
-       }
+
+   Build: nvcc -std=c++17 -arch=sm_90 -I<dir of zero.h> train.cu -lnccl
+
+   Environment: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+   MASTER_PORT (torchrun), SLURM_* (srun), OMPI_COMM_WORLD_* (mpirun),
+   NCCL_COMM_ID, ZERO_TIMEOUT_S (deadline of the bootstrap and of every wait),
+   ZERO_CHECK=1 (ranks compare each collective first), ZERO_LOCAL_GPUS (the
+   GPU count zero_cuda_launch_local uses instead of asking CUDA).
 
    Options:
        ZERO_NO_NCCL   build without NCCL: no nccl.h, no -lnccl, one GPU only;
@@ -159,7 +175,10 @@ ZERO_API const char *zero_cuda_build_info(void);
                                   SLURM_LAUNCH_NODE_IPADDR and port 29500)
      Open MPI (mpirun):           OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK,
                                   _LOCAL_SIZE; MASTER_ADDR / MASTER_PORT
-   none of them: a single process, rank 0 of 1. */
+   none of them: a single process, rank 0 of 1 (local_world 1).
+   With world > 1 the local rank and the port are required (only Slurm falls
+   back to port 29500); Slurm is recognised by SLURM_PROCID (a plain salloc
+   shell sets SLURM_NTASKS too). */
 typedef struct zero_dist_env {
     int rank, world;
     int local_rank, local_world;  /* local_world: -1 when the launcher does not say */
@@ -191,7 +210,10 @@ ZERO_API zero_result zero_bootstrap_exchange(const zero_dist_env *env, void *id,
    128 + its number) and the caller should return it; in a child, or when a
    launcher already started this process, or with one GPU, *exit_code is -1 and
    the caller goes on. Call it first thing in main, before any CUDA call (CUDA
-   does not survive fork; the GPUs are counted in a child process). */
+   does not survive fork; the GPUs are counted in a child process, or taken
+   from ZERO_LOCAL_GPUS). When a child fails, the others get ZERO_TIMEOUT_S
+   seconds to end on their own (zero's deadlines), then SIGTERM. Launcher
+   variables that are set but wrong are an error here too. */
 ZERO_API zero_result zero_cuda_launch_local(int *exit_code, zero_error *err);
 
 /* ---- the CUDA backend ------------------------------------------------------- */
