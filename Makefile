@@ -1,5 +1,5 @@
 # zero - build, test, run.
-#   make run        the main job: trains examples/train_mlp.c with ZeRO (4 host ranks), then the estimator
+#   make run        the main job: trains examples/train_mlp with ZeRO (every GPU, else 4 host ranks), then the estimator
 #   make test       every host test (gcc, clang, C11, C++17, ASan+UBSan) and nvcc builds
 #   make test-gpu   GPU tests (device machine; arrives with the CUDA backend)
 #   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
@@ -52,9 +52,16 @@ $(BUILD)/zero_layout: examples/zero_layout/zero_layout.c $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 
-$(BUILD)/train_mlp: examples/train_mlp.c $(HEADERS)
+$(BUILD)/train_mlp: examples/train_mlp.c examples/train_mlp_common.h $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
+
+# The same example on GPUs: one process per GPU, the CUDA backend, cuBLAS.
+NCCL_FLAGS = $(if $(NCCL_HOME),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64 \
+             -Xlinker -rpath=$(NCCL_HOME)/lib -Xlinker -rpath=$(NCCL_HOME)/lib64)
+$(BUILD)/train_mlp_cuda: examples/train_mlp.cu examples/train_mlp_common.h $(HEADERS) $(wildcard zero_cuda*.cuh)
+	@mkdir -p $(BUILD)
+	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra -o $@ $< -lnccl -lcublas
 
 # The main job: a character-level MLP language model (examples/train_mlp.c,
 # trained on README.md and docs/) with ZeRO stage 2 on 4 host ranks (threads of
@@ -62,11 +69,20 @@ $(BUILD)/train_mlp: examples/train_mlp.c $(HEADERS)
 # side (memory per rank by category, final losses), then the memory plan of
 # GPT-2 XL (1.56e9 parameters) on one node of 8 GPUs and the largest model each
 # ZeRO option fits on 8 x 80 GB GPUs with 1 TB of host memory and 4 TB of NVMe.
-# Training on every visible GPU arrives with the CUDA backend (issue 4); until
-# then the host ranks run whether or not a GPU is present.
-run: all
+# With a GPU (nvidia-smi lists one and nvcc is there) the training runs on
+# every visible GPU instead, one process each (examples/train_mlp.cu; pick
+# them with CUDA_VISIBLE_DEVICES); GPU_RUN= forces the host ranks.
+ifeq ($(origin GPU_RUN),undefined)
+GPU_RUN := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && command -v $(NVCC) >/dev/null 2>&1 && echo 1)
+endif
+run: all $(if $(GPU_RUN),$(BUILD)/train_mlp_cuda)
+ifneq ($(GPU_RUN),)
+	$(BUILD)/train_mlp_cuda
+	$(BUILD)/train_mlp_cuda --compare-stages
+else
 	$(BUILD)/train_mlp --world 4
 	$(BUILD)/train_mlp --world 4 --compare-stages
+endif
 	$(BUILD)/zero_estimate --params 1.5576e9 --largest-layer 8.04e7 --gpus 8
 	$(BUILD)/zero_estimate --fit --gpus 8 --gpu-mem 80GB --cpu-mem 1TB --nvme 4TB
 

@@ -116,7 +116,7 @@ step "fuzz-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -D
 
 # 5. every .cu / .cuh compiled by nvcc for $GPU_ARCH (build only: no GPU here)
 NCCL_INC=""; [ -n "$NCCL_HOME" ] && NCCL_INC="-I$NCCL_HOME/include"
-for cu in $(ls tests/*.cu examples/*/*.cu 2>/dev/null); do
+for cu in $(ls tests/*.cu examples/*.cu examples/*/*.cu 2>/dev/null); do
     n=$(basename "$cu" .cu)
     step "nvcc-$n" "$NVCC" -std=c++17 -arch="$GPU_ARCH" -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -c "$cu" -o "$B/t/nvcc-$n.o"
 done
