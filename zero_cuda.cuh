@@ -168,14 +168,17 @@ ZERO_API const char *zero_cuda_build_info(void);
 
 /* Who this process is, from the launcher's variables, first match wins:
      torchrun (also --no-python): RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
-                                  MASTER_ADDR, MASTER_PORT
+                                  MASTER_ADDR, MASTER_PORT (under torchrun
+                                  itself, TORCHELASTIC_RUN_ID set, its store
+                                  holds MASTER_PORT: zero uses MASTER_PORT + 1)
      Slurm (srun):                SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID,
                                   SLURM_NTASKS_PER_NODE; the address from
                                   MASTER_ADDR / MASTER_PORT when set (else
                                   SLURM_LAUNCH_NODE_IPADDR and port 29500)
      Open MPI (mpirun):           OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK,
                                   _LOCAL_SIZE; MASTER_ADDR / MASTER_PORT
-   none of them: a single process, rank 0 of 1 (local_world 1).
+   ZERO_BOOTSTRAP_PORT, when set, is the port of zero's bootstrap whatever the
+   launcher; none of them: a single process, rank 0 of 1 (local_world 1).
    With world > 1 the local rank and the port are required (only Slurm falls
    back to port 29500); Slurm is recognised by SLURM_PROCID (a plain salloc
    shell sets SLURM_NTASKS too). */
@@ -1320,6 +1323,19 @@ static zero_result zero__boot_env_master(zero_dist_env *env, const char *launche
                                    addr_fallback_var ? ", or run under srun, which sets SLURM_LAUNCH_NODE_IPADDR" : "");
     }
     if ((r = zero__boot_env_int(launcher, "MASTER_PORT", 1, 65535, &port_set, &port, err)) != ZERO_OK) return r;
+    {
+        /* torchrun's own store (its rendezvous) listens on MASTER_PORT: zero's
+           bootstrap takes the next port there; ZERO_BOOTSTRAP_PORT overrides */
+        long long bport = 0;
+        int bport_set = 0;
+        if ((r = zero__boot_env_int(launcher, "ZERO_BOOTSTRAP_PORT", 1, 65535, &bport_set, &bport, err)) != ZERO_OK)
+            return r;
+        if (bport_set) {
+            env->master_port = (int)bport;
+            return ZERO_OK;
+        }
+        if (port_set && getenv("TORCHELASTIC_RUN_ID")) port = port < 65535 ? port + 1 : port - 1;
+    }
     if (port_set)
         env->master_port = (int)port;
     else if (port_fallback > 0)

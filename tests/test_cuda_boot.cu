@@ -35,7 +35,8 @@ static const char *const launcher_vars[] = {
     "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID",
     "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE", "SLURM_STEP_TASKS_PER_NODE",
     "SLURM_NODEID", "SLURM_LAUNCH_NODE_IPADDR", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-    "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "ZERO_LOCAL_GPUS", "ZERO_TIMEOUT_S"};
+    "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "ZERO_LOCAL_GPUS", "ZERO_TIMEOUT_S",
+    "TORCHELASTIC_RUN_ID", "ZERO_BOOTSTRAP_PORT"};
 
 static void env_clear() {
     for (size_t i = 0; i < sizeof launcher_vars / sizeof launcher_vars[0]; i++) unsetenv(launcher_vars[i]);
@@ -63,6 +64,8 @@ struct env_bad {
 
 #define TR "LOCAL_RANK=0", "MASTER_ADDR=node0", "MASTER_PORT=29500"
 static const env_bad bad_cases[] = {
+    {__LINE__, {"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "MASTER_ADDR=h", "MASTER_PORT=5", "ZERO_BOOTSTRAP_PORT=70000"},
+     "ZERO_BOOTSTRAP_PORT", "70000"},
     {__LINE__, {"RANK=", "WORLD_SIZE=2", TR}, "RANK", "RANK=\"\": set but empty"},
     {__LINE__, {"RANK=abc", "WORLD_SIZE=2", TR}, "RANK", "RANK=\"abc\": not a non-negative decimal integer"},
     {__LINE__, {"RANK=-1", "WORLD_SIZE=2", TR}, "RANK", "\"-1\""},
@@ -176,6 +179,16 @@ static const env_good good_cases[] = {
      "torchrun"},
     {__LINE__, {"RANK=0", "WORLD_SIZE=1"}, 0, 1, 0, -1, "", 0, "torchrun"},
     {__LINE__, {"RANK=0", "WORLD_SIZE=1", "MASTER_ADDR=a", "MASTER_PORT=65535"}, 0, 1, 0, -1, "a", 65535, "torchrun"},
+    /* under torchrun itself its store holds MASTER_PORT: zero takes the next one */
+    {__LINE__, {"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "MASTER_ADDR=h", "MASTER_PORT=29500", "TORCHELASTIC_RUN_ID=none"},
+     1, 2, 1, -1, "h", 29501, "torchrun"},
+    {__LINE__, {"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "MASTER_ADDR=h", "MASTER_PORT=65535", "TORCHELASTIC_RUN_ID=x"},
+     1, 2, 1, -1, "h", 65534, "torchrun"},
+    {__LINE__, {"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "MASTER_ADDR=h", "MASTER_PORT=29500", "TORCHELASTIC_RUN_ID=x",
+                "ZERO_BOOTSTRAP_PORT=40001"},
+     1, 2, 1, -1, "h", 40001, "torchrun"},
+    {__LINE__, {"SLURM_PROCID=1", "SLURM_NTASKS=2", "SLURM_LOCALID=0", "MASTER_ADDR=n1", "ZERO_BOOTSTRAP_PORT=123"},
+     1, 2, 0, -1, "n1", 123, "slurm"},
     /* torchrun wins over Slurm (torchrun inside an srun step) */
     {__LINE__, {"RANK=3", "WORLD_SIZE=4", "LOCAL_RANK=3", "MASTER_ADDR=h", "MASTER_PORT=7", "SLURM_PROCID=0", "SLURM_NTASKS=1"},
      3, 4, 3, -1, "h", 7, "torchrun"},
