@@ -36,12 +36,20 @@ run() {
 nvidia-smi -L 2>/dev/null | sed 's/^/gpu: /'
 for cu in tests/compile_cuda.cu $(ls tests/gpu_*.cu 2>/dev/null); do
     n=$(basename "$cu" .cu)
-    step "build-$n" "$NVCC" -std=c++17 -O2 -lineinfo -arch="$GPU_ARCH" -I. $NCCL_INC -o "$B/g/$n" "$cu" $NCCL_LIB -lnccl
+    # GPU_SKIP_BUILD=1: reuse the binaries of an earlier run (a second pass with other GPUs visible)
+    if [ "${GPU_SKIP_BUILD:-0}" != 1 ] || [ ! -x "$B/g/$n" ]; then
+        step "build-$n" "$NVCC" -std=c++17 -O2 -lineinfo -arch="$GPU_ARCH" -I. $NCCL_INC -o "$B/g/$n" "$cu" $NCCL_LIB -lnccl
+    fi
     [ -x "$B/g/$n" ] || continue
     run "$n" "$B/g/$n"
     # under the sanitizers: one GPU (one rank), quick cases
     CUDA_VISIBLE_DEVICES=0 ZERO_TEST_QUICK=1 run "memcheck-$n" "$SANITIZER" --error-exitcode 1 --report-api-errors no --tool memcheck "$B/g/$n"
     CUDA_VISIBLE_DEVICES=0 ZERO_TEST_QUICK=1 run "racecheck-$n" "$SANITIZER" --error-exitcode 1 --report-api-errors no --tool racecheck "$B/g/$n"
 done
+# torchrun --no-python starts the ranks itself (its store holds MASTER_PORT)
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+if command -v torchrun >/dev/null 2>&1 && [ "$ngpu" -ge 2 ] && [ -x "$B/g/gpu_engine" ]; then
+    ZERO_TEST_QUICK=1 run "torchrun-gpu_engine" torchrun --no-python --nproc-per-node 2 "$B/g/gpu_engine"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
