@@ -48,6 +48,7 @@ for cu in tests/compile_cuda.cu $(ls tests/gpu_*.cu 2>/dev/null); do
 done
 # torchrun --no-python starts the ranks itself (its store holds MASTER_PORT)
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+[ -n "${CUDA_VISIBLE_DEVICES:-}" ] && ngpu=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
 if command -v torchrun >/dev/null 2>&1 && [ "$ngpu" -ge 2 ] && [ -x "$B/g/gpu_engine" ]; then
     ZERO_TEST_QUICK=1 run "torchrun-gpu_engine" torchrun --no-python --nproc-per-node 2 "$B/g/gpu_engine"
 fi
