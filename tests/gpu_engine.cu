@@ -171,6 +171,59 @@ static zero_result host_rank(const zero_backend *b, void *arg) {
     return r;
 }
 
+// allocation hooks: count what zero asks for, hand it out with the CUDA calls
+static size_t hook_bytes[ZERO_MEM_KIND_COUNT];
+static int hook_allocs, hook_frees;
+static void *hook_alloc(void *user, zero_mem_kind kind, size_t bytes) {
+    void *p = NULL;
+    (void)user;
+    if (kind == ZERO_MEM_DEVICE) { if (cudaMalloc(&p, bytes) != cudaSuccess) return NULL; }
+    else if (kind == ZERO_MEM_PINNED) { if (cudaMallocHost(&p, bytes) != cudaSuccess) return NULL; }
+    else p = malloc(bytes);
+    hook_bytes[kind] += bytes;
+    hook_allocs++;
+    return p;
+}
+static void hook_free(void *user, zero_mem_kind kind, void *p) {
+    (void)user;
+    if (kind == ZERO_MEM_DEVICE) cudaFree(p);
+    else if (kind == ZERO_MEM_PINNED) cudaFreeHost(p);
+    else free(p);
+    hook_frees++;
+}
+
+// The engine's buffers come from the program's hooks when it gives them, and
+// what they hand out is the plan, byte for byte.
+static void test_hooks(void) {
+    zero_error err;
+    zero_cuda *cu;
+    zero_cuda_options opt = zero_cuda_options_default();
+    opt.alloc = hook_alloc;
+    opt.free = hook_free;
+    if (zero_cuda_backend_init(&cu, &opt, &err) != ZERO_OK) {
+        CHECKF(0, "backend with hooks: %s", err.msg);
+        return;
+    }
+    job j = {3, ZERO_DTYPE_FP16, 2, 600};
+    zero_config c = make_cfg(&j, zero_cuda_backend(cu)->world);
+    zero_tensor ts[NT];
+    char names[NT][16];
+    zero_engine *e;
+    tensors(ts, names);
+    memset(hook_bytes, 0, sizeof hook_bytes);
+    hook_allocs = hook_frees = 0;
+    CHECKF(zero_engine_create(&e, &c, ts, NT, zero_cuda_backend(cu), &err) == ZERO_OK, "create: %s", err.msg);
+    zero_memory_stats ms;
+    zero_memory_report(e, &ms);
+    for (int k = 0; k < ZERO_MEM_KIND_COUNT; k++)
+        CHECKF(hook_bytes[k] == ms.planned_total[k], "kind %d: hooks gave %zu bytes, the plan says %zu", k, hook_bytes[k],
+               ms.planned_total[k]);
+    CHECK(train(e, &j, zero_cuda_backend(cu)->rank, 1, zero_cuda_stream(cu)) == ZERO_OK);
+    zero_engine_destroy(e);
+    CHECKF(hook_frees >= hook_allocs, "%d allocations, %d frees", hook_allocs, hook_frees);
+    zero_cuda_backend_destroy(cu);
+}
+
 int main(void) {
     zero_error err;
     int code = -1;
@@ -232,5 +285,6 @@ int main(void) {
         printf("gpu_engine: world %d; worst CUDA-vs-host difference / max|w|: fp32 %.3g, fp16 %.3g, bf16 %.3g\n", be->world,
                worst[ZERO_DTYPE_FP32], worst[ZERO_DTYPE_FP16], worst[ZERO_DTYPE_BF16]);
     zero_cuda_backend_destroy(cu);
+    test_hooks();
     return zt_finish();
 }
