@@ -96,8 +96,32 @@ SANITIZER ?= $(firstword $(wildcard $(CUDA_HOME)/bin/compute-sanitizer) compute-
 test-gpu: info
 	@BUILD=$(BUILD) SANITIZER=$(SANITIZER) sh tests/gpu.sh
 
-bench:
-	@echo "bench: benchmarks arrive with the CUDA backend (issue 4)" && exit 1
+# Benchmarks (device machine; docs/PERF.md has the figures): every
+# examples/bench/*.cu built like tests/gpu.sh builds its programs, then run:
+# the collectives through the engine vs raw NCCL and the overlap of a synthetic
+# backward (one process per visible GPU, needs 2+), the optimizer step on the
+# first GPU, then PyTorch's on the same GPU (python3 with torch) and the ratios.
+BENCH_BINS := $(patsubst examples/bench/%.cu,$(BUILD)/bench/%,$(wildcard examples/bench/*.cu))
+PYTHON    ?= python3
+BENCH_COMM_ARGS    ?= -b 1M -e 1G
+BENCH_OPTIM_ARGS   ?= --params 1e9 --tensors 50
+BENCH_OVERLAP_ARGS ?= --layers 24 --numel 16777216 --compute-us 200
+
+$(BUILD)/bench/%: examples/bench/%.cu examples/bench/bench.cuh $(HEADERS)
+	@mkdir -p $(BUILD)/bench
+	$(NVCC) -std=c++17 -O2 -lineinfo -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -o $@ $< -lnccl
+
+bench: info $(BENCH_BINS)
+	@nvidia-smi -L 2>/dev/null | sed 's/^/gpu: /'; true
+	@export NCCL_NVLS_ENABLE=$${NCCL_NVLS_ENABLE:-0}; rc=0; \
+	echo "== $(BUILD)/bench/bench_comm $(BENCH_COMM_ARGS)"; $(BUILD)/bench/bench_comm $(BENCH_COMM_ARGS) || rc=1; \
+	echo "== $(BUILD)/bench/bench_overlap $(BENCH_OVERLAP_ARGS)"; $(BUILD)/bench/bench_overlap $(BENCH_OVERLAP_ARGS) || rc=1; \
+	echo "== $(BUILD)/bench/bench_optim $(BENCH_OPTIM_ARGS)"; \
+	if $(BUILD)/bench/bench_optim $(BENCH_OPTIM_ARGS) --out $(BUILD)/bench/optim_zero.txt; then \
+	    echo "== $(PYTHON) examples/bench/bench_torch_adam.py --zero $(BUILD)/bench/optim_zero.txt"; \
+	    PYTHONUNBUFFERED=1 $(PYTHON) examples/bench/bench_torch_adam.py --zero $(BUILD)/bench/optim_zero.txt || rc=1; \
+	else rc=1; fi; \
+	exit $$rc
 
 FUZZ_SECONDS ?= 600
 fuzz:
