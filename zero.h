@@ -795,6 +795,8 @@ typedef enum zero_op {
     ZERO_OP_SUM,
     ZERO_OP_MAX,
     ZERO_OP_MIN,
+    ZERO_OP_AVG, /* the mean: each contribution times 1/world (rounded to the dtype),
+                    then the sum; NCCL's ncclAvg. The gradient reductions use it */
     ZERO_OP_COUNT
 } zero_op;
 
@@ -4770,7 +4772,7 @@ static const char *const zero__host_call_names[] = {"reduce_scatter", "all_gathe
 
 static const char *zero__host_op_name(zero_op op) {
     return op == ZERO_OP_SUM ? "sum" : op == ZERO_OP_MAX ? "max" : op == ZERO_OP_MIN ? "min"
-                                                                                       : "?";
+         : op == ZERO_OP_AVG ? "avg" : "?";
 }
 
 /* ---- host backend: errors ---- */
@@ -4879,14 +4881,14 @@ static float zero__host_round(zero_dtype dt, float v) {
 /* MAX and MIN propagate NaN (fmaxf would drop it): an inf/nan flag or a norm reduced
    with MAX must never lose a NaN. The CUDA backend has to match. */
 static float zero__host_comb_f(zero_op op, float a, float b) {
-    if (op == ZERO_OP_SUM) return a + b;
+    if (op == ZERO_OP_SUM || op == ZERO_OP_AVG) return a + b;
     if (isnan(a)) return a;
     if (isnan(b)) return b;
     return op == ZERO_OP_MAX ? (b > a ? b : a) : (b < a ? b : a);
 }
 
 static double zero__host_comb_d(zero_op op, double a, double b) {
-    if (op == ZERO_OP_SUM) return a + b;
+    if (op == ZERO_OP_SUM || op == ZERO_OP_AVG) return a + b;
     if (isnan(a)) return a;
     if (isnan(b)) return b;
     return op == ZERO_OP_MAX ? (b > a ? b : a) : (b < a ? b : a);
@@ -5214,25 +5216,34 @@ static zero_result zero__host_barrier_locked(zero__host_rank *r, int check, zero
 static void zero__host_reduce(const zero__host_group *g, const zero__host_call *c, size_t off,
                               size_t n, void *dst) {
     size_t esz = zero_dtype_size(c->dt), i0, j, nb;
-    int s, round16 = c->op == ZERO_OP_SUM && esz == 2;
+    int s, round16 = (c->op == ZERO_OP_SUM || c->op == ZERO_OP_AVG) && esz == 2;
+    int avg = c->op == ZERO_OP_AVG;
+    float pre = 1.0f / (float)g->world; /* AVG: every contribution scaled first, as ncclAvg */
+    double pre_d = 1.0 / (double)g->world;
     for (i0 = 0; i0 < n; i0 += nb) {
         nb = n - i0 < ZERO__HOST_BLOCK ? n - i0 : ZERO__HOST_BLOCK;
         if (c->dt == ZERO__DTYPE_F64) {
             double acc[ZERO__HOST_BLOCK];
             memcpy(acc, (const double *)g->ranks[0].call.send + off + i0, nb * sizeof(double));
+            if (avg)
+                for (j = 0; j < nb; j++) acc[j] *= pre_d;
             for (s = 1; s < g->world; s++) {
                 const double *x = (const double *)g->ranks[s].call.send + off + i0;
-                for (j = 0; j < nb; j++) acc[j] = zero__host_comb_d(c->op, acc[j], x[j]);
+                for (j = 0; j < nb; j++) acc[j] = zero__host_comb_d(c->op, acc[j], avg ? x[j] * pre_d : x[j]);
             }
             memcpy((double *)dst + i0, acc, nb * sizeof(double));
         } else {
             float acc[ZERO__HOST_BLOCK];
             const char *x0 = (const char *)g->ranks[0].call.send + (off + i0) * esz;
-            for (j = 0; j < nb; j++) acc[j] = zero__host_get(x0, c->dt, j);
+            for (j = 0; j < nb; j++) {
+                acc[j] = zero__host_get(x0, c->dt, j);
+                if (avg) acc[j] = zero__host_round(c->dt, acc[j] * pre);
+            }
             for (s = 1; s < g->world; s++) {
                 const char *x = (const char *)g->ranks[s].call.send + (off + i0) * esz;
                 for (j = 0; j < nb; j++) {
-                    float v = zero__host_comb_f(c->op, acc[j], zero__host_get(x, c->dt, j));
+                    float xv = zero__host_get(x, c->dt, j);
+                    float v = zero__host_comb_f(c->op, acc[j], avg ? zero__host_round(c->dt, xv * pre) : xv);
                     acc[j] = round16 ? zero__host_round(c->dt, v) : v;
                 }
             }
@@ -6148,6 +6159,7 @@ struct zero_engine {
     zero__seg *segtmp;              /* one unit's segments */
     int64_t pool_elems, persist_elems, slot_elems;
     int n_slots, *slot_span;
+    int64_t slot_freed[2], slot_clock; /* when each ring slot was last released */
     zero_event *ev_compute, *ev_comm, *ev_slot[2]; /* stream order (no-ops on the host) */
     int64_t *ext_off, *ext_len; /* pool extents, sorted by offset */
     int n_ext;
@@ -7223,8 +7235,12 @@ ZERO__DEF void *zero_grad(zero_engine *e, int t) {
         int s = zero__span_of_tensor(e, t), k;
         zero__span_state *ss = &e->spans[s];
         if (ss->slot < 0) {
+            /* the free slot released longest ago: its reduction is most likely
+               done, so the backward does not wait for the one just launched */
+            int best = -1;
             for (k = 0; k < e->n_slots; k++)
-                if (e->slot_span[k] < 0) break;
+                if (e->slot_span[k] < 0 && (best < 0 || e->slot_freed[k] < e->slot_freed[best])) best = k;
+            k = best < 0 ? e->n_slots : best;
             if (k == e->n_slots) {
                 zero__efail(e, ZERO_MSG_ENGINE_GRAD_RING_FULL,
                             "zero_grad('%s'): both gradient ring slots hold units whose gradients are not all ready "
@@ -7258,7 +7274,6 @@ ZERO__DEF void *zero_grad(zero_engine *e, int t) {
 /* Unit u's gradients of this micro-batch are complete. */
 static zero_result zero__unit_done(zero_engine *e, int u) {
     const zero_unit *x = &e->L->units[u];
-    float inv_world = 1.0f / (float)e->world;
     size_t chunk = (size_t)x->chunk;
     double t0 = zero__now_ms();
     zero_result r;
@@ -7278,37 +7293,41 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
             char *src = (char *)zero__grad_src(e, u, &sdt);
             size_t es = zero_dtype_size(sdt);
             if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
-            if (e->world > 1)
-                ZERO__TRY_BE(e, "gradient pre-division",
-                             e->be.scale(e->be.ctx, src, (size_t)x->padded, sdt, inv_world, ZERO_STREAM_COMM, &be_err_));
+            /* AVG: every rank's contribution times 1/world inside the collective (no
+               pass of its own over the unit), then the sum */
             if (e->stage == 0)
                 ZERO__TRY_BE(e, "all_reduce of gradients",
-                             e->be.all_reduce(e->be.ctx, src, src, (size_t)x->padded, sdt, ZERO_OP_SUM, ZERO_STREAM_COMM,
+                             e->be.all_reduce(e->be.ctx, src, src, (size_t)x->padded, sdt, ZERO_OP_AVG, ZERO_STREAM_COMM,
                                               &be_err_));
             else
                 ZERO__TRY_BE(e, "reduce_scatter of gradients",
                              e->be.reduce_scatter(e->be.ctx, src, src + (size_t)e->rank * chunk * es, chunk, sdt,
-                                                  ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
+                                                  ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
         }
     } else {
         int s = x->span;
         zero__span_state *ss = &e->spans[s];
         char *g = zero__bp(e, e->grads, (int64_t)ss->slot * e->slot_elems + (x->offset - e->span_off[s]), e->d);
         char *own = g + (size_t)e->rank * chunk * e->d;
+        char *acc = zero__bp(e, e->accum, e->tshard[u], e->a);
         if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
-        if (e->world > 1)
-            ZERO__TRY_BE(e, "gradient pre-division",
-                         e->be.scale(e->be.ctx, g, (size_t)x->padded, e->dt, inv_world, ZERO_STREAM_COMM, &be_err_));
-        ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                     e->be.reduce_scatter(e->be.ctx, g, own, chunk, e->dt, ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
-        ZERO__TRY_BE(e, "gradient accumulation",
-                     e->be.convert(e->be.ctx, zero__bp(e, e->accum, e->tshard[u], e->a), e->adt, own, e->dt, chunk,
-                                   e->micro > 0, ZERO_STREAM_COMM, &be_err_));
+        if (e->micro == 0 && e->adt == e->dt) {
+            /* the first micro-batch's sums land straight in the accumulator */
+            ZERO__TRY_BE(e, "reduce_scatter of gradients",
+                         e->be.reduce_scatter(e->be.ctx, g, acc, chunk, e->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+        } else {
+            ZERO__TRY_BE(e, "reduce_scatter of gradients",
+                         e->be.reduce_scatter(e->be.ctx, g, own, chunk, e->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+            ZERO__TRY_BE(e, "gradient accumulation",
+                         e->be.convert(e->be.ctx, acc, e->adt, own, e->dt, chunk, e->micro > 0, ZERO_STREAM_COMM,
+                                       &be_err_));
+        }
         if (--ss->units_left == 0) {
             /* the slot is free once the comm stream is past this point */
             if (e->ev_slot[ss->slot])
                 ZERO__TRY_BE(e, "gradient ring event",
                              e->be.event_record(e->be.ctx, e->ev_slot[ss->slot], ZERO_STREAM_COMM, &be_err_));
+            e->slot_freed[ss->slot] = ++e->slot_clock;
             e->slot_span[ss->slot] = -1;
             ss->slot = -1;
         }

@@ -231,8 +231,10 @@ typedef struct zero_cuda_options {
                                    zero creates one (zero_cuda_stream) */
 #ifndef ZERO_NO_NCCL
     ncclComm_t comm;            /* an existing communicator of the data-parallel
-                                   group (not owned); NULL: made from the environment
-                                   (NCCL_COMM_ID, else zero_bootstrap_exchange) */
+                                   group (not owned; its GPU is the device unless
+                                   `device` says otherwise); NULL: made from the
+                                   environment (NCCL_COMM_ID, else
+                                   zero_bootstrap_exchange) */
 #endif
     int check;                  /* 1: every step the ranks compare a hash of their
                                    collectives and fail on divergence (also
@@ -252,6 +254,9 @@ ZERO_API zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_opt
 ZERO_API const zero_backend *zero_cuda_backend(zero_cuda *c);
 /* The compute stream: run the forward and backward kernels on it. */
 ZERO_API cudaStream_t zero_cuda_stream(const zero_cuda *c);
+/* The communication stream (for timelines and profiling: record events on it;
+   do not enqueue work there). */
+ZERO_API cudaStream_t zero_cuda_comm_stream(const zero_cuda *c);
 ZERO_API const zero_dist_env *zero_cuda_env(const zero_cuda *c);
 /* Destroy engines first. Frees the communicator only if zero made it. */
 ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
@@ -2468,7 +2473,7 @@ static int zero__cuda_nccl_type(zero_dtype dt, ncclDataType_t *out) {
     }
 }
 static ncclRedOp_t zero__cuda_nccl_op(zero_op op) {
-    return op == ZERO_OP_MAX ? ncclMax : op == ZERO_OP_MIN ? ncclMin : ncclSum;
+    return op == ZERO_OP_MAX ? ncclMax : op == ZERO_OP_MIN ? ncclMin : op == ZERO_OP_AVG ? ncclAvg : ncclSum;
 }
 
 /* After an NCCL call on the non-blocking communicator: wait until it is
@@ -2676,7 +2681,19 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
         memset(&c->env, 0, sizeof c->env);
         c->env.rank = rk;
         c->env.world = n;
-        c->env.local_rank = c->opt.device >= 0 ? c->opt.device : 0;
+        /* the communicator knows its GPU; an explicit device must agree with it */
+        {
+            int cdev = -1;
+            if (ncclCommCuDevice(c->opt.comm, &cdev) != ncclSuccess) cdev = -1;
+            if (c->opt.device >= 0 && cdev >= 0 && c->opt.device != cdev) {
+                int want = c->opt.device;
+                free(c);
+                return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                                  "zero_cuda_backend_init: options.device is %d but the communicator lives on GPU %d", want,
+                                  cdev);
+            }
+            c->env.local_rank = c->opt.device >= 0 ? c->opt.device : cdev >= 0 ? cdev : 0;
+        }
         c->env.local_world = -1;
         snprintf(c->env.source, sizeof c->env.source, "%s", "comm");
         c->comm = c->opt.comm;
@@ -2756,6 +2773,7 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
 
 ZERO__DEF const zero_backend *zero_cuda_backend(zero_cuda *c) { return c ? &c->be : NULL; }
 ZERO__DEF cudaStream_t zero_cuda_stream(const zero_cuda *c) { return c ? c->stream[ZERO_STREAM_COMPUTE] : NULL; }
+ZERO__DEF cudaStream_t zero_cuda_comm_stream(const zero_cuda *c) { return c ? c->stream[ZERO_STREAM_COMM] : NULL; }
 ZERO__DEF const zero_dist_env *zero_cuda_env(const zero_cuda *c) { return c ? &c->env : NULL; }
 
 #endif /* ZERO__CUDA_IMPLEMENTED */

@@ -1152,6 +1152,66 @@ static zero_result run_adam(const zero_backend *b, void *varg) {
     return ZERO_OK;
 }
 
+/* ZERO_OP_AVG is scale-by-1/world-then-sum: each contribution rounded to the
+   dtype after the scaling, the partial sums as SUM rounds them (ncclAvg's
+   meaning, and what the engine's gradient reductions rely on). */
+typedef struct avg_job {
+    zero_dtype dt;
+    float in[8][37];
+    float got[8][37];
+    zero_result r[8];
+} avg_job;
+
+static zero_result avg_rank(const zero_backend *b, void *arg) {
+    avg_job *A = (avg_job *)arg;
+    size_t es = zero_dtype_size(A->dt), i;
+    unsigned char send[37 * 4], recv[37 * 4];
+    for (i = 0; i < 37; i++) {
+        float v = A->in[b->rank][i];
+        if (A->dt == ZERO_DTYPE_FP16) ((zero_f16 *)send)[i] = zero_f32_to_f16(v);
+        else if (A->dt == ZERO_DTYPE_BF16) ((zero_bf16 *)send)[i] = zero_f32_to_bf16(v);
+        else ((float *)send)[i] = v;
+    }
+    A->r[b->rank] = b->all_reduce(b->ctx, send, recv, 37, A->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, NULL);
+    for (i = 0; i < 37; i++)
+        A->got[b->rank][i] = A->dt == ZERO_DTYPE_FP16 ? zero_f16_to_f32(((zero_f16 *)recv)[i])
+                             : A->dt == ZERO_DTYPE_BF16 ? zero_bf16_to_f32(((zero_bf16 *)recv)[i])
+                                                        : ((float *)recv)[i];
+    (void)es;
+    return ZERO_OK;
+}
+
+static float avg_round(zero_dtype dt, float v) {
+    return dt == ZERO_DTYPE_FP16 ? zero_f16_to_f32(zero_f32_to_f16(v))
+           : dt == ZERO_DTYPE_BF16 ? zero_bf16_to_f32(zero_f32_to_bf16(v)) : v;
+}
+
+static void test_avg(void) {
+    static avg_job A;
+    zero_error err;
+    int w, d, r, i;
+    for (d = ZERO_DTYPE_FP32; d <= ZERO_DTYPE_BF16; d++)
+        for (w = 1; w <= 8; w += (w < 4 ? 1 : 4)) {
+            memset(&A, 0, sizeof A);
+            A.dt = (zero_dtype)d;
+            for (r = 0; r < w; r++)
+                for (i = 0; i < 37; i++) A.in[r][i] = avg_round(A.dt, (float)zt_rand_range(-300, 300));
+            CHECK(zero_host_run(w, avg_rank, &A, &err) == ZERO_OK);
+            for (r = 0; r < w; r++) CHECK(A.r[r] == ZERO_OK);
+            for (i = 0; i < 37; i++) {
+                float f = 1.0f / (float)w, acc = avg_round(A.dt, A.in[0][i] * f);
+                double exact = 0;
+                for (r = 1; r < w; r++) acc = avg_round(A.dt, acc + avg_round(A.dt, A.in[r][i] * f));
+                for (r = 0; r < w; r++) exact += A.in[r][i];
+                exact /= w;
+                for (r = 0; r < w; r++)
+                    CHECKF(A.got[r][i] == acc, "avg %s world %d element %d rank %d: %.9g want %.9g", zero_dtype_name(A.dt), w,
+                           i, r, A.got[r][i], acc);
+                CHECK(fabs(acc - exact) <= (d == ZERO_DTYPE_FP32 ? 1e-4 : d == ZERO_DTYPE_FP16 ? 0.5 : 4.0) * w);
+            }
+        }
+}
+
 static void test_kernels(void) {
     zero_error err;
     CHECK(zero_host_run(1, run_kernels, NULL, &err) == ZERO_OK);
@@ -1177,5 +1237,6 @@ int main(void) {
     test_memory();
     test_kernels();
     printf("test_host: %.2f s\n", now_s() - t0);
+    test_avg();
     return zt_finish();
 }
