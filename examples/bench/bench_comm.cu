@@ -14,9 +14,10 @@
      engine RS  a model of one tensor of `count` elements, reduce_bucket_size =
                 count, ZeRO stage 2, so one unit: the event pair brackets
                 zero_grad_ready(), which queues on the engine's communication
-                stream the gradient pre-division by the world size, the
-                reduce-scatter and the copy (gradient_accumulation_steps 1) or
-                fp32 accumulation (gas > 1) of the owned chunk, and, the
+                stream the reduce-scatter (ncclAvg: the 1/world factor inside
+                NCCL), straight into the accumulator (gradient_accumulation_steps
+                1) or followed by the fp32 accumulation of the owned chunk
+                (gas > 1), then the clear of the gradient slot, and, the
                 micro-batch being complete, makes the compute stream wait for
                 them: the second event completes when the comm stream is done.
                 "gas 1" runs zero_step after each iteration, outside the events;
@@ -34,8 +35,9 @@
    size = bytes of the full buffer (the unit), count = its elements;
    algbw = size / time; busbw = algbw * (n-1)/n (nccl-tests' factor for
    reduce-scatter and all-gather); ratio = raw time / engine time (= busbw
-   ratio). The kernel columns time the backend's pre-division (scale of the
-   full unit) and the copy / fp32 accumulation of the owned chunk alone. */
+   ratio). The kernel columns time, for reference, a pre-division pass (the
+   scale kernel over the unit, which the engine no longer runs) and the copy /
+   fp32 accumulation of the owned chunk alone. */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_cuda.cuh"
@@ -149,8 +151,9 @@ int main(int argc, char **argv) {
         bench_device_line("# ");
         printf("# events on the compute stream around each call after a GPU-side line-up of the ranks; median of %d "
                "iterations after %d warm-up, max over ranks\n", o.iters, o.warmup);
-        printf("# engine RS = zero_grad_ready of a one-unit stage-2 model: pre-division + ncclReduceScatter + copy "
-               "(gas 1) or fp32 accumulate (accum) of the owned chunk on the comm stream, compute stream waits\n");
+        printf("# engine RS = zero_grad_ready of a one-unit stage-2 model: ncclReduceScatter (ncclAvg) into the "
+               "accumulator (gas 1) or + fp32 accumulate (accum) of the owned chunk, then the slot's clear, on the comm "
+               "stream; compute stream waits\n");
         printf("# engine AG = zero_fetch of a one-unit stage-3 model: ncclAllGather into the pool, compute stream "
                "waits\n");
         printf("# busbw = size/time * (n-1)/n; ratio = raw time / engine time; kernels alone: prediv (scale of the "
