@@ -678,7 +678,10 @@ ZERO_API const char *zero_dtype_name(zero_dtype dtype);
 
 enum {
     ZERO_TENSOR_FROZEN = 1 << 0,   /* no gradient, no optimizer state, never reduced */
-    ZERO_TENSOR_NO_DECAY = 1 << 1  /* weight decay off (biases, norms) */
+    ZERO_TENSOR_NO_DECAY = 1 << 1, /* weight decay off (biases, norms) */
+    ZERO_TENSOR_GRAD_WRITE = 1 << 2 /* the backward stores every element of the gradient
+                                       (no +=): zero_grad's buffer need not be zero, and
+                                       stages 2-3 skip clearing it (one pass less) */
 };
 
 /* Writes the initial fp32 values of elements [offset, offset + count) of
@@ -966,7 +969,9 @@ ZERO_API void *zero_param(zero_engine *e, int t);
 /* Tensor t's gradient buffer for the current micro-batch, compute dtype,
    zero when the micro-batch's backward first asks for it: write or add the
    gradient of the scaled loss (loss * zero_loss_scale()) into it, then call
-   zero_grad_ready. The engine averages over ranks and micro-batches. */
+   zero_grad_ready. The engine averages over ranks and micro-batches. A tensor
+   registered with ZERO_TENSOR_GRAD_WRITE gets a buffer of undefined contents
+   that the backward must overwrite entirely. */
 ZERO_API void *zero_grad(zero_engine *e, int t);
 /* Tensor t's gradient of this micro-batch is complete. When the last tensor
    of a unit is ready, the unit's reduction starts (stage 2-3 every
@@ -5865,7 +5870,7 @@ static zero_result zero__layout_check(const zero_tensor *ts, int n, const zero_l
                                   "tensor %d '%s': shape has %lld elements, numel is %lld", i, t->name, (long long)prod,
                                   (long long)t->numel);
         }
-        if (t->flags & ~(ZERO_TENSOR_FROZEN | ZERO_TENSOR_NO_DECAY))
+        if (t->flags & ~(ZERO_TENSOR_FROZEN | ZERO_TENSOR_NO_DECAY | ZERO_TENSOR_GRAD_WRITE))
             return zero__fail(err, ZERO_MSG_LAYOUT_TENSOR, NULL, 0, 0, "tensor %d '%s': unknown flags 0x%x", i, t->name,
                               (unsigned)t->flags);
         if (!(t->lr_scale >= 0) || t->lr_scale > 1e30f)
@@ -6125,6 +6130,7 @@ typedef struct zero__span_state {
     int slot;         /* gradient ring slot this micro-batch (-1: none) */
     int units_left;   /* units whose reduction has not run this micro-batch */
     int persistent, frozen;
+    int clear;        /* a tensor of the span may accumulate (+=): clear its ring slot */
 } zero__span_state;
 
 enum { ZERO__TRACE_RECORD, ZERO__TRACE_COMPLETE, ZERO__TRACE_INVALID };
@@ -6148,6 +6154,7 @@ struct zero_engine {
     int *seg_tensor;
     /* per tensor */
     unsigned char *ready;
+    unsigned char *asked; /* zero_grad called for the tensor in this micro-batch */
     /* per span */
     zero__span_state *spans;
     int64_t *span_off, *span_padded;
@@ -6361,6 +6368,7 @@ static void zero__engine_free(zero_engine *e) {
     ZERO_FREE(e->segs);
     ZERO_FREE(e->seg_tensor);
     ZERO_FREE(e->ready);
+    ZERO_FREE(e->asked);
     ZERO_FREE(e->spans);
     ZERO_FREE(e->span_off);
     ZERO_FREE(e->span_padded);
@@ -6596,6 +6604,7 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
     e->tflags = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
     e->tlr = (float *)ZERO_MALLOC(sizeof(float) * (size_t)n);
     e->ready = (unsigned char *)ZERO_MALLOC((size_t)n);
+    e->asked = (unsigned char *)ZERO_MALLOC((size_t)n);
     e->goff = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_units);
     e->tshard = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_units);
     e->pending = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
@@ -6610,11 +6619,12 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
     e->slot_span = (int *)ZERO_MALLOC(sizeof(int) * 2);
     e->trace_cap = 4 * n + 64;
     e->trace = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->trace_cap);
-    if (!e->tflags || !e->tlr || !e->ready || !e->goff || !e->tshard || !e->pending || !e->pending0 ||
+    if (!e->tflags || !e->tlr || !e->ready || !e->asked || !e->goff || !e->tshard || !e->pending || !e->pending0 ||
         !e->seg_first || !e->seg_count || !e->spans || !e->span_off || !e->span_padded || !e->ext_off ||
         !e->ext_len || !e->slot_span || !e->trace)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables for %d tensors", n);
     memset(e->ready, 0, (size_t)n);
+    memset(e->asked, 0, (size_t)n);
     if (e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy) {
         zero_error be;
         zero__ok(&be);
@@ -6652,6 +6662,11 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
         ss->slot = -1;
         ss->frozen = f->frozen;
         ss->persistent = f->persistent;
+        {
+            int ti;
+            for (ti = f->first_tensor; ti <= la->last_tensor; ti++)
+                if (!(ts[ti].flags & (ZERO_TENSOR_GRAD_WRITE | ZERO_TENSOR_FROZEN))) ss->clear = 1;
+        }
         e->span_off[s] = f->offset;
         e->span_padded[s] = la->offset + la->padded - f->offset;
         if (!f->frozen) {
@@ -7228,6 +7243,7 @@ ZERO__DEF void *zero_grad(zero_engine *e, int t) {
     const zero_tensor_place *pl;
     int u;
     if (zero__grad_check(e, t, "zero_grad") != ZERO_OK) return NULL;
+    e->asked[t] = 1;
     pl = &e->L->places[t];
     u = pl->first_unit;
     if (e->stage <= 1) return zero__bp(e, e->grads, e->goff[u] + (pl->offset - e->L->units[u].offset), e->d);
@@ -7322,9 +7338,10 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
             /* zero what the span wrote, on the comm stream right behind its
                reduction (the backward does not pay for it), so a free slot is
                always zero; the slot is free once the comm stream is past here */
-            ZERO__TRY_BE(e, "gradient ring clear",
-                         e->be.memset0(e->be.ctx, zero__bp(e, e->grads, (int64_t)ss->slot * e->slot_elems, e->d),
-                                       (size_t)e->span_padded[s] * e->d, ZERO_STREAM_COMM, &be_err_));
+            if (ss->clear)
+                ZERO__TRY_BE(e, "gradient ring clear",
+                             e->be.memset0(e->be.ctx, zero__bp(e, e->grads, (int64_t)ss->slot * e->slot_elems, e->d),
+                                           (size_t)e->span_padded[s] * e->d, ZERO_STREAM_COMM, &be_err_));
             if (e->ev_slot[ss->slot])
                 ZERO__TRY_BE(e, "gradient ring event",
                              e->be.event_record(e->be.ctx, e->ev_slot[ss->slot], ZERO_STREAM_COMM, &be_err_));
@@ -7343,9 +7360,14 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
     int k;
     if ((r = zero__grad_check(e, t, "zero_grad_ready")) != ZERO_OK) return r;
     pl = &e->L->places[t];
-    if (e->stage >= 2 && e->spans[zero__span_of_tensor(e, t)].slot < 0) {
-        /* never asked for its buffer: its gradient is zero this micro-batch */
-        if (!zero_grad(e, t)) return e->err.code;
+    if (e->stage >= 2 && !e->asked[t]) {
+        /* never asked for its buffer: its gradient is zero this micro-batch (a
+           GRAD_WRITE tensor's slot is not cleared for it: zero it here) */
+        void *g = zero_grad(e, t);
+        if (!g) return e->err.code;
+        if (e->tflags[t] & ZERO_TENSOR_GRAD_WRITE)
+            ZERO__TRY_BE(e, "zero_grad_ready: zero gradient",
+                         e->be.memset0(e->be.ctx, g, (size_t)e->L->numel[t] * e->d, ZERO_STREAM_COMPUTE, &be_err_));
     }
     e->ready[t] = 1;
     e->ready_count++;
@@ -7357,6 +7379,7 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
         e->micro++;
         e->ready_count = 0;
         memset(e->ready, 0, (size_t)e->n_tensors);
+        memset(e->asked, 0, (size_t)e->n_tensors);
         memcpy(e->pending, e->pending0, sizeof(int) * (size_t)e->n_units);
         if (e->micro == e->gas) e->t_phase[ZERO_PHASE_BACKWARD] += zero__now_ms() - e->t_backward_start;
         /* the next micro-batch writes buffers this one's reductions still use */
@@ -7404,6 +7427,7 @@ static void zero__step_reset(zero_engine *e) {
     e->ready_count = 0;
     e->touched = 0;
     memset(e->ready, 0, (size_t)e->n_tensors);
+    memset(e->asked, 0, (size_t)e->n_tensors);
     memcpy(e->pending, e->pending0, sizeof(int) * (size_t)e->n_units);
 }
 
