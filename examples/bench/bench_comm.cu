@@ -17,7 +17,10 @@
                 stream the reduce-scatter (ncclAvg: the 1/world factor inside
                 NCCL), straight into the accumulator (gradient_accumulation_steps
                 1) or followed by the fp32 accumulation of the owned chunk
-                (gas > 1), then the clear of the gradient slot, and, the
+                (gas > 1) (the tensor is registered ZERO_TENSOR_GRAD_WRITE,
+                the fill storing every element, so the gradient slot is not
+                cleared; without the flag the engine clears it on the comm
+                stream after the reduction: one memset of the unit more), and, the
                 micro-batch being complete, makes the compute stream wait for
                 them: the second event completes when the comm stream is done.
                 "gas 1" runs zero_step after each iteration, outside the events;
@@ -84,6 +87,7 @@ static zero_engine *make_engine(const zero_backend *be, int stage, zero_dtype dt
     t.name = "unit";
     t.numel = count;
     t.init = stage == 3 ? init_params : NULL; /* stage 3 gathers the parameters: not zeros */
+    t.flags = ZERO_TENSOR_GRAD_WRITE;          /* the fill stores every element: no slot clear */
     BENCH_ZERO(zero_engine_create(&e, &c, &t, 1, be, &err), &err);
     /* creation's own collectives finish before the benchmark's communicator is used */
     BENCH_CUDA(cudaDeviceSynchronize());
@@ -152,8 +156,8 @@ int main(int argc, char **argv) {
         printf("# events on the compute stream around each call after a GPU-side line-up of the ranks; median of %d "
                "iterations after %d warm-up, max over ranks\n", o.iters, o.warmup);
         printf("# engine RS = zero_grad_ready of a one-unit stage-2 model: ncclReduceScatter (ncclAvg) into the "
-               "accumulator (gas 1) or + fp32 accumulate (accum) of the owned chunk, then the slot's clear, on the comm "
-               "stream; compute stream waits\n");
+               "accumulator (gas 1) or + fp32 accumulate (accum) of the owned chunk, on the comm stream (tensor flagged "
+               "ZERO_TENSOR_GRAD_WRITE: no slot clear); compute stream waits\n");
         printf("# engine AG = zero_fetch of a one-unit stage-3 model: ncclAllGather into the pool, compute stream "
                "waits\n");
         printf("# busbw = size/time * (n-1)/n; ratio = raw time / engine time; kernels alone: prediv (scale of the "
