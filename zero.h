@@ -7269,9 +7269,16 @@ ZERO__DEF void *zero_grad(zero_engine *e, int t) {
             {
                 zero_error be;
                 zero__ok(&be);
-                /* the slot was cleared on the comm stream after its last use */
                 if (e->ev_slot[k] && e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, e->ev_slot[k], &be) != ZERO_OK) {
                     zero__ebackend(e, &be, "zero_grad: waiting for a ring slot");
+                    return NULL;
+                }
+                /* cleared on the compute stream, in the backward's order: a clear
+                   on the comm stream behind the reduction was measured slower
+                   (it competes with the backward's kernels for the GPU) */
+                if (ss->clear && e->be.memset0(e->be.ctx, zero__bp(e, e->grads, (int64_t)k * e->slot_elems, e->d),
+                                               (size_t)e->span_padded[s] * e->d, ZERO_STREAM_COMPUTE, &be) != ZERO_OK) {
+                    zero__ebackend(e, &be, "zero_grad: clearing a ring slot");
                     return NULL;
                 }
             }
@@ -7335,13 +7342,7 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
                                        &be_err_));
         }
         if (--ss->units_left == 0) {
-            /* zero what the span wrote, on the comm stream right behind its
-               reduction (the backward does not pay for it), so a free slot is
-               always zero; the slot is free once the comm stream is past here */
-            if (ss->clear)
-                ZERO__TRY_BE(e, "gradient ring clear",
-                             e->be.memset0(e->be.ctx, zero__bp(e, e->grads, (int64_t)ss->slot * e->slot_elems, e->d),
-                                           (size_t)e->span_padded[s] * e->d, ZERO_STREAM_COMM, &be_err_));
+            /* the slot is free once the comm stream is past this point */
             if (e->ev_slot[ss->slot])
                 ZERO__TRY_BE(e, "gradient ring event",
                              e->be.event_record(e->be.ctx, e->ev_slot[ss->slot], ZERO_STREAM_COMM, &be_err_));
