@@ -3,7 +3,7 @@
 #   make test       every host test (gcc, clang, C11, C++17, ASan+UBSan) and nvcc builds
 #   make test-gpu   GPU tests (device machine; arrives with the CUDA backend)
 #   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
-#   make bench      benchmarks (device machine; arrive with the CUDA backend)
+#   make bench      benchmarks (device machine): communication, overlap, optimizer vs PyTorch
 #   make install PREFIX=...   the three headers
 # Variables: CUDA_HOME, NCCL_HOME, GPU_ARCH (sm_90), CC (gcc), CLANG (clang).
 
@@ -116,6 +116,8 @@ bench: info $(BENCH_BINS)
 	@export NCCL_NVLS_ENABLE=$${NCCL_NVLS_ENABLE:-0}; rc=0; \
 	echo "== $(BUILD)/bench/bench_comm $(BENCH_COMM_ARGS)"; $(BUILD)/bench/bench_comm $(BENCH_COMM_ARGS) || rc=1; \
 	echo "== $(BUILD)/bench/bench_overlap $(BENCH_OVERLAP_ARGS)"; $(BUILD)/bench/bench_overlap $(BENCH_OVERLAP_ARGS) || rc=1; \
+	echo "== BENCH_GRAD_WRITE=1 $(BUILD)/bench/bench_overlap $(BENCH_OVERLAP_ARGS)"; \
+	BENCH_GRAD_WRITE=1 $(BUILD)/bench/bench_overlap $(BENCH_OVERLAP_ARGS) || rc=1; \
 	echo "== $(BUILD)/bench/bench_optim $(BENCH_OPTIM_ARGS)"; \
 	if $(BUILD)/bench/bench_optim $(BENCH_OPTIM_ARGS) --out $(BUILD)/bench/optim_zero.txt; then \
 	    echo "== $(PYTHON) examples/bench/bench_torch_adam.py --zero $(BUILD)/bench/optim_zero.txt"; \
