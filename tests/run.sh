@@ -116,9 +116,21 @@ step "fuzz-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -D
 
 # 5. every .cu / .cuh compiled by nvcc for $GPU_ARCH (build only: no GPU here)
 NCCL_INC=""; [ -n "$NCCL_HOME" ] && NCCL_INC="-I$NCCL_HOME/include"
-for cu in $(ls tests/*.cu examples/*.cu examples/*/*.cu 2>/dev/null); do
+# (tests/test_*.cu are compiled when linked, below.) nvcc is most of make test's
+# time: NVCC_JOBS compiles at once (default 2), results counted in order after.
+cus=$(ls tests/*.cu examples/*.cu examples/*/*.cu 2>/dev/null | grep -v '^tests/test_')
+njobs=0
+for cu in $cus; do
     n=$(basename "$cu" .cu)
-    step "nvcc-$n" "$NVCC" -std=c++17 -arch="$GPU_ARCH" -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -c "$cu" -o "$B/t/nvcc-$n.o"
+    ( "$NVCC" -std=c++17 -arch="$GPU_ARCH" -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -c "$cu" -o "$B/t/nvcc-$n.o" \
+          >"$B/log/nvcc-$n.out" 2>&1; echo $? >"$B/log/nvcc-$n.rc" ) &
+    njobs=$((njobs + 1))
+    if [ "$njobs" -ge "${NVCC_JOBS:-2}" ]; then wait; njobs=0; fi
+done
+wait
+for cu in $cus; do
+    n=$(basename "$cu" .cu)
+    step "nvcc-$n" sh -c "cat '$B/log/nvcc-$n.out'; exit \$(cat '$B/log/nvcc-$n.rc' 2>/dev/null || echo 1)"
 done
 # tests/test_*.cu need no GPU (the CUDA backend's host side: bootstrap, environment):
 # linked and run here too
