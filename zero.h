@@ -5367,61 +5367,46 @@ static zero_result zero__host_collective(zero__host_rank *r, zero__host_call *c,
     return ZERO_OK;
 }
 
-static zero_result zero__host_reduce_scatter(void *ctx, const void *send, void *recv, size_t count,
-                                             zero_dtype dt, zero_op op, zero_stream_id s,
-                                             zero_error *err) {
+/* One collective call of this rank, described for zero__host_collective. */
+static zero_result zero__host_post(void *ctx, int kind, const void *send, void *recv, size_t count,
+                                   zero_dtype dt, zero_op op, int root, zero_stream_id s,
+                                   zero_error *err) {
     zero__host_call c;
-    ZERO__HOST_CTX("reduce_scatter");
+    zero__host_rank *r = (zero__host_rank *)ctx;
+    if (!r)
+        return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "host %s: ctx is NULL",
+                          zero__host_call_names[kind]);
     memset(&c, 0, sizeof c);
-    c.kind = ZERO__HOST_REDUCE_SCATTER;
+    c.kind = kind;
     c.count = count;
     c.dt = dt;
     c.op = op;
+    c.root = root;
     c.send = send;
     c.recv = recv;
     return zero__host_collective(r, &c, s, err);
 }
 
+static zero_result zero__host_reduce_scatter(void *ctx, const void *send, void *recv, size_t count,
+                                             zero_dtype dt, zero_op op, zero_stream_id s,
+                                             zero_error *err) {
+    return zero__host_post(ctx, ZERO__HOST_REDUCE_SCATTER, send, recv, count, dt, op, 0, s, err);
+}
+
 static zero_result zero__host_all_gather(void *ctx, const void *send, void *recv, size_t count,
                                          zero_dtype dt, zero_stream_id s, zero_error *err) {
-    zero__host_call c;
-    ZERO__HOST_CTX("all_gather");
-    memset(&c, 0, sizeof c);
-    c.kind = ZERO__HOST_ALL_GATHER;
-    c.count = count;
-    c.dt = dt;
-    c.send = send;
-    c.recv = recv;
-    return zero__host_collective(r, &c, s, err);
+    return zero__host_post(ctx, ZERO__HOST_ALL_GATHER, send, recv, count, dt, ZERO_OP_SUM, 0, s, err);
 }
 
 static zero_result zero__host_all_reduce(void *ctx, const void *send, void *recv, size_t count,
                                          zero_dtype dt, zero_op op, zero_stream_id s,
                                          zero_error *err) {
-    zero__host_call c;
-    ZERO__HOST_CTX("all_reduce");
-    memset(&c, 0, sizeof c);
-    c.kind = ZERO__HOST_ALL_REDUCE;
-    c.count = count;
-    c.dt = dt;
-    c.op = op;
-    c.send = send;
-    c.recv = recv;
-    return zero__host_collective(r, &c, s, err);
+    return zero__host_post(ctx, ZERO__HOST_ALL_REDUCE, send, recv, count, dt, op, 0, s, err);
 }
 
 static zero_result zero__host_broadcast(void *ctx, void *buf, size_t count, zero_dtype dt,
                                         int root, zero_stream_id s, zero_error *err) {
-    zero__host_call c;
-    ZERO__HOST_CTX("broadcast");
-    memset(&c, 0, sizeof c);
-    c.kind = ZERO__HOST_BROADCAST;
-    c.count = count;
-    c.dt = dt;
-    c.root = root;
-    c.send = buf;
-    c.recv = buf;
-    return zero__host_collective(r, &c, s, err);
+    return zero__host_post(ctx, ZERO__HOST_BROADCAST, buf, buf, count, dt, ZERO_OP_SUM, root, s, err);
 }
 
 /* ---- host backend: kernels ---- */

@@ -15,23 +15,7 @@ if [ -n "$NCCL_HOME" ]; then
 fi
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 
-step() {
-    name=$1; shift
-    if "$@" >"$B/log/$name.log" 2>&1; then pass=$((pass + 1)); echo "ok    $name"
-    else fail=$((fail + 1)); echo "FAIL  $name: $*"; tail -n 60 "$B/log/$name.log"; fi
-}
-run() {
-    name=$1; shift
-    "$@" >"$B/log/$name.run.log" 2>&1
-    rc=$?
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/log/$name.run.log" | tail -n 1)
-    p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); p=${p:-0}
-    f=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p'); f=${f:-0}
-    if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then f=$((f + 1)); fi
-    pass=$((pass + p)); fail=$((fail + f))
-    if [ "$f" -eq 0 ]; then echo "ok    $name ($p checks)"
-    else echo "FAIL  $name (exit $rc): $line"; grep -v '^ok' "$B/log/$name.run.log" | tail -n 60; fi
-}
+. tests/lib.sh # step, run
 
 nvidia-smi -L 2>/dev/null | sed 's/^/gpu: /'
 for cu in tests/compile_cuda.cu $(ls tests/gpu_*.cu 2>/dev/null); do

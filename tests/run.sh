@@ -9,29 +9,7 @@ mkdir -p "$B/t" "$B/log"
 pass=0; fail=0
 WARN="-Wall -Wextra -Werror"
 
-# step NAME CMD...: run a build or check command, count it.
-step() {
-    name=$1; shift
-    if "$@" >"$B/log/$name.log" 2>&1; then
-        pass=$((pass + 1)); echo "ok    $name"
-    else
-        fail=$((fail + 1)); echo "FAIL  $name: $*"; tail -n 40 "$B/log/$name.log"
-    fi
-}
-
-# run NAME BIN: run a test program, add its "N passed, N failed" counts.
-run() {
-    name=$1; shift
-    "$@" >"$B/log/$name.run.log" 2>&1
-    rc=$?
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/log/$name.run.log" | tail -n 1)
-    p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); p=${p:-0}
-    f=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p'); f=${f:-0}
-    if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then f=$((f + 1)); fi
-    pass=$((pass + p)); fail=$((fail + f))
-    if [ "$f" -eq 0 ]; then echo "ok    $name ($p checks)"
-    else echo "FAIL  $name (exit $rc): $line"; grep -v '^ok' "$B/log/$name.run.log" | tail -n 40; fi
-}
+. tests/lib.sh # step, run
 
 tests=$(ls tests/test_*.c 2>/dev/null)
 

@@ -1,0 +1,27 @@
+# tests/lib.sh - the counting helpers tests/run.sh and tests/gpu.sh share
+# (sourced; needs $B, and pass / fail set to 0).
+
+# step NAME CMD...: run a build or check command, count it.
+step() {
+    name=$1; shift
+    if "$@" >"$B/log/$name.log" 2>&1; then
+        pass=$((pass + 1)); echo "ok    $name"
+    else
+        fail=$((fail + 1)); echo "FAIL  $name: $*"; tail -n 60 "$B/log/$name.log"
+    fi
+}
+
+# run NAME BIN...: run a test program, add its "N passed, N failed" counts
+# (a missing line, or a non-zero exit with 0 failed, counts as one failure).
+run() {
+    name=$1; shift
+    "$@" >"$B/log/$name.run.log" 2>&1
+    rc=$?
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/log/$name.run.log" | tail -n 1)
+    p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); p=${p:-0}
+    f=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p'); f=${f:-0}
+    if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then f=$((f + 1)); fi
+    pass=$((pass + p)); fail=$((fail + f))
+    if [ "$f" -eq 0 ]; then echo "ok    $name ($p checks)"
+    else echo "FAIL  $name (exit $rc): $line"; grep -v '^ok' "$B/log/$name.run.log" | tail -n 60; fi
+}
