@@ -327,7 +327,9 @@ static void test_messages(void) {
     EXPECT_ERROR("{\"zero_optimization\": {\"stage3_prefetch_bucket_size\": 5, \"prefetch_bucket_size\": 6}}", CONFIG_INCONSISTENT,
                  "zero_optimization.stage3_prefetch_bucket_size", 0, 0, "alias");
 
-    EXPECT_LOG("{\"zero_optimization\": {\"overlap_comm\": false}}", CONFIG_NOT_IMPLEMENTED, "zero_optimization.overlap_comm");
+    EXPECT_LOG("{\"zero_optimization\": {\"load_from_fp32_weights\": false}}", CONFIG_NOT_IMPLEMENTED,
+               "zero_optimization.load_from_fp32_weights");
+    EXPECT_LOG("{\"zero_optimization\": {\"overlap_comm\": false}}", CONFIG_NO_EFFECT, "zero_optimization.overlap_comm");
     /* an implemented key at a non-default value says nothing */
     c = cfg_quiet();
     CHECK(parse(&c, "{\"zero_optimization\": {\"stage\": 2}}", &err) == ZERO_OK);
