@@ -876,6 +876,9 @@ typedef struct zero_backend {
     zero_result (*sumsq)(void *ctx, const void *x, size_t n, zero_dtype dt, double *out,
                          zero_stream_id s, zero_error *err);
     zero_result (*adam)(void *ctx, const zero_adam_args *a, zero_stream_id s, zero_error *err);
+    /* Adam over host memory (pinned or ordinary), synchronous, for
+       offload_optimizer.device "cpu"; NULL: this backend cannot offload */
+    zero_result (*cpu_adam)(void *ctx, const zero_adam_args *a, zero_error *err);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -2464,7 +2467,7 @@ typedef struct zero__key {
 #define ZERO__DEPR ZERO_KEY_DEPRECATED
 
 static const char zero__engine_note[] = "not acted on yet: zero trains as with the default";
-static const char zero__offload_note[] = "acted on by CPU/NVMe offload (after the engine)";
+static const char zero__offload_note[] = "acted on by NVMe and parameter offload (not yet)";
 
 static const zero__key zero__keys[] = {
     /* ---- top level ---- */
@@ -2725,14 +2728,15 @@ static const zero__key zero__keys[] = {
     {{"zero_optimization.offload_optimizer", "object", "None", ZERO__IMPL, "stages 1-3: where optimizer state lives and steps",
       "unknown keys are errors; null: no offload"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT | ZERO__F_NULLABLE, 0, NULL, ""},
-    ZERO__OK(offload_optimizer, device, "string", "\"none\"", ZERO__NYET, "\"none\", \"cpu\" or \"nvme\"", zero__offload_note,
+    ZERO__OK(offload_optimizer, device, "string", "\"none\"", ZERO__NYET, "\"none\", \"cpu\" or \"nvme\"",
+             "\"cpu\": master weights and Adam state in host memory, Adam on the CPU (host backend now, GPUs with the offload pipeline); \"nvme\": not yet",
              ZERO__K_ENUM, 0, 0, "cpu:1|nvme:2|none:0", 0),
     ZERO__OK(offload_optimizer, nvme_path, "string", "None", ZERO__NYET, "directory of the swap files (device nvme)", zero__offload_note,
              ZERO__K_STRING, 0, 0, NULL, ZERO__F_NULLABLE),
     ZERO__OK(offload_optimizer, buffer_count, "int", "4", ZERO__NYET, "pinned swap buffers (param, grad, m, v)", zero__offload_note,
              ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
-    ZERO__OK(offload_optimizer, pin_memory, "bool", "true", ZERO__NYET, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
-             zero__offload_note, ZERO__K_BOOL, 0, 1, NULL, 0),
+    ZERO__OK(offload_optimizer, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
+             "", ZERO__K_BOOL, 0, 1, NULL, 0),
     ZERO__OK(offload_optimizer, pipeline_read, "bool", "false", ZERO__NYET, "read the next tile while stepping", zero__offload_note,
              ZERO__K_BOOL, 0, 1, NULL, 0),
     ZERO__OK(offload_optimizer, pipeline_write, "bool", "false", ZERO__NYET, "write the last tile while stepping", zero__offload_note,
@@ -5545,6 +5549,11 @@ static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stre
     return ZERO_OK;
 }
 
+/* On the host backend every buffer is host memory: CPU Adam is the same kernel. */
+static zero_result zero__host_cpu_adam(void *ctx, const zero_adam_args *a, zero_error *err) {
+    return zero__host_adam(ctx, a, ZERO_STREAM_COMM, err);
+}
+
 /* ---- host backend: ranks ---- */
 
 /* Seconds as "300" or "0.5": parsed by hand because strtod follows the C locale a
@@ -5728,6 +5737,7 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->convert = zero__host_convert;
         b->sumsq = zero__host_sumsq;
         b->adam = zero__host_adam;
+        b->cpu_adam = zero__host_cpu_adam;
     }
     if (world == 1) {
         zero__host_exit(&g->ranks[0], fn(&g->ranks[0].be, arg));
@@ -6171,6 +6181,10 @@ struct zero_engine {
     double t_phase[ZERO_PHASE_COUNT], t_backward_start;
     int broken;
     int check;             /* check_collectives */
+    int offload;           /* offload_optimizer "cpu": master, m, v on the host, Adam there */
+    zero_mem_kind opt_kind;/* where master, m and v live */
+    zero_dtype gdt;        /* dtype of the reduced gradient chunks Adam reads */
+    void *cpu_grad, *cpu_param; /* offload: host staging of the owned chunks (trainable shard) */
     double *check_dev, *check_host; /* 2 doubles each */
     zero_error err;
     size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
@@ -6335,9 +6349,11 @@ static void zero__engine_free(zero_engine *e) {
     zero__efree(e, ZERO_MEM_DEVICE, e->pool);
     zero__efree(e, ZERO_MEM_DEVICE, e->grads);
     zero__efree(e, ZERO_MEM_DEVICE, e->accum);
-    zero__efree(e, ZERO_MEM_DEVICE, e->master);
-    zero__efree(e, ZERO_MEM_DEVICE, e->m);
-    zero__efree(e, ZERO_MEM_DEVICE, e->v);
+    zero__efree(e, e->opt_kind, e->master);
+    zero__efree(e, e->opt_kind, e->m);
+    zero__efree(e, e->opt_kind, e->v);
+    zero__efree(e, e->opt_kind, e->cpu_grad);
+    zero__efree(e, e->opt_kind, e->cpu_param);
     zero__efree(e, ZERO_MEM_DEVICE, e->stats_dev);
     zero__efree(e, ZERO_MEM_PINNED, e->stats_host);
     zero__efree(e, ZERO_MEM_DEVICE, e->check_dev);
@@ -6434,7 +6450,7 @@ static zero_result zero__coll_check(zero_engine *e, int kind, int unit) {
 /* Per-unit pointers into the buffers (see the memory plan in zero_engine_create). */
 static float *zero__master_at(const zero_engine *e, int u) {
     const zero_unit *x = &e->L->units[u];
-    if (e->dt == ZERO_DTYPE_FP32) { /* the fp32 parameters are the master */
+    if (e->dt == ZERO_DTYPE_FP32 && !e->offload) { /* the fp32 parameters are the master */
         if (e->stage == 0) return (float *)e->params + x->offset;
         if (e->stage < 3) return (float *)e->params + x->offset + (int64_t)e->rank * x->chunk;
         return (float *)e->params + x->shard_offset;
@@ -6542,7 +6558,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
             r = zero__ebackend(e, &be, "zero_engine_create: initial weights");
             break;
         }
-        if (!x->frozen && e->dt != ZERO_DTYPE_FP32 &&
+        if (!x->frozen && (e->dt != ZERO_DTYPE_FP32 || e->offload) &&
             e->be.copy(e->be.ctx, zero__master_at(e, u), vals, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
             r = zero__ebackend(e, &be, "zero_engine_create: initial master weights");
             break;
@@ -6746,17 +6762,27 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
                                   "owned gradient accumulator")) != ZERO_OK)
                 return r;
         }
-        if (e->dt != ZERO_DTYPE_FP32) {
-            if ((r = zero__ealloc(e, ZERO_MEM_MASTER, ZERO_MEM_DEVICE, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
+        if (e->dt != ZERO_DTYPE_FP32 || e->offload) {
+            if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
                 return r;
             e->master = (float *)p;
         }
-        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_DEVICE, (size_t)opt * 4, &p, "Adam exp_avg")) != ZERO_OK)
+        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->opt_kind, (size_t)opt * 4, &p, "Adam exp_avg")) != ZERO_OK)
             return r;
         e->m = (float *)p;
-        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_DEVICE, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
+        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->opt_kind, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
             return r;
         e->v = (float *)p;
+        if (e->offload) { /* the owned gradient chunks come over, the updated parameters go back */
+            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->opt_kind, (size_t)ST * zero_dtype_size(e->gdt), &p,
+                                  "offload gradient staging")) != ZERO_OK)
+                return r;
+            e->cpu_grad = p;
+            if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, e->opt_kind, (size_t)ST * e->d, &p, "offload parameter staging")) !=
+                ZERO_OK)
+                return r;
+            e->cpu_param = p;
+        }
         if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, sizeof(double) * 2 * (size_t)e->n_pairs, &p,
                               "norm statistics")) != ZERO_OK)
             return r;
@@ -6783,7 +6809,9 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
                 (e->m && e->be.memset0(e->be.ctx, e->m, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
                 (e->v && e->be.memset0(e->be.ctx, e->v, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
                 (e->params && e->be.memset0(e->be.ctx, e->params, (size_t)(e->stage == 3 ? S : psi) * e->d,
-                                            ZERO_STREAM_COMM, &be) != ZERO_OK))
+                                            ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+                (e->cpu_param && e->be.memset0(e->be.ctx, e->cpu_param, (size_t)ST * e->d, ZERO_STREAM_COMM, &be) !=
+                                     ZERO_OK))
                 return zero__ebackend(e, &be, "zero_engine_create: zero-fill");
         }
     }
@@ -6818,12 +6846,18 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     z = &cfg->zero_optimization;
     if (z->stage < 0 || z->stage > 3)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.stage", 0, 0, "%d (need 0 .. 3)", z->stage);
-    if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE || z->offload_param.device != ZERO_OFFLOAD_NONE)
+    if (z->offload_param.device != ZERO_OFFLOAD_NONE || z->offload_optimizer.device == ZERO_OFFLOAD_NVME)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG,
-                          z->offload_optimizer.device != ZERO_OFFLOAD_NONE ? "zero_optimization.offload_optimizer.device"
-                                                                           : "zero_optimization.offload_param.device",
-                          0, 0, "offload is not in the engine yet (it arrives with zero_offload.h's CPU Adam)\nHINT: "
-                                "set the device to \"none\"");
+                          z->offload_param.device != ZERO_OFFLOAD_NONE ? "zero_optimization.offload_param.device"
+                                                                       : "zero_optimization.offload_optimizer.device",
+                          0, 0, "%s offload is not in the engine yet (offload_optimizer \"cpu\" is)\nHINT: set the "
+                                "device to \"none\" or \"cpu\"",
+                          z->offload_param.device != ZERO_OFFLOAD_NONE ? "parameter" : "NVMe");
+    if (z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !be->cpu_adam)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
+                          "\"cpu\": backend '%s' has no CPU Adam (offload runs on the host backend today)\nHINT: set "
+                          "the device to \"none\"",
+                          be->name ? be->name : "?");
     if (cfg->gradient_accumulation_steps < 1 || cfg->gradient_accumulation_steps > 1000000)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "gradient_accumulation_steps", 0, 0, "%lld (need 1 .. 1e6)",
                           (long long)cfg->gradient_accumulation_steps);
@@ -6847,6 +6881,9 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     /* stages 2-3 with one micro-batch add nothing up: the reduced chunk stays
        in the compute dtype (2 bytes a parameter / N, ZeRO's formula) */
     e->adt = (e->gas == 1 && z->stage >= 2) ? e->dt : cfg->grad_accum_dtype;
+    e->gdt = e->stage >= 2 ? e->adt : e->gas > 1 ? e->adt : e->dt;
+    e->offload = z->offload_optimizer.device == ZERO_OFFLOAD_CPU;
+    e->opt_kind = !e->offload ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->d = zero_dtype_size(e->dt);
     e->a = zero_dtype_size(e->adt);
     e->sched_it = cfg->scheduler.last_batch_iteration;
@@ -7597,6 +7634,17 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
             bc2 = 1.0f / sqrtf(1.0f - e->beta2_t);
         }
         t1 = zero__now_ms();
+        if (e->offload) { /* the owned gradient chunks to the host, where Adam runs */
+            size_t gs = zero_dtype_size(e->gdt);
+            for (u = 0; u < l->n_units; u++) {
+                zero_dtype gdt;
+                if (l->units[u].frozen || e->seg_count[u] == 0) continue;
+                ZERO__TRY_BE(e, "zero_step: gradients to the host",
+                             e->be.copy(e->be.ctx, zero__bp(e, e->cpu_grad, e->tshard[u], gs), zero__grad_own(e, u, &gdt),
+                                        (size_t)l->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
+            }
+            ZERO__TRY_BE(e, "zero_step: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
+        }
         for (u = 0; u < l->n_units; u++) {
             zero_adam_args aa;
             int k;
@@ -7624,6 +7672,18 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
             aa.bc2 = bc2;
             aa.grad_scale = grad_scale;
             aa.adamw = e->cfg.optimizer.type == ZERO_OPTIMIZER_ADAMW || e->cfg.optimizer.adam_w_mode == 1;
+            if (e->offload) {
+                /* on the host: the staged gradient chunk in, the compute-dtype
+                   parameters out to staging, then back to the device */
+                aa.grad = zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt));
+                aa.grad_dtype = e->gdt;
+                aa.param = zero__bp(e, e->cpu_param, e->tshard[u], e->d);
+                ZERO__TRY_BE(e, "zero_step: CPU Adam", e->be.cpu_adam(e->be.ctx, &aa, &be_err_));
+                ZERO__TRY_BE(e, "zero_step: parameters to the device",
+                             e->be.copy(e->be.ctx, zero__param_own(e, u), aa.param, (size_t)l->units[u].chunk * e->d,
+                                        ZERO_STREAM_COMM, &be_err_));
+                continue;
+            }
             ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
         }
         in.time_ms[ZERO_PHASE_OPTIMIZER] = zero__now_ms() - t1;

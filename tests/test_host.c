@@ -692,7 +692,7 @@ static void test_mismatch(void) {
         CHECK_STR_CONTAINS(a.msg[s], "rank 0 called all_gather #1 (count 8, fp16)");
         CHECK_STR_CONTAINS(a.msg[s], "rank 1 called reduce_scatter #1 (count 8, fp16, sum)");
         CHECK_EQ_INT(a.item2[s], ZERO_MSG_HOST_COLLECTIVE_MISMATCH);
-        CHECK(a.took2[s] < 0.5);
+        CHECK(a.took2[s] < 5.0); /* at once: far below the 300 s deadline, loose for loaded machines */
     }
     for (sc = S_COUNT_MISMATCH; sc <= S_ROOT_MISMATCH; sc++) {
         int W = sc == S_COUNT_MISMATCH ? 4 : 3;
@@ -721,7 +721,7 @@ static void test_leave(void) {
         CHECK_EQ_INT(a.res[s], ZERO_ERR_STATE);
         CHECK_EQ_INT(a.item[s], ZERO_MSG_HOST_PEER_EXITED);
         CHECK_STR_CONTAINS(a.msg[s], "waits in all_reduce #1");
-        CHECKF(a.took[s] < 1.0, "rank %d waited %.3f s", s, a.took[s]);
+        CHECKF(a.took[s] < 5.0, "rank %d waited %.3f s", s, a.took[s]);
         CHECK_EQ_INT(a.item2[s], ZERO_MSG_HOST_PEER_EXITED);
     }
     /* the rank that left with an error is named as well */
@@ -746,7 +746,7 @@ static void test_timeout(void) {
     for (s = 0; s < 2; s++) CHECK_EQ_INT(a.item[s], ZERO_MSG_HOST_TIMEOUT);
     CHECK_STR_CONTAINS(a.msg[0], "all_gather #1 (count 8, fp32): rank 2 did not arrive within 1 s");
     CHECK_EQ_INT(a.item[2], ZERO_MSG_HOST_TIMEOUT); /* the late rank fails at once */
-    CHECK(a.took[2] < 0.5);
+    CHECK(a.took[2] < 2.5); /* fails on arrival, not after waiting a deadline of its own */
     /* fractions of a second */
     setenv("ZERO_HOST_TIMEOUT_S", "0.25", 1);
     res = fail_run(&a, S_TIMEOUT, 2, &err);
@@ -770,7 +770,7 @@ static void test_run_errors(void) {
     CHECK_STR_CONTAINS(a.msg[1], "all_reduce: send is NULL");
     CHECK_EQ_INT(a.item[0], ZERO_MSG_HOST_COLLECTIVE_MISMATCH);
     CHECK_STR_CONTAINS(a.msg[0], "rank 1 called all_reduce #1 (count 8, fp32, sum) with invalid");
-    CHECK(a.took[0] < 1.0);
+    CHECK(a.took[0] < 5.0);
     CHECK_STR_CONTAINS(err.msg, "\nrank 1: host all_reduce: send is NULL");
 
     res = fail_run(&a, S_FN_ERR, 2, &err);
