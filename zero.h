@@ -129,6 +129,8 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(OUT_OF_MEMORY, ZERO_ERR_OUT_OF_MEMORY, "a host allocation failed")                   \
     X(FILE_OPEN, ZERO_ERR_IO, "a file could not be opened")                                \
     X(FILE_READ, ZERO_ERR_IO, "a file could not be read")                                  \
+    X(FILE_WRITE, ZERO_ERR_IO, "a file could not be written (disk full, removed, no permission)") \
+    X(NVME_CORRUPT, ZERO_ERR_CORRUPT, "a stored tile fails its checks: a torn write, or changed underneath") \
     X(ENV_INVALID, ZERO_OK, "environment variable with an invalid value ignored (warning)") \
     X(CUDA_CALL, ZERO_ERR_CUDA, "a CUDA runtime call failed")                              \
     X(CUDA_NO_DEVICE, ZERO_ERR_CUDA, "no usable CUDA device (driver, CUDA_VISIBLE_DEVICES)") \
@@ -203,6 +205,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(BOOTSTRAP_TIMEOUT, ZERO_ERR_TIMEOUT, "the ranks did not all meet within the bootstrap deadline") \
     X(LAUNCH_LOCAL, ZERO_ERR_BOOTSTRAP, "zero_cuda_launch_local could not start its processes") \
     X(LAUNCH_INFO, ZERO_OK, "processes started, failed or stopped by zero_cuda_launch_local (info, warning)") \
+    X(CPU_SIMD_UNSUPPORTED, ZERO_ERR_UNSUPPORTED, "the CPU or the build lacks the SIMD level asked for") \
     X(HOST_THREAD, ZERO_ERR_INVALID_ARG, "host ranks could not be started")
 
 typedef enum zero_msg {
@@ -877,8 +880,11 @@ typedef struct zero_backend {
                          zero_stream_id s, zero_error *err);
     zero_result (*adam)(void *ctx, const zero_adam_args *a, zero_stream_id s, zero_error *err);
     /* Adam over host memory (pinned or ordinary), synchronous, for
-       offload_optimizer.device "cpu"; NULL: this backend cannot offload */
-    zero_result (*cpu_adam)(void *ctx, const zero_adam_args *a, zero_error *err);
+       offload_optimizer.device "cpu", called with cpu_ctx; NULL: this backend
+       cannot offload (zero_offload_backend in zero_offload.h puts its SIMD CPU
+       Adam here) */
+    zero_result (*cpu_adam)(void *cpu_ctx, const zero_adam_args *a, zero_error *err);
+    void *cpu_ctx;
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -5738,6 +5744,7 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->sumsq = zero__host_sumsq;
         b->adam = zero__host_adam;
         b->cpu_adam = zero__host_cpu_adam;
+        b->cpu_ctx = b->ctx;
     }
     if (world == 1) {
         zero__host_exit(&g->ranks[0], fn(&g->ranks[0].be, arg));
@@ -7678,7 +7685,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
                 aa.grad = zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt));
                 aa.grad_dtype = e->gdt;
                 aa.param = zero__bp(e, e->cpu_param, e->tshard[u], e->d);
-                ZERO__TRY_BE(e, "zero_step: CPU Adam", e->be.cpu_adam(e->be.ctx, &aa, &be_err_));
+                ZERO__TRY_BE(e, "zero_step: CPU Adam", e->be.cpu_adam(e->be.cpu_ctx, &aa, &be_err_));
                 ZERO__TRY_BE(e, "zero_step: parameters to the device",
                              e->be.copy(e->be.ctx, zero__param_own(e, u), aa.param, (size_t)l->units[u].chunk * e->d,
                                         ZERO_STREAM_COMM, &be_err_));

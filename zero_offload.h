@@ -5,16 +5,20 @@
    CPU when optimizer state or parameters are offloaded (DeepSpeed's
    zero_optimization.offload_optimizer / offload_param):
 
-       here now:
-         - CPU feature detection (CPUID + the OS's XSAVE state) and the SIMD
-           level the CPU optimizer will run at (AVX-512, AVX2 or scalar)
-         - the size of the CPU optimizer's thread pool (program setting,
-           ZERO_CPU_THREADS, or the logical cores this process may use)
-       arriving with the CPU-offload issue:
-         - SIMD multi-threaded CPU Adam / AdamW (AVX-512 / AVX2 / scalar,
-           chosen at run time from zero_cpu_simd_level) and its thread pool
-         - the pinned staging pipeline between GPU and CPU
-         - NVMe swapping of optimizer state with plain POSIX I/O
+       - CPU feature detection (CPUID + the OS's XSAVE state) and the SIMD
+         level the CPU optimizer runs at (AVX-512, AVX2 or scalar)
+       - the size of the CPU optimizer's thread pool (program setting,
+         ZERO_CPU_THREADS, or the logical cores this process may use)
+       - a thread pool (zero_cpu_pool_*) and DeepSpeed's CPU Adam / AdamW in
+         one pass over memory (zero_cpu_adam): AVX-512, AVX2+FMA+F16C or
+         scalar, chosen at run time; zero_offload_backend puts it behind the
+         engine for offload_optimizer "cpu"
+       - an NVMe tile store (zero_nvme_*): tiles in files with plain POSIX I/O
+         (O_DIRECT where the file system allows), checksummed headers so a
+         torn write or a file changed underneath is an error, an I/O thread
+         for read-ahead and write-behind
+       still to come: the pinned staging pipeline with GPUs, and NVMe in the
+       engine
 
    Do this:
        #define ZERO_IMPLEMENTATION
@@ -32,6 +36,13 @@
        zero_simd_level simd = zero_cpu_simd_level(&f);
        int threads = zero_cpu_threads(0, &cfg.log);   (0: not set by the program)
        printf("CPU optimizer: %s, %d threads\n", zero_simd_level_name(simd), threads);
+
+       offload_optimizer "cpu" with the SIMD CPU Adam, one pool per rank:
+           zero_cpu_pool *pool;
+           zero_backend ob;
+           zero_cpu_pool_create(&pool, 0, &cfg.log, &err);     (0: the default size)
+           zero_offload_backend(backend, pool, &ob);
+           zero_engine_create(&e, &cfg, tensors, n, &ob, &err);
 
    Compile-time options (define before the #include that has
    ZERO_IMPLEMENTATION, unless said otherwise):
@@ -111,6 +122,77 @@ ZERO_API const char *zero_simd_level_name(zero_simd_level l);
    ZERO_MSG_ENV_INVALID warning to `log` (NULL: zero_log_default; pass
    &cfg.log to follow the config's logger); an empty one counts as unset. */
 ZERO_API int zero_cpu_threads(int configured, const zero_logger *log);
+
+/* ---- the CPU thread pool ---------------------------------------------------- */
+
+typedef struct zero_cpu_pool zero_cpu_pool;
+
+/* threads <= 0: zero_cpu_threads(0, log). The calling thread takes part in
+   every run, so a pool of 1 starts no thread. */
+ZERO_API zero_result zero_cpu_pool_create(zero_cpu_pool **out, int threads, const zero_logger *log,
+                                          zero_error *err);
+ZERO_API void zero_cpu_pool_destroy(zero_cpu_pool *pool);
+ZERO_API int zero_cpu_pool_threads(const zero_cpu_pool *pool);
+/* fn(arg, begin, end, thread) over [0, n) cut into pieces of about `grain`
+   elements (a multiple of 64 so SIMD lanes and cache lines stay whole), spread
+   over the pool; returns when all are done. pool NULL: the calling thread
+   does it all. Not reentrant: one run at a time per pool. */
+typedef void (*zero_cpu_task)(void *arg, int64_t begin, int64_t end, int thread);
+ZERO_API zero_result zero_cpu_pool_run(zero_cpu_pool *pool, zero_cpu_task fn, void *arg, int64_t n,
+                                       int64_t grain, zero_error *err);
+
+/* ---- CPU Adam --------------------------------------------------------------- */
+
+/* DeepSpeed's CPU Adam (reference 6.2): the per-element function of
+   zero_adam_args in zero.h, over host memory, in one pass: fp32 master and
+   moments, gradients in fp32 / fp16 / bf16 times grad_scale (unscale and
+   clip in one factor), the compute-dtype parameters written in the same
+   pass. The SIMD path is zero_cpu_simd_level's (ZERO_NO_SIMD=1: scalar);
+   work is split over `pool` (NULL: the calling thread). */
+ZERO_API zero_result zero_cpu_adam(const zero_adam_args *a, zero_cpu_pool *pool, zero_error *err);
+/* The same on a given path (tests compare the paths): ZERO_ERR_UNSUPPORTED
+   when this CPU or build lacks it. */
+ZERO_API zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level level, zero_cpu_pool *pool,
+                                      zero_error *err);
+
+/* The backend `base` with zero_cpu_adam over `pool` (NULL: the calling
+   thread) as its cpu_adam: hand *out to zero_engine_create for
+   offload_optimizer "cpu" with the SIMD, multi-threaded CPU Adam. *out and
+   the pool must outlive the engine. */
+ZERO_API void zero_offload_backend(const zero_backend *base, zero_cpu_pool *pool, zero_backend *out);
+
+/* ---- NVMe tile store -------------------------------------------------------- */
+
+/* Optimizer state (and stage-3 parameters) in files, one tile (a unit's
+   chunk) per file region, plain POSIX I/O: O_DIRECT where the file system
+   allows it, buffers aligned to the block size. Every tile carries a header
+   (magic, tile id, byte count, generation, checksum of the data), so a tile
+   half-written by a crash, or changed underneath, is an error on the next
+   read, never silent garbage. Errors name the file and the system's reason. */
+typedef struct zero_nvme zero_nvme;
+typedef struct zero_nvme_request zero_nvme_request;
+
+/* A store under `dir` (which must exist and be writable), files named
+   "<prefix>.rank<R>.<tile>" or one file per store (implementation's
+   choice, documented there); aio: block size and queue depth from the config
+   (NULL: defaults); tiles at most tile_bytes each. */
+ZERO_API zero_result zero_nvme_open(zero_nvme **out, const char *dir, const char *prefix, int rank,
+                                    size_t tile_bytes, const zero_aio_config *aio, zero_error *err);
+/* Close; remove the files unless keep. */
+ZERO_API void zero_nvme_close(zero_nvme *store, int keep);
+/* Synchronous write / read of tile `tile` (bytes <= tile_bytes; buf any
+   alignment: the store copies through its aligned buffers when needed). */
+ZERO_API zero_result zero_nvme_write(zero_nvme *store, int64_t tile, const void *buf, size_t bytes,
+                                     zero_error *err);
+ZERO_API zero_result zero_nvme_read(zero_nvme *store, int64_t tile, void *buf, size_t bytes,
+                                    zero_error *err);
+/* Asynchronous forms (read-ahead of the next tile, write-behind of the last)
+   on the store's I/O thread; buf must stay valid until zero_nvme_wait. */
+ZERO_API zero_result zero_nvme_write_async(zero_nvme *store, int64_t tile, const void *buf, size_t bytes,
+                                           zero_nvme_request **req, zero_error *err);
+ZERO_API zero_result zero_nvme_read_async(zero_nvme *store, int64_t tile, void *buf, size_t bytes,
+                                          zero_nvme_request **req, zero_error *err);
+ZERO_API zero_result zero_nvme_wait(zero_nvme *store, zero_nvme_request *req, zero_error *err);
 
 #ifdef __cplusplus
 }
@@ -366,6 +448,1250 @@ ZERO__DEF int zero_cpu_threads(int configured, const zero_logger *lg) {
     }
     return zero__logical_cores();
 }
+
+/* ---- the CPU thread pool ----
+
+   threads - 1 pthread workers; the caller is thread 0. A run publishes
+   (fn, arg, n, grain) under the mutex and wakes the workers; everybody takes
+   the next piece [next, next + grain) under the mutex, runs it unlocked, and
+   adds its size to `done`; the caller returns once done == n. A worker that
+   wakes late finds next >= n and sleeps again, so runs never mix. */
+
+struct zero_cpu_pool {
+    int threads, started;
+    pthread_t *tids;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    zero_cpu_task fn;
+    void *arg;
+    int64_t n, grain, next, done;
+    int stop;
+};
+
+typedef struct zero__cpu_worker_arg {
+    zero_cpu_pool *pool;
+    int index;
+} zero__cpu_worker_arg;
+
+/* Takes pieces of the current run while there are any; called and returns
+   with the mutex held. */
+static void zero__cpu_pool_drain(zero_cpu_pool *p, int index) {
+    while (p->next < p->n) {
+        int64_t b = p->next, e = p->n - b > p->grain ? b + p->grain : p->n;
+        zero_cpu_task fn = p->fn;
+        void *arg = p->arg;
+        p->next = e;
+        pthread_mutex_unlock(&p->mu);
+        fn(arg, b, e, index);
+        pthread_mutex_lock(&p->mu);
+        p->done += e - b;
+        if (p->done == p->n) pthread_cond_broadcast(&p->done_cv);
+    }
+}
+
+static void *zero__cpu_pool_worker(void *varg) {
+    zero__cpu_worker_arg *wa = (zero__cpu_worker_arg *)varg;
+    zero_cpu_pool *p = wa->pool;
+    int index = wa->index;
+    ZERO_FREE(wa);
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->next >= p->n) pthread_cond_wait(&p->work_cv, &p->mu);
+        if (p->stop) break;
+        zero__cpu_pool_drain(p, index);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+ZERO__DEF void zero_cpu_pool_destroy(zero_cpu_pool *pool) {
+    int i;
+    if (!pool) return;
+    pthread_mutex_lock(&pool->mu);
+    pool->stop = 1;
+    pthread_cond_broadcast(&pool->work_cv);
+    pthread_mutex_unlock(&pool->mu);
+    for (i = 0; i < pool->started; i++) pthread_join(pool->tids[i], NULL);
+    pthread_cond_destroy(&pool->work_cv);
+    pthread_cond_destroy(&pool->done_cv);
+    pthread_mutex_destroy(&pool->mu);
+    ZERO_FREE(pool->tids);
+    ZERO_FREE(pool);
+}
+
+ZERO__DEF zero_result zero_cpu_pool_create(zero_cpu_pool **out, int threads, const zero_logger *log,
+                                           zero_error *err) {
+    zero_cpu_pool *p;
+    int i;
+    if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_cpu_pool_create", 0, 0, "out is NULL");
+    *out = NULL;
+    if (threads <= 0) threads = zero_cpu_threads(0, log);
+    if (threads > ZERO_CPU_THREADS_MAX)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, "zero_cpu_pool_create", 0, 0,
+                          "%d threads; at most ZERO_CPU_THREADS_MAX (%d)", threads, ZERO_CPU_THREADS_MAX);
+    p = (zero_cpu_pool *)ZERO_MALLOC(sizeof *p);
+    if (!p) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, "zero_cpu_pool_create", 0, 0, "the pool");
+    memset(p, 0, sizeof *p);
+    p->threads = threads;
+    p->tids = (pthread_t *)ZERO_MALLOC(sizeof(pthread_t) * (size_t)threads);
+    if (!p->tids) {
+        ZERO_FREE(p);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, "zero_cpu_pool_create", 0, 0,
+                          "%d thread handles", threads);
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work_cv, NULL);
+    pthread_cond_init(&p->done_cv, NULL);
+    for (i = 1; i < threads; i++) {
+        int rc;
+        zero__cpu_worker_arg *wa = (zero__cpu_worker_arg *)ZERO_MALLOC(sizeof *wa);
+        if (!wa) {
+            zero_cpu_pool_destroy(p);
+            return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, "zero_cpu_pool_create", 0, 0,
+                              "worker %d of %d", i, threads);
+        }
+        wa->pool = p;
+        wa->index = i;
+        rc = pthread_create(&p->tids[p->started], NULL, zero__cpu_pool_worker, wa);
+        if (rc != 0) {
+            ZERO_FREE(wa);
+            zero_cpu_pool_destroy(p);
+            return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, "zero_cpu_pool_create", 0, 0,
+                              "pthread_create for worker %d of %d: %s", i, threads, strerror(rc));
+        }
+        p->started++;
+    }
+    *out = p;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+ZERO__DEF int zero_cpu_pool_threads(const zero_cpu_pool *pool) { return pool ? pool->threads : 1; }
+
+ZERO__DEF zero_result zero_cpu_pool_run(zero_cpu_pool *pool, zero_cpu_task fn, void *arg, int64_t n,
+                                        int64_t grain, zero_error *err) {
+    if (!fn) return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_cpu_pool_run", 0, 0, "fn is NULL");
+    if (n < 0)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, "zero_cpu_pool_run", 0, 0, "n = %lld", (long long)n);
+    if (grain <= 0) { /* about 4 pieces per thread, at least 4096 elements */
+        int t = pool ? pool->threads : 1;
+        grain = n / ((int64_t)t * 4);
+        if (grain < 4096) grain = 4096;
+    }
+    if (grain > (INT64_MAX >> 2)) grain = INT64_MAX >> 2;
+    grain = (grain + 63) / 64 * 64;
+    if (!pool || pool->threads <= 1 || n <= grain) {
+        int64_t b;
+        for (b = 0; b < n; b += grain) fn(arg, b, n - b > grain ? b + grain : n, 0);
+    } else {
+        pthread_mutex_lock(&pool->mu);
+        pool->fn = fn;
+        pool->arg = arg;
+        pool->grain = grain;
+        pool->next = 0;
+        pool->done = 0;
+        pool->n = n;
+        pthread_cond_broadcast(&pool->work_cv);
+        zero__cpu_pool_drain(pool, 0);
+        while (pool->done < pool->n) pthread_cond_wait(&pool->done_cv, &pool->mu);
+        pool->fn = NULL;
+        pool->arg = NULL;
+        pool->n = pool->next = pool->done = 0;
+        pthread_mutex_unlock(&pool->mu);
+    }
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* ---- CPU Adam ----
+
+   Every path computes each element on its own (no reductions), so results do
+   not depend on the thread count or on where pieces start. The SIMD paths
+   handle the last partial vector of a piece by copying it into a padded
+   buffer and running the same vector code on it, so an element's result does
+   not depend on its position either.
+
+   scalar: zero__host_adam's expressions, element for element (bitwise equal to
+           the host backend as long as both are compiled alike; with clang and
+           an FMA-enabled -march both contract alike).
+   avx2 / avx512: the same order of operations with FMA where DeepSpeed's
+           Step_8 uses it: m = fma(g, 1-b1, m*b1), v = fma(g*g, 1-b2, v*b2),
+           d = fma(sqrt(v), bc2, eps), p = fma(-lr*wd, p, p), p = fma(m/d, step, p),
+           and g = fma(p, wd, g) for L2 decay. Each FMA rounds once where the
+           scalar path rounds twice: a few fp32 ulp apart per step (the test
+           allows 4 ulp of master / m / v after one step, and 1 ulp of the
+           16-bit parameter). fp16 parameters round with F16C / AVX-512
+           vcvtps2ph to nearest even, bf16 ones to nearest even by integer
+           bias with NaN kept quiet, exactly as zero_f32_to_bf16. */
+
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+#  define ZERO__CPU_SIMD_X86 1
+#  include <immintrin.h>
+#endif
+
+typedef struct zero__cpu_adam_ctx {
+    const zero_adam_args *a;
+    const int64_t *prefix; /* prefix[k]: elements of segments before k (flattened index) */
+    int store;             /* write param */
+    zero_simd_level level;
+} zero__cpu_adam_ctx;
+
+/* One piece [i0, i1) of segment sg, scalar: zero__host_adam's loop body. */
+static void zero__cpu_adam_scalar(const zero_adam_args *a, const zero_adam_seg *sg, int store,
+                                  size_t i0, size_t i1) {
+    float b1 = a->beta1, b2 = a->beta2, omb1 = 1.0f - b1, omb2 = 1.0f - b2;
+    float wd = sg->weight_decay, step = -sg->lr / a->bc1, decay = -sg->lr * wd;
+    size_t i;
+    for (i = i0; i < i1; i++) {
+        float p = a->master[i], m = a->m[i], v = a->v[i], d;
+        float g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
+        if (!a->adamw && wd != 0.0f) g = p * wd + g;
+        m = m * b1;
+        m = g * omb1 + m;
+        v = v * b2;
+        v = (g * g) * omb2 + v;
+        d = sqrtf(v) * a->bc2 + a->eps;
+        if (a->adamw && wd != 0.0f) p = decay * p + p;
+        p = (m / d) * step + p;
+        a->master[i] = p;
+        a->m[i] = m;
+        a->v[i] = v;
+        if (store) zero__host_put(a->param, a->param_dtype, i, p);
+    }
+}
+
+#ifdef ZERO__CPU_SIMD_X86
+#  define ZERO__TARGET_AVX2 __attribute__((target("avx,avx2,fma,f16c")))
+#  define ZERO__TARGET_AVX512 __attribute__((target("avx,avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
+
+/* One piece with AVX2 + FMA + F16C, 8 lanes. */
+static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const zero_adam_seg *sg,
+                                                  int store, size_t i0, size_t i1) {
+    const float wd = sg->weight_decay;
+    const int l2 = !a->adamw && wd != 0.0f, decoupled = a->adamw && wd != 0.0f;
+    const __m256 b1 = _mm256_set1_ps(a->beta1), b2 = _mm256_set1_ps(a->beta2);
+    const __m256 omb1 = _mm256_set1_ps(1.0f - a->beta1), omb2 = _mm256_set1_ps(1.0f - a->beta2);
+    const __m256 vwd = _mm256_set1_ps(wd), step = _mm256_set1_ps(-sg->lr / a->bc1);
+    const __m256 decay = _mm256_set1_ps(-sg->lr * wd), bc2 = _mm256_set1_ps(a->bc2);
+    const __m256 eps = _mm256_set1_ps(a->eps), scale = _mm256_set1_ps(a->grad_scale);
+    const __m256i bias = _mm256_set1_epi32(0x7FFF), one = _mm256_set1_epi32(1);
+    const __m256i quiet = _mm256_set1_epi32(0x0040);
+    const zero_dtype gdt = a->grad_dtype, pdt = a->param_dtype;
+    const size_t gsz = zero_dtype_size(gdt), psz = zero_dtype_size(pdt);
+    float tp[8], tm[8], tv[8], tg[8];
+    unsigned char tq[32];
+    size_t i;
+    for (i = i0; i < i1; i += 8) {
+        size_t k = i1 - i < 8 ? i1 - i : 8, j;
+        float *pp = a->master + i, *pm = a->m + i, *pv = a->v + i;
+        const unsigned char *pg = (const unsigned char *)a->grad + i * gsz;
+        unsigned char *pq = store ? (unsigned char *)a->param + i * psz : NULL;
+        __m256 p, m, v, g, d;
+        if (k < 8) { /* the last partial vector: through padded buffers */
+            memset(tp, 0, sizeof tp), memset(tm, 0, sizeof tm), memset(tv, 0, sizeof tv);
+            memset(tg, 0, sizeof tg);
+            memcpy(tp, pp, k * 4), memcpy(tm, pm, k * 4), memcpy(tv, pv, k * 4);
+            for (j = 0; j < k; j++) tg[j] = zero__host_get(a->grad, gdt, i + j);
+            pp = tp, pm = tm, pv = tv, pg = (const unsigned char *)tg;
+        }
+        p = _mm256_loadu_ps(pp);
+        m = _mm256_loadu_ps(pm);
+        v = _mm256_loadu_ps(pv);
+        if (k < 8 || gdt == ZERO_DTYPE_FP32) {
+            g = _mm256_loadu_ps((const float *)pg);
+        } else if (gdt == ZERO_DTYPE_FP16) {
+            g = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pg));
+        } else {
+            g = _mm256_castsi256_ps(
+                _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)pg)), 16));
+        }
+        g = _mm256_mul_ps(g, scale);
+        if (l2) g = _mm256_fmadd_ps(p, vwd, g);
+        m = _mm256_fmadd_ps(g, omb1, _mm256_mul_ps(m, b1));
+        v = _mm256_fmadd_ps(_mm256_mul_ps(g, g), omb2, _mm256_mul_ps(v, b2));
+        d = _mm256_fmadd_ps(_mm256_sqrt_ps(v), bc2, eps);
+        if (decoupled) p = _mm256_fmadd_ps(decay, p, p);
+        p = _mm256_fmadd_ps(_mm256_div_ps(m, d), step, p);
+        _mm256_storeu_ps(pp, p);
+        _mm256_storeu_ps(pm, m);
+        _mm256_storeu_ps(pv, v);
+        if (store) {
+            unsigned char *dst = k < 8 ? tq : pq;
+            if (pdt == ZERO_DTYPE_FP32) {
+                _mm256_storeu_ps((float *)dst, p);
+            } else if (pdt == ZERO_DTYPE_FP16) {
+                _mm_storeu_si128((__m128i *)dst, _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
+            } else {
+                __m256i u = _mm256_castps_si256(p), r, nan;
+                r = _mm256_add_epi32(u, _mm256_add_epi32(bias, _mm256_and_si256(_mm256_srli_epi32(u, 16), one)));
+                r = _mm256_srli_epi32(r, 16);
+                nan = _mm256_castps_si256(_mm256_cmp_ps(p, p, _CMP_UNORD_Q));
+                r = _mm256_blendv_epi8(r, _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet), nan);
+                r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xD8);
+                _mm_storeu_si128((__m128i *)dst, _mm256_castsi256_si128(r));
+            }
+            if (k < 8) memcpy(pq, tq, k * psz);
+        }
+        if (k < 8) {
+            memcpy(a->master + i, tp, k * 4), memcpy(a->m + i, tm, k * 4);
+            memcpy(a->v + i, tv, k * 4);
+        }
+    }
+}
+
+/* One piece with AVX-512F (+BW/VL, which the level requires), 16 lanes. */
+static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, const zero_adam_seg *sg,
+                                                      int store, size_t i0, size_t i1) {
+    const float wd = sg->weight_decay;
+    const int l2 = !a->adamw && wd != 0.0f, decoupled = a->adamw && wd != 0.0f;
+    const __m512 b1 = _mm512_set1_ps(a->beta1), b2 = _mm512_set1_ps(a->beta2);
+    const __m512 omb1 = _mm512_set1_ps(1.0f - a->beta1), omb2 = _mm512_set1_ps(1.0f - a->beta2);
+    const __m512 vwd = _mm512_set1_ps(wd), step = _mm512_set1_ps(-sg->lr / a->bc1);
+    const __m512 decay = _mm512_set1_ps(-sg->lr * wd), bc2 = _mm512_set1_ps(a->bc2);
+    const __m512 eps = _mm512_set1_ps(a->eps), scale = _mm512_set1_ps(a->grad_scale);
+    const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1);
+    const __m512i quiet = _mm512_set1_epi32(0x0040);
+    const zero_dtype gdt = a->grad_dtype, pdt = a->param_dtype;
+    const size_t gsz = zero_dtype_size(gdt), psz = zero_dtype_size(pdt);
+    float tp[16], tm[16], tv[16], tg[16];
+    unsigned char tq[64];
+    size_t i;
+    for (i = i0; i < i1; i += 16) {
+        size_t k = i1 - i < 16 ? i1 - i : 16, j;
+        float *pp = a->master + i, *pm = a->m + i, *pv = a->v + i;
+        const unsigned char *pg = (const unsigned char *)a->grad + i * gsz;
+        unsigned char *pq = store ? (unsigned char *)a->param + i * psz : NULL;
+        __m512 p, m, v, g, d;
+        if (k < 16) {
+            memset(tp, 0, sizeof tp), memset(tm, 0, sizeof tm), memset(tv, 0, sizeof tv);
+            memset(tg, 0, sizeof tg);
+            memcpy(tp, pp, k * 4), memcpy(tm, pm, k * 4), memcpy(tv, pv, k * 4);
+            for (j = 0; j < k; j++) tg[j] = zero__host_get(a->grad, gdt, i + j);
+            pp = tp, pm = tm, pv = tv, pg = (const unsigned char *)tg;
+        }
+        p = _mm512_loadu_ps(pp);
+        m = _mm512_loadu_ps(pm);
+        v = _mm512_loadu_ps(pv);
+        if (k < 16 || gdt == ZERO_DTYPE_FP32) {
+            g = _mm512_loadu_ps((const float *)pg);
+        } else if (gdt == ZERO_DTYPE_FP16) {
+            g = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)pg));
+        } else {
+            g = _mm512_castsi512_ps(
+                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)pg)), 16));
+        }
+        g = _mm512_mul_ps(g, scale);
+        if (l2) g = _mm512_fmadd_ps(p, vwd, g);
+        m = _mm512_fmadd_ps(g, omb1, _mm512_mul_ps(m, b1));
+        v = _mm512_fmadd_ps(_mm512_mul_ps(g, g), omb2, _mm512_mul_ps(v, b2));
+        d = _mm512_fmadd_ps(_mm512_sqrt_ps(v), bc2, eps);
+        if (decoupled) p = _mm512_fmadd_ps(decay, p, p);
+        p = _mm512_fmadd_ps(_mm512_div_ps(m, d), step, p);
+        _mm512_storeu_ps(pp, p);
+        _mm512_storeu_ps(pm, m);
+        _mm512_storeu_ps(pv, v);
+        if (store) {
+            unsigned char *dst = k < 16 ? tq : pq;
+            if (pdt == ZERO_DTYPE_FP32) {
+                _mm512_storeu_ps((float *)dst, p);
+            } else if (pdt == ZERO_DTYPE_FP16) {
+                _mm256_storeu_si256((__m256i *)dst, _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
+            } else {
+                __m512i u = _mm512_castps_si512(p), r;
+                __mmask16 nan = _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q);
+                r = _mm512_add_epi32(u, _mm512_add_epi32(bias, _mm512_and_si512(_mm512_srli_epi32(u, 16), one)));
+                r = _mm512_srli_epi32(r, 16);
+                r = _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet));
+                _mm256_storeu_si256((__m256i *)dst, _mm512_cvtepi32_epi16(r));
+            }
+            if (k < 16) memcpy(pq, tq, k * psz);
+        }
+        if (k < 16) {
+            memcpy(a->master + i, tp, k * 4), memcpy(a->m + i, tm, k * 4);
+            memcpy(a->v + i, tv, k * 4);
+        }
+    }
+}
+#endif /* ZERO__CPU_SIMD_X86 */
+
+/* The pool's task: flattened elements [begin, end) over the segments. */
+static void zero__cpu_adam_task(void *varg, int64_t begin, int64_t end, int thread) {
+    const zero__cpu_adam_ctx *c = (const zero__cpu_adam_ctx *)varg;
+    const zero_adam_args *a = c->a;
+    int lo = 0, hi = a->n_segs - 1, k;
+    (void)thread;
+    while (lo < hi) { /* the last segment with prefix <= begin */
+        int mid = lo + (hi - lo + 1) / 2;
+        if (c->prefix[mid] <= begin) lo = mid;
+        else hi = mid - 1;
+    }
+    for (k = lo; k < a->n_segs && c->prefix[k] < end; k++) {
+        const zero_adam_seg *sg = &a->segs[k];
+        int64_t b = begin > c->prefix[k] ? begin : c->prefix[k];
+        int64_t e = end < c->prefix[k + 1] ? end : c->prefix[k + 1];
+        size_t i0, i1;
+        if (b >= e) continue;
+        i0 = (size_t)(sg->offset + (b - c->prefix[k]));
+        i1 = (size_t)(sg->offset + (e - c->prefix[k]));
+        switch (c->level) {
+#ifdef ZERO__CPU_SIMD_X86
+        case ZERO_SIMD_AVX512: zero__cpu_adam_avx512(a, sg, c->store, i0, i1); break;
+        case ZERO_SIMD_AVX2: zero__cpu_adam_avx2(a, sg, c->store, i0, i1); break;
+#endif
+        default: zero__cpu_adam_scalar(a, sg, c->store, i0, i1); break;
+        }
+    }
+}
+
+static zero_result zero__cpu_unsupported(zero_error *err, zero_simd_level level) {
+    zero_cpu_features f = zero_cpu_detect();
+    return zero__fail(err, ZERO_MSG_CPU_SIMD_UNSUPPORTED, "zero_cpu_adam_at", 0, 0,
+                      "SIMD level %s: not supported by this %s (avx2 %d, fma %d, f16c %d, avx512f %d, "
+                      "avx512bw %d, avx512vl %d)",
+                      zero_simd_level_name(level),
+#ifdef ZERO__CPU_SIMD_X86
+                      "CPU",
+#else
+                      "build (x86-64 with GCC or Clang only)",
+#endif
+                      f.avx2, f.fma, f.f16c, f.avx512f, f.avx512bw, f.avx512vl);
+}
+
+static int zero__cpu_seg_cmp(const void *x, const void *y) {
+    const zero_adam_seg *s = (const zero_adam_seg *)x, *t = (const zero_adam_seg *)y;
+    return s->offset < t->offset ? -1 : s->offset > t->offset ? 1 : 0;
+}
+
+static int zero__cpu_dtype_ok(zero_dtype dt) {
+    return dt == ZERO_DTYPE_FP32 || dt == ZERO_DTYPE_FP16 || dt == ZERO_DTYPE_BF16;
+}
+
+ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level level, zero_cpu_pool *pool,
+                                       zero_error *err) {
+    static const char *fname = "zero_cpu_adam";
+    zero__cpu_adam_ctx c;
+    int64_t *prefix, total = 0;
+    int k, sorted = 1;
+    zero_result res;
+    if (!a) return zero__fail(err, ZERO_MSG_NULL_ARG, fname, 0, 0, "args is NULL");
+    if ((int)level < 0 || level >= ZERO_SIMD_COUNT)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, fname, 0, 0, "SIMD level %d is not a zero_simd_level",
+                          (int)level);
+    if (level != ZERO_SIMD_SCALAR) {
+#ifdef ZERO__CPU_SIMD_X86
+        zero_cpu_features f = zero_cpu_detect();
+        if ((level == ZERO_SIMD_AVX2 && !(f.avx2 && f.fma && f.f16c)) ||
+            (level == ZERO_SIMD_AVX512 && !(f.avx512f && f.avx512bw && f.avx512vl && f.fma && f.f16c)))
+            return zero__cpu_unsupported(err, level);
+#else
+        return zero__cpu_unsupported(err, level);
+#endif
+    }
+    if (a->n_segs < 0 || (a->n_segs > 0 && !a->segs))
+        return zero__fail(err, a->n_segs < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, fname, 0, 0,
+                          "%d segments at %p", a->n_segs, (const void *)a->segs);
+    for (k = 0; k < a->n_segs; k++) {
+        const zero_adam_seg *sg = &a->segs[k];
+        if (sg->offset < 0 || sg->count < 0 || sg->offset > INT64_MAX - sg->count ||
+            (uint64_t)(sg->offset + sg->count) > (uint64_t)(SIZE_MAX / sizeof(float)))
+            return zero__fail(err, ZERO_MSG_BAD_ARG, fname, 0, 0, "segment %d has offset %lld, count %lld",
+                              k, (long long)sg->offset, (long long)sg->count);
+        if (k > 0 && sg->count > 0 && a->segs[k - 1].count > 0 &&
+            sg->offset < a->segs[k - 1].offset + a->segs[k - 1].count)
+            sorted = 0;
+        total += sg->count; /* each < 2^61, fewer than 2^31 of them: no overflow */
+    }
+    if (!zero__cpu_dtype_ok(a->grad_dtype))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, fname, 0, 0, "grad_dtype %d (%s) is not fp32, fp16 or bf16",
+                          (int)a->grad_dtype, zero_dtype_name(a->grad_dtype));
+    if (a->param && !zero__cpu_dtype_ok(a->param_dtype))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, fname, 0, 0, "param_dtype %d (%s) is not fp32, fp16 or bf16",
+                          (int)a->param_dtype, zero_dtype_name(a->param_dtype));
+    if (total > 0 && (!a->master || !a->m || !a->v || !a->grad))
+        return zero__fail(err, ZERO_MSG_NULL_ARG, fname, 0, 0,
+                          "master %p, m %p, v %p, grad %p: none may be NULL (%lld elements)",
+                          (void *)a->master, (void *)a->m, (void *)a->v, a->grad, (long long)total);
+    if (((uintptr_t)a->master | (uintptr_t)a->m | (uintptr_t)a->v) % 4 != 0 ||
+        (uintptr_t)a->grad % zero_dtype_size(a->grad_dtype) != 0 ||
+        (a->param && (uintptr_t)a->param % zero_dtype_size(a->param_dtype) != 0))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, fname, 0, 0, "a buffer is not aligned to its elements");
+    if (total == 0) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    if (!sorted) { /* overlapping segments would race between threads (and update twice) */
+        zero_adam_seg *s = (zero_adam_seg *)ZERO_MALLOC(sizeof *s * (size_t)a->n_segs);
+        int bad = -1;
+        if (!s) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, fname, 0, 0, "%d segments", a->n_segs);
+        memcpy(s, a->segs, sizeof *s * (size_t)a->n_segs);
+        qsort(s, (size_t)a->n_segs, sizeof *s, zero__cpu_seg_cmp);
+        {
+            int64_t reach = 0;
+            for (k = 0; k < a->n_segs && bad < 0; k++) {
+                if (s[k].count == 0) continue;
+                if (s[k].offset < reach) bad = k;
+                if (s[k].offset + s[k].count > reach) reach = s[k].offset + s[k].count;
+            }
+        }
+        ZERO_FREE(s);
+        if (bad >= 0)
+            return zero__fail(err, ZERO_MSG_BAD_ARG, fname, 0, 0, "segments overlap");
+    }
+    prefix = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * ((size_t)a->n_segs + 1));
+    if (!prefix) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, fname, 0, 0, "%d segments", a->n_segs);
+    prefix[0] = 0;
+    for (k = 0; k < a->n_segs; k++) prefix[k + 1] = prefix[k] + a->segs[k].count;
+    c.a = a;
+    c.prefix = prefix;
+    c.store = a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master);
+    c.level = level;
+    /* pieces of 32K elements (~900 KB of traffic): enough to spread 2^20
+       elements over 8 threads, few enough to cost nothing in locking */
+    res = zero_cpu_pool_run(pool, zero__cpu_adam_task, &c, total, 32768, err);
+    ZERO_FREE(prefix);
+    return res;
+}
+
+ZERO__DEF zero_result zero_cpu_adam(const zero_adam_args *a, zero_cpu_pool *pool, zero_error *err) {
+    return zero_cpu_adam_at(a, zero_cpu_simd_level(NULL), pool, err);
+}
+
+/* ---- the engine's CPU Adam ---- */
+
+static zero_result zero__offload_cpu_adam(void *cpu_ctx, const zero_adam_args *a, zero_error *err) {
+    return zero_cpu_adam(a, (zero_cpu_pool *)cpu_ctx, err);
+}
+
+ZERO__DEF void zero_offload_backend(const zero_backend *base, zero_cpu_pool *pool, zero_backend *out) {
+    if (!base || !out) return;
+    *out = *base;
+    out->cpu_adam = zero__offload_cpu_adam;
+    out->cpu_ctx = pool;
+}
+
+/* ---- NVMe tile store: implementation ----------------------------------------
+
+   Layout: one file per store, "<dir>/<prefix>.rank<R>.tiles".
+     offset 0                      superblock, one alignment block (4096 bytes):
+                                   magic "ZERONVMS", version, tile_bytes,
+                                   slot size, header checksum
+     offset 4096 + tile x slot     tile `tile`: a 64-byte header, then the data,
+                                   the write padded with zeros to 4096 bytes;
+                                   slot = round_up(64 + tile_bytes, 4096)
+   Tile header (little or native endian, 64 bytes):
+     0 magic "ZERONVMT" (u64)   8 version (u32)   12 header size (u32)
+     16 tile id (i64)           24 byte count (u64)
+     32 generation (u64: 1 for the first write of the tile in this store's
+        life, +1 each rewrite; a reopened store continues from the generation
+        it last read, else restarts at 1)
+     40 checksum of the data (u64)  48 reserved (u64, 0)
+     56 checksum of bytes 0..55 (u64)
+   The checksum is a 64-bit hash over 8-byte words (xxHash64's round and
+   avalanche, 4 lanes); a tile is written with one pwrite-equivalent of header
+   + data, so a torn write (crash mid-write: new header with old data, or the
+   reverse) fails the data checksum on the next read: ZERO_ERR_CORRUPT naming
+   the file, the tile and what differed. A reopened file (keep = 1) keeps its
+   tiles; its superblock must match the tile size.
+
+   I/O: every request (synchronous ones too: they are enqueued and waited for)
+   runs on the store's one I/O thread in FIFO order, so a read after a pending
+   write of the same tile sees the written data, and the file offset is used by
+   that thread alone. The queue holds at most aio->queue_depth requests (more:
+   the enqueuing call blocks until one finishes). aio->block_size is the
+   largest single read/write system call. O_DIRECT is tried first; when open,
+   or the first I/O, fails with EINVAL the file is reopened buffered (an info
+   log says so).
+
+   Strict C11 (-std=c11 without a feature macro, where glibc hides pread,
+   pwrite, posix_memalign and O_DIRECT): this file uses only what every mode
+   shows: open/read/write/lseek/fstat/fsync/close/unlink (<fcntl.h>,
+   <unistd.h>, <sys/stat.h>), C11's aligned_alloc, and lseek + read/write in
+   place of pread/pwrite, which is race-free because only the I/O thread
+   touches the descriptor. O_DIRECT: the macro when visible, else glibc's
+   internal __O_DIRECT (defined by <fcntl.h> in every mode with the
+   architecture's value), else the Linux value of the architecture. No system
+   function is redeclared, so nothing can clash with C++'s _GNU_SOURCE
+   declarations. */
+
+#if defined(__unix__) || defined(__APPLE__)
+#  define ZERO__NVME_POSIX 1
+#  include <fcntl.h>
+#  include <sys/types.h>
+#  include <sys/stat.h>
+#  include <unistd.h>
+#endif
+
+#if defined(O_DIRECT)
+#  define ZERO__O_DIRECT O_DIRECT
+#elif defined(__O_DIRECT)
+#  define ZERO__O_DIRECT __O_DIRECT
+#elif defined(__linux__)
+#  if defined(__aarch64__) || defined(__arm__)
+#    define ZERO__O_DIRECT 0200000
+#  elif defined(__powerpc__) || defined(__powerpc64__)
+#    define ZERO__O_DIRECT 0400000
+#  elif defined(__mips__)
+#    define ZERO__O_DIRECT 0100000
+#  elif defined(__sparc__)
+#    define ZERO__O_DIRECT 0x100000
+#  elif defined(__alpha__)
+#    define ZERO__O_DIRECT 02000000
+#  elif defined(__hppa__)
+#    define ZERO__O_DIRECT 040000
+#  else /* x86, x86-64, riscv, s390, loongarch, the asm-generic value */
+#    define ZERO__O_DIRECT 040000
+#  endif
+#else
+#  define ZERO__O_DIRECT 0 /* macOS and others: buffered */
+#endif
+
+#ifndef ZERO_NVME_MAX_TILES
+#  define ZERO_NVME_MAX_TILES ((int64_t)1 << 24) /* tile ids 0 .. this - 1 */
+#endif
+#ifndef ZERO_NVME_ALIGN
+#  define ZERO_NVME_ALIGN 4096 /* offsets, lengths and buffers of every I/O */
+#endif
+
+/* Tests only: make O_DIRECT fail with EINVAL at open (1) or at the first I/O
+   (2); make writes fail with ENOSPC (3) or write nothing (4). */
+#ifdef ZERO_NVME_TEST_HOOKS
+static int zero__nvme_hook_einval;
+#endif
+
+#define ZERO__NVME_HDR 64
+#define ZERO__NVME_VERSION 1u
+#define ZERO__NVME_TILE_MAGIC 0x544d564e4f52455aull  /* "ZERONVMT" little endian */
+#define ZERO__NVME_SUPER_MAGIC 0x534d564e4f52455aull /* "ZERONVMS" */
+
+/* ---- hashing ---- */
+
+static uint64_t zero__nvme_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static uint64_t zero__nvme_ld64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+static uint64_t zero__nvme_round(uint64_t acc, uint64_t w) {
+    acc += w * 0xC2B2AE3D27D4EB4Full;
+    acc = zero__nvme_rotl(acc, 31);
+    return acc * 0x9E3779B185EBCA87ull;
+}
+static uint64_t zero__nvme_hash(const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    const uint64_t P1 = 0x9E3779B185EBCA87ull, P2 = 0xC2B2AE3D27D4EB4Full;
+    uint64_t a = P1 + P2, b = P2, c = 0, d = 0 - P1, h;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a = zero__nvme_round(a, zero__nvme_ld64(p + i));
+        b = zero__nvme_round(b, zero__nvme_ld64(p + i + 8));
+        c = zero__nvme_round(c, zero__nvme_ld64(p + i + 16));
+        d = zero__nvme_round(d, zero__nvme_ld64(p + i + 24));
+    }
+    h = zero__nvme_rotl(a, 1) + zero__nvme_rotl(b, 7) + zero__nvme_rotl(c, 12) + zero__nvme_rotl(d, 18);
+    h ^= (uint64_t)n * P1;
+    for (; i + 8 <= n; i += 8) h = zero__nvme_rotl(h ^ zero__nvme_round(0, zero__nvme_ld64(p + i)), 27) * P1 + P2;
+    for (; i < n; i++) h = zero__nvme_rotl(h ^ ((uint64_t)p[i] * 0x27D4EB2F165667C5ull), 11) * P1;
+    h ^= h >> 33;
+    h *= P2;
+    h ^= h >> 29;
+    h *= 0x165667B19E3779F9ull;
+    h ^= h >> 32;
+    return h;
+}
+
+/* ---- the store ---- */
+
+struct zero_nvme_request {
+    zero_nvme_request *next;             /* queue */
+    zero_nvme_request *all_prev, *all_next; /* every request not yet waited for */
+    zero_nvme *store;
+    int write, done;
+    int64_t tile;
+    const void *src;
+    void *dst;
+    size_t bytes;
+    zero_result rc;
+    zero_error err;
+};
+
+struct zero_nvme {
+    char *path;
+    int fd, direct, rank;
+    size_t tile_bytes, slot;
+    size_t chunk; /* largest single read/write */
+    int64_t max_tiles;
+    unsigned char *stage; /* slot bytes, ZERO_NVME_ALIGN-aligned; I/O thread only */
+    uint64_t *gens;       /* per tile: last generation written or read; 0 never */
+    int64_t ngens;
+    zero_logger log;
+#ifdef ZERO__NVME_POSIX
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_done;
+#endif
+    int thread_started, stop;
+    zero_nvme_request *head, *tail, *all;
+    int64_t inflight, depth; /* queued + running; the bound */
+};
+
+static zero_result zero__nvme_fail(zero_error *err, zero_result code, zero_msg item, const char *fmt, ...)
+    ZERO__PRINTF(4, 5);
+static zero_result zero__nvme_fail(zero_error *err, zero_result code, zero_msg item, const char *fmt, ...) {
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    zero__fail(err, item, NULL, 0, 0, "%s", text);
+    if (err) err->code = code; /* == the item's result; kept explicit at every call */
+    return code;
+}
+
+#ifdef ZERO__NVME_POSIX
+
+static size_t zero__nvme_round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+static void *zero__nvme_aligned(size_t n) {
+    return aligned_alloc(ZERO_NVME_ALIGN, zero__nvme_round_up(n ? n : 1, ZERO_NVME_ALIGN));
+}
+
+static int zero__nvme_openfd(const char *path, int direct) {
+    int fd;
+    do {
+        fd = open(path, O_RDWR | O_CREAT | (direct ? ZERO__O_DIRECT : 0), 0600);
+#ifdef ZERO_NVME_TEST_HOOKS
+        if (fd >= 0 && direct && zero__nvme_hook_einval == 1) {
+            close(fd);
+            fd = -1;
+            errno = EINVAL;
+        }
+#endif
+    } while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+/* Buffered from now on (O_DIRECT refused with EINVAL); 0 or an errno. */
+static int zero__nvme_fallback(zero_nvme *s, const char *why) {
+    int fd = zero__nvme_openfd(s->path, 0);
+    if (fd < 0) return errno;
+    close(s->fd);
+    s->fd = fd;
+    s->direct = 0;
+    zero__log(&s->log, ZERO_LOG_INFO, ZERO_MSG_NONE,
+              "nvme store %s: O_DIRECT refused (%s: EINVAL); using buffered I/O", s->path, why);
+    return 0;
+}
+
+/* Whole transfer at `off`: 0 on success; else errno (0 with *done short: EOF
+   on read, a zero-byte write). */
+static int zero__nvme_xfer(zero_nvme *s, int wr, unsigned char *buf, size_t len, int64_t off, size_t *done) {
+    *done = 0;
+    while (*done < len) {
+        size_t want = len - *done;
+        ssize_t r;
+        if (want > s->chunk) want = s->chunk;
+        if (lseek(s->fd, (off_t)(off + (int64_t)*done), SEEK_SET) < 0) return errno;
+#ifdef ZERO_NVME_TEST_HOOKS
+        if ((s->direct && zero__nvme_hook_einval == 2) || (wr && zero__nvme_hook_einval == 3)) {
+            r = -1;
+            errno = zero__nvme_hook_einval == 2 ? EINVAL : ENOSPC;
+        } else if (wr && zero__nvme_hook_einval == 4) {
+            r = 0;
+        } else
+#endif
+        r = wr ? write(s->fd, buf + *done, want) : read(s->fd, buf + *done, want);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EINVAL && s->direct) {
+                int e = zero__nvme_fallback(s, wr ? "write" : "read");
+                if (e) return e;
+                continue; /* retry buffered */
+            }
+            return errno;
+        }
+        if (r == 0) return 0; /* EOF / nothing written */
+        *done += (size_t)r;
+    }
+    return 0;
+}
+
+static void zero__nvme_put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+static void zero__nvme_put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static uint32_t zero__nvme_ld32(const unsigned char *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static int64_t zero__nvme_offset(const zero_nvme *s, int64_t tile) {
+    return (int64_t)ZERO_NVME_ALIGN + tile * (int64_t)s->slot;
+}
+
+/* The file is still there under its name: 0, else fills err. */
+static zero_result zero__nvme_stat(zero_nvme *s, int64_t *size, zero_error *err) {
+    struct stat st;
+    if (fstat(s->fd, &st) != 0)
+        return zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_READ, "nvme store %s: fstat: %s", s->path,
+                               strerror(errno));
+    if (st.st_nlink == 0)
+        return zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_READ,
+                               "nvme store %s: file removed underneath (unlinked while open)", s->path);
+    *size = (int64_t)st.st_size;
+    return ZERO_OK;
+}
+
+static zero_result zero__nvme_grow(zero_nvme *s, int64_t tile, zero_error *err) {
+    if (tile < s->ngens) return ZERO_OK;
+    {
+        int64_t n = s->ngens ? s->ngens : 64;
+        uint64_t *g;
+        while (n <= tile) n *= 2;
+        if (n > s->max_tiles) n = s->max_tiles;
+        g = (uint64_t *)ZERO_REALLOC(s->gens, (size_t)n * sizeof *g);
+        if (!g)
+            return zero__nvme_fail(err, ZERO_ERR_OUT_OF_MEMORY, ZERO_MSG_OUT_OF_MEMORY,
+                                   "nvme store %s: generation table of %lld tiles", s->path, (long long)n);
+        memset(g + s->ngens, 0, (size_t)(n - s->ngens) * sizeof *g);
+        s->gens = g;
+        s->ngens = n;
+    }
+    return ZERO_OK;
+}
+
+static zero_result zero__nvme_do_write(zero_nvme *s, int64_t tile, const void *src, size_t bytes,
+                                       zero_error *err) {
+    unsigned char *h = s->stage;
+    size_t len = zero__nvme_round_up(ZERO__NVME_HDR + bytes, ZERO_NVME_ALIGN), done;
+    int64_t off = zero__nvme_offset(s, tile), size;
+    uint64_t gen;
+    int e;
+    zero_result rc;
+    if ((rc = zero__nvme_stat(s, &size, err)) != ZERO_OK) return rc;
+    if ((rc = zero__nvme_grow(s, tile, err)) != ZERO_OK) return rc;
+    gen = s->gens[tile] + 1;
+    if (bytes) memcpy(h + ZERO__NVME_HDR, src, bytes);
+    memset(h + ZERO__NVME_HDR + bytes, 0, len - ZERO__NVME_HDR - bytes);
+    zero__nvme_put64(h + 0, ZERO__NVME_TILE_MAGIC);
+    zero__nvme_put32(h + 8, ZERO__NVME_VERSION);
+    zero__nvme_put32(h + 12, ZERO__NVME_HDR);
+    zero__nvme_put64(h + 16, (uint64_t)tile);
+    zero__nvme_put64(h + 24, (uint64_t)bytes);
+    zero__nvme_put64(h + 32, gen);
+    zero__nvme_put64(h + 40, zero__nvme_hash(h + ZERO__NVME_HDR, bytes));
+    zero__nvme_put64(h + 48, 0);
+    zero__nvme_put64(h + 56, zero__nvme_hash(h, 56));
+    e = zero__nvme_xfer(s, 1, h, len, off, &done);
+    if (e)
+        return zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_WRITE,
+                               "nvme store %s: writing tile %lld (%zu bytes at offset %lld): %s%s", s->path,
+                               (long long)tile, len, (long long)off, strerror(e),
+                               e == ENOSPC ? " (disk full)" : "");
+    if (done < len)
+        return zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_WRITE,
+                               "nvme store %s: short write of tile %lld: %zu of %zu bytes at offset %lld "
+                               "(disk full?)",
+                               s->path, (long long)tile, done, len, (long long)off);
+    s->gens[tile] = gen;
+    return ZERO_OK;
+}
+
+static zero_result zero__nvme_do_read(zero_nvme *s, int64_t tile, void *dst, size_t bytes, zero_error *err) {
+    unsigned char *h = s->stage;
+    size_t len = zero__nvme_round_up(ZERO__NVME_HDR + bytes, ZERO_NVME_ALIGN), got = 0;
+    int64_t off = zero__nvme_offset(s, tile), size;
+    uint64_t v, want;
+    int e, never;
+    zero_result rc;
+    if ((rc = zero__nvme_stat(s, &size, err)) != ZERO_OK) return rc;
+    if ((rc = zero__nvme_grow(s, tile, err)) != ZERO_OK) return rc;
+    never = s->gens[tile] == 0;
+    if (off < size) {
+        e = zero__nvme_xfer(s, 0, h, len, off, &got);
+        if (e)
+            return zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_READ,
+                                   "nvme store %s: reading tile %lld (%zu bytes at offset %lld): %s", s->path,
+                                   (long long)tile, len, (long long)off, strerror(e));
+    }
+    if (got < ZERO__NVME_HDR) {
+        if (never)
+            return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
+                                   "nvme store %s: tile %lld was never written (the file ends at %lld bytes)",
+                                   s->path, (long long)tile, (long long)size);
+        return zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_READ,
+                               "nvme store %s: short read of tile %lld: %zu of %zu bytes at offset %lld: the file "
+                               "(now %lld bytes) was truncated underneath",
+                               s->path, (long long)tile, got, len, (long long)off, (long long)size);
+    }
+    v = zero__nvme_ld64(h);
+    if (v != ZERO__NVME_TILE_MAGIC) {
+        int zero_hdr = 1, i;
+        for (i = 0; i < ZERO__NVME_HDR; i++) zero_hdr &= h[i] == 0;
+        if (zero_hdr && never)
+            return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
+                                   "nvme store %s: tile %lld was never written", s->path, (long long)tile);
+        return zero__nvme_fail(err, ZERO_ERR_CORRUPT, ZERO_MSG_NVME_CORRUPT,
+                               "nvme store %s: tile %lld: bad header magic 0x%016llx (want 0x%016llx): written by "
+                               "a crash or changed underneath",
+                               s->path, (long long)tile, (unsigned long long)v,
+                               (unsigned long long)ZERO__NVME_TILE_MAGIC);
+    }
+    v = zero__nvme_ld64(h + 56);
+    want = zero__nvme_hash(h, 56);
+    if (v != want)
+        return zero__nvme_fail(err, ZERO_ERR_CORRUPT, ZERO_MSG_NVME_CORRUPT,
+                               "nvme store %s: tile %lld: header checksum mismatch (stored 0x%016llx, computed "
+                               "0x%016llx): written by a crash or changed underneath",
+                               s->path, (long long)tile, (unsigned long long)v, (unsigned long long)want);
+    if (zero__nvme_ld32(h + 8) != ZERO__NVME_VERSION || zero__nvme_ld32(h + 12) != ZERO__NVME_HDR)
+        return zero__nvme_fail(err, ZERO_ERR_CORRUPT, ZERO_MSG_NVME_CORRUPT,
+                               "nvme store %s: tile %lld: header version %u size %u (this build reads %u, %u)",
+                               s->path, (long long)tile, (unsigned)zero__nvme_ld32(h + 8),
+                               (unsigned)zero__nvme_ld32(h + 12), ZERO__NVME_VERSION, (unsigned)ZERO__NVME_HDR);
+    v = zero__nvme_ld64(h + 16);
+    if (v != (uint64_t)tile)
+        return zero__nvme_fail(err, ZERO_ERR_CORRUPT, ZERO_MSG_NVME_CORRUPT,
+                               "nvme store %s: tile %lld: the header names tile %lld: written by a crash or "
+                               "changed underneath",
+                               s->path, (long long)tile, (long long)v);
+    v = zero__nvme_ld64(h + 24);
+    if (v != (uint64_t)bytes)
+        return zero__nvme_fail(err, ZERO_ERR_CORRUPT, ZERO_MSG_NVME_CORRUPT,
+                               "nvme store %s: tile %lld: byte count mismatch: the tile holds %llu bytes, the read "
+                               "asked for %zu",
+                               s->path, (long long)tile, (unsigned long long)v, bytes);
+    if (got < len)
+        return zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_READ,
+                               "nvme store %s: short read of tile %lld: %zu of %zu bytes at offset %lld: the file "
+                               "(now %lld bytes) was truncated underneath",
+                               s->path, (long long)tile, got, len, (long long)off, (long long)size);
+    v = zero__nvme_ld64(h + 40);
+    want = zero__nvme_hash(h + ZERO__NVME_HDR, bytes);
+    if (v != want)
+        return zero__nvme_fail(err, ZERO_ERR_CORRUPT, ZERO_MSG_NVME_CORRUPT,
+                               "nvme store %s: tile %lld: data checksum mismatch (stored 0x%016llx, computed "
+                               "0x%016llx, %zu bytes, generation %llu): written by a crash or changed underneath",
+                               s->path, (long long)tile, (unsigned long long)v, (unsigned long long)want, bytes,
+                               (unsigned long long)zero__nvme_ld64(h + 32));
+    if (bytes) memcpy(dst, h + ZERO__NVME_HDR, bytes);
+    v = zero__nvme_ld64(h + 32);
+    if (v > s->gens[tile]) s->gens[tile] = v;
+    return ZERO_OK;
+}
+
+static void *zero__nvme_thread(void *arg) {
+    zero_nvme *s = (zero_nvme *)arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        zero_nvme_request *r;
+        while (!s->head && !s->stop) pthread_cond_wait(&s->cv_work, &s->mu);
+        if (!s->head) break;
+        r = s->head;
+        s->head = r->next;
+        if (!s->head) s->tail = NULL;
+        pthread_mutex_unlock(&s->mu);
+        zero__ok(&r->err);
+        r->rc = r->write ? zero__nvme_do_write(s, r->tile, r->src, r->bytes, &r->err)
+                         : zero__nvme_do_read(s, r->tile, r->dst, r->bytes, &r->err);
+        pthread_mutex_lock(&s->mu);
+        r->done = 1;
+        s->inflight--;
+        pthread_cond_broadcast(&s->cv_done);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static zero_result zero__nvme_super(zero_nvme *s, zero_error *err) {
+    unsigned char *b = (unsigned char *)zero__nvme_aligned(ZERO_NVME_ALIGN);
+    int64_t size;
+    size_t done;
+    int e;
+    zero_result rc = ZERO_OK;
+    if (!b)
+        return zero__nvme_fail(err, ZERO_ERR_OUT_OF_MEMORY, ZERO_MSG_OUT_OF_MEMORY, "nvme store %s: superblock",
+                               s->path);
+    memset(b, 0, ZERO_NVME_ALIGN);
+    if ((rc = zero__nvme_stat(s, &size, err)) != ZERO_OK) goto out;
+    if (size == 0) {
+        zero__nvme_put64(b, ZERO__NVME_SUPER_MAGIC);
+        zero__nvme_put32(b + 8, ZERO__NVME_VERSION);
+        zero__nvme_put32(b + 12, ZERO_NVME_ALIGN);
+        zero__nvme_put64(b + 16, (uint64_t)s->tile_bytes);
+        zero__nvme_put64(b + 24, (uint64_t)s->slot);
+        zero__nvme_put64(b + 56, zero__nvme_hash(b, 56));
+        e = zero__nvme_xfer(s, 1, b, ZERO_NVME_ALIGN, 0, &done);
+        if (e || done < ZERO_NVME_ALIGN)
+            rc = zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_WRITE, "nvme store %s: writing the superblock: %s",
+                                 s->path, e ? strerror(e) : "short write (disk full?)");
+    } else {
+        e = zero__nvme_xfer(s, 0, b, ZERO_NVME_ALIGN, 0, &done);
+        if (e)
+            rc = zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_OPEN, "nvme store %s: reading the superblock: %s",
+                                 s->path, strerror(e));
+        else if (done < 64 || zero__nvme_ld64(b) != ZERO__NVME_SUPER_MAGIC ||
+                 zero__nvme_ld64(b + 56) != zero__nvme_hash(b, 56) || zero__nvme_ld32(b + 8) != ZERO__NVME_VERSION ||
+                 zero__nvme_ld32(b + 12) != ZERO_NVME_ALIGN)
+            rc = zero__nvme_fail(err, ZERO_ERR_CORRUPT, ZERO_MSG_NVME_CORRUPT,
+                                 "nvme store %s: the file exists and is not a zero tile store of this version "
+                                 "(bad superblock): remove it or choose another prefix",
+                                 s->path);
+        else if (zero__nvme_ld64(b + 16) != (uint64_t)s->tile_bytes || zero__nvme_ld64(b + 24) != (uint64_t)s->slot)
+            rc = zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
+                                 "nvme store %s: the file holds tiles of %llu bytes, this store asks %zu: remove it "
+                                 "or open it with the same tile size",
+                                 s->path, (unsigned long long)zero__nvme_ld64(b + 16), s->tile_bytes);
+    }
+out:
+    free(b);
+    return rc;
+}
+
+ZERO__DEF zero_result zero_nvme_open(zero_nvme **out, const char *dir, const char *prefix, int rank,
+                                     size_t tile_bytes, const zero_aio_config *aio, zero_error *err) {
+    zero_nvme *s;
+    struct stat st;
+    size_t n;
+    int64_t block = aio ? aio->block_size : 1048576, depth = aio ? aio->queue_depth : 8, max_off;
+    zero_result rc;
+    if (!out || !dir || !prefix)
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_NULL_ARG,
+                               "zero_nvme_open: out, dir and prefix must not be NULL");
+    *out = NULL;
+    if (!dir[0] || !prefix[0] || strchr(prefix, '/') || rank < 0)
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
+                               "zero_nvme_open: dir \"%s\" and prefix \"%s\" must be non-empty, the prefix without "
+                               "'/', rank %d >= 0",
+                               dir, prefix, rank);
+    if (tile_bytes == 0 || tile_bytes > ((size_t)1 << 40) || tile_bytes > SIZE_MAX / 2)
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
+                               "zero_nvme_open: tile_bytes %zu out of range (1 .. 2^40)", tile_bytes);
+    if (block <= 0 || depth <= 0 || depth > 65536)
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
+                               "zero_nvme_open: aio.block_size %lld must be > 0 and aio.queue_depth %lld in 1..65536",
+                               (long long)block, (long long)depth);
+    if (stat(dir, &st) != 0)
+        return zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_OPEN, "nvme_path %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_OPEN, "nvme_path %s: not a directory", dir);
+    s = (zero_nvme *)ZERO_MALLOC(sizeof *s);
+    if (!s) return zero__nvme_fail(err, ZERO_ERR_OUT_OF_MEMORY, ZERO_MSG_OUT_OF_MEMORY, "zero_nvme_open");
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    s->rank = rank;
+    s->tile_bytes = tile_bytes;
+    s->slot = zero__nvme_round_up(ZERO__NVME_HDR + tile_bytes, ZERO_NVME_ALIGN);
+    s->chunk = zero__nvme_round_up((size_t)(block < ((int64_t)1 << 30) ? block : ((int64_t)1 << 30)), ZERO_NVME_ALIGN);
+    s->depth = depth;
+    s->log.fn = NULL;
+    s->log.user = NULL;
+    s->log.level = ZERO_LOG_INFO;
+    s->log.rank = rank;
+    max_off = sizeof(off_t) >= 8 ? INT64_MAX : (int64_t)INT32_MAX;
+    s->max_tiles = (max_off - ZERO_NVME_ALIGN) / (int64_t)s->slot;
+    if (s->max_tiles > ZERO_NVME_MAX_TILES) s->max_tiles = ZERO_NVME_MAX_TILES;
+    n = strlen(dir) + strlen(prefix) + 32;
+    s->path = (char *)ZERO_MALLOC(n);
+    if (!s->path) {
+        ZERO_FREE(s);
+        return zero__nvme_fail(err, ZERO_ERR_OUT_OF_MEMORY, ZERO_MSG_OUT_OF_MEMORY, "zero_nvme_open");
+    }
+    snprintf(s->path, n, "%s%s%s.rank%d.tiles", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", prefix, rank);
+    s->stage = (unsigned char *)zero__nvme_aligned(s->slot);
+    if (!s->stage) {
+        rc = zero__nvme_fail(err, ZERO_ERR_OUT_OF_MEMORY, ZERO_MSG_OUT_OF_MEMORY,
+                             "nvme store %s: staging buffer of %zu bytes", s->path, s->slot);
+        goto fail;
+    }
+    s->direct = ZERO__O_DIRECT != 0;
+    s->fd = zero__nvme_openfd(s->path, s->direct);
+    if (s->fd < 0 && s->direct && errno == EINVAL) {
+        s->direct = 0;
+        s->fd = zero__nvme_openfd(s->path, 0);
+        if (s->fd >= 0)
+            zero__log(&s->log, ZERO_LOG_INFO, ZERO_MSG_NONE,
+                      "nvme store %s: the file system refuses O_DIRECT; using buffered I/O", s->path);
+    }
+    if (s->fd < 0) {
+        rc = zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_OPEN, "nvme store %s: cannot open: %s", s->path,
+                             strerror(errno));
+        goto fail;
+    }
+    if ((rc = zero__nvme_super(s, err)) != ZERO_OK) goto fail;
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        rc = zero__nvme_fail(err, ZERO_ERR_OUT_OF_MEMORY, ZERO_MSG_OUT_OF_MEMORY, "nvme store %s: mutex", s->path);
+        goto fail;
+    }
+    pthread_cond_init(&s->cv_work, NULL);
+    pthread_cond_init(&s->cv_done, NULL);
+    if (pthread_create(&s->thread, NULL, zero__nvme_thread, s) != 0) {
+        pthread_cond_destroy(&s->cv_work);
+        pthread_cond_destroy(&s->cv_done);
+        pthread_mutex_destroy(&s->mu);
+        rc = zero__nvme_fail(err, ZERO_ERR_OUT_OF_MEMORY, ZERO_MSG_OUT_OF_MEMORY,
+                             "nvme store %s: cannot start the I/O thread", s->path);
+        goto fail;
+    }
+    s->thread_started = 1;
+    *out = s;
+    zero__ok(err);
+    return ZERO_OK;
+fail:
+    if (s->fd >= 0) close(s->fd);
+    free(s->stage);
+    ZERO_FREE(s->path);
+    ZERO_FREE(s);
+    return rc;
+}
+
+ZERO__DEF void zero_nvme_close(zero_nvme *s, int keep) {
+    zero_nvme_request *r;
+    if (!s) return;
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1; /* the thread drains the queue first */
+    pthread_cond_broadcast(&s->cv_work);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->thread, NULL);
+    for (r = s->all; r;) { /* requests never waited for */
+        zero_nvme_request *next = r->all_next;
+        ZERO_FREE(r);
+        r = next;
+    }
+    if (keep) {
+        if (fsync(s->fd) != 0 && errno != EINVAL)
+            zero__log(&s->log, ZERO_LOG_WARN, ZERO_MSG_FILE_READ, "nvme store %s: fsync at close: %s", s->path,
+                      strerror(errno));
+    }
+    close(s->fd);
+    if (!keep && unlink(s->path) != 0 && errno != ENOENT)
+        zero__log(&s->log, ZERO_LOG_WARN, ZERO_MSG_FILE_READ, "nvme store %s: cannot remove: %s", s->path,
+                  strerror(errno));
+    pthread_cond_destroy(&s->cv_work);
+    pthread_cond_destroy(&s->cv_done);
+    pthread_mutex_destroy(&s->mu);
+    free(s->stage);
+    ZERO_FREE(s->gens);
+    ZERO_FREE(s->path);
+    ZERO_FREE(s);
+}
+
+static zero_result zero__nvme_submit(zero_nvme *s, int write, int64_t tile, const void *src, void *dst,
+                                     size_t bytes, zero_nvme_request **req, zero_error *err) {
+    const char *fn = write ? "zero_nvme_write" : "zero_nvme_read";
+    zero_nvme_request *r;
+    if (req) *req = NULL;
+    if (!s || !req || (bytes && !(write ? src : (const void *)dst)))
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_NULL_ARG, "%s: store, request or buffer is NULL",
+                               fn);
+    if (tile < 0 || tile >= s->max_tiles)
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
+                               "%s: nvme store %s: tile %lld out of range (0 .. %lld)", fn, s->path, (long long)tile,
+                               (long long)(s->max_tiles - 1));
+    if (bytes > s->tile_bytes)
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
+                               "%s: nvme store %s: tile %lld: %zu bytes, more than the store's tile_bytes %zu", fn,
+                               s->path, (long long)tile, bytes, s->tile_bytes);
+    r = (zero_nvme_request *)ZERO_MALLOC(sizeof *r);
+    if (!r) return zero__nvme_fail(err, ZERO_ERR_OUT_OF_MEMORY, ZERO_MSG_OUT_OF_MEMORY, "%s: request", fn);
+    memset(r, 0, sizeof *r);
+    r->store = s;
+    r->write = write;
+    r->tile = tile;
+    r->src = src;
+    r->dst = dst;
+    r->bytes = bytes;
+    pthread_mutex_lock(&s->mu);
+    while (s->inflight >= s->depth) pthread_cond_wait(&s->cv_done, &s->mu);
+    r->all_next = s->all;
+    if (s->all) s->all->all_prev = r;
+    s->all = r;
+    if (s->tail) s->tail->next = r;
+    else s->head = r;
+    s->tail = r;
+    s->inflight++;
+    pthread_cond_signal(&s->cv_work);
+    pthread_mutex_unlock(&s->mu);
+    *req = r;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_nvme_wait(zero_nvme *s, zero_nvme_request *r, zero_error *err) {
+    zero_result rc;
+    if (!s || !r)
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_NULL_ARG, "zero_nvme_wait: store or request is NULL");
+    if (r->store != s)
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
+                               "zero_nvme_wait: the request belongs to another store");
+    pthread_mutex_lock(&s->mu);
+    while (!r->done) pthread_cond_wait(&s->cv_done, &s->mu);
+    if (r->all_prev) r->all_prev->all_next = r->all_next;
+    else s->all = r->all_next;
+    if (r->all_next) r->all_next->all_prev = r->all_prev;
+    pthread_mutex_unlock(&s->mu);
+    rc = r->rc;
+    if (err) *err = r->err;
+    ZERO_FREE(r);
+    return rc;
+}
+
+ZERO__DEF zero_result zero_nvme_write_async(zero_nvme *s, int64_t tile, const void *buf, size_t bytes,
+                                            zero_nvme_request **req, zero_error *err) {
+    return zero__nvme_submit(s, 1, tile, buf, NULL, bytes, req, err);
+}
+
+ZERO__DEF zero_result zero_nvme_read_async(zero_nvme *s, int64_t tile, void *buf, size_t bytes,
+                                           zero_nvme_request **req, zero_error *err) {
+    return zero__nvme_submit(s, 0, tile, NULL, buf, bytes, req, err);
+}
+
+ZERO__DEF zero_result zero_nvme_write(zero_nvme *s, int64_t tile, const void *buf, size_t bytes, zero_error *err) {
+    zero_nvme_request *r;
+    zero_result rc = zero__nvme_submit(s, 1, tile, buf, NULL, bytes, &r, err);
+    return rc != ZERO_OK ? rc : zero_nvme_wait(s, r, err);
+}
+
+ZERO__DEF zero_result zero_nvme_read(zero_nvme *s, int64_t tile, void *buf, size_t bytes, zero_error *err) {
+    zero_nvme_request *r;
+    zero_result rc = zero__nvme_submit(s, 0, tile, NULL, buf, bytes, &r, err);
+    return rc != ZERO_OK ? rc : zero_nvme_wait(s, r, err);
+}
+
+#else /* no POSIX I/O: every call says so */
+
+ZERO__DEF zero_result zero_nvme_open(zero_nvme **out, const char *dir, const char *prefix, int rank,
+                                     size_t tile_bytes, const zero_aio_config *aio, zero_error *err) {
+    (void)dir, (void)prefix, (void)rank, (void)tile_bytes, (void)aio;
+    if (out) *out = NULL;
+    return zero__nvme_fail(err, ZERO_ERR_UNSUPPORTED, ZERO_MSG_BAD_ARG,
+                           "zero_nvme_open: the NVMe tile store needs POSIX I/O (not on this platform)");
+}
+ZERO__DEF void zero_nvme_close(zero_nvme *s, int keep) { (void)s, (void)keep; }
+ZERO__DEF zero_result zero_nvme_write(zero_nvme *s, int64_t tile, const void *buf, size_t bytes, zero_error *err) {
+    (void)s, (void)tile, (void)buf, (void)bytes;
+    return zero__nvme_fail(err, ZERO_ERR_UNSUPPORTED, ZERO_MSG_BAD_ARG, "zero_nvme_write: no POSIX I/O");
+}
+ZERO__DEF zero_result zero_nvme_read(zero_nvme *s, int64_t tile, void *buf, size_t bytes, zero_error *err) {
+    (void)s, (void)tile, (void)buf, (void)bytes;
+    return zero__nvme_fail(err, ZERO_ERR_UNSUPPORTED, ZERO_MSG_BAD_ARG, "zero_nvme_read: no POSIX I/O");
+}
+ZERO__DEF zero_result zero_nvme_write_async(zero_nvme *s, int64_t tile, const void *buf, size_t bytes,
+                                            zero_nvme_request **req, zero_error *err) {
+    (void)s, (void)tile, (void)buf, (void)bytes;
+    if (req) *req = NULL;
+    return zero__nvme_fail(err, ZERO_ERR_UNSUPPORTED, ZERO_MSG_BAD_ARG, "zero_nvme_write_async: no POSIX I/O");
+}
+ZERO__DEF zero_result zero_nvme_read_async(zero_nvme *s, int64_t tile, void *buf, size_t bytes,
+                                           zero_nvme_request **req, zero_error *err) {
+    (void)s, (void)tile, (void)buf, (void)bytes;
+    if (req) *req = NULL;
+    return zero__nvme_fail(err, ZERO_ERR_UNSUPPORTED, ZERO_MSG_BAD_ARG, "zero_nvme_read_async: no POSIX I/O");
+}
+ZERO__DEF zero_result zero_nvme_wait(zero_nvme *s, zero_nvme_request *req, zero_error *err) {
+    (void)s, (void)req;
+    return zero__nvme_fail(err, ZERO_ERR_UNSUPPORTED, ZERO_MSG_BAD_ARG, "zero_nvme_wait: no POSIX I/O");
+}
+
+#endif /* ZERO__NVME_POSIX */
 
 #endif /* ZERO__OFFLOAD_IMPLEMENTED */
 #endif /* ZERO_IMPLEMENTATION */

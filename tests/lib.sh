@@ -25,3 +25,29 @@ run() {
     if [ "$f" -eq 0 ]; then echo "ok    $name ($p checks)"
     else echo "FAIL  $name (exit $rc): $line"; grep -v '^ok' "$B/log/$name.run.log" | tail -n 60; fi
 }
+
+# Builds are most of a run's time: pbuild NAME CMD... starts one in the
+# background (JOBS at once, default 2; output and status kept by name), and
+# pdone waits for them and counts each as a step, in the order they started.
+JOBS=${JOBS:-2}
+pnames=""
+prunning=0
+pbuild() {
+    name=$1; shift
+    rm -f "$B/log/$name.rc"
+    ( "$@" >"$B/log/$name.log" 2>&1; echo $? >"$B/log/$name.rc" ) &
+    pnames="$pnames $name"
+    prunning=$((prunning + 1))
+    if [ "$prunning" -ge "$JOBS" ]; then wait; prunning=0; fi
+}
+pdone() {
+    wait; prunning=0
+    for name in $pnames; do
+        if [ "$(cat "$B/log/$name.rc" 2>/dev/null)" = 0 ]; then
+            pass=$((pass + 1)); echo "ok    $name"
+        else
+            fail=$((fail + 1)); echo "FAIL  $name"; tail -n 60 "$B/log/$name.log"
+        fi
+    done
+    pnames=""
+}

@@ -28,7 +28,15 @@ for cc in "$CC" "$CLANG"; do
     tag=$(basename "$cc")
     for t in $tests; do
         n=$(basename "$t" .c)
-        if step "build-$tag-$n" $cc -std=c11 $WARN -O1 -g -I. -o "$B/t/$tag-$n" "$t" -lm -lpthread; then :; fi
+        rm -f "$B/t/$tag-$n"
+        pbuild "build-$tag-$n" $cc -std=c11 $WARN -O1 -g -I. -o "$B/t/$tag-$n" "$t" -lm -lpthread
+    done
+done
+pdone
+for cc in "$CC" "$CLANG"; do
+    tag=$(basename "$cc")
+    for t in $tests; do
+        n=$(basename "$t" .c)
         [ -x "$B/t/$tag-$n" ] && run "$tag-$n" "$B/t/$tag-$n"
     done
 done
@@ -37,29 +45,39 @@ done
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 for t in $tests; do
     n=$(basename "$t" .c)
-    step "build-asan-$n" $CLANG -std=c11 $WARN -O1 -g $SAN -I. -o "$B/t/asan-$n" "$t" -lm -lpthread
+    rm -f "$B/t/asan-$n"
+    pbuild "build-asan-$n" $CLANG -std=c11 $WARN -O1 -g $SAN -I. -o "$B/t/asan-$n" "$t" -lm -lpthread
+done
+TSAN_TESTS=$(ls tests/test_engine*.c tests/test_host*.c 2>/dev/null)
+for t in $TSAN_TESTS; do
+    n=$(basename "$t" .c)
+    rm -f "$B/t/tsan-$n"
+    pbuild "build-tsan-$n" $CLANG -std=c11 $WARN -O1 -g -fsanitize=thread -I. -o "$B/t/tsan-$n" "$t" -lm -lpthread
+done
+pdone
+for t in $tests; do
+    n=$(basename "$t" .c)
     [ -x "$B/t/asan-$n" ] && ZERO_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run "asan-$n" "$B/t/asan-$n"
 done
 # ZERO_TEST_QUICK=1: the engine and layout tests run a smaller matrix under the sanitizers.
 
 # 2b. ThreadSanitizer on the host backend and the engine (host ranks are threads)
-for t in $(ls tests/test_engine*.c tests/test_host*.c 2>/dev/null); do
+for t in $TSAN_TESTS; do
     n=$(basename "$t" .c)
-    rm -f "$B/t/tsan-$n"
-    step "build-tsan-$n" $CLANG -std=c11 $WARN -O1 -g -fsanitize=thread -I. -o "$B/t/tsan-$n" "$t" -lm -lpthread
     [ -x "$B/t/tsan-$n" ] && ZERO_TEST_QUICK=1 TSAN_OPTIONS=halt_on_error=1 run "tsan-$n" "$B/t/tsan-$n"
 done
 
 # 3. headers as C11 and C++17 under gcc and clang, -Wall -Wextra -Werror (and -Wpedantic)
-step "c11-gcc"     $CC      -std=c11   $WARN -Wpedantic -I. -c tests/compile_c.c   -o "$B/t/c11-gcc.o"
-step "c11-clang"   $CLANG   -std=c11   $WARN -Wpedantic -I. -c tests/compile_c.c   -o "$B/t/c11-clang.o"
-step "cxx17-gcc"   $CXX_GCC -std=c++17 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-gcc.o"
-step "cxx17-clang" $CLANGXX -std=c++17 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-clang.o"
+pbuild "c11-gcc"     $CC      -std=c11   $WARN -Wpedantic -I. -c tests/compile_c.c   -o "$B/t/c11-gcc.o"
+pbuild "c11-clang"   $CLANG   -std=c11   $WARN -Wpedantic -I. -c tests/compile_c.c   -o "$B/t/c11-clang.o"
+pbuild "cxx17-gcc"   $CXX_GCC -std=c++17 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-gcc.o"
+pbuild "cxx17-clang" $CLANGXX -std=c++17 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-clang.o"
 # ZERO_STATIC: every function static, no unused-function warnings
-step "c11-static"  $CC      -std=c11   $WARN -Wpedantic -DZERO_STATIC -I. -c tests/compile_c.c   -o "$B/t/c11-static.o"
-step "cxx17-static" $CLANGXX -std=c++17 $WARN -Wpedantic -DZERO_STATIC -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-static.o"
+pbuild "c11-static"  $CC      -std=c11   $WARN -Wpedantic -DZERO_STATIC -I. -c tests/compile_c.c   -o "$B/t/c11-static.o"
+pbuild "cxx17-static" $CLANGXX -std=c++17 $WARN -Wpedantic -DZERO_STATIC -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-static.o"
 # two translation units, one with the implementation: no duplicate or missing symbols
-step "link-2tu" $CC -std=c11 $WARN -I. -o "$B/t/link2" tests/compile_c.c tests/compile_c_user.c -lm -lpthread
+pbuild "link-2tu" $CC -std=c11 $WARN -I. -o "$B/t/link2" tests/compile_c.c tests/compile_c_user.c -lm -lpthread
+pdone
 
 # 4. examples build; the fuzz target builds and replays its corpus
 step "example-zero_estimate" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_estimate" examples/zero_estimate/zero_estimate.c -lm -lpthread
@@ -94,22 +112,12 @@ step "fuzz-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -D
 
 # 5. every .cu / .cuh compiled by nvcc for $GPU_ARCH (build only: no GPU here)
 NCCL_INC=""; [ -n "$NCCL_HOME" ] && NCCL_INC="-I$NCCL_HOME/include"
-# (tests/test_*.cu are compiled when linked, below.) nvcc is most of make test's
-# time: NVCC_JOBS compiles at once (default 2), results counted in order after.
-cus=$(ls tests/*.cu examples/*.cu examples/*/*.cu 2>/dev/null | grep -v '^tests/test_')
-njobs=0
-for cu in $cus; do
+# (tests/test_*.cu are compiled when linked, below.)
+for cu in $(ls tests/*.cu examples/*.cu examples/*/*.cu 2>/dev/null | grep -v '^tests/test_'); do
     n=$(basename "$cu" .cu)
-    ( "$NVCC" -std=c++17 -arch="$GPU_ARCH" -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -c "$cu" -o "$B/t/nvcc-$n.o" \
-          >"$B/log/nvcc-$n.out" 2>&1; echo $? >"$B/log/nvcc-$n.rc" ) &
-    njobs=$((njobs + 1))
-    if [ "$njobs" -ge "${NVCC_JOBS:-2}" ]; then wait; njobs=0; fi
+    pbuild "nvcc-$n" "$NVCC" -std=c++17 -arch="$GPU_ARCH" -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -c "$cu" -o "$B/t/nvcc-$n.o"
 done
-wait
-for cu in $cus; do
-    n=$(basename "$cu" .cu)
-    step "nvcc-$n" sh -c "cat '$B/log/nvcc-$n.out'; exit \$(cat '$B/log/nvcc-$n.rc' 2>/dev/null || echo 1)"
-done
+pdone
 # tests/test_*.cu need no GPU (the CUDA backend's host side: bootstrap, environment):
 # linked and run here too
 if [ -n "$NCCL_HOME" ]; then
