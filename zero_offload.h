@@ -51,6 +51,11 @@
        ZERO_CPU_THREADS_MAX the largest thread count ZERO_CPU_THREADS may ask
                             for; larger values are ignored with a warning
                             (default 4096)
+       ZERO_NVME_ALIGN      alignment of every NVMe I/O (offsets, lengths,
+                            buffers) in bytes (default 4096)
+       ZERO_NVME_MAX_TILES  tiles per NVMe store (default 2^24)
+       ZERO_NVME_TEST_HOOKS tests only: lets a test inject EINVAL, ENOSPC and
+                            short writes into the NVMe store
 
    Environment (read on every call, so a program or test may change it):
        ZERO_NO_SIMD=1       zero_cpu_simd_level answers ZERO_SIMD_SCALAR (any
