@@ -3,7 +3,8 @@
 #   make test       every host test (gcc, clang, C11, C++17, ASan+UBSan) and nvcc builds
 #   make test-gpu   GPU tests (device machine; arrives with the CUDA backend)
 #   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
-#   make bench      benchmarks (device machine): communication, overlap, optimizer vs PyTorch
+#   make bench      benchmarks (device machine): communication, overlap, optimizer vs PyTorch, then bench-cpu
+#   make bench-cpu  CPU Adam (zero_offload.h) vs memory bandwidth and PyTorch's CPU AdamW (any machine)
 #   make install PREFIX=...   the three headers
 # Variables: CUDA_HOME, NCCL_HOME, GPU_ARCH (sm_90), CC (gcc), CLANG (clang).
 
@@ -29,7 +30,7 @@ NCCL_HOME ?= $(patsubst %/include/nccl.h,%,$(firstword $(wildcard \
 
 export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
-.PHONY: all test test-gpu run fuzz bench install clean info
+.PHONY: all test test-gpu run fuzz bench bench-cpu install clean info
 
 all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/train_mlp
 
@@ -122,6 +123,29 @@ bench: info $(BENCH_BINS)
 	if $(BUILD)/bench/bench_optim $(BENCH_OPTIM_ARGS) --out $(BUILD)/bench/optim_zero.txt; then \
 	    echo "== $(PYTHON) examples/bench/bench_torch_adam.py --zero $(BUILD)/bench/optim_zero.txt"; \
 	    PYTHONUNBUFFERED=1 $(PYTHON) examples/bench/bench_torch_adam.py --zero $(BUILD)/bench/optim_zero.txt || rc=1; \
+	else rc=1; fi; \
+	$(MAKE) --no-print-directory bench-cpu || rc=1; \
+	exit $$rc
+
+# CPU Adam (issue 5 item 4): zero_cpu_adam in params/s and GB/s against a
+# STREAM-style copy/triad measured in the same run with the same pool, then
+# PyTorch's CPU AdamW(fused=True) and its offload sequence (python3 with torch)
+# on the same parameter counts, and the ratios. Built without -march: the SIMD
+# path is chosen at run time. Needs about 20 GB of free memory for 1B (skipped
+# with a message where it does not fit). bench runs it last (after the GPU
+# programs, never beside their builds).
+BENCH_CPU_ARGS ?= --params 64M,1B
+
+$(BUILD)/bench/cpu_adam: examples/bench/cpu_adam.c $(HEADERS)
+	@mkdir -p $(BUILD)/bench
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
+
+bench-cpu: info $(BUILD)/bench/cpu_adam
+	@rc=0; \
+	echo "== $(BUILD)/bench/cpu_adam $(BENCH_CPU_ARGS)"; \
+	if $(BUILD)/bench/cpu_adam $(BENCH_CPU_ARGS) --out $(BUILD)/bench/cpu_adam.txt; then \
+	    echo "== $(PYTHON) examples/bench/cpu_adam_torch.py --zero $(BUILD)/bench/cpu_adam.txt"; \
+	    PYTHONUNBUFFERED=1 $(PYTHON) examples/bench/cpu_adam_torch.py --zero $(BUILD)/bench/cpu_adam.txt || rc=1; \
 	else rc=1; fi; \
 	exit $$rc
 

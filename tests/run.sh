@@ -99,6 +99,9 @@ if [ -x "$B/t/train_mlp" ]; then
     step "train_mlp-fp16-stage3" "$B/t/train_mlp" --world 4 --stage 3 --dtype fp16 --gas 2 --freeze-embedding --steps 20 --quiet
     step "train_mlp-bf16-stage2" "$B/t/train_mlp" --world 3 --stage 2 --dtype bf16 --steps 20 --quiet
 fi
+# the CPU Adam benchmark (make bench-cpu) builds and runs a tiny size
+step "example-bench-cpu_adam" $CC -std=c11 $WARN -O2 -I. -o "$B/t/cpu_adam" examples/bench/cpu_adam.c -lm -lpthread
+[ -x "$B/t/cpu_adam" ] && step "cpu_adam-smoke" "$B/t/cpu_adam" --params 1e6 --iters 2 --out "$B/t/cpu_adam.txt"
 # the docs' marked code blocks compile against the headers
 step "docs-snippets" sh tests/snippets.sh "$B/snippets" README.md docs/*.md
 # docs/config.md's key table is generated from the key table in zero.h: they must agree

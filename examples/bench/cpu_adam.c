@@ -1,0 +1,533 @@
+/* cpu_adam.c - zero's CPU Adam (zero_offload.h: zero_cpu_adam) in parameters
+   per second and bytes per second, against a STREAM-style memory bandwidth
+   measured in the same run with the same thread pool. cpu_adam_torch.py times
+   PyTorch's CPU AdamW and its offload sequence on the same parameter counts,
+   reads this program's --out file and prints the ratios (make bench-cpu runs
+   both, this one first).
+
+       make bench-cpu
+       build/bench/cpu_adam [--params 64M,1B] [--iters 10] [--warmup 2] [--threads T]
+                            [--budget 10] [--no-single] [--out file]
+
+   Built without -march flags: the SIMD path (AVX-512, AVX2+FMA+F16C or scalar)
+   is chosen at run time from the CPU, as in the engine. For each parameter
+   count (one flat buffer, one segment, AdamW with weight decay):
+     fp16   gradients in fp16 times a scale (the unscale), fp32 master, m, v
+            read and written, the fp16 parameters written in the same pass:
+            2 + 12 read + 12 + 2 written = 28 bytes per parameter
+     fp32   gradients in fp32, no parameter copy written (PyTorch's fused
+            AdamW on fp32 parameters and gradients does the same work):
+            4 + 12 read + 12 written = 28 bytes per parameter
+   each on the best SIMD path this CPU has and on the scalar path, with all
+   threads (the pool's default size: ZERO_CPU_THREADS, else the logical cores
+   this process may use; --threads overrides) and with 1 (--no-single: not).
+     copy   b[i] = a[i]          8 bytes per element (read + write)
+     triad  a[i] = b[i] + s c[i] 12 bytes per element
+   over the fp32 buffers of the same size (larger than any cache), run through
+   the same pool with the same piece size as Adam. Bytes are what the program
+   reads and writes (STREAM's convention: the write-allocate reads a cache
+   does for stores are not counted, for Adam either). "% of bw" is against
+   the larger of copy and triad at the same thread count.
+   Timing: CLOCK_MONOTONIC around each call, warm-up calls first, the median
+   of n calls; n is --iters, or fewer (at least 3) where that would take more
+   than --budget seconds for one row (the single-thread scalar rows at 1e9);
+   each row prints its n. A parameter count whose buffers (18 bytes per
+   parameter) do not fit in MemAvailable is skipped with a message. Inputs are
+   random (a hash of the index), never zeros. */
+#define _POSIX_C_SOURCE 200809L
+#define ZERO_IMPLEMENTATION
+#include "zero.h"
+#include "zero_offload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GRAIN 32768 /* zero_cpu_adam's piece size */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void die(const char *what, const zero_error *err) {
+    fprintf(stderr, "cpu_adam: %s: %s\n", what, err ? err->msg : "failed");
+    exit(1);
+}
+
+/* bytes the kernel can have: MemAvailable, else 0 (unknown) */
+static double mem_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kb = 0;
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+    fclose(f);
+    return kb * 1024.0;
+}
+
+static void cpu_name(char *out, size_t n) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    snprintf(out, n, "unknown");
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "model name", 10)) {
+            char *c = strchr(line, ':'), *e;
+            if (!c) break;
+            c++;
+            while (*c == ' ' || *c == '\t') c++;
+            e = c + strlen(c);
+            while (e > c && (e[-1] == '\n' || e[-1] == ' ')) *--e = 0;
+            snprintf(out, n, "%s", c);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* "64M", "1B", "1e9", "1G", "2.5e6" -> a count, a multiple of 64 */
+static int64_t parse_count(const char *s) {
+    char *end;
+    double x = strtod(s, &end);
+    if (end == s) return -1;
+    switch (*end) {
+    case 'k': case 'K': x *= 1e3; end++; break;
+    case 'm': case 'M': x *= 1024.0 * 1024.0; end++; break;
+    case 'b': case 'B': case 'g': case 'G': x *= 1e9; end++; break;
+    default: break;
+    }
+    if (*end || x < 64 || x > 1e13) return -1;
+    return ((int64_t)x + 63) / 64 * 64;
+}
+
+/* ---- buffers, filled through the pool (first touch by the threads that use them) ---- */
+
+typedef struct bufs {
+    float *master, *m, *v;
+    void *grad;   /* 4 bytes per parameter: fp16 uses half of it */
+    zero_f16 *param;
+    zero_dtype grad_dtype;
+} bufs;
+
+static float rnd(int64_t i, uint32_t salt) {
+    uint32_t h = (uint32_t)((uint64_t)i * 2654435761u) ^ (salt * 0x9E3779B9u);
+    h ^= h >> 15;
+    h *= 0x2c1b3c6dU;
+    h ^= h >> 12;
+    return (float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f; /* [-0.5, 0.5) */
+}
+
+static void fill_task(void *arg, int64_t b, int64_t e, int thread) {
+    bufs *B = (bufs *)arg;
+    (void)thread;
+    for (int64_t i = b; i < e; i++) {
+        float g = rnd(i, 4) * 2e-3f;
+        B->master[i] = rnd(i, 1) * 0.1f;
+        B->m[i] = rnd(i, 2) * 1e-4f;
+        B->v[i] = (rnd(i, 3) + 0.5f) * 1e-6f + 1e-8f;
+        if (B->grad_dtype == ZERO_DTYPE_FP16) ((zero_f16 *)B->grad)[i] = zero_f32_to_f16(g * 1024.0f);
+        else ((float *)B->grad)[i] = g;
+        B->param[i] = zero_f32_to_f16(B->master[i]);
+    }
+}
+
+static void fill_grad_task(void *arg, int64_t b, int64_t e, int thread) {
+    bufs *B = (bufs *)arg;
+    (void)thread;
+    for (int64_t i = b; i < e; i++) {
+        float g = rnd(i, 4) * 2e-3f;
+        if (B->grad_dtype == ZERO_DTYPE_FP16) ((zero_f16 *)B->grad)[i] = zero_f32_to_f16(g * 1024.0f);
+        else ((float *)B->grad)[i] = g;
+    }
+}
+
+/* ---- STREAM-style kernels ----
+
+   Vector loads and ordinary (cached) stores, as zero's Adam does: AVX-512 or
+   AVX where the CPU has them (target attributes, chosen at run time like
+   zero_offload.h), else SSE2 on x86-64, else plain C. No -march flag is
+   given, so a plain loop would be scalar and measure the core, not memory. */
+
+typedef struct stream_args {
+    float *a, *b, *c;
+    float s;
+    int isa; /* 2 avx512f, 1 avx, 0 baseline */
+} stream_args;
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define STREAM_X86 1
+__attribute__((target("avx512f"))) static void copy_avx512(float *d, const float *s, int64_t b, int64_t e) {
+    int64_t i = b;
+    for (; i + 16 <= e; i += 16) _mm512_storeu_ps(d + i, _mm512_loadu_ps(s + i));
+    for (; i < e; i++) d[i] = s[i];
+}
+__attribute__((target("avx512f"))) static void triad_avx512(float *a, const float *x, const float *y, float s,
+                                                             int64_t b, int64_t e) {
+    const __m512 vs = _mm512_set1_ps(s);
+    int64_t i = b;
+    for (; i + 16 <= e; i += 16)
+        _mm512_storeu_ps(a + i, _mm512_add_ps(_mm512_loadu_ps(x + i), _mm512_mul_ps(vs, _mm512_loadu_ps(y + i))));
+    for (; i < e; i++) a[i] = x[i] + s * y[i];
+}
+__attribute__((target("avx"))) static void copy_avx(float *d, const float *s, int64_t b, int64_t e) {
+    int64_t i = b;
+    for (; i + 8 <= e; i += 8) _mm256_storeu_ps(d + i, _mm256_loadu_ps(s + i));
+    for (; i < e; i++) d[i] = s[i];
+}
+__attribute__((target("avx"))) static void triad_avx(float *a, const float *x, const float *y, float s, int64_t b,
+                                                     int64_t e) {
+    const __m256 vs = _mm256_set1_ps(s);
+    int64_t i = b;
+    for (; i + 8 <= e; i += 8)
+        _mm256_storeu_ps(a + i, _mm256_add_ps(_mm256_loadu_ps(x + i), _mm256_mul_ps(vs, _mm256_loadu_ps(y + i))));
+    for (; i < e; i++) a[i] = x[i] + s * y[i];
+}
+static void copy_sse2(float *d, const float *s, int64_t b, int64_t e) {
+    int64_t i = b;
+    for (; i + 4 <= e; i += 4) _mm_storeu_ps(d + i, _mm_loadu_ps(s + i));
+    for (; i < e; i++) d[i] = s[i];
+}
+static void triad_sse2(float *a, const float *x, const float *y, float s, int64_t b, int64_t e) {
+    const __m128 vs = _mm_set1_ps(s);
+    int64_t i = b;
+    for (; i + 4 <= e; i += 4) _mm_storeu_ps(a + i, _mm_add_ps(_mm_loadu_ps(x + i), _mm_mul_ps(vs, _mm_loadu_ps(y + i))));
+    for (; i < e; i++) a[i] = x[i] + s * y[i];
+}
+#endif
+
+static const char *stream_isa_name(int isa) {
+#ifdef STREAM_X86
+    return isa == 2 ? "avx512" : isa == 1 ? "avx" : "sse2";
+#else
+    (void)isa;
+    return "c";
+#endif
+}
+
+static void copy_task(void *arg, int64_t b, int64_t e, int thread) {
+    stream_args *S = (stream_args *)arg;
+    (void)thread;
+#ifdef STREAM_X86
+    if (S->isa == 2) copy_avx512(S->b, S->a, b, e);
+    else if (S->isa == 1) copy_avx(S->b, S->a, b, e);
+    else copy_sse2(S->b, S->a, b, e);
+#else
+    for (int64_t i = b; i < e; i++) S->b[i] = S->a[i];
+#endif
+}
+
+static void triad_task(void *arg, int64_t b, int64_t e, int thread) {
+    stream_args *S = (stream_args *)arg;
+    (void)thread;
+#ifdef STREAM_X86
+    if (S->isa == 2) triad_avx512(S->a, S->b, S->c, S->s, b, e);
+    else if (S->isa == 1) triad_avx(S->a, S->b, S->c, S->s, b, e);
+    else triad_sse2(S->a, S->b, S->c, S->s, b, e);
+#else
+    for (int64_t i = b; i < e; i++) S->a[i] = S->b[i] + S->s * S->c[i];
+#endif
+}
+
+typedef struct timing {
+    double ms;
+    int n;
+} timing;
+
+/* warm-up calls, then n timed calls (fewer where one row would pass budget_s) */
+typedef int (*call_fn)(void *ctx);
+
+static timing time_calls(call_fn fn, void *ctx, int warmup, int iters, double budget_s) {
+    double *t = (double *)malloc(sizeof(double) * (size_t)(iters > 0 ? iters : 1));
+    double first = 0;
+    timing r = {0, 0};
+    int n = iters;
+    if (!t) {
+        fprintf(stderr, "cpu_adam: out of memory\n");
+        exit(1);
+    }
+    for (int i = 0; i < warmup; i++) {
+        double t0 = now_s();
+        if (fn(ctx)) exit(1);
+        first = now_s() - t0;
+        if (first * (warmup + iters) > 4 * budget_s) break; /* slow row: one warm-up is enough */
+    }
+    if (first > 0 && first * iters > budget_s) {
+        n = (int)(budget_s / first);
+        if (n < 3) n = 3;
+        if (n > iters) n = iters;
+    }
+    for (int i = 0; i < n; i++) {
+        double t0 = now_s();
+        if (fn(ctx)) exit(1);
+        t[i] = (now_s() - t0) * 1e3;
+    }
+    r.ms = median(t, n);
+    r.n = n;
+    free(t);
+    return r;
+}
+
+typedef struct adam_ctx {
+    zero_adam_args a;
+    zero_simd_level level;
+    zero_cpu_pool *pool;
+} adam_ctx;
+
+static int adam_call(void *ctx) {
+    adam_ctx *c = (adam_ctx *)ctx;
+    zero_error err;
+    if (zero_cpu_adam_at(&c->a, c->level, c->pool, &err) != ZERO_OK) {
+        fprintf(stderr, "cpu_adam: zero_cpu_adam_at(%s): %s\n", zero_simd_level_name(c->level), err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct stream_ctx {
+    stream_args s;
+    zero_cpu_task fn;
+    zero_cpu_pool *pool;
+    int64_t n;
+} stream_ctx;
+
+static int stream_call(void *ctx) {
+    stream_ctx *c = (stream_ctx *)ctx;
+    zero_error err;
+    if (zero_cpu_pool_run(c->pool, c->fn, &c->s, c->n, GRAIN, &err) != ZERO_OK) {
+        fprintf(stderr, "cpu_adam: zero_cpu_pool_run: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *params_arg = "64M,1B", *out_path = NULL;
+    int iters = 10, warmup = 2, threads_arg = 0, single = 1;
+    double budget = 10.0;
+    int64_t sizes[16];
+    int n_sizes = 0;
+    zero_error err;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+        if (!strcmp(a, "--params")) params_arg = v, i++;
+        else if (!strcmp(a, "--iters") || !strcmp(a, "-n")) iters = atoi(v), i++;
+        else if (!strcmp(a, "--warmup") || !strcmp(a, "-w")) warmup = atoi(v), i++;
+        else if (!strcmp(a, "--threads")) threads_arg = atoi(v), i++;
+        else if (!strcmp(a, "--budget")) budget = atof(v), i++;
+        else if (!strcmp(a, "--no-single")) single = 0;
+        else if (!strcmp(a, "--out")) out_path = v, i++;
+        else {
+            fprintf(stderr,
+                    "usage: %s [--params 64M,1B] [--iters 10] [--warmup 2] [--threads T] [--budget S] [--no-single] "
+                    "[--out file]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    {
+        char tmp[256], *save = NULL, *tok;
+        snprintf(tmp, sizeof tmp, "%s", params_arg);
+        for (tok = strtok_r(tmp, ",", &save); tok && n_sizes < 16; tok = strtok_r(NULL, ",", &save)) {
+            int64_t n = parse_count(tok);
+            if (n < 0) {
+                fprintf(stderr, "cpu_adam: --params: '%s' is not a count (64M, 1B, 1e9, ...)\n", tok);
+                return 2;
+            }
+            sizes[n_sizes++] = n;
+        }
+    }
+    if (n_sizes == 0 || iters < 1 || warmup < 1 || budget <= 0) {
+        fprintf(stderr, "cpu_adam: bad arguments\n");
+        return 2;
+    }
+
+    zero_cpu_features feat = zero_cpu_detect();
+    zero_simd_level best = zero_cpu_simd_level(&feat);
+    zero_cpu_pool *pool_all = NULL, *pool_one = NULL;
+    if (zero_cpu_pool_create(&pool_all, threads_arg, NULL, &err) != ZERO_OK) die("zero_cpu_pool_create", &err);
+    if (zero_cpu_pool_create(&pool_one, 1, NULL, &err) != ZERO_OK) die("zero_cpu_pool_create(1)", &err);
+    const int T = zero_cpu_pool_threads(pool_all);
+    char cpu[256];
+    cpu_name(cpu, sizeof cpu);
+
+    FILE *out = NULL;
+    if (out_path) {
+        out = fopen(out_path, "w");
+        if (!out) {
+            fprintf(stderr, "cpu_adam: cannot write %s\n", out_path);
+            return 1;
+        }
+        fprintf(out, "cpu %s\nlogical_cores %d\nthreads %d\nsimd %s\niters %d\nwarmup %d\n", cpu,
+                feat.logical_cores, T, zero_simd_level_name(best), iters, warmup);
+    }
+
+    printf("# cpu_adam: zero_cpu_adam (AdamW, one flat buffer) vs STREAM-style copy/triad, same pool\n");
+    printf("# cpu: %s, %d logical cores for this process; SIMD: best %s (avx2 %d fma %d f16c %d avx512f %d bw %d vl %d)%s\n",
+           cpu, feat.logical_cores, zero_simd_level_name(best), feat.avx2, feat.fma, feat.f16c, feat.avx512f,
+           feat.avx512bw, feat.avx512vl, getenv("ZERO_NO_SIMD") ? " [ZERO_NO_SIMD set]" : "");
+    printf("# threads: %d (all) and 1; CLOCK_MONOTONIC, median of n after %d warm-up (n <= %d, fewer past %.0f s a row)\n",
+           T, warmup, iters, budget);
+    printf("# bytes per parameter: 28 for both Adam variants (fp16: grad 2 + master/m/v 24 + param 2;\n"
+           "#   fp32: grad 4 + master/m/v 24, no param write); copy 8, triad 12 bytes per element; bw = max(copy, triad)\n"
+           "# copy/triad: %s vectors, cached stores (as zero's Adam), pieces of %d elements through the same pool\n",
+           stream_isa_name(feat.avx512f ? 2 : feat.avx ? 1 : 0), GRAIN);
+
+    int rc = 0;
+    for (int si = 0; si < n_sizes; si++) {
+        const int64_t N = sizes[si];
+        const double need = 18.0 * (double)N, avail = mem_available();
+        printf("\n# ---- %lld parameters: %.2f GB of buffers (fp32 master, m, v; 4-byte gradient; fp16 params)\n",
+               (long long)N, need / 1e9);
+        if (avail > 0 && need > 0.9 * avail) {
+            printf("# SKIPPED %lld parameters: needs %.1f GB, MemAvailable is %.1f GB (90%% of it may be used)\n",
+                   (long long)N, need / 1e9, avail / 1e9);
+            if (out) fprintf(out, "skipped %lld needs_gb %.2f available_gb %.2f\n", (long long)N, need / 1e9, avail / 1e9);
+            continue;
+        }
+        if (need < 1e9)
+            printf("# note: %.2f GB of buffers may sit partly in the caches: not a memory figure (64M+ is)\n",
+                   need / 1e9);
+        bufs B;
+        B.master = (float *)aligned_alloc(64, sizeof(float) * (size_t)N);
+        B.m = (float *)aligned_alloc(64, sizeof(float) * (size_t)N);
+        B.v = (float *)aligned_alloc(64, sizeof(float) * (size_t)N);
+        B.grad = aligned_alloc(64, sizeof(float) * (size_t)N);
+        B.param = (zero_f16 *)aligned_alloc(64, sizeof(zero_f16) * (size_t)N);
+        if (!B.master || !B.m || !B.v || !B.grad || !B.param) {
+            printf("# SKIPPED %lld parameters: allocation of %.1f GB failed\n", (long long)N, need / 1e9);
+            if (out) fprintf(out, "skipped %lld needs_gb %.2f available_gb %.2f\n", (long long)N, need / 1e9, avail / 1e9);
+            free(B.master), free(B.m), free(B.v), free(B.grad), free(B.param);
+            continue;
+        }
+        B.grad_dtype = ZERO_DTYPE_FP16;
+        double t0 = now_s();
+        if (zero_cpu_pool_run(pool_all, fill_task, &B, N, GRAIN, &err) != ZERO_OK) die("fill", &err);
+        printf("# filled in %.1f s\n", now_s() - t0);
+
+        /* STREAM-style bandwidth over master/m/v (restored by the fill below) */
+        double bw[2] = {0, 0}, copy_g[2], triad_g[2];
+        printf("#%13s %-7s %-7s %7s %3s | %10s %10s %9s %7s\n", "params", "what", "simd", "threads", "n", "time(ms)",
+               "Mparam/s", "GB/s", "% of bw");
+        for (int pi = 0; pi < (single ? 2 : 1); pi++) {
+            zero_cpu_pool *pool = pi ? pool_one : pool_all;
+            int th = pi ? 1 : T;
+            stream_ctx sc;
+            sc.pool = pool;
+            sc.n = N;
+            sc.s.a = B.m;
+            sc.s.b = B.v;
+            sc.s.c = B.master;
+            sc.s.s = 0.5f;
+            sc.s.isa = feat.avx512f ? 2 : feat.avx ? 1 : 0;
+            sc.fn = copy_task;
+            timing tc = time_calls(stream_call, &sc, warmup, iters, budget);
+            copy_g[pi] = 8.0 * (double)N / (tc.ms * 1e-3) / 1e9;
+            sc.fn = triad_task; /* m = v + 0.5 master */
+            timing tt = time_calls(stream_call, &sc, warmup, iters, budget);
+            triad_g[pi] = 12.0 * (double)N / (tt.ms * 1e-3) / 1e9;
+            bw[pi] = copy_g[pi] > triad_g[pi] ? copy_g[pi] : triad_g[pi];
+            printf("%14lld %-7s %-7s %7d %3d | %10.3f %10s %9.2f %7s\n", (long long)N, "copy", "-", th, tc.n, tc.ms, "-",
+                   copy_g[pi], "-");
+            printf("%14lld %-7s %-7s %7d %3d | %10.3f %10s %9.2f %7s\n", (long long)N, "triad", "-", th, tt.n, tt.ms, "-",
+                   triad_g[pi], "-");
+            if (out)
+                fprintf(out, "stream %lld %d copy_gbps %.4f triad_gbps %.4f\n", (long long)N, th, copy_g[pi],
+                        triad_g[pi]);
+        }
+        if (zero_cpu_pool_run(pool_all, fill_task, &B, N, GRAIN, &err) != ZERO_OK) die("fill", &err);
+
+        /* Adam rows */
+        double best_fp16_all = 0, best_fp32_all = 0;
+        zero_adam_seg seg;
+        seg.offset = 0;
+        seg.count = N;
+        seg.lr = 1e-4f;
+        seg.weight_decay = 0.01f;
+        for (int var = 0; var < 2; var++) {
+            const int fp16 = var == 0;
+            B.grad_dtype = fp16 ? ZERO_DTYPE_FP16 : ZERO_DTYPE_FP32;
+            if (zero_cpu_pool_run(pool_all, fill_grad_task, &B, N, GRAIN, &err) != ZERO_OK) die("fill", &err);
+            adam_ctx ac;
+            memset(&ac, 0, sizeof ac);
+            ac.a.master = B.master;
+            ac.a.m = B.m;
+            ac.a.v = B.v;
+            ac.a.grad = B.grad;
+            ac.a.grad_dtype = B.grad_dtype;
+            ac.a.param = fp16 ? (void *)B.param : NULL;
+            ac.a.param_dtype = ZERO_DTYPE_FP16;
+            ac.a.segs = &seg;
+            ac.a.n_segs = 1;
+            ac.a.beta1 = 0.9f;
+            ac.a.beta2 = 0.999f;
+            ac.a.eps = 1e-8f;
+            ac.a.bc1 = 1.0f - powf(0.9f, 10.0f);
+            ac.a.bc2 = 1.0f / sqrtf(1.0f - powf(0.999f, 10.0f));
+            ac.a.grad_scale = fp16 ? 1.0f / 1024.0f : 1.0f;
+            ac.a.adamw = 1;
+            for (int li = 0; li < 2; li++) {
+                zero_simd_level level = li ? ZERO_SIMD_SCALAR : best;
+                if (li && best == ZERO_SIMD_SCALAR) break;
+                for (int pi = 0; pi < (single ? 2 : 1); pi++) {
+                    int th = pi ? 1 : T;
+                    ac.level = level;
+                    ac.pool = pi ? pool_one : pool_all;
+                    timing t = time_calls(adam_call, &ac, warmup, iters, budget);
+                    double mps = (double)N / (t.ms * 1e-3) / 1e6, gbps = 28.0 * (double)N / (t.ms * 1e-3) / 1e9;
+                    printf("%14lld %-7s %-7s %7d %3d | %10.3f %10.1f %9.2f %6.1f%%\n", (long long)N,
+                           fp16 ? "adam16" : "adam32", zero_simd_level_name(level), th, t.n, t.ms, mps, gbps,
+                           100.0 * gbps / bw[pi]);
+                    if (out)
+                        fprintf(out, "adam %lld %s %s %d ms %.6f n %d\n", (long long)N, fp16 ? "fp16" : "fp32",
+                                zero_simd_level_name(level), th, t.ms, t.n);
+                    if (li == 0 && pi == 0) {
+                        if (fp16) best_fp16_all = gbps;
+                        else best_fp32_all = gbps;
+                    }
+                }
+            }
+        }
+        for (int k = 0; k < 4; k++) { /* the results must be finite: a benchmark of NaNs measures nothing */
+            int64_t i = (int64_t)((double)(N - 1) * k / 3.0);
+            if (!isfinite(B.master[i]) || !isfinite(B.m[i]) || !isfinite(B.v[i])) {
+                fprintf(stderr, "cpu_adam: element %lld is not finite after the runs\n", (long long)i);
+                rc = 1;
+            }
+        }
+        printf("# %lld params, memory bandwidth (%d threads): copy %.2f GB/s, triad %.2f GB/s\n", (long long)N, T,
+               copy_g[0], triad_g[0]);
+        if (single)
+            printf("# %lld params, memory bandwidth (1 thread): copy %.2f GB/s, triad %.2f GB/s\n", (long long)N,
+                   copy_g[1], triad_g[1]);
+        printf("# %lld params, adam fp16 grads + fp16 param write, %s, %d threads: %.1f Mparam/s, %.2f GB/s at 28 B/param "
+               "= %.1f%% of bw\n",
+               (long long)N, zero_simd_level_name(best), T, best_fp16_all / 28.0 * 1e3, best_fp16_all,
+               100.0 * best_fp16_all / bw[0]);
+        printf("# %lld params, adam fp32 grads, no param write, %s, %d threads: %.1f Mparam/s, %.2f GB/s at 28 B/param "
+               "= %.1f%% of bw\n",
+               (long long)N, zero_simd_level_name(best), T, best_fp32_all / 28.0 * 1e3, best_fp32_all,
+               100.0 * best_fp32_all / bw[0]);
+        free(B.master), free(B.m), free(B.v), free(B.grad), free(B.param);
+    }
+    if (out) fclose(out);
+    zero_cpu_pool_destroy(pool_all);
+    zero_cpu_pool_destroy(pool_one);
+    return rc;
+}
