@@ -5491,6 +5491,31 @@ static zero_result zero__host_sumsq(void *ctx, const void *x, size_t n, zero_dty
 
 /* DeepSpeed's CPU Adam (csrc/includes/cpu_adam_impl.h, Step_1) operation by operation,
    in fp32, so that the host backend, the CPU offload and the CUDA kernel can agree. */
+/* DeepSpeed's Adam on elements [i0, i1) of segment sg, fp32, in its order of
+   operations: the one scalar definition (the host backend and zero_offload.h's
+   scalar CPU Adam both run it; the SIMD and CUDA paths are checked against it). */
+static void zero__adam_range(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0, size_t i1) {
+    float b1 = a->beta1, b2 = a->beta2, omb1 = 1.0f - b1, omb2 = 1.0f - b2;
+    float wd = sg->weight_decay, step = -sg->lr / a->bc1, decay = -sg->lr * wd;
+    size_t i;
+    for (i = i0; i < i1; i++) {
+        float p = a->master[i], m = a->m[i], v = a->v[i], d;
+        float g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
+        if (!a->adamw && wd != 0.0f) g = p * wd + g;
+        m = m * b1;
+        m = g * omb1 + m;
+        v = v * b2;
+        v = (g * g) * omb2 + v;
+        d = sqrtf(v) * a->bc2 + a->eps;
+        if (a->adamw && wd != 0.0f) p = decay * p + p;
+        p = (m / d) * step + p;
+        a->master[i] = p;
+        a->m[i] = m;
+        a->v[i] = v;
+        if (store) zero__host_put(a->param, a->param_dtype, i, p);
+    }
+}
+
 static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stream_id s,
                                    zero_error *err) {
     zero_result res;
@@ -5529,28 +5554,9 @@ static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stre
                                                 zero_dtype_size(a->param_dtype), err)) != ZERO_OK)
         return res;
     store = a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master);
-    for (k = 0; k < a->n_segs; k++) {
-        const zero_adam_seg *sg = &a->segs[k];
-        float b1 = a->beta1, b2 = a->beta2, omb1 = 1.0f - b1, omb2 = 1.0f - b2;
-        float wd = sg->weight_decay, step = -sg->lr / a->bc1, decay = -sg->lr * wd;
-        size_t i, e = (size_t)(sg->offset + sg->count);
-        for (i = (size_t)sg->offset; i < e; i++) {
-            float p = a->master[i], m = a->m[i], v = a->v[i], d;
-            float g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
-            if (!a->adamw && wd != 0.0f) g = p * wd + g;
-            m = m * b1;
-            m = g * omb1 + m;
-            v = v * b2;
-            v = (g * g) * omb2 + v;
-            d = sqrtf(v) * a->bc2 + a->eps;
-            if (a->adamw && wd != 0.0f) p = decay * p + p;
-            p = (m / d) * step + p;
-            a->master[i] = p;
-            a->m[i] = m;
-            a->v[i] = v;
-            if (store) zero__host_put(a->param, a->param_dtype, i, p);
-        }
-    }
+    for (k = 0; k < a->n_segs; k++)
+        zero__adam_range(a, &a->segs[k], store, (size_t)a->segs[k].offset,
+                         (size_t)(a->segs[k].offset + a->segs[k].count));
     zero__ok(err);
     return ZERO_OK;
 }

@@ -641,28 +641,10 @@ typedef struct zero__cpu_adam_ctx {
     zero_simd_level level;
 } zero__cpu_adam_ctx;
 
-/* One piece [i0, i1) of segment sg, scalar: zero__host_adam's loop body. */
+/* One piece [i0, i1) of segment sg, scalar: zero.h's definition itself. */
 static void zero__cpu_adam_scalar(const zero_adam_args *a, const zero_adam_seg *sg, int store,
                                   size_t i0, size_t i1) {
-    float b1 = a->beta1, b2 = a->beta2, omb1 = 1.0f - b1, omb2 = 1.0f - b2;
-    float wd = sg->weight_decay, step = -sg->lr / a->bc1, decay = -sg->lr * wd;
-    size_t i;
-    for (i = i0; i < i1; i++) {
-        float p = a->master[i], m = a->m[i], v = a->v[i], d;
-        float g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
-        if (!a->adamw && wd != 0.0f) g = p * wd + g;
-        m = m * b1;
-        m = g * omb1 + m;
-        v = v * b2;
-        v = (g * g) * omb2 + v;
-        d = sqrtf(v) * a->bc2 + a->eps;
-        if (a->adamw && wd != 0.0f) p = decay * p + p;
-        p = (m / d) * step + p;
-        a->master[i] = p;
-        a->m[i] = m;
-        a->v[i] = v;
-        if (store) zero__host_put(a->param, a->param_dtype, i, p);
-    }
+    zero__adam_range(a, sg, store, i0, i1);
 }
 
 #ifdef ZERO__CPU_SIMD_X86
