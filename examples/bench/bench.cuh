@@ -141,6 +141,17 @@ static inline void bench_fill(void *p, size_t n, zero_dtype dt, uint64_t seed, f
    TCP bootstrap, one exchange for all of them), each made with NCCL's default
    (blocking) configuration, as nccl-tests makes its own. The caller has
    selected its GPU. */
+/* One process per GPU: started by hand, zero_cuda_launch_local forks them. In
+   the parent the worst child's exit status (>= 0, main returns it); in a rank
+   -1. Lines of output are not lost when a rank dies. */
+static inline int bench_launch(void) {
+    zero_error err;
+    int code = -1;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    BENCH_ZERO(zero_cuda_launch_local(&code, &err), &err);
+    return code;
+}
+
 static inline void bench_comms(const zero_dist_env *env, int n, ncclComm_t *out) {
     std::vector<ncclUniqueId> ids((size_t)n);
     zero_error err;

@@ -96,9 +96,7 @@ static zero_engine *make_engine(const zero_backend *be, int stage, zero_dtype dt
 
 int main(int argc, char **argv) {
     zero_error err;
-    int code = -1;
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    BENCH_ZERO(zero_cuda_launch_local(&code, &err), &err);
+    const int code = bench_launch();
     if (code >= 0) return code;
 
     opts o = {1u << 20, (size_t)1 << 30, 20, 5, 1, 1, 500000};

@@ -93,9 +93,7 @@ static zero_result w_memset0(void *ctx, void *p, size_t bytes, zero_stream_id s,
 
 int main(int argc, char **argv) {
     zero_error err;
-    int code = -1;
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    BENCH_ZERO(zero_cuda_launch_local(&code, &err), &err);
+    const int code = bench_launch();
     if (code >= 0) return code;
 
     int L = 24, iters = 10, warmup = 2;
