@@ -56,7 +56,8 @@ static const char usage[] =
     "  --max-live N         stage3_max_live_parameters (default 1e9)\n"
     "  --prefetch N         stage3_prefetch_bucket_size (default 5e7)\n"
     "  --no-offload         measure a config that offloads without its offload (the engine\n"
-    "                       does not offload yet)\n"
+    "                       offloads the optimizer to the CPU, stages 1-3; not parameters or\n"
+    "                       NVMe yet)\n"
     "Every rank's buffers are allocated for real: the tool refuses models that would need\n"
     "more than 8 GiB in all (build/zero_estimate plans large models).\n"
     "\n"
@@ -757,14 +758,15 @@ static int run_memory(const opts *o, const model *m) {
     for (i = 0; i < 2; i++) {
         zero_offload_config *off = i ? &base.zero_optimization.offload_param : &base.zero_optimization.offload_optimizer;
         if (off->device == ZERO_OFFLOAD_NONE) continue;
-        if (!o->no_offload) {
-            fprintf(stderr, "zero_layout: --config: zero_optimization.%s.device is \"%s\": the engine does not offload "
-                            "yet, so --memory cannot create it\nHINT: --no-offload measures the config without "
-                            "offload; build/zero_estimate plans offload\n", i ? "offload_param" : "offload_optimizer",
+        /* the engine offloads the optimizer to the CPU (stages 1-3); not parameters, not to NVMe yet */
+        if (!o->no_offload && !(i == 0 && off->device == ZERO_OFFLOAD_CPU)) {
+            fprintf(stderr, "zero_layout: --config: zero_optimization.%s.device is \"%s\": the engine does not do "
+                            "that offload yet, so --memory cannot create it\nHINT: --no-offload measures the config "
+                            "without offload; build/zero_estimate plans offload\n", i ? "offload_param" : "offload_optimizer",
                     off->device == ZERO_OFFLOAD_CPU ? "cpu" : "nvme");
             return 1;
         }
-        off->device = ZERO_OFFLOAD_NONE;
+        if (o->no_offload) off->device = ZERO_OFFLOAD_NONE;
     }
     for (s = 0; s < 4; s++) {
         mem_job job;
@@ -772,6 +774,8 @@ static int run_memory(const opts *o, const model *m) {
         char what[64];
         cfg[s] = base;
         cfg[s].zero_optimization.stage = s;
+        if (s == 0) /* DeepSpeed offloads only with ZeRO (stages 1-3) */
+            cfg[s].zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_NONE;
         snprintf(what, sizeof what, "stage %d: %s", s, o->config ? "--config: " : "");
         if (resolve(&cfg[s], N, what)) return 1;
         cfg[s].log.level = ZERO_LOG_LEVEL_COUNT; /* the error is printed once below, not by every rank */
@@ -815,6 +819,8 @@ static int run_memory(const opts *o, const model *m) {
     }
     printf("| **total** |");
     for (s = 0; s < 4; s++) printf(" %zu |", planned_bytes(&res[s].st));
+    printf("\n| of which on the device |");
+    for (s = 0; s < 4; s++) printf(" %zu |", res[s].st.planned_total[ZERO_MEM_DEVICE]);
     printf("\n\nallocated (host backend):");
     for (s = 0; s < 4; s++) {
         printf("%s %zu", s ? "," : "", allocated_bytes(&res[s].st));
