@@ -885,6 +885,20 @@ typedef struct zero_backend {
        Adam here) */
     zero_result (*cpu_adam)(void *cpu_ctx, const zero_adam_args *a, zero_error *err);
     void *cpu_ctx;
+    /* Optional tile store for offload_optimizer.device "nvme" (NULL: none;
+       zero_offload_backend puts zero_offload.h's NVMe store here): one tile
+       per trainable unit in files under dir (rank's own), tiles at most
+       tile_bytes; read / write are asynchronous and return a request that
+       tiles_wait completes (buffers stay valid until then); close removes
+       the files. Errors name the file. */
+    zero_result (*tiles_open)(void *cpu_ctx, const char *dir, int rank, size_t tile_bytes,
+                              const zero_aio_config *aio, void **store, zero_error *err);
+    void (*tiles_close)(void *store);
+    zero_result (*tiles_read)(void *store, int64_t tile, void *buf, size_t bytes, void **req,
+                              zero_error *err);
+    zero_result (*tiles_write)(void *store, int64_t tile, const void *buf, size_t bytes, void **req,
+                               zero_error *err);
+    zero_result (*tiles_wait)(void *store, void *req, zero_error *err);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -956,6 +970,7 @@ typedef struct zero_memory_stats {
     int units, world, stage;
     zero_dtype dtype;
     zero_dtype accum_dtype; /* of the accumulator (stages 2-3 with one micro-batch: the compute dtype) */
+    size_t nvme_bytes;      /* offload_optimizer "nvme": bytes of master, m and v kept in files, this rank */
 } zero_memory_stats;
 
 /* Plans every buffer from cfg (which zero_config_resolve must have
@@ -2735,11 +2750,13 @@ static const zero__key zero__keys[] = {
       "unknown keys are errors; null: no offload"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT | ZERO__F_NULLABLE, 0, NULL, ""},
     ZERO__OK(offload_optimizer, device, "string", "\"none\"", ZERO__IMPL, "\"none\", \"cpu\" or \"nvme\"",
-             "\"cpu\": master weights and Adam state in host memory, Adam on the CPU (host backend now, GPUs with the offload pipeline); \"nvme\": the engine refuses it until NVMe offload lands",
+             "\"cpu\": master weights and Adam state in host memory, Adam on the CPU (host backend now, GPUs with the offload pipeline); \"nvme\": the same with master and Adam state in files under nvme_path, one tile per unit (host backend, through zero_offload_backend)",
              ZERO__K_ENUM, 0, 0, "cpu:1|nvme:2|none:0", 0),
-    ZERO__OK(offload_optimizer, nvme_path, "string", "None", ZERO__NYET, "directory of the swap files (device nvme)", zero__offload_note,
+    ZERO__OK(offload_optimizer, nvme_path, "string", "None", ZERO__IMPL, "directory of the swap files (device nvme)",
+             "must exist; the file is nvme_path/zero_optim.rankR.tiles, removed at zero_engine_destroy",
              ZERO__K_STRING, 0, 0, NULL, ZERO__F_NULLABLE),
-    ZERO__OK(offload_optimizer, buffer_count, "int", "4", ZERO__NYET, "pinned swap buffers (param, grad, m, v)", zero__offload_note,
+    ZERO__OK(offload_optimizer, buffer_count, "int", "4", ZERO__IMPL, "pinned swap buffers (param, grad, m, v)",
+             "device nvme: max(3, buffer_count) tile buffers (master | m | v of one unit's chunk each)",
              ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
     ZERO__OK(offload_optimizer, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
              "", ZERO__K_BOOL, 0, 1, NULL, 0),
@@ -6198,6 +6215,15 @@ struct zero_engine {
     zero_mem_kind opt_kind;/* where master, m and v live */
     zero_dtype gdt;        /* dtype of the reduced gradient chunks Adam reads */
     void *cpu_grad, *cpu_param; /* offload: host staging of the owned chunks (trainable shard) */
+    /* offload_optimizer "nvme": master | m | v of each trainable unit's owned
+       chunk in one tile of the backend's tile store (tile id = unit index);
+       n_tbuf host buffers of tile_bytes cycle through read, Adam, write */
+    int nvme;
+    void *store;
+    int n_tbuf;
+    void **tbuf, **tbuf_rd, **tbuf_wr; /* buffers; their pending read / write requests */
+    int *tile_units, n_tile_units;     /* trainable units with Adam work, in order (made at create) */
+    size_t tile_bytes, nvme_bytes;
     double *check_dev, *check_host; /* 2 doubles each */
     zero_error err;
     size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
@@ -6349,6 +6375,26 @@ static void zero__efree(zero_engine *e, zero_mem_kind kind, void *p) {
     if (p) e->be.free(e->be.ctx, kind, p);
 }
 
+/* NVMe tiles: wait every pending read and write; the first failure goes to
+   *first (when given and still ZERO_OK). No request is left pending. */
+static void zero__tiles_drain(zero_engine *e, zero_error *first) {
+    int k;
+    if (!e->store || !e->tbuf_rd) return;
+    for (k = 0; k < e->n_tbuf; k++) {
+        void **q[2];
+        int j;
+        q[0] = &e->tbuf_rd[k];
+        q[1] = &e->tbuf_wr[k];
+        for (j = 0; j < 2; j++)
+            if (*q[j]) {
+                zero_error be;
+                zero__ok(&be);
+                if (e->be.tiles_wait(e->store, *q[j], &be) != ZERO_OK && first && first->code == ZERO_OK) *first = be;
+                *q[j] = NULL;
+            }
+    }
+}
+
 static void zero__engine_free(zero_engine *e) {
     int k;
     if (!e) return;
@@ -6367,6 +6413,15 @@ static void zero__engine_free(zero_engine *e) {
     zero__efree(e, e->opt_kind, e->v);
     zero__efree(e, e->opt_kind, e->cpu_grad);
     zero__efree(e, e->opt_kind, e->cpu_param);
+    if (e->store) zero__tiles_drain(e, NULL);
+    if (e->store && e->be.tiles_close) e->be.tiles_close(e->store);
+    e->store = NULL;
+    if (e->tbuf)
+        for (k = 0; k < e->n_tbuf; k++) zero__efree(e, e->opt_kind, e->tbuf[k]);
+    ZERO_FREE(e->tbuf);
+    ZERO_FREE(e->tbuf_rd);
+    ZERO_FREE(e->tbuf_wr);
+    ZERO_FREE(e->tile_units);
     zero__efree(e, ZERO_MEM_DEVICE, e->stats_dev);
     zero__efree(e, ZERO_MEM_PINNED, e->stats_host);
     zero__efree(e, ZERO_MEM_DEVICE, e->check_dev);
@@ -6571,7 +6626,18 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
             r = zero__ebackend(e, &be, "zero_engine_create: initial weights");
             break;
         }
-        if (!x->frozen && (e->dt != ZERO_DTYPE_FP32 || e->offload) &&
+        if (!x->frozen && e->nvme) { /* the unit's first tile: master, m = v = 0 */
+            float *tb = (float *)e->tbuf[0];
+            void *req = NULL;
+            memcpy(tb, vals, sizeof(float) * (size_t)n);
+            memset(tb + n, 0, 2 * sizeof(float) * (size_t)n);
+            if (e->be.tiles_write(e->store, u, tb, 12 * (size_t)n, &req, &be) != ZERO_OK ||
+                e->be.tiles_wait(e->store, req, &be) != ZERO_OK) {
+                r = zero__ebackend(e, &be, "zero_engine_create: initial optimizer tile");
+                break;
+            }
+        }
+        if (!x->frozen && (e->dt != ZERO_DTYPE_FP32 || e->offload) && !e->nvme &&
             e->be.copy(e->be.ctx, zero__master_at(e, u), vals, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
             r = zero__ebackend(e, &be, "zero_engine_create: initial master weights");
             break;
@@ -6775,17 +6841,55 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
                                   "owned gradient accumulator")) != ZERO_OK)
                 return r;
         }
-        if (e->dt != ZERO_DTYPE_FP32 || e->offload) {
-            if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
+        if (e->nvme) {
+            /* master | m | v of a unit's chunk per tile, in files; max(3,
+               buffer_count) host buffers of the largest tile cycle through
+               read-ahead, Adam and write-behind */
+            const zero_offload_config *oo = &z->offload_optimizer;
+            int64_t maxc = 0;
+            int k;
+            for (u = 0; u < l->n_units; u++)
+                if (!l->units[u].frozen) maxc = zero__max_i64(maxc, l->units[u].chunk);
+            e->tile_bytes = 12 * (size_t)maxc;
+            e->nvme_bytes = 12 * (size_t)ST;
+            e->n_tbuf = (int)zero__max_i64(3, zero__min_i64(oo->buffer_count, 1024));
+            e->tbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_tbuf);
+            e->tbuf_rd = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_tbuf);
+            e->tbuf_wr = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_tbuf);
+            e->tile_units = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
+            if (!e->tbuf || !e->tbuf_rd || !e->tbuf_wr || !e->tile_units)
+                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe buffer table");
+            for (u = 0; u < l->n_units; u++)
+                if (!l->units[u].frozen && e->seg_count[u] > 0) e->tile_units[e->n_tile_units++] = u;
+            memset(e->tbuf, 0, sizeof(void *) * (size_t)e->n_tbuf);
+            memset(e->tbuf_rd, 0, sizeof(void *) * (size_t)e->n_tbuf);
+            memset(e->tbuf_wr, 0, sizeof(void *) * (size_t)e->n_tbuf);
+            for (k = 0; k < e->n_tbuf; k++)
+                if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->opt_kind, e->tile_bytes, &e->tbuf[k],
+                                      "NVMe optimizer tile buffer")) != ZERO_OK)
+                    return r;
+            {
+                zero_error be;
+                zero__ok(&be);
+                if (e->be.tiles_open(e->be.cpu_ctx, oo->nvme_path, e->rank, e->tile_bytes, &e->cfg.aio, &e->store,
+                                     &be) != ZERO_OK) {
+                    e->store = NULL;
+                    return zero__ebackend(e, &be, "zero_engine_create: offload_optimizer \"nvme\"");
+                }
+            }
+        } else {
+            if (e->dt != ZERO_DTYPE_FP32 || e->offload) {
+                if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
+                    return r;
+                e->master = (float *)p;
+            }
+            if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->opt_kind, (size_t)opt * 4, &p, "Adam exp_avg")) != ZERO_OK)
                 return r;
-            e->master = (float *)p;
+            e->m = (float *)p;
+            if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->opt_kind, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
+                return r;
+            e->v = (float *)p;
         }
-        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->opt_kind, (size_t)opt * 4, &p, "Adam exp_avg")) != ZERO_OK)
-            return r;
-        e->m = (float *)p;
-        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->opt_kind, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
-            return r;
-        e->v = (float *)p;
         if (e->offload) { /* the owned gradient chunks come over, the updated parameters go back */
             if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->opt_kind, (size_t)ST * zero_dtype_size(e->gdt), &p,
                                   "offload gradient staging")) != ZERO_OK)
@@ -6859,18 +6963,22 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     z = &cfg->zero_optimization;
     if (z->stage < 0 || z->stage > 3)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.stage", 0, 0, "%d (need 0 .. 3)", z->stage);
-    if (z->offload_param.device != ZERO_OFFLOAD_NONE || z->offload_optimizer.device == ZERO_OFFLOAD_NVME)
-        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG,
-                          z->offload_param.device != ZERO_OFFLOAD_NONE ? "zero_optimization.offload_param.device"
-                                                                       : "zero_optimization.offload_optimizer.device",
-                          0, 0, "%s offload is not in the engine yet (offload_optimizer \"cpu\" is)\nHINT: set the "
-                                "device to \"none\" or \"cpu\"",
-                          z->offload_param.device != ZERO_OFFLOAD_NONE ? "parameter" : "NVMe");
-    if (z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !be->cpu_adam)
+    if (z->offload_param.device != ZERO_OFFLOAD_NONE)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_param.device", 0, 0,
+                          "parameter offload is not in the engine yet (offload_optimizer \"cpu\" and \"nvme\" are)"
+                          "\nHINT: set the device to \"none\"");
+    if (z->offload_optimizer.device == ZERO_OFFLOAD_NVME &&
+        (!be->tiles_open || !be->tiles_close || !be->tiles_read || !be->tiles_write || !be->tiles_wait))
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
-                          "\"cpu\": backend '%s' has no CPU Adam (offload runs on the host backend today)\nHINT: set "
+                          "\"nvme\": backend has no tile store; use zero_offload_backend (zero_offload.h)");
+    if (z->offload_optimizer.device == ZERO_OFFLOAD_NVME && z->offload_optimizer.nvme_path[0] == 0)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.nvme_path", 0, 0,
+                          "device is \"nvme\" but nvme_path is empty\nHINT: set it to a directory on the NVMe drive");
+    if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE && !be->cpu_adam)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
+                          "\"%s\": backend '%s' has no CPU Adam (offload runs on the host backend today)\nHINT: set "
                           "the device to \"none\"",
-                          be->name ? be->name : "?");
+                          z->offload_optimizer.device == ZERO_OFFLOAD_NVME ? "nvme" : "cpu", be->name ? be->name : "?");
     if (cfg->gradient_accumulation_steps < 1 || cfg->gradient_accumulation_steps > 1000000)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "gradient_accumulation_steps", 0, 0, "%lld (need 1 .. 1e6)",
                           (long long)cfg->gradient_accumulation_steps);
@@ -6895,7 +7003,8 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
        in the compute dtype (2 bytes a parameter / N, ZeRO's formula) */
     e->adt = (e->gas == 1 && z->stage >= 2) ? e->dt : cfg->grad_accum_dtype;
     e->gdt = e->stage >= 2 ? e->adt : e->gas > 1 ? e->adt : e->dt;
-    e->offload = z->offload_optimizer.device == ZERO_OFFLOAD_CPU;
+    e->offload = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
+    e->nvme = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->opt_kind = !e->offload ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->d = zero_dtype_size(e->dt);
     e->a = zero_dtype_size(e->adt);
@@ -7497,6 +7606,101 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
     }
 }
 
+/* offload_optimizer "nvme": Adam over the tiles, unit by unit. Tile of list
+   entry j in buffer j % n_tbuf; reads run up to n_tbuf - 1 entries ahead,
+   the last entry's write behind the current one's Adam, and a buffer is read
+   into only after its previous write completed. Any failure waits every
+   pending request before it returns (the store's error names the file). */
+static zero_result zero__nvme_step(zero_engine *e, double lr, double b1, double b2, float bc1, float bc2,
+                                   float grad_scale) {
+    const zero_layout *l = e->L;
+    int nb = e->n_tbuf, u, nu = e->n_tile_units, i, next = 0;
+    const int *list = e->tile_units; /* no allocation in the step */
+    zero_error fail;
+    const char *what = "";
+    zero__ok(&fail);
+    for (i = 0; i < nu && fail.code == ZERO_OK; i++) {
+        zero_adam_args aa;
+        int k, bi = i % nb;
+        int64_t c;
+        float *tb;
+        /* read-ahead into free buffers */
+        while (next < nu && next < i + nb - 1 && fail.code == ZERO_OK) {
+            int bn = next % nb;
+            int64_t cn = l->units[list[next]].chunk;
+            if (e->tbuf_wr[bn]) {
+                void *q = e->tbuf_wr[bn];
+                e->tbuf_wr[bn] = NULL;
+                if (e->be.tiles_wait(e->store, q, &fail) != ZERO_OK) {
+                    what = "zero_step: NVMe write of an optimizer tile";
+                    break;
+                }
+            }
+            if (e->be.tiles_read(e->store, list[next], e->tbuf[bn], 12 * (size_t)cn, &e->tbuf_rd[bn], &fail) != ZERO_OK) {
+                e->tbuf_rd[bn] = NULL;
+                what = "zero_step: NVMe read of an optimizer tile";
+                break;
+            }
+            next++;
+        }
+        if (fail.code != ZERO_OK) break;
+        u = list[i];
+        c = l->units[u].chunk;
+        tb = (float *)e->tbuf[bi];
+        {
+            void *q = e->tbuf_rd[bi];
+            e->tbuf_rd[bi] = NULL;
+            if (e->be.tiles_wait(e->store, q, &fail) != ZERO_OK) {
+                what = "zero_step: NVMe read of an optimizer tile";
+                break;
+            }
+        }
+        for (k = e->seg_first[u]; k < e->seg_first[u] + e->seg_count[u]; k++) {
+            int ti = e->seg_tensor[k];
+            e->segs[k].lr = (float)(lr * e->tlr[ti]);
+            e->segs[k].weight_decay = (e->tflags[ti] & ZERO_TENSOR_NO_DECAY) ? 0.0f : (float)e->cfg.optimizer.weight_decay;
+        }
+        memset(&aa, 0, sizeof aa);
+        aa.master = tb;
+        aa.m = tb + c;
+        aa.v = tb + 2 * c;
+        aa.grad = zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt));
+        aa.grad_dtype = e->gdt;
+        aa.param = zero__bp(e, e->cpu_param, e->tshard[u], e->d);
+        aa.param_dtype = e->dt;
+        aa.segs = e->segs + e->seg_first[u];
+        aa.n_segs = e->seg_count[u];
+        aa.beta1 = (float)b1;
+        aa.beta2 = (float)b2;
+        aa.eps = (float)e->cfg.optimizer.eps;
+        aa.bc1 = bc1;
+        aa.bc2 = bc2;
+        aa.grad_scale = grad_scale;
+        aa.adamw = e->cfg.optimizer.type == ZERO_OPTIMIZER_ADAMW || e->cfg.optimizer.adam_w_mode == 1;
+        if (e->be.cpu_adam(e->be.cpu_ctx, &aa, &fail) != ZERO_OK) {
+            what = "zero_step: CPU Adam";
+            break;
+        }
+        /* write-behind of this tile while the next one steps */
+        if (e->be.tiles_write(e->store, u, tb, 12 * (size_t)c, &e->tbuf_wr[bi], &fail) != ZERO_OK) {
+            e->tbuf_wr[bi] = NULL;
+            what = "zero_step: NVMe write of an optimizer tile";
+            break;
+        }
+        if (e->be.copy(e->be.ctx, zero__param_own(e, u), aa.param, (size_t)c * e->d, ZERO_STREAM_COMM, &fail) != ZERO_OK) {
+            what = "zero_step: parameters to the device";
+            break;
+        }
+    }
+    if (fail.code != ZERO_OK) {
+        zero__tiles_drain(e, NULL);
+        return zero__ebackend(e, &fail, what);
+    }
+    zero__tiles_drain(e, &fail);
+    if (fail.code != ZERO_OK) return zero__ebackend(e, &fail, "zero_step: NVMe write of an optimizer tile");
+    return ZERO_OK;
+}
+
 ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     const zero_layout *l;
     zero_step_info in;
@@ -7658,7 +7862,10 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
             }
             ZERO__TRY_BE(e, "zero_step: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
         }
-        for (u = 0; u < l->n_units; u++) {
+        if (e->nvme) {
+            if ((r = zero__nvme_step(e, lr, b1, b2, bc1, bc2, grad_scale)) != ZERO_OK) return r;
+        }
+        for (u = 0; u < l->n_units && !e->nvme; u++) {
             zero_adam_args aa;
             int k;
             if (l->units[u].frozen || e->seg_count[u] == 0) continue;
@@ -7767,6 +7974,7 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
     out->stage = e->stage;
     out->dtype = e->dt;
     out->accum_dtype = e->adt;
+    out->nvme_bytes = e->nvme_bytes;
     return ZERO_OK;
 }
 
@@ -7795,6 +8003,9 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
     ZERO__PUT("  %-18s %12.0f bytes %10.3f MiB (allocated %.0f)\n", "total", total, total / 1048576.0,
               (double)r->allocated[ZERO_MEM_DEVICE] + (double)r->allocated[ZERO_MEM_PINNED] +
                   (double)r->allocated[ZERO_MEM_HOST]);
+    if (r->nvme_bytes)
+        ZERO__PUT("  %-18s %12.0f bytes %10.3f MiB (master, m and v in files)\n", "nvme", (double)r->nvme_bytes,
+                  (double)r->nvme_bytes / 1048576.0);
 #undef ZERO__PUT
     return n;
 }
@@ -7804,7 +8015,7 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
     const zero_layout *l;
     zero_result r;
     int64_t done = 0;
-    void *tmp_dev = NULL;
+    void *tmp_dev = NULL, *tile = NULL;
     unsigned char *tmp_host = NULL;
     int64_t maxpad = 0;
     int k;
@@ -7839,6 +8050,15 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         }
         tmp_host = (unsigned char *)p;
     }
+    if (e->nvme && !(e->tflags[t] & ZERO_TENSOR_FROZEN) && !(what == ZERO_STATE_MASTER && e->dt == ZERO_DTYPE_FP32)) {
+        zero_error be;
+        zero__ok(&be);
+        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, e->tile_bytes, &tile, &be) != ZERO_OK) {
+            e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
+            e->be.free(e->be.ctx, ZERO_MEM_PINNED, tmp_host);
+            return zero__ebackend(e, &be, "zero_read_state: tile staging");
+        }
+    }
     while (done < count && r == ZERO_OK) {
         int64_t in, n;
         int u = zero__layout_unit_of(l, t, offset + done, &in);
@@ -7854,6 +8074,14 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
             sdt = e->dt;
             src = e->stage == 0 ? zero__bp(e, e->params, x->offset, e->d) : zero__param_own(e, u);
             if (e->stage == 1 || e->stage == 2) local = 1, src = zero__bp(e, e->params, x->offset, e->d);
+        } else if (e->nvme) { /* the unit's tile from the file: master | m | v */
+            void *req = NULL;
+            if (e->be.tiles_read(e->store, u, tile, 12 * (size_t)x->chunk, &req, &be) != ZERO_OK ||
+                e->be.tiles_wait(e->store, req, &be) != ZERO_OK) {
+                r = zero__ebackend(e, &be, "zero_read_state: NVMe read of an optimizer tile");
+                break;
+            }
+            src = (const float *)tile + (what == ZERO_STATE_MASTER ? 0 : what == ZERO_STATE_EXP_AVG ? 1 : 2) * x->chunk;
         } else if (what == ZERO_STATE_MASTER) {
             src = zero__master_at(e, u);
         } else {
@@ -7881,6 +8109,7 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
     }
     e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
     e->be.free(e->be.ctx, ZERO_MEM_PINNED, tmp_host);
+    if (tile) e->be.free(e->be.ctx, ZERO_MEM_PINNED, tile);
     return r;
 }
 

@@ -17,8 +17,9 @@
          (O_DIRECT where the file system allows), checksummed headers so a
          torn write or a file changed underneath is an error, an I/O thread
          for read-ahead and write-behind
-       still to come: the pinned staging pipeline with GPUs, and NVMe in the
-       engine
+       offload_optimizer "nvme" in the engine (on host ranks) goes through
+       zero_offload_backend's tile-store hooks; still to come: the pinned
+       staging pipeline with GPUs, and offload_param
 
    Do this:
        #define ZERO_IMPLEMENTATION
@@ -161,9 +162,10 @@ ZERO_API zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level l
                                       zero_error *err);
 
 /* The backend `base` with zero_cpu_adam over `pool` (NULL: the calling
-   thread) as its cpu_adam: hand *out to zero_engine_create for
-   offload_optimizer "cpu" with the SIMD, multi-threaded CPU Adam. *out and
-   the pool must outlive the engine. */
+   thread) as its cpu_adam and the NVMe tile store below as its tiles_*
+   hooks: hand *out to zero_engine_create for offload_optimizer "cpu" or
+   "nvme" with the SIMD, multi-threaded CPU Adam. *out and the pool must
+   outlive the engine. */
 ZERO_API void zero_offload_backend(const zero_backend *base, zero_cpu_pool *pool, zero_backend *out);
 
 /* ---- NVMe tile store -------------------------------------------------------- */
@@ -949,11 +951,46 @@ static zero_result zero__offload_cpu_adam(void *cpu_ctx, const zero_adam_args *a
     return zero_cpu_adam(a, (zero_cpu_pool *)cpu_ctx, err);
 }
 
+/* the engine's tile store (offload_optimizer "nvme"): zero_nvme_* under the
+   prefix "zero_optim", files removed on close */
+static zero_result zero__offload_tiles_open(void *cpu_ctx, const char *dir, int rank, size_t tile_bytes,
+                                            const zero_aio_config *aio, void **store, zero_error *err) {
+    zero_nvme *s = NULL;
+    zero_result rc;
+    (void)cpu_ctx;
+    rc = zero_nvme_open(&s, dir, "zero_optim", rank, tile_bytes, aio, err);
+    *store = rc == ZERO_OK ? (void *)s : NULL;
+    return rc;
+}
+static void zero__offload_tiles_close(void *store) { zero_nvme_close((zero_nvme *)store, 0); }
+static zero_result zero__offload_tiles_read(void *store, int64_t tile, void *buf, size_t bytes, void **req,
+                                            zero_error *err) {
+    zero_nvme_request *r = NULL;
+    zero_result rc = zero_nvme_read_async((zero_nvme *)store, tile, buf, bytes, &r, err);
+    *req = r;
+    return rc;
+}
+static zero_result zero__offload_tiles_write(void *store, int64_t tile, const void *buf, size_t bytes, void **req,
+                                             zero_error *err) {
+    zero_nvme_request *r = NULL;
+    zero_result rc = zero_nvme_write_async((zero_nvme *)store, tile, buf, bytes, &r, err);
+    *req = r;
+    return rc;
+}
+static zero_result zero__offload_tiles_wait(void *store, void *req, zero_error *err) {
+    return zero_nvme_wait((zero_nvme *)store, (zero_nvme_request *)req, err);
+}
+
 ZERO__DEF void zero_offload_backend(const zero_backend *base, zero_cpu_pool *pool, zero_backend *out) {
     if (!base || !out) return;
     *out = *base;
     out->cpu_adam = zero__offload_cpu_adam;
     out->cpu_ctx = pool;
+    out->tiles_open = zero__offload_tiles_open;
+    out->tiles_close = zero__offload_tiles_close;
+    out->tiles_read = zero__offload_tiles_read;
+    out->tiles_write = zero__offload_tiles_write;
+    out->tiles_wait = zero__offload_tiles_wait;
 }
 
 /* ---- NVMe tile store: implementation ----------------------------------------

@@ -5,20 +5,32 @@
    memory); the memory report puts those bytes under pinned host memory.
    Through zero_offload_backend the engine runs zero_offload.h's SIMD CPU
    Adam over a thread pool instead: bitwise the same with ZERO_NO_SIMD=1,
-   within the SIMD paths' rounding otherwise. */
-#define _POSIX_C_SOURCE 200809L /* setenv in this test */
+   within the SIMD paths' rounding otherwise. offload_optimizer "nvme"
+   (through zero_offload_backend's tile store, in a temporary directory)
+   keeps master, m and v in a file, one tile per unit: bitwise the same
+   weights and moments with the scalar CPU Adam, and a byte flipped in the
+   file between steps fails the next step with NVME_CORRUPT. */
+#define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp in this test */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_offload.h"
 #include "zero_test.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 enum { NT = 5, MAXW = 4, TOTAL = 1 + 37 + 300 + 7 + 129 };
 static const int64_t SIZES[NT] = {1, 37, 300, 7, 129};
 
 typedef struct job {
     int stage, dtype, gas, offload, pin, param_offload, simd;
+    int nvme, no_hooks, corrupt; /* "nvme"; a backend without tile store; flip a file byte after step 2 */
+    int clear_path;              /* nvme_path emptied after zero_config_resolve */
+    const char *dir;             /* nvme_path */
     int64_t bucket;
     zero_result r[MAXW];
+    zero_msg item[MAXW];
+    char key[MAXW][128];
     char msg[MAXW][1024];
     float w[MAXW][TOTAL], m[MAXW][TOTAL];
     zero_memory_stats ms;
@@ -38,6 +50,22 @@ static void st(void *p, int dt, int64_t i, float v) {
     if (dt == ZERO_DTYPE_FP16) ((zero_f16 *)p)[i] = zero_f32_to_f16(v);
     else if (dt == ZERO_DTYPE_BF16) ((zero_bf16 *)p)[i] = zero_f32_to_bf16(v);
     else ((float *)p)[i] = v;
+}
+
+/* a byte of tile 0's data (after the 4096-byte superblock and the 64-byte
+   header) of this rank's file, flipped behind the store's back */
+static int flip_byte(const char *dir, int rank) {
+    char path[1024];
+    unsigned char c;
+    int fd, ok;
+    snprintf(path, sizeof path, "%s/zero_optim.rank%d.tiles", dir, rank);
+    fd = open(path, O_RDWR);
+    if (fd < 0) return 0;
+    ok = pread(fd, &c, 1, 4096 + 64 + 2) == 1;
+    c ^= 0x10;
+    ok = ok && pwrite(fd, &c, 1, 4096 + 64 + 2) == 1 && fsync(fd) == 0;
+    close(fd);
+    return ok;
 }
 
 static zero_result train(zero_engine *e, const job *J, int rank) {
@@ -60,6 +88,7 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
                 if ((r = zero_release(e, t)) != ZERO_OK) return r;
             }
         }
+        if (J->corrupt && s == 2 && !flip_byte(J->dir, rank)) return ZERO_ERR_IO;
         if ((r = zero_step(e, NULL)) != ZERO_OK) return r;
     }
     return ZERO_OK;
@@ -74,6 +103,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     zero_engine *e;
     zero_cpu_pool *pool = NULL;
     zero_backend ob;
+    zero_result r;
     int t;
     int64_t o = 0;
     if (J->simd) { /* zero_offload.h's CPU Adam on 2 threads of this rank */
@@ -82,6 +112,9 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
             return ZERO_OK;
         }
         zero_offload_backend(b, pool, &ob);
+        b = &ob;
+    } else if (J->nvme && !J->no_hooks) { /* the tile store, the CPU Adam on the calling thread */
+        zero_offload_backend(b, NULL, &ob);
         b = &ob;
     }
     memset(ts, 0, sizeof ts);
@@ -100,24 +133,37 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     c.zero_optimization.offload_optimizer.device = J->offload ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
     c.zero_optimization.offload_optimizer.pin_memory = J->pin;
     if (J->param_offload) c.zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
+    if (J->nvme) {
+        c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_NVME;
+        snprintf(c.zero_optimization.offload_optimizer.nvme_path, sizeof c.zero_optimization.offload_optimizer.nvme_path,
+                 "%s", J->dir);
+    }
     c.optimizer.weight_decay = 0.01;
     c.gradient_clipping = 0.5;
     c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
     c.fp16.initial_scale_power = 6;
     c.bf16.enabled = J->dtype == ZERO_DTYPE_BF16;
     c.log.level = ZERO_LOG_WARN;
-    if (zero_config_resolve(&c, b->world, &err) != ZERO_OK || zero_engine_create(&e, &c, ts, NT, b, &err) != ZERO_OK) {
+    r = zero_config_resolve(&c, b->world, &err);
+    if (J->clear_path) c.zero_optimization.offload_optimizer.nvme_path[0] = 0;
+    if (r != ZERO_OK || zero_engine_create(&e, &c, ts, NT, b, &err) != ZERO_OK) {
         J->r[b->rank] = err.code;
+        J->item[b->rank] = err.item;
+        snprintf(J->key[b->rank], sizeof J->key[b->rank], "%s", err.key);
         snprintf(J->msg[b->rank], sizeof J->msg[b->rank], "%s", err.msg);
         zero_cpu_pool_destroy(pool);
         return ZERO_OK;
     }
     if (b->rank == 0) zero_memory_report(e, &J->ms);
     J->r[b->rank] = train(e, J, b->rank);
+    J->item[b->rank] = zero_engine_error(e)->item;
     snprintf(J->msg[b->rank], sizeof J->msg[b->rank], "%s", zero_engine_error(e)->msg);
     for (t = 0; t < NT && J->r[b->rank] == ZERO_OK; t++) {
-        zero_read_state(e, t, ZERO_STATE_MASTER, 0, SIZES[t], J->w[b->rank] + o);
-        zero_read_state(e, t, ZERO_STATE_EXP_AVG, 0, SIZES[t], J->m[b->rank] + o);
+        if (zero_read_state(e, t, ZERO_STATE_MASTER, 0, SIZES[t], J->w[b->rank] + o) != ZERO_OK ||
+            zero_read_state(e, t, ZERO_STATE_EXP_AVG, 0, SIZES[t], J->m[b->rank] + o) != ZERO_OK) {
+            J->r[b->rank] = zero_engine_error(e)->code;
+            snprintf(J->msg[b->rank], sizeof J->msg[b->rank], "%s", zero_engine_error(e)->msg);
+        }
         o += SIZES[t];
     }
     zero_engine_destroy(e);
@@ -202,6 +248,109 @@ int main(void) {
     printf("SIMD CPU Adam (%s) vs the host backend's, after 6 steps, max |dw| / max|w|: fp32 %.3g, fp16 %.3g, bf16 %.3g\n",
            zero_simd_level_name(zero_cpu_simd_level(NULL)), worst[ZERO_DTYPE_FP32], worst[ZERO_DTYPE_FP16],
            worst[ZERO_DTYPE_BF16]);
+    /* offload_optimizer "nvme": master, m and v in a file under a temporary
+       directory, the scalar CPU Adam: bitwise the run without offload */
+    {
+        char dir[] = "/tmp/zero_test_nvme_XXXXXX", missing[1100];
+        CHECK(mkdtemp(dir) != NULL);
+        setenv("ZERO_NO_SIMD", "1", 1);
+        for (stage = 1; stage <= 3; stage++)
+            for (dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_FP16; dt++)
+                for (world = 1; world <= 2; world++)
+                    for (gas = 1; gas <= 2; gas++) {
+                        memset(&a, 0, sizeof a);
+                        memset(&b, 0, sizeof b);
+                        a.stage = b.stage = stage;
+                        a.dtype = b.dtype = dt;
+                        a.gas = b.gas = gas;
+                        a.bucket = b.bucket = (stage + gas) % 2 ? 64 : 500000000;
+                        a.pin = 1;
+                        b.pin = (world + gas) % 2;
+                        b.nvme = 1;
+                        b.dir = dir;
+                        CHECK(zero_host_run(world, rank_fn, &a, &err) == ZERO_OK);
+                        CHECK(zero_host_run(world, rank_fn, &b, &err) == ZERO_OK);
+                        for (r = 0; r < world; r++)
+                            CHECKF(a.r[r] == ZERO_OK && b.r[r] == ZERO_OK, "nvme stage %d %s world %d gas %d: %s / %s",
+                                   stage, zero_dtype_name((zero_dtype)dt), world, gas, a.msg[r], b.msg[r]);
+                        CHECKF(!memcmp(a.w[0], b.w[0], sizeof a.w[0]) && !memcmp(a.m[0], b.m[0], sizeof a.m[0]),
+                               "nvme stage %d %s world %d gas %d: offload to NVMe changed the weights or moments", stage,
+                               zero_dtype_name((zero_dtype)dt), world, gas);
+                        {   /* no master, m, v on the device or as shards on the host: tile buffers and the file */
+                            zero_mem_kind host = b.pin ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
+                            size_t mv = a.ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE]; /* 8 x trainable shard */
+                            size_t tiles = b.ms.planned[ZERO_MEM_OPTIM_STATE][host];
+                            for (r = 0; r < ZERO_MEM_KIND_COUNT; r++) CHECK(b.ms.planned[ZERO_MEM_MASTER][r] == 0);
+                            CHECK(b.ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE] == 0);
+                            CHECK(b.ms.planned[ZERO_MEM_OPTIM_STATE][host == ZERO_MEM_PINNED ? ZERO_MEM_HOST : ZERO_MEM_PINNED] == 0);
+                            CHECKF(tiles > 0 && tiles % (4 * 12) == 0, "tile buffers %zu bytes", tiles); /* 4 buffers */
+                            CHECK(b.ms.nvme_bytes == mv / 8 * 12);
+                            CHECK(a.ms.nvme_bytes == 0);
+                            CHECK(b.ms.planned_total[ZERO_MEM_DEVICE] < a.ms.planned_total[ZERO_MEM_DEVICE]);
+                            for (r = 0; r < ZERO_MEM_KIND_COUNT; r++) CHECK(b.ms.allocated[r] == b.ms.planned_total[r]);
+                        }
+                    }
+        /* a byte of the file flipped between steps: the next step fails with
+           NVME_CORRUPT naming the file, every rank, no hang */
+        for (world = 1; world <= 2; world++) {
+            memset(&b, 0, sizeof b);
+            b.stage = 2;
+            b.dtype = ZERO_DTYPE_FP16;
+            b.gas = 1;
+            b.bucket = 64;
+            b.pin = 1;
+            b.nvme = 1;
+            b.corrupt = 1;
+            b.dir = dir;
+            CHECK(zero_host_run(world, rank_fn, &b, &err) == ZERO_OK);
+            for (r = 0; r < world; r++) {
+                CHECKF(b.r[r] == ZERO_ERR_CORRUPT && b.item[r] == ZERO_MSG_NVME_CORRUPT, "corrupt world %d rank %d: %d %s",
+                       world, r, (int)b.r[r], b.msg[r]);
+                CHECK_STR_CONTAINS(b.msg[r], "zero_optim.rank");
+                CHECK_STR_CONTAINS(b.msg[r], dir);
+            }
+        }
+        unsetenv("ZERO_NO_SIMD");
+        /* a missing directory: the store's error, naming the path */
+        snprintf(missing, sizeof missing, "%s/no_such_dir", dir);
+        memset(&b, 0, sizeof b);
+        b.stage = 1;
+        b.dtype = ZERO_DTYPE_FP32;
+        b.gas = 1;
+        b.bucket = 64;
+        b.nvme = 1;
+        b.dir = missing;
+        CHECK(zero_host_run(2, rank_fn, &b, &err) == ZERO_OK);
+        for (r = 0; r < 2; r++) {
+            CHECKF(b.r[r] == ZERO_ERR_IO, "missing dir: %d %s", (int)b.r[r], b.msg[r]);
+            CHECK_STR_CONTAINS(b.msg[r], "no_such_dir");
+        }
+        /* the host backend alone has no tile store */
+        b.dir = dir;
+        b.no_hooks = 1;
+        CHECK(zero_host_run(1, rank_fn, &b, &err) == ZERO_OK);
+        CHECK(b.r[0] == ZERO_ERR_CONFIG);
+        CHECK_STR_CONTAINS(b.msg[0], "tile store");
+        CHECK_STR_CONTAINS(b.key[0], "offload_optimizer.device");
+        CHECK_STR_CONTAINS(b.msg[0], "zero_offload_backend");
+        /* an empty nvme_path: refused naming the key (zero_config_resolve refuses it first) */
+        {
+            zero_config c = zero_config_default();
+            c.train_micro_batch_size_per_gpu = 1;
+            c.zero_optimization.stage = 2;
+            c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_NVME;
+            CHECK(zero_config_resolve(&c, 1, &err) != ZERO_OK);
+            CHECK_STR_CONTAINS(err.msg, "nvme_path");
+        }
+        b.no_hooks = 0;
+        b.clear_path = 1;
+        CHECK(zero_host_run(1, rank_fn, &b, &err) == ZERO_OK);
+        CHECK(b.r[0] == ZERO_ERR_CONFIG);
+        CHECK_STR_CONTAINS(b.msg[0], "empty");
+        CHECK_STR_CONTAINS(b.key[0], "offload_optimizer.nvme_path");
+        /* every file removed: the directory is empty again */
+        CHECKF(rmdir(dir) == 0, "rmdir %s: files left behind", dir);
+    }
     /* stage 0 with offload: DeepSpeed's rule, refused by the config */
     {
         zero_config c = zero_config_default();
