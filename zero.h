@@ -6223,6 +6223,7 @@ struct zero_engine {
     int n_tbuf;
     void **tbuf, **tbuf_rd, **tbuf_wr; /* buffers; their pending read / write requests */
     int *tile_units, n_tile_units;     /* trainable units with Adam work, in order (made at create) */
+    double step_lr;                    /* this step's base learning rate */
     size_t tile_bytes, nvme_bytes;
     double *check_dev, *check_host; /* 2 doubles each */
     zero_error err;
@@ -7606,13 +7607,27 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
     }
 }
 
+/* Unit u's Adam arguments: the step's hyperparameters (h), its segments with
+   this step's lr and each tensor's weight decay; the caller points the
+   buffers (master, m, v, grad, param) where this step keeps them. */
+static void zero__adam_args_for(zero_engine *e, int u, const zero_adam_args *h, zero_adam_args *aa) {
+    int k;
+    for (k = e->seg_first[u]; k < e->seg_first[u] + e->seg_count[u]; k++) {
+        int ti = e->seg_tensor[k];
+        e->segs[k].lr = (float)(e->step_lr * e->tlr[ti]);
+        e->segs[k].weight_decay = (e->tflags[ti] & ZERO_TENSOR_NO_DECAY) ? 0.0f : (float)e->cfg.optimizer.weight_decay;
+    }
+    *aa = *h;
+    aa->segs = e->segs + e->seg_first[u];
+    aa->n_segs = e->seg_count[u];
+}
+
 /* offload_optimizer "nvme": Adam over the tiles, unit by unit. Tile of list
    entry j in buffer j % n_tbuf; reads run up to n_tbuf - 1 entries ahead,
    the last entry's write behind the current one's Adam, and a buffer is read
    into only after its previous write completed. Any failure waits every
    pending request before it returns (the store's error names the file). */
-static zero_result zero__nvme_step(zero_engine *e, double lr, double b1, double b2, float bc1, float bc2,
-                                   float grad_scale) {
+static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
     const zero_layout *l = e->L;
     int nb = e->n_tbuf, u, nu = e->n_tile_units, i, next = 0;
     const int *list = e->tile_units; /* no allocation in the step */
@@ -7621,7 +7636,7 @@ static zero_result zero__nvme_step(zero_engine *e, double lr, double b1, double 
     zero__ok(&fail);
     for (i = 0; i < nu && fail.code == ZERO_OK; i++) {
         zero_adam_args aa;
-        int k, bi = i % nb;
+        int bi = i % nb;
         int64_t c;
         float *tb;
         /* read-ahead into free buffers */
@@ -7655,28 +7670,13 @@ static zero_result zero__nvme_step(zero_engine *e, double lr, double b1, double 
                 break;
             }
         }
-        for (k = e->seg_first[u]; k < e->seg_first[u] + e->seg_count[u]; k++) {
-            int ti = e->seg_tensor[k];
-            e->segs[k].lr = (float)(lr * e->tlr[ti]);
-            e->segs[k].weight_decay = (e->tflags[ti] & ZERO_TENSOR_NO_DECAY) ? 0.0f : (float)e->cfg.optimizer.weight_decay;
-        }
-        memset(&aa, 0, sizeof aa);
+        zero__adam_args_for(e, u, h, &aa);
         aa.master = tb;
         aa.m = tb + c;
         aa.v = tb + 2 * c;
         aa.grad = zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt));
         aa.grad_dtype = e->gdt;
         aa.param = zero__bp(e, e->cpu_param, e->tshard[u], e->d);
-        aa.param_dtype = e->dt;
-        aa.segs = e->segs + e->seg_first[u];
-        aa.n_segs = e->seg_count[u];
-        aa.beta1 = (float)b1;
-        aa.beta2 = (float)b2;
-        aa.eps = (float)e->cfg.optimizer.eps;
-        aa.bc1 = bc1;
-        aa.bc2 = bc2;
-        aa.grad_scale = grad_scale;
-        aa.adamw = e->cfg.optimizer.type == ZERO_OPTIMIZER_ADAMW || e->cfg.optimizer.adam_w_mode == 1;
         if (e->be.cpu_adam(e->be.cpu_ctx, &aa, &fail) != ZERO_OK) {
             what = "zero_step: CPU Adam";
             break;
@@ -7708,6 +7708,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     int u, overflow_unit = -1, overflow_tensor = -1, check, overflow;
     double t0 = zero__now_ms(), t1, sumsq = 0, S, norm, q = 1, lr, b1, b2;
     float grad_scale;
+    zero_adam_args hyper; /* the step's Adam hyperparameters, shared by every unit */
     if ((r = zero__enter(e, "zero_step")) != ZERO_OK) return r;
     l = e->L;
     if (e->micro < e->gas) {
@@ -7862,36 +7863,27 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
             }
             ZERO__TRY_BE(e, "zero_step: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
         }
-        if (e->nvme) {
-            if ((r = zero__nvme_step(e, lr, b1, b2, bc1, bc2, grad_scale)) != ZERO_OK) return r;
-        }
+        memset(&hyper, 0, sizeof hyper);
+        hyper.beta1 = (float)b1;
+        hyper.beta2 = (float)b2;
+        hyper.eps = (float)e->cfg.optimizer.eps;
+        hyper.bc1 = bc1;
+        hyper.bc2 = bc2;
+        hyper.grad_scale = grad_scale;
+        hyper.adamw = e->cfg.optimizer.type == ZERO_OPTIMIZER_ADAMW || e->cfg.optimizer.adam_w_mode == 1;
+        hyper.param_dtype = e->dt;
+        e->step_lr = lr;
+        if (e->nvme && (r = zero__nvme_step(e, &hyper)) != ZERO_OK) return r;
         for (u = 0; u < l->n_units && !e->nvme; u++) {
             zero_adam_args aa;
-            int k;
             if (l->units[u].frozen || e->seg_count[u] == 0) continue;
-            for (k = e->seg_first[u]; k < e->seg_first[u] + e->seg_count[u]; k++) {
-                int ti = e->seg_tensor[k];
-                e->segs[k].lr = (float)(lr * e->tlr[ti]);
-                e->segs[k].weight_decay =
-                    (e->tflags[ti] & ZERO_TENSOR_NO_DECAY) ? 0.0f : (float)e->cfg.optimizer.weight_decay;
-            }
-            memset(&aa, 0, sizeof aa);
+            zero__adam_args_for(e, u, &hyper, &aa);
             aa.master = zero__master_at(e, u);
             aa.m = zero__mom_at(e, e->m, u);
             aa.v = zero__mom_at(e, e->v, u);
             aa.grad = zero__grad_own(e, u, &aa.grad_dtype);
             if (e->stage == 0) aa.grad = zero__grad_src(e, u, &aa.grad_dtype);
             aa.param = e->dt == ZERO_DTYPE_FP32 ? NULL : zero__param_own(e, u);
-            aa.param_dtype = e->dt;
-            aa.segs = e->segs + e->seg_first[u];
-            aa.n_segs = e->seg_count[u];
-            aa.beta1 = (float)b1;
-            aa.beta2 = (float)b2;
-            aa.eps = (float)e->cfg.optimizer.eps;
-            aa.bc1 = bc1;
-            aa.bc2 = bc2;
-            aa.grad_scale = grad_scale;
-            aa.adamw = e->cfg.optimizer.type == ZERO_OPTIMIZER_ADAMW || e->cfg.optimizer.adam_w_mode == 1;
             if (e->offload) {
                 /* on the host: the staged gradient chunk in, the compute-dtype
                    parameters out to staging, then back to the device */
