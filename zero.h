@@ -885,13 +885,14 @@ typedef struct zero_backend {
        Adam here) */
     zero_result (*cpu_adam)(void *cpu_ctx, const zero_adam_args *a, zero_error *err);
     void *cpu_ctx;
-    /* Optional tile store for offload_optimizer.device "nvme" (NULL: none;
-       zero_offload_backend puts zero_offload.h's NVMe store here): one tile
-       per trainable unit in files under dir (rank's own), tiles at most
-       tile_bytes; read / write are asynchronous and return a request that
-       tiles_wait completes (buffers stay valid until then); close removes
-       the files. Errors name the file. */
-    zero_result (*tiles_open)(void *cpu_ctx, const char *dir, int rank, size_t tile_bytes,
+    /* Optional tile store for offload_optimizer / offload_param "nvme"
+       (NULL: none; zero_offload_backend puts zero_offload.h's NVMe store
+       here): one tile per unit in files under dir, named after `name`
+       ("zero_optim", "zero_param") and the rank, tiles at most tile_bytes;
+       read / write are asynchronous and return a request that tiles_wait
+       completes (buffers stay valid until then); close removes the files.
+       Errors name the file. */
+    zero_result (*tiles_open)(void *cpu_ctx, const char *dir, const char *name, int rank, size_t tile_bytes,
                               const zero_aio_config *aio, void **store, zero_error *err);
     void (*tiles_close)(void *store);
     zero_result (*tiles_read)(void *store, int64_t tile, void *buf, size_t bytes, void **req,
@@ -6872,7 +6873,7 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
             {
                 zero_error be;
                 zero__ok(&be);
-                if (e->be.tiles_open(e->be.cpu_ctx, oo->nvme_path, e->rank, e->tile_bytes, &e->cfg.aio, &e->store,
+                if (e->be.tiles_open(e->be.cpu_ctx, oo->nvme_path, "zero_optim", e->rank, e->tile_bytes, &e->cfg.aio, &e->store,
                                      &be) != ZERO_OK) {
                     e->store = NULL;
                     return zero__ebackend(e, &be, "zero_engine_create: offload_optimizer \"nvme\"");

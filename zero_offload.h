@@ -951,14 +951,16 @@ static zero_result zero__offload_cpu_adam(void *cpu_ctx, const zero_adam_args *a
     return zero_cpu_adam(a, (zero_cpu_pool *)cpu_ctx, err);
 }
 
-/* the engine's tile store (offload_optimizer "nvme"): zero_nvme_* under the
-   prefix "zero_optim", files removed on close */
-static zero_result zero__offload_tiles_open(void *cpu_ctx, const char *dir, int rank, size_t tile_bytes,
-                                            const zero_aio_config *aio, void **store, zero_error *err) {
+/* the engine's tile stores (offload_optimizer / offload_param "nvme"):
+   zero_nvme_* under the engine's prefix ("zero_optim", "zero_param"), files
+   removed on close */
+static zero_result zero__offload_tiles_open(void *cpu_ctx, const char *dir, const char *name, int rank,
+                                            size_t tile_bytes, const zero_aio_config *aio, void **store,
+                                            zero_error *err) {
     zero_nvme *s = NULL;
     zero_result rc;
     (void)cpu_ctx;
-    rc = zero_nvme_open(&s, dir, "zero_optim", rank, tile_bytes, aio, err);
+    rc = zero_nvme_open(&s, dir, name, rank, tile_bytes, aio, err);
     *store = rc == ZERO_OK ? (void *)s : NULL;
     return rc;
 }
