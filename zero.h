@@ -971,7 +971,8 @@ typedef struct zero_memory_stats {
     int units, world, stage;
     zero_dtype dtype;
     zero_dtype accum_dtype; /* of the accumulator (stages 2-3 with one micro-batch: the compute dtype) */
-    size_t nvme_bytes;      /* offload_optimizer "nvme": bytes of master, m and v kept in files, this rank */
+    size_t nvme_bytes;      /* bytes kept in files, this rank: master, m and v (offload_optimizer "nvme"),
+                               the compute-dtype shard (offload_param "nvme") */
 } zero_memory_stats;
 
 /* Plans every buffer from cfg (which zero_config_resolve must have
@@ -2489,7 +2490,7 @@ typedef struct zero__key {
 #define ZERO__DEPR ZERO_KEY_DEPRECATED
 
 static const char zero__engine_note[] = "not acted on yet: zero trains as with the default";
-static const char zero__offload_note[] = "acted on by NVMe and parameter offload (not yet)";
+static const char zero__offload_note[] = "acted on by the GPU offload pipeline (not yet)";
 
 static const zero__key zero__keys[] = {
     /* ---- top level ---- */
@@ -2735,18 +2736,25 @@ static const zero__key zero__keys[] = {
     {{"zero_optimization." #blk "." #name, type, def, status, meaning, note}, kind,                    \
      ZERO__OFF(zero_optimization.blk.name), lo, hi, choices, ZERO__AUTO_DEFAULT, flags, 0, NULL,          \
      "cfg.zero_optimization." #blk "." #name}
-    ZERO__OK(offload_param, device, "string", "\"none\"", ZERO__NYET, "\"none\", \"cpu\" or \"nvme\"", zero__offload_note,
+    ZERO__OK(offload_param, device, "string", "\"none\"", ZERO__IMPL, "\"none\", \"cpu\" or \"nvme\"",
+             "stage 3 (ignored below, as DeepSpeed): \"cpu\": each rank's compute-dtype shard in host memory, copied into "
+             "the gather pool before each all-gather; \"nvme\": the shard in files under nvme_path, one tile per unit, "
+             "through buffer_count host buffers (host backend, through zero_offload_backend)",
              ZERO__K_ENUM, 0, 0, "cpu:1|nvme:2|none:0", 0),
-    ZERO__OK(offload_param, nvme_path, "string", "None", ZERO__NYET, "directory of the swap files (device nvme)", zero__offload_note,
+    ZERO__OK(offload_param, nvme_path, "string", "None", ZERO__IMPL, "directory of the swap files (device nvme)",
+             "must exist; the file is nvme_path/zero_param.rankR.tiles, removed at zero_engine_destroy",
              ZERO__K_STRING, 0, 0, NULL, ZERO__F_NULLABLE),
-    ZERO__OK(offload_param, buffer_count, "int", "5", ZERO__NYET, "pinned swap buffers", zero__offload_note,
+    ZERO__OK(offload_param, buffer_count, "int", "5", ZERO__IMPL, "pinned swap buffers",
+             "device nvme: max(2, buffer_count) buffers of one unit's chunk: a cache with read-ahead along the stage-3 "
+             "fetch order and write-behind of the step",
              ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
-    ZERO__OK(offload_param, buffer_size, "int", "1e8", ZERO__NYET, "elements per swap buffer", zero__offload_note,
+    ZERO__OK(offload_param, buffer_size, "int", "1e8", ZERO__NOEF, "elements per swap buffer",
+             "zero's buffers hold one unit's chunk (units are at most reduce_bucket_size elements)",
              ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
-    ZERO__OK(offload_param, max_in_cpu, "int", "1e9", ZERO__NYET, "elements kept in CPU memory with nvme", zero__offload_note,
-             ZERO__K_I64, 0, ZERO__BIG, NULL, 0),
-    ZERO__OK(offload_param, pin_memory, "bool", "true", ZERO__NYET, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
-             zero__offload_note, ZERO__K_BOOL, 0, 1, NULL, 0),
+    ZERO__OK(offload_param, max_in_cpu, "int", "1e9", ZERO__NOEF, "elements kept in CPU memory with nvme",
+             "with nvme zero keeps buffer_count unit chunks in host memory", ZERO__K_I64, 0, ZERO__BIG, NULL, 0),
+    ZERO__OK(offload_param, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
+             "the host shard (device cpu) or the tile buffers (nvme)", ZERO__K_BOOL, 0, 1, NULL, 0),
     {{"zero_optimization.offload_optimizer", "object", "None", ZERO__IMPL, "stages 1-3: where optimizer state lives and steps",
       "unknown keys are errors; null: no offload"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT | ZERO__F_NULLABLE, 0, NULL, ""},
@@ -2761,10 +2769,10 @@ static const zero__key zero__keys[] = {
              ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
     ZERO__OK(offload_optimizer, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
              "", ZERO__K_BOOL, 0, 1, NULL, 0),
-    ZERO__OK(offload_optimizer, pipeline_read, "bool", "false", ZERO__NYET, "read the next tile while stepping", zero__offload_note,
-             ZERO__K_BOOL, 0, 1, NULL, 0),
-    ZERO__OK(offload_optimizer, pipeline_write, "bool", "false", ZERO__NYET, "write the last tile while stepping", zero__offload_note,
-             ZERO__K_BOOL, 0, 1, NULL, 0),
+    ZERO__OK(offload_optimizer, pipeline_read, "bool", "false", ZERO__NOEF, "read the next tile while stepping",
+             "zero always reads the next tiles ahead (max(3, buffer_count) buffers)", ZERO__K_BOOL, 0, 1, NULL, 0),
+    ZERO__OK(offload_optimizer, pipeline_write, "bool", "false", ZERO__NOEF, "write the last tile while stepping",
+             "zero always writes the last tile behind the next one's Adam", ZERO__K_BOOL, 0, 1, NULL, 0),
     ZERO__OK(offload_optimizer, fast_init, "bool", "false", ZERO__NOEF, "build swap files directly from NVMe-resident params",
              "zero creates its swap files at engine creation", ZERO__K_BOOL, 0, 1, NULL, 0),
     ZERO__OK(offload_optimizer, ratio, "float", "1.0", ZERO__NYET, "fraction of sub-groups stepped on the CPU (< 1 only stage 3)",
@@ -6226,6 +6234,22 @@ struct zero_engine {
     int *tile_units, n_tile_units;     /* trainable units with Adam work, in order (made at create) */
     double step_lr;                    /* this step's base learning rate */
     size_t tile_bytes, nvme_bytes;
+    /* offload_param (stage 3): the compute-dtype shard lives on the host
+       (params, param_kind) or, with "nvme", in one tile per unit of the tile
+       store pstore, cached in n_pbuf host buffers. A gather copies the owned
+       chunk into its place in the pool and all-gathers in place. Device Adam
+       writes the new parameters into pstage (one unit's chunk on the device)
+       before they go to the host. */
+    int poff;                          /* ZERO_OFFLOAD_NONE / CPU / NVME */
+    zero_mem_kind param_kind;          /* where params (the shard) lives */
+    void *pstage;
+    void *pstore;
+    int n_pbuf;
+    void **pbuf, **pbuf_req;           /* buffers; a pending read or write of each */
+    int *pbuf_unit;                    /* unit whose chunk a buffer holds (-1: none) */
+    unsigned char *pbuf_copying;       /* a copy out of it may still run on the comm stream */
+    int64_t *pbuf_used, pbuf_clock;    /* last use, for eviction */
+    size_t ptile_bytes;
     double *check_dev, *check_host; /* 2 doubles each */
     zero_error err;
     size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
@@ -6397,6 +6421,155 @@ static void zero__tiles_drain(zero_engine *e, zero_error *first) {
     }
 }
 
+/* ---- offload_param "nvme": the parameter tile cache ----
+
+   n_pbuf host buffers hold unit chunks of the compute-dtype shard; at most
+   one buffer holds a given unit. A gather takes its units from the cache
+   (reading on a miss) and reads ahead the units that come next: the rest of
+   its span, then the spans the stage-3 trace fetches next. The step writes
+   each unit's new chunk through a buffer (write-behind), which then holds
+   the new values. A buffer is reused only after its request completed and
+   the copies out of it left the comm stream. */
+
+/* Complete buffer b's pending read or write; with `reuse`, also the copies
+   out of the buffers still queued on the comm stream. */
+static zero_result zero__pbuf_settle(zero_engine *e, int b, int reuse, zero_error *fail) {
+    if (e->pbuf_req[b]) {
+        void *q = e->pbuf_req[b];
+        e->pbuf_req[b] = NULL;
+        if (e->be.tiles_wait(e->pstore, q, fail) != ZERO_OK) {
+            e->pbuf_unit[b] = -1;
+            return fail->code;
+        }
+    }
+    if (reuse && e->pbuf_copying[b]) {
+        int k;
+        if (e->be.sync(e->be.ctx, ZERO_STREAM_COMM, fail) != ZERO_OK) return fail->code;
+        for (k = 0; k < e->n_pbuf; k++) e->pbuf_copying[k] = 0;
+    }
+    return ZERO_OK;
+}
+
+/* The buffer holding unit u, else the least recently used one, emptied and
+   free to overwrite (*hit says which). */
+static zero_result zero__pbuf_take(zero_engine *e, int u, int *out, int *hit, zero_error *fail) {
+    int b = -1, k;
+    for (k = 0; k < e->n_pbuf && b < 0; k++)
+        if (e->pbuf_unit[k] == u) b = k;
+    *hit = b >= 0;
+    if (b < 0) {
+        b = 0;
+        for (k = 1; k < e->n_pbuf; k++)
+            if (e->pbuf_used[k] < e->pbuf_used[b]) b = k;
+        if (zero__pbuf_settle(e, b, 1, fail) != ZERO_OK) return fail->code;
+        e->pbuf_unit[b] = -1;
+    }
+    e->pbuf_used[b] = ++e->pbuf_clock;
+    *out = b;
+    return ZERO_OK;
+}
+
+/* Unit u's chunk in a buffer: from the cache or read now (wait: 1) or in
+   the background (wait: 0). */
+static zero_result zero__pbuf_load(zero_engine *e, int u, int wait, int *out, zero_error *fail) {
+    int b, hit;
+    if (zero__pbuf_take(e, u, &b, &hit, fail) != ZERO_OK) return fail->code;
+    if (!hit) {
+        if (e->be.tiles_read(e->pstore, u, e->pbuf[b], (size_t)e->L->units[u].chunk * e->d, &e->pbuf_req[b], fail) !=
+            ZERO_OK) {
+            e->pbuf_req[b] = NULL;
+            return fail->code;
+        }
+        e->pbuf_unit[b] = u;
+    }
+    if (wait && zero__pbuf_settle(e, b, 0, fail) != ZERO_OK) return fail->code;
+    *out = b;
+    return ZERO_OK;
+}
+
+/* Read ahead up to n_pbuf - 1 units: span s's units from u_next on, then
+   the units of the spans the trace fetches next that are not resident. */
+static zero_result zero__pbuf_ahead(zero_engine *e, int s, int u_next, zero_error *fail) {
+    const zero_layout *l = e->L;
+    int left = e->n_pbuf - 1, u, p, b;
+    for (u = u_next; u < l->span_first[s + 1] && left > 0; u++, left--)
+        if (zero__pbuf_load(e, u, 0, &b, fail) != ZERO_OK) return fail->code;
+    if (e->trace_state != ZERO__TRACE_COMPLETE) return ZERO_OK;
+    for (p = e->trace_pos; p < e->trace_len && left > 0; p++) {
+        int t = e->trace[p];
+        if (t == s || e->spans[t].pool_off >= 0 || e->spans[t].persistent) continue;
+        for (u = l->span_first[t]; u < l->span_first[t + 1] && left > 0; u++, left--)
+            if (zero__pbuf_load(e, u, 0, &b, fail) != ZERO_OK) return fail->code;
+    }
+    return ZERO_OK;
+}
+
+/* Every pending request of the cache waited (the first failure to *first). */
+static void zero__pbuf_drain(zero_engine *e, zero_error *first) {
+    int k;
+    if (!e->pstore || !e->pbuf_req) return;
+    for (k = 0; k < e->n_pbuf; k++)
+        if (e->pbuf_req[k]) {
+            zero_error be;
+            zero__ok(&be);
+            if (e->be.tiles_wait(e->pstore, e->pbuf_req[k], &be) != ZERO_OK) {
+                e->pbuf_unit[k] = -1;
+                if (first && first->code == ZERO_OK) *first = be;
+            }
+            e->pbuf_req[k] = NULL;
+        }
+}
+
+/* ---- offload_param: where Adam's compute-dtype output goes ----
+
+   host_adam: CPU Adam (offload_optimizer) writes host memory, device Adam
+   device memory. zero__param_out says where unit u's new chunk is written,
+   zero__param_put moves it to where the shard lives afterwards. */
+static void *zero__param_own(const zero_engine *e, int u);
+static zero_result zero__param_out(zero_engine *e, int u, int host_adam, void **dst, int *buf, zero_error *fail) {
+    *buf = -1;
+    if (host_adam) {
+        if (e->poff == ZERO_OFFLOAD_NVME) {
+            int hit;
+            if (zero__pbuf_take(e, u, buf, &hit, fail) != ZERO_OK) return fail->code;
+            if (zero__pbuf_settle(e, *buf, 1, fail) != ZERO_OK) return fail->code;
+            e->pbuf_unit[*buf] = -1; /* being overwritten */
+            *dst = e->pbuf[*buf];
+        } else {
+            *dst = e->poff == ZERO_OFFLOAD_CPU ? zero__param_own(e, u)
+                                               : zero__bp(e, e->cpu_param, e->tshard[u], e->d);
+        }
+    } else {
+        *dst = e->poff ? e->pstage : e->dt == ZERO_DTYPE_FP32 ? NULL : zero__param_own(e, u);
+    }
+    return ZERO_OK;
+}
+static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const void *src, int buf, zero_error *fail) {
+    size_t bytes = (size_t)e->L->units[u].chunk * e->d;
+    if (e->poff == ZERO_OFFLOAD_NVME) {
+        if (!host_adam) { /* device staging -> a host buffer first */
+            int hit;
+            if (zero__pbuf_take(e, u, &buf, &hit, fail) != ZERO_OK ||
+                zero__pbuf_settle(e, buf, 1, fail) != ZERO_OK)
+                return fail->code;
+            e->pbuf_unit[buf] = -1;
+            if (e->be.copy(e->be.ctx, e->pbuf[buf], src, bytes, ZERO_STREAM_COMM, fail) != ZERO_OK ||
+                e->be.sync(e->be.ctx, ZERO_STREAM_COMM, fail) != ZERO_OK)
+                return fail->code;
+        }
+        if (e->be.tiles_write(e->pstore, u, e->pbuf[buf], bytes, &e->pbuf_req[buf], fail) != ZERO_OK) {
+            e->pbuf_req[buf] = NULL;
+            return fail->code;
+        }
+        e->pbuf_unit[buf] = u;
+        e->pbuf_used[buf] = ++e->pbuf_clock;
+        return ZERO_OK;
+    }
+    if (!src) return ZERO_OK; /* fp32 on the device: the master is the parameter */
+    if (src == zero__param_own(e, u)) return ZERO_OK;
+    return e->be.copy(e->be.ctx, zero__param_own(e, u), src, bytes, ZERO_STREAM_COMM, fail);
+}
+
 static void zero__engine_free(zero_engine *e) {
     int k;
     if (!e) return;
@@ -6406,7 +6579,7 @@ static void zero__engine_free(zero_engine *e) {
         for (k = 0; k < 2; k++)
             if (e->ev_slot[k]) e->be.event_destroy(e->be.ctx, e->ev_slot[k]);
     }
-    zero__efree(e, ZERO_MEM_DEVICE, e->params);
+    zero__efree(e, e->param_kind, e->params);
     zero__efree(e, ZERO_MEM_DEVICE, e->pool);
     zero__efree(e, ZERO_MEM_DEVICE, e->grads);
     zero__efree(e, ZERO_MEM_DEVICE, e->accum);
@@ -6418,6 +6591,17 @@ static void zero__engine_free(zero_engine *e) {
     if (e->store) zero__tiles_drain(e, NULL);
     if (e->store && e->be.tiles_close) e->be.tiles_close(e->store);
     e->store = NULL;
+    if (e->pstore) zero__pbuf_drain(e, NULL);
+    if (e->pstore && e->be.tiles_close) e->be.tiles_close(e->pstore);
+    e->pstore = NULL;
+    if (e->pbuf)
+        for (k = 0; k < e->n_pbuf; k++) zero__efree(e, e->param_kind, e->pbuf[k]);
+    ZERO_FREE(e->pbuf);
+    ZERO_FREE(e->pbuf_req);
+    ZERO_FREE(e->pbuf_unit);
+    ZERO_FREE(e->pbuf_copying);
+    ZERO_FREE(e->pbuf_used);
+    zero__efree(e, ZERO_MEM_DEVICE, e->pstage);
     if (e->tbuf)
         for (k = 0; k < e->n_tbuf; k++) zero__efree(e, e->opt_kind, e->tbuf[k]);
     ZERO_FREE(e->tbuf);
@@ -6518,9 +6702,13 @@ static zero_result zero__coll_check(zero_engine *e, int kind, int unit) {
 }
 
 /* Per-unit pointers into the buffers (see the memory plan in zero_engine_create). */
+/* fp32 parameters on the device, Adam there: the parameters are the master */
+static int zero__master_is_params(const zero_engine *e) {
+    return e->dt == ZERO_DTYPE_FP32 && !e->offload && !e->poff;
+}
 static float *zero__master_at(const zero_engine *e, int u) {
     const zero_unit *x = &e->L->units[u];
-    if (e->dt == ZERO_DTYPE_FP32 && !e->offload) { /* the fp32 parameters are the master */
+    if (zero__master_is_params(e)) {
         if (e->stage == 0) return (float *)e->params + x->offset;
         if (e->stage < 3) return (float *)e->params + x->offset + (int64_t)e->rank * x->chunk;
         return (float *)e->params + x->shard_offset;
@@ -6623,10 +6811,20 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
         if (hi > lo)
             zero__init_values(e, ts, u, lo, hi, vals, segs, cap);
         if (hi - lo < n) memset(vals + zero__max_i64(0, hi - lo), 0, sizeof(float) * (size_t)(n - zero__max_i64(0, hi - lo)));
-        zero__host_cast(cast, e->dt, vals, n);
-        if (e->be.copy(e->be.ctx, zero__param_own(e, u), cast, e->d * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
-            r = zero__ebackend(e, &be, "zero_engine_create: initial weights");
-            break;
+        if (e->poff == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
+            void *req = NULL;
+            zero__host_cast(e->pbuf[0], e->dt, vals, n);
+            if (e->be.tiles_write(e->pstore, u, e->pbuf[0], e->d * (size_t)n, &req, &be) != ZERO_OK ||
+                e->be.tiles_wait(e->pstore, req, &be) != ZERO_OK) {
+                r = zero__ebackend(e, &be, "zero_engine_create: initial parameter tile");
+                break;
+            }
+        } else {
+            zero__host_cast(cast, e->dt, vals, n);
+            if (e->be.copy(e->be.ctx, zero__param_own(e, u), cast, e->d * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+                r = zero__ebackend(e, &be, "zero_engine_create: initial weights");
+                break;
+            }
         }
         if (!x->frozen && e->nvme) { /* the unit's first tile: master, m = v = 0 */
             float *tb = (float *)e->tbuf[0];
@@ -6639,7 +6837,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
                 break;
             }
         }
-        if (!x->frozen && (e->dt != ZERO_DTYPE_FP32 || e->offload) && !e->nvme &&
+        if (!x->frozen && !zero__master_is_params(e) && !e->nvme &&
             e->be.copy(e->be.ctx, zero__master_at(e, u), vals, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
             r = zero__ebackend(e, &be, "zero_engine_create: initial master weights");
             break;
@@ -6813,9 +7011,52 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
         int64_t psi = l->padded_numel, psiT = goff, S = l->shard_numel, ST = tsh;
         int64_t opt = e->stage == 0 ? psiT : ST;
         void *p;
-        if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)(e->stage == 3 ? S : psi) * e->d, &e->params,
-                              "compute-dtype parameters")) != ZERO_OK)
+        if (e->poff != ZERO_OFFLOAD_NVME &&
+            (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->param_kind, (size_t)(e->stage == 3 ? S : psi) * e->d, &e->params,
+                              e->poff ? "parameter shard (offload_param \"cpu\")" : "compute-dtype parameters")) != ZERO_OK)
             return r;
+        if (e->poff) {
+            int64_t maxc = 0, maxt = 0;
+            for (u = 0; u < l->n_units; u++) {
+                maxc = zero__max_i64(maxc, l->units[u].chunk);
+                if (!l->units[u].frozen) maxt = zero__max_i64(maxt, l->units[u].chunk);
+            }
+            /* device Adam writes a unit's new parameters here on their way to the host */
+            if (!e->offload && (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxt * e->d, &e->pstage,
+                                                 "offload_param staging of one unit's chunk")) != ZERO_OK)
+                return r;
+            if (e->poff == ZERO_OFFLOAD_NVME) {
+                const zero_offload_config *op = &z->offload_param;
+                int k;
+                zero_error be;
+                e->ptile_bytes = (size_t)maxc * e->d;
+                e->nvme_bytes += (size_t)S * e->d;
+                e->n_pbuf = (int)zero__max_i64(2, zero__min_i64(op->buffer_count, 1024));
+                e->pbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_pbuf);
+                e->pbuf_req = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_pbuf);
+                e->pbuf_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->n_pbuf);
+                e->pbuf_copying = (unsigned char *)ZERO_MALLOC((size_t)e->n_pbuf);
+                e->pbuf_used = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)e->n_pbuf);
+                if (!e->pbuf || !e->pbuf_req || !e->pbuf_unit || !e->pbuf_copying || !e->pbuf_used)
+                    return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe parameter buffer table");
+                for (k = 0; k < e->n_pbuf; k++) {
+                    e->pbuf[k] = e->pbuf_req[k] = NULL;
+                    e->pbuf_unit[k] = -1;
+                    e->pbuf_copying[k] = 0;
+                    e->pbuf_used[k] = 0;
+                }
+                for (k = 0; k < e->n_pbuf; k++)
+                    if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, e->param_kind, e->ptile_bytes, &e->pbuf[k],
+                                          "NVMe parameter tile buffer")) != ZERO_OK)
+                        return r;
+                zero__ok(&be);
+                if (e->be.tiles_open(e->be.cpu_ctx, op->nvme_path, "zero_param", e->rank, e->ptile_bytes, &e->cfg.aio,
+                                     &e->pstore, &be) != ZERO_OK) {
+                    e->pstore = NULL;
+                    return zero__ebackend(e, &be, "zero_engine_create: offload_param \"nvme\"");
+                }
+            }
+        }
         if (e->stage == 3) {
             int64_t want = zero__max_i64(z->stage3_max_live_parameters + zero__max_i64(0, z->stage3_prefetch_bucket_size),
                                          2 * dyn_max);
@@ -6853,7 +7094,7 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
             for (u = 0; u < l->n_units; u++)
                 if (!l->units[u].frozen) maxc = zero__max_i64(maxc, l->units[u].chunk);
             e->tile_bytes = 12 * (size_t)maxc;
-            e->nvme_bytes = 12 * (size_t)ST;
+            e->nvme_bytes += 12 * (size_t)ST;
             e->n_tbuf = (int)zero__max_i64(3, zero__min_i64(oo->buffer_count, 1024));
             e->tbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_tbuf);
             e->tbuf_rd = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_tbuf);
@@ -6880,7 +7121,7 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
                 }
             }
         } else {
-            if (e->dt != ZERO_DTYPE_FP32 || e->offload) {
+            if (!zero__master_is_params(e)) {
                 if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
                     return r;
                 e->master = (float *)p;
@@ -6897,10 +7138,10 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
                                   "offload gradient staging")) != ZERO_OK)
                 return r;
             e->cpu_grad = p;
-            if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, e->opt_kind, (size_t)ST * e->d, &p, "offload parameter staging")) !=
-                ZERO_OK)
+            /* (with offload_param CPU Adam writes straight to the host shard or its tile buffers) */
+            if (!e->poff && (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->opt_kind, (size_t)ST * e->d, &e->cpu_param,
+                                              "offload parameter staging")) != ZERO_OK)
                 return r;
-            e->cpu_param = p;
         }
         if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, sizeof(double) * 2 * (size_t)e->n_pairs, &p,
                               "norm statistics")) != ZERO_OK)
@@ -6965,10 +7206,13 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     z = &cfg->zero_optimization;
     if (z->stage < 0 || z->stage > 3)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.stage", 0, 0, "%d (need 0 .. 3)", z->stage);
-    if (z->offload_param.device != ZERO_OFFLOAD_NONE)
+    if (z->stage == 3 && z->offload_param.device == ZERO_OFFLOAD_NVME &&
+        (!be->tiles_open || !be->tiles_close || !be->tiles_read || !be->tiles_write || !be->tiles_wait))
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_param.device", 0, 0,
-                          "parameter offload is not in the engine yet (offload_optimizer \"cpu\" and \"nvme\" are)"
-                          "\nHINT: set the device to \"none\"");
+                          "\"nvme\": backend has no tile store; use zero_offload_backend (zero_offload.h)");
+    if (z->stage == 3 && z->offload_param.device == ZERO_OFFLOAD_NVME && z->offload_param.nvme_path[0] == 0)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_param.nvme_path", 0, 0,
+                          "device is \"nvme\" but nvme_path is empty\nHINT: set it to a directory on the NVMe drive");
     if (z->offload_optimizer.device == ZERO_OFFLOAD_NVME &&
         (!be->tiles_open || !be->tiles_close || !be->tiles_read || !be->tiles_write || !be->tiles_wait))
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
@@ -7008,6 +7252,8 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     e->offload = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->nvme = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->opt_kind = !e->offload ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
+    e->poff = e->stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
+    e->param_kind = !e->poff ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->d = zero_dtype_size(e->dt);
     e->a = zero_dtype_size(e->adt);
     e->sched_it = cfg->scheduler.last_batch_iteration;
@@ -7188,12 +7434,30 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
     if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->ev_compute)) != ZERO_OK) return r;
     for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
         const zero_unit *x = &l->units[u];
+        char *dst = zero__bp(e, e->pool, pool_off + (x->offset - e->span_off[s]), e->d);
+        const void *send = e->params ? zero__bp(e, e->params, x->shard_offset, e->d) : NULL;
         if ((r = zero__coll_check(e, ZERO__C_FETCH, u)) != ZERO_OK) return r;
         e->n_gathered++;
+        if (e->poff) {
+            /* offload_param: the owned chunk from the host (or its NVMe tile) into
+               its place in the pool, then the all-gather in place */
+            char *own = dst + (size_t)e->rank * (size_t)x->chunk * e->d;
+            zero_error fail;
+            zero__ok(&fail);
+            if (e->poff == ZERO_OFFLOAD_NVME) {
+                int b;
+                if (zero__pbuf_load(e, u, 1, &b, &fail) != ZERO_OK ||
+                    zero__pbuf_ahead(e, s, u + 1, &fail) != ZERO_OK)
+                    return zero__ebackend(e, &fail, "stage-3 fetch: NVMe read of a parameter tile");
+                send = e->pbuf[b];
+                e->pbuf_copying[b] = 1;
+            }
+            ZERO__TRY_BE(e, "stage-3 fetch: parameters from the host",
+                         e->be.copy(e->be.ctx, own, send, (size_t)x->chunk * e->d, ZERO_STREAM_COMM, &be_err_));
+            send = own;
+        }
         ZERO__TRY_BE(e, "stage-3 all_gather",
-                     e->be.all_gather(e->be.ctx, zero__bp(e, e->params, x->shard_offset, e->d),
-                                      zero__bp(e, e->pool, pool_off + (x->offset - e->span_off[s]), e->d),
-                                      (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
+                     e->be.all_gather(e->be.ctx, send, dst, (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
     }
     if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
     e->t_phase[ZERO_PHASE_FETCH] += zero__now_ms() - t0;
@@ -7637,7 +7901,7 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
     zero__ok(&fail);
     for (i = 0; i < nu && fail.code == ZERO_OK; i++) {
         zero_adam_args aa;
-        int bi = i % nb;
+        int bi = i % nb, pb;
         int64_t c;
         float *tb;
         /* read-ahead into free buffers */
@@ -7677,7 +7941,10 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
         aa.v = tb + 2 * c;
         aa.grad = zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt));
         aa.grad_dtype = e->gdt;
-        aa.param = zero__bp(e, e->cpu_param, e->tshard[u], e->d);
+        if (zero__param_out(e, u, 1, &aa.param, &pb, &fail) != ZERO_OK) {
+            what = "zero_step: NVMe parameter tile buffer";
+            break;
+        }
         if (e->be.cpu_adam(e->be.cpu_ctx, &aa, &fail) != ZERO_OK) {
             what = "zero_step: CPU Adam";
             break;
@@ -7688,8 +7955,8 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
             what = "zero_step: NVMe write of an optimizer tile";
             break;
         }
-        if (e->be.copy(e->be.ctx, zero__param_own(e, u), aa.param, (size_t)c * e->d, ZERO_STREAM_COMM, &fail) != ZERO_OK) {
-            what = "zero_step: parameters to the device";
+        if (zero__param_put(e, u, 1, aa.param, pb, &fail) != ZERO_OK) {
+            what = e->poff == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile" : "zero_step: parameters to the device";
             break;
         }
     }
@@ -7877,6 +8144,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
         if (e->nvme && (r = zero__nvme_step(e, &hyper)) != ZERO_OK) return r;
         for (u = 0; u < l->n_units && !e->nvme; u++) {
             zero_adam_args aa;
+            int pb;
             if (l->units[u].frozen || e->seg_count[u] == 0) continue;
             zero__adam_args_for(e, u, &hyper, &aa);
             aa.master = zero__master_at(e, u);
@@ -7884,20 +8152,20 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
             aa.v = zero__mom_at(e, e->v, u);
             aa.grad = zero__grad_own(e, u, &aa.grad_dtype);
             if (e->stage == 0) aa.grad = zero__grad_src(e, u, &aa.grad_dtype);
-            aa.param = e->dt == ZERO_DTYPE_FP32 ? NULL : zero__param_own(e, u);
-            if (e->offload) {
-                /* on the host: the staged gradient chunk in, the compute-dtype
-                   parameters out to staging, then back to the device */
+            if (e->offload) { /* on the host: the staged gradient chunk in */
                 aa.grad = zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt));
                 aa.grad_dtype = e->gdt;
-                aa.param = zero__bp(e, e->cpu_param, e->tshard[u], e->d);
-                ZERO__TRY_BE(e, "zero_step: CPU Adam", e->be.cpu_adam(e->be.cpu_ctx, &aa, &be_err_));
-                ZERO__TRY_BE(e, "zero_step: parameters to the device",
-                             e->be.copy(e->be.ctx, zero__param_own(e, u), aa.param, (size_t)l->units[u].chunk * e->d,
-                                        ZERO_STREAM_COMM, &be_err_));
-                continue;
             }
-            ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
+            /* the compute-dtype parameters out: where they live, or staging on
+               their way there (zero__param_out / zero__param_put) */
+            ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, e->offload, &aa.param, &pb, &be_err_));
+            if (e->offload)
+                ZERO__TRY_BE(e, "zero_step: CPU Adam", e->be.cpu_adam(e->be.cpu_ctx, &aa, &be_err_));
+            else
+                ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
+            ZERO__TRY_BE(e, e->poff == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
+                            : e->poff ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
+                         zero__param_put(e, u, e->offload, aa.param, pb, &be_err_));
         }
         in.time_ms[ZERO_PHASE_OPTIMIZER] = zero__now_ms() - t1;
     }
@@ -8043,10 +8311,11 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         }
         tmp_host = (unsigned char *)p;
     }
-    if (e->nvme && !(e->tflags[t] & ZERO_TENSOR_FROZEN) && !(what == ZERO_STATE_MASTER && e->dt == ZERO_DTYPE_FP32)) {
+    if ((e->nvme && !(e->tflags[t] & ZERO_TENSOR_FROZEN) && !(what == ZERO_STATE_MASTER && zero__master_is_params(e))) ||
+        (e->poff == ZERO_OFFLOAD_NVME && (e->tflags[t] & ZERO_TENSOR_FROZEN))) {
         zero_error be;
         zero__ok(&be);
-        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, e->tile_bytes, &tile, &be) != ZERO_OK) {
+        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, e->nvme ? e->tile_bytes : e->ptile_bytes, &tile, &be) != ZERO_OK) {
             e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
             e->be.free(e->be.ctx, ZERO_MEM_PINNED, tmp_host);
             return zero__ebackend(e, &be, "zero_read_state: tile staging");
@@ -8057,16 +8326,26 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         int u = zero__layout_unit_of(l, t, offset + done, &in);
         const zero_unit *x = &l->units[u];
         zero_dtype sdt = ZERO_DTYPE_FP32;
-        const void *src;
+        const void *src = NULL;
         zero_error be;
         int local = e->stage == 0;
         zero__ok(&be);
         n = zero__min_i64(count - done, x->numel - in);
         if (l->piece[t] == 0) n = zero__min_i64(n, l->numel[t] - (offset + done));
-        if (x->frozen || (what == ZERO_STATE_MASTER && e->dt == ZERO_DTYPE_FP32)) {
+        if (x->frozen || (what == ZERO_STATE_MASTER && zero__master_is_params(e))) {
             sdt = e->dt;
-            src = e->stage == 0 ? zero__bp(e, e->params, x->offset, e->d) : zero__param_own(e, u);
+            if (e->poff != ZERO_OFFLOAD_NVME)
+                src = e->stage == 0 ? zero__bp(e, e->params, x->offset, e->d) : zero__param_own(e, u);
             if (e->stage == 1 || e->stage == 2) local = 1, src = zero__bp(e, e->params, x->offset, e->d);
+            if (e->poff == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
+                void *req = NULL;
+                if (e->be.tiles_read(e->pstore, u, tile, (size_t)x->chunk * e->d, &req, &be) != ZERO_OK ||
+                    e->be.tiles_wait(e->pstore, req, &be) != ZERO_OK) {
+                    r = zero__ebackend(e, &be, "zero_read_state: NVMe read of a parameter tile");
+                    break;
+                }
+                src = tile;
+            }
         } else if (e->nvme) { /* the unit's tile from the file: master | m | v */
             void *req = NULL;
             if (e->be.tiles_read(e->store, u, tile, 12 * (size_t)x->chunk, &req, &be) != ZERO_OK ||

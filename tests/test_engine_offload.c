@@ -9,7 +9,12 @@
    (through zero_offload_backend's tile store, in a temporary directory)
    keeps master, m and v in a file, one tile per unit: bitwise the same
    weights and moments with the scalar CPU Adam, and a byte flipped in the
-   file between steps fails the next step with NVME_CORRUPT. */
+   file between steps fails the next step with NVME_CORRUPT. offload_param
+   "cpu" and "nvme" (stage 3; with the optimizer on the device, in host
+   memory or on NVMe; a frozen tensor; a small pool with prefetch; 2 or 5
+   tile buffers): bitwise the run without offload, the shard where the
+   memory report says, and a flipped byte of the parameter file fails the
+   next fetch with NVME_CORRUPT. */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp in this test */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
@@ -23,7 +28,9 @@ enum { NT = 5, MAXW = 4, TOTAL = 1 + 37 + 300 + 7 + 129 };
 static const int64_t SIZES[NT] = {1, 37, 300, 7, 129};
 
 typedef struct job {
-    int stage, dtype, gas, offload, pin, param_offload, simd;
+    int stage, dtype, gas, offload, pin, simd;
+    int poff, pbufs, frozen, small_pool; /* offload_param device; its buffer_count; tensor 2 frozen; stage-3 pool */
+    int pcorrupt;                        /* flip a byte of the parameter file after step 2 */
     int nvme, no_hooks, corrupt; /* "nvme"; a backend without tile store; flip a file byte after step 2 */
     int clear_path;              /* nvme_path emptied after zero_config_resolve */
     const char *dir;             /* nvme_path */
@@ -54,11 +61,11 @@ static void st(void *p, int dt, int64_t i, float v) {
 
 /* a byte of tile 0's data (after the 4096-byte superblock and the 64-byte
    header) of this rank's file, flipped behind the store's back */
-static int flip_byte(const char *dir, int rank) {
+static int flip_byte(const char *dir, const char *prefix, int rank) {
     char path[1024];
     unsigned char c;
     int fd, ok;
-    snprintf(path, sizeof path, "%s/zero_optim.rank%d.tiles", dir, rank);
+    snprintf(path, sizeof path, "%s/%s.rank%d.tiles", dir, prefix, rank);
     fd = open(path, O_RDWR);
     if (fd < 0) return 0;
     ok = pread(fd, &c, 1, 4096 + 64 + 2) == 1;
@@ -72,14 +79,21 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
     int s, m, t;
     zero_result r;
     for (s = 0; s < 6; s++) {
+        /* after a step wrote the parameter tiles, before the fetches read them */
+        if (J->pcorrupt && s == 3 && !flip_byte(J->dir, "zero_param", rank)) return ZERO_ERR_IO;
         for (m = 0; m < J->gas; m++) {
             for (t = NT - 1; t >= 0; t--) {
                 void *w, *g;
                 int64_t i;
                 if ((r = zero_fetch(e, t)) != ZERO_OK) return r;
                 w = zero_param(e, t);
+                if (!w) return zero_engine_error(e)->code;
+                if (J->frozen && t == 2) { /* read, no gradient */
+                    if ((r = zero_release(e, t)) != ZERO_OK) return r;
+                    continue;
+                }
                 g = zero_grad(e, t);
-                if (!w || !g) return zero_engine_error(e)->code;
+                if (!g) return zero_engine_error(e)->code;
                 for (i = 0; i < SIZES[t]; i++)
                     st(g, J->dtype, i,
                        (float)zero_loss_scale(e) *
@@ -88,7 +102,8 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
                 if ((r = zero_release(e, t)) != ZERO_OK) return r;
             }
         }
-        if (J->corrupt && s == 2 && !flip_byte(J->dir, rank)) return ZERO_ERR_IO;
+        if (J->corrupt && s == 2 && !flip_byte(J->dir, "zero_optim", rank)) return ZERO_ERR_IO;
+
         if ((r = zero_step(e, NULL)) != ZERO_OK) return r;
     }
     return ZERO_OK;
@@ -113,7 +128,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         }
         zero_offload_backend(b, pool, &ob);
         b = &ob;
-    } else if (J->nvme && !J->no_hooks) { /* the tile store, the CPU Adam on the calling thread */
+    } else if ((J->nvme || J->poff == ZERO_OFFLOAD_NVME) && !J->no_hooks) { /* the tile store, the CPU Adam on the calling thread */
         zero_offload_backend(b, NULL, &ob);
         b = &ob;
     }
@@ -125,6 +140,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         ts[t].group = t / 2;
         ts[t].init = init_cb;
         if (t == 3) ts[t].flags = ZERO_TENSOR_NO_DECAY;
+        if (t == 2 && J->frozen) ts[t].flags = ZERO_TENSOR_FROZEN;
     }
     c.train_micro_batch_size_per_gpu = 1;
     c.gradient_accumulation_steps = J->gas;
@@ -132,7 +148,18 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     c.zero_optimization.reduce_bucket_size = J->bucket;
     c.zero_optimization.offload_optimizer.device = J->offload ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
     c.zero_optimization.offload_optimizer.pin_memory = J->pin;
-    if (J->param_offload) c.zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
+    if (J->poff) {
+        zero_offload_config *op = &c.zero_optimization.offload_param;
+        op->device = (zero_offload_device)J->poff;
+        op->pin_memory = J->pin;
+        if (J->pbufs) op->buffer_count = J->pbufs;
+        if (J->dir) snprintf(op->nvme_path, sizeof op->nvme_path, "%s", J->dir);
+    }
+    if (J->small_pool) { /* every tensor fetched and released, a pool of a few units, prefetch */
+        c.zero_optimization.stage3_param_persistence_threshold = 0;
+        c.zero_optimization.stage3_max_live_parameters = 200;
+        c.zero_optimization.stage3_prefetch_bucket_size = 150;
+    }
     if (J->nvme) {
         c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_NVME;
         snprintf(c.zero_optimization.offload_optimizer.nvme_path, sizeof c.zero_optimization.offload_optimizer.nvme_path,
@@ -160,7 +187,8 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     snprintf(J->msg[b->rank], sizeof J->msg[b->rank], "%s", zero_engine_error(e)->msg);
     for (t = 0; t < NT && J->r[b->rank] == ZERO_OK; t++) {
         if (zero_read_state(e, t, ZERO_STATE_MASTER, 0, SIZES[t], J->w[b->rank] + o) != ZERO_OK ||
-            zero_read_state(e, t, ZERO_STATE_EXP_AVG, 0, SIZES[t], J->m[b->rank] + o) != ZERO_OK) {
+            (!(J->frozen && t == 2) &&
+             zero_read_state(e, t, ZERO_STATE_EXP_AVG, 0, SIZES[t], J->m[b->rank] + o) != ZERO_OK)) {
             J->r[b->rank] = zero_engine_error(e)->code;
             snprintf(J->msg[b->rank], sizeof J->msg[b->rank], "%s", zero_engine_error(e)->msg);
         }
@@ -358,18 +386,114 @@ int main(void) {
         c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
         CHECK(zero_config_resolve(&c, 1, &err) != ZERO_OK);
     }
-    /* parameter offload is not in the engine yet: a clear refusal, not a crash */
-    memset(&a, 0, sizeof a);
-    a.stage = 3;
-    a.dtype = ZERO_DTYPE_FP32;
-    a.gas = 1;
-    a.bucket = 64;
-    a.pin = 1;
-    a.param_offload = 1;
-    CHECK(zero_host_run(2, rank_fn, &a, &err) == ZERO_OK);
-    for (r = 0; r < 2; r++) {
-        CHECK(a.r[r] == ZERO_ERR_CONFIG);
-        CHECK_STR_CONTAINS(a.msg[r], "offload_param");
+    /* offload_param (stage 3): the compute-dtype shard on the host or in a
+       file, with the optimizer on the device, the host or NVMe: bitwise the
+       same run without parameter offload */
+    {
+        char dir[] = "/tmp/zero_test_poff_XXXXXX";
+        int poff, opt, nruns = 0;
+        CHECK(mkdtemp(dir) != NULL);
+        setenv("ZERO_NO_SIMD", "1", 1);
+        for (poff = ZERO_OFFLOAD_CPU; poff <= ZERO_OFFLOAD_NVME; poff++)
+            for (opt = 0; opt < 3; opt++)
+                for (dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
+                    for (world = 1; world <= 3; world++)
+                        for (gas = 1; gas <= 2; gas++) {
+                            int variant = (poff + opt + dt + world + gas) % 2;
+                            memset(&a, 0, sizeof a);
+                            memset(&b, 0, sizeof b);
+                            a.stage = b.stage = 3;
+                            a.dtype = b.dtype = dt;
+                            a.gas = b.gas = gas;
+                            a.bucket = b.bucket = variant ? 64 : 500000000;
+                            a.small_pool = b.small_pool = variant;
+                            a.frozen = b.frozen = world == 2;
+                            a.pin = 1;
+                            b.pin = (world + gas + opt) % 2;
+                            b.poff = poff;
+                            b.pbufs = variant ? 2 : 0; /* 2 buffers: every unit evicts; else DeepSpeed's 5 */
+                            b.offload = opt == 1;
+                            b.nvme = opt == 2;
+                            b.dir = dir;
+                            CHECK(zero_host_run(world, rank_fn, &a, &err) == ZERO_OK);
+                            CHECK(zero_host_run(world, rank_fn, &b, &err) == ZERO_OK);
+                            for (r = 0; r < world; r++)
+                                CHECKF(a.r[r] == ZERO_OK && b.r[r] == ZERO_OK,
+                                       "offload_param %d optimizer %d %s world %d gas %d: %s / %s", poff, opt,
+                                       zero_dtype_name((zero_dtype)dt), world, gas, a.msg[r], b.msg[r]);
+                            CHECKF(!memcmp(a.w[0], b.w[0], sizeof a.w[0]) && !memcmp(a.m[0], b.m[0], sizeof a.m[0]),
+                                   "offload_param %d optimizer %d %s world %d gas %d: parameter offload changed the "
+                                   "weights or moments",
+                                   poff, opt, zero_dtype_name((zero_dtype)dt), world, gas);
+                            {   /* the shard left the device: on the host, or tile buffers + the file */
+                                zero_mem_kind host = b.pin ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
+                                size_t shard = a.ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_DEVICE]; /* S x d */
+                                size_t d = zero_dtype_size((zero_dtype)dt), optim_nvme = opt == 2 ? a.ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE] / 8 * 12 : 0;
+                                size_t dev = b.ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_DEVICE];
+                                /* device Adam: one unit's chunk of staging, at most 64 / world x 8 rounded */
+                                CHECKF(opt ? dev == 0 : dev > 0 && dev <= d * (size_t)(variant ? 64 : TOTAL + 64),
+                                       "device parameter bytes %zu", dev);
+                                if (poff == ZERO_OFFLOAD_CPU) {
+                                    CHECK(b.ms.planned[ZERO_MEM_PARAMS][host] == shard);
+                                    CHECK(b.ms.nvme_bytes == optim_nvme);
+                                } else {
+                                    size_t bufs = b.ms.planned[ZERO_MEM_PARAMS][host];
+                                    CHECKF(bufs > 0 && bufs % (size_t)(variant ? 2 : 5) == 0, "buffers %zu", bufs);
+                                    CHECK(b.ms.nvme_bytes == optim_nvme + shard);
+                                }
+                                /* less on the device; with device Adam the staging of one unit stays
+                                   (as large as the shard when a unit holds a whole tensor), and fp32
+                                   needs its own master there (the device parameters were the master) */
+                                if (opt)
+                                    CHECK(b.ms.planned_total[ZERO_MEM_DEVICE] < a.ms.planned_total[ZERO_MEM_DEVICE]);
+                                else if (dt != ZERO_DTYPE_FP32)
+                                    CHECK(b.ms.planned_total[ZERO_MEM_DEVICE] <= a.ms.planned_total[ZERO_MEM_DEVICE]);
+                                else
+                                    CHECK(b.ms.planned[ZERO_MEM_MASTER][ZERO_MEM_DEVICE] ==
+                                          a.ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE] / 2);
+                                for (r = 0; r < ZERO_MEM_KIND_COUNT; r++) CHECK(b.ms.allocated[r] == b.ms.planned_total[r]);
+                            }
+                            nruns++;
+                        }
+        printf("offload_param: %d runs bitwise equal to the runs without it\n", nruns);
+        /* a byte of the parameter file flipped between steps: the next fetch
+           fails with NVME_CORRUPT naming the file, every rank, no hang */
+        for (world = 1; world <= 2; world++) {
+            memset(&b, 0, sizeof b);
+            b.stage = 3;
+            b.dtype = ZERO_DTYPE_BF16;
+            b.gas = 1;
+            b.bucket = 64;
+            b.small_pool = 1;
+            b.pin = 1;
+            b.poff = ZERO_OFFLOAD_NVME;
+            b.pcorrupt = 1;
+            b.dir = dir;
+            CHECK(zero_host_run(world, rank_fn, &b, &err) == ZERO_OK);
+            for (r = 0; r < world; r++) {
+                CHECKF(b.r[r] != ZERO_OK, "parameter file corrupt world %d rank %d: no error", world, r);
+                if (r == 0) { /* rank 0's own file was read: its store names it; peers may see the failed collective */
+                    CHECKF(b.r[r] == ZERO_ERR_CORRUPT && b.item[r] == ZERO_MSG_NVME_CORRUPT, "world %d: %d %s", world,
+                           (int)b.r[r], b.msg[r]);
+                    CHECK_STR_CONTAINS(b.msg[r], "zero_param.rank0");
+                }
+            }
+        }
+        unsetenv("ZERO_NO_SIMD");
+        /* the host backend alone has no tile store; an empty nvme_path */
+        memset(&b, 0, sizeof b);
+        b.stage = 3;
+        b.dtype = ZERO_DTYPE_FP32;
+        b.gas = 1;
+        b.bucket = 64;
+        b.poff = ZERO_OFFLOAD_NVME;
+        b.dir = dir;
+        b.no_hooks = 1;
+        CHECK(zero_host_run(1, rank_fn, &b, &err) == ZERO_OK);
+        CHECK(b.r[0] == ZERO_ERR_CONFIG);
+        CHECK_STR_CONTAINS(b.key[0], "offload_param.device");
+        CHECK_STR_CONTAINS(b.msg[0], "zero_offload_backend");
+        CHECKF(rmdir(dir) == 0, "rmdir %s: files left behind", dir);
     }
     return zt_finish();
 }

@@ -55,9 +55,8 @@ static const char usage[] =
     "  --gas G              gradient_accumulation_steps (default 1, or the config's)\n"
     "  --max-live N         stage3_max_live_parameters (default 1e9)\n"
     "  --prefetch N         stage3_prefetch_bucket_size (default 5e7)\n"
-    "  --no-offload         measure a config that offloads without its offload (the engine\n"
-    "                       offloads the optimizer to the CPU, stages 1-3; not parameters or\n"
-    "                       NVMe yet)\n"
+    "  --no-offload         measure a config that offloads without its offload (--memory runs\n"
+    "                       offload to the CPU; offload to NVMe needs this or device \"cpu\")\n"
     "Every rank's buffers are allocated for real: the tool refuses models that would need\n"
     "more than 8 GiB in all (build/zero_estimate plans large models).\n"
     "\n"
@@ -758,12 +757,12 @@ static int run_memory(const opts *o, const model *m) {
     for (i = 0; i < 2; i++) {
         zero_offload_config *off = i ? &base.zero_optimization.offload_param : &base.zero_optimization.offload_optimizer;
         if (off->device == ZERO_OFFLOAD_NONE) continue;
-        /* the engine offloads the optimizer to the CPU (stages 1-3); not parameters, not to NVMe yet */
-        if (!o->no_offload && !(i == 0 && off->device == ZERO_OFFLOAD_CPU)) {
-            fprintf(stderr, "zero_layout: --config: zero_optimization.%s.device is \"%s\": the engine does not do "
-                            "that offload yet, so --memory cannot create it\nHINT: --no-offload measures the config "
-                            "without offload; build/zero_estimate plans offload\n", i ? "offload_param" : "offload_optimizer",
-                    off->device == ZERO_OFFLOAD_CPU ? "cpu" : "nvme");
+        /* offload to the CPU runs here; NVMe would write the model's state to files */
+        if (!o->no_offload && off->device == ZERO_OFFLOAD_NVME) {
+            fprintf(stderr, "zero_layout: --config: zero_optimization.%s.device is \"nvme\": --memory creates no "
+                            "files\nHINT: --no-offload measures the config without offload, device \"cpu\" keeps the "
+                            "same bytes on the device; build/zero_estimate plans NVMe\n",
+                    i ? "offload_param" : "offload_optimizer");
             return 1;
         }
         if (o->no_offload) off->device = ZERO_OFFLOAD_NONE;
@@ -774,8 +773,9 @@ static int run_memory(const opts *o, const model *m) {
         char what[64];
         cfg[s] = base;
         cfg[s].zero_optimization.stage = s;
-        if (s == 0) /* DeepSpeed offloads only with ZeRO (stages 1-3) */
+        if (s == 0) /* DeepSpeed offloads only with ZeRO (stages 1-3), parameters only on stage 3 */
             cfg[s].zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_NONE;
+        if (s < 3) cfg[s].zero_optimization.offload_param.device = ZERO_OFFLOAD_NONE;
         snprintf(what, sizeof what, "stage %d: %s", s, o->config ? "--config: " : "");
         if (resolve(&cfg[s], N, what)) return 1;
         cfg[s].log.level = ZERO_LOG_LEVEL_COUNT; /* the error is printed once below, not by every rank */
