@@ -7171,7 +7171,9 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
                 (e->params && e->be.memset0(e->be.ctx, e->params, (size_t)(e->stage == 3 ? S : psi) * e->d,
                                             ZERO_STREAM_COMM, &be) != ZERO_OK) ||
                 (e->cpu_param && e->be.memset0(e->be.ctx, e->cpu_param, (size_t)ST * e->d, ZERO_STREAM_COMM, &be) !=
-                                     ZERO_OK))
+                                     ZERO_OK) ||
+                e->be.memset0(e->be.ctx, e->stats_dev, sizeof(double) * 2 * (size_t)e->n_pairs, ZERO_STREAM_COMM, &be) !=
+                    ZERO_OK)
                 return zero__ebackend(e, &be, "zero_engine_create: zero-fill");
         }
     }
@@ -7701,6 +7703,44 @@ ZERO__DEF void *zero_grad(zero_engine *e, int t) {
 }
 
 /* Unit u's gradients of this micro-batch are complete. */
+/* Squares and inf/nan flags of unit u's owned reduced chunk, per tensor, added
+   into its (unit, tensor) slots of stats_dev (cleared after every step). */
+static zero_result zero__unit_stats(zero_engine *e, int u) {
+    const zero_layout *l = e->L;
+    const zero_unit *x = &l->units[u];
+    zero_dtype sdt;
+    char *g;
+    int64_t lo = (int64_t)e->rank * x->chunk, hi = zero__min_i64(lo + x->chunk, x->numel);
+    int k, n;
+    if (x->frozen || hi <= lo) return ZERO_OK;
+    g = (char *)zero__grad_own(e, u, &sdt);
+    n = zero__unit_segments(l, u, lo, hi, e->segtmp, x->last_tensor - x->first_tensor + 1);
+    for (k = 0; k < n; k++) {
+        const zero__seg *sg = &e->segtmp[k];
+        double *st = e->stats_dev + 2 * (e->pair_first[u] + (sg->tensor - x->first_tensor));
+        ZERO__TRY_BE(e, "gradient norm",
+                     e->be.sumsq(e->be.ctx, g + (size_t)(sg->unit_off - lo) * zero_dtype_size(sdt), (size_t)sg->count,
+                                 sdt, st, ZERO_STREAM_COMM, &be_err_));
+    }
+    return ZERO_OK;
+}
+
+/* offload_optimizer, last micro-batch: unit u's reduced chunk is final. Its
+   statistics and the copy of the chunk to host staging go on the comm stream
+   now, behind its reduction and beside the rest of the backward; zero_step
+   finds them done after its one sync. */
+static zero_result zero__unit_offload(zero_engine *e, int u) {
+    size_t gs = zero_dtype_size(e->gdt);
+    zero_dtype gdt;
+    zero_result r;
+    if (e->L->units[u].frozen || e->seg_count[u] == 0) return ZERO_OK;
+    if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
+    ZERO__TRY_BE(e, "gradients to the host",
+                 e->be.copy(e->be.ctx, zero__bp(e, e->cpu_grad, e->tshard[u], gs), zero__grad_own(e, u, &gdt),
+                            (size_t)e->L->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
 static zero_result zero__unit_done(zero_engine *e, int u) {
     const zero_unit *x = &e->L->units[u];
     size_t chunk = (size_t)x->chunk;
@@ -7761,6 +7801,7 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
             ss->slot = -1;
         }
     }
+    if (e->offload && e->micro == e->gas - 1 && (r = zero__unit_offload(e, u)) != ZERO_OK) return r;
     e->t_phase[ZERO_PHASE_REDUCE] += zero__now_ms() - t0;
     return ZERO_OK;
 }
@@ -7887,6 +7928,20 @@ static void zero__adam_args_for(zero_engine *e, int u, const zero_adam_args *h, 
     aa->n_segs = e->seg_count[u];
 }
 
+/* Stages 1-2 after the step: every rank's new chunk of trainable unit u to
+   every rank (a no-op on the other stages). All ranks call it for the same
+   units in the same order. */
+static zero_result zero__step_gather(zero_engine *e, int u) {
+    const zero_unit *x = &e->L->units[u];
+    zero_result r;
+    if (e->stage != 1 && e->stage != 2) return ZERO_OK;
+    if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) return r;
+    ZERO__TRY_BE(e, "zero_step: all_gather of parameters",
+                 e->be.all_gather(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d),
+                                  (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
 /* offload_optimizer "nvme": Adam over the tiles, unit by unit. Tile of list
    entry j in buffer j % n_tbuf; reads run up to n_tbuf - 1 entries ahead,
    the last entry's write behind the current one's Adam, and a buffer is read
@@ -8002,27 +8057,10 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     memcpy(in.time_ms, e->t_phase, sizeof in.time_ms);
 
     /* 1. squares and inf/nan flags of the owned chunks per (unit, tensor), summed
-       over ranks: the global norm, and exactly where inf/nan appeared */
-    ZERO__TRY_BE(e, "zero_step: clear statistics",
-                 e->be.memset0(e->be.ctx, e->stats_dev, sizeof(double) * 2 * (size_t)e->n_pairs, ZERO_STREAM_COMM,
-                               &be_err_));
-    for (u = 0; u < l->n_units; u++) {
-        const zero_unit *x = &l->units[u];
-        zero_dtype sdt;
-        char *g;
-        int64_t lo = (int64_t)e->rank * x->chunk, hi = zero__min_i64(lo + x->chunk, x->numel);
-        int k, n;
-        if (x->frozen || hi <= lo) continue;
-        g = (char *)zero__grad_own(e, u, &sdt);
-        n = zero__unit_segments(l, u, lo, hi, e->segtmp, x->last_tensor - x->first_tensor + 1);
-        for (k = 0; k < n; k++) {
-            const zero__seg *sg = &e->segtmp[k];
-            double *st = e->stats_dev + 2 * (e->pair_first[u] + (sg->tensor - x->first_tensor));
-            ZERO__TRY_BE(e, "zero_step: gradient norm",
-                         e->be.sumsq(e->be.ctx, g + (size_t)(sg->unit_off - lo) * zero_dtype_size(sdt),
-                                     (size_t)sg->count, sdt, st, ZERO_STREAM_COMM, &be_err_));
-        }
-    }
+       over ranks: the global norm, and exactly where inf/nan appeared (with
+       offload_optimizer computed as each unit's reduction ended) */
+    for (u = 0; u < l->n_units && !e->offload; u++)
+        if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
     if ((r = zero__coll_check(e, ZERO__C_NORM, -1)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: all_reduce of the norm",
                  e->be.all_reduce(e->be.ctx, e->stats_dev, e->stats_dev, 2 * (size_t)e->n_pairs,
@@ -8031,6 +8069,10 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
                  e->be.copy(e->be.ctx, e->stats_host, e->stats_dev, sizeof(double) * 2 * (size_t)e->n_pairs,
                             ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_step: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
+    /* cleared for the next step's sums (queued behind the copy just waited) */
+    ZERO__TRY_BE(e, "zero_step: clear statistics",
+                 e->be.memset0(e->be.ctx, e->stats_dev, sizeof(double) * 2 * (size_t)e->n_pairs, ZERO_STREAM_COMM,
+                               &be_err_));
     for (u = 0; u < l->n_units; u++) {
         int k;
         for (k = 0; k <= l->units[u].last_tensor - l->units[u].first_tensor; k++) {
@@ -8120,17 +8162,8 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
             bc2 = 1.0f / sqrtf(1.0f - e->beta2_t);
         }
         t1 = zero__now_ms();
-        if (e->offload) { /* the owned gradient chunks to the host, where Adam runs */
-            size_t gs = zero_dtype_size(e->gdt);
-            for (u = 0; u < l->n_units; u++) {
-                zero_dtype gdt;
-                if (l->units[u].frozen || e->seg_count[u] == 0) continue;
-                ZERO__TRY_BE(e, "zero_step: gradients to the host",
-                             e->be.copy(e->be.ctx, zero__bp(e, e->cpu_grad, e->tshard[u], gs), zero__grad_own(e, u, &gdt),
-                                        (size_t)l->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
-            }
-            ZERO__TRY_BE(e, "zero_step: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
-        }
+        /* offload: the owned gradient chunks are on the host already (copied as
+           each reduction ended, complete at the sync above) */
         memset(&hyper, 0, sizeof hyper);
         hyper.beta1 = (float)b1;
         hyper.beta2 = (float)b2;
@@ -8142,10 +8175,17 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
         hyper.param_dtype = e->dt;
         e->step_lr = lr;
         if (e->nvme && (r = zero__nvme_step(e, &hyper)) != ZERO_OK) return r;
+        /* unit by unit: Adam, the new parameters where they live, and (stages
+           1-2) the unit's all-gather queued behind them, so that with offload
+           the copy and the gather of one unit run while the CPU steps the next */
         for (u = 0; u < l->n_units && !e->nvme; u++) {
             zero_adam_args aa;
             int pb;
-            if (l->units[u].frozen || e->seg_count[u] == 0) continue;
+            if (l->units[u].frozen) continue;
+            if (e->seg_count[u] == 0) { /* this rank owns only padding of it */
+                if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
+                continue;
+            }
             zero__adam_args_for(e, u, &hyper, &aa);
             aa.master = zero__master_at(e, u);
             aa.m = zero__mom_at(e, e->m, u);
@@ -8166,22 +8206,18 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
             ZERO__TRY_BE(e, e->poff == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
                             : e->poff ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
                          zero__param_put(e, u, e->offload, aa.param, pb, &be_err_));
+            if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
         }
         in.time_ms[ZERO_PHASE_OPTIMIZER] = zero__now_ms() - t1;
     }
 
-    /* 5. every rank's parameters up to date */
+    /* 5. every rank's parameters up to date (stages 1-2: gathered above, except
+       after the NVMe step, whose unit lists differ between ranks) */
     t1 = zero__now_ms();
-    if (e->stage == 1 || e->stage == 2) {
-        for (u = 0; u < l->n_units; u++) {
-            const zero_unit *x = &l->units[u];
-            if (x->frozen) continue;
-            if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) return r;
-            ZERO__TRY_BE(e, "zero_step: all_gather of parameters",
-                         e->be.all_gather(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d),
-                                          (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
-        }
-    } else if (e->stage == 3) {
+    if (e->nvme)
+        for (u = 0; u < l->n_units; u++)
+            if (!l->units[u].frozen && (r = zero__step_gather(e, u)) != ZERO_OK) return r;
+    if (e->stage == 3) {
         int s;
         for (s = 0; s < e->n_spans; s++) {
             if (!e->spans[s].persistent) zero__pool_drop(e, s);
@@ -8369,6 +8405,17 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         } else if ((r = zero__coll_check(e, ZERO__C_READ, u)) != ZERO_OK) {
             break;
         } else {
+            /* state kept off the device (offload) joins the gather from device staging */
+            size_t es = zero_dtype_size(sdt);
+            int params = x->frozen || (what == ZERO_STATE_MASTER && zero__master_is_params(e));
+            if (params ? e->poff != ZERO_OFFLOAD_NONE : e->offload) {
+                void *own = zero__bp(e, tmp_dev, (int64_t)e->rank * x->chunk, es);
+                if (e->be.copy(e->be.ctx, own, src, (size_t)x->chunk * es, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+                    r = zero__ebackend(e, &be, "zero_read_state: copy to the device");
+                    break;
+                }
+                src = own;
+            }
             if (e->be.all_gather(e->be.ctx, src, tmp_dev, (size_t)x->chunk, sdt, ZERO_STREAM_COMM, &be) != ZERO_OK ||
                 e->be.copy(e->be.ctx, tmp_host, zero__bp(e, tmp_dev, in, zero_dtype_size(sdt)),
                            (size_t)n * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be) != ZERO_OK ||

@@ -3,11 +3,18 @@
 // unit sizes. One process per GPU (zero_cuda_launch_local forks them when no
 // launcher did); every rank compares its CUDA result with a host-backend run of
 // the same world size made in its own process. ZERO_TEST_QUICK=1: one small case.
+// Offload on GPUs: offload_optimizer cpu / nvme (stages 1-3) and offload_param
+// cpu / nvme (stage 3) through zero_offload_backend over the CUDA backend (SIMD
+// CPU Adam on a thread pool, NVMe files under a temporary directory per rank),
+// against the host engine without offload.
+#define _POSIX_C_SOURCE 200809L // mkdtemp
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
+#include "zero_offload.h"
 #include "zero_cuda.cuh"
 #include "zero_test.h"
 
+#include <unistd.h>
 #include <vector>
 
 enum { NT = 7, STEPS = 6 };
@@ -28,6 +35,8 @@ static void init_cb(void *user, int t, int64_t off, int64_t n, float *out) {
 typedef struct job {
     int stage, dtype, gas;
     int64_t bucket;
+    int oo, op;      // offload_optimizer / offload_param device (ZERO_OFFLOAD_*)
+    const char *dir; // nvme_path
 } job;
 
 static zero_config make_cfg(const job *j, int world) {
@@ -45,6 +54,12 @@ static zero_config make_cfg(const job *j, int world) {
     c.fp16.initial_scale_power = 8; // no overflow with these gradients
     c.bf16.enabled = j->dtype == ZERO_DTYPE_BF16;
     c.log.level = ZERO_LOG_WARN;
+    c.zero_optimization.offload_optimizer.device = (zero_offload_device)j->oo;
+    c.zero_optimization.offload_param.device = (zero_offload_device)j->op;
+    if (j->dir) {
+        snprintf(c.zero_optimization.offload_optimizer.nvme_path, sizeof c.zero_optimization.offload_optimizer.nvme_path, "%s", j->dir);
+        snprintf(c.zero_optimization.offload_param.nvme_path, sizeof c.zero_optimization.offload_param.nvme_path, "%s", j->dir);
+    }
     if (zero_config_resolve(&c, world, &err) != ZERO_OK) fprintf(stderr, "resolve: %s\n", err.msg);
     return c;
 }
@@ -204,7 +219,7 @@ static void test_hooks(void) {
         CHECKF(0, "backend with hooks: %s", err.msg);
         return;
     }
-    job j = {3, ZERO_DTYPE_FP16, 2, 600};
+    job j = {3, ZERO_DTYPE_FP16, 2, 600, 0, 0, NULL};
     zero_config c = make_cfg(&j, zero_cuda_backend(cu)->world);
     zero_tensor ts[NT];
     char names[NT][16];
@@ -222,6 +237,75 @@ static void test_hooks(void) {
     zero_engine_destroy(e);
     CHECKF(hook_frees >= hook_allocs, "%d allocations, %d frees", hook_allocs, hook_frees);
     zero_cuda_backend_destroy(cu);
+}
+
+// CUDA + offload (SIMD CPU Adam, NVMe files) against the host engine without it.
+// Tolerance: the CUDA-vs-host one above; the SIMD CPU Adam rounds like the GPU's
+// Adam to within a few fp32 ulp (fused multiply-adds in the same order).
+static void test_offload(zero_cuda *cu, int quick) {
+    const zero_backend *base = zero_cuda_backend(cu);
+    zero_cpu_pool *pool = NULL;
+    zero_backend ob;
+    zero_error err;
+    char dir[] = "/tmp/zero_gpu_offload_XXXXXX";
+    double worst[4] = {0, 0, 0, 0};
+    int runs = 0;
+    if (!mkdtemp(dir)) {
+        CHECKF(0, "mkdtemp %s", dir);
+        return;
+    }
+    CHECK(zero_cpu_pool_create(&pool, 4, NULL, &err) == ZERO_OK);
+    zero_offload_backend(base, pool, &ob);
+    for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
+        for (int stage = 1; stage <= 3; stage++)
+            for (int gas = 1; gas <= 2; gas++) {
+                if (quick && (dt != ZERO_DTYPE_BF16 || gas != 2)) continue;
+                job ref = {stage, dt, gas, 600, 0, 0, NULL};
+                host_job H;
+                H.j = &ref;
+                zero_result r = zero_host_run(base->world, host_rank, &H, &err);
+                CHECKF(r == ZERO_OK, "host run: %s", err.msg);
+                if (r != ZERO_OK) continue;
+                for (int oo = 0; oo <= 2; oo++)
+                    for (int op = 0; op <= (stage == 3 ? 2 : 0); op++) {
+                        if (!oo && !op) continue;
+                        job j = {stage, dt, gas, 600, oo, op, dir};
+                        zero_config c = make_cfg(&j, base->world);
+                        zero_tensor ts[NT];
+                        char names[NT][16];
+                        zero_engine *e;
+                        tensors(ts, names);
+                        r = zero_engine_create(&e, &c, ts, NT, &ob, &err);
+                        CHECKF(r == ZERO_OK, "offload %d/%d create stage %d: %s", oo, op, stage, err.msg);
+                        if (r != ZERO_OK) continue;
+                        r = train(e, &j, base->rank, 1, zero_cuda_stream(cu));
+                        CHECKF(r == ZERO_OK, "offload %d/%d train stage %d %s gas %d: %s", oo, op, stage,
+                               zero_dtype_name((zero_dtype)dt), gas, zero_engine_error(e)->msg);
+                        std::vector<float> got;
+                        if (r == ZERO_OK) r = read_all(e, got);
+                        CHECKF(r == ZERO_OK, "offload %d/%d read: %s", oo, op, zero_engine_error(e)->msg);
+                        zero_engine_destroy(e);
+                        if (r != ZERO_OK) continue;
+                        double maxw = 0, maxd = 0;
+                        for (size_t i = 0; i < got.size(); i++) {
+                            maxw = fmax(maxw, fabs((double)H.result[i]));
+                            maxd = fmax(maxd, fabs((double)got[i] - (double)H.result[i]));
+                        }
+                        double tol = dt == ZERO_DTYPE_FP32 ? 2e-6 : dt == ZERO_DTYPE_FP16 ? 2e-3 : 1.6e-2;
+                        worst[dt] = fmax(worst[dt], maxd / maxw);
+                        runs++;
+                        CHECKF(maxd <= tol * maxw,
+                               "offload_optimizer %d offload_param %d stage %d %s gas %d world %d: vs host max diff %.3g "
+                               "(max|w| %.3g, allowed %.3g)",
+                               oo, op, stage, zero_dtype_name((zero_dtype)dt), gas, base->world, maxd, maxw, tol * maxw);
+                    }
+            }
+    zero_cpu_pool_destroy(pool);
+    CHECKF(rmdir(dir) == 0, "rmdir %s: files left behind", dir);
+    if (base->rank == 0)
+        printf("gpu_engine offload: world %d, %d runs (CUDA + CPU Adam / NVMe); worst difference to the host engine without "
+               "offload / max|w|: fp32 %.3g, fp16 %.3g, bf16 %.3g\n",
+               base->world, runs, worst[ZERO_DTYPE_FP32], worst[ZERO_DTYPE_FP16], worst[ZERO_DTYPE_BF16]);
 }
 
 int main(void) {
@@ -247,7 +331,7 @@ int main(void) {
             for (int gas = 1; gas <= 2; gas++)
                 for (int b = 0; b < 2; b++) {
                     if (quick && (dt != ZERO_DTYPE_FP16 || gas != 2 || b != 0 || stage < 2)) continue;
-                    job j = {stage, dt, gas, b == 0 ? (int64_t)600 : (int64_t)500000000};
+                    job j = {stage, dt, gas, b == 0 ? (int64_t)600 : (int64_t)500000000, 0, 0, NULL};
                     zero_config c = make_cfg(&j, be->world);
                     zero_tensor ts[NT];
                     char names[NT][16];
@@ -284,6 +368,7 @@ int main(void) {
     if (be->rank == 0)
         printf("gpu_engine: world %d; worst CUDA-vs-host difference / max|w|: fp32 %.3g, fp16 %.3g, bf16 %.3g\n", be->world,
                worst[ZERO_DTYPE_FP32], worst[ZERO_DTYPE_FP16], worst[ZERO_DTYPE_BF16]);
+    test_offload(cu, quick);
     zero_cuda_backend_destroy(cu);
     test_hooks();
     return zt_finish();
