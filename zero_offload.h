@@ -52,6 +52,19 @@
        ZERO_CPU_THREADS_MAX the largest thread count ZERO_CPU_THREADS may ask
                             for; larger values are ignored with a warning
                             (default 4096)
+       ZERO_CPU_NT_MIN      zero_cpu_adam calls over at least this many
+                            elements (all segments together) write master,
+                            m, v and the parameter copy with non-temporal
+                            (streaming) stores on the AVX-512 and AVX2 paths:
+                            no read-for-ownership of the lines they overwrite,
+                            at the price of the results not being in the
+                            cache afterwards; smaller calls use ordinary
+                            stores. Results are the same bits either way.
+                            Default INT64_MAX (never): on the 16-core Xeon
+                            where it was measured (docs/PERF.md) streaming
+                            stores were no faster than ordinary ones with
+                            software prefetch; try 2^24 where a CPU pays for
+                            read-for-ownership (0: every call)
        ZERO_NVME_ALIGN      alignment of every NVMe I/O (offsets, lengths,
                             buffers) in bytes (default 4096)
        ZERO_NVME_MAX_TILES  tiles per NVMe store (default 2^24)
@@ -244,6 +257,14 @@ ZERO_API zero_result zero_nvme_wait(zero_nvme *store, zero_nvme_request *req, ze
 
 #ifndef ZERO_CPU_THREADS_MAX
 #  define ZERO_CPU_THREADS_MAX 4096
+#endif
+#ifndef ZERO_CPU_NT_MIN
+#  define ZERO_CPU_NT_MIN INT64_MAX
+#endif
+/* CPU Adam's software prefetch distance in elements (private; 0: none):
+   docs/PERF.md has the measurement behind 256 */
+#ifndef ZERO__CPU_PREFETCH
+#  define ZERO__CPU_PREFETCH 256
 #endif
 
 /* ---- CPUID ---- */
@@ -614,9 +635,18 @@ ZERO__DEF zero_result zero_cpu_pool_run(zero_cpu_pool *pool, zero_cpu_task fn, v
 
    Every path computes each element on its own (no reductions), so results do
    not depend on the thread count or on where pieces start. The SIMD paths
-   handle the last partial vector of a piece by copying it into a padded
+   handle a partial vector (a piece's tail; with streaming stores also the
+   head before master's first aligned line) by copying it into a padded
    buffer and running the same vector code on it, so an element's result does
-   not depend on its position either.
+   not depend on its position, nor on the kind of store, either.
+
+   Calls over ZERO_CPU_NT_MIN elements or more (none by default) store with
+   non-temporal (streaming) stores: an ordinary store to a line not in the
+   cache may read the line from memory first (read-for-ownership), so a call
+   far larger than the caches can move 40 bytes per element for the 28 it
+   reads and writes (fp32 gradient, no parameter copy); streaming stores
+   write whole lines without reading them. Small calls keep ordinary stores,
+   which leave the results in the cache for whoever reads them next.
 
    scalar: zero__host_adam's expressions, element for element (bitwise equal to
            the host backend as long as both are compiled alike; with clang and
@@ -640,6 +670,7 @@ typedef struct zero__cpu_adam_ctx {
     const zero_adam_args *a;
     const int64_t *prefix; /* prefix[k]: elements of segments before k (flattened index) */
     int store;             /* write param */
+    int nt;                /* streaming stores (the call covers >= ZERO_CPU_NT_MIN elements) */
     zero_simd_level level;
 } zero__cpu_adam_ctx;
 
@@ -655,7 +686,7 @@ static void zero__cpu_adam_scalar(const zero_adam_args *a, const zero_adam_seg *
 
 /* One piece with AVX2 + FMA + F16C, 8 lanes. */
 static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const zero_adam_seg *sg,
-                                                  int store, size_t i0, size_t i1) {
+                                                  int store, int nt, size_t i0, size_t i1) {
     const float wd = sg->weight_decay;
     const int l2 = !a->adamw && wd != 0.0f, decoupled = a->adamw && wd != 0.0f;
     const __m256 b1 = _mm256_set1_ps(a->beta1), b2 = _mm256_set1_ps(a->beta2);
@@ -669,14 +700,29 @@ static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const
     const size_t gsz = zero_dtype_size(gdt), psz = zero_dtype_size(pdt);
     float tp[8], tm[8], tv[8], tg[8];
     unsigned char tq[32];
-    size_t i;
-    for (i = i0; i < i1; i += 8) {
-        size_t k = i1 - i < 8 ? i1 - i : 8, j;
+    size_t i, k, body = i0;
+    int st_m = 0, st_v = 0, st_q = 0;
+    if (nt) { /* see zero__cpu_adam_avx512 */
+        body = i0 + (size_t)((32 - ((uintptr_t)(a->master + i0) & 31)) & 31) / 4;
+        if (body > i1) body = i1;
+        st_m = ((uintptr_t)(a->m + body) & 31) == 0;
+        st_v = ((uintptr_t)(a->v + body) & 31) == 0;
+        st_q = store && ((uintptr_t)((unsigned char *)a->param + body * psz) & (8 * psz - 1)) == 0;
+    }
+    for (i = i0; i < i1; i += k) {
         float *pp = a->master + i, *pm = a->m + i, *pv = a->v + i;
         const unsigned char *pg = (const unsigned char *)a->grad + i * gsz;
         unsigned char *pq = store ? (unsigned char *)a->param + i * psz : NULL;
         __m256 p, m, v, g, d;
-        if (k < 8) { /* the last partial vector: through padded buffers */
+        size_t j;
+        k = i < body ? body - i : i1 - i < 8 ? i1 - i : 8;
+        if (ZERO__CPU_PREFETCH) { /* see zero__cpu_adam_avx512 */
+            _mm_prefetch((const char *)(pp + ZERO__CPU_PREFETCH), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pm + ZERO__CPU_PREFETCH), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pv + ZERO__CPU_PREFETCH), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pg + ZERO__CPU_PREFETCH * gsz), _MM_HINT_T0);
+        }
+        if (k < 8) { /* a partial vector (the head before the body, the tail): through padded buffers */
             memset(tp, 0, sizeof tp), memset(tm, 0, sizeof tm), memset(tv, 0, sizeof tv);
             memset(tg, 0, sizeof tg);
             memcpy(tp, pp, k * 4), memcpy(tm, pm, k * 4), memcpy(tv, pv, k * 4);
@@ -701,15 +747,27 @@ static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const
         d = _mm256_fmadd_ps(_mm256_sqrt_ps(v), bc2, eps);
         if (decoupled) p = _mm256_fmadd_ps(decay, p, p);
         p = _mm256_fmadd_ps(_mm256_div_ps(m, d), step, p);
-        _mm256_storeu_ps(pp, p);
-        _mm256_storeu_ps(pm, m);
-        _mm256_storeu_ps(pv, v);
+        if (nt && k == 8) {
+            _mm256_stream_ps(pp, p);
+            if (st_m) _mm256_stream_ps(pm, m);
+            else _mm256_storeu_ps(pm, m);
+            if (st_v) _mm256_stream_ps(pv, v);
+            else _mm256_storeu_ps(pv, v);
+        } else {
+            _mm256_storeu_ps(pp, p);
+            _mm256_storeu_ps(pm, m);
+            _mm256_storeu_ps(pv, v);
+        }
         if (store) {
             unsigned char *dst = k < 8 ? tq : pq;
+            const int sq = st_q && k == 8;
             if (pdt == ZERO_DTYPE_FP32) {
-                _mm256_storeu_ps((float *)dst, p);
+                if (sq) _mm256_stream_ps((float *)dst, p);
+                else _mm256_storeu_ps((float *)dst, p);
             } else if (pdt == ZERO_DTYPE_FP16) {
-                _mm_storeu_si128((__m128i *)dst, _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
+                __m128i h = _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT);
+                if (sq) _mm_stream_si128((__m128i *)dst, h);
+                else _mm_storeu_si128((__m128i *)dst, h);
             } else {
                 __m256i u = _mm256_castps_si256(p), r, nan;
                 r = _mm256_add_epi32(u, _mm256_add_epi32(bias, _mm256_and_si256(_mm256_srli_epi32(u, 16), one)));
@@ -717,7 +775,8 @@ static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const
                 nan = _mm256_castps_si256(_mm256_cmp_ps(p, p, _CMP_UNORD_Q));
                 r = _mm256_blendv_epi8(r, _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet), nan);
                 r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xD8);
-                _mm_storeu_si128((__m128i *)dst, _mm256_castsi256_si128(r));
+                if (sq) _mm_stream_si128((__m128i *)dst, _mm256_castsi256_si128(r));
+                else _mm_storeu_si128((__m128i *)dst, _mm256_castsi256_si128(r));
             }
             if (k < 8) memcpy(pq, tq, k * psz);
         }
@@ -726,11 +785,17 @@ static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const
             memcpy(a->v + i, tv, k * 4);
         }
     }
+    if (nt) _mm_sfence(); /* streaming stores are weakly ordered: drain them before the piece counts as done */
 }
 
-/* One piece with AVX-512F (+BW/VL, which the level requires), 16 lanes. */
+/* One piece with AVX-512F (+BW/VL, which the level requires), 16 lanes.
+   nt: streaming stores. Elements before master's first 64-byte boundary go
+   through the padded path with ordinary stores, so from `body` on every
+   master store covers a whole aligned line; m, v and the parameter copy
+   stream too where they are aligned alike (else ordinary stores: separate
+   buffers need not share master's alignment), and the tail is ordinary. */
 static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, const zero_adam_seg *sg,
-                                                      int store, size_t i0, size_t i1) {
+                                                      int store, int nt, size_t i0, size_t i1) {
     const float wd = sg->weight_decay;
     const int l2 = !a->adamw && wd != 0.0f, decoupled = a->adamw && wd != 0.0f;
     const __m512 b1 = _mm512_set1_ps(a->beta1), b2 = _mm512_set1_ps(a->beta2);
@@ -744,13 +809,32 @@ static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, c
     const size_t gsz = zero_dtype_size(gdt), psz = zero_dtype_size(pdt);
     float tp[16], tm[16], tv[16], tg[16];
     unsigned char tq[64];
-    size_t i;
-    for (i = i0; i < i1; i += 16) {
-        size_t k = i1 - i < 16 ? i1 - i : 16, j;
+    size_t i, k, body = i0;
+    int st_m = 0, st_v = 0, st_q = 0;
+    if (nt) {
+        body = i0 + (size_t)((64 - ((uintptr_t)(a->master + i0) & 63)) & 63) / 4;
+        if (body > i1) body = i1;
+        st_m = ((uintptr_t)(a->m + body) & 63) == 0;
+        st_v = ((uintptr_t)(a->v + body) & 63) == 0;
+        st_q = store && ((uintptr_t)((unsigned char *)a->param + body * psz) & (16 * psz - 1)) == 0;
+    }
+    for (i = i0; i < i1; i += k) {
         float *pp = a->master + i, *pm = a->m + i, *pv = a->v + i;
         const unsigned char *pg = (const unsigned char *)a->grad + i * gsz;
         unsigned char *pq = store ? (unsigned char *)a->param + i * psz : NULL;
         __m512 p, m, v, g, d;
+        size_t j;
+        k = i < body ? body - i : i1 - i < 16 ? i1 - i : 16;
+        if (ZERO__CPU_PREFETCH) {
+            /* the four read streams, 1 KB ahead: the hardware prefetchers alone
+               leave the divide- and sqrt-bound loop short of memory requests in
+               flight (6-7% slower at 1e9 elements on 16 Xeon cores). A prefetch
+               past the buffer's end does not fault. */
+            _mm_prefetch((const char *)(pp + ZERO__CPU_PREFETCH), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pm + ZERO__CPU_PREFETCH), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pv + ZERO__CPU_PREFETCH), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pg + ZERO__CPU_PREFETCH * gsz), _MM_HINT_T0);
+        }
         if (k < 16) {
             memset(tp, 0, sizeof tp), memset(tm, 0, sizeof tm), memset(tv, 0, sizeof tv);
             memset(tg, 0, sizeof tg);
@@ -776,22 +860,35 @@ static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, c
         d = _mm512_fmadd_ps(_mm512_sqrt_ps(v), bc2, eps);
         if (decoupled) p = _mm512_fmadd_ps(decay, p, p);
         p = _mm512_fmadd_ps(_mm512_div_ps(m, d), step, p);
-        _mm512_storeu_ps(pp, p);
-        _mm512_storeu_ps(pm, m);
-        _mm512_storeu_ps(pv, v);
+        if (nt && k == 16) {
+            _mm512_stream_ps(pp, p);
+            if (st_m) _mm512_stream_ps(pm, m);
+            else _mm512_storeu_ps(pm, m);
+            if (st_v) _mm512_stream_ps(pv, v);
+            else _mm512_storeu_ps(pv, v);
+        } else {
+            _mm512_storeu_ps(pp, p);
+            _mm512_storeu_ps(pm, m);
+            _mm512_storeu_ps(pv, v);
+        }
         if (store) {
             unsigned char *dst = k < 16 ? tq : pq;
+            const int sq = st_q && k == 16;
             if (pdt == ZERO_DTYPE_FP32) {
-                _mm512_storeu_ps((float *)dst, p);
+                if (sq) _mm512_stream_ps((float *)dst, p);
+                else _mm512_storeu_ps((float *)dst, p);
             } else if (pdt == ZERO_DTYPE_FP16) {
-                _mm256_storeu_si256((__m256i *)dst, _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
+                __m256i h = _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT);
+                if (sq) _mm256_stream_si256((__m256i *)dst, h);
+                else _mm256_storeu_si256((__m256i *)dst, h);
             } else {
                 __m512i u = _mm512_castps_si512(p), r;
                 __mmask16 nan = _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q);
                 r = _mm512_add_epi32(u, _mm512_add_epi32(bias, _mm512_and_si512(_mm512_srli_epi32(u, 16), one)));
                 r = _mm512_srli_epi32(r, 16);
                 r = _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet));
-                _mm256_storeu_si256((__m256i *)dst, _mm512_cvtepi32_epi16(r));
+                if (sq) _mm256_stream_si256((__m256i *)dst, _mm512_cvtepi32_epi16(r));
+                else _mm256_storeu_si256((__m256i *)dst, _mm512_cvtepi32_epi16(r));
             }
             if (k < 16) memcpy(pq, tq, k * psz);
         }
@@ -800,6 +897,7 @@ static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, c
             memcpy(a->v + i, tv, k * 4);
         }
     }
+    if (nt) _mm_sfence(); /* streaming stores are weakly ordered: drain them before the piece counts as done */
 }
 #endif /* ZERO__CPU_SIMD_X86 */
 
@@ -824,8 +922,8 @@ static void zero__cpu_adam_task(void *varg, int64_t begin, int64_t end, int thre
         i1 = (size_t)(sg->offset + (e - c->prefix[k]));
         switch (c->level) {
 #ifdef ZERO__CPU_SIMD_X86
-        case ZERO_SIMD_AVX512: zero__cpu_adam_avx512(a, sg, c->store, i0, i1); break;
-        case ZERO_SIMD_AVX2: zero__cpu_adam_avx2(a, sg, c->store, i0, i1); break;
+        case ZERO_SIMD_AVX512: zero__cpu_adam_avx512(a, sg, c->store, c->nt, i0, i1); break;
+        case ZERO_SIMD_AVX2: zero__cpu_adam_avx2(a, sg, c->store, c->nt, i0, i1); break;
 #endif
         default: zero__cpu_adam_scalar(a, sg, c->store, i0, i1); break;
         }
@@ -934,6 +1032,7 @@ ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level 
     c.prefix = prefix;
     c.store = a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master);
     c.level = level;
+    c.nt = total >= (int64_t)ZERO_CPU_NT_MIN;
     /* pieces of 32K elements (~900 KB of traffic): enough to spread 2^20
        elements over 8 threads, few enough to cost nothing in locking */
     res = zero_cpu_pool_run(pool, zero__cpu_adam_task, &c, total, 32768, err);

@@ -12,9 +12,13 @@
    The parameter's scale includes the update's sensitivity to m and v (a
    condition number): where L2 decay cancels the gradient, v is tiny and its
    relative error large, and every fp32 implementation differs there.
-   Every path gives the same bits whatever the thread count.
+   Every path gives the same bits whatever the thread count, and whatever the
+   kind of store: calls over ZERO_CPU_NT_MIN elements use streaming stores,
+   set low here (8192) so that the thread tests and test_streaming run them
+   while the small calls of the path matrix keep ordinary stores.
    ZERO_TEST_QUICK=1 (sanitizer runs) skips the throughput print. */
 #define _GNU_SOURCE /* setenv / unsetenv */
+#define ZERO_CPU_NT_MIN 8192
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_offload.h"
@@ -360,6 +364,76 @@ static void test_threads(const zero_simd_level *levels, int n_levels) {
     tc_free(&c);
 }
 
+/* Streaming stores: one call over all segments (>= ZERO_CPU_NT_MIN elements)
+   against one call per segment (each below it: ordinary stores), bit for bit,
+   and against the scalar path's tolerance; with master, m, v and the
+   parameter copy at different alignments (each buffer starts `sh` elements
+   past a 64-byte boundary), so that the head before master's first aligned
+   line, buffers that stream beside ones that cannot, and odd tails all run. */
+static void out_alloc_at(const tcase *c, tout *o, void *raw[4], const int sh[4]) {
+    size_t ps = c->has_param ? dsz(c->pdt) : 4, bytes = ((size_t)c->n + 16) * 4;
+    int j;
+    for (j = 0; j < 4; j++) raw[j] = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    o->master = (float *)raw[0] + sh[0];
+    o->m = (float *)raw[1] + sh[1];
+    o->v = (float *)raw[2] + sh[2];
+    o->param = (char *)raw[3] + (size_t)sh[3] * ps;
+    memcpy(o->master, c->master0, sizeof(float) * (size_t)c->n);
+    memcpy(o->m, c->m0, sizeof(float) * (size_t)c->n);
+    memcpy(o->v, c->v0, sizeof(float) * (size_t)c->n);
+    memcpy(o->param, c->param0, 4 * (size_t)c->n);
+}
+
+static void test_streaming(const zero_simd_level *levels, int n_levels) {
+    static const int64_t counts[] = {4097, 31, 5003, 1, 8191, 4103, 17, 2000};
+    /* master, m, v, param shifts: all aligned; all alike, unaligned; m, v and the
+       param each off master's alignment; v off, the param streaming only at 16 bytes */
+    static const int shifts[4][4] = {{0, 0, 0, 0}, {3, 3, 3, 3}, {0, 1, 8, 2}, {5, 5, 13, 13}};
+    static const zero_dtype gd[4] = {ZERO_DTYPE_FP16, ZERO_DTYPE_BF16, ZERO_DTYPE_FP32, ZERO_DTYPE_FP32};
+    static const zero_dtype pd[4] = {ZERO_DTYPE_FP16, ZERO_DTYPE_BF16, ZERO_DTYPE_FP32, ZERO_DTYPE_FP32};
+    const int ns = (int)(sizeof counts / sizeof counts[0]);
+    int64_t total = 0;
+    int di, si, li, k;
+    for (k = 0; k < ns; k++) total += counts[k];
+    CHECK(total >= ZERO_CPU_NT_MIN);
+    for (di = 0; di < 4; di++) {
+        tcase c;
+        tout sc;
+        zero_cpu_pool *pool = NULL;
+        tc_init(&c, counts, ns, gd[di], pd[di], di < 3, 1, 1);
+        out_alloc(&c, &sc);
+        CHECK(run_cpu(&c, &sc, ZERO_SIMD_SCALAR, NULL) == ZERO_OK);
+        CHECK(zero_cpu_pool_create(&pool, 3, NULL, NULL) == ZERO_OK);
+        for (li = 0; li < n_levels; li++)
+            for (si = 0; si < 4; si++) {
+                void *raw_nt[4], *raw_one[4];
+                tout nt, one;
+                zero_adam_args a;
+                char what[160];
+                snprintf(what, sizeof what, "%s streaming, grad %s, param %s, shifts %d %d %d %d",
+                         zero_simd_level_name(levels[li]), zero_dtype_name(gd[di]),
+                         di < 3 ? zero_dtype_name(pd[di]) : "none", shifts[si][0], shifts[si][1], shifts[si][2],
+                         shifts[si][3]);
+                out_alloc_at(&c, &nt, raw_nt, shifts[si]);
+                out_alloc_at(&c, &one, raw_one, shifts[si]);
+                a = tc_args(&c, &nt);
+                CHECK(zero_cpu_adam_at(&a, levels[li], si % 2 ? pool : NULL, NULL) == ZERO_OK);
+                for (k = 0; k < ns; k++) { /* each below ZERO_CPU_NT_MIN: ordinary stores */
+                    CHECK(c.segs[k].count < ZERO_CPU_NT_MIN);
+                    a = tc_args(&c, &one);
+                    a.segs = &c.segs[k], a.n_segs = 1;
+                    CHECK(zero_cpu_adam_at(&a, levels[li], NULL, NULL) == ZERO_OK);
+                }
+                CHECKF(out_same(&c, &nt, &one), "%s: differs from ordinary stores", what);
+                compare(&c, &nt, &sc, what);
+                for (k = 0; k < 4; k++) free(raw_nt[k]), free(raw_one[k]);
+            }
+        zero_cpu_pool_destroy(pool);
+        out_free(&sc);
+        tc_free(&c);
+    }
+}
+
 /* ---- the pool on its own ---- */
 
 typedef struct pool_job {
@@ -592,6 +666,7 @@ int main(void) {
     test_pool();
     test_paths(levels, n_levels);
     test_threads(levels, n_levels);
+    test_streaming(levels, n_levels);
     test_errors();
     test_no_simd(best);
     if (!(quick && atoi(quick))) bench(levels, n_levels);
