@@ -21,13 +21,15 @@
    each on the best SIMD path this CPU has and on the scalar path, with all
    threads (the pool's default size: ZERO_CPU_THREADS, else the logical cores
    this process may use; --threads overrides) and with 1 (--no-single: not).
-     copy   b[i] = a[i]          8 bytes per element (read + write)
-     triad  a[i] = b[i] + s c[i] 12 bytes per element
-   over the fp32 buffers of the same size (larger than any cache), run through
-   the same pool with the same piece size as Adam. Bytes are what the program
-   reads and writes (STREAM's convention: the write-allocate reads a cache
-   does for stores are not counted, for Adam either). "% of bw" is against
-   the larger of copy and triad at the same thread count.
+   Beside them, the memory bandwidth (the kernels below "STREAM-style
+   kernels": copy, triad, both with streaming stores, and an Adam-shaped
+   kernel of 4 read and 3 written streams with cached stores, with
+   zero_cpu_adam's software prefetch, and with streaming stores) over fp32
+   buffers of the same size (larger than any cache), run through the same
+   pool with the same piece size as Adam. Bytes are what the program reads
+   and writes (STREAM's convention: the write-allocate reads a cache does for
+   stores are not counted, for Adam either). "% of bw" is against the fastest
+   kernel at the same thread count, named in the summary lines.
    Timing: CLOCK_MONOTONIC around each call, warm-up calls first, the median
    of n calls; n is --iters, or fewer (at least 3) where that would take more
    than --budget seconds for one row (the single-thread scalar rows at 1e9);
@@ -158,57 +160,110 @@ static void fill_grad_task(void *arg, int64_t b, int64_t e, int thread) {
 
 /* ---- STREAM-style kernels ----
 
-   Vector loads and ordinary (cached) stores, as zero's Adam does: AVX-512 or
-   AVX where the CPU has them (target attributes, chosen at run time like
-   zero_offload.h), else SSE2 on x86-64, else plain C. No -march flag is
-   given, so a plain loop would be scalar and measure the core, not memory. */
+   The memory bandwidth Adam is judged against: the fastest of
+     copy      b[i] = a[i]                      8 bytes per element
+     triad     a[i] = b[i] + s c[i]            12
+     copy-nt, triad-nt: the same with non-temporal (streaming) stores
+     adam      a += s g, b += s g, c += s g    28: Adam's shape (4 streams
+               read, 3 written in place), trivial arithmetic, cached stores
+     adam-nt   the same with streaming stores
+   over fp32 buffers of the parameter count (larger than any cache). Bytes
+   are what the kernel reads and writes (STREAM's convention: the line reads
+   an ordinary store to an uncached line costs, read-for-ownership, are not
+   counted; streaming stores do not cost them). Vector loads: AVX-512 or AVX
+   where the CPU has them (target attributes, chosen at run time like
+   zero_offload.h), else SSE2 on x86-64, else plain C; no -march flag is
+   given, so a plain loop would be scalar and measure the core, not memory.
+   Streaming stores need aligned destinations: elements before the first
+   aligned vector go one by one (the buffers are 64-byte aligned and the
+   pieces multiples of 64 elements, so there are none here). */
 
 typedef struct stream_args {
-    float *a, *b, *c;
+    float *a, *b, *c, *g;
     float s;
     int isa; /* 2 avx512f, 1 avx, 0 baseline */
+    int nt;  /* streaming stores */
+    int pf;  /* software prefetch of the read streams, 256 elements ahead (zero_cpu_adam's) */
 } stream_args;
+
+enum { K_COPY, K_TRIAD, K_COPY_NT, K_TRIAD_NT, K_ADAM, K_ADAM_PF, K_ADAM_NT, K_COUNT };
+static const char *const kernel_names[K_COUNT] = {"copy", "triad", "copy-nt", "triad-nt", "adam", "adam-pf", "adam-nt"};
+static const double kernel_bytes[K_COUNT] = {8, 12, 8, 12, 28, 28, 28};
+
+#define ALIGNED(p, w) (((uintptr_t)(p) & ((w) * sizeof(float) - 1)) == 0)
+
+/* one family per vector width: ATTR target, V vector type, W lanes */
+#define STREAM_FAMILY(SUF, ATTR, V, W, LD, ST, STNT, ADD, MUL, SET1, FENCE)                              \
+    ATTR static void copy_##SUF(float *d, const float *x, int nt, int64_t b, int64_t e) {                \
+        int64_t i = b;                                                                                    \
+        if (nt) {                                                                                         \
+            for (; i < e && !ALIGNED(d + i, W); i++) d[i] = x[i];                                         \
+            for (; i + W <= e; i += W) STNT(d + i, LD(x + i));                                            \
+        }                                                                                                 \
+        for (; i + W <= e; i += W) ST(d + i, LD(x + i));                                                  \
+        for (; i < e; i++) d[i] = x[i];                                                                   \
+        if (nt) FENCE();                                                                                  \
+    }                                                                                                     \
+    ATTR static void triad_##SUF(float *a, const float *x, const float *y, float s, int nt, int64_t b,   \
+                                 int64_t e) {                                                             \
+        const V vs = SET1(s);                                                                             \
+        int64_t i = b;                                                                                    \
+        if (nt) {                                                                                         \
+            for (; i < e && !ALIGNED(a + i, W); i++) a[i] = x[i] + s * y[i];                              \
+            for (; i + W <= e; i += W) STNT(a + i, ADD(LD(x + i), MUL(vs, LD(y + i))));                   \
+        }                                                                                                 \
+        for (; i + W <= e; i += W) ST(a + i, ADD(LD(x + i), MUL(vs, LD(y + i))));                         \
+        for (; i < e; i++) a[i] = x[i] + s * y[i];                                                        \
+        if (nt) FENCE();                                                                                  \
+    }                                                                                                     \
+    ATTR static void adam_##SUF(float *a, float *b2, float *c, const float *g, float s, int nt, int pf,  \
+                                int64_t b, int64_t e) {                                                   \
+        const V vs = SET1(s);                                                                             \
+        int64_t i = b;                                                                                    \
+        if (pf) {                                                                                         \
+            for (; i + W <= e; i += W) {                                                                  \
+                V sg, va, vb, vc;                                                                         \
+                _mm_prefetch((const char *)(a + i + 256), _MM_HINT_T0);                                   \
+                _mm_prefetch((const char *)(b2 + i + 256), _MM_HINT_T0);                                  \
+                _mm_prefetch((const char *)(c + i + 256), _MM_HINT_T0);                                   \
+                _mm_prefetch((const char *)(g + i + 256), _MM_HINT_T0);                                   \
+                sg = MUL(vs, LD(g + i)), va = LD(a + i), vb = LD(b2 + i), vc = LD(c + i);                 \
+                ST(a + i, ADD(va, sg));                                                                   \
+                ST(b2 + i, ADD(vb, sg));                                                                  \
+                ST(c + i, ADD(vc, sg));                                                                   \
+            }                                                                                             \
+        }                                                                                                 \
+        if (nt) {                                                                                         \
+            for (; i < e && !ALIGNED(a + i, W); i++) a[i] += s * g[i], b2[i] += s * g[i], c[i] += s * g[i]; \
+            if (ALIGNED(b2 + i, W) && ALIGNED(c + i, W))                                                  \
+                for (; i + W <= e; i += W) {                                                              \
+                    V sg = MUL(vs, LD(g + i)), va = LD(a + i), vb = LD(b2 + i), vc = LD(c + i);           \
+                    STNT(a + i, ADD(va, sg));                                                             \
+                    STNT(b2 + i, ADD(vb, sg));                                                            \
+                    STNT(c + i, ADD(vc, sg));                                                             \
+                }                                                                                         \
+        }                                                                                                 \
+        for (; i + W <= e; i += W) {                                                                      \
+            V sg = MUL(vs, LD(g + i)), va = LD(a + i), vb = LD(b2 + i), vc = LD(c + i);                   \
+            ST(a + i, ADD(va, sg));                                                                       \
+            ST(b2 + i, ADD(vb, sg));                                                                      \
+            ST(c + i, ADD(vc, sg));                                                                       \
+        }                                                                                                 \
+        for (; i < e; i++) a[i] += s * g[i], b2[i] += s * g[i], c[i] += s * g[i];                         \
+        if (nt) FENCE();                                                                                  \
+    }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define STREAM_X86 1
-__attribute__((target("avx512f"))) static void copy_avx512(float *d, const float *s, int64_t b, int64_t e) {
-    int64_t i = b;
-    for (; i + 16 <= e; i += 16) _mm512_storeu_ps(d + i, _mm512_loadu_ps(s + i));
-    for (; i < e; i++) d[i] = s[i];
-}
-__attribute__((target("avx512f"))) static void triad_avx512(float *a, const float *x, const float *y, float s,
-                                                             int64_t b, int64_t e) {
-    const __m512 vs = _mm512_set1_ps(s);
-    int64_t i = b;
-    for (; i + 16 <= e; i += 16)
-        _mm512_storeu_ps(a + i, _mm512_add_ps(_mm512_loadu_ps(x + i), _mm512_mul_ps(vs, _mm512_loadu_ps(y + i))));
-    for (; i < e; i++) a[i] = x[i] + s * y[i];
-}
-__attribute__((target("avx"))) static void copy_avx(float *d, const float *s, int64_t b, int64_t e) {
-    int64_t i = b;
-    for (; i + 8 <= e; i += 8) _mm256_storeu_ps(d + i, _mm256_loadu_ps(s + i));
-    for (; i < e; i++) d[i] = s[i];
-}
-__attribute__((target("avx"))) static void triad_avx(float *a, const float *x, const float *y, float s, int64_t b,
-                                                     int64_t e) {
-    const __m256 vs = _mm256_set1_ps(s);
-    int64_t i = b;
-    for (; i + 8 <= e; i += 8)
-        _mm256_storeu_ps(a + i, _mm256_add_ps(_mm256_loadu_ps(x + i), _mm256_mul_ps(vs, _mm256_loadu_ps(y + i))));
-    for (; i < e; i++) a[i] = x[i] + s * y[i];
-}
-static void copy_sse2(float *d, const float *s, int64_t b, int64_t e) {
-    int64_t i = b;
-    for (; i + 4 <= e; i += 4) _mm_storeu_ps(d + i, _mm_loadu_ps(s + i));
-    for (; i < e; i++) d[i] = s[i];
-}
-static void triad_sse2(float *a, const float *x, const float *y, float s, int64_t b, int64_t e) {
-    const __m128 vs = _mm_set1_ps(s);
-    int64_t i = b;
-    for (; i + 4 <= e; i += 4) _mm_storeu_ps(a + i, _mm_add_ps(_mm_loadu_ps(x + i), _mm_mul_ps(vs, _mm_loadu_ps(y + i))));
-    for (; i < e; i++) a[i] = x[i] + s * y[i];
-}
+#define ATTR512 __attribute__((target("avx512f")))
+#define ATTR256 __attribute__((target("avx")))
+STREAM_FAMILY(avx512, ATTR512, __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_stream_ps, _mm512_add_ps,
+              _mm512_mul_ps, _mm512_set1_ps, _mm_sfence)
+STREAM_FAMILY(avx, ATTR256, __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_stream_ps, _mm256_add_ps,
+              _mm256_mul_ps, _mm256_set1_ps, _mm_sfence)
+STREAM_FAMILY(sse2, , __m128, 4, _mm_loadu_ps, _mm_storeu_ps, _mm_stream_ps, _mm_add_ps, _mm_mul_ps, _mm_set1_ps,
+              _mm_sfence)
 #endif
 
 static const char *stream_isa_name(int isa) {
@@ -224,9 +279,9 @@ static void copy_task(void *arg, int64_t b, int64_t e, int thread) {
     stream_args *S = (stream_args *)arg;
     (void)thread;
 #ifdef STREAM_X86
-    if (S->isa == 2) copy_avx512(S->b, S->a, b, e);
-    else if (S->isa == 1) copy_avx(S->b, S->a, b, e);
-    else copy_sse2(S->b, S->a, b, e);
+    if (S->isa == 2) copy_avx512(S->b, S->a, S->nt, b, e);
+    else if (S->isa == 1) copy_avx(S->b, S->a, S->nt, b, e);
+    else copy_sse2(S->b, S->a, S->nt, b, e);
 #else
     for (int64_t i = b; i < e; i++) S->b[i] = S->a[i];
 #endif
@@ -236,11 +291,23 @@ static void triad_task(void *arg, int64_t b, int64_t e, int thread) {
     stream_args *S = (stream_args *)arg;
     (void)thread;
 #ifdef STREAM_X86
-    if (S->isa == 2) triad_avx512(S->a, S->b, S->c, S->s, b, e);
-    else if (S->isa == 1) triad_avx(S->a, S->b, S->c, S->s, b, e);
-    else triad_sse2(S->a, S->b, S->c, S->s, b, e);
+    if (S->isa == 2) triad_avx512(S->a, S->b, S->c, S->s, S->nt, b, e);
+    else if (S->isa == 1) triad_avx(S->a, S->b, S->c, S->s, S->nt, b, e);
+    else triad_sse2(S->a, S->b, S->c, S->s, S->nt, b, e);
 #else
     for (int64_t i = b; i < e; i++) S->a[i] = S->b[i] + S->s * S->c[i];
+#endif
+}
+
+static void adam_shape_task(void *arg, int64_t b, int64_t e, int thread) {
+    stream_args *S = (stream_args *)arg;
+    (void)thread;
+#ifdef STREAM_X86
+    if (S->isa == 2) adam_avx512(S->a, S->b, S->c, S->g, S->s, S->nt, S->pf, b, e);
+    else if (S->isa == 1) adam_avx(S->a, S->b, S->c, S->g, S->s, S->nt, S->pf, b, e);
+    else adam_sse2(S->a, S->b, S->c, S->g, S->s, S->nt, S->pf, b, e);
+#else
+    for (int64_t i = b; i < e; i++) S->a[i] += S->s * S->g[i], S->b[i] += S->s * S->g[i], S->c[i] += S->s * S->g[i];
 #endif
 }
 
@@ -378,16 +445,23 @@ int main(int argc, char **argv) {
                 feat.logical_cores, T, zero_simd_level_name(best), iters, warmup);
     }
 
-    printf("# cpu_adam: zero_cpu_adam (AdamW, one flat buffer) vs STREAM-style copy/triad, same pool\n");
+    char nt_note[64];
+    if ((int64_t)ZERO_CPU_NT_MIN == INT64_MAX) snprintf(nt_note, sizeof nt_note, "never (the default)");
+    else snprintf(nt_note, sizeof nt_note, "calls of %lld elements or more", (long long)ZERO_CPU_NT_MIN);
+    printf("# cpu_adam: zero_cpu_adam (AdamW, one flat buffer) vs STREAM-style kernels, same pool\n");
     printf("# cpu: %s, %d logical cores for this process; SIMD: best %s (avx2 %d fma %d f16c %d avx512f %d bw %d vl %d)%s\n",
            cpu, feat.logical_cores, zero_simd_level_name(best), feat.avx2, feat.fma, feat.f16c, feat.avx512f,
            feat.avx512bw, feat.avx512vl, getenv("ZERO_NO_SIMD") ? " [ZERO_NO_SIMD set]" : "");
     printf("# threads: %d (all) and 1; CLOCK_MONOTONIC, median of n after %d warm-up (n <= %d, fewer past %.0f s a row)\n",
            T, warmup, iters, budget);
     printf("# bytes per parameter: 28 for both Adam variants (fp16: grad 2 + master/m/v 24 + param 2;\n"
-           "#   fp32: grad 4 + master/m/v 24, no param write); copy 8, triad 12 bytes per element; bw = max(copy, triad)\n"
-           "# copy/triad: %s vectors, cached stores (as zero's Adam), pieces of %d elements through the same pool\n",
-           stream_isa_name(feat.avx512f ? 2 : feat.avx ? 1 : 0), GRAIN);
+           "#   fp32: grad 4 + master/m/v 24, no param write); zero_cpu_adam's streaming stores (ZERO_CPU_NT_MIN): %s\n"
+           "# bandwidth kernels, bytes per element: copy 8, triad 12 (cached stores), copy-nt 8, triad-nt 12 (streaming\n"
+           "#   stores), adam, adam-pf and adam-nt 28 (Adam's 4 read + 3 written streams, trivial arithmetic;\n"
+           "#   cached stores, cached with zero_cpu_adam's software prefetch, streaming stores);\n"
+           "#   bw = the fastest of them at the same thread count (1 thread: copy, triad, adam-nt)\n"
+           "# kernels: %s vectors, pieces of %d elements through the same pool\n",
+           nt_note, stream_isa_name(feat.avx512f ? 2 : feat.avx ? 1 : 0), GRAIN);
 
     int rc = 0;
     for (int si = 0; si < n_sizes; si++) {
@@ -421,35 +495,46 @@ int main(int argc, char **argv) {
         if (zero_cpu_pool_run(pool_all, fill_task, &B, N, GRAIN, &err) != ZERO_OK) die("fill", &err);
         printf("# filled in %.1f s\n", now_s() - t0);
 
-        /* STREAM-style bandwidth over master/m/v (restored by the fill below) */
-        double bw[2] = {0, 0}, copy_g[2], triad_g[2];
-        printf("#%13s %-7s %-7s %7s %3s | %10s %10s %9s %7s\n", "params", "what", "simd", "threads", "n", "time(ms)",
+        /* STREAM-style bandwidth over master/m/v/grad (restored by the fills below);
+           with 1 thread only copy, triad and adam-nt (the single-thread rows are
+           for reference, and each takes seconds at 1e9) */
+        double bw[2] = {0, 0}, kg[2][K_COUNT];
+        int bw_k[2] = {0, 0};
+        printf("#%13s %-8s %-7s %6s %3s | %10s %10s %9s %7s\n", "params", "what", "simd", "threads", "n", "time(ms)",
                "Mparam/s", "GB/s", "% of bw");
         for (int pi = 0; pi < (single ? 2 : 1); pi++) {
-            zero_cpu_pool *pool = pi ? pool_one : pool_all;
             int th = pi ? 1 : T;
             stream_ctx sc;
-            sc.pool = pool;
+            sc.pool = pi ? pool_one : pool_all;
             sc.n = N;
             sc.s.a = B.m;
             sc.s.b = B.v;
             sc.s.c = B.master;
+            sc.s.g = (float *)B.grad;
             sc.s.s = 0.5f;
             sc.s.isa = feat.avx512f ? 2 : feat.avx ? 1 : 0;
-            sc.fn = copy_task;
-            timing tc = time_calls(stream_call, &sc, warmup, iters, budget);
-            copy_g[pi] = 8.0 * (double)N / (tc.ms * 1e-3) / 1e9;
-            sc.fn = triad_task; /* m = v + 0.5 master */
-            timing tt = time_calls(stream_call, &sc, warmup, iters, budget);
-            triad_g[pi] = 12.0 * (double)N / (tt.ms * 1e-3) / 1e9;
-            bw[pi] = copy_g[pi] > triad_g[pi] ? copy_g[pi] : triad_g[pi];
-            printf("%14lld %-7s %-7s %7d %3d | %10.3f %10s %9.2f %7s\n", (long long)N, "copy", "-", th, tc.n, tc.ms, "-",
-                   copy_g[pi], "-");
-            printf("%14lld %-7s %-7s %7d %3d | %10.3f %10s %9.2f %7s\n", (long long)N, "triad", "-", th, tt.n, tt.ms, "-",
-                   triad_g[pi], "-");
-            if (out)
-                fprintf(out, "stream %lld %d copy_gbps %.4f triad_gbps %.4f\n", (long long)N, th, copy_g[pi],
-                        triad_g[pi]);
+            for (int k = 0; k < K_COUNT; k++) {
+                kg[pi][k] = 0;
+                if (pi && k != K_COPY && k != K_TRIAD && k != K_ADAM_NT) continue;
+                sc.s.nt = k == K_COPY_NT || k == K_TRIAD_NT || k == K_ADAM_NT;
+                sc.s.pf = k == K_ADAM_PF;
+                sc.fn = k == K_COPY || k == K_COPY_NT ? copy_task : k == K_TRIAD || k == K_TRIAD_NT ? triad_task
+                                                                                                : adam_shape_task;
+                sc.s.s = k >= K_ADAM ? 1e-7f : 0.5f; /* adam: m = v + 0.5 master would grow without bound */
+                timing t = time_calls(stream_call, &sc, warmup, iters, budget);
+                kg[pi][k] = kernel_bytes[k] * (double)N / (t.ms * 1e-3) / 1e9;
+                if (kg[pi][k] > bw[pi]) bw[pi] = kg[pi][k], bw_k[pi] = k;
+                printf("%14lld %-8s %-7s %6d %3d | %10.3f %10s %9.2f %7s\n", (long long)N, kernel_names[k], "-", th,
+                       t.n, t.ms, "-", kg[pi][k], "-");
+                if (out)
+                    fprintf(out, "kernel %lld %d %s gbps %.4f ms %.6f\n", (long long)N, th, kernel_names[k], kg[pi][k],
+                            t.ms);
+            }
+            if (out) {
+                fprintf(out, "stream %lld %d copy_gbps %.4f triad_gbps %.4f\n", (long long)N, th, kg[pi][K_COPY],
+                        kg[pi][K_TRIAD]);
+                fprintf(out, "bw %lld %d gbps %.4f kernel %s\n", (long long)N, th, bw[pi], kernel_names[bw_k[pi]]);
+            }
         }
         if (zero_cpu_pool_run(pool_all, fill_task, &B, N, GRAIN, &err) != ZERO_OK) die("fill", &err);
 
@@ -491,7 +576,7 @@ int main(int argc, char **argv) {
                     ac.pool = pi ? pool_one : pool_all;
                     timing t = time_calls(adam_call, &ac, warmup, iters, budget);
                     double mps = (double)N / (t.ms * 1e-3) / 1e6, gbps = 28.0 * (double)N / (t.ms * 1e-3) / 1e9;
-                    printf("%14lld %-7s %-7s %7d %3d | %10.3f %10.1f %9.2f %6.1f%%\n", (long long)N,
+                    printf("%14lld %-8s %-7s %6d %3d | %10.3f %10.1f %9.2f %6.1f%%\n", (long long)N,
                            fp16 ? "adam16" : "adam32", zero_simd_level_name(level), th, t.n, t.ms, mps, gbps,
                            100.0 * gbps / bw[pi]);
                     if (out)
@@ -511,19 +596,22 @@ int main(int argc, char **argv) {
                 rc = 1;
             }
         }
-        printf("# %lld params, memory bandwidth (%d threads): copy %.2f GB/s, triad %.2f GB/s\n", (long long)N, T,
-               copy_g[0], triad_g[0]);
-        if (single)
-            printf("# %lld params, memory bandwidth (1 thread): copy %.2f GB/s, triad %.2f GB/s\n", (long long)N,
-                   copy_g[1], triad_g[1]);
+        for (int pi = 0; pi < (single ? 2 : 1); pi++) {
+            printf("# %lld params, memory bandwidth (%d thread%s): %.2f GB/s (%s); copy %.2f, triad %.2f", (long long)N,
+                   pi ? 1 : T, pi ? "" : "s", bw[pi], kernel_names[bw_k[pi]], kg[pi][K_COPY], kg[pi][K_TRIAD]);
+            if (!pi)
+                printf(", copy-nt %.2f, triad-nt %.2f, adam %.2f, adam-pf %.2f", kg[pi][K_COPY_NT],
+                       kg[pi][K_TRIAD_NT], kg[pi][K_ADAM], kg[pi][K_ADAM_PF]);
+            printf(", adam-nt %.2f GB/s\n", kg[pi][K_ADAM_NT]);
+        }
         printf("# %lld params, adam fp16 grads + fp16 param write, %s, %d threads: %.1f Mparam/s, %.2f GB/s at 28 B/param "
-               "= %.1f%% of bw\n",
+               "= %.1f%% of bw (%s)\n",
                (long long)N, zero_simd_level_name(best), T, best_fp16_all / 28.0 * 1e3, best_fp16_all,
-               100.0 * best_fp16_all / bw[0]);
+               100.0 * best_fp16_all / bw[0], kernel_names[bw_k[0]]);
         printf("# %lld params, adam fp32 grads, no param write, %s, %d threads: %.1f Mparam/s, %.2f GB/s at 28 B/param "
-               "= %.1f%% of bw\n",
+               "= %.1f%% of bw (%s)\n",
                (long long)N, zero_simd_level_name(best), T, best_fp32_all / 28.0 * 1e3, best_fp32_all,
-               100.0 * best_fp32_all / bw[0]);
+               100.0 * best_fp32_all / bw[0], kernel_names[bw_k[0]]);
         free(B.master), free(B.m), free(B.v), free(B.grad), free(B.param);
     }
     if (out) fclose(out);
