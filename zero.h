@@ -2234,7 +2234,7 @@ static zero_result zero__json_run(zero__json_parser *p) {
                                              NULL);
             }
         } else { /* ZERO__JSON_ST_KEY */
-            int key;
+            int key = -1;
             if (p->pos >= p->len) {
                 const zero__json_node *o = &j->nodes[p->stack[p->depth - 1].node];
                 return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
@@ -6472,7 +6472,7 @@ static zero_result zero__pbuf_take(zero_engine *e, int u, int *out, int *hit, ze
 /* Unit u's chunk in a buffer: from the cache or read now (wait: 1) or in
    the background (wait: 0). */
 static zero_result zero__pbuf_load(zero_engine *e, int u, int wait, int *out, zero_error *fail) {
-    int b, hit;
+    int b = 0, hit = 0;
     if (zero__pbuf_take(e, u, &b, &hit, fail) != ZERO_OK) return fail->code;
     if (!hit) {
         if (e->be.tiles_read(e->pstore, u, e->pbuf[b], (size_t)e->L->units[u].chunk * e->d, &e->pbuf_req[b], fail) !=
@@ -7447,7 +7447,7 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
             zero_error fail;
             zero__ok(&fail);
             if (e->poff == ZERO_OFFLOAD_NVME) {
-                int b;
+                int b = 0;
                 if (zero__pbuf_load(e, u, 1, &b, &fail) != ZERO_OK ||
                     zero__pbuf_ahead(e, s, u + 1, &fail) != ZERO_OK)
                     return zero__ebackend(e, &fail, "stage-3 fetch: NVMe read of a parameter tile");
@@ -8281,9 +8281,10 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
     size_t n = 0;
     int c;
     double total = 0;
+    char sink[1]; /* the destination when only measuring (buf NULL) */
 #define ZERO__PUT(...)                                                                  \
     do {                                                                                \
-        int w_ = snprintf(buf ? buf + (n < cap ? n : cap) : NULL, n < cap ? cap - n : 0, __VA_ARGS__); \
+        int w_ = snprintf(buf ? buf + (n < cap ? n : cap) : sink, buf && n < cap ? cap - n : 0, __VA_ARGS__); \
         if (w_ > 0) n += (size_t)w_;                                                    \
     } while (0)
     if (!r) return 0;

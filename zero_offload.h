@@ -681,6 +681,14 @@ static void zero__cpu_adam_scalar(const zero_adam_args *a, const zero_adam_seg *
 }
 
 #ifdef ZERO__CPU_SIMD_X86
+/* GCC (12, C++ at -O2) reports its own intrinsics' undefined-vector idiom
+   (`__m512 __Y = __Y;`) as maybe-uninitialized once they are inlined here;
+   the warning is about the compiler's headers, not this code */
+#  if defined(__GNUC__) && !defined(__clang__)
+#    pragma GCC diagnostic push
+#    pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#    pragma GCC diagnostic ignored "-Wuninitialized"
+#  endif
 #  define ZERO__TARGET_AVX2 __attribute__((target("avx,avx2,fma,f16c")))
 #  define ZERO__TARGET_AVX512 __attribute__((target("avx,avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
 
@@ -899,6 +907,9 @@ static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, c
     }
     if (nt) _mm_sfence(); /* streaming stores are weakly ordered: drain them before the piece counts as done */
 }
+#  if defined(__GNUC__) && !defined(__clang__)
+#    pragma GCC diagnostic pop
+#  endif
 #endif /* ZERO__CPU_SIMD_X86 */
 
 /* The pool's task: flattened elements [begin, end) over the segments. */
@@ -1528,7 +1539,7 @@ static void *zero__nvme_thread(void *arg) {
 
 static zero_result zero__nvme_super(zero_nvme *s, zero_error *err) {
     unsigned char *b = (unsigned char *)zero__nvme_aligned(ZERO_NVME_ALIGN);
-    int64_t size;
+    int64_t size = 0;
     size_t done;
     int e;
     zero_result rc = ZERO_OK;

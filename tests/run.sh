@@ -72,6 +72,9 @@ pbuild "c11-gcc"     $CC      -std=c11   $WARN -Wpedantic -I. -c tests/compile_c
 pbuild "c11-clang"   $CLANG   -std=c11   $WARN -Wpedantic -I. -c tests/compile_c.c   -o "$B/t/c11-clang.o"
 pbuild "cxx17-gcc"   $CXX_GCC -std=c++17 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-gcc.o"
 pbuild "cxx17-clang" $CLANGXX -std=c++17 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-clang.o"
+# optimizing builds: GCC's flow warnings (maybe-uninitialized, format-truncation) need -O2 / -O3
+pbuild "c11-gcc-O3"   $CC      -std=c11   -O3 $WARN -Wpedantic -I. -c tests/compile_c.c   -o "$B/t/c11-gcc-O3.o"
+pbuild "cxx17-gcc-O3" $CXX_GCC -std=c++17 -O3 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-gcc-O3.o"
 # ZERO_STATIC: every function static, no unused-function warnings
 pbuild "c11-static"  $CC      -std=c11   $WARN -Wpedantic -DZERO_STATIC -I. -c tests/compile_c.c   -o "$B/t/c11-static.o"
 pbuild "cxx17-static" $CLANGXX -std=c++17 $WARN -Wpedantic -DZERO_STATIC -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-static.o"
