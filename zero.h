@@ -6401,23 +6401,27 @@ static void zero__efree(zero_engine *e, zero_mem_kind kind, void *p) {
     if (p) e->be.free(e->be.ctx, kind, p);
 }
 
+/* Wait store's pending request *q (if any) and clear it; a failure goes to
+   *first when given and still ZERO_OK. Returns 0 when the request failed. */
+static int zero__req_wait(zero_engine *e, void *store, void **q, zero_error *first) {
+    zero_error be;
+    int ok;
+    if (!*q) return 1;
+    zero__ok(&be);
+    ok = e->be.tiles_wait(store, *q, &be) == ZERO_OK;
+    if (!ok && first && first->code == ZERO_OK) *first = be;
+    *q = NULL;
+    return ok;
+}
+
 /* NVMe tiles: wait every pending read and write; the first failure goes to
    *first (when given and still ZERO_OK). No request is left pending. */
 static void zero__tiles_drain(zero_engine *e, zero_error *first) {
     int k;
     if (!e->store || !e->tbuf_rd) return;
     for (k = 0; k < e->n_tbuf; k++) {
-        void **q[2];
-        int j;
-        q[0] = &e->tbuf_rd[k];
-        q[1] = &e->tbuf_wr[k];
-        for (j = 0; j < 2; j++)
-            if (*q[j]) {
-                zero_error be;
-                zero__ok(&be);
-                if (e->be.tiles_wait(e->store, *q[j], &be) != ZERO_OK && first && first->code == ZERO_OK) *first = be;
-                *q[j] = NULL;
-            }
+        zero__req_wait(e, e->store, &e->tbuf_rd[k], first);
+        zero__req_wait(e, e->store, &e->tbuf_wr[k], first);
     }
 }
 
@@ -6434,13 +6438,9 @@ static void zero__tiles_drain(zero_engine *e, zero_error *first) {
 /* Complete buffer b's pending read or write; with `reuse`, also the copies
    out of the buffers still queued on the comm stream. */
 static zero_result zero__pbuf_settle(zero_engine *e, int b, int reuse, zero_error *fail) {
-    if (e->pbuf_req[b]) {
-        void *q = e->pbuf_req[b];
-        e->pbuf_req[b] = NULL;
-        if (e->be.tiles_wait(e->pstore, q, fail) != ZERO_OK) {
-            e->pbuf_unit[b] = -1;
-            return fail->code;
-        }
+    if (!zero__req_wait(e, e->pstore, &e->pbuf_req[b], fail)) {
+        e->pbuf_unit[b] = -1;
+        return fail->code;
     }
     if (reuse && e->pbuf_copying[b]) {
         int k;
@@ -6509,15 +6509,7 @@ static void zero__pbuf_drain(zero_engine *e, zero_error *first) {
     int k;
     if (!e->pstore || !e->pbuf_req) return;
     for (k = 0; k < e->n_pbuf; k++)
-        if (e->pbuf_req[k]) {
-            zero_error be;
-            zero__ok(&be);
-            if (e->be.tiles_wait(e->pstore, e->pbuf_req[k], &be) != ZERO_OK) {
-                e->pbuf_unit[k] = -1;
-                if (first && first->code == ZERO_OK) *first = be;
-            }
-            e->pbuf_req[k] = NULL;
-        }
+        if (!zero__req_wait(e, e->pstore, &e->pbuf_req[k], first)) e->pbuf_unit[k] = -1;
 }
 
 /* ---- offload_param: where Adam's compute-dtype output goes ----
