@@ -1100,8 +1100,9 @@ static zero_result run_adam(const zero_backend *b, void *varg) {
                 for (k = 0; k < 3; k++)
                     for (i = (int)segs[k].offset; i < segs[k].offset + segs[k].count; i++) {
                         /* p and m can cancel towards 0: measure their errors against the
-                           size of the terms that made them */
-                        double ep = fabs(master[i] - pd[i]) / magp[i];
+                           size of the terms that made them (for p: its updates and its own
+                           value, which the fp32 master rounds at every step) */
+                        double ep = fabs(master[i] - pd[i]) / (magp[i] + fabs(pd[i]));
                         double em = fabs(m[i] - md[i]) / mag[i];
                         double ev = fabs(v[i] - vd[i]) / vd[i];
                         if (ep > worst_p) worst_p = ep;
