@@ -414,6 +414,7 @@ typedef struct zero_offload_config {
     double ratio;                 /* ratio: 1.0 (optimizer only) */
     int super_offload;            /* super_offload: false (optimizer only) */
     double cpuadam_cores_perc;    /* cpuadam_cores_perc: 0.8 (optimizer only) */
+    int delayed_param_update;     /* delayed_param_update: false (optimizer only; zero's key, not DeepSpeed's) */
 } zero_offload_config;
 
 /* "zero_optimization": {...} (or the legacy booleans true/false) */
@@ -1015,6 +1016,12 @@ ZERO_API double zero_loss_scale(const zero_engine *e);
    unscale, clip, Adam, advance the lr schedule, update the loss scale, and
    bring every rank's parameters up to date. info may be NULL. */
 ZERO_API zero_result zero_step(zero_engine *e, zero_step_info *info);
+/* With offload_optimizer.delayed_param_update, zero_step leaves the CPU Adam
+   of its step running and the device holds the parameters of the step
+   before; zero_flush waits for it and brings them to the device (before an
+   evaluation, an export, or the end of training). A collective; a no-op
+   otherwise. */
+ZERO_API zero_result zero_flush(zero_engine *e);
 ZERO_API zero_result zero_memory_report(const zero_engine *e, zero_memory_stats *out);
 /* A table of the report, one line per category (what `make run` prints). */
 ZERO_API size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf, size_t cap);
@@ -2781,6 +2788,11 @@ static const zero__key zero__keys[] = {
              ZERO__K_BOOL, 0, 1, NULL, 0),
     ZERO__OK(offload_optimizer, cpuadam_cores_perc, "float", "0.8", ZERO__NYET, "fraction of cores for CPU Adam (NEW)",
              zero__offload_note, ZERO__K_F64, 0, 1, NULL, 0),
+    ZERO__OK(offload_optimizer, delayed_param_update, "bool", "false", ZERO__IMPL,
+             "zero's own key: delayed parameter update (ZeRO-Offload paper's DPU)",
+             "device cpu, without offload_param: the CPU Adam of step t runs beside the forward and backward of step "
+             "t+1, whose forward uses the parameters of step t-1 (one step stale); zero_flush applies the last one",
+             ZERO__K_BOOL, 0, 1, NULL, 0),
 #undef ZERO__OK
     ZERO__ZK(sub_group_size, "int", "1e9", ZERO__NYET, "stage 3: elements per optimizer sub-group (zero: per unit tile)",
              zero__engine_note, ZERO__K_I64, 1, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
@@ -3828,6 +3840,13 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE && stage == 0)
         return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer", 0, 0,
                           "optimizer offload needs ZeRO: set zero_optimization.stage to 1, 2 or 3");
+    if (z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device != ZERO_OFFLOAD_CPU)
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.delayed_param_update",
+                          0, 0, "needs offload_optimizer.device \"cpu\" (the delayed step runs on the CPU)");
+    if (z->offload_optimizer.delayed_param_update == 1 && stage == 3 && z->offload_param.device != ZERO_OFFLOAD_NONE)
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.delayed_param_update",
+                          0, 0, "not with offload_param: the delayed CPU step would write the parameters the forward "
+                                "reads from the host");
     if (z->offload_optimizer.ratio < 1 && stage != 3)
         return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.ratio", 0, 0,
                           "a ratio below 1 (partial offload) needs stage 3, stage is %d", stage);
@@ -6250,6 +6269,20 @@ struct zero_engine {
     unsigned char *pbuf_copying;       /* a copy out of it may still run on the comm stream */
     int64_t *pbuf_used, pbuf_clock;    /* last use, for eviction */
     size_t ptile_bytes;
+    /* offload_optimizer.delayed_param_update: the CPU Adam of a step runs on
+       the engine's thread beside the next forward and backward; the staging
+       pairs alternate (one read by that Adam, one filled by the backward) */
+    int dpu;
+    void *dpu_grad[2], *dpu_param[2];  /* staging pairs; cpu_grad / cpu_param point at one */
+    int dpu_cur;                       /* the pair the backward fills now */
+    int dpu_pending;                   /* a delayed Adam was started; its parameters are not on the device */
+    int dpu_started, dpu_go, dpu_quit, dpu_sync; /* thread running; a job; stop; lock made */
+    pthread_t dpu_thread;
+    pthread_mutex_t dpu_mu;
+    pthread_cond_t dpu_cv;
+    zero_adam_args dpu_h;              /* the delayed step's hyperparameters */
+    zero_adam_seg *cpu_segs;           /* one unit's Adam segments clipped to a piece */
+    zero_error dpu_err;                /* its result */
     double *check_dev, *check_host; /* 2 doubles each */
     zero_error err;
     size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
@@ -6578,8 +6611,27 @@ static void zero__engine_free(zero_engine *e) {
     zero__efree(e, e->opt_kind, e->master);
     zero__efree(e, e->opt_kind, e->m);
     zero__efree(e, e->opt_kind, e->v);
-    zero__efree(e, e->opt_kind, e->cpu_grad);
-    zero__efree(e, e->opt_kind, e->cpu_param);
+    if (e->dpu_started) { /* the delayed Adam finishes, then the thread leaves */
+        pthread_mutex_lock(&e->dpu_mu);
+        e->dpu_quit = 1;
+        pthread_cond_broadcast(&e->dpu_cv);
+        pthread_mutex_unlock(&e->dpu_mu);
+        pthread_join(e->dpu_thread, NULL);
+    }
+    if (e->dpu_sync) {
+        pthread_mutex_destroy(&e->dpu_mu);
+        pthread_cond_destroy(&e->dpu_cv);
+    }
+    if (e->dpu) { /* both staging pairs; cpu_grad / cpu_param point at one of them */
+        zero__efree(e, e->opt_kind, e->dpu_grad[0]);
+        zero__efree(e, e->opt_kind, e->dpu_grad[1]);
+        zero__efree(e, e->opt_kind, e->dpu_param[0]);
+        zero__efree(e, e->opt_kind, e->dpu_param[1]);
+    } else {
+        zero__efree(e, e->opt_kind, e->cpu_grad);
+        zero__efree(e, e->opt_kind, e->cpu_param);
+    }
+    ZERO_FREE(e->cpu_segs);
     if (e->store) zero__tiles_drain(e, NULL);
     if (e->store && e->be.tiles_close) e->be.tiles_close(e->store);
     e->store = NULL;
@@ -7134,6 +7186,23 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
             if (!e->poff && (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->opt_kind, (size_t)ST * e->d, &e->cpu_param,
                                               "offload parameter staging")) != ZERO_OK)
                 return r;
+            e->cpu_segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(maxcap > 0 ? maxcap : 1));
+            if (!e->cpu_segs) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
+        }
+        if (e->dpu) { /* delayed update: a second staging pair, and the thread's lock */
+            e->dpu_grad[0] = e->cpu_grad;
+            e->dpu_param[0] = e->cpu_param;
+            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->opt_kind, (size_t)ST * zero_dtype_size(e->gdt), &e->dpu_grad[1],
+                                  "delayed update: second gradient staging")) != ZERO_OK ||
+                (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->opt_kind, (size_t)ST * e->d, &e->dpu_param[1],
+                                  "delayed update: second parameter staging")) != ZERO_OK)
+                return r;
+            if (pthread_mutex_init(&e->dpu_mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
+            if (pthread_cond_init(&e->dpu_cv, NULL) != 0) {
+                pthread_mutex_destroy(&e->dpu_mu);
+                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: condition variable");
+            }
+            e->dpu_sync = 1;
         }
         if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, sizeof(double) * 2 * (size_t)e->n_pairs, &p,
                               "norm statistics")) != ZERO_OK)
@@ -7247,6 +7316,7 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     e->nvme = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->opt_kind = !e->offload ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->poff = e->stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
+    e->dpu = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->poff;
     e->param_kind = !e->poff ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->d = zero_dtype_size(e->dt);
     e->a = zero_dtype_size(e->adt);
@@ -7934,6 +8004,148 @@ static zero_result zero__step_gather(zero_engine *e, int u) {
     return ZERO_OK;
 }
 
+#ifndef ZERO_CPU_STEP_PIECE
+#define ZERO_CPU_STEP_PIECE (1 << 22) /* elements per CPU Adam call when the result goes to the device */
+#endif
+
+/* CPU Adam of unit u over master / m / v (its owned chunk's), the gradient
+   chunk `grad` (host, e->gdt), the new compute-dtype parameters to `param`
+   (host). With `to_device` the chunk is stepped in pieces of
+   ZERO_CPU_STEP_PIECE elements and each piece's parameters are queued to the
+   device behind it: the copy runs while the CPU steps the next piece. */
+static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h, float *master, float *m, float *v,
+                                  const void *grad, void *param, int to_device, zero_error *fail) {
+    zero_adam_args aa;
+    int64_t c = e->L->units[u].chunk, piece = to_device ? ZERO_CPU_STEP_PIECE : c, p0;
+    zero__adam_args_for(e, u, h, &aa);
+    aa.master = master;
+    aa.m = m;
+    aa.v = v;
+    aa.grad = grad;
+    aa.grad_dtype = e->gdt;
+    aa.param = param;
+    if (piece < 1) piece = c;
+    for (p0 = 0; p0 < c; p0 += piece) {
+        int64_t p1 = zero__min_i64(c, p0 + piece);
+        zero_adam_args pa = aa;
+        int k, n = 0;
+        for (k = 0; k < aa.n_segs; k++) { /* the segments clipped to [p0, p1) */
+            int64_t lo = zero__max_i64(aa.segs[k].offset, p0), hi = zero__min_i64(aa.segs[k].offset + aa.segs[k].count, p1);
+            if (hi <= lo) continue;
+            e->cpu_segs[n] = aa.segs[k];
+            e->cpu_segs[n].offset = lo;
+            e->cpu_segs[n].count = hi - lo;
+            n++;
+        }
+        pa.segs = e->cpu_segs;
+        pa.n_segs = n;
+        if (n > 0 && e->be.cpu_adam(e->be.cpu_ctx, &pa, fail) != ZERO_OK) return fail->code;
+        if (to_device && e->be.copy(e->be.ctx, zero__bp(e, zero__param_own(e, u), p0, e->d), zero__bp(e, param, p0, e->d),
+                                    (size_t)(p1 - p0) * e->d, ZERO_STREAM_COMM, fail) != ZERO_OK)
+            return fail->code;
+    }
+    return ZERO_OK;
+}
+
+/* ---- delayed parameter update (offload_optimizer.delayed_param_update) ----
+
+   zero_step of step t decides overflow and clipping from step t's gradients
+   (on the host already), puts the parameters of step t-1's delayed Adam on
+   the device (zero__dpu_apply), then hands step t's CPU Adam to the engine's
+   thread (zero__dpu_start) and returns: that Adam runs beside the forward
+   and backward of step t+1, which therefore use the parameters of step t-1.
+   The staging pairs alternate, so the backward fills one while the thread
+   reads the other. zero_flush (and the next zero_step) wait for the thread
+   and apply its parameters. */
+static void *zero__dpu_main(void *arg) {
+    zero_engine *e = (zero_engine *)arg;
+    pthread_mutex_lock(&e->dpu_mu);
+    for (;;) {
+        zero_error fail;
+        int u, q;
+        while (!e->dpu_go && !e->dpu_quit) pthread_cond_wait(&e->dpu_cv, &e->dpu_mu);
+        if (!e->dpu_go) break; /* quit, nothing left to do */
+        q = 1 - e->dpu_cur;     /* the pair the step handed over */
+        pthread_mutex_unlock(&e->dpu_mu);
+        zero__ok(&fail);
+        for (u = 0; u < e->n_units; u++) {
+            if (e->L->units[u].frozen || e->seg_count[u] == 0) continue;
+            if (zero__cpu_unit(e, u, &e->dpu_h, zero__master_at(e, u), zero__mom_at(e, e->m, u), zero__mom_at(e, e->v, u),
+                               zero__bp(e, e->dpu_grad[q], e->tshard[u], zero_dtype_size(e->gdt)),
+                               zero__bp(e, e->dpu_param[q], e->tshard[u], e->d), 0, &fail) != ZERO_OK)
+                break;
+        }
+        pthread_mutex_lock(&e->dpu_mu);
+        e->dpu_err = fail;
+        e->dpu_go = 0;
+        pthread_cond_broadcast(&e->dpu_cv);
+    }
+    pthread_mutex_unlock(&e->dpu_mu);
+    return NULL;
+}
+
+/* Wait for the delayed Adam (if one runs); its failure becomes the engine's. */
+static zero_result zero__dpu_wait(zero_engine *e) {
+    zero_error fail;
+    if (!e->dpu_started) return ZERO_OK;
+    pthread_mutex_lock(&e->dpu_mu);
+    while (e->dpu_go) pthread_cond_wait(&e->dpu_cv, &e->dpu_mu);
+    fail = e->dpu_err;
+    zero__ok(&e->dpu_err);
+    pthread_mutex_unlock(&e->dpu_mu);
+    if (fail.code != ZERO_OK) return zero__ebackend(e, &fail, "delayed CPU Adam");
+    return ZERO_OK;
+}
+
+/* Step t's CPU Adam to the thread, reading the staging pair the backward
+   filled; the next backward fills the other one. */
+static zero_result zero__dpu_start(zero_engine *e, const zero_adam_args *h) {
+    zero_result r;
+    if ((r = zero__dpu_wait(e)) != ZERO_OK) return r;
+    if (!e->dpu_started) {
+        if (pthread_create(&e->dpu_thread, NULL, zero__dpu_main, e) != 0)
+            return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_step: cannot start the delayed-update thread");
+        e->dpu_started = 1;
+    }
+    pthread_mutex_lock(&e->dpu_mu);
+    e->dpu_h = *h;
+    e->dpu_cur = 1 - e->dpu_cur;
+    e->cpu_grad = e->dpu_grad[e->dpu_cur];
+    e->dpu_go = 1;
+    e->dpu_pending = 1;
+    pthread_cond_broadcast(&e->dpu_cv);
+    pthread_mutex_unlock(&e->dpu_mu);
+    return ZERO_OK;
+}
+
+/* The delayed Adam's parameters to the device: wait, copy every owned chunk,
+   all-gather (stages 1-2) or refresh the persistent spans (stage 3). A
+   collective when one is pending (every rank has one then). */
+static zero_result zero__dpu_apply(zero_engine *e) {
+    const zero_layout *l = e->L;
+    int u, q = 1 - e->dpu_cur;
+    zero_result r;
+    if (!e->dpu_pending) return ZERO_OK;
+    if ((r = zero__dpu_wait(e)) != ZERO_OK) return r;
+    e->dpu_pending = 0;
+    for (u = 0; u < l->n_units; u++) {
+        if (l->units[u].frozen) continue;
+        if (e->seg_count[u] > 0)
+            ZERO__TRY_BE(e, "delayed update: parameters to the device",
+                         e->be.copy(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->dpu_param[q], e->tshard[u], e->d),
+                                    (size_t)l->units[u].chunk * e->d, ZERO_STREAM_COMM, &be_err_));
+        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
+    }
+    if (e->stage == 3) {
+        int s;
+        for (s = 0; s < e->n_spans; s++)
+            if (e->spans[s].persistent && !e->spans[s].frozen &&
+                (r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK)
+                return r;
+    }
+    return ZERO_OK;
+}
+
 /* offload_optimizer "nvme": Adam over the tiles, unit by unit. Tile of list
    entry j in buffer j % n_tbuf; reads run up to n_tbuf - 1 entries ahead,
    the last entry's write behind the current one's Adam, and a buffer is read
@@ -7947,7 +8159,7 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
     const char *what = "";
     zero__ok(&fail);
     for (i = 0; i < nu && fail.code == ZERO_OK; i++) {
-        zero_adam_args aa;
+        void *dst;
         int bi = i % nb, pb;
         int64_t c;
         float *tb;
@@ -7982,17 +8194,12 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
                 break;
             }
         }
-        zero__adam_args_for(e, u, h, &aa);
-        aa.master = tb;
-        aa.m = tb + c;
-        aa.v = tb + 2 * c;
-        aa.grad = zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt));
-        aa.grad_dtype = e->gdt;
-        if (zero__param_out(e, u, 1, &aa.param, &pb, &fail) != ZERO_OK) {
+        if (zero__param_out(e, u, 1, &dst, &pb, &fail) != ZERO_OK) {
             what = "zero_step: NVMe parameter tile buffer";
             break;
         }
-        if (e->be.cpu_adam(e->be.cpu_ctx, &aa, &fail) != ZERO_OK) {
+        if (zero__cpu_unit(e, u, h, tb, tb + c, tb + 2 * c, zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt)),
+                           dst, 0, &fail) != ZERO_OK) {
             what = "zero_step: CPU Adam";
             break;
         }
@@ -8002,7 +8209,7 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
             what = "zero_step: NVMe write of an optimizer tile";
             break;
         }
-        if (zero__param_put(e, u, 1, aa.param, pb, &fail) != ZERO_OK) {
+        if (zero__param_put(e, u, 1, dst, pb, &fail) != ZERO_OK) {
             what = e->poff == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile" : "zero_step: parameters to the device";
             break;
         }
@@ -8083,6 +8290,9 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     check = e->dt == ZERO_DTYPE_FP16 ||
             (e->dt == ZERO_DTYPE_BF16 && e->cfg.bf16.check_grad_overflow == 1 && (e->stage == 1 || e->stage == 2));
     overflow = check && overflow_unit >= 0;
+    /* delayed update: the previous step's parameters go to the device now,
+       whether or not this step is applied */
+    if (e->dpu && (r = zero__dpu_apply(e)) != ZERO_OK) return r;
     S = zero_loss_scaler_scale(&e->scaler);
     in.loss_scale = S;
     in.overflow_unit = overflow_unit;
@@ -8169,35 +8379,38 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
         if (e->nvme && (r = zero__nvme_step(e, &hyper)) != ZERO_OK) return r;
         /* unit by unit: Adam, the new parameters where they live, and (stages
            1-2) the unit's all-gather queued behind them, so that with offload
-           the copy and the gather of one unit run while the CPU steps the next */
-        for (u = 0; u < l->n_units && !e->nvme; u++) {
+           the copy and the gather of one unit run while the CPU steps the next
+           (delayed update: the whole CPU Adam goes to the engine's thread) */
+        if (e->dpu && (r = zero__dpu_start(e, &hyper)) != ZERO_OK) return r;
+        for (u = 0; u < l->n_units && !e->nvme && !e->dpu; u++) {
             zero_adam_args aa;
+            void *dst;
             int pb;
             if (l->units[u].frozen) continue;
-            if (e->seg_count[u] == 0) { /* this rank owns only padding of it */
-                if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
-                continue;
+            if (e->seg_count[u] > 0) {
+                /* the compute-dtype parameters out: where they live, or staging on
+                   their way there (zero__param_out / zero__param_put) */
+                ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, e->offload, &dst, &pb, &be_err_));
+                if (e->offload) { /* on the host, from the staged gradient chunk */
+                    ZERO__TRY_BE(e, "zero_step: CPU Adam",
+                                 zero__cpu_unit(e, u, &hyper, zero__master_at(e, u), zero__mom_at(e, e->m, u),
+                                                zero__mom_at(e, e->v, u),
+                                                zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt)), dst,
+                                                !e->poff, &be_err_));
+                } else {
+                    zero__adam_args_for(e, u, &hyper, &aa);
+                    aa.master = zero__master_at(e, u);
+                    aa.m = zero__mom_at(e, e->m, u);
+                    aa.v = zero__mom_at(e, e->v, u);
+                    aa.grad = e->stage == 0 ? zero__grad_src(e, u, &aa.grad_dtype) : zero__grad_own(e, u, &aa.grad_dtype);
+                    aa.param = dst;
+                    ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
+                }
+                if (!e->offload || e->poff)
+                    ZERO__TRY_BE(e, e->poff == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
+                                    : e->poff ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
+                                 zero__param_put(e, u, e->offload, dst, pb, &be_err_));
             }
-            zero__adam_args_for(e, u, &hyper, &aa);
-            aa.master = zero__master_at(e, u);
-            aa.m = zero__mom_at(e, e->m, u);
-            aa.v = zero__mom_at(e, e->v, u);
-            aa.grad = zero__grad_own(e, u, &aa.grad_dtype);
-            if (e->stage == 0) aa.grad = zero__grad_src(e, u, &aa.grad_dtype);
-            if (e->offload) { /* on the host: the staged gradient chunk in */
-                aa.grad = zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt));
-                aa.grad_dtype = e->gdt;
-            }
-            /* the compute-dtype parameters out: where they live, or staging on
-               their way there (zero__param_out / zero__param_put) */
-            ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, e->offload, &aa.param, &pb, &be_err_));
-            if (e->offload)
-                ZERO__TRY_BE(e, "zero_step: CPU Adam", e->be.cpu_adam(e->be.cpu_ctx, &aa, &be_err_));
-            else
-                ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
-            ZERO__TRY_BE(e, e->poff == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
-                            : e->poff ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
-                         zero__param_put(e, u, e->offload, aa.param, pb, &be_err_));
             if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
         }
         in.time_ms[ZERO_PHASE_OPTIMIZER] = zero__now_ms() - t1;
@@ -8213,8 +8426,8 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
         int s;
         for (s = 0; s < e->n_spans; s++) {
             if (!e->spans[s].persistent) zero__pool_drop(e, s);
-            else if (!e->spans[s].frozen && (r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK)
-                return r;
+            else if (!e->spans[s].frozen && !e->dpu && (r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK)
+                return r; /* (delayed update: refreshed by zero__dpu_apply) */
         }
     }
     if (e->stage <= 1 && e->gas == 1)
@@ -8235,6 +8448,19 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     zero__step_counters(e, &in);
     zero__step_log(e, &in);
     if (info) *info = in;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_flush(zero_engine *e) {
+    zero_result r;
+    if ((r = zero__enter(e, "zero_flush")) != ZERO_OK) return r;
+    if (!e->dpu_pending) return ZERO_OK;
+    if (e->touched || e->micro > 0)
+        return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "zero_flush: gradients of a step are pending; flush before "
+                                                          "the first zero_grad or after zero_step");
+    if ((r = zero__dpu_apply(e)) != ZERO_OK) return r;
+    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
+    ZERO__TRY_BE(e, "zero_flush: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
 
@@ -8323,6 +8549,8 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "zero_read_state('%s'): gradients of this step are pending; "
                                                           "read state before the first zero_grad or after zero_step",
                            zero__tname(e, t));
+    /* a delayed Adam still running writes the state read here */
+    if (e->dpu_pending && (r = zero__dpu_wait(e)) != ZERO_OK) return r;
     for (k = 0; k < l->places[t].n_units; k++) maxpad = zero__max_i64(maxpad, l->units[l->places[t].first_unit + k].padded);
     {
         zero_error be;

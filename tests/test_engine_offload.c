@@ -31,6 +31,7 @@ typedef struct job {
     int stage, dtype, gas, offload, pin, simd;
     int poff, pbufs, frozen, small_pool; /* offload_param device; its buffer_count; tensor 2 frozen; stage-3 pool */
     int pcorrupt;                        /* flip a byte of the parameter file after step 2 */
+    int dpu, stale; /* delayed_param_update; gradients from the parameters the previous step's forward saw */
     int nvme, no_hooks, corrupt; /* "nvme"; a backend without tile store; flip a file byte after step 2 */
     int clear_path;              /* nvme_path emptied after zero_config_resolve */
     const char *dir;             /* nvme_path */
@@ -78,6 +79,7 @@ static int flip_byte(const char *dir, const char *prefix, int rank) {
 static zero_result train(zero_engine *e, const job *J, int rank) {
     int s, m, t;
     zero_result r;
+    float prev[TOTAL], cur[TOTAL]; /* J->stale: the values the previous step's forward saw */
     for (s = 0; s < 6; s++) {
         /* after a step wrote the parameter tiles, before the fetches read them */
         if (J->pcorrupt && s == 3 && !flip_byte(J->dir, "zero_param", rank)) return ZERO_ERR_IO;
@@ -94,10 +96,17 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
                 }
                 g = zero_grad(e, t);
                 if (!g) return zero_engine_error(e)->code;
-                for (i = 0; i < SIZES[t]; i++)
-                    st(g, J->dtype, i,
-                       (float)zero_loss_scale(e) *
-                           (ld(w, J->dtype, i) - 0.1f + 0.01f * (float)((rank * 7 + m * 3 + s + i) % 5)));
+                {
+                    int64_t o = 0;
+                    int k;
+                    for (k = 0; k < t; k++) o += SIZES[k];
+                    for (i = 0; i < SIZES[t]; i++) {
+                        float x = ld(w, J->dtype, i);
+                        if (m == 0) cur[o + i] = x;
+                        if (J->stale && s > 0) x = prev[o + i];
+                        st(g, J->dtype, i, (float)zero_loss_scale(e) * (x - 0.1f + 0.01f * (float)((rank * 7 + m * 3 + s + i) % 5)));
+                    }
+                }
                 if ((r = zero_grad_ready(e, t)) != ZERO_OK) return r;
                 if ((r = zero_release(e, t)) != ZERO_OK) return r;
             }
@@ -105,8 +114,9 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
         if (J->corrupt && s == 2 && !flip_byte(J->dir, "zero_optim", rank)) return ZERO_ERR_IO;
 
         if ((r = zero_step(e, NULL)) != ZERO_OK) return r;
+        memcpy(prev, cur, sizeof prev);
     }
-    return ZERO_OK;
+    return (J->dpu && (r = zero_flush(e)) != ZERO_OK) ? r : ZERO_OK;
 }
 
 static zero_result rank_fn(const zero_backend *b, void *arg) {
@@ -155,6 +165,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         if (J->pbufs) op->buffer_count = J->pbufs;
         if (J->dir) snprintf(op->nvme_path, sizeof op->nvme_path, "%s", J->dir);
     }
+    c.zero_optimization.offload_optimizer.delayed_param_update = J->dpu;
     if (J->small_pool) { /* every tensor fetched and released, a pool of a few units, prefetch */
         c.zero_optimization.stage3_param_persistence_threshold = 0;
         c.zero_optimization.stage3_max_live_parameters = 200;
@@ -385,6 +396,71 @@ int main(void) {
         c.train_micro_batch_size_per_gpu = 1;
         c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
         CHECK(zero_config_resolve(&c, 1, &err) != ZERO_OK);
+    }
+    /* delayed_param_update: the CPU Adam of step t runs beside step t+1's
+       forward and backward, which see the parameters of step t-1. The same
+       computation serially (no delay; the gradients of step t from the values
+       step t-1's forward saw) gives bitwise the same weights and moments, and
+       the run without delay does not (the delay is real) */
+    {
+        int nruns = 0, differ = 0;
+        setenv("ZERO_NO_SIMD", "1", 1);
+        for (stage = 1; stage <= 3; stage++)
+            for (dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
+                for (world = 1; world <= 2; world++)
+                    for (gas = 1; gas <= 2; gas++) {
+                        static job c0;
+                        memset(&a, 0, sizeof a);
+                        memset(&b, 0, sizeof b);
+                        memset(&c0, 0, sizeof c0);
+                        a.stage = b.stage = c0.stage = stage;
+                        a.dtype = b.dtype = c0.dtype = dt;
+                        a.gas = b.gas = c0.gas = gas;
+                        a.bucket = b.bucket = c0.bucket = (stage + gas) % 2 ? 64 : 500000000;
+                        a.pin = b.pin = c0.pin = 1;
+                        a.offload = b.offload = c0.offload = 1;
+                        a.frozen = b.frozen = c0.frozen = world == 2;
+                        a.dpu = 1;
+                        a.simd = (stage + dt) % 3 == 0; /* the pool's threads under the engine's thread */
+                        b.simd = a.simd;
+                        b.stale = 1;
+                        CHECK(zero_host_run(world, rank_fn, &a, &err) == ZERO_OK);
+                        CHECK(zero_host_run(world, rank_fn, &b, &err) == ZERO_OK);
+                        CHECK(zero_host_run(world, rank_fn, &c0, &err) == ZERO_OK);
+                        for (r = 0; r < world; r++)
+                            CHECKF(a.r[r] == ZERO_OK && b.r[r] == ZERO_OK && c0.r[r] == ZERO_OK,
+                                   "dpu stage %d %s world %d gas %d: %s / %s / %s", stage, zero_dtype_name((zero_dtype)dt),
+                                   world, gas, a.msg[r], b.msg[r], c0.msg[r]);
+                        CHECKF(!memcmp(a.w[0], b.w[0], sizeof a.w[0]) && !memcmp(a.m[0], b.m[0], sizeof a.m[0]),
+                               "dpu stage %d %s world %d gas %d: the delayed update differs from the same staleness "
+                               "computed serially", stage, zero_dtype_name((zero_dtype)dt), world, gas);
+                        differ += memcmp(a.w[0], c0.w[0], sizeof a.w[0]) != 0;
+                        /* two staging pairs: the second one on top of "cpu"'s */
+                        CHECK(a.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_PINNED] == 2 * c0.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_PINNED]);
+                        CHECK(a.ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_PINNED] == 2 * c0.ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_PINNED]);
+                        for (r = 0; r < ZERO_MEM_KIND_COUNT; r++) CHECK(a.ms.allocated[r] == a.ms.planned_total[r]);
+                        nruns++;
+                    }
+        CHECKF(differ == nruns, "the delayed update equals the undelayed run in %d of %d runs", nruns - differ, nruns);
+        unsetenv("ZERO_NO_SIMD");
+        printf("delayed_param_update: %d runs bitwise equal to the serial computation with one step of staleness\n", nruns);
+        /* refused where it cannot work: not "cpu", or with offload_param */
+        {
+            zero_config c = zero_config_default();
+            c.train_micro_batch_size_per_gpu = 1;
+            c.zero_optimization.stage = 3;
+            c.zero_optimization.offload_optimizer.delayed_param_update = 1;
+            CHECK(zero_config_resolve(&c, 1, &err) == ZERO_ERR_CONFIG);
+            CHECK_STR_CONTAINS(err.key, "delayed_param_update");
+            c = zero_config_default();
+            c.train_micro_batch_size_per_gpu = 1;
+            c.zero_optimization.stage = 3;
+            c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+            c.zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
+            c.zero_optimization.offload_optimizer.delayed_param_update = 1;
+            CHECK(zero_config_resolve(&c, 1, &err) == ZERO_ERR_CONFIG);
+            CHECK_STR_CONTAINS(err.msg, "offload_param");
+        }
     }
     /* offload_param (stage 3): the compute-dtype shard on the host or in a
        file, with the optimizer on the device, the host or NVMe: bitwise the
