@@ -6281,6 +6281,9 @@ struct zero_engine {
     pthread_mutex_t dpu_mu;
     pthread_cond_t dpu_cv;
     zero_adam_args dpu_h;              /* the delayed step's hyperparameters */
+    void *dpu_dev;                     /* device staging of the new owned chunks (trainable shard, compute dtype) */
+    int dpu_done_from, dpu_copied_from;/* units >= these: stepped by the thread (it goes from the last unit
+                                          down, the backward's order) / copied to dpu_dev */
     zero_adam_seg *cpu_segs;           /* one unit's Adam segments clipped to a piece */
     zero_error dpu_err;                /* its result */
     double *check_dev, *check_host; /* 2 doubles each */
@@ -6632,6 +6635,7 @@ static void zero__engine_free(zero_engine *e) {
         zero__efree(e, e->opt_kind, e->cpu_param);
     }
     ZERO_FREE(e->cpu_segs);
+    zero__efree(e, ZERO_MEM_DEVICE, e->dpu_dev);
     if (e->store) zero__tiles_drain(e, NULL);
     if (e->store && e->be.tiles_close) e->be.tiles_close(e->store);
     e->store = NULL;
@@ -7195,7 +7199,9 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
             if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->opt_kind, (size_t)ST * zero_dtype_size(e->gdt), &e->dpu_grad[1],
                                   "delayed update: second gradient staging")) != ZERO_OK ||
                 (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->opt_kind, (size_t)ST * e->d, &e->dpu_param[1],
-                                  "delayed update: second parameter staging")) != ZERO_OK)
+                                  "delayed update: second parameter staging")) != ZERO_OK ||
+                (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)ST * e->d, &e->dpu_dev,
+                                  "delayed update: device staging")) != ZERO_OK)
                 return r;
             if (pthread_mutex_init(&e->dpu_mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
             if (pthread_cond_init(&e->dpu_cv, NULL) != 0) {
@@ -7765,6 +7771,8 @@ ZERO__DEF void *zero_grad(zero_engine *e, int t) {
 }
 
 /* Unit u's gradients of this micro-batch are complete. */
+static zero_result zero__dpu_early(zero_engine *e);
+
 /* Squares and inf/nan flags of unit u's owned reduced chunk, per tensor, added
    into its (unit, tensor) slots of stats_dev (cleared after every step). */
 static zero_result zero__unit_stats(zero_engine *e, int u) {
@@ -7864,6 +7872,7 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
         }
     }
     if (e->offload && e->micro == e->gas - 1 && (r = zero__unit_offload(e, u)) != ZERO_OK) return r;
+    if (e->dpu && (r = zero__dpu_early(e)) != ZERO_OK) return r;
     e->t_phase[ZERO_PHASE_REDUCE] += zero__now_ms() - t0;
     return ZERO_OK;
 }
@@ -8068,12 +8077,15 @@ static void *zero__dpu_main(void *arg) {
         q = 1 - e->dpu_cur;     /* the pair the step handed over */
         pthread_mutex_unlock(&e->dpu_mu);
         zero__ok(&fail);
-        for (u = 0; u < e->n_units; u++) {
-            if (e->L->units[u].frozen || e->seg_count[u] == 0) continue;
-            if (zero__cpu_unit(e, u, &e->dpu_h, zero__master_at(e, u), zero__mom_at(e, e->m, u), zero__mom_at(e, e->v, u),
+        for (u = e->n_units - 1; u >= 0; u--) {
+            if (!e->L->units[u].frozen && e->seg_count[u] > 0 &&
+                zero__cpu_unit(e, u, &e->dpu_h, zero__master_at(e, u), zero__mom_at(e, e->m, u), zero__mom_at(e, e->v, u),
                                zero__bp(e, e->dpu_grad[q], e->tshard[u], zero_dtype_size(e->gdt)),
                                zero__bp(e, e->dpu_param[q], e->tshard[u], e->d), 0, &fail) != ZERO_OK)
                 break;
+            pthread_mutex_lock(&e->dpu_mu); /* unit u's new parameters may go to the device now */
+            e->dpu_done_from = u;
+            pthread_mutex_unlock(&e->dpu_mu);
         }
         pthread_mutex_lock(&e->dpu_mu);
         e->dpu_err = fail;
@@ -8109,6 +8121,7 @@ static zero_result zero__dpu_start(zero_engine *e, const zero_adam_args *h) {
     }
     pthread_mutex_lock(&e->dpu_mu);
     e->dpu_h = *h;
+    e->dpu_done_from = e->dpu_copied_from = e->n_units;
     e->dpu_cur = 1 - e->dpu_cur;
     e->cpu_grad = e->dpu_grad[e->dpu_cur];
     e->dpu_go = 1;
@@ -8118,21 +8131,42 @@ static zero_result zero__dpu_start(zero_engine *e, const zero_adam_args *h) {
     return ZERO_OK;
 }
 
-/* The delayed Adam's parameters to the device: wait, copy every owned chunk,
+/* The units the thread has stepped since the last call: their new chunks
+   to the device staging, on the comm stream (from the backward, so the
+   host-to-device copies run beside it; the parameters in use stay as they
+   are until zero__dpu_apply). Local to this rank: no collective. */
+static zero_result zero__dpu_early(zero_engine *e) {
+    int u, q = 1 - e->dpu_cur, from;
+    if (!e->dpu_pending) return ZERO_OK;
+    pthread_mutex_lock(&e->dpu_mu);
+    from = e->dpu_done_from;
+    pthread_mutex_unlock(&e->dpu_mu);
+    for (u = from; u < e->dpu_copied_from; u++)
+        if (!e->L->units[u].frozen && e->seg_count[u] > 0)
+            ZERO__TRY_BE(e, "delayed update: parameters to the device",
+                         e->be.copy(e->be.ctx, zero__bp(e, e->dpu_dev, e->tshard[u], e->d),
+                                    zero__bp(e, e->dpu_param[q], e->tshard[u], e->d),
+                                    (size_t)e->L->units[u].chunk * e->d, ZERO_STREAM_COMM, &be_err_));
+    if (from < e->dpu_copied_from) e->dpu_copied_from = from;
+    return ZERO_OK;
+}
+
+/* The delayed Adam's parameters in place: wait, copy what the backward did
+   not (zero__dpu_early), then device to device into every owned chunk and
    all-gather (stages 1-2) or refresh the persistent spans (stage 3). A
    collective when one is pending (every rank has one then). */
 static zero_result zero__dpu_apply(zero_engine *e) {
     const zero_layout *l = e->L;
-    int u, q = 1 - e->dpu_cur;
+    int u;
     zero_result r;
     if (!e->dpu_pending) return ZERO_OK;
-    if ((r = zero__dpu_wait(e)) != ZERO_OK) return r;
+    if ((r = zero__dpu_wait(e)) != ZERO_OK || (r = zero__dpu_early(e)) != ZERO_OK) return r;
     e->dpu_pending = 0;
     for (u = 0; u < l->n_units; u++) {
         if (l->units[u].frozen) continue;
         if (e->seg_count[u] > 0)
-            ZERO__TRY_BE(e, "delayed update: parameters to the device",
-                         e->be.copy(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->dpu_param[q], e->tshard[u], e->d),
+            ZERO__TRY_BE(e, "delayed update: parameters in place",
+                         e->be.copy(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->dpu_dev, e->tshard[u], e->d),
                                     (size_t)l->units[u].chunk * e->d, ZERO_STREAM_COMM, &be_err_));
         if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
     }
