@@ -9,6 +9,7 @@
 // against the host engine without offload.
 #define _POSIX_C_SOURCE 200809L // mkdtemp
 #define ZERO_IMPLEMENTATION
+#define ZERO_NVME_TEST_HOOKS // a full disk, injected
 #include "zero.h"
 #include "zero_offload.h"
 #include "zero_cuda.cuh"
@@ -342,6 +343,35 @@ static void test_offload(zero_cuda *cu, int quick) {
         printf("gpu_engine delayed_param_update: worst difference to the host engine with the same delay / max|w|: "
                "fp32 %.3g, fp16 %.3g, bf16 %.3g\n",
                worst_dpu[ZERO_DTYPE_FP32], worst_dpu[ZERO_DTYPE_FP16], worst_dpu[ZERO_DTYPE_BF16]);
+    // NVMe errors on every rank: a missing directory at create, a full disk in the step
+    {
+        char missing[200];
+        snprintf(missing, sizeof missing, "%s/no_such_dir", dir);
+        job j = {2, ZERO_DTYPE_BF16, 1, 600, ZERO_OFFLOAD_NVME, 0, 0, missing};
+        zero_config c = make_cfg(&j, base->world);
+        zero_tensor ts[NT];
+        char names[NT][16];
+        zero_engine *e = NULL;
+        tensors(ts, names);
+        zero_result r = zero_engine_create(&e, &c, ts, NT, &ob, &err);
+        CHECKF(r == ZERO_ERR_IO, "missing nvme_path: %d %s", (int)r, err.msg);
+        CHECK_STR_CONTAINS(err.msg, "no_such_dir");
+        if (e) zero_engine_destroy(e);
+        j.dir = dir;
+        c = make_cfg(&j, base->world);
+        r = zero_engine_create(&e, &c, ts, NT, &ob, &err);
+        CHECKF(r == ZERO_OK, "nvme create: %s", err.msg);
+        if (r == ZERO_OK) {
+            zero__nvme_hook_einval = 3; // every write: ENOSPC
+            r = train(e, &j, base->rank, 1, zero_cuda_stream(cu));
+            zero__nvme_hook_einval = 0;
+            CHECKF(r == ZERO_ERR_IO, "full disk: %d %s", (int)r, zero_engine_error(e)->msg);
+            CHECK_STR_CONTAINS(zero_engine_error(e)->msg, "disk full");
+            CHECK_STR_CONTAINS(zero_engine_error(e)->msg, "zero_optim.rank");
+            if (base->rank == 0) printf("gpu_engine nvme full disk: %s\n", zero_engine_error(e)->msg);
+            zero_engine_destroy(e);
+        }
+    }
     zero_cpu_pool_destroy(pool);
     CHECKF(rmdir(dir) == 0, "rmdir %s: files left behind", dir);
     if (base->rank == 0)
