@@ -6601,6 +6601,13 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
 static void zero__engine_free(zero_engine *e) {
     int k;
     if (!e) return;
+    if (e->dpu_started) { /* first: a delayed Adam still uses the buffers; it finishes, then the thread leaves */
+        pthread_mutex_lock(&e->dpu_mu);
+        e->dpu_quit = 1;
+        pthread_cond_broadcast(&e->dpu_cv);
+        pthread_mutex_unlock(&e->dpu_mu);
+        pthread_join(e->dpu_thread, NULL);
+    }
     if (e->be.event_destroy) {
         if (e->ev_compute) e->be.event_destroy(e->be.ctx, e->ev_compute);
         if (e->ev_comm) e->be.event_destroy(e->be.ctx, e->ev_comm);
@@ -6614,13 +6621,6 @@ static void zero__engine_free(zero_engine *e) {
     zero__efree(e, e->opt_kind, e->master);
     zero__efree(e, e->opt_kind, e->m);
     zero__efree(e, e->opt_kind, e->v);
-    if (e->dpu_started) { /* the delayed Adam finishes, then the thread leaves */
-        pthread_mutex_lock(&e->dpu_mu);
-        e->dpu_quit = 1;
-        pthread_cond_broadcast(&e->dpu_cv);
-        pthread_mutex_unlock(&e->dpu_mu);
-        pthread_join(e->dpu_thread, NULL);
-    }
     if (e->dpu_sync) {
         pthread_mutex_destroy(&e->dpu_mu);
         pthread_cond_destroy(&e->dpu_cv);
