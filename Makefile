@@ -5,6 +5,7 @@
 #   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
 #   make bench      benchmarks (device machine): communication, overlap, optimizer vs PyTorch, then bench-cpu
 #   make bench-cpu  CPU Adam (zero_offload.h) vs memory bandwidth and PyTorch's CPU AdamW (any machine)
+#   make bench-offload  offload on one GPU: step time with and without it, the largest model per placement
 #   make install PREFIX=...   the three headers
 # Variables: CUDA_HOME, NCCL_HOME, GPU_ARCH (sm_90), CC (gcc), CLANG (clang).
 
@@ -30,7 +31,7 @@ NCCL_HOME ?= $(patsubst %/include/nccl.h,%,$(firstword $(wildcard \
 
 export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
-.PHONY: all test test-gpu run fuzz bench bench-cpu install clean info
+.PHONY: all test test-gpu run fuzz bench bench-cpu bench-offload install clean info
 
 all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/train_mlp
 
@@ -148,6 +149,23 @@ bench-cpu: info $(BUILD)/bench/cpu_adam
 	    PYTHONUNBUFFERED=1 $(PYTHON) examples/bench/cpu_adam_torch.py --zero $(BUILD)/bench/cpu_adam.txt || rc=1; \
 	else rc=1; fi; \
 	exit $$rc
+
+# Offload on one GPU (issue 6 items 4-5; docs/PERF.md "Offload on one GPU"):
+# --speed times full steps (cuBLAS forward and backward, zero_step) of a model
+# that fits without offload, with optimizer offload and with delayed parameter
+# update, beside the pinned copy bandwidth; --capacity trains the largest model
+# the memory plan allows per placement (none, cpu, cpu+param, nvme), each trial
+# in a process of its own. Needs cuBLAS; several minutes and most of the host's
+# memory, so make bench does not run it.
+BENCH_OFFLOAD_ARGS ?= --speed --capacity
+
+$(BUILD)/bench/bench_offload: examples/bench/bench_offload.cu examples/bench/bench.cuh $(HEADERS)
+	@mkdir -p $(BUILD)/bench
+	$(NVCC) -std=c++17 -O2 -lineinfo -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -o $@ $< -lnccl -lcublas
+
+bench-offload: info $(BUILD)/bench/bench_offload
+	@nvidia-smi -L 2>/dev/null | sed 's/^/gpu: /'; true
+	@echo "== $(BUILD)/bench/bench_offload $(BENCH_OFFLOAD_ARGS)"; $(BUILD)/bench/bench_offload $(BENCH_OFFLOAD_ARGS)
 
 FUZZ_SECONDS ?= 600
 fuzz:
