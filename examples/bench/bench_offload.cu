@@ -687,15 +687,11 @@ static int run_speed(const opts *o) {
                     cs.n[g_recs[i].dir]++;
                 }
             }
-            /* the pinned bandwidth at the copies' own mean size, for the comparison */
-            for (int d = 0; d < 2; d++) {
-                double h, dd;
-                if (!cs.n[d] || cs.ms[d] <= 0) continue;
-                cs.gbs[d] = cs.bytes[d] / (cs.ms[d] * 1e-3) / 1e9;
-                cs.size[d] = (size_t)(cs.bytes[d] / cs.n[d]) / 4096 * 4096;
-                pinned_bw(cs.size[d], g.s, &h, &dd);
-                cs.pin[d] = d == 0 ? h : dd;
-            }
+            for (int d = 0; d < 2; d++)
+                if (cs.n[d] && cs.ms[d] > 0) {
+                    cs.gbs[d] = cs.bytes[d] / (cs.ms[d] * 1e-3) / 1e9;
+                    cs.size[d] = (size_t)(cs.bytes[d] / cs.n[d]) / 4096 * 4096;
+                }
             printf("# %s: zero's copies over 3 steps (batch %d): %d H2D, %.3f GB per step, %.1f ms summed, %.2f GB/s; "
                    "%d D2H, %.3f GB per step, %.1f ms summed, %.2f GB/s\n",
                    pn, o->batches[0], cs.n[0], cs.bytes[0] / 3e9, cs.ms[0], cs.gbs[0], cs.n[1], cs.bytes[1] / 3e9,
@@ -703,6 +699,16 @@ static int run_speed(const opts *o) {
             copies.push_back(cs);
         }
         zero_engine_destroy(e);
+        /* the pinned bandwidth at the copies' own mean size, for the comparison: after the
+           engine is gone (a delayed update's thread would still be running its CPU Adam) */
+        if (!copies.empty() && copies.back().placement == pn)
+            for (int d = 0; d < 2; d++) {
+                copy_stat *cs = &copies.back();
+                double h, dd;
+                if (!cs->size[d]) continue;
+                pinned_bw(cs->size[d], g.s, &h, &dd);
+                cs->pin[d] = d == 0 ? h : dd;
+            }
     }
 
     /* the table */
