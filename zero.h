@@ -901,6 +901,11 @@ typedef struct zero_backend {
     zero_result (*tiles_write)(void *store, int64_t tile, const void *buf, size_t bytes, void **req,
                                zero_error *err);
     zero_result (*tiles_wait)(void *store, void *req, zero_error *err);
+    /* Optional: the host waits until event ev completed, safely from another
+       thread than the one using the backend (the engine's CPU-step thread).
+       NULL: events complete at once (the host backend, whose copies are
+       synchronous). */
+    zero_result (*event_sync)(void *ctx, zero_event *ev, zero_error *err);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -949,6 +954,10 @@ typedef struct zero_step_info {
     int64_t fetches;       /* zero_fetch calls of non-persistent tensors */
     int64_t fetch_hits;    /* ... that found their unit gathered already (prefetched or kept) */
     int64_t units_gathered;/* all-gathers of units (fetches, prefetches, persistent refresh) */
+    /* offload_optimizer "cpu": units whose CPU Adam was started during the
+       backward (the early step: no clipping, no overflow check); 0 when the
+       CPU stepped them in zero_step */
+    int64_t cpu_units_early;
 } zero_step_info;
 
 typedef enum zero_mem_category {
@@ -5105,6 +5114,15 @@ static zero_result zero__host_event_record(void *ctx, zero_event *ev, zero_strea
     return ZERO_OK;
 }
 
+/* The host's copies and kernels run when called: an event is complete once recorded. */
+static zero_result zero__host_event_sync(void *ctx, zero_event *ev, zero_error *err) {
+    zero_result res;
+    ZERO__HOST_CTX("event_sync");
+    if ((res = zero__host_check_event(r, "event_sync", ev, err)) != ZERO_OK) return res;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
 static zero_result zero__host_stream_wait(void *ctx, zero_stream_id s, zero_event *ev,
                                           zero_error *err) {
     zero_result res;
@@ -5785,6 +5803,7 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->event_destroy = zero__host_event_destroy;
         b->event_record = zero__host_event_record;
         b->stream_wait = zero__host_stream_wait;
+        b->event_sync = zero__host_event_sync;
         b->sync = zero__host_sync;
         b->reduce_scatter = zero__host_reduce_scatter;
         b->all_gather = zero__host_all_gather;
@@ -6285,6 +6304,13 @@ struct zero_engine {
     int dpu_done_from, dpu_copied_from;/* units >= these: stepped by the thread (it goes from the last unit
                                           down, the backward's order) / copied to dpu_dev */
     zero_adam_seg *cpu_segs;           /* one unit's Adam segments clipped to a piece */
+    /* early CPU step (offload "cpu" without clipping or an overflow check:
+       nothing of the step waits for the global norm): on the last
+       micro-batch the thread steps each unit as soon as its gradient chunk
+       has reached the host (event uev[u]), in the backward's order (queue eq) */
+    int early, early_armed, early_closed;
+    int *eq, eq_head, eq_tail;
+    zero_event **uev;
     zero_error dpu_err;                /* its result */
     double *check_dev, *check_host; /* 2 doubles each */
     zero_error err;
@@ -6636,6 +6662,11 @@ static void zero__engine_free(zero_engine *e) {
     }
     ZERO_FREE(e->cpu_segs);
     zero__efree(e, ZERO_MEM_DEVICE, e->dpu_dev);
+    if (e->uev && e->be.event_destroy)
+        for (k = 0; k < e->n_units; k++)
+            if (e->uev[k]) e->be.event_destroy(e->be.ctx, e->uev[k]);
+    ZERO_FREE(e->uev);
+    ZERO_FREE(e->eq);
     if (e->store) zero__tiles_drain(e, NULL);
     if (e->store && e->be.tiles_close) e->be.tiles_close(e->store);
     e->store = NULL;
@@ -7210,6 +7241,24 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
             }
             e->dpu_sync = 1;
         }
+        if (e->early) { /* the queue, an event per unit, the thread's lock */
+            e->eq = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
+            e->uev = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)(l->n_units ? l->n_units : 1));
+            if (!e->eq || !e->uev) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: early step tables");
+            memset(e->uev, 0, sizeof(zero_event *) * (size_t)l->n_units);
+            for (u = 0; u < l->n_units; u++) {
+                zero_error be;
+                zero__ok(&be);
+                if (!l->units[u].frozen && e->seg_count[u] > 0 && e->be.event_create(e->be.ctx, &e->uev[u], &be) != ZERO_OK)
+                    return zero__ebackend(e, &be, "zero_engine_create: events");
+            }
+            if (pthread_mutex_init(&e->dpu_mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
+            if (pthread_cond_init(&e->dpu_cv, NULL) != 0) {
+                pthread_mutex_destroy(&e->dpu_mu);
+                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: condition variable");
+            }
+            e->dpu_sync = 1;
+        }
         if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, sizeof(double) * 2 * (size_t)e->n_pairs, &p,
                               "norm statistics")) != ZERO_OK)
             return r;
@@ -7323,6 +7372,12 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     e->opt_kind = !e->offload ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->poff = e->stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
     e->dpu = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->poff;
+    /* the early CPU step: nothing of the step needs the global norm (no clipping,
+       no overflow check) and the backend can wait on events from a thread */
+    e->early = z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu && !e->poff && !(cfg->gradient_clipping > 0) &&
+               e->dt != ZERO_DTYPE_FP16 &&
+               !(e->dt == ZERO_DTYPE_BF16 && cfg->bf16.check_grad_overflow == 1 && (e->stage == 1 || e->stage == 2)) &&
+               be->event_sync && be->event_create && be->event_record && be->event_destroy;
     e->param_kind = !e->poff ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->d = zero_dtype_size(e->dt);
     e->a = zero_dtype_size(e->adt);
@@ -7772,6 +7827,7 @@ ZERO__DEF void *zero_grad(zero_engine *e, int t) {
 
 /* Unit u's gradients of this micro-batch are complete. */
 static zero_result zero__dpu_early(zero_engine *e);
+static zero_result zero__early_push(zero_engine *e, int u);
 
 /* Squares and inf/nan flags of unit u's owned reduced chunk, per tensor, added
    into its (unit, tensor) slots of stats_dev (cleared after every step). */
@@ -7808,7 +7864,7 @@ static zero_result zero__unit_offload(zero_engine *e, int u) {
     ZERO__TRY_BE(e, "gradients to the host",
                  e->be.copy(e->be.ctx, zero__bp(e, e->cpu_grad, e->tshard[u], gs), zero__grad_own(e, u, &gdt),
                             (size_t)e->L->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
-    return ZERO_OK;
+    return e->early ? zero__early_push(e, u) : ZERO_OK;
 }
 
 static zero_result zero__unit_done(zero_engine *e, int u) {
@@ -7999,6 +8055,39 @@ static void zero__adam_args_for(zero_engine *e, int u, const zero_adam_args *h, 
     aa->n_segs = e->seg_count[u];
 }
 
+/* This step's Adam hyperparameters (base lr into e->step_lr), with
+   DeepSpeed's float beta^t bias correction; advances beta^t: once per
+   applied step. */
+static void zero__step_hyper(zero_engine *e, float grad_scale, zero_adam_args *hyper) {
+    double b1, b2, lr = zero_lr_at(&e->cfg, (long)e->sched_it);
+    int64_t t = e->applied_steps + 1;
+    float bc1 = 1, bc2 = 1;
+    zero_betas_at(&e->cfg, (long)e->sched_it, &b1, &b2);
+    if (b1 == e->last_b1 && b2 == e->last_b2 && t > 1) {
+        e->beta1_t *= (float)b1;
+        e->beta2_t *= (float)b2;
+    } else {
+        e->beta1_t = powf((float)b1, (float)t);
+        e->beta2_t = powf((float)b2, (float)t);
+    }
+    e->last_b1 = b1;
+    e->last_b2 = b2;
+    if (e->cfg.optimizer.bias_correction) {
+        bc1 = 1.0f - e->beta1_t;
+        bc2 = 1.0f / sqrtf(1.0f - e->beta2_t);
+    }
+    memset(hyper, 0, sizeof *hyper);
+    hyper->beta1 = (float)b1;
+    hyper->beta2 = (float)b2;
+    hyper->eps = (float)e->cfg.optimizer.eps;
+    hyper->bc1 = bc1;
+    hyper->bc2 = bc2;
+    hyper->grad_scale = grad_scale;
+    hyper->adamw = e->cfg.optimizer.type == ZERO_OPTIMIZER_ADAMW || e->cfg.optimizer.adam_w_mode == 1;
+    hyper->param_dtype = e->dt;
+    e->step_lr = lr;
+}
+
 /* Stages 1-2 after the step: every rank's new chunk of trainable unit u to
    every rank (a no-op on the other stages). All ranks call it for the same
    units in the same order. */
@@ -8066,6 +8155,72 @@ static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h
    The staging pairs alternate, so the backward fills one while the thread
    reads the other. zero_flush (and the next zero_step) wait for the thread
    and apply its parameters. */
+/* The early CPU step on the thread (called and returning with dpu_mu held):
+   each queued unit once its gradient chunk is on the host, until the step
+   closes the queue; after a failure the rest is only drained. */
+static void zero__early_run(zero_engine *e) {
+    zero_error fail;
+    zero__ok(&fail);
+    for (;;) {
+        int u;
+        while (e->eq_head == e->eq_tail && !e->early_closed && !e->dpu_quit) pthread_cond_wait(&e->dpu_cv, &e->dpu_mu);
+        if (e->eq_head == e->eq_tail) break; /* closed (or quitting) and drained */
+        u = e->eq[e->eq_head++];
+        if (fail.code != ZERO_OK || e->dpu_quit) continue;
+        pthread_mutex_unlock(&e->dpu_mu);
+        if (e->be.event_sync(e->be.ctx, e->uev[u], &fail) == ZERO_OK)
+            zero__cpu_unit(e, u, &e->dpu_h, zero__master_at(e, u), zero__mom_at(e, e->m, u), zero__mom_at(e, e->v, u),
+                           zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt)),
+                           zero__bp(e, e->cpu_param, e->tshard[u], e->d), 0, &fail);
+        pthread_mutex_lock(&e->dpu_mu);
+    }
+    e->dpu_err = fail;
+    e->dpu_go = 0;
+    pthread_cond_broadcast(&e->dpu_cv);
+}
+
+static zero_result zero__thread_start(zero_engine *e);
+
+/* Last micro-batch, unit u's gradient chunk queued to the host: the thread
+   steps it once the copy is done (the first unit of the step arms the step:
+   its hyperparameters, the queue). */
+static zero_result zero__early_push(zero_engine *e, int u) {
+    zero_result r;
+    if (!e->early_armed) {
+        /* no clipping and no overflow check: the step's factor is 1 / (G S) */
+        zero__step_hyper(e, (float)(1.0 / ((double)e->gas * zero_loss_scaler_scale(&e->scaler))), &e->dpu_h);
+        if ((r = zero__thread_start(e)) != ZERO_OK) return r;
+        pthread_mutex_lock(&e->dpu_mu);
+        e->eq_head = e->eq_tail = 0;
+        e->early_closed = 0;
+        zero__ok(&e->dpu_err);
+        e->dpu_go = 1;
+        pthread_mutex_unlock(&e->dpu_mu);
+        e->early_armed = 1;
+    }
+    ZERO__TRY_BE(e, "early CPU step: event", e->be.event_record(e->be.ctx, e->uev[u], ZERO_STREAM_COMM, &be_err_));
+    pthread_mutex_lock(&e->dpu_mu);
+    e->eq[e->eq_tail++] = u;
+    pthread_cond_broadcast(&e->dpu_cv);
+    pthread_mutex_unlock(&e->dpu_mu);
+    return ZERO_OK;
+}
+
+/* zero_step: no more units this step; wait until the thread has stepped all. */
+static zero_result zero__early_finish(zero_engine *e) {
+    zero_error fail;
+    pthread_mutex_lock(&e->dpu_mu);
+    e->early_closed = 1;
+    pthread_cond_broadcast(&e->dpu_cv);
+    while (e->dpu_go) pthread_cond_wait(&e->dpu_cv, &e->dpu_mu);
+    fail = e->dpu_err;
+    zero__ok(&e->dpu_err);
+    pthread_mutex_unlock(&e->dpu_mu);
+    e->early_armed = 0;
+    if (fail.code != ZERO_OK) return zero__ebackend(e, &fail, "early CPU step");
+    return ZERO_OK;
+}
+
 static void *zero__dpu_main(void *arg) {
     zero_engine *e = (zero_engine *)arg;
     pthread_mutex_lock(&e->dpu_mu);
@@ -8074,6 +8229,10 @@ static void *zero__dpu_main(void *arg) {
         int u, q;
         while (!e->dpu_go && !e->dpu_quit) pthread_cond_wait(&e->dpu_cv, &e->dpu_mu);
         if (!e->dpu_go) break; /* quit, nothing left to do */
+        if (e->early) {
+            zero__early_run(e);
+            continue;
+        }
         q = 1 - e->dpu_cur;     /* the pair the step handed over */
         pthread_mutex_unlock(&e->dpu_mu);
         zero__ok(&fail);
@@ -8096,6 +8255,15 @@ static void *zero__dpu_main(void *arg) {
     return NULL;
 }
 
+/* The engine's CPU-step thread, started on first use. */
+static zero_result zero__thread_start(zero_engine *e) {
+    if (e->dpu_started) return ZERO_OK;
+    if (pthread_create(&e->dpu_thread, NULL, zero__dpu_main, e) != 0)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_step: cannot start the engine's CPU-step thread");
+    e->dpu_started = 1;
+    return ZERO_OK;
+}
+
 /* Wait for the delayed Adam (if one runs); its failure becomes the engine's. */
 static zero_result zero__dpu_wait(zero_engine *e) {
     zero_error fail;
@@ -8113,12 +8281,7 @@ static zero_result zero__dpu_wait(zero_engine *e) {
    filled; the next backward fills the other one. */
 static zero_result zero__dpu_start(zero_engine *e, const zero_adam_args *h) {
     zero_result r;
-    if ((r = zero__dpu_wait(e)) != ZERO_OK) return r;
-    if (!e->dpu_started) {
-        if (pthread_create(&e->dpu_thread, NULL, zero__dpu_main, e) != 0)
-            return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_step: cannot start the delayed-update thread");
-        e->dpu_started = 1;
-    }
+    if ((r = zero__dpu_wait(e)) != ZERO_OK || (r = zero__thread_start(e)) != ZERO_OK) return r;
     pthread_mutex_lock(&e->dpu_mu);
     e->dpu_h = *h;
     e->dpu_done_from = e->dpu_copied_from = e->n_units;
@@ -8262,7 +8425,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     zero_step_info in;
     zero_result r;
     int u, overflow_unit = -1, overflow_tensor = -1, check, overflow;
-    double t0 = zero__now_ms(), t1, sumsq = 0, S, norm, q = 1, lr, b1, b2;
+    double t0 = zero__now_ms(), t1, sumsq = 0, S, norm, q = 1;
     float grad_scale;
     zero_adam_args hyper; /* the step's Adam hyperparameters, shared by every unit */
     if ((r = zero__enter(e, "zero_step")) != ZERO_OK) return r;
@@ -8377,39 +8540,18 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     in.grad_norm = isfinite(norm) ? norm : -1;
     in.clip_coef = 1.0 / q;
 
-    /* 4. Adam on the owned chunks; beta^t kept in float as DeepSpeed's CPU Adam */
-    lr = zero_lr_at(&e->cfg, (long)e->sched_it);
-    zero_betas_at(&e->cfg, (long)e->sched_it, &b1, &b2);
-    in.lr = lr;
+    /* 4. Adam on the owned chunks (the early CPU step did it during the backward) */
     {
-        int64_t t = e->applied_steps + 1;
-        float bc1 = 1, bc2 = 1;
-        if (b1 == e->last_b1 && b2 == e->last_b2 && t > 1) {
-            e->beta1_t *= (float)b1;
-            e->beta2_t *= (float)b2;
+        int early = e->early_armed;
+        if (early) {
+            in.cpu_units_early = e->eq_tail;
+            if ((r = zero__early_finish(e)) != ZERO_OK) return r;
+            hyper = e->dpu_h;
         } else {
-            e->beta1_t = powf((float)b1, (float)t);
-            e->beta2_t = powf((float)b2, (float)t);
+            zero__step_hyper(e, grad_scale, &hyper);
         }
-        e->last_b1 = b1;
-        e->last_b2 = b2;
-        if (e->cfg.optimizer.bias_correction) {
-            bc1 = 1.0f - e->beta1_t;
-            bc2 = 1.0f / sqrtf(1.0f - e->beta2_t);
-        }
+        in.lr = e->step_lr;
         t1 = zero__now_ms();
-        /* offload: the owned gradient chunks are on the host already (copied as
-           each reduction ended, complete at the sync above) */
-        memset(&hyper, 0, sizeof hyper);
-        hyper.beta1 = (float)b1;
-        hyper.beta2 = (float)b2;
-        hyper.eps = (float)e->cfg.optimizer.eps;
-        hyper.bc1 = bc1;
-        hyper.bc2 = bc2;
-        hyper.grad_scale = grad_scale;
-        hyper.adamw = e->cfg.optimizer.type == ZERO_OPTIMIZER_ADAMW || e->cfg.optimizer.adam_w_mode == 1;
-        hyper.param_dtype = e->dt;
-        e->step_lr = lr;
         if (e->nvme && (r = zero__nvme_step(e, &hyper)) != ZERO_OK) return r;
         /* unit by unit: Adam, the new parameters where they live, and (stages
            1-2) the unit's all-gather queued behind them, so that with offload
@@ -8421,7 +8563,11 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
             void *dst;
             int pb;
             if (l->units[u].frozen) continue;
-            if (e->seg_count[u] > 0) {
+            if (e->seg_count[u] > 0 && early) { /* stepped already: its parameters to the device */
+                ZERO__TRY_BE(e, "zero_step: parameters to the device",
+                             e->be.copy(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->cpu_param, e->tshard[u], e->d),
+                                        (size_t)l->units[u].chunk * e->d, ZERO_STREAM_COMM, &be_err_));
+            } else if (e->seg_count[u] > 0) {
                 /* the compute-dtype parameters out: where they live, or staging on
                    their way there (zero__param_out / zero__param_put) */
                 ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, e->offload, &dst, &pb, &be_err_));

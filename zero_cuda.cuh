@@ -2417,6 +2417,31 @@ static zero_result zero__cuda_stream_wait(void *ctx, zero_stream_id s, zero_even
     return ZERO_OK;
 }
 
+/* The host waits until ev has completed: polling against ZERO_TIMEOUT_S,
+   reading no backend state but the deadline, so the engine's CPU-step thread
+   may call it while the training thread uses the backend. */
+static zero_result zero__cuda_event_sync(void *ctx, zero_event *ev, zero_error *err) {
+    zero_cuda *c = (zero_cuda *)ctx;
+    double t0 = zero__cuda_now();
+    unsigned spins = 0;
+    if (!c || !ev) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda event_sync: no backend or event");
+    for (;;) {
+        cudaError_t e = cudaEventQuery(ev->ev);
+        if (e == cudaSuccess) return ZERO_OK;
+        if (e != cudaErrorNotReady) return zero_cuda_check(e, "cudaEventQuery", __FILE__, __LINE__, err);
+        if (zero__cuda_now() - t0 > c->timeout_s)
+            return zero__fail(err, ZERO_MSG_NCCL_TIMEOUT, NULL, 0, 0,
+                              "rank %d: a copy to the host did not finish within %.0f s (the communication stream "
+                              "is stuck behind a collective)\nHINT: look at the other ranks' first error; ZERO_TIMEOUT_S "
+                              "sets the deadline",
+                              c->env.rank, c->timeout_s);
+        if (++spins > 64) {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 #ifndef ZERO_NO_NCCL
 /* NCCL's asynchronous error of the communicator (ncclSuccess while healthy). */
 static zero_result zero__cuda_nccl_health(zero_cuda *c, const char *what, zero_error *err) {
@@ -2757,6 +2782,7 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.event_destroy = zero__cuda_event_destroy;
     c->be.event_record = zero__cuda_event_record;
     c->be.stream_wait = zero__cuda_stream_wait;
+    c->be.event_sync = zero__cuda_event_sync;
     c->be.sync = zero__cuda_sync;
     c->be.reduce_scatter = zero__cuda_reduce_scatter;
     c->be.all_gather = zero__cuda_all_gather;

@@ -38,6 +38,7 @@ typedef struct job {
     int64_t bucket;
     int oo, op;      // offload_optimizer / offload_param device (ZERO_OFFLOAD_*)
     int dpu;         // offload_optimizer.delayed_param_update
+    int early;       // no clipping, no bf16 overflow check: the CPU steps units during the backward
     const char *dir; // nvme_path
 } job;
 
@@ -59,6 +60,10 @@ static zero_config make_cfg(const job *j, int world) {
     c.zero_optimization.offload_optimizer.device = (zero_offload_device)j->oo;
     c.zero_optimization.offload_param.device = (zero_offload_device)j->op;
     c.zero_optimization.offload_optimizer.delayed_param_update = j->dpu;
+    if (j->early) {
+        c.gradient_clipping = 0;
+        c.bf16.check_grad_overflow = 0;
+    }
     if (j->dir) {
         snprintf(c.zero_optimization.offload_optimizer.nvme_path, sizeof c.zero_optimization.offload_optimizer.nvme_path, "%s", j->dir);
         snprintf(c.zero_optimization.offload_param.nvme_path, sizeof c.zero_optimization.offload_param.nvme_path, "%s", j->dir);
@@ -222,7 +227,7 @@ static void test_hooks(void) {
         CHECKF(0, "backend with hooks: %s", err.msg);
         return;
     }
-    job j = {3, ZERO_DTYPE_FP16, 2, 600, 0, 0, 0, NULL};
+    job j = {3, ZERO_DTYPE_FP16, 2, 600, 0, 0, 0, 0, NULL};
     zero_config c = make_cfg(&j, zero_cuda_backend(cu)->world);
     zero_tensor ts[NT];
     char names[NT][16];
@@ -263,7 +268,7 @@ static void test_offload(zero_cuda *cu, int quick) {
         for (int stage = 1; stage <= 3; stage++)
             for (int gas = 1; gas <= 2; gas++) {
                 if (quick && (dt != ZERO_DTYPE_BF16 || gas != 2)) continue;
-                job ref = {stage, dt, gas, 600, 0, 0, 0, NULL};
+                job ref = {stage, dt, gas, 600, 0, 0, 0, 0, NULL};
                 host_job H;
                 H.j = &ref;
                 zero_result r = zero_host_run(base->world, host_rank, &H, &err);
@@ -272,7 +277,7 @@ static void test_offload(zero_cuda *cu, int quick) {
                 for (int oo = 0; oo <= 2; oo++)
                     for (int op = 0; op <= (stage == 3 ? 2 : 0); op++) {
                         if (!oo && !op) continue;
-                        job j = {stage, dt, gas, 600, oo, op, 0, dir};
+                        job j = {stage, dt, gas, 600, oo, op, 0, 0, dir};
                         zero_config c = make_cfg(&j, base->world);
                         zero_tensor ts[NT];
                         char names[NT][16];
@@ -303,12 +308,52 @@ static void test_offload(zero_cuda *cu, int quick) {
                                oo, op, stage, zero_dtype_name((zero_dtype)dt), gas, base->world, maxd, maxw, tol * maxw);
                     }
             }
+    // the early CPU step (no clipping, no overflow check): CUDA + CPU Adam during the backward
+    // against the host engine without offload, same config
+    double worst_early[4] = {0, 0, 0, 0};
+    for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
+        for (int stage = 1; stage <= 3; stage++) {
+            if (dt == ZERO_DTYPE_FP16 || (quick && stage != 2)) continue;
+            job ref = {stage, dt, 2, 600, 0, 0, 0, 1, NULL}, j = {stage, dt, 2, 600, ZERO_OFFLOAD_CPU, 0, 0, 1, NULL};
+            host_job H;
+            H.j = &ref;
+            zero_result r = zero_host_run(base->world, host_rank, &H, &err);
+            CHECKF(r == ZERO_OK, "host early run: %s", err.msg);
+            if (r != ZERO_OK) continue;
+            zero_config c = make_cfg(&j, base->world);
+            zero_tensor ts[NT];
+            char names[NT][16];
+            zero_engine *e;
+            tensors(ts, names);
+            r = zero_engine_create(&e, &c, ts, NT, &ob, &err);
+            CHECKF(r == ZERO_OK, "early create stage %d: %s", stage, err.msg);
+            if (r != ZERO_OK) continue;
+            r = train(e, &j, base->rank, 1, zero_cuda_stream(cu));
+            std::vector<float> got;
+            if (r == ZERO_OK) r = read_all(e, got);
+            CHECKF(r == ZERO_OK, "early stage %d %s: %s", stage, zero_dtype_name((zero_dtype)dt), zero_engine_error(e)->msg);
+            zero_engine_destroy(e);
+            if (r != ZERO_OK) continue;
+            double maxw = 0, maxd = 0;
+            for (size_t i = 0; i < got.size(); i++) {
+                maxw = fmax(maxw, fabs((double)H.result[i]));
+                maxd = fmax(maxd, fabs((double)got[i] - (double)H.result[i]));
+            }
+            double tol = dt == ZERO_DTYPE_FP32 ? 2e-6 : 1.6e-2;
+            worst_early[dt] = fmax(worst_early[dt], maxd / maxw);
+            runs++;
+            CHECKF(maxd <= tol * maxw, "early stage %d %s world %d: vs host max diff %.3g (max|w| %.3g, allowed %.3g)", stage,
+                   zero_dtype_name((zero_dtype)dt), base->world, maxd, maxw, tol * maxw);
+        }
+    if (base->rank == 0)
+        printf("gpu_engine early CPU step: worst difference to the host engine without offload / max|w|: fp32 %.3g, "
+               "bf16 %.3g\n", worst_early[ZERO_DTYPE_FP32], worst_early[ZERO_DTYPE_BF16]);
     // delayed_param_update: CUDA + CPU Adam against the host engine with the same delay
     double worst_dpu[4] = {0, 0, 0, 0};
     for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
         for (int stage = 1; stage <= 3; stage++) {
             if (quick && (dt != ZERO_DTYPE_BF16 || stage != 2)) continue;
-            job j = {stage, dt, 2, 600, ZERO_OFFLOAD_CPU, 0, 1, NULL};
+            job j = {stage, dt, 2, 600, ZERO_OFFLOAD_CPU, 0, 1, 0, NULL};
             host_job H;
             H.j = &j;
             zero_result r = zero_host_run(base->world, host_rank, &H, &err);
@@ -347,7 +392,7 @@ static void test_offload(zero_cuda *cu, int quick) {
     {
         char missing[200];
         snprintf(missing, sizeof missing, "%s/no_such_dir", dir);
-        job j = {2, ZERO_DTYPE_BF16, 1, 600, ZERO_OFFLOAD_NVME, 0, 0, missing};
+        job j = {2, ZERO_DTYPE_BF16, 1, 600, ZERO_OFFLOAD_NVME, 0, 0, 0, missing};
         zero_config c = make_cfg(&j, base->world);
         zero_tensor ts[NT];
         char names[NT][16];
@@ -403,7 +448,7 @@ int main(void) {
             for (int gas = 1; gas <= 2; gas++)
                 for (int b = 0; b < 2; b++) {
                     if (quick && (dt != ZERO_DTYPE_FP16 || gas != 2 || b != 0 || stage < 2)) continue;
-                    job j = {stage, dt, gas, b == 0 ? (int64_t)600 : (int64_t)500000000, 0, 0, 0, NULL};
+                    job j = {stage, dt, gas, b == 0 ? (int64_t)600 : (int64_t)500000000, 0, 0, 0, 0, NULL};
                     zero_config c = make_cfg(&j, be->world);
                     zero_tensor ts[NT];
                     char names[NT][16];

@@ -33,6 +33,8 @@ typedef struct job {
     int pcorrupt;                        /* flip a byte of the parameter file after step 2 */
     int dpu, stale; /* delayed_param_update; gradients from the parameters the previous step's forward saw */
     int destroy_early; /* destroy right after the last zero_step, the delayed Adam still running */
+    int noclip;        /* gradient_clipping 0 (with "cpu" and no overflow check: the early CPU step) */
+    int64_t early_units; /* rank 0: units the CPU stepped during the backward, over the run */
     int nvme, no_hooks, corrupt; /* "nvme"; a backend without tile store; flip a file byte after step 2 */
     int clear_path;              /* nvme_path emptied after zero_config_resolve */
     const char *dir;             /* nvme_path */
@@ -114,7 +116,11 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
         }
         if (J->corrupt && s == 2 && !flip_byte(J->dir, "zero_optim", rank)) return ZERO_ERR_IO;
 
-        if ((r = zero_step(e, NULL)) != ZERO_OK) return r;
+        {
+            zero_step_info info;
+            if ((r = zero_step(e, &info)) != ZERO_OK) return r;
+            if (rank == 0) ((job *)J)->early_units += info.cpu_units_early;
+        }
         memcpy(prev, cur, sizeof prev);
     }
     return (J->dpu && !J->destroy_early && (r = zero_flush(e)) != ZERO_OK) ? r : ZERO_OK;
@@ -178,7 +184,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
                  "%s", J->dir);
     }
     c.optimizer.weight_decay = 0.01;
-    c.gradient_clipping = 0.5;
+    c.gradient_clipping = J->noclip ? 0 : 0.5;
     c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
     c.fp16.initial_scale_power = 6;
     c.bf16.enabled = J->dtype == ZERO_DTYPE_BF16;
@@ -402,6 +408,63 @@ int main(void) {
         c.train_micro_batch_size_per_gpu = 1;
         c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
         CHECK(zero_config_resolve(&c, 1, &err) != ZERO_OK);
+    }
+    /* the early CPU step: without clipping or an overflow check (fp32, bf16)
+       the engine's thread steps each unit as its gradient reaches the host,
+       during the backward: bitwise the run without offload */
+    {
+        int nruns = 0;
+        int64_t early = 0;
+        for (stage = 1; stage <= 3; stage++)
+            for (dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
+                for (world = 1; world <= 3; world++)
+                    for (gas = 1; gas <= 2; gas++) {
+                        if (dt == ZERO_DTYPE_FP16) continue; /* its overflow check needs the whole gradient */
+                        memset(&a, 0, sizeof a);
+                        memset(&b, 0, sizeof b);
+                        a.stage = b.stage = stage;
+                        a.dtype = b.dtype = dt;
+                        a.gas = b.gas = gas;
+                        a.bucket = b.bucket = (stage + world) % 2 ? 64 : 500000000;
+                        a.pin = b.pin = 1;
+                        a.noclip = b.noclip = 1;
+                        a.frozen = b.frozen = world == 2;
+                        b.offload = 1;
+                        b.simd = world == 3; /* the pool under the engine's thread */
+                        if (!b.simd) setenv("ZERO_NO_SIMD", "1", 1);
+                        CHECK(zero_host_run(world, rank_fn, &a, &err) == ZERO_OK);
+                        CHECK(zero_host_run(world, rank_fn, &b, &err) == ZERO_OK);
+                        unsetenv("ZERO_NO_SIMD");
+                        for (r = 0; r < world; r++)
+                            CHECKF(a.r[r] == ZERO_OK && b.r[r] == ZERO_OK, "early stage %d %s world %d gas %d: %s / %s",
+                                   stage, zero_dtype_name((zero_dtype)dt), world, gas, a.msg[r], b.msg[r]);
+                        {   /* bf16 on stages 1-2 checks overflow by default (bf16.check_grad_overflow, DeepSpeed
+                               NEW): the step waits for the whole gradient there */
+                            int expect = !(dt == ZERO_DTYPE_BF16 && stage <= 2);
+                            CHECKF((b.early_units > 0) == expect && a.early_units == 0,
+                                   "early stage %d %s world %d: %lld units early (expected %s)", stage,
+                                   zero_dtype_name((zero_dtype)dt), world, (long long)b.early_units, expect ? "some" : "none");
+                        }
+                        if (!b.simd) {
+                            CHECKF(!memcmp(a.w[0], b.w[0], sizeof a.w[0]) && !memcmp(a.m[0], b.m[0], sizeof a.m[0]),
+                                   "early stage %d %s world %d gas %d: the early CPU step changed the weights", stage,
+                                   zero_dtype_name((zero_dtype)dt), world, gas);
+                        } else { /* the SIMD CPU Adam: within its rounding (see the SIMD section above) */
+                            double maxw = 0, maxd = 0;
+                            size_t i;
+                            for (i = 0; i < TOTAL; i++) {
+                                maxw = fmax(maxw, fabs(a.w[0][i]));
+                                maxd = fmax(maxd, fabs((double)a.w[0][i] - b.w[0][i]));
+                            }
+                            CHECKF(maxd <= (dt == ZERO_DTYPE_FP32 ? 1e-6 : 4e-3) * maxw,
+                                   "early stage %d %s world %d: SIMD differs by %.3g (max|w| %.3g)", stage,
+                                   zero_dtype_name((zero_dtype)dt), world, maxd, maxw);
+                        }
+                        early += b.early_units;
+                        nruns++;
+                    }
+        printf("early CPU step: %d runs (%lld units stepped during the backward), bitwise the run without offload "
+               "(scalar CPU Adam)\n", nruns, (long long)early);
     }
     /* delayed_param_update: the CPU Adam of step t runs beside step t+1's
        forward and backward, which see the parameters of step t-1. The same
