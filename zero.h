@@ -4398,17 +4398,17 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
                  stage 1-3: 12 S, or 0 with offload_optimizer.
    per node (each of the g ranks holds the same, so g times a rank's):
      offload_optimizer cpu:  optimizer 12 S g (master, m, v; pinned),
-                             grads 4 S g (pinned fp32 staging of the shard's
-                             gradients for CPU Adam), params d S g (pinned
-                             staging of the updated compute-dtype shard on its
-                             way back to the GPU or to NVMe; not needed when
-                             offload_param cpu keeps the shard itself on the
-                             host, where CPU Adam writes it directly).
+                             grads 4 S g (pinned staging of the shard's
+                             gradients for CPU Adam; fp32 at most), params
+                             d S g (pinned staging of the updated
+                             compute-dtype shard on its way back to the GPU;
+                             not allocated with offload_param, whose shard or
+                             tile buffers CPU Adam writes directly).
      offload_optimizer nvme: NVMe 12 S g; host keeps 4 tiles per rank
-                             (offload_optimizer.buffer_count, DeepSpeed's 4):
-                             master, m, v (optimizer 3 * 4 T g) and the fp32
-                             gradient tile, which also carries the updated
-                             compute-dtype tile out (grads 4 T g).
+                             (offload_optimizer.buffer_count, DeepSpeed's 4,
+                             each master | m | v of a chunk: optimizer
+                             4 * 12 T g) and the same gradient and parameter
+                             staging as cpu.
      offload_param cpu:      params d S g (the shard lives in pinned memory).
      offload_param nvme:     NVMe d S g; host keeps 5 swap-in tiles per rank
                              (offload_param.buffer_count, DeepSpeed's 5):
@@ -4549,14 +4549,17 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
     else if (in->oo == ZERO_OFFLOAD_NONE)
         o->gpu_optimizer_bytes = 12 * S;
 
-    if (in->oo == ZERO_OFFLOAD_CPU) {
-        o->cpu_optimizer_bytes = 12 * S * g;
+    if (in->oo != ZERO_OFFLOAD_NONE) {
+        /* the gradient staging of the shard, and the parameter staging unless
+           offload_param keeps the shard (or its tiles) on the host */
         o->cpu_grads_bytes = 4 * S * g;
-        if (in->op != ZERO_OFFLOAD_CPU) o->cpu_params_bytes += d * S * g;
-    } else if (in->oo == ZERO_OFFLOAD_NVME) {
-        o->nvme_bytes += 12 * S * g;
-        o->cpu_optimizer_bytes = (ZERO__EST_OPT_TILES - 1) * 4 * T * g;
-        o->cpu_grads_bytes = 4 * T * g;
+        if (in->op == ZERO_OFFLOAD_NONE) o->cpu_params_bytes += d * S * g;
+        if (in->oo == ZERO_OFFLOAD_CPU) {
+            o->cpu_optimizer_bytes = 12 * S * g;
+        } else {
+            o->nvme_bytes += 12 * S * g;
+            o->cpu_optimizer_bytes = ZERO__EST_OPT_TILES * 12 * T * g; /* tiles of master | m | v */
+        }
     }
     if (in->op == ZERO_OFFLOAD_CPU) {
         o->cpu_params_bytes += d * S * g;

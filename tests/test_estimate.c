@@ -102,15 +102,14 @@ static ref_plan reference(const zero_estimate_args *a) {
     r.gpu_grads = a->stage <= 1 ? bytes * P : bytes * dmin(P, 2 * unit) + 4 * shard;
     if (a->stage == 0) r.gpu_optim = 12 * P;
     else if (!opt_off) r.gpu_optim = 12 * shard;
-    if (a->offload_optimizer == ZERO_OFFLOAD_CPU) {
-        rank_cpu_optim = 12 * shard;
+    if (opt_off) { /* the engine's host staging: gradients (fp32 at most), parameters unless offload_param */
         rank_cpu_grads = 4 * shard;
-        if (a->offload_param != ZERO_OFFLOAD_CPU) rank_cpu_params += bytes * shard;
+        if (a->offload_param == ZERO_OFFLOAD_NONE) rank_cpu_params += bytes * shard;
     }
+    if (a->offload_optimizer == ZERO_OFFLOAD_CPU) rank_cpu_optim = 12 * shard;
     if (a->offload_optimizer == ZERO_OFFLOAD_NVME) {
         rank_nvme += 12 * shard;
-        rank_cpu_optim = 3 * 4 * tile;
-        rank_cpu_grads = 4 * tile;
+        rank_cpu_optim = 4 * 12 * tile; /* 4 tile buffers of master | m | v */
     }
     r.cpu_params = g * rank_cpu_params;
     r.cpu_grads = g * rank_cpu_grads;
