@@ -195,6 +195,10 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_PROGRESS, ZERO_OK, "progress line (steps_per_print)")                        \
     X(ENGINE_TIMERS, ZERO_OK, "phase times (wall_clock_breakdown)")                       \
     X(ENGINE_SKIPPED, ZERO_OK, "steps skipped for inf/nan gradients in the last print period") \
+    X(CKPT_NOT_FOUND, ZERO_ERR_IO, "no checkpoint in the directory (neither meta.zck nor a latest pointer)") \
+    X(CKPT_CORRUPT, ZERO_ERR_CORRUPT, "a checkpoint file fails its checks: truncated, flipped bits, missing, or not a checkpoint") \
+    X(CKPT_VERSION, ZERO_ERR_CONFIG, "a checkpoint of a newer format version than this build reads") \
+    X(CKPT_MISMATCH, ZERO_ERR_CONFIG, "the checkpoint's tensors or layout do not match the engine's model") \
     X(HOST_COLLECTIVE_MISMATCH, ZERO_ERR_STATE, "ranks called different collectives")      \
     X(HOST_PEER_EXITED, ZERO_ERR_STATE, "a rank left while others wait in a collective")   \
     X(HOST_TIMEOUT, ZERO_ERR_TIMEOUT, "a host collective waited past its deadline")        \
@@ -1031,6 +1035,16 @@ ZERO_API zero_result zero_step(zero_engine *e, zero_step_info *info);
    evaluation, an export, or the end of training). A collective; a no-op
    otherwise. */
 ZERO_API zero_result zero_flush(zero_engine *e);
+/* Checkpoints (a collective, between steps): zero_save writes dir/step<N>/
+   (each rank its shard of master weights and Adam moments, rank 0 the
+   metadata) and then points dir/latest at it; a crash at any moment leaves
+   the previous checkpoint the latest. zero_load reads dir/latest's
+   checkpoint (or dir itself when it is one) into an engine of the same
+   tensors on any world size and stage, every rank reading only what it
+   owns; every file and block is checksummed, and a checkpoint that fails a
+   check leaves the engine unchanged. docs/checkpoints.md has the format. */
+ZERO_API zero_result zero_save(zero_engine *e, const char *dir, zero_error *err);
+ZERO_API zero_result zero_load(zero_engine *e, const char *dir, zero_error *err);
 ZERO_API zero_result zero_memory_report(const zero_engine *e, zero_memory_stats *out);
 /* A table of the report, one line per category (what `make run` prints). */
 ZERO_API size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf, size_t cap);
@@ -6220,6 +6234,8 @@ struct zero_engine {
     int n_tensors, n_trainable, n_units, n_spans;
     int *tflags;
     float *tlr;
+    int *tgroup, *tndim; /* per tensor: group, dimensions (checkpoints) */
+    int64_t *tshape;     /* per tensor: ZERO_MAX_DIMS extents */
     /* per unit */
     int64_t *goff;   /* offset in the trainable padded buffers (-1: frozen) */
     int64_t *tshard; /* offset in the trainable shard (-1: frozen) */
@@ -6696,6 +6712,9 @@ static void zero__engine_free(zero_engine *e) {
     zero__efree(e, ZERO_MEM_PINNED, e->check_host);
     ZERO_FREE(e->tflags);
     ZERO_FREE(e->tlr);
+    ZERO_FREE(e->tgroup);
+    ZERO_FREE(e->tndim);
+    ZERO_FREE(e->tshape);
     ZERO_FREE(e->goff);
     ZERO_FREE(e->tshard);
     ZERO_FREE(e->pending);
@@ -6965,6 +6984,9 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
     e->n_spans = l->n_spans;
     e->tflags = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
     e->tlr = (float *)ZERO_MALLOC(sizeof(float) * (size_t)n);
+    e->tgroup = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
+    e->tndim = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
+    e->tshape = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * ZERO_MAX_DIMS * (size_t)n);
     e->ready = (unsigned char *)ZERO_MALLOC((size_t)n);
     e->asked = (unsigned char *)ZERO_MALLOC((size_t)n);
     e->goff = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_units);
@@ -6981,7 +7003,7 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
     e->slot_span = (int *)ZERO_MALLOC(sizeof(int) * 2);
     e->trace_cap = 4 * n + 64;
     e->trace = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->trace_cap);
-    if (!e->tflags || !e->tlr || !e->ready || !e->asked || !e->goff || !e->tshard || !e->pending || !e->pending0 ||
+    if (!e->tflags || !e->tlr || !e->tgroup || !e->tndim || !e->tshape || !e->ready || !e->asked || !e->goff || !e->tshard || !e->pending || !e->pending0 ||
         !e->seg_first || !e->seg_count || !e->spans || !e->span_off || !e->span_padded || !e->ext_off ||
         !e->ext_len || !e->slot_span || !e->trace)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables for %d tensors", n);
@@ -6999,6 +7021,9 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
     for (i = 0; i < n; i++) {
         e->tflags[i] = ts[i].flags;
         e->tlr[i] = ts[i].lr_scale > 0 ? ts[i].lr_scale : 1.0f;
+        e->tgroup[i] = ts[i].group;
+        e->tndim[i] = ts[i].ndim > 0 && ts[i].ndim <= ZERO_MAX_DIMS ? ts[i].ndim : 0;
+        memcpy(e->tshape + (size_t)i * ZERO_MAX_DIMS, ts[i].shape, sizeof(int64_t) * ZERO_MAX_DIMS);
         if (!(ts[i].flags & ZERO_TENSOR_FROZEN)) e->n_trainable++;
     }
     if (e->n_trainable == 0)
@@ -8645,6 +8670,1181 @@ ZERO__DEF zero_result zero_flush(zero_engine *e) {
     if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_flush: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
+}
+
+/* ---- engine: checkpoints ----
+
+   <dir>/latest names the newest complete checkpoint <dir>/<tag> (tag
+   "step<global_steps>"). In it: meta.zck (rank 0: the model's tensors, the
+   layout arguments and world size it was saved with, the step counters,
+   loss scaler and schedule position) and rank<R>.zck for every saving rank R:
+   that rank's shard (zero_layout's shard coordinates: its chunk of every
+   unit in unit order, padding zeros included) as three fp32 arrays: values
+   (the fp32 master; frozen tensors: their parameters), Adam m and v. Every
+   file: a 64-byte header (magic, version, kind, sizes, CRC-32C of the body
+   and of the header); rank files carry a CRC-32C per block of
+   ZERO_CKPT_BLOCK elements of each array, so a reader checks what it reads
+   without reading the rest.
+
+   Writing: each rank writes rank<R>.zck.tmp, fsyncs it, renames it into
+   place; the ranks agree that all succeeded (a small all-reduce); rank 0
+   then writes meta.zck the same way, fsyncs the directory, and replaces
+   `latest` the same way (tmp, fsync, rename, fsync of <dir>). A crash at any
+   moment leaves `latest` naming the previous complete checkpoint.
+
+   Reading on any world size: the saving layout is rebuilt from meta.zck
+   (zero_layout is deterministic) and checked against the stored unit table;
+   every rank reads, for each element range it owns now, the (tensor, offset)
+   ranges from the saving ranks' files that hold them (zero_layout_locate). */
+
+#if defined(__unix__) || defined(__APPLE__)
+#  include <fcntl.h>
+#  include <unistd.h>
+#endif
+
+#ifndef ZERO_CKPT_BLOCK
+#define ZERO_CKPT_BLOCK 65536 /* elements per checksummed block of a rank file's array */
+#endif
+#define ZERO__CK_MAGIC "ZEROCKPT"
+#define ZERO__CK_VERSION 1u
+#define ZERO__CK_HDR 64
+enum { ZERO__CK_META = 1, ZERO__CK_RANK = 2 };
+
+/* CRC-32C (Castagnoli, reflected 0x82F63B78), table-driven. */
+static uint32_t zero__crc32c(uint32_t crc, const void *data, size_t n) {
+    static uint32_t table[256];
+    static int ready;
+    const unsigned char *p = (const unsigned char *)data;
+    size_t i;
+    if (!ready) { /* idempotent: racing threads write the same values */
+        uint32_t k, b;
+        for (k = 0; k < 256; k++) {
+            uint32_t c = k;
+            for (b = 0; b < 8; b++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+            table[k] = c;
+        }
+        ready = 1;
+    }
+    crc = ~crc;
+    for (i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* little-endian helpers of the file format */
+static void zero__ck_put64(unsigned char *p, uint64_t v) {
+    int i;
+    for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint64_t zero__ck_get64(const unsigned char *p) {
+    uint64_t v = 0;
+    int i;
+    for (i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+static void zero__ck_put32(unsigned char *p, uint32_t v) {
+    int i;
+    for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t zero__ck_get32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Header: 0 magic[8], 8 version u32, 12 kind u32, 16 body bytes u64,
+   24 body CRC u32, 28 rank u32, 32 world u32, 36 elements-or-0 u64 (rank
+   files: shard elements), 44 save id u64 (the same in every file of one
+   save: files of different saves never mix), 52..59 zero, 60 header CRC u32
+   (of bytes 0..59). */
+static void zero__ck_header(unsigned char *h, uint32_t kind, uint64_t body, uint32_t body_crc, int rank, int world,
+                            uint64_t elems, uint64_t id) {
+    memset(h, 0, ZERO__CK_HDR);
+    memcpy(h, ZERO__CK_MAGIC, 8);
+    zero__ck_put32(h + 8, ZERO__CK_VERSION);
+    zero__ck_put32(h + 12, kind);
+    zero__ck_put64(h + 16, body);
+    zero__ck_put32(h + 24, body_crc);
+    zero__ck_put32(h + 28, (uint32_t)rank);
+    zero__ck_put32(h + 32, (uint32_t)world);
+    zero__ck_put64(h + 36, elems);
+    zero__ck_put64(h + 44, id);
+    zero__ck_put32(h + 60, zero__crc32c(0, h, 60));
+}
+
+/* Checks a header read from `path`; fills err naming the file and the problem. */
+static zero_result zero__ck_check_header(const unsigned char *h, const char *path, uint32_t kind, zero_error *err) {
+    if (memcmp(h, ZERO__CK_MAGIC, 8) != 0)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: not a zero checkpoint file (bad magic)", path);
+    if (zero__ck_get32(h + 60) != zero__crc32c(0, h, 60))
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: header checksum mismatch (flipped bits, or "
+                                                                  "not written completely)", path);
+    if (zero__ck_get32(h + 8) > ZERO__CK_VERSION)
+        return zero__fail(err, ZERO_MSG_CKPT_VERSION, NULL, 0, 0,
+                          "%s: format version %u is newer than this build's %u\nHINT: load it with a newer zero", path,
+                          zero__ck_get32(h + 8), ZERO__CK_VERSION);
+    if (zero__ck_get32(h + 8) < 1 || zero__ck_get32(h + 12) != kind)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: version %u kind %u, expected a %s file", path,
+                          zero__ck_get32(h + 8), zero__ck_get32(h + 12), kind == ZERO__CK_META ? "meta" : "rank");
+    return ZERO_OK;
+}
+
+/* write all of buf at the current position; 0 and errno on failure */
+static int zero__ck_write_all(int fd, const void *buf, size_t n) {
+    const char *p = (const char *)buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return 0;
+        }
+        if (w == 0) {
+            errno = ENOSPC;
+            return 0;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 1;
+}
+/* read exactly n bytes at offset off; -1 error (errno), 0 short (end of file), 1 ok */
+static int zero__ck_read_at(int fd, uint64_t off, void *buf, size_t n) {
+    char *p = (char *)buf;
+    if (lseek(fd, (off_t)off, SEEK_SET) == (off_t)-1) return -1;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (r == 0) return 0;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 1;
+}
+
+static zero_result zero__ck_fsync_dir(const char *dir, zero_error *err) {
+    int fd = open(dir, O_RDONLY);
+    if (fd < 0 || fsync(fd) != 0) {
+        int en = errno;
+        if (fd >= 0) close(fd);
+        return zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "fsync of directory %s: %s", dir, strerror(en));
+    }
+    close(fd);
+    return ZERO_OK;
+}
+
+/* path.tmp written by fill(), fsynced, renamed to path. */
+typedef int (*zero__ck_fill_fn)(int fd, void *arg, zero_error *err);
+static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill, void *arg, zero_error *err) {
+    char tmp[ZERO_PATH_MAX + 128];
+    int fd;
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", tmp, strerror(errno));
+    if (!fill(fd, arg, err)) {
+        close(fd);
+        unlink(tmp);
+        return err->code ? err->code : ZERO_ERR_IO;
+    }
+    if (fsync(fd) != 0) {
+        int en = errno;
+        close(fd);
+        unlink(tmp);
+        return zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "fsync %s: %s", tmp, strerror(en));
+    }
+    if (close(fd) != 0) {
+        unlink(tmp);
+        return zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "close %s: %s", tmp, strerror(errno));
+    }
+    if (rename(tmp, path) != 0) {
+        int en = errno;
+        unlink(tmp);
+        return zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "rename %s -> %s: %s", tmp, path, strerror(en));
+    }
+    return ZERO_OK;
+}
+
+/* ---- what a rank holds: its chunk of unit u as fp32 (values, m, v) ---- */
+
+/* Values of this rank's chunk of unit u (chunk elements, padding included)
+   into out; what: 0 values (master, or parameters of a frozen unit), 1 m, 2 v.
+   stage: the own chunk inside the full copies of stages 0-2. `tile` and
+   `stage_buf`: scratch of chunk * 12 and chunk * 4 bytes (pinned). */
+static zero_result zero__ck_unit_get(zero_engine *e, int u, int what, float *out, void *tile, void *stage_buf,
+                                     zero_error *fail) {
+    const zero_unit *x = &e->L->units[u];
+    size_t c = (size_t)x->chunk;
+    int64_t own = (int64_t)e->rank * x->chunk; /* the own chunk inside a whole unit */
+    if (x->frozen || (what == 0 && zero__master_is_params(e))) {
+        if (what != 0) {
+            memset(out, 0, c * 4);
+            return ZERO_OK;
+        }
+        if (e->poff == ZERO_OFFLOAD_NVME) {
+            void *req = NULL;
+            if (e->be.tiles_read(e->pstore, u, tile, c * e->d, &req, fail) != ZERO_OK ||
+                e->be.tiles_wait(e->pstore, req, fail) != ZERO_OK)
+                return fail->code;
+            zero__host_uncast(out, e->dt, tile, (int64_t)c);
+            return ZERO_OK;
+        }
+        {
+            const char *src = e->stage == 3 ? (const char *)zero__param_own(e, u)
+                                            : zero__bp(e, e->params, x->offset + own, e->d);
+            if (e->be.copy(e->be.ctx, stage_buf, src, c * e->d, ZERO_STREAM_COMM, fail) != ZERO_OK ||
+                e->be.sync(e->be.ctx, ZERO_STREAM_COMM, fail) != ZERO_OK)
+                return fail->code;
+            zero__host_uncast(out, e->dt, stage_buf, (int64_t)c);
+        }
+        return ZERO_OK;
+    }
+    if (e->seg_count[u] == 0 && zero_layout_chunk_real(e->L, u, e->rank) == 0) { /* only padding: zeros */
+        memset(out, 0, c * 4);
+        return ZERO_OK;
+    }
+    if (e->nvme) {
+        void *req = NULL;
+        if (e->be.tiles_read(e->store, u, tile, 12 * c, &req, fail) != ZERO_OK || e->be.tiles_wait(e->store, req, fail) != ZERO_OK)
+            return fail->code;
+        memcpy(out, (const float *)tile + (size_t)what * c, c * 4);
+        return ZERO_OK;
+    }
+    {
+        const float *src = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->m : e->v, u);
+        if (e->stage == 0) src += own; /* stage 0 keeps whole units */
+        if (e->be.copy(e->be.ctx, stage_buf, src, c * 4, ZERO_STREAM_COMM, fail) != ZERO_OK ||
+            e->be.sync(e->be.ctx, ZERO_STREAM_COMM, fail) != ZERO_OK)
+            return fail->code;
+        memcpy(out, stage_buf, c * 4);
+    }
+    return ZERO_OK;
+}
+
+typedef struct zero__ck_rank_writer {
+    zero_engine *e;
+    float *buf;          /* one unit chunk */
+    void *tile, *stage_buf;
+    uint32_t *crc;       /* 3 x blocks */
+    int64_t blocks;
+    uint64_t id;
+} zero__ck_rank_writer;
+
+/* rank file: header | values | m | v (shard elements each) | block CRCs */
+static int zero__ck_fill_rank(int fd, void *arg, zero_error *err) {
+    zero__ck_rank_writer *w = (zero__ck_rank_writer *)arg;
+    zero_engine *e = w->e;
+    const zero_layout *l = e->L;
+    int64_t S = l->shard_numel;
+    unsigned char h[ZERO__CK_HDR];
+    int what, u;
+    uint32_t tcrc;
+    memset(h, 0, sizeof h);
+    if (!zero__ck_write_all(fd, h, sizeof h)) goto io;
+    for (what = 0; what < 3; what++) {
+        int64_t pos = 0; /* element of the array; block crc accumulates across units */
+        uint32_t crc = 0;
+        for (u = 0; u < l->n_units; u++) {
+            const zero_unit *x = &l->units[u];
+            int64_t i = 0;
+            if (zero__ck_unit_get(e, u, what, w->buf, w->tile, w->stage_buf, err) != ZERO_OK) return 0;
+            while (i < x->chunk) { /* split the unit at block boundaries */
+                int64_t room = ZERO_CKPT_BLOCK - pos % ZERO_CKPT_BLOCK, n = zero__min_i64(room, x->chunk - i);
+                crc = zero__crc32c(crc, w->buf + i, (size_t)n * 4);
+                i += n;
+                pos += n;
+                if (pos % ZERO_CKPT_BLOCK == 0 || pos == S) {
+                    w->crc[what * w->blocks + (pos - 1) / ZERO_CKPT_BLOCK] = crc;
+                    crc = 0;
+                }
+            }
+            if (!zero__ck_write_all(fd, w->buf, (size_t)x->chunk * 4)) goto io;
+        }
+    }
+    {
+        unsigned char *t = (unsigned char *)ZERO_MALLOC((size_t)(3 * w->blocks) * 4 + 1);
+        int64_t k;
+        if (!t) {
+            zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "checkpoint: CRC table");
+            return 0;
+        }
+        for (k = 0; k < 3 * w->blocks; k++) zero__ck_put32(t + 4 * k, w->crc[k]);
+        tcrc = zero__crc32c(0, t, (size_t)(3 * w->blocks) * 4);
+        if (!zero__ck_write_all(fd, t, (size_t)(3 * w->blocks) * 4)) {
+            ZERO_FREE(t);
+            goto io;
+        }
+        ZERO_FREE(t);
+    }
+    /* the body CRC covers the block table (each block has its own) */
+    zero__ck_header(h, ZERO__CK_RANK, (uint64_t)(3 * S * 4 + 3 * w->blocks * 4), tcrc, e->rank, e->world, (uint64_t)S,
+                    w->id);
+    if (lseek(fd, 0, SEEK_SET) == (off_t)-1 || !zero__ck_write_all(fd, h, sizeof h)) goto io;
+    return 1;
+io:
+    zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "checkpoint rank file: %s%s", strerror(errno),
+               errno == ENOSPC ? " (disk full)" : "");
+    return 0;
+}
+
+/* meta body: counters, scaler, layout args, tensors, unit table digest */
+typedef struct zero__ck_meta_writer {
+    zero_engine *e;
+    uint64_t id;
+} zero__ck_meta_writer;
+
+static size_t zero__ck_meta_body(const zero_engine *e, unsigned char *b) {
+    const zero_layout *l = e->L;
+    const zero_loss_scaler *s = &e->scaler;
+    size_t n = 0;
+    int t;
+    uint32_t udig = 0;
+    int u;
+#define ZERO__W64(v) do { if (b) zero__ck_put64(b + n, (uint64_t)(v)); n += 8; } while (0)
+#define ZERO__WD(v) do { double d_ = (v); uint64_t q_; memcpy(&q_, &d_, 8); ZERO__W64(q_); } while (0)
+    ZERO__W64(e->world);
+    ZERO__W64(e->stage);
+    ZERO__W64(e->dt);
+    ZERO__W64(e->n_tensors);
+    ZERO__W64(e->cfg.zero_optimization.reduce_bucket_size);
+    ZERO__W64(e->stage == 3 ? e->cfg.zero_optimization.stage3_param_persistence_threshold : 0);
+    ZERO__W64(e->stage == 3 ? e->cfg.zero_optimization.stage3_model_persistence_threshold : 0);
+    ZERO__W64(e->global_steps);
+    ZERO__W64(e->skipped_steps);
+    ZERO__W64(e->applied_steps);
+    ZERO__W64(e->sched_it);
+    ZERO__WD((double)e->beta1_t);
+    ZERO__WD((double)e->beta2_t);
+    ZERO__WD(e->last_b1);
+    ZERO__WD(e->last_b2);
+    ZERO__WD(s->cur_scale);
+    ZERO__W64(s->cur_hysteresis);
+    ZERO__W64(s->cur_iter);
+    ZERO__W64(s->last_overflow_iter);
+    for (u = 0; u < l->n_units; u++) {
+        int64_t q[4];
+        q[0] = l->units[u].offset, q[1] = l->units[u].numel, q[2] = l->units[u].chunk, q[3] = l->units[u].first_tensor;
+        udig = zero__crc32c(udig, q, sizeof q);
+    }
+    ZERO__W64(l->n_units);
+    ZERO__W64(udig);
+    for (t = 0; t < e->n_tensors; t++) {
+        size_t len = strlen(l->names[t]);
+        int k;
+        ZERO__W64(l->numel[t]);
+        ZERO__W64(e->tflags[t]);
+        ZERO__W64((int64_t)e->tgroup[t]);
+        ZERO__W64(e->tndim[t]);
+        for (k = 0; k < e->tndim[t]; k++) ZERO__W64(e->tshape[(size_t)t * ZERO_MAX_DIMS + (size_t)k]);
+        ZERO__W64(len);
+        if (b) memcpy(b + n, l->names[t], len);
+        n += len;
+    }
+#undef ZERO__W64
+#undef ZERO__WD
+    return n;
+}
+static int zero__ck_fill_meta(int fd, void *arg, zero_error *err) {
+    zero_engine *e = ((zero__ck_meta_writer *)arg)->e;
+    uint64_t id = ((zero__ck_meta_writer *)arg)->id;
+    size_t n = zero__ck_meta_body(e, NULL);
+    unsigned char *b = (unsigned char *)ZERO_MALLOC(ZERO__CK_HDR + n);
+    int ok;
+    if (!b) {
+        zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "checkpoint: metadata");
+        return 0;
+    }
+    zero__ck_meta_body(e, b + ZERO__CK_HDR);
+    zero__ck_header(b, ZERO__CK_META, n, zero__crc32c(0, b + ZERO__CK_HDR, n), 0, e->world, 0, id);
+    ok = zero__ck_write_all(fd, b, ZERO__CK_HDR + n);
+    ZERO_FREE(b);
+    if (!ok)
+        zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "checkpoint metadata: %s%s", strerror(errno),
+                   errno == ENOSPC ? " (disk full)" : "");
+    return ok;
+}
+typedef struct zero__ck_text {
+    const char *text;
+} zero__ck_text;
+static int zero__ck_fill_text(int fd, void *arg, zero_error *err) {
+    const char *t = ((zero__ck_text *)arg)->text;
+    if (zero__ck_write_all(fd, t, strlen(t))) return 1;
+    zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "checkpoint pointer: %s", strerror(errno));
+    return 0;
+}
+
+/* Every rank's flag summed (a barrier with agreement): 0 when all were 0. */
+static zero_result zero__ck_agree(zero_engine *e, double mine, double *sum) {
+    e->stats_host[0] = mine;
+    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.copy(e->be.ctx, e->stats_dev, e->stats_host, sizeof(double),
+                                                        ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.all_reduce(e->be.ctx, e->stats_dev, e->stats_dev, 1,
+                                                              (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM,
+                                                              &be_err_));
+    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.copy(e->be.ctx, e->stats_host, e->stats_dev, sizeof(double),
+                                                        ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.memset0(e->be.ctx, e->stats_dev, sizeof(double), ZERO_STREAM_COMM,
+                                                           &be_err_));
+    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
+    *sum = e->stats_host[0];
+    e->stats_host[0] = 0;
+    return ZERO_OK;
+}
+
+/* scratch for one unit chunk: fp32 buffer, a tile, a pinned staging */
+static zero_result zero__ck_scratch(zero_engine *e, float **buf, void **tile, void **stage_buf) {
+    int64_t maxc = 0;
+    int u;
+    zero_error be;
+    for (u = 0; u < e->n_units; u++) maxc = zero__max_i64(maxc, e->L->units[u].chunk);
+    *buf = (float *)ZERO_MALLOC((size_t)maxc * 4 + 4);
+    *tile = *stage_buf = NULL;
+    if (!*buf) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "checkpoint: staging");
+    zero__ok(&be);
+    if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxc * 12 + 64, tile, &be) != ZERO_OK ||
+        e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxc * 4 + 64, stage_buf, &be) != ZERO_OK) {
+        if (*tile) e->be.free(e->be.ctx, ZERO_MEM_PINNED, *tile);
+        ZERO_FREE(*buf);
+        *tile = NULL;
+        return zero__ebackend(e, &be, "checkpoint: staging");
+    }
+    return ZERO_OK;
+}
+static void zero__ck_scratch_free(zero_engine *e, float *buf, void *tile, void *stage_buf) {
+    ZERO_FREE(buf);
+    if (tile) e->be.free(e->be.ctx, ZERO_MEM_PINNED, tile);
+    if (stage_buf) e->be.free(e->be.ctx, ZERO_MEM_PINNED, stage_buf);
+}
+
+static zero_result zero__ck_between_steps(zero_engine *e, const char *fn) {
+    zero_result r;
+    if (e->touched || e->micro > 0)
+        return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "%s: gradients of a step are pending; call it before the "
+                                                          "first zero_grad or after zero_step", fn);
+    if (e->dpu_pending && (r = zero__dpu_wait(e)) != ZERO_OK) return r; /* the delayed Adam writes the state */
+    if (e->pstore) { /* the step's parameter writes behind: complete before the files are read or rewritten */
+        zero_error first;
+        zero__ok(&first);
+        zero__pbuf_drain(e, &first);
+        if (first.code != ZERO_OK) return zero__ebackend(e, &first, fn);
+    }
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err) {
+    char tag[64], tdir[ZERO_PATH_MAX], path[ZERO_PATH_MAX + 64];
+    zero__ck_rank_writer w;
+    zero_result r;
+    zero_error fe;
+    double bad = 0;
+    uint64_t w_id = 0;
+    zero__ok(&fe);
+    if ((r = zero__enter(e, "zero_save")) != ZERO_OK) {
+        if (err) *err = *zero_engine_error(e);
+        return r;
+    }
+    if (!dir || !dir[0] || strlen(dir) > ZERO_PATH_MAX - 40) {
+        r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_save: directory %s", !dir ? "is NULL" : !dir[0] ? "is empty" : "path too long");
+        if (err) *err = e->err;
+        return r;
+    }
+    if ((r = zero__ck_between_steps(e, "zero_save")) != ZERO_OK) {
+        if (err) *err = e->err;
+        return r;
+    }
+    /* rank 0 picks a directory name no save used ("step<N>", else
+       "step<N>.<k>": a checkpoint is never overwritten) and an id for this
+       save's files; the others learn both from the agreement sums */
+    {
+        double k = 0, id = 0, sum;
+        if (e->rank == 0) {
+            struct stat st;
+            struct timespec ts;
+            if (mkdir(dir, 0755) != 0 && errno != EEXIST) k = -1;
+            for (; k >= 0 && k < 1e6; k++) {
+                if (k == 0) snprintf(tdir, sizeof tdir, "%s/step%lld", dir, (long long)e->global_steps);
+                else snprintf(tdir, sizeof tdir, "%s/step%lld.%d", dir, (long long)e->global_steps, (int)k);
+                if (stat(tdir, &st) != 0) break;
+            }
+            timespec_get(&ts, TIME_UTC);
+            id = (double)(((uint64_t)ts.tv_sec * 1000003u + (uint64_t)ts.tv_nsec + (uint64_t)e->global_steps * 7919u) &
+                          (((uint64_t)1 << 52) - 1));
+        }
+        if ((r = zero__ck_agree(e, k, &sum)) != ZERO_OK) {
+            if (err) *err = e->err;
+            return r;
+        }
+        k = sum;
+        if ((r = zero__ck_agree(e, id, &sum)) != ZERO_OK) {
+            if (err) *err = e->err;
+            return r;
+        }
+        w_id = (uint64_t)sum;
+        if (k < 0) {
+            r = zero__efail(e, ZERO_MSG_FILE_OPEN, "zero_save: cannot create %s (see rank 0's error)", dir);
+            if (err) *err = e->err;
+            return r;
+        }
+        if (k == 0) snprintf(tag, sizeof tag, "step%lld", (long long)e->global_steps);
+        else snprintf(tag, sizeof tag, "step%lld.%d", (long long)e->global_steps, (int)k);
+    }
+    snprintf(tdir, sizeof tdir, "%s/%s", dir, tag);
+    /* every rank: the directory (EEXIST: another rank made it) */
+    if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || (mkdir(tdir, 0755) != 0 && errno != EEXIST)) {
+        zero__fail(&fe, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "zero_save: cannot create %s: %s", tdir, strerror(errno));
+        bad = 1;
+    }
+    memset(&w, 0, sizeof w);
+    w.e = e;
+    w.id = w_id;
+    w.blocks = (e->L->shard_numel + ZERO_CKPT_BLOCK - 1) / ZERO_CKPT_BLOCK;
+    if (!bad) {
+        w.crc = (uint32_t *)ZERO_MALLOC(sizeof(uint32_t) * (size_t)(3 * w.blocks + 1));
+        if (!w.crc || zero__ck_scratch(e, &w.buf, &w.tile, &w.stage_buf) != ZERO_OK) {
+            ZERO_FREE(w.crc);
+            if (err) *err = e->err;
+            return e->err.code ? e->err.code : ZERO_ERR_OUT_OF_MEMORY;
+        }
+        snprintf(path, sizeof path, "%s/rank%05d.zck", tdir, e->rank);
+        if (zero__ck_commit_file(path, zero__ck_fill_rank, &w, &fe) != ZERO_OK) bad = 1;
+        zero__ck_scratch_free(e, w.buf, w.tile, w.stage_buf);
+        ZERO_FREE(w.crc);
+    }
+    /* all ranks' files in place before anyone commits */
+    {
+        double sum = 0;
+        if ((r = zero__ck_agree(e, bad, &sum)) != ZERO_OK) {
+            if (err) *err = e->err;
+            return r;
+        }
+        if (bad) {
+            r = zero__efail(e, fe.item, "zero_save: %s (the previous checkpoint stays the latest)", fe.msg);
+            if (err) *err = e->err;
+            return r;
+        }
+        if (sum > 0) {
+            r = zero__efail(e, ZERO_MSG_FILE_WRITE, "zero_save: %g rank(s) could not write their file into %s (see "
+                                                    "their errors); the previous checkpoint stays the latest", sum, tdir);
+            if (err) *err = e->err;
+            return r;
+        }
+    }
+    if (e->rank == 0) {
+        zero__ck_meta_writer mw;
+        zero__ck_text lt;
+        char latest[ZERO_PATH_MAX + 16];
+        mw.e = e;
+        mw.id = w_id;
+        lt.text = tag;
+        snprintf(path, sizeof path, "%s/meta.zck", tdir);
+        snprintf(latest, sizeof latest, "%s/latest", dir);
+        if (zero__ck_commit_file(path, zero__ck_fill_meta, &mw, &fe) != ZERO_OK ||
+            zero__ck_fsync_dir(tdir, &fe) != ZERO_OK || zero__ck_commit_file(latest, zero__ck_fill_text, &lt, &fe) != ZERO_OK ||
+            zero__ck_fsync_dir(dir, &fe) != ZERO_OK)
+            bad = 1;
+    }
+    {   /* every rank learns whether rank 0 committed */
+        double sum = 0;
+        if ((r = zero__ck_agree(e, bad, &sum)) != ZERO_OK) {
+            if (err) *err = e->err;
+            return r;
+        }
+        if (sum > 0) {
+            r = zero__efail(e, e->rank == 0 ? fe.item : ZERO_MSG_FILE_WRITE, "zero_save: %s", e->rank == 0 ? fe.msg
+                            : "rank 0 could not write the metadata or the latest pointer (see its error)");
+            if (err) *err = e->err;
+            return r;
+        }
+    }
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* ---- loading ---- */
+
+typedef struct zero__ck_meta {
+    int64_t world, stage, dtype, n_tensors, bucket, persist, model_persist;
+    int64_t global_steps, skipped_steps, applied_steps, sched_it;
+    double beta1_t, beta2_t, last_b1, last_b2, cur_scale;
+    int64_t cur_hysteresis, cur_iter, last_overflow_iter, n_units;
+    uint32_t udig;
+    zero_tensor *tensors; /* names point into names */
+    char *names;
+} zero__ck_meta;
+
+static void zero__ck_meta_free(zero__ck_meta *m) {
+    ZERO_FREE(m->tensors);
+    ZERO_FREE(m->names);
+    m->tensors = NULL;
+    m->names = NULL;
+}
+
+/* Parse and check a meta body (any bytes: a fuzz target calls it). */
+static zero_result zero__ck_parse_meta(const unsigned char *b, size_t n, const char *path, zero__ck_meta *m,
+                                       zero_error *err) {
+    size_t p = 0;
+    int64_t t;
+    size_t names_len = 0;
+    memset(m, 0, sizeof *m);
+#define ZERO__R64(dst)                                                                                       \
+    do {                                                                                                     \
+        if (n - p < 8) goto trunc;                                                                           \
+        dst = (int64_t)zero__ck_get64(b + p);                                                                \
+        p += 8;                                                                                              \
+    } while (0)
+#define ZERO__RD(dst)                                                                                        \
+    do {                                                                                                     \
+        uint64_t q_;                                                                                         \
+        if (n - p < 8) goto trunc;                                                                           \
+        q_ = zero__ck_get64(b + p);                                                                          \
+        memcpy(&dst, &q_, 8);                                                                                \
+        p += 8;                                                                                              \
+    } while (0)
+    ZERO__R64(m->world);
+    ZERO__R64(m->stage);
+    ZERO__R64(m->dtype);
+    ZERO__R64(m->n_tensors);
+    ZERO__R64(m->bucket);
+    ZERO__R64(m->persist);
+    ZERO__R64(m->model_persist);
+    ZERO__R64(m->global_steps);
+    ZERO__R64(m->skipped_steps);
+    ZERO__R64(m->applied_steps);
+    ZERO__R64(m->sched_it);
+    ZERO__RD(m->beta1_t);
+    ZERO__RD(m->beta2_t);
+    ZERO__RD(m->last_b1);
+    ZERO__RD(m->last_b2);
+    ZERO__RD(m->cur_scale);
+    ZERO__R64(m->cur_hysteresis);
+    ZERO__R64(m->cur_iter);
+    ZERO__R64(m->last_overflow_iter);
+    ZERO__R64(m->n_units);
+    {
+        int64_t d;
+        ZERO__R64(d);
+        m->udig = (uint32_t)d;
+    }
+    if (m->world < 1 || m->world > (1 << 20) || m->stage < 0 || m->stage > 3 || m->dtype < 0 ||
+        m->dtype >= ZERO_DTYPE_COUNT || m->n_tensors < 1 || m->n_tensors > (1 << 24) || m->n_units < 1 ||
+        m->global_steps < 0 || m->skipped_steps < 0 || m->applied_steps < 0 || m->sched_it < -1)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0,
+                          "%s: values out of range (world %lld, stage %lld, %lld tensors, %lld units)", path,
+                          (long long)m->world, (long long)m->stage, (long long)m->n_tensors, (long long)m->n_units);
+    if ((size_t)m->n_tensors > (n - p) / 32) goto trunc; /* each tensor takes 32 bytes before its name */
+    m->tensors = (zero_tensor *)ZERO_MALLOC(sizeof(zero_tensor) * (size_t)m->n_tensors);
+    m->names = (char *)ZERO_MALLOC(n - p + (size_t)m->n_tensors + 1);
+    if (!m->tensors || !m->names) {
+        zero__ck_meta_free(m);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s: metadata of %lld tensors", path,
+                          (long long)m->n_tensors);
+    }
+    memset(m->tensors, 0, sizeof(zero_tensor) * (size_t)m->n_tensors);
+    for (t = 0; t < m->n_tensors; t++) {
+        int64_t numel, flags, group, len, ndim, k;
+        zero_tensor *x = &m->tensors[t];
+        ZERO__R64(numel);
+        ZERO__R64(flags);
+        ZERO__R64(group);
+        ZERO__R64(ndim);
+        if (ndim < 0 || ndim > ZERO_MAX_DIMS) {
+            zero__ck_meta_free(m);
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor %lld has %lld dimensions", path,
+                              (long long)t, (long long)ndim);
+        }
+        for (k = 0; k < ndim; k++) ZERO__R64(x->shape[k]);
+        ZERO__R64(len);
+        if (len < 1 || (uint64_t)len > n - p || numel < 1 || group < INT32_MIN || group > INT32_MAX || flags < 0 ||
+            flags > 0xFFFF) {
+            zero__ck_meta_free(m);
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor %lld: bad record (name of %lld bytes, "
+                                                                      "%lld elements)", path, (long long)t, (long long)len,
+                              (long long)numel);
+        }
+        memcpy(m->names + names_len, b + p, (size_t)len);
+        m->names[names_len + (size_t)len] = 0;
+        x->name = m->names + names_len;
+        names_len += (size_t)len + 1;
+        p += (size_t)len;
+        x->numel = numel;
+        x->flags = (int)flags;
+        x->group = (int)group;
+        x->ndim = (int)ndim;
+    }
+    if (p != n) {
+        zero__ck_meta_free(m);
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %zu bytes after the last tensor", path, n - p);
+    }
+#undef ZERO__R64
+#undef ZERO__RD
+    return ZERO_OK;
+trunc:
+    zero__ck_meta_free(m);
+    return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: metadata ends early (byte %zu of %zu)", path, p, n);
+}
+
+/* Read a whole small file (meta.zck, latest); NULL with err filled. */
+static unsigned char *zero__ck_slurp(const char *path, size_t *len, size_t cap, zero_msg missing, zero_error *err) {
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    unsigned char *b;
+    int r;
+    if (fd < 0) {
+        zero__fail(err, errno == ENOENT ? missing : ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size > cap) {
+        close(fd);
+        zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %lld bytes, more than the %zu this file may have", path,
+                   (long long)st.st_size, cap);
+        return NULL;
+    }
+    b = (unsigned char *)ZERO_MALLOC((size_t)st.st_size + 1);
+    if (!b) {
+        close(fd);
+        zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s", path);
+        return NULL;
+    }
+    r = zero__ck_read_at(fd, 0, b, (size_t)st.st_size);
+    close(fd);
+    if (r != 1) {
+        ZERO_FREE(b);
+        zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: %s", path, r < 0 ? strerror(errno) : "short read");
+        return NULL;
+    }
+    b[st.st_size] = 0;
+    *len = (size_t)st.st_size;
+    return b;
+}
+
+/* The checkpoint directory: dir itself when it holds meta.zck, else dir/<latest>. */
+static zero_result zero__ck_resolve(const char *dir, char *tdir, size_t cap, zero_error *err) {
+    char path[ZERO_PATH_MAX + 64];
+    struct stat st;
+    unsigned char *lt;
+    size_t n, i;
+    snprintf(path, sizeof path, "%s/meta.zck", dir);
+    if (stat(path, &st) == 0) {
+        snprintf(tdir, cap, "%s", dir);
+        return ZERO_OK;
+    }
+    snprintf(path, sizeof path, "%s/latest", dir);
+    lt = zero__ck_slurp(path, &n, 255, ZERO_MSG_CKPT_NOT_FOUND, err);
+    if (!lt) {
+        if (err && err->item == ZERO_MSG_CKPT_NOT_FOUND)
+            zero__fail(err, ZERO_MSG_CKPT_NOT_FOUND, NULL, 0, 0,
+                       "%s is not a checkpoint: neither meta.zck nor a latest pointer in it", dir);
+        return err ? err->code : ZERO_ERR_IO;
+    }
+    for (i = 0; i < n; i++)
+        if (!(isalnum(lt[i]) || lt[i] == '_' || lt[i] == '-' || lt[i] == '.') || (i == 0 && lt[i] == '.')) {
+            ZERO_FREE(lt);
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: not a checkpoint name", path);
+        }
+    if (n == 0) {
+        ZERO_FREE(lt);
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s is empty", path);
+    }
+    snprintf(tdir, cap, "%s/%s", dir, (const char *)lt);
+    ZERO_FREE(lt);
+    return ZERO_OK;
+}
+
+/* Reads ranges of a saving rank's file, checking each block it touches. */
+typedef struct zero__ck_reader {
+    char tdir[ZERO_PATH_MAX];
+    int old_world;
+    int64_t old_shard;  /* elements per array */
+    uint64_t id;        /* the save's id (meta.zck) */
+    int64_t blocks;
+    int *fd;            /* per saving rank, -1 closed */
+    uint32_t **crc;     /* per saving rank: 3 x blocks */
+    float *blk[3];      /* one block per array, cached */
+    int blk_rank[3];
+    int64_t blk_index[3]; /* (-1 none) */
+} zero__ck_reader;
+
+static void zero__ck_reader_close(zero__ck_reader *rd) {
+    int k;
+    if (rd->fd)
+        for (k = 0; k < rd->old_world; k++)
+            if (rd->fd[k] >= 0) close(rd->fd[k]);
+    if (rd->crc)
+        for (k = 0; k < rd->old_world; k++) ZERO_FREE(rd->crc[k]);
+    ZERO_FREE(rd->fd);
+    ZERO_FREE(rd->crc);
+    for (k = 0; k < 3; k++) ZERO_FREE(rd->blk[k]);
+}
+
+static zero_result zero__ck_open_rank(zero__ck_reader *rd, int r, zero_error *err) {
+    char path[ZERO_PATH_MAX + 64];
+    unsigned char h[ZERO__CK_HDR], *t;
+    int fd, k;
+    uint64_t tbytes = (uint64_t)(3 * rd->blocks) * 4, data = (uint64_t)(3 * rd->old_shard) * 4;
+    zero_result res;
+    if (rd->fd[r] >= 0) return ZERO_OK;
+    snprintf(path, sizeof path, "%s/rank%05d.zck", rd->tdir, r);
+    fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return zero__fail(err, errno == ENOENT ? ZERO_MSG_CKPT_CORRUPT : ZERO_MSG_FILE_OPEN, NULL, 0, 0,
+                          "%s: %s (the checkpoint was saved on %d ranks; every rank file is needed)", path, strerror(errno),
+                          rd->old_world);
+    k = zero__ck_read_at(fd, 0, h, sizeof h);
+    if (k != 1) {
+        close(fd);
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %s", path, k < 0 ? strerror(errno) : "truncated header");
+    }
+    if ((res = zero__ck_check_header(h, path, ZERO__CK_RANK, err)) != ZERO_OK) {
+        close(fd);
+        return res;
+    }
+    if ((int)zero__ck_get32(h + 28) != r || (int)zero__ck_get32(h + 32) != rd->old_world ||
+        (int64_t)zero__ck_get64(h + 36) != rd->old_shard || zero__ck_get64(h + 16) != data + tbytes ||
+        zero__ck_get64(h + 44) != rd->id) {
+        close(fd);
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0,
+                          "%s: rank %u of %u with %llu elements of save %llu, expected rank %d of %d with %lld of "
+                          "save %llu (a file of another checkpoint mixed in)", path, zero__ck_get32(h + 28),
+                          zero__ck_get32(h + 32), (unsigned long long)zero__ck_get64(h + 36),
+                          (unsigned long long)zero__ck_get64(h + 44), r, rd->old_world, (long long)rd->old_shard,
+                          (unsigned long long)rd->id);
+    }
+    t = (unsigned char *)ZERO_MALLOC((size_t)tbytes + 4);
+    rd->crc[r] = (uint32_t *)ZERO_MALLOC((size_t)tbytes + 4);
+    if (!t || !rd->crc[r]) {
+        ZERO_FREE(t);
+        close(fd);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s: block table", path);
+    }
+    k = zero__ck_read_at(fd, ZERO__CK_HDR + data, t, (size_t)tbytes);
+    if (k != 1 || zero__crc32c(0, t, (size_t)tbytes) != zero__ck_get32(h + 24)) {
+        ZERO_FREE(t);
+        close(fd);
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %s", path,
+                          k < 0 ? strerror(errno) : k == 0 ? "truncated (the block table is missing)"
+                                                           : "block table checksum mismatch");
+    }
+    {
+        int64_t q;
+        for (q = 0; q < 3 * rd->blocks; q++) rd->crc[r][q] = zero__ck_get32(t + 4 * q);
+    }
+    ZERO_FREE(t);
+    rd->fd[r] = fd;
+    return ZERO_OK;
+}
+
+/* count elements of array `what` of saving rank r from shard offset `off` into out. */
+static zero_result zero__ck_read(zero__ck_reader *rd, int r, int what, int64_t off, int64_t count, float *out,
+                                 zero_error *err) {
+    zero_result res;
+    if ((res = zero__ck_open_rank(rd, r, err)) != ZERO_OK) return res;
+    while (count > 0) {
+        int64_t bi = off / ZERO_CKPT_BLOCK, b0 = bi * ZERO_CKPT_BLOCK;
+        int64_t bn = zero__min_i64(ZERO_CKPT_BLOCK, rd->old_shard - b0), n = zero__min_i64(count, b0 + bn - off);
+        if (rd->blk_rank[what] != r || rd->blk_index[what] != bi) {
+            int k = zero__ck_read_at(rd->fd[r], ZERO__CK_HDR + ((uint64_t)what * (uint64_t)rd->old_shard + (uint64_t)b0) * 4,
+                                     rd->blk[what], (size_t)bn * 4);
+            rd->blk_index[what] = -1;
+            if (k != 1 || zero__crc32c(0, rd->blk[what], (size_t)bn * 4) != rd->crc[r][what * rd->blocks + bi])
+                return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s/rank%05d.zck: %s in block %lld of the %s",
+                                  rd->tdir, r, k < 0 ? strerror(errno) : k == 0 ? "truncated" : "checksum mismatch",
+                                  (long long)bi, what == 0 ? "values" : what == 1 ? "exp_avg" : "exp_avg_sq");
+            rd->blk_rank[what] = r, rd->blk_index[what] = bi;
+        }
+        memcpy(out, rd->blk[what] + (off - b0), (size_t)n * 4);
+        out += n;
+        off += n;
+        count -= n;
+    }
+    return ZERO_OK;
+}
+
+/* Elements [lo, hi) of unit u (this engine's layout) of array `what` into out,
+   gathered from the saving ranks' files through the saving layout `ol`;
+   tmap: this engine's tensor -> the saved one. */
+static zero_result zero__ck_fill_range(zero_engine *e, zero__ck_reader *rd, const zero_layout *ol, const int *tmap, int u,
+                                       int64_t lo, int64_t hi, int what, float *out, zero_error *err) {
+    int k, n = zero__unit_segments(e->L, u, lo, hi, e->segtmp, e->L->units[u].last_tensor - e->L->units[u].first_tensor + 1);
+    memset(out, 0, sizeof(float) * (size_t)(hi - lo)); /* gaps and padding */
+    for (k = 0; k < n; k++) {
+        const zero__seg *sg = &e->segtmp[k];
+        int ot = tmap[sg->tensor];
+        int64_t toff = sg->tensor_off, left = sg->count;
+        float *dst = out + (sg->unit_off - lo);
+        while (left > 0) {
+            zero_location loc;
+            const zero_unit *ox;
+            int64_t in_chunk, run;
+            zero_result res;
+            if (zero_layout_locate(ol, ot, toff, &loc, err) != ZERO_OK) return err->code;
+            ox = zero_layout_unit(ol, loc.unit);
+            in_chunk = loc.shard_offset - ox->shard_offset;
+            run = zero__min_i64(left, ox->chunk - in_chunk);
+            if ((res = zero__ck_read(rd, loc.rank, what, loc.shard_offset, run, dst, err)) != ZERO_OK) return res;
+            dst += run;
+            toff += run;
+            left -= run;
+        }
+    }
+    return ZERO_OK;
+}
+
+/* This rank's part of unit u from the checkpoint into the engine: master, m,
+   v (trainable) and the compute-dtype parameters, wherever they live. */
+static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const zero_layout *ol, const int *tmap, int u,
+                                     float *vals, void *tile, void *stage_buf, zero_error *err) {
+    const zero_unit *x = &e->L->units[u];
+    int64_t lo = e->stage == 0 ? 0 : (int64_t)e->rank * x->chunk, n = e->stage == 0 ? x->padded : x->chunk;
+    int64_t hi = zero__min_i64(lo + n, x->numel);
+    int what;
+    zero_result res;
+    if (hi < lo) hi = lo;
+    for (what = 0; what < (x->frozen ? 1 : 3); what++) {
+        float *dst;
+        if ((res = zero__ck_fill_range(e, rd, ol, tmap, u, lo, hi, what, vals, err)) != ZERO_OK) return res;
+        if (hi - lo < n) memset(vals + (hi - lo), 0, sizeof(float) * (size_t)(n - (hi - lo)));
+        if (what == 0) { /* the compute-dtype parameters: where they live */
+            zero__host_cast(stage_buf, e->dt, vals, n);
+            if (e->poff == ZERO_OFFLOAD_NVME) {
+                void *req = NULL;
+                if (e->be.tiles_write(e->pstore, u, stage_buf, (size_t)n * e->d, &req, err) != ZERO_OK ||
+                    e->be.tiles_wait(e->pstore, req, err) != ZERO_OK)
+                    return err->code;
+            } else if (e->be.copy(e->be.ctx, zero__param_own(e, u), stage_buf, (size_t)n * e->d, ZERO_STREAM_COMM, err) !=
+                           ZERO_OK ||
+                       e->be.sync(e->be.ctx, ZERO_STREAM_COMM, err) != ZERO_OK) {
+                return err->code;
+            }
+            if (x->frozen || zero__master_is_params(e)) continue;
+        }
+        if (e->nvme) { /* master | m | v in the unit's tile */
+            memcpy((float *)tile + (size_t)what * (size_t)n, vals, sizeof(float) * (size_t)n);
+            continue;
+        }
+        dst = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->m : e->v, u);
+        memcpy(stage_buf, vals, sizeof(float) * (size_t)n);
+        if (e->be.copy(e->be.ctx, dst, stage_buf, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK ||
+            e->be.sync(e->be.ctx, ZERO_STREAM_COMM, err) != ZERO_OK)
+            return err->code;
+    }
+    if (e->nvme && !x->frozen) {
+        void *req = NULL;
+        if (e->be.tiles_write(e->store, u, tile, 12 * (size_t)n, &req, err) != ZERO_OK ||
+            e->be.tiles_wait(e->store, req, err) != ZERO_OK)
+            return err->code;
+    }
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err) {
+    char tdir[ZERO_PATH_MAX], path[ZERO_PATH_MAX + 64];
+    unsigned char *mb = NULL;
+    size_t mn = 0;
+    zero__ck_meta m;
+    zero_layout *ol = NULL;
+    zero_layout_args la;
+    int *tmap = NULL, u, t;
+    zero__ck_reader rd;
+    float *vals = NULL;
+    void *tile = NULL, *stage_buf = NULL;
+    zero_error fe;
+    zero_result r;
+    double bad = 0, sum = 0;
+    zero__ok(&fe);
+    memset(&m, 0, sizeof m);
+    memset(&rd, 0, sizeof rd);
+    if ((r = zero__enter(e, "zero_load")) != ZERO_OK) {
+        if (err) *err = *zero_engine_error(e);
+        return r;
+    }
+    if (!dir || !dir[0] || strlen(dir) > ZERO_PATH_MAX - 40) {
+        r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_load: directory %s", !dir ? "is NULL" : !dir[0] ? "is empty" : "path too long");
+        if (err) *err = e->err;
+        return r;
+    }
+    if ((r = zero__ck_between_steps(e, "zero_load")) != ZERO_OK) {
+        if (err) *err = e->err;
+        return r;
+    }
+    /* every rank reads and checks the metadata; nothing changes until all agree */
+    if (zero__ck_resolve(dir, tdir, sizeof tdir, &fe) != ZERO_OK) goto fail;
+    snprintf(path, sizeof path, "%s/meta.zck", tdir);
+    mb = zero__ck_slurp(path, &mn, (size_t)1 << 31, ZERO_MSG_CKPT_NOT_FOUND, &fe);
+    if (!mb) goto fail;
+    if (mn < ZERO__CK_HDR) {
+        zero__fail(&fe, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %zu bytes, shorter than a header", path, mn);
+        goto fail;
+    }
+    if (zero__ck_check_header(mb, path, ZERO__CK_META, &fe) != ZERO_OK) goto fail;
+    if (zero__ck_get64(mb + 16) != mn - ZERO__CK_HDR || zero__crc32c(0, mb + ZERO__CK_HDR, mn - ZERO__CK_HDR) != zero__ck_get32(mb + 24)) {
+        zero__fail(&fe, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %s", path,
+                   zero__ck_get64(mb + 16) != mn - ZERO__CK_HDR ? "truncated or extended" : "body checksum mismatch");
+        goto fail;
+    }
+    if (zero__ck_parse_meta(mb + ZERO__CK_HDR, mn - ZERO__CK_HDR, path, &m, &fe) != ZERO_OK) goto fail;
+    /* the model: the same tensors by name and size */
+    if (m.n_tensors != e->n_tensors || m.dtype != e->dt) {
+        zero__fail(&fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: %lld tensors in %s, the engine has %d in %s", path,
+                   (long long)m.n_tensors, zero_dtype_name((zero_dtype)m.dtype), e->n_tensors, zero_dtype_name(e->dt));
+        goto fail;
+    }
+    tmap = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->n_tensors);
+    if (!tmap) {
+        zero__fail(&fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: tensor map");
+        goto fail;
+    }
+    for (t = 0; t < e->n_tensors; t++) {
+        int k, found = -1;
+        for (k = 0; k < m.n_tensors && found < 0; k++)
+            if (strcmp(m.tensors[k].name, e->L->names[t]) == 0) found = k;
+        if (found < 0 || m.tensors[found].numel != e->L->numel[t] ||
+            (m.tensors[found].flags & ZERO_TENSOR_FROZEN) != (e->tflags[t] & ZERO_TENSOR_FROZEN)) {
+            zero__fail(&fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
+                       found < 0 ? "%s: the engine's tensor '%s' is not in the checkpoint"
+                                 : "%s: tensor '%s' differs (elements or frozen-ness) from the checkpoint's",
+                       path, e->L->names[t]);
+            goto fail;
+        }
+        tmap[t] = found;
+    }
+    /* the saving layout, rebuilt and checked against its digest */
+    memset(&la, 0, sizeof la);
+    la.world = (int)m.world;
+    la.bucket_elems = m.bucket;
+    la.persist_threshold = m.persist;
+    la.model_persist_threshold = m.model_persist;
+    if (zero_layout_create(&ol, m.tensors, (int)m.n_tensors, &la, &fe) != ZERO_OK) goto fail;
+    {
+        uint32_t udig = 0;
+        for (u = 0; u < ol->n_units; u++) {
+            int64_t q[4];
+            q[0] = ol->units[u].offset, q[1] = ol->units[u].numel, q[2] = ol->units[u].chunk, q[3] = ol->units[u].first_tensor;
+            udig = zero__crc32c(udig, q, sizeof q);
+        }
+        if (ol->n_units != m.n_units || udig != m.udig) {
+            zero__fail(&fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
+                       "%s: the saving layout (%lld units) does not rebuild the same here (%d units): a checkpoint of "
+                       "another zero version's layout", path, (long long)m.n_units, ol->n_units);
+            goto fail;
+        }
+    }
+    snprintf(rd.tdir, sizeof rd.tdir, "%s", tdir);
+    rd.old_world = (int)m.world;
+    rd.id = zero__ck_get64(mb + 44);
+    rd.old_shard = ol->shard_numel;
+    rd.blocks = (rd.old_shard + ZERO_CKPT_BLOCK - 1) / ZERO_CKPT_BLOCK;
+    rd.fd = (int *)ZERO_MALLOC(sizeof(int) * (size_t)m.world);
+    rd.crc = (uint32_t **)ZERO_MALLOC(sizeof(uint32_t *) * (size_t)m.world);
+    for (t = 0; t < 3; t++) {
+        rd.blk[t] = (float *)ZERO_MALLOC(sizeof(float) * ZERO_CKPT_BLOCK);
+        rd.blk_index[t] = -1;
+        rd.blk_rank[t] = -1;
+    }
+    if (!rd.fd || !rd.crc || !rd.blk[0] || !rd.blk[1] || !rd.blk[2]) {
+        zero__fail(&fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: reader");
+        goto fail;
+    }
+    for (t = 0; t < m.world; t++) rd.fd[t] = -1, rd.crc[t] = NULL;
+    /* read everything this rank needs before changing anything: every file it
+       touches is checked first (a corrupt checkpoint leaves the engine as it was) */
+    {
+        int64_t maxn = 0;
+        for (u = 0; u < e->n_units; u++) maxn = zero__max_i64(maxn, e->stage == 0 ? e->L->units[u].padded : e->L->units[u].chunk);
+        vals = (float *)ZERO_MALLOC(sizeof(float) * (size_t)maxn + 4);
+        if (!vals) {
+            zero__fail(&fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: staging");
+            goto fail;
+        }
+        for (u = 0; u < e->n_units; u++) {
+            const zero_unit *x = &e->L->units[u];
+            int64_t lo = e->stage == 0 ? 0 : (int64_t)e->rank * x->chunk;
+            int64_t hi = zero__min_i64(lo + (e->stage == 0 ? x->padded : x->chunk), x->numel);
+            int what;
+            for (what = 0; what < (x->frozen ? 1 : 3) && hi > lo; what++)
+                if (zero__ck_fill_range(e, &rd, ol, tmap, u, lo, hi, what, vals, &fe) != ZERO_OK) goto fail;
+        }
+    }
+    goto agree;
+fail:
+    bad = 1;
+agree:
+    if ((r = zero__ck_agree(e, bad, &sum)) != ZERO_OK) goto out;
+    if (sum > 0) {
+        if (bad)
+            r = zero__efail(e, fe.item, "zero_load: %s (the engine is unchanged)", fe.msg);
+        else
+            r = zero__efail(e, ZERO_MSG_CKPT_CORRUPT, "zero_load: %g other rank(s) could not read the checkpoint in %s "
+                                                      "(see their errors); the engine is unchanged", sum, dir);
+        e->broken = 0; /* nothing changed: the engine stays usable */
+        goto out;
+    }
+    /* now change the engine: each unit's part, then the full copies */
+    {
+        int64_t maxn = 0;
+        zero_error be;
+        zero__ok(&be);
+        for (u = 0; u < e->n_units; u++) maxn = zero__max_i64(maxn, e->stage == 0 ? e->L->units[u].padded : e->L->units[u].chunk);
+        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxn * 12 + 64, &tile, &be) != ZERO_OK ||
+            e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxn * 4 + 64, &stage_buf, &be) != ZERO_OK) {
+            r = zero__ebackend(e, &be, "zero_load: staging");
+            e->broken = 0; /* nothing changed yet */
+            goto out;
+        }
+        if (e->pstore) /* the parameter cache holds the old values */
+            for (t = 0; t < e->n_pbuf; t++) e->pbuf_unit[t] = -1;
+        for (u = 0; u < e->n_units; u++)
+            if (zero__ck_unit_set(e, &rd, ol, tmap, u, vals, tile, stage_buf, &be) != ZERO_OK) {
+                /* the files passed every check a moment ago: the state is now partly replaced */
+                r = zero__ebackend(e, &be, "zero_load: while replacing the engine's state");
+                goto out;
+            }
+        if (e->stage == 1 || e->stage == 2) {
+            for (u = 0; u < e->n_units; u++) {
+                const zero_unit *x = &e->L->units[u];
+                if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) goto out;
+                if (e->be.all_gather(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d), (size_t)x->chunk,
+                                     e->dt, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+                    r = zero__ebackend(e, &be, "zero_load: all_gather of parameters");
+                    goto out;
+                }
+            }
+        } else if (e->stage == 3) {
+            int s;
+            for (s = 0; s < e->n_spans; s++) {
+                if (!e->spans[s].persistent) zero__pool_drop(e, s);
+                else if ((r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK) goto out;
+            }
+        }
+        e->global_steps = m.global_steps;
+        e->skipped_steps = m.skipped_steps;
+        e->applied_steps = m.applied_steps;
+        e->sched_it = m.sched_it;
+        e->beta1_t = (float)m.beta1_t;
+        e->beta2_t = (float)m.beta2_t;
+        e->last_b1 = m.last_b1;
+        e->last_b2 = m.last_b2;
+        e->scaler.cur_scale = m.cur_scale;
+        e->scaler.cur_hysteresis = (int)m.cur_hysteresis;
+        e->scaler.cur_iter = m.cur_iter;
+        e->scaler.last_overflow_iter = m.last_overflow_iter;
+        e->dpu_pending = 0; /* a delayed update of the state before is void now */
+        if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) goto out;
+        if (e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+            r = zero__ebackend(e, &be, "zero_load: sync");
+            goto out;
+        }
+        r = ZERO_OK;
+    }
+out:
+    if (tile) e->be.free(e->be.ctx, ZERO_MEM_PINNED, tile);
+    if (stage_buf) e->be.free(e->be.ctx, ZERO_MEM_PINNED, stage_buf);
+    zero__ck_meta_free(&m);
+    ZERO_FREE(mb);
+    ZERO_FREE(tmap);
+    ZERO_FREE(vals);
+    zero__ck_reader_close(&rd);
+    if (ol) zero_layout_destroy(ol);
+    if (r != ZERO_OK && err) *err = e->err;
+    else zero__ok(err);
+    return r;
 }
 
 /* ---- engine: memory report and state readout ---- */
