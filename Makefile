@@ -3,6 +3,7 @@
 #   make test       every host test (gcc, clang, C11, C++17, ASan+UBSan) and nvcc builds
 #   make test-gpu   GPU tests (device machine; arrives with the CUDA backend)
 #   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
+#   make fuzz-ckpt  libFuzzer on the checkpoint metadata reader (FUZZ_SECONDS)
 #   make bench      benchmarks (device machine): communication, overlap, optimizer vs PyTorch, then bench-cpu
 #   make bench-cpu  CPU Adam (zero_offload.h) vs memory bandwidth and PyTorch's CPU AdamW (any machine)
 #   make bench-offload  offload on one GPU: step time with and without it, the largest model per placement
@@ -31,7 +32,7 @@ NCCL_HOME ?= $(patsubst %/include/nccl.h,%,$(firstword $(wildcard \
 
 export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
-.PHONY: all test test-gpu run fuzz bench bench-cpu bench-offload install clean info
+.PHONY: all test test-gpu run fuzz fuzz-ckpt bench bench-cpu bench-offload install clean info
 
 all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/train_mlp
 
@@ -173,6 +174,12 @@ fuzz:
 	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -DZERO_FUZZ_CONFIG -I. -o $(BUILD)/fuzz_json tests/fuzz_json.c -lm
 	$(BUILD)/fuzz_json -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 \
 	    -dict=tests/fuzz_json.dict -print_final_stats=1 $(BUILD)/fuzz_corpus tests/fuzz_corpus tests/configs
+
+fuzz-ckpt:
+	@mkdir -p $(BUILD)/fuzz_ckpt_corpus
+	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I. -o $(BUILD)/fuzz_ckpt tests/fuzz_ckpt.c -lm -lpthread
+	$(BUILD)/fuzz_ckpt -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -print_final_stats=1 \
+	    $(BUILD)/fuzz_ckpt_corpus tests/fuzz_ckpt_corpus
 
 install:
 	install -d $(DESTDIR)$(PREFIX)/include

@@ -9359,6 +9359,11 @@ static zero_result zero__ck_parse_meta(const unsigned char *b, size_t n, const c
                                                                       "%lld elements)", path, (long long)t, (long long)len,
                               (long long)numel);
         }
+        if (memchr(b + p, 0, (size_t)len)) {
+            zero__ck_meta_free(m);
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor %lld: a NUL byte in its name", path,
+                              (long long)t);
+        }
         memcpy(m->names + names_len, b + p, (size_t)len);
         m->names[names_len + (size_t)len] = 0;
         x->name = m->names + names_len;
@@ -9379,6 +9384,20 @@ static zero_result zero__ck_parse_meta(const unsigned char *b, size_t n, const c
 trunc:
     zero__ck_meta_free(m);
     return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: metadata ends early (byte %zu of %zu)", path, p, n);
+}
+
+/* A whole meta.zck (header and body, any bytes: the fuzz target's entry). */
+static zero_result zero__ck_meta_read(const unsigned char *mb, size_t mn, const char *path, zero__ck_meta *m,
+                                      zero_error *err) {
+    zero_result r;
+    memset(m, 0, sizeof *m);
+    if (mn < ZERO__CK_HDR)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %zu bytes, shorter than a header", path, mn);
+    if ((r = zero__ck_check_header(mb, path, ZERO__CK_META, err)) != ZERO_OK) return r;
+    if (zero__ck_get64(mb + 16) != mn - ZERO__CK_HDR || zero__crc32c(0, mb + ZERO__CK_HDR, mn - ZERO__CK_HDR) != zero__ck_get32(mb + 24))
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %s", path,
+                          zero__ck_get64(mb + 16) != mn - ZERO__CK_HDR ? "truncated or extended" : "body checksum mismatch");
+    return zero__ck_parse_meta(mb + ZERO__CK_HDR, mn - ZERO__CK_HDR, path, m, err);
 }
 
 /* Read a whole small file (meta.zck, latest); NULL with err filled. */
@@ -9669,17 +9688,7 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
     snprintf(path, sizeof path, "%s/meta.zck", tdir);
     mb = zero__ck_slurp(path, &mn, (size_t)1 << 31, ZERO_MSG_CKPT_NOT_FOUND, &fe);
     if (!mb) goto fail;
-    if (mn < ZERO__CK_HDR) {
-        zero__fail(&fe, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %zu bytes, shorter than a header", path, mn);
-        goto fail;
-    }
-    if (zero__ck_check_header(mb, path, ZERO__CK_META, &fe) != ZERO_OK) goto fail;
-    if (zero__ck_get64(mb + 16) != mn - ZERO__CK_HDR || zero__crc32c(0, mb + ZERO__CK_HDR, mn - ZERO__CK_HDR) != zero__ck_get32(mb + 24)) {
-        zero__fail(&fe, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %s", path,
-                   zero__ck_get64(mb + 16) != mn - ZERO__CK_HDR ? "truncated or extended" : "body checksum mismatch");
-        goto fail;
-    }
-    if (zero__ck_parse_meta(mb + ZERO__CK_HDR, mn - ZERO__CK_HDR, path, &m, &fe) != ZERO_OK) goto fail;
+    if (zero__ck_meta_read(mb, mn, path, &m, &fe) != ZERO_OK) goto fail;
     /* the model: the same tensors by name and size */
     if (m.n_tensors != e->n_tensors || m.dtype != e->dt) {
         zero__fail(&fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: %lld tensors in %s, the engine has %d in %s", path,

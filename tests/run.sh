@@ -115,6 +115,8 @@ for f in tests/configs/*.json; do
 done
 step "fuzz-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -DZERO_FUZZ_CONFIG -I. -o "$B/t/fuzz_replay" tests/fuzz_json.c -lm
 [ -x "$B/t/fuzz_replay" ] && run "fuzz-replay" "$B/t/fuzz_replay" tests/fuzz_corpus/*
+step "fuzz-ckpt-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_ckpt_replay" tests/fuzz_ckpt.c -lm -lpthread
+[ -x "$B/t/fuzz_ckpt_replay" ] && run "fuzz-ckpt-replay" "$B/t/fuzz_ckpt_replay" tests/fuzz_ckpt_corpus/*
 
 # 5. every .cu / .cuh compiled by nvcc for $GPU_ARCH (build only: no GPU here)
 NCCL_INC=""; [ -n "$NCCL_HOME" ] && NCCL_INC="-I$NCCL_HOME/include"
