@@ -1045,6 +1045,13 @@ ZERO_API zero_result zero_flush(zero_engine *e);
    check leaves the engine unchanged. docs/checkpoints.md has the format. */
 ZERO_API zero_result zero_save(zero_engine *e, const char *dir, zero_error *err);
 ZERO_API zero_result zero_load(zero_engine *e, const char *dir, zero_error *err);
+/* The consolidated weights in the safetensors format: every tensor by its
+   name and shape (flat [numel] when it has none), as dtype (fp32: the
+   master weights; fp16 / bf16: their rounding, what training computes
+   with). A collective between steps; rank 0 writes path (tmp, fsync,
+   rename), streaming tensor by tensor in pieces, never the whole model in
+   one buffer. */
+ZERO_API zero_result zero_export_safetensors(zero_engine *e, const char *path, zero_dtype dtype, zero_error *err);
 ZERO_API zero_result zero_memory_report(const zero_engine *e, zero_memory_stats *out);
 /* A table of the report, one line per category (what `make run` prints). */
 ZERO_API size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf, size_t cap);
@@ -9854,6 +9861,170 @@ out:
     if (r != ZERO_OK && err) *err = e->err;
     else zero__ok(err);
     return r;
+}
+
+
+/* ---- safetensors export ---- */
+
+#ifndef ZERO_EXPORT_PIECE
+#define ZERO_EXPORT_PIECE ((int64_t)1 << 22) /* elements gathered and written at a time */
+#endif
+
+typedef struct zero__st_writer {
+    zero_engine *e;
+    zero_dtype dt;
+    float *buf;
+    void *out;
+    int failed_collective; /* a collective failed: the other ranks stop too */
+} zero__st_writer;
+
+/* The JSON header: {"name":{"dtype":"BF16","shape":[..],"data_offsets":[a,b]},...}
+   (names escaped), padded with spaces to a multiple of 8 bytes. */
+static size_t zero__st_header(const zero_engine *e, zero_dtype dt, char *h, size_t cap) {
+    size_t n = 0, es = zero_dtype_size(dt);
+    uint64_t off = 0;
+    int t, k;
+#define ZERO__SP(...)                                                                             \
+    do {                                                                                          \
+        int w_ = snprintf(h ? h + (n < cap ? n : cap) : NULL, h && n < cap ? cap - n : 0, __VA_ARGS__); \
+        if (w_ > 0) n += (size_t)w_;                                                              \
+    } while (0)
+    ZERO__SP("{\"__metadata__\":{\"format\":\"pt\",\"writer\":\"zero\",\"step\":\"%lld\"}", (long long)e->global_steps);
+    for (t = 0; t < e->n_tensors; t++) {
+        const char *c;
+        ZERO__SP(",\"");
+        for (c = e->L->names[t]; *c; c++) {
+            unsigned char u = (unsigned char)*c;
+            if (u == '"' || u == '\\') ZERO__SP("\\%c", u);
+            else if (u < 0x20) ZERO__SP("\\u%04x", u);
+            else ZERO__SP("%c", u);
+        }
+        ZERO__SP("\":{\"dtype\":\"%s\",\"shape\":[", dt == ZERO_DTYPE_FP32 ? "F32" : dt == ZERO_DTYPE_FP16 ? "F16" : "BF16");
+        if (e->tndim[t] == 0) ZERO__SP("%lld", (long long)e->L->numel[t]);
+        for (k = 0; k < e->tndim[t]; k++) ZERO__SP("%s%lld", k ? "," : "", (long long)e->tshape[(size_t)t * ZERO_MAX_DIMS + (size_t)k]);
+        ZERO__SP("],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
+                 (unsigned long long)(off + (uint64_t)e->L->numel[t] * es));
+        off += (uint64_t)e->L->numel[t] * es;
+    }
+    ZERO__SP("}");
+    while (n % 8) ZERO__SP(" ");
+#undef ZERO__SP
+    return n;
+}
+
+/* rank 0 writes; every rank takes part in the reads (zero_read_state) */
+static int zero__st_fill(int fd, void *arg, zero_error *err) {
+    zero__st_writer *w = (zero__st_writer *)arg;
+    zero_engine *e = w->e;
+    size_t hn = zero__st_header(e, w->dt, NULL, 0), es = zero_dtype_size(w->dt);
+    char *h = (char *)ZERO_MALLOC(hn + 1);
+    unsigned char len[8];
+    int t, ok = fd >= 0; /* fd < 0: a rank other than 0, reading along */
+    if (!h) {
+        zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "safetensors header");
+        return 0;
+    }
+    zero__st_header(e, w->dt, h, hn + 1);
+    zero__ck_put64(len, (uint64_t)hn);
+    if (ok && (!zero__ck_write_all(fd, len, 8) || !zero__ck_write_all(fd, h, hn))) ok = 0;
+    ZERO_FREE(h);
+    for (t = 0; t < e->n_tensors; t++) {
+        int64_t o;
+        for (o = 0; o < e->L->numel[t]; o += ZERO_EXPORT_PIECE) {
+            int64_t n = zero__min_i64(ZERO_EXPORT_PIECE, e->L->numel[t] - o);
+            if (zero_read_state(e, t, ZERO_STATE_MASTER, o, n, w->buf) != ZERO_OK) {
+                w->failed_collective = 1;
+                *err = e->err;
+                return 0;
+            }
+            zero__host_cast(w->out, w->dt, w->buf, n); /* fp32 / the compute dtype's rounding */
+            if (ok && !zero__ck_write_all(fd, w->out, (size_t)n * es)) ok = 0;
+        }
+    }
+    if (!ok && fd >= 0)
+        zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "safetensors: %s%s", strerror(errno),
+                   errno == ENOSPC ? " (disk full)" : "");
+    return ok;
+}
+
+ZERO__DEF zero_result zero_export_safetensors(zero_engine *e, const char *path, zero_dtype dtype, zero_error *err) {
+    zero__st_writer w;
+    zero_result r;
+    zero_error fe;
+    double sum = 0;
+    int bad = 0;
+    zero__ok(&fe);
+    if ((r = zero__enter(e, "zero_export_safetensors")) != ZERO_OK) {
+        if (err) *err = *zero_engine_error(e);
+        return r;
+    }
+    if (!path || !path[0] || strlen(path) > ZERO_PATH_MAX - 8 ||
+        (dtype != ZERO_DTYPE_FP32 && dtype != ZERO_DTYPE_FP16 && dtype != ZERO_DTYPE_BF16)) {
+        r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_export_safetensors: %s", !path || !path[0] ? "no path"
+                        : strlen(path) > ZERO_PATH_MAX - 8 ? "path too long" : "dtype must be fp32, fp16 or bf16");
+        if (err) *err = e->err;
+        return r;
+    }
+    if ((r = zero__ck_between_steps(e, "zero_export_safetensors")) != ZERO_OK) {
+        if (err) *err = e->err;
+        return r;
+    }
+    memset(&w, 0, sizeof w);
+    w.e = e;
+    w.dt = dtype;
+    w.buf = (float *)ZERO_MALLOC(sizeof(float) * (size_t)ZERO_EXPORT_PIECE);
+    w.out = ZERO_MALLOC(sizeof(float) * (size_t)ZERO_EXPORT_PIECE);
+    if (!w.buf || !w.out) {
+        ZERO_FREE(w.buf);
+        ZERO_FREE(w.out);
+        r = zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_export_safetensors: %lld-element buffers",
+                        (long long)ZERO_EXPORT_PIECE);
+        if (err) *err = e->err;
+        return r;
+    }
+    if (e->rank == 0) { /* rank 0 takes part in the reads even when it cannot write */
+        char tmp[ZERO_PATH_MAX + 16];
+        int fd;
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) zero__fail(&fe, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", tmp, strerror(errno));
+        bad = !zero__st_fill(fd, &w, &fe) || fd < 0;
+        if (fd >= 0) {
+            if (!bad && fsync(fd) != 0) {
+                zero__fail(&fe, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "fsync %s: %s", tmp, strerror(errno));
+                bad = 1;
+            }
+            if (close(fd) != 0 && !bad) {
+                zero__fail(&fe, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "close %s: %s", tmp, strerror(errno));
+                bad = 1;
+            }
+            if (!bad && rename(tmp, path) != 0) {
+                zero__fail(&fe, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "rename %s -> %s: %s", tmp, path, strerror(errno));
+                bad = 1;
+            }
+            if (bad) unlink(tmp);
+        }
+    } else {
+        zero__st_fill(-1, &w, &fe);
+    }
+    ZERO_FREE(w.buf);
+    ZERO_FREE(w.out);
+    if (w.failed_collective) { /* the engine is broken: its error says why */
+        if (err) *err = e->err;
+        return e->err.code;
+    }
+    if ((r = zero__ck_agree(e, bad, &sum)) != ZERO_OK) {
+        if (err) *err = e->err;
+        return r;
+    }
+    if (sum > 0) {
+        r = zero__efail(e, bad ? fe.item : ZERO_MSG_FILE_WRITE, "zero_export_safetensors: %s",
+                        bad ? fe.msg : "rank 0 could not write the file (see its error)");
+        if (err) *err = e->err;
+        return r;
+    }
+    zero__ok(err);
+    return ZERO_OK;
 }
 
 /* ---- engine: memory report and state readout ---- */

@@ -28,6 +28,7 @@ typedef struct job {
     int other_model;           /* rename a tensor (load must refuse) */
     int load_step;             /* the step the loaded checkpoint was saved at (the data continues there) */
     int big;                   /* the last tensor 2^21 elements: a save takes long enough to be killed inside */
+    const char *export_path;   /* export safetensors (fp32 and bf16: path and path.bf16) at the end */
     const char *dir, *nvme;
     zero_result r[MAXW], r_load[MAXW];
     zero_msg item[MAXW];
@@ -183,9 +184,71 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
             memcpy(J->v, v, sizeof v);
         }
     }
+    if (r == ZERO_OK && J->export_path) {
+        char p2[1200];
+        snprintf(p2, sizeof p2, "%s.bf16", J->export_path);
+        r = zero_export_safetensors(e, J->export_path, ZERO_DTYPE_FP32, &err);
+        if (r == ZERO_OK) r = zero_export_safetensors(e, p2, ZERO_DTYPE_BF16, &err);
+        if (r != ZERO_OK) snprintf(J->msg[rk], sizeof J->msg[rk], "export: %s", err.msg);
+    }
     J->r[rk] = r;
     zero_engine_destroy(e);
     return ZERO_OK;
+}
+
+/* A safetensors file: the header names every tensor with its dtype, shape and
+   offsets in order, and the data equals want (fp32 values, rounded to bf16
+   when bf16). Returns the number of problems. */
+static int check_safetensors(const char *path, int bf16, const float *want) {
+    FILE *f = fopen(path, "rb");
+    unsigned char len8[8];
+    uint64_t hn, off = 0;
+    char *h;
+    int t, bad = 0;
+    int64_t o = 0;
+    if (!f) return 1;
+    if (fread(len8, 1, 8, f) != 8) {
+        fclose(f);
+        return 1;
+    }
+    hn = zero__ck_get64(len8);
+    h = (char *)malloc(hn + 1);
+    if (!h || hn % 8 || fread(h, 1, hn, f) != hn) {
+        free(h);
+        fclose(f);
+        return 1;
+    }
+    h[hn] = 0;
+    for (t = 0; t < NT; t++) {
+        char entry[200];
+        size_t es = bf16 ? 2 : 4;
+        int64_t i;
+        snprintf(entry, sizeof entry, "\"layer%d.w\":{\"dtype\":\"%s\",\"shape\":[%lld],\"data_offsets\":[%llu,%llu]}", t,
+                 bf16 ? "BF16" : "F32", (long long)SIZES[t], (unsigned long long)off,
+                 (unsigned long long)(off + (uint64_t)SIZES[t] * es));
+        if (!strstr(h, entry)) {
+            fprintf(stderr, "%s: header lacks %s\n", path, entry);
+            bad++;
+        }
+        for (i = 0; i < SIZES[t]; i++) {
+            float v;
+            if (bf16) {
+                zero_bf16 q;
+                if (fread(&q, 2, 1, f) != 1) bad++;
+                v = zero_bf16_to_f32(q);
+                if (v != zero_bf16_to_f32(zero_f32_to_bf16(want[o + i]))) bad++;
+            } else {
+                if (fread(&v, 4, 1, f) != 1) bad++;
+                if (memcmp(&v, &want[o + i], 4) != 0) bad++;
+            }
+        }
+        off += (uint64_t)SIZES[t] * es;
+        o += SIZES[t];
+    }
+    if (fgetc(f) != EOF) bad++; /* nothing after the data */
+    free(h);
+    fclose(f);
+    return bad;
 }
 
 /* the crash test's child: train and save after every step, forever */
@@ -430,7 +493,27 @@ int main(void) {
             free(b);
         }
     }
-    /* 5. a save killed at random moments: the latest checkpoint always loads */
+    /* 5. safetensors export: rank 0 writes, every rank reads along */
+    {
+        char ex[1200], exb[1300];
+        int w2;
+        for (w2 = 1; w2 <= 3; w2 += 2)
+            for (stage = 0; stage <= 3; stage += 3) {
+                job *a = newjob(stage, ZERO_DTYPE_BF16, w2);
+                snprintf(ex, sizeof ex, "%s/model_%d_%d.safetensors", base, w2, stage);
+                snprintf(exb, sizeof exb, "%s.bf16", ex);
+                a->steps_before = 2;
+                a->export_path = ex;
+                CHECK(zero_host_run(w2, rank_fn, a, &err) == ZERO_OK);
+                if (all_ok(a, w2, "export")) {
+                    CHECKF(check_safetensors(ex, 0, a->w) == 0, "%s: fp32 export differs", ex);
+                    CHECKF(check_safetensors(exb, 1, a->w) == 0, "%s: bf16 export differs", exb);
+                }
+                free(a);
+            }
+        printf("safetensors export: fp32 and bf16 files match the engine's weights\n");
+    }
+    /* 6. a save killed at random moments: the latest checkpoint always loads */
     {
         int trial, loaded = 0, newer = 0, torn = 0, trials = quick ? 10 : 50;
         snprintf(dir, sizeof dir, "%s/crash", base);
