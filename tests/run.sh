@@ -94,6 +94,21 @@ if [ -x "$B/t/zero_layout" ]; then
     step "zero_layout-memory" "$B/t/zero_layout" --memory --mlp 8,250,500 --world 4 --dtype fp16 --bucket 65536 \
         --persist 1000 --max-live 200000 --prefetch 100000
 fi
+# zero_ckpt on a checkpoint test_ckpt writes: inspect, verify, reshard to 3 ranks, export; a flipped byte fails verify
+step "example-zero_ckpt" $CC -std=c11 $WARN -Wpedantic -O2 -I. -o "$B/t/zero_ckpt" examples/zero_ckpt/zero_ckpt.c -lm -lpthread
+TCK="$B/t/$(basename "$CC")-test_ckpt"
+if [ -x "$B/t/zero_ckpt" ] && [ -x "$TCK" ]; then
+    rm -rf "$B/t/ckpt_demo" "$B/t/ckpt_demo3" "$B/t/ckpt_demo.safetensors"
+    step "zero_ckpt-make" "$TCK" --make "$B/t/ckpt_demo"
+    step "zero_ckpt-inspect" sh -c "'$B/t/zero_ckpt' inspect '$B/t/ckpt_demo' | grep -q 'saved on 2 ranks, stage 2, bf16; step 2'"
+    step "zero_ckpt-verify" "$B/t/zero_ckpt" verify "$B/t/ckpt_demo"
+    step "zero_ckpt-convert-world" sh -c "'$B/t/zero_ckpt' convert '$B/t/ckpt_demo' --world 3 '$B/t/ckpt_demo3' &&
+        '$B/t/zero_ckpt' verify '$B/t/ckpt_demo3' | grep -q 'rank00002.zck ok'"
+    step "zero_ckpt-convert-safetensors" "$B/t/zero_ckpt" convert "$B/t/ckpt_demo3" --safetensors "$B/t/ckpt_demo.safetensors" --dtype bf16
+    step "zero_ckpt-verify-corrupt" sh -c "f=\$(ls '$B/t/ckpt_demo'/step2/rank00001.zck) &&
+        printf '\\377' | dd of=\"\$f\" bs=1 seek=100 conv=notrunc 2>/dev/null;
+        '$B/t/zero_ckpt' verify '$B/t/ckpt_demo' > '$B/t/ckpt_verify.txt'; [ \$? -eq 1 ] && grep -q 'rank00001.zck: FAILED' '$B/t/ckpt_verify.txt'"
+fi
 # the main example: its backward against finite differences, then short trainings
 step "example-train_mlp" $CC -std=c11 $WARN -O2 -I. -o "$B/t/train_mlp" examples/train_mlp.c -lm -lpthread
 if [ -x "$B/t/train_mlp" ]; then
