@@ -9136,6 +9136,22 @@ static zero_result zero__ck_between_steps(zero_engine *e, const char *fn) {
     return ZERO_OK;
 }
 
+/* The entry of zero_save / zero_load / zero_export_safetensors: a live
+   engine, a usable path, between steps; the error also into *err. */
+static zero_result zero__ck_enter(zero_engine *e, const char *fn, const char *path, zero_error *err) {
+    zero_result r;
+    if ((r = zero__enter(e, fn)) != ZERO_OK) {
+        if (err) *err = *zero_engine_error(e);
+        return r;
+    }
+    if (!path || !path[0] || strlen(path) > ZERO_PATH_MAX - 40)
+        r = zero__efail(e, ZERO_MSG_BAD_ARG, "%s: path %s", fn, !path ? "is NULL" : !path[0] ? "is empty" : "too long");
+    else
+        r = zero__ck_between_steps(e, fn);
+    if (r != ZERO_OK && err) *err = e->err;
+    return r;
+}
+
 ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err) {
     char tag[64], tdir[ZERO_PATH_MAX], path[ZERO_PATH_MAX + 64];
     zero__ck_rank_writer w;
@@ -9144,19 +9160,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     double bad = 0;
     uint64_t w_id = 0;
     zero__ok(&fe);
-    if ((r = zero__enter(e, "zero_save")) != ZERO_OK) {
-        if (err) *err = *zero_engine_error(e);
-        return r;
-    }
-    if (!dir || !dir[0] || strlen(dir) > ZERO_PATH_MAX - 40) {
-        r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_save: directory %s", !dir ? "is NULL" : !dir[0] ? "is empty" : "path too long");
-        if (err) *err = e->err;
-        return r;
-    }
-    if ((r = zero__ck_between_steps(e, "zero_save")) != ZERO_OK) {
-        if (err) *err = e->err;
-        return r;
-    }
+    if ((r = zero__ck_enter(e, "zero_save", dir, err)) != ZERO_OK) return r;
     /* rank 0 picks a directory name no save used ("step<N>", else
        "step<N>.<k>": a checkpoint is never overwritten) and an id for this
        save's files; the others learn both from the agreement sums */
@@ -9677,19 +9681,7 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
     zero__ok(&fe);
     memset(&m, 0, sizeof m);
     memset(&rd, 0, sizeof rd);
-    if ((r = zero__enter(e, "zero_load")) != ZERO_OK) {
-        if (err) *err = *zero_engine_error(e);
-        return r;
-    }
-    if (!dir || !dir[0] || strlen(dir) > ZERO_PATH_MAX - 40) {
-        r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_load: directory %s", !dir ? "is NULL" : !dir[0] ? "is empty" : "path too long");
-        if (err) *err = e->err;
-        return r;
-    }
-    if ((r = zero__ck_between_steps(e, "zero_load")) != ZERO_OK) {
-        if (err) *err = e->err;
-        return r;
-    }
+    if ((r = zero__ck_enter(e, "zero_load", dir, err)) != ZERO_OK) return r;
     /* every rank reads and checks the metadata; nothing changes until all agree */
     if (zero__ck_resolve(dir, tdir, sizeof tdir, &fe) != ZERO_OK) goto fail;
     snprintf(path, sizeof path, "%s/meta.zck", tdir);
@@ -9954,18 +9946,9 @@ ZERO__DEF zero_result zero_export_safetensors(zero_engine *e, const char *path, 
     double sum = 0;
     int bad = 0;
     zero__ok(&fe);
-    if ((r = zero__enter(e, "zero_export_safetensors")) != ZERO_OK) {
-        if (err) *err = *zero_engine_error(e);
-        return r;
-    }
-    if (!path || !path[0] || strlen(path) > ZERO_PATH_MAX - 8 ||
-        (dtype != ZERO_DTYPE_FP32 && dtype != ZERO_DTYPE_FP16 && dtype != ZERO_DTYPE_BF16)) {
-        r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_export_safetensors: %s", !path || !path[0] ? "no path"
-                        : strlen(path) > ZERO_PATH_MAX - 8 ? "path too long" : "dtype must be fp32, fp16 or bf16");
-        if (err) *err = e->err;
-        return r;
-    }
-    if ((r = zero__ck_between_steps(e, "zero_export_safetensors")) != ZERO_OK) {
+    if ((r = zero__ck_enter(e, "zero_export_safetensors", path, err)) != ZERO_OK) return r;
+    if (dtype != ZERO_DTYPE_FP32 && dtype != ZERO_DTYPE_FP16 && dtype != ZERO_DTYPE_BF16) {
+        r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_export_safetensors: dtype %d: fp32, fp16 or bf16", (int)dtype);
         if (err) *err = e->err;
         return r;
     }
