@@ -25,11 +25,24 @@ for cu in tests/compile_cuda.cu $(ls tests/gpu_*.cu 2>/dev/null); do
         step "build-$n" "$NVCC" -std=c++17 -O2 -lineinfo -arch="$GPU_ARCH" -I. $NCCL_INC -o "$B/g/$n" "$cu" $NCCL_LIB -lnccl
     fi
     [ -x "$B/g/$n" ] || continue
-    run "$n" "$B/g/$n"
+    ZERO_GPU_EXPORT="$PWD/$B/g/model.safetensors" run "$n" "$B/g/$n"
     # under the sanitizers: one GPU (one rank), quick cases
     CUDA_VISIBLE_DEVICES=0 ZERO_TEST_QUICK=1 run "memcheck-$n" "$SANITIZER" --error-exitcode 1 --report-api-errors no --tool memcheck "$B/g/$n"
     CUDA_VISIBLE_DEVICES=0 ZERO_TEST_QUICK=1 run "racecheck-$n" "$SANITIZER" --error-exitcode 1 --report-api-errors no --tool racecheck "$B/g/$n"
 done
+# the export of gpu_engine's resumed model, read by Python's safetensors (where installed)
+if [ -f "$B/g/model.safetensors" ] && python3 -c "import safetensors, numpy" 2>/dev/null; then
+    run "safetensors-load" python3 -c "
+import numpy as np, sys
+from safetensors.numpy import load_file
+d = load_file('$B/g/model.safetensors')
+names = sorted(d, key=lambda k: int(k[1:]))
+got = np.concatenate([d[k].reshape(-1) for k in names]).astype(np.float32)
+want = np.fromfile('$B/g/model.safetensors.expect', dtype=np.float32)
+ok = got.shape == want.shape and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+print('safetensors: %d tensors, %d values, %s; 1 passed, %d failed' % (len(names), got.size, 'equal' if ok else 'DIFFERENT', 0 if ok else 1))
+sys.exit(0 if ok else 1)"
+fi
 # torchrun --no-python starts the ranks itself (its store holds MASTER_PORT)
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && ngpu=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)

@@ -15,6 +15,9 @@
 #include "zero_cuda.cuh"
 #include "zero_test.h"
 
+#include <errno.h>
+#include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -425,6 +428,57 @@ static void test_offload(zero_cuda *cu, int quick) {
                base->world, runs, worst[ZERO_DTYPE_FP32], worst[ZERO_DTYPE_FP16], worst[ZERO_DTYPE_BF16]);
 }
 
+// Resume on the GPU: 6 steps, zero_save, 6 more steps (A); a fresh engine,
+// zero_load, the same 6 steps (B): A and B bitwise equal. Then the
+// safetensors export of A for a Python check (make test-gpu prints its path).
+static void test_resume(zero_cuda *cu) {
+    const zero_backend *be = zero_cuda_backend(cu);
+    zero_error err;
+    char dir[96];
+    // one directory for every rank: the launcher (or zero_cuda_launch_local) is their common parent
+    snprintf(dir, sizeof dir, "/tmp/zero_gpu_ckpt_%d", (int)getppid());
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        CHECKF(0, "mkdir %s", dir);
+        return;
+    }
+    for (int stage = 0; stage <= 3; stage++) {
+        job j = {stage, ZERO_DTYPE_BF16, 2, 600, 0, 0, 0, 0, NULL};
+        zero_config c = make_cfg(&j, be->world);
+        zero_tensor ts[NT];
+        char names[NT][16], sub[160];
+        std::vector<float> wa, wb;
+        zero_engine *e = NULL;
+        tensors(ts, names);
+        snprintf(sub, sizeof sub, "%s/s%d", dir, stage);
+        zero_result r = zero_engine_create(&e, &c, ts, NT, be, &err);
+        if (r == ZERO_OK) r = train(e, &j, be->rank, 1, zero_cuda_stream(cu));
+        if (r == ZERO_OK) r = zero_save(e, sub, &err);
+        if (r == ZERO_OK) r = train(e, &j, be->rank, 1, zero_cuda_stream(cu));
+        if (r == ZERO_OK) r = read_all(e, wa);
+        CHECKF(r == ZERO_OK, "resume stage %d (A): %s", stage, e ? zero_engine_error(e)->msg : err.msg);
+        zero_engine_destroy(e);
+        e = NULL;
+        r = zero_engine_create(&e, &c, ts, NT, be, &err);
+        if (r == ZERO_OK) r = zero_load(e, sub, &err);
+        if (r == ZERO_OK) r = train(e, &j, be->rank, 1, zero_cuda_stream(cu));
+        if (r == ZERO_OK) r = read_all(e, wb);
+        CHECKF(r == ZERO_OK, "resume stage %d (B): %s", stage, e ? zero_engine_error(e)->msg : err.msg);
+        CHECKF(wa.size() == wb.size() && wa.size() > 0 && !memcmp(wa.data(), wb.data(), wa.size() * sizeof(float)),
+               "resume stage %d: the resumed GPU run differs from the uninterrupted one", stage);
+        const char *ex = getenv("ZERO_GPU_EXPORT"); // tests/gpu.sh: Python's safetensors reads it back
+        if (stage == 3 && r == ZERO_OK && ex) {
+            CHECK(zero_export_safetensors(e, ex, ZERO_DTYPE_FP32, &err) == ZERO_OK);
+            if (be->rank == 0) { // the values it must hold, raw fp32 in registration order
+                std::string p = std::string(ex) + ".expect";
+                FILE *f = fopen(p.c_str(), "wb");
+                CHECK(f && fwrite(wb.data(), sizeof(float), wb.size(), f) == wb.size());
+                if (f) fclose(f);
+            }
+        }
+        zero_engine_destroy(e);
+    }
+}
+
 int main(void) {
     zero_error err;
     int code = -1;
@@ -486,6 +540,7 @@ int main(void) {
         printf("gpu_engine: world %d; worst CUDA-vs-host difference / max|w|: fp32 %.3g, fp16 %.3g, bf16 %.3g\n", be->world,
                worst[ZERO_DTYPE_FP32], worst[ZERO_DTYPE_FP16], worst[ZERO_DTYPE_BF16]);
     test_offload(cu, quick);
+    if (!quick) test_resume(cu);
     zero_cuda_backend_destroy(cu);
     test_hooks();
     return zt_finish();
