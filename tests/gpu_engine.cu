@@ -475,6 +475,11 @@ static void test_resume(zero_cuda *cu) {
                 if (f) fclose(f);
             }
         }
+        if (be->rank == 0)
+            printf("gpu_engine resume: world %d, stage %d, bf16: 6 steps + save + 6 steps vs load + 6 steps: %zu weights %s\n",
+                   be->world, stage, wa.size(),
+                   wa.size() == wb.size() && !memcmp(wa.data(), wb.data(), wa.size() * sizeof(float)) ? "bitwise equal"
+                                                                                                      : "DIFFERENT");
         zero_engine_destroy(e);
     }
 }
