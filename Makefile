@@ -34,7 +34,9 @@ export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
 .PHONY: all test test-gpu run fuzz fuzz-ckpt bench bench-cpu bench-offload install clean info
 
-all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/zero_ckpt $(BUILD)/train_mlp
+HAVE_NVCC := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo 1)
+all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/zero_ckpt $(BUILD)/train_mlp \
+     $(if $(HAVE_NVCC),$(BUILD)/gpt)
 
 info:
 	@echo "zero: CC=$(CC) CLANG=$(CLANG) GPU_ARCH=$(GPU_ARCH)"
@@ -69,6 +71,12 @@ NCCL_FLAGS = $(if $(NCCL_HOME),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib -L$(NCC
 $(BUILD)/train_mlp_cuda: examples/train_mlp.cu examples/train_mlp_common.h $(HEADERS) $(wildcard zero_cuda*.cuh)
 	@mkdir -p $(BUILD)
 	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra -o $@ $< -lnccl -lcublas
+
+# examples/gpt: GPT-2 on GPUs (docs/gpt.md), built whenever nvcc is there.
+GPT_SRC := examples/gpt/gpt.cu examples/gpt/gpt_cuda.cuh examples/gpt/gpt_model.h examples/example_hash.h
+$(BUILD)/gpt: $(GPT_SRC) $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(NVCC) -std=c++17 -O3 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl -lcublas
 
 # The main job: a character-level MLP language model (examples/train_mlp.c,
 # trained on README.md and docs/) with ZeRO stage 2 on 4 host ranks (threads of

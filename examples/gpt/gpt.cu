@@ -1,0 +1,720 @@
+/* gpt.cu - a GPT-2 trained with zero on GPUs: the model of gpt_model.h, its
+   forward and backward in gpt_cuda.cuh (CUDA kernels and cuBLAS, fp32 / fp16
+   / bf16), every ZeRO stage and offload option from a DeepSpeed config or
+   flags. One process per GPU: started by hand it forks one per visible GPU;
+   under torchrun --no-python, srun or mpirun each process is a rank.
+
+       build/gpt --preset 124M --stage 2 --dtype bf16 --batch 8 --steps 200
+       build/gpt --config ds_config.json --preset 1.5B --recompute
+       build/gpt --preset 1.5B --synthetic --find-max-batch --steps 20
+       CUDA_VISIBLE_DEVICES=0 build/gpt ...                      one GPU
+
+   Each block is an engine group (one stage-3 gather); the model fetches and
+   releases a block around its forward and its backward and hands each
+   gradient to the engine as soon as it is written, so reductions overlap
+   the rest of the backward. Rank 0 prints every steps_per_print steps the
+   loss, tokens/s, model TFLOP/s and MFU (gpt_flops_per_token: 6 per matrix
+   parameter + 12 L C T per token; the peak is the GPU's dense bf16/fp16
+   tensor rate, 989.4 TFLOP/s for an H100 / H200 SXM, or --peak-tflops),
+   GPU and host memory, skipped steps and the loss scale, and writes the same
+   as JSONL (--metrics). make builds it (build/gpt); docs/gpt.md has more. */
+#define ZERO_IMPLEMENTATION
+#include "zero.h"
+#include "zero_cuda.cuh"
+#include "zero_offload.h"
+#include "gpt_cuda.cuh"
+
+#include <algorithm>
+#include <glob.h>
+#include <string>
+#include <vector>
+
+/* ---- options ---- */
+
+typedef struct options {
+    gpt_dims d;
+    const char *preset, *config, *metrics, *save, *load, *export_path, *nvme;
+    std::vector<std::string> data;
+    int synthetic, stage, batch, gas, steps, warmup, print_every, recompute, find_max, tf32, quiet;
+    int has_stage, has_batch, has_gas, has_lr, has_dtype;
+    zero_dtype dtype;
+    int offload_opt, offload_param; /* -1: as the config says */
+    double lr, peak_tflops, attn_mib;
+    uint64_t seed;
+} options;
+
+static void usage(void) {
+    printf("usage: gpt [options]   (one process per visible GPU)\n"
+           "model:\n"
+           "  --preset 124M|350M|774M|1.5B   GPT-2's shapes (default 124M)\n"
+           "  --layers N --dim N --heads N   or any shape (dim a multiple of heads)\n"
+           "  --seq N                        context length (default 1024)\n"
+           "  --vocab N                      with --synthetic (default 256, the byte vocabulary)\n"
+           "data:\n"
+           "  --data FILE[,FILE]             byte-level text (default: this repository's docs and sources)\n"
+           "  --synthetic                    uniform random tokens (for speed and memory runs)\n"
+           "training:\n"
+           "  --config ds_config.json        a DeepSpeed config (the flags below override it)\n"
+           "  --stage 0|1|2|3  --dtype fp32|fp16|bf16  --batch N (micro-batch per GPU)  --gas N\n"
+           "  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme  --nvme-path DIR\n"
+           "  --lr X  --steps N (default 50)  --seed N  --recompute (activation checkpointing per block)\n"
+           "  --tf32                         TF32 tensor cores for fp32 GEMMs\n"
+           "  --attn-mib N                   attention scratch cap (default 1024)\n"
+           "output:\n"
+           "  --print-every N                (default: steps_per_print, else 10)\n"
+           "  --warmup N                     steps left out of the timing summary (default 3)\n"
+           "  --metrics FILE.jsonl           JSON lines: start, every print, end (rank 0)\n"
+           "  --peak-tflops X                for MFU (default: 989.4 on H100 / H200 for fp16/bf16)\n"
+           "  --find-max-batch               the largest micro-batch that fits, then train with it\n"
+           "  --load DIR  --save DIR         zero_load before training, zero_save after\n"
+           "  --export FILE.safetensors      the trained weights (fp32) after training\n"
+           "  --quiet\n");
+}
+
+static int parse_offload(const char *v, int *out) {
+    if (!v) return 1;
+    if (!strcmp(v, "none")) *out = ZERO_OFFLOAD_NONE;
+    else if (!strcmp(v, "cpu")) *out = ZERO_OFFLOAD_CPU;
+    else if (!strcmp(v, "nvme")) *out = ZERO_OFFLOAD_NVME;
+    else return 1;
+    return 0;
+}
+
+static int parse_num(const char *v, double lo, double hi, double *out) {
+    char *end;
+    if (!v) return 1;
+    *out = strtod(v, &end);
+    return end == v || *end || !(*out >= lo && *out <= hi);
+}
+
+/* 0: go on; 1: bad flag (printed); 2: --help */
+static int parse_args(int argc, char **argv, options *o) {
+    double x = 0;
+    memset(&o->d, 0, sizeof o->d);
+    o->d.seq = 1024;
+    o->d.vocab = 256;
+    o->preset = NULL;
+    o->steps = 50;
+    o->warmup = 3;
+    o->seed = 1;
+    o->attn_mib = 1024;
+    o->offload_opt = o->offload_param = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0, used = 1;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 2;
+        else if (!strcmp(a, "--preset")) {
+            bad = 1;
+            for (int k = 0; k < GPT_N_PRESETS; k++)
+                if (v && !strcmp(v, gpt_preset_at(k)->name)) o->preset = v, bad = 0;
+        } else if (!strcmp(a, "--layers")) bad = parse_num(v, 1, 100000, &x), o->d.layers = (int)x;
+        else if (!strcmp(a, "--dim")) bad = parse_num(v, 1, 1 << 20, &x), o->d.dim = (int)x;
+        else if (!strcmp(a, "--heads")) bad = parse_num(v, 1, 4096, &x), o->d.heads = (int)x;
+        else if (!strcmp(a, "--seq")) bad = parse_num(v, 2, 1 << 16, &x), o->d.seq = (int)x;
+        else if (!strcmp(a, "--vocab")) bad = parse_num(v, 2, 1 << 20, &x), o->d.vocab = (int)x;
+        else if (!strcmp(a, "--data")) {
+            bad = !v;
+            for (const char *p = v; p && *p;) {
+                const char *c = strchr(p, ',');
+                o->data.push_back(c ? std::string(p, c) : std::string(p));
+                p = c ? c + 1 : NULL;
+            }
+        } else if (!strcmp(a, "--synthetic")) o->synthetic = 1, used = 0;
+        else if (!strcmp(a, "--config")) bad = !v, o->config = v;
+        else if (!strcmp(a, "--stage")) bad = parse_num(v, 0, 3, &x), o->stage = (int)x, o->has_stage = 1;
+        else if (!strcmp(a, "--batch")) bad = parse_num(v, 1, 1 << 20, &x), o->batch = (int)x, o->has_batch = 1;
+        else if (!strcmp(a, "--gas")) bad = parse_num(v, 1, 1 << 20, &x), o->gas = (int)x, o->has_gas = 1;
+        else if (!strcmp(a, "--steps")) bad = parse_num(v, 1, 1e9, &x), o->steps = (int)x;
+        else if (!strcmp(a, "--warmup")) bad = parse_num(v, 0, 1e9, &x), o->warmup = (int)x;
+        else if (!strcmp(a, "--seed")) bad = parse_num(v, 0, 2147483647.0, &x), o->seed = (uint64_t)x;
+        else if (!strcmp(a, "--lr")) bad = parse_num(v, 0, 10, &o->lr), o->has_lr = 1;
+        else if (!strcmp(a, "--print-every")) bad = parse_num(v, 1, 1e9, &x), o->print_every = (int)x;
+        else if (!strcmp(a, "--metrics")) bad = !v, o->metrics = v;
+        else if (!strcmp(a, "--peak-tflops")) bad = parse_num(v, 1e-3, 1e6, &o->peak_tflops);
+        else if (!strcmp(a, "--attn-mib")) bad = parse_num(v, 1, 1 << 20, &o->attn_mib);
+        else if (!strcmp(a, "--offload-optimizer")) bad = parse_offload(v, &o->offload_opt);
+        else if (!strcmp(a, "--offload-param")) bad = parse_offload(v, &o->offload_param);
+        else if (!strcmp(a, "--nvme-path")) bad = !v, o->nvme = v;
+        else if (!strcmp(a, "--recompute")) o->recompute = 1, used = 0;
+        else if (!strcmp(a, "--find-max-batch")) o->find_max = 1, used = 0;
+        else if (!strcmp(a, "--tf32")) o->tf32 = 1, used = 0;
+        else if (!strcmp(a, "--quiet")) o->quiet = 1, used = 0;
+        else if (!strcmp(a, "--load")) bad = !v, o->load = v;
+        else if (!strcmp(a, "--save")) bad = !v, o->save = v;
+        else if (!strcmp(a, "--export")) bad = !v, o->export_path = v;
+        else if (!strcmp(a, "--dtype")) {
+            o->has_dtype = 1;
+            if (v && !strcmp(v, "fp32")) o->dtype = ZERO_DTYPE_FP32;
+            else if (v && !strcmp(v, "fp16")) o->dtype = ZERO_DTYPE_FP16;
+            else if (v && !strcmp(v, "bf16")) o->dtype = ZERO_DTYPE_BF16;
+            else bad = 1;
+        } else {
+            fprintf(stderr, "gpt: unknown option %s (--help lists them)\n", a);
+            return 1;
+        }
+        if (bad) {
+            fprintf(stderr, "gpt: %s needs a valid value (got %s)\n", a, v ? v : "nothing");
+            return 1;
+        }
+        i += used;
+    }
+    const gpt_preset *p = gpt_preset_at(0);
+    for (int k = 0; o->preset && k < GPT_N_PRESETS; k++)
+        if (!strcmp(o->preset, gpt_preset_at(k)->name)) p = gpt_preset_at(k);
+    if (!o->d.layers) o->d.layers = p->layers;
+    if (!o->d.dim) o->d.dim = p->dim;
+    if (!o->d.heads) o->d.heads = p->heads;
+    if (o->d.dim % o->d.heads) {
+        fprintf(stderr, "gpt: --dim %d is not a multiple of --heads %d\n", o->d.dim, o->d.heads);
+        return 1;
+    }
+    if (o->d.vocab != 256 && !o->synthetic) {
+        fprintf(stderr, "gpt: --vocab is for --synthetic data; text is byte-level (256 ids)\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- data ---- */
+
+static int load_text(const options *o, std::vector<unsigned char> *text) {
+    std::vector<std::string> files = o->data;
+    if (files.empty()) { /* our own prose and code */
+        const char *pats[] = {"README.md", "docs/*.md", "zero.h", "zero_cuda.cuh", "zero_offload.h",
+                              "examples/*.c", "examples/*.cu", "examples/*/*.c", "examples/*/*.cu"};
+        for (const char *pat : pats) {
+            glob_t g;
+            if (glob(pat, 0, NULL, &g) == 0)
+                for (size_t k = 0; k < g.gl_pathc; k++) files.push_back(g.gl_pathv[k]);
+            globfree(&g);
+        }
+    }
+    for (const std::string &f : files) {
+        FILE *fp = fopen(f.c_str(), "rb");
+        unsigned char buf[1 << 16];
+        size_t n;
+        if (!fp) {
+            fprintf(stderr, "gpt: %s: cannot open\nHINT: run from the repository root, or pass --data FILE\n",
+                    f.c_str());
+            return 1;
+        }
+        while ((n = fread(buf, 1, sizeof buf, fp)) > 0) text->insert(text->end(), buf, buf + n);
+        fclose(fp);
+    }
+    if (text->size() <= (size_t)o->d.seq + 1) {
+        fprintf(stderr, "gpt: the text has %zu bytes; --seq %d needs more\n", text->size(), o->d.seq);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- the engine behind the model's gpt_io ---- */
+
+static const void *eio_param(void *u, int t, zero_error *err) {
+    zero_engine *e = (zero_engine *)u;
+    void *p = zero_param(e, t);
+    if (!p) *err = *zero_engine_error(e);
+    return p;
+}
+static void *eio_grad(void *u, int t, zero_error *err) {
+    zero_engine *e = (zero_engine *)u;
+    void *p = zero_grad(e, t);
+    if (!p) *err = *zero_engine_error(e);
+    return p;
+}
+#define EIO_CALL(name, call)                                                                                           \
+    static zero_result name(void *u, int t, zero_error *err) {                                                         \
+        zero_engine *e = (zero_engine *)u;                                                                             \
+        zero_result r = call(e, t);                                                                                    \
+        if (r != ZERO_OK) *err = *zero_engine_error(e);                                                                \
+        return r;                                                                                                      \
+    }
+EIO_CALL(eio_ready, zero_grad_ready)
+EIO_CALL(eio_fetch, zero_fetch)
+EIO_CALL(eio_release, zero_release)
+
+/* initial weights: gpt_init_value on the CPU pool */
+typedef struct init_ctx {
+    gpt_dims d;
+    uint64_t seed;
+    zero_cpu_pool *pool;
+} init_ctx;
+typedef struct init_job {
+    const init_ctx *c;
+    int t;
+    int64_t off;
+    float *out;
+} init_job;
+static void init_task(void *arg, int64_t b, int64_t e, int thread) {
+    const init_job *j = (const init_job *)arg;
+    (void)thread;
+    for (int64_t i = b; i < e; i++) j->out[i] = (float)gpt_init_value(&j->c->d, j->c->seed, j->t, j->off + i);
+}
+static void init_fn(void *user, int t, int64_t off, int64_t n, float *out) {
+    const init_ctx *c = (const init_ctx *)user;
+    init_job j = {c, t, off, out};
+    zero_error err;
+    if (!c->pool || zero_cpu_pool_run(c->pool, init_task, &j, n, 1 << 16, &err) != ZERO_OK) init_task(&j, 0, n, 0);
+}
+
+/* ---- measurements ---- */
+
+static double host_gib(const char *key) { /* VmRSS / VmHWM of this process */
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kb = 0;
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, strlen(key))) kb = atof(line + strlen(key) + 1);
+    fclose(f);
+    return kb / 1048576.0;
+}
+static double gpu_used_gib(void) {
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) return 0;
+    return (double)(tot - fr) / 1073741824.0;
+}
+
+typedef struct world_ctx {
+    zero_cuda *cuda;
+    const zero_backend *be; /* the engine's: zero_cuda's, or wrapped by zero_offload_backend */
+    zero_backend offload_be;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    int rank, world;
+    char gpu[256];
+    zero_cpu_pool *pool;
+} world_ctx;
+
+/* The per-rank loss sums of steps [from, to) summed over the ranks into host[] */
+static zero_result losses_to_host(const world_ctx *w, zero_event *ev, const float *mine, float *sum, float *host,
+                                  int from, int to, zero_error *err) {
+    const zero_backend *be = w->be;
+    size_t n = (size_t)(to - from);
+    zero_result r;
+    if ((r = be->event_record(be->ctx, ev, ZERO_STREAM_COMPUTE, err)) ||
+        (r = be->stream_wait(be->ctx, ZERO_STREAM_COMM, ev, err)) ||
+        (r = be->all_reduce(be->ctx, mine + from, sum + from, n, ZERO_DTYPE_FP32, ZERO_OP_SUM, ZERO_STREAM_COMM, err)) ||
+        (r = be->copy(be->ctx, host + from, sum + from, n * sizeof(float), ZERO_STREAM_COMM, err)))
+        return r;
+    return be->sync(be->ctx, ZERO_STREAM_COMM, err);
+}
+
+static const char *offload_name(int d) { return d == ZERO_OFFLOAD_CPU ? "cpu" : d == ZERO_OFFLOAD_NVME ? "nvme" : "none"; }
+
+typedef struct run_state {
+    const options *o;
+    const world_ctx *w;
+    const zero_config *cfg;
+    const std::vector<unsigned char> *text;
+    FILE *jsonl;
+    double peak; /* FLOP/s, 0: unknown */
+    double flops_tok;
+    int64_t params;
+} run_state;
+
+/* steps [first, first + n) of training at micro-batch B (the timed run, or
+   a trial of --find-max-batch with report 0). Returns ZERO_OK or the error. */
+template <typename T>
+static zero_result train(const run_state *s, zero_engine *e, gpt_acts<T> *a, int first, int n, int report,
+                         std::vector<double> *step_ms, zero_error *err) {
+    const options *o = s->o;
+    const world_ctx *w = s->w;
+    const int B = a->B, T_ = o->d.seq, gas = (int)s->cfg->gradient_accumulation_steps;
+    const int64_t N = (int64_t)B * T_;
+    gpt_io io = {e, eio_param, eio_grad, eio_ready, eio_fetch, eio_release};
+    gpt_run run = {&io, {w->blas, o->tf32}, w->stream, o->recompute};
+    std::vector<int> rows((size_t)B * (T_ + 1));
+    std::vector<cudaEvent_t> ev(n + 1);
+    std::vector<float> host(n);
+    float *mine = NULL, *sum = NULL;
+    zero_event *zev = NULL;
+    zero_result r = ZERO_OK;
+    int printed = 0, every = o->print_every;
+    double window_ms = 0, window_loss = 0;
+    int window_n = 0;
+    zero_step_info info;
+    memset(&info, 0, sizeof info);
+    for (auto &x : ev) x = NULL;
+    if (cudaMalloc((void **)&mine, sizeof(float) * n) != cudaSuccess ||
+        cudaMalloc((void **)&sum, sizeof(float) * n) != cudaSuccess) {
+        r = zero_cuda_check(cudaErrorMemoryAllocation, "cudaMalloc(losses)", __FILE__, __LINE__, err);
+        goto out;
+    }
+    cudaMemsetAsync(mine, 0, sizeof(float) * n, w->stream);
+    if ((r = w->be->event_create(w->be->ctx, &zev, err))) goto out;
+    for (auto &x : ev)
+        if ((r = zero_cuda_check(cudaEventCreate(&x), "cudaEventCreate", __FILE__, __LINE__, err))) goto out;
+    cudaEventRecord(ev[0], w->stream);
+    for (int i = 0; i < n; i++) {
+        int step = first + i;
+        for (int m = 0; m < gas; m++) {
+            for (int b = 0; b < B; b++)
+                gpt_sample(o->synthetic ? NULL : s->text->data(), s->text->size(), &o->d, o->seed, step,
+                           ((int64_t)m * w->world + w->rank) * B + b, rows.data() + (size_t)b * (T_ + 1));
+            if ((r = gpt_step<T>(&run, a, rows.data(), (float)(zero_loss_scale(e) / (double)N),
+                                 (float)(1.0 / ((double)N * gas)), mine + i, err)))
+                goto out;
+        }
+        if ((r = zero_step(e, &info))) {
+            *err = *zero_engine_error(e);
+            goto out;
+        }
+        cudaEventRecord(ev[i + 1], w->stream);
+        if (!report) continue;
+        if (i + 1 != n && (step + 1) % every) continue;
+        /* a print: the losses of the steps since the last one, over the ranks */
+        if ((r = losses_to_host(w, zev, mine, sum, host.data(), printed, i + 1, err))) goto out;
+        cudaEventSynchronize(ev[i + 1]);
+        for (; printed <= i; printed++) {
+            float ms = 0;
+            cudaEventElapsedTime(&ms, ev[printed], ev[printed + 1]);
+            if (step_ms && first + printed >= o->warmup) step_ms->push_back(ms);
+            window_ms += ms;
+            window_loss += host[printed] / w->world;
+            window_n++;
+        }
+        if (w->rank == 0) {
+            double tok_s = (double)N * gas * w->world * window_n / (window_ms / 1e3);
+            double tflops = tok_s / w->world * s->flops_tok / 1e12, mfu = s->peak > 0 ? tflops * 1e12 / s->peak : -1;
+            double gmem = gpu_used_gib(), hmem = host_gib("VmRSS:");
+            if (!o->quiet)
+                printf("step %5d | loss %.4f | lr %.3e | %8.0f tok/s | %6.1f TFLOP/s/GPU | MFU %5.1f%% | %.0f ms/step | "
+                       "GPU %.1f GiB | host %.1f GiB | skipped %lld | scale %g | grad norm %.3f\n",
+                       step + 1, window_loss / window_n, info.lr, tok_s, tflops, mfu * 100, window_ms / window_n,
+                       gmem, hmem, (long long)info.skipped_steps, info.next_loss_scale, info.grad_norm);
+            if (s->jsonl)
+                fprintf(s->jsonl,
+                        "{\"event\":\"step\",\"step\":%d,\"loss\":%.6f,\"lr\":%.6e,\"loss_scale\":%g,\"skipped\":%lld,"
+                        "\"grad_norm\":%.6g,\"step_ms\":%.3f,\"tokens_per_s\":%.1f,\"tokens_per_s_per_gpu\":%.1f,"
+                        "\"tflops_per_gpu\":%.2f,\"mfu\":%.4f,\"gpu_mem_gib\":%.3f,\"host_rss_gib\":%.3f}\n",
+                        step + 1, window_loss / window_n, info.lr, info.next_loss_scale,
+                        (long long)info.skipped_steps, info.grad_norm, window_ms / window_n, tok_s,
+                        tok_s / w->world, tflops, mfu, gmem, hmem);
+        }
+        window_ms = window_loss = 0;
+        window_n = 0;
+    }
+    r = zero_cuda_check(cudaStreamSynchronize(w->stream), "cudaStreamSynchronize", __FILE__, __LINE__, err);
+out:
+    cudaStreamSynchronize(w->stream);
+    if (zev) w->be->event_destroy(w->be->ctx, zev);
+    for (auto x : ev)
+        if (x) cudaEventDestroy(x);
+    cudaFree(mine);
+    cudaFree(sum);
+    return r;
+}
+
+/* All ranks agree: 1 when every rank's ok is 1 (a sum of failures over the ranks) */
+static int all_ok(const world_ctx *w, int ok) {
+    float *d = NULL, h = ok ? 0.0f : 1.0f;
+    zero_error err;
+    if (cudaMalloc((void **)&d, sizeof(float)) != cudaSuccess) return 0;
+    cudaMemcpy(d, &h, sizeof(float), cudaMemcpyHostToDevice);
+    if (w->be->all_reduce(w->be->ctx, d, d, 1, ZERO_DTYPE_FP32, ZERO_OP_SUM, ZERO_STREAM_COMM, &err) != ZERO_OK ||
+        w->be->sync(w->be->ctx, ZERO_STREAM_COMM, &err) != ZERO_OK) {
+        cudaFree(d);
+        return 0;
+    }
+    cudaMemcpy(&h, d, sizeof(float), cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    return h == 0.0f;
+}
+
+template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
+    const options *o = s->o;
+    const world_ctx *w = s->w;
+    gpt_acts<T> a;
+    zero_error err;
+    zero_result r;
+    std::vector<double> step_ms;
+    size_t attn = (size_t)(o->attn_mib * 1048576.0);
+    int B = (int)s->cfg->train_micro_batch_size_per_gpu, step0 = 0;
+    memset(&err, 0, sizeof err);
+    memset(&a, 0, sizeof a);
+    if (o->find_max) { /* double while it fits, then halve the gap; a trial = allocate + 2 steps */
+        int lo = 0, hi = 0, b = 1;
+        while (!hi || hi - lo > 1) {
+            int ok = gpt_acts_alloc<T>(&a, &o->d, b, o->recompute, attn, w->blas, &err) == ZERO_OK;
+            ok = all_ok(w, ok); /* an OOM on any rank: too big for all */
+            if (ok) {
+                r = train<T>(s, e, &a, step0, 2, 0, NULL, &err);
+                step0 += 2;
+                if (r != ZERO_OK) {
+                    fprintf(stderr, "gpt: rank %d: micro-batch %d: %s\n", w->rank, b, err.msg);
+                    gpt_acts_free<T>(&a);
+                    return 1;
+                }
+            }
+            gpt_acts_free<T>(&a);
+            if (w->rank == 0 && !o->quiet)
+                printf("find-max-batch: micro-batch %d %s\n", b, ok ? "fits" : "does not fit");
+            if (ok) lo = b;
+            else hi = b;
+            b = hi ? (lo + hi) / 2 : b * 2;
+            if (lo == 0 && hi == 1) {
+                fprintf(stderr, "gpt: rank %d: not even micro-batch 1 fits: %s\n", w->rank, err.msg);
+                return 1;
+            }
+        }
+        B = lo;
+        if (w->rank == 0) {
+            printf("find-max-batch: the largest micro-batch is %d\n", B);
+            if (s->jsonl) fprintf(s->jsonl, "{\"event\":\"max_batch\",\"batch\":%d}\n", B);
+        }
+    }
+    if (gpt_acts_alloc<T>(&a, &o->d, B, o->recompute, attn, w->blas, &err) != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: %s\nHINT: a smaller --batch, --recompute, or a higher stage / offload\n",
+                w->rank, err.msg);
+        return 1;
+    }
+    if (w->rank == 0 && !o->quiet) {
+        zero_memory_stats ms;
+        zero_memory_report(e, &ms);
+        printf("memory per GPU: engine %.2f GiB (params, grads, optimizer as planned), activations %.2f GiB "
+               "(micro-batch %d x %d%s; attention %d sequences at a time), device in use %.2f GiB\n",
+               ms.planned_total[ZERO_MEM_DEVICE] / 1073741824.0, a.bytes / 1073741824.0, B, o->d.seq,
+               o->recompute ? ", recompute" : "", a.nb, gpu_used_gib());
+    }
+    r = train<T>(s, e, &a, step0, o->steps, 1, &step_ms, &err);
+    if (r != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: %s\n", w->rank, err.msg);
+        gpt_acts_free<T>(&a);
+        return 1;
+    }
+    if (w->rank == 0) {
+        double med = 0;
+        if (!step_ms.empty()) {
+            std::sort(step_ms.begin(), step_ms.end());
+            med = step_ms[step_ms.size() / 2];
+        }
+        int gas = (int)s->cfg->gradient_accumulation_steps;
+        double tok = med > 0 ? (double)B * o->d.seq * gas / (med / 1e3) : 0, tf = tok * s->flops_tok / 1e12;
+        double mfu = s->peak > 0 ? tf * 1e12 / s->peak : -1, gmem = gpu_used_gib();
+        printf("summary: %s stage %d, %d GPU%s, micro-batch %d x %d, gas %d: median step %.1f ms over %zu steps | "
+               "%.0f tok/s per GPU | %.1f TFLOP/s per GPU | MFU %.1f%% (attention %.1f%% of the FLOPs) | GPU %.2f "
+               "GiB | host peak %.2f GiB\n",
+               zero_dtype_name(s->cfg->bf16.enabled == 1 ? ZERO_DTYPE_BF16 : s->cfg->fp16.enabled == 1 ? ZERO_DTYPE_FP16
+                                                                                                     : ZERO_DTYPE_FP32),
+               (int)s->cfg->zero_optimization.stage, w->world, w->world == 1 ? "" : "s", B, o->d.seq, gas, med,
+               step_ms.size(), tok, tf, mfu * 100, gpt_attention_flop_share(&o->d) * 100, gmem, host_gib("VmHWM:"));
+        if (s->jsonl)
+            fprintf(s->jsonl,
+                    "{\"event\":\"end\",\"batch\":%d,\"median_step_ms\":%.3f,\"timed_steps\":%zu,\"tokens_per_s_per_gpu\":"
+                    "%.1f,\"tflops_per_gpu\":%.2f,\"mfu\":%.4f,\"gpu_peak_gib\":%.3f,\"activations_gib\":%.3f,"
+                    "\"host_peak_gib\":%.3f,\"attention_flop_share\":%.4f}\n",
+                    B, med, step_ms.size(), tok, tf, mfu, gmem, a.bytes / 1073741824.0, host_gib("VmHWM:"),
+                    gpt_attention_flop_share(&o->d));
+    }
+    gpt_acts_free<T>(&a);
+    return 0;
+}
+
+static zero_result make_config(const options *o, int world, zero_config *cfg, zero_error *err) {
+    zero_zero_config *z = &cfg->zero_optimization;
+    *cfg = zero_config_default();
+    cfg->optimizer.lr = 6e-4;
+    cfg->optimizer.weight_decay = 0.1;
+    cfg->optimizer.beta2 = 0.95;
+    cfg->gradient_clipping = 1.0;
+    cfg->train_micro_batch_size_per_gpu = 4;
+    cfg->steps_per_print = 10;
+    if (o->config) {
+        zero_result r = zero_config_load(cfg, o->config, err);
+        if (r != ZERO_OK) return r;
+    }
+    if (cfg->optimizer.lr == ZERO_AUTO) cfg->optimizer.lr = 6e-4;
+    if (cfg->optimizer.beta1 == ZERO_AUTO) cfg->optimizer.beta1 = 0.9;
+    if (cfg->optimizer.beta2 == ZERO_AUTO) cfg->optimizer.beta2 = 0.95;
+    if (cfg->optimizer.eps == ZERO_AUTO) cfg->optimizer.eps = 1e-8;
+    if (cfg->optimizer.weight_decay == ZERO_AUTO) cfg->optimizer.weight_decay = 0.1;
+    if (cfg->gradient_clipping == ZERO_AUTO) cfg->gradient_clipping = 1.0;
+    if (cfg->fp16.enabled == ZERO_AUTO) cfg->fp16.enabled = 0;
+    if (cfg->bf16.enabled == ZERO_AUTO) cfg->bf16.enabled = 0;
+    if (cfg->scheduler.warmup_num_steps == ZERO_AUTO) cfg->scheduler.warmup_num_steps = o->steps / 10;
+    if (cfg->scheduler.total_num_steps == ZERO_AUTO) cfg->scheduler.total_num_steps = o->steps;
+    if (cfg->train_batch_size == ZERO_AUTO) cfg->train_batch_size = ZERO_UNSET;
+    if (cfg->gradient_accumulation_steps == ZERO_AUTO) cfg->gradient_accumulation_steps = 1;
+    if (cfg->train_micro_batch_size_per_gpu == ZERO_AUTO) cfg->train_micro_batch_size_per_gpu = 4;
+    cfg->hidden_size = o->d.dim;
+    if (o->has_batch || o->has_gas) cfg->train_batch_size = ZERO_UNSET;
+    if (o->has_batch) cfg->train_micro_batch_size_per_gpu = o->batch;
+    if (o->has_gas) cfg->gradient_accumulation_steps = o->gas;
+    if (o->has_lr) cfg->optimizer.lr = o->lr;
+    if (o->has_stage) z->stage = o->stage;
+    if (o->has_dtype) {
+        cfg->fp16.enabled = o->dtype == ZERO_DTYPE_FP16;
+        cfg->bf16.enabled = o->dtype == ZERO_DTYPE_BF16;
+    }
+    if (o->offload_opt >= 0) z->offload_optimizer.device = (zero_offload_device)o->offload_opt;
+    if (o->offload_param >= 0) z->offload_param.device = (zero_offload_device)o->offload_param;
+    if (o->nvme) {
+        snprintf(z->offload_optimizer.nvme_path, sizeof z->offload_optimizer.nvme_path, "%s", o->nvme);
+        snprintf(z->offload_param.nvme_path, sizeof z->offload_param.nvme_path, "%s", o->nvme);
+    }
+    return zero_config_resolve(cfg, world, err);
+}
+
+int main(int argc, char **argv) {
+    options o{};
+    world_ctx w;
+    zero_config cfg;
+    zero_error err;
+    zero_engine *e = NULL;
+    std::vector<unsigned char> text;
+    std::vector<zero_tensor> ts;
+    std::vector<std::string> names;
+    init_ctx ic;
+    run_state s;
+    int rc = 1, code = -1, parsed;
+    zero_dtype dt;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    memset(&w, 0, sizeof w);
+    memset(&err, 0, sizeof err);
+    memset(&s, 0, sizeof s);
+    if ((parsed = parse_args(argc, argv, &o)) != 0) {
+        if (parsed == 2) usage();
+        return parsed == 2 ? 0 : 1;
+    }
+    if (zero_cuda_launch_local(&code, &err) != ZERO_OK) {
+        fprintf(stderr, "gpt: %s\n", err.msg);
+        return 1;
+    }
+    if (code >= 0) return code; /* the parent of one process per GPU */
+    zero_cuda_options copt = zero_cuda_options_default();
+    if (zero_cuda_backend_init(&w.cuda, &copt, &err) != ZERO_OK) {
+        fprintf(stderr, "gpt: %s\n", err.msg);
+        return 1;
+    }
+    w.be = zero_cuda_backend(w.cuda);
+    w.stream = zero_cuda_stream(w.cuda);
+    w.rank = zero_cuda_env(w.cuda)->rank;
+    w.world = zero_cuda_env(w.cuda)->world;
+    {
+        cudaDeviceProp prop;
+        int dev = 0;
+        if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
+            snprintf(w.gpu, sizeof w.gpu, "%s", prop.name);
+    }
+    if (!o.synthetic && load_text(&o, &text)) goto done;
+    if (make_config(&o, w.world, &cfg, &err) != ZERO_OK) {
+        if (w.rank == 0) fprintf(stderr, "gpt: config: %s\n", err.msg);
+        goto done;
+    }
+    if (!o.print_every) o.print_every = cfg.steps_per_print > 0 ? (int)cfg.steps_per_print : 10;
+    cfg.steps_per_print = 0; /* the engine's own progress line: ours has the loss and speed too */
+    dt = cfg.bf16.enabled == 1 ? ZERO_DTYPE_BF16 : cfg.fp16.enabled == 1 ? ZERO_DTYPE_FP16 : ZERO_DTYPE_FP32;
+    if (zero_cpu_pool_create(&w.pool, 0, NULL, &err) != ZERO_OK) w.pool = NULL; /* init runs single-threaded */
+    if (cfg.zero_optimization.offload_optimizer.device != ZERO_OFFLOAD_NONE ||
+        cfg.zero_optimization.offload_param.device != ZERO_OFFLOAD_NONE) {
+        if (!w.pool) {
+            fprintf(stderr, "gpt: offload needs the CPU pool: %s\n", err.msg);
+            goto done;
+        }
+        zero_offload_backend(w.be, w.pool, &w.offload_be);
+        w.be = &w.offload_be;
+    }
+    if (cublasCreate(&w.blas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(w.blas, w.stream) != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "gpt: rank %d: cuBLAS could not start\n", w.rank);
+        goto done;
+    }
+    /* the model as the engine sees it */
+    ic.d = o.d;
+    ic.seed = o.seed;
+    ic.pool = w.pool;
+    names.resize(gpt_n_tensors(&o.d));
+    ts.resize(gpt_n_tensors(&o.d));
+    for (int t = 0; t < gpt_n_tensors(&o.d); t++) {
+        char buf[64];
+        zero_tensor *z = &ts[t];
+        memset(z, 0, sizeof *z);
+        names[t] = gpt_tensor_name(&o.d, t, buf, sizeof buf);
+        z->name = names[t].c_str();
+        z->numel = gpt_tensor_numel(&o.d, t);
+        z->ndim = gpt_tensor_shape(&o.d, t, z->shape);
+        z->group = gpt_tensor_group(&o.d, t);
+        z->flags = (gpt_tensor_no_decay(&o.d, t) ? ZERO_TENSOR_NO_DECAY : 0) |
+                   (t == GPT_WTE ? 0 : ZERO_TENSOR_GRAD_WRITE); /* wte's gradient is added to (head + embedding) */
+        z->init = init_fn;
+        z->init_user = &ic;
+    }
+    s.o = &o;
+    s.w = &w;
+    s.cfg = &cfg;
+    s.text = &text;
+    s.params = gpt_n_params(&o.d);
+    s.flops_tok = gpt_flops_per_token(&o.d);
+    s.peak = o.peak_tflops > 0 ? o.peak_tflops * 1e12
+             : (strstr(w.gpu, "H100") || strstr(w.gpu, "H200"))
+                 ? (dt == ZERO_DTYPE_FP32 ? (o.tf32 ? 494.7e12 : 66.9e12) : 989.4e12)
+                 : 0;
+    if (w.rank == 0) {
+        printf("gpt: %d layers, dim %d, %d heads, seq %d, vocab %d: %.3g parameters (%.3g GFLOP per token, attention "
+               "%.1f%%) | %s stage %d, %d GPU%s (%s) | micro-batch %lld x gas %lld | offload optimizer %s, params %s%s "
+               "| data: %s\n",
+               o.d.layers, o.d.dim, o.d.heads, o.d.seq, o.d.vocab, (double)s.params, s.flops_tok / 1e9,
+               gpt_attention_flop_share(&o.d) * 100, zero_dtype_name(dt), (int)cfg.zero_optimization.stage, w.world,
+               w.world == 1 ? "" : "s", w.gpu, (long long)cfg.train_micro_batch_size_per_gpu,
+               (long long)cfg.gradient_accumulation_steps,
+               offload_name(cfg.zero_optimization.offload_optimizer.device),
+               offload_name(cfg.zero_optimization.offload_param.device), o.recompute ? " | recompute" : "",
+               o.synthetic ? "synthetic" : "text");
+        if (!o.synthetic) printf("data: %zu bytes of text\n", text.size());
+        if (o.metrics && !(s.jsonl = fopen(o.metrics, "w")))
+            fprintf(stderr, "gpt: %s: cannot write the metrics (going on without)\n", o.metrics);
+        if (s.jsonl) {
+            setvbuf(s.jsonl, NULL, _IOLBF, 0);
+            fprintf(s.jsonl,
+                    "{\"event\":\"start\",\"program\":\"gpt\",\"model\":{\"layers\":%d,\"dim\":%d,\"heads\":%d,\"seq\":%d,"
+                    "\"vocab\":%d,\"params\":%lld},\"stage\":%d,\"world\":%d,\"batch\":%lld,\"gas\":%lld,\"dtype\":\"%s\","
+                    "\"offload_optimizer\":\"%s\",\"offload_param\":\"%s\",\"recompute\":%d,\"gpu\":\"%s\","
+                    "\"peak_tflops\":%.1f,\"flops_per_token\":%.6g}\n",
+                    o.d.layers, o.d.dim, o.d.heads, o.d.seq, o.d.vocab, (long long)s.params,
+                    (int)cfg.zero_optimization.stage, w.world, (long long)cfg.train_micro_batch_size_per_gpu,
+                    (long long)cfg.gradient_accumulation_steps, zero_dtype_name(dt),
+                    offload_name(cfg.zero_optimization.offload_optimizer.device),
+                    offload_name(cfg.zero_optimization.offload_param.device), o.recompute, w.gpu, s.peak / 1e12,
+                    s.flops_tok);
+        }
+    }
+    if (zero_engine_create(&e, &cfg, ts.data(), (int)ts.size(), w.be, &err) != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: zero_engine_create: %s\n", w.rank, err.msg);
+        goto done;
+    }
+    if (o.load && zero_load(e, o.load, &err) != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: zero_load %s: %s\n", w.rank, o.load, err.msg);
+        goto done;
+    }
+    switch (dt) {
+    case ZERO_DTYPE_FP16: rc = run_rank<__half>(&s, e); break;
+    case ZERO_DTYPE_BF16: rc = run_rank<__nv_bfloat16>(&s, e); break;
+    default: rc = run_rank<float>(&s, e); break;
+    }
+    if (rc == 0 && (o.save || o.export_path) && zero_flush(e) != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: zero_flush: %s\n", w.rank, zero_engine_error(e)->msg);
+        rc = 1;
+    }
+    if (rc == 0 && o.save) {
+        if (zero_save(e, o.save, &err) != ZERO_OK) {
+            fprintf(stderr, "gpt: rank %d: zero_save %s: %s\n", w.rank, o.save, err.msg);
+            rc = 1;
+        } else if (w.rank == 0)
+            printf("saved: %s (zero_ckpt inspect %s)\n", o.save, o.save);
+    }
+    if (rc == 0 && o.export_path) {
+        if (zero_export_safetensors(e, o.export_path, ZERO_DTYPE_FP32, &err) != ZERO_OK) {
+            fprintf(stderr, "gpt: rank %d: export %s: %s\n", w.rank, o.export_path, err.msg);
+            rc = 1;
+        } else if (w.rank == 0)
+            printf("exported: %s\n", o.export_path);
+    }
+done:
+    if (s.jsonl) fclose(s.jsonl);
+    zero_engine_destroy(e);
+    if (w.blas) cublasDestroy(w.blas);
+    if (w.pool) zero_cpu_pool_destroy(w.pool);
+    if (w.cuda) zero_cuda_backend_destroy(w.cuda);
+    return rc;
+}

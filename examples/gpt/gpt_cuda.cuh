@@ -1,0 +1,821 @@
+/* gpt_cuda.cuh - examples/gpt's model on a GPU: the forward and backward of
+   gpt_model.h's GPT-2 as CUDA kernels and cuBLAS GEMMs, in fp32, fp16 or
+   bf16 compute (fp32 accumulation everywhere; the residual stream,
+   LayerNorm statistics and softmax in fp32).
+
+   The model never owns its parameters: it asks a gpt_io for them (the
+   engine's zero_param / zero_grad / zero_grad_ready / zero_fetch /
+   zero_release in examples/gpt/gpt.cu; plain device buffers in
+   tests/gpu_gpt.cu), block by block, so stage 3 gathers one block at a time
+   and every gradient is handed over as soon as it is written.
+
+   One micro-batch (gpt_step): upload the tokens, embeddings, blocks 0..L-1,
+   ln_f, then the tied head in row chunks (logits, loss, and straight away
+   its backward: the head's wte gradient and d ln_f), ln_f's backward,
+   blocks L-1..0 backward, the embeddings' backward. With recompute, the
+   forward keeps only each block's input and the backward runs the block's
+   forward again before its backward (activation checkpointing per block).
+
+   Attention materialises the scores of a few sequences at a time (fp32
+   scores, compute-dtype probabilities, in gpt_acts' scratch) with strided
+   batched GEMMs over the heads; its backward recomputes them from q and k
+   rather than keeping T x T per head and layer (so the activations a block
+   keeps are linear in T). Every reduction has a fixed order: two runs of
+   the same inputs give the same bits.
+
+   Include after zero.h and zero_cuda.cuh (ZERO_CUDA_TRY, zero_error). */
+#ifndef GPT_CUDA_CUH
+#define GPT_CUDA_CUH
+
+#include "gpt_model.h"
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+/* ---- what the model asks of its owner ---- */
+
+typedef struct gpt_io {
+    void *user;
+    /* tensor t's parameters in the compute dtype (valid between fetch and release) */
+    const void *(*param)(void *user, int t, zero_error *err);
+    /* t's gradient buffer for this micro-batch: zero when first asked (write or add) */
+    void *(*grad)(void *user, int t, zero_error *err);
+    zero_result (*grad_ready)(void *user, int t, zero_error *err);
+    zero_result (*fetch)(void *user, int t, zero_error *err);
+    zero_result (*release)(void *user, int t, zero_error *err);
+} gpt_io;
+
+/* ---- element types ---- */
+
+template <typename T> struct gpt_type;
+template <> struct gpt_type<float> {
+    static constexpr cudaDataType_t cuda = CUDA_R_32F;
+};
+template <> struct gpt_type<__half> {
+    static constexpr cudaDataType_t cuda = CUDA_R_16F;
+};
+template <> struct gpt_type<__nv_bfloat16> {
+    static constexpr cudaDataType_t cuda = CUDA_R_16BF;
+};
+
+__device__ __forceinline__ float g_f32(float x) { return x; }
+__device__ __forceinline__ float g_f32(__half x) { return __half2float(x); }
+__device__ __forceinline__ float g_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T> __device__ __forceinline__ T g_to(float x);
+template <> __device__ __forceinline__ float g_to<float>(float x) { return x; }
+template <> __device__ __forceinline__ __half g_to<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 g_to<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+__device__ __forceinline__ float g_gelu(float x) {
+    const float a = (float)GPT_GELU_A, b = (float)GPT_GELU_B;
+    return 0.5f * x * (1.0f + tanhf(a * (x + b * x * x * x)));
+}
+__device__ __forceinline__ float g_gelu_grad(float x) {
+    const float a = (float)GPT_GELU_A, b = (float)GPT_GELU_B;
+    float t = tanhf(a * (x + b * x * x * x));
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * a * (1.0f + 3.0f * b * x * x);
+}
+
+__device__ __forceinline__ float g_warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float g_warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+#define GPT_THREADS 256
+static inline unsigned gpt_blocks(int64_t n, int per = GPT_THREADS) { return (unsigned)((n + per - 1) / per); }
+
+/* ---- kernels ---- */
+
+/* x[n, :] = wte[tok[n], :] + wpe[n % T, :] (fp32 residual stream) */
+template <typename T>
+__global__ void gk_embed(const int *tok, const T *wte, const T *wpe, float *x, int64_t N, int T_, int C) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= N * C) return;
+    int64_t n = i / C;
+    int c = (int)(i % C);
+    x[i] = g_f32(wte[(int64_t)tok[n] * C + c]) + g_f32(wpe[(int64_t)(n % T_) * C + c]);
+}
+
+/* One warp per row: out = LN(x) w + b in T, mean and rstd kept (fp32) */
+template <typename T>
+__global__ void gk_ln_fwd(const float *x, const T *w, const T *b, T *out, float *mean, float *rstd, int64_t N, int C) {
+    int64_t n = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    if (n >= N) return;
+    const float *r = x + n * C;
+    float s = 0, ss = 0;
+    for (int c = lane; c < C; c += 32) s += r[c];
+    float m = g_warp_sum(s) / C;
+    for (int c = lane; c < C; c += 32) {
+        float d = r[c] - m;
+        ss += d * d;
+    }
+    float rs = rsqrtf(g_warp_sum(ss) / C + (float)GPT_LN_EPS);
+    for (int c = lane; c < C; c += 32) out[n * C + c] = g_to<T>((r[c] - m) * rs * g_f32(w[c]) + g_f32(b[c]));
+    if (lane == 0) mean[n] = m, rstd[n] = rs;
+}
+
+/* One warp per row: dx (+)= the LayerNorm input gradient of dy (d of its output) */
+template <typename T>
+__global__ void gk_ln_bwd_dx(const float *dy, const float *x, const float *mean, const float *rstd, const T *w,
+                             float *dx, int accumulate, int64_t N, int C) {
+    int64_t n = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    if (n >= N) return;
+    const float *g = dy + n * C, *r = x + n * C;
+    float m = mean[n], rs = rstd[n], a = 0, bsum = 0;
+    for (int c = lane; c < C; c += 32) {
+        float d = g[c] * g_f32(w[c]);
+        a += d;
+        bsum += d * (r[c] - m) * rs;
+    }
+    a = g_warp_sum(a) / C;
+    bsum = g_warp_sum(bsum) / C;
+    for (int c = lane; c < C; c += 32) {
+        float v = rs * (g[c] * g_f32(w[c]) - a - (r[c] - m) * rs * bsum);
+        dx[n * C + c] = accumulate ? dx[n * C + c] + v : v;
+    }
+}
+
+/* LayerNorm weight and bias gradients, deterministic in two passes: slab s
+   sums rows [s R, (s+1) R) per column into part[s] (dw) and part[S + s]
+   (db); gk_ln_bwd_sum adds the slabs in order. */
+__global__ void gk_ln_bwd_part(const float *dy, const float *x, const float *mean, const float *rstd, float *part,
+                               int64_t N, int C, int R, int S) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x, s = blockIdx.y;
+    if (c >= C) return;
+    float dw = 0, db = 0;
+    int64_t end = (int64_t)(s + 1) * R < N ? (int64_t)(s + 1) * R : N;
+    for (int64_t n = (int64_t)s * R; n < end; n++) {
+        float g = dy[n * C + c];
+        dw += g * (x[n * C + c] - mean[n]) * rstd[n];
+        db += g;
+    }
+    part[(int64_t)s * C + c] = dw;
+    part[(int64_t)(S + s) * C + c] = db;
+}
+template <typename T> __global__ void gk_ln_bwd_sum(const float *part, int C, int S, T *gw, T *gb) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    float dw = 0, db = 0;
+    for (int s = 0; s < S; s++) dw += part[(int64_t)s * C + c], db += part[(int64_t)(S + s) * C + c];
+    gw[c] = g_to<T>(dw);
+    gb[c] = g_to<T>(db);
+}
+
+/* y[n, m] += b[m] in place (T); with g: g = gelu(y) too */
+template <typename T> __global__ void gk_bias(T *y, const T *b, T *g, int64_t N, int M) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= N * M) return;
+    float v = g_f32(y[i]) + g_f32(b[i % M]);
+    y[i] = g_to<T>(v);
+    if (g) g[i] = g_to<T>(g_gelu(g_f32(y[i])));
+}
+
+/* out = x + y + b (fp32 residual), N x C */
+template <typename T> __global__ void gk_residual(const float *x, const float *y, const T *b, float *out, int64_t N, int C) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N * C) out[i] = x[i] + y[i] + g_f32(b[i % C]);
+}
+
+template <typename T> __global__ void gk_to(const float *x, T *y, int64_t n) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = g_to<T>(x[i]);
+}
+
+template <typename T> __global__ void gk_fill(T *y, float v, int64_t n) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = g_to<T>(v);
+}
+
+/* dg = dg * gelu'(h) in place */
+template <typename T> __global__ void gk_gelu_bwd(T *dg, const T *h, int64_t n) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dg[i] = g_to<T>(g_f32(dg[i]) * g_gelu_grad(g_f32(h[i])));
+}
+
+/* One warp per score row (rows = sequences x heads x T, row i of its T x T):
+   P[i, j] = softmax_j<=i(scale S[i, j]), 0 above the diagonal */
+template <typename T> __global__ void gk_softmax_causal(const float *S, T *P, int64_t rows, int T_, float scale) {
+    int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    if (r >= rows) return;
+    int i = (int)(r % T_);
+    const float *s = S + r * T_;
+    T *p = P + r * T_;
+    float mx = -INFINITY, sum = 0;
+    for (int j = lane; j <= i; j += 32) mx = fmaxf(mx, s[j] * scale);
+    mx = g_warp_max(mx);
+    for (int j = lane; j <= i; j += 32) sum += expf(s[j] * scale - mx);
+    sum = g_warp_sum(sum);
+    float inv = 1.0f / sum;
+    for (int j = lane; j < T_; j += 32) p[j] = g_to<T>(j <= i ? expf(s[j] * scale - mx) * inv : 0.0f);
+}
+
+/* The softmax's backward, one warp per row: dS = scale P (dP - sum_j dP_j P_j),
+   written over P (dP: fp32, the GEMM dO V^T) */
+template <typename T> __global__ void gk_softmax_bwd(const float *dP, T *P, int64_t rows, int T_, float scale) {
+    int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    if (r >= rows) return;
+    int i = (int)(r % T_);
+    const float *d = dP + r * T_;
+    T *p = P + r * T_;
+    float dot = 0;
+    for (int j = lane; j <= i; j += 32) dot += d[j] * g_f32(p[j]);
+    dot = g_warp_sum(dot);
+    for (int j = lane; j <= i; j += 32) p[j] = g_to<T>(scale * g_f32(p[j]) * (d[j] - dot));
+}
+
+/* One block per row of the head's chunk: loss[n] = logsumexp(z) - z[y] and
+   dz = (softmax(z) - onehot(y)) * gscale in T */
+template <typename T>
+__global__ void gk_xent(const float *logits, const int *tgt, int V, float gscale, T *dz, float *loss) {
+    __shared__ float red[32];
+    const float *z = logits + (int64_t)blockIdx.x * V;
+    T *d = dz + (int64_t)blockIdx.x * V;
+    int t = threadIdx.x, y = tgt[blockIdx.x], nw = blockDim.x / 32;
+    float mx = -INFINITY, sum = 0;
+    for (int v = t; v < V; v += blockDim.x) mx = fmaxf(mx, z[v]);
+    mx = g_warp_max(mx);
+    if (t % 32 == 0) red[t / 32] = mx;
+    __syncthreads();
+    mx = red[0];
+    for (int w = 1; w < nw; w++) mx = fmaxf(mx, red[w]);
+    __syncthreads();
+    for (int v = t; v < V; v += blockDim.x) sum += expf(z[v] - mx);
+    sum = g_warp_sum(sum);
+    if (t % 32 == 0) red[t / 32] = sum;
+    __syncthreads();
+    sum = 0;
+    for (int w = 0; w < nw; w++) sum += red[w];
+    float inv = 1.0f / sum;
+    for (int v = t; v < V; v += blockDim.x) d[v] = g_to<T>((expf(z[v] - mx) * inv - (v == y ? 1.0f : 0.0f)) * gscale);
+    if (t == 0) loss[blockIdx.x] = logf(sum) + mx - z[y];
+}
+
+/* *acc += factor * sum(loss[0..n)), one block, a fixed order */
+__global__ void gk_loss_sum(const float *loss, int64_t n, float factor, float *acc) {
+    __shared__ float red[GPT_THREADS];
+    float s = 0;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += loss[i];
+    red[threadIdx.x] = s;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if ((int)threadIdx.x < k) red[threadIdx.x] += red[threadIdx.x + k];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *acc += red[0] * factor;
+}
+
+/* gwpe[t, c] = sum over the sequences of dx[b T + t, c] */
+template <typename T> __global__ void gk_wpe_bwd(const float *dx, int B, int T_, int C, T *g) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (int64_t)T_ * C) return;
+    float s = 0;
+    for (int b = 0; b < B; b++) s += dx[(int64_t)b * T_ * C + i];
+    g[i] = g_to<T>(s);
+}
+
+/* gwte[v, :] += the sum of dx over the positions holding token v (pos[off[v]
+   .. off[v+1]), ascending): block v, threads over the columns; no atomics */
+template <typename T> __global__ void gk_wte_bwd(const float *dx, const int *off, const int *pos, int C, T *g) {
+    int v = blockIdx.x, a = off[v], b = off[v + 1];
+    if (a == b) return;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        float s = 0;
+        for (int k = a; k < b; k++) s += dx[(int64_t)pos[k] * C + c];
+        g[(int64_t)v * C + c] = g_to<T>(g_f32(g[(int64_t)v * C + c]) + s);
+    }
+}
+
+/* ---- GEMMs: row-major views of cuBLAS's column-major ---- */
+
+/* Row-major C[M, N] = alpha op(A) op(B) + beta C, op(A) [M, K], op(B) [K, N];
+   lda, ldb, ldc are row strides. As column-major this is C^T = op(B)^T op(A)^T,
+   so cuBLAS gets B first. fp32 accumulation (CUBLAS_COMPUTE_32F: no TF32 for
+   fp32 operands, unless tf32 is set). Batched over `batch` matrices with
+   element strides sa, sb, sc when batch > 1. */
+typedef struct gpt_gemm_ctx {
+    cublasHandle_t h;
+    int tf32;
+} gpt_gemm_ctx;
+
+static inline zero_result gpt_blas(cublasStatus_t s, const char *what, zero_error *err) {
+    if (s == CUBLAS_STATUS_SUCCESS) return ZERO_OK;
+    memset(err, 0, sizeof *err);
+    err->code = ZERO_ERR_CUDA;
+    snprintf(err->msg, sizeof err->msg, "%s failed: %s", what, cublasGetStatusName(s));
+    return ZERO_ERR_CUDA;
+}
+
+static inline zero_result gpt_mm(const gpt_gemm_ctx *g, int ta, int tb, int M, int N, int K, float alpha,
+                                 const void *A, int lda, long long sa, const void *B, int ldb, long long sb,
+                                 float beta, void *C, cudaDataType_t ct, int ldc, long long sc, int batch,
+                                 cudaDataType_t abt, zero_error *err) {
+    cublasComputeType_t comp = abt == CUDA_R_32F && g->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (batch <= 1)
+        return gpt_blas(cublasGemmEx(g->h, ob, oa, N, M, K, &alpha, B, abt, ldb, A, abt, lda, &beta, C, ct, ldc, comp,
+                                     CUBLAS_GEMM_DEFAULT),
+                        "cublasGemmEx", err);
+    return gpt_blas(cublasGemmStridedBatchedEx(g->h, ob, oa, N, M, K, &alpha, B, abt, ldb, sb, A, abt, lda, sa, &beta,
+                                               C, ct, ldc, sc, batch, comp, CUBLAS_GEMM_DEFAULT),
+                    "cublasGemmStridedBatchedEx", err);
+}
+
+/* ---- activations ---- */
+
+/* What one micro-batch keeps. Per block slot (L of them; 1 with recompute):
+   LayerNorm outputs and statistics, qkv, the attention output, the MLP's
+   pre-activation and GELU; the fp32 residual stream at every block boundary
+   (always L + 1 of them: recompute starts from them). */
+template <typename T> struct gpt_acts {
+    gpt_dims d;
+    int B, slots, nb; /* sequences; block slots; sequences per attention chunk */
+    int64_t N;        /* B T */
+    int head_rows;    /* rows per head chunk */
+    float *resid;     /* [L + 1][N, C] */
+    float *xmid;      /* [slots][N, C] */
+    T *ln1, *qkv, *atty, *ln2, *fch, *fcg; /* [slots][N, C | 3C | C | C | 4C | 4C] */
+    float *st1, *st2;                      /* [slots][2][N]: mean, rstd */
+    T *lnf;
+    float *stf;         /* [2][N] */
+    float *S;           /* attention scores, fp32 [nb, H, T, T]; the head's logits reuse it */
+    T *P;               /* probabilities, [nb, H, T, T]; the head's dlogits reuse it */
+    float *yf;          /* fp32 GEMM output [N, C] */
+    float *dres, *dln;  /* fp32 [N, C]: gradient of the residual; of a LayerNorm output */
+    T *d1, *d2;         /* [N, 4C] compute-dtype gradients */
+    float *part;        /* LayerNorm slabs [2 S, C] */
+    int ln_slabs, ln_rows;
+    T *ones;            /* [N] */
+    float *loss;        /* [N] per-position loss */
+    int *idx;           /* device: tok [N], tgt [N], off [V + 1], pos [N] */
+    int *idx_host;      /* pinned, two sets (double buffer) */
+    int *cursor;        /* host [V + 1], the counting sort's */
+    cudaEvent_t idx_done[2];
+    int idx_turn;
+    void *blas_ws;
+    size_t bytes;       /* device bytes of all of the above */
+};
+
+template <typename T> static void gpt_acts_free(gpt_acts<T> *a) {
+    void *dev[] = {a->resid, a->xmid, a->ln1, a->qkv, a->atty, a->ln2, a->fch, a->fcg, a->st1, a->st2, a->lnf,
+                   a->stf, a->S, a->P, a->yf, a->dres, a->dln, a->d1, a->d2, a->part, a->ones, a->loss, a->idx,
+                   a->blas_ws};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
+    if (a->idx_host) cudaFreeHost(a->idx_host);
+    free(a->cursor);
+    for (int i = 0; i < 2; i++)
+        if (a->idx_done[i]) cudaEventDestroy(a->idx_done[i]);
+    memset(a, 0, sizeof *a);
+}
+
+static inline int64_t gpt_idx_ints(const gpt_dims *d, int64_t N) { return 3 * N + d->vocab + 1; }
+
+/* Allocates every buffer of a micro-batch of B sequences (nothing is
+   allocated later: a batch that fits here runs). attn_bytes caps the
+   attention scratch (at least one sequence). A failure frees what was taken
+   and returns ZERO_ERR_OUT_OF_MEMORY. */
+template <typename T>
+static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int recompute, size_t attn_bytes,
+                                  cublasHandle_t blas, zero_error *err) {
+    int64_t N = (int64_t)B * d->seq, C = d->dim, TT = (int64_t)d->seq * d->seq;
+    size_t per_seq = (size_t)d->heads * (size_t)TT * (sizeof(float) + sizeof(T));
+    memset(a, 0, sizeof *a);
+    a->d = *d;
+    a->B = B;
+    a->N = N;
+    a->slots = recompute ? 1 : d->layers;
+    a->nb = (int)(attn_bytes / per_seq);
+    if (a->nb < 1) a->nb = 1;
+    if (a->nb > B) a->nb = B;
+    /* head chunk rows: the logits (fp32) and dlogits (T) must fit the attention scratch */
+    {
+        int64_t cap = (int64_t)a->nb * d->heads * TT, rows = cap / d->vocab;
+        if (rows > N) rows = N;
+        if (rows < 1) rows = 1;
+        a->head_rows = (int)rows;
+    }
+    a->ln_rows = 256;
+    a->ln_slabs = (int)((N + a->ln_rows - 1) / a->ln_rows);
+    int64_t sl = a->slots;
+    size_t scratch = (size_t)a->nb * d->heads * (size_t)TT;
+    if (scratch < (size_t)a->head_rows * d->vocab) scratch = (size_t)a->head_rows * d->vocab;
+    struct {
+        void **p;
+        size_t bytes;
+    } want[] = {
+        {(void **)&a->resid, sizeof(float) * (size_t)(d->layers + 1) * N * C},
+        {(void **)&a->xmid, sizeof(float) * (size_t)(sl * N * C)},
+        {(void **)&a->ln1, sizeof(T) * (size_t)(sl * N * C)},
+        {(void **)&a->qkv, sizeof(T) * (size_t)(sl * N * 3 * C)},
+        {(void **)&a->atty, sizeof(T) * (size_t)(sl * N * C)},
+        {(void **)&a->ln2, sizeof(T) * (size_t)(sl * N * C)},
+        {(void **)&a->fch, sizeof(T) * (size_t)(sl * N * 4 * C)},
+        {(void **)&a->fcg, sizeof(T) * (size_t)(sl * N * 4 * C)},
+        {(void **)&a->st1, sizeof(float) * (size_t)(sl * 2 * N)},
+        {(void **)&a->st2, sizeof(float) * (size_t)(sl * 2 * N)},
+        {(void **)&a->lnf, sizeof(T) * (size_t)(N * C)},
+        {(void **)&a->stf, sizeof(float) * (size_t)(2 * N)},
+        {(void **)&a->S, sizeof(float) * scratch},
+        {(void **)&a->P, sizeof(T) * scratch},
+        {(void **)&a->yf, sizeof(float) * (size_t)(N * C)},
+        {(void **)&a->dres, sizeof(float) * (size_t)(N * C)},
+        {(void **)&a->dln, sizeof(float) * (size_t)(N * C)},
+        {(void **)&a->d1, sizeof(T) * (size_t)(N * 4 * C)},
+        {(void **)&a->d2, sizeof(T) * (size_t)(N * 4 * C)},
+        {(void **)&a->part, sizeof(float) * (size_t)(2 * a->ln_slabs) * (size_t)C},
+        {(void **)&a->ones, sizeof(T) * (size_t)N},
+        {(void **)&a->loss, sizeof(float) * (size_t)N},
+        {(void **)&a->idx, sizeof(int) * (size_t)gpt_idx_ints(d, N)},
+        {(void **)&a->blas_ws, (size_t)32 << 20},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        cudaError_t ce = cudaMalloc(want[i].p, want[i].bytes);
+        if (ce != cudaSuccess) {
+            cudaGetLastError(); /* an allocation failure is not sticky: clear it */
+            gpt_acts_free(a);
+            memset(err, 0, sizeof *err);
+            err->code = ZERO_ERR_OUT_OF_MEMORY;
+            snprintf(err->msg, sizeof err->msg,
+                     "activations of micro-batch %d x %d tokens: cudaMalloc of %.1f MiB failed (%s)", B, d->seq,
+                     want[i].bytes / 1048576.0, cudaGetErrorString(ce));
+            return ZERO_ERR_OUT_OF_MEMORY;
+        }
+        a->bytes += want[i].bytes;
+    }
+    ZERO_CUDA_TRY(cudaMallocHost((void **)&a->idx_host, 2 * sizeof(int) * (size_t)gpt_idx_ints(d, N)), err);
+    if (!(a->cursor = (int *)malloc(sizeof(int) * (size_t)(d->vocab + 1)))) {
+        memset(err, 0, sizeof *err);
+        err->code = ZERO_ERR_OUT_OF_MEMORY;
+        snprintf(err->msg, sizeof err->msg, "host memory for the token sort");
+        return ZERO_ERR_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < 2; i++) ZERO_CUDA_TRY(cudaEventCreateWithFlags(&a->idx_done[i], cudaEventDisableTiming), err);
+    /* cuBLAS gets its workspace here, so no GEMM allocates later */
+    if (gpt_blas(cublasSetWorkspace(blas, a->blas_ws, (size_t)32 << 20), "cublasSetWorkspace", err)) return err->code;
+    gk_fill<T><<<gpt_blocks(N), GPT_THREADS>>>(a->ones, 1.0f, N);
+    ZERO_CUDA_TRY(cudaDeviceSynchronize(), err);
+    return ZERO_OK;
+}
+
+/* ---- one micro-batch ---- */
+
+typedef struct gpt_run {
+    const gpt_io *io;
+    gpt_gemm_ctx gemm;
+    cudaStream_t stream;
+    int recompute;
+} gpt_run;
+
+#define GPT_TRY(call)                                                                                                  \
+    do {                                                                                                               \
+        zero_result r_ = (call);                                                                                       \
+        if (r_ != ZERO_OK) return r_;                                                                                  \
+    } while (0)
+#define GPT_LAUNCHED(err) ZERO_CUDA_TRY(cudaGetLastError(), err)
+
+template <typename T> static zero_result gpt_param(const gpt_run *r, int t, const T **p, zero_error *err) {
+    *p = (const T *)r->io->param(r->io->user, t, err);
+    return *p ? ZERO_OK : (err->code ? err->code : ZERO_ERR_STATE);
+}
+template <typename T> static zero_result gpt_grad(const gpt_run *r, int t, T **p, zero_error *err) {
+    *p = (T *)r->io->grad(r->io->user, t, err);
+    return *p ? ZERO_OK : (err->code ? err->code : ZERO_ERR_STATE);
+}
+static inline zero_result gpt_fetch_block(const gpt_run *r, const gpt_dims *d, int l, int fetch, zero_error *err) {
+    for (int k = 0; k < GPT_PER_BLOCK; k++) {
+        int t = gpt_block_tensor(l, k);
+        (void)d;
+        GPT_TRY(fetch ? r->io->fetch(r->io->user, t, err) : r->io->release(r->io->user, t, err));
+    }
+    return ZERO_OK;
+}
+
+/* db[M] = column sums of dy[N, M] (a GEMM against ones), then ready */
+template <typename T>
+static zero_result gpt_bias_grad(const gpt_run *r, const gpt_acts<T> *a, int t, const T *dy, int M, zero_error *err) {
+    T *g;
+    const cudaDataType_t dt = gpt_type<T>::cuda;
+    GPT_TRY(gpt_grad<T>(r, t, &g, err));
+    GPT_TRY(gpt_mm(&r->gemm, 0, 0, 1, M, (int)a->N, 1.0f, a->ones, (int)a->N, 0, dy, M, 0, 0.0f, g, dt, M, 0, 1, dt,
+                   err));
+    return r->io->grad_ready(r->io->user, t, err);
+}
+
+/* gW[in, out] = x[N, in]^T dy[N, out], then ready */
+template <typename T>
+static zero_result gpt_weight_grad(const gpt_run *r, const gpt_acts<T> *a, int t, const T *x, int in, const T *dy,
+                                   int out, zero_error *err) {
+    T *g;
+    const cudaDataType_t dt = gpt_type<T>::cuda;
+    GPT_TRY(gpt_grad<T>(r, t, &g, err));
+    GPT_TRY(gpt_mm(&r->gemm, 1, 0, in, out, (int)a->N, 1.0f, x, in, 0, dy, out, 0, 0.0f, g, dt, out, 0, 1, dt, err));
+    return r->io->grad_ready(r->io->user, t, err);
+}
+
+/* LayerNorm backward: dres (+)= dx of dy (fp32), weight and bias gradients
+   handed over */
+template <typename T>
+static zero_result gpt_ln_bwd(const gpt_run *r, const gpt_acts<T> *a, const float *dy, const float *x,
+                              const float *st, const T *w, int tw, int tb, int accumulate, zero_error *err) {
+    int64_t N = a->N;
+    int C = a->d.dim;
+    T *gw, *gb;
+    cudaStream_t s = r->stream;
+    gk_ln_bwd_dx<T><<<gpt_blocks(N, 8), 256, 0, s>>>(dy, x, st, st + N, w, a->dres, accumulate, N, C);
+    gk_ln_bwd_part<<<dim3(gpt_blocks(C, 128), (unsigned)a->ln_slabs), 128, 0, s>>>(dy, x, st, st + N, a->part, N, C,
+                                                                                    a->ln_rows, a->ln_slabs);
+    GPT_LAUNCHED(err);
+    GPT_TRY(gpt_grad<T>(r, tw, &gw, err));
+    GPT_TRY(gpt_grad<T>(r, tb, &gb, err));
+    gk_ln_bwd_sum<T><<<gpt_blocks(C), GPT_THREADS, 0, s>>>(a->part, C, a->ln_slabs, gw, gb);
+    GPT_LAUNCHED(err);
+    GPT_TRY(r->io->grad_ready(r->io->user, tw, err));
+    return r->io->grad_ready(r->io->user, tb, err);
+}
+
+/* Attention of block slot k: atty = softmax(q k^T / sqrt(hd)) v per head,
+   nb sequences at a time */
+template <typename T> static zero_result gpt_attn_fwd(const gpt_run *r, gpt_acts<T> *a, const T *qkv, T *atty,
+                                                      zero_error *err) {
+    const gpt_dims *d = &a->d;
+    int T_ = d->seq, C = d->dim, H = d->heads, hd = C / H;
+    long long TT = (long long)T_ * T_;
+    const cudaDataType_t dt = gpt_type<T>::cuda;
+    float scale = 1.0f / sqrtf((float)hd);
+    for (int b0 = 0; b0 < a->B; b0 += a->nb) {
+        int nb = a->B - b0 < a->nb ? a->B - b0 : a->nb;
+        for (int b = 0; b < nb; b++) { /* S[h] = q_h k_h^T */
+            const T *q = qkv + (int64_t)(b0 + b) * T_ * 3 * C;
+            GPT_TRY(gpt_mm(&r->gemm, 0, 1, T_, T_, hd, 1.0f, q, 3 * C, hd, q + C, 3 * C, hd, 0.0f, a->S + b * H * TT,
+                           CUDA_R_32F, T_, TT, H, dt, err));
+        }
+        gk_softmax_causal<T><<<gpt_blocks((int64_t)nb * H * T_, 8), 256, 0, r->stream>>>(a->S, a->P,
+                                                                                        (int64_t)nb * H * T_, T_, scale);
+        GPT_LAUNCHED(err);
+        for (int b = 0; b < nb; b++) { /* o_h = P_h v_h */
+            const T *v = qkv + (int64_t)(b0 + b) * T_ * 3 * C + 2 * C;
+            GPT_TRY(gpt_mm(&r->gemm, 0, 0, T_, hd, T_, 1.0f, a->P + b * H * TT, T_, TT, v, 3 * C, hd, 0.0f,
+                           atty + (int64_t)(b0 + b) * T_ * C, dt, C, hd, H, dt, err));
+        }
+    }
+    return ZERO_OK;
+}
+
+/* Its backward: datt (T, [N, C]) -> dqkv (T, [N, 3C]); P recomputed */
+template <typename T> static zero_result gpt_attn_bwd(const gpt_run *r, gpt_acts<T> *a, const T *qkv, const T *datt,
+                                                      T *dqkv, zero_error *err) {
+    const gpt_dims *d = &a->d;
+    int T_ = d->seq, C = d->dim, H = d->heads, hd = C / H;
+    long long TT = (long long)T_ * T_;
+    const cudaDataType_t dt = gpt_type<T>::cuda;
+    float scale = 1.0f / sqrtf((float)hd);
+    for (int b0 = 0; b0 < a->B; b0 += a->nb) {
+        int nb = a->B - b0 < a->nb ? a->B - b0 : a->nb;
+        int64_t rows = (int64_t)nb * H * T_;
+        for (int b = 0; b < nb; b++) {
+            const T *q = qkv + (int64_t)(b0 + b) * T_ * 3 * C;
+            GPT_TRY(gpt_mm(&r->gemm, 0, 1, T_, T_, hd, 1.0f, q, 3 * C, hd, q + C, 3 * C, hd, 0.0f, a->S + b * H * TT,
+                           CUDA_R_32F, T_, TT, H, dt, err));
+        }
+        gk_softmax_causal<T><<<gpt_blocks(rows, 8), 256, 0, r->stream>>>(a->S, a->P, rows, T_, scale);
+        GPT_LAUNCHED(err);
+        for (int b = 0; b < nb; b++) {
+            int64_t base = (int64_t)(b0 + b) * T_;
+            const T *q = qkv + base * 3 * C, *k = q + C, *v = q + 2 * C, *dout = datt + base * C;
+            T *dq = dqkv + base * 3 * C, *dk = dq + C, *dv = dq + 2 * C;
+            /* dv_h = P_h^T do_h */
+            GPT_TRY(gpt_mm(&r->gemm, 1, 0, T_, hd, T_, 1.0f, a->P + b * H * TT, T_, TT, dout, C, hd, 0.0f, dv, dt,
+                           3 * C, hd, H, dt, err));
+            /* dP_h = do_h v_h^T (fp32, over the scores) */
+            GPT_TRY(gpt_mm(&r->gemm, 0, 1, T_, T_, hd, 1.0f, dout, C, hd, v, 3 * C, hd, 0.0f, a->S + b * H * TT,
+                           CUDA_R_32F, T_, TT, H, dt, err));
+            (void)k;
+        }
+        gk_softmax_bwd<T><<<gpt_blocks(rows, 8), 256, 0, r->stream>>>(a->S, a->P, rows, T_, scale);
+        GPT_LAUNCHED(err);
+        for (int b = 0; b < nb; b++) {
+            int64_t base = (int64_t)(b0 + b) * T_;
+            const T *q = qkv + base * 3 * C, *k = q + C;
+            T *dq = dqkv + base * 3 * C, *dk = dq + C;
+            /* dq_h = dS_h k_h; dk_h = dS_h^T q_h */
+            GPT_TRY(gpt_mm(&r->gemm, 0, 0, T_, hd, T_, 1.0f, a->P + b * H * TT, T_, TT, k, 3 * C, hd, 0.0f, dq, dt,
+                           3 * C, hd, H, dt, err));
+            GPT_TRY(gpt_mm(&r->gemm, 1, 0, T_, hd, T_, 1.0f, a->P + b * H * TT, T_, TT, q, 3 * C, hd, 0.0f, dk, dt,
+                           3 * C, hd, H, dt, err));
+        }
+    }
+    return ZERO_OK;
+}
+
+/* Block l's forward into slot k (its tensors fetched by the caller): from
+   resid[l] to resid[l + 1] (to yf when out_resid is 0: a recompute, whose
+   output is already kept) */
+template <typename T>
+static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k, int out_resid, zero_error *err) {
+    const gpt_dims *d = &a->d;
+    int64_t N = a->N;
+    int C = d->dim;
+    cudaStream_t s = r->stream;
+    const cudaDataType_t dt = gpt_type<T>::cuda;
+    const T *p[GPT_PER_BLOCK];
+    for (int i = 0; i < GPT_PER_BLOCK; i++) GPT_TRY(gpt_param<T>(r, gpt_block_tensor(l, i), &p[i], err));
+    const float *x = a->resid + (int64_t)l * N * C;
+    float *xmid = a->xmid + (int64_t)k * N * C, *st1 = a->st1 + (int64_t)k * 2 * N, *st2 = a->st2 + (int64_t)k * 2 * N;
+    T *ln1 = a->ln1 + (int64_t)k * N * C, *qkv = a->qkv + (int64_t)k * N * 3 * C, *atty = a->atty + (int64_t)k * N * C;
+    T *ln2 = a->ln2 + (int64_t)k * N * C, *fch = a->fch + (int64_t)k * N * 4 * C, *fcg = a->fcg + (int64_t)k * N * 4 * C;
+
+    gk_ln_fwd<T><<<gpt_blocks(N, 8), 256, 0, s>>>(x, p[GPT_LN1_W], p[GPT_LN1_B], ln1, st1, st1 + N, N, C);
+    GPT_LAUNCHED(err);
+    GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, 3 * C, C, 1.0f, ln1, C, 0, p[GPT_QKV_W], 3 * C, 0, 0.0f, qkv, dt, 3 * C, 0,
+                   1, dt, err));
+    gk_bias<T><<<gpt_blocks(N * 3 * C), GPT_THREADS, 0, s>>>(qkv, p[GPT_QKV_B], (T *)NULL, N, 3 * C);
+    GPT_LAUNCHED(err);
+    GPT_TRY(gpt_attn_fwd<T>(r, a, qkv, atty, err));
+    GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, C, C, 1.0f, atty, C, 0, p[GPT_ATTN_PROJ_W], C, 0, 0.0f, a->yf, CUDA_R_32F,
+                   C, 0, 1, dt, err));
+    gk_residual<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(x, a->yf, p[GPT_ATTN_PROJ_B], xmid, N, C);
+    gk_ln_fwd<T><<<gpt_blocks(N, 8), 256, 0, s>>>(xmid, p[GPT_LN2_W], p[GPT_LN2_B], ln2, st2, st2 + N, N, C);
+    GPT_LAUNCHED(err);
+    GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, 4 * C, C, 1.0f, ln2, C, 0, p[GPT_FC_W], 4 * C, 0, 0.0f, fch, dt, 4 * C, 0,
+                   1, dt, err));
+    gk_bias<T><<<gpt_blocks(N * 4 * C), GPT_THREADS, 0, s>>>(fch, p[GPT_FC_B], fcg, N, 4 * C);
+    GPT_LAUNCHED(err);
+    if (out_resid) {
+        GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, C, 4 * C, 1.0f, fcg, 4 * C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f, a->yf,
+                       CUDA_R_32F, C, 0, 1, dt, err));
+        gk_residual<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(xmid, a->yf, p[GPT_MLP_PROJ_B],
+                                                                 a->resid + (int64_t)(l + 1) * N * C, N, C);
+        GPT_LAUNCHED(err);
+    }
+    return ZERO_OK;
+}
+
+/* Block l's backward from slot k: a->dres holds d resid[l + 1] on entry and
+   d resid[l] on return; every gradient of the block handed over */
+template <typename T> static zero_result gpt_block_bwd(const gpt_run *r, gpt_acts<T> *a, int l, int k, zero_error *err) {
+    const gpt_dims *d = &a->d;
+    int64_t N = a->N;
+    int C = d->dim;
+    cudaStream_t s = r->stream;
+    const cudaDataType_t dt = gpt_type<T>::cuda;
+    const T *p[GPT_PER_BLOCK];
+    for (int i = 0; i < GPT_PER_BLOCK; i++) GPT_TRY(gpt_param<T>(r, gpt_block_tensor(l, i), &p[i], err));
+    const float *x = a->resid + (int64_t)l * N * C;
+    const float *xmid = a->xmid + (int64_t)k * N * C, *st1 = a->st1 + (int64_t)k * 2 * N,
+                *st2 = a->st2 + (int64_t)k * 2 * N;
+    const T *ln1 = a->ln1 + (int64_t)k * N * C, *qkv = a->qkv + (int64_t)k * N * 3 * C,
+            *atty = a->atty + (int64_t)k * N * C;
+    const T *ln2 = a->ln2 + (int64_t)k * N * C, *fch = a->fch + (int64_t)k * N * 4 * C,
+            *fcg = a->fcg + (int64_t)k * N * 4 * C;
+    int t0 = gpt_block_tensor(l, 0);
+
+    /* MLP: dy = d resid in T */
+    gk_to<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(a->dres, a->d1, N * C);
+    GPT_LAUNCHED(err);
+    GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_MLP_PROJ_B, a->d1, C, err));
+    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_MLP_PROJ_W, fcg, 4 * C, a->d1, C, err));
+    /* dg[N, 4C] = dy W^T, then through the GELU */
+    GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, 4 * C, C, 1.0f, a->d1, C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f, a->d2, dt,
+                   4 * C, 0, 1, dt, err));
+    gk_gelu_bwd<T><<<gpt_blocks(N * 4 * C), GPT_THREADS, 0, s>>>(a->d2, fch, N * 4 * C);
+    GPT_LAUNCHED(err);
+    GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_FC_B, a->d2, 4 * C, err));
+    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_FC_W, ln2, C, a->d2, 4 * C, err));
+    GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, 4 * C, 1.0f, a->d2, 4 * C, 0, p[GPT_FC_W], 4 * C, 0, 0.0f, a->dln,
+                   CUDA_R_32F, C, 0, 1, dt, err));
+    GPT_TRY(gpt_ln_bwd<T>(r, a, a->dln, xmid, st2, p[GPT_LN2_W], t0 + GPT_LN2_W, t0 + GPT_LN2_B, 1, err));
+
+    /* attention */
+    gk_to<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(a->dres, a->d1, N * C);
+    GPT_LAUNCHED(err);
+    GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_ATTN_PROJ_B, a->d1, C, err));
+    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_ATTN_PROJ_W, atty, C, a->d1, C, err));
+    GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, C, 1.0f, a->d1, C, 0, p[GPT_ATTN_PROJ_W], C, 0, 0.0f, a->d2, dt, C, 0,
+                   1, dt, err));
+    GPT_TRY(gpt_attn_bwd<T>(r, a, qkv, a->d2, a->d1, err)); /* dqkv in d1 [N, 3C] */
+    GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_QKV_B, a->d1, 3 * C, err));
+    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_QKV_W, ln1, C, a->d1, 3 * C, err));
+    GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, 3 * C, 1.0f, a->d1, 3 * C, 0, p[GPT_QKV_W], 3 * C, 0, 0.0f, a->dln,
+                   CUDA_R_32F, C, 0, 1, dt, err));
+    return gpt_ln_bwd<T>(r, a, a->dln, x, st1, p[GPT_LN1_W], t0 + GPT_LN1_W, t0 + GPT_LN1_B, 1, err);
+}
+
+/* The tokens of one micro-batch: tok/tgt from B rows of T + 1 ids, and the
+   positions of every token id in ascending order (for wte's backward),
+   copied in one transfer through a pinned double buffer */
+template <typename T>
+static zero_result gpt_upload(const gpt_run *r, gpt_acts<T> *a, const int *rows, zero_error *err) {
+    const gpt_dims *d = &a->d;
+    int64_t N = a->N, n;
+    int T_ = d->seq, V = d->vocab;
+    int64_t ints = gpt_idx_ints(d, N);
+    int *h = a->idx_host + (int64_t)a->idx_turn * ints, *tok = h, *tgt = h + N, *off = h + 2 * N, *pos = off + V + 1;
+    ZERO_CUDA_TRY(cudaEventSynchronize(a->idx_done[a->idx_turn]), err); /* its last copy is done */
+    for (n = 0; n < N; n++) {
+        int64_t b = n / T_, t = n % T_;
+        tok[n] = rows[b * (T_ + 1) + t];
+        tgt[n] = rows[b * (T_ + 1) + t + 1];
+        if (tok[n] < 0 || tok[n] >= V || tgt[n] < 0 || tgt[n] >= V) {
+            memset(err, 0, sizeof *err);
+            err->code = ZERO_ERR_INVALID_ARG;
+            snprintf(err->msg, sizeof err->msg, "token %d at position %lld is outside the vocabulary [0, %d)",
+                     tok[n] < 0 || tok[n] >= V ? tok[n] : tgt[n], (long long)n, V);
+            return ZERO_ERR_INVALID_ARG;
+        }
+    }
+    memset(off, 0, sizeof(int) * (size_t)(V + 1));
+    for (n = 0; n < N; n++) off[tok[n] + 1]++;
+    for (int v = 0; v < V; v++) off[v + 1] += off[v];
+    for (int v = 0; v <= V; v++) a->cursor[v] = off[v]; /* a counting sort: positions stay ascending */
+    for (n = 0; n < N; n++) pos[a->cursor[tok[n]]++] = (int)n;
+    ZERO_CUDA_TRY(cudaMemcpyAsync(a->idx, h, sizeof(int) * (size_t)ints, cudaMemcpyHostToDevice, r->stream), err);
+    ZERO_CUDA_TRY(cudaEventRecord(a->idx_done[a->idx_turn], r->stream), err);
+    a->idx_turn ^= 1;
+    return ZERO_OK;
+}
+
+/* One micro-batch: forward, loss (factor times its sum added to *loss_acc,
+   on the device), backward with every gradient handed over. rows: B rows of
+   T + 1 token ids. gscale: what d loss_sum / d logit is multiplied by (the
+   loss scale over the tokens the loss averages). */
+template <typename T>
+static zero_result gpt_step(const gpt_run *r, gpt_acts<T> *a, const int *rows, float gscale, float loss_factor,
+                            float *loss_acc, zero_error *err) {
+    const gpt_dims *d = &a->d;
+    int64_t N = a->N;
+    int C = d->dim, V = d->vocab, L = d->layers, tf = gpt_lnf_w(d);
+    cudaStream_t s = r->stream;
+    const cudaDataType_t dt = gpt_type<T>::cuda;
+    const T *wte, *wpe, *lw, *lb;
+    T *gwte, *gwpe;
+    const int *tok = a->idx, *tgt = a->idx + N, *off = a->idx + 2 * N, *pos = off + V + 1;
+
+    GPT_TRY(gpt_upload<T>(r, a, rows, err));
+    /* embeddings */
+    GPT_TRY(r->io->fetch(r->io->user, GPT_WTE, err));
+    GPT_TRY(r->io->fetch(r->io->user, GPT_WPE, err));
+    GPT_TRY(gpt_param<T>(r, GPT_WTE, &wte, err));
+    GPT_TRY(gpt_param<T>(r, GPT_WPE, &wpe, err));
+    gk_embed<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(tok, wte, wpe, a->resid, N, d->seq, C);
+    GPT_LAUNCHED(err);
+    GPT_TRY(r->io->release(r->io->user, GPT_WTE, err));
+    GPT_TRY(r->io->release(r->io->user, GPT_WPE, err));
+    /* blocks */
+    for (int l = 0; l < L; l++) {
+        GPT_TRY(gpt_fetch_block(r, d, l, 1, err));
+        GPT_TRY(gpt_block_fwd<T>(r, a, l, r->recompute ? 0 : l, 1, err));
+        GPT_TRY(gpt_fetch_block(r, d, l, 0, err));
+    }
+    /* ln_f, the head in row chunks (forward and backward), ln_f's backward */
+    GPT_TRY(r->io->fetch(r->io->user, tf, err));
+    GPT_TRY(r->io->fetch(r->io->user, tf + 1, err));
+    GPT_TRY(gpt_param<T>(r, tf, &lw, err));
+    GPT_TRY(gpt_param<T>(r, tf + 1, &lb, err));
+    const float *xL = a->resid + (int64_t)L * N * C;
+    gk_ln_fwd<T><<<gpt_blocks(N, 8), 256, 0, s>>>(xL, lw, lb, a->lnf, a->stf, a->stf + N, N, C);
+    GPT_LAUNCHED(err);
+    GPT_TRY(r->io->fetch(r->io->user, GPT_WTE, err));
+    GPT_TRY(gpt_param<T>(r, GPT_WTE, &wte, err));
+    GPT_TRY(gpt_grad<T>(r, GPT_WTE, &gwte, err));
+    for (int64_t r0 = 0; r0 < N; r0 += a->head_rows) {
+        int rows_n = (int)(N - r0 < a->head_rows ? N - r0 : a->head_rows);
+        const T *x = a->lnf + r0 * C;
+        GPT_TRY(gpt_mm(&r->gemm, 0, 1, rows_n, V, C, 1.0f, x, C, 0, wte, C, 0, 0.0f, a->S, CUDA_R_32F, V, 0, 1, dt,
+                       err));
+        gk_xent<T><<<rows_n, GPT_THREADS, 0, s>>>(a->S, tgt + r0, V, gscale, a->P, a->loss + r0);
+        GPT_LAUNCHED(err);
+        GPT_TRY(gpt_mm(&r->gemm, 0, 0, rows_n, C, V, 1.0f, a->P, V, 0, wte, C, 0, 0.0f, a->dln + r0 * C, CUDA_R_32F, C,
+                       0, 1, dt, err));
+        GPT_TRY(gpt_mm(&r->gemm, 1, 0, V, C, rows_n, 1.0f, a->P, V, 0, x, C, 0, 1.0f, gwte, dt, C, 0, 1, dt, err));
+    }
+    gk_loss_sum<<<1, GPT_THREADS, 0, s>>>(a->loss, N, loss_factor, loss_acc);
+    GPT_LAUNCHED(err);
+    GPT_TRY(r->io->release(r->io->user, GPT_WTE, err));
+    GPT_TRY(gpt_ln_bwd<T>(r, a, a->dln, xL, a->stf, lw, tf, tf + 1, 0, err));
+    GPT_TRY(r->io->release(r->io->user, tf, err));
+    GPT_TRY(r->io->release(r->io->user, tf + 1, err));
+    /* blocks, last to first */
+    for (int l = L - 1; l >= 0; l--) {
+        GPT_TRY(gpt_fetch_block(r, d, l, 1, err));
+        if (r->recompute) GPT_TRY(gpt_block_fwd<T>(r, a, l, 0, 0, err));
+        GPT_TRY(gpt_block_bwd<T>(r, a, l, r->recompute ? 0 : l, err));
+        GPT_TRY(gpt_fetch_block(r, d, l, 0, err));
+    }
+    /* embeddings: no parameters needed */
+    GPT_TRY(gpt_grad<T>(r, GPT_WPE, &gwpe, err));
+    gk_wpe_bwd<T><<<gpt_blocks((int64_t)d->seq * C), GPT_THREADS, 0, s>>>(a->dres, a->B, d->seq, C, gwpe);
+    gk_wte_bwd<T><<<V, 128, 0, s>>>(a->dres, off, pos, C, gwte);
+    GPT_LAUNCHED(err);
+    GPT_TRY(r->io->grad_ready(r->io->user, GPT_WPE, err));
+    return r->io->grad_ready(r->io->user, GPT_WTE, err);
+}
+
+#endif /* GPT_CUDA_CUH */

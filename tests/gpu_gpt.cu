@@ -1,0 +1,224 @@
+/* gpu_gpt.cu - examples/gpt's CUDA model (examples/gpt/gpt_cuda.cuh)
+   against the float64 CPU reference (examples/gpt/gpt_ref.h) on a tiny GPT-2
+   with fresh random weights and tokens: the loss and every gradient tensor,
+   in fp32, fp16 and bf16; attention and the head cut into several chunks;
+   recompute (activation checkpointing) bitwise equal to keeping the
+   activations; two runs bitwise equal. One GPU, no engine: the parameters
+   are plain device buffers behind a gpt_io. make test-gpu builds and runs it. */
+#define ZERO_IMPLEMENTATION
+#include "zero.h"
+#include "zero_cuda.cuh"
+#include "examples/gpt/gpt_cuda.cuh"
+#include "examples/gpt/gpt_ref.h"
+#include "zero_test.h"
+
+#include <vector>
+
+/* ---- plain device buffers behind a gpt_io ---- */
+
+typedef struct plain_io {
+    int nt;
+    size_t esize;
+    void **param, **grad;
+    int64_t *numel;
+    int *ready, *fetched, misuse;
+} plain_io;
+
+static const void *pio_param(void *u, int t, zero_error *err) {
+    (void)err;
+    plain_io *p = (plain_io *)u;
+    if (p->fetched[t] <= 0) p->misuse++; /* the model must fetch before it reads */
+    return p->param[t];
+}
+static void *pio_grad(void *u, int t, zero_error *err) {
+    (void)err;
+    return ((plain_io *)u)->grad[t];
+}
+static zero_result pio_ready(void *u, int t, zero_error *err) {
+    (void)err;
+    ((plain_io *)u)->ready[t]++;
+    return ZERO_OK;
+}
+static zero_result pio_fetch(void *u, int t, zero_error *err) {
+    (void)err;
+    ((plain_io *)u)->fetched[t]++;
+    return ZERO_OK;
+}
+static zero_result pio_release(void *u, int t, zero_error *err) {
+    (void)err;
+    plain_io *p = (plain_io *)u;
+    if (--p->fetched[t] < 0) p->misuse++;
+    return ZERO_OK;
+}
+
+template <typename T> static T host_to(double x);
+template <> float host_to<float>(double x) { return (float)x; }
+template <> __half host_to<__half>(double x) { return __float2half_rn((float)x); }
+template <> __nv_bfloat16 host_to<__nv_bfloat16>(double x) { return __float2bfloat16_rn((float)x); }
+static double host_from(float x) { return x; }
+static double host_from(__half x) { return __half2float(x); }
+static double host_from(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+/* One forward and backward on the GPU: loss and gradients (as double) */
+template <typename T>
+static int gpu_run(const gpt_dims *d, const std::vector<std::vector<double>> &w, const std::vector<int> &rows, int B,
+                   int recompute, size_t attn_bytes, double *loss, std::vector<std::vector<double>> &g,
+                   cudaStream_t s, cublasHandle_t h) {
+    int nt = gpt_n_tensors(d);
+    std::vector<void *> param(nt), grad(nt);
+    std::vector<int64_t> numel(nt);
+    std::vector<int> ready(nt), fetched(nt);
+    plain_io p = {nt, sizeof(T), param.data(), grad.data(), numel.data(), ready.data(), fetched.data(), 0};
+    gpt_io io = {&p, pio_param, pio_grad, pio_ready, pio_fetch, pio_release};
+    gpt_acts<T> a;
+    zero_error err;
+    float *acc = NULL, acc_h = 0;
+    int ok = 1;
+    memset(&err, 0, sizeof err);
+    for (int t = 0; t < nt; t++) {
+        numel[t] = gpt_tensor_numel(d, t);
+        std::vector<T> hv(numel[t]);
+        for (int64_t i = 0; i < numel[t]; i++) hv[i] = host_to<T>(w[t][i]);
+        CHECK(cudaMalloc(&param[t], sizeof(T) * numel[t]) == cudaSuccess);
+        CHECK(cudaMalloc(&grad[t], sizeof(T) * numel[t]) == cudaSuccess);
+        cudaMemcpy(param[t], hv.data(), sizeof(T) * numel[t], cudaMemcpyHostToDevice);
+        /* not zero: every gradient the model writes must be written, and wte's (added to) starts from zero */
+        cudaMemset(grad[t], t == GPT_WTE ? 0 : 0x7f, sizeof(T) * numel[t]);
+    }
+    CHECK(cudaMalloc((void **)&acc, sizeof(float)) == cudaSuccess);
+    cudaMemset(acc, 0, sizeof(float));
+    cublasSetStream(h, s);
+    if (gpt_acts_alloc<T>(&a, d, B, recompute, attn_bytes, h, &err) != ZERO_OK) {
+        CHECKF(0, "gpt_acts_alloc: %s", err.msg);
+        return 0;
+    }
+    gpt_run r = {&io, {h, 0}, s, recompute};
+    int64_t N = (int64_t)B * d->seq;
+    zero_result res = gpt_step<T>(&r, &a, rows.data(), 1.0f / (float)N, 1.0f / (float)N, acc, &err);
+    CHECKF(res == ZERO_OK, "gpt_step: %s", err.msg);
+    CHECKF(cudaStreamSynchronize(s) == cudaSuccess, "%s", cudaGetErrorString(cudaGetLastError()));
+    cudaMemcpy(&acc_h, acc, sizeof(float), cudaMemcpyDeviceToHost);
+    *loss = acc_h;
+    g.assign(nt, std::vector<double>());
+    for (int t = 0; t < nt; t++) {
+        std::vector<T> hv(numel[t]);
+        cudaMemcpy(hv.data(), grad[t], sizeof(T) * numel[t], cudaMemcpyDeviceToHost);
+        g[t].resize(numel[t]);
+        for (int64_t i = 0; i < numel[t]; i++) g[t][i] = host_from(hv[i]);
+        if (ready[t] != 1 || fetched[t] != 0) ok = 0;
+        cudaFree(param[t]);
+        cudaFree(grad[t]);
+    }
+    CHECKF(ok, "every tensor handed over once and every fetch released");
+    CHECKF(p.misuse == 0, "%d parameter reads outside fetch/release", p.misuse);
+    cudaFree(acc);
+    gpt_acts_free<T>(&a);
+    return res == ZERO_OK;
+}
+
+static const char *dname(int which) { return which == 0 ? "fp32" : which == 1 ? "fp16" : "bf16"; }
+
+/* worst |gpu - ref| / max|ref| over a tensor, and over all tensors */
+static double compare(const gpt_dims *d, const std::vector<std::vector<double>> &got,
+                      const std::vector<std::vector<double>> &want, int *worst_t) {
+    double worst = 0;
+    *worst_t = -1;
+    for (int t = 0; t < gpt_n_tensors(d); t++) {
+        double mx = 0, diff = 0;
+        for (size_t i = 0; i < want[t].size(); i++) {
+            mx = fmax(mx, fabs(want[t][i]));
+            diff = fmax(diff, fabs(got[t][i] - want[t][i]));
+        }
+        double rel = mx > 0 ? diff / mx : diff;
+        if (!(rel <= worst)) worst = rel, *worst_t = t; /* NaN sticks */
+    }
+    return worst;
+}
+
+template <typename T>
+static void check_dtype(int which, const gpt_dims *d, int B, cudaStream_t s, cublasHandle_t h) {
+    /* tolerances on max|gpu - ref| / max|ref| per tensor: fp32 GEMMs run in
+       true fp32 (no TF32); fp16 / bf16 keep activations and gradients in
+       their 11 / 8 significant bits */
+    const double tol_grad[3] = {1e-4, 2e-2, 8e-2}, tol_loss[3] = {1e-5, 2e-3, 1e-2};
+    int nt = gpt_n_tensors(d);
+    std::vector<std::vector<double>> w(nt), gref(nt), g1, g2, g3;
+    std::vector<int> rows((size_t)B * (d->seq + 1));
+    for (int t = 0; t < nt; t++) { /* random weights, not the init: every gradient path non-trivial */
+        int64_t n = gpt_tensor_numel(d, t), s2[2];
+        int nd = gpt_tensor_shape(d, t, s2), k, l = gpt_tensor_block(d, t, &k);
+        int is_ln_w = (l == d->layers && k == 0) || (l >= 0 && l < d->layers && (k == GPT_LN1_W || k == GPT_LN2_W));
+        w[t].resize(n);
+        gref[t].resize(n);
+        for (int64_t i = 0; i < n; i++)
+            w[t][i] = is_ln_w ? zt_rand_range(0.5, 1.5) : nd == 1 ? zt_rand_range(-0.2, 0.2) : zt_rand_range(-0.15, 0.15);
+    }
+    for (size_t i = 0; i < rows.size(); i++) rows[i] = (int)zt_rand_int(0, d->vocab - 1);
+    /* the reference sees the weights the GPU computes with (rounded to T) */
+    std::vector<std::vector<double>> wr(w);
+    for (int t = 0; t < nt; t++)
+        for (auto &x : wr[t]) x = host_from(host_to<T>(x));
+    std::vector<const double *> pp(nt);
+    std::vector<double *> gp(nt);
+    for (int t = 0; t < nt; t++) pp[t] = wr[t].data(), gp[t] = gref[t].data();
+    double lref = 0, l1 = 0, l2 = 0, l3 = 0;
+    CHECK(gpt_ref_loss_grad(d, pp.data(), rows.data(), B, &lref, gp.data()) == 0);
+    size_t one_seq = (size_t)d->heads * d->seq * d->seq * (sizeof(float) + sizeof(T));
+    /* attention one sequence at a time (the head in chunks of few rows), then all at once */
+    if (!gpu_run<T>(d, w, rows, B, 0, one_seq, &l1, g1, s, h)) return;
+    if (!gpu_run<T>(d, w, rows, B, 1, one_seq, &l2, g2, s, h)) return;
+    if (!gpu_run<T>(d, w, rows, B, 0, (size_t)1 << 30, &l3, g3, s, h)) return;
+    int wt;
+    char name[64];
+    double worst = compare(d, g1, gref, &wt);
+    printf("gpu_gpt %s: L=%d C=%d H=%d T=%d V=%d B=%d: loss %.9f (reference %.9f, rel %.2e); worst gradient "
+           "|gpu - ref| / max|ref| %.3e (%s)\n",
+           dname(which), d->layers, d->dim, d->heads, d->seq, d->vocab, B, l1, lref, fabs(l1 - lref) / lref, worst,
+           wt >= 0 ? gpt_tensor_name(d, wt, name, sizeof name) : "-");
+    CHECKF(fabs(l1 - lref) <= tol_loss[which] * lref, "%s loss %.9g vs reference %.9g", dname(which), l1, lref);
+    CHECKF(worst <= tol_grad[which], "%s gradient of %s off by %.3g of its max (allowed %.3g)", dname(which),
+           wt >= 0 ? gpt_tensor_name(d, wt, name, sizeof name) : "-", worst, tol_grad[which]);
+    /* every tensor individually */
+    for (int t = 0; t < nt; t++) {
+        double mx = 0, diff = 0;
+        for (size_t i = 0; i < gref[t].size(); i++) mx = fmax(mx, fabs(gref[t][i])), diff = fmax(diff, fabs(g1[t][i] - gref[t][i]));
+        CHECKF(mx > 0 && diff <= tol_grad[which] * mx, "%s %s: max diff %.3g, max|ref| %.3g", dname(which),
+               gpt_tensor_name(d, t, name, sizeof name), diff, mx);
+    }
+    /* recompute changes nothing; nor does the chunking of attention and the head */
+    int same_rc = l1 == l2, same_chunk = 1;
+    for (int t = 0; t < nt; t++) same_rc &= g1[t] == g2[t];
+    worst = compare(d, g3, g1, &wt);
+    same_chunk = worst <= tol_grad[which] && fabs(l3 - l1) <= tol_loss[which] * lref;
+    CHECKF(same_rc, "%s: recompute differs from kept activations", dname(which));
+    CHECKF(same_chunk, "%s: one attention chunk differs from one sequence per chunk by %.3g", dname(which), worst);
+    /* determinism: the same run twice */
+    std::vector<std::vector<double>> g4;
+    double l4 = 0;
+    if (!gpu_run<T>(d, w, rows, B, 0, one_seq, &l4, g4, s, h)) return;
+    int same = l4 == l1;
+    for (int t = 0; t < nt; t++) same &= g4[t] == g1[t];
+    CHECKF(same, "%s: two identical runs differ", dname(which));
+}
+
+int main(void) {
+    cudaStream_t s;
+    cublasHandle_t h;
+    zt_seed("gpu_gpt");
+    if (cudaStreamCreate(&s) != cudaSuccess || cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+        CHECKF(0, "no GPU or cuBLAS");
+        return zt_finish();
+    }
+    int quick = getenv("ZERO_TEST_QUICK") != NULL;
+    gpt_dims d1 = {2, 64, 4, 32, 256}, d2 = {1, 48, 1, 16, 40};
+    check_dtype<float>(0, &d1, 3, s, h);
+    check_dtype<__half>(1, &d1, 3, s, h);
+    check_dtype<__nv_bfloat16>(2, &d1, 3, s, h);
+    if (!quick) {
+        check_dtype<float>(0, &d2, 2, s, h); /* one head, a vocabulary that is not a power of two */
+        check_dtype<__nv_bfloat16>(2, &d2, 2, s, h);
+    }
+    cublasDestroy(h);
+    cudaStreamDestroy(s);
+    return zt_finish();
+}
