@@ -62,7 +62,7 @@ static double host_from(__nv_bfloat16 x) { return __bfloat162float(x); }
 /* One forward and backward on the GPU: loss and gradients (as double) */
 template <typename T>
 static int gpu_run(const gpt_dims *d, const std::vector<std::vector<double>> &w, const std::vector<int> &rows, int B,
-                   int recompute, size_t attn_bytes, double *loss, std::vector<std::vector<double>> &g,
+                   int recompute, int flash, size_t attn_bytes, double *loss, std::vector<std::vector<double>> &g,
                    cudaStream_t s, cublasHandle_t h) {
     int nt = gpt_n_tensors(d);
     std::vector<void *> param(nt), grad(nt);
@@ -88,7 +88,7 @@ static int gpu_run(const gpt_dims *d, const std::vector<std::vector<double>> &w,
     CHECK(cudaMalloc((void **)&acc, sizeof(float)) == cudaSuccess);
     cudaMemset(acc, 0, sizeof(float));
     cublasSetStream(h, s);
-    if (gpt_acts_alloc<T>(&a, d, B, recompute, attn_bytes, h, &err) != ZERO_OK) {
+    if (gpt_acts_alloc<T>(&a, d, B, recompute, flash, attn_bytes, h, &err) != ZERO_OK) {
         CHECKF(0, "gpt_acts_alloc: %s", err.msg);
         return 0;
     }
@@ -164,16 +164,22 @@ static void check_dtype(int which, const gpt_dims *d, int B, cudaStream_t s, cub
     double lref = 0, l1 = 0, l2 = 0, l3 = 0;
     CHECK(gpt_ref_loss_grad(d, pp.data(), rows.data(), B, &lref, gp.data()) == 0);
     size_t one_seq = (size_t)d->heads * d->seq * d->seq * (sizeof(float) + sizeof(T));
-    /* attention one sequence at a time (the head in chunks of few rows), then all at once */
-    if (!gpu_run<T>(d, w, rows, B, 0, one_seq, &l1, g1, s, h)) return;
-    if (!gpu_run<T>(d, w, rows, B, 1, one_seq, &l2, g2, s, h)) return;
-    if (!gpu_run<T>(d, w, rows, B, 0, (size_t)1 << 30, &l3, g3, s, h)) return;
+    /* the fused attention where it applies, else cuBLAS one sequence at a time (the head in chunks of few
+       rows); the same with recompute; cuBLAS attention all at once; cuBLAS one sequence at a time */
+    int fused = gpt_fa_usable<T>(d);
+    std::vector<std::vector<double>> g5;
+    double l5 = 0;
+    if (!gpu_run<T>(d, w, rows, B, 0, 1, one_seq, &l1, g1, s, h)) return;
+    if (!gpu_run<T>(d, w, rows, B, 1, 1, one_seq, &l2, g2, s, h)) return;
+    if (!gpu_run<T>(d, w, rows, B, 0, 0, (size_t)1 << 30, &l3, g3, s, h)) return;
+    if (!gpu_run<T>(d, w, rows, B, 0, 0, one_seq, &l5, g5, s, h)) return;
     int wt;
     char name[64];
     double worst = compare(d, g1, gref, &wt);
-    printf("gpu_gpt %s: L=%d C=%d H=%d T=%d V=%d B=%d: loss %.9f (reference %.9f, rel %.2e); worst gradient "
-           "|gpu - ref| / max|ref| %.3e (%s)\n",
-           dname(which), d->layers, d->dim, d->heads, d->seq, d->vocab, B, l1, lref, fabs(l1 - lref) / lref, worst,
+    printf("gpu_gpt %s: L=%d C=%d H=%d T=%d V=%d B=%d, attention %s: loss %.9f (reference %.9f, rel %.2e); worst "
+           "gradient |gpu - ref| / max|ref| %.3e (%s)\n",
+           dname(which), d->layers, d->dim, d->heads, d->seq, d->vocab, B, fused ? "fused" : "cuBLAS", l1, lref,
+           fabs(l1 - lref) / lref, worst,
            wt >= 0 ? gpt_tensor_name(d, wt, name, sizeof name) : "-");
     CHECKF(fabs(l1 - lref) <= tol_loss[which] * lref, "%s loss %.9g vs reference %.9g", dname(which), l1, lref);
     CHECKF(worst <= tol_grad[which], "%s gradient of %s off by %.3g of its max (allowed %.3g)", dname(which),
@@ -185,17 +191,22 @@ static void check_dtype(int which, const gpt_dims *d, int B, cudaStream_t s, cub
         CHECKF(mx > 0 && diff <= tol_grad[which] * mx, "%s %s: max diff %.3g, max|ref| %.3g", dname(which),
                gpt_tensor_name(d, t, name, sizeof name), diff, mx);
     }
-    /* recompute changes nothing; nor does the chunking of attention and the head */
-    int same_rc = l1 == l2, same_chunk = 1;
+    /* recompute changes nothing; the cuBLAS attention (all at once, or one sequence at a time) agrees with
+       the reference as closely */
+    int same_rc = l1 == l2;
     for (int t = 0; t < nt; t++) same_rc &= g1[t] == g2[t];
-    worst = compare(d, g3, g1, &wt);
-    same_chunk = worst <= tol_grad[which] && fabs(l3 - l1) <= tol_loss[which] * lref;
     CHECKF(same_rc, "%s: recompute differs from kept activations", dname(which));
-    CHECKF(same_chunk, "%s: one attention chunk differs from one sequence per chunk by %.3g", dname(which), worst);
+    double w3 = compare(d, g3, gref, &wt), w5 = compare(d, g5, gref, &wt);
+    printf("gpu_gpt %s: cuBLAS attention against the reference: all at once %.3e, one sequence at a time %.3e\n",
+           dname(which), w3, w5);
+    CHECKF(w3 <= tol_grad[which] && fabs(l3 - lref) <= tol_loss[which] * lref, "%s: cuBLAS attention, one chunk: %.3g",
+           dname(which), w3);
+    CHECKF(w5 <= tol_grad[which] && fabs(l5 - lref) <= tol_loss[which] * lref,
+           "%s: cuBLAS attention, a sequence at a time: %.3g", dname(which), w5);
     /* determinism: the same run twice */
     std::vector<std::vector<double>> g4;
     double l4 = 0;
-    if (!gpu_run<T>(d, w, rows, B, 0, one_seq, &l4, g4, s, h)) return;
+    if (!gpu_run<T>(d, w, rows, B, 0, 1, one_seq, &l4, g4, s, h)) return;
     int same = l4 == l1;
     for (int t = 0; t < nt; t++) same &= g4[t] == g1[t];
     CHECKF(same, "%s: two identical runs differ", dname(which));
@@ -210,11 +221,17 @@ int main(void) {
         return zt_finish();
     }
     int quick = getenv("ZERO_TEST_QUICK") != NULL;
-    gpt_dims d1 = {2, 64, 4, 32, 256}, d2 = {1, 48, 1, 16, 40};
+    /* d3, d4: the fused attention (head size 64, 3 tiles of 64; head size 128, 2 tiles) */
+    gpt_dims d1 = {2, 64, 4, 32, 256}, d2 = {1, 48, 1, 16, 40}, d3 = {2, 128, 2, 192, 256}, d4 = {1, 256, 2, 128, 256};
     check_dtype<float>(0, &d1, 3, s, h);
-    check_dtype<__half>(1, &d1, 3, s, h);
-    check_dtype<__nv_bfloat16>(2, &d1, 3, s, h);
+    check_dtype<__half>(1, &d3, 2, s, h);
+    check_dtype<__nv_bfloat16>(2, &d3, 2, s, h);
+    check_dtype<__nv_bfloat16>(2, &d4, 2, s, h);
     if (!quick) {
+        check_dtype<__half>(1, &d1, 3, s, h);
+        check_dtype<__nv_bfloat16>(2, &d1, 3, s, h);
+        check_dtype<__half>(1, &d4, 2, s, h);
+        check_dtype<float>(0, &d3, 2, s, h);
         check_dtype<float>(0, &d2, 2, s, h); /* one head, a vocabulary that is not a power of two */
         check_dtype<__nv_bfloat16>(2, &d2, 2, s, h);
     }

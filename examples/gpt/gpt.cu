@@ -35,7 +35,7 @@ typedef struct options {
     gpt_dims d;
     const char *preset, *config, *metrics, *save, *load, *export_path, *nvme;
     std::vector<std::string> data;
-    int synthetic, stage, batch, gas, steps, warmup, print_every, recompute, find_max, tf32, quiet;
+    int synthetic, stage, batch, gas, steps, warmup, print_every, recompute, find_max, tf32, quiet, no_flash;
     int has_stage, has_batch, has_gas, has_lr, has_dtype;
     zero_dtype dtype;
     int offload_opt, offload_param; /* -1: as the config says */
@@ -59,7 +59,9 @@ static void usage(void) {
            "  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme  --nvme-path DIR\n"
            "  --lr X  --steps N (default 50)  --seed N  --recompute (activation checkpointing per block)\n"
            "  --tf32                         TF32 tensor cores for fp32 GEMMs\n"
-           "  --attn-mib N                   attention scratch cap (default 1024)\n"
+           "  --attn-mib N                   scratch cap for unfused attention and the head (default 1024)\n"
+           "  --no-flash                     attention through cuBLAS with the scores in memory, not the fused\n"
+           "                                 kernels (which need fp16/bf16, head size 64 or 128, seq %% 64 == 0)\n"
            "output:\n"
            "  --print-every N                (default: steps_per_print, else 10)\n"
            "  --warmup N                     steps left out of the timing summary (default 3)\n"
@@ -138,6 +140,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--recompute")) o->recompute = 1, used = 0;
         else if (!strcmp(a, "--find-max-batch")) o->find_max = 1, used = 0;
         else if (!strcmp(a, "--tf32")) o->tf32 = 1, used = 0;
+        else if (!strcmp(a, "--no-flash")) o->no_flash = 1, used = 0;
         else if (!strcmp(a, "--quiet")) o->quiet = 1, used = 0;
         else if (!strcmp(a, "--load")) bad = !v, o->load = v;
         else if (!strcmp(a, "--save")) bad = !v, o->save = v;
@@ -164,6 +167,10 @@ static int parse_args(int argc, char **argv, options *o) {
     if (!o->d.layers) o->d.layers = p->layers;
     if (!o->d.dim) o->d.dim = p->dim;
     if (!o->d.heads) o->d.heads = p->heads;
+    if (o->d.dim % 8) {
+        fprintf(stderr, "gpt: --dim %d is not a multiple of 8 (the kernels' vector width)\n", o->d.dim);
+        return 1;
+    }
     if (o->d.dim % o->d.heads) {
         fprintf(stderr, "gpt: --dim %d is not a multiple of --heads %d\n", o->d.dim, o->d.heads);
         return 1;
@@ -436,7 +443,7 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
     if (o->find_max) { /* double while it fits, then halve the gap; a trial = allocate + 2 steps */
         int lo = 0, hi = 0, b = 1;
         while (!hi || hi - lo > 1) {
-            int ok = gpt_acts_alloc<T>(&a, &o->d, b, o->recompute, attn, w->blas, &err) == ZERO_OK;
+            int ok = gpt_acts_alloc<T>(&a, &o->d, b, o->recompute, !o->no_flash, attn, w->blas, &err) == ZERO_OK;
             ok = all_ok(w, ok); /* an OOM on any rank: too big for all */
             if (ok) {
                 r = train<T>(s, e, &a, step0, 2, 0, NULL, &err);
@@ -464,7 +471,7 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
             if (s->jsonl) fprintf(s->jsonl, "{\"event\":\"max_batch\",\"batch\":%d}\n", B);
         }
     }
-    if (gpt_acts_alloc<T>(&a, &o->d, B, o->recompute, attn, w->blas, &err) != ZERO_OK) {
+    if (gpt_acts_alloc<T>(&a, &o->d, B, o->recompute, !o->no_flash, attn, w->blas, &err) != ZERO_OK) {
         fprintf(stderr, "gpt: rank %d: %s\nHINT: a smaller --batch, --recompute, or a higher stage / offload\n",
                 w->rank, err.msg);
         return 1;
@@ -473,9 +480,9 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
         zero_memory_stats ms;
         zero_memory_report(e, &ms);
         printf("memory per GPU: engine %.2f GiB (params, grads, optimizer as planned), activations %.2f GiB "
-               "(micro-batch %d x %d%s; attention %d sequences at a time), device in use %.2f GiB\n",
+               "(micro-batch %d x %d%s; attention %s), device in use %.2f GiB\n",
                ms.planned_total[ZERO_MEM_DEVICE] / 1073741824.0, a.bytes / 1073741824.0, B, o->d.seq,
-               o->recompute ? ", recompute" : "", a.nb, gpu_used_gib());
+               o->recompute ? ", recompute" : "", a.flash ? "fused" : "through cuBLAS", gpu_used_gib());
     }
     r = train<T>(s, e, &a, step0, o->steps, 1, &step_ms, &err);
     if (r != ZERO_OK) {

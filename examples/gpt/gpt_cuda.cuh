@@ -32,6 +32,7 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <type_traits>
 
 /* ---- what the model asks of its owner ---- */
 
@@ -168,19 +169,40 @@ template <typename T> __global__ void gk_ln_bwd_sum(const float *part, int C, in
     gb[c] = g_to<T>(db);
 }
 
-/* y[n, m] += b[m] in place (T); with g: g = gelu(y) too */
-template <typename T> __global__ void gk_bias(T *y, const T *b, T *g, int64_t N, int M) {
-    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= N * M) return;
-    float v = g_f32(y[i]) + g_f32(b[i % M]);
-    y[i] = g_to<T>(v);
-    if (g) g[i] = g_to<T>(g_gelu(g_f32(y[i])));
+/* Row-wise kernels take grid (column groups, rows) and 4 columns per
+   thread: no division per element, 8- or 16-byte accesses (every width here
+   is a multiple of 8, every row starts 16-byte aligned). */
+#define GPT_ROW_THREADS 128
+static inline dim3 gpt_row_grid(int64_t rows, int cols) { /* rows past 65535 loop */
+    return dim3((unsigned)((cols / 4 + GPT_ROW_THREADS - 1) / GPT_ROW_THREADS), (unsigned)(rows < 65535 ? rows : 65535));
 }
 
-/* out = x + y + b (fp32 residual), N x C */
-template <typename T> __global__ void gk_residual(const float *x, const float *y, const T *b, float *out, int64_t N, int C) {
-    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < N * C) out[i] = x[i] + y[i] + g_f32(b[i % C]);
+/* y[n, m] += b[m] in place (T); with g: g = gelu(y) too */
+template <typename T> __global__ void gk_bias(T *y, const T *b, T *g, int64_t N, int M) {
+    int c = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (c >= M) return;
+    float bb[4] = {g_f32(b[c]), g_f32(b[c + 1]), g_f32(b[c + 2]), g_f32(b[c + 3])};
+    for (int64_t n = blockIdx.y; n < N; n += gridDim.y) {
+        int64_t at = n * M + c;
+        for (int i = 0; i < 4; i++) {
+            T v = g_to<T>(g_f32(y[at + i]) + bb[i]);
+            y[at + i] = v;
+            if (g) g[at + i] = g_to<T>(g_gelu(g_f32(v)));
+        }
+    }
+}
+
+/* out = x + y + b (fp32 residual), rows of C */
+template <typename T>
+__global__ void gk_residual(const float *x, const float *y, const T *b, float *out, int64_t N, int C) {
+    int c = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (c >= C) return;
+    float4 bb = {g_f32(b[c]), g_f32(b[c + 1]), g_f32(b[c + 2]), g_f32(b[c + 3])};
+    for (int64_t n = blockIdx.y; n < N; n += gridDim.y) {
+        int64_t at = n * C + c;
+        float4 xv = *(const float4 *)(x + at), yv = *(const float4 *)(y + at);
+        *(float4 *)(out + at) = make_float4(xv.x + yv.x + bb.x, xv.y + yv.y + bb.y, xv.z + yv.z + bb.z, xv.w + yv.w + bb.w);
+    }
 }
 
 template <typename T> __global__ void gk_to(const float *x, T *y, int64_t n) {
@@ -329,6 +351,373 @@ static inline zero_result gpt_mm(const gpt_gemm_ctx *g, int ta, int tb, int M, i
                     "cublasGemmStridedBatchedEx", err);
 }
 
+#define GPT_TRY(call)                                                                                                  \
+    do {                                                                                                               \
+        zero_result r_ = (call);                                                                                       \
+        if (r_ != ZERO_OK) return r_;                                                                                  \
+    } while (0)
+#define GPT_LAUNCHED(err) ZERO_CUDA_TRY(cudaGetLastError(), err)
+
+/* ---- fused causal attention (fp16 / bf16; head size 64 or 128; T a multiple of 64) ---- */
+
+/* FlashAttention-2's schedule (Dao 2023) on Hopper's mma.sync tensor-core
+   instruction (m16n8k16, fp32 accumulation): a block of 4 warps takes 64
+   queries (forward, dQ) or 64 keys (dK, dV) of one (sequence, head), each
+   warp 16 of them, and walks the 64-wide tiles of the other side up to the
+   diagonal. Scores and probabilities stay in registers (the accumulator
+   layout of one product is the operand layout of the next, PTX ISA
+   "matrix fragments for mma.m16n8k16"); K, V, Q, dO tiles go through
+   shared memory. The forward keeps each row's log-sum-exp (base 2) for the
+   backward. The backward is two kernels, dK/dV by key tile and dQ by query
+   tile, each recomputing the probabilities: two more products than
+   FlashAttention-2's single pass, in exchange for no atomics (the same bits
+   every run). */
+
+#define GPT_FA_TILE 64
+
+template <typename T> struct gpt_fa_ok {
+    static constexpr bool value = false;
+};
+template <> struct gpt_fa_ok<__half> {
+    static constexpr bool value = true;
+};
+template <> struct gpt_fa_ok<__nv_bfloat16> {
+    static constexpr bool value = true;
+};
+
+/* d (4 fp32) += a (16 x 16) b (16 x 8) */
+template <typename T>
+__device__ __forceinline__ void gpt_mma(float *d, const uint32_t *a, uint32_t b0, uint32_t b1) {
+    if constexpr (std::is_same<T, __half>::value)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* two floats as one 32-bit operand register (the first in the low half); the rounded values back in *lo, *hi */
+template <typename T> __device__ __forceinline__ uint32_t gpt_pack(float *lo, float *hi) {
+    T a = g_to<T>(*lo), b = g_to<T>(*hi);
+    *lo = g_f32(a), *hi = g_f32(b);
+    return (uint32_t)*(const unsigned short *)&a | ((uint32_t) * (const unsigned short *)&b << 16);
+}
+
+__device__ __forceinline__ uint32_t gpt_lds32(const void *p) { return *(const uint32_t *)p; }
+
+/* b0, b1 of a 16 x 8 B operand whose k runs down the rows of a row-major
+   tile: rows [k0, k0 + 16), column n0 (ldmatrix .trans: lane i gives the
+   address of row k0 + i for i < 16) */
+template <typename T> __device__ __forceinline__ void gpt_ldsm_t(const T *row0, int ldt, uint32_t *b0, uint32_t *b1) {
+    int lane = threadIdx.x % 32;
+    uint32_t addr = (uint32_t)__cvta_generic_to_shared(row0 + (lane % 16) * ldt);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n" : "=r"(*b0), "=r"(*b1) : "r"(addr));
+}
+
+/* the A operand (16 x 16) of rows [0, 16), columns [k0, k0 + 16) of a row-major tile */
+template <typename T> __device__ __forceinline__ void gpt_lda(const T *tile, int ldt, int k0, uint32_t *a) {
+    int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    a[0] = gpt_lds32(tile + g * ldt + k0 + 2 * t);
+    a[1] = gpt_lds32(tile + (g + 8) * ldt + k0 + 2 * t);
+    a[2] = gpt_lds32(tile + g * ldt + k0 + 2 * t + 8);
+    a[3] = gpt_lds32(tile + (g + 8) * ldt + k0 + 2 * t + 8);
+}
+
+/* acc[8][4] = A (16 x HD, as HD/16 operands) B^T, B a row-major tile of 64 rows of HD: scores of 16 rows
+   against 64 columns, 8 tiles of 16 x 8 */
+template <typename T, int HD>
+__device__ __forceinline__ void gpt_fa_qk(const uint32_t (*a)[4], const T *B, float (*acc)[4]) {
+    constexpr int LDT = HD + 8;
+    int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    for (int j = 0; j < 8; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0;
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const T *p = B + (8 * j + g) * LDT + 16 * kk + 2 * t;
+            gpt_mma<T>(acc[j], a[kk], gpt_lds32(p), gpt_lds32(p + 8));
+        }
+}
+
+/* acc[HD/8][4] += P (16 x 64, in registers as 8 tiles of 16 x 8, rounded to T here) B (64 x HD row-major tile) */
+template <typename T, int HD>
+__device__ __forceinline__ void gpt_fa_pv(float (*p)[4], const T *B, float (*acc)[4]) {
+    constexpr int LDT = HD + 8;
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) {
+        uint32_t a[4];
+        a[0] = gpt_pack<T>(&p[2 * kk][0], &p[2 * kk][1]);
+        a[1] = gpt_pack<T>(&p[2 * kk][2], &p[2 * kk][3]);
+        a[2] = gpt_pack<T>(&p[2 * kk + 1][0], &p[2 * kk + 1][1]);
+        a[3] = gpt_pack<T>(&p[2 * kk + 1][2], &p[2 * kk + 1][3]);
+#pragma unroll
+        for (int j = 0; j < HD / 8; j++) {
+            uint32_t b0, b1;
+            gpt_ldsm_t<T>(B + 16 * kk * LDT + 8 * j, LDT, &b0, &b1);
+            gpt_mma<T>(acc[j], a, b0, b1);
+        }
+    }
+}
+
+/* 64 rows of HD from global (row stride ld elements) into a tile of stride HD + 8, 16-byte vectors */
+template <typename T, int HD> __device__ __forceinline__ void gpt_fa_load(T *dst, const T *src, int64_t ld) {
+    constexpr int LDT = HD + 8, PER_ROW = HD / 8;
+    for (int i = threadIdx.x; i < GPT_FA_TILE * PER_ROW; i += blockDim.x) {
+        int r = i / PER_ROW, c = (i % PER_ROW) * 8;
+        *(int4 *)(dst + r * LDT + c) = *(const int4 *)(src + r * ld + c);
+    }
+}
+
+/* 16 x HD accumulators (rows g, g + 8 of the warp) times f into T rows at dst (row stride ld) */
+template <typename T, int HD>
+__device__ __forceinline__ void gpt_fa_put(float (*acc)[4], T *dst, int64_t ld, float f0, float f1) {
+    int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int j = 0; j < HD / 8; j++) {
+        float a0 = acc[j][0] * f0, a1 = acc[j][1] * f0, a2 = acc[j][2] * f1, a3 = acc[j][3] * f1;
+        *(uint32_t *)(dst + g * ld + 8 * j + 2 * t) = gpt_pack<T>(&a0, &a1);
+        *(uint32_t *)(dst + (g + 8) * ld + 8 * j + 2 * t) = gpt_pack<T>(&a2, &a3);
+    }
+}
+
+#define GPT_LOG2E 1.4426950408889634f
+
+/* forward: grid (T / 64, B H), 128 threads; out [N, C] (head h at columns h HD); lse2 [B H, T], base 2 */
+template <typename T, int HD>
+__global__ void __launch_bounds__(128) gk_fa_fwd(const T *qkv, T *out, float *lse2, int T_, int H, int C, float scale) {
+    constexpr int LDT = HD + 8;
+    __shared__ __align__(16) T sK[GPT_FA_TILE * LDT], sV[GPT_FA_TILE * LDT]; /* sK holds Q first */
+    int qt = blockIdx.x, b = blockIdx.y / H, h = blockIdx.y % H, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int g = lane >> 2, t = lane & 3;
+    const int64_t ld = 3 * (int64_t)C;
+    const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
+    const float sl2 = scale * GPT_LOG2E;
+    int q0 = qt * GPT_FA_TILE + warp * 16; /* the warp's first query */
+    gpt_fa_load<T, HD>(sK, q + (int64_t)qt * GPT_FA_TILE * ld, ld);
+    __syncthreads();
+    uint32_t qa[HD / 16][4];
+    for (int kk = 0; kk < HD / 16; kk++) gpt_lda<T>(sK + warp * 16 * LDT, LDT, 16 * kk, qa[kk]);
+    float o[HD / 8][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+    for (int j = 0; j < HD / 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
+    for (int kt = 0; kt <= qt; kt++) {
+        __syncthreads();
+        gpt_fa_load<T, HD>(sK, k + (int64_t)kt * GPT_FA_TILE * ld, ld);
+        gpt_fa_load<T, HD>(sV, v + (int64_t)kt * GPT_FA_TILE * ld, ld);
+        __syncthreads();
+        float s[8][4];
+        gpt_fa_qk<T, HD>(qa, sK, s);
+        float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int key = kt * GPT_FA_TILE + 8 * j + 2 * t + (e & 1), qi = q0 + g + 8 * (e >> 1);
+                s[j][e] = key <= qi ? s[j][e] * sl2 : -INFINITY;
+                mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+            }
+        float alpha[2], sum[2] = {0, 0};
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+            float mn = fmaxf(m[r], mx[r]); /* finite: key kt*64 <= every query of the tile */
+            alpha[r] = exp2f(m[r] - mn);
+            m[r] = mn;
+        }
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) s[j][e] = exp2f(s[j][e] - m[e >> 1]);
+#pragma unroll
+        for (int j = 0; j < HD / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) o[j][e] *= alpha[e >> 1];
+        gpt_fa_pv<T, HD>(s, sV, o); /* rounds s to T: the sum below is of what V was weighted with */
+#pragma unroll
+        for (int j = 0; j < 8; j++) sum[0] += s[j][0] + s[j][1], sum[1] += s[j][2] + s[j][3];
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 1);
+            sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
+            l[r] = l[r] * alpha[r] + sum[r];
+        }
+    }
+    gpt_fa_put<T, HD>(o, out + ((int64_t)b * T_ + q0) * C + h * HD, C, 1.0f / l[0], 1.0f / l[1]);
+    if (t == 0) {
+        lse2[(int64_t)blockIdx.y * T_ + q0 + g] = m[0] + log2f(l[0]);
+        lse2[(int64_t)blockIdx.y * T_ + q0 + g + 8] = m[1] + log2f(l[1]);
+    }
+}
+
+/* D[b h, t] = sum_d dO[b t, h HD + d] O[b t, h HD + d]: one warp per (b, t, h) */
+template <typename T>
+__global__ void gk_fa_dot(const T *dout, const T *out, float *D, int64_t rows, int T_, int H, int C, int hd) {
+    int64_t w = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    if (w >= rows) return;
+    int64_t bt = w / H;
+    int h = (int)(w % H);
+    const T *a = dout + bt * C + h * hd, *o = out + bt * C + h * hd;
+    float s = 0;
+    for (int d = lane; d < hd; d += 32) s += g_f32(a[d]) * g_f32(o[d]);
+    s = g_warp_sum(s);
+    if (!lane) D[((bt / T_) * H + h) * T_ + bt % T_] = s;
+}
+
+/* dK, dV: grid (T / 64 key tiles, B H); warp w owns keys [16 w, 16 w + 16) of the tile */
+template <typename T, int HD>
+__global__ void __launch_bounds__(128) gk_fa_dkdv(const T *qkv, const T *dout, const float *lse2, const float *D,
+                                                   T *dqkv, int T_, int H, int C, float scale) {
+    constexpr int LDT = HD + 8;
+    extern __shared__ __align__(16) unsigned char g_fa_smem[];
+    T *sK = (T *)g_fa_smem, *sV = sK + GPT_FA_TILE * LDT, *sQ = sV + GPT_FA_TILE * LDT, *sO = sQ + GPT_FA_TILE * LDT;
+    float *sL = (float *)(sO + GPT_FA_TILE * LDT), *sD = sL + GPT_FA_TILE;
+    int kt = blockIdx.x, b = blockIdx.y / H, h = blockIdx.y % H, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int g = lane >> 2, t = lane & 3;
+    const int64_t ld = 3 * (int64_t)C;
+    const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
+    const T *dO = dout + (int64_t)b * T_ * C + h * HD;
+    const float *L = lse2 + (int64_t)blockIdx.y * T_, *DD = D + (int64_t)blockIdx.y * T_;
+    const float sl2 = scale * GPT_LOG2E;
+    int k0 = kt * GPT_FA_TILE + warp * 16;
+    gpt_fa_load<T, HD>(sK, k + (int64_t)kt * GPT_FA_TILE * ld, ld);
+    gpt_fa_load<T, HD>(sV, v + (int64_t)kt * GPT_FA_TILE * ld, ld);
+    __syncthreads();
+    uint32_t ka[HD / 16][4], va[HD / 16][4];
+    for (int kk = 0; kk < HD / 16; kk++) {
+        gpt_lda<T>(sK + warp * 16 * LDT, LDT, 16 * kk, ka[kk]);
+        gpt_lda<T>(sV + warp * 16 * LDT, LDT, 16 * kk, va[kk]);
+    }
+    float dk[HD / 8][4], dv[HD / 8][4];
+    for (int j = 0; j < HD / 8; j++)
+        for (int e = 0; e < 4; e++) dk[j][e] = dv[j][e] = 0;
+    for (int qt = kt; qt < T_ / GPT_FA_TILE; qt++) {
+        __syncthreads();
+        gpt_fa_load<T, HD>(sQ, q + (int64_t)qt * GPT_FA_TILE * ld, ld);
+        gpt_fa_load<T, HD>(sO, dO + (int64_t)qt * GPT_FA_TILE * C, C);
+        for (int i = threadIdx.x; i < GPT_FA_TILE; i += blockDim.x)
+            sL[i] = L[qt * GPT_FA_TILE + i], sD[i] = DD[qt * GPT_FA_TILE + i];
+        __syncthreads();
+        float p[8][4], dp[8][4];
+        gpt_fa_qk<T, HD>(ka, sQ, p); /* S^T: 16 keys x 64 queries */
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int col = 8 * j + 2 * t + (e & 1), key = k0 + g + 8 * (e >> 1);
+                p[j][e] = qt * GPT_FA_TILE + col >= key ? exp2f(p[j][e] * sl2 - sL[col]) : 0.0f;
+            }
+        gpt_fa_pv<T, HD>(p, sO, dv);   /* dV += P^T dO (p rounded to T in place) */
+        gpt_fa_qk<T, HD>(va, sO, dp);  /* dP^T = V dO^T */
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) p[j][e] *= dp[j][e] - sD[8 * j + 2 * t + (e & 1)];
+        gpt_fa_pv<T, HD>(p, sQ, dk);   /* dK += dS^T Q */
+    }
+    T *dst = dqkv + ((int64_t)b * T_ + k0) * ld + C + h * HD;
+    gpt_fa_put<T, HD>(dk, dst, ld, scale, scale);
+    gpt_fa_put<T, HD>(dv, dst + C, ld, 1.0f, 1.0f);
+}
+
+/* dQ: grid (T / 64 query tiles, B H); warp w owns queries [16 w, 16 w + 16) */
+template <typename T, int HD>
+__global__ void __launch_bounds__(128) gk_fa_dq(const T *qkv, const T *dout, const float *lse2, const float *D, T *dqkv,
+                                                 int T_, int H, int C, float scale) {
+    constexpr int LDT = HD + 8;
+    extern __shared__ __align__(16) unsigned char g_fa_smem[];
+    T *sQ = (T *)g_fa_smem, *sO = sQ + GPT_FA_TILE * LDT, *sK = sO + GPT_FA_TILE * LDT, *sV = sK + GPT_FA_TILE * LDT;
+    int qt = blockIdx.x, b = blockIdx.y / H, h = blockIdx.y % H, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int g = lane >> 2, t = lane & 3;
+    const int64_t ld = 3 * (int64_t)C;
+    const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
+    const T *dO = dout + (int64_t)b * T_ * C + h * HD;
+    const float sl2 = scale * GPT_LOG2E;
+    int q0 = qt * GPT_FA_TILE + warp * 16;
+    float Lr[2], Dr[2];
+    for (int r = 0; r < 2; r++) {
+        Lr[r] = lse2[(int64_t)blockIdx.y * T_ + q0 + g + 8 * r];
+        Dr[r] = D[(int64_t)blockIdx.y * T_ + q0 + g + 8 * r];
+    }
+    gpt_fa_load<T, HD>(sQ, q + (int64_t)qt * GPT_FA_TILE * ld, ld);
+    gpt_fa_load<T, HD>(sO, dO + (int64_t)qt * GPT_FA_TILE * C, C);
+    __syncthreads();
+    uint32_t qa[HD / 16][4], oa[HD / 16][4];
+    for (int kk = 0; kk < HD / 16; kk++) {
+        gpt_lda<T>(sQ + warp * 16 * LDT, LDT, 16 * kk, qa[kk]);
+        gpt_lda<T>(sO + warp * 16 * LDT, LDT, 16 * kk, oa[kk]);
+    }
+    float dq[HD / 8][4];
+    for (int j = 0; j < HD / 8; j++) dq[j][0] = dq[j][1] = dq[j][2] = dq[j][3] = 0;
+    for (int kt = 0; kt <= qt; kt++) {
+        __syncthreads();
+        gpt_fa_load<T, HD>(sK, k + (int64_t)kt * GPT_FA_TILE * ld, ld);
+        gpt_fa_load<T, HD>(sV, v + (int64_t)kt * GPT_FA_TILE * ld, ld);
+        __syncthreads();
+        float p[8][4], dp[8][4];
+        gpt_fa_qk<T, HD>(qa, sK, p);  /* S */
+        gpt_fa_qk<T, HD>(oa, sV, dp); /* dP = dO V^T */
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int key = kt * GPT_FA_TILE + 8 * j + 2 * t + (e & 1), r = e >> 1;
+                float pr = key <= q0 + g + 8 * r ? exp2f(p[j][e] * sl2 - Lr[r]) : 0.0f;
+                p[j][e] = g_f32(g_to<T>(pr)) * (dp[j][e] - Dr[r]); /* P as the forward's product used it */
+            }
+        gpt_fa_pv<T, HD>(p, sK, dq); /* dQ += dS K */
+    }
+    gpt_fa_put<T, HD>(dq, dqkv + ((int64_t)b * T_ + q0) * ld + h * HD, ld, scale, scale);
+}
+
+/* The fused path applies: fp16 / bf16, head size 64 or 128, T a multiple of 64 */
+template <typename T> static inline int gpt_fa_usable(const gpt_dims *d) {
+    int hd = d->dim / d->heads;
+    return gpt_fa_ok<T>::value && (hd == 64 || hd == 128) && d->seq % GPT_FA_TILE == 0;
+}
+
+template <typename T, int HD> static size_t gpt_fa_bwd_smem(void) {
+    return 4 * (size_t)GPT_FA_TILE * (HD + 8) * sizeof(T) + 2 * GPT_FA_TILE * sizeof(float);
+}
+
+template <typename T, int HD> static zero_result gpt_fa_attrs(zero_error *err) {
+    static int done;
+    if (done) return ZERO_OK;
+    int bytes = (int)gpt_fa_bwd_smem<T, HD>();
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa_dkdv<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa_dq<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), err);
+    done = 1;
+    return ZERO_OK;
+}
+
+template <typename T, int HD>
+static zero_result gpt_fa_fwd_hd(cudaStream_t s, const gpt_dims *d, int B, const T *qkv, T *out, float *lse,
+                                 zero_error *err) {
+    dim3 grid(d->seq / GPT_FA_TILE, B * d->heads);
+    gk_fa_fwd<T, HD><<<grid, 128, 0, s>>>(qkv, out, lse, d->seq, d->heads, d->dim, 1.0f / sqrtf((float)HD));
+    ZERO_CUDA_TRY(cudaGetLastError(), err);
+    return ZERO_OK;
+}
+
+template <typename T, int HD>
+static zero_result gpt_fa_bwd_hd(cudaStream_t s, const gpt_dims *d, int B, const T *qkv, const T *out,
+                                 const float *lse, const T *dout, float *D, T *dqkv, zero_error *err) {
+    GPT_TRY((gpt_fa_attrs<T, HD>(err)));
+    int64_t rows = (int64_t)B * d->seq * d->heads;
+    float scale = 1.0f / sqrtf((float)HD);
+    dim3 grid(d->seq / GPT_FA_TILE, B * d->heads);
+    size_t smem = gpt_fa_bwd_smem<T, HD>();
+    gk_fa_dot<T><<<gpt_blocks(rows, 8), 256, 0, s>>>(dout, out, D, rows, d->seq, d->heads, d->dim, HD);
+    gk_fa_dkdv<T, HD><<<grid, 128, smem, s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim, scale);
+    gk_fa_dq<T, HD><<<grid, 128, smem, s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim, scale);
+    ZERO_CUDA_TRY(cudaGetLastError(), err);
+    return ZERO_OK;
+}
+
 /* ---- activations ---- */
 
 /* What one micro-batch keeps. Per block slot (L of them; 1 with recompute):
@@ -337,13 +726,16 @@ static inline zero_result gpt_mm(const gpt_gemm_ctx *g, int ta, int tb, int M, i
    (always L + 1 of them: recompute starts from them). */
 template <typename T> struct gpt_acts {
     gpt_dims d;
-    int B, slots, nb; /* sequences; block slots; sequences per attention chunk */
+    int B, slots, nb; /* sequences; block slots; sequences per attention chunk (0: fused) */
+    int flash;        /* the fused attention kernels */
     int64_t N;        /* B T */
     int head_rows;    /* rows per head chunk */
     float *resid;     /* [L + 1][N, C] */
     float *xmid;      /* [slots][N, C] */
     T *ln1, *qkv, *atty, *ln2, *fch, *fcg; /* [slots][N, C | 3C | C | C | 4C | 4C] */
     float *st1, *st2;                      /* [slots][2][N]: mean, rstd */
+    float *lse;         /* fused attention: [slots][B H T] row log-sum-exp */
+    float *Dsc;         /* its backward's rowsum(dO o O), [B H T] */
     T *lnf;
     float *stf;         /* [2][N] */
     float *S;           /* attention scores, fp32 [nb, H, T, T]; the head's logits reuse it */
@@ -365,7 +757,7 @@ template <typename T> struct gpt_acts {
 };
 
 template <typename T> static void gpt_acts_free(gpt_acts<T> *a) {
-    void *dev[] = {a->resid, a->xmid, a->ln1, a->qkv, a->atty, a->ln2, a->fch, a->fcg, a->st1, a->st2, a->lnf,
+    void *dev[] = {a->resid, a->xmid, a->ln1, a->qkv, a->atty, a->ln2, a->fch, a->fcg, a->st1, a->st2, a->lse, a->Dsc, a->lnf,
                    a->stf, a->S, a->P, a->yf, a->dres, a->dln, a->d1, a->d2, a->part, a->ones, a->loss, a->idx,
                    a->blas_ws};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
@@ -383,8 +775,8 @@ static inline int64_t gpt_idx_ints(const gpt_dims *d, int64_t N) { return 3 * N 
    attention scratch (at least one sequence). A failure frees what was taken
    and returns ZERO_ERR_OUT_OF_MEMORY. */
 template <typename T>
-static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int recompute, size_t attn_bytes,
-                                  cublasHandle_t blas, zero_error *err) {
+static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int recompute, int flash,
+                                  size_t attn_bytes, cublasHandle_t blas, zero_error *err) {
     int64_t N = (int64_t)B * d->seq, C = d->dim, TT = (int64_t)d->seq * d->seq;
     size_t per_seq = (size_t)d->heads * (size_t)TT * (sizeof(float) + sizeof(T));
     memset(a, 0, sizeof *a);
@@ -392,12 +784,15 @@ static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int 
     a->B = B;
     a->N = N;
     a->slots = recompute ? 1 : d->layers;
+    a->flash = flash && gpt_fa_usable<T>(d);
     a->nb = (int)(attn_bytes / per_seq);
     if (a->nb < 1) a->nb = 1;
     if (a->nb > B) a->nb = B;
-    /* head chunk rows: the logits (fp32) and dlogits (T) must fit the attention scratch */
+    if (a->flash) a->nb = 0; /* no scores in memory */
+    /* head chunk rows: the logits (fp32) and dlogits (T) fit the attention scratch (or attn_bytes) */
     {
-        int64_t cap = (int64_t)a->nb * d->heads * TT, rows = cap / d->vocab;
+        int64_t cap = a->flash ? (int64_t)(attn_bytes / (sizeof(float) + sizeof(T))) : (int64_t)a->nb * d->heads * TT,
+                rows = cap / d->vocab;
         if (rows > N) rows = N;
         if (rows < 1) rows = 1;
         a->head_rows = (int)rows;
@@ -421,6 +816,8 @@ static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int 
         {(void **)&a->fcg, sizeof(T) * (size_t)(sl * N * 4 * C)},
         {(void **)&a->st1, sizeof(float) * (size_t)(sl * 2 * N)},
         {(void **)&a->st2, sizeof(float) * (size_t)(sl * 2 * N)},
+        {(void **)&a->lse, sizeof(float) * (size_t)(a->flash ? sl * d->heads * N : 1)},
+        {(void **)&a->Dsc, sizeof(float) * (size_t)(a->flash ? d->heads * N : 1)},
         {(void **)&a->lnf, sizeof(T) * (size_t)(N * C)},
         {(void **)&a->stf, sizeof(float) * (size_t)(2 * N)},
         {(void **)&a->S, sizeof(float) * scratch},
@@ -474,12 +871,6 @@ typedef struct gpt_run {
     int recompute;
 } gpt_run;
 
-#define GPT_TRY(call)                                                                                                  \
-    do {                                                                                                               \
-        zero_result r_ = (call);                                                                                       \
-        if (r_ != ZERO_OK) return r_;                                                                                  \
-    } while (0)
-#define GPT_LAUNCHED(err) ZERO_CUDA_TRY(cudaGetLastError(), err)
 
 template <typename T> static zero_result gpt_param(const gpt_run *r, int t, const T **p, zero_error *err) {
     *p = (const T *)r->io->param(r->io->user, t, err);
@@ -544,8 +935,14 @@ static zero_result gpt_ln_bwd(const gpt_run *r, const gpt_acts<T> *a, const floa
 /* Attention of block slot k: atty = softmax(q k^T / sqrt(hd)) v per head,
    nb sequences at a time */
 template <typename T> static zero_result gpt_attn_fwd(const gpt_run *r, gpt_acts<T> *a, const T *qkv, T *atty,
-                                                      zero_error *err) {
+                                                      float *lse, zero_error *err) {
     const gpt_dims *d = &a->d;
+    if constexpr (gpt_fa_ok<T>::value) {
+        if (a->flash)
+            return d->dim / d->heads == 64 ? gpt_fa_fwd_hd<T, 64>(r->stream, d, a->B, qkv, atty, lse, err)
+                                           : gpt_fa_fwd_hd<T, 128>(r->stream, d, a->B, qkv, atty, lse, err);
+    }
+    (void)lse;
     int T_ = d->seq, C = d->dim, H = d->heads, hd = C / H;
     long long TT = (long long)T_ * T_;
     const cudaDataType_t dt = gpt_type<T>::cuda;
@@ -570,9 +967,17 @@ template <typename T> static zero_result gpt_attn_fwd(const gpt_run *r, gpt_acts
 }
 
 /* Its backward: datt (T, [N, C]) -> dqkv (T, [N, 3C]); P recomputed */
-template <typename T> static zero_result gpt_attn_bwd(const gpt_run *r, gpt_acts<T> *a, const T *qkv, const T *datt,
-                                                      T *dqkv, zero_error *err) {
+template <typename T> static zero_result gpt_attn_bwd(const gpt_run *r, gpt_acts<T> *a, const T *qkv, const T *atty,
+                                                      const float *lse, const T *datt, T *dqkv, zero_error *err) {
     const gpt_dims *d = &a->d;
+    if constexpr (gpt_fa_ok<T>::value) {
+        if (a->flash)
+            return d->dim / d->heads == 64
+                       ? gpt_fa_bwd_hd<T, 64>(r->stream, d, a->B, qkv, atty, lse, datt, a->Dsc, dqkv, err)
+                       : gpt_fa_bwd_hd<T, 128>(r->stream, d, a->B, qkv, atty, lse, datt, a->Dsc, dqkv, err);
+    }
+    (void)atty;
+    (void)lse;
     int T_ = d->seq, C = d->dim, H = d->heads, hd = C / H;
     long long TT = (long long)T_ * T_;
     const cudaDataType_t dt = gpt_type<T>::cuda;
@@ -636,22 +1041,22 @@ static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k,
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, 3 * C, C, 1.0f, ln1, C, 0, p[GPT_QKV_W], 3 * C, 0, 0.0f, qkv, dt, 3 * C, 0,
                    1, dt, err));
-    gk_bias<T><<<gpt_blocks(N * 3 * C), GPT_THREADS, 0, s>>>(qkv, p[GPT_QKV_B], (T *)NULL, N, 3 * C);
+    gk_bias<T><<<gpt_row_grid(N, 3 * C), GPT_ROW_THREADS, 0, s>>>(qkv, p[GPT_QKV_B], (T *)NULL, N, 3 * C);
     GPT_LAUNCHED(err);
-    GPT_TRY(gpt_attn_fwd<T>(r, a, qkv, atty, err));
+    GPT_TRY(gpt_attn_fwd<T>(r, a, qkv, atty, a->lse + (int64_t)k * d->heads * N, err));
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, C, C, 1.0f, atty, C, 0, p[GPT_ATTN_PROJ_W], C, 0, 0.0f, a->yf, CUDA_R_32F,
                    C, 0, 1, dt, err));
-    gk_residual<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(x, a->yf, p[GPT_ATTN_PROJ_B], xmid, N, C);
+    gk_residual<T><<<gpt_row_grid(N, C), GPT_ROW_THREADS, 0, s>>>(x, a->yf, p[GPT_ATTN_PROJ_B], xmid, N, C);
     gk_ln_fwd<T><<<gpt_blocks(N, 8), 256, 0, s>>>(xmid, p[GPT_LN2_W], p[GPT_LN2_B], ln2, st2, st2 + N, N, C);
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, 4 * C, C, 1.0f, ln2, C, 0, p[GPT_FC_W], 4 * C, 0, 0.0f, fch, dt, 4 * C, 0,
                    1, dt, err));
-    gk_bias<T><<<gpt_blocks(N * 4 * C), GPT_THREADS, 0, s>>>(fch, p[GPT_FC_B], fcg, N, 4 * C);
+    gk_bias<T><<<gpt_row_grid(N, 4 * C), GPT_ROW_THREADS, 0, s>>>(fch, p[GPT_FC_B], fcg, N, 4 * C);
     GPT_LAUNCHED(err);
     if (out_resid) {
         GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, C, 4 * C, 1.0f, fcg, 4 * C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f, a->yf,
                        CUDA_R_32F, C, 0, 1, dt, err));
-        gk_residual<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(xmid, a->yf, p[GPT_MLP_PROJ_B],
+        gk_residual<T><<<gpt_row_grid(N, C), GPT_ROW_THREADS, 0, s>>>(xmid, a->yf, p[GPT_MLP_PROJ_B],
                                                                  a->resid + (int64_t)(l + 1) * N * C, N, C);
         GPT_LAUNCHED(err);
     }
@@ -700,7 +1105,7 @@ template <typename T> static zero_result gpt_block_bwd(const gpt_run *r, gpt_act
     GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_ATTN_PROJ_W, atty, C, a->d1, C, err));
     GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, C, 1.0f, a->d1, C, 0, p[GPT_ATTN_PROJ_W], C, 0, 0.0f, a->d2, dt, C, 0,
                    1, dt, err));
-    GPT_TRY(gpt_attn_bwd<T>(r, a, qkv, a->d2, a->d1, err)); /* dqkv in d1 [N, 3C] */
+    GPT_TRY(gpt_attn_bwd<T>(r, a, qkv, atty, a->lse + (int64_t)k * d->heads * N, a->d2, a->d1, err)); /* dqkv: d1 */
     GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_QKV_B, a->d1, 3 * C, err));
     GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_QKV_W, ln1, C, a->d1, 3 * C, err));
     GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, 3 * C, 1.0f, a->d1, 3 * C, 0, p[GPT_QKV_W], 3 * C, 0, 0.0f, a->dln,
