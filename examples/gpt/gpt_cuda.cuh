@@ -92,6 +92,12 @@ static inline unsigned gpt_blocks(int64_t n, int per = GPT_THREADS) { return (un
 
 /* ---- kernels ---- */
 
+/* four consecutive elements, one vector access */
+template <typename T> struct alignas(4 * sizeof(T)) gpt_v4 {
+    T x[4];
+};
+
+
 /* x[n, :] = wte[tok[n], :] + wpe[n % T, :] (fp32 residual stream) */
 template <typename T>
 __global__ void gk_embed(const int *tok, const T *wte, const T *wpe, float *x, int64_t N, int T_, int C) {
@@ -143,6 +149,90 @@ __global__ void gk_ln_bwd_dx(const float *dy, const float *x, const float *mean,
     }
 }
 
+/* The same two with the row in registers (one read of each input, float4
+   accesses): rows of C <= 32 * 4 * GPT_LN_VEC with C % 4 == 0, the common
+   case; gpt_ln_fwd / gpt_ln_bwd_dx pick. */
+#define GPT_LN_VEC 16
+template <typename T>
+__global__ void gk_ln_fwd_reg(const float *x, const T *w, const T *b, T *out, float *mean, float *rstd, int64_t N,
+                              int C) {
+    int64_t n = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32, C4 = C / 4;
+    if (n >= N) return;
+    const float4 *r = (const float4 *)(x + n * C);
+    float4 v[GPT_LN_VEC];
+    float s = 0, ss = 0;
+#pragma unroll
+    for (int i = 0; i < GPT_LN_VEC; i++) {
+        int c = lane + 32 * i;
+        v[i] = c < C4 ? r[c] : make_float4(0, 0, 0, 0);
+        s += v[i].x + v[i].y + v[i].z + v[i].w;
+    }
+    float m = g_warp_sum(s) / C;
+#pragma unroll
+    for (int i = 0; i < GPT_LN_VEC; i++)
+        if (lane + 32 * i < C4) {
+            float a = v[i].x - m, bb = v[i].y - m, c = v[i].z - m, d = v[i].w - m;
+            ss += a * a + bb * bb + c * c + d * d;
+        }
+    float rs = rsqrtf(g_warp_sum(ss) / C + (float)GPT_LN_EPS);
+#pragma unroll
+    for (int i = 0; i < GPT_LN_VEC; i++) {
+        int c = lane + 32 * i;
+        if (c >= C4) continue;
+        gpt_v4<T> wv = *(const gpt_v4<T> *)(w + 4 * c), bv = *(const gpt_v4<T> *)(b + 4 * c), o;
+        float xs[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
+        for (int k = 0; k < 4; k++) o.x[k] = g_to<T>((xs[k] - m) * rs * g_f32(wv.x[k]) + g_f32(bv.x[k]));
+        *(gpt_v4<T> *)(out + n * C + 4 * c) = o;
+    }
+    if (lane == 0) mean[n] = m, rstd[n] = rs;
+}
+
+template <typename T>
+__global__ void gk_ln_bwd_dx_reg(const float *dy, const float *x, const float *mean, const float *rstd, const T *w,
+                                 float *dx, int accumulate, int64_t N, int C) {
+    int64_t n = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32, C4 = C / 4;
+    if (n >= N) return;
+    const float4 *g = (const float4 *)(dy + n * C), *r = (const float4 *)(x + n * C);
+    float m = mean[n], rs = rstd[n], a = 0, bsum = 0;
+    float4 dw[GPT_LN_VEC], xh[GPT_LN_VEC];
+#pragma unroll
+    for (int i = 0; i < GPT_LN_VEC; i++) {
+        int c = lane + 32 * i;
+        if (c >= C4) continue;
+        gpt_v4<T> wv = *(const gpt_v4<T> *)(w + 4 * c);
+        float4 gv = g[c], xv = r[c];
+        dw[i] = make_float4(gv.x * g_f32(wv.x[0]), gv.y * g_f32(wv.x[1]), gv.z * g_f32(wv.x[2]), gv.w * g_f32(wv.x[3]));
+        xh[i] = make_float4((xv.x - m) * rs, (xv.y - m) * rs, (xv.z - m) * rs, (xv.w - m) * rs);
+        a += dw[i].x + dw[i].y + dw[i].z + dw[i].w;
+        bsum += dw[i].x * xh[i].x + dw[i].y * xh[i].y + dw[i].z * xh[i].z + dw[i].w * xh[i].w;
+    }
+    a = g_warp_sum(a) / C;
+    bsum = g_warp_sum(bsum) / C;
+    float4 *o = (float4 *)(dx + n * C);
+#pragma unroll
+    for (int i = 0; i < GPT_LN_VEC; i++) {
+        int c = lane + 32 * i;
+        if (c >= C4) continue;
+        float4 v = make_float4(rs * (dw[i].x - a - xh[i].x * bsum), rs * (dw[i].y - a - xh[i].y * bsum),
+                               rs * (dw[i].z - a - xh[i].z * bsum), rs * (dw[i].w - a - xh[i].w * bsum));
+        if (accumulate) {
+            float4 p = o[c];
+            v.x += p.x, v.y += p.y, v.z += p.z, v.w += p.w;
+        }
+        o[c] = v;
+    }
+}
+
+static inline int gpt_ln_in_regs(int C) { return C % 4 == 0 && C <= 32 * 4 * GPT_LN_VEC; }
+
+template <typename T>
+static void gpt_ln_fwd(cudaStream_t s, const float *x, const T *w, const T *b, T *out, float *st, int64_t N, int C) {
+    if (gpt_ln_in_regs(C)) gk_ln_fwd_reg<T><<<gpt_blocks(N, 8), 256, 0, s>>>(x, w, b, out, st, st + N, N, C);
+    else gk_ln_fwd<T><<<gpt_blocks(N, 8), 256, 0, s>>>(x, w, b, out, st, st + N, N, C);
+}
+
 /* LayerNorm weight and bias gradients, deterministic in two passes: slab s
    sums rows [s R, (s+1) R) per column into part[s] (dw) and part[S + s]
    (db); gk_ln_bwd_sum adds the slabs in order. */
@@ -181,14 +271,15 @@ static inline dim3 gpt_row_grid(int64_t rows, int cols) { /* rows past 65535 loo
 template <typename T> __global__ void gk_bias(T *y, const T *b, T *g, int64_t N, int M) {
     int c = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
     if (c >= M) return;
-    float bb[4] = {g_f32(b[c]), g_f32(b[c + 1]), g_f32(b[c + 2]), g_f32(b[c + 3])};
+    gpt_v4<T> bv = *(const gpt_v4<T> *)(b + c);
     for (int64_t n = blockIdx.y; n < N; n += gridDim.y) {
         int64_t at = n * M + c;
-        for (int i = 0; i < 4; i++) {
-            T v = g_to<T>(g_f32(y[at + i]) + bb[i]);
-            y[at + i] = v;
-            if (g) g[at + i] = g_to<T>(g_gelu(g_f32(v)));
-        }
+        gpt_v4<T> yv = *(const gpt_v4<T> *)(y + at), gv;
+        for (int i = 0; i < 4; i++) yv.x[i] = g_to<T>(g_f32(yv.x[i]) + g_f32(bv.x[i]));
+        *(gpt_v4<T> *)(y + at) = yv;
+        if (!g) continue;
+        for (int i = 0; i < 4; i++) gv.x[i] = g_to<T>(g_gelu(g_f32(yv.x[i])));
+        *(gpt_v4<T> *)(g + at) = gv;
     }
 }
 
@@ -205,9 +296,13 @@ __global__ void gk_residual(const float *x, const float *y, const T *b, float *o
     }
 }
 
+/* y = x in T; n a multiple of 4 */
 template <typename T> __global__ void gk_to(const float *x, T *y, int64_t n) {
-    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = g_to<T>(x[i]);
+    int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (i >= n) return;
+    float4 v = *(const float4 *)(x + i);
+    gpt_v4<T> o = {{g_to<T>(v.x), g_to<T>(v.y), g_to<T>(v.z), g_to<T>(v.w)}};
+    *(gpt_v4<T> *)(y + i) = o;
 }
 
 template <typename T> __global__ void gk_fill(T *y, float v, int64_t n) {
@@ -215,10 +310,13 @@ template <typename T> __global__ void gk_fill(T *y, float v, int64_t n) {
     if (i < n) y[i] = g_to<T>(v);
 }
 
-/* dg = dg * gelu'(h) in place */
+/* dg = dg * gelu'(h) in place; n a multiple of 4 */
 template <typename T> __global__ void gk_gelu_bwd(T *dg, const T *h, int64_t n) {
-    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) dg[i] = g_to<T>(g_f32(dg[i]) * g_gelu_grad(g_f32(h[i])));
+    int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (i >= n) return;
+    gpt_v4<T> d = *(const gpt_v4<T> *)(dg + i), hv = *(const gpt_v4<T> *)(h + i);
+    for (int k = 0; k < 4; k++) d.x[k] = g_to<T>(g_f32(d.x[k]) * g_gelu_grad(g_f32(hv.x[k])));
+    *(gpt_v4<T> *)(dg + i) = d;
 }
 
 /* One warp per score row (rows = sequences x heads x T, row i of its T x T):
@@ -472,6 +570,18 @@ template <typename T, int HD> __device__ __forceinline__ void gpt_fa_load(T *dst
     }
 }
 
+/* The same with cp.async (16 bytes each, no registers): the caller commits and waits */
+template <typename T, int HD> __device__ __forceinline__ void gpt_fa_load_async(T *dst, const T *src, int64_t ld) {
+    constexpr int LDT = HD + 8, PER_ROW = HD / 8;
+    for (int i = threadIdx.x; i < GPT_FA_TILE * PER_ROW; i += blockDim.x) {
+        int r = i / PER_ROW, c = (i % PER_ROW) * 8;
+        uint32_t d = (uint32_t)__cvta_generic_to_shared(dst + r * LDT + c);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + r * ld + c));
+    }
+}
+__device__ __forceinline__ void gpt_cp_commit(void) { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void gpt_cp_wait(void) { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
 /* 16 x HD accumulators (rows g, g + 8 of the warp) times f into T rows at dst (row stride ld) */
 template <typename T, int HD>
 __device__ __forceinline__ void gpt_fa_put(float (*acc)[4], T *dst, int64_t ld, float f0, float f1) {
@@ -486,37 +596,58 @@ __device__ __forceinline__ void gpt_fa_put(float (*acc)[4], T *dst, int64_t ld, 
 
 #define GPT_LOG2E 1.4426950408889634f
 
-/* forward: grid (T / 64, B H), 128 threads; out [N, C] (head h at columns h HD); lse2 [B H, T], base 2 */
+/* forward: grid (T / 64, B H), 128 threads; out [N, C] (head h at columns h HD); lse2 [B H, T], base 2.
+   K and V tiles double-buffered (the next pair loads while this one is used); the mask only on the diagonal
+   tile. */
 template <typename T, int HD>
 __global__ void __launch_bounds__(128) gk_fa_fwd(const T *qkv, T *out, float *lse2, int T_, int H, int C, float scale) {
-    constexpr int LDT = HD + 8;
-    __shared__ __align__(16) T sK[GPT_FA_TILE * LDT], sV[GPT_FA_TILE * LDT]; /* sK holds Q first */
+    constexpr int LDT = HD + 8, TILE = GPT_FA_TILE * LDT;
+    extern __shared__ __align__(16) unsigned char g_fa_smem[];
+    T *sKV = (T *)g_fa_smem; /* buffer i: K at sKV + 2 i TILE, V after it */
     int qt = blockIdx.x, b = blockIdx.y / H, h = blockIdx.y % H, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int g = lane >> 2, t = lane & 3;
     const int64_t ld = 3 * (int64_t)C;
     const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
     const float sl2 = scale * GPT_LOG2E;
     int q0 = qt * GPT_FA_TILE + warp * 16; /* the warp's first query */
-    gpt_fa_load<T, HD>(sK, q + (int64_t)qt * GPT_FA_TILE * ld, ld);
+    gpt_fa_load_async<T, HD>(sKV + 2 * TILE, q + (int64_t)qt * GPT_FA_TILE * ld, ld); /* Q, in buffer 1 */
+    gpt_cp_commit();
+    gpt_fa_load_async<T, HD>(sKV, k, ld);
+    gpt_fa_load_async<T, HD>(sKV + TILE, v, ld);
+    gpt_cp_commit();
+    gpt_cp_wait<1>();
     __syncthreads();
     uint32_t qa[HD / 16][4];
-    for (int kk = 0; kk < HD / 16; kk++) gpt_lda<T>(sK + warp * 16 * LDT, LDT, 16 * kk, qa[kk]);
+    for (int kk = 0; kk < HD / 16; kk++) gpt_lda<T>(sKV + 2 * TILE + warp * 16 * LDT, LDT, 16 * kk, qa[kk]);
+    __syncthreads(); /* buffer 1 is free for the next tile */
     float o[HD / 8][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
     for (int j = 0; j < HD / 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
     for (int kt = 0; kt <= qt; kt++) {
-        __syncthreads();
-        gpt_fa_load<T, HD>(sK, k + (int64_t)kt * GPT_FA_TILE * ld, ld);
-        gpt_fa_load<T, HD>(sV, v + (int64_t)kt * GPT_FA_TILE * ld, ld);
+        const T *sK = sKV + 2 * (kt & 1) * TILE, *sV = sK + TILE;
+        if (kt < qt) {
+            T *nk = sKV + 2 * ((kt + 1) & 1) * TILE;
+            gpt_fa_load_async<T, HD>(nk, k + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld);
+            gpt_fa_load_async<T, HD>(nk + TILE, v + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld);
+            gpt_cp_commit();
+            gpt_cp_wait<1>();
+        } else
+            gpt_cp_wait<0>();
         __syncthreads();
         float s[8][4];
         gpt_fa_qk<T, HD>(qa, sK, s);
         float mx[2] = {-INFINITY, -INFINITY};
+        if (kt == qt) { /* the diagonal tile: keys after the query are masked */
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    if (8 * j + 2 * t + (e & 1) > warp * 16 + g + 8 * (e >> 1)) s[j][e] = -INFINITY;
+        }
 #pragma unroll
         for (int j = 0; j < 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                int key = kt * GPT_FA_TILE + 8 * j + 2 * t + (e & 1), qi = q0 + g + 8 * (e >> 1);
-                s[j][e] = key <= qi ? s[j][e] * sl2 : -INFINITY;
+                s[j][e] *= sl2;
                 mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
             }
         float alpha[2], sum[2] = {0, 0};
@@ -545,6 +676,7 @@ __global__ void __launch_bounds__(128) gk_fa_fwd(const T *qkv, T *out, float *ls
             sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
             l[r] = l[r] * alpha[r] + sum[r];
         }
+        __syncthreads(); /* this buffer is reloaded two tiles on */
     }
     gpt_fa_put<T, HD>(o, out + ((int64_t)b * T_ + q0) * C + h * HD, C, 1.0f / l[0], 1.0f / l[1]);
     if (t == 0) {
@@ -568,24 +700,39 @@ __global__ void gk_fa_dot(const T *dout, const T *out, float *D, int64_t rows, i
     if (!lane) D[((bt / T_) * H + h) * T_ + bt % T_] = s;
 }
 
-/* dK, dV: grid (T / 64 key tiles, B H); warp w owns keys [16 w, 16 w + 16) of the tile */
+/* dK, dV: grid (T / 64 key tiles, B H); warp w owns keys [16 w, 16 w + 16) of the tile. Q, dO, lse and D
+   of the query tiles double-buffered. */
 template <typename T, int HD>
 __global__ void __launch_bounds__(128) gk_fa_dkdv(const T *qkv, const T *dout, const float *lse2, const float *D,
                                                    T *dqkv, int T_, int H, int C, float scale) {
-    constexpr int LDT = HD + 8;
+    constexpr int LDT = HD + 8, TILE = GPT_FA_TILE * LDT;
     extern __shared__ __align__(16) unsigned char g_fa_smem[];
-    T *sK = (T *)g_fa_smem, *sV = sK + GPT_FA_TILE * LDT, *sQ = sV + GPT_FA_TILE * LDT, *sO = sQ + GPT_FA_TILE * LDT;
-    float *sL = (float *)(sO + GPT_FA_TILE * LDT), *sD = sL + GPT_FA_TILE;
+    T *sK = (T *)g_fa_smem, *sV = sK + TILE, *sQO = sV + TILE; /* buffer i: Q at sQO + 2 i TILE, dO after it */
+    float *sLD = (float *)(sQO + 4 * TILE);                    /* buffer i: lse at sLD + 2 i 64, D after it */
     int kt = blockIdx.x, b = blockIdx.y / H, h = blockIdx.y % H, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    int g = lane >> 2, t = lane & 3;
+    int g = lane >> 2, t = lane & 3, nq = T_ / GPT_FA_TILE;
     const int64_t ld = 3 * (int64_t)C;
     const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
     const T *dO = dout + (int64_t)b * T_ * C + h * HD;
     const float *L = lse2 + (int64_t)blockIdx.y * T_, *DD = D + (int64_t)blockIdx.y * T_;
     const float sl2 = scale * GPT_LOG2E;
     int k0 = kt * GPT_FA_TILE + warp * 16;
-    gpt_fa_load<T, HD>(sK, k + (int64_t)kt * GPT_FA_TILE * ld, ld);
-    gpt_fa_load<T, HD>(sV, v + (int64_t)kt * GPT_FA_TILE * ld, ld);
+    /* one query tile's Q, dO (cp.async) and lse, D (16 B pieces, 16 threads each) into buffer i */
+    auto load_q = [&](int qt, int i) {
+        gpt_fa_load_async<T, HD>(sQO + 2 * i * TILE, q + (int64_t)qt * GPT_FA_TILE * ld, ld);
+        gpt_fa_load_async<T, HD>(sQO + (2 * i + 1) * TILE, dO + (int64_t)qt * GPT_FA_TILE * C, C);
+        if (threadIdx.x < 32) {
+            int which = threadIdx.x / 16, c = (threadIdx.x % 16) * 4;
+            const float *src = (which ? DD : L) + qt * GPT_FA_TILE + c;
+            uint32_t d = (uint32_t)__cvta_generic_to_shared(sLD + (2 * i + which) * GPT_FA_TILE + c);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+        }
+    };
+    gpt_fa_load_async<T, HD>(sK, k + (int64_t)kt * GPT_FA_TILE * ld, ld);
+    gpt_fa_load_async<T, HD>(sV, v + (int64_t)kt * GPT_FA_TILE * ld, ld);
+    load_q(kt, 0);
+    gpt_cp_commit();
+    gpt_cp_wait<0>();
     __syncthreads();
     uint32_t ka[HD / 16][4], va[HD / 16][4];
     for (int kk = 0; kk < HD / 16; kk++) {
@@ -595,12 +742,16 @@ __global__ void __launch_bounds__(128) gk_fa_dkdv(const T *qkv, const T *dout, c
     float dk[HD / 8][4], dv[HD / 8][4];
     for (int j = 0; j < HD / 8; j++)
         for (int e = 0; e < 4; e++) dk[j][e] = dv[j][e] = 0;
-    for (int qt = kt; qt < T_ / GPT_FA_TILE; qt++) {
-        __syncthreads();
-        gpt_fa_load<T, HD>(sQ, q + (int64_t)qt * GPT_FA_TILE * ld, ld);
-        gpt_fa_load<T, HD>(sO, dO + (int64_t)qt * GPT_FA_TILE * C, C);
-        for (int i = threadIdx.x; i < GPT_FA_TILE; i += blockDim.x)
-            sL[i] = L[qt * GPT_FA_TILE + i], sD[i] = DD[qt * GPT_FA_TILE + i];
+    for (int qt = kt; qt < nq; qt++) {
+        int i = (qt - kt) & 1;
+        const T *sQ = sQO + 2 * i * TILE, *sO = sQ + TILE;
+        const float *sL = sLD + 2 * i * GPT_FA_TILE, *sD = sL + GPT_FA_TILE;
+        if (qt + 1 < nq) {
+            load_q(qt + 1, i ^ 1);
+            gpt_cp_commit();
+            gpt_cp_wait<1>();
+        } else
+            gpt_cp_wait<0>();
         __syncthreads();
         float p[8][4], dp[8][4];
         gpt_fa_qk<T, HD>(ka, sQ, p); /* S^T: 16 keys x 64 queries */
@@ -608,8 +759,8 @@ __global__ void __launch_bounds__(128) gk_fa_dkdv(const T *qkv, const T *dout, c
         for (int j = 0; j < 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                int col = 8 * j + 2 * t + (e & 1), key = k0 + g + 8 * (e >> 1);
-                p[j][e] = qt * GPT_FA_TILE + col >= key ? exp2f(p[j][e] * sl2 - sL[col]) : 0.0f;
+                int col = 8 * j + 2 * t + (e & 1);
+                p[j][e] = qt > kt || col >= warp * 16 + g + 8 * (e >> 1) ? exp2f(p[j][e] * sl2 - sL[col]) : 0.0f;
             }
         gpt_fa_pv<T, HD>(p, sO, dv);   /* dV += P^T dO (p rounded to T in place) */
         gpt_fa_qk<T, HD>(va, sO, dp);  /* dP^T = V dO^T */
@@ -618,19 +769,20 @@ __global__ void __launch_bounds__(128) gk_fa_dkdv(const T *qkv, const T *dout, c
 #pragma unroll
             for (int e = 0; e < 4; e++) p[j][e] *= dp[j][e] - sD[8 * j + 2 * t + (e & 1)];
         gpt_fa_pv<T, HD>(p, sQ, dk);   /* dK += dS^T Q */
+        __syncthreads(); /* this buffer is reloaded two tiles on */
     }
     T *dst = dqkv + ((int64_t)b * T_ + k0) * ld + C + h * HD;
     gpt_fa_put<T, HD>(dk, dst, ld, scale, scale);
     gpt_fa_put<T, HD>(dv, dst + C, ld, 1.0f, 1.0f);
 }
 
-/* dQ: grid (T / 64 query tiles, B H); warp w owns queries [16 w, 16 w + 16) */
+/* dQ: grid (T / 64 query tiles, B H); warp w owns queries [16 w, 16 w + 16). K, V tiles double-buffered. */
 template <typename T, int HD>
 __global__ void __launch_bounds__(128) gk_fa_dq(const T *qkv, const T *dout, const float *lse2, const float *D, T *dqkv,
                                                  int T_, int H, int C, float scale) {
-    constexpr int LDT = HD + 8;
+    constexpr int LDT = HD + 8, TILE = GPT_FA_TILE * LDT;
     extern __shared__ __align__(16) unsigned char g_fa_smem[];
-    T *sQ = (T *)g_fa_smem, *sO = sQ + GPT_FA_TILE * LDT, *sK = sO + GPT_FA_TILE * LDT, *sV = sK + GPT_FA_TILE * LDT;
+    T *sQ = (T *)g_fa_smem, *sO = sQ + TILE, *sKV = sO + TILE; /* buffer i: K at sKV + 2 i TILE, V after it */
     int qt = blockIdx.x, b = blockIdx.y / H, h = blockIdx.y % H, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int g = lane >> 2, t = lane & 3;
     const int64_t ld = 3 * (int64_t)C;
@@ -643,8 +795,12 @@ __global__ void __launch_bounds__(128) gk_fa_dq(const T *qkv, const T *dout, con
         Lr[r] = lse2[(int64_t)blockIdx.y * T_ + q0 + g + 8 * r];
         Dr[r] = D[(int64_t)blockIdx.y * T_ + q0 + g + 8 * r];
     }
-    gpt_fa_load<T, HD>(sQ, q + (int64_t)qt * GPT_FA_TILE * ld, ld);
-    gpt_fa_load<T, HD>(sO, dO + (int64_t)qt * GPT_FA_TILE * C, C);
+    gpt_fa_load_async<T, HD>(sQ, q + (int64_t)qt * GPT_FA_TILE * ld, ld);
+    gpt_fa_load_async<T, HD>(sO, dO + (int64_t)qt * GPT_FA_TILE * C, C);
+    gpt_fa_load_async<T, HD>(sKV, k, ld);
+    gpt_fa_load_async<T, HD>(sKV + TILE, v, ld);
+    gpt_cp_commit();
+    gpt_cp_wait<0>();
     __syncthreads();
     uint32_t qa[HD / 16][4], oa[HD / 16][4];
     for (int kk = 0; kk < HD / 16; kk++) {
@@ -654,9 +810,15 @@ __global__ void __launch_bounds__(128) gk_fa_dq(const T *qkv, const T *dout, con
     float dq[HD / 8][4];
     for (int j = 0; j < HD / 8; j++) dq[j][0] = dq[j][1] = dq[j][2] = dq[j][3] = 0;
     for (int kt = 0; kt <= qt; kt++) {
-        __syncthreads();
-        gpt_fa_load<T, HD>(sK, k + (int64_t)kt * GPT_FA_TILE * ld, ld);
-        gpt_fa_load<T, HD>(sV, v + (int64_t)kt * GPT_FA_TILE * ld, ld);
+        const T *sK = sKV + 2 * (kt & 1) * TILE, *sV = sK + TILE;
+        if (kt < qt) {
+            T *nk = sKV + 2 * ((kt + 1) & 1) * TILE;
+            gpt_fa_load_async<T, HD>(nk, k + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld);
+            gpt_fa_load_async<T, HD>(nk + TILE, v + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld);
+            gpt_cp_commit();
+            gpt_cp_wait<1>();
+        } else
+            gpt_cp_wait<0>();
         __syncthreads();
         float p[8][4], dp[8][4];
         gpt_fa_qk<T, HD>(qa, sK, p);  /* S */
@@ -665,11 +827,13 @@ __global__ void __launch_bounds__(128) gk_fa_dq(const T *qkv, const T *dout, con
         for (int j = 0; j < 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                int key = kt * GPT_FA_TILE + 8 * j + 2 * t + (e & 1), r = e >> 1;
-                float pr = key <= q0 + g + 8 * r ? exp2f(p[j][e] * sl2 - Lr[r]) : 0.0f;
+                int r = e >> 1;
+                float pr = kt < qt || 8 * j + 2 * t + (e & 1) <= warp * 16 + g + 8 * r ? exp2f(p[j][e] * sl2 - Lr[r])
+                                                                                      : 0.0f;
                 p[j][e] = g_f32(g_to<T>(pr)) * (dp[j][e] - Dr[r]); /* P as the forward's product used it */
             }
         gpt_fa_pv<T, HD>(p, sK, dq); /* dQ += dS K */
+        __syncthreads();
     }
     gpt_fa_put<T, HD>(dq, dqkv + ((int64_t)b * T_ + q0) * ld + h * HD, ld, scale, scale);
 }
@@ -680,16 +844,24 @@ template <typename T> static inline int gpt_fa_usable(const gpt_dims *d) {
     return gpt_fa_ok<T>::value && (hd == 64 || hd == 128) && d->seq % GPT_FA_TILE == 0;
 }
 
-template <typename T, int HD> static size_t gpt_fa_bwd_smem(void) {
-    return 4 * (size_t)GPT_FA_TILE * (HD + 8) * sizeof(T) + 2 * GPT_FA_TILE * sizeof(float);
+/* dynamic shared memory: forward 2 x (K, V); dK/dV K, V + 2 x (Q, dO, lse, D); dQ Q, dO + 2 x (K, V) */
+template <typename T, int HD> static size_t gpt_fa_smem(int which) {
+    size_t tile = (size_t)GPT_FA_TILE * (HD + 8) * sizeof(T);
+    return which == 0 ? 4 * tile : which == 1 ? 6 * tile + 4 * GPT_FA_TILE * sizeof(float) : 6 * tile;
 }
 
 template <typename T, int HD> static zero_result gpt_fa_attrs(zero_error *err) {
     static int done;
     if (done) return ZERO_OK;
-    int bytes = (int)gpt_fa_bwd_smem<T, HD>();
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa_dkdv<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), err);
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa_dq<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa_fwd<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)gpt_fa_smem<T, HD>(0)),
+                  err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa_dkdv<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)gpt_fa_smem<T, HD>(1)),
+                  err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa_dq<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)gpt_fa_smem<T, HD>(2)),
+                  err);
     done = 1;
     return ZERO_OK;
 }
@@ -697,8 +869,10 @@ template <typename T, int HD> static zero_result gpt_fa_attrs(zero_error *err) {
 template <typename T, int HD>
 static zero_result gpt_fa_fwd_hd(cudaStream_t s, const gpt_dims *d, int B, const T *qkv, T *out, float *lse,
                                  zero_error *err) {
+    GPT_TRY((gpt_fa_attrs<T, HD>(err)));
     dim3 grid(d->seq / GPT_FA_TILE, B * d->heads);
-    gk_fa_fwd<T, HD><<<grid, 128, 0, s>>>(qkv, out, lse, d->seq, d->heads, d->dim, 1.0f / sqrtf((float)HD));
+    gk_fa_fwd<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(0), s>>>(qkv, out, lse, d->seq, d->heads, d->dim,
+                                                             1.0f / sqrtf((float)HD));
     ZERO_CUDA_TRY(cudaGetLastError(), err);
     return ZERO_OK;
 }
@@ -710,10 +884,10 @@ static zero_result gpt_fa_bwd_hd(cudaStream_t s, const gpt_dims *d, int B, const
     int64_t rows = (int64_t)B * d->seq * d->heads;
     float scale = 1.0f / sqrtf((float)HD);
     dim3 grid(d->seq / GPT_FA_TILE, B * d->heads);
-    size_t smem = gpt_fa_bwd_smem<T, HD>();
     gk_fa_dot<T><<<gpt_blocks(rows, 8), 256, 0, s>>>(dout, out, D, rows, d->seq, d->heads, d->dim, HD);
-    gk_fa_dkdv<T, HD><<<grid, 128, smem, s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim, scale);
-    gk_fa_dq<T, HD><<<grid, 128, smem, s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim, scale);
+    gk_fa_dkdv<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(1), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim,
+                                                              scale);
+    gk_fa_dq<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(2), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim, scale);
     ZERO_CUDA_TRY(cudaGetLastError(), err);
     return ZERO_OK;
 }
@@ -920,7 +1094,10 @@ static zero_result gpt_ln_bwd(const gpt_run *r, const gpt_acts<T> *a, const floa
     int C = a->d.dim;
     T *gw, *gb;
     cudaStream_t s = r->stream;
-    gk_ln_bwd_dx<T><<<gpt_blocks(N, 8), 256, 0, s>>>(dy, x, st, st + N, w, a->dres, accumulate, N, C);
+    if (gpt_ln_in_regs(C))
+        gk_ln_bwd_dx_reg<T><<<gpt_blocks(N, 8), 256, 0, s>>>(dy, x, st, st + N, w, a->dres, accumulate, N, C);
+    else
+        gk_ln_bwd_dx<T><<<gpt_blocks(N, 8), 256, 0, s>>>(dy, x, st, st + N, w, a->dres, accumulate, N, C);
     gk_ln_bwd_part<<<dim3(gpt_blocks(C, 128), (unsigned)a->ln_slabs), 128, 0, s>>>(dy, x, st, st + N, a->part, N, C,
                                                                                     a->ln_rows, a->ln_slabs);
     GPT_LAUNCHED(err);
@@ -1037,7 +1214,7 @@ static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k,
     T *ln1 = a->ln1 + (int64_t)k * N * C, *qkv = a->qkv + (int64_t)k * N * 3 * C, *atty = a->atty + (int64_t)k * N * C;
     T *ln2 = a->ln2 + (int64_t)k * N * C, *fch = a->fch + (int64_t)k * N * 4 * C, *fcg = a->fcg + (int64_t)k * N * 4 * C;
 
-    gk_ln_fwd<T><<<gpt_blocks(N, 8), 256, 0, s>>>(x, p[GPT_LN1_W], p[GPT_LN1_B], ln1, st1, st1 + N, N, C);
+    gpt_ln_fwd<T>(s, x, p[GPT_LN1_W], p[GPT_LN1_B], ln1, st1, N, C);
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, 3 * C, C, 1.0f, ln1, C, 0, p[GPT_QKV_W], 3 * C, 0, 0.0f, qkv, dt, 3 * C, 0,
                    1, dt, err));
@@ -1047,7 +1224,7 @@ static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k,
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, C, C, 1.0f, atty, C, 0, p[GPT_ATTN_PROJ_W], C, 0, 0.0f, a->yf, CUDA_R_32F,
                    C, 0, 1, dt, err));
     gk_residual<T><<<gpt_row_grid(N, C), GPT_ROW_THREADS, 0, s>>>(x, a->yf, p[GPT_ATTN_PROJ_B], xmid, N, C);
-    gk_ln_fwd<T><<<gpt_blocks(N, 8), 256, 0, s>>>(xmid, p[GPT_LN2_W], p[GPT_LN2_B], ln2, st2, st2 + N, N, C);
+    gpt_ln_fwd<T>(s, xmid, p[GPT_LN2_W], p[GPT_LN2_B], ln2, st2, N, C);
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, 4 * C, C, 1.0f, ln2, C, 0, p[GPT_FC_W], 4 * C, 0, 0.0f, fch, dt, 4 * C, 0,
                    1, dt, err));
@@ -1083,14 +1260,14 @@ template <typename T> static zero_result gpt_block_bwd(const gpt_run *r, gpt_act
     int t0 = gpt_block_tensor(l, 0);
 
     /* MLP: dy = d resid in T */
-    gk_to<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(a->dres, a->d1, N * C);
+    gk_to<T><<<gpt_blocks(N * C / 4), GPT_THREADS, 0, s>>>(a->dres, a->d1, N * C);
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_MLP_PROJ_B, a->d1, C, err));
     GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_MLP_PROJ_W, fcg, 4 * C, a->d1, C, err));
     /* dg[N, 4C] = dy W^T, then through the GELU */
     GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, 4 * C, C, 1.0f, a->d1, C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f, a->d2, dt,
                    4 * C, 0, 1, dt, err));
-    gk_gelu_bwd<T><<<gpt_blocks(N * 4 * C), GPT_THREADS, 0, s>>>(a->d2, fch, N * 4 * C);
+    gk_gelu_bwd<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(a->d2, fch, N * 4 * C);
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_FC_B, a->d2, 4 * C, err));
     GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_FC_W, ln2, C, a->d2, 4 * C, err));
@@ -1099,7 +1276,7 @@ template <typename T> static zero_result gpt_block_bwd(const gpt_run *r, gpt_act
     GPT_TRY(gpt_ln_bwd<T>(r, a, a->dln, xmid, st2, p[GPT_LN2_W], t0 + GPT_LN2_W, t0 + GPT_LN2_B, 1, err));
 
     /* attention */
-    gk_to<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(a->dres, a->d1, N * C);
+    gk_to<T><<<gpt_blocks(N * C / 4), GPT_THREADS, 0, s>>>(a->dres, a->d1, N * C);
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_ATTN_PROJ_B, a->d1, C, err));
     GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_ATTN_PROJ_W, atty, C, a->d1, C, err));
@@ -1185,7 +1362,7 @@ static zero_result gpt_step(const gpt_run *r, gpt_acts<T> *a, const int *rows, f
     GPT_TRY(gpt_param<T>(r, tf, &lw, err));
     GPT_TRY(gpt_param<T>(r, tf + 1, &lb, err));
     const float *xL = a->resid + (int64_t)L * N * C;
-    gk_ln_fwd<T><<<gpt_blocks(N, 8), 256, 0, s>>>(xL, lw, lb, a->lnf, a->stf, a->stf + N, N, C);
+    gpt_ln_fwd<T>(s, xL, lw, lb, a->lnf, a->stf, N, C);
     GPT_LAUNCHED(err);
     GPT_TRY(r->io->fetch(r->io->user, GPT_WTE, err));
     GPT_TRY(gpt_param<T>(r, GPT_WTE, &wte, err));
