@@ -32,7 +32,7 @@ run() { # NAME ARGS...: one run of gpt, its output in $DIR/NAME.log
 
 stages() { # the same loss curve on 2 GPUs for every stage (text, 124M, bf16)
     for s in 0 1 2 3; do
-        run "stage$s" $G --preset 124M --dtype bf16 --stage $s --batch 8 --steps 100 --print-every 1 --warmup 5 \
+        run "stage$s" $G --preset 124M --dtype bf16 --stage $s --batch 8 --steps 60 --print-every 1 --warmup 5 \
             --metrics "$DIR/stage$s.jsonl"
     done
     python3 - "$DIR" <<'EOF'
@@ -74,19 +74,6 @@ one)
 stages) stages ;;
 plots) plots ;;
 two)
-    stages
-    # the largest micro-batch per stage, 6.4e9 parameters on 2 GPUs (stage 0 holds 16 bytes each)
-    for s in 0 2 3; do
-        run "maxb_stage$s" $G $BIG --stage $s --find-max-batch --steps 4 --warmup 1 --print-every 2 \
-            --metrics "$DIR/maxb_stage$s.jsonl"
-    done
-    # scaling: GPT-2 XL, micro-batch 8 per GPU, 1 GPU then 2
-    for s in 1 2 3; do
-        CUDA_VISIBLE_DEVICES=0 run "scale_stage${s}_1gpu" $G $XL --stage $s --batch 8 --steps 12 --print-every 4 \
-            --metrics "$DIR/scale_stage${s}_1gpu.jsonl"
-        run "scale_stage${s}_2gpu" $G $XL --stage $s --batch 8 --steps 12 --print-every 4 \
-            --metrics "$DIR/scale_stage${s}_2gpu.jsonl"
-    done
     # side by side with PyTorch FSDP2: GPT-2 XL, T 1024, bf16, micro-batch 16, 2 GPUs
     for s in 2 3; do
         run "xl16_stage$s" $G $XL --stage $s --batch 16 --steps 12 --print-every 4 --metrics "$DIR/xl16_stage$s.jsonl"
@@ -97,6 +84,19 @@ two)
             --metrics "$DIR/fsdp2_reshard$rs.jsonl"
         grep -E "tok/s|MFU|OOM" "$DIR/fsdp2_reshard$rs.log" | tail -2 | sed 's/^/   /'
     done
+    # scaling: GPT-2 XL, micro-batch 8 per GPU, 1 GPU then 2
+    for s in 1 2 3; do
+        CUDA_VISIBLE_DEVICES=0 run "scale_stage${s}_1gpu" $G $XL --stage $s --batch 8 --steps 12 --print-every 4 \
+            --metrics "$DIR/scale_stage${s}_1gpu.jsonl"
+        run "scale_stage${s}_2gpu" $G $XL --stage $s --batch 8 --steps 12 --print-every 4 \
+            --metrics "$DIR/scale_stage${s}_2gpu.jsonl"
+    done
+    # the largest micro-batch per stage, 6.4e9 parameters on 2 GPUs (stage 0 holds 16 bytes each)
+    for s in 0 2 3; do
+        run "maxb_stage$s" $G $BIG --stage $s --find-max-batch --steps 4 --warmup 1 --print-every 2 \
+            --metrics "$DIR/maxb_stage$s.jsonl"
+    done
+    stages
     plots
     ;;
 *) echo "usage: sh examples/gpt/bench.sh one|two|stages" >&2; exit 2 ;;
