@@ -10,6 +10,7 @@
 #   sh examples/gpt/bench.sh two      2 GPUs (H200): stages 0-3 loss curves;
 #                                     the largest micro-batch per stage; 1 vs 2
 #                                     GPUs per stage; ZeRO-2/3 vs PyTorch FSDP2
+#   sh examples/gpt/bench.sh four     4 GPUs (H200): 1 vs 4 GPUs per stage
 #   sh examples/gpt/bench.sh stages   only the stages 0-3 loss curves
 set -u
 what=${1:-two}
@@ -71,6 +72,14 @@ one)
     run big_z3_offload $G $BIG --stage 3 --offload-optimizer cpu --offload-param cpu --batch 8 --steps 6 --warmup 2 \
         --print-every 2 --metrics "$DIR/big_z3_offload.jsonl"
     ;;
+four) # scaling on 4 GPUs: GPT-2 XL, micro-batch 8 per GPU, 1 GPU then 4
+    for s in 1 2 3; do
+        CUDA_VISIBLE_DEVICES=0 run "scale_stage${s}_1gpu" $G $XL --stage $s --batch 8 --steps 12 --print-every 4 \
+            --metrics "$DIR/scale_stage${s}_1gpu.jsonl"
+        run "scale_stage${s}_4gpu" $G $XL --stage $s --batch 8 --steps 12 --print-every 4 \
+            --metrics "$DIR/scale_stage${s}_4gpu.jsonl"
+    done
+    ;;
 stages) stages ;;
 plots) plots ;;
 two)
@@ -99,6 +108,6 @@ two)
     stages
     plots
     ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|stages" >&2; exit 2 ;;
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|plots" >&2; exit 2 ;;
 esac
 exit $rc

@@ -476,6 +476,11 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
                 w->rank, err.msg);
         return 1;
     }
+    double engine_gib = 0;
+    {
+        zero_memory_stats ms;
+        if (zero_memory_report(e, &ms) == ZERO_OK) engine_gib = ms.planned_total[ZERO_MEM_DEVICE] / 1073741824.0;
+    }
     if (w->rank == 0 && !o->quiet) {
         zero_memory_stats ms;
         zero_memory_report(e, &ms);
@@ -509,9 +514,9 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
         if (s->jsonl)
             fprintf(s->jsonl,
                     "{\"event\":\"end\",\"batch\":%d,\"median_step_ms\":%.3f,\"timed_steps\":%zu,\"tokens_per_s_per_gpu\":"
-                    "%.1f,\"tflops_per_gpu\":%.2f,\"mfu\":%.4f,\"gpu_peak_gib\":%.3f,\"activations_gib\":%.3f,"
-                    "\"host_peak_gib\":%.3f,\"attention_flop_share\":%.4f}\n",
-                    B, med, step_ms.size(), tok, tf, mfu, gmem, a.bytes / 1073741824.0, host_gib("VmHWM:"),
+                    "%.1f,\"tflops_per_gpu\":%.2f,\"mfu\":%.4f,\"gpu_peak_gib\":%.3f,\"engine_gib\":%.3f,"
+                    "\"activations_gib\":%.3f,\"host_peak_gib\":%.3f,\"attention_flop_share\":%.4f}\n",
+                    B, med, step_ms.size(), tok, tf, mfu, gmem, engine_gib, a.bytes / 1073741824.0, host_gib("VmHWM:"),
                     gpt_attention_flop_share(&o->d));
     }
     gpt_acts_free<T>(&a);
@@ -530,6 +535,12 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
     if (o->config) {
         zero_result r = zero_config_load(cfg, o->config, err);
         if (r != ZERO_OK) return r;
+    } else { /* GPT-2 practice: linear warm-up over the first tenth, then linear decay to 0 */
+        cfg->scheduler.type = ZERO_SCHEDULER_WARMUP_DECAY_LR;
+        cfg->scheduler.warmup_type = ZERO_WARMUP_LINEAR;
+        cfg->scheduler.warmup_min_lr = 0;
+        cfg->scheduler.warmup_num_steps = o->steps >= 10 ? o->steps / 10 : 1;
+        cfg->scheduler.total_num_steps = o->steps;
     }
     if (cfg->optimizer.lr == ZERO_AUTO) cfg->optimizer.lr = 6e-4;
     if (cfg->optimizer.beta1 == ZERO_AUTO) cfg->optimizer.beta1 = 0.9;
@@ -549,6 +560,7 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
     if (o->has_batch) cfg->train_micro_batch_size_per_gpu = o->batch;
     if (o->has_gas) cfg->gradient_accumulation_steps = o->gas;
     if (o->has_lr) cfg->optimizer.lr = o->lr;
+    if (!o->config) cfg->scheduler.warmup_max_lr = cfg->optimizer.lr;
     if (o->has_stage) z->stage = o->stage;
     if (o->has_dtype) {
         cfg->fp16.enabled = o->dtype == ZERO_DTYPE_FP16;

@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import sys
 
@@ -168,7 +169,7 @@ def run_label(r, with_model):
     w = r.world()
     if w is not None:
         parts.append("%d GPU%s" % (w, "" if w == 1 else "s"))
-    b = st.get("batch")
+    b = r.end.get("batch", st.get("batch")) if r.end else st.get("batch")  # --find-max-batch: the end's
     if b is None and r.oom:
         b = r.oom.get("batch")
     if b is not None:
@@ -300,8 +301,25 @@ def _bars(plt, items, path, ylabel, title, fmt):
     return True
 
 
+def engine_activations(r):
+    """(engine GiB, activations GiB) of a zero run: the end line's, else its log's "memory per GPU" line
+    (the .log beside the .jsonl, as examples/gpt/bench.sh writes them); None when neither has them"""
+    e, a = num(r.end.get("engine_gib")), num(r.end.get("activations_gib"))
+    if e is not None and a is not None:
+        return e, a
+    log = os.path.splitext(r.path)[0] + ".log"
+    try:
+        m = re.search(r"memory per GPU: engine ([0-9.]+) GiB.*?activations ([0-9.]+) GiB", open(log).read())
+    except OSError:
+        return None
+    return (float(m.group(1)), float(m.group(2))) if m else None
+
+
 def plot_memory(plt, runs, path, model, suffix):
-    items = [(r, r.peak_gib(), "") for r in runs]
+    items = []
+    for r in runs:
+        ea = engine_activations(r)
+        items.append((r, r.peak_gib(), "engine %.1f\n+ act. %.1f" % ea if ea else ""))
     items = [it for it in items if it[1] is not None]
     if not items:
         return False
