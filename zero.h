@@ -76,6 +76,8 @@
 #define ZERO_VERSION_MAJOR 0
 #define ZERO_VERSION_MINOR 1
 #define ZERO_VERSION_PATCH 0
+#define ZERO__STR_(...) #__VA_ARGS__
+#define ZERO__STR(...) ZERO__STR_(__VA_ARGS__)
 
 #ifndef ZERO_API
 #  ifdef ZERO_STATIC
@@ -195,6 +197,9 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_PROGRESS, ZERO_OK, "progress line (steps_per_print)")                        \
     X(ENGINE_TIMERS, ZERO_OK, "phase times (wall_clock_breakdown)")                       \
     X(ENGINE_SKIPPED, ZERO_OK, "steps skipped for inf/nan gradients in the last print period") \
+    X(ENGINE_COLLECTIVE, ZERO_OK, "a collective the engine issues, on every rank (ZERO_DEBUG=1; debug level)") \
+    X(ENGINE_WATCHDOG, ZERO_ERR_TIMEOUT, "a rank has waited ZERO_WATCHDOG_S seconds on a collective or a sync (warning; the wait goes on)") \
+    X(ENGINE_METRICS, ZERO_ERR_IO, "the jsonl_monitor file cannot be opened or written") \
     X(CKPT_NOT_FOUND, ZERO_ERR_IO, "no checkpoint in the directory (neither meta.zck nor a latest pointer)") \
     X(CKPT_CORRUPT, ZERO_ERR_CORRUPT, "a checkpoint file fails its checks: truncated, flipped bits, missing, or not a checkpoint") \
     X(CKPT_VERSION, ZERO_ERR_CONFIG, "a checkpoint of a newer format version than this build reads") \
@@ -472,6 +477,15 @@ typedef struct zero_aio_config {
     int use_gds;                   /* use_gds: false */
 } zero_aio_config;
 
+/* "jsonl_monitor": {...} (zero's own, shaped like DeepSpeed's csv_monitor):
+   rank 0 appends one JSON object per optimizer step to
+   <output_path>/<job_name>.jsonl (docs/observability.md has the fields) */
+typedef struct zero_monitor_config {
+    int enabled;                   /* enabled: false */
+    char output_path[ZERO_PATH_MAX]; /* output_path: "" (the working directory) */
+    char job_name[ZERO_PATH_MAX];  /* job_name: "zero" */
+} zero_monitor_config;
+
 typedef struct zero_config {
     /* batch triangle: TBS = MBS x GAS x world (zero_config_resolve) */
     int64_t train_batch_size;               /* train_batch_size: ZERO_UNSET (ZERO_AUTO allowed) */
@@ -512,6 +526,7 @@ typedef struct zero_config {
                              naming both, instead of a deadlock or a silent mix-up; one
                              small all-reduce more per collective (debugging). Also
                              ZERO_CHECK=1 in the environment. Default 0. */
+    zero_monitor_config jsonl_monitor; /* jsonl_monitor: metrics, one JSON line per step */
     int world_size;       /* set by zero_config_resolve; 0 before */
     int resolved;         /* set by zero_config_resolve */
     zero_logger log;      /* where warnings and info go */
@@ -1069,6 +1084,13 @@ ZERO_API zero_result zero_read_state(zero_engine *e, int t, zero_state_kind what
                                      int64_t count, float *out);
 /* The engine's layout (units, chunks, locations). */
 ZERO_API const zero_layout *zero_engine_layout(const zero_engine *e);
+/* The step's loss as the program computed it (averaged as it likes): the
+   next zero_step's progress line and jsonl_monitor record carry it (rank 0's
+   value is the one written). Optional; forgotten after that step. */
+ZERO_API void zero_report_loss(zero_engine *e, double loss);
+
+/* "MAJOR.MINOR.PATCH" of these headers (ZERO_VERSION_MAJOR/MINOR/PATCH). */
+ZERO_API const char *zero_version(void);
 
 #ifdef __cplusplus
 }
@@ -1219,7 +1241,7 @@ ZERO__DEF void zero_log_default(void *user, zero_log_level level, zero_msg item,
     static const char *const names[] = {"debug", "info", "warning", "error"};
     (void)user;
     (void)item;
-    if (level < ZERO_LOG_WARN && rank != 0) return;
+    if (level == ZERO_LOG_INFO && rank != 0) return; /* debug (asked for: ZERO_DEBUG) from every rank */
     fprintf(stderr, "[zero][rank %d] %s: %s\n", rank,
             names[(unsigned)level < ZERO_LOG_LEVEL_COUNT ? level : ZERO_LOG_ERROR], text);
 }
@@ -2455,6 +2477,8 @@ ZERO__DEF zero_config zero_config_default(void) {
     c.zero_optimization.memory_efficient_linear = 1;
     c.zero_optimization.override_module_apply = 1;
 
+    snprintf(c.jsonl_monitor.job_name, sizeof c.jsonl_monitor.job_name, "zero");
+
     c.log.fn = NULL;
     c.log.user = NULL;
     c.log.level = ZERO_LOG_INFO;
@@ -2923,9 +2947,23 @@ static const zero__key zero__keys[] = {
     ZERO__TOP("flops_profiler", ZERO__NOEF, "FLOPs profiler", "", 0),
     ZERO__TOP("tensorboard", ZERO__NOEF, "TensorBoard monitor", "", 0),
     ZERO__TOP("wandb", ZERO__NOEF, "Weights & Biases monitor", "", 0),
-    ZERO__TOP("csv_monitor", ZERO__NOEF, "CSV monitor", "", 0),
+    ZERO__TOP("csv_monitor", ZERO__NOEF, "CSV monitor", "jsonl_monitor writes the step metrics as JSON lines", 0),
+    {{"jsonl_monitor", "object", "{}", ZERO__IMPL, "zero's own key: metrics as JSON lines (shaped like csv_monitor)",
+      ""},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"jsonl_monitor.enabled", "bool", "false", ZERO__IMPL,
+      "rank 0 appends one JSON object per optimizer step: step, loss (zero_report_loss), lr, loss scale, grad norm, "
+      "skipped, phase times, samples/s, memory by category",
+      "docs/observability.md lists the fields"},
+     ZERO__K_BOOL, ZERO__OFF(jsonl_monitor.enabled), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.jsonl_monitor.enabled"},
+    {{"jsonl_monitor.output_path", "string", "\"\"", ZERO__IMPL, "directory of the file (\"\": the working directory)",
+      "must exist; zero_engine_create fails naming it otherwise"},
+     ZERO__K_STRING, ZERO__OFF(jsonl_monitor.output_path), 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL,
+     "cfg.jsonl_monitor.output_path"},
+    {{"jsonl_monitor.job_name", "string", "\"zero\"", ZERO__IMPL, "the file is <output_path>/<job_name>.jsonl", ""},
+     ZERO__K_STRING, ZERO__OFF(jsonl_monitor.job_name), 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.jsonl_monitor.job_name"},
     ZERO__TOP("comet", ZERO__NOEF, "Comet monitor", "", 0),
-    ZERO__TOP("comms_logger", ZERO__NOEF, "communication logger", "ZERO_DEBUG=1 arrives with the CUDA backend", 0),
+    ZERO__TOP("comms_logger", ZERO__NOEF, "communication logger", "ZERO_DEBUG=1 logs every collective instead (docs/observability.md)", 0),
     ZERO__TOP("timers", ZERO__NOEF, "throughput timer settings", "", 0),
     ZERO__TOP("autotuning", ZERO__NOEF, "DeepSpeed autotuner", "", 0),
     ZERO__TOP("compile", ZERO__NOEF, "torch.compile settings", "", 0),
@@ -6284,6 +6322,30 @@ struct zero_engine {
     double t_phase[ZERO_PHASE_COUNT], t_backward_start;
     int broken;
     int check;             /* check_collectives */
+    /* observability: ZERO_DEBUG=1, the watchdog (ZERO_WATCHDOG_S), jsonl_monitor, the progress line */
+    int debug;             /* log every collective */
+    int tr_kind, tr_unit;  /* the collective about to be issued (zero__coll_check names it) */
+    int64_t n_coll;        /* collectives issued */
+    struct {
+        pthread_mutex_t lock;
+        pthread_cond_t cv;     /* wakes the thread to stop */
+        pthread_t thread;
+        int on, stop;          /* the watchdog thread runs; asked to stop */
+        double threshold_s;    /* report a wait longer than this; 0: no watchdog */
+        const char *what;      /* the blocking backend call under way, NULL: none */
+        int kind, unit;        /* the collective it belongs to */
+        double since_ms;
+        int reports;           /* lines printed for this wait */
+        int64_t step;
+        int micro;
+        int64_t n_coll;        /* collectives issued when the wait began */
+    } wd;
+    FILE *jsonl;           /* jsonl_monitor's file (rank 0) */
+    double loss;           /* zero_report_loss since the last step */
+    int has_loss;
+    double t_print_ms;     /* when the last progress line was (engine creation before the first) */
+    double t_step_ms;      /* when the last zero_step returned (engine creation before the first) */
+    int64_t steps_at_print;
     int offload;           /* offload_optimizer "cpu": master, m, v on the host, Adam there */
     zero_mem_kind opt_kind;/* where master, m and v live */
     zero_dtype gdt;        /* dtype of the reduced gradient chunks Adam reads */
@@ -6348,6 +6410,15 @@ struct zero_engine {
 /* Live engines, so a call on a destroyed one is an error, not a crash. */
 static pthread_mutex_t zero__live_lock = PTHREAD_MUTEX_INITIALIZER;
 static zero_engine *zero__live_head;
+
+/* the engine's collectives and host waits (ZERO_DEBUG's log and the watchdog see them all) */
+static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err);
+static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
+                                        zero_op op, zero_stream_id s, zero_error *err);
+static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
+                                    zero_stream_id s, zero_error *err);
+static zero_result zero__all_reduce(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
+                                    zero_op op, zero_stream_id s, zero_error *err);
 
 static int zero__engine_live(const zero_engine *e) {
     zero_engine *p;
@@ -6532,7 +6603,7 @@ static zero_result zero__pbuf_settle(zero_engine *e, int b, int reuse, zero_erro
     }
     if (reuse && e->pbuf_copying[b]) {
         int k;
-        if (e->be.sync(e->be.ctx, ZERO_STREAM_COMM, fail) != ZERO_OK) return fail->code;
+        if (zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK) return fail->code;
         for (k = 0; k < e->n_pbuf; k++) e->pbuf_copying[k] = 0;
     }
     return ZERO_OK;
@@ -6634,7 +6705,7 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
                 return fail->code;
             e->pbuf_unit[buf] = -1;
             if (e->be.copy(e->be.ctx, e->pbuf[buf], src, bytes, ZERO_STREAM_COMM, fail) != ZERO_OK ||
-                e->be.sync(e->be.ctx, ZERO_STREAM_COMM, fail) != ZERO_OK)
+                zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
                 return fail->code;
         }
         if (e->be.tiles_write(e->pstore, u, e->pbuf[buf], bytes, &e->pbuf_req[buf], fail) != ZERO_OK) {
@@ -6650,9 +6721,11 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
     return e->be.copy(e->be.ctx, zero__param_own(e, u), src, bytes, ZERO_STREAM_COMM, fail);
 }
 
+static void zero__obs_stop(zero_engine *e);
 static void zero__engine_free(zero_engine *e) {
     int k;
     if (!e) return;
+    zero__obs_stop(e);
     if (e->dpu_started) { /* first: a delayed Adam still uses the buffers; it finishes, then the thread leaves */
         pthread_mutex_lock(&e->dpu_mu);
         e->dpu_quit = 1;
@@ -6770,6 +6843,273 @@ static const char *const zero__c_names[] = {"?", "the initial all_gather", "a st
                                             "the gradient reduction", "the norm all_reduce",
                                             "the post-step all_gather", "zero_read_state's all_gather"};
 
+/* ---- engine: observability ----
+
+   ZERO_DEBUG=1: every collective the engine issues is logged on every rank
+   (debug level): its number, kind, unit and tensors, bytes, dtype, stream.
+   The watchdog (ZERO_WATCHDOG_S seconds, default 60; 0 turns it off): a
+   thread that notices when the engine has been blocked longer than that in
+   one backend call (a collective, which blocks on host ranks, or a sync,
+   which blocks on GPUs) and logs, as a warning on that rank, what it waits
+   on: the collective's kind and unit, the step and micro-batch. Every rank
+   that waits says so, so the rank that does not is the one to look at. The
+   wait goes on (the backend's own timeout, ZERO_TIMEOUT_S, still ends it).
+   jsonl_monitor: one JSON object per step, rank 0 (zero__metrics_line). */
+
+static double zero__obs_dsize(zero_dtype dt) {
+    return dt == (zero_dtype)ZERO__DTYPE_F64 ? 8.0 : (double)zero_dtype_size(dt);
+}
+
+/* "unit 17 (h.8.attn.c_attn.weight .. h.8.mlp.c_proj.bias)" or "no unit" */
+static void zero__obs_unit(const zero_engine *e, int unit, char *buf, size_t cap) {
+    const zero_unit *u = unit >= 0 && unit < e->n_units ? zero_layout_unit(e->L, unit) : NULL;
+    if (!u) snprintf(buf, cap, "no unit");
+    else if (u->first_tensor == u->last_tensor)
+        snprintf(buf, cap, "unit %d (%s)", unit, zero__tname(e, u->first_tensor));
+    else
+        snprintf(buf, cap, "unit %d (%s .. %s)", unit, zero__tname(e, u->first_tensor), zero__tname(e, u->last_tensor));
+}
+
+/* A line that ZERO_DEBUG asked for: debug level, past the logger's level filter */
+static ZERO__UNUSED void zero__dlog(zero_engine *e, const char *fmt, ...) ZERO__PRINTF(2, 3);
+static void zero__dlog(zero_engine *e, const char *fmt, ...) {
+    char text[1024];
+    va_list ap;
+    const zero_logger *lg = &e->cfg.log;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    (lg->fn ? lg->fn : zero_log_default)(lg->user, ZERO_LOG_DEBUG, ZERO_MSG_ENGINE_COLLECTIVE, e->rank, text);
+}
+
+static void zero__wait_begin(zero_engine *e, const char *what) {
+    if (e->wd.threshold_s <= 0) return;
+    pthread_mutex_lock(&e->wd.lock);
+    e->wd.what = what;
+    e->wd.kind = e->tr_kind;
+    e->wd.unit = e->tr_unit;
+    e->wd.since_ms = zero__now_ms();
+    e->wd.reports = 0;
+    e->wd.step = e->global_steps;
+    e->wd.micro = e->micro;
+    e->wd.n_coll = e->n_coll;
+    pthread_mutex_unlock(&e->wd.lock);
+}
+static void zero__wait_end(zero_engine *e) {
+    if (e->wd.threshold_s <= 0) return;
+    pthread_mutex_lock(&e->wd.lock);
+    e->wd.what = NULL;
+    pthread_mutex_unlock(&e->wd.lock);
+}
+
+/* Every collective and host wait of the engine goes through these (the
+   backend's own functions otherwise) */
+static void zero__coll_log(zero_engine *e, const char *op, size_t count, zero_dtype dt, zero_stream_id s) {
+    char unit[320];
+    e->n_coll++;
+    if (!e->debug) return;
+    zero__obs_unit(e, e->tr_unit, unit, sizeof unit);
+    zero__dlog(e, "collective #%lld: %s of %s for %s: %zu elements (%.0f bytes) of %s on the %s stream; step %lld, "
+                  "micro-batch %d",
+               (long long)e->n_coll, op, unit, e->tr_kind >= 1 && e->tr_kind <= 6 ? zero__c_names[e->tr_kind] : "?",
+               count, (double)count * zero__obs_dsize(dt),
+               dt == (zero_dtype)ZERO__DTYPE_F64 ? "f64" : zero_dtype_name(dt),
+               s == ZERO_STREAM_COMM ? "communication" : "compute", (long long)e->global_steps, e->micro);
+}
+static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err) {
+    zero_result r;
+    zero__wait_begin(e, s == ZERO_STREAM_COMM ? "a sync of the communication stream" : "a sync of the compute stream");
+    r = e->be.sync(e->be.ctx, s, err);
+    zero__wait_end(e);
+    return r;
+}
+static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
+                                        zero_op op, zero_stream_id s, zero_error *err) {
+    zero_result r;
+    zero__coll_log(e, "reduce-scatter", count * (size_t)e->world, dt, s);
+    zero__wait_begin(e, "a reduce-scatter");
+    r = e->be.reduce_scatter(e->be.ctx, send, recv, count, dt, op, s, err);
+    zero__wait_end(e);
+    return r;
+}
+static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
+                                    zero_stream_id s, zero_error *err) {
+    zero_result r;
+    zero__coll_log(e, "all-gather", count * (size_t)e->world, dt, s);
+    zero__wait_begin(e, "an all-gather");
+    r = e->be.all_gather(e->be.ctx, send, recv, count, dt, s, err);
+    zero__wait_end(e);
+    return r;
+}
+static zero_result zero__all_reduce(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
+                                    zero_op op, zero_stream_id s, zero_error *err) {
+    zero_result r;
+    zero__coll_log(e, "all-reduce", count, dt, s);
+    zero__wait_begin(e, "an all-reduce");
+    r = e->be.all_reduce(e->be.ctx, send, recv, count, dt, op, s, err);
+    zero__wait_end(e);
+    return r;
+}
+
+static void *zero__watchdog_main(void *arg) {
+    zero_engine *e = (zero_engine *)arg;
+    pthread_mutex_lock(&e->wd.lock);
+    while (!e->wd.stop) {
+        struct timespec ts;
+        double waited = e->wd.what ? (zero__now_ms() - e->wd.since_ms) / 1000.0 : 0;
+        if (e->wd.what && waited >= e->wd.threshold_s * (e->wd.reports + 1)) {
+            char unit[320], text[900];
+            zero__obs_unit(e, e->wd.unit, unit, sizeof unit);
+            snprintf(text, sizeof text,
+                     "watchdog: waiting %.1f s in %s for %s of %s (step %lld, micro-batch %d; %lld collectives issued "
+                     "so far). Every rank that waits logs this line: a rank that names another unit, or none, is "
+                     "where to look (ZERO_DEBUG=1 logs each collective)",
+                     waited, e->wd.what, e->wd.kind >= 1 && e->wd.kind <= 6 ? zero__c_names[e->wd.kind] : "a collective",
+                     unit, (long long)e->wd.step, e->wd.micro, (long long)e->wd.n_coll);
+            e->wd.reports++;
+            pthread_mutex_unlock(&e->wd.lock);
+            zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_WATCHDOG, "%s", text);
+            pthread_mutex_lock(&e->wd.lock);
+            continue;
+        }
+        zero__host_deadline(0.1, &ts);
+        pthread_cond_timedwait(&e->wd.cv, &e->wd.lock, &ts);
+    }
+    pthread_mutex_unlock(&e->wd.lock);
+    return NULL;
+}
+
+/* ZERO_DEBUG, ZERO_WATCHDOG_S and jsonl_monitor, at zero_engine_create */
+static zero_result zero__obs_start(zero_engine *e) {
+    const char *w = getenv("ZERO_WATCHDOG_S");
+    const zero_monitor_config *m = &e->cfg.jsonl_monitor;
+    e->wd.threshold_s = 60;
+    e->t_print_ms = e->t_step_ms = zero__now_ms();
+    if (w && *w) {
+        char *end;
+        double x = strtod(w, &end);
+        if (end == w || *end || !(x >= 0) || x > 1e9)
+            return zero__efail(e, ZERO_MSG_BAD_ARG, "ZERO_WATCHDOG_S=%s: not a number of seconds (0 turns the watchdog off)",
+                               w);
+        e->wd.threshold_s = x;
+    }
+    if (e->wd.threshold_s > 0) {
+        if (pthread_mutex_init(&e->wd.lock, NULL) != 0) {
+            e->wd.threshold_s = 0;
+            return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "watchdog: pthread_mutex_init failed");
+        }
+        if (pthread_cond_init(&e->wd.cv, NULL) != 0) {
+            pthread_mutex_destroy(&e->wd.lock);
+            e->wd.threshold_s = 0;
+            return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "watchdog: pthread_cond_init failed");
+        }
+        if (pthread_create(&e->wd.thread, NULL, zero__watchdog_main, e) != 0) {
+            pthread_cond_destroy(&e->wd.cv);
+            pthread_mutex_destroy(&e->wd.lock);
+            e->wd.threshold_s = 0;
+            return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "watchdog: pthread_create failed\nHINT: ZERO_WATCHDOG_S=0 runs without it");
+        }
+        e->wd.on = 1;
+    }
+    if (m->enabled == 1 && e->rank == 0) {
+        char path[2 * ZERO_PATH_MAX + 8];
+        snprintf(path, sizeof path, "%s%s%s.jsonl", m->output_path, m->output_path[0] ? "/" : "", m->job_name);
+        e->jsonl = fopen(path, "a");
+        if (!e->jsonl)
+            return zero__efail(e, ZERO_MSG_ENGINE_METRICS,
+                               "jsonl_monitor: cannot open %s for appending: %s\nHINT: jsonl_monitor.output_path must be "
+                               "an existing, writable directory",
+                               path, strerror(errno));
+        zero_memory_stats ms;
+        memset(&ms, 0, sizeof ms);
+        zero_memory_report(e, &ms);
+        fprintf(e->jsonl,
+                "{\"event\":\"start\",\"version\":\"%s\",\"world\":%d,\"stage\":%d,\"dtype\":\"%s\",\"train_batch_size\":"
+                "%lld,\"gradient_accumulation_steps\":%d,\"params\":%lld,\"trainable_params\":%lld,\"units\":%d}\n",
+                zero_version(), e->world, e->stage, zero_dtype_name(e->dt), (long long)e->cfg.train_batch_size, e->gas,
+                (long long)ms.params, (long long)ms.trainable_params, e->n_units);
+        fflush(e->jsonl);
+    }
+    return ZERO_OK;
+}
+
+static void zero__obs_stop(zero_engine *e) {
+    if (e->wd.on) {
+        pthread_mutex_lock(&e->wd.lock);
+        e->wd.stop = 1;
+        pthread_cond_broadcast(&e->wd.cv);
+        pthread_mutex_unlock(&e->wd.lock);
+        pthread_join(e->wd.thread, NULL);
+        pthread_cond_destroy(&e->wd.cv);
+        pthread_mutex_destroy(&e->wd.lock);
+        e->wd.on = 0;
+        e->wd.threshold_s = 0;
+    }
+    if (e->jsonl) fclose(e->jsonl);
+    e->jsonl = NULL;
+}
+
+ZERO__DEF void zero_report_loss(zero_engine *e, double loss) {
+    if (!zero__engine_live(e)) return;
+    e->loss = loss;
+    e->has_loss = 1;
+}
+
+ZERO__DEF const char *zero_version(void) {
+    return ZERO__STR(ZERO_VERSION_MAJOR) "." ZERO__STR(ZERO_VERSION_MINOR) "." ZERO__STR(ZERO_VERSION_PATCH);
+}
+
+/* "1h02m05s" */
+static void zero__fmt_duration(double s, char *buf, size_t cap) {
+    long t = s > 0 && s < 1e9 ? (long)(s + 0.5) : 0;
+    if (t >= 3600) snprintf(buf, cap, "%ldh%02ldm%02lds", t / 3600, t / 60 % 60, t % 60);
+    else if (t >= 60) snprintf(buf, cap, "%ldm%02lds", t / 60, t % 60);
+    else snprintf(buf, cap, "%lds", t);
+}
+
+/* One JSON object for jsonl_monitor (rank 0): the step just made */
+static void zero__metrics_line(zero_engine *e, const zero_step_info *in, double samples_per_s) {
+    static const char *const phase[ZERO_PHASE_COUNT] = {"backward", "reduce", "fetch", "norm", "optimizer", "gather",
+                                                        "step"};
+    static const char *const cat[ZERO_MEM_CATEGORY_COUNT] = {"params", "gather_pool", "grads", "grad_accum",
+                                                             "master", "optim_state", "scratch"};
+    static const char *const kind[ZERO_MEM_KIND_COUNT] = {"device", "pinned", "host"};
+    zero_memory_stats ms;
+    int i, k;
+    FILE *f = e->jsonl;
+    if (!f) return;
+    fprintf(f, "{\"event\":\"step\",\"step\":%lld", (long long)in->global_steps);
+    if (e->has_loss) fprintf(f, ",\"loss\":%.9g", e->loss);
+    fprintf(f, ",\"lr\":%.9g,\"loss_scale\":%.9g,\"next_loss_scale\":%.9g,\"grad_norm\":%.9g,\"clip_coef\":%.9g,"
+               "\"skipped\":%d,\"skipped_steps\":%lld",
+            in->lr, in->loss_scale, in->next_loss_scale, in->grad_norm, in->clip_coef, in->applied ? 0 : 1,
+            (long long)in->skipped_steps);
+    if (samples_per_s > 0) fprintf(f, ",\"samples_per_s\":%.6g", samples_per_s);
+    fprintf(f, ",\"time_ms\":{");
+    for (i = 0; i < ZERO_PHASE_COUNT; i++) fprintf(f, "%s\"%s\":%.6g", i ? "," : "", phase[i], in->time_ms[i]);
+    fprintf(f, "}");
+    if (e->stage == 3)
+        fprintf(f, ",\"fetches\":%lld,\"fetch_hits\":%lld,\"units_gathered\":%lld", (long long)in->fetches,
+                (long long)in->fetch_hits, (long long)in->units_gathered);
+    if (zero_memory_report(e, &ms) == ZERO_OK) {
+        fprintf(f, ",\"memory_bytes\":{");
+        for (i = 0; i < ZERO_MEM_CATEGORY_COUNT; i++) {
+            fprintf(f, "%s\"%s\":{", i ? "," : "", cat[i]);
+            for (k = 0; k < ZERO_MEM_KIND_COUNT; k++) fprintf(f, "%s\"%s\":%zu", k ? "," : "", kind[k], ms.planned[i][k]);
+            fprintf(f, "}");
+        }
+        fprintf(f, ",\"allocated\":{");
+        for (k = 0; k < ZERO_MEM_KIND_COUNT; k++) fprintf(f, "%s\"%s\":%zu", k ? "," : "", kind[k], ms.allocated[k]);
+        fprintf(f, "}}");
+    }
+    if (fprintf(f, "}\n") < 0 || fflush(f) != 0) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_METRICS,
+                  "jsonl_monitor: writing failed (%s); metrics stop here, training goes on", strerror(errno));
+        fclose(f);
+        e->jsonl = NULL;
+    }
+}
+
 static double zero__c_tag(const zero_engine *e, int kind, int unit) {
     return ((double)(e->global_steps % 4096) * 8.0 + kind) * 4294967296.0 + (double)(unit + 1);
 }
@@ -6783,6 +7123,8 @@ static void zero__c_describe(const zero_engine *e, double tag, char *buf, size_t
 
 static zero_result zero__coll_check(zero_engine *e, int kind, int unit) {
     double tag;
+    e->tr_kind = kind; /* for ZERO_DEBUG's log and the watchdog */
+    e->tr_unit = unit;
     if (!e->check) return ZERO_OK;
     tag = zero__c_tag(e, kind, unit);
     e->check_host[0] = tag;
@@ -6790,11 +7132,11 @@ static zero_result zero__coll_check(zero_engine *e, int kind, int unit) {
     ZERO__TRY_BE(e, "check_collectives: tag", e->be.copy(e->be.ctx, e->check_dev, e->check_host, 2 * sizeof(double),
                                                         ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "check_collectives: all_reduce",
-                 e->be.all_reduce(e->be.ctx, e->check_dev, e->check_dev, 2, (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_MAX,
+                 zero__all_reduce(e, e->check_dev, e->check_dev, 2, (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_MAX,
                                   ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "check_collectives: result", e->be.copy(e->be.ctx, e->check_host, e->check_dev, 2 * sizeof(double),
                                                            ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "check_collectives: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "check_collectives: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     if (e->check_host[0] != tag || -e->check_host[1] != tag) {
         char mine[160], other[160];
         zero__c_describe(e, tag, mine, sizeof mine);
@@ -6951,7 +7293,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
             break;
         }
         /* the copies read host staging that the next unit overwrites */
-        if (e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+        if (zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK) {
             r = zero__ebackend(e, &be, "zero_engine_create: sync");
             break;
         }
@@ -6965,7 +7307,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
             const zero_unit *x = &l->units[u];
             if ((r = zero__coll_check(e, ZERO__C_INIT, u)) != ZERO_OK) return r;
             ZERO__TRY_BE(e, "zero_engine_create: all_gather of initial weights",
-                         e->be.all_gather(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d),
+                         zero__all_gather(e, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d),
                                           (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
         }
     }
@@ -6974,7 +7316,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
         for (s = 0; s < e->n_spans; s++)
             if (e->spans[s].persistent && (r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK) return r;
     }
-    ZERO__TRY_BE(e, "zero_engine_create: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
 
@@ -7420,8 +7762,10 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     e->period_first_unit = -1;
     e->last_b1 = e->last_b2 = -1;
     {
-        const char *v = getenv("ZERO_CHECK");
+        const char *v = getenv("ZERO_CHECK"), *d = getenv("ZERO_DEBUG");
         e->check = cfg->check_collectives == 1 || (v && v[0] == '1' && v[1] == 0);
+        e->debug = d && d[0] && strcmp(d, "0") != 0; /* before the first collective: create's gathers are logged */
+        e->tr_unit = -1;
     }
     zero_loss_scaler_init(&e->scaler, cfg);
     if (!e->scaler.valid) {
@@ -7440,6 +7784,11 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
         return r;
     }
     if ((r = zero__engine_setup(e, tensors, n_tensors)) != ZERO_OK) {
+        if (err) *err = e->err;
+        zero__engine_free(e);
+        return r;
+    }
+    if ((r = zero__obs_start(e)) != ZERO_OK) {
         if (err) *err = e->err;
         zero__engine_free(e);
         return r;
@@ -7617,7 +7966,7 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
             send = own;
         }
         ZERO__TRY_BE(e, "stage-3 all_gather",
-                     e->be.all_gather(e->be.ctx, send, dst, (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
+                     zero__all_gather(e, send, dst, (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
     }
     if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
     e->t_phase[ZERO_PHASE_FETCH] += zero__now_ms() - t0;
@@ -7927,11 +8276,11 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
                pass of its own over the unit), then the sum */
             if (e->stage == 0)
                 ZERO__TRY_BE(e, "all_reduce of gradients",
-                             e->be.all_reduce(e->be.ctx, src, src, (size_t)x->padded, sdt, ZERO_OP_AVG, ZERO_STREAM_COMM,
+                             zero__all_reduce(e, src, src, (size_t)x->padded, sdt, ZERO_OP_AVG, ZERO_STREAM_COMM,
                                               &be_err_));
             else
                 ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                             e->be.reduce_scatter(e->be.ctx, src, src + (size_t)e->rank * chunk * es, chunk, sdt,
+                             zero__reduce_scatter(e, src, src + (size_t)e->rank * chunk * es, chunk, sdt,
                                                   ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
         }
     } else {
@@ -7944,10 +8293,10 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
         if (e->micro == 0 && e->adt == e->dt) {
             /* the first micro-batch's sums land straight in the accumulator */
             ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                         e->be.reduce_scatter(e->be.ctx, g, acc, chunk, e->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+                         zero__reduce_scatter(e, g, acc, chunk, e->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
         } else {
             ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                         e->be.reduce_scatter(e->be.ctx, g, own, chunk, e->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+                         zero__reduce_scatter(e, g, own, chunk, e->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
             ZERO__TRY_BE(e, "gradient accumulation",
                          e->be.convert(e->be.ctx, acc, e->adt, own, e->dt, chunk, e->micro > 0, ZERO_STREAM_COMM,
                                        &be_err_));
@@ -8047,6 +8396,9 @@ static void zero__step_reset(zero_engine *e) {
 
 static void zero__step_log(zero_engine *e, const zero_step_info *in) {
     const zero_config *c = &e->cfg;
+    double now = zero__now_ms(), dt = (now - e->t_step_ms) / 1000.0;
+    e->t_step_ms = now;
+    if (e->jsonl) zero__metrics_line(e, in, dt > 0 ? (double)c->train_batch_size / dt : 0);
     if (c->wall_clock_breakdown)
         zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMERS,
                   "time (ms) | backward: %.2f | reduce: %.2f | fetch: %.2f | norm: %.2f | optimizer: %.2f | gather: %.2f | "
@@ -8055,12 +8407,26 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
                   in->time_ms[ZERO_PHASE_NORM], in->time_ms[ZERO_PHASE_OPTIMIZER], in->time_ms[ZERO_PHASE_GATHER],
                   in->time_ms[ZERO_PHASE_STEP]);
     if (c->steps_per_print > 0 && e->global_steps % c->steps_per_print == 0) {
-        double b1, b2;
+        double b1, b2, secs = (now - e->t_print_ms) / 1000.0;
+        int64_t steps = e->global_steps - e->steps_at_print, total = c->scheduler.total_num_steps;
+        char loss[48] = "", eta[64] = "", of[32] = "";
         zero_betas_at(c, (long)e->sched_it, &b1, &b2);
+        if (e->has_loss) snprintf(loss, sizeof loss, ", loss=%.6g", e->loss);
+        if (total > 0 && steps > 0 && secs > 0) {
+            char d[32];
+            snprintf(of, sizeof of, "/%lld", (long long)total);
+            zero__fmt_duration(total > e->global_steps ? (double)(total - e->global_steps) * secs / (double)steps : 0,
+                               d, sizeof d);
+            snprintf(eta, sizeof eta, ", eta=%s", d);
+        }
         zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_PROGRESS,
-                  "step=%lld, skipped=%lld, lr=[%.6g], mom=[(%g, %g)], grad_norm=%.6g, loss_scale=%g",
-                  (long long)e->global_steps, (long long)e->skipped_steps, zero_lr_at(c, (long)e->sched_it), b1, b2,
-                  in->grad_norm, in->next_loss_scale);
+                  "step=%lld%s, skipped=%lld, lr=[%.6g], mom=[(%g, %g)], grad_norm=%.6g, loss_scale=%g%s, "
+                  "samples/s=%.4g%s",
+                  (long long)e->global_steps, of, (long long)e->skipped_steps, zero_lr_at(c, (long)e->sched_it), b1, b2,
+                  in->grad_norm, in->next_loss_scale, loss,
+                  secs > 0 ? (double)c->train_batch_size * (double)steps / secs : 0.0, eta);
+        e->t_print_ms = now;
+        e->steps_at_print = e->global_steps;
         if (e->period_skipped > 0) {
             int u = e->period_first_unit;
             zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_SKIPPED,
@@ -8073,6 +8439,7 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
         e->period_skipped = 0;
         e->period_first_unit = -1;
     }
+    e->has_loss = 0; /* a loss belongs to one step */
 }
 
 /* Unit u's Adam arguments: the step's hyperparameters (h), its segments with
@@ -8132,7 +8499,7 @@ static zero_result zero__step_gather(zero_engine *e, int u) {
     if (e->stage != 1 && e->stage != 2) return ZERO_OK;
     if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: all_gather of parameters",
-                 e->be.all_gather(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d),
+                 zero__all_gather(e, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d),
                                   (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
@@ -8494,12 +8861,12 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
         if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
     if ((r = zero__coll_check(e, ZERO__C_NORM, -1)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: all_reduce of the norm",
-                 e->be.all_reduce(e->be.ctx, e->stats_dev, e->stats_dev, 2 * (size_t)e->n_pairs,
+                 zero__all_reduce(e, e->stats_dev, e->stats_dev, 2 * (size_t)e->n_pairs,
                                   (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_step: statistics to the host",
                  e->be.copy(e->be.ctx, e->stats_host, e->stats_dev, sizeof(double) * 2 * (size_t)e->n_pairs,
                             ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "zero_step: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     /* cleared for the next step's sums (queued behind the copy just waited) */
     ZERO__TRY_BE(e, "zero_step: clear statistics",
                  e->be.memset0(e->be.ctx, e->stats_dev, sizeof(double) * 2 * (size_t)e->n_pairs, ZERO_STREAM_COMM,
@@ -8649,7 +9016,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
         ZERO__TRY_BE(e, "zero_step: gradient clear",
                      e->be.memset0(e->be.ctx, e->grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
     if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
-    ZERO__TRY_BE(e, "zero_step: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     in.time_ms[ZERO_PHASE_GATHER] = zero__now_ms() - t1;
 
     e->applied_steps++;
@@ -8675,7 +9042,7 @@ ZERO__DEF zero_result zero_flush(zero_engine *e) {
                                                           "the first zero_grad or after zero_step");
     if ((r = zero__dpu_apply(e)) != ZERO_OK) return r;
     if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
-    ZERO__TRY_BE(e, "zero_flush: sync", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_flush: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
 
@@ -8898,7 +9265,7 @@ static zero_result zero__ck_unit_get(zero_engine *e, int u, int what, float *out
             const char *src = e->stage == 3 ? (const char *)zero__param_own(e, u)
                                             : zero__bp(e, e->params, x->offset + own, e->d);
             if (e->be.copy(e->be.ctx, stage_buf, src, c * e->d, ZERO_STREAM_COMM, fail) != ZERO_OK ||
-                e->be.sync(e->be.ctx, ZERO_STREAM_COMM, fail) != ZERO_OK)
+                zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
                 return fail->code;
             zero__host_uncast(out, e->dt, stage_buf, (int64_t)c);
         }
@@ -8919,7 +9286,7 @@ static zero_result zero__ck_unit_get(zero_engine *e, int u, int what, float *out
         const float *src = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->m : e->v, u);
         if (e->stage == 0) src += own; /* stage 0 keeps whole units */
         if (e->be.copy(e->be.ctx, stage_buf, src, c * 4, ZERO_STREAM_COMM, fail) != ZERO_OK ||
-            e->be.sync(e->be.ctx, ZERO_STREAM_COMM, fail) != ZERO_OK)
+            zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
             return fail->code;
         memcpy(out, stage_buf, c * 4);
     }
@@ -9083,14 +9450,14 @@ static zero_result zero__ck_agree(zero_engine *e, double mine, double *sum) {
     e->stats_host[0] = mine;
     ZERO__TRY_BE(e, "checkpoint: agreement", e->be.copy(e->be.ctx, e->stats_dev, e->stats_host, sizeof(double),
                                                         ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.all_reduce(e->be.ctx, e->stats_dev, e->stats_dev, 1,
+    ZERO__TRY_BE(e, "checkpoint: agreement", zero__all_reduce(e, e->stats_dev, e->stats_dev, 1,
                                                               (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM,
                                                               &be_err_));
     ZERO__TRY_BE(e, "checkpoint: agreement", e->be.copy(e->be.ctx, e->stats_host, e->stats_dev, sizeof(double),
                                                         ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "checkpoint: agreement", e->be.memset0(e->be.ctx, e->stats_dev, sizeof(double), ZERO_STREAM_COMM,
                                                            &be_err_));
-    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "checkpoint: agreement", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     *sum = e->stats_host[0];
     e->stats_host[0] = 0;
     return ZERO_OK;
@@ -9640,7 +10007,7 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
                     return err->code;
             } else if (e->be.copy(e->be.ctx, zero__param_own(e, u), stage_buf, (size_t)n * e->d, ZERO_STREAM_COMM, err) !=
                            ZERO_OK ||
-                       e->be.sync(e->be.ctx, ZERO_STREAM_COMM, err) != ZERO_OK) {
+                       zero__sync(e, ZERO_STREAM_COMM, err) != ZERO_OK) {
                 return err->code;
             }
             if (x->frozen || zero__master_is_params(e)) continue;
@@ -9652,7 +10019,7 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
         dst = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->m : e->v, u);
         memcpy(stage_buf, vals, sizeof(float) * (size_t)n);
         if (e->be.copy(e->be.ctx, dst, stage_buf, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK ||
-            e->be.sync(e->be.ctx, ZERO_STREAM_COMM, err) != ZERO_OK)
+            zero__sync(e, ZERO_STREAM_COMM, err) != ZERO_OK)
             return err->code;
     }
     if (e->nvme && !x->frozen) {
@@ -9808,7 +10175,7 @@ agree:
             for (u = 0; u < e->n_units; u++) {
                 const zero_unit *x = &e->L->units[u];
                 if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) goto out;
-                if (e->be.all_gather(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d), (size_t)x->chunk,
+                if (zero__all_gather(e, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d), (size_t)x->chunk,
                                      e->dt, ZERO_STREAM_COMM, &be) != ZERO_OK) {
                     r = zero__ebackend(e, &be, "zero_load: all_gather of parameters");
                     goto out;
@@ -9835,7 +10202,7 @@ agree:
         e->scaler.last_overflow_iter = m.last_overflow_iter;
         e->dpu_pending = 0; /* a delayed update of the state before is void now */
         if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) goto out;
-        if (e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+        if (zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK) {
             r = zero__ebackend(e, &be, "zero_load: sync");
             goto out;
         }
@@ -10165,7 +10532,7 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         if (local) {
             if (e->be.copy(e->be.ctx, tmp_host, zero__bp(e, (void *)(uintptr_t)src, in, zero_dtype_size(sdt)),
                            (size_t)n * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be) != ZERO_OK ||
-                e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be) != ZERO_OK)
+                zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
                 r = zero__ebackend(e, &be, "zero_read_state: copy");
             else
                 zero__host_uncast(out + done, sdt, tmp_host, n);
@@ -10183,10 +10550,10 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
                 }
                 src = own;
             }
-            if (e->be.all_gather(e->be.ctx, src, tmp_dev, (size_t)x->chunk, sdt, ZERO_STREAM_COMM, &be) != ZERO_OK ||
+            if (zero__all_gather(e, src, tmp_dev, (size_t)x->chunk, sdt, ZERO_STREAM_COMM, &be) != ZERO_OK ||
                 e->be.copy(e->be.ctx, tmp_host, zero__bp(e, tmp_dev, in, zero_dtype_size(sdt)),
                            (size_t)n * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be) != ZERO_OK ||
-                e->be.sync(e->be.ctx, ZERO_STREAM_COMM, &be) != ZERO_OK)
+                zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
                 r = zero__ebackend(e, &be, "zero_read_state: all_gather");
             else
                 zero__host_uncast(out + done, sdt, tmp_host, n);

@@ -298,8 +298,6 @@ ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
 #include <time.h>
 #include <unistd.h>
 
-#define ZERO__CUDA_STR_(...) #__VA_ARGS__
-#define ZERO__CUDA_STR(...) ZERO__CUDA_STR_(__VA_ARGS__)
 
 /* ---- status checks ---- */
 
@@ -454,16 +452,16 @@ ZERO__DEF zero_result zero_cuda_device_query(int device, zero_cuda_device_info *
 }
 
 ZERO__DEF const char *zero_cuda_build_info(void) {
-    return "zero " ZERO__CUDA_STR(ZERO_VERSION_MAJOR) "." ZERO__CUDA_STR(ZERO_VERSION_MINOR) "."
-        ZERO__CUDA_STR(ZERO_VERSION_PATCH) "; CUDART_VERSION " ZERO__CUDA_STR(CUDART_VERSION)
+    return "zero " ZERO__STR(ZERO_VERSION_MAJOR) "." ZERO__STR(ZERO_VERSION_MINOR) "."
+        ZERO__STR(ZERO_VERSION_PATCH) "; CUDART_VERSION " ZERO__STR(CUDART_VERSION)
 #ifndef ZERO_NO_NCCL
-        "; NCCL " ZERO__CUDA_STR(NCCL_MAJOR) "." ZERO__CUDA_STR(NCCL_MINOR) "."
-        ZERO__CUDA_STR(NCCL_PATCH)
+        "; NCCL " ZERO__STR(NCCL_MAJOR) "." ZERO__STR(NCCL_MINOR) "."
+        ZERO__STR(NCCL_PATCH)
 #else
         "; no NCCL"
 #endif
 #ifdef __CUDA_ARCH_LIST__
-        "; __CUDA_ARCH_LIST__ " ZERO__CUDA_STR(__CUDA_ARCH_LIST__)
+        "; __CUDA_ARCH_LIST__ " ZERO__STR(__CUDA_ARCH_LIST__)
 #endif
         ;
 }

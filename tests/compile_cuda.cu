@@ -93,11 +93,11 @@ static void test_build_info() {
     const char *b = zero_cuda_build_info();
     printf("build: %s\n", b);
     CHECK_STR_CONTAINS(b, "zero 0.");
-    CHECK_STR_CONTAINS(b, "CUDART_VERSION " ZERO__CUDA_STR(CUDART_VERSION));
+    CHECK_STR_CONTAINS(b, "CUDART_VERSION " ZERO__STR(CUDART_VERSION));
 #ifdef ZERO_NO_NCCL
     CHECK_STR_CONTAINS(b, "no NCCL");
 #else
-    CHECK_STR_CONTAINS(b, "NCCL " ZERO__CUDA_STR(NCCL_MAJOR) ".");
+    CHECK_STR_CONTAINS(b, "NCCL " ZERO__STR(NCCL_MAJOR) ".");
 #endif
 #ifdef __CUDA_ARCH_LIST__
     CHECK_STR_CONTAINS(b, "__CUDA_ARCH_LIST__ ");

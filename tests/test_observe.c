@@ -1,0 +1,348 @@
+/* test_observe.c - the engine's observability on host ranks: jsonl_monitor
+   (one JSON object per step from rank 0, every field checked against
+   zero_step_info and zero_memory_report; a bad directory refused naming
+   it; appending across engines), the progress line (step/total, loss,
+   samples/s, eta), ZERO_DEBUG=1 (every collective logged on every rank, the
+   ranks' sequences identical, one reduce-scatter per unit and step at stage
+   2), the watchdog (a rank that arrives late makes the waiting rank log
+   which unit it waits on; training then goes on; a bad ZERO_WATCHDOG_S is
+   refused), zero_version. */
+#define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp, nanosleep in this test */
+#define ZERO_IMPLEMENTATION
+#include "zero.h"
+#include "zero_test.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+enum { NT = 5, MAXW = 4, MAXLOG = 4096 };
+static const int64_t SIZES[NT] = {40, 300, 7, 120, 33};
+
+/* ---- a logger that keeps everything (ranks and the watchdog call it from their threads) ---- */
+
+typedef struct logline {
+    int rank, level;
+    zero_msg item;
+    char text[1024];
+} logline;
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static logline logs[MAXLOG];
+static int n_logs;
+
+static void keep_log(void *user, zero_log_level level, zero_msg item, int rank, const char *text) {
+    (void)user;
+    pthread_mutex_lock(&log_mu);
+    if (n_logs < MAXLOG) {
+        logs[n_logs].rank = rank;
+        logs[n_logs].level = (int)level;
+        logs[n_logs].item = item;
+        snprintf(logs[n_logs].text, sizeof logs[n_logs].text, "%s", text);
+        n_logs++;
+    }
+    pthread_mutex_unlock(&log_mu);
+}
+static void clear_logs(void) {
+    pthread_mutex_lock(&log_mu);
+    n_logs = 0;
+    pthread_mutex_unlock(&log_mu);
+}
+
+/* ---- one run ---- */
+
+typedef struct job {
+    int world, stage, steps;
+    int late_rank;       /* >= 0: this rank sleeps late_ms before each step's backward */
+    int late_ms;
+    const char *monitor; /* jsonl_monitor.output_path, NULL: off */
+    int64_t total;       /* scheduler total_num_steps (WarmupDecayLR), 0: no schedule */
+    zero_result r[MAXW];
+    char msg[MAXW][1100];
+    zero_step_info info[16]; /* rank 0's, per step */
+    zero_memory_stats ms;    /* rank 0's, at the end */
+} job;
+
+static void init_cb(void *u, int t, int64_t off, int64_t n, float *out) {
+    int64_t i;
+    (void)u;
+    for (i = 0; i < n; i++) out[i] = (float)(0.3 * cos(0.7 * t + 0.011 * (double)(off + i)));
+}
+
+static zero_config make_cfg(const job *J) {
+    zero_config c = zero_config_default();
+    zero_error err;
+    c.train_micro_batch_size_per_gpu = 2;
+    c.gradient_accumulation_steps = 1;
+    c.zero_optimization.stage = J->stage;
+    c.zero_optimization.reduce_bucket_size = 128; /* several units */
+    c.steps_per_print = 2;
+    c.optimizer.lr = 1e-2;
+    if (J->total > 0) {
+        c.scheduler.type = ZERO_SCHEDULER_WARMUP_DECAY_LR;
+        c.scheduler.warmup_num_steps = 2;
+        c.scheduler.total_num_steps = J->total;
+    }
+    if (J->monitor) {
+        c.jsonl_monitor.enabled = 1;
+        snprintf(c.jsonl_monitor.output_path, sizeof c.jsonl_monitor.output_path, "%s", J->monitor);
+        snprintf(c.jsonl_monitor.job_name, sizeof c.jsonl_monitor.job_name, "obs");
+    }
+    c.log.fn = keep_log;
+    c.log.level = ZERO_LOG_INFO;
+    if (zero_config_resolve(&c, J->world, &err) != ZERO_OK) fprintf(stderr, "config: %s\n", err.msg);
+    return c;
+}
+
+static zero_result rank_fn(const zero_backend *be, void *arg) {
+    job *J = (job *)arg;
+    zero_config c = make_cfg(J);
+    zero_tensor ts[NT];
+    zero_engine *e = NULL;
+    zero_error err;
+    zero_result r;
+    int s, t;
+    memset(ts, 0, sizeof ts);
+    for (t = 0; t < NT; t++) {
+        static const char *names[NT] = {"emb", "w1", "b1", "w2", "out"};
+        ts[t].name = names[t];
+        ts[t].numel = SIZES[t];
+        ts[t].init = init_cb;
+        ts[t].group = t;
+    }
+    c.log.rank = be->rank;
+    if ((r = zero_engine_create(&e, &c, ts, NT, be, &err)) != ZERO_OK) {
+        J->r[be->rank] = r;
+        snprintf(J->msg[be->rank], sizeof J->msg[be->rank], "%s", err.msg);
+        return r;
+    }
+    for (s = 0; s < J->steps; s++) {
+        zero_step_info in;
+        if (be->rank == J->late_rank) {
+            struct timespec ts2 = {J->late_ms / 1000, (long)(J->late_ms % 1000) * 1000000L};
+            nanosleep(&ts2, NULL);
+        }
+        for (t = NT - 1; t >= 0; t--) {
+            float *w = (float *)zero_param(e, t), *g = (float *)zero_grad(e, t);
+            int64_t i;
+            if (!w || !g) {
+                r = zero_engine_error(e)->code;
+                goto out;
+            }
+            for (i = 0; i < SIZES[t]; i++) g[i] = w[i] - 0.1f * (float)((s + be->rank + i) % 5);
+            if ((r = zero_grad_ready(e, t)) != ZERO_OK) goto out;
+        }
+        zero_report_loss(e, 10.0 + s + 0.25 * be->rank); /* rank 0's value is the one written */
+        if ((r = zero_step(e, &in)) != ZERO_OK) goto out;
+        if (be->rank == 0 && s < 16) J->info[s] = in;
+    }
+    if (be->rank == 0) zero_memory_report(e, &J->ms);
+    r = ZERO_OK;
+out:
+    if (r != ZERO_OK) snprintf(J->msg[be->rank], sizeof J->msg[be->rank], "%s", zero_engine_error(e)->msg);
+    J->r[be->rank] = r;
+    zero_engine_destroy(e);
+    return r;
+}
+
+static int run(job *J) {
+    zero_error err;
+    int k, ok = 1;
+    for (k = 0; k < MAXW; k++) J->r[k] = ZERO_OK, J->msg[k][0] = 0;
+    zero_host_run(J->world, rank_fn, J, &err);
+    for (k = 0; k < J->world; k++)
+        if (J->r[k] != ZERO_OK) ok = 0;
+    return ok;
+}
+
+/* ---- JSON lines read back with the header's own parser ---- */
+
+static double jnum(const zero__json *j, int obj, const char *key) {
+    int n = zero__json_get(j, obj, key);
+    return n >= 0 && j->nodes[n].type == ZERO__JSON_NUMBER ? j->nodes[n].number : NAN;
+}
+static int jobj(const zero__json *j, int obj, const char *key) {
+    int n = zero__json_get(j, obj, key);
+    return n >= 0 && j->nodes[n].type == ZERO__JSON_OBJECT ? n : -1;
+}
+static int jstr_is(const zero__json *j, int obj, const char *key, const char *want) {
+    int n = zero__json_get(j, obj, key);
+    return n >= 0 && j->nodes[n].type == ZERO__JSON_STRING && zero__json_string_eq(j, n, want, strlen(want));
+}
+
+static void test_monitor(const char *dir) {
+    job J;
+    char path[600], line[8192];
+    FILE *f;
+    int n_start = 0, n_step = 0;
+    memset(&J, 0, sizeof J);
+    J.world = 2, J.stage = 2, J.steps = 5, J.late_rank = -1, J.monitor = dir;
+    CHECK(run(&J));
+    snprintf(path, sizeof path, "%s/obs.jsonl", dir);
+    f = fopen(path, "r");
+    CHECKF(f != NULL, "%s not written", path);
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        zero__json j;
+        zero_error err;
+        if (zero__json_parse(&j, line, strlen(line), &err) != ZERO_OK) {
+            CHECKF(0, "not JSON: %s (%s)", line, err.msg);
+            continue;
+        }
+        if (jstr_is(&j, 0, "event", "start")) {
+            n_start++;
+            CHECK(jstr_is(&j, 0, "version", zero_version()));
+            CHECK(jnum(&j, 0, "world") == 2 && jnum(&j, 0, "stage") == 2);
+        } else if (jstr_is(&j, 0, "event", "step")) {
+            const zero_step_info *in = &J.info[n_step];
+            int mem = jobj(&j, 0, "memory_bytes"), tm = jobj(&j, 0, "time_ms"), params;
+            CHECK(jnum(&j, 0, "step") == (double)in->global_steps && in->global_steps == n_step + 1);
+            CHECKF(jnum(&j, 0, "loss") == 10.0 + n_step, "loss %g at step %d (rank 0 reported %g)",
+                   jnum(&j, 0, "loss"), n_step, 10.0 + n_step);
+            CHECK(zt_near(jnum(&j, 0, "lr"), in->lr, 1e-8) || (in->lr == 0 && jnum(&j, 0, "lr") == 0));
+            CHECK(zt_near(jnum(&j, 0, "grad_norm"), in->grad_norm, 1e-8));
+            CHECK(jnum(&j, 0, "loss_scale") == in->loss_scale && jnum(&j, 0, "skipped") == (in->applied ? 0 : 1));
+            CHECK(jnum(&j, 0, "samples_per_s") > 0);
+            CHECK(tm >= 0 && zt_near(jnum(&j, tm, "step"), in->time_ms[ZERO_PHASE_STEP], 1e-5));
+            params = mem >= 0 ? jobj(&j, mem, "params") : -1;
+            CHECK(params >= 0 && jnum(&j, params, "device") == (double)J.ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_DEVICE]);
+            CHECK(mem >= 0 && jobj(&j, mem, "optim_state") >= 0 && jobj(&j, mem, "allocated") >= 0);
+            n_step++;
+        }
+        zero__json_free(&j);
+    }
+    fclose(f);
+    CHECKF(n_start == 1 && n_step == 5, "%d start and %d step lines (want 1 and 5: rank 0 only)", n_start, n_step);
+    /* a second engine appends */
+    CHECK(run(&J));
+    f = fopen(path, "r");
+    n_start = n_step = 0;
+    while (f && fgets(line, sizeof line, f)) n_start += strstr(line, "\"event\":\"start\"") != NULL;
+    if (f) fclose(f);
+    CHECKF(n_start == 2, "%d start lines after a second run (appends)", n_start);
+    /* a directory that is not there: refused, named */
+    snprintf(path, sizeof path, "%s/missing/dir", dir);
+    J.monitor = path;
+    CHECK(!run(&J));
+    CHECKF(J.r[0] == ZERO_ERR_IO && strstr(J.msg[0], path) && strstr(J.msg[0], "jsonl_monitor"), "rank 0: %s",
+           J.msg[0]);
+}
+
+static void test_progress(void) {
+    job J;
+    int k, found = 0;
+    memset(&J, 0, sizeof J);
+    J.world = 2, J.stage = 1, J.steps = 4, J.late_rank = -1, J.total = 10;
+    clear_logs();
+    CHECK(run(&J));
+    for (k = 0; k < n_logs; k++) /* every rank logs it at info level; the default sink prints rank 0's */
+        if (logs[k].item == ZERO_MSG_ENGINE_PROGRESS && logs[k].rank == 0) {
+            found++;
+            CHECK_STR_CONTAINS(logs[k].text, found == 1 ? "step=2/10" : "step=4/10");
+            CHECK_STR_CONTAINS(logs[k].text, found == 1 ? "loss=11" : "loss=13");
+            CHECK_STR_CONTAINS(logs[k].text, "samples/s=");
+            CHECK_STR_CONTAINS(logs[k].text, "eta=");
+        }
+    CHECKF(found == 2, "%d progress lines (steps_per_print 2, 4 steps)", found);
+}
+
+static void test_debug(void) {
+    job J;
+    int k, i, n[2] = {0, 0}, rs0 = 0, same = 1;
+    static char seq[2][512][160];
+    memset(&J, 0, sizeof J);
+    J.world = 2, J.stage = 2, J.steps = 3, J.late_rank = -1;
+    clear_logs();
+    setenv("ZERO_DEBUG", "1", 1);
+    CHECK(run(&J));
+    unsetenv("ZERO_DEBUG");
+    for (k = 0; k < n_logs; k++) {
+        int r = logs[k].rank;
+        const char *c;
+        if (logs[k].item != ZERO_MSG_ENGINE_COLLECTIVE || r < 0 || r > 1) continue;
+        CHECK(logs[k].level == ZERO_LOG_DEBUG);
+        /* "collective #N: OP of unit U (...) for KIND: ..." : compare what comes after the number */
+        c = strchr(logs[k].text, ':');
+        if (n[r] < 512 && c) snprintf(seq[r][n[r]], sizeof seq[r][n[r]], "%.150s", c);
+        if (r == 0 && strstr(logs[k].text, "reduce-scatter") && strstr(logs[k].text, "gradient reduction")) rs0++;
+        CHECK(strstr(logs[k].text, "bytes") && strstr(logs[k].text, "stream"));
+        n[r]++;
+    }
+    for (i = 0; i < n[0] && i < n[1]; i++) same &= strcmp(seq[0][i], seq[1][i]) == 0;
+    CHECKF(n[0] > 0 && n[0] == n[1] && same, "ranks logged %d and %d collectives%s", n[0], n[1],
+           same ? "" : ", in different order");
+    {
+        zero_config c = make_cfg(&J);
+        zero_layout *L;
+        zero_layout_args la;
+        zero_tensor ts[NT];
+        zero_error err;
+        int t, units;
+        memset(ts, 0, sizeof ts);
+        memset(&la, 0, sizeof la);
+        for (t = 0; t < NT; t++) ts[t].name = t == 0 ? "a" : t == 1 ? "b" : t == 2 ? "c" : t == 3 ? "d" : "e",
+                                 ts[t].numel = SIZES[t], ts[t].group = t;
+        la.world = 2;
+        la.bucket_elems = c.zero_optimization.reduce_bucket_size;
+        CHECK(zero_layout_create(&L, ts, NT, &la, &err) == ZERO_OK);
+        units = zero_layout_unit_count(L);
+        zero_layout_destroy(L);
+        CHECKF(rs0 == units * J.steps, "%d gradient reduce-scatters logged, want %d units x %d steps", rs0, units,
+               J.steps);
+    }
+}
+
+static void test_watchdog(void) {
+    job J;
+    int k, found = 0, late_found = 0;
+    memset(&J, 0, sizeof J);
+    J.world = 2, J.stage = 2, J.steps = 2, J.late_rank = 1, J.late_ms = 1300;
+    clear_logs();
+    setenv("ZERO_WATCHDOG_S", "0.4", 1);
+    CHECK(run(&J)); /* late, not lost: training goes on */
+    for (k = 0; k < n_logs; k++)
+        if (logs[k].item == ZERO_MSG_ENGINE_WATCHDOG) {
+            if (logs[k].rank == 1) late_found++;
+            if (logs[k].rank != 0) continue;
+            found++;
+            CHECK(logs[k].level == ZERO_LOG_WARN);
+            CHECK_STR_CONTAINS(logs[k].text, "watchdog: waiting");
+            CHECK_STR_CONTAINS(logs[k].text, "of unit ");
+            CHECK_STR_CONTAINS(logs[k].text, "step ");
+        }
+    CHECKF(found >= 2, "rank 0 (waiting 1.3 s per step for rank 1, threshold 0.4 s) logged %d watchdog lines", found);
+    CHECKF(late_found == 0, "the late rank logged %d watchdog lines (it never waits)", late_found);
+    for (k = 0; k < n_logs; k++)
+        if (logs[k].item == ZERO_MSG_ENGINE_WATCHDOG && logs[k].rank == 0) {
+            printf("test_observe: rank 0's watchdog said: %s\n", logs[k].text);
+            break;
+        }
+    /* refused values */
+    setenv("ZERO_WATCHDOG_S", "soon", 1);
+    J.late_rank = -1;
+    CHECK(!run(&J));
+    CHECKF(J.r[0] == ZERO_ERR_INVALID_ARG && strstr(J.msg[0], "ZERO_WATCHDOG_S"), "%s", J.msg[0]);
+    setenv("ZERO_WATCHDOG_S", "0", 1); /* off */
+    CHECK(run(&J));
+    unsetenv("ZERO_WATCHDOG_S");
+}
+
+int main(void) {
+    char dir[] = "/tmp/zero_observe_XXXXXX";
+    char buf[64];
+    zt_seed("test_observe");
+    snprintf(buf, sizeof buf, "%d.%d.%d", ZERO_VERSION_MAJOR, ZERO_VERSION_MINOR, ZERO_VERSION_PATCH);
+    CHECK(strcmp(zero_version(), buf) == 0);
+    if (!mkdtemp(dir)) {
+        CHECKF(0, "mkdtemp");
+        return zt_finish();
+    }
+    test_monitor(dir);
+    test_progress();
+    test_debug();
+    test_watchdog();
+    {
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    }
+    return zt_finish();
+}
