@@ -7,8 +7,9 @@
 #   make bench      benchmarks (device machine): communication, overlap, optimizer vs PyTorch, then bench-cpu
 #   make bench-cpu  CPU Adam (zero_offload.h) vs memory bandwidth and PyTorch's CPU AdamW (any machine)
 #   make bench-offload  offload on one GPU: step time with and without it, the largest model per placement
-#   make install PREFIX=...   the three headers
-# Variables: CUDA_HOME, NCCL_HOME, GPU_ARCH (sm_90), CC (gcc), CLANG (clang).
+#   make install PREFIX=... [DESTDIR=...]  the three headers, zero.pc (pkg-config), the CMake package (docs/install.md)
+#   make uninstall PREFIX=... [DESTDIR=...]  removes them
+# Variables: CUDA_HOME, NCCL_HOME, GPU_ARCH (sm_90), CC (gcc), CLANG (clang), PREFIX (/usr/local), CMAKE (cmake).
 
 CC        ?= gcc
 ifeq ($(origin CC),default)
@@ -32,7 +33,7 @@ NCCL_HOME ?= $(patsubst %/include/nccl.h,%,$(firstword $(wildcard \
 
 export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
-.PHONY: all test test-gpu run fuzz fuzz-ckpt bench bench-cpu bench-offload install clean info
+.PHONY: all test test-gpu run fuzz fuzz-ckpt bench bench-cpu bench-offload install uninstall clean info
 
 HAVE_NVCC := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo 1)
 all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/zero_ckpt $(BUILD)/train_mlp \
@@ -193,9 +194,79 @@ fuzz-ckpt:
 	$(BUILD)/fuzz_ckpt -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -print_final_stats=1 \
 	    $(BUILD)/fuzz_ckpt_corpus tests/fuzz_ckpt_corpus
 
+# make install (docs/install.md): the headers into $(PREFIX)/include; zero.pc into
+# $(PREFIX)/lib/pkgconfig with the flags of the CUDA and NCCL found above (host flags only
+# without CUDA; -DZERO_NO_NCCL with CUDA but without NCCL); the CMake package (CMakeLists.txt,
+# configured in a temporary directory) into $(PREFIX)/lib/cmake/zero when cmake is there.
+# Nothing is written into the tree, so `sudo make install` leaves no root-owned files.
+# DESTDIR stages the files; the paths inside them name PREFIX.
+CMAKE ?= cmake
+INSTALL_ROOT = $(DESTDIR)$(PREFIX)
+# The version is zero.h's, read when installing: ZERO_VERSION_MAJOR.MINOR.PATCH.
+zero_version_part = $(shell sed -n 's/^.define ZERO_VERSION_$(1)  *\([0-9][0-9]*\).*/\1/p' zero.h)
+ZERO_VERSION = $(call zero_version_part,MAJOR).$(call zero_version_part,MINOR).$(call zero_version_part,PATCH)
+# Where library $(1) is: its directory among $(2), "default" when the compiler finds it
+# without -L (Debian's multiarch directories), else empty (not found).
+zero_libdir = $(or $(patsubst %/$(1),%,$(firstword $(wildcard $(addsuffix /$(1),$(2))))),$\
+                   $(if $(filter /%,$(shell $(CC) -print-file-name=$(1) 2>/dev/null)),default))
+PC_CUDA_INC    = $(if $(CUDA_HOME),$(if $(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h),$(CUDA_HOME)/include))
+PC_CUDA_LIBDIR = $(if $(PC_CUDA_INC),$(call zero_libdir,libcudart.so,$(CUDA_HOME)/lib64 $(CUDA_HOME)/lib $(wildcard $(CUDA_HOME)/targets/*/lib)))
+PC_NCCL_LIBDIR = $(if $(PC_CUDA_LIBDIR),$(if $(NCCL_HOME),$(call zero_libdir,libnccl.so,$(NCCL_HOME)/lib64 $(NCCL_HOME)/lib)))
+PC_NCCL_INC    = $(if $(PC_NCCL_LIBDIR),$(filter-out $(PC_CUDA_INC),$(NCCL_HOME)/include))
+# -L and one rpath (pkgconf drops a repeated -Xlinker, so the directories join with ':';
+# nvcc takes -Xlinker where it refuses -Wl,), each directory once
+PC_LIBDIRS     = $(filter-out default,$(PC_NCCL_LIBDIR) $(filter-out $(PC_NCCL_LIBDIR),$(PC_CUDA_LIBDIR)))
+pc_empty :=
+pc_space := $(pc_empty) $(pc_empty)
+comma    := ,
+PC_CFLAGS = -I$${includedir}$(if $(PC_CUDA_LIBDIR), -I$(PC_CUDA_INC)$(if $(PC_NCCL_INC), -I$(PC_NCCL_INC))$(if $(PC_NCCL_LIBDIR),, -DZERO_NO_NCCL))
+PC_LIBS   = $(addprefix -L,$(PC_LIBDIRS))$(if $(PC_LIBDIRS), -Xlinker -rpath=$(subst $(pc_space),:,$(PC_LIBDIRS)))$\
+            $(if $(PC_NCCL_LIBDIR), -lnccl)$(if $(PC_CUDA_LIBDIR), -lcudart) -lm -lpthread
+PC_NOTE   = $(if $(PC_CUDA_LIBDIR),$(if $(PC_NCCL_LIBDIR),\
+              CUDA (CUDA_HOME=$(CUDA_HOME)) and NCCL (NCCL_HOME=$(NCCL_HOME)) found: the flags of zero_cuda.cuh included,\
+              CUDA (CUDA_HOME=$(CUDA_HOME)) found$(comma) NCCL not (NCCL_HOME=$(NCCL_HOME)): -DZERO_NO_NCCL$(comma) zero_cuda.cuh builds for one GPU),\
+              CUDA not found (CUDA_HOME=$(CUDA_HOME)): host flags only$(comma) for zero.h and zero_offload.h; zero_cuda.cuh needs nvcc and CUDA and NCCL flags)
+
 install:
-	install -d $(DESTDIR)$(PREFIX)/include
-	install -m 644 $(HEADERS) $(DESTDIR)$(PREFIX)/include/
+	@case "$(ZERO_VERSION)" in [0-9]*.[0-9]*.[0-9]*) ;; \
+	    *) echo "zero: no ZERO_VERSION_MAJOR / MINOR / PATCH in zero.h (read: '$(ZERO_VERSION)')"; exit 1;; esac
+	install -d $(INSTALL_ROOT)/include $(INSTALL_ROOT)/lib/pkgconfig
+	install -m 644 $(HEADERS) $(INSTALL_ROOT)/include/
+	@echo "zero: writing $(INSTALL_ROOT)/lib/pkgconfig/zero.pc: $(strip $(PC_NOTE))"
+	@{ echo '# zero.pc - zero $(ZERO_VERSION), header-only; written by `make install` (docs/install.md).'; \
+	   echo '# $(strip $(PC_NOTE))'; \
+	   echo 'prefix=$(PREFIX)'; \
+	   echo 'includedir=$${prefix}/include'; \
+	   echo 'cuda_home=$(if $(PC_CUDA_LIBDIR),$(CUDA_HOME))'; \
+	   echo 'nccl_home=$(if $(PC_NCCL_LIBDIR),$(NCCL_HOME))'; \
+	   echo ''; \
+	   echo 'Name: zero'; \
+	   echo 'Description: ZeRO (the Zero Redundancy Optimizer of DeepSpeed) for C and CUDA training code'; \
+	   echo 'Version: $(ZERO_VERSION)'; \
+	   echo 'Cflags: $(PC_CFLAGS)'; \
+	   echo 'Libs: $(strip $(PC_LIBS))'; \
+	 } > $(INSTALL_ROOT)/lib/pkgconfig/zero.pc
+	@chmod 644 $(INSTALL_ROOT)/lib/pkgconfig/zero.pc
+	@if command -v $(CMAKE) >/dev/null 2>&1; then \
+	    d=$$(mktemp -d) || exit 1; \
+	    echo "zero: the CMake package, configured in $$d"; \
+	    if $(CMAKE) -S "$(CURDIR)" -B "$$d" -DCMAKE_INSTALL_PREFIX="$(PREFIX)" -DCMAKE_INSTALL_INCLUDEDIR=include \
+	           -DCMAKE_INSTALL_LIBDIR=lib $(if $(CUDA_HOME),-DCUDAToolkit_ROOT="$(CUDA_HOME)") \
+	           -DNCCL_HOME="$(NCCL_HOME)" >"$$d/configure.log" 2>&1; then \
+	        DESTDIR="$(DESTDIR)" $(CMAKE) --install "$$d"; rc=$$?; \
+	    else cat "$$d/configure.log"; rc=1; fi; \
+	    rm -rf "$$d"; exit $$rc; \
+	else \
+	    echo "zero: no $(CMAKE) here: the CMake package is not installed (install cmake and run make install again)"; \
+	fi
+
+# Removes what make install wrote (same PREFIX and DESTDIR), then the directories that this
+# leaves empty, up to PREFIX itself.
+uninstall:
+	rm -f $(addprefix $(INSTALL_ROOT)/include/,$(HEADERS)) $(INSTALL_ROOT)/lib/pkgconfig/zero.pc
+	rm -rf $(INSTALL_ROOT)/lib/cmake/zero
+	@for d in include lib/pkgconfig lib/cmake lib ""; do \
+	    [ -d "$(INSTALL_ROOT)/$$d" ] && rmdir "$(INSTALL_ROOT)$${d:+/$$d}" 2>/dev/null; true; done
 
 clean:
 	rm -rf $(BUILD)

@@ -266,8 +266,9 @@ typedef struct zero_logger {
                               OMPI_COMM_WORLD_RANK), else 0 */
 } zero_logger;
 
-/* The default sink: stderr, "[zero][rank R] warning: text". Info and debug
-   lines on rank 0 only; warnings and errors on every rank. */
+/* The default sink: stderr, "[zero][rank R] warning: text". Info lines on
+   rank 0 only; debug lines (ZERO_DEBUG asks for them), warnings and errors
+   on every rank. */
 ZERO_API void zero_log_default(void *user, zero_log_level level, zero_msg item, int rank,
                                const char *text);
 
@@ -6988,10 +6989,13 @@ static zero_result zero__obs_start(zero_engine *e) {
     if (w && *w) {
         char *end;
         double x = strtod(w, &end);
-        if (end == w || *end || !(x >= 0) || x > 1e9)
-            return zero__efail(e, ZERO_MSG_BAD_ARG, "ZERO_WATCHDOG_S=%s: not a number of seconds (0 turns the watchdog off)",
-                               w);
-        e->wd.threshold_s = x;
+        if (end == w || *end || !(x >= 0) || x > 1e9) /* as every ZERO_* variable: a warning, the default */
+            zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID,
+                      "ZERO_WATCHDOG_S=%s: not a number of seconds, ignored (the watchdog reports after 60 s; 0 turns "
+                      "it off)",
+                      w);
+        else
+            e->wd.threshold_s = x;
     }
     if (e->wd.threshold_s > 0) {
         if (pthread_mutex_init(&e->wd.lock, NULL) != 0) {
@@ -7717,8 +7721,8 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
                           "device is \"nvme\" but nvme_path is empty\nHINT: set it to a directory on the NVMe drive");
     if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE && !be->cpu_adam)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
-                          "\"%s\": backend '%s' has no CPU Adam (offload runs on the host backend today)\nHINT: set "
-                          "the device to \"none\"",
+                          "\"%s\": backend '%s' has no CPU Adam\nHINT: wrap the backend with zero_offload_backend "
+                          "(zero_offload.h), or set the device to \"none\"",
                           z->offload_optimizer.device == ZERO_OFFLOAD_NVME ? "nvme" : "cpu", be->name ? be->name : "?");
     if (cfg->gradient_accumulation_steps < 1 || cfg->gradient_accumulation_steps > 1000000)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "gradient_accumulation_steps", 0, 0, "%lld (need 1 .. 1e6)",

@@ -120,8 +120,10 @@ fi
 # the CPU Adam benchmark (make bench-cpu) builds and runs a tiny size
 step "example-bench-cpu_adam" $CC -std=c11 $WARN -O2 -I. -o "$B/t/cpu_adam" examples/bench/cpu_adam.c -lm -lpthread
 [ -x "$B/t/cpu_adam" ] && step "cpu_adam-smoke" "$B/t/cpu_adam" --params 1e6 --iters 2 --out "$B/t/cpu_adam.txt"
-# the docs' marked code blocks compile against the headers
-step "docs-snippets" sh tests/snippets.sh "$B/snippets" README.md docs/*.md
+# every fenced block of the docs, checked by its language (C compiled, JSON
+# parsed, commands' programs and flags looked up): tests/docs_check.sh
+run "docs-check" env BUILD="$B" CC="$CC" CXX_GCC="$CXX_GCC" NVCC="$NVCC" GPU_ARCH="$GPU_ARCH" NCCL_HOME="$NCCL_HOME" \
+    sh tests/docs_check.sh README.md docs/*.md
 # docs/config.md's key table is generated from the key table in zero.h: they must agree
 step "docs-config-current" sh -c "'$B/t/zero_config' keys-markdown > '$B/t/keys.md' &&
     sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' docs/config.md | sed '1d;\$d' | diff -u '$B/t/keys.md' -"
@@ -151,6 +153,11 @@ if [ -n "$NCCL_HOME" ]; then
         [ -x "$B/t/$n" ] && run "$n" "$B/t/$n"
     done
 fi
+
+# 6. zero as other projects take it (docs/install.md): make install, then a two-file program
+#    built with pkg-config's flags, CMake's find_package and add_subdirectory, and run; nvcc
+#    with pkg-config's flags alone; DESTDIR; make uninstall. Needs cmake and pkg-config.
+run "consumer" sh tests/consumer/run.sh "$B/consumer"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
