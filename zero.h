@@ -1092,6 +1092,10 @@ ZERO_API void zero_report_loss(zero_engine *e, double loss);
 
 /* "MAJOR.MINOR.PATCH" of these headers (ZERO_VERSION_MAJOR/MINOR/PATCH). */
 ZERO_API const char *zero_version(void);
+/* Optimizer steps made so far, skipped ones included (DeepSpeed's
+   global_steps; a loaded checkpoint's count after zero_load); -1 for an
+   engine that is not live. */
+ZERO_API int64_t zero_global_steps(const zero_engine *e);
 
 #ifdef __cplusplus
 }
@@ -2552,7 +2556,7 @@ typedef struct zero__key {
 #define ZERO__DEPR ZERO_KEY_DEPRECATED
 
 static const char zero__engine_note[] = "not acted on yet: zero trains as with the default";
-static const char zero__offload_note[] = "acted on by the GPU offload pipeline (not yet)";
+static const char zero__offload_note[] = "not acted on yet: the offload engine has no such knob";
 
 static const zero__key zero__keys[] = {
     /* ---- top level ---- */
@@ -2917,7 +2921,7 @@ static const zero__key zero__keys[] = {
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     ZERO__ZK(log_trace_cache_warnings, "bool", "false", ZERO__NOEF, "stage 3: log trace-cache invalidations", "",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(enable_sanity_checks, "bool", "false", ZERO__NOEF, "extra stage-3 assertions (NEW)", "zero's check mode arrives with the CUDA backend",
+    ZERO__ZK(enable_sanity_checks, "bool", "false", ZERO__NOEF, "extra stage-3 assertions (NEW)", "zero's checks: check_collectives / ZERO_CHECK=1 (docs/engine.md)",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     {{"zero_optimization.zenflow", "object", "None", ZERO__REJ, "ZenFlow asynchronous CPU updates (NEW)", "only null is accepted"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_DEFAULT, ZERO__F_NULL_ONLY, 0, NULL, ""},
@@ -6240,8 +6244,9 @@ ZERO__DEF zero_result zero_layout_locate(const zero_layout *l, int t, int64_t of
          stage 0-1: (G > 1) accumulate into the full accumulator, zero the
                     buffer; on the last micro-batch divide by N and all-reduce
                     (stage 0) or reduce-scatter in place (stage 1);
-         stage 2-3: divide by N, reduce-scatter the unit in its ring slot in
-                    place, add the owned chunk into the shard accumulator.
+         stage 2-3: reduce-scatter the unit in its ring slot in place with the
+                    average inside the reduction (ZERO_OP_AVG), add the owned
+                    chunk into the shard accumulator.
      zero_step: per unit, each rank sums squares (double) of its owned chunk
        and flags inf/nan; one all-reduce of those per-unit pairs gives the
        global norm and the first bad unit; skip on overflow; else Adam on the
@@ -7058,6 +7063,8 @@ ZERO__DEF void zero_report_loss(zero_engine *e, double loss) {
     e->loss = loss;
     e->has_loss = 1;
 }
+
+ZERO__DEF int64_t zero_global_steps(const zero_engine *e) { return zero__engine_live(e) ? e->global_steps : -1; }
 
 ZERO__DEF const char *zero_version(void) {
     return ZERO__STR(ZERO_VERSION_MAJOR) "." ZERO__STR(ZERO_VERSION_MINOR) "." ZERO__STR(ZERO_VERSION_PATCH);

@@ -17,9 +17,9 @@
          (O_DIRECT where the file system allows), checksummed headers so a
          torn write or a file changed underneath is an error, an I/O thread
          for read-ahead and write-behind
-       offload_optimizer "nvme" in the engine (on host ranks) goes through
-       zero_offload_backend's tile-store hooks; still to come: the pinned
-       staging pipeline with GPUs, and offload_param
+       offload_optimizer "nvme" and offload_param "nvme" in the engine go
+       through zero_offload_backend's tile-store hooks, on host ranks and on
+       GPUs (docs/offload.md)
 
    Do this:
        #define ZERO_IMPLEMENTATION

@@ -376,7 +376,7 @@ static zero_result train(const run_state *s, zero_engine *e, gpt_acts<T> *a, int
         for (; printed <= i; printed++) {
             float ms = 0;
             cudaEventElapsedTime(&ms, ev[printed], ev[printed + 1]);
-            if (step_ms && first + printed >= o->warmup) step_ms->push_back(ms);
+            if (step_ms && printed >= o->warmup) step_ms->push_back(ms); /* this run's first steps are warm-up */
             window_ms += ms;
             window_loss += host[printed] / w->world;
             window_n++;
@@ -437,7 +437,9 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
     zero_result r;
     std::vector<double> step_ms;
     size_t attn = (size_t)(o->attn_mib * 1048576.0);
-    int B = (int)s->cfg->train_micro_batch_size_per_gpu, step0 = 0;
+    int B = (int)s->cfg->train_micro_batch_size_per_gpu;
+    const int done = (int)zero_global_steps(e); /* 0, or the loaded checkpoint's: the loop goes on from there */
+    int step0 = done;                           /* the data's step index (the trials below move it on) */
     memset(&err, 0, sizeof err);
     memset(&a, 0, sizeof a);
     if (o->find_max) { /* double while it fits, then halve the gap; a trial = allocate + 2 steps */
@@ -489,7 +491,16 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
                ms.planned_total[ZERO_MEM_DEVICE] / 1073741824.0, a.bytes / 1073741824.0, B, o->d.seq,
                o->recompute ? ", recompute" : "", a.flash ? "fused" : "through cuBLAS", gpu_used_gib());
     }
-    r = train<T>(s, e, &a, step0, o->steps, 1, &step_ms, &err);
+    if (done >= o->steps) {
+        if (w->rank == 0)
+            printf("gpt: the engine is at step %d, --steps is %d: nothing to train (--steps is the total, the "
+                   "schedule's length)\n",
+                   done, o->steps);
+        gpt_acts_free<T>(&a);
+        return 0;
+    }
+    if (done > 0 && w->rank == 0 && !o->quiet) printf("gpt: resuming at step %d of %d\n", done, o->steps);
+    r = train<T>(s, e, &a, step0, o->steps - done, 1, &step_ms, &err);
     if (r != ZERO_OK) {
         fprintf(stderr, "gpt: rank %d: %s\n", w->rank, err.msg);
         gpt_acts_free<T>(&a);
