@@ -69,12 +69,13 @@ $(BUILD)/train_mlp: examples/train_mlp.c examples/train_mlp_common.h $(HEADERS)
 # The same example on GPUs: one process per GPU, the CUDA backend, cuBLAS.
 NCCL_FLAGS = $(if $(NCCL_HOME),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64 \
              -Xlinker -rpath=$(NCCL_HOME)/lib -Xlinker -rpath=$(NCCL_HOME)/lib64)
-$(BUILD)/train_mlp_cuda: examples/train_mlp.cu examples/train_mlp_common.h $(HEADERS) $(wildcard zero_cuda*.cuh)
+$(BUILD)/train_mlp_cuda: examples/train_mlp.cu examples/train_mlp_common.h examples/example_dtype.cuh $(HEADERS) $(wildcard zero_cuda*.cuh)
 	@mkdir -p $(BUILD)
 	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra -o $@ $< -lnccl -lcublas
 
 # examples/gpt: GPT-2 on GPUs (docs/gpt.md), built whenever nvcc is there.
-GPT_SRC := examples/gpt/gpt.cu examples/gpt/gpt_cuda.cuh examples/gpt/gpt_model.h examples/example_hash.h
+GPT_SRC := examples/gpt/gpt.cu examples/gpt/gpt_cuda.cuh examples/gpt/gpt_model.h examples/example_hash.h \
+           examples/example_dtype.cuh
 $(BUILD)/gpt: $(GPT_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(NVCC) -std=c++17 -O3 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl -lcublas

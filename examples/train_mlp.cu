@@ -37,6 +37,7 @@
 #include "zero.h"
 #include "zero_cuda.cuh"
 #include "train_mlp_common.h"
+#include "example_dtype.cuh"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -92,25 +93,6 @@ static zero_result blas_check(cublasStatus_t s, const char *what, zero_error *er
 
 /* ---- element types: fp32, fp16, bf16 in memory; float in registers ---- */
 
-template <typename T> struct dtype_of;
-template <> struct dtype_of<float> {
-    static constexpr cudaDataType_t cuda = CUDA_R_32F;
-};
-template <> struct dtype_of<__half> {
-    static constexpr cudaDataType_t cuda = CUDA_R_16F;
-};
-template <> struct dtype_of<__nv_bfloat16> {
-    static constexpr cudaDataType_t cuda = CUDA_R_16BF;
-};
-
-__device__ __forceinline__ float to_f32(float x) { return x; }
-__device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <typename T> __device__ __forceinline__ T from_f32(float x);
-template <> __device__ __forceinline__ float from_f32<float>(float x) { return x; }
-template <> __device__ __forceinline__ __half from_f32<__half>(float x) { return __float2half_rn(x); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-
 __device__ __forceinline__ float gelu(float x) { return 0.5f * x * (1.0f + tanhf(GELU_A * (x + GELU_B * x * x * x))); }
 __device__ __forceinline__ float gelu_grad(float x) {
     float t = tanhf(GELU_A * (x + GELU_B * x * x * x));
@@ -147,9 +129,9 @@ __global__ void bias_gelu(float *z, const T *bias, T *act, int rows, int out) {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     float v;
     if (i >= (int64_t)rows * out) return;
-    v = z[i] + to_f32(bias[i % out]);
+    v = z[i] + ex_f32(bias[i % out]);
     z[i] = v;
-    if (act) act[i] = from_f32<T>(gelu(v));
+    if (act) act[i] = ex_to<T>(gelu(v));
 }
 
 /* One block per sample: loss[b] = logsumexp(z) - z[tgt] and
@@ -180,7 +162,7 @@ __global__ void softmax_xent(const float *logits, const int *tgt, int V, float s
     }
     sum = red[0];
     for (v = t; v < V; v += blockDim.x)
-        d[v] = from_f32<T>((expf(z[v] - mx) / sum - (v == y ? 1.0f : 0.0f)) * seed_over_batch);
+        d[v] = ex_to<T>((expf(z[v] - mx) / sum - (v == y ? 1.0f : 0.0f)) * seed_over_batch);
     if (t == 0) loss[blockIdx.x] = logf(sum) - (z[y] - mx);
 }
 
@@ -198,15 +180,15 @@ __global__ void bias_grad(const T *dz, int rows, int out, T *db) {
     int o = blockIdx.x * blockDim.x + threadIdx.x, b;
     float s = 0;
     if (o >= out) return;
-    for (b = 0; b < rows; b++) s += to_f32(dz[(int64_t)b * out + o]);
-    db[o] = from_f32<T>(s);
+    for (b = 0; b < rows; b++) s += ex_f32(dz[(int64_t)b * out + o]);
+    db[o] = ex_to<T>(s);
 }
 
 /* dz = dx * gelu'(z): the previous layer's output gradient */
 template <typename T>
 __global__ void gelu_bwd(const float *dx, const float *z, int64_t n, T *dz) {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) dz[i] = from_f32<T>(dx[i] * gelu_grad(z[i]));
+    if (i < n) dz[i] = ex_to<T>(dx[i] * gelu_grad(z[i]));
 }
 
 /* gwte[v, c] = sum of dx[r, c] over the rows r (b, k) whose id is v, in row
@@ -220,7 +202,7 @@ __global__ void embed_bwd(const int *ctx, const float *dx, int rows, int C, int 
     v = (int)(i / C), c = (int)(i % C);
     for (r = 0; r < rows; r++)
         if (ctx[r] == v) s += dx[(int64_t)r * C + c];
-    g[i] = from_f32<T>(s);
+    g[i] = ex_to<T>(s);
 }
 
 /* ---- GEMMs (cuBLAS is column-major; our matrices are row-major) ---- */
@@ -232,7 +214,7 @@ template <typename T>
 static zero_result gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const T *A,
                         int lda, const T *B, int ldb, void *C, cudaDataType_t ctype, int ldc, zero_error *err) {
     const float one = 1.0f, zero = 0.0f;
-    return blas_check(cublasGemmEx(h, ta, tb, m, n, k, &one, A, dtype_of<T>::cuda, lda, B, dtype_of<T>::cuda, ldb,
+    return blas_check(cublasGemmEx(h, ta, tb, m, n, k, &one, A, ex_dtype<T>::cuda, lda, B, ex_dtype<T>::cuda, ldb,
                                    &zero, C, ctype, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                       "cublasGemmEx", err);
 }
@@ -361,7 +343,7 @@ static zero_result micro_batch(const gpu *g, zero_engine *e, const mlp_dims *d, 
         ENGINE_TRY(e, zero_grad_ready(e, t_bias(l)));
         if (grad_of(e, t_weight(l), &gW, err)) return err->code;
         /* dW[in, out] = x[B, in]^T dz[B, out] */
-        if (gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, out, in, B, a->dz, out, a->x[l - 1], in, gW, dtype_of<T>::cuda, out,
+        if (gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, out, in, B, a->dz, out, a->x[l - 1], in, gW, ex_dtype<T>::cuda, out,
                     err))
             return err->code;
         ENGINE_TRY(e, zero_grad_ready(e, t_weight(l)));

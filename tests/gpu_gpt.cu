@@ -51,14 +51,6 @@ static zero_result pio_release(void *u, int t, zero_error *err) {
     return ZERO_OK;
 }
 
-template <typename T> static T host_to(double x);
-template <> float host_to<float>(double x) { return (float)x; }
-template <> __half host_to<__half>(double x) { return __float2half_rn((float)x); }
-template <> __nv_bfloat16 host_to<__nv_bfloat16>(double x) { return __float2bfloat16_rn((float)x); }
-static double host_from(float x) { return x; }
-static double host_from(__half x) { return __half2float(x); }
-static double host_from(__nv_bfloat16 x) { return __bfloat162float(x); }
-
 /* One forward and backward on the GPU: loss and gradients (as double) */
 template <typename T>
 static int gpu_run(const gpt_dims *d, const std::vector<std::vector<double>> &w, const std::vector<int> &rows, int B,
@@ -78,7 +70,7 @@ static int gpu_run(const gpt_dims *d, const std::vector<std::vector<double>> &w,
     for (int t = 0; t < nt; t++) {
         numel[t] = gpt_tensor_numel(d, t);
         std::vector<T> hv(numel[t]);
-        for (int64_t i = 0; i < numel[t]; i++) hv[i] = host_to<T>(w[t][i]);
+        for (int64_t i = 0; i < numel[t]; i++) hv[i] = ex_to<T>((float)(w[t][i]));
         CHECK(cudaMalloc(&param[t], sizeof(T) * numel[t]) == cudaSuccess);
         CHECK(cudaMalloc(&grad[t], sizeof(T) * numel[t]) == cudaSuccess);
         cudaMemcpy(param[t], hv.data(), sizeof(T) * numel[t], cudaMemcpyHostToDevice);
@@ -104,7 +96,7 @@ static int gpu_run(const gpt_dims *d, const std::vector<std::vector<double>> &w,
         std::vector<T> hv(numel[t]);
         cudaMemcpy(hv.data(), grad[t], sizeof(T) * numel[t], cudaMemcpyDeviceToHost);
         g[t].resize(numel[t]);
-        for (int64_t i = 0; i < numel[t]; i++) g[t][i] = host_from(hv[i]);
+        for (int64_t i = 0; i < numel[t]; i++) g[t][i] = ex_f32(hv[i]);
         if (ready[t] != 1 || fetched[t] != 0) ok = 0;
         cudaFree(param[t]);
         cudaFree(grad[t]);
@@ -162,7 +154,7 @@ static void check_dtype(int which, const gpt_dims *d, int B, cudaStream_t s, cub
     /* the reference sees the weights the GPU computes with (rounded to T) */
     std::vector<std::vector<double>> wr(w);
     for (int t = 0; t < nt; t++)
-        for (auto &x : wr[t]) x = host_from(host_to<T>(x));
+        for (auto &x : wr[t]) x = ex_f32(ex_to<T>((float)(x)));
     std::vector<const double *> pp(nt);
     std::vector<double *> gp(nt);
     for (int t = 0; t < nt; t++) pp[t] = wr[t].data(), gp[t] = gref[t].data();

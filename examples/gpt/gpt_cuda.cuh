@@ -28,6 +28,7 @@
 #define GPT_CUDA_CUH
 
 #include "gpt_model.h"
+#include "../example_dtype.cuh"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -48,25 +49,6 @@ typedef struct gpt_io {
 } gpt_io;
 
 /* ---- element types ---- */
-
-template <typename T> struct gpt_type;
-template <> struct gpt_type<float> {
-    static constexpr cudaDataType_t cuda = CUDA_R_32F;
-};
-template <> struct gpt_type<__half> {
-    static constexpr cudaDataType_t cuda = CUDA_R_16F;
-};
-template <> struct gpt_type<__nv_bfloat16> {
-    static constexpr cudaDataType_t cuda = CUDA_R_16BF;
-};
-
-__device__ __forceinline__ float g_f32(float x) { return x; }
-__device__ __forceinline__ float g_f32(__half x) { return __half2float(x); }
-__device__ __forceinline__ float g_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <typename T> __device__ __forceinline__ T g_to(float x);
-template <> __device__ __forceinline__ float g_to<float>(float x) { return x; }
-template <> __device__ __forceinline__ __half g_to<__half>(float x) { return __float2half_rn(x); }
-template <> __device__ __forceinline__ __nv_bfloat16 g_to<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
 __device__ __forceinline__ float g_gelu(float x) {
     const float a = (float)GPT_GELU_A, b = (float)GPT_GELU_B;
@@ -105,7 +87,7 @@ __global__ void gk_embed(const int *tok, const T *wte, const T *wpe, float *x, i
     if (i >= N * C) return;
     int64_t n = i / C;
     int c = (int)(i % C);
-    x[i] = g_f32(wte[(int64_t)tok[n] * C + c]) + g_f32(wpe[(int64_t)(n % T_) * C + c]);
+    x[i] = ex_f32(wte[(int64_t)tok[n] * C + c]) + ex_f32(wpe[(int64_t)(n % T_) * C + c]);
 }
 
 /* One warp per row: out = LN(x) w + b in T, mean and rstd kept (fp32) */
@@ -123,7 +105,7 @@ __global__ void gk_ln_fwd(const float *x, const T *w, const T *b, T *out, float 
         ss += d * d;
     }
     float rs = rsqrtf(g_warp_sum(ss) / C + (float)GPT_LN_EPS);
-    for (int c = lane; c < C; c += 32) out[n * C + c] = g_to<T>((r[c] - m) * rs * g_f32(w[c]) + g_f32(b[c]));
+    for (int c = lane; c < C; c += 32) out[n * C + c] = ex_to<T>((r[c] - m) * rs * ex_f32(w[c]) + ex_f32(b[c]));
     if (lane == 0) mean[n] = m, rstd[n] = rs;
 }
 
@@ -137,14 +119,14 @@ __global__ void gk_ln_bwd_dx(const float *dy, const float *x, const float *mean,
     const float *g = dy + n * C, *r = x + n * C;
     float m = mean[n], rs = rstd[n], a = 0, bsum = 0;
     for (int c = lane; c < C; c += 32) {
-        float d = g[c] * g_f32(w[c]);
+        float d = g[c] * ex_f32(w[c]);
         a += d;
         bsum += d * (r[c] - m) * rs;
     }
     a = g_warp_sum(a) / C;
     bsum = g_warp_sum(bsum) / C;
     for (int c = lane; c < C; c += 32) {
-        float v = rs * (g[c] * g_f32(w[c]) - a - (r[c] - m) * rs * bsum);
+        float v = rs * (g[c] * ex_f32(w[c]) - a - (r[c] - m) * rs * bsum);
         dx[n * C + c] = accumulate ? dx[n * C + c] + v : v;
     }
 }
@@ -182,7 +164,7 @@ __global__ void gk_ln_fwd_reg(const float *x, const T *w, const T *b, T *out, fl
         if (c >= C4) continue;
         gpt_v4<T> wv = *(const gpt_v4<T> *)(w + 4 * c), bv = *(const gpt_v4<T> *)(b + 4 * c), o;
         float xs[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
-        for (int k = 0; k < 4; k++) o.x[k] = g_to<T>((xs[k] - m) * rs * g_f32(wv.x[k]) + g_f32(bv.x[k]));
+        for (int k = 0; k < 4; k++) o.x[k] = ex_to<T>((xs[k] - m) * rs * ex_f32(wv.x[k]) + ex_f32(bv.x[k]));
         *(gpt_v4<T> *)(out + n * C + 4 * c) = o;
     }
     if (lane == 0) mean[n] = m, rstd[n] = rs;
@@ -203,7 +185,7 @@ __global__ void gk_ln_bwd_dx_reg(const float *dy, const float *x, const float *m
         if (c >= C4) continue;
         gpt_v4<T> wv = *(const gpt_v4<T> *)(w + 4 * c);
         float4 gv = g[c], xv = r[c];
-        dw[i] = make_float4(gv.x * g_f32(wv.x[0]), gv.y * g_f32(wv.x[1]), gv.z * g_f32(wv.x[2]), gv.w * g_f32(wv.x[3]));
+        dw[i] = make_float4(gv.x * ex_f32(wv.x[0]), gv.y * ex_f32(wv.x[1]), gv.z * ex_f32(wv.x[2]), gv.w * ex_f32(wv.x[3]));
         xh[i] = make_float4((xv.x - m) * rs, (xv.y - m) * rs, (xv.z - m) * rs, (xv.w - m) * rs);
         a += dw[i].x + dw[i].y + dw[i].z + dw[i].w;
         bsum += dw[i].x * xh[i].x + dw[i].y * xh[i].y + dw[i].z * xh[i].z + dw[i].w * xh[i].w;
@@ -255,8 +237,8 @@ template <typename T> __global__ void gk_ln_bwd_sum(const float *part, int C, in
     if (c >= C) return;
     float dw = 0, db = 0;
     for (int s = 0; s < S; s++) dw += part[(int64_t)s * C + c], db += part[(int64_t)(S + s) * C + c];
-    gw[c] = g_to<T>(dw);
-    gb[c] = g_to<T>(db);
+    gw[c] = ex_to<T>(dw);
+    gb[c] = ex_to<T>(db);
 }
 
 /* Row-wise kernels take grid (column groups, rows) and 4 columns per
@@ -275,10 +257,10 @@ template <typename T> __global__ void gk_bias(T *y, const T *b, T *g, int64_t N,
     for (int64_t n = blockIdx.y; n < N; n += gridDim.y) {
         int64_t at = n * M + c;
         gpt_v4<T> yv = *(const gpt_v4<T> *)(y + at), gv;
-        for (int i = 0; i < 4; i++) yv.x[i] = g_to<T>(g_f32(yv.x[i]) + g_f32(bv.x[i]));
+        for (int i = 0; i < 4; i++) yv.x[i] = ex_to<T>(ex_f32(yv.x[i]) + ex_f32(bv.x[i]));
         *(gpt_v4<T> *)(y + at) = yv;
         if (!g) continue;
-        for (int i = 0; i < 4; i++) gv.x[i] = g_to<T>(g_gelu(g_f32(yv.x[i])));
+        for (int i = 0; i < 4; i++) gv.x[i] = ex_to<T>(g_gelu(ex_f32(yv.x[i])));
         *(gpt_v4<T> *)(g + at) = gv;
     }
 }
@@ -288,7 +270,7 @@ template <typename T>
 __global__ void gk_residual(const float *x, const float *y, const T *b, float *out, int64_t N, int C) {
     int c = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
     if (c >= C) return;
-    float4 bb = {g_f32(b[c]), g_f32(b[c + 1]), g_f32(b[c + 2]), g_f32(b[c + 3])};
+    float4 bb = {ex_f32(b[c]), ex_f32(b[c + 1]), ex_f32(b[c + 2]), ex_f32(b[c + 3])};
     for (int64_t n = blockIdx.y; n < N; n += gridDim.y) {
         int64_t at = n * C + c;
         float4 xv = *(const float4 *)(x + at), yv = *(const float4 *)(y + at);
@@ -301,13 +283,13 @@ template <typename T> __global__ void gk_to(const float *x, T *y, int64_t n) {
     int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * 4;
     if (i >= n) return;
     float4 v = *(const float4 *)(x + i);
-    gpt_v4<T> o = {{g_to<T>(v.x), g_to<T>(v.y), g_to<T>(v.z), g_to<T>(v.w)}};
+    gpt_v4<T> o = {{ex_to<T>(v.x), ex_to<T>(v.y), ex_to<T>(v.z), ex_to<T>(v.w)}};
     *(gpt_v4<T> *)(y + i) = o;
 }
 
 template <typename T> __global__ void gk_fill(T *y, float v, int64_t n) {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = g_to<T>(v);
+    if (i < n) y[i] = ex_to<T>(v);
 }
 
 /* dg = dg * gelu'(h) in place; n a multiple of 4 */
@@ -315,7 +297,7 @@ template <typename T> __global__ void gk_gelu_bwd(T *dg, const T *h, int64_t n) 
     int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * 4;
     if (i >= n) return;
     gpt_v4<T> d = *(const gpt_v4<T> *)(dg + i), hv = *(const gpt_v4<T> *)(h + i);
-    for (int k = 0; k < 4; k++) d.x[k] = g_to<T>(g_f32(d.x[k]) * g_gelu_grad(g_f32(hv.x[k])));
+    for (int k = 0; k < 4; k++) d.x[k] = ex_to<T>(ex_f32(d.x[k]) * g_gelu_grad(ex_f32(hv.x[k])));
     *(gpt_v4<T> *)(dg + i) = d;
 }
 
@@ -334,7 +316,7 @@ template <typename T> __global__ void gk_softmax_causal(const float *S, T *P, in
     for (int j = lane; j <= i; j += 32) sum += expf(s[j] * scale - mx);
     sum = g_warp_sum(sum);
     float inv = 1.0f / sum;
-    for (int j = lane; j < T_; j += 32) p[j] = g_to<T>(j <= i ? expf(s[j] * scale - mx) * inv : 0.0f);
+    for (int j = lane; j < T_; j += 32) p[j] = ex_to<T>(j <= i ? expf(s[j] * scale - mx) * inv : 0.0f);
 }
 
 /* The softmax's backward, one warp per row: dS = scale P (dP - sum_j dP_j P_j),
@@ -347,9 +329,9 @@ template <typename T> __global__ void gk_softmax_bwd(const float *dP, T *P, int6
     const float *d = dP + r * T_;
     T *p = P + r * T_;
     float dot = 0;
-    for (int j = lane; j <= i; j += 32) dot += d[j] * g_f32(p[j]);
+    for (int j = lane; j <= i; j += 32) dot += d[j] * ex_f32(p[j]);
     dot = g_warp_sum(dot);
-    for (int j = lane; j <= i; j += 32) p[j] = g_to<T>(scale * g_f32(p[j]) * (d[j] - dot));
+    for (int j = lane; j <= i; j += 32) p[j] = ex_to<T>(scale * ex_f32(p[j]) * (d[j] - dot));
 }
 
 /* One block per row of the head's chunk: loss[n] = logsumexp(z) - z[y] and
@@ -375,7 +357,7 @@ __global__ void gk_xent(const float *logits, const int *tgt, int V, float gscale
     sum = 0;
     for (int w = 0; w < nw; w++) sum += red[w];
     float inv = 1.0f / sum;
-    for (int v = t; v < V; v += blockDim.x) d[v] = g_to<T>((expf(z[v] - mx) * inv - (v == y ? 1.0f : 0.0f)) * gscale);
+    for (int v = t; v < V; v += blockDim.x) d[v] = ex_to<T>((expf(z[v] - mx) * inv - (v == y ? 1.0f : 0.0f)) * gscale);
     if (t == 0) loss[blockIdx.x] = logf(sum) + mx - z[y];
 }
 
@@ -399,7 +381,7 @@ template <typename T> __global__ void gk_wpe_bwd(const float *dx, int B, int T_,
     if (i >= (int64_t)T_ * C) return;
     float s = 0;
     for (int b = 0; b < B; b++) s += dx[(int64_t)b * T_ * C + i];
-    g[i] = g_to<T>(s);
+    g[i] = ex_to<T>(s);
 }
 
 /* gwte[v, :] += the sum of dx over the positions holding token v (pos[off[v]
@@ -410,7 +392,7 @@ template <typename T> __global__ void gk_wte_bwd(const float *dx, const int *off
     for (int c = threadIdx.x; c < C; c += blockDim.x) {
         float s = 0;
         for (int k = a; k < b; k++) s += dx[(int64_t)pos[k] * C + c];
-        g[(int64_t)v * C + c] = g_to<T>(g_f32(g[(int64_t)v * C + c]) + s);
+        g[(int64_t)v * C + c] = ex_to<T>(ex_f32(g[(int64_t)v * C + c]) + s);
     }
 }
 
@@ -500,8 +482,8 @@ __device__ __forceinline__ void gpt_mma(float *d, const uint32_t *a, uint32_t b0
 
 /* two floats as one 32-bit operand register (the first in the low half); the rounded values back in *lo, *hi */
 template <typename T> __device__ __forceinline__ uint32_t gpt_pack(float *lo, float *hi) {
-    T a = g_to<T>(*lo), b = g_to<T>(*hi);
-    *lo = g_f32(a), *hi = g_f32(b);
+    T a = ex_to<T>(*lo), b = ex_to<T>(*hi);
+    *lo = ex_f32(a), *hi = ex_f32(b);
     return (uint32_t)*(const unsigned short *)&a | ((uint32_t) * (const unsigned short *)&b << 16);
 }
 
@@ -695,7 +677,7 @@ __global__ void gk_fa_dot(const T *dout, const T *out, float *D, int64_t rows, i
     int h = (int)(w % H);
     const T *a = dout + bt * C + h * hd, *o = out + bt * C + h * hd;
     float s = 0;
-    for (int d = lane; d < hd; d += 32) s += g_f32(a[d]) * g_f32(o[d]);
+    for (int d = lane; d < hd; d += 32) s += ex_f32(a[d]) * ex_f32(o[d]);
     s = g_warp_sum(s);
     if (!lane) D[((bt / T_) * H + h) * T_ + bt % T_] = s;
 }
@@ -830,7 +812,7 @@ __global__ void __launch_bounds__(128) gk_fa_dq(const T *qkv, const T *dout, con
                 int r = e >> 1;
                 float pr = kt < qt || 8 * j + 2 * t + (e & 1) <= warp * 16 + g + 8 * r ? exp2f(p[j][e] * sl2 - Lr[r])
                                                                                       : 0.0f;
-                p[j][e] = g_f32(g_to<T>(pr)) * (dp[j][e] - Dr[r]); /* P as the forward's product used it */
+                p[j][e] = ex_f32(ex_to<T>(pr)) * (dp[j][e] - Dr[r]); /* P as the forward's product used it */
             }
         gpt_fa_pv<T, HD>(p, sK, dq); /* dQ += dS K */
         __syncthreads();
@@ -1067,7 +1049,7 @@ static inline zero_result gpt_fetch_block(const gpt_run *r, const gpt_dims *d, i
 template <typename T>
 static zero_result gpt_bias_grad(const gpt_run *r, const gpt_acts<T> *a, int t, const T *dy, int M, zero_error *err) {
     T *g;
-    const cudaDataType_t dt = gpt_type<T>::cuda;
+    const cudaDataType_t dt = ex_dtype<T>::cuda;
     GPT_TRY(gpt_grad<T>(r, t, &g, err));
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, 1, M, (int)a->N, 1.0f, a->ones, (int)a->N, 0, dy, M, 0, 0.0f, g, dt, M, 0, 1, dt,
                    err));
@@ -1079,7 +1061,7 @@ template <typename T>
 static zero_result gpt_weight_grad(const gpt_run *r, const gpt_acts<T> *a, int t, const T *x, int in, const T *dy,
                                    int out, zero_error *err) {
     T *g;
-    const cudaDataType_t dt = gpt_type<T>::cuda;
+    const cudaDataType_t dt = ex_dtype<T>::cuda;
     GPT_TRY(gpt_grad<T>(r, t, &g, err));
     GPT_TRY(gpt_mm(&r->gemm, 1, 0, in, out, (int)a->N, 1.0f, x, in, 0, dy, out, 0, 0.0f, g, dt, out, 0, 1, dt, err));
     return r->io->grad_ready(r->io->user, t, err);
@@ -1122,7 +1104,7 @@ template <typename T> static zero_result gpt_attn_fwd(const gpt_run *r, gpt_acts
     (void)lse;
     int T_ = d->seq, C = d->dim, H = d->heads, hd = C / H;
     long long TT = (long long)T_ * T_;
-    const cudaDataType_t dt = gpt_type<T>::cuda;
+    const cudaDataType_t dt = ex_dtype<T>::cuda;
     float scale = 1.0f / sqrtf((float)hd);
     for (int b0 = 0; b0 < a->B; b0 += a->nb) {
         int nb = a->B - b0 < a->nb ? a->B - b0 : a->nb;
@@ -1157,7 +1139,7 @@ template <typename T> static zero_result gpt_attn_bwd(const gpt_run *r, gpt_acts
     (void)lse;
     int T_ = d->seq, C = d->dim, H = d->heads, hd = C / H;
     long long TT = (long long)T_ * T_;
-    const cudaDataType_t dt = gpt_type<T>::cuda;
+    const cudaDataType_t dt = ex_dtype<T>::cuda;
     float scale = 1.0f / sqrtf((float)hd);
     for (int b0 = 0; b0 < a->B; b0 += a->nb) {
         int nb = a->B - b0 < a->nb ? a->B - b0 : a->nb;
@@ -1206,7 +1188,7 @@ static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k,
     int64_t N = a->N;
     int C = d->dim;
     cudaStream_t s = r->stream;
-    const cudaDataType_t dt = gpt_type<T>::cuda;
+    const cudaDataType_t dt = ex_dtype<T>::cuda;
     const T *p[GPT_PER_BLOCK];
     for (int i = 0; i < GPT_PER_BLOCK; i++) GPT_TRY(gpt_param<T>(r, gpt_block_tensor(l, i), &p[i], err));
     const float *x = a->resid + (int64_t)l * N * C;
@@ -1247,7 +1229,7 @@ template <typename T> static zero_result gpt_block_bwd(const gpt_run *r, gpt_act
     int64_t N = a->N;
     int C = d->dim;
     cudaStream_t s = r->stream;
-    const cudaDataType_t dt = gpt_type<T>::cuda;
+    const cudaDataType_t dt = ex_dtype<T>::cuda;
     const T *p[GPT_PER_BLOCK];
     for (int i = 0; i < GPT_PER_BLOCK; i++) GPT_TRY(gpt_param<T>(r, gpt_block_tensor(l, i), &p[i], err));
     const float *x = a->resid + (int64_t)l * N * C;
@@ -1335,7 +1317,7 @@ static zero_result gpt_step(const gpt_run *r, gpt_acts<T> *a, const int *rows, f
     int64_t N = a->N;
     int C = d->dim, V = d->vocab, L = d->layers, tf = gpt_lnf_w(d);
     cudaStream_t s = r->stream;
-    const cudaDataType_t dt = gpt_type<T>::cuda;
+    const cudaDataType_t dt = ex_dtype<T>::cuda;
     const T *wte, *wpe, *lw, *lb;
     T *gwte, *gwpe;
     const int *tok = a->idx, *tgt = a->idx + N, *off = a->idx + 2 * N, *pos = off + V + 1;
