@@ -191,11 +191,6 @@ static int seg_of(const tcase *c, int64_t i) {
 }
 
 /* 16-bit values a and b at most 1 ulp of their type apart (same bits or neighbours). */
-static int near16(uint16_t a, uint16_t b) {
-    int ia = (a & 0x8000) ? -(int)(a & 0x7FFF) : (int)a, ib = (b & 0x8000) ? -(int)(b & 0x7FFF) : (int)b;
-    return abs(ia - ib) <= 1;
-}
-
 /* Checks path output x against the scalar output s (tolerance TOL_SIMD; s NULL:
    skipped) and the double reference (TOL_REF); untouched elements stay as
    they were. Returns the number of bad elements (CHECKs only once per call). */
@@ -253,7 +248,10 @@ static int compare(const tcase *c, const tout *x, const tout *s, const char *wha
                     uint16_t q = ((const uint16_t *)x->param)[i];
                     uint16_t want = c->pdt == ZERO_DTYPE_FP16 ? zero_f32_to_f16(x->master[i])
                                                               : zero_f32_to_bf16(x->master[i]);
-                    if (q != want || (s && !near16(q, ((const uint16_t *)s->param)[i]))) {
+                    /* exactly this path's master, rounded. Against the scalar path only through
+                       the master's tolerance above: where that allows more than an fp16 ulp
+                       (ill-conditioned elements), a one-ulp check of the params failed at random */
+                    if (q != want) {
                         if (bad_param++ < 3)
                             fprintf(stderr, "%s: param at %lld: %04x, want %04x (master %.9g -> %.9g)\n",
                                     what, (long long)i, q, want, x->master[i], to16(c->pdt, x->master[i]));
