@@ -6331,6 +6331,7 @@ struct zero_engine {
     /* observability: ZERO_DEBUG=1, the watchdog (ZERO_WATCHDOG_S), jsonl_monitor, the progress line */
     int debug;             /* log every collective */
     int tr_kind, tr_unit;  /* the collective about to be issued (zero__coll_check names it) */
+    const char *tr_api;    /* the public call under way, for collectives it did not announce */
     int64_t n_coll;        /* collectives issued */
     struct {
         pthread_mutex_t lock;
@@ -6340,6 +6341,7 @@ struct zero_engine {
         double threshold_s;    /* report a wait longer than this; 0: no watchdog */
         const char *what;      /* the blocking backend call under way, NULL: none */
         int kind, unit;        /* the collective it belongs to */
+        const char *api;       /* the public call under way */
         double since_ms;
         int reports;           /* lines printed for this wait */
         int64_t step;
@@ -6499,6 +6501,9 @@ static zero_result zero__enter(zero_engine *e, const char *fn) {
                   "%s: engine %p was destroyed or never created", fn, (const void *)e);
         return ZERO_ERR_STATE;
     }
+    e->tr_api = fn; /* collectives not announced by zero__coll_check are labelled by the call */
+    e->tr_kind = 0;
+    e->tr_unit = -1;
     if (e->broken)
         return zero__efail(e, ZERO_MSG_ENGINE_BROKEN, "%s: the engine stopped after an earlier failure: see the "
                                                       "first error\nHINT: destroy the engine; every rank must", fn);
@@ -6894,6 +6899,7 @@ static void zero__wait_begin(zero_engine *e, const char *what) {
     e->wd.what = what;
     e->wd.kind = e->tr_kind;
     e->wd.unit = e->tr_unit;
+    e->wd.api = e->tr_api ? e->tr_api : "zero_engine_create";
     e->wd.since_ms = zero__now_ms();
     e->wd.reports = 0;
     e->wd.step = e->global_steps;
@@ -6917,7 +6923,8 @@ static void zero__coll_log(zero_engine *e, const char *op, size_t count, zero_dt
     zero__obs_unit(e, e->tr_unit, unit, sizeof unit);
     zero__dlog(e, "collective #%lld: %s of %s for %s: %zu elements (%.0f bytes) of %s on the %s stream; step %lld, "
                   "micro-batch %d",
-               (long long)e->n_coll, op, unit, e->tr_kind >= 1 && e->tr_kind <= 6 ? zero__c_names[e->tr_kind] : "?",
+               (long long)e->n_coll, op, unit,
+               e->tr_kind >= 1 && e->tr_kind <= 6 ? zero__c_names[e->tr_kind] : e->tr_api ? e->tr_api : "?",
                count, (double)count * zero__obs_dsize(dt),
                dt == (zero_dtype)ZERO__DTYPE_F64 ? "f64" : zero_dtype_name(dt),
                s == ZERO_STREAM_COMM ? "communication" : "compute", (long long)e->global_steps, e->micro);
@@ -6970,7 +6977,7 @@ static void *zero__watchdog_main(void *arg) {
                      "watchdog: waiting %.1f s in %s for %s of %s (step %lld, micro-batch %d; %lld collectives issued "
                      "so far). Every rank that waits logs this line: a rank that names another unit, or none, is "
                      "where to look (ZERO_DEBUG=1 logs each collective)",
-                     waited, e->wd.what, e->wd.kind >= 1 && e->wd.kind <= 6 ? zero__c_names[e->wd.kind] : "a collective",
+                     waited, e->wd.what, e->wd.kind >= 1 && e->wd.kind <= 6 ? zero__c_names[e->wd.kind] : e->wd.api,
                      unit, (long long)e->wd.step, e->wd.micro, (long long)e->wd.n_coll);
             e->wd.reports++;
             pthread_mutex_unlock(&e->wd.lock);
@@ -7777,6 +7784,7 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
         e->check = cfg->check_collectives == 1 || (v && v[0] == '1' && v[1] == 0);
         e->debug = d && d[0] && strcmp(d, "0") != 0; /* before the first collective: create's gathers are logged */
         e->tr_unit = -1;
+        e->tr_api = "zero_engine_create";
     }
     zero_loss_scaler_init(&e->scaler, cfg);
     if (!e->scaler.valid) {
