@@ -428,7 +428,7 @@ typedef struct zero_offload_config {
 } zero_offload_config;
 
 /* "zero_optimization": {...} (or the legacy booleans true/false) */
-typedef struct zero_zero_config {
+typedef struct zero_optimization_config {
     int stage;                                   /* stage: 0 */
     int contiguous_gradients;                    /* contiguous_gradients: true */
     int reduce_scatter;                          /* reduce_scatter: true */
@@ -466,7 +466,8 @@ typedef struct zero_zero_config {
     int log_trace_cache_warnings;                /* log_trace_cache_warnings: false */
     int enable_sanity_checks;                    /* enable_sanity_checks: false */
     int save_muon_momentum_buffer_in_memory;     /* save_muon_momentum_buffer_in_memory: false */
-} zero_zero_config;
+} zero_optimization_config;
+typedef zero_optimization_config zero_zero_config; /* its former name, kept so that programs using it still build */
 
 /* "aio": {...} (libaio settings of ZeRO-Infinity; zero uses POSIX I/O) */
 typedef struct zero_aio_config {
@@ -515,7 +516,7 @@ typedef struct zero_config {
     zero_bf16_config bf16;                  /* bf16 */
     zero_optimizer_config optimizer;        /* optimizer */
     zero_scheduler_config scheduler;        /* scheduler */
-    zero_zero_config zero_optimization;     /* zero_optimization */
+    zero_optimization_config zero_optimization;     /* zero_optimization */
 
     /* ---- zero's own fields (not DeepSpeed keys) ---- */
     int64_t hidden_size;  /* model hidden size H for "auto" bucket sizes, as the HF
@@ -2772,88 +2773,88 @@ static const zero__key zero__keys[] = {
     {{"zero_optimization", "object", "{}", ZERO__IMPL, "ZeRO settings; the legacy booleans true/false mean stage 1/0",
       "unknown keys are errors"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT, 0, NULL, ""},
-#define ZERO__ZK(name, type, def, status, meaning, note, kind, lo, hi, rule, flags)                   \
+#define ZERO__ZERO_KEY(name, type, def, status, meaning, note, kind, lo, hi, rule, flags)                   \
     {{"zero_optimization." #name, type, def, status, meaning, note}, kind,                          \
      ZERO__OFF(zero_optimization.name), lo, hi, NULL, rule, flags, 0, NULL, "cfg.zero_optimization." #name}
-    ZERO__ZK(stage, "int", "0", ZERO__IMPL, "0: data parallel; 1: shard optimizer state; 2: + gradients; 3: + parameters",
+    ZERO__ZERO_KEY(stage, "int", "0", ZERO__IMPL, "0: data parallel; 1: shard optimizer state; 2: + gradients; 3: + parameters",
              "", ZERO__K_INT, 0, 3, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(contiguous_gradients, "bool", "true", ZERO__NOEF, "copy gradients into contiguous buffers as they are produced",
+    ZERO__ZERO_KEY(contiguous_gradients, "bool", "true", ZERO__NOEF, "copy gradients into contiguous buffers as they are produced",
              "zero's gradients are always contiguous per unit", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(reduce_scatter, "bool", "true", ZERO__NOEF, "reduce gradients per owner instead of a plain all-reduce",
+    ZERO__ZERO_KEY(reduce_scatter, "bool", "true", ZERO__NOEF, "reduce gradients per owner instead of a plain all-reduce",
              "zero always reduce-scatters each unit (2x parameters moved per step)", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(reduce_bucket_size, "int", "5e8", ZERO__IMPL, "elements per gradient bucket (zero: the largest unit)",
+    ZERO__ZERO_KEY(reduce_bucket_size, "int", "5e8", ZERO__IMPL, "elements per gradient bucket (zero: the largest unit)",
              "\"auto\": hidden_size^2 (HF's rule; set cfg.hidden_size)", ZERO__K_I64, 0, ZERO__BIG, ZERO__AUTO_DERIVE, 0),
-    ZERO__ZK(use_multi_rank_bucket_allreduce, "bool", "true", ZERO__NOEF, "stage 1/2: one all-reduce per multi-owner bucket",
+    ZERO__ZERO_KEY(use_multi_rank_bucket_allreduce, "bool", "true", ZERO__NOEF, "stage 1/2: one all-reduce per multi-owner bucket",
              "zero reduce-scatters", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(allgather_partitions, "bool", "true", ZERO__NOEF, "all-gather updated parameters (vs broadcasts)",
+    ZERO__ZERO_KEY(allgather_partitions, "bool", "true", ZERO__NOEF, "all-gather updated parameters (vs broadcasts)",
              "zero always all-gathers each unit", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(allgather_bucket_size, "int", "5e8", ZERO__NOEF, "chunking of the post-step all-gather",
+    ZERO__ZERO_KEY(allgather_bucket_size, "int", "5e8", ZERO__NOEF, "chunking of the post-step all-gather",
              "DeepSpeed ignores it when all_gather_into_tensor exists; zero gathers whole units", ZERO__K_I64, 0, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(overlap_comm, "bool", "None", ZERO__NOEF, "reduce on a side stream overlapping backward; None: true for stage 3 only",
+    ZERO__ZERO_KEY(overlap_comm, "bool", "None", ZERO__NOEF, "reduce on a side stream overlapping backward; None: true for stage 3 only",
              "zero always reduces each unit on its communication stream as soon as its gradients are ready (the backward overlaps); false changes nothing", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, ZERO__F_NULLABLE),
-    ZERO__ZK(load_from_fp32_weights, "bool", "true", ZERO__NYET, "on load, restore fp32 master weights from the checkpoint",
+    ZERO__ZERO_KEY(load_from_fp32_weights, "bool", "true", ZERO__NYET, "on load, restore fp32 master weights from the checkpoint",
              "acted on by checkpoints (after the engine)", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(elastic_checkpoint, "bool", "false", ZERO__NOEF, "legacy world-size-resizable stage 1/2 checkpoints",
+    ZERO__ZERO_KEY(elastic_checkpoint, "bool", "false", ZERO__NOEF, "legacy world-size-resizable stage 1/2 checkpoints",
              "zero's checkpoints are always world-size independent", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     {{"zero_optimization.offload_param", "object", "None", ZERO__IMPL, "stage 3: where parameter shards live",
       "unknown keys are errors; null: no offload"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT | ZERO__F_NULLABLE, 0, NULL, ""},
-#define ZERO__OK(blk, name, type, def, status, meaning, note, kind, lo, hi, choices, flags)             \
+#define ZERO__OFFLOAD_KEY(blk, name, type, def, status, meaning, note, kind, lo, hi, choices, flags)             \
     {{"zero_optimization." #blk "." #name, type, def, status, meaning, note}, kind,                    \
      ZERO__OFF(zero_optimization.blk.name), lo, hi, choices, ZERO__AUTO_DEFAULT, flags, 0, NULL,          \
      "cfg.zero_optimization." #blk "." #name}
-    ZERO__OK(offload_param, device, "string", "\"none\"", ZERO__IMPL, "\"none\", \"cpu\" or \"nvme\"",
+    ZERO__OFFLOAD_KEY(offload_param, device, "string", "\"none\"", ZERO__IMPL, "\"none\", \"cpu\" or \"nvme\"",
              "stage 3 (ignored below, as DeepSpeed): \"cpu\": each rank's compute-dtype shard in host memory, copied into "
              "the gather pool before each all-gather; \"nvme\": the shard in files under nvme_path, one tile per unit, "
              "through buffer_count host buffers (host backend, through zero_offload_backend)",
              ZERO__K_ENUM, 0, 0, "cpu:1|nvme:2|none:0", 0),
-    ZERO__OK(offload_param, nvme_path, "string", "None", ZERO__IMPL, "directory of the swap files (device nvme)",
+    ZERO__OFFLOAD_KEY(offload_param, nvme_path, "string", "None", ZERO__IMPL, "directory of the swap files (device nvme)",
              "must exist; the file is nvme_path/zero_param.rankR.tiles, removed at zero_engine_destroy",
              ZERO__K_STRING, 0, 0, NULL, ZERO__F_NULLABLE),
-    ZERO__OK(offload_param, buffer_count, "int", "5", ZERO__IMPL, "pinned swap buffers",
+    ZERO__OFFLOAD_KEY(offload_param, buffer_count, "int", "5", ZERO__IMPL, "pinned swap buffers",
              "device nvme: max(2, buffer_count) buffers of one unit's chunk: a cache with read-ahead along the stage-3 "
              "fetch order and write-behind of the step",
              ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
-    ZERO__OK(offload_param, buffer_size, "int", "1e8", ZERO__NOEF, "elements per swap buffer",
+    ZERO__OFFLOAD_KEY(offload_param, buffer_size, "int", "1e8", ZERO__NOEF, "elements per swap buffer",
              "zero's buffers hold one unit's chunk (units are at most reduce_bucket_size elements)",
              ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
-    ZERO__OK(offload_param, max_in_cpu, "int", "1e9", ZERO__NOEF, "elements kept in CPU memory with nvme",
+    ZERO__OFFLOAD_KEY(offload_param, max_in_cpu, "int", "1e9", ZERO__NOEF, "elements kept in CPU memory with nvme",
              "with nvme zero keeps buffer_count unit chunks in host memory", ZERO__K_I64, 0, ZERO__BIG, NULL, 0),
-    ZERO__OK(offload_param, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
+    ZERO__OFFLOAD_KEY(offload_param, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
              "the host shard (device cpu) or the tile buffers (nvme)", ZERO__K_BOOL, 0, 1, NULL, 0),
     {{"zero_optimization.offload_optimizer", "object", "None", ZERO__IMPL, "stages 1-3: where optimizer state lives and steps",
       "unknown keys are errors; null: no offload"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT | ZERO__F_NULLABLE, 0, NULL, ""},
-    ZERO__OK(offload_optimizer, device, "string", "\"none\"", ZERO__IMPL, "\"none\", \"cpu\" or \"nvme\"",
+    ZERO__OFFLOAD_KEY(offload_optimizer, device, "string", "\"none\"", ZERO__IMPL, "\"none\", \"cpu\" or \"nvme\"",
              "\"cpu\": master weights and Adam state in host memory, Adam on the CPU (host backend now, GPUs with the offload pipeline); \"nvme\": the same with master and Adam state in files under nvme_path, one tile per unit (host backend, through zero_offload_backend)",
              ZERO__K_ENUM, 0, 0, "cpu:1|nvme:2|none:0", 0),
-    ZERO__OK(offload_optimizer, nvme_path, "string", "None", ZERO__IMPL, "directory of the swap files (device nvme)",
+    ZERO__OFFLOAD_KEY(offload_optimizer, nvme_path, "string", "None", ZERO__IMPL, "directory of the swap files (device nvme)",
              "must exist; the file is nvme_path/zero_optim.rankR.tiles, removed at zero_engine_destroy",
              ZERO__K_STRING, 0, 0, NULL, ZERO__F_NULLABLE),
-    ZERO__OK(offload_optimizer, buffer_count, "int", "4", ZERO__IMPL, "pinned swap buffers (param, grad, m, v)",
+    ZERO__OFFLOAD_KEY(offload_optimizer, buffer_count, "int", "4", ZERO__IMPL, "pinned swap buffers (param, grad, m, v)",
              "device nvme: max(3, buffer_count) tile buffers (master | m | v of one unit's chunk each)",
              ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
-    ZERO__OK(offload_optimizer, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
+    ZERO__OFFLOAD_KEY(offload_optimizer, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
              "", ZERO__K_BOOL, 0, 1, NULL, 0),
-    ZERO__OK(offload_optimizer, pipeline_read, "bool", "false", ZERO__NOEF, "read the next tile while stepping",
+    ZERO__OFFLOAD_KEY(offload_optimizer, pipeline_read, "bool", "false", ZERO__NOEF, "read the next tile while stepping",
              "zero always reads the next tiles ahead (max(3, buffer_count) buffers)", ZERO__K_BOOL, 0, 1, NULL, 0),
-    ZERO__OK(offload_optimizer, pipeline_write, "bool", "false", ZERO__NOEF, "write the last tile while stepping",
+    ZERO__OFFLOAD_KEY(offload_optimizer, pipeline_write, "bool", "false", ZERO__NOEF, "write the last tile while stepping",
              "zero always writes the last tile behind the next one's Adam", ZERO__K_BOOL, 0, 1, NULL, 0),
-    ZERO__OK(offload_optimizer, fast_init, "bool", "false", ZERO__NOEF, "build swap files directly from NVMe-resident params",
+    ZERO__OFFLOAD_KEY(offload_optimizer, fast_init, "bool", "false", ZERO__NOEF, "build swap files directly from NVMe-resident params",
              "zero creates its swap files at engine creation", ZERO__K_BOOL, 0, 1, NULL, 0),
-    ZERO__OK(offload_optimizer, ratio, "float", "1.0", ZERO__NYET, "fraction of sub-groups stepped on the CPU (< 1 only stage 3)",
+    ZERO__OFFLOAD_KEY(offload_optimizer, ratio, "float", "1.0", ZERO__NYET, "fraction of sub-groups stepped on the CPU (< 1 only stage 3)",
              zero__offload_note, ZERO__K_F64, 0, 1, NULL, 0),
-    ZERO__OK(offload_optimizer, super_offload, "bool", "false", ZERO__REJ, "SuperOffload (NEW)", "not supported",
+    ZERO__OFFLOAD_KEY(offload_optimizer, super_offload, "bool", "false", ZERO__REJ, "SuperOffload (NEW)", "not supported",
              ZERO__K_BOOL, 0, 1, NULL, 0),
-    ZERO__OK(offload_optimizer, cpuadam_cores_perc, "float", "0.8", ZERO__NYET, "fraction of cores for CPU Adam (NEW)",
+    ZERO__OFFLOAD_KEY(offload_optimizer, cpuadam_cores_perc, "float", "0.8", ZERO__NYET, "fraction of cores for CPU Adam (NEW)",
              zero__offload_note, ZERO__K_F64, 0, 1, NULL, 0),
-    ZERO__OK(offload_optimizer, delayed_param_update, "bool", "false", ZERO__IMPL,
+    ZERO__OFFLOAD_KEY(offload_optimizer, delayed_param_update, "bool", "false", ZERO__IMPL,
              "zero's own key: delayed parameter update (ZeRO-Offload paper's DPU)",
              "device cpu, without offload_param: the CPU Adam of step t runs beside the forward and backward of step "
              "t+1, whose forward uses the parameters of step t-1 (one step stale); zero_flush applies the last one",
              ZERO__K_BOOL, 0, 1, NULL, 0),
-#undef ZERO__OK
-    ZERO__ZK(sub_group_size, "int", "1e9", ZERO__NYET, "stage 3: elements per optimizer sub-group (zero: per unit tile)",
+#undef ZERO__OFFLOAD_KEY
+    ZERO__ZERO_KEY(sub_group_size, "int", "1e9", ZERO__NYET, "stage 3: elements per optimizer sub-group (zero: per unit tile)",
              zero__engine_note, ZERO__K_I64, 1, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
     {{"zero_optimization.stage3_prefetch_bucket_size", "int", "5e7", ZERO__IMPL,
       "stage 3: elements prefetched ahead (code default 5e7; docs say 5e8)", "alias prefetch_bucket_size. \"auto\": 0.9 x hidden_size^2 (HF's rule)"},
@@ -2892,45 +2893,45 @@ static const zero__key zero__keys[] = {
       "stage 3: gather parameters one by one (NEW)", "zero gathers whole units"},
      ZERO__K_BOOL, ZERO__OFF(zero_optimization.stage3_allgather_sequential), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0,
      "allgather_sequential", "cfg.zero_optimization.stage3_allgather_sequential"},
-    ZERO__ZK(ignore_unused_parameters, "bool", "true", ZERO__NYET, "stage 2: tolerate parameters that get no gradient",
+    ZERO__ZERO_KEY(ignore_unused_parameters, "bool", "true", ZERO__NYET, "stage 2: tolerate parameters that get no gradient",
              "zero: mark an unused tensor ready without writing its gradient (it counts as zero)", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(legacy_stage1, "bool", "false", ZERO__REJ, "removed legacy stage 1", "true is an error, as in DeepSpeed",
+    ZERO__ZERO_KEY(legacy_stage1, "bool", "false", ZERO__REJ, "removed legacy stage 1", "true is an error, as in DeepSpeed",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(round_robin_gradients, "bool", "false", ZERO__NOEF, "stage 1/2: interleave gradient owners",
+    ZERO__ZERO_KEY(round_robin_gradients, "bool", "false", ZERO__NOEF, "stage 1/2: interleave gradient owners",
              "zero's units give every rank a chunk of each bucket already", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(zero_hpz_partition_size, "int", "1", ZERO__REJ, "ZeRO++ hpZ secondary partition size", "ZeRO++ is not supported (only 1)",
+    ZERO__ZERO_KEY(zero_hpz_partition_size, "int", "1", ZERO__REJ, "ZeRO++ hpZ secondary partition size", "ZeRO++ is not supported (only 1)",
              ZERO__K_I64, 1, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(zero_quantized_weights, "bool", "false", ZERO__REJ, "ZeRO++ qwZ quantized weight all-gather", "ZeRO++ is not supported",
+    ZERO__ZERO_KEY(zero_quantized_weights, "bool", "false", ZERO__REJ, "ZeRO++ qwZ quantized weight all-gather", "ZeRO++ is not supported",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(zero_quantized_nontrainable_weights, "bool", "false", ZERO__REJ, "store frozen weights quantized", "not supported",
+    ZERO__ZERO_KEY(zero_quantized_nontrainable_weights, "bool", "false", ZERO__REJ, "store frozen weights quantized", "not supported",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(zero_quantized_gradients, "bool", "false", ZERO__REJ, "ZeRO++ qgZ quantized gradient reduction", "ZeRO++ is not supported",
+    ZERO__ZERO_KEY(zero_quantized_gradients, "bool", "false", ZERO__REJ, "ZeRO++ qgZ quantized gradient reduction", "ZeRO++ is not supported",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     {{"zero_optimization.zeropp_loco_param", "object", "None", ZERO__REJ, "ZeRO++ LoCo error feedback {err_beta, reset_T}",
       "only null is accepted"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_DEFAULT, ZERO__F_NULL_ONLY, 0, NULL, ""},
-    ZERO__ZK(mics_shard_size, "int", "-1", ZERO__REJ, "MiCS: shard within groups of this size", "MiCS is not supported (only -1)",
+    ZERO__ZERO_KEY(mics_shard_size, "int", "-1", ZERO__REJ, "MiCS: shard within groups of this size", "MiCS is not supported (only -1)",
              ZERO__K_I64, -ZERO__BIG, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(mics_hierarchical_params_gather, "bool", "false", ZERO__REJ, "MiCS hierarchical gather", "MiCS is not supported",
+    ZERO__ZERO_KEY(mics_hierarchical_params_gather, "bool", "false", ZERO__REJ, "MiCS hierarchical gather", "MiCS is not supported",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(memory_efficient_linear, "bool", "true", ZERO__NOEF, "stage 3: PyTorch linear-layer internals", "PyTorch only",
+    ZERO__ZERO_KEY(memory_efficient_linear, "bool", "true", ZERO__NOEF, "stage 3: PyTorch linear-layer internals", "PyTorch only",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(override_module_apply, "bool", "true", ZERO__NOEF, "stage 3: PyTorch module.apply internals", "PyTorch only",
+    ZERO__ZERO_KEY(override_module_apply, "bool", "true", ZERO__NOEF, "stage 3: PyTorch module.apply internals", "PyTorch only",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(pipeline_loading_checkpoint, "bool", "false", ZERO__NOEF, "pipeline-parallel checkpoint loading", "no pipeline parallelism in zero",
+    ZERO__ZERO_KEY(pipeline_loading_checkpoint, "bool", "false", ZERO__NOEF, "pipeline-parallel checkpoint loading", "no pipeline parallelism in zero",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(log_trace_cache_warnings, "bool", "false", ZERO__NOEF, "stage 3: log trace-cache invalidations", "",
+    ZERO__ZERO_KEY(log_trace_cache_warnings, "bool", "false", ZERO__NOEF, "stage 3: log trace-cache invalidations", "",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZK(enable_sanity_checks, "bool", "false", ZERO__NOEF, "extra stage-3 assertions (NEW)", "zero's checks: check_collectives / ZERO_CHECK=1 (docs/engine.md)",
+    ZERO__ZERO_KEY(enable_sanity_checks, "bool", "false", ZERO__NOEF, "extra stage-3 assertions (NEW)", "zero's checks: check_collectives / ZERO_CHECK=1 (docs/engine.md)",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     {{"zero_optimization.zenflow", "object", "None", ZERO__REJ, "ZenFlow asynchronous CPU updates (NEW)", "only null is accepted"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_DEFAULT, ZERO__F_NULL_ONLY, 0, NULL, ""},
     {{"zero_optimization.leaf_module", "object", "{}", ZERO__NOEF, "stage 3: PyTorch module classes fetched as one (NEW)",
       "zero fetches the groups the program registers"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, ""},
-    ZERO__ZK(save_muon_momentum_buffer_in_memory, "bool", "false", ZERO__NOEF, "Muon optimizer buffers (NEW)", "no Muon in zero",
+    ZERO__ZERO_KEY(save_muon_momentum_buffer_in_memory, "bool", "false", ZERO__NOEF, "Muon optimizer buffers (NEW)", "no Muon in zero",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-#undef ZERO__ZK
+#undef ZERO__ZERO_KEY
     /* deprecated, remapped with a warning (zero__config_deprecated) */
     {{"zero_optimization.cpu_offload", "bool", "false", ZERO__DEPR, "true: offload_optimizer {device: cpu}", "deprecated"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
@@ -3477,7 +3478,7 @@ static zero_result zero__walk(zero__parse *p, const char *section, int obj);
 /* Deprecated zero_optimization keys: remap, or refuse when the new key is there too. */
 static zero_result zero__deprecated(zero__parse *p, const zero__key *k, const char *key, int obj, int node) {
     const char *name = zero__last_name(k->info.path);
-    zero_zero_config *z = &p->cfg->zero_optimization;
+    zero_optimization_config *z = &p->cfg->zero_optimization;
     const char *repl;
     int b;
     zero_result r;
@@ -3829,7 +3830,7 @@ static zero_result zero__resolve_check_offload(const zero_offload_config *o, con
 
 ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero_error *err) {
     zero_config c;
-    zero_zero_config *z;
+    zero_optimization_config *z;
     zero_scheduler_config *s;
     const zero__key *k;
     int others, stage, half;
@@ -6275,107 +6276,150 @@ typedef struct zero__span_state {
 
 enum { ZERO__TRACE_RECORD, ZERO__TRACE_COMPLETE, ZERO__TRACE_INVALID };
 
-struct zero_engine {
-    zero_config cfg;
-    zero_backend be;
-    zero_layout *L;
-    int rank, world, stage, gas;
-    zero_dtype dt, adt;  /* compute and accumulation dtypes */
-    size_t d, a;
+/* Where the optimizer steps, chosen once at create (zero__opt_place.place):
+   the device's fused Adam; the CPU Adam after the step's norm; the CPU Adam
+   run by the engine's thread during the backward (early CPU step); the CPU
+   Adam of step t beside the forward and backward of step t+1 (delayed
+   update); the CPU Adam over NVMe tiles. */
+enum { ZERO__PLACE_DEVICE, ZERO__PLACE_CPU, ZERO__PLACE_CPU_EARLY, ZERO__PLACE_DELAYED, ZERO__PLACE_NVME };
+
+/* The engine in parts, one sub-struct per concern. `plan` is fixed at
+   create; the others are state that the calls named beside them change. */
+
+typedef struct zero__plan { /* what zero_engine_create decided; read-only afterwards */
+    zero_layout *layout;        /* tensors cut into units (zero_layout_create) */
+    int rank, world, stage, gas; /* gas: gradient_accumulation_steps */
+    zero_dtype cdt, adt, gdt;   /* compute dtype; gradient accumulation dtype; dtype of the reduced
+                                   gradient chunks Adam reads */
+    size_t csize, asize;        /* bytes of one cdt / adt element */
+    zero_mem_kind opt_kind;     /* where master, m and v live */
     int n_tensors, n_trainable, n_units, n_spans;
+    /* per tensor */
     int *tflags;
     float *tlr;
-    int *tgroup, *tndim; /* per tensor: group, dimensions (checkpoints) */
-    int64_t *tshape;     /* per tensor: ZERO_MAX_DIMS extents */
+    int *tgroup, *tndim;        /* group, dimensions (checkpoints) */
+    int64_t *tshape;            /* ZERO_MAX_DIMS extents */
     /* per unit */
-    int64_t *goff;   /* offset in the trainable padded buffers (-1: frozen) */
-    int64_t *tshard; /* offset in the trainable shard (-1: frozen) */
-    int *pending, *pending0;
-    int *seg_first, *seg_count; /* Adam segments of the unit */
+    int64_t *unit_buf_off;      /* element offset in the trainable padded buffers (-1: frozen) */
+    int64_t *unit_shard_off;    /* element offset in this rank's trainable shard (-1: frozen) */
+    int *seg_first, *seg_count; /* the unit's Adam segments in segs */
     zero_adam_seg *segs;
     int *seg_tensor;
-    /* per tensor */
-    unsigned char *ready;
-    unsigned char *asked; /* zero_grad called for the tensor in this micro-batch */
-    /* per span */
-    zero__span_state *spans;
+    int *pair_first, n_pairs;   /* (unit, tensor) pairs of the norm statistics: index of a unit's first */
+    /* per span (a run of units gathered or reduced together) */
     int64_t *span_off, *span_padded;
-    /* buffers */
-    void *params, *pool, *grads, *accum;
-    float *master, *m, *v;
+} zero__plan;
+
+typedef struct zero__buffers { /* device (or host) memory of the step, allocated once at create */
+    void *params, *grads, *accum; /* compute-dtype parameters, gradients, accumulator */
+    float *master, *m, *v;        /* fp32 master weights and Adam moments (plan.opt_kind) */
     double *stats_dev, *stats_host; /* per (unit, tensor) pair: sum of squares, inf/nan flag */
-    int *pair_first, n_pairs;       /* pair index of a unit's first tensor */
-    zero__seg *segtmp;              /* one unit's segments */
-    int64_t pool_elems, persist_elems, slot_elems;
+    double *check_dev, *check_host; /* check_collectives: 2 doubles each */
+    void *cpu_grad, *cpu_param;   /* optimizer offload: host staging of the owned chunks (trainable shard) */
+    zero__seg *segtmp;            /* one unit's segments (scratch) */
+    zero_adam_seg *cpu_segs;      /* one unit's Adam segments clipped to a piece (scratch) */
+    zero_event *ev_compute, *ev_comm; /* stream order (no-ops on the host) */
+} zero__buffers;
+
+typedef struct zero__grad_ring { /* zero_grad / zero_grad_ready of the current micro-batch */
+    int *tensors_left;          /* per unit: tensors not yet ready this micro-batch */
+    int *tensors_per_unit;      /* per unit: trainable tensors (tensors_left's reset value) */
+    unsigned char *ready;       /* per tensor: zero_grad_ready called this micro-batch */
+    unsigned char *asked;       /* per tensor: its gradient buffer was handed out this micro-batch */
+    int ready_count, touched;   /* tensors ready; any gradient asked for in this micro-batch */
+    /* stages 2-3: the ring of gradient slots (one span each) */
+    int64_t slot_elems;
     int n_slots, *slot_span;
     int64_t slot_freed[2], slot_clock; /* when each ring slot was last released */
-    zero_event *ev_compute, *ev_comm, *ev_slot[2]; /* stream order (no-ops on the host) */
+    zero_event *ev_slot[2];
+} zero__grad_ring;
+
+typedef struct zero__pool3 { /* stage 3: gathered units and the fetch trace */
+    void *base;                 /* the pool of gathered units */
+    int64_t pool_elems, persist_elems;
     int64_t *ext_off, *ext_len; /* pool extents, sorted by offset */
     int n_ext;
-    /* stage-3 trace of one micro-batch's fetches */
-    int *trace, trace_len, trace_cap, trace_pos, trace_state, trace_warned;
+    int *trace, trace_len, trace_cap, trace_pos, trace_state, trace_warned; /* one micro-batch's fetches */
     int64_t fetch_clock, n_fetches, n_hits, n_gathered; /* counters of the current step */
-    /* step state */
-    int micro, ready_count, touched;
+} zero__pool3;
+
+typedef struct zero__run { /* where the training is: micro-batch, steps, loss scale, schedule */
+    int micro;
     zero_loss_scaler scaler;
     int64_t global_steps, skipped_steps, applied_steps, sched_it;
     float beta1_t, beta2_t;
     double last_b1, last_b2;
-    /* print period */
+    double step_lr;                     /* this step's base learning rate */
+    double t_phase[ZERO_PHASE_COUNT], t_backward_start;
+} zero__run;
+
+typedef struct zero__observe { /* ZERO_DEBUG=1, check_collectives, the watchdog, jsonl_monitor, progress */
+    int debug;                  /* log every collective */
+    int check;                  /* check_collectives */
+    int tr_kind, tr_unit;       /* the collective about to be issued (zero__coll_check names it) */
+    const char *tr_api;         /* the public call under way, for collectives it did not announce */
+    int64_t n_coll;             /* collectives issued */
+    struct {
+        pthread_mutex_t lock;
+        pthread_cond_t cv;      /* wakes the thread to stop */
+        pthread_t thread;
+        int on, stop;           /* the watchdog thread runs; asked to stop */
+        double threshold_s;     /* report a wait longer than this; 0: no watchdog */
+        const char *what;       /* the blocking backend call under way, NULL: none */
+        int kind, unit;         /* the collective it belongs to */
+        const char *api;        /* the public call under way */
+        double since_ms;
+        int reports;            /* lines printed for this wait */
+        int64_t step;
+        int micro;
+        int64_t n_coll;         /* collectives issued when the wait began */
+    } wd;
+    FILE *jsonl;                /* jsonl_monitor's file (rank 0) */
+    double loss;                /* zero_report_loss since the last step */
+    int has_loss;
+    double t_print_ms;          /* when the last progress line was (engine creation before the first) */
+    double t_step_ms;           /* when the last zero_step returned (engine creation before the first) */
+    int64_t steps_at_print;
+    /* the print period */
     int64_t period_skipped;
     double period_scale_from;
     int period_first_unit, period_first_tensor;
-    double t_phase[ZERO_PHASE_COUNT], t_backward_start;
-    int broken;
-    int check;             /* check_collectives */
-    /* observability: ZERO_DEBUG=1, the watchdog (ZERO_WATCHDOG_S), jsonl_monitor, the progress line */
-    int debug;             /* log every collective */
-    int tr_kind, tr_unit;  /* the collective about to be issued (zero__coll_check names it) */
-    const char *tr_api;    /* the public call under way, for collectives it did not announce */
-    int64_t n_coll;        /* collectives issued */
-    struct {
-        pthread_mutex_t lock;
-        pthread_cond_t cv;     /* wakes the thread to stop */
-        pthread_t thread;
-        int on, stop;          /* the watchdog thread runs; asked to stop */
-        double threshold_s;    /* report a wait longer than this; 0: no watchdog */
-        const char *what;      /* the blocking backend call under way, NULL: none */
-        int kind, unit;        /* the collective it belongs to */
-        const char *api;       /* the public call under way */
-        double since_ms;
-        int reports;           /* lines printed for this wait */
-        int64_t step;
-        int micro;
-        int64_t n_coll;        /* collectives issued when the wait began */
-    } wd;
-    FILE *jsonl;           /* jsonl_monitor's file (rank 0) */
-    double loss;           /* zero_report_loss since the last step */
-    int has_loss;
-    double t_print_ms;     /* when the last progress line was (engine creation before the first) */
-    double t_step_ms;      /* when the last zero_step returned (engine creation before the first) */
-    int64_t steps_at_print;
-    int offload;           /* offload_optimizer "cpu": master, m, v on the host, Adam there */
-    zero_mem_kind opt_kind;/* where master, m and v live */
-    zero_dtype gdt;        /* dtype of the reduced gradient chunks Adam reads */
-    void *cpu_grad, *cpu_param; /* offload: host staging of the owned chunks (trainable shard) */
-    /* offload_optimizer "nvme": master | m | v of each trainable unit's owned
-       chunk in one tile of the backend's tile store (tile id = unit index);
-       n_tbuf host buffers of tile_bytes cycle through read, Adam, write */
-    int nvme;
+} zero__observe;
+
+typedef struct zero__opt_place { /* optimizer placement, chosen once at create */
+    int place;                  /* ZERO__PLACE_*: which optimizer zero_step runs */
+    int cpu;                    /* offload_optimizer "cpu": master, m, v on the host, Adam there */
+    /* early CPU step (offload "cpu" without clipping or an overflow check:
+       nothing of the step waits for the global norm): on the last
+       micro-batch the engine's thread steps each unit as soon as its gradient
+       chunk has reached the host (event grad_on_host[u]), in the backward's
+       order (queue early_queue) */
+    int early, early_armed, early_closed;
+    int *early_queue, early_head, early_tail;
+    zero_event **grad_on_host;
+} zero__opt_place;
+
+typedef struct zero__nvme_tiles { /* offload_optimizer "nvme" */
+    /* master | m | v of each trainable unit's owned chunk in one tile of the
+       backend's tile store (tile id = unit index); n_tbuf host buffers of
+       tile_bytes cycle through read, Adam, write */
+    int on;
     void *store;
     int n_tbuf;
     void **tbuf, **tbuf_rd, **tbuf_wr; /* buffers; their pending read / write requests */
     int *tile_units, n_tile_units;     /* trainable units with Adam work, in order (made at create) */
-    double step_lr;                    /* this step's base learning rate */
     size_t tile_bytes, nvme_bytes;
-    /* offload_param (stage 3): the compute-dtype shard lives on the host
-       (params, param_kind) or, with "nvme", in one tile per unit of the tile
-       store pstore, cached in n_pbuf host buffers. A gather copies the owned
-       chunk into its place in the pool and all-gathers in place. Device Adam
-       writes the new parameters into pstage (one unit's chunk on the device)
-       before they go to the host. */
-    int poff;                          /* ZERO_OFFLOAD_NONE / CPU / NVME */
-    zero_mem_kind param_kind;          /* where params (the shard) lives */
+} zero__nvme_tiles;
+
+typedef struct zero__param_offload { /* offload_param (stage 3) */
+    /* the compute-dtype shard lives on the host (buf.params, param_kind) or,
+       with "nvme", in one tile per unit of the tile store pstore, cached in
+       n_pbuf host buffers. A gather copies the owned chunk into its place in
+       the pool and all-gathers in place. Device Adam writes the new
+       parameters into pstage (one unit's chunk on the device) before they go
+       to the host. */
+    int device;                        /* ZERO_OFFLOAD_NONE / CPU / NVME */
+    zero_mem_kind param_kind;          /* where buf.params (the shard) lives */
     void *pstage;
     void *pstore;
     int n_pbuf;
@@ -6384,34 +6428,48 @@ struct zero_engine {
     unsigned char *pbuf_copying;       /* a copy out of it may still run on the comm stream */
     int64_t *pbuf_used, pbuf_clock;    /* last use, for eviction */
     size_t ptile_bytes;
-    /* offload_optimizer.delayed_param_update: the CPU Adam of a step runs on
-       the engine's thread beside the next forward and backward; the staging
-       pairs alternate (one read by that Adam, one filled by the backward) */
-    int dpu;
-    void *dpu_grad[2], *dpu_param[2];  /* staging pairs; cpu_grad / cpu_param point at one */
-    int dpu_cur;                       /* the pair the backward fills now */
-    int dpu_pending;                   /* a delayed Adam was started; its parameters are not on the device */
-    int dpu_started, dpu_go, dpu_quit, dpu_sync; /* thread running; a job; stop; lock made */
-    pthread_t dpu_thread;
-    pthread_mutex_t dpu_mu;
-    pthread_cond_t dpu_cv;
-    zero_adam_args dpu_h;              /* the delayed step's hyperparameters */
-    void *dpu_dev;                     /* device staging of the new owned chunks (trainable shard, compute dtype) */
-    int dpu_done_from, dpu_copied_from;/* units >= these: stepped by the thread (it goes from the last unit
-                                          down, the backward's order) / copied to dpu_dev */
-    zero_adam_seg *cpu_segs;           /* one unit's Adam segments clipped to a piece */
-    /* early CPU step (offload "cpu" without clipping or an overflow check:
-       nothing of the step waits for the global norm): on the last
-       micro-batch the thread steps each unit as soon as its gradient chunk
-       has reached the host (event uev[u]), in the backward's order (queue eq) */
-    int early, early_armed, early_closed;
-    int *eq, eq_head, eq_tail;
-    zero_event **uev;
-    zero_error dpu_err;                /* its result */
-    double *check_dev, *check_host; /* 2 doubles each */
+} zero__param_offload;
+
+typedef struct zero__delayed { /* offload_optimizer.delayed_param_update, and the engine's CPU thread */
+    /* the CPU Adam of a step runs on the engine's thread beside the next
+       forward and backward; the staging pairs alternate (one read by that
+       Adam, one filled by the backward). The early CPU step uses the same
+       thread. */
+    int on;
+    void *grad[2], *param[2];          /* staging pairs; buf.cpu_grad / buf.cpu_param point at one */
+    int cur;                           /* the pair the backward fills now */
+    int pending;                       /* a delayed Adam was started; its parameters are not on the device */
+    int started, go, quit, sync;       /* thread running; a job; stop; lock made */
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    zero_adam_args h;                  /* the delayed step's hyperparameters */
+    void *dev;                         /* device staging of the new owned chunks (trainable shard, compute dtype) */
+    int done_from, copied_from;        /* units >= these: stepped by the thread (it goes from the last unit
+                                          down, the backward's order) / copied to dev */
+    zero_error err;                    /* the thread's result */
+} zero__delayed;
+
+struct zero_engine {
+    zero_config cfg;
+    zero_backend be;
+    zero__plan plan;
+    zero__span_state *spans;   /* per span: shared by the gradient ring and the stage-3 pool */
+    zero__buffers buf;
+    zero__grad_ring grad;
+    zero__pool3 pool;
+    zero__run run;
+    zero__observe obs;
+    zero__opt_place opt;
+    zero__nvme_tiles nvme;
+    zero__param_offload poff;
+    zero__delayed dpu;
+    struct {
+        size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
+        size_t allocated[ZERO_MEM_KIND_COUNT];
+    } mem;
+    int broken;                /* a backend call failed: every later call is refused */
     zero_error err;
-    size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
-    size_t allocated[ZERO_MEM_KIND_COUNT];
     struct zero_engine *next_live;
 };
 
@@ -6501,17 +6559,17 @@ static zero_result zero__enter(zero_engine *e, const char *fn) {
                   "%s: engine %p was destroyed or never created", fn, (const void *)e);
         return ZERO_ERR_STATE;
     }
-    e->tr_api = fn; /* collectives not announced by zero__coll_check are labelled by the call */
-    e->tr_kind = 0;
-    e->tr_unit = -1;
+    e->obs.tr_api = fn; /* collectives not announced by zero__coll_check are labelled by the call */
+    e->obs.tr_kind = 0;
+    e->obs.tr_unit = -1;
     if (e->broken)
         return zero__efail(e, ZERO_MSG_ENGINE_BROKEN, "%s: the engine stopped after an earlier failure: see the "
                                                       "first error\nHINT: destroy the engine; every rank must", fn);
     return ZERO_OK;
 }
 
-static char *zero__bp(const zero_engine *e, void *base, int64_t elems, size_t esize) {
-    (void)e;
+/* Address of element `elems` of a buffer of `esize`-byte elements. */
+static char *zero__at(void *base, int64_t elems, size_t esize) {
     return (char *)base + (size_t)elems * esize;
 }
 
@@ -6553,7 +6611,7 @@ static zero_result zero__ealloc(zero_engine *e, zero_mem_category cat, zero_mem_
     zero_error be;
     zero__ok(&be);
     *out = NULL;
-    e->planned[cat][kind] += bytes;
+    e->mem.planned[cat][kind] += bytes;
     if (!bytes) return ZERO_OK;
     if (e->be.alloc(e->be.ctx, kind, bytes, out, &be) != ZERO_OK || !*out) {
         char text[700];
@@ -6563,7 +6621,7 @@ static zero_result zero__ealloc(zero_engine *e, zero_mem_category cat, zero_mem_
         e->broken = 0;
         return e->err.code;
     }
-    e->allocated[kind] += bytes;
+    e->mem.allocated[kind] += bytes;
     return ZERO_OK;
 }
 
@@ -6588,10 +6646,10 @@ static int zero__req_wait(zero_engine *e, void *store, void **q, zero_error *fir
    *first (when given and still ZERO_OK). No request is left pending. */
 static void zero__tiles_drain(zero_engine *e, zero_error *first) {
     int k;
-    if (!e->store || !e->tbuf_rd) return;
-    for (k = 0; k < e->n_tbuf; k++) {
-        zero__req_wait(e, e->store, &e->tbuf_rd[k], first);
-        zero__req_wait(e, e->store, &e->tbuf_wr[k], first);
+    if (!e->nvme.store || !e->nvme.tbuf_rd) return;
+    for (k = 0; k < e->nvme.n_tbuf; k++) {
+        zero__req_wait(e, e->nvme.store, &e->nvme.tbuf_rd[k], first);
+        zero__req_wait(e, e->nvme.store, &e->nvme.tbuf_wr[k], first);
     }
 }
 
@@ -6608,14 +6666,14 @@ static void zero__tiles_drain(zero_engine *e, zero_error *first) {
 /* Complete buffer b's pending read or write; with `reuse`, also the copies
    out of the buffers still queued on the comm stream. */
 static zero_result zero__pbuf_settle(zero_engine *e, int b, int reuse, zero_error *fail) {
-    if (!zero__req_wait(e, e->pstore, &e->pbuf_req[b], fail)) {
-        e->pbuf_unit[b] = -1;
+    if (!zero__req_wait(e, e->poff.pstore, &e->poff.pbuf_req[b], fail)) {
+        e->poff.pbuf_unit[b] = -1;
         return fail->code;
     }
-    if (reuse && e->pbuf_copying[b]) {
+    if (reuse && e->poff.pbuf_copying[b]) {
         int k;
         if (zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK) return fail->code;
-        for (k = 0; k < e->n_pbuf; k++) e->pbuf_copying[k] = 0;
+        for (k = 0; k < e->poff.n_pbuf; k++) e->poff.pbuf_copying[k] = 0;
     }
     return ZERO_OK;
 }
@@ -6624,17 +6682,17 @@ static zero_result zero__pbuf_settle(zero_engine *e, int b, int reuse, zero_erro
    free to overwrite (*hit says which). */
 static zero_result zero__pbuf_take(zero_engine *e, int u, int *out, int *hit, zero_error *fail) {
     int b = -1, k;
-    for (k = 0; k < e->n_pbuf && b < 0; k++)
-        if (e->pbuf_unit[k] == u) b = k;
+    for (k = 0; k < e->poff.n_pbuf && b < 0; k++)
+        if (e->poff.pbuf_unit[k] == u) b = k;
     *hit = b >= 0;
     if (b < 0) {
         b = 0;
-        for (k = 1; k < e->n_pbuf; k++)
-            if (e->pbuf_used[k] < e->pbuf_used[b]) b = k;
+        for (k = 1; k < e->poff.n_pbuf; k++)
+            if (e->poff.pbuf_used[k] < e->poff.pbuf_used[b]) b = k;
         if (zero__pbuf_settle(e, b, 1, fail) != ZERO_OK) return fail->code;
-        e->pbuf_unit[b] = -1;
+        e->poff.pbuf_unit[b] = -1;
     }
-    e->pbuf_used[b] = ++e->pbuf_clock;
+    e->poff.pbuf_used[b] = ++e->poff.pbuf_clock;
     *out = b;
     return ZERO_OK;
 }
@@ -6645,12 +6703,12 @@ static zero_result zero__pbuf_load(zero_engine *e, int u, int wait, int *out, ze
     int b = 0, hit = 0;
     if (zero__pbuf_take(e, u, &b, &hit, fail) != ZERO_OK) return fail->code;
     if (!hit) {
-        if (e->be.tiles_read(e->pstore, u, e->pbuf[b], (size_t)e->L->units[u].chunk * e->d, &e->pbuf_req[b], fail) !=
+        if (e->be.tiles_read(e->poff.pstore, u, e->poff.pbuf[b], (size_t)e->plan.layout->units[u].chunk * e->plan.csize, &e->poff.pbuf_req[b], fail) !=
             ZERO_OK) {
-            e->pbuf_req[b] = NULL;
+            e->poff.pbuf_req[b] = NULL;
             return fail->code;
         }
-        e->pbuf_unit[b] = u;
+        e->poff.pbuf_unit[b] = u;
     }
     if (wait && zero__pbuf_settle(e, b, 0, fail) != ZERO_OK) return fail->code;
     *out = b;
@@ -6660,13 +6718,13 @@ static zero_result zero__pbuf_load(zero_engine *e, int u, int wait, int *out, ze
 /* Read ahead up to n_pbuf - 1 units: span s's units from u_next on, then
    the units of the spans the trace fetches next that are not resident. */
 static zero_result zero__pbuf_ahead(zero_engine *e, int s, int u_next, zero_error *fail) {
-    const zero_layout *l = e->L;
-    int left = e->n_pbuf - 1, u, p, b;
+    const zero_layout *l = e->plan.layout;
+    int left = e->poff.n_pbuf - 1, u, p, b;
     for (u = u_next; u < l->span_first[s + 1] && left > 0; u++, left--)
         if (zero__pbuf_load(e, u, 0, &b, fail) != ZERO_OK) return fail->code;
-    if (e->trace_state != ZERO__TRACE_COMPLETE) return ZERO_OK;
-    for (p = e->trace_pos; p < e->trace_len && left > 0; p++) {
-        int t = e->trace[p];
+    if (e->pool.trace_state != ZERO__TRACE_COMPLETE) return ZERO_OK;
+    for (p = e->pool.trace_pos; p < e->pool.trace_len && left > 0; p++) {
+        int t = e->pool.trace[p];
         if (t == s || e->spans[t].pool_off >= 0 || e->spans[t].persistent) continue;
         for (u = l->span_first[t]; u < l->span_first[t + 1] && left > 0; u++, left--)
             if (zero__pbuf_load(e, u, 0, &b, fail) != ZERO_OK) return fail->code;
@@ -6677,9 +6735,9 @@ static zero_result zero__pbuf_ahead(zero_engine *e, int s, int u_next, zero_erro
 /* Every pending request of the cache waited (the first failure to *first). */
 static void zero__pbuf_drain(zero_engine *e, zero_error *first) {
     int k;
-    if (!e->pstore || !e->pbuf_req) return;
-    for (k = 0; k < e->n_pbuf; k++)
-        if (!zero__req_wait(e, e->pstore, &e->pbuf_req[k], first)) e->pbuf_unit[k] = -1;
+    if (!e->poff.pstore || !e->poff.pbuf_req) return;
+    for (k = 0; k < e->poff.n_pbuf; k++)
+        if (!zero__req_wait(e, e->poff.pstore, &e->poff.pbuf_req[k], first)) e->poff.pbuf_unit[k] = -1;
 }
 
 /* ---- offload_param: where Adam's compute-dtype output goes ----
@@ -6691,40 +6749,40 @@ static void *zero__param_own(const zero_engine *e, int u);
 static zero_result zero__param_out(zero_engine *e, int u, int host_adam, void **dst, int *buf, zero_error *fail) {
     *buf = -1;
     if (host_adam) {
-        if (e->poff == ZERO_OFFLOAD_NVME) {
+        if (e->poff.device == ZERO_OFFLOAD_NVME) {
             int hit;
             if (zero__pbuf_take(e, u, buf, &hit, fail) != ZERO_OK) return fail->code;
             if (zero__pbuf_settle(e, *buf, 1, fail) != ZERO_OK) return fail->code;
-            e->pbuf_unit[*buf] = -1; /* being overwritten */
-            *dst = e->pbuf[*buf];
+            e->poff.pbuf_unit[*buf] = -1; /* being overwritten */
+            *dst = e->poff.pbuf[*buf];
         } else {
-            *dst = e->poff == ZERO_OFFLOAD_CPU ? zero__param_own(e, u)
-                                               : zero__bp(e, e->cpu_param, e->tshard[u], e->d);
+            *dst = e->poff.device == ZERO_OFFLOAD_CPU ? zero__param_own(e, u)
+                                               : zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize);
         }
     } else {
-        *dst = e->poff ? e->pstage : e->dt == ZERO_DTYPE_FP32 ? NULL : zero__param_own(e, u);
+        *dst = e->poff.device ? e->poff.pstage : e->plan.cdt == ZERO_DTYPE_FP32 ? NULL : zero__param_own(e, u);
     }
     return ZERO_OK;
 }
 static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const void *src, int buf, zero_error *fail) {
-    size_t bytes = (size_t)e->L->units[u].chunk * e->d;
-    if (e->poff == ZERO_OFFLOAD_NVME) {
+    size_t bytes = (size_t)e->plan.layout->units[u].chunk * e->plan.csize;
+    if (e->poff.device == ZERO_OFFLOAD_NVME) {
         if (!host_adam) { /* device staging -> a host buffer first */
             int hit;
             if (zero__pbuf_take(e, u, &buf, &hit, fail) != ZERO_OK ||
                 zero__pbuf_settle(e, buf, 1, fail) != ZERO_OK)
                 return fail->code;
-            e->pbuf_unit[buf] = -1;
-            if (e->be.copy(e->be.ctx, e->pbuf[buf], src, bytes, ZERO_STREAM_COMM, fail) != ZERO_OK ||
+            e->poff.pbuf_unit[buf] = -1;
+            if (e->be.copy(e->be.ctx, e->poff.pbuf[buf], src, bytes, ZERO_STREAM_COMM, fail) != ZERO_OK ||
                 zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
                 return fail->code;
         }
-        if (e->be.tiles_write(e->pstore, u, e->pbuf[buf], bytes, &e->pbuf_req[buf], fail) != ZERO_OK) {
-            e->pbuf_req[buf] = NULL;
+        if (e->be.tiles_write(e->poff.pstore, u, e->poff.pbuf[buf], bytes, &e->poff.pbuf_req[buf], fail) != ZERO_OK) {
+            e->poff.pbuf_req[buf] = NULL;
             return fail->code;
         }
-        e->pbuf_unit[buf] = u;
-        e->pbuf_used[buf] = ++e->pbuf_clock;
+        e->poff.pbuf_unit[buf] = u;
+        e->poff.pbuf_used[buf] = ++e->poff.pbuf_clock;
         return ZERO_OK;
     }
     if (!src) return ZERO_OK; /* fp32 on the device: the master is the parameter */
@@ -6737,100 +6795,100 @@ static void zero__engine_free(zero_engine *e) {
     int k;
     if (!e) return;
     zero__obs_stop(e);
-    if (e->dpu_started) { /* first: a delayed Adam still uses the buffers; it finishes, then the thread leaves */
-        pthread_mutex_lock(&e->dpu_mu);
-        e->dpu_quit = 1;
-        pthread_cond_broadcast(&e->dpu_cv);
-        pthread_mutex_unlock(&e->dpu_mu);
-        pthread_join(e->dpu_thread, NULL);
+    if (e->dpu.started) { /* first: a delayed Adam still uses the buffers; it finishes, then the thread leaves */
+        pthread_mutex_lock(&e->dpu.mu);
+        e->dpu.quit = 1;
+        pthread_cond_broadcast(&e->dpu.cv);
+        pthread_mutex_unlock(&e->dpu.mu);
+        pthread_join(e->dpu.thread, NULL);
     }
     if (e->be.event_destroy) {
-        if (e->ev_compute) e->be.event_destroy(e->be.ctx, e->ev_compute);
-        if (e->ev_comm) e->be.event_destroy(e->be.ctx, e->ev_comm);
+        if (e->buf.ev_compute) e->be.event_destroy(e->be.ctx, e->buf.ev_compute);
+        if (e->buf.ev_comm) e->be.event_destroy(e->be.ctx, e->buf.ev_comm);
         for (k = 0; k < 2; k++)
-            if (e->ev_slot[k]) e->be.event_destroy(e->be.ctx, e->ev_slot[k]);
+            if (e->grad.ev_slot[k]) e->be.event_destroy(e->be.ctx, e->grad.ev_slot[k]);
     }
-    zero__efree(e, e->param_kind, e->params);
-    zero__efree(e, ZERO_MEM_DEVICE, e->pool);
-    zero__efree(e, ZERO_MEM_DEVICE, e->grads);
-    zero__efree(e, ZERO_MEM_DEVICE, e->accum);
-    zero__efree(e, e->opt_kind, e->master);
-    zero__efree(e, e->opt_kind, e->m);
-    zero__efree(e, e->opt_kind, e->v);
-    if (e->dpu_sync) {
-        pthread_mutex_destroy(&e->dpu_mu);
-        pthread_cond_destroy(&e->dpu_cv);
+    zero__efree(e, e->poff.param_kind, e->buf.params);
+    zero__efree(e, ZERO_MEM_DEVICE, e->pool.base);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.grads);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.accum);
+    zero__efree(e, e->plan.opt_kind, e->buf.master);
+    zero__efree(e, e->plan.opt_kind, e->buf.m);
+    zero__efree(e, e->plan.opt_kind, e->buf.v);
+    if (e->dpu.sync) {
+        pthread_mutex_destroy(&e->dpu.mu);
+        pthread_cond_destroy(&e->dpu.cv);
     }
-    if (e->dpu) { /* both staging pairs; cpu_grad / cpu_param point at one of them */
-        zero__efree(e, e->opt_kind, e->dpu_grad[0]);
-        zero__efree(e, e->opt_kind, e->dpu_grad[1]);
-        zero__efree(e, e->opt_kind, e->dpu_param[0]);
-        zero__efree(e, e->opt_kind, e->dpu_param[1]);
+    if (e->dpu.on) { /* both staging pairs; cpu_grad / cpu_param point at one of them */
+        zero__efree(e, e->plan.opt_kind, e->dpu.grad[0]);
+        zero__efree(e, e->plan.opt_kind, e->dpu.grad[1]);
+        zero__efree(e, e->plan.opt_kind, e->dpu.param[0]);
+        zero__efree(e, e->plan.opt_kind, e->dpu.param[1]);
     } else {
-        zero__efree(e, e->opt_kind, e->cpu_grad);
-        zero__efree(e, e->opt_kind, e->cpu_param);
+        zero__efree(e, e->plan.opt_kind, e->buf.cpu_grad);
+        zero__efree(e, e->plan.opt_kind, e->buf.cpu_param);
     }
-    ZERO_FREE(e->cpu_segs);
-    zero__efree(e, ZERO_MEM_DEVICE, e->dpu_dev);
-    if (e->uev && e->be.event_destroy)
-        for (k = 0; k < e->n_units; k++)
-            if (e->uev[k]) e->be.event_destroy(e->be.ctx, e->uev[k]);
-    ZERO_FREE(e->uev);
-    ZERO_FREE(e->eq);
-    if (e->store) zero__tiles_drain(e, NULL);
-    if (e->store && e->be.tiles_close) e->be.tiles_close(e->store);
-    e->store = NULL;
-    if (e->pstore) zero__pbuf_drain(e, NULL);
-    if (e->pstore && e->be.tiles_close) e->be.tiles_close(e->pstore);
-    e->pstore = NULL;
-    if (e->pbuf)
-        for (k = 0; k < e->n_pbuf; k++) zero__efree(e, e->param_kind, e->pbuf[k]);
-    ZERO_FREE(e->pbuf);
-    ZERO_FREE(e->pbuf_req);
-    ZERO_FREE(e->pbuf_unit);
-    ZERO_FREE(e->pbuf_copying);
-    ZERO_FREE(e->pbuf_used);
-    zero__efree(e, ZERO_MEM_DEVICE, e->pstage);
-    if (e->tbuf)
-        for (k = 0; k < e->n_tbuf; k++) zero__efree(e, e->opt_kind, e->tbuf[k]);
-    ZERO_FREE(e->tbuf);
-    ZERO_FREE(e->tbuf_rd);
-    ZERO_FREE(e->tbuf_wr);
-    ZERO_FREE(e->tile_units);
-    zero__efree(e, ZERO_MEM_DEVICE, e->stats_dev);
-    zero__efree(e, ZERO_MEM_PINNED, e->stats_host);
-    zero__efree(e, ZERO_MEM_DEVICE, e->check_dev);
-    zero__efree(e, ZERO_MEM_PINNED, e->check_host);
-    ZERO_FREE(e->tflags);
-    ZERO_FREE(e->tlr);
-    ZERO_FREE(e->tgroup);
-    ZERO_FREE(e->tndim);
-    ZERO_FREE(e->tshape);
-    ZERO_FREE(e->goff);
-    ZERO_FREE(e->tshard);
-    ZERO_FREE(e->pending);
-    ZERO_FREE(e->pending0);
-    ZERO_FREE(e->seg_first);
-    ZERO_FREE(e->seg_count);
-    ZERO_FREE(e->segs);
-    ZERO_FREE(e->seg_tensor);
-    ZERO_FREE(e->ready);
-    ZERO_FREE(e->asked);
+    ZERO_FREE(e->buf.cpu_segs);
+    zero__efree(e, ZERO_MEM_DEVICE, e->dpu.dev);
+    if (e->opt.grad_on_host && e->be.event_destroy)
+        for (k = 0; k < e->plan.n_units; k++)
+            if (e->opt.grad_on_host[k]) e->be.event_destroy(e->be.ctx, e->opt.grad_on_host[k]);
+    ZERO_FREE(e->opt.grad_on_host);
+    ZERO_FREE(e->opt.early_queue);
+    if (e->nvme.store) zero__tiles_drain(e, NULL);
+    if (e->nvme.store && e->be.tiles_close) e->be.tiles_close(e->nvme.store);
+    e->nvme.store = NULL;
+    if (e->poff.pstore) zero__pbuf_drain(e, NULL);
+    if (e->poff.pstore && e->be.tiles_close) e->be.tiles_close(e->poff.pstore);
+    e->poff.pstore = NULL;
+    if (e->poff.pbuf)
+        for (k = 0; k < e->poff.n_pbuf; k++) zero__efree(e, e->poff.param_kind, e->poff.pbuf[k]);
+    ZERO_FREE(e->poff.pbuf);
+    ZERO_FREE(e->poff.pbuf_req);
+    ZERO_FREE(e->poff.pbuf_unit);
+    ZERO_FREE(e->poff.pbuf_copying);
+    ZERO_FREE(e->poff.pbuf_used);
+    zero__efree(e, ZERO_MEM_DEVICE, e->poff.pstage);
+    if (e->nvme.tbuf)
+        for (k = 0; k < e->nvme.n_tbuf; k++) zero__efree(e, e->plan.opt_kind, e->nvme.tbuf[k]);
+    ZERO_FREE(e->nvme.tbuf);
+    ZERO_FREE(e->nvme.tbuf_rd);
+    ZERO_FREE(e->nvme.tbuf_wr);
+    ZERO_FREE(e->nvme.tile_units);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.stats_dev);
+    zero__efree(e, ZERO_MEM_PINNED, e->buf.stats_host);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.check_dev);
+    zero__efree(e, ZERO_MEM_PINNED, e->buf.check_host);
+    ZERO_FREE(e->plan.tflags);
+    ZERO_FREE(e->plan.tlr);
+    ZERO_FREE(e->plan.tgroup);
+    ZERO_FREE(e->plan.tndim);
+    ZERO_FREE(e->plan.tshape);
+    ZERO_FREE(e->plan.unit_buf_off);
+    ZERO_FREE(e->plan.unit_shard_off);
+    ZERO_FREE(e->grad.tensors_left);
+    ZERO_FREE(e->grad.tensors_per_unit);
+    ZERO_FREE(e->plan.seg_first);
+    ZERO_FREE(e->plan.seg_count);
+    ZERO_FREE(e->plan.segs);
+    ZERO_FREE(e->plan.seg_tensor);
+    ZERO_FREE(e->grad.ready);
+    ZERO_FREE(e->grad.asked);
     ZERO_FREE(e->spans);
-    ZERO_FREE(e->span_off);
-    ZERO_FREE(e->span_padded);
-    ZERO_FREE(e->slot_span);
-    ZERO_FREE(e->ext_off);
-    ZERO_FREE(e->ext_len);
-    ZERO_FREE(e->trace);
-    ZERO_FREE(e->pair_first);
-    ZERO_FREE(e->segtmp);
-    zero_layout_destroy(e->L);
+    ZERO_FREE(e->plan.span_off);
+    ZERO_FREE(e->plan.span_padded);
+    ZERO_FREE(e->grad.slot_span);
+    ZERO_FREE(e->pool.ext_off);
+    ZERO_FREE(e->pool.ext_len);
+    ZERO_FREE(e->pool.trace);
+    ZERO_FREE(e->plan.pair_first);
+    ZERO_FREE(e->buf.segtmp);
+    zero_layout_destroy(e->plan.layout);
     ZERO_FREE(e);
 }
 
 static int zero__span_of_tensor(const zero_engine *e, int t) {
-    return e->L->units[e->L->places[t].first_unit].span;
+    return e->plan.layout->units[e->plan.layout->places[t].first_unit].span;
 }
 
 /* Stream `waiter` waits for all work queued so far on stream `from`. */
@@ -6843,7 +6901,7 @@ static zero_result zero__order(zero_engine *e, zero_stream_id from, zero_stream_
     return ZERO_OK;
 }
 
-static const char *zero__tname(const zero_engine *e, int t) { return e->L->names[t]; }
+static const char *zero__tname(const zero_engine *e, int t) { return e->plan.layout->names[t]; }
 
 /* check_collectives: before each collective the ranks agree on what comes
    (kind, unit, step) with one all-reduce (max of tag and of -tag); a rank
@@ -6873,7 +6931,7 @@ static double zero__obs_dsize(zero_dtype dt) {
 
 /* "unit 17 (h.8.attn.c_attn.weight .. h.8.mlp.c_proj.bias)" or "no unit" */
 static void zero__obs_unit(const zero_engine *e, int unit, char *buf, size_t cap) {
-    const zero_unit *u = unit >= 0 && unit < e->n_units ? zero_layout_unit(e->L, unit) : NULL;
+    const zero_unit *u = unit >= 0 && unit < e->plan.n_units ? zero_layout_unit(e->plan.layout, unit) : NULL;
     if (!u) snprintf(buf, cap, "no unit");
     else if (u->first_tensor == u->last_tensor)
         snprintf(buf, cap, "unit %d (%s)", unit, zero__tname(e, u->first_tensor));
@@ -6890,44 +6948,44 @@ static void zero__dlog(zero_engine *e, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    (lg->fn ? lg->fn : zero_log_default)(lg->user, ZERO_LOG_DEBUG, ZERO_MSG_ENGINE_COLLECTIVE, e->rank, text);
+    (lg->fn ? lg->fn : zero_log_default)(lg->user, ZERO_LOG_DEBUG, ZERO_MSG_ENGINE_COLLECTIVE, e->plan.rank, text);
 }
 
 static void zero__wait_begin(zero_engine *e, const char *what) {
-    if (e->wd.threshold_s <= 0) return;
-    pthread_mutex_lock(&e->wd.lock);
-    e->wd.what = what;
-    e->wd.kind = e->tr_kind;
-    e->wd.unit = e->tr_unit;
-    e->wd.api = e->tr_api ? e->tr_api : "zero_engine_create";
-    e->wd.since_ms = zero__now_ms();
-    e->wd.reports = 0;
-    e->wd.step = e->global_steps;
-    e->wd.micro = e->micro;
-    e->wd.n_coll = e->n_coll;
-    pthread_mutex_unlock(&e->wd.lock);
+    if (e->obs.wd.threshold_s <= 0) return;
+    pthread_mutex_lock(&e->obs.wd.lock);
+    e->obs.wd.what = what;
+    e->obs.wd.kind = e->obs.tr_kind;
+    e->obs.wd.unit = e->obs.tr_unit;
+    e->obs.wd.api = e->obs.tr_api ? e->obs.tr_api : "zero_engine_create";
+    e->obs.wd.since_ms = zero__now_ms();
+    e->obs.wd.reports = 0;
+    e->obs.wd.step = e->run.global_steps;
+    e->obs.wd.micro = e->run.micro;
+    e->obs.wd.n_coll = e->obs.n_coll;
+    pthread_mutex_unlock(&e->obs.wd.lock);
 }
 static void zero__wait_end(zero_engine *e) {
-    if (e->wd.threshold_s <= 0) return;
-    pthread_mutex_lock(&e->wd.lock);
-    e->wd.what = NULL;
-    pthread_mutex_unlock(&e->wd.lock);
+    if (e->obs.wd.threshold_s <= 0) return;
+    pthread_mutex_lock(&e->obs.wd.lock);
+    e->obs.wd.what = NULL;
+    pthread_mutex_unlock(&e->obs.wd.lock);
 }
 
 /* Every collective and host wait of the engine goes through these (the
    backend's own functions otherwise) */
 static void zero__coll_log(zero_engine *e, const char *op, size_t count, zero_dtype dt, zero_stream_id s) {
     char unit[320];
-    e->n_coll++;
-    if (!e->debug) return;
-    zero__obs_unit(e, e->tr_unit, unit, sizeof unit);
+    e->obs.n_coll++;
+    if (!e->obs.debug) return;
+    zero__obs_unit(e, e->obs.tr_unit, unit, sizeof unit);
     zero__dlog(e, "collective #%lld: %s of %s for %s: %zu elements (%.0f bytes) of %s on the %s stream; step %lld, "
                   "micro-batch %d",
-               (long long)e->n_coll, op, unit,
-               e->tr_kind >= 1 && e->tr_kind <= 6 ? zero__c_names[e->tr_kind] : e->tr_api ? e->tr_api : "?",
+               (long long)e->obs.n_coll, op, unit,
+               e->obs.tr_kind >= 1 && e->obs.tr_kind <= 6 ? zero__c_names[e->obs.tr_kind] : e->obs.tr_api ? e->obs.tr_api : "?",
                count, (double)count * zero__obs_dsize(dt),
                dt == (zero_dtype)ZERO__DTYPE_F64 ? "f64" : zero_dtype_name(dt),
-               s == ZERO_STREAM_COMM ? "communication" : "compute", (long long)e->global_steps, e->micro);
+               s == ZERO_STREAM_COMM ? "communication" : "compute", (long long)e->run.global_steps, e->run.micro);
 }
 static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err) {
     zero_result r;
@@ -6939,7 +6997,7 @@ static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err)
 static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                         zero_op op, zero_stream_id s, zero_error *err) {
     zero_result r;
-    zero__coll_log(e, "reduce-scatter", count * (size_t)e->world, dt, s);
+    zero__coll_log(e, "reduce-scatter", count * (size_t)e->plan.world, dt, s);
     zero__wait_begin(e, "a reduce-scatter");
     r = e->be.reduce_scatter(e->be.ctx, send, recv, count, dt, op, s, err);
     zero__wait_end(e);
@@ -6948,7 +7006,7 @@ static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *
 static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                     zero_stream_id s, zero_error *err) {
     zero_result r;
-    zero__coll_log(e, "all-gather", count * (size_t)e->world, dt, s);
+    zero__coll_log(e, "all-gather", count * (size_t)e->plan.world, dt, s);
     zero__wait_begin(e, "an all-gather");
     r = e->be.all_gather(e->be.ctx, send, recv, count, dt, s, err);
     zero__wait_end(e);
@@ -6966,29 +7024,29 @@ static zero_result zero__all_reduce(zero_engine *e, const void *send, void *recv
 
 static void *zero__watchdog_main(void *arg) {
     zero_engine *e = (zero_engine *)arg;
-    pthread_mutex_lock(&e->wd.lock);
-    while (!e->wd.stop) {
+    pthread_mutex_lock(&e->obs.wd.lock);
+    while (!e->obs.wd.stop) {
         struct timespec ts;
-        double waited = e->wd.what ? (zero__now_ms() - e->wd.since_ms) / 1000.0 : 0;
-        if (e->wd.what && waited >= e->wd.threshold_s * (e->wd.reports + 1)) {
+        double waited = e->obs.wd.what ? (zero__now_ms() - e->obs.wd.since_ms) / 1000.0 : 0;
+        if (e->obs.wd.what && waited >= e->obs.wd.threshold_s * (e->obs.wd.reports + 1)) {
             char unit[320], text[900];
-            zero__obs_unit(e, e->wd.unit, unit, sizeof unit);
+            zero__obs_unit(e, e->obs.wd.unit, unit, sizeof unit);
             snprintf(text, sizeof text,
                      "watchdog: waiting %.1f s in %s for %s of %s (step %lld, micro-batch %d; %lld collectives issued "
                      "so far). Every rank that waits logs this line: a rank that names another unit, or none, is "
                      "where to look (ZERO_DEBUG=1 logs each collective)",
-                     waited, e->wd.what, e->wd.kind >= 1 && e->wd.kind <= 6 ? zero__c_names[e->wd.kind] : e->wd.api,
-                     unit, (long long)e->wd.step, e->wd.micro, (long long)e->wd.n_coll);
-            e->wd.reports++;
-            pthread_mutex_unlock(&e->wd.lock);
+                     waited, e->obs.wd.what, e->obs.wd.kind >= 1 && e->obs.wd.kind <= 6 ? zero__c_names[e->obs.wd.kind] : e->obs.wd.api,
+                     unit, (long long)e->obs.wd.step, e->obs.wd.micro, (long long)e->obs.wd.n_coll);
+            e->obs.wd.reports++;
+            pthread_mutex_unlock(&e->obs.wd.lock);
             zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_WATCHDOG, "%s", text);
-            pthread_mutex_lock(&e->wd.lock);
+            pthread_mutex_lock(&e->obs.wd.lock);
             continue;
         }
         zero__host_deadline(0.1, &ts);
-        pthread_cond_timedwait(&e->wd.cv, &e->wd.lock, &ts);
+        pthread_cond_timedwait(&e->obs.wd.cv, &e->obs.wd.lock, &ts);
     }
-    pthread_mutex_unlock(&e->wd.lock);
+    pthread_mutex_unlock(&e->obs.wd.lock);
     return NULL;
 }
 
@@ -6996,8 +7054,8 @@ static void *zero__watchdog_main(void *arg) {
 static zero_result zero__obs_start(zero_engine *e) {
     const char *w = getenv("ZERO_WATCHDOG_S");
     const zero_monitor_config *m = &e->cfg.jsonl_monitor;
-    e->wd.threshold_s = 60;
-    e->t_print_ms = e->t_step_ms = zero__now_ms();
+    e->obs.wd.threshold_s = 60;
+    e->obs.t_print_ms = e->obs.t_step_ms = zero__now_ms();
     if (w && *w) {
         char *end;
         double x = strtod(w, &end);
@@ -7007,31 +7065,31 @@ static zero_result zero__obs_start(zero_engine *e) {
                       "it off)",
                       w);
         else
-            e->wd.threshold_s = x;
+            e->obs.wd.threshold_s = x;
     }
-    if (e->wd.threshold_s > 0) {
-        if (pthread_mutex_init(&e->wd.lock, NULL) != 0) {
-            e->wd.threshold_s = 0;
+    if (e->obs.wd.threshold_s > 0) {
+        if (pthread_mutex_init(&e->obs.wd.lock, NULL) != 0) {
+            e->obs.wd.threshold_s = 0;
             return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "watchdog: pthread_mutex_init failed");
         }
-        if (pthread_cond_init(&e->wd.cv, NULL) != 0) {
-            pthread_mutex_destroy(&e->wd.lock);
-            e->wd.threshold_s = 0;
+        if (pthread_cond_init(&e->obs.wd.cv, NULL) != 0) {
+            pthread_mutex_destroy(&e->obs.wd.lock);
+            e->obs.wd.threshold_s = 0;
             return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "watchdog: pthread_cond_init failed");
         }
-        if (pthread_create(&e->wd.thread, NULL, zero__watchdog_main, e) != 0) {
-            pthread_cond_destroy(&e->wd.cv);
-            pthread_mutex_destroy(&e->wd.lock);
-            e->wd.threshold_s = 0;
+        if (pthread_create(&e->obs.wd.thread, NULL, zero__watchdog_main, e) != 0) {
+            pthread_cond_destroy(&e->obs.wd.cv);
+            pthread_mutex_destroy(&e->obs.wd.lock);
+            e->obs.wd.threshold_s = 0;
             return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "watchdog: pthread_create failed\nHINT: ZERO_WATCHDOG_S=0 runs without it");
         }
-        e->wd.on = 1;
+        e->obs.wd.on = 1;
     }
-    if (m->enabled == 1 && e->rank == 0) {
+    if (m->enabled == 1 && e->plan.rank == 0) {
         char path[2 * ZERO_PATH_MAX + 8];
         snprintf(path, sizeof path, "%s%s%s.jsonl", m->output_path, m->output_path[0] ? "/" : "", m->job_name);
-        e->jsonl = fopen(path, "a");
-        if (!e->jsonl)
+        e->obs.jsonl = fopen(path, "a");
+        if (!e->obs.jsonl)
             return zero__efail(e, ZERO_MSG_ENGINE_METRICS,
                                "jsonl_monitor: cannot open %s for appending: %s\nHINT: jsonl_monitor.output_path must be "
                                "an existing, writable directory",
@@ -7039,39 +7097,39 @@ static zero_result zero__obs_start(zero_engine *e) {
         zero_memory_stats ms;
         memset(&ms, 0, sizeof ms);
         zero_memory_report(e, &ms);
-        fprintf(e->jsonl,
+        fprintf(e->obs.jsonl,
                 "{\"event\":\"start\",\"version\":\"%s\",\"world\":%d,\"stage\":%d,\"dtype\":\"%s\",\"train_batch_size\":"
                 "%lld,\"gradient_accumulation_steps\":%d,\"params\":%lld,\"trainable_params\":%lld,\"units\":%d}\n",
-                zero_version(), e->world, e->stage, zero_dtype_name(e->dt), (long long)e->cfg.train_batch_size, e->gas,
-                (long long)ms.params, (long long)ms.trainable_params, e->n_units);
-        fflush(e->jsonl);
+                zero_version(), e->plan.world, e->plan.stage, zero_dtype_name(e->plan.cdt), (long long)e->cfg.train_batch_size, e->plan.gas,
+                (long long)ms.params, (long long)ms.trainable_params, e->plan.n_units);
+        fflush(e->obs.jsonl);
     }
     return ZERO_OK;
 }
 
 static void zero__obs_stop(zero_engine *e) {
-    if (e->wd.on) {
-        pthread_mutex_lock(&e->wd.lock);
-        e->wd.stop = 1;
-        pthread_cond_broadcast(&e->wd.cv);
-        pthread_mutex_unlock(&e->wd.lock);
-        pthread_join(e->wd.thread, NULL);
-        pthread_cond_destroy(&e->wd.cv);
-        pthread_mutex_destroy(&e->wd.lock);
-        e->wd.on = 0;
-        e->wd.threshold_s = 0;
+    if (e->obs.wd.on) {
+        pthread_mutex_lock(&e->obs.wd.lock);
+        e->obs.wd.stop = 1;
+        pthread_cond_broadcast(&e->obs.wd.cv);
+        pthread_mutex_unlock(&e->obs.wd.lock);
+        pthread_join(e->obs.wd.thread, NULL);
+        pthread_cond_destroy(&e->obs.wd.cv);
+        pthread_mutex_destroy(&e->obs.wd.lock);
+        e->obs.wd.on = 0;
+        e->obs.wd.threshold_s = 0;
     }
-    if (e->jsonl) fclose(e->jsonl);
-    e->jsonl = NULL;
+    if (e->obs.jsonl) fclose(e->obs.jsonl);
+    e->obs.jsonl = NULL;
 }
 
 ZERO__DEF void zero_report_loss(zero_engine *e, double loss) {
     if (!zero__engine_live(e)) return;
-    e->loss = loss;
-    e->has_loss = 1;
+    e->obs.loss = loss;
+    e->obs.has_loss = 1;
 }
 
-ZERO__DEF int64_t zero_global_steps(const zero_engine *e) { return zero__engine_live(e) ? e->global_steps : -1; }
+ZERO__DEF int64_t zero_global_steps(const zero_engine *e) { return zero__engine_live(e) ? e->run.global_steps : -1; }
 
 ZERO__DEF const char *zero_version(void) {
     return ZERO__STR(ZERO_VERSION_MAJOR) "." ZERO__STR(ZERO_VERSION_MINOR) "." ZERO__STR(ZERO_VERSION_PATCH);
@@ -7094,10 +7152,10 @@ static void zero__metrics_line(zero_engine *e, const zero_step_info *in, double 
     static const char *const kind[ZERO_MEM_KIND_COUNT] = {"device", "pinned", "host"};
     zero_memory_stats ms;
     int i, k;
-    FILE *f = e->jsonl;
+    FILE *f = e->obs.jsonl;
     if (!f) return;
     fprintf(f, "{\"event\":\"step\",\"step\":%lld", (long long)in->global_steps);
-    if (e->has_loss) fprintf(f, ",\"loss\":%.9g", e->loss);
+    if (e->obs.has_loss) fprintf(f, ",\"loss\":%.9g", e->obs.loss);
     fprintf(f, ",\"lr\":%.9g,\"loss_scale\":%.9g,\"next_loss_scale\":%.9g,\"grad_norm\":%.9g,\"clip_coef\":%.9g,"
                "\"skipped\":%d,\"skipped_steps\":%lld",
             in->lr, in->loss_scale, in->next_loss_scale, in->grad_norm, in->clip_coef, in->applied ? 0 : 1,
@@ -7106,7 +7164,7 @@ static void zero__metrics_line(zero_engine *e, const zero_step_info *in, double 
     fprintf(f, ",\"time_ms\":{");
     for (i = 0; i < ZERO_PHASE_COUNT; i++) fprintf(f, "%s\"%s\":%.6g", i ? "," : "", phase[i], in->time_ms[i]);
     fprintf(f, "}");
-    if (e->stage == 3)
+    if (e->plan.stage == 3)
         fprintf(f, ",\"fetches\":%lld,\"fetch_hits\":%lld,\"units_gathered\":%lld", (long long)in->fetches,
                 (long long)in->fetch_hits, (long long)in->units_gathered);
     if (zero_memory_report(e, &ms) == ZERO_OK) {
@@ -7124,12 +7182,12 @@ static void zero__metrics_line(zero_engine *e, const zero_step_info *in, double 
         zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_METRICS,
                   "jsonl_monitor: writing failed (%s); metrics stop here, training goes on", strerror(errno));
         fclose(f);
-        e->jsonl = NULL;
+        e->obs.jsonl = NULL;
     }
 }
 
 static double zero__c_tag(const zero_engine *e, int kind, int unit) {
-    return ((double)(e->global_steps % 4096) * 8.0 + kind) * 4294967296.0 + (double)(unit + 1);
+    return ((double)(e->run.global_steps % 4096) * 8.0 + kind) * 4294967296.0 + (double)(unit + 1);
 }
 static void zero__c_describe(const zero_engine *e, double tag, char *buf, size_t cap) {
     double hi = floor(tag / 4294967296.0);
@@ -7141,29 +7199,29 @@ static void zero__c_describe(const zero_engine *e, double tag, char *buf, size_t
 
 static zero_result zero__coll_check(zero_engine *e, int kind, int unit) {
     double tag;
-    e->tr_kind = kind; /* for ZERO_DEBUG's log and the watchdog */
-    e->tr_unit = unit;
-    if (!e->check) return ZERO_OK;
+    e->obs.tr_kind = kind; /* for ZERO_DEBUG's log and the watchdog */
+    e->obs.tr_unit = unit;
+    if (!e->obs.check) return ZERO_OK;
     tag = zero__c_tag(e, kind, unit);
-    e->check_host[0] = tag;
-    e->check_host[1] = -tag;
-    ZERO__TRY_BE(e, "check_collectives: tag", e->be.copy(e->be.ctx, e->check_dev, e->check_host, 2 * sizeof(double),
+    e->buf.check_host[0] = tag;
+    e->buf.check_host[1] = -tag;
+    ZERO__TRY_BE(e, "check_collectives: tag", e->be.copy(e->be.ctx, e->buf.check_dev, e->buf.check_host, 2 * sizeof(double),
                                                         ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "check_collectives: all_reduce",
-                 zero__all_reduce(e, e->check_dev, e->check_dev, 2, (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_MAX,
+                 zero__all_reduce(e, e->buf.check_dev, e->buf.check_dev, 2, (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_MAX,
                                   ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "check_collectives: result", e->be.copy(e->be.ctx, e->check_host, e->check_dev, 2 * sizeof(double),
+    ZERO__TRY_BE(e, "check_collectives: result", e->be.copy(e->be.ctx, e->buf.check_host, e->buf.check_dev, 2 * sizeof(double),
                                                            ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "check_collectives: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
-    if (e->check_host[0] != tag || -e->check_host[1] != tag) {
+    if (e->buf.check_host[0] != tag || -e->buf.check_host[1] != tag) {
         char mine[160], other[160];
         zero__c_describe(e, tag, mine, sizeof mine);
-        zero__c_describe(e, e->check_host[0] != tag ? e->check_host[0] : -e->check_host[1], other, sizeof other);
+        zero__c_describe(e, e->buf.check_host[0] != tag ? e->buf.check_host[0] : -e->buf.check_host[1], other, sizeof other);
         e->broken = 1;
         return zero__efail(e, ZERO_MSG_ENGINE_DIVERGED,
                            "rank %d: the ranks diverged: this rank is at %s ('%s'), another is at %s\nHINT: every rank "
                            "must make the same zero_fetch / zero_grad_ready / zero_step calls in the same order",
-                           e->rank, mine, unit >= 0 && unit < e->n_units ? zero__tname(e, e->L->units[unit].first_tensor) : "-",
+                           e->plan.rank, mine, unit >= 0 && unit < e->plan.n_units ? zero__tname(e, e->plan.layout->units[unit].first_tensor) : "-",
                            other);
     }
     return ZERO_OK;
@@ -7172,51 +7230,75 @@ static zero_result zero__coll_check(zero_engine *e, int kind, int unit) {
 /* Per-unit pointers into the buffers (see the memory plan in zero_engine_create). */
 /* fp32 parameters on the device, Adam there: the parameters are the master */
 static int zero__master_is_params(const zero_engine *e) {
-    return e->dt == ZERO_DTYPE_FP32 && !e->offload && !e->poff;
+    return e->plan.cdt == ZERO_DTYPE_FP32 && !e->opt.cpu && !e->poff.device;
 }
 static float *zero__master_at(const zero_engine *e, int u) {
-    const zero_unit *x = &e->L->units[u];
+    const zero_unit *x = &e->plan.layout->units[u];
     if (zero__master_is_params(e)) {
-        if (e->stage == 0) return (float *)e->params + x->offset;
-        if (e->stage < 3) return (float *)e->params + x->offset + (int64_t)e->rank * x->chunk;
-        return (float *)e->params + x->shard_offset;
+        if (e->plan.stage == 0) return (float *)e->buf.params + x->offset;
+        if (e->plan.stage < 3) return (float *)e->buf.params + x->offset + (int64_t)e->plan.rank * x->chunk;
+        return (float *)e->buf.params + x->shard_offset;
     }
-    return e->master + (e->stage == 0 ? e->goff[u] : e->tshard[u]);
+    return e->buf.master + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
 }
 static float *zero__mom_at(const zero_engine *e, float *base, int u) {
-    return base + (e->stage == 0 ? e->goff[u] : e->tshard[u]);
+    return base + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
 }
 /* compute-dtype parameters that rank owns of unit u: whole unit on stage 0 */
 static void *zero__param_own(const zero_engine *e, int u) {
-    const zero_unit *x = &e->L->units[u];
-    if (e->stage == 0) return zero__bp(e, e->params, x->offset, e->d);
-    if (e->stage < 3) return zero__bp(e, e->params, x->offset + (int64_t)e->rank * x->chunk, e->d);
-    return zero__bp(e, e->params, x->shard_offset, e->d);
+    const zero_unit *x = &e->plan.layout->units[u];
+    if (e->plan.stage == 0) return zero__at(e->buf.params, x->offset, e->plan.csize);
+    if (e->plan.stage < 3) return zero__at(e->buf.params, x->offset + (int64_t)e->plan.rank * x->chunk, e->plan.csize);
+    return zero__at(e->buf.params, x->shard_offset, e->plan.csize);
 }
-/* reduced gradient of unit u: its base (stage 0-1: whole unit) and dtype */
-static void *zero__grad_src(const zero_engine *e, int u, zero_dtype *dt) {
-    if (e->stage <= 1) {
-        if (e->gas > 1) {
-            *dt = e->adt;
-            return zero__bp(e, e->accum, e->goff[u], e->a);
+/* Where unit u's gradient is, every view of it computed in one place:
+     write  where the backward writes the compute-dtype gradient (the full
+            buffer, stages 0-1; the unit's place in its span's ring slot,
+            stages 2-3: NULL while the span holds no slot)
+     acc    the unit's accumulator (stages 0-1 with accumulation: the full
+            one; stages 2-3: the owned chunk's)
+     full   the reduced gradient of the whole unit (stages 0-1; NULL above)
+     chunk  this rank's reduced chunk: what the norm statistics and the
+            optimizer offload read
+     adam   what the device Adam reads: the whole unit (stage 0) or the chunk
+     dt     dtype of full, chunk and adam */
+typedef struct zero__gview {
+    char *write, *acc, *full, *chunk, *adam;
+    zero_dtype dt;
+} zero__gview;
+
+static zero__gview zero__grad_view(const zero_engine *e, int u) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    zero__gview v;
+    memset(&v, 0, sizeof v);
+    if (e->plan.stage <= 1) {
+        v.write = zero__at(e->buf.grads, e->plan.unit_buf_off[u], e->plan.csize);
+        if (e->plan.gas > 1) {
+            v.acc = zero__at(e->buf.accum, e->plan.unit_buf_off[u], e->plan.asize);
+            v.full = v.acc;
+            v.dt = e->plan.adt;
+        } else {
+            v.full = v.write;
+            v.dt = e->plan.cdt;
         }
-        *dt = e->dt;
-        return zero__bp(e, e->grads, e->goff[u], e->d);
+        v.chunk = v.full + (size_t)((int64_t)e->plan.rank * x->chunk) * zero_dtype_size(v.dt);
+        v.adam = e->plan.stage == 0 ? v.full : v.chunk;
+    } else {
+        const zero__span_state *ss = &e->spans[x->span];
+        if (ss->slot >= 0)
+            v.write = zero__at(e->buf.grads, (int64_t)ss->slot * e->grad.slot_elems + (x->offset - e->plan.span_off[x->span]),
+                               e->plan.csize);
+        v.acc = zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize);
+        v.chunk = v.adam = v.acc;
+        v.dt = e->plan.adt;
     }
-    *dt = e->adt;
-    return zero__bp(e, e->accum, e->tshard[u], e->a);
-}
-/* ... and the rank's own chunk of it */
-static void *zero__grad_own(const zero_engine *e, int u, zero_dtype *dt) {
-    char *p = (char *)zero__grad_src(e, u, dt);
-    if (e->stage <= 1) p += (size_t)((int64_t)e->rank * e->L->units[u].chunk) * zero_dtype_size(*dt);
-    return p;
+    return v;
 }
 
 /* fp32 values of unit u's elements [lo, hi) from the init callbacks (zeros in gaps). */
 static void zero__init_values(const zero_engine *e, const zero_tensor *ts, int u, int64_t lo, int64_t hi,
                               float *out, zero__seg *segs, int cap) {
-    int n = zero__unit_segments(e->L, u, lo, hi, segs, cap), k;
+    int n = zero__unit_segments(e->plan.layout, u, lo, hi, segs, cap), k;
     memset(out, 0, sizeof(float) * (size_t)(hi - lo));
     for (k = 0; k < n; k++) {
         const zero_tensor *t = &ts[segs[k].tensor];
@@ -7248,7 +7330,7 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off);
 
 /* Write initial weights: each rank only what it keeps (stage 0: everything). */
 static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *ts) {
-    const zero_layout *l = e->L;
+    const zero_layout *l = e->plan.layout;
     int64_t maxn = 0;
     int u, cap = 0;
     float *vals;
@@ -7256,11 +7338,11 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     zero__seg *segs;
     zero_result r = ZERO_OK;
     for (u = 0; u < l->n_units; u++) {
-        maxn = zero__max_i64(maxn, e->stage == 0 ? l->units[u].padded : l->units[u].chunk);
+        maxn = zero__max_i64(maxn, e->plan.stage == 0 ? l->units[u].padded : l->units[u].chunk);
         cap = (int)zero__max_i64(cap, l->units[u].last_tensor - l->units[u].first_tensor + 1);
     }
     vals = (float *)ZERO_MALLOC(sizeof(float) * (size_t)maxn);
-    cast = ZERO_MALLOC(e->d * (size_t)maxn);
+    cast = ZERO_MALLOC(e->plan.csize * (size_t)maxn);
     segs = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)cap);
     if (!vals || !cast || !segs) {
         ZERO_FREE(vals);
@@ -7271,41 +7353,41 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     }
     for (u = 0; u < l->n_units && r == ZERO_OK; u++) {
         const zero_unit *x = &l->units[u];
-        int64_t lo = e->stage == 0 ? 0 : (int64_t)e->rank * x->chunk;
-        int64_t n = e->stage == 0 ? x->padded : x->chunk;
+        int64_t lo = e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk;
+        int64_t n = e->plan.stage == 0 ? x->padded : x->chunk;
         int64_t hi = zero__min_i64(lo + n, x->numel);
         zero_error be;
         zero__ok(&be);
         if (hi > lo)
             zero__init_values(e, ts, u, lo, hi, vals, segs, cap);
         if (hi - lo < n) memset(vals + zero__max_i64(0, hi - lo), 0, sizeof(float) * (size_t)(n - zero__max_i64(0, hi - lo)));
-        if (e->poff == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
+        if (e->poff.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
             void *req = NULL;
-            zero__host_cast(e->pbuf[0], e->dt, vals, n);
-            if (e->be.tiles_write(e->pstore, u, e->pbuf[0], e->d * (size_t)n, &req, &be) != ZERO_OK ||
-                e->be.tiles_wait(e->pstore, req, &be) != ZERO_OK) {
+            zero__host_cast(e->poff.pbuf[0], e->plan.cdt, vals, n);
+            if (e->be.tiles_write(e->poff.pstore, u, e->poff.pbuf[0], e->plan.csize * (size_t)n, &req, &be) != ZERO_OK ||
+                e->be.tiles_wait(e->poff.pstore, req, &be) != ZERO_OK) {
                 r = zero__ebackend(e, &be, "zero_engine_create: initial parameter tile");
                 break;
             }
         } else {
-            zero__host_cast(cast, e->dt, vals, n);
-            if (e->be.copy(e->be.ctx, zero__param_own(e, u), cast, e->d * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+            zero__host_cast(cast, e->plan.cdt, vals, n);
+            if (e->be.copy(e->be.ctx, zero__param_own(e, u), cast, e->plan.csize * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
                 r = zero__ebackend(e, &be, "zero_engine_create: initial weights");
                 break;
             }
         }
-        if (!x->frozen && e->nvme) { /* the unit's first tile: master, m = v = 0 */
-            float *tb = (float *)e->tbuf[0];
+        if (!x->frozen && e->nvme.on) { /* the unit's first tile: master, m = v = 0 */
+            float *tb = (float *)e->nvme.tbuf[0];
             void *req = NULL;
             memcpy(tb, vals, sizeof(float) * (size_t)n);
             memset(tb + n, 0, 2 * sizeof(float) * (size_t)n);
-            if (e->be.tiles_write(e->store, u, tb, 12 * (size_t)n, &req, &be) != ZERO_OK ||
-                e->be.tiles_wait(e->store, req, &be) != ZERO_OK) {
+            if (e->be.tiles_write(e->nvme.store, u, tb, 12 * (size_t)n, &req, &be) != ZERO_OK ||
+                e->be.tiles_wait(e->nvme.store, req, &be) != ZERO_OK) {
                 r = zero__ebackend(e, &be, "zero_engine_create: initial optimizer tile");
                 break;
             }
         }
-        if (!x->frozen && !zero__master_is_params(e) && !e->nvme &&
+        if (!x->frozen && !zero__master_is_params(e) && !e->nvme.on &&
             e->be.copy(e->be.ctx, zero__master_at(e, u), vals, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
             r = zero__ebackend(e, &be, "zero_engine_create: initial master weights");
             break;
@@ -7320,18 +7402,18 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     ZERO_FREE(cast);
     ZERO_FREE(segs);
     if (r != ZERO_OK) return r;
-    if (e->stage == 1 || e->stage == 2) {
+    if (e->plan.stage == 1 || e->plan.stage == 2) {
         for (u = 0; u < l->n_units; u++) {
             const zero_unit *x = &l->units[u];
             if ((r = zero__coll_check(e, ZERO__C_INIT, u)) != ZERO_OK) return r;
             ZERO__TRY_BE(e, "zero_engine_create: all_gather of initial weights",
-                         zero__all_gather(e, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d),
-                                          (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
+                         zero__all_gather(e, zero__param_own(e, u), zero__at(e->buf.params, x->offset, e->plan.csize),
+                                          (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
         }
     }
-    if (e->stage == 3) {
+    if (e->plan.stage == 3) {
         int s;
-        for (s = 0; s < e->n_spans; s++)
+        for (s = 0; s < e->plan.n_spans; s++)
             if (e->spans[s].persistent && (r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK) return r;
     }
     ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
@@ -7339,73 +7421,73 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
 }
 
 static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int n) {
-    const zero_layout *l = e->L;
-    const zero_zero_config *z = &e->cfg.zero_optimization;
+    const zero_layout *l = e->plan.layout;
+    const zero_optimization_config *z = &e->cfg.zero_optimization;
     int u, s, i, nseg = 0, maxcap = 0;
     int64_t goff = 0, tsh = 0, persist = 0, dyn_total = 0, dyn_max = 0, slot = 0;
     int trainable_spans = 0;
     zero_result r;
 
-    e->n_tensors = n;
-    e->n_units = l->n_units;
-    e->n_spans = l->n_spans;
-    e->tflags = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
-    e->tlr = (float *)ZERO_MALLOC(sizeof(float) * (size_t)n);
-    e->tgroup = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
-    e->tndim = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
-    e->tshape = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * ZERO_MAX_DIMS * (size_t)n);
-    e->ready = (unsigned char *)ZERO_MALLOC((size_t)n);
-    e->asked = (unsigned char *)ZERO_MALLOC((size_t)n);
-    e->goff = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_units);
-    e->tshard = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_units);
-    e->pending = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
-    e->pending0 = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
-    e->seg_first = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
-    e->seg_count = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
+    e->plan.n_tensors = n;
+    e->plan.n_units = l->n_units;
+    e->plan.n_spans = l->n_spans;
+    e->plan.tflags = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
+    e->plan.tlr = (float *)ZERO_MALLOC(sizeof(float) * (size_t)n);
+    e->plan.tgroup = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
+    e->plan.tndim = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
+    e->plan.tshape = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * ZERO_MAX_DIMS * (size_t)n);
+    e->grad.ready = (unsigned char *)ZERO_MALLOC((size_t)n);
+    e->grad.asked = (unsigned char *)ZERO_MALLOC((size_t)n);
+    e->plan.unit_buf_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_units);
+    e->plan.unit_shard_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_units);
+    e->grad.tensors_left = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
+    e->grad.tensors_per_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
+    e->plan.seg_first = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
+    e->plan.seg_count = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
     e->spans = (zero__span_state *)ZERO_MALLOC(sizeof(zero__span_state) * (size_t)l->n_spans);
-    e->span_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
-    e->span_padded = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
-    e->ext_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
-    e->ext_len = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
-    e->slot_span = (int *)ZERO_MALLOC(sizeof(int) * 2);
-    e->trace_cap = 4 * n + 64;
-    e->trace = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->trace_cap);
-    if (!e->tflags || !e->tlr || !e->tgroup || !e->tndim || !e->tshape || !e->ready || !e->asked || !e->goff || !e->tshard || !e->pending || !e->pending0 ||
-        !e->seg_first || !e->seg_count || !e->spans || !e->span_off || !e->span_padded || !e->ext_off ||
-        !e->ext_len || !e->slot_span || !e->trace)
+    e->plan.span_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
+    e->plan.span_padded = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
+    e->pool.ext_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
+    e->pool.ext_len = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
+    e->grad.slot_span = (int *)ZERO_MALLOC(sizeof(int) * 2);
+    e->pool.trace_cap = 4 * n + 64;
+    e->pool.trace = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->pool.trace_cap);
+    if (!e->plan.tflags || !e->plan.tlr || !e->plan.tgroup || !e->plan.tndim || !e->plan.tshape || !e->grad.ready || !e->grad.asked || !e->plan.unit_buf_off || !e->plan.unit_shard_off || !e->grad.tensors_left || !e->grad.tensors_per_unit ||
+        !e->plan.seg_first || !e->plan.seg_count || !e->spans || !e->plan.span_off || !e->plan.span_padded || !e->pool.ext_off ||
+        !e->pool.ext_len || !e->grad.slot_span || !e->pool.trace)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables for %d tensors", n);
-    memset(e->ready, 0, (size_t)n);
-    memset(e->asked, 0, (size_t)n);
+    memset(e->grad.ready, 0, (size_t)n);
+    memset(e->grad.asked, 0, (size_t)n);
     if (e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy) {
         zero_error be;
         zero__ok(&be);
-        if (e->be.event_create(e->be.ctx, &e->ev_compute, &be) != ZERO_OK ||
-            e->be.event_create(e->be.ctx, &e->ev_comm, &be) != ZERO_OK ||
-            e->be.event_create(e->be.ctx, &e->ev_slot[0], &be) != ZERO_OK ||
-            e->be.event_create(e->be.ctx, &e->ev_slot[1], &be) != ZERO_OK)
+        if (e->be.event_create(e->be.ctx, &e->buf.ev_compute, &be) != ZERO_OK ||
+            e->be.event_create(e->be.ctx, &e->buf.ev_comm, &be) != ZERO_OK ||
+            e->be.event_create(e->be.ctx, &e->grad.ev_slot[0], &be) != ZERO_OK ||
+            e->be.event_create(e->be.ctx, &e->grad.ev_slot[1], &be) != ZERO_OK)
             return zero__ebackend(e, &be, "zero_engine_create: events");
     }
     for (i = 0; i < n; i++) {
-        e->tflags[i] = ts[i].flags;
-        e->tlr[i] = ts[i].lr_scale > 0 ? ts[i].lr_scale : 1.0f;
-        e->tgroup[i] = ts[i].group;
-        e->tndim[i] = ts[i].ndim > 0 && ts[i].ndim <= ZERO_MAX_DIMS ? ts[i].ndim : 0;
-        memcpy(e->tshape + (size_t)i * ZERO_MAX_DIMS, ts[i].shape, sizeof(int64_t) * ZERO_MAX_DIMS);
-        if (!(ts[i].flags & ZERO_TENSOR_FROZEN)) e->n_trainable++;
+        e->plan.tflags[i] = ts[i].flags;
+        e->plan.tlr[i] = ts[i].lr_scale > 0 ? ts[i].lr_scale : 1.0f;
+        e->plan.tgroup[i] = ts[i].group;
+        e->plan.tndim[i] = ts[i].ndim > 0 && ts[i].ndim <= ZERO_MAX_DIMS ? ts[i].ndim : 0;
+        memcpy(e->plan.tshape + (size_t)i * ZERO_MAX_DIMS, ts[i].shape, sizeof(int64_t) * ZERO_MAX_DIMS);
+        if (!(ts[i].flags & ZERO_TENSOR_FROZEN)) e->plan.n_trainable++;
     }
-    if (e->n_trainable == 0)
+    if (e->plan.n_trainable == 0)
         return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: all %d tensors are frozen (ZERO_TENSOR_FROZEN): "
                                                       "nothing to train", n);
-    e->pair_first = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
-    if (!e->pair_first) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables");
+    e->plan.pair_first = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
+    if (!e->plan.pair_first) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables");
     for (u = 0; u < l->n_units; u++) {
         const zero_unit *x = &l->units[u];
-        e->pair_first[u] = e->n_pairs;
-        e->n_pairs += x->last_tensor - x->first_tensor + 1;
-        e->goff[u] = x->frozen ? -1 : goff;
-        e->tshard[u] = x->frozen ? -1 : tsh;
+        e->plan.pair_first[u] = e->plan.n_pairs;
+        e->plan.n_pairs += x->last_tensor - x->first_tensor + 1;
+        e->plan.unit_buf_off[u] = x->frozen ? -1 : goff;
+        e->plan.unit_shard_off[u] = x->frozen ? -1 : tsh;
         if (!x->frozen) goff += x->padded, tsh += x->chunk;
-        e->pending0[u] = e->pending[u] = x->frozen ? 0 : x->last_tensor - x->first_tensor + 1;
+        e->grad.tensors_per_unit[u] = e->grad.tensors_left[u] = x->frozen ? 0 : x->last_tensor - x->first_tensor + 1;
         maxcap = (int)zero__max_i64(maxcap, x->last_tensor - x->first_tensor + 1);
     }
     for (s = 0; s < l->n_spans; s++) {
@@ -7421,23 +7503,23 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
             for (ti = f->first_tensor; ti <= la->last_tensor; ti++)
                 if (!(ts[ti].flags & (ZERO_TENSOR_GRAD_WRITE | ZERO_TENSOR_FROZEN))) ss->clear = 1;
         }
-        e->span_off[s] = f->offset;
-        e->span_padded[s] = la->offset + la->padded - f->offset;
+        e->plan.span_off[s] = f->offset;
+        e->plan.span_padded[s] = la->offset + la->padded - f->offset;
         if (!f->frozen) {
             trainable_spans++;
-            slot = zero__max_i64(slot, e->span_padded[s]);
+            slot = zero__max_i64(slot, e->plan.span_padded[s]);
         }
         if (f->persistent) {
             ss->pool_off = persist;
-            persist += e->span_padded[s];
+            persist += e->plan.span_padded[s];
         } else {
-            dyn_total += e->span_padded[s];
-            dyn_max = zero__max_i64(dyn_max, e->span_padded[s]);
+            dyn_total += e->plan.span_padded[s];
+            dyn_max = zero__max_i64(dyn_max, e->plan.span_padded[s]);
         }
     }
 
-    e->segtmp = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)maxcap);
-    if (!e->segtmp) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
+    e->buf.segtmp = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)maxcap);
+    if (!e->buf.segtmp) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
 
     /* Adam segments: whole units on stage 0, the owned chunk otherwise */
     {
@@ -7445,25 +7527,25 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
         int total = 0;
         if (!tmp) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
         for (u = 0; u < l->n_units; u++) total += l->units[u].frozen ? 0 : l->units[u].last_tensor - l->units[u].first_tensor + 1;
-        e->segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(total ? total : 1));
-        e->seg_tensor = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(total ? total : 1));
-        if (!e->segs || !e->seg_tensor) {
+        e->plan.segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(total ? total : 1));
+        e->plan.seg_tensor = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(total ? total : 1));
+        if (!e->plan.segs || !e->plan.seg_tensor) {
             ZERO_FREE(tmp);
             return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
         }
         for (u = 0; u < l->n_units; u++) {
             const zero_unit *x = &l->units[u];
-            int64_t lo = e->stage == 0 ? 0 : (int64_t)e->rank * x->chunk;
-            int64_t hi = e->stage == 0 ? x->numel : zero__min_i64(lo + x->chunk, x->numel);
+            int64_t lo = e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk;
+            int64_t hi = e->plan.stage == 0 ? x->numel : zero__min_i64(lo + x->chunk, x->numel);
             int k, c = (x->frozen || hi <= lo) ? 0 : zero__unit_segments(l, u, lo, hi, tmp, maxcap);
-            e->seg_first[u] = nseg;
-            e->seg_count[u] = c;
+            e->plan.seg_first[u] = nseg;
+            e->plan.seg_count[u] = c;
             for (k = 0; k < c; k++) {
-                e->segs[nseg].offset = tmp[k].unit_off - lo;
-                e->segs[nseg].count = tmp[k].count;
-                e->segs[nseg].lr = 0;
-                e->segs[nseg].weight_decay = 0;
-                e->seg_tensor[nseg++] = tmp[k].tensor;
+                e->plan.segs[nseg].offset = tmp[k].unit_off - lo;
+                e->plan.segs[nseg].count = tmp[k].count;
+                e->plan.segs[nseg].lr = 0;
+                e->plan.segs[nseg].weight_decay = 0;
+                e->plan.seg_tensor[nseg++] = tmp[k].tensor;
             }
         }
         ZERO_FREE(tmp);
@@ -7483,82 +7565,82 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
                       inf/nan statistics; the host copy pinned), + 16 on each with check_collectives */
     {
         int64_t psi = l->padded_numel, psiT = goff, S = l->shard_numel, ST = tsh;
-        int64_t opt = e->stage == 0 ? psiT : ST;
+        int64_t opt = e->plan.stage == 0 ? psiT : ST;
         void *p;
-        if (e->poff != ZERO_OFFLOAD_NVME &&
-            (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->param_kind, (size_t)(e->stage == 3 ? S : psi) * e->d, &e->params,
-                              e->poff ? "parameter shard (offload_param \"cpu\")" : "compute-dtype parameters")) != ZERO_OK)
+        if (e->poff.device != ZERO_OFFLOAD_NVME &&
+            (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->poff.param_kind, (size_t)(e->plan.stage == 3 ? S : psi) * e->plan.csize, &e->buf.params,
+                              e->poff.device ? "parameter shard (offload_param \"cpu\")" : "compute-dtype parameters")) != ZERO_OK)
             return r;
-        if (e->poff) {
+        if (e->poff.device) {
             int64_t maxc = 0, maxt = 0;
             for (u = 0; u < l->n_units; u++) {
                 maxc = zero__max_i64(maxc, l->units[u].chunk);
                 if (!l->units[u].frozen) maxt = zero__max_i64(maxt, l->units[u].chunk);
             }
             /* device Adam writes a unit's new parameters here on their way to the host */
-            if (!e->offload && (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxt * e->d, &e->pstage,
+            if (!e->opt.cpu && (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxt * e->plan.csize, &e->poff.pstage,
                                                  "offload_param staging of one unit's chunk")) != ZERO_OK)
                 return r;
-            if (e->poff == ZERO_OFFLOAD_NVME) {
+            if (e->poff.device == ZERO_OFFLOAD_NVME) {
                 const zero_offload_config *op = &z->offload_param;
                 int k;
                 zero_error be;
-                e->ptile_bytes = (size_t)maxc * e->d;
-                e->nvme_bytes += (size_t)S * e->d;
-                e->n_pbuf = (int)zero__max_i64(2, zero__min_i64(op->buffer_count, 1024));
-                e->pbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_pbuf);
-                e->pbuf_req = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_pbuf);
-                e->pbuf_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->n_pbuf);
-                e->pbuf_copying = (unsigned char *)ZERO_MALLOC((size_t)e->n_pbuf);
-                e->pbuf_used = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)e->n_pbuf);
-                if (!e->pbuf || !e->pbuf_req || !e->pbuf_unit || !e->pbuf_copying || !e->pbuf_used)
+                e->poff.ptile_bytes = (size_t)maxc * e->plan.csize;
+                e->nvme.nvme_bytes += (size_t)S * e->plan.csize;
+                e->poff.n_pbuf = (int)zero__max_i64(2, zero__min_i64(op->buffer_count, 1024));
+                e->poff.pbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->poff.n_pbuf);
+                e->poff.pbuf_req = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->poff.n_pbuf);
+                e->poff.pbuf_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->poff.n_pbuf);
+                e->poff.pbuf_copying = (unsigned char *)ZERO_MALLOC((size_t)e->poff.n_pbuf);
+                e->poff.pbuf_used = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)e->poff.n_pbuf);
+                if (!e->poff.pbuf || !e->poff.pbuf_req || !e->poff.pbuf_unit || !e->poff.pbuf_copying || !e->poff.pbuf_used)
                     return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe parameter buffer table");
-                for (k = 0; k < e->n_pbuf; k++) {
-                    e->pbuf[k] = e->pbuf_req[k] = NULL;
-                    e->pbuf_unit[k] = -1;
-                    e->pbuf_copying[k] = 0;
-                    e->pbuf_used[k] = 0;
+                for (k = 0; k < e->poff.n_pbuf; k++) {
+                    e->poff.pbuf[k] = e->poff.pbuf_req[k] = NULL;
+                    e->poff.pbuf_unit[k] = -1;
+                    e->poff.pbuf_copying[k] = 0;
+                    e->poff.pbuf_used[k] = 0;
                 }
-                for (k = 0; k < e->n_pbuf; k++)
-                    if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, e->param_kind, e->ptile_bytes, &e->pbuf[k],
+                for (k = 0; k < e->poff.n_pbuf; k++)
+                    if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, e->poff.param_kind, e->poff.ptile_bytes, &e->poff.pbuf[k],
                                           "NVMe parameter tile buffer")) != ZERO_OK)
                         return r;
                 zero__ok(&be);
-                if (e->be.tiles_open(e->be.cpu_ctx, op->nvme_path, "zero_param", e->rank, e->ptile_bytes, &e->cfg.aio,
-                                     &e->pstore, &be) != ZERO_OK) {
-                    e->pstore = NULL;
+                if (e->be.tiles_open(e->be.cpu_ctx, op->nvme_path, "zero_param", e->plan.rank, e->poff.ptile_bytes, &e->cfg.aio,
+                                     &e->poff.pstore, &be) != ZERO_OK) {
+                    e->poff.pstore = NULL;
                     return zero__ebackend(e, &be, "zero_engine_create: offload_param \"nvme\"");
                 }
             }
         }
-        if (e->stage == 3) {
+        if (e->plan.stage == 3) {
             int64_t want = zero__max_i64(z->stage3_max_live_parameters + zero__max_i64(0, z->stage3_prefetch_bucket_size),
                                          2 * dyn_max);
-            e->persist_elems = persist;
-            e->pool_elems = zero__min_i64(dyn_total, want);
-            if ((r = zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE, (size_t)(persist + e->pool_elems) * e->d,
-                                  &e->pool, "stage-3 gather pool")) != ZERO_OK)
+            e->pool.persist_elems = persist;
+            e->pool.pool_elems = zero__min_i64(dyn_total, want);
+            if ((r = zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE, (size_t)(persist + e->pool.pool_elems) * e->plan.csize,
+                                  &e->pool.base, "stage-3 gather pool")) != ZERO_OK)
                 return r;
         }
-        if (e->stage <= 1) {
-            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)psiT * e->d, &e->grads, "gradients")) != ZERO_OK)
+        if (e->plan.stage <= 1) {
+            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)psiT * e->plan.csize, &e->buf.grads, "gradients")) != ZERO_OK)
                 return r;
-            if (e->gas > 1 &&
-                (r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)psiT * e->a, &e->accum,
+            if (e->plan.gas > 1 &&
+                (r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)psiT * e->plan.asize, &e->buf.accum,
                                   "gradient accumulator")) != ZERO_OK)
                 return r;
         } else {
-            e->n_slots = trainable_spans < 2 ? trainable_spans : 2;
-            e->slot_elems = slot;
-            e->slot_span[0] = e->slot_span[1] = -1;
-            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)(e->n_slots * slot) * e->d, &e->grads,
+            e->grad.n_slots = trainable_spans < 2 ? trainable_spans : 2;
+            e->grad.slot_elems = slot;
+            e->grad.slot_span[0] = e->grad.slot_span[1] = -1;
+            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)(e->grad.n_slots * slot) * e->plan.csize, &e->buf.grads,
                                   "gradient ring")) != ZERO_OK)
                 return r;
-            if ((r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)ST * e->a, &e->accum,
+            if ((r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)ST * e->plan.asize, &e->buf.accum,
                                   "owned gradient accumulator")) != ZERO_OK)
                 return r;
         }
-        if (e->nvme) {
+        if (e->nvme.on) {
             /* master | m | v of a unit's chunk per tile, in files; max(3,
                buffer_count) host buffers of the largest tile cycle through
                read-ahead, Adam and write-behind */
@@ -7567,123 +7649,123 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
             int k;
             for (u = 0; u < l->n_units; u++)
                 if (!l->units[u].frozen) maxc = zero__max_i64(maxc, l->units[u].chunk);
-            e->tile_bytes = 12 * (size_t)maxc;
-            e->nvme_bytes += 12 * (size_t)ST;
-            e->n_tbuf = (int)zero__max_i64(3, zero__min_i64(oo->buffer_count, 1024));
-            e->tbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_tbuf);
-            e->tbuf_rd = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_tbuf);
-            e->tbuf_wr = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->n_tbuf);
-            e->tile_units = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
-            if (!e->tbuf || !e->tbuf_rd || !e->tbuf_wr || !e->tile_units)
+            e->nvme.tile_bytes = 12 * (size_t)maxc;
+            e->nvme.nvme_bytes += 12 * (size_t)ST;
+            e->nvme.n_tbuf = (int)zero__max_i64(3, zero__min_i64(oo->buffer_count, 1024));
+            e->nvme.tbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
+            e->nvme.tbuf_rd = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
+            e->nvme.tbuf_wr = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
+            e->nvme.tile_units = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
+            if (!e->nvme.tbuf || !e->nvme.tbuf_rd || !e->nvme.tbuf_wr || !e->nvme.tile_units)
                 return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe buffer table");
             for (u = 0; u < l->n_units; u++)
-                if (!l->units[u].frozen && e->seg_count[u] > 0) e->tile_units[e->n_tile_units++] = u;
-            memset(e->tbuf, 0, sizeof(void *) * (size_t)e->n_tbuf);
-            memset(e->tbuf_rd, 0, sizeof(void *) * (size_t)e->n_tbuf);
-            memset(e->tbuf_wr, 0, sizeof(void *) * (size_t)e->n_tbuf);
-            for (k = 0; k < e->n_tbuf; k++)
-                if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->opt_kind, e->tile_bytes, &e->tbuf[k],
+                if (!l->units[u].frozen && e->plan.seg_count[u] > 0) e->nvme.tile_units[e->nvme.n_tile_units++] = u;
+            memset(e->nvme.tbuf, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
+            memset(e->nvme.tbuf_rd, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
+            memset(e->nvme.tbuf_wr, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
+            for (k = 0; k < e->nvme.n_tbuf; k++)
+                if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, e->nvme.tile_bytes, &e->nvme.tbuf[k],
                                       "NVMe optimizer tile buffer")) != ZERO_OK)
                     return r;
             {
                 zero_error be;
                 zero__ok(&be);
-                if (e->be.tiles_open(e->be.cpu_ctx, oo->nvme_path, "zero_optim", e->rank, e->tile_bytes, &e->cfg.aio, &e->store,
+                if (e->be.tiles_open(e->be.cpu_ctx, oo->nvme_path, "zero_optim", e->plan.rank, e->nvme.tile_bytes, &e->cfg.aio, &e->nvme.store,
                                      &be) != ZERO_OK) {
-                    e->store = NULL;
+                    e->nvme.store = NULL;
                     return zero__ebackend(e, &be, "zero_engine_create: offload_optimizer \"nvme\"");
                 }
             }
         } else {
             if (!zero__master_is_params(e)) {
-                if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
+                if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->plan.opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
                     return r;
-                e->master = (float *)p;
+                e->buf.master = (float *)p;
             }
-            if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->opt_kind, (size_t)opt * 4, &p, "Adam exp_avg")) != ZERO_OK)
+            if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg")) != ZERO_OK)
                 return r;
-            e->m = (float *)p;
-            if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->opt_kind, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
+            e->buf.m = (float *)p;
+            if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
                 return r;
-            e->v = (float *)p;
+            e->buf.v = (float *)p;
         }
-        if (e->offload) { /* the owned gradient chunks come over, the updated parameters go back */
-            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->opt_kind, (size_t)ST * zero_dtype_size(e->gdt), &p,
+        if (e->opt.cpu) { /* the owned gradient chunks come over, the updated parameters go back */
+            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->plan.opt_kind, (size_t)ST * zero_dtype_size(e->plan.gdt), &p,
                                   "offload gradient staging")) != ZERO_OK)
                 return r;
-            e->cpu_grad = p;
+            e->buf.cpu_grad = p;
             /* (with offload_param CPU Adam writes straight to the host shard or its tile buffers) */
-            if (!e->poff && (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->opt_kind, (size_t)ST * e->d, &e->cpu_param,
+            if (!e->poff.device && (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->plan.opt_kind, (size_t)ST * e->plan.csize, &e->buf.cpu_param,
                                               "offload parameter staging")) != ZERO_OK)
                 return r;
-            e->cpu_segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(maxcap > 0 ? maxcap : 1));
-            if (!e->cpu_segs) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
+            e->buf.cpu_segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(maxcap > 0 ? maxcap : 1));
+            if (!e->buf.cpu_segs) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
         }
-        if (e->dpu) { /* delayed update: a second staging pair, and the thread's lock */
-            e->dpu_grad[0] = e->cpu_grad;
-            e->dpu_param[0] = e->cpu_param;
-            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->opt_kind, (size_t)ST * zero_dtype_size(e->gdt), &e->dpu_grad[1],
+        if (e->dpu.on) { /* delayed update: a second staging pair, and the thread's lock */
+            e->dpu.grad[0] = e->buf.cpu_grad;
+            e->dpu.param[0] = e->buf.cpu_param;
+            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->plan.opt_kind, (size_t)ST * zero_dtype_size(e->plan.gdt), &e->dpu.grad[1],
                                   "delayed update: second gradient staging")) != ZERO_OK ||
-                (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->opt_kind, (size_t)ST * e->d, &e->dpu_param[1],
+                (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->plan.opt_kind, (size_t)ST * e->plan.csize, &e->dpu.param[1],
                                   "delayed update: second parameter staging")) != ZERO_OK ||
-                (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)ST * e->d, &e->dpu_dev,
+                (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)ST * e->plan.csize, &e->dpu.dev,
                                   "delayed update: device staging")) != ZERO_OK)
                 return r;
-            if (pthread_mutex_init(&e->dpu_mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
-            if (pthread_cond_init(&e->dpu_cv, NULL) != 0) {
-                pthread_mutex_destroy(&e->dpu_mu);
+            if (pthread_mutex_init(&e->dpu.mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
+            if (pthread_cond_init(&e->dpu.cv, NULL) != 0) {
+                pthread_mutex_destroy(&e->dpu.mu);
                 return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: condition variable");
             }
-            e->dpu_sync = 1;
+            e->dpu.sync = 1;
         }
-        if (e->early) { /* the queue, an event per unit, the thread's lock */
-            e->eq = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
-            e->uev = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)(l->n_units ? l->n_units : 1));
-            if (!e->eq || !e->uev) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: early step tables");
-            memset(e->uev, 0, sizeof(zero_event *) * (size_t)l->n_units);
+        if (e->opt.early) { /* the queue, an event per unit, the thread's lock */
+            e->opt.early_queue = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
+            e->opt.grad_on_host = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)(l->n_units ? l->n_units : 1));
+            if (!e->opt.early_queue || !e->opt.grad_on_host) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: early step tables");
+            memset(e->opt.grad_on_host, 0, sizeof(zero_event *) * (size_t)l->n_units);
             for (u = 0; u < l->n_units; u++) {
                 zero_error be;
                 zero__ok(&be);
-                if (!l->units[u].frozen && e->seg_count[u] > 0 && e->be.event_create(e->be.ctx, &e->uev[u], &be) != ZERO_OK)
+                if (!l->units[u].frozen && e->plan.seg_count[u] > 0 && e->be.event_create(e->be.ctx, &e->opt.grad_on_host[u], &be) != ZERO_OK)
                     return zero__ebackend(e, &be, "zero_engine_create: events");
             }
-            if (pthread_mutex_init(&e->dpu_mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
-            if (pthread_cond_init(&e->dpu_cv, NULL) != 0) {
-                pthread_mutex_destroy(&e->dpu_mu);
+            if (pthread_mutex_init(&e->dpu.mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
+            if (pthread_cond_init(&e->dpu.cv, NULL) != 0) {
+                pthread_mutex_destroy(&e->dpu.mu);
                 return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: condition variable");
             }
-            e->dpu_sync = 1;
+            e->dpu.sync = 1;
         }
-        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, sizeof(double) * 2 * (size_t)e->n_pairs, &p,
+        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, sizeof(double) * 2 * (size_t)e->plan.n_pairs, &p,
                               "norm statistics")) != ZERO_OK)
             return r;
-        e->stats_dev = (double *)p;
+        e->buf.stats_dev = (double *)p;
         /* pinned, so the copy to it stays asynchronous and a hung collective is
            seen by the backend's polling sync, not inside a blocking copy */
-        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_PINNED, sizeof(double) * 2 * (size_t)e->n_pairs, &p,
+        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_PINNED, sizeof(double) * 2 * (size_t)e->plan.n_pairs, &p,
                               "norm statistics (host)")) != ZERO_OK)
             return r;
-        e->stats_host = (double *)p;
-        if (e->check) {
+        e->buf.stats_host = (double *)p;
+        if (e->obs.check) {
             if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, 2 * sizeof(double), &p, "collective check")) != ZERO_OK)
                 return r;
-            e->check_dev = (double *)p;
+            e->buf.check_dev = (double *)p;
             if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_PINNED, 2 * sizeof(double), &p, "collective check (host)")) != ZERO_OK)
                 return r;
-            e->check_host = (double *)p;
+            e->buf.check_host = (double *)p;
         }
         {
             zero_error be;
             zero__ok(&be);
-            if ((e->grads && e->be.memset0(e->be.ctx, e->grads, (size_t)(e->stage <= 1 ? psiT : e->n_slots * slot) * e->d,
+            if ((e->buf.grads && e->be.memset0(e->be.ctx, e->buf.grads, (size_t)(e->plan.stage <= 1 ? psiT : e->grad.n_slots * slot) * e->plan.csize,
                                            ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-                (e->m && e->be.memset0(e->be.ctx, e->m, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-                (e->v && e->be.memset0(e->be.ctx, e->v, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-                (e->params && e->be.memset0(e->be.ctx, e->params, (size_t)(e->stage == 3 ? S : psi) * e->d,
+                (e->buf.m && e->be.memset0(e->be.ctx, e->buf.m, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+                (e->buf.v && e->be.memset0(e->be.ctx, e->buf.v, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+                (e->buf.params && e->be.memset0(e->be.ctx, e->buf.params, (size_t)(e->plan.stage == 3 ? S : psi) * e->plan.csize,
                                             ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-                (e->cpu_param && e->be.memset0(e->be.ctx, e->cpu_param, (size_t)ST * e->d, ZERO_STREAM_COMM, &be) !=
+                (e->buf.cpu_param && e->be.memset0(e->be.ctx, e->buf.cpu_param, (size_t)ST * e->plan.csize, ZERO_STREAM_COMM, &be) !=
                                      ZERO_OK) ||
-                e->be.memset0(e->be.ctx, e->stats_dev, sizeof(double) * 2 * (size_t)e->n_pairs, ZERO_STREAM_COMM, &be) !=
+                e->be.memset0(e->be.ctx, e->buf.stats_dev, sizeof(double) * 2 * (size_t)e->plan.n_pairs, ZERO_STREAM_COMM, &be) !=
                     ZERO_OK)
                 return zero__ebackend(e, &be, "zero_engine_create: zero-fill");
         }
@@ -7696,7 +7778,7 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     zero_engine *e;
     zero_layout_args la;
     zero_result r;
-    const zero_zero_config *z;
+    const zero_optimization_config *z;
     if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_engine_create: out is NULL");
     *out = NULL;
     if (!cfg || !tensors || !be)
@@ -7752,53 +7834,55 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     memset(e, 0, sizeof *e);
     e->cfg = *cfg;
     e->be = *be;
-    e->rank = be->rank;
-    e->world = be->world;
+    e->plan.rank = be->rank;
+    e->plan.world = be->world;
     if (e->cfg.log.rank < 0) e->cfg.log.rank = be->rank;
-    e->stage = z->stage;
-    e->gas = (int)cfg->gradient_accumulation_steps;
-    e->dt = cfg->fp16.enabled == 1 ? ZERO_DTYPE_FP16 : cfg->bf16.enabled == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    e->plan.stage = z->stage;
+    e->plan.gas = (int)cfg->gradient_accumulation_steps;
+    e->plan.cdt = cfg->fp16.enabled == 1 ? ZERO_DTYPE_FP16 : cfg->bf16.enabled == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
     /* stages 2-3 with one micro-batch add nothing up: the reduced chunk stays
        in the compute dtype (2 bytes a parameter / N, ZeRO's formula) */
-    e->adt = (e->gas == 1 && z->stage >= 2) ? e->dt : cfg->grad_accum_dtype;
-    e->gdt = e->stage >= 2 ? e->adt : e->gas > 1 ? e->adt : e->dt;
-    e->offload = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
-    e->nvme = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
-    e->opt_kind = !e->offload ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
-    e->poff = e->stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
-    e->dpu = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->poff;
+    e->plan.adt = (e->plan.gas == 1 && z->stage >= 2) ? e->plan.cdt : cfg->grad_accum_dtype;
+    e->plan.gdt = e->plan.stage >= 2 ? e->plan.adt : e->plan.gas > 1 ? e->plan.adt : e->plan.cdt;
+    e->opt.cpu = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
+    e->nvme.on = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
+    e->plan.opt_kind = !e->opt.cpu ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
+    e->poff.device = e->plan.stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
+    e->dpu.on = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->poff.device;
     /* the early CPU step: nothing of the step needs the global norm (no clipping,
        no overflow check) and the backend can wait on events from a thread */
-    e->early = z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu && !e->poff && !(cfg->gradient_clipping > 0) &&
-               e->dt != ZERO_DTYPE_FP16 &&
-               !(e->dt == ZERO_DTYPE_BF16 && cfg->bf16.check_grad_overflow == 1 && (e->stage == 1 || e->stage == 2)) &&
+    e->opt.early = z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->poff.device && !(cfg->gradient_clipping > 0) &&
+               e->plan.cdt != ZERO_DTYPE_FP16 &&
+               !(e->plan.cdt == ZERO_DTYPE_BF16 && cfg->bf16.check_grad_overflow == 1 && (e->plan.stage == 1 || e->plan.stage == 2)) &&
                be->event_sync && be->event_create && be->event_record && be->event_destroy;
-    e->param_kind = !e->poff ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
-    e->d = zero_dtype_size(e->dt);
-    e->a = zero_dtype_size(e->adt);
-    e->sched_it = cfg->scheduler.last_batch_iteration;
-    e->period_first_unit = -1;
-    e->last_b1 = e->last_b2 = -1;
+    e->opt.place = e->nvme.on ? ZERO__PLACE_NVME : e->dpu.on ? ZERO__PLACE_DELAYED : e->opt.early ? ZERO__PLACE_CPU_EARLY
+                 : e->opt.cpu ? ZERO__PLACE_CPU : ZERO__PLACE_DEVICE;
+    e->poff.param_kind = !e->poff.device ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
+    e->plan.csize = zero_dtype_size(e->plan.cdt);
+    e->plan.asize = zero_dtype_size(e->plan.adt);
+    e->run.sched_it = cfg->scheduler.last_batch_iteration;
+    e->obs.period_first_unit = -1;
+    e->run.last_b1 = e->run.last_b2 = -1;
     {
         const char *v = getenv("ZERO_CHECK"), *d = getenv("ZERO_DEBUG");
-        e->check = cfg->check_collectives == 1 || (v && v[0] == '1' && v[1] == 0);
-        e->debug = d && d[0] && strcmp(d, "0") != 0; /* before the first collective: create's gathers are logged */
-        e->tr_unit = -1;
-        e->tr_api = "zero_engine_create";
+        e->obs.check = cfg->check_collectives == 1 || (v && v[0] == '1' && v[1] == 0);
+        e->obs.debug = d && d[0] && strcmp(d, "0") != 0; /* before the first collective: create's gathers are logged */
+        e->obs.tr_unit = -1;
+        e->obs.tr_api = "zero_engine_create";
     }
-    zero_loss_scaler_init(&e->scaler, cfg);
-    if (!e->scaler.valid) {
+    zero_loss_scaler_init(&e->run.scaler, cfg);
+    if (!e->run.scaler.valid) {
         ZERO_FREE(e);
         return zero__fail(err, ZERO_MSG_LOSS_SCALER_UNRESOLVED, "fp16", 0, 0, "the loss scaler cannot be made from this config");
     }
     memset(&la, 0, sizeof la);
     la.world = be->world;
     la.bucket_elems = z->reduce_bucket_size;
-    if (e->stage == 3) {
+    if (e->plan.stage == 3) {
         la.persist_threshold = z->stage3_param_persistence_threshold;
         la.model_persist_threshold = z->stage3_model_persistence_threshold;
     }
-    if ((r = zero_layout_create(&e->L, tensors, n_tensors, &la, err)) != ZERO_OK) {
+    if ((r = zero_layout_create(&e->plan.layout, tensors, n_tensors, &la, err)) != ZERO_OK) {
         ZERO_FREE(e);
         return r;
     }
@@ -7812,8 +7896,8 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
         zero__engine_free(e);
         return r;
     }
-    e->n_gathered = 0; /* the initial gathers belong to no step */
-    memset(e->t_phase, 0, sizeof e->t_phase);
+    e->pool.n_gathered = 0; /* the initial gathers belong to no step */
+    memset(e->run.t_phase, 0, sizeof e->run.t_phase);
     pthread_mutex_lock(&zero__live_lock);
     e->next_live = zero__live_head;
     zero__live_head = e;
@@ -7854,7 +7938,7 @@ ZERO__DEF const zero_error *zero_engine_error(const zero_engine *e) {
 }
 
 ZERO__DEF const zero_layout *zero_engine_layout(const zero_engine *e) {
-    return zero__engine_live(e) ? e->L : NULL;
+    return zero__engine_live(e) ? e->plan.layout : NULL;
 }
 
 /* ---- engine: stage-3 pool ----
@@ -7872,31 +7956,31 @@ ZERO__DEF const zero_layout *zero_engine_layout(const zero_engine *e) {
    at the bottom, so a released span leaves a hole its successor fits into
    (first-fit alone strands a large unit between a small one and the end). */
 static int64_t zero__pool_find(const zero_engine *e, int64_t need, int *at) {
-    int64_t lo = e->persist_elems, end = e->persist_elems + e->pool_elems, best = -1, best_left = -1;
+    int64_t lo = e->pool.persist_elems, end = e->pool.persist_elems + e->pool.pool_elems, best = -1, best_left = -1;
     int64_t big = 0, largest_other = 0, cur = lo;
     int i, side, prefer_top, best_pref = -1;
-    for (i = 0; i < e->n_spans; i++)
-        if (!e->spans[i].persistent) big = zero__max_i64(big, e->span_padded[i]);
+    for (i = 0; i < e->plan.n_spans; i++)
+        if (!e->spans[i].persistent) big = zero__max_i64(big, e->plan.span_padded[i]);
     prefer_top = 2 * need >= big;
     /* the largest gap, and the second largest, decide what is left after a placement */
-    for (i = 0; i <= e->n_ext; i++) {
-        int64_t next = i < e->n_ext ? e->ext_off[i] : end;
+    for (i = 0; i <= e->pool.n_ext; i++) {
+        int64_t next = i < e->pool.n_ext ? e->pool.ext_off[i] : end;
         largest_other = zero__max_i64(largest_other, next - cur);
-        if (i < e->n_ext) cur = e->ext_off[i] + e->ext_len[i];
+        if (i < e->pool.n_ext) cur = e->pool.ext_off[i] + e->pool.ext_len[i];
     }
     cur = lo;
-    for (i = 0; i <= e->n_ext; i++) {
-        int64_t next = i < e->n_ext ? e->ext_off[i] : end, gap = next - cur;
+    for (i = 0; i <= e->pool.n_ext; i++) {
+        int64_t next = i < e->pool.n_ext ? e->pool.ext_off[i] : end, gap = next - cur;
         if (gap >= need) {
             /* largest free gap after placing here: the rest of this gap, or the
                largest other gap (recomputed only when this gap was the largest) */
             int64_t other = 0, c2 = lo;
             int k;
             if (gap == largest_other) {
-                for (k = 0; k <= e->n_ext; k++) {
-                    int64_t nx = k < e->n_ext ? e->ext_off[k] : end;
+                for (k = 0; k <= e->pool.n_ext; k++) {
+                    int64_t nx = k < e->pool.n_ext ? e->pool.ext_off[k] : end;
                     if (k != i) other = zero__max_i64(other, nx - c2);
-                    if (k < e->n_ext) c2 = e->ext_off[k] + e->ext_len[k];
+                    if (k < e->pool.n_ext) c2 = e->pool.ext_off[k] + e->pool.ext_len[k];
                 }
             } else {
                 other = largest_other;
@@ -7912,20 +7996,20 @@ static int64_t zero__pool_find(const zero_engine *e, int64_t need, int *at) {
                 }
             }
         }
-        if (i < e->n_ext) cur = e->ext_off[i] + e->ext_len[i];
+        if (i < e->pool.n_ext) cur = e->pool.ext_off[i] + e->pool.ext_len[i];
     }
     return best;
 }
 
 static void zero__pool_take(zero_engine *e, int s, int64_t off, int at) {
     int i;
-    for (i = e->n_ext; i > at; i--) {
-        e->ext_off[i] = e->ext_off[i - 1];
-        e->ext_len[i] = e->ext_len[i - 1];
+    for (i = e->pool.n_ext; i > at; i--) {
+        e->pool.ext_off[i] = e->pool.ext_off[i - 1];
+        e->pool.ext_len[i] = e->pool.ext_len[i - 1];
     }
-    e->ext_off[at] = off;
-    e->ext_len[at] = e->span_padded[s];
-    e->n_ext++;
+    e->pool.ext_off[at] = off;
+    e->pool.ext_len[at] = e->plan.span_padded[s];
+    e->pool.n_ext++;
     e->spans[s].pool_off = off;
 }
 
@@ -7933,13 +8017,13 @@ static void zero__pool_drop(zero_engine *e, int s) {
     int i, j;
     zero__span_state *ss = &e->spans[s];
     if (ss->persistent || ss->pool_off < 0) return;
-    for (i = 0; i < e->n_ext; i++)
-        if (e->ext_off[i] == ss->pool_off) {
-            for (j = i; j + 1 < e->n_ext; j++) {
-                e->ext_off[j] = e->ext_off[j + 1];
-                e->ext_len[j] = e->ext_len[j + 1];
+    for (i = 0; i < e->pool.n_ext; i++)
+        if (e->pool.ext_off[i] == ss->pool_off) {
+            for (j = i; j + 1 < e->pool.n_ext; j++) {
+                e->pool.ext_off[j] = e->pool.ext_off[j + 1];
+                e->pool.ext_len[j] = e->pool.ext_len[j + 1];
             }
-            e->n_ext--;
+            e->pool.n_ext--;
             break;
         }
     ss->pool_off = -1;
@@ -7949,46 +8033,46 @@ static void zero__pool_drop(zero_engine *e, int s) {
 static int64_t zero__pool_resident(const zero_engine *e) {
     int64_t n = 0;
     int i;
-    for (i = 0; i < e->n_ext; i++) n += e->ext_len[i];
+    for (i = 0; i < e->pool.n_ext; i++) n += e->pool.ext_len[i];
     return n;
 }
 
 static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
-    const zero_layout *l = e->L;
+    const zero_layout *l = e->plan.layout;
     int u;
     double t0 = zero__now_ms();
     zero_result r;
     /* the pool region may still be read by kernels of a released span */
-    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->ev_compute)) != ZERO_OK) return r;
+    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
     for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
         const zero_unit *x = &l->units[u];
-        char *dst = zero__bp(e, e->pool, pool_off + (x->offset - e->span_off[s]), e->d);
-        const void *send = e->params ? zero__bp(e, e->params, x->shard_offset, e->d) : NULL;
+        char *dst = zero__at(e->pool.base, pool_off + (x->offset - e->plan.span_off[s]), e->plan.csize);
+        const void *send = e->buf.params ? zero__at(e->buf.params, x->shard_offset, e->plan.csize) : NULL;
         if ((r = zero__coll_check(e, ZERO__C_FETCH, u)) != ZERO_OK) return r;
-        e->n_gathered++;
-        if (e->poff) {
+        e->pool.n_gathered++;
+        if (e->poff.device) {
             /* offload_param: the owned chunk from the host (or its NVMe tile) into
                its place in the pool, then the all-gather in place */
-            char *own = dst + (size_t)e->rank * (size_t)x->chunk * e->d;
+            char *own = dst + (size_t)e->plan.rank * (size_t)x->chunk * e->plan.csize;
             zero_error fail;
             zero__ok(&fail);
-            if (e->poff == ZERO_OFFLOAD_NVME) {
+            if (e->poff.device == ZERO_OFFLOAD_NVME) {
                 int b = 0;
                 if (zero__pbuf_load(e, u, 1, &b, &fail) != ZERO_OK ||
                     zero__pbuf_ahead(e, s, u + 1, &fail) != ZERO_OK)
                     return zero__ebackend(e, &fail, "stage-3 fetch: NVMe read of a parameter tile");
-                send = e->pbuf[b];
-                e->pbuf_copying[b] = 1;
+                send = e->poff.pbuf[b];
+                e->poff.pbuf_copying[b] = 1;
             }
             ZERO__TRY_BE(e, "stage-3 fetch: parameters from the host",
-                         e->be.copy(e->be.ctx, own, send, (size_t)x->chunk * e->d, ZERO_STREAM_COMM, &be_err_));
+                         e->be.copy(e->be.ctx, own, send, (size_t)x->chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
             send = own;
         }
         ZERO__TRY_BE(e, "stage-3 all_gather",
-                     zero__all_gather(e, send, dst, (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
+                     zero__all_gather(e, send, dst, (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
     }
-    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
-    e->t_phase[ZERO_PHASE_FETCH] += zero__now_ms() - t0;
+    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
+    e->run.t_phase[ZERO_PHASE_FETCH] += zero__now_ms() - t0;
     return ZERO_OK;
 }
 
@@ -7999,9 +8083,9 @@ static zero_result zero__pool_fetch(zero_engine *e, int s) {
     int64_t off;
     for (;;) {
         int i, victim = -1;
-        off = zero__pool_find(e, e->span_padded[s], &at);
+        off = zero__pool_find(e, e->plan.span_padded[s], &at);
         if (off >= 0) break;
-        for (i = 0; i < e->n_spans; i++) {
+        for (i = 0; i < e->plan.n_spans; i++) {
             const zero__span_state *c = &e->spans[i];
             if (c->persistent || c->pool_off < 0 || c->refs > 0) continue;
             if (victim < 0 || c->prefetched < e->spans[victim].prefetched ||
@@ -8013,17 +8097,17 @@ static zero_result zero__pool_fetch(zero_engine *e, int s) {
             size_t n = 0;
             int k;
             held[0] = 0;
-            for (k = 0; k < e->n_spans && n < sizeof held - 64; k++)
+            for (k = 0; k < e->plan.n_spans && n < sizeof held - 64; k++)
                 if (!e->spans[k].persistent && e->spans[k].refs > 0)
                     n += (size_t)snprintf(held + n, sizeof held - n, "%s'%s'", n ? ", " : "",
-                                          zero__tname(e, e->L->units[e->L->span_first[k]].first_tensor));
+                                          zero__tname(e, e->plan.layout->units[e->plan.layout->span_first[k]].first_tensor));
             return zero__efail(e, ZERO_MSG_ENGINE_POOL_FULL,
                                "zero_fetch('%s'): its unit needs %lld elements, the stage-3 pool holds %lld and the "
                                "units of %s are still fetched\nHINT: zero_release tensors after use, or raise "
                                "zero_optimization.stage3_max_live_parameters (pool = max(max_live + prefetch, 2 x "
                                "largest unit))",
-                               zero__tname(e, e->L->units[e->L->span_first[s]].first_tensor),
-                               (long long)e->span_padded[s], (long long)e->pool_elems, held);
+                               zero__tname(e, e->plan.layout->units[e->plan.layout->span_first[s]].first_tensor),
+                               (long long)e->plan.span_padded[s], (long long)e->pool.pool_elems, held);
         }
         zero__pool_drop(e, victim);
     }
@@ -8032,41 +8116,41 @@ static zero_result zero__pool_fetch(zero_engine *e, int s) {
 }
 
 static void zero__trace_invalidate(zero_engine *e, const char *why) {
-    if (!e->trace_warned) {
+    if (!e->pool.trace_warned) {
         zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TRACE,
                   "stage 3: %s; prefetch is off until the next micro-batch records the order again", why);
-        e->trace_warned = 1;
+        e->pool.trace_warned = 1;
     }
-    e->trace_state = ZERO__TRACE_INVALID;
+    e->pool.trace_state = ZERO__TRACE_INVALID;
 }
 
 /* Gather what the recorded order says comes next, within
    min(max_live - resident, prefetch_bucket_size) elements. */
 static zero_result zero__prefetch(zero_engine *e) {
-    const zero_zero_config *z = &e->cfg.zero_optimization;
+    const zero_optimization_config *z = &e->cfg.zero_optimization;
     int64_t budget = zero__min_i64(z->stage3_max_live_parameters - zero__pool_resident(e), z->stage3_prefetch_bucket_size);
     int64_t vol = 0;
     int p;
     zero_result r;
-    for (p = e->trace_pos; p < e->trace_len && vol < budget; p++) {
-        int s = e->trace[p], at;
+    for (p = e->pool.trace_pos; p < e->pool.trace_len && vol < budget; p++) {
+        int s = e->pool.trace[p], at;
         int64_t off;
         if (e->spans[s].pool_off >= 0 || e->spans[s].persistent) continue;
-        off = zero__pool_find(e, e->span_padded[s], &at);
+        off = zero__pool_find(e, e->plan.span_padded[s], &at);
         if (off < 0) break; /* prefetch never evicts */
         zero__pool_take(e, s, off, at);
         e->spans[s].prefetched = 1;
-        e->spans[s].last_use = e->fetch_clock;
+        e->spans[s].last_use = e->pool.fetch_clock;
         if ((r = zero__gather_span(e, s, off)) != ZERO_OK) return r;
-        vol += e->span_padded[s];
+        vol += e->plan.span_padded[s];
     }
     return ZERO_OK;
 }
 
 static zero_result zero__check_tensor(zero_engine *e, int t, const char *fn) {
-    if (t < 0 || t >= e->n_tensors)
+    if (t < 0 || t >= e->plan.n_tensors)
         return zero__efail(e, ZERO_MSG_ENGINE_UNKNOWN_TENSOR, "%s: tensor %d does not exist (the engine has %d)", fn, t,
-                           e->n_tensors);
+                           e->plan.n_tensors);
     return ZERO_OK;
 }
 
@@ -8076,32 +8160,32 @@ ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
     zero__span_state *ss;
     if ((r = zero__enter(e, "zero_fetch")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_fetch")) != ZERO_OK)
         return r;
-    if (e->stage != 3) return ZERO_OK;
+    if (e->plan.stage != 3) return ZERO_OK;
     s = zero__span_of_tensor(e, t);
     ss = &e->spans[s];
-    e->fetch_clock++;
+    e->pool.fetch_clock++;
     if (ss->persistent) {
         ss->refs++;
         return ZERO_OK;
     }
-    if (e->trace_state == ZERO__TRACE_RECORD) {
-        if (e->trace_len < e->trace_cap)
-            e->trace[e->trace_len++] = s;
+    if (e->pool.trace_state == ZERO__TRACE_RECORD) {
+        if (e->pool.trace_len < e->pool.trace_cap)
+            e->pool.trace[e->pool.trace_len++] = s;
         else
             zero__trace_invalidate(e, "more fetches in a micro-batch than the trace holds");
-    } else if (e->trace_state == ZERO__TRACE_COMPLETE) {
-        if (e->trace_pos < e->trace_len && e->trace[e->trace_pos] == s)
-            e->trace_pos++;
+    } else if (e->pool.trace_state == ZERO__TRACE_COMPLETE) {
+        if (e->pool.trace_pos < e->pool.trace_len && e->pool.trace[e->pool.trace_pos] == s)
+            e->pool.trace_pos++;
         else
             zero__trace_invalidate(e, "the fetch order differs from the one recorded");
     }
-    e->n_fetches++;
-    if (ss->pool_off >= 0) e->n_hits++;
+    e->pool.n_fetches++;
+    if (ss->pool_off >= 0) e->pool.n_hits++;
     else if ((r = zero__pool_fetch(e, s)) != ZERO_OK) return r;
     ss->refs++;
     ss->prefetched = 0;
-    ss->last_use = e->fetch_clock;
-    if (e->trace_state == ZERO__TRACE_COMPLETE && e->cfg.zero_optimization.stage3_prefetch_bucket_size > 0)
+    ss->last_use = e->pool.fetch_clock;
+    if (e->pool.trace_state == ZERO__TRACE_COMPLETE && e->cfg.zero_optimization.stage3_prefetch_bucket_size > 0)
         return zero__prefetch(e);
     return ZERO_OK;
 }
@@ -8112,22 +8196,22 @@ ZERO__DEF zero_result zero_release(zero_engine *e, int t) {
     zero__span_state *ss;
     if ((r = zero__enter(e, "zero_release")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_release")) != ZERO_OK)
         return r;
-    if (e->stage != 3) return ZERO_OK;
+    if (e->plan.stage != 3) return ZERO_OK;
     s = zero__span_of_tensor(e, t);
     ss = &e->spans[s];
     if (ss->refs <= 0)
         return zero__efail(e, ZERO_MSG_ENGINE_RELEASE, "zero_release('%s'): not fetched (every zero_release needs a zero_fetch)",
                            zero__tname(e, t));
     if (--ss->refs > 0 || ss->persistent) return ZERO_OK;
-    if (e->trace_state == ZERO__TRACE_COMPLETE) { /* used again soon? (stage3_max_reuse_distance) */
+    if (e->pool.trace_state == ZERO__TRACE_COMPLETE) { /* used again soon? (stage3_max_reuse_distance) */
         int64_t dist = 0;
         int p;
-        for (p = e->trace_pos; p < e->trace_len && dist < e->cfg.zero_optimization.stage3_max_reuse_distance; p++) {
-            if (e->trace[p] == s) {
+        for (p = e->pool.trace_pos; p < e->pool.trace_len && dist < e->cfg.zero_optimization.stage3_max_reuse_distance; p++) {
+            if (e->pool.trace[p] == s) {
                 keep = 1;
                 break;
             }
-            dist += e->span_padded[e->trace[p]];
+            dist += e->plan.span_padded[e->pool.trace[p]];
         }
     }
     if (!keep) zero__pool_drop(e, s);
@@ -8137,8 +8221,8 @@ ZERO__DEF zero_result zero_release(zero_engine *e, int t) {
 ZERO__DEF void *zero_param(zero_engine *e, int t) {
     const zero_tensor_place *pl;
     if (zero__enter(e, "zero_param") != ZERO_OK || zero__check_tensor(e, t, "zero_param") != ZERO_OK) return NULL;
-    pl = &e->L->places[t];
-    if (e->stage != 3) return zero__bp(e, e->params, pl->offset, e->d);
+    pl = &e->plan.layout->places[t];
+    if (e->plan.stage != 3) return zero__at(e->buf.params, pl->offset, e->plan.csize);
     {
         int s = zero__span_of_tensor(e, t);
         const zero__span_state *ss = &e->spans[s];
@@ -8149,7 +8233,7 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
                         zero__tname(e, t));
             return NULL;
         }
-        return zero__bp(e, e->pool, ss->pool_off + (pl->offset - e->span_off[s]), e->d);
+        return zero__at(e->pool.base, ss->pool_off + (pl->offset - e->plan.span_off[s]), e->plan.csize);
     }
 }
 
@@ -8158,74 +8242,74 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
 static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
     zero_result r;
     if ((r = zero__enter(e, fn)) != ZERO_OK || (r = zero__check_tensor(e, t, fn)) != ZERO_OK) return r;
-    if (e->tflags[t] & ZERO_TENSOR_FROZEN)
+    if (e->plan.tflags[t] & ZERO_TENSOR_FROZEN)
         return zero__efail(e, ZERO_MSG_ENGINE_FROZEN, "%s('%s'): the tensor is frozen (ZERO_TENSOR_FROZEN): it has no gradient",
                            fn, zero__tname(e, t));
-    if (e->micro >= e->gas)
+    if (e->run.micro >= e->plan.gas)
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_MISSING,
                            "%s('%s'): %d micro-batches (gradient_accumulation_steps) are complete\nHINT: call "
                            "zero_step before the next micro-batch",
-                           fn, zero__tname(e, t), e->gas);
-    if (e->ready[t])
+                           fn, zero__tname(e, t), e->plan.gas);
+    if (e->grad.ready[t])
         return zero__efail(e, ZERO_MSG_ENGINE_GRAD_TWICE,
                            "%s('%s'): its gradient was already marked ready in micro-batch %d of this step", fn,
-                           zero__tname(e, t), e->micro + 1);
-    if (!e->touched) {
-        e->touched = 1;
-        e->t_backward_start = zero__now_ms();
+                           zero__tname(e, t), e->run.micro + 1);
+    if (!e->grad.touched) {
+        e->grad.touched = 1;
+        e->run.t_backward_start = zero__now_ms();
     }
     return ZERO_OK;
 }
 
+/* Stages 2-3: a ring slot for span s, whose tensor t asks for its gradient
+   buffer first. The free slot released longest ago is taken (its reduction
+   is most likely done, so the backward does not wait for the one just
+   launched), ordered after that reduction and cleared where a tensor of the
+   span accumulates. */
+static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
+    const zero_layout *l = e->plan.layout;
+    zero__span_state *ss = &e->spans[s];
+    int k, best = -1;
+    zero_error be;
+    if (ss->slot >= 0) return ZERO_OK;
+    for (k = 0; k < e->grad.n_slots; k++)
+        if (e->grad.slot_span[k] < 0 && (best < 0 || e->grad.slot_freed[k] < e->grad.slot_freed[best])) best = k;
+    if (best < 0)
+        return zero__efail(e, ZERO_MSG_ENGINE_GRAD_RING_FULL,
+                           "zero_grad('%s'): both gradient ring slots hold units whose gradients are not all ready "
+                           "('%s', '%s')\nHINT: finish (zero_grad_ready) every tensor of a unit before starting "
+                           "tensors of a third unit; the backward usually goes in reverse registration order",
+                           zero__tname(e, t), zero__tname(e, l->units[l->span_first[e->grad.slot_span[0]]].first_tensor),
+                           zero__tname(e, l->units[l->span_first[e->grad.slot_span[1]]].first_tensor));
+    k = best;
+    zero__ok(&be);
+    if (e->grad.ev_slot[k] && e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, e->grad.ev_slot[k], &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "zero_grad: waiting for a ring slot");
+    /* cleared on the compute stream, in the backward's order: a clear on the
+       comm stream behind the reduction was measured slower (it competes with
+       the backward's kernels for the GPU) */
+    if (ss->clear && e->be.memset0(e->be.ctx, zero__at(e->buf.grads, (int64_t)k * e->grad.slot_elems, e->plan.csize),
+                                   (size_t)e->plan.span_padded[s] * e->plan.csize, ZERO_STREAM_COMPUTE, &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "zero_grad: clearing a ring slot");
+    e->grad.slot_span[k] = s;
+    ss->slot = k;
+    ss->units_left = l->span_first[s + 1] - l->span_first[s];
+    return ZERO_OK;
+}
+
+/* Tensor t's gradient buffer for this micro-batch (after the entry checks):
+   claims its span's ring slot on stages 2-3. NULL on failure (e->err). */
+static void *zero__grad_buffer(zero_engine *e, int t) {
+    const zero_tensor_place *pl = &e->plan.layout->places[t];
+    int u = pl->first_unit;
+    e->grad.asked[t] = 1;
+    if (e->plan.stage >= 2 && zero__ring_claim(e, zero__span_of_tensor(e, t), t) != ZERO_OK) return NULL;
+    return zero__grad_view(e, u).write + (size_t)(pl->offset - e->plan.layout->units[u].offset) * e->plan.csize;
+}
+
 ZERO__DEF void *zero_grad(zero_engine *e, int t) {
-    const zero_tensor_place *pl;
-    int u;
     if (zero__grad_check(e, t, "zero_grad") != ZERO_OK) return NULL;
-    e->asked[t] = 1;
-    pl = &e->L->places[t];
-    u = pl->first_unit;
-    if (e->stage <= 1) return zero__bp(e, e->grads, e->goff[u] + (pl->offset - e->L->units[u].offset), e->d);
-    {
-        int s = zero__span_of_tensor(e, t), k;
-        zero__span_state *ss = &e->spans[s];
-        if (ss->slot < 0) {
-            /* the free slot released longest ago: its reduction is most likely
-               done, so the backward does not wait for the one just launched */
-            int best = -1;
-            for (k = 0; k < e->n_slots; k++)
-                if (e->slot_span[k] < 0 && (best < 0 || e->slot_freed[k] < e->slot_freed[best])) best = k;
-            k = best < 0 ? e->n_slots : best;
-            if (k == e->n_slots) {
-                zero__efail(e, ZERO_MSG_ENGINE_GRAD_RING_FULL,
-                            "zero_grad('%s'): both gradient ring slots hold units whose gradients are not all ready "
-                            "('%s', '%s')\nHINT: finish (zero_grad_ready) every tensor of a unit before starting "
-                            "tensors of a third unit; the backward usually goes in reverse registration order",
-                            zero__tname(e, t), zero__tname(e, e->L->units[e->L->span_first[e->slot_span[0]]].first_tensor),
-                            zero__tname(e, e->L->units[e->L->span_first[e->slot_span[1]]].first_tensor));
-                return NULL;
-            }
-            {
-                zero_error be;
-                zero__ok(&be);
-                if (e->ev_slot[k] && e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, e->ev_slot[k], &be) != ZERO_OK) {
-                    zero__ebackend(e, &be, "zero_grad: waiting for a ring slot");
-                    return NULL;
-                }
-                /* cleared on the compute stream, in the backward's order: a clear
-                   on the comm stream behind the reduction was measured slower
-                   (it competes with the backward's kernels for the GPU) */
-                if (ss->clear && e->be.memset0(e->be.ctx, zero__bp(e, e->grads, (int64_t)k * e->slot_elems, e->d),
-                                               (size_t)e->span_padded[s] * e->d, ZERO_STREAM_COMPUTE, &be) != ZERO_OK) {
-                    zero__ebackend(e, &be, "zero_grad: clearing a ring slot");
-                    return NULL;
-                }
-            }
-            e->slot_span[k] = s;
-            ss->slot = k;
-            ss->units_left = e->L->span_first[s + 1] - e->L->span_first[s];
-        }
-        return zero__bp(e, e->grads, (int64_t)ss->slot * e->slot_elems + (pl->offset - e->span_off[s]), e->d);
-    }
+    return zero__grad_buffer(e, t);
 }
 
 /* Unit u's gradients of this micro-batch are complete. */
@@ -8235,21 +8319,20 @@ static zero_result zero__early_push(zero_engine *e, int u);
 /* Squares and inf/nan flags of unit u's owned reduced chunk, per tensor, added
    into its (unit, tensor) slots of stats_dev (cleared after every step). */
 static zero_result zero__unit_stats(zero_engine *e, int u) {
-    const zero_layout *l = e->L;
+    const zero_layout *l = e->plan.layout;
     const zero_unit *x = &l->units[u];
-    zero_dtype sdt;
-    char *g;
-    int64_t lo = (int64_t)e->rank * x->chunk, hi = zero__min_i64(lo + x->chunk, x->numel);
+    zero__gview gv;
+    int64_t lo = (int64_t)e->plan.rank * x->chunk, hi = zero__min_i64(lo + x->chunk, x->numel);
     int k, n;
     if (x->frozen || hi <= lo) return ZERO_OK;
-    g = (char *)zero__grad_own(e, u, &sdt);
-    n = zero__unit_segments(l, u, lo, hi, e->segtmp, x->last_tensor - x->first_tensor + 1);
+    gv = zero__grad_view(e, u);
+    n = zero__unit_segments(l, u, lo, hi, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
     for (k = 0; k < n; k++) {
-        const zero__seg *sg = &e->segtmp[k];
-        double *st = e->stats_dev + 2 * (e->pair_first[u] + (sg->tensor - x->first_tensor));
+        const zero__seg *sg = &e->buf.segtmp[k];
+        double *st = e->buf.stats_dev + 2 * (e->plan.pair_first[u] + (sg->tensor - x->first_tensor));
         ZERO__TRY_BE(e, "gradient norm",
-                     e->be.sumsq(e->be.ctx, g + (size_t)(sg->unit_off - lo) * zero_dtype_size(sdt), (size_t)sg->count,
-                                 sdt, st, ZERO_STREAM_COMM, &be_err_));
+                     e->be.sumsq(e->be.ctx, gv.chunk + (size_t)(sg->unit_off - lo) * zero_dtype_size(gv.dt), (size_t)sg->count,
+                                 gv.dt, st, ZERO_STREAM_COMM, &be_err_));
     }
     return ZERO_OK;
 }
@@ -8259,80 +8342,88 @@ static zero_result zero__unit_stats(zero_engine *e, int u) {
    now, behind its reduction and beside the rest of the backward; zero_step
    finds them done after its one sync. */
 static zero_result zero__unit_offload(zero_engine *e, int u) {
-    size_t gs = zero_dtype_size(e->gdt);
-    zero_dtype gdt;
+    size_t gs = zero_dtype_size(e->plan.gdt);
     zero_result r;
-    if (e->L->units[u].frozen || e->seg_count[u] == 0) return ZERO_OK;
+    if (e->plan.layout->units[u].frozen || e->plan.seg_count[u] == 0) return ZERO_OK;
     if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "gradients to the host",
-                 e->be.copy(e->be.ctx, zero__bp(e, e->cpu_grad, e->tshard[u], gs), zero__grad_own(e, u, &gdt),
-                            (size_t)e->L->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
-    return e->early ? zero__early_push(e, u) : ZERO_OK;
+                 e->be.copy(e->be.ctx, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], gs), zero__grad_view(e, u).chunk,
+                            (size_t)e->plan.layout->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
+    return e->opt.early ? zero__early_push(e, u) : ZERO_OK;
 }
 
-static zero_result zero__unit_done(zero_engine *e, int u) {
-    const zero_unit *x = &e->L->units[u];
+/* Stages 0-1: accumulate unit u's micro-batch gradient (G > 1) and, on the
+   last micro-batch, all-reduce (stage 0) or reduce-scatter it in place
+   (stage 1). AVG: every rank's contribution times 1/world inside the
+   collective (no pass of its own over the unit), then the sum. */
+static zero_result zero__reduce_full(zero_engine *e, int u, const zero__gview *gv) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    size_t chunk = (size_t)x->chunk, es = zero_dtype_size(gv->dt);
+    zero_result r;
+    if (e->plan.gas > 1) {
+        ZERO__TRY_BE(e, "gradient accumulation",
+                     e->be.convert(e->be.ctx, gv->acc, e->plan.adt, gv->write, e->plan.cdt, (size_t)x->padded, e->run.micro > 0,
+                                   ZERO_STREAM_COMM, &be_err_));
+        ZERO__TRY_BE(e, "gradient clear",
+                     e->be.memset0(e->be.ctx, gv->write, (size_t)x->padded * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+    }
+    if (e->run.micro != e->plan.gas - 1) return ZERO_OK;
+    if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
+    if (e->plan.stage == 0)
+        ZERO__TRY_BE(e, "all_reduce of gradients",
+                     zero__all_reduce(e, gv->full, gv->full, (size_t)x->padded, gv->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+    else
+        ZERO__TRY_BE(e, "reduce_scatter of gradients",
+                     zero__reduce_scatter(e, gv->full, gv->full + (size_t)e->plan.rank * chunk * es, chunk, gv->dt, ZERO_OP_AVG,
+                                          ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+/* Stages 2-3: reduce-scatter unit u from its ring slot, add the owned chunk
+   into the accumulator, and free the slot after the span's last unit. */
+static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *gv) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    zero__span_state *ss = &e->spans[x->span];
     size_t chunk = (size_t)x->chunk;
+    char *own = gv->write + (size_t)e->plan.rank * chunk * e->plan.csize;
+    zero_result r;
+    if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
+    if (e->run.micro == 0 && e->plan.adt == e->plan.cdt) {
+        /* the first micro-batch's sums land straight in the accumulator */
+        ZERO__TRY_BE(e, "reduce_scatter of gradients",
+                     zero__reduce_scatter(e, gv->write, gv->acc, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+    } else {
+        ZERO__TRY_BE(e, "reduce_scatter of gradients",
+                     zero__reduce_scatter(e, gv->write, own, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+        ZERO__TRY_BE(e, "gradient accumulation",
+                     e->be.convert(e->be.ctx, gv->acc, e->plan.adt, own, e->plan.cdt, chunk, e->run.micro > 0, ZERO_STREAM_COMM,
+                                   &be_err_));
+    }
+    if (--ss->units_left == 0) {
+        /* the slot is free once the comm stream is past this point */
+        if (e->grad.ev_slot[ss->slot])
+            ZERO__TRY_BE(e, "gradient ring event",
+                         e->be.event_record(e->be.ctx, e->grad.ev_slot[ss->slot], ZERO_STREAM_COMM, &be_err_));
+        e->grad.slot_freed[ss->slot] = ++e->grad.slot_clock;
+        e->grad.slot_span[ss->slot] = -1;
+        ss->slot = -1;
+    }
+    return ZERO_OK;
+}
+
+/* Unit u's gradients of this micro-batch are complete: its reduction, then
+   (last micro-batch, optimizer offload) its chunk to the host. */
+static zero_result zero__unit_done(zero_engine *e, int u) {
+    zero__gview gv = zero__grad_view(e, u);
     double t0 = zero__now_ms();
     zero_result r;
     /* the reduction reads what the backward wrote on the compute stream */
-    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->ev_compute)) != ZERO_OK) return r;
-    if (e->stage <= 1) {
-        char *g = zero__bp(e, e->grads, e->goff[u], e->d);
-        if (e->gas > 1) {
-            ZERO__TRY_BE(e, "gradient accumulation",
-                         e->be.convert(e->be.ctx, zero__bp(e, e->accum, e->goff[u], e->a), e->adt, g, e->dt,
-                                       (size_t)x->padded, e->micro > 0, ZERO_STREAM_COMM, &be_err_));
-            ZERO__TRY_BE(e, "gradient clear",
-                         e->be.memset0(e->be.ctx, g, (size_t)x->padded * e->d, ZERO_STREAM_COMM, &be_err_));
-        }
-        if (e->micro == e->gas - 1) {
-            zero_dtype sdt;
-            char *src = (char *)zero__grad_src(e, u, &sdt);
-            size_t es = zero_dtype_size(sdt);
-            if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
-            /* AVG: every rank's contribution times 1/world inside the collective (no
-               pass of its own over the unit), then the sum */
-            if (e->stage == 0)
-                ZERO__TRY_BE(e, "all_reduce of gradients",
-                             zero__all_reduce(e, src, src, (size_t)x->padded, sdt, ZERO_OP_AVG, ZERO_STREAM_COMM,
-                                              &be_err_));
-            else
-                ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                             zero__reduce_scatter(e, src, src + (size_t)e->rank * chunk * es, chunk, sdt,
-                                                  ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
-        }
-    } else {
-        int s = x->span;
-        zero__span_state *ss = &e->spans[s];
-        char *g = zero__bp(e, e->grads, (int64_t)ss->slot * e->slot_elems + (x->offset - e->span_off[s]), e->d);
-        char *own = g + (size_t)e->rank * chunk * e->d;
-        char *acc = zero__bp(e, e->accum, e->tshard[u], e->a);
-        if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
-        if (e->micro == 0 && e->adt == e->dt) {
-            /* the first micro-batch's sums land straight in the accumulator */
-            ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                         zero__reduce_scatter(e, g, acc, chunk, e->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
-        } else {
-            ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                         zero__reduce_scatter(e, g, own, chunk, e->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
-            ZERO__TRY_BE(e, "gradient accumulation",
-                         e->be.convert(e->be.ctx, acc, e->adt, own, e->dt, chunk, e->micro > 0, ZERO_STREAM_COMM,
-                                       &be_err_));
-        }
-        if (--ss->units_left == 0) {
-            /* the slot is free once the comm stream is past this point */
-            if (e->ev_slot[ss->slot])
-                ZERO__TRY_BE(e, "gradient ring event",
-                             e->be.event_record(e->be.ctx, e->ev_slot[ss->slot], ZERO_STREAM_COMM, &be_err_));
-            e->slot_freed[ss->slot] = ++e->slot_clock;
-            e->slot_span[ss->slot] = -1;
-            ss->slot = -1;
-        }
-    }
-    if (e->offload && e->micro == e->gas - 1 && (r = zero__unit_offload(e, u)) != ZERO_OK) return r;
-    if (e->dpu && (r = zero__dpu_early(e)) != ZERO_OK) return r;
-    e->t_phase[ZERO_PHASE_REDUCE] += zero__now_ms() - t0;
+    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
+    r = e->plan.stage <= 1 ? zero__reduce_full(e, u, &gv) : zero__reduce_ring(e, u, &gv);
+    if (r != ZERO_OK) return r;
+    if (e->opt.cpu && e->run.micro == e->plan.gas - 1 && (r = zero__unit_offload(e, u)) != ZERO_OK) return r;
+    if (e->dpu.on && (r = zero__dpu_early(e)) != ZERO_OK) return r;
+    e->run.t_phase[ZERO_PHASE_REDUCE] += zero__now_ms() - t0;
     return ZERO_OK;
 }
 
@@ -8341,39 +8432,39 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
     const zero_tensor_place *pl;
     int k;
     if ((r = zero__grad_check(e, t, "zero_grad_ready")) != ZERO_OK) return r;
-    pl = &e->L->places[t];
-    if (e->stage >= 2 && !e->asked[t]) {
+    pl = &e->plan.layout->places[t];
+    if (e->plan.stage >= 2 && !e->grad.asked[t]) {
         /* never asked for its buffer: its gradient is zero this micro-batch (a
            GRAD_WRITE tensor's slot is not cleared for it: zero it here) */
-        void *g = zero_grad(e, t);
+        void *g = zero__grad_buffer(e, t);
         if (!g) return e->err.code;
-        if (e->tflags[t] & ZERO_TENSOR_GRAD_WRITE)
+        if (e->plan.tflags[t] & ZERO_TENSOR_GRAD_WRITE)
             ZERO__TRY_BE(e, "zero_grad_ready: zero gradient",
-                         e->be.memset0(e->be.ctx, g, (size_t)e->L->numel[t] * e->d, ZERO_STREAM_COMPUTE, &be_err_));
+                         e->be.memset0(e->be.ctx, g, (size_t)e->plan.layout->numel[t] * e->plan.csize, ZERO_STREAM_COMPUTE, &be_err_));
     }
-    e->ready[t] = 1;
-    e->ready_count++;
+    e->grad.ready[t] = 1;
+    e->grad.ready_count++;
     for (k = 0; k < pl->n_units; k++) {
         int u = pl->first_unit + k;
-        if (--e->pending[u] == 0 && (r = zero__unit_done(e, u)) != ZERO_OK) return r;
+        if (--e->grad.tensors_left[u] == 0 && (r = zero__unit_done(e, u)) != ZERO_OK) return r;
     }
-    if (e->ready_count == e->n_trainable) { /* the micro-batch is complete */
-        e->micro++;
-        e->ready_count = 0;
-        memset(e->ready, 0, (size_t)e->n_tensors);
-        memset(e->asked, 0, (size_t)e->n_tensors);
-        memcpy(e->pending, e->pending0, sizeof(int) * (size_t)e->n_units);
-        if (e->micro == e->gas) e->t_phase[ZERO_PHASE_BACKWARD] += zero__now_ms() - e->t_backward_start;
+    if (e->grad.ready_count == e->plan.n_trainable) { /* the micro-batch is complete */
+        e->run.micro++;
+        e->grad.ready_count = 0;
+        memset(e->grad.ready, 0, (size_t)e->plan.n_tensors);
+        memset(e->grad.asked, 0, (size_t)e->plan.n_tensors);
+        memcpy(e->grad.tensors_left, e->grad.tensors_per_unit, sizeof(int) * (size_t)e->plan.n_units);
+        if (e->run.micro == e->plan.gas) e->run.t_phase[ZERO_PHASE_BACKWARD] += zero__now_ms() - e->run.t_backward_start;
         /* the next micro-batch writes buffers this one's reductions still use */
-        if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
-        if (e->stage == 3) {
-            if (e->trace_state == ZERO__TRACE_RECORD && e->trace_len > 0)
-                e->trace_state = ZERO__TRACE_COMPLETE;
-            else if (e->trace_state == ZERO__TRACE_INVALID) {
-                e->trace_state = ZERO__TRACE_RECORD;
-                e->trace_len = 0;
+        if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
+        if (e->plan.stage == 3) {
+            if (e->pool.trace_state == ZERO__TRACE_RECORD && e->pool.trace_len > 0)
+                e->pool.trace_state = ZERO__TRACE_COMPLETE;
+            else if (e->pool.trace_state == ZERO__TRACE_INVALID) {
+                e->pool.trace_state = ZERO__TRACE_RECORD;
+                e->pool.trace_len = 0;
             }
-            e->trace_pos = 0;
+            e->pool.trace_pos = 0;
         }
     }
     return ZERO_OK;
@@ -8381,7 +8472,7 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
 
 ZERO__DEF double zero_loss_scale(const zero_engine *e) {
     if (!zero__engine_live(e)) return NAN;
-    return zero_loss_scaler_scale(&e->scaler);
+    return zero_loss_scaler_scale(&e->run.scaler);
 }
 
 /* ---- engine: the step ---- */
@@ -8390,34 +8481,34 @@ ZERO__DEF double zero_loss_scale(const zero_engine *e) {
 static size_t zero__grads_bytes(const zero_engine *e) {
     int64_t n = 0;
     int u;
-    for (u = 0; u < e->n_units; u++)
-        if (!e->L->units[u].frozen) n += e->L->units[u].padded;
-    return (size_t)n * e->d;
+    for (u = 0; u < e->plan.n_units; u++)
+        if (!e->plan.layout->units[u].frozen) n += e->plan.layout->units[u].padded;
+    return (size_t)n * e->plan.csize;
 }
 
 /* Hand the step's counters and phase times to info; start the next step's. */
 static void zero__step_counters(zero_engine *e, zero_step_info *in) {
-    in->fetches = e->n_fetches;
-    in->fetch_hits = e->n_hits;
-    in->units_gathered = e->n_gathered;
-    e->n_fetches = e->n_hits = e->n_gathered = 0;
-    memset(e->t_phase, 0, sizeof e->t_phase);
+    in->fetches = e->pool.n_fetches;
+    in->fetch_hits = e->pool.n_hits;
+    in->units_gathered = e->pool.n_gathered;
+    e->pool.n_fetches = e->pool.n_hits = e->pool.n_gathered = 0;
+    memset(e->run.t_phase, 0, sizeof e->run.t_phase);
 }
 
 static void zero__step_reset(zero_engine *e) {
-    e->micro = 0;
-    e->ready_count = 0;
-    e->touched = 0;
-    memset(e->ready, 0, (size_t)e->n_tensors);
-    memset(e->asked, 0, (size_t)e->n_tensors);
-    memcpy(e->pending, e->pending0, sizeof(int) * (size_t)e->n_units);
+    e->run.micro = 0;
+    e->grad.ready_count = 0;
+    e->grad.touched = 0;
+    memset(e->grad.ready, 0, (size_t)e->plan.n_tensors);
+    memset(e->grad.asked, 0, (size_t)e->plan.n_tensors);
+    memcpy(e->grad.tensors_left, e->grad.tensors_per_unit, sizeof(int) * (size_t)e->plan.n_units);
 }
 
 static void zero__step_log(zero_engine *e, const zero_step_info *in) {
     const zero_config *c = &e->cfg;
-    double now = zero__now_ms(), dt = (now - e->t_step_ms) / 1000.0;
-    e->t_step_ms = now;
-    if (e->jsonl) zero__metrics_line(e, in, dt > 0 ? (double)c->train_batch_size / dt : 0);
+    double now = zero__now_ms(), dt = (now - e->obs.t_step_ms) / 1000.0;
+    e->obs.t_step_ms = now;
+    if (e->obs.jsonl) zero__metrics_line(e, in, dt > 0 ? (double)c->train_batch_size / dt : 0);
     if (c->wall_clock_breakdown)
         zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMERS,
                   "time (ms) | backward: %.2f | reduce: %.2f | fetch: %.2f | norm: %.2f | optimizer: %.2f | gather: %.2f | "
@@ -8425,40 +8516,40 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
                   in->time_ms[ZERO_PHASE_BACKWARD], in->time_ms[ZERO_PHASE_REDUCE], in->time_ms[ZERO_PHASE_FETCH],
                   in->time_ms[ZERO_PHASE_NORM], in->time_ms[ZERO_PHASE_OPTIMIZER], in->time_ms[ZERO_PHASE_GATHER],
                   in->time_ms[ZERO_PHASE_STEP]);
-    if (c->steps_per_print > 0 && e->global_steps % c->steps_per_print == 0) {
-        double b1, b2, secs = (now - e->t_print_ms) / 1000.0;
-        int64_t steps = e->global_steps - e->steps_at_print, total = c->scheduler.total_num_steps;
+    if (c->steps_per_print > 0 && e->run.global_steps % c->steps_per_print == 0) {
+        double b1, b2, secs = (now - e->obs.t_print_ms) / 1000.0;
+        int64_t steps = e->run.global_steps - e->obs.steps_at_print, total = c->scheduler.total_num_steps;
         char loss[48] = "", eta[64] = "", of[32] = "";
-        zero_betas_at(c, (long)e->sched_it, &b1, &b2);
-        if (e->has_loss) snprintf(loss, sizeof loss, ", loss=%.6g", e->loss);
+        zero_betas_at(c, (long)e->run.sched_it, &b1, &b2);
+        if (e->obs.has_loss) snprintf(loss, sizeof loss, ", loss=%.6g", e->obs.loss);
         if (total > 0 && steps > 0 && secs > 0) {
             char d[32];
             snprintf(of, sizeof of, "/%lld", (long long)total);
-            zero__fmt_duration(total > e->global_steps ? (double)(total - e->global_steps) * secs / (double)steps : 0,
+            zero__fmt_duration(total > e->run.global_steps ? (double)(total - e->run.global_steps) * secs / (double)steps : 0,
                                d, sizeof d);
             snprintf(eta, sizeof eta, ", eta=%s", d);
         }
         zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_PROGRESS,
                   "step=%lld%s, skipped=%lld, lr=[%.6g], mom=[(%g, %g)], grad_norm=%.6g, loss_scale=%g%s, "
                   "samples/s=%.4g%s",
-                  (long long)e->global_steps, of, (long long)e->skipped_steps, zero_lr_at(c, (long)e->sched_it), b1, b2,
+                  (long long)e->run.global_steps, of, (long long)e->run.skipped_steps, zero_lr_at(c, (long)e->run.sched_it), b1, b2,
                   in->grad_norm, in->next_loss_scale, loss,
                   secs > 0 ? (double)c->train_batch_size * (double)steps / secs : 0.0, eta);
-        e->t_print_ms = now;
-        e->steps_at_print = e->global_steps;
-        if (e->period_skipped > 0) {
-            int u = e->period_first_unit;
+        e->obs.t_print_ms = now;
+        e->obs.steps_at_print = e->run.global_steps;
+        if (e->obs.period_skipped > 0) {
+            int u = e->obs.period_first_unit;
             zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_SKIPPED,
                       "%lld of the last %lld steps skipped for inf/nan gradients (first in unit %d, tensor '%s'); loss "
                       "scale %g -> %g",
-                      (long long)e->period_skipped, (long long)c->steps_per_print, u,
-                      e->period_first_tensor >= 0 ? zero__tname(e, e->period_first_tensor) : "?", e->period_scale_from,
+                      (long long)e->obs.period_skipped, (long long)c->steps_per_print, u,
+                      e->obs.period_first_tensor >= 0 ? zero__tname(e, e->obs.period_first_tensor) : "?", e->obs.period_scale_from,
                       in->next_loss_scale);
         }
-        e->period_skipped = 0;
-        e->period_first_unit = -1;
+        e->obs.period_skipped = 0;
+        e->obs.period_first_unit = -1;
     }
-    e->has_loss = 0; /* a loss belongs to one step */
+    e->obs.has_loss = 0; /* a loss belongs to one step */
 }
 
 /* Unit u's Adam arguments: the step's hyperparameters (h), its segments with
@@ -8466,36 +8557,36 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
    buffers (master, m, v, grad, param) where this step keeps them. */
 static void zero__adam_args_for(zero_engine *e, int u, const zero_adam_args *h, zero_adam_args *aa) {
     int k;
-    for (k = e->seg_first[u]; k < e->seg_first[u] + e->seg_count[u]; k++) {
-        int ti = e->seg_tensor[k];
-        e->segs[k].lr = (float)(e->step_lr * e->tlr[ti]);
-        e->segs[k].weight_decay = (e->tflags[ti] & ZERO_TENSOR_NO_DECAY) ? 0.0f : (float)e->cfg.optimizer.weight_decay;
+    for (k = e->plan.seg_first[u]; k < e->plan.seg_first[u] + e->plan.seg_count[u]; k++) {
+        int ti = e->plan.seg_tensor[k];
+        e->plan.segs[k].lr = (float)(e->run.step_lr * e->plan.tlr[ti]);
+        e->plan.segs[k].weight_decay = (e->plan.tflags[ti] & ZERO_TENSOR_NO_DECAY) ? 0.0f : (float)e->cfg.optimizer.weight_decay;
     }
     *aa = *h;
-    aa->segs = e->segs + e->seg_first[u];
-    aa->n_segs = e->seg_count[u];
+    aa->segs = e->plan.segs + e->plan.seg_first[u];
+    aa->n_segs = e->plan.seg_count[u];
 }
 
-/* This step's Adam hyperparameters (base lr into e->step_lr), with
+/* This step's Adam hyperparameters (base lr into e->run.step_lr), with
    DeepSpeed's float beta^t bias correction; advances beta^t: once per
    applied step. */
 static void zero__step_hyper(zero_engine *e, float grad_scale, zero_adam_args *hyper) {
-    double b1, b2, lr = zero_lr_at(&e->cfg, (long)e->sched_it);
-    int64_t t = e->applied_steps + 1;
+    double b1, b2, lr = zero_lr_at(&e->cfg, (long)e->run.sched_it);
+    int64_t t = e->run.applied_steps + 1;
     float bc1 = 1, bc2 = 1;
-    zero_betas_at(&e->cfg, (long)e->sched_it, &b1, &b2);
-    if (b1 == e->last_b1 && b2 == e->last_b2 && t > 1) {
-        e->beta1_t *= (float)b1;
-        e->beta2_t *= (float)b2;
+    zero_betas_at(&e->cfg, (long)e->run.sched_it, &b1, &b2);
+    if (b1 == e->run.last_b1 && b2 == e->run.last_b2 && t > 1) {
+        e->run.beta1_t *= (float)b1;
+        e->run.beta2_t *= (float)b2;
     } else {
-        e->beta1_t = powf((float)b1, (float)t);
-        e->beta2_t = powf((float)b2, (float)t);
+        e->run.beta1_t = powf((float)b1, (float)t);
+        e->run.beta2_t = powf((float)b2, (float)t);
     }
-    e->last_b1 = b1;
-    e->last_b2 = b2;
+    e->run.last_b1 = b1;
+    e->run.last_b2 = b2;
     if (e->cfg.optimizer.bias_correction) {
-        bc1 = 1.0f - e->beta1_t;
-        bc2 = 1.0f / sqrtf(1.0f - e->beta2_t);
+        bc1 = 1.0f - e->run.beta1_t;
+        bc2 = 1.0f / sqrtf(1.0f - e->run.beta2_t);
     }
     memset(hyper, 0, sizeof *hyper);
     hyper->beta1 = (float)b1;
@@ -8505,21 +8596,21 @@ static void zero__step_hyper(zero_engine *e, float grad_scale, zero_adam_args *h
     hyper->bc2 = bc2;
     hyper->grad_scale = grad_scale;
     hyper->adamw = e->cfg.optimizer.type == ZERO_OPTIMIZER_ADAMW || e->cfg.optimizer.adam_w_mode == 1;
-    hyper->param_dtype = e->dt;
-    e->step_lr = lr;
+    hyper->param_dtype = e->plan.cdt;
+    e->run.step_lr = lr;
 }
 
 /* Stages 1-2 after the step: every rank's new chunk of trainable unit u to
    every rank (a no-op on the other stages). All ranks call it for the same
    units in the same order. */
 static zero_result zero__step_gather(zero_engine *e, int u) {
-    const zero_unit *x = &e->L->units[u];
+    const zero_unit *x = &e->plan.layout->units[u];
     zero_result r;
-    if (e->stage != 1 && e->stage != 2) return ZERO_OK;
+    if (e->plan.stage != 1 && e->plan.stage != 2) return ZERO_OK;
     if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: all_gather of parameters",
-                 zero__all_gather(e, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d),
-                                  (size_t)x->chunk, e->dt, ZERO_STREAM_COMM, &be_err_));
+                 zero__all_gather(e, zero__param_own(e, u), zero__at(e->buf.params, x->offset, e->plan.csize),
+                                  (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
 
@@ -8528,20 +8619,20 @@ static zero_result zero__step_gather(zero_engine *e, int u) {
 #endif
 
 /* CPU Adam of unit u over master / m / v (its owned chunk's), the gradient
-   chunk `grad` (host, e->gdt), the new compute-dtype parameters to `param`
+   chunk `grad` (host, e->plan.gdt), the new compute-dtype parameters to `param`
    (host). With `to_device` the chunk is stepped in pieces of
    ZERO_CPU_STEP_PIECE elements and each piece's parameters are queued to the
    device behind it: the copy runs while the CPU steps the next piece. */
 static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h, float *master, float *m, float *v,
                                   const void *grad, void *param, int to_device, zero_error *fail) {
     zero_adam_args aa;
-    int64_t c = e->L->units[u].chunk, piece = to_device ? ZERO_CPU_STEP_PIECE : c, p0;
+    int64_t c = e->plan.layout->units[u].chunk, piece = to_device ? ZERO_CPU_STEP_PIECE : c, p0;
     zero__adam_args_for(e, u, h, &aa);
     aa.master = master;
     aa.m = m;
     aa.v = v;
     aa.grad = grad;
-    aa.grad_dtype = e->gdt;
+    aa.grad_dtype = e->plan.gdt;
     aa.param = param;
     if (piece < 1) piece = c;
     for (p0 = 0; p0 < c; p0 += piece) {
@@ -8551,16 +8642,16 @@ static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h
         for (k = 0; k < aa.n_segs; k++) { /* the segments clipped to [p0, p1) */
             int64_t lo = zero__max_i64(aa.segs[k].offset, p0), hi = zero__min_i64(aa.segs[k].offset + aa.segs[k].count, p1);
             if (hi <= lo) continue;
-            e->cpu_segs[n] = aa.segs[k];
-            e->cpu_segs[n].offset = lo;
-            e->cpu_segs[n].count = hi - lo;
+            e->buf.cpu_segs[n] = aa.segs[k];
+            e->buf.cpu_segs[n].offset = lo;
+            e->buf.cpu_segs[n].count = hi - lo;
             n++;
         }
-        pa.segs = e->cpu_segs;
+        pa.segs = e->buf.cpu_segs;
         pa.n_segs = n;
         if (n > 0 && e->be.cpu_adam(e->be.cpu_ctx, &pa, fail) != ZERO_OK) return fail->code;
-        if (to_device && e->be.copy(e->be.ctx, zero__bp(e, zero__param_own(e, u), p0, e->d), zero__bp(e, param, p0, e->d),
-                                    (size_t)(p1 - p0) * e->d, ZERO_STREAM_COMM, fail) != ZERO_OK)
+        if (to_device && e->be.copy(e->be.ctx, zero__at(zero__param_own(e, u), p0, e->plan.csize), zero__at(param, p0, e->plan.csize),
+                                    (size_t)(p1 - p0) * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK)
             return fail->code;
     }
     return ZERO_OK;
@@ -8584,20 +8675,20 @@ static void zero__early_run(zero_engine *e) {
     zero__ok(&fail);
     for (;;) {
         int u;
-        while (e->eq_head == e->eq_tail && !e->early_closed && !e->dpu_quit) pthread_cond_wait(&e->dpu_cv, &e->dpu_mu);
-        if (e->eq_head == e->eq_tail) break; /* closed (or quitting) and drained */
-        u = e->eq[e->eq_head++];
-        if (fail.code != ZERO_OK || e->dpu_quit) continue;
-        pthread_mutex_unlock(&e->dpu_mu);
-        if (e->be.event_sync(e->be.ctx, e->uev[u], &fail) == ZERO_OK)
-            zero__cpu_unit(e, u, &e->dpu_h, zero__master_at(e, u), zero__mom_at(e, e->m, u), zero__mom_at(e, e->v, u),
-                           zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt)),
-                           zero__bp(e, e->cpu_param, e->tshard[u], e->d), 0, &fail);
-        pthread_mutex_lock(&e->dpu_mu);
+        while (e->opt.early_head == e->opt.early_tail && !e->opt.early_closed && !e->dpu.quit) pthread_cond_wait(&e->dpu.cv, &e->dpu.mu);
+        if (e->opt.early_head == e->opt.early_tail) break; /* closed (or quitting) and drained */
+        u = e->opt.early_queue[e->opt.early_head++];
+        if (fail.code != ZERO_OK || e->dpu.quit) continue;
+        pthread_mutex_unlock(&e->dpu.mu);
+        if (e->be.event_sync(e->be.ctx, e->opt.grad_on_host[u], &fail) == ZERO_OK)
+            zero__cpu_unit(e, u, &e->dpu.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+                           zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
+                           zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize), 0, &fail);
+        pthread_mutex_lock(&e->dpu.mu);
     }
-    e->dpu_err = fail;
-    e->dpu_go = 0;
-    pthread_cond_broadcast(&e->dpu_cv);
+    e->dpu.err = fail;
+    e->dpu.go = 0;
+    pthread_cond_broadcast(&e->dpu.cv);
 }
 
 static zero_result zero__thread_start(zero_engine *e);
@@ -8607,93 +8698,93 @@ static zero_result zero__thread_start(zero_engine *e);
    its hyperparameters, the queue). */
 static zero_result zero__early_push(zero_engine *e, int u) {
     zero_result r;
-    if (!e->early_armed) {
+    if (!e->opt.early_armed) {
         /* no clipping and no overflow check: the step's factor is 1 / (G S) */
-        zero__step_hyper(e, (float)(1.0 / ((double)e->gas * zero_loss_scaler_scale(&e->scaler))), &e->dpu_h);
+        zero__step_hyper(e, (float)(1.0 / ((double)e->plan.gas * zero_loss_scaler_scale(&e->run.scaler))), &e->dpu.h);
         if ((r = zero__thread_start(e)) != ZERO_OK) return r;
-        pthread_mutex_lock(&e->dpu_mu);
-        e->eq_head = e->eq_tail = 0;
-        e->early_closed = 0;
-        zero__ok(&e->dpu_err);
-        e->dpu_go = 1;
-        pthread_mutex_unlock(&e->dpu_mu);
-        e->early_armed = 1;
+        pthread_mutex_lock(&e->dpu.mu);
+        e->opt.early_head = e->opt.early_tail = 0;
+        e->opt.early_closed = 0;
+        zero__ok(&e->dpu.err);
+        e->dpu.go = 1;
+        pthread_mutex_unlock(&e->dpu.mu);
+        e->opt.early_armed = 1;
     }
-    ZERO__TRY_BE(e, "early CPU step: event", e->be.event_record(e->be.ctx, e->uev[u], ZERO_STREAM_COMM, &be_err_));
-    pthread_mutex_lock(&e->dpu_mu);
-    e->eq[e->eq_tail++] = u;
-    pthread_cond_broadcast(&e->dpu_cv);
-    pthread_mutex_unlock(&e->dpu_mu);
+    ZERO__TRY_BE(e, "early CPU step: event", e->be.event_record(e->be.ctx, e->opt.grad_on_host[u], ZERO_STREAM_COMM, &be_err_));
+    pthread_mutex_lock(&e->dpu.mu);
+    e->opt.early_queue[e->opt.early_tail++] = u;
+    pthread_cond_broadcast(&e->dpu.cv);
+    pthread_mutex_unlock(&e->dpu.mu);
     return ZERO_OK;
 }
 
 /* zero_step: no more units this step; wait until the thread has stepped all. */
 static zero_result zero__early_finish(zero_engine *e) {
     zero_error fail;
-    pthread_mutex_lock(&e->dpu_mu);
-    e->early_closed = 1;
-    pthread_cond_broadcast(&e->dpu_cv);
-    while (e->dpu_go) pthread_cond_wait(&e->dpu_cv, &e->dpu_mu);
-    fail = e->dpu_err;
-    zero__ok(&e->dpu_err);
-    pthread_mutex_unlock(&e->dpu_mu);
-    e->early_armed = 0;
+    pthread_mutex_lock(&e->dpu.mu);
+    e->opt.early_closed = 1;
+    pthread_cond_broadcast(&e->dpu.cv);
+    while (e->dpu.go) pthread_cond_wait(&e->dpu.cv, &e->dpu.mu);
+    fail = e->dpu.err;
+    zero__ok(&e->dpu.err);
+    pthread_mutex_unlock(&e->dpu.mu);
+    e->opt.early_armed = 0;
     if (fail.code != ZERO_OK) return zero__ebackend(e, &fail, "early CPU step");
     return ZERO_OK;
 }
 
 static void *zero__dpu_main(void *arg) {
     zero_engine *e = (zero_engine *)arg;
-    pthread_mutex_lock(&e->dpu_mu);
+    pthread_mutex_lock(&e->dpu.mu);
     for (;;) {
         zero_error fail;
         int u, q;
-        while (!e->dpu_go && !e->dpu_quit) pthread_cond_wait(&e->dpu_cv, &e->dpu_mu);
-        if (!e->dpu_go) break; /* quit, nothing left to do */
-        if (e->early) {
+        while (!e->dpu.go && !e->dpu.quit) pthread_cond_wait(&e->dpu.cv, &e->dpu.mu);
+        if (!e->dpu.go) break; /* quit, nothing left to do */
+        if (e->opt.early) {
             zero__early_run(e);
             continue;
         }
-        q = 1 - e->dpu_cur;     /* the pair the step handed over */
-        pthread_mutex_unlock(&e->dpu_mu);
+        q = 1 - e->dpu.cur;     /* the pair the step handed over */
+        pthread_mutex_unlock(&e->dpu.mu);
         zero__ok(&fail);
-        for (u = e->n_units - 1; u >= 0; u--) {
-            if (!e->L->units[u].frozen && e->seg_count[u] > 0 &&
-                zero__cpu_unit(e, u, &e->dpu_h, zero__master_at(e, u), zero__mom_at(e, e->m, u), zero__mom_at(e, e->v, u),
-                               zero__bp(e, e->dpu_grad[q], e->tshard[u], zero_dtype_size(e->gdt)),
-                               zero__bp(e, e->dpu_param[q], e->tshard[u], e->d), 0, &fail) != ZERO_OK)
+        for (u = e->plan.n_units - 1; u >= 0; u--) {
+            if (!e->plan.layout->units[u].frozen && e->plan.seg_count[u] > 0 &&
+                zero__cpu_unit(e, u, &e->dpu.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+                               zero__at(e->dpu.grad[q], e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
+                               zero__at(e->dpu.param[q], e->plan.unit_shard_off[u], e->plan.csize), 0, &fail) != ZERO_OK)
                 break;
-            pthread_mutex_lock(&e->dpu_mu); /* unit u's new parameters may go to the device now */
-            e->dpu_done_from = u;
-            pthread_mutex_unlock(&e->dpu_mu);
+            pthread_mutex_lock(&e->dpu.mu); /* unit u's new parameters may go to the device now */
+            e->dpu.done_from = u;
+            pthread_mutex_unlock(&e->dpu.mu);
         }
-        pthread_mutex_lock(&e->dpu_mu);
-        e->dpu_err = fail;
-        e->dpu_go = 0;
-        pthread_cond_broadcast(&e->dpu_cv);
+        pthread_mutex_lock(&e->dpu.mu);
+        e->dpu.err = fail;
+        e->dpu.go = 0;
+        pthread_cond_broadcast(&e->dpu.cv);
     }
-    pthread_mutex_unlock(&e->dpu_mu);
+    pthread_mutex_unlock(&e->dpu.mu);
     return NULL;
 }
 
 /* The engine's CPU-step thread, started on first use. */
 static zero_result zero__thread_start(zero_engine *e) {
-    if (e->dpu_started) return ZERO_OK;
-    if (pthread_create(&e->dpu_thread, NULL, zero__dpu_main, e) != 0)
+    if (e->dpu.started) return ZERO_OK;
+    if (pthread_create(&e->dpu.thread, NULL, zero__dpu_main, e) != 0)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_step: cannot start the engine's CPU-step thread");
-    e->dpu_started = 1;
+    e->dpu.started = 1;
     return ZERO_OK;
 }
 
 /* Wait for the delayed Adam (if one runs); its failure becomes the engine's. */
 static zero_result zero__dpu_wait(zero_engine *e) {
     zero_error fail;
-    if (!e->dpu_started) return ZERO_OK;
-    pthread_mutex_lock(&e->dpu_mu);
-    while (e->dpu_go) pthread_cond_wait(&e->dpu_cv, &e->dpu_mu);
-    fail = e->dpu_err;
-    zero__ok(&e->dpu_err);
-    pthread_mutex_unlock(&e->dpu_mu);
+    if (!e->dpu.started) return ZERO_OK;
+    pthread_mutex_lock(&e->dpu.mu);
+    while (e->dpu.go) pthread_cond_wait(&e->dpu.cv, &e->dpu.mu);
+    fail = e->dpu.err;
+    zero__ok(&e->dpu.err);
+    pthread_mutex_unlock(&e->dpu.mu);
     if (fail.code != ZERO_OK) return zero__ebackend(e, &fail, "delayed CPU Adam");
     return ZERO_OK;
 }
@@ -8703,15 +8794,15 @@ static zero_result zero__dpu_wait(zero_engine *e) {
 static zero_result zero__dpu_start(zero_engine *e, const zero_adam_args *h) {
     zero_result r;
     if ((r = zero__dpu_wait(e)) != ZERO_OK || (r = zero__thread_start(e)) != ZERO_OK) return r;
-    pthread_mutex_lock(&e->dpu_mu);
-    e->dpu_h = *h;
-    e->dpu_done_from = e->dpu_copied_from = e->n_units;
-    e->dpu_cur = 1 - e->dpu_cur;
-    e->cpu_grad = e->dpu_grad[e->dpu_cur];
-    e->dpu_go = 1;
-    e->dpu_pending = 1;
-    pthread_cond_broadcast(&e->dpu_cv);
-    pthread_mutex_unlock(&e->dpu_mu);
+    pthread_mutex_lock(&e->dpu.mu);
+    e->dpu.h = *h;
+    e->dpu.done_from = e->dpu.copied_from = e->plan.n_units;
+    e->dpu.cur = 1 - e->dpu.cur;
+    e->buf.cpu_grad = e->dpu.grad[e->dpu.cur];
+    e->dpu.go = 1;
+    e->dpu.pending = 1;
+    pthread_cond_broadcast(&e->dpu.cv);
+    pthread_mutex_unlock(&e->dpu.mu);
     return ZERO_OK;
 }
 
@@ -8720,18 +8811,18 @@ static zero_result zero__dpu_start(zero_engine *e, const zero_adam_args *h) {
    host-to-device copies run beside it; the parameters in use stay as they
    are until zero__dpu_apply). Local to this rank: no collective. */
 static zero_result zero__dpu_early(zero_engine *e) {
-    int u, q = 1 - e->dpu_cur, from;
-    if (!e->dpu_pending) return ZERO_OK;
-    pthread_mutex_lock(&e->dpu_mu);
-    from = e->dpu_done_from;
-    pthread_mutex_unlock(&e->dpu_mu);
-    for (u = from; u < e->dpu_copied_from; u++)
-        if (!e->L->units[u].frozen && e->seg_count[u] > 0)
+    int u, q = 1 - e->dpu.cur, from;
+    if (!e->dpu.pending) return ZERO_OK;
+    pthread_mutex_lock(&e->dpu.mu);
+    from = e->dpu.done_from;
+    pthread_mutex_unlock(&e->dpu.mu);
+    for (u = from; u < e->dpu.copied_from; u++)
+        if (!e->plan.layout->units[u].frozen && e->plan.seg_count[u] > 0)
             ZERO__TRY_BE(e, "delayed update: parameters to the device",
-                         e->be.copy(e->be.ctx, zero__bp(e, e->dpu_dev, e->tshard[u], e->d),
-                                    zero__bp(e, e->dpu_param[q], e->tshard[u], e->d),
-                                    (size_t)e->L->units[u].chunk * e->d, ZERO_STREAM_COMM, &be_err_));
-    if (from < e->dpu_copied_from) e->dpu_copied_from = from;
+                         e->be.copy(e->be.ctx, zero__at(e->dpu.dev, e->plan.unit_shard_off[u], e->plan.csize),
+                                    zero__at(e->dpu.param[q], e->plan.unit_shard_off[u], e->plan.csize),
+                                    (size_t)e->plan.layout->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+    if (from < e->dpu.copied_from) e->dpu.copied_from = from;
     return ZERO_OK;
 }
 
@@ -8740,23 +8831,23 @@ static zero_result zero__dpu_early(zero_engine *e) {
    all-gather (stages 1-2) or refresh the persistent spans (stage 3). A
    collective when one is pending (every rank has one then). */
 static zero_result zero__dpu_apply(zero_engine *e) {
-    const zero_layout *l = e->L;
+    const zero_layout *l = e->plan.layout;
     int u;
     zero_result r;
-    if (!e->dpu_pending) return ZERO_OK;
+    if (!e->dpu.pending) return ZERO_OK;
     if ((r = zero__dpu_wait(e)) != ZERO_OK || (r = zero__dpu_early(e)) != ZERO_OK) return r;
-    e->dpu_pending = 0;
+    e->dpu.pending = 0;
     for (u = 0; u < l->n_units; u++) {
         if (l->units[u].frozen) continue;
-        if (e->seg_count[u] > 0)
+        if (e->plan.seg_count[u] > 0)
             ZERO__TRY_BE(e, "delayed update: parameters in place",
-                         e->be.copy(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->dpu_dev, e->tshard[u], e->d),
-                                    (size_t)l->units[u].chunk * e->d, ZERO_STREAM_COMM, &be_err_));
+                         e->be.copy(e->be.ctx, zero__param_own(e, u), zero__at(e->dpu.dev, e->plan.unit_shard_off[u], e->plan.csize),
+                                    (size_t)l->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
         if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
     }
-    if (e->stage == 3) {
+    if (e->plan.stage == 3) {
         int s;
-        for (s = 0; s < e->n_spans; s++)
+        for (s = 0; s < e->plan.n_spans; s++)
             if (e->spans[s].persistent && !e->spans[s].frozen &&
                 (r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK)
                 return r;
@@ -8770,9 +8861,9 @@ static zero_result zero__dpu_apply(zero_engine *e) {
    into only after its previous write completed. Any failure waits every
    pending request before it returns (the store's error names the file). */
 static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
-    const zero_layout *l = e->L;
-    int nb = e->n_tbuf, u, nu = e->n_tile_units, i, next = 0;
-    const int *list = e->tile_units; /* no allocation in the step */
+    const zero_layout *l = e->plan.layout;
+    int nb = e->nvme.n_tbuf, u, nu = e->nvme.n_tile_units, i, next = 0;
+    const int *list = e->nvme.tile_units; /* no allocation in the step */
     zero_error fail;
     const char *what = "";
     zero__ok(&fail);
@@ -8785,16 +8876,16 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
         while (next < nu && next < i + nb - 1 && fail.code == ZERO_OK) {
             int bn = next % nb;
             int64_t cn = l->units[list[next]].chunk;
-            if (e->tbuf_wr[bn]) {
-                void *q = e->tbuf_wr[bn];
-                e->tbuf_wr[bn] = NULL;
-                if (e->be.tiles_wait(e->store, q, &fail) != ZERO_OK) {
+            if (e->nvme.tbuf_wr[bn]) {
+                void *q = e->nvme.tbuf_wr[bn];
+                e->nvme.tbuf_wr[bn] = NULL;
+                if (e->be.tiles_wait(e->nvme.store, q, &fail) != ZERO_OK) {
                     what = "zero_step: NVMe write of an optimizer tile";
                     break;
                 }
             }
-            if (e->be.tiles_read(e->store, list[next], e->tbuf[bn], 12 * (size_t)cn, &e->tbuf_rd[bn], &fail) != ZERO_OK) {
-                e->tbuf_rd[bn] = NULL;
+            if (e->be.tiles_read(e->nvme.store, list[next], e->nvme.tbuf[bn], 12 * (size_t)cn, &e->nvme.tbuf_rd[bn], &fail) != ZERO_OK) {
+                e->nvme.tbuf_rd[bn] = NULL;
                 what = "zero_step: NVMe read of an optimizer tile";
                 break;
             }
@@ -8803,11 +8894,11 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
         if (fail.code != ZERO_OK) break;
         u = list[i];
         c = l->units[u].chunk;
-        tb = (float *)e->tbuf[bi];
+        tb = (float *)e->nvme.tbuf[bi];
         {
-            void *q = e->tbuf_rd[bi];
-            e->tbuf_rd[bi] = NULL;
-            if (e->be.tiles_wait(e->store, q, &fail) != ZERO_OK) {
+            void *q = e->nvme.tbuf_rd[bi];
+            e->nvme.tbuf_rd[bi] = NULL;
+            if (e->be.tiles_wait(e->nvme.store, q, &fail) != ZERO_OK) {
                 what = "zero_step: NVMe read of an optimizer tile";
                 break;
             }
@@ -8816,19 +8907,19 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
             what = "zero_step: NVMe parameter tile buffer";
             break;
         }
-        if (zero__cpu_unit(e, u, h, tb, tb + c, tb + 2 * c, zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt)),
+        if (zero__cpu_unit(e, u, h, tb, tb + c, tb + 2 * c, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
                            dst, 0, &fail) != ZERO_OK) {
             what = "zero_step: CPU Adam";
             break;
         }
         /* write-behind of this tile while the next one steps */
-        if (e->be.tiles_write(e->store, u, tb, 12 * (size_t)c, &e->tbuf_wr[bi], &fail) != ZERO_OK) {
-            e->tbuf_wr[bi] = NULL;
+        if (e->be.tiles_write(e->nvme.store, u, tb, 12 * (size_t)c, &e->nvme.tbuf_wr[bi], &fail) != ZERO_OK) {
+            e->nvme.tbuf_wr[bi] = NULL;
             what = "zero_step: NVMe write of an optimizer tile";
             break;
         }
         if (zero__param_put(e, u, 1, dst, pb, &fail) != ZERO_OK) {
-            what = e->poff == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile" : "zero_step: parameters to the device";
+            what = e->poff.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile" : "zero_step: parameters to the device";
             break;
         }
     }
@@ -8841,226 +8932,321 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
     return ZERO_OK;
 }
 
-ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
-    const zero_layout *l;
-    zero_step_info in;
-    zero_result r;
-    int u, overflow_unit = -1, overflow_tensor = -1, check, overflow;
-    double t0 = zero__now_ms(), t1, sumsq = 0, S, norm, q = 1;
-    float grad_scale;
-    zero_adam_args hyper; /* the step's Adam hyperparameters, shared by every unit */
-    if ((r = zero__enter(e, "zero_step")) != ZERO_OK) return r;
-    l = e->L;
-    if (e->micro < e->gas) {
+/* ---- the step's phases ----
+
+   zero_step reads as its phases: ready?, norm, overflow and the loss scale,
+   (skip | clip, the optimizer of the placement chosen at create, the new
+   parameters everywhere), the report. */
+
+/* Every micro-batch finished and (stage 3) nothing still fetched. */
+static zero_result zero__step_ready(zero_engine *e) {
+    const zero_layout *l = e->plan.layout;
+    if (e->run.micro < e->plan.gas) {
         int t, first = -1;
-        for (t = 0; t < e->n_tensors && first < 0; t++)
-            if (!(e->tflags[t] & ZERO_TENSOR_FROZEN) && !e->ready[t]) first = t;
+        for (t = 0; t < e->plan.n_tensors && first < 0; t++)
+            if (!(e->plan.tflags[t] & ZERO_TENSOR_FROZEN) && !e->grad.ready[t]) first = t;
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY,
                            "zero_step after %d of %d micro-batches (gradient_accumulation_steps); in micro-batch %d "
                            "'%s' and %d more tensors have no zero_grad_ready yet",
-                           e->micro, e->gas, e->micro + 1, first >= 0 ? zero__tname(e, first) : "?",
-                           e->n_trainable - e->ready_count - 1);
+                           e->run.micro, e->plan.gas, e->run.micro + 1, first >= 0 ? zero__tname(e, first) : "?",
+                           e->plan.n_trainable - e->grad.ready_count - 1);
     }
-    if (e->stage == 3) {
+    if (e->plan.stage == 3) {
         int s;
-        for (s = 0; s < e->n_spans; s++)
+        for (s = 0; s < e->plan.n_spans; s++)
             if (!e->spans[s].persistent && e->spans[s].refs > 0)
                 return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY,
                                    "zero_step while '%s' is still fetched\nHINT: zero_release every zero_fetch before "
                                    "the step",
                                    zero__tname(e, l->units[l->span_first[s]].first_tensor));
     }
-    memset(&in, 0, sizeof in);
-    memcpy(in.time_ms, e->t_phase, sizeof in.time_ms);
+    return ZERO_OK;
+}
 
-    /* 1. squares and inf/nan flags of the owned chunks per (unit, tensor), summed
-       over ranks: the global norm, and exactly where inf/nan appeared (with
-       offload_optimizer computed as each unit's reduction ended) */
-    for (u = 0; u < l->n_units && !e->offload; u++)
+/* Phase 1: squares and inf/nan flags of the owned chunks per (unit, tensor),
+   summed over ranks: the global sum of squares, and exactly where inf/nan
+   appeared first (with offload_optimizer computed as each unit's reduction
+   ended). */
+static zero_result zero__step_norm(zero_engine *e, double *sumsq, int *bad_unit, int *bad_tensor) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    *sumsq = 0;
+    *bad_unit = *bad_tensor = -1;
+    for (u = 0; u < l->n_units && !e->opt.cpu; u++)
         if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
     if ((r = zero__coll_check(e, ZERO__C_NORM, -1)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: all_reduce of the norm",
-                 zero__all_reduce(e, e->stats_dev, e->stats_dev, 2 * (size_t)e->n_pairs,
+                 zero__all_reduce(e, e->buf.stats_dev, e->buf.stats_dev, 2 * (size_t)e->plan.n_pairs,
                                   (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_step: statistics to the host",
-                 e->be.copy(e->be.ctx, e->stats_host, e->stats_dev, sizeof(double) * 2 * (size_t)e->n_pairs,
+                 e->be.copy(e->be.ctx, e->buf.stats_host, e->buf.stats_dev, sizeof(double) * 2 * (size_t)e->plan.n_pairs,
                             ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     /* cleared for the next step's sums (queued behind the copy just waited) */
     ZERO__TRY_BE(e, "zero_step: clear statistics",
-                 e->be.memset0(e->be.ctx, e->stats_dev, sizeof(double) * 2 * (size_t)e->n_pairs, ZERO_STREAM_COMM,
+                 e->be.memset0(e->be.ctx, e->buf.stats_dev, sizeof(double) * 2 * (size_t)e->plan.n_pairs, ZERO_STREAM_COMM,
                                &be_err_));
     for (u = 0; u < l->n_units; u++) {
         int k;
         for (k = 0; k <= l->units[u].last_tensor - l->units[u].first_tensor; k++) {
-            const double *st = e->stats_host + 2 * (e->pair_first[u] + k);
-            sumsq += st[0];
-            if (overflow_unit < 0 && st[1] > 0) {
-                overflow_unit = u;
-                overflow_tensor = l->units[u].first_tensor + k;
+            const double *st = e->buf.stats_host + 2 * (e->plan.pair_first[u] + k);
+            *sumsq += st[0];
+            if (*bad_unit < 0 && st[1] > 0) {
+                *bad_unit = u;
+                *bad_tensor = l->units[u].first_tensor + k;
             }
         }
     }
-    t1 = zero__now_ms();
-    in.time_ms[ZERO_PHASE_NORM] = t1 - t0;
+    return ZERO_OK;
+}
 
-    /* 2. overflow: fp16 always; bf16 with check_grad_overflow on stages 1-2 (DeepSpeed NEW) */
-    check = e->dt == ZERO_DTYPE_FP16 ||
-            (e->dt == ZERO_DTYPE_BF16 && e->cfg.bf16.check_grad_overflow == 1 && (e->stage == 1 || e->stage == 2));
-    overflow = check && overflow_unit >= 0;
-    /* delayed update: the previous step's parameters go to the device now,
-       whether or not this step is applied */
-    if (e->dpu && (r = zero__dpu_apply(e)) != ZERO_OK) return r;
-    S = zero_loss_scaler_scale(&e->scaler);
-    in.loss_scale = S;
-    in.overflow_unit = overflow_unit;
-    in.overflow_tensor = overflow_tensor;
-    if (e->period_skipped == 0 && overflow) e->period_scale_from = S;
-    r = zero_loss_scaler_update(&e->scaler, overflow);
-    e->global_steps++;
-    if (overflow || r != ZERO_OK) {
-        e->skipped_steps++;
-        if (e->period_skipped++ == 0) {
-            e->period_first_unit = overflow_unit;
-            e->period_first_tensor = overflow_tensor;
-        }
-        if (e->stage <= 1 && e->gas == 1)
-            ZERO__TRY_BE(e, "zero_step: gradient clear",
-                         e->be.memset0(e->be.ctx, e->grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
-        if (e->stage == 3) {
-            int s;
-            for (s = 0; s < e->n_spans; s++) zero__pool_drop(e, s);
-        }
-        zero__step_reset(e);
-        in.applied = 0;
-        in.grad_norm = -1;
-        in.clip_coef = 1;
-        in.lr = zero_lr_at(&e->cfg, (long)e->sched_it);
-        in.global_steps = e->global_steps;
-        in.skipped_steps = e->skipped_steps;
-        in.next_loss_scale = zero_loss_scaler_scale(&e->scaler);
-        in.time_ms[ZERO_PHASE_STEP] = zero__now_ms() - t0;
-        zero__step_counters(e, &in);
-        zero__step_log(e, &in);
-        if (info) *info = in;
-        if (r != ZERO_OK)
-            return zero__efail(e, ZERO_MSG_LOSS_SCALE_AT_MIN,
-                               "zero_step: inf/nan gradients (unit %d, tensor '%s') with the loss scale already at "
-                               "fp16.min_loss_scale %g (DeepSpeed raises here too)\nHINT: the model diverged, or lower "
-                               "min_loss_scale",
-                               overflow_unit, overflow_tensor >= 0 ? zero__tname(e, overflow_tensor) : "?",
-                               e->scaler.min_scale);
-        return ZERO_OK;
+/* The report's counters and log line, then out to the caller. */
+static void zero__step_report(zero_engine *e, zero_step_info *in, double t0, zero_step_info *info) {
+    in->global_steps = e->run.global_steps;
+    in->skipped_steps = e->run.skipped_steps;
+    in->next_loss_scale = zero_loss_scaler_scale(&e->run.scaler);
+    in->time_ms[ZERO_PHASE_STEP] = zero__now_ms() - t0;
+    zero__step_counters(e, in);
+    zero__step_log(e, in);
+    if (info) *info = *in;
+}
+
+/* An overflow skips the step: gradients dropped, no Adam, no schedule step.
+   scaler_r is the loss scaler's verdict (an error at the minimum scale). */
+static zero_result zero__step_skip(zero_engine *e, zero_step_info *in, double t0, zero_result scaler_r,
+                                   zero_step_info *info) {
+    e->run.skipped_steps++;
+    if (e->obs.period_skipped++ == 0) {
+        e->obs.period_first_unit = in->overflow_unit;
+        e->obs.period_first_tensor = in->overflow_tensor;
     }
+    if (e->plan.stage <= 1 && e->plan.gas == 1)
+        ZERO__TRY_BE(e, "zero_step: gradient clear",
+                     e->be.memset0(e->be.ctx, e->buf.grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
+    if (e->plan.stage == 3) {
+        int s;
+        for (s = 0; s < e->plan.n_spans; s++) zero__pool_drop(e, s);
+    }
+    zero__step_reset(e);
+    in->applied = 0;
+    in->grad_norm = -1;
+    in->clip_coef = 1;
+    in->lr = zero_lr_at(&e->cfg, (long)e->run.sched_it);
+    zero__step_report(e, in, t0, info);
+    if (scaler_r != ZERO_OK)
+        return zero__efail(e, ZERO_MSG_LOSS_SCALE_AT_MIN,
+                           "zero_step: inf/nan gradients (unit %d, tensor '%s') with the loss scale already at "
+                           "fp16.min_loss_scale %g (DeepSpeed raises here too)\nHINT: the model diverged, or lower "
+                           "min_loss_scale",
+                           in->overflow_unit, in->overflow_tensor >= 0 ? zero__tname(e, in->overflow_tensor) : "?",
+                           e->run.scaler.min_scale);
+    return ZERO_OK;
+}
 
-    /* 3. unscale, average over micro-batches, clip (DeepSpeed's formula) */
-    norm = sqrt(sumsq) / ((double)e->gas * S);
-    if (e->cfg.gradient_clipping > 0 && isfinite(norm)) q = (norm + 1e-6) / e->cfg.gradient_clipping;
-    if (q < 1) q = 1;
-    grad_scale = (float)(1.0 / ((double)e->gas * S * q));
-    in.grad_norm = isfinite(norm) ? norm : -1;
-    in.clip_coef = 1.0 / q;
+/* ---- the optimizer placements (one is chosen at create: opt.place) ----
 
-    /* 4. Adam on the owned chunks (the early CPU step did it during the backward) */
-    {
-        int early = e->early_armed;
-        if (early) {
-            in.cpu_units_early = e->eq_tail;
-            if ((r = zero__early_finish(e)) != ZERO_OK) return r;
-            hyper = e->dpu_h;
-        } else {
-            zero__step_hyper(e, grad_scale, &hyper);
-        }
-        in.lr = e->step_lr;
-        t1 = zero__now_ms();
-        if (e->nvme && (r = zero__nvme_step(e, &hyper)) != ZERO_OK) return r;
-        /* unit by unit: Adam, the new parameters where they live, and (stages
-           1-2) the unit's all-gather queued behind them, so that with offload
-           the copy and the gather of one unit run while the CPU steps the next
-           (delayed update: the whole CPU Adam goes to the engine's thread) */
-        if (e->dpu && (r = zero__dpu_start(e, &hyper)) != ZERO_OK) return r;
-        for (u = 0; u < l->n_units && !e->nvme && !e->dpu; u++) {
+   Each steps the owned chunks unit by unit, writes the new compute-dtype
+   parameters where they live, and (stages 1-2) queues the unit's all-gather
+   behind them, so that with offload the copy and the gather of one unit run
+   while the CPU steps the next. */
+
+/* Adam on the device (the backend's fused kernel). */
+static zero_result zero__opt_device(zero_engine *e, const zero_adam_args *hyper) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    for (u = 0; u < l->n_units; u++) {
+        if (l->units[u].frozen) continue;
+        if (e->plan.seg_count[u] > 0) {
             zero_adam_args aa;
             void *dst;
             int pb;
-            if (l->units[u].frozen) continue;
-            if (e->seg_count[u] > 0 && early) { /* stepped already: its parameters to the device */
-                ZERO__TRY_BE(e, "zero_step: parameters to the device",
-                             e->be.copy(e->be.ctx, zero__param_own(e, u), zero__bp(e, e->cpu_param, e->tshard[u], e->d),
-                                        (size_t)l->units[u].chunk * e->d, ZERO_STREAM_COMM, &be_err_));
-            } else if (e->seg_count[u] > 0) {
-                /* the compute-dtype parameters out: where they live, or staging on
-                   their way there (zero__param_out / zero__param_put) */
-                ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, e->offload, &dst, &pb, &be_err_));
-                if (e->offload) { /* on the host, from the staged gradient chunk */
-                    ZERO__TRY_BE(e, "zero_step: CPU Adam",
-                                 zero__cpu_unit(e, u, &hyper, zero__master_at(e, u), zero__mom_at(e, e->m, u),
-                                                zero__mom_at(e, e->v, u),
-                                                zero__bp(e, e->cpu_grad, e->tshard[u], zero_dtype_size(e->gdt)), dst,
-                                                !e->poff, &be_err_));
-                } else {
-                    zero__adam_args_for(e, u, &hyper, &aa);
-                    aa.master = zero__master_at(e, u);
-                    aa.m = zero__mom_at(e, e->m, u);
-                    aa.v = zero__mom_at(e, e->v, u);
-                    aa.grad = e->stage == 0 ? zero__grad_src(e, u, &aa.grad_dtype) : zero__grad_own(e, u, &aa.grad_dtype);
-                    aa.param = dst;
-                    ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
-                }
-                if (!e->offload || e->poff)
-                    ZERO__TRY_BE(e, e->poff == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
-                                    : e->poff ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
-                                 zero__param_put(e, u, e->offload, dst, pb, &be_err_));
+            ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 0, &dst, &pb, &be_err_));
+            zero__adam_args_for(e, u, hyper, &aa);
+            aa.master = zero__master_at(e, u);
+            aa.m = zero__mom_at(e, e->buf.m, u);
+            aa.v = zero__mom_at(e, e->buf.v, u);
+            {
+                zero__gview gv = zero__grad_view(e, u);
+                aa.grad = gv.adam;
+                aa.grad_dtype = gv.dt;
             }
-            if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
+            aa.param = dst;
+            ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
+            ZERO__TRY_BE(e, e->poff.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
+                            : e->poff.device ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
+                         zero__param_put(e, u, 0, dst, pb, &be_err_));
         }
-        in.time_ms[ZERO_PHASE_OPTIMIZER] = zero__now_ms() - t1;
+        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
     }
+    return ZERO_OK;
+}
 
-    /* 5. every rank's parameters up to date (stages 1-2: gathered above, except
-       after the NVMe step, whose unit lists differ between ranks) */
+/* offload_optimizer "cpu": CPU Adam from the staged gradient chunk. */
+static zero_result zero__opt_cpu(zero_engine *e, const zero_adam_args *hyper) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    for (u = 0; u < l->n_units; u++) {
+        if (l->units[u].frozen) continue;
+        if (e->plan.seg_count[u] > 0) {
+            void *dst;
+            int pb;
+            ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 1, &dst, &pb, &be_err_));
+            ZERO__TRY_BE(e, "zero_step: CPU Adam",
+                         zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u),
+                                        zero__mom_at(e, e->buf.v, u),
+                                        zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
+                                        dst, !e->poff.device, &be_err_));
+            if (e->poff.device)
+                ZERO__TRY_BE(e, e->poff.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
+                                                                    : "zero_step: parameters to the host",
+                             zero__param_put(e, u, 1, dst, pb, &be_err_));
+        }
+        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
+    }
+    return ZERO_OK;
+}
+
+/* The early CPU step: the engine's thread stepped the units during the
+   backward; their parameters go to the device. Where it was not armed (no
+   unit reached the host on the last micro-batch) the step is the plain CPU
+   one. */
+static zero_result zero__opt_cpu_early(zero_engine *e, const zero_adam_args *hyper) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    (void)hyper; /* the thread used the hyperparameters fixed when it was armed */
+    for (u = 0; u < l->n_units; u++) {
+        if (l->units[u].frozen) continue;
+        if (e->plan.seg_count[u] > 0)
+            ZERO__TRY_BE(e, "zero_step: parameters to the device",
+                         e->be.copy(e->be.ctx, zero__param_own(e, u),
+                                    zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize),
+                                    (size_t)l->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
+    }
+    return ZERO_OK;
+}
+
+/* Phase 4: the step's hyperparameters, then the placement's optimizer. */
+static zero_result zero__step_optimizer(zero_engine *e, float grad_scale, zero_step_info *in) {
+    zero_adam_args hyper; /* the step's Adam hyperparameters, shared by every unit */
+    zero_result r;
+    double t1;
+    int place = e->opt.place;
+    if (place == ZERO__PLACE_CPU_EARLY && e->opt.early_armed) {
+        in->cpu_units_early = e->opt.early_tail;
+        if ((r = zero__early_finish(e)) != ZERO_OK) return r;
+        hyper = e->dpu.h;
+    } else {
+        if (place == ZERO__PLACE_CPU_EARLY) place = ZERO__PLACE_CPU;
+        zero__step_hyper(e, grad_scale, &hyper);
+    }
+    in->lr = e->run.step_lr;
     t1 = zero__now_ms();
-    if (e->nvme)
+    switch (place) {
+    case ZERO__PLACE_DEVICE: r = zero__opt_device(e, &hyper); break;
+    case ZERO__PLACE_CPU: r = zero__opt_cpu(e, &hyper); break;
+    case ZERO__PLACE_CPU_EARLY: r = zero__opt_cpu_early(e, &hyper); break;
+    case ZERO__PLACE_DELAYED: r = zero__dpu_start(e, &hyper); break; /* the whole CPU Adam goes to the thread */
+    case ZERO__PLACE_NVME: r = zero__nvme_step(e, &hyper); break;
+    default: r = zero__efail(e, ZERO_MSG_ENGINE_BROKEN, "zero_step: optimizer placement %d", place); break;
+    }
+    in->time_ms[ZERO_PHASE_OPTIMIZER] = zero__now_ms() - t1;
+    return r;
+}
+
+/* Phase 5: every rank's parameters up to date (stages 1-2: gathered by the
+   placement, except after the NVMe step, whose unit lists differ between
+   ranks; stage 3: gathered units dropped, persistent spans refreshed). */
+static zero_result zero__step_params(zero_engine *e) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    if (e->opt.place == ZERO__PLACE_NVME)
         for (u = 0; u < l->n_units; u++)
             if (!l->units[u].frozen && (r = zero__step_gather(e, u)) != ZERO_OK) return r;
-    if (e->stage == 3) {
+    if (e->plan.stage == 3) {
         int s;
-        for (s = 0; s < e->n_spans; s++) {
+        for (s = 0; s < e->plan.n_spans; s++) {
             if (!e->spans[s].persistent) zero__pool_drop(e, s);
-            else if (!e->spans[s].frozen && !e->dpu && (r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK)
+            else if (!e->spans[s].frozen && !e->dpu.on && (r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK)
                 return r; /* (delayed update: refreshed by zero__dpu_apply) */
         }
     }
-    if (e->stage <= 1 && e->gas == 1)
+    if (e->plan.stage <= 1 && e->plan.gas == 1)
         ZERO__TRY_BE(e, "zero_step: gradient clear",
-                     e->be.memset0(e->be.ctx, e->grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
-    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
+                     e->be.memset0(e->be.ctx, e->buf.grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
+    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
+    zero_step_info in;
+    zero_result r;
+    int bad_unit, bad_tensor, check, overflow;
+    double t0 = zero__now_ms(), t1, sumsq, S, norm, q = 1;
+    if ((r = zero__enter(e, "zero_step")) != ZERO_OK) return r;
+    if ((r = zero__step_ready(e)) != ZERO_OK) return r;
+    memset(&in, 0, sizeof in);
+    memcpy(in.time_ms, e->run.t_phase, sizeof in.time_ms);
+
+    /* 1. the global norm and the first inf/nan */
+    if ((r = zero__step_norm(e, &sumsq, &bad_unit, &bad_tensor)) != ZERO_OK) return r;
+    in.time_ms[ZERO_PHASE_NORM] = zero__now_ms() - t0;
+
+    /* 2. overflow: fp16 always; bf16 with check_grad_overflow on stages 1-2
+       (DeepSpeed >= 0.19.5) */
+    check = e->plan.cdt == ZERO_DTYPE_FP16 ||
+            (e->plan.cdt == ZERO_DTYPE_BF16 && e->cfg.bf16.check_grad_overflow == 1 && (e->plan.stage == 1 || e->plan.stage == 2));
+    overflow = check && bad_unit >= 0;
+    /* delayed update: the previous step's parameters go to the device now,
+       whether or not this step is applied */
+    if (e->dpu.on && (r = zero__dpu_apply(e)) != ZERO_OK) return r;
+    S = zero_loss_scaler_scale(&e->run.scaler);
+    in.loss_scale = S;
+    in.overflow_unit = bad_unit;
+    in.overflow_tensor = bad_tensor;
+    if (e->obs.period_skipped == 0 && overflow) e->obs.period_scale_from = S;
+    r = zero_loss_scaler_update(&e->run.scaler, overflow);
+    e->run.global_steps++;
+    if (overflow || r != ZERO_OK) return zero__step_skip(e, &in, t0, r, info);
+
+    /* 3. unscale, average over micro-batches, clip (DeepSpeed's formula) */
+    norm = sqrt(sumsq) / ((double)e->plan.gas * S);
+    if (e->cfg.gradient_clipping > 0 && isfinite(norm)) q = (norm + 1e-6) / e->cfg.gradient_clipping;
+    if (q < 1) q = 1;
+    in.grad_norm = isfinite(norm) ? norm : -1;
+    in.clip_coef = 1.0 / q;
+
+    /* 4. Adam on the owned chunks, where the placement puts it */
+    if ((r = zero__step_optimizer(e, (float)(1.0 / ((double)e->plan.gas * S * q)), &in)) != ZERO_OK) return r;
+
+    /* 5. the new parameters everywhere */
+    t1 = zero__now_ms();
+    if ((r = zero__step_params(e)) != ZERO_OK) return r;
     in.time_ms[ZERO_PHASE_GATHER] = zero__now_ms() - t1;
 
-    e->applied_steps++;
-    e->sched_it++;
+    e->run.applied_steps++;
+    e->run.sched_it++;
     zero__step_reset(e);
     in.applied = 1;
-    in.global_steps = e->global_steps;
-    in.skipped_steps = e->skipped_steps;
-    in.next_loss_scale = zero_loss_scaler_scale(&e->scaler);
-    in.time_ms[ZERO_PHASE_STEP] = zero__now_ms() - t0;
-    zero__step_counters(e, &in);
-    zero__step_log(e, &in);
-    if (info) *info = in;
+    zero__step_report(e, &in, t0, info);
     return ZERO_OK;
 }
 
 ZERO__DEF zero_result zero_flush(zero_engine *e) {
     zero_result r;
     if ((r = zero__enter(e, "zero_flush")) != ZERO_OK) return r;
-    if (!e->dpu_pending) return ZERO_OK;
-    if (e->touched || e->micro > 0)
+    if (!e->dpu.pending) return ZERO_OK;
+    if (e->grad.touched || e->run.micro > 0)
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "zero_flush: gradients of a step are pending; flush before "
                                                           "the first zero_grad or after zero_step");
     if ((r = zero__dpu_apply(e)) != ZERO_OK) return r;
-    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) return r;
+    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_flush: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
@@ -9264,46 +9450,46 @@ static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill,
    `stage_buf`: scratch of chunk * 12 and chunk * 4 bytes (pinned). */
 static zero_result zero__ck_unit_get(zero_engine *e, int u, int what, float *out, void *tile, void *stage_buf,
                                      zero_error *fail) {
-    const zero_unit *x = &e->L->units[u];
+    const zero_unit *x = &e->plan.layout->units[u];
     size_t c = (size_t)x->chunk;
-    int64_t own = (int64_t)e->rank * x->chunk; /* the own chunk inside a whole unit */
+    int64_t own = (int64_t)e->plan.rank * x->chunk; /* the own chunk inside a whole unit */
     if (x->frozen || (what == 0 && zero__master_is_params(e))) {
         if (what != 0) {
             memset(out, 0, c * 4);
             return ZERO_OK;
         }
-        if (e->poff == ZERO_OFFLOAD_NVME) {
+        if (e->poff.device == ZERO_OFFLOAD_NVME) {
             void *req = NULL;
-            if (e->be.tiles_read(e->pstore, u, tile, c * e->d, &req, fail) != ZERO_OK ||
-                e->be.tiles_wait(e->pstore, req, fail) != ZERO_OK)
+            if (e->be.tiles_read(e->poff.pstore, u, tile, c * e->plan.csize, &req, fail) != ZERO_OK ||
+                e->be.tiles_wait(e->poff.pstore, req, fail) != ZERO_OK)
                 return fail->code;
-            zero__host_uncast(out, e->dt, tile, (int64_t)c);
+            zero__host_uncast(out, e->plan.cdt, tile, (int64_t)c);
             return ZERO_OK;
         }
         {
-            const char *src = e->stage == 3 ? (const char *)zero__param_own(e, u)
-                                            : zero__bp(e, e->params, x->offset + own, e->d);
-            if (e->be.copy(e->be.ctx, stage_buf, src, c * e->d, ZERO_STREAM_COMM, fail) != ZERO_OK ||
+            const char *src = e->plan.stage == 3 ? (const char *)zero__param_own(e, u)
+                                            : zero__at(e->buf.params, x->offset + own, e->plan.csize);
+            if (e->be.copy(e->be.ctx, stage_buf, src, c * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK ||
                 zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
                 return fail->code;
-            zero__host_uncast(out, e->dt, stage_buf, (int64_t)c);
+            zero__host_uncast(out, e->plan.cdt, stage_buf, (int64_t)c);
         }
         return ZERO_OK;
     }
-    if (e->seg_count[u] == 0 && zero_layout_chunk_real(e->L, u, e->rank) == 0) { /* only padding: zeros */
+    if (e->plan.seg_count[u] == 0 && zero_layout_chunk_real(e->plan.layout, u, e->plan.rank) == 0) { /* only padding: zeros */
         memset(out, 0, c * 4);
         return ZERO_OK;
     }
-    if (e->nvme) {
+    if (e->nvme.on) {
         void *req = NULL;
-        if (e->be.tiles_read(e->store, u, tile, 12 * c, &req, fail) != ZERO_OK || e->be.tiles_wait(e->store, req, fail) != ZERO_OK)
+        if (e->be.tiles_read(e->nvme.store, u, tile, 12 * c, &req, fail) != ZERO_OK || e->be.tiles_wait(e->nvme.store, req, fail) != ZERO_OK)
             return fail->code;
         memcpy(out, (const float *)tile + (size_t)what * c, c * 4);
         return ZERO_OK;
     }
     {
-        const float *src = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->m : e->v, u);
-        if (e->stage == 0) src += own; /* stage 0 keeps whole units */
+        const float *src = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->buf.m : e->buf.v, u);
+        if (e->plan.stage == 0) src += own; /* stage 0 keeps whole units */
         if (e->be.copy(e->be.ctx, stage_buf, src, c * 4, ZERO_STREAM_COMM, fail) != ZERO_OK ||
             zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
             return fail->code;
@@ -9325,7 +9511,7 @@ typedef struct zero__ck_rank_writer {
 static int zero__ck_fill_rank(int fd, void *arg, zero_error *err) {
     zero__ck_rank_writer *w = (zero__ck_rank_writer *)arg;
     zero_engine *e = w->e;
-    const zero_layout *l = e->L;
+    const zero_layout *l = e->plan.layout;
     int64_t S = l->shard_numel;
     unsigned char h[ZERO__CK_HDR];
     int what, u;
@@ -9368,7 +9554,7 @@ static int zero__ck_fill_rank(int fd, void *arg, zero_error *err) {
         ZERO_FREE(t);
     }
     /* the body CRC covers the block table (each block has its own) */
-    zero__ck_header(h, ZERO__CK_RANK, (uint64_t)(3 * S * 4 + 3 * w->blocks * 4), tcrc, e->rank, e->world, (uint64_t)S,
+    zero__ck_header(h, ZERO__CK_RANK, (uint64_t)(3 * S * 4 + 3 * w->blocks * 4), tcrc, e->plan.rank, e->plan.world, (uint64_t)S,
                     w->id);
     if (lseek(fd, 0, SEEK_SET) == (off_t)-1 || !zero__ck_write_all(fd, h, sizeof h)) goto io;
     return 1;
@@ -9385,29 +9571,29 @@ typedef struct zero__ck_meta_writer {
 } zero__ck_meta_writer;
 
 static size_t zero__ck_meta_body(const zero_engine *e, unsigned char *b) {
-    const zero_layout *l = e->L;
-    const zero_loss_scaler *s = &e->scaler;
+    const zero_layout *l = e->plan.layout;
+    const zero_loss_scaler *s = &e->run.scaler;
     size_t n = 0;
     int t;
     uint32_t udig = 0;
     int u;
 #define ZERO__W64(v) do { if (b) zero__ck_put64(b + n, (uint64_t)(v)); n += 8; } while (0)
 #define ZERO__WD(v) do { double d_ = (v); uint64_t q_; memcpy(&q_, &d_, 8); ZERO__W64(q_); } while (0)
-    ZERO__W64(e->world);
-    ZERO__W64(e->stage);
-    ZERO__W64(e->dt);
-    ZERO__W64(e->n_tensors);
+    ZERO__W64(e->plan.world);
+    ZERO__W64(e->plan.stage);
+    ZERO__W64(e->plan.cdt);
+    ZERO__W64(e->plan.n_tensors);
     ZERO__W64(e->cfg.zero_optimization.reduce_bucket_size);
-    ZERO__W64(e->stage == 3 ? e->cfg.zero_optimization.stage3_param_persistence_threshold : 0);
-    ZERO__W64(e->stage == 3 ? e->cfg.zero_optimization.stage3_model_persistence_threshold : 0);
-    ZERO__W64(e->global_steps);
-    ZERO__W64(e->skipped_steps);
-    ZERO__W64(e->applied_steps);
-    ZERO__W64(e->sched_it);
-    ZERO__WD((double)e->beta1_t);
-    ZERO__WD((double)e->beta2_t);
-    ZERO__WD(e->last_b1);
-    ZERO__WD(e->last_b2);
+    ZERO__W64(e->plan.stage == 3 ? e->cfg.zero_optimization.stage3_param_persistence_threshold : 0);
+    ZERO__W64(e->plan.stage == 3 ? e->cfg.zero_optimization.stage3_model_persistence_threshold : 0);
+    ZERO__W64(e->run.global_steps);
+    ZERO__W64(e->run.skipped_steps);
+    ZERO__W64(e->run.applied_steps);
+    ZERO__W64(e->run.sched_it);
+    ZERO__WD((double)e->run.beta1_t);
+    ZERO__WD((double)e->run.beta2_t);
+    ZERO__WD(e->run.last_b1);
+    ZERO__WD(e->run.last_b2);
     ZERO__WD(s->cur_scale);
     ZERO__W64(s->cur_hysteresis);
     ZERO__W64(s->cur_iter);
@@ -9419,14 +9605,14 @@ static size_t zero__ck_meta_body(const zero_engine *e, unsigned char *b) {
     }
     ZERO__W64(l->n_units);
     ZERO__W64(udig);
-    for (t = 0; t < e->n_tensors; t++) {
+    for (t = 0; t < e->plan.n_tensors; t++) {
         size_t len = strlen(l->names[t]);
         int k;
         ZERO__W64(l->numel[t]);
-        ZERO__W64(e->tflags[t]);
-        ZERO__W64((int64_t)e->tgroup[t]);
-        ZERO__W64(e->tndim[t]);
-        for (k = 0; k < e->tndim[t]; k++) ZERO__W64(e->tshape[(size_t)t * ZERO_MAX_DIMS + (size_t)k]);
+        ZERO__W64(e->plan.tflags[t]);
+        ZERO__W64((int64_t)e->plan.tgroup[t]);
+        ZERO__W64(e->plan.tndim[t]);
+        for (k = 0; k < e->plan.tndim[t]; k++) ZERO__W64(e->plan.tshape[(size_t)t * ZERO_MAX_DIMS + (size_t)k]);
         ZERO__W64(len);
         if (b) memcpy(b + n, l->names[t], len);
         n += len;
@@ -9446,7 +9632,7 @@ static int zero__ck_fill_meta(int fd, void *arg, zero_error *err) {
         return 0;
     }
     zero__ck_meta_body(e, b + ZERO__CK_HDR);
-    zero__ck_header(b, ZERO__CK_META, n, zero__crc32c(0, b + ZERO__CK_HDR, n), 0, e->world, 0, id);
+    zero__ck_header(b, ZERO__CK_META, n, zero__crc32c(0, b + ZERO__CK_HDR, n), 0, e->plan.world, 0, id);
     ok = zero__ck_write_all(fd, b, ZERO__CK_HDR + n);
     ZERO_FREE(b);
     if (!ok)
@@ -9466,19 +9652,19 @@ static int zero__ck_fill_text(int fd, void *arg, zero_error *err) {
 
 /* Every rank's flag summed (a barrier with agreement): 0 when all were 0. */
 static zero_result zero__ck_agree(zero_engine *e, double mine, double *sum) {
-    e->stats_host[0] = mine;
-    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.copy(e->be.ctx, e->stats_dev, e->stats_host, sizeof(double),
+    e->buf.stats_host[0] = mine;
+    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.copy(e->be.ctx, e->buf.stats_dev, e->buf.stats_host, sizeof(double),
                                                         ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "checkpoint: agreement", zero__all_reduce(e, e->stats_dev, e->stats_dev, 1,
+    ZERO__TRY_BE(e, "checkpoint: agreement", zero__all_reduce(e, e->buf.stats_dev, e->buf.stats_dev, 1,
                                                               (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM,
                                                               &be_err_));
-    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.copy(e->be.ctx, e->stats_host, e->stats_dev, sizeof(double),
+    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.copy(e->be.ctx, e->buf.stats_host, e->buf.stats_dev, sizeof(double),
                                                         ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.memset0(e->be.ctx, e->stats_dev, sizeof(double), ZERO_STREAM_COMM,
+    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.memset0(e->be.ctx, e->buf.stats_dev, sizeof(double), ZERO_STREAM_COMM,
                                                            &be_err_));
     ZERO__TRY_BE(e, "checkpoint: agreement", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
-    *sum = e->stats_host[0];
-    e->stats_host[0] = 0;
+    *sum = e->buf.stats_host[0];
+    e->buf.stats_host[0] = 0;
     return ZERO_OK;
 }
 
@@ -9487,7 +9673,7 @@ static zero_result zero__ck_scratch(zero_engine *e, float **buf, void **tile, vo
     int64_t maxc = 0;
     int u;
     zero_error be;
-    for (u = 0; u < e->n_units; u++) maxc = zero__max_i64(maxc, e->L->units[u].chunk);
+    for (u = 0; u < e->plan.n_units; u++) maxc = zero__max_i64(maxc, e->plan.layout->units[u].chunk);
     *buf = (float *)ZERO_MALLOC((size_t)maxc * 4 + 4);
     *tile = *stage_buf = NULL;
     if (!*buf) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "checkpoint: staging");
@@ -9509,11 +9695,11 @@ static void zero__ck_scratch_free(zero_engine *e, float *buf, void *tile, void *
 
 static zero_result zero__ck_between_steps(zero_engine *e, const char *fn) {
     zero_result r;
-    if (e->touched || e->micro > 0)
+    if (e->grad.touched || e->run.micro > 0)
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "%s: gradients of a step are pending; call it before the "
                                                           "first zero_grad or after zero_step", fn);
-    if (e->dpu_pending && (r = zero__dpu_wait(e)) != ZERO_OK) return r; /* the delayed Adam writes the state */
-    if (e->pstore) { /* the step's parameter writes behind: complete before the files are read or rewritten */
+    if (e->dpu.pending && (r = zero__dpu_wait(e)) != ZERO_OK) return r; /* the delayed Adam writes the state */
+    if (e->poff.pstore) { /* the step's parameter writes behind: complete before the files are read or rewritten */
         zero_error first;
         zero__ok(&first);
         zero__pbuf_drain(e, &first);
@@ -9552,17 +9738,17 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
        save's files; the others learn both from the agreement sums */
     {
         double k = 0, id = 0, sum;
-        if (e->rank == 0) {
+        if (e->plan.rank == 0) {
             struct stat st;
             struct timespec ts;
             if (mkdir(dir, 0755) != 0 && errno != EEXIST) k = -1;
             for (; k >= 0 && k < 1e6; k++) {
-                if (k == 0) snprintf(tdir, sizeof tdir, "%s/step%lld", dir, (long long)e->global_steps);
-                else snprintf(tdir, sizeof tdir, "%s/step%lld.%d", dir, (long long)e->global_steps, (int)k);
+                if (k == 0) snprintf(tdir, sizeof tdir, "%s/step%lld", dir, (long long)e->run.global_steps);
+                else snprintf(tdir, sizeof tdir, "%s/step%lld.%d", dir, (long long)e->run.global_steps, (int)k);
                 if (stat(tdir, &st) != 0) break;
             }
             timespec_get(&ts, TIME_UTC);
-            id = (double)(((uint64_t)ts.tv_sec * 1000003u + (uint64_t)ts.tv_nsec + (uint64_t)e->global_steps * 7919u) &
+            id = (double)(((uint64_t)ts.tv_sec * 1000003u + (uint64_t)ts.tv_nsec + (uint64_t)e->run.global_steps * 7919u) &
                           (((uint64_t)1 << 52) - 1));
         }
         if ((r = zero__ck_agree(e, k, &sum)) != ZERO_OK) {
@@ -9580,8 +9766,8 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
             if (err) *err = e->err;
             return r;
         }
-        if (k == 0) snprintf(tag, sizeof tag, "step%lld", (long long)e->global_steps);
-        else snprintf(tag, sizeof tag, "step%lld.%d", (long long)e->global_steps, (int)k);
+        if (k == 0) snprintf(tag, sizeof tag, "step%lld", (long long)e->run.global_steps);
+        else snprintf(tag, sizeof tag, "step%lld.%d", (long long)e->run.global_steps, (int)k);
     }
     snprintf(tdir, sizeof tdir, "%s/%s", dir, tag);
     /* every rank: the directory (EEXIST: another rank made it) */
@@ -9592,7 +9778,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     memset(&w, 0, sizeof w);
     w.e = e;
     w.id = w_id;
-    w.blocks = (e->L->shard_numel + ZERO_CKPT_BLOCK - 1) / ZERO_CKPT_BLOCK;
+    w.blocks = (e->plan.layout->shard_numel + ZERO_CKPT_BLOCK - 1) / ZERO_CKPT_BLOCK;
     if (!bad) {
         w.crc = (uint32_t *)ZERO_MALLOC(sizeof(uint32_t) * (size_t)(3 * w.blocks + 1));
         if (!w.crc || zero__ck_scratch(e, &w.buf, &w.tile, &w.stage_buf) != ZERO_OK) {
@@ -9600,7 +9786,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
             if (err) *err = e->err;
             return e->err.code ? e->err.code : ZERO_ERR_OUT_OF_MEMORY;
         }
-        snprintf(path, sizeof path, "%s/rank%05d.zck", tdir, e->rank);
+        snprintf(path, sizeof path, "%s/rank%05d.zck", tdir, e->plan.rank);
         if (zero__ck_commit_file(path, zero__ck_fill_rank, &w, &fe) != ZERO_OK) bad = 1;
         zero__ck_scratch_free(e, w.buf, w.tile, w.stage_buf);
         ZERO_FREE(w.crc);
@@ -9624,7 +9810,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
             return r;
         }
     }
-    if (e->rank == 0) {
+    if (e->plan.rank == 0) {
         zero__ck_meta_writer mw;
         zero__ck_text lt;
         char latest[ZERO_PATH_MAX + 16];
@@ -9645,7 +9831,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
             return r;
         }
         if (sum > 0) {
-            r = zero__efail(e, e->rank == 0 ? fe.item : ZERO_MSG_FILE_WRITE, "zero_save: %s", e->rank == 0 ? fe.msg
+            r = zero__efail(e, e->plan.rank == 0 ? fe.item : ZERO_MSG_FILE_WRITE, "zero_save: %s", e->plan.rank == 0 ? fe.msg
                             : "rank 0 could not write the metadata or the latest pointer (see its error)");
             if (err) *err = e->err;
             return r;
@@ -9978,10 +10164,10 @@ static zero_result zero__ck_read(zero__ck_reader *rd, int r, int what, int64_t o
    tmap: this engine's tensor -> the saved one. */
 static zero_result zero__ck_fill_range(zero_engine *e, zero__ck_reader *rd, const zero_layout *ol, const int *tmap, int u,
                                        int64_t lo, int64_t hi, int what, float *out, zero_error *err) {
-    int k, n = zero__unit_segments(e->L, u, lo, hi, e->segtmp, e->L->units[u].last_tensor - e->L->units[u].first_tensor + 1);
+    int k, n = zero__unit_segments(e->plan.layout, u, lo, hi, e->buf.segtmp, e->plan.layout->units[u].last_tensor - e->plan.layout->units[u].first_tensor + 1);
     memset(out, 0, sizeof(float) * (size_t)(hi - lo)); /* gaps and padding */
     for (k = 0; k < n; k++) {
-        const zero__seg *sg = &e->segtmp[k];
+        const zero__seg *sg = &e->buf.segtmp[k];
         int ot = tmap[sg->tensor];
         int64_t toff = sg->tensor_off, left = sg->count;
         float *dst = out + (sg->unit_off - lo);
@@ -10007,8 +10193,8 @@ static zero_result zero__ck_fill_range(zero_engine *e, zero__ck_reader *rd, cons
    v (trainable) and the compute-dtype parameters, wherever they live. */
 static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const zero_layout *ol, const int *tmap, int u,
                                      float *vals, void *tile, void *stage_buf, zero_error *err) {
-    const zero_unit *x = &e->L->units[u];
-    int64_t lo = e->stage == 0 ? 0 : (int64_t)e->rank * x->chunk, n = e->stage == 0 ? x->padded : x->chunk;
+    const zero_unit *x = &e->plan.layout->units[u];
+    int64_t lo = e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk, n = e->plan.stage == 0 ? x->padded : x->chunk;
     int64_t hi = zero__min_i64(lo + n, x->numel);
     int what;
     zero_result res;
@@ -10018,33 +10204,33 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
         if ((res = zero__ck_fill_range(e, rd, ol, tmap, u, lo, hi, what, vals, err)) != ZERO_OK) return res;
         if (hi - lo < n) memset(vals + (hi - lo), 0, sizeof(float) * (size_t)(n - (hi - lo)));
         if (what == 0) { /* the compute-dtype parameters: where they live */
-            zero__host_cast(stage_buf, e->dt, vals, n);
-            if (e->poff == ZERO_OFFLOAD_NVME) {
+            zero__host_cast(stage_buf, e->plan.cdt, vals, n);
+            if (e->poff.device == ZERO_OFFLOAD_NVME) {
                 void *req = NULL;
-                if (e->be.tiles_write(e->pstore, u, stage_buf, (size_t)n * e->d, &req, err) != ZERO_OK ||
-                    e->be.tiles_wait(e->pstore, req, err) != ZERO_OK)
+                if (e->be.tiles_write(e->poff.pstore, u, stage_buf, (size_t)n * e->plan.csize, &req, err) != ZERO_OK ||
+                    e->be.tiles_wait(e->poff.pstore, req, err) != ZERO_OK)
                     return err->code;
-            } else if (e->be.copy(e->be.ctx, zero__param_own(e, u), stage_buf, (size_t)n * e->d, ZERO_STREAM_COMM, err) !=
+            } else if (e->be.copy(e->be.ctx, zero__param_own(e, u), stage_buf, (size_t)n * e->plan.csize, ZERO_STREAM_COMM, err) !=
                            ZERO_OK ||
                        zero__sync(e, ZERO_STREAM_COMM, err) != ZERO_OK) {
                 return err->code;
             }
             if (x->frozen || zero__master_is_params(e)) continue;
         }
-        if (e->nvme) { /* master | m | v in the unit's tile */
+        if (e->nvme.on) { /* master | m | v in the unit's tile */
             memcpy((float *)tile + (size_t)what * (size_t)n, vals, sizeof(float) * (size_t)n);
             continue;
         }
-        dst = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->m : e->v, u);
+        dst = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->buf.m : e->buf.v, u);
         memcpy(stage_buf, vals, sizeof(float) * (size_t)n);
         if (e->be.copy(e->be.ctx, dst, stage_buf, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK ||
             zero__sync(e, ZERO_STREAM_COMM, err) != ZERO_OK)
             return err->code;
     }
-    if (e->nvme && !x->frozen) {
+    if (e->nvme.on && !x->frozen) {
         void *req = NULL;
-        if (e->be.tiles_write(e->store, u, tile, 12 * (size_t)n, &req, err) != ZERO_OK ||
-            e->be.tiles_wait(e->store, req, err) != ZERO_OK)
+        if (e->be.tiles_write(e->nvme.store, u, tile, 12 * (size_t)n, &req, err) != ZERO_OK ||
+            e->be.tiles_wait(e->nvme.store, req, err) != ZERO_OK)
             return err->code;
     }
     return ZERO_OK;
@@ -10075,26 +10261,26 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
     if (!mb) goto fail;
     if (zero__ck_meta_read(mb, mn, path, &m, &fe) != ZERO_OK) goto fail;
     /* the model: the same tensors by name and size */
-    if (m.n_tensors != e->n_tensors || m.dtype != e->dt) {
+    if (m.n_tensors != e->plan.n_tensors || m.dtype != e->plan.cdt) {
         zero__fail(&fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: %lld tensors in %s, the engine has %d in %s", path,
-                   (long long)m.n_tensors, zero_dtype_name((zero_dtype)m.dtype), e->n_tensors, zero_dtype_name(e->dt));
+                   (long long)m.n_tensors, zero_dtype_name((zero_dtype)m.dtype), e->plan.n_tensors, zero_dtype_name(e->plan.cdt));
         goto fail;
     }
-    tmap = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->n_tensors);
+    tmap = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->plan.n_tensors);
     if (!tmap) {
         zero__fail(&fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: tensor map");
         goto fail;
     }
-    for (t = 0; t < e->n_tensors; t++) {
+    for (t = 0; t < e->plan.n_tensors; t++) {
         int k, found = -1;
         for (k = 0; k < m.n_tensors && found < 0; k++)
-            if (strcmp(m.tensors[k].name, e->L->names[t]) == 0) found = k;
-        if (found < 0 || m.tensors[found].numel != e->L->numel[t] ||
-            (m.tensors[found].flags & ZERO_TENSOR_FROZEN) != (e->tflags[t] & ZERO_TENSOR_FROZEN)) {
+            if (strcmp(m.tensors[k].name, e->plan.layout->names[t]) == 0) found = k;
+        if (found < 0 || m.tensors[found].numel != e->plan.layout->numel[t] ||
+            (m.tensors[found].flags & ZERO_TENSOR_FROZEN) != (e->plan.tflags[t] & ZERO_TENSOR_FROZEN)) {
             zero__fail(&fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
                        found < 0 ? "%s: the engine's tensor '%s' is not in the checkpoint"
                                  : "%s: tensor '%s' differs (elements or frozen-ness) from the checkpoint's",
-                       path, e->L->names[t]);
+                       path, e->plan.layout->names[t]);
             goto fail;
         }
         tmap[t] = found;
@@ -10141,16 +10327,16 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
        touches is checked first (a corrupt checkpoint leaves the engine as it was) */
     {
         int64_t maxn = 0;
-        for (u = 0; u < e->n_units; u++) maxn = zero__max_i64(maxn, e->stage == 0 ? e->L->units[u].padded : e->L->units[u].chunk);
+        for (u = 0; u < e->plan.n_units; u++) maxn = zero__max_i64(maxn, e->plan.stage == 0 ? e->plan.layout->units[u].padded : e->plan.layout->units[u].chunk);
         vals = (float *)ZERO_MALLOC(sizeof(float) * (size_t)maxn + 4);
         if (!vals) {
             zero__fail(&fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: staging");
             goto fail;
         }
-        for (u = 0; u < e->n_units; u++) {
-            const zero_unit *x = &e->L->units[u];
-            int64_t lo = e->stage == 0 ? 0 : (int64_t)e->rank * x->chunk;
-            int64_t hi = zero__min_i64(lo + (e->stage == 0 ? x->padded : x->chunk), x->numel);
+        for (u = 0; u < e->plan.n_units; u++) {
+            const zero_unit *x = &e->plan.layout->units[u];
+            int64_t lo = e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk;
+            int64_t hi = zero__min_i64(lo + (e->plan.stage == 0 ? x->padded : x->chunk), x->numel);
             int what;
             for (what = 0; what < (x->frozen ? 1 : 3) && hi > lo; what++)
                 if (zero__ck_fill_range(e, &rd, ol, tmap, u, lo, hi, what, vals, &fe) != ZERO_OK) goto fail;
@@ -10175,52 +10361,52 @@ agree:
         int64_t maxn = 0;
         zero_error be;
         zero__ok(&be);
-        for (u = 0; u < e->n_units; u++) maxn = zero__max_i64(maxn, e->stage == 0 ? e->L->units[u].padded : e->L->units[u].chunk);
+        for (u = 0; u < e->plan.n_units; u++) maxn = zero__max_i64(maxn, e->plan.stage == 0 ? e->plan.layout->units[u].padded : e->plan.layout->units[u].chunk);
         if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxn * 12 + 64, &tile, &be) != ZERO_OK ||
             e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxn * 4 + 64, &stage_buf, &be) != ZERO_OK) {
             r = zero__ebackend(e, &be, "zero_load: staging");
             e->broken = 0; /* nothing changed yet */
             goto out;
         }
-        if (e->pstore) /* the parameter cache holds the old values */
-            for (t = 0; t < e->n_pbuf; t++) e->pbuf_unit[t] = -1;
-        for (u = 0; u < e->n_units; u++)
+        if (e->poff.pstore) /* the parameter cache holds the old values */
+            for (t = 0; t < e->poff.n_pbuf; t++) e->poff.pbuf_unit[t] = -1;
+        for (u = 0; u < e->plan.n_units; u++)
             if (zero__ck_unit_set(e, &rd, ol, tmap, u, vals, tile, stage_buf, &be) != ZERO_OK) {
                 /* the files passed every check a moment ago: the state is now partly replaced */
                 r = zero__ebackend(e, &be, "zero_load: while replacing the engine's state");
                 goto out;
             }
-        if (e->stage == 1 || e->stage == 2) {
-            for (u = 0; u < e->n_units; u++) {
-                const zero_unit *x = &e->L->units[u];
+        if (e->plan.stage == 1 || e->plan.stage == 2) {
+            for (u = 0; u < e->plan.n_units; u++) {
+                const zero_unit *x = &e->plan.layout->units[u];
                 if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) goto out;
-                if (zero__all_gather(e, zero__param_own(e, u), zero__bp(e, e->params, x->offset, e->d), (size_t)x->chunk,
-                                     e->dt, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+                if (zero__all_gather(e, zero__param_own(e, u), zero__at(e->buf.params, x->offset, e->plan.csize), (size_t)x->chunk,
+                                     e->plan.cdt, ZERO_STREAM_COMM, &be) != ZERO_OK) {
                     r = zero__ebackend(e, &be, "zero_load: all_gather of parameters");
                     goto out;
                 }
             }
-        } else if (e->stage == 3) {
+        } else if (e->plan.stage == 3) {
             int s;
-            for (s = 0; s < e->n_spans; s++) {
+            for (s = 0; s < e->plan.n_spans; s++) {
                 if (!e->spans[s].persistent) zero__pool_drop(e, s);
                 else if ((r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK) goto out;
             }
         }
-        e->global_steps = m.global_steps;
-        e->skipped_steps = m.skipped_steps;
-        e->applied_steps = m.applied_steps;
-        e->sched_it = m.sched_it;
-        e->beta1_t = (float)m.beta1_t;
-        e->beta2_t = (float)m.beta2_t;
-        e->last_b1 = m.last_b1;
-        e->last_b2 = m.last_b2;
-        e->scaler.cur_scale = m.cur_scale;
-        e->scaler.cur_hysteresis = (int)m.cur_hysteresis;
-        e->scaler.cur_iter = m.cur_iter;
-        e->scaler.last_overflow_iter = m.last_overflow_iter;
-        e->dpu_pending = 0; /* a delayed update of the state before is void now */
-        if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->ev_comm)) != ZERO_OK) goto out;
+        e->run.global_steps = m.global_steps;
+        e->run.skipped_steps = m.skipped_steps;
+        e->run.applied_steps = m.applied_steps;
+        e->run.sched_it = m.sched_it;
+        e->run.beta1_t = (float)m.beta1_t;
+        e->run.beta2_t = (float)m.beta2_t;
+        e->run.last_b1 = m.last_b1;
+        e->run.last_b2 = m.last_b2;
+        e->run.scaler.cur_scale = m.cur_scale;
+        e->run.scaler.cur_hysteresis = (int)m.cur_hysteresis;
+        e->run.scaler.cur_iter = m.cur_iter;
+        e->run.scaler.last_overflow_iter = m.last_overflow_iter;
+        e->dpu.pending = 0; /* a delayed update of the state before is void now */
+        if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) goto out;
         if (zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK) {
             r = zero__ebackend(e, &be, "zero_load: sync");
             goto out;
@@ -10267,22 +10453,22 @@ static size_t zero__st_header(const zero_engine *e, zero_dtype dt, char *h, size
         int w_ = snprintf(h ? h + (n < cap ? n : cap) : NULL, h && n < cap ? cap - n : 0, __VA_ARGS__); \
         if (w_ > 0) n += (size_t)w_;                                                              \
     } while (0)
-    ZERO__SP("{\"__metadata__\":{\"format\":\"pt\",\"writer\":\"zero\",\"step\":\"%lld\"}", (long long)e->global_steps);
-    for (t = 0; t < e->n_tensors; t++) {
+    ZERO__SP("{\"__metadata__\":{\"format\":\"pt\",\"writer\":\"zero\",\"step\":\"%lld\"}", (long long)e->run.global_steps);
+    for (t = 0; t < e->plan.n_tensors; t++) {
         const char *c;
         ZERO__SP(",\"");
-        for (c = e->L->names[t]; *c; c++) {
+        for (c = e->plan.layout->names[t]; *c; c++) {
             unsigned char u = (unsigned char)*c;
             if (u == '"' || u == '\\') ZERO__SP("\\%c", u);
             else if (u < 0x20) ZERO__SP("\\u%04x", u);
             else ZERO__SP("%c", u);
         }
         ZERO__SP("\":{\"dtype\":\"%s\",\"shape\":[", dt == ZERO_DTYPE_FP32 ? "F32" : dt == ZERO_DTYPE_FP16 ? "F16" : "BF16");
-        if (e->tndim[t] == 0) ZERO__SP("%lld", (long long)e->L->numel[t]);
-        for (k = 0; k < e->tndim[t]; k++) ZERO__SP("%s%lld", k ? "," : "", (long long)e->tshape[(size_t)t * ZERO_MAX_DIMS + (size_t)k]);
+        if (e->plan.tndim[t] == 0) ZERO__SP("%lld", (long long)e->plan.layout->numel[t]);
+        for (k = 0; k < e->plan.tndim[t]; k++) ZERO__SP("%s%lld", k ? "," : "", (long long)e->plan.tshape[(size_t)t * ZERO_MAX_DIMS + (size_t)k]);
         ZERO__SP("],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
-                 (unsigned long long)(off + (uint64_t)e->L->numel[t] * es));
-        off += (uint64_t)e->L->numel[t] * es;
+                 (unsigned long long)(off + (uint64_t)e->plan.layout->numel[t] * es));
+        off += (uint64_t)e->plan.layout->numel[t] * es;
     }
     ZERO__SP("}");
     while (n % 8) ZERO__SP(" ");
@@ -10306,10 +10492,10 @@ static int zero__st_fill(int fd, void *arg, zero_error *err) {
     zero__ck_put64(len, (uint64_t)hn);
     if (ok && (!zero__ck_write_all(fd, len, 8) || !zero__ck_write_all(fd, h, hn))) ok = 0;
     ZERO_FREE(h);
-    for (t = 0; t < e->n_tensors; t++) {
+    for (t = 0; t < e->plan.n_tensors; t++) {
         int64_t o;
-        for (o = 0; o < e->L->numel[t]; o += ZERO_EXPORT_PIECE) {
-            int64_t n = zero__min_i64(ZERO_EXPORT_PIECE, e->L->numel[t] - o);
+        for (o = 0; o < e->plan.layout->numel[t]; o += ZERO_EXPORT_PIECE) {
+            int64_t n = zero__min_i64(ZERO_EXPORT_PIECE, e->plan.layout->numel[t] - o);
             if (zero_read_state(e, t, ZERO_STATE_MASTER, o, n, w->buf) != ZERO_OK) {
                 w->failed_collective = 1;
                 *err = e->err;
@@ -10351,7 +10537,7 @@ ZERO__DEF zero_result zero_export_safetensors(zero_engine *e, const char *path, 
         if (err) *err = e->err;
         return r;
     }
-    if (e->rank == 0) { /* rank 0 takes part in the reads even when it cannot write */
+    if (e->plan.rank == 0) { /* rank 0 takes part in the reads even when it cannot write */
         char tmp[ZERO_PATH_MAX + 16];
         int fd;
         snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -10403,25 +10589,25 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
     if (!out) return ZERO_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (!zero__engine_live(e)) return ZERO_ERR_STATE;
-    memcpy(out->planned, e->planned, sizeof out->planned);
-    memcpy(out->allocated, e->allocated, sizeof out->allocated);
+    memcpy(out->planned, e->mem.planned, sizeof out->planned);
+    memcpy(out->allocated, e->mem.allocated, sizeof out->allocated);
     for (c = 0; c < ZERO_MEM_CATEGORY_COUNT; c++)
-        for (k = 0; k < ZERO_MEM_KIND_COUNT; k++) out->planned_total[k] += e->planned[c][k];
-    for (u = 0; u < e->n_units; u++) {
-        const zero_unit *x = &e->L->units[u];
+        for (k = 0; k < ZERO_MEM_KIND_COUNT; k++) out->planned_total[k] += e->mem.planned[c][k];
+    for (u = 0; u < e->plan.n_units; u++) {
+        const zero_unit *x = &e->plan.layout->units[u];
         out->padded_params += x->padded;
     }
-    for (k = 0; k < e->n_tensors; k++) {
-        out->params += e->L->numel[k];
-        if (!(e->tflags[k] & ZERO_TENSOR_FROZEN)) out->trainable_params += e->L->numel[k];
+    for (k = 0; k < e->plan.n_tensors; k++) {
+        out->params += e->plan.layout->numel[k];
+        if (!(e->plan.tflags[k] & ZERO_TENSOR_FROZEN)) out->trainable_params += e->plan.layout->numel[k];
     }
-    out->shard_params = e->L->shard_numel;
-    out->units = e->n_units;
-    out->world = e->world;
-    out->stage = e->stage;
-    out->dtype = e->dt;
-    out->accum_dtype = e->adt;
-    out->nvme_bytes = e->nvme_bytes;
+    out->shard_params = e->plan.layout->shard_numel;
+    out->units = e->plan.n_units;
+    out->world = e->plan.world;
+    out->stage = e->plan.stage;
+    out->dtype = e->plan.cdt;
+    out->accum_dtype = e->plan.adt;
+    out->nvme_bytes = e->nvme.nvme_bytes;
     return ZERO_OK;
 }
 
@@ -10469,20 +10655,20 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
     int k;
     if ((r = zero__enter(e, "zero_read_state")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_read_state")) != ZERO_OK)
         return r;
-    l = e->L;
+    l = e->plan.layout;
     if ((unsigned)what >= ZERO_STATE_KIND_COUNT || !out || offset < 0 || count < 0 || offset + count > l->numel[t])
         return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_read_state('%s'): range [%lld, %lld) of %lld elements, what %d",
                            zero__tname(e, t), (long long)offset, (long long)(offset + count), (long long)l->numel[t],
                            (int)what);
-    if ((e->tflags[t] & ZERO_TENSOR_FROZEN) && what != ZERO_STATE_MASTER)
+    if ((e->plan.tflags[t] & ZERO_TENSOR_FROZEN) && what != ZERO_STATE_MASTER)
         return zero__efail(e, ZERO_MSG_ENGINE_FROZEN, "zero_read_state('%s'): a frozen tensor has no Adam state",
                            zero__tname(e, t));
-    if (e->touched || e->micro > 0)
+    if (e->grad.touched || e->run.micro > 0)
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "zero_read_state('%s'): gradients of this step are pending; "
                                                           "read state before the first zero_grad or after zero_step",
                            zero__tname(e, t));
     /* a delayed Adam still running writes the state read here */
-    if (e->dpu_pending && (r = zero__dpu_wait(e)) != ZERO_OK) return r;
+    if (e->dpu.pending && (r = zero__dpu_wait(e)) != ZERO_OK) return r;
     for (k = 0; k < l->places[t].n_units; k++) maxpad = zero__max_i64(maxpad, l->units[l->places[t].first_unit + k].padded);
     {
         zero_error be;
@@ -10500,11 +10686,11 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         }
         tmp_host = (unsigned char *)p;
     }
-    if ((e->nvme && !(e->tflags[t] & ZERO_TENSOR_FROZEN) && !(what == ZERO_STATE_MASTER && zero__master_is_params(e))) ||
-        (e->poff == ZERO_OFFLOAD_NVME && (e->tflags[t] & ZERO_TENSOR_FROZEN))) {
+    if ((e->nvme.on && !(e->plan.tflags[t] & ZERO_TENSOR_FROZEN) && !(what == ZERO_STATE_MASTER && zero__master_is_params(e))) ||
+        (e->poff.device == ZERO_OFFLOAD_NVME && (e->plan.tflags[t] & ZERO_TENSOR_FROZEN))) {
         zero_error be;
         zero__ok(&be);
-        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, e->nvme ? e->tile_bytes : e->ptile_bytes, &tile, &be) != ZERO_OK) {
+        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, e->nvme.on ? e->nvme.tile_bytes : e->poff.ptile_bytes, &tile, &be) != ZERO_OK) {
             e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
             e->be.free(e->be.ctx, ZERO_MEM_PINNED, tmp_host);
             return zero__ebackend(e, &be, "zero_read_state: tile staging");
@@ -10517,28 +10703,28 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         zero_dtype sdt = ZERO_DTYPE_FP32;
         const void *src = NULL;
         zero_error be;
-        int local = e->stage == 0;
+        int local = e->plan.stage == 0;
         zero__ok(&be);
         n = zero__min_i64(count - done, x->numel - in);
         if (l->piece[t] == 0) n = zero__min_i64(n, l->numel[t] - (offset + done));
         if (x->frozen || (what == ZERO_STATE_MASTER && zero__master_is_params(e))) {
-            sdt = e->dt;
-            if (e->poff != ZERO_OFFLOAD_NVME)
-                src = e->stage == 0 ? zero__bp(e, e->params, x->offset, e->d) : zero__param_own(e, u);
-            if (e->stage == 1 || e->stage == 2) local = 1, src = zero__bp(e, e->params, x->offset, e->d);
-            if (e->poff == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
+            sdt = e->plan.cdt;
+            if (e->poff.device != ZERO_OFFLOAD_NVME)
+                src = e->plan.stage == 0 ? zero__at(e->buf.params, x->offset, e->plan.csize) : zero__param_own(e, u);
+            if (e->plan.stage == 1 || e->plan.stage == 2) local = 1, src = zero__at(e->buf.params, x->offset, e->plan.csize);
+            if (e->poff.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
                 void *req = NULL;
-                if (e->be.tiles_read(e->pstore, u, tile, (size_t)x->chunk * e->d, &req, &be) != ZERO_OK ||
-                    e->be.tiles_wait(e->pstore, req, &be) != ZERO_OK) {
+                if (e->be.tiles_read(e->poff.pstore, u, tile, (size_t)x->chunk * e->plan.csize, &req, &be) != ZERO_OK ||
+                    e->be.tiles_wait(e->poff.pstore, req, &be) != ZERO_OK) {
                     r = zero__ebackend(e, &be, "zero_read_state: NVMe read of a parameter tile");
                     break;
                 }
                 src = tile;
             }
-        } else if (e->nvme) { /* the unit's tile from the file: master | m | v */
+        } else if (e->nvme.on) { /* the unit's tile from the file: master | m | v */
             void *req = NULL;
-            if (e->be.tiles_read(e->store, u, tile, 12 * (size_t)x->chunk, &req, &be) != ZERO_OK ||
-                e->be.tiles_wait(e->store, req, &be) != ZERO_OK) {
+            if (e->be.tiles_read(e->nvme.store, u, tile, 12 * (size_t)x->chunk, &req, &be) != ZERO_OK ||
+                e->be.tiles_wait(e->nvme.store, req, &be) != ZERO_OK) {
                 r = zero__ebackend(e, &be, "zero_read_state: NVMe read of an optimizer tile");
                 break;
             }
@@ -10546,10 +10732,10 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         } else if (what == ZERO_STATE_MASTER) {
             src = zero__master_at(e, u);
         } else {
-            src = zero__mom_at(e, what == ZERO_STATE_EXP_AVG ? e->m : e->v, u);
+            src = zero__mom_at(e, what == ZERO_STATE_EXP_AVG ? e->buf.m : e->buf.v, u);
         }
         if (local) {
-            if (e->be.copy(e->be.ctx, tmp_host, zero__bp(e, (void *)(uintptr_t)src, in, zero_dtype_size(sdt)),
+            if (e->be.copy(e->be.ctx, tmp_host, zero__at((void *)(uintptr_t)src, in, zero_dtype_size(sdt)),
                            (size_t)n * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be) != ZERO_OK ||
                 zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
                 r = zero__ebackend(e, &be, "zero_read_state: copy");
@@ -10561,8 +10747,8 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
             /* state kept off the device (offload) joins the gather from device staging */
             size_t es = zero_dtype_size(sdt);
             int params = x->frozen || (what == ZERO_STATE_MASTER && zero__master_is_params(e));
-            if (params ? e->poff != ZERO_OFFLOAD_NONE : e->offload) {
-                void *own = zero__bp(e, tmp_dev, (int64_t)e->rank * x->chunk, es);
+            if (params ? e->poff.device != ZERO_OFFLOAD_NONE : e->opt.cpu) {
+                void *own = zero__at(tmp_dev, (int64_t)e->plan.rank * x->chunk, es);
                 if (e->be.copy(e->be.ctx, own, src, (size_t)x->chunk * es, ZERO_STREAM_COMM, &be) != ZERO_OK) {
                     r = zero__ebackend(e, &be, "zero_read_state: copy to the device");
                     break;
@@ -10570,7 +10756,7 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
                 src = own;
             }
             if (zero__all_gather(e, src, tmp_dev, (size_t)x->chunk, sdt, ZERO_STREAM_COMM, &be) != ZERO_OK ||
-                e->be.copy(e->be.ctx, tmp_host, zero__bp(e, tmp_dev, in, zero_dtype_size(sdt)),
+                e->be.copy(e->be.ctx, tmp_host, zero__at(tmp_dev, in, zero_dtype_size(sdt)),
                            (size_t)n * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be) != ZERO_OK ||
                 zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
                 r = zero__ebackend(e, &be, "zero_read_state: all_gather");

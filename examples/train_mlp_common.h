@@ -178,7 +178,7 @@ typedef struct options {
 /* The example's own defaults, then the config file over them, then the
    flags: a config file changes only the keys it names. */
 static inline zero_result make_config(const options *o, int stage, zero_config *cfg, zero_error *err) {
-    zero_zero_config *z = &cfg->zero_optimization;
+    zero_optimization_config *z = &cfg->zero_optimization;
     *cfg = zero_config_default();
     cfg->optimizer.lr = 3e-3;
     cfg->optimizer.weight_decay = 0.01;

@@ -366,7 +366,7 @@ static void fill_auto(zero_config *c) {
 /* The config the flags describe, not yet resolved. */
 static int base_config(const opts *o, zero_config *c) {
     zero_error err;
-    zero_zero_config *z = &c->zero_optimization;
+    zero_optimization_config *z = &c->zero_optimization;
     *c = zero_config_default();
     c->log.rank = 0;
     if (o->config) {
