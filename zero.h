@@ -6791,101 +6791,6 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
 }
 
 static void zero__obs_stop(zero_engine *e);
-static void zero__engine_free(zero_engine *e) {
-    int k;
-    if (!e) return;
-    zero__obs_stop(e);
-    if (e->dpu.started) { /* first: a delayed Adam still uses the buffers; it finishes, then the thread leaves */
-        pthread_mutex_lock(&e->dpu.mu);
-        e->dpu.quit = 1;
-        pthread_cond_broadcast(&e->dpu.cv);
-        pthread_mutex_unlock(&e->dpu.mu);
-        pthread_join(e->dpu.thread, NULL);
-    }
-    if (e->be.event_destroy) {
-        if (e->buf.ev_compute) e->be.event_destroy(e->be.ctx, e->buf.ev_compute);
-        if (e->buf.ev_comm) e->be.event_destroy(e->be.ctx, e->buf.ev_comm);
-        for (k = 0; k < 2; k++)
-            if (e->grad.ev_slot[k]) e->be.event_destroy(e->be.ctx, e->grad.ev_slot[k]);
-    }
-    zero__efree(e, e->poff.param_kind, e->buf.params);
-    zero__efree(e, ZERO_MEM_DEVICE, e->pool.base);
-    zero__efree(e, ZERO_MEM_DEVICE, e->buf.grads);
-    zero__efree(e, ZERO_MEM_DEVICE, e->buf.accum);
-    zero__efree(e, e->plan.opt_kind, e->buf.master);
-    zero__efree(e, e->plan.opt_kind, e->buf.m);
-    zero__efree(e, e->plan.opt_kind, e->buf.v);
-    if (e->dpu.sync) {
-        pthread_mutex_destroy(&e->dpu.mu);
-        pthread_cond_destroy(&e->dpu.cv);
-    }
-    if (e->dpu.on) { /* both staging pairs; cpu_grad / cpu_param point at one of them */
-        zero__efree(e, e->plan.opt_kind, e->dpu.grad[0]);
-        zero__efree(e, e->plan.opt_kind, e->dpu.grad[1]);
-        zero__efree(e, e->plan.opt_kind, e->dpu.param[0]);
-        zero__efree(e, e->plan.opt_kind, e->dpu.param[1]);
-    } else {
-        zero__efree(e, e->plan.opt_kind, e->buf.cpu_grad);
-        zero__efree(e, e->plan.opt_kind, e->buf.cpu_param);
-    }
-    ZERO_FREE(e->buf.cpu_segs);
-    zero__efree(e, ZERO_MEM_DEVICE, e->dpu.dev);
-    if (e->opt.grad_on_host && e->be.event_destroy)
-        for (k = 0; k < e->plan.n_units; k++)
-            if (e->opt.grad_on_host[k]) e->be.event_destroy(e->be.ctx, e->opt.grad_on_host[k]);
-    ZERO_FREE(e->opt.grad_on_host);
-    ZERO_FREE(e->opt.early_queue);
-    if (e->nvme.store) zero__tiles_drain(e, NULL);
-    if (e->nvme.store && e->be.tiles_close) e->be.tiles_close(e->nvme.store);
-    e->nvme.store = NULL;
-    if (e->poff.pstore) zero__pbuf_drain(e, NULL);
-    if (e->poff.pstore && e->be.tiles_close) e->be.tiles_close(e->poff.pstore);
-    e->poff.pstore = NULL;
-    if (e->poff.pbuf)
-        for (k = 0; k < e->poff.n_pbuf; k++) zero__efree(e, e->poff.param_kind, e->poff.pbuf[k]);
-    ZERO_FREE(e->poff.pbuf);
-    ZERO_FREE(e->poff.pbuf_req);
-    ZERO_FREE(e->poff.pbuf_unit);
-    ZERO_FREE(e->poff.pbuf_copying);
-    ZERO_FREE(e->poff.pbuf_used);
-    zero__efree(e, ZERO_MEM_DEVICE, e->poff.pstage);
-    if (e->nvme.tbuf)
-        for (k = 0; k < e->nvme.n_tbuf; k++) zero__efree(e, e->plan.opt_kind, e->nvme.tbuf[k]);
-    ZERO_FREE(e->nvme.tbuf);
-    ZERO_FREE(e->nvme.tbuf_rd);
-    ZERO_FREE(e->nvme.tbuf_wr);
-    ZERO_FREE(e->nvme.tile_units);
-    zero__efree(e, ZERO_MEM_DEVICE, e->buf.stats_dev);
-    zero__efree(e, ZERO_MEM_PINNED, e->buf.stats_host);
-    zero__efree(e, ZERO_MEM_DEVICE, e->buf.check_dev);
-    zero__efree(e, ZERO_MEM_PINNED, e->buf.check_host);
-    ZERO_FREE(e->plan.tflags);
-    ZERO_FREE(e->plan.tlr);
-    ZERO_FREE(e->plan.tgroup);
-    ZERO_FREE(e->plan.tndim);
-    ZERO_FREE(e->plan.tshape);
-    ZERO_FREE(e->plan.unit_buf_off);
-    ZERO_FREE(e->plan.unit_shard_off);
-    ZERO_FREE(e->grad.tensors_left);
-    ZERO_FREE(e->grad.tensors_per_unit);
-    ZERO_FREE(e->plan.seg_first);
-    ZERO_FREE(e->plan.seg_count);
-    ZERO_FREE(e->plan.segs);
-    ZERO_FREE(e->plan.seg_tensor);
-    ZERO_FREE(e->grad.ready);
-    ZERO_FREE(e->grad.asked);
-    ZERO_FREE(e->spans);
-    ZERO_FREE(e->plan.span_off);
-    ZERO_FREE(e->plan.span_padded);
-    ZERO_FREE(e->grad.slot_span);
-    ZERO_FREE(e->pool.ext_off);
-    ZERO_FREE(e->pool.ext_len);
-    ZERO_FREE(e->pool.trace);
-    ZERO_FREE(e->plan.pair_first);
-    ZERO_FREE(e->buf.segtmp);
-    zero_layout_destroy(e->plan.layout);
-    ZERO_FREE(e);
-}
 
 static int zero__span_of_tensor(const zero_engine *e, int t) {
     return e->plan.layout->units[e->plan.layout->places[t].first_unit].span;
@@ -7420,14 +7325,35 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     return ZERO_OK;
 }
 
-static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int n) {
-    const zero_layout *l = e->plan.layout;
-    const zero_optimization_config *z = &e->cfg.zero_optimization;
-    int u, s, i, nseg = 0, maxcap = 0;
-    int64_t goff = 0, tsh = 0, persist = 0, dyn_total = 0, dyn_max = 0, slot = 0;
-    int trainable_spans = 0;
-    zero_result r;
+/* ---- engine life: plan and allocate, each step beside its free ----
 
+   zero_engine_create plans (tables, units, spans, Adam segments), then
+   allocates in a fixed order (parameters, stage-3 pool, gradients, optimizer
+   state, offload staging, scratch), zero-fills and writes the initial
+   weights. The memory plan (bytes per rank; Psi = padded elements, T =
+   trainable, S = shard elements, d / a = compute / accumulation dtype bytes):
+     PARAMS       stage 0-2: Psi d;   stage 3: S d
+     GATHER_POOL  stage 3: (persistent spans + min(rest, max(max_live + prefetch, 2 U))) d,
+                  U the largest non-persistent span
+     GRADS        stage 0-1: Psi_T d; stage 2-3: min(2, trainable spans) x largest span x d
+     GRAD_ACCUM   stage 0-1: Psi_T a when G > 1, else 0; stage 2-3: S_T a, with a = d
+                  when G == 1 (nothing to add up: the reduced chunk itself)
+     MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
+     OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
+     SCRATCH      16 bytes per (unit, tensor) pair on the device and on the host (norm and
+                  inf/nan statistics; the host copy pinned), + 16 on each with check_collectives */
+
+typedef struct zero__sizes { /* element counts the allocations are made from */
+    int64_t psi, psiT, S, ST;  /* padded, trainable padded, shard, trainable shard */
+    int64_t persist;           /* stage 3: persistent spans */
+    int64_t dyn_total, dyn_max; /* stage 3: the other spans, all and the largest */
+    int64_t slot;              /* the largest trainable span: one gradient ring slot */
+    int trainable_spans, maxcap; /* maxcap: most tensors in one unit */
+} zero__sizes;
+
+/* The engine's host tables and stream-order events. */
+static zero_result zero__plan_tables(zero_engine *e, int n) {
+    const zero_layout *l = e->plan.layout;
     e->plan.n_tensors = n;
     e->plan.n_units = l->n_units;
     e->plan.n_spans = l->n_spans;
@@ -7452,9 +7378,10 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
     e->grad.slot_span = (int *)ZERO_MALLOC(sizeof(int) * 2);
     e->pool.trace_cap = 4 * n + 64;
     e->pool.trace = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->pool.trace_cap);
-    if (!e->plan.tflags || !e->plan.tlr || !e->plan.tgroup || !e->plan.tndim || !e->plan.tshape || !e->grad.ready || !e->grad.asked || !e->plan.unit_buf_off || !e->plan.unit_shard_off || !e->grad.tensors_left || !e->grad.tensors_per_unit ||
-        !e->plan.seg_first || !e->plan.seg_count || !e->spans || !e->plan.span_off || !e->plan.span_padded || !e->pool.ext_off ||
-        !e->pool.ext_len || !e->grad.slot_span || !e->pool.trace)
+    if (!e->plan.tflags || !e->plan.tlr || !e->plan.tgroup || !e->plan.tndim || !e->plan.tshape || !e->grad.ready ||
+        !e->grad.asked || !e->plan.unit_buf_off || !e->plan.unit_shard_off || !e->grad.tensors_left ||
+        !e->grad.tensors_per_unit || !e->plan.seg_first || !e->plan.seg_count || !e->spans || !e->plan.span_off ||
+        !e->plan.span_padded || !e->pool.ext_off || !e->pool.ext_len || !e->grad.slot_span || !e->pool.trace)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables for %d tensors", n);
     memset(e->grad.ready, 0, (size_t)n);
     memset(e->grad.asked, 0, (size_t)n);
@@ -7467,6 +7394,50 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
             e->be.event_create(e->be.ctx, &e->grad.ev_slot[1], &be) != ZERO_OK)
             return zero__ebackend(e, &be, "zero_engine_create: events");
     }
+    return ZERO_OK;
+}
+
+static void zero__free_tables(zero_engine *e) {
+    int k;
+    if (e->be.event_destroy) {
+        if (e->buf.ev_compute) e->be.event_destroy(e->be.ctx, e->buf.ev_compute);
+        if (e->buf.ev_comm) e->be.event_destroy(e->be.ctx, e->buf.ev_comm);
+        for (k = 0; k < 2; k++)
+            if (e->grad.ev_slot[k]) e->be.event_destroy(e->be.ctx, e->grad.ev_slot[k]);
+    }
+    ZERO_FREE(e->plan.tflags);
+    ZERO_FREE(e->plan.tlr);
+    ZERO_FREE(e->plan.tgroup);
+    ZERO_FREE(e->plan.tndim);
+    ZERO_FREE(e->plan.tshape);
+    ZERO_FREE(e->plan.unit_buf_off);
+    ZERO_FREE(e->plan.unit_shard_off);
+    ZERO_FREE(e->grad.tensors_left);
+    ZERO_FREE(e->grad.tensors_per_unit);
+    ZERO_FREE(e->plan.seg_first);
+    ZERO_FREE(e->plan.seg_count);
+    ZERO_FREE(e->plan.segs);
+    ZERO_FREE(e->plan.seg_tensor);
+    ZERO_FREE(e->grad.ready);
+    ZERO_FREE(e->grad.asked);
+    ZERO_FREE(e->spans);
+    ZERO_FREE(e->plan.span_off);
+    ZERO_FREE(e->plan.span_padded);
+    ZERO_FREE(e->grad.slot_span);
+    ZERO_FREE(e->pool.ext_off);
+    ZERO_FREE(e->pool.ext_len);
+    ZERO_FREE(e->pool.trace);
+    ZERO_FREE(e->plan.pair_first);
+    ZERO_FREE(e->buf.segtmp);
+}
+
+/* Per tensor, unit and span: flags, offsets in the trainable buffers and the
+   shard, norm-statistics pairs, span extents; the sizes the allocations use. */
+static zero_result zero__plan_units(zero_engine *e, const zero_tensor *ts, int n, zero__sizes *zs) {
+    const zero_layout *l = e->plan.layout;
+    int u, s, i;
+    int64_t goff = 0, tsh = 0;
+    memset(zs, 0, sizeof *zs);
     for (i = 0; i < n; i++) {
         e->plan.tflags[i] = ts[i].flags;
         e->plan.tlr[i] = ts[i].lr_scale > 0 ? ts[i].lr_scale : 1.0f;
@@ -7488,288 +7459,434 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
         e->plan.unit_shard_off[u] = x->frozen ? -1 : tsh;
         if (!x->frozen) goff += x->padded, tsh += x->chunk;
         e->grad.tensors_per_unit[u] = e->grad.tensors_left[u] = x->frozen ? 0 : x->last_tensor - x->first_tensor + 1;
-        maxcap = (int)zero__max_i64(maxcap, x->last_tensor - x->first_tensor + 1);
+        zs->maxcap = (int)zero__max_i64(zs->maxcap, x->last_tensor - x->first_tensor + 1);
     }
     for (s = 0; s < l->n_spans; s++) {
         const zero_unit *f = &l->units[l->span_first[s]], *la = &l->units[l->span_first[s + 1] - 1];
         zero__span_state *ss = &e->spans[s];
+        int ti;
         memset(ss, 0, sizeof *ss);
         ss->pool_off = -1;
         ss->slot = -1;
         ss->frozen = f->frozen;
         ss->persistent = f->persistent;
-        {
-            int ti;
-            for (ti = f->first_tensor; ti <= la->last_tensor; ti++)
-                if (!(ts[ti].flags & (ZERO_TENSOR_GRAD_WRITE | ZERO_TENSOR_FROZEN))) ss->clear = 1;
-        }
+        for (ti = f->first_tensor; ti <= la->last_tensor; ti++)
+            if (!(ts[ti].flags & (ZERO_TENSOR_GRAD_WRITE | ZERO_TENSOR_FROZEN))) ss->clear = 1;
         e->plan.span_off[s] = f->offset;
         e->plan.span_padded[s] = la->offset + la->padded - f->offset;
         if (!f->frozen) {
-            trainable_spans++;
-            slot = zero__max_i64(slot, e->plan.span_padded[s]);
+            zs->trainable_spans++;
+            zs->slot = zero__max_i64(zs->slot, e->plan.span_padded[s]);
         }
         if (f->persistent) {
-            ss->pool_off = persist;
-            persist += e->plan.span_padded[s];
+            ss->pool_off = zs->persist;
+            zs->persist += e->plan.span_padded[s];
         } else {
-            dyn_total += e->plan.span_padded[s];
-            dyn_max = zero__max_i64(dyn_max, e->plan.span_padded[s]);
+            zs->dyn_total += e->plan.span_padded[s];
+            zs->dyn_max = zero__max_i64(zs->dyn_max, e->plan.span_padded[s]);
         }
     }
+    zs->psi = l->padded_numel;
+    zs->psiT = goff;
+    zs->S = l->shard_numel;
+    zs->ST = tsh;
+    return ZERO_OK;
+}
 
+/* Adam segments: whole units on stage 0, the owned chunk otherwise (freed
+   with the tables). */
+static zero_result zero__plan_segments(zero_engine *e, int maxcap) {
+    const zero_layout *l = e->plan.layout;
+    zero__seg *tmp;
+    int u, total = 0, nseg = 0;
     e->buf.segtmp = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)maxcap);
     if (!e->buf.segtmp) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
-
-    /* Adam segments: whole units on stage 0, the owned chunk otherwise */
-    {
-        zero__seg *tmp = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)maxcap);
-        int total = 0;
-        if (!tmp) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
-        for (u = 0; u < l->n_units; u++) total += l->units[u].frozen ? 0 : l->units[u].last_tensor - l->units[u].first_tensor + 1;
-        e->plan.segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(total ? total : 1));
-        e->plan.seg_tensor = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(total ? total : 1));
-        if (!e->plan.segs || !e->plan.seg_tensor) {
-            ZERO_FREE(tmp);
-            return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
-        }
-        for (u = 0; u < l->n_units; u++) {
-            const zero_unit *x = &l->units[u];
-            int64_t lo = e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk;
-            int64_t hi = e->plan.stage == 0 ? x->numel : zero__min_i64(lo + x->chunk, x->numel);
-            int k, c = (x->frozen || hi <= lo) ? 0 : zero__unit_segments(l, u, lo, hi, tmp, maxcap);
-            e->plan.seg_first[u] = nseg;
-            e->plan.seg_count[u] = c;
-            for (k = 0; k < c; k++) {
-                e->plan.segs[nseg].offset = tmp[k].unit_off - lo;
-                e->plan.segs[nseg].count = tmp[k].count;
-                e->plan.segs[nseg].lr = 0;
-                e->plan.segs[nseg].weight_decay = 0;
-                e->plan.seg_tensor[nseg++] = tmp[k].tensor;
-            }
-        }
+    tmp = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)maxcap);
+    if (!tmp) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
+    for (u = 0; u < l->n_units; u++) total += l->units[u].frozen ? 0 : l->units[u].last_tensor - l->units[u].first_tensor + 1;
+    e->plan.segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(total ? total : 1));
+    e->plan.seg_tensor = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(total ? total : 1));
+    if (!e->plan.segs || !e->plan.seg_tensor) {
         ZERO_FREE(tmp);
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
     }
+    for (u = 0; u < l->n_units; u++) {
+        const zero_unit *x = &l->units[u];
+        int64_t lo = e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk;
+        int64_t hi = e->plan.stage == 0 ? x->numel : zero__min_i64(lo + x->chunk, x->numel);
+        int k, c = (x->frozen || hi <= lo) ? 0 : zero__unit_segments(l, u, lo, hi, tmp, maxcap);
+        e->plan.seg_first[u] = nseg;
+        e->plan.seg_count[u] = c;
+        for (k = 0; k < c; k++) {
+            e->plan.segs[nseg].offset = tmp[k].unit_off - lo;
+            e->plan.segs[nseg].count = tmp[k].count;
+            e->plan.segs[nseg].lr = 0;
+            e->plan.segs[nseg].weight_decay = 0;
+            e->plan.seg_tensor[nseg++] = tmp[k].tensor;
+        }
+    }
+    ZERO_FREE(tmp);
+    return ZERO_OK;
+}
 
-    /* The memory plan (bytes per rank; Psi = padded elements, T = trainable,
-       S = shard elements, d / a = compute / accumulation dtype bytes):
-         PARAMS       stage 0-2: Psi d;   stage 3: S d
-         GATHER_POOL  stage 3: (persistent spans + min(rest, max(max_live + prefetch, 2 U))) d,
-                      U the largest non-persistent span
-         GRADS        stage 0-1: Psi_T d; stage 2-3: min(2, trainable spans) x largest span x d
-         GRAD_ACCUM   stage 0-1: Psi_T a when G > 1, else 0; stage 2-3: S_T a, with a = d
-                      when G == 1 (nothing to add up: the reduced chunk itself)
-         MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
-         OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
-         SCRATCH      16 bytes per (unit, tensor) pair on the device and on the host (norm and
-                      inf/nan statistics; the host copy pinned), + 16 on each with check_collectives */
-    {
-        int64_t psi = l->padded_numel, psiT = goff, S = l->shard_numel, ST = tsh;
-        int64_t opt = e->plan.stage == 0 ? psiT : ST;
-        void *p;
-        if (e->poff.device != ZERO_OFFLOAD_NVME &&
-            (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->poff.param_kind, (size_t)(e->plan.stage == 3 ? S : psi) * e->plan.csize, &e->buf.params,
-                              e->poff.device ? "parameter shard (offload_param \"cpu\")" : "compute-dtype parameters")) != ZERO_OK)
+/* offload_param "nvme": the tile buffers and the parameter tile store. */
+static zero_result zero__alloc_param_tiles(zero_engine *e, int64_t max_chunk, int64_t shard) {
+    const zero_offload_config *op = &e->cfg.zero_optimization.offload_param;
+    int k;
+    zero_result r;
+    zero_error be;
+    e->poff.ptile_bytes = (size_t)max_chunk * e->plan.csize;
+    e->nvme.nvme_bytes += (size_t)shard * e->plan.csize;
+    e->poff.n_pbuf = (int)zero__max_i64(2, zero__min_i64(op->buffer_count, 1024));
+    e->poff.pbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->poff.n_pbuf);
+    e->poff.pbuf_req = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->poff.n_pbuf);
+    e->poff.pbuf_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->poff.n_pbuf);
+    e->poff.pbuf_copying = (unsigned char *)ZERO_MALLOC((size_t)e->poff.n_pbuf);
+    e->poff.pbuf_used = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)e->poff.n_pbuf);
+    if (!e->poff.pbuf || !e->poff.pbuf_req || !e->poff.pbuf_unit || !e->poff.pbuf_copying || !e->poff.pbuf_used)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe parameter buffer table");
+    for (k = 0; k < e->poff.n_pbuf; k++) {
+        e->poff.pbuf[k] = e->poff.pbuf_req[k] = NULL;
+        e->poff.pbuf_unit[k] = -1;
+        e->poff.pbuf_copying[k] = 0;
+        e->poff.pbuf_used[k] = 0;
+    }
+    for (k = 0; k < e->poff.n_pbuf; k++)
+        if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, e->poff.param_kind, e->poff.ptile_bytes, &e->poff.pbuf[k],
+                              "NVMe parameter tile buffer")) != ZERO_OK)
             return r;
-        if (e->poff.device) {
-            int64_t maxc = 0, maxt = 0;
-            for (u = 0; u < l->n_units; u++) {
-                maxc = zero__max_i64(maxc, l->units[u].chunk);
-                if (!l->units[u].frozen) maxt = zero__max_i64(maxt, l->units[u].chunk);
-            }
-            /* device Adam writes a unit's new parameters here on their way to the host */
-            if (!e->opt.cpu && (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxt * e->plan.csize, &e->poff.pstage,
-                                                 "offload_param staging of one unit's chunk")) != ZERO_OK)
-                return r;
-            if (e->poff.device == ZERO_OFFLOAD_NVME) {
-                const zero_offload_config *op = &z->offload_param;
-                int k;
-                zero_error be;
-                e->poff.ptile_bytes = (size_t)maxc * e->plan.csize;
-                e->nvme.nvme_bytes += (size_t)S * e->plan.csize;
-                e->poff.n_pbuf = (int)zero__max_i64(2, zero__min_i64(op->buffer_count, 1024));
-                e->poff.pbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->poff.n_pbuf);
-                e->poff.pbuf_req = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->poff.n_pbuf);
-                e->poff.pbuf_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->poff.n_pbuf);
-                e->poff.pbuf_copying = (unsigned char *)ZERO_MALLOC((size_t)e->poff.n_pbuf);
-                e->poff.pbuf_used = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)e->poff.n_pbuf);
-                if (!e->poff.pbuf || !e->poff.pbuf_req || !e->poff.pbuf_unit || !e->poff.pbuf_copying || !e->poff.pbuf_used)
-                    return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe parameter buffer table");
-                for (k = 0; k < e->poff.n_pbuf; k++) {
-                    e->poff.pbuf[k] = e->poff.pbuf_req[k] = NULL;
-                    e->poff.pbuf_unit[k] = -1;
-                    e->poff.pbuf_copying[k] = 0;
-                    e->poff.pbuf_used[k] = 0;
-                }
-                for (k = 0; k < e->poff.n_pbuf; k++)
-                    if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, e->poff.param_kind, e->poff.ptile_bytes, &e->poff.pbuf[k],
-                                          "NVMe parameter tile buffer")) != ZERO_OK)
-                        return r;
-                zero__ok(&be);
-                if (e->be.tiles_open(e->be.cpu_ctx, op->nvme_path, "zero_param", e->plan.rank, e->poff.ptile_bytes, &e->cfg.aio,
-                                     &e->poff.pstore, &be) != ZERO_OK) {
-                    e->poff.pstore = NULL;
-                    return zero__ebackend(e, &be, "zero_engine_create: offload_param \"nvme\"");
-                }
-            }
-        }
-        if (e->plan.stage == 3) {
-            int64_t want = zero__max_i64(z->stage3_max_live_parameters + zero__max_i64(0, z->stage3_prefetch_bucket_size),
-                                         2 * dyn_max);
-            e->pool.persist_elems = persist;
-            e->pool.pool_elems = zero__min_i64(dyn_total, want);
-            if ((r = zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE, (size_t)(persist + e->pool.pool_elems) * e->plan.csize,
-                                  &e->pool.base, "stage-3 gather pool")) != ZERO_OK)
-                return r;
-        }
-        if (e->plan.stage <= 1) {
-            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)psiT * e->plan.csize, &e->buf.grads, "gradients")) != ZERO_OK)
-                return r;
-            if (e->plan.gas > 1 &&
-                (r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)psiT * e->plan.asize, &e->buf.accum,
-                                  "gradient accumulator")) != ZERO_OK)
-                return r;
-        } else {
-            e->grad.n_slots = trainable_spans < 2 ? trainable_spans : 2;
-            e->grad.slot_elems = slot;
-            e->grad.slot_span[0] = e->grad.slot_span[1] = -1;
-            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)(e->grad.n_slots * slot) * e->plan.csize, &e->buf.grads,
-                                  "gradient ring")) != ZERO_OK)
-                return r;
-            if ((r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)ST * e->plan.asize, &e->buf.accum,
-                                  "owned gradient accumulator")) != ZERO_OK)
-                return r;
-        }
-        if (e->nvme.on) {
-            /* master | m | v of a unit's chunk per tile, in files; max(3,
-               buffer_count) host buffers of the largest tile cycle through
-               read-ahead, Adam and write-behind */
-            const zero_offload_config *oo = &z->offload_optimizer;
-            int64_t maxc = 0;
-            int k;
-            for (u = 0; u < l->n_units; u++)
-                if (!l->units[u].frozen) maxc = zero__max_i64(maxc, l->units[u].chunk);
-            e->nvme.tile_bytes = 12 * (size_t)maxc;
-            e->nvme.nvme_bytes += 12 * (size_t)ST;
-            e->nvme.n_tbuf = (int)zero__max_i64(3, zero__min_i64(oo->buffer_count, 1024));
-            e->nvme.tbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
-            e->nvme.tbuf_rd = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
-            e->nvme.tbuf_wr = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
-            e->nvme.tile_units = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
-            if (!e->nvme.tbuf || !e->nvme.tbuf_rd || !e->nvme.tbuf_wr || !e->nvme.tile_units)
-                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe buffer table");
-            for (u = 0; u < l->n_units; u++)
-                if (!l->units[u].frozen && e->plan.seg_count[u] > 0) e->nvme.tile_units[e->nvme.n_tile_units++] = u;
-            memset(e->nvme.tbuf, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
-            memset(e->nvme.tbuf_rd, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
-            memset(e->nvme.tbuf_wr, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
-            for (k = 0; k < e->nvme.n_tbuf; k++)
-                if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, e->nvme.tile_bytes, &e->nvme.tbuf[k],
-                                      "NVMe optimizer tile buffer")) != ZERO_OK)
-                    return r;
-            {
-                zero_error be;
-                zero__ok(&be);
-                if (e->be.tiles_open(e->be.cpu_ctx, oo->nvme_path, "zero_optim", e->plan.rank, e->nvme.tile_bytes, &e->cfg.aio, &e->nvme.store,
-                                     &be) != ZERO_OK) {
-                    e->nvme.store = NULL;
-                    return zero__ebackend(e, &be, "zero_engine_create: offload_optimizer \"nvme\"");
-                }
-            }
-        } else {
-            if (!zero__master_is_params(e)) {
-                if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->plan.opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
-                    return r;
-                e->buf.master = (float *)p;
-            }
-            if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg")) != ZERO_OK)
-                return r;
-            e->buf.m = (float *)p;
-            if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
-                return r;
-            e->buf.v = (float *)p;
-        }
-        if (e->opt.cpu) { /* the owned gradient chunks come over, the updated parameters go back */
-            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->plan.opt_kind, (size_t)ST * zero_dtype_size(e->plan.gdt), &p,
-                                  "offload gradient staging")) != ZERO_OK)
-                return r;
-            e->buf.cpu_grad = p;
-            /* (with offload_param CPU Adam writes straight to the host shard or its tile buffers) */
-            if (!e->poff.device && (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->plan.opt_kind, (size_t)ST * e->plan.csize, &e->buf.cpu_param,
-                                              "offload parameter staging")) != ZERO_OK)
-                return r;
-            e->buf.cpu_segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(maxcap > 0 ? maxcap : 1));
-            if (!e->buf.cpu_segs) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
-        }
-        if (e->dpu.on) { /* delayed update: a second staging pair, and the thread's lock */
-            e->dpu.grad[0] = e->buf.cpu_grad;
-            e->dpu.param[0] = e->buf.cpu_param;
-            if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->plan.opt_kind, (size_t)ST * zero_dtype_size(e->plan.gdt), &e->dpu.grad[1],
-                                  "delayed update: second gradient staging")) != ZERO_OK ||
-                (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->plan.opt_kind, (size_t)ST * e->plan.csize, &e->dpu.param[1],
-                                  "delayed update: second parameter staging")) != ZERO_OK ||
-                (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)ST * e->plan.csize, &e->dpu.dev,
-                                  "delayed update: device staging")) != ZERO_OK)
-                return r;
-            if (pthread_mutex_init(&e->dpu.mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
-            if (pthread_cond_init(&e->dpu.cv, NULL) != 0) {
-                pthread_mutex_destroy(&e->dpu.mu);
-                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: condition variable");
-            }
-            e->dpu.sync = 1;
-        }
-        if (e->opt.early) { /* the queue, an event per unit, the thread's lock */
-            e->opt.early_queue = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
-            e->opt.grad_on_host = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)(l->n_units ? l->n_units : 1));
-            if (!e->opt.early_queue || !e->opt.grad_on_host) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: early step tables");
-            memset(e->opt.grad_on_host, 0, sizeof(zero_event *) * (size_t)l->n_units);
-            for (u = 0; u < l->n_units; u++) {
-                zero_error be;
-                zero__ok(&be);
-                if (!l->units[u].frozen && e->plan.seg_count[u] > 0 && e->be.event_create(e->be.ctx, &e->opt.grad_on_host[u], &be) != ZERO_OK)
-                    return zero__ebackend(e, &be, "zero_engine_create: events");
-            }
-            if (pthread_mutex_init(&e->dpu.mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
-            if (pthread_cond_init(&e->dpu.cv, NULL) != 0) {
-                pthread_mutex_destroy(&e->dpu.mu);
-                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: condition variable");
-            }
-            e->dpu.sync = 1;
-        }
-        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, sizeof(double) * 2 * (size_t)e->plan.n_pairs, &p,
-                              "norm statistics")) != ZERO_OK)
+    zero__ok(&be);
+    if (e->be.tiles_open(e->be.cpu_ctx, op->nvme_path, "zero_param", e->plan.rank, e->poff.ptile_bytes, &e->cfg.aio,
+                         &e->poff.pstore, &be) != ZERO_OK) {
+        e->poff.pstore = NULL;
+        return zero__ebackend(e, &be, "zero_engine_create: offload_param \"nvme\"");
+    }
+    return ZERO_OK;
+}
+
+/* The compute-dtype parameters (full, or stage 3's shard: on the host with
+   offload_param), and offload_param's device staging and NVMe tiles. */
+static zero_result zero__alloc_params(zero_engine *e, const zero__sizes *zs) {
+    const zero_layout *l = e->plan.layout;
+    int64_t maxc = 0, maxt = 0;
+    int u;
+    zero_result r;
+    if (e->poff.device != ZERO_OFFLOAD_NVME &&
+        (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->poff.param_kind, (size_t)(e->plan.stage == 3 ? zs->S : zs->psi) * e->plan.csize,
+                          &e->buf.params, e->poff.device ? "parameter shard (offload_param \"cpu\")" : "compute-dtype parameters")) !=
+            ZERO_OK)
+        return r;
+    if (!e->poff.device) return ZERO_OK;
+    for (u = 0; u < l->n_units; u++) {
+        maxc = zero__max_i64(maxc, l->units[u].chunk);
+        if (!l->units[u].frozen) maxt = zero__max_i64(maxt, l->units[u].chunk);
+    }
+    /* device Adam writes a unit's new parameters here on their way to the host */
+    if (!e->opt.cpu && (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxt * e->plan.csize, &e->poff.pstage,
+                                         "offload_param staging of one unit's chunk")) != ZERO_OK)
+        return r;
+    return e->poff.device == ZERO_OFFLOAD_NVME ? zero__alloc_param_tiles(e, maxc, zs->S) : ZERO_OK;
+}
+
+static void zero__free_params(zero_engine *e) {
+    int k;
+    zero__efree(e, e->poff.param_kind, e->buf.params);
+    if (e->poff.pstore) zero__pbuf_drain(e, NULL);
+    if (e->poff.pstore && e->be.tiles_close) e->be.tiles_close(e->poff.pstore);
+    e->poff.pstore = NULL;
+    if (e->poff.pbuf)
+        for (k = 0; k < e->poff.n_pbuf; k++) zero__efree(e, e->poff.param_kind, e->poff.pbuf[k]);
+    ZERO_FREE(e->poff.pbuf);
+    ZERO_FREE(e->poff.pbuf_req);
+    ZERO_FREE(e->poff.pbuf_unit);
+    ZERO_FREE(e->poff.pbuf_copying);
+    ZERO_FREE(e->poff.pbuf_used);
+    zero__efree(e, ZERO_MEM_DEVICE, e->poff.pstage);
+}
+
+/* Stage 3's gather pool: the persistent spans, then room for the others. */
+static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
+    const zero_optimization_config *z = &e->cfg.zero_optimization;
+    int64_t want;
+    if (e->plan.stage != 3) return ZERO_OK;
+    want = zero__max_i64(z->stage3_max_live_parameters + zero__max_i64(0, z->stage3_prefetch_bucket_size), 2 * zs->dyn_max);
+    e->pool.persist_elems = zs->persist;
+    e->pool.pool_elems = zero__min_i64(zs->dyn_total, want);
+    return zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE, (size_t)(zs->persist + e->pool.pool_elems) * e->plan.csize,
+                        &e->pool.base, "stage-3 gather pool");
+}
+
+static void zero__free_pool(zero_engine *e) {
+    zero__efree(e, ZERO_MEM_DEVICE, e->pool.base);
+}
+
+/* Gradients: the full buffer and accumulator (stages 0-1), or the ring of
+   two span slots and the owned-chunk accumulator (stages 2-3). */
+static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
+    zero_result r;
+    if (e->plan.stage <= 1) {
+        if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)zs->psiT * e->plan.csize, &e->buf.grads, "gradients")) !=
+            ZERO_OK)
             return r;
-        e->buf.stats_dev = (double *)p;
-        /* pinned, so the copy to it stays asynchronous and a hung collective is
-           seen by the backend's polling sync, not inside a blocking copy */
-        if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_PINNED, sizeof(double) * 2 * (size_t)e->plan.n_pairs, &p,
-                              "norm statistics (host)")) != ZERO_OK)
+        if (e->plan.gas > 1 && (r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)zs->psiT * e->plan.asize,
+                                                 &e->buf.accum, "gradient accumulator")) != ZERO_OK)
             return r;
-        e->buf.stats_host = (double *)p;
-        if (e->obs.check) {
-            if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, 2 * sizeof(double), &p, "collective check")) != ZERO_OK)
-                return r;
-            e->buf.check_dev = (double *)p;
-            if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_PINNED, 2 * sizeof(double), &p, "collective check (host)")) != ZERO_OK)
-                return r;
-            e->buf.check_host = (double *)p;
-        }
-        {
+        return ZERO_OK;
+    }
+    e->grad.n_slots = zs->trainable_spans < 2 ? zs->trainable_spans : 2;
+    e->grad.slot_elems = zs->slot;
+    e->grad.slot_span[0] = e->grad.slot_span[1] = -1;
+    if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)(e->grad.n_slots * zs->slot) * e->plan.csize,
+                          &e->buf.grads, "gradient ring")) != ZERO_OK)
+        return r;
+    return zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)zs->ST * e->plan.asize, &e->buf.accum,
+                        "owned gradient accumulator");
+}
+
+static void zero__free_grads(zero_engine *e) {
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.grads);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.accum);
+}
+
+/* offload_optimizer "nvme": master | m | v of a unit's chunk per tile, in
+   files; max(3, buffer_count) host buffers of the largest tile cycle through
+   read-ahead, Adam and write-behind. */
+static zero_result zero__alloc_optim_tiles(zero_engine *e, const zero__sizes *zs) {
+    const zero_layout *l = e->plan.layout;
+    const zero_offload_config *oo = &e->cfg.zero_optimization.offload_optimizer;
+    int64_t maxc = 0;
+    int u, k;
+    zero_result r;
+    zero_error be;
+    for (u = 0; u < l->n_units; u++)
+        if (!l->units[u].frozen) maxc = zero__max_i64(maxc, l->units[u].chunk);
+    e->nvme.tile_bytes = 12 * (size_t)maxc;
+    e->nvme.nvme_bytes += 12 * (size_t)zs->ST;
+    e->nvme.n_tbuf = (int)zero__max_i64(3, zero__min_i64(oo->buffer_count, 1024));
+    e->nvme.tbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    e->nvme.tbuf_rd = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    e->nvme.tbuf_wr = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    e->nvme.tile_units = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
+    if (!e->nvme.tbuf || !e->nvme.tbuf_rd || !e->nvme.tbuf_wr || !e->nvme.tile_units)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe buffer table");
+    for (u = 0; u < l->n_units; u++)
+        if (!l->units[u].frozen && e->plan.seg_count[u] > 0) e->nvme.tile_units[e->nvme.n_tile_units++] = u;
+    memset(e->nvme.tbuf, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    memset(e->nvme.tbuf_rd, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    memset(e->nvme.tbuf_wr, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    for (k = 0; k < e->nvme.n_tbuf; k++)
+        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, e->nvme.tile_bytes, &e->nvme.tbuf[k],
+                              "NVMe optimizer tile buffer")) != ZERO_OK)
+            return r;
+    zero__ok(&be);
+    if (e->be.tiles_open(e->be.cpu_ctx, oo->nvme_path, "zero_optim", e->plan.rank, e->nvme.tile_bytes, &e->cfg.aio,
+                         &e->nvme.store, &be) != ZERO_OK) {
+        e->nvme.store = NULL;
+        return zero__ebackend(e, &be, "zero_engine_create: offload_optimizer \"nvme\"");
+    }
+    return ZERO_OK;
+}
+
+/* fp32 master weights (unless the parameters are the master) and Adam's
+   moments, where the optimizer lives; or, with NVMe, its tiles. */
+static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
+    int64_t opt = e->plan.stage == 0 ? zs->psiT : zs->ST;
+    void *p;
+    zero_result r;
+    if (e->nvme.on) return zero__alloc_optim_tiles(e, zs);
+    if (!zero__master_is_params(e)) {
+        if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->plan.opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
+            return r;
+        e->buf.master = (float *)p;
+    }
+    if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg")) != ZERO_OK) return r;
+    e->buf.m = (float *)p;
+    if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
+        return r;
+    e->buf.v = (float *)p;
+    return ZERO_OK;
+}
+
+static void zero__free_optim(zero_engine *e) {
+    int k;
+    zero__efree(e, e->plan.opt_kind, e->buf.master);
+    zero__efree(e, e->plan.opt_kind, e->buf.m);
+    zero__efree(e, e->plan.opt_kind, e->buf.v);
+    if (e->nvme.store) zero__tiles_drain(e, NULL);
+    if (e->nvme.store && e->be.tiles_close) e->be.tiles_close(e->nvme.store);
+    e->nvme.store = NULL;
+    if (e->nvme.tbuf)
+        for (k = 0; k < e->nvme.n_tbuf; k++) zero__efree(e, e->plan.opt_kind, e->nvme.tbuf[k]);
+    ZERO_FREE(e->nvme.tbuf);
+    ZERO_FREE(e->nvme.tbuf_rd);
+    ZERO_FREE(e->nvme.tbuf_wr);
+    ZERO_FREE(e->nvme.tile_units);
+}
+
+/* The lock and condition of the engine's CPU thread (delayed update, early
+   CPU step). */
+static zero_result zero__thread_sync_init(zero_engine *e) {
+    if (pthread_mutex_init(&e->dpu.mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
+    if (pthread_cond_init(&e->dpu.cv, NULL) != 0) {
+        pthread_mutex_destroy(&e->dpu.mu);
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: condition variable");
+    }
+    e->dpu.sync = 1;
+    return ZERO_OK;
+}
+
+/* Optimizer offload's host staging (gradient chunks over, parameters back),
+   the delayed update's second pair and device staging, the early CPU step's
+   queue and per-unit events. */
+static zero_result zero__alloc_staging(zero_engine *e, const zero__sizes *zs) {
+    const zero_layout *l = e->plan.layout;
+    size_t gbytes = (size_t)zs->ST * zero_dtype_size(e->plan.gdt), pbytes = (size_t)zs->ST * e->plan.csize;
+    int u;
+    zero_result r;
+    if (e->opt.cpu) {
+        if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->plan.opt_kind, gbytes, &e->buf.cpu_grad, "offload gradient staging")) !=
+            ZERO_OK)
+            return r;
+        /* (with offload_param CPU Adam writes straight to the host shard or its tile buffers) */
+        if (!e->poff.device &&
+            (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->plan.opt_kind, pbytes, &e->buf.cpu_param, "offload parameter staging")) !=
+                ZERO_OK)
+            return r;
+        e->buf.cpu_segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(zs->maxcap > 0 ? zs->maxcap : 1));
+        if (!e->buf.cpu_segs) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
+    }
+    if (e->dpu.on) {
+        e->dpu.grad[0] = e->buf.cpu_grad;
+        e->dpu.param[0] = e->buf.cpu_param;
+        if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->plan.opt_kind, gbytes, &e->dpu.grad[1],
+                              "delayed update: second gradient staging")) != ZERO_OK ||
+            (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->plan.opt_kind, pbytes, &e->dpu.param[1],
+                              "delayed update: second parameter staging")) != ZERO_OK ||
+            (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, pbytes, &e->dpu.dev, "delayed update: device staging")) != ZERO_OK)
+            return r;
+        if ((r = zero__thread_sync_init(e)) != ZERO_OK) return r;
+    }
+    if (e->opt.early) {
+        e->opt.early_queue = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
+        e->opt.grad_on_host = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)(l->n_units ? l->n_units : 1));
+        if (!e->opt.early_queue || !e->opt.grad_on_host)
+            return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: early step tables");
+        memset(e->opt.grad_on_host, 0, sizeof(zero_event *) * (size_t)l->n_units);
+        for (u = 0; u < l->n_units; u++) {
             zero_error be;
             zero__ok(&be);
-            if ((e->buf.grads && e->be.memset0(e->be.ctx, e->buf.grads, (size_t)(e->plan.stage <= 1 ? psiT : e->grad.n_slots * slot) * e->plan.csize,
-                                           ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-                (e->buf.m && e->be.memset0(e->be.ctx, e->buf.m, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-                (e->buf.v && e->be.memset0(e->be.ctx, e->buf.v, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-                (e->buf.params && e->be.memset0(e->be.ctx, e->buf.params, (size_t)(e->plan.stage == 3 ? S : psi) * e->plan.csize,
-                                            ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-                (e->buf.cpu_param && e->be.memset0(e->be.ctx, e->buf.cpu_param, (size_t)ST * e->plan.csize, ZERO_STREAM_COMM, &be) !=
-                                     ZERO_OK) ||
-                e->be.memset0(e->be.ctx, e->buf.stats_dev, sizeof(double) * 2 * (size_t)e->plan.n_pairs, ZERO_STREAM_COMM, &be) !=
-                    ZERO_OK)
-                return zero__ebackend(e, &be, "zero_engine_create: zero-fill");
+            if (!l->units[u].frozen && e->plan.seg_count[u] > 0 &&
+                e->be.event_create(e->be.ctx, &e->opt.grad_on_host[u], &be) != ZERO_OK)
+                return zero__ebackend(e, &be, "zero_engine_create: events");
         }
+        if ((r = zero__thread_sync_init(e)) != ZERO_OK) return r;
     }
+    return ZERO_OK;
+}
+
+/* (after the thread has stopped) */
+static void zero__free_staging(zero_engine *e) {
+    int k;
+    if (e->dpu.sync) {
+        pthread_mutex_destroy(&e->dpu.mu);
+        pthread_cond_destroy(&e->dpu.cv);
+    }
+    if (e->dpu.on) { /* both staging pairs; cpu_grad / cpu_param point at one of them */
+        zero__efree(e, e->plan.opt_kind, e->dpu.grad[0]);
+        zero__efree(e, e->plan.opt_kind, e->dpu.grad[1]);
+        zero__efree(e, e->plan.opt_kind, e->dpu.param[0]);
+        zero__efree(e, e->plan.opt_kind, e->dpu.param[1]);
+    } else {
+        zero__efree(e, e->plan.opt_kind, e->buf.cpu_grad);
+        zero__efree(e, e->plan.opt_kind, e->buf.cpu_param);
+    }
+    ZERO_FREE(e->buf.cpu_segs);
+    zero__efree(e, ZERO_MEM_DEVICE, e->dpu.dev);
+    if (e->opt.grad_on_host && e->be.event_destroy)
+        for (k = 0; k < e->plan.n_units; k++)
+            if (e->opt.grad_on_host[k]) e->be.event_destroy(e->be.ctx, e->opt.grad_on_host[k]);
+    ZERO_FREE(e->opt.grad_on_host);
+    ZERO_FREE(e->opt.early_queue);
+}
+
+/* The norm statistics (device, and pinned on the host so that the copy to it
+   stays asynchronous and a hung collective is seen by the backend's polling
+   sync, not inside a blocking copy), and check_collectives' pair. */
+static zero_result zero__alloc_scratch(zero_engine *e) {
+    size_t stats = sizeof(double) * 2 * (size_t)e->plan.n_pairs;
+    void *p;
+    zero_result r;
+    if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, stats, &p, "norm statistics")) != ZERO_OK) return r;
+    e->buf.stats_dev = (double *)p;
+    if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_PINNED, stats, &p, "norm statistics (host)")) != ZERO_OK) return r;
+    e->buf.stats_host = (double *)p;
+    if (!e->obs.check) return ZERO_OK;
+    if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, 2 * sizeof(double), &p, "collective check")) != ZERO_OK) return r;
+    e->buf.check_dev = (double *)p;
+    if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_PINNED, 2 * sizeof(double), &p, "collective check (host)")) != ZERO_OK)
+        return r;
+    e->buf.check_host = (double *)p;
+    return ZERO_OK;
+}
+
+static void zero__free_scratch(zero_engine *e) {
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.stats_dev);
+    zero__efree(e, ZERO_MEM_PINNED, e->buf.stats_host);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.check_dev);
+    zero__efree(e, ZERO_MEM_PINNED, e->buf.check_host);
+}
+
+/* Gradients, moments, parameters and statistics start at zero. */
+static zero_result zero__zero_fill(zero_engine *e, const zero__sizes *zs) {
+    int64_t opt = e->plan.stage == 0 ? zs->psiT : zs->ST;
+    size_t grads = (size_t)(e->plan.stage <= 1 ? zs->psiT : e->grad.n_slots * zs->slot) * e->plan.csize;
+    size_t params = (size_t)(e->plan.stage == 3 ? zs->S : zs->psi) * e->plan.csize;
+    zero_error be;
+    zero__ok(&be);
+    if ((e->buf.grads && e->be.memset0(e->be.ctx, e->buf.grads, grads, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.m && e->be.memset0(e->be.ctx, e->buf.m, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.v && e->be.memset0(e->be.ctx, e->buf.v, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.params && e->be.memset0(e->be.ctx, e->buf.params, params, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.cpu_param &&
+         e->be.memset0(e->be.ctx, e->buf.cpu_param, (size_t)zs->ST * e->plan.csize, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        e->be.memset0(e->be.ctx, e->buf.stats_dev, sizeof(double) * 2 * (size_t)e->plan.n_pairs, ZERO_STREAM_COMM, &be) !=
+            ZERO_OK)
+        return zero__ebackend(e, &be, "zero_engine_create: zero-fill");
+    return ZERO_OK;
+}
+
+/* Everything zero_engine_create made, in the reverse order; a delayed Adam
+   still running finishes first, then the engine's thread leaves. */
+static void zero__engine_free(zero_engine *e) {
+    if (!e) return;
+    zero__obs_stop(e);
+    if (e->dpu.started) {
+        pthread_mutex_lock(&e->dpu.mu);
+        e->dpu.quit = 1;
+        pthread_cond_broadcast(&e->dpu.cv);
+        pthread_mutex_unlock(&e->dpu.mu);
+        pthread_join(e->dpu.thread, NULL);
+    }
+    zero__free_scratch(e);
+    zero__free_staging(e);
+    zero__free_optim(e);
+    zero__free_grads(e);
+    zero__free_pool(e);
+    zero__free_params(e);
+    zero__free_tables(e);
+    zero_layout_destroy(e->plan.layout);
+    ZERO_FREE(e);
+}
+
+static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int n) {
+    zero__sizes zs;
+    zero_result r;
+    if ((r = zero__plan_tables(e, n)) != ZERO_OK || (r = zero__plan_units(e, ts, n, &zs)) != ZERO_OK ||
+        (r = zero__plan_segments(e, zs.maxcap)) != ZERO_OK || (r = zero__alloc_params(e, &zs)) != ZERO_OK ||
+        (r = zero__alloc_pool(e, &zs)) != ZERO_OK || (r = zero__alloc_grads(e, &zs)) != ZERO_OK ||
+        (r = zero__alloc_optim(e, &zs)) != ZERO_OK || (r = zero__alloc_staging(e, &zs)) != ZERO_OK ||
+        (r = zero__alloc_scratch(e)) != ZERO_OK || (r = zero__zero_fill(e, &zs)) != ZERO_OK)
+        return r;
     return zero__engine_init_weights(e, ts);
 }
 
