@@ -10353,17 +10353,180 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
     return ZERO_OK;
 }
 
+/* The engine's tensors in the checkpoint's metadata, by name: tmap[t] is
+   tensor t's index there. */
+static zero_result zero__load_match(zero_engine *e, const zero__ck_meta *m, const char *path, int **tmap_out, zero_error *fe) {
+    int t, *tmap;
+    *tmap_out = NULL;
+    if (m->n_tensors != e->plan.n_tensors || m->dtype != e->plan.cdt)
+        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: %lld tensors in %s, the engine has %d in %s", path,
+                          (long long)m->n_tensors, zero_dtype_name((zero_dtype)m->dtype), e->plan.n_tensors,
+                          zero_dtype_name(e->plan.cdt));
+    tmap = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->plan.n_tensors);
+    if (!tmap) return zero__fail(fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: tensor map");
+    *tmap_out = tmap;
+    for (t = 0; t < e->plan.n_tensors; t++) {
+        int k, found = -1;
+        for (k = 0; k < m->n_tensors && found < 0; k++)
+            if (strcmp(m->tensors[k].name, e->plan.layout->names[t]) == 0) found = k;
+        if (found < 0 || m->tensors[found].numel != e->plan.layout->numel[t] ||
+            (m->tensors[found].flags & ZERO_TENSOR_FROZEN) != (e->plan.tflags[t] & ZERO_TENSOR_FROZEN))
+            return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
+                              found < 0 ? "%s: the engine's tensor '%s' is not in the checkpoint"
+                                        : "%s: tensor '%s' differs (elements or frozen-ness) from the checkpoint's",
+                              path, e->plan.layout->names[t]);
+        tmap[t] = found;
+    }
+    return ZERO_OK;
+}
+
+/* The saving layout, rebuilt from the metadata and checked against its
+   digest. */
+static zero_result zero__load_layout(const zero__ck_meta *m, const char *path, zero_layout **ol, zero_error *fe) {
+    zero_layout_args la;
+    uint32_t udig = 0;
+    int u;
+    memset(&la, 0, sizeof la);
+    la.world = (int)m->world;
+    la.bucket_elems = m->bucket;
+    la.persist_threshold = m->persist;
+    la.model_persist_threshold = m->model_persist;
+    if (zero_layout_create(ol, m->tensors, (int)m->n_tensors, &la, fe) != ZERO_OK) return fe->code;
+    for (u = 0; u < (*ol)->n_units; u++) {
+        int64_t q[4];
+        q[0] = (*ol)->units[u].offset, q[1] = (*ol)->units[u].numel, q[2] = (*ol)->units[u].chunk;
+        q[3] = (*ol)->units[u].first_tensor;
+        udig = zero__crc32c(udig, q, sizeof q);
+    }
+    if ((*ol)->n_units != m->n_units || udig != m->udig)
+        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
+                          "%s: the saving layout (%lld units) does not rebuild the same here (%d units): a checkpoint of "
+                          "another zero version's layout", path, (long long)m->n_units, (*ol)->n_units);
+    return ZERO_OK;
+}
+
+/* The reader of the saving ranks' files (opened as ranges are read). */
+static zero_result zero__load_reader(zero__ck_reader *rd, const char *tdir, const zero__ck_meta *m, const unsigned char *mb,
+                                     const zero_layout *ol, zero_error *fe) {
+    int t;
+    snprintf(rd->tdir, sizeof rd->tdir, "%s", tdir);
+    rd->old_world = (int)m->world;
+    rd->id = zero__ck_get64(mb + 44);
+    rd->old_shard = ol->shard_numel;
+    rd->blocks = (rd->old_shard + ZERO_CKPT_BLOCK - 1) / ZERO_CKPT_BLOCK;
+    rd->fd = (int *)ZERO_MALLOC(sizeof(int) * (size_t)m->world);
+    rd->crc = (uint32_t **)ZERO_MALLOC(sizeof(uint32_t *) * (size_t)m->world);
+    for (t = 0; t < 3; t++) {
+        rd->blk[t] = (float *)ZERO_MALLOC(sizeof(float) * ZERO_CKPT_BLOCK);
+        rd->blk_index[t] = -1;
+        rd->blk_rank[t] = -1;
+    }
+    if (!rd->fd || !rd->crc || !rd->blk[0] || !rd->blk[1] || !rd->blk[2])
+        return zero__fail(fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: reader");
+    for (t = 0; t < m->world; t++) rd->fd[t] = -1, rd->crc[t] = NULL;
+    return ZERO_OK;
+}
+
+/* Elements of the largest piece a rank holds of one unit. */
+static int64_t zero__max_own_elems(const zero_engine *e) {
+    int64_t maxn = 0;
+    int u;
+    for (u = 0; u < e->plan.n_units; u++)
+        maxn = zero__max_i64(maxn, e->plan.stage == 0 ? e->plan.layout->units[u].padded : e->plan.layout->units[u].chunk);
+    return maxn;
+}
+
+/* Read everything this rank needs before changing anything: every file it
+   touches is checked first (a corrupt checkpoint leaves the engine as it
+   was). */
+static zero_result zero__load_check(zero_engine *e, zero__ck_reader *rd, const zero_layout *ol, const int *tmap, float **vals,
+                                    zero_error *fe) {
+    int u;
+    *vals = (float *)ZERO_MALLOC(sizeof(float) * (size_t)zero__max_own_elems(e) + 4);
+    if (!*vals) return zero__fail(fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: staging");
+    for (u = 0; u < e->plan.n_units; u++) {
+        const zero_unit *x = &e->plan.layout->units[u];
+        int64_t lo = e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk;
+        int64_t hi = zero__min_i64(lo + (e->plan.stage == 0 ? x->padded : x->chunk), x->numel);
+        int what;
+        for (what = 0; what < (x->frozen ? 1 : 3) && hi > lo; what++)
+            if (zero__ck_fill_range(e, rd, ol, tmap, u, lo, hi, what, *vals, fe) != ZERO_OK) return fe->code;
+    }
+    return ZERO_OK;
+}
+
+/* Every rank read its part: now change the engine, each unit's part, then
+   the full copies (stages 1-2 gathered, stage 3's persistent spans), the
+   counters, the loss scaler and the schedule position. */
+static zero_result zero__load_apply(zero_engine *e, zero__ck_reader *rd, const zero_layout *ol, const int *tmap, float *vals,
+                                    const zero__ck_meta *m) {
+    int64_t maxn = zero__max_own_elems(e);
+    void *tile = NULL, *stage_buf = NULL;
+    zero_error be;
+    zero_result r = ZERO_OK;
+    int u, t;
+    zero__ok(&be);
+    if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxn * 12 + 64, &tile, &be) != ZERO_OK ||
+        e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxn * 4 + 64, &stage_buf, &be) != ZERO_OK) {
+        r = zero__ebackend(e, &be, "zero_load: staging");
+        e->broken = 0; /* nothing changed yet */
+        goto out;
+    }
+    if (e->poff.pstore) /* the parameter cache holds the old values */
+        for (t = 0; t < e->poff.n_pbuf; t++) e->poff.pbuf_unit[t] = -1;
+    for (u = 0; u < e->plan.n_units; u++)
+        if (zero__ck_unit_set(e, rd, ol, tmap, u, vals, tile, stage_buf, &be) != ZERO_OK) {
+            /* the files passed every check a moment ago: the state is now partly replaced */
+            r = zero__ebackend(e, &be, "zero_load: while replacing the engine's state");
+            goto out;
+        }
+    if (e->plan.stage == 1 || e->plan.stage == 2) {
+        for (u = 0; u < e->plan.n_units; u++) {
+            const zero_unit *x = &e->plan.layout->units[u];
+            if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) goto out;
+            if (zero__all_gather(e, zero__param_own(e, u), zero__at(e->buf.params, x->offset, e->plan.csize), (size_t)x->chunk,
+                                 e->plan.cdt, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+                r = zero__ebackend(e, &be, "zero_load: all_gather of parameters");
+                goto out;
+            }
+        }
+    } else if (e->plan.stage == 3) {
+        int s;
+        for (s = 0; s < e->plan.n_spans; s++) {
+            if (!e->spans[s].persistent) zero__pool_drop(e, s);
+            else if ((r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK) goto out;
+        }
+    }
+    e->run.global_steps = m->global_steps;
+    e->run.skipped_steps = m->skipped_steps;
+    e->run.applied_steps = m->applied_steps;
+    e->run.sched_it = m->sched_it;
+    e->run.beta1_t = (float)m->beta1_t;
+    e->run.beta2_t = (float)m->beta2_t;
+    e->run.last_b1 = m->last_b1;
+    e->run.last_b2 = m->last_b2;
+    e->run.scaler.cur_scale = m->cur_scale;
+    e->run.scaler.cur_hysteresis = (int)m->cur_hysteresis;
+    e->run.scaler.cur_iter = m->cur_iter;
+    e->run.scaler.last_overflow_iter = m->last_overflow_iter;
+    e->dpu.pending = 0; /* a delayed update of the state before is void now */
+    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) goto out;
+    if (zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK) r = zero__ebackend(e, &be, "zero_load: sync");
+out:
+    if (tile) e->be.free(e->be.ctx, ZERO_MEM_PINNED, tile);
+    if (stage_buf) e->be.free(e->be.ctx, ZERO_MEM_PINNED, stage_buf);
+    return r;
+}
+
 ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err) {
     char tdir[ZERO_PATH_MAX], path[ZERO_PATH_MAX + 64];
     unsigned char *mb = NULL;
     size_t mn = 0;
     zero__ck_meta m;
     zero_layout *ol = NULL;
-    zero_layout_args la;
-    int *tmap = NULL, u, t;
+    int *tmap = NULL;
     zero__ck_reader rd;
     float *vals = NULL;
-    void *tile = NULL, *stage_buf = NULL;
     zero_error fe;
     zero_result r;
     double bad = 0, sum = 0;
@@ -10371,98 +10534,17 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
     memset(&m, 0, sizeof m);
     memset(&rd, 0, sizeof rd);
     if ((r = zero__ck_enter(e, "zero_load", dir, err)) != ZERO_OK) return r;
-    /* every rank reads and checks the metadata; nothing changes until all agree */
-    if (zero__ck_resolve(dir, tdir, sizeof tdir, &fe) != ZERO_OK) goto fail;
-    snprintf(path, sizeof path, "%s/meta.zck", tdir);
-    mb = zero__ck_slurp(path, &mn, (size_t)1 << 31, ZERO_MSG_CKPT_NOT_FOUND, &fe);
-    if (!mb) goto fail;
-    if (zero__ck_meta_read(mb, mn, path, &m, &fe) != ZERO_OK) goto fail;
-    /* the model: the same tensors by name and size */
-    if (m.n_tensors != e->plan.n_tensors || m.dtype != e->plan.cdt) {
-        zero__fail(&fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: %lld tensors in %s, the engine has %d in %s", path,
-                   (long long)m.n_tensors, zero_dtype_name((zero_dtype)m.dtype), e->plan.n_tensors, zero_dtype_name(e->plan.cdt));
-        goto fail;
+    /* every rank reads and checks the metadata and its part of the files;
+       nothing changes until all agree */
+    if (zero__ck_resolve(dir, tdir, sizeof tdir, &fe) != ZERO_OK) {
+        bad = 1;
+    } else {
+        snprintf(path, sizeof path, "%s/meta.zck", tdir);
+        mb = zero__ck_slurp(path, &mn, (size_t)1 << 31, ZERO_MSG_CKPT_NOT_FOUND, &fe);
+        bad = !mb || zero__ck_meta_read(mb, mn, path, &m, &fe) != ZERO_OK || zero__load_match(e, &m, path, &tmap, &fe) != ZERO_OK ||
+              zero__load_layout(&m, path, &ol, &fe) != ZERO_OK || zero__load_reader(&rd, tdir, &m, mb, ol, &fe) != ZERO_OK ||
+              zero__load_check(e, &rd, ol, tmap, &vals, &fe) != ZERO_OK;
     }
-    tmap = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->plan.n_tensors);
-    if (!tmap) {
-        zero__fail(&fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: tensor map");
-        goto fail;
-    }
-    for (t = 0; t < e->plan.n_tensors; t++) {
-        int k, found = -1;
-        for (k = 0; k < m.n_tensors && found < 0; k++)
-            if (strcmp(m.tensors[k].name, e->plan.layout->names[t]) == 0) found = k;
-        if (found < 0 || m.tensors[found].numel != e->plan.layout->numel[t] ||
-            (m.tensors[found].flags & ZERO_TENSOR_FROZEN) != (e->plan.tflags[t] & ZERO_TENSOR_FROZEN)) {
-            zero__fail(&fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
-                       found < 0 ? "%s: the engine's tensor '%s' is not in the checkpoint"
-                                 : "%s: tensor '%s' differs (elements or frozen-ness) from the checkpoint's",
-                       path, e->plan.layout->names[t]);
-            goto fail;
-        }
-        tmap[t] = found;
-    }
-    /* the saving layout, rebuilt and checked against its digest */
-    memset(&la, 0, sizeof la);
-    la.world = (int)m.world;
-    la.bucket_elems = m.bucket;
-    la.persist_threshold = m.persist;
-    la.model_persist_threshold = m.model_persist;
-    if (zero_layout_create(&ol, m.tensors, (int)m.n_tensors, &la, &fe) != ZERO_OK) goto fail;
-    {
-        uint32_t udig = 0;
-        for (u = 0; u < ol->n_units; u++) {
-            int64_t q[4];
-            q[0] = ol->units[u].offset, q[1] = ol->units[u].numel, q[2] = ol->units[u].chunk, q[3] = ol->units[u].first_tensor;
-            udig = zero__crc32c(udig, q, sizeof q);
-        }
-        if (ol->n_units != m.n_units || udig != m.udig) {
-            zero__fail(&fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
-                       "%s: the saving layout (%lld units) does not rebuild the same here (%d units): a checkpoint of "
-                       "another zero version's layout", path, (long long)m.n_units, ol->n_units);
-            goto fail;
-        }
-    }
-    snprintf(rd.tdir, sizeof rd.tdir, "%s", tdir);
-    rd.old_world = (int)m.world;
-    rd.id = zero__ck_get64(mb + 44);
-    rd.old_shard = ol->shard_numel;
-    rd.blocks = (rd.old_shard + ZERO_CKPT_BLOCK - 1) / ZERO_CKPT_BLOCK;
-    rd.fd = (int *)ZERO_MALLOC(sizeof(int) * (size_t)m.world);
-    rd.crc = (uint32_t **)ZERO_MALLOC(sizeof(uint32_t *) * (size_t)m.world);
-    for (t = 0; t < 3; t++) {
-        rd.blk[t] = (float *)ZERO_MALLOC(sizeof(float) * ZERO_CKPT_BLOCK);
-        rd.blk_index[t] = -1;
-        rd.blk_rank[t] = -1;
-    }
-    if (!rd.fd || !rd.crc || !rd.blk[0] || !rd.blk[1] || !rd.blk[2]) {
-        zero__fail(&fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: reader");
-        goto fail;
-    }
-    for (t = 0; t < m.world; t++) rd.fd[t] = -1, rd.crc[t] = NULL;
-    /* read everything this rank needs before changing anything: every file it
-       touches is checked first (a corrupt checkpoint leaves the engine as it was) */
-    {
-        int64_t maxn = 0;
-        for (u = 0; u < e->plan.n_units; u++) maxn = zero__max_i64(maxn, e->plan.stage == 0 ? e->plan.layout->units[u].padded : e->plan.layout->units[u].chunk);
-        vals = (float *)ZERO_MALLOC(sizeof(float) * (size_t)maxn + 4);
-        if (!vals) {
-            zero__fail(&fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: staging");
-            goto fail;
-        }
-        for (u = 0; u < e->plan.n_units; u++) {
-            const zero_unit *x = &e->plan.layout->units[u];
-            int64_t lo = e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk;
-            int64_t hi = zero__min_i64(lo + (e->plan.stage == 0 ? x->padded : x->chunk), x->numel);
-            int what;
-            for (what = 0; what < (x->frozen ? 1 : 3) && hi > lo; what++)
-                if (zero__ck_fill_range(e, &rd, ol, tmap, u, lo, hi, what, vals, &fe) != ZERO_OK) goto fail;
-        }
-    }
-    goto agree;
-fail:
-    bad = 1;
-agree:
     if ((r = zero__ck_agree(e, bad, &sum)) != ZERO_OK) goto out;
     if (sum > 0) {
         if (bad)
@@ -10473,66 +10555,8 @@ agree:
         e->broken = 0; /* nothing changed: the engine stays usable */
         goto out;
     }
-    /* now change the engine: each unit's part, then the full copies */
-    {
-        int64_t maxn = 0;
-        zero_error be;
-        zero__ok(&be);
-        for (u = 0; u < e->plan.n_units; u++) maxn = zero__max_i64(maxn, e->plan.stage == 0 ? e->plan.layout->units[u].padded : e->plan.layout->units[u].chunk);
-        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxn * 12 + 64, &tile, &be) != ZERO_OK ||
-            e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxn * 4 + 64, &stage_buf, &be) != ZERO_OK) {
-            r = zero__ebackend(e, &be, "zero_load: staging");
-            e->broken = 0; /* nothing changed yet */
-            goto out;
-        }
-        if (e->poff.pstore) /* the parameter cache holds the old values */
-            for (t = 0; t < e->poff.n_pbuf; t++) e->poff.pbuf_unit[t] = -1;
-        for (u = 0; u < e->plan.n_units; u++)
-            if (zero__ck_unit_set(e, &rd, ol, tmap, u, vals, tile, stage_buf, &be) != ZERO_OK) {
-                /* the files passed every check a moment ago: the state is now partly replaced */
-                r = zero__ebackend(e, &be, "zero_load: while replacing the engine's state");
-                goto out;
-            }
-        if (e->plan.stage == 1 || e->plan.stage == 2) {
-            for (u = 0; u < e->plan.n_units; u++) {
-                const zero_unit *x = &e->plan.layout->units[u];
-                if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) goto out;
-                if (zero__all_gather(e, zero__param_own(e, u), zero__at(e->buf.params, x->offset, e->plan.csize), (size_t)x->chunk,
-                                     e->plan.cdt, ZERO_STREAM_COMM, &be) != ZERO_OK) {
-                    r = zero__ebackend(e, &be, "zero_load: all_gather of parameters");
-                    goto out;
-                }
-            }
-        } else if (e->plan.stage == 3) {
-            int s;
-            for (s = 0; s < e->plan.n_spans; s++) {
-                if (!e->spans[s].persistent) zero__pool_drop(e, s);
-                else if ((r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK) goto out;
-            }
-        }
-        e->run.global_steps = m.global_steps;
-        e->run.skipped_steps = m.skipped_steps;
-        e->run.applied_steps = m.applied_steps;
-        e->run.sched_it = m.sched_it;
-        e->run.beta1_t = (float)m.beta1_t;
-        e->run.beta2_t = (float)m.beta2_t;
-        e->run.last_b1 = m.last_b1;
-        e->run.last_b2 = m.last_b2;
-        e->run.scaler.cur_scale = m.cur_scale;
-        e->run.scaler.cur_hysteresis = (int)m.cur_hysteresis;
-        e->run.scaler.cur_iter = m.cur_iter;
-        e->run.scaler.last_overflow_iter = m.last_overflow_iter;
-        e->dpu.pending = 0; /* a delayed update of the state before is void now */
-        if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) goto out;
-        if (zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK) {
-            r = zero__ebackend(e, &be, "zero_load: sync");
-            goto out;
-        }
-        r = ZERO_OK;
-    }
+    r = zero__load_apply(e, &rd, ol, tmap, vals, &m);
 out:
-    if (tile) e->be.free(e->be.ctx, ZERO_MEM_PINNED, tile);
-    if (stage_buf) e->be.free(e->be.ctx, ZERO_MEM_PINNED, stage_buf);
     zero__ck_meta_free(&m);
     ZERO_FREE(mb);
     ZERO_FREE(tmap);
