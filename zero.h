@@ -91,7 +91,7 @@
 extern "C" {
 #endif
 
-/* ---- results ---------------------------------------------------------- */
+/* ---- >>api-results: zero_result and zero_result_string ---- */
 
 /* X(name, text): one list makes both the enum and zero_result_string(). */
 #define ZERO_RESULT_LIST(X)                                                   \
@@ -119,7 +119,7 @@ typedef enum zero_result {
 /* "ok", "invalid configuration", ...; "unknown result" outside the enum. */
 ZERO_API const char *zero_result_string(zero_result r);
 
-/* ---- message items ---------------------------------------------------- */
+/* ---- >>api-messages: the message items (one X-macro list: enum, names, texts) ---- */
 
 /* Every error and warning zero can report has an item id, so that programs
    and tests can tell them apart without matching text (sokol's log items).
@@ -229,7 +229,7 @@ ZERO_API const char *zero_msg_name(zero_msg m);
 /* The one-line summary of the list above. */
 ZERO_API const char *zero_msg_summary(zero_msg m);
 
-/* ---- errors ----------------------------------------------------------- */
+/* ---- >>api-errors: zero_error ---- */
 
 /* Filled by every function that takes one (the pointer may be NULL).
    msg is one or more lines: where ("zero_optimization.stage", a file, a
@@ -244,7 +244,7 @@ typedef struct zero_error {
     char msg[1024];
 } zero_error;
 
-/* ---- logging ---------------------------------------------------------- */
+/* ---- >>api-logging: log levels and the logger hook ---- */
 
 typedef enum zero_log_level {
     ZERO_LOG_DEBUG,
@@ -272,7 +272,7 @@ typedef struct zero_logger {
 ZERO_API void zero_log_default(void *user, zero_log_level level, zero_msg item, int rank,
                                const char *text);
 
-/* ---- config ----------------------------------------------------------- */
+/* ---- >>api-config: zero_config (DeepSpeed's keys), load, resolve, print ---- */
 
 /* Sentinels for fields that DeepSpeed's JSON may leave open.
    ZERO_AUTO: the value was "auto" (as HF Transformers / Accelerate configs
@@ -336,8 +336,8 @@ typedef enum zero_tag_validation {
 
 #define ZERO_PATH_MAX 512
 
-/* Every field carries its DeepSpeed key and default (DeepSpeed 0.19, "NEW" in
-   ../shared/reference/deepspeed.md). docs/config.md has the full table with
+/* Every field carries its DeepSpeed key and default (DeepSpeed 0.19; where 0.16
+   differed, the comment says so). docs/config.md has the full table with
    each key's status in zero. Booleans are ints (0/1). */
 
 /* "fp16": {...} */
@@ -534,7 +534,7 @@ typedef struct zero_config {
     zero_logger log;      /* where warnings and info go */
 } zero_config;
 
-/* DeepSpeed's defaults (NEW), nothing "auto", not resolved. */
+/* DeepSpeed's defaults (DeepSpeed 0.19), nothing "auto", not resolved. */
 ZERO_API zero_config zero_config_default(void);
 
 /* Parse a DeepSpeed JSON config over *cfg: keys present in text overwrite
@@ -564,7 +564,7 @@ ZERO_API zero_result zero_config_resolve(zero_config *cfg, int world_size, zero_
    buf (NUL-terminated, truncated to cap). Returns the length it needs. */
 ZERO_API size_t zero_config_to_json(const zero_config *cfg, char *buf, size_t cap);
 
-/* ---- config key table (what docs/config.md is made from) --------------- */
+/* ---- >>api-keys: the config key table (what docs/config.md is made from) ---- */
 
 typedef enum zero_key_status {
     ZERO_KEY_IMPLEMENTED,     /* zero does what DeepSpeed does with it */
@@ -588,7 +588,7 @@ typedef struct zero_key_info {
 ZERO_API int zero_config_key_count(void);
 ZERO_API const zero_key_info *zero_config_key(int i);
 
-/* ---- dynamic loss scaler (DeepSpeed's DynamicLossScaler, NEW rule) ------ */
+/* ---- >>api-scaler: the dynamic loss scaler (DeepSpeed's DynamicLossScaler, >= 0.19.5 rule) ---- */
 
 typedef struct zero_loss_scaler {
     double cur_scale;           /* S */
@@ -615,7 +615,7 @@ ZERO_API zero_result zero_loss_scaler_update(zero_loss_scaler *s, int overflow);
 /* The scale S to multiply the loss by (NaN for an invalid scaler). */
 ZERO_API double zero_loss_scaler_scale(const zero_loss_scaler *s);
 
-/* ---- learning-rate schedules ------------------------------------------- */
+/* ---- >>api-schedules: learning-rate schedules (zero_lr_at) ---- */
 
 /* DeepSpeed's f(it) for cfg->scheduler, `it` being the scheduler's
    last_batch_iteration (-1 before the first step). DeepSpeed steps the
@@ -628,7 +628,7 @@ ZERO_API double zero_lr_at(const zero_config *cfg, long it);
    and forces beta2 = 0.99, as DeepSpeed does; otherwise optimizer.params.betas. */
 ZERO_API void zero_betas_at(const zero_config *cfg, long it, double *beta1, double *beta2);
 
-/* ---- memory estimator --------------------------------------------------- */
+/* ---- >>api-estimator: the memory estimator ---- */
 
 typedef struct zero_estimate_args {
     double params;                   /* total parameters P (shared counted once) */
@@ -678,7 +678,7 @@ ZERO_API zero_result zero_estimate_max_params(const zero_estimate_args *a, doubl
                                               double cpu_bytes, double nvme_bytes,
                                               double *max_params, zero_error *err);
 
-/* ---- 16-bit floats ------------------------------------------------------ */
+/* ---- >>api-fp16: fp16 and bf16 conversions ---- */
 
 /* IEEE binary16 and bfloat16 as raw bits, converted with round-to-nearest-
    even (what CUDA's __float2half_rn / __float2bfloat16_rn do). NaN stays NaN
@@ -693,7 +693,7 @@ ZERO_API float zero_bf16_to_f32(zero_bf16 h);
 ZERO_API size_t zero_dtype_size(zero_dtype dtype);
 ZERO_API const char *zero_dtype_name(zero_dtype dtype);
 
-/* ---- tensors and the unit layout ---------------------------------------- */
+/* ---- >>api-layout: tensors and the unit layout ---- */
 
 #define ZERO_MAX_DIMS 8
 /* Every unit, chunk and tensor starts at a multiple of ZERO_ALIGN elements:
@@ -804,7 +804,7 @@ ZERO_API int64_t zero_layout_shard_numel(const zero_layout *l, int trainable_onl
 ZERO_API zero_result zero_layout_locate(const zero_layout *l, int tensor, int64_t offset,
                                         zero_location *out, zero_error *err);
 
-/* ---- the backend seam ---------------------------------------------------- */
+/* ---- >>api-backend: the backend seam (zero_backend) and the host backend ---- */
 
 typedef enum zero_mem_kind {
     ZERO_MEM_DEVICE,  /* GPU memory (host backend: ordinary memory, counted as device) */
@@ -943,7 +943,7 @@ ZERO_API zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_e
    memory test compares with zero_memory_report's plan); 0 for other backends. */
 ZERO_API size_t zero_host_allocated_bytes(const zero_backend *backend, zero_mem_kind kind);
 
-/* ---- the engine ----------------------------------------------------------- */
+/* ---- >>api-engine: the engine (create, fetch, grad, step, save, load, report) ---- */
 
 typedef struct zero_engine zero_engine;
 
@@ -1154,7 +1154,7 @@ ZERO_API int64_t zero_global_steps(const zero_engine *e);
 #  define ZERO__DEF
 #endif
 
-/* ---- results, messages, errors, logging ---- */
+/* ---- >>errors: results, messages, errors, logging ---- */
 
 ZERO__DEF const char *zero_result_string(zero_result r) {
     switch (r) {
@@ -1267,7 +1267,7 @@ static void zero__log(const zero_logger *lg, zero_log_level level, zero_msg item
     (fn ? fn : zero_log_default)(lg ? lg->user : NULL, level, item, rank, text);
 }
 
-/* ---- JSON parser (RFC 8259 plus hjson-style comments) ------------------
+/* ---- >>json: the JSON reader (RFC 8259 plus hjson-style comments) ----
 
    The config loader's reader. Iterative (explicit stack of at most
    ZERO_JSON_MAX_DEPTH containers, no recursion), one pass over the text,
@@ -1341,7 +1341,7 @@ typedef struct zero__json_parser {
     zero__json_frame stack[ZERO_JSON_MAX_DEPTH > 0 ? ZERO_JSON_MAX_DEPTH : 1];
 } zero__json_parser;
 
-/* ---- small helpers ---- */
+/* ---- json: small helpers ---- */
 
 static int zero__json_is_digit(int c) { return c >= '0' && c <= '9'; }
 static int zero__json_is_word(int c) {
@@ -1620,7 +1620,7 @@ ZERO__UNUSED static void zero__json_free(zero__json *j) {
     j->count = j->cap = 0;
 }
 
-/* ---- errors ---- */
+/* ---- json: errors ---- */
 
 /* Key path where the parser stands: the value being parsed (after a key or
    inside an array) or the open object. */
@@ -1716,7 +1716,7 @@ static const char *zero__json_kind(zero__json_type t) {
     return t == ZERO__JSON_OBJECT ? "object" : "array";
 }
 
-/* ---- parsing ---- */
+/* ---- json: parsing ---- */
 
 static int zero__json_new_node(zero__json_parser *p, zero__json_type type, size_t start) {
     zero__json *j = p->j;
@@ -2383,7 +2383,7 @@ ZERO__UNUSED static zero_result zero__json_parse(zero__json *j, const char *text
     return ZERO_OK;
 }
 
-/* ---- config: defaults ---- */
+/* ---- >>config-defaults: zero_config_default ---- */
 
 static void zero__offload_default(zero_offload_config *o, int64_t buffer_count) {
     memset(o, 0, sizeof *o);
@@ -2492,7 +2492,7 @@ ZERO__DEF zero_config zero_config_default(void) {
     return c;
 }
 
-/* ---- config: the key table ----
+/* ---- >>config-keys: the key table (data) ----
    One row per DeepSpeed key zero knows. The parser, the strictness rules,
    "auto", zero_config_to_json, and docs/config.md (tests/test_config.c checks
    it is current) all read this one table. */
@@ -2576,7 +2576,7 @@ static const zero__key zero__keys[] = {
     {{"wall_clock_breakdown", "bool", "false", ZERO__IMPL, "time each phase of the step", ""},
      ZERO__K_BOOL, ZERO__OFF(wall_clock_breakdown), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.wall_clock_breakdown"},
     {{"gradient_clipping", "float", "1.0", ZERO__IMPL,
-      "clip the global L2 norm of the gradients to this; 0 disables (NEW default 1.0, OLD 0)",
+      "clip the global L2 norm of the gradients to this; 0 disables (DeepSpeed 0.19 default 1.0, DeepSpeed 0.16: 0)",
       "\"auto\": set cfg.gradient_clipping (HF: max_grad_norm)"},
      ZERO__K_F64, ZERO__OFF(gradient_clipping), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.gradient_clipping"},
     {{"prescale_gradients", "bool", "false", ZERO__NYET, "divide gradients by the world size before the reduction", zero__engine_note},
@@ -2610,7 +2610,7 @@ static const zero__key zero__keys[] = {
     {{"data_types", "object", "{}", ZERO__IMPL, "dtype choices", ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
     {{"data_types.grad_accum_dtype", "string", "None", ZERO__IMPL,
-      "dtype of gradient accumulation: \"fp32\", \"fp16\", \"bf16\"; None = the model's dtype (NEW)", "None means fp32 in zero (accumulating fp16/bf16 gradients in 16 bits loses them)"},
+      "dtype of gradient accumulation: \"fp32\", \"fp16\", \"bf16\"; None = the model's dtype (DeepSpeed 0.19)", "None means fp32 in zero (accumulating fp16/bf16 gradients in 16 bits loses them)"},
      ZERO__K_ENUM, ZERO__OFF(grad_accum_dtype), 0, 0, "fp32:1|fp16:2|bf16:3", ZERO__AUTO_NO, ZERO__F_NULLABLE, 0, NULL, "cfg.grad_accum_dtype"},
     {{"checkpoint", "object", "{}", ZERO__IMPL, "checkpoint options", ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
@@ -2637,7 +2637,7 @@ static const zero__key zero__keys[] = {
     {{"aio.use_gds", "bool", "false", ZERO__REJ, "GPUDirect Storage", "not supported"},
      ZERO__K_BOOL, ZERO__OFF(aio.use_gds), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.aio.use_gds"},
 
-    /* ---- fp16 (strict in NEW: pydantic extra="forbid") ---- */
+    /* ---- fp16 (strict in DeepSpeed 0.19: pydantic extra="forbid") ---- */
     {{"fp16", "object", "{}", ZERO__IMPL, "fp16 mixed precision with loss scaling", "unknown keys are errors"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT, 0, NULL, ""},
     {{"fp16.enabled", "bool", "false", ZERO__IMPL, "train in fp16 with fp32 master weights",
@@ -2661,7 +2661,7 @@ static const zero__key zero__keys[] = {
     {{"fp16.fp16_master_weights_and_grads", "bool", "false", ZERO__NYET, "keep master weights in fp16 (ZeRO + CPU Adam)", zero__offload_note},
      ZERO__K_BOOL, ZERO__OFF(fp16.fp16_master_weights_and_grads), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.fp16.fp16_master_weights_and_grads"},
 
-    /* ---- bf16 (strict in NEW) ---- */
+    /* ---- bf16 (strict in DeepSpeed 0.19) ---- */
     {{"bf16", "object", "{}", ZERO__IMPL, "bf16 mixed precision (no loss scaling)", "alias \"bfloat16\"; unknown keys are errors"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT, 0, "bfloat16", ""},
     {{"bf16.enabled", "bool", "false", ZERO__IMPL, "train in bf16 with fp32 master weights",
@@ -2669,7 +2669,7 @@ static const zero__key zero__keys[] = {
      ZERO__K_BOOL, ZERO__OFF(bf16.enabled), 0, 1, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.bf16.enabled"},
     {{"bf16.immediate_grad_update", "bool", "false", ZERO__NYET, "apply gradients as they arrive", zero__engine_note},
      ZERO__K_BOOL, ZERO__OFF(bf16.immediate_grad_update), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.immediate_grad_update"},
-    {{"bf16.check_grad_overflow", "bool", "true", ZERO__IMPL, "skip bf16 steps whose gradients hold inf/NaN (NEW >= v0.17.1)", "stages 1-2, as DeepSpeed (stage 3 checks fp16 only)"},
+    {{"bf16.check_grad_overflow", "bool", "true", ZERO__IMPL, "skip bf16 steps whose gradients hold inf/NaN (DeepSpeed >= 0.17.1)", "stages 1-2, as DeepSpeed (stage 3 checks fp16 only)"},
      ZERO__K_BOOL, ZERO__OFF(bf16.check_grad_overflow), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.check_grad_overflow"},
     {{"bf16.bf16_master_weights_and_grads", "bool", "false", ZERO__NYET, "keep master weights in bf16", zero__engine_note},
      ZERO__K_BOOL, ZERO__OFF(bf16.bf16_master_weights_and_grads), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.bf16_master_weights_and_grads"},
@@ -2720,7 +2720,7 @@ static const zero__key zero__keys[] = {
       "\"auto\": 0 (HF's rule)"},
      ZERO__K_F64, ZERO__OFF(scheduler.warmup_min_lr), 0, 1e300, NULL, ZERO__AUTO_DERIVE, ZERO__F_PER_GROUP, ZERO__S_WARM | ZERO__S_DECAY, NULL, "cfg.scheduler.warmup_min_lr"},
     {{"scheduler.params.warmup_max_lr", "float", "None", ZERO__IMPL,
-      "WarmupLR/WarmupDecayLR: lr at the end of warmup; None: WarmupLR takes the optimizer's lr (NEW; OLD 1e-3), WarmupDecayLR's signature keeps 1e-3",
+      "WarmupLR/WarmupDecayLR: lr at the end of warmup; None: WarmupLR takes the optimizer's lr (DeepSpeed 0.19; DeepSpeed 0.16: 1e-3), WarmupDecayLR's signature keeps 1e-3",
       "\"auto\": optimizer.params.lr (HF's rule)"},
      ZERO__K_F64, ZERO__OFF(scheduler.warmup_max_lr), 0, 1e300, NULL, ZERO__AUTO_DERIVE, ZERO__F_PER_GROUP | ZERO__F_NULLABLE, ZERO__S_WARM | ZERO__S_DECAY, NULL, "cfg.scheduler.warmup_max_lr"},
     {{"scheduler.params.warmup_num_steps", "int", "1000", ZERO__IMPL, "warmup length W (WarmupLR uses max(2, W))",
@@ -2820,7 +2820,7 @@ static const zero__key zero__keys[] = {
              ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
     ZERO__OFFLOAD_KEY(offload_param, max_in_cpu, "int", "1e9", ZERO__NOEF, "elements kept in CPU memory with nvme",
              "with nvme zero keeps buffer_count unit chunks in host memory", ZERO__K_I64, 0, ZERO__BIG, NULL, 0),
-    ZERO__OFFLOAD_KEY(offload_param, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
+    ZERO__OFFLOAD_KEY(offload_param, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (DeepSpeed >= 0.19.5; DeepSpeed 0.16: false)",
              "the host shard (device cpu) or the tile buffers (nvme)", ZERO__K_BOOL, 0, 1, NULL, 0),
     {{"zero_optimization.offload_optimizer", "object", "None", ZERO__IMPL, "stages 1-3: where optimizer state lives and steps",
       "unknown keys are errors; null: no offload"},
@@ -2834,7 +2834,7 @@ static const zero__key zero__keys[] = {
     ZERO__OFFLOAD_KEY(offload_optimizer, buffer_count, "int", "4", ZERO__IMPL, "pinned swap buffers (param, grad, m, v)",
              "device nvme: max(3, buffer_count) tile buffers (master | m | v of one unit's chunk each)",
              ZERO__K_I64, 1, ZERO__BIG, NULL, 0),
-    ZERO__OFFLOAD_KEY(offload_optimizer, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (NEW >= v0.19.5; OLD false)",
+    ZERO__OFFLOAD_KEY(offload_optimizer, pin_memory, "bool", "true", ZERO__IMPL, "page-locked host buffers (DeepSpeed >= 0.19.5; DeepSpeed 0.16: false)",
              "", ZERO__K_BOOL, 0, 1, NULL, 0),
     ZERO__OFFLOAD_KEY(offload_optimizer, pipeline_read, "bool", "false", ZERO__NOEF, "read the next tile while stepping",
              "zero always reads the next tiles ahead (max(3, buffer_count) buffers)", ZERO__K_BOOL, 0, 1, NULL, 0),
@@ -2844,9 +2844,9 @@ static const zero__key zero__keys[] = {
              "zero creates its swap files at engine creation", ZERO__K_BOOL, 0, 1, NULL, 0),
     ZERO__OFFLOAD_KEY(offload_optimizer, ratio, "float", "1.0", ZERO__NYET, "fraction of sub-groups stepped on the CPU (< 1 only stage 3)",
              zero__offload_note, ZERO__K_F64, 0, 1, NULL, 0),
-    ZERO__OFFLOAD_KEY(offload_optimizer, super_offload, "bool", "false", ZERO__REJ, "SuperOffload (NEW)", "not supported",
+    ZERO__OFFLOAD_KEY(offload_optimizer, super_offload, "bool", "false", ZERO__REJ, "SuperOffload (DeepSpeed 0.19)", "not supported",
              ZERO__K_BOOL, 0, 1, NULL, 0),
-    ZERO__OFFLOAD_KEY(offload_optimizer, cpuadam_cores_perc, "float", "0.8", ZERO__NYET, "fraction of cores for CPU Adam (NEW)",
+    ZERO__OFFLOAD_KEY(offload_optimizer, cpuadam_cores_perc, "float", "0.8", ZERO__NYET, "fraction of cores for CPU Adam (DeepSpeed 0.19)",
              zero__offload_note, ZERO__K_F64, 0, 1, NULL, 0),
     ZERO__OFFLOAD_KEY(offload_optimizer, delayed_param_update, "bool", "false", ZERO__IMPL,
              "zero's own key: delayed parameter update (ZeRO-Offload paper's DPU)",
@@ -2890,7 +2890,7 @@ static const zero__key zero__keys[] = {
      ZERO__K_BOOL, ZERO__OFF(zero_optimization.stage3_use_all_reduce_for_fetch_params), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0,
      "use_all_reduce_for_fetch_params", "cfg.zero_optimization.stage3_use_all_reduce_for_fetch_params"},
     {{"zero_optimization.stage3_allgather_sequential", "bool", "false", ZERO__NOEF,
-      "stage 3: gather parameters one by one (NEW)", "zero gathers whole units"},
+      "stage 3: gather parameters one by one (DeepSpeed 0.19)", "zero gathers whole units"},
      ZERO__K_BOOL, ZERO__OFF(zero_optimization.stage3_allgather_sequential), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0,
      "allgather_sequential", "cfg.zero_optimization.stage3_allgather_sequential"},
     ZERO__ZERO_KEY(ignore_unused_parameters, "bool", "true", ZERO__NYET, "stage 2: tolerate parameters that get no gradient",
@@ -2922,14 +2922,14 @@ static const zero__key zero__keys[] = {
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     ZERO__ZERO_KEY(log_trace_cache_warnings, "bool", "false", ZERO__NOEF, "stage 3: log trace-cache invalidations", "",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZERO_KEY(enable_sanity_checks, "bool", "false", ZERO__NOEF, "extra stage-3 assertions (NEW)", "zero's checks: check_collectives / ZERO_CHECK=1 (docs/engine.md)",
+    ZERO__ZERO_KEY(enable_sanity_checks, "bool", "false", ZERO__NOEF, "extra stage-3 assertions (DeepSpeed 0.19)", "zero's checks: check_collectives / ZERO_CHECK=1 (docs/engine.md)",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    {{"zero_optimization.zenflow", "object", "None", ZERO__REJ, "ZenFlow asynchronous CPU updates (NEW)", "only null is accepted"},
+    {{"zero_optimization.zenflow", "object", "None", ZERO__REJ, "ZenFlow asynchronous CPU updates (DeepSpeed 0.19)", "only null is accepted"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_DEFAULT, ZERO__F_NULL_ONLY, 0, NULL, ""},
-    {{"zero_optimization.leaf_module", "object", "{}", ZERO__NOEF, "stage 3: PyTorch module classes fetched as one (NEW)",
+    {{"zero_optimization.leaf_module", "object", "{}", ZERO__NOEF, "stage 3: PyTorch module classes fetched as one (DeepSpeed 0.19)",
       "zero fetches the groups the program registers"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, ""},
-    ZERO__ZERO_KEY(save_muon_momentum_buffer_in_memory, "bool", "false", ZERO__NOEF, "Muon optimizer buffers (NEW)", "no Muon in zero",
+    ZERO__ZERO_KEY(save_muon_momentum_buffer_in_memory, "bool", "false", ZERO__NOEF, "Muon optimizer buffers (DeepSpeed 0.19)", "no Muon in zero",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
 #undef ZERO__ZERO_KEY
     /* deprecated, remapped with a warning (zero__config_deprecated) */
@@ -2989,7 +2989,7 @@ ZERO__DEF const zero_key_info *zero_config_key(int i) {
     return (i >= 0 && i < ZERO__NKEYS) ? &zero__keys[i].info : NULL;
 }
 
-/* ---- config: parsing ---- */
+/* ---- >>config-parse: zero_config_load and zero_config_parse ---- */
 
 typedef struct zero__parse {
     zero_config *cfg;
@@ -3767,7 +3767,7 @@ ZERO__DEF zero_result zero_config_load(zero_config *cfg, const char *path, zero_
     return r;
 }
 
-/* ---- config: resolve ---- */
+/* ---- >>config-resolve: zero_config_resolve ("auto", the batch triangle, checks) ---- */
 
 /* The first key still "auto", or NULL; *others counts the rest. */
 static const zero__key *zero__first_auto(const zero_config *c, int *others) {
@@ -3876,7 +3876,7 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     half = c.fp16.enabled == 1 ? ZERO_DTYPE_FP16 : c.bf16.enabled == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
     if (z->overlap_comm == ZERO_UNSET) z->overlap_comm = stage == 3;
     if (c.communication_data_type == ZERO_DTYPE_DEFAULT) c.communication_data_type = (zero_dtype)half;
-    /* zero accumulates in fp32 unless told otherwise (DeepSpeed NEW: the model's dtype) */
+    /* zero accumulates in fp32 unless told otherwise (DeepSpeed 0.19: the model's dtype) */
     if (c.grad_accum_dtype == ZERO_DTYPE_DEFAULT) c.grad_accum_dtype = ZERO_DTYPE_FP32;
     if (s->type == ZERO_SCHEDULER_WARMUP_LR && s->warmup_max_lr == ZERO_UNSET) s->warmup_max_lr = c.optimizer.lr;
     if (s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR && s->warmup_max_lr == ZERO_UNSET) s->warmup_max_lr = 1e-3;
@@ -3943,7 +3943,7 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     return ZERO_OK;
 }
 
-/* ---- config: back to JSON ---- */
+/* ---- >>config-tojson: zero_config_to_json ---- */
 
 typedef struct zero__out {
     char *buf;
@@ -4085,13 +4085,13 @@ ZERO__DEF size_t zero_config_to_json(const zero_config *cfg, char *buf, size_t c
     return o.len;
 }
 
-/* ---- loss scaler -------------------------------------------------------
+/* ---- >>scaler: the loss scaler ----
 
    DeepSpeed has three fp16 scalers (../shared/reference/deepspeed.md 1.1):
    the ZeRO optimizers use DynamicLossScaler (hysteresis, raise at the
    minimum), FP16_Optimizer / FP16_UnfusedOptimizer (no ZeRO) have their own
    _update_scale without hysteresis that clamps at the minimum. zero_rules
-   picks between the two; both grow with the NEW (>= v0.17.1) window rule. */
+   picks between the two; both grow with the DeepSpeed >= 0.17.1 window rule. */
 
 /* A config value still "auto": nothing can be computed from it. */
 static int zero__open(double v) { return v == (double)ZERO_AUTO; }
@@ -4175,9 +4175,9 @@ ZERO__DEF zero_result zero_loss_scaler_update(zero_loss_scaler *s, int overflow)
         }
         s->last_overflow_iter = s->cur_iter;
     } else {
-        /* NEW window rule (DeepSpeed >= v0.17.1): k clean steps since the last
+        /* The window rule of DeepSpeed >= 0.17.1: k clean steps since the last
            overflow; grow on the first clean step after each full window.
-           (OLD grew when (cur_iter - last_overflow_iter) % window == 0, one
+           (DeepSpeed 0.16 grew when (cur_iter - last_overflow_iter) % window == 0, one
            step earlier.) A window <= 0 (rejected by the config) never grows
            instead of dividing by zero. */
         int64_t k = s->cur_iter - s->last_overflow_iter - 1;
@@ -4195,9 +4195,9 @@ ZERO__DEF double zero_loss_scaler_scale(const zero_loss_scaler *s) {
     return (s && s->valid) ? s->cur_scale : NAN;
 }
 
-/* ---- learning-rate schedules --------------------------------------------
+/* ---- >>schedules: learning-rate schedules ----
 
-   Each f(it) is DeepSpeed's lr_schedules.py (NEW) written out; `it` is the
+   Each f(it) is DeepSpeed's lr_schedules.py (DeepSpeed 0.19) written out; `it` is the
    scheduler's last_batch_iteration. Every scheduler's constructor writes
    f(-1) (OneCycle and LRRangeTest write their min values, which is the same
    lr), so it < 0 means "before the first scheduler step"; values below -1
@@ -4231,8 +4231,8 @@ static double zero__sched_warmup_frac(zero_warmup_type type, long it, double w) 
 static double zero__sched_warmup_lr(const zero_config *cfg, long it, int decay) {
     const zero_scheduler_config *sc = &cfg->scheduler;
     double min_lr = sc->warmup_min_lr, max_lr = sc->warmup_max_lr, w, gamma;
-    /* warmup_max_lr None: WarmupLR (NEW) takes the optimizer's lr (OLD: 0.001);
-       WarmupDecayLR's own signature still defaults to 0.001, in NEW too. */
+    /* warmup_max_lr None: WarmupLR (DeepSpeed 0.19) takes the optimizer's lr (DeepSpeed 0.16: 0.001);
+       WarmupDecayLR's own signature still defaults to 0.001, in DeepSpeed 0.19 too. */
     if (max_lr == (double)ZERO_UNSET) max_lr = decay ? 1e-3 : cfg->optimizer.lr;
     if (zero__open(min_lr) || zero__open(max_lr) ||
         sc->warmup_num_steps == ZERO_AUTO)
@@ -4252,7 +4252,7 @@ static double zero__sched_warmup_lr(const zero_config *cfg, long it, int decay) 
     return min_lr + (max_lr - min_lr) * gamma;
 }
 
-/* WarmupCosineLR (NEW, >= v0.19.3): a ratio of the optimizer's lr. */
+/* WarmupCosineLR (DeepSpeed >= 0.19.3): a ratio of the optimizer's lr. */
 static double zero__sched_cosine_lr(const zero_config *cfg, long it) {
     const zero_scheduler_config *sc = &cfg->scheduler;
     double lr = cfg->optimizer.lr, w, ratio;
@@ -4266,7 +4266,7 @@ static double zero__sched_cosine_lr(const zero_config *cfg, long it) {
         ratio = sc->warmup_min_ratio + r * (1.0 - sc->warmup_min_ratio);
     } else {
         /* p = (it - W + 1) / max(1, T - W), clamped to 1: the ratio stays at
-           cos_min_ratio after T (OLD let the cosine rise again). */
+           cos_min_ratio after T (DeepSpeed 0.16 let the cosine rise again). */
         double den = (double)sc->total_num_steps - w;
         double p = ((double)it - w + 1.0) / (den > 1.0 ? den : 1.0);
         if (p > 1.0) p = 1.0;
@@ -4398,7 +4398,7 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
     if (beta2) *beta2 = b2;
 }
 
-/* ---- memory estimator ----
+/* ---- >>estimator: the memory estimator ----
 
    Two answers for the same question ("how much memory do the model states
    take?"): DeepSpeed's, reproduced to the byte so a DeepSpeed user sees the
@@ -4726,7 +4726,7 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
     return ZERO_OK;
 }
 
-/* ---- 16-bit floats ---- */
+/* ---- >>fp16: fp16 and bf16 conversions ---- */
 
 /* The host backend's fifth dtype: exact doubles for the engine's statistics (norms,
    overflow flags, counters) in all_reduce and every other collective. One past the
@@ -4821,7 +4821,7 @@ ZERO__DEF const char *zero_dtype_name(zero_dtype dtype) {
     }
 }
 
-/* ---- host backend: state ----
+/* ---- >>host: the host backend (ranks as threads of one process) ----
 
    One group per zero_host_run, one rank state per thread. Every field a peer reads is
    written under the group mutex or before a barrier that the reader passed after it,
@@ -5920,7 +5920,7 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
     return res;
 }
 
-/* ---- layout: tensors into units ------------------------------------------
+/* ---- >>layout: tensors into units ----
 
    Walk the tensors in registration order and cut runs of whole tensors of at
    most bucket_elems elements; a change of group, of frozen-ness or (stage 3)
@@ -6236,7 +6236,7 @@ ZERO__DEF zero_result zero_layout_locate(const zero_layout *l, int t, int64_t of
     return ZERO_OK;
 }
 
-/* ---- engine ----------------------------------------------------------------
+/* ---- >>engine-core: the engine's parts, its errors, entry check, allocation and the views of a unit ----
 
    One step, per rank (N ranks, G micro-batches, S the loss scale):
      micro-batch m: the user writes compute-dtype gradients of loss * S into
@@ -6475,16 +6475,8 @@ struct zero_engine {
 
 /* Live engines, so a call on a destroyed one is an error, not a crash. */
 static pthread_mutex_t zero__live_lock = PTHREAD_MUTEX_INITIALIZER;
-static zero_engine *zero__live_head;
 
-/* the engine's collectives and host waits (ZERO_DEBUG's log and the watchdog see them all) */
-static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err);
-static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
-                                        zero_op op, zero_stream_id s, zero_error *err);
-static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
-                                    zero_stream_id s, zero_error *err);
-static zero_result zero__all_reduce(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
-                                    zero_op op, zero_stream_id s, zero_error *err);
+static zero_engine *zero__live_head;
 
 static int zero__engine_live(const zero_engine *e) {
     zero_engine *p;
@@ -6508,6 +6500,7 @@ static double zero__now_ms(void) {
 
 /* Record an engine error, log it, return its code. */
 static zero_result zero__efail(zero_engine *e, zero_msg item, const char *fmt, ...) ZERO__PRINTF(3, 4);
+
 static zero_result zero__efail(zero_engine *e, zero_msg item, const char *fmt, ...) {
     char text[900];
     va_list ap;
@@ -6604,7 +6597,21 @@ static int zero__unit_segments(const zero_layout *l, int u, int64_t lo, int64_t 
     return n;
 }
 
-/* ---- engine: plan and create ---- */
+static int zero__span_of_tensor(const zero_engine *e, int t) {
+    return e->plan.layout->units[e->plan.layout->places[t].first_unit].span;
+}
+
+static const char *zero__tname(const zero_engine *e, int t) { return e->plan.layout->names[t]; }
+
+/* Stream `waiter` waits for all work queued so far on stream `from`. */
+static zero_result zero__order(zero_engine *e, zero_stream_id from, zero_stream_id waiter, zero_event *ev) {
+    zero_error be;
+    zero__ok(&be);
+    if (!ev) return ZERO_OK;
+    if (e->be.event_record(e->be.ctx, ev, from, &be) != ZERO_OK || e->be.stream_wait(e->be.ctx, waiter, ev, &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "stream order");
+    return ZERO_OK;
+}
 
 static zero_result zero__ealloc(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, size_t bytes,
                                 void **out, const char *what) {
@@ -6629,195 +6636,99 @@ static void zero__efree(zero_engine *e, zero_mem_kind kind, void *p) {
     if (p) e->be.free(e->be.ctx, kind, p);
 }
 
-/* Wait store's pending request *q (if any) and clear it; a failure goes to
-   *first when given and still ZERO_OK. Returns 0 when the request failed. */
-static int zero__req_wait(zero_engine *e, void *store, void **q, zero_error *first) {
-    zero_error be;
-    int ok;
-    if (!*q) return 1;
-    zero__ok(&be);
-    ok = e->be.tiles_wait(store, *q, &be) == ZERO_OK;
-    if (!ok && first && first->code == ZERO_OK) *first = be;
-    *q = NULL;
-    return ok;
+/* Per-unit pointers into the buffers (see the memory plan in zero_engine_create). */
+/* fp32 parameters on the device, Adam there: the parameters are the master */
+static int zero__master_is_params(const zero_engine *e) {
+    return e->plan.cdt == ZERO_DTYPE_FP32 && !e->opt.cpu && !e->poff.device;
 }
 
-/* NVMe tiles: wait every pending read and write; the first failure goes to
-   *first (when given and still ZERO_OK). No request is left pending. */
-static void zero__tiles_drain(zero_engine *e, zero_error *first) {
-    int k;
-    if (!e->nvme.store || !e->nvme.tbuf_rd) return;
-    for (k = 0; k < e->nvme.n_tbuf; k++) {
-        zero__req_wait(e, e->nvme.store, &e->nvme.tbuf_rd[k], first);
-        zero__req_wait(e, e->nvme.store, &e->nvme.tbuf_wr[k], first);
+static float *zero__master_at(const zero_engine *e, int u) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    if (zero__master_is_params(e)) {
+        if (e->plan.stage == 0) return (float *)e->buf.params + x->offset;
+        if (e->plan.stage < 3) return (float *)e->buf.params + x->offset + (int64_t)e->plan.rank * x->chunk;
+        return (float *)e->buf.params + x->shard_offset;
     }
+    return e->buf.master + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
 }
 
-/* ---- offload_param "nvme": the parameter tile cache ----
-
-   n_pbuf host buffers hold unit chunks of the compute-dtype shard; at most
-   one buffer holds a given unit. A gather takes its units from the cache
-   (reading on a miss) and reads ahead the units that come next: the rest of
-   its span, then the spans the stage-3 trace fetches next. The step writes
-   each unit's new chunk through a buffer (write-behind), which then holds
-   the new values. A buffer is reused only after its request completed and
-   the copies out of it left the comm stream. */
-
-/* Complete buffer b's pending read or write; with `reuse`, also the copies
-   out of the buffers still queued on the comm stream. */
-static zero_result zero__pbuf_settle(zero_engine *e, int b, int reuse, zero_error *fail) {
-    if (!zero__req_wait(e, e->poff.pstore, &e->poff.pbuf_req[b], fail)) {
-        e->poff.pbuf_unit[b] = -1;
-        return fail->code;
-    }
-    if (reuse && e->poff.pbuf_copying[b]) {
-        int k;
-        if (zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK) return fail->code;
-        for (k = 0; k < e->poff.n_pbuf; k++) e->poff.pbuf_copying[k] = 0;
-    }
-    return ZERO_OK;
+static float *zero__mom_at(const zero_engine *e, float *base, int u) {
+    return base + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
 }
 
-/* The buffer holding unit u, else the least recently used one, emptied and
-   free to overwrite (*hit says which). */
-static zero_result zero__pbuf_take(zero_engine *e, int u, int *out, int *hit, zero_error *fail) {
-    int b = -1, k;
-    for (k = 0; k < e->poff.n_pbuf && b < 0; k++)
-        if (e->poff.pbuf_unit[k] == u) b = k;
-    *hit = b >= 0;
-    if (b < 0) {
-        b = 0;
-        for (k = 1; k < e->poff.n_pbuf; k++)
-            if (e->poff.pbuf_used[k] < e->poff.pbuf_used[b]) b = k;
-        if (zero__pbuf_settle(e, b, 1, fail) != ZERO_OK) return fail->code;
-        e->poff.pbuf_unit[b] = -1;
-    }
-    e->poff.pbuf_used[b] = ++e->poff.pbuf_clock;
-    *out = b;
-    return ZERO_OK;
+/* compute-dtype parameters that rank owns of unit u: whole unit on stage 0 */
+static void *zero__param_own(const zero_engine *e, int u) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    if (e->plan.stage == 0) return zero__at(e->buf.params, x->offset, e->plan.csize);
+    if (e->plan.stage < 3) return zero__at(e->buf.params, x->offset + (int64_t)e->plan.rank * x->chunk, e->plan.csize);
+    return zero__at(e->buf.params, x->shard_offset, e->plan.csize);
 }
 
-/* Unit u's chunk in a buffer: from the cache or read now (wait: 1) or in
-   the background (wait: 0). */
-static zero_result zero__pbuf_load(zero_engine *e, int u, int wait, int *out, zero_error *fail) {
-    int b = 0, hit = 0;
-    if (zero__pbuf_take(e, u, &b, &hit, fail) != ZERO_OK) return fail->code;
-    if (!hit) {
-        if (e->be.tiles_read(e->poff.pstore, u, e->poff.pbuf[b], (size_t)e->plan.layout->units[u].chunk * e->plan.csize, &e->poff.pbuf_req[b], fail) !=
-            ZERO_OK) {
-            e->poff.pbuf_req[b] = NULL;
-            return fail->code;
-        }
-        e->poff.pbuf_unit[b] = u;
-    }
-    if (wait && zero__pbuf_settle(e, b, 0, fail) != ZERO_OK) return fail->code;
-    *out = b;
-    return ZERO_OK;
-}
+/* Where unit u's gradient is, every view of it computed in one place:
+     write  where the backward writes the compute-dtype gradient (the full
+            buffer, stages 0-1; the unit's place in its span's ring slot,
+            stages 2-3: NULL while the span holds no slot)
+     acc    the unit's accumulator (stages 0-1 with accumulation: the full
+            one; stages 2-3: the owned chunk's)
+     full   the reduced gradient of the whole unit (stages 0-1; NULL above)
+     chunk  this rank's reduced chunk: what the norm statistics and the
+            optimizer offload read
+     adam   what the device Adam reads: the whole unit (stage 0) or the chunk
+     dt     dtype of full, chunk and adam */
+typedef struct zero__gview {
+    char *write, *acc, *full, *chunk, *adam;
+    zero_dtype dt;
+} zero__gview;
 
-/* Read ahead up to n_pbuf - 1 units: span s's units from u_next on, then
-   the units of the spans the trace fetches next that are not resident. */
-static zero_result zero__pbuf_ahead(zero_engine *e, int s, int u_next, zero_error *fail) {
-    const zero_layout *l = e->plan.layout;
-    int left = e->poff.n_pbuf - 1, u, p, b;
-    for (u = u_next; u < l->span_first[s + 1] && left > 0; u++, left--)
-        if (zero__pbuf_load(e, u, 0, &b, fail) != ZERO_OK) return fail->code;
-    if (e->pool.trace_state != ZERO__TRACE_COMPLETE) return ZERO_OK;
-    for (p = e->pool.trace_pos; p < e->pool.trace_len && left > 0; p++) {
-        int t = e->pool.trace[p];
-        if (t == s || e->spans[t].pool_off >= 0 || e->spans[t].persistent) continue;
-        for (u = l->span_first[t]; u < l->span_first[t + 1] && left > 0; u++, left--)
-            if (zero__pbuf_load(e, u, 0, &b, fail) != ZERO_OK) return fail->code;
-    }
-    return ZERO_OK;
-}
-
-/* Every pending request of the cache waited (the first failure to *first). */
-static void zero__pbuf_drain(zero_engine *e, zero_error *first) {
-    int k;
-    if (!e->poff.pstore || !e->poff.pbuf_req) return;
-    for (k = 0; k < e->poff.n_pbuf; k++)
-        if (!zero__req_wait(e, e->poff.pstore, &e->poff.pbuf_req[k], first)) e->poff.pbuf_unit[k] = -1;
-}
-
-/* ---- offload_param: where Adam's compute-dtype output goes ----
-
-   host_adam: CPU Adam (offload_optimizer) writes host memory, device Adam
-   device memory. zero__param_out says where unit u's new chunk is written,
-   zero__param_put moves it to where the shard lives afterwards. */
-static void *zero__param_own(const zero_engine *e, int u);
-static zero_result zero__param_out(zero_engine *e, int u, int host_adam, void **dst, int *buf, zero_error *fail) {
-    *buf = -1;
-    if (host_adam) {
-        if (e->poff.device == ZERO_OFFLOAD_NVME) {
-            int hit;
-            if (zero__pbuf_take(e, u, buf, &hit, fail) != ZERO_OK) return fail->code;
-            if (zero__pbuf_settle(e, *buf, 1, fail) != ZERO_OK) return fail->code;
-            e->poff.pbuf_unit[*buf] = -1; /* being overwritten */
-            *dst = e->poff.pbuf[*buf];
+static zero__gview zero__grad_view(const zero_engine *e, int u) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    zero__gview v;
+    memset(&v, 0, sizeof v);
+    if (e->plan.stage <= 1) {
+        v.write = zero__at(e->buf.grads, e->plan.unit_buf_off[u], e->plan.csize);
+        if (e->plan.gas > 1) {
+            v.acc = zero__at(e->buf.accum, e->plan.unit_buf_off[u], e->plan.asize);
+            v.full = v.acc;
+            v.dt = e->plan.adt;
         } else {
-            *dst = e->poff.device == ZERO_OFFLOAD_CPU ? zero__param_own(e, u)
-                                               : zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize);
+            v.full = v.write;
+            v.dt = e->plan.cdt;
         }
+        v.chunk = v.full + (size_t)((int64_t)e->plan.rank * x->chunk) * zero_dtype_size(v.dt);
+        v.adam = e->plan.stage == 0 ? v.full : v.chunk;
     } else {
-        *dst = e->poff.device ? e->poff.pstage : e->plan.cdt == ZERO_DTYPE_FP32 ? NULL : zero__param_own(e, u);
+        const zero__span_state *ss = &e->spans[x->span];
+        if (ss->slot >= 0)
+            v.write = zero__at(e->buf.grads, (int64_t)ss->slot * e->grad.slot_elems + (x->offset - e->plan.span_off[x->span]),
+                               e->plan.csize);
+        v.acc = zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize);
+        v.chunk = v.adam = v.acc;
+        v.dt = e->plan.adt;
     }
-    return ZERO_OK;
-}
-static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const void *src, int buf, zero_error *fail) {
-    size_t bytes = (size_t)e->plan.layout->units[u].chunk * e->plan.csize;
-    if (e->poff.device == ZERO_OFFLOAD_NVME) {
-        if (!host_adam) { /* device staging -> a host buffer first */
-            int hit;
-            if (zero__pbuf_take(e, u, &buf, &hit, fail) != ZERO_OK ||
-                zero__pbuf_settle(e, buf, 1, fail) != ZERO_OK)
-                return fail->code;
-            e->poff.pbuf_unit[buf] = -1;
-            if (e->be.copy(e->be.ctx, e->poff.pbuf[buf], src, bytes, ZERO_STREAM_COMM, fail) != ZERO_OK ||
-                zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
-                return fail->code;
-        }
-        if (e->be.tiles_write(e->poff.pstore, u, e->poff.pbuf[buf], bytes, &e->poff.pbuf_req[buf], fail) != ZERO_OK) {
-            e->poff.pbuf_req[buf] = NULL;
-            return fail->code;
-        }
-        e->poff.pbuf_unit[buf] = u;
-        e->poff.pbuf_used[buf] = ++e->poff.pbuf_clock;
-        return ZERO_OK;
-    }
-    if (!src) return ZERO_OK; /* fp32 on the device: the master is the parameter */
-    if (src == zero__param_own(e, u)) return ZERO_OK;
-    return e->be.copy(e->be.ctx, zero__param_own(e, u), src, bytes, ZERO_STREAM_COMM, fail);
+    return v;
 }
 
-static void zero__obs_stop(zero_engine *e);
-
-static int zero__span_of_tensor(const zero_engine *e, int t) {
-    return e->plan.layout->units[e->plan.layout->places[t].first_unit].span;
+static void zero__host_cast(void *dst, zero_dtype dt, const float *src, int64_t n) {
+    int64_t i;
+    if (dt == ZERO_DTYPE_FP16)
+        for (i = 0; i < n; i++) ((zero_f16 *)dst)[i] = zero_f32_to_f16(src[i]);
+    else if (dt == ZERO_DTYPE_BF16)
+        for (i = 0; i < n; i++) ((zero_bf16 *)dst)[i] = zero_f32_to_bf16(src[i]);
+    else
+        memcpy(dst, src, sizeof(float) * (size_t)n);
 }
 
-/* Stream `waiter` waits for all work queued so far on stream `from`. */
-static zero_result zero__order(zero_engine *e, zero_stream_id from, zero_stream_id waiter, zero_event *ev) {
-    zero_error be;
-    zero__ok(&be);
-    if (!ev) return ZERO_OK;
-    if (e->be.event_record(e->be.ctx, ev, from, &be) != ZERO_OK || e->be.stream_wait(e->be.ctx, waiter, ev, &be) != ZERO_OK)
-        return zero__ebackend(e, &be, "stream order");
-    return ZERO_OK;
+static void zero__host_uncast(float *dst, zero_dtype dt, const void *src, int64_t n) {
+    int64_t i;
+    if (dt == ZERO_DTYPE_FP16)
+        for (i = 0; i < n; i++) dst[i] = zero_f16_to_f32(((const zero_f16 *)src)[i]);
+    else if (dt == ZERO_DTYPE_BF16)
+        for (i = 0; i < n; i++) dst[i] = zero_bf16_to_f32(((const zero_bf16 *)src)[i]);
+    else
+        memcpy(dst, src, sizeof(float) * (size_t)n);
 }
 
-static const char *zero__tname(const zero_engine *e, int t) { return e->plan.layout->names[t]; }
-
-/* check_collectives: before each collective the ranks agree on what comes
-   (kind, unit, step) with one all-reduce (max of tag and of -tag); a rank
-   that skipped or added a collective shows up here, named, instead of
-   deadlocking or mixing data in the collective itself. */
-enum { ZERO__C_INIT = 1, ZERO__C_FETCH, ZERO__C_REDUCE, ZERO__C_NORM, ZERO__C_GATHER, ZERO__C_READ };
-static const char *const zero__c_names[] = {"?", "the initial all_gather", "a stage-3 fetch (all_gather)",
-                                            "the gradient reduction", "the norm all_reduce",
-                                            "the post-step all_gather", "zero_read_state's all_gather"};
-
-/* ---- engine: observability ----
+/* ---- >>engine-observe: every collective and host wait through one place: ZERO_DEBUG log, watchdog, check_collectives, metrics ----
 
    ZERO_DEBUG=1: every collective the engine issues is logged on every rank
    (debug level): its number, kind, unit and tensors, bytes, dtype, stream.
@@ -6829,6 +6740,16 @@ static const char *const zero__c_names[] = {"?", "the initial all_gather", "a st
    that waits says so, so the rank that does not is the one to look at. The
    wait goes on (the backend's own timeout, ZERO_TIMEOUT_S, still ends it).
    jsonl_monitor: one JSON object per step, rank 0 (zero__metrics_line). */
+
+/* check_collectives: before each collective the ranks agree on what comes
+   (kind, unit, step) with one all-reduce (max of tag and of -tag); a rank
+   that skipped or added a collective shows up here, named, instead of
+   deadlocking or mixing data in the collective itself. */
+enum { ZERO__C_INIT = 1, ZERO__C_FETCH, ZERO__C_REDUCE, ZERO__C_NORM, ZERO__C_GATHER, ZERO__C_READ };
+
+static const char *const zero__c_names[] = {"?", "the initial all_gather", "a stage-3 fetch (all_gather)",
+                                            "the gradient reduction", "the norm all_reduce",
+                                            "the post-step all_gather", "zero_read_state's all_gather"};
 
 static double zero__obs_dsize(zero_dtype dt) {
     return dt == (zero_dtype)ZERO__DTYPE_F64 ? 8.0 : (double)zero_dtype_size(dt);
@@ -6846,6 +6767,7 @@ static void zero__obs_unit(const zero_engine *e, int unit, char *buf, size_t cap
 
 /* A line that ZERO_DEBUG asked for: debug level, past the logger's level filter */
 static ZERO__UNUSED void zero__dlog(zero_engine *e, const char *fmt, ...) ZERO__PRINTF(2, 3);
+
 static void zero__dlog(zero_engine *e, const char *fmt, ...) {
     char text[1024];
     va_list ap;
@@ -6870,6 +6792,7 @@ static void zero__wait_begin(zero_engine *e, const char *what) {
     e->obs.wd.n_coll = e->obs.n_coll;
     pthread_mutex_unlock(&e->obs.wd.lock);
 }
+
 static void zero__wait_end(zero_engine *e) {
     if (e->obs.wd.threshold_s <= 0) return;
     pthread_mutex_lock(&e->obs.wd.lock);
@@ -6892,6 +6815,7 @@ static void zero__coll_log(zero_engine *e, const char *op, size_t count, zero_dt
                dt == (zero_dtype)ZERO__DTYPE_F64 ? "f64" : zero_dtype_name(dt),
                s == ZERO_STREAM_COMM ? "communication" : "compute", (long long)e->run.global_steps, e->run.micro);
 }
+
 static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err) {
     zero_result r;
     zero__wait_begin(e, s == ZERO_STREAM_COMM ? "a sync of the communication stream" : "a sync of the compute stream");
@@ -6899,6 +6823,7 @@ static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err)
     zero__wait_end(e);
     return r;
 }
+
 static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                         zero_op op, zero_stream_id s, zero_error *err) {
     zero_result r;
@@ -6908,6 +6833,7 @@ static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *
     zero__wait_end(e);
     return r;
 }
+
 static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                     zero_stream_id s, zero_error *err) {
     zero_result r;
@@ -6917,6 +6843,7 @@ static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv
     zero__wait_end(e);
     return r;
 }
+
 static zero_result zero__all_reduce(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                     zero_op op, zero_stream_id s, zero_error *err) {
     zero_result r;
@@ -7094,6 +7021,7 @@ static void zero__metrics_line(zero_engine *e, const zero_step_info *in, double 
 static double zero__c_tag(const zero_engine *e, int kind, int unit) {
     return ((double)(e->run.global_steps % 4096) * 8.0 + kind) * 4294967296.0 + (double)(unit + 1);
 }
+
 static void zero__c_describe(const zero_engine *e, double tag, char *buf, size_t cap) {
     double hi = floor(tag / 4294967296.0);
     int kind = (int)fmod(hi, 8.0), unit = (int)(tag - hi * 4294967296.0) - 1;
@@ -7132,73 +7060,481 @@ static zero_result zero__coll_check(zero_engine *e, int kind, int unit) {
     return ZERO_OK;
 }
 
-/* Per-unit pointers into the buffers (see the memory plan in zero_engine_create). */
-/* fp32 parameters on the device, Adam there: the parameters are the master */
-static int zero__master_is_params(const zero_engine *e) {
-    return e->plan.cdt == ZERO_DTYPE_FP32 && !e->opt.cpu && !e->poff.device;
-}
-static float *zero__master_at(const zero_engine *e, int u) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    if (zero__master_is_params(e)) {
-        if (e->plan.stage == 0) return (float *)e->buf.params + x->offset;
-        if (e->plan.stage < 3) return (float *)e->buf.params + x->offset + (int64_t)e->plan.rank * x->chunk;
-        return (float *)e->buf.params + x->shard_offset;
-    }
-    return e->buf.master + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
-}
-static float *zero__mom_at(const zero_engine *e, float *base, int u) {
-    return base + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
-}
-/* compute-dtype parameters that rank owns of unit u: whole unit on stage 0 */
-static void *zero__param_own(const zero_engine *e, int u) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    if (e->plan.stage == 0) return zero__at(e->buf.params, x->offset, e->plan.csize);
-    if (e->plan.stage < 3) return zero__at(e->buf.params, x->offset + (int64_t)e->plan.rank * x->chunk, e->plan.csize);
-    return zero__at(e->buf.params, x->shard_offset, e->plan.csize);
-}
-/* Where unit u's gradient is, every view of it computed in one place:
-     write  where the backward writes the compute-dtype gradient (the full
-            buffer, stages 0-1; the unit's place in its span's ring slot,
-            stages 2-3: NULL while the span holds no slot)
-     acc    the unit's accumulator (stages 0-1 with accumulation: the full
-            one; stages 2-3: the owned chunk's)
-     full   the reduced gradient of the whole unit (stages 0-1; NULL above)
-     chunk  this rank's reduced chunk: what the norm statistics and the
-            optimizer offload read
-     adam   what the device Adam reads: the whole unit (stage 0) or the chunk
-     dt     dtype of full, chunk and adam */
-typedef struct zero__gview {
-    char *write, *acc, *full, *chunk, *adam;
-    zero_dtype dt;
-} zero__gview;
+/* ---- >>engine-tiles: NVMe tile requests, offload_param's parameter tile cache, where Adam's new parameters go ----
 
-static zero__gview zero__grad_view(const zero_engine *e, int u) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    zero__gview v;
-    memset(&v, 0, sizeof v);
-    if (e->plan.stage <= 1) {
-        v.write = zero__at(e->buf.grads, e->plan.unit_buf_off[u], e->plan.csize);
-        if (e->plan.gas > 1) {
-            v.acc = zero__at(e->buf.accum, e->plan.unit_buf_off[u], e->plan.asize);
-            v.full = v.acc;
-            v.dt = e->plan.adt;
-        } else {
-            v.full = v.write;
-            v.dt = e->plan.cdt;
-        }
-        v.chunk = v.full + (size_t)((int64_t)e->plan.rank * x->chunk) * zero_dtype_size(v.dt);
-        v.adam = e->plan.stage == 0 ? v.full : v.chunk;
-    } else {
-        const zero__span_state *ss = &e->spans[x->span];
-        if (ss->slot >= 0)
-            v.write = zero__at(e->buf.grads, (int64_t)ss->slot * e->grad.slot_elems + (x->offset - e->plan.span_off[x->span]),
-                               e->plan.csize);
-        v.acc = zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize);
-        v.chunk = v.adam = v.acc;
-        v.dt = e->plan.adt;
-    }
-    return v;
+   n_pbuf host buffers hold unit chunks of the compute-dtype shard; at most
+   one buffer holds a given unit. A gather takes its units from the cache
+   (reading on a miss) and reads ahead the units that come next: the rest of
+   its span, then the spans the stage-3 trace fetches next. The step writes
+   each unit's new chunk through a buffer (write-behind), which then holds
+   the new values. A buffer is reused only after its request completed and
+   the copies out of it left the comm stream. */
+
+/* Wait store's pending request *q (if any) and clear it; a failure goes to
+   *first when given and still ZERO_OK. Returns 0 when the request failed. */
+static int zero__req_wait(zero_engine *e, void *store, void **q, zero_error *first) {
+    zero_error be;
+    int ok;
+    if (!*q) return 1;
+    zero__ok(&be);
+    ok = e->be.tiles_wait(store, *q, &be) == ZERO_OK;
+    if (!ok && first && first->code == ZERO_OK) *first = be;
+    *q = NULL;
+    return ok;
 }
+
+/* NVMe tiles: wait every pending read and write; the first failure goes to
+   *first (when given and still ZERO_OK). No request is left pending. */
+static void zero__tiles_drain(zero_engine *e, zero_error *first) {
+    int k;
+    if (!e->nvme.store || !e->nvme.tbuf_rd) return;
+    for (k = 0; k < e->nvme.n_tbuf; k++) {
+        zero__req_wait(e, e->nvme.store, &e->nvme.tbuf_rd[k], first);
+        zero__req_wait(e, e->nvme.store, &e->nvme.tbuf_wr[k], first);
+    }
+}
+
+/* Complete buffer b's pending read or write; with `reuse`, also the copies
+   out of the buffers still queued on the comm stream. */
+static zero_result zero__pbuf_settle(zero_engine *e, int b, int reuse, zero_error *fail) {
+    if (!zero__req_wait(e, e->poff.pstore, &e->poff.pbuf_req[b], fail)) {
+        e->poff.pbuf_unit[b] = -1;
+        return fail->code;
+    }
+    if (reuse && e->poff.pbuf_copying[b]) {
+        int k;
+        if (zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK) return fail->code;
+        for (k = 0; k < e->poff.n_pbuf; k++) e->poff.pbuf_copying[k] = 0;
+    }
+    return ZERO_OK;
+}
+
+/* The buffer holding unit u, else the least recently used one, emptied and
+   free to overwrite (*hit says which). */
+static zero_result zero__pbuf_take(zero_engine *e, int u, int *out, int *hit, zero_error *fail) {
+    int b = -1, k;
+    for (k = 0; k < e->poff.n_pbuf && b < 0; k++)
+        if (e->poff.pbuf_unit[k] == u) b = k;
+    *hit = b >= 0;
+    if (b < 0) {
+        b = 0;
+        for (k = 1; k < e->poff.n_pbuf; k++)
+            if (e->poff.pbuf_used[k] < e->poff.pbuf_used[b]) b = k;
+        if (zero__pbuf_settle(e, b, 1, fail) != ZERO_OK) return fail->code;
+        e->poff.pbuf_unit[b] = -1;
+    }
+    e->poff.pbuf_used[b] = ++e->poff.pbuf_clock;
+    *out = b;
+    return ZERO_OK;
+}
+
+/* Unit u's chunk in a buffer: from the cache or read now (wait: 1) or in
+   the background (wait: 0). */
+static zero_result zero__pbuf_load(zero_engine *e, int u, int wait, int *out, zero_error *fail) {
+    int b = 0, hit = 0;
+    if (zero__pbuf_take(e, u, &b, &hit, fail) != ZERO_OK) return fail->code;
+    if (!hit) {
+        if (e->be.tiles_read(e->poff.pstore, u, e->poff.pbuf[b], (size_t)e->plan.layout->units[u].chunk * e->plan.csize, &e->poff.pbuf_req[b], fail) !=
+            ZERO_OK) {
+            e->poff.pbuf_req[b] = NULL;
+            return fail->code;
+        }
+        e->poff.pbuf_unit[b] = u;
+    }
+    if (wait && zero__pbuf_settle(e, b, 0, fail) != ZERO_OK) return fail->code;
+    *out = b;
+    return ZERO_OK;
+}
+
+/* Read ahead up to n_pbuf - 1 units: span s's units from u_next on, then
+   the units of the spans the trace fetches next that are not resident. */
+static zero_result zero__pbuf_ahead(zero_engine *e, int s, int u_next, zero_error *fail) {
+    const zero_layout *l = e->plan.layout;
+    int left = e->poff.n_pbuf - 1, u, p, b;
+    for (u = u_next; u < l->span_first[s + 1] && left > 0; u++, left--)
+        if (zero__pbuf_load(e, u, 0, &b, fail) != ZERO_OK) return fail->code;
+    if (e->pool.trace_state != ZERO__TRACE_COMPLETE) return ZERO_OK;
+    for (p = e->pool.trace_pos; p < e->pool.trace_len && left > 0; p++) {
+        int t = e->pool.trace[p];
+        if (t == s || e->spans[t].pool_off >= 0 || e->spans[t].persistent) continue;
+        for (u = l->span_first[t]; u < l->span_first[t + 1] && left > 0; u++, left--)
+            if (zero__pbuf_load(e, u, 0, &b, fail) != ZERO_OK) return fail->code;
+    }
+    return ZERO_OK;
+}
+
+/* Every pending request of the cache waited (the first failure to *first). */
+static void zero__pbuf_drain(zero_engine *e, zero_error *first) {
+    int k;
+    if (!e->poff.pstore || !e->poff.pbuf_req) return;
+    for (k = 0; k < e->poff.n_pbuf; k++)
+        if (!zero__req_wait(e, e->poff.pstore, &e->poff.pbuf_req[k], first)) e->poff.pbuf_unit[k] = -1;
+}
+
+/* Where Adam's compute-dtype output goes (offload_param).
+
+   host_adam: CPU Adam (offload_optimizer) writes host memory, device Adam
+   device memory. zero__param_out says where unit u's new chunk is written,
+   zero__param_put moves it to where the shard lives afterwards. */
+
+static zero_result zero__param_out(zero_engine *e, int u, int host_adam, void **dst, int *buf, zero_error *fail) {
+    *buf = -1;
+    if (host_adam) {
+        if (e->poff.device == ZERO_OFFLOAD_NVME) {
+            int hit;
+            if (zero__pbuf_take(e, u, buf, &hit, fail) != ZERO_OK) return fail->code;
+            if (zero__pbuf_settle(e, *buf, 1, fail) != ZERO_OK) return fail->code;
+            e->poff.pbuf_unit[*buf] = -1; /* being overwritten */
+            *dst = e->poff.pbuf[*buf];
+        } else {
+            *dst = e->poff.device == ZERO_OFFLOAD_CPU ? zero__param_own(e, u)
+                                               : zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize);
+        }
+    } else {
+        *dst = e->poff.device ? e->poff.pstage : e->plan.cdt == ZERO_DTYPE_FP32 ? NULL : zero__param_own(e, u);
+    }
+    return ZERO_OK;
+}
+
+static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const void *src, int buf, zero_error *fail) {
+    size_t bytes = (size_t)e->plan.layout->units[u].chunk * e->plan.csize;
+    if (e->poff.device == ZERO_OFFLOAD_NVME) {
+        if (!host_adam) { /* device staging -> a host buffer first */
+            int hit;
+            if (zero__pbuf_take(e, u, &buf, &hit, fail) != ZERO_OK ||
+                zero__pbuf_settle(e, buf, 1, fail) != ZERO_OK)
+                return fail->code;
+            e->poff.pbuf_unit[buf] = -1;
+            if (e->be.copy(e->be.ctx, e->poff.pbuf[buf], src, bytes, ZERO_STREAM_COMM, fail) != ZERO_OK ||
+                zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
+                return fail->code;
+        }
+        if (e->be.tiles_write(e->poff.pstore, u, e->poff.pbuf[buf], bytes, &e->poff.pbuf_req[buf], fail) != ZERO_OK) {
+            e->poff.pbuf_req[buf] = NULL;
+            return fail->code;
+        }
+        e->poff.pbuf_unit[buf] = u;
+        e->poff.pbuf_used[buf] = ++e->poff.pbuf_clock;
+        return ZERO_OK;
+    }
+    if (!src) return ZERO_OK; /* fp32 on the device: the master is the parameter */
+    if (src == zero__param_own(e, u)) return ZERO_OK;
+    return e->be.copy(e->be.ctx, zero__param_own(e, u), src, bytes, ZERO_STREAM_COMM, fail);
+}
+
+/* ---- >>engine-fetch: stage 3: the gather pool, the fetch trace and prefetch; zero_fetch, zero_release, zero_param ----
+
+   The persistent spans sit first, at fixed places; the rest of the pool is
+   handed out first-fit from a sorted list of extents (no allocation during
+   training). A required fetch that finds no room evicts unreferenced
+   resident spans, least recently used first (prefetched ones last); if the
+   spans still referenced leave no room, the fetch fails with POOL_FULL. */
+
+/* Where a span of `need` elements goes: each gap offers its bottom and its
+   top; the choice that leaves the largest free gap wins, and on a tie a
+   large span (at least half the largest) goes to the top of its gap and a
+   small one to the bottom. Large spans collect at the top end and small ones
+   at the bottom, so a released span leaves a hole its successor fits into
+   (first-fit alone strands a large unit between a small one and the end). */
+static int64_t zero__pool_find(const zero_engine *e, int64_t need, int *at) {
+    int64_t lo = e->pool.persist_elems, end = e->pool.persist_elems + e->pool.pool_elems, best = -1, best_left = -1;
+    int64_t big = 0, largest_other = 0, cur = lo;
+    int i, side, prefer_top, best_pref = -1;
+    for (i = 0; i < e->plan.n_spans; i++)
+        if (!e->spans[i].persistent) big = zero__max_i64(big, e->plan.span_padded[i]);
+    prefer_top = 2 * need >= big;
+    /* the largest gap, and the second largest, decide what is left after a placement */
+    for (i = 0; i <= e->pool.n_ext; i++) {
+        int64_t next = i < e->pool.n_ext ? e->pool.ext_off[i] : end;
+        largest_other = zero__max_i64(largest_other, next - cur);
+        if (i < e->pool.n_ext) cur = e->pool.ext_off[i] + e->pool.ext_len[i];
+    }
+    cur = lo;
+    for (i = 0; i <= e->pool.n_ext; i++) {
+        int64_t next = i < e->pool.n_ext ? e->pool.ext_off[i] : end, gap = next - cur;
+        if (gap >= need) {
+            /* largest free gap after placing here: the rest of this gap, or the
+               largest other gap (recomputed only when this gap was the largest) */
+            int64_t other = 0, c2 = lo;
+            int k;
+            if (gap == largest_other) {
+                for (k = 0; k <= e->pool.n_ext; k++) {
+                    int64_t nx = k < e->pool.n_ext ? e->pool.ext_off[k] : end;
+                    if (k != i) other = zero__max_i64(other, nx - c2);
+                    if (k < e->pool.n_ext) c2 = e->pool.ext_off[k] + e->pool.ext_len[k];
+                }
+            } else {
+                other = largest_other;
+            }
+            for (side = 0; side < 2; side++) {
+                int top = side == 1, pref = top == prefer_top;
+                int64_t left = zero__max_i64(other, gap - need);
+                if (left > best_left || (left == best_left && pref > best_pref)) {
+                    best = top ? next - need : cur;
+                    best_left = left;
+                    best_pref = pref;
+                    *at = i;
+                }
+            }
+        }
+        if (i < e->pool.n_ext) cur = e->pool.ext_off[i] + e->pool.ext_len[i];
+    }
+    return best;
+}
+
+static void zero__pool_take(zero_engine *e, int s, int64_t off, int at) {
+    int i;
+    for (i = e->pool.n_ext; i > at; i--) {
+        e->pool.ext_off[i] = e->pool.ext_off[i - 1];
+        e->pool.ext_len[i] = e->pool.ext_len[i - 1];
+    }
+    e->pool.ext_off[at] = off;
+    e->pool.ext_len[at] = e->plan.span_padded[s];
+    e->pool.n_ext++;
+    e->spans[s].pool_off = off;
+}
+
+static void zero__pool_drop(zero_engine *e, int s) {
+    int i, j;
+    zero__span_state *ss = &e->spans[s];
+    if (ss->persistent || ss->pool_off < 0) return;
+    for (i = 0; i < e->pool.n_ext; i++)
+        if (e->pool.ext_off[i] == ss->pool_off) {
+            for (j = i; j + 1 < e->pool.n_ext; j++) {
+                e->pool.ext_off[j] = e->pool.ext_off[j + 1];
+                e->pool.ext_len[j] = e->pool.ext_len[j + 1];
+            }
+            e->pool.n_ext--;
+            break;
+        }
+    ss->pool_off = -1;
+    ss->prefetched = 0;
+}
+
+static int64_t zero__pool_resident(const zero_engine *e) {
+    int64_t n = 0;
+    int i;
+    for (i = 0; i < e->pool.n_ext; i++) n += e->pool.ext_len[i];
+    return n;
+}
+
+static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    double t0 = zero__now_ms();
+    zero_result r;
+    /* the pool region may still be read by kernels of a released span */
+    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
+    for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
+        const zero_unit *x = &l->units[u];
+        char *dst = zero__at(e->pool.base, pool_off + (x->offset - e->plan.span_off[s]), e->plan.csize);
+        const void *send = e->buf.params ? zero__at(e->buf.params, x->shard_offset, e->plan.csize) : NULL;
+        if ((r = zero__coll_check(e, ZERO__C_FETCH, u)) != ZERO_OK) return r;
+        e->pool.n_gathered++;
+        if (e->poff.device) {
+            /* offload_param: the owned chunk from the host (or its NVMe tile) into
+               its place in the pool, then the all-gather in place */
+            char *own = dst + (size_t)e->plan.rank * (size_t)x->chunk * e->plan.csize;
+            zero_error fail;
+            zero__ok(&fail);
+            if (e->poff.device == ZERO_OFFLOAD_NVME) {
+                int b = 0;
+                if (zero__pbuf_load(e, u, 1, &b, &fail) != ZERO_OK ||
+                    zero__pbuf_ahead(e, s, u + 1, &fail) != ZERO_OK)
+                    return zero__ebackend(e, &fail, "stage-3 fetch: NVMe read of a parameter tile");
+                send = e->poff.pbuf[b];
+                e->poff.pbuf_copying[b] = 1;
+            }
+            ZERO__TRY_BE(e, "stage-3 fetch: parameters from the host",
+                         e->be.copy(e->be.ctx, own, send, (size_t)x->chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+            send = own;
+        }
+        ZERO__TRY_BE(e, "stage-3 all_gather",
+                     zero__all_gather(e, send, dst, (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
+    }
+    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
+    e->run.t_phase[ZERO_PHASE_FETCH] += zero__now_ms() - t0;
+    return ZERO_OK;
+}
+
+
+/* Make span s resident for a required fetch. */
+static zero_result zero__pool_fetch(zero_engine *e, int s) {
+    int at;
+    int64_t off;
+    for (;;) {
+        int i, victim = -1;
+        off = zero__pool_find(e, e->plan.span_padded[s], &at);
+        if (off >= 0) break;
+        for (i = 0; i < e->plan.n_spans; i++) {
+            const zero__span_state *c = &e->spans[i];
+            if (c->persistent || c->pool_off < 0 || c->refs > 0) continue;
+            if (victim < 0 || c->prefetched < e->spans[victim].prefetched ||
+                (c->prefetched == e->spans[victim].prefetched && c->last_use < e->spans[victim].last_use))
+                victim = i;
+        }
+        if (victim < 0) {
+            char held[400];
+            size_t n = 0;
+            int k;
+            held[0] = 0;
+            for (k = 0; k < e->plan.n_spans && n < sizeof held - 64; k++)
+                if (!e->spans[k].persistent && e->spans[k].refs > 0)
+                    n += (size_t)snprintf(held + n, sizeof held - n, "%s'%s'", n ? ", " : "",
+                                          zero__tname(e, e->plan.layout->units[e->plan.layout->span_first[k]].first_tensor));
+            return zero__efail(e, ZERO_MSG_ENGINE_POOL_FULL,
+                               "zero_fetch('%s'): its unit needs %lld elements, the stage-3 pool holds %lld and the "
+                               "units of %s are still fetched\nHINT: zero_release tensors after use, or raise "
+                               "zero_optimization.stage3_max_live_parameters (pool = max(max_live + prefetch, 2 x "
+                               "largest unit))",
+                               zero__tname(e, e->plan.layout->units[e->plan.layout->span_first[s]].first_tensor),
+                               (long long)e->plan.span_padded[s], (long long)e->pool.pool_elems, held);
+        }
+        zero__pool_drop(e, victim);
+    }
+    zero__pool_take(e, s, off, at);
+    return zero__gather_span(e, s, off);
+}
+
+static void zero__trace_invalidate(zero_engine *e, const char *why) {
+    if (!e->pool.trace_warned) {
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TRACE,
+                  "stage 3: %s; prefetch is off until the next micro-batch records the order again", why);
+        e->pool.trace_warned = 1;
+    }
+    e->pool.trace_state = ZERO__TRACE_INVALID;
+}
+
+/* Gather what the recorded order says comes next, within
+   min(max_live - resident, prefetch_bucket_size) elements. */
+static zero_result zero__prefetch(zero_engine *e) {
+    const zero_optimization_config *z = &e->cfg.zero_optimization;
+    int64_t budget = zero__min_i64(z->stage3_max_live_parameters - zero__pool_resident(e), z->stage3_prefetch_bucket_size);
+    int64_t vol = 0;
+    int p;
+    zero_result r;
+    for (p = e->pool.trace_pos; p < e->pool.trace_len && vol < budget; p++) {
+        int s = e->pool.trace[p], at;
+        int64_t off;
+        if (e->spans[s].pool_off >= 0 || e->spans[s].persistent) continue;
+        off = zero__pool_find(e, e->plan.span_padded[s], &at);
+        if (off < 0) break; /* prefetch never evicts */
+        zero__pool_take(e, s, off, at);
+        e->spans[s].prefetched = 1;
+        e->spans[s].last_use = e->pool.fetch_clock;
+        if ((r = zero__gather_span(e, s, off)) != ZERO_OK) return r;
+        vol += e->plan.span_padded[s];
+    }
+    return ZERO_OK;
+}
+
+static zero_result zero__check_tensor(zero_engine *e, int t, const char *fn) {
+    if (t < 0 || t >= e->plan.n_tensors)
+        return zero__efail(e, ZERO_MSG_ENGINE_UNKNOWN_TENSOR, "%s: tensor %d does not exist (the engine has %d)", fn, t,
+                           e->plan.n_tensors);
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
+    zero_result r;
+    int s;
+    zero__span_state *ss;
+    if ((r = zero__enter(e, "zero_fetch")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_fetch")) != ZERO_OK)
+        return r;
+    if (e->plan.stage != 3) return ZERO_OK;
+    s = zero__span_of_tensor(e, t);
+    ss = &e->spans[s];
+    e->pool.fetch_clock++;
+    if (ss->persistent) {
+        ss->refs++;
+        return ZERO_OK;
+    }
+    if (e->pool.trace_state == ZERO__TRACE_RECORD) {
+        if (e->pool.trace_len < e->pool.trace_cap)
+            e->pool.trace[e->pool.trace_len++] = s;
+        else
+            zero__trace_invalidate(e, "more fetches in a micro-batch than the trace holds");
+    } else if (e->pool.trace_state == ZERO__TRACE_COMPLETE) {
+        if (e->pool.trace_pos < e->pool.trace_len && e->pool.trace[e->pool.trace_pos] == s)
+            e->pool.trace_pos++;
+        else
+            zero__trace_invalidate(e, "the fetch order differs from the one recorded");
+    }
+    e->pool.n_fetches++;
+    if (ss->pool_off >= 0) e->pool.n_hits++;
+    else if ((r = zero__pool_fetch(e, s)) != ZERO_OK) return r;
+    ss->refs++;
+    ss->prefetched = 0;
+    ss->last_use = e->pool.fetch_clock;
+    if (e->pool.trace_state == ZERO__TRACE_COMPLETE && e->cfg.zero_optimization.stage3_prefetch_bucket_size > 0)
+        return zero__prefetch(e);
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_release(zero_engine *e, int t) {
+    zero_result r;
+    int s, keep = 0;
+    zero__span_state *ss;
+    if ((r = zero__enter(e, "zero_release")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_release")) != ZERO_OK)
+        return r;
+    if (e->plan.stage != 3) return ZERO_OK;
+    s = zero__span_of_tensor(e, t);
+    ss = &e->spans[s];
+    if (ss->refs <= 0)
+        return zero__efail(e, ZERO_MSG_ENGINE_RELEASE, "zero_release('%s'): not fetched (every zero_release needs a zero_fetch)",
+                           zero__tname(e, t));
+    if (--ss->refs > 0 || ss->persistent) return ZERO_OK;
+    if (e->pool.trace_state == ZERO__TRACE_COMPLETE) { /* used again soon? (stage3_max_reuse_distance) */
+        int64_t dist = 0;
+        int p;
+        for (p = e->pool.trace_pos; p < e->pool.trace_len && dist < e->cfg.zero_optimization.stage3_max_reuse_distance; p++) {
+            if (e->pool.trace[p] == s) {
+                keep = 1;
+                break;
+            }
+            dist += e->plan.span_padded[e->pool.trace[p]];
+        }
+    }
+    if (!keep) zero__pool_drop(e, s);
+    return ZERO_OK;
+}
+
+ZERO__DEF void *zero_param(zero_engine *e, int t) {
+    const zero_tensor_place *pl;
+    if (zero__enter(e, "zero_param") != ZERO_OK || zero__check_tensor(e, t, "zero_param") != ZERO_OK) return NULL;
+    pl = &e->plan.layout->places[t];
+    if (e->plan.stage != 3) return zero__at(e->buf.params, pl->offset, e->plan.csize);
+    {
+        int s = zero__span_of_tensor(e, t);
+        const zero__span_state *ss = &e->spans[s];
+        if (!ss->persistent && (ss->refs <= 0 || ss->pool_off < 0)) {
+            zero__efail(e, ZERO_MSG_ENGINE_NOT_FETCHED,
+                        "zero_param('%s'): stage 3 keeps only a shard of it; call zero_fetch first (and zero_release "
+                        "after use)",
+                        zero__tname(e, t));
+            return NULL;
+        }
+        return zero__at(e->pool.base, ss->pool_off + (pl->offset - e->plan.span_off[s]), e->plan.csize);
+    }
+}
+
+/* ---- >>engine-life: zero_engine_create and zero_engine_destroy: plan, allocate (each step beside its free), initial weights ----
+
+   zero_engine_create plans (tables, units, spans, Adam segments), then
+   allocates in a fixed order (parameters, stage-3 pool, gradients, optimizer
+   state, offload staging, scratch), zero-fills and writes the initial
+   weights. The memory plan (bytes per rank; Psi = padded elements, T =
+   trainable, S = shard elements, d / a = compute / accumulation dtype bytes):
+     PARAMS       stage 0-2: Psi d;   stage 3: S d
+     GATHER_POOL  stage 3: (persistent spans + min(rest, max(max_live + prefetch, 2 U))) d,
+                  U the largest non-persistent span
+     GRADS        stage 0-1: Psi_T d; stage 2-3: min(2, trainable spans) x largest span x d
+     GRAD_ACCUM   stage 0-1: Psi_T a when G > 1, else 0; stage 2-3: S_T a, with a = d
+                  when G == 1 (nothing to add up: the reduced chunk itself)
+     MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
+     OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
+     SCRATCH      16 bytes per (unit, tensor) pair on the device and on the host (norm and
+                  inf/nan statistics; the host copy pinned), + 16 on each with check_collectives */
 
 /* fp32 values of unit u's elements [lo, hi) from the init callbacks (zeros in gaps). */
 static void zero__init_values(const zero_engine *e, const zero_tensor *ts, int u, int64_t lo, int64_t hi,
@@ -7211,27 +7547,6 @@ static void zero__init_values(const zero_engine *e, const zero_tensor *ts, int u
             t->init(t->init_user, segs[k].tensor, segs[k].tensor_off, segs[k].count, out + (segs[k].unit_off - lo));
     }
 }
-
-static void zero__host_cast(void *dst, zero_dtype dt, const float *src, int64_t n) {
-    int64_t i;
-    if (dt == ZERO_DTYPE_FP16)
-        for (i = 0; i < n; i++) ((zero_f16 *)dst)[i] = zero_f32_to_f16(src[i]);
-    else if (dt == ZERO_DTYPE_BF16)
-        for (i = 0; i < n; i++) ((zero_bf16 *)dst)[i] = zero_f32_to_bf16(src[i]);
-    else
-        memcpy(dst, src, sizeof(float) * (size_t)n);
-}
-static void zero__host_uncast(float *dst, zero_dtype dt, const void *src, int64_t n) {
-    int64_t i;
-    if (dt == ZERO_DTYPE_FP16)
-        for (i = 0; i < n; i++) dst[i] = zero_f16_to_f32(((const zero_f16 *)src)[i]);
-    else if (dt == ZERO_DTYPE_BF16)
-        for (i = 0; i < n; i++) dst[i] = zero_bf16_to_f32(((const zero_bf16 *)src)[i]);
-    else
-        memcpy(dst, src, sizeof(float) * (size_t)n);
-}
-
-static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off);
 
 /* Write initial weights: each rank only what it keeps (stage 0: everything). */
 static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *ts) {
@@ -7324,24 +7639,6 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
-
-/* ---- engine life: plan and allocate, each step beside its free ----
-
-   zero_engine_create plans (tables, units, spans, Adam segments), then
-   allocates in a fixed order (parameters, stage-3 pool, gradients, optimizer
-   state, offload staging, scratch), zero-fills and writes the initial
-   weights. The memory plan (bytes per rank; Psi = padded elements, T =
-   trainable, S = shard elements, d / a = compute / accumulation dtype bytes):
-     PARAMS       stage 0-2: Psi d;   stage 3: S d
-     GATHER_POOL  stage 3: (persistent spans + min(rest, max(max_live + prefetch, 2 U))) d,
-                  U the largest non-persistent span
-     GRADS        stage 0-1: Psi_T d; stage 2-3: min(2, trainable spans) x largest span x d
-     GRAD_ACCUM   stage 0-1: Psi_T a when G > 1, else 0; stage 2-3: S_T a, with a = d
-                  when G == 1 (nothing to add up: the reduced chunk itself)
-     MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
-     OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
-     SCRATCH      16 bytes per (unit, tensor) pair on the device and on the host (norm and
-                  inf/nan statistics; the host copy pinned), + 16 on each with check_collectives */
 
 typedef struct zero__sizes { /* element counts the allocations are made from */
     int64_t psi, psiT, S, ST;  /* padded, trainable padded, shard, trainable shard */
@@ -8058,616 +8355,7 @@ ZERO__DEF const zero_layout *zero_engine_layout(const zero_engine *e) {
     return zero__engine_live(e) ? e->plan.layout : NULL;
 }
 
-/* ---- engine: stage-3 pool ----
-
-   The persistent spans sit first, at fixed places; the rest of the pool is
-   handed out first-fit from a sorted list of extents (no allocation during
-   training). A required fetch that finds no room evicts unreferenced
-   resident spans, least recently used first (prefetched ones last); if the
-   spans still referenced leave no room, the fetch fails with POOL_FULL. */
-
-/* Where a span of `need` elements goes: each gap offers its bottom and its
-   top; the choice that leaves the largest free gap wins, and on a tie a
-   large span (at least half the largest) goes to the top of its gap and a
-   small one to the bottom. Large spans collect at the top end and small ones
-   at the bottom, so a released span leaves a hole its successor fits into
-   (first-fit alone strands a large unit between a small one and the end). */
-static int64_t zero__pool_find(const zero_engine *e, int64_t need, int *at) {
-    int64_t lo = e->pool.persist_elems, end = e->pool.persist_elems + e->pool.pool_elems, best = -1, best_left = -1;
-    int64_t big = 0, largest_other = 0, cur = lo;
-    int i, side, prefer_top, best_pref = -1;
-    for (i = 0; i < e->plan.n_spans; i++)
-        if (!e->spans[i].persistent) big = zero__max_i64(big, e->plan.span_padded[i]);
-    prefer_top = 2 * need >= big;
-    /* the largest gap, and the second largest, decide what is left after a placement */
-    for (i = 0; i <= e->pool.n_ext; i++) {
-        int64_t next = i < e->pool.n_ext ? e->pool.ext_off[i] : end;
-        largest_other = zero__max_i64(largest_other, next - cur);
-        if (i < e->pool.n_ext) cur = e->pool.ext_off[i] + e->pool.ext_len[i];
-    }
-    cur = lo;
-    for (i = 0; i <= e->pool.n_ext; i++) {
-        int64_t next = i < e->pool.n_ext ? e->pool.ext_off[i] : end, gap = next - cur;
-        if (gap >= need) {
-            /* largest free gap after placing here: the rest of this gap, or the
-               largest other gap (recomputed only when this gap was the largest) */
-            int64_t other = 0, c2 = lo;
-            int k;
-            if (gap == largest_other) {
-                for (k = 0; k <= e->pool.n_ext; k++) {
-                    int64_t nx = k < e->pool.n_ext ? e->pool.ext_off[k] : end;
-                    if (k != i) other = zero__max_i64(other, nx - c2);
-                    if (k < e->pool.n_ext) c2 = e->pool.ext_off[k] + e->pool.ext_len[k];
-                }
-            } else {
-                other = largest_other;
-            }
-            for (side = 0; side < 2; side++) {
-                int top = side == 1, pref = top == prefer_top;
-                int64_t left = zero__max_i64(other, gap - need);
-                if (left > best_left || (left == best_left && pref > best_pref)) {
-                    best = top ? next - need : cur;
-                    best_left = left;
-                    best_pref = pref;
-                    *at = i;
-                }
-            }
-        }
-        if (i < e->pool.n_ext) cur = e->pool.ext_off[i] + e->pool.ext_len[i];
-    }
-    return best;
-}
-
-static void zero__pool_take(zero_engine *e, int s, int64_t off, int at) {
-    int i;
-    for (i = e->pool.n_ext; i > at; i--) {
-        e->pool.ext_off[i] = e->pool.ext_off[i - 1];
-        e->pool.ext_len[i] = e->pool.ext_len[i - 1];
-    }
-    e->pool.ext_off[at] = off;
-    e->pool.ext_len[at] = e->plan.span_padded[s];
-    e->pool.n_ext++;
-    e->spans[s].pool_off = off;
-}
-
-static void zero__pool_drop(zero_engine *e, int s) {
-    int i, j;
-    zero__span_state *ss = &e->spans[s];
-    if (ss->persistent || ss->pool_off < 0) return;
-    for (i = 0; i < e->pool.n_ext; i++)
-        if (e->pool.ext_off[i] == ss->pool_off) {
-            for (j = i; j + 1 < e->pool.n_ext; j++) {
-                e->pool.ext_off[j] = e->pool.ext_off[j + 1];
-                e->pool.ext_len[j] = e->pool.ext_len[j + 1];
-            }
-            e->pool.n_ext--;
-            break;
-        }
-    ss->pool_off = -1;
-    ss->prefetched = 0;
-}
-
-static int64_t zero__pool_resident(const zero_engine *e) {
-    int64_t n = 0;
-    int i;
-    for (i = 0; i < e->pool.n_ext; i++) n += e->pool.ext_len[i];
-    return n;
-}
-
-static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
-    const zero_layout *l = e->plan.layout;
-    int u;
-    double t0 = zero__now_ms();
-    zero_result r;
-    /* the pool region may still be read by kernels of a released span */
-    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
-    for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
-        const zero_unit *x = &l->units[u];
-        char *dst = zero__at(e->pool.base, pool_off + (x->offset - e->plan.span_off[s]), e->plan.csize);
-        const void *send = e->buf.params ? zero__at(e->buf.params, x->shard_offset, e->plan.csize) : NULL;
-        if ((r = zero__coll_check(e, ZERO__C_FETCH, u)) != ZERO_OK) return r;
-        e->pool.n_gathered++;
-        if (e->poff.device) {
-            /* offload_param: the owned chunk from the host (or its NVMe tile) into
-               its place in the pool, then the all-gather in place */
-            char *own = dst + (size_t)e->plan.rank * (size_t)x->chunk * e->plan.csize;
-            zero_error fail;
-            zero__ok(&fail);
-            if (e->poff.device == ZERO_OFFLOAD_NVME) {
-                int b = 0;
-                if (zero__pbuf_load(e, u, 1, &b, &fail) != ZERO_OK ||
-                    zero__pbuf_ahead(e, s, u + 1, &fail) != ZERO_OK)
-                    return zero__ebackend(e, &fail, "stage-3 fetch: NVMe read of a parameter tile");
-                send = e->poff.pbuf[b];
-                e->poff.pbuf_copying[b] = 1;
-            }
-            ZERO__TRY_BE(e, "stage-3 fetch: parameters from the host",
-                         e->be.copy(e->be.ctx, own, send, (size_t)x->chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
-            send = own;
-        }
-        ZERO__TRY_BE(e, "stage-3 all_gather",
-                     zero__all_gather(e, send, dst, (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
-    }
-    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
-    e->run.t_phase[ZERO_PHASE_FETCH] += zero__now_ms() - t0;
-    return ZERO_OK;
-}
-
-
-/* Make span s resident for a required fetch. */
-static zero_result zero__pool_fetch(zero_engine *e, int s) {
-    int at;
-    int64_t off;
-    for (;;) {
-        int i, victim = -1;
-        off = zero__pool_find(e, e->plan.span_padded[s], &at);
-        if (off >= 0) break;
-        for (i = 0; i < e->plan.n_spans; i++) {
-            const zero__span_state *c = &e->spans[i];
-            if (c->persistent || c->pool_off < 0 || c->refs > 0) continue;
-            if (victim < 0 || c->prefetched < e->spans[victim].prefetched ||
-                (c->prefetched == e->spans[victim].prefetched && c->last_use < e->spans[victim].last_use))
-                victim = i;
-        }
-        if (victim < 0) {
-            char held[400];
-            size_t n = 0;
-            int k;
-            held[0] = 0;
-            for (k = 0; k < e->plan.n_spans && n < sizeof held - 64; k++)
-                if (!e->spans[k].persistent && e->spans[k].refs > 0)
-                    n += (size_t)snprintf(held + n, sizeof held - n, "%s'%s'", n ? ", " : "",
-                                          zero__tname(e, e->plan.layout->units[e->plan.layout->span_first[k]].first_tensor));
-            return zero__efail(e, ZERO_MSG_ENGINE_POOL_FULL,
-                               "zero_fetch('%s'): its unit needs %lld elements, the stage-3 pool holds %lld and the "
-                               "units of %s are still fetched\nHINT: zero_release tensors after use, or raise "
-                               "zero_optimization.stage3_max_live_parameters (pool = max(max_live + prefetch, 2 x "
-                               "largest unit))",
-                               zero__tname(e, e->plan.layout->units[e->plan.layout->span_first[s]].first_tensor),
-                               (long long)e->plan.span_padded[s], (long long)e->pool.pool_elems, held);
-        }
-        zero__pool_drop(e, victim);
-    }
-    zero__pool_take(e, s, off, at);
-    return zero__gather_span(e, s, off);
-}
-
-static void zero__trace_invalidate(zero_engine *e, const char *why) {
-    if (!e->pool.trace_warned) {
-        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TRACE,
-                  "stage 3: %s; prefetch is off until the next micro-batch records the order again", why);
-        e->pool.trace_warned = 1;
-    }
-    e->pool.trace_state = ZERO__TRACE_INVALID;
-}
-
-/* Gather what the recorded order says comes next, within
-   min(max_live - resident, prefetch_bucket_size) elements. */
-static zero_result zero__prefetch(zero_engine *e) {
-    const zero_optimization_config *z = &e->cfg.zero_optimization;
-    int64_t budget = zero__min_i64(z->stage3_max_live_parameters - zero__pool_resident(e), z->stage3_prefetch_bucket_size);
-    int64_t vol = 0;
-    int p;
-    zero_result r;
-    for (p = e->pool.trace_pos; p < e->pool.trace_len && vol < budget; p++) {
-        int s = e->pool.trace[p], at;
-        int64_t off;
-        if (e->spans[s].pool_off >= 0 || e->spans[s].persistent) continue;
-        off = zero__pool_find(e, e->plan.span_padded[s], &at);
-        if (off < 0) break; /* prefetch never evicts */
-        zero__pool_take(e, s, off, at);
-        e->spans[s].prefetched = 1;
-        e->spans[s].last_use = e->pool.fetch_clock;
-        if ((r = zero__gather_span(e, s, off)) != ZERO_OK) return r;
-        vol += e->plan.span_padded[s];
-    }
-    return ZERO_OK;
-}
-
-static zero_result zero__check_tensor(zero_engine *e, int t, const char *fn) {
-    if (t < 0 || t >= e->plan.n_tensors)
-        return zero__efail(e, ZERO_MSG_ENGINE_UNKNOWN_TENSOR, "%s: tensor %d does not exist (the engine has %d)", fn, t,
-                           e->plan.n_tensors);
-    return ZERO_OK;
-}
-
-ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
-    zero_result r;
-    int s;
-    zero__span_state *ss;
-    if ((r = zero__enter(e, "zero_fetch")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_fetch")) != ZERO_OK)
-        return r;
-    if (e->plan.stage != 3) return ZERO_OK;
-    s = zero__span_of_tensor(e, t);
-    ss = &e->spans[s];
-    e->pool.fetch_clock++;
-    if (ss->persistent) {
-        ss->refs++;
-        return ZERO_OK;
-    }
-    if (e->pool.trace_state == ZERO__TRACE_RECORD) {
-        if (e->pool.trace_len < e->pool.trace_cap)
-            e->pool.trace[e->pool.trace_len++] = s;
-        else
-            zero__trace_invalidate(e, "more fetches in a micro-batch than the trace holds");
-    } else if (e->pool.trace_state == ZERO__TRACE_COMPLETE) {
-        if (e->pool.trace_pos < e->pool.trace_len && e->pool.trace[e->pool.trace_pos] == s)
-            e->pool.trace_pos++;
-        else
-            zero__trace_invalidate(e, "the fetch order differs from the one recorded");
-    }
-    e->pool.n_fetches++;
-    if (ss->pool_off >= 0) e->pool.n_hits++;
-    else if ((r = zero__pool_fetch(e, s)) != ZERO_OK) return r;
-    ss->refs++;
-    ss->prefetched = 0;
-    ss->last_use = e->pool.fetch_clock;
-    if (e->pool.trace_state == ZERO__TRACE_COMPLETE && e->cfg.zero_optimization.stage3_prefetch_bucket_size > 0)
-        return zero__prefetch(e);
-    return ZERO_OK;
-}
-
-ZERO__DEF zero_result zero_release(zero_engine *e, int t) {
-    zero_result r;
-    int s, keep = 0;
-    zero__span_state *ss;
-    if ((r = zero__enter(e, "zero_release")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_release")) != ZERO_OK)
-        return r;
-    if (e->plan.stage != 3) return ZERO_OK;
-    s = zero__span_of_tensor(e, t);
-    ss = &e->spans[s];
-    if (ss->refs <= 0)
-        return zero__efail(e, ZERO_MSG_ENGINE_RELEASE, "zero_release('%s'): not fetched (every zero_release needs a zero_fetch)",
-                           zero__tname(e, t));
-    if (--ss->refs > 0 || ss->persistent) return ZERO_OK;
-    if (e->pool.trace_state == ZERO__TRACE_COMPLETE) { /* used again soon? (stage3_max_reuse_distance) */
-        int64_t dist = 0;
-        int p;
-        for (p = e->pool.trace_pos; p < e->pool.trace_len && dist < e->cfg.zero_optimization.stage3_max_reuse_distance; p++) {
-            if (e->pool.trace[p] == s) {
-                keep = 1;
-                break;
-            }
-            dist += e->plan.span_padded[e->pool.trace[p]];
-        }
-    }
-    if (!keep) zero__pool_drop(e, s);
-    return ZERO_OK;
-}
-
-ZERO__DEF void *zero_param(zero_engine *e, int t) {
-    const zero_tensor_place *pl;
-    if (zero__enter(e, "zero_param") != ZERO_OK || zero__check_tensor(e, t, "zero_param") != ZERO_OK) return NULL;
-    pl = &e->plan.layout->places[t];
-    if (e->plan.stage != 3) return zero__at(e->buf.params, pl->offset, e->plan.csize);
-    {
-        int s = zero__span_of_tensor(e, t);
-        const zero__span_state *ss = &e->spans[s];
-        if (!ss->persistent && (ss->refs <= 0 || ss->pool_off < 0)) {
-            zero__efail(e, ZERO_MSG_ENGINE_NOT_FETCHED,
-                        "zero_param('%s'): stage 3 keeps only a shard of it; call zero_fetch first (and zero_release "
-                        "after use)",
-                        zero__tname(e, t));
-            return NULL;
-        }
-        return zero__at(e->pool.base, ss->pool_off + (pl->offset - e->plan.span_off[s]), e->plan.csize);
-    }
-}
-
-/* ---- engine: gradients ---- */
-
-static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
-    zero_result r;
-    if ((r = zero__enter(e, fn)) != ZERO_OK || (r = zero__check_tensor(e, t, fn)) != ZERO_OK) return r;
-    if (e->plan.tflags[t] & ZERO_TENSOR_FROZEN)
-        return zero__efail(e, ZERO_MSG_ENGINE_FROZEN, "%s('%s'): the tensor is frozen (ZERO_TENSOR_FROZEN): it has no gradient",
-                           fn, zero__tname(e, t));
-    if (e->run.micro >= e->plan.gas)
-        return zero__efail(e, ZERO_MSG_ENGINE_STEP_MISSING,
-                           "%s('%s'): %d micro-batches (gradient_accumulation_steps) are complete\nHINT: call "
-                           "zero_step before the next micro-batch",
-                           fn, zero__tname(e, t), e->plan.gas);
-    if (e->grad.ready[t])
-        return zero__efail(e, ZERO_MSG_ENGINE_GRAD_TWICE,
-                           "%s('%s'): its gradient was already marked ready in micro-batch %d of this step", fn,
-                           zero__tname(e, t), e->run.micro + 1);
-    if (!e->grad.touched) {
-        e->grad.touched = 1;
-        e->run.t_backward_start = zero__now_ms();
-    }
-    return ZERO_OK;
-}
-
-/* Stages 2-3: a ring slot for span s, whose tensor t asks for its gradient
-   buffer first. The free slot released longest ago is taken (its reduction
-   is most likely done, so the backward does not wait for the one just
-   launched), ordered after that reduction and cleared where a tensor of the
-   span accumulates. */
-static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
-    const zero_layout *l = e->plan.layout;
-    zero__span_state *ss = &e->spans[s];
-    int k, best = -1;
-    zero_error be;
-    if (ss->slot >= 0) return ZERO_OK;
-    for (k = 0; k < e->grad.n_slots; k++)
-        if (e->grad.slot_span[k] < 0 && (best < 0 || e->grad.slot_freed[k] < e->grad.slot_freed[best])) best = k;
-    if (best < 0)
-        return zero__efail(e, ZERO_MSG_ENGINE_GRAD_RING_FULL,
-                           "zero_grad('%s'): both gradient ring slots hold units whose gradients are not all ready "
-                           "('%s', '%s')\nHINT: finish (zero_grad_ready) every tensor of a unit before starting "
-                           "tensors of a third unit; the backward usually goes in reverse registration order",
-                           zero__tname(e, t), zero__tname(e, l->units[l->span_first[e->grad.slot_span[0]]].first_tensor),
-                           zero__tname(e, l->units[l->span_first[e->grad.slot_span[1]]].first_tensor));
-    k = best;
-    zero__ok(&be);
-    if (e->grad.ev_slot[k] && e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, e->grad.ev_slot[k], &be) != ZERO_OK)
-        return zero__ebackend(e, &be, "zero_grad: waiting for a ring slot");
-    /* cleared on the compute stream, in the backward's order: a clear on the
-       comm stream behind the reduction was measured slower (it competes with
-       the backward's kernels for the GPU) */
-    if (ss->clear && e->be.memset0(e->be.ctx, zero__at(e->buf.grads, (int64_t)k * e->grad.slot_elems, e->plan.csize),
-                                   (size_t)e->plan.span_padded[s] * e->plan.csize, ZERO_STREAM_COMPUTE, &be) != ZERO_OK)
-        return zero__ebackend(e, &be, "zero_grad: clearing a ring slot");
-    e->grad.slot_span[k] = s;
-    ss->slot = k;
-    ss->units_left = l->span_first[s + 1] - l->span_first[s];
-    return ZERO_OK;
-}
-
-/* Tensor t's gradient buffer for this micro-batch (after the entry checks):
-   claims its span's ring slot on stages 2-3. NULL on failure (e->err). */
-static void *zero__grad_buffer(zero_engine *e, int t) {
-    const zero_tensor_place *pl = &e->plan.layout->places[t];
-    int u = pl->first_unit;
-    e->grad.asked[t] = 1;
-    if (e->plan.stage >= 2 && zero__ring_claim(e, zero__span_of_tensor(e, t), t) != ZERO_OK) return NULL;
-    return zero__grad_view(e, u).write + (size_t)(pl->offset - e->plan.layout->units[u].offset) * e->plan.csize;
-}
-
-ZERO__DEF void *zero_grad(zero_engine *e, int t) {
-    if (zero__grad_check(e, t, "zero_grad") != ZERO_OK) return NULL;
-    return zero__grad_buffer(e, t);
-}
-
-/* Unit u's gradients of this micro-batch are complete. */
-static zero_result zero__dpu_early(zero_engine *e);
-static zero_result zero__early_push(zero_engine *e, int u);
-
-/* Squares and inf/nan flags of unit u's owned reduced chunk, per tensor, added
-   into its (unit, tensor) slots of stats_dev (cleared after every step). */
-static zero_result zero__unit_stats(zero_engine *e, int u) {
-    const zero_layout *l = e->plan.layout;
-    const zero_unit *x = &l->units[u];
-    zero__gview gv;
-    int64_t lo = (int64_t)e->plan.rank * x->chunk, hi = zero__min_i64(lo + x->chunk, x->numel);
-    int k, n;
-    if (x->frozen || hi <= lo) return ZERO_OK;
-    gv = zero__grad_view(e, u);
-    n = zero__unit_segments(l, u, lo, hi, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
-    for (k = 0; k < n; k++) {
-        const zero__seg *sg = &e->buf.segtmp[k];
-        double *st = e->buf.stats_dev + 2 * (e->plan.pair_first[u] + (sg->tensor - x->first_tensor));
-        ZERO__TRY_BE(e, "gradient norm",
-                     e->be.sumsq(e->be.ctx, gv.chunk + (size_t)(sg->unit_off - lo) * zero_dtype_size(gv.dt), (size_t)sg->count,
-                                 gv.dt, st, ZERO_STREAM_COMM, &be_err_));
-    }
-    return ZERO_OK;
-}
-
-/* offload_optimizer, last micro-batch: unit u's reduced chunk is final. Its
-   statistics and the copy of the chunk to host staging go on the comm stream
-   now, behind its reduction and beside the rest of the backward; zero_step
-   finds them done after its one sync. */
-static zero_result zero__unit_offload(zero_engine *e, int u) {
-    size_t gs = zero_dtype_size(e->plan.gdt);
-    zero_result r;
-    if (e->plan.layout->units[u].frozen || e->plan.seg_count[u] == 0) return ZERO_OK;
-    if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
-    ZERO__TRY_BE(e, "gradients to the host",
-                 e->be.copy(e->be.ctx, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], gs), zero__grad_view(e, u).chunk,
-                            (size_t)e->plan.layout->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
-    return e->opt.early ? zero__early_push(e, u) : ZERO_OK;
-}
-
-/* Stages 0-1: accumulate unit u's micro-batch gradient (G > 1) and, on the
-   last micro-batch, all-reduce (stage 0) or reduce-scatter it in place
-   (stage 1). AVG: every rank's contribution times 1/world inside the
-   collective (no pass of its own over the unit), then the sum. */
-static zero_result zero__reduce_full(zero_engine *e, int u, const zero__gview *gv) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    size_t chunk = (size_t)x->chunk, es = zero_dtype_size(gv->dt);
-    zero_result r;
-    if (e->plan.gas > 1) {
-        ZERO__TRY_BE(e, "gradient accumulation",
-                     e->be.convert(e->be.ctx, gv->acc, e->plan.adt, gv->write, e->plan.cdt, (size_t)x->padded, e->run.micro > 0,
-                                   ZERO_STREAM_COMM, &be_err_));
-        ZERO__TRY_BE(e, "gradient clear",
-                     e->be.memset0(e->be.ctx, gv->write, (size_t)x->padded * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
-    }
-    if (e->run.micro != e->plan.gas - 1) return ZERO_OK;
-    if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
-    if (e->plan.stage == 0)
-        ZERO__TRY_BE(e, "all_reduce of gradients",
-                     zero__all_reduce(e, gv->full, gv->full, (size_t)x->padded, gv->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
-    else
-        ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                     zero__reduce_scatter(e, gv->full, gv->full + (size_t)e->plan.rank * chunk * es, chunk, gv->dt, ZERO_OP_AVG,
-                                          ZERO_STREAM_COMM, &be_err_));
-    return ZERO_OK;
-}
-
-/* Stages 2-3: reduce-scatter unit u from its ring slot, add the owned chunk
-   into the accumulator, and free the slot after the span's last unit. */
-static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *gv) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    zero__span_state *ss = &e->spans[x->span];
-    size_t chunk = (size_t)x->chunk;
-    char *own = gv->write + (size_t)e->plan.rank * chunk * e->plan.csize;
-    zero_result r;
-    if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
-    if (e->run.micro == 0 && e->plan.adt == e->plan.cdt) {
-        /* the first micro-batch's sums land straight in the accumulator */
-        ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                     zero__reduce_scatter(e, gv->write, gv->acc, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
-    } else {
-        ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                     zero__reduce_scatter(e, gv->write, own, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
-        ZERO__TRY_BE(e, "gradient accumulation",
-                     e->be.convert(e->be.ctx, gv->acc, e->plan.adt, own, e->plan.cdt, chunk, e->run.micro > 0, ZERO_STREAM_COMM,
-                                   &be_err_));
-    }
-    if (--ss->units_left == 0) {
-        /* the slot is free once the comm stream is past this point */
-        if (e->grad.ev_slot[ss->slot])
-            ZERO__TRY_BE(e, "gradient ring event",
-                         e->be.event_record(e->be.ctx, e->grad.ev_slot[ss->slot], ZERO_STREAM_COMM, &be_err_));
-        e->grad.slot_freed[ss->slot] = ++e->grad.slot_clock;
-        e->grad.slot_span[ss->slot] = -1;
-        ss->slot = -1;
-    }
-    return ZERO_OK;
-}
-
-/* Unit u's gradients of this micro-batch are complete: its reduction, then
-   (last micro-batch, optimizer offload) its chunk to the host. */
-static zero_result zero__unit_done(zero_engine *e, int u) {
-    zero__gview gv = zero__grad_view(e, u);
-    double t0 = zero__now_ms();
-    zero_result r;
-    /* the reduction reads what the backward wrote on the compute stream */
-    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
-    r = e->plan.stage <= 1 ? zero__reduce_full(e, u, &gv) : zero__reduce_ring(e, u, &gv);
-    if (r != ZERO_OK) return r;
-    if (e->opt.cpu && e->run.micro == e->plan.gas - 1 && (r = zero__unit_offload(e, u)) != ZERO_OK) return r;
-    if (e->dpu.on && (r = zero__dpu_early(e)) != ZERO_OK) return r;
-    e->run.t_phase[ZERO_PHASE_REDUCE] += zero__now_ms() - t0;
-    return ZERO_OK;
-}
-
-ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
-    zero_result r;
-    const zero_tensor_place *pl;
-    int k;
-    if ((r = zero__grad_check(e, t, "zero_grad_ready")) != ZERO_OK) return r;
-    pl = &e->plan.layout->places[t];
-    if (e->plan.stage >= 2 && !e->grad.asked[t]) {
-        /* never asked for its buffer: its gradient is zero this micro-batch (a
-           GRAD_WRITE tensor's slot is not cleared for it: zero it here) */
-        void *g = zero__grad_buffer(e, t);
-        if (!g) return e->err.code;
-        if (e->plan.tflags[t] & ZERO_TENSOR_GRAD_WRITE)
-            ZERO__TRY_BE(e, "zero_grad_ready: zero gradient",
-                         e->be.memset0(e->be.ctx, g, (size_t)e->plan.layout->numel[t] * e->plan.csize, ZERO_STREAM_COMPUTE, &be_err_));
-    }
-    e->grad.ready[t] = 1;
-    e->grad.ready_count++;
-    for (k = 0; k < pl->n_units; k++) {
-        int u = pl->first_unit + k;
-        if (--e->grad.tensors_left[u] == 0 && (r = zero__unit_done(e, u)) != ZERO_OK) return r;
-    }
-    if (e->grad.ready_count == e->plan.n_trainable) { /* the micro-batch is complete */
-        e->run.micro++;
-        e->grad.ready_count = 0;
-        memset(e->grad.ready, 0, (size_t)e->plan.n_tensors);
-        memset(e->grad.asked, 0, (size_t)e->plan.n_tensors);
-        memcpy(e->grad.tensors_left, e->grad.tensors_per_unit, sizeof(int) * (size_t)e->plan.n_units);
-        if (e->run.micro == e->plan.gas) e->run.t_phase[ZERO_PHASE_BACKWARD] += zero__now_ms() - e->run.t_backward_start;
-        /* the next micro-batch writes buffers this one's reductions still use */
-        if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
-        if (e->plan.stage == 3) {
-            if (e->pool.trace_state == ZERO__TRACE_RECORD && e->pool.trace_len > 0)
-                e->pool.trace_state = ZERO__TRACE_COMPLETE;
-            else if (e->pool.trace_state == ZERO__TRACE_INVALID) {
-                e->pool.trace_state = ZERO__TRACE_RECORD;
-                e->pool.trace_len = 0;
-            }
-            e->pool.trace_pos = 0;
-        }
-    }
-    return ZERO_OK;
-}
-
-ZERO__DEF double zero_loss_scale(const zero_engine *e) {
-    if (!zero__engine_live(e)) return NAN;
-    return zero_loss_scaler_scale(&e->run.scaler);
-}
-
-/* ---- engine: the step ---- */
-
-/* bytes of the full gradient buffer (stage 0-1) */
-static size_t zero__grads_bytes(const zero_engine *e) {
-    int64_t n = 0;
-    int u;
-    for (u = 0; u < e->plan.n_units; u++)
-        if (!e->plan.layout->units[u].frozen) n += e->plan.layout->units[u].padded;
-    return (size_t)n * e->plan.csize;
-}
-
-/* Hand the step's counters and phase times to info; start the next step's. */
-static void zero__step_counters(zero_engine *e, zero_step_info *in) {
-    in->fetches = e->pool.n_fetches;
-    in->fetch_hits = e->pool.n_hits;
-    in->units_gathered = e->pool.n_gathered;
-    e->pool.n_fetches = e->pool.n_hits = e->pool.n_gathered = 0;
-    memset(e->run.t_phase, 0, sizeof e->run.t_phase);
-}
-
-static void zero__step_reset(zero_engine *e) {
-    e->run.micro = 0;
-    e->grad.ready_count = 0;
-    e->grad.touched = 0;
-    memset(e->grad.ready, 0, (size_t)e->plan.n_tensors);
-    memset(e->grad.asked, 0, (size_t)e->plan.n_tensors);
-    memcpy(e->grad.tensors_left, e->grad.tensors_per_unit, sizeof(int) * (size_t)e->plan.n_units);
-}
-
-static void zero__step_log(zero_engine *e, const zero_step_info *in) {
-    const zero_config *c = &e->cfg;
-    double now = zero__now_ms(), dt = (now - e->obs.t_step_ms) / 1000.0;
-    e->obs.t_step_ms = now;
-    if (e->obs.jsonl) zero__metrics_line(e, in, dt > 0 ? (double)c->train_batch_size / dt : 0);
-    if (c->wall_clock_breakdown)
-        zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMERS,
-                  "time (ms) | backward: %.2f | reduce: %.2f | fetch: %.2f | norm: %.2f | optimizer: %.2f | gather: %.2f | "
-                  "step: %.2f",
-                  in->time_ms[ZERO_PHASE_BACKWARD], in->time_ms[ZERO_PHASE_REDUCE], in->time_ms[ZERO_PHASE_FETCH],
-                  in->time_ms[ZERO_PHASE_NORM], in->time_ms[ZERO_PHASE_OPTIMIZER], in->time_ms[ZERO_PHASE_GATHER],
-                  in->time_ms[ZERO_PHASE_STEP]);
-    if (c->steps_per_print > 0 && e->run.global_steps % c->steps_per_print == 0) {
-        double b1, b2, secs = (now - e->obs.t_print_ms) / 1000.0;
-        int64_t steps = e->run.global_steps - e->obs.steps_at_print, total = c->scheduler.total_num_steps;
-        char loss[48] = "", eta[64] = "", of[32] = "";
-        zero_betas_at(c, (long)e->run.sched_it, &b1, &b2);
-        if (e->obs.has_loss) snprintf(loss, sizeof loss, ", loss=%.6g", e->obs.loss);
-        if (total > 0 && steps > 0 && secs > 0) {
-            char d[32];
-            snprintf(of, sizeof of, "/%lld", (long long)total);
-            zero__fmt_duration(total > e->run.global_steps ? (double)(total - e->run.global_steps) * secs / (double)steps : 0,
-                               d, sizeof d);
-            snprintf(eta, sizeof eta, ", eta=%s", d);
-        }
-        zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_PROGRESS,
-                  "step=%lld%s, skipped=%lld, lr=[%.6g], mom=[(%g, %g)], grad_norm=%.6g, loss_scale=%g%s, "
-                  "samples/s=%.4g%s",
-                  (long long)e->run.global_steps, of, (long long)e->run.skipped_steps, zero_lr_at(c, (long)e->run.sched_it), b1, b2,
-                  in->grad_norm, in->next_loss_scale, loss,
-                  secs > 0 ? (double)c->train_batch_size * (double)steps / secs : 0.0, eta);
-        e->obs.t_print_ms = now;
-        e->obs.steps_at_print = e->run.global_steps;
-        if (e->obs.period_skipped > 0) {
-            int u = e->obs.period_first_unit;
-            zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_SKIPPED,
-                      "%lld of the last %lld steps skipped for inf/nan gradients (first in unit %d, tensor '%s'); loss "
-                      "scale %g -> %g",
-                      (long long)e->obs.period_skipped, (long long)c->steps_per_print, u,
-                      e->obs.period_first_tensor >= 0 ? zero__tname(e, e->obs.period_first_tensor) : "?", e->obs.period_scale_from,
-                      in->next_loss_scale);
-        }
-        e->obs.period_skipped = 0;
-        e->obs.period_first_unit = -1;
-    }
-    e->obs.has_loss = 0; /* a loss belongs to one step */
-}
+/* ---- >>engine-adam: what every optimizer placement shares: hyperparameters, one unit's CPU Adam, the post-step gather ---- */
 
 /* Unit u's Adam arguments: the step's hyperparameters (h), its segments with
    this step's lr and each tensor's weight decay; the caller points the
@@ -8774,7 +8462,7 @@ static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h
     return ZERO_OK;
 }
 
-/* ---- delayed parameter update (offload_optimizer.delayed_param_update) ----
+/* ---- >>engine-thread: the engine's CPU thread: the early CPU step and the delayed parameter update ----
 
    zero_step of step t decides overflow and clipping from step t's gradients
    (on the host already), puts the parameters of step t-1's delayed Adam on
@@ -8784,6 +8472,7 @@ static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h
    The staging pairs alternate, so the backward fills one while the thread
    reads the other. zero_flush (and the next zero_step) wait for the thread
    and apply its parameters. */
+
 /* The early CPU step on the thread (called and returning with dpu_mu held):
    each queued unit once its gradient chunk is on the host, until the step
    closes the queue; after a failure the rest is only drained. */
@@ -8972,6 +8661,247 @@ static zero_result zero__dpu_apply(zero_engine *e) {
     return ZERO_OK;
 }
 
+/* ---- >>engine-grads: gradients: zero_grad (the ring-slot claim), zero_grad_ready, the reduction of a finished unit ---- */
+
+static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
+    zero_result r;
+    if ((r = zero__enter(e, fn)) != ZERO_OK || (r = zero__check_tensor(e, t, fn)) != ZERO_OK) return r;
+    if (e->plan.tflags[t] & ZERO_TENSOR_FROZEN)
+        return zero__efail(e, ZERO_MSG_ENGINE_FROZEN, "%s('%s'): the tensor is frozen (ZERO_TENSOR_FROZEN): it has no gradient",
+                           fn, zero__tname(e, t));
+    if (e->run.micro >= e->plan.gas)
+        return zero__efail(e, ZERO_MSG_ENGINE_STEP_MISSING,
+                           "%s('%s'): %d micro-batches (gradient_accumulation_steps) are complete\nHINT: call "
+                           "zero_step before the next micro-batch",
+                           fn, zero__tname(e, t), e->plan.gas);
+    if (e->grad.ready[t])
+        return zero__efail(e, ZERO_MSG_ENGINE_GRAD_TWICE,
+                           "%s('%s'): its gradient was already marked ready in micro-batch %d of this step", fn,
+                           zero__tname(e, t), e->run.micro + 1);
+    if (!e->grad.touched) {
+        e->grad.touched = 1;
+        e->run.t_backward_start = zero__now_ms();
+    }
+    return ZERO_OK;
+}
+
+/* Stages 2-3: a ring slot for span s, whose tensor t asks for its gradient
+   buffer first. The free slot released longest ago is taken (its reduction
+   is most likely done, so the backward does not wait for the one just
+   launched), ordered after that reduction and cleared where a tensor of the
+   span accumulates. */
+static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
+    const zero_layout *l = e->plan.layout;
+    zero__span_state *ss = &e->spans[s];
+    int k, best = -1;
+    zero_error be;
+    if (ss->slot >= 0) return ZERO_OK;
+    for (k = 0; k < e->grad.n_slots; k++)
+        if (e->grad.slot_span[k] < 0 && (best < 0 || e->grad.slot_freed[k] < e->grad.slot_freed[best])) best = k;
+    if (best < 0)
+        return zero__efail(e, ZERO_MSG_ENGINE_GRAD_RING_FULL,
+                           "zero_grad('%s'): both gradient ring slots hold units whose gradients are not all ready "
+                           "('%s', '%s')\nHINT: finish (zero_grad_ready) every tensor of a unit before starting "
+                           "tensors of a third unit; the backward usually goes in reverse registration order",
+                           zero__tname(e, t), zero__tname(e, l->units[l->span_first[e->grad.slot_span[0]]].first_tensor),
+                           zero__tname(e, l->units[l->span_first[e->grad.slot_span[1]]].first_tensor));
+    k = best;
+    zero__ok(&be);
+    if (e->grad.ev_slot[k] && e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, e->grad.ev_slot[k], &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "zero_grad: waiting for a ring slot");
+    /* cleared on the compute stream, in the backward's order: a clear on the
+       comm stream behind the reduction was measured slower (it competes with
+       the backward's kernels for the GPU) */
+    if (ss->clear && e->be.memset0(e->be.ctx, zero__at(e->buf.grads, (int64_t)k * e->grad.slot_elems, e->plan.csize),
+                                   (size_t)e->plan.span_padded[s] * e->plan.csize, ZERO_STREAM_COMPUTE, &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "zero_grad: clearing a ring slot");
+    e->grad.slot_span[k] = s;
+    ss->slot = k;
+    ss->units_left = l->span_first[s + 1] - l->span_first[s];
+    return ZERO_OK;
+}
+
+/* Tensor t's gradient buffer for this micro-batch (after the entry checks):
+   claims its span's ring slot on stages 2-3. NULL on failure (e->err). */
+static void *zero__grad_buffer(zero_engine *e, int t) {
+    const zero_tensor_place *pl = &e->plan.layout->places[t];
+    int u = pl->first_unit;
+    e->grad.asked[t] = 1;
+    if (e->plan.stage >= 2 && zero__ring_claim(e, zero__span_of_tensor(e, t), t) != ZERO_OK) return NULL;
+    return zero__grad_view(e, u).write + (size_t)(pl->offset - e->plan.layout->units[u].offset) * e->plan.csize;
+}
+
+ZERO__DEF void *zero_grad(zero_engine *e, int t) {
+    if (zero__grad_check(e, t, "zero_grad") != ZERO_OK) return NULL;
+    return zero__grad_buffer(e, t);
+}
+
+/* Squares and inf/nan flags of unit u's owned reduced chunk, per tensor, added
+   into its (unit, tensor) slots of stats_dev (cleared after every step). */
+static zero_result zero__unit_stats(zero_engine *e, int u) {
+    const zero_layout *l = e->plan.layout;
+    const zero_unit *x = &l->units[u];
+    zero__gview gv;
+    int64_t lo = (int64_t)e->plan.rank * x->chunk, hi = zero__min_i64(lo + x->chunk, x->numel);
+    int k, n;
+    if (x->frozen || hi <= lo) return ZERO_OK;
+    gv = zero__grad_view(e, u);
+    n = zero__unit_segments(l, u, lo, hi, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+    for (k = 0; k < n; k++) {
+        const zero__seg *sg = &e->buf.segtmp[k];
+        double *st = e->buf.stats_dev + 2 * (e->plan.pair_first[u] + (sg->tensor - x->first_tensor));
+        ZERO__TRY_BE(e, "gradient norm",
+                     e->be.sumsq(e->be.ctx, gv.chunk + (size_t)(sg->unit_off - lo) * zero_dtype_size(gv.dt), (size_t)sg->count,
+                                 gv.dt, st, ZERO_STREAM_COMM, &be_err_));
+    }
+    return ZERO_OK;
+}
+
+/* offload_optimizer, last micro-batch: unit u's reduced chunk is final. Its
+   statistics and the copy of the chunk to host staging go on the comm stream
+   now, behind its reduction and beside the rest of the backward; zero_step
+   finds them done after its one sync. */
+static zero_result zero__unit_offload(zero_engine *e, int u) {
+    size_t gs = zero_dtype_size(e->plan.gdt);
+    zero_result r;
+    if (e->plan.layout->units[u].frozen || e->plan.seg_count[u] == 0) return ZERO_OK;
+    if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
+    ZERO__TRY_BE(e, "gradients to the host",
+                 e->be.copy(e->be.ctx, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], gs), zero__grad_view(e, u).chunk,
+                            (size_t)e->plan.layout->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
+    return e->opt.early ? zero__early_push(e, u) : ZERO_OK;
+}
+
+/* Stages 0-1: accumulate unit u's micro-batch gradient (G > 1) and, on the
+   last micro-batch, all-reduce (stage 0) or reduce-scatter it in place
+   (stage 1). AVG: every rank's contribution times 1/world inside the
+   collective (no pass of its own over the unit), then the sum. */
+static zero_result zero__reduce_full(zero_engine *e, int u, const zero__gview *gv) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    size_t chunk = (size_t)x->chunk, es = zero_dtype_size(gv->dt);
+    zero_result r;
+    if (e->plan.gas > 1) {
+        ZERO__TRY_BE(e, "gradient accumulation",
+                     e->be.convert(e->be.ctx, gv->acc, e->plan.adt, gv->write, e->plan.cdt, (size_t)x->padded, e->run.micro > 0,
+                                   ZERO_STREAM_COMM, &be_err_));
+        ZERO__TRY_BE(e, "gradient clear",
+                     e->be.memset0(e->be.ctx, gv->write, (size_t)x->padded * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+    }
+    if (e->run.micro != e->plan.gas - 1) return ZERO_OK;
+    if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
+    if (e->plan.stage == 0)
+        ZERO__TRY_BE(e, "all_reduce of gradients",
+                     zero__all_reduce(e, gv->full, gv->full, (size_t)x->padded, gv->dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+    else
+        ZERO__TRY_BE(e, "reduce_scatter of gradients",
+                     zero__reduce_scatter(e, gv->full, gv->full + (size_t)e->plan.rank * chunk * es, chunk, gv->dt, ZERO_OP_AVG,
+                                          ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+/* Stages 2-3: reduce-scatter unit u from its ring slot, add the owned chunk
+   into the accumulator, and free the slot after the span's last unit. */
+static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *gv) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    zero__span_state *ss = &e->spans[x->span];
+    size_t chunk = (size_t)x->chunk;
+    char *own = gv->write + (size_t)e->plan.rank * chunk * e->plan.csize;
+    zero_result r;
+    if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
+    if (e->run.micro == 0 && e->plan.adt == e->plan.cdt) {
+        /* the first micro-batch's sums land straight in the accumulator */
+        ZERO__TRY_BE(e, "reduce_scatter of gradients",
+                     zero__reduce_scatter(e, gv->write, gv->acc, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+    } else {
+        ZERO__TRY_BE(e, "reduce_scatter of gradients",
+                     zero__reduce_scatter(e, gv->write, own, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+        ZERO__TRY_BE(e, "gradient accumulation",
+                     e->be.convert(e->be.ctx, gv->acc, e->plan.adt, own, e->plan.cdt, chunk, e->run.micro > 0, ZERO_STREAM_COMM,
+                                   &be_err_));
+    }
+    if (--ss->units_left == 0) {
+        /* the slot is free once the comm stream is past this point */
+        if (e->grad.ev_slot[ss->slot])
+            ZERO__TRY_BE(e, "gradient ring event",
+                         e->be.event_record(e->be.ctx, e->grad.ev_slot[ss->slot], ZERO_STREAM_COMM, &be_err_));
+        e->grad.slot_freed[ss->slot] = ++e->grad.slot_clock;
+        e->grad.slot_span[ss->slot] = -1;
+        ss->slot = -1;
+    }
+    return ZERO_OK;
+}
+
+/* Unit u's gradients of this micro-batch are complete: its reduction, then
+   (last micro-batch, optimizer offload) its chunk to the host. */
+static zero_result zero__unit_done(zero_engine *e, int u) {
+    zero__gview gv = zero__grad_view(e, u);
+    double t0 = zero__now_ms();
+    zero_result r;
+    /* the reduction reads what the backward wrote on the compute stream */
+    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
+    r = e->plan.stage <= 1 ? zero__reduce_full(e, u, &gv) : zero__reduce_ring(e, u, &gv);
+    if (r != ZERO_OK) return r;
+    if (e->opt.cpu && e->run.micro == e->plan.gas - 1 && (r = zero__unit_offload(e, u)) != ZERO_OK) return r;
+    if (e->dpu.on && (r = zero__dpu_early(e)) != ZERO_OK) return r;
+    e->run.t_phase[ZERO_PHASE_REDUCE] += zero__now_ms() - t0;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
+    zero_result r;
+    const zero_tensor_place *pl;
+    int k;
+    if ((r = zero__grad_check(e, t, "zero_grad_ready")) != ZERO_OK) return r;
+    pl = &e->plan.layout->places[t];
+    if (e->plan.stage >= 2 && !e->grad.asked[t]) {
+        /* never asked for its buffer: its gradient is zero this micro-batch (a
+           GRAD_WRITE tensor's slot is not cleared for it: zero it here) */
+        void *g = zero__grad_buffer(e, t);
+        if (!g) return e->err.code;
+        if (e->plan.tflags[t] & ZERO_TENSOR_GRAD_WRITE)
+            ZERO__TRY_BE(e, "zero_grad_ready: zero gradient",
+                         e->be.memset0(e->be.ctx, g, (size_t)e->plan.layout->numel[t] * e->plan.csize, ZERO_STREAM_COMPUTE, &be_err_));
+    }
+    e->grad.ready[t] = 1;
+    e->grad.ready_count++;
+    for (k = 0; k < pl->n_units; k++) {
+        int u = pl->first_unit + k;
+        if (--e->grad.tensors_left[u] == 0 && (r = zero__unit_done(e, u)) != ZERO_OK) return r;
+    }
+    if (e->grad.ready_count == e->plan.n_trainable) { /* the micro-batch is complete */
+        e->run.micro++;
+        e->grad.ready_count = 0;
+        memset(e->grad.ready, 0, (size_t)e->plan.n_tensors);
+        memset(e->grad.asked, 0, (size_t)e->plan.n_tensors);
+        memcpy(e->grad.tensors_left, e->grad.tensors_per_unit, sizeof(int) * (size_t)e->plan.n_units);
+        if (e->run.micro == e->plan.gas) e->run.t_phase[ZERO_PHASE_BACKWARD] += zero__now_ms() - e->run.t_backward_start;
+        /* the next micro-batch writes buffers this one's reductions still use */
+        if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
+        if (e->plan.stage == 3) {
+            if (e->pool.trace_state == ZERO__TRACE_RECORD && e->pool.trace_len > 0)
+                e->pool.trace_state = ZERO__TRACE_COMPLETE;
+            else if (e->pool.trace_state == ZERO__TRACE_INVALID) {
+                e->pool.trace_state = ZERO__TRACE_RECORD;
+                e->pool.trace_len = 0;
+            }
+            e->pool.trace_pos = 0;
+        }
+    }
+    return ZERO_OK;
+}
+
+ZERO__DEF double zero_loss_scale(const zero_engine *e) {
+    if (!zero__engine_live(e)) return NAN;
+    return zero_loss_scaler_scale(&e->run.scaler);
+}
+
+/* ---- >>engine-placements: the optimizer placements, one chosen at create: device, CPU, early CPU, (delayed: engine-thread), NVMe ----
+
+   Each steps the owned chunks unit by unit, writes the new compute-dtype
+   parameters where they live, and (stages 1-2) queues the unit's all-gather
+   behind them, so that with offload the copy and the gather of one unit run
+   while the CPU steps the next. */
+
 /* offload_optimizer "nvme": Adam over the tiles, unit by unit. Tile of list
    entry j in buffer j % n_tbuf; reads run up to n_tbuf - 1 entries ahead,
    the last entry's write behind the current one's Adam, and a buffer is read
@@ -9049,11 +8979,165 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
     return ZERO_OK;
 }
 
-/* ---- the step's phases ----
+/* Adam on the device (the backend's fused kernel). */
+static zero_result zero__opt_device(zero_engine *e, const zero_adam_args *hyper) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    for (u = 0; u < l->n_units; u++) {
+        if (l->units[u].frozen) continue;
+        if (e->plan.seg_count[u] > 0) {
+            zero_adam_args aa;
+            void *dst;
+            int pb;
+            ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 0, &dst, &pb, &be_err_));
+            zero__adam_args_for(e, u, hyper, &aa);
+            aa.master = zero__master_at(e, u);
+            aa.m = zero__mom_at(e, e->buf.m, u);
+            aa.v = zero__mom_at(e, e->buf.v, u);
+            {
+                zero__gview gv = zero__grad_view(e, u);
+                aa.grad = gv.adam;
+                aa.grad_dtype = gv.dt;
+            }
+            aa.param = dst;
+            ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
+            ZERO__TRY_BE(e, e->poff.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
+                            : e->poff.device ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
+                         zero__param_put(e, u, 0, dst, pb, &be_err_));
+        }
+        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
+    }
+    return ZERO_OK;
+}
+
+/* offload_optimizer "cpu": CPU Adam from the staged gradient chunk. */
+static zero_result zero__opt_cpu(zero_engine *e, const zero_adam_args *hyper) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    for (u = 0; u < l->n_units; u++) {
+        if (l->units[u].frozen) continue;
+        if (e->plan.seg_count[u] > 0) {
+            void *dst;
+            int pb;
+            ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 1, &dst, &pb, &be_err_));
+            ZERO__TRY_BE(e, "zero_step: CPU Adam",
+                         zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u),
+                                        zero__mom_at(e, e->buf.v, u),
+                                        zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
+                                        dst, !e->poff.device, &be_err_));
+            if (e->poff.device)
+                ZERO__TRY_BE(e, e->poff.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
+                                                                    : "zero_step: parameters to the host",
+                             zero__param_put(e, u, 1, dst, pb, &be_err_));
+        }
+        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
+    }
+    return ZERO_OK;
+}
+
+/* The early CPU step: the engine's thread stepped the units during the
+   backward; their parameters go to the device. Where it was not armed (no
+   unit reached the host on the last micro-batch) the step is the plain CPU
+   one. */
+static zero_result zero__opt_cpu_early(zero_engine *e, const zero_adam_args *hyper) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    (void)hyper; /* the thread used the hyperparameters fixed when it was armed */
+    for (u = 0; u < l->n_units; u++) {
+        if (l->units[u].frozen) continue;
+        if (e->plan.seg_count[u] > 0)
+            ZERO__TRY_BE(e, "zero_step: parameters to the device",
+                         e->be.copy(e->be.ctx, zero__param_own(e, u),
+                                    zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize),
+                                    (size_t)l->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
+    }
+    return ZERO_OK;
+}
+
+/* ---- >>engine-step: zero_step as its phases: ready, norm, overflow, skip or clip, optimizer, parameters, report; zero_flush ----
 
    zero_step reads as its phases: ready?, norm, overflow and the loss scale,
    (skip | clip, the optimizer of the placement chosen at create, the new
    parameters everywhere), the report. */
+
+/* bytes of the full gradient buffer (stage 0-1) */
+static size_t zero__grads_bytes(const zero_engine *e) {
+    int64_t n = 0;
+    int u;
+    for (u = 0; u < e->plan.n_units; u++)
+        if (!e->plan.layout->units[u].frozen) n += e->plan.layout->units[u].padded;
+    return (size_t)n * e->plan.csize;
+}
+
+/* Hand the step's counters and phase times to info; start the next step's. */
+static void zero__step_counters(zero_engine *e, zero_step_info *in) {
+    in->fetches = e->pool.n_fetches;
+    in->fetch_hits = e->pool.n_hits;
+    in->units_gathered = e->pool.n_gathered;
+    e->pool.n_fetches = e->pool.n_hits = e->pool.n_gathered = 0;
+    memset(e->run.t_phase, 0, sizeof e->run.t_phase);
+}
+
+static void zero__step_reset(zero_engine *e) {
+    e->run.micro = 0;
+    e->grad.ready_count = 0;
+    e->grad.touched = 0;
+    memset(e->grad.ready, 0, (size_t)e->plan.n_tensors);
+    memset(e->grad.asked, 0, (size_t)e->plan.n_tensors);
+    memcpy(e->grad.tensors_left, e->grad.tensors_per_unit, sizeof(int) * (size_t)e->plan.n_units);
+}
+
+static void zero__step_log(zero_engine *e, const zero_step_info *in) {
+    const zero_config *c = &e->cfg;
+    double now = zero__now_ms(), dt = (now - e->obs.t_step_ms) / 1000.0;
+    e->obs.t_step_ms = now;
+    if (e->obs.jsonl) zero__metrics_line(e, in, dt > 0 ? (double)c->train_batch_size / dt : 0);
+    if (c->wall_clock_breakdown)
+        zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMERS,
+                  "time (ms) | backward: %.2f | reduce: %.2f | fetch: %.2f | norm: %.2f | optimizer: %.2f | gather: %.2f | "
+                  "step: %.2f",
+                  in->time_ms[ZERO_PHASE_BACKWARD], in->time_ms[ZERO_PHASE_REDUCE], in->time_ms[ZERO_PHASE_FETCH],
+                  in->time_ms[ZERO_PHASE_NORM], in->time_ms[ZERO_PHASE_OPTIMIZER], in->time_ms[ZERO_PHASE_GATHER],
+                  in->time_ms[ZERO_PHASE_STEP]);
+    if (c->steps_per_print > 0 && e->run.global_steps % c->steps_per_print == 0) {
+        double b1, b2, secs = (now - e->obs.t_print_ms) / 1000.0;
+        int64_t steps = e->run.global_steps - e->obs.steps_at_print, total = c->scheduler.total_num_steps;
+        char loss[48] = "", eta[64] = "", of[32] = "";
+        zero_betas_at(c, (long)e->run.sched_it, &b1, &b2);
+        if (e->obs.has_loss) snprintf(loss, sizeof loss, ", loss=%.6g", e->obs.loss);
+        if (total > 0 && steps > 0 && secs > 0) {
+            char d[32];
+            snprintf(of, sizeof of, "/%lld", (long long)total);
+            zero__fmt_duration(total > e->run.global_steps ? (double)(total - e->run.global_steps) * secs / (double)steps : 0,
+                               d, sizeof d);
+            snprintf(eta, sizeof eta, ", eta=%s", d);
+        }
+        zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_PROGRESS,
+                  "step=%lld%s, skipped=%lld, lr=[%.6g], mom=[(%g, %g)], grad_norm=%.6g, loss_scale=%g%s, "
+                  "samples/s=%.4g%s",
+                  (long long)e->run.global_steps, of, (long long)e->run.skipped_steps, zero_lr_at(c, (long)e->run.sched_it), b1, b2,
+                  in->grad_norm, in->next_loss_scale, loss,
+                  secs > 0 ? (double)c->train_batch_size * (double)steps / secs : 0.0, eta);
+        e->obs.t_print_ms = now;
+        e->obs.steps_at_print = e->run.global_steps;
+        if (e->obs.period_skipped > 0) {
+            int u = e->obs.period_first_unit;
+            zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_SKIPPED,
+                      "%lld of the last %lld steps skipped for inf/nan gradients (first in unit %d, tensor '%s'); loss "
+                      "scale %g -> %g",
+                      (long long)e->obs.period_skipped, (long long)c->steps_per_print, u,
+                      e->obs.period_first_tensor >= 0 ? zero__tname(e, e->obs.period_first_tensor) : "?", e->obs.period_scale_from,
+                      in->next_loss_scale);
+        }
+        e->obs.period_skipped = 0;
+        e->obs.period_first_unit = -1;
+    }
+    e->obs.has_loss = 0; /* a loss belongs to one step */
+}
 
 /* Every micro-batch finished and (stage 3) nothing still fetched. */
 static zero_result zero__step_ready(zero_engine *e) {
@@ -9158,92 +9242,6 @@ static zero_result zero__step_skip(zero_engine *e, zero_step_info *in, double t0
                            "min_loss_scale",
                            in->overflow_unit, in->overflow_tensor >= 0 ? zero__tname(e, in->overflow_tensor) : "?",
                            e->run.scaler.min_scale);
-    return ZERO_OK;
-}
-
-/* ---- the optimizer placements (one is chosen at create: opt.place) ----
-
-   Each steps the owned chunks unit by unit, writes the new compute-dtype
-   parameters where they live, and (stages 1-2) queues the unit's all-gather
-   behind them, so that with offload the copy and the gather of one unit run
-   while the CPU steps the next. */
-
-/* Adam on the device (the backend's fused kernel). */
-static zero_result zero__opt_device(zero_engine *e, const zero_adam_args *hyper) {
-    const zero_layout *l = e->plan.layout;
-    int u;
-    zero_result r;
-    for (u = 0; u < l->n_units; u++) {
-        if (l->units[u].frozen) continue;
-        if (e->plan.seg_count[u] > 0) {
-            zero_adam_args aa;
-            void *dst;
-            int pb;
-            ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 0, &dst, &pb, &be_err_));
-            zero__adam_args_for(e, u, hyper, &aa);
-            aa.master = zero__master_at(e, u);
-            aa.m = zero__mom_at(e, e->buf.m, u);
-            aa.v = zero__mom_at(e, e->buf.v, u);
-            {
-                zero__gview gv = zero__grad_view(e, u);
-                aa.grad = gv.adam;
-                aa.grad_dtype = gv.dt;
-            }
-            aa.param = dst;
-            ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
-            ZERO__TRY_BE(e, e->poff.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
-                            : e->poff.device ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
-                         zero__param_put(e, u, 0, dst, pb, &be_err_));
-        }
-        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
-    }
-    return ZERO_OK;
-}
-
-/* offload_optimizer "cpu": CPU Adam from the staged gradient chunk. */
-static zero_result zero__opt_cpu(zero_engine *e, const zero_adam_args *hyper) {
-    const zero_layout *l = e->plan.layout;
-    int u;
-    zero_result r;
-    for (u = 0; u < l->n_units; u++) {
-        if (l->units[u].frozen) continue;
-        if (e->plan.seg_count[u] > 0) {
-            void *dst;
-            int pb;
-            ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 1, &dst, &pb, &be_err_));
-            ZERO__TRY_BE(e, "zero_step: CPU Adam",
-                         zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u),
-                                        zero__mom_at(e, e->buf.v, u),
-                                        zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
-                                        dst, !e->poff.device, &be_err_));
-            if (e->poff.device)
-                ZERO__TRY_BE(e, e->poff.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
-                                                                    : "zero_step: parameters to the host",
-                             zero__param_put(e, u, 1, dst, pb, &be_err_));
-        }
-        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
-    }
-    return ZERO_OK;
-}
-
-/* The early CPU step: the engine's thread stepped the units during the
-   backward; their parameters go to the device. Where it was not armed (no
-   unit reached the host on the last micro-batch) the step is the plain CPU
-   one. */
-static zero_result zero__opt_cpu_early(zero_engine *e, const zero_adam_args *hyper) {
-    const zero_layout *l = e->plan.layout;
-    int u;
-    zero_result r;
-    (void)hyper; /* the thread used the hyperparameters fixed when it was armed */
-    for (u = 0; u < l->n_units; u++) {
-        if (l->units[u].frozen) continue;
-        if (e->plan.seg_count[u] > 0)
-            ZERO__TRY_BE(e, "zero_step: parameters to the device",
-                         e->be.copy(e->be.ctx, zero__param_own(e, u),
-                                    zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize),
-                                    (size_t)l->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
-        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
-    }
     return ZERO_OK;
 }
 
@@ -9368,7 +9366,7 @@ ZERO__DEF zero_result zero_flush(zero_engine *e) {
     return ZERO_OK;
 }
 
-/* ---- engine: checkpoints ----
+/* ---- >>ckpt-format: checkpoints: the format, checksums, atomic file commit ----
 
    <dir>/latest names the newest complete checkpoint <dir>/<tag> (tag
    "step<global_steps>"). In it: meta.zck (rank 0: the model's tensors, the
@@ -9401,9 +9399,13 @@ ZERO__DEF zero_result zero_flush(zero_engine *e) {
 #ifndef ZERO_CKPT_BLOCK
 #define ZERO_CKPT_BLOCK 65536 /* elements per checksummed block of a rank file's array */
 #endif
+
 #define ZERO__CK_MAGIC "ZEROCKPT"
+
 #define ZERO__CK_VERSION 1u
+
 #define ZERO__CK_HDR 64
+
 enum { ZERO__CK_META = 1, ZERO__CK_RANK = 2 };
 
 /* CRC-32C (Castagnoli, reflected 0x82F63B78), table-driven. */
@@ -9431,16 +9433,19 @@ static void zero__ck_put64(unsigned char *p, uint64_t v) {
     int i;
     for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
+
 static uint64_t zero__ck_get64(const unsigned char *p) {
     uint64_t v = 0;
     int i;
     for (i = 7; i >= 0; i--) v = (v << 8) | p[i];
     return v;
 }
+
 static void zero__ck_put32(unsigned char *p, uint32_t v) {
     int i;
     for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
+
 static uint32_t zero__ck_get32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
@@ -9500,6 +9505,7 @@ static int zero__ck_write_all(int fd, const void *buf, size_t n) {
     }
     return 1;
 }
+
 /* read exactly n bytes at offset off; -1 error (errno), 0 short (end of file), 1 ok */
 static int zero__ck_read_at(int fd, uint64_t off, void *buf, size_t n) {
     char *p = (char *)buf;
@@ -9530,6 +9536,7 @@ static zero_result zero__ck_fsync_dir(const char *dir, zero_error *err) {
 
 /* path.tmp written by fill(), fsynced, renamed to path. */
 typedef int (*zero__ck_fill_fn)(int fd, void *arg, zero_error *err);
+
 static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill, void *arg, zero_error *err) {
     char tmp[ZERO_PATH_MAX + 128];
     int fd;
@@ -9559,7 +9566,7 @@ static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill,
     return ZERO_OK;
 }
 
-/* ---- what a rank holds: its chunk of unit u as fp32 (values, m, v) ---- */
+/* ---- >>ckpt-save: zero_save: what a rank holds of a unit, rank files, metadata, latest ---- */
 
 /* Values of this rank's chunk of unit u (chunk elements, padding included)
    into out; what: 0 values (master, or parameters of a frozen unit), 1 m, 2 v.
@@ -9738,6 +9745,7 @@ static size_t zero__ck_meta_body(const zero_engine *e, unsigned char *b) {
 #undef ZERO__WD
     return n;
 }
+
 static int zero__ck_fill_meta(int fd, void *arg, zero_error *err) {
     zero_engine *e = ((zero__ck_meta_writer *)arg)->e;
     uint64_t id = ((zero__ck_meta_writer *)arg)->id;
@@ -9757,9 +9765,11 @@ static int zero__ck_fill_meta(int fd, void *arg, zero_error *err) {
                    errno == ENOSPC ? " (disk full)" : "");
     return ok;
 }
+
 typedef struct zero__ck_text {
     const char *text;
 } zero__ck_text;
+
 static int zero__ck_fill_text(int fd, void *arg, zero_error *err) {
     const char *t = ((zero__ck_text *)arg)->text;
     if (zero__ck_write_all(fd, t, strlen(t))) return 1;
@@ -9804,6 +9814,7 @@ static zero_result zero__ck_scratch(zero_engine *e, float **buf, void **tile, vo
     }
     return ZERO_OK;
 }
+
 static void zero__ck_scratch_free(zero_engine *e, float *buf, void *tile, void *stage_buf) {
     ZERO_FREE(buf);
     if (tile) e->be.free(e->be.ctx, ZERO_MEM_PINNED, tile);
@@ -9958,7 +9969,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     return ZERO_OK;
 }
 
-/* ---- loading ---- */
+/* ---- >>ckpt-load: zero_load on any world size: metadata, the saving layout, range reads, then apply ---- */
 
 typedef struct zero__ck_meta {
     int64_t world, stage, dtype, n_tensors, bucket, persist, model_persist;
@@ -10568,8 +10579,7 @@ out:
     return r;
 }
 
-
-/* ---- safetensors export ---- */
+/* ---- >>export: zero_export_safetensors: consolidated weights, streamed tensor by tensor ---- */
 
 #ifndef ZERO_EXPORT_PIECE
 #define ZERO_EXPORT_PIECE ((int64_t)1 << 22) /* elements gathered and written at a time */
@@ -10723,7 +10733,7 @@ ZERO__DEF zero_result zero_export_safetensors(zero_engine *e, const char *path, 
     return ZERO_OK;
 }
 
-/* ---- engine: memory report and state readout ---- */
+/* ---- >>readout: zero_memory_report, zero_memory_stats_format, zero_read_state ---- */
 
 ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats *out) {
     int c, k, u;
