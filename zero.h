@@ -43,6 +43,64 @@
    zero_estimate_memory. docs/engine.md explains the loop, the unit layout and
    the stages. Link with -lm -lpthread.
 
+   Map (search for >>name to reach a section; each section uses only those
+   above it, so the file reads top to bottom):
+
+   Declarations
+     api-results        zero_result, zero_result_string
+     api-messages       the message items: one X-macro list makes enum, names, texts
+     api-errors         zero_error (code, item, key, line, column, msg)
+     api-logging        levels, zero_logger, zero_log_default
+     api-config         zero_config and its parts: DeepSpeed's keys; load, resolve, print
+     api-keys           the config key table type (docs/config.md is made from it)
+     api-scaler         zero_loss_scaler_init / _update / _scale
+     api-schedules      zero_lr_at: WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle, LRRangeTest
+     api-estimator      zero_estimate_memory, zero_estimate_max_params
+     api-fp16           zero_f32_to_f16 / _bf16 and back
+     api-layout         zero_tensor, zero_layout_create: tensors cut into units
+     api-backend        zero_backend (the seam), zero_host_run (the host backend)
+     api-engine         zero_engine_create, zero_fetch, zero_grad, zero_grad_ready,
+                        zero_step, zero_save, zero_load, zero_memory_report, ...
+   Implementation
+     prelude            system headers, ZERO_MALLOC / ZERO_ASSERT defaults, private macros
+     errors             results, messages, errors, logging
+     json               the JSON reader (config files, checkpoint metadata): before its users
+     config-defaults    zero_config_default
+     config-keys        the key table (data: one row per DeepSpeed key)
+     config-parse       zero_config_load, zero_config_parse (zero__set_leaf, zero__member)
+     config-resolve     zero_config_resolve: "auto", the batch triangle, cross-key checks
+     config-tojson      zero_config_to_json
+     scaler             the dynamic loss scaler
+     schedules          the learning-rate schedules
+     estimator          the memory estimator and the largest model that fits
+     fp16               fp16 and bf16 conversions
+     host               the host backend: ranks as threads, collectives in shared memory
+     layout             tensors into units: zero_layout_create, zero_layout_locate
+     engine-core        struct zero_engine in parts; errors, entry check, allocation,
+                        the views of a unit (zero__param_own, zero__grad_view)
+     engine-observe     every collective and host wait: ZERO_DEBUG, the watchdog,
+                        check_collectives, the metrics line
+     engine-tiles       NVMe tile requests, offload_param's tile cache, zero__param_out / _put
+     engine-fetch       stage 3: the gather pool and fetch trace; zero_fetch, zero_release, zero_param
+     engine-life        zero_engine_create / destroy: plan, allocate (each beside its free),
+                        initial weights
+     engine-adam        hyperparameters, one unit's CPU Adam, the post-step gather
+     engine-thread      the engine's CPU thread: early CPU step, delayed parameter update
+     engine-grads       zero_grad (the ring-slot claim), zero_grad_ready, a unit's reduction
+     engine-placements  the optimizer placements chosen at create: device, CPU, early CPU, NVMe
+                        (the delayed update's is in engine-thread)
+     engine-step        zero_step as its phases (ready, norm, overflow, skip or clip,
+                        optimizer, parameters, report); zero_flush
+     ckpt-format        checkpoint files: header, CRC-32C, atomic commit
+     ckpt-save          zero_save
+     ckpt-load          zero_load on any world size
+     export             zero_export_safetensors
+     readout            zero_memory_report, zero_memory_stats_format, zero_read_state
+
+   Functions longer than about 150 lines, and why: zero__json_run (the JSON
+   state machine, one character class per case) and zero_layout_create (one
+   straight pass that validates the tensors and cuts them into units).
+
    Compile-time options (define before the #include that has
    ZERO_IMPLEMENTATION, unless said otherwise):
        ZERO_STATIC        make every function static (define wherever the
@@ -588,7 +646,7 @@ typedef struct zero_key_info {
 ZERO_API int zero_config_key_count(void);
 ZERO_API const zero_key_info *zero_config_key(int i);
 
-/* ---- >>api-scaler: the dynamic loss scaler (DeepSpeed's DynamicLossScaler, >= 0.19.5 rule) ---- */
+/* ---- >>api-scaler: the dynamic loss scaler (DeepSpeed's DynamicLossScaler) ---- */
 
 typedef struct zero_loss_scaler {
     double cur_scale;           /* S */
@@ -1110,6 +1168,8 @@ ZERO_API int64_t zero_global_steps(const zero_engine *e);
 #ifdef ZERO_IMPLEMENTATION
 #ifndef ZERO__IMPLEMENTED
 #define ZERO__IMPLEMENTED
+
+/* ---- >>prelude: system headers, compile-time options, private macros ---- */
 
 #include <ctype.h>
 #include <errno.h>
@@ -6236,7 +6296,7 @@ ZERO__DEF zero_result zero_layout_locate(const zero_layout *l, int t, int64_t of
     return ZERO_OK;
 }
 
-/* ---- >>engine-core: the engine's parts, its errors, entry check, allocation and the views of a unit ----
+/* ---- >>engine-core: the engine's parts; errors, entry check, allocation, views of a unit ----
 
    One step, per rank (N ranks, G micro-batches, S the loss scale):
      micro-batch m: the user writes compute-dtype gradients of loss * S into
@@ -6728,7 +6788,7 @@ static void zero__host_uncast(float *dst, zero_dtype dt, const void *src, int64_
         memcpy(dst, src, sizeof(float) * (size_t)n);
 }
 
-/* ---- >>engine-observe: every collective and host wait through one place: ZERO_DEBUG log, watchdog, check_collectives, metrics ----
+/* ---- >>engine-observe: collectives and waits in one place: debug log, watchdog, checks ----
 
    ZERO_DEBUG=1: every collective the engine issues is logged on every rank
    (debug level): its number, kind, unit and tensors, bytes, dtype, stream.
@@ -7060,7 +7120,7 @@ static zero_result zero__coll_check(zero_engine *e, int kind, int unit) {
     return ZERO_OK;
 }
 
-/* ---- >>engine-tiles: NVMe tile requests, offload_param's parameter tile cache, where Adam's new parameters go ----
+/* ---- >>engine-tiles: NVMe tile requests, the parameter tile cache, where new parameters go ----
 
    n_pbuf host buffers hold unit chunks of the compute-dtype shard; at most
    one buffer holds a given unit. A gather takes its units from the cache
@@ -7222,7 +7282,7 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
     return e->be.copy(e->be.ctx, zero__param_own(e, u), src, bytes, ZERO_STREAM_COMM, fail);
 }
 
-/* ---- >>engine-fetch: stage 3: the gather pool, the fetch trace and prefetch; zero_fetch, zero_release, zero_param ----
+/* ---- >>engine-fetch: stage 3: gather pool, fetch trace, prefetch; zero_fetch/release/param ----
 
    The persistent spans sit first, at fixed places; the rest of the pool is
    handed out first-fit from a sorted list of extents (no allocation during
@@ -7518,7 +7578,7 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
     }
 }
 
-/* ---- >>engine-life: zero_engine_create and zero_engine_destroy: plan, allocate (each step beside its free), initial weights ----
+/* ---- >>engine-life: zero_engine_create/destroy: plan, allocate beside free, initial weights ----
 
    zero_engine_create plans (tables, units, spans, Adam segments), then
    allocates in a fixed order (parameters, stage-3 pool, gradients, optimizer
@@ -8355,7 +8415,7 @@ ZERO__DEF const zero_layout *zero_engine_layout(const zero_engine *e) {
     return zero__engine_live(e) ? e->plan.layout : NULL;
 }
 
-/* ---- >>engine-adam: what every optimizer placement shares: hyperparameters, one unit's CPU Adam, the post-step gather ---- */
+/* ---- >>engine-adam: what every optimizer placement shares ---- */
 
 /* Unit u's Adam arguments: the step's hyperparameters (h), its segments with
    this step's lr and each tensor's weight decay; the caller points the
@@ -8462,7 +8522,7 @@ static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h
     return ZERO_OK;
 }
 
-/* ---- >>engine-thread: the engine's CPU thread: the early CPU step and the delayed parameter update ----
+/* ---- >>engine-thread: the engine's CPU thread: early CPU step, delayed parameter update ----
 
    zero_step of step t decides overflow and clipping from step t's gradients
    (on the host already), puts the parameters of step t-1's delayed Adam on
@@ -8661,7 +8721,7 @@ static zero_result zero__dpu_apply(zero_engine *e) {
     return ZERO_OK;
 }
 
-/* ---- >>engine-grads: gradients: zero_grad (the ring-slot claim), zero_grad_ready, the reduction of a finished unit ---- */
+/* ---- >>engine-grads: zero_grad (ring-slot claim), zero_grad_ready, a unit's reduction ---- */
 
 static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
     zero_result r;
@@ -8895,7 +8955,7 @@ ZERO__DEF double zero_loss_scale(const zero_engine *e) {
     return zero_loss_scaler_scale(&e->run.scaler);
 }
 
-/* ---- >>engine-placements: the optimizer placements, one chosen at create: device, CPU, early CPU, (delayed: engine-thread), NVMe ----
+/* ---- >>engine-placements: the optimizer placements: device, CPU, early CPU, NVMe ----
 
    Each steps the owned chunks unit by unit, writes the new compute-dtype
    parameters where they live, and (stages 1-2) queues the unit's all-gather
@@ -9058,7 +9118,7 @@ static zero_result zero__opt_cpu_early(zero_engine *e, const zero_adam_args *hyp
     return ZERO_OK;
 }
 
-/* ---- >>engine-step: zero_step as its phases: ready, norm, overflow, skip or clip, optimizer, parameters, report; zero_flush ----
+/* ---- >>engine-step: zero_step as its phases; zero_flush ----
 
    zero_step reads as its phases: ready?, norm, overflow and the loss scale,
    (skip | clip, the optimizer of the placement chosen at create, the new
