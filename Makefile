@@ -143,7 +143,7 @@ bench: info $(BENCH_BINS)
 	$(MAKE) --no-print-directory bench-cpu || rc=1; \
 	exit $$rc
 
-# CPU Adam (issue 5 item 4): zero_cpu_adam in params/s and GB/s against a
+# CPU Adam: zero_cpu_adam in params/s and GB/s against a
 # STREAM-style copy/triad measured in the same run with the same pool, then
 # PyTorch's CPU AdamW(fused=True) and its offload sequence (python3 with torch)
 # on the same parameter counts, and the ratios. Built without -march: the SIMD
@@ -165,7 +165,7 @@ bench-cpu: info $(BUILD)/bench/cpu_adam
 	else rc=1; fi; \
 	exit $$rc
 
-# Offload on one GPU (issue 6 items 4-5; docs/PERF.md "Offload on one GPU"):
+# Offload on one GPU (docs/PERF.md "Offload on one GPU"):
 # --speed times full steps (cuBLAS forward and backward, zero_step) of a model
 # that fits without offload, with optimizer offload and with delayed parameter
 # update, beside the pinned copy bandwidth; --capacity trains the largest model

@@ -113,8 +113,10 @@
        ZERO_JSON_MAX_DEPTH  nesting limit of the JSON parser (default 64)
 
    Environment (read at run time):
-       ZERO_HOST_TIMEOUT_S  seconds a host-backend collective waits for the
-                            other ranks before failing (default 300; decimals ok)
+       ZERO_TIMEOUT_S       seconds a collective or wait may take before it fails
+                            (host backend: default 300, decimals ok; zero_cuda.cuh:
+                            600). ZERO_HOST_TIMEOUT_S is its alias for the host
+                            backend alone, read when ZERO_TIMEOUT_S is unset.
        ZERO_HOST_MEM_LIMIT  bytes one host rank may allocate (tests of the
                             out-of-memory paths; default: no limit)
 
@@ -626,7 +628,7 @@ ZERO_API size_t zero_config_to_json(const zero_config *cfg, char *buf, size_t ca
 
 typedef enum zero_key_status {
     ZERO_KEY_IMPLEMENTED,     /* zero does what DeepSpeed does with it */
-    ZERO_KEY_NOT_YET,         /* accepted, behaviour arrives with a later issue; warns */
+    ZERO_KEY_NOT_YET,         /* accepted, its behaviour not built; warns */
     ZERO_KEY_NO_EFFECT,       /* accepted, nothing to do in zero by design; warns if non-default */
     ZERO_KEY_REJECTED,        /* only DeepSpeed's default value is accepted */
     ZERO_KEY_DEPRECATED,      /* remapped to its replacement with a warning */
@@ -991,7 +993,8 @@ typedef struct zero_backend {
    thread. Collectives go through shared memory and add in rank order (rank 0
    first, rounding to the dtype after each addition), so results are the
    same on every run. A rank that returns early, a mismatch of collectives
-   and a wait past ZERO_HOST_TIMEOUT_S seconds (environment, default 300)
+   and a wait past ZERO_TIMEOUT_S seconds (environment, default 300; alias
+   ZERO_HOST_TIMEOUT_S)
    fail the others' collectives with an error instead of hanging. Returns
    ZERO_OK when every rank's fn did, else the first failing rank's result
    (err says which rank and why). */
@@ -4462,9 +4465,9 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
 
    Two answers for the same question ("how much memory do the model states
    take?"): DeepSpeed's, reproduced to the byte so a DeepSpeed user sees the
-   numbers they know, and zero's own plan from the buffers of DESIGN.md
-   section 4, which the engine (arriving next) must allocate exactly, so it
-   is what a user should size a machine by. Model states only: activations, the CUDA context, library
+   numbers they know, and zero's own plan from the engine's buffers, which the
+   engine allocates exactly (zero_memory_report shows both), so it is what a
+   user should size a machine by. Model states only: activations, the CUDA context, library
    workspaces and the allocator's slack are not counted by either.
 
    Symbols. P parameters, L largest layer (DeepSpeed: a module's own
@@ -5397,7 +5400,7 @@ static zero_result zero__host_barrier(zero__host_rank *r, int check, zero_error 
             zero__host_set_failed(g, ZERO_MSG_HOST_TIMEOUT,
                                   "%s: rank%s %s did not arrive within %g s (rank %d waited)\n"
                                   "HINT: a rank is stuck or skipped a collective; raise "
-                                  "ZERO_HOST_TIMEOUT_S if it is only slow",
+                                  "ZERO_TIMEOUT_S if it is only slow",
                                   what, n_missing > 1 ? "s" : "", missing, g->timeout_s, r->rank);
             return zero__host_sticky(r, err);
         }
@@ -5787,13 +5790,16 @@ static int zero__host_parse_bytes(const char *v, size_t *out) {
    A bad value is ignored with one warning per variable and process. */
 static void zero__host_env(zero__host_group *g) {
     static int warned_timeout, warned_limit;
-    const char *v = getenv("ZERO_HOST_TIMEOUT_S");
+    /* ZERO_TIMEOUT_S, the deadline of every backend; ZERO_HOST_TIMEOUT_S is
+       its alias for the host backend alone (read when ZERO_TIMEOUT_S is unset) */
+    const char *name = "ZERO_TIMEOUT_S", *v = getenv(name);
     char text[256];
+    if (!v || !*v) v = getenv(name = "ZERO_HOST_TIMEOUT_S");
     g->timeout_s = ZERO__HOST_TIMEOUT_DEFAULT;
     if (v && *v && !zero__host_parse_seconds(v, &g->timeout_s) && !warned_timeout) {
         warned_timeout = 1;
-        snprintf(text, sizeof text, "ZERO_HOST_TIMEOUT_S=\"%.64s\" is not a positive number of "
-                 "seconds; using %g", v, ZERO__HOST_TIMEOUT_DEFAULT);
+        snprintf(text, sizeof text, "%s=\"%.64s\" is not a positive number of "
+                 "seconds; using %g", name, v, ZERO__HOST_TIMEOUT_DEFAULT);
         zero_log_default(NULL, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID, 0, text);
     }
     v = getenv("ZERO_HOST_MEM_LIMIT");
@@ -9468,23 +9474,24 @@ ZERO__DEF zero_result zero_flush(zero_engine *e) {
 
 enum { ZERO__CK_META = 1, ZERO__CK_RANK = 2 };
 
-/* CRC-32C (Castagnoli, reflected 0x82F63B78), table-driven. */
+/* CRC-32C (Castagnoli, reflected 0x82F63B78), table-driven. The table is
+   made once (pthread_once: host ranks are threads that save together). */
+static uint32_t zero__crc32c_table[256];
+static pthread_once_t zero__crc32c_once = PTHREAD_ONCE_INIT;
+static void zero__crc32c_init(void) {
+    uint32_t k, b;
+    for (k = 0; k < 256; k++) {
+        uint32_t c = k;
+        for (b = 0; b < 8; b++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        zero__crc32c_table[k] = c;
+    }
+}
 static uint32_t zero__crc32c(uint32_t crc, const void *data, size_t n) {
-    static uint32_t table[256];
-    static int ready;
     const unsigned char *p = (const unsigned char *)data;
     size_t i;
-    if (!ready) { /* idempotent: racing threads write the same values */
-        uint32_t k, b;
-        for (k = 0; k < 256; k++) {
-            uint32_t c = k;
-            for (b = 0; b < 8; b++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-            table[k] = c;
-        }
-        ready = 1;
-    }
+    pthread_once(&zero__crc32c_once, zero__crc32c_init);
     crc = ~crc;
-    for (i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+    for (i = 0; i < n; i++) crc = zero__crc32c_table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
     return ~crc;
 }
 

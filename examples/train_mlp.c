@@ -1,6 +1,6 @@
 /* train_mlp - a small character-level language model trained through zero's
    engine: the training loop a C program with hand-written forward and
-   backward passes writes around zero (DESIGN.md section 5).
+   backward passes writes around zero.
 
    The model predicts the next byte of text from the K bytes before it:
    embedding table wte [V, C], the K embeddings concatenated, hidden layers

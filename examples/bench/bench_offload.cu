@@ -1,4 +1,4 @@
-/* bench_offload.cu - offload on one GPU (issue 6, parts 4 and 5): how large a
+/* bench_offload.cu - offload on one GPU: how large a
    model trains with each placement of the model states, and what offloading
    the optimizer costs per step.
 

@@ -1,5 +1,5 @@
 """cpu_adam_torch.py - PyTorch's CPU optimizer step on the parameter counts
-cpu_adam timed zero's on, and the ratios against issue 5's targets (make
+cpu_adam timed zero's on, and the ratios against the targets (make
 bench-cpu runs cpu_adam first, then this).
 
     python3 examples/bench/cpu_adam_torch.py --zero build/bench/cpu_adam.txt [-n 10] [-w 2] [--threads T]
@@ -17,7 +17,7 @@ steps after -w warm-up steps:
             bytes), unscale (.grad.mul_(1/scale): 4 + 4), the fused AdamW step
             (28), cast the parameters to the fp16 copy (4 + 2): 48 bytes per
             parameter in four passes.
-Ratios printed (the targets are issue 5's, at 1e9 parameters):
+Ratios printed (the targets, at 1e9 parameters):
   torch fused AdamW time / zero fp32 variant time      >= 1.0x
   torch offload sequence time / zero fp16 variant time >= 2.0x
   zero fp16 variant GB/s at 28 B/param / memory bandwidth (the fastest of
@@ -179,7 +179,7 @@ def main():
     if not results:
         print("cpu_adam_torch: no parameter count could be run", file=sys.stderr)
         sys.exit(1)
-    print("# ratios (targets of issue 5, at 1e9 parameters):")
+    print("# ratios (targets at 1e9 parameters):")
     for N in sorted(results):
         fused_ms, seq_ms = results[N]
         z32 = adam.get((N, "fp32", simd, zt))
