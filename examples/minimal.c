@@ -143,7 +143,8 @@ int main(int argc, char **argv) {
     j.cfg.zero_optimization.reduce_bucket_size = 64; /* elements per unit: fc1.weight alone fills two */
     j.dir = argc > 1 ? argv[1] : mkdtemp(tmp);
     if (!j.dir) perror("mkdtemp");
-    else if (zero_config_resolve(&j.cfg, RANKS, &err) != ZERO_OK || zero_host_run(RANKS, rank_main, &j, &err) != ZERO_OK)
+    else if (zero_config_resolve(&j.cfg, RANKS, &err) != ZERO_OK ||
+             zero_host_run(RANKS, rank_main, &j, &err) != ZERO_OK) /* rank_main on RANKS threads */
         fprintf(stderr, "minimal: %s\n", err.msg);
     for (int s = 0; s < STEPS; s += 10) printf("step %2d  loss %.5f\n", s + 1, (j.loss[s][0] + j.loss[s][1]) / 2);
     double first = (j.loss[0][0] + j.loss[0][1]) / 2, last = (j.loss[STEPS - 1][0] + j.loss[STEPS - 1][1]) / 2;

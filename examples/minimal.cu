@@ -97,9 +97,11 @@ typedef struct acts {
 } acts;
 
 /* An engine call; on failure its error (what and why) becomes *err */
-#define ENGINE(call) do { zero_result r_ = (call); if (r_ != ZERO_OK) { *err = *zero_engine_error(e); return r_; } } while (0)
+#define ENGINE(call) do { zero_result r_ = (call); if (r_ != ZERO_OK) { \
+        *err = *zero_engine_error(e); return r_; } } while (0)
 /* zero_param / zero_grad: NULL on failure */
-#define BUFFER(p, call) do { if (!((p) = (float *)(call))) { *err = *zero_engine_error(e); return err->code; } } while (0)
+#define BUFFER(p, call) do { if (!((p) = (float *)(call))) { \
+        *err = *zero_engine_error(e); return err->code; } } while (0)
 
 /* Samples data .. data + BATCH - 1; the loss (over MICRO) added to *loss on the GPU */
 static zero_result micro_batch(zero_engine *e, cudaStream_t s, const acts *a, uint64_t data, float *loss,
