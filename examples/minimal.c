@@ -118,12 +118,12 @@ static zero_result rank_main(const zero_backend *be, void *arg) {
     }
     TRY(zero_save(e, j->dir, &err), err.msg); /* each rank writes its shard, rank 0 the metadata */
     j->saved[be->rank] = 1;
-    for (int t = 0, at = 0; t < NT; at += (int)tensors[t++].numel) /* gathered from the ranks that own them */
+    for (int t = 0, at = 0; t < NT; at += (int)tensors[t].numel, t++) /* gathered from the ranks that own them */
         TRY(zero_read_state(e, t, ZERO_STATE_MASTER, 0, tensors[t].numel, saved + at), zero_engine_error(e)->msg);
     zero_engine_destroy(e); /* a new engine, as a resumed run would start, must come back to these weights */
     TRY(zero_engine_create(&e, &j->cfg, tensors, NT, be, &err), err.msg);
     TRY(zero_load(e, j->dir, &err), err.msg);
-    for (int t = 0, at = 0; t < NT; at += (int)tensors[t++].numel)
+    for (int t = 0, at = 0; t < NT; at += (int)tensors[t].numel, t++)
         TRY(zero_read_state(e, t, ZERO_STATE_MASTER, 0, tensors[t].numel, loaded + at), zero_engine_error(e)->msg);
     j->equal[be->rank] = memcmp(saved, loaded, sizeof saved) == 0;
 out:

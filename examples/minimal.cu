@@ -181,9 +181,9 @@ int main(int argc, char **argv) {
     cfg.train_micro_batch_size_per_gpu = BATCH;
     cfg.gradient_accumulation_steps = MICRO;
     cfg.optimizer.lr = 0.01;
-    cfg.zero_optimization.stage = 3;                                /* parameters sharded too */
-    cfg.zero_optimization.reduce_bucket_size = 64;                  /* elements per unit: fc1.weight fills two */
-    cfg.zero_optimization.stage3_param_persistence_threshold = 0;   /* else tensors this small stay gathered */
+    cfg.zero_optimization.stage = 3;                              /* parameters sharded too */
+    cfg.zero_optimization.reduce_bucket_size = 64;                /* elements per unit: fc1.weight fills two */
+    cfg.zero_optimization.stage3_param_persistence_threshold = 0; /* else tensors this small stay gathered */
     TRY(zero_config_resolve(&cfg, be->world, &err), err.msg);
     TRY(zero_engine_create(&e, &cfg, tensors, NT, be, &err), err.msg);
     TRY(zero_cuda_check(cudaMalloc((void **)&a.x, sizeof(float) * (BATCH * (IN + 2 * HID + 1) + STEPS)), "cudaMalloc",
@@ -197,7 +197,7 @@ int main(int argc, char **argv) {
                             loss + step, &err), err.msg);
         TRY(zero_step(e, NULL), zero_engine_error(e)->msg); /* reduce, clip, Adam on this rank's shard */
     }
-    /* the losses summed over the ranks, once at the end (the comm stream is the engine's collectives' order) */
+    /* the losses summed over the ranks once, at the end: a collective of the backend, after our kernels */
     TRY(zero_cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize", __FILE__, __LINE__, &err), err.msg);
     TRY(be->all_reduce(be->ctx, loss, loss, STEPS, ZERO_DTYPE_FP32, ZERO_OP_SUM, ZERO_STREAM_COMM, &err), err.msg);
     TRY(be->sync(be->ctx, ZERO_STREAM_COMM, &err), err.msg);
@@ -206,12 +206,12 @@ int main(int argc, char **argv) {
     ok[0] = host_loss[STEPS - 1] < host_loss[0] / 4; /* the same sums on every rank: the same verdict */
     TRY(zero_save(e, dir, &err), err.msg); /* each rank writes its shard, rank 0 the metadata */
     ok[1] = 1;
-    for (int t = 0, at = 0; t < NT; at += (int)tensors[t++].numel) /* gathered from the ranks that own them */
+    for (int t = 0, at = 0; t < NT; at += (int)tensors[t].numel, t++) /* gathered from the ranks that own them */
         TRY(zero_read_state(e, t, ZERO_STATE_MASTER, 0, tensors[t].numel, saved + at), zero_engine_error(e)->msg);
     zero_engine_destroy(e); /* a new engine, as a resumed run would start, must come back to these weights */
     TRY(zero_engine_create(&e, &cfg, tensors, NT, be, &err), err.msg);
     TRY(zero_load(e, dir, &err), err.msg);
-    for (int t = 0, at = 0; t < NT; at += (int)tensors[t++].numel)
+    for (int t = 0, at = 0; t < NT; at += (int)tensors[t].numel, t++)
         TRY(zero_read_state(e, t, ZERO_STATE_MASTER, 0, tensors[t].numel, loaded + at), zero_engine_error(e)->msg);
     ok[2] = memcmp(saved, loaded, sizeof saved) == 0;
 out:
