@@ -37,7 +37,7 @@ export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
 HAVE_NVCC := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo 1)
 all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/zero_ckpt $(BUILD)/train_mlp \
-     $(if $(HAVE_NVCC),$(BUILD)/gpt)
+     $(BUILD)/minimal $(if $(HAVE_NVCC),$(BUILD)/minimal_cuda $(BUILD)/gpt)
 
 info:
 	@echo "zero: CC=$(CC) CLANG=$(CLANG) GPU_ARCH=$(GPU_ARCH)"
@@ -66,12 +66,21 @@ $(BUILD)/train_mlp: examples/train_mlp.c examples/train_mlp_common.h $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 
+# The smallest complete program: train, save, load and check, on 2 host ranks (minimal_cuda: on GPUs).
+$(BUILD)/minimal: examples/minimal.c $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
+
 # The same example on GPUs: one process per GPU, the CUDA backend, cuBLAS.
 NCCL_FLAGS = $(if $(NCCL_HOME),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64 \
              -Xlinker -rpath=$(NCCL_HOME)/lib -Xlinker -rpath=$(NCCL_HOME)/lib64)
 $(BUILD)/train_mlp_cuda: examples/train_mlp.cu examples/train_mlp_common.h examples/example_dtype.cuh $(HEADERS) $(wildcard zero_cuda*.cuh)
 	@mkdir -p $(BUILD)
 	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra -o $@ $< -lnccl -lcublas
+
+$(BUILD)/minimal_cuda: examples/minimal.cu $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl
 
 # examples/gpt: GPT-2 on GPUs (docs/gpt.md), built whenever nvcc is there.
 GPT_SRC := examples/gpt/gpt.cu examples/gpt/gpt_cuda.cuh examples/gpt/gpt_model.h examples/example_hash.h \

@@ -215,31 +215,6 @@ static int load_text(const options *o, std::vector<unsigned char> *text) {
     return 0;
 }
 
-/* ---- the engine behind the model's gpt_io ---- */
-
-static const void *eio_param(void *u, int t, zero_error *err) {
-    zero_engine *e = (zero_engine *)u;
-    void *p = zero_param(e, t);
-    if (!p) *err = *zero_engine_error(e);
-    return p;
-}
-static void *eio_grad(void *u, int t, zero_error *err) {
-    zero_engine *e = (zero_engine *)u;
-    void *p = zero_grad(e, t);
-    if (!p) *err = *zero_engine_error(e);
-    return p;
-}
-#define EIO_CALL(name, call)                                                                                           \
-    static zero_result name(void *u, int t, zero_error *err) {                                                         \
-        zero_engine *e = (zero_engine *)u;                                                                             \
-        zero_result r = call(e, t);                                                                                    \
-        if (r != ZERO_OK) *err = *zero_engine_error(e);                                                                \
-        return r;                                                                                                      \
-    }
-EIO_CALL(eio_ready, zero_grad_ready)
-EIO_CALL(eio_fetch, zero_fetch)
-EIO_CALL(eio_release, zero_release)
-
 /* initial weights: gpt_init_value on the CPU pool */
 typedef struct init_ctx {
     gpt_dims d;
@@ -329,8 +304,7 @@ static zero_result train(const run_state *s, zero_engine *e, gpt_acts<T> *a, int
     const world_ctx *w = s->w;
     const int B = a->B, T_ = o->d.seq, gas = (int)s->cfg->gradient_accumulation_steps;
     const int64_t N = (int64_t)B * T_;
-    gpt_io io = {e, eio_param, eio_grad, eio_ready, eio_fetch, eio_release};
-    gpt_run run = {&io, {w->blas, o->tf32}, w->stream, o->recompute};
+    gpt_run run = {NULL, {w->blas, o->tf32}, w->stream, o->recompute, e}; /* the model calls the engine itself */
     std::vector<int> rows((size_t)B * (T_ + 1));
     std::vector<cudaEvent_t> ev(n + 1);
     std::vector<float> host(n);

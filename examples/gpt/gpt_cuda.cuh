@@ -3,11 +3,13 @@
    bf16 compute (fp32 accumulation everywhere; the residual stream,
    LayerNorm statistics and softmax in fp32).
 
-   The model never owns its parameters: it asks a gpt_io for them (the
-   engine's zero_param / zero_grad / zero_grad_ready / zero_fetch /
-   zero_release in examples/gpt/gpt.cu; plain device buffers in
-   tests/gpu_gpt.cu), block by block, so stage 3 gathers one block at a time
-   and every gradient is handed over as soon as it is written.
+   The model never owns its parameters: it calls the engine beside the
+   kernels that need them (zero_fetch, zero_param, zero_release around each
+   use; zero_grad, then zero_grad_ready as soon as the kernel writing the
+   gradient is queued), block by block, so stage 3 gathers one block at a
+   time and each unit's reduction overlaps the rest of the backward.
+   tests/gpu_gpt.cu runs the same code without an engine, on plain device
+   buffers behind a gpt_io (gpt_run below).
 
    One micro-batch (gpt_step): upload the tokens, embeddings, blocks 0..L-1,
    ln_f, then the tied head in row chunks (logits, loss, and straight away
@@ -35,7 +37,7 @@
 #include <cuda_fp16.h>
 #include <type_traits>
 
-/* ---- what the model asks of its owner ---- */
+/* ---- parameters without an engine (tests/gpu_gpt.cu) ---- */
 
 typedef struct gpt_io {
     void *user;
@@ -1020,28 +1022,54 @@ static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int 
 
 /* ---- one micro-batch ---- */
 
+/* What the model runs with. With an engine (examples/gpt/gpt.cu) it calls
+   zero_fetch / zero_param / zero_release around every use of a parameter and
+   zero_grad / zero_grad_ready around every gradient it writes, beside the
+   kernels: gpt_zero_X below is the engine's zero_X, its error copied into
+   *err. Without one (engine NULL: tests/gpu_gpt.cu) the same calls go to
+   io's plain device buffers. */
 typedef struct gpt_run {
-    const gpt_io *io;
+    const gpt_io *io; /* used when engine is NULL */
     gpt_gemm_ctx gemm;
     cudaStream_t stream;
     int recompute;
+    zero_engine *engine = NULL; /* last and defaulted: a run on io leaves it out */
 } gpt_run;
 
-
-template <typename T> static zero_result gpt_param(const gpt_run *r, int t, const T **p, zero_error *err) {
-    *p = (const T *)r->io->param(r->io->user, t, err);
+static inline zero_result gpt_engine_result(const gpt_run *r, zero_result res, zero_error *err) {
+    if (res != ZERO_OK) *err = *zero_engine_error(r->engine);
+    return res;
+}
+/* stage 3 gathers t's unit; stages 0-2 only check t */
+static inline zero_result gpt_zero_fetch(const gpt_run *r, int t, zero_error *err) {
+    return r->engine ? gpt_engine_result(r, zero_fetch(r->engine, t), err) : r->io->fetch(r->io->user, t, err);
+}
+/* stage 3 may drop t's unit from the gather pool */
+static inline zero_result gpt_zero_release(const gpt_run *r, int t, zero_error *err) {
+    return r->engine ? gpt_engine_result(r, zero_release(r->engine, t), err) : r->io->release(r->io->user, t, err);
+}
+/* t's gradient is written (queued): when it completes its unit, the unit's reduction starts */
+static inline zero_result gpt_zero_grad_ready(const gpt_run *r, int t, zero_error *err) {
+    return r->engine ? gpt_engine_result(r, zero_grad_ready(r->engine, t), err)
+                     : r->io->grad_ready(r->io->user, t, err);
+}
+template <typename T> static zero_result gpt_zero_param(const gpt_run *r, int t, const T **p, zero_error *err) {
+    *p = (const T *)(r->engine ? zero_param(r->engine, t) : r->io->param(r->io->user, t, err));
+    if (!*p && r->engine) *err = *zero_engine_error(r->engine);
     return *p ? ZERO_OK : (err->code ? err->code : ZERO_ERR_STATE);
 }
-template <typename T> static zero_result gpt_grad(const gpt_run *r, int t, T **p, zero_error *err) {
-    *p = (T *)r->io->grad(r->io->user, t, err);
+template <typename T> static zero_result gpt_zero_grad(const gpt_run *r, int t, T **p, zero_error *err) {
+    *p = (T *)(r->engine ? zero_grad(r->engine, t) : r->io->grad(r->io->user, t, err));
+    if (!*p && r->engine) *err = *zero_engine_error(r->engine);
     return *p ? ZERO_OK : (err->code ? err->code : ZERO_ERR_STATE);
 }
-static inline zero_result gpt_fetch_block(const gpt_run *r, const gpt_dims *d, int l, int fetch, zero_error *err) {
-    for (int k = 0; k < GPT_PER_BLOCK; k++) {
-        int t = gpt_block_tensor(l, k);
-        (void)d;
-        GPT_TRY(fetch ? r->io->fetch(r->io->user, t, err) : r->io->release(r->io->user, t, err));
-    }
+/* a block's tensors, one engine group: stage 3 gathers the block at once */
+static inline zero_result gpt_fetch_block(const gpt_run *r, int l, zero_error *err) {
+    for (int k = 0; k < GPT_PER_BLOCK; k++) GPT_TRY(gpt_zero_fetch(r, gpt_block_tensor(l, k), err));
+    return ZERO_OK;
+}
+static inline zero_result gpt_release_block(const gpt_run *r, int l, zero_error *err) {
+    for (int k = 0; k < GPT_PER_BLOCK; k++) GPT_TRY(gpt_zero_release(r, gpt_block_tensor(l, k), err));
     return ZERO_OK;
 }
 
@@ -1050,10 +1078,10 @@ template <typename T>
 static zero_result gpt_bias_grad(const gpt_run *r, const gpt_acts<T> *a, int t, const T *dy, int M, zero_error *err) {
     T *g;
     const cudaDataType_t dt = ex_dtype<T>::cuda;
-    GPT_TRY(gpt_grad<T>(r, t, &g, err));
+    GPT_TRY(gpt_zero_grad<T>(r, t, &g, err));
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, 1, M, (int)a->N, 1.0f, a->ones, (int)a->N, 0, dy, M, 0, 0.0f, g, dt, M, 0, 1, dt,
                    err));
-    return r->io->grad_ready(r->io->user, t, err);
+    return gpt_zero_grad_ready(r, t, err);
 }
 
 /* gW[in, out] = x[N, in]^T dy[N, out], then ready */
@@ -1062,9 +1090,9 @@ static zero_result gpt_weight_grad(const gpt_run *r, const gpt_acts<T> *a, int t
                                    int out, zero_error *err) {
     T *g;
     const cudaDataType_t dt = ex_dtype<T>::cuda;
-    GPT_TRY(gpt_grad<T>(r, t, &g, err));
+    GPT_TRY(gpt_zero_grad<T>(r, t, &g, err));
     GPT_TRY(gpt_mm(&r->gemm, 1, 0, in, out, (int)a->N, 1.0f, x, in, 0, dy, out, 0, 0.0f, g, dt, out, 0, 1, dt, err));
-    return r->io->grad_ready(r->io->user, t, err);
+    return gpt_zero_grad_ready(r, t, err);
 }
 
 /* LayerNorm backward: dres (+)= dx of dy (fp32), weight and bias gradients
@@ -1083,12 +1111,12 @@ static zero_result gpt_ln_bwd(const gpt_run *r, const gpt_acts<T> *a, const floa
     gk_ln_bwd_part<<<dim3(gpt_blocks(C, 128), (unsigned)a->ln_slabs), 128, 0, s>>>(dy, x, st, st + N, a->part, N, C,
                                                                                     a->ln_rows, a->ln_slabs);
     GPT_LAUNCHED(err);
-    GPT_TRY(gpt_grad<T>(r, tw, &gw, err));
-    GPT_TRY(gpt_grad<T>(r, tb, &gb, err));
+    GPT_TRY(gpt_zero_grad<T>(r, tw, &gw, err));
+    GPT_TRY(gpt_zero_grad<T>(r, tb, &gb, err));
     gk_ln_bwd_sum<T><<<gpt_blocks(C), GPT_THREADS, 0, s>>>(a->part, C, a->ln_slabs, gw, gb);
     GPT_LAUNCHED(err);
-    GPT_TRY(r->io->grad_ready(r->io->user, tw, err));
-    return r->io->grad_ready(r->io->user, tb, err);
+    GPT_TRY(gpt_zero_grad_ready(r, tw, err));
+    return gpt_zero_grad_ready(r, tb, err);
 }
 
 /* Attention of block slot k: atty = softmax(q k^T / sqrt(hd)) v per head,
@@ -1190,7 +1218,7 @@ static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k,
     cudaStream_t s = r->stream;
     const cudaDataType_t dt = ex_dtype<T>::cuda;
     const T *p[GPT_PER_BLOCK];
-    for (int i = 0; i < GPT_PER_BLOCK; i++) GPT_TRY(gpt_param<T>(r, gpt_block_tensor(l, i), &p[i], err));
+    for (int i = 0; i < GPT_PER_BLOCK; i++) GPT_TRY(gpt_zero_param<T>(r, gpt_block_tensor(l, i), &p[i], err));
     const float *x = a->resid + (int64_t)l * N * C;
     float *xmid = a->xmid + (int64_t)k * N * C, *st1 = a->st1 + (int64_t)k * 2 * N, *st2 = a->st2 + (int64_t)k * 2 * N;
     T *ln1 = a->ln1 + (int64_t)k * N * C, *qkv = a->qkv + (int64_t)k * N * 3 * C, *atty = a->atty + (int64_t)k * N * C;
@@ -1231,7 +1259,7 @@ template <typename T> static zero_result gpt_block_bwd(const gpt_run *r, gpt_act
     cudaStream_t s = r->stream;
     const cudaDataType_t dt = ex_dtype<T>::cuda;
     const T *p[GPT_PER_BLOCK];
-    for (int i = 0; i < GPT_PER_BLOCK; i++) GPT_TRY(gpt_param<T>(r, gpt_block_tensor(l, i), &p[i], err));
+    for (int i = 0; i < GPT_PER_BLOCK; i++) GPT_TRY(gpt_zero_param<T>(r, gpt_block_tensor(l, i), &p[i], err));
     const float *x = a->resid + (int64_t)l * N * C;
     const float *xmid = a->xmid + (int64_t)k * N * C, *st1 = a->st1 + (int64_t)k * 2 * N,
                 *st2 = a->st2 + (int64_t)k * 2 * N;
@@ -1324,31 +1352,31 @@ static zero_result gpt_step(const gpt_run *r, gpt_acts<T> *a, const int *rows, f
 
     GPT_TRY(gpt_upload<T>(r, a, rows, err));
     /* embeddings */
-    GPT_TRY(r->io->fetch(r->io->user, GPT_WTE, err));
-    GPT_TRY(r->io->fetch(r->io->user, GPT_WPE, err));
-    GPT_TRY(gpt_param<T>(r, GPT_WTE, &wte, err));
-    GPT_TRY(gpt_param<T>(r, GPT_WPE, &wpe, err));
+    GPT_TRY(gpt_zero_fetch(r, GPT_WTE, err));
+    GPT_TRY(gpt_zero_fetch(r, GPT_WPE, err));
+    GPT_TRY(gpt_zero_param<T>(r, GPT_WTE, &wte, err));
+    GPT_TRY(gpt_zero_param<T>(r, GPT_WPE, &wpe, err));
     gk_embed<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(tok, wte, wpe, a->resid, N, d->seq, C);
     GPT_LAUNCHED(err);
-    GPT_TRY(r->io->release(r->io->user, GPT_WTE, err));
-    GPT_TRY(r->io->release(r->io->user, GPT_WPE, err));
+    GPT_TRY(gpt_zero_release(r, GPT_WTE, err));
+    GPT_TRY(gpt_zero_release(r, GPT_WPE, err));
     /* blocks */
     for (int l = 0; l < L; l++) {
-        GPT_TRY(gpt_fetch_block(r, d, l, 1, err));
+        GPT_TRY(gpt_fetch_block(r, l, err));
         GPT_TRY(gpt_block_fwd<T>(r, a, l, r->recompute ? 0 : l, 1, err));
-        GPT_TRY(gpt_fetch_block(r, d, l, 0, err));
+        GPT_TRY(gpt_release_block(r, l, err));
     }
     /* ln_f, the head in row chunks (forward and backward), ln_f's backward */
-    GPT_TRY(r->io->fetch(r->io->user, tf, err));
-    GPT_TRY(r->io->fetch(r->io->user, tf + 1, err));
-    GPT_TRY(gpt_param<T>(r, tf, &lw, err));
-    GPT_TRY(gpt_param<T>(r, tf + 1, &lb, err));
+    GPT_TRY(gpt_zero_fetch(r, tf, err));
+    GPT_TRY(gpt_zero_fetch(r, tf + 1, err));
+    GPT_TRY(gpt_zero_param<T>(r, tf, &lw, err));
+    GPT_TRY(gpt_zero_param<T>(r, tf + 1, &lb, err));
     const float *xL = a->resid + (int64_t)L * N * C;
     gpt_ln_fwd<T>(s, xL, lw, lb, a->lnf, a->stf, N, C);
     GPT_LAUNCHED(err);
-    GPT_TRY(r->io->fetch(r->io->user, GPT_WTE, err));
-    GPT_TRY(gpt_param<T>(r, GPT_WTE, &wte, err));
-    GPT_TRY(gpt_grad<T>(r, GPT_WTE, &gwte, err));
+    GPT_TRY(gpt_zero_fetch(r, GPT_WTE, err));
+    GPT_TRY(gpt_zero_param<T>(r, GPT_WTE, &wte, err));
+    GPT_TRY(gpt_zero_grad<T>(r, GPT_WTE, &gwte, err));
     for (int64_t r0 = 0; r0 < N; r0 += a->head_rows) {
         int rows_n = (int)(N - r0 < a->head_rows ? N - r0 : a->head_rows);
         const T *x = a->lnf + r0 * C;
@@ -1362,24 +1390,24 @@ static zero_result gpt_step(const gpt_run *r, gpt_acts<T> *a, const int *rows, f
     }
     gk_loss_sum<<<1, GPT_THREADS, 0, s>>>(a->loss, N, loss_factor, loss_acc);
     GPT_LAUNCHED(err);
-    GPT_TRY(r->io->release(r->io->user, GPT_WTE, err));
+    GPT_TRY(gpt_zero_release(r, GPT_WTE, err));
     GPT_TRY(gpt_ln_bwd<T>(r, a, a->dln, xL, a->stf, lw, tf, tf + 1, 0, err));
-    GPT_TRY(r->io->release(r->io->user, tf, err));
-    GPT_TRY(r->io->release(r->io->user, tf + 1, err));
+    GPT_TRY(gpt_zero_release(r, tf, err));
+    GPT_TRY(gpt_zero_release(r, tf + 1, err));
     /* blocks, last to first */
     for (int l = L - 1; l >= 0; l--) {
-        GPT_TRY(gpt_fetch_block(r, d, l, 1, err));
+        GPT_TRY(gpt_fetch_block(r, l, err));
         if (r->recompute) GPT_TRY(gpt_block_fwd<T>(r, a, l, 0, 0, err));
         GPT_TRY(gpt_block_bwd<T>(r, a, l, r->recompute ? 0 : l, err));
-        GPT_TRY(gpt_fetch_block(r, d, l, 0, err));
+        GPT_TRY(gpt_release_block(r, l, err));
     }
     /* embeddings: no parameters needed */
-    GPT_TRY(gpt_grad<T>(r, GPT_WPE, &gwpe, err));
+    GPT_TRY(gpt_zero_grad<T>(r, GPT_WPE, &gwpe, err));
     gk_wpe_bwd<T><<<gpt_blocks((int64_t)d->seq * C), GPT_THREADS, 0, s>>>(a->dres, a->B, d->seq, C, gwpe);
     gk_wte_bwd<T><<<V, 128, 0, s>>>(a->dres, off, pos, C, gwte);
     GPT_LAUNCHED(err);
-    GPT_TRY(r->io->grad_ready(r->io->user, GPT_WPE, err));
-    return r->io->grad_ready(r->io->user, GPT_WTE, err);
+    GPT_TRY(gpt_zero_grad_ready(r, GPT_WPE, err));
+    return gpt_zero_grad_ready(r, GPT_WTE, err);
 }
 
 #endif /* GPT_CUDA_CUH */
