@@ -61,11 +61,8 @@ typedef struct job {
     zero_memory_stats ms;    /* rank 0's, at the end */
 } job;
 
-static void init_cb(void *u, int t, int64_t off, int64_t n, float *out) {
-    int64_t i;
-    (void)u;
-    for (i = 0; i < n; i++) out[i] = (float)(0.3 * cos(0.7 * t + 0.011 * (double)(off + i)));
-}
+/* the initial weights: 0.3 cos(0.7 t + 0.011 i) */
+static zt_wave init_wave = {0.3, 0, 0.7, 0.011, 1};
 
 static zero_config make_cfg(const job *J) {
     zero_config c = zero_config_default();
@@ -105,7 +102,8 @@ static zero_result rank_fn(const zero_backend *be, void *arg) {
         static const char *names[NT] = {"emb", "w1", "b1", "w2", "out"};
         ts[t].name = names[t];
         ts[t].numel = SIZES[t];
-        ts[t].init = init_cb;
+        ts[t].init = zt_init_wave;
+        ts[t].init_user = &init_wave;
         ts[t].group = t;
     }
     c.log.rank = be->rank;
