@@ -7,6 +7,7 @@
 // cpu / nvme (stage 3) through zero_offload_backend over the CUDA backend (SIMD
 // CPU Adam on a thread pool, NVMe files under a temporary directory per rank),
 // against the host engine without offload.
+// Run alone (GPU machine): make test-gpu T=gpu_engine
 #define _POSIX_C_SOURCE 200809L // mkdtemp
 #define ZERO_IMPLEMENTATION
 #define ZERO_NVME_TEST_HOOKS // a full disk, injected

@@ -28,6 +28,7 @@
 //   (full mode) ranges past 2^31 elements checked on the GPU.
 // ZERO_TEST_QUICK=1 (the compute-sanitizer runs) shrinks sizes and skips the
 // large ranges and the throughput print.
+// Run alone (GPU machine): make test-gpu T=gpu_kernels
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_cuda.cuh"

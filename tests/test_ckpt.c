@@ -4,7 +4,9 @@
    offload placements, every corruption case (flipped bit, truncation, a
    missing rank file, another model, a newer version, not a checkpoint: a
    clear error naming the file, the engine unchanged), and a save killed at
-   random moments (the previous checkpoint always loads). */
+   random moments (the previous checkpoint always loads).
+
+   Run alone: make test T=test_ckpt */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, fork, kill, nanosleep in this test */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"

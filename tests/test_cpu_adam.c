@@ -16,7 +16,9 @@
    kind of store: calls over ZERO_CPU_NT_MIN elements use streaming stores,
    set low here (8192) so that the thread tests and test_streaming run them
    while the small calls of the path matrix keep ordinary stores.
-   ZERO_TEST_QUICK=1 (sanitizer runs) skips the throughput print. */
+   ZERO_TEST_QUICK=1 (sanitizer runs) skips the throughput print.
+
+   Run alone: make test T=test_cpu_adam */
 #define _GNU_SOURCE /* setenv / unsetenv */
 #define ZERO_CPU_NT_MIN 8192
 #define ZERO_IMPLEMENTATION

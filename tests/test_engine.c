@@ -1,5 +1,5 @@
-/* tests/test_engine.c - the engine on host ranks: ZeRO does not change the
-   math (DESIGN.md section 6.1), overflow handling, memory plan, determinism.
+/* test_engine.c - the engine on host ranks: ZeRO does not change the math,
+   overflow handling, memory plan, determinism.
 
    The model: every parameter element i of tensor t has a fixed curvature
    a(t,i) in [0.5, 2] and target c(t,i); the gradient of one micro-batch is
@@ -25,7 +25,7 @@
 
    ZERO_TEST_QUICK=1 shrinks the matrix (sanitizer runs).
 
-   gcc -std=c11 -Wall -Wextra -Werror -O1 -I. -o /tmp/te tests/test_engine.c -lm -lpthread */
+   Run alone: make test T=test_engine */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_test.h"

@@ -14,7 +14,9 @@
    memory or on NVMe; a frozen tensor; a small pool with prefetch; 2 or 5
    tile buffers): bitwise the run without offload, the shard where the
    memory report says, and a flipped byte of the parameter file fails the
-   next fetch with NVME_CORRUPT. */
+   next fetch with NVME_CORRUPT.
+
+   Run alone: make test T=test_engine_offload */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp in this test */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"

@@ -1,5 +1,7 @@
 /* test_host.c - the 16-bit float helpers and the host backend (zero_host_run and every
-   zero_backend function), against references computed here in double. */
+   zero_backend function), against references computed here in double.
+
+   Run alone: make test T=test_host */
 #define _POSIX_C_SOURCE 200809L /* setenv/unsetenv in this test only */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"

@@ -6,7 +6,9 @@
    what -std=c11 shows of POSIX (mkdir/rmdir/unlink/chmod/getpid/geteuid, stdio
    for poking at the file), the same mode the header's own I/O code runs in.
    Its files live in a fresh directory under $TMPDIR (else /tmp), removed at
-   the end. */
+   the end.
+
+   Run alone: make test T=test_nvme */
 #define ZERO_IMPLEMENTATION
 #define ZERO_NVME_TEST_HOOKS /* O_DIRECT refusals on demand */
 #include "zero.h"

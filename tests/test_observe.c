@@ -6,7 +6,9 @@
    ranks' sequences identical, one reduce-scatter per unit and step at stage
    2), the watchdog (a rank that arrives late makes the waiting rank log
    which unit it waits on; training then goes on; a bad ZERO_WATCHDOG_S is
-   refused), zero_version. */
+   refused), zero_version.
+
+   Run alone: make test T=test_observe */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp, nanosleep in this test */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
