@@ -22,7 +22,7 @@ export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 
 known tests/compile_cuda.cu tests/gpu_*.cu examples/minimal.cu
 nvidia-smi -L 2>/dev/null | sed 's/^/gpu: /'
-for cu in $(pick tests/compile_cuda.cu tests/gpu_*.cu); do
+for cu in $(pick tests/compile_cuda.cu $(ls tests/gpu_*.cu 2>/dev/null)); do
     n=$(basename "$cu" .cu)
     # GPU_SKIP_BUILD=1: reuse the binaries of an earlier run (a second pass with other GPUs visible)
     if [ "${GPU_SKIP_BUILD:-0}" != 1 ] || [ ! -x "$B/g/$n" ]; then

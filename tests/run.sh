@@ -16,7 +16,7 @@ WARN="-Wall -Wextra -Werror"
 . tests/lib.sh # step, run, pick, known
 
 known tests/test_*.c tests/*.cu examples/minimal.c examples/*.cu examples/*/*.cu
-tests=$(pick tests/test_*.c)
+tests=$(pick $(ls tests/test_*.c 2>/dev/null))
 
 # A comma-decimal locale for the parser's locale test: the system's if it has
 # one, else built here from glibc's locale sources when they are installed.
@@ -53,7 +53,7 @@ for t in $tests; do
     rm -f "$B/t/asan-$n"
     pbuild "build-asan-$n" $CLANG -std=c11 $WARN -O1 -g $SAN -I. -o "$B/t/asan-$n" "$t" -lm -lpthread
 done
-TSAN_TESTS=$(pick tests/test_engine*.c tests/test_host*.c)
+TSAN_TESTS=$(pick $(ls tests/test_engine*.c tests/test_host*.c 2>/dev/null))
 for t in $TSAN_TESTS; do
     n=$(basename "$t" .c)
     rm -f "$B/t/tsan-$n"
@@ -177,7 +177,7 @@ pdone
 # linked and run here too
 if [ -n "$NCCL_HOME" ]; then
     NCCL_LIB="-L$NCCL_HOME/lib -L$NCCL_HOME/lib64 -Xlinker -rpath=$NCCL_HOME/lib -Xlinker -rpath=$NCCL_HOME/lib64"
-    for cu in $(pick tests/test_*.cu); do
+    for cu in $(pick $(ls tests/test_*.cu 2>/dev/null)); do
         n=$(basename "$cu" .cu)
         step "nvcc-link-$n" "$NVCC" -std=c++17 -arch="$GPU_ARCH" -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -o "$B/t/$n" "$cu" $NCCL_LIB -lnccl
         [ -x "$B/t/$n" ] && run "$n" "$B/t/$n"
