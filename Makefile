@@ -1,7 +1,8 @@
 # zero - build, test, run.
 #   make run        the main job: trains examples/train_mlp with ZeRO (every GPU, else 4 host ranks), then the estimator
-#   make test       every host test (gcc, clang, C11, C++17, ASan+UBSan) and nvcc builds
-#   make test-gpu   GPU tests (device machine; arrives with the CUDA backend)
+#   make test       every host test (gcc, clang, C11, C++17, ASan+UBSan) and nvcc builds;
+#                   T=name runs one test file alone (make test T=test_engine; tests/README.md)
+#   make test-gpu   GPU tests (device machine); T=name likewise (make test-gpu T=gpu_engine)
 #   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
 #   make fuzz-ckpt  libFuzzer on the checkpoint metadata reader (FUZZ_SECONDS)
 #   make bench      benchmarks (device machine): communication, overlap, optimizer vs PyTorch, then bench-cpu
@@ -113,14 +114,14 @@ endif
 	$(BUILD)/zero_estimate --fit --gpus 8 --gpu-mem 80GB --cpu-mem 1TB --nvme 4TB
 
 test: info
-	@sh tests/run.sh
+	@T="$(T)" sh tests/run.sh
 
-# GPU tests (device machine). Today: the CUDA/NCCL error paths and the device
-# query of zero_cuda.cuh, run plainly and under compute-sanitizer. The CUDA
-# backend's tests join here with it.
+# GPU tests (device machine): tests/compile_cuda.cu and every tests/gpu_*.cu
+# (and examples/minimal.cu) built with nvcc and run, plainly and under
+# compute-sanitizer (tests/gpu.sh).
 SANITIZER ?= $(firstword $(wildcard $(CUDA_HOME)/bin/compute-sanitizer) compute-sanitizer)
 test-gpu: info
-	@BUILD=$(BUILD) SANITIZER=$(SANITIZER) sh tests/gpu.sh
+	@T="$(T)" BUILD=$(BUILD) SANITIZER=$(SANITIZER) sh tests/gpu.sh
 
 # Benchmarks (device machine; docs/PERF.md has the figures): every
 # examples/bench/*.cu built like tests/gpu.sh builds its programs, then run:

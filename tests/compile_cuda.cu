@@ -2,7 +2,8 @@
 // zero_cuda.cuh under nvcc -std=c++17 -Wall -Wextra -Werror. `make test` only
 // compiles it; linked (nvcc ... -lnccl) and run it checks the status helpers
 // and queries GPU 0, printing the device or the error. Exit 0 with or without
-// a GPU: only a wrong answer fails it.
+// a GPU: only a wrong answer fails it. Run alone (GPU machine): make test-gpu
+// T=compile_cuda
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_offload.h"

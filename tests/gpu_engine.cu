@@ -7,6 +7,7 @@
 // cpu / nvme (stage 3) through zero_offload_backend over the CUDA backend (SIMD
 // CPU Adam on a thread pool, NVMe files under a temporary directory per rank),
 // against the host engine without offload.
+// Run alone (GPU machine): make test-gpu T=gpu_engine
 #define _POSIX_C_SOURCE 200809L // mkdtemp
 #define ZERO_IMPLEMENTATION
 #define ZERO_NVME_TEST_HOOKS // a full disk, injected
@@ -24,17 +25,14 @@
 enum { NT = 7, STEPS = 6 };
 static const int64_t SIZES[NT] = {1, 37, 5, 1031, 3, 4099, 64};
 
-static float init_value(int t, int64_t i) { return (float)(0.5 * sin(1.0 + 7.0 * t + 0.37 * (double)i)); }
 static float target_value(int t, int64_t i) { return (float)(0.3 * cos(3.0 * t + 0.11 * (double)i)); }
 // the data of global micro-batch gm at step s: a deterministic wobble
 static float noise_value(int s, int gm, int t, int64_t i) {
     return (float)(0.05 * sin(0.7 * s + 1.3 * gm + 0.29 * t + 0.013 * (double)i));
 }
 
-static void init_cb(void *user, int t, int64_t off, int64_t n, float *out) {
-    (void)user;
-    for (int64_t i = 0; i < n; i++) out[i] = init_value(t, off + i);
-}
+// the initial weights: 0.5 sin(1 + 7 t + 0.37 i)
+static zt_wave init_wave = {0.5, 1.0, 7.0, 0.37, 0};
 
 typedef struct job {
     int stage, dtype, gas;
@@ -82,7 +80,8 @@ static void tensors(zero_tensor *ts, char names[NT][16]) {
         ts[t].name = names[t];
         ts[t].numel = SIZES[t];
         ts[t].group = t / 2;
-        ts[t].init = init_cb;
+        ts[t].init = zt_init_wave;
+        ts[t].init_user = &init_wave;
         if (t == 2) ts[t].flags = ZERO_TENSOR_NO_DECAY;
         if (t == 4) ts[t].flags = ZERO_TENSOR_FROZEN;
     }
@@ -107,17 +106,6 @@ __global__ void grad_kernel(const T *w, T *g, int64_t n, int t, int s, int gm, f
         float nv = (float)(0.05 * sin(0.7 * s + 1.3 * gm + 0.29 * t + 0.013 * (double)i));
         st<T>(g, i, scale * ((x - tv) * (float)(1 + i % 3) + nv));
     }
-}
-
-static float host_ld(const void *p, zero_dtype dt, int64_t i) {
-    if (dt == ZERO_DTYPE_FP16) return zero_f16_to_f32(((const zero_f16 *)p)[i]);
-    if (dt == ZERO_DTYPE_BF16) return zero_bf16_to_f32(((const zero_bf16 *)p)[i]);
-    return ((const float *)p)[i];
-}
-static void host_st(void *p, zero_dtype dt, int64_t i, float v) {
-    if (dt == ZERO_DTYPE_FP16) ((zero_f16 *)p)[i] = zero_f32_to_f16(v);
-    else if (dt == ZERO_DTYPE_BF16) ((zero_bf16 *)p)[i] = zero_f32_to_bf16(v);
-    else ((float *)p)[i] = v;
 }
 
 // One training run through engine e; gradients by the GPU kernel or on the host.
@@ -147,8 +135,8 @@ static zero_result train(zero_engine *e, const job *j, int rank, int on_gpu, cud
                 } else {
                     zero_dtype dt = (zero_dtype)j->dtype;
                     for (int64_t i = 0; i < SIZES[t]; i++) {
-                        float x = host_ld(w, dt, i);
-                        host_st(g, dt, i, scale * ((x - target_value(t, i)) * (float)(1 + i % 3) + noise_value(s, gm, t, i)));
+                        float x = zt_load(w, dt, i);
+                        zt_store(g, dt, i, scale * ((x - target_value(t, i)) * (float)(1 + i % 3) + noise_value(s, gm, t, i)));
                     }
                 }
                 if ((r = zero_grad_ready(e, t)) != ZERO_OK) return r;

@@ -10,6 +10,7 @@
 //   own_comm: the program makes the communicator and hands it in
 //   diverge: with ZERO_CHECK=1 rank 1 leaves out a stage-3 fetch: both ranks
 //            get ENGINE_DIVERGED naming the unit, nobody hangs
+// Run alone (GPU machine): make test-gpu T=gpu_fault
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_cuda.cuh"

@@ -4,7 +4,9 @@
    in fp32, fp16 and bf16; attention and the head cut into several chunks;
    recompute (activation checkpointing) bitwise equal to keeping the
    activations; two runs bitwise equal. One GPU, no engine: the parameters
-   are plain device buffers behind a gpt_io. make test-gpu builds and runs it. */
+   are plain device buffers behind a gpt_io.
+
+   Run alone (GPU machine): make test-gpu T=gpu_gpt */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_cuda.cuh"

@@ -28,6 +28,7 @@
 //   (full mode) ranges past 2^31 elements checked on the GPU.
 // ZERO_TEST_QUICK=1 (the compute-sanitizer runs) shrinks sizes and skips the
 // large ranges and the throughput print.
+// Run alone (GPU machine): make test-gpu T=gpu_kernels
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_cuda.cuh"
@@ -50,25 +51,10 @@ static int quick;
 
 static const zero_dtype dtypes[3] = {ZERO_DTYPE_FP32, ZERO_DTYPE_FP16, ZERO_DTYPE_BF16};
 
-// ---- host element access (raw bytes + dtype) ----
+// ---- host side: element sizes, sums, poison, random values ----
 
 static size_t dsize(zero_dtype dt) { return zero_dtype_size(dt); }
 
-static float hget(const void *p, zero_dtype dt, size_t i) {
-    if (dt == ZERO_DTYPE_FP16) return zero_f16_to_f32(((const uint16_t *)p)[i]);
-    if (dt == ZERO_DTYPE_BF16) return zero_bf16_to_f32(((const uint16_t *)p)[i]);
-    return ((const float *)p)[i];
-}
-static void hput(void *p, zero_dtype dt, size_t i, float v) {
-    if (dt == ZERO_DTYPE_FP16) ((uint16_t *)p)[i] = zero_f32_to_f16(v);
-    else if (dt == ZERO_DTYPE_BF16) ((uint16_t *)p)[i] = zero_f32_to_bf16(v);
-    else ((float *)p)[i] = v;
-}
-static float hround(zero_dtype dt, float v) {
-    unsigned char b[4];
-    hput(b, dt, 0, v);
-    return hget(b, dt, 0);
-}
 // Neumaier's compensated sum: the reference for sumsq, far more accurate than
 // the sequential double sum (whose error on 2^20 terms reaches 1e-12 relative)
 struct csum {
@@ -97,7 +83,7 @@ static double half_tiny(zero_dtype dt) {
 static float rand_val(zero_dtype dt) {
     if (zt_rand_int(0, 63) == 0) return 0.0f;
     double v = zt_rand_range(1, 2) * ldexp(1, (int)zt_rand_int(-6, 6));
-    return hround(dt, (float)(zt_rand_int(0, 1) ? v : -v));
+    return zt_round(dt, (float)(zt_rand_int(0, 1) ? v : -v));
 }
 
 // A device range of n elements at element `off` of an allocation with GUARD poisoned
@@ -122,7 +108,7 @@ struct buf {
         out.resize(h.size());
         return cudaMemcpy(out.data(), d, h.size(), cudaMemcpyDeviceToHost);
     }
-    void fill_random() { for (size_t i = 0; i < n; i++) hput(hp(), dt, i, rand_val(dt)); }
+    void fill_random() { for (size_t i = 0; i < n; i++) zt_store(hp(), dt, i, rand_val(dt)); }
 };
 
 // Guards untouched: elements [0, GUARD + off) and [GUARD + off + n, total) of got still poison.
@@ -148,11 +134,11 @@ static void test_scale(zero_dtype dt, size_t n, size_t off, float factor) {
     size_t bad = 0, far = 0;
     double max_rel = 0;
     for (size_t i = 0; i < n; i++) {
-        float in = hget(x.hp(), dt, i);
+        float in = zt_load(x.hp(), dt, i);
         unsigned char want[4];
-        hput(want, dt, 0, in * factor);  // the host backend's function
+        zt_store(want, dt, 0, in * factor);  // the host backend's function
         if (memcmp(want, (const char *)g + i * dsize(dt), dsize(dt))) bad++;
-        double ref = (double)in * factor, o = hget(g, dt, i), e = fabs(o - ref);
+        double ref = (double)in * factor, o = zt_load(g, dt, i), e = fabs(o - ref);
         if (!(e <= half_ulp(dt) * fabs(ref) + half_tiny(dt))) far++;
         if (ref != 0) max_rel = std::max(max_rel, e / fabs(ref));
     }
@@ -178,11 +164,11 @@ static void test_convert(zero_dtype ddt, zero_dtype sdt, size_t n, size_t doff, 
     const void *g = got.data() + (GUARD + doff) * dsize(ddt);
     size_t bad = 0, far = 0;
     for (size_t i = 0; i < n; i++) {
-        float s = hget(src.hp(), sdt, i), d = acc ? hget(dst.hp(), ddt, i) : 0.0f;
+        float s = zt_load(src.hp(), sdt, i), d = acc ? zt_load(dst.hp(), ddt, i) : 0.0f;
         unsigned char want[4];
-        hput(want, ddt, 0, acc ? d + s : s);
+        zt_store(want, ddt, 0, acc ? d + s : s);
         if (memcmp(want, (const char *)g + i * dsize(ddt), dsize(ddt))) bad++;
-        double ref = (double)d + (double)s, o = hget(g, ddt, i);
+        double ref = (double)d + (double)s, o = zt_load(g, ddt, i);
         double tol = (acc ? ldexp(1, -24) + half_ulp(ddt) : half_ulp(ddt)) * fabs(ref) + half_tiny(ddt);
         if (!(fabs(o - ref) <= tol)) far++;
     }
@@ -206,8 +192,8 @@ static void test_convert_inplace(zero_dtype dt, size_t n, size_t off) {
     const void *g = got.data() + (GUARD + off) * dsize(dt);
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
-        float v = hget(x.hp(), dt, i);
-        if (hget(g, dt, i) != hround(dt, v + v)) bad++;
+        float v = zt_load(x.hp(), dt, i);
+        if (zt_load(g, dt, i) != zt_round(dt, v + v)) bad++;
     }
     CHECKF(bad == 0 && guard_damage(got, x) == 0, "convert in place %s n %zu: %zu wrong", zero_dtype_name(dt), n, bad);
 }
@@ -232,7 +218,7 @@ static void test_sumsq(zero_dtype dt, size_t n, size_t off, double *dout, double
     x.fill_random();
     CU(x.up());
     for (size_t i = 0; i < n; i++) {
-        double v = hget(x.hp(), dt, i);
+        double v = zt_load(x.hp(), dt, i);
         ref.add(v * v);
     }
     ref.add(in[0]);
@@ -250,7 +236,7 @@ static void test_sumsq(zero_dtype dt, size_t n, size_t off, double *dout, double
         size_t at = (size_t)zt_rand_int(0, (long)n - 1);
         float bad = kind ? NAN : (zt_rand_int(0, 1) ? INFINITY : -INFINITY);
         unsigned char v[4];
-        hput(v, dt, 0, bad);
+        zt_store(v, dt, 0, bad);
         CU(cudaMemcpy((char *)x.dp() + at * dsize(dt), v, dsize(dt), cudaMemcpyHostToDevice));
         double flag_in[2] = {1.0, kind ? 3.0 : 0.25};
         sumsq_run(x.dp(), n, dt, dout, scratch, flag_in, a, &r1);
@@ -278,16 +264,11 @@ static zero_result host_adam_fn(const zero_backend *be, void *arg) {
     return c->r;
 }
 
-static uint32_t fbits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
 // distance in ulps between two finite floats of the same sign (else large)
 static double ulps(float a, float b) {
-    if (fbits(a) == fbits(b)) return 0;
+    if (zt_float_bits(a) == zt_float_bits(b)) return 0;
     if (isnan(a) || isnan(b)) return 1e30;
-    int64_t ia = (int64_t)fbits(a), ib = (int64_t)fbits(b);
+    int64_t ia = (int64_t)zt_float_bits(a), ib = (int64_t)zt_float_bits(b);
     if (ia & 0x80000000) ia = -(ia & 0x7FFFFFFF);
     if (ib & 0x80000000) ib = -(ib & 0x7FFFFFFF);
     return (double)(ia > ib ? ia - ib : ib - ia);
@@ -313,10 +294,10 @@ static void test_adam(zero_dtype gdt, int pmode, int adamw, const std::vector<ze
             m[i] = (float)zt_rand_range(-0.1, 0.1);
             v[i] = (float)((double)m[i] * m[i] * zt_rand_range(1, 10) + zt_rand_range(0, 1e-6));
             if (zt_rand_int(0, 15) == 0) m[i] = v[i] = 0.0f;  // a first step
-            hput(grad.data(), gdt, i, rand_val(gdt));
+            zt_store(grad.data(), gdt, i, rand_val(gdt));
         } else {
             master[i] = m[i] = v[i] = nanbits;
-            hput(grad.data(), gdt, i, rand_val(gdt));
+            zt_store(grad.data(), gdt, i, rand_val(gdt));
         }
     }
     const int t = (int)zt_rand_int(1, 1000);
@@ -392,7 +373,7 @@ static void test_adam(zero_dtype gdt, int pmode, int adamw, const std::vector<ze
         for (int64_t i = s.offset; i < s.offset + s.count; i++) seg_lr[i] = s.lr, seg_wd[i] = s.weight_decay;
     for (size_t i = 0; i < N; i++) {
         if (!inside[i]) {
-            if (fbits(gm[i]) != 0xFFFFFFFFu || fbits(gmm[i]) != 0xFFFFFFFFu || fbits(gv[i]) != 0xFFFFFFFFu) outside++;
+            if (zt_float_bits(gm[i]) != 0xFFFFFFFFu || zt_float_bits(gmm[i]) != 0xFFFFFFFFu || zt_float_bits(gv[i]) != 0xFFFFFFFFu) outside++;
             if (dparam && !is_poison(gp.data(), pdt, i)) outside++;
             continue;
         }
@@ -406,7 +387,7 @@ static void test_adam(zero_dtype gdt, int pmode, int adamw, const std::vector<ze
         }
         // double evaluation from the same fp32 inputs, with the magnitude of each formula's terms
         double lr = (double)(float)seg_lr[i], wd = (double)(float)seg_wd[i], p = master[i];
-        double g = (double)hget(grad.data(), gdt, i) * a.grad_scale, gmag = fabs(g);
+        double g = (double)zt_load(grad.data(), gdt, i) * a.grad_scale, gmag = fabs(g);
         if (!adamw && wd != 0) g += wd * p, gmag += fabs(wd * p);
         double mr = b1 * m[i] + (1 - b1) * g, mmag = fabs(b1 * m[i]) + (1 - b1) * gmag;
         double vr = b2 * v[i] + (1 - b2) * g * g, vmag = b2 * v[i] + (1 - b2) * gmag * gmag;
@@ -421,7 +402,7 @@ static void test_adam(zero_dtype gdt, int pmode, int adamw, const std::vector<ze
             far_ref++;
         if (dparam) {
             unsigned char want[4];
-            hput(want, pdt, 0, gm[i]);
+            zt_store(want, pdt, 0, gm[i]);
             if (memcmp(gp.data() + i * dsize(pdt), want, dsize(pdt))) pbad++;
         }
     }

@@ -1,6 +1,25 @@
 # tests/lib.sh - the counting helpers tests/run.sh and tests/gpu.sh share
 # (sourced; needs $B, and pass / fail set to 0).
 
+# T=name (make test T=test_engine; also T=tests/test_engine.c): a script runs
+# only what it does with that one file. pick FILE... prints the files of the
+# list that T names (every existing one without T); known FILE... counts a
+# failure when T names none of them.
+T=${T:-}
+if [ -n "$T" ]; then T=$(basename "$T"); T=${T%.cu}; T=${T%.c}; fi
+pick() {
+    for f in "$@"; do
+        [ -e "$f" ] || continue
+        n=$(basename "$f"); n=${n%.*}
+        if [ -z "$T" ] || [ "$n" = "$T" ]; then echo "$f"; fi
+    done
+}
+known() {
+    if [ -n "$T" ] && [ -z "$(pick "$@")" ]; then
+        fail=$((fail + 1)); echo "FAIL  no test named $T here"
+    fi
+}
+
 # step NAME CMD...: run a build or check command, count it.
 step() {
     name=$1; shift

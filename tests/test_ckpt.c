@@ -4,7 +4,9 @@
    offload placements, every corruption case (flipped bit, truncation, a
    missing rank file, another model, a newer version, not a checkpoint: a
    clear error naming the file, the engine unchanged), and a save killed at
-   random moments (the previous checkpoint always loads). */
+   random moments (the previous checkpoint always loads).
+
+   Run alone: make test T=test_ckpt */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, fork, kill, nanosleep in this test */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
@@ -39,20 +41,8 @@ typedef struct job {
 
 static int64_t tsize(const job *J, int t) { return J->big && t == NT - 1 ? (int64_t)1 << 21 : SIZES[t]; }
 
-static void init_cb(void *u, int t, int64_t off, int64_t n, float *out) {
-    int64_t i;
-    (void)u;
-    for (i = 0; i < n; i++) out[i] = (float)(0.4 * sin(0.9 * t + 0.013 * (double)(off + i)));
-}
-static float ld(const void *p, int dt, int64_t i) {
-    return dt == ZERO_DTYPE_FP16 ? zero_f16_to_f32(((const zero_f16 *)p)[i])
-           : dt == ZERO_DTYPE_BF16 ? zero_bf16_to_f32(((const zero_bf16 *)p)[i]) : ((const float *)p)[i];
-}
-static void st(void *p, int dt, int64_t i, float v) {
-    if (dt == ZERO_DTYPE_FP16) ((zero_f16 *)p)[i] = zero_f32_to_f16(v);
-    else if (dt == ZERO_DTYPE_BF16) ((zero_bf16 *)p)[i] = zero_f32_to_bf16(v);
-    else ((float *)p)[i] = v;
-}
+/* the initial weights: 0.4 sin(0.9 t + 0.013 i) */
+static zt_wave init_wave = {0.4, 0, 0.9, 0.013, 0};
 
 /* steps [s0, s1): gradients from the parameters, a step-dependent target */
 static zero_result train(zero_engine *e, const job *J, int rank, int s0, int s1) {
@@ -73,9 +63,9 @@ static zero_result train(zero_engine *e, const job *J, int rank, int s0, int s1)
                 g = zero_grad(e, t);
                 if (!g) return zero_engine_error(e)->code;
                 for (i = 0; i < tsize(J, t); i++)
-                    st(g, J->dtype, i,
-                       (float)zero_loss_scale(e) *
-                           (ld(w, J->dtype, i) - 0.05f * (float)((s * 3 + rank * 5 + m + i) % 7)));
+                    zt_store(g, J->dtype, i,
+                             (float)zero_loss_scale(e) *
+                                 (zt_load(w, J->dtype, i) - 0.05f * (float)((s * 3 + rank * 5 + m + i) % 7)));
                 if ((r = zero_grad_ready(e, t)) != ZERO_OK) return r;
                 if ((r = zero_release(e, t)) != ZERO_OK) return r;
             }
@@ -113,7 +103,8 @@ static zero_result make_engine(const zero_backend *b, const job *J, zero_engine 
         ts[t].ndim = 1;
         ts[t].shape[0] = tsize(J, t);
         ts[t].group = t / 2;
-        ts[t].init = init_cb;
+        ts[t].init = zt_init_wave;
+        ts[t].init_user = &init_wave;
         if (t == 3) ts[t].flags = ZERO_TENSOR_FROZEN;
         if (t == 4) ts[t].flags = ZERO_TENSOR_NO_DECAY;
     }

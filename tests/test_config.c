@@ -1,6 +1,8 @@
 /* test_config.c - the DeepSpeed JSON config: every reference config, every
    error and warning message, "auto", the batch triangle, resolve, and a
-   randomized round trip through zero_config_to_json. */
+   randomized round trip through zero_config_to_json.
+
+   Run alone: make test T=test_config */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_test.h"

@@ -16,7 +16,9 @@
    kind of store: calls over ZERO_CPU_NT_MIN elements use streaming stores,
    set low here (8192) so that the thread tests and test_streaming run them
    while the small calls of the path matrix keep ordinary stores.
-   ZERO_TEST_QUICK=1 (sanitizer runs) skips the throughput print. */
+   ZERO_TEST_QUICK=1 (sanitizer runs) skips the throughput print.
+
+   Run alone: make test T=test_cpu_adam */
 #define _GNU_SOURCE /* setenv / unsetenv */
 #define ZERO_CPU_NT_MIN 8192
 #define ZERO_IMPLEMENTATION
@@ -46,26 +48,6 @@ typedef struct tout {
     float *master, *m, *v;
     void *param;
 } tout;
-
-static size_t dsz(zero_dtype dt) { return zero_dtype_size(dt); }
-
-static float to16(zero_dtype dt, float x) {
-    if (dt == ZERO_DTYPE_FP16) return zero_f16_to_f32(zero_f32_to_f16(x));
-    if (dt == ZERO_DTYPE_BF16) return zero_bf16_to_f32(zero_f32_to_bf16(x));
-    return x;
-}
-
-static float gget(const void *p, zero_dtype dt, int64_t i) {
-    if (dt == ZERO_DTYPE_FP16) return zero_f16_to_f32(((const zero_f16 *)p)[i]);
-    if (dt == ZERO_DTYPE_BF16) return zero_bf16_to_f32(((const zero_bf16 *)p)[i]);
-    return ((const float *)p)[i];
-}
-
-static void gput(void *p, zero_dtype dt, int64_t i, float x) {
-    if (dt == ZERO_DTYPE_FP16) ((zero_f16 *)p)[i] = zero_f32_to_f16(x);
-    else if (dt == ZERO_DTYPE_BF16) ((zero_bf16 *)p)[i] = zero_f32_to_bf16(x);
-    else ((float *)p)[i] = x;
-}
 
 /* Segments: counts from `counts`, each starting a few elements after the last
    (odd gaps), with their own lr and weight decay (every third has none). */
@@ -100,7 +82,7 @@ static void tc_init(tcase *c, const int64_t *counts, int ns, zero_dtype gdt, zer
     c->master0 = (float *)malloc(sizeof(float) * (size_t)c->n);
     c->m0 = (float *)malloc(sizeof(float) * (size_t)c->n);
     c->v0 = (float *)malloc(sizeof(float) * (size_t)c->n);
-    c->grad = malloc(dsz(gdt) * (size_t)c->n);
+    c->grad = malloc(zero_dtype_size(gdt) * (size_t)c->n);
     c->param0 = malloc(4 * (size_t)c->n);
     for (i = 0; i < c->n; i++) {
         double g = zt_rand_range(-1, 1) * (zt_rand01() < 0.1 ? 100 : 1);
@@ -108,8 +90,8 @@ static void tc_init(tcase *c, const int64_t *counts, int ns, zero_dtype gdt, zer
         c->m0[i] = (float)(zt_rand_range(-0.1, 0.1));
         c->v0[i] = (float)(zt_rand01() < 0.05 ? 0.0 : zt_rand_range(0, 0.01));
         if (i % 97 == 5) g = 0;
-        gput(c->grad, gdt, i, (float)g);
-        gput(c->param0, has_param ? pdt : ZERO_DTYPE_FP32, i, -7.0f); /* never a result */
+        zt_store(c->grad, gdt, i, (float)g);
+        zt_store(c->param0, has_param ? pdt : ZERO_DTYPE_FP32, i, -7.0f); /* never a result */
     }
 }
 
@@ -197,7 +179,7 @@ static int seg_of(const tcase *c, int64_t i) {
 static int compare(const tcase *c, const tout *x, const tout *s, const char *what) {
     int64_t i;
     int bad = 0, bad_ref = 0, bad_param = 0, bad_gap = 0;
-    size_t ps = c->has_param ? dsz(c->pdt) : 4;
+    size_t ps = c->has_param ? zero_dtype_size(c->pdt) : 4;
     for (i = 0; i < c->n; i++) {
         int k = seg_of(c, i);
         if (k < 0) {
@@ -209,7 +191,7 @@ static int compare(const tcase *c, const tout *x, const tout *s, const char *wha
         {
             const zero_adam_seg *sg = &c->segs[k];
             double b1 = c->beta1, b2 = c->beta2, wd = sg->weight_decay, lr = sg->lr;
-            double p0 = c->master0[i], g0 = (double)gget(c->grad, c->gdt, i) * c->grad_scale;
+            double p0 = c->master0[i], g0 = (double)zt_load(c->grad, c->gdt, i) * c->grad_scale;
             double g = g0, gmag = fabs(g0), m, v, d, p, upd;
             double sm, sv, sp;
             if (!c->adamw && wd != 0) g += wd * p0, gmag += fabs(wd * p0);
@@ -254,7 +236,7 @@ static int compare(const tcase *c, const tout *x, const tout *s, const char *wha
                     if (q != want) {
                         if (bad_param++ < 3)
                             fprintf(stderr, "%s: param at %lld: %04x, want %04x (master %.9g -> %.9g)\n",
-                                    what, (long long)i, q, want, x->master[i], to16(c->pdt, x->master[i]));
+                                    what, (long long)i, q, want, x->master[i], zt_round(c->pdt, x->master[i]));
                     }
                 }
             } else if (memcmp((char *)x->param + i * ps, (char *)c->param0 + i * ps, ps) != 0) {
@@ -369,7 +351,7 @@ static void test_threads(const zero_simd_level *levels, int n_levels) {
    past a 64-byte boundary), so that the head before master's first aligned
    line, buffers that stream beside ones that cannot, and odd tails all run. */
 static void out_alloc_at(const tcase *c, tout *o, void *raw[4], const int sh[4]) {
-    size_t ps = c->has_param ? dsz(c->pdt) : 4, bytes = ((size_t)c->n + 16) * 4;
+    size_t ps = c->has_param ? zero_dtype_size(c->pdt) : 4, bytes = ((size_t)c->n + 16) * 4;
     int j;
     for (j = 0; j < 4; j++) raw[j] = aligned_alloc(64, (bytes + 63) / 64 * 64);
     o->master = (float *)raw[0] + sh[0];

@@ -11,6 +11,7 @@
 //     children with torchrun's variables that bootstrap among themselves, the
 //     worst exit status, a killed child, the grace period after a failure,
 //     nothing forked under a launcher; the GPU count of the probe process.
+// Run alone: make test T=test_cuda_boot (linked against NCCL; no GPU needed)
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_cuda.cuh"

@@ -1,5 +1,5 @@
-/* tests/test_engine.c - the engine on host ranks: ZeRO does not change the
-   math (DESIGN.md section 6.1), overflow handling, memory plan, determinism.
+/* test_engine.c - the engine on host ranks: ZeRO does not change the math,
+   overflow handling, memory plan, determinism.
 
    The model: every parameter element i of tensor t has a fixed curvature
    a(t,i) in [0.5, 2] and target c(t,i); the gradient of one micro-batch is
@@ -25,7 +25,7 @@
 
    ZERO_TEST_QUICK=1 shrinks the matrix (sanitizer runs).
 
-   gcc -std=c11 -Wall -Wextra -Werror -O1 -I. -o /tmp/te tests/test_engine.c -lm -lpthread */
+   Run alone: make test T=test_engine */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_test.h"
@@ -72,14 +72,8 @@ static int n_t; /* tensors in the current model */
 static zero_tensor tensors[MAXT];
 static int64_t toff[MAXT + 1]; /* flat offsets; toff[NT] = total elements */
 
-static uint64_t mix64(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 static double h01(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-    uint64_t x = mix64(mix64(mix64(mix64(a) ^ b) ^ c) ^ d);
+    uint64_t x = zt_mix64(zt_mix64(zt_mix64(zt_mix64(a) ^ b) ^ c) ^ d);
     return (double)(x >> 11) * (1.0 / 9007199254740992.0);
 }
 static double curv(int t, int64_t i) { return 0.5 + 1.5 * h01(1, (uint64_t)t, (uint64_t)i, 0); }
@@ -168,23 +162,6 @@ static int frozen(int t) { return (tensors[t].flags & ZERO_TENSOR_FROZEN) != 0; 
 static zero_dtype cfg_dtype(const zero_config *c) {
     return c->fp16.enabled == 1 ? ZERO_DTYPE_FP16 : c->bf16.enabled == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
 }
-static float to_f32(const void *p, int64_t i, zero_dtype dt) {
-    if (dt == ZERO_DTYPE_FP16) return zero_f16_to_f32(((const uint16_t *)p)[i]);
-    if (dt == ZERO_DTYPE_BF16) return zero_bf16_to_f32(((const uint16_t *)p)[i]);
-    return ((const float *)p)[i];
-}
-static void from_f32(void *p, int64_t i, zero_dtype dt, float x) {
-    if (dt == ZERO_DTYPE_FP16) ((uint16_t *)p)[i] = zero_f32_to_f16(x);
-    else if (dt == ZERO_DTYPE_BF16) ((uint16_t *)p)[i] = zero_f32_to_bf16(x);
-    else ((float *)p)[i] = x;
-}
-/* x rounded to dt and back */
-static float round_dt(float x, zero_dtype dt) {
-    if (dt == ZERO_DTYPE_FP16) return zero_f16_to_f32(zero_f32_to_f16(x));
-    if (dt == ZERO_DTYPE_BF16) return zero_bf16_to_f32(zero_f32_to_bf16(x));
-    return x;
-}
-static int same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
 /* ---------------------------------------------------------------------- */
 /* configs                                                                 */
@@ -413,7 +390,7 @@ static void visit_order(int shuffle, int step, int micro, int *ord) {
         for (g = 0; g < ng; g++) perm[g] = g;
         if (shuffle)
             for (g = ng - 1; g > 0; g--) {
-                int j = (int)(mix64(((uint64_t)step << 20) ^ ((uint64_t)micro << 8) ^ (uint64_t)g) % (uint64_t)(g + 1)), x = perm[g];
+                int j = (int)(zt_mix64(((uint64_t)step << 20) ^ ((uint64_t)micro << 8) ^ (uint64_t)g) % (uint64_t)(g + 1)), x = perm[g];
                 perm[g] = perm[j];
                 perm[j] = x;
             }
@@ -484,7 +461,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
                 ECALL(zero_fetch(e, t), "zero_fetch (forward)");
                 p = zero_param(e, t);
                 if (!p) ECALL(zero_engine_error(e)->code ? zero_engine_error(e)->code : ZERO_ERR_STATE, "zero_param");
-                for (i = 0; i < tensors[t].numel; i++) wbuf[toff[t] + i] = to_f32(p, i, dt);
+                for (i = 0; i < tensors[t].numel; i++) wbuf[toff[t] + i] = zt_load(p, dt, i);
                 ECALL(zero_release(e, t), "zero_release (forward)");
             }
             /* backward in reverse order, fetching again */
@@ -500,14 +477,14 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
                 g = zero_grad(e, t);
                 if (!g) ECALL(zero_engine_error(e)->code ? zero_engine_error(e)->code : ZERO_ERR_STATE, "zero_grad");
                 for (i = 0; i < tensors[t].numel; i++) {
-                    float w = to_f32(p, i, dt);
-                    if (!same_bits(w, wbuf[toff[t] + i])) FAILR("rank %d step %d: %s[%lld] changed between forward and backward",
+                    float w = zt_load(p, dt, i);
+                    if (!zt_same_bits(w, wbuf[toff[t] + i])) FAILR("rank %d step %d: %s[%lld] changed between forward and backward",
                                                                 rank, s, tensors[t].name, (long long)i);
-                    from_f32(g, i, dt, (float)(grad_of(w, s, gm, t, i) * S));
+                    zt_store(g, dt, i, (float)(grad_of(w, s, gm, t, i) * S));
                 }
                 for (k = 0; k < J->n_inject; k++)
                     if (J->inj[k].step == s && J->inj[k].rank == rank && J->inj[k].micro == m && inj_t[k] == t)
-                        from_f32(g, inj_i[k], dt, J->inj[k].value);
+                        zt_store(g, dt, inj_i[k], J->inj[k].value);
                 ECALL(zero_grad_ready(e, t), "zero_grad_ready");
                 ECALL(zero_release(e, t), "zero_release (backward)");
             }
@@ -530,10 +507,10 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         if (!p) ECALL(ZERO_ERR_STATE, "zero_param (final)");
         for (i = 0; i < tensors[t].numel; i++) {
             float mw = J->w[rank][toff[t] + i];
-            if (!same_bits(to_f32(p, i, dt), round_dt(mw, dt))) J->param_mismatch[rank]++;
+            if (!zt_same_bits(zt_load(p, dt, i), zt_round(dt, mw))) J->param_mismatch[rank]++;
             /* a frozen tensor keeps its initial value (as the fp32 the init
                callback gave, or as the compute-dtype copy of it) */
-            if (frozen(t) && !same_bits(mw, init_w(t, i)) && !same_bits(mw, round_dt(init_w(t, i), dt)))
+            if (frozen(t) && !zt_same_bits(mw, init_w(t, i)) && !zt_same_bits(mw, zt_round(dt, init_w(t, i))))
                 J->frozen_changed[rank]++;
         }
         ECALL(zero_release(e, t), "zero_release (final)");
@@ -591,7 +568,7 @@ static void check_run_basics(const job *J) {
     for (r = 0; r < o->world; r++) {
         int64_t diff = 0;
         for (i = 0; i < NTOT; i++)
-            if (!same_bits(J->w[r][i], J->w[0][i])) diff++;
+            if (!zt_same_bits(J->w[r][i], J->w[0][i])) diff++;
         CHECKF(diff == 0, "%s: rank %d's masters differ from rank 0's in %lld elements", desc(o), r, (long long)diff);
         CHECKF(J->param_mismatch[r] == 0, "%s: rank %d: %lld parameters != round(master)", desc(o), r,
                (long long)J->param_mismatch[r]);
@@ -699,7 +676,7 @@ static void check_close(const char *what, const float *w, const float *ref, tol 
 static int64_t bit_diff(const float *a, const float *b) {
     int64_t i, n = 0;
     for (i = 0; i < NTOT; i++)
-        if (!same_bits(a[i], b[i])) n++;
+        if (!zt_same_bits(a[i], b[i])) n++;
     return n;
 }
 
@@ -712,7 +689,7 @@ typedef struct dref {
 
 /* Plain Adam/AdamW as DeepSpeed's CPU Adam does it, in double, on the
    average of gas_total micro-batch gradients. emulate: the gradient is
-   computed from round_dt(w) and rounded to dt after scaling by S (a fixed
+   computed from w rounded to dt, and rounded to dt after scaling by S (a fixed
    power of two) as the engine's users do. skip[s]: step s is skipped (its
    data is lost, nothing changes, the schedule does not advance). */
 static void dref_train(dref *R, const zero_config *cfg, int gas_total, int steps, zero_dtype emulate, double S,
@@ -738,10 +715,10 @@ static void dref_train(dref *R, const zero_config *cfg, int gas_total, int steps
             if (frozen(t)) continue;
             for (i = 0; i < tensors[t].numel; i++) {
                 double acc = 0, w = R->w[toff[t] + i];
-                if (emulate != ZERO_DTYPE_FP32) w = round_dt((float)w, emulate);
+                if (emulate != ZERO_DTYPE_FP32) w = zt_round(emulate, (float)w);
                 for (gm = 0; gm < gas_total; gm++) {
                     double gi = grad_of(w, s, gm, t, i);
-                    if (emulate != ZERO_DTYPE_FP32) gi = round_dt((float)(gi * S), emulate) / S;
+                    if (emulate != ZERO_DTYPE_FP32) gi = zt_round(emulate, (float)(gi * S)) / S;
                     acc += gi;
                 }
                 g[toff[t] + i] = acc / gas_total;
@@ -1020,7 +997,7 @@ static void test_overflow(void) {
                     const float *prev = J.snap[k] + (size_t)s * (size_t)NTOT, *cur = prev + NTOT;
                     int64_t d = 0, i;
                     for (i = 0; i < NTOT; i++)
-                        if (!same_bits(prev[i], cur[i])) d++;
+                        if (!zt_same_bits(prev[i], cur[i])) d++;
                     if (skip[s]) CHECKF(d == 0, "overflow %s step %d: %lld elements of state %d changed on a skipped step", desc(&o), s,
                                         (long long)d, k);
                     else CHECKF(d > 0, "overflow %s step %d: state %d did not change on an applied step", desc(&o), s, k);

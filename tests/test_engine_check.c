@@ -2,7 +2,9 @@
    different calls get ENGINE_DIVERGED naming both sides instead of a deadlock
    or mixed-up data; with every rank in step, the check changes nothing.
    Also ZERO_TENSOR_GRAD_WRITE (no clearing of the gradient ring): the same
-   weights as without it, a tensor whose gradient is never asked for included. */
+   weights as without it, a tensor whose gradient is never asked for included.
+
+   Run alone: make test T=test_engine_check */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_test.h"

@@ -1,4 +1,4 @@
-/* tests/test_engine_misuse.c - misuse of the engine gets a clear error that
+/* test_engine_misuse.c - misuse of the engine gets a clear error that
    names the tensor, never a crash or a hang: a gradient marked ready twice,
    zero_step before every gradient (or every micro-batch) is in, unknown
    tensor indices, gradients of frozen tensors, stage-3 parameters used
@@ -9,7 +9,7 @@
    matched); the rank threads record what they saw and the main thread turns
    it into checks (the harness counters are not thread safe).
 
-   gcc -std=c11 -Wall -Wextra -Werror -O1 -I. -o /tmp/tm tests/test_engine_misuse.c -lm -lpthread */
+   Run alone: make test T=test_engine_misuse */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_test.h"

@@ -14,7 +14,9 @@
    memory or on NVMe; a frozen tensor; a small pool with prefetch; 2 or 5
    tile buffers): bitwise the run without offload, the shard where the
    memory report says, and a flipped byte of the parameter file fails the
-   next fetch with NVME_CORRUPT. */
+   next fetch with NVME_CORRUPT.
+
+   Run alone: make test T=test_engine_offload */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp in this test */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
@@ -47,21 +49,8 @@ typedef struct job {
     zero_memory_stats ms;
 } job;
 
-static void init_cb(void *u, int t, int64_t off, int64_t n, float *out) {
-    int64_t i;
-    (void)u;
-    for (i = 0; i < n; i++) out[i] = (float)(0.3 * sin(0.7 * t + 0.01 * (double)(off + i)));
-}
-
-static float ld(const void *p, int dt, int64_t i) {
-    return dt == ZERO_DTYPE_FP16 ? zero_f16_to_f32(((const zero_f16 *)p)[i])
-           : dt == ZERO_DTYPE_BF16 ? zero_bf16_to_f32(((const zero_bf16 *)p)[i]) : ((const float *)p)[i];
-}
-static void st(void *p, int dt, int64_t i, float v) {
-    if (dt == ZERO_DTYPE_FP16) ((zero_f16 *)p)[i] = zero_f32_to_f16(v);
-    else if (dt == ZERO_DTYPE_BF16) ((zero_bf16 *)p)[i] = zero_f32_to_bf16(v);
-    else ((float *)p)[i] = v;
-}
+/* the initial weights: 0.3 sin(0.7 t + 0.01 i) */
+static zt_wave init_wave = {0.3, 0, 0.7, 0.01, 0};
 
 /* a byte of tile 0's data (after the 4096-byte superblock and the 64-byte
    header) of this rank's file, flipped behind the store's back */
@@ -104,10 +93,10 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
                     int k;
                     for (k = 0; k < t; k++) o += SIZES[k];
                     for (i = 0; i < SIZES[t]; i++) {
-                        float x = ld(w, J->dtype, i);
+                        float x = zt_load(w, J->dtype, i);
                         if (m == 0) cur[o + i] = x;
                         if (J->stale && s > 0) x = prev[o + i];
-                        st(g, J->dtype, i, (float)zero_loss_scale(e) * (x - 0.1f + 0.01f * (float)((rank * 7 + m * 3 + s + i) % 5)));
+                        zt_store(g, J->dtype, i, (float)zero_loss_scale(e) * (x - 0.1f + 0.01f * (float)((rank * 7 + m * 3 + s + i) % 5)));
                     }
                 }
                 if ((r = zero_grad_ready(e, t)) != ZERO_OK) return r;
@@ -155,7 +144,8 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         ts[t].name = names[t];
         ts[t].numel = SIZES[t];
         ts[t].group = t / 2;
-        ts[t].init = init_cb;
+        ts[t].init = zt_init_wave;
+        ts[t].init_user = &init_wave;
         if (t == 3) ts[t].flags = ZERO_TENSOR_NO_DECAY;
         if (t == 2 && J->frozen) ts[t].flags = ZERO_TENSOR_FROZEN;
     }

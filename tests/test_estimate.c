@@ -1,7 +1,9 @@
 /* test_estimate.c - the memory estimator (in zero.h): DeepSpeed's
    worked example and the ZeRO paper's table, random argument sets against a
    plain reimplementation, monotonicity, the max_params round trip, and every
-   error path. */
+   error path.
+
+   Run alone: make test T=test_estimate */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_test.h"

@@ -1,4 +1,4 @@
-/* tests/test_gpt_ref.c - examples/gpt/gpt_ref.h, the float64 GPT-2 the GPU
+/* test_gpt_ref.c - examples/gpt/gpt_ref.h, the float64 GPT-2 the GPU
    model is checked against:
      - its backward against central differences of its forward, every tensor
        (all elements of the small ones, a random sample of the large), with
@@ -10,7 +10,7 @@
        earlier positions cancel only if they cannot see input T-1);
      - the loss at GPT-2's initialisation is about log V.
 
-   gcc -std=c11 -Wall -Wextra -Werror -O2 -I. -o /tmp/tgr tests/test_gpt_ref.c -lm */
+   Run alone: make test T=test_gpt_ref */
 #include "examples/gpt/gpt_ref.h"
 #include "zero_test.h"
 

@@ -1,5 +1,7 @@
 /* test_host.c - the 16-bit float helpers and the host backend (zero_host_run and every
-   zero_backend function), against references computed here in double. */
+   zero_backend function), against references computed here in double.
+
+   Run alone: make test T=test_host */
 #define _POSIX_C_SOURCE 200809L /* setenv/unsetenv in this test only */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
@@ -10,12 +12,6 @@
 
 #define F64 ((zero_dtype)ZERO__DTYPE_F64)
 #define MAXW 8
-
-static double now_s(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- references ---- */
 
@@ -223,18 +219,11 @@ static void test_16bit_known(void) {
 
 /* ---- collectives against the reference ---- */
 
-static uint64_t mix64(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 /* Input element i of rank `rank` in configuration cfg: any rank can recompute any
    other's, so every rank checks its result without shared state. Magnitudes spread
    over several binades so the summation order shows. */
 static double gen(uint64_t seed, int cfg, int rank, size_t i, zero_dtype dt) {
-    uint64_t h = mix64(seed ^ mix64(((uint64_t)cfg << 40) ^ ((uint64_t)rank << 28) ^ i));
+    uint64_t h = zt_mix64(seed ^ zt_mix64(((uint64_t)cfg << 40) ^ ((uint64_t)rank << 28) ^ i));
     double u = (double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0;
     int k = (dt == ZERO_DTYPE_FP16 || dt == ZERO_DTYPE_BF16) ? (int)(h & 7) - 4
                                                                : (int)(h % 41) - 20;
@@ -547,13 +536,13 @@ static zero_result run_wide(const zero_backend *b, void *varg) {
 static void test_wide(void) {
     static wide_arg a;
     int s, bad = 0;
-    double t0 = now_s();
+    double t0 = zt_now_s();
     zero_error err;
     zero_result res = zero_host_run(1024, run_wide, &a, &err);
     CHECKF(res == ZERO_OK, "%s", err.msg);
     for (s = 0; s < 1024; s++) bad += a.bad[s];
     CHECK(bad == 0);
-    printf("1024 ranks: one all_reduce in %.3f s\n", now_s() - t0);
+    printf("1024 ranks: one all_reduce in %.3f s\n", zt_now_s() - t0);
 }
 
 /* ---- failures: mismatch, a rank leaving, timeout, bad arguments ---- */
@@ -600,7 +589,7 @@ static zero_result run_fail(const zero_backend *b, void *varg) {
     double t0;
     memset(x, 0, sizeof x);
     memset(&err, 0, sizeof err);
-    t0 = now_s();
+    t0 = zt_now_s();
     switch (a->scenario) {
     case S_KIND_MISMATCH:
         if (R == 0)
@@ -633,7 +622,7 @@ static zero_result run_fail(const zero_backend *b, void *varg) {
     case S_TIMEOUT:
         if (R == W - 1) { /* arrives only after the others gave up */
             wait_flag(a);
-            t0 = now_s();
+            t0 = zt_now_s();
         }
         res = b->all_gather(b->ctx, x, x + 16, 8, ZERO_DTYPE_FP32, ZERO_STREAM_COMM, &err);
         if (R == 0) set_flag(a);
@@ -651,17 +640,17 @@ static zero_result run_fail(const zero_backend *b, void *varg) {
     }
     default: break;
     }
-    a->took[R] = now_s() - t0;
+    a->took[R] = zt_now_s() - t0;
     a->res[R] = res;
     a->item[R] = err.item;
     snprintf(a->msg[R], sizeof a->msg[R], "%s", err.msg);
     /* sticky: the next collective fails at once with the same item */
-    t0 = now_s();
+    t0 = zt_now_s();
     memset(&err, 0, sizeof err);
     a->res2[R] = b->all_reduce(b->ctx, x, x, 8, ZERO_DTYPE_FP32, ZERO_OP_SUM, ZERO_STREAM_COMM,
                                &err);
     a->item2[R] = err.item;
-    a->took2[R] = now_s() - t0;
+    a->took2[R] = zt_now_s() - t0;
     return res;
 }
 
@@ -1182,11 +1171,6 @@ static zero_result avg_rank(const zero_backend *b, void *arg) {
     return ZERO_OK;
 }
 
-static float avg_round(zero_dtype dt, float v) {
-    return dt == ZERO_DTYPE_FP16 ? zero_f16_to_f32(zero_f32_to_f16(v))
-           : dt == ZERO_DTYPE_BF16 ? zero_bf16_to_f32(zero_f32_to_bf16(v)) : v;
-}
-
 static void test_avg(void) {
     static avg_job A;
     zero_error err;
@@ -1196,13 +1180,13 @@ static void test_avg(void) {
             memset(&A, 0, sizeof A);
             A.dt = (zero_dtype)d;
             for (r = 0; r < w; r++)
-                for (i = 0; i < 37; i++) A.in[r][i] = avg_round(A.dt, (float)zt_rand_range(-300, 300));
+                for (i = 0; i < 37; i++) A.in[r][i] = zt_round(A.dt, (float)zt_rand_range(-300, 300));
             CHECK(zero_host_run(w, avg_rank, &A, &err) == ZERO_OK);
             for (r = 0; r < w; r++) CHECK(A.r[r] == ZERO_OK);
             for (i = 0; i < 37; i++) {
-                float f = 1.0f / (float)w, acc = avg_round(A.dt, A.in[0][i] * f);
+                float f = 1.0f / (float)w, acc = zt_round(A.dt, A.in[0][i] * f);
                 double exact = 0;
-                for (r = 1; r < w; r++) acc = avg_round(A.dt, acc + avg_round(A.dt, A.in[r][i] * f));
+                for (r = 1; r < w; r++) acc = zt_round(A.dt, acc + zt_round(A.dt, A.in[r][i] * f));
                 for (r = 0; r < w; r++) exact += A.in[r][i];
                 exact /= w;
                 for (r = 0; r < w; r++)
@@ -1220,7 +1204,7 @@ static void test_kernels(void) {
 }
 
 int main(void) {
-    double t0 = now_s();
+    double t0 = zt_now_s();
     zt_seed("test_host");
     test_16bit_known();
     test_f16_exhaustive();
@@ -1237,7 +1221,7 @@ int main(void) {
     test_bad_calls();
     test_memory();
     test_kernels();
-    printf("test_host: %.2f s\n", now_s() - t0);
+    printf("test_host: %.2f s\n", zt_now_s() - t0);
     test_avg();
     return zt_finish();
 }

@@ -1,7 +1,9 @@
-/* tests/test_json.c - the JSON parser of the config loader (in zero.h).
+/* test_json.c - the JSON parser of the config loader (in zero.h): values,
+   strings and UTF-8, every error with its line and column, limits (nodes,
+   depth, memory), numbers, locale independence, comments, BOM, duplicate
+   keys, paths, and random documents parsed back to what was written.
 
-   Build from the repository root:
-       gcc -std=c11 -Wall -Wextra -Werror -I. -o /tmp/tj tests/test_json.c -lm */
+   Run alone: make test T=test_json */
 
 /* A small node limit so that JSON_TOO_LARGE can be reached (the real one is
    INT_MAX / 2), and an allocator that can be told to fail. */

@@ -1,6 +1,6 @@
-/* tests/test_layout.c - the unit layout planner (zero_layout_*) against an
-   independent planner written here from the rules of DESIGN.md section 4 and
-   the comments of zero.h:
+/* test_layout.c - the unit layout planner (zero_layout_*) against an
+   independent planner written here from these rules (zero.h's comments state
+   them too):
 
    - tensors in registration order; a unit is a run of whole tensors placed at
      ZERO_ALIGN-aligned offsets (gaps count in the unit's numel) of at most
@@ -20,7 +20,7 @@
    larger than the bucket), every element mapped to exactly one (rank, shard
    offset) and back, and invalid input refused with a clear error.
 
-   gcc -std=c11 -Wall -Wextra -Werror -I. -o /tmp/tl tests/test_layout.c -lm */
+   Run alone: make test T=test_layout */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_test.h"

@@ -6,7 +6,9 @@
    what -std=c11 shows of POSIX (mkdir/rmdir/unlink/chmod/getpid/geteuid, stdio
    for poking at the file), the same mode the header's own I/O code runs in.
    Its files live in a fresh directory under $TMPDIR (else /tmp), removed at
-   the end. */
+   the end.
+
+   Run alone: make test T=test_nvme */
 #define ZERO_IMPLEMENTATION
 #define ZERO_NVME_TEST_HOOKS /* O_DIRECT refusals on demand */
 #include "zero.h"
@@ -371,12 +373,6 @@ static void test_fallback(void) {
     }
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* 256 MB in 8 MB tiles (64 MB under ZERO_TEST_QUICK): write-behind and
    read-ahead two deep, the figure printed, the data checked. */
 static void test_throughput(void) {
@@ -396,7 +392,7 @@ static void test_throughput(void) {
         zero_nvme_close(s, 0);
         return;
     }
-    t0 = now_s();
+    t0 = zt_now_s();
     for (i = 0; i < ntiles; i++) {
         unsigned char *p = b[i & 1];
         if (req[i & 1] && zero_nvme_wait(s, req[i & 1], &err) != ZERO_OK) bad++;
@@ -405,8 +401,8 @@ static void test_throughput(void) {
     }
     for (i = 0; i < 2; i++)
         if (req[i] && zero_nvme_wait(s, req[i], &err) != ZERO_OK) bad++;
-    tw = now_s() - t0;
-    t0 = now_s();
+    tw = zt_now_s() - t0;
+    t0 = zt_now_s();
     req[0] = req[1] = NULL;
     if (zero_nvme_read_async(s, 0, b[0], tb, &req[0], &err) != ZERO_OK) bad++;
     for (i = 0; i < ntiles; i++) {
@@ -416,7 +412,7 @@ static void test_throughput(void) {
         if (zero_nvme_wait(s, req[i & 1], &err) != ZERO_OK) bad++;
         if (p[0] != (unsigned char)(i + 1) || p[tb - 1] != (unsigned char)(i + 1)) bad++;
     }
-    tr = now_s() - t0;
+    tr = zt_now_s() - t0;
     CHECK_EQ_INT(bad, 0);
     printf("nvme store throughput (%s, %d x 8 MB tiles = %d MB): write %.0f MB/s, read %.0f MB/s "
            "(page cache may serve the reads; not a check)\n",

@@ -6,7 +6,9 @@
    ranks' sequences identical, one reduce-scatter per unit and step at stage
    2), the watchdog (a rank that arrives late makes the waiting rank log
    which unit it waits on; training then goes on; a bad ZERO_WATCHDOG_S is
-   refused), zero_version. */
+   refused), zero_version.
+
+   Run alone: make test T=test_observe */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp, nanosleep in this test */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
@@ -61,11 +63,8 @@ typedef struct job {
     zero_memory_stats ms;    /* rank 0's, at the end */
 } job;
 
-static void init_cb(void *u, int t, int64_t off, int64_t n, float *out) {
-    int64_t i;
-    (void)u;
-    for (i = 0; i < n; i++) out[i] = (float)(0.3 * cos(0.7 * t + 0.011 * (double)(off + i)));
-}
+/* the initial weights: 0.3 cos(0.7 t + 0.011 i) */
+static zt_wave init_wave = {0.3, 0, 0.7, 0.011, 1};
 
 static zero_config make_cfg(const job *J) {
     zero_config c = zero_config_default();
@@ -105,7 +104,8 @@ static zero_result rank_fn(const zero_backend *be, void *arg) {
         static const char *names[NT] = {"emb", "w1", "b1", "w2", "out"};
         ts[t].name = names[t];
         ts[t].numel = SIZES[t];
-        ts[t].init = init_cb;
+        ts[t].init = zt_init_wave;
+        ts[t].init_user = &init_wave;
         ts[t].group = t;
     }
     c.log.rank = be->rank;

@@ -1,4 +1,5 @@
-/* test_offload.c - zero_offload.h: CPU features, SIMD level, CPU optimizer threads. */
+/* test_offload.c - zero_offload.h: CPU features, SIMD level, CPU optimizer threads.
+   Run alone: make test T=test_offload */
 #define _GNU_SOURCE /* setenv/unsetenv, sched_{get,set}affinity and CPU_* in this test;
                        also makes the header take its sched_getaffinity path */
 #define ZERO_IMPLEMENTATION

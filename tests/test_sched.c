@@ -1,8 +1,8 @@
-/* tests/test_sched.c - the loss scaler and the LR schedules against
+/* test_sched.c - the loss scaler and the LR schedules against
    ../shared/reference/deepspeed.md sections 1 and 2 (tables 1.4 and 2.6) and
    against plain, independently written simulations of DeepSpeed's code.
 
-   gcc -std=c11 -Wall -Wextra -Werror -I. -o /tmp/ts tests/test_sched.c -lm */
+   Run alone: make test T=test_sched */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_test.h"

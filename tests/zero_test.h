@@ -4,7 +4,9 @@
    keeps going; numeric checks print the values. Every test program ends with
    `return zt_finish();`, which prints "N passed, N failed" and returns non-zero
    on any failure. Random inputs are fresh each run: the seed comes from the
-   clock (or ZERO_TEST_SEED) and is printed, so a failure can be replayed. */
+   clock (or ZERO_TEST_SEED) and is printed, so a failure can be replayed.
+   Below those, the small helpers several tests share (tensor values, fp16 /
+   bf16 buffer access, bit comparison, hashing, a clock). */
 #ifndef ZERO_TEST_H
 #define ZERO_TEST_H
 
@@ -57,6 +59,15 @@ static inline int zt_near(double got, double want, double rel) {
 
 #define CHECK_STR_CONTAINS(s, sub) CHECKF(strstr((s), (sub)) != NULL, "\"%s\" lacks \"%s\"", (s), (sub))
 
+/* splitmix64's output function: a well-mixed hash of x, also for deterministic
+   inputs that any rank can recompute */
+static inline uint64_t zt_mix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 /* ---- fresh random inputs (xoshiro256**), seed printed ---- */
 static uint64_t zt_rng_s[4];
 static inline uint64_t zt_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -79,18 +90,65 @@ static inline long zt_rand_int(long lo, long hi) { /* inclusive */
 static inline void zt_seed(const char *name) {
     const char *env = getenv("ZERO_TEST_SEED");
     uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-    uint64_t z = seed;
     int i;
-    for (i = 0; i < 4; i++) { /* splitmix64 */
-        z += 0x9e3779b97f4a7c15ull;
-        uint64_t x = z;
-        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-        x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-        zt_rng_s[i] = x ^ (x >> 31);
-    }
+    for (i = 0; i < 4; i++) zt_rng_s[i] = zt_mix64(seed + (uint64_t)i * 0x9e3779b97f4a7c15ull); /* splitmix64 */
     printf("%s: seed %llu (ZERO_TEST_SEED=%llu replays it)\n", name, (unsigned long long)seed,
            (unsigned long long)seed);
 }
+
+/* ---- small shared helpers ---- */
+
+/* wall-clock seconds (C11's timespec_get), for printed timings and deadlines */
+static inline double zt_now_s(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* a float's bits: equal bits tell NaNs and signed zeros apart where == does not */
+static inline uint32_t zt_float_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+static inline int zt_same_bits(float a, float b) { return zt_float_bits(a) == zt_float_bits(b); }
+
+/* Deterministic tensor values for zero_tensor.init, with init_user pointing at
+   a zt_wave: element x of tensor t is amp * sin(phase + freq_t * t + freq_x * x)
+   (cos where cosine is set), computed in double and rounded to float once. */
+typedef struct zt_wave {
+    double amp, phase, freq_t, freq_x;
+    int cosine;
+} zt_wave;
+static inline float zt_wave_at(const zt_wave *w, int t, int64_t x) {
+    double a = w->phase + w->freq_t * t + w->freq_x * (double)x;
+    return (float)(w->amp * (w->cosine ? cos(a) : sin(a)));
+}
+static inline void zt_init_wave(void *user, int t, int64_t off, int64_t n, float *out) {
+    int64_t i;
+    for (i = 0; i < n; i++) out[i] = zt_wave_at((const zt_wave *)user, t, off + i);
+}
+
+/* fp32 / fp16 / bf16 buffer elements as float (zero.h's conversions: include
+   this header after zero.h) */
+#ifdef ZERO_H
+static inline float zt_load(const void *p, zero_dtype dt, int64_t i) {
+    if (dt == ZERO_DTYPE_FP16) return zero_f16_to_f32(((const zero_f16 *)p)[i]);
+    if (dt == ZERO_DTYPE_BF16) return zero_bf16_to_f32(((const zero_bf16 *)p)[i]);
+    return ((const float *)p)[i];
+}
+static inline void zt_store(void *p, zero_dtype dt, int64_t i, float v) {
+    if (dt == ZERO_DTYPE_FP16) ((zero_f16 *)p)[i] = zero_f32_to_f16(v);
+    else if (dt == ZERO_DTYPE_BF16) ((zero_bf16 *)p)[i] = zero_f32_to_bf16(v);
+    else ((float *)p)[i] = v;
+}
+/* v rounded to dt and back: what a dt buffer keeps of it */
+static inline float zt_round(zero_dtype dt, float v) {
+    if (dt == ZERO_DTYPE_FP16) return zero_f16_to_f32(zero_f32_to_f16(v));
+    if (dt == ZERO_DTYPE_BF16) return zero_bf16_to_f32(zero_f32_to_bf16(v));
+    return v;
+}
+#endif
 
 static inline int zt_finish(void) {
     printf("%d passed, %d failed\n", zt_pass, zt_fail);
