@@ -4150,7 +4150,7 @@ ZERO__DEF size_t zero_config_to_json(const zero_config *cfg, char *buf, size_t c
 
 /* ---- >>scaler: the loss scaler ----
 
-   DeepSpeed has three fp16 scalers (../shared/reference/deepspeed.md 1.1):
+   DeepSpeed has three fp16 scalers (runtime/fp16/loss_scaler.py and its users):
    the ZeRO optimizers use DynamicLossScaler (hysteresis, raise at the
    minimum), FP16_Optimizer / FP16_UnfusedOptimizer (no ZeRO) have their own
    _update_scale without hysteresis that clamps at the minimum. zero_rules

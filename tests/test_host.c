@@ -746,6 +746,15 @@ static void test_timeout(void) {
     res = fail_run(&a, S_LEAVE_OK, 2, &err);
     CHECK_EQ_INT(a.item[0], ZERO_MSG_HOST_PEER_EXITED);
     unsetenv("ZERO_HOST_TIMEOUT_S");
+    /* ZERO_TIMEOUT_S, the one name of every backend, is read first;
+       ZERO_HOST_TIMEOUT_S is its alias when it is unset */
+    setenv("ZERO_TIMEOUT_S", "0.25", 1);
+    setenv("ZERO_HOST_TIMEOUT_S", "30", 1);
+    res = fail_run(&a, S_TIMEOUT, 2, &err);
+    CHECK_EQ_INT(res, ZERO_ERR_TIMEOUT);
+    CHECKF(a.took[0] > 0.2 && a.took[0] < 3, "ZERO_TIMEOUT_S=0.25: gave up after %.3f s", a.took[0]);
+    unsetenv("ZERO_TIMEOUT_S");
+    unsetenv("ZERO_HOST_TIMEOUT_S");
 }
 
 static void test_run_errors(void) {

@@ -1,6 +1,7 @@
-/* test_sched.c - the loss scaler and the LR schedules against
-   ../shared/reference/deepspeed.md sections 1 and 2 (tables 1.4 and 2.6) and
-   against plain, independently written simulations of DeepSpeed's code.
+/* test_sched.c - the loss scaler and the LR schedules against DeepSpeed's
+   worked numbers (the scaler's example run and the schedules' table, both in
+   docs/schedules.md) and against plain, independently written simulations
+   of DeepSpeed's code.
 
    Run alone: make test T=test_sched */
 #define ZERO_IMPLEMENTATION
@@ -50,12 +51,12 @@ static int scaler_same(const zero_loss_scaler *a, const zero_loss_scaler *b) {
 }
 
 /* ---------------------------------------------------------------------- */
-/* 1.4: the worked example, iteration by iteration                         */
+/* the scaler's worked example, iteration by iteration                    */
 
 static void test_worked_example(void) {
     /* iter:              0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 */
     static const int ev[] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0};
-    /* the reference's NEW row */
+    /* DeepSpeed 0.19's row */
     static const double want[] = {65536,  32768,  32768,  32768,  32768, 32768, 65536,
                                   65536,  65536,  65536,  131072, 131072, 131072, 65536,
                                   65536,  65536,  65536,  65536,  131072};
@@ -65,7 +66,7 @@ static void test_worked_example(void) {
     static const double want_consec[] = {65536,  32768,  32768,  32768,  32768,  32768, 65536,
                                          65536,  65536,  65536,  131072, 131072, 131072, 131072,
                                          131072, 131072, 131072, 131072, 262144};
-    /* the reference's OLD row, which we must NOT reproduce (iterations where it differs) */
+    /* DeepSpeed 0.16's row, which zero must NOT reproduce (iterations where it differs) */
     static const double old_row[] = {65536,  32768,  32768,  32768,  32768, 65536, 65536,
                                      65536,  65536,  131072, 131072, 131072, 131072, 65536,
                                      65536,  65536,  65536,  131072, 131072};
@@ -352,7 +353,7 @@ static void test_scaler_random(void) {
 }
 
 /* ---------------------------------------------------------------------- */
-/* 2.6: the numeric table                                                  */
+/* the schedules' numeric table                                            */
 
 /* |got - printed| within half a unit of the printed value's last digit */
 static int matches_printed(double got, const char *printed) {

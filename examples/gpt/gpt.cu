@@ -509,7 +509,7 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
 }
 
 static zero_result make_config(const options *o, int world, zero_config *cfg, zero_error *err) {
-    zero_zero_config *z = &cfg->zero_optimization;
+    zero_optimization_config *z = &cfg->zero_optimization;
     *cfg = zero_config_default();
     cfg->optimizer.lr = 6e-4;
     cfg->optimizer.weight_decay = 0.1;
