@@ -6528,7 +6528,7 @@ struct zero_engine {
     zero__observe obs;
     zero__opt_place opt;
     zero__nvme_tiles nvme;
-    zero__param_offload poff;
+    zero__param_offload offload_param;
     zero__delayed dpu;
     struct {
         size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
@@ -6705,7 +6705,7 @@ static void zero__efree(zero_engine *e, zero_mem_kind kind, void *p) {
 /* Per-unit pointers into the buffers (see the memory plan in zero_engine_create). */
 /* fp32 parameters on the device, Adam there: the parameters are the master */
 static int zero__master_is_params(const zero_engine *e) {
-    return e->plan.cdt == ZERO_DTYPE_FP32 && !e->opt.cpu && !e->poff.device;
+    return e->plan.cdt == ZERO_DTYPE_FP32 && !e->opt.cpu && !e->offload_param.device;
 }
 
 static float *zero__master_at(const zero_engine *e, int u) {
@@ -7163,14 +7163,14 @@ static void zero__tiles_drain(zero_engine *e, zero_error *first) {
 /* Complete buffer b's pending read or write; with `reuse`, also the copies
    out of the buffers still queued on the comm stream. */
 static zero_result zero__pbuf_settle(zero_engine *e, int b, int reuse, zero_error *fail) {
-    if (!zero__req_wait(e, e->poff.pstore, &e->poff.pbuf_req[b], fail)) {
-        e->poff.pbuf_unit[b] = -1;
+    if (!zero__req_wait(e, e->offload_param.pstore, &e->offload_param.pbuf_req[b], fail)) {
+        e->offload_param.pbuf_unit[b] = -1;
         return fail->code;
     }
-    if (reuse && e->poff.pbuf_copying[b]) {
+    if (reuse && e->offload_param.pbuf_copying[b]) {
         int k;
         if (zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK) return fail->code;
-        for (k = 0; k < e->poff.n_pbuf; k++) e->poff.pbuf_copying[k] = 0;
+        for (k = 0; k < e->offload_param.n_pbuf; k++) e->offload_param.pbuf_copying[k] = 0;
     }
     return ZERO_OK;
 }
@@ -7179,17 +7179,17 @@ static zero_result zero__pbuf_settle(zero_engine *e, int b, int reuse, zero_erro
    free to overwrite (*hit says which). */
 static zero_result zero__pbuf_take(zero_engine *e, int u, int *out, int *hit, zero_error *fail) {
     int b = -1, k;
-    for (k = 0; k < e->poff.n_pbuf && b < 0; k++)
-        if (e->poff.pbuf_unit[k] == u) b = k;
+    for (k = 0; k < e->offload_param.n_pbuf && b < 0; k++)
+        if (e->offload_param.pbuf_unit[k] == u) b = k;
     *hit = b >= 0;
     if (b < 0) {
         b = 0;
-        for (k = 1; k < e->poff.n_pbuf; k++)
-            if (e->poff.pbuf_used[k] < e->poff.pbuf_used[b]) b = k;
+        for (k = 1; k < e->offload_param.n_pbuf; k++)
+            if (e->offload_param.pbuf_used[k] < e->offload_param.pbuf_used[b]) b = k;
         if (zero__pbuf_settle(e, b, 1, fail) != ZERO_OK) return fail->code;
-        e->poff.pbuf_unit[b] = -1;
+        e->offload_param.pbuf_unit[b] = -1;
     }
-    e->poff.pbuf_used[b] = ++e->poff.pbuf_clock;
+    e->offload_param.pbuf_used[b] = ++e->offload_param.pbuf_clock;
     *out = b;
     return ZERO_OK;
 }
@@ -7200,12 +7200,12 @@ static zero_result zero__pbuf_load(zero_engine *e, int u, int wait, int *out, ze
     int b = 0, hit = 0;
     if (zero__pbuf_take(e, u, &b, &hit, fail) != ZERO_OK) return fail->code;
     if (!hit) {
-        if (e->be.tiles_read(e->poff.pstore, u, e->poff.pbuf[b], (size_t)e->plan.layout->units[u].chunk * e->plan.csize, &e->poff.pbuf_req[b], fail) !=
+        if (e->be.tiles_read(e->offload_param.pstore, u, e->offload_param.pbuf[b], (size_t)e->plan.layout->units[u].chunk * e->plan.csize, &e->offload_param.pbuf_req[b], fail) !=
             ZERO_OK) {
-            e->poff.pbuf_req[b] = NULL;
+            e->offload_param.pbuf_req[b] = NULL;
             return fail->code;
         }
-        e->poff.pbuf_unit[b] = u;
+        e->offload_param.pbuf_unit[b] = u;
     }
     if (wait && zero__pbuf_settle(e, b, 0, fail) != ZERO_OK) return fail->code;
     *out = b;
@@ -7216,7 +7216,7 @@ static zero_result zero__pbuf_load(zero_engine *e, int u, int wait, int *out, ze
    the units of the spans the trace fetches next that are not resident. */
 static zero_result zero__pbuf_ahead(zero_engine *e, int s, int u_next, zero_error *fail) {
     const zero_layout *l = e->plan.layout;
-    int left = e->poff.n_pbuf - 1, u, p, b;
+    int left = e->offload_param.n_pbuf - 1, u, p, b;
     for (u = u_next; u < l->span_first[s + 1] && left > 0; u++, left--)
         if (zero__pbuf_load(e, u, 0, &b, fail) != ZERO_OK) return fail->code;
     if (e->pool.trace_state != ZERO__TRACE_COMPLETE) return ZERO_OK;
@@ -7232,9 +7232,9 @@ static zero_result zero__pbuf_ahead(zero_engine *e, int s, int u_next, zero_erro
 /* Every pending request of the cache waited (the first failure to *first). */
 static void zero__pbuf_drain(zero_engine *e, zero_error *first) {
     int k;
-    if (!e->poff.pstore || !e->poff.pbuf_req) return;
-    for (k = 0; k < e->poff.n_pbuf; k++)
-        if (!zero__req_wait(e, e->poff.pstore, &e->poff.pbuf_req[k], first)) e->poff.pbuf_unit[k] = -1;
+    if (!e->offload_param.pstore || !e->offload_param.pbuf_req) return;
+    for (k = 0; k < e->offload_param.n_pbuf; k++)
+        if (!zero__req_wait(e, e->offload_param.pstore, &e->offload_param.pbuf_req[k], first)) e->offload_param.pbuf_unit[k] = -1;
 }
 
 /* Where Adam's compute-dtype output goes (offload_param).
@@ -7246,41 +7246,41 @@ static void zero__pbuf_drain(zero_engine *e, zero_error *first) {
 static zero_result zero__param_out(zero_engine *e, int u, int host_adam, void **dst, int *buf, zero_error *fail) {
     *buf = -1;
     if (host_adam) {
-        if (e->poff.device == ZERO_OFFLOAD_NVME) {
+        if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
             int hit;
             if (zero__pbuf_take(e, u, buf, &hit, fail) != ZERO_OK) return fail->code;
             if (zero__pbuf_settle(e, *buf, 1, fail) != ZERO_OK) return fail->code;
-            e->poff.pbuf_unit[*buf] = -1; /* being overwritten */
-            *dst = e->poff.pbuf[*buf];
+            e->offload_param.pbuf_unit[*buf] = -1; /* being overwritten */
+            *dst = e->offload_param.pbuf[*buf];
         } else {
-            *dst = e->poff.device == ZERO_OFFLOAD_CPU ? zero__param_own(e, u)
+            *dst = e->offload_param.device == ZERO_OFFLOAD_CPU ? zero__param_own(e, u)
                                                : zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize);
         }
     } else {
-        *dst = e->poff.device ? e->poff.pstage : e->plan.cdt == ZERO_DTYPE_FP32 ? NULL : zero__param_own(e, u);
+        *dst = e->offload_param.device ? e->offload_param.pstage : e->plan.cdt == ZERO_DTYPE_FP32 ? NULL : zero__param_own(e, u);
     }
     return ZERO_OK;
 }
 
 static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const void *src, int buf, zero_error *fail) {
     size_t bytes = (size_t)e->plan.layout->units[u].chunk * e->plan.csize;
-    if (e->poff.device == ZERO_OFFLOAD_NVME) {
+    if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
         if (!host_adam) { /* device staging -> a host buffer first */
             int hit;
             if (zero__pbuf_take(e, u, &buf, &hit, fail) != ZERO_OK ||
                 zero__pbuf_settle(e, buf, 1, fail) != ZERO_OK)
                 return fail->code;
-            e->poff.pbuf_unit[buf] = -1;
-            if (e->be.copy(e->be.ctx, e->poff.pbuf[buf], src, bytes, ZERO_STREAM_COMM, fail) != ZERO_OK ||
+            e->offload_param.pbuf_unit[buf] = -1;
+            if (e->be.copy(e->be.ctx, e->offload_param.pbuf[buf], src, bytes, ZERO_STREAM_COMM, fail) != ZERO_OK ||
                 zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
                 return fail->code;
         }
-        if (e->be.tiles_write(e->poff.pstore, u, e->poff.pbuf[buf], bytes, &e->poff.pbuf_req[buf], fail) != ZERO_OK) {
-            e->poff.pbuf_req[buf] = NULL;
+        if (e->be.tiles_write(e->offload_param.pstore, u, e->offload_param.pbuf[buf], bytes, &e->offload_param.pbuf_req[buf], fail) != ZERO_OK) {
+            e->offload_param.pbuf_req[buf] = NULL;
             return fail->code;
         }
-        e->poff.pbuf_unit[buf] = u;
-        e->poff.pbuf_used[buf] = ++e->poff.pbuf_clock;
+        e->offload_param.pbuf_unit[buf] = u;
+        e->offload_param.pbuf_used[buf] = ++e->offload_param.pbuf_clock;
         return ZERO_OK;
     }
     if (!src) return ZERO_OK; /* fp32 on the device: the master is the parameter */
@@ -7397,19 +7397,19 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
         const void *send = e->buf.params ? zero__at(e->buf.params, x->shard_offset, e->plan.csize) : NULL;
         if ((r = zero__coll_check(e, ZERO__C_FETCH, u)) != ZERO_OK) return r;
         e->pool.n_gathered++;
-        if (e->poff.device) {
+        if (e->offload_param.device) {
             /* offload_param: the owned chunk from the host (or its NVMe tile) into
                its place in the pool, then the all-gather in place */
             char *own = dst + (size_t)e->plan.rank * (size_t)x->chunk * e->plan.csize;
             zero_error fail;
             zero__ok(&fail);
-            if (e->poff.device == ZERO_OFFLOAD_NVME) {
+            if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
                 int b = 0;
                 if (zero__pbuf_load(e, u, 1, &b, &fail) != ZERO_OK ||
                     zero__pbuf_ahead(e, s, u + 1, &fail) != ZERO_OK)
                     return zero__ebackend(e, &fail, "stage-3 fetch: NVMe read of a parameter tile");
-                send = e->poff.pbuf[b];
-                e->poff.pbuf_copying[b] = 1;
+                send = e->offload_param.pbuf[b];
+                e->offload_param.pbuf_copying[b] = 1;
             }
             ZERO__TRY_BE(e, "stage-3 fetch: parameters from the host",
                          e->be.copy(e->be.ctx, own, send, (size_t)x->chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
@@ -7647,11 +7647,11 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
         if (hi > lo)
             zero__init_values(e, ts, u, lo, hi, vals, segs, cap);
         if (hi - lo < n) memset(vals + zero__max_i64(0, hi - lo), 0, sizeof(float) * (size_t)(n - zero__max_i64(0, hi - lo)));
-        if (e->poff.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
+        if (e->offload_param.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
             void *req = NULL;
-            zero__host_cast(e->poff.pbuf[0], e->plan.cdt, vals, n);
-            if (e->be.tiles_write(e->poff.pstore, u, e->poff.pbuf[0], e->plan.csize * (size_t)n, &req, &be) != ZERO_OK ||
-                e->be.tiles_wait(e->poff.pstore, req, &be) != ZERO_OK) {
+            zero__host_cast(e->offload_param.pbuf[0], e->plan.cdt, vals, n);
+            if (e->be.tiles_write(e->offload_param.pstore, u, e->offload_param.pbuf[0], e->plan.csize * (size_t)n, &req, &be) != ZERO_OK ||
+                e->be.tiles_wait(e->offload_param.pstore, req, &be) != ZERO_OK) {
                 r = zero__ebackend(e, &be, "zero_engine_create: initial parameter tile");
                 break;
             }
@@ -7898,30 +7898,30 @@ static zero_result zero__alloc_param_tiles(zero_engine *e, int64_t max_chunk, in
     int k;
     zero_result r;
     zero_error be;
-    e->poff.ptile_bytes = (size_t)max_chunk * e->plan.csize;
+    e->offload_param.ptile_bytes = (size_t)max_chunk * e->plan.csize;
     e->nvme.nvme_bytes += (size_t)shard * e->plan.csize;
-    e->poff.n_pbuf = (int)zero__max_i64(2, zero__min_i64(op->buffer_count, 1024));
-    e->poff.pbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->poff.n_pbuf);
-    e->poff.pbuf_req = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->poff.n_pbuf);
-    e->poff.pbuf_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->poff.n_pbuf);
-    e->poff.pbuf_copying = (unsigned char *)ZERO_MALLOC((size_t)e->poff.n_pbuf);
-    e->poff.pbuf_used = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)e->poff.n_pbuf);
-    if (!e->poff.pbuf || !e->poff.pbuf_req || !e->poff.pbuf_unit || !e->poff.pbuf_copying || !e->poff.pbuf_used)
+    e->offload_param.n_pbuf = (int)zero__max_i64(2, zero__min_i64(op->buffer_count, 1024));
+    e->offload_param.pbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->offload_param.n_pbuf);
+    e->offload_param.pbuf_req = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->offload_param.n_pbuf);
+    e->offload_param.pbuf_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->offload_param.n_pbuf);
+    e->offload_param.pbuf_copying = (unsigned char *)ZERO_MALLOC((size_t)e->offload_param.n_pbuf);
+    e->offload_param.pbuf_used = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)e->offload_param.n_pbuf);
+    if (!e->offload_param.pbuf || !e->offload_param.pbuf_req || !e->offload_param.pbuf_unit || !e->offload_param.pbuf_copying || !e->offload_param.pbuf_used)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe parameter buffer table");
-    for (k = 0; k < e->poff.n_pbuf; k++) {
-        e->poff.pbuf[k] = e->poff.pbuf_req[k] = NULL;
-        e->poff.pbuf_unit[k] = -1;
-        e->poff.pbuf_copying[k] = 0;
-        e->poff.pbuf_used[k] = 0;
+    for (k = 0; k < e->offload_param.n_pbuf; k++) {
+        e->offload_param.pbuf[k] = e->offload_param.pbuf_req[k] = NULL;
+        e->offload_param.pbuf_unit[k] = -1;
+        e->offload_param.pbuf_copying[k] = 0;
+        e->offload_param.pbuf_used[k] = 0;
     }
-    for (k = 0; k < e->poff.n_pbuf; k++)
-        if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, e->poff.param_kind, e->poff.ptile_bytes, &e->poff.pbuf[k],
+    for (k = 0; k < e->offload_param.n_pbuf; k++)
+        if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, e->offload_param.param_kind, e->offload_param.ptile_bytes, &e->offload_param.pbuf[k],
                               "NVMe parameter tile buffer")) != ZERO_OK)
             return r;
     zero__ok(&be);
-    if (e->be.tiles_open(e->be.cpu_ctx, op->nvme_path, "zero_param", e->plan.rank, e->poff.ptile_bytes, &e->cfg.aio,
-                         &e->poff.pstore, &be) != ZERO_OK) {
-        e->poff.pstore = NULL;
+    if (e->be.tiles_open(e->be.cpu_ctx, op->nvme_path, "zero_param", e->plan.rank, e->offload_param.ptile_bytes, &e->cfg.aio,
+                         &e->offload_param.pstore, &be) != ZERO_OK) {
+        e->offload_param.pstore = NULL;
         return zero__ebackend(e, &be, "zero_engine_create: offload_param \"nvme\"");
     }
     return ZERO_OK;
@@ -7934,37 +7934,37 @@ static zero_result zero__alloc_params(zero_engine *e, const zero__sizes *zs) {
     int64_t maxc = 0, maxt = 0;
     int u;
     zero_result r;
-    if (e->poff.device != ZERO_OFFLOAD_NVME &&
-        (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->poff.param_kind, (size_t)(e->plan.stage == 3 ? zs->S : zs->psi) * e->plan.csize,
-                          &e->buf.params, e->poff.device ? "parameter shard (offload_param \"cpu\")" : "compute-dtype parameters")) !=
+    if (e->offload_param.device != ZERO_OFFLOAD_NVME &&
+        (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->offload_param.param_kind, (size_t)(e->plan.stage == 3 ? zs->S : zs->psi) * e->plan.csize,
+                          &e->buf.params, e->offload_param.device ? "parameter shard (offload_param \"cpu\")" : "compute-dtype parameters")) !=
             ZERO_OK)
         return r;
-    if (!e->poff.device) return ZERO_OK;
+    if (!e->offload_param.device) return ZERO_OK;
     for (u = 0; u < l->n_units; u++) {
         maxc = zero__max_i64(maxc, l->units[u].chunk);
         if (!l->units[u].frozen) maxt = zero__max_i64(maxt, l->units[u].chunk);
     }
     /* device Adam writes a unit's new parameters here on their way to the host */
-    if (!e->opt.cpu && (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxt * e->plan.csize, &e->poff.pstage,
+    if (!e->opt.cpu && (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxt * e->plan.csize, &e->offload_param.pstage,
                                          "offload_param staging of one unit's chunk")) != ZERO_OK)
         return r;
-    return e->poff.device == ZERO_OFFLOAD_NVME ? zero__alloc_param_tiles(e, maxc, zs->S) : ZERO_OK;
+    return e->offload_param.device == ZERO_OFFLOAD_NVME ? zero__alloc_param_tiles(e, maxc, zs->S) : ZERO_OK;
 }
 
 static void zero__free_params(zero_engine *e) {
     int k;
-    zero__efree(e, e->poff.param_kind, e->buf.params);
-    if (e->poff.pstore) zero__pbuf_drain(e, NULL);
-    if (e->poff.pstore && e->be.tiles_close) e->be.tiles_close(e->poff.pstore);
-    e->poff.pstore = NULL;
-    if (e->poff.pbuf)
-        for (k = 0; k < e->poff.n_pbuf; k++) zero__efree(e, e->poff.param_kind, e->poff.pbuf[k]);
-    ZERO_FREE(e->poff.pbuf);
-    ZERO_FREE(e->poff.pbuf_req);
-    ZERO_FREE(e->poff.pbuf_unit);
-    ZERO_FREE(e->poff.pbuf_copying);
-    ZERO_FREE(e->poff.pbuf_used);
-    zero__efree(e, ZERO_MEM_DEVICE, e->poff.pstage);
+    zero__efree(e, e->offload_param.param_kind, e->buf.params);
+    if (e->offload_param.pstore) zero__pbuf_drain(e, NULL);
+    if (e->offload_param.pstore && e->be.tiles_close) e->be.tiles_close(e->offload_param.pstore);
+    e->offload_param.pstore = NULL;
+    if (e->offload_param.pbuf)
+        for (k = 0; k < e->offload_param.n_pbuf; k++) zero__efree(e, e->offload_param.param_kind, e->offload_param.pbuf[k]);
+    ZERO_FREE(e->offload_param.pbuf);
+    ZERO_FREE(e->offload_param.pbuf_req);
+    ZERO_FREE(e->offload_param.pbuf_unit);
+    ZERO_FREE(e->offload_param.pbuf_copying);
+    ZERO_FREE(e->offload_param.pbuf_used);
+    zero__efree(e, ZERO_MEM_DEVICE, e->offload_param.pstage);
 }
 
 /* Stage 3's gather pool: the persistent spans, then room for the others. */
@@ -8111,7 +8111,7 @@ static zero_result zero__alloc_staging(zero_engine *e, const zero__sizes *zs) {
             ZERO_OK)
             return r;
         /* (with offload_param CPU Adam writes straight to the host shard or its tile buffers) */
-        if (!e->poff.device &&
+        if (!e->offload_param.device &&
             (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->plan.opt_kind, pbytes, &e->buf.cpu_param, "offload parameter staging")) !=
                 ZERO_OK)
             return r;
@@ -8253,14 +8253,10 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
     return zero__engine_init_weights(e, ts);
 }
 
-ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *cfg, const zero_tensor *tensors,
-                                         int n_tensors, const zero_backend *be, zero_error *err) {
-    zero_engine *e;
-    zero_layout_args la;
-    zero_result r;
+/* The arguments and the resolved config, checked before anything is made. */
+static zero_result zero__create_check(const zero_config *cfg, const zero_tensor *tensors, const zero_backend *be,
+                                      zero_error *err) {
     const zero_optimization_config *z;
-    if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_engine_create: out is NULL");
-    *out = NULL;
     if (!cfg || !tensors || !be)
         return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_engine_create: %s is NULL",
                           !cfg ? "cfg" : !tensors ? "tensors" : "backend");
@@ -8309,9 +8305,14 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     if (cfg->optimizer.amsgrad == 1)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "optimizer.params.amsgrad", 0, 0, "true is not supported");
 
-    e = (zero_engine *)ZERO_MALLOC(sizeof *e);
-    if (!e) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_engine_create");
-    memset(e, 0, sizeof *e);
+    return ZERO_OK;
+}
+
+/* What create decides before the layout: ranks, dtypes, where the
+   optimizer and the parameters live (the placement zero_step dispatches on),
+   and the observability switches. */
+static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const zero_backend *be) {
+    const zero_optimization_config *z = &cfg->zero_optimization;
     e->cfg = *cfg;
     e->be = *be;
     e->plan.rank = be->rank;
@@ -8327,17 +8328,17 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     e->opt.cpu = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->nvme.on = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->plan.opt_kind = !e->opt.cpu ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
-    e->poff.device = e->plan.stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
-    e->dpu.on = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->poff.device;
+    e->offload_param.device = e->plan.stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
+    e->dpu.on = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->offload_param.device;
     /* the early CPU step: nothing of the step needs the global norm (no clipping,
        no overflow check) and the backend can wait on events from a thread */
-    e->opt.early = z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->poff.device && !(cfg->gradient_clipping > 0) &&
+    e->opt.early = z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->offload_param.device && !(cfg->gradient_clipping > 0) &&
                e->plan.cdt != ZERO_DTYPE_FP16 &&
                !(e->plan.cdt == ZERO_DTYPE_BF16 && cfg->bf16.check_grad_overflow == 1 && (e->plan.stage == 1 || e->plan.stage == 2)) &&
                be->event_sync && be->event_create && be->event_record && be->event_destroy;
     e->opt.place = e->nvme.on ? ZERO__PLACE_NVME : e->dpu.on ? ZERO__PLACE_DELAYED : e->opt.early ? ZERO__PLACE_CPU_EARLY
                  : e->opt.cpu ? ZERO__PLACE_CPU : ZERO__PLACE_DEVICE;
-    e->poff.param_kind = !e->poff.device ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
+    e->offload_param.param_kind = !e->offload_param.device ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->plan.csize = zero_dtype_size(e->plan.cdt);
     e->plan.asize = zero_dtype_size(e->plan.adt);
     e->run.sched_it = cfg->scheduler.last_batch_iteration;
@@ -8350,6 +8351,22 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
         e->obs.tr_unit = -1;
         e->obs.tr_api = "zero_engine_create";
     }
+}
+
+ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *cfg, const zero_tensor *tensors,
+                                         int n_tensors, const zero_backend *be, zero_error *err) {
+    zero_engine *e;
+    zero_layout_args la;
+    zero_result r;
+    const zero_optimization_config *z;
+    if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_engine_create: out is NULL");
+    *out = NULL;
+    if ((r = zero__create_check(cfg, tensors, be, err)) != ZERO_OK) return r;
+    z = &cfg->zero_optimization;
+    e = (zero_engine *)ZERO_MALLOC(sizeof *e);
+    if (!e) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_engine_create");
+    memset(e, 0, sizeof *e);
+    zero__plan_placement(e, cfg, be);
     zero_loss_scaler_init(&e->run.scaler, cfg);
     if (!e->run.scaler.valid) {
         ZERO_FREE(e);
@@ -9032,7 +9049,7 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
             break;
         }
         if (zero__param_put(e, u, 1, dst, pb, &fail) != ZERO_OK) {
-            what = e->poff.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile" : "zero_step: parameters to the device";
+            what = e->offload_param.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile" : "zero_step: parameters to the device";
             break;
         }
     }
@@ -9068,8 +9085,8 @@ static zero_result zero__opt_device(zero_engine *e, const zero_adam_args *hyper)
             }
             aa.param = dst;
             ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
-            ZERO__TRY_BE(e, e->poff.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
-                            : e->poff.device ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
+            ZERO__TRY_BE(e, e->offload_param.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
+                            : e->offload_param.device ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
                          zero__param_put(e, u, 0, dst, pb, &be_err_));
         }
         if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
@@ -9092,9 +9109,9 @@ static zero_result zero__opt_cpu(zero_engine *e, const zero_adam_args *hyper) {
                          zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u),
                                         zero__mom_at(e, e->buf.v, u),
                                         zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
-                                        dst, !e->poff.device, &be_err_));
-            if (e->poff.device)
-                ZERO__TRY_BE(e, e->poff.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
+                                        dst, !e->offload_param.device, &be_err_));
+            if (e->offload_param.device)
+                ZERO__TRY_BE(e, e->offload_param.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
                                                                     : "zero_step: parameters to the host",
                              zero__param_put(e, u, 1, dst, pb, &be_err_));
         }
@@ -9649,10 +9666,10 @@ static zero_result zero__ck_unit_get(zero_engine *e, int u, int what, float *out
             memset(out, 0, c * 4);
             return ZERO_OK;
         }
-        if (e->poff.device == ZERO_OFFLOAD_NVME) {
+        if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
             void *req = NULL;
-            if (e->be.tiles_read(e->poff.pstore, u, tile, c * e->plan.csize, &req, fail) != ZERO_OK ||
-                e->be.tiles_wait(e->poff.pstore, req, fail) != ZERO_OK)
+            if (e->be.tiles_read(e->offload_param.pstore, u, tile, c * e->plan.csize, &req, fail) != ZERO_OK ||
+                e->be.tiles_wait(e->offload_param.pstore, req, fail) != ZERO_OK)
                 return fail->code;
             zero__host_uncast(out, e->plan.cdt, tile, (int64_t)c);
             return ZERO_OK;
@@ -9894,7 +9911,7 @@ static zero_result zero__ck_between_steps(zero_engine *e, const char *fn) {
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "%s: gradients of a step are pending; call it before the "
                                                           "first zero_grad or after zero_step", fn);
     if (e->dpu.pending && (r = zero__dpu_wait(e)) != ZERO_OK) return r; /* the delayed Adam writes the state */
-    if (e->poff.pstore) { /* the step's parameter writes behind: complete before the files are read or rewritten */
+    if (e->offload_param.pstore) { /* the step's parameter writes behind: complete before the files are read or rewritten */
         zero_error first;
         zero__ok(&first);
         zero__pbuf_drain(e, &first);
@@ -10400,10 +10417,10 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
         if (hi - lo < n) memset(vals + (hi - lo), 0, sizeof(float) * (size_t)(n - (hi - lo)));
         if (what == 0) { /* the compute-dtype parameters: where they live */
             zero__host_cast(stage_buf, e->plan.cdt, vals, n);
-            if (e->poff.device == ZERO_OFFLOAD_NVME) {
+            if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
                 void *req = NULL;
-                if (e->be.tiles_write(e->poff.pstore, u, stage_buf, (size_t)n * e->plan.csize, &req, err) != ZERO_OK ||
-                    e->be.tiles_wait(e->poff.pstore, req, err) != ZERO_OK)
+                if (e->be.tiles_write(e->offload_param.pstore, u, stage_buf, (size_t)n * e->plan.csize, &req, err) != ZERO_OK ||
+                    e->be.tiles_wait(e->offload_param.pstore, req, err) != ZERO_OK)
                     return err->code;
             } else if (e->be.copy(e->be.ctx, zero__param_own(e, u), stage_buf, (size_t)n * e->plan.csize, ZERO_STREAM_COMM, err) !=
                            ZERO_OK ||
@@ -10550,8 +10567,8 @@ static zero_result zero__load_apply(zero_engine *e, zero__ck_reader *rd, const z
         e->broken = 0; /* nothing changed yet */
         goto out;
     }
-    if (e->poff.pstore) /* the parameter cache holds the old values */
-        for (t = 0; t < e->poff.n_pbuf; t++) e->poff.pbuf_unit[t] = -1;
+    if (e->offload_param.pstore) /* the parameter cache holds the old values */
+        for (t = 0; t < e->offload_param.n_pbuf; t++) e->offload_param.pbuf_unit[t] = -1;
     for (u = 0; u < e->plan.n_units; u++)
         if (zero__ck_unit_set(e, rd, ol, tmap, u, vals, tile, stage_buf, &be) != ZERO_OK) {
             /* the files passed every check a moment ago: the state is now partly replaced */
@@ -10905,10 +10922,10 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         tmp_host = (unsigned char *)p;
     }
     if ((e->nvme.on && !(e->plan.tflags[t] & ZERO_TENSOR_FROZEN) && !(what == ZERO_STATE_MASTER && zero__master_is_params(e))) ||
-        (e->poff.device == ZERO_OFFLOAD_NVME && (e->plan.tflags[t] & ZERO_TENSOR_FROZEN))) {
+        (e->offload_param.device == ZERO_OFFLOAD_NVME && (e->plan.tflags[t] & ZERO_TENSOR_FROZEN))) {
         zero_error be;
         zero__ok(&be);
-        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, e->nvme.on ? e->nvme.tile_bytes : e->poff.ptile_bytes, &tile, &be) != ZERO_OK) {
+        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, e->nvme.on ? e->nvme.tile_bytes : e->offload_param.ptile_bytes, &tile, &be) != ZERO_OK) {
             e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
             e->be.free(e->be.ctx, ZERO_MEM_PINNED, tmp_host);
             return zero__ebackend(e, &be, "zero_read_state: tile staging");
@@ -10927,13 +10944,13 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
         if (l->piece[t] == 0) n = zero__min_i64(n, l->numel[t] - (offset + done));
         if (x->frozen || (what == ZERO_STATE_MASTER && zero__master_is_params(e))) {
             sdt = e->plan.cdt;
-            if (e->poff.device != ZERO_OFFLOAD_NVME)
+            if (e->offload_param.device != ZERO_OFFLOAD_NVME)
                 src = e->plan.stage == 0 ? zero__at(e->buf.params, x->offset, e->plan.csize) : zero__param_own(e, u);
             if (e->plan.stage == 1 || e->plan.stage == 2) local = 1, src = zero__at(e->buf.params, x->offset, e->plan.csize);
-            if (e->poff.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
+            if (e->offload_param.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
                 void *req = NULL;
-                if (e->be.tiles_read(e->poff.pstore, u, tile, (size_t)x->chunk * e->plan.csize, &req, &be) != ZERO_OK ||
-                    e->be.tiles_wait(e->poff.pstore, req, &be) != ZERO_OK) {
+                if (e->be.tiles_read(e->offload_param.pstore, u, tile, (size_t)x->chunk * e->plan.csize, &req, &be) != ZERO_OK ||
+                    e->be.tiles_wait(e->offload_param.pstore, req, &be) != ZERO_OK) {
                     r = zero__ebackend(e, &be, "zero_read_state: NVMe read of a parameter tile");
                     break;
                 }
@@ -10965,7 +10982,7 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
             /* state kept off the device (offload) joins the gather from device staging */
             size_t es = zero_dtype_size(sdt);
             int params = x->frozen || (what == ZERO_STATE_MASTER && zero__master_is_params(e));
-            if (params ? e->poff.device != ZERO_OFFLOAD_NONE : e->opt.cpu) {
+            if (params ? e->offload_param.device != ZERO_OFFLOAD_NONE : e->opt.cpu) {
                 void *own = zero__at(tmp_dev, (int64_t)e->plan.rank * x->chunk, es);
                 if (e->be.copy(e->be.ctx, own, src, (size_t)x->chunk * es, ZERO_STREAM_COMM, &be) != ZERO_OK) {
                     r = zero__ebackend(e, &be, "zero_read_state: copy to the device");
