@@ -34,8 +34,7 @@
        #include "zero_offload.h"      (optional: CPU offload)
        #include "zero_cuda.cuh"
 
-   Every other file includes them without the define. Build with
-       nvcc -std=c++17 -arch=sm_90 -I<dir of zero.h> train.cu -lnccl
+   Every other file includes them without the define.
 
    Minimal use (one process per GPU; a training loop as in zero.h):
 
@@ -72,9 +71,60 @@
                       H200). On a GPU without matching code a launch fails with
                       cudaErrorNoKernelImageForDevice, whose HINT says so;
                       zero_cuda_build_info() lists the architectures built.
-       ZERO_STATIC, ZERO_ASSERT, ...: as in zero.h.
+       ZERO_STATIC, ZERO_ASSERT, ZERO_MALLOC / ZERO_REALLOC / ZERO_FREE, ...:
+                      as in zero.h. zero's host tables here, and host buffers
+                      when no allocation hook is given, come from ZERO_MALLOC.
 
    License: MIT, at the end of this file.
+*/
+
+/* Map of this file; search for >>name to reach a section. The declarations
+   (the API) come first, then the implementation, whose sections are in
+   dependency order: each uses only zero.h and the sections above it (host
+   tables and status text, then what the GPU runs, then host-side process
+   start-up, then the backend that ties them together).
+
+   declarations
+     cuda-api-status     CUDA and NCCL status into a zero_result: zero_cuda_check,
+                         ZERO_CUDA_TRY, zero_nccl_check, ZERO_NCCL_TRY
+     cuda-api-device     zero_cuda_device_info, zero_cuda_device_query,
+                         zero_cuda_build_info
+     cuda-api-boot       who this process is and rank 0's id for every rank:
+                         zero_dist_env, zero_dist_env_read, zero_bootstrap_exchange
+     cuda-api-launch     one process per GPU by hand: zero_cuda_launch_local
+     cuda-api-backend    zero_cuda_options, zero_cuda_backend_init, zero_cuda_backend,
+                         zero_cuda_stream, zero_cuda_comm_stream, zero_cuda_env,
+                         zero_cuda_backend_destroy
+   implementation (ZERO_IMPLEMENTATION)
+     cuda-alloc          zeroed host tables through ZERO_MALLOC: zero__cuda_calloc
+     cuda-status         error text and HINT lines: zero__cuda_hint, zero_cuda_check,
+                         zero__nccl_hint, zero_nccl_check
+     cuda-device         zero_cuda_device_query, zero_cuda_build_info
+     cuda-kernels        what the kernels compute and how they walk memory; launch
+                         geometry and tuning macros (ZERO__CUDA_*)
+     cuda-kernel-io      element access: 16-byte loads and stores (zero__cuda_io),
+                         zero__cuda_for_range, zero__cuda_block_sum
+     cuda-kernel-code    the __global__ kernels: scale, convert, sumsq (+ finish),
+                         fused Adam (zero__cuda_adam_kernel, zero__cuda_adam1)
+     cuda-kernel-launch  host entry points that check, plan and launch:
+                         zero__cuda_k_scale, _k_convert, _k_sumsq, _k_adam
+     cuda-boot           host-only helpers of start-up: clocks, sleep, strerror_r,
+                         integer parsing, ZERO_TIMEOUT_S (zero__boot_env_timeout)
+     cuda-env            the launcher's variables: zero_dist_env_read,
+                         zero__boot_env_master, zero__boot_slurm_per_node
+     cuda-exchange       rank 0's id over TCP: the protocol, zero__boot_peer,
+                         zero__boot_root (zero__boot_server_*), zero_bootstrap_exchange
+     cuda-launch         fork one process per GPU: zero__boot_gpu_count,
+                         zero__launch_fork, zero__launch_wait, zero_cuda_launch_local
+     cuda-backend        struct zero_cuda; sticky group failure; ZERO__CUDA_CTX
+     cuda-be-memory      alloc, free, memset0, copy
+     cuda-be-streams     events, stream waits, event_sync and sync (polled against
+                         NCCL's error and the deadline)
+     cuda-be-collectives NCCL reduce_scatter, all_gather, all_reduce, broadcast
+                         (copies for one GPU under ZERO_NO_NCCL)
+     cuda-be-kernels     the backend's scale, convert, sumsq, adam hooks
+     cuda-be-init        zero_cuda_options_default, zero__cuda_comm_init,
+                         zero_cuda_backend_init, zero_cuda_backend_destroy, getters
 */
 #ifndef ZERO_H
 #error "zero_cuda.cuh: include zero.h before zero_cuda.cuh"
@@ -98,7 +148,7 @@
 
 extern "C" {
 
-/* ---- CUDA and NCCL status -------------------------------------------- */
+/* ---- >>cuda-api-status: CUDA and NCCL status into a zero_result ---- */
 
 /* ZERO_OK for cudaSuccess (err cleared). Otherwise ZERO_ERR_CUDA with err->msg
        "file:line: what: cudaErrorName (CUDA's description)"
@@ -136,7 +186,7 @@ ZERO_API zero_result zero_nccl_check(ncclResult_t r, const char *what, const cha
     } while (0)
 #endif
 
-/* ---- device query and build information ---------------------------------- */
+/* ---- >>cuda-api-device: device query and build information ---- */
 
 typedef struct zero_cuda_device_info {
     int device;                      /* the ordinal asked for (within CUDA_VISIBLE_DEVICES) */
@@ -164,7 +214,7 @@ ZERO_API zero_result zero_cuda_device_query(int device, zero_cuda_device_info *i
    ("no NCCL" under ZERO_NO_NCCL; the arch part when nvcc defines it). */
 ZERO_API const char *zero_cuda_build_info(void);
 
-/* ---- launcher environment and bootstrap ------------------------------------ */
+/* ---- >>cuda-api-boot: launcher environment and bootstrap ---- */
 
 /* Who this process is, from the launcher's variables, first match wins:
      torchrun (also --no-python): RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
@@ -206,6 +256,8 @@ ZERO_API zero_result zero_dist_env_read(zero_dist_env *env, zero_error *err);
 ZERO_API zero_result zero_bootstrap_exchange(const zero_dist_env *env, void *id, size_t bytes,
                                              double timeout_s, zero_error *err);
 
+/* ---- >>cuda-api-launch: the local launcher ---- */
+
 /* For a program started by hand on a machine with several GPUs: when no
    launcher variables are set, fork one process per visible GPU with torchrun's
    variables set (MASTER_ADDR 127.0.0.1, a free port) and wait for them. In the
@@ -219,7 +271,7 @@ ZERO_API zero_result zero_bootstrap_exchange(const zero_dist_env *env, void *id,
    variables that are set but wrong are an error here too. */
 ZERO_API zero_result zero_cuda_launch_local(int *exit_code, zero_error *err);
 
-/* ---- the CUDA backend ------------------------------------------------------- */
+/* ---- >>cuda-api-backend: the CUDA backend ---- */
 
 typedef struct zero_cuda zero_cuda;
 
@@ -239,7 +291,7 @@ typedef struct zero_cuda_options {
     int check;                  /* 1: every step the ranks compare a hash of their
                                    collectives and fail on divergence (also
                                    ZERO_CHECK=1 in the environment) */
-    /* allocation hooks; NULL: cudaMalloc / cudaMallocHost / malloc */
+    /* allocation hooks; NULL: cudaMalloc / cudaMallocHost / ZERO_MALLOC */
     void *(*alloc)(void *user, zero_mem_kind kind, size_t bytes);
     void (*free)(void *user, zero_mem_kind kind, void *p);
     void *alloc_user;
@@ -298,8 +350,19 @@ ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
 #include <time.h>
 #include <unistd.h>
 
+/* ---- >>cuda-alloc: zeroed host tables through zero.h's ZERO_MALLOC ---- */
 
-/* ---- status checks ---- */
+/* calloc's contract on ZERO_MALLOC: n * size zeroed bytes, NULL when the
+   product overflows or memory is short; give it back with ZERO_FREE. */
+static void *zero__cuda_calloc(size_t n, size_t size) {
+    void *p;
+    if (size && n > SIZE_MAX / size) return NULL;
+    p = ZERO_MALLOC(n * size);
+    if (p) memset(p, 0, n * size);
+    return p;
+}
+
+/* ---- >>cuda-status: CUDA and NCCL failures as zero_error text with a HINT ---- */
 
 static const char *zero__cuda_hint(cudaError_t e) {
     switch (e) {
@@ -394,7 +457,7 @@ ZERO__DEF zero_result zero_nccl_check(ncclResult_t r, const char *what, const ch
 }
 #endif
 
-/* ---- device query, build information ---- */
+/* ---- >>cuda-device: device query, build information ---- */
 
 ZERO__DEF zero_result zero_cuda_device_query(int device, zero_cuda_device_info *info,
                                              zero_error *err) {
@@ -466,7 +529,7 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
         ;
 }
 
-/* ---- kernels -----------------------------------------------------------------
+/* ---- >>cuda-kernels: what the kernels compute, how they walk memory, launch geometry ----
 
    The backend's four kernels, each computing exactly the function of its host
    backend twin in zero.h (zero__host_scale, _convert, _sumsq, _adam):
@@ -522,7 +585,7 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
 #define ZERO__CUDA_ADAM_STREAMING 0
 #endif
 
-/* ---- kernels: element access ---- */
+/* ---- >>cuda-kernel-io: element access in kernels ---- */
 
 struct zero__cuda_none {}; /* a param type that is never written */
 
@@ -638,7 +701,7 @@ static __device__ __forceinline__ double zero__cuda_block_sum(double v) {
     return v;
 }
 
-/* ---- kernels: device code ---- */
+/* ---- >>cuda-kernel-code: the __global__ kernels and the Adam launch's parameters ---- */
 
 template <typename T>
 static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
@@ -833,7 +896,7 @@ zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
     }
 }
 
-/* ---- kernels: launchers ---- */
+/* ---- >>cuda-kernel-launch: host entry points that check, plan and launch ---- */
 
 static int zero__cuda_kernel_dtype(zero_dtype dt) {
     return dt == ZERO_DTYPE_FP32 || dt == ZERO_DTYPE_FP16 || dt == ZERO_DTYPE_BF16;
@@ -1116,12 +1179,14 @@ static ZERO__UNUSED zero_result zero__cuda_k_adam(const zero_adam_args *a, cudaS
     }
 }
 
-/* ---- bootstrap -------------------------------------------------------------
+/* ---- >>cuda-boot: host-only helpers of process start-up ----
 
-   The launcher's environment (zero_dist_env_read), the exchange of rank 0's
-   ncclUniqueId over TCP (zero_bootstrap_exchange) and the local launcher that
-   forks one process per GPU (zero_cuda_launch_local). Host code only: POSIX
-   sockets, poll, fork; no CUDA call except the GPU count, made in a child. */
+   This section and the next three start the processes: the launcher's
+   environment (zero_dist_env_read), the exchange of rank 0's ncclUniqueId
+   over TCP (zero_bootstrap_exchange) and the local launcher that forks one
+   process per GPU (zero_cuda_launch_local). Host code only: POSIX sockets,
+   poll, fork; no CUDA call except the GPU count, made in a child. Here:
+   strerror_r, the monotonic clock, sleeping, parsing. */
 
 #ifdef __linux__
 #  include <sys/prctl.h>
@@ -1142,8 +1207,6 @@ static const char *zero__boot_strerror(int e, char *buf, size_t cap) {
 }
 
 extern "C" {
-
-/* ---- bootstrap: small helpers ---- */
 
 static double zero__boot_now(void) {
     struct timespec ts;
@@ -1195,7 +1258,22 @@ static int zero__boot_parse_int(const char *s, long long lo, long long hi, long 
     return 0;
 }
 
-/* ---- launcher environment ---- */
+/* ZERO_TIMEOUT_S in seconds: the value when it is a number in (0, 1e7), 0 when
+   unset or empty, -1 otherwise. *text (when text is not NULL): the variable's
+   value, NULL when unset. */
+static double zero__boot_env_timeout(const char **text) {
+    const char *v = getenv("ZERO_TIMEOUT_S");
+    if (text) *text = v;
+    if (v && *v) {
+        char *end;
+        double t = strtod(v, &end);
+        if (*end == 0 && t > 0 && t < 1e7) return t;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- >>cuda-env: the launcher's variables (torchrun, Slurm, Open MPI) ---- */
 
 /* An error about variable `name` (set into err->key too). */
 static zero_result zero__boot_env_fail(zero_error *err, const char *name, const char *fmt, ...)
@@ -1456,7 +1534,7 @@ ZERO__DEF zero_result zero_dist_env_read(zero_dist_env *env, zero_error *err) {
     return ZERO_OK;
 }
 
-/* ---- bootstrap exchange over TCP ----
+/* ---- >>cuda-exchange: rank 0's ncclUniqueId to every rank over TCP ----
 
    The protocol, all integers big-endian:
      request (peer -> rank 0), 32 bytes:
@@ -1788,202 +1866,250 @@ static zero_result zero__boot_listen(const zero_dist_env *env, const char *where
     return ZERO_OK;
 }
 
-/* Rank 0: serve the blob to world - 1 peers. */
+/* Rank 0 while it serves: the listening sockets, the open connections, and per
+   rank whether it was served, whether a process claimed it and with which nonce. */
+typedef struct zero__boot_server {
+    const zero_dist_env *env;
+    size_t bytes;
+    int lfd[ZERO__BOOT_MAX_LISTEN], nl;
+    int world, cap, nconn, nserved, refused;
+    unsigned char *served, *claimed;
+    uint64_t *nonces;
+    unsigned char *okbuf; /* the reply to an accepted request: header, then the blob */
+    zero__boot_conn *conns;
+    struct pollfd *pfd;   /* the listening sockets, then one per connection */
+    char refusal[200];    /* the last refused request, for the time-out message */
+} zero__boot_server;
+
+/* Listen, and make the tables and the shared reply. On failure *sv still goes
+   to zero__boot_server_close. */
+static zero_result zero__boot_server_open(zero__boot_server *sv, const zero_dist_env *env, const void *id,
+                                          size_t bytes, const char *where, zero_error *err) {
+    int world = env->world;
+    zero_result r;
+    memset(sv, 0, sizeof *sv);
+    sv->env = env;
+    sv->bytes = bytes;
+    sv->world = world;
+    sv->cap = (world - 1 < 1000 ? world - 1 : 1000) + 16;
+    if ((r = zero__boot_listen(env, where, sv->lfd, &sv->nl, err)) != ZERO_OK) return r;
+    sv->served = (unsigned char *)zero__cuda_calloc((size_t)world, 1);
+    sv->claimed = (unsigned char *)zero__cuda_calloc((size_t)world, 1);
+    sv->nonces = (uint64_t *)zero__cuda_calloc((size_t)world, sizeof *sv->nonces);
+    sv->okbuf = (unsigned char *)ZERO_MALLOC(ZERO__BOOT_HDR + bytes);
+    sv->conns = (zero__boot_conn *)zero__cuda_calloc((size_t)sv->cap, sizeof *sv->conns);
+    sv->pfd = (struct pollfd *)zero__cuda_calloc((size_t)(sv->cap + sv->nl), sizeof *sv->pfd);
+    if (!sv->served || !sv->claimed || !sv->nonces || !sv->okbuf || !sv->conns || !sv->pfd)
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0,
+                          "zero_bootstrap_exchange: rank 0: no memory for the table of %d ranks", world);
+    zero__boot_header(sv->okbuf, ZERO__BOOT_ST_OK, (uint32_t)world, (uint64_t)bytes, 0);
+    if (bytes) memcpy(sv->okbuf + ZERO__BOOT_HDR, id, bytes);
+    return ZERO_OK;
+}
+
+static void zero__boot_server_close(zero__boot_server *sv) {
+    int i;
+    for (i = 0; i < sv->nconn; i++) close(sv->conns[i].fd);
+    for (i = 0; i < sv->nl; i++) close(sv->lfd[i]);
+    ZERO_FREE(sv->served);
+    ZERO_FREE(sv->claimed);
+    ZERO_FREE(sv->nonces);
+    ZERO_FREE(sv->okbuf);
+    ZERO_FREE(sv->conns);
+    ZERO_FREE(sv->pfd);
+}
+
+/* The deadline passed: name the ranks that never came (the first 24). */
+static zero_result zero__boot_server_timeout(const zero__boot_server *sv, const char *where, double timeout_s,
+                                             zero_error *err) {
+    char list[512];
+    size_t n = 0;
+    int i, missing = 0, shown = 0;
+    list[0] = 0;
+    for (i = 1; i < sv->world; i++) {
+        if (sv->served[i]) continue;
+        missing++;
+        if (shown < 24 && n < sizeof list) {
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", shown ? ", " : "", i);
+            shown++;
+        }
+    }
+    if (missing > shown && n < sizeof list) snprintf(list + n, sizeof list - n, " and %d more", missing - shown);
+    return zero__fail(err, ZERO_MSG_BOOTSTRAP_TIMEOUT, NULL, 0, 0,
+                      "zero_bootstrap_exchange: rank 0 of %d listened on %s for %.3g s: %s %s never "
+                      "connected%s%s%s"
+                      "\nHINT: start every rank with the same MASTER_ADDR, MASTER_PORT and world size; a rank "
+                      "that failed earlier logged its own error%s; ZERO_TIMEOUT_S sets the deadline",
+                      sv->world, where, timeout_s, missing == 1 ? "rank" : "ranks", list,
+                      sv->refused ? " (refused: " : "", sv->refused ? sv->refusal : "", sv->refused ? ")" : "",
+                      strcmp(sv->env->source, "slurm") == 0 ? "; under Slurm start the tasks with srun (a batch "
+                                                              "script alone is one task)"
+                                                            : "");
+}
+
+/* A whole request in c->req: accept it (c->ok, the rank claimed with its
+   nonce) or prepare the refusal in c->rep; either way c goes on to writing. */
+static void zero__boot_server_judge(zero__boot_server *sv, zero__boot_conn *c) {
+    uint32_t ver = zero__boot_get32(c->req + 4), rk = zero__boot_get32(c->req + 8);
+    uint32_t w = zero__boot_get32(c->req + 12);
+    uint64_t b = zero__boot_get64(c->req + 16), nonce = zero__boot_get64(c->req + 24);
+    uint32_t st = ZERO__BOOT_ST_OK;
+    if (ver != ZERO__BOOT_VERSION)
+        st = ZERO__BOOT_ST_VERSION;
+    else if (w != (uint32_t)sv->world)
+        st = ZERO__BOOT_ST_WORLD;
+    else if (b != (uint64_t)sv->bytes)
+        st = ZERO__BOOT_ST_BYTES;
+    else if (rk == 0 || rk >= (uint32_t)sv->world)
+        st = ZERO__BOOT_ST_RANK;
+    else if (sv->claimed[rk] && sv->nonces[rk] != nonce)
+        st = ZERO__BOOT_ST_TAKEN;
+    c->writing = 1;
+    c->rank = (int)rk;
+    if (st == ZERO__BOOT_ST_OK) {
+        sv->claimed[rk] = 1;
+        sv->nonces[rk] = nonce;
+        c->ok = 1;
+    } else {
+        sv->refused++;
+        snprintf(sv->refusal, sizeof sv->refusal,
+                 "%d connection%s speaking zero's protocol, the last with rank %u, world %u, "
+                 "id of %llu bytes, version %u",
+                 sv->refused, sv->refused == 1 ? "" : "s", (unsigned)rk, (unsigned)w, (unsigned long long)b,
+                 (unsigned)ver);
+        zero__boot_header(c->rep, st, (uint32_t)sv->world, (uint64_t)sv->bytes, 0);
+    }
+}
+
+/* Send what the socket takes of c's reply. 1: done with c (the reply is out, a
+   served rank counted, or the peer failed); 0: the socket is full, keep c. */
+static int zero__boot_server_send(zero__boot_server *sv, zero__boot_conn *c) {
+    const unsigned char *buf = c->ok ? sv->okbuf : c->rep;
+    size_t total = c->ok ? ZERO__BOOT_HDR + sv->bytes : ZERO__BOOT_HDR;
+    ssize_t t = 0;
+    while (c->sent < total) {
+        t = send(c->fd, buf + c->sent, total - c->sent, ZERO__BOOT_SEND_FLAGS);
+        if (t > 0) {
+            c->sent += (size_t)t;
+            continue;
+        }
+        if (t < 0 && errno == EINTR) continue;
+        break;
+    }
+    if (c->sent < total) return t < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : 1;
+    if (c->ok && !sv->served[c->rank]) {
+        sv->served[c->rank] = 1;
+        sv->nserved++;
+    }
+    return 1;
+}
+
+/* A connection poll found ready: read what came of its request, judge it once
+   whole, then send the reply. 1: done with c (close it); 0: keep it. */
+static int zero__boot_server_step(zero__boot_server *sv, zero__boot_conn *c) {
+    if (!c->writing) {
+        ssize_t t = recv(c->fd, c->req + c->got, ZERO__BOOT_HDR - c->got, 0);
+        if (t < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
+        if (t <= 0) return 1;
+        c->got += (size_t)t;
+        /* garbage is dropped as soon as it shows */
+        if (memcmp(c->req, "zero", c->got < 4 ? c->got : 4) != 0) return 1;
+        if (c->got < ZERO__BOOT_HDR) return 0;
+        zero__boot_server_judge(sv, c);
+        /* on to the write: the socket is very likely writable */
+    }
+    return zero__boot_server_send(sv, c);
+}
+
+/* Every connection poll found ready, then the table compacted. */
+static void zero__boot_server_serve(zero__boot_server *sv) {
+    int i, j = 0;
+    /* pfd[nl + i] belongs to conns[i] */
+    for (i = 0; i < sv->nconn; i++) {
+        zero__boot_conn *c = &sv->conns[i];
+        if (!sv->pfd[sv->nl + i].revents) continue;
+        if (zero__boot_server_step(sv, c)) {
+            close(c->fd);
+            c->fd = -1;
+        }
+    }
+    /* (the pollfd indexes are no longer needed) */
+    for (i = 0; i < sv->nconn; i++)
+        if (sv->conns[i].fd >= 0) sv->conns[j++] = sv->conns[i];
+    sv->nconn = j;
+}
+
+/* Accept on the listening sockets poll found ready; with the table full, the
+   oldest client still sending its request makes room. */
+static void zero__boot_server_accept(zero__boot_server *sv) {
+    int i;
+    for (i = 0; i < sv->nl; i++) {
+        int burst;
+        if (!(sv->pfd[i].revents & POLLIN)) continue;
+        for (burst = 0; burst < 64; burst++) {
+            int fd = accept(sv->lfd[i], NULL, NULL);
+            zero__boot_conn *c;
+            if (fd < 0) {
+                if (errno == EINTR || errno == ECONNABORTED) continue;
+                break; /* EAGAIN: no more; EMFILE and others: try again after the next poll */
+            }
+            if (sv->nconn == sv->cap) {
+                int j, oldest = -1;
+                for (j = 0; j < sv->nconn; j++)
+                    if (!sv->conns[j].writing && (oldest < 0 || sv->conns[j].since < sv->conns[oldest].since))
+                        oldest = j;
+                if (oldest < 0) {
+                    close(fd);
+                    continue;
+                }
+                close(sv->conns[oldest].fd);
+                sv->conns[oldest] = sv->conns[--sv->nconn];
+            }
+            zero__boot_prepare(fd);
+            c = &sv->conns[sv->nconn++];
+            memset(c, 0, sizeof *c);
+            c->fd = fd;
+            c->since = zero__boot_now();
+        }
+    }
+}
+
+/* Rank 0: serve the blob to world - 1 peers, one poll over every socket at a time. */
 static zero_result zero__boot_root(const zero_dist_env *env, const void *id, size_t bytes, double timeout_s,
                                    double deadline, const char *where, zero_error *err) {
-    int lfd[ZERO__BOOT_MAX_LISTEN], nl = 0, i, world = env->world;
-    int cap = (world - 1 < 1000 ? world - 1 : 1000) + 16, nconn = 0, nserved = 0, refused = 0;
-    unsigned char *served = NULL, *claimed = NULL, *okbuf = NULL;
-    uint64_t *nonces = NULL;
-    zero__boot_conn *conns = NULL;
-    struct pollfd *pfd = NULL;
-    char refusal[200] = "";
-    zero_result r = zero__boot_listen(env, where, lfd, &nl, err);
-    if (r != ZERO_OK) return r;
-    served = (unsigned char *)calloc((size_t)world, 1);
-    claimed = (unsigned char *)calloc((size_t)world, 1);
-    nonces = (uint64_t *)calloc((size_t)world, sizeof *nonces);
-    okbuf = (unsigned char *)malloc(ZERO__BOOT_HDR + bytes);
-    conns = (zero__boot_conn *)calloc((size_t)cap, sizeof *conns);
-    pfd = (struct pollfd *)calloc((size_t)(cap + nl), sizeof *pfd);
-    if (!served || !claimed || !nonces || !okbuf || !conns || !pfd) {
-        r = zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0,
-                       "zero_bootstrap_exchange: rank 0: no memory for the table of %d ranks", world);
-        goto done;
-    }
-    zero__boot_header(okbuf, ZERO__BOOT_ST_OK, (uint32_t)world, (uint64_t)bytes, 0);
-    if (bytes) memcpy(okbuf + ZERO__BOOT_HDR, id, bytes);
-
-    while (nserved < world - 1) {
-        int ms = zero__boot_ms_left(deadline), k, np = 0;
+    zero__boot_server sv;
+    zero_result r = zero__boot_server_open(&sv, env, id, bytes, where, err);
+    while (r == ZERO_OK && sv.nserved < sv.world - 1) {
+        int ms = zero__boot_ms_left(deadline), i, k, np = 0;
         if (ms <= 0) {
-            char list[512];
-            size_t n = 0;
-            int missing = 0, shown = 0;
-            list[0] = 0;
-            for (i = 1; i < world; i++) {
-                if (served[i]) continue;
-                missing++;
-                if (shown < 24 && n < sizeof list) {
-                    n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", shown ? ", " : "", i);
-                    shown++;
-                }
-            }
-            if (missing > shown && n < sizeof list)
-                snprintf(list + n, sizeof list - n, " and %d more", missing - shown);
-            r = zero__fail(err, ZERO_MSG_BOOTSTRAP_TIMEOUT, NULL, 0, 0,
-                           "zero_bootstrap_exchange: rank 0 of %d listened on %s for %.3g s: %s %s never "
-                           "connected%s%s%s"
-                           "\nHINT: start every rank with the same MASTER_ADDR, MASTER_PORT and world size; a rank "
-                           "that failed earlier logged its own error%s; ZERO_TIMEOUT_S sets the deadline",
-                           world, where, timeout_s, missing == 1 ? "rank" : "ranks", list,
-                           refused ? " (refused: " : "", refused ? refusal : "", refused ? ")" : "",
-                           strcmp(env->source, "slurm") == 0 ? "; under Slurm start the tasks with srun (a batch "
-                                                               "script alone is one task)"
-                                                             : "");
-            goto done;
+            r = zero__boot_server_timeout(&sv, where, timeout_s, err);
+            break;
         }
-        for (i = 0; i < nl; i++) {
-            pfd[np].fd = lfd[i];
-            pfd[np].events = POLLIN;
-            pfd[np++].revents = 0;
+        for (i = 0; i < sv.nl; i++) {
+            sv.pfd[np].fd = sv.lfd[i];
+            sv.pfd[np].events = POLLIN;
+            sv.pfd[np++].revents = 0;
         }
-        for (i = 0; i < nconn; i++) {
-            pfd[np].fd = conns[i].fd;
-            pfd[np].events = conns[i].writing ? POLLOUT : POLLIN;
-            pfd[np++].revents = 0;
+        for (i = 0; i < sv.nconn; i++) {
+            sv.pfd[np].fd = sv.conns[i].fd;
+            sv.pfd[np].events = sv.conns[i].writing ? POLLOUT : POLLIN;
+            sv.pfd[np++].revents = 0;
         }
-        k = poll(pfd, (nfds_t)np, ms);
+        k = poll(sv.pfd, (nfds_t)np, ms);
         if (k < 0) {
             char ebuf[128];
             if (errno == EINTR) continue;
             r = zero__fail(err, ZERO_MSG_BOOTSTRAP_LISTEN, NULL, 0, 0, "zero_bootstrap_exchange: rank 0: poll: %s",
                            zero__boot_strerror(errno, ebuf, sizeof ebuf));
-            goto done;
+            break;
         }
         if (k == 0) continue;
-
-        /* connections first: pfd[nl + i] belongs to conns[i] */
-        for (i = 0; i < nconn; i++) {
-            zero__boot_conn *c = &conns[i];
-            short re = pfd[nl + i].revents;
-            ssize_t t = 0;
-            if (!re) continue;
-            if (!c->writing) {
-                t = recv(c->fd, c->req + c->got, ZERO__BOOT_HDR - c->got, 0);
-                if (t < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
-                if (t <= 0) goto drop;
-                c->got += (size_t)t;
-                /* garbage is dropped as soon as it shows */
-                if (memcmp(c->req, "zero", c->got < 4 ? c->got : 4) != 0) goto drop;
-                if (c->got < ZERO__BOOT_HDR) continue;
-                {
-                    uint32_t ver = zero__boot_get32(c->req + 4), rk = zero__boot_get32(c->req + 8);
-                    uint32_t w = zero__boot_get32(c->req + 12);
-                    uint64_t b = zero__boot_get64(c->req + 16), nonce = zero__boot_get64(c->req + 24);
-                    uint32_t st = ZERO__BOOT_ST_OK;
-                    if (ver != ZERO__BOOT_VERSION)
-                        st = ZERO__BOOT_ST_VERSION;
-                    else if (w != (uint32_t)world)
-                        st = ZERO__BOOT_ST_WORLD;
-                    else if (b != (uint64_t)bytes)
-                        st = ZERO__BOOT_ST_BYTES;
-                    else if (rk == 0 || rk >= (uint32_t)world)
-                        st = ZERO__BOOT_ST_RANK;
-                    else if (claimed[rk] && nonces[rk] != nonce)
-                        st = ZERO__BOOT_ST_TAKEN;
-                    c->writing = 1;
-                    c->rank = (int)rk;
-                    if (st == ZERO__BOOT_ST_OK) {
-                        claimed[rk] = 1;
-                        nonces[rk] = nonce;
-                        c->ok = 1;
-                    } else {
-                        refused++;
-                        snprintf(refusal, sizeof refusal,
-                                 "%d connection%s speaking zero's protocol, the last with rank %u, world %u, "
-                                 "id of %llu bytes, version %u",
-                                 refused, refused == 1 ? "" : "s", (unsigned)rk, (unsigned)w,
-                                 (unsigned long long)b, (unsigned)ver);
-                        zero__boot_header(c->rep, st, (uint32_t)world, (uint64_t)bytes, 0);
-                    }
-                }
-                /* fall through to the write: the socket is very likely writable */
-            }
-            {
-                const unsigned char *buf = c->ok ? okbuf : c->rep;
-                size_t total = c->ok ? ZERO__BOOT_HDR + bytes : ZERO__BOOT_HDR;
-                while (c->sent < total) {
-                    t = send(c->fd, buf + c->sent, total - c->sent, ZERO__BOOT_SEND_FLAGS);
-                    if (t > 0) {
-                        c->sent += (size_t)t;
-                        continue;
-                    }
-                    if (t < 0 && errno == EINTR) continue;
-                    break;
-                }
-                if (c->sent < total) {
-                    if (t < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-                    goto drop;
-                }
-                if (c->ok && !served[c->rank]) {
-                    served[c->rank] = 1;
-                    nserved++;
-                }
-            }
-        drop:
-            close(c->fd);
-            c->fd = -1;
-        }
-        /* compact (the pollfd indexes are no longer needed) */
-        {
-            int j = 0;
-            for (i = 0; i < nconn; i++)
-                if (conns[i].fd >= 0) conns[j++] = conns[i];
-            nconn = j;
-        }
-        if (nserved >= world - 1) break;
-
-        for (i = 0; i < nl; i++) {
-            int burst;
-            if (!(pfd[i].revents & POLLIN)) continue;
-            for (burst = 0; burst < 64; burst++) {
-                int fd = accept(lfd[i], NULL, NULL);
-                if (fd < 0) {
-                    if (errno == EINTR || errno == ECONNABORTED) continue;
-                    break; /* EAGAIN: no more; EMFILE and others: try again after the next poll */
-                }
-                if (nconn == cap) {
-                    /* full: drop the oldest client still sending its request */
-                    int j, old = -1;
-                    for (j = 0; j < nconn; j++)
-                        if (!conns[j].writing && (old < 0 || conns[j].since < conns[old].since)) old = j;
-                    if (old < 0) {
-                        close(fd);
-                        continue;
-                    }
-                    close(conns[old].fd);
-                    conns[old] = conns[--nconn];
-                }
-                zero__boot_prepare(fd);
-                memset(&conns[nconn], 0, sizeof conns[nconn]);
-                conns[nconn].fd = fd;
-                conns[nconn].since = zero__boot_now();
-                nconn++;
-            }
-        }
+        zero__boot_server_serve(&sv);
+        if (sv.nserved >= sv.world - 1) break;
+        zero__boot_server_accept(&sv);
     }
-    zero__ok(err);
-    r = ZERO_OK;
-done:
-    for (i = 0; i < nconn; i++) close(conns[i].fd);
-    for (i = 0; i < nl; i++) close(lfd[i]);
-    free(served);
-    free(claimed);
-    free(nonces);
-    free(okbuf);
-    free(conns);
-    free(pfd);
+    if (r == ZERO_OK) zero__ok(err);
+    zero__boot_server_close(&sv);
     return r;
 }
 
@@ -2020,7 +2146,7 @@ ZERO__DEF zero_result zero_bootstrap_exchange(const zero_dist_env *env, void *id
     return zero__boot_peer(env, id, bytes, timeout_s, deadline, where, err);
 }
 
-/* ---- local launcher ---- */
+/* ---- >>cuda-launch: the local launcher, one process per GPU ---- */
 
 /* GPUs visible to a fresh process, counted in a child so that this process
    never initialises CUDA (which does not survive fork). -1 when the count
@@ -2095,97 +2221,68 @@ static int zero__boot_child_code(int st) {
     return 1;
 }
 
-ZERO__DEF zero_result zero_cuda_launch_local(int *exit_code, zero_error *err) {
-    zero_dist_env env;
+/* How many processes to start: ZERO_LOCAL_GPUS when set, else the GPUs a
+   child process sees (0 when it could not count them). */
+static zero_result zero__launch_gpus(long long *ngpu, zero_error *err) {
+    int set = 0;
     zero_result r;
-    long long ngpu = 0;
-    int set = 0, port, i, n, left, worst = 0, termed = 0, killed = 0;
-    double grace = 600, failed_at = -1, termed_at = 0;
-    pid_t *pids, parent;
-    int *done;
-    const char *tv;
-    char ebuf[128];
-    if (!exit_code) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_cuda_launch_local: exit_code is NULL");
-    *exit_code = -1;
-    /* started by a launcher (or its variables are wrong: say so now) */
-    if ((r = zero_dist_env_read(&env, err)) != ZERO_OK) return r;
-    if (strcmp(env.source, "none") != 0) {
-        zero__ok(err);
-        return ZERO_OK;
-    }
-    if ((r = zero__boot_env_int("zero_cuda_launch_local", "ZERO_LOCAL_GPUS", 0, 4096, &set, &ngpu, err)) != ZERO_OK)
+    *ngpu = 0;
+    if ((r = zero__boot_env_int("zero_cuda_launch_local", "ZERO_LOCAL_GPUS", 0, 4096, &set, ngpu, err)) != ZERO_OK)
         return r;
     if (!set) {
-        ngpu = zero__boot_gpu_count();
-        if (ngpu < 0) {
+        *ngpu = zero__boot_gpu_count();
+        if (*ngpu < 0) {
             zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_LAUNCH_INFO,
                       "zero_cuda_launch_local: the GPUs could not be counted (the probe process failed); "
                       "going on as one process");
-            ngpu = 0;
+            *ngpu = 0;
         }
     }
-    if (ngpu <= 1) {
-        zero__ok(err);
-        return ZERO_OK;
-    }
-    n = (int)ngpu;
-    if ((tv = getenv("ZERO_TIMEOUT_S")) && *tv) {
-        char *end;
-        double t = strtod(tv, &end);
-        if (*end == 0 && t > 0 && t < 1e7) grace = t;
-    }
-    port = zero__boot_free_port();
-    if (port < 0)
-        return zero__fail(err, ZERO_MSG_LAUNCH_LOCAL, NULL, 0, 0,
-                          "zero_cuda_launch_local: no free TCP port on 127.0.0.1: %s",
-                          zero__boot_strerror(-port, ebuf, sizeof ebuf));
-    pids = (pid_t *)calloc((size_t)n, sizeof *pids);
-    done = (int *)calloc((size_t)n, sizeof *done);
-    if (!pids || !done) {
-        free(pids);
-        free(done);
-        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_cuda_launch_local");
-    }
-    /* an inherited SIG_IGN would make the children vanish unreaped, statuses lost */
-    {
-        struct sigaction sa;
-        if (sigaction(SIGCHLD, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) signal(SIGCHLD, SIG_DFL);
-    }
-    zero__log(NULL, ZERO_LOG_INFO, ZERO_MSG_LAUNCH_INFO,
-              "zero_cuda_launch_local: %d GPUs: starting %d processes (MASTER_ADDR 127.0.0.1, MASTER_PORT %d)", n, n,
-              port);
-    parent = getpid();
+    return ZERO_OK;
+}
+
+/* Child i of n, right after the fork: end with the launcher (Linux), then
+   torchrun's variables for rank i on 127.0.0.1:port. */
+static zero_result zero__launch_child(int i, int n, int port, pid_t parent, zero_error *err) {
+    char v[32], ebuf[128];
+    int ok = 1;
+#ifdef __linux__
+    /* the launcher killed (not by a terminal's ^C, which reaches all): end too */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(128 + SIGTERM);
+#else
+    (void)parent;
+#endif
+    snprintf(v, sizeof v, "%d", i);
+    ok &= setenv("RANK", v, 1) == 0;
+    ok &= setenv("LOCAL_RANK", v, 1) == 0;
+    snprintf(v, sizeof v, "%d", n);
+    ok &= setenv("WORLD_SIZE", v, 1) == 0;
+    ok &= setenv("LOCAL_WORLD_SIZE", v, 1) == 0;
+    ok &= setenv("MASTER_ADDR", "127.0.0.1", 1) == 0;
+    snprintf(v, sizeof v, "%d", port);
+    ok &= setenv("MASTER_PORT", v, 1) == 0;
+    if (!ok)
+        return zero__fail(err, ZERO_MSG_LAUNCH_LOCAL, NULL, 0, 0, "zero_cuda_launch_local: rank %d: setenv: %s", i,
+                          zero__boot_strerror(errno, ebuf, sizeof ebuf));
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* Fork the n ranks into pids[]. In a child *child is 1 and the result is the
+   child's (zero__launch_child). In the parent a failed fork stops and reaps
+   the children already started. */
+static zero_result zero__launch_fork(int n, int port, pid_t *pids, int *child, zero_error *err) {
+    pid_t parent = getpid();
+    char ebuf[128];
+    int i;
+    *child = 0;
     fflush(NULL);
     for (i = 0; i < n; i++) {
         pid_t pid = fork();
         if (pid == 0) {
-            char v[32];
-            int ok = 1;
-#ifdef __linux__
-            /* the launcher killed (not by a terminal's ^C, which reaches all): end too */
-            prctl(PR_SET_PDEATHSIG, SIGTERM);
-            if (getppid() != parent) _exit(128 + SIGTERM);
-#else
-            (void)parent;
-#endif
-            free(pids);
-            free(done);
-            snprintf(v, sizeof v, "%d", i);
-            ok &= setenv("RANK", v, 1) == 0;
-            ok &= setenv("LOCAL_RANK", v, 1) == 0;
-            snprintf(v, sizeof v, "%d", n);
-            ok &= setenv("WORLD_SIZE", v, 1) == 0;
-            ok &= setenv("LOCAL_WORLD_SIZE", v, 1) == 0;
-            ok &= setenv("MASTER_ADDR", "127.0.0.1", 1) == 0;
-            snprintf(v, sizeof v, "%d", port);
-            ok &= setenv("MASTER_PORT", v, 1) == 0;
-            *exit_code = -1;
-            if (!ok)
-                return zero__fail(err, ZERO_MSG_LAUNCH_LOCAL, NULL, 0, 0,
-                                  "zero_cuda_launch_local: rank %d: setenv: %s", i,
-                                  zero__boot_strerror(errno, ebuf, sizeof ebuf));
-            zero__ok(err);
-            return ZERO_OK;
+            *child = 1;
+            return zero__launch_child(i, n, port, parent, err);
         }
         if (pid < 0) {
             int e = errno, j, st;
@@ -2193,43 +2290,54 @@ ZERO__DEF zero_result zero_cuda_launch_local(int *exit_code, zero_error *err) {
             for (j = 0; j < i; j++)
                 while (waitpid(pids[j], &st, 0) < 0 && errno == EINTR) {
                 }
-            free(pids);
-            free(done);
             return zero__fail(err, ZERO_MSG_LAUNCH_LOCAL, NULL, 0, 0,
                               "zero_cuda_launch_local: fork of process %d of %d: %s (the %d started were stopped)",
                               i, n, zero__boot_strerror(e, ebuf, sizeof ebuf), i);
         }
         pids[i] = pid;
     }
+    return ZERO_OK;
+}
 
-    /* wait for ours only (waitpid by pid): other children of the program are not ours to reap */
-    left = n;
-    while (left > 0) {
-        int progress = 0;
-        for (i = 0; i < n; i++) {
-            int st = 0, code;
-            pid_t w;
-            if (done[i]) continue;
-            w = waitpid(pids[i], &st, WNOHANG);
-            if (w == 0 || (w < 0 && errno == EINTR)) continue;
-            done[i] = 1;
-            left--;
-            progress = 1;
-            code = w == pids[i] ? zero__boot_child_code(st) : 1; /* w < 0: reaped elsewhere, status lost */
-            if (code > worst) worst = code;
-            if (code != 0) {
-                if (w == pids[i] && WIFSIGNALED(st))
-                    zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_LAUNCH_INFO,
-                              "zero_cuda_launch_local: rank %d (pid %d) was killed by signal %d", i, (int)pids[i],
-                              WTERMSIG(st));
-                else
-                    zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_LAUNCH_INFO,
-                              "zero_cuda_launch_local: rank %d (pid %d) exited with status %d", i, (int)pids[i], code);
-                if (failed_at < 0) failed_at = zero__boot_now();
-            }
+/* One pass over the children not yet done: reap the ones that ended (waitpid
+   by pid: other children of the program are not ours to reap), log each
+   failure, keep the worst exit code and the time of the first failure. 1 when
+   any ended. */
+static int zero__launch_reap(int n, const pid_t *pids, int *done, int *left, int *worst, double *failed_at) {
+    int i, progress = 0;
+    for (i = 0; i < n; i++) {
+        int st = 0, code;
+        pid_t w;
+        if (done[i]) continue;
+        w = waitpid(pids[i], &st, WNOHANG);
+        if (w == 0 || (w < 0 && errno == EINTR)) continue;
+        done[i] = 1;
+        (*left)--;
+        progress = 1;
+        code = w == pids[i] ? zero__boot_child_code(st) : 1; /* w < 0: reaped elsewhere, status lost */
+        if (code > *worst) *worst = code;
+        if (code != 0) {
+            if (w == pids[i] && WIFSIGNALED(st))
+                zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_LAUNCH_INFO,
+                          "zero_cuda_launch_local: rank %d (pid %d) was killed by signal %d", i, (int)pids[i],
+                          WTERMSIG(st));
+            else
+                zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_LAUNCH_INFO,
+                          "zero_cuda_launch_local: rank %d (pid %d) exited with status %d", i, (int)pids[i], code);
+            if (*failed_at < 0) *failed_at = zero__boot_now();
         }
+    }
+    return progress;
+}
+
+/* Wait for the n children; the worst exit code. After a failure the others
+   get `grace` seconds to fail on their own, then SIGTERM, 10 s later SIGKILL. */
+static int zero__launch_wait(int n, const pid_t *pids, int *done, double grace) {
+    int i, left = n, worst = 0, termed = 0, killed = 0;
+    double failed_at = -1, termed_at = 0;
+    while (left > 0) {
+        int progress = zero__launch_reap(n, pids, done, &left, &worst, &failed_at);
         if (left == 0) break;
-        /* after a failure the others get one deadline to fail on their own, then are stopped */
         if (failed_at >= 0 && !termed && zero__boot_now() - failed_at > grace) {
             zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_LAUNCH_INFO,
                       "zero_cuda_launch_local: %d process%s still running %.3g s after the first failure: "
@@ -2247,23 +2355,72 @@ ZERO__DEF zero_result zero_cuda_launch_local(int *exit_code, zero_error *err) {
         }
         if (!progress) zero__boot_sleep(0.01);
     }
-    free(pids);
-    free(done);
-    *exit_code = worst;
-    zero__ok(err);
-    return ZERO_OK;
+    return worst;
+}
+
+ZERO__DEF zero_result zero_cuda_launch_local(int *exit_code, zero_error *err) {
+    zero_dist_env env;
+    zero_result r;
+    long long ngpu = 0;
+    int port, n, child = 0;
+    double grace = 600, t;
+    pid_t *pids;
+    int *done;
+    char ebuf[128];
+    if (!exit_code) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_cuda_launch_local: exit_code is NULL");
+    *exit_code = -1;
+    /* started by a launcher (or its variables are wrong: say so now) */
+    if ((r = zero_dist_env_read(&env, err)) != ZERO_OK) return r;
+    if (strcmp(env.source, "none") != 0) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    if ((r = zero__launch_gpus(&ngpu, err)) != ZERO_OK) return r;
+    if (ngpu <= 1) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    n = (int)ngpu;
+    if ((t = zero__boot_env_timeout(NULL)) > 0) grace = t;
+    port = zero__boot_free_port();
+    if (port < 0)
+        return zero__fail(err, ZERO_MSG_LAUNCH_LOCAL, NULL, 0, 0,
+                          "zero_cuda_launch_local: no free TCP port on 127.0.0.1: %s",
+                          zero__boot_strerror(-port, ebuf, sizeof ebuf));
+    pids = (pid_t *)zero__cuda_calloc((size_t)n, sizeof *pids);
+    done = (int *)zero__cuda_calloc((size_t)n, sizeof *done);
+    if (!pids || !done) {
+        ZERO_FREE(pids);
+        ZERO_FREE(done);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_cuda_launch_local");
+    }
+    /* an inherited SIG_IGN would make the children vanish unreaped, statuses lost */
+    {
+        struct sigaction sa;
+        if (sigaction(SIGCHLD, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) signal(SIGCHLD, SIG_DFL);
+    }
+    zero__log(NULL, ZERO_LOG_INFO, ZERO_MSG_LAUNCH_INFO,
+              "zero_cuda_launch_local: %d GPUs: starting %d processes (MASTER_ADDR 127.0.0.1, MASTER_PORT %d)", n, n,
+              port);
+    r = zero__launch_fork(n, port, pids, &child, err);
+    if (r == ZERO_OK && !child) *exit_code = zero__launch_wait(n, pids, done, grace);
+    ZERO_FREE(pids);
+    ZERO_FREE(done);
+    if (r == ZERO_OK && !child) zero__ok(err);
+    return r;
 }
 
 } /* extern "C" */
 
-/* ---- the CUDA backend ----------------------------------------------------
+/* ---- >>cuda-backend: the backend's state and its sticky group failure ----
 
    One process per GPU. Two streams: the compute stream (the program's, or one
    made here) and a communication stream for NCCL and the kernels around it;
-   the engine orders them with events. The host blocks only in sync(), and
-   there it polls: the stream, NCCL's asynchronous error, and a deadline, so a
-   vanished peer turns into ZERO_ERR_TIMEOUT or ZERO_ERR_NCCL instead of a hang
-   (the communicator is aborted then; the backend refuses further work). */
+   the engine orders them with events. The host blocks only in sync and
+   event_sync, and there it polls against a deadline (sync also against NCCL's
+   asynchronous error), so a vanished peer turns into ZERO_ERR_TIMEOUT or
+   ZERO_ERR_NCCL instead of a hang (after a failed sync the communicator is
+   aborted; the backend refuses further work). */
 
 struct zero_event {
     cudaEvent_t ev;
@@ -2321,7 +2478,7 @@ static cudaStream_t zero__cuda_stream_of(zero_cuda *c, zero_stream_id s) {
     return c->stream[(unsigned)s < ZERO_STREAM_COUNT ? s : ZERO_STREAM_COMM];
 }
 
-/* ---- memory ---- */
+/* ---- >>cuda-be-memory: device, pinned and host memory (allocation hooks honoured) ---- */
 
 static zero_result zero__cuda_alloc(void *ctx, zero_mem_kind kind, size_t bytes, void **out, zero_error *err) {
     void *p = NULL;
@@ -2340,7 +2497,7 @@ static zero_result zero__cuda_alloc(void *ctx, zero_mem_kind kind, size_t bytes,
     } else if (bytes) {
         if (kind == ZERO_MEM_DEVICE) e = cudaMalloc(&p, bytes);
         else if (kind == ZERO_MEM_PINNED) e = cudaMallocHost(&p, bytes);
-        else p = malloc(bytes);
+        else p = ZERO_MALLOC(bytes);
         if (e != cudaSuccess || !p) {
             char what[96];
             if (e != cudaSuccess) {
@@ -2362,7 +2519,7 @@ static void zero__cuda_free(void *ctx, zero_mem_kind kind, void *p) {
     if (c->opt.free) c->opt.free(c->opt.alloc_user, kind, p);
     else if (kind == ZERO_MEM_DEVICE) cudaFree(p);
     else if (kind == ZERO_MEM_PINNED) cudaFreeHost(p);
-    else free(p);
+    else ZERO_FREE(p);
 }
 
 static zero_result zero__cuda_memset0(void *ctx, void *p, size_t bytes, zero_stream_id s, zero_error *err) {
@@ -2380,16 +2537,16 @@ static zero_result zero__cuda_copy(void *ctx, void *dst, const void *src, size_t
     return ZERO_OK;
 }
 
-/* ---- events and streams ---- */
+/* ---- >>cuda-be-streams: events, stream order, and the polled waits ---- */
 
 static zero_result zero__cuda_event_create(void *ctx, zero_event **out, zero_error *err) {
     zero_event *ev;
     ZERO__CUDA_CTX("event_create");
-    ev = (zero_event *)malloc(sizeof *ev);
+    ev = (zero_event *)ZERO_MALLOC(sizeof *ev);
     if (!ev) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "cuda event_create");
     if (zero_cuda_check(cudaEventCreateWithFlags(&ev->ev, cudaEventDisableTiming), "cudaEventCreateWithFlags", __FILE__,
                         __LINE__, err) != ZERO_OK) {
-        free(ev);
+        ZERO_FREE(ev);
         return ZERO_ERR_CUDA;
     }
     *out = ev;
@@ -2400,7 +2557,7 @@ static void zero__cuda_event_destroy(void *ctx, zero_event *ev) {
     (void)ctx;
     if (!ev) return;
     cudaEventDestroy(ev->ev);
-    free(ev);
+    ZERO_FREE(ev);
 }
 
 static zero_result zero__cuda_event_record(void *ctx, zero_event *ev, zero_stream_id s, zero_error *err) {
@@ -2483,7 +2640,7 @@ static zero_result zero__cuda_sync(void *ctx, zero_stream_id s, zero_error *err)
     }
 }
 
-/* ---- collectives ---- */
+/* ---- >>cuda-be-collectives: NCCL collectives (copies for one GPU without NCCL) ---- */
 
 #ifndef ZERO_NO_NCCL
 static int zero__cuda_nccl_type(zero_dtype dt, ncclDataType_t *out) {
@@ -2585,7 +2742,7 @@ static zero_result zero__cuda_broadcast(void *ctx, void *buf, size_t count, zero
 }
 #endif
 
-/* ---- kernels (zero_cuda_kernels) ---- */
+/* ---- >>cuda-be-kernels: the backend's kernel hooks on its streams ---- */
 
 static zero_result zero__cuda_scale(void *ctx, void *x, size_t n, zero_dtype dt, float factor, zero_stream_id s,
                                     zero_error *err) {
@@ -2607,7 +2764,7 @@ static zero_result zero__cuda_adam(void *ctx, const zero_adam_args *a, zero_stre
     return zero__cuda_k_adam(a, zero__cuda_stream_of(c, s), err);
 }
 
-/* ---- init ---- */
+/* ---- >>cuda-be-init: options, communicator, backend init and destroy, getters ---- */
 
 ZERO__DEF zero_cuda_options zero_cuda_options_default(void) {
     zero_cuda_options o;
@@ -2617,14 +2774,13 @@ ZERO__DEF zero_cuda_options zero_cuda_options_default(void) {
 }
 
 static double zero__cuda_timeout(double given) {
-    const char *v = getenv("ZERO_TIMEOUT_S");
+    const char *v;
+    double t;
     if (given > 0) return given;
-    if (v && *v) {
-        char *end;
-        double t = strtod(v, &end);
-        if (*end == 0 && t > 0 && t < 1e7) return t;
+    t = zero__boot_env_timeout(&v);
+    if (t > 0) return t;
+    if (t < 0)
         zero__log(NULL, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID, "ZERO_TIMEOUT_S=\"%s\" is not a number of seconds; using 600", v);
-    }
     return 600;
 }
 
@@ -2641,7 +2797,7 @@ ZERO__DEF void zero_cuda_backend_destroy(zero_cuda *c) {
 #ifndef ZERO_NO_NCCL
     if (c->comm && c->own_comm) ncclCommDestroy(c->comm);
 #endif
-    free(c);
+    ZERO_FREE(c);
 }
 
 #ifndef ZERO_NO_NCCL
@@ -2690,7 +2846,7 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     int ndev = 0;
     if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_cuda_backend_init: out is NULL");
     *out = NULL;
-    c = (zero_cuda *)calloc(1, sizeof *c);
+    c = (zero_cuda *)zero__cuda_calloc(1, sizeof *c);
     if (!c) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_cuda_backend_init");
     c->opt = opt ? *opt : zero_cuda_options_default();
     c->timeout_s = zero__cuda_timeout(c->opt.timeout_s);
@@ -2698,7 +2854,7 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     if (c->opt.comm) {
         int n = 0, rk = 0;
         if (ncclCommCount(c->opt.comm, &n) != ncclSuccess || ncclCommUserRank(c->opt.comm, &rk) != ncclSuccess) {
-            free(c);
+            ZERO_FREE(c);
             return zero__fail(err, ZERO_MSG_NCCL_CALL, NULL, 0, 0, "zero_cuda_backend_init: the given communicator is not usable");
         }
         memset(&c->env, 0, sizeof c->env);
@@ -2710,7 +2866,7 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
             if (ncclCommCuDevice(c->opt.comm, &cdev) != ncclSuccess) cdev = -1;
             if (c->opt.device >= 0 && cdev >= 0 && c->opt.device != cdev) {
                 int want = c->opt.device;
-                free(c);
+                ZERO_FREE(c);
                 return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
                                   "zero_cuda_backend_init: options.device is %d but the communicator lives on GPU %d", want,
                                   cdev);
@@ -2723,17 +2879,17 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     } else
 #endif
     if ((r = zero_dist_env_read(&c->env, err)) != ZERO_OK) {
-        free(c);
+        ZERO_FREE(c);
         return r;
     }
     c->device = c->opt.device >= 0 ? c->opt.device : c->env.local_rank;
     if ((r = zero_cuda_check(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount", __FILE__, __LINE__, err)) != ZERO_OK) {
-        free(c);
+        ZERO_FREE(c);
         return r;
     }
     if (c->device >= ndev) {
         int rank = c->env.rank, dev = c->device;
-        free(c);
+        ZERO_FREE(c);
         return zero__fail(err, ZERO_MSG_CUDA_NO_DEVICE, NULL, 0, 0,
                           "rank %d wants GPU %d but %d are visible\nHINT: one process per GPU; check CUDA_VISIBLE_DEVICES "
                           "and the launcher's --nproc-per-node",

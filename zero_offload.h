@@ -47,7 +47,7 @@
 
    Compile-time options (define before the #include that has
    ZERO_IMPLEMENTATION, unless said otherwise):
-       ZERO_STATIC, ZERO_ASSERT, ZERO_MALLOC / ZERO_FREE
+       ZERO_STATIC, ZERO_ASSERT, ZERO_MALLOC / ZERO_REALLOC / ZERO_FREE
                             as in zero.h (ZERO_STATIC wherever it is included)
        ZERO_CPU_THREADS_MAX the largest thread count ZERO_CPU_THREADS may ask
                             for; larger values are ignored with a warning
@@ -90,6 +90,46 @@
 
    License: MIT, at the end of this file.
 */
+
+/* Map of this file; search for >>name to reach a section. The declarations
+   (the API) come first, then the implementation, whose sections are in
+   dependency order: each uses only zero.h and the sections above it (the
+   machine, then the optimizer, then the tile store, then the backend hooks
+   that put both behind the engine).
+
+   declarations
+     offload-api-cpu      zero_cpu_features, zero_cpu_detect, zero_simd_level,
+                          zero_cpu_simd_level, zero_simd_level_name
+     offload-api-threads  zero_cpu_threads
+     offload-api-pool     zero_cpu_pool_create, _destroy, _threads, _run
+     offload-api-adam     zero_cpu_adam, zero_cpu_adam_at, zero_offload_backend
+     offload-api-nvme     zero_nvme_open, _close, _write, _read, _write_async,
+                          _read_async, zero_nvme_wait
+   implementation (ZERO_IMPLEMENTATION)
+     offload-cpuid        CPUID and XCR0: zero__cpuid, zero__xgetbv0
+     offload-cores        the CPUs this process may run on: zero__logical_cores
+     offload-detect       zero_cpu_detect, zero_cpu_simd_level,
+                          zero_simd_level_name, zero_cpu_threads
+     offload-pool         the thread pool: zero_cpu_pool_*, zero__cpu_pool_drain
+     offload-adam         CPU Adam's rules (order of operations, streaming
+                          stores) and its scalar path: zero__cpu_adam_scalar
+     offload-simd         the AVX2 and AVX-512 paths: zero__cpu_adam_avx2, _avx512
+     offload-dispatch     checks, then segments spread over the pool:
+                          zero_cpu_adam_at, zero_cpu_adam, zero__cpu_adam_task
+     offload-nvme         the tile store's file layout and I/O rules, O_DIRECT,
+                          limits
+     offload-hash         the tiles' checksum: zero__nvme_hash
+     offload-tilestore    struct zero_nvme, struct zero_nvme_request,
+                          zero__nvme_fail
+     offload-tileio       (POSIX) the file: open with the O_DIRECT fallback,
+                          whole transfers, zero__nvme_do_write, the checked
+                          zero__nvme_do_read, the I/O thread, the superblock
+     offload-tileapi      (POSIX) zero_nvme_open, zero_nvme_close, the request
+                          queue (zero__nvme_submit), zero_nvme_wait, read, write
+     offload-noposix      without POSIX I/O: every zero_nvme_* call says so
+     offload-backend      the engine's hooks (cpu_adam, tiles_*):
+                          zero_offload_backend
+*/
 #ifndef ZERO_H
 #error "zero_offload.h: include zero.h before zero_offload.h"
 #endif
@@ -101,7 +141,7 @@
 extern "C" {
 #endif
 
-/* ---- CPU features ------------------------------------------------------ */
+/* ---- >>offload-api-cpu: CPU features and the SIMD level ---- */
 
 /* 1 where the CPU has the feature *and* the operating system saves its
    registers (the AVX and AVX-512 ones need both), else 0. All 0 on CPUs
@@ -132,7 +172,7 @@ ZERO_API zero_simd_level zero_cpu_simd_level(const zero_cpu_features *f);
 /* "scalar", "avx2", "avx512"; "unknown" outside the enum. */
 ZERO_API const char *zero_simd_level_name(zero_simd_level l);
 
-/* ---- CPU optimizer threads ----------------------------------------------- */
+/* ---- >>offload-api-threads: CPU optimizer threads ---- */
 
 /* The CPU optimizer's thread count: `configured` when > 0 (the program's
    setting), else ZERO_CPU_THREADS from the environment when it is a whole
@@ -142,7 +182,7 @@ ZERO_API const char *zero_simd_level_name(zero_simd_level l);
    &cfg.log to follow the config's logger); an empty one counts as unset. */
 ZERO_API int zero_cpu_threads(int configured, const zero_logger *log);
 
-/* ---- the CPU thread pool ---------------------------------------------------- */
+/* ---- >>offload-api-pool: the CPU thread pool ---- */
 
 typedef struct zero_cpu_pool zero_cpu_pool;
 
@@ -160,9 +200,9 @@ typedef void (*zero_cpu_task)(void *arg, int64_t begin, int64_t end, int thread)
 ZERO_API zero_result zero_cpu_pool_run(zero_cpu_pool *pool, zero_cpu_task fn, void *arg, int64_t n,
                                        int64_t grain, zero_error *err);
 
-/* ---- CPU Adam --------------------------------------------------------------- */
+/* ---- >>offload-api-adam: CPU Adam and the offload backend ---- */
 
-/* DeepSpeed's CPU Adam (reference 6.2): the per-element function of
+/* DeepSpeed's CPU Adam: the per-element function of
    zero_adam_args in zero.h, over host memory, in one pass: fp32 master and
    moments, gradients in fp32 / fp16 / bf16 times grad_scale (unscale and
    clip in one factor), the compute-dtype parameters written in the same
@@ -181,7 +221,7 @@ ZERO_API zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level l
    outlive the engine. */
 ZERO_API void zero_offload_backend(const zero_backend *base, zero_cpu_pool *pool, zero_backend *out);
 
-/* ---- NVMe tile store -------------------------------------------------------- */
+/* ---- >>offload-api-nvme: NVMe tile store ---- */
 
 /* Optimizer state (and stage-3 parameters) in files, one tile (a unit's
    chunk) per file region, plain POSIX I/O: O_DIRECT where the file system
@@ -192,10 +232,9 @@ ZERO_API void zero_offload_backend(const zero_backend *base, zero_cpu_pool *pool
 typedef struct zero_nvme zero_nvme;
 typedef struct zero_nvme_request zero_nvme_request;
 
-/* A store under `dir` (which must exist and be writable), files named
-   "<prefix>.rank<R>.<tile>" or one file per store (implementation's
-   choice, documented there); aio: block size and queue depth from the config
-   (NULL: defaults); tiles at most tile_bytes each. */
+/* A store under `dir` (which must exist and be writable), in one file
+   "<dir>/<prefix>.rank<R>.tiles"; aio: block size and queue depth from the
+   config (NULL: defaults); tiles at most tile_bytes each. */
 ZERO_API zero_result zero_nvme_open(zero_nvme **out, const char *dir, const char *prefix, int rank,
                                     size_t tile_bytes, const zero_aio_config *aio, zero_error *err);
 /* Close; remove the files unless keep. */
@@ -267,7 +306,7 @@ ZERO_API zero_result zero_nvme_wait(zero_nvme *store, zero_nvme_request *req, ze
 #  define ZERO__CPU_PREFETCH 256
 #endif
 
-/* ---- CPUID ---- */
+/* ---- >>offload-cpuid: CPUID and the OS's register state ---- */
 
 #if defined(ZERO__CPUID_GNU) || defined(ZERO__CPUID_MSVC)
 /* r = {eax, ebx, ecx, edx} of CPUID(leaf, sub); 0 when the CPU has no such leaf. */
@@ -298,7 +337,7 @@ static unsigned long long zero__xgetbv0(void) {
 }
 #endif
 
-/* ---- logical cores ---- */
+/* ---- >>offload-cores: logical cores (the affinity mask) ---- */
 
 #ifdef __linux__
 /* CPUs in a Linux cpu list such as "0-3,8-11" (Cpus_allowed_list), up to the
@@ -393,7 +432,7 @@ static int zero__logical_cores(void) {
     return n > 0 ? n : 1;
 }
 
-/* ---- public: features, SIMD level, threads ---- */
+/* ---- >>offload-detect: features, SIMD level, thread count ---- */
 
 ZERO__DEF zero_cpu_features zero_cpu_detect(void) {
     zero_cpu_features f;
@@ -477,7 +516,7 @@ ZERO__DEF int zero_cpu_threads(int configured, const zero_logger *lg) {
     return zero__logical_cores();
 }
 
-/* ---- the CPU thread pool ----
+/* ---- >>offload-pool: the CPU thread pool ----
 
    threads - 1 pthread workers; the caller is thread 0. A run publishes
    (fn, arg, n, grain) under the mutex and wakes the workers; everybody takes
@@ -631,7 +670,7 @@ ZERO__DEF zero_result zero_cpu_pool_run(zero_cpu_pool *pool, zero_cpu_task fn, v
     return ZERO_OK;
 }
 
-/* ---- CPU Adam ----
+/* ---- >>offload-adam: CPU Adam's rules and its scalar path ----
 
    Every path computes each element on its own (no reductions), so results do
    not depend on the thread count or on where pieces start. The SIMD paths
@@ -655,9 +694,10 @@ ZERO__DEF zero_result zero_cpu_pool_run(zero_cpu_pool *pool, zero_cpu_task fn, v
            Step_8 uses it: m = fma(g, 1-b1, m*b1), v = fma(g*g, 1-b2, v*b2),
            d = fma(sqrt(v), bc2, eps), p = fma(-lr*wd, p, p), p = fma(m/d, step, p),
            and g = fma(p, wd, g) for L2 decay. Each FMA rounds once where the
-           scalar path rounds twice: a few fp32 ulp apart per step (the test
-           allows 4 ulp of master / m / v after one step, and 1 ulp of the
-           16-bit parameter). fp16 parameters round with F16C / AVX-512
+           scalar path rounds twice: a few fp32 ulp apart per step
+           (test_cpu_adam allows 4 ulp of the magnitude of master's, m's and
+           v's terms after one step; a 16-bit parameter is exactly its own
+           path's master rounded). fp16 parameters round with F16C / AVX-512
            vcvtps2ph to nearest even, bf16 ones to nearest even by integer
            bias with NaN kept quiet, exactly as zero_f32_to_bf16. */
 
@@ -679,6 +719,8 @@ static void zero__cpu_adam_scalar(const zero_adam_args *a, const zero_adam_seg *
                                   size_t i0, size_t i1) {
     zero__adam_range(a, sg, store, i0, i1);
 }
+
+/* ---- >>offload-simd: the AVX2 and AVX-512 paths ---- */
 
 #ifdef ZERO__CPU_SIMD_X86
 /* GCC (12, C++ at -O2) reports its own intrinsics' undefined-vector idiom
@@ -912,6 +954,8 @@ static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, c
 #  endif
 #endif /* ZERO__CPU_SIMD_X86 */
 
+/* ---- >>offload-dispatch: checks, then the segments spread over the pool ---- */
+
 /* The pool's task: flattened elements [begin, end) over the segments. */
 static void zero__cpu_adam_task(void *varg, int64_t begin, int64_t end, int thread) {
     const zero__cpu_adam_ctx *c = (const zero__cpu_adam_ctx *)varg;
@@ -1055,57 +1099,7 @@ ZERO__DEF zero_result zero_cpu_adam(const zero_adam_args *a, zero_cpu_pool *pool
     return zero_cpu_adam_at(a, zero_cpu_simd_level(NULL), pool, err);
 }
 
-/* ---- the engine's CPU Adam ---- */
-
-static zero_result zero__offload_cpu_adam(void *cpu_ctx, const zero_adam_args *a, zero_error *err) {
-    return zero_cpu_adam(a, (zero_cpu_pool *)cpu_ctx, err);
-}
-
-/* the engine's tile stores (offload_optimizer / offload_param "nvme"):
-   zero_nvme_* under the engine's prefix ("zero_optim", "zero_param"), files
-   removed on close */
-static zero_result zero__offload_tiles_open(void *cpu_ctx, const char *dir, const char *name, int rank,
-                                            size_t tile_bytes, const zero_aio_config *aio, void **store,
-                                            zero_error *err) {
-    zero_nvme *s = NULL;
-    zero_result rc;
-    (void)cpu_ctx;
-    rc = zero_nvme_open(&s, dir, name, rank, tile_bytes, aio, err);
-    *store = rc == ZERO_OK ? (void *)s : NULL;
-    return rc;
-}
-static void zero__offload_tiles_close(void *store) { zero_nvme_close((zero_nvme *)store, 0); }
-static zero_result zero__offload_tiles_read(void *store, int64_t tile, void *buf, size_t bytes, void **req,
-                                            zero_error *err) {
-    zero_nvme_request *r = NULL;
-    zero_result rc = zero_nvme_read_async((zero_nvme *)store, tile, buf, bytes, &r, err);
-    *req = r;
-    return rc;
-}
-static zero_result zero__offload_tiles_write(void *store, int64_t tile, const void *buf, size_t bytes, void **req,
-                                             zero_error *err) {
-    zero_nvme_request *r = NULL;
-    zero_result rc = zero_nvme_write_async((zero_nvme *)store, tile, buf, bytes, &r, err);
-    *req = r;
-    return rc;
-}
-static zero_result zero__offload_tiles_wait(void *store, void *req, zero_error *err) {
-    return zero_nvme_wait((zero_nvme *)store, (zero_nvme_request *)req, err);
-}
-
-ZERO__DEF void zero_offload_backend(const zero_backend *base, zero_cpu_pool *pool, zero_backend *out) {
-    if (!base || !out) return;
-    *out = *base;
-    out->cpu_adam = zero__offload_cpu_adam;
-    out->cpu_ctx = pool;
-    out->tiles_open = zero__offload_tiles_open;
-    out->tiles_close = zero__offload_tiles_close;
-    out->tiles_read = zero__offload_tiles_read;
-    out->tiles_write = zero__offload_tiles_write;
-    out->tiles_wait = zero__offload_tiles_wait;
-}
-
-/* ---- NVMe tile store: implementation ----------------------------------------
+/* ---- >>offload-nvme: the NVMe tile store's layout and I/O rules ----
 
    Layout: one file per store, "<dir>/<prefix>.rank<R>.tiles".
      offset 0                      superblock, one alignment block (4096 bytes):
@@ -1199,7 +1193,7 @@ static int zero__nvme_hook_einval;
 #define ZERO__NVME_TILE_MAGIC 0x544d564e4f52455aull  /* "ZERONVMT" little endian */
 #define ZERO__NVME_SUPER_MAGIC 0x534d564e4f52455aull /* "ZERONVMS" */
 
-/* ---- hashing ---- */
+/* ---- >>offload-hash: the tiles' checksum ---- */
 
 static uint64_t zero__nvme_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 static uint64_t zero__nvme_ld64(const unsigned char *p) {
@@ -1235,7 +1229,7 @@ static uint64_t zero__nvme_hash(const void *data, size_t n) {
     return h;
 }
 
-/* ---- the store ---- */
+/* ---- >>offload-tilestore: the store and its requests ---- */
 
 struct zero_nvme_request {
     zero_nvme_request *next;             /* queue */
@@ -1285,8 +1279,12 @@ static zero_result zero__nvme_fail(zero_error *err, zero_result code, zero_msg i
 
 #ifdef ZERO__NVME_POSIX
 
+/* ---- >>offload-tileio: the file, tile write and checked read, the I/O thread ---- */
+
 static size_t zero__nvme_round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
+/* Free with free(): zero.h's ZERO_MALLOC has no aligned form, and O_DIRECT
+   needs ZERO_NVME_ALIGN-aligned buffers. */
 static void *zero__nvme_aligned(size_t n) {
     return aligned_alloc(ZERO_NVME_ALIGN, zero__nvme_round_up(n ? n : 1, ZERO_NVME_ALIGN));
 }
@@ -1582,6 +1580,8 @@ out:
     return rc;
 }
 
+/* ---- >>offload-tileapi: open, close, the request queue, wait ---- */
+
 ZERO__DEF zero_result zero_nvme_open(zero_nvme **out, const char *dir, const char *prefix, int rank,
                                      size_t tile_bytes, const zero_aio_config *aio, zero_error *err) {
     zero_nvme *s;
@@ -1792,7 +1792,9 @@ ZERO__DEF zero_result zero_nvme_read(zero_nvme *s, int64_t tile, void *buf, size
     return rc != ZERO_OK ? rc : zero_nvme_wait(s, r, err);
 }
 
-#else /* no POSIX I/O: every call says so */
+#else /* no POSIX I/O */
+
+/* ---- >>offload-noposix: without POSIX I/O every zero_nvme_* call says so ---- */
 
 ZERO__DEF zero_result zero_nvme_open(zero_nvme **out, const char *dir, const char *prefix, int rank,
                                      size_t tile_bytes, const zero_aio_config *aio, zero_error *err) {
@@ -1828,6 +1830,56 @@ ZERO__DEF zero_result zero_nvme_wait(zero_nvme *s, zero_nvme_request *req, zero_
 }
 
 #endif /* ZERO__NVME_POSIX */
+
+/* ---- >>offload-backend: the engine's hooks, CPU Adam and the tile stores ---- */
+
+static zero_result zero__offload_cpu_adam(void *cpu_ctx, const zero_adam_args *a, zero_error *err) {
+    return zero_cpu_adam(a, (zero_cpu_pool *)cpu_ctx, err);
+}
+
+/* the engine's tile stores (offload_optimizer / offload_param "nvme"):
+   zero_nvme_* under the engine's prefix ("zero_optim", "zero_param"), files
+   removed on close */
+static zero_result zero__offload_tiles_open(void *cpu_ctx, const char *dir, const char *name, int rank,
+                                            size_t tile_bytes, const zero_aio_config *aio, void **store,
+                                            zero_error *err) {
+    zero_nvme *s = NULL;
+    zero_result rc;
+    (void)cpu_ctx;
+    rc = zero_nvme_open(&s, dir, name, rank, tile_bytes, aio, err);
+    *store = rc == ZERO_OK ? (void *)s : NULL;
+    return rc;
+}
+static void zero__offload_tiles_close(void *store) { zero_nvme_close((zero_nvme *)store, 0); }
+static zero_result zero__offload_tiles_read(void *store, int64_t tile, void *buf, size_t bytes, void **req,
+                                            zero_error *err) {
+    zero_nvme_request *r = NULL;
+    zero_result rc = zero_nvme_read_async((zero_nvme *)store, tile, buf, bytes, &r, err);
+    *req = r;
+    return rc;
+}
+static zero_result zero__offload_tiles_write(void *store, int64_t tile, const void *buf, size_t bytes, void **req,
+                                             zero_error *err) {
+    zero_nvme_request *r = NULL;
+    zero_result rc = zero_nvme_write_async((zero_nvme *)store, tile, buf, bytes, &r, err);
+    *req = r;
+    return rc;
+}
+static zero_result zero__offload_tiles_wait(void *store, void *req, zero_error *err) {
+    return zero_nvme_wait((zero_nvme *)store, (zero_nvme_request *)req, err);
+}
+
+ZERO__DEF void zero_offload_backend(const zero_backend *base, zero_cpu_pool *pool, zero_backend *out) {
+    if (!base || !out) return;
+    *out = *base;
+    out->cpu_adam = zero__offload_cpu_adam;
+    out->cpu_ctx = pool;
+    out->tiles_open = zero__offload_tiles_open;
+    out->tiles_close = zero__offload_tiles_close;
+    out->tiles_read = zero__offload_tiles_read;
+    out->tiles_write = zero__offload_tiles_write;
+    out->tiles_wait = zero__offload_tiles_wait;
+}
 
 #endif /* ZERO__OFFLOAD_IMPLEMENTED */
 #endif /* ZERO_IMPLEMENTATION */
