@@ -7892,12 +7892,28 @@ static zero_result zero__plan_segments(zero_engine *e, int maxcap) {
     return ZERO_OK;
 }
 
+/* n host buffers of `bytes` for tiles, then the backend's tile store of this
+   rank (file `name`.rank<r>.tiles in `path`). */
+static zero_result zero__tiles_make(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, int n, size_t bytes,
+                                    void **bufs, const char *what_buf, const char *path, const char *name, void **store,
+                                    const char *what_store) {
+    zero_error be;
+    zero_result r;
+    int k;
+    for (k = 0; k < n; k++)
+        if ((r = zero__ealloc(e, cat, kind, bytes, &bufs[k], what_buf)) != ZERO_OK) return r;
+    zero__ok(&be);
+    if (e->be.tiles_open(e->be.cpu_ctx, path, name, e->plan.rank, bytes, &e->cfg.aio, store, &be) != ZERO_OK) {
+        *store = NULL;
+        return zero__ebackend(e, &be, what_store);
+    }
+    return ZERO_OK;
+}
+
 /* offload_param "nvme": the tile buffers and the parameter tile store. */
 static zero_result zero__alloc_param_tiles(zero_engine *e, int64_t max_chunk, int64_t shard) {
     const zero_offload_config *op = &e->cfg.zero_optimization.offload_param;
     int k;
-    zero_result r;
-    zero_error be;
     e->offload_param.ptile_bytes = (size_t)max_chunk * e->plan.csize;
     e->nvme.nvme_bytes += (size_t)shard * e->plan.csize;
     e->offload_param.n_pbuf = (int)zero__max_i64(2, zero__min_i64(op->buffer_count, 1024));
@@ -7914,17 +7930,9 @@ static zero_result zero__alloc_param_tiles(zero_engine *e, int64_t max_chunk, in
         e->offload_param.pbuf_copying[k] = 0;
         e->offload_param.pbuf_used[k] = 0;
     }
-    for (k = 0; k < e->offload_param.n_pbuf; k++)
-        if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, e->offload_param.param_kind, e->offload_param.ptile_bytes, &e->offload_param.pbuf[k],
-                              "NVMe parameter tile buffer")) != ZERO_OK)
-            return r;
-    zero__ok(&be);
-    if (e->be.tiles_open(e->be.cpu_ctx, op->nvme_path, "zero_param", e->plan.rank, e->offload_param.ptile_bytes, &e->cfg.aio,
-                         &e->offload_param.pstore, &be) != ZERO_OK) {
-        e->offload_param.pstore = NULL;
-        return zero__ebackend(e, &be, "zero_engine_create: offload_param \"nvme\"");
-    }
-    return ZERO_OK;
+    return zero__tiles_make(e, ZERO_MEM_PARAMS, e->offload_param.param_kind, e->offload_param.n_pbuf,
+                            e->offload_param.ptile_bytes, e->offload_param.pbuf, "NVMe parameter tile buffer", op->nvme_path,
+                            "zero_param", &e->offload_param.pstore, "zero_engine_create: offload_param \"nvme\"");
 }
 
 /* The compute-dtype parameters (full, or stage 3's shard: on the host with
@@ -8018,9 +8026,7 @@ static zero_result zero__alloc_optim_tiles(zero_engine *e, const zero__sizes *zs
     const zero_layout *l = e->plan.layout;
     const zero_offload_config *oo = &e->cfg.zero_optimization.offload_optimizer;
     int64_t maxc = 0;
-    int u, k;
-    zero_result r;
-    zero_error be;
+    int u;
     for (u = 0; u < l->n_units; u++)
         if (!l->units[u].frozen) maxc = zero__max_i64(maxc, l->units[u].chunk);
     e->nvme.tile_bytes = 12 * (size_t)maxc;
@@ -8037,17 +8043,9 @@ static zero_result zero__alloc_optim_tiles(zero_engine *e, const zero__sizes *zs
     memset(e->nvme.tbuf, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
     memset(e->nvme.tbuf_rd, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
     memset(e->nvme.tbuf_wr, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
-    for (k = 0; k < e->nvme.n_tbuf; k++)
-        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, e->nvme.tile_bytes, &e->nvme.tbuf[k],
-                              "NVMe optimizer tile buffer")) != ZERO_OK)
-            return r;
-    zero__ok(&be);
-    if (e->be.tiles_open(e->be.cpu_ctx, oo->nvme_path, "zero_optim", e->plan.rank, e->nvme.tile_bytes, &e->cfg.aio,
-                         &e->nvme.store, &be) != ZERO_OK) {
-        e->nvme.store = NULL;
-        return zero__ebackend(e, &be, "zero_engine_create: offload_optimizer \"nvme\"");
-    }
-    return ZERO_OK;
+    return zero__tiles_make(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, e->nvme.n_tbuf, e->nvme.tile_bytes, e->nvme.tbuf,
+                            "NVMe optimizer tile buffer", oo->nvme_path, "zero_optim", &e->nvme.store,
+                            "zero_engine_create: offload_optimizer \"nvme\"");
 }
 
 /* fp32 master weights (unless the parameters are the master) and Adam's

@@ -49,18 +49,13 @@ static int read_meta(const char *dir, char *tdir, size_t cap, zero__ck_meta *m, 
     return 0;
 }
 
-/* the saving layout, for its shard size */
+/* the saving layout, for its shard size (rebuilt and checked as zero_load does) */
 static zero_layout *saving_layout(const zero__ck_meta *m) {
-    zero_layout_args la;
     zero_layout *l = NULL;
     zero_error err;
-    memset(&la, 0, sizeof la);
-    la.world = (int)m->world;
-    la.bucket_elems = m->bucket;
-    la.persist_threshold = m->persist;
-    la.model_persist_threshold = m->model_persist;
-    if (zero_layout_create(&l, m->tensors, (int)m->n_tensors, &la, &err) != ZERO_OK) {
+    if (zero__load_layout(m, "meta.zck", &l, &err) != ZERO_OK) {
         fprintf(stderr, "zero_ckpt: the saving layout does not rebuild: %s\n", err.msg);
+        if (l) zero_layout_destroy(l);
         return NULL;
     }
     return l;
