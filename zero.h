@@ -90,7 +90,10 @@
      engine-placements  the optimizer placements chosen at create: device, CPU, early CPU, NVMe
                         (the delayed update's is in engine-thread)
      engine-step        zero_step as its phases (ready, norm, overflow, skip or clip,
-                        optimizer, parameters, report); zero_flush
+                        optimizer, parameters, report); zero_flush; the program's
+                        own schedule and step decisions (zero_set_lr, zero_set_betas,
+                        zero_grad_norm, zero_skip_step)
+     engine-scalars     zero_all_reduce_scalars: a trainer's loss and counts over the ranks
      ckpt-format        checkpoint files: header, CRC-32C, atomic commit
      ckpt-save          zero_save
      ckpt-load          zero_load on any world size
@@ -246,6 +249,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_FROZEN, ZERO_ERR_STATE, "gradient asked of a frozen tensor")                 \
     X(ENGINE_GRAD_TWICE, ZERO_ERR_STATE, "gradient marked ready twice in one micro-batch") \
     X(ENGINE_STEP_EARLY, ZERO_ERR_STATE, "zero_step before every gradient of the step is ready") \
+    X(ENGINE_STEP_DECIDED, ZERO_ERR_STATE, "the early CPU step already applied this step's Adam") \
     X(ENGINE_STEP_MISSING, ZERO_ERR_STATE, "gradients for more micro-batches than gradient_accumulation_steps before zero_step") \
     X(ENGINE_NOT_FETCHED, ZERO_ERR_STATE, "stage-3 parameter used without zero_fetch")    \
     X(ENGINE_RELEASE, ZERO_ERR_STATE, "zero_release of a tensor that is not fetched")      \
@@ -257,6 +261,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_PROGRESS, ZERO_OK, "progress line (steps_per_print)")                        \
     X(ENGINE_TIMERS, ZERO_OK, "phase times (wall_clock_breakdown)")                       \
     X(ENGINE_SKIPPED, ZERO_OK, "steps skipped for inf/nan gradients in the last print period") \
+    X(ENGINE_RESOLVED, ZERO_OK, "the resolved configuration, once at create (rank 0)") \
     X(ENGINE_COLLECTIVE, ZERO_OK, "a collective the engine issues, on every rank (ZERO_DEBUG=1; debug level)") \
     X(ENGINE_WATCHDOG, ZERO_ERR_TIMEOUT, "a rank has waited ZERO_WATCHDOG_S seconds on a collective or a sync (warning; the wait goes on)") \
     X(ENGINE_METRICS, ZERO_ERR_IO, "the jsonl_monitor file cannot be opened or written") \
@@ -556,6 +561,8 @@ typedef struct zero_config {
     int64_t steps_per_print;                /* steps_per_print: 0 = None (no progress print) */
     int wall_clock_breakdown;               /* wall_clock_breakdown: false */
     double gradient_clipping;               /* gradient_clipping: 1.0; 0 disables (ZERO_AUTO allowed) */
+    int gradient_clipping_given;            /* set by the parser when the JSON has gradient_clipping
+                                               (the create line then does not call it a default) */
     int prescale_gradients;                 /* prescale_gradients: false */
     double gradient_predivide_factor;       /* gradient_predivide_factor: 1.0 */
     zero_dtype communication_data_type;     /* communication_data_type: None */
@@ -589,6 +596,11 @@ typedef struct zero_config {
                              small all-reduce more per collective (debugging). Also
                              ZERO_CHECK=1 in the environment. Default 0. */
     zero_monitor_config jsonl_monitor; /* jsonl_monitor: metrics, one JSON line per step */
+    int early_cpu_step;   /* offload_optimizer "cpu" with nothing that needs the global norm
+                             (no clipping, no overflow check): 1 (default) starts each
+                             unit's CPU Adam during the backward; 0 keeps it until
+                             zero_step, so that the program may still read
+                             zero_grad_norm and zero_skip_step. Set in code only. */
     int world_size;       /* set by zero_config_resolve; 0 before */
     int resolved;         /* set by zero_config_resolve */
     zero_logger log;      /* where warnings and info go */
@@ -1040,6 +1052,7 @@ typedef struct zero_step_info {
        backward (the early step: no clipping, no overflow check); 0 when the
        CPU stepped them in zero_step */
     int64_t cpu_units_early;
+    int skipped_by_program;/* 1: zero_skip_step skipped it (applied 0, the norm finite) */
 } zero_step_info;
 
 typedef enum zero_mem_category {
@@ -1107,6 +1120,38 @@ ZERO_API double zero_loss_scale(const zero_engine *e);
    unscale, clip, Adam, advance the lr schedule, update the loss scale, and
    bring every rank's parameters up to date. info may be NULL. */
 ZERO_API zero_result zero_step(zero_engine *e, zero_step_info *info);
+
+/* The program's own schedule and step decisions (DeepSpeed's client
+   scheduler, and a skip-a-step-on-an-outlier rule):
+   zero_set_lr        the base learning rate (before each tensor's lr_scale)
+                      of every step from the next one on, instead of the
+                      config's scheduler; lr < 0 hands it back to the config.
+   zero_set_betas     Adam's betas likewise (beta1 < 0: back to the config).
+                      Both must come before the backward of a step's last
+                      micro-batch when the early CPU step is on (its Adam
+                      starts there): ENGINE_STEP_DECIDED otherwise.
+   zero_grad_norm     after the last micro-batch, before zero_step or
+                      zero_skip_step: the global norm of the averaged,
+                      unscaled gradient that zero_step reports (-1 when not
+                      finite); zero_step reuses it. Every rank calls it.
+   zero_skip_step     instead of zero_step: the step's gradients are dropped
+                      and it counts as skipped (global_steps and
+                      skipped_steps grow, as for an overflow); no Adam, no
+                      schedule step, the loss scale unchanged.
+                      info->skipped_by_program = 1. */
+ZERO_API zero_result zero_set_lr(zero_engine *e, double lr);
+ZERO_API zero_result zero_set_betas(zero_engine *e, double beta1, double beta2);
+ZERO_API zero_result zero_grad_norm(zero_engine *e, double *norm);
+ZERO_API zero_result zero_skip_step(zero_engine *e, zero_step_info *info);
+
+/* What a trainer reduces beside the engine (its loss, token counts): the n
+   doubles of vals, in place, reduced over the ranks with ZERO_OP_SUM,
+   ZERO_OP_MAX, ZERO_OP_MIN or ZERO_OP_AVG (the sum divided by the world
+   size, the same on every backend). Every rank calls it at the same point
+   with the same n and op; n at most ZERO_SCALARS_MAX. It waits for the
+   engine's communication stream (a reduction still running ends first). */
+#define ZERO_SCALARS_MAX 64
+ZERO_API zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int n, zero_op op);
 /* With offload_optimizer.delayed_param_update, zero_step leaves the CPU Adam
    of its step running and the device holds the parameters of the step
    before; zero_flush waits for it and brings them to the device (before an
@@ -2547,6 +2592,7 @@ ZERO__DEF zero_config zero_config_default(void) {
     c.zero_optimization.override_module_apply = 1;
 
     snprintf(c.jsonl_monitor.job_name, sizeof c.jsonl_monitor.job_name, "zero");
+    c.early_cpu_step = 1;
 
     c.log.fn = NULL;
     c.log.user = NULL;
@@ -3763,6 +3809,7 @@ ZERO__DEF zero_result zero_config_parse_json(zero_config *cfg, const char *text,
     }
     if (r == ZERO_OK) {
         cfg->resolved = 0;
+        if (zero__json_get(&j, 0, "gradient_clipping") >= 0) cfg->gradient_clipping_given = 1;
         if (p.not_yet_count)
             zero__log(&cfg->log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_NOT_IMPLEMENTED,
                       "%d key%s accepted and checked, not acted on yet (docs/config.md has each key's status): %s%s",
@@ -6381,6 +6428,7 @@ typedef struct zero__buffers { /* device (or host) memory of the step, allocated
     float *master, *m, *v;        /* fp32 master weights and Adam moments (plan.opt_kind) */
     double *stats_dev, *stats_host; /* per (unit, tensor) pair: sum of squares, inf/nan flag */
     double *check_dev, *check_host; /* check_collectives: 2 doubles each */
+    double *scal_dev, *scal_host;   /* zero_all_reduce_scalars: ZERO_SCALARS_MAX doubles each */
     void *cpu_grad, *cpu_param;   /* optimizer offload: host staging of the owned chunks (trainable shard) */
     zero__seg *segtmp;            /* one unit's segments (scratch) */
     zero_adam_seg *cpu_segs;      /* one unit's Adam segments clipped to a piece (scratch) */
@@ -6416,6 +6464,10 @@ typedef struct zero__run { /* where the training is: micro-batch, steps, loss sc
     float beta1_t, beta2_t;
     double last_b1, last_b2;
     double step_lr;                     /* this step's base learning rate */
+    double prog_lr, prog_b1, prog_b2;   /* zero_set_lr / zero_set_betas (< 0: the config's schedule) */
+    int norm_ready;                     /* zero_grad_norm ran for this step: the norm phase is done */
+    double norm_sumsq;                  /* ... its sum of squares (scaled) */
+    int norm_bad_unit, norm_bad_tensor; /* ... and the first inf/nan */
     double t_phase[ZERO_PHASE_COUNT], t_backward_start;
 } zero__run;
 
@@ -7600,7 +7652,8 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
      MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
      OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
      SCRATCH      16 bytes per (unit, tensor) pair on the device and on the host (norm and
-                  inf/nan statistics; the host copy pinned), + 16 on each with check_collectives */
+                  inf/nan statistics; the host copy pinned), + 8 ZERO_SCALARS_MAX on each
+                  (zero_all_reduce_scalars), + 16 on each with check_collectives */
 
 /* fp32 values of unit u's elements [lo, hi) from the init callbacks (zeros in gaps). */
 static void zero__init_values(const zero_engine *e, const zero_tensor *ts, int u, int64_t lo, int64_t hi,
@@ -8181,6 +8234,14 @@ static zero_result zero__alloc_scratch(zero_engine *e) {
     e->buf.stats_dev = (double *)p;
     if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_PINNED, stats, &p, "norm statistics (host)")) != ZERO_OK) return r;
     e->buf.stats_host = (double *)p;
+    if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, sizeof(double) * ZERO_SCALARS_MAX, &p, "scalar reductions")) !=
+        ZERO_OK)
+        return r;
+    e->buf.scal_dev = (double *)p;
+    if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_PINNED, sizeof(double) * ZERO_SCALARS_MAX, &p,
+                          "scalar reductions (host)")) != ZERO_OK)
+        return r;
+    e->buf.scal_host = (double *)p;
     if (!e->obs.check) return ZERO_OK;
     if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, 2 * sizeof(double), &p, "collective check")) != ZERO_OK) return r;
     e->buf.check_dev = (double *)p;
@@ -8195,6 +8256,8 @@ static void zero__free_scratch(zero_engine *e) {
     zero__efree(e, ZERO_MEM_PINNED, e->buf.stats_host);
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.check_dev);
     zero__efree(e, ZERO_MEM_PINNED, e->buf.check_host);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.scal_dev);
+    zero__efree(e, ZERO_MEM_PINNED, e->buf.scal_host);
 }
 
 /* Gradients, moments, parameters and statistics start at zero. */
@@ -8249,6 +8312,37 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
         (r = zero__alloc_scratch(e)) != ZERO_OK || (r = zero__zero_fill(e, &zs)) != ZERO_OK)
         return r;
     return zero__engine_init_weights(e, ts);
+}
+
+/* Once at create, on rank 0: the configuration as resolved, compact, and
+   any default that changes the math which the config did not set. */
+static void zero__log_resolved(const zero_engine *e) {
+    static const char *const sched[] = {"constant lr", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "OneCycle",
+                                        "LRRangeTest"};
+    static const char *const place[] = {"none", "cpu", "nvme"};
+    const zero_config *c = &e->cfg;
+    const zero_optimization_config *z = &c->zero_optimization;
+    char clip[160];
+    if (e->plan.rank != 0) return;
+    if (!(c->gradient_clipping > 0))
+        snprintf(clip, sizeof clip, "off");
+    else if (!c->gradient_clipping_given && c->gradient_clipping == 1.0)
+        snprintf(clip, sizeof clip, "1 (DeepSpeed's default, not in the config: it rescales every step whose norm is "
+                                    "above 1; set gradient_clipping to 0 to turn it off)");
+    else
+        snprintf(clip, sizeof clip, "%g", c->gradient_clipping);
+    zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_RESOLVED,
+              "stage %d, %s (master fp32, accumulation %s), %d rank%s | batch %lld = micro %lld x accumulation %lld x %d "
+              "rank%s | %s lr %g betas (%g, %g) eps %g weight_decay %g | schedule %s | gradient_clipping %s | offload "
+              "optimizer %s, params %s | reduce_bucket_size %lld: %d units",
+              e->plan.stage, zero_dtype_name(e->plan.cdt), zero_dtype_name(e->plan.adt), e->plan.world,
+              e->plan.world == 1 ? "" : "s", (long long)c->train_batch_size, (long long)c->train_micro_batch_size_per_gpu,
+              (long long)c->gradient_accumulation_steps, e->plan.world, e->plan.world == 1 ? "" : "s",
+              c->optimizer.type == ZERO_OPTIMIZER_ADAMW || c->optimizer.adam_w_mode == 1 ? "AdamW" : "Adam",
+              c->optimizer.lr, c->optimizer.beta1, c->optimizer.beta2, c->optimizer.eps, c->optimizer.weight_decay,
+              (unsigned)c->scheduler.type < ZERO_SCHEDULER_COUNT ? sched[c->scheduler.type] : "?", clip,
+              place[(unsigned)z->offload_optimizer.device % 3u], place[(unsigned)e->offload_param.device % 3u],
+              (long long)z->reduce_bucket_size, e->plan.n_units);
 }
 
 /* The arguments and the resolved config, checked before anything is made. */
@@ -8330,7 +8424,7 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
     e->dpu.on = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->offload_param.device;
     /* the early CPU step: nothing of the step needs the global norm (no clipping,
        no overflow check) and the backend can wait on events from a thread */
-    e->opt.early = z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->offload_param.device && !(cfg->gradient_clipping > 0) &&
+    e->opt.early = cfg->early_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->offload_param.device && !(cfg->gradient_clipping > 0) &&
                e->plan.cdt != ZERO_DTYPE_FP16 &&
                !(e->plan.cdt == ZERO_DTYPE_BF16 && cfg->bf16.check_grad_overflow == 1 && (e->plan.stage == 1 || e->plan.stage == 2)) &&
                be->event_sync && be->event_create && be->event_record && be->event_destroy;
@@ -8342,6 +8436,7 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
     e->run.sched_it = cfg->scheduler.last_batch_iteration;
     e->obs.period_first_unit = -1;
     e->run.last_b1 = e->run.last_b2 = -1;
+    e->run.prog_lr = e->run.prog_b1 = e->run.prog_b2 = -1;
     {
         const char *v = getenv("ZERO_CHECK"), *d = getenv("ZERO_DEBUG");
         e->obs.check = cfg->check_collectives == 1 || (v && v[0] == '1' && v[1] == 0);
@@ -8391,6 +8486,7 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
         zero__engine_free(e);
         return r;
     }
+    zero__log_resolved(e);
     e->pool.n_gathered = 0; /* the initial gathers belong to no step */
     memset(e->run.t_phase, 0, sizeof e->run.t_phase);
     pthread_mutex_lock(&zero__live_lock);
@@ -8456,11 +8552,25 @@ static void zero__adam_args_for(zero_engine *e, int u, const zero_adam_args *h, 
 /* This step's Adam hyperparameters (base lr into e->run.step_lr), with
    DeepSpeed's float beta^t bias correction; advances beta^t: once per
    applied step. */
+/* The learning rate and betas of the coming step: the program's
+   (zero_set_lr, zero_set_betas) or the config's schedule. */
+static double zero__lr_now(const zero_engine *e) {
+    return e->run.prog_lr >= 0 ? e->run.prog_lr : zero_lr_at(&e->cfg, (long)e->run.sched_it);
+}
+static void zero__betas_now(const zero_engine *e, double *b1, double *b2) {
+    if (e->run.prog_b1 >= 0) {
+        *b1 = e->run.prog_b1;
+        *b2 = e->run.prog_b2;
+    } else {
+        zero_betas_at(&e->cfg, (long)e->run.sched_it, b1, b2);
+    }
+}
+
 static void zero__step_hyper(zero_engine *e, float grad_scale, zero_adam_args *hyper) {
-    double b1, b2, lr = zero_lr_at(&e->cfg, (long)e->run.sched_it);
+    double b1, b2, lr = zero__lr_now(e);
     int64_t t = e->run.applied_steps + 1;
     float bc1 = 1, bc2 = 1;
-    zero_betas_at(&e->cfg, (long)e->run.sched_it, &b1, &b2);
+    zero__betas_now(e, &b1, &b2);
     if (b1 == e->run.last_b1 && b2 == e->run.last_b2 && t > 1) {
         e->run.beta1_t *= (float)b1;
         e->run.beta2_t *= (float)b2;
@@ -9170,6 +9280,7 @@ static void zero__step_reset(zero_engine *e) {
     memset(e->grad.ready, 0, (size_t)e->plan.n_tensors);
     memset(e->grad.asked, 0, (size_t)e->plan.n_tensors);
     memcpy(e->grad.tensors_left, e->grad.tensors_per_unit, sizeof(int) * (size_t)e->plan.n_units);
+    e->run.norm_ready = 0;
 }
 
 static void zero__step_log(zero_engine *e, const zero_step_info *in) {
@@ -9188,7 +9299,7 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
         double b1, b2, secs = (now - e->obs.t_print_ms) / 1000.0;
         int64_t steps = e->run.global_steps - e->obs.steps_at_print, total = c->scheduler.total_num_steps;
         char loss[48] = "", eta[64] = "", of[32] = "";
-        zero_betas_at(c, (long)e->run.sched_it, &b1, &b2);
+        zero__betas_now(e, &b1, &b2);
         if (e->obs.has_loss) snprintf(loss, sizeof loss, ", loss=%.6g", e->obs.loss);
         if (total > 0 && steps > 0 && secs > 0) {
             char d[32];
@@ -9200,7 +9311,7 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
         zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_PROGRESS,
                   "step=%lld%s, skipped=%lld, lr=[%.6g], mom=[(%g, %g)], grad_norm=%.6g, loss_scale=%g%s, "
                   "samples/s=%.4g%s",
-                  (long long)e->run.global_steps, of, (long long)e->run.skipped_steps, zero_lr_at(c, (long)e->run.sched_it), b1, b2,
+                  (long long)e->run.global_steps, of, (long long)e->run.skipped_steps, zero__lr_now(e), b1, b2,
                   in->grad_norm, in->next_loss_scale, loss,
                   secs > 0 ? (double)c->train_batch_size * (double)steps / secs : 0.0, eta);
         e->obs.t_print_ms = now;
@@ -9283,6 +9394,22 @@ static zero_result zero__step_norm(zero_engine *e, double *sumsq, int *bad_unit,
     return ZERO_OK;
 }
 
+/* Phase 1 once per step: zero_grad_norm may have run it. */
+static zero_result zero__step_norm_once(zero_engine *e) {
+    zero_result r;
+    if (e->run.norm_ready) return ZERO_OK;
+    if ((r = zero__step_norm(e, &e->run.norm_sumsq, &e->run.norm_bad_unit, &e->run.norm_bad_tensor)) != ZERO_OK) return r;
+    e->run.norm_ready = 1;
+    return ZERO_OK;
+}
+
+/* The norm zero_step reports: averaged over micro-batches, unscaled; -1
+   when not finite. */
+static double zero__norm_of(const zero_engine *e, double sumsq) {
+    double norm = sqrt(sumsq) / ((double)e->plan.gas * zero_loss_scaler_scale(&e->run.scaler));
+    return isfinite(norm) ? norm : -1;
+}
+
 /* The report's counters and log line, then out to the caller. */
 static void zero__step_report(zero_engine *e, zero_step_info *in, double t0, zero_step_info *info) {
     in->global_steps = e->run.global_steps;
@@ -9299,7 +9426,7 @@ static void zero__step_report(zero_engine *e, zero_step_info *in, double t0, zer
 static zero_result zero__step_skip(zero_engine *e, zero_step_info *in, double t0, zero_result scaler_r,
                                    zero_step_info *info) {
     e->run.skipped_steps++;
-    if (e->obs.period_skipped++ == 0) {
+    if (!in->skipped_by_program && e->obs.period_skipped++ == 0) {
         e->obs.period_first_unit = in->overflow_unit;
         e->obs.period_first_tensor = in->overflow_tensor;
     }
@@ -9312,9 +9439,9 @@ static zero_result zero__step_skip(zero_engine *e, zero_step_info *in, double t0
     }
     zero__step_reset(e);
     in->applied = 0;
-    in->grad_norm = -1;
+    if (!in->skipped_by_program) in->grad_norm = -1;
     in->clip_coef = 1;
-    in->lr = zero_lr_at(&e->cfg, (long)e->run.sched_it);
+    in->lr = zero__lr_now(e);
     zero__step_report(e, in, t0, info);
     if (scaler_r != ZERO_OK)
         return zero__efail(e, ZERO_MSG_LOSS_SCALE_AT_MIN,
@@ -9390,8 +9517,12 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     memset(&in, 0, sizeof in);
     memcpy(in.time_ms, e->run.t_phase, sizeof in.time_ms);
 
-    /* 1. the global norm and the first inf/nan */
-    if ((r = zero__step_norm(e, &sumsq, &bad_unit, &bad_tensor)) != ZERO_OK) return r;
+    /* 1. the global norm and the first inf/nan (zero_grad_norm may have
+       found them already) */
+    if ((r = zero__step_norm_once(e)) != ZERO_OK) return r;
+    sumsq = e->run.norm_sumsq;
+    bad_unit = e->run.norm_bad_unit;
+    bad_tensor = e->run.norm_bad_tensor;
     in.time_ms[ZERO_PHASE_NORM] = zero__now_ms() - t0;
 
     /* 2. overflow: fp16 always; bf16 with check_grad_overflow on stages 1-2
@@ -9444,6 +9575,104 @@ ZERO__DEF zero_result zero_flush(zero_engine *e) {
     if ((r = zero__dpu_apply(e)) != ZERO_OK) return r;
     if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_flush: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+/* The early CPU step fixes a step's hyperparameters and applies its Adam
+   during the last micro-batch's backward: after that the program can no
+   longer change them, nor skip the step. */
+static zero_result zero__step_open(zero_engine *e, const char *fn) {
+    if (e->opt.early_armed)
+        return zero__efail(e, ZERO_MSG_ENGINE_STEP_DECIDED,
+                           "%s: the early CPU step already started this step's Adam during the backward\nHINT: call it "
+                           "before the last micro-batch's backward, or set cfg.early_cpu_step = 0 before "
+                           "zero_engine_create so that the CPU Adam waits for zero_step",
+                           fn);
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_set_lr(zero_engine *e, double lr) {
+    zero_result r;
+    if ((r = zero__enter(e, "zero_set_lr")) != ZERO_OK || (r = zero__step_open(e, "zero_set_lr")) != ZERO_OK) return r;
+    if (!isfinite(lr))
+        return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_set_lr: lr %g is not finite (a value < 0 hands it back to the config)",
+                           lr);
+    e->run.prog_lr = lr < 0 ? -1 : lr;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_set_betas(zero_engine *e, double beta1, double beta2) {
+    zero_result r;
+    if ((r = zero__enter(e, "zero_set_betas")) != ZERO_OK || (r = zero__step_open(e, "zero_set_betas")) != ZERO_OK)
+        return r;
+    if (beta1 < 0) {
+        e->run.prog_b1 = e->run.prog_b2 = -1;
+        return ZERO_OK;
+    }
+    if (!(beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
+        return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_set_betas: (%g, %g): each must be in [0, 1) (beta1 < 0: the config's)",
+                           beta1, beta2);
+    e->run.prog_b1 = beta1;
+    e->run.prog_b2 = beta2;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_grad_norm(zero_engine *e, double *norm) {
+    zero_result r;
+    if (norm) *norm = -1;
+    if ((r = zero__enter(e, "zero_grad_norm")) != ZERO_OK) return r;
+    if (!norm) return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_grad_norm: norm is NULL");
+    if ((r = zero__step_ready(e)) != ZERO_OK || (r = zero__step_norm_once(e)) != ZERO_OK) return r;
+    *norm = zero__norm_of(e, e->run.norm_sumsq);
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_skip_step(zero_engine *e, zero_step_info *info) {
+    zero_step_info in;
+    zero_result r;
+    double t0 = zero__now_ms();
+    if ((r = zero__enter(e, "zero_skip_step")) != ZERO_OK || (r = zero__step_ready(e)) != ZERO_OK ||
+        (r = zero__step_open(e, "zero_skip_step")) != ZERO_OK)
+        return r;
+    memset(&in, 0, sizeof in);
+    memcpy(in.time_ms, e->run.t_phase, sizeof in.time_ms);
+    /* the reductions end and the statistics are cleared as in zero_step */
+    if ((r = zero__step_norm_once(e)) != ZERO_OK) return r;
+    in.time_ms[ZERO_PHASE_NORM] = zero__now_ms() - t0;
+    if (e->dpu.on && (r = zero__dpu_apply(e)) != ZERO_OK) return r; /* the previous step's parameters, as zero_step */
+    in.loss_scale = zero_loss_scaler_scale(&e->run.scaler);
+    in.overflow_unit = e->run.norm_bad_unit;
+    in.overflow_tensor = e->run.norm_bad_tensor;
+    in.grad_norm = zero__norm_of(e, e->run.norm_sumsq);
+    in.skipped_by_program = 1;
+    e->run.global_steps++;
+    return zero__step_skip(e, &in, t0, ZERO_OK, info);
+}
+
+/* ---- >>engine-scalars: zero_all_reduce_scalars ---- */
+
+ZERO__DEF zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int n, zero_op op) {
+    zero_result r;
+    int i;
+    if ((r = zero__enter(e, "zero_all_reduce_scalars")) != ZERO_OK) return r;
+    if (!vals) return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_all_reduce_scalars: vals is NULL");
+    if (n < 1 || n > ZERO_SCALARS_MAX)
+        return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_all_reduce_scalars: n = %d (need 1 .. %d)", n, ZERO_SCALARS_MAX);
+    if (op != ZERO_OP_SUM && op != ZERO_OP_MAX && op != ZERO_OP_MIN && op != ZERO_OP_AVG)
+        return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_all_reduce_scalars: op %d is not ZERO_OP_SUM, _MAX, _MIN or _AVG",
+                           (int)op);
+    memcpy(e->buf.scal_host, vals, sizeof(double) * (size_t)n);
+    ZERO__TRY_BE(e, "zero_all_reduce_scalars: to the device",
+                 e->be.copy(e->be.ctx, e->buf.scal_dev, e->buf.scal_host, sizeof(double) * (size_t)n, ZERO_STREAM_COMM,
+                            &be_err_));
+    ZERO__TRY_BE(e, "zero_all_reduce_scalars: all_reduce",
+                 zero__all_reduce(e, e->buf.scal_dev, e->buf.scal_dev, (size_t)n, (zero_dtype)ZERO__DTYPE_F64,
+                                  op == ZERO_OP_AVG ? ZERO_OP_SUM : op, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_all_reduce_scalars: to the host",
+                 e->be.copy(e->be.ctx, e->buf.scal_host, e->buf.scal_dev, sizeof(double) * (size_t)n, ZERO_STREAM_COMM,
+                            &be_err_));
+    ZERO__TRY_BE(e, "zero_all_reduce_scalars: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    for (i = 0; i < n; i++) vals[i] = op == ZERO_OP_AVG ? e->buf.scal_host[i] / e->plan.world : e->buf.scal_host[i];
     return ZERO_OK;
 }
 

@@ -329,7 +329,8 @@ static zero_result read_all_state(zero_engine *e, zero_state_kind kind, float *o
      GRAD_ACCUM   stage 0-1: Psi_T a when GAS > 1, else 0; stage 2-3: S_T a (a = d when GAS == 1)
      MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
      OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
-     SCRATCH      16 bytes per (unit, tensor) pair on the device and 16 on the host
+     SCRATCH      16 bytes per (unit, tensor) pair on the device and 16 on the host, + 8
+                  ZERO_SCALARS_MAX on each (zero_all_reduce_scalars)
    Everything else on the device (the host backend's "device" memory). */
 static void plan_want(const zero_layout *L, const zero_config *cfg, size_t want[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT]) {
     int u, nu = zero_layout_unit_count(L), stage = cfg->zero_optimization.stage, tspans = 0;
@@ -370,8 +371,8 @@ static void plan_want(const zero_layout *L, const zero_config *cfg, size_t want[
     {   /* statistics per (unit, tensor) pair */
         size_t pairs = 0;
         for (u = 0; u < nu; u++) pairs += (size_t)(zero_layout_unit(L, u)->last_tensor - zero_layout_unit(L, u)->first_tensor + 1);
-        want[ZERO_MEM_SCRATCH][ZERO_MEM_DEVICE] = 16 * pairs;
-        want[ZERO_MEM_SCRATCH][ZERO_MEM_PINNED] = 16 * pairs;
+        want[ZERO_MEM_SCRATCH][ZERO_MEM_DEVICE] = 16 * pairs + 8 * ZERO_SCALARS_MAX;
+        want[ZERO_MEM_SCRATCH][ZERO_MEM_PINNED] = 16 * pairs + 8 * ZERO_SCALARS_MAX;
     }
 }
 

@@ -856,7 +856,7 @@ static int run_memory(const opts *o, const model *m) {
            "  accumulator    gradient accumulation beyond the paper's d bytes: stages 0-1 with GAS > 1 a\n"
            "                 full accumulator, stages 2-3 the accumulation dtype's extra bytes on the shard\n"
            "  scratch        norm and inf/nan statistics: 16 bytes per (unit, tensor) pair, on the device\n"
-           "                 and on the host\n"
+           "                 and on the host, and 512 bytes on each for zero_all_reduce_scalars\n"
            "  padding        units padded to a multiple of 8N = %d elements, and the gaps that start every\n"
            "                 tensor at a multiple of 8\n",
            (long long)res[2].ring_span, 8 * N);
