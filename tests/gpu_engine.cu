@@ -238,6 +238,42 @@ static void test_hooks(void) {
     zero_cuda_backend_destroy(cu);
 }
 
+// zero_all_reduce_scalars on NCCL: values whose sums are exact in any order,
+// so every op must give the same number on every rank.
+static void test_scalars(zero_cuda *cu) {
+    const zero_backend *be = zero_cuda_backend(cu);
+    job j = {2, ZERO_DTYPE_FP16, 1, 600, 0, 0, 0, 0, NULL};
+    zero_config c = make_cfg(&j, be->world);
+    zero_tensor ts[NT];
+    char names[NT][16];
+    zero_engine *e;
+    zero_error err;
+    tensors(ts, names);
+    if (zero_engine_create(&e, &c, ts, NT, be, &err) != ZERO_OK) {
+        CHECKF(0, "create: %s", err.msg);
+        return;
+    }
+    const zero_op ops[4] = {ZERO_OP_SUM, ZERO_OP_AVG, ZERO_OP_MAX, ZERO_OP_MIN};
+    for (int o = 0; o < 4; o++) {
+        double v[3] = {be->rank + 1.5, -0.25 * be->rank, ldexp(1.0, be->rank)}, want[3];
+        for (int k = 0; k < 3; k++) {
+            double sum = 0, mx = -1e300, mn = 1e300;
+            for (int r = 0; r < be->world; r++) {
+                double x = k == 0 ? r + 1.5 : k == 1 ? -0.25 * r : ldexp(1.0, r);
+                sum += x, mx = fmax(mx, x), mn = fmin(mn, x);
+            }
+            want[k] = o == 0 ? sum : o == 1 ? sum / be->world : o == 2 ? mx : mn;
+        }
+        zero_result r = zero_all_reduce_scalars(e, v, 3, ops[o]);
+        CHECKF(r == ZERO_OK, "op %d: %s", o, zero_engine_error(e)->msg);
+        for (int k = 0; k < 3; k++) CHECKF(v[k] == want[k], "op %d value %d: %.17g want %.17g", o, k, v[k], want[k]);
+    }
+    double v = 1;
+    CHECK(zero_all_reduce_scalars(e, &v, 0, ZERO_OP_SUM) == ZERO_ERR_INVALID_ARG);
+    CHECK(zero_all_reduce_scalars(e, &v, 1, ZERO_OP_SUM) == ZERO_OK && v == be->world);
+    zero_engine_destroy(e);
+}
+
 // CUDA + offload (SIMD CPU Adam, NVMe files) against the host engine without it.
 // Tolerance: the CUDA-vs-host one above; the SIMD CPU Adam rounds like the GPU's
 // Adam to within a few fp32 ulp (fused multiply-adds in the same order).
@@ -532,6 +568,7 @@ int main(void) {
     if (be->rank == 0)
         printf("gpu_engine: world %d; worst CUDA-vs-host difference / max|w|: fp32 %.3g, fp16 %.3g, bf16 %.3g\n", be->world,
                worst[ZERO_DTYPE_FP32], worst[ZERO_DTYPE_FP16], worst[ZERO_DTYPE_BF16]);
+    test_scalars(cu);
     test_offload(cu, quick);
     if (!quick) test_resume(cu);
     zero_cuda_backend_destroy(cu);
