@@ -776,9 +776,15 @@ ZERO_API const char *zero_dtype_name(zero_dtype dtype);
 enum {
     ZERO_TENSOR_FROZEN = 1 << 0,   /* no gradient, no optimizer state, never reduced */
     ZERO_TENSOR_NO_DECAY = 1 << 1, /* weight decay off (biases, norms) */
-    ZERO_TENSOR_GRAD_WRITE = 1 << 2 /* the backward stores every element of the gradient
+    ZERO_TENSOR_GRAD_WRITE = 1 << 2, /* the backward stores every element of the gradient
                                        (no +=): zero_grad's buffer need not be zero, and
                                        stages 2-3 skip clearing it (one pass less) */
+    ZERO_TENSOR_GRAD_ANY_ORDER = 1 << 3 /* its gradient is written at distant points of the
+                                       backward (a tied embedding: the head at the start,
+                                       the embedding at the end) or out of order: stages
+                                       2-3 give its span a gradient buffer of its own
+                                       instead of a slot of the two-slot ring (planned at
+                                       create, counted under GRADS) */
 };
 
 /* Writes the initial fp32 values of elements [offset, offset + count) of
@@ -6123,7 +6129,7 @@ static zero_result zero__layout_check(const zero_tensor *ts, int n, const zero_l
                                   "tensor %d '%s': shape has %lld elements, numel is %lld", i, t->name, (long long)prod,
                                   (long long)t->numel);
         }
-        if (t->flags & ~(ZERO_TENSOR_FROZEN | ZERO_TENSOR_NO_DECAY | ZERO_TENSOR_GRAD_WRITE))
+        if (t->flags & ~(ZERO_TENSOR_FROZEN | ZERO_TENSOR_NO_DECAY | ZERO_TENSOR_GRAD_WRITE | ZERO_TENSOR_GRAD_ANY_ORDER))
             return zero__fail(err, ZERO_MSG_LAYOUT_TENSOR, NULL, 0, 0, "tensor %d '%s': unknown flags 0x%x", i, t->name,
                               (unsigned)t->flags);
         if (!(t->lr_scale >= 0) || t->lr_scale > 1e30f)
@@ -6441,11 +6447,15 @@ typedef struct zero__grad_ring { /* zero_grad / zero_grad_ready of the current m
     unsigned char *ready;       /* per tensor: zero_grad_ready called this micro-batch */
     unsigned char *asked;       /* per tensor: its gradient buffer was handed out this micro-batch */
     int ready_count, touched;   /* tensors ready; any gradient asked for in this micro-batch */
-    /* stages 2-3: the ring of gradient slots (one span each) */
+    /* stages 2-3: gradient slots, one span each: n_ring (at most 2) slots of
+       slot_elems that spans take in turn, then one slot of its own for each
+       span with a ZERO_TENSOR_GRAD_ANY_ORDER tensor */
     int64_t slot_elems;
-    int n_slots, *slot_span;
-    int64_t slot_freed[2], slot_clock; /* when each ring slot was last released */
-    zero_event *ev_slot[2];
+    int n_slots, n_ring, *slot_span; /* slot_span: the span a slot holds (-1: free) */
+    int64_t *slot_off;               /* element offset of each slot in buf.grads */
+    int *span_slot;                  /* per span: its own slot, or -1 (the ring) */
+    int64_t *slot_freed, slot_clock; /* when each slot was last released */
+    zero_event **ev_slot;
 } zero__grad_ring;
 
 typedef struct zero__pool3 { /* stage 3: gathered units and the fetch trace */
@@ -6817,7 +6827,7 @@ static zero__gview zero__grad_view(const zero_engine *e, int u) {
     } else {
         const zero__span_state *ss = &e->spans[x->span];
         if (ss->slot >= 0)
-            v.write = zero__at(e->buf.grads, (int64_t)ss->slot * e->grad.slot_elems + (x->offset - e->plan.span_off[x->span]),
+            v.write = zero__at(e->buf.grads, e->grad.slot_off[ss->slot] + (x->offset - e->plan.span_off[x->span]),
                                e->plan.csize);
         v.acc = zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize);
         v.chunk = v.adam = v.acc;
@@ -7764,7 +7774,9 @@ typedef struct zero__sizes { /* element counts the allocations are made from */
     int64_t persist;           /* stage 3: persistent spans */
     int64_t dyn_total, dyn_max; /* stage 3: the other spans, all and the largest */
     int64_t slot;              /* the largest trainable span: one gradient ring slot */
-    int trainable_spans, maxcap; /* maxcap: most tensors in one unit */
+    int trainable_spans, maxcap; /* trainable spans that take ring slots; maxcap: most tensors in one unit */
+    int own_spans;             /* stages 2-3: spans with a gradient slot of their own ... */
+    int64_t own_elems;         /* ... and their elements */
 } zero__sizes;
 
 /* The engine's host tables and stream-order events. */
@@ -7791,13 +7803,13 @@ static zero_result zero__plan_tables(zero_engine *e, int n) {
     e->plan.span_padded = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
     e->pool.ext_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
     e->pool.ext_len = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
-    e->grad.slot_span = (int *)ZERO_MALLOC(sizeof(int) * 2);
+    e->grad.span_slot = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_spans);
     e->pool.trace_cap = 4 * n + 64;
     e->pool.trace = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->pool.trace_cap);
     if (!e->plan.tflags || !e->plan.tlr || !e->plan.tgroup || !e->plan.tndim || !e->plan.tshape || !e->grad.ready ||
         !e->grad.asked || !e->plan.unit_buf_off || !e->plan.unit_shard_off || !e->grad.tensors_left ||
         !e->grad.tensors_per_unit || !e->plan.seg_first || !e->plan.seg_count || !e->spans || !e->plan.span_off ||
-        !e->plan.span_padded || !e->pool.ext_off || !e->pool.ext_len || !e->grad.slot_span || !e->pool.trace)
+        !e->plan.span_padded || !e->pool.ext_off || !e->pool.ext_len || !e->grad.span_slot || !e->pool.trace)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables for %d tensors", n);
     memset(e->grad.ready, 0, (size_t)n);
     memset(e->grad.asked, 0, (size_t)n);
@@ -7805,21 +7817,16 @@ static zero_result zero__plan_tables(zero_engine *e, int n) {
         zero_error be;
         zero__ok(&be);
         if (e->be.event_create(e->be.ctx, &e->buf.ev_compute, &be) != ZERO_OK ||
-            e->be.event_create(e->be.ctx, &e->buf.ev_comm, &be) != ZERO_OK ||
-            e->be.event_create(e->be.ctx, &e->grad.ev_slot[0], &be) != ZERO_OK ||
-            e->be.event_create(e->be.ctx, &e->grad.ev_slot[1], &be) != ZERO_OK)
+            e->be.event_create(e->be.ctx, &e->buf.ev_comm, &be) != ZERO_OK)
             return zero__ebackend(e, &be, "zero_engine_create: events");
     }
     return ZERO_OK;
 }
 
 static void zero__free_tables(zero_engine *e) {
-    int k;
     if (e->be.event_destroy) {
         if (e->buf.ev_compute) e->be.event_destroy(e->be.ctx, e->buf.ev_compute);
         if (e->buf.ev_comm) e->be.event_destroy(e->be.ctx, e->buf.ev_comm);
-        for (k = 0; k < 2; k++)
-            if (e->grad.ev_slot[k]) e->be.event_destroy(e->be.ctx, e->grad.ev_slot[k]);
     }
     ZERO_FREE(e->plan.tflags);
     ZERO_FREE(e->plan.tlr);
@@ -7839,7 +7846,7 @@ static void zero__free_tables(zero_engine *e) {
     ZERO_FREE(e->spans);
     ZERO_FREE(e->plan.span_off);
     ZERO_FREE(e->plan.span_padded);
-    ZERO_FREE(e->grad.slot_span);
+    ZERO_FREE(e->grad.span_slot);
     ZERO_FREE(e->pool.ext_off);
     ZERO_FREE(e->pool.ext_len);
     ZERO_FREE(e->pool.trace);
@@ -7890,9 +7897,18 @@ static zero_result zero__plan_units(zero_engine *e, const zero_tensor *ts, int n
             if (!(ts[ti].flags & (ZERO_TENSOR_GRAD_WRITE | ZERO_TENSOR_FROZEN))) ss->clear = 1;
         e->plan.span_off[s] = f->offset;
         e->plan.span_padded[s] = la->offset + la->padded - f->offset;
+        e->grad.span_slot[s] = -1;
         if (!f->frozen) {
-            zs->trainable_spans++;
-            zs->slot = zero__max_i64(zs->slot, e->plan.span_padded[s]);
+            int own = 0;
+            for (ti = f->first_tensor; ti <= la->last_tensor; ti++)
+                if ((ts[ti].flags & ZERO_TENSOR_GRAD_ANY_ORDER) && !(ts[ti].flags & ZERO_TENSOR_FROZEN)) own = 1;
+            if (own && e->plan.stage >= 2) { /* a slot of its own (numbered after the ring's in alloc_grads) */
+                e->grad.span_slot[s] = zs->own_spans++;
+                zs->own_elems += e->plan.span_padded[s];
+            } else {
+                zs->trainable_spans++;
+                zs->slot = zero__max_i64(zs->slot, e->plan.span_padded[s]);
+            }
         }
         if (f->persistent) {
             ss->pool_off = zs->persist;
@@ -8046,6 +8062,49 @@ static void zero__free_pool(zero_engine *e) {
 
 /* Gradients: the full buffer and accumulator (stages 0-1), or the ring of
    two span slots and the owned-chunk accumulator (stages 2-3). */
+/* Elements of all gradient slots: the ring's and the spans' own. */
+static int64_t zero__slots_elems(const zero_engine *e, const zero__sizes *zs) {
+    return (int64_t)e->grad.n_ring * zs->slot + zs->own_elems;
+}
+
+/* Stages 2-3: the slots' tables and events; the ring first, then each own
+   slot at its span's size. */
+static zero_result zero__plan_slots(zero_engine *e, const zero__sizes *zs) {
+    int k, s;
+    int64_t off;
+    e->grad.n_ring = zs->trainable_spans < 2 ? zs->trainable_spans : 2;
+    e->grad.n_slots = e->grad.n_ring + zs->own_spans;
+    e->grad.slot_elems = zs->slot;
+    k = e->grad.n_slots ? e->grad.n_slots : 1;
+    e->grad.slot_span = (int *)ZERO_MALLOC(sizeof(int) * (size_t)k);
+    e->grad.slot_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)k);
+    e->grad.slot_freed = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)k);
+    e->grad.ev_slot = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)k);
+    if (!e->grad.slot_span || !e->grad.slot_off || !e->grad.slot_freed || !e->grad.ev_slot)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: gradient slot tables");
+    for (k = 0; k < e->grad.n_slots; k++) {
+        e->grad.slot_span[k] = -1;
+        e->grad.slot_freed[k] = 0;
+        e->grad.ev_slot[k] = NULL;
+        e->grad.slot_off[k] = (int64_t)k * zs->slot; /* the ring's; own slots below */
+    }
+    off = (int64_t)e->grad.n_ring * zs->slot;
+    for (s = 0; s < e->plan.n_spans; s++)
+        if (e->grad.span_slot[s] >= 0) {
+            e->grad.span_slot[s] += e->grad.n_ring;
+            e->grad.slot_off[e->grad.span_slot[s]] = off;
+            off += e->plan.span_padded[s];
+        }
+    if (e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy)
+        for (k = 0; k < e->grad.n_slots; k++) {
+            zero_error be;
+            zero__ok(&be);
+            if (e->be.event_create(e->be.ctx, &e->grad.ev_slot[k], &be) != ZERO_OK)
+                return zero__ebackend(e, &be, "zero_engine_create: events");
+        }
+    return ZERO_OK;
+}
+
 static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
     zero_result r;
     if (e->plan.stage <= 1) {
@@ -8057,10 +8116,8 @@ static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
             return r;
         return ZERO_OK;
     }
-    e->grad.n_slots = zs->trainable_spans < 2 ? zs->trainable_spans : 2;
-    e->grad.slot_elems = zs->slot;
-    e->grad.slot_span[0] = e->grad.slot_span[1] = -1;
-    if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)(e->grad.n_slots * zs->slot) * e->plan.csize,
+    if ((r = zero__plan_slots(e, zs)) != ZERO_OK) return r;
+    if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)zero__slots_elems(e, zs) * e->plan.csize,
                           &e->buf.grads, "gradient ring")) != ZERO_OK)
         return r;
     return zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)zs->ST * e->plan.asize, &e->buf.accum,
@@ -8068,8 +8125,16 @@ static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
 }
 
 static void zero__free_grads(zero_engine *e) {
+    int k;
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.grads);
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.accum);
+    if (e->grad.ev_slot && e->be.event_destroy)
+        for (k = 0; k < e->grad.n_slots; k++)
+            if (e->grad.ev_slot[k]) e->be.event_destroy(e->be.ctx, e->grad.ev_slot[k]);
+    ZERO_FREE(e->grad.ev_slot);
+    ZERO_FREE(e->grad.slot_span);
+    ZERO_FREE(e->grad.slot_off);
+    ZERO_FREE(e->grad.slot_freed);
 }
 
 /* offload_optimizer "nvme": master | m | v of a unit's chunk per tile, in
@@ -8263,7 +8328,7 @@ static void zero__free_scratch(zero_engine *e) {
 /* Gradients, moments, parameters and statistics start at zero. */
 static zero_result zero__zero_fill(zero_engine *e, const zero__sizes *zs) {
     int64_t opt = e->plan.stage == 0 ? zs->psiT : zs->ST;
-    size_t grads = (size_t)(e->plan.stage <= 1 ? zs->psiT : e->grad.n_slots * zs->slot) * e->plan.csize;
+    size_t grads = (size_t)(e->plan.stage <= 1 ? zs->psiT : zero__slots_elems(e, zs)) * e->plan.csize;
     size_t params = (size_t)(e->plan.stage == 3 ? zs->S : zs->psi) * e->plan.csize;
     zero_error be;
     zero__ok(&be);
@@ -8887,13 +8952,18 @@ static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
     int k, best = -1;
     zero_error be;
     if (ss->slot >= 0) return ZERO_OK;
-    for (k = 0; k < e->grad.n_slots; k++)
-        if (e->grad.slot_span[k] < 0 && (best < 0 || e->grad.slot_freed[k] < e->grad.slot_freed[best])) best = k;
+    if (e->grad.span_slot[s] >= 0) /* its own slot: free whenever the span is not open */
+        best = e->grad.span_slot[s];
+    else
+        for (k = 0; k < e->grad.n_ring; k++)
+            if (e->grad.slot_span[k] < 0 && (best < 0 || e->grad.slot_freed[k] < e->grad.slot_freed[best])) best = k;
     if (best < 0)
         return zero__efail(e, ZERO_MSG_ENGINE_GRAD_RING_FULL,
                            "zero_grad('%s'): both gradient ring slots hold units whose gradients are not all ready "
                            "('%s', '%s')\nHINT: finish (zero_grad_ready) every tensor of a unit before starting "
-                           "tensors of a third unit; the backward usually goes in reverse registration order",
+                           "tensors of a third unit; the backward usually goes in reverse registration order. A "
+                           "tensor whose gradient is written at distant points of the backward (a tied embedding) "
+                           "takes ZERO_TENSOR_GRAD_ANY_ORDER",
                            zero__tname(e, t), zero__tname(e, l->units[l->span_first[e->grad.slot_span[0]]].first_tensor),
                            zero__tname(e, l->units[l->span_first[e->grad.slot_span[1]]].first_tensor));
     k = best;
@@ -8903,7 +8973,7 @@ static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
     /* cleared on the compute stream, in the backward's order: a clear on the
        comm stream behind the reduction was measured slower (it competes with
        the backward's kernels for the GPU) */
-    if (ss->clear && e->be.memset0(e->be.ctx, zero__at(e->buf.grads, (int64_t)k * e->grad.slot_elems, e->plan.csize),
+    if (ss->clear && e->be.memset0(e->be.ctx, zero__at(e->buf.grads, e->grad.slot_off[k], e->plan.csize),
                                    (size_t)e->plan.span_padded[s] * e->plan.csize, ZERO_STREAM_COMPUTE, &be) != ZERO_OK)
         return zero__ebackend(e, &be, "zero_grad: clearing a ring slot");
     e->grad.slot_span[k] = s;
