@@ -118,44 +118,51 @@ static float grad_val(int step, int m, int rank, int t, int64_t i) {
     return (float)((double)(x >> 11) / 9007199254740992.0 - 0.5) * 0.1f;
 }
 
-static void read_weights(zero_engine *e, float out[NT][40]) {
+/* Collective: every rank reads; rank 0 keeps what it read. */
+static void read_weights(zero_engine *e, int rank, float out[NT][40]) {
+    float w[NT][40];
     int t;
     for (t = 0; t < NT; t++)
-        if (zero_read_state(e, t, ZERO_STATE_MASTER, 0, SIZES[t], out[t]) != ZERO_OK) memset(out[t], 0xff, sizeof out[t]);
+        if (zero_read_state(e, t, ZERO_STATE_MASTER, 0, SIZES[t], w[t]) != ZERO_OK) memset(w[t], 0xff, sizeof w[t]);
+    if (rank == 0) memcpy(out, w, sizeof w);
+}
+
+static zero_tensor run_tensors[NT]; /* made before the ranks start: they read it at once */
+static zt_wave run_wave = {0.3, 0.1, 0.7, 0.05, 0};
+static void make_run_tensors(void) {
+    static const char *names[NT] = {"a.w", "a.b", "b.w", "b.b"};
+    int t;
+    memset(run_tensors, 0, sizeof run_tensors);
+    for (t = 0; t < NT; t++) {
+        run_tensors[t].name = names[t];
+        run_tensors[t].numel = SIZES[t];
+        run_tensors[t].group = t / 2;
+        run_tensors[t].init = zt_init_wave;
+        run_tensors[t].init_user = &run_wave;
+    }
 }
 
 static zero_result run_rank(const zero_backend *b, void *arg) {
     run_job *J = (run_job *)arg;
-    static zero_tensor ts[NT];
-    static zt_wave wave = {0.3, 0.1, 0.7, 0.05, 0};
+    const zero_tensor *ts = run_tensors;
     zero_backend ob;
     zero_engine *e;
     zero_error err;
     int t, step, m;
-    if (b->rank == 0) {
-        memset(ts, 0, sizeof ts);
-        for (t = 0; t < NT; t++) {
-            static const char *names[NT] = {"a.w", "a.b", "b.w", "b.b"};
-            ts[t].name = names[t];
-            ts[t].numel = SIZES[t];
-            ts[t].group = t / 2;
-            ts[t].init = zt_init_wave;
-            ts[t].init_user = &wave;
-        }
-    }
     if (J->offload) {
         zero_offload_backend(b, NULL, &ob);
         b = &ob;
     }
-    /* every rank reads ts only after zero_engine_create's first collective;
-       rank 0 wrote it before calling it */
     if (zero_engine_create(&e, &J->cfg, ts, NT, b, &err) != ZERO_OK) {
         J->fail = 1;
         return err.code;
     }
     for (step = 0; step < STEPS; step++) {
         zero_result r = ZERO_OK;
-        read_weights(e, J->w[step]);
+        zero_step_info info;
+        double norm = 0;
+        memset(&info, 0, sizeof info);
+        read_weights(e, b->rank, J->w[step]);
         if (J->mode == MODE_PROGRAM_LR) {
             r = zero_set_lr(e, J->lr_want[step]);
             if (r == ZERO_OK) r = zero_set_betas(e, 0.8, 0.95);
@@ -173,12 +180,17 @@ static zero_result run_rank(const zero_backend *b, void *arg) {
                     zt_store(g, dt, i, zt_load(g, dt, i) + grad_val(step, m, b->rank, t, i) * (float)zero_loss_scale(e));
                 r = zero_grad_ready(e, t);
             }
-        if (r == ZERO_OK && (J->mode == MODE_NORM || J->mode == MODE_SKIP)) r = zero_grad_norm(e, &J->norm[step]);
+        if (r == ZERO_OK && (J->mode == MODE_NORM || J->mode == MODE_SKIP)) r = zero_grad_norm(e, &norm);
         if (r == ZERO_OK && J->mode == MODE_SKIP && step == J->skip_at) {
-            J->skip_r = zero_skip_step(e, &J->info[step]);
-            if (J->skip_r != ZERO_OK) break; /* expected where the early CPU step ran: stop this run */
+            zero_result sr = zero_skip_step(e, &info);
+            if (b->rank == 0) J->skip_r = sr;
+            if (sr != ZERO_OK) break; /* expected where the early CPU step ran: stop this run */
         } else if (r == ZERO_OK) {
-            r = zero_step(e, &J->info[step]);
+            r = zero_step(e, &info);
+        }
+        if (b->rank == 0) {
+            J->info[step] = info;
+            J->norm[step] = norm;
         }
         if (r != ZERO_OK) {
             J->fail = 1;
@@ -186,7 +198,7 @@ static zero_result run_rank(const zero_backend *b, void *arg) {
             break;
         }
     }
-    read_weights(e, J->w[STEPS]);
+    read_weights(e, b->rank, J->w[STEPS]);
     zero_engine_destroy(e);
     return ZERO_OK;
 }
@@ -225,6 +237,7 @@ static void run(run_job *J, int stage, int world, int fp16) {
         CHECKF(0, "resolve: %s", err.msg);
         return;
     }
+    make_run_tensors();
     CHECKF(zero_host_run(world, run_rank, J, &err) == ZERO_OK, "host run: %s", err.msg);
 }
 
