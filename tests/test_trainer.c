@@ -1,0 +1,322 @@
+/* test_trainer.c - a trainer shaped like an existing C program, on host
+   ranks: a token embedding tied to the output head (its gradient written at
+   the start and at the end of the backward), L layers of two per-kind
+   tensors each (one group per layer), the program's own cosine schedule with
+   warm-up (zero_set_lr), its own loss averaging over the ranks
+   (zero_all_reduce_scalars) and its own outlier rule (zero_grad_norm, then
+   zero_skip_step on a batch scaled to blow the norm up).
+   Proves, at stages 0-3, worlds 1, 2 and 4, with and without gradient
+   accumulation:
+   - the tied embedding trains at every stage (ZERO_TENSOR_GRAD_ANY_ORDER;
+     without the flag stages 2-3 refuse with ENGINE_GRAD_RING_FULL and a HINT
+     naming it);
+   - every stage gives the losses and weights of stage 0 in the same world,
+     bitwise with one micro-batch, within 1e-6 of max|w| with accumulation
+     (stages 2-3 add reduced chunks where stages 0-1 reduce the sum);
+   - every world gives the losses of one rank, within 1e-5 (the same samples,
+     added in another order);
+   - the outlier step is skipped in every run and the schedule continues;
+   - per-rank memory (zero_memory_report) falls strictly from stage 1 to 2 to
+     3 at world 4.
+
+   Run alone: make test T=test_trainer */
+#define ZERO_IMPLEMENTATION
+#include "zero.h"
+#include "zero_test.h"
+
+enum { V = 32, C = 16, H = 24, L = 6, NT = 1 + 2 * L, B = 8 /* samples per step, all ranks */, STEPS = 10, OUTLIER = 6 };
+
+typedef struct trainer {
+    int stage, world, gas, flag;
+    double loss[STEPS];  /* the averaged loss of each step (rank 0) */
+    int applied[STEPS];
+    float w[NT][V * C];  /* final master weights (rank 0) */
+    size_t mem_total;    /* rank 0's planned bytes, every kind */
+    zero_result create_r, run_r;
+    char err[1100];
+} trainer;
+
+static zero_tensor tensors[NT];
+static char names[NT][16];
+
+static int64_t numel_of(int t) { return t == 0 ? V * C : (t - 1) % 2 == 0 ? H * C : C * H; }
+
+static void init_normal(void *user, int t, int64_t off, int64_t n, float *out) {
+    int64_t i;
+    (void)user;
+    for (i = 0; i < n; i++) {
+        uint64_t x = zt_mix64((uint64_t)t * 1000003u + (uint64_t)(off + i));
+        out[i] = (float)(((double)(x >> 11) / 9007199254740992.0 - 0.5) * (t == 0 ? 0.5 : 0.4));
+    }
+}
+
+static void make_tensors(int flag) {
+    int t;
+    memset(tensors, 0, sizeof tensors);
+    for (t = 0; t < NT; t++) {
+        if (t == 0) snprintf(names[t], sizeof names[t], "wte");
+        else snprintf(names[t], sizeof names[t], "h.%d.%s", (t - 1) / 2, (t - 1) % 2 ? "w2" : "w1");
+        tensors[t].name = names[t];
+        tensors[t].numel = numel_of(t);
+        tensors[t].group = t == 0 ? 0 : 1 + (t - 1) / 2; /* per-layer slices, one group per layer */
+        tensors[t].init = init_normal;
+        if (t == 0 && flag) tensors[t].flags = ZERO_TENSOR_GRAD_ANY_ORDER; /* tied: head and embedding */
+    }
+}
+
+/* sample s of step k: token and target */
+static void sample(int k, int s, int *tok, int *tgt) {
+    uint64_t x = zt_mix64((uint64_t)k * 7919u + (uint64_t)s);
+    *tok = (int)(x % V);
+    *tgt = (*tok * 7 + 3) % V; /* something to learn */
+}
+
+/* The program's schedule: linear warm-up over 3 steps, then cosine to 10% */
+static double cosine_lr(int step) {
+    const double max_lr = 3e-2, min_lr = 3e-3;
+    if (step < 3) return max_lr * (step + 1) / 3.0;
+    return min_lr + 0.5 * (max_lr - min_lr) * (1 + cos(3.141592653589793 * (step - 3) / (double)(STEPS - 3)));
+}
+
+/* One micro-batch: the samples [s0, s0 + n) of step k, forward and backward
+   through the engine's buffers (fp32), layer by layer as a batched trainer
+   goes. Adds the summed loss to *loss_sum. */
+static zero_result micro(zero_engine *e, int k, int s0, int n, double *loss_sum) {
+    float x[B][L + 1][C], a[B][L][H], dx[B][C];
+    int tok[B], tgt[B];
+    float *p[NT], *g[NT];
+    float S = (float)zero_loss_scale(e), scale = k == OUTLIER ? 1000.0f : 1.0f; /* the outlier batch */
+    zero_result r;
+    int t, i, l, s, j, v;
+    /* stage 3 gathers what zero_fetch names (the others return at once): the
+       embedding for the whole micro-batch, a layer while it computes */
+    if ((r = zero_fetch(e, 0)) != ZERO_OK) return r;
+    if (!(p[0] = (float *)zero_param(e, 0))) return zero_engine_error(e)->code;
+    for (s = 0; s < n; s++) {
+        sample(k, s0 + s, &tok[s], &tgt[s]);
+        for (i = 0; i < C; i++) x[s][0][i] = p[0][tok[s] * C + i] * scale;
+    }
+    for (l = 0; l < L; l++) { /* forward: x_{l+1} = x_l + W2 tanh(W1 x_l) */
+        for (t = 1 + 2 * l; t <= 2 + 2 * l; t++)
+            if ((r = zero_fetch(e, t)) != ZERO_OK || !(p[t] = (float *)zero_param(e, t)))
+                return r ? r : zero_engine_error(e)->code;
+        for (s = 0; s < n; s++) {
+            const float *w1 = p[1 + 2 * l], *w2 = p[2 + 2 * l];
+            for (j = 0; j < H; j++) {
+                float acc = 0;
+                for (i = 0; i < C; i++) acc += w1[j * C + i] * x[s][l][i];
+                a[s][l][j] = tanhf(acc);
+            }
+            for (i = 0; i < C; i++) {
+                float acc = x[s][l][i];
+                for (j = 0; j < H; j++) acc += w2[i * H + j] * a[s][l][j];
+                x[s][l + 1][i] = acc;
+            }
+        }
+        for (t = 1 + 2 * l; t <= 2 + 2 * l; t++)
+            if ((r = zero_release(e, t)) != ZERO_OK) return r;
+    }
+    /* the head (tied to the embedding): its gradient buffer is asked for at
+       the start of the backward and handed over at the end */
+    if (!(g[0] = (float *)zero_grad(e, 0))) return zero_engine_error(e)->code;
+    for (s = 0; s < n; s++) {
+        float logits[V];
+        double mx = -1e30, z = 0;
+        for (v = 0; v < V; v++) {
+            float acc = 0;
+            for (i = 0; i < C; i++) acc += p[0][v * C + i] * x[s][L][i];
+            logits[v] = acc;
+            if (acc > mx) mx = acc;
+        }
+        for (v = 0; v < V; v++) z += exp(logits[v] - mx);
+        *loss_sum += -(logits[tgt[s]] - mx - log(z));
+        for (i = 0; i < C; i++) dx[s][i] = 0;
+        for (v = 0; v < V; v++) { /* d(loss * S / n): the engine averages over ranks and micro-batches */
+            float d = ((float)(exp(logits[v] - mx) / z) - (v == tgt[s])) * S / (float)n;
+            for (i = 0; i < C; i++) {
+                g[0][v * C + i] += d * x[s][L][i];
+                dx[s][i] += d * p[0][v * C + i];
+            }
+        }
+    }
+    for (l = L - 1; l >= 0; l--) { /* each layer's gradients handed over as soon as they are complete */
+        const float *w1, *w2;
+        float *gw1, *gw2;
+        for (t = 1 + 2 * l; t <= 2 + 2 * l; t++)
+            if ((r = zero_fetch(e, t)) != ZERO_OK || !(p[t] = (float *)zero_param(e, t)))
+                return r ? r : zero_engine_error(e)->code;
+        w1 = p[1 + 2 * l], w2 = p[2 + 2 * l];
+        gw1 = (float *)zero_grad(e, 1 + 2 * l), gw2 = (float *)zero_grad(e, 2 + 2 * l);
+        if (!gw1 || !gw2) return zero_engine_error(e)->code;
+        for (s = 0; s < n; s++) {
+            float da[H];
+            for (j = 0; j < H; j++) {
+                float acc = 0;
+                for (i = 0; i < C; i++) {
+                    gw2[i * H + j] += dx[s][i] * a[s][l][j];
+                    acc += w2[i * H + j] * dx[s][i];
+                }
+                da[j] = acc * (1 - a[s][l][j] * a[s][l][j]);
+            }
+            for (i = 0; i < C; i++) {
+                float acc = dx[s][i];
+                for (j = 0; j < H; j++) {
+                    gw1[j * C + i] += da[j] * x[s][l][i];
+                    acc += w1[j * C + i] * da[j];
+                }
+                dx[s][i] = acc;
+            }
+        }
+        if ((r = zero_grad_ready(e, 2 + 2 * l)) != ZERO_OK || (r = zero_grad_ready(e, 1 + 2 * l)) != ZERO_OK) return r;
+        for (t = 1 + 2 * l; t <= 2 + 2 * l; t++)
+            if ((r = zero_release(e, t)) != ZERO_OK) return r;
+    }
+    for (s = 0; s < n; s++) /* the embedding: the end of the backward, into the head's buffer */
+        for (i = 0; i < C; i++) g[0][tok[s] * C + i] += dx[s][i] * scale;
+    if ((r = zero_grad_ready(e, 0)) != ZERO_OK) return r;
+    return zero_release(e, 0);
+}
+
+/* One rank of a training run. */
+static zero_result trainer_rank(const zero_backend *b, void *arg) {
+    trainer *T = (trainer *)arg;
+    zero_config cfg = zero_config_default();
+    zero_engine *e;
+    zero_error err;
+    zero_result r = ZERO_OK;
+    int k, m, per_micro = B / (T->world * T->gas), t;
+    double norm_mean = 0;
+    cfg.train_micro_batch_size_per_gpu = per_micro;
+    cfg.gradient_accumulation_steps = T->gas;
+    cfg.zero_optimization.stage = T->stage;
+    cfg.zero_optimization.reduce_bucket_size = 500; /* several units per layer */
+    cfg.zero_optimization.stage3_param_persistence_threshold = 0;
+    cfg.zero_optimization.stage3_max_live_parameters = 1000; /* the gather pool: about two layers */
+    cfg.zero_optimization.stage3_prefetch_bucket_size = 400;
+    cfg.gradient_clipping = 0; /* the program's outlier rule instead */
+    cfg.optimizer.weight_decay = 0.01;
+    cfg.log.level = ZERO_LOG_WARN;
+    if ((r = zero_config_resolve(&cfg, b->world, &err)) != ZERO_OK ||
+        (r = zero_engine_create(&e, &cfg, tensors, NT, b, &err)) != ZERO_OK) {
+        if (b->rank == 0) {
+            T->create_r = r;
+            snprintf(T->err, sizeof T->err, "%s", err.msg);
+        }
+        return ZERO_OK;
+    }
+    if (b->rank == 0) {
+        zero_memory_stats ms;
+        if (zero_memory_report(e, &ms) == ZERO_OK)
+            for (t = 0; t < ZERO_MEM_KIND_COUNT; t++) T->mem_total += ms.planned_total[t];
+    }
+    for (k = 0; k < STEPS && r == ZERO_OK; k++) {
+        double loss = 0, norm;
+        zero_step_info info;
+        if ((r = zero_set_lr(e, cosine_lr(k))) != ZERO_OK) break;
+        for (m = 0; m < T->gas && r == ZERO_OK; m++) /* this rank's samples: a contiguous share of the step's */
+            r = micro(e, k, (b->rank * T->gas + m) * per_micro, per_micro, &loss);
+        if (r != ZERO_OK) break;
+        loss /= per_micro * T->gas;
+        if ((r = zero_all_reduce_scalars(e, &loss, 1, ZERO_OP_AVG)) != ZERO_OK) break; /* the program's loss average */
+        if ((r = zero_grad_norm(e, &norm)) != ZERO_OK) break;
+        if (k > 0 && norm > 10 * norm_mean) { /* the outlier rule */
+            r = zero_skip_step(e, &info);
+        } else {
+            r = zero_step(e, &info);
+            norm_mean = k == 0 ? norm : 0.8 * norm_mean + 0.2 * norm;
+        }
+        if (b->rank == 0) {
+            T->loss[k] = loss;
+            T->applied[k] = info.applied;
+        }
+    }
+    if (r != ZERO_OK && b->rank == 0) {
+        T->run_r = r;
+        snprintf(T->err, sizeof T->err, "%s", zero_engine_error(e)->msg);
+    }
+    for (t = 0; t < NT && r == ZERO_OK; t++) {
+        float w[V * C];
+        if (zero_read_state(e, t, ZERO_STATE_MASTER, 0, numel_of(t), w) != ZERO_OK) break;
+        if (b->rank == 0) memcpy(T->w[t], w, sizeof(float) * (size_t)numel_of(t));
+    }
+    zero_engine_destroy(e);
+    return ZERO_OK;
+}
+
+static void train(trainer *T, int stage, int world, int gas, int flag) {
+    zero_error err;
+    memset(T, 0, sizeof *T);
+    T->stage = stage, T->world = world, T->gas = gas, T->flag = flag;
+    make_tensors(flag);
+    CHECKF(zero_host_run(world, trainer_rank, T, &err) == ZERO_OK, "host run: %s", err.msg);
+}
+
+static double max_abs(const trainer *T) {
+    double mx = 0;
+    int t, i;
+    for (t = 0; t < NT; t++)
+        for (i = 0; i < numel_of(t); i++) mx = fmax(mx, fabs((double)T->w[t][i]));
+    return mx;
+}
+
+static double max_diff(const trainer *A, const trainer *X) {
+    double d = 0;
+    int t, i;
+    for (t = 0; t < NT; t++)
+        for (i = 0; i < numel_of(t); i++) d = fmax(d, fabs((double)A->w[t][i] - (double)X->w[t][i]));
+    return d;
+}
+
+int main(void) {
+    static trainer one, ref, T;
+    const int worlds[3] = {1, 2, 4};
+    int wi, stage, gas, k;
+    size_t mem[4] = {0, 0, 0, 0};
+    zt_seed("test_trainer");
+    train(&one, 0, 1, 1, 1); /* one rank, stage 0: the reference */
+    CHECKF(one.create_r == ZERO_OK && one.run_r == ZERO_OK, "reference run: %s", one.err);
+    CHECKF(one.loss[STEPS - 1] < one.loss[0], "the loss falls: %g -> %g", one.loss[0], one.loss[STEPS - 1]);
+    for (k = 0; k < STEPS; k++) CHECKF(one.applied[k] == (k != OUTLIER), "step %d applied %d", k, one.applied[k]);
+    for (wi = 0; wi < 3; wi++)
+        for (gas = 1; gas <= 2; gas++) {
+            int world = worlds[wi];
+            if (B / (world * gas) < 1) continue;
+            train(&ref, 0, world, gas, 1);
+            for (stage = 0; stage <= 3; stage++) {
+                const trainer *X = &ref;
+                double d, mw = max_abs(&ref);
+                if (stage > 0) {
+                    train(&T, stage, world, gas, 1);
+                    X = &T;
+                }
+                CHECKF(X->create_r == ZERO_OK && X->run_r == ZERO_OK, "stage %d world %d gas %d: %s", stage, world, gas, X->err);
+                if (world == 4 && gas == 1) mem[stage] = X->mem_total;
+                for (k = 0; k < STEPS; k++) {
+                    CHECKF(X->applied[k] == (k != OUTLIER), "stage %d world %d gas %d: step %d applied %d", stage, world, gas,
+                           k, X->applied[k]);
+                    /* the same samples as one rank: the loss within the summation order's rounding */
+                    CHECKF(fabs(X->loss[k] - one.loss[k]) <= 1e-5 * fabs(one.loss[k]),
+                           "stage %d world %d gas %d step %d: loss %.9g, one rank %.9g", stage, world, gas, k, X->loss[k],
+                           one.loss[k]);
+                }
+                d = max_diff(&ref, X);
+                if (gas == 1) /* stages agree bitwise in one world without accumulation */
+                    CHECKF(d == 0, "stage %d world %d: weights differ from stage 0 by %.3g", stage, world, d);
+                else
+                    CHECKF(d <= 1e-6 * mw, "stage %d world %d gas %d: %.3g from stage 0 (max|w| %.3g)", stage, world, gas, d,
+                           mw);
+                CHECKF(max_diff(&one, X) <= 1e-4 * max_abs(&one), "stage %d world %d gas %d: %.3g from one rank", stage,
+                       world, gas, max_diff(&one, X));
+            }
+        }
+    CHECKF(mem[1] > mem[2] && mem[2] > mem[3], "world 4 memory per rank: stage 1 %zu, 2 %zu, 3 %zu bytes", mem[1], mem[2],
+           mem[3]);
+    printf("test_trainer: world 4 bytes per rank: stage 0 %zu, 1 %zu, 2 %zu, 3 %zu\n", mem[0], mem[1], mem[2], mem[3]);
+    /* without the flag the tied embedding holds a ring slot all backward: refused at stages 2-3, with the HINT */
+    for (stage = 2; stage <= 3; stage++) {
+        train(&T, stage, 2, 1, 0);
+        CHECKF(T.run_r == ZERO_ERR_STATE, "stage %d without the flag: %s", stage, zero_result_string(T.run_r));
+        CHECK_STR_CONTAINS(T.err, "ZERO_TENSOR_GRAD_ANY_ORDER");
+    }
+    return zt_finish();
+}
