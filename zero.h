@@ -806,6 +806,12 @@ typedef struct zero_tensor {
     float lr_scale;            /* multiplies the learning rate; 0 means 1 */
     zero_init_fn init;         /* NULL: zeros */
     void *init_user;
+    void *data;                /* the program's own memory for the tensor's full parameters in
+                                  the compute dtype (stages 0-2), or NULL: the engine's. Given for
+                                  every tensor or none. The engine takes the initial weights from
+                                  it (rank 0's, broadcast) and writes the updated parameters back
+                                  into it each step; zero_param returns it. A slice of a larger
+                                  allocation (one layer of a stacked [L, ...] array) is fine. */
 } zero_tensor;
 
 typedef struct zero_layout zero_layout;
@@ -1005,6 +1011,10 @@ typedef struct zero_backend {
        NULL: events complete at once (the host backend, whose copies are
        synchronous). */
     zero_result (*event_sync)(void *ctx, zero_event *ev, zero_error *err);
+    /* Optional: the kind of memory ptr points into (ZERO_MEM_DEVICE, _PINNED,
+       _HOST), or -1 when unknown; the engine checks a program's tensor
+       memory with it. NULL: not checked. */
+    int (*mem_kind_of)(void *ctx, const void *ptr);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -6413,7 +6423,9 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
     size_t csize, asize;        /* bytes of one cdt / adt element */
     zero_mem_kind opt_kind;     /* where master, m and v live */
     int n_tensors, n_trainable, n_units, n_spans;
+    int ext;                    /* the parameters live in the program's memory (zero_tensor.data) */
     /* per tensor */
+    void **tdata;               /* ext: the program's memory of each tensor */
     int *tflags;
     float *tlr;
     int *tgroup, *tndim;        /* group, dimensions (checkpoints) */
@@ -6436,6 +6448,8 @@ typedef struct zero__buffers { /* device (or host) memory of the step, allocated
     double *check_dev, *check_host; /* check_collectives: 2 doubles each */
     double *scal_dev, *scal_host;   /* zero_all_reduce_scalars: ZERO_SCALARS_MAX doubles each */
     void *cpu_grad, *cpu_param;   /* optimizer offload: host staging of the owned chunks (trainable shard) */
+    void *ustage;                 /* ext: one unit's compute-dtype parameters between the
+                                     program's memory and the optimizer or the all-gather */
     zero__seg *segtmp;            /* one unit's segments (scratch) */
     zero_adam_seg *cpu_segs;      /* one unit's Adam segments clipped to a piece (scratch) */
     zero_event *ev_compute, *ev_comm; /* stream order (no-ops on the host) */
@@ -6767,7 +6781,7 @@ static void zero__efree(zero_engine *e, zero_mem_kind kind, void *p) {
 /* Per-unit pointers into the buffers (see the memory plan in zero_engine_create). */
 /* fp32 parameters on the device, Adam there: the parameters are the master */
 static int zero__master_is_params(const zero_engine *e) {
-    return e->plan.cdt == ZERO_DTYPE_FP32 && !e->opt.cpu && !e->offload_param.device;
+    return e->plan.cdt == ZERO_DTYPE_FP32 && !e->opt.cpu && !e->offload_param.device && !e->plan.ext;
 }
 
 static float *zero__master_at(const zero_engine *e, int u) {
@@ -6787,9 +6801,28 @@ static float *zero__mom_at(const zero_engine *e, float *base, int u) {
 /* compute-dtype parameters that rank owns of unit u: whole unit on stage 0 */
 static void *zero__param_own(const zero_engine *e, int u) {
     const zero_unit *x = &e->plan.layout->units[u];
+    if (e->plan.ext) /* the unit's staging: the whole unit (stage 0), the own chunk in it (1-2) */
+        return zero__at(e->buf.ustage, e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk, e->plan.csize);
     if (e->plan.stage == 0) return zero__at(e->buf.params, x->offset, e->plan.csize);
     if (e->plan.stage < 3) return zero__at(e->buf.params, x->offset + (int64_t)e->plan.rank * x->chunk, e->plan.csize);
     return zero__at(e->buf.params, x->shard_offset, e->plan.csize);
+}
+
+/* ext: unit u's tensors between the program's memory and the unit staging
+   (to_program 0: into the staging; 1: out to the program), segment by
+   segment on the comm stream. */
+static zero_result zero__ext_copy(zero_engine *e, int u, int to_program, zero_error *fail) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    int k, n = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+    for (k = 0; k < n; k++) {
+        const zero__seg *sg = &e->buf.segtmp[k];
+        char *prog = zero__at(e->plan.tdata[sg->tensor], sg->tensor_off, e->plan.csize);
+        char *st = zero__at(e->buf.ustage, sg->unit_off, e->plan.csize);
+        if (e->be.copy(e->be.ctx, to_program ? prog : st, to_program ? st : prog, (size_t)sg->count * e->plan.csize,
+                       ZERO_STREAM_COMM, fail) != ZERO_OK)
+            return fail->code;
+    }
+    return ZERO_OK;
 }
 
 /* Where unit u's gradient is, every view of it computed in one place:
@@ -7319,7 +7352,7 @@ static zero_result zero__param_out(zero_engine *e, int u, int host_adam, void **
                                                : zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize);
         }
     } else {
-        *dst = e->offload_param.device ? e->offload_param.pstage : e->plan.cdt == ZERO_DTYPE_FP32 ? NULL : zero__param_own(e, u);
+        *dst = e->offload_param.device ? e->offload_param.pstage : zero__master_is_params(e) ? NULL : zero__param_own(e, u);
     }
     return ZERO_OK;
 }
@@ -7631,6 +7664,7 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
     const zero_tensor_place *pl;
     if (zero__enter(e, "zero_param") != ZERO_OK || zero__check_tensor(e, t, "zero_param") != ZERO_OK) return NULL;
     pl = &e->plan.layout->places[t];
+    if (e->plan.ext) return e->plan.tdata[t];
     if (e->plan.stage != 3) return zero__at(e->buf.params, pl->offset, e->plan.csize);
     {
         int s = zero__span_of_tensor(e, t);
@@ -7679,6 +7713,40 @@ static void zero__init_values(const zero_engine *e, const zero_tensor *ts, int u
 }
 
 /* Write initial weights: each rank only what it keeps (stage 0: everything). */
+/* ext, at create: unit u from the program's memory into the staging, rank
+   0's broadcast to every rank and written back to the program's memory (the
+   ranks start from the same weights, as DeepSpeed's broadcast at
+   initialize); the n elements from lo (the rank's part) as fp32 in vals. */
+static zero_result zero__ext_init_unit(zero_engine *e, int u, int64_t lo, int64_t n, float *vals, void *cast) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    int64_t have = zero__max_i64(0, zero__min_i64(lo + n, x->padded) - lo);
+    zero_result r;
+    ZERO__TRY_BE(e, "zero_engine_create: the program's weights", zero__ext_copy(e, u, 0, &be_err_));
+    if ((r = zero__coll_check(e, ZERO__C_INIT, u)) != ZERO_OK) return r;
+    ZERO__TRY_BE(e, "zero_engine_create: broadcast of the program's weights",
+                 e->be.broadcast(e->be.ctx, e->buf.ustage, (size_t)x->padded, e->plan.cdt, 0, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_engine_create: the program's weights", zero__ext_copy(e, u, 1, &be_err_));
+    ZERO__TRY_BE(e, "zero_engine_create: the program's weights",
+                 e->be.copy(e->be.ctx, cast, zero__at(e->buf.ustage, lo, e->plan.csize), (size_t)have * e->plan.csize,
+                            ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    zero__host_uncast(vals, e->plan.cdt, cast, have);
+    if (have < n) memset(vals + have, 0, sizeof(float) * (size_t)(n - have));
+    /* padding holds no weights: zero, so the unit's zero elements stay zero */
+    {
+        const zero__seg *sg;
+        int k, ns = zero__unit_segments(e->plan.layout, u, lo, lo + have, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+        int64_t at = lo;
+        for (k = 0; k < ns; k++) {
+            sg = &e->buf.segtmp[k];
+            if (sg->unit_off > at) memset(vals + (at - lo), 0, sizeof(float) * (size_t)(sg->unit_off - at));
+            at = sg->unit_off + sg->count;
+        }
+        if (lo + have > at) memset(vals + (at - lo), 0, sizeof(float) * (size_t)(lo + have - at));
+    }
+    return ZERO_OK;
+}
+
 static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *ts) {
     const zero_layout *l = e->plan.layout;
     int64_t maxn = 0;
@@ -7708,10 +7776,16 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
         int64_t hi = zero__min_i64(lo + n, x->numel);
         zero_error be;
         zero__ok(&be);
-        if (hi > lo)
-            zero__init_values(e, ts, u, lo, hi, vals, segs, cap);
-        if (hi - lo < n) memset(vals + zero__max_i64(0, hi - lo), 0, sizeof(float) * (size_t)(n - zero__max_i64(0, hi - lo)));
-        if (e->offload_param.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
+        if (e->plan.ext) { /* the program's weights, rank 0's for every rank */
+            if ((r = zero__ext_init_unit(e, u, lo, n, vals, cast)) != ZERO_OK) break;
+        } else {
+            if (hi > lo) zero__init_values(e, ts, u, lo, hi, vals, segs, cap);
+            if (hi - lo < n)
+                memset(vals + zero__max_i64(0, hi - lo), 0, sizeof(float) * (size_t)(n - zero__max_i64(0, hi - lo)));
+        }
+        if (e->plan.ext) {
+            /* the compute-dtype parameters are in place already */
+        } else if (e->offload_param.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
             void *req = NULL;
             zero__host_cast(e->offload_param.pbuf[0], e->plan.cdt, vals, n);
             if (e->be.tiles_write(e->offload_param.pstore, u, e->offload_param.pbuf[0], e->plan.csize * (size_t)n, &req, &be) != ZERO_OK ||
@@ -7752,7 +7826,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     ZERO_FREE(cast);
     ZERO_FREE(segs);
     if (r != ZERO_OK) return r;
-    if (e->plan.stage == 1 || e->plan.stage == 2) {
+    if ((e->plan.stage == 1 || e->plan.stage == 2) && !e->plan.ext) {
         for (u = 0; u < l->n_units; u++) {
             const zero_unit *x = &l->units[u];
             if ((r = zero__coll_check(e, ZERO__C_INIT, u)) != ZERO_OK) return r;
@@ -7853,6 +7927,7 @@ static void zero__free_tables(zero_engine *e) {
     ZERO_FREE(e->pool.trace);
     ZERO_FREE(e->plan.pair_first);
     ZERO_FREE(e->buf.segtmp);
+    ZERO_FREE(e->plan.tdata);
 }
 
 /* Per tensor, unit and span: flags, offsets in the trainable buffers and the
@@ -8012,6 +8087,11 @@ static zero_result zero__alloc_params(zero_engine *e, const zero__sizes *zs) {
     int64_t maxc = 0, maxt = 0;
     int u;
     zero_result r;
+    if (e->plan.ext) { /* the program holds them: one unit's staging here */
+        for (u = 0; u < l->n_units; u++) maxc = zero__max_i64(maxc, l->units[u].padded);
+        return zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.csize, &e->buf.ustage,
+                            "unit staging of the program's parameters");
+    }
     if (e->offload_param.device != ZERO_OFFLOAD_NVME &&
         (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->offload_param.param_kind, (size_t)(e->plan.stage == 3 ? zs->S : zs->psi) * e->plan.csize,
                           &e->buf.params, e->offload_param.device ? "parameter shard (offload_param \"cpu\")" : "compute-dtype parameters")) !=
@@ -8032,6 +8112,7 @@ static zero_result zero__alloc_params(zero_engine *e, const zero__sizes *zs) {
 static void zero__free_params(zero_engine *e) {
     int k;
     zero__efree(e, e->offload_param.param_kind, e->buf.params);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.ustage);
     if (e->offload_param.pstore) zero__pbuf_drain(e, NULL);
     if (e->offload_param.pstore && e->be.tiles_close) e->be.tiles_close(e->offload_param.pstore);
     e->offload_param.pstore = NULL;
@@ -8368,10 +8449,94 @@ static void zero__engine_free(zero_engine *e) {
     ZERO_FREE(e);
 }
 
+/* The program's own parameter memory (zero_tensor.data): for every tensor
+   or none, stages 0-2, aligned to the element, in the memory the backend
+   computes on, no two tensors overlapping. */
+static int zero__ext_cmp(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)*(const char *const *)a, y = (uintptr_t)*(const char *const *)b;
+    return x < y ? -1 : x > y;
+}
+static zero_result zero__plan_ext(zero_engine *e, const zero_tensor *ts, int n) {
+    int t, given = 0, first_missing = -1;
+    const char **ends;
+    for (t = 0; t < n; t++) {
+        if (ts[t].data) given++;
+        else if (first_missing < 0) first_missing = t;
+    }
+    if (!given) return ZERO_OK;
+    if (given < n)
+        return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' has no data while %d others point at "
+                                                      "the program's memory\nHINT: give zero_tensor.data for every tensor or "
+                                                      "for none", ts[first_missing].name, given);
+    if (e->plan.stage == 3)
+        return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' points at the program's memory: stage "
+                                                      "3 keeps only each rank's shard of the parameters, so no rank has the "
+                                                      "full tensor to write there\nHINT: at stage 3 leave zero_tensor.data NULL "
+                                                      "and use the pointer zero_param returns between zero_fetch and "
+                                                      "zero_release", ts[0].name);
+    if (e->nvme.on)
+        return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' points at the program's memory, which "
+                                                      "offload_optimizer \"nvme\" does not support yet\nHINT: \"cpu\", or leave "
+                                                      "zero_tensor.data NULL", ts[0].name);
+    e->plan.ext = 1;
+    e->plan.tdata = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
+    ends = (const char **)ZERO_MALLOC(sizeof(char *) * 2 * (size_t)n);
+    if (!e->plan.tdata || !ends) {
+        ZERO_FREE(ends);
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+    }
+    for (t = 0; t < n; t++) {
+        int kind = e->be.mem_kind_of ? e->be.mem_kind_of(e->be.ctx, ts[t].data) : -1;
+        e->plan.tdata[t] = ts[t].data;
+        if ((uintptr_t)ts[t].data % e->plan.csize) {
+            ZERO_FREE(ends);
+            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': data %p is not aligned to its %zu-byte "
+                                                    "%s elements", ts[t].name, ts[t].data, e->plan.csize,
+                               zero_dtype_name(e->plan.cdt));
+        }
+        if (kind >= 0 && kind != ZERO_MEM_DEVICE) {
+            ZERO_FREE(ends);
+            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': data %p is %s memory; backend '%s' "
+                                                    "computes on device memory\nHINT: allocate the parameters with "
+                                                    "cudaMalloc (or the program's device allocator)", ts[t].name, ts[t].data,
+                               kind == ZERO_MEM_PINNED ? "pinned host" : "host", e->be.name ? e->be.name : "?");
+        }
+        ends[2 * t] = (const char *)ts[t].data;
+        ends[2 * t + 1] = (const char *)ts[t].data + (size_t)ts[t].numel * e->plan.csize;
+    }
+    /* overlap: sorted by start, each must end before the next starts */
+    {
+        const char **starts = (const char **)ZERO_MALLOC(sizeof(char *) * 2 * (size_t)n);
+        int i, bad = -1;
+        if (!starts) {
+            ZERO_FREE(ends);
+            return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+        }
+        for (t = 0; t < n; t++) starts[2 * t] = ends[2 * t], starts[2 * t + 1] = (const char *)(intptr_t)t;
+        qsort(starts, (size_t)n, 2 * sizeof(char *), zero__ext_cmp);
+        for (i = 0; i + 1 < n && bad < 0; i++) {
+            int a = (int)(intptr_t)starts[2 * i + 1], b = (int)(intptr_t)starts[2 * i + 3];
+            if ((uintptr_t)ends[2 * a + 1] > (uintptr_t)ends[2 * b]) bad = i;
+        }
+        if (bad >= 0) {
+            int a = (int)(intptr_t)starts[2 * bad + 1], b = (int)(intptr_t)starts[2 * bad + 3];
+            ZERO_FREE(starts);
+            ZERO_FREE(ends);
+            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensors '%s' and '%s' overlap in the program's "
+                                                    "memory (%lld and %lld elements of %zu bytes from %p and %p)",
+                               ts[a].name, ts[b].name, (long long)ts[a].numel, (long long)ts[b].numel, e->plan.csize,
+                               ts[a].data, ts[b].data);
+        }
+        ZERO_FREE(starts);
+    }
+    ZERO_FREE(ends);
+    return ZERO_OK;
+}
+
 static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int n) {
     zero__sizes zs;
     zero_result r;
-    if ((r = zero__plan_tables(e, n)) != ZERO_OK || (r = zero__plan_units(e, ts, n, &zs)) != ZERO_OK ||
+    if ((r = zero__plan_ext(e, ts, n)) != ZERO_OK || (r = zero__plan_tables(e, n)) != ZERO_OK || (r = zero__plan_units(e, ts, n, &zs)) != ZERO_OK ||
         (r = zero__plan_segments(e, zs.maxcap)) != ZERO_OK || (r = zero__alloc_params(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_pool(e, &zs)) != ZERO_OK || (r = zero__alloc_grads(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_optim(e, &zs)) != ZERO_OK || (r = zero__alloc_staging(e, &zs)) != ZERO_OK ||
@@ -8668,11 +8833,16 @@ static void zero__step_hyper(zero_engine *e, float grad_scale, zero_adam_args *h
 static zero_result zero__step_gather(zero_engine *e, int u) {
     const zero_unit *x = &e->plan.layout->units[u];
     zero_result r;
-    if (e->plan.stage != 1 && e->plan.stage != 2) return ZERO_OK;
-    if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) return r;
-    ZERO__TRY_BE(e, "zero_step: all_gather of parameters",
-                 zero__all_gather(e, zero__param_own(e, u), zero__at(e->buf.params, x->offset, e->plan.csize),
-                                  (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
+    if (e->plan.stage == 3 || (e->plan.stage == 0 && !e->plan.ext)) return ZERO_OK;
+    if (e->plan.stage != 0) {
+        if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) return r;
+        ZERO__TRY_BE(e, "zero_step: all_gather of parameters",
+                     zero__all_gather(e, zero__param_own(e, u),
+                                      e->plan.ext ? e->buf.ustage : zero__at(e->buf.params, x->offset, e->plan.csize),
+                                      (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
+    }
+    /* the program's memory: the unit's new parameters out of the staging */
+    if (e->plan.ext) ZERO__TRY_BE(e, "zero_step: parameters to the program's memory", zero__ext_copy(e, u, 1, &be_err_));
     return ZERO_OK;
 }
 
@@ -9975,6 +10145,10 @@ static zero_result zero__ck_unit_get(zero_engine *e, int u, int what, float *out
         {
             const char *src = e->plan.stage == 3 ? (const char *)zero__param_own(e, u)
                                             : zero__at(e->buf.params, x->offset + own, e->plan.csize);
+            if (e->plan.ext) { /* the program's memory, through the unit staging */
+                if (zero__ext_copy(e, u, 0, fail) != ZERO_OK) return fail->code;
+                src = zero__at(e->buf.ustage, own, e->plan.csize);
+            }
             if (e->be.copy(e->be.ctx, stage_buf, src, c * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK ||
                 zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
                 return fail->code;
@@ -10867,13 +11041,16 @@ static zero_result zero__load_apply(zero_engine *e, zero__ck_reader *rd, const z
     }
     if (e->offload_param.pstore) /* the parameter cache holds the old values */
         for (t = 0; t < e->offload_param.n_pbuf; t++) e->offload_param.pbuf_unit[t] = -1;
-    for (u = 0; u < e->plan.n_units; u++)
+    for (u = 0; u < e->plan.n_units; u++) {
         if (zero__ck_unit_set(e, rd, ol, tmap, u, vals, tile, stage_buf, &be) != ZERO_OK) {
             /* the files passed every check a moment ago: the state is now partly replaced */
             r = zero__ebackend(e, &be, "zero_load: while replacing the engine's state");
             goto out;
         }
-    if (e->plan.stage == 1 || e->plan.stage == 2) {
+        /* the program's memory: each unit gathered and written out before the staging takes the next */
+        if (e->plan.ext && (r = zero__step_gather(e, u)) != ZERO_OK) goto out;
+    }
+    if ((e->plan.stage == 1 || e->plan.stage == 2) && !e->plan.ext) {
         for (u = 0; u < e->plan.n_units; u++) {
             const zero_unit *x = &e->plan.layout->units[u];
             if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) goto out;
@@ -11245,6 +11422,13 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
             if (e->offload_param.device != ZERO_OFFLOAD_NVME)
                 src = e->plan.stage == 0 ? zero__at(e->buf.params, x->offset, e->plan.csize) : zero__param_own(e, u);
             if (e->plan.stage == 1 || e->plan.stage == 2) local = 1, src = zero__at(e->buf.params, x->offset, e->plan.csize);
+            if (e->plan.ext) { /* the program's memory, through the unit staging */
+                if (zero__ext_copy(e, u, 0, &be) != ZERO_OK) {
+                    r = zero__ebackend(e, &be, "zero_read_state: the program's parameters");
+                    break;
+                }
+                local = 1, src = e->buf.ustage;
+            }
             if (e->offload_param.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
                 void *req = NULL;
                 if (e->be.tiles_read(e->offload_param.pstore, u, tile, (size_t)x->chunk * e->plan.csize, &req, &be) != ZERO_OK ||

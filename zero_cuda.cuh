@@ -2575,6 +2575,24 @@ static zero_result zero__cuda_stream_wait(void *ctx, zero_stream_id s, zero_even
 /* The host waits until ev has completed: polling against ZERO_TIMEOUT_S,
    reading no backend state but the deadline, so the engine's CPU-step thread
    may call it while the training thread uses the backend. */
+/* The memory a pointer points into, for the engine's check of a program's
+   tensor memory: device (or managed) memory, pinned host memory, or host
+   memory CUDA does not know. */
+static int zero__cuda_mem_kind_of(void *ctx, const void *ptr) {
+    cudaPointerAttributes a;
+    (void)ctx;
+    if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
+        cudaGetLastError(); /* not a CUDA pointer: clear the sticky-free error */
+        return ZERO_MEM_HOST;
+    }
+    switch (a.type) {
+    case cudaMemoryTypeDevice:
+    case cudaMemoryTypeManaged: return ZERO_MEM_DEVICE;
+    case cudaMemoryTypeHost: return ZERO_MEM_PINNED;
+    default: return ZERO_MEM_HOST;
+    }
+}
+
 static zero_result zero__cuda_event_sync(void *ctx, zero_event *ev, zero_error *err) {
     zero_cuda *c = (zero_cuda *)ctx;
     double t0 = zero__cuda_now();
@@ -2937,6 +2955,7 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.event_record = zero__cuda_event_record;
     c->be.stream_wait = zero__cuda_stream_wait;
     c->be.event_sync = zero__cuda_event_sync;
+    c->be.mem_kind_of = zero__cuda_mem_kind_of;
     c->be.sync = zero__cuda_sync;
     c->be.reduce_scatter = zero__cuda_reduce_scatter;
     c->be.all_gather = zero__cuda_all_gather;

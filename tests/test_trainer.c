@@ -27,11 +27,12 @@
 enum { V = 32, C = 16, H = 24, L = 6, NT = 1 + 2 * L, B = 8 /* samples per step, all ranks */, STEPS = 10, OUTLIER = 6 };
 
 typedef struct trainer {
-    int stage, world, gas, flag;
+    int stage, world, gas, flag, ext;
     double loss[STEPS];  /* the averaged loss of each step (rank 0) */
     int applied[STEPS];
     float w[NT][V * C];  /* final master weights (rank 0) */
     size_t mem_total;    /* rank 0's planned bytes, every kind */
+    int prog_equal;      /* ext: every rank's program memory equals the master weights at the end */
     zero_result create_r, run_r;
     char err[1100];
 } trainer;
@@ -177,10 +178,20 @@ static zero_result micro(zero_engine *e, int k, int s0, int n, double *loss_sum)
     return zero_release(e, 0);
 }
 
+/* The program's own parameter memory, as an existing trainer has it: one
+   allocation, the embedding, then every layer's w1 stacked [L, H, C], then
+   every layer's w2 stacked [L, C, H]. */
+enum { OFF_W1 = V * C, OFF_W2 = OFF_W1 + L * H * C, ALL = OFF_W2 + L * C * H };
+static float *tensor_in(float *all, int t) {
+    return t == 0 ? all : (t - 1) % 2 == 0 ? all + OFF_W1 + (t - 1) / 2 * H * C : all + OFF_W2 + (t - 1) / 2 * C * H;
+}
+
 /* One rank of a training run. */
 static zero_result trainer_rank(const zero_backend *b, void *arg) {
     trainer *T = (trainer *)arg;
     zero_config cfg = zero_config_default();
+    zero_tensor ts[NT];
+    float *all = NULL;
     zero_engine *e;
     zero_error err;
     zero_result r = ZERO_OK;
@@ -196,12 +207,27 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
     cfg.gradient_clipping = 0; /* the program's outlier rule instead */
     cfg.optimizer.weight_decay = 0.01;
     cfg.log.level = ZERO_LOG_WARN;
+    memcpy(ts, tensors, sizeof ts);
+    if (T->ext) { /* the weights in the program's allocation; the other ranks' differ: create takes rank 0's */
+        all = (float *)malloc(sizeof(float) * ALL);
+        if (!all) return ZERO_ERR_OUT_OF_MEMORY;
+        for (t = 0; t < NT; t++) {
+            float *w = tensor_in(all, t);
+            int64_t i;
+            init_normal(NULL, t, 0, numel_of(t), w);
+            if (b->rank > 0)
+                for (i = 0; i < numel_of(t); i++) w[i] += 1.0f;
+            ts[t].data = w;
+            ts[t].init = NULL;
+        }
+    }
     if ((r = zero_config_resolve(&cfg, b->world, &err)) != ZERO_OK ||
-        (r = zero_engine_create(&e, &cfg, tensors, NT, b, &err)) != ZERO_OK) {
+        (r = zero_engine_create(&e, &cfg, ts, NT, b, &err)) != ZERO_OK) {
         if (b->rank == 0) {
             T->create_r = r;
             snprintf(T->err, sizeof T->err, "%s", err.msg);
         }
+        free(all);
         return ZERO_OK;
     }
     if (b->rank == 0) {
@@ -234,22 +260,28 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
         T->run_r = r;
         snprintf(T->err, sizeof T->err, "%s", zero_engine_error(e)->msg);
     }
+    if (b->rank == 0) T->prog_equal = 1;
     for (t = 0; t < NT && r == ZERO_OK; t++) {
         float w[V * C];
         if (zero_read_state(e, t, ZERO_STATE_MASTER, 0, numel_of(t), w) != ZERO_OK) break;
         if (b->rank == 0) memcpy(T->w[t], w, sizeof(float) * (size_t)numel_of(t));
+        /* every rank's own memory holds the updated weights (fp32: the master exactly) */
+        if (all && memcmp(tensor_in(all, t), w, sizeof(float) * (size_t)numel_of(t)) != 0) T->prog_equal = 0;
     }
     zero_engine_destroy(e);
+    free(all);
     return ZERO_OK;
 }
 
-static void train(trainer *T, int stage, int world, int gas, int flag) {
+static void train_ext(trainer *T, int stage, int world, int gas, int flag, int ext) {
     zero_error err;
     memset(T, 0, sizeof *T);
-    T->stage = stage, T->world = world, T->gas = gas, T->flag = flag;
+    T->stage = stage, T->world = world, T->gas = gas, T->flag = flag, T->ext = ext;
     make_tensors(flag);
     CHECKF(zero_host_run(world, trainer_rank, T, &err) == ZERO_OK, "host run: %s", err.msg);
 }
+
+static void train(trainer *T, int stage, int world, int gas, int flag) { train_ext(T, stage, world, gas, flag, 0); }
 
 static double max_abs(const trainer *T) {
     double mx = 0;
@@ -271,7 +303,7 @@ int main(void) {
     static trainer one, ref, T;
     const int worlds[3] = {1, 2, 4};
     int wi, stage, gas, k;
-    size_t mem[4] = {0, 0, 0, 0};
+    size_t mem[4] = {0, 0, 0, 0}, mem_ext[3] = {0, 0, 0};
     zt_seed("test_trainer");
     train(&one, 0, 1, 1, 1); /* one rank, stage 0: the reference */
     CHECKF(one.create_r == ZERO_OK && one.run_r == ZERO_OK, "reference run: %s", one.err);
@@ -307,11 +339,27 @@ int main(void) {
                            mw);
                 CHECKF(max_diff(&one, X) <= 1e-4 * max_abs(&one), "stage %d world %d gas %d: %.3g from one rank", stage,
                        world, gas, max_diff(&one, X));
+                if (stage <= 2) { /* the same run with the parameters in the program's stacked allocation */
+                    static trainer P;
+                    train_ext(&P, stage, world, gas, 1, 1);
+                    CHECKF(P.create_r == ZERO_OK && P.run_r == ZERO_OK, "program memory, stage %d world %d gas %d: %s",
+                           stage, world, gas, P.err);
+                    CHECKF(max_diff(X, &P) == 0 && memcmp(X->loss, P.loss, sizeof P.loss) == 0,
+                           "program memory, stage %d world %d gas %d: %.3g from the engine's memory", stage, world, gas,
+                           max_diff(X, &P));
+                    CHECKF(P.prog_equal, "program memory, stage %d world %d gas %d: a rank's memory differs from the master",
+                           stage, world, gas);
+                    if (world == 4 && gas == 1) mem_ext[stage] = P.mem_total;
+                }
             }
         }
     CHECKF(mem[1] > mem[2] && mem[2] > mem[3], "world 4 memory per rank: stage 1 %zu, 2 %zu, 3 %zu bytes", mem[1], mem[2],
            mem[3]);
     printf("test_trainer: world 4 bytes per rank: stage 0 %zu, 1 %zu, 2 %zu, 3 %zu\n", mem[0], mem[1], mem[2], mem[3]);
+    printf("test_trainer: world 4 bytes per rank with the parameters in the program's memory: stage 0 %zu, 1 %zu, 2 %zu\n",
+           mem_ext[0], mem_ext[1], mem_ext[2]);
+    CHECKF(mem_ext[1] > mem_ext[2] && mem_ext[2] < mem[2], "program memory at world 4: stage 1 %zu, 2 %zu (engine's: %zu)",
+           mem_ext[1], mem_ext[2], mem[2]);
     /* without the flag the tied embedding holds a ring slot all backward: refused at stages 2-3, with the HINT */
     for (stage = 2; stage <= 3; stage++) {
         train(&T, stage, 2, 1, 0);
