@@ -273,6 +273,54 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
     return ZERO_OK;
 }
 
+/* Bad program memory is refused at create, naming the tensor and why. */
+typedef struct refuse_job {
+    int stage, how;
+    zero_result r;
+    char msg[1100];
+} refuse_job;
+
+static zero_result refuse_rank(const zero_backend *b, void *arg) {
+    refuse_job *J = (refuse_job *)arg;
+    static float mem[4][ALL + 1];
+    zero_config cfg = zero_config_default();
+    zero_tensor ts[NT];
+    zero_engine *e = NULL;
+    zero_error err;
+    float *all = mem[b->rank];
+    int t;
+    memcpy(ts, tensors, sizeof ts);
+    for (t = 0; t < NT; t++) ts[t].data = tensor_in(all, t);
+    if (J->how == 0) ts[3].data = NULL;                                /* some tensors without */
+    if (J->how == 1) ts[2].data = (char *)ts[1].data + 4 * (H * C - 8); /* overlaps its neighbour */
+    if (J->how == 2) ts[1].data = (char *)ts[1].data + 2;              /* not aligned to fp32 */
+    cfg.train_micro_batch_size_per_gpu = 1;
+    cfg.zero_optimization.stage = J->stage;
+    cfg.log.level = ZERO_LOG_WARN + 1; /* the refusals are expected: quiet */
+    if (zero_config_resolve(&cfg, b->world, &err) != ZERO_OK) return err.code;
+    J->r = zero_engine_create(&e, &cfg, ts, NT, b, &err);
+    if (J->r == ZERO_OK) zero_engine_destroy(e);
+    else if (b->rank == 0) snprintf(J->msg, sizeof J->msg, "%s", err.msg);
+    return ZERO_OK;
+}
+
+static void test_refused(void) {
+    static refuse_job J;
+    const char *want[4] = {"'h.1.w1' has no data", "overlap in the program's memory", "is not aligned", "stage 3 keeps only"};
+    int how;
+    zero_error err;
+    make_tensors(1);
+    for (how = 0; how < 4; how++) {
+        memset(&J, 0, sizeof J);
+        J.how = how;
+        J.stage = how == 3 ? 3 : 1;
+        CHECK(zero_host_run(2, refuse_rank, &J, &err) == ZERO_OK);
+        CHECKF(J.r != ZERO_OK, "case %d created", how);
+        CHECKF(strstr(J.msg, want[how]) != NULL, "case %d: \"%s\" lacks \"%s\"", how, J.msg, want[how]);
+    }
+    CHECK_STR_CONTAINS(J.msg, "HINT: at stage 3 leave zero_tensor.data NULL");
+}
+
 static void train_ext(trainer *T, int stage, int world, int gas, int flag, int ext) {
     zero_error err;
     memset(T, 0, sizeof *T);
@@ -305,6 +353,7 @@ int main(void) {
     int wi, stage, gas, k;
     size_t mem[4] = {0, 0, 0, 0}, mem_ext[3] = {0, 0, 0};
     zt_seed("test_trainer");
+    test_refused();
     train(&one, 0, 1, 1, 1); /* one rank, stage 0: the reference */
     CHECKF(one.create_r == ZERO_OK && one.run_r == ZERO_OK, "reference run: %s", one.err);
     CHECKF(one.loss[STEPS - 1] < one.loss[0], "the loss falls: %g -> %g", one.loss[0], one.loss[STEPS - 1]);
