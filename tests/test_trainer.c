@@ -298,9 +298,14 @@ static zero_result refuse_rank(const zero_backend *b, void *arg) {
     cfg.zero_optimization.stage = J->stage;
     cfg.log.level = ZERO_LOG_WARN + 1; /* the refusals are expected: quiet */
     if (zero_config_resolve(&cfg, b->world, &err) != ZERO_OK) return err.code;
-    J->r = zero_engine_create(&e, &cfg, ts, NT, b, &err);
-    if (J->r == ZERO_OK) zero_engine_destroy(e);
-    else if (b->rank == 0) snprintf(J->msg, sizeof J->msg, "%s", err.msg);
+    {
+        zero_result r = zero_engine_create(&e, &cfg, ts, NT, b, &err);
+        if (r == ZERO_OK) zero_engine_destroy(e);
+        if (b->rank == 0) {
+            J->r = r;
+            if (r != ZERO_OK) snprintf(J->msg, sizeof J->msg, "%s", err.msg);
+        }
+    }
     return ZERO_OK;
 }
 
