@@ -238,6 +238,96 @@ static void test_hooks(void) {
     zero_cuda_backend_destroy(cu);
 }
 
+// Parameters in the program's own device memory (zero_tensor.data, one
+// cudaMalloc with the tensors in reverse order, the other ranks' initial
+// values off by one: create takes rank 0's) against the engine's memory
+// started from the same compute-dtype weights (the master then starts from
+// them too): bitwise the same master weights and parameters, stages 0-2.
+// A host pointer is refused.
+typedef struct rounded_init {
+    const zt_wave *w;
+    zero_dtype dt;
+} rounded_init;
+// the initial weights as the program holds them: in the compute dtype
+static void init_rounded(void *user, int t, int64_t off, int64_t n, float *out) {
+    const rounded_init *ri = (const rounded_init *)user;
+    for (int64_t i = 0; i < n; i++) out[i] = zt_round(ri->dt, zt_wave_at(ri->w, t, off + i));
+}
+
+static void test_program_memory(zero_cuda *cu) {
+    const zero_backend *be = zero_cuda_backend(cu);
+    for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt += 2)
+        for (int stage = 0; stage <= 2; stage++) {
+            job j = {stage, dt, 2, 600, 0, 0, 0, 0, NULL};
+            zero_config c = make_cfg(&j, be->world);
+            zero_tensor ts[NT];
+            char names[NT][16];
+            zero_engine *e;
+            zero_error err;
+            size_t es = zero_dtype_size((zero_dtype)dt), total = 0, off[NT];
+            rounded_init ri = {&init_wave, (zero_dtype)dt};
+            tensors(ts, names);
+            for (int t = 0; t < NT; t++) ts[t].init = init_rounded, ts[t].init_user = &ri;
+            std::vector<float> a, b;
+            std::vector<char> pa, pb;
+            // the engine's memory
+            zero_result r = zero_engine_create(&e, &c, ts, NT, be, &err);
+            CHECKF(r == ZERO_OK, "create: %s", err.msg);
+            if (r != ZERO_OK) continue;
+            r = train(e, &j, be->rank, 1, zero_cuda_stream(cu));
+            if (r == ZERO_OK) r = read_all(e, a);
+            for (int t = 0; t < NT && r == ZERO_OK; t++) {
+                std::vector<char> h((size_t)SIZES[t] * es);
+                cudaMemcpy(h.data(), zero_param(e, t), h.size(), cudaMemcpyDeviceToHost);
+                pa.insert(pa.end(), h.begin(), h.end());
+            }
+            CHECKF(r == ZERO_OK, "engine memory stage %d: %s", stage, zero_engine_error(e)->msg);
+            zero_engine_destroy(e);
+            // the program's memory
+            for (int t = NT - 1; t >= 0; t--) off[t] = total, total += ((size_t)SIZES[t] * es + 255) / 256 * 256;
+            char *mem = NULL;
+            if (cudaMalloc(&mem, total) != cudaSuccess) {
+                CHECK(0);
+                continue;
+            }
+            for (int t = 0; t < NT; t++) {
+                std::vector<char> h((size_t)SIZES[t] * es);
+                for (int64_t i = 0; i < SIZES[t]; i++)
+                    zt_store(h.data(), (zero_dtype)dt, i, zt_wave_at(&init_wave, t, i) + (be->rank > 0 ? 1.0f : 0.0f));
+                cudaMemcpy(mem + off[t], h.data(), h.size(), cudaMemcpyHostToDevice);
+                ts[t].data = mem + off[t];
+                ts[t].init = NULL;
+            }
+            r = zero_engine_create(&e, &c, ts, NT, be, &err);
+            CHECKF(r == ZERO_OK, "create with program memory: %s", err.msg);
+            if (r == ZERO_OK) {
+                r = train(e, &j, be->rank, 1, zero_cuda_stream(cu));
+                if (r == ZERO_OK) r = read_all(e, b);
+                CHECKF(r == ZERO_OK, "program memory stage %d: %s", stage, zero_engine_error(e)->msg);
+                CHECK(zero_param(e, 3) == ts[3].data);
+                zero_engine_destroy(e);
+                for (int t = 0; t < NT; t++) {
+                    std::vector<char> h((size_t)SIZES[t] * es);
+                    cudaMemcpy(h.data(), mem + off[t], h.size(), cudaMemcpyDeviceToHost);
+                    pb.insert(pb.end(), h.begin(), h.end());
+                }
+                CHECKF(a.size() == b.size() && !memcmp(a.data(), b.data(), a.size() * sizeof(float)),
+                       "stage %d %s: master weights differ with program memory", stage, zero_dtype_name((zero_dtype)dt));
+                CHECKF(pa.size() == pb.size() && !memcmp(pa.data(), pb.data(), pa.size()),
+                       "stage %d %s: the program's memory differs from the engine's parameters", stage,
+                       zero_dtype_name((zero_dtype)dt));
+            }
+            // host memory given to the CUDA backend: refused, naming the tensor
+            std::vector<char> host(total);
+            for (int t = 0; t < NT; t++) ts[t].data = host.data() + off[t];
+            r = zero_engine_create(&e, &c, ts, NT, be, &err);
+            CHECKF(r == ZERO_ERR_INVALID_ARG && strstr(err.msg, "'t0'") && strstr(err.msg, "host memory"), "host memory: %s",
+                   r == ZERO_OK ? "created" : err.msg);
+            if (r == ZERO_OK) zero_engine_destroy(e);
+            cudaFree(mem);
+        }
+}
+
 // zero_all_reduce_scalars on NCCL: values whose sums are exact in any order,
 // so every op must give the same number on every rank.
 static void test_scalars(zero_cuda *cu) {
@@ -569,6 +659,7 @@ int main(void) {
         printf("gpu_engine: world %d; worst CUDA-vs-host difference / max|w|: fp32 %.3g, fp16 %.3g, bf16 %.3g\n", be->world,
                worst[ZERO_DTYPE_FP32], worst[ZERO_DTYPE_FP16], worst[ZERO_DTYPE_BF16]);
     test_scalars(cu);
+    test_program_memory(cu);
     test_offload(cu, quick);
     if (!quick) test_resume(cu);
     zero_cuda_backend_destroy(cu);
