@@ -9411,82 +9411,68 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
     return ZERO_OK;
 }
 
-/* Adam on the device (the backend's fused kernel). */
-static zero_result zero__opt_device(zero_engine *e, const zero_adam_args *hyper) {
+/* The loop every per-unit placement shares: each trainable unit's own
+   chunk stepped by `one` (where the rank owns part of it), then the unit's
+   all-gather queued behind it. */
+typedef zero_result (*zero__opt_unit_fn)(zero_engine *e, int u, const zero_adam_args *hyper);
+static zero_result zero__opt_units(zero_engine *e, const zero_adam_args *hyper, zero__opt_unit_fn one) {
     const zero_layout *l = e->plan.layout;
     int u;
     zero_result r;
     for (u = 0; u < l->n_units; u++) {
         if (l->units[u].frozen) continue;
-        if (e->plan.seg_count[u] > 0) {
-            zero_adam_args aa;
-            void *dst;
-            int pb;
-            ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 0, &dst, &pb, &be_err_));
-            zero__adam_args_for(e, u, hyper, &aa);
-            aa.master = zero__master_at(e, u);
-            aa.m = zero__mom_at(e, e->buf.m, u);
-            aa.v = zero__mom_at(e, e->buf.v, u);
-            {
-                zero__gview gv = zero__grad_view(e, u);
-                aa.grad = gv.adam;
-                aa.grad_dtype = gv.dt;
-            }
-            aa.param = dst;
-            ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
-            ZERO__TRY_BE(e, e->offload_param.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
-                            : e->offload_param.device ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
-                         zero__param_put(e, u, 0, dst, pb, &be_err_));
-        }
+        if (e->plan.seg_count[u] > 0 && (r = one(e, u, hyper)) != ZERO_OK) return r;
         if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
     }
+    return ZERO_OK;
+}
+
+/* Adam on the device (the backend's fused kernel). */
+static zero_result zero__opt_device_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
+    zero_adam_args aa;
+    zero__gview gv = zero__grad_view(e, u);
+    void *dst;
+    int pb;
+    ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 0, &dst, &pb, &be_err_));
+    zero__adam_args_for(e, u, hyper, &aa);
+    aa.master = zero__master_at(e, u);
+    aa.m = zero__mom_at(e, e->buf.m, u);
+    aa.v = zero__mom_at(e, e->buf.v, u);
+    aa.grad = gv.adam;
+    aa.grad_dtype = gv.dt;
+    aa.param = dst;
+    ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, e->offload_param.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
+                    : e->offload_param.device ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
+                 zero__param_put(e, u, 0, dst, pb, &be_err_));
     return ZERO_OK;
 }
 
 /* offload_optimizer "cpu": CPU Adam from the staged gradient chunk. */
-static zero_result zero__opt_cpu(zero_engine *e, const zero_adam_args *hyper) {
-    const zero_layout *l = e->plan.layout;
-    int u;
-    zero_result r;
-    for (u = 0; u < l->n_units; u++) {
-        if (l->units[u].frozen) continue;
-        if (e->plan.seg_count[u] > 0) {
-            void *dst;
-            int pb;
-            ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 1, &dst, &pb, &be_err_));
-            ZERO__TRY_BE(e, "zero_step: CPU Adam",
-                         zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u),
-                                        zero__mom_at(e, e->buf.v, u),
-                                        zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
-                                        dst, !e->offload_param.device, &be_err_));
-            if (e->offload_param.device)
-                ZERO__TRY_BE(e, e->offload_param.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
-                                                                    : "zero_step: parameters to the host",
-                             zero__param_put(e, u, 1, dst, pb, &be_err_));
-        }
-        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
-    }
+static zero_result zero__opt_cpu_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
+    void *dst;
+    int pb;
+    ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 1, &dst, &pb, &be_err_));
+    ZERO__TRY_BE(e, "zero_step: CPU Adam",
+                 zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+                                zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), dst,
+                                !e->offload_param.device, &be_err_));
+    if (e->offload_param.device)
+        ZERO__TRY_BE(e, e->offload_param.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
+                                                                     : "zero_step: parameters to the host",
+                     zero__param_put(e, u, 1, dst, pb, &be_err_));
     return ZERO_OK;
 }
 
 /* The early CPU step: the engine's thread stepped the units during the
-   backward; their parameters go to the device. Where it was not armed (no
-   unit reached the host on the last micro-batch) the step is the plain CPU
-   one. */
-static zero_result zero__opt_cpu_early(zero_engine *e, const zero_adam_args *hyper) {
-    const zero_layout *l = e->plan.layout;
-    int u;
-    zero_result r;
-    (void)hyper; /* the thread used the hyperparameters fixed when it was armed */
-    for (u = 0; u < l->n_units; u++) {
-        if (l->units[u].frozen) continue;
-        if (e->plan.seg_count[u] > 0)
-            ZERO__TRY_BE(e, "zero_step: parameters to the device",
-                         e->be.copy(e->be.ctx, zero__param_own(e, u),
-                                    zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize),
-                                    (size_t)l->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
-        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
-    }
+   backward (with the hyperparameters fixed when it was armed); their
+   parameters go to the device. Where it was not armed (no unit reached the
+   host on the last micro-batch) the step is the plain CPU one. */
+static zero_result zero__opt_early_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
+    (void)hyper;
+    ZERO__TRY_BE(e, "zero_step: parameters to the device",
+                 e->be.copy(e->be.ctx, zero__param_own(e, u), zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize),
+                            (size_t)e->plan.layout->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
 
@@ -9711,9 +9697,9 @@ static zero_result zero__step_optimizer(zero_engine *e, float grad_scale, zero_s
     in->lr = e->run.step_lr;
     t1 = zero__now_ms();
     switch (place) {
-    case ZERO__PLACE_DEVICE: r = zero__opt_device(e, &hyper); break;
-    case ZERO__PLACE_CPU: r = zero__opt_cpu(e, &hyper); break;
-    case ZERO__PLACE_CPU_EARLY: r = zero__opt_cpu_early(e, &hyper); break;
+    case ZERO__PLACE_DEVICE: r = zero__opt_units(e, &hyper, zero__opt_device_unit); break;
+    case ZERO__PLACE_CPU: r = zero__opt_units(e, &hyper, zero__opt_cpu_unit); break;
+    case ZERO__PLACE_CPU_EARLY: r = zero__opt_units(e, &hyper, zero__opt_early_unit); break;
     case ZERO__PLACE_DELAYED: r = zero__dpu_start(e, &hyper); break; /* the whole CPU Adam goes to the thread */
     case ZERO__PLACE_NVME: r = zero__nvme_step(e, &hyper); break;
     default: r = zero__efail(e, ZERO_MSG_ENGINE_BROKEN, "zero_step: optimizer placement %d", place); break;
