@@ -7687,14 +7687,16 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
    state, offload staging, scratch), zero-fills and writes the initial
    weights. The memory plan (bytes per rank; Psi = padded elements, T =
    trainable, S = shard elements, d / a = compute / accumulation dtype bytes):
-     PARAMS       stage 0-2: Psi d;   stage 3: S d
+     PARAMS       stage 0-2: Psi d;   stage 3: S d; with the program's memory (zero_tensor.data,
+                  stages 0-2): the largest unit's padded elements x d (its staging)
      GATHER_POOL  stage 3: (persistent spans + min(rest, max(max_live + prefetch, 2 U))) d,
                   U the largest non-persistent span
      GRADS        stage 0-1: Psi_T d; stage 2-3: (min(2, ring spans) x largest ring span + the spans
                   with a ZERO_TENSOR_GRAD_ANY_ORDER tensor, each its own size) x d
      GRAD_ACCUM   stage 0-1: Psi_T a when G > 1, else 0; stage 2-3: S_T a, with a = d
                   when G == 1 (nothing to add up: the reduced chunk itself)
-     MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
+     MASTER       0 for fp32 (the parameters are the master, unless they are the program's);
+                  stage 0: 4 Psi_T; else 4 S_T
      OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
      SCRATCH      16 bytes per (unit, tensor) pair on the device and on the host (norm and
                   inf/nan statistics; the host copy pinned), + 8 ZERO_SCALARS_MAX on each
