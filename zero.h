@@ -7340,6 +7340,7 @@ static void zero__pbuf_drain(zero_engine *e, zero_error *first) {
 
 static zero_result zero__param_out(zero_engine *e, int u, int host_adam, void **dst, int *buf, zero_error *fail) {
     *buf = -1;
+    *dst = NULL;
     if (host_adam) {
         if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
             int hit;
