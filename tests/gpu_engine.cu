@@ -599,20 +599,10 @@ static void test_resume(zero_cuda *cu) {
 }
 
 int main(void) {
+    int code = 1;
+    zero_cuda *cu = zt_cuda_start("gpu_engine", &code);
+    if (!cu) return code;
     zero_error err;
-    int code = -1;
-    if (zero_cuda_launch_local(&code, &err) != ZERO_OK) {
-        fprintf(stderr, "launch: %s\n", err.msg);
-        return 1;
-    }
-    if (code >= 0) return code; // the parent: children did the work
-    zt_seed("gpu_engine");
-    zero_cuda *cu;
-    if (zero_cuda_backend_init(&cu, NULL, &err) != ZERO_OK) {
-        fprintf(stderr, "backend: %s\n", err.msg);
-        CHECK(0);
-        return zt_finish();
-    }
     const zero_backend *be = zero_cuda_backend(cu);
     int quick = getenv("ZERO_TEST_QUICK") != NULL;
     double worst[4] = {0, 0, 0, 0};

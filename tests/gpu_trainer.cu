@@ -80,20 +80,9 @@ static void host_train(trainer *T, int stage, int world, int gas, int ext) {
 }
 
 int main(void) {
-    zero_error err;
-    int code = -1;
-    if (zero_cuda_launch_local(&code, &err) != ZERO_OK) {
-        fprintf(stderr, "launch: %s\n", err.msg);
-        return 1;
-    }
-    if (code >= 0) return code;
-    zt_seed("gpu_trainer");
-    zero_cuda *cu;
-    if (zero_cuda_backend_init(&cu, NULL, &err) != ZERO_OK) {
-        fprintf(stderr, "backend: %s\n", err.msg);
-        CHECK(0);
-        return zt_finish();
-    }
+    int code = 1;
+    zero_cuda *cu = zt_cuda_start("gpu_trainer", &code);
+    if (!cu) return code;
     const zero_backend *be = zero_cuda_backend(cu);
     static trainer G, H, P;
     for (int gas = 1; gas <= 2; gas++)

@@ -155,4 +155,33 @@ static inline int zt_finish(void) {
     return zt_fail ? 1 : 0;
 }
 
+#ifdef ZERO_CUDA_CUH
+/* A GPU test program's start: one process per GPU (zero_cuda_launch_local
+   forks them when no launcher started the ranks), the seed, and this rank's
+   CUDA backend. NULL with *exit_code set when main should return it (the
+   parent after its children, or a failure). */
+static inline zero_cuda *zt_cuda_start(const char *name, int *exit_code) {
+    zero_error err;
+    zero_cuda *cu;
+    int code = -1;
+    if (zero_cuda_launch_local(&code, &err) != ZERO_OK) {
+        fprintf(stderr, "%s: launch: %s\n", name, err.msg);
+        *exit_code = 1;
+        return NULL;
+    }
+    if (code >= 0) { /* the parent: the children did the work */
+        *exit_code = code;
+        return NULL;
+    }
+    zt_seed(name);
+    if (zero_cuda_backend_init(&cu, NULL, &err) != ZERO_OK) {
+        fprintf(stderr, "%s: backend: %s\n", name, err.msg);
+        CHECK(0);
+        *exit_code = zt_finish();
+        return NULL;
+    }
+    return cu;
+}
+#endif
+
 #endif
