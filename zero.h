@@ -812,6 +812,12 @@ typedef struct zero_tensor {
                                   it (rank 0's, broadcast) and writes the updated parameters back
                                   into it each step; zero_param returns it. A slice of a larger
                                   allocation (one layer of a stacked [L, ...] array) is fine. */
+    void *grad;                /* the program's own memory for the tensor's gradient in the compute
+                                  dtype, or NULL: the engine's. Given for every trainable tensor or
+                                  none, any stage. zero_grad returns it, cleared at the micro-batch's
+                                  first request (unless ZERO_TENSOR_GRAD_WRITE); the engine reduces
+                                  from it when the tensor's unit is ready. Gradients may then be
+                                  finished in any order. */
 } zero_tensor;
 
 typedef struct zero_layout zero_layout;
@@ -6424,8 +6430,10 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
     zero_mem_kind opt_kind;     /* where master, m and v live */
     int n_tensors, n_trainable, n_units, n_spans;
     int ext;                    /* the parameters live in the program's memory (zero_tensor.data) */
+    int gext;                   /* the gradients live in the program's memory (zero_tensor.grad) */
     /* per tensor */
     void **tdata;               /* ext: the program's memory of each tensor */
+    void **tgrad;               /* gext: the program's gradient memory of each tensor (NULL: frozen) */
     int *tflags;
     float *tlr;
     int *tgroup, *tndim;        /* group, dimensions (checkpoints) */
@@ -6450,6 +6458,8 @@ typedef struct zero__buffers { /* device (or host) memory of the step, allocated
     void *cpu_grad, *cpu_param;   /* optimizer offload: host staging of the owned chunks (trainable shard) */
     void *ustage;                 /* ext: one unit's compute-dtype parameters between the
                                      program's memory and the optimizer or the all-gather */
+    void *gstage;                 /* gext: one unit's gradient, gathered from the program's
+                                     memory for its reduction */
     zero__seg *segtmp;            /* one unit's segments (scratch) */
     zero_adam_seg *cpu_segs;      /* one unit's Adam segments clipped to a piece (scratch) */
     zero_event *ev_compute, *ev_comm; /* stream order (no-ops on the host) */
@@ -6825,6 +6835,21 @@ static zero_result zero__ext_copy(zero_engine *e, int u, int to_program, zero_er
     return ZERO_OK;
 }
 
+/* gext: unit u's gradients from the program's memory into the unit staging
+   (its padding stays zero), on the comm stream. */
+static zero_result zero__gext_gather(zero_engine *e, int u, zero_error *fail) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    int k, n = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+    for (k = 0; k < n; k++) {
+        const zero__seg *sg = &e->buf.segtmp[k];
+        if (e->be.copy(e->be.ctx, zero__at(e->buf.gstage, sg->unit_off, e->plan.csize),
+                       zero__at(e->plan.tgrad[sg->tensor], sg->tensor_off, e->plan.csize), (size_t)sg->count * e->plan.csize,
+                       ZERO_STREAM_COMM, fail) != ZERO_OK)
+            return fail->code;
+    }
+    return ZERO_OK;
+}
+
 /* Where unit u's gradient is, every view of it computed in one place:
      write  where the backward writes the compute-dtype gradient (the full
             buffer, stages 0-1; the unit's place in its span's ring slot,
@@ -6846,8 +6871,8 @@ static zero__gview zero__grad_view(const zero_engine *e, int u) {
     zero__gview v;
     memset(&v, 0, sizeof v);
     if (e->plan.stage <= 1) {
-        v.write = zero__at(e->buf.grads, e->plan.unit_buf_off[u], e->plan.csize);
-        if (e->plan.gas > 1) {
+        v.write = e->plan.gext ? (char *)e->buf.gstage : zero__at(e->buf.grads, e->plan.unit_buf_off[u], e->plan.csize);
+        if (e->plan.gas > 1 || e->plan.gext) {
             v.acc = zero__at(e->buf.accum, e->plan.unit_buf_off[u], e->plan.asize);
             v.full = v.acc;
             v.dt = e->plan.adt;
@@ -6859,7 +6884,9 @@ static zero__gview zero__grad_view(const zero_engine *e, int u) {
         v.adam = e->plan.stage == 0 ? v.full : v.chunk;
     } else {
         const zero__span_state *ss = &e->spans[x->span];
-        if (ss->slot >= 0)
+        if (e->plan.gext)
+            v.write = (char *)e->buf.gstage;
+        else if (ss->slot >= 0)
             v.write = zero__at(e->buf.grads, e->grad.slot_off[ss->slot] + (x->offset - e->plan.span_off[x->span]),
                                e->plan.csize);
         v.acc = zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize);
@@ -7931,6 +7958,7 @@ static void zero__free_tables(zero_engine *e) {
     ZERO_FREE(e->plan.pair_first);
     ZERO_FREE(e->buf.segtmp);
     ZERO_FREE(e->plan.tdata);
+    ZERO_FREE(e->plan.tgrad);
 }
 
 /* Per tensor, unit and span: flags, offsets in the trainable buffers and the
@@ -7981,7 +8009,7 @@ static zero_result zero__plan_units(zero_engine *e, const zero_tensor *ts, int n
             int own = 0;
             for (ti = f->first_tensor; ti <= la->last_tensor; ti++)
                 if ((ts[ti].flags & ZERO_TENSOR_GRAD_ANY_ORDER) && !(ts[ti].flags & ZERO_TENSOR_FROZEN)) own = 1;
-            if (own && e->plan.stage >= 2) { /* a slot of its own (numbered after the ring's in alloc_grads) */
+            if (own && e->plan.stage >= 2 && !e->plan.gext) { /* a slot of its own (numbered after the ring's in alloc_grads) */
                 e->grad.span_slot[s] = zs->own_spans++;
                 zs->own_elems += e->plan.span_padded[s];
             } else {
@@ -8192,6 +8220,18 @@ static zero_result zero__plan_slots(zero_engine *e, const zero__sizes *zs) {
 
 static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
     zero_result r;
+    if (e->plan.gext) { /* the program's gradients: one unit's staging, and the accumulator (the reduced gradient) */
+        int64_t maxp = 0;
+        int u;
+        for (u = 0; u < e->plan.layout->n_units; u++)
+            if (!e->plan.layout->units[u].frozen) maxp = zero__max_i64(maxp, e->plan.layout->units[u].padded);
+        if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)maxp * e->plan.csize, &e->buf.gstage,
+                              "unit staging of the program's gradients")) != ZERO_OK)
+            return r;
+        return zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE,
+                            (size_t)(e->plan.stage <= 1 ? zs->psiT : zs->ST) * e->plan.asize, &e->buf.accum,
+                            e->plan.stage <= 1 ? "gradient accumulator" : "owned gradient accumulator");
+    }
     if (e->plan.stage <= 1) {
         if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)zs->psiT * e->plan.csize, &e->buf.grads, "gradients")) !=
             ZERO_OK)
@@ -8212,6 +8252,7 @@ static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
 static void zero__free_grads(zero_engine *e) {
     int k;
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.grads);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.gstage);
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.accum);
     if (e->grad.ev_slot && e->be.event_destroy)
         for (k = 0; k < e->grad.n_slots; k++)
@@ -8416,8 +8457,13 @@ static zero_result zero__zero_fill(zero_engine *e, const zero__sizes *zs) {
     size_t grads = (size_t)(e->plan.stage <= 1 ? zs->psiT : zero__slots_elems(e, zs)) * e->plan.csize;
     size_t params = (size_t)(e->plan.stage == 3 ? zs->S : zs->psi) * e->plan.csize;
     zero_error be;
+    int64_t gst = 0;
+    int u;
+    for (u = 0; u < e->plan.layout->n_units && e->buf.gstage; u++)
+        if (!e->plan.layout->units[u].frozen) gst = zero__max_i64(gst, e->plan.layout->units[u].padded);
     zero__ok(&be);
     if ((e->buf.grads && e->be.memset0(e->be.ctx, e->buf.grads, grads, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.gstage && e->be.memset0(e->be.ctx, e->buf.gstage, (size_t)gst * e->plan.csize, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
         (e->buf.m && e->be.memset0(e->be.ctx, e->buf.m, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
         (e->buf.v && e->be.memset0(e->be.ctx, e->buf.v, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
         (e->buf.params && e->be.memset0(e->be.ctx, e->buf.params, params, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
@@ -8459,9 +8505,55 @@ static int zero__ext_cmp(const void *a, const void *b) {
     uintptr_t x = (uintptr_t)*(const char *const *)a, y = (uintptr_t)*(const char *const *)b;
     return x < y ? -1 : x > y;
 }
+/* Program memory of n tensors (ptr[t], NULL where a tensor has none,
+   `what` names it in messages): each aligned to the element, in the memory
+   the backend computes on, no two overlapping. */
+static zero_result zero__check_program_memory(zero_engine *e, const zero_tensor *ts, void *const *ptr, int n,
+                                              const char *what) {
+    const char **ends = (const char **)ZERO_MALLOC(sizeof(char *) * 2 * (size_t)(n ? n : 1));
+    const char **starts = (const char **)ZERO_MALLOC(sizeof(char *) * 2 * (size_t)(n ? n : 1));
+    zero_result r = ZERO_OK;
+    int t, i, m = 0;
+    if (!ends || !starts) {
+        ZERO_FREE(ends);
+        ZERO_FREE(starts);
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+    }
+    for (t = 0; t < n && r == ZERO_OK; t++) {
+        int kind;
+        if (!ptr[t]) continue;
+        kind = e->be.mem_kind_of ? e->be.mem_kind_of(e->be.ctx, ptr[t]) : -1;
+        if ((uintptr_t)ptr[t] % e->plan.csize)
+            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p is not aligned to its %zu-byte %s "
+                                                 "elements", ts[t].name, what, ptr[t], e->plan.csize, zero_dtype_name(e->plan.cdt));
+        else if (kind >= 0 && kind != ZERO_MEM_DEVICE)
+            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p is %s memory; backend '%s' computes "
+                                                 "on device memory\nHINT: allocate it with cudaMalloc (or the program's device "
+                                                 "allocator)", ts[t].name, what, ptr[t], kind == ZERO_MEM_PINNED ? "pinned host" : "host",
+                            e->be.name ? e->be.name : "?");
+        ends[2 * t] = (const char *)ptr[t];
+        ends[2 * t + 1] = (const char *)ptr[t] + (size_t)ts[t].numel * e->plan.csize;
+        starts[2 * m] = ends[2 * t], starts[2 * m + 1] = (const char *)(intptr_t)t, m++;
+    }
+    /* overlap: sorted by start, each must end before the next starts */
+    if (r == ZERO_OK) qsort(starts, (size_t)m, 2 * sizeof(char *), zero__ext_cmp);
+    for (i = 0; i + 1 < m && r == ZERO_OK; i++) {
+        int a = (int)(intptr_t)starts[2 * i + 1], b = (int)(intptr_t)starts[2 * i + 3];
+        if ((uintptr_t)ends[2 * a + 1] > (uintptr_t)ends[2 * b])
+            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensors '%s' and '%s' overlap in the program's memory "
+                                                 "(%s: %lld and %lld elements of %zu bytes from %p and %p)",
+                            ts[a].name, ts[b].name, what, (long long)ts[a].numel, (long long)ts[b].numel, e->plan.csize,
+                            ptr[a], ptr[b]);
+    }
+    ZERO_FREE(ends);
+    ZERO_FREE(starts);
+    return r;
+}
+
+/* The program's own parameter memory (zero_tensor.data): for every tensor
+   or none, stages 0-2. */
 static zero_result zero__plan_ext(zero_engine *e, const zero_tensor *ts, int n) {
     int t, given = 0, first_missing = -1;
-    const char **ends;
     for (t = 0; t < n; t++) {
         if (ts[t].data) given++;
         else if (first_missing < 0) first_missing = t;
@@ -8483,63 +8575,38 @@ static zero_result zero__plan_ext(zero_engine *e, const zero_tensor *ts, int n) 
                                                       "zero_tensor.data NULL", ts[0].name);
     e->plan.ext = 1;
     e->plan.tdata = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
-    ends = (const char **)ZERO_MALLOC(sizeof(char *) * 2 * (size_t)n);
-    if (!e->plan.tdata || !ends) {
-        ZERO_FREE(ends);
-        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
-    }
+    if (!e->plan.tdata) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+    for (t = 0; t < n; t++) e->plan.tdata[t] = ts[t].data;
+    return zero__check_program_memory(e, ts, e->plan.tdata, n, "data");
+}
+
+/* The program's own gradient memory (zero_tensor.grad): for every trainable
+   tensor or none, any stage (e->plan.gext was set from it before the
+   dtypes were planned). */
+static zero_result zero__plan_gext(zero_engine *e, const zero_tensor *ts, int n) {
+    int t;
+    if (!e->plan.gext) return ZERO_OK;
     for (t = 0; t < n; t++) {
-        int kind = e->be.mem_kind_of ? e->be.mem_kind_of(e->be.ctx, ts[t].data) : -1;
-        e->plan.tdata[t] = ts[t].data;
-        if ((uintptr_t)ts[t].data % e->plan.csize) {
-            ZERO_FREE(ends);
-            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': data %p is not aligned to its %zu-byte "
-                                                    "%s elements", ts[t].name, ts[t].data, e->plan.csize,
-                               zero_dtype_name(e->plan.cdt));
-        }
-        if (kind >= 0 && kind != ZERO_MEM_DEVICE) {
-            ZERO_FREE(ends);
-            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': data %p is %s memory; backend '%s' "
-                                                    "computes on device memory\nHINT: allocate the parameters with "
-                                                    "cudaMalloc (or the program's device allocator)", ts[t].name, ts[t].data,
-                               kind == ZERO_MEM_PINNED ? "pinned host" : "host", e->be.name ? e->be.name : "?");
-        }
-        ends[2 * t] = (const char *)ts[t].data;
-        ends[2 * t + 1] = (const char *)ts[t].data + (size_t)ts[t].numel * e->plan.csize;
+        int frozen = (ts[t].flags & ZERO_TENSOR_FROZEN) != 0;
+        if (!frozen && !ts[t].grad)
+            return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' has no grad while others point "
+                                                          "at the program's gradient memory\nHINT: give zero_tensor.grad for "
+                                                          "every trainable tensor or for none", ts[t].name);
+        if (frozen && ts[t].grad)
+            return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' is frozen (ZERO_TENSOR_FROZEN) and "
+                                                          "has no gradient: leave its grad NULL", ts[t].name);
     }
-    /* overlap: sorted by start, each must end before the next starts */
-    {
-        const char **starts = (const char **)ZERO_MALLOC(sizeof(char *) * 2 * (size_t)n);
-        int i, bad = -1;
-        if (!starts) {
-            ZERO_FREE(ends);
-            return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
-        }
-        for (t = 0; t < n; t++) starts[2 * t] = ends[2 * t], starts[2 * t + 1] = (const char *)(intptr_t)t;
-        qsort(starts, (size_t)n, 2 * sizeof(char *), zero__ext_cmp);
-        for (i = 0; i + 1 < n && bad < 0; i++) {
-            int a = (int)(intptr_t)starts[2 * i + 1], b = (int)(intptr_t)starts[2 * i + 3];
-            if ((uintptr_t)ends[2 * a + 1] > (uintptr_t)ends[2 * b]) bad = i;
-        }
-        if (bad >= 0) {
-            int a = (int)(intptr_t)starts[2 * bad + 1], b = (int)(intptr_t)starts[2 * bad + 3];
-            ZERO_FREE(starts);
-            ZERO_FREE(ends);
-            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensors '%s' and '%s' overlap in the program's "
-                                                    "memory (%lld and %lld elements of %zu bytes from %p and %p)",
-                               ts[a].name, ts[b].name, (long long)ts[a].numel, (long long)ts[b].numel, e->plan.csize,
-                               ts[a].data, ts[b].data);
-        }
-        ZERO_FREE(starts);
-    }
-    ZERO_FREE(ends);
-    return ZERO_OK;
+    e->plan.tgrad = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
+    if (!e->plan.tgrad) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+    for (t = 0; t < n; t++) e->plan.tgrad[t] = ts[t].grad;
+    return zero__check_program_memory(e, ts, e->plan.tgrad, n, "grad");
 }
 
 static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int n) {
     zero__sizes zs;
     zero_result r;
-    if ((r = zero__plan_ext(e, ts, n)) != ZERO_OK || (r = zero__plan_tables(e, n)) != ZERO_OK || (r = zero__plan_units(e, ts, n, &zs)) != ZERO_OK ||
+    if ((r = zero__plan_ext(e, ts, n)) != ZERO_OK || (r = zero__plan_gext(e, ts, n)) != ZERO_OK ||
+        (r = zero__plan_tables(e, n)) != ZERO_OK || (r = zero__plan_units(e, ts, n, &zs)) != ZERO_OK ||
         (r = zero__plan_segments(e, zs.maxcap)) != ZERO_OK || (r = zero__alloc_params(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_pool(e, &zs)) != ZERO_OK || (r = zero__alloc_grads(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_optim(e, &zs)) != ZERO_OK || (r = zero__alloc_staging(e, &zs)) != ZERO_OK ||
@@ -8649,8 +8716,9 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
     e->plan.cdt = cfg->fp16.enabled == 1 ? ZERO_DTYPE_FP16 : cfg->bf16.enabled == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
     /* stages 2-3 with one micro-batch add nothing up: the reduced chunk stays
        in the compute dtype (2 bytes a parameter / N, ZeRO's formula) */
-    e->plan.adt = (e->plan.gas == 1 && z->stage >= 2) ? e->plan.cdt : cfg->grad_accum_dtype;
-    e->plan.gdt = e->plan.stage >= 2 ? e->plan.adt : e->plan.gas > 1 ? e->plan.adt : e->plan.cdt;
+    e->plan.adt = (e->plan.gas == 1 && (z->stage >= 2 || e->plan.gext)) ? e->plan.cdt : cfg->grad_accum_dtype;
+    /* (with the program's gradient memory the accumulator holds the reduced gradient at every stage) */
+    e->plan.gdt = e->plan.stage >= 2 || e->plan.gext ? e->plan.adt : e->plan.gas > 1 ? e->plan.adt : e->plan.cdt;
     e->opt.cpu = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->nvme.on = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->plan.opt_kind = !e->opt.cpu ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
@@ -8693,6 +8761,11 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     e = (zero_engine *)ZERO_MALLOC(sizeof *e);
     if (!e) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_engine_create");
     memset(e, 0, sizeof *e);
+    {
+        int t;
+        for (t = 0; t < n_tensors; t++)
+            if (tensors[t].grad) e->plan.gext = 1; /* before the dtypes: they depend on it */
+    }
     zero__plan_placement(e, cfg, be);
     zero_loss_scaler_init(&e->run.scaler, cfg);
     if (!e->run.scaler.valid) {
@@ -9161,6 +9234,18 @@ static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
 static void *zero__grad_buffer(zero_engine *e, int t) {
     const zero_tensor_place *pl = &e->plan.layout->places[t];
     int u = pl->first_unit;
+    if (e->plan.gext) { /* the program's: cleared at the micro-batch's first request */
+        zero_error be;
+        zero__ok(&be);
+        if (!e->grad.asked[t] && !(e->plan.tflags[t] & ZERO_TENSOR_GRAD_WRITE) &&
+            e->be.memset0(e->be.ctx, e->plan.tgrad[t], (size_t)e->plan.layout->numel[t] * e->plan.csize, ZERO_STREAM_COMPUTE,
+                          &be) != ZERO_OK) {
+            zero__ebackend(e, &be, "zero_grad: clearing the program's gradient");
+            return NULL;
+        }
+        e->grad.asked[t] = 1;
+        return e->plan.tgrad[t];
+    }
     e->grad.asked[t] = 1;
     if (e->plan.stage >= 2 && zero__ring_claim(e, zero__span_of_tensor(e, t), t) != ZERO_OK) return NULL;
     return zero__grad_view(e, u).write + (size_t)(pl->offset - e->plan.layout->units[u].offset) * e->plan.csize;
@@ -9215,12 +9300,13 @@ static zero_result zero__reduce_full(zero_engine *e, int u, const zero__gview *g
     const zero_unit *x = &e->plan.layout->units[u];
     size_t chunk = (size_t)x->chunk, es = zero_dtype_size(gv->dt);
     zero_result r;
-    if (e->plan.gas > 1) {
+    if (e->plan.gas > 1 || e->plan.gext) {
         ZERO__TRY_BE(e, "gradient accumulation",
                      e->be.convert(e->be.ctx, gv->acc, e->plan.adt, gv->write, e->plan.cdt, (size_t)x->padded, e->run.micro > 0,
                                    ZERO_STREAM_COMM, &be_err_));
-        ZERO__TRY_BE(e, "gradient clear",
-                     e->be.memset0(e->be.ctx, gv->write, (size_t)x->padded * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+        if (!e->plan.gext) /* (the program's gradients are cleared at their next first request) */
+            ZERO__TRY_BE(e, "gradient clear",
+                         e->be.memset0(e->be.ctx, gv->write, (size_t)x->padded * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
     }
     if (e->run.micro != e->plan.gas - 1) return ZERO_OK;
     if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
@@ -9254,7 +9340,7 @@ static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *g
                      e->be.convert(e->be.ctx, gv->acc, e->plan.adt, own, e->plan.cdt, chunk, e->run.micro > 0, ZERO_STREAM_COMM,
                                    &be_err_));
     }
-    if (--ss->units_left == 0) {
+    if (!e->plan.gext && --ss->units_left == 0) {
         /* the slot is free once the comm stream is past this point */
         if (e->grad.ev_slot[ss->slot])
             ZERO__TRY_BE(e, "gradient ring event",
@@ -9274,6 +9360,7 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
     zero_result r;
     /* the reduction reads what the backward wrote on the compute stream */
     if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
+    if (e->plan.gext) ZERO__TRY_BE(e, "the program's gradients", zero__gext_gather(e, u, &be_err_));
     r = e->plan.stage <= 1 ? zero__reduce_full(e, u, &gv) : zero__reduce_ring(e, u, &gv);
     if (r != ZERO_OK) return r;
     if (e->opt.cpu && e->run.micro == e->plan.gas - 1 && (r = zero__unit_offload(e, u)) != ZERO_OK) return r;
@@ -9288,7 +9375,11 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
     int k;
     if ((r = zero__grad_check(e, t, "zero_grad_ready")) != ZERO_OK) return r;
     pl = &e->plan.layout->places[t];
-    if (e->plan.stage >= 2 && !e->grad.asked[t]) {
+    if (e->plan.gext && !e->grad.asked[t]) { /* never asked: zero this micro-batch */
+        ZERO__TRY_BE(e, "zero_grad_ready: zero gradient",
+                     e->be.memset0(e->be.ctx, e->plan.tgrad[t], (size_t)e->plan.layout->numel[t] * e->plan.csize,
+                                   ZERO_STREAM_COMPUTE, &be_err_));
+    } else if (e->plan.stage >= 2 && !e->grad.asked[t]) {
         /* never asked for its buffer: its gradient is zero this micro-batch (a
            GRAD_WRITE tensor's slot is not cleared for it: zero it here) */
         void *g = zero__grad_buffer(e, t);
@@ -9660,7 +9751,7 @@ static zero_result zero__step_skip(zero_engine *e, zero_step_info *in, double t0
         e->obs.period_first_unit = in->overflow_unit;
         e->obs.period_first_tensor = in->overflow_tensor;
     }
-    if (e->plan.stage <= 1 && e->plan.gas == 1)
+    if (e->plan.stage <= 1 && e->plan.gas == 1 && e->buf.grads)
         ZERO__TRY_BE(e, "zero_step: gradient clear",
                      e->be.memset0(e->be.ctx, e->buf.grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
     if (e->plan.stage == 3) {
@@ -9729,7 +9820,7 @@ static zero_result zero__step_params(zero_engine *e) {
                 return r; /* (delayed update: refreshed by zero__dpu_apply) */
         }
     }
-    if (e->plan.stage <= 1 && e->plan.gas == 1)
+    if (e->plan.stage <= 1 && e->plan.gas == 1 && e->buf.grads)
         ZERO__TRY_BE(e, "zero_step: gradient clear",
                      e->be.memset0(e->be.ctx, e->buf.grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
     if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;

@@ -17,7 +17,12 @@
      added in another order);
    - the outlier step is skipped in every run and the schedule continues;
    - per-rank memory (zero_memory_report) falls strictly from stage 1 to 2 to
-     3 at world 4.
+     3 at world 4;
+   - bad program memory refused at create, naming the tensor;
+   - with the parameters (stages 0-2) and the gradients (zero_tensor.grad,
+     every stage, no flag needed: any order) in the program's own stacked
+     allocations, the same losses and weights bitwise, every rank's memory
+     holding the updated weights, and less engine memory.
 
    Run alone: make test T=test_trainer */
 #ifndef TRAINER_CUDA /* tests/gpu_trainer.cu includes this file for the CUDA backend */
@@ -39,7 +44,7 @@ static void tr_get(float *dst, const float *src, size_t n) { memcpy(dst, src, si
 enum { V = 32, C = 16, H = 24, L = 6, NT = 1 + 2 * L, B = 8 /* samples per step, all ranks */, STEPS = 10, OUTLIER = 6 };
 
 typedef struct trainer {
-    int stage, world, gas, flag, ext;
+    int stage, world, gas, flag, ext, gext;
     double loss[STEPS];  /* the averaged loss of each step (rank 0) */
     int applied[STEPS];
     float w[NT][V * C];  /* final master weights (rank 0) */
@@ -203,7 +208,7 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
     trainer *T = (trainer *)arg;
     zero_config cfg = zero_config_default();
     zero_tensor ts[NT];
-    float *all = NULL;
+    float *all = NULL, *gall = NULL;
     zero_engine *e;
     zero_error err;
     zero_result r = ZERO_OK;
@@ -233,6 +238,10 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
             ts[t].init = NULL;
         }
     }
+    if (T->gext) { /* the gradients in the program's allocation, stacked like the parameters */
+        if (!(gall = tr_alloc(ALL))) return ZERO_ERR_OUT_OF_MEMORY;
+        for (t = 0; t < NT; t++) ts[t].grad = tensor_in(gall, t);
+    }
     if ((r = zero_config_resolve(&cfg, b->world, &err)) != ZERO_OK ||
         (r = zero_engine_create(&e, &cfg, ts, NT, b, &err)) != ZERO_OK) {
         if (b->rank == 0) {
@@ -240,6 +249,7 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
             snprintf(T->err, sizeof T->err, "%s", err.msg);
         }
         tr_free(all);
+        tr_free(gall);
         return ZERO_OK;
     }
     if (b->rank == 0) {
@@ -286,6 +296,7 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
     }
     zero_engine_destroy(e);
     tr_free(all);
+    tr_free(gall);
     return ZERO_OK;
 }
 
@@ -311,6 +322,9 @@ static zero_result refuse_rank(const zero_backend *b, void *arg) {
     if (J->how == 0) ts[3].data = NULL;                                /* some tensors without */
     if (J->how == 1) ts[2].data = (char *)ts[1].data + 4 * (H * C - 8); /* overlaps its neighbour */
     if (J->how == 2) ts[1].data = (char *)ts[1].data + 2;              /* not aligned to fp32 */
+    if (J->how == 4) { /* gradients in the program's memory for some trainable tensors only */
+        for (t = 0; t < NT; t++) ts[t].data = NULL, ts[t].grad = t == 2 ? NULL : tensor_in(all, t);
+    }
     cfg.train_micro_batch_size_per_gpu = 1;
     cfg.zero_optimization.stage = J->stage;
     cfg.log.level = ZERO_LOG_ERROR; /* the refusals are expected */
@@ -328,30 +342,31 @@ static zero_result refuse_rank(const zero_backend *b, void *arg) {
 
 static void test_refused(void) {
     static refuse_job J;
-    const char *want[4] = {"'h.1.w1' has no data", "overlap in the program's memory", "is not aligned", "stage 3 keeps only"};
+    const char *want[5] = {"'h.1.w1' has no data", "overlap in the program's memory", "is not aligned", "stage 3 keeps only",
+                           "'h.0.w2' has no grad"};
     int how;
     zero_error err;
     make_tensors(1);
-    for (how = 0; how < 4; how++) {
+    for (how = 0; how < 5; how++) {
         memset(&J, 0, sizeof J);
         J.how = how;
         J.stage = how == 3 ? 3 : 1;
         CHECK(zero_host_run(2, refuse_rank, &J, &err) == ZERO_OK);
         CHECKF(J.r != ZERO_OK, "case %d created", how);
         CHECKF(strstr(J.msg, want[how]) != NULL, "case %d: \"%s\" lacks \"%s\"", how, J.msg, want[how]);
+        if (how == 3) CHECK_STR_CONTAINS(J.msg, "HINT: at stage 3 leave zero_tensor.data NULL");
     }
-    CHECK_STR_CONTAINS(J.msg, "HINT: at stage 3 leave zero_tensor.data NULL");
 }
 
-static void train_ext(trainer *T, int stage, int world, int gas, int flag, int ext) {
+static void train_mem(trainer *T, int stage, int world, int gas, int flag, int ext, int gext) {
     zero_error err;
     memset(T, 0, sizeof *T);
-    T->stage = stage, T->world = world, T->gas = gas, T->flag = flag, T->ext = ext;
+    T->stage = stage, T->world = world, T->gas = gas, T->flag = flag, T->ext = ext, T->gext = gext;
     make_tensors(flag);
     CHECKF(zero_host_run(world, trainer_rank, T, &err) == ZERO_OK, "host run: %s", err.msg);
 }
 
-static void train(trainer *T, int stage, int world, int gas, int flag) { train_ext(T, stage, world, gas, flag, 0); }
+static void train(trainer *T, int stage, int world, int gas, int flag) { train_mem(T, stage, world, gas, flag, 0, 0); }
 
 #endif
 
@@ -376,7 +391,7 @@ int main(void) {
     static trainer one, ref, T;
     const int worlds[3] = {1, 2, 4};
     int wi, stage, gas, k;
-    size_t mem[4] = {0, 0, 0, 0}, mem_ext[3] = {0, 0, 0};
+    size_t mem[4] = {0, 0, 0, 0}, mem_ext[3] = {0, 0, 0}, mem_grad[4] = {0, 0, 0, 0};
     zt_seed("test_trainer");
     test_refused();
     train(&one, 0, 1, 1, 1); /* one rank, stage 0: the reference */
@@ -415,7 +430,7 @@ int main(void) {
                        world, gas, max_diff(&one, X));
                 if (stage <= 2) { /* the same run with the parameters in the program's stacked allocation */
                     static trainer P;
-                    train_ext(&P, stage, world, gas, 1, 1);
+                    train_mem(&P, stage, world, gas, 1, 1, 0);
                     CHECKF(P.create_r == ZERO_OK && P.run_r == ZERO_OK, "program memory, stage %d world %d gas %d: %s",
                            stage, world, gas, P.err);
                     CHECKF(max_diff(X, &P) == 0 && memcmp(X->loss, P.loss, sizeof P.loss) == 0,
@@ -424,6 +439,16 @@ int main(void) {
                     CHECKF(P.prog_equal, "program memory, stage %d world %d gas %d: a rank's memory differs from the master",
                            stage, world, gas);
                     if (world == 4 && gas == 1) mem_ext[stage] = P.mem_total;
+                }
+                { /* the gradients in the program's memory too (and the parameters where allowed), no flag: any order */
+                    static trainer Q;
+                    train_mem(&Q, stage, world, gas, 0, stage <= 2, 1);
+                    CHECKF(Q.create_r == ZERO_OK && Q.run_r == ZERO_OK, "program gradients, stage %d world %d gas %d: %s",
+                           stage, world, gas, Q.err);
+                    CHECKF(max_diff(X, &Q) == 0 && memcmp(X->loss, Q.loss, sizeof Q.loss) == 0,
+                           "program gradients, stage %d world %d gas %d: %.3g from the engine's memory", stage, world, gas,
+                           max_diff(X, &Q));
+                    if (world == 4 && gas == 1) mem_grad[stage] = Q.mem_total;
                 }
             }
         }
@@ -434,6 +459,12 @@ int main(void) {
            mem_ext[0], mem_ext[1], mem_ext[2]);
     CHECKF(mem_ext[1] > mem_ext[2] && mem_ext[2] < mem[2], "program memory at world 4: stage 1 %zu, 2 %zu (engine's: %zu)",
            mem_ext[1], mem_ext[2], mem[2]);
+    printf("test_trainer: world 4 bytes per rank with parameters (stages 0-2) and gradients in the program's memory: stage 0 "
+           "%zu, 1 %zu, 2 %zu, 3 %zu\n", mem_grad[0], mem_grad[1], mem_grad[2], mem_grad[3]);
+    /* (stage 3 keeps the parameters in the engine: compared with its own engine-memory run) */
+    CHECKF(mem_grad[1] > mem_grad[2] && mem_grad[2] < mem_ext[2] && mem_grad[3] < mem[3],
+           "program gradients at world 4: stage 1 %zu, 2 %zu (parameters only: %zu), 3 %zu (engine's: %zu)", mem_grad[1],
+           mem_grad[2], mem_ext[2], mem_grad[3], mem[3]);
     /* without the flag the tied embedding holds a ring slot all backward: refused at stages 2-3, with the HINT */
     for (stage = 2; stage <= 3; stage++) {
         train(&T, stage, 2, 1, 0);
