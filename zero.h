@@ -7720,7 +7720,9 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
      GATHER_POOL  stage 3: (persistent spans + min(rest, max(max_live + prefetch, 2 U))) d,
                   U the largest non-persistent span
      GRADS        stage 0-1: Psi_T d; stage 2-3: (min(2, ring spans) x largest ring span + the spans
-                  with a ZERO_TENSOR_GRAD_ANY_ORDER tensor, each its own size) x d
+                  with a ZERO_TENSOR_GRAD_ANY_ORDER tensor, each its own size) x d; with the
+                  program's gradient memory (zero_tensor.grad): the largest trainable unit x d
+     GRAD_ACCUM   with zero_tensor.grad: stage 0-1 Psi_T a, stage 2-3 S_T a (a = d when G == 1)
      GRAD_ACCUM   stage 0-1: Psi_T a when G > 1, else 0; stage 2-3: S_T a, with a = d
                   when G == 1 (nothing to add up: the reduced chunk itself)
      MASTER       0 for fp32 (the parameters are the master, unless they are the program's);
