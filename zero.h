@@ -1021,6 +1021,10 @@ typedef struct zero_backend {
        _HOST), or -1 when unknown; the engine checks a program's tensor
        memory with it. NULL: not checked. */
     int (*mem_kind_of)(void *ctx, const void *ptr);
+    /* Optional: the bytes from ptr to the end of the allocation it points
+       into, or -1 when unknown; the engine checks that a program's tensor
+       fits. NULL: not checked. */
+    int64_t (*mem_extent)(void *ctx, const void *ptr);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -8528,6 +8532,12 @@ static zero_result zero__check_program_memory(zero_engine *e, const zero_tensor 
         if ((uintptr_t)ptr[t] % e->plan.csize)
             r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p is not aligned to its %zu-byte %s "
                                                  "elements", ts[t].name, what, ptr[t], e->plan.csize, zero_dtype_name(e->plan.cdt));
+        else if (e->be.mem_extent && e->be.mem_extent(e->be.ctx, ptr[t]) >= 0 &&
+                 e->be.mem_extent(e->be.ctx, ptr[t]) < ts[t].numel * (int64_t)e->plan.csize)
+            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p has %lld bytes to the end of its "
+                                                 "allocation; the tensor's %lld %s elements need %lld",
+                            ts[t].name, what, ptr[t], (long long)e->be.mem_extent(e->be.ctx, ptr[t]), (long long)ts[t].numel,
+                            zero_dtype_name(e->plan.cdt), (long long)(ts[t].numel * (int64_t)e->plan.csize));
         else if (kind >= 0 && kind != ZERO_MEM_DEVICE)
             r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p is %s memory; backend '%s' computes "
                                                  "on device memory\nHINT: allocate it with cudaMalloc (or the program's device "

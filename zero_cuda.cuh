@@ -2593,6 +2593,33 @@ static int zero__cuda_mem_kind_of(void *ctx, const void *ptr) {
     }
 }
 
+/* The bytes from ptr to the end of its device allocation, from the
+   driver's cuMemGetAddressRange (reached through the runtime, so nothing
+   more to link); -1 where the toolkit or the driver cannot tell. */
+static int64_t zero__cuda_mem_extent(void *ctx, const void *ptr) {
+    (void)ctx;
+#if CUDART_VERSION >= 12050
+    typedef int (*range_fn)(unsigned long long *base, size_t *size, unsigned long long dptr);
+    static range_fn fn = []() -> range_fn {
+        void *f = NULL;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess) {
+            cudaGetLastError();
+            return NULL;
+        }
+        return (range_fn)f;
+    }();
+    unsigned long long base = 0;
+    size_t size = 0;
+    if (!fn || fn(&base, &size, (unsigned long long)(uintptr_t)ptr) != 0) return -1;
+    return (int64_t)(base + size - (unsigned long long)(uintptr_t)ptr);
+#else
+    (void)ptr;
+    return -1;
+#endif
+}
+
 static zero_result zero__cuda_event_sync(void *ctx, zero_event *ev, zero_error *err) {
     zero_cuda *c = (zero_cuda *)ctx;
     double t0 = zero__cuda_now();
@@ -2956,6 +2983,7 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.stream_wait = zero__cuda_stream_wait;
     c->be.event_sync = zero__cuda_event_sync;
     c->be.mem_kind_of = zero__cuda_mem_kind_of;
+    c->be.mem_extent = zero__cuda_mem_extent;
     c->be.sync = zero__cuda_sync;
     c->be.reduce_scatter = zero__cuda_reduce_scatter;
     c->be.all_gather = zero__cuda_all_gather;

@@ -324,6 +324,13 @@ static void test_program_memory(zero_cuda *cu) {
             CHECKF(r == ZERO_ERR_INVALID_ARG && strstr(err.msg, "'t0'") && strstr(err.msg, "host memory"), "host memory: %s",
                    r == ZERO_OK ? "created" : err.msg);
             if (r == ZERO_OK) zero_engine_destroy(e);
+            // a tensor that runs past the end of the program's allocation: refused, naming it
+            for (int t = 0; t < NT; t++) ts[t].data = mem + off[t];
+            ts[3].data = mem + total - 256; // t3 has 1031 elements
+            r = zero_engine_create(&e, &c, ts, NT, be, &err);
+            CHECKF(r == ZERO_ERR_INVALID_ARG && strstr(err.msg, "'t3'") && strstr(err.msg, "to the end of its allocation"),
+                   "too small: %s", r == ZERO_OK ? "created" : err.msg);
+            if (r == ZERO_OK) zero_engine_destroy(e);
             cudaFree(mem);
         }
 }
