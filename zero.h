@@ -77,13 +77,15 @@
      host               the host backend: ranks as threads, collectives in shared memory
      layout             tensors into units: zero_layout_create, zero_layout_locate
      engine-core        struct zero_engine in parts; errors, entry check, allocation,
-                        the views of a unit (zero__param_own, zero__grad_view)
+                        the views of a unit (zero__param_own, zero__grad_view), the
+                        program's memory through one unit's staging (zero__ext_copy,
+                        zero__gext_gather)
      engine-observe     every collective and host wait: ZERO_DEBUG, the watchdog,
                         check_collectives, the metrics line
      engine-tiles       NVMe tile requests, offload_param's tile cache, zero__param_out / _put
      engine-fetch       stage 3: the gather pool and fetch trace; zero_fetch, zero_release, zero_param
      engine-life        zero_engine_create / destroy: plan, allocate (each beside its free),
-                        initial weights
+                        initial weights, the program's memory checked (zero__plan_ext)
      engine-adam        hyperparameters, one unit's CPU Adam, the post-step gather
      engine-thread      the engine's CPU thread: early CPU step, delayed parameter update
      engine-grads       zero_grad (the ring-slot claim), zero_grad_ready, a unit's reduction
