@@ -8094,6 +8094,16 @@ static zero_result zero__tiles_make(zero_engine *e, zero_mem_category cat, zero_
     return ZERO_OK;
 }
 
+/* The matching free of zero__tiles_make (after the caller drained the
+   store's pending requests). */
+static void zero__tiles_unmake(zero_engine *e, zero_mem_kind kind, int n, void **bufs, void **store) {
+    int k;
+    if (*store && e->be.tiles_close) e->be.tiles_close(*store);
+    *store = NULL;
+    if (bufs)
+        for (k = 0; k < n; k++) zero__efree(e, kind, bufs[k]);
+}
+
 /* offload_param "nvme": the tile buffers and the parameter tile store. */
 static zero_result zero__alloc_param_tiles(zero_engine *e, int64_t max_chunk, int64_t shard) {
     const zero_offload_config *op = &e->cfg.zero_optimization.offload_param;
@@ -8149,14 +8159,11 @@ static zero_result zero__alloc_params(zero_engine *e, const zero__sizes *zs) {
 }
 
 static void zero__free_params(zero_engine *e) {
-    int k;
     zero__efree(e, e->offload_param.param_kind, e->buf.params);
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.ustage);
     if (e->offload_param.pstore) zero__pbuf_drain(e, NULL);
-    if (e->offload_param.pstore && e->be.tiles_close) e->be.tiles_close(e->offload_param.pstore);
-    e->offload_param.pstore = NULL;
-    if (e->offload_param.pbuf)
-        for (k = 0; k < e->offload_param.n_pbuf; k++) zero__efree(e, e->offload_param.param_kind, e->offload_param.pbuf[k]);
+    zero__tiles_unmake(e, e->offload_param.param_kind, e->offload_param.n_pbuf, e->offload_param.pbuf,
+                       &e->offload_param.pstore);
     ZERO_FREE(e->offload_param.pbuf);
     ZERO_FREE(e->offload_param.pbuf_req);
     ZERO_FREE(e->offload_param.pbuf_unit);
@@ -8321,15 +8328,11 @@ static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
 }
 
 static void zero__free_optim(zero_engine *e) {
-    int k;
     zero__efree(e, e->plan.opt_kind, e->buf.master);
     zero__efree(e, e->plan.opt_kind, e->buf.m);
     zero__efree(e, e->plan.opt_kind, e->buf.v);
     if (e->nvme.store) zero__tiles_drain(e, NULL);
-    if (e->nvme.store && e->be.tiles_close) e->be.tiles_close(e->nvme.store);
-    e->nvme.store = NULL;
-    if (e->nvme.tbuf)
-        for (k = 0; k < e->nvme.n_tbuf; k++) zero__efree(e, e->plan.opt_kind, e->nvme.tbuf[k]);
+    zero__tiles_unmake(e, e->plan.opt_kind, e->nvme.n_tbuf, e->nvme.tbuf, &e->nvme.store);
     ZERO_FREE(e->nvme.tbuf);
     ZERO_FREE(e->nvme.tbuf_rd);
     ZERO_FREE(e->nvme.tbuf_wr);
@@ -8529,17 +8532,18 @@ static zero_result zero__check_program_memory(zero_engine *e, const zero_tensor 
     }
     for (t = 0; t < n && r == ZERO_OK; t++) {
         int kind;
+        int64_t extent, need = ts[t].numel * (int64_t)e->plan.csize;
         if (!ptr[t]) continue;
         kind = e->be.mem_kind_of ? e->be.mem_kind_of(e->be.ctx, ptr[t]) : -1;
+        extent = e->be.mem_extent ? e->be.mem_extent(e->be.ctx, ptr[t]) : -1;
         if ((uintptr_t)ptr[t] % e->plan.csize)
             r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p is not aligned to its %zu-byte %s "
                                                  "elements", ts[t].name, what, ptr[t], e->plan.csize, zero_dtype_name(e->plan.cdt));
-        else if (e->be.mem_extent && e->be.mem_extent(e->be.ctx, ptr[t]) >= 0 &&
-                 e->be.mem_extent(e->be.ctx, ptr[t]) < ts[t].numel * (int64_t)e->plan.csize)
+        else if (extent >= 0 && extent < need)
             r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p has %lld bytes to the end of its "
                                                  "allocation; the tensor's %lld %s elements need %lld",
-                            ts[t].name, what, ptr[t], (long long)e->be.mem_extent(e->be.ctx, ptr[t]), (long long)ts[t].numel,
-                            zero_dtype_name(e->plan.cdt), (long long)(ts[t].numel * (int64_t)e->plan.csize));
+                            ts[t].name, what, ptr[t], (long long)extent, (long long)ts[t].numel, zero_dtype_name(e->plan.cdt),
+                            (long long)need);
         else if (kind >= 0 && kind != ZERO_MEM_DEVICE)
             r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p is %s memory; backend '%s' computes "
                                                  "on device memory\nHINT: allocate it with cudaMalloc (or the program's device "
