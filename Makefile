@@ -5,6 +5,7 @@
 #   make test-gpu   GPU tests (device machine); T=name likewise (make test-gpu T=gpu_engine)
 #   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
 #   make fuzz-ckpt  libFuzzer on the checkpoint metadata reader (FUZZ_SECONDS)
+#   make fuzz-safetensors  libFuzzer on the safetensors reader (FUZZ_SECONDS)
 #   make bench      benchmarks (device machine): communication, overlap, optimizer vs PyTorch, then bench-cpu
 #   make bench-cpu  CPU Adam (zero_offload.h) vs memory bandwidth and PyTorch's CPU AdamW (any machine)
 #   make bench-offload  offload on one GPU: step time with and without it, the largest model per placement
@@ -34,7 +35,7 @@ NCCL_HOME ?= $(patsubst %/include/nccl.h,%,$(firstword $(wildcard \
 
 export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
-.PHONY: all test test-gpu run fuzz fuzz-ckpt bench bench-cpu bench-offload install uninstall clean info
+.PHONY: all test test-gpu run fuzz fuzz-ckpt fuzz-safetensors bench bench-cpu bench-offload install uninstall clean info
 
 HAVE_NVCC := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo 1)
 all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/zero_ckpt $(BUILD)/train_mlp \
@@ -204,6 +205,12 @@ fuzz-ckpt:
 	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I. -o $(BUILD)/fuzz_ckpt tests/fuzz_ckpt.c -lm -lpthread
 	$(BUILD)/fuzz_ckpt -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -print_final_stats=1 \
 	    $(BUILD)/fuzz_ckpt_corpus tests/fuzz_ckpt_corpus
+
+fuzz-safetensors:
+	@mkdir -p $(BUILD)/fuzz_safetensors_corpus
+	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I. -o $(BUILD)/fuzz_safetensors tests/fuzz_safetensors.c -lm -lpthread
+	$(BUILD)/fuzz_safetensors -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -print_final_stats=1 \
+	    $(BUILD)/fuzz_safetensors_corpus tests/fuzz_safetensors_corpus
 
 # make install (docs/install.md): the headers into $(PREFIX)/include; zero.pc into
 # $(PREFIX)/lib/pkgconfig with the flags of the CUDA and NCCL found above (host flags only

@@ -1232,6 +1232,79 @@ ZERO_API const char *zero_version(void);
    engine that is not live. */
 ZERO_API int64_t zero_global_steps(const zero_engine *e);
 
+/* ---- >>api-safetensors: reading safetensors checkpoints; initial weights by name ---- */
+
+/* An opened safetensors checkpoint: one .safetensors file, a sharded one
+   (model.safetensors.index.json and the shards its weight_map names), or a
+   directory holding either (a Hugging Face model directory). Opening reads
+   and checks every header (JSON, dtypes, shapes, data_offsets against the
+   file sizes) and no tensor data; reads then take only the byte ranges
+   asked for, so each rank of a sharded model reads only what it keeps.
+   The data is little-endian, as the format defines and this host is. */
+typedef struct zero_safetensors zero_safetensors;
+
+typedef struct zero_safetensors_tensor {
+    const char *name;
+    const char *dtype;            /* as the file says: "F32", "F16", "BF16", "F64", "I64", ... */
+    int ndim;                     /* 0: a scalar */
+    int64_t shape[ZERO_MAX_DIMS];
+    int64_t numel;
+    const char *file;             /* the file that holds it */
+    uint64_t offset, bytes;       /* its data: bytes from offset in that file */
+} zero_safetensors_tensor;
+
+/* path: a file, an index (*.json) or a directory (model.safetensors.index.json,
+   else model.safetensors). Errors name the file, the tensor and why. */
+ZERO_API zero_result zero_safetensors_open(zero_safetensors **out, const char *path, zero_error *err);
+ZERO_API void zero_safetensors_close(zero_safetensors *st);
+ZERO_API int zero_safetensors_count(const zero_safetensors *st);
+/* Tensor i (0 .. count - 1) in name order, or NULL. */
+ZERO_API const zero_safetensors_tensor *zero_safetensors_get(const zero_safetensors *st, int i);
+/* The index of the tensor called name, or -1. */
+ZERO_API int zero_safetensors_find(const zero_safetensors *st, const char *name);
+/* A "__metadata__" value of the (first) file, or NULL. */
+ZERO_API const char *zero_safetensors_metadata(const zero_safetensors *st, const char *key);
+/* Elements [offset, offset + count) of tensor i, converted from F32, F16,
+   BF16 or F64 to dtype (fp32, fp16 or bf16) into out. transpose (2-D
+   tensors only): the elements of the tensor's transpose, so a [out, in]
+   weight reads as [in, out]. Safe from several threads at once. */
+ZERO_API zero_result zero_safetensors_read(zero_safetensors *st, int i, int64_t offset, int64_t count, int transpose,
+                                           zero_dtype dtype, void *out, zero_error *err);
+
+/* How zero_safetensors_bind matches the engine's tensors to the checkpoint's. */
+typedef struct zero_safetensors_options {
+    /* The checkpoint's name for the engine's tensor `tensor` called `name`
+       (build it in buf, cap bytes, or return a constant), or NULL: the
+       tensor is not in the checkpoint and keeps its own init. *transpose
+       comes preset from transpose_2d; set it for this tensor. NULL: the
+       engine's names as they are. */
+    const char *(*rename)(void *user, int tensor, const char *name, char *buf, size_t cap, int *transpose);
+    /* Checkpoint tensors that need no engine tensor (buffers such as an
+       attention mask, a head tied to the embedding): nonzero to skip one.
+       NULL: none. */
+    int (*ignore)(void *user, const char *ckpt_name);
+    void *user;
+    int transpose_2d;     /* every 2-D tensor is stored transposed in the checkpoint: [out, in]
+                             (torch.nn.Linear) against [in, out] here (Conv1D, y = x W) */
+    int allow_missing;    /* engine tensors the checkpoint lacks keep their own init
+                             (default: an error that lists them) */
+    int allow_unexpected; /* checkpoint tensors no engine tensor takes are left out
+                             (default: an error that lists them) */
+} zero_safetensors_options;
+
+/* Initial weights by name: sets tensors[t].init and .init_user of every
+   tensor the checkpoint has, after checking all of them at once (missing
+   and unexpected names in one error, as PyTorch's strict load_state_dict;
+   every shape, against the tensor's ndim/shape or its numel when ndim is 0;
+   every dtype). Nothing changes when it fails. Keep st open until
+   zero_engine_create returns: create reads, on each rank, only the ranges
+   that rank keeps, and fails on every rank (naming the file, the tensor and
+   why) if a read fails. With the program's memory (zero_tensor.data) the
+   values are written into it at create. opt may be NULL (defaults). One
+   binding per st: binding again replaces the last. */
+ZERO_API zero_result zero_safetensors_bind(zero_safetensors *st, zero_tensor *tensors, int n_tensors,
+                                           const zero_safetensors_options *opt, zero_error *err);
+
 #ifdef __cplusplus
 }
 #endif
@@ -1260,6 +1333,10 @@ ZERO_API int64_t zero_global_steps(const zero_engine *e);
 #include <string.h>
 #include <sys/stat.h> /* stat: POSIX, as NCCL and the rest of zero are */
 #include <time.h>
+#if defined(__unix__) || defined(__APPLE__)
+#  include <fcntl.h>  /* open, pread: checkpoints, NVMe tiles, safetensors */
+#  include <unistd.h>
+#endif
 
 #ifndef ZERO_ASSERT
 #  include <assert.h>
@@ -4959,6 +5036,766 @@ ZERO__DEF const char *zero_dtype_name(zero_dtype dtype) {
     }
 }
 
+/* fp32 to and from a dtype on the host (fp32: a copy) */
+static void zero__host_cast(void *dst, zero_dtype dt, const float *src, int64_t n) {
+    int64_t i;
+    if (dt == ZERO_DTYPE_FP16)
+        for (i = 0; i < n; i++) ((zero_f16 *)dst)[i] = zero_f32_to_f16(src[i]);
+    else if (dt == ZERO_DTYPE_BF16)
+        for (i = 0; i < n; i++) ((zero_bf16 *)dst)[i] = zero_f32_to_bf16(src[i]);
+    else
+        memcpy(dst, src, sizeof(float) * (size_t)n);
+}
+
+static void zero__host_uncast(float *dst, zero_dtype dt, const void *src, int64_t n) {
+    int64_t i;
+    if (dt == ZERO_DTYPE_FP16)
+        for (i = 0; i < n; i++) dst[i] = zero_f16_to_f32(((const zero_f16 *)src)[i]);
+    else if (dt == ZERO_DTYPE_BF16)
+        for (i = 0; i < n; i++) dst[i] = zero_bf16_to_f32(((const zero_bf16 *)src)[i]);
+    else
+        memcpy(dst, src, sizeof(float) * (size_t)n);
+}
+
+/* ---- >>safetensors: the safetensors reader (files, index, ranged reads, zero_safetensors_bind) ----
+
+   A file: 8 bytes little-endian N, N bytes of JSON {name: {dtype, shape,
+   data_offsets: [begin, end]}, "__metadata__": {string: string}}, then the
+   data; offsets are relative to the data's start. As the reference
+   implementation, the data must be indexed whole: sorted by begin, each
+   tensor starts where the last ended and the last ends at the file's end. */
+
+#ifndef ZERO_ST_MAX_HEADER
+#define ZERO_ST_MAX_HEADER ((uint64_t)100 << 20) /* bytes of JSON header (the reference's limit) */
+#endif
+
+/* n bytes at off: 1 read, 0 end of file first, -1 error (errno). The
+   caller serialises calls on one fd (lseek and read: C11's <unistd.h> need
+   not declare pread). */
+static int zero__read_at(int fd, uint64_t off, void *buf, size_t n) {
+    char *p = (char *)buf;
+    if (lseek(fd, (off_t)off, SEEK_SET) == (off_t)-1) return -1;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (r == 0) return 0;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 1;
+}
+
+static int64_t zero__st_min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* open a regular file for reading without blocking on a FIFO or device: refused before and after open */
+static int zero__open_regular(const char *path, uint64_t *size, zero_error *err) {
+    struct stat sb;
+    int fd;
+    if (stat(path, &sb) != 0) {
+        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: not a regular file", path);
+        return -1;
+    }
+    fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
+        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0) {
+        close(fd);
+        zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: not a regular file", path);
+        return -1;
+    }
+    *size = (uint64_t)sb.st_size;
+    return fd;
+}
+
+typedef struct zero__st_file {
+    char *path;
+    int fd;
+    uint64_t size, data; /* file bytes; where the data starts */
+} zero__st_file;
+
+typedef struct zero__st_bind {
+    zero_safetensors *st;
+    int src, transpose;
+} zero__st_bind;
+
+struct zero_safetensors {
+    zero__st_file *files;
+    int n_files;
+    zero_safetensors_tensor *t; /* in name order */
+    int n, cap;
+    char **meta; /* key, value, key, value ... */
+    int n_meta;
+    zero__st_bind *bind;
+    pthread_mutex_t lock;
+    int failed; /* a read by an init callback failed: first holds why */
+    zero_error first;
+};
+
+static const struct { const char *name; int size; } zero__st_dtypes[] = {
+    {"BOOL", 1}, {"U8", 1}, {"I8", 1}, {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
+    {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4}, {"F64", 8}, {"I64", 8}, {"U64", 8}};
+
+static int zero__st_dtype_size(const char *d) {
+    size_t i;
+    for (i = 0; i < sizeof zero__st_dtypes / sizeof zero__st_dtypes[0]; i++)
+        if (!strcmp(d, zero__st_dtypes[i].name)) return zero__st_dtypes[i].size;
+    return 0;
+}
+
+static char *zero__st_strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *c = (char *)ZERO_MALLOC(n);
+    if (c) memcpy(c, s, n);
+    return c;
+}
+
+/* a JSON string node decoded into a new NUL-terminated string; NULL with why set when it holds a NUL */
+static char *zero__st_jstr(const zero__json *j, int node) {
+    size_t n = zero__json_string(j, node, NULL, 0);
+    char *s = (char *)ZERO_MALLOC(n + 1);
+    if (!s) return NULL;
+    zero__json_string(j, node, s, n + 1);
+    if (strlen(s) != n) {
+        ZERO_FREE(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int zero__st_by_begin(const void *a, const void *b) {
+    const zero_safetensors_tensor *x = *(const zero_safetensors_tensor *const *)a, *y = *(const zero_safetensors_tensor *const *)b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset ? 1 : (x->bytes < y->bytes ? -1 : x->bytes > y->bytes);
+}
+
+/* One tensor's entry: dtype, shape, data_offsets checked against data_bytes. */
+static zero_result zero__st_entry(const zero__json *j, int v, const char *path, const char *name, uint64_t data_bytes,
+                                  zero_safetensors_tensor *t, zero_error *err) {
+    int d = -1, s = -1, o = -1, c, k = 0, es;
+    char dt[16];
+    uint64_t b[2], numel = 1;
+    if (j->nodes[v].type != ZERO__JSON_OBJECT)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': not an object", path, name);
+    for (c = j->nodes[v].first; c >= 0; c = j->nodes[c].next) {
+        int key = j->nodes[c].key;
+        if (zero__json_string_eq(j, key, "dtype", 5)) d = c;
+        else if (zero__json_string_eq(j, key, "shape", 5)) s = c;
+        else if (zero__json_string_eq(j, key, "data_offsets", 12)) o = c;
+    }
+    if (d < 0 || s < 0 || o < 0)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': no %s", path, name,
+                          d < 0 ? "dtype" : s < 0 ? "shape" : "data_offsets");
+    if (j->nodes[d].type != ZERO__JSON_STRING || zero__json_string(j, d, dt, sizeof dt) >= sizeof dt ||
+        (es = zero__st_dtype_size(dt)) == 0)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': dtype is not one safetensors defines",
+                          path, name);
+    if (j->nodes[s].type != ZERO__JSON_ARRAY || j->nodes[s].count > ZERO_MAX_DIMS)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': shape is not an array of at most %d "
+                          "dimensions", path, name, ZERO_MAX_DIMS);
+    memset(t, 0, sizeof *t);
+    for (c = j->nodes[s].first; c >= 0; c = j->nodes[c].next, k++) {
+        const zero__json_node *x = &j->nodes[c];
+        if (x->type != ZERO__JSON_NUMBER || !x->is_integer || x->integer < 0)
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': shape[%d] is not a "
+                              "non-negative integer", path, name, k);
+        if (x->integer > 0 && numel > ((uint64_t)1 << 60) / (uint64_t)x->integer)
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': the shape's product overflows",
+                              path, name);
+        numel *= (uint64_t)x->integer;
+        t->shape[k] = x->integer;
+    }
+    t->ndim = k;
+    if (j->nodes[o].type != ZERO__JSON_ARRAY || j->nodes[o].count != 2)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': data_offsets is not [begin, end]",
+                          path, name);
+    for (k = 0, c = j->nodes[o].first; c >= 0; c = j->nodes[c].next, k++) {
+        const zero__json_node *x = &j->nodes[c];
+        if (x->type != ZERO__JSON_NUMBER || !x->is_integer || x->integer < 0)
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': data_offsets[%d] is not a "
+                              "non-negative integer", path, name, k);
+        b[k] = (uint64_t)x->integer;
+    }
+    if (b[1] < b[0])
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': data_offsets [%llu, %llu] out of "
+                          "order (end before begin)", path, name, (unsigned long long)b[0], (unsigned long long)b[1]);
+    if (b[1] - b[0] != numel * (uint64_t)es)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': %llu bytes of data for %s x %llu "
+                          "elements (%llu bytes)", path, name, (unsigned long long)(b[1] - b[0]), dt,
+                          (unsigned long long)numel, (unsigned long long)(numel * (uint64_t)es));
+    if (b[1] > data_bytes)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': data_offsets end at byte %llu of a "
+                          "data section of %llu bytes (the file is truncated)", path, name, (unsigned long long)b[1],
+                          (unsigned long long)data_bytes);
+    t->dtype = zero__st_dtypes[0].name; /* replaced by the table's own string below */
+    {
+        size_t i;
+        for (i = 0; i < sizeof zero__st_dtypes / sizeof zero__st_dtypes[0]; i++)
+            if (!strcmp(dt, zero__st_dtypes[i].name)) t->dtype = zero__st_dtypes[i].name;
+    }
+    t->numel = (int64_t)numel;
+    t->offset = b[0];
+    t->bytes = b[1] - b[0];
+    return ZERO_OK;
+}
+
+/* file f's JSON header (text, len) into st's tensors; data_bytes after it */
+static zero_result zero__st_parse_header(zero_safetensors *st, int f, const char *text, size_t len, uint64_t data_bytes,
+                                   zero_error *err) {
+    const char *path = st->files[f].path;
+    zero__json j;
+    zero_error je;
+    zero_result r = ZERO_OK;
+    int c, first = st->n, i;
+    zero_safetensors_tensor **ord = NULL;
+    if (zero__json_parse(&j, text, len, &je) != ZERO_OK)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: the header is not JSON: %s", path, je.msg);
+    if (j.count < 1 || j.nodes[0].type != ZERO__JSON_OBJECT) {
+        zero__json_free(&j);
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: the header is not a JSON object", path);
+    }
+    for (c = j.nodes[0].first; c >= 0 && r == ZERO_OK; c = j.nodes[c].next) {
+        char *name = zero__st_jstr(&j, j.nodes[c].key);
+        if (!name) {
+            r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: a tensor name holds a NUL byte", path);
+            break;
+        }
+        if (!strcmp(name, "__metadata__")) {
+            int m;
+            ZERO_FREE(name);
+            if (j.nodes[c].type != ZERO__JSON_OBJECT) {
+                r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: __metadata__ is not an object", path);
+                break;
+            }
+            if (f != 0) continue; /* the first file's metadata speaks for the checkpoint */
+            for (m = j.nodes[c].first; m >= 0 && r == ZERO_OK; m = j.nodes[m].next) {
+                char **nm = (char **)ZERO_REALLOC(st->meta, sizeof(char *) * (size_t)(2 * st->n_meta + 2));
+                if (!nm) {
+                    r = zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s: metadata", path);
+                    break;
+                }
+                st->meta = nm;
+                if (j.nodes[m].type != ZERO__JSON_STRING) {
+                    r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: __metadata__ values must be strings", path);
+                    break;
+                }
+                nm[2 * st->n_meta] = zero__st_jstr(&j, j.nodes[m].key);
+                nm[2 * st->n_meta + 1] = zero__st_jstr(&j, m);
+                st->n_meta++;
+                if (!nm[2 * st->n_meta - 2] || !nm[2 * st->n_meta - 1])
+                    r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: __metadata__: a NUL byte or no memory",
+                                   path);
+            }
+            continue;
+        }
+        if (st->n == st->cap) {
+            int cap = st->cap ? 2 * st->cap : 64;
+            zero_safetensors_tensor *nt = (zero_safetensors_tensor *)ZERO_REALLOC(st->t, sizeof *nt * (size_t)cap);
+            if (!nt) {
+                ZERO_FREE(name);
+                r = zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s: tensor table", path);
+                break;
+            }
+            st->t = nt;
+            st->cap = cap;
+        }
+        if ((r = zero__st_entry(&j, c, path, name, data_bytes, &st->t[st->n], err)) != ZERO_OK) {
+            ZERO_FREE(name);
+            break;
+        }
+        st->t[st->n].name = name;
+        st->t[st->n].file = path;
+        st->n++;
+    }
+    zero__json_free(&j);
+    if (r != ZERO_OK) return r;
+    /* the data indexed whole: no overlap, no gap, nothing after the last tensor */
+    if (st->n > first && !(ord = (zero_safetensors_tensor **)ZERO_MALLOC(sizeof *ord * (size_t)(st->n - first))))
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s: tensor order", path);
+    for (i = first; i < st->n; i++) ord[i - first] = &st->t[i];
+    if (ord) qsort(ord, (size_t)(st->n - first), sizeof *ord, zero__st_by_begin);
+    {
+        uint64_t at = 0;
+        const char *prev = NULL;
+        for (i = 0; i < st->n - first && r == ZERO_OK; i++) {
+            if (ord[i]->offset < at)
+                r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s' (data_offsets from %llu) overlaps "
+                               "tensor '%s' (to %llu)", path, ord[i]->name, (unsigned long long)ord[i]->offset,
+                               prev ? prev : "?", (unsigned long long)at);
+            else if (ord[i]->offset > at)
+                r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s' starts at data byte %llu, after "
+                               "a gap from %llu (the data must be indexed whole)", path, ord[i]->name,
+                               (unsigned long long)ord[i]->offset, (unsigned long long)at);
+            at = ord[i]->offset + ord[i]->bytes;
+            prev = ord[i]->name;
+        }
+        if (r == ZERO_OK && at != data_bytes)
+            r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %llu bytes after the last tensor's data (the "
+                           "tensors index %llu of %llu)", path, (unsigned long long)(data_bytes - at),
+                           (unsigned long long)at, (unsigned long long)data_bytes);
+    }
+    ZERO_FREE(ord);
+    for (i = first; i < st->n; i++) st->t[i].offset += st->files[f].data; /* relative to the file now */
+    return r;
+}
+
+/* Opens file path as st's next file and reads its header. */
+static zero_result zero__st_add_file(zero_safetensors *st, const char *path, zero_error *err) {
+    zero__st_file *nf = (zero__st_file *)ZERO_REALLOC(st->files, sizeof *nf * (size_t)(st->n_files + 1));
+    zero__st_file *f;
+    unsigned char len8[8];
+    uint64_t hl;
+    char *h;
+    int k, rr;
+    zero_result r;
+    if (!nf) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s", path);
+    st->files = nf;
+    f = &st->files[st->n_files];
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    if (!(f->path = zero__st_strdup(path))) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s", path);
+    st->n_files++;
+    if ((f->fd = zero__open_regular(path, &f->size, err)) < 0) return err ? err->code : ZERO_ERR_IO;
+    if (f->size < 8)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %llu bytes, too short for the 8-byte header "
+                          "length", path, (unsigned long long)f->size);
+    if ((rr = zero__read_at(f->fd, 0, len8, 8)) != 1)
+        return zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: %s", path, rr < 0 ? strerror(errno) : "short read");
+    for (hl = 0, k = 7; k >= 0; k--) hl = hl << 8 | len8[k];
+    if (hl > f->size - 8)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: the header length %llu runs past the end of the "
+                          "file (%llu bytes)", path, (unsigned long long)hl, (unsigned long long)f->size);
+    if (hl > ZERO_ST_MAX_HEADER)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: a header of %llu bytes, more than the %llu allowed",
+                          path, (unsigned long long)hl, (unsigned long long)ZERO_ST_MAX_HEADER);
+    if (!(h = (char *)ZERO_MALLOC((size_t)hl + 1))) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s", path);
+    if ((rr = zero__read_at(f->fd, 8, h, (size_t)hl)) != 1) {
+        ZERO_FREE(h);
+        return zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: %s", path, rr < 0 ? strerror(errno) : "short read");
+    }
+    h[hl] = 0;
+    f->data = 8 + hl;
+    r = zero__st_parse_header(st, st->n_files - 1, h, (size_t)hl, f->size - f->data, err);
+    ZERO_FREE(h);
+    return r;
+}
+
+static int zero__st_by_name(const void *a, const void *b) {
+    return strcmp(((const zero_safetensors_tensor *)a)->name, ((const zero_safetensors_tensor *)b)->name);
+}
+
+/* model.safetensors.index.json: every shard its weight_map names, each name found in its shard and nowhere else */
+static zero_result zero__st_index(zero_safetensors *st, const char *path, zero_error *err) {
+    uint64_t size;
+    int fd = zero__open_regular(path, &size, err), c, i, wm = -1, rr;
+    char *text, dir[ZERO_PATH_MAX + 64], *slash;
+    zero__json j;
+    zero_error je;
+    zero_result r = ZERO_OK;
+    if (fd < 0) return err ? err->code : ZERO_ERR_IO;
+    if (size > ZERO_ST_MAX_HEADER || !(text = (char *)ZERO_MALLOC((size_t)size + 1))) {
+        close(fd);
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %llu bytes: too large for an index", path,
+                          (unsigned long long)size);
+    }
+    rr = zero__read_at(fd, 0, text, (size_t)size);
+    close(fd);
+    if (rr != 1) {
+        ZERO_FREE(text);
+        return zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: %s", path, rr < 0 ? strerror(errno) : "short read");
+    }
+    if (zero__json_parse(&j, text, (size_t)size, &je) != ZERO_OK) {
+        ZERO_FREE(text);
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: not JSON: %s", path, je.msg);
+    }
+    snprintf(dir, sizeof dir, "%s", path);
+    slash = strrchr(dir, '/');
+    if (slash) slash[1] = 0;
+    else dir[0] = 0;
+    if (j.count > 0 && j.nodes[0].type == ZERO__JSON_OBJECT)
+        for (c = j.nodes[0].first; c >= 0; c = j.nodes[c].next)
+            if (zero__json_string_eq(&j, j.nodes[c].key, "weight_map", 10)) wm = c;
+    if (wm < 0 || j.nodes[wm].type != ZERO__JSON_OBJECT)
+        r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: no \"weight_map\" object", path);
+    for (c = wm >= 0 ? j.nodes[wm].first : -1; c >= 0 && r == ZERO_OK; c = j.nodes[c].next) { /* the shards, once each */
+        char *shard = j.nodes[c].type == ZERO__JSON_STRING ? zero__st_jstr(&j, c) : NULL, *name = zero__st_jstr(&j, j.nodes[c].key);
+        char full[ZERO_PATH_MAX + 256];
+        int seen = 0;
+        if (!shard || !name || !shard[0] || shard[0] == '/' || strstr(shard, ".."))
+            r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: weight_map['%s']: not a file name beside the index",
+                           path, name ? name : "?");
+        if (r == ZERO_OK) {
+            snprintf(full, sizeof full, "%s%s", dir, shard);
+            for (i = 0; i < st->n_files && !seen; i++) seen = !strcmp(st->files[i].path, full);
+            if (!seen && zero__st_add_file(st, full, err) != ZERO_OK) {
+                char why[sizeof err->msg];
+                snprintf(why, sizeof why, "%s", err ? err->msg : "");
+                r = zero__fail(err, err ? err->item : ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: weight_map['%s'] names '%s': %s",
+                               path, name, shard, why);
+            }
+        }
+        ZERO_FREE(shard);
+        ZERO_FREE(name);
+    }
+    if (r == ZERO_OK && st->n > 1) qsort(st->t, (size_t)st->n, sizeof *st->t, zero__st_by_name);
+    for (i = 1; i < st->n && r == ZERO_OK; i++)
+        if (!strcmp(st->t[i].name, st->t[i - 1].name))
+            r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s' is in two shards: %s and %s", path,
+                           st->t[i].name, st->t[i - 1].file, st->t[i].file);
+    for (c = wm >= 0 && r == ZERO_OK ? j.nodes[wm].first : -1; c >= 0 && r == ZERO_OK; c = j.nodes[c].next) {
+        char *shard = zero__st_jstr(&j, c), *name = zero__st_jstr(&j, j.nodes[c].key);
+        int k = name ? zero_safetensors_find(st, name) : -1;
+        size_t dl = strlen(dir);
+        if (k < 0 || !shard || strcmp(st->t[k].file + dl, shard) != 0)
+            r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: weight_map['%s'] names '%s', which has no such "
+                           "tensor", path, name ? name : "?", shard ? shard : "?");
+        ZERO_FREE(shard);
+        ZERO_FREE(name);
+    }
+    if (r == ZERO_OK && wm >= 0 && j.nodes[wm].count != st->n) /* every shard tensor is in the map */
+        for (i = 0; i < st->n && r == ZERO_OK; i++) {
+            int found = 0;
+            for (c = j.nodes[wm].first; c >= 0 && !found; c = j.nodes[c].next)
+                found = zero__json_string_eq(&j, j.nodes[c].key, st->t[i].name, strlen(st->t[i].name));
+            if (!found)
+                r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s' of %s is not in the index's "
+                               "weight_map", path, st->t[i].name, st->t[i].file);
+        }
+    zero__json_free(&j);
+    ZERO_FREE(text);
+    return r;
+}
+
+ZERO__DEF void zero_safetensors_close(zero_safetensors *st) {
+    int i;
+    if (!st) return;
+    for (i = 0; i < st->n_files; i++) {
+        if (st->files[i].fd >= 0) close(st->files[i].fd);
+        ZERO_FREE(st->files[i].path);
+    }
+    for (i = 0; i < st->n; i++) ZERO_FREE((char *)st->t[i].name);
+    for (i = 0; i < 2 * st->n_meta; i++) ZERO_FREE(st->meta[i]);
+    ZERO_FREE(st->meta);
+    ZERO_FREE(st->files);
+    ZERO_FREE(st->t);
+    ZERO_FREE(st->bind);
+    pthread_mutex_destroy(&st->lock);
+    ZERO_FREE(st);
+}
+
+ZERO__DEF zero_result zero_safetensors_open(zero_safetensors **out, const char *path, zero_error *err) {
+    zero_safetensors *st;
+    struct stat sb;
+    char p[ZERO_PATH_MAX + 64];
+    size_t n;
+    zero_result r;
+    if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_safetensors_open: out is NULL");
+    *out = NULL;
+    if (!path) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_safetensors_open: path is NULL");
+    if (strlen(path) >= ZERO_PATH_MAX)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_safetensors_open: a path of %zu bytes", strlen(path));
+    if (!(st = (zero_safetensors *)ZERO_MALLOC(sizeof *st)))
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_safetensors_open");
+    memset(st, 0, sizeof *st);
+    pthread_mutex_init(&st->lock, NULL);
+    snprintf(p, sizeof p, "%s", path);
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(p, sizeof p, "%s/model.safetensors.index.json", path);
+        if (stat(p, &sb) != 0) snprintf(p, sizeof p, "%s/model.safetensors", path);
+        if (stat(p, &sb) != 0) {
+            zero_safetensors_close(st);
+            return zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: a directory with neither "
+                              "model.safetensors.index.json nor model.safetensors", path);
+        }
+    }
+    n = strlen(p);
+    if (n >= 5 && !strcmp(p + n - 5, ".json")) {
+        r = zero__st_index(st, p, err);
+    } else {
+        r = zero__st_add_file(st, p, err);
+        if (r == ZERO_OK && st->n > 1) qsort(st->t, (size_t)st->n, sizeof *st->t, zero__st_by_name);
+        for (n = 1; r == ZERO_OK && (int)n < st->n; n++)
+            if (!strcmp(st->t[n].name, st->t[n - 1].name))
+                r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s' twice", p, st->t[n].name);
+    }
+    if (r != ZERO_OK) {
+        zero_safetensors_close(st);
+        return r;
+    }
+    *out = st;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+ZERO__DEF int zero_safetensors_count(const zero_safetensors *st) { return st ? st->n : 0; }
+
+ZERO__DEF const zero_safetensors_tensor *zero_safetensors_get(const zero_safetensors *st, int i) {
+    return st && i >= 0 && i < st->n ? &st->t[i] : NULL;
+}
+
+ZERO__DEF int zero_safetensors_find(const zero_safetensors *st, const char *name) {
+    int lo = 0, hi;
+    if (!st || !name) return -1;
+    hi = st->n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2, c = strcmp(st->t[mid].name, name);
+        if (c == 0) return mid;
+        if (c < 0) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return -1;
+}
+
+ZERO__DEF const char *zero_safetensors_metadata(const zero_safetensors *st, const char *key) {
+    int i;
+    if (!st || !key) return NULL;
+    for (i = 0; i < st->n_meta; i++)
+        if (!strcmp(st->meta[2 * i], key)) return st->meta[2 * i + 1];
+    return NULL;
+}
+
+/* n source elements of dtype code d (F32, F16, BF16, F64) to fp32 */
+static void zero__st_to_f32(const char *d, const unsigned char *src, int64_t n, float *dst) {
+    int64_t i;
+    if (!strcmp(d, "F32")) memcpy(dst, src, sizeof(float) * (size_t)n);
+    else if (!strcmp(d, "F16")) zero__host_uncast(dst, ZERO_DTYPE_FP16, src, n);
+    else if (!strcmp(d, "BF16")) zero__host_uncast(dst, ZERO_DTYPE_BF16, src, n);
+    else
+        for (i = 0; i < n; i++) {
+            double x;
+            memcpy(&x, src + 8 * i, 8);
+            dst[i] = (float)x;
+        }
+}
+
+#define ZERO__ST_PIECE ((int64_t)1 << 20) /* elements read and converted at a time */
+
+ZERO__DEF zero_result zero_safetensors_read(zero_safetensors *st, int i, int64_t offset, int64_t count, int transpose,
+                                           zero_dtype dtype, void *out, zero_error *err) {
+    const zero_safetensors_tensor *t;
+    const zero__st_file *f = NULL;
+    int es, k;
+    size_t os;
+    unsigned char *raw;
+    float *tmp;
+    int64_t rows = 1, cols = 1, done;
+    zero_result r = ZERO_OK;
+    if (!st) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_safetensors_read: st is NULL");
+    if (!out && count > 0) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_safetensors_read: out is NULL");
+    if (i < 0 || i >= st->n)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_safetensors_read: tensor %d of %d", i, st->n);
+    t = &st->t[i];
+    if (strcmp(t->dtype, "F32") && strcmp(t->dtype, "F16") && strcmp(t->dtype, "BF16") && strcmp(t->dtype, "F64"))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "%s: tensor '%s' is %s: only F32, F16, BF16 and F64 convert "
+                          "to weights", t->file, t->name, t->dtype);
+    if (offset < 0 || count < 0 || offset > t->numel || count > t->numel - offset)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_safetensors_read('%s'): elements [%lld, +%lld) of %lld",
+                          t->name, (long long)offset, (long long)count, (long long)t->numel);
+    if (dtype != ZERO_DTYPE_FP32 && dtype != ZERO_DTYPE_FP16 && dtype != ZERO_DTYPE_BF16)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_safetensors_read('%s'): dtype %d: fp32, fp16 or bf16",
+                          t->name, (int)dtype);
+    if (transpose) {
+        if (t->ndim != 2)
+            return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "%s: tensor '%s' has %d dimensions: only 2-D ones "
+                              "transpose", t->file, t->name, t->ndim);
+        rows = t->shape[1], cols = t->shape[0]; /* the transpose is [shape[1], shape[0]] */
+    }
+    if (count == 0) return ZERO_OK;
+    for (k = 0; k < st->n_files; k++)
+        if (st->files[k].path == t->file) f = &st->files[k];
+    es = zero__st_dtype_size(t->dtype);
+    os = zero_dtype_size(dtype);
+    raw = (unsigned char *)ZERO_MALLOC((size_t)ZERO__ST_PIECE * 8);
+    tmp = (float *)ZERO_MALLOC(sizeof(float) * (size_t)ZERO__ST_PIECE);
+    if (!raw || !tmp || !f) {
+        ZERO_FREE(raw);
+        ZERO_FREE(tmp);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_safetensors_read('%s'): buffers", t->name);
+    }
+    if (!transpose) {
+        for (done = 0; done < count && r == ZERO_OK; done += ZERO__ST_PIECE) {
+            int64_t n = zero__st_min(ZERO__ST_PIECE, count - done);
+            int rr;
+            pthread_mutex_lock(&st->lock);
+            rr = zero__read_at(f->fd, t->offset + (uint64_t)(offset + done) * (uint64_t)es, raw, (size_t)n * (size_t)es);
+            pthread_mutex_unlock(&st->lock);
+            if (rr != 1) {
+                r = zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: tensor '%s': reading elements [%lld, +%lld): %s",
+                               t->file, t->name, (long long)(offset + done), (long long)n,
+                               rr < 0 ? strerror(errno) : "the file ends early (truncated since it was opened)");
+                break;
+            }
+            zero__st_to_f32(t->dtype, raw, n, tmp);
+            zero__host_cast((char *)out + (size_t)done * os, dtype, tmp, n);
+        }
+    } else { /* element (r, c) of the transpose is (c, r) of the file: per file row, the columns in range */
+        int64_t r0 = offset / cols, r1 = (offset + count - 1) / cols, c, span = r1 - r0 + 1, rr_;
+        for (rr_ = r0; rr_ <= r1 && r == ZERO_OK; rr_ += ZERO__ST_PIECE) { /* file columns in pieces */
+            int64_t a = rr_, b = zero__st_min(r1 + 1, rr_ + ZERO__ST_PIECE);
+            for (c = 0; c < cols && r == ZERO_OK; c++) {
+                int64_t x;
+                int rr;
+                pthread_mutex_lock(&st->lock);
+                rr = zero__read_at(f->fd, t->offset + (uint64_t)(c * rows + a) * (uint64_t)es, raw, (size_t)(b - a) * (size_t)es);
+                pthread_mutex_unlock(&st->lock);
+                if (rr != 1) {
+                    r = zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: tensor '%s': reading row %lld: %s", t->file,
+                                   t->name, (long long)c, rr < 0 ? strerror(errno) : "the file ends early (truncated "
+                                   "since it was opened)");
+                    break;
+                }
+                zero__st_to_f32(t->dtype, raw, b - a, tmp);
+                for (x = a; x < b; x++) {
+                    int64_t at = x * cols + c - offset;
+                    if (at >= 0 && at < count) zero__host_cast((char *)out + (size_t)at * os, dtype, tmp + (x - a), 1);
+                }
+            }
+        }
+        (void)span;
+    }
+    ZERO_FREE(raw);
+    ZERO_FREE(tmp);
+    if (r == ZERO_OK) zero__ok(err);
+    return r;
+}
+
+/* the init callback of a bound tensor; a failed read is kept for zero_engine_create to report */
+static void zero__st_init(void *user, int tensor, int64_t offset, int64_t count, float *out) {
+    zero__st_bind *b = (zero__st_bind *)user;
+    zero_error e;
+    (void)tensor;
+    zero__ok(&e);
+    if (zero_safetensors_read(b->st, b->src, offset, count, b->transpose, ZERO_DTYPE_FP32, out, &e) != ZERO_OK) {
+        memset(out, 0, sizeof(float) * (size_t)count);
+        pthread_mutex_lock(&b->st->lock);
+        if (!b->st->failed) b->st->first = e;
+        b->st->failed = 1;
+        pthread_mutex_unlock(&b->st->lock);
+    }
+}
+
+/* a shape as "[a, b]" */
+static void zero__st_shape(char *buf, size_t cap, int ndim, const int64_t *s, int64_t numel) {
+    size_t n = 0;
+    int k;
+    if (ndim <= 0) {
+        snprintf(buf, cap, "[%lld]", (long long)numel);
+        return;
+    }
+    for (k = 0; k < ndim && n < cap; k++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", k ? ", " : "[", (long long)s[k]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+ZERO__DEF zero_result zero_safetensors_bind(zero_safetensors *st, zero_tensor *tensors, int n_tensors,
+                                           const zero_safetensors_options *opt, zero_error *err) {
+    zero_safetensors_options o;
+    zero__st_bind *b;
+    unsigned char *used;
+    char missing[600], unexpected[600];
+    int t, k, n_missing = 0, n_unexpected = 0;
+    if (!st) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_safetensors_bind: st is NULL");
+    if (!tensors) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_safetensors_bind: tensors is NULL");
+    if (n_tensors < 1) return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_safetensors_bind: n_tensors %d", n_tensors);
+    memset(&o, 0, sizeof o);
+    if (opt) o = *opt;
+    b = (zero__st_bind *)ZERO_MALLOC(sizeof *b * (size_t)n_tensors);
+    used = (unsigned char *)ZERO_MALLOC((size_t)st->n + 1);
+    if (!b || !used) {
+        ZERO_FREE(b);
+        ZERO_FREE(used);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_safetensors_bind: %d tensors", n_tensors);
+    }
+    memset(used, 0, (size_t)st->n + 1);
+    missing[0] = unexpected[0] = 0;
+#define ZERO__ST_LIST(buf, cnt, nm)                                                                          \
+    do {                                                                                                     \
+        size_t l_ = strlen(buf);                                                                             \
+        if (l_ + strlen(nm) + 8 < sizeof buf) snprintf(buf + l_, sizeof buf - l_, "%s'%s'", cnt ? ", " : "", nm); \
+        else if (l_ + 6 < sizeof buf && !strstr(buf, ", ...")) snprintf(buf + l_, sizeof buf - l_, ", ...");  \
+        cnt++;                                                                                               \
+    } while (0)
+    for (t = 0; t < n_tensors; t++) {
+        const zero_tensor *x = &tensors[t];
+        char nbuf[512];
+        const char *ck;
+        int tr, i;
+        const zero_safetensors_tensor *s;
+        b[t].st = st;
+        b[t].src = -1;
+        if (!x->name) {
+            ZERO_FREE(b);
+            ZERO_FREE(used);
+            return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_safetensors_bind: tensor %d has no name", t);
+        }
+        tr = o.transpose_2d && x->ndim == 2;
+        ck = o.rename ? o.rename(o.user, t, x->name, nbuf, sizeof nbuf, &tr) : x->name;
+        if (!ck) continue;
+        if ((i = zero_safetensors_find(st, ck)) < 0) {
+            ZERO__ST_LIST(missing, n_missing, ck);
+            continue;
+        }
+        s = &st->t[i];
+        used[i] = 1;
+        {
+            int ok = s->numel == x->numel;
+            char a[128], c[128];
+            if (ok && tr) ok = s->ndim == 2 && x->ndim == 2 && s->shape[0] == x->shape[1] && s->shape[1] == x->shape[0];
+            else if (ok && x->ndim > 0) {
+                ok = s->ndim == x->ndim;
+                for (k = 0; ok && k < x->ndim; k++) ok = s->shape[k] == x->shape[k];
+            }
+            if (!ok) {
+                zero__st_shape(a, sizeof a, x->ndim, x->shape, x->numel);
+                zero__st_shape(c, sizeof c, s->ndim, s->shape, s->numel);
+                ZERO_FREE(b);
+                ZERO_FREE(used);
+                return zero__fail(err, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: tensor '%s' is %s there, '%s' is %s here%s",
+                                  s->file, ck, c, x->name, a, tr ? " (read transposed)" : x->ndim == 2 && s->ndim == 2 ?
+                                  " (stored [out, in]? set transpose_2d or the rename callback's *transpose)" : "");
+            }
+        }
+        if (strcmp(s->dtype, "F32") && strcmp(s->dtype, "F16") && strcmp(s->dtype, "BF16") && strcmp(s->dtype, "F64")) {
+            ZERO_FREE(b);
+            ZERO_FREE(used);
+            return zero__fail(err, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: tensor '%s' is %s: only F32, F16, BF16 and F64 "
+                              "convert to weights", s->file, ck, s->dtype);
+        }
+        b[t].src = i;
+        b[t].transpose = tr;
+    }
+    for (k = 0; k < st->n; k++)
+        if (!used[k] && !(o.ignore && o.ignore(o.user, st->t[k].name))) ZERO__ST_LIST(unexpected, n_unexpected, st->t[k].name);
+#undef ZERO__ST_LIST
+    ZERO_FREE(used);
+    if ((n_missing && !o.allow_missing) || (n_unexpected && !o.allow_unexpected)) {
+        ZERO_FREE(b);
+        return zero__fail(err, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: %d of the model's tensors missing%s%s%s; %d in the "
+                          "checkpoint unexpected%s%s%s (a rename or ignore callback maps them; allow_missing / "
+                          "allow_unexpected accept them)", st->n_files ? st->files[0].path : "?",
+                          o.allow_missing ? 0 : n_missing, n_missing && !o.allow_missing ? ": " : "",
+                          o.allow_missing ? "" : missing, "", o.allow_unexpected ? 0 : n_unexpected,
+                          n_unexpected && !o.allow_unexpected ? ": " : "", o.allow_unexpected ? "" : unexpected, "");
+    }
+    ZERO_FREE(st->bind);
+    st->bind = b;
+    st->failed = 0;
+    for (t = 0; t < n_tensors; t++)
+        if (b[t].src >= 0) {
+            tensors[t].init = zero__st_init;
+            tensors[t].init_user = &b[t];
+        }
+    zero__ok(err);
+    return ZERO_OK;
+}
+
 /* ---- >>host: the host backend (ranks as threads of one process) ----
 
    One group per zero_host_run, one rank state per thread. Every field a peer reads is
@@ -6902,26 +7739,6 @@ static zero__gview zero__grad_view(const zero_engine *e, int u) {
     return v;
 }
 
-static void zero__host_cast(void *dst, zero_dtype dt, const float *src, int64_t n) {
-    int64_t i;
-    if (dt == ZERO_DTYPE_FP16)
-        for (i = 0; i < n; i++) ((zero_f16 *)dst)[i] = zero_f32_to_f16(src[i]);
-    else if (dt == ZERO_DTYPE_BF16)
-        for (i = 0; i < n; i++) ((zero_bf16 *)dst)[i] = zero_f32_to_bf16(src[i]);
-    else
-        memcpy(dst, src, sizeof(float) * (size_t)n);
-}
-
-static void zero__host_uncast(float *dst, zero_dtype dt, const void *src, int64_t n) {
-    int64_t i;
-    if (dt == ZERO_DTYPE_FP16)
-        for (i = 0; i < n; i++) dst[i] = zero_f16_to_f32(((const zero_f16 *)src)[i]);
-    else if (dt == ZERO_DTYPE_BF16)
-        for (i = 0; i < n; i++) dst[i] = zero_bf16_to_f32(((const zero_bf16 *)src)[i]);
-    else
-        memcpy(dst, src, sizeof(float) * (size_t)n);
-}
-
 /* ---- >>engine-observe: collectives and waits in one place: debug log, watchdog, checks ----
 
    ZERO_DEBUG=1: every collective the engine issues is logged on every rank
@@ -7738,6 +8555,24 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
                   inf/nan statistics; the host copy pinned), + 8 ZERO_SCALARS_MAX on each
                   (zero_all_reduce_scalars), + 16 on each with check_collectives */
 
+/* Every rank's flag summed (a barrier with agreement): 0 when all were 0. */
+static zero_result zero__agree(zero_engine *e, double mine, double *sum) {
+    e->buf.stats_host[0] = mine;
+    ZERO__TRY_BE(e, "agreement of the ranks", e->be.copy(e->be.ctx, e->buf.stats_dev, e->buf.stats_host, sizeof(double),
+                                                        ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "agreement of the ranks", zero__all_reduce(e, e->buf.stats_dev, e->buf.stats_dev, 1,
+                                                              (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM,
+                                                              &be_err_));
+    ZERO__TRY_BE(e, "agreement of the ranks", e->be.copy(e->be.ctx, e->buf.stats_host, e->buf.stats_dev, sizeof(double),
+                                                        ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "agreement of the ranks", e->be.memset0(e->be.ctx, e->buf.stats_dev, sizeof(double), ZERO_STREAM_COMM,
+                                                           &be_err_));
+    ZERO__TRY_BE(e, "agreement of the ranks", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    *sum = e->buf.stats_host[0];
+    e->buf.stats_host[0] = 0;
+    return ZERO_OK;
+}
+
 /* fp32 values of unit u's elements [lo, hi) from the init callbacks (zeros in gaps). */
 static void zero__init_values(const zero_engine *e, const zero_tensor *ts, int u, int64_t lo, int64_t hi,
                               float *out, zero__seg *segs, int cap) {
@@ -7750,16 +8585,55 @@ static void zero__init_values(const zero_engine *e, const zero_tensor *ts, int u
     }
 }
 
+/* ext, rank 0 at create: the tensors of unit u that have an init callback
+   (a bound safetensors checkpoint) take its values in the unit's staging,
+   over what the program's memory held; the broadcast then writes them into
+   every rank's memory. */
+static zero_result zero__ext_init_values(zero_engine *e, const zero_tensor *ts, int u) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    int k, ns, any = 0;
+    void *h;
+    float *f;
+    for (k = x->first_tensor; k <= x->last_tensor; k++) any |= ts[k].init != NULL;
+    if (!any) return ZERO_OK;
+    h = ZERO_MALLOC(e->plan.csize * (size_t)x->numel);
+    f = (float *)ZERO_MALLOC(sizeof(float) * (size_t)x->numel);
+    if (!h || !f) {
+        ZERO_FREE(h);
+        ZERO_FREE(f);
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: %lld elements of init staging", (long long)x->numel);
+    }
+    ZERO__TRY_BE(e, "zero_engine_create: the program's weights",
+                 e->be.copy(e->be.ctx, h, e->buf.ustage, e->plan.csize * (size_t)x->numel, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    zero__host_uncast(f, e->plan.cdt, h, x->numel);
+    ns = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+    for (k = 0; k < ns; k++) {
+        const zero__seg *sg = &e->buf.segtmp[k];
+        if (ts[sg->tensor].init)
+            ts[sg->tensor].init(ts[sg->tensor].init_user, sg->tensor, sg->tensor_off, sg->count, f + sg->unit_off);
+    }
+    zero__host_cast(h, e->plan.cdt, f, x->numel);
+    ZERO__TRY_BE(e, "zero_engine_create: the initial weights",
+                 e->be.copy(e->be.ctx, e->buf.ustage, h, e->plan.csize * (size_t)x->numel, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    ZERO_FREE(h);
+    ZERO_FREE(f);
+    return ZERO_OK;
+}
+
 /* Write initial weights: each rank only what it keeps (stage 0: everything). */
 /* ext, at create: unit u from the program's memory into the staging, rank
    0's broadcast to every rank and written back to the program's memory (the
    ranks start from the same weights, as DeepSpeed's broadcast at
    initialize); the n elements from lo (the rank's part) as fp32 in vals. */
-static zero_result zero__ext_init_unit(zero_engine *e, int u, int64_t lo, int64_t n, float *vals, void *cast) {
+static zero_result zero__ext_init_unit(zero_engine *e, const zero_tensor *ts, int u, int64_t lo, int64_t n, float *vals,
+                                       void *cast) {
     const zero_unit *x = &e->plan.layout->units[u];
     int64_t have = zero__max_i64(0, zero__min_i64(lo + n, x->padded) - lo);
     zero_result r;
     ZERO__TRY_BE(e, "zero_engine_create: the program's weights", zero__ext_copy(e, u, 0, &be_err_));
+    if (e->plan.rank == 0 && (r = zero__ext_init_values(e, ts, u)) != ZERO_OK) return r;
     if ((r = zero__coll_check(e, ZERO__C_INIT, u)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_engine_create: broadcast of the program's weights",
                  e->be.broadcast(e->be.ctx, e->buf.ustage, (size_t)x->padded, e->plan.cdt, 0, ZERO_STREAM_COMM, &be_err_));
@@ -7783,6 +8657,38 @@ static zero_result zero__ext_init_unit(zero_engine *e, int u, int64_t lo, int64_
         if (lo + have > at) memset(vals + (at - lo), 0, sizeof(float) * (size_t)(lo + have - at));
     }
     return ZERO_OK;
+}
+
+/* Initial weights from a safetensors checkpoint (zero_safetensors_bind):
+   the ranks agree that every read succeeded, and all fail together,
+   naming the file and tensor, when one did not. */
+static zero_result zero__init_agree(zero_engine *e, const zero_tensor *ts) {
+    zero_safetensors *st = NULL;
+    double sum = 0;
+    int t, mine = 0;
+    zero_result r;
+    for (t = 0; t < e->plan.n_tensors; t++)
+        if (ts[t].init == zero__st_init && ts[t].init_user) {
+            st = ((zero__st_bind *)ts[t].init_user)->st;
+            pthread_mutex_lock(&st->lock);
+            mine |= st->failed;
+            pthread_mutex_unlock(&st->lock);
+        }
+    if (!st) return ZERO_OK; /* the same on every rank: the tensors are */
+    if ((r = zero__agree(e, mine, &sum)) != ZERO_OK) return r;
+    if (sum == 0) return ZERO_OK;
+    pthread_mutex_lock(&st->lock); /* ranks that are threads share st: its first error names the file */
+    mine |= st->failed;
+    pthread_mutex_unlock(&st->lock);
+    if (mine) {
+        zero_error first;
+        pthread_mutex_lock(&st->lock);
+        first = st->first;
+        pthread_mutex_unlock(&st->lock);
+        return zero__efail(e, first.item, "zero_engine_create: initial weights: %s", first.msg);
+    }
+    return zero__efail(e, ZERO_MSG_FILE_READ, "zero_engine_create: initial weights: %g rank(s) could not read the "
+                       "safetensors checkpoint (see their errors)", sum);
 }
 
 static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *ts) {
@@ -7815,7 +8721,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
         zero_error be;
         zero__ok(&be);
         if (e->plan.ext) { /* the program's weights, rank 0's for every rank */
-            if ((r = zero__ext_init_unit(e, u, lo, n, vals, cast)) != ZERO_OK) break;
+            if ((r = zero__ext_init_unit(e, ts, u, lo, n, vals, cast)) != ZERO_OK) break;
         } else {
             if (hi > lo) zero__init_values(e, ts, u, lo, hi, vals, segs, cap);
             if (hi - lo < n)
@@ -7864,6 +8770,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     ZERO_FREE(cast);
     ZERO_FREE(segs);
     if (r != ZERO_OK) return r;
+    if ((r = zero__init_agree(e, ts)) != ZERO_OK) return r;
     if ((e->plan.stage == 1 || e->plan.stage == 2) && !e->plan.ext) {
         for (u = 0; u < l->n_units; u++) {
             const zero_unit *x = &l->units[u];
@@ -10040,11 +10947,6 @@ ZERO__DEF zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int 
    every rank reads, for each element range it owns now, the (tensor, offset)
    ranges from the saving ranks' files that hold them (zero_layout_locate). */
 
-#if defined(__unix__) || defined(__APPLE__)
-#  include <fcntl.h>
-#  include <unistd.h>
-#endif
-
 #ifndef ZERO_CKPT_BLOCK
 #define ZERO_CKPT_BLOCK 65536 /* elements per checksummed block of a rank file's array */
 #endif
@@ -10157,22 +11059,6 @@ static int zero__ck_write_all(int fd, const void *buf, size_t n) {
 }
 
 /* read exactly n bytes at offset off; -1 error (errno), 0 short (end of file), 1 ok */
-static int zero__ck_read_at(int fd, uint64_t off, void *buf, size_t n) {
-    char *p = (char *)buf;
-    if (lseek(fd, (off_t)off, SEEK_SET) == (off_t)-1) return -1;
-    while (n > 0) {
-        ssize_t r = read(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        if (r == 0) return 0;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 1;
-}
-
 static zero_result zero__ck_fsync_dir(const char *dir, zero_error *err) {
     int fd = open(dir, O_RDONLY);
     if (fd < 0 || fsync(fd) != 0) {
@@ -10431,23 +11317,6 @@ static int zero__ck_fill_text(int fd, void *arg, zero_error *err) {
     return 0;
 }
 
-/* Every rank's flag summed (a barrier with agreement): 0 when all were 0. */
-static zero_result zero__ck_agree(zero_engine *e, double mine, double *sum) {
-    e->buf.stats_host[0] = mine;
-    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.copy(e->be.ctx, e->buf.stats_dev, e->buf.stats_host, sizeof(double),
-                                                        ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "checkpoint: agreement", zero__all_reduce(e, e->buf.stats_dev, e->buf.stats_dev, 1,
-                                                              (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM,
-                                                              &be_err_));
-    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.copy(e->be.ctx, e->buf.stats_host, e->buf.stats_dev, sizeof(double),
-                                                        ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "checkpoint: agreement", e->be.memset0(e->be.ctx, e->buf.stats_dev, sizeof(double), ZERO_STREAM_COMM,
-                                                           &be_err_));
-    ZERO__TRY_BE(e, "checkpoint: agreement", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
-    *sum = e->buf.stats_host[0];
-    e->buf.stats_host[0] = 0;
-    return ZERO_OK;
-}
 
 /* scratch for one unit chunk: fp32 buffer, a tile, a pinned staging */
 static zero_result zero__ck_scratch(zero_engine *e, float **buf, void **tile, void **stage_buf) {
@@ -10533,12 +11402,12 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
             id = (double)(((uint64_t)ts.tv_sec * 1000003u + (uint64_t)ts.tv_nsec + (uint64_t)e->run.global_steps * 7919u) &
                           (((uint64_t)1 << 52) - 1));
         }
-        if ((r = zero__ck_agree(e, k, &sum)) != ZERO_OK) {
+        if ((r = zero__agree(e, k, &sum)) != ZERO_OK) {
             if (err) *err = e->err;
             return r;
         }
         k = sum;
-        if ((r = zero__ck_agree(e, id, &sum)) != ZERO_OK) {
+        if ((r = zero__agree(e, id, &sum)) != ZERO_OK) {
             if (err) *err = e->err;
             return r;
         }
@@ -10576,7 +11445,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     /* all ranks' files in place before anyone commits */
     {
         double sum = 0;
-        if ((r = zero__ck_agree(e, bad, &sum)) != ZERO_OK) {
+        if ((r = zero__agree(e, bad, &sum)) != ZERO_OK) {
             if (err) *err = e->err;
             return r;
         }
@@ -10608,7 +11477,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     }
     {   /* every rank learns whether rank 0 committed */
         double sum = 0;
-        if ((r = zero__ck_agree(e, bad, &sum)) != ZERO_OK) {
+        if ((r = zero__agree(e, bad, &sum)) != ZERO_OK) {
             if (err) *err = e->err;
             return r;
         }
@@ -10787,7 +11656,7 @@ static unsigned char *zero__ck_slurp(const char *path, size_t *len, size_t cap, 
         zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s", path);
         return NULL;
     }
-    r = zero__ck_read_at(fd, 0, b, (size_t)st.st_size);
+    r = zero__read_at(fd, 0, b, (size_t)st.st_size);
     close(fd);
     if (r != 1) {
         ZERO_FREE(b);
@@ -10871,7 +11740,7 @@ static zero_result zero__ck_open_rank(zero__ck_reader *rd, int r, zero_error *er
         return zero__fail(err, errno == ENOENT ? ZERO_MSG_CKPT_CORRUPT : ZERO_MSG_FILE_OPEN, NULL, 0, 0,
                           "%s: %s (the checkpoint was saved on %d ranks; every rank file is needed)", path, strerror(errno),
                           rd->old_world);
-    k = zero__ck_read_at(fd, 0, h, sizeof h);
+    k = zero__read_at(fd, 0, h, sizeof h);
     if (k != 1) {
         close(fd);
         return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %s", path, k < 0 ? strerror(errno) : "truncated header");
@@ -10898,7 +11767,7 @@ static zero_result zero__ck_open_rank(zero__ck_reader *rd, int r, zero_error *er
         close(fd);
         return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s: block table", path);
     }
-    k = zero__ck_read_at(fd, ZERO__CK_HDR + data, t, (size_t)tbytes);
+    k = zero__read_at(fd, ZERO__CK_HDR + data, t, (size_t)tbytes);
     if (k != 1 || zero__crc32c(0, t, (size_t)tbytes) != zero__ck_get32(h + 24)) {
         ZERO_FREE(t);
         close(fd);
@@ -10924,7 +11793,7 @@ static zero_result zero__ck_read(zero__ck_reader *rd, int r, int what, int64_t o
         int64_t bi = off / ZERO_CKPT_BLOCK, b0 = bi * ZERO_CKPT_BLOCK;
         int64_t bn = zero__min_i64(ZERO_CKPT_BLOCK, rd->old_shard - b0), n = zero__min_i64(count, b0 + bn - off);
         if (rd->blk_rank[what] != r || rd->blk_index[what] != bi) {
-            int k = zero__ck_read_at(rd->fd[r], ZERO__CK_HDR + ((uint64_t)what * (uint64_t)rd->old_shard + (uint64_t)b0) * 4,
+            int k = zero__read_at(rd->fd[r], ZERO__CK_HDR + ((uint64_t)what * (uint64_t)rd->old_shard + (uint64_t)b0) * 4,
                                      rd->blk[what], (size_t)bn * 4);
             rd->blk_index[what] = -1;
             if (k != 1 || zero__crc32c(0, rd->blk[what], (size_t)bn * 4) != rd->crc[r][what * rd->blocks + bi])
@@ -11213,7 +12082,7 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
               zero__load_layout(&m, path, &ol, &fe) != ZERO_OK || zero__load_reader(&rd, tdir, &m, mb, ol, &fe) != ZERO_OK ||
               zero__load_check(e, &rd, ol, tmap, &vals, &fe) != ZERO_OK;
     }
-    if ((r = zero__ck_agree(e, bad, &sum)) != ZERO_OK) goto out;
+    if ((r = zero__agree(e, bad, &sum)) != ZERO_OK) goto out;
     if (sum > 0) {
         if (bad)
             r = zero__efail(e, fe.item, "zero_load: %s (the engine is unchanged)", fe.msg);
@@ -11376,7 +12245,7 @@ ZERO__DEF zero_result zero_export_safetensors(zero_engine *e, const char *path, 
         if (err) *err = e->err;
         return e->err.code;
     }
-    if ((r = zero__ck_agree(e, bad, &sum)) != ZERO_OK) {
+    if ((r = zero__agree(e, bad, &sum)) != ZERO_OK) {
         if (err) *err = e->err;
         return r;
     }

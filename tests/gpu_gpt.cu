@@ -3,8 +3,10 @@
    with fresh random weights and tokens: the loss and every gradient tensor,
    in fp32, fp16 and bf16; attention and the head cut into several chunks;
    recompute (activation checkpointing) bitwise equal to keeping the
-   activations; two runs bitwise equal. One GPU, no engine: the parameters
-   are plain device buffers behind a gpt_io.
+   activations; two runs bitwise equal; GPT-2's odd vocabulary (50257, the
+   logits' rows padded) with wpe longer than the context (its unread rows
+   get zero gradient); gpt_forward's losses bitwise gpt_step's. One GPU, no
+   engine: the parameters are plain device buffers behind a gpt_io.
 
    Run alone (GPU machine): make test-gpu T=gpu_gpt */
 #define ZERO_IMPLEMENTATION
@@ -53,7 +55,9 @@ static zero_result pio_release(void *u, int t, zero_error *err) {
     return ZERO_OK;
 }
 
-/* One forward and backward on the GPU: loss and gradients (as double) */
+/* One forward and backward on the GPU: loss and gradients (as double).
+   Then gpt_forward on the same acts: its per-position losses must be
+   gpt_step's bit for bit, no gradient asked for, every fetch released. */
 template <typename T>
 static int gpu_run(const gpt_dims *d, const std::vector<std::vector<double>> &w, const std::vector<int> &rows, int B,
                    int recompute, int flash, size_t attn_bytes, double *loss, std::vector<std::vector<double>> &g,
@@ -93,6 +97,20 @@ static int gpu_run(const gpt_dims *d, const std::vector<std::vector<double>> &w,
     CHECKF(cudaStreamSynchronize(s) == cudaSuccess, "%s", cudaGetErrorString(cudaGetLastError()));
     cudaMemcpy(&acc_h, acc, sizeof(float), cudaMemcpyDeviceToHost);
     *loss = acc_h;
+    {
+        std::vector<float> step_loss(N), fwd_loss(N);
+        std::vector<int> ready0(ready), fetched0(fetched);
+        cudaMemcpy(step_loss.data(), a.loss, sizeof(float) * N, cudaMemcpyDeviceToHost);
+        cudaMemset(a.loss, 0xff, sizeof(float) * N); /* NaN: every position must be written again */
+        res = gpt_forward<T>(&r, &a, rows.data(), NULL, NULL, &err);
+        CHECKF(res == ZERO_OK, "gpt_forward: %s", err.msg);
+        CHECKF(cudaStreamSynchronize(s) == cudaSuccess, "%s", cudaGetErrorString(cudaGetLastError()));
+        cudaMemcpy(fwd_loss.data(), a.loss, sizeof(float) * N, cudaMemcpyDeviceToHost);
+        int same = 1;
+        for (int64_t i = 0; i < N; i++) same &= zt_same_bits(fwd_loss[i], step_loss[i]);
+        CHECKF(same, "gpt_forward's losses differ from gpt_step's");
+        CHECKF(ready == ready0 && fetched == fetched0, "gpt_forward handed a gradient over or left a fetch");
+    }
     g.assign(nt, std::vector<double>());
     for (int t = 0; t < nt; t++) {
         std::vector<T> hv(numel[t]);
@@ -221,17 +239,24 @@ int main(void) {
     }
     int quick = getenv("ZERO_TEST_QUICK") != NULL;
     /* d3, d4: the fused attention (head size 64, 3 tiles of 64; head size 128, 2 tiles) */
-    gpt_dims d1 = {2, 64, 4, 32, 256}, d2 = {1, 48, 1, 16, 40}, d3 = {2, 128, 2, 192, 256}, d4 = {1, 256, 2, 128, 256};
+    gpt_dims d1 = {2, 64, 4, 32, 256, 0}, d2 = {1, 48, 1, 16, 40, 0}, d3 = {2, 128, 2, 192, 256, 0},
+             d4 = {1, 256, 2, 128, 256, 0};
+    /* GPT-2's vocabulary (odd: the logits' rows are padded to 50304) and wpe of 96 rows for a context of 64,
+       with the fused attention in fp16 / bf16 */
+    gpt_dims d6 = {1, 128, 2, 64, 50257, 96};
     check_dtype<float>(0, &d1, 3, s, h);
     check_dtype<__half>(1, &d3, 2, s, h);
     check_dtype<__nv_bfloat16>(2, &d3, 2, s, h);
     check_dtype<__nv_bfloat16>(2, &d4, 2, s, h);
+    check_dtype<float>(0, &d6, 2, s, h);
+    check_dtype<__nv_bfloat16>(2, &d6, 2, s, h);
     if (!quick) {
+        check_dtype<__half>(1, &d6, 2, s, h);
         check_dtype<__half>(1, &d1, 3, s, h);
         check_dtype<__nv_bfloat16>(2, &d1, 3, s, h);
         check_dtype<__half>(1, &d4, 2, s, h);
         check_dtype<float>(0, &d3, 2, s, h);
-        gpt_dims d5 = {1, 2176, 34, 64, 64}; /* rows too wide for the register LayerNorm kernels */
+        gpt_dims d5 = {1, 2176, 34, 64, 64, 0}; /* rows too wide for the register LayerNorm kernels */
         check_dtype<__nv_bfloat16>(2, &d5, 1, s, h);
         check_dtype<float>(0, &d2, 2, s, h); /* one head, a vocabulary that is not a power of two */
         check_dtype<__nv_bfloat16>(2, &d2, 2, s, h);

@@ -163,6 +163,8 @@ if [ -z "$T" ]; then
     [ -x "$B/t/fuzz_replay" ] && run "fuzz-replay" "$B/t/fuzz_replay" tests/fuzz_corpus/*
     step "fuzz-ckpt-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_ckpt_replay" tests/fuzz_ckpt.c -lm -lpthread
     [ -x "$B/t/fuzz_ckpt_replay" ] && run "fuzz-ckpt-replay" "$B/t/fuzz_ckpt_replay" tests/fuzz_ckpt_corpus/*
+    step "fuzz-safetensors-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_safetensors_replay" tests/fuzz_safetensors.c -lm -lpthread
+    [ -x "$B/t/fuzz_safetensors_replay" ] && run "fuzz-safetensors-replay" "$B/t/fuzz_safetensors_replay" tests/fuzz_safetensors_corpus/*
 fi
 
 # 5. every .cu / .cuh compiled by nvcc for $GPU_ARCH (build only: no GPU here)

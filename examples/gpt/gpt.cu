@@ -7,6 +7,7 @@
        build/gpt --preset 124M --stage 2 --dtype bf16 --batch 8 --steps 200
        build/gpt --config ds_config.json --preset 1.5B --recompute
        build/gpt --preset 1.5B --synthetic --find-max-batch --steps 20
+       build/gpt --init-from gpt2/ --data train.bin --eval val.u16 --seq 1024
        CUDA_VISIBLE_DEVICES=0 build/gpt ...                      one GPU
 
    Each block is an engine group (one stage-3 gather); the model fetches and
@@ -17,7 +18,10 @@
    parameter + 12 L C T per token; the peak is the GPU's dense bf16/fp16
    tensor rate, 989.4 TFLOP/s for an H100 / H200 SXM, or --peak-tflops),
    GPU and host memory, skipped steps and the loss scale, and writes the same
-   as JSONL (--metrics). make builds it (build/gpt); docs/gpt.md has more. */
+   as JSONL (--metrics). --init-from starts from a Hugging Face GPT-2
+   (config.json and safetensors, read by each rank through
+   zero_safetensors_bind); --eval prints the loss of a fixed batch before
+   and after training. make builds it (build/gpt); docs/gpt.md has more. */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_cuda.cuh"
@@ -34,9 +38,11 @@
 typedef struct options {
     gpt_dims d;
     const char *preset, *config, *metrics, *save, *load, *export_path, *nvme;
+    const char *init_from, *eval, *eval_logits;
     std::vector<std::string> data;
+    int data_kind; /* GPT_DATA_*: every --data file's */
     int synthetic, stage, batch, gas, steps, warmup, print_every, recompute, find_max, tf32, quiet, no_flash;
-    int has_stage, has_batch, has_gas, has_lr, has_dtype;
+    int has_stage, has_batch, has_gas, has_lr, has_dtype, has_layers, has_dim, has_heads, has_seq, has_vocab;
     zero_dtype dtype;
     int offload_opt, offload_param; /* -1: as the config says */
     double lr, peak_tflops, attn_mib;
@@ -48,18 +54,29 @@ static void usage(void) {
            "model:\n"
            "  --preset 124M|350M|774M|1.5B   GPT-2's shapes (default 124M)\n"
            "  --layers N --dim N --heads N   or any shape (dim a multiple of heads)\n"
-           "  --seq N                        context length (default 1024)\n"
-           "  --vocab N                      with --synthetic (default 256, the byte vocabulary)\n"
+           "  --seq N                        context length (default 1024; with --init-from at most n_positions)\n"
+           "  --vocab N                      with --synthetic (default 256, the byte vocabulary) or token files\n"
+           "                                 (default 50257, GPT-2's)\n"
+           "  --init-from DIR                a Hugging Face GPT2LMHeadModel directory: config.json gives the shape\n"
+           "                                 (the flags above may only repeat it), model.safetensors (or a sharded\n"
+           "                                 model.safetensors.index.json) the initial weights\n"
            "data:\n"
-           "  --data FILE[,FILE]             byte-level text (default: this repository's docs and sources)\n"
+           "  --data FILE[,FILE]             text, one token per byte (default: this repository's docs and\n"
+           "                                 sources), or GPT-2 token ids: llm.c's token files (*.bin, a 1024-byte\n"
+           "                                 header, magic 20240520) or raw little-endian uint16 files (*.u16)\n"
            "  --synthetic                    uniform random tokens (for speed and memory runs)\n"
+           "  --eval FILE                    a fixed batch: raw uint16 ids, B rows of seq + 1; its mean next-token\n"
+           "                                 loss is printed after the engine is created (and --load) and again\n"
+           "                                 after training (\"eval loss X (before training, B x T tokens)\")\n"
+           "  --eval-logits FILE             the last evaluation's logits, float32 [B, seq, vocab] (rank 0)\n"
            "training:\n"
            "  --config ds_config.json        a DeepSpeed config (the flags below override it)\n"
            "  --stage 0|1|2|3  --dtype fp32|fp16|bf16  --batch N (micro-batch per GPU)  --gas N\n"
            "  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme  --nvme-path DIR\n"
-           "  --lr X  --steps N (default 50)  --seed N  --recompute (activation checkpointing per block)\n"
+           "  --lr X  --steps N (default 50; 0: evaluate only)  --seed N\n"
+           "  --recompute                    activation checkpointing per block\n"
            "  --tf32                         TF32 tensor cores for fp32 GEMMs\n"
-           "  --attn-mib N                   scratch cap for unfused attention and the head (default 1024)\n"
+           "  --attn-mib N                   scratch cap for unfused attention and the head's logits (default 1024)\n"
            "  --no-flash                     attention through cuBLAS with the scores in memory, not the fused\n"
            "                                 kernels (which need fp16/bf16, head size 64 or 128, seq %% 64 == 0)\n"
            "output:\n"
@@ -69,7 +86,8 @@ static void usage(void) {
            "  --peak-tflops X                for MFU (default: 989.4 on H100 / H200 for fp16/bf16)\n"
            "  --find-max-batch               the largest micro-batch that fits, then train with it\n"
            "  --load DIR  --save DIR         zero_load before training, zero_save after\n"
-           "  --export FILE.safetensors      the trained weights (fp32) after training\n"
+           "  --export FILE.safetensors      the trained weights (fp32) after training, HF GPT-2's names without\n"
+           "                                 \"transformer.\" (beside --init-from's config.json it is a model directory)\n"
            "  --quiet\n");
 }
 
@@ -109,11 +127,14 @@ static int parse_args(int argc, char **argv, options *o) {
             bad = 1;
             for (int k = 0; k < GPT_N_PRESETS; k++)
                 if (v && !strcmp(v, gpt_preset_at(k)->name)) o->preset = v, bad = 0;
-        } else if (!strcmp(a, "--layers")) bad = parse_num(v, 1, 100000, &x), o->d.layers = (int)x;
-        else if (!strcmp(a, "--dim")) bad = parse_num(v, 1, 1 << 20, &x), o->d.dim = (int)x;
-        else if (!strcmp(a, "--heads")) bad = parse_num(v, 1, 4096, &x), o->d.heads = (int)x;
-        else if (!strcmp(a, "--seq")) bad = parse_num(v, 2, 1 << 16, &x), o->d.seq = (int)x;
-        else if (!strcmp(a, "--vocab")) bad = parse_num(v, 2, 1 << 20, &x), o->d.vocab = (int)x;
+        } else if (!strcmp(a, "--layers")) bad = parse_num(v, 1, 100000, &x), o->d.layers = (int)x, o->has_layers = 1;
+        else if (!strcmp(a, "--dim")) bad = parse_num(v, 1, 1 << 20, &x), o->d.dim = (int)x, o->has_dim = 1;
+        else if (!strcmp(a, "--heads")) bad = parse_num(v, 1, 4096, &x), o->d.heads = (int)x, o->has_heads = 1;
+        else if (!strcmp(a, "--seq")) bad = parse_num(v, 2, 1 << 16, &x), o->d.seq = (int)x, o->has_seq = 1;
+        else if (!strcmp(a, "--vocab")) bad = parse_num(v, 2, 1 << 20, &x), o->d.vocab = (int)x, o->has_vocab = 1;
+        else if (!strcmp(a, "--init-from")) bad = !v, o->init_from = v;
+        else if (!strcmp(a, "--eval")) bad = !v, o->eval = v;
+        else if (!strcmp(a, "--eval-logits")) bad = !v, o->eval_logits = v;
         else if (!strcmp(a, "--data")) {
             bad = !v;
             for (const char *p = v; p && *p;) {
@@ -126,7 +147,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--stage")) bad = parse_num(v, 0, 3, &x), o->stage = (int)x, o->has_stage = 1;
         else if (!strcmp(a, "--batch")) bad = parse_num(v, 1, 1 << 20, &x), o->batch = (int)x, o->has_batch = 1;
         else if (!strcmp(a, "--gas")) bad = parse_num(v, 1, 1 << 20, &x), o->gas = (int)x, o->has_gas = 1;
-        else if (!strcmp(a, "--steps")) bad = parse_num(v, 1, 1e9, &x), o->steps = (int)x;
+        else if (!strcmp(a, "--steps")) bad = parse_num(v, 0, 1e9, &x), o->steps = (int)x;
         else if (!strcmp(a, "--warmup")) bad = parse_num(v, 0, 1e9, &x), o->warmup = (int)x;
         else if (!strcmp(a, "--seed")) bad = parse_num(v, 0, 2147483647.0, &x), o->seed = (uint64_t)x;
         else if (!strcmp(a, "--lr")) bad = parse_num(v, 0, 10, &o->lr), o->has_lr = 1;
@@ -164,6 +185,41 @@ static int parse_args(int argc, char **argv, options *o) {
     const gpt_preset *p = gpt_preset_at(0);
     for (int k = 0; o->preset && k < GPT_N_PRESETS; k++)
         if (!strcmp(o->preset, gpt_preset_at(k)->name)) p = gpt_preset_at(k);
+    if (o->init_from) { /* the checkpoint's shape; flags may repeat it, not change it */
+        gpt_dims ck = o->d;
+        char msg[2048];
+        if (gpt_hf_read_config(o->init_from, &ck, msg, sizeof msg)) {
+            fprintf(stderr, "gpt: --init-from: %s\n", msg);
+            return 1;
+        }
+        const struct {
+            int given, mine, theirs;
+            const char *flag, *key;
+        } same[] = {{o->has_layers, o->d.layers, ck.layers, "--layers", "n_layer"},
+                    {o->has_dim, o->d.dim, ck.dim, "--dim", "n_embd"},
+                    {o->has_heads, o->d.heads, ck.heads, "--heads", "n_head"},
+                    {o->has_vocab, o->d.vocab, ck.vocab, "--vocab", "vocab_size"}};
+        for (const auto &c : same)
+            if (c.given && c.mine != c.theirs) {
+                fprintf(stderr, "gpt: %s %d conflicts with %s/config.json (%s %d): the checkpoint sets the shape\n",
+                        c.flag, c.mine, o->init_from, c.key, c.theirs);
+                return 1;
+            }
+        if (o->preset && (p->layers != ck.layers || p->dim != ck.dim || p->heads != ck.heads)) {
+            fprintf(stderr,
+                    "gpt: --preset %s (%d layers, dim %d, %d heads) conflicts with %s/config.json (n_layer %d, n_embd "
+                    "%d, n_head %d): the checkpoint sets the shape\n",
+                    o->preset, p->layers, p->dim, p->heads, o->init_from, ck.layers, ck.dim, ck.heads);
+            return 1;
+        }
+        if (!o->has_seq) ck.seq = ck.positions < 1024 ? ck.positions : 1024;
+        if (ck.seq > ck.positions) {
+            fprintf(stderr, "gpt: --seq %d is longer than %s/config.json's n_positions %d (wpe's rows)\n", ck.seq,
+                    o->init_from, ck.positions);
+            return 1;
+        }
+        o->d = ck;
+    }
     if (!o->d.layers) o->d.layers = p->layers;
     if (!o->d.dim) o->d.dim = p->dim;
     if (!o->d.heads) o->d.heads = p->heads;
@@ -175,8 +231,34 @@ static int parse_args(int argc, char **argv, options *o) {
         fprintf(stderr, "gpt: --dim %d is not a multiple of --heads %d\n", o->d.dim, o->d.heads);
         return 1;
     }
-    if (o->d.vocab != 256 && !o->synthetic) {
-        fprintf(stderr, "gpt: --vocab is for --synthetic data; text is byte-level (256 ids)\n");
+    /* the data's kind: one for all files, told before the ranks start so a mistake is said once */
+    o->data_kind = GPT_DATA_TEXT;
+    for (size_t k = 0; !o->synthetic && k < o->data.size(); k++) {
+        int kind = gpt_data_kind(o->data[k].c_str());
+        if (kind < 0) {
+            fprintf(stderr, "gpt: --data %s: cannot open\n", o->data[k].c_str());
+            return 1;
+        }
+        if (k > 0 && kind != o->data_kind) {
+            fprintf(stderr, "gpt: --data: %s is %s, %s is %s: one kind per run\n", o->data[0].c_str(),
+                    gpt_data_kind_name(o->data_kind), o->data[k].c_str(), gpt_data_kind_name(kind));
+            return 1;
+        }
+        o->data_kind = kind;
+    }
+    if (!o->init_from && !o->synthetic) {
+        if (o->data_kind != GPT_DATA_TEXT && !o->has_vocab) o->d.vocab = 50257; /* GPT-2's tokens */
+        if (o->data_kind == GPT_DATA_TEXT && o->d.vocab != 256) {
+            fprintf(stderr, "gpt: --vocab is for --synthetic data and token files; text is byte-level (256 ids)\n");
+            return 1;
+        }
+    }
+    if (o->d.vocab > 65536 && !o->synthetic) {
+        fprintf(stderr, "gpt: vocabulary %d: data tokens are uint16, at most 65536 ids\n", o->d.vocab);
+        return 1;
+    }
+    if (o->eval_logits && !o->eval) {
+        fprintf(stderr, "gpt: --eval-logits needs --eval (the batch whose logits it writes)\n");
         return 1;
     }
     return 0;
@@ -184,8 +266,11 @@ static int parse_args(int argc, char **argv, options *o) {
 
 /* ---- data ---- */
 
-static int load_text(const options *o, std::vector<unsigned char> *text) {
+/* --data's files into one token stream (text widened to ids 0..255); every
+   id checked against the vocabulary */
+static int load_data(const options *o, gpt_tokens *data) {
     std::vector<std::string> files = o->data;
+    char msg[1024];
     if (files.empty()) { /* our own prose and code */
         const char *pats[] = {"README.md", "docs/*.md", "zero.h", "zero_cuda.cuh", "zero_offload.h",
                               "examples/*.c", "examples/*.cu", "examples/*/*.c", "examples/*/*.cu"};
@@ -197,22 +282,62 @@ static int load_text(const options *o, std::vector<unsigned char> *text) {
         }
     }
     for (const std::string &f : files) {
-        FILE *fp = fopen(f.c_str(), "rb");
-        unsigned char buf[1 << 16];
-        size_t n;
-        if (!fp) {
-            fprintf(stderr, "gpt: %s: cannot open\nHINT: run from the repository root, or pass --data FILE\n",
-                    f.c_str());
+        size_t from = data->n, bad;
+        if (gpt_read_tokens(f.c_str(), o->data_kind, data, msg, sizeof msg)) {
+            fprintf(stderr, "gpt: %s\nHINT: run from the repository root, or pass --data FILE\n", msg);
             return 1;
         }
-        while ((n = fread(buf, 1, sizeof buf, fp)) > 0) text->insert(text->end(), buf, buf + n);
-        fclose(fp);
+        if ((bad = gpt_tokens_check(data->tok + from, data->n - from, o->d.vocab)) < data->n - from) {
+            fprintf(stderr, "gpt: %s: token %u at index %zu is outside the vocabulary [0, %d)\n", f.c_str(),
+                    (unsigned)data->tok[from + bad], bad, o->d.vocab);
+            return 1;
+        }
     }
-    if (text->size() <= (size_t)o->d.seq + 1) {
-        fprintf(stderr, "gpt: the text has %zu bytes; --seq %d needs more\n", text->size(), o->d.seq);
+    if (data->n <= (size_t)o->d.seq + 1) {
+        fprintf(stderr, "gpt: the data has %zu tokens; --seq %d needs more\n", data->n, o->d.seq);
         return 1;
     }
     return 0;
+}
+
+/* --eval's batch: raw uint16 ids, B whole rows of seq + 1 */
+static int load_eval(const options *o, gpt_tokens *ev) {
+    char msg[1024];
+    size_t row = (size_t)o->d.seq + 1, bad;
+    if (gpt_read_tokens(o->eval, GPT_DATA_U16, ev, msg, sizeof msg)) {
+        fprintf(stderr, "gpt: --eval %s\n", msg);
+        return 1;
+    }
+    if (ev->n == 0 || ev->n % row) {
+        fprintf(stderr,
+                "gpt: --eval %s: %zu ids are not whole rows of seq + 1 = %zu (the file holds B x (seq + 1) uint16 "
+                "ids)\n",
+                o->eval, ev->n, row);
+        return 1;
+    }
+    if ((bad = gpt_tokens_check(ev->tok, ev->n, o->d.vocab)) < ev->n) {
+        fprintf(stderr, "gpt: --eval %s: token %u at index %zu is outside the vocabulary [0, %d)\n", o->eval,
+                (unsigned)ev->tok[bad], bad, o->d.vocab);
+        return 1;
+    }
+    return 0;
+}
+
+/* --init-from: the checkpoint's names of the engine's tensors, and the
+   checkpoint tensors that are no parameter (gpt_model.h) */
+typedef struct hf_names {
+    gpt_dims d;
+    int prefixed; /* "transformer.wte.weight" (save_pretrained), else "wte.weight" */
+} hf_names;
+static const char *hf_rename(void *user, int t, const char *name, char *buf, size_t cap, int *transpose) {
+    const hf_names *h = (const hf_names *)user;
+    (void)name;
+    *transpose = 0; /* Conv1D weights are [in, out], as here */
+    return gpt_hf_name(&h->d, t, h->prefixed, buf, cap);
+}
+static int hf_ignore(void *user, const char *name) {
+    (void)user;
+    return gpt_hf_ignored(name);
 }
 
 /* initial weights: gpt_init_value on the CPU pool */
@@ -288,7 +413,8 @@ typedef struct run_state {
     const options *o;
     const world_ctx *w;
     const zero_config *cfg;
-    const std::vector<unsigned char> *text;
+    const gpt_tokens *data; /* NULL: synthetic */
+    const gpt_tokens *eval; /* NULL: no --eval */
     FILE *jsonl;
     double peak; /* FLOP/s, 0: unknown */
     double flops_tok;
@@ -331,7 +457,7 @@ static zero_result train(const run_state *s, zero_engine *e, gpt_acts<T> *a, int
         int step = first + i;
         for (int m = 0; m < gas; m++) {
             for (int b = 0; b < B; b++)
-                gpt_sample(o->synthetic ? NULL : s->text->data(), s->text->size(), &o->d, o->seed, step,
+                gpt_sample(s->data ? s->data->tok : NULL, s->data ? s->data->n : 0, &o->d, o->seed, step,
                            ((int64_t)m * w->world + w->rank) * B + b, rows.data() + (size_t)b * (T_ + 1));
             if ((r = gpt_step<T>(&run, a, rows.data(), (float)(zero_loss_scale(e) / (double)N),
                                  (float)(1.0 / ((double)N * gas)), mine + i, err)))
@@ -403,6 +529,107 @@ static int all_ok(const world_ctx *w, int ok) {
     return h == 0.0f;
 }
 
+/* --eval-logits: each head chunk's logits, V of every ld, copied out through
+   a pinned buffer of at most LOGITS_ROWS rows and appended to the file */
+#define LOGITS_ROWS 256
+typedef struct logits_out {
+    const char *path;
+    FILE *f;
+    float *host; /* pinned [LOGITS_ROWS, V] */
+    cudaStream_t stream;
+    int V;
+} logits_out;
+static zero_result logits_write(void *user, int64_t row0, int rows, const float *dev, int ld, zero_error *err) {
+    logits_out *lo = (logits_out *)user;
+    (void)row0; /* the chunks come in order */
+    for (int r0 = 0; r0 < rows; r0 += LOGITS_ROWS) {
+        int n = rows - r0 < LOGITS_ROWS ? rows - r0 : LOGITS_ROWS;
+        ZERO_CUDA_TRY(cudaMemcpy2DAsync(lo->host, sizeof(float) * lo->V, dev + (int64_t)r0 * ld, sizeof(float) * ld,
+                                        sizeof(float) * lo->V, n, cudaMemcpyDeviceToHost, lo->stream),
+                      err);
+        ZERO_CUDA_TRY(cudaStreamSynchronize(lo->stream), err);
+        if (fwrite(lo->host, sizeof(float) * lo->V, (size_t)n, lo->f) != (size_t)n) {
+            memset(err, 0, sizeof *err);
+            err->code = ZERO_ERR_IO;
+            snprintf(err->msg, sizeof err->msg, "--eval-logits %s: %s", lo->path, strerror(errno));
+            return ZERO_ERR_IO;
+        }
+    }
+    return ZERO_OK;
+}
+
+/* The mean next-token loss of the --eval batch under the weights as they
+   are (gpt_forward: no gradient, no step), printed by rank 0 and written
+   to the metrics; its logits into logits_path (rank 0) when given. Every
+   rank runs the whole batch (stage 3 gathers with every rank). The batch
+   gets buffers of its own (one block slot: a forward keeps nothing), freed
+   after. 0, or 1 after printing why. */
+template <typename T>
+static int run_eval(const run_state *s, zero_engine *e, const char *when, const char *logits_path) {
+    const options *o = s->o;
+    const world_ctx *w = s->w;
+    const int T_ = o->d.seq, V = o->d.vocab, B = (int)(s->eval->n / ((size_t)T_ + 1));
+    const size_t attn = (size_t)(o->attn_mib * 1048576.0);
+    std::vector<int> rows(s->eval->tok, s->eval->tok + s->eval->n);
+    std::vector<float> loss;
+    gpt_acts<T> a;
+    logits_out lo;
+    zero_error err;
+    zero_result r = ZERO_OK;
+    memset(&a, 0, sizeof a);
+    memset(&lo, 0, sizeof lo);
+    memset(&err, 0, sizeof err);
+    if (gpt_acts_alloc<T>(&a, &o->d, B, 1, !o->no_flash, attn, w->blas, &err) != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: --eval: %s\nHINT: fewer rows in %s, or a smaller --attn-mib\n", w->rank,
+                err.msg, o->eval);
+        return 1;
+    }
+    if (logits_path && w->rank == 0) {
+        lo.path = logits_path, lo.stream = w->stream, lo.V = V;
+        if (!(lo.f = fopen(logits_path, "wb"))) {
+            memset(&err, 0, sizeof err);
+            r = err.code = ZERO_ERR_IO;
+            snprintf(err.msg, sizeof err.msg, "--eval-logits %s: cannot write: %s", logits_path, strerror(errno));
+        } else
+            r = zero_cuda_check(cudaMallocHost((void **)&lo.host, sizeof(float) * LOGITS_ROWS * (size_t)V),
+                                "cudaMallocHost(logits)", __FILE__, __LINE__, &err);
+    }
+    gpt_run run = {NULL, {w->blas, o->tf32}, w->stream, 1, e};
+    if (r == ZERO_OK) r = gpt_forward<T>(&run, &a, rows.data(), lo.f ? logits_write : NULL, &lo, &err);
+    if (r == ZERO_OK) {
+        loss.resize((size_t)a.N);
+        r = zero_cuda_check(cudaMemcpyAsync(loss.data(), a.loss, sizeof(float) * (size_t)a.N, cudaMemcpyDeviceToHost,
+                                            w->stream),
+                            "cudaMemcpyAsync(eval losses)", __FILE__, __LINE__, &err);
+    }
+    if (r == ZERO_OK)
+        r = zero_cuda_check(cudaStreamSynchronize(w->stream), "cudaStreamSynchronize", __FILE__, __LINE__, &err);
+    if (lo.f && fclose(lo.f) != 0 && r == ZERO_OK) {
+        memset(&err, 0, sizeof err);
+        r = err.code = ZERO_ERR_IO;
+        snprintf(err.msg, sizeof err.msg, "--eval-logits %s: %s", logits_path, strerror(errno));
+    }
+    if (lo.host) cudaFreeHost(lo.host);
+    gpt_acts_free<T>(&a);
+    if (r != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: --eval: %s\n", w->rank, err.msg);
+        return 1;
+    }
+    double sum = 0;
+    for (float x : loss) sum += x; /* in order, in double: the same bits on every stage and world */
+    double mean = sum / (double)loss.size();
+    if (w->rank == 0) {
+        printf("eval loss %.9f (%s training, %d x %d tokens)\n", mean, when, B, T_);
+        if (logits_path) printf("eval logits: %s, float32 [%d, %d, %d]\n", logits_path, B, T_, V);
+        if (s->jsonl)
+            fprintf(s->jsonl,
+                    "{\"event\":\"eval\",\"when\":\"%s\",\"step\":%lld,\"loss\":%.17g,\"batch\":%d,\"seq\":%d,"
+                    "\"vocab\":%d}\n",
+                    when, (long long)zero_global_steps(e), mean, B, T_, V);
+    }
+    return 0;
+}
+
 template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
     const options *o = s->o;
     const world_ctx *w = s->w;
@@ -416,6 +643,14 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
     int step0 = done;                           /* the data's step index (the trials below move it on) */
     memset(&err, 0, sizeof err);
     memset(&a, 0, sizeof a);
+    if (s->eval && run_eval<T>(s, e, "before", done >= o->steps ? o->eval_logits : NULL)) return 1;
+    if (done >= o->steps) {
+        if (w->rank == 0 && o->steps > 0)
+            printf("gpt: the engine is at step %d, --steps is %d: nothing to train (--steps is the total, the "
+                   "schedule's length)\n",
+                   done, o->steps);
+        return 0;
+    }
     if (o->find_max) { /* double while it fits, then halve the gap; a trial = allocate + 2 steps */
         int lo = 0, hi = 0, b = 1;
         while (!hi || hi - lo > 1) {
@@ -465,14 +700,6 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
                ms.planned_total[ZERO_MEM_DEVICE] / 1073741824.0, a.bytes / 1073741824.0, B, o->d.seq,
                o->recompute ? ", recompute" : "", a.flash ? "fused" : "through cuBLAS", gpu_used_gib());
     }
-    if (done >= o->steps) {
-        if (w->rank == 0)
-            printf("gpt: the engine is at step %d, --steps is %d: nothing to train (--steps is the total, the "
-                   "schedule's length)\n",
-                   done, o->steps);
-        gpt_acts_free<T>(&a);
-        return 0;
-    }
     if (done > 0 && w->rank == 0 && !o->quiet) printf("gpt: resuming at step %d of %d\n", done, o->steps);
     r = train<T>(s, e, &a, step0, o->steps - done, 1, &step_ms, &err);
     if (r != ZERO_OK) {
@@ -505,6 +732,13 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
                     gpt_attention_flop_share(&o->d));
     }
     gpt_acts_free<T>(&a);
+    if (s->eval) {
+        if (zero_flush(e) != ZERO_OK) { /* delayed_param_update: the last step's weights onto the device */
+            fprintf(stderr, "gpt: rank %d: zero_flush: %s\n", w->rank, zero_engine_error(e)->msg);
+            return 1;
+        }
+        if (run_eval<T>(s, e, "after", o->eval_logits)) return 1;
+    }
     return 0;
 }
 
@@ -525,7 +759,7 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
         cfg->scheduler.warmup_type = ZERO_WARMUP_LINEAR;
         cfg->scheduler.warmup_min_lr = 0;
         cfg->scheduler.warmup_num_steps = o->steps >= 10 ? o->steps / 10 : 1;
-        cfg->scheduler.total_num_steps = o->steps;
+        cfg->scheduler.total_num_steps = o->steps > 0 ? o->steps : 1; /* --steps 0 evaluates only */
     }
     if (cfg->optimizer.lr == ZERO_AUTO) cfg->optimizer.lr = 6e-4;
     if (cfg->optimizer.beta1 == ZERO_AUTO) cfg->optimizer.beta1 = 0.9;
@@ -536,7 +770,7 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
     if (cfg->fp16.enabled == ZERO_AUTO) cfg->fp16.enabled = 0;
     if (cfg->bf16.enabled == ZERO_AUTO) cfg->bf16.enabled = 0;
     if (cfg->scheduler.warmup_num_steps == ZERO_AUTO) cfg->scheduler.warmup_num_steps = o->steps / 10;
-    if (cfg->scheduler.total_num_steps == ZERO_AUTO) cfg->scheduler.total_num_steps = o->steps;
+    if (cfg->scheduler.total_num_steps == ZERO_AUTO) cfg->scheduler.total_num_steps = o->steps > 0 ? o->steps : 1;
     if (cfg->train_batch_size == ZERO_AUTO) cfg->train_batch_size = ZERO_UNSET;
     if (cfg->gradient_accumulation_steps == ZERO_AUTO) cfg->gradient_accumulation_steps = 1;
     if (cfg->train_micro_batch_size_per_gpu == ZERO_AUTO) cfg->train_micro_batch_size_per_gpu = 4;
@@ -566,7 +800,9 @@ int main(int argc, char **argv) {
     zero_config cfg;
     zero_error err;
     zero_engine *e = NULL;
-    std::vector<unsigned char> text;
+    zero_safetensors *st = NULL;
+    hf_names hn;
+    gpt_tokens data, evtok;
     std::vector<zero_tensor> ts;
     std::vector<std::string> names;
     init_ctx ic;
@@ -578,6 +814,8 @@ int main(int argc, char **argv) {
     memset(&w, 0, sizeof w);
     memset(&err, 0, sizeof err);
     memset(&s, 0, sizeof s);
+    memset(&data, 0, sizeof data);
+    memset(&evtok, 0, sizeof evtok);
     if ((parsed = parse_args(argc, argv, &o)) != 0) {
         if (parsed == 2) usage();
         return parsed == 2 ? 0 : 1;
@@ -602,7 +840,8 @@ int main(int argc, char **argv) {
         if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
             snprintf(w.gpu, sizeof w.gpu, "%s", prop.name);
     }
-    if (!o.synthetic && load_text(&o, &text)) goto done;
+    if (!o.synthetic && load_data(&o, &data)) goto done;
+    if (o.eval && load_eval(&o, &evtok)) goto done;
     if (make_config(&o, w.world, &cfg, &err) != ZERO_OK) {
         if (w.rank == 0) fprintf(stderr, "gpt: config: %s\n", err.msg);
         goto done;
@@ -647,7 +886,8 @@ int main(int argc, char **argv) {
     s.o = &o;
     s.w = &w;
     s.cfg = &cfg;
-    s.text = &text;
+    s.data = o.synthetic ? NULL : &data;
+    s.eval = o.eval ? &evtok : NULL;
     s.params = gpt_n_params(&o.d);
     s.flops_tok = gpt_flops_per_token(&o.d);
     s.peak = o.peak_tflops > 0 ? o.peak_tflops * 1e12
@@ -664,18 +904,24 @@ int main(int argc, char **argv) {
                (long long)cfg.gradient_accumulation_steps,
                offload_name(cfg.zero_optimization.offload_optimizer.device),
                offload_name(cfg.zero_optimization.offload_param.device), o.recompute ? " | recompute" : "",
-               o.synthetic ? "synthetic" : "text");
-        if (!o.synthetic) printf("data: %zu bytes of text\n", text.size());
+               o.synthetic ? "synthetic" : o.data_kind == GPT_DATA_TEXT ? "text" : "tokens");
+        if (o.synthetic) {
+        } else if (o.data_kind == GPT_DATA_TEXT)
+            printf("data: %zu bytes of text\n", data.n);
+        else
+            printf("data: %zu tokens (%s)\n", data.n, gpt_data_kind_name(o.data_kind));
+        if (o.init_from)
+            printf("init: %s (wpe %d rows, the context %d)\n", o.init_from, gpt_positions(&o.d), o.d.seq);
         if (o.metrics && !(s.jsonl = fopen(o.metrics, "w")))
             fprintf(stderr, "gpt: %s: cannot write the metrics (going on without)\n", o.metrics);
         if (s.jsonl) {
             setvbuf(s.jsonl, NULL, _IOLBF, 0);
             fprintf(s.jsonl,
                     "{\"event\":\"start\",\"program\":\"gpt\",\"model\":{\"layers\":%d,\"dim\":%d,\"heads\":%d,\"seq\":%d,"
-                    "\"vocab\":%d,\"params\":%lld},\"stage\":%d,\"world\":%d,\"batch\":%lld,\"gas\":%lld,\"dtype\":\"%s\","
+                    "\"vocab\":%d,\"positions\":%d,\"params\":%lld},\"stage\":%d,\"world\":%d,\"batch\":%lld,\"gas\":%lld,\"dtype\":\"%s\","
                     "\"offload_optimizer\":\"%s\",\"offload_param\":\"%s\",\"recompute\":%d,\"gpu\":\"%s\","
                     "\"peak_tflops\":%.1f,\"flops_per_token\":%.6g}\n",
-                    o.d.layers, o.d.dim, o.d.heads, o.d.seq, o.d.vocab, (long long)s.params,
+                    o.d.layers, o.d.dim, o.d.heads, o.d.seq, o.d.vocab, gpt_positions(&o.d), (long long)s.params,
                     (int)cfg.zero_optimization.stage, w.world, (long long)cfg.train_micro_batch_size_per_gpu,
                     (long long)cfg.gradient_accumulation_steps, zero_dtype_name(dt),
                     offload_name(cfg.zero_optimization.offload_optimizer.device),
@@ -683,9 +929,30 @@ int main(int argc, char **argv) {
                     s.flops_tok);
         }
     }
+    if (o.init_from) { /* every rank opens the checkpoint and reads what it keeps (at create) */
+        zero_safetensors_options so;
+        memset(&so, 0, sizeof so);
+        if (zero_safetensors_open(&st, o.init_from, &err) != ZERO_OK) {
+            fprintf(stderr, "gpt: rank %d: --init-from %s: %s\n", w.rank, o.init_from, err.msg);
+            goto done;
+        }
+        hn.d = o.d;
+        hn.prefixed = zero_safetensors_find(st, "transformer.wte.weight") >= 0;
+        so.rename = hf_rename;
+        so.ignore = hf_ignore;
+        so.user = &hn;
+        if (zero_safetensors_bind(st, ts.data(), (int)ts.size(), &so, &err) != ZERO_OK) {
+            fprintf(stderr, "gpt: rank %d: --init-from %s: %s\n", w.rank, o.init_from, err.msg);
+            goto done;
+        }
+    }
     if (zero_engine_create(&e, &cfg, ts.data(), (int)ts.size(), w.be, &err) != ZERO_OK) {
         fprintf(stderr, "gpt: rank %d: zero_engine_create: %s\n", w.rank, err.msg);
         goto done;
+    }
+    if (st) {
+        zero_safetensors_close(st);
+        st = NULL;
     }
     if (o.load && zero_load(e, o.load, &err) != ZERO_OK) {
         fprintf(stderr, "gpt: rank %d: zero_load %s: %s\n", w.rank, o.load, err.msg);
@@ -716,6 +983,9 @@ int main(int argc, char **argv) {
     }
 done:
     if (s.jsonl) fclose(s.jsonl);
+    if (st) zero_safetensors_close(st);
+    gpt_tokens_free(&data);
+    gpt_tokens_free(&evtok);
     zero_engine_destroy(e);
     if (w.blas) cublasDestroy(w.blas);
     if (w.pool) zero_cpu_pool_destroy(w.pool);

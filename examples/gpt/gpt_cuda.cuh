@@ -17,6 +17,8 @@
    blocks L-1..0 backward, the embeddings' backward. With recompute, the
    forward keeps only each block's input and the backward runs the block's
    forward again before its backward (activation checkpointing per block).
+   gpt_forward is the same forward and loss alone (an evaluation), with the
+   logits of each head chunk handed to the caller if it wants them.
 
    Attention materialises the scores of a few sequences at a time (fp32
    scores, compute-dtype probabilities, in gpt_acts' scratch) with strided
@@ -336,13 +338,14 @@ template <typename T> __global__ void gk_softmax_bwd(const float *dP, T *P, int6
     for (int j = lane; j <= i; j += 32) p[j] = ex_to<T>(scale * ex_f32(p[j]) * (d[j] - dot));
 }
 
-/* One block per row of the head's chunk: loss[n] = logsumexp(z) - z[y] and
-   dz = (softmax(z) - onehot(y)) * gscale in T */
+/* One block per row of the head's chunk (logits and dz rows ld apart, V
+   used): loss[n] = logsumexp(z) - z[y] and, unless dz is NULL (a forward
+   alone), dz = (softmax(z) - onehot(y)) * gscale in T */
 template <typename T>
-__global__ void gk_xent(const float *logits, const int *tgt, int V, float gscale, T *dz, float *loss) {
+__global__ void gk_xent(const float *logits, int64_t ld, const int *tgt, int V, float gscale, T *dz, float *loss) {
     __shared__ float red[32];
-    const float *z = logits + (int64_t)blockIdx.x * V;
-    T *d = dz + (int64_t)blockIdx.x * V;
+    const float *z = logits + (int64_t)blockIdx.x * ld;
+    T *d = dz ? dz + (int64_t)blockIdx.x * ld : NULL;
     int t = threadIdx.x, y = tgt[blockIdx.x], nw = blockDim.x / 32;
     float mx = -INFINITY, sum = 0;
     for (int v = t; v < V; v += blockDim.x) mx = fmaxf(mx, z[v]);
@@ -359,7 +362,9 @@ __global__ void gk_xent(const float *logits, const int *tgt, int V, float gscale
     sum = 0;
     for (int w = 0; w < nw; w++) sum += red[w];
     float inv = 1.0f / sum;
-    for (int v = t; v < V; v += blockDim.x) d[v] = ex_to<T>((expf(z[v] - mx) * inv - (v == y ? 1.0f : 0.0f)) * gscale);
+    if (d)
+        for (int v = t; v < V; v += blockDim.x)
+            d[v] = ex_to<T>((expf(z[v] - mx) * inv - (v == y ? 1.0f : 0.0f)) * gscale);
     if (t == 0) loss[blockIdx.x] = logf(sum) + mx - z[y];
 }
 
@@ -377,12 +382,15 @@ __global__ void gk_loss_sum(const float *loss, int64_t n, float factor, float *a
     if (threadIdx.x == 0) *acc += red[0] * factor;
 }
 
-/* gwpe[t, c] = sum over the sequences of dx[b T + t, c] */
-template <typename T> __global__ void gk_wpe_bwd(const float *dx, int B, int T_, int C, T *g) {
+/* gwpe[t, c] = sum over the sequences of dx[b T + t, c] for t < T, and 0
+   for the rows T .. P - 1 no position reads (every element written: wpe's
+   gradient is ZERO_TENSOR_GRAD_WRITE) */
+template <typename T> __global__ void gk_wpe_bwd(const float *dx, int B, int T_, int P, int C, T *g) {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (int64_t)T_ * C) return;
+    if (i >= (int64_t)P * C) return;
     float s = 0;
-    for (int b = 0; b < B; b++) s += dx[(int64_t)b * T_ * C + i];
+    if (i < (int64_t)T_ * C)
+        for (int b = 0; b < B; b++) s += dx[(int64_t)b * T_ * C + i];
     g[i] = ex_to<T>(s);
 }
 
@@ -888,6 +896,8 @@ template <typename T> struct gpt_acts {
     int flash;        /* the fused attention kernels */
     int64_t N;        /* B T */
     int head_rows;    /* rows per head chunk */
+    int ldv;          /* the row stride of the head's logits and dlogits: V rounded up to a multiple of
+                         GPT_LDV_ALIGN, so every row is aligned for the tensor cores whatever V is */
     float *resid;     /* [L + 1][N, C] */
     float *xmid;      /* [slots][N, C] */
     T *ln1, *qkv, *atty, *ln2, *fch, *fcg; /* [slots][N, C | 3C | C | C | 4C | 4C] */
@@ -896,8 +906,8 @@ template <typename T> struct gpt_acts {
     float *Dsc;         /* its backward's rowsum(dO o O), [B H T] */
     T *lnf;
     float *stf;         /* [2][N] */
-    float *S;           /* attention scores, fp32 [nb, H, T, T]; the head's logits reuse it */
-    T *P;               /* probabilities, [nb, H, T, T]; the head's dlogits reuse it */
+    float *S;           /* attention scores, fp32 [nb, H, T, T]; the head's logits [head_rows, ldv] reuse it */
+    T *P;               /* probabilities, [nb, H, T, T]; the head's dlogits [head_rows, ldv] reuse it */
     float *yf;          /* fp32 GEMM output [N, C] */
     float *dres, *dln;  /* fp32 [N, C]: gradient of the residual; of a LayerNorm output */
     T *d1, *d2;         /* [N, 4C] compute-dtype gradients */
@@ -928,6 +938,13 @@ template <typename T> static void gpt_acts_free(gpt_acts<T> *a) {
 
 static inline int64_t gpt_idx_ints(const gpt_dims *d, int64_t N) { return 3 * N + d->vocab + 1; }
 
+/* The logits' row stride: GPT-2's V = 50257 is odd, and a GEMM operand whose
+   rows are not 16-byte aligned keeps cuBLAS off its tensor-core kernels (the
+   dlogits are the A operand of both of the head's backward products). The
+   columns V .. ldv - 1 are never read or written. */
+#define GPT_LDV_ALIGN 64
+static inline int gpt_ldv(const gpt_dims *d) { return (d->vocab + GPT_LDV_ALIGN - 1) / GPT_LDV_ALIGN * GPT_LDV_ALIGN; }
+
 /* Allocates every buffer of a micro-batch of B sequences (nothing is
    allocated later: a batch that fits here runs). attn_bytes caps the
    attention scratch (at least one sequence). A failure frees what was taken
@@ -948,9 +965,10 @@ static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int 
     if (a->nb > B) a->nb = B;
     if (a->flash) a->nb = 0; /* no scores in memory */
     /* head chunk rows: the logits (fp32) and dlogits (T) fit the attention scratch (or attn_bytes) */
+    a->ldv = gpt_ldv(d);
     {
         int64_t cap = a->flash ? (int64_t)(attn_bytes / (sizeof(float) + sizeof(T))) : (int64_t)a->nb * d->heads * TT,
-                rows = cap / d->vocab;
+                rows = cap / a->ldv;
         if (rows > N) rows = N;
         if (rows < 1) rows = 1;
         a->head_rows = (int)rows;
@@ -959,7 +977,7 @@ static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int 
     a->ln_slabs = (int)((N + a->ln_rows - 1) / a->ln_rows);
     int64_t sl = a->slots;
     size_t scratch = (size_t)a->nb * d->heads * (size_t)TT;
-    if (scratch < (size_t)a->head_rows * d->vocab) scratch = (size_t)a->head_rows * d->vocab;
+    if (scratch < (size_t)a->head_rows * a->ldv) scratch = (size_t)a->head_rows * a->ldv;
     struct {
         void **p;
         size_t bytes;
@@ -1334,6 +1352,32 @@ static zero_result gpt_upload(const gpt_run *r, gpt_acts<T> *a, const int *rows,
     return ZERO_OK;
 }
 
+/* The forward up to ln_f: the tokens uploaded (rows: B rows of T + 1 ids),
+   the embeddings, blocks 0 .. L-1 into resid[1 .. L], each fetched and
+   released around its kernels */
+template <typename T>
+static zero_result gpt_fwd_blocks(const gpt_run *r, gpt_acts<T> *a, const int *rows, zero_error *err) {
+    const gpt_dims *d = &a->d;
+    int64_t N = a->N;
+    int C = d->dim, L = d->layers;
+    const T *wte, *wpe;
+    GPT_TRY(gpt_upload<T>(r, a, rows, err));
+    GPT_TRY(gpt_zero_fetch(r, GPT_WTE, err));
+    GPT_TRY(gpt_zero_fetch(r, GPT_WPE, err));
+    GPT_TRY(gpt_zero_param<T>(r, GPT_WTE, &wte, err));
+    GPT_TRY(gpt_zero_param<T>(r, GPT_WPE, &wpe, err));
+    gk_embed<T><<<gpt_blocks(N * C), GPT_THREADS, 0, r->stream>>>(a->idx, wte, wpe, a->resid, N, d->seq, C);
+    GPT_LAUNCHED(err);
+    GPT_TRY(gpt_zero_release(r, GPT_WTE, err));
+    GPT_TRY(gpt_zero_release(r, GPT_WPE, err));
+    for (int l = 0; l < L; l++) {
+        GPT_TRY(gpt_fetch_block(r, l, err));
+        GPT_TRY(gpt_block_fwd<T>(r, a, l, r->recompute ? 0 : l, 1, err));
+        GPT_TRY(gpt_release_block(r, l, err));
+    }
+    return ZERO_OK;
+}
+
 /* One micro-batch: forward, loss (factor times its sum added to *loss_acc,
    on the device), backward with every gradient handed over. rows: B rows of
    T + 1 token ids. gscale: what d loss_sum / d logit is multiplied by (the
@@ -1343,29 +1387,14 @@ static zero_result gpt_step(const gpt_run *r, gpt_acts<T> *a, const int *rows, f
                             float *loss_acc, zero_error *err) {
     const gpt_dims *d = &a->d;
     int64_t N = a->N;
-    int C = d->dim, V = d->vocab, L = d->layers, tf = gpt_lnf_w(d);
+    int C = d->dim, V = d->vocab, L = d->layers, tf = gpt_lnf_w(d), ldv = a->ldv;
     cudaStream_t s = r->stream;
     const cudaDataType_t dt = ex_dtype<T>::cuda;
-    const T *wte, *wpe, *lw, *lb;
+    const T *wte, *lw, *lb;
     T *gwte, *gwpe;
-    const int *tok = a->idx, *tgt = a->idx + N, *off = a->idx + 2 * N, *pos = off + V + 1;
+    const int *tgt = a->idx + N, *off = a->idx + 2 * N, *pos = off + V + 1;
 
-    GPT_TRY(gpt_upload<T>(r, a, rows, err));
-    /* embeddings */
-    GPT_TRY(gpt_zero_fetch(r, GPT_WTE, err));
-    GPT_TRY(gpt_zero_fetch(r, GPT_WPE, err));
-    GPT_TRY(gpt_zero_param<T>(r, GPT_WTE, &wte, err));
-    GPT_TRY(gpt_zero_param<T>(r, GPT_WPE, &wpe, err));
-    gk_embed<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(tok, wte, wpe, a->resid, N, d->seq, C);
-    GPT_LAUNCHED(err);
-    GPT_TRY(gpt_zero_release(r, GPT_WTE, err));
-    GPT_TRY(gpt_zero_release(r, GPT_WPE, err));
-    /* blocks */
-    for (int l = 0; l < L; l++) {
-        GPT_TRY(gpt_fetch_block(r, l, err));
-        GPT_TRY(gpt_block_fwd<T>(r, a, l, r->recompute ? 0 : l, 1, err));
-        GPT_TRY(gpt_release_block(r, l, err));
-    }
+    GPT_TRY(gpt_fwd_blocks<T>(r, a, rows, err));
     /* ln_f, the head in row chunks (forward and backward), ln_f's backward */
     GPT_TRY(gpt_zero_fetch(r, tf, err));
     GPT_TRY(gpt_zero_fetch(r, tf + 1, err));
@@ -1380,13 +1409,13 @@ static zero_result gpt_step(const gpt_run *r, gpt_acts<T> *a, const int *rows, f
     for (int64_t r0 = 0; r0 < N; r0 += a->head_rows) {
         int rows_n = (int)(N - r0 < a->head_rows ? N - r0 : a->head_rows);
         const T *x = a->lnf + r0 * C;
-        GPT_TRY(gpt_mm(&r->gemm, 0, 1, rows_n, V, C, 1.0f, x, C, 0, wte, C, 0, 0.0f, a->S, CUDA_R_32F, V, 0, 1, dt,
+        GPT_TRY(gpt_mm(&r->gemm, 0, 1, rows_n, V, C, 1.0f, x, C, 0, wte, C, 0, 0.0f, a->S, CUDA_R_32F, ldv, 0, 1, dt,
                        err));
-        gk_xent<T><<<rows_n, GPT_THREADS, 0, s>>>(a->S, tgt + r0, V, gscale, a->P, a->loss + r0);
+        gk_xent<T><<<rows_n, GPT_THREADS, 0, s>>>(a->S, ldv, tgt + r0, V, gscale, a->P, a->loss + r0);
         GPT_LAUNCHED(err);
-        GPT_TRY(gpt_mm(&r->gemm, 0, 0, rows_n, C, V, 1.0f, a->P, V, 0, wte, C, 0, 0.0f, a->dln + r0 * C, CUDA_R_32F, C,
-                       0, 1, dt, err));
-        GPT_TRY(gpt_mm(&r->gemm, 1, 0, V, C, rows_n, 1.0f, a->P, V, 0, x, C, 0, 1.0f, gwte, dt, C, 0, 1, dt, err));
+        GPT_TRY(gpt_mm(&r->gemm, 0, 0, rows_n, C, V, 1.0f, a->P, ldv, 0, wte, C, 0, 0.0f, a->dln + r0 * C, CUDA_R_32F,
+                       C, 0, 1, dt, err));
+        GPT_TRY(gpt_mm(&r->gemm, 1, 0, V, C, rows_n, 1.0f, a->P, ldv, 0, x, C, 0, 1.0f, gwte, dt, C, 0, 1, dt, err));
     }
     gk_loss_sum<<<1, GPT_THREADS, 0, s>>>(a->loss, N, loss_factor, loss_acc);
     GPT_LAUNCHED(err);
@@ -1403,11 +1432,57 @@ static zero_result gpt_step(const gpt_run *r, gpt_acts<T> *a, const int *rows, f
     }
     /* embeddings: no parameters needed */
     GPT_TRY(gpt_zero_grad<T>(r, GPT_WPE, &gwpe, err));
-    gk_wpe_bwd<T><<<gpt_blocks((int64_t)d->seq * C), GPT_THREADS, 0, s>>>(a->dres, a->B, d->seq, C, gwpe);
+    gk_wpe_bwd<T><<<gpt_blocks((int64_t)gpt_positions(d) * C), GPT_THREADS, 0, s>>>(a->dres, a->B, d->seq,
+                                                                                     gpt_positions(d), C, gwpe);
     gk_wte_bwd<T><<<V, 128, 0, s>>>(a->dres, off, pos, C, gwte);
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_zero_grad_ready(r, GPT_WPE, err));
     return gpt_zero_grad_ready(r, GPT_WTE, err);
+}
+
+/* What gpt_forward hands over of each head chunk: the fp32 logits of rows
+   [row0, row0 + rows) of the micro-batch at dev (row stride ld elements,
+   the first V of each row used), queued on the model's stream. dev is
+   overwritten by the next chunk once this returns: copy (and wait) here. */
+typedef zero_result (*gpt_logits_fn)(void *user, int64_t row0, int rows, const float *dev, int ld, zero_error *err);
+
+/* One micro-batch's forward alone, for an evaluation: the per-position
+   losses into a->loss [N] (device, queued on the stream), with the fetches
+   and releases of gpt_step's forward and no gradient asked for or written,
+   so the engine's state is untouched. The losses are bitwise gpt_step's for
+   the same rows, weights and acts. logits: NULL, or called with each head
+   chunk's logits. */
+template <typename T>
+static zero_result gpt_forward(const gpt_run *r, gpt_acts<T> *a, const int *rows, gpt_logits_fn logits, void *user,
+                               zero_error *err) {
+    const gpt_dims *d = &a->d;
+    int64_t N = a->N;
+    int C = d->dim, V = d->vocab, L = d->layers, tf = gpt_lnf_w(d), ldv = a->ldv;
+    cudaStream_t s = r->stream;
+    const cudaDataType_t dt = ex_dtype<T>::cuda;
+    const T *wte, *lw, *lb;
+    const int *tgt = a->idx + N;
+
+    GPT_TRY(gpt_fwd_blocks<T>(r, a, rows, err));
+    GPT_TRY(gpt_zero_fetch(r, tf, err));
+    GPT_TRY(gpt_zero_fetch(r, tf + 1, err));
+    GPT_TRY(gpt_zero_param<T>(r, tf, &lw, err));
+    GPT_TRY(gpt_zero_param<T>(r, tf + 1, &lb, err));
+    gpt_ln_fwd<T>(s, a->resid + (int64_t)L * N * C, lw, lb, a->lnf, a->stf, N, C);
+    GPT_LAUNCHED(err);
+    GPT_TRY(gpt_zero_fetch(r, GPT_WTE, err));
+    GPT_TRY(gpt_zero_param<T>(r, GPT_WTE, &wte, err));
+    for (int64_t r0 = 0; r0 < N; r0 += a->head_rows) {
+        int rows_n = (int)(N - r0 < a->head_rows ? N - r0 : a->head_rows);
+        GPT_TRY(gpt_mm(&r->gemm, 0, 1, rows_n, V, C, 1.0f, a->lnf + r0 * C, C, 0, wte, C, 0, 0.0f, a->S, CUDA_R_32F,
+                       ldv, 0, 1, dt, err));
+        gk_xent<T><<<rows_n, GPT_THREADS, 0, s>>>(a->S, ldv, tgt + r0, V, 0.0f, (T *)NULL, a->loss + r0);
+        GPT_LAUNCHED(err);
+        if (logits) GPT_TRY(logits(user, r0, rows_n, a->S, ldv, err));
+    }
+    GPT_TRY(gpt_zero_release(r, GPT_WTE, err));
+    GPT_TRY(gpt_zero_release(r, tf, err));
+    return gpt_zero_release(r, tf + 1, err);
 }
 
 #endif /* GPT_CUDA_CUH */

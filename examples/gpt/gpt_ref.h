@@ -188,7 +188,8 @@ typedef struct gpt_ref__block {
    tokens: B rows of d->seq + 1 ids; inputs are ids [0, T), targets ids [1, T].
    grads: NULL for the loss only; else grads[t] is overwritten with
    d loss / d params[t]. Returns 0, or 1 when memory runs out (nothing written to *loss then).
-   Needs B >= 1, ids in [0, vocab), dim a multiple of heads. */
+   Needs B >= 1, ids in [0, vocab), dim a multiple of heads, seq <= wpe's rows
+   (gpt_positions): rows seq.. of wpe are not read and get zero gradient. */
 static inline int gpt_ref_loss_grad(const gpt_dims *d, const double *const *params, const int *tokens, int B,
                                     double *loss, double *const *grads) {
     const int L = d->layers, C = d->dim, H = d->heads, T = d->seq, V = d->vocab, N = B * T;
