@@ -134,6 +134,16 @@ if [ -z "$T" ]; then
         step "zero_ckpt-convert-world" sh -c "'$B/t/zero_ckpt' convert '$B/t/ckpt_demo' --world 3 '$B/t/ckpt_demo3' &&
             '$B/t/zero_ckpt' verify '$B/t/ckpt_demo3' | grep -q 'rank00002.zck ok'"
         step "zero_ckpt-convert-safetensors" "$B/t/zero_ckpt" convert "$B/t/ckpt_demo3" --safetensors "$B/t/ckpt_demo.safetensors" --dtype bf16
+        # import closes the loop: safetensors -> a zero checkpoint on 3 ranks at stage 3 -> safetensors, the same
+        # bytes but the header's step (one digit)
+        rm -rf "$B/t/ckpt_imp" "$B/t/ckpt_rt.safetensors" "$B/t/ckpt_rt2.safetensors"
+        step "zero_ckpt-import-roundtrip" sh -c "'$B/t/zero_ckpt' convert '$B/t/ckpt_demo' --safetensors '$B/t/ckpt_rt.safetensors' &&
+            '$B/t/zero_ckpt' import '$B/t/ckpt_rt.safetensors' --world 3 --stage 3 --dtype bf16 '$B/t/ckpt_imp' &&
+            '$B/t/zero_ckpt' verify '$B/t/ckpt_imp' | grep -q 'rank00002.zck ok' &&
+            '$B/t/zero_ckpt' convert '$B/t/ckpt_imp' --safetensors '$B/t/ckpt_rt2.safetensors' &&
+            [ \$(cmp -l '$B/t/ckpt_rt.safetensors' '$B/t/ckpt_rt2.safetensors' | wc -l) -eq 1 ]"
+        step "zero_ckpt-import-bad" sh -c "'$B/t/zero_ckpt' import '$B/t/ckpt_rt.safetensors' --world 2 --stage 1 \
+            --strip-prefix nope. '$B/t/ckpt_imp2' 2>&1 | grep -q \"tensor '.*' lacks the prefix 'nope.'\""
         step "zero_ckpt-verify-corrupt" sh -c "f=\$(ls '$B/t/ckpt_demo'/step2/rank00001.zck) &&
             printf '\\377' | dd of=\"\$f\" bs=1 seek=100 conv=notrunc 2>/dev/null;
             '$B/t/zero_ckpt' verify '$B/t/ckpt_demo' > '$B/t/ckpt_verify.txt'; [ \$? -eq 1 ] && grep -q 'rank00001.zck: FAILED' '$B/t/ckpt_verify.txt'"

@@ -4,11 +4,25 @@
        zero_ckpt verify DIR                        every header, block table and block checksum
        zero_ckpt convert DIR --safetensors FILE [--dtype fp32|fp16|bf16]
        zero_ckpt convert DIR --world M OUTDIR      the same state saved on M ranks
+       zero_ckpt import SRC --world M --stage S [--dtype fp32|fp16|bf16]
+                        [--strip-prefix P] [--exclude GLOB]... OUTDIR
+                                                   a safetensors checkpoint (a file, an
+                                                   index or a Hugging Face model directory)
+                                                   as a zero checkpoint: master weights, zero
+                                                   moments, step 0
 
    DIR is a checkpoint (holding meta.zck) or a directory whose `latest` names
    one. convert builds an engine of the checkpoint's tensors on host ranks
    (threads; the whole state in this machine's memory), zero_load's it and
-   writes the result with zero_export_safetensors or zero_save. Exit status:
+   writes the result with zero_export_safetensors or zero_save. import builds
+   the same engine from the safetensors tensors (names, shapes; all
+   trainable), its initial weights bound by name (zero_safetensors_bind),
+   and saves it: zero_load then loads it like any other checkpoint, on any
+   world size and stage. --dtype is the compute dtype of the run that will
+   load it (default: the file's when all its tensors share F32, F16 or
+   BF16). --strip-prefix drops a prefix from the names ("transformer." for
+   a GPT2LMHeadModel); --exclude leaves out tensors whose checkpoint name
+   matches a shell pattern (buffers, a tied head). Exit status:
    0 done, 1 the checkpoint failed a check, 2 usage or I/O.
 
    inspect and verify read the format through zero.h's own reader functions
@@ -17,9 +31,12 @@
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 
+#include <fnmatch.h>
+
 static int usage(void) {
     fprintf(stderr, "usage: zero_ckpt inspect DIR | verify DIR | convert DIR (--safetensors FILE [--dtype fp32|fp16|bf16] "
-                    "| --world M OUTDIR)\n");
+                    "| --world M OUTDIR) | import SRC --world M --stage S [--dtype fp32|fp16|bf16] [--strip-prefix P] "
+                    "[--exclude GLOB]... OUTDIR\n");
     return 2;
 }
 
@@ -234,9 +251,153 @@ static int cmd_convert(int argc, char **argv) {
     return 0;
 }
 
+/* ---- import: safetensors into a zero checkpoint ---- */
+
+#define IMP_MAX_EXCLUDE 32
+typedef struct imp {
+    zero_safetensors *st;
+    zero_tensor *ts;
+    int n, world, stage;
+    const char *out, *prefix;
+    const char *exclude[IMP_MAX_EXCLUDE];
+    int n_exclude;
+    zero_dtype dt;
+    zero_result r;
+    char msg[1100];
+} imp;
+
+static int imp_excluded(const imp *c, const char *name) {
+    int k;
+    for (k = 0; k < c->n_exclude; k++)
+        if (fnmatch(c->exclude[k], name, 0) == 0) return 1;
+    return 0;
+}
+
+/* engine name -> checkpoint name: the prefix put back */
+static const char *imp_rename(void *user, int tensor, const char *name, char *buf, size_t cap, int *transpose) {
+    const imp *c = (const imp *)user;
+    (void)tensor;
+    (void)transpose;
+    if (!c->prefix) return name;
+    snprintf(buf, cap, "%s%s", c->prefix, name);
+    return buf;
+}
+static int imp_ignore(void *user, const char *ckpt_name) { return imp_excluded((const imp *)user, ckpt_name); }
+
+static zero_result imp_rank(const zero_backend *b, void *arg) {
+    imp *c = (imp *)arg;
+    zero_config cfg = zero_config_default();
+    zero_engine *e = NULL;
+    zero_error err;
+    zero_result r;
+    cfg.train_micro_batch_size_per_gpu = 1;
+    cfg.zero_optimization.stage = c->stage;
+    cfg.fp16.enabled = c->dt == ZERO_DTYPE_FP16;
+    cfg.bf16.enabled = c->dt == ZERO_DTYPE_BF16;
+    cfg.log.level = ZERO_LOG_WARN;
+    if ((r = zero_config_resolve(&cfg, b->world, &err)) != ZERO_OK ||
+        (r = zero_engine_create(&e, &cfg, c->ts, c->n, b, &err)) != ZERO_OK || (r = zero_save(e, c->out, &err)) != ZERO_OK) {
+        if (b->rank == 0) {
+            c->r = r;
+            snprintf(c->msg, sizeof c->msg, "%s", err.msg);
+        }
+    }
+    zero_engine_destroy(e);
+    return r;
+}
+
+static int cmd_import(int argc, char **argv) {
+    imp c;
+    zero_error err;
+    zero_safetensors_options opt;
+    const char *src = argv[2], *dts = NULL;
+    int i, k, rc = 2;
+    memset(&c, 0, sizeof c);
+    c.stage = -1;
+    for (i = 3; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        long x = 0;
+        if (v) x = strtol(v, &end, 10);
+        if (!strcmp(argv[i], "--world") && v && !*end && x >= 1 && x <= 1024) c.world = (int)x, i++;
+        else if (!strcmp(argv[i], "--stage") && v && !*end && x >= 0 && x <= 3) c.stage = (int)x, i++;
+        else if (!strcmp(argv[i], "--dtype") && v) dts = v, i++;
+        else if (!strcmp(argv[i], "--strip-prefix") && v) c.prefix = v, i++;
+        else if (!strcmp(argv[i], "--exclude") && v && c.n_exclude < IMP_MAX_EXCLUDE) c.exclude[c.n_exclude++] = v, i++;
+        else if (i == argc - 1 && argv[i][0] != '-') c.out = argv[i];
+        else {
+            fprintf(stderr, "zero_ckpt import: %s%s%s: not a valid option here (--world 1..1024, --stage 0..3)\n", argv[i],
+                    v ? " " : "", v ? v : "");
+            return usage();
+        }
+    }
+    if (!c.out || !c.world || c.stage < 0) {
+        fprintf(stderr, "zero_ckpt import: needs --world M, --stage S and OUTDIR\n");
+        return usage();
+    }
+    if (zero_safetensors_open(&c.st, src, &err) != ZERO_OK) {
+        fprintf(stderr, "zero_ckpt import: %s\n", err.msg);
+        return err.code == ZERO_ERR_CORRUPT ? 1 : 2;
+    }
+    c.ts = (zero_tensor *)calloc((size_t)zero_safetensors_count(c.st) + 1, sizeof *c.ts);
+    c.dt = ZERO_DTYPE_COUNT;
+    for (k = 0; c.ts && k < zero_safetensors_count(c.st); k++) { /* the tensors the run will have, in name order */
+        const zero_safetensors_tensor *t = zero_safetensors_get(c.st, k);
+        size_t pl = c.prefix ? strlen(c.prefix) : 0;
+        zero_dtype d = !strcmp(t->dtype, "F32") ? ZERO_DTYPE_FP32 : !strcmp(t->dtype, "F16") ? ZERO_DTYPE_FP16
+                       : !strcmp(t->dtype, "BF16") ? ZERO_DTYPE_BF16 : ZERO_DTYPE_DEFAULT;
+        zero_tensor *x = &c.ts[c.n];
+        if (imp_excluded(&c, t->name) || t->numel == 0) continue;
+        if (pl && strncmp(t->name, c.prefix, pl) != 0) {
+            fprintf(stderr, "zero_ckpt import: %s: tensor '%s' lacks the prefix '%s' (--exclude it, or drop "
+                            "--strip-prefix)\n", src, t->name, c.prefix);
+            goto out;
+        }
+        x->name = t->name + pl;
+        x->numel = t->numel;
+        x->ndim = t->ndim;
+        memcpy(x->shape, t->shape, sizeof x->shape);
+        c.n++;
+        c.dt = c.dt == ZERO_DTYPE_COUNT ? d : c.dt == d ? d : ZERO_DTYPE_DEFAULT;
+    }
+    if (!c.ts || c.n == 0) {
+        fprintf(stderr, "zero_ckpt import: %s: %s\n", src, c.ts ? "no tensors left to import" : "out of memory");
+        goto out;
+    }
+    if (dts) c.dt = !strcmp(dts, "fp32") ? ZERO_DTYPE_FP32 : !strcmp(dts, "fp16") ? ZERO_DTYPE_FP16
+                    : !strcmp(dts, "bf16") ? ZERO_DTYPE_BF16 : ZERO_DTYPE_COUNT;
+    if (c.dt == ZERO_DTYPE_COUNT || c.dt == ZERO_DTYPE_DEFAULT) {
+        fprintf(stderr, "zero_ckpt import: %s: say the run's compute dtype with --dtype fp32, fp16 or bf16%s\n", src,
+                dts ? "" : " (the file's tensors do not share one)");
+        goto out;
+    }
+    memset(&opt, 0, sizeof opt);
+    opt.rename = imp_rename;
+    opt.ignore = imp_ignore;
+    opt.user = &c;
+    if (zero_safetensors_bind(c.st, c.ts, c.n, &opt, &err) != ZERO_OK) {
+        fprintf(stderr, "zero_ckpt import: %s\n", err.msg);
+        rc = 1;
+        goto out;
+    }
+    if (zero_host_run(c.world, imp_rank, &c, &err) != ZERO_OK || c.r != ZERO_OK) {
+        fprintf(stderr, "zero_ckpt import: %s\n", c.msg[0] ? c.msg : err.msg);
+        rc = c.r == ZERO_ERR_CORRUPT ? 1 : 2;
+        goto out;
+    }
+    printf("%s -> %s: %d tensors, saved on %d ranks, stage %d, %s; step 0\n", src, c.out, c.n, c.world, c.stage,
+           zero_dtype_name(c.dt));
+    rc = 0;
+out:
+    free(c.ts);
+    zero_safetensors_close(c.st);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "inspect") && argc == 3) return cmd_inspect(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "verify") && argc == 3) return cmd_verify(argv[2]);
     if (argc >= 4 && !strcmp(argv[1], "convert")) return cmd_convert(argc, argv);
+    if (argc >= 4 && !strcmp(argv[1], "import")) return cmd_import(argc, argv);
     return usage();
 }
