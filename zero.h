@@ -61,6 +61,7 @@
      api-backend        zero_backend (the seam), zero_host_run (the host backend)
      api-engine         zero_engine_create, zero_fetch, zero_grad, zero_grad_ready,
                         zero_step, zero_save, zero_load, zero_memory_report, ...
+     api-safetensors    zero_safetensors_open / _read / _bind: pretrained weights by name
    Implementation
      prelude            system headers, ZERO_MALLOC / ZERO_ASSERT defaults, private macros
      errors             results, messages, errors, logging
@@ -73,7 +74,9 @@
      scaler             the dynamic loss scaler
      schedules          the learning-rate schedules
      estimator          the memory estimator and the largest model that fits
-     fp16               fp16 and bf16 conversions
+     fp16               fp16 and bf16 conversions (and zero__host_cast / _uncast)
+     safetensors        the safetensors reader: headers checked whole at open, ranged
+                        reads converted and transposed, zero_safetensors_bind's init
      host               the host backend: ranks as threads, collectives in shared memory
      layout             tensors into units: zero_layout_create, zero_layout_locate
      engine-core        struct zero_engine in parts; errors, entry check, allocation,
