@@ -5130,6 +5130,11 @@ typedef struct zero__st_bind {
     int src, transpose;
 } zero__st_bind;
 
+typedef struct zero__st_failure {
+    pthread_t thread;
+    zero_error err;
+} zero__st_failure;
+
 struct zero_safetensors {
     zero__st_file *files;
     int n_files;
@@ -5139,8 +5144,10 @@ struct zero_safetensors {
     int n_meta;
     zero__st_bind *bind;
     pthread_mutex_t lock;
-    int failed; /* a read by an init callback failed: first holds why */
-    zero_error first;
+    /* reads by init callbacks that failed, one per thread (ranks that are
+       threads share st): zero_engine_create takes its own thread's */
+    zero__st_failure *failed;
+    int n_failed;
 };
 
 static const struct { const char *name; int size; } zero__st_dtypes[] = {
@@ -5489,6 +5496,7 @@ ZERO__DEF void zero_safetensors_close(zero_safetensors *st) {
     ZERO_FREE(st->files);
     ZERO_FREE(st->t);
     ZERO_FREE(st->bind);
+    ZERO_FREE(st->failed);
     pthread_mutex_destroy(&st->lock);
     ZERO_FREE(st);
 }
@@ -5676,11 +5684,24 @@ static void zero__st_init(void *user, int tensor, int64_t offset, int64_t count,
     (void)tensor;
     zero__ok(&e);
     if (zero_safetensors_read(b->st, b->src, offset, count, b->transpose, ZERO_DTYPE_FP32, out, &e) != ZERO_OK) {
+        zero_safetensors *st = b->st;
+        int k, have = 0;
         memset(out, 0, sizeof(float) * (size_t)count);
-        pthread_mutex_lock(&b->st->lock);
-        if (!b->st->failed) b->st->first = e;
-        b->st->failed = 1;
-        pthread_mutex_unlock(&b->st->lock);
+        pthread_mutex_lock(&st->lock);
+        for (k = 0; k < st->n_failed; k++) have |= pthread_equal(st->failed[k].thread, pthread_self());
+        if (!have) {
+            zero__st_failure *nf =
+                (zero__st_failure *)ZERO_REALLOC(st->failed, sizeof *nf * (size_t)(st->n_failed + 1));
+            if (nf) {
+                st->failed = nf;
+                nf[st->n_failed].thread = pthread_self();
+                nf[st->n_failed].err = e;
+                st->n_failed++;
+            } else if (st->n_failed > 0) { /* no memory: this thread's failure rides on the first one's record */
+                st->failed[0].thread = pthread_self();
+            }
+        }
+        pthread_mutex_unlock(&st->lock);
     }
 }
 
@@ -5789,7 +5810,6 @@ ZERO__DEF zero_result zero_safetensors_bind(zero_safetensors *st, zero_tensor *t
     }
     ZERO_FREE(st->bind);
     st->bind = b;
-    st->failed = 0;
     for (t = 0; t < n_tensors; t++)
         if (b[t].src >= 0) {
             tensors[t].init = zero__st_init;
@@ -8594,35 +8614,38 @@ static void zero__init_values(const zero_engine *e, const zero_tensor *ts, int u
    every rank's memory. */
 static zero_result zero__ext_init_values(zero_engine *e, const zero_tensor *ts, int u) {
     const zero_unit *x = &e->plan.layout->units[u];
+    size_t bytes = e->plan.csize * (size_t)x->numel;
     int k, ns, any = 0;
     void *h;
     float *f;
+    zero_error be;
+    zero_result r = ZERO_OK;
     for (k = x->first_tensor; k <= x->last_tensor; k++) any |= ts[k].init != NULL;
     if (!any) return ZERO_OK;
-    h = ZERO_MALLOC(e->plan.csize * (size_t)x->numel);
+    h = ZERO_MALLOC(bytes);
     f = (float *)ZERO_MALLOC(sizeof(float) * (size_t)x->numel);
+    zero__ok(&be);
     if (!h || !f) {
-        ZERO_FREE(h);
-        ZERO_FREE(f);
-        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: %lld elements of init staging", (long long)x->numel);
+        r = zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: %lld elements of init staging", (long long)x->numel);
+    } else if (e->be.copy(e->be.ctx, h, e->buf.ustage, bytes, ZERO_STREAM_COMM, &be) != ZERO_OK ||
+               zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+        r = zero__ebackend(e, &be, "zero_engine_create: the program's weights");
+    } else {
+        zero__host_uncast(f, e->plan.cdt, h, x->numel);
+        ns = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+        for (k = 0; k < ns; k++) {
+            const zero__seg *sg = &e->buf.segtmp[k];
+            if (ts[sg->tensor].init)
+                ts[sg->tensor].init(ts[sg->tensor].init_user, sg->tensor, sg->tensor_off, sg->count, f + sg->unit_off);
+        }
+        zero__host_cast(h, e->plan.cdt, f, x->numel);
+        if (e->be.copy(e->be.ctx, e->buf.ustage, h, bytes, ZERO_STREAM_COMM, &be) != ZERO_OK ||
+            zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
+            r = zero__ebackend(e, &be, "zero_engine_create: the initial weights");
     }
-    ZERO__TRY_BE(e, "zero_engine_create: the program's weights",
-                 e->be.copy(e->be.ctx, h, e->buf.ustage, e->plan.csize * (size_t)x->numel, ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
-    zero__host_uncast(f, e->plan.cdt, h, x->numel);
-    ns = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
-    for (k = 0; k < ns; k++) {
-        const zero__seg *sg = &e->buf.segtmp[k];
-        if (ts[sg->tensor].init)
-            ts[sg->tensor].init(ts[sg->tensor].init_user, sg->tensor, sg->tensor_off, sg->count, f + sg->unit_off);
-    }
-    zero__host_cast(h, e->plan.cdt, f, x->numel);
-    ZERO__TRY_BE(e, "zero_engine_create: the initial weights",
-                 e->be.copy(e->be.ctx, e->buf.ustage, h, e->plan.csize * (size_t)x->numel, ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     ZERO_FREE(h);
     ZERO_FREE(f);
-    return ZERO_OK;
+    return r;
 }
 
 /* Write initial weights: each rank only what it keeps (stage 0: everything). */
@@ -8667,31 +8690,27 @@ static zero_result zero__ext_init_unit(zero_engine *e, const zero_tensor *ts, in
    naming the file and tensor, when one did not. */
 static zero_result zero__init_agree(zero_engine *e, const zero_tensor *ts) {
     zero_safetensors *st = NULL;
+    zero_error mine;
     double sum = 0;
-    int t, mine = 0;
+    int t, k;
     zero_result r;
-    for (t = 0; t < e->plan.n_tensors; t++)
-        if (ts[t].init == zero__st_init && ts[t].init_user) {
-            st = ((zero__st_bind *)ts[t].init_user)->st;
-            pthread_mutex_lock(&st->lock);
-            mine |= st->failed;
-            pthread_mutex_unlock(&st->lock);
-        }
+    zero__ok(&mine);
+    for (t = 0; t < e->plan.n_tensors && !st; t++)
+        if (ts[t].init == zero__st_init && ts[t].init_user) st = ((zero__st_bind *)ts[t].init_user)->st;
     if (!st) return ZERO_OK; /* the same on every rank: the tensors are */
-    if ((r = zero__agree(e, mine, &sum)) != ZERO_OK) return r;
-    if (sum == 0) return ZERO_OK;
-    pthread_mutex_lock(&st->lock); /* ranks that are threads share st: its first error names the file */
-    mine |= st->failed;
+    pthread_mutex_lock(&st->lock); /* this thread's failure, taken out: the next create starts clean */
+    for (k = 0; k < st->n_failed; k++)
+        if (pthread_equal(st->failed[k].thread, pthread_self())) {
+            mine = st->failed[k].err;
+            st->failed[k] = st->failed[--st->n_failed];
+            break;
+        }
     pthread_mutex_unlock(&st->lock);
-    if (mine) {
-        zero_error first;
-        pthread_mutex_lock(&st->lock);
-        first = st->first;
-        pthread_mutex_unlock(&st->lock);
-        return zero__efail(e, first.item, "zero_engine_create: initial weights: %s", first.msg);
-    }
-    return zero__efail(e, ZERO_MSG_FILE_READ, "zero_engine_create: initial weights: %g rank(s) could not read the "
-                       "safetensors checkpoint (see their errors)", sum);
+    if ((r = zero__agree(e, mine.code != ZERO_OK, &sum)) != ZERO_OK) return r;
+    if (sum == 0) return ZERO_OK;
+    if (mine.code != ZERO_OK) return zero__efail(e, mine.item, "zero_engine_create: initial weights: %s", mine.msg);
+    return zero__efail(e, ZERO_MSG_FILE_READ, "zero_engine_create: initial weights: %g rank(s) could not read %s (see "
+                       "their errors)", sum, st->n_files ? st->files[0].path : "the safetensors checkpoint");
 }
 
 static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *ts) {
