@@ -5623,8 +5623,12 @@ ZERO__DEF zero_result zero_safetensors_read(zero_safetensors *st, int i, int64_t
         if (st->files[k].path == t->file) f = &st->files[k];
     es = zero__st_dtype_size(t->dtype);
     os = zero_dtype_size(dtype);
-    raw = (unsigned char *)ZERO_MALLOC((size_t)ZERO__ST_PIECE * 8);
-    tmp = (float *)ZERO_MALLOC(sizeof(float) * (size_t)ZERO__ST_PIECE);
+    { /* buffers for one piece: what this call reads at a time, no more */
+        int64_t piece = transpose ? zero__st_min(ZERO__ST_PIECE, (offset + count - 1) / cols - offset / cols + 1)
+                                  : zero__st_min(ZERO__ST_PIECE, count);
+        raw = (unsigned char *)ZERO_MALLOC((size_t)piece * (size_t)es);
+        tmp = (float *)ZERO_MALLOC(sizeof(float) * (size_t)piece);
+    }
     if (!raw || !tmp || !f) {
         ZERO_FREE(raw);
         ZERO_FREE(tmp);
