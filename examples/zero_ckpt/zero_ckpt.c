@@ -177,6 +177,23 @@ static int cmd_verify(const char *dir) {
     return bad ? 1 : 0;
 }
 
+/* "fp32" | "fp16" | "bf16" -> the dtype, else ZERO_DTYPE_COUNT */
+static zero_dtype dtype_arg(const char *d) {
+    return !strcmp(d, "fp32") ? ZERO_DTYPE_FP32 : !strcmp(d, "fp16") ? ZERO_DTYPE_FP16
+           : !strcmp(d, "bf16") ? ZERO_DTYPE_BF16 : ZERO_DTYPE_COUNT;
+}
+
+/* The config of the engines convert and import build on host ranks */
+static zero_config host_cfg(int stage, zero_dtype dt) {
+    zero_config cfg = zero_config_default();
+    cfg.train_micro_batch_size_per_gpu = 1;
+    cfg.zero_optimization.stage = stage;
+    cfg.fp16.enabled = dt == ZERO_DTYPE_FP16;
+    cfg.bf16.enabled = dt == ZERO_DTYPE_BF16;
+    cfg.log.level = ZERO_LOG_WARN;
+    return cfg;
+}
+
 typedef struct conv {
     const zero__ck_meta *m;
     const char *dir, *out;
@@ -188,18 +205,13 @@ typedef struct conv {
 
 static zero_result conv_rank(const zero_backend *b, void *arg) {
     conv *c = (conv *)arg;
-    zero_config cfg = zero_config_default();
+    zero_config cfg = host_cfg((int)c->m->stage, (zero_dtype)c->m->dtype);
     zero_engine *e = NULL;
     zero_error err;
     zero_result r;
-    cfg.train_micro_batch_size_per_gpu = 1;
-    cfg.zero_optimization.stage = (int)c->m->stage;
     cfg.zero_optimization.reduce_bucket_size = c->m->bucket;
     cfg.zero_optimization.stage3_param_persistence_threshold = c->m->persist;
     cfg.zero_optimization.stage3_model_persistence_threshold = c->m->model_persist;
-    cfg.fp16.enabled = c->m->dtype == ZERO_DTYPE_FP16;
-    cfg.bf16.enabled = c->m->dtype == ZERO_DTYPE_BF16;
-    cfg.log.level = ZERO_LOG_WARN;
     if ((r = zero_config_resolve(&cfg, b->world, &err)) != ZERO_OK ||
         (r = zero_engine_create(&e, &cfg, c->m->tensors, (int)c->m->n_tensors, b, &err)) != ZERO_OK ||
         (r = zero_load(e, c->dir, &err)) != ZERO_OK ||
@@ -226,9 +238,7 @@ static int cmd_convert(int argc, char **argv) {
     for (i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--safetensors") && i + 1 < argc) c.to_st = 1, c.out = argv[++i];
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
-            const char *d = argv[++i];
-            c.dt = !strcmp(d, "fp32") ? ZERO_DTYPE_FP32 : !strcmp(d, "fp16") ? ZERO_DTYPE_FP16
-                   : !strcmp(d, "bf16") ? ZERO_DTYPE_BF16 : ZERO_DTYPE_COUNT;
+            c.dt = dtype_arg(argv[++i]);
             if (c.dt == ZERO_DTYPE_COUNT) return usage();
         } else if (!strcmp(argv[i], "--world") && i + 2 < argc) {
             c.world = atoi(argv[++i]);
@@ -286,15 +296,10 @@ static int imp_ignore(void *user, const char *ckpt_name) { return imp_excluded((
 
 static zero_result imp_rank(const zero_backend *b, void *arg) {
     imp *c = (imp *)arg;
-    zero_config cfg = zero_config_default();
+    zero_config cfg = host_cfg(c->stage, c->dt);
     zero_engine *e = NULL;
     zero_error err;
     zero_result r;
-    cfg.train_micro_batch_size_per_gpu = 1;
-    cfg.zero_optimization.stage = c->stage;
-    cfg.fp16.enabled = c->dt == ZERO_DTYPE_FP16;
-    cfg.bf16.enabled = c->dt == ZERO_DTYPE_BF16;
-    cfg.log.level = ZERO_LOG_WARN;
     if ((r = zero_config_resolve(&cfg, b->world, &err)) != ZERO_OK ||
         (r = zero_engine_create(&e, &cfg, c->ts, c->n, b, &err)) != ZERO_OK || (r = zero_save(e, c->out, &err)) != ZERO_OK) {
         if (b->rank == 0) {
@@ -364,8 +369,7 @@ static int cmd_import(int argc, char **argv) {
         fprintf(stderr, "zero_ckpt import: %s: %s\n", src, c.ts ? "no tensors left to import" : "out of memory");
         goto out;
     }
-    if (dts) c.dt = !strcmp(dts, "fp32") ? ZERO_DTYPE_FP32 : !strcmp(dts, "fp16") ? ZERO_DTYPE_FP16
-                    : !strcmp(dts, "bf16") ? ZERO_DTYPE_BF16 : ZERO_DTYPE_COUNT;
+    if (dts) c.dt = dtype_arg(dts);
     if (c.dt == ZERO_DTYPE_COUNT || c.dt == ZERO_DTYPE_DEFAULT) {
         fprintf(stderr, "zero_ckpt import: %s: say the run's compute dtype with --dtype fp32, fp16 or bf16%s\n", src,
                 dts ? "" : " (the file's tensors do not share one)");
