@@ -7500,6 +7500,16 @@ static pthread_mutex_t zero__live_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static zero_engine *zero__live_head;
 
+/* The model's elements (no padding), all and trainable: the memory report and the metrics start line. */
+static void zero__count_params(const zero_engine *e, zero_memory_stats *out) {
+    int k;
+    out->params = out->trainable_params = 0;
+    for (k = 0; k < e->plan.n_tensors; k++) {
+        out->params += e->plan.layout->numel[k];
+        if (!(e->plan.tflags[k] & ZERO_TENSOR_FROZEN)) out->trainable_params += e->plan.layout->numel[k];
+    }
+}
+
 static int zero__engine_live(const zero_engine *e) {
     zero_engine *p;
     int found = 0;
@@ -7966,7 +7976,7 @@ static zero_result zero__obs_start(zero_engine *e) {
                                path, strerror(errno));
         zero_memory_stats ms;
         memset(&ms, 0, sizeof ms);
-        zero_memory_report(e, &ms);
+        zero__count_params(e, &ms); /* the engine is not live yet: zero_memory_report would refuse */
         fprintf(e->obs.jsonl,
                 "{\"event\":\"start\",\"version\":\"%s\",\"world\":%d,\"stage\":%d,\"dtype\":\"%s\",\"train_batch_size\":"
                 "%lld,\"gradient_accumulation_steps\":%d,\"params\":%lld,\"trainable_params\":%lld,\"units\":%d}\n",
@@ -12300,10 +12310,7 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
         const zero_unit *x = &e->plan.layout->units[u];
         out->padded_params += x->padded;
     }
-    for (k = 0; k < e->plan.n_tensors; k++) {
-        out->params += e->plan.layout->numel[k];
-        if (!(e->plan.tflags[k] & ZERO_TENSOR_FROZEN)) out->trainable_params += e->plan.layout->numel[k];
-    }
+    zero__count_params(e, out);
     out->shard_params = e->plan.layout->shard_numel;
     out->units = e->plan.n_units;
     out->world = e->plan.world;

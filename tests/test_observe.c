@@ -191,6 +191,17 @@ static void test_monitor(const char *dir) {
             n_start++;
             CHECK(jstr_is(&j, 0, "version", zero_version()));
             CHECK(jnum(&j, 0, "world") == 2 && jnum(&j, 0, "stage") == 2);
+            {   /* the model's size, summed here from the tensor list, and as the memory report gives it */
+                double want = 0;
+                int t;
+                for (t = 0; t < NT; t++) want += (double)SIZES[t];
+                CHECKF(jnum(&j, 0, "params") == want && want > 0, "start line params %g, want %g",
+                       jnum(&j, 0, "params"), want);
+                CHECKF(jnum(&j, 0, "trainable_params") == (double)J.ms.trainable_params && J.ms.trainable_params > 0,
+                       "start line trainable_params %g, memory report %lld", jnum(&j, 0, "trainable_params"),
+                       (long long)J.ms.trainable_params);
+                CHECK(jnum(&j, 0, "units") == (double)J.ms.units && J.ms.units > 0);
+            }
         } else if (jstr_is(&j, 0, "event", "step")) {
             const zero_step_info *in = &J.info[n_step];
             int mem = jobj(&j, 0, "memory_bytes"), tm = jobj(&j, 0, "time_ms"), params;
