@@ -2844,7 +2844,7 @@ static const zero__key zero__keys[] = {
     {{"aio.block_size", "int", "1048576", ZERO__NOEF, "bytes per I/O request", "zero swaps whole unit tiles with POSIX I/O"},
      ZERO__K_I64, ZERO__OFF(aio.block_size), 1, ZERO__BIG, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.aio.block_size"},
     {{"aio.queue_depth", "int", "8", ZERO__NOEF, "requests in flight", "zero uses POSIX I/O"},
-     ZERO__K_I64, ZERO__OFF(aio.queue_depth), 1, ZERO__BIG, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.aio.queue_depth"},
+     ZERO__K_I64, ZERO__OFF(aio.queue_depth), 1, 65536, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.aio.queue_depth"},
     {{"aio.intra_op_parallelism", "int", "1", ZERO__NOEF, "I/O threads per request (docs call it thread_count)", "zero uses POSIX I/O"},
      ZERO__K_I64, ZERO__OFF(aio.intra_op_parallelism), 1, ZERO__BIG, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.aio.intra_op_parallelism"},
     {{"aio.single_submit", "bool", "false", ZERO__NOEF, "submit requests one by one", "zero uses POSIX I/O"},
@@ -4038,6 +4038,44 @@ static zero_result zero__resolve_batch(zero_config *c, int world, zero_error *er
     return ZERO_OK;
 }
 
+/* Every number against its key's range, as the parser checks JSON: a program
+   may set any value in the struct. DeepSpeed's default (a None sentinel
+   included) is always accepted. */
+static zero_result zero__resolve_ranges(const zero_config *c, zero_error *err) {
+    zero_config d = zero_config_default();
+    size_t i;
+    for (i = 0; i < sizeof zero__keys / sizeof zero__keys[0]; i++) {
+        const zero__key *k = &zero__keys[i];
+        const char *at = (const char *)c + k->offset, *def = (const char *)&d + k->offset;
+        double v;
+        if (k->offset == 0) continue;
+        if (k->kind == ZERO__K_INT || k->kind == ZERO__K_BOOL) {
+            int x, y;
+            memcpy(&x, at, sizeof x), memcpy(&y, def, sizeof y);
+            if (x == y) continue;
+            v = x;
+        } else if (k->kind == ZERO__K_I64) {
+            int64_t x, y;
+            memcpy(&x, at, sizeof x), memcpy(&y, def, sizeof y);
+            if (x == y) continue;
+            v = (double)x;
+        } else if (k->kind == ZERO__K_F64) {
+            double x, y;
+            memcpy(&x, at, sizeof x), memcpy(&y, def, sizeof y);
+            if (x == y) continue;
+            v = x;
+        } else {
+            continue;
+        }
+        if (!(v >= k->lo && v <= k->hi))
+            return zero__fail(err, ZERO_MSG_CONFIG_RANGE, k->info.path, 0, 0,
+                              "%s = %.17g is out of range: it must be between %.17g and %.17g (set in code: the JSON parser "
+                              "refuses it too)",
+                              k->field ? k->field : k->info.path, v, k->lo, k->hi);
+    }
+    return ZERO_OK;
+}
+
 static zero_result zero__resolve_check_offload(const zero_offload_config *o, const char *name, zero_error *err) {
     if (o->device == ZERO_OFFLOAD_NVME && o->nvme_path[0] == 0)
         return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED, name, 0, 0,
@@ -4104,6 +4142,7 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     }
 
     /* 4. the whole config */
+    if ((r = zero__resolve_ranges(&c, err)) != ZERO_OK) return r;
     if (c.fp16.enabled == 1 && c.bf16.enabled == 1)
         return zero__fail(err, ZERO_MSG_CONFIG_FP16_AND_BF16, "bf16.enabled", 0, 0, "fp16 and bf16 are both enabled; enable one");
     if (c.fp16.enabled == 1 && c.fp16.loss_scale == 0) {
@@ -6952,6 +6991,8 @@ struct zero_layout {
 static int64_t zero__align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 static int64_t zero__max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t zero__min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+/* a + b for sizes from the config (each >= 0): INT64_MAX where the sum would overflow. */
+static int64_t zero__sat_add_i64(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
 
 static void zero__layout_free(zero_layout *l) {
     int i;
@@ -9120,7 +9161,9 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     const zero_optimization_config *z = &e->cfg.zero_optimization;
     int64_t want;
     if (e->plan.stage != 3) return ZERO_OK;
-    want = zero__max_i64(z->stage3_max_live_parameters + zero__max_i64(0, z->stage3_prefetch_bucket_size), 2 * zs->dyn_max);
+    want = zero__max_i64(zero__sat_add_i64(zero__max_i64(0, z->stage3_max_live_parameters),
+                                           zero__max_i64(0, z->stage3_prefetch_bucket_size)),
+                         2 * zs->dyn_max);
     e->pool.persist_elems = zs->persist;
     e->pool.pool_elems = zero__min_i64(zs->dyn_total, want);
     return zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE, (size_t)(zs->persist + e->pool.pool_elems) * e->plan.csize,

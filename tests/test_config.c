@@ -545,7 +545,12 @@ static void randomize(zero_config *c) {
         switch (k->kind) {
         case ZERO__K_BOOL: zero__put_int(c, k->offset, (int)zt_rand_int(0, 1)); break;
         case ZERO__K_INT: zero__put_int(c, k->offset, (int)zt_rand_int((long)k->lo, k->hi < 1000 ? (long)k->hi : 1000)); break;
-        case ZERO__K_I64: zero__put_i64(c, k->offset, (int64_t)zt_rand_int(k->lo < 0 ? 0 : (long)k->lo, 1000000000L) * (int64_t)zt_rand_int(1, 1000)); break;
+        case ZERO__K_I64: {
+            int64_t v = (int64_t)zt_rand_int(k->lo < 0 ? 0 : (long)k->lo, 1000000000L) * (int64_t)zt_rand_int(1, 1000);
+            if ((double)v > k->hi) v = (int64_t)k->lo + v % ((int64_t)k->hi - (int64_t)k->lo + 1); /* within the key's range */
+            zero__put_i64(c, k->offset, v);
+            break;
+        }
         case ZERO__K_F64: {
             double hi = k->hi > 1e6 ? 1e6 : k->hi, lo = k->lo < 0 ? 0 : k->lo;
             zero__put_f64(c, k->offset, zt_rand_range(lo, hi));
