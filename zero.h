@@ -65,6 +65,7 @@
    Implementation
      prelude            system headers, ZERO_MALLOC / ZERO_ASSERT defaults, private macros
      errors             results, messages, errors, logging
+     files              opening files so that no open can block (FIFOs, devices refused)
      json               the JSON reader (config files, checkpoint metadata): before its users
      config-defaults    zero_config_default
      config-keys        the key table (data: one row per DeepSpeed key)
@@ -1481,6 +1482,105 @@ static void zero__log(const zero_logger *lg, zero_log_level level, zero_msg item
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     (fn ? fn : zero_log_default)(lg ? lg->user : NULL, level, item, rank, text);
+}
+
+/* ---- >>files: opening files so that no open can block ----
+
+   open(2) of a FIFO waits for the other end, and a device may wait forever:
+   no timeout helps, since a rank stuck in open never reaches a collective.
+   Every file zero opens (configs, checkpoints, NVMe tiles, safetensors,
+   metrics) is refused unless it is a regular file: looked at before the open,
+   opened with O_NONBLOCK (which a regular file ignores), and looked at again
+   through the descriptor (the path may have changed in between). */
+
+/* For reading. missing: the item for a path that does not exist. */
+static int zero__open_read(const char *path, uint64_t *size, zero_msg missing, zero_error *err) {
+    struct stat sb;
+    int fd;
+    if (stat(path, &sb) != 0) {
+        zero__fail(err, errno == ENOENT ? missing : ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: not a regular file (%s)", path,
+                   S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO, whose open would block"
+                                                                              : "a device or socket");
+        return -1;
+    }
+    do fd = open(path, O_RDONLY | O_NONBLOCK);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0) {
+        close(fd);
+        zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: not a regular file", path);
+        return -1;
+    }
+    if (size) *size = (uint64_t)sb.st_size;
+    return fd;
+}
+
+/* For writing: created (mode 0644), or truncated (O_TRUNC) or appended to
+   (O_APPEND) when it is an existing regular file. */
+static int zero__open_write(const char *path, int how, zero_error *err) {
+    struct stat sb;
+    int fd;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: exists and is not a regular file (%s); not written", path,
+                   S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO" : "a device or socket");
+        return -1;
+    }
+    do fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | how, 0644);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: not a regular file; not written", path);
+        return -1;
+    }
+    return fd;
+}
+
+/* n bytes at off: 1 read, 0 end of file first, -1 error (errno). The
+   caller serialises calls on one fd (lseek and read: C11's <unistd.h> need
+   not declare pread). */
+static int zero__read_at(int fd, uint64_t off, void *buf, size_t n) {
+    char *p = (char *)buf;
+    if (lseek(fd, (off_t)off, SEEK_SET) == (off_t)-1) return -1;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (r == 0) return 0;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 1;
+}
+
+/* A directory, opened to fsync it; anything else refused (-1, errno ENOTDIR). */
+static int zero__open_dir(const char *path) {
+    struct stat sb;
+    int fd;
+    if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    do fd = open(path, O_RDONLY | O_NONBLOCK);
+    while (fd < 0 && errno == EINTR);
+    if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+        close(fd);
+        errno = ENOTDIR;
+        return -1;
+    }
+    return fd;
 }
 
 /* ---- >>json: the JSON reader (RFC 8259 plus hjson-style comments) ----
@@ -3931,44 +4031,33 @@ ZERO__DEF zero_result zero_config_parse_json(zero_config *cfg, const char *text,
 #define ZERO__CONFIG_MAX_BYTES ((long)256 << 20)
 
 ZERO__DEF zero_result zero_config_load(zero_config *cfg, const char *path, zero_error *err) {
-    FILE *f;
-    struct stat st;
-    long size;
+    zero_error fe;
+    uint64_t size = 0;
     char *buf;
-    size_t got;
+    int fd, rd;
     zero_result r;
-    if (!cfg || !path) return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_load", 0, 0, "cfg and path must not be NULL");
-    f = fopen(path, "rb");
-    if (!f) return zero__fail(err, ZERO_MSG_FILE_OPEN, path, 0, 0, "cannot open the config: %s", strerror(errno));
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return zero__fail(err, ZERO_MSG_FILE_READ, path, 0, 0, "not a regular file");
-    }
-    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        int e = errno;
-        fclose(f);
-        return zero__fail(err, ZERO_MSG_FILE_READ, path, 0, 0, "cannot read the config (is it a regular file?): %s",
-                          strerror(e));
-    }
-    if (size > ZERO__CONFIG_MAX_BYTES) {
-        fclose(f);
-        return zero__fail(err, ZERO_MSG_JSON_TOO_LARGE, path, 0, 0, "%ld bytes; a config may have at most %ld", size,
-                          ZERO__CONFIG_MAX_BYTES);
+    if (!cfg || !path)
+        return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_load", 0, 0, "%s must not be NULL", !cfg ? "cfg" : "path");
+    if ((fd = zero__open_read(path, &size, ZERO_MSG_FILE_OPEN, &fe)) < 0) /* a FIFO or device: refused, never opened */
+        return zero__fail(err, fe.item, path, 0, 0, "cannot open the config: %s", fe.msg + strlen(path) + 2);
+    if (size > (uint64_t)ZERO__CONFIG_MAX_BYTES) {
+        close(fd);
+        return zero__fail(err, ZERO_MSG_JSON_TOO_LARGE, path, 0, 0, "%llu bytes; a config may have at most %ld",
+                          (unsigned long long)size, ZERO__CONFIG_MAX_BYTES);
     }
     buf = (char *)ZERO_MALLOC((size_t)size + 1);
     if (!buf) {
-        fclose(f);
-        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, path, 0, 0, "cannot allocate %ld bytes", size + 1);
+        close(fd);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, path, 0, 0, "cannot allocate %llu bytes", (unsigned long long)size + 1);
     }
-    got = fread(buf, 1, (size_t)size, f);
-    if (got != (size_t)size || ferror(f)) {
+    rd = zero__read_at(fd, 0, buf, (size_t)size);
+    if (rd != 1) {
         int e = errno;
         ZERO_FREE(buf);
-        fclose(f);
-        return zero__fail(err, ZERO_MSG_FILE_READ, path, 0, 0, "short read (%zu of %ld bytes): %s", got, size,
-                          strerror(e));
+        close(fd);
+        return zero__fail(err, ZERO_MSG_FILE_READ, path, 0, 0, "%s", rd < 0 ? strerror(e) : "short read (the file shrank)");
     }
-    fclose(f);
+    close(fd);
     r = zero_config_parse_json(cfg, buf, (size_t)size, err);
     ZERO_FREE(buf);
     if (r != ZERO_OK && err) { /* name the file first: "ds_config.json: key: why (line L:C)" */
@@ -5111,52 +5200,7 @@ static void zero__host_uncast(float *dst, zero_dtype dt, const void *src, int64_
 #define ZERO_ST_MAX_HEADER ((uint64_t)100 << 20) /* bytes of JSON header (the reference's limit) */
 #endif
 
-/* n bytes at off: 1 read, 0 end of file first, -1 error (errno). The
-   caller serialises calls on one fd (lseek and read: C11's <unistd.h> need
-   not declare pread). */
-static int zero__read_at(int fd, uint64_t off, void *buf, size_t n) {
-    char *p = (char *)buf;
-    if (lseek(fd, (off_t)off, SEEK_SET) == (off_t)-1) return -1;
-    while (n > 0) {
-        ssize_t r = read(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        if (r == 0) return 0;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 1;
-}
-
 static int64_t zero__st_min(int64_t a, int64_t b) { return a < b ? a : b; }
-
-/* open a regular file for reading without blocking on a FIFO or device: refused before and after open */
-static int zero__open_regular(const char *path, uint64_t *size, zero_error *err) {
-    struct stat sb;
-    int fd;
-    if (stat(path, &sb) != 0) {
-        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: not a regular file", path);
-        return -1;
-    }
-    fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) {
-        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0) {
-        close(fd);
-        zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: not a regular file", path);
-        return -1;
-    }
-    *size = (uint64_t)sb.st_size;
-    return fd;
-}
 
 typedef struct zero__st_file {
     char *path;
@@ -5411,7 +5455,7 @@ static zero_result zero__st_add_file(zero_safetensors *st, const char *path, zer
     f->fd = -1;
     if (!(f->path = zero__st_strdup(path))) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s", path);
     st->n_files++;
-    if ((f->fd = zero__open_regular(path, &f->size, err)) < 0) return err ? err->code : ZERO_ERR_IO;
+    if ((f->fd = zero__open_read(path, &f->size, ZERO_MSG_FILE_OPEN, err)) < 0) return err ? err->code : ZERO_ERR_IO;
     if (f->size < 8)
         return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %llu bytes, too short for the 8-byte header "
                           "length", path, (unsigned long long)f->size);
@@ -5443,7 +5487,7 @@ static int zero__st_by_name(const void *a, const void *b) {
 /* model.safetensors.index.json: every shard its weight_map names, each name found in its shard and nowhere else */
 static zero_result zero__st_index(zero_safetensors *st, const char *path, zero_error *err) {
     uint64_t size;
-    int fd = zero__open_regular(path, &size, err), c, i, wm = -1, rr;
+    int fd = zero__open_read(path, &size, ZERO_MSG_FILE_OPEN, err), c, i, wm = -1, rr;
     char *text, dir[ZERO_PATH_MAX + 64], *slash;
     zero__json j;
     zero_error je;
@@ -8009,12 +8053,17 @@ static zero_result zero__obs_start(zero_engine *e) {
     if (m->enabled == 1 && e->plan.rank == 0) {
         char path[2 * ZERO_PATH_MAX + 8];
         snprintf(path, sizeof path, "%s%s%s.jsonl", m->output_path, m->output_path[0] ? "/" : "", m->job_name);
-        e->obs.jsonl = fopen(path, "a");
-        if (!e->obs.jsonl)
+        zero_error fe;
+        /* made or checked as a regular file first (a FIFO or device: refused, never opened for stdio;
+           C11 has no fdopen) */
+        int fd = zero__open_write(path, O_APPEND, &fe);
+        if (fd >= 0) close(fd);
+        if (fd < 0 || !(e->obs.jsonl = fopen(path, "a"))) {
             return zero__efail(e, ZERO_MSG_ENGINE_METRICS,
                                "jsonl_monitor: cannot open %s for appending: %s\nHINT: jsonl_monitor.output_path must be "
                                "an existing, writable directory",
-                               path, strerror(errno));
+                               path, fd < 0 ? fe.msg : strerror(errno));
+        }
         zero_memory_stats ms;
         memset(&ms, 0, sizeof ms);
         zero__count_params(e, &ms); /* the engine is not live yet: zero_memory_report would refuse */
@@ -11139,7 +11188,7 @@ static int zero__ck_write_all(int fd, const void *buf, size_t n) {
 
 /* read exactly n bytes at offset off; -1 error (errno), 0 short (end of file), 1 ok */
 static zero_result zero__ck_fsync_dir(const char *dir, zero_error *err) {
-    int fd = open(dir, O_RDONLY);
+    int fd = zero__open_dir(dir);
     if (fd < 0 || fsync(fd) != 0) {
         int en = errno;
         if (fd >= 0) close(fd);
@@ -11156,8 +11205,8 @@ static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill,
     char tmp[ZERO_PATH_MAX + 128];
     int fd;
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) return zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", tmp, strerror(errno));
+    fd = zero__open_write(tmp, O_TRUNC, err);
+    if (fd < 0) return err->code;
     if (!fill(fd, arg, err)) {
         close(fd);
         unlink(tmp);
@@ -11710,49 +11759,76 @@ static zero_result zero__ck_meta_read(const unsigned char *mb, size_t mn, const 
     if (zero__ck_get64(mb + 16) != mn - ZERO__CK_HDR || zero__crc32c(0, mb + ZERO__CK_HDR, mn - ZERO__CK_HDR) != zero__ck_get32(mb + 24))
         return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %s", path,
                           zero__ck_get64(mb + 16) != mn - ZERO__CK_HDR ? "truncated or extended" : "body checksum mismatch");
-    return zero__ck_parse_meta(mb + ZERO__CK_HDR, mn - ZERO__CK_HDR, path, m, err);
+    if ((r = zero__ck_parse_meta(mb + ZERO__CK_HDR, mn - ZERO__CK_HDR, path, m, err)) != ZERO_OK) return r;
+    /* the header's fields against the body: a forged header with a recomputed checksum is still refused */
+    if (zero__ck_get32(mb + 28) != 0 || (int64_t)zero__ck_get32(mb + 32) != m->world || zero__ck_get64(mb + 36) != 0 ||
+        zero__ck_get64(mb + 52) != 0) {
+        zero_result rr = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0,
+                                    "%s: the header says rank %u of world %u (elements %llu), the metadata was saved by "
+                                    "rank 0 of world %lld (elements 0): the header was altered",
+                                    path, zero__ck_get32(mb + 28), zero__ck_get32(mb + 32),
+                                    (unsigned long long)zero__ck_get64(mb + 36), (long long)m->world);
+        zero__ck_meta_free(m);
+        return rr;
+    }
+    return ZERO_OK;
+}
+
+/* Reached through `latest`: a tag zero_save wrote (stepN or stepN.k) must name the step the metadata holds. */
+static zero_result zero__ck_meta_tag(const zero__ck_meta *m, const char *path, const char *dir, const char *tag,
+                                     zero_error *err) {
+    long long n = -1;
+    int used = 0;
+    if (!tag[0] || sscanf(tag, "step%lld%n", &n, &used) != 1 || (tag[used] != 0 && tag[used] != '.')) return ZERO_OK;
+    if (n != (long long)m->global_steps)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0,
+                          "%s holds step %lld, but %s/latest names it as \"%s\": the metadata was copied from another "
+                          "save",
+                          path, (long long)m->global_steps, dir, tag);
+    return ZERO_OK;
 }
 
 /* Read a whole small file (meta.zck, latest); NULL with err filled. */
 static unsigned char *zero__ck_slurp(const char *path, size_t *len, size_t cap, zero_msg missing, zero_error *err) {
-    int fd = open(path, O_RDONLY);
-    struct stat st;
+    uint64_t size = 0;
+    int fd = zero__open_read(path, &size, missing, err);
     unsigned char *b;
     int r;
-    if (fd < 0) {
-        zero__fail(err, errno == ENOENT ? missing : ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size > cap) {
+    if (fd < 0) return NULL;
+    if (size > cap) {
         close(fd);
-        zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %lld bytes, more than the %zu this file may have", path,
-                   (long long)st.st_size, cap);
+        zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %llu bytes, more than the %zu this file may have", path,
+                   (unsigned long long)size, cap);
         return NULL;
     }
-    b = (unsigned char *)ZERO_MALLOC((size_t)st.st_size + 1);
+    b = (unsigned char *)ZERO_MALLOC((size_t)size + 1);
     if (!b) {
         close(fd);
         zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s", path);
         return NULL;
     }
-    r = zero__read_at(fd, 0, b, (size_t)st.st_size);
+    r = zero__read_at(fd, 0, b, (size_t)size);
     close(fd);
     if (r != 1) {
         ZERO_FREE(b);
         zero__fail(err, ZERO_MSG_FILE_READ, NULL, 0, 0, "%s: %s", path, r < 0 ? strerror(errno) : "short read");
         return NULL;
     }
-    b[st.st_size] = 0;
-    *len = (size_t)st.st_size;
+    b[size] = 0;
+    *len = (size_t)size;
     return b;
 }
 
-/* The checkpoint directory: dir itself when it holds meta.zck, else dir/<latest>. */
-static zero_result zero__ck_resolve(const char *dir, char *tdir, size_t cap, zero_error *err) {
-    char path[ZERO_PATH_MAX + 64];
+/* The checkpoint directory: dir itself when it holds meta.zck, else dir/<latest>.
+   tag: what `latest` held ("" when dir itself is the checkpoint). Errors name
+   `latest` and what it held when that is what is wrong. */
+static zero_result zero__ck_find(const char *dir, char *tdir, size_t cap, char tag[256], zero_error *err) {
+    char path[ZERO_PATH_MAX + 64], shown[4 * 64 + 8];
     struct stat st;
     unsigned char *lt;
-    size_t n, i;
+    size_t n, i, k = 0;
+    int bad = 0;
+    tag[0] = 0;
     snprintf(path, sizeof path, "%s/meta.zck", dir);
     if (stat(path, &st) == 0) {
         snprintf(tdir, cap, "%s", dir);
@@ -11766,18 +11842,41 @@ static zero_result zero__ck_resolve(const char *dir, char *tdir, size_t cap, zer
                        "%s is not a checkpoint: neither meta.zck nor a latest pointer in it", dir);
         return err ? err->code : ZERO_ERR_IO;
     }
+    while (n > 0 && (lt[n - 1] == '\n' || lt[n - 1] == '\r' || lt[n - 1] == ' ' || lt[n - 1] == '\t')) n--; /* echo's newline */
     for (i = 0; i < n; i++)
-        if (!(isalnum(lt[i]) || lt[i] == '_' || lt[i] == '-' || lt[i] == '.') || (i == 0 && lt[i] == '.')) {
-            ZERO_FREE(lt);
-            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: not a checkpoint name", path);
-        }
-    if (n == 0) {
+        if (!(isalnum(lt[i]) || lt[i] == '_' || lt[i] == '-' || lt[i] == '.') || (i == 0 && lt[i] == '.')) bad = 1;
+    for (i = 0; i < n && i < 64; i++) /* what it held, printable */
+        k += (size_t)snprintf(shown + k, sizeof shown - k, lt[i] >= 0x20 && lt[i] < 0x7F && lt[i] != '"' && lt[i] != '\\'
+                                                                ? "%c" : "\\x%02x", lt[i]);
+    if (n > 64) snprintf(shown + k, sizeof shown - k, "...");
+    if (n == 0 || bad) {
         ZERO_FREE(lt);
-        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s is empty", path);
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0,
+                          "%s %s%s%s, not the name of a checkpoint directory (letters, digits, '_', '-', '.')\nHINT: "
+                          "write the name of one of the checkpoints in %s into it (zero_save writes stepN), or pass "
+                          "that checkpoint's directory itself",
+                          path, n == 0 ? "is empty" : "holds \"", n == 0 ? "" : shown, n == 0 ? "" : "\"", dir);
     }
-    snprintf(tdir, cap, "%s/%s", dir, (const char *)lt);
+    memcpy(tag, lt, n);
+    tag[n] = 0;
     ZERO_FREE(lt);
+    snprintf(tdir, cap, "%s/%s", dir, tag);
+    snprintf(path, sizeof path, "%s/meta.zck", tdir);
+    if (stat(path, &st) != 0) {
+        int en = errno;
+        return zero__fail(err, ZERO_MSG_CKPT_NOT_FOUND, NULL, 0, 0,
+                          "%s/latest names \"%s\", but %s: %s (the checkpoint it named was removed, or latest was "
+                          "edited)\nHINT: write the name of one of the checkpoints in %s into %s/latest, or pass that "
+                          "checkpoint's directory itself",
+                          dir, tag, path, strerror(en), dir, dir);
+    }
     return ZERO_OK;
+}
+
+/* zero__ck_find without the tag (zero_ckpt's inspect and verify). */
+static ZERO__UNUSED zero_result zero__ck_resolve(const char *dir, char *tdir, size_t cap, zero_error *err) {
+    char tag[256];
+    return zero__ck_find(dir, tdir, cap, tag, err);
 }
 
 /* Reads ranges of a saving rank's file, checking each block it touches. */
@@ -11806,6 +11905,21 @@ static void zero__ck_reader_close(zero__ck_reader *rd) {
     for (k = 0; k < 3; k++) ZERO_FREE(rd->blk[k]);
 }
 
+/* The save id in rank file r's header (checked); 0 when it cannot be read. */
+static int zero__ck_peek_id(const zero__ck_reader *rd, int r, uint64_t *id) {
+    char path[ZERO_PATH_MAX + 64];
+    unsigned char h[ZERO__CK_HDR];
+    zero_error fe;
+    int fd, k;
+    snprintf(path, sizeof path, "%s/rank%05d.zck", rd->tdir, r);
+    if ((fd = zero__open_read(path, NULL, ZERO_MSG_FILE_OPEN, &fe)) < 0) return 0;
+    k = zero__read_at(fd, 0, h, sizeof h);
+    close(fd);
+    if (k != 1 || zero__ck_check_header(h, path, ZERO__CK_RANK, &fe) != ZERO_OK) return 0;
+    *id = zero__ck_get64(h + 44);
+    return 1;
+}
+
 static zero_result zero__ck_open_rank(zero__ck_reader *rd, int r, zero_error *err) {
     char path[ZERO_PATH_MAX + 64];
     unsigned char h[ZERO__CK_HDR], *t;
@@ -11814,11 +11928,13 @@ static zero_result zero__ck_open_rank(zero__ck_reader *rd, int r, zero_error *er
     zero_result res;
     if (rd->fd[r] >= 0) return ZERO_OK;
     snprintf(path, sizeof path, "%s/rank%05d.zck", rd->tdir, r);
-    fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return zero__fail(err, errno == ENOENT ? ZERO_MSG_CKPT_CORRUPT : ZERO_MSG_FILE_OPEN, NULL, 0, 0,
-                          "%s: %s (the checkpoint was saved on %d ranks; every rank file is needed)", path, strerror(errno),
-                          rd->old_world);
+    fd = zero__open_read(path, NULL, ZERO_MSG_CKPT_CORRUPT, err);
+    if (fd < 0) {
+        if (err && err->item == ZERO_MSG_CKPT_CORRUPT) /* missing */
+            snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+                     " (the checkpoint was saved on %d ranks; every rank file is needed)", rd->old_world);
+        return err ? err->code : ZERO_ERR_IO;
+    }
     k = zero__read_at(fd, 0, h, sizeof h);
     if (k != 1) {
         close(fd);
@@ -11828,9 +11944,27 @@ static zero_result zero__ck_open_rank(zero__ck_reader *rd, int r, zero_error *er
         close(fd);
         return res;
     }
+    if ((int)zero__ck_get32(h + 28) == r && (int)zero__ck_get32(h + 32) == rd->old_world &&
+        (int64_t)zero__ck_get64(h + 36) == rd->old_shard && zero__ck_get64(h + 16) == data + tbytes &&
+        zero__ck_get64(h + 52) == 0 && zero__ck_get64(h + 44) != rd->id) {
+        /* the shapes agree, the save ids do not: if another rank file shares this one's id, meta.zck is the stranger */
+        uint64_t other = 0;
+        int r2 = (r + 1) % rd->old_world;
+        close(fd);
+        if (r2 != r && zero__ck_peek_id(rd, r2, &other) && other == zero__ck_get64(h + 44))
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0,
+                              "%s/meta.zck belongs to another save (id %llu) than the rank files beside it (%s and "
+                              "rank%05d.zck: id %llu): meta.zck was copied in from another checkpoint",
+                              rd->tdir, (unsigned long long)rd->id, path, r2, (unsigned long long)other);
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0,
+                          "%s belongs to another save (id %llu) than %s/meta.zck (id %llu)%s", path,
+                          (unsigned long long)zero__ck_get64(h + 44), rd->tdir, (unsigned long long)rd->id,
+                          r2 != r ? ": this rank file was copied in from another checkpoint"
+                                  : ": one of the two was copied in from another checkpoint");
+    }
     if ((int)zero__ck_get32(h + 28) != r || (int)zero__ck_get32(h + 32) != rd->old_world ||
         (int64_t)zero__ck_get64(h + 36) != rd->old_shard || zero__ck_get64(h + 16) != data + tbytes ||
-        zero__ck_get64(h + 44) != rd->id) {
+        zero__ck_get64(h + 52) != 0 || zero__ck_get64(h + 44) != rd->id) {
         close(fd);
         return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0,
                           "%s: rank %u of %u with %llu elements of save %llu, expected rank %d of %d with %lld of "
@@ -12135,7 +12269,7 @@ out:
 }
 
 ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err) {
-    char tdir[ZERO_PATH_MAX], path[ZERO_PATH_MAX + 64];
+    char tdir[ZERO_PATH_MAX], path[ZERO_PATH_MAX + 64], tag[256];
     unsigned char *mb = NULL;
     size_t mn = 0;
     zero__ck_meta m;
@@ -12152,12 +12286,13 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
     if ((r = zero__ck_enter(e, "zero_load", dir, err)) != ZERO_OK) return r;
     /* every rank reads and checks the metadata and its part of the files;
        nothing changes until all agree */
-    if (zero__ck_resolve(dir, tdir, sizeof tdir, &fe) != ZERO_OK) {
+    if (zero__ck_find(dir, tdir, sizeof tdir, tag, &fe) != ZERO_OK) {
         bad = 1;
     } else {
         snprintf(path, sizeof path, "%s/meta.zck", tdir);
         mb = zero__ck_slurp(path, &mn, (size_t)1 << 31, ZERO_MSG_CKPT_NOT_FOUND, &fe);
-        bad = !mb || zero__ck_meta_read(mb, mn, path, &m, &fe) != ZERO_OK || zero__load_match(e, &m, path, &tmap, &fe) != ZERO_OK ||
+        bad = !mb || zero__ck_meta_read(mb, mn, path, &m, &fe) != ZERO_OK || zero__ck_meta_tag(&m, path, dir, tag, &fe) != ZERO_OK ||
+              zero__load_match(e, &m, path, &tmap, &fe) != ZERO_OK ||
               zero__load_layout(&m, path, &ol, &fe) != ZERO_OK || zero__load_reader(&rd, tdir, &m, mb, ol, &fe) != ZERO_OK ||
               zero__load_check(e, &rd, ol, tmap, &vals, &fe) != ZERO_OK;
     }
@@ -12297,8 +12432,7 @@ ZERO__DEF zero_result zero_export_safetensors(zero_engine *e, const char *path, 
         char tmp[ZERO_PATH_MAX + 16];
         int fd;
         snprintf(tmp, sizeof tmp, "%s.tmp", path);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0) zero__fail(&fe, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", tmp, strerror(errno));
+        fd = zero__open_write(tmp, O_TRUNC, &fe);
         bad = !zero__st_fill(fd, &w, &fe) || fd < 0;
         if (fd >= 0) {
             if (!bad && fsync(fd) != 0) {

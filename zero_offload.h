@@ -1289,10 +1289,23 @@ static void *zero__nvme_aligned(size_t n) {
     return aligned_alloc(ZERO_NVME_ALIGN, zero__nvme_round_up(n ? n : 1, ZERO_NVME_ALIGN));
 }
 
+/* The tile file, created or reopened; -1 with errno. Never blocks: an
+   existing non-regular file (a FIFO, a device) is refused before the open
+   (ENODEV) and after it, through the descriptor. */
 static int zero__nvme_openfd(const char *path, int direct) {
+    struct stat sb;
     int fd;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        errno = ENODEV;
+        return -1;
+    }
     do {
-        fd = open(path, O_RDWR | O_CREAT | (direct ? ZERO__O_DIRECT : 0), 0600);
+        fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | (direct ? ZERO__O_DIRECT : 0), 0600);
+        if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+            close(fd);
+            errno = ENODEV;
+            return -1;
+        }
 #ifdef ZERO_NVME_TEST_HOOKS
         if (fd >= 0 && direct && zero__nvme_hook_einval == 1) {
             close(fd);
@@ -1649,7 +1662,7 @@ ZERO__DEF zero_result zero_nvme_open(zero_nvme **out, const char *dir, const cha
     }
     if (s->fd < 0) {
         rc = zero__nvme_fail(err, ZERO_ERR_IO, ZERO_MSG_FILE_OPEN, "nvme store %s: cannot open: %s", s->path,
-                             strerror(errno));
+                             errno == ENODEV ? "not a regular file (a FIFO or device is never opened)" : strerror(errno));
         goto fail;
     }
     if ((rc = zero__nvme_super(s, err)) != ZERO_OK) goto fail;

@@ -7,7 +7,7 @@
    random moments (the previous checkpoint always loads).
 
    Run alone: make test T=test_ckpt */
-#define _POSIX_C_SOURCE 200809L /* mkdtemp, fork, kill, nanosleep in this test */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, fork, kill, nanosleep, mkfifo, alarm in this test */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_offload.h"
@@ -288,6 +288,13 @@ static int flip(const char *path, long off) {
     close(fd);
     return ok;
 }
+static int write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(text, 1, strlen(text), f) == strlen(text);
+    if (f && fclose(f) != 0) ok = 0;
+    return ok;
+}
+
 static int copy_file(const char *from, const char *to) {
     char buf[4096];
     int a = open(from, O_RDONLY), b = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -417,7 +424,7 @@ int main(int argc, char **argv) {
         CHECK(zero_host_run(2, rank_fn, a, &err) == ZERO_OK);
         all_ok(a, 2, "good save");
         free(a);
-        for (c = 0; c < 9; c++) {
+        for (c = 0; c < 18; c++) {
             job *b = newjob(2, ZERO_DTYPE_FP32, 2);
             const char *want = "";
             zero_msg item = ZERO_MSG_CKPT_CORRUPT;
@@ -474,13 +481,76 @@ int main(int argc, char **argv) {
                     snprintf(t2, sizeof t2, "%s/rank00001.zck", tag);
                     CHECK(copy_file(path, t2));
                 }
-                want = "another checkpoint";
+                want = "this rank file was copied in from another checkpoint";
+                break;
+            }
+            case 9: /* latest names a checkpoint that is not there: the error names latest and what it held */
+                snprintf(path, sizeof path, "%s/latest", dir);
+                CHECK(write_file(path, "step9"));
+                item = ZERO_MSG_CKPT_NOT_FOUND;
+                want = "latest names \"step9\", but";
+                break;
+            case 10: /* latest garbled */
+                snprintf(path, sizeof path, "%s/latest", dir);
+                CHECK(write_file(path, "st\001ep/../x"));
+                want = "latest holds \"st\\x01ep/../x\"";
+                break;
+            /* not regular files: opening a FIFO would block forever (alarm() below turns a hang into a failure) */
+            case 11:
+                snprintf(path, sizeof path, "%s/latest", dir);
+                CHECK(unlink(path) == 0 && mkfifo(path, 0644) == 0);
+                item = ZERO_MSG_FILE_READ;
+                want = "latest: not a regular file (a FIFO";
+                break;
+            case 12:
+                snprintf(path, sizeof path, "%s/meta.zck", tag);
+                CHECK(unlink(path) == 0 && mkfifo(path, 0644) == 0);
+                item = ZERO_MSG_FILE_READ;
+                want = "meta.zck: not a regular file (a FIFO";
+                break;
+            case 13:
+                snprintf(path, sizeof path, "%s/rank00001.zck", tag);
+                CHECK(unlink(path) == 0 && mkfifo(path, 0644) == 0);
+                item = ZERO_MSG_FILE_READ;
+                want = "rank00001.zck: not a regular file (a FIFO";
+                break;
+            case 14: /* meta.zck of another save of the same model and step: meta.zck is blamed, not a rank file */
+            case 16: /* ... of a later step: the step it holds disagrees with the name latest gives it */
+            {
+                char other[1400], t2[1500];
+                job *o = newjob(2, ZERO_DTYPE_FP32, 2);
+                snprintf(other, sizeof other, "%s/other_meta%d", base, c);
+                o->dir = other;
+                o->steps_before = c == 14 ? 2 : 3, o->save = 1;
+                CHECK(zero_host_run(2, rank_fn, o, &err) == ZERO_OK);
+                free(o);
+                snprintf(path, sizeof path, "%s/step%d/meta.zck", other, c == 14 ? 2 : 3);
+                snprintf(t2, sizeof t2, "%s/meta.zck", tag);
+                CHECK(copy_file(path, t2));
+                want = c == 14 ? "meta.zck belongs to another save" : "holds step 3, but";
+                break;
+            }
+            case 15: /* the header's world field forged, its checksum recomputed */
+            case 17: /* ... its rank field */
+            {
+                unsigned char h[64];
+                int fd;
+                snprintf(path, sizeof path, "%s/meta.zck", tag);
+                fd = open(path, O_RDWR);
+                CHECK(fd >= 0 && read(fd, h, 64) == 64);
+                zero__ck_put32(h + (c == 15 ? 32 : 28), c == 15 ? 3 : 1);
+                zero__ck_put32(h + 60, zero__crc32c(0, h, 60));
+                CHECK(lseek(fd, 0, SEEK_SET) == 0 && write(fd, h, 64) == 64);
+                close(fd);
+                want = "the header was altered";
                 break;
             }
             }
             b->dir = dir;
             b->steps_before = 1, b->load = 1, b->steps_after = 0;
+            alarm(60);
             CHECK(zero_host_run(2, rank_fn, b, &err) == ZERO_OK);
+            alarm(0);
             for (r = 0; r < 2; r++) {
                 CHECKF(b->r_load[r] != ZERO_OK, "bad case %d rank %d: loaded", c, r);
             }
@@ -493,6 +563,38 @@ int main(int argc, char **argv) {
             CHECKF(!memcmp(b->w0, b->w, sizeof b->w) || b->r[0] != ZERO_OK, "bad case %d: the engine changed", c);
             free(b);
         }
+    }
+    /* 4b. latest written by hand with echo (a trailing newline) loads; a save whose latest.tmp is a FIFO fails
+          with an error naming it instead of blocking, and the checkpoint before it still loads */
+    {
+        char d[1100], path[1300], t2[1300];
+        job *b = newjob(2, ZERO_DTYPE_FP32, 2), *a;
+        snprintf(d, sizeof d, "%s/good", base);
+        snprintf(path, sizeof path, "%s/latest", d);
+        CHECK(write_file(path, "step2\n"));
+        b->dir = d;
+        b->steps_before = 1, b->load = 1, b->steps_after = 0;
+        CHECK(zero_host_run(2, rank_fn, b, &err) == ZERO_OK);
+        CHECKF(b->r_load[0] == ZERO_OK && b->r_load[1] == ZERO_OK, "latest with a newline: %s / %s", b->msg[0], b->msg[1]);
+        free(b);
+        snprintf(t2, sizeof t2, "%s/latest.tmp", d);
+        CHECK(mkfifo(t2, 0644) == 0);
+        a = newjob(2, ZERO_DTYPE_FP32, 2);
+        a->dir = d;
+        a->steps_before = 3, a->save = 1;
+        alarm(60);
+        CHECK(zero_host_run(2, rank_fn, a, &err) == ZERO_OK);
+        alarm(0);
+        CHECKF(a->r[0] != ZERO_OK && strstr(a->msg[0], "latest.tmp: exists and is not a regular file (a FIFO)"),
+               "save with a FIFO at latest.tmp: %s", a->msg[0]);
+        free(a);
+        unlink(t2);
+        b = newjob(2, ZERO_DTYPE_FP32, 2);
+        b->dir = d;
+        b->steps_before = 1, b->load = 1, b->steps_after = 0;
+        CHECK(zero_host_run(2, rank_fn, b, &err) == ZERO_OK);
+        CHECKF(b->r_load[0] == ZERO_OK && b->r_load[1] == ZERO_OK, "after the failed save: %s", b->msg[0]);
+        free(b);
     }
     /* 5. safetensors export: rank 0 writes, every rank reads along */
     {

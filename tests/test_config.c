@@ -407,6 +407,16 @@ static void test_messages(void) {
     CHECK_STR_CONTAINS(err.msg, "no_such_file.json");
     CHECK(zero_config_load(&c, "tests/configs", &err) == ZERO_ERR_IO && err.item == ZERO_MSG_FILE_READ);
     CHECK_STR_CONTAINS(err.msg, "tests/configs");
+    { /* a FIFO: refused before it is opened (opening one waits for a writer; the test would hang) */
+        char fifo[64], cmd[256];
+        snprintf(fifo, sizeof fifo, "/tmp/zero_test_config_fifo.%d", (int)zt_rand_int(0, 1 << 30));
+        snprintf(cmd, sizeof cmd, "rm -f '%s' && mkfifo '%s'", fifo, fifo);
+        CHECK(system(cmd) == 0);
+        CHECK(zero_config_load(&c, fifo, &err) == ZERO_ERR_IO && err.item == ZERO_MSG_FILE_READ);
+        CHECK_STR_CONTAINS(err.msg, fifo);
+        CHECK_STR_CONTAINS(err.msg, "not a regular file (a FIFO");
+        remove(fifo);
+    }
     {
         FILE *f = fopen("build/t/bad_config.json", "wb");
         if (f) {

@@ -103,6 +103,17 @@ static void test_args(void) {
     CHECK_EQ_INT(zero_nvme_open(&s, missing, "t", 0, TILE, NULL, &err), ZERO_ERR_IO);
     CHECK_STR_CONTAINS(err.msg, missing);
     CHECK_STR_CONTAINS(err.msg, "No such file or directory");
+    { /* a FIFO where the tile file goes: refused, never opened (a read from it would block forever) */
+        char fifo[700], cmd[800];
+        snprintf(fifo, sizeof fifo, "%s/f.rank0.tiles", dir);
+        snprintf(cmd, sizeof cmd, "mkfifo '%s'", fifo);
+        CHECK(system(cmd) == 0);
+        CHECK_EQ_INT(zero_nvme_open(&s, dir, "f", 0, TILE, NULL, &err), ZERO_ERR_IO);
+        CHECK(s == NULL);
+        CHECK_STR_CONTAINS(err.msg, fifo);
+        CHECK_STR_CONTAINS(err.msg, "not a regular file");
+        CHECK(unlink(fifo) == 0);
+    }
     snprintf(file, sizeof file, "%s/plain", dir);
     {
         FILE *f = fopen(file, "wb");

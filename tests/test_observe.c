@@ -9,7 +9,7 @@
    refused), zero_version.
 
    Run alone: make test T=test_observe */
-#define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp, nanosleep in this test */
+#define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp, nanosleep, mkfifo, alarm in this test */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_test.h"
@@ -56,6 +56,7 @@ typedef struct job {
     int late_rank;       /* >= 0: this rank sleeps late_ms before each step's backward */
     int late_ms;
     const char *monitor; /* jsonl_monitor.output_path, NULL: off */
+    const char *job_name; /* jsonl_monitor.job_name, NULL: "obs" */
     int64_t total;       /* scheduler total_num_steps (WarmupDecayLR), 0: no schedule */
     zero_result r[MAXW];
     char msg[MAXW][1100];
@@ -83,7 +84,7 @@ static zero_config make_cfg(const job *J) {
     if (J->monitor) {
         c.jsonl_monitor.enabled = 1;
         snprintf(c.jsonl_monitor.output_path, sizeof c.jsonl_monitor.output_path, "%s", J->monitor);
-        snprintf(c.jsonl_monitor.job_name, sizeof c.jsonl_monitor.job_name, "obs");
+        snprintf(c.jsonl_monitor.job_name, sizeof c.jsonl_monitor.job_name, "%s", J->job_name ? J->job_name : "obs");
     }
     c.log.fn = keep_log;
     c.log.level = ZERO_LOG_INFO;
@@ -351,6 +352,19 @@ int main(void) {
         return zt_finish();
     }
     test_monitor(dir);
+    { /* the metrics file is a FIFO: create fails naming it, instead of waiting for a reader */
+        job J;
+        char fifo[600];
+        memset(&J, 0, sizeof J);
+        snprintf(fifo, sizeof fifo, "%s/fifo.jsonl", dir);
+        CHECK(mkfifo(fifo, 0644) == 0);
+        J.world = 2, J.stage = 1, J.steps = 1, J.late_rank = -1, J.monitor = dir, J.job_name = "fifo";
+        alarm(60);
+        CHECK(!run(&J));
+        alarm(0);
+        CHECKF(strstr(J.msg[0], "fifo.jsonl: exists and is not a regular file (a FIFO)") != NULL, "%s", J.msg[0]);
+        unlink(fifo);
+    }
     test_progress();
     test_debug();
     test_watchdog();
