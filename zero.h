@@ -690,7 +690,7 @@ ZERO_API void zero_loss_scaler_init(zero_loss_scaler *s, const zero_config *cfg)
    ranks). ZERO_ERR_LOSS_SCALE when an overflow arrives at the minimum scale
    under ZeRO rules (the scaler is then left unchanged, as DeepSpeed raises). */
 ZERO_API zero_result zero_loss_scaler_update(zero_loss_scaler *s, int overflow);
-/* The scale S to multiply the loss by (NaN for an invalid scaler). */
+/* The scale S to multiply the loss by (NaN for an invalid scaler: cfg or s NULL, fp16.enabled "auto"). */
 ZERO_API double zero_loss_scaler_scale(const zero_loss_scaler *s);
 
 /* ---- >>api-schedules: learning-rate schedules (zero_lr_at) ---- */
@@ -1433,6 +1433,13 @@ static zero_result zero__fail(zero_error *err, zero_msg item, const char *key, i
             snprintf(err->msg + n, sizeof err->msg - n, " (line %d:%d)", line, col);
     }
     return code;
+}
+
+/* "fn: arg is NULL", with err->key = arg (which argument, for programs). */
+static zero_result zero__null_arg(zero_error *err, const char *fn, const char *arg) {
+    zero_result r = zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "%s: %s is NULL", fn, arg);
+    if (err) snprintf(err->key, sizeof err->key, "%s", arg);
+    return r;
 }
 
 static ZERO__UNUSED void zero__ok(zero_error *err) {
@@ -3996,7 +4003,7 @@ ZERO__DEF zero_result zero_config_parse_json(zero_config *cfg, const char *text,
     zero__parse p;
     zero_result r;
     if (!cfg || (!text && len))
-        return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_parse_json", 0, 0, "cfg and text must not be NULL");
+        return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_parse_json", 0, 0, "%s is NULL", !cfg ? "cfg" : "text");
     memset(&j, 0, sizeof j);
     if ((r = zero__json_parse(&j, text ? text : "", len, err)) != ZERO_OK) return r;
     p.cfg = cfg;
@@ -4037,7 +4044,7 @@ ZERO__DEF zero_result zero_config_load(zero_config *cfg, const char *path, zero_
     int fd, rd;
     zero_result r;
     if (!cfg || !path)
-        return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_load", 0, 0, "%s must not be NULL", !cfg ? "cfg" : "path");
+        return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_load", 0, 0, "%s is NULL", !cfg ? "cfg" : "path");
     if ((fd = zero__open_read(path, &size, ZERO_MSG_FILE_OPEN, &fe)) < 0) /* a FIFO or device: refused, never opened */
         return zero__fail(err, fe.item, path, 0, 0, "cannot open the config: %s", fe.msg + strlen(path) + 2);
     if (size > (uint64_t)ZERO__CONFIG_MAX_BYTES) {
@@ -4180,7 +4187,7 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     const zero__key *k;
     int others, stage, half;
     zero_result r;
-    if (!cfg) return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_resolve", 0, 0, "cfg must not be NULL");
+    if (!cfg) return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_resolve", 0, 0, "cfg is NULL");
     if (world_size < 1)
         return zero__fail(err, ZERO_MSG_BAD_ARG, "world_size", 0, 0, "must be >= 1, got %d", world_size);
     c = *cfg; /* work on a copy: on error *cfg is untouched */
@@ -4345,6 +4352,7 @@ ZERO__DEF size_t zero_config_to_json(const zero_config *cfg, char *buf, size_t c
     o.buf = buf;
     o.cap = cap;
     o.len = 0;
+    if (buf && cap) buf[0] = 0;
     if (!cfg) return 0;
     zero__put(&o, "{");
     for (i = 0; i < ZERO__NKEYS; i++) {
@@ -4988,11 +4996,9 @@ ZERO__DEF zero_result zero_estimate_memory(const zero_estimate_args *a, zero_mem
     zero_result r;
     if (out) memset(out, 0, sizeof *out);
     if (!a)
-        return zero__fail(err, ZERO_MSG_NULL_ARG, "a", 0, 0,
-                          "zero_estimate_memory: the arguments pointer is NULL");
+        return zero__null_arg(err, "zero_estimate_memory", "a");
     if (!out)
-        return zero__fail(err, ZERO_MSG_NULL_ARG, "out", 0, 0,
-                          "zero_estimate_memory: the result pointer is NULL");
+        return zero__null_arg(err, "zero_estimate_memory", "out");
     if ((r = zero__est_check_params(a->params, err)) != ZERO_OK) return r;
     if (!(fabs(a->largest_layer) <= DBL_MAX) || a->largest_layer > a->params)
         return zero__fail(err, ZERO_MSG_ESTIMATE_ARGS, "largest_layer", 0, 0,
@@ -5027,11 +5033,9 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
     zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
     if (max_params) *max_params = 0;
     if (!a)
-        return zero__fail(err, ZERO_MSG_NULL_ARG, "a", 0, 0,
-                          "zero_estimate_max_params: the arguments pointer is NULL");
+        return zero__null_arg(err, "zero_estimate_max_params", "a");
     if (!max_params)
-        return zero__fail(err, ZERO_MSG_NULL_ARG, "max_params", 0, 0,
-                          "zero_estimate_max_params: the result pointer is NULL");
+        return zero__null_arg(err, "zero_estimate_max_params", "max_params");
     if (!(gpu_bytes > 0) || gpu_bytes > DBL_MAX)
         return zero__fail(err, e, "gpu_bytes", 0, 0, "must be > 0 and finite, got %g", gpu_bytes);
     if (!(cpu_bytes >= 0) || cpu_bytes > DBL_MAX)
@@ -7068,7 +7072,7 @@ static int zero__cmp_named(const void *a, const void *b) {
 static zero_result zero__layout_check(const zero_tensor *ts, int n, const zero_layout_args *a,
                                       zero_error *err) {
     int i, d;
-    if (!ts || !a) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_layout_create: tensors or args is NULL");
+    if (!ts || !a) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_layout_create: %s is NULL", !ts ? "tensors" : "args");
     if (n <= 0) return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_layout_create: %d tensors (need at least one)", n);
     if (a->world < 1) return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_layout_create: world %d (need >= 1)", a->world);
     if (a->bucket_elems < 0)
@@ -7312,7 +7316,7 @@ ZERO__DEF zero_result zero_layout_locate(const zero_layout *l, int t, int64_t of
                                          zero_error *err) {
     int64_t in;
     int u;
-    if (!l || !out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_layout_locate: NULL argument");
+    if (!l || !out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_layout_locate: %s is NULL", !l ? "l" : "out");
     if (t < 0 || t >= l->n_tensors)
         return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_layout_locate: tensor %d of %d", t, l->n_tensors);
     if (off < 0 || off >= l->numel[t])
@@ -7665,6 +7669,11 @@ static zero_result zero__enter(zero_engine *e, const char *fn) {
         memset(&lg, 0, sizeof lg);
         lg.rank = -1;
         lg.level = ZERO_LOG_INFO;
+        if (!e) {
+            zero__log(&lg, ZERO_LOG_ERROR, ZERO_MSG_NULL_ARG,
+                      "%s: e is NULL (no engine: zero_engine_create failed or was not called)", fn);
+            return ZERO_ERR_INVALID_ARG;
+        }
         zero__log(&lg, ZERO_LOG_ERROR, ZERO_MSG_ENGINE_DESTROYED,
                   "%s: engine %p was destroyed or never created", fn, (const void *)e);
         return ZERO_ERR_STATE;
@@ -9885,7 +9894,10 @@ ZERO__DEF void zero_engine_destroy(zero_engine *e) {
 ZERO__DEF const zero_error *zero_engine_error(const zero_engine *e) {
     static const zero_error destroyed = {ZERO_ERR_STATE, ZERO_MSG_ENGINE_DESTROYED, 0, 0, "",
                                          "engine was destroyed or never created"};
-    return zero__engine_live(e) ? &e->err : &destroyed;
+    static const zero_error null_e = {ZERO_ERR_INVALID_ARG, ZERO_MSG_NULL_ARG, 0, 0, "",
+                                      "zero_engine_error: e is NULL (no engine: zero_engine_create failed or was not "
+                                      "called; its zero_error says why)"};
+    return !e ? &null_e : zero__engine_live(e) ? &e->err : &destroyed;
 }
 
 ZERO__DEF const zero_layout *zero_engine_layout(const zero_engine *e) {
@@ -11489,14 +11501,18 @@ static zero_result zero__ck_between_steps(zero_engine *e, const char *fn) {
 
 /* The entry of zero_save / zero_load / zero_export_safetensors: a live
    engine, a usable path, between steps; the error also into *err. */
-static zero_result zero__ck_enter(zero_engine *e, const char *fn, const char *path, zero_error *err) {
+static zero_result zero__ck_enter(zero_engine *e, const char *fn, const char *arg, const char *path, zero_error *err) {
     zero_result r;
+    if (!e) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "%s: e is NULL (no engine: zero_engine_create failed or "
+                                                                "was not called)", fn);
     if ((r = zero__enter(e, fn)) != ZERO_OK) {
         if (err) *err = *zero_engine_error(e);
         return r;
     }
-    if (!path || !path[0] || strlen(path) > ZERO_PATH_MAX - 40)
-        r = zero__efail(e, ZERO_MSG_BAD_ARG, "%s: path %s", fn, !path ? "is NULL" : !path[0] ? "is empty" : "too long");
+    if (!path)
+        r = zero__efail(e, ZERO_MSG_NULL_ARG, "%s: %s is NULL", fn, arg);
+    else if (!path[0] || strlen(path) > ZERO_PATH_MAX - 40)
+        r = zero__efail(e, ZERO_MSG_BAD_ARG, "%s: %s %s", fn, arg, !path[0] ? "is empty" : "is too long");
     else
         r = zero__ck_between_steps(e, fn);
     if (r != ZERO_OK && err) *err = e->err;
@@ -11511,7 +11527,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     double bad = 0;
     uint64_t w_id = 0;
     zero__ok(&fe);
-    if ((r = zero__ck_enter(e, "zero_save", dir, err)) != ZERO_OK) return r;
+    if ((r = zero__ck_enter(e, "zero_save", "dir", dir, err)) != ZERO_OK) return r;
     /* rank 0 picks a directory name no save used ("step<N>", else
        "step<N>.<k>": a checkpoint is never overwritten) and an id for this
        save's files; the others learn both from the agreement sums */
@@ -12283,7 +12299,7 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
     zero__ok(&fe);
     memset(&m, 0, sizeof m);
     memset(&rd, 0, sizeof rd);
-    if ((r = zero__ck_enter(e, "zero_load", dir, err)) != ZERO_OK) return r;
+    if ((r = zero__ck_enter(e, "zero_load", "dir", dir, err)) != ZERO_OK) return r;
     /* every rank reads and checks the metadata and its part of the files;
        nothing changes until all agree */
     if (zero__ck_find(dir, tdir, sizeof tdir, tag, &fe) != ZERO_OK) {
@@ -12409,7 +12425,7 @@ ZERO__DEF zero_result zero_export_safetensors(zero_engine *e, const char *path, 
     double sum = 0;
     int bad = 0;
     zero__ok(&fe);
-    if ((r = zero__ck_enter(e, "zero_export_safetensors", path, err)) != ZERO_OK) return r;
+    if ((r = zero__ck_enter(e, "zero_export_safetensors", "path", path, err)) != ZERO_OK) return r;
     if (dtype != ZERO_DTYPE_FP32 && dtype != ZERO_DTYPE_FP16 && dtype != ZERO_DTYPE_BF16) {
         r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_export_safetensors: dtype %d: fp32, fp16 or bf16", (int)dtype);
         if (err) *err = e->err;
@@ -12478,6 +12494,7 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
     int c, k, u;
     if (!out) return ZERO_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
+    if (!e) return ZERO_ERR_INVALID_ARG;
     if (!zero__engine_live(e)) return ZERO_ERR_STATE;
     memcpy(out->planned, e->mem.planned, sizeof out->planned);
     memcpy(out->allocated, e->mem.allocated, sizeof out->allocated);
@@ -12510,6 +12527,7 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
         int w_ = snprintf(buf ? buf + (n < cap ? n : cap) : sink, buf && n < cap ? cap - n : 0, __VA_ARGS__); \
         if (w_ > 0) n += (size_t)w_;                                                    \
     } while (0)
+    if (buf && cap) buf[0] = 0;
     if (!r) return 0;
     ZERO__PUT("memory per rank: stage %d, %d ranks, %s parameters, %s accumulation, %lld params (%lld trainable), "
               "%d units\n",
@@ -12542,8 +12560,9 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
     int k;
     if ((r = zero__enter(e, "zero_read_state")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_read_state")) != ZERO_OK)
         return r;
+    if (!out) return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_read_state: out is NULL");
     l = e->plan.layout;
-    if ((unsigned)what >= ZERO_STATE_KIND_COUNT || !out || offset < 0 || count < 0 || offset + count > l->numel[t])
+    if ((unsigned)what >= ZERO_STATE_KIND_COUNT || offset < 0 || count < 0 || offset + count > l->numel[t])
         return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_read_state('%s'): range [%lld, %lld) of %lld elements, what %d",
                            zero__tname(e, t), (long long)offset, (long long)(offset + count), (long long)l->numel[t],
                            (int)what);

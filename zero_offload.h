@@ -1010,7 +1010,7 @@ static int zero__cpu_dtype_ok(zero_dtype dt) {
 
 ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level level, zero_cpu_pool *pool,
                                        zero_error *err) {
-    static const char *fname = "zero_cpu_adam";
+    static const char *fname = "zero_cpu_adam_at";
     zero__cpu_adam_ctx c;
     int64_t *prefix, total = 0;
     int k, sorted = 1;
@@ -1096,6 +1096,7 @@ ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level 
 }
 
 ZERO__DEF zero_result zero_cpu_adam(const zero_adam_args *a, zero_cpu_pool *pool, zero_error *err) {
+    if (!a) return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_cpu_adam", 0, 0, "args is NULL");
     return zero_cpu_adam_at(a, zero_cpu_simd_level(NULL), pool, err);
 }
 
@@ -1603,8 +1604,8 @@ ZERO__DEF zero_result zero_nvme_open(zero_nvme **out, const char *dir, const cha
     int64_t block = aio ? aio->block_size : 1048576, depth = aio ? aio->queue_depth : 8, max_off;
     zero_result rc;
     if (!out || !dir || !prefix)
-        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_NULL_ARG,
-                               "zero_nvme_open: out, dir and prefix must not be NULL");
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_NULL_ARG, "zero_nvme_open: %s is NULL",
+                               !out ? "out" : !dir ? "dir" : "prefix");
     *out = NULL;
     if (!dir[0] || !prefix[0] || strchr(prefix, '/') || rank < 0)
         return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
@@ -1723,14 +1724,13 @@ ZERO__DEF void zero_nvme_close(zero_nvme *s, int keep) {
     ZERO_FREE(s);
 }
 
-static zero_result zero__nvme_submit(zero_nvme *s, int write, int64_t tile, const void *src, void *dst,
+static zero_result zero__nvme_submit(const char *fn, zero_nvme *s, int write, int64_t tile, const void *src, void *dst,
                                      size_t bytes, zero_nvme_request **req, zero_error *err) {
-    const char *fn = write ? "zero_nvme_write" : "zero_nvme_read";
     zero_nvme_request *r;
     if (req) *req = NULL;
     if (!s || !req || (bytes && !(write ? src : (const void *)dst)))
-        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_NULL_ARG, "%s: store, request or buffer is NULL",
-                               fn);
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_NULL_ARG, "%s: %s is NULL", fn,
+                               !s ? "store" : !req ? "req" : "buf");
     if (tile < 0 || tile >= s->max_tiles)
         return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
                                "%s: nvme store %s: tile %lld out of range (0 .. %lld)", fn, s->path, (long long)tile,
@@ -1767,7 +1767,7 @@ static zero_result zero__nvme_submit(zero_nvme *s, int write, int64_t tile, cons
 ZERO__DEF zero_result zero_nvme_wait(zero_nvme *s, zero_nvme_request *r, zero_error *err) {
     zero_result rc;
     if (!s || !r)
-        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_NULL_ARG, "zero_nvme_wait: store or request is NULL");
+        return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_NULL_ARG, "zero_nvme_wait: %s is NULL", !s ? "store" : "req");
     if (r->store != s)
         return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_BAD_ARG,
                                "zero_nvme_wait: the request belongs to another store");
@@ -1785,23 +1785,23 @@ ZERO__DEF zero_result zero_nvme_wait(zero_nvme *s, zero_nvme_request *r, zero_er
 
 ZERO__DEF zero_result zero_nvme_write_async(zero_nvme *s, int64_t tile, const void *buf, size_t bytes,
                                             zero_nvme_request **req, zero_error *err) {
-    return zero__nvme_submit(s, 1, tile, buf, NULL, bytes, req, err);
+    return zero__nvme_submit("zero_nvme_write_async", s, 1, tile, buf, NULL, bytes, req, err);
 }
 
 ZERO__DEF zero_result zero_nvme_read_async(zero_nvme *s, int64_t tile, void *buf, size_t bytes,
                                            zero_nvme_request **req, zero_error *err) {
-    return zero__nvme_submit(s, 0, tile, NULL, buf, bytes, req, err);
+    return zero__nvme_submit("zero_nvme_read_async", s, 0, tile, NULL, buf, bytes, req, err);
 }
 
 ZERO__DEF zero_result zero_nvme_write(zero_nvme *s, int64_t tile, const void *buf, size_t bytes, zero_error *err) {
     zero_nvme_request *r;
-    zero_result rc = zero__nvme_submit(s, 1, tile, buf, NULL, bytes, &r, err);
+    zero_result rc = zero__nvme_submit("zero_nvme_write", s, 1, tile, buf, NULL, bytes, &r, err);
     return rc != ZERO_OK ? rc : zero_nvme_wait(s, r, err);
 }
 
 ZERO__DEF zero_result zero_nvme_read(zero_nvme *s, int64_t tile, void *buf, size_t bytes, zero_error *err) {
     zero_nvme_request *r;
-    zero_result rc = zero__nvme_submit(s, 0, tile, NULL, buf, bytes, &r, err);
+    zero_result rc = zero__nvme_submit("zero_nvme_read", s, 0, tile, NULL, buf, bytes, &r, err);
     return rc != ZERO_OK ? rc : zero_nvme_wait(s, r, err);
 }
 

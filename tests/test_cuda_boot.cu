@@ -877,11 +877,37 @@ static int count_fds() {
     return n;
 }
 
+/* the CUDA header's public functions with each pointer argument NULL: a NULL-argument error naming it (no GPU needed) */
+static void test_api_null() {
+    zero_error err;
+    zero_dist_env env;
+    zero_cuda *c = NULL;
+    unsigned char id[8] = {0};
+    memset(&env, 0, sizeof env);
+    env.world = 1;
+    CHECK(zero_dist_env_read(NULL, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_NULL_ARG);
+    CHECK_STR_CONTAINS(err.msg, "zero_dist_env_read: env is NULL");
+    CHECK(zero_bootstrap_exchange(NULL, id, sizeof id, 1.0, &err) == ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "zero_bootstrap_exchange: env is NULL");
+    CHECK(zero_bootstrap_exchange(&env, NULL, sizeof id, 1.0, &err) == ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "zero_bootstrap_exchange: id is NULL");
+    CHECK(zero_cuda_launch_local(NULL, &err) == ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "zero_cuda_launch_local: exit_code is NULL");
+    CHECK(zero_cuda_device_query(0, NULL, &err) == ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "zero_cuda_device_query: info is NULL");
+    CHECK(zero_cuda_backend_init(NULL, NULL, &err) == ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "zero_cuda_backend_init: out is NULL");
+    CHECK(zero_cuda_backend(c) == NULL && zero_cuda_stream(c) == NULL && zero_cuda_comm_stream(c) == NULL &&
+          zero_cuda_env(c) == NULL);
+    zero_cuda_backend_destroy(c);
+}
+
 int main() {
     double t0 = now_s();
     int fds;
     zt_seed("test_cuda_boot");
     fds = count_fds();
+    test_api_null();
     test_env();
     test_exchange_args();
     test_exchange_basic();
