@@ -5738,7 +5738,7 @@ ZERO__DEF zero_result zero_safetensors_read(zero_safetensors *st, int i, int64_t
             zero__host_cast((char *)out + (size_t)done * os, dtype, tmp, n);
         }
     } else { /* element (r, c) of the transpose is (c, r) of the file: per file row, the columns in range */
-        int64_t r0 = offset / cols, r1 = (offset + count - 1) / cols, c, span = r1 - r0 + 1, rr_;
+        int64_t r0 = offset / cols, r1 = (offset + count - 1) / cols, c, rr_;
         for (rr_ = r0; rr_ <= r1 && r == ZERO_OK; rr_ += ZERO__ST_PIECE) { /* file columns in pieces */
             int64_t a = rr_, b = zero__st_min(r1 + 1, rr_ + ZERO__ST_PIECE);
             for (c = 0; c < cols && r == ZERO_OK; c++) {
@@ -5760,7 +5760,6 @@ ZERO__DEF zero_result zero_safetensors_read(zero_safetensors *st, int i, int64_t
                 }
             }
         }
-        (void)span;
     }
     ZERO_FREE(raw);
     ZERO_FREE(tmp);
@@ -8123,6 +8122,12 @@ static void zero__fmt_duration(double s, char *buf, size_t cap) {
 }
 
 /* One JSON object for jsonl_monitor (rank 0): the step just made */
+/* ,"key":v; null for a NaN or an infinity, which JSON cannot write (a diverged loss stays readable) */
+static void zero__jsonl_num(FILE *f, const char *key, double v) {
+    if (isfinite(v)) fprintf(f, ",\"%s\":%.9g", key, v);
+    else fprintf(f, ",\"%s\":null", key);
+}
+
 static void zero__metrics_line(zero_engine *e, const zero_step_info *in, double samples_per_s) {
     static const char *const phase[ZERO_PHASE_COUNT] = {"backward", "reduce", "fetch", "norm", "optimizer", "gather",
                                                         "step"};
@@ -8134,11 +8139,13 @@ static void zero__metrics_line(zero_engine *e, const zero_step_info *in, double 
     FILE *f = e->obs.jsonl;
     if (!f) return;
     fprintf(f, "{\"event\":\"step\",\"step\":%lld", (long long)in->global_steps);
-    if (e->obs.has_loss) fprintf(f, ",\"loss\":%.9g", e->obs.loss);
-    fprintf(f, ",\"lr\":%.9g,\"loss_scale\":%.9g,\"next_loss_scale\":%.9g,\"grad_norm\":%.9g,\"clip_coef\":%.9g,"
-               "\"skipped\":%d,\"skipped_steps\":%lld",
-            in->lr, in->loss_scale, in->next_loss_scale, in->grad_norm, in->clip_coef, in->applied ? 0 : 1,
-            (long long)in->skipped_steps);
+    if (e->obs.has_loss) zero__jsonl_num(f, "loss", e->obs.loss);
+    zero__jsonl_num(f, "lr", in->lr);
+    zero__jsonl_num(f, "loss_scale", in->loss_scale);
+    zero__jsonl_num(f, "next_loss_scale", in->next_loss_scale);
+    zero__jsonl_num(f, "grad_norm", in->grad_norm);
+    zero__jsonl_num(f, "clip_coef", in->clip_coef);
+    fprintf(f, ",\"skipped\":%d,\"skipped_steps\":%lld", in->applied ? 0 : 1, (long long)in->skipped_steps);
     if (samples_per_s > 0) fprintf(f, ",\"samples_per_s\":%.6g", samples_per_s);
     fprintf(f, ",\"time_ms\":{");
     for (i = 0; i < ZERO_PHASE_COUNT; i++) fprintf(f, "%s\"%s\":%.6g", i ? "," : "", phase[i], in->time_ms[i]);
