@@ -2,10 +2,11 @@
 
        zero_ckpt inspect DIR                       tensors, step, world size, sizes
        zero_ckpt verify DIR                        every header, block table and block checksum
-       zero_ckpt convert DIR --safetensors FILE [--dtype fp32|fp16|bf16]
-       zero_ckpt convert DIR --world M OUTDIR      the same state saved on M ranks
+       zero_ckpt convert DIR --safetensors FILE [--dtype fp32|fp16|bf16] [--force]
+       zero_ckpt convert DIR --world M OUTDIR [--force]
+                                                   the same state saved on M ranks
        zero_ckpt import SRC --world M --stage S [--dtype fp32|fp16|bf16]
-                        [--strip-prefix P] [--exclude GLOB]... OUTDIR
+                        [--strip-prefix P] [--exclude GLOB]... [--force] OUTDIR
                                                    a safetensors checkpoint (a file, an
                                                    index or a Hugging Face model directory)
                                                    as a zero checkpoint: master weights, zero
@@ -22,8 +23,14 @@
    load it (default: the file's when all its tensors share F32, F16 or
    BF16). --strip-prefix drops a prefix from the names ("transformer." for
    a GPT2LMHeadModel); --exclude leaves out tensors whose checkpoint name
-   matches a shell pattern (buffers, a tied head). Exit status:
-   0 done, 1 the checkpoint failed a check, 2 usage or I/O.
+   matches a shell pattern (buffers, a tied head).
+
+   Outputs never land in a checkpoint: FILE and OUTDIR may not be inside a
+   directory holding `latest` or meta.zck (the source's included), OUTDIR
+   and the source may not contain each other, and an existing FILE or a
+   non-empty OUTDIR needs --force. Exit status: 0 done, 1 the checkpoint
+   failed a check, 2 usage (one line saying what is wrong, then the usage),
+   a refused output path, or I/O.
 
    inspect and verify read the format through zero.h's own reader functions
    (this program is compiled with the implementation), so they check exactly
@@ -31,13 +38,162 @@
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 
+#include <dirent.h>
 #include <fnmatch.h>
+#include <sys/stat.h>
 
-static int usage(void) {
-    fprintf(stderr, "usage: zero_ckpt inspect DIR | verify DIR | convert DIR (--safetensors FILE [--dtype fp32|fp16|bf16] "
-                    "| --world M OUTDIR) | import SRC --world M --stage S [--dtype fp32|fp16|bf16] [--strip-prefix P] "
-                    "[--exclude GLOB]... OUTDIR\n");
-    return 2;
+#include "../tool_args.h"
+
+static const char usage[] =
+    "usage: zero_ckpt inspect DIR\n"
+    "       zero_ckpt verify DIR\n"
+    "       zero_ckpt convert DIR --safetensors FILE [--dtype fp32|fp16|bf16] [--force]\n"
+    "       zero_ckpt convert DIR --world M OUTDIR [--force]\n"
+    "       zero_ckpt import SRC --world M --stage S [--dtype fp32|fp16|bf16] [--strip-prefix P]\n"
+    "                        [--exclude GLOB]... [--force] OUTDIR\n"
+    "       zero_ckpt --help\n";
+
+static const char help[] =
+    "\n"
+    "DIR is a checkpoint (holding meta.zck) or a directory whose `latest` names one.\n"
+    "  inspect             tensors, step, world size and file sizes\n"
+    "  verify              every header, block table and block checksum\n"
+    "  convert             load DIR on host ranks (the whole state in this machine's memory)\n"
+    "                      and write it as one safetensors FILE, or save it on M ranks\n"
+    "  import              a safetensors checkpoint SRC (a file, an index or a Hugging Face\n"
+    "                      model directory) as a zero checkpoint: master weights, zero Adam\n"
+    "                      moments, step 0; zero_load loads it on any world size and stage\n"
+    "  --safetensors FILE  convert's output file\n"
+    "  --world M           ranks of the saved checkpoint (1 to 1024; host threads here)\n"
+    "  --stage S           import: the ZeRO stage of the engine it saves (0 to 3)\n"
+    "  --dtype T           convert --safetensors: the file's dtype (default fp32);\n"
+    "                      import: the compute dtype of the run that loads it (default:\n"
+    "                      the file's, when its tensors share F32, F16 or BF16)\n"
+    "  --strip-prefix P    import: drop P from every tensor name (\"transformer.\")\n"
+    "  --exclude GLOB      import: leave out tensors whose name matches the shell pattern\n"
+    "                      (repeatable, at most 32)\n"
+    "  --force             overwrite an existing FILE, or save into a non-empty OUTDIR\n"
+    "\n"
+    "Outputs never land in a checkpoint: FILE and OUTDIR may not be inside a directory\n"
+    "that holds `latest` or meta.zck (the source's included), and OUTDIR and the source\n"
+    "may not contain each other; --force does not lift these.\n"
+    "\n"
+    "Exit status: 0 done; 1 the checkpoint failed a check; 2 usage (one line saying what\n"
+    "is wrong, then the usage), a refused output path, or an I/O error.\n";
+
+static int usage_error(void) { return tool_usage_error(usage); }
+
+/* ---- output paths: never into a checkpoint ---- */
+
+#define OUT_PATH 4096 /* the path buffers of the output checks */
+
+/* A directory by identity, so that links and relative spellings compare. */
+typedef struct file_id {
+    unsigned long long dev, ino;
+    int ok;
+} file_id;
+
+static file_id id_of(const char *path) {
+    struct stat st;
+    file_id f;
+    memset(&f, 0, sizeof f);
+    if (stat(path, &st) == 0) f.dev = (unsigned long long)st.st_dev, f.ino = (unsigned long long)st.st_ino, f.ok = 1;
+    return f;
+}
+
+static int same_id(file_id a, file_id b) { return a.ok && b.ok && a.dev == b.dev && a.ino == b.ino; }
+
+/* The directory a path names its entry in: "a/b/c" -> "a/b", "c" -> ".". */
+static void parent_of(const char *path, char *out, size_t cap) {
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--; /* "a/b/" is "a/b" */
+    while (n > 0 && path[n - 1] != '/') n--;
+    while (n > 1 && path[n - 1] == '/') n--;
+    if (n == 0) snprintf(out, cap, ".");
+    else snprintf(out, cap, "%.*s", (int)n, path);
+}
+
+static int holds_checkpoint(const char *dir) {
+    char p[OUT_PATH + 16];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/latest", dir);
+    if (stat(p, &st) == 0) return 1;
+    snprintf(p, sizeof p, "%s/meta.zck", dir);
+    return stat(p, &st) == 0;
+}
+
+/* Walk from dir up to the root (dir, dir/.., dir/../.., ...). Returns 1 when
+   one of them is target (target may be NULL), 2 when one holds a checkpoint
+   (with checkpoints), else 0; *at is the path of that directory. */
+static int walk_up(const char *dir, const file_id *target, int checkpoints, char *at, size_t cap) {
+    char p[OUT_PATH];
+    int depth;
+    snprintf(p, sizeof p, "%s", dir);
+    for (depth = 0; depth < 256; depth++) {
+        size_t n = strlen(p);
+        file_id here = id_of(p), up;
+        if (!here.ok) return 0;
+        if (target && same_id(here, *target)) {
+            snprintf(at, cap, "%s", p);
+            return 1;
+        }
+        if (checkpoints && holds_checkpoint(p)) {
+            snprintf(at, cap, "%s", p);
+            return 2;
+        }
+        if (n + 4 >= sizeof p) return 0;
+        snprintf(p + n, sizeof p - n, "/..");
+        up = id_of(p);
+        if (same_id(up, here)) return 0; /* the root */
+    }
+    return 0;
+}
+
+/* Refuse an output that would land in a checkpoint or clobber a file: 0 to
+   go on, else 2 with the reason printed. out is a FILE (is_dir 0) or an
+   OUTDIR; src the source (a checkpoint directory, or import's file or
+   directory), src2 the checkpoint `latest` names (or NULL). */
+static int check_output(const char *cmd, const char *out, int is_dir, int force, const char *src, const char *src2) {
+    char parent[OUT_PATH], at[OUT_PATH];
+    file_id s1 = id_of(src), s2 = src2 ? id_of(src2) : s1, o = id_of(out);
+    struct stat st, ss;
+    int exists = stat(out, &st) == 0;
+    if (!*out) return tool_fail(cmd, NULL, "the output path is empty"), 2;
+    if (exists && is_dir && !S_ISDIR(st.st_mode))
+        return tool_fail(cmd, NULL, "%s exists and is not a directory", out), 2;
+    if (exists && !is_dir && S_ISDIR(st.st_mode))
+        return tool_fail(cmd, NULL, "%s is a directory; --safetensors names the file to write", out), 2;
+    if (same_id(o, s1) || same_id(o, s2))
+        return tool_fail(cmd, NULL, "%s is the source itself; write to another path", out), 2;
+    if (exists && is_dir) { /* the source inside OUTDIR: a save there could meet the files being read */
+        if (stat(src, &ss) == 0 && S_ISDIR(ss.st_mode)) snprintf(parent, sizeof parent, "%s", src);
+        else parent_of(src, parent, sizeof parent);
+        if (walk_up(parent, &o, 0, at, sizeof at) == 1)
+            return tool_fail(cmd, NULL, "the source %s is inside %s; write to a directory outside it", src, out),
+                   2;
+        snprintf(parent, sizeof parent, "%s/..", out); /* the directory it is in, links followed */
+    } else {
+        parent_of(out, parent, sizeof parent);
+    }
+    if (walk_up(parent, &s1, 0, at, sizeof at) == 1 || (src2 && walk_up(parent, &s2, 0, at, sizeof at) == 1))
+        return tool_fail(cmd, NULL, "%s is inside the source %s; write outside it", out, src), 2;
+    if (walk_up(parent, NULL, 1, at, sizeof at) == 2)
+        return tool_fail(cmd, NULL,
+                         "%s is inside the checkpoint directory %s (it holds `latest` or meta.zck); write outside it",
+                         out, at),
+               2;
+    if (exists && !force) {
+        DIR *d;
+        struct dirent *e;
+        int empty = 1;
+        if (!is_dir) return tool_fail(cmd, NULL, "%s exists (--force overwrites it)", out), 2;
+        if (!(d = opendir(out))) return tool_fail(cmd, NULL, "%s: cannot read the directory", out), 2;
+        while (empty && (e = readdir(d)) != NULL)
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) empty = 0;
+        closedir(d);
+        if (!empty) return tool_fail(cmd, NULL, "%s is not empty (--force saves the checkpoint into it)", out), 2;
+    }
+    return 0;
 }
 
 static int read_meta(const char *dir, char *tdir, size_t cap, zero__ck_meta *m, uint64_t *id) {
@@ -225,31 +381,62 @@ static zero_result conv_rank(const zero_backend *b, void *arg) {
     return r;
 }
 
+/* --dtype's value: 0, or a usage error printed (2); cmd names the command */
+static int dtype_flag(const char *cmd, const char *v, zero_dtype *out) {
+    if (!v) return tool_usage_fail(cmd, "--dtype", usage, "missing value (fp32, fp16 or bf16)");
+    *out = dtype_arg(v);
+    if (*out == ZERO_DTYPE_COUNT) return tool_usage_fail(cmd, "--dtype", usage, "'%s' is not fp32, fp16 or bf16", v);
+    return 0;
+}
+
 static int cmd_convert(int argc, char **argv) {
     char tdir[ZERO_PATH_MAX];
     zero__ck_meta m;
     uint64_t id;
     conv c;
     zero_error err;
-    int rc, i;
+    int rc, i, force = 0, have_dtype = 0;
+    long long world = 0;
     memset(&c, 0, sizeof c);
     c.dt = ZERO_DTYPE_FP32;
     c.dir = argv[2];
+    if (!c.dir || c.dir[0] == '-')
+        return tool_usage_fail("zero_ckpt convert", NULL, usage, "missing DIR (the checkpoint)");
     for (i = 3; i < argc; i++) {
-        if (!strcmp(argv[i], "--safetensors") && i + 1 < argc) c.to_st = 1, c.out = argv[++i];
-        else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
-            c.dt = dtype_arg(argv[++i]);
-            if (c.dt == ZERO_DTYPE_COUNT) return usage();
-        } else if (!strcmp(argv[i], "--world") && i + 2 < argc) {
-            c.world = atoi(argv[++i]);
-            c.out = argv[++i];
-            if (c.world < 1 || c.world > 1024) return usage();
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(f, "--force")) {
+            force = 1;
+        } else if (!strcmp(f, "--safetensors")) {
+            if (!v) return tool_usage_fail("zero_ckpt convert", "--safetensors", usage, "missing FILE");
+            if (c.out)
+                return tool_usage_fail("zero_ckpt convert", NULL, usage,
+                                       "give one output: --safetensors FILE or --world M OUTDIR");
+            c.to_st = 1, c.out = v, i++;
+        } else if (!strcmp(f, "--dtype")) {
+            if (dtype_flag("zero_ckpt convert", v, &c.dt)) return 2;
+            have_dtype = 1, i++;
+        } else if (!strcmp(f, "--world")) {
+            if (tool_int("zero_ckpt convert", f, v, 1, 1024, &world)) return usage_error();
+            if (c.out)
+                return tool_usage_fail("zero_ckpt convert", NULL, usage,
+                                       "give one output: --safetensors FILE or --world M OUTDIR");
+            if (i + 2 >= argc) return tool_usage_fail("zero_ckpt convert", "--world", usage, "missing OUTDIR after M");
+            c.world = (int)world, c.out = argv[i + 2], i += 2;
         } else {
-            return usage();
+            return tool_usage_fail("zero_ckpt convert", NULL, usage, "unexpected argument '%s'", f);
         }
     }
-    if (!c.out || (c.to_st && c.world)) return usage();
+    if (!c.out)
+        return tool_usage_fail("zero_ckpt convert", NULL, usage,
+                               "missing the output: --safetensors FILE or --world M OUTDIR");
+    if (have_dtype && !c.to_st)
+        return tool_usage_fail("zero_ckpt convert", "--dtype", usage,
+                               "only with --safetensors (a checkpoint keeps fp32 master weights)");
     if ((rc = read_meta(c.dir, tdir, sizeof tdir, &m, &id)) != 0) return rc;
+    if ((rc = check_output("zero_ckpt convert", c.out, !c.to_st, force, c.dir, tdir)) != 0) {
+        zero__ck_meta_free(&m);
+        return rc;
+    }
     c.m = &m;
     if (zero_host_run(c.to_st ? 1 : c.world, conv_rank, &c, &err) != ZERO_OK || c.r != ZERO_OK) {
         fprintf(stderr, "zero_ckpt convert: %s\n", c.msg[0] ? c.msg : err.msg);
@@ -316,30 +503,53 @@ static int cmd_import(int argc, char **argv) {
     zero_error err;
     zero_safetensors_options opt;
     const char *src = argv[2], *dts = NULL;
-    int i, k, rc = 2;
+    int i, k, rc = 2, force = 0;
+    long long x;
+    zero_dtype dt_flag;
     memset(&c, 0, sizeof c);
     c.stage = -1;
+    if (!src || src[0] == '-')
+        return tool_usage_fail("zero_ckpt import", NULL, usage, "missing SRC (the safetensors checkpoint)");
     for (i = 3; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
-        long x = 0;
-        if (v) x = strtol(v, &end, 10);
-        if (!strcmp(argv[i], "--world") && v && !*end && x >= 1 && x <= 1024) c.world = (int)x, i++;
-        else if (!strcmp(argv[i], "--stage") && v && !*end && x >= 0 && x <= 3) c.stage = (int)x, i++;
-        else if (!strcmp(argv[i], "--dtype") && v) dts = v, i++;
-        else if (!strcmp(argv[i], "--strip-prefix") && v) c.prefix = v, i++;
-        else if (!strcmp(argv[i], "--exclude") && v && c.n_exclude < IMP_MAX_EXCLUDE) c.exclude[c.n_exclude++] = v, i++;
-        else if (i == argc - 1 && argv[i][0] != '-') c.out = argv[i];
-        else {
-            fprintf(stderr, "zero_ckpt import: %s%s%s: not a valid option here (--world 1..1024, --stage 0..3)\n", argv[i],
-                    v ? " " : "", v ? v : "");
-            return usage();
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(f, "--force")) {
+            force = 1;
+            continue;
         }
+        if (!strcmp(f, "--world")) {
+            if (tool_int("zero_ckpt import", f, v, 1, 1024, &x)) return usage_error();
+            c.world = (int)x;
+        } else if (!strcmp(f, "--stage")) {
+            if (tool_int("zero_ckpt import", f, v, 0, 3, &x)) return usage_error();
+            c.stage = (int)x;
+        } else if (!strcmp(f, "--dtype")) {
+            if (dtype_flag("zero_ckpt import", v, &dt_flag)) return 2;
+            dts = v;
+        } else if (!strcmp(f, "--strip-prefix")) {
+            if (!v || !*v) return tool_usage_fail("zero_ckpt import", "--strip-prefix", usage, "missing prefix");
+            c.prefix = v;
+        } else if (!strcmp(f, "--exclude")) {
+            if (!v || !*v) return tool_usage_fail("zero_ckpt import", "--exclude", usage, "missing pattern");
+            if (c.n_exclude == IMP_MAX_EXCLUDE)
+                return tool_usage_fail("zero_ckpt import", "--exclude", usage, "at most %d patterns", IMP_MAX_EXCLUDE);
+            c.exclude[c.n_exclude++] = v;
+        } else if (f[0] == '-' && f[1]) {
+            return tool_usage_fail("zero_ckpt import", NULL, usage, "unknown argument '%s'", f);
+        } else if (c.out) {
+            return tool_usage_fail("zero_ckpt import", NULL, usage, "one OUTDIR, got '%s' and '%s'", c.out, f);
+        } else {
+            c.out = f;
+            continue;
+        }
+        i++;
     }
-    if (!c.out || !c.world || c.stage < 0) {
-        fprintf(stderr, "zero_ckpt import: needs --world M, --stage S and OUTDIR\n");
-        return usage();
-    }
+    if (!c.world || c.stage < 0 || !c.out)
+        return tool_usage_fail("zero_ckpt import", NULL, usage, "missing %s",
+                               !c.world      ? "--world M"
+                               : c.stage < 0 ? "--stage S"
+                                             : "OUTDIR");
+    if ((rc = check_output("zero_ckpt import", c.out, 1, force, src, NULL)) != 0) return rc;
+    rc = 2;
     if (zero_safetensors_open(&c.st, src, &err) != ZERO_OK) {
         fprintf(stderr, "zero_ckpt import: %s\n", err.msg);
         return err.code == ZERO_ERR_CORRUPT ? 1 : 2;
@@ -399,9 +609,23 @@ out:
 }
 
 int main(int argc, char **argv) {
-    if (argc >= 3 && !strcmp(argv[1], "inspect") && argc == 3) return cmd_inspect(argv[2]);
-    if (argc >= 3 && !strcmp(argv[1], "verify") && argc == 3) return cmd_verify(argv[2]);
-    if (argc >= 4 && !strcmp(argv[1], "convert")) return cmd_convert(argc, argv);
-    if (argc >= 4 && !strcmp(argv[1], "import")) return cmd_import(argc, argv);
-    return usage();
+    int i;
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+    for (i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            fputs(help, stdout);
+            return 0;
+        }
+    if (!cmd) return tool_usage_fail("zero_ckpt", NULL, usage, "missing command (inspect, verify, convert or import)");
+    if (!strcmp(cmd, "inspect") || !strcmp(cmd, "verify")) {
+        const char *name = !strcmp(cmd, "inspect") ? "zero_ckpt inspect" : "zero_ckpt verify";
+        if (argc < 3) return tool_usage_fail(name, NULL, usage, "missing DIR (the checkpoint)");
+        if (argc > 3 || argv[2][0] == '-')
+            return tool_usage_fail(name, NULL, usage, "takes one DIR and no flags, got '%s'", argv[argc > 3 ? 3 : 2]);
+        return !strcmp(cmd, "inspect") ? cmd_inspect(argv[2]) : cmd_verify(argv[2]);
+    }
+    if (!strcmp(cmd, "convert")) return cmd_convert(argc, argv);
+    if (!strcmp(cmd, "import")) return cmd_import(argc, argv);
+    return tool_usage_fail("zero_ckpt", NULL, usage, "unknown command '%s'", cmd);
 }

@@ -2,14 +2,20 @@
 
      zero_config check ds_config.json [--world N] [--hidden H] [--mbs N] [--supply-hf]
          parse, print every warning, resolve for N ranks and print the
-         resolved config as JSON; exit 1 on error. A training program fills
-         the "auto" values itself; here --hidden gives the model's hidden
-         size (bucket sizes), --mbs the micro-batch, and --supply-hf fills
-         the rest with the HF Trainer's default arguments (lr 5e-5, betas
-         0.9/0.999, eps 1e-8, weight_decay 0, gradient_clipping 1, fp16 and
-         bf16 off, 100 warmup steps of 1000, 1 accumulation step).
+         resolved config as JSON. A training program fills the "auto"
+         values itself; here --hidden gives the model's hidden size (bucket
+         sizes), --mbs the micro-batch, and --supply-hf fills the rest with
+         the HF Trainer's default arguments (lr 5e-5, betas 0.9/0.999, eps
+         1e-8, weight_decay 0, gradient_clipping 1, fp16 and bf16 off, 100
+         warmup steps of 1000, 1 accumulation step). A config that needs one
+         of them (a Hugging Face one, whose batch sizes are "auto") gets a
+         message naming the flags to add, and the keys each one answers.
      zero_config keys-markdown
          the key table of docs/config.md (make test checks the two agree).
+
+   Exit status: 0 resolved, 1 the file cannot be read, has an error or
+   needs a value the flags supply, 2 usage (a bad flag or value: one line,
+   then the usage).
 */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
@@ -17,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../tool_args.h"
 
 static const char *status_name(zero_key_status s) {
     switch (s) {
@@ -56,65 +64,174 @@ static int keys_markdown(void) {
     return 0;
 }
 
-/* The HF Trainer's defaults, for each "auto" a program must answer. */
-static void supply_hf(zero_config *c) {
-    if (c->fp16.enabled == ZERO_AUTO) c->fp16.enabled = 0;
-    if (c->bf16.enabled == ZERO_AUTO) c->bf16.enabled = 0;
-    if (c->optimizer.lr == ZERO_AUTO) c->optimizer.lr = 5e-5;
-    if (c->optimizer.beta1 == ZERO_AUTO) {
-        c->optimizer.beta1 = 0.9;
-        c->optimizer.beta2 = 0.999;
-    }
-    if (c->optimizer.eps == ZERO_AUTO) c->optimizer.eps = 1e-8;
-    if (c->optimizer.weight_decay == ZERO_AUTO) c->optimizer.weight_decay = 0;
-    if (c->gradient_clipping == ZERO_AUTO) c->gradient_clipping = 1.0;
-    if (c->scheduler.warmup_num_steps == ZERO_AUTO) c->scheduler.warmup_num_steps = 100;
-    if (c->scheduler.total_num_steps == ZERO_AUTO) c->scheduler.total_num_steps = 1000;
-    if (c->gradient_accumulation_steps == ZERO_AUTO) c->gradient_accumulation_steps = 1;
+static const char usage[] =
+    "usage: zero_config check FILE [--world N] [--hidden H] [--mbs N] [--supply-hf]\n"
+    "       zero_config keys-markdown\n"
+    "       zero_config --help\n";
+
+static const char help[] =
+    "\n"
+    "check FILE     read the DeepSpeed config FILE as zero reads it, print every warning\n"
+    "               (stderr), resolve it for --world ranks and print the resolved config\n"
+    "               as JSON (stdout)\n"
+    "  --world N    ranks to resolve for (default 1; 1 to 1048576)\n"
+    "  --mbs N      the micro-batch per GPU (1 to 1048576) for a train_micro_batch_size_per_gpu\n"
+    "               that is \"auto\" or missing: the HF Trainer's per_device_train_batch_size.\n"
+    "               train_batch_size follows: N x gradient_accumulation_steps x ranks\n"
+    "  --hidden H   the model's hidden size (1 to 1048576) for \"auto\" bucket sizes:\n"
+    "               reduce_bucket_size H*H, stage3_prefetch_bucket_size 0.9*H*H,\n"
+    "               stage3_param_persistence_threshold 10*H, as the HF integration sets them\n"
+    "  --supply-hf  the HF Trainer's default arguments for the other \"auto\" values:\n"
+    "               fp16 and bf16 off, lr 5e-5, betas 0.9/0.999, eps 1e-8, weight_decay 0,\n"
+    "               gradient_clipping 1, 100 warmup steps of 1000, 1 accumulation step\n"
+    "keys-markdown  the key table of docs/config.md\n"
+    "\n"
+    "Hugging Face Transformers and Accelerate configs leave these values to the Trainer\n"
+    "(\"auto\"); a training program sets them before zero_config_resolve. When FILE needs\n"
+    "one, check says which flag to add and which keys it answers.\n"
+    "\n"
+    "Exit status: 0 resolved; 1 FILE cannot be read, has an error, or needs a value the\n"
+    "flags above supply (stderr says which); 2 usage: a bad flag or value (one line, then\n"
+    "the usage).\n";
+
+/* Append a key name to a ", "-separated list. */
+static void list_add(char *list, size_t cap, const char *name) {
+    size_t n = strlen(list);
+    snprintf(list + n, cap - n, "%s%s", n ? ", " : "", name);
 }
 
-static int usage(void) {
-    fprintf(stderr, "usage: zero_config check FILE [--world N] [--hidden H] [--mbs N] [--supply-hf]\n"
-                    "       zero_config keys-markdown\n");
-    return 2;
+/* The HF Trainer's defaults, for each "auto" a program must answer: with
+   fill, set them. Lists the keys that were "auto" in names and returns how
+   many, leaving out gradient_accumulation_steps: zero_config_resolve derives
+   it from the batch sizes when they are given (the HF Trainer's 1 when
+   filled here). */
+static int hf_defaults(zero_config *c, int fill, char *names, size_t cap) {
+    int n = 0;
+#define HF(field, path, value)                                                                                     \
+    if (c->field == ZERO_AUTO) {                                                                                   \
+        if (path) n++, list_add(names, cap, path);                                                                 \
+        if (fill) c->field = value;                                                                                \
+    }
+    HF(fp16.enabled, "fp16.enabled", 0)
+    HF(bf16.enabled, "bf16.enabled", 0)
+    HF(optimizer.lr, "optimizer.params.lr", 5e-5)
+    if (c->optimizer.beta1 == ZERO_AUTO && fill) c->optimizer.beta2 = 0.999;
+    HF(optimizer.beta1, "optimizer.params.betas", 0.9)
+    HF(optimizer.eps, "optimizer.params.eps", 1e-8)
+    HF(optimizer.weight_decay, "optimizer.params.weight_decay", 0)
+    HF(gradient_clipping, "gradient_clipping", 1.0)
+    HF(scheduler.warmup_num_steps, "scheduler.params.warmup_num_steps", 100)
+    HF(scheduler.total_num_steps, "scheduler.params.total_num_steps", 1000)
+    HF(gradient_accumulation_steps, (const char *)NULL, 1)
+#undef HF
+    return n;
 }
+
+/* Before zero_config_resolve: the values only a program (or a flag here)
+   supplies. Prints which flag answers which keys; 1 when one is missing. */
+static int needs_flags(const zero_config *cfg, const char *file, long long world, long long hidden, long long mbs,
+                       int supply) {
+    char batch[256] = "", buckets[512] = "", hf[1024] = "";
+    const zero_optimization_config *z = &cfg->zero_optimization;
+    zero_config probe = *cfg;
+    int need_hidden, need_hf;
+    if (cfg->train_batch_size <= 0 && cfg->train_micro_batch_size_per_gpu <= 0) {
+        snprintf(batch, sizeof batch, "train_micro_batch_size_per_gpu%s, train_batch_size%s",
+                 cfg->train_micro_batch_size_per_gpu == ZERO_AUTO ? " (\"auto\")" : " (not set)",
+                 cfg->train_batch_size == ZERO_AUTO ? " (\"auto\")" : " (not set)");
+    }
+    if (!hidden) { /* stage3_* "auto" has a default below stage 3, as in DeepSpeed */
+        if (z->reduce_bucket_size == ZERO_AUTO)
+            list_add(buckets, sizeof buckets, "zero_optimization.reduce_bucket_size");
+        if (z->stage == 3 && z->stage3_prefetch_bucket_size == ZERO_AUTO)
+            list_add(buckets, sizeof buckets, "zero_optimization.stage3_prefetch_bucket_size");
+        if (z->stage == 3 && z->stage3_param_persistence_threshold == ZERO_AUTO)
+            list_add(buckets, sizeof buckets, "zero_optimization.stage3_param_persistence_threshold");
+    }
+    need_hidden = buckets[0] != 0;
+    need_hf = !supply && hf_defaults(&probe, 0, hf, sizeof hf) > 0;
+    if (!batch[0] && !need_hidden && !need_hf) return 0;
+    fprintf(stderr, "zero_config: %s leaves values to the training program, as Hugging Face configs do; add:\n", file);
+    if (batch[0])
+        fprintf(stderr, "  --mbs N       the micro-batch per GPU (HF: per_device_train_batch_size) for %s\n", batch);
+    if (need_hidden)
+        fprintf(stderr, "  --hidden H    the model's hidden size for %s\n", buckets);
+    if (need_hf)
+        fprintf(stderr, "  --supply-hf   the HF Trainer's defaults (zero_config --help lists them) for %s\n", hf);
+    fprintf(stderr, "zero_config: run: zero_config check %s --world %lld", file, world);
+    if (mbs) fprintf(stderr, " --mbs %lld", mbs);
+    else if (batch[0]) fprintf(stderr, " --mbs N");
+    if (hidden) fprintf(stderr, " --hidden %lld", hidden);
+    else if (need_hidden) fprintf(stderr, " --hidden H");
+    fprintf(stderr, "%s\n", need_hf || supply ? " --supply-hf" : "");
+    return 1;
+}
+
+static int usage_error(void) { return tool_usage_error(usage); }
 
 int main(int argc, char **argv) {
     zero_config cfg = zero_config_default();
     zero_error err;
-    int world = 1, i, supply = 0;
-    long mbs = 0;
+    const char *file = NULL;
+    long long world = 1, hidden = 0, mbs = 0;
+    int i, supply = 0;
     static char json[1 << 16];
-    if (argc >= 2 && strcmp(argv[1], "keys-markdown") == 0) return keys_markdown();
-    if (argc < 3 || strcmp(argv[1], "check") != 0) return usage();
-    cfg.log.rank = 0;
-    for (i = 3; i < argc; i++) {
-        char *end;
-        long v;
-        if (strcmp(argv[i], "--supply-hf") == 0) {
+    static char hf_unused[1024];
+    for (i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            fputs(help, stdout);
+            return 0;
+        }
+    if (argc < 2) return tool_usage_fail("zero_config", NULL, usage, "missing command (check or keys-markdown)");
+    if (!strcmp(argv[1], "keys-markdown")) {
+        if (argc > 2)
+            return tool_usage_fail("zero_config", NULL, usage, "keys-markdown takes no arguments, got '%s'", argv[2]);
+        return keys_markdown();
+    }
+    if (strcmp(argv[1], "check") != 0)
+        return tool_usage_fail("zero_config", NULL, usage, "unknown command '%s'", argv[1]);
+    for (i = 2; i < argc; i++) {
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(f, "--supply-hf")) {
             supply = 1;
             continue;
         }
-        if (i + 1 >= argc) return usage();
-        v = strtol(argv[i + 1], &end, 10);
-        if (*end || v < 1) {
-            fprintf(stderr, "zero_config: %s needs a positive integer, got \"%s\"\n", argv[i], argv[i + 1]);
-            return 2;
+        if (!strcmp(f, "--world")) {
+            if (tool_int("zero_config", f, v, 1, 1048576, &world)) return usage_error();
+        } else if (!strcmp(f, "--hidden")) {
+            if (tool_int("zero_config", f, v, 1, 1048576, &hidden)) return usage_error();
+        } else if (!strcmp(f, "--mbs")) {
+            if (tool_int("zero_config", f, v, 1, 1048576, &mbs)) return usage_error();
+        } else if (f[0] == '-' && f[1]) {
+            return tool_usage_fail("zero_config", NULL, usage, "unknown argument '%s'", f);
+        } else if (file) {
+            return tool_usage_fail("zero_config", NULL, usage, "check takes one FILE, got '%s' and '%s'", file, f);
+        } else {
+            file = f;
+            continue;
         }
-        if (strcmp(argv[i], "--world") == 0) world = (int)v;
-        else if (strcmp(argv[i], "--hidden") == 0) cfg.hidden_size = v;
-        else if (strcmp(argv[i], "--mbs") == 0) mbs = v;
-        else return usage();
         i++;
     }
-    if (zero_config_load(&cfg, argv[2], &err) != ZERO_OK) {
+    if (!file) return tool_usage_fail("zero_config", "check", usage, "missing FILE (the DeepSpeed config)");
+    cfg.log.rank = 0;
+    if (zero_config_load(&cfg, file, &err) != ZERO_OK) {
         fprintf(stderr, "error: %s\n", err.msg);
         return 1;
     }
+    if (hidden) cfg.hidden_size = hidden;
     if (mbs && cfg.train_micro_batch_size_per_gpu < 0) cfg.train_micro_batch_size_per_gpu = mbs;
-    if (supply) supply_hf(&cfg);
-    if (zero_config_resolve(&cfg, world, &err) != ZERO_OK) {
-        fprintf(stderr, "error: %s\n", err.msg);
+    if (supply) hf_defaults(&cfg, 1, hf_unused, sizeof hf_unused);
+    if (needs_flags(&cfg, file, world, hidden, mbs, supply)) return 1;
+    if (zero_config_resolve(&cfg, (int)world, &err) != ZERO_OK) {
+        const char *hint = strstr(err.msg, "\nHINT:");
+        if (err.item != ZERO_MSG_CONFIG_AUTO_UNRESOLVED || !hint) {
+            fprintf(stderr, "error: %s\n", err.msg);
+            return 1;
+        }
+        /* an "auto" no flag answers: the library's hint speaks of struct fields */
+        fprintf(stderr, "error: %.*s\nzero_config: no flag of zero_config answers %s: write its value into %s\n",
+                (int)(hint - err.msg), err.msg, err.key[0] ? err.key : "that key", file);
         return 1;
     }
     zero_config_to_json(&cfg, json, sizeof json);

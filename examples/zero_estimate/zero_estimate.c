@@ -27,6 +27,7 @@
 #if defined(__GNUC__) || defined(__clang__)
 #  pragma GCC diagnostic pop
 #endif
+#include "../tool_args.h"
 
 #define GIB 1073741824.0
 
@@ -35,27 +36,30 @@ static const char usage[] =
     "       zero_estimate --fit --gpu-mem SIZE [--cpu-mem SIZE] [--nvme SIZE] [--gpus G] [options]\n"
     "                                                           largest model per ZeRO option\n"
     "       zero_estimate --selftest                            check the library and the parsers\n"
+    "       zero_estimate --help                                every option\n";
+
+static const char help[] =
     "\n"
     "Model states only (parameters, gradients, fp32 master weights and Adam moments):\n"
     "activations, the CUDA context and workspaces come on top.\n"
     "\n"
-    "  --params N          total parameters (shared ones once)\n"
-    "  --gpus G            GPUs per node (default 1)\n"
-    "  --nodes n           nodes (default 1)\n"
-    "  --largest-layer L   parameters of the largest layer (default params / 20)\n"
+    "  --params N          total parameters (shared ones once; 1 to 1e15)\n"
+    "  --gpus G            GPUs per node (default 1; 1 to 1024)\n"
+    "  --nodes n           nodes (default 1; 1 to 1048576)\n"
+    "  --largest-layer L   parameters of the largest layer (default params / 20; at most --params)\n"
     "  --dtype T           compute dtype: fp16 (default), bf16 or fp32\n"
-    "  --bucket N          zero_optimization.reduce_bucket_size (default 5e8)\n"
-    "  --max-live N        stage3_max_live_parameters (default 1e9)\n"
-    "  --prefetch N        stage3_prefetch_bucket_size (default 5e7; 0 allowed)\n"
-    "  --buffer-factor f   DeepSpeed's additional_buffer_factor (default 1.5)\n"
+    "  --bucket N          zero_optimization.reduce_bucket_size (default 5e8; 1 to 1e15)\n"
+    "  --max-live N        stage3_max_live_parameters (default 1e9; 1 to 1e15)\n"
+    "  --prefetch N        stage3_prefetch_bucket_size (default 5e7; 0 to 1e15)\n"
+    "  --buffer-factor f   DeepSpeed's additional_buffer_factor (default 1.5; 0.001 to 1000)\n"
     "  --no-zero-init      DeepSpeed's stage-3 CPU figure without zero.Init\n"
     "  --breakdown         also print zero's GPU params / grads / optimizer columns\n"
     "  --fit               print the largest parameter count per option instead\n"
-    "  --gpu-mem SIZE      memory of one GPU (with --fit; required)\n"
-    "  --cpu-mem SIZE      host memory of one node (with --fit; default 0)\n"
-    "  --nvme SIZE         NVMe space of one node (with --fit; default none)\n"
+    "  --gpu-mem SIZE      memory of one GPU (with --fit; required; 1 byte to 1e15)\n"
+    "  --cpu-mem SIZE      host memory of one node (with --fit; default 0; at most 1e18)\n"
+    "  --nvme SIZE         NVMe space of one node (with --fit; default none; at most 1e18)\n"
     "\n"
-    "Counts N accept 1.5e9, 1.5B, 350M, 20K, 1T (K = 1e3, M = 1e6, B or G = 1e9, T = 1e12).\n"
+    "Counts N are whole: 1.5e9, 1.5B, 350M, 20K, 1T (K = 1e3, M = 1e6, B or G = 1e9, T = 1e12).\n"
     "Sizes accept 80GB, 80GiB, 1.5TB, 512MB: decimal KB/MB/GB/TB are exactly 1e3/1e6/1e9/1e12\n"
     "bytes, binary KiB/MiB/GiB/TiB exactly 2^10/2^20/2^30/2^40 bytes; no suffix = bytes.\n"
     "Tables print GiB (2^30 bytes). GPU figures are per GPU; CPU and NVMe figures per node.\n"
@@ -64,100 +68,13 @@ static const char usage[] =
     "DeepSpeed: estimate_zero2_model_states_mem_needs (stages 1 and 2) and\n"
     "estimate_zero3_model_states_mem_needs (stage 3, with zero_init unless --no-zero-init);\n"
     "stage 0 is 16 bytes per parameter. DeepSpeed has no NVMe estimate: NVMe rows show\n"
-    "its CPU-offload figures, marked *.\n";
+    "its CPU-offload figures, marked *.\n"
+    "\n"
+    "Exit status: 0; 1 a --selftest check failed; 2 usage: a bad flag or value (one line\n"
+    "saying what is wrong, then the usage; nothing is printed to stdout).\n";
 
-/* ---- parsers (also checked by --selftest) ---- */
-
-/* Split s into a decimal number and a suffix; 0 on success. The number's
-   text is copied into num (at most cap - 1 chars). */
-static int split_number(const char *s, char *num, size_t cap, const char **suffix) {
-    char *end;
-    size_t len;
-    if (!s || !((*s >= '0' && *s <= '9') || *s == '.')) return -1; /* no sign, hex, inf, nan */
-    errno = 0;
-    (void)strtod(s, &end);
-    if (end == s || errno == ERANGE) return -1;
-    len = (size_t)(end - s);
-    if (len + 1 > cap) return -1;
-    memcpy(num, s, len);
-    num[len] = 0;
-    if (strchr(num, 'x') || strchr(num, 'X')) return -1;
-    while (*end == ' ') end++;
-    *suffix = end;
-    return 0;
-}
-
-/* num * 10^exp10, rounded once (by strtod), so 1.1GB is exactly 1100000000. */
-static int scale_decimal(const char *num, int exp10, double *out) {
-    char buf[160];
-    const char *e = strpbrk(num, "eE");
-    long ex = exp10;
-    char *end;
-    if (e) {
-        errno = 0;
-        ex += strtol(e + 1, &end, 10);
-        if (*end || errno) return -1;
-    }
-    snprintf(buf, sizeof buf, "%.*se%ld", (int)(e ? e - num : (long)strlen(num)), num, ex);
-    errno = 0;
-    *out = strtod(buf, &end);
-    if (*end || errno == ERANGE || !isfinite(*out)) return -1;
-    return 0;
-}
-
-static int suffix_is(const char *s, const char *want) {
-    for (; *s && *want; s++, want++)
-        if ((*s | 0x20) != (*want | 0x20)) return 0;
-    return *s == 0 && *want == 0;
-}
-
-/* Bytes: 80GB, 80GiB, 1.5TB, 512MiB, 1e9 (case-insensitive suffix). */
-static int parse_size(const char *s, double *out) {
-    static const struct { const char *name; int dec; int bin; } sfx[] = {
-        {"", 0, -1},   {"B", 0, -1},    {"KB", 3, -1},   {"MB", 6, -1},  {"GB", 9, -1},
-        {"TB", 12, -1}, {"KiB", -1, 10}, {"MiB", -1, 20}, {"GiB", -1, 30}, {"TiB", -1, 40},
-    };
-    char num[128];
-    const char *suffix;
-    size_t i;
-    if (split_number(s, num, sizeof num, &suffix)) return -1;
-    for (i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
-        if (!suffix_is(suffix, sfx[i].name)) continue;
-        if (sfx[i].dec >= 0) return scale_decimal(num, sfx[i].dec, out);
-        if (scale_decimal(num, 0, out)) return -1;
-        *out = ldexp(*out, sfx[i].bin); /* exact: a power of two */
-        return isfinite(*out) ? 0 : -1;
-    }
-    return -1;
-}
-
-/* Counts: 1.5e9, 1.5B, 350M, 20K, 1T; > 0 (>= 0 when allow_zero). */
-static int parse_count(const char *s, int allow_zero, double *out) {
-    static const struct { const char *name; int dec; } sfx[] = {
-        {"", 0}, {"K", 3}, {"M", 6}, {"B", 9}, {"G", 9}, {"T", 12},
-    };
-    char num[128];
-    const char *suffix;
-    size_t i;
-    if (split_number(s, num, sizeof num, &suffix)) return -1;
-    for (i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
-        if (!suffix_is(suffix, sfx[i].name)) continue;
-        if (scale_decimal(num, sfx[i].dec, out)) return -1;
-        return (*out > 0 || (allow_zero && *out == 0)) ? 0 : -1;
-    }
-    return -1;
-}
-
-static int parse_int(const char *s, int *out) {
-    char *end;
-    long v;
-    if (!s || !(*s >= '0' && *s <= '9')) return -1;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (*end || errno || v < 1 || v > 1000000) return -1;
-    *out = (int)v;
-    return 0;
-}
+/* ---- the numbers: examples/tool_args.h (its count and size parsers are
+   checked by --selftest) ---- */
 
 /* 1.56 B, 80.4 M, 12.3 T: three significant digits. */
 static void fmt_count(double v, char *buf, size_t cap) {
@@ -250,7 +167,17 @@ static void print_settings(const cli *c) {
 
 static int run_table(const cli *c) {
     option opt[32];
+    zero_memory_estimate est[32];
     int n = options(opt), i, star = 0;
+    for (i = 0; i < n; i++) { /* every row first: an error prints no half table */
+        zero_estimate_args a;
+        zero_error err;
+        apply(c, &opt[i], &a);
+        if (zero_estimate_memory(&a, &est[i], &err) != ZERO_OK) {
+            fprintf(stderr, "zero_estimate: %s\n", err.msg);
+            return 2;
+        }
+    }
     printf("zero_estimate: memory of the model states per ZeRO option, GiB (2^30 bytes)\n");
     print_settings(c);
     printf("DeepSpeed: estimate_zero{2,3}_model_states_mem_needs, additional_buffer_factor %.3g, "
@@ -264,24 +191,17 @@ static int run_table(const cli *c) {
     if (c->breakdown) printf(" %9s %9s %9s", "GPU param", "GPU grad", "GPU optim");
     printf(" %10s %10s\n", "per GPU", "CPU/node");
     for (i = 0; i < n; i++) {
-        zero_estimate_args a;
-        zero_memory_estimate m;
-        zero_error err;
+        const zero_memory_estimate *m = &est[i];
         char name[64];
         const char *mark = opt[i].optim == ZERO_OFFLOAD_NVME ? "*" : " ";
-        apply(c, &opt[i], &a);
-        if (zero_estimate_memory(&a, &m, &err) != ZERO_OK) {
-            fprintf(stderr, "zero_estimate: %s\n", err.msg);
-            return 2;
-        }
         if (*mark == '*') star = 1;
         option_name(&opt[i], name, sizeof name);
-        printf("%-32s %10.2f %10.2f %10.2f", name, m.gpu_total_bytes / GIB, m.cpu_total_bytes / GIB,
-               m.nvme_bytes / GIB);
+        printf("%-32s %10.2f %10.2f %10.2f", name, m->gpu_total_bytes / GIB, m->cpu_total_bytes / GIB,
+               m->nvme_bytes / GIB);
         if (c->breakdown)
-            printf(" %9.2f %9.2f %9.2f", m.gpu_params_bytes / GIB, m.gpu_grads_bytes / GIB,
-                   m.gpu_optimizer_bytes / GIB);
-        printf(" %9.2f%s %9.2f%s\n", m.ds_gpu_bytes / GIB, mark, m.ds_cpu_bytes / GIB,
+            printf(" %9.2f %9.2f %9.2f", m->gpu_params_bytes / GIB, m->gpu_grads_bytes / GIB,
+                   m->gpu_optimizer_bytes / GIB);
+        printf(" %9.2f%s %9.2f%s\n", m->ds_gpu_bytes / GIB, mark, m->ds_cpu_bytes / GIB,
                *mark == '*' ? mark : "");
     }
     printf("\noptim = offload_optimizer.device, param = offload_param.device.\n");
@@ -291,8 +211,28 @@ static int run_table(const cli *c) {
 
 static int run_fit(const cli *c) {
     option opt[32];
+    double maxp[32];
+    zero_memory_estimate est[32], over[32];
     int n = options(opt), i;
     char g[48], cpu[48], nv[48];
+    for (i = 0; i < n; i++) { /* every row first: an error prints no half table */
+        zero_estimate_args a;
+        zero_error err;
+        apply(c, &opt[i], &a);
+        if (zero_estimate_max_params(&a, c->gpu_mem, c->cpu_mem, c->nvme, &maxp[i], &err) != ZERO_OK) {
+            fprintf(stderr, "zero_estimate: %s\n", err.msg);
+            return 2;
+        }
+        if (maxp[i] <= 0) continue;
+        a.params = maxp[i];
+        if (zero_estimate_memory(&a, &est[i], &err) != ZERO_OK) {
+            fprintf(stderr, "zero_estimate: %s\n", err.msg);
+            return 2;
+        }
+        a.params = maxp[i] * (1 + 1e-5);
+        if (a.params > 1e15) a.params = 1e15; /* the library's sanity bound */
+        (void)zero_estimate_memory(&a, &over[i], NULL);
+    }
     printf("zero_estimate --fit: the largest model whose states fit, per ZeRO option "
            "(zero's plan; model states only, leave room for activations)\n");
     print_settings(c);
@@ -304,18 +244,10 @@ static int run_fit(const cli *c) {
     printf("%-32s %12s %10s %10s %10s  %s\n", "option", "max params", "GPU GiB", "CPU GiB",
            "NVMe GiB", "limited by");
     for (i = 0; i < n; i++) {
-        zero_estimate_args a;
-        zero_memory_estimate m, over;
-        zero_error err;
+        const zero_memory_estimate *m = &est[i];
         char name[64], p[32];
-        double mp;
-        apply(c, &opt[i], &a);
         option_name(&opt[i], name, sizeof name);
-        if (zero_estimate_max_params(&a, c->gpu_mem, c->cpu_mem, c->nvme, &mp, &err) != ZERO_OK) {
-            fprintf(stderr, "zero_estimate: %s\n", err.msg);
-            return 2;
-        }
-        if (mp <= 0) {
+        if (maxp[i] <= 0) {
             const char *why = (opt[i].optim == ZERO_OFFLOAD_NVME || opt[i].param == ZERO_OFFLOAD_NVME) &&
                                       c->nvme <= 0
                                   ? "needs NVMe (--nvme)"
@@ -325,21 +257,13 @@ static int run_fit(const cli *c) {
             printf("%-32s %12s %10s %10s %10s  %s\n", name, "-", "", "", "", why);
             continue;
         }
-        a.params = mp;
-        if (zero_estimate_memory(&a, &m, &err) != ZERO_OK) {
-            fprintf(stderr, "zero_estimate: %s\n", err.msg);
-            return 2;
-        }
-        a.params = mp * (1 + 1e-5);
-        if (a.params > 1e15) a.params = 1e15; /* the library's sanity bound */
-        (void)zero_estimate_memory(&a, &over, NULL);
-        fmt_count(mp, p, sizeof p);
-        printf("%-32s %12s %10.2f %10.2f %10.2f  %s\n", name, p, m.gpu_total_bytes / GIB,
-               m.cpu_total_bytes / GIB, m.nvme_bytes / GIB,
-               over.gpu_total_bytes > c->gpu_mem  ? "GPU"
-               : over.cpu_total_bytes > c->cpu_mem ? "host memory"
-               : over.nvme_bytes > c->nvme          ? "NVMe"
-                                                   : "the 1e15 sanity bound");
+        fmt_count(maxp[i], p, sizeof p);
+        printf("%-32s %12s %10.2f %10.2f %10.2f  %s\n", name, p, m->gpu_total_bytes / GIB,
+               m->cpu_total_bytes / GIB, m->nvme_bytes / GIB,
+               over[i].gpu_total_bytes > c->gpu_mem  ? "GPU"
+               : over[i].cpu_total_bytes > c->cpu_mem ? "host memory"
+               : over[i].nvme_bytes > c->nvme          ? "NVMe"
+                                                      : "the 1e15 sanity bound");
     }
     printf("\noptim = offload_optimizer.device, param = offload_param.device.\n");
     return 0;
@@ -367,11 +291,31 @@ static int selftest(void) {
     };
     static const char *const bad_sizes[] = {"", "GB", "80XB", "-1GB", "nanGB", "inf", "1e400GB",
                                             "0x10GB", "80G", "80GBs", "1.5.3GB"};
-    static const struct { const char *s; double want; } counts[] = {
-        {"1.5e9", 1.5e9}, {"1.5B", 1.5e9}, {"350M", 3.5e8}, {"20K", 2e4}, {"1T", 1e12},
-        {"1.5576e9", 1.5576e9}, {"8.04e7", 8.04e7}, {"1.5b", 1.5e9}, {"2G", 2e9}, {"1.1B", 1.1e9},
+    static const struct { const char *s; long long want; } counts[] = {
+        {"1.5e9", 1500000000}, {"1.5B", 1500000000}, {"350M", 350000000}, {"20K", 20000},
+        {"1T", 1000000000000}, {"1.5576e9", 1557600000}, {"8.04e7", 80400000}, {"1.5b", 1500000000},
+        {"2G", 2000000000}, {"1.1B", 1100000000}, {"1e15", 1000000000000000}, {"0.5K", 500},
     };
-    static const char *const bad_counts[] = {"1.5X", "0", "-3", "", "1e", "B", "1.5BB", "nan"};
+    static const char *const bad_counts[] = {"1.5X", "0", "-3", "", "1e", "B", "1.5BB", "nan", "1.5",
+                                             "2e15", "0.5", "99999999999999999999999", " 8", "8 ", "0x10"};
+    /* whole numbers: exact to the last digit, never wrapped */
+    static const struct { const char *s; long long lo, hi, want; int ok; } ints[] = {
+        {"8", 1, 1048576, 8, 1},
+        {"1048576", 1, 1048576, 1048576, 1},
+        {"1048577", 1, 1048576, 0, 0},
+        {"99999999999", 1, 1048576, 0, 0}, /* 1215752191 when cut to 32 bits */
+        {"0", 1, 1048576, 0, 0},
+        {"-1", 0, 3, 0, 0},
+        {"8x", 1, 1048576, 0, 0},
+        {"", 1, 1048576, 0, 0},
+        {"1.5", 0, 100, 0, 0},
+        {"5e8", 0, 1000000000, 500000000, 1},
+        {"1.5e3", 0, 1000000000, 1500, 1},
+        {"9223372036854775807", LLONG_MIN, LLONG_MAX, LLONG_MAX, 1},
+        {"9223372036854775808", LLONG_MIN, LLONG_MAX, 0, 0},
+        {"-9223372036854775808", LLONG_MIN, LLONG_MAX, LLONG_MIN, 1},
+        {"1e19", LLONG_MIN, LLONG_MAX, 0, 0},
+    };
     size_t i;
     for (i = 0; i < sizeof ex / sizeof ex[0]; i++) {
         zero_estimate_args a;
@@ -395,28 +339,37 @@ static int selftest(void) {
     }
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         double v = -1;
-        CHECKF(parse_size(sizes[i].s, &v) == 0 && v == sizes[i].want, "\"%s\" -> %.17g want %.17g",
-               sizes[i].s, v, sizes[i].want);
+        CHECKF(tool_size(NULL, "--gpu-mem", sizes[i].s, 1, 1e18, &v) == 0 && v == sizes[i].want,
+               "\"%s\" -> %.17g want %.17g", sizes[i].s, v, sizes[i].want);
     }
     for (i = 0; i < sizeof bad_sizes / sizeof bad_sizes[0]; i++) {
         double v;
-        CHECKF(parse_size(bad_sizes[i], &v) != 0, "\"%s\" accepted", bad_sizes[i]);
+        CHECKF(tool_size(NULL, "--gpu-mem", bad_sizes[i], 1, 1e18, &v) != 0, "\"%s\" accepted", bad_sizes[i]);
     }
     for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        double v = -1;
-        CHECKF(parse_count(counts[i].s, 0, &v) == 0 && v == counts[i].want,
-               "\"%s\" -> %.17g want %.17g", counts[i].s, v, counts[i].want);
+        long long v = -1;
+        CHECKF(tool_count(NULL, "--params", counts[i].s, 1, 1000000000000000, &v) == 0 && v == counts[i].want,
+               "\"%s\" -> %lld want %lld", counts[i].s, v, counts[i].want);
     }
     for (i = 0; i < sizeof bad_counts / sizeof bad_counts[0]; i++) {
-        double v;
-        CHECKF(parse_count(bad_counts[i], 0, &v) != 0, "\"%s\" accepted", bad_counts[i]);
+        long long v;
+        CHECKF(tool_count(NULL, "--params", bad_counts[i], 1, 1000000000000000, &v) != 0, "\"%s\" accepted",
+               bad_counts[i]);
+    }
+    for (i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        long long v = -7;
+        int r = tool_int(NULL, "--world", ints[i].s, ints[i].lo, ints[i].hi, &v);
+        CHECKF(ints[i].ok ? r == 0 && v == ints[i].want : r != 0 && v == -7, "\"%s\" -> %d, %lld", ints[i].s, r, v);
     }
     {
-        double v = -1;
-        int k = 0;
-        CHECK(parse_count("0", 1, &v) == 0 && v == 0);
-        CHECK(parse_int("8", &k) == 0 && k == 8);
-        CHECK(parse_int("0", &k) != 0 && parse_int("8x", &k) != 0 && parse_int("-1", &k) != 0);
+        long long v = -1;
+        double x = -1;
+        CHECK(tool_count(NULL, "--prefetch", "0", 0, 10, &v) == 0 && v == 0);
+        CHECK(tool_num(NULL, "--buffer-factor", "1.5", 0.001, 1000, &x) == 0 && x == 1.5);
+        CHECK(tool_num(NULL, "--buffer-factor", "0", 0.001, 1000, &x) != 0);
+        CHECK(tool_num(NULL, "--buffer-factor", "nan", 0.001, 1000, &x) != 0);
+        CHECK(tool_num(NULL, "--buffer-factor", "1e999", 0.001, 1000, &x) != 0);
+        CHECK(tool_num(NULL, "--buffer-factor", "1.5x", 0.001, 1000, &x) != 0);
     }
     {
         char b[32];
@@ -430,93 +383,89 @@ static int selftest(void) {
 
 /* ---- main ---- */
 
-static int bad(const char *flag, const char *what, const char *got) {
-    fprintf(stderr, "zero_estimate: %s: expected %s, got '%s'\nTry 'zero_estimate --help'.\n",
-            flag, what, got ? got : "(nothing)");
-    return 2;
-}
+static int usage_error(void) { return tool_usage_error(usage); }
 
 int main(int argc, char **argv) {
     cli c;
     int i, have_params = 0, have_gpu_mem = 0;
+    long long x;
     memset(&c, 0, sizeof c);
     c.a.gpus_per_node = 1;
     c.a.nodes = 1;
     c.a.zero_init = 1;
     c.a.additional_buffer_factor = 1.5;
     c.a.stage3_prefetch_bucket_size = -1;
+    for (i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            fputs(help, stdout);
+            return 0;
+        }
+    /* every flag is checked before anything is printed */
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double x;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(f, "--selftest")) {
-            c.selftest = 1;
+        int used = 1, bad = 0;
+        if (!strcmp(f, "--selftest")) {
+            c.selftest = 1, used = 0;
         } else if (!strcmp(f, "--fit")) {
-            c.fit = 1;
+            c.fit = 1, used = 0;
         } else if (!strcmp(f, "--breakdown")) {
-            c.breakdown = 1;
+            c.breakdown = 1, used = 0;
         } else if (!strcmp(f, "--no-zero-init")) {
-            c.a.zero_init = 0;
+            c.a.zero_init = 0, used = 0;
         } else if (!strcmp(f, "--params")) {
-            if (parse_count(v, 0, &c.a.params)) return bad(f, "a count such as 1.5e9 or 1.5B", v);
-            have_params = 1, i++;
+            bad = tool_count("zero_estimate", f, v, 1, 1000000000000000, &x);
+            c.a.params = (double)x, have_params = 1;
         } else if (!strcmp(f, "--largest-layer")) {
-            if (parse_count(v, 0, &c.a.largest_layer)) return bad(f, "a count such as 5e7 or 50M", v);
-            i++;
+            bad = tool_count("zero_estimate", f, v, 1, 1000000000000000, &x);
+            c.a.largest_layer = (double)x;
         } else if (!strcmp(f, "--gpus")) {
-            if (parse_int(v, &c.a.gpus_per_node)) return bad(f, "an integer >= 1", v);
-            i++;
+            bad = tool_int("zero_estimate", f, v, 1, 1024, &x);
+            c.a.gpus_per_node = (int)x;
         } else if (!strcmp(f, "--nodes")) {
-            if (parse_int(v, &c.a.nodes)) return bad(f, "an integer >= 1", v);
-            i++;
+            bad = tool_int("zero_estimate", f, v, 1, 1048576, &x);
+            c.a.nodes = (int)x;
         } else if (!strcmp(f, "--dtype")) {
             if (v && !strcmp(v, "fp16")) c.a.compute_dtype = ZERO_DTYPE_FP16;
             else if (v && !strcmp(v, "bf16")) c.a.compute_dtype = ZERO_DTYPE_BF16;
             else if (v && !strcmp(v, "fp32")) c.a.compute_dtype = ZERO_DTYPE_FP32;
-            else return bad(f, "fp16, bf16 or fp32", v);
-            i++;
-        } else if (!strcmp(f, "--bucket") || !strcmp(f, "--max-live") || !strcmp(f, "--prefetch")) {
-            int prefetch = !strcmp(f, "--prefetch");
-            if (parse_count(v, prefetch, &x) || x > 9e18 || x != floor(x))
-                return bad(f, prefetch ? "a whole count >= 0 such as 5e7" : "a whole count such as 5e8", v);
-            if (!strcmp(f, "--bucket")) c.a.reduce_bucket_size = (int64_t)x;
-            else if (prefetch) c.a.stage3_prefetch_bucket_size = (int64_t)x;
-            else c.a.stage3_max_live_parameters = (int64_t)x;
-            i++;
+            else bad = v ? tool_fail("zero_estimate", f, "'%s' is not fp16, bf16 or fp32", v)
+                         : tool_fail("zero_estimate", f, "missing value (fp16, bf16 or fp32)");
+        } else if (!strcmp(f, "--bucket")) {
+            bad = tool_count("zero_estimate", f, v, 1, 1000000000000000, &x);
+            c.a.reduce_bucket_size = (int64_t)x;
+        } else if (!strcmp(f, "--max-live")) {
+            bad = tool_count("zero_estimate", f, v, 1, 1000000000000000, &x);
+            c.a.stage3_max_live_parameters = (int64_t)x;
+        } else if (!strcmp(f, "--prefetch")) {
+            bad = tool_count("zero_estimate", f, v, 0, 1000000000000000, &x);
+            c.a.stage3_prefetch_bucket_size = (int64_t)x;
         } else if (!strcmp(f, "--buffer-factor")) {
-            char *end;
-            x = v ? strtod(v, &end) : 0;
-            if (!v || end == v || *end || !(x > 0) || !isfinite(x)) return bad(f, "a number > 0", v);
-            c.a.additional_buffer_factor = x;
-            i++;
-        } else if (!strcmp(f, "--gpu-mem") || !strcmp(f, "--cpu-mem") || !strcmp(f, "--nvme")) {
-            if (parse_size(v, &x)) return bad(f, "a size such as 80GB, 80GiB or 1.5TB", v);
-            if (!strcmp(f, "--gpu-mem")) c.gpu_mem = x, have_gpu_mem = 1;
-            else if (!strcmp(f, "--cpu-mem")) c.cpu_mem = x;
-            else c.nvme = x;
-            i++;
+            bad = tool_num("zero_estimate", f, v, 0.001, 1000, &c.a.additional_buffer_factor);
+        } else if (!strcmp(f, "--gpu-mem")) {
+            bad = tool_size("zero_estimate", f, v, 1, 1e15, &c.gpu_mem);
+            have_gpu_mem = 1;
+        } else if (!strcmp(f, "--cpu-mem")) {
+            bad = tool_size("zero_estimate", f, v, 0, 1e18, &c.cpu_mem);
+        } else if (!strcmp(f, "--nvme")) {
+            bad = tool_size("zero_estimate", f, v, 0, 1e18, &c.nvme);
         } else {
-            fprintf(stderr, "zero_estimate: unknown argument '%s'\nTry 'zero_estimate --help'.\n", f);
-            return 2;
+            bad = tool_fail("zero_estimate", NULL, "unknown argument '%s'", f);
         }
+        if (bad) return usage_error();
+        i += used;
     }
     if (c.selftest) return selftest();
     if (c.fit) {
-        if (have_params) {
-            fprintf(stderr, "zero_estimate: --fit finds the parameter count; drop --params\n");
-            return 2;
-        }
-        if (!have_gpu_mem || !(c.gpu_mem > 0))
-            return bad("--gpu-mem", "a GPU memory size > 0 with --fit", have_gpu_mem ? "0" : NULL);
-        return run_fit(&c);
+        if (have_params)
+            return tool_usage_fail("zero_estimate", "--fit", usage, "finds the parameter count; drop --params");
+        if (!have_gpu_mem)
+            return tool_usage_fail("zero_estimate", "--fit", usage, "needs --gpu-mem SIZE (the memory of one GPU)");
+    } else if (!have_params) {
+        return tool_usage_fail("zero_estimate", NULL, usage, "missing --params N (or --fit, or --selftest)");
     }
-    if (!have_params) return bad("--params", "the model's parameter count", NULL);
-    if (c.a.largest_layer > c.a.params) {
-        fprintf(stderr, "zero_estimate: --largest-layer (%g) is larger than --params (%g)\n",
-                c.a.largest_layer, c.a.params);
-        return 2;
-    }
-    return run_table(&c);
+    if (c.a.largest_layer > 0 && have_params && c.a.largest_layer > c.a.params)
+        return tool_usage_fail("zero_estimate", "--largest-layer", usage, "%.0f is larger than --params (%.0f)",
+                               c.a.largest_layer, c.a.params);
+    return c.fit ? run_fit(&c) : run_table(&c);
 }

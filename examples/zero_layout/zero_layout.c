@@ -24,9 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tool_args.h"
+
 static const char usage[] =
     "usage: zero_layout (--sizes N,N,... | --mlp L,IN,OUT) [options]            the unit layout\n"
     "       zero_layout --memory (--sizes N,N,... | --mlp L,IN,OUT) [options]   memory per rank, stages 0-3\n"
+    "       zero_layout --help                                                  every option\n";
+
+static const char help[] =
     "\n"
     "The model, one of:\n"
     "  --sizes N,N,...      tensor sizes in elements, in registration (forward) order\n"
@@ -39,9 +44,10 @@ static const char usage[] =
     "  --frozen T,T,...     frozen tensors, by name or index: no gradient, no optimizer state\n"
     "\n"
     "The layout:\n"
-    "  --world N            ranks (default 1; with --memory at most 1024, run as threads)\n"
+    "  --world N            ranks (default 1; 1 to 1048576; with --memory at most 1024, run\n"
+    "                       as threads)\n"
     "  --bucket N           zero_optimization.reduce_bucket_size, elements (default 5e8;\n"
-    "                       0: one tensor per unit)\n"
+    "                       0: one tensor per unit; at most 9e15)\n"
     "  --stage S            0-3 (default 0, or the config's); only stage 3 changes the layout\n"
     "                       (persistent tensors get units of their own); not with --memory\n"
     "  --persist N          stage3_param_persistence_threshold (default 1e5; 0: none); stage 3\n"
@@ -52,7 +58,7 @@ static const char usage[] =
     "--memory creates an engine on --world host ranks (threads of this process, weights\n"
     "zero) for each of stages 0-3 and prints rank 0's zero_memory_report:\n"
     "  --dtype T            compute dtype: fp32 (default, as DeepSpeed's), fp16 or bf16\n"
-    "  --gas G              gradient_accumulation_steps (default 1, or the config's)\n"
+    "  --gas G              gradient_accumulation_steps (default 1, or the config's; at most 1e6)\n"
     "  --max-live N         stage3_max_live_parameters (default 1e9)\n"
     "  --prefetch N         stage3_prefetch_bucket_size (default 5e7)\n"
     "  --no-offload         measure a config that offloads without its offload (--memory runs\n"
@@ -66,9 +72,11 @@ static const char usage[] =
     "                       weight_decay, gradient_clipping, warmup and total steps, the\n"
     "                       micro-batch size) get the HF Trainer's defaults\n"
     "  --hidden H           the model's hidden size, for \"auto\" bucket sizes in the config\n"
+    "                       (1 to 1048576)\n"
     "\n"
-    "Counts N accept whole numbers such as 65536 or 5e8. Defaults are DeepSpeed's.\n"
-    "Exit status: 0, or 1 on an error (which flag, and why, on stderr).\n";
+    "Counts N accept whole numbers such as 65536 or 5e8 (at most 9e15). Defaults are DeepSpeed's.\n"
+    "Exit status: 0; 1 the config or the library refused (why, on stderr); 2 usage: a bad\n"
+    "flag, value or combination (one line saying which and why, then the usage).\n";
 
 #define MAX_WORLD_LAYOUT 1048576
 #define MAX_WORLD_MEMORY 1024
@@ -90,44 +98,29 @@ typedef struct opts {
     int has_bucket, has_persist, has_model_persist, has_max_live, has_prefetch, has_hidden;
 } opts;
 
+static int usage_error(void) { return tool_usage_error(usage); }
+
 static int bad(const char *flag, const char *why, const char *got) {
-    fprintf(stderr, "zero_layout: %s: %s, got '%s'\nTry 'zero_layout --help'.\n", flag, why,
-            got ? got : "(nothing)");
-    return 1;
+    fprintf(stderr, "zero_layout: %s: %s, got '%s'\n", flag, why, got ? got : "(nothing)");
+    return usage_error();
 }
 
 static int bad_item(const char *flag, int item, const char *why, const char *got) {
-    fprintf(stderr, "zero_layout: %s: item %d ('%s') %s\nTry 'zero_layout --help'.\n", flag, item + 1, got,
-            why);
-    return 1;
+    fprintf(stderr, "zero_layout: %s: item %d ('%s') %s\n", flag, item + 1, got, why);
+    return usage_error();
 }
 
-/* A whole count in [lo, hi]: 65536, 5e8, 1.5e3. No sign, no hex. */
-static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-    char *end;
-    const char *p;
-    int digits_only = 1;
-    if (!s || !(*s >= '0' && *s <= '9')) return -1;
-    for (p = s; *p; p++)
-        if (!(*p >= '0' && *p <= '9')) digits_only = 0;
-    errno = 0;
-    if (digits_only) {
-        long long v = strtoll(s, &end, 10);
-        if (*end || errno || v < lo || v > hi) return -1;
-        *out = (int64_t)v;
-    } else {
-        double v;
-        if (strpbrk(s, "xXnNiI")) return -1; /* hex, nan, inf */
-        v = strtod(s, &end);
-        if (*end || errno || v != (double)(int64_t)v || v < (double)lo || v > (double)hi || v > 9e15) return -1;
-        *out = (int64_t)v;
-    }
+/* A whole number of a list item in [lo, hi] (the caller says what is wrong). */
+static int item_count(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    long long v;
+    if (tool_int(NULL, NULL, s, lo, hi, &v)) return -1;
+    *out = (int64_t)v;
     return 0;
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out) {
-    int64_t v;
-    if (parse_count(s, lo, hi, &v)) return -1;
+static int item_int(const char *s, int lo, int hi, int *out) {
+    long long v;
+    if (tool_int(NULL, NULL, s, lo, hi, &v)) return -1;
     *out = (int)v;
     return 0;
 }
@@ -199,7 +192,7 @@ static int find_tensor(const model *m, const char *s) {
     int i;
     for (i = 0; i < m->n; i++)
         if (!strcmp(m->names[i], s)) return i;
-    if (!parse_int(s, 0, m->n - 1, &i)) return i;
+    if (!item_int(s, 0, m->n - 1, &i)) return i;
     return -1;
 }
 
@@ -213,7 +206,7 @@ static int build_mlp(model *m, const char *spec) {
         goto done;
     }
     for (i = 0; i < 3; i++)
-        if (parse_count(it[i], 1, i == 0 ? 1000000 : ((int64_t)1 << 40), &v[i])) {
+        if (item_count(it[i], 1, i == 0 ? 1000000 : ((int64_t)1 << 40), &v[i])) {
             rc = bad_item("--mlp", i, i == 0 ? "is not a layer count 1 .. 1e6" : "is not a whole count >= 1", it[i]);
             goto done;
         }
@@ -260,7 +253,7 @@ static int build_sizes(model *m, const opts *o) {
         goto done;
     }
     for (i = 0; i < n; i++)
-        if (parse_count(it[i], 1, (int64_t)1 << 50, &m->ts[i].numel)) {
+        if (item_count(it[i], 1, (int64_t)1 << 50, &m->ts[i].numel)) {
             rc = bad_item("--sizes", i, "is not a tensor size: a whole count 1 .. 2^50", it[i]);
             goto done;
         }
@@ -270,7 +263,7 @@ static int build_sizes(model *m, const opts *o) {
             goto done;
         }
         if (nn != n) {
-            fprintf(stderr, "zero_layout: --names: %d names, but --sizes has %d tensors\n", nn, n);
+            rc = tool_usage_fail("zero_layout", "--names", usage, "%d names, but --sizes has %d tensors", nn, n);
             goto done;
         }
     }
@@ -280,7 +273,7 @@ static int build_sizes(model *m, const opts *o) {
             goto done;
         }
         if (ng != n) {
-            fprintf(stderr, "zero_layout: --groups: %d groups, but --sizes has %d tensors\n", ng, n);
+            rc = tool_usage_fail("zero_layout", "--groups", usage, "%d groups, but --sizes has %d tensors", ng, n);
             goto done;
         }
     }
@@ -296,7 +289,7 @@ static int build_sizes(model *m, const opts *o) {
             rc = out_of_memory();
             goto done;
         }
-        if (git && parse_int(git[i], 0, 2147483647, &m->ts[i].group)) {
+        if (git && item_int(git[i], 0, 2147483647, &m->ts[i].group)) {
             rc = bad_item("--groups", i, "is not a group: a whole number >= 0", git[i]);
             goto done;
         }
@@ -312,20 +305,11 @@ done:
     return rc;
 }
 
+/* The model of --sizes or --mlp: 0, 1 out of memory, 2 a usage error (printed) */
 static int build_model(model *m, const opts *o) {
-    int i;
+    int i, rc;
     memset(m, 0, sizeof *m);
-    if (!o->sizes == !o->mlp) {
-        fprintf(stderr, "zero_layout: give the model with --sizes N,N,... or with --mlp L,IN,OUT (%s)\n"
-                        "Try 'zero_layout --help'.\n", o->sizes ? "not both" : "neither was given");
-        return 1;
-    }
-    if (o->mlp && (o->names || o->groups)) {
-        fprintf(stderr, "zero_layout: %s: only with --sizes (--mlp names its tensors hK.weight, hK.bias and "
-                        "groups them by layer)\n", o->names ? "--names" : "--groups");
-        return 1;
-    }
-    if (o->mlp ? build_mlp(m, o->mlp) : build_sizes(m, o)) return 1;
+    if ((rc = o->mlp ? build_mlp(m, o->mlp) : build_sizes(m, o)) != 0) return rc;
     if (o->frozen) {
         char *buf, **it;
         int n;
@@ -333,11 +317,12 @@ static int build_model(model *m, const opts *o) {
         for (i = 0; i < n; i++) {
             int t = find_tensor(m, it[i]);
             if (t < 0) {
-                fprintf(stderr, "zero_layout: --frozen: item %d ('%s') is neither a tensor name nor an index 0 .. %d\n",
-                        i + 1, it[i], m->n - 1);
+                rc = tool_usage_fail("zero_layout", "--frozen", usage,
+                                     "item %d ('%s') is neither a tensor name nor an index 0 .. %d", i + 1, it[i],
+                                     m->n - 1);
                 free(buf);
                 free(it);
-                return 1;
+                return rc;
             }
             m->ts[t].flags |= ZERO_TENSOR_FROZEN;
         }
@@ -480,15 +465,13 @@ static int parse_locates(const opts *o, const model *m, const zero_layout *l, lo
             *colon = 0;
             q[n].tensor = find_tensor(m, it[j]);
             if (q[n].tensor < 0) {
-                fprintf(stderr, "zero_layout: --locate: '%s' is neither a tensor name nor an index 0 .. %d\n", it[j],
-                        m->n - 1);
-                rc = 1;
-            } else if (parse_count(colon + 1, 0, INT64_MAX, &q[n].off)) {
+                rc = tool_usage_fail("zero_layout", "--locate", usage,
+                                     "'%s' is neither a tensor name nor an index 0 .. %d", it[j], m->n - 1);
+            } else if (item_count(colon + 1, 0, INT64_MAX, &q[n].off)) {
                 *colon = ':';
                 rc = bad("--locate", "expected TENSOR:OFFSET with a whole offset >= 0", it[j]);
             } else if (zero_layout_locate(l, q[n].tensor, q[n].off, &loc, &err) != ZERO_OK) {
-                fprintf(stderr, "zero_layout: --locate %s:%s: %s\n", it[j], colon + 1, err.msg);
-                rc = 1;
+                rc = tool_usage_fail("zero_layout", "--locate", usage, "%s:%s: %s", it[j], colon + 1, err.msg);
             }
         }
         free(buf);
@@ -516,9 +499,9 @@ static int run_layout(const opts *o, const model *m) {
     int64_t piece = 0;
     if (base_config(o, &cfg) || resolve(&cfg, o->world, o->config ? "--config: " : "")) return 1;
     if (o->has_persist && cfg.zero_optimization.stage != 3) {
-        fprintf(stderr, "zero_layout: --persist: persistent tensors exist at stage 3 only, the stage is %d "
-                        "(add --stage 3)\n", cfg.zero_optimization.stage);
-        return 1;
+        return tool_usage_fail("zero_layout", "--persist", usage,
+                               "persistent tensors exist at stage 3 only, the stage is %d (add --stage 3)",
+                               cfg.zero_optimization.stage);
     }
     memset(&la, 0, sizeof la);
     la.world = world = o->world;
@@ -531,7 +514,8 @@ static int run_layout(const opts *o, const model *m) {
         fprintf(stderr, "zero_layout: %s%s\n", err.item == ZERO_MSG_LAYOUT_DUPLICATE_NAME ? "--names: " : "", err.msg);
         return 1;
     }
-    if (parse_locates(o, m, l, &q, &n_q)) goto done;
+    if ((rc = parse_locates(o, m, l, &q, &n_q)) != 0) goto done;
+    rc = 1;
     nu = zero_layout_unit_count(l);
     show_real = world <= 8;
 
@@ -736,14 +720,6 @@ static int run_memory(const opts *o, const model *m) {
     int s, c, mismatch = 0, d, K, N = o->world;
     double P = (double)m->params, PT = 0;
     int i;
-    if (o->has_stage) {
-        fprintf(stderr, "zero_layout: --stage: --memory runs every stage (0-3); drop --stage\n");
-        return 1;
-    }
-    if (o->n_locate) {
-        fprintf(stderr, "zero_layout: --locate: only without --memory\n");
-        return 1;
-    }
     if (P * 20.0 * N > MEMORY_LIMIT) {
         fprintf(stderr, "zero_layout: --memory: %lld parameters on %d ranks need about %.1f GiB in this process "
                         "(stage 0), more than the tool's 8 GiB\n"
@@ -872,16 +848,19 @@ int main(int argc, char **argv) {
     int i, rc;
     memset(&o, 0, sizeof o);
     o.world = 1;
+    for (i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            fputs(help, stdout);
+            return 0;
+        }
     o.locate = (const char **)calloc((size_t)argc, sizeof(char *));
     if (!o.locate) return out_of_memory();
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int used = 1;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            fputs(usage, stdout);
-            free(o.locate);
-            return 0;
-        } else if (!strcmp(f, "--memory")) {
+        long long x = 0;
+        int used = 1, bad_flag = 0;
+        if (!strcmp(f, "--memory")) {
             o.memory = 1, used = 0;
         } else if (!strcmp(f, "--no-offload")) {
             o.no_offload = 1, used = 0;
@@ -891,83 +870,79 @@ int main(int argc, char **argv) {
             const char **dst = !strcmp(f, "--sizes") ? &o.sizes : !strcmp(f, "--names") ? &o.names
                              : !strcmp(f, "--groups") ? &o.groups : !strcmp(f, "--frozen") ? &o.frozen
                              : !strcmp(f, "--mlp") ? &o.mlp : !strcmp(f, "--config") ? &o.config : NULL;
-            if (!v || !*v || (v[0] == '-' && v[1] == '-')) {
-                rc = bad(f, "expected a value", v);
-                goto out;
-            }
-            if (dst && *dst) {
-                fprintf(stderr, "zero_layout: %s: given twice\n", f);
-                rc = 1;
-                goto out;
-            }
-            if (dst) *dst = v;
-            else o.locate[o.n_locate++] = v;
+            if (!v || !*v || (v[0] == '-' && v[1] == '-'))
+                bad_flag =
+                    tool_fail("zero_layout", f, "missing value%s%s%s", v ? " (got '" : "", v ? v : "", v ? "')" : "");
+            else if (dst && *dst)
+                bad_flag = tool_fail("zero_layout", f, "given twice");
+            else if (dst)
+                *dst = v;
+            else
+                o.locate[o.n_locate++] = v;
         } else if (!strcmp(f, "--world")) {
-            if (parse_int(v, 1, MAX_WORLD_LAYOUT, &o.world)) {
-                rc = bad(f, "expected a rank count 1 .. 1048576", v);
-                goto out;
-            }
-            o.has_world = 1;
+            bad_flag = tool_int("zero_layout", f, v, 1, MAX_WORLD_LAYOUT, &x);
+            o.world = (int)x, o.has_world = 1;
         } else if (!strcmp(f, "--stage")) {
-            if (parse_int(v, 0, 3, &o.stage)) {
-                rc = bad(f, "expected a ZeRO stage 0, 1, 2 or 3", v);
-                goto out;
-            }
-            o.has_stage = 1;
+            bad_flag = tool_int("zero_layout", f, v, 0, 3, &x);
+            o.stage = (int)x, o.has_stage = 1;
         } else if (!strcmp(f, "--gas")) {
-            if (parse_int(v, 1, 1000000, &o.gas)) {
-                rc = bad(f, "expected gradient accumulation steps 1 .. 1e6", v);
-                goto out;
-            }
-            o.has_gas = 1;
+            bad_flag = tool_int("zero_layout", f, v, 1, 1000000, &x);
+            o.gas = (int)x, o.has_gas = 1;
         } else if (!strcmp(f, "--dtype")) {
             if (v && !strcmp(v, "fp32")) o.dtype = ZERO_DTYPE_FP32;
             else if (v && !strcmp(v, "fp16")) o.dtype = ZERO_DTYPE_FP16;
             else if (v && !strcmp(v, "bf16")) o.dtype = ZERO_DTYPE_BF16;
-            else {
-                rc = bad(f, "expected fp32, fp16 or bf16", v);
-                goto out;
-            }
+            else bad_flag = v ? tool_fail("zero_layout", f, "'%s' is not fp32, fp16 or bf16", v)
+                              : tool_fail("zero_layout", f, "missing value (fp32, fp16 or bf16)");
             o.has_dtype = 1;
+        } else if (!strcmp(f, "--hidden")) {
+            bad_flag = tool_int("zero_layout", f, v, 1, 1048576, &x);
+            o.hidden = x, o.has_hidden = 1;
         } else if (!strcmp(f, "--bucket") || !strcmp(f, "--persist") || !strcmp(f, "--model-persist") ||
-                   !strcmp(f, "--max-live") || !strcmp(f, "--prefetch") || !strcmp(f, "--hidden")) {
-            int64_t x;
-            int hidden = !strcmp(f, "--hidden");
-            if (parse_count(v, hidden ? 1 : 0, hidden ? 3000000000LL : (int64_t)9e15, &x)) {
-                rc = bad(f, hidden ? "expected a hidden size >= 1" : "expected a whole count >= 0 such as 65536 or 5e8",
-                         v);
-                goto out;
-            }
+                   !strcmp(f, "--max-live") || !strcmp(f, "--prefetch")) {
+            bad_flag = tool_int("zero_layout", f, v, 0, 9000000000000000LL, &x);
             if (!strcmp(f, "--bucket")) o.bucket = x, o.has_bucket = 1;
             else if (!strcmp(f, "--persist")) o.persist = x, o.has_persist = 1;
             else if (!strcmp(f, "--model-persist")) o.model_persist = x, o.has_model_persist = 1;
             else if (!strcmp(f, "--max-live")) o.max_live = x, o.has_max_live = 1;
-            else if (!strcmp(f, "--prefetch")) o.prefetch = x, o.has_prefetch = 1;
-            else o.hidden = x, o.has_hidden = 1;
+            else o.prefetch = x, o.has_prefetch = 1;
         } else {
-            fprintf(stderr, "zero_layout: unknown argument '%s'\nTry 'zero_layout --help'.\n", f);
-            rc = 1;
+            bad_flag = tool_fail("zero_layout", NULL, "unknown argument '%s'", f);
+        }
+        if (bad_flag) {
+            rc = usage_error();
             goto out;
         }
         i += used;
     }
+    /* the combinations, before anything is built */
     if (!o.memory) {
         const char *only = o.has_dtype ? "--dtype" : o.has_gas ? "--gas" : o.has_max_live ? "--max-live"
                          : o.has_prefetch ? "--prefetch" : o.no_offload ? "--no-offload" : NULL;
-        if (only) {
-            fprintf(stderr, "zero_layout: %s: only with --memory (it does not change the layout)\n", only);
-            rc = 1;
-            goto out;
-        }
+        if (only) rc = tool_fail("zero_layout", only, "only with --memory (it does not change the layout)");
+        else rc = 0;
     } else if (o.world > MAX_WORLD_MEMORY) {
-        fprintf(stderr, "zero_layout: --world: %d ranks; --memory runs each rank as a thread, at most %d\n", o.world,
-                MAX_WORLD_MEMORY);
-        rc = 1;
+        rc = tool_fail("zero_layout", "--world", "%d ranks; --memory runs each rank as a thread, at most %d", o.world,
+                       MAX_WORLD_MEMORY);
+    } else if (o.has_stage) {
+        rc = tool_fail("zero_layout", "--stage", "--memory runs every stage (0-3); drop --stage");
+    } else if (o.n_locate) {
+        rc = tool_fail("zero_layout", "--locate", "only without --memory");
+    } else {
+        rc = 0;
+    }
+    if (!rc && !o.sizes == !o.mlp)
+        rc = tool_fail("zero_layout", NULL, "give the model with --sizes N,N,... or with --mlp L,IN,OUT (%s)",
+                       o.sizes ? "not both" : "neither was given");
+    if (!rc && o.mlp && (o.names || o.groups))
+        rc = tool_fail("zero_layout", o.names ? "--names" : "--groups",
+                       "only with --sizes (--mlp names its tensors hK.weight, hK.bias and groups them by layer)");
+    if (rc) {
+        rc = usage_error();
         goto out;
     }
-    if (build_model(&m, &o)) {
+    if ((rc = build_model(&m, &o)) != 0) {
         model_free(&m);
-        rc = 1;
         goto out;
     }
     rc = o.memory ? run_memory(&o, &m) : run_layout(&o, &m);

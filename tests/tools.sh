@@ -1,0 +1,303 @@
+#!/bin/sh
+# tests/tools.sh BUILD_DIR - the command-line contract of the four tools
+# (zero_config, zero_estimate, zero_ckpt, zero_layout), built here into
+# BUILD_DIR: --help and -h print the usage to stdout and exit 0; a usage
+# error (unknown flag, missing or bad value, missing command) prints one line
+# saying what is wrong, then the usage, to stderr, nothing to stdout, and
+# exits 2; every numeric flag refuses out-of-range, huge, negative, empty
+# and malformed values naming the flag; zero_ckpt never writes into a
+# checkpoint and overwrites only with --force; zero_config names the flags a
+# Hugging Face config needs, and those flags make it resolve.
+#
+# Run from the repository root: sh tests/tools.sh build/tt. Prints "ok NAME"
+# or "FAIL NAME ..." per check and ends with "N passed, M failed"; exits 1
+# on a failure. CC (default gcc) and CFLAGS (added to the build flags) may be
+# set. Scratch files: BUILD_DIR/tools.tmp.
+set -u
+B=${1:-}
+if [ -z "$B" ]; then
+    echo "usage: sh tests/tools.sh BUILD_DIR" >&2
+    exit 2
+fi
+CC=${CC:-gcc}
+CFLAGS=${CFLAGS:-}
+W=$B/tools.tmp
+pass=0
+fail=0
+rm -rf "$W"
+mkdir -p "$W" || exit 2
+
+ok() { pass=$((pass + 1)); echo "ok $1"; }
+no() { fail=$((fail + 1)); name=$1; shift; echo "FAIL $name $*"; }
+
+# ---- build: the four tools, and test_ckpt for a checkpoint (two at a time) ----
+build() { # NAME SOURCE
+    # shellcheck disable=SC2086
+    $CC -std=c11 -Wall -Wextra -Werror -O1 $CFLAGS -I. -o "$B/$1" "$2" -lm -lpthread >"$W/build-$1.log" 2>&1
+    echo $? >"$W/build-$1.rc"
+}
+build zero_config examples/zero_config/zero_config.c &
+build zero_estimate examples/zero_estimate/zero_estimate.c &
+wait
+build zero_ckpt examples/zero_ckpt/zero_ckpt.c &
+build zero_layout examples/zero_layout/zero_layout.c &
+wait
+build test_ckpt tests/test_ckpt.c
+for t in zero_config zero_estimate zero_ckpt zero_layout test_ckpt; do
+    if [ "$(cat "$W/build-$t.rc")" = 0 ]; then ok "build-$t"; else no "build-$t" "$(head -n 20 "$W/build-$t.log")"; fi
+done
+for t in zero_config zero_estimate zero_ckpt zero_layout; do
+    if [ ! -x "$B/$t" ]; then
+        echo "$pass passed, $((fail + 1)) failed"
+        exit 1
+    fi
+done
+ZC=$B/zero_config
+ZE=$B/zero_estimate
+ZK=$B/zero_ckpt
+ZL=$B/zero_layout
+
+# run CMD...: stdout in $W/out, stderr in $W/err, the status in $rc
+run() {
+    "$@" >"$W/out" 2>"$W/err"
+    rc=$?
+}
+
+# help NAME CMD...: exit 0, the usage on stdout, nothing on stderr
+help() {
+    name=$1; shift
+    run "$@"
+    if [ "$rc" -eq 0 ] && grep -q '^usage: ' "$W/out" && [ ! -s "$W/err" ]; then ok "$name"
+    else no "$name" "exit $rc, stdout: $(head -c 200 "$W/out"), stderr: $(head -c 200 "$W/err")"; fi
+}
+
+# usage NAME PATTERN CMD...: exit 2, nothing on stdout, the first line of
+# stderr matches the extended regex PATTERN, the usage follows on the second
+usage() {
+    name=$1; pat=$2; shift 2
+    run "$@"
+    first=$(sed -n 1p "$W/err")
+    if [ "$rc" -eq 2 ] && [ ! -s "$W/out" ] && printf '%s\n' "$first" | grep -Eq -- "$pat" &&
+        sed -n 2p "$W/err" | grep -q '^usage: '; then
+        ok "$name"
+    else
+        no "$name" "exit $rc (want 2), want /$pat/; stderr: $(head -c 300 "$W/err"); stdout: $(head -c 100 "$W/out")"
+    fi
+}
+
+# numbers TOOL FLAG OVER CMD...: CMD FLAG VALUE for the bad values of a
+# numeric flag (OVER: just past its range); the message names the flag
+numbers() {
+    tool=$1; flag=$2; over=$3; shift 3
+    pre="^$tool( [a-z]+)?: $flag: "
+    usage "$tool$flag-over" "$pre$over is out of range" "$@" "$flag" "$over"
+    usage "$tool$flag-huge" "${pre}99999999999999999999 is out of range" "$@" "$flag" 99999999999999999999
+    usage "$tool$flag-negative" "${pre}-1 is out of range" "$@" "$flag" -1
+    usage "$tool$flag-junk" "$pre'8x' is not" "$@" "$flag" 8x
+    usage "$tool$flag-hex" "$pre'0x10' is not" "$@" "$flag" 0x10
+    usage "$tool$flag-nan" "$pre'nan' is not" "$@" "$flag" nan
+    usage "$tool$flag-blank" "$pre' 8' is not" "$@" "$flag" " 8"
+    usage "$tool$flag-empty" "${pre}empty value" "$@" "$flag" ""
+    usage "$tool$flag-missing" "${pre}missing value" "$@" "$flag"
+}
+
+# ---- zero_config ----
+HF=tests/configs/hf_transformers_ds_config_zero2.json
+for h in --help -h; do help "zero_config$h" "$ZC" "$h"; done
+help "zero_config-check--help" "$ZC" check "$HF" --help
+usage "zero_config-no-command" '^zero_config: missing command' "$ZC"
+usage "zero_config-unknown-command" "^zero_config: unknown command 'chek'" "$ZC" chek "$HF"
+usage "zero_config-no-file" '^zero_config: check: missing FILE' "$ZC" check --world 2
+usage "zero_config-unknown-flag" "^zero_config: unknown argument '--wrld'" "$ZC" check "$HF" --wrld 2
+usage "zero_config-two-files" "^zero_config: check takes one FILE" "$ZC" check "$HF" "$HF"
+usage "zero_config-world-wraps" '^zero_config: --world: 99999999999 is out of range \(1 to 1048576\)$' \
+    "$ZC" check "$HF" --mbs 4 --supply-hf --world 99999999999
+for f in --world --hidden --mbs; do numbers zero_config "$f" 1048577 "$ZC" check "$HF"; done
+run "$ZC" check "$HF" --world 1048576 --hidden 1048576 --mbs 1 --supply-hf
+if [ "$rc" -eq 0 ] && grep -q '"train_batch_size":1048576,' "$W/out"; then ok "zero_config-range-top"
+else no "zero_config-range-top" "exit $rc: $(grep -v warning "$W/err" | head -c 300)"; fi
+if "$ZC" --help | grep -q -- '--mbs N' && "$ZC" --help | grep -q -- '--supply-hf' &&
+    "$ZC" --help | grep -q -- '--hidden H' && "$ZC" --help | grep -q 'per_device_train_batch_size'; then
+    ok "zero_config-help-hf-flags"
+else no "zero_config-help-hf-flags" "--help does not explain --mbs, --hidden and --supply-hf"; fi
+
+# A Hugging Face config as it is: exit 1, a message naming --mbs (and the
+# others it needs), no talk of C struct fields; the command it suggests, with
+# numbers for N and H, resolves.
+run "$ZC" check "$HF" --world 2
+if [ "$rc" -eq 1 ] && grep -q -- '--mbs N' "$W/err" && grep -q -- '--supply-hf' "$W/err" &&
+    grep -q 'train_micro_batch_size_per_gpu' "$W/err" && ! grep -q 'cfg\.' "$W/err"; then
+    ok "zero_config-hf-hint"
+else no "zero_config-hf-hint" "exit $rc: $(grep -v warning "$W/err" | head -c 400)"; fi
+run "$ZC" check "$HF" --world 2 --mbs 4 --supply-hf
+tbs=$((4 * 2 * 1)) # mbs x world x gradient_accumulation_steps (the HF Trainer's 1)
+if [ "$rc" -eq 0 ] && grep -q "\"train_batch_size\":$tbs," "$W/out" &&
+    grep -q '"train_micro_batch_size_per_gpu":4,' "$W/out"; then ok "zero_config-hf-flags-resolve"
+else no "zero_config-hf-flags-resolve" "exit $rc: $(grep -v warning "$W/err" | head -c 300)"; fi
+for f in tests/configs/*.json; do
+    n=zero_config-suggested-$(basename "$f" .json)
+    run "$ZC" check "$f" --world 2
+    if [ "$rc" -eq 0 ]; then ok "$n"; continue; fi
+    cmd=$(sed -n 's/^zero_config: run: zero_config //p' "$W/err" | sed 's/--mbs N/--mbs 4/; s/--hidden H/--hidden 1024/')
+    if [ "$rc" -ne 1 ] || [ -z "$cmd" ]; then
+        no "$n" "exit $rc and no suggested command: $(grep -v warning "$W/err" | head -c 300)"
+        continue
+    fi
+    # shellcheck disable=SC2086
+    run "$ZC" $cmd
+    if [ "$rc" -eq 0 ]; then ok "$n"; else no "$n" "'$cmd' exit $rc: $(grep -v warning "$W/err" | head -c 300)"; fi
+done
+run "$ZC" check "$HF" --world 2 --mbs 4
+if [ "$rc" -eq 1 ] && grep -q -- '--supply-hf' "$W/err" && ! grep -q -- '--mbs N' "$W/err" &&
+    grep -q -- '--mbs 4 --supply-hf' "$W/err"; then ok "zero_config-hint-keeps-given-flags"
+else no "zero_config-hint-keeps-given-flags" "exit $rc: $(grep -v warning "$W/err" | head -c 300)"; fi
+
+# ---- zero_estimate ----
+for h in --help -h; do help "zero_estimate$h" "$ZE" "$h"; done
+usage "zero_estimate-no-params" '^zero_estimate: missing --params' "$ZE" --gpus 8
+usage "zero_estimate-unknown-flag" "^zero_estimate: unknown argument '--gpu'" "$ZE" --params 1e9 --gpu 8
+usage "zero_estimate-dtype" "^zero_estimate: --dtype: 'fp8' is not" "$ZE" --params 1e9 --dtype fp8
+usage "zero_estimate-fit-no-gpu-mem" '^zero_estimate: --fit: needs --gpu-mem' "$ZE" --fit --gpus 8
+usage "zero_estimate-fit-params" '^zero_estimate: --fit: .*drop --params' "$ZE" --fit --gpu-mem 80GB --params 1e9
+usage "zero_estimate-largest-layer" '^zero_estimate: --largest-layer: .* larger than --params' \
+    "$ZE" --params 1e9 --largest-layer 2e9
+# past the library's 1e15 bound: refused before the table starts (no half table)
+usage "zero_estimate-params-bound" '^zero_estimate: --params: 2e15 is out of range' "$ZE" --params 2e15 --gpus 8
+usage "zero_estimate-late-bad-flag" '^zero_estimate: --nodes: ' "$ZE" --params 1e9 --gpus 8 --breakdown --nodes x
+numbers zero_estimate --params 2e15 "$ZE"
+usage "zero_estimate--params-fraction" "^zero_estimate: --params: '1.5' is not a whole count" "$ZE" --params 1.5
+numbers zero_estimate --largest-layer 2e15 "$ZE" --params 1e9
+numbers zero_estimate --gpus 1025 "$ZE" --params 1e9
+numbers zero_estimate --nodes 1048577 "$ZE" --params 1e9
+numbers zero_estimate --bucket 2e15 "$ZE" --params 1e9
+numbers zero_estimate --max-live 2e15 "$ZE" --params 1e9
+numbers zero_estimate --prefetch 2e15 "$ZE" --params 1e9
+numbers zero_estimate --buffer-factor 1001 "$ZE" --params 1e9
+numbers zero_estimate --gpu-mem 2e15 "$ZE" --fit
+numbers zero_estimate --cpu-mem 2e18 "$ZE" --fit --gpu-mem 80GB
+numbers zero_estimate --nvme 2e18 "$ZE" --fit --gpu-mem 80GB
+run "$ZE" --params 1e15 --gpus 1024 --nodes 1048576 --prefetch 0 --buffer-factor 1000
+if [ "$rc" -eq 0 ] && grep -q '^ZeRO-3 optim=nvme param=nvme' "$W/out"; then ok "zero_estimate-range-top"
+else no "zero_estimate-range-top" "exit $rc: $(head -c 300 "$W/err")"; fi
+
+# ---- zero_ckpt ----
+CK=$W/ck
+"$B/test_ckpt" --make "$CK" >"$W/make.log" 2>&1 && [ -f "$CK/latest" ] && ok "zero_ckpt-make" ||
+    no "zero_ckpt-make" "$(head -c 300 "$W/make.log")"
+cp "$CK/latest" "$W/latest.orig" 2>/dev/null
+STEP=$CK/$(cat "$CK/latest" 2>/dev/null)
+for h in --help -h; do help "zero_ckpt$h" "$ZK" "$h"; done
+help "zero_ckpt-convert--help" "$ZK" convert "$CK" --help
+usage "zero_ckpt-no-command" '^zero_ckpt: missing command' "$ZK"
+usage "zero_ckpt-unknown-command" "^zero_ckpt: unknown command 'inspekt'" "$ZK" inspekt "$CK"
+usage "zero_ckpt-inspect-no-dir" '^zero_ckpt inspect: missing DIR' "$ZK" inspect
+usage "zero_ckpt-verify-extra" "^zero_ckpt verify: takes one DIR" "$ZK" verify "$CK" --fast
+usage "zero_ckpt-convert-unknown-flag" "^zero_ckpt convert: unexpected argument '--wrld'" "$ZK" convert "$CK" --wrld 2 "$W/o"
+usage "zero_ckpt-convert-no-output" '^zero_ckpt convert: missing the output' "$ZK" convert "$CK"
+usage "zero_ckpt-convert-two-outputs" '^zero_ckpt convert: give one output' \
+    "$ZK" convert "$CK" --safetensors "$W/a.st" --world 2 "$W/o"
+usage "zero_ckpt-convert-dtype" "^zero_ckpt convert: --dtype: 'fp8' is not" "$ZK" convert "$CK" --safetensors "$W/a.st" --dtype fp8
+usage "zero_ckpt-convert-dtype-world" '^zero_ckpt convert: --dtype: only with --safetensors' \
+    "$ZK" convert "$CK" --world 2 "$W/o" --dtype bf16
+usage "zero_ckpt-convert-world-no-outdir" '^zero_ckpt convert: --world: missing OUTDIR' "$ZK" convert "$CK" --world 2
+usage "zero_ckpt-import-no-stage" '^zero_ckpt import: missing --stage' "$ZK" import "$W/a.st" --world 2 "$W/o"
+usage "zero_ckpt-import-unknown-flag" "^zero_ckpt import: unknown argument '--stag'" "$ZK" import "$W/a.st" --stag 2 "$W/o"
+usage "zero_ckpt-import-two-outdirs" "^zero_ckpt import: one OUTDIR" "$ZK" import "$W/a.st" --world 2 --stage 1 "$W/o" "$W/p"
+numbers zero_ckpt --world 1025 "$ZK" convert "$CK"
+numbers zero_ckpt --world 1025 "$ZK" import "$W/a.st" "$W/o" --stage 1
+numbers zero_ckpt --stage 4 "$ZK" import "$W/a.st" "$W/o" --world 2
+[ ! -e "$W/o" ] && [ ! -e "$W/a.st" ] && ok "zero_ckpt-usage-writes-nothing" || no "zero_ckpt-usage-writes-nothing" "$W/o or $W/a.st exists"
+
+# refuse NAME PATTERN CMD...: exit 2, the reason (PATTERN) on stderr, and
+# the checkpoint's `latest` unchanged
+refuse() {
+    name=$1; pat=$2; shift 2
+    run "$@"
+    if [ "$rc" -eq 2 ] && grep -Eq -- "$pat" "$W/err" && cmp -s "$CK/latest" "$W/latest.orig"; then ok "$name"
+    else no "$name" "exit $rc (want 2), want /$pat/: $(head -c 300 "$W/err")"; fi
+}
+# writes NAME CMD...: exit 0
+writes() {
+    name=$1; shift
+    run "$@"
+    if [ "$rc" -eq 0 ]; then ok "$name"; else no "$name" "exit $rc: $(head -c 300 "$W/err")"; fi
+}
+refuse "zero_ckpt-st-latest" "$CK/latest is inside the source $CK" "$ZK" convert "$CK" --safetensors "$CK/latest"
+refuse "zero_ckpt-st-latest-force" "$CK/latest is inside the source" "$ZK" convert "$CK" --safetensors "$CK/latest" --force
+refuse "zero_ckpt-st-in-step" "is inside the source" "$ZK" convert "$CK" --safetensors "$STEP/model.safetensors"
+[ ! -e "$STEP/model.safetensors" ] && ok "zero_ckpt-st-in-step-nothing" || no "zero_ckpt-st-in-step-nothing" "file written"
+refuse "zero_ckpt-st-is-dir" "is a directory" "$ZK" convert "$CK" --safetensors "$W" --force
+writes "zero_ckpt-st-new" "$ZK" convert "$CK" --safetensors "$W/a.st" --dtype bf16
+cp "$W/a.st" "$W/a.st.orig"
+refuse "zero_ckpt-st-exists" "$W/a.st exists \(--force overwrites it\)" "$ZK" convert "$CK" --safetensors "$W/a.st"
+writes "zero_ckpt-st-force" "$ZK" convert "$CK" --safetensors "$W/a.st" --force
+# fp32 (the default) after bf16: the file really was replaced
+if [ -f "$W/a.st" ] && ! cmp -s "$W/a.st" "$W/a.st.orig"; then ok "zero_ckpt-st-force-replaced"
+else no "zero_ckpt-st-force-replaced" "the file did not change"; fi
+refuse "zero_ckpt-world-source" "$CK is the source itself" "$ZK" convert "$CK" --world 3 "$CK" --force
+refuse "zero_ckpt-world-source-step" "is the source itself" "$ZK" convert "$CK" --world 3 "$STEP" --force
+refuse "zero_ckpt-world-inside-source" "$CK/sub is inside the source" "$ZK" convert "$CK" --world 3 "$CK/sub"
+[ ! -e "$CK/sub" ] && ok "zero_ckpt-world-inside-nothing" || no "zero_ckpt-world-inside-nothing" "$CK/sub created"
+refuse "zero_ckpt-world-source-inside-outdir" "the source .* is inside $W" "$ZK" convert "$STEP" --world 3 "$W" --force
+writes "zero_ckpt-world-new" "$ZK" convert "$CK" --world 3 "$W/ck3"
+refuse "zero_ckpt-world-not-empty" "$W/ck3 is not empty \(--force" "$ZK" convert "$CK" --world 3 "$W/ck3"
+writes "zero_ckpt-world-force" "$ZK" convert "$CK" --world 2 "$W/ck3" --force
+# beside the first save, as zero_save does: a new directory, `latest` moved to it
+if [ "$(cat "$W/ck3/latest" 2>/dev/null)" = "$(cat "$W/latest.orig").1" ]; then ok "zero_ckpt-world-force-beside"
+else no "zero_ckpt-world-force-beside" "$W/ck3/latest holds '$(cat "$W/ck3/latest" 2>/dev/null)'"; fi
+# a checkpoint other than the source is a checkpoint too
+refuse "zero_ckpt-st-other-checkpoint" "is inside the checkpoint directory $W/ck3" \
+    "$ZK" convert "$CK" --safetensors "$W/ck3/model.safetensors" --force
+: >"$W/afile"
+refuse "zero_ckpt-world-outdir-file" "$W/afile exists and is not a directory" "$ZK" convert "$CK" --world 2 "$W/afile" --force
+writes "zero_ckpt-import-new" "$ZK" import "$W/a.st" --world 2 --stage 3 "$W/imp"
+refuse "zero_ckpt-import-not-empty" "$W/imp is not empty" "$ZK" import "$W/a.st" --world 2 --stage 3 "$W/imp"
+writes "zero_ckpt-import-force" "$ZK" import "$W/a.st" --world 2 --stage 1 "$W/imp" --force
+refuse "zero_ckpt-import-in-checkpoint" "$CK/imp is inside the checkpoint directory $CK" \
+    "$ZK" import "$W/a.st" --world 2 --stage 3 "$CK/imp" --force
+mkdir -p "$W/model"
+cp "$W/a.st" "$W/model/model.safetensors"
+refuse "zero_ckpt-import-source-dir" "$W/model is the source itself" "$ZK" import "$W/model" --world 2 --stage 3 "$W/model" --force
+refuse "zero_ckpt-import-inside-source" "$W/model/ck is inside the source" "$ZK" import "$W/model" --world 2 --stage 3 "$W/model/ck"
+run "$ZK" verify "$CK"
+if [ "$rc" -eq 0 ] && cmp -s "$CK/latest" "$W/latest.orig" && [ "$(ls "$CK")" = "latest
+$(cat "$W/latest.orig")" ]; then ok "zero_ckpt-source-untouched"
+else no "zero_ckpt-source-untouched" "verify exit $rc; $CK holds: $(ls "$CK" | tr '\n' ' ')"; fi
+
+# ---- zero_layout ----
+for h in --help -h; do help "zero_layout$h" "$ZL" "$h"; done
+usage "zero_layout-no-model" '^zero_layout: give the model' "$ZL" --world 2
+usage "zero_layout-unknown-flag" "^zero_layout: unknown argument '--wrld'" "$ZL" --sizes 5,7 --wrld 2
+usage "zero_layout-missing-list" '^zero_layout: --sizes: missing value' "$ZL" --sizes
+usage "zero_layout-twice" '^zero_layout: --sizes: given twice' "$ZL" --sizes 5 --sizes 7
+usage "zero_layout-dtype" "^zero_layout: --dtype: 'fp8' is not" "$ZL" --memory --sizes 5,7 --dtype fp8
+usage "zero_layout-memory-only" '^zero_layout: --gas: only with --memory' "$ZL" --sizes 5,7 --gas 2
+usage "zero_layout-memory-world" '^zero_layout: --world: 2048 ranks' "$ZL" --memory --sizes 5,7 --world 2048
+usage "zero_layout-memory-stage" '^zero_layout: --stage: --memory runs every stage' "$ZL" --memory --sizes 5,7 --stage 2
+usage "zero_layout-sizes-item" "^zero_layout: --sizes: item 2 \('x'\)" "$ZL" --sizes 5,x
+usage "zero_layout-sizes-huge" "^zero_layout: --sizes: item 1 \('99999999999999999999'\)" "$ZL" --sizes 99999999999999999999
+usage "zero_layout-mlp-item" "^zero_layout: --mlp: item 3 \('-4'\)" "$ZL" --mlp 2,3,-4
+usage "zero_layout-groups-item" "^zero_layout: --groups: item 1 \('1.5'\)" "$ZL" --sizes 5,7 --groups 1.5,2
+usage "zero_layout-names-count" '^zero_layout: --names: 1 names, but --sizes has 2' "$ZL" --sizes 5,7 --names a
+usage "zero_layout-frozen-item" "^zero_layout: --frozen: item 1 \('z'\)" "$ZL" --sizes 5,7 --frozen z
+usage "zero_layout-locate-offset" "^zero_layout: --locate: " "$ZL" --sizes 5,7 --locate t1:x
+usage "zero_layout-locate-outside" "^zero_layout: --locate: t1:7: " "$ZL" --sizes 5,7 --locate t1:7
+usage "zero_layout-persist-stage" '^zero_layout: --persist: .*stage 3 only' "$ZL" --sizes 5,7 --persist 3
+numbers zero_layout --world 1048577 "$ZL" --sizes 5,7
+numbers zero_layout --stage 4 "$ZL" --sizes 5,7
+numbers zero_layout --gas 1000001 "$ZL" --memory --sizes 5,7
+numbers zero_layout --hidden 1048577 "$ZL" --sizes 5,7
+numbers zero_layout --bucket 9000000000000001 "$ZL" --sizes 5,7
+numbers zero_layout --persist 9000000000000001 "$ZL" --sizes 5,7 --stage 3
+numbers zero_layout --model-persist 9000000000000001 "$ZL" --sizes 5,7 --stage 3
+numbers zero_layout --max-live 9000000000000001 "$ZL" --memory --sizes 5,7
+numbers zero_layout --prefetch 9000000000000001 "$ZL" --memory --sizes 5,7
+run "$ZL" --sizes 5,7,3,300,1 --names a,b,c,d,e --bucket 64 --world 4 --locate d:100
+if [ "$rc" -eq 0 ] && grep -q 'zero_layout_locate(d, 100) -> unit 2, rank 2, shard_offset 28' "$W/out"; then
+    ok "zero_layout-runs"
+else no "zero_layout-runs" "exit $rc: $(head -c 300 "$W/err")"; fi
+run "$ZL" --sizes 5,7 --world 1048576 --bucket 9000000000000000 --stage 3 --persist 0
+if [ "$rc" -eq 0 ]; then ok "zero_layout-range-top"; else no "zero_layout-range-top" "exit $rc: $(head -c 300 "$W/err")"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
