@@ -114,6 +114,7 @@ static zero_result rank_main(const zero_backend *be, void *arg) {
             TRY(micro_batch(e, (((uint64_t)step * MICRO + (uint64_t)m) * RANKS + (uint64_t)be->rank) * BATCH, &loss),
                 zero_engine_error(e)->msg);
         j->loss[step][be->rank] = loss / MICRO;
+        zero_report_loss(e, loss / MICRO); /* for the metrics file (jsonl_monitor): rank 0's is the one written */
         TRY(zero_step(e, NULL), zero_engine_error(e)->msg); /* reduce, clip, Adam on this rank's shard, gather */
     }
     TRY(zero_save(e, j->dir, &err), err.msg); /* each rank writes its shard, rank 0 the metadata */

@@ -195,6 +195,14 @@ int main(int argc, char **argv) {
         for (int m = 0; m < MICRO; m++) /* every rank and micro-batch its own samples */
             TRY(micro_batch(e, s, &a, (((uint64_t)step * MICRO + (uint64_t)m) * be->world + (uint64_t)be->rank) * BATCH,
                             loss + step, &err), err.msg);
+        if (cfg.jsonl_monitor.enabled == 1) { /* the metrics file carries the step's loss (rank 0's): only then is
+                                                 it worth waiting for the step's kernels to read it */
+            float mine = 0;
+            TRY(zero_cuda_check(cudaMemcpyAsync(&mine, loss + step, sizeof mine, cudaMemcpyDeviceToHost, s),
+                                "cudaMemcpyAsync", __FILE__, __LINE__, &err), err.msg);
+            TRY(zero_cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize", __FILE__, __LINE__, &err), err.msg);
+            zero_report_loss(e, mine);
+        }
         TRY(zero_step(e, NULL), zero_engine_error(e)->msg); /* reduce, clip, Adam on this rank's shard */
     }
     /* the losses summed over the ranks once, at the end: a collective of the backend, after our kernels */

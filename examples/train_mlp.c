@@ -348,8 +348,7 @@ done:
 /* ---- training through the engine ---- */
 
 /* What one training run shares between its rank threads. Ranks write only
-   their own slots; rank 0 reads the others' after zero_step, a collective
-   every rank has entered by then. */
+   their own slots; rank 0 reads the others' after zero_host_run returns. */
 typedef struct run {
     const options *o;
     const corpus *text;
@@ -357,8 +356,6 @@ typedef struct run {
     const zero_tensor *tensors;
     int n_tensors;
     zero_dtype dtype;
-    double (*loss)[MAX_WORLD]; /* [2][world]: by step parity, so a rank already in the
-                                  next step never overwrites what rank 0 still reads */
     double *step_loss;         /* [steps]: global mean loss per step (rank 0) */
     zero_step_info last;       /* rank 0 */
     double seconds;            /* rank 0, the training loop only */
@@ -475,7 +472,7 @@ static zero_result rank_main(const zero_backend *be, void *arg) {
     t0 = now_s();
     for (step = 1; step <= o->steps; step++) {
         zero_step_info info;
-        double sum = 0;
+        double sum = 0, mean;
         for (micro = 0; micro < gas; micro++) {
             double loss;
             mlp_sample(&m, R->text, o->seed, step, (int64_t)micro * world + rank, mbs);
@@ -483,14 +480,16 @@ static zero_result rank_main(const zero_backend *be, void *arg) {
             if ((r = micro_batch(e, &m, mbs, R->dtype, o->freeze, &loss)) != ZERO_OK) goto fail;
             sum += loss;
         }
-        R->loss[step & 1][rank] = sum / gas;
+        /* the step's mean loss over every rank, in double, the same value on every rank */
+        where = "zero_all_reduce_scalars (the loss)";
+        mean = sum / gas;
+        if ((r = zero_all_reduce_scalars(e, &mean, 1, ZERO_OP_AVG)) != ZERO_OK) goto fail;
+        /* the step's loss for the engine's metrics file (jsonl_monitor) and
+           progress line (steps_per_print): the global mean this program prints */
+        zero_report_loss(e, mean);
         where = "zero_step";
         if ((r = zero_step(e, &info)) != ZERO_OK) goto fail;
         if (rank == 0) {
-            double mean = 0;
-            int i;
-            for (i = 0; i < world; i++) mean += R->loss[step & 1][i];
-            mean /= world;
             R->step_loss[step - 1] = mean;
             R->last = info;
             window += mean, n_window++;
@@ -524,8 +523,9 @@ static zero_result rank_main(const zero_backend *be, void *arg) {
     mlp_free(&m);
     return ZERO_OK;
 fail:
-    snprintf(R->err[rank], sizeof R->err[rank], "rank %d: %s: %s", rank, where,
-             zero_engine_error(e)->code != ZERO_OK ? zero_engine_error(e)->msg : zero_result_string(r));
+    if (!R->err[rank][0]) /* else the backend's message is already there */
+        snprintf(R->err[rank], sizeof R->err[rank], "rank %d: %s: %s", rank, where,
+                 zero_engine_error(e)->code != ZERO_OK ? zero_engine_error(e)->msg : zero_result_string(r));
     free(scratch);
     zero_engine_destroy(e);
     mlp_free(&m);
@@ -560,12 +560,11 @@ static int train(const options *o, const corpus *text, int stage, int verbose, r
     R.tensors = tensors;
     R.n_tensors = nt;
     R.dtype = compute_dtype(&cfg);
-    R.loss = (double(*)[MAX_WORLD])calloc(2, sizeof *R.loss);
     R.step_loss = (double *)calloc((size_t)o->steps, sizeof(double));
     R.mem = (zero_memory_stats *)calloc((size_t)o->world, sizeof *R.mem);
     R.weights = (float *)calloc((size_t)total, sizeof(float));
     R.err = (char(*)[1100])calloc((size_t)o->world, sizeof *R.err);
-    if (!R.loss || !R.step_loss || !R.mem || !R.weights || !R.err) {
+    if (!R.step_loss || !R.mem || !R.weights || !R.err) {
         fprintf(stderr, "train_mlp: out of memory\n");
         goto done;
     }
@@ -598,7 +597,6 @@ static int train(const options *o, const corpus *text, int stage, int verbose, r
             printf("note: rank %d plans a different total than rank 0\n", i);
     rc = 0;
 done:
-    free(R.loss);
     free(R.step_loss);
     free(R.mem);
     free(R.weights);
@@ -615,9 +613,9 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines as they happen, also through a pipe */
     memset(&text, 0, sizeof text);
     options_default(&o, "train_mlp");
-    if ((parsed = parse_args(argc, argv, 0, &o, &files)) != 0) { /* 2: --help */
+    if ((parsed = parse_args(argc, argv, 0, &o, &files)) != 0) { /* 2: --help; 1: a bad flag, said */
         if (parsed == 2) usage();
-        rc = parsed == 2 ? 0 : 1;
+        rc = parsed == 2 ? 0 : 2;
         goto done;
     }
     if (load_text(&o, &files, &text)) goto done;

@@ -22,7 +22,8 @@
 
    Activations that feed a GEMM are kept in the compute dtype, pre-activations
    and dx in fp32. The loss of every step is summed on the GPU and all-reduced
-   over the ranks only when a progress line is due.
+   over the ranks only when a progress line is due, or before zero_step when
+   the engine reports it (zero_report_loss: jsonl_monitor, steps_per_print).
 
        train_mlp_cuda [--stage 2] [--dtype fp32|fp16|bf16] [--steps 200] ...
        train_mlp_cuda --compare-stages
@@ -416,6 +417,12 @@ static zero_result train_rank(const gpu *g, const options *o, const corpus *text
     for (step = 1; step <= o->steps; step++) {
         zero_step_info info;
         int flush = step == o->steps || (!o->quiet && !o->compare && (step == 1 || step % o->print_every == 0));
+        /* the engine writes the loss into its metrics file (jsonl_monitor)
+           and its progress line (steps_per_print): on those steps the global
+           loss comes to the host before zero_step, a wait for this step's
+           kernels that the other steps do without */
+        int to_engine = cfg->jsonl_monitor.enabled == 1 ||
+                        (cfg->steps_per_print > 0 && (zero_global_steps(e) + 1) % cfg->steps_per_print == 0);
         *where = "micro-batch";
         for (micro = 0; micro < gas; micro++) {
             sample_kernel<<<blocks_for(B), THREADS, 0, g->stream>>>(g->tok, (uint64_t)text->n, o->d.context, o->seed,
@@ -424,6 +431,11 @@ static zero_result train_rank(const gpu *g, const options *o, const corpus *text
             if ((r = micro_batch<T>(g, e, &o->d, &a, B, o->freeze, 1.0f / ((float)B * (float)gas),
                                     loss_mine + (step - 1), err)) != ZERO_OK)
                 goto out;
+        }
+        if (to_engine) {
+            *where = "loss all-reduce";
+            if ((r = gather_losses(g, ev, loss_mine, loss_sum, loss_host, step - 1, step, err)) != ZERO_OK) goto out;
+            zero_report_loss(e, (double)loss_host[step - 1] / g->world);
         }
         *where = "zero_step";
         if ((r = zero_step(e, &info)) != ZERO_OK) {
@@ -528,9 +540,9 @@ int main(int argc, char **argv) {
     memset(&g, 0, sizeof g);
     memset(&err, 0, sizeof err);
     options_default(&o, "train_mlp_cuda");
-    if ((parsed = parse_args(argc, argv, 1, &o, &files)) != 0) { /* 2: --help */
+    if ((parsed = parse_args(argc, argv, 1, &o, &files)) != 0) { /* 2: --help; 1: a bad flag, said */
         if (parsed == 2) usage();
-        rc = parsed == 2 ? 0 : 1;
+        rc = parsed == 2 ? 0 : 2;
         goto done;
     }
     /* before any CUDA call: started by hand on several GPUs, this process

@@ -31,6 +31,7 @@
 #define MAX_WORLD 256
 
 #include "example_hash.h" /* mix64, hash3, hash_uniform, sample_pos */
+#include "tool_args.h"    /* tool_int, tool_num: the flags' numbers, range-checked */
 
 /* ---- training text ---- */
 
@@ -500,7 +501,9 @@ static const char train_mlp_options[] =
     "  --clip X             gradient_clipping (default 1.0; 0 disables)\n"
     "  --bucket N           reduce_bucket_size in elements (default 16384: about one unit per layer)\n"
     "  --seed N             seed of the initial weights and of the data sampling (default 1)\n"
-    "  --config FILE        a DeepSpeed ds_config.json; the flags above override its keys\n"
+    "  --config FILE        a DeepSpeed ds_config.json; the flags above override its keys. Its\n"
+    "                       jsonl_monitor writes the engine's metrics, one JSON line per step,\n"
+    "                       with the loss printed here (docs/observability.md)\n"
     "  --data FILE[,FILE]   training text, repeatable (default README.md and docs/*.md)\n"
     "  --context K          bytes of context (default 8)\n"
     "  --embd C             embedding width (default 20)\n"
@@ -514,24 +517,8 @@ static const char train_mlp_options[] =
 static const char train_mlp_batch_note[] =
     "The loss printed is the mean over the whole global batch (every rank, every micro-batch).\n"
     "The global batch of a step depends only on world x gas x mbs, so runs with different\n"
-    "world sizes and the same product train on the same samples.\n";
-
-static inline int parse_int(const char *s, long lo, long hi, long *out) {
-    char *end;
-    long v;
-    if (!s) return 1;
-    v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi) return 1;
-    *out = v;
-    return 0;
-}
-
-static inline int parse_double(const char *s, double *out) {
-    char *end;
-    if (!s) return 1;
-    *out = strtod(s, &end);
-    return end == s || *end || !isfinite(*out) || *out < 0;
-}
+    "world sizes and the same product train on the same samples.\n"
+    "A bad flag or value is one line on stderr and exit status 2.\n";
 
 /* The training text's files: the --data lists, else README.md and the .md files of docs/. */
 typedef struct text_files {
@@ -548,52 +535,72 @@ static inline void text_files_free(text_files *f) {
     memset(f, 0, sizeof *f);
 }
 
+/* A flag's number in [lo, hi], or one line on stderr (tool_args.h's) and 1 */
+static inline int flag_int(const options *o, const char *flag, const char *v, long long lo, long long hi, int *out) {
+    long long n = 0;
+    if (tool_int(o->prog, flag, v, lo, hi, &n)) return 1;
+    *out = (int)n;
+    return 0;
+}
+
+/* a file name after the flag */
+static inline int flag_file(const options *o, const char *flag, const char *v, const char **out) {
+    if (!v || !*v) return tool_fail(o->prog, flag, "%s value (a file name)", v ? "empty" : "missing");
+    *out = v;
+    return 0;
+}
+
 /* Defaults in o first (o->prog set), then the flags. gpu: the CUDA build
    (no --world: one rank per GPU; no --gradcheck). Returns 0 to go on, 1 on a
-   bad flag (printed), 2 when --help was printed. */
+   bad flag or value (one line on stderr; the program exits with status 2),
+   2 when --help was asked for. */
 static inline int parse_args(int argc, char **argv, int gpu, options *o, text_files *f) {
     int i;
     memset(f, 0, sizeof *f);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long n = 0;
-        int bad = 0, used = 1;
+        long long n = 0;
+        int bad = 0, used = 1; /* bad: the message is out */
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 2;
         else if (!strcmp(a, "--gradcheck") && !gpu) o->check = 1, used = 0;
-        else if (!strcmp(a, "--seed")) bad = parse_int(v, 0, 2147483647L, &n), o->seed = (uint64_t)n;
-        else if (!strcmp(a, "--context")) bad = parse_int(v, 1, 64, &n), o->d.context = (int)n;
-        else if (!strcmp(a, "--embd")) bad = parse_int(v, 1, 1024, &n), o->d.embd = (int)n;
-        else if (!strcmp(a, "--hidden")) bad = parse_int(v, 1, 4096, &n), o->d.hidden = (int)n;
-        else if (!strcmp(a, "--layers")) bad = parse_int(v, 1, MAX_LAYERS, &n), o->d.layers = (int)n;
+        else if (!strcmp(a, "--seed")) {
+            if (!(bad = tool_int(o->prog, a, v, 0, 2147483647LL, &n))) o->seed = (uint64_t)n;
+        } else if (!strcmp(a, "--context")) bad = flag_int(o, a, v, 1, 64, &o->d.context);
+        else if (!strcmp(a, "--embd")) bad = flag_int(o, a, v, 1, 1024, &o->d.embd);
+        else if (!strcmp(a, "--hidden")) bad = flag_int(o, a, v, 1, 4096, &o->d.hidden);
+        else if (!strcmp(a, "--layers")) bad = flag_int(o, a, v, 1, MAX_LAYERS, &o->d.layers);
         else if (!strcmp(a, "--data")) {
             /* FILE[,FILE...]; repeatable */
             char *copy, *tok;
-            if (!v || f->n_lists == MAX_FILES || !(copy = (char *)malloc(strlen(v) + 1))) bad = 1;
+            if (!v || !*v) bad = flag_file(o, a, v, &v);
+            else if (f->n_lists == MAX_FILES) bad = tool_fail(o->prog, a, "more than %d lists", MAX_FILES);
+            else if (!(copy = (char *)malloc(strlen(v) + 1))) bad = tool_fail(o->prog, a, "out of memory");
             else {
                 strcpy(copy, v);
                 f->lists[f->n_lists++] = copy;
                 for (tok = strtok(copy, ","); tok && f->n_files < MAX_FILES; tok = strtok(NULL, ","))
                     f->files[f->n_files++] = tok;
             }
-        } else if (!strcmp(a, "--world") && !gpu)
-            bad = parse_int(v, 1, MAX_WORLD, &n), o->world = (int)n, o->has_world = 1;
-        else if (!strcmp(a, "--stage")) bad = parse_int(v, 0, 3, &n), o->stage = (int)n, o->has_stage = 1;
-        else if (!strcmp(a, "--steps")) bad = parse_int(v, 1, 100000000L, &n), o->steps = (int)n;
-        else if (!strcmp(a, "--mbs")) bad = parse_int(v, 1, 1 << 20, &n), o->mbs = (int)n, o->has_mbs = 1;
-        else if (!strcmp(a, "--gas")) bad = parse_int(v, 1, 1 << 20, &n), o->gas = (int)n, o->has_gas = 1;
-        else if (!strcmp(a, "--bucket")) bad = parse_int(v, 1, 2147483647L, &n), o->bucket = n, o->has_bucket = 1;
-        else if (!strcmp(a, "--print-every")) bad = parse_int(v, 1, 100000000L, &n), o->print_every = (int)n;
-        else if (!strcmp(a, "--lr")) bad = parse_double(v, &o->lr), o->has_lr = 1;
-        else if (!strcmp(a, "--wd")) bad = parse_double(v, &o->wd), o->has_wd = 1;
-        else if (!strcmp(a, "--clip")) bad = parse_double(v, &o->clip), o->has_clip = 1;
-        else if (!strcmp(a, "--config")) bad = !v, o->config = v;
-        else if (!strcmp(a, "--loss-file")) bad = !v, o->loss_file = v;
+        } else if (!strcmp(a, "--world") && !gpu) bad = flag_int(o, a, v, 1, MAX_WORLD, &o->world), o->has_world = 1;
+        else if (!strcmp(a, "--stage")) bad = flag_int(o, a, v, 0, 3, &o->stage), o->has_stage = 1;
+        else if (!strcmp(a, "--steps")) bad = flag_int(o, a, v, 1, 100000000LL, &o->steps);
+        else if (!strcmp(a, "--mbs")) bad = flag_int(o, a, v, 1, 1 << 20, &o->mbs), o->has_mbs = 1;
+        else if (!strcmp(a, "--gas")) bad = flag_int(o, a, v, 1, 1 << 20, &o->gas), o->has_gas = 1;
+        else if (!strcmp(a, "--bucket")) {
+            if (!(bad = tool_int(o->prog, a, v, 1, 2147483647LL, &n))) o->bucket = (int64_t)n, o->has_bucket = 1;
+        } else if (!strcmp(a, "--print-every")) bad = flag_int(o, a, v, 1, 100000000LL, &o->print_every);
+        else if (!strcmp(a, "--lr")) bad = tool_num(o->prog, a, v, 0, 10, &o->lr), o->has_lr = 1;
+        else if (!strcmp(a, "--wd")) bad = tool_num(o->prog, a, v, 0, 10, &o->wd), o->has_wd = 1;
+        else if (!strcmp(a, "--clip")) bad = tool_num(o->prog, a, v, 0, 1e6, &o->clip), o->has_clip = 1;
+        else if (!strcmp(a, "--config")) bad = flag_file(o, a, v, &o->config);
+        else if (!strcmp(a, "--loss-file")) bad = flag_file(o, a, v, &o->loss_file);
         else if (!strcmp(a, "--dtype")) {
             o->has_dtype = 1;
             if (v && !strcmp(v, "fp32")) o->dtype = ZERO_DTYPE_FP32;
             else if (v && !strcmp(v, "fp16")) o->dtype = ZERO_DTYPE_FP16;
             else if (v && !strcmp(v, "bf16")) o->dtype = ZERO_DTYPE_BF16;
-            else bad = 1;
+            else if (!v) bad = tool_fail(o->prog, a, "missing value (fp32, fp16 or bf16)");
+            else bad = tool_fail(o->prog, a, "'%s' is not fp32, fp16 or bf16", v);
         } else if (!strcmp(a, "--freeze-embedding")) o->freeze = 1, used = 0;
         else if (!strcmp(a, "--compare-stages")) o->compare = 1, used = 0;
         else if (!strcmp(a, "--quiet")) o->quiet = 1, used = 0;
@@ -609,11 +616,7 @@ static inline int parse_args(int argc, char **argv, int gpu, options *o, text_fi
             else fprintf(stderr, "%s: unknown option %s (--help lists them)\n", o->prog, a);
             return 1;
         }
-        if (bad) {
-            fprintf(stderr, "%s: %s needs %s (got %s)\n", o->prog, a,
-                    !strcmp(a, "--dtype") ? "fp32, fp16 or bf16" : "a valid value", v ? v : "nothing");
-            return 1;
-        }
+        if (bad) return 1;
         i += used;
     }
     if (f->n_files == 0) { /* the default text: README.md and the .md files of docs/, our own prose */

@@ -27,6 +27,7 @@
 #include "zero_cuda.cuh"
 #include "zero_offload.h"
 #include "gpt_cuda.cuh"
+#include "../tool_args.h" /* tool_int, tool_num: the flags' numbers, range-checked */
 
 #include <algorithm>
 #include <glob.h>
@@ -88,7 +89,8 @@ static void usage(void) {
            "  --load DIR  --save DIR         zero_load before training, zero_save after\n"
            "  --export FILE.safetensors      the trained weights (fp32) after training, HF GPT-2's names without\n"
            "                                 \"transformer.\" (beside --init-from's config.json it is a model directory)\n"
-           "  --quiet\n");
+           "  --quiet\n"
+           "A bad flag or value is one line on stderr and exit status 2.\n");
 }
 
 static int parse_offload(const char *v, int *out) {
@@ -100,16 +102,18 @@ static int parse_offload(const char *v, int *out) {
     return 0;
 }
 
-static int parse_num(const char *v, double lo, double hi, double *out) {
-    char *end;
-    if (!v) return 1;
-    *out = strtod(v, &end);
-    return end == v || *end || !(*out >= lo && *out <= hi);
+/* A flag's whole number in [lo, hi], or one line on stderr (tool_args.h's) and 1 */
+static int flag_int(const char *flag, const char *v, long long lo, long long hi, int *out) {
+    long long n = 0;
+    if (tool_int("gpt", flag, v, lo, hi, &n)) return 1;
+    *out = (int)n;
+    return 0;
 }
 
-/* 0: go on; 1: bad flag (printed); 2: --help */
+/* 0: go on; 1: a bad combination or file (printed; exit 1); 2: --help;
+   3: a bad flag or value (one line printed; exit 2) */
 static int parse_args(int argc, char **argv, options *o) {
-    double x = 0;
+    long long n = 0;
     memset(&o->d, 0, sizeof o->d);
     o->d.seq = 1024;
     o->d.vocab = 256;
@@ -121,17 +125,17 @@ static int parse_args(int argc, char **argv, options *o) {
     o->offload_opt = o->offload_param = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0, used = 1;
+        int bad = 0, used = 1; /* bad: 1 say so below, 2 tool_args.h has said it */
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 2;
         else if (!strcmp(a, "--preset")) {
             bad = 1;
             for (int k = 0; k < GPT_N_PRESETS; k++)
                 if (v && !strcmp(v, gpt_preset_at(k)->name)) o->preset = v, bad = 0;
-        } else if (!strcmp(a, "--layers")) bad = parse_num(v, 1, 100000, &x), o->d.layers = (int)x, o->has_layers = 1;
-        else if (!strcmp(a, "--dim")) bad = parse_num(v, 1, 1 << 20, &x), o->d.dim = (int)x, o->has_dim = 1;
-        else if (!strcmp(a, "--heads")) bad = parse_num(v, 1, 4096, &x), o->d.heads = (int)x, o->has_heads = 1;
-        else if (!strcmp(a, "--seq")) bad = parse_num(v, 2, 1 << 16, &x), o->d.seq = (int)x, o->has_seq = 1;
-        else if (!strcmp(a, "--vocab")) bad = parse_num(v, 2, 1 << 20, &x), o->d.vocab = (int)x, o->has_vocab = 1;
+        } else if (!strcmp(a, "--layers")) bad = 2 * flag_int(a, v, 1, 100000, &o->d.layers), o->has_layers = 1;
+        else if (!strcmp(a, "--dim")) bad = 2 * flag_int(a, v, 1, 1 << 20, &o->d.dim), o->has_dim = 1;
+        else if (!strcmp(a, "--heads")) bad = 2 * flag_int(a, v, 1, 4096, &o->d.heads), o->has_heads = 1;
+        else if (!strcmp(a, "--seq")) bad = 2 * flag_int(a, v, 2, 1 << 16, &o->d.seq), o->has_seq = 1;
+        else if (!strcmp(a, "--vocab")) bad = 2 * flag_int(a, v, 2, 1 << 20, &o->d.vocab), o->has_vocab = 1;
         else if (!strcmp(a, "--init-from")) bad = !v, o->init_from = v;
         else if (!strcmp(a, "--eval")) bad = !v, o->eval = v;
         else if (!strcmp(a, "--eval-logits")) bad = !v, o->eval_logits = v;
@@ -144,17 +148,18 @@ static int parse_args(int argc, char **argv, options *o) {
             }
         } else if (!strcmp(a, "--synthetic")) o->synthetic = 1, used = 0;
         else if (!strcmp(a, "--config")) bad = !v, o->config = v;
-        else if (!strcmp(a, "--stage")) bad = parse_num(v, 0, 3, &x), o->stage = (int)x, o->has_stage = 1;
-        else if (!strcmp(a, "--batch")) bad = parse_num(v, 1, 1 << 20, &x), o->batch = (int)x, o->has_batch = 1;
-        else if (!strcmp(a, "--gas")) bad = parse_num(v, 1, 1 << 20, &x), o->gas = (int)x, o->has_gas = 1;
-        else if (!strcmp(a, "--steps")) bad = parse_num(v, 0, 1e9, &x), o->steps = (int)x;
-        else if (!strcmp(a, "--warmup")) bad = parse_num(v, 0, 1e9, &x), o->warmup = (int)x;
-        else if (!strcmp(a, "--seed")) bad = parse_num(v, 0, 2147483647.0, &x), o->seed = (uint64_t)x;
-        else if (!strcmp(a, "--lr")) bad = parse_num(v, 0, 10, &o->lr), o->has_lr = 1;
-        else if (!strcmp(a, "--print-every")) bad = parse_num(v, 1, 1e9, &x), o->print_every = (int)x;
+        else if (!strcmp(a, "--stage")) bad = 2 * flag_int(a, v, 0, 3, &o->stage), o->has_stage = 1;
+        else if (!strcmp(a, "--batch")) bad = 2 * flag_int(a, v, 1, 1 << 20, &o->batch), o->has_batch = 1;
+        else if (!strcmp(a, "--gas")) bad = 2 * flag_int(a, v, 1, 1 << 20, &o->gas), o->has_gas = 1;
+        else if (!strcmp(a, "--steps")) bad = 2 * flag_int(a, v, 0, 1000000000, &o->steps);
+        else if (!strcmp(a, "--warmup")) bad = 2 * flag_int(a, v, 0, 1000000000, &o->warmup);
+        else if (!strcmp(a, "--seed")) {
+            if (!(bad = 2 * tool_int("gpt", a, v, 0, 2147483647LL, &n))) o->seed = (uint64_t)n;
+        } else if (!strcmp(a, "--lr")) bad = 2 * tool_num("gpt", a, v, 0, 10, &o->lr), o->has_lr = 1;
+        else if (!strcmp(a, "--print-every")) bad = 2 * flag_int(a, v, 1, 1000000000, &o->print_every);
         else if (!strcmp(a, "--metrics")) bad = !v, o->metrics = v;
-        else if (!strcmp(a, "--peak-tflops")) bad = parse_num(v, 1e-3, 1e6, &o->peak_tflops);
-        else if (!strcmp(a, "--attn-mib")) bad = parse_num(v, 1, 1 << 20, &o->attn_mib);
+        else if (!strcmp(a, "--peak-tflops")) bad = 2 * tool_num("gpt", a, v, 1e-3, 1e6, &o->peak_tflops);
+        else if (!strcmp(a, "--attn-mib")) bad = 2 * tool_num("gpt", a, v, 1, 1 << 20, &o->attn_mib);
         else if (!strcmp(a, "--offload-optimizer")) bad = parse_offload(v, &o->offload_opt);
         else if (!strcmp(a, "--offload-param")) bad = parse_offload(v, &o->offload_param);
         else if (!strcmp(a, "--nvme-path")) bad = !v, o->nvme = v;
@@ -174,12 +179,10 @@ static int parse_args(int argc, char **argv, options *o) {
             else bad = 1;
         } else {
             fprintf(stderr, "gpt: unknown option %s (--help lists them)\n", a);
-            return 1;
+            return 3;
         }
-        if (bad) {
-            fprintf(stderr, "gpt: %s needs a valid value (got %s)\n", a, v ? v : "nothing");
-            return 1;
-        }
+        if (bad == 1) fprintf(stderr, "gpt: %s needs a valid value (got %s)\n", a, v ? v : "nothing");
+        if (bad) return 3;
         i += used;
     }
     const gpt_preset *p = gpt_preset_at(0);
@@ -462,6 +465,13 @@ static zero_result train(const run_state *s, zero_engine *e, gpt_acts<T> *a, int
             if ((r = gpt_step<T>(&run, a, rows.data(), (float)(zero_loss_scale(e) / (double)N),
                                  (float)(1.0 / ((double)N * gas)), mine + i, err)))
                 goto out;
+        }
+        if (s->cfg->jsonl_monitor.enabled == 1) {
+            /* the engine's metrics file (jsonl_monitor) carries the step's
+               loss: the mean over the ranks, brought to the host before
+               zero_step (a wait for this step's kernels, only then) */
+            if ((r = losses_to_host(w, zev, mine, sum, host.data(), i, i + 1, err))) goto out;
+            zero_report_loss(e, host[i] / w->world);
         }
         if ((r = zero_step(e, &info))) {
             *err = *zero_engine_error(e);
@@ -818,7 +828,7 @@ int main(int argc, char **argv) {
     memset(&evtok, 0, sizeof evtok);
     if ((parsed = parse_args(argc, argv, &o)) != 0) {
         if (parsed == 2) usage();
-        return parsed == 2 ? 0 : 1;
+        return parsed == 2 ? 0 : parsed == 3 ? 2 : 1;
     }
     if (zero_cuda_launch_local(&code, &err) != ZERO_OK) {
         fprintf(stderr, "gpt: %s\n", err.msg);

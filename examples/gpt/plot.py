@@ -1,25 +1,52 @@
-"""plot.py - figures from the JSONL metrics of examples/gpt's runs (zero's gpt
-and the FSDP2 baseline, baseline/fsdp2_gpt.py).
+"""plot.py - figures from JSONL metrics: examples/gpt's own (zero's gpt and the
+FSDP2 baseline, baseline/fsdp2_gpt.py) and the engine's jsonl_monitor file,
+which any program's run writes (docs/observability.md).
 
     python3 examples/gpt/plot.py --out DIR [--title-suffix TEXT] run1.jsonl run2.jsonl ...
+    python3 examples/gpt/plot.py --summary run1.jsonl ...
 
 Writes into DIR (made if missing), each only when some run has its data:
   loss.png        loss against step, one line per run
-  memory.png      peak GPU memory per GPU (GiB), one bar per run
-  throughput.png  tokens/s per GPU, one bar per run, grouped by GPU count
-and prints the paths written.
+  lr.png          learning rate against step, when it changes at all
+  loss_scale.png  loss scale against step (log scale), when it changes at all
+  grad_norm.png   gradient norm against step (steps without a finite norm left out)
+  memory.png      peak GPU memory per GPU (GiB), one bar per run (gpt's format)
+  throughput.png  tokens/s per GPU, one bar per run, grouped by GPU count (gpt's format)
+and prints the paths written. The figures need matplotlib (pip install
+matplotlib, or the Debian / Ubuntu package python3-matplotlib); without it
+plot.py says so in one line and exits with status 2.
 
-The lines read (unknown keys ignored, missing ones tolerated):
+--summary draws nothing and needs no matplotlib: for each run, one line that
+names it, then one line per series it has (loss, lr, loss_scale, grad_norm):
+  loss  count N  first X  last X  min X  max X
+with the values as %.9g.
+
+Each file's format is told from its first line (a file may hold several
+runs: each "start" line begins one). gpt's format, one line per print:
   {"event":"start","program":"gpt"|"fsdp2","stage":0..3|"fsdp2-reshard"|"fsdp2-noreshard",
    "world":W,"batch":B,"gas":G,"recompute":0|1,"compile":0|1,"offload_optimizer":..,"offload_param":..,
    "model":{..}}
-  {"event":"step","step":i,"loss":x,"tokens_per_s_per_gpu":x,"gpu_mem_gib":x,"gpu_peak_gib":x}
+  {"event":"step","step":i,"loss":x,"lr":x,"loss_scale":x,"grad_norm":x,
+   "tokens_per_s_per_gpu":x,"gpu_mem_gib":x,"gpu_peak_gib":x}
   {"event":"end","tokens_per_s_per_gpu":x,"gpu_peak_gib":x,"mfu":x}
   {"event":"oom","batch":B}
-A file may hold several runs: each "start" line begins one. Lines that are
-not JSON objects are skipped.
+gpt's loss is the mean over the steps since the previous print and its
+loss_scale the scale after the step. The engine's jsonl_monitor format, one
+line per optimizer step:
+  {"event":"start","version":"..","world":W,"stage":S,"dtype":"..","train_batch_size":N,
+   "gradient_accumulation_steps":G,"params":P,...}
+  {"event":"step","step":i,"loss":x,"lr":x,"loss_scale":x,"grad_norm":x,...}
+its loss is there when the program calls zero_report_loss, and its
+loss_scale is the scale the step ran with. In both, a grad_norm of -1 means
+the norm was not finite. Unknown keys are ignored, missing ones tolerated;
+lines that are not JSON objects are skipped, and bare inf / nan (what C's
+printf writes for them) are read as not finite.
+
+Exit status: 0 done; 1 nothing to plot or summarize; 2 a bad command line
+or, without --summary, no matplotlib.
 """
 import argparse
+import functools
 import json
 import math
 import os
@@ -31,10 +58,23 @@ import sys
 # ---- reading ----
 
 
+GPT, ZERO = "gpt", "zero"  # the two formats
+FORMAT_NAMES = {GPT: "gpt's metrics", ZERO: "the engine's jsonl_monitor"}
+
+# the series drawn against step (and listed by --summary): key, title, y label
+SERIES = (
+    ("loss", "Training loss", "loss"),
+    ("lr", "Learning rate", "learning rate"),
+    ("loss_scale", "Loss scale", "loss scale"),
+    ("grad_norm", "Gradient norm", "gradient norm"),
+)
+
+
 class Run:
-    def __init__(self, path, index):
+    def __init__(self, path, index, fmt):
         self.path = path
         self.index = index  # the run's place in its file
+        self.fmt = fmt  # GPT or ZERO
         self.start = {}
         self.steps = []  # step events, in file order
         self.end = {}
@@ -43,17 +83,25 @@ class Run:
 
     def world(self):
         w = self.start.get("world")
-        return w if isinstance(w, int) and w > 0 else None
+        return w if isinstance(w, int) and not isinstance(w, bool) and w > 0 else None
 
-    def loss_curve(self):
+    def model(self):
+        """gpt's model object; for the engine's format the parameter count alone"""
+        if self.fmt == ZERO:
+            p = num(self.start.get("params"))
+            return {"params": self.start["params"]} if p is not None and p > 0 else None
+        return self.start.get("model")
+
+    def curve(self, key):
+        """(steps, values) of one series: the finite values (grad_norm: not the -1 of a non-finite norm)"""
         xs, ys = [], []
         for n, s in enumerate(self.steps):
-            loss = num(s.get("loss"))
-            if loss is None:
+            v = num(s.get(key))
+            if v is None or (key == "grad_norm" and v < 0):
                 continue
             step = num(s.get("step"))
             xs.append(step if step is not None else n)
-            ys.append(loss)
+            ys.append(v)
         return xs, ys
 
     def peak_gib(self):
@@ -89,23 +137,49 @@ def num(v):
     return v if math.isfinite(v) else None
 
 
+_BARE = re.compile(r'([:\[,]\s*)(-?)(inf(?:inity)?|nan)(?=\s*[,}\]])', re.IGNORECASE)
+
+
+def parse_line(line):
+    """one JSON object, else None; bare inf / nan values are read as such"""
+    try:
+        ev = json.loads(line)
+    except ValueError:
+        fixed = _BARE.sub(lambda m: m.group(1) + ("NaN" if m.group(3).lower() == "nan"
+                                                  else m.group(2) + "Infinity"), line)
+        try:
+            ev = json.loads(fixed)
+        except ValueError:
+            return None
+    return ev if isinstance(ev, dict) else None
+
+
+def detect_format(ev):
+    """the format of a file from its first line: gpt's start line names its
+    program; the engine's has its version and no program; without a start
+    line, the engine's step lines are the ones with next_loss_scale"""
+    if ev.get("event") == "start":
+        return GPT if "program" in ev or "version" not in ev else ZERO
+    return ZERO if "next_loss_scale" in ev or "time_ms" in ev else GPT
+
+
 def read_runs(path):
     runs = []
     cur = None
+    fmt = None
     with open(path, errors="replace") as f:
         for line in f:
             line = line.strip()
             if not line:
                 continue
-            try:
-                ev = json.loads(line)
-            except ValueError:
+            ev = parse_line(line)
+            if ev is None:
                 continue
-            if not isinstance(ev, dict):
-                continue
+            if fmt is None:
+                fmt = detect_format(ev)
             kind = ev.get("event")
             if kind == "start" or cur is None:
-                cur = Run(path, len(runs))
+                cur = Run(path, len(runs), fmt)
                 runs.append(cur)
             if kind == "start":
                 cur.start = ev
@@ -159,12 +233,37 @@ def model_label(m):
             parts.append("%s%s" % (tag, m[key]))
     p = num(m.get("params"))
     if p is not None:
-        parts.append("%.0fM" % (p / 1e6) if p < 1e9 else "%.2fB" % (p / 1e9))
+        parts.append("%.0fK" % (p / 1e3) if p < 1e6 else "%.0fM" % (p / 1e6) if p < 1e9 else "%.2fB" % (p / 1e9))
+        if len(parts) == 1:  # the count alone (the engine's format): say what it counts
+            parts[0] += " parameters"
     return " ".join(parts) or None
+
+
+def zero_run_label(r, with_model):
+    """a jsonl_monitor run: stage, dtype, ranks, global batch"""
+    st = r.start
+    parts = [method_label(st)]
+    if isinstance(st.get("dtype"), str):
+        parts.append(st["dtype"])
+    w = r.world()
+    if w is not None:
+        parts.append("%d rank%s" % (w, "" if w == 1 else "s"))
+    if isinstance(st.get("train_batch_size"), int):
+        parts.append("batch %d" % st["train_batch_size"])
+    gas = st.get("gradient_accumulation_steps")
+    if isinstance(gas, int) and gas > 1:
+        parts.append("gas %d" % gas)
+    if with_model:
+        ml = model_label(r.model())
+        if ml:
+            parts.append(ml)
+    return ", ".join(parts)
 
 
 def run_label(r, with_model):
     st = r.start
+    if r.fmt == ZERO and st:
+        return zero_run_label(r, with_model)
     parts = [method_label(st)]
     w = r.world()
     if w is not None:
@@ -193,7 +292,7 @@ def run_label(r, with_model):
 def _models(runs):
     """the distinct models of the runs that have data (an out-of-memory run alone doesn't count)"""
     some = [r for r in runs if r.steps or r.end] or runs
-    return {json.dumps(r.start.get("model"), sort_keys=True) for r in some if r.start.get("model") is not None}
+    return {json.dumps(r.model(), sort_keys=True) for r in some if r.model() is not None}
 
 
 def assign_labels(runs):
@@ -231,17 +330,26 @@ def _title(base, model, suffix):
     return t
 
 
-def plot_loss(plt, runs, path, model, suffix):
-    data = [(r, r.loss_curve()) for r in runs]
+def plot_series(plt, runs, path, model, suffix, key):
+    """one series against step, a line per run. Nothing is written when no
+    run has it (False) or, beside the loss, when it is one value throughout
+    (the reason, as text)."""
+    title, ylabel = [(t, y) for k, t, y in SERIES if k == key][0]
+    data = [(r, r.curve(key)) for r in runs]
     data = [(r, c) for r, c in data if c[1]]
     if not data:
         return False
+    values = {y for _, (_, ys) in data for y in ys}
+    if key != "loss" and len(values) == 1:
+        return "%s is %.9g throughout" % (key, values.pop())
     fig, ax = plt.subplots(figsize=(9, 5.5))
     for r, (xs, ys) in data:
         ax.plot(xs, ys, label=r.label, linewidth=1.4, marker="." if len(xs) <= 50 else None)
+    if key == "loss_scale" and min(y for _, (_, ys) in data for y in ys) > 0:
+        ax.set_yscale("log", base=2)
     ax.set_xlabel("step")
-    ax.set_ylabel("loss")
-    ax.set_title(_title("Training loss", model, suffix))
+    ax.set_ylabel(ylabel)
+    ax.set_title(_title(title, model, suffix))
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -339,12 +447,46 @@ def plot_throughput(plt, runs, path, model, suffix):
                  lambda v: "%.0f" % v if v < 1e4 else "%.1fk" % (v / 1e3))
 
 
+def summarize(runs):
+    """--summary: per run, a line naming it, then count / first / last / min / max of each series it has"""
+    for r in runs:
+        n_runs = sum(1 for x in runs if x.path == r.path)
+        where = r.path if n_runs == 1 else "%s, run %d" % (r.path, r.index + 1)
+        print("%s: %s format, %s; %d step line%s" % (where, FORMAT_NAMES[r.fmt], r.label, len(r.steps),
+                                                    "" if len(r.steps) == 1 else "s"))
+        for key, _, _ in SERIES:
+            ys = r.curve(key)[1]
+            if ys:
+                print("  %-10s count %d  first %.9g  last %.9g  min %.9g  max %.9g" % (
+                    key, len(ys), ys[0], ys[-1], min(ys), max(ys)))
+
+
+NO_MATPLOTLIB = ("plot.py: the figures need matplotlib, which this Python (%s) cannot import: "
+                 "pip install matplotlib (Debian / Ubuntu: apt install python3-matplotlib); "
+                 "--summary runs without it")
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="plots of examples/gpt's JSONL metrics")
-    ap.add_argument("--out", required=True, help="folder for the PNGs")
+    ap = argparse.ArgumentParser(description="plots of JSONL metrics: examples/gpt's and the engine's jsonl_monitor")
+    ap.add_argument("--out", help="folder for the PNGs")
+    ap.add_argument("--summary", action="store_true",
+                    help="print each run's series (count, first, last, min, max); no figures, no matplotlib")
     ap.add_argument("--title-suffix", default="", help="text added to each plot's title")
     ap.add_argument("files", nargs="+", help="JSONL metrics files")
     a = ap.parse_args(argv)
+    if not a.summary and not a.out:
+        ap.error("--out DIR is needed (or --summary)")
+
+    plt = None
+    if not a.summary:  # before the reading: a missing package is the first thing to know
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print(NO_MATPLOTLIB % sys.executable, file=sys.stderr)
+            return 2
 
     runs = []
     for p in a.files:
@@ -357,27 +499,28 @@ def main(argv=None):
             print("plot.py: %s: no events" % p, file=sys.stderr)
         runs.extend(got)
     if not runs:
-        print("plot.py: no runs to plot", file=sys.stderr)
+        print("plot.py: no runs to %s" % ("summarize" if a.summary else "plot"), file=sys.stderr)
         return 1
     assign_labels(runs)
+    if a.summary:
+        summarize(runs)
+        return 0
     model = common_model(runs)
     for r in runs:
         if r.oom is not None and not r.end:
             print("plot.py: %s: out of memory at batch %s (no end line)" % (r.label, r.oom.get("batch", "?")))
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     os.makedirs(a.out, exist_ok=True)
     written = []
-    for name, fn in (("loss.png", plot_loss), ("memory.png", plot_memory), ("throughput.png", plot_throughput)):
+    plots = [(key + ".png", functools.partial(plot_series, key=key)) for key, _, _ in SERIES]
+    plots += [("memory.png", plot_memory), ("throughput.png", plot_throughput)]
+    for name, fn in plots:
         path = os.path.join(a.out, name)
-        if fn(plt, runs, path, model, a.title_suffix):
+        done = fn(plt, runs, path, model, a.title_suffix)
+        if done is True:
             written.append(path)
         else:
-            print("plot.py: no run has the data for %s" % name)
+            print("plot.py: %s: no %s" % (done, name) if done else "plot.py: no run has the data for %s" % name)
     for p in written:
         print(p)
     return 0
