@@ -1,8 +1,10 @@
 # zero - build, test, run.
-#   make run        the main job: trains examples/train_mlp with ZeRO (every GPU, else 4 host ranks), then the estimator
+#   make run        the main job: trains examples/train_mlp with ZeRO (every GPU, else 4 host ranks), then the estimator;
+#                   builds only those programs, and its last line says what ran, the result and what to read next
 #   make test       every host test (gcc, clang, C11, C++17, ASan+UBSan) and nvcc builds;
 #                   T=name runs one test file alone (make test T=test_engine; tests/README.md)
-#   make test-gpu   GPU tests (device machine); T=name likewise (make test-gpu T=gpu_engine)
+#   make test-gpu   GPU tests (device machine); T=name likewise (make test-gpu T=gpu_engine). Without a
+#                   visible GPU it prints "no GPU visible" and exits 77 (automake's "skipped")
 #   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
 #   make fuzz-ckpt  libFuzzer on the checkpoint metadata reader (FUZZ_SECONDS)
 #   make fuzz-safetensors  libFuzzer on the safetensors reader (FUZZ_SECONDS)
@@ -11,7 +13,8 @@
 #   make bench-offload  offload on one GPU: step time with and without it, the largest model per placement
 #   make install PREFIX=... [DESTDIR=...]  the three headers, zero.pc (pkg-config), the CMake package (docs/install.md)
 #   make uninstall PREFIX=... [DESTDIR=...]  removes them
-# Variables: CUDA_HOME, NCCL_HOME, GPU_ARCH (sm_90), CC (gcc), CLANG (clang), PREFIX (/usr/local), CMAKE (cmake).
+# Variables: CUDA_HOME, NCCL_HOME, GPU_ARCH (sm_90), CC (gcc), CLANG (clang), PREFIX (/usr/local), CMAKE (cmake),
+# RUN_ARGS (more options for make run's training, e.g. --steps 50), GPU_RUN (below).
 
 CC        ?= gcc
 ifeq ($(origin CC),default)
@@ -48,23 +51,23 @@ info:
 
 HEADERS := zero.h zero_offload.h zero_cuda.cuh
 
-$(BUILD)/zero_estimate: examples/zero_estimate/zero_estimate.c $(HEADERS)
+$(BUILD)/zero_estimate: examples/zero_estimate/zero_estimate.c examples/tool_args.h $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 
-$(BUILD)/zero_config: examples/zero_config/zero_config.c $(HEADERS)
+$(BUILD)/zero_config: examples/zero_config/zero_config.c examples/tool_args.h $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 
-$(BUILD)/zero_ckpt: examples/zero_ckpt/zero_ckpt.c $(HEADERS)
+$(BUILD)/zero_ckpt: examples/zero_ckpt/zero_ckpt.c examples/tool_args.h $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 
-$(BUILD)/zero_layout: examples/zero_layout/zero_layout.c $(HEADERS)
+$(BUILD)/zero_layout: examples/zero_layout/zero_layout.c examples/tool_args.h $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 
-$(BUILD)/train_mlp: examples/train_mlp.c examples/train_mlp_common.h $(HEADERS)
+$(BUILD)/train_mlp: examples/train_mlp.c examples/train_mlp_common.h examples/tool_args.h $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 
@@ -76,7 +79,7 @@ $(BUILD)/minimal: examples/minimal.c $(HEADERS)
 # The same example on GPUs: one process per GPU, the CUDA backend, cuBLAS.
 NCCL_FLAGS = $(if $(NCCL_HOME),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64 \
              -Xlinker -rpath=$(NCCL_HOME)/lib -Xlinker -rpath=$(NCCL_HOME)/lib64)
-$(BUILD)/train_mlp_cuda: examples/train_mlp.cu examples/train_mlp_common.h examples/example_dtype.cuh $(HEADERS) $(wildcard zero_cuda*.cuh)
+$(BUILD)/train_mlp_cuda: examples/train_mlp.cu examples/train_mlp_common.h examples/tool_args.h examples/example_dtype.cuh $(HEADERS) $(wildcard zero_cuda*.cuh)
 	@mkdir -p $(BUILD)
 	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra -o $@ $< -lnccl -lcublas
 
@@ -85,7 +88,7 @@ $(BUILD)/minimal_cuda: examples/minimal.cu $(HEADERS)
 	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl
 
 # examples/gpt: GPT-2 on GPUs (docs/gpt.md), built whenever nvcc is there.
-GPT_SRC := examples/gpt/gpt.cu examples/gpt/gpt_cuda.cuh examples/gpt/gpt_model.h examples/example_hash.h \
+GPT_SRC := examples/gpt/gpt.cu examples/tool_args.h examples/gpt/gpt_cuda.cuh examples/gpt/gpt_model.h examples/example_hash.h \
            examples/example_dtype.cuh
 $(BUILD)/gpt: $(GPT_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
@@ -95,31 +98,44 @@ $(BUILD)/gpt: $(GPT_SRC) $(HEADERS)
 # trained on README.md and docs/) with ZeRO stage 2 on 4 host ranks (threads of
 # one process, the host backend), then the same run under stages 0-3 side by
 # side (memory per rank by category, final losses), then the memory plan of
-# GPT-2 XL (1.56e9 parameters) on one node of 8 GPUs and the largest model each
-# ZeRO option fits on 8 x 80 GB GPUs with 1 TB of host memory and 4 TB of NVMe.
-# With a GPU (nvidia-smi lists one and nvcc is there) the training runs on
-# every visible GPU instead, one process each (examples/train_mlp.cu; pick
-# them with CUDA_VISIBLE_DEVICES); GPU_RUN= forces the host ranks.
+# GPT-2 XL (1.56e9 parameters: 48 layers of width 1600, GPT-2's 50257 tokens,
+# the head tied to the embedding) on one node of 8 GPUs and the largest model
+# each ZeRO option fits on 8 x 80 GB GPUs with 1 TB of host memory and 4 TB of
+# NVMe (docs/estimator.md shows this output). With a GPU (nvidia-smi lists one
+# and nvcc is there) the training runs on every visible GPU instead, one
+# process each (examples/train_mlp.cu; pick them with CUDA_VISIBLE_DEVICES);
+# GPU_RUN= forces the host ranks. It builds only the programs it runs (not
+# `all`, whose examples/gpt takes nvcc some 20 s), and its last line says
+# what ran (host ranks or GPUs, from the program's own header), the result
+# (each stage's final loss, and whether they agree) and what to read next.
 ifeq ($(origin GPU_RUN),undefined)
 GPU_RUN := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && command -v $(NVCC) >/dev/null 2>&1 && echo 1)
 endif
-run: all $(if $(GPU_RUN),$(BUILD)/train_mlp_cuda)
-ifneq ($(GPU_RUN),)
-	$(BUILD)/train_mlp_cuda
-	$(BUILD)/train_mlp_cuda --compare-stages
-else
-	$(BUILD)/train_mlp --world 4
-	$(BUILD)/train_mlp --world 4 --compare-stages
-endif
+RUN_ARGS  ?=
+RUN_TRAIN := $(if $(GPU_RUN),$(BUILD)/train_mlp_cuda,$(BUILD)/train_mlp --world 4)$(if $(RUN_ARGS), $(RUN_ARGS))
+RUN_LOG   := $(BUILD)/run_stages.txt
+run: $(if $(GPU_RUN),$(BUILD)/train_mlp_cuda,$(BUILD)/train_mlp) $(BUILD)/zero_estimate
+	$(RUN_TRAIN)
+	@echo "$(RUN_TRAIN) --compare-stages"
+	@{ $(RUN_TRAIN) --compare-stages; echo $$? > $(RUN_LOG).rc; } | tee $(RUN_LOG); exit "$$(cat $(RUN_LOG).rc)"
 	$(BUILD)/zero_estimate --params 1.5576e9 --largest-layer 8.04e7 --gpus 8
 	$(BUILD)/zero_estimate --fit --gpus 8 --gpu-mem 80GB --cpu-mem 1TB --nvme 4TB
+	@awk '/, ZeRO stages 0 to 3 in turn,/ { w = $$0; sub(/^[^:]*: /, "", w); sub(/, ZeRO stages 0 to 3 in turn,.*/, "", w) } \
+	     /^final loss / { l = $$3; same = 1; for (i = 4; i <= NF; i++) { l = l ", " $$i; if ($$i != $$3) same = 0 } \
+	                      if (same) l = $$3 " at every stage" } \
+	     /^check: final losses agree:/ { agree = ($$NF == "ok") ? "the stages agree" : "the stages DISAGREE" } \
+	     END { printf "zero: make run done: trained the MLP language model on %s (stage 2, then stages 0-3: " \
+	                  "final loss %s, %s) and planned the memory of GPT-2 XL on 8 GPUs; next: docs/getting-started.md\n", \
+	                  w, l, agree }' $(RUN_LOG)
 
 test: info
 	@T="$(T)" sh tests/run.sh
 
 # GPU tests (device machine): tests/compile_cuda.cu and every tests/gpu_*.cu
 # (and examples/minimal.cu) built with nvcc and run, plainly and under
-# compute-sanitizer (tests/gpu.sh).
+# compute-sanitizer (tests/gpu.sh). Without a visible GPU, tests/gpu.sh says
+# "no GPU visible" once and exits 77, the status automake's harness reads as
+# "skipped", so that a caller can tell it from a failure (make reports Error 77).
 SANITIZER ?= $(firstword $(wildcard $(CUDA_HOME)/bin/compute-sanitizer) compute-sanitizer)
 test-gpu: info
 	@T="$(T)" BUILD=$(BUILD) SANITIZER=$(SANITIZER) sh tests/gpu.sh

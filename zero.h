@@ -12063,6 +12063,7 @@ static zero_result zero__ck_fill_range(zero_engine *e, zero__ck_reader *rd, cons
             const zero_unit *ox;
             int64_t in_chunk, run;
             zero_result res;
+            memset(&loc, 0, sizeof loc); /* gcc -O3 cannot see that locate fills it on success */
             if (zero_layout_locate(ol, ot, toff, &loc, err) != ZERO_OK) return err->code;
             ox = zero_layout_unit(ol, loc.unit);
             in_chunk = loc.shard_offset - ox->shard_offset;

@@ -63,9 +63,51 @@
 #
 # And when docs/api.md is among the files: every ZERO_API function of zero.h,
 # zero_offload.h and zero_cuda.cuh has its "### name" entry there, and no
-# entry names a function the headers no longer declare.
+# entry names a function the headers no longer declare. When README.md is:
+# every "GPT-2 XL (N" count of the files and the Makefile is GPT-2 XL's, with
+# GPT-2's vocabulary or examples/gpt's (gpt2_xl below), make run plans the
+# former and README gives it; README's account of make run (host ranks, GPUs,
+# its closing line) agrees with the Makefile, and docs/estimator.md shows
+# make run's estimator commands (make_run_docs below).
 #
-# Markers, an HTML comment on the nearest non-blank line before the fence:
+# Output. A block that shows what a command prints is rerun here and
+# compared, or says that it is a recorded run (required of console blocks,
+# whose output is plain to see; text blocks are the writer's to mark):
+#   <!-- output -->            (a console block) each "$ " command runs, and
+#                              the lines after it, up to the next "$ ", must
+#                              be what it prints
+#   <!-- output: COMMAND -->   (any block) COMMAND runs; the block must be
+#                              what it prints
+#   <!-- output (OPTIONS)... -->  with OPTIONS, comma-separated, among:
+#       excerpt     the block's lines must appear in the output in this
+#                   order, others may come between (lines "..." are skipped)
+#       rendered    the output goes on past the block, through the Markdown
+#                   that follows (tables the program prints as Markdown,
+#                   rendered), to a line <!-- output ends -->; fence lines
+#                   there are left out
+#       mask ERE    what varies by run (an id, a time): each match of the ERE
+#                   (no commas, parentheses or slashes) becomes <masked> on both sides
+#   The commands run with sh, LC_ALL=C, stdin empty and a limit of 120 s, in
+#   a scratch directory per Markdown file ($O/run/NAME), one after another in
+#   the order of the file, so a command may use what an earlier one wrote.
+#   It holds links to the headers, Makefile, README.md, docs, examples and
+#   tests, build/ with the C programs the commands name (built here from the
+#   Makefile's sources, -O0), and the blocks marked <!-- file: NAME -->
+#   (saved as NAME, before anything runs from a later block). stdout and
+#   stderr are compared together, as one pipe gets them (a program that does
+#   not flush its stdout writes it after its stderr lines); the exit status is
+#   not compared. "make ..." commands are not run (the programs are built
+#   here) and must show no output. Compared after cutting each line's
+#   trailing blanks and the trailing blank lines; nothing else is normalised,
+#   so the numbers must be the program's, to the digit.
+#   A recorded run (GPUs, timings, a machine's paths) is not rerun: a line of
+#   its own right before the block, visible to the reader, says when and
+#   where: "Recorded YYYY-MM-DD on MACHINE ...". A console block that shows
+#   output needs one of the two (or <!-- not checked: -->). The summary lists
+#   the blocks rerun and those recorded.
+#
+# Markers, HTML comments on the non-blank lines right before the fence (they
+# stack: one per line):
 #   <!-- not checked: REASON -->   skip the block; listed with the reason
 #   <!-- snippet: OPTIONS -->      words among: file (a whole translation
 #                                  unit), fragment, run (link and run a C
@@ -74,6 +116,9 @@
 #                                  the old "<!-- snippet: compiled by make
 #                                  test -->" and "<!-- snippet: file, compiled
 #                                  by make test -->" markers keep working.
+#   <!-- output ... -->            see Output above
+#   <!-- file: NAME -->            the block is also saved as NAME in the
+#                                  scratch directory of output commands
 #
 # The fragment prelude (prelude() below): zero.h, zero_offload.h (and
 # zero_cuda.cuh for cu), <math.h>, <stdio.h>, <stdlib.h>, <string.h>; README's
@@ -93,7 +138,7 @@ rm -rf "$O"
 mkdir -p "$O/blocks" "$O/src" "$O/bin" "$O/help" "$B/log"
 pass=0; fail=0
 . tests/lib.sh # step, pbuild, pdone
-TAB=$(printf '\t')
+TAB=$(printf '\t'); RS=$(printf '\036'); US=$(printf '\037')
 
 if [ $# -eq 0 ]; then set -- README.md docs/*.md; fi
 
@@ -106,6 +151,7 @@ for f in "$@"; do
     awk -v md="$f" -v fileno="$i" -v dir="$O/blocks" '
         function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
         function emit(lang) { printf "%s\t%s\t%d\t%d\t%s\t%s\n", id, md, fence + 1, fence, lang, mark }
+        function add(m) { pending = (pending == "") ? m : pending "\036" m }   # markers stack
         !inb {
             if (match($0, /^[ \t]*(```+|~~~+)/)) {
                 info = substr($0, RSTART + RLENGTH)
@@ -123,12 +169,24 @@ for f in "$@"; do
             if ($0 ~ /^[ \t]*$/) next                         # blank lines keep a marker
             if (match($0, /<!--[ \t]*not checked:/)) {
                 r = substr($0, RSTART + RLENGTH); sub(/-->.*$/, "", r)
-                pending = "skip:" trim(r); next
+                add("skip:" trim(r)); next
             }
             if (match($0, /<!--[ \t]*snippet:/)) {
                 r = substr($0, RSTART + RLENGTH); sub(/-->.*$/, "", r)
-                pending = "opts:" trim(r); next
+                add("opts:" trim(r)); next
             }
+            if (match($0, /<!--[ \t]*output[ \t]*(\(|:|-->)/)) {   # out:OPTIONS \037 COMMAND
+                r = substr($0, RSTART); sub(/^<!--[ \t]*output[ \t]*/, "", r); sub(/-->.*$/, "", r)
+                o = ""
+                if (substr(r, 1, 1) == "(" && index(r, ")")) { o = substr(r, 2, index(r, ")") - 2); r = substr(r, index(r, ")") + 1) }
+                r = trim(r); if (substr(r, 1, 1) == ":") r = trim(substr(r, 2))
+                add("out:" trim(o) "\037" r); next
+            }
+            if (match($0, /<!--[ \t]*file:/)) {
+                r = substr($0, RSTART + RLENGTH); sub(/-->.*$/, "", r)
+                add("file:" trim(r)); next
+            }
+            if ($0 ~ /^[ \t]*Recorded [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] on /) { add("rec:" trim($0)); next }
             pending = ""
             next
         }
@@ -322,14 +380,12 @@ check_code() { # LANG BLOCK MDFILE FIRSTLINE OPTS ID
     return 0
 }
 
-# The C programs of build/: built once here (-O0), asked for --help once.
-help_of() { # build/X -> path of a file holding its help (or its sources' text)
-    p=${1#./}
-    h="$O/help/$(echo "$p" | tr '/' '_').txt"
-    [ -f "$h" ] && { echo "$h"; return 0; }
-    src=$(awk -F "$TAB" -v p="$p" '$1 == "source" && $2 == p { print $3; exit }' "$O/make.tsv")
+# build/X -> the source its Makefile rule builds it from (the rule's first
+# prerequisite; pattern rules too).
+src_of() { # build/X
+    src=$(awk -F "$TAB" -v p="$1" '$1 == "source" && $2 == p { print $3; exit }' "$O/make.tsv")
     if [ -z "$src" ]; then # a pattern rule: build/bench/% <- examples/bench/%.cu
-        src=$(awk -F "$TAB" -v p="$p" '$1 == "source" && index($2, "%") {
+        src=$(awk -F "$TAB" -v p="$1" '$1 == "source" && index($2, "%") {
                   pre = substr($2, 1, index($2, "%") - 1); suf = substr($2, index($2, "%") + 1)
                   if (index(p, pre) == 1 && length(p) > length(pre) + length(suf) &&
                       substr(p, length(p) - length(suf) + 1) == suf) {
@@ -337,14 +393,37 @@ help_of() { # build/X -> path of a file holding its help (or its sources' text)
                       s = $3; sub(/%/, stem, s); print s; exit } }' "$O/make.tsv")
     fi
     if [ -z "$src" ] || [ ! -f "$src" ]; then
-        echo "no Makefile rule builds $p (or its source ${src:-?} is missing)" >&2; return 1
+        echo "no Makefile rule builds $1 (or its source ${src:-?} is missing)" >&2; return 1
     fi
+    echo "$src"
+}
+
+# The C programs of build/: built once here (-O0) from their sources, so that
+# what the docs run is the tree's code, whatever build/ holds.
+prog_of() { # build/X -> path of the program
+    p=${1#./}
+    bin="$O/bin/$(echo "$p" | tr '/' '_')"
+    [ -x "$bin" ] && { echo "$bin"; return 0; }
+    src=$(src_of "$p") || return 1
+    case $src in
+    *.c) ;;
+    *) echo "$p is built by nvcc from $src: it does not run here" >&2; return 1 ;;
+    esac
+    if ! $CC -std=c11 -O0 -I. -o "$bin" "$src" -lm -lpthread > "$bin.build" 2>&1; then
+        cat "$bin.build" >&2; echo "$p: its source $src does not build" >&2; return 1
+    fi
+    echo "$bin"
+}
+
+# Asked for --help once.
+help_of() { # build/X -> path of a file holding its help (or its sources' text)
+    p=${1#./}
+    h="$O/help/$(echo "$p" | tr '/' '_').txt"
+    [ -f "$h" ] && { echo "$h"; return 0; }
+    src=$(src_of "$p") || return 1
     case $src in
     *.c)
-        bin="$O/bin/$(echo "$p" | tr '/' '_')"
-        if ! $CC -std=c11 -O0 -I. -o "$bin" "$src" -lm -lpthread > "$h.build" 2>&1; then
-            cat "$h.build" >&2; echo "$p: its source $src does not build" >&2; return 1
-        fi
+        bin=$(prog_of "$p") || return 1
         timeout 20 "$bin" --help > "$h" 2>&1 < /dev/null ;;
     *) # CUDA: the usage text in its sources (the program and the headers beside it)
         cat "$src" $(ls "$(dirname "$src")"/*.h "$(dirname "$src")"/*.cuh 2>/dev/null) > "$h" ;;
@@ -571,10 +650,210 @@ api_coverage() { # APIMD
     [ -z "$missing" ] && [ -z "$stale" ]
 }
 
+# ---- output blocks: rerun and compared ----
+# Output commands run in a scratch directory per markdown file, $O/run/NAME,
+# in the order of the file (a later command may use what an earlier one
+# wrote): it holds the headers, Makefile, docs, examples and tests (links to
+# the tree), the blocks marked <!-- file: NAME -->, and build/ with the
+# programs the commands name (prog_of: built here from their sources).
+scratch_of() { # MDFILE
+    d="$O/run/$(basename "$1" .md)"
+    if [ ! -d "$d" ]; then
+        mkdir -p "$d/build"
+        for e in zero.h zero_offload.h zero_cuda.cuh Makefile README.md docs examples tests; do
+            [ -e "$e" ] && ln -s "$PWD/$e" "$d/$e"
+        done
+    fi
+    echo "$d"
+}
+
+abs_path() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+
+# Lines compared: trailing blanks of each line and trailing blank lines cut,
+# then each match of the mask (an ERE) replaced by <masked>.
+normalize() { # FILE MASK
+    sed -e 's/[ 	]*$//' "$1" | awk '{ l[NR] = $0 } $0 != "" { last = NR } END { for (i = 1; i <= last; i++) print l[i] }' |
+        if [ -n "$2" ]; then sed -E "s/$2/<masked>/g"; else cat; fi
+}
+
+# Run one command in the scratch directory and compare what it prints with
+# the expected text.
+output_one() { # SCRATCH CMDFILE WANTFILE EXCERPT MASK
+    d=$1; cmdf=$(abs_path "$2"); want=$3
+    got="${cmdf%.cmd}.got"
+    echo "\$ $(cat "$cmdf")"
+    case $(head -n 1 "$cmdf") in
+    make\ *|gmake\ *) : > "$got"; echo "(make is not run: the check builds the programs itself)" ;;
+    *)  for p in $(grep -o '\(^\|[^A-Za-z0-9_./-]\)\(\./\)\{0,1\}build/[A-Za-z0-9_./-]*' "$cmdf" | sed 's/^[^b.]*//; s/^\.\///' | sort -u); do
+            bin=$(prog_of "$p") || return 1
+            mkdir -p "$d/$(dirname "$p")" && ln -sf "$(abs_path "$bin")" "$d/$p"
+        done
+        (cd "$d" && LC_ALL=C timeout 120 sh "$cmdf" < /dev/null > "$got" 2>&1)
+        rc=$?
+        [ $rc -eq 124 ] && { echo "timed out after 120 s"; return 1; } ;;
+    esac
+    normalize "$want" "$5" > "$want.n"; normalize "$got" "$5" > "$got.n"
+    if [ "$4" = 1 ]; then   # an excerpt: the block's lines, in order, among the output's
+        awk 'NR == FNR { if ($0 != "" && $0 != "...") w[++nw] = $0; next }
+             k < nw && $0 == w[k + 1] { k++ }
+             END { if (k < nw) { print "this line of the block is not in the output (in this order):"; print w[k + 1]; exit 1 } }' \
+            "$want.n" "$got.n" && return 0
+        echo "the output:"; head -n 60 "$got.n"; return 1
+    fi
+    diff -u "$want.n" "$got.n" > "$got.diff" && return 0
+    echo "the block (-) differs from what the command prints now (+): update the block from the output"
+    head -n 80 "$got.diff"
+    return 1
+}
+
+# A block marked <!-- output ... -->: its commands run, their output compared.
+check_output() { # BLOCK MDFILE FIRSTLINE LANG SPEC ID
+    blk=$1; md=$2; first=$3; lang=$4; spec=$5; id=$6
+    oopts=${spec%%"$US"*}; cmd=${spec#*"$US"}
+    excerpt=0; rendered=0; mask=""
+    oifs=$IFS; IFS=,
+    for w in $oopts; do
+        w=$(echo "$w" | sed 's/^[ 	]*//; s/[ 	]*$//')
+        case $w in
+        excerpt) excerpt=1 ;;
+        rendered) rendered=1 ;;
+        mask\ *) mask=${w#mask } ;;
+        "") ;;
+        *) IFS=$oifs; echo "$md:$first: unknown output option '$w' (excerpt, rendered, mask ERE)"; return 1 ;;
+        esac
+    done
+    IFS=$oifs
+    d=$(scratch_of "$md")
+    pre="$O/out/$id"; mkdir -p "$O/out"
+    rm -f "$pre".*
+    if [ -n "$cmd" ]; then
+        printf '%s\n' "$cmd" > "$pre.1.cmd"; cp "$blk" "$pre.1.want"
+    elif [ "$lang" = console ]; then # "$ " lines (and their \ continuations) and the output after each
+        awk -v pre="$pre" '
+            !cont && /^\$ / { n++; cf = pre "." n ".cmd"; wf = pre "." n ".want"; printf "" > wf
+                              c = substr($0, 3); print c > cf; cont = (c ~ /\\$/); next }
+            cont { print > cf; cont = ($0 ~ /\\$/); next }
+            n { print > wf }
+        ' "$blk"
+    else
+        echo "$md:$first: <!-- output --> without a command needs a console block (\"\$ \" lines); else <!-- output: COMMAND -->"
+        return 1
+    fi
+    last=$(ls "$pre".*.cmd 2>/dev/null | wc -l | tr -d ' ')
+    [ "$last" -gt 0 ] || { echo "$md:$first: no command"; return 1; }
+    if [ "$rendered" = 1 ]; then # the output goes on in the Markdown after the block, to <!-- output ends -->
+        close=$((first + $(wc -l < "$blk")))
+        awk -v from="$close" 'FNR <= from { next }
+            /<!--[ \t]*output ends[ \t]*-->/ { found = 1; exit }
+            /^[ \t]*(```|~~~)/ { next }
+            { print }
+            END { exit !found }' "$md" >> "$pre.$last.want" ||
+            { echo "$md:$first: rendered: no <!-- output ends --> after the block"; return 1; }
+    fi
+    echo "$md:$first: \`\`\`$lang, the output of $last command(s), rerun in $d"
+    ook=0
+    k=0
+    while [ $k -lt "$last" ]; do
+        k=$((k + 1))
+        output_one "$d" "$pre.$k.cmd" "$pre.$k.want" "$excerpt" "$mask" || ook=1
+    done
+    return $ook
+}
+
+# A console block shows output: rerun (<!-- output -->) or a recorded run.
+console_marked() { # BLOCK MDFILE FENCE
+    awk '!cont && /^\$ / { cont = /\\$/; next } cont { cont = /\\$/; next } /[^ \t]/ { out = 1 } END { exit out }' "$1" && return 0
+    echo "$2:$3: a console block that shows output needs <!-- output --> before it (the check reruns its"
+    echo "commands and compares), or a line \"Recorded YYYY-MM-DD on MACHINE ...\" before it (a past run:"
+    echo "GPUs, timings), or <!-- not checked: REASON -->"
+    return 1
+}
+
+# ---- numbers that prose repeats ----
+# GPT-2 XL's parameter count, from its shape (48 layers, width C = 1600, 1024
+# positions, the head tied to the token embedding): P(V) = V C + 1024 C +
+# 48 (12 C^2 + 13 C) + 2 C. With GPT-2's 50257 tokens that is 1.5576e9 (what
+# `make run` plans); examples/gpt's byte vocabulary (V = 256) makes 1.4776e9.
+# Every "GPT-2 XL (N" count in the docs and the Makefile must be one of the
+# two at the digits it gives, the Makefile's estimator command must plan
+# P(50257) with the embedding as its largest layer, and README must give that
+# count too (it may give both).
+gpt2_xl() { # MDFILES...
+    awk 'BEGIN { C = 1600; b = 1024 * C + 48 * (12 * C * C + 13 * C) + 2 * C
+                 printf "%.0f %.0f %.0f\n", 50257 * C + b, 256 * C + b, 50257 * C }' > "$O/gpt2xl.txt"
+    read -r p_gpt2 p_bytes p_emb < "$O/gpt2xl.txt"
+    echo "GPT-2 XL: $p_gpt2 parameters with GPT-2's vocabulary, $p_bytes with 256 tokens (largest layer $p_emb)"
+    gok=0
+    for f in "$@" Makefile; do
+        tr '\n' ' ' < "$f" | tr -s ' ' | grep -oE 'GPT-2 XL[^0-9]{0,16}[0-9]+\.[0-9]+e9' |
+            sed -E 's/.*[^0-9.]([0-9]+\.[0-9]+e9)$/\1/' > "$O/gpt2xl.$$.txt"
+        while read -r v; do
+            if same_count "$v" "$p_gpt2" || same_count "$v" "$p_bytes"; then echo "$f: GPT-2 XL $v: ok"
+            else echo "$f: GPT-2 XL $v is neither $p_gpt2 (GPT-2's 50257 tokens) nor $p_bytes (256)"; gok=1; fi
+        done < "$O/gpt2xl.$$.txt"
+    done
+    line=$(grep -E '^[[:space:]]+\$\(BUILD\)/zero_estimate --params' Makefile | head -n 1)
+    mp=$(echo "$line" | sed -n 's/.*--params \([^ ]*\).*/\1/p'); ml=$(echo "$line" | sed -n 's/.*--largest-layer \([^ ]*\).*/\1/p')
+    if same_count "$mp" "$p_gpt2" && same_count "$ml" "$p_emb"; then echo "Makefile: make run plans --params $mp --largest-layer $ml: ok"
+    else echo "Makefile: make run's estimator plans --params ${mp:-?} --largest-layer ${ml:-?}, not GPT-2 XL's $p_gpt2 and $p_emb"; gok=1; fi
+    if [ -f README.md ]; then
+        r3=$(awk -v p="$p_gpt2" 'BEGIN { printf "%.2fe9", p / 1e9 }')
+        if tr '\n' ' ' < README.md | grep -q "GPT-2 XL.*$r3"; then echo "README.md: gives $r3, the count make run prints"
+        else echo "README.md: does not give GPT-2 XL's $r3 parameters, the count make run plans and prints"; gok=1; fi
+    fi
+    return $gok
+}
+same_count() { # "1.48e9" 1477609600: equal at the digits given
+    awk -v v="$1" -v p="$2" 'BEGIN {
+        if (v !~ /^[0-9]+(\.[0-9]+)?e[0-9]+$/) exit 1
+        m = v; sub(/e.*/, "", m); e = v; sub(/.*e/, "", e)
+        d = index(m, ".") ? length(m) - index(m, ".") : 0
+        exit !(sprintf("%." d "f", p / (10 ^ e)) == m) }'
+}
+
+# What README says of `make run` against the Makefile: the host ranks and
+# GPUs it names, and the closing line it quotes; and docs/estimator.md, which
+# shows the output of make run's estimator commands, must show those commands.
+make_run_docs() {
+    world=$(grep -o 'train_mlp --world [0-9]*' Makefile | head -n 1 | sed 's/.* //')
+    gpus=$(grep -E '^[[:space:]]+\$\(BUILD\)/zero_estimate --params' Makefile | sed -n 's/.*--gpus \([0-9]*\).*/\1/p' | head -n 1)
+    mok=0
+    readme=$(tr '\n' ' ' < README.md | tr -s ' ')
+    case $readme in *"on $world host ranks"*) echo "README.md: make run on $world host ranks: ok" ;;
+        *) echo "README.md: does not say make run trains on $world host ranks (the Makefile's --world $world)"; mok=1 ;; esac
+    case $readme in *"GPT-2 XL on $gpus GPUs"*) echo "README.md: GPT-2 XL on $gpus GPUs: ok" ;;
+        *) echo "README.md: does not say make run plans GPT-2 XL on $gpus GPUs (the Makefile's --gpus $gpus)"; mok=1 ;; esac
+    tr '\n' ' ' < README.md | grep -o '`zero: make run done:[^`]*`' | tr -d '`' | sed 's/[ .]*$//' > "$O/run_line.txt"
+    [ -s "$O/run_line.txt" ] || { echo "README.md: quotes no \`zero: make run done: ...\` line"; mok=1; }
+    # the closing line's format: the recipe's lines joined, awk's "..." "..." concatenations too
+    sed -e ':a' -e '/\\$/N; s/\\\n//; ta' Makefile | sed 's/"[[:space:]]*"//g' |
+        sed -n 's/.*printf "\(zero: make run done: [^"]*\)".*/\1/p' | head -n 1 > "$O/run_format.txt"
+    fmt=$(cat "$O/run_format.txt")
+    echo "Makefile: the closing line: $fmt"
+    case $fmt in
+    *" on $gpus GPUs"*) ;;
+    *) echo "Makefile: the closing line does not say GPT-2 XL was planned on $gpus GPUs (--gpus $gpus)"; mok=1 ;;
+    esac
+    fixed=${fmt%%%*} # up to its first %s
+    while read -r q; do
+        case $q in
+        "$fixed"*) echo "README.md: \"$q\": how the Makefile's closing line begins (\"$fixed\")" ;;
+        *) echo "README.md: \"$q\" is not how the Makefile's closing line begins (\"${fixed:-?}\")"; mok=1 ;;
+        esac
+    done < "$O/run_line.txt"
+    grep -E '^[[:space:]]+\$\(BUILD\)/zero_estimate ' Makefile | sed 's/^[[:space:]]*\$(BUILD)/$ build/' > "$O/run_estimate.txt"
+    while read -r c; do
+        if grep -qxF "$c" docs/estimator.md; then echo "docs/estimator.md: shows $c"
+        else echo "docs/estimator.md: does not show make run's \"$c\""; mok=1; fi
+    done < "$O/run_estimate.txt"
+    return $mok
+}
+
 no_language() { # MDFILE LINE
     echo "$1:$2: a fenced block without a language: choose one (c, sh, console, json, text for output and pseudo-code)"
     return 1
 }
+bad_file_name() { echo "$1:$2: <!-- file: $3 -->: give a plain file name (no directory)"; return 1; }
 unclosed() { echo "$1:$2: the fence is never closed"; return 1; }
 
 # ---- 4. run them --------------------------------------------------------
@@ -589,18 +868,44 @@ if [ -n "$HAVE_NVCC" ]; then
     fi
 fi
 impl_built=""
-: > "$O/skipped.txt"; : > "$O/langs.txt"
+: > "$O/skipped.txt"; : > "$O/langs.txt"; : > "$O/rerun.txt"; : > "$O/recorded.txt"
 
 while IFS="$TAB" read -r id md first fence lang mark; do
     name="docs-$(basename "$md" .md)-$fence-$lang"
     echo "$lang" >> "$O/langs.txt"
     blk="$O/blocks/$id.txt"
-    opts=""
-    case $mark in
-    skip:*) echo "skip  $md:$fence \`\`\`$lang: ${mark#skip:}"
-            echo "$md:$fence ($lang): ${mark#skip:}" >> "$O/skipped.txt"; continue ;;
-    opts:*) opts=$(echo "${mark#opts:}" | tr ',' ' ') ;;
-    esac
+    opts=""; skip=""; outspec=""; save=""; rec=""
+    rest=$mark
+    while [ -n "$rest" ]; do # the markers, stacked
+        part=${rest%%"$RS"*}
+        case $rest in *"$RS"*) rest=${rest#*"$RS"} ;; *) rest="" ;; esac
+        case $part in
+        skip:*) skip=${part#skip:} ;;
+        opts:*) opts=$(echo "${part#opts:}" | tr ',' ' ') ;;
+        out:*) outspec=${part#out:} ;;
+        file:*) save=${part#file:} ;;
+        rec:*) rec=${part#rec:} ;;
+        esac
+    done
+    if [ -n "$save" ]; then
+        case $save in
+        */*|.*|"") step "$name-file" bad_file_name "$md" "$fence" "$save" ;;
+        *) cp "$blk" "$(scratch_of "$md")/$save" ;;
+        esac
+    fi
+    if [ -n "$skip" ]; then
+        echo "skip  $md:$fence \`\`\`$lang: $skip"
+        echo "$md:$fence ($lang): $skip" >> "$O/skipped.txt"; continue
+    fi
+    if [ -n "$outspec" ]; then
+        echo "$md:$fence" >> "$O/rerun.txt"
+        step "$name-output" check_output "$blk" "$md" "$first" "$lang" "$outspec" "$id"
+    elif [ -n "$rec" ]; then
+        echo "$md:$fence: $rec" >> "$O/recorded.txt"
+    elif [ "$lang" = console ] || [ "$lang" = shell-session ]; then
+        step "$name-output" console_marked "$blk" "$md" "$fence"
+    fi
+    name="docs-$(basename "$md" .md)-$fence-$lang" # (step set it)
     case $lang in
     -) step "$name" no_language "$md" "$fence" ;;
     !unclosed) step "$name" unclosed "$md" "$fence" ;;
@@ -623,7 +928,7 @@ while IFS="$TAB" read -r id md first fence lang mark; do
     sh|bash|shell|console|shell-session|zsh)
         l=$lang; [ "$l" = shell ] || [ "$l" = zsh ] && l=sh; [ "$l" = shell-session ] && l=console
         step "$name" check_shell "$l" "$blk" "$md" "$first" "$id" ;;
-    *) echo "-     $md:$fence \`\`\`$lang: not checked (by language)" ;;
+    *) [ -n "$outspec" ] || echo "-     $md:$fence \`\`\`$lang: not checked (by language)" ;;
     esac
 done < "$O/manifest.tsv"
 # The fragments of one file and language compile as one translation unit
@@ -651,6 +956,7 @@ for list in "$O"/batch.*; do
 done
 for f in "$@"; do
     [ "$f" = docs/api.md ] && step "docs-api-coverage" api_coverage docs/api.md
+    if [ "$f" = README.md ]; then step "docs-gpt2-xl-count" gpt2_xl "$@"; step "docs-make-run" make_run_docs; fi
 done
 pdone
 
@@ -661,5 +967,7 @@ echo "checked: c, cpp, cu, json, sh, bash, console; not checked by design: text,
 ns=$(wc -l < "$O/skipped.txt" | tr -d ' ')
 echo "$ns of $nb blocks skipped:"
 sed 's/^/  /' "$O/skipped.txt"
+echo "$(wc -l < "$O/rerun.txt" | tr -d ' ') blocks of output rerun and compared; $(wc -l < "$O/recorded.txt" | tr -d ' ') recorded (a past run, not rerun):"
+sed 's/^/  /' "$O/recorded.txt"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

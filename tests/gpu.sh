@@ -5,7 +5,14 @@
 # way, run plainly and under memcheck. Ends with "N passed, N failed".
 # T=name (make test-gpu T=gpu_engine, T=tests/gpu_engine.cu, T=minimal): only
 # that one file.
+# Without a visible GPU (nvidia-smi lists none, or CUDA_VISIBLE_DEVICES is set
+# and empty) nothing here can run: it says "no GPU visible" once and exits 77
+# (automake's "skipped"), building nothing.
 set -u
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { [ -n "${CUDA_VISIBLE_DEVICES+set}" ] && [ -z "$CUDA_VISIBLE_DEVICES" ]; }; then
+    echo "tests/gpu.sh: no GPU visible (nvidia-smi -L lists none, or CUDA_VISIBLE_DEVICES is empty): skipped (exit 77)"
+    exit 77
+fi
 B=${BUILD:-build}
 NVCC=${NVCC:-nvcc}; GPU_ARCH=${GPU_ARCH:-sm_90}; NCCL_HOME=${NCCL_HOME:-}
 SANITIZER=${SANITIZER:-compute-sanitizer}

@@ -48,11 +48,17 @@ run() {
 # Builds are most of a run's time: pbuild NAME CMD... starts one in the
 # background (JOBS at once, default 2; output and status kept by name), and
 # pdone waits for them and counts each as a step, in the order they started.
+# A batch (the builds up to pdone) says what it builds when its first build
+# starts, "building: TEXT" (pbatch TEXT before it; else the first build's
+# name), so that a long batch is not silent.
 JOBS=${JOBS:-2}
 pnames=""
 prunning=0
+pwhat=""
+pbatch() { pwhat=$*; }
 pbuild() {
     name=$1; shift
+    [ -n "$pnames" ] || echo "building: ${pwhat:-$name ...}"
     rm -f "$B/log/$name.rc"
     ( "$@" >"$B/log/$name.log" 2>&1; echo $? >"$B/log/$name.rc" ) &
     pnames="$pnames $name"
@@ -68,5 +74,5 @@ pdone() {
             fail=$((fail + 1)); echo "FAIL  $name"; tail -n 60 "$B/log/$name.log"
         fi
     done
-    pnames=""
+    pnames=""; pwhat=""
 }

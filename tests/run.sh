@@ -29,6 +29,7 @@ if ! locale -a 2>/dev/null | grep -qi '^de_DE'; then
 fi
 
 # 1. host tests with gcc and clang, C11
+pbatch "$(echo $tests | wc -w | tr -d ' ') host tests with $CC and $CLANG (C11, -O1), $JOBS at a time"
 for cc in "$CC" "$CLANG"; do
     tag=$(basename "$cc")
     for t in $tests; do
@@ -48,12 +49,13 @@ done
 
 # 2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+TSAN_TESTS=$(pick $(ls tests/test_engine*.c tests/test_host*.c 2>/dev/null))
+pbatch "the host tests under ASan+UBSan ($(echo $tests | wc -w | tr -d ' ')) and TSan ($(echo $TSAN_TESTS | wc -w | tr -d ' ')), with $CLANG"
 for t in $tests; do
     n=$(basename "$t" .c)
     rm -f "$B/t/asan-$n"
     pbuild "build-asan-$n" $CLANG -std=c11 $WARN -O1 -g $SAN -I. -o "$B/t/asan-$n" "$t" -lm -lpthread
 done
-TSAN_TESTS=$(pick $(ls tests/test_engine*.c tests/test_host*.c 2>/dev/null))
 for t in $TSAN_TESTS; do
     n=$(basename "$t" .c)
     rm -f "$B/t/tsan-$n"
@@ -74,6 +76,7 @@ done
 
 # 3. headers as C11 and C++17 under gcc and clang, -Wall -Wextra -Werror (and -Wpedantic)
 if [ -z "$T" ]; then
+    pbatch "the headers as C11 and C++17 with gcc and clang, and a two-file program"
     pbuild "c11-gcc"     $CC      -std=c11   $WARN -Wpedantic -I. -c tests/compile_c.c   -o "$B/t/c11-gcc.o"
     pbuild "c11-clang"   $CLANG   -std=c11   $WARN -Wpedantic -I. -c tests/compile_c.c   -o "$B/t/c11-clang.o"
     pbuild "cxx17-gcc"   $CXX_GCC -std=c++17 $WARN -Wpedantic -I. -c tests/compile_cpp.cpp -o "$B/t/cxx17-gcc.o"
@@ -92,6 +95,7 @@ fi
 # 4. examples/minimal.c, the first program the docs show: gcc, clang and ASan+UBSan,
 #    each run with a scratch directory for its checkpoint
 if [ -f examples/minimal.c ] && { [ -z "$T" ] || [ "$T" = minimal ]; }; then
+    pbatch "examples/minimal.c with gcc, clang and ASan+UBSan"
     for cc in "$CC" "$CLANG"; do
         tag=$(basename "$cc")
         rm -f "$B/t/minimal-$tag"
@@ -159,8 +163,40 @@ if [ -z "$T" ]; then
     # the CPU Adam benchmark (make bench-cpu) builds and runs a tiny size
     step "example-bench-cpu_adam" $CC -std=c11 $WARN -O2 -I. -o "$B/t/cpu_adam" examples/bench/cpu_adam.c -lm -lpthread
     [ -x "$B/t/cpu_adam" ] && step "cpu_adam-smoke" "$B/t/cpu_adam" --params 1e6 --iters 2 --out "$B/t/cpu_adam.txt"
+    # the command-line tools' and examples/gpt/plot.py's own tests (each ends with "N passed, M failed")
+    [ -f tests/tools.sh ] && run "tools" sh tests/tools.sh "$B/tt"
+    [ -f tests/plot.sh ] && run "plot" sh tests/plot.sh "$B/tp"
+    # make run builds only what it runs: the host path, and the GPU path (train_mlp_cuda), never
+    # examples/gpt or the other examples (make -n: nothing is built or run)
+    step "make-run-builds" sh -c "rm -rf '$B/t/mkrun' &&
+        ${MAKE:-make} --no-print-directory -n run GPU_RUN= BUILD='$B/t/mkrun' > '$B/t/mkrun-host.txt' &&
+        ${MAKE:-make} --no-print-directory -n run GPU_RUN=1 BUILD='$B/t/mkrun' > '$B/t/mkrun-gpu.txt' &&
+        cat '$B/t/mkrun-host.txt' '$B/t/mkrun-gpu.txt' &&
+        grep -q 'examples/train_mlp.c ' '$B/t/mkrun-host.txt' && grep -q 'examples/train_mlp.cu ' '$B/t/mkrun-gpu.txt' &&
+        ! grep -Eq 'nvcc|train_mlp_cuda' '$B/t/mkrun-host.txt' &&
+        ! grep -Eq 'examples/gpt|/gpt |minimal|zero_config|zero_layout|zero_ckpt' '$B/t/mkrun-host.txt' '$B/t/mkrun-gpu.txt' &&
+        grep -q 'zero: make run done: ' '$B/t/mkrun-host.txt'"
+    # make run itself, shortened (5 steps): its last line names the host ranks and the final loss of
+    # stages 0-3 that train_mlp's comparison printed
+    step "make-run-closing" sh -c "${MAKE:-make} --no-print-directory run GPU_RUN= BUILD='$B/t/mkrun' RUN_ARGS='--steps 5' \
+            > '$B/t/mkrun.txt' 2>&1; rc=\$?; tail -n 3 '$B/t/mkrun.txt'; [ \$rc -eq 0 ] &&
+        loss=\$(awk '/^final loss / { print \$3 }' '$B/t/mkrun.txt') && [ -n \"\$loss\" ] &&
+        [ \"\$(tail -n 1 '$B/t/mkrun.txt')\" = \"zero: make run done: trained the MLP language model on 4 host ranks (stage 2, then stages 0-3: final loss \$loss at every stage, the stages agree) and planned the memory of GPT-2 XL on 8 GPUs; next: docs/getting-started.md\" ]"
+    # make test-gpu without a GPU (an nvidia-smi that fails first on PATH): one "no GPU visible" line, exit 77
+    NG="$B/t/nogpu"; rm -rf "$NG"; mkdir -p "$NG/bin"
+    printf '#!/bin/sh\necho "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver" >&2\nexit 9\n' > "$NG/bin/nvidia-smi"
+    chmod +x "$NG/bin/nvidia-smi"
+    step "gpu-sh-no-gpu" sh -c "PATH=\"\$(cd '$NG/bin' && pwd):\$PATH\" BUILD='$NG' sh tests/gpu.sh > '$NG/out.txt' 2>&1; rc=\$?;
+        cat '$NG/out.txt'; echo \"exit \$rc\"; [ \$rc -eq 77 ] && [ \$(wc -l < '$NG/out.txt') -eq 1 ] && grep -q 'no GPU visible' '$NG/out.txt'"
+    # a batch of builds says what it builds when it starts (tests/lib.sh), not only when it ends
+    mkdir -p "$B/t/lib/log"
+    step "lib-pbatch" sh -c "B='$B/t/lib'; . tests/lib.sh; pass=0; fail=0
+        { pbatch 'two sleeps'; pbuild lib-a sleep 0; pbuild lib-b sleep 0; pdone; pbuild lib-c sleep 0; pdone; } > '$B/t/lib/out.txt'
+        printf 'building: two sleeps\\nok    lib-a\\nok    lib-b\\nbuilding: lib-c ...\\nok    lib-c\\n' | diff - '$B/t/lib/out.txt'"
     # every fenced block of the docs, checked by its language (C compiled, JSON
-    # parsed, commands' programs and flags looked up): tests/docs_check.sh
+    # parsed, commands' programs and flags looked up), and the blocks of output
+    # rerun and compared: tests/docs_check.sh
+    echo "checking: the docs' blocks, their output rerun (tests/docs_check.sh)"
     run "docs-check" env BUILD="$B" CC="$CC" CXX_GCC="$CXX_GCC" NVCC="$NVCC" GPU_ARCH="$GPU_ARCH" NCCL_HOME="$NCCL_HOME" \
         sh tests/docs_check.sh README.md docs/*.md
     # docs/config.md's key table is generated from the key table in zero.h: they must agree
@@ -179,6 +215,7 @@ fi
 
 # 5. every .cu / .cuh compiled by nvcc for $GPU_ARCH (build only: no GPU here)
 NCCL_INC=""; [ -n "$NCCL_HOME" ] && NCCL_INC="-I$NCCL_HOME/include"
+pbatch "the .cu files with $NVCC for $GPU_ARCH (compile only), $JOBS at a time"
 # (tests/test_*.cu are compiled when linked, below.)
 for cu in $(pick $(ls tests/*.cu examples/*.cu examples/*/*.cu 2>/dev/null | grep -v '^tests/test_')); do
     n=$(basename "$cu" .cu)
@@ -199,7 +236,10 @@ fi
 # 6. zero as other projects take it (docs/install.md): make install, then a two-file program
 #    built with pkg-config's flags, CMake's find_package and add_subdirectory, and run; nvcc
 #    with pkg-config's flags alone; DESTDIR; make uninstall. Needs cmake and pkg-config.
-[ -z "$T" ] && run "consumer" sh tests/consumer/run.sh "$B/consumer"
+if [ -z "$T" ]; then
+    echo "installing: make install, then programs built against it (tests/consumer/run.sh)"
+    run "consumer" sh tests/consumer/run.sh "$B/consumer"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
