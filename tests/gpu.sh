@@ -39,7 +39,7 @@ for cu in $(pick tests/compile_cuda.cu $(ls tests/gpu_*.cu 2>/dev/null)); do
     ZERO_GPU_EXPORT="$PWD/$B/g/model.safetensors" run "$n" "$B/g/$n"
     # under the sanitizers: one GPU (one rank), quick cases
     CUDA_VISIBLE_DEVICES=0 ZERO_TEST_QUICK=1 run "memcheck-$n" "$SANITIZER" --error-exitcode 1 --report-api-errors no --tool memcheck "$B/g/$n"
-    CUDA_VISIBLE_DEVICES=0 ZERO_TEST_QUICK=1 run "racecheck-$n" "$SANITIZER" --error-exitcode 1 --report-api-errors no --tool racecheck "$B/g/$n"
+    CUDA_VISIBLE_DEVICES=0 ZERO_TEST_QUICK=1 ZERO_TEST_RACECHECK=1 run "racecheck-$n" "$SANITIZER" --error-exitcode 1 --report-api-errors no --tool racecheck "$B/g/$n"
 done
 # examples/minimal.cu, the first GPU program the docs show (a scratch directory for its checkpoint)
 if [ -f examples/minimal.cu ] && { [ -z "$T" ] || [ "$T" = minimal ]; }; then
