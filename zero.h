@@ -11896,12 +11896,6 @@ static zero_result zero__ck_find(const char *dir, char *tdir, size_t cap, char t
     return ZERO_OK;
 }
 
-/* zero__ck_find without the tag (zero_ckpt's inspect and verify). */
-static ZERO__UNUSED zero_result zero__ck_resolve(const char *dir, char *tdir, size_t cap, zero_error *err) {
-    char tag[256];
-    return zero__ck_find(dir, tdir, cap, tag, err);
-}
-
 /* Reads ranges of a saving rank's file, checking each block it touches. */
 typedef struct zero__ck_reader {
     char tdir[ZERO_PATH_MAX];

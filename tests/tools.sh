@@ -299,5 +299,18 @@ else no "zero_layout-runs" "exit $rc: $(head -c 300 "$W/err")"; fi
 run "$ZL" --sizes 5,7 --world 1048576 --bucket 9000000000000000 --stage 3 --persist 0
 if [ "$rc" -eq 0 ]; then ok "zero_layout-range-top"; else no "zero_layout-range-top" "exit $rc: $(head -c 300 "$W/err")"; fi
 
+# ---- zero_ckpt reads as zero_load does: latest that names another step's metadata, latest that is a FIFO ----
+CK2=$W/ck_renamed
+mkdir -p "$CK2" && cp -r "$STEP" "$CK2/step7" && printf 'step7\n' >"$CK2/latest"
+run "$ZK" inspect "$CK2"
+if [ "$rc" -eq 1 ] && grep -q "holds step $(cat "$CK/latest" | sed 's/^step//'), but .*latest names it as \"step7\"" "$W/err"; then
+    ok "zero_ckpt-meta-of-another-step"
+else no "zero_ckpt-meta-of-another-step" "exit $rc: $(head -c 300 "$W/err")"; fi
+CK3=$W/ck_fifo
+mkdir -p "$CK3" && cp -r "$STEP" "$CK3/" && mkfifo "$CK3/latest"
+run timeout 20 "$ZK" inspect "$CK3"
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "latest: not a regular file (a FIFO" "$W/err"; then ok "zero_ckpt-latest-fifo"
+else no "zero_ckpt-latest-fifo" "exit $rc: $(head -c 300 "$W/err")"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -198,11 +198,11 @@ static int check_output(const char *cmd, const char *out, int is_dir, int force,
 
 static int read_meta(const char *dir, char *tdir, size_t cap, zero__ck_meta *m, uint64_t *id) {
     zero_error err;
-    char path[ZERO_PATH_MAX + 64];
+    char path[ZERO_PATH_MAX + 64], tag[256];
     unsigned char *mb;
     size_t mn = 0;
     zero__ok(&err);
-    if (zero__ck_resolve(dir, tdir, cap, &err) != ZERO_OK) {
+    if (zero__ck_find(dir, tdir, cap, tag, &err) != ZERO_OK) {
         fprintf(stderr, "zero_ckpt: %s\n", err.msg);
         return err.item == ZERO_MSG_CKPT_CORRUPT ? 1 : 2;
     }
@@ -214,6 +214,12 @@ static int read_meta(const char *dir, char *tdir, size_t cap, zero__ck_meta *m, 
     }
     if (zero__ck_meta_read(mb, mn, path, m, &err) != ZERO_OK) {
         fprintf(stderr, "zero_ckpt: %s\n", err.msg);
+        free(mb);
+        return 1;
+    }
+    if (zero__ck_meta_tag(m, path, dir, tag, &err) != ZERO_OK) { /* latest names it stepN: the step it holds is N */
+        fprintf(stderr, "zero_ckpt: %s\n", err.msg);
+        zero__ck_meta_free(m);
         free(mb);
         return 1;
     }
