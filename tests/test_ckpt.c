@@ -496,24 +496,16 @@ int main(int argc, char **argv) {
                 want = "latest holds \"st\\x01ep/../x\"";
                 break;
             /* not regular files: opening a FIFO would block forever (alarm() below turns a hang into a failure) */
-            case 11:
-                snprintf(path, sizeof path, "%s/latest", dir);
+            case 11: case 12: case 13: {
+                static const char *const fifo[3] = {"latest", "meta.zck", "rank00001.zck"};
+                static const char *const msg[3] = {"latest: not a regular file (a FIFO", "meta.zck: not a regular file (a FIFO",
+                                                   "rank00001.zck: not a regular file (a FIFO"};
+                snprintf(path, sizeof path, "%s/%s", c == 11 ? dir : tag, fifo[c - 11]);
                 CHECK(unlink(path) == 0 && mkfifo(path, 0644) == 0);
                 item = ZERO_MSG_FILE_READ;
-                want = "latest: not a regular file (a FIFO";
+                want = msg[c - 11];
                 break;
-            case 12:
-                snprintf(path, sizeof path, "%s/meta.zck", tag);
-                CHECK(unlink(path) == 0 && mkfifo(path, 0644) == 0);
-                item = ZERO_MSG_FILE_READ;
-                want = "meta.zck: not a regular file (a FIFO";
-                break;
-            case 13:
-                snprintf(path, sizeof path, "%s/rank00001.zck", tag);
-                CHECK(unlink(path) == 0 && mkfifo(path, 0644) == 0);
-                item = ZERO_MSG_FILE_READ;
-                want = "rank00001.zck: not a regular file (a FIFO";
-                break;
+            }
             case 14: /* meta.zck of another save of the same model and step: meta.zck is blamed, not a rank file */
             case 16: /* ... of a later step: the step it holds disagrees with the name latest gives it */
             {
