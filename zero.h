@@ -4046,7 +4046,8 @@ ZERO__DEF zero_result zero_config_load(zero_config *cfg, const char *path, zero_
     if (!cfg || !path)
         return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_load", 0, 0, "%s is NULL", !cfg ? "cfg" : "path");
     if ((fd = zero__open_read(path, &size, ZERO_MSG_FILE_OPEN, &fe)) < 0) /* a FIFO or device: refused, never opened */
-        return zero__fail(err, fe.item, path, 0, 0, "cannot open the config: %s", fe.msg + strlen(path) + 2);
+        return zero__fail(err, fe.item, path, 0, 0, "cannot open the config: %s", /* fe.msg is "path: why" */
+                          strlen(fe.msg) > strlen(path) + 2 ? fe.msg + strlen(path) + 2 : fe.msg);
     if (size > (uint64_t)ZERO__CONFIG_MAX_BYTES) {
         close(fd);
         return zero__fail(err, ZERO_MSG_JSON_TOO_LARGE, path, 0, 0, "%llu bytes; a config may have at most %ld",
@@ -11802,7 +11803,9 @@ static zero_result zero__ck_meta_tag(const zero__ck_meta *m, const char *path, c
                                      zero_error *err) {
     long long n = -1;
     int used = 0;
-    if (!tag[0] || sscanf(tag, "step%lld%n", &n, &used) != 1 || (tag[used] != 0 && tag[used] != '.')) return ZERO_OK;
+    if (strncmp(tag, "step", 4) != 0 || !isdigit((unsigned char)tag[4]) || sscanf(tag, "step%lld%n", &n, &used) != 1 ||
+        (tag[used] != 0 && tag[used] != '.'))
+        return ZERO_OK; /* not a name zero_save gives */
     if (n != (long long)m->global_steps)
         return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0,
                           "%s holds step %lld, but %s/latest names it as \"%s\": the metadata was copied from another "
