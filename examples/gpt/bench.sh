@@ -12,6 +12,11 @@
 #                                     GPUs per stage; ZeRO-2/3 vs PyTorch FSDP2
 #   sh examples/gpt/bench.sh four     4 GPUs (H200): 1 vs 4 GPUs per stage
 #   sh examples/gpt/bench.sh stages   only the stages 0-3 loss curves
+#   sh examples/gpt/bench.sh offload  one GPU: zero beside DeepSpeed (baseline/deepspeed_gpt.py) on the
+#                                     seed's offload recipe (GPT-2 XL, T 128, micro-batch 16, fp16,
+#                                     ZeRO-3 + optimizer and parameter offload to the CPU), ZeRO-2 +
+#                                     optimizer offload, and ZeRO-2 / ZeRO-3 without offload (T 1024,
+#                                     bf16, micro-batch 8); needs deepspeed importable
 set -u
 what=${1:-two}
 B=${BUILD:-build}
@@ -29,6 +34,31 @@ run() { # NAME ARGS...: one run of gpt, its output in $DIR/NAME.log
     "$@" >"$DIR/$name.log" 2>&1 || { echo "   (exit $?)"; rc=1; }
     grep -E "^(summary|find-max|gpt:|memory)" "$DIR/$name.log" | sed 's/^/   /'
     grep -iE "error|fail|hint" "$DIR/$name.log" | head -5 | sed 's/^/   /'
+}
+
+ds() { # NAME ARGS...: one run of the DeepSpeed baseline, its output in $DIR/NAME.log
+    name=$1; shift
+    echo "== $name: deepspeed_gpt.py $*"
+    # DeepSpeed's version parser refuses "9.0a" (what torch reports for Hopper): its fused Adam builds for 9.0
+    TORCH_CUDA_ARCH_LIST=${DS_CUDA_ARCH_LIST:-9.0} python3 examples/gpt/baseline/deepspeed_gpt.py "$@" \
+        --metrics "$DIR/$name.jsonl" >"$DIR/$name.log" 2>&1 || { echo "   (exit $?)"; rc=1; }
+    grep -E "^deepspeed_gpt: deepspeed-|^OOM" "$DIR/$name.log" | sed 's/^/   /'
+    grep -E "Error|error:" "$DIR/$name.log" | tail -3 | sed 's/^/   /'
+}
+
+offload() { # zero and DeepSpeed on one GPU, the same model, data and step
+    SEED="--preset 1.5B --seq 128 --batch 16 --dtype fp16"
+    run seed_zero $G $SEED --synthetic --stage 3 --offload-optimizer cpu --offload-param cpu --steps 10 --warmup 3 \
+        --print-every 5 --metrics "$DIR/seed_zero.jsonl"
+    ds seed_ds $SEED --stage 3 --offload-optimizer cpu --offload-param cpu --steps 6 --warmup 2
+    run z2off_zero $G $SEED --synthetic --stage 2 --offload-optimizer cpu --steps 10 --warmup 3 --print-every 5 \
+        --metrics "$DIR/z2off_zero.jsonl"
+    ds z2off_ds $SEED --stage 2 --offload-optimizer cpu --steps 6 --warmup 2
+    for s in 2 3; do
+        run "xl8_zero_stage$s" $G $XL --stage $s --batch 8 --steps 10 --warmup 3 --print-every 5 \
+            --metrics "$DIR/xl8_zero_stage$s.jsonl"
+        ds "xl8_ds_stage$s" --preset 1.5B --seq 1024 --batch 8 --dtype bf16 --stage $s --steps 6 --warmup 2
+    done
 }
 
 stages() { # the same loss curve on 2 GPUs for every stage (text, 124M, bf16)
@@ -81,6 +111,7 @@ four) # scaling on 4 GPUs: GPT-2 XL, micro-batch 8 per GPU, 1 GPU then 4
     done
     ;;
 stages) stages ;;
+offload) offload ;;
 plots) plots ;;
 two)
     # side by side with PyTorch FSDP2: GPT-2 XL, T 1024, bf16, micro-batch 16, 2 GPUs
@@ -108,6 +139,6 @@ two)
     stages
     plots
     ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|plots" >&2; exit 2 ;;
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|offload|plots" >&2; exit 2 ;;
 esac
 exit $rc

@@ -1,0 +1,240 @@
+"""deepspeed_gpt.py - the DeepSpeed baseline for examples/gpt: the same GPT-2 as
+gpt_model.h (fsdp2_gpt.py's model, imported from beside this file), trained
+with DeepSpeed's ZeRO, timed the same way as fsdp2_gpt.py and examples/gpt.
+
+    python3 examples/gpt/baseline/deepspeed_gpt.py --preset 1.5B --seq 128 --batch 16 \\
+        --dtype fp16 --stage 3 --offload-optimizer cpu --offload-param cpu --metrics ds.jsonl
+    torchrun --standalone --nproc-per-node 2 examples/gpt/baseline/deepspeed_gpt.py ...
+
+The config is built from the flags (DeepSpeed's JSON keys, printed at the
+start): train_micro_batch_size_per_gpu, gradient_accumulation_steps 1,
+gradient_clipping (--clip, default 1.0 as zero's default), fp16 with the
+dynamic loss scale (initial_scale_power 16, DeepSpeed's default) or bf16,
+zero_optimization.stage, offload_optimizer / offload_param {"device": "cpu",
+"pin_memory": true}, and the optimizer "AdamW" (lr, betas, eps, weight
+decay on the weight matrices and embeddings only). With the optimizer
+offloaded DeepSpeed runs DeepSpeedCPUAdam (built just in time with ninja);
+without, its FusedAdam (TORCH_CUDA_ARCH_LIST=9.0 on Hopper: "9.0a" breaks
+DeepSpeed's version parser). Bucket sizes are DeepSpeed's defaults unless
+--bucket is given (then reduce_bucket_size, allgather_bucket_size and
+stage3_prefetch_bucket_size).
+
+At stage 3 the model is built inside deepspeed.zero.Init, so no rank holds
+it whole, and the tied head (the forward reads wte.weight outside the
+embedding module) is registered as an external parameter of the root.
+
+Timing: CUDA events around each step (engine forward, backward, step); the
+CPU Adam of an offloaded step runs inside engine.step(), on the host, so
+the events enclose it. Reported: the median over the timed steps, tokens/s
+per GPU, TFLOP/s and MFU (fsdp2_gpt.py's formulas), the GPU's peak
+reserved / allocated memory and the device's used memory, and the host's
+peak resident memory of this process (getrusage: DeepSpeed's pinned buffers
+and CPU optimizer state included). Metrics (--metrics, JSONL, rank 0): the
+same "start" / "step" / "end" lines as fsdp2_gpt.py, program "deepspeed".
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fsdp2_gpt as base  # noqa: E402  the model, the formulas, init_dist, Metrics
+
+torch = base.torch
+dist = base.dist
+
+try:
+    import deepspeed
+except ImportError as e:
+    print("deepspeed_gpt: deepspeed is not importable (%s): no DeepSpeed baseline" % e, file=sys.stderr)
+    sys.exit(1)
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description="GPT-2 (gpt_model.h) trained with DeepSpeed ZeRO, timed")
+    ap.add_argument("--preset", choices=list(base.PRESETS), default=None, help="gpt_model.h's sizes (default 124M)")
+    ap.add_argument("--layers", type=int, default=None)
+    ap.add_argument("--dim", type=int, default=None)
+    ap.add_argument("--heads", type=int, default=None)
+    ap.add_argument("--seq", type=int, default=1024)
+    ap.add_argument("--vocab", type=int, default=256)
+    ap.add_argument("--batch", type=int, default=8, help="micro-batch per GPU")
+    ap.add_argument("--steps", type=int, default=10, help="timed steps")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed steps first")
+    ap.add_argument("--dtype", choices=("fp16", "bf16"), default="bf16")
+    ap.add_argument("--stage", type=int, choices=(0, 1, 2, 3), default=2)
+    ap.add_argument("--offload-optimizer", choices=("none", "cpu"), default="none")
+    ap.add_argument("--offload-param", choices=("none", "cpu"), default="none")
+    ap.add_argument("--bucket", type=float, default=None, help="bucket sizes in elements (default DeepSpeed's)")
+    ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--wd", type=float, default=0.0)
+    ap.add_argument("--clip", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--metrics", default=None)
+    ap.add_argument("--peak-tflops", type=float, default=None)
+    a = ap.parse_args()
+    L, C, H = base.PRESETS[a.preset or "124M"]
+    a.layers = a.layers if a.layers is not None else L
+    a.dim = a.dim if a.dim is not None else C
+    a.heads = a.heads if a.heads is not None else H
+    if a.dim % a.heads:
+        ap.error("--dim %d is not a multiple of --heads %d" % (a.dim, a.heads))
+    if min(a.layers, a.dim, a.heads, a.seq, a.vocab, a.batch, a.steps) < 1 or a.warmup < 0:
+        ap.error("sizes and --steps must be positive, --warmup not negative")
+    if a.offload_param != "none" and a.stage != 3:
+        ap.error("--offload-param needs --stage 3 (as in DeepSpeed)")
+    if a.offload_optimizer != "none" and a.stage == 0:
+        ap.error("--offload-optimizer needs --stage 1, 2 or 3")
+    return a
+
+
+def ds_config(a):
+    z = {"stage": a.stage}
+    if a.offload_optimizer != "none":
+        z["offload_optimizer"] = {"device": a.offload_optimizer, "pin_memory": True}
+    if a.offload_param != "none":
+        z["offload_param"] = {"device": a.offload_param, "pin_memory": True}
+    if a.bucket is not None:
+        z["reduce_bucket_size"] = int(a.bucket)
+        z["allgather_bucket_size"] = int(a.bucket)
+        if a.stage == 3:
+            z["stage3_prefetch_bucket_size"] = int(a.bucket)
+    cfg = {"train_micro_batch_size_per_gpu": a.batch, "gradient_accumulation_steps": 1,
+           "gradient_clipping": a.clip, "steps_per_print": 10**9, "wall_clock_breakdown": False,
+           "zero_optimization": z,
+           "optimizer": {"type": "AdamW", "params": {"lr": a.lr, "betas": [0.9, 0.999], "eps": 1e-8,
+                                                     "weight_decay": a.wd}}}
+    if a.dtype == "fp16":
+        cfg["fp16"] = {"enabled": True, "loss_scale": 0, "initial_scale_power": 16}
+    else:
+        cfg["bf16"] = {"enabled": True}
+    return cfg
+
+
+def host_peak_gib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2.0**20  # KiB on Linux
+
+
+def train(a, rank, world, device, metrics):
+    L, C, H, T, V, B = a.layers, a.dim, a.heads, a.seq, a.vocab, a.batch
+    gpu = torch.cuda.get_device_name(device)
+    peak = a.peak_tflops if a.peak_tflops is not None else (base.detect_peak_tflops(gpu) or 989.4)
+    cfg = ds_config(a)
+    if rank == 0:
+        print("deepspeed_gpt: deepspeed %s, config %s" % (deepspeed.__version__, json.dumps(cfg)), flush=True)
+    torch.manual_seed(a.seed)
+    if a.stage == 3:
+        with deepspeed.zero.Init(config_dict_or_path=cfg, dtype=torch.float32):
+            model = base.GPT(L, C, H, T, V, False)
+        # the tied head reads wte.weight in the root's forward: gather it there too
+        deepspeed.zero.register_external_parameter(model, model.wte.weight)
+        with deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0):
+            if rank == 0:
+                model.init_weights()
+        n_params = sum(p.ds_numel for p in model.parameters())
+    else:
+        model = base.GPT(L, C, H, T, V, False)
+        model.init_weights()
+        n_params = sum(p.numel() for p in model.parameters())
+    assert n_params == base.n_params_formula(L, C, T, V), (n_params, base.n_params_formula(L, C, T, V))
+    # weight decay on the matrices and both embeddings (all 2-D), none on biases and LayerNorm (fsdp2_gpt.py's split;
+    # a zero.Init parameter is empty here, its ds_shape is the real one)
+    decay = [p for p in model.parameters() if len(getattr(p, "ds_shape", p.shape)) >= 2]
+    no_decay = [p for p in model.parameters() if len(getattr(p, "ds_shape", p.shape)) < 2]
+    groups = [{"params": decay, "weight_decay": a.wd}, {"params": no_decay, "weight_decay": 0.0}]
+    engine, opt, _, _ = deepspeed.initialize(model=model, model_parameters=groups, config=cfg)
+
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats(device)
+    fpt = base.flops_per_token(L, C, T, V)
+    att = base.attention_flop_share(L, C, T, V)
+    stage = "deepspeed-zero%d%s%s" % (a.stage, "-offopt" if a.offload_optimizer != "none" else "",
+                                       "-offparam" if a.offload_param != "none" else "")
+    if rank == 0:
+        metrics.write({"event": "start", "program": "deepspeed", "deepspeed": deepspeed.__version__,
+                       "model": {"layers": L, "dim": C, "heads": H, "seq": T, "vocab": V, "params": n_params},
+                       "stage": stage, "world": world, "batch": B, "gas": 1, "dtype": a.dtype, "recompute": 0,
+                       "gpu": gpu, "peak_tflops": peak, "optimizer": type(opt).__name__, "config": cfg})
+
+    gen = torch.Generator(device=device)
+    gen.manual_seed(a.seed * 1000003 + rank)
+    engine.train()
+    events, losses = [], []
+    wall0 = None
+    for i in range(a.warmup + a.steps):
+        timed = i >= a.warmup
+        tok = torch.randint(0, V, (B, T + 1), device=device, generator=gen)
+        x, y = tok[:, :-1], tok[:, 1:]
+        if timed:
+            if wall0 is None:
+                torch.cuda.synchronize(device)
+                wall0 = time.perf_counter()
+            ev0 = torch.cuda.Event(enable_timing=True)
+            ev1 = torch.cuda.Event(enable_timing=True)
+            ev0.record()
+        loss = engine(x, y)
+        engine.backward(loss)
+        engine.step()
+        if timed:
+            ev1.record()
+            events.append((ev0, ev1))
+            losses.append(loss.detach().float())
+        elif i == 0 and rank == 0:
+            print("deepspeed_gpt: step 0 loss %.4f, optimizer %s" % (loss.item(), type(opt).__name__), flush=True)
+    torch.cuda.synchronize(device)
+    wall = time.perf_counter() - wall0
+
+    step_ms = [e0.elapsed_time(e1) for e0, e1 in events]
+    loss_t = torch.stack(losses)
+    dist.all_reduce(loss_t, op=dist.ReduceOp.SUM)
+    loss_v = (loss_t / world).tolist()
+    free, total = torch.cuda.mem_get_info(device)
+    mem = torch.tensor([base.gib(torch.cuda.max_memory_reserved(device)), base.gib(torch.cuda.max_memory_allocated(device)),
+                        base.gib(total - free), host_peak_gib()], device=device, dtype=torch.float64)
+    dist.all_reduce(mem, op=dist.ReduceOp.MAX)
+    reserved, allocated, used, host = mem.tolist()
+    med = statistics.median(step_ms)
+    tps = B * T / (med / 1e3)
+    tflops = tps * fpt / 1e12
+    if rank == 0:
+        for j, (ms, lv) in enumerate(zip(step_ms, loss_v)):
+            metrics.write({"event": "step", "step": a.warmup + j, "loss": lv, "step_ms": ms,
+                           "tokens_per_s_per_gpu": B * T / (ms / 1e3)})
+        metrics.write({"event": "end", "median_step_ms": med, "tokens_per_s_per_gpu": tps, "tflops_per_gpu": tflops,
+                       "mfu": tflops / peak, "gpu_peak_gib": reserved, "gpu_alloc_peak_gib": allocated,
+                       "attention_flop_share": att, "device_used_gib": used, "host_peak_gib": host})
+        print("deepspeed_gpt: %s %s L%d C%d H%d T%d V%d (%.1fM params) | %d GPU%s x mb %d | %.2f ms/step (median of "
+              "%d; wall %.2f) | %.0f tok/s/GPU | %.1f TFLOP/s/GPU | MFU %.1f%% | peak reserved %.2f GiB, allocated "
+              "%.2f GiB, device used %.2f GiB | host peak %.2f GiB | loss %.4f -> %.4f | %s"
+              % (stage, a.dtype, L, C, H, T, V, n_params / 1e6, world, "s" if world > 1 else "", B, med,
+                 len(step_ms), wall * 1e3 / len(step_ms), tps, tflops, 100 * tflops / peak, reserved, allocated, used,
+                 host, loss_v[0], loss_v[-1], gpu), flush=True)
+
+
+def main():
+    a = parse_args()
+    rank, world, device = base.init_dist()
+    metrics = base.Metrics(a.metrics if rank == 0 else None, truncate=True)
+    try:
+        train(a, rank, world, device, metrics)
+    except Exception as e:  # noqa: BLE001 (OOM only; the rest re-raised)
+        if not base.is_oom(e):
+            raise
+        print("OOM at batch %d (rank %d): %s" % (a.batch, rank, str(e).splitlines()[0] if str(e) else ""), flush=True)
+        if a.metrics:
+            with open(a.metrics, "a") as f:
+                f.write(json.dumps({"event": "oom", "batch": a.batch}) + "\n")
+        metrics.close()
+        sys.stdout.flush()
+        os._exit(base.OOM_EXIT)
+    metrics.close()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
