@@ -51,6 +51,7 @@ offload() { # zero and DeepSpeed on one GPU, the same model, data and step
     run seed_zero $G $SEED --synthetic --stage 3 --offload-optimizer cpu --offload-param cpu --steps 10 --warmup 3 \
         --print-every 5 --metrics "$DIR/seed_zero.jsonl"
     ds seed_ds $SEED --stage 3 --offload-optimizer cpu --offload-param cpu --steps 6 --warmup 2
+    ds seed_ds_hfauto $SEED --stage 3 --offload-optimizer cpu --offload-param cpu --steps 6 --warmup 2 --hf-auto
     run z2off_zero $G $SEED --synthetic --stage 2 --offload-optimizer cpu --steps 10 --warmup 3 --print-every 5 \
         --metrics "$DIR/z2off_zero.jsonl"
     ds z2off_ds $SEED --stage 2 --offload-optimizer cpu --steps 6 --warmup 2
@@ -58,6 +59,11 @@ offload() { # zero and DeepSpeed on one GPU, the same model, data and step
         run "xl8_zero_stage$s" $G $XL --stage $s --batch 8 --steps 10 --warmup 3 --print-every 5 \
             --metrics "$DIR/xl8_zero_stage$s.jsonl"
         ds "xl8_ds_stage$s" --preset 1.5B --seq 1024 --batch 8 --dtype bf16 --stage $s --steps 6 --warmup 2
+    done
+    for rs in 0 1; do # PyTorch FSDP2 on the same GPU: reshard 0 keeps the gathered parameters (ZeRO-2-like), 1 frees them
+        run "xl8_fsdp2_reshard$rs" python3 examples/gpt/baseline/fsdp2_gpt.py --preset 1.5B --seq 1024 --batch 8 --steps 10 \
+            --warmup 3 --reshard-after-forward $rs --metrics "$DIR/xl8_fsdp2_reshard$rs.jsonl"
+        grep -E "^fsdp2_gpt: fsdp2|OOM" "$DIR/xl8_fsdp2_reshard$rs.log" | sed 's/^/   /'
     done
 }
 

@@ -17,7 +17,10 @@ offloaded DeepSpeed runs DeepSpeedCPUAdam (built just in time with ninja);
 without, its FusedAdam (TORCH_CUDA_ARCH_LIST=9.0 on Hopper: "9.0a" breaks
 DeepSpeed's version parser). Bucket sizes are DeepSpeed's defaults unless
 --bucket is given (then reduce_bucket_size, allgather_bucket_size and
-stage3_prefetch_bucket_size).
+stage3_prefetch_bucket_size) or --hf-auto (what Hugging Face's Trainer and
+Accelerate put for "auto": reduce_bucket_size hidden^2,
+stage3_prefetch_bucket_size 0.9 hidden^2, stage3_param_persistence_threshold
+10 hidden).
 
 At stage 3 the model is built inside deepspeed.zero.Init, so no rank holds
 it whole, and the tied head (the forward reads wte.weight outside the
@@ -69,6 +72,9 @@ def parse_args():
     ap.add_argument("--offload-optimizer", choices=("none", "cpu"), default="none")
     ap.add_argument("--offload-param", choices=("none", "cpu"), default="none")
     ap.add_argument("--bucket", type=float, default=None, help="bucket sizes in elements (default DeepSpeed's)")
+    ap.add_argument("--hf-auto", action="store_true",
+                    help="the bucket sizes Hugging Face's integration gives \"auto\": reduce_bucket_size hidden^2, "
+                         "stage3_prefetch_bucket_size 0.9 hidden^2, stage3_param_persistence_threshold 10 hidden")
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--wd", type=float, default=0.0)
     ap.add_argument("--clip", type=float, default=1.0)
@@ -88,6 +94,8 @@ def parse_args():
         ap.error("--offload-param needs --stage 3 (as in DeepSpeed)")
     if a.offload_optimizer != "none" and a.stage == 0:
         ap.error("--offload-optimizer needs --stage 1, 2 or 3")
+    if a.hf_auto and a.bucket is not None:
+        ap.error("--hf-auto and --bucket: give one")
     return a
 
 
@@ -97,6 +105,11 @@ def ds_config(a):
         z["offload_optimizer"] = {"device": a.offload_optimizer, "pin_memory": True}
     if a.offload_param != "none":
         z["offload_param"] = {"device": a.offload_param, "pin_memory": True}
+    if a.hf_auto:
+        z["reduce_bucket_size"] = a.dim * a.dim
+        if a.stage == 3:
+            z["stage3_prefetch_bucket_size"] = int(0.9 * a.dim * a.dim)
+            z["stage3_param_persistence_threshold"] = 10 * a.dim
     if a.bucket is not None:
         z["reduce_bucket_size"] = int(a.bucket)
         z["allgather_bucket_size"] = int(a.bucket)
@@ -152,8 +165,8 @@ def train(a, rank, world, device, metrics):
     torch.cuda.reset_peak_memory_stats(device)
     fpt = base.flops_per_token(L, C, T, V)
     att = base.attention_flop_share(L, C, T, V)
-    stage = "deepspeed-zero%d%s%s" % (a.stage, "-offopt" if a.offload_optimizer != "none" else "",
-                                       "-offparam" if a.offload_param != "none" else "")
+    stage = "deepspeed-zero%d%s%s%s" % (a.stage, "-offopt" if a.offload_optimizer != "none" else "",
+                                         "-offparam" if a.offload_param != "none" else "", "-hfauto" if a.hf_auto else "")
     if rank == 0:
         metrics.write({"event": "start", "program": "deepspeed", "deepspeed": deepspeed.__version__,
                        "model": {"layers": L, "dim": C, "heads": H, "seq": T, "vocab": V, "params": n_params},
