@@ -151,7 +151,7 @@ BENCH_COMM_ARGS    ?= -b 1M -e 1G
 BENCH_OPTIM_ARGS   ?= --params 1e9 --tensors 50
 BENCH_OVERLAP_ARGS ?= --layers 24 --numel 16777216 --compute-us 200
 
-$(BUILD)/bench/%: examples/bench/%.cu examples/bench/bench.cuh $(HEADERS)
+$(BUILD)/bench/%: examples/bench/%.cu examples/bench/bench.cuh examples/tool_args.h $(HEADERS)
 	@mkdir -p $(BUILD)/bench
 	$(NVCC) -std=c++17 -O2 -lineinfo -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -o $@ $< -lnccl
 
@@ -179,7 +179,7 @@ bench: info $(BENCH_BINS)
 # programs, never beside their builds).
 BENCH_CPU_ARGS ?= --params 64M,1B
 
-$(BUILD)/bench/cpu_adam: examples/bench/cpu_adam.c $(HEADERS)
+$(BUILD)/bench/cpu_adam: examples/bench/cpu_adam.c examples/tool_args.h $(HEADERS)
 	@mkdir -p $(BUILD)/bench
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
 

@@ -7,7 +7,9 @@
 # exits 2; every numeric flag refuses out-of-range, huge, negative, empty
 # and malformed values naming the flag; zero_ckpt never writes into a
 # checkpoint and overwrites only with --force; zero_config names the flags a
-# Hugging Face config needs, and those flags make it resolve.
+# Hugging Face config needs, and those flags make it resolve. Then the CPU
+# benchmark examples/bench/cpu_adam.c: --help, and every numeric flag's bad
+# values refused in one line naming the flag (exit 2); a tiny run still works.
 #
 # Run from the repository root: sh tests/tools.sh build/tt. Prints "ok NAME"
 # or "FAIL NAME ..." per check and ends with "N passed, M failed"; exits 1
@@ -311,6 +313,74 @@ mkdir -p "$CK3" && cp -r "$STEP" "$CK3/" && mkfifo "$CK3/latest"
 run timeout 20 "$ZK" inspect "$CK3"
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "latest: not a regular file (a FIFO" "$W/err"; then ok "zero_ckpt-latest-fifo"
 else no "zero_ckpt-latest-fifo" "exit $rc: $(head -c 300 "$W/err")"; fi
+
+# ---- cpu_adam (examples/bench): its flags, checked as the tools' are, but a
+# bad value is one line on stderr (no usage after it) and exit 2 ----
+build cpu_adam examples/bench/cpu_adam.c
+if [ "$(cat "$W/build-cpu_adam.rc")" = 0 ]; then ok "build-cpu_adam"; else no "build-cpu_adam" "$(head -n 20 "$W/build-cpu_adam.log")"; fi
+CA=$B/cpu_adam
+
+# oneline NAME PATTERN CMD...: exit 2, nothing on stdout, stderr one line matching PATTERN
+oneline() {
+    name=$1; pat=$2; shift 2
+    run "$@"
+    if [ "$rc" -eq 2 ] && [ ! -s "$W/out" ] && [ "$(wc -l <"$W/err")" -eq 1 ] && grep -Eq -- "$pat" "$W/err"; then
+        ok "$name"
+    else
+        no "$name" "exit $rc (want 2), want one line /$pat/; stderr: $(head -c 300 "$W/err"); stdout: $(head -c 100 "$W/out")"
+    fi
+}
+
+# values TOOL FLAG OVER CMD...: numbers' bad values, each refused by oneline
+values() {
+    tool=$1; flag=$2; over=$3; shift 3
+    pre="^$tool: $flag: "
+    oneline "$tool$flag-over" "$pre$over is out of range" "$@" "$flag" "$over"
+    oneline "$tool$flag-huge" "${pre}99999999999999999999 is out of range" "$@" "$flag" 99999999999999999999
+    oneline "$tool$flag-negative" "${pre}-1 is out of range" "$@" "$flag" -1
+    oneline "$tool$flag-junk" "$pre'8x' is not" "$@" "$flag" 8x
+    oneline "$tool$flag-hex" "$pre'0x10' is not" "$@" "$flag" 0x10
+    oneline "$tool$flag-nan" "$pre'nan' is not" "$@" "$flag" nan
+    oneline "$tool$flag-blank" "$pre' 8' is not" "$@" "$flag" " 8"
+    oneline "$tool$flag-empty" "${pre}empty value" "$@" "$flag" ""
+    oneline "$tool$flag-missing" "${pre}missing value" "$@" "$flag"
+}
+
+if [ -x "$CA" ]; then
+    for h in --help -h; do help "cpu_adam$h" "$CA" "$h"; done
+    usage "cpu_adam-unknown-flag" "^cpu_adam: unknown option '--iter'" "$CA" --iter 3
+    values cpu_adam --iters 1000001 "$CA"
+    values cpu_adam -n 1000001 "$CA"
+    values cpu_adam --warmup 1000001 "$CA"
+    values cpu_adam -w 1000001 "$CA"
+    values cpu_adam --threads 4097 "$CA"
+    values cpu_adam --budget 1e7 "$CA"
+    values cpu_adam --params 2e13 "$CA"
+    oneline "cpu_adam-iters-fraction" "^cpu_adam: --iters: '1.5' is not a whole number" "$CA" --iters 1.5
+    oneline "cpu_adam-iters-zero" "^cpu_adam: --iters: 0 is out of range \(1 to 1000000\)$" "$CA" --iters 0
+    oneline "cpu_adam-warmup-zero" "^cpu_adam: --warmup: 0 is out of range" "$CA" --warmup 0
+    oneline "cpu_adam-threads-wraps" "^cpu_adam: --threads: 4294967297 is out of range" "$CA" --threads 4294967297
+    oneline "cpu_adam-budget-zero" "^cpu_adam: --budget: 0 is out of range" "$CA" --budget 0
+    oneline "cpu_adam-budget-inf" "^cpu_adam: --budget: 'inf' is not" "$CA" --budget inf
+    oneline "cpu_adam-params-small" "^cpu_adam: --params: 63 is out of range" "$CA" --params 63
+    oneline "cpu_adam-params-suffix" "^cpu_adam: --params: 20000G is out of range" "$CA" --params 64M,20000G
+    oneline "cpu_adam-params-item-junk" "^cpu_adam: --params: '1Q' is not a count" "$CA" --params 64M,1Q
+    oneline "cpu_adam-params-item-empty" "^cpu_adam: --params: item 2 is empty" "$CA" --params 64M,,1B
+    oneline "cpu_adam-params-trailing-comma" "^cpu_adam: --params: item 2 is empty" "$CA" --params 64M,
+    oneline "cpu_adam-params-17" "^cpu_adam: --params: more than 16 counts" \
+        "$CA" --params 64,64,64,64,64,64,64,64,64,64,64,64,64,64,64,64,64
+    oneline "cpu_adam-out-missing" "^cpu_adam: --out: missing value" "$CA" --out
+    # valid values at the bounds and a tiny run: the counts it prints are the ones given
+    # (1e5 rounds up to 100032, a multiple of 64; 1k is 1000 -> 1024; 1M is 2^20)
+    run "$CA" --params 1e5,1k,1M --iters 1 --warmup 1 --threads 2 --budget 0.001 --no-single --out "$W/ca.txt"
+    if [ "$rc" -eq 0 ] && grep -q '^# ---- 100032 parameters' "$W/out" && grep -q '^# ---- 1024 parameters' "$W/out" &&
+        grep -q '^# ---- 1048576 parameters' "$W/out" &&
+        grep -q '^iters 1$' "$W/ca.txt" && grep -q '^threads 2$' "$W/ca.txt"; then ok "cpu_adam-tiny-run"
+    else no "cpu_adam-tiny-run" "exit $rc: $(head -c 300 "$W/err")"; fi
+    run "$CA" --params 1e5 --iters 1
+    if [ "$rc" -eq 0 ] && grep -q 'threads: .* and 1;' "$W/out"; then ok "cpu_adam-tiny-run-single"
+    else no "cpu_adam-tiny-run-single" "exit $rc: $(head -c 300 "$W/err")"; fi
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../tool_args.h" /* the flags' numbers, range-checked */
+
 #include <algorithm>
 #include <vector>
 
@@ -221,14 +223,41 @@ static inline void bench_device_line(const char *prefix) {
     printf("%sbuild: %s\n", prefix, zero_cuda_build_info());
 }
 
-/* "16M", "1G", "4096" -> bytes */
-static inline size_t bench_parse_size(const char *s) {
-    char *end;
-    double v = strtod(s, &end);
-    if (*end == 'K' || *end == 'k') v *= 1024;
-    else if (*end == 'M' || *end == 'm') v *= 1024.0 * 1024;
-    else if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
-    return (size_t)v;
+/* ---- flags: tool_args.h's checks, one line on stderr and 1 on a bad value ---- */
+
+/* a whole number in [lo, hi] into an int */
+static inline int bench_int(const char *tool, const char *flag, const char *v, long long lo, long long hi, int *out) {
+    long long n = 0;
+    if (tool_int(tool, flag, v, lo, hi, &n)) return 1;
+    *out = (int)n;
+    return 0;
+}
+
+/* Bytes: "4096", "16M", "1G", "1.5K" (K, M, G = 2^10, 2^20, 2^30, any case),
+   a whole number of bytes in [lo, hi]. */
+static inline int bench_size(const char *tool, const char *flag, const char *s, size_t lo, size_t hi, size_t *out) {
+    static const char what[] = "a size such as 4096, 64K, 16M or 1G";
+    char range[96], buf[64];
+    size_t n;
+    double v, mult = 1;
+    snprintf(range, sizeof range, "%zu to %zu bytes", lo, hi);
+    if (!s) return tool_fail(tool, flag, "missing value (%s, %s)", what, range);
+    if (!*s) return tool_fail(tool, flag, "empty value (%s, %s)", what, range);
+    n = strlen(s);
+    if (n >= sizeof buf) return tool_fail(tool, flag, "'%.40s...' is not %s (%s)", s, what, range);
+    memcpy(buf, s, n + 1);
+    switch (buf[n - 1]) {
+    case 'K': case 'k': mult = 1024.0; buf[--n] = 0; break;
+    case 'M': case 'm': mult = 1024.0 * 1024; buf[--n] = 0; break;
+    case 'G': case 'g': mult = 1024.0 * 1024 * 1024; buf[--n] = 0; break;
+    default: break;
+    }
+    if (n == 0 || tool__scan(buf) != n) return tool_fail(tool, flag, "'%s' is not %s (%s)", s, what, range);
+    v = strtod(buf, NULL) * mult;
+    if (!(v >= (double)lo && v <= (double)hi)) return tool_fail(tool, flag, "%s is out of range (%s)", s, range);
+    if (v != floor(v)) return tool_fail(tool, flag, "'%s' is not a whole number of bytes (%s)", s, range);
+    *out = (size_t)v;
+    return 0;
 }
 
 #endif /* ZERO_BENCH_CUH */

@@ -96,26 +96,43 @@ static zero_engine *make_engine(const zero_backend *be, int stage, zero_dtype dt
 
 int main(int argc, char **argv) {
     zero_error err;
-    const int code = bench_launch();
-    if (code >= 0) return code;
-
     opts o = {1u << 20, (size_t)1 << 30, 20, 5, 1, 1, 500000};
+    static const char usage[] =
+        "usage: bench_comm [-b min bytes] [-e max bytes] [-n iters] [-w warmup] [-t fp16,fp32]\n"
+        "  -b, -e  the smallest and largest buffer, 1K to 1024G bytes (K, M, G = 2^10, 2^20, 2^30), -b <= -e\n"
+        "  -n      timed iterations, 1 to 1e6; -w  warm-up iterations, 0 to 1e6\n";
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        }
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-        if (!strcmp(a, "-b")) o.min_bytes = bench_parse_size(v), i++;
-        else if (!strcmp(a, "-e")) o.max_bytes = bench_parse_size(v), i++;
-        else if (!strcmp(a, "-n")) o.iters = atoi(v), i++;
-        else if (!strcmp(a, "-w")) o.warmup = atoi(v), i++;
-        else if (!strcmp(a, "-t")) o.fp16 = strstr(v, "fp16") != NULL, o.fp32 = strstr(v, "fp32") != NULL, i++;
-        else {
-            fprintf(stderr, "usage: %s [-b min bytes] [-e max bytes] [-n iters] [-w warmup] [-t fp16,fp32]\n", argv[0]);
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (!strcmp(a, "-b")) bad = bench_size("bench_comm", a, v, 1024, (size_t)1 << 40, &o.min_bytes), i++;
+        else if (!strcmp(a, "-e")) bad = bench_size("bench_comm", a, v, 1024, (size_t)1 << 40, &o.max_bytes), i++;
+        else if (!strcmp(a, "-n")) bad = bench_int("bench_comm", a, v, 1, 1000000, &o.iters), i++;
+        else if (!strcmp(a, "-w")) bad = bench_int("bench_comm", a, v, 0, 1000000, &o.warmup), i++;
+        else if (!strcmp(a, "-t")) {
+            if (!v || !*v)
+                bad = tool_fail("bench_comm", a, "%s value (fp16, fp32 or fp16,fp32)", v ? "empty" : "missing");
+            else if (!strstr(v, "fp16") && !strstr(v, "fp32"))
+                bad = tool_fail("bench_comm", a, "'%s' names neither fp16 nor fp32", v);
+            else o.fp16 = strstr(v, "fp16") != NULL, o.fp32 = strstr(v, "fp32") != NULL;
+            i++;
+        } else {
+            fprintf(stderr, "bench_comm: unknown option '%s'\n", a);
+            fputs(usage, stderr);
             return 2;
         }
+        if (bad) return 2;
     }
-    if (o.iters < 1 || o.warmup < 0 || o.min_bytes < 1024 || o.max_bytes < o.min_bytes) {
-        fprintf(stderr, "bench_comm: bad sizes or counts\n");
+    if (o.max_bytes < o.min_bytes) {
+        tool_fail("bench_comm", "-e", "%zu bytes is less than -b (%zu bytes)", o.max_bytes, o.min_bytes);
         return 2;
     }
+    const int code = bench_launch(); /* after the flags: a bad one is reported once, not once per GPU */
+    if (code >= 0) return code;
 
     zero_dist_env env;
     BENCH_ZERO(zero_dist_env_read(&env, &err), &err);

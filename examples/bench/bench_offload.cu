@@ -4,7 +4,7 @@
 
        make bench-offload                      (BENCH_OFFLOAD_ARGS, default --speed --capacity)
        build/bench/bench_offload --speed [--layers 24] [--hidden 8192] [--batch 16,32,4] [--seq 2048] [-n 7] [-w 2]
-       build/bench/bench_offload --capacity [--hidden 8192] [--batch 1] [--seq 1024] [--steps 2]
+       build/bench/bench_offload --capacity [--hidden 8192] [--cap-batch 1] [--cap-seq 1024] [--steps 2]
                                  [--placements none,cpu,cpu+param,nvme] [--nvme-dir /tmp/zero_bench_nvme]
                                  [--deadline-s 420] [--trial-timeout-s 300] [--host-reserve-gib 1.5]
                                  [--disk-reserve-gib 1]
@@ -375,6 +375,13 @@ static zero_result w_copy(void *ctx, void *dst, const void *src, size_t bytes, z
 /* ---- engine setup ---- */
 
 /* cfg for placement p; 0 with msg when this zero.h refuses it (a key it does not know, a combination) */
+/* src into msg[cap], cut to fit (snprintf with "%s" warns that it may cut) */
+static void copy_msg(char *msg, size_t cap, const char *src) {
+    size_t k = strnlen(src, cap - 1);
+    memcpy(msg, src, k);
+    msg[k] = 0;
+}
+
 static int make_config(const placement *p, int H, int batch, int gas, const char *nvme_dir, zero_config *cfg,
                        char *msg, size_t cap) {
     zero_error err;
@@ -398,12 +405,12 @@ static int make_config(const placement *p, int H, int batch, int gas, const char
     if (p->dpu) {
         static const char js[] = "{\"zero_optimization\": {\"offload_optimizer\": {\"delayed_param_update\": true}}}";
         if (zero_config_parse_json(cfg, js, strlen(js), &err) != ZERO_OK) {
-            snprintf(msg, cap, "%s", err.msg);
+            copy_msg(msg, cap, err.msg);
             return 0;
         }
     }
     if (zero_config_resolve(cfg, 1, &err) != ZERO_OK) {
-        snprintf(msg, cap, "%s", err.msg);
+        copy_msg(msg, cap, err.msg);
         return 0;
     }
     return 1;
@@ -584,7 +591,7 @@ static int run_speed(const opts *o) {
            h2d_big, d2h_big, unit_bytes, h2d_unit, d2h_unit);
 
     {
-        double alone, beside, adam_gbs;
+        double alone = 0, beside = 0, adam_gbs = 0; /* set by h2d_beside_adam */
         const size_t piece = (size_t)8 << 20;
         const int64_t n = (int64_t)1 << 28;
         h2d_beside_adam(piece, n, g.s, &alone, &beside, &adam_gbs);
@@ -1166,18 +1173,27 @@ static std::vector<std::string> split(const char *s) {
     return v;
 }
 
-static void usage(const char *argv0) {
-    fprintf(stderr,
-            "usage: %s [--speed] [--capacity]\n"
-            "  --speed:    [--layers 24] [--hidden 8192] [--batch 16,32,4] [--seq 2048] [-n 7] [-w 2]\n"
-            "  --capacity: [--hidden 8192] [--cap-batch 1] [--cap-seq 1024] [--steps 2]\n"
-            "              [--placements none,cpu,cpu+param,nvme] [--nvme-dir /tmp/zero_bench_nvme]\n"
-            "              [--deadline-s 420] [--trial-timeout-s 300] [--host-reserve-gib 1.5]\n"
-            "              [--disk-reserve-gib 1]\n",
-            argv0);
+static const char USAGE[] =
+    "usage: bench_offload [--speed] [--capacity]\n"
+    "  --speed:    [--layers 24] [--hidden 8192] [--batch 16,32,4] [--seq 2048] [-n 7] [-w 2]\n"
+    "  --capacity: [--hidden 8192] [--cap-batch 1] [--cap-seq 1024] [--steps 2]\n"
+    "              [--placements none,cpu,cpu+param,nvme] [--nvme-dir /tmp/zero_bench_nvme]\n"
+    "              [--deadline-s 420] [--trial-timeout-s 300] [--host-reserve-gib 1.5]\n"
+    "              [--disk-reserve-gib 1]\n"
+    "  ranges: --layers 1 to 1e5; --hidden 8 to 65536, a multiple of 8; --batch, --cap-batch 1 to 65536;\n"
+    "  --seq, --cap-seq 1 to 1048576 (batch x seq at most 2147483647 tokens); -n 1 to 1e6; -w 0 to 1e6;\n"
+    "  --steps 1 to 8; --deadline-s, --trial-timeout-s 0.001 to 1e7; --host-reserve-gib,\n"
+    "  --disk-reserve-gib 0 to 1e6\n";
+
+/* batch x seq tokens fit an int (the GEMMs' dimension) */
+static int check_tokens(const char *flag, int batch, int seq, const char *seq_flag) {
+    if ((long long)batch * seq <= INT_MAX) return 0;
+    return tool_fail("bench_offload", flag, "%d x %s %d is %lld tokens; at most %d", batch, seq_flag, seq,
+                     (long long)batch * seq, INT_MAX);
 }
 
 int main(int argc, char **argv) {
+    static const char *P = "bench_offload";
     opts o;
     double t_start = bench_now_s();
     o.speed = o.capacity = 0;
@@ -1196,47 +1212,70 @@ int main(int argc, char **argv) {
     o.trial_timeout_s = 300;
     o.host_reserve_gib = 1.5;
     o.disk_reserve_gib = 1.0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(USAGE, stdout);
+            return 0;
+        }
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
         if (!strcmp(a, "--speed")) o.speed = 1;
         else if (!strcmp(a, "--capacity")) o.capacity = 1;
-        else if (!strcmp(a, "--layers")) o.layers = atoi(v), i++;
-        else if (!strcmp(a, "--hidden")) o.hidden = atoi(v), i++;
-        else if (!strcmp(a, "--batch")) {
-            o.batches.clear();
-            for (const std::string &b : split(v)) o.batches.push_back(atoi(b.c_str()));
+        else if (!strcmp(a, "--layers")) bad = bench_int(P, a, v, 1, 100000, &o.layers), i++;
+        else if (!strcmp(a, "--hidden")) {
+            bad = bench_int(P, a, v, 8, 65536, &o.hidden);
+            if (!bad && o.hidden % 8) bad = tool_fail(P, a, "%d is not a multiple of 8", o.hidden);
             i++;
-        } else if (!strcmp(a, "--seq")) o.seq = atoi(v), i++;
-        else if (!strcmp(a, "-n")) o.iters = atoi(v), i++;
-        else if (!strcmp(a, "-w")) o.warmup = atoi(v), i++;
-        else if (!strcmp(a, "--cap-batch")) o.cap_batch = atoi(v), i++;
-        else if (!strcmp(a, "--cap-seq")) o.cap_seq = atoi(v), i++;
-        else if (!strcmp(a, "--steps")) o.steps = atoi(v), i++;
-        else if (!strcmp(a, "--placements")) o.placements = split(v), i++;
-        else if (!strcmp(a, "--nvme-dir")) snprintf(o.nvme_dir, sizeof o.nvme_dir, "%s", v), i++;
-        else if (!strcmp(a, "--deadline-s")) o.deadline_s = atof(v), i++;
-        else if (!strcmp(a, "--trial-timeout-s")) o.trial_timeout_s = atof(v), i++;
-        else if (!strcmp(a, "--host-reserve-gib")) o.host_reserve_gib = atof(v), i++;
-        else if (!strcmp(a, "--disk-reserve-gib")) o.disk_reserve_gib = atof(v), i++;
+        } else if (!strcmp(a, "--batch")) {
+            o.batches.clear();
+            if (!v) bad = tool_fail(P, a, "missing value (batch sizes such as 16,32,4, each 1 to 65536)");
+            else if (!*v) bad = tool_fail(P, a, "empty value (batch sizes such as 16,32,4, each 1 to 65536)");
+            for (const char *p = v; !bad;) { /* the items between commas, each checked */
+                const char *comma = strchr(p, ',');
+                std::string item = comma ? std::string(p, (size_t)(comma - p)) : std::string(p);
+                int b = 0;
+                bad = bench_int(P, a, item.c_str(), 1, 65536, &b);
+                if (bad) break;
+                o.batches.push_back(b);
+                if (!comma) break;
+                p = comma + 1;
+            }
+            i++;
+        } else if (!strcmp(a, "--seq")) bad = bench_int(P, a, v, 1, 1048576, &o.seq), i++;
+        else if (!strcmp(a, "-n")) bad = bench_int(P, a, v, 1, 1000000, &o.iters), i++;
+        else if (!strcmp(a, "-w")) bad = bench_int(P, a, v, 0, 1000000, &o.warmup), i++;
+        else if (!strcmp(a, "--cap-batch")) bad = bench_int(P, a, v, 1, 65536, &o.cap_batch), i++;
+        else if (!strcmp(a, "--cap-seq")) bad = bench_int(P, a, v, 1, 1048576, &o.cap_seq), i++;
+        else if (!strcmp(a, "--steps")) bad = bench_int(P, a, v, 1, 8, &o.steps), i++;
+        else if (!strcmp(a, "--placements")) {
+            if (!v || !*v) bad = tool_fail(P, a, "%s value (placements such as none,cpu)", v ? "empty" : "missing");
+            else o.placements = split(v);
+            i++;
+        } else if (!strcmp(a, "--nvme-dir")) {
+            if (!v || !*v) bad = tool_fail(P, a, "%s value (a directory)", v ? "empty" : "missing");
+            else if (strlen(v) >= sizeof o.nvme_dir)
+                bad = tool_fail(P, a, "longer than %zu characters", sizeof o.nvme_dir - 1);
+            else snprintf(o.nvme_dir, sizeof o.nvme_dir, "%s", v);
+            i++;
+        } else if (!strcmp(a, "--deadline-s")) bad = tool_num(P, a, v, 0.001, 1e7, &o.deadline_s), i++;
+        else if (!strcmp(a, "--trial-timeout-s")) bad = tool_num(P, a, v, 0.001, 1e7, &o.trial_timeout_s), i++;
+        else if (!strcmp(a, "--host-reserve-gib")) bad = tool_num(P, a, v, 0, 1e6, &o.host_reserve_gib), i++;
+        else if (!strcmp(a, "--disk-reserve-gib")) bad = tool_num(P, a, v, 0, 1e6, &o.disk_reserve_gib), i++;
         else {
-            usage(argv[0]);
+            fprintf(stderr, "bench_offload: unknown option '%s'\n", a);
+            fputs(USAGE, stderr);
             return 2;
         }
+        if (bad) return 2;
     }
     if (!o.speed && !o.capacity) {
-        usage(argv[0]);
-        return 2;
-    }
-    if (o.layers < 1 || o.hidden < 8 || o.hidden % 8 || o.seq < 1 || o.iters < 1 || o.warmup < 0 || o.batches.empty() ||
-        o.cap_batch < 1 || o.cap_seq < 1 || o.steps < 1 || o.steps > 8) {
-        fprintf(stderr, "bench_offload: arguments out of range\n");
+        fputs(USAGE, stderr);
         return 2;
     }
     for (int b : o.batches)
-        if (b < 1) {
-            fprintf(stderr, "bench_offload: --batch values must be >= 1\n");
-            return 2;
-        }
+        if (check_tokens("--batch", b, o.seq, "--seq")) return 2;
+    if (check_tokens("--cap-batch", o.cap_batch, o.cap_seq, "--cap-seq")) return 2;
     setvbuf(stdout, NULL, _IOLBF, 0);
     int rc = 0;
     char why[512];

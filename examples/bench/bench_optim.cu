@@ -41,25 +41,43 @@ int main(int argc, char **argv) {
     int tensors = 50, iters = 20, warmup = 3;
     const char *out_path = NULL;
     setvbuf(stdout, NULL, _IOLBF, 0);
+    static const char usage[] =
+        "usage: bench_optim [--params N] [--tensors T] [-n iters] [-w warmup] [--out file]\n"
+        "  --params   parameters, 8 to 1e10 (1e9, 1.5B, 350M), at least one per tensor\n"
+        "  --tensors  tensors of the engine, 1 to 1e6\n"
+        "  -n         timed iterations, 1 to 1e6; -w  warm-up iterations, 1 to 1e6\n";
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        }
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-        if (!strcmp(a, "--params")) params = atof(v), i++;
-        else if (!strcmp(a, "--tensors")) tensors = atoi(v), i++;
-        else if (!strcmp(a, "-n")) iters = atoi(v), i++;
-        else if (!strcmp(a, "-w")) warmup = atoi(v), i++;
-        else if (!strcmp(a, "--out")) out_path = v, i++;
-        else {
-            fprintf(stderr, "usage: %s [--params N] [--tensors T] [-n iters] [-w warmup] [--out file]\n", argv[0]);
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long long n = 0;
+        int bad = 0;
+        if (!strcmp(a, "--params")) {
+            if (!(bad = tool_count("bench_optim", a, v, 8, 10000000000LL, &n))) params = (double)n;
+            i++;
+        } else if (!strcmp(a, "--tensors")) bad = bench_int("bench_optim", a, v, 1, 1000000, &tensors), i++;
+        else if (!strcmp(a, "-n")) bad = bench_int("bench_optim", a, v, 1, 1000000, &iters), i++;
+        else if (!strcmp(a, "-w")) bad = bench_int("bench_optim", a, v, 1, 1000000, &warmup), i++;
+        else if (!strcmp(a, "--out")) {
+            if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (a file name)", v ? "empty" : "missing");
+            out_path = v, i++;
+        } else {
+            fprintf(stderr, "bench_optim: unknown option '%s'\n", a);
+            fputs(usage, stderr);
             return 2;
         }
+        if (bad) return 2;
+    }
+    if (params < tensors) {
+        tool_fail("bench_optim", "--tensors", "%d tensors is more than --params (%.0f)", tensors, params);
+        return 2;
     }
     /* every tensor a multiple of 8 elements, so the total is exactly what is asked when it divides */
     const int64_t per = ((int64_t)(params / tensors) + 7) / 8 * 8;
     const int64_t N = per * tensors;
-    if (tensors < 1 || per < 8 || iters < 1 || warmup < 1) {
-        fprintf(stderr, "bench_optim: bad arguments\n");
-        return 2;
-    }
     const int total = warmup + iters;
 
     zero_cuda *cu;

@@ -93,28 +93,40 @@ static zero_result w_memset0(void *ctx, void *p, size_t bytes, zero_stream_id s,
 
 int main(int argc, char **argv) {
     zero_error err;
-    const int code = bench_launch();
-    if (code >= 0) return code;
-
     int L = 24, iters = 10, warmup = 2;
     int64_t numel = 16777216;
     double compute_us = 200;
+    static const char usage[] =
+        "usage: bench_overlap [--layers L] [--numel N] [--compute-us us] [-n iters] [-w warmup]\n"
+        "  --layers      layers (one unit each), 1 to 1e5\n"
+        "  --numel       elements per layer, 8 to 1e11 (rounded up to a multiple of 16)\n"
+        "  --compute-us  the compute kernel per layer, 0 to 1e7 microseconds\n"
+        "  -n            timed iterations, 1 to 1e6; -w  warm-up iterations, 0 to 1e6\n";
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        }
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-        if (!strcmp(a, "--layers")) L = atoi(v), i++;
-        else if (!strcmp(a, "--numel")) numel = (int64_t)atof(v), i++;
-        else if (!strcmp(a, "--compute-us")) compute_us = atof(v), i++;
-        else if (!strcmp(a, "-n")) iters = atoi(v), i++;
-        else if (!strcmp(a, "-w")) warmup = atoi(v), i++;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long long n = 0;
+        int bad = 0;
+        if (!strcmp(a, "--layers")) bad = bench_int("bench_overlap", a, v, 1, 100000, &L), i++;
+        else if (!strcmp(a, "--numel")) {
+            if (!(bad = tool_int("bench_overlap", a, v, 8, 100000000000LL, &n))) numel = (int64_t)n;
+            i++;
+        } else if (!strcmp(a, "--compute-us")) bad = tool_num("bench_overlap", a, v, 0, 1e7, &compute_us), i++;
+        else if (!strcmp(a, "-n")) bad = bench_int("bench_overlap", a, v, 1, 1000000, &iters), i++;
+        else if (!strcmp(a, "-w")) bad = bench_int("bench_overlap", a, v, 0, 1000000, &warmup), i++;
         else {
-            fprintf(stderr, "usage: %s [--layers L] [--numel N] [--compute-us us] [-n iters] [-w warmup]\n", argv[0]);
+            fprintf(stderr, "bench_overlap: unknown option '%s'\n", a);
+            fputs(usage, stderr);
             return 2;
         }
+        if (bad) return 2;
     }
-    if (L < 1 || numel < 8 || compute_us < 0 || iters < 1 || warmup < 0) {
-        fprintf(stderr, "bench_overlap: bad arguments\n");
-        return 2;
-    }
+    const int code = bench_launch(); /* after the flags: a bad one is reported once, not once per GPU */
+    if (code >= 0) return code;
     numel = (numel + 15) / 16 * 16;
     const int total = warmup + iters;
     const uint64_t compute_ns = (uint64_t)(compute_us * 1e3), pre_ns = 500000;

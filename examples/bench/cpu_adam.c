@@ -40,6 +40,7 @@
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_offload.h"
+#include "../tool_args.h" /* tool_int, tool_num: the flags' numbers, range-checked */
 
 #include <math.h>
 #include <stdio.h>
@@ -102,19 +103,30 @@ static void cpu_name(char *out, size_t n) {
     fclose(f);
 }
 
-/* "64M", "1B", "1e9", "1G", "2.5e6" -> a count, a multiple of 64 */
-static int64_t parse_count(const char *s) {
-    char *end;
-    double x = strtod(s, &end);
-    if (end == s) return -1;
-    switch (*end) {
-    case 'k': case 'K': x *= 1e3; end++; break;
-    case 'm': case 'M': x *= 1024.0 * 1024.0; end++; break;
-    case 'b': case 'B': case 'g': case 'G': x *= 1e9; end++; break;
+/* One item of --params: "64M", "1B", "1e9", "1G", "2.5e6" (k = 1e3, M = 2^20,
+   B or G = 1e9, any case) -> a count in [64, 1e13], rounded up to a multiple
+   of 64; or one line on stderr and 1 */
+static int parse_count(const char *s, int64_t *out) {
+    static const char range[] = "64 to 1e13 parameters";
+    char buf[64], *end;
+    size_t n = strlen(s);
+    double x, mult = 1;
+    if (!*s) return tool_fail("cpu_adam", "--params", "empty value (a count such as 64M, 1B or 1e9, %s)", range);
+    if (n >= sizeof buf)
+        return tool_fail("cpu_adam", "--params", "'%.40s...' is not a count such as 64M, 1B or 1e9 (%s)", s, range);
+    memcpy(buf, s, n + 1);
+    switch (buf[n - 1]) {
+    case 'k': case 'K': mult = 1e3; buf[--n] = 0; break;
+    case 'm': case 'M': mult = 1024.0 * 1024.0; buf[--n] = 0; break;
+    case 'b': case 'B': case 'g': case 'G': mult = 1e9; buf[--n] = 0; break;
     default: break;
     }
-    if (*end || x < 64 || x > 1e13) return -1;
-    return ((int64_t)x + 63) / 64 * 64;
+    if (n == 0 || tool__scan(buf) != n)
+        return tool_fail("cpu_adam", "--params", "'%s' is not a count such as 64M, 1B or 1e9 (%s)", s, range);
+    x = strtod(buf, &end) * mult;
+    if (!(x >= 64 && x <= 1e13)) return tool_fail("cpu_adam", "--params", "%s is out of range (%s)", s, range);
+    *out = ((int64_t)x + 63) / 64 * 64;
+    return 0;
 }
 
 /* ---- buffers, filled through the pool (first touch by the threads that use them) ---- */
@@ -383,6 +395,23 @@ static int stream_call(void *ctx) {
     return 0;
 }
 
+static const char usage[] =
+    "usage: cpu_adam [--params 64M,1B] [--iters 10] [--warmup 2] [--threads T] [--budget S] [--no-single] "
+    "[--out file]\n"
+    "  --params    parameter counts, comma-separated, 64 to 1e13 each (k = 1e3, M = 2^20, B or G = 1e9)\n"
+    "  --iters/-n  timed calls per row, 1 to 1e6 (fewer past --budget)\n"
+    "  --warmup/-w warm-up calls per row, 1 to 1e6\n"
+    "  --threads   threads of the pool, 0 to 4096 (0: ZERO_CPU_THREADS, else the logical cores)\n"
+    "  --budget    seconds one row may take, 0.001 to 1e6\n";
+
+/* a flag's whole number in [lo, hi] into an int, or one line on stderr and 1 */
+static int flag_int(const char *flag, const char *v, long long lo, long long hi, int *out) {
+    long long n = 0;
+    if (tool_int("cpu_adam", flag, v, lo, hi, &n)) return 1;
+    *out = (int)n;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *params_arg = "64M,1B", *out_path = NULL;
     int iters = 10, warmup = 2, threads_arg = 0, single = 1;
@@ -391,38 +420,54 @@ int main(int argc, char **argv) {
     int n_sizes = 0;
     zero_error err;
     setvbuf(stdout, NULL, _IOLBF, 0);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        }
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-        if (!strcmp(a, "--params")) params_arg = v, i++;
-        else if (!strcmp(a, "--iters") || !strcmp(a, "-n")) iters = atoi(v), i++;
-        else if (!strcmp(a, "--warmup") || !strcmp(a, "-w")) warmup = atoi(v), i++;
-        else if (!strcmp(a, "--threads")) threads_arg = atoi(v), i++;
-        else if (!strcmp(a, "--budget")) budget = atof(v), i++;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (!strcmp(a, "--params")) {
+            if (!v) bad = tool_fail("cpu_adam", a, "missing value (counts such as 64M,1B)");
+            params_arg = v, i++;
+        } else if (!strcmp(a, "--iters") || !strcmp(a, "-n")) bad = flag_int(a, v, 1, 1000000, &iters), i++;
+        else if (!strcmp(a, "--warmup") || !strcmp(a, "-w")) bad = flag_int(a, v, 1, 1000000, &warmup), i++;
+        else if (!strcmp(a, "--threads")) bad = flag_int(a, v, 0, ZERO_CPU_THREADS_MAX, &threads_arg), i++;
+        else if (!strcmp(a, "--budget")) bad = tool_num("cpu_adam", a, v, 0.001, 1e6, &budget), i++;
         else if (!strcmp(a, "--no-single")) single = 0;
-        else if (!strcmp(a, "--out")) out_path = v, i++;
-        else {
-            fprintf(stderr,
-                    "usage: %s [--params 64M,1B] [--iters 10] [--warmup 2] [--threads T] [--budget S] [--no-single] "
-                    "[--out file]\n",
-                    argv[0]);
+        else if (!strcmp(a, "--out")) {
+            if (!v || !*v) bad = tool_fail("cpu_adam", a, "%s value (a file name)", v ? "empty" : "missing");
+            out_path = v, i++;
+        } else {
+            fprintf(stderr, "cpu_adam: unknown option '%s'\n", a);
+            fputs(usage, stderr);
             return 2;
         }
+        if (bad) return 2;
     }
     {
-        char tmp[256], *save = NULL, *tok;
-        snprintf(tmp, sizeof tmp, "%s", params_arg);
-        for (tok = strtok_r(tmp, ",", &save); tok && n_sizes < 16; tok = strtok_r(NULL, ",", &save)) {
-            int64_t n = parse_count(tok);
-            if (n < 0) {
-                fprintf(stderr, "cpu_adam: --params: '%s' is not a count (64M, 1B, 1e9, ...)\n", tok);
+        /* the items between commas, each checked; an empty one is an error */
+        const char *p = params_arg;
+        for (int item = 1;; item++) {
+            const char *comma = strchr(p, ',');
+            size_t len = comma ? (size_t)(comma - p) : strlen(p);
+            char tok[80];
+            if (n_sizes == 16) {
+                tool_fail("cpu_adam", "--params", "more than 16 counts");
                 return 2;
             }
-            sizes[n_sizes++] = n;
+            if (len == 0 && (comma || item > 1)) {
+                tool_fail("cpu_adam", "--params", "item %d is empty", item);
+                return 2;
+            }
+            snprintf(tok, sizeof tok, "%.*s", (int)(len < sizeof tok - 1 ? len : sizeof tok - 1), p);
+            if (len >= sizeof tok - 1) memcpy(tok + sizeof tok - 4, "...", 4); /* too long: refused, shown cut */
+            if (parse_count(tok, &sizes[n_sizes])) return 2;
+            n_sizes++;
+            if (!comma) break;
+            p = comma + 1;
         }
-    }
-    if (n_sizes == 0 || iters < 1 || warmup < 1 || budget <= 0) {
-        fprintf(stderr, "cpu_adam: bad arguments\n");
-        return 2;
     }
 
     zero_cpu_features feat = zero_cpu_detect();
