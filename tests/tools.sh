@@ -88,20 +88,23 @@ usage() {
 }
 
 # numbers TOOL FLAG OVER CMD...: CMD FLAG VALUE for the bad values of a
-# numeric flag (OVER: just past its range); the message names the flag
-numbers() {
-    tool=$1; flag=$2; over=$3; shift 3
+# numeric flag (OVER: just past its range); the message names the flag.
+# badvalues CHECK TOOL FLAG OVER CMD...: the same values through CHECK
+# (usage: exit 2 and the usage; oneline: exit 2 and one line only).
+badvalues() {
+    check=$1; tool=$2; flag=$3; over=$4; shift 4
     pre="^$tool( [a-z]+)?: $flag: "
-    usage "$tool$flag-over" "$pre$over is out of range" "$@" "$flag" "$over"
-    usage "$tool$flag-huge" "${pre}99999999999999999999 is out of range" "$@" "$flag" 99999999999999999999
-    usage "$tool$flag-negative" "${pre}-1 is out of range" "$@" "$flag" -1
-    usage "$tool$flag-junk" "$pre'8x' is not" "$@" "$flag" 8x
-    usage "$tool$flag-hex" "$pre'0x10' is not" "$@" "$flag" 0x10
-    usage "$tool$flag-nan" "$pre'nan' is not" "$@" "$flag" nan
-    usage "$tool$flag-blank" "$pre' 8' is not" "$@" "$flag" " 8"
-    usage "$tool$flag-empty" "${pre}empty value" "$@" "$flag" ""
-    usage "$tool$flag-missing" "${pre}missing value" "$@" "$flag"
+    $check "$tool$flag-over" "$pre$over is out of range" "$@" "$flag" "$over"
+    $check "$tool$flag-huge" "${pre}99999999999999999999 is out of range" "$@" "$flag" 99999999999999999999
+    $check "$tool$flag-negative" "${pre}-1 is out of range" "$@" "$flag" -1
+    $check "$tool$flag-junk" "$pre'8x' is not" "$@" "$flag" 8x
+    $check "$tool$flag-hex" "$pre'0x10' is not" "$@" "$flag" 0x10
+    $check "$tool$flag-nan" "$pre'nan' is not" "$@" "$flag" nan
+    $check "$tool$flag-blank" "$pre' 8' is not" "$@" "$flag" " 8"
+    $check "$tool$flag-empty" "${pre}empty value" "$@" "$flag" ""
+    $check "$tool$flag-missing" "${pre}missing value" "$@" "$flag"
 }
+numbers() { badvalues usage "$@"; }
 
 # ---- zero_config ----
 HF=tests/configs/hf_transformers_ds_config_zero2.json
@@ -332,19 +335,7 @@ oneline() {
 }
 
 # values TOOL FLAG OVER CMD...: numbers' bad values, each refused by oneline
-values() {
-    tool=$1; flag=$2; over=$3; shift 3
-    pre="^$tool: $flag: "
-    oneline "$tool$flag-over" "$pre$over is out of range" "$@" "$flag" "$over"
-    oneline "$tool$flag-huge" "${pre}99999999999999999999 is out of range" "$@" "$flag" 99999999999999999999
-    oneline "$tool$flag-negative" "${pre}-1 is out of range" "$@" "$flag" -1
-    oneline "$tool$flag-junk" "$pre'8x' is not" "$@" "$flag" 8x
-    oneline "$tool$flag-hex" "$pre'0x10' is not" "$@" "$flag" 0x10
-    oneline "$tool$flag-nan" "$pre'nan' is not" "$@" "$flag" nan
-    oneline "$tool$flag-blank" "$pre' 8' is not" "$@" "$flag" " 8"
-    oneline "$tool$flag-empty" "${pre}empty value" "$@" "$flag" ""
-    oneline "$tool$flag-missing" "${pre}missing value" "$@" "$flag"
-}
+values() { badvalues oneline "$@"; }
 
 if [ -x "$CA" ]; then
     for h in --help -h; do help "cpu_adam$h" "$CA" "$h"; done

@@ -41,7 +41,6 @@ import os
 import resource
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fsdp2_gpt as base  # noqa: E402  the model, the formulas, init_dist, Metrics
@@ -159,6 +158,9 @@ def train(a, rank, world, device, metrics):
     no_decay = [p for p in model.parameters() if len(getattr(p, "ds_shape", p.shape)) < 2]
     groups = [{"params": decay, "weight_decay": a.wd}, {"params": no_decay, "weight_decay": 0.0}]
     engine, opt, _, _ = deepspeed.initialize(model=model, model_parameters=groups, config=cfg)
+    if rank == 0:
+        print("deepspeed_gpt: optimizer %s inside %s" % (type(getattr(opt, "optimizer", opt)).__name__, type(opt).__name__),
+              flush=True)
 
     torch.cuda.synchronize(device)
     torch.cuda.empty_cache()
@@ -171,40 +173,18 @@ def train(a, rank, world, device, metrics):
         metrics.write({"event": "start", "program": "deepspeed", "deepspeed": deepspeed.__version__,
                        "model": {"layers": L, "dim": C, "heads": H, "seq": T, "vocab": V, "params": n_params},
                        "stage": stage, "world": world, "batch": B, "gas": 1, "dtype": a.dtype, "recompute": 0,
-                       "gpu": gpu, "peak_tflops": peak, "optimizer": type(opt).__name__, "config": cfg})
+                       "gpu": gpu, "peak_tflops": peak, "optimizer": type(getattr(opt, "optimizer", opt)).__name__,
+                       "config": cfg})
 
-    gen = torch.Generator(device=device)
-    gen.manual_seed(a.seed * 1000003 + rank)
     engine.train()
-    events, losses = [], []
-    wall0 = None
-    for i in range(a.warmup + a.steps):
-        timed = i >= a.warmup
-        tok = torch.randint(0, V, (B, T + 1), device=device, generator=gen)
-        x, y = tok[:, :-1], tok[:, 1:]
-        if timed:
-            if wall0 is None:
-                torch.cuda.synchronize(device)
-                wall0 = time.perf_counter()
-            ev0 = torch.cuda.Event(enable_timing=True)
-            ev1 = torch.cuda.Event(enable_timing=True)
-            ev0.record()
+
+    def step(x, y):
         loss = engine(x, y)
         engine.backward(loss)
         engine.step()
-        if timed:
-            ev1.record()
-            events.append((ev0, ev1))
-            losses.append(loss.detach().float())
-        elif i == 0 and rank == 0:
-            print("deepspeed_gpt: step 0 loss %.4f, optimizer %s" % (loss.item(), type(opt).__name__), flush=True)
-    torch.cuda.synchronize(device)
-    wall = time.perf_counter() - wall0
+        return loss
 
-    step_ms = [e0.elapsed_time(e1) for e0, e1 in events]
-    loss_t = torch.stack(losses)
-    dist.all_reduce(loss_t, op=dist.ReduceOp.SUM)
-    loss_v = (loss_t / world).tolist()
+    step_ms, loss_v, wall = base.timed_steps(a, rank, world, device, step, "deepspeed_gpt")
     free, total = torch.cuda.mem_get_info(device)
     mem = torch.tensor([base.gib(torch.cuda.max_memory_reserved(device)), base.gib(torch.cuda.max_memory_allocated(device)),
                         base.gib(total - free), host_peak_gib()], device=device, dtype=torch.float64)

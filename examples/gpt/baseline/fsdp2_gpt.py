@@ -267,6 +267,42 @@ def gib(x):
 # ---- the run ----
 
 
+def timed_steps(a, rank, world, device, step, who):
+    """a.warmup + a.steps calls of step(x, y) -> loss on random tokens (seeded by a.seed and rank), the
+    timed ones between CUDA events with no host sync inside the loop: (each step's ms, each step's loss
+    averaged over the ranks, wall seconds of the timed steps)"""
+    V, B, T = a.vocab, a.batch, a.seq
+    gen = torch.Generator(device=device)
+    gen.manual_seed(a.seed * 1000003 + rank)
+    events, losses = [], []
+    wall0 = None
+    for i in range(a.warmup + a.steps):
+        timed = i >= a.warmup
+        tok = torch.randint(0, V, (B, T + 1), device=device, generator=gen)
+        x, y = tok[:, :-1], tok[:, 1:]
+        if timed:
+            if wall0 is None:
+                torch.cuda.synchronize(device)
+                wall0 = time.perf_counter()
+            ev0 = torch.cuda.Event(enable_timing=True)
+            ev1 = torch.cuda.Event(enable_timing=True)
+            ev0.record()
+        loss = step(x, y)
+        if timed:
+            ev1.record()
+            events.append((ev0, ev1))
+            losses.append(loss.detach().float())
+        elif i == 0 and rank == 0:
+            # the first step's loss, a check of the init (about ln V); a sync outside the timed steps
+            print("%s: step 0 loss %.4f (ln V = %.4f)" % (who, loss.item(), math.log(V)), flush=True)
+    torch.cuda.synchronize(device)
+    wall = time.perf_counter() - wall0
+    step_ms = [e0.elapsed_time(e1) for e0, e1 in events]
+    loss_t = torch.stack(losses)
+    dist.all_reduce(loss_t, op=dist.ReduceOp.SUM)
+    return step_ms, (loss_t / world).tolist(), wall
+
+
 def train(a, rank, world, device, metrics):
     L, C, H, T, V, B = a.layers, a.dim, a.heads, a.seq, a.vocab, a.batch
     gpu = torch.cuda.get_device_name(device)
@@ -313,42 +349,18 @@ def train(a, rank, world, device, metrics):
                        "recompute": int(a.checkpoint_activations), "gpu": gpu, "peak_tflops": peak,
                        "compile": int(a.compile)})
 
-    gen = torch.Generator(device=device)
-    gen.manual_seed(a.seed * 1000003 + rank)
     model.train()
-    events, losses = [], []
-    wall0 = None
-    for i in range(a.warmup + a.steps):
-        timed = i >= a.warmup
-        tok = torch.randint(0, V, (B, T + 1), device=device, generator=gen)
-        x, y = tok[:, :-1], tok[:, 1:]
-        if timed:
-            if wall0 is None:
-                torch.cuda.synchronize(device)
-                wall0 = time.perf_counter()
-            ev0 = torch.cuda.Event(enable_timing=True)
-            ev1 = torch.cuda.Event(enable_timing=True)
-            ev0.record()
+
+    def step(x, y):
         loss = model(x, y)
         loss.backward()
         if a.clip > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip, foreach=True)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        if timed:
-            ev1.record()
-            events.append((ev0, ev1))
-            losses.append(loss.detach())
-        elif i == 0 and rank == 0:
-            # the first step's loss, a check of the init (about ln V); a sync outside the timed steps
-            print("fsdp2_gpt: step 0 loss %.4f (ln V = %.4f)" % (loss.item(), math.log(V)), flush=True)
-    torch.cuda.synchronize(device)
-    wall = time.perf_counter() - wall0
+        return loss
 
-    step_ms = [e0.elapsed_time(e1) for e0, e1 in events]
-    loss_t = torch.stack(losses).float()
-    dist.all_reduce(loss_t, op=dist.ReduceOp.SUM)
-    loss_v = (loss_t / world).tolist()
+    step_ms, loss_v, wall = timed_steps(a, rank, world, device, step, "fsdp2_gpt")
 
     free, total = torch.cuda.mem_get_info(device)
     mem = torch.tensor([gib(torch.cuda.max_memory_reserved(device)), gib(torch.cuda.max_memory_allocated(device)),
