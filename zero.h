@@ -4962,8 +4962,9 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
     }
     if (in->stage < 2)
         o->gpu_grads_bytes = P * d;
-    else
-        o->gpu_grads_bytes = zero__est_min(P, 2 * U) * d + 4 * S;
+    else /* the ring of two units; the owned fp32 accumulator, or with the optimizer offloaded (where the
+            chunks accumulate in the host staging) one unit's chunk of staging */
+        o->gpu_grads_bytes = zero__est_min(P, 2 * U) * d + 4 * (in->oo == ZERO_OFFLOAD_NONE ? S : T);
     if (in->stage == 0)
         o->gpu_optimizer_bytes = 12 * P;
     else if (in->oo == ZERO_OFFLOAD_NONE)
@@ -7390,6 +7391,8 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
     int n_tensors, n_trainable, n_units, n_spans;
     int ext;                    /* the parameters live in the program's memory (zero_tensor.data) */
     int gext;                   /* the gradients live in the program's memory (zero_tensor.grad) */
+    int host_acc;               /* optimizer offload at stages 2-3: the reduced chunks accumulate in the
+                                   host staging (buf.cpu_grad); the device keeps one chunk of staging */
     /* per tensor */
     void **tdata;               /* ext: the program's memory of each tensor */
     void **tgrad;               /* gext: the program's gradient memory of each tensor (NULL: frozen) */
@@ -7410,6 +7413,7 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
 
 typedef struct zero__buffers { /* device (or host) memory of the step, allocated once at create */
     void *params, *grads, *accum; /* compute-dtype parameters, gradients, accumulator */
+    void *acc_stage;              /* host_acc with GAS > 1: one chunk (adt) where a micro-batch is added */
     float *master, *m, *v;        /* fp32 master weights and Adam moments (plan.opt_kind) */
     double *stats_dev, *stats_host; /* per (unit, tensor) pair: sum of squares, inf/nan flag */
     double *check_dev, *check_host; /* check_collectives: 2 doubles each */
@@ -7863,7 +7867,8 @@ static zero__gview zero__grad_view(const zero_engine *e, int u) {
         else if (ss->slot >= 0)
             v.write = zero__at(e->buf.grads, e->grad.slot_off[ss->slot] + (x->offset - e->plan.span_off[x->span]),
                                e->plan.csize);
-        v.acc = zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize);
+        /* (host_acc: no device accumulator; the chunk is in buf.cpu_grad) */
+        v.acc = e->buf.accum ? zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize) : NULL;
         v.chunk = v.adam = v.acc;
         v.dt = e->plan.adt;
     }
@@ -9312,6 +9317,15 @@ static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
     if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)zero__slots_elems(e, zs) * e->plan.csize,
                           &e->buf.grads, "gradient ring")) != ZERO_OK)
         return r;
+    if (e->plan.host_acc) { /* the owned chunks accumulate on the host; one chunk of device staging for GAS > 1 */
+        int64_t maxc = 0;
+        int u;
+        for (u = 0; u < e->plan.layout->n_units; u++)
+            if (!e->plan.layout->units[u].frozen) maxc = zero__max_i64(maxc, e->plan.layout->units[u].chunk);
+        return e->plan.gas > 1 ? zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.asize,
+                                              &e->buf.acc_stage, "gradient accumulation staging")
+                               : ZERO_OK;
+    }
     return zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)zs->ST * e->plan.asize, &e->buf.accum,
                         "owned gradient accumulator");
 }
@@ -9321,6 +9335,7 @@ static void zero__free_grads(zero_engine *e) {
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.grads);
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.gstage);
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.accum);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.acc_stage);
     if (e->grad.ev_slot && e->be.event_destroy)
         for (k = 0; k < e->grad.n_slots; k++)
             if (e->grad.ev_slot[k]) e->be.event_destroy(e->be.ctx, e->grad.ev_slot[k]);
@@ -9790,6 +9805,7 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
     /* (with the program's gradient memory the accumulator holds the reduced gradient at every stage) */
     e->plan.gdt = e->plan.stage >= 2 || e->plan.gext ? e->plan.adt : e->plan.gas > 1 ? e->plan.adt : e->plan.cdt;
     e->opt.cpu = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
+    e->plan.host_acc = e->opt.cpu && e->plan.stage >= 2 && !e->plan.gext;
     e->nvme.on = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->plan.opt_kind = !e->opt.cpu ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->offload_param.device = e->plan.stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
@@ -10331,23 +10347,29 @@ ZERO__DEF void *zero_grad(zero_engine *e, int t) {
 
 /* Squares and inf/nan flags of unit u's owned reduced chunk, per tensor, added
    into its (unit, tensor) slots of stats_dev (cleared after every step). */
-static zero_result zero__unit_stats(zero_engine *e, int u) {
+static zero_result zero__unit_stats_of(zero_engine *e, int u, const char *chunk, zero_dtype dt) {
     const zero_layout *l = e->plan.layout;
     const zero_unit *x = &l->units[u];
-    zero__gview gv;
     int64_t lo = (int64_t)e->plan.rank * x->chunk, hi = zero__min_i64(lo + x->chunk, x->numel);
     int k, n;
     if (x->frozen || hi <= lo) return ZERO_OK;
-    gv = zero__grad_view(e, u);
     n = zero__unit_segments(l, u, lo, hi, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
     for (k = 0; k < n; k++) {
         const zero__seg *sg = &e->buf.segtmp[k];
         double *st = e->buf.stats_dev + 2 * (e->plan.pair_first[u] + (sg->tensor - x->first_tensor));
         ZERO__TRY_BE(e, "gradient norm",
-                     e->be.sumsq(e->be.ctx, gv.chunk + (size_t)(sg->unit_off - lo) * zero_dtype_size(gv.dt), (size_t)sg->count,
-                                 gv.dt, st, ZERO_STREAM_COMM, &be_err_));
+                     e->be.sumsq(e->be.ctx, chunk + (size_t)(sg->unit_off - lo) * zero_dtype_size(dt), (size_t)sg->count,
+                                 dt, st, ZERO_STREAM_COMM, &be_err_));
     }
     return ZERO_OK;
+}
+
+static zero_result zero__unit_stats(zero_engine *e, int u) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    zero__gview gv;
+    if (x->frozen || (int64_t)e->plan.rank * x->chunk >= x->numel) return ZERO_OK; /* (no buffer of its own) */
+    gv = zero__grad_view(e, u);
+    return zero__unit_stats_of(e, u, gv.chunk, gv.dt);
 }
 
 /* offload_optimizer, last micro-batch: unit u's reduced chunk is final. Its
@@ -10358,6 +10380,8 @@ static zero_result zero__unit_offload(zero_engine *e, int u) {
     size_t gs = zero_dtype_size(e->plan.gdt);
     zero_result r;
     if (e->plan.layout->units[u].frozen || e->plan.seg_count[u] == 0) return ZERO_OK;
+    if (e->plan.host_acc) /* its statistics and copy went with its reduction (zero__reduce_host) */
+        return e->opt.early ? zero__early_push(e, u) : ZERO_OK;
     if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "gradients to the host",
                  e->be.copy(e->be.ctx, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], gs), zero__grad_view(e, u).chunk,
@@ -10395,6 +10419,42 @@ static zero_result zero__reduce_full(zero_engine *e, int u, const zero__gview *g
 
 /* Stages 2-3: reduce-scatter unit u from its ring slot, add the owned chunk
    into the accumulator, and free the slot after the span's last unit. */
+/* host_acc: unit u's micro-batch sums land in this rank's part of its ring
+   slot (own), then go to the host staging, where the owned chunk
+   accumulates: with GAS > 1 the chunk so far comes back into the device
+   staging, the micro-batch is added there in adt and the sum goes out
+   again. On the last micro-batch the statistics are taken on the device
+   from what goes out. All on the comm stream, before the ring slot is
+   released, so one staging chunk serves every unit in turn and the slot is
+   not overwritten while its copy runs. */
+static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *own) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    size_t chunk = (size_t)x->chunk, as = e->plan.asize;
+    char *host, *src = own;
+    zero_dtype sdt = e->plan.cdt;
+    int last = e->run.micro == e->plan.gas - 1;
+    zero_result r;
+    ZERO__TRY_BE(e, "reduce_scatter of gradients",
+                 zero__reduce_scatter(e, write, own, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+    if (e->plan.seg_count[u] == 0) return ZERO_OK; /* this rank owns only padding of u */
+    host = zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], as);
+    if (e->plan.gas > 1) {
+        if (e->run.micro > 0)
+            ZERO__TRY_BE(e, "gradient accumulation: the host's sum to the device",
+                         e->be.copy(e->be.ctx, e->buf.acc_stage, host, chunk * as, ZERO_STREAM_COMM, &be_err_));
+        ZERO__TRY_BE(e, "gradient accumulation",
+                     e->be.convert(e->be.ctx, e->buf.acc_stage, e->plan.adt, own, e->plan.cdt, chunk, e->run.micro > 0,
+                                   ZERO_STREAM_COMM, &be_err_));
+        src = (char *)e->buf.acc_stage;
+        sdt = e->plan.adt;
+    }
+    if (last && (r = zero__unit_stats_of(e, u, src, sdt)) != ZERO_OK) return r;
+    if (e->plan.gas > 1 || last)
+        ZERO__TRY_BE(e, "gradients to the host",
+                     e->be.copy(e->be.ctx, host, src, chunk * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
 static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *gv) {
     const zero_unit *x = &e->plan.layout->units[u];
     zero__span_state *ss = &e->spans[x->span];
@@ -10402,7 +10462,9 @@ static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *g
     char *own = gv->write + (size_t)e->plan.rank * chunk * e->plan.csize;
     zero_result r;
     if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
-    if (e->run.micro == 0 && e->plan.adt == e->plan.cdt) {
+    if (e->plan.host_acc) {
+        if ((r = zero__reduce_host(e, u, gv->write, own)) != ZERO_OK) return r;
+    } else if (e->run.micro == 0 && e->plan.adt == e->plan.cdt) {
         /* the first micro-batch's sums land straight in the accumulator */
         ZERO__TRY_BE(e, "reduce_scatter of gradients",
                      zero__reduce_scatter(e, gv->write, gv->acc, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));

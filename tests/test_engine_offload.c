@@ -249,6 +249,20 @@ int main(void) {
                             CHECK(b.ms.planned[ZERO_MEM_MASTER][host] == moved / 2); /* 4 of m + v's 8 bytes */
                             CHECK(b.ms.planned_total[ZERO_MEM_DEVICE] < a.ms.planned_total[ZERO_MEM_DEVICE]);
                             for (r = 0; r < ZERO_MEM_KIND_COUNT; r++) CHECK(b.ms.allocated[r] == b.ms.planned_total[r]);
+                            if (stage >= 2) {
+                                /* the reduced chunks accumulate in the host staging (the size of the device
+                                   accumulator the run without offload has); the device keeps one chunk of
+                                   staging for gas 2 (the largest: the shard of the largest unit), none for gas 1 */
+                                size_t acc = a.ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE];
+                                size_t stg = b.ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE];
+                                CHECKF(b.ms.planned[ZERO_MEM_GRADS][host] == acc,
+                                       "stage %d gas %d: host gradient staging %zu bytes, device accumulator without offload %zu",
+                                       stage, gas, b.ms.planned[ZERO_MEM_GRADS][host], acc);
+                                CHECKF(gas == 1 ? stg == 0 : stg > 0 && stg <= acc && stg % 4 == 0,
+                                       "stage %d gas %d world %d: %zu bytes of device accumulation staging (accumulator %zu)",
+                                       stage, gas, world, stg, acc);
+                                CHECK(b.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] == a.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE]);
+                            }
                         }
                     }
     /* the SIMD CPU Adam of zero_offload.h behind the engine */

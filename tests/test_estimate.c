@@ -101,7 +101,9 @@ static ref_plan reference(const zero_estimate_args *a) {
             rank_cpu_params += 5 * bytes * tile;
         }
     }
-    r.gpu_grads = a->stage <= 1 ? bytes * P : bytes * dmin(P, 2 * unit) + 4 * shard;
+    /* stages 2-3: the ring of two units, and the owned fp32 accumulator; with the optimizer offloaded the
+       owned chunks accumulate on the host and the device keeps one unit's chunk of staging */
+    r.gpu_grads = a->stage <= 1 ? bytes * P : bytes * dmin(P, 2 * unit) + 4 * (opt_off ? tile : shard);
     if (a->stage == 0) r.gpu_optim = 12 * P;
     else if (!opt_off) r.gpu_optim = 12 * shard;
     if (opt_off) { /* the engine's host staging: gradients (fp32 at most), parameters unless offload_param */
