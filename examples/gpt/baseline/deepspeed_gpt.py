@@ -80,15 +80,7 @@ def parse_args():
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--metrics", default=None)
     ap.add_argument("--peak-tflops", type=float, default=None)
-    a = ap.parse_args()
-    L, C, H = base.PRESETS[a.preset or "124M"]
-    a.layers = a.layers if a.layers is not None else L
-    a.dim = a.dim if a.dim is not None else C
-    a.heads = a.heads if a.heads is not None else H
-    if a.dim % a.heads:
-        ap.error("--dim %d is not a multiple of --heads %d" % (a.dim, a.heads))
-    if min(a.layers, a.dim, a.heads, a.seq, a.vocab, a.batch, a.steps) < 1 or a.warmup < 0:
-        ap.error("sizes and --steps must be positive, --warmup not negative")
+    a = base.resolve_shape(ap, ap.parse_args())
     if a.offload_param != "none" and a.stage != 3:
         ap.error("--offload-param needs --stage 3 (as in DeepSpeed)")
     if a.offload_optimizer != "none" and a.stage == 0:

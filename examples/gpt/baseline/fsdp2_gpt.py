@@ -224,7 +224,11 @@ def parse_args():
     ap.add_argument("--metrics", default=None, help="JSONL file (rank 0 writes it)")
     ap.add_argument("--peak-tflops", type=float, default=None,
                     help="bf16 dense peak per GPU for MFU (default: from the GPU's name, 989.4 for H100/H200 SXM)")
-    a = ap.parse_args()
+    return resolve_shape(ap, ap.parse_args())
+
+
+def resolve_shape(ap, a):
+    """--preset's sizes where --layers / --dim / --heads are not given, then the checks every baseline shares"""
     L, C, H = PRESETS[a.preset or "124M"]
     a.layers = a.layers if a.layers is not None else L
     a.dim = a.dim if a.dim is not None else C
