@@ -14,9 +14,7 @@
    item and message. A broken invariant aborts. */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
-#ifdef ZERO_FUZZ_REPLAY
-#  include "zero_test.h"
-#endif
+#include "fuzz_common.h"
 
 static int fz_one(const unsigned char *data, size_t size) {
     unsigned char *b = (unsigned char *)malloc(size ? size : 1);
@@ -52,28 +50,3 @@ static int fz_one(const unsigned char *data, size_t size) {
     free(b);
     return ok;
 }
-
-#ifdef ZERO_FUZZ_REPLAY
-int main(int argc, char **argv) {
-    int i;
-    for (i = 1; i < argc; i++) {
-        FILE *f = fopen(argv[i], "rb");
-        unsigned char buf[1 << 16];
-        size_t n;
-        if (!f) {
-            CHECKF(0, "cannot open %s", argv[i]);
-            continue;
-        }
-        n = fread(buf, 1, sizeof buf, f);
-        fclose(f);
-        CHECKF(fz_one(buf, n), "%s: an invariant broke", argv[i]);
-    }
-    return zt_finish();
-}
-#else
-int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
-int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
-    if (!fz_one(data, size)) abort();
-    return 0;
-}
-#endif

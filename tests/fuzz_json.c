@@ -15,9 +15,7 @@
    and counts as a failed file under replay. */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
-#ifdef ZERO_FUZZ_REPLAY
-#  include "zero_test.h"
-#endif
+#include "fuzz_common.h"
 
 #ifdef ZERO_FUZZ_CONFIG
 /* warnings are expected on fuzz input; check they are well-formed text and drop them */
@@ -28,26 +26,7 @@ static void fz_quiet_log(void *user, zero_log_level level, zero_msg item, int ra
 }
 #endif
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#ifdef ZERO_FUZZ_REPLAY
-static int fz_bad; /* invariants broken in this input */
-#  define FZ_ASSERT(c)                                                                  \
-      do {                                                                              \
-          if (!(c)) {                                                                   \
-              fz_bad++;                                                                 \
-              fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
-          }                                                                             \
-      } while (0)
-#else
-#  define FZ_ASSERT(c)                                                                  \
-      do {                                                                              \
-          if (!(c)) {                                                                   \
-              fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
-              abort();                                                                  \
-          }                                                                             \
-      } while (0)
-#endif
 
 static void fz_check_tree(const zero__json *j, const char *text, size_t size) {
     int i, seen = 0;
@@ -163,7 +142,7 @@ static void fz_check_tree(const zero__json *j, const char *text, size_t size) {
     free(visits);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+static int fz_one(const unsigned char *data, size_t size) {
     const char *text = (const char *)data;
     zero__json j;
     zero_error err;
@@ -208,32 +187,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
     }
 #endif
-    return 0;
+    return 1;
 }
-
-#ifdef ZERO_FUZZ_REPLAY
-/* Run the target on each file named; a file passes when the target returns
-   with every invariant intact (a crash ends the run). */
-int main(int argc, char **argv) {
-    int i;
-    for (i = 1; i < argc; i++) {
-        FILE *f = fopen(argv[i], "rb");
-        uint8_t *buf = NULL;
-        long n = -1;
-        if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-        if (f && n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-            buf = (uint8_t *)malloc((size_t)n + 1); /* exact size + 1: malloc(0) may be NULL */
-            if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) n = -1;
-        }
-        if (f) fclose(f);
-        CHECKF(buf && n >= 0, "%s: cannot read", argv[i]);
-        if (buf && n >= 0) {
-            fz_bad = 0;
-            CHECK(LLVMFuzzerTestOneInput(buf, (size_t)n) == 0);
-            CHECKF(fz_bad == 0, "%s: %d invariants failed", argv[i], fz_bad);
-        }
-        free(buf);
-    }
-    return zt_finish();
-}
-#endif

@@ -26,22 +26,12 @@
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, pread */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
-#ifdef ZERO_FUZZ_REPLAY
-#  include "zero_test.h"
-#endif
+#include "fuzz_common.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int fz_bad; /* invariants broken by this input */
-#define FZ_ASSERT(c)                                                                  \
-    do {                                                                              \
-        if (!(c)) {                                                                   \
-            fz_bad++;                                                                 \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
-        }                                                                             \
-    } while (0)
 
 static char fz_dir[64];
 static char fz_input[128], fz_index[128];
@@ -252,30 +242,3 @@ static int fz_one(const unsigned char *data, size_t size) {
     free(b);
     return fz_bad == 0;
 }
-
-#ifdef ZERO_FUZZ_REPLAY
-int main(int argc, char **argv) {
-    int i;
-    for (i = 1; i < argc; i++) {
-        FILE *f = fopen(argv[i], "rb");
-        unsigned char *buf = NULL;
-        long n = -1;
-        if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-        if (f && n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-            buf = (unsigned char *)malloc((size_t)n + 1);
-            if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) n = -1;
-        }
-        if (f) fclose(f);
-        CHECKF(buf && n >= 0, "%s: cannot read", argv[i]);
-        if (buf && n >= 0) CHECKF(fz_one(buf, (size_t)n), "%s: %d invariants broke", argv[i], fz_bad);
-        free(buf);
-    }
-    return zt_finish();
-}
-#else
-int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
-int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
-    if (!fz_one(data, size)) abort();
-    return 0;
-}
-#endif
