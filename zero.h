@@ -1063,6 +1063,16 @@ typedef enum zero_phase {
     ZERO_PHASE_COUNT
 } zero_phase;
 
+/* The parts of a step whose copies zero_step_info counts apart: the
+   forward (zero_fetch before the micro-batch's first zero_grad), the
+   backward (from there to its last zero_grad_ready) and zero_step. */
+typedef enum zero_xfer_phase {
+    ZERO_XFER_FORWARD,
+    ZERO_XFER_BACKWARD,
+    ZERO_XFER_STEP,
+    ZERO_XFER_PHASE_COUNT
+} zero_xfer_phase;
+
 typedef struct zero_step_info {
     int applied;           /* 1: weights updated; 0: skipped (inf/nan gradients) */
     int64_t global_steps;  /* after this step (skipped ones count, as DeepSpeed) */
@@ -1085,7 +1095,49 @@ typedef struct zero_step_info {
        CPU stepped them in zero_step */
     int64_t cpu_units_early;
     int skipped_by_program;/* 1: zero_skip_step skipped it (applied 0, the norm finite) */
+    /* What crossed PCIe for this step on this rank, bytes, by phase: copies
+       between host memory (pinned or not) and the device that the engine
+       issued (what zero_floor_of prices) */
+    int64_t bytes_to_device[ZERO_XFER_PHASE_COUNT];
+    int64_t bytes_to_host[ZERO_XFER_PHASE_COUNT];
+    /* offload_optimizer: the host memory the CPU Adam of this step reads
+       and writes, bytes (master, m and v read and written, the gradient
+       read, the compute-dtype parameters written); 0 when skipped. With
+       delayed_param_update it runs during the next step. */
+    int64_t cpu_adam_bytes;
 } zero_step_info;
+
+/* The floor of an offloaded step: its copies at the PCIe bandwidths and its
+   CPU Adam at the host's memory bandwidth, each measured on this machine
+   (zero_cuda_pcie_bandwidth, zero_cpu_memory_bandwidth), overlapped as far
+   as this engine's schedule lets them:
+     sequential  forward + backward + max(Adam, step copies): the Adam waits
+                 for the last gradient (clipping and the overflow check need
+                 the global norm); the step's copies run behind its pieces
+     early       forward + max(backward, Adam) + step copies: the early CPU
+                 step runs the Adam beside the backward
+     delayed     max(forward + backward + step copies, Adam):
+                 delayed_param_update runs the Adam beside the next step
+   A phase's copies take max(to device / h2d, to host / d2h, both / duplex).
+   GPU compute, collectives and NVMe are not in it: a lower bound. */
+typedef struct zero_bandwidths {
+    double h2d, d2h; /* pinned host to device, device to host, alone (bytes/s) */
+    double duplex;   /* both directions at once, their sum (bytes/s; 0: max(h2d, d2h)) */
+    double host;     /* host memory in the CPU Adam's pattern, this rank's share (bytes/s) */
+} zero_bandwidths;
+
+typedef struct zero_floor {
+    double copy_ms[ZERO_XFER_PHASE_COUNT]; /* each phase's copies at the bandwidths */
+    double adam_ms;                        /* cpu_adam_bytes / host */
+    double floor_ms;                       /* the step at best, with the schedule's overlap */
+    const char *schedule;                  /* "sequential", "early", "delayed" (static) */
+} zero_floor;
+
+/* The floor of the step that `info` reports (zero_step's), for engine e.
+   ZERO_ERR_INVALID_ARG for a bandwidth <= 0 (or not finite) where the step
+   has bytes for it. */
+ZERO_API zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, const zero_bandwidths *bw,
+                                   zero_floor *out);
 
 typedef enum zero_mem_category {
     ZERO_MEM_PARAMS,       /* compute-dtype parameters: full, or own shard (stage 3) */
@@ -7565,6 +7617,13 @@ typedef struct zero__delayed { /* offload_optimizer.delayed_param_update, and th
     zero_error err;                    /* the thread's result */
 } zero__delayed;
 
+typedef struct zero__xfer { /* the step's copies between host and device (zero_step_info) */
+    int phase;                                    /* ZERO_XFER_*: where the program is in the step */
+    int64_t to_dev[ZERO_XFER_PHASE_COUNT], to_host[ZERO_XFER_PHASE_COUNT];
+    uintptr_t *lo, *hi;                           /* the engine's host allocations (pinned or not) */
+    int n, cap;
+} zero__xfer;
+
 struct zero_engine {
     zero_config cfg;
     zero_backend be;
@@ -7579,6 +7638,7 @@ struct zero_engine {
     zero__nvme_tiles nvme;
     zero__param_offload offload_param;
     zero__delayed dpu;
+    zero__xfer xfer;
     struct {
         size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
         size_t allocated[ZERO_MEM_KIND_COUNT];
@@ -7759,7 +7819,44 @@ static zero_result zero__ealloc(zero_engine *e, zero_mem_category cat, zero_mem_
         return e->err.code;
     }
     e->mem.allocated[kind] += bytes;
+    if (kind != ZERO_MEM_DEVICE) { /* a host range: copies to or from it cross PCIe */
+        zero__xfer *x = &e->xfer;
+        if (x->n == x->cap) {
+            int cap = x->cap ? 2 * x->cap : 32;
+            uintptr_t *lo = (uintptr_t *)ZERO_REALLOC(x->lo, sizeof(uintptr_t) * (size_t)cap);
+            uintptr_t *hi = lo ? (uintptr_t *)ZERO_REALLOC(x->hi, sizeof(uintptr_t) * (size_t)cap) : NULL;
+            if (lo) x->lo = lo;
+            if (!lo || !hi) {
+                e->be.free(e->be.ctx, kind, *out);
+                e->mem.allocated[kind] -= bytes;
+                *out = NULL;
+                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "%s: the table of host buffers", what);
+            }
+            x->hi = hi;
+            x->cap = cap;
+        }
+        x->lo[x->n] = (uintptr_t)*out;
+        x->hi[x->n++] = (uintptr_t)*out + bytes;
+    }
     return ZERO_OK;
+}
+
+/* Whether p lies in host memory the engine allocated. */
+static int zero__in_host(const zero_engine *e, const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    int i;
+    for (i = 0; i < e->xfer.n; i++)
+        if (a >= e->xfer.lo[i] && a < e->xfer.hi[i]) return 1;
+    return 0;
+}
+
+/* The backend's copy, counted by direction and phase when it crosses
+   between the engine's host memory and the device. */
+static zero_result zero__copy(zero_engine *e, void *dst, const void *src, size_t bytes, zero_stream_id s, zero_error *err) {
+    int hd = zero__in_host(e, dst), hs = zero__in_host(e, src);
+    if (hd && !hs) e->xfer.to_host[e->xfer.phase] += (int64_t)bytes;
+    if (hs && !hd) e->xfer.to_dev[e->xfer.phase] += (int64_t)bytes;
+    return e->be.copy(e->be.ctx, dst, src, bytes, s, err);
 }
 
 static void zero__efree(zero_engine *e, zero_mem_kind kind, void *p) {
@@ -7806,7 +7903,7 @@ static zero_result zero__ext_copy(zero_engine *e, int u, int to_program, zero_er
         const zero__seg *sg = &e->buf.segtmp[k];
         char *prog = zero__at(e->plan.tdata[sg->tensor], sg->tensor_off, e->plan.csize);
         char *st = zero__at(e->buf.ustage, sg->unit_off, e->plan.csize);
-        if (e->be.copy(e->be.ctx, to_program ? prog : st, to_program ? st : prog, (size_t)sg->count * e->plan.csize,
+        if (zero__copy(e, to_program ? prog : st, to_program ? st : prog, (size_t)sg->count * e->plan.csize,
                        ZERO_STREAM_COMM, fail) != ZERO_OK)
             return fail->code;
     }
@@ -7820,7 +7917,7 @@ static zero_result zero__gext_gather(zero_engine *e, int u, zero_error *fail) {
     int k, n = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
     for (k = 0; k < n; k++) {
         const zero__seg *sg = &e->buf.segtmp[k];
-        if (e->be.copy(e->be.ctx, zero__at(e->buf.gstage, sg->unit_off, e->plan.csize),
+        if (zero__copy(e, zero__at(e->buf.gstage, sg->unit_off, e->plan.csize),
                        zero__at(e->plan.tgrad[sg->tensor], sg->tensor_off, e->plan.csize), (size_t)sg->count * e->plan.csize,
                        ZERO_STREAM_COMM, fail) != ZERO_OK)
             return fail->code;
@@ -8198,12 +8295,12 @@ static zero_result zero__coll_check(zero_engine *e, int kind, int unit) {
     tag = zero__c_tag(e, kind, unit);
     e->buf.check_host[0] = tag;
     e->buf.check_host[1] = -tag;
-    ZERO__TRY_BE(e, "check_collectives: tag", e->be.copy(e->be.ctx, e->buf.check_dev, e->buf.check_host, 2 * sizeof(double),
+    ZERO__TRY_BE(e, "check_collectives: tag", zero__copy(e, e->buf.check_dev, e->buf.check_host, 2 * sizeof(double),
                                                         ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "check_collectives: all_reduce",
                  zero__all_reduce(e, e->buf.check_dev, e->buf.check_dev, 2, (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_MAX,
                                   ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "check_collectives: result", e->be.copy(e->be.ctx, e->buf.check_host, e->buf.check_dev, 2 * sizeof(double),
+    ZERO__TRY_BE(e, "check_collectives: result", zero__copy(e, e->buf.check_host, e->buf.check_dev, 2 * sizeof(double),
                                                            ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "check_collectives: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     if (e->buf.check_host[0] != tag || -e->buf.check_host[1] != tag) {
@@ -8366,7 +8463,7 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
                 zero__pbuf_settle(e, buf, 1, fail) != ZERO_OK)
                 return fail->code;
             e->offload_param.pbuf_unit[buf] = -1;
-            if (e->be.copy(e->be.ctx, e->offload_param.pbuf[buf], src, bytes, ZERO_STREAM_COMM, fail) != ZERO_OK ||
+            if (zero__copy(e, e->offload_param.pbuf[buf], src, bytes, ZERO_STREAM_COMM, fail) != ZERO_OK ||
                 zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
                 return fail->code;
         }
@@ -8380,7 +8477,7 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
     }
     if (!src) return ZERO_OK; /* fp32 on the device: the master is the parameter */
     if (src == zero__param_own(e, u)) return ZERO_OK;
-    return e->be.copy(e->be.ctx, zero__param_own(e, u), src, bytes, ZERO_STREAM_COMM, fail);
+    return zero__copy(e, zero__param_own(e, u), src, bytes, ZERO_STREAM_COMM, fail);
 }
 
 /* ---- >>engine-fetch: stage 3: gather pool, fetch trace, prefetch; zero_fetch/release/param ----
@@ -8507,7 +8604,7 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
                 e->offload_param.pbuf_copying[b] = 1;
             }
             ZERO__TRY_BE(e, "stage-3 fetch: parameters from the host",
-                         e->be.copy(e->be.ctx, own, send, (size_t)x->chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+                         zero__copy(e, own, send, (size_t)x->chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
             send = own;
         }
         ZERO__TRY_BE(e, "stage-3 all_gather",
@@ -8707,12 +8804,12 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
 /* Every rank's flag summed (a barrier with agreement): 0 when all were 0. */
 static zero_result zero__agree(zero_engine *e, double mine, double *sum) {
     e->buf.stats_host[0] = mine;
-    ZERO__TRY_BE(e, "agreement of the ranks", e->be.copy(e->be.ctx, e->buf.stats_dev, e->buf.stats_host, sizeof(double),
+    ZERO__TRY_BE(e, "agreement of the ranks", zero__copy(e, e->buf.stats_dev, e->buf.stats_host, sizeof(double),
                                                         ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "agreement of the ranks", zero__all_reduce(e, e->buf.stats_dev, e->buf.stats_dev, 1,
                                                               (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM,
                                                               &be_err_));
-    ZERO__TRY_BE(e, "agreement of the ranks", e->be.copy(e->be.ctx, e->buf.stats_host, e->buf.stats_dev, sizeof(double),
+    ZERO__TRY_BE(e, "agreement of the ranks", zero__copy(e, e->buf.stats_host, e->buf.stats_dev, sizeof(double),
                                                         ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "agreement of the ranks", e->be.memset0(e->be.ctx, e->buf.stats_dev, sizeof(double), ZERO_STREAM_COMM,
                                                            &be_err_));
@@ -8753,7 +8850,7 @@ static zero_result zero__ext_init_values(zero_engine *e, const zero_tensor *ts, 
     zero__ok(&be);
     if (!h || !f) {
         r = zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: %lld elements of init staging", (long long)x->numel);
-    } else if (e->be.copy(e->be.ctx, h, e->buf.ustage, bytes, ZERO_STREAM_COMM, &be) != ZERO_OK ||
+    } else if (zero__copy(e, h, e->buf.ustage, bytes, ZERO_STREAM_COMM, &be) != ZERO_OK ||
                zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK) {
         r = zero__ebackend(e, &be, "zero_engine_create: the program's weights");
     } else {
@@ -8765,7 +8862,7 @@ static zero_result zero__ext_init_values(zero_engine *e, const zero_tensor *ts, 
                 ts[sg->tensor].init(ts[sg->tensor].init_user, sg->tensor, sg->tensor_off, sg->count, f + sg->unit_off);
         }
         zero__host_cast(h, e->plan.cdt, f, x->numel);
-        if (e->be.copy(e->be.ctx, e->buf.ustage, h, bytes, ZERO_STREAM_COMM, &be) != ZERO_OK ||
+        if (zero__copy(e, e->buf.ustage, h, bytes, ZERO_STREAM_COMM, &be) != ZERO_OK ||
             zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
             r = zero__ebackend(e, &be, "zero_engine_create: the initial weights");
     }
@@ -8791,7 +8888,7 @@ static zero_result zero__ext_init_unit(zero_engine *e, const zero_tensor *ts, in
                  e->be.broadcast(e->be.ctx, e->buf.ustage, (size_t)x->padded, e->plan.cdt, 0, ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_engine_create: the program's weights", zero__ext_copy(e, u, 1, &be_err_));
     ZERO__TRY_BE(e, "zero_engine_create: the program's weights",
-                 e->be.copy(e->be.ctx, cast, zero__at(e->buf.ustage, lo, e->plan.csize), (size_t)have * e->plan.csize,
+                 zero__copy(e, cast, zero__at(e->buf.ustage, lo, e->plan.csize), (size_t)have * e->plan.csize,
                             ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     zero__host_uncast(vals, e->plan.cdt, cast, have);
@@ -8887,7 +8984,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
             }
         } else {
             zero__host_cast(cast, e->plan.cdt, vals, n);
-            if (e->be.copy(e->be.ctx, zero__param_own(e, u), cast, e->plan.csize * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+            if (zero__copy(e, zero__param_own(e, u), cast, e->plan.csize * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
                 r = zero__ebackend(e, &be, "zero_engine_create: initial weights");
                 break;
             }
@@ -8904,7 +9001,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
             }
         }
         if (!x->frozen && !zero__master_is_params(e) && !e->nvme.on &&
-            e->be.copy(e->be.ctx, zero__master_at(e, u), vals, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+            zero__copy(e, zero__master_at(e, u), vals, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
             r = zero__ebackend(e, &be, "zero_engine_create: initial master weights");
             break;
         }
@@ -9572,6 +9669,8 @@ static void zero__engine_free(zero_engine *e) {
     zero__free_pool(e);
     zero__free_params(e);
     zero__free_tables(e);
+    ZERO_FREE(e->xfer.lo);
+    ZERO_FREE(e->xfer.hi);
     zero_layout_destroy(e->plan.layout);
     ZERO_FREE(e);
 }
@@ -10047,7 +10146,7 @@ static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h
         pa.segs = e->buf.cpu_segs;
         pa.n_segs = n;
         if (n > 0 && e->be.cpu_adam(e->be.cpu_ctx, &pa, fail) != ZERO_OK) return fail->code;
-        if (to_device && e->be.copy(e->be.ctx, zero__at(zero__param_own(e, u), p0, e->plan.csize), zero__at(param, p0, e->plan.csize),
+        if (to_device && zero__copy(e, zero__at(zero__param_own(e, u), p0, e->plan.csize), zero__at(param, p0, e->plan.csize),
                                     (size_t)(p1 - p0) * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK)
             return fail->code;
     }
@@ -10217,7 +10316,7 @@ static zero_result zero__dpu_early(zero_engine *e) {
     for (u = from; u < e->dpu.copied_from; u++)
         if (!e->plan.layout->units[u].frozen && e->plan.seg_count[u] > 0)
             ZERO__TRY_BE(e, "delayed update: parameters to the device",
-                         e->be.copy(e->be.ctx, zero__at(e->dpu.dev, e->plan.unit_shard_off[u], e->plan.csize),
+                         zero__copy(e, zero__at(e->dpu.dev, e->plan.unit_shard_off[u], e->plan.csize),
                                     zero__at(e->dpu.param[q], e->plan.unit_shard_off[u], e->plan.csize),
                                     (size_t)e->plan.layout->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
     if (from < e->dpu.copied_from) e->dpu.copied_from = from;
@@ -10239,7 +10338,7 @@ static zero_result zero__dpu_apply(zero_engine *e) {
         if (l->units[u].frozen) continue;
         if (e->plan.seg_count[u] > 0)
             ZERO__TRY_BE(e, "delayed update: parameters in place",
-                         e->be.copy(e->be.ctx, zero__param_own(e, u), zero__at(e->dpu.dev, e->plan.unit_shard_off[u], e->plan.csize),
+                         zero__copy(e, zero__param_own(e, u), zero__at(e->dpu.dev, e->plan.unit_shard_off[u], e->plan.csize),
                                     (size_t)l->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
         if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
     }
@@ -10274,6 +10373,7 @@ static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
         e->grad.touched = 1;
         e->run.t_backward_start = zero__now_ms();
     }
+    e->xfer.phase = ZERO_XFER_BACKWARD;
     return ZERO_OK;
 }
 
@@ -10384,7 +10484,7 @@ static zero_result zero__unit_offload(zero_engine *e, int u) {
         return e->opt.early ? zero__early_push(e, u) : ZERO_OK;
     if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "gradients to the host",
-                 e->be.copy(e->be.ctx, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], gs), zero__grad_view(e, u).chunk,
+                 zero__copy(e, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], gs), zero__grad_view(e, u).chunk,
                             (size_t)e->plan.layout->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
     return e->opt.early ? zero__early_push(e, u) : ZERO_OK;
 }
@@ -10441,7 +10541,7 @@ static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *o
     if (e->plan.gas > 1) {
         if (e->run.micro > 0)
             ZERO__TRY_BE(e, "gradient accumulation: the host's sum to the device",
-                         e->be.copy(e->be.ctx, e->buf.acc_stage, host, chunk * as, ZERO_STREAM_COMM, &be_err_));
+                         zero__copy(e, e->buf.acc_stage, host, chunk * as, ZERO_STREAM_COMM, &be_err_));
         ZERO__TRY_BE(e, "gradient accumulation",
                      e->be.convert(e->be.ctx, e->buf.acc_stage, e->plan.adt, own, e->plan.cdt, chunk, e->run.micro > 0,
                                    ZERO_STREAM_COMM, &be_err_));
@@ -10451,7 +10551,7 @@ static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *o
     if (last && (r = zero__unit_stats_of(e, u, src, sdt)) != ZERO_OK) return r;
     if (e->plan.gas > 1 || last)
         ZERO__TRY_BE(e, "gradients to the host",
-                     e->be.copy(e->be.ctx, host, src, chunk * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be_err_));
+                     zero__copy(e, host, src, chunk * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
 
@@ -10531,6 +10631,7 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
     }
     if (e->grad.ready_count == e->plan.n_trainable) { /* the micro-batch is complete */
         e->run.micro++;
+        e->xfer.phase = ZERO_XFER_FORWARD;
         e->grad.ready_count = 0;
         memset(e->grad.ready, 0, (size_t)e->plan.n_tensors);
         memset(e->grad.asked, 0, (size_t)e->plan.n_tensors);
@@ -10700,7 +10801,7 @@ static zero_result zero__opt_cpu_unit(zero_engine *e, int u, const zero_adam_arg
 static zero_result zero__opt_early_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
     (void)hyper;
     ZERO__TRY_BE(e, "zero_step: parameters to the device",
-                 e->be.copy(e->be.ctx, zero__param_own(e, u), zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize),
+                 zero__copy(e, zero__param_own(e, u), zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize),
                             (size_t)e->plan.layout->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
@@ -10726,6 +10827,11 @@ static void zero__step_counters(zero_engine *e, zero_step_info *in) {
     in->fetch_hits = e->pool.n_hits;
     in->units_gathered = e->pool.n_gathered;
     e->pool.n_fetches = e->pool.n_hits = e->pool.n_gathered = 0;
+    memcpy(in->bytes_to_device, e->xfer.to_dev, sizeof in->bytes_to_device);
+    memcpy(in->bytes_to_host, e->xfer.to_host, sizeof in->bytes_to_host);
+    memset(e->xfer.to_dev, 0, sizeof e->xfer.to_dev);
+    memset(e->xfer.to_host, 0, sizeof e->xfer.to_host);
+    e->xfer.phase = ZERO_XFER_FORWARD;
     memset(e->run.t_phase, 0, sizeof e->run.t_phase);
 }
 
@@ -10829,7 +10935,7 @@ static zero_result zero__step_norm(zero_engine *e, double *sumsq, int *bad_unit,
                  zero__all_reduce(e, e->buf.stats_dev, e->buf.stats_dev, 2 * (size_t)e->plan.n_pairs,
                                   (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_step: statistics to the host",
-                 e->be.copy(e->be.ctx, e->buf.stats_host, e->buf.stats_dev, sizeof(double) * 2 * (size_t)e->plan.n_pairs,
+                 zero__copy(e, e->buf.stats_host, e->buf.stats_dev, sizeof(double) * 2 * (size_t)e->plan.n_pairs,
                             ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     /* cleared for the next step's sums (queued behind the copy just waited) */
@@ -10924,6 +11030,13 @@ static zero_result zero__step_optimizer(zero_engine *e, float grad_scale, zero_s
         zero__step_hyper(e, grad_scale, &hyper);
     }
     in->lr = e->run.step_lr;
+    if (e->opt.cpu) { /* master, m, v read and written; the gradient read; the parameters written */
+        int u, k;
+        int64_t n = 0;
+        for (u = 0; u < e->plan.n_units; u++)
+            for (k = e->plan.seg_first[u]; k < e->plan.seg_first[u] + e->plan.seg_count[u]; k++) n += e->plan.segs[k].count;
+        in->cpu_adam_bytes = n * (int64_t)(24 + zero_dtype_size(e->plan.gdt) + e->plan.csize);
+    }
     t1 = zero__now_ms();
     switch (place) {
     case ZERO__PLACE_DEVICE: r = zero__opt_units(e, &hyper, zero__opt_device_unit); break;
@@ -10970,6 +11083,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     double t0 = zero__now_ms(), t1, sumsq, S, norm, q = 1;
     if ((r = zero__enter(e, "zero_step")) != ZERO_OK) return r;
     if ((r = zero__step_ready(e)) != ZERO_OK) return r;
+    e->xfer.phase = ZERO_XFER_STEP;
     memset(&in, 0, sizeof in);
     memcpy(in.time_ms, e->run.t_phase, sizeof in.time_ms);
 
@@ -11018,6 +11132,55 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     zero__step_reset(e);
     in.applied = 1;
     zero__step_report(e, &in, t0, info);
+    return ZERO_OK;
+}
+
+/* One phase's copies at the bandwidths (ms): the larger of each direction
+   alone and both through the duplex figure. */
+static double zero__copies_ms(int64_t to_dev, int64_t to_host, const zero_bandwidths *bw) {
+    double duplex = bw->duplex > 0 ? bw->duplex : bw->h2d > bw->d2h ? bw->h2d : bw->d2h, t = 0, a;
+    if (to_dev > 0) t = (double)to_dev / bw->h2d;
+    if (to_host > 0 && (a = (double)to_host / bw->d2h) > t) t = a;
+    if (to_dev > 0 && to_host > 0 && (a = (double)(to_dev + to_host) / duplex) > t) t = a;
+    return t * 1e3;
+}
+
+ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, const zero_bandwidths *bw, zero_floor *out) {
+    int64_t dev = 0, host = 0;
+    double f, b, st;
+    zero_result r;
+    int k;
+    if (out) memset(out, 0, sizeof *out);
+    if ((r = zero__enter(e, "zero_floor_of")) != ZERO_OK) return r;
+    if (!info || !bw || !out)
+        return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_floor_of: %s is NULL", !info ? "info" : !bw ? "bw" : "out");
+    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) {
+        if (info->bytes_to_device[k] < 0 || info->bytes_to_host[k] < 0 || info->cpu_adam_bytes < 0)
+            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_floor_of: info holds negative byte counts (not zero_step's)");
+        dev += info->bytes_to_device[k];
+        host += info->bytes_to_host[k];
+    }
+    if ((dev > 0 && !(bw->h2d > 0 && isfinite(bw->h2d))) || (host > 0 && !(bw->d2h > 0 && isfinite(bw->d2h))) ||
+        !(bw->duplex >= 0 && isfinite(bw->duplex)) || (info->cpu_adam_bytes > 0 && !(bw->host > 0 && isfinite(bw->host))))
+        return zero__efail(e, ZERO_MSG_BAD_ARG,
+                           "zero_floor_of: bandwidths h2d %g, d2h %g, duplex %g, host %g bytes/s: each the step uses must be "
+                           "finite and > 0 (duplex >= 0)",
+                           bw->h2d, bw->d2h, bw->duplex, bw->host);
+    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) out->copy_ms[k] = zero__copies_ms(info->bytes_to_device[k], info->bytes_to_host[k], bw);
+    out->adam_ms = info->cpu_adam_bytes > 0 ? (double)info->cpu_adam_bytes / bw->host * 1e3 : 0;
+    f = out->copy_ms[ZERO_XFER_FORWARD];
+    b = out->copy_ms[ZERO_XFER_BACKWARD];
+    st = out->copy_ms[ZERO_XFER_STEP];
+    if (e->opt.place == ZERO__PLACE_DELAYED) {
+        out->schedule = "delayed";
+        out->floor_ms = f + b + st > out->adam_ms ? f + b + st : out->adam_ms;
+    } else if (e->opt.place == ZERO__PLACE_CPU_EARLY && info->cpu_units_early > 0) {
+        out->schedule = "early";
+        out->floor_ms = f + (b > out->adam_ms ? b : out->adam_ms) + st;
+    } else {
+        out->schedule = "sequential";
+        out->floor_ms = f + b + (st > out->adam_ms ? st : out->adam_ms);
+    }
     return ZERO_OK;
 }
 
@@ -11090,6 +11253,7 @@ ZERO__DEF zero_result zero_skip_step(zero_engine *e, zero_step_info *info) {
     if ((r = zero__enter(e, "zero_skip_step")) != ZERO_OK || (r = zero__step_ready(e)) != ZERO_OK ||
         (r = zero__step_open(e, "zero_skip_step")) != ZERO_OK)
         return r;
+    e->xfer.phase = ZERO_XFER_STEP;
     memset(&in, 0, sizeof in);
     memcpy(in.time_ms, e->run.t_phase, sizeof in.time_ms);
     /* the reductions end and the statistics are cleared as in zero_step */
@@ -11119,13 +11283,13 @@ ZERO__DEF zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int 
                            (int)op);
     memcpy(e->buf.scal_host, vals, sizeof(double) * (size_t)n);
     ZERO__TRY_BE(e, "zero_all_reduce_scalars: to the device",
-                 e->be.copy(e->be.ctx, e->buf.scal_dev, e->buf.scal_host, sizeof(double) * (size_t)n, ZERO_STREAM_COMM,
+                 zero__copy(e, e->buf.scal_dev, e->buf.scal_host, sizeof(double) * (size_t)n, ZERO_STREAM_COMM,
                             &be_err_));
     ZERO__TRY_BE(e, "zero_all_reduce_scalars: all_reduce",
                  zero__all_reduce(e, e->buf.scal_dev, e->buf.scal_dev, (size_t)n, (zero_dtype)ZERO__DTYPE_F64,
                                   op == ZERO_OP_AVG ? ZERO_OP_SUM : op, ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_all_reduce_scalars: to the host",
-                 e->be.copy(e->be.ctx, e->buf.scal_host, e->buf.scal_dev, sizeof(double) * (size_t)n, ZERO_STREAM_COMM,
+                 zero__copy(e, e->buf.scal_host, e->buf.scal_dev, sizeof(double) * (size_t)n, ZERO_STREAM_COMM,
                             &be_err_));
     ZERO__TRY_BE(e, "zero_all_reduce_scalars: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     for (i = 0; i < n; i++) vals[i] = op == ZERO_OP_AVG ? e->buf.scal_host[i] / e->plan.world : e->buf.scal_host[i];
@@ -11343,7 +11507,7 @@ static zero_result zero__ck_unit_get(zero_engine *e, int u, int what, float *out
                 if (zero__ext_copy(e, u, 0, fail) != ZERO_OK) return fail->code;
                 src = zero__at(e->buf.ustage, own, e->plan.csize);
             }
-            if (e->be.copy(e->be.ctx, stage_buf, src, c * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK ||
+            if (zero__copy(e, stage_buf, src, c * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK ||
                 zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
                 return fail->code;
             zero__host_uncast(out, e->plan.cdt, stage_buf, (int64_t)c);
@@ -11364,7 +11528,7 @@ static zero_result zero__ck_unit_get(zero_engine *e, int u, int what, float *out
     {
         const float *src = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->buf.m : e->buf.v, u);
         if (e->plan.stage == 0) src += own; /* stage 0 keeps whole units */
-        if (e->be.copy(e->be.ctx, stage_buf, src, c * 4, ZERO_STREAM_COMM, fail) != ZERO_OK ||
+        if (zero__copy(e, stage_buf, src, c * 4, ZERO_STREAM_COMM, fail) != ZERO_OK ||
             zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
             return fail->code;
         memcpy(out, stage_buf, c * 4);
@@ -12157,7 +12321,7 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
                 if (e->be.tiles_write(e->offload_param.pstore, u, stage_buf, (size_t)n * e->plan.csize, &req, err) != ZERO_OK ||
                     e->be.tiles_wait(e->offload_param.pstore, req, err) != ZERO_OK)
                     return err->code;
-            } else if (e->be.copy(e->be.ctx, zero__param_own(e, u), stage_buf, (size_t)n * e->plan.csize, ZERO_STREAM_COMM, err) !=
+            } else if (zero__copy(e, zero__param_own(e, u), stage_buf, (size_t)n * e->plan.csize, ZERO_STREAM_COMM, err) !=
                            ZERO_OK ||
                        zero__sync(e, ZERO_STREAM_COMM, err) != ZERO_OK) {
                 return err->code;
@@ -12170,7 +12334,7 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
         }
         dst = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->buf.m : e->buf.v, u);
         memcpy(stage_buf, vals, sizeof(float) * (size_t)n);
-        if (e->be.copy(e->be.ctx, dst, stage_buf, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK ||
+        if (zero__copy(e, dst, stage_buf, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK ||
             zero__sync(e, ZERO_STREAM_COMM, err) != ZERO_OK)
             return err->code;
     }
@@ -12715,7 +12879,7 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
             src = zero__mom_at(e, what == ZERO_STATE_EXP_AVG ? e->buf.m : e->buf.v, u);
         }
         if (local) {
-            if (e->be.copy(e->be.ctx, tmp_host, zero__at((void *)(uintptr_t)src, in, zero_dtype_size(sdt)),
+            if (zero__copy(e, tmp_host, zero__at((void *)(uintptr_t)src, in, zero_dtype_size(sdt)),
                            (size_t)n * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be) != ZERO_OK ||
                 zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
                 r = zero__ebackend(e, &be, "zero_read_state: copy");
@@ -12729,14 +12893,14 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
             int params = x->frozen || (what == ZERO_STATE_MASTER && zero__master_is_params(e));
             if (params ? e->offload_param.device != ZERO_OFFLOAD_NONE : e->opt.cpu) {
                 void *own = zero__at(tmp_dev, (int64_t)e->plan.rank * x->chunk, es);
-                if (e->be.copy(e->be.ctx, own, src, (size_t)x->chunk * es, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+                if (zero__copy(e, own, src, (size_t)x->chunk * es, ZERO_STREAM_COMM, &be) != ZERO_OK) {
                     r = zero__ebackend(e, &be, "zero_read_state: copy to the device");
                     break;
                 }
                 src = own;
             }
             if (zero__all_gather(e, src, tmp_dev, (size_t)x->chunk, sdt, ZERO_STREAM_COMM, &be) != ZERO_OK ||
-                e->be.copy(e->be.ctx, tmp_host, zero__at(tmp_dev, in, zero_dtype_size(sdt)),
+                zero__copy(e, tmp_host, zero__at(tmp_dev, in, zero_dtype_size(sdt)),
                            (size_t)n * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be) != ZERO_OK ||
                 zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
                 r = zero__ebackend(e, &be, "zero_read_state: all_gather");

@@ -99,7 +99,8 @@
      cuda-alloc          zeroed host tables through ZERO_MALLOC: zero__cuda_calloc
      cuda-status         error text and HINT lines: zero__cuda_hint, zero_cuda_check,
                          zero__nccl_hint, zero_nccl_check
-     cuda-device         zero_cuda_device_query, zero_cuda_build_info
+     cuda-device         zero_cuda_device_query, zero_cuda_build_info,
+                         zero_cuda_pcie_bandwidth
      cuda-kernels        what the kernels compute and how they walk memory; launch
                          geometry and tuning macros (ZERO__CUDA_*)
      cuda-kernel-io      element access: 16-byte loads and stores (zero__cuda_io),
@@ -213,6 +214,15 @@ ZERO_API zero_result zero_cuda_device_query(int device, zero_cuda_device_info *i
    "zero 0.1.0; CUDART_VERSION 13000; NCCL 2.28.9; __CUDA_ARCH_LIST__ 900"
    ("no NCCL" under ZERO_NO_NCCL; the arch part when nvcc defines it). */
 ZERO_API const char *zero_cuda_build_info(void);
+
+/* The PCIe bandwidths of the current device (zero_floor_of's bw.h2d, d2h
+   and duplex, bytes/s; bw.host is left as it was): `bytes` from pinned host
+   memory to the device, back, and both at once on two streams (duplex: the
+   sum over the time both take), each timed with events; one warm-up round,
+   then the median of `reps` (1 to 1000). bytes from 1 MiB to 16 GiB (the
+   default of callers: 256 MiB); its pinned and device buffers (2 x bytes
+   each) are freed before it returns. */
+ZERO_API zero_result zero_cuda_pcie_bandwidth(size_t bytes, int reps, zero_bandwidths *bw, zero_error *err);
 
 /* ---- >>cuda-api-boot: launcher environment and bootstrap ---- */
 
@@ -512,6 +522,99 @@ ZERO__DEF zero_result zero_cuda_device_query(int device, zero_cuda_device_info *
     if (total_bytes > 0) info->total_bytes = total_bytes;
     zero__ok(err);
     return ZERO_OK;
+}
+
+/* Median of n doubles (sorts them). */
+static double zero__cuda_median(double *v, int n) {
+    int i, j;
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return v[n / 2];
+}
+
+ZERO__DEF zero_result zero_cuda_pcie_bandwidth(size_t bytes, int reps, zero_bandwidths *bw, zero_error *err) {
+    static const char fn[] = "zero_cuda_pcie_bandwidth";
+    void *h[2] = {NULL, NULL}, *d[2] = {NULL, NULL};
+    cudaStream_t s[2] = {NULL, NULL};
+    cudaEvent_t ev[4] = {NULL, NULL, NULL, NULL};
+    double *ms = NULL;
+    zero_result r = ZERO_OK;
+    int i, k;
+    if (!bw) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "%s: bw is NULL", fn);
+    if (bytes < ((size_t)1 << 20) || bytes > ((size_t)1 << 34) || reps < 1 || reps > 1000)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "%s: bytes %zu, reps %d: bytes from 1 MiB to 16 GiB, reps from 1 to 1000",
+                          fn, bytes, reps);
+    ms = (double *)ZERO_MALLOC(sizeof(double) * 3 * (size_t)reps);
+    if (!ms) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "%s: %d timings", fn, reps);
+#define ZERO__PCIE_TRY(call) \
+    if (r == ZERO_OK) r = zero_cuda_check((call), #call, __FILE__, __LINE__, err)
+    for (i = 0; i < 2; i++) {
+        ZERO__PCIE_TRY(cudaHostAlloc(&h[i], bytes, cudaHostAllocDefault));
+        ZERO__PCIE_TRY(cudaMalloc(&d[i], bytes));
+        ZERO__PCIE_TRY(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+    }
+    for (i = 0; i < 4; i++) ZERO__PCIE_TRY(cudaEventCreate(&ev[i]));
+    if (r == ZERO_OK) { /* not zeros: the copies move real data */
+        memset(h[0], 0x5A, bytes);
+        memset(h[1], 0xA5, bytes);
+    }
+    ZERO__PCIE_TRY(cudaMemsetAsync(d[0], 0x3C, bytes, s[0]));
+    ZERO__PCIE_TRY(cudaMemsetAsync(d[1], 0xC3, bytes, s[0]));
+    ZERO__PCIE_TRY(cudaStreamSynchronize(s[0]));
+    for (k = -1; k < reps && r == ZERO_OK; k++) {
+        float t[3] = {0, 0, 0};
+        /* to the device alone */
+        ZERO__PCIE_TRY(cudaEventRecord(ev[0], s[0]));
+        ZERO__PCIE_TRY(cudaMemcpyAsync(d[0], h[0], bytes, cudaMemcpyHostToDevice, s[0]));
+        ZERO__PCIE_TRY(cudaEventRecord(ev[1], s[0]));
+        ZERO__PCIE_TRY(cudaEventSynchronize(ev[1]));
+        ZERO__PCIE_TRY(cudaEventElapsedTime(&t[0], ev[0], ev[1]));
+        /* to the host alone */
+        ZERO__PCIE_TRY(cudaEventRecord(ev[0], s[1]));
+        ZERO__PCIE_TRY(cudaMemcpyAsync(h[1], d[1], bytes, cudaMemcpyDeviceToHost, s[1]));
+        ZERO__PCIE_TRY(cudaEventRecord(ev[1], s[1]));
+        ZERO__PCIE_TRY(cudaEventSynchronize(ev[1]));
+        ZERO__PCIE_TRY(cudaEventElapsedTime(&t[1], ev[0], ev[1]));
+        /* both at once: from a common start to the later end */
+        ZERO__PCIE_TRY(cudaEventRecord(ev[0], s[0]));
+        ZERO__PCIE_TRY(cudaStreamWaitEvent(s[1], ev[0], 0));
+        ZERO__PCIE_TRY(cudaMemcpyAsync(d[0], h[0], bytes, cudaMemcpyHostToDevice, s[0]));
+        ZERO__PCIE_TRY(cudaMemcpyAsync(h[1], d[1], bytes, cudaMemcpyDeviceToHost, s[1]));
+        ZERO__PCIE_TRY(cudaEventRecord(ev[2], s[1]));
+        ZERO__PCIE_TRY(cudaStreamWaitEvent(s[0], ev[2], 0));
+        ZERO__PCIE_TRY(cudaEventRecord(ev[3], s[0]));
+        ZERO__PCIE_TRY(cudaEventSynchronize(ev[3]));
+        ZERO__PCIE_TRY(cudaEventElapsedTime(&t[2], ev[0], ev[3]));
+        if (k >= 0)
+            for (i = 0; i < 3; i++) ms[i * reps + k] = t[i];
+    }
+    if (r == ZERO_OK) {
+        double m[3];
+        for (i = 0; i < 3; i++) m[i] = zero__cuda_median(ms + (size_t)i * reps, reps);
+        if (!(m[0] > 0 && m[1] > 0 && m[2] > 0)) {
+            r = zero__fail(err, ZERO_MSG_CUDA_CALL, NULL, 0, 0, "%s: a copy of %zu bytes timed %.4g / %.4g / %.4g ms", fn,
+                           bytes, m[0], m[1], m[2]);
+        } else {
+            bw->h2d = (double)bytes / (m[0] * 1e-3);
+            bw->d2h = (double)bytes / (m[1] * 1e-3);
+            bw->duplex = 2.0 * (double)bytes / (m[2] * 1e-3);
+        }
+    }
+#undef ZERO__PCIE_TRY
+    for (i = 0; i < 4; i++)
+        if (ev[i]) cudaEventDestroy(ev[i]);
+    for (i = 0; i < 2; i++) {
+        if (s[i]) cudaStreamDestroy(s[i]);
+        if (d[i]) cudaFree(d[i]);
+        if (h[i]) cudaFreeHost(h[i]);
+    }
+    ZERO_FREE(ms);
+    if (r == ZERO_OK) zero__ok(err);
+    return r;
 }
 
 ZERO__DEF const char *zero_cuda_build_info(void) {

@@ -102,7 +102,8 @@
                           zero_cpu_simd_level, zero_simd_level_name
      offload-api-threads  zero_cpu_threads
      offload-api-pool     zero_cpu_pool_create, _destroy, _threads, _run
-     offload-api-adam     zero_cpu_adam, zero_cpu_adam_at, zero_offload_backend
+     offload-api-adam     zero_cpu_adam, zero_cpu_adam_at, zero_offload_backend,
+                          zero_cpu_memory_bandwidth
      offload-api-nvme     zero_nvme_open, _close, _write, _read, _write_async,
                           _read_async, zero_nvme_wait
    implementation (ZERO_IMPLEMENTATION)
@@ -116,6 +117,8 @@
      offload-simd         the AVX2 and AVX-512 paths: zero__cpu_adam_avx2, _avx512
      offload-dispatch     checks, then segments spread over the pool:
                           zero_cpu_adam_at, zero_cpu_adam, zero__cpu_adam_task
+     offload-bandwidth    the host's memory bandwidth in Adam's pattern:
+                          zero_cpu_memory_bandwidth, zero__bw_task
      offload-nvme         the tile store's file layout and I/O rules, O_DIRECT,
                           limits
      offload-hash         the tiles' checksum: zero__nvme_hash
@@ -220,6 +223,18 @@ ZERO_API zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level l
    "nvme" with the SIMD, multi-threaded CPU Adam. *out and the pool must
    outlive the engine. */
 ZERO_API void zero_offload_backend(const zero_backend *base, zero_cpu_pool *pool, zero_backend *out);
+
+/* The host's memory bandwidth in the CPU Adam's pattern (zero_floor_of's
+   bw.host, bytes/s): four fp32 arrays of n elements, one read and three read
+   and written in place, one multiply-add each (28 bytes an element, the
+   Adam's with a 16-bit gradient and parameter), on the SIMD path of
+   zero_cpu_simd_level, in zero_cpu_adam's pieces over `pool` (NULL: the
+   calling thread), with its software prefetch. One warm-up pass, then the
+   median of `reps` passes (1 to 1000). n must exceed the caches to measure
+   memory (the default of callers: 1 << 27, 2 GiB); the buffers come from
+   ZERO_MALLOC and are freed before it returns. */
+ZERO_API zero_result zero_cpu_memory_bandwidth(zero_cpu_pool *pool, int64_t n, int reps, double *bytes_per_s,
+                                               zero_error *err);
 
 /* ---- >>offload-api-nvme: NVMe tile store ---- */
 
@@ -1098,6 +1113,127 @@ ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level 
 ZERO__DEF zero_result zero_cpu_adam(const zero_adam_args *a, zero_cpu_pool *pool, zero_error *err) {
     if (!a) return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_cpu_adam", 0, 0, "args is NULL");
     return zero_cpu_adam_at(a, zero_cpu_simd_level(NULL), pool, err);
+}
+
+/* ---- >>offload-bandwidth: the host's memory bandwidth in the CPU Adam's pattern ----
+
+   Each element: x = s g; a += x; b += x; c += x (g read; a, b, c read and
+   written in place): Adam's streams without its arithmetic, so the time is
+   the memory's. Cached stores and the 1 KB software prefetch, as
+   zero_cpu_adam by default. */
+
+typedef struct zero__bw_ctx {
+    float *a, *b, *c;
+    const float *g;
+    zero_simd_level level;
+} zero__bw_ctx;
+
+static void zero__bw_scalar(float *a, float *b, float *c, const float *g, int64_t i, int64_t e) {
+    for (; i < e; i++) {
+        float x = 0.5f * g[i];
+        a[i] += x;
+        b[i] += x;
+        c[i] += x;
+    }
+}
+
+#ifdef ZERO__CPU_SIMD_X86
+#  define ZERO__BW_PREFETCH(i)                                          \
+    _mm_prefetch((const char *)(a + (i) + 256), _MM_HINT_T0);           \
+    _mm_prefetch((const char *)(b + (i) + 256), _MM_HINT_T0);           \
+    _mm_prefetch((const char *)(c + (i) + 256), _MM_HINT_T0);           \
+    _mm_prefetch((const char *)(g + (i) + 256), _MM_HINT_T0)
+static ZERO__TARGET_AVX512 void zero__bw_avx512(float *a, float *b, float *c, const float *g, int64_t i, int64_t e) {
+    const __m512 s = _mm512_set1_ps(0.5f);
+    for (; i + 16 <= e; i += 16) {
+        __m512 x;
+        ZERO__BW_PREFETCH(i);
+        x = _mm512_mul_ps(s, _mm512_loadu_ps(g + i));
+        _mm512_storeu_ps(a + i, _mm512_add_ps(_mm512_loadu_ps(a + i), x));
+        _mm512_storeu_ps(b + i, _mm512_add_ps(_mm512_loadu_ps(b + i), x));
+        _mm512_storeu_ps(c + i, _mm512_add_ps(_mm512_loadu_ps(c + i), x));
+    }
+    zero__bw_scalar(a, b, c, g, i, e);
+}
+static ZERO__TARGET_AVX2 void zero__bw_avx2(float *a, float *b, float *c, const float *g, int64_t i, int64_t e) {
+    const __m256 s = _mm256_set1_ps(0.5f);
+    for (; i + 8 <= e; i += 8) {
+        __m256 x;
+        ZERO__BW_PREFETCH(i);
+        x = _mm256_mul_ps(s, _mm256_loadu_ps(g + i));
+        _mm256_storeu_ps(a + i, _mm256_add_ps(_mm256_loadu_ps(a + i), x));
+        _mm256_storeu_ps(b + i, _mm256_add_ps(_mm256_loadu_ps(b + i), x));
+        _mm256_storeu_ps(c + i, _mm256_add_ps(_mm256_loadu_ps(c + i), x));
+    }
+    zero__bw_scalar(a, b, c, g, i, e);
+}
+#  undef ZERO__BW_PREFETCH
+#endif
+
+static void zero__bw_task(void *arg, int64_t begin, int64_t end, int thread) {
+    const zero__bw_ctx *x = (const zero__bw_ctx *)arg;
+    (void)thread;
+#ifdef ZERO__CPU_SIMD_X86
+    if (x->level == ZERO_SIMD_AVX512) {
+        zero__bw_avx512(x->a, x->b, x->c, x->g, begin, end);
+        return;
+    }
+    if (x->level == ZERO_SIMD_AVX2) {
+        zero__bw_avx2(x->a, x->b, x->c, x->g, begin, end);
+        return;
+    }
+#endif
+    zero__bw_scalar(x->a, x->b, x->c, x->g, begin, end);
+}
+
+static int zero__bw_cmp(const void *p, const void *q) {
+    double a = *(const double *)p, b = *(const double *)q;
+    return a < b ? -1 : a > b;
+}
+
+ZERO__DEF zero_result zero_cpu_memory_bandwidth(zero_cpu_pool *pool, int64_t n, int reps, double *bytes_per_s,
+                                                zero_error *err) {
+    static const char fn[] = "zero_cpu_memory_bandwidth";
+    zero__bw_ctx x;
+    float *buf;
+    double *secs;
+    int64_t i;
+    int k;
+    zero_result r = ZERO_OK;
+    if (bytes_per_s) *bytes_per_s = 0;
+    if (!bytes_per_s) return zero__fail(err, ZERO_MSG_NULL_ARG, fn, 0, 0, "bytes_per_s is NULL");
+    if (n < 64 || n > ((int64_t)1 << 40) || reps < 1 || reps > 1000)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, fn, 0, 0, "n = %lld, reps = %d: n from 64 to 2^40, reps from 1 to 1000",
+                          (long long)n, reps);
+    buf = (float *)ZERO_MALLOC(sizeof(float) * 4 * (size_t)n);
+    secs = (double *)ZERO_MALLOC(sizeof(double) * (size_t)reps);
+    if (!buf || !secs) {
+        ZERO_FREE(buf);
+        ZERO_FREE(secs);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, fn, 0, 0, "4 x %lld floats (%.2f GiB)", (long long)n,
+                          16.0 * (double)n / 1073741824.0);
+    }
+    x.a = buf;
+    x.b = buf + n;
+    x.c = buf + 2 * n;
+    x.g = buf + 3 * n;
+    x.level = zero_cpu_simd_level(NULL);
+    for (i = 0; i < 4 * n; i++) buf[i] = (float)(i % 1021) * 1e-3f; /* not zeros; every page touched */
+    for (k = -1; k < reps && r == ZERO_OK; k++) {
+        struct timespec t0, t1;
+        timespec_get(&t0, TIME_UTC);
+        r = zero_cpu_pool_run(pool, zero__bw_task, &x, n, 32768, err);
+        timespec_get(&t1, TIME_UTC);
+        if (k >= 0) secs[k] = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    }
+    if (r == ZERO_OK) {
+        qsort(secs, (size_t)reps, sizeof *secs, zero__bw_cmp);
+        *bytes_per_s = secs[reps / 2] > 0 ? 28.0 * (double)n / secs[reps / 2] : 0;
+        zero__ok(err);
+    }
+    ZERO_FREE(buf);
+    ZERO_FREE(secs);
+    return r;
 }
 
 /* ---- >>offload-nvme: the NVMe tile store's layout and I/O rules ----

@@ -759,6 +759,17 @@ int main() {
     printf("adam: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
 
     test_misuse(dout, scratch);
+    {   // the PCIe probe behind zero_floor_of: finite, positive, and the copies it timed really moved bytes
+        // (below 1 GB/s no PCIe link of a CUDA GPU runs; both ways at once take no less than one direction)
+        zero_bandwidths bw = {0, 0, 0, 12345.0};
+        zero_error err;
+        CHECK(zero_cuda_pcie_bandwidth((size_t)(quick ? 4 : 64) << 20, 3, &bw, &err) == ZERO_OK);
+        CHECK(std::isfinite(bw.h2d) && bw.h2d > 1e9 && std::isfinite(bw.d2h) && bw.d2h > 1e9);
+        CHECK(std::isfinite(bw.duplex) && bw.duplex > 1e9 && bw.duplex < 2.2 * std::max(bw.h2d, bw.d2h));
+        CHECK(bw.host == 12345.0);  // left as it was
+        printf("pcie: %.1f GB/s to the device, %.1f to the host, %.1f both ways\n", bw.h2d / 1e9, bw.d2h / 1e9,
+               bw.duplex / 1e9);
+    }
     if (!quick) {
         test_large(dout, scratch);
         bench();

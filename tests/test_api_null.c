@@ -132,6 +132,13 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     CHECK(zero_set_lr(NULL, 1e-3) == ZERO_ERR_INVALID_ARG && zero_set_betas(NULL, 0.9, 0.99) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_grad_norm(NULL, &n) == ZERO_ERR_INVALID_ARG && zero_flush(NULL) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_all_reduce_scalars(NULL, &v, 1, ZERO_OP_SUM) == ZERO_ERR_INVALID_ARG);
+    {
+        zero_bandwidths bw = {1, 1, 0, 1};
+        zero_floor fl;
+        memset(&in, 0, sizeof in);
+        fl.floor_ms = 7;
+        CHECK(zero_floor_of(NULL, &in, &bw, &fl) == ZERO_ERR_INVALID_ARG && fl.floor_ms == 0);
+    }
     NAMED(zero_save(NULL, "/tmp/x", &err), "zero_save", "e");
     NAMED(zero_load(NULL, "/tmp/x", &err), "zero_load", "e");
     NAMED(zero_export_safetensors(NULL, "/tmp/x.safetensors", ZERO_DTYPE_FP32, &err), "zero_export_safetensors", "e");
@@ -145,6 +152,14 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     CHECK(zero_engine_create(&e, &c, ts, 2, b, &err) == ZERO_OK);
     if (!e) return ZERO_ERR_STATE;
     ENAMED(e, zero_grad_norm(e, NULL), "zero_grad_norm", "norm");
+    {
+        zero_bandwidths bw = {1, 1, 0, 1};
+        zero_floor fl;
+        memset(&in, 0, sizeof in);
+        ENAMED(e, zero_floor_of(e, NULL, &bw, &fl), "zero_floor_of", "info");
+        ENAMED(e, zero_floor_of(e, &in, NULL, &fl), "zero_floor_of", "bw");
+        ENAMED(e, zero_floor_of(e, &in, &bw, NULL), "zero_floor_of", "out");
+    }
     ENAMED(e, zero_all_reduce_scalars(e, NULL, 1, ZERO_OP_SUM), "zero_all_reduce_scalars", "vals");
     ENAMED(e, zero_read_state(e, 0, ZERO_STATE_MASTER, 0, 4, NULL), "zero_read_state", "out");
     NAMED(zero_save(e, NULL, &err), "zero_save", "dir");
@@ -221,6 +236,7 @@ static void test_offload(void) {
     CHECK(zero_cpu_pool_threads(NULL) == 1);
     NAMED(zero_cpu_adam(NULL, pool, &err), "zero_cpu_adam", "args");
     NAMED(zero_cpu_adam_at(NULL, ZERO_SIMD_SCALAR, pool, &err), "zero_cpu_adam_at", "args");
+    NAMED(zero_cpu_memory_bandwidth(pool, 64, 1, NULL, &err), "zero_cpu_memory_bandwidth", "bytes_per_s");
     zero_cpu_pool_destroy(pool);
     zero_cpu_pool_destroy(NULL);
     NAMED(zero_nvme_open(NULL, dir, "apinull", 0, 64, NULL, &err), "zero_nvme_open", "out");

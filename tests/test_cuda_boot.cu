@@ -895,6 +895,16 @@ static void test_api_null() {
     CHECK_STR_CONTAINS(err.msg, "zero_cuda_launch_local: exit_code is NULL");
     CHECK(zero_cuda_device_query(0, NULL, &err) == ZERO_ERR_INVALID_ARG);
     CHECK_STR_CONTAINS(err.msg, "zero_cuda_device_query: info is NULL");
+    CHECK(zero_cuda_pcie_bandwidth((size_t)1 << 20, 1, NULL, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_NULL_ARG);
+    CHECK_STR_CONTAINS(err.msg, "zero_cuda_pcie_bandwidth: bw is NULL");
+    {
+        zero_bandwidths bw = {0, 0, 0, 0};
+        /* arguments are checked before any CUDA call: these fail the same with or without a GPU */
+        CHECK(zero_cuda_pcie_bandwidth(1000, 1, &bw, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_BAD_ARG);
+        CHECK(zero_cuda_pcie_bandwidth((size_t)1 << 20, 0, &bw, &err) == ZERO_ERR_INVALID_ARG);
+        CHECK(zero_cuda_pcie_bandwidth((size_t)1 << 20, 1001, &bw, &err) == ZERO_ERR_INVALID_ARG);
+        CHECK(bw.h2d == 0 && bw.d2h == 0 && bw.duplex == 0);
+    }
     CHECK(zero_cuda_backend_init(NULL, NULL, &err) == ZERO_ERR_INVALID_ARG);
     CHECK_STR_CONTAINS(err.msg, "zero_cuda_backend_init: out is NULL");
     CHECK(zero_cuda_backend(c) == NULL && zero_cuda_stream(c) == NULL && zero_cuda_comm_stream(c) == NULL &&

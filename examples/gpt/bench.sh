@@ -16,7 +16,9 @@
 #                                     seed's offload recipe (GPT-2 XL, T 128, micro-batch 16, fp16,
 #                                     ZeRO-3 + optimizer and parameter offload to the CPU), ZeRO-2 +
 #                                     optimizer offload, and ZeRO-2 / ZeRO-3 without offload (T 1024,
-#                                     bf16, micro-batch 8); needs deepspeed importable
+#                                     bf16, micro-batch 8); needs deepspeed importable. Each zero offload
+#                                     run prints its floor (zero_floor_of) beside its median step
+#   sh examples/gpt/bench.sh offload-recipes   only the offload recipes of `offload` (zero and DeepSpeed)
 set -u
 what=${1:-two}
 B=${BUILD:-build}
@@ -32,7 +34,7 @@ run() { # NAME ARGS...: one run of gpt, its output in $DIR/NAME.log
     name=$1; shift
     echo "== $name: $*"
     "$@" >"$DIR/$name.log" 2>&1 || { echo "   (exit $?)"; rc=1; }
-    grep -E "^(summary|find-max|gpt:|memory)" "$DIR/$name.log" | sed 's/^/   /'
+    grep -E "^(summary|find-max|gpt:|memory|floor:)" "$DIR/$name.log" | sed 's/^/   /'
     grep -iE "error|fail|hint" "$DIR/$name.log" | head -5 | sed 's/^/   /'
 }
 
@@ -47,6 +49,11 @@ ds() { # NAME ARGS...: one run of the DeepSpeed baseline, its output in $DIR/NAM
 }
 
 offload() { # zero and DeepSpeed on one GPU, the same model, data and step
+    offload_recipes
+    no_offload
+}
+
+offload_recipes() { # the seed's recipe and ZeRO-2 + optimizer offload: zero (with its floor) and DeepSpeed
     SEED="--preset 1.5B --seq 128 --batch 16 --dtype fp16"
     run seed_zero $G $SEED --synthetic --stage 3 --offload-optimizer cpu --offload-param cpu --steps 10 --warmup 3 \
         --print-every 5 --metrics "$DIR/seed_zero.jsonl"
@@ -55,6 +62,14 @@ offload() { # zero and DeepSpeed on one GPU, the same model, data and step
     run z2off_zero $G $SEED --synthetic --stage 2 --offload-optimizer cpu --steps 10 --warmup 3 --print-every 5 \
         --metrics "$DIR/z2off_zero.jsonl"
     ds z2off_ds $SEED --stage 2 --offload-optimizer cpu --steps 6 --warmup 2
+    # the same with zero's delayed parameter update (the CPU Adam of step t beside step t+1's forward and backward)
+    printf '{"train_micro_batch_size_per_gpu":16,"zero_optimization":{"offload_optimizer":{"device":"cpu","delayed_param_update":true}}}\n' \
+        >"$DIR/z2dpu.json"
+    run z2dpu_zero $G $SEED --synthetic --stage 2 --config "$DIR/z2dpu.json" --steps 10 --warmup 3 --print-every 5 \
+        --metrics "$DIR/z2dpu_zero.jsonl"
+}
+
+no_offload() { # GPT-2 XL, T 1024, micro-batch 8, bf16: zero, DeepSpeed and FSDP2 without offload
     for s in 2 3; do
         run "xl8_zero_stage$s" $G $XL --stage $s --batch 8 --steps 10 --warmup 3 --print-every 5 \
             --metrics "$DIR/xl8_zero_stage$s.jsonl"
@@ -118,6 +133,7 @@ four) # scaling on 4 GPUs: GPT-2 XL, micro-batch 8 per GPU, 1 GPU then 4
     ;;
 stages) stages ;;
 offload) offload ;;
+offload-recipes) offload_recipes ;;
 plots) plots ;;
 two)
     # side by side with PyTorch FSDP2: GPT-2 XL, T 1024, bf16, micro-batch 16, 2 GPUs
@@ -145,6 +161,6 @@ two)
     stages
     plots
     ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|offload|plots" >&2; exit 2 ;;
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|offload|offload-recipes|plots" >&2; exit 2 ;;
 esac
 exit $rc

@@ -422,7 +422,55 @@ typedef struct run_state {
     double peak; /* FLOP/s, 0: unknown */
     double flops_tok;
     int64_t params;
+    zero_step_info *last; /* the last step's report (its byte counts price the floor) */
 } run_state;
+
+/* With offload: the step's floor (zero_floor_of) from this run's byte counts
+   and the bandwidths measured now (PCIe of this GPU; host memory with the
+   CPU Adam's pool, shared by the ranks on this host), beside the median step. */
+static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
+    const world_ctx *w = s->w;
+    const zero_step_info *in = s->last;
+    const zero_dist_env *env = zero_cuda_env(w->cuda);
+    int local = env && env->local_world > 0 ? env->local_world : 1;
+    zero_bandwidths bw;
+    zero_floor f;
+    zero_error err;
+    double host = 0, gb = 1e9;
+    memset(&bw, 0, sizeof bw);
+    if (zero_cuda_pcie_bandwidth((size_t)256 << 20, 7, &bw, &err) != ZERO_OK ||
+        zero_cpu_memory_bandwidth(w->pool, (int64_t)1 << 27, 7, &host, &err) != ZERO_OK) {
+        fprintf(stderr, "gpt: the floor was not measured: %s\n", err.msg);
+        return;
+    }
+    bw.host = host / local;
+    if (zero_floor_of(e, in, &bw, &f) != ZERO_OK) {
+        fprintf(stderr, "gpt: the floor: %s\n", zero_engine_error(e)->msg);
+        return;
+    }
+    printf("floor: bytes per step: forward %.3g GB to the GPU | backward %.3g GB to the GPU, %.3g GB to the host | step "
+           "%.3g GB to the GPU, %.3g GB to the host | CPU Adam %.3g GB of host memory\n",
+           in->bytes_to_device[ZERO_XFER_FORWARD] / gb, in->bytes_to_device[ZERO_XFER_BACKWARD] / gb,
+           in->bytes_to_host[ZERO_XFER_BACKWARD] / gb, in->bytes_to_device[ZERO_XFER_STEP] / gb,
+           in->bytes_to_host[ZERO_XFER_STEP] / gb, in->cpu_adam_bytes / gb);
+    printf("floor: measured now: PCIe %.1f GB/s to the GPU, %.1f to the host, %.1f both ways | host memory %.1f GB/s "
+           "(%d threads%s)\n",
+           bw.h2d / gb, bw.d2h / gb, bw.duplex / gb, host / gb, zero_cpu_pool_threads(w->pool),
+           local > 1 ? ", shared by this host's ranks" : "");
+    printf("floor: %s schedule: copies forward %.1f + backward %.1f + step %.1f ms, CPU Adam %.1f ms -> floor %.1f ms | "
+           "median step %.1f ms = %.2fx the floor\n",
+           f.schedule, f.copy_ms[ZERO_XFER_FORWARD], f.copy_ms[ZERO_XFER_BACKWARD], f.copy_ms[ZERO_XFER_STEP], f.adam_ms,
+           f.floor_ms, med_ms, f.floor_ms > 0 ? med_ms / f.floor_ms : 0.0);
+    if (s->jsonl)
+        fprintf(s->jsonl,
+                "{\"event\":\"floor\",\"schedule\":\"%s\",\"floor_ms\":%.3f,\"median_step_ms\":%.3f,\"copy_ms\":[%.3f,%.3f,%.3f],"
+                "\"adam_ms\":%.3f,\"bytes_to_device\":[%lld,%lld,%lld],\"bytes_to_host\":[%lld,%lld,%lld],"
+                "\"cpu_adam_bytes\":%lld,\"h2d_gbps\":%.3f,\"d2h_gbps\":%.3f,\"duplex_gbps\":%.3f,\"host_gbps\":%.3f}\n",
+                f.schedule, f.floor_ms, med_ms, f.copy_ms[0], f.copy_ms[1], f.copy_ms[2], f.adam_ms,
+                (long long)in->bytes_to_device[0], (long long)in->bytes_to_device[1], (long long)in->bytes_to_device[2],
+                (long long)in->bytes_to_host[0], (long long)in->bytes_to_host[1], (long long)in->bytes_to_host[2],
+                (long long)in->cpu_adam_bytes, bw.h2d / gb, bw.d2h / gb, bw.duplex / gb, bw.host / gb);
+}
 
 /* steps [first, first + n) of training at micro-batch B (the timed run, or
    a trial of --find-max-batch with report 0). Returns ZERO_OK or the error. */
@@ -477,6 +525,7 @@ static zero_result train(const run_state *s, zero_engine *e, gpt_acts<T> *a, int
             *err = *zero_engine_error(e);
             goto out;
         }
+        if (s->last) *s->last = info;
         cudaEventRecord(ev[i + 1], w->stream);
         if (!report) continue;
         if (i + 1 != n && (step + 1) % every) continue;
@@ -742,6 +791,7 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
                     gpt_attention_flop_share(&o->d));
     }
     gpt_acts_free<T>(&a);
+    if (w->rank == 0 && !step_ms.empty() && s->last && w->pool) print_floor(s, e, step_ms[step_ms.size() / 2]);
     if (s->eval) {
         if (zero_flush(e) != ZERO_OK) { /* delayed_param_update: the last step's weights onto the device */
             fprintf(stderr, "gpt: rank %d: zero_flush: %s\n", w->rank, zero_engine_error(e)->msg);
@@ -817,6 +867,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> names;
     init_ctx ic;
     run_state s;
+    zero_step_info last_info;
     int rc = 1, code = -1, parsed;
     zero_dtype dt;
 
@@ -824,6 +875,7 @@ int main(int argc, char **argv) {
     memset(&w, 0, sizeof w);
     memset(&err, 0, sizeof err);
     memset(&s, 0, sizeof s);
+    memset(&last_info, 0, sizeof last_info);
     memset(&data, 0, sizeof data);
     memset(&evtok, 0, sizeof evtok);
     if ((parsed = parse_args(argc, argv, &o)) != 0) {
@@ -900,6 +952,7 @@ int main(int argc, char **argv) {
     s.eval = o.eval ? &evtok : NULL;
     s.params = gpt_n_params(&o.d);
     s.flops_tok = gpt_flops_per_token(&o.d);
+    s.last = &last_info;
     s.peak = o.peak_tflops > 0 ? o.peak_tflops * 1e12
              : (strstr(w.gpu, "H100") || strstr(w.gpu, "H200"))
                  ? (dt == ZERO_DTYPE_FP32 ? (o.tf32 ? 494.7e12 : 66.9e12) : 989.4e12)
