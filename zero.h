@@ -1095,9 +1095,11 @@ typedef struct zero_step_info {
        CPU stepped them in zero_step */
     int64_t cpu_units_early;
     int skipped_by_program;/* 1: zero_skip_step skipped it (applied 0, the norm finite) */
-    /* What crossed PCIe for this step on this rank, bytes, by phase: copies
-       between host memory (pinned or not) and the device that the engine
-       issued (what zero_floor_of prices) */
+    /* What crossed PCIe for this step on this rank, bytes, by phase: the
+       copies the engine issued between its host memory (pinned or not) and
+       device memory (what zero_floor_of prices). The reads and writes of
+       zero_read_state, zero_save, zero_load and the export between steps
+       are not counted. */
     int64_t bytes_to_device[ZERO_XFER_PHASE_COUNT];
     int64_t bytes_to_host[ZERO_XFER_PHASE_COUNT];
     /* offload_optimizer: the host memory the CPU Adam of this step reads
@@ -7620,7 +7622,8 @@ typedef struct zero__delayed { /* offload_optimizer.delayed_param_update, and th
 typedef struct zero__xfer { /* the step's copies between host and device (zero_step_info) */
     int phase;                                    /* ZERO_XFER_*: where the program is in the step */
     int64_t to_dev[ZERO_XFER_PHASE_COUNT], to_host[ZERO_XFER_PHASE_COUNT];
-    uintptr_t *lo, *hi;                           /* the engine's host allocations (pinned or not) */
+    uintptr_t *lo, *hi;                           /* the engine's allocations */
+    unsigned char *dev;                           /* ... 1: device memory, 0: host (pinned or not) */
     int n, cap;
 } zero__xfer;
 
@@ -7819,43 +7822,50 @@ static zero_result zero__ealloc(zero_engine *e, zero_mem_category cat, zero_mem_
         return e->err.code;
     }
     e->mem.allocated[kind] += bytes;
-    if (kind != ZERO_MEM_DEVICE) { /* a host range: copies to or from it cross PCIe */
+    { /* its range and kind: zero__copy counts what crosses between host and device */
         zero__xfer *x = &e->xfer;
         if (x->n == x->cap) {
             int cap = x->cap ? 2 * x->cap : 32;
             uintptr_t *lo = (uintptr_t *)ZERO_REALLOC(x->lo, sizeof(uintptr_t) * (size_t)cap);
             uintptr_t *hi = lo ? (uintptr_t *)ZERO_REALLOC(x->hi, sizeof(uintptr_t) * (size_t)cap) : NULL;
+            unsigned char *dev = hi ? (unsigned char *)ZERO_REALLOC(x->dev, (size_t)cap) : NULL;
             if (lo) x->lo = lo;
-            if (!lo || !hi) {
+            if (hi) x->hi = hi;
+            if (!lo || !hi || !dev) {
                 e->be.free(e->be.ctx, kind, *out);
                 e->mem.allocated[kind] -= bytes;
                 *out = NULL;
-                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "%s: the table of host buffers", what);
+                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "%s: the table of allocations", what);
             }
-            x->hi = hi;
+            x->dev = dev;
             x->cap = cap;
         }
         x->lo[x->n] = (uintptr_t)*out;
-        x->hi[x->n++] = (uintptr_t)*out + bytes;
+        x->hi[x->n] = (uintptr_t)*out + bytes;
+        x->dev[x->n++] = kind == ZERO_MEM_DEVICE;
     }
     return ZERO_OK;
 }
 
-/* Whether p lies in host memory the engine allocated. */
-static int zero__in_host(const zero_engine *e, const void *p) {
+/* Where p lies: 1 in device memory the engine allocated, 0 in its host
+   memory (pinned or not), -1 elsewhere (the program's memory, temporary
+   buffers). */
+static int zero__mem_side(const zero_engine *e, const void *p) {
     uintptr_t a = (uintptr_t)p;
     int i;
     for (i = 0; i < e->xfer.n; i++)
-        if (a >= e->xfer.lo[i] && a < e->xfer.hi[i]) return 1;
-    return 0;
+        if (a >= e->xfer.lo[i] && a < e->xfer.hi[i]) return e->xfer.dev[i];
+    return -1;
 }
 
-/* The backend's copy, counted by direction and phase when it crosses
-   between the engine's host memory and the device. */
+/* The backend's copy, counted by direction and phase when it goes between
+   the engine's host memory and its device memory (the program's tensors
+   are device memory: a copy between them and engine host memory counts
+   too). Host-to-host copies (temporary buffers at create) do not. */
 static zero_result zero__copy(zero_engine *e, void *dst, const void *src, size_t bytes, zero_stream_id s, zero_error *err) {
-    int hd = zero__in_host(e, dst), hs = zero__in_host(e, src);
-    if (hd && !hs) e->xfer.to_host[e->xfer.phase] += (int64_t)bytes;
-    if (hs && !hd) e->xfer.to_dev[e->xfer.phase] += (int64_t)bytes;
+    int sd = zero__mem_side(e, dst), ss = zero__mem_side(e, src);
+    if (sd == 0 && (ss == 1 || (ss < 0 && e->plan.ext))) e->xfer.to_host[e->xfer.phase] += (int64_t)bytes;
+    if (ss == 0 && (sd == 1 || (sd < 0 && e->plan.ext))) e->xfer.to_dev[e->xfer.phase] += (int64_t)bytes;
     return e->be.copy(e->be.ctx, dst, src, bytes, s, err);
 }
 
@@ -9671,6 +9681,7 @@ static void zero__engine_free(zero_engine *e) {
     zero__free_tables(e);
     ZERO_FREE(e->xfer.lo);
     ZERO_FREE(e->xfer.hi);
+    ZERO_FREE(e->xfer.dev);
     zero_layout_destroy(e->plan.layout);
     ZERO_FREE(e);
 }
