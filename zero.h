@@ -607,6 +607,13 @@ typedef struct zero_config {
                              unit's CPU Adam during the backward; 0 keeps it until
                              zero_step, so that the program may still read
                              zero_grad_norm and zero_skip_step. Set in code only. */
+    int overlap_cpu_step; /* stage 3 with offload_param and offload_optimizer "cpu" and the
+                             CPU Adam in zero_step: 1 (default) steps the persistent
+                             units, then returns and leaves the other units' CPU Adam to
+                             the engine's thread, in the order the next forward fetches
+                             them; each zero_fetch waits for its units (the same
+                             arithmetic, not a stale step). 0: zero_step does all of it.
+                             Set in code only. */
     int world_size;       /* set by zero_config_resolve; 0 before */
     int resolved;         /* set by zero_config_resolve */
     zero_logger log;      /* where warnings and info go */
@@ -1095,6 +1102,9 @@ typedef struct zero_step_info {
        CPU stepped them in zero_step */
     int64_t cpu_units_early;
     int skipped_by_program;/* 1: zero_skip_step skipped it (applied 0, the norm finite) */
+    /* cfg.overlap_cpu_step: units whose CPU Adam zero_step left to the
+       engine's thread, to finish beside the next forward (0: none) */
+    int64_t cpu_units_overlapped;
     /* What crossed PCIe for this step on this rank, bytes, by phase: the
        copies the engine issued between its host memory (pinned or not) and
        device memory (what zero_floor_of prices). The reads and writes of
@@ -2862,6 +2872,7 @@ ZERO__DEF zero_config zero_config_default(void) {
 
     snprintf(c.jsonl_monitor.job_name, sizeof c.jsonl_monitor.job_name, "zero");
     c.early_cpu_step = 1;
+    c.overlap_cpu_step = 1;
 
     c.log.fn = NULL;
     c.log.user = NULL;
@@ -7566,6 +7577,12 @@ typedef struct zero__opt_place { /* optimizer placement, chosen once at create *
     int early, early_armed, early_closed;
     int *early_queue, early_head, early_tail;
     zero_event **grad_on_host;
+    /* the overlapped CPU step (cfg.overlap_cpu_step): zero_step hands the
+       units of trail_order (the next forward's fetch order) to the thread;
+       trail_done of them are stepped (under dpu.mu); trail_pos[u] is u's
+       place in the order (-1: not in it) */
+    int trail, trail_armed, trail_n, trail_done;
+    int *trail_order, *trail_pos;
 } zero__opt_place;
 
 typedef struct zero__nvme_tiles { /* offload_optimizer "nvme" */
@@ -8586,6 +8603,8 @@ static int64_t zero__pool_resident(const zero_engine *e) {
     return n;
 }
 
+static zero_result zero__trail_wait(zero_engine *e, int u); /* (engine-thread) */
+
 static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
     const zero_layout *l = e->plan.layout;
     int u;
@@ -8612,6 +8631,8 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
                     return zero__ebackend(e, &fail, "stage-3 fetch: NVMe read of a parameter tile");
                 send = e->offload_param.pbuf[b];
                 e->offload_param.pbuf_copying[b] = 1;
+            } else if ((r = zero__trail_wait(e, u)) != ZERO_OK) { /* the overlapped step's Adam of u first */
+                return r;
             }
             ZERO__TRY_BE(e, "stage-3 fetch: parameters from the host",
                          zero__copy(e, own, send, (size_t)x->chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
@@ -9571,6 +9592,13 @@ static zero_result zero__alloc_staging(zero_engine *e, const zero__sizes *zs) {
         }
         if ((r = zero__thread_sync_init(e)) != ZERO_OK) return r;
     }
+    if (e->opt.trail) {
+        e->opt.trail_order = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
+        e->opt.trail_pos = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
+        if (!e->opt.trail_order || !e->opt.trail_pos)
+            return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: overlapped step tables");
+        if ((r = zero__thread_sync_init(e)) != ZERO_OK) return r;
+    }
     return ZERO_OK;
 }
 
@@ -9597,6 +9625,8 @@ static void zero__free_staging(zero_engine *e) {
             if (e->opt.grad_on_host[k]) e->be.event_destroy(e->be.ctx, e->opt.grad_on_host[k]);
     ZERO_FREE(e->opt.grad_on_host);
     ZERO_FREE(e->opt.early_queue);
+    ZERO_FREE(e->opt.trail_order);
+    ZERO_FREE(e->opt.trail_pos);
 }
 
 /* The norm statistics (device, and pinned on the host so that the copy to it
@@ -9928,6 +9958,9 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
                be->event_sync && be->event_create && be->event_record && be->event_destroy;
     e->opt.place = e->nvme.on ? ZERO__PLACE_NVME : e->dpu.on ? ZERO__PLACE_DELAYED : e->opt.early ? ZERO__PLACE_CPU_EARLY
                  : e->opt.cpu ? ZERO__PLACE_CPU : ZERO__PLACE_DEVICE;
+    /* the overlapped CPU step: the next forward's fetches wait for their units' Adam */
+    e->opt.trail = cfg->overlap_cpu_step != 0 && e->opt.place == ZERO__PLACE_CPU && e->plan.stage == 3 &&
+                   e->offload_param.device == ZERO_OFFLOAD_CPU;
     e->offload_param.param_kind = !e->offload_param.device ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->plan.csize = zero_dtype_size(e->plan.cdt);
     e->plan.asize = zero_dtype_size(e->plan.adt);
@@ -10241,6 +10274,99 @@ static zero_result zero__early_finish(zero_engine *e) {
     return ZERO_OK;
 }
 
+static zero_result zero__dpu_wait(zero_engine *e);
+static zero_result zero__opt_cpu_unit(zero_engine *e, int u, const zero_adam_args *hyper);
+
+/* The overlapped CPU step on the thread (called and returning with dpu_mu
+   held): the units of trail_order in turn, each published as done; stops
+   at a failure or when the engine quits. */
+static void zero__trail_run(zero_engine *e) {
+    zero_error fail;
+    int i;
+    zero__ok(&fail);
+    for (i = e->opt.trail_done; i < e->opt.trail_n && !e->dpu.quit; i++) {
+        int u = e->opt.trail_order[i];
+        pthread_mutex_unlock(&e->dpu.mu);
+        zero__cpu_unit(e, u, &e->dpu.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+                       zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), zero__param_own(e, u), 0,
+                       &fail);
+        pthread_mutex_lock(&e->dpu.mu);
+        if (fail.code != ZERO_OK) break;
+        e->opt.trail_done = i + 1;
+        pthread_cond_broadcast(&e->dpu.cv);
+    }
+    e->dpu.err = fail;
+    e->dpu.go = 0;
+    pthread_cond_broadcast(&e->dpu.cv);
+}
+
+/* The overlapped step's Adam of unit u done (u < 0: of every unit); its
+   failure becomes the engine's. */
+static zero_result zero__trail_wait(zero_engine *e, int u) {
+    zero_error fail;
+    int need;
+    if (!e->opt.trail_armed) return ZERO_OK;
+    need = u < 0 ? e->opt.trail_n : e->opt.trail_pos[u] + 1;
+    if (need <= 0) return ZERO_OK; /* not one the thread steps */
+    zero__ok(&fail);
+    pthread_mutex_lock(&e->dpu.mu);
+    while (e->opt.trail_done < need && e->dpu.go) pthread_cond_wait(&e->dpu.cv, &e->dpu.mu);
+    if (!e->dpu.go) { /* finished (or failed): the step is over */
+        fail = e->dpu.err;
+        zero__ok(&e->dpu.err);
+        e->opt.trail_armed = 0;
+    }
+    pthread_mutex_unlock(&e->dpu.mu);
+    if (fail.code != ZERO_OK) return zero__ebackend(e, &fail, "CPU Adam beside the forward (overlap_cpu_step)");
+    return ZERO_OK;
+}
+
+/* Whatever CPU Adam still runs (delayed or overlapped) done: before state
+   is read or written, and before gradients reach the host staging again. */
+static zero_result zero__cpu_quiesce(zero_engine *e) {
+    zero_result r;
+    if (e->dpu.pending && (r = zero__dpu_wait(e)) != ZERO_OK) return r;
+    return zero__trail_wait(e, -1);
+}
+
+/* zero_step with the overlapped CPU step: the units of persistent spans
+   stepped here (they stay on the device, refreshed by the step); the others
+   handed to the thread in the order of the recorded fetch trace (what the
+   next forward fetches first goes first), then the rest in unit order. */
+static zero_result zero__trail_start(zero_engine *e, const zero_adam_args *h) {
+    const zero_layout *l = e->plan.layout;
+    int s, u, p, n = 0;
+    zero_result r;
+    for (s = 0; s < e->plan.n_spans; s++)
+        if (e->spans[s].persistent)
+            for (u = l->span_first[s]; u < l->span_first[s + 1]; u++)
+                if (!l->units[u].frozen && e->plan.seg_count[u] > 0 && (r = zero__opt_cpu_unit(e, u, h)) != ZERO_OK) return r;
+    for (u = 0; u < l->n_units; u++) e->opt.trail_pos[u] = -1;
+#define ZERO__TRAIL_ADD(u_)                                                                                       \
+    if (!l->units[u_].frozen && e->plan.seg_count[u_] > 0 && !e->spans[l->units[u_].span].persistent &&          \
+        e->opt.trail_pos[u_] < 0) {                                                                               \
+        e->opt.trail_pos[u_] = n;                                                                                 \
+        e->opt.trail_order[n++] = u_;                                                                             \
+    }
+    if (e->pool.trace_state == ZERO__TRACE_COMPLETE)
+        for (p = 0; p < e->pool.trace_len; p++)
+            for (u = l->span_first[e->pool.trace[p]]; u < l->span_first[e->pool.trace[p] + 1]; u++) ZERO__TRAIL_ADD(u)
+    for (u = 0; u < l->n_units; u++) ZERO__TRAIL_ADD(u)
+#undef ZERO__TRAIL_ADD
+    if (n == 0) return ZERO_OK;
+    if ((r = zero__thread_start(e)) != ZERO_OK) return r;
+    pthread_mutex_lock(&e->dpu.mu);
+    e->dpu.h = *h;
+    e->opt.trail_n = n;
+    e->opt.trail_done = 0;
+    zero__ok(&e->dpu.err);
+    e->dpu.go = 1;
+    e->opt.trail_armed = 1;
+    pthread_cond_broadcast(&e->dpu.cv);
+    pthread_mutex_unlock(&e->dpu.mu);
+    return ZERO_OK;
+}
+
 static void *zero__dpu_main(void *arg) {
     zero_engine *e = (zero_engine *)arg;
     pthread_mutex_lock(&e->dpu.mu);
@@ -10251,6 +10377,10 @@ static void *zero__dpu_main(void *arg) {
         if (!e->dpu.go) break; /* quit, nothing left to do */
         if (e->opt.early) {
             zero__early_run(e);
+            continue;
+        }
+        if (e->opt.trail) {
+            zero__trail_run(e);
             continue;
         }
         q = 1 - e->dpu.cur;     /* the pair the step handed over */
@@ -10381,6 +10511,9 @@ static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
                            "%s('%s'): its gradient was already marked ready in micro-batch %d of this step", fn,
                            zero__tname(e, t), e->run.micro + 1);
     if (!e->grad.touched) {
+        zero_result r;
+        /* the overlapped step's Adam reads the gradient staging this backward refills */
+        if ((r = zero__trail_wait(e, -1)) != ZERO_OK) return r;
         e->grad.touched = 1;
         e->run.t_backward_start = zero__now_ms();
     }
@@ -11051,7 +11184,10 @@ static zero_result zero__step_optimizer(zero_engine *e, float grad_scale, zero_s
     t1 = zero__now_ms();
     switch (place) {
     case ZERO__PLACE_DEVICE: r = zero__opt_units(e, &hyper, zero__opt_device_unit); break;
-    case ZERO__PLACE_CPU: r = zero__opt_units(e, &hyper, zero__opt_cpu_unit); break;
+    case ZERO__PLACE_CPU:
+        r = e->opt.trail ? zero__trail_start(e, &hyper) : zero__opt_units(e, &hyper, zero__opt_cpu_unit);
+        if (r == ZERO_OK && e->opt.trail_armed) in->cpu_units_overlapped = e->opt.trail_n;
+        break;
     case ZERO__PLACE_CPU_EARLY: r = zero__opt_units(e, &hyper, zero__opt_early_unit); break;
     case ZERO__PLACE_DELAYED: r = zero__dpu_start(e, &hyper); break; /* the whole CPU Adam goes to the thread */
     case ZERO__PLACE_NVME: r = zero__nvme_step(e, &hyper); break;
@@ -11093,7 +11229,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     int bad_unit, bad_tensor, check, overflow;
     double t0 = zero__now_ms(), t1, sumsq, S, norm, q = 1;
     if ((r = zero__enter(e, "zero_step")) != ZERO_OK) return r;
-    if ((r = zero__step_ready(e)) != ZERO_OK) return r;
+    if ((r = zero__step_ready(e)) != ZERO_OK || (r = zero__trail_wait(e, -1)) != ZERO_OK) return r;
     e->xfer.phase = ZERO_XFER_STEP;
     memset(&in, 0, sizeof in);
     memcpy(in.time_ms, e->run.t_phase, sizeof in.time_ms);
@@ -11185,6 +11321,9 @@ ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, 
     if (e->opt.place == ZERO__PLACE_DELAYED) {
         out->schedule = "delayed";
         out->floor_ms = f + b + st > out->adam_ms ? f + b + st : out->adam_ms;
+    } else if (e->opt.trail) {
+        out->schedule = "overlapped";
+        out->floor_ms = (f > out->adam_ms ? f : out->adam_ms) + b + st;
     } else if (e->opt.place == ZERO__PLACE_CPU_EARLY && info->cpu_units_early > 0) {
         out->schedule = "early";
         out->floor_ms = f + (b > out->adam_ms ? b : out->adam_ms) + st;
@@ -11198,6 +11337,7 @@ ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, 
 ZERO__DEF zero_result zero_flush(zero_engine *e) {
     zero_result r;
     if ((r = zero__enter(e, "zero_flush")) != ZERO_OK) return r;
+    if ((r = zero__trail_wait(e, -1)) != ZERO_OK) return r;
     if (!e->dpu.pending) return ZERO_OK;
     if (e->grad.touched || e->run.micro > 0)
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "zero_flush: gradients of a step are pending; flush before "
@@ -11262,7 +11402,7 @@ ZERO__DEF zero_result zero_skip_step(zero_engine *e, zero_step_info *info) {
     zero_result r;
     double t0 = zero__now_ms();
     if ((r = zero__enter(e, "zero_skip_step")) != ZERO_OK || (r = zero__step_ready(e)) != ZERO_OK ||
-        (r = zero__step_open(e, "zero_skip_step")) != ZERO_OK)
+        (r = zero__step_open(e, "zero_skip_step")) != ZERO_OK || (r = zero__trail_wait(e, -1)) != ZERO_OK)
         return r;
     e->xfer.phase = ZERO_XFER_STEP;
     memset(&in, 0, sizeof in);
@@ -11734,7 +11874,7 @@ static zero_result zero__ck_between_steps(zero_engine *e, const char *fn) {
     if (e->grad.touched || e->run.micro > 0)
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "%s: gradients of a step are pending; call it before the "
                                                           "first zero_grad or after zero_step", fn);
-    if (e->dpu.pending && (r = zero__dpu_wait(e)) != ZERO_OK) return r; /* the delayed Adam writes the state */
+    if ((r = zero__cpu_quiesce(e)) != ZERO_OK) return r; /* a delayed or overlapped Adam writes the state */
     if (e->offload_param.pstore) { /* the step's parameter writes behind: complete before the files are read or rewritten */
         zero_error first;
         zero__ok(&first);
@@ -12816,7 +12956,7 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
                                                           "read state before the first zero_grad or after zero_step",
                            zero__tname(e, t));
     /* a delayed Adam still running writes the state read here */
-    if (e->dpu.pending && (r = zero__dpu_wait(e)) != ZERO_OK) return r;
+    if ((r = zero__cpu_quiesce(e)) != ZERO_OK) return r;
     for (k = 0; k < l->places[t].n_units; k++) maxpad = zero__max_i64(maxpad, l->units[l->places[t].first_unit + k].padded);
     {
         zero_error be;

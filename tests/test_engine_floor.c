@@ -18,7 +18,7 @@
    elements times 24 + gradient + compute dtype sizes, summed over ranks the
    model's; 0 without offload_optimizer, on a step skipped by fp16 overflow
    and on zero_skip_step. zero_floor_of for the three schedules
-   (sequential, early, delayed) against the formula in double, the duplex
+   (sequential, early, delayed, overlapped) against the formula in double, the duplex
    term won and lost, its errors (NULL arguments, bad bandwidths, negative
    counts), after which the engine trains on. zero_cpu_memory_bandwidth:
    finite and > 0 with and without a pool; its argument errors.
@@ -160,7 +160,7 @@ static double ref_copies(int64_t d, int64_t h, const zero_bandwidths *bw) {
     return 1e3 * t;
 }
 
-typedef enum sched { SEQUENTIAL = 1, EARLY, DELAYED } sched;
+typedef enum sched { SEQUENTIAL = 1, EARLY, DELAYED, OVERLAPPED } sched;
 
 /* checks out against the formula for the schedule this engine and info give */
 static void check_floor(const zero_step_info *in, const zero_bandwidths *bw, const zero_floor *out, sched engine,
@@ -177,6 +177,9 @@ static void check_floor(const zero_step_info *in, const zero_bandwidths *bw, con
     if (engine == DELAYED) { /* the Adam beside the whole next step */
         name = "delayed";
         want = fmax(c[0] + c[1] + c[2], adam);
+    } else if (engine == OVERLAPPED) { /* the Adam beside the next forward */
+        name = "overlapped";
+        want = fmax(c[0], adam) + c[1] + c[2];
     } else if (engine == EARLY && in->cpu_units_early > 0) { /* the Adam beside the backward */
         name = "early";
         want = c[0] + fmax(c[1], adam) + c[2];
@@ -195,6 +198,7 @@ typedef struct job {
     const char *name;
     int stage, dtype, world, gas;
     int ooff, poff, pin, dpu, pool, frozen;
+    int no_overlap; /* cfg.overlap_cpu_step = 0 */
     double clip;
     int64_t bucket;
     int inf_step;  /* >= 0: rank 0 writes an inf gradient in this step */
@@ -492,6 +496,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         c.zero_optimization.offload_param.pin_memory = J->pin;
     }
     c.optimizer.weight_decay = 0.01;
+    c.overlap_cpu_step = !J->no_overlap;
     c.gradient_clipping = J->clip;
     c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
     c.fp16.initial_scale_power = 8;
@@ -725,9 +730,14 @@ int main(void) {
     J->ooff = 1;
     J->floor = SEQUENTIAL;
     run_job(J);
-    J = new_job("floor: sequential (s3 param+optim)", 3, ZERO_DTYPE_BF16, 1, 2);
+    J = new_job("floor: sequential (s3 param+optim, overlap_cpu_step 0)", 3, ZERO_DTYPE_BF16, 1, 2);
     J->ooff = J->poff = 1;
+    J->no_overlap = 1;
     J->floor = SEQUENTIAL;
+    run_job(J);
+    J = new_job("floor: overlapped (s3 param+optim)", 3, ZERO_DTYPE_BF16, 1, 2);
+    J->ooff = J->poff = 1;
+    J->floor = OVERLAPPED;
     run_job(J);
     J = new_job("floor: early (s2 cpu fp32, no clipping)", 2, ZERO_DTYPE_FP32, 1, 1);
     J->ooff = 1;

@@ -37,6 +37,8 @@ typedef struct job {
     int destroy_early; /* destroy right after the last zero_step, the delayed Adam still running */
     int noclip;        /* gradient_clipping 0 (with "cpu" and no overflow check: the early CPU step) */
     int64_t early_units; /* rank 0: units the CPU stepped during the backward, over the run */
+    int no_overlap;      /* cfg.overlap_cpu_step = 0 */
+    int64_t overlapped;  /* rank 0: units whose CPU Adam zero_step left to run beside the next forward */
     int nvme, no_hooks, corrupt; /* "nvme"; a backend without tile store; flip a file byte after step 2 */
     int clear_path;              /* nvme_path emptied after zero_config_resolve */
     const char *dir;             /* nvme_path */
@@ -109,6 +111,7 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
             zero_step_info info;
             if ((r = zero_step(e, &info)) != ZERO_OK) return r;
             if (rank == 0) ((job *)J)->early_units += info.cpu_units_early;
+            if (rank == 0) ((job *)J)->overlapped += info.cpu_units_overlapped;
         }
         memcpy(prev, cur, sizeof prev);
     }
@@ -174,6 +177,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
                  "%s", J->dir);
     }
     c.optimizer.weight_decay = 0.01;
+    c.overlap_cpu_step = !J->no_overlap;
     c.gradient_clipping = J->noclip ? 0 : 0.5;
     c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
     c.fp16.initial_scale_power = 6;
@@ -584,6 +588,30 @@ int main(void) {
                                    "offload_param %d optimizer %d %s world %d gas %d: parameter offload changed the "
                                    "weights or moments",
                                    poff, opt, zero_dtype_name((zero_dtype)dt), world, gas);
+                            /* the overlapped CPU step (offload_param and optimizer "cpu"): units left to the
+                               thread every step where spans are not persistent (small_pool: threshold 0;
+                               otherwise this model's tensors are all under DeepSpeed's threshold, and
+                               persistent units are stepped in zero_step), none without it; bitwise the
+                               same with it off, and a destroy while the thread still steps neither hangs
+                               nor leaks */
+                            CHECKF((b.overlapped > 0) == (poff == ZERO_OFFLOAD_CPU && opt == 1 && variant),
+                                   "offload_param %d optimizer %d: %lld units overlapped", poff, opt, (long long)b.overlapped);
+                            if (poff == ZERO_OFFLOAD_CPU && opt == 1) {
+                                job c0 = b;
+                                memset(c0.r, 0, sizeof c0.r);
+                                c0.overlapped = 0;
+                                c0.no_overlap = 1;
+                                CHECK(zero_host_run(world, rank_fn, &c0, &err) == ZERO_OK);
+                                CHECKF(c0.overlapped == 0 && c0.r[0] == ZERO_OK && !memcmp(c0.w[0], b.w[0], sizeof b.w[0]) &&
+                                           !memcmp(c0.m[0], b.m[0], sizeof b.m[0]),
+                                       "overlap_cpu_step 0, %s world %d gas %d: %lld units overlapped, or other weights",
+                                       zero_dtype_name((zero_dtype)dt), world, gas, (long long)c0.overlapped);
+                                c0 = b;
+                                memset(c0.r, 0, sizeof c0.r);
+                                c0.destroy_early = 1;
+                                CHECK(zero_host_run(world, rank_fn, &c0, &err) == ZERO_OK);
+                                for (r = 0; r < world; r++) CHECK(c0.r[r] == ZERO_OK);
+                            }
                             {   /* the shard left the device: on the host, or tile buffers + the file */
                                 zero_mem_kind host = b.pin ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
                                 size_t shard = a.ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_DEVICE]; /* S x d */

@@ -46,6 +46,7 @@ typedef struct options {
     int has_stage, has_batch, has_gas, has_lr, has_dtype, has_layers, has_dim, has_heads, has_seq, has_vocab;
     zero_dtype dtype;
     int offload_opt, offload_param; /* -1: as the config says */
+    int no_overlap;                 /* --no-overlap-cpu-step */
     double lr, peak_tflops, attn_mib;
     uint64_t seed;
 } options;
@@ -76,6 +77,8 @@ static void usage(void) {
            "  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme  --nvme-path DIR\n"
            "  --lr X  --steps N (default 50; 0: evaluate only)  --seed N\n"
            "  --recompute                    activation checkpointing per block\n"
+           "  --no-overlap-cpu-step          stage 3 with both offloads to the CPU: the whole CPU Adam in zero_step\n"
+           "                                 (cfg.overlap_cpu_step = 0), not beside the next forward\n"
            "  --tf32                         TF32 tensor cores for fp32 GEMMs\n"
            "  --attn-mib N                   scratch cap for unfused attention and the head's logits (default 1024)\n"
            "  --no-flash                     attention through cuBLAS with the scores in memory, not the fused\n"
@@ -166,6 +169,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--recompute")) o->recompute = 1, used = 0;
         else if (!strcmp(a, "--find-max-batch")) o->find_max = 1, used = 0;
         else if (!strcmp(a, "--tf32")) o->tf32 = 1, used = 0;
+        else if (!strcmp(a, "--no-overlap-cpu-step")) o->no_overlap = 1, used = 0;
         else if (!strcmp(a, "--no-flash")) o->no_flash = 1, used = 0;
         else if (!strcmp(a, "--quiet")) o->quiet = 1, used = 0;
         else if (!strcmp(a, "--load")) bad = !v, o->load = v;
@@ -845,6 +849,7 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
         cfg->fp16.enabled = o->dtype == ZERO_DTYPE_FP16;
         cfg->bf16.enabled = o->dtype == ZERO_DTYPE_BF16;
     }
+    if (o->no_overlap) cfg->overlap_cpu_step = 0;
     if (o->offload_opt >= 0) z->offload_optimizer.device = (zero_offload_device)o->offload_opt;
     if (o->offload_param >= 0) z->offload_param.device = (zero_offload_device)o->offload_param;
     if (o->nvme) {
