@@ -57,6 +57,8 @@ offload_recipes() { # the seed's recipe and ZeRO-2 + optimizer offload: zero (wi
     SEED="--preset 1.5B --seq 128 --batch 16 --dtype fp16"
     run seed_zero $G $SEED --synthetic --stage 3 --offload-optimizer cpu --offload-param cpu --steps 10 --warmup 3 \
         --print-every 5 --metrics "$DIR/seed_zero.jsonl"
+    run seed_zero_no_overlap $G $SEED --synthetic --stage 3 --offload-optimizer cpu --offload-param cpu --steps 10 --warmup 3 \
+        --print-every 5 --no-overlap-cpu-step --metrics "$DIR/seed_zero_no_overlap.jsonl"
     ds seed_ds $SEED --stage 3 --offload-optimizer cpu --offload-param cpu --steps 6 --warmup 2
     ds seed_ds_hfauto $SEED --stage 3 --offload-optimizer cpu --offload-param cpu --steps 6 --warmup 2 --hf-auto
     run z2off_zero $G $SEED --synthetic --stage 2 --offload-optimizer cpu --steps 10 --warmup 3 --print-every 5 \
