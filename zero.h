@@ -1251,8 +1251,9 @@ ZERO_API zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int n
 /* With offload_optimizer.delayed_param_update, zero_step leaves the CPU Adam
    of its step running and the device holds the parameters of the step
    before; zero_flush waits for it and brings them to the device (before an
-   evaluation, an export, or the end of training). A collective; a no-op
-   otherwise. */
+   evaluation, an export, or the end of training). With cfg.overlap_cpu_step
+   it waits for the CPU Adam zero_step left running (the CPU pool is free
+   after). A collective; a no-op otherwise. */
 ZERO_API zero_result zero_flush(zero_engine *e);
 /* Checkpoints (a collective, between steps): zero_save writes dir/step<N>/
    (each rank its shard of master weights and Adam moments, rank 0 the

@@ -795,7 +795,15 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
                     gpt_attention_flop_share(&o->d));
     }
     gpt_acts_free<T>(&a);
-    if (w->rank == 0 && !step_ms.empty() && s->last && w->pool) print_floor(s, e, step_ms[step_ms.size() / 2]);
+    if (w->pool) {
+        /* a CPU Adam left running (the overlapped step, the delayed update) still uses the pool
+           that measures the host's bandwidth: finish it first, every rank (a collective) */
+        if (zero_flush(e) != ZERO_OK) {
+            fprintf(stderr, "gpt: rank %d: zero_flush: %s\n", w->rank, zero_engine_error(e)->msg);
+            return 1;
+        }
+        if (w->rank == 0 && !step_ms.empty() && s->last) print_floor(s, e, step_ms[step_ms.size() / 2]);
+    }
     if (s->eval) {
         if (zero_flush(e) != ZERO_OK) { /* delayed_param_update: the last step's weights onto the device */
             fprintf(stderr, "gpt: rank %d: zero_flush: %s\n", w->rank, zero_engine_error(e)->msg);
