@@ -7433,6 +7433,14 @@ typedef struct zero__span_state {
     int units_left;   /* units whose reduction has not run this micro-batch */
     int persistent, frozen;
     int clear;        /* a tensor of the span may accumulate (+=): clear its ring slot */
+    /* stage 3, non-persistent spans, backends with events: the stream order
+       per span instead of whole streams (a prefetch no longer holds back
+       the compute queued before its use, nor waits for compute that does
+       not read its pool region) */
+    zero_event *ev_ready; /* on the comm stream after its gather */
+    zero_event *ev_free;  /* on the compute stream at its last zero_release */
+    int wait_ready;       /* the compute stream has yet to wait for ev_ready */
+    int free_rec;         /* ev_free holds a record */
 } zero__span_state;
 
 enum { ZERO__TRACE_RECORD, ZERO__TRACE_COMPLETE, ZERO__TRACE_INVALID };
@@ -7518,6 +7526,10 @@ typedef struct zero__pool3 { /* stage 3: gathered units and the fetch trace */
     int n_ext;
     int *trace, trace_len, trace_cap, trace_pos, trace_state, trace_warned; /* one micro-batch's fetches */
     int64_t fetch_clock, n_fetches, n_hits, n_gathered; /* counters of the current step */
+    /* regions of dropped spans: a gather into one first has the comm stream
+       wait for that span's ev_free (its readers on the compute stream) */
+    int64_t *stale_off, *stale_len;
+    int *stale_span, n_stale, stale_cap, stale_full; /* stale_full: the list overflowed, fence everything once */
 } zero__pool3;
 
 typedef struct zero__run { /* where the training is: micro-batch, steps, loss scale, schedule */
@@ -8584,6 +8596,15 @@ static void zero__pool_drop(zero_engine *e, int s) {
     int i, j;
     zero__span_state *ss = &e->spans[s];
     if (ss->persistent || ss->pool_off < 0) return;
+    if (ss->ev_free && ss->free_rec) { /* its region keeps its readers' fence until a gather takes it */
+        if (e->pool.n_stale == e->pool.stale_cap) {
+            e->pool.stale_full = 1;
+            e->pool.n_stale = 0;
+        }
+        e->pool.stale_off[e->pool.n_stale] = ss->pool_off;
+        e->pool.stale_len[e->pool.n_stale] = e->plan.span_padded[s];
+        e->pool.stale_span[e->pool.n_stale++] = s;
+    }
     for (i = 0; i < e->pool.n_ext; i++)
         if (e->pool.ext_off[i] == ss->pool_off) {
             for (j = i; j + 1 < e->pool.n_ext; j++) {
@@ -8606,13 +8627,57 @@ static int64_t zero__pool_resident(const zero_engine *e) {
 
 static zero_result zero__trail_wait(zero_engine *e, int u); /* (engine-thread) */
 
-static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
+/* Before a gather writes pool elements [off, off + len): the comm stream
+   waits for the compute stream's readers of what was there (the spans
+   dropped from that region, at their last release); all queued compute
+   where the span has no events (or the list overflowed). An entry waited
+   for is done with: the comm stream keeps that order for all later work. */
+static zero_result zero__pool_fence(zero_engine *e, int s, int64_t off, int64_t len) {
+    int i;
+    zero_error be;
+    if (!e->spans[s].ev_ready || e->pool.stale_full) {
+        e->pool.stale_full = 0;
+        e->pool.n_stale = 0;
+        return zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute);
+    }
+    zero__ok(&be);
+    for (i = 0; i < e->pool.n_stale;) {
+        if (e->pool.stale_off[i] < off + len && off < e->pool.stale_off[i] + e->pool.stale_len[i]) {
+            if (e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMM, e->spans[e->pool.stale_span[i]].ev_free, &be) != ZERO_OK)
+                return zero__ebackend(e, &be, "stage-3 fetch: stream order");
+            e->pool.n_stale--;
+            e->pool.stale_off[i] = e->pool.stale_off[e->pool.n_stale];
+            e->pool.stale_len[i] = e->pool.stale_len[e->pool.n_stale];
+            e->pool.stale_span[i] = e->pool.stale_span[e->pool.n_stale];
+        } else {
+            i++;
+        }
+    }
+    return ZERO_OK;
+}
+
+/* The compute stream waits for span s's gather (once). */
+static zero_result zero__span_ready(zero_engine *e, int s) {
+    zero_error be;
+    zero__span_state *ss = &e->spans[s];
+    if (!ss->wait_ready) return ZERO_OK;
+    zero__ok(&be);
+    ss->wait_ready = 0;
+    if (e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, ss->ev_ready, &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "stage-3 fetch: stream order");
+    return ZERO_OK;
+}
+
+/* Gather span s into the pool at pool_off. now: the compute stream waits
+   for it at once (a required fetch, a persistent span); else (a prefetch)
+   at its zero_fetch. */
+static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off, int now) {
     const zero_layout *l = e->plan.layout;
     int u;
     double t0 = zero__now_ms();
     zero_result r;
     /* the pool region may still be read by kernels of a released span */
-    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
+    if ((r = zero__pool_fence(e, s, pool_off, e->plan.span_padded[s])) != ZERO_OK) return r;
     for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
         const zero_unit *x = &l->units[u];
         char *dst = zero__at(e->pool.base, pool_off + (x->offset - e->plan.span_off[s]), e->plan.csize);
@@ -8642,7 +8707,13 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off) {
         ZERO__TRY_BE(e, "stage-3 all_gather",
                      zero__all_gather(e, send, dst, (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
     }
-    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
+    if (e->spans[s].ev_ready) {
+        ZERO__TRY_BE(e, "stage-3 fetch: stream order", e->be.event_record(e->be.ctx, e->spans[s].ev_ready, ZERO_STREAM_COMM, &be_err_));
+        e->spans[s].wait_ready = 1;
+        if (now && (r = zero__span_ready(e, s)) != ZERO_OK) return r;
+    } else if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) {
+        return r;
+    }
     e->run.t_phase[ZERO_PHASE_FETCH] += zero__now_ms() - t0;
     return ZERO_OK;
 }
@@ -8683,7 +8754,7 @@ static zero_result zero__pool_fetch(zero_engine *e, int s) {
         zero__pool_drop(e, victim);
     }
     zero__pool_take(e, s, off, at);
-    return zero__gather_span(e, s, off);
+    return zero__gather_span(e, s, off, 1);
 }
 
 static void zero__trace_invalidate(zero_engine *e, const char *why) {
@@ -8712,7 +8783,7 @@ static zero_result zero__prefetch(zero_engine *e) {
         zero__pool_take(e, s, off, at);
         e->spans[s].prefetched = 1;
         e->spans[s].last_use = e->pool.fetch_clock;
-        if ((r = zero__gather_span(e, s, off)) != ZERO_OK) return r;
+        if ((r = zero__gather_span(e, s, off, 0)) != ZERO_OK) return r; /* used at its zero_fetch */
         vol += e->plan.span_padded[s];
     }
     return ZERO_OK;
@@ -8751,8 +8822,12 @@ ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
             zero__trace_invalidate(e, "the fetch order differs from the one recorded");
     }
     e->pool.n_fetches++;
-    if (ss->pool_off >= 0) e->pool.n_hits++;
-    else if ((r = zero__pool_fetch(e, s)) != ZERO_OK) return r;
+    if (ss->pool_off >= 0) {
+        e->pool.n_hits++;
+        if ((r = zero__span_ready(e, s)) != ZERO_OK) return r; /* a prefetch's gather, before the kernels that follow */
+    } else if ((r = zero__pool_fetch(e, s)) != ZERO_OK) {
+        return r;
+    }
     ss->refs++;
     ss->prefetched = 0;
     ss->last_use = e->pool.fetch_clock;
@@ -8774,6 +8849,13 @@ ZERO__DEF zero_result zero_release(zero_engine *e, int t) {
         return zero__efail(e, ZERO_MSG_ENGINE_RELEASE, "zero_release('%s'): not fetched (every zero_release needs a zero_fetch)",
                            zero__tname(e, t));
     if (--ss->refs > 0 || ss->persistent) return ZERO_OK;
+    if (ss->ev_free) { /* the kernels queued so far are its last readers until the next fetch */
+        zero_error be;
+        zero__ok(&be);
+        if (e->be.event_record(e->be.ctx, ss->ev_free, ZERO_STREAM_COMPUTE, &be) != ZERO_OK)
+            return zero__ebackend(e, &be, "zero_release: stream order");
+        ss->free_rec = 1;
+    }
     if (e->pool.trace_state == ZERO__TRACE_COMPLETE) { /* used again soon? (stage3_max_reuse_distance) */
         int64_t dist = 0;
         int p;
@@ -9060,7 +9142,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     if (e->plan.stage == 3) {
         int s;
         for (s = 0; s < e->plan.n_spans; s++)
-            if (e->spans[s].persistent && (r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK) return r;
+            if (e->spans[s].persistent && (r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK) return r;
     }
     ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
@@ -9108,6 +9190,7 @@ static zero_result zero__plan_tables(zero_engine *e, int n) {
         !e->grad.tensors_per_unit || !e->plan.seg_first || !e->plan.seg_count || !e->spans || !e->plan.span_off ||
         !e->plan.span_padded || !e->pool.ext_off || !e->pool.ext_len || !e->grad.span_slot || !e->pool.trace)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables for %d tensors", n);
+    memset(e->spans, 0, sizeof(zero__span_state) * (size_t)l->n_spans); /* (no events yet, whatever fails next) */
     memset(e->grad.ready, 0, (size_t)n);
     memset(e->grad.asked, 0, (size_t)n);
     if (e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy) {
@@ -9366,11 +9449,37 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
                          2 * zs->dyn_max);
     e->pool.persist_elems = zs->persist;
     e->pool.pool_elems = zero__min_i64(zs->dyn_total, want);
+    if (e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy) {
+        int s;
+        e->pool.stale_cap = 2 * e->plan.n_spans + 8;
+        e->pool.stale_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)e->pool.stale_cap);
+        e->pool.stale_len = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)e->pool.stale_cap);
+        e->pool.stale_span = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->pool.stale_cap);
+        if (!e->pool.stale_off || !e->pool.stale_len || !e->pool.stale_span)
+            return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: gather pool tables");
+        for (s = 0; s < e->plan.n_spans; s++) {
+            zero_error be;
+            zero__ok(&be);
+            if (e->spans[s].persistent) continue;
+            if (e->be.event_create(e->be.ctx, &e->spans[s].ev_ready, &be) != ZERO_OK ||
+                e->be.event_create(e->be.ctx, &e->spans[s].ev_free, &be) != ZERO_OK)
+                return zero__ebackend(e, &be, "zero_engine_create: events");
+        }
+    }
     return zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE, (size_t)(zs->persist + e->pool.pool_elems) * e->plan.csize,
                         &e->pool.base, "stage-3 gather pool");
 }
 
 static void zero__free_pool(zero_engine *e) {
+    int s;
+    if (e->spans && e->be.event_destroy)
+        for (s = 0; s < e->plan.n_spans; s++) {
+            if (e->spans[s].ev_ready) e->be.event_destroy(e->be.ctx, e->spans[s].ev_ready);
+            if (e->spans[s].ev_free) e->be.event_destroy(e->be.ctx, e->spans[s].ev_free);
+        }
+    ZERO_FREE(e->pool.stale_off);
+    ZERO_FREE(e->pool.stale_len);
+    ZERO_FREE(e->pool.stale_span);
     zero__efree(e, ZERO_MEM_DEVICE, e->pool.base);
 }
 
@@ -10488,7 +10597,7 @@ static zero_result zero__dpu_apply(zero_engine *e) {
         int s;
         for (s = 0; s < e->plan.n_spans; s++)
             if (e->spans[s].persistent && !e->spans[s].frozen &&
-                (r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK)
+                (r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK)
                 return r;
     }
     return ZERO_OK;
@@ -11212,7 +11321,7 @@ static zero_result zero__step_params(zero_engine *e) {
         int s;
         for (s = 0; s < e->plan.n_spans; s++) {
             if (!e->spans[s].persistent) zero__pool_drop(e, s);
-            else if (!e->spans[s].frozen && !e->dpu.on && (r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK)
+            else if (!e->spans[s].frozen && !e->dpu.on && (r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK)
                 return r; /* (delayed update: refreshed by zero__dpu_apply) */
         }
     }
@@ -12643,7 +12752,7 @@ static zero_result zero__load_apply(zero_engine *e, zero__ck_reader *rd, const z
         int s;
         for (s = 0; s < e->plan.n_spans; s++) {
             if (!e->spans[s].persistent) zero__pool_drop(e, s);
-            else if ((r = zero__gather_span(e, s, e->spans[s].pool_off)) != ZERO_OK) goto out;
+            else if ((r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK) goto out;
         }
     }
     e->run.global_steps = m->global_steps;
