@@ -1126,8 +1126,11 @@ typedef struct zero_step_info {
      sequential  forward + backward + max(Adam, step copies): the Adam waits
                  for the last gradient (clipping and the overflow check need
                  the global norm); the step's copies run behind its pieces
+     overlapped  max(forward, Adam) + backward + step copies: the overlapped
+                 CPU step (cfg.overlap_cpu_step) left units' Adam to run
+                 beside the next forward (info->cpu_units_overlapped > 0)
      early       forward + max(backward, Adam) + step copies: the early CPU
-                 step runs the Adam beside the backward
+                 step runs the Adam beside the backward (info->cpu_units_early > 0)
      delayed     max(forward + backward + step copies, Adam):
                  delayed_param_update runs the Adam beside the next step
    A phase's copies take max(to device / h2d, to host / d2h, both / duplex).
@@ -1142,7 +1145,7 @@ typedef struct zero_floor {
     double copy_ms[ZERO_XFER_PHASE_COUNT]; /* each phase's copies at the bandwidths */
     double adam_ms;                        /* cpu_adam_bytes / host */
     double floor_ms;                       /* the step at best, with the schedule's overlap */
-    const char *schedule;                  /* "sequential", "early", "delayed" (static) */
+    const char *schedule;                  /* "sequential", "overlapped", "early", "delayed" (static) */
 } zero_floor;
 
 /* The floor of the step that `info` reports (zero_step's), for engine e.
@@ -11431,7 +11434,7 @@ ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, 
     if (e->opt.place == ZERO__PLACE_DELAYED) {
         out->schedule = "delayed";
         out->floor_ms = f + b + st > out->adam_ms ? f + b + st : out->adam_ms;
-    } else if (e->opt.trail) {
+    } else if (e->opt.trail && info->cpu_units_overlapped > 0) {
         out->schedule = "overlapped";
         out->floor_ms = (f > out->adam_ms ? f : out->adam_ms) + b + st;
     } else if (e->opt.place == ZERO__PLACE_CPU_EARLY && info->cpu_units_early > 0) {

@@ -177,7 +177,7 @@ static void check_floor(const zero_step_info *in, const zero_bandwidths *bw, con
     if (engine == DELAYED) { /* the Adam beside the whole next step */
         name = "delayed";
         want = fmax(c[0] + c[1] + c[2], adam);
-    } else if (engine == OVERLAPPED) { /* the Adam beside the next forward */
+    } else if (engine == OVERLAPPED && in->cpu_units_overlapped > 0) { /* the Adam beside the next forward */
         name = "overlapped";
         want = fmax(c[0], adam) + c[1] + c[2];
     } else if (engine == EARLY && in->cpu_units_early > 0) { /* the Adam beside the backward */
@@ -257,6 +257,10 @@ static void floor_checks(zero_engine *e, sched s, const zero_step_info *real, co
         CHECKF(real->cpu_units_early > 0 && out.schedule && !strcmp(out.schedule, "early"),
                "%s: %lld units early, schedule %s", name, (long long)real->cpu_units_early,
                out.schedule ? out.schedule : "(null)");
+    if (s == OVERLAPPED)
+        CHECKF(real->cpu_units_overlapped > 0 && out.schedule && !strcmp(out.schedule, "overlapped"),
+               "%s: %lld units overlapped, schedule %s", name, (long long)real->cpu_units_overlapped,
+               out.schedule ? out.schedule : "(null)");
 
     /* chosen counts: a forward to the device, a backward to the host, a
        step both ways (1 MB each), 50 MB of CPU Adam */
@@ -267,6 +271,7 @@ static void floor_checks(zero_engine *e, sched s, const zero_step_info *real, co
     in.bytes_to_host[ZERO_XFER_STEP] = 1000000;
     in.cpu_adam_bytes = 50000000;
     in.cpu_units_early = 3;
+    in.cpu_units_overlapped = 3;
     for (i = 0; i < 6; i++) {
         /* 0: duplex 15 GB/s, under the sum of the directions: 2 MB / 15 GB/s beats 1 MB / 10 GB/s.
            1: duplex 30 GB/s: the slower direction alone is the step's time.
@@ -287,12 +292,13 @@ static void floor_checks(zero_engine *e, sched s, const zero_step_info *real, co
                "%s: the Adam %.4g ms against copies %.4g %.4g %.4g ms", what, out.adam_ms, out.copy_ms[0],
                out.copy_ms[1], out.copy_ms[2]);
     }
-    /* no unit stepped early: the early engine's schedule is the sequential one */
+    /* no unit stepped early (or overlapped): those engines' schedule is the sequential one */
     in.cpu_units_early = 0;
+    in.cpu_units_overlapped = 0;
     bw.duplex = 0;
     bw.host = 20e9;
     CHECK(zero_floor_of(e, &in, &bw, &out) == ZERO_OK);
-    snprintf(what, sizeof what, "%s: no early units", name);
+    snprintf(what, sizeof what, "%s: no early or overlapped units", name);
     check_floor(&in, &bw, &out, s, what);
     /* random counts (each 0 a third of the time) and bandwidths */
     for (i = 0; i < 40; i++) {
@@ -303,6 +309,7 @@ static void floor_checks(zero_engine *e, sched s, const zero_step_info *real, co
         }
         in.cpu_adam_bytes = zt_rand_int(0, 3) ? zt_rand_int(1, 20000000000) : 0;
         in.cpu_units_early = zt_rand_int(0, 1) * zt_rand_int(1, 9);
+        in.cpu_units_overlapped = zt_rand_int(0, 1) * zt_rand_int(1, 9);
         bw.h2d = zt_rand_range(1e9, 6e10);
         bw.d2h = zt_rand_range(1e9, 6e10);
         bw.duplex = zt_rand_int(0, 2) ? zt_rand_range(1e9, 1.2e11) : 0;
