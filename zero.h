@@ -1211,6 +1211,9 @@ ZERO_API zero_result zero_grad_ready(zero_engine *e, int t);
    order says comes next); stages 0-2: nothing to do. Counted: every fetch
    needs its release. */
 ZERO_API zero_result zero_fetch(zero_engine *e, int t);
+/* Kernels that read zero_param(t) are queued on the compute stream before
+   the release: a later gather into the same pool memory waits only for the
+   compute queued up to the span's last release. */
 ZERO_API zero_result zero_release(zero_engine *e, int t);
 /* The loss scale S to seed the backward with (1 without fp16). */
 ZERO_API double zero_loss_scale(const zero_engine *e);
