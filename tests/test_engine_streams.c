@@ -1,0 +1,789 @@
+/* test_engine_streams.c - stage 3's stream order, on host ranks, against a
+   model of the two streams.
+
+   The host backend runs every call at once, so a missing stream_wait costs
+   nothing there; this test sees it anyway. A wrapper around the host
+   backend keeps a model of the COMPUTE and COMM streams: each call queued
+   on a stream takes that stream's next sequence number; event_record
+   stores the stream and the number of its last call; stream_wait(s, ev)
+   raises what s knows of the event's stream to that number (a 2 x 2 matrix,
+   known[s][other]); a sync by the rank's thread is a host wait, after which
+   every stream knows the synced one up to its last call. COMM calls that
+   write device memory (copies, collectives, kernels) are recorded by byte
+   range. The program's kernels are calls too: after zero_fetch(t) and
+   zero_param(t), the test queues a memset0 of a scratch buffer on the
+   compute stream through the wrapped table and records that this call reads
+   t's parameters. Two rules are checked, each pair counted:
+     R1: at a program read, every recorded COMM write overlapping it is known
+         to the compute stream (the gather is done before the kernel runs);
+     R2: at a COMM write into device memory, every program read overlapping
+         it is known to the COMM stream (a later gather into a pool region
+         does not overwrite what released kernels still read).
+   Driven at stage 3 with a pool of a few units (no persistent tensors,
+   prefetch, eviction within a micro-batch, spans kept for reuse or dropped
+   at release), fp32 and bf16, 1 and 2 ranks, gas 1 and 2, with and without
+   offload_param + offload_optimizer "cpu"; and with persistent tensors
+   (DeepSpeed's default thresholds: every tensor but the split ones; a
+   threshold of 50 and a small pool). A forward fetches, reads and
+   releases each tensor in turn; a backward does so in reverse, its
+   gradient computed from the values read. Every configuration must make R1
+   and R2 checks, gather into pool memory that kernels read before (at a
+   zero_fetch), read prefetched gathers, and read persistent tensors where
+   there are any; no check may fail. (The count of checks that held only
+   through a host sync is printed: the events alone should carry the
+   order.) The values a step's fetches return are the same at every fetch
+   of the step and change with each applied step, and the offloaded runs
+   end with the weights of the runs without offload, bitwise.
+
+   Run alone: make test T=test_engine_streams */
+#define ZERO_IMPLEMENTATION
+#include "zero.h"
+#include "zero_test.h"
+
+#include <pthread.h>
+
+enum { NT = 10, MAXW = 2, STEPS = 4, NS = ZERO_STREAM_COUNT, COMP = ZERO_STREAM_COMPUTE, COMM = ZERO_STREAM_COMM };
+static const int64_t SIZES[NT] = {1, 37, 300, 7, 129, 200, 50, 90, 11, 160};
+enum { TOTAL = 1 + 37 + 300 + 7 + 129 + 200 + 50 + 90 + 11 + 160 };
+
+/* ---- the stream model ---- */
+
+/* a recorded access: bytes [lo, hi), the stream's sequence number, the
+   program's step and call it was queued in, that call's name, whether that
+   call was a zero_fetch, and (reads) whether the tensor is persistent */
+typedef struct acc {
+    uintptr_t lo, hi;
+    int64_t seq, call;
+    int step, fetch, persistent;
+    char what[48];
+} acc;
+
+typedef struct alloc_rec {
+    uintptr_t lo, hi;
+    int kind;
+} alloc_rec;
+
+typedef struct model {
+    void *ctx;         /* the host backend's (every call is found by it) */
+    zero_backend base; /* the host backend's table */
+    pthread_t owner;   /* the rank's thread: its syncs are host waits */
+    pthread_mutex_t mu;
+    alloc_rec *allocs;
+    int n_alloc, cap_alloc;
+    acc *writes; /* COMM writes into device memory, not yet judged by a read */
+    int n_w, cap_w;
+    acc *reads; /* the program's reads on the compute stream, not yet judged by a write */
+    int n_r, cap_r;
+    int64_t n[NS];            /* calls queued per stream */
+    int64_t known[NS][NS];    /* known[s][o]: later calls on s follow o's calls up to this number */
+    int64_t known_ev[NS][NS]; /* the same through events alone (host syncs left out) */
+    /* counts */
+    int64_t r1, r2;           /* pairs checked */
+    int64_t r1_bad, r2_bad;   /* ... that failed */
+    int64_t by_sync;          /* ... that held only through a host sync */
+    int64_t r1_ahead;         /* R1 pairs whose write the zero_fetch of another tensor queued (a prefetch) */
+    int64_t r2_fetch;         /* R2 pairs whose write a zero_fetch queued (a pool region reused) */
+    int64_t r1_pers, r2_pers; /* pairs on reads of persistent tensors */
+    int lost;                 /* a table could not grow */
+    int printed;              /* violations printed (the first few) */
+    /* where the program is */
+    int step, fetch; /* fetch: the call is a zero_fetch */
+    int64_t call;
+    char what[48];
+} model;
+
+typedef struct mevent { /* the wrapper's event: the host event and its last record */
+    zero_event *inner;
+    int stream;
+    int64_t seq;
+} mevent;
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static model *reg[MAXW];
+
+static model *model_of(void *ctx) {
+    model *m = NULL;
+    int i;
+    pthread_mutex_lock(&reg_mu);
+    for (i = 0; i < MAXW && !m; i++)
+        if (reg[i] && reg[i]->ctx == ctx) m = reg[i];
+    pthread_mutex_unlock(&reg_mu);
+    return m;
+}
+
+/* p (capacity *cap elements of elem bytes) with room for element n: p, a
+   larger block, or NULL when it cannot grow (p stays valid) */
+static void *room(void *p, int *cap, int n, size_t elem) {
+    void *q;
+    int c;
+    if (n < *cap) return p;
+    c = *cap ? 2 * *cap : 64;
+    q = realloc(p, elem * (size_t)c);
+    if (q) *cap = c;
+    return q;
+}
+
+static const alloc_rec *alloc_at(const model *m, uintptr_t a) {
+    int i;
+    for (i = 0; i < m->n_alloc; i++)
+        if (a >= m->allocs[i].lo && a < m->allocs[i].hi) return &m->allocs[i];
+    return NULL;
+}
+
+/* "[+lo, +hi) of the N-byte allocation": where a range lies, for messages */
+static void where(const model *m, uintptr_t lo, uintptr_t hi, char *out, size_t cap) {
+    const alloc_rec *a = alloc_at(m, lo);
+    if (a)
+        snprintf(out, cap, "[+%llu, +%llu) of a %llu-byte device allocation", (unsigned long long)(lo - a->lo),
+                 (unsigned long long)(hi - a->lo), (unsigned long long)(a->hi - a->lo));
+    else
+        snprintf(out, cap, "[%p, +%llu)", (void *)lo, (unsigned long long)(hi - lo));
+}
+
+static void remove_at(acc *v, int *n, int i) { v[i] = v[--*n]; }
+
+/* append a, dropping the entries it covers: a later access to any of them
+   overlaps a too, and a's number is the larger */
+static void add_acc(model *m, acc **v, int *n, int *cap, const acc *a) {
+    acc *nv;
+    int i;
+    for (i = 0; i < *n;)
+        if ((*v)[i].lo >= a->lo && (*v)[i].hi <= a->hi) remove_at(*v, n, i);
+        else i++;
+    if (!(nv = (acc *)room(*v, cap, *n, sizeof(acc)))) {
+        m->lost = 1;
+        return;
+    }
+    *v = nv;
+    nv[(*n)++] = *a;
+}
+
+static void fill_acc(const model *m, acc *a, uintptr_t lo, uintptr_t hi, int64_t seq) {
+    a->lo = lo;
+    a->hi = hi;
+    a->seq = seq;
+    a->call = m->call;
+    a->step = m->step;
+    a->fetch = m->fetch;
+    a->persistent = 0;
+    snprintf(a->what, sizeof a->what, "%s", m->what);
+}
+
+/* A call queued on stream s; with dst, one that writes [dst, dst + bytes).
+   (Called with m->mu held.) */
+static void on_op(model *m, zero_stream_id s, const void *dst, size_t bytes) {
+    int64_t seq;
+    uintptr_t lo = (uintptr_t)dst, hi = lo + bytes;
+    const alloc_rec *a;
+    int i;
+    if ((unsigned)s >= (unsigned)NS) return; /* the host backend refuses it */
+    seq = ++m->n[s];
+    if ((int)s != COMM || !dst || !bytes || !(a = alloc_at(m, lo)) || a->kind != ZERO_MEM_DEVICE) return;
+    /* R2: the program's reads of this memory are done before the write */
+    for (i = 0; i < m->n_r;) {
+        const acc *r = &m->reads[i];
+        if (r->lo < hi && lo < r->hi) {
+            int ok = m->known[COMM][COMP] >= r->seq, ok_ev = m->known_ev[COMM][COMP] >= r->seq;
+            m->r2++;
+            m->by_sync += ok && !ok_ev;
+            m->r2_fetch += m->fetch;
+            m->r2_pers += r->persistent;
+            if (!ok) {
+                m->r2_bad++;
+                if (m->printed++ < 3) {
+                    char wr[96], rd[96];
+                    where(m, lo, hi, wr, sizeof wr);
+                    where(m, r->lo, r->hi, rd, sizeof rd);
+                    fprintf(stderr,
+                            "  R2 violated: COMM write %s, comm call %lld, queued in step %d %s; a compute read of %s, "
+                            "compute call %lld, queued in step %d %s; the comm stream waited for compute calls up to "
+                            "%lld only\n",
+                            wr, (long long)seq, m->step, m->what, rd, (long long)r->seq, r->step, r->what,
+                            (long long)m->known[COMM][COMP]);
+                }
+            }
+            remove_at(m->reads, &m->n_r, i);
+        } else {
+            i++;
+        }
+    }
+    {
+        acc w;
+        fill_acc(m, &w, lo, hi, seq);
+        add_acc(m, &m->writes, &m->n_w, &m->cap_w, &w);
+    }
+}
+
+/* The program's kernel was queued as the last compute call and reads
+   [p, p + bytes) of a tensor (persistent or not); fetch_call: the call
+   (zero_fetch) that made the tensor readable. */
+static void on_read(model *m, const void *p, size_t bytes, int persistent, int64_t fetch_call) {
+    uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
+    int64_t seq = m->n[COMP];
+    int i;
+    acc r;
+    for (i = 0; i < m->n_w;) {
+        const acc *w = &m->writes[i];
+        if (w->lo < hi && lo < w->hi) {
+            int ok = m->known[COMP][COMM] >= w->seq, ok_ev = m->known_ev[COMP][COMM] >= w->seq;
+            m->r1++;
+            m->by_sync += ok && !ok_ev;
+            m->r1_ahead += w->fetch && w->call < fetch_call;
+            m->r1_pers += persistent;
+            if (!ok) {
+                m->r1_bad++;
+                if (m->printed++ < 3) {
+                    char wr[96], rd[96];
+                    where(m, w->lo, w->hi, wr, sizeof wr);
+                    where(m, lo, hi, rd, sizeof rd);
+                    fprintf(stderr,
+                            "  R1 violated: compute read %s, compute call %lld, queued in step %d %s; a COMM write of %s, "
+                            "comm call %lld, queued in step %d %s; the compute stream waited for comm calls up to %lld "
+                            "only\n",
+                            rd, (long long)seq, m->step, m->what, wr, (long long)w->seq, w->step, w->what,
+                            (long long)m->known[COMP][COMM]);
+                }
+            }
+            remove_at(m->writes, &m->n_w, i);
+        } else {
+            i++;
+        }
+    }
+    fill_acc(m, &r, lo, hi, seq);
+    r.persistent = persistent;
+    add_acc(m, &m->reads, &m->n_r, &m->cap_r, &r);
+}
+
+/* ---- the wrapped table: each call updates the model, then runs the host's ---- */
+
+#define MODEL_OP(stream, dst, bytes)         \
+    model *m = model_of(ctx);                \
+    pthread_mutex_lock(&m->mu);              \
+    on_op(m, (stream), (dst), (bytes));      \
+    pthread_mutex_unlock(&m->mu)
+
+static zero_result w_alloc(void *ctx, zero_mem_kind kind, size_t bytes, void **out, zero_error *err) {
+    model *m = model_of(ctx);
+    zero_result r = m->base.alloc(ctx, kind, bytes, out, err);
+    if (r == ZERO_OK && *out && bytes) {
+        alloc_rec *na;
+        pthread_mutex_lock(&m->mu);
+        if ((na = (alloc_rec *)room(m->allocs, &m->cap_alloc, m->n_alloc, sizeof(alloc_rec))) != NULL) {
+            m->allocs = na;
+            m->allocs[m->n_alloc].lo = (uintptr_t)*out;
+            m->allocs[m->n_alloc].hi = (uintptr_t)*out + bytes;
+            m->allocs[m->n_alloc++].kind = (int)kind;
+        } else {
+            m->lost = 1;
+        }
+        pthread_mutex_unlock(&m->mu);
+    }
+    return r;
+}
+
+static void w_free(void *ctx, zero_mem_kind kind, void *p) {
+    model *m = model_of(ctx);
+    int i;
+    pthread_mutex_lock(&m->mu);
+    for (i = 0; i < m->n_alloc; i++)
+        if (m->allocs[i].lo == (uintptr_t)p) {
+            uintptr_t lo = m->allocs[i].lo, hi = m->allocs[i].hi;
+            int k;
+            for (k = 0; k < m->n_w;)
+                if (m->writes[k].lo < hi && lo < m->writes[k].hi) remove_at(m->writes, &m->n_w, k);
+                else k++;
+            for (k = 0; k < m->n_r;)
+                if (m->reads[k].lo < hi && lo < m->reads[k].hi) remove_at(m->reads, &m->n_r, k);
+                else k++;
+            m->allocs[i] = m->allocs[--m->n_alloc];
+            break;
+        }
+    pthread_mutex_unlock(&m->mu);
+    m->base.free(ctx, kind, p);
+}
+
+static zero_result w_memset0(void *ctx, void *p, size_t bytes, zero_stream_id s, zero_error *err) {
+    MODEL_OP(s, p, bytes);
+    return m->base.memset0(ctx, p, bytes, s, err);
+}
+
+static zero_result w_copy(void *ctx, void *dst, const void *src, size_t bytes, zero_stream_id s, zero_error *err) {
+    MODEL_OP(s, dst, bytes);
+    return m->base.copy(ctx, dst, src, bytes, s, err);
+}
+
+static zero_result w_event_create(void *ctx, zero_event **out, zero_error *err) {
+    model *m = model_of(ctx);
+    mevent *ev;
+    zero_result r;
+    if (!out) return m->base.event_create(ctx, out, err);
+    *out = NULL;
+    ev = (mevent *)calloc(1, sizeof *ev);
+    if (!ev) {
+        memset(err, 0, sizeof *err);
+        err->code = ZERO_ERR_OUT_OF_MEMORY;
+        err->item = ZERO_MSG_OUT_OF_MEMORY;
+        snprintf(err->msg, sizeof err->msg, "test event_create: out of memory");
+        return err->code;
+    }
+    if ((r = m->base.event_create(ctx, &ev->inner, err)) != ZERO_OK) {
+        free(ev);
+        return r;
+    }
+    ev->stream = -1;
+    *out = (zero_event *)ev;
+    return ZERO_OK;
+}
+
+static void w_event_destroy(void *ctx, zero_event *e) {
+    model *m = model_of(ctx);
+    mevent *ev = (mevent *)e;
+    if (!ev) return;
+    m->base.event_destroy(ctx, ev->inner);
+    free(ev);
+}
+
+static zero_result w_event_record(void *ctx, zero_event *e, zero_stream_id s, zero_error *err) {
+    model *m = model_of(ctx);
+    mevent *ev = (mevent *)e;
+    zero_result r = m->base.event_record(ctx, ev ? ev->inner : NULL, s, err);
+    if (r == ZERO_OK) {
+        pthread_mutex_lock(&m->mu);
+        ev->stream = (int)s;
+        ev->seq = m->n[s];
+        pthread_mutex_unlock(&m->mu);
+    }
+    return r;
+}
+
+static zero_result w_stream_wait(void *ctx, zero_stream_id s, zero_event *e, zero_error *err) {
+    model *m = model_of(ctx);
+    mevent *ev = (mevent *)e;
+    zero_result r = m->base.stream_wait(ctx, s, ev ? ev->inner : NULL, err);
+    if (r == ZERO_OK) {
+        pthread_mutex_lock(&m->mu);
+        if (ev->stream >= 0 && ev->stream != (int)s) { /* (never recorded, or on s itself: no new order) */
+            if (m->known[s][ev->stream] < ev->seq) m->known[s][ev->stream] = ev->seq;
+            if (m->known_ev[s][ev->stream] < ev->seq) m->known_ev[s][ev->stream] = ev->seq;
+        }
+        pthread_mutex_unlock(&m->mu);
+    }
+    return r;
+}
+
+/* the engine's own thread waits for an event before its CPU Adam: that
+   orders host work, not what the rank's thread queues later */
+static zero_result w_event_sync(void *ctx, zero_event *e, zero_error *err) {
+    model *m = model_of(ctx);
+    mevent *ev = (mevent *)e;
+    return m->base.event_sync(ctx, ev ? ev->inner : NULL, err);
+}
+
+static zero_result w_sync(void *ctx, zero_stream_id s, zero_error *err) {
+    model *m = model_of(ctx);
+    zero_result r = m->base.sync(ctx, s, err);
+    if (r == ZERO_OK && (unsigned)s < (unsigned)NS && pthread_equal(pthread_self(), m->owner)) {
+        int o;
+        pthread_mutex_lock(&m->mu);
+        for (o = 0; o < NS; o++)
+            if (o != (int)s && m->known[o][s] < m->n[s]) m->known[o][s] = m->n[s];
+        pthread_mutex_unlock(&m->mu);
+    }
+    return r;
+}
+
+static zero_result w_reduce_scatter(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
+                                    zero_stream_id s, zero_error *err) {
+    MODEL_OP(s, recv, count * zero_dtype_size(dt));
+    return m->base.reduce_scatter(ctx, send, recv, count, dt, op, s, err);
+}
+
+static zero_result w_all_gather(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_stream_id s,
+                                zero_error *err) {
+    MODEL_OP(s, recv, count * zero_dtype_size(dt) * (size_t)m->base.world);
+    return m->base.all_gather(ctx, send, recv, count, dt, s, err);
+}
+
+static zero_result w_all_reduce(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
+                                zero_stream_id s, zero_error *err) {
+    MODEL_OP(s, recv, count * zero_dtype_size(dt));
+    return m->base.all_reduce(ctx, send, recv, count, dt, op, s, err);
+}
+
+static zero_result w_broadcast(void *ctx, void *buf, size_t count, zero_dtype dt, int root, zero_stream_id s,
+                               zero_error *err) {
+    MODEL_OP(s, buf, count * zero_dtype_size(dt));
+    return m->base.broadcast(ctx, buf, count, dt, root, s, err);
+}
+
+static zero_result w_scale(void *ctx, void *x, size_t n, zero_dtype dt, float factor, zero_stream_id s, zero_error *err) {
+    MODEL_OP(s, x, n * zero_dtype_size(dt));
+    return m->base.scale(ctx, x, n, dt, factor, s, err);
+}
+
+static zero_result w_convert(void *ctx, void *dst, zero_dtype dst_dt, const void *src, zero_dtype src_dt, size_t n,
+                             int accumulate, zero_stream_id s, zero_error *err) {
+    MODEL_OP(s, dst, n * zero_dtype_size(dst_dt));
+    return m->base.convert(ctx, dst, dst_dt, src, src_dt, n, accumulate, s, err);
+}
+
+static zero_result w_sumsq(void *ctx, const void *x, size_t n, zero_dtype dt, double *out, zero_stream_id s,
+                           zero_error *err) {
+    MODEL_OP(s, out, 2 * sizeof(double));
+    return m->base.sumsq(ctx, x, n, dt, out, s, err);
+}
+
+/* the device Adam writes master, m, v and the parameters: the parameters'
+   extent stands for it (the pool is none of them) */
+static zero_result w_adam(void *ctx, const zero_adam_args *a, zero_stream_id s, zero_error *err) {
+    int64_t end = 0;
+    int k;
+    for (k = 0; a && k < a->n_segs; k++)
+        if (a->segs[k].offset + a->segs[k].count > end) end = a->segs[k].offset + a->segs[k].count;
+    {
+        MODEL_OP(s, a && a->param ? a->param : NULL, (size_t)end * zero_dtype_size(a ? a->param_dtype : ZERO_DTYPE_FP32));
+        return m->base.adam(ctx, a, s, err);
+    }
+}
+
+/* *out: base with the model in front; registered as rank's */
+static void model_wrap(model *m, int rank, const zero_backend *base, zero_backend *out) {
+    memset(m, 0, sizeof *m);
+    m->ctx = base->ctx;
+    m->base = *base;
+    m->owner = pthread_self();
+    pthread_mutex_init(&m->mu, NULL);
+    *out = *base;
+    out->alloc = w_alloc;
+    out->free = w_free;
+    out->memset0 = w_memset0;
+    out->copy = w_copy;
+    out->event_create = w_event_create;
+    out->event_destroy = w_event_destroy;
+    out->event_record = w_event_record;
+    out->stream_wait = w_stream_wait;
+    out->sync = w_sync;
+    out->event_sync = base->event_sync ? w_event_sync : NULL;
+    out->reduce_scatter = w_reduce_scatter;
+    out->all_gather = w_all_gather;
+    out->all_reduce = w_all_reduce;
+    out->broadcast = w_broadcast;
+    out->scale = w_scale;
+    out->convert = w_convert;
+    out->sumsq = w_sumsq;
+    out->adam = w_adam;
+    pthread_mutex_lock(&reg_mu);
+    reg[rank] = m;
+    pthread_mutex_unlock(&reg_mu);
+}
+
+static void model_done(model *m, int rank) {
+    pthread_mutex_lock(&reg_mu);
+    reg[rank] = NULL;
+    pthread_mutex_unlock(&reg_mu);
+    free(m->allocs);
+    free(m->writes);
+    free(m->reads);
+    m->allocs = NULL;
+    m->writes = m->reads = NULL;
+    pthread_mutex_destroy(&m->mu);
+}
+
+/* ---- a job: one configuration on 1 or 2 host ranks ---- */
+
+/* threshold 0 and a small pool; DeepSpeed's defaults (the pool holds every
+   span; all tensors but the split ones persistent); threshold 50 and a
+   small pool */
+enum { POOL, DEFAULTS, PERSIST_SOME };
+
+typedef struct job {
+    char name[64];
+    int dtype, world, gas, offload, persist, reuse0;
+    int pers[MAXW][NT]; /* tensor t is persistent (from the layout) */
+    double clip;
+    zero_result r[MAXW];
+    char msg[MAXW][1024];
+    model M[MAXW];
+    int64_t changed[MAXW][STEPS]; /* elements a step's first fetches return that differ from the step before */
+    int64_t moved[MAXW];          /* elements a later fetch of a step returned other than its first */
+    int64_t hits[MAXW], fetches[MAXW], gathered[MAXW];
+    int64_t overlapped[MAXW]; /* units whose CPU Adam ran beside the next forward's fetches */
+    float w[MAXW][TOTAL];
+} job;
+
+/* the call under way ("name(tT)", or "name" for t < 0), for the model's messages */
+static void at(model *m, int step, const char *name, int t) {
+    pthread_mutex_lock(&m->mu);
+    m->step = step;
+    m->fetch = strstr(name, "zero_fetch") != NULL;
+    m->call++;
+    if (t >= 0) snprintf(m->what, sizeof m->what, "%s(t%d)", name, t);
+    else snprintf(m->what, sizeof m->what, "%s", name);
+    pthread_mutex_unlock(&m->mu);
+}
+
+/* The program's kernel on tensor t's parameters p: a call on the compute
+   stream through the wrapped table, recorded as reading them. */
+static zero_result kernel(model *m, const zero_backend *wb, void *scratch, int t, const void *p, zero_dtype dt,
+                          int persistent, int64_t fetch_call) {
+    zero_error err;
+    zero_result r = wb->memset0(wb->ctx, scratch, 64, ZERO_STREAM_COMPUTE, &err);
+    if (r != ZERO_OK) return r;
+    pthread_mutex_lock(&m->mu);
+    on_read(m, p, (size_t)SIZES[t] * zero_dtype_size(dt), persistent, fetch_call);
+    pthread_mutex_unlock(&m->mu);
+    return ZERO_OK;
+}
+
+/* fetch t, run the program's kernel on it, and compare what it reads with
+   seen (the step's first fetch of t sets it) */
+static zero_result fetch_read(zero_engine *e, model *m, const zero_backend *wb, void *scratch, const job *J, int s, int t,
+                              int64_t o, int first, float *seen, int64_t *moved, const char *phase) {
+    zero_result r;
+    const void *p;
+    int64_t i, fc;
+    char name[32];
+    snprintf(name, sizeof name, "%s zero_fetch", phase);
+    at(m, s, name, t);
+    fc = m->call;
+    if ((r = zero_fetch(e, t)) != ZERO_OK) return r;
+    at(m, s, "zero_param", t);
+    if (!(p = zero_param(e, t))) return zero_engine_error(e)->code;
+    snprintf(name, sizeof name, "%s kernel", phase);
+    at(m, s, name, t);
+    if ((r = kernel(m, wb, scratch, t, p, (zero_dtype)J->dtype, J->pers[wb->rank][t], fc)) != ZERO_OK) return r;
+    for (i = 0; i < SIZES[t]; i++) {
+        float x = zt_load(p, (zero_dtype)J->dtype, i);
+        if (first) seen[o + i] = x;
+        else *moved += !zt_same_bits(x, seen[o + i]);
+    }
+    return ZERO_OK;
+}
+
+static zero_result train(zero_engine *e, job *J, model *m, const zero_backend *wb, void *scratch, int rank) {
+    static const char *const fwd = "forward", *const bwd = "backward";
+    float seen[TOTAL], prev[TOTAL];
+    int64_t off[NT];
+    int s, mb, t;
+    zero_result r;
+    off[0] = 0;
+    for (t = 1; t < NT; t++) off[t] = off[t - 1] + SIZES[t - 1];
+    for (s = 0; s < STEPS; s++) {
+        zero_step_info info;
+        for (mb = 0; mb < J->gas; mb++) {
+            for (t = 0; t < NT; t++) { /* forward: each tensor read, then released */
+                if ((r = fetch_read(e, m, wb, scratch, J, s, t, off[t], mb == 0, seen, &J->moved[rank], fwd)) != ZERO_OK)
+                    return r;
+                at(m, s, "forward zero_release", t);
+                if ((r = zero_release(e, t)) != ZERO_OK) return r;
+            }
+            for (t = NT - 1; t >= 0; t--) { /* backward: read again, the gradient from what was read */
+                void *g;
+                int64_t i;
+                if ((r = fetch_read(e, m, wb, scratch, J, s, t, off[t], 0, seen, &J->moved[rank], bwd)) != ZERO_OK)
+                    return r;
+                at(m, s, "zero_grad", t);
+                if (!(g = zero_grad(e, t))) return zero_engine_error(e)->code;
+                for (i = 0; i < SIZES[t]; i++)
+                    zt_store(g, (zero_dtype)J->dtype, i,
+                             (float)zero_loss_scale(e) *
+                                 (seen[off[t] + i] - 0.1f + 0.01f * (float)((rank * 7 + mb * 3 + s + i) % 5)));
+                at(m, s, "zero_grad_ready", t);
+                if ((r = zero_grad_ready(e, t)) != ZERO_OK) return r;
+                at(m, s, "backward zero_release", t);
+                if ((r = zero_release(e, t)) != ZERO_OK) return r;
+            }
+        }
+        if (s > 0) {
+            int64_t i;
+            for (i = 0; i < TOTAL; i++) J->changed[rank][s] += !zt_same_bits(seen[i], prev[i]);
+        }
+        memcpy(prev, seen, sizeof prev);
+        at(m, s, "zero_step", -1);
+        if ((r = zero_step(e, &info)) != ZERO_OK) return r;
+        if (!info.applied) return ZERO_ERR_STATE;
+        J->hits[rank] += info.fetch_hits;
+        J->fetches[rank] += info.fetches;
+        J->gathered[rank] += info.units_gathered;
+        J->overlapped[rank] += info.cpu_units_overlapped;
+    }
+    return ZERO_OK;
+}
+
+static zero_result rank_fn(const zero_backend *b, void *arg) {
+    job *J = (job *)arg;
+    int rank = b->rank, t;
+    model *m = &J->M[rank];
+    zero_config c = zero_config_default();
+    zero_tensor ts[NT];
+    char names[NT][8];
+    zero_backend wb;
+    zero_error err;
+    zero_engine *e = NULL;
+    void *scratch = NULL;
+    static zt_wave wave = {0.3, 0.2, 0.7, 0.013, 0};
+    int64_t o = 0;
+    model_wrap(m, rank, b, &wb);
+    if (wb.alloc(wb.ctx, ZERO_MEM_DEVICE, 64, &scratch, &err) != ZERO_OK) {
+        J->r[rank] = err.code;
+        snprintf(J->msg[rank], sizeof J->msg[rank], "%s", err.msg);
+        model_done(m, rank);
+        return ZERO_OK;
+    }
+    memset(ts, 0, sizeof ts);
+    for (t = 0; t < NT; t++) {
+        snprintf(names[t], sizeof names[t], "t%d", t);
+        ts[t].name = names[t];
+        ts[t].numel = SIZES[t];
+        ts[t].group = t / 3;
+        ts[t].init = zt_init_wave;
+        ts[t].init_user = &wave;
+    }
+    c.train_micro_batch_size_per_gpu = 1;
+    c.gradient_accumulation_steps = J->gas;
+    c.zero_optimization.stage = 3;
+    c.zero_optimization.reduce_bucket_size = 64; /* t2, t4, t5, t9 split: spans of several units */
+    if (J->persist != DEFAULTS) {
+        /* a pool of a few units: fetches evict, prefetch runs ahead of the trace */
+        c.zero_optimization.stage3_param_persistence_threshold = J->persist == PERSIST_SOME ? 50 : 0;
+        c.zero_optimization.stage3_max_live_parameters = 200;
+        c.zero_optimization.stage3_prefetch_bucket_size = 150;
+        if (J->reuse0) c.zero_optimization.stage3_max_reuse_distance = 0; /* a release drops its span */
+    }
+    if (J->offload) {
+        c.zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
+        c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    }
+    c.optimizer.lr = 0.02; /* steps that move bf16 values too */
+    c.optimizer.weight_decay = 0.01;
+    c.gradient_clipping = J->clip;
+    c.bf16.enabled = J->dtype == ZERO_DTYPE_BF16;
+    c.log.level = ZERO_LOG_WARN;
+    if (zero_config_resolve(&c, b->world, &err) != ZERO_OK || zero_engine_create(&e, &c, ts, NT, &wb, &err) != ZERO_OK) {
+        J->r[rank] = err.code;
+        snprintf(J->msg[rank], sizeof J->msg[rank], "%s", err.msg);
+    } else {
+        const zero_layout *l = zero_engine_layout(e);
+        for (t = 0; t < NT; t++) J->pers[rank][t] = zero_layout_unit(l, zero_layout_tensor(l, t)->first_unit)->persistent;
+        J->r[rank] = train(e, J, m, &wb, scratch, rank);
+        if (J->r[rank] != ZERO_OK) snprintf(J->msg[rank], sizeof J->msg[rank], "%s", zero_engine_error(e)->msg);
+        for (t = 0; t < NT && J->r[rank] == ZERO_OK; t++) {
+            if (zero_read_state(e, t, ZERO_STATE_MASTER, 0, SIZES[t], J->w[rank] + o) != ZERO_OK) {
+                J->r[rank] = zero_engine_error(e)->code;
+                snprintf(J->msg[rank], sizeof J->msg[rank], "%s", zero_engine_error(e)->msg);
+            }
+            o += SIZES[t];
+        }
+        zero_engine_destroy(e);
+    }
+    wb.free(wb.ctx, ZERO_MEM_DEVICE, scratch);
+    model_done(m, rank);
+    return ZERO_OK;
+}
+
+/* ---- the checks of a finished job ---- */
+
+static void check_job(job *J) {
+    zero_error err;
+    int64_t r1 = 0, r2 = 0, bad1 = 0, bad2 = 0, sync = 0, ahead = 0, atfetch = 0, p1 = 0, p2 = 0, npers = 0;
+    int rank, s, t;
+    CHECKF(zero_host_run(J->world, rank_fn, J, &err) == ZERO_OK, "%s: zero_host_run: %s", J->name, err.msg);
+    for (rank = 0; rank < J->world; rank++) {
+        const model *m = &J->M[rank];
+        CHECKF(J->r[rank] == ZERO_OK, "%s rank %d: %s", J->name, rank, J->msg[rank]);
+        CHECKF(!m->lost, "%s rank %d: the model's tables could not grow", J->name, rank);
+        r1 += m->r1;
+        r2 += m->r2;
+        bad1 += m->r1_bad;
+        bad2 += m->r2_bad;
+        sync += m->by_sync;
+        ahead += m->r1_ahead;
+        atfetch += m->r2_fetch;
+        p1 += m->r1_pers;
+        p2 += m->r2_pers;
+        for (t = 0; t < NT; t++) npers += J->pers[rank][t];
+        /* the data the kernels read: the same at every fetch of a step, new after each step */
+        CHECKF(J->moved[rank] == 0, "%s rank %d: %lld elements read differently within a step", J->name, rank,
+               (long long)J->moved[rank]);
+        for (s = 1; s < STEPS; s++)
+            CHECKF(J->changed[rank][s] > TOTAL / 2, "%s rank %d step %d: %lld of %d elements changed by the step before",
+                   J->name, rank, s, (long long)J->changed[rank][s], TOTAL);
+        if (J->persist != DEFAULTS) /* fetches missed the pool, and some hit a prefetch or a kept span */
+            CHECKF(J->hits[rank] > 0 && J->gathered[rank] > 0 && J->hits[rank] < J->fetches[rank],
+                   "%s rank %d: %lld hits of %lld fetches, %lld units gathered", J->name, rank, (long long)J->hits[rank],
+                   (long long)J->fetches[rank], (long long)J->gathered[rank]);
+        if (J->persist == POOL) /* offload: the fetches' gathers wait for the overlapped CPU step's units */
+            CHECKF((J->overlapped[rank] > 0) == J->offload, "%s rank %d: %lld units of CPU Adam overlapped", J->name, rank,
+                   (long long)J->overlapped[rank]);
+    }
+    CHECKF(bad1 == 0, "%s: %lld of %lld R1 pairs: a program kernel reads the pool before the gather's writes", J->name,
+           (long long)bad1, (long long)r1);
+    CHECKF(bad2 == 0, "%s: %lld of %lld R2 pairs: a gather writes the pool before a released kernel's read", J->name,
+           (long long)bad2, (long long)r2);
+    CHECKF(r1 > 0 && r2 > 0, "%s: %lld R1 and %lld R2 checks", J->name, (long long)r1, (long long)r2);
+    /* fetches gather into regions that kernels read before (eviction, or the
+       step's drop), prefetched gathers are waited for at their own fetch,
+       and persistent tensors (gathered at create and by zero_step) are
+       read and regathered where there are any */
+    CHECKF(atfetch > 0 && ahead > 0, "%s: %lld R2 pairs at fetches, %lld R1 pairs on prefetched gathers", J->name,
+           (long long)atfetch, (long long)ahead);
+    CHECKF(J->persist == POOL ? npers == 0 && p1 == 0 && p2 == 0 : npers > 0 && p1 > 0 && p2 > 0,
+           "%s: %lld persistent tensors over the ranks, %lld R1 and %lld R2 pairs on them", J->name, (long long)npers,
+           (long long)p1, (long long)p2);
+    printf("%-38s R1 %4lld (prefetched %3lld, persistent %3lld)  R2 %4lld (at fetches %3lld, persistent %3lld)  "
+           "by host sync %lld  failed %lld / %lld\n",
+           J->name, (long long)r1, (long long)ahead, (long long)p1, (long long)r2, (long long)atfetch, (long long)p2,
+           (long long)sync, (long long)bad1, (long long)bad2);
+}
+
+int main(void) {
+    static job a, b;
+    int dt, world, gas, i;
+    double t0 = zt_now_s();
+    zt_seed("test_engine_streams");
+    /* a pool of a few units, each configuration without and with offload */
+    for (dt = 0; dt < 2; dt++)
+        for (world = 1; world <= 2; world++)
+            for (gas = 1; gas <= 2; gas++) {
+                int dtype = dt ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32, k = dt + world + gas;
+                memset(&a, 0, sizeof a);
+                a.dtype = dtype;
+                a.world = world;
+                a.gas = gas;
+                a.persist = POOL;
+                a.reuse0 = k % 2; /* released spans dropped, or kept for the backward */
+                a.clip = k % 3 == 0 ? 0 : 0.5; /* with and without clipping */
+                b = a;
+                b.offload = 1;
+                snprintf(a.name, sizeof a.name, "pool %s w%d gas%d%s", zero_dtype_name((zero_dtype)dtype), world, gas,
+                         a.reuse0 ? " reuse0" : "");
+                snprintf(b.name, sizeof b.name, "%.40s, offload cpu", a.name);
+                check_job(&a);
+                check_job(&b);
+                for (i = 0; i < world; i++)
+                    CHECKF(!memcmp(a.w[i], b.w[i], sizeof a.w[i]), "%s rank %d: offload changed the weights", b.name, i);
+            }
+    /* persistent tensors: DeepSpeed's thresholds (every tensor not split), or at most 50 elements and a pool */
+    {
+        static const struct { int persist, dtype, world, gas, offload; } P[4] = {
+            {DEFAULTS, ZERO_DTYPE_FP32, 2, 2, 0},
+            {DEFAULTS, ZERO_DTYPE_BF16, 1, 1, 1},
+            {PERSIST_SOME, ZERO_DTYPE_BF16, 2, 1, 1},
+            {PERSIST_SOME, ZERO_DTYPE_FP32, 1, 2, 0},
+        };
+        for (i = 0; i < 4; i++) {
+            memset(&a, 0, sizeof a);
+            a.persist = P[i].persist;
+            a.dtype = P[i].dtype;
+            a.world = P[i].world;
+            a.gas = P[i].gas;
+            a.offload = P[i].offload;
+            a.clip = 1.0;
+            snprintf(a.name, sizeof a.name, "%s %s w%d gas%d%s", a.persist == DEFAULTS ? "defaults" : "persist<=50",
+                     zero_dtype_name((zero_dtype)a.dtype), a.world, a.gas, a.offload ? ", offload cpu" : "");
+            check_job(&a);
+        }
+    }
+    printf("%.2f s\n", zt_now_s() - t0);
+    return zt_finish();
+}
