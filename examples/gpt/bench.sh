@@ -19,6 +19,8 @@
 #                                     bf16, micro-batch 8); needs deepspeed importable. Each zero offload
 #                                     run prints its floor (zero_floor_of) beside its median step
 #   sh examples/gpt/bench.sh offload-recipes   only the offload recipes of `offload` (zero and DeepSpeed)
+#   sh examples/gpt/bench.sh offload-capacity  only the largest model of ZeRO-3 with both offloads
+#                                     (bench_offload --capacity --placements cpu+param, about 3 minutes)
 set -u
 what=${1:-two}
 B=${BUILD:-build}
@@ -50,7 +52,15 @@ ds() { # NAME ARGS...: one run of the DeepSpeed baseline, its output in $DIR/NAM
 
 offload() { # zero and DeepSpeed on one GPU, the same model, data and step
     offload_recipes
+    offload_capacity
     no_offload
+}
+
+offload_capacity() { # the largest model ZeRO-3 with both offloads trains on this GPU (bench_offload's plan and trials)
+    make --no-print-directory "$B/bench/bench_offload" >/dev/null || { rc=1; return; }
+    run capacity_cpu_param "$B/bench/bench_offload" --capacity --placements cpu+param --steps 2 --deadline-s 60 \
+        --trial-timeout-s 150
+    grep -E "^  cpu\+param|^# target" "$DIR/capacity_cpu_param.log" | sed 's/^/   /'
 }
 
 offload_recipes() { # the seed's recipe and ZeRO-2 + optimizer offload: zero (with its floor) and DeepSpeed
@@ -136,6 +146,7 @@ four) # scaling on 4 GPUs: GPT-2 XL, micro-batch 8 per GPU, 1 GPU then 4
 stages) stages ;;
 offload) offload ;;
 offload-recipes) offload_recipes ;;
+offload-capacity) offload_capacity ;;
 plots) plots ;;
 two)
     # side by side with PyTorch FSDP2: GPT-2 XL, T 1024, bf16, micro-batch 16, 2 GPUs
@@ -163,6 +174,6 @@ two)
     stages
     plots
     ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|offload|offload-recipes|plots" >&2; exit 2 ;;
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|offload|offload-recipes|offload-capacity|plots" >&2; exit 2 ;;
 esac
 exit $rc
