@@ -62,18 +62,8 @@ typedef struct tally {
     int64_t outside;  /* copies with src or dst in no allocation of this backend */
 } tally;
 
-static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static tally *reg[MAXW];
 
-static tally *tally_of(void *ctx) {
-    tally *t = NULL;
-    int i;
-    pthread_mutex_lock(&reg_mu);
-    for (i = 0; i < MAXW && !t; i++)
-        if (reg[i] && reg[i]->ctx == ctx) t = reg[i];
-    pthread_mutex_unlock(&reg_mu);
-    return t;
-}
+static tally *tally_of(void *ctx) { return (tally *)zt_wrap_of(ctx); }
 
 static int kind_at(const tally *t, const void *p) {
     uintptr_t a = (uintptr_t)p;
@@ -136,15 +126,11 @@ static void tally_wrap(tally *t, int rank, const zero_backend *base, zero_backen
     out->alloc = w_alloc;
     out->free = w_free;
     out->copy = w_copy;
-    pthread_mutex_lock(&reg_mu);
-    reg[rank] = t;
-    pthread_mutex_unlock(&reg_mu);
+    zt_wrap_set(rank, t->ctx, t);
 }
 
 static void tally_done(tally *t, int rank) {
-    pthread_mutex_lock(&reg_mu);
-    reg[rank] = NULL;
-    pthread_mutex_unlock(&reg_mu);
+    zt_wrap_set(rank, NULL, NULL);
     free(t->spans);
 }
 

@@ -98,18 +98,8 @@ typedef struct mevent { /* the wrapper's event: the host event and its last reco
     int64_t seq;
 } mevent;
 
-static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static model *reg[MAXW];
 
-static model *model_of(void *ctx) {
-    model *m = NULL;
-    int i;
-    pthread_mutex_lock(&reg_mu);
-    for (i = 0; i < MAXW && !m; i++)
-        if (reg[i] && reg[i]->ctx == ctx) m = reg[i];
-    pthread_mutex_unlock(&reg_mu);
-    return m;
-}
+static model *model_of(void *ctx) { return (model *)zt_wrap_of(ctx); }
 
 /* p (capacity *cap elements of elem bytes) with room for element n: p, a
    larger block, or NULL when it cannot grow (p stays valid) */
@@ -472,15 +462,11 @@ static void model_wrap(model *m, int rank, const zero_backend *base, zero_backen
     out->convert = w_convert;
     out->sumsq = w_sumsq;
     out->adam = w_adam;
-    pthread_mutex_lock(&reg_mu);
-    reg[rank] = m;
-    pthread_mutex_unlock(&reg_mu);
+    zt_wrap_set(rank, m->ctx, m);
 }
 
 static void model_done(model *m, int rank) {
-    pthread_mutex_lock(&reg_mu);
-    reg[rank] = NULL;
-    pthread_mutex_unlock(&reg_mu);
+    zt_wrap_set(rank, NULL, NULL);
     free(m->allocs);
     free(m->writes);
     free(m->reads);

@@ -11,6 +11,7 @@
 #define ZERO_TEST_H
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,5 +184,30 @@ static inline zero_cuda *zt_cuda_start(const char *name, int *exit_code) {
     return cu;
 }
 #endif
+
+/* Per-rank state of a test's backend wrapper, found by the ctx each wrapped
+   call gets: the wrapper keeps the host backend's ctx (every other function
+   needs it), and host ranks are threads. */
+#define ZT_WRAP_MAX 8
+static pthread_mutex_t zt_wrap_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *zt_wrap_ctx[ZT_WRAP_MAX], *zt_wrap_state[ZT_WRAP_MAX];
+
+/* rank's state (NULL: none) for backend ctx */
+static inline void zt_wrap_set(int rank, void *ctx, void *state) {
+    pthread_mutex_lock(&zt_wrap_mu);
+    zt_wrap_ctx[rank] = state ? ctx : NULL;
+    zt_wrap_state[rank] = state;
+    pthread_mutex_unlock(&zt_wrap_mu);
+}
+
+static inline void *zt_wrap_of(const void *ctx) {
+    void *st = NULL;
+    int i;
+    pthread_mutex_lock(&zt_wrap_mu);
+    for (i = 0; i < ZT_WRAP_MAX && !st; i++)
+        if (zt_wrap_state[i] && zt_wrap_ctx[i] == ctx) st = zt_wrap_state[i];
+    pthread_mutex_unlock(&zt_wrap_mu);
+    return st;
+}
 
 #endif
