@@ -7483,6 +7483,7 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
     /* per unit */
     int64_t *unit_buf_off;      /* element offset in the trainable padded buffers (-1: frozen) */
     int64_t *unit_shard_off;    /* element offset in this rank's trainable shard (-1: frozen) */
+    int64_t seg_elems;          /* elements of all Adam segments: what this rank's Adam steps */
     int *seg_first, *seg_count; /* the unit's Adam segments in segs */
     zero_adam_seg *segs;
     int *seg_tensor;
@@ -9340,6 +9341,7 @@ static zero_result zero__plan_segments(zero_engine *e, int maxcap) {
         for (k = 0; k < c; k++) {
             e->plan.segs[nseg].offset = tmp[k].unit_off - lo;
             e->plan.segs[nseg].count = tmp[k].count;
+            e->plan.seg_elems += tmp[k].count;
             e->plan.segs[nseg].lr = 0;
             e->plan.segs[nseg].weight_decay = 0;
             e->plan.seg_tensor[nseg++] = tmp[k].tensor;
@@ -11290,13 +11292,8 @@ static zero_result zero__step_optimizer(zero_engine *e, float grad_scale, zero_s
         zero__step_hyper(e, grad_scale, &hyper);
     }
     in->lr = e->run.step_lr;
-    if (e->opt.cpu) { /* master, m, v read and written; the gradient read; the parameters written */
-        int u, k;
-        int64_t n = 0;
-        for (u = 0; u < e->plan.n_units; u++)
-            for (k = e->plan.seg_first[u]; k < e->plan.seg_first[u] + e->plan.seg_count[u]; k++) n += e->plan.segs[k].count;
-        in->cpu_adam_bytes = n * (int64_t)(24 + zero_dtype_size(e->plan.gdt) + e->plan.csize);
-    }
+    if (e->opt.cpu) /* master, m, v read and written; the gradient read; the parameters written */
+        in->cpu_adam_bytes = e->plan.seg_elems * (int64_t)(24 + zero_dtype_size(e->plan.gdt) + e->plan.csize);
     t1 = zero__now_ms();
     switch (place) {
     case ZERO__PLACE_DEVICE: r = zero__opt_units(e, &hyper, zero__opt_device_unit); break;
