@@ -88,7 +88,7 @@ $(BUILD)/minimal_cuda: examples/minimal.cu $(HEADERS)
 	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl
 
 # examples/gpt: GPT-2 on GPUs (docs/gpt.md), built whenever nvcc is there.
-GPT_SRC := examples/gpt/gpt.cu examples/tool_args.h examples/gpt/gpt_cuda.cuh examples/gpt/gpt_model.h examples/example_hash.h \
+GPT_SRC := examples/gpt/gpt.cu examples/tool_args.h examples/gpt/gpt_cuda.cuh examples/gpt/gpt_attn.cuh examples/gpt/gpt_model.h examples/example_hash.h \
            examples/example_dtype.cuh
 $(BUILD)/gpt: $(GPT_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
