@@ -33,7 +33,7 @@ for cu in $(pick tests/compile_cuda.cu $(ls tests/gpu_*.cu 2>/dev/null)); do
     n=$(basename "$cu" .cu)
     # GPU_SKIP_BUILD=1: reuse the binaries of an earlier run (a second pass with other GPUs visible)
     if [ "${GPU_SKIP_BUILD:-0}" != 1 ] || [ ! -x "$B/g/$n" ]; then
-        step "build-$n" "$NVCC" -std=c++17 -O2 -lineinfo -arch="$GPU_ARCH" -I. $NCCL_INC -o "$B/g/$n" "$cu" $NCCL_LIB -lnccl -lcublas
+        step "build-$n" "$NVCC" -std=c++17 -O2 -lineinfo -arch="$GPU_ARCH" -I. $NCCL_INC -o "$B/g/$n" "$cu" $NCCL_LIB -lnccl -lcublasLt -lcublas
     fi
     [ -x "$B/g/$n" ] || continue
     ZERO_GPU_EXPORT="$PWD/$B/g/model.safetensors" run "$n" "$B/g/$n"

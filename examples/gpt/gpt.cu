@@ -42,7 +42,7 @@ typedef struct options {
     const char *init_from, *eval, *eval_logits;
     std::vector<std::string> data;
     int data_kind; /* GPT_DATA_*: every --data file's */
-    int synthetic, stage, batch, gas, steps, warmup, print_every, recompute, find_max, tf32, quiet, no_flash;
+    int synthetic, stage, batch, gas, steps, warmup, print_every, recompute, find_max, tf32, quiet, no_flash, no_lt;
     int has_stage, has_batch, has_gas, has_lr, has_dtype, has_layers, has_dim, has_heads, has_seq, has_vocab;
     zero_dtype dtype;
     int offload_opt, offload_param; /* -1: as the config says */
@@ -81,6 +81,8 @@ static void usage(void) {
            "                                 (cfg.overlap_cpu_step = 0), not beside the next forward\n"
            "  --tf32                         TF32 tensor cores for fp32 GEMMs\n"
            "  --attn-mib N                   scratch cap for unfused attention and the head's logits (default 1024)\n"
+           "  --no-lt                        cuBLAS and separate bias / GELU / bias-gradient kernels, not cuBLASLt's\n"
+           "                                 fused epilogues (the same math; for comparison)\n"
            "  --no-flash                     attention through cuBLAS with the scores in memory, not the fused\n"
            "                                 kernels (which need fp16/bf16, head size 64 or 128, seq %% 64 == 0)\n"
            "output:\n"
@@ -171,6 +173,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--tf32")) o->tf32 = 1, used = 0;
         else if (!strcmp(a, "--no-overlap-cpu-step")) o->no_overlap = 1, used = 0;
         else if (!strcmp(a, "--no-flash")) o->no_flash = 1, used = 0;
+        else if (!strcmp(a, "--no-lt")) o->no_lt = 1, used = 0;
         else if (!strcmp(a, "--quiet")) o->quiet = 1, used = 0;
         else if (!strcmp(a, "--load")) bad = !v, o->load = v;
         else if (!strcmp(a, "--save")) bad = !v, o->save = v;
@@ -395,6 +398,7 @@ typedef struct world_ctx {
     zero_backend offload_be;
     cudaStream_t stream;
     cublasHandle_t blas;
+    gpt_lt *lt; /* cuBLASLt and its table; NULL with --no-lt */
     int rank, world;
     char gpu[256];
     zero_cpu_pool *pool;
@@ -485,7 +489,7 @@ static zero_result train(const run_state *s, zero_engine *e, gpt_acts<T> *a, int
     const world_ctx *w = s->w;
     const int B = a->B, T_ = o->d.seq, gas = (int)s->cfg->gradient_accumulation_steps;
     const int64_t N = (int64_t)B * T_;
-    gpt_run run = {NULL, {w->blas, o->tf32}, w->stream, o->recompute, e}; /* the model calls the engine itself */
+    gpt_run run = {NULL, {w->blas, o->tf32, w->lt}, w->stream, o->recompute, e}; /* the model calls the engine itself */
     std::vector<int> rows((size_t)B * (T_ + 1));
     std::vector<cudaEvent_t> ev(n + 1);
     std::vector<float> host(n);
@@ -657,7 +661,7 @@ static int run_eval(const run_state *s, zero_engine *e, const char *when, const 
             r = zero_cuda_check(cudaMallocHost((void **)&lo.host, sizeof(float) * LOGITS_ROWS * (size_t)V),
                                 "cudaMallocHost(logits)", __FILE__, __LINE__, &err);
     }
-    gpt_run run = {NULL, {w->blas, o->tf32}, w->stream, 1, e};
+    gpt_run run = {NULL, {w->blas, o->tf32, w->lt}, w->stream, 1, e};
     if (r == ZERO_OK) r = gpt_forward<T>(&run, &a, rows.data(), lo.f ? logits_write : NULL, &lo, &err);
     if (r == ZERO_OK) {
         loss.resize((size_t)a.N);
@@ -938,6 +942,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "gpt: rank %d: cuBLAS could not start\n", w.rank);
         goto done;
     }
+    if (!o.no_lt && gpt_lt_create(&w.lt, &err) != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: cuBLASLt: %s\nHINT: --no-lt runs without it\n", w.rank, err.msg);
+        goto done;
+    }
     /* the model as the engine sees it */
     ic.d = o.d;
     ic.seed = o.seed;
@@ -1063,6 +1071,7 @@ done:
     gpt_tokens_free(&data);
     gpt_tokens_free(&evtok);
     zero_engine_destroy(e);
+    gpt_lt_destroy(w.lt);
     if (w.blas) cublasDestroy(w.blas);
     if (w.pool) zero_cpu_pool_destroy(w.pool);
     if (w.cuda) zero_cuda_backend_destroy(w.cuda);

@@ -34,6 +34,7 @@
 #include "gpt_model.h"
 #include "../example_dtype.cuh"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -135,9 +136,9 @@ __global__ void gk_ln_bwd_dx(const float *dy, const float *x, const float *mean,
     }
 }
 
-/* The same two with the row in registers (one read of each input, float4
+/* The forward with the row in registers (one read of the input, float4
    accesses): rows of C <= 32 * 4 * GPT_LN_VEC with C % 4 == 0, the common
-   case; gpt_ln_fwd / gpt_ln_bwd_dx pick. */
+   case (gpt_ln_fwd picks; the backward's fused kernel below likewise). */
 #define GPT_LN_VEC 16
 template <typename T>
 __global__ void gk_ln_fwd_reg(const float *x, const T *w, const T *b, T *out, float *mean, float *rstd, int64_t N,
@@ -174,40 +175,73 @@ __global__ void gk_ln_fwd_reg(const float *x, const T *w, const T *b, T *out, fl
     if (lane == 0) mean[n] = m, rstd[n] = rs;
 }
 
+/* The LayerNorm backward in one pass over dy and x, rows in registers
+   (gpt_ln_in_regs): dx (+)= the input gradient, dxt = dx in T as well
+   (unless NULL: the next product's operand, no pass of its own), and the
+   weight and bias gradients' partial sums of slab blockIdx.x (R rows) into
+   part[blockIdx.x] and part[S + blockIdx.x]. Each warp sums its rows into
+   its own shared-memory row (no atomics), then the block adds its warps in
+   order: the same bits every run. */
+#define GPT_LNB_WARPS 4
 template <typename T>
-__global__ void gk_ln_bwd_dx_reg(const float *dy, const float *x, const float *mean, const float *rstd, const T *w,
-                                 float *dx, int accumulate, int64_t N, int C) {
-    int64_t n = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-    int lane = threadIdx.x % 32, C4 = C / 4;
-    if (n >= N) return;
-    const float4 *g = (const float4 *)(dy + n * C), *r = (const float4 *)(x + n * C);
-    float m = mean[n], rs = rstd[n], a = 0, bsum = 0;
-    float4 dw[GPT_LN_VEC], xh[GPT_LN_VEC];
+__global__ void __launch_bounds__(32 * GPT_LNB_WARPS)
+    gk_ln_bwd_fused(const float *dy, const float *x, const float *mean, const float *rstd, const T *w, float *dx,
+                    T *dxt, int accumulate, float *part, int64_t N, int C, int R, int S) {
+    extern __shared__ float g_lnb_acc[]; /* [warps][2][C] */
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32, C4 = C / 4;
+    float *acc = g_lnb_acc + (size_t)warp * 2 * C;
+    for (int c = lane; c < 2 * C; c += 32) acc[c] = 0;
+    int64_t r0 = (int64_t)blockIdx.x * R, r1 = r0 + R < N ? r0 + R : N;
+    for (int64_t n = r0 + warp; n < r1; n += GPT_LNB_WARPS) {
+        const float4 *g = (const float4 *)(dy + n * C), *r = (const float4 *)(x + n * C);
+        float m = mean[n], rs = rstd[n], a = 0, bsum = 0;
+        float4 gv[GPT_LN_VEC], xh[GPT_LN_VEC];
 #pragma unroll
-    for (int i = 0; i < GPT_LN_VEC; i++) {
-        int c = lane + 32 * i;
-        if (c >= C4) continue;
-        gpt_v4<T> wv = *(const gpt_v4<T> *)(w + 4 * c);
-        float4 gv = g[c], xv = r[c];
-        dw[i] = make_float4(gv.x * ex_f32(wv.x[0]), gv.y * ex_f32(wv.x[1]), gv.z * ex_f32(wv.x[2]), gv.w * ex_f32(wv.x[3]));
-        xh[i] = make_float4((xv.x - m) * rs, (xv.y - m) * rs, (xv.z - m) * rs, (xv.w - m) * rs);
-        a += dw[i].x + dw[i].y + dw[i].z + dw[i].w;
-        bsum += dw[i].x * xh[i].x + dw[i].y * xh[i].y + dw[i].z * xh[i].z + dw[i].w * xh[i].w;
-    }
-    a = g_warp_sum(a) / C;
-    bsum = g_warp_sum(bsum) / C;
-    float4 *o = (float4 *)(dx + n * C);
-#pragma unroll
-    for (int i = 0; i < GPT_LN_VEC; i++) {
-        int c = lane + 32 * i;
-        if (c >= C4) continue;
-        float4 v = make_float4(rs * (dw[i].x - a - xh[i].x * bsum), rs * (dw[i].y - a - xh[i].y * bsum),
-                               rs * (dw[i].z - a - xh[i].z * bsum), rs * (dw[i].w - a - xh[i].w * bsum));
-        if (accumulate) {
-            float4 p = o[c];
-            v.x += p.x, v.y += p.y, v.z += p.z, v.w += p.w;
+        for (int i = 0; i < GPT_LN_VEC; i++) {
+            int c = lane + 32 * i;
+            if (c >= C4) continue;
+            gpt_v4<T> wv = *(const gpt_v4<T> *)(w + 4 * c);
+            float4 xv = r[c];
+            gv[i] = g[c];
+            xh[i] = make_float4((xv.x - m) * rs, (xv.y - m) * rs, (xv.z - m) * rs, (xv.w - m) * rs);
+            float d0 = gv[i].x * ex_f32(wv.x[0]), d1 = gv[i].y * ex_f32(wv.x[1]), d2 = gv[i].z * ex_f32(wv.x[2]),
+                  d3 = gv[i].w * ex_f32(wv.x[3]);
+            a += d0 + d1 + d2 + d3;
+            bsum += d0 * xh[i].x + d1 * xh[i].y + d2 * xh[i].z + d3 * xh[i].w;
+            float4 *pw = (float4 *)(acc + 4 * c), *pb = (float4 *)(acc + C + 4 * c);
+            float4 ow = *pw, ob = *pb;
+            ow.x += gv[i].x * xh[i].x, ow.y += gv[i].y * xh[i].y, ow.z += gv[i].z * xh[i].z, ow.w += gv[i].w * xh[i].w;
+            ob.x += gv[i].x, ob.y += gv[i].y, ob.z += gv[i].z, ob.w += gv[i].w;
+            *pw = ow, *pb = ob;
         }
-        o[c] = v;
+        a = g_warp_sum(a) / C;
+        bsum = g_warp_sum(bsum) / C;
+        float4 *o = (float4 *)(dx + n * C);
+#pragma unroll
+        for (int i = 0; i < GPT_LN_VEC; i++) {
+            int c = lane + 32 * i;
+            if (c >= C4) continue;
+            gpt_v4<T> wv = *(const gpt_v4<T> *)(w + 4 * c);
+            float4 v = make_float4(rs * (gv[i].x * ex_f32(wv.x[0]) - a - xh[i].x * bsum),
+                                   rs * (gv[i].y * ex_f32(wv.x[1]) - a - xh[i].y * bsum),
+                                   rs * (gv[i].z * ex_f32(wv.x[2]) - a - xh[i].z * bsum),
+                                   rs * (gv[i].w * ex_f32(wv.x[3]) - a - xh[i].w * bsum));
+            if (accumulate) {
+                float4 p = o[c];
+                v.x += p.x, v.y += p.y, v.z += p.z, v.w += p.w;
+            }
+            o[c] = v;
+            if (dxt) {
+                gpt_v4<T> t4 = {{ex_to<T>(v.x), ex_to<T>(v.y), ex_to<T>(v.z), ex_to<T>(v.w)}};
+                *(gpt_v4<T> *)(dxt + n * C + 4 * c) = t4;
+            }
+        }
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < 2 * C; c += blockDim.x) {
+        float v = 0;
+        for (int k = 0; k < GPT_LNB_WARPS; k++) v += g_lnb_acc[(size_t)k * 2 * C + c];
+        part[(int64_t)(c < C ? blockIdx.x : S + blockIdx.x) * C + (c < C ? c : c - C)] = v;
     }
 }
 
@@ -303,6 +337,16 @@ template <typename T> __global__ void gk_gelu_bwd(T *dg, const T *h, int64_t n) 
     gpt_v4<T> d = *(const gpt_v4<T> *)(dg + i), hv = *(const gpt_v4<T> *)(h + i);
     for (int k = 0; k < 4; k++) d.x[k] = ex_to<T>(ex_f32(d.x[k]) * g_gelu_grad(ex_f32(hv.x[k])));
     *(gpt_v4<T> *)(dg + i) = d;
+}
+
+/* g = gelu(h); n a multiple of 4 (the backward's copy of the MLP's GELU
+   output, recomputed from the kept pre-activation instead of kept) */
+template <typename T> __global__ void gk_gelu(const T *h, T *g, int64_t n) {
+    int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (i >= n) return;
+    gpt_v4<T> hv = *(const gpt_v4<T> *)(h + i), o;
+    for (int k = 0; k < 4; k++) o.x[k] = ex_to<T>(g_gelu(ex_f32(hv.x[k])));
+    *(gpt_v4<T> *)(g + i) = o;
 }
 
 /* One warp per score row (rows = sequences x heads x T, row i of its T x T):
@@ -413,9 +457,11 @@ template <typename T> __global__ void gk_wte_bwd(const float *dx, const int *off
    so cuBLAS gets B first. fp32 accumulation (CUBLAS_COMPUTE_32F: no TF32 for
    fp32 operands, unless tf32 is set). Batched over `batch` matrices with
    element strides sa, sb, sc when batch > 1. */
+typedef struct gpt_lt gpt_lt;
 typedef struct gpt_gemm_ctx {
     cublasHandle_t h;
     int tf32;
+    gpt_lt *lt; /* cuBLASLt with epilogues (gpt_lt_create), or NULL: cuBLAS and separate kernels */
 } gpt_gemm_ctx;
 
 static inline zero_result gpt_blas(cublasStatus_t s, const char *what, zero_error *err) {
@@ -441,6 +487,186 @@ static inline zero_result gpt_mm(const gpt_gemm_ctx *g, int ta, int tb, int M, i
                     "cublasGemmStridedBatchedEx", err);
 }
 
+/* ---- cuBLASLt: the same GEMMs with their elementwise neighbours fused ----
+
+   The epilogues (cuBLASLt's, applied to the fp32 accumulator before the
+   store) replace passes over the activations:
+   - BIAS: y = x W + b (the qkv projection; no separate bias pass);
+   - GELU_AUX_BIAS: h = x W + b kept as aux, g = gelu(h) stored (the MLP's
+     first product: bias and GELU in one store instead of three passes);
+   - DGELU_BGRAD: dh = (dg W^T) gelu'(h), and the bias gradient sum_n dh
+     (the MLP's backward through the GELU and its bias in one product);
+   - BGRADA: dW = x^T dy with the bias gradient sum_n dy (every other
+     bias: no GEMM against a ones vector, no second read of dy).
+   cuBLASLt's GELU is the tanh form, GPT-2's. Each (shape, epilogue) gets its
+   descriptors and algorithm once (a heuristic query costs tens of
+   microseconds), kept in a small table; a shape with no algorithm for its
+   epilogue is remembered and the caller takes the separate kernels. */
+enum { GPT_EPI_NONE, GPT_EPI_BIAS, GPT_EPI_GELU_AUX_BIAS, GPT_EPI_DGELU_BGRAD, GPT_EPI_BGRADA };
+
+#define GPT_LT_ENTRIES 256
+#define GPT_LT_WS ((size_t)32 << 20)
+typedef struct gpt_lt_entry {
+    int ta, tb, M, N, K, lda, ldb, ldc, ldaux, epi, beta_nz;
+    cudaDataType_t ct, abt;
+    int ok; /* 1: algo found; 0: none (callers fall back) */
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+} gpt_lt_entry;
+struct gpt_lt {
+    cublasLtHandle_t h;
+    void *ws;
+    int n;
+    gpt_lt_entry e[GPT_LT_ENTRIES];
+};
+
+static inline void gpt_lt_destroy(gpt_lt *lt) {
+    if (!lt) return;
+    for (int i = 0; i < lt->n; i++) {
+        gpt_lt_entry *x = &lt->e[i];
+        if (x->op) cublasLtMatmulDescDestroy(x->op);
+        if (x->la) cublasLtMatrixLayoutDestroy(x->la);
+        if (x->lb) cublasLtMatrixLayoutDestroy(x->lb);
+        if (x->lc) cublasLtMatrixLayoutDestroy(x->lc);
+    }
+    if (lt->ws) cudaFree(lt->ws);
+    if (lt->h) cublasLtDestroy(lt->h);
+    free(lt);
+}
+
+static inline zero_result gpt_lt_create(gpt_lt **out, zero_error *err) {
+    gpt_lt *lt = (gpt_lt *)calloc(1, sizeof *lt);
+    *out = NULL;
+    if (!lt) {
+        memset(err, 0, sizeof *err);
+        err->code = ZERO_ERR_OUT_OF_MEMORY;
+        snprintf(err->msg, sizeof err->msg, "host memory for the cuBLASLt table");
+        return ZERO_ERR_OUT_OF_MEMORY;
+    }
+    if (gpt_blas(cublasLtCreate(&lt->h), "cublasLtCreate", err) != ZERO_OK) {
+        free(lt);
+        return err->code;
+    }
+    cudaError_t ce = cudaMalloc(&lt->ws, GPT_LT_WS);
+    if (ce != cudaSuccess) {
+        cudaGetLastError();
+        lt->ws = NULL;
+        gpt_lt_destroy(lt);
+        memset(err, 0, sizeof *err);
+        err->code = ZERO_ERR_OUT_OF_MEMORY;
+        snprintf(err->msg, sizeof err->msg, "cuBLASLt workspace (%zu MiB): %s", GPT_LT_WS >> 20, cudaGetErrorString(ce));
+        return ZERO_ERR_OUT_OF_MEMORY;
+    }
+    *out = lt;
+    return ZERO_OK;
+}
+
+/* The table entry of one shape and epilogue, made on first use. NULL with
+   *err set: a cuBLASLt call failed (not "no algorithm": that is ok == 0). */
+static gpt_lt_entry *gpt_lt_entry_of(gpt_lt *lt, int ta, int tb, int M, int N, int K, int lda, int ldb, int ldc,
+                                     int ldaux, int epi, int beta_nz, cudaDataType_t ct, cudaDataType_t abt,
+                                     zero_error *err) {
+    for (int i = 0; i < lt->n; i++) {
+        gpt_lt_entry *x = &lt->e[i];
+        if (x->ta == ta && x->tb == tb && x->M == M && x->N == N && x->K == K && x->lda == lda && x->ldb == ldb &&
+            x->ldc == ldc && x->ldaux == ldaux && x->epi == epi && x->beta_nz == beta_nz && x->ct == ct && x->abt == abt)
+            return x;
+    }
+    if (lt->n == GPT_LT_ENTRIES) { /* a full table: this shape takes cuBLAS (more shapes than any model here has) */
+        static gpt_lt_entry none;
+        none.ok = 0;
+        return &none;
+    }
+    gpt_lt_entry *x = &lt->e[lt->n++];
+    memset(x, 0, sizeof *x);
+    x->ta = ta, x->tb = tb, x->M = M, x->N = N, x->K = K, x->lda = lda, x->ldb = ldb, x->ldc = ldc;
+    x->ldaux = ldaux, x->epi = epi, x->beta_nz = beta_nz, x->ct = ct, x->abt = abt;
+    /* row-major C[M, N] = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLASLt's A is our B */
+    cublasOperation_t oa = tb ? CUBLAS_OP_T : CUBLAS_OP_N, ob = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasLtEpilogue_t ep = epi == GPT_EPI_BIAS            ? CUBLASLT_EPILOGUE_BIAS
+                            : epi == GPT_EPI_GELU_AUX_BIAS ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+                            : epi == GPT_EPI_DGELU_BGRAD   ? CUBLASLT_EPILOGUE_DGELU_BGRAD
+                            : epi == GPT_EPI_BGRADA        ? CUBLASLT_EPILOGUE_BGRADA
+                                                           : CUBLASLT_EPILOGUE_DEFAULT;
+    cublasLtMatmulPreference_t pref = NULL;
+    cublasLtMatmulHeuristicResult_t res;
+    int found = 0;
+    uint32_t align = 16;
+    size_t ws = GPT_LT_WS;
+    int64_t ld_aux = ldaux;
+    zero_result r = ZERO_OK;
+#define GPT_LT(call, what)                                                                                             \
+    do {                                                                                                               \
+        if ((r = gpt_blas((call), what, err)) != ZERO_OK) goto done;                                                   \
+    } while (0)
+    GPT_LT(cublasLtMatmulDescCreate(&x->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    GPT_LT(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSA, &oa, sizeof oa), "cuBLASLt TRANSA");
+    GPT_LT(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSB, &ob, sizeof ob), "cuBLASLt TRANSB");
+    GPT_LT(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep), "cuBLASLt EPILOGUE");
+    if (epi == GPT_EPI_GELU_AUX_BIAS || epi == GPT_EPI_DGELU_BGRAD)
+        GPT_LT(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld_aux, sizeof ld_aux),
+               "cuBLASLt EPILOGUE_AUX_LD");
+    GPT_LT(cublasLtMatrixLayoutCreate(&x->la, abt, tb ? K : N, tb ? N : K, ldb), "cublasLtMatrixLayoutCreate");
+    GPT_LT(cublasLtMatrixLayoutCreate(&x->lb, abt, ta ? M : K, ta ? K : M, lda), "cublasLtMatrixLayoutCreate");
+    GPT_LT(cublasLtMatrixLayoutCreate(&x->lc, ct, N, M, ldc), "cublasLtMatrixLayoutCreate");
+    GPT_LT(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+    GPT_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+           "cuBLASLt MAX_WORKSPACE_BYTES");
+    /* the engine's parameters sit at 16-byte (not 256-byte) offsets in its flat buffers */
+    GPT_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align, sizeof align),
+           "cuBLASLt MIN_ALIGNMENT_A");
+    GPT_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align, sizeof align),
+           "cuBLASLt MIN_ALIGNMENT_B");
+    GPT_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align, sizeof align),
+           "cuBLASLt MIN_ALIGNMENT_C");
+    GPT_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align, sizeof align),
+           "cuBLASLt MIN_ALIGNMENT_D");
+    {
+        cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt->h, x->op, x->la, x->lb, x->lc, x->lc, pref, 1, &res, &found);
+        if (st == CUBLAS_STATUS_SUCCESS && found > 0 && res.state == CUBLAS_STATUS_SUCCESS) {
+            x->algo = res.algo;
+            x->ok = 1;
+        } /* otherwise (NOT_SUPPORTED and the like) x->ok stays 0: this shape falls back */
+    }
+done:
+#undef GPT_LT
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    return r == ZERO_OK ? x : NULL;
+}
+
+/* gpt_mm's product through cuBLASLt with an epilogue: vec is the bias (BIAS,
+   GELU_AUX_BIAS) or where the bias gradient goes (DGELU_BGRAD, BGRADA), of
+   N elements of the compute type; aux is the pre-activation h [M, N] with
+   row stride ldaux (written by GELU_AUX_BIAS, read by DGELU_BGRAD). *done is
+   0 when there is no cuBLASLt or no algorithm for this shape: nothing was
+   queued, the caller does it with gpt_mm and kernels. */
+static zero_result gpt_mm_epi(const gpt_gemm_ctx *g, cudaStream_t s, int ta, int tb, int M, int N, int K,
+                              const void *A, int lda, const void *B, int ldb, float beta, void *C, cudaDataType_t ct,
+                              int ldc, cudaDataType_t abt, int epi, const void *vec, void *aux, int ldaux, int *done,
+                              zero_error *err) {
+    *done = 0;
+    if (!g->lt || (abt == CUDA_R_32F && g->tf32)) return ZERO_OK; /* (--tf32 stays with cuBLAS's TF32 path) */
+    gpt_lt_entry *x = gpt_lt_entry_of(g->lt, ta, tb, M, N, K, lda, ldb, ldc, ldaux, epi, beta != 0.0f, ct, abt, err);
+    if (!x) return err->code;
+    if (!x->ok) return ZERO_OK;
+    if (epi != GPT_EPI_NONE &&
+        gpt_blas(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vec, sizeof vec),
+                 "cuBLASLt BIAS_POINTER", err) != ZERO_OK)
+        return err->code;
+    if ((epi == GPT_EPI_GELU_AUX_BIAS || epi == GPT_EPI_DGELU_BGRAD) &&
+        gpt_blas(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux),
+                 "cuBLASLt EPILOGUE_AUX_POINTER", err) != ZERO_OK)
+        return err->code;
+    const float alpha = 1.0f;
+    if (gpt_blas(cublasLtMatmul(g->lt->h, x->op, &alpha, B, x->la, A, x->lb, &beta, C, x->lc, C, x->lc, &x->algo,
+                                g->lt->ws, GPT_LT_WS, s),
+                 "cublasLtMatmul", err) != ZERO_OK)
+        return err->code;
+    *done = 1;
+    return ZERO_OK;
+}
+
 #define GPT_TRY(call)                                                                                                  \
     do {                                                                                                               \
         zero_result r_ = (call);                                                                                       \
@@ -454,8 +680,10 @@ static inline zero_result gpt_mm(const gpt_gemm_ctx *g, int ta, int tb, int M, i
 
 /* What one micro-batch keeps. Per block slot (L of them; 1 with recompute):
    LayerNorm outputs and statistics, qkv, the attention output, the MLP's
-   pre-activation and GELU; the fp32 residual stream at every block boundary
-   (always L + 1 of them: recompute starts from them). */
+   pre-activation (not its GELU output: the backward recomputes that in one
+   elementwise pass, 8 C bytes per token and block fewer kept); the fp32
+   residual stream at every block boundary (always L + 1 of them: recompute
+   starts from them). */
 template <typename T> struct gpt_acts {
     gpt_dims d;
     int B, slots, nb; /* sequences; block slots; sequences per attention chunk (0: fused) */
@@ -466,7 +694,8 @@ template <typename T> struct gpt_acts {
                          GPT_LDV_ALIGN, so every row is aligned for the tensor cores whatever V is */
     float *resid;     /* [L + 1][N, C] */
     float *xmid;      /* [slots][N, C] */
-    T *ln1, *qkv, *atty, *ln2, *fch, *fcg; /* [slots][N, C | 3C | C | C | 4C | 4C] */
+    T *ln1, *qkv, *atty, *ln2, *fch;       /* [slots][N, C | 3C | C | C | 4C]; fch: the MLP's pre-activation
+                                              (its GELU output is recomputed where needed, in d2) */
     float *st1, *st2;                      /* [slots][2][N]: mean, rstd */
     float *lse;         /* fused attention: [slots][B H T] row log-sum-exp */
     float *Dsc;         /* its backward's rowsum(dO o O), [B H T] */
@@ -491,7 +720,7 @@ template <typename T> struct gpt_acts {
 };
 
 template <typename T> static void gpt_acts_free(gpt_acts<T> *a) {
-    void *dev[] = {a->resid, a->xmid, a->ln1, a->qkv, a->atty, a->ln2, a->fch, a->fcg, a->st1, a->st2, a->lse, a->Dsc, a->lnf,
+    void *dev[] = {a->resid, a->xmid, a->ln1, a->qkv, a->atty, a->ln2, a->fch, a->st1, a->st2, a->lse, a->Dsc, a->lnf,
                    a->stf, a->S, a->P, a->yf, a->dres, a->dln, a->d1, a->d2, a->part, a->ones, a->loss, a->idx,
                    a->blas_ws};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
@@ -539,7 +768,7 @@ static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int 
         if (rows < 1) rows = 1;
         a->head_rows = (int)rows;
     }
-    a->ln_rows = 256;
+    a->ln_rows = 64; /* slabs of the LayerNorm backward: N / 64 blocks */
     a->ln_slabs = (int)((N + a->ln_rows - 1) / a->ln_rows);
     int64_t sl = a->slots;
     size_t scratch = (size_t)a->nb * d->heads * (size_t)TT;
@@ -555,7 +784,6 @@ static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int 
         {(void **)&a->atty, sizeof(T) * (size_t)(sl * N * C)},
         {(void **)&a->ln2, sizeof(T) * (size_t)(sl * N * C)},
         {(void **)&a->fch, sizeof(T) * (size_t)(sl * N * 4 * C)},
-        {(void **)&a->fcg, sizeof(T) * (size_t)(sl * N * 4 * C)},
         {(void **)&a->st1, sizeof(float) * (size_t)(sl * 2 * N)},
         {(void **)&a->st2, sizeof(float) * (size_t)(sl * 2 * N)},
         {(void **)&a->lse, sizeof(float) * (size_t)(a->flash ? sl * d->heads * N : 1)},
@@ -658,42 +886,56 @@ static inline zero_result gpt_release_block(const gpt_run *r, int l, zero_error 
 }
 
 /* db[M] = column sums of dy[N, M] (a GEMM against ones), then ready */
+/* gW[in, out] = x[N, in]^T dy[N, out] and, with tb >= 0, gb[out] = sum_n dy
+   (cuBLASLt's BGRADA epilogue: one read of dy; else a GEMM against ones),
+   then ready */
 template <typename T>
-static zero_result gpt_bias_grad(const gpt_run *r, const gpt_acts<T> *a, int t, const T *dy, int M, zero_error *err) {
-    T *g;
+static zero_result gpt_weight_grad(const gpt_run *r, const gpt_acts<T> *a, int t, int tb, const T *x, int in,
+                                   const T *dy, int out, zero_error *err) {
+    T *g, *gb = NULL;
+    int done = 0;
     const cudaDataType_t dt = ex_dtype<T>::cuda;
     GPT_TRY(gpt_zero_grad<T>(r, t, &g, err));
-    GPT_TRY(gpt_mm(&r->gemm, 0, 0, 1, M, (int)a->N, 1.0f, a->ones, (int)a->N, 0, dy, M, 0, 0.0f, g, dt, M, 0, 1, dt,
-                   err));
-    return gpt_zero_grad_ready(r, t, err);
+    if (tb >= 0) {
+        GPT_TRY(gpt_zero_grad<T>(r, tb, &gb, err));
+        GPT_TRY(gpt_mm_epi(&r->gemm, r->stream, 1, 0, in, out, (int)a->N, x, in, dy, out, 0.0f, g, dt, out, dt,
+                           GPT_EPI_BGRADA, gb, NULL, 0, &done, err));
+    }
+    if (!done) {
+        GPT_TRY(gpt_mm(&r->gemm, 1, 0, in, out, (int)a->N, 1.0f, x, in, 0, dy, out, 0, 0.0f, g, dt, out, 0, 1, dt, err));
+        if (tb >= 0) GPT_TRY(gpt_mm(&r->gemm, 0, 0, 1, out, (int)a->N, 1.0f, a->ones, (int)a->N, 0, dy, out, 0, 0.0f, gb,
+                                    dt, out, 0, 1, dt, err));
+    }
+    GPT_TRY(gpt_zero_grad_ready(r, t, err));
+    return tb >= 0 ? gpt_zero_grad_ready(r, tb, err) : ZERO_OK;
 }
 
-/* gW[in, out] = x[N, in]^T dy[N, out], then ready */
-template <typename T>
-static zero_result gpt_weight_grad(const gpt_run *r, const gpt_acts<T> *a, int t, const T *x, int in, const T *dy,
-                                   int out, zero_error *err) {
-    T *g;
-    const cudaDataType_t dt = ex_dtype<T>::cuda;
-    GPT_TRY(gpt_zero_grad<T>(r, t, &g, err));
-    GPT_TRY(gpt_mm(&r->gemm, 1, 0, in, out, (int)a->N, 1.0f, x, in, 0, dy, out, 0, 0.0f, g, dt, out, 0, 1, dt, err));
-    return gpt_zero_grad_ready(r, t, err);
-}
-
-/* LayerNorm backward: dres (+)= dx of dy (fp32), weight and bias gradients
-   handed over */
+/* LayerNorm backward: dres (+)= dx of dy (fp32), d1 = dres in T when dxt
+   is set (the next product's operand), weight and bias gradients handed over */
 template <typename T>
 static zero_result gpt_ln_bwd(const gpt_run *r, const gpt_acts<T> *a, const float *dy, const float *x,
-                              const float *st, const T *w, int tw, int tb, int accumulate, zero_error *err) {
+                              const float *st, const T *w, int tw, int tb, int accumulate, T *dxt, zero_error *err) {
     int64_t N = a->N;
     int C = a->d.dim;
     T *gw, *gb;
     cudaStream_t s = r->stream;
-    if (gpt_ln_in_regs(C))
-        gk_ln_bwd_dx_reg<T><<<gpt_blocks(N, 8), 256, 0, s>>>(dy, x, st, st + N, w, a->dres, accumulate, N, C);
-    else
+    if (gpt_ln_in_regs(C)) {
+        static int smem_set;
+        size_t smem = sizeof(float) * 2 * GPT_LNB_WARPS * (size_t)C;
+        if (!smem_set) { /* up to C = 2048: 64 KiB, past the default 48 */
+            ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_ln_bwd_fused<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)(sizeof(float) * 2 * GPT_LNB_WARPS * 32 * 4 * GPT_LN_VEC)),
+                          err);
+            smem_set = 1;
+        }
+        gk_ln_bwd_fused<T><<<(unsigned)a->ln_slabs, 32 * GPT_LNB_WARPS, smem, s>>>(
+            dy, x, st, st + N, w, a->dres, dxt, accumulate, a->part, N, C, a->ln_rows, a->ln_slabs);
+    } else {
         gk_ln_bwd_dx<T><<<gpt_blocks(N, 8), 256, 0, s>>>(dy, x, st, st + N, w, a->dres, accumulate, N, C);
-    gk_ln_bwd_part<<<dim3(gpt_blocks(C, 128), (unsigned)a->ln_slabs), 128, 0, s>>>(dy, x, st, st + N, a->part, N, C,
-                                                                                    a->ln_rows, a->ln_slabs);
+        gk_ln_bwd_part<<<dim3(gpt_blocks(C, 128), (unsigned)a->ln_slabs), 128, 0, s>>>(dy, x, st, st + N, a->part, N,
+                                                                                        C, a->ln_rows, a->ln_slabs);
+        if (dxt) gk_to<T><<<gpt_blocks(N * C / 4), GPT_THREADS, 0, s>>>(a->dres, dxt, N * C);
+    }
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_zero_grad<T>(r, tw, &gw, err));
     GPT_TRY(gpt_zero_grad<T>(r, tb, &gb, err));
@@ -791,14 +1033,31 @@ template <typename T> static zero_result gpt_attn_bwd(const gpt_run *r, gpt_acts
     return ZERO_OK;
 }
 
+/* y[N, out] = x[N, in] W[in, out] + b in T: the BIAS epilogue, or a GEMM
+   and a bias pass (that pass also writes g = gelu(y) when g is set) */
+template <typename T>
+static zero_result gpt_linear(const gpt_run *r, int64_t N, const T *x, int in, const T *W, const T *b, int out, T *y,
+                              zero_error *err) {
+    const cudaDataType_t dt = ex_dtype<T>::cuda;
+    int done;
+    GPT_TRY(gpt_mm_epi(&r->gemm, r->stream, 0, 0, (int)N, out, in, x, in, W, out, 0.0f, y, dt, out, dt, GPT_EPI_BIAS,
+                       b, NULL, 0, &done, err));
+    if (done) return ZERO_OK;
+    GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, out, in, 1.0f, x, in, 0, W, out, 0, 0.0f, y, dt, out, 0, 1, dt, err));
+    gk_bias<T><<<gpt_row_grid(N, out), GPT_ROW_THREADS, 0, r->stream>>>(y, b, (T *)NULL, N, out);
+    GPT_LAUNCHED(err);
+    return ZERO_OK;
+}
+
 /* Block l's forward into slot k (its tensors fetched by the caller): from
-   resid[l] to resid[l + 1] (to yf when out_resid is 0: a recompute, whose
-   output is already kept) */
+   resid[l] to resid[l + 1] (only up to the MLP's pre-activation when
+   out_resid is 0: a recompute, whose output is already kept). The GELU
+   output goes to the scratch d2, read by the MLP's second product only. */
 template <typename T>
 static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k, int out_resid, zero_error *err) {
     const gpt_dims *d = &a->d;
     int64_t N = a->N;
-    int C = d->dim;
+    int C = d->dim, done = 0;
     cudaStream_t s = r->stream;
     const cudaDataType_t dt = ex_dtype<T>::cuda;
     const T *p[GPT_PER_BLOCK];
@@ -806,40 +1065,43 @@ static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k,
     const float *x = a->resid + (int64_t)l * N * C;
     float *xmid = a->xmid + (int64_t)k * N * C, *st1 = a->st1 + (int64_t)k * 2 * N, *st2 = a->st2 + (int64_t)k * 2 * N;
     T *ln1 = a->ln1 + (int64_t)k * N * C, *qkv = a->qkv + (int64_t)k * N * 3 * C, *atty = a->atty + (int64_t)k * N * C;
-    T *ln2 = a->ln2 + (int64_t)k * N * C, *fch = a->fch + (int64_t)k * N * 4 * C, *fcg = a->fcg + (int64_t)k * N * 4 * C;
+    T *ln2 = a->ln2 + (int64_t)k * N * C, *fch = a->fch + (int64_t)k * N * 4 * C, *fcg = a->d2;
 
     gpt_ln_fwd<T>(s, x, p[GPT_LN1_W], p[GPT_LN1_B], ln1, st1, N, C);
     GPT_LAUNCHED(err);
-    GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, 3 * C, C, 1.0f, ln1, C, 0, p[GPT_QKV_W], 3 * C, 0, 0.0f, qkv, dt, 3 * C, 0,
-                   1, dt, err));
-    gk_bias<T><<<gpt_row_grid(N, 3 * C), GPT_ROW_THREADS, 0, s>>>(qkv, p[GPT_QKV_B], (T *)NULL, N, 3 * C);
-    GPT_LAUNCHED(err);
+    GPT_TRY(gpt_linear<T>(r, N, ln1, C, p[GPT_QKV_W], p[GPT_QKV_B], 3 * C, qkv, err));
     GPT_TRY(gpt_attn_fwd<T>(r, a, qkv, atty, a->lse + (int64_t)k * d->heads * N, err));
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, C, C, 1.0f, atty, C, 0, p[GPT_ATTN_PROJ_W], C, 0, 0.0f, a->yf, CUDA_R_32F,
                    C, 0, 1, dt, err));
     gk_residual<T><<<gpt_row_grid(N, C), GPT_ROW_THREADS, 0, s>>>(x, a->yf, p[GPT_ATTN_PROJ_B], xmid, N, C);
     gpt_ln_fwd<T>(s, xmid, p[GPT_LN2_W], p[GPT_LN2_B], ln2, st2, N, C);
     GPT_LAUNCHED(err);
-    GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, 4 * C, C, 1.0f, ln2, C, 0, p[GPT_FC_W], 4 * C, 0, 0.0f, fch, dt, 4 * C, 0,
-                   1, dt, err));
-    gk_bias<T><<<gpt_row_grid(N, 4 * C), GPT_ROW_THREADS, 0, s>>>(fch, p[GPT_FC_B], fcg, N, 4 * C);
-    GPT_LAUNCHED(err);
-    if (out_resid) {
-        GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, C, 4 * C, 1.0f, fcg, 4 * C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f, a->yf,
-                       CUDA_R_32F, C, 0, 1, dt, err));
-        gk_residual<T><<<gpt_row_grid(N, C), GPT_ROW_THREADS, 0, s>>>(xmid, a->yf, p[GPT_MLP_PROJ_B],
-                                                                 a->resid + (int64_t)(l + 1) * N * C, N, C);
+    /* (a recompute runs the same product and epilogue as the forward: the same bits in fch) */
+    GPT_TRY(gpt_mm_epi(&r->gemm, s, 0, 0, (int)N, 4 * C, C, ln2, C, p[GPT_FC_W], 4 * C, 0.0f, fcg, dt, 4 * C, dt,
+                       GPT_EPI_GELU_AUX_BIAS, p[GPT_FC_B], fch, 4 * C, &done, err));
+    if (!done) {
+        GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, 4 * C, C, 1.0f, ln2, C, 0, p[GPT_FC_W], 4 * C, 0, 0.0f, fch, dt, 4 * C,
+                       0, 1, dt, err));
+        gk_bias<T><<<gpt_row_grid(N, 4 * C), GPT_ROW_THREADS, 0, s>>>(fch, p[GPT_FC_B], fcg, N, 4 * C);
         GPT_LAUNCHED(err);
     }
+    if (!out_resid) return ZERO_OK;
+    GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, C, 4 * C, 1.0f, fcg, 4 * C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f, a->yf,
+                   CUDA_R_32F, C, 0, 1, dt, err));
+    gk_residual<T><<<gpt_row_grid(N, C), GPT_ROW_THREADS, 0, s>>>(xmid, a->yf, p[GPT_MLP_PROJ_B],
+                                                             a->resid + (int64_t)(l + 1) * N * C, N, C);
+    GPT_LAUNCHED(err);
     return ZERO_OK;
 }
 
 /* Block l's backward from slot k: a->dres holds d resid[l + 1] on entry and
-   d resid[l] on return; every gradient of the block handed over */
+   d resid[l] on return, a->d1 the same in T (written by the LayerNorm
+   backward before: ln_f's or block l + 1's); every gradient of the block
+   handed over */
 template <typename T> static zero_result gpt_block_bwd(const gpt_run *r, gpt_acts<T> *a, int l, int k, zero_error *err) {
     const gpt_dims *d = &a->d;
     int64_t N = a->N;
-    int C = d->dim;
+    int C = d->dim, done = 0;
     cudaStream_t s = r->stream;
     const cudaDataType_t dt = ex_dtype<T>::cuda;
     const T *p[GPT_PER_BLOCK];
@@ -849,39 +1111,43 @@ template <typename T> static zero_result gpt_block_bwd(const gpt_run *r, gpt_act
                 *st2 = a->st2 + (int64_t)k * 2 * N;
     const T *ln1 = a->ln1 + (int64_t)k * N * C, *qkv = a->qkv + (int64_t)k * N * 3 * C,
             *atty = a->atty + (int64_t)k * N * C;
-    const T *ln2 = a->ln2 + (int64_t)k * N * C, *fch = a->fch + (int64_t)k * N * 4 * C,
-            *fcg = a->fcg + (int64_t)k * N * 4 * C;
+    const T *ln2 = a->ln2 + (int64_t)k * N * C, *fch = a->fch + (int64_t)k * N * 4 * C;
     int t0 = gpt_block_tensor(l, 0);
 
-    /* MLP: dy = d resid in T */
-    gk_to<T><<<gpt_blocks(N * C / 4), GPT_THREADS, 0, s>>>(a->dres, a->d1, N * C);
+    /* MLP: the GELU output again (into d2), then the second product's gradients from dy = d1 */
+    gk_gelu<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(fch, a->d2, N * 4 * C);
     GPT_LAUNCHED(err);
-    GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_MLP_PROJ_B, a->d1, C, err));
-    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_MLP_PROJ_W, fcg, 4 * C, a->d1, C, err));
-    /* dg[N, 4C] = dy W^T, then through the GELU */
-    GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, 4 * C, C, 1.0f, a->d1, C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f, a->d2, dt,
-                   4 * C, 0, 1, dt, err));
-    gk_gelu_bwd<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(a->d2, fch, N * 4 * C);
-    GPT_LAUNCHED(err);
-    GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_FC_B, a->d2, 4 * C, err));
-    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_FC_W, ln2, C, a->d2, 4 * C, err));
+    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_MLP_PROJ_W, t0 + GPT_MLP_PROJ_B, a->d2, 4 * C, a->d1, C, err));
+    /* dh[N, 4C] = (dy W^T) gelu'(h), with the first product's bias gradient */
+    {
+        T *gb;
+        GPT_TRY(gpt_zero_grad<T>(r, t0 + GPT_FC_B, &gb, err));
+        GPT_TRY(gpt_mm_epi(&r->gemm, s, 0, 1, (int)N, 4 * C, C, a->d1, C, p[GPT_MLP_PROJ_W], C, 0.0f, a->d2, dt, 4 * C,
+                           dt, GPT_EPI_DGELU_BGRAD, gb, (void *)fch, 4 * C, &done, err));
+        if (!done) {
+            GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, 4 * C, C, 1.0f, a->d1, C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f, a->d2,
+                           dt, 4 * C, 0, 1, dt, err));
+            gk_gelu_bwd<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(a->d2, fch, N * 4 * C);
+            GPT_LAUNCHED(err);
+            GPT_TRY(gpt_mm(&r->gemm, 0, 0, 1, 4 * C, (int)N, 1.0f, a->ones, (int)N, 0, a->d2, 4 * C, 0, 0.0f, gb, dt,
+                           4 * C, 0, 1, dt, err));
+        }
+        GPT_TRY(gpt_zero_grad_ready(r, t0 + GPT_FC_B, err));
+    }
+    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_FC_W, -1, ln2, C, a->d2, 4 * C, err));
     GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, 4 * C, 1.0f, a->d2, 4 * C, 0, p[GPT_FC_W], 4 * C, 0, 0.0f, a->dln,
                    CUDA_R_32F, C, 0, 1, dt, err));
-    GPT_TRY(gpt_ln_bwd<T>(r, a, a->dln, xmid, st2, p[GPT_LN2_W], t0 + GPT_LN2_W, t0 + GPT_LN2_B, 1, err));
+    GPT_TRY(gpt_ln_bwd<T>(r, a, a->dln, xmid, st2, p[GPT_LN2_W], t0 + GPT_LN2_W, t0 + GPT_LN2_B, 1, a->d1, err));
 
-    /* attention */
-    gk_to<T><<<gpt_blocks(N * C / 4), GPT_THREADS, 0, s>>>(a->dres, a->d1, N * C);
-    GPT_LAUNCHED(err);
-    GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_ATTN_PROJ_B, a->d1, C, err));
-    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_ATTN_PROJ_W, atty, C, a->d1, C, err));
+    /* attention, from dy = d1 */
+    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_ATTN_PROJ_W, t0 + GPT_ATTN_PROJ_B, atty, C, a->d1, C, err));
     GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, C, 1.0f, a->d1, C, 0, p[GPT_ATTN_PROJ_W], C, 0, 0.0f, a->d2, dt, C, 0,
                    1, dt, err));
     GPT_TRY(gpt_attn_bwd<T>(r, a, qkv, atty, a->lse + (int64_t)k * d->heads * N, a->d2, a->d1, err)); /* dqkv: d1 */
-    GPT_TRY(gpt_bias_grad<T>(r, a, t0 + GPT_QKV_B, a->d1, 3 * C, err));
-    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_QKV_W, ln1, C, a->d1, 3 * C, err));
+    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_QKV_W, t0 + GPT_QKV_B, ln1, C, a->d1, 3 * C, err));
     GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, 3 * C, 1.0f, a->d1, 3 * C, 0, p[GPT_QKV_W], 3 * C, 0, 0.0f, a->dln,
                    CUDA_R_32F, C, 0, 1, dt, err));
-    return gpt_ln_bwd<T>(r, a, a->dln, x, st1, p[GPT_LN1_W], t0 + GPT_LN1_W, t0 + GPT_LN1_B, 1, err);
+    return gpt_ln_bwd<T>(r, a, a->dln, x, st1, p[GPT_LN1_W], t0 + GPT_LN1_W, t0 + GPT_LN1_B, 1, a->d1, err);
 }
 
 /* The tokens of one micro-batch: tok/tgt from B rows of T + 1 ids, and the
@@ -986,7 +1252,7 @@ static zero_result gpt_step(const gpt_run *r, gpt_acts<T> *a, const int *rows, f
     gk_loss_sum<<<1, GPT_THREADS, 0, s>>>(a->loss, N, loss_factor, loss_acc);
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_zero_release(r, GPT_WTE, err));
-    GPT_TRY(gpt_ln_bwd<T>(r, a, a->dln, xL, a->stf, lw, tf, tf + 1, 0, err));
+    GPT_TRY(gpt_ln_bwd<T>(r, a, a->dln, xL, a->stf, lw, tf, tf + 1, 0, a->d1, err));
     GPT_TRY(gpt_zero_release(r, tf, err));
     GPT_TRY(gpt_zero_release(r, tf + 1, err));
     /* blocks, last to first */
