@@ -92,7 +92,7 @@ GPT_SRC := examples/gpt/gpt.cu examples/tool_args.h examples/gpt/gpt_cuda.cuh ex
            examples/example_dtype.cuh
 $(BUILD)/gpt: $(GPT_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
-	$(NVCC) -std=c++17 -O3 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl -lcublas
+	$(NVCC) -std=c++17 -O3 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl -lcublasLt -lcublas
 
 # The main job: a character-level MLP language model (examples/train_mlp.c,
 # trained on README.md and docs/) with ZeRO stage 2 on 4 host ranks (threads of
@@ -208,6 +208,17 @@ $(BUILD)/bench/bench_offload: examples/bench/bench_offload.cu examples/bench/ben
 bench-offload: info $(BUILD)/bench/bench_offload
 	@nvidia-smi -L 2>/dev/null | sed 's/^/gpu: /'; true
 	@echo "== $(BUILD)/bench/bench_offload $(BENCH_OFFLOAD_ARGS)"; $(BUILD)/bench/bench_offload $(BENCH_OFFLOAD_ARGS)
+
+# Fused causal attention alone (examples/gpt/gpt_attn.cuh): the reference and
+# tuned kernels checked against a CPU reference, then timed side by side
+# (forward, backward; GPT-2 XL's heads at T = 1024). make bench builds it
+# (examples/bench/*.cu) but does not run it:
+#   build/bench/bench_attn [--reps N] [--check-only]
+#   python3 examples/bench/bench_attn_torch.py   PyTorch's SDPA on the same shapes
+$(BUILD)/bench/bench_attn: examples/bench/bench_attn.cu examples/bench/bench.cuh examples/gpt/gpt_cuda.cuh \
+		examples/gpt/gpt_attn.cuh examples/gpt/gpt_model.h examples/example_dtype.cuh $(HEADERS)
+	@mkdir -p $(BUILD)/bench
+	$(NVCC) -std=c++17 -O3 -lineinfo -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl -lcublasLt -lcublas
 
 FUZZ_SECONDS ?= 600
 fuzz:

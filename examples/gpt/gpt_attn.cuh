@@ -386,16 +386,418 @@ __global__ void __launch_bounds__(128) gk_fa_dq(const T *qkv, const T *dout, con
     gpt_fa_put<T, HD>(dq, dqkv + ((int64_t)b * T_ + q0) * ld + h * HD, ld, scale, scale);
 }
 
+/* ---- the tuned kernels (the ones above stay as the reference: GPT_FA_OLD=1) ----
+
+   The same algorithm, products and rounding points of P; what changes:
+   - every shared-memory operand goes through ldmatrix .x4: the K (or Q, dO)
+     tile's B operand of S = Q K^T is one ldmatrix per two mma instead of four
+     32-bit loads, the V (or dO, Q, K) operand of P V one .x4.trans per two
+     mma instead of one .x2 per mma. Each accumulator sums its products in the
+     same order as before, so the products give the same bits.
+   - the grid is (B H, tiles) and the tile index is read from blockIdx.y
+     reversed where rows are longer for later tiles: blocks start in order of
+     their linear index, so every head's longest causal rows (the last query
+     tiles, the first key tiles) start first and the short ones fill the tail.
+   - a block takes 16 NW rows (NW warps of 16); with NW = 8 (forward, head
+     size 64) each K, V tile brought to shared memory serves 128 queries,
+     halving the global->shared traffic and the barriers per product.
+     A warp's rows lie in one 64-row tile, whose index against the 64-wide
+     tiles of the other side says: earlier (all visible), the diagonal (mask)
+     or later (nothing to do; the warp still joins the barriers).
+   - the softmax folds scale log2(e) into one FFMA before exp2f (the row
+     maximum is taken of the raw scores: x -> x c is monotone for c > 0, so
+     the maximum is the same number as the old one) and the masks run on the
+     diagonal tiles alone. */
+
+/* four 8 x 8 b16 matrices: lanes 8 i .. 8 i + 7 give the row addresses of matrix i; r[i] is matrix i's
+   (row lane / 4, columns 2 (lane % 4), + 1), or with .trans its (rows 2 (lane % 4), + 1, column lane / 4) */
+__device__ __forceinline__ void gpt_ldsm4(uint32_t addr, uint32_t *r) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void gpt_ldsm4_t(uint32_t addr, uint32_t *r) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+/* the A operand (16 x 16) of rows [0, 16), columns [k0, k0 + 16) of a row-major tile, one ldmatrix:
+   matrices (rows 0-7, k0), (rows 8-15, k0), (rows 0-7, k0 + 8), (rows 8-15, k0 + 8) are a0..a3 */
+template <typename T> __device__ __forceinline__ void gpt_lda4(const T *tile, int ldt, int k0, uint32_t *a) {
+    int lane = threadIdx.x % 32;
+    gpt_ldsm4((uint32_t)__cvta_generic_to_shared(tile + (lane & 15) * ldt + k0 + 8 * (lane >> 4)), a);
+}
+
+/* gpt_fa_qk with the B operands by ldmatrix: for the n-tiles 2 jp, 2 jp + 1 and k-step kk, matrices
+   (rows 16 jp + 0-7, 16 kk), (same rows, 16 kk + 8), (rows 16 jp + 8-15, 16 kk), (same, 16 kk + 8)
+   are b0, b1 of n-tile 2 jp and b0, b1 of n-tile 2 jp + 1 (b0: k = 2 (lane % 4), n = lane / 4) */
+template <typename T, int HD>
+__device__ __forceinline__ void gpt_fa2_qk(const uint32_t (*a)[4], const T *B, float (*acc)[4]) {
+    constexpr int LDT = HD + 8;
+    int lane = threadIdx.x % 32;
+    uint32_t base = (uint32_t)__cvta_generic_to_shared(B + (8 * (lane >> 4) + (lane & 7)) * LDT + 8 * ((lane >> 3) & 1));
+#pragma unroll
+    for (int j = 0; j < 8; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0;
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk++)
+#pragma unroll
+        for (int jp = 0; jp < 4; jp++) {
+            uint32_t b[4];
+            gpt_ldsm4(base + (uint32_t)((16 * jp * LDT + 16 * kk) * sizeof(T)), b);
+            gpt_mma<T>(acc[2 * jp], a[kk], b[0], b[1]);
+            gpt_mma<T>(acc[2 * jp + 1], a[kk], b[2], b[3]);
+        }
+}
+
+/* gpt_fa_pv with the B operands by ldmatrix .trans: for k-step kk and n-tiles 2 jp, 2 jp + 1, matrices
+   (rows 16 kk + 0-7, column 16 jp), (rows 16 kk + 8-15, 16 jp), (rows 16 kk + 0-7, 16 jp + 8),
+   (rows 16 kk + 8-15, 16 jp + 8) transposed are b0, b1 of n-tile 2 jp and b0, b1 of n-tile 2 jp + 1 */
+template <typename T, int HD>
+__device__ __forceinline__ void gpt_fa2_pv(float (*p)[4], const T *B, float (*acc)[4]) {
+    constexpr int LDT = HD + 8;
+    int lane = threadIdx.x % 32;
+    uint32_t base = (uint32_t)__cvta_generic_to_shared(B + (lane & 15) * LDT + 8 * (lane >> 4));
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) {
+        uint32_t a[4];
+        a[0] = gpt_pack<T>(&p[2 * kk][0], &p[2 * kk][1]);
+        a[1] = gpt_pack<T>(&p[2 * kk][2], &p[2 * kk][3]);
+        a[2] = gpt_pack<T>(&p[2 * kk + 1][0], &p[2 * kk + 1][1]);
+        a[3] = gpt_pack<T>(&p[2 * kk + 1][2], &p[2 * kk + 1][3]);
+#pragma unroll
+        for (int jp = 0; jp < HD / 16; jp++) {
+            uint32_t b[4];
+            gpt_ldsm4_t(base + (uint32_t)((16 * kk * LDT + 16 * jp) * sizeof(T)), b);
+            gpt_mma<T>(acc[2 * jp], a, b[0], b[1]);
+            gpt_mma<T>(acc[2 * jp + 1], a, b[2], b[3]);
+        }
+    }
+}
+
+/* rows [0, rows) of HD from global (row stride ld) into a tile of stride HD + 8 by cp.async; rows <= 128 */
+template <typename T, int HD>
+__device__ __forceinline__ void gpt_fa2_load(T *dst, const T *src, int64_t ld, int rows) {
+    constexpr int LDT = HD + 8, PER_ROW = HD / 8;
+    for (int i = threadIdx.x; i < rows * PER_ROW; i += blockDim.x) {
+        int r = i / PER_ROW, c = (i % PER_ROW) * 8;
+        uint32_t d = (uint32_t)__cvta_generic_to_shared(dst + r * LDT + c);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + r * ld + c));
+    }
+}
+
+/* blocks per SM the register budget is set for: at head size 64, 3 blocks of 4 warps (168 registers) or 2
+   of 8 (128), the occupancy of the reference kernels; left alone, ptxas spends the registers on loads in
+   flight and keeps only 2 blocks of 4 warps. Head size 128 needs all 255. */
+#define GPT_FA2_MINB(HD, NW) ((HD) == 64 ? ((NW) == 8 ? 2 : 3) : 1)
+
+/* forward: grid (B H, ceil(T / (16 NW))), 32 NW threads, the block's queries [qb 16 NW, + 16 NW) with
+   qb = gridDim.y - 1 - blockIdx.y. K, V tiles (64 keys) double-buffered; Q staged in buffer 1. */
+template <typename T, int HD, int NW>
+__global__ void __launch_bounds__(NW * 32, GPT_FA2_MINB(HD, NW))
+    gk_fa2_fwd(const T *qkv, T *out, float *lse2, int T_, int H, int C, float scale) {
+    constexpr int LDT = HD + 8, TILE = GPT_FA_TILE * LDT, BR = 16 * NW;
+    extern __shared__ __align__(16) unsigned char g_fa_smem[];
+    T *sKV = (T *)g_fa_smem; /* buffer i: K at sKV + 2 i TILE, V after it */
+    int qb = gridDim.y - 1 - blockIdx.y, bh = blockIdx.x, b = bh / H, h = bh % H;
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    const int64_t ld = 3 * (int64_t)C;
+    const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
+    const float sl2 = scale * GPT_LOG2E;
+    int r0 = qb * BR, rows = min(BR, T_ - r0), last = (r0 + rows) / GPT_FA_TILE - 1; /* the last key tile */
+    int q0 = r0 + warp * 16, qtw = q0 / GPT_FA_TILE, wr = q0 % GPT_FA_TILE;        /* the warp's rows */
+    bool active = q0 < T_;
+    gpt_fa2_load<T, HD>(sKV + 2 * TILE, q + (int64_t)r0 * ld, ld, rows); /* Q: BR <= 128 rows = buffer 1 */
+    gpt_cp_commit();
+    gpt_fa2_load<T, HD>(sKV, k, ld, GPT_FA_TILE);
+    gpt_fa2_load<T, HD>(sKV + TILE, v, ld, GPT_FA_TILE);
+    gpt_cp_commit();
+    gpt_cp_wait<1>();
+    __syncthreads();
+    uint32_t qa[HD / 16][4];
+    if (active)
+#pragma unroll
+        for (int kk = 0; kk < HD / 16; kk++) gpt_lda4<T>(sKV + 2 * TILE + warp * 16 * LDT, LDT, 16 * kk, qa[kk]);
+    __syncthreads(); /* buffer 1 is free for the next tile */
+    float o[HD / 8][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+#pragma unroll
+    for (int j = 0; j < HD / 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
+    for (int kt = 0; kt <= last; kt++) {
+        const T *sK = sKV + 2 * (kt & 1) * TILE, *sV = sK + TILE;
+        if (kt < last) {
+            T *nk = sKV + 2 * ((kt + 1) & 1) * TILE;
+            gpt_fa2_load<T, HD>(nk, k + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld, GPT_FA_TILE);
+            gpt_fa2_load<T, HD>(nk + TILE, v + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld, GPT_FA_TILE);
+            gpt_cp_commit();
+            gpt_cp_wait<1>();
+        } else
+            gpt_cp_wait<0>();
+        __syncthreads();
+        if (active && kt <= qtw) { /* warp-uniform: past the diagonal every key is masked */
+            float s[8][4];
+            gpt_fa2_qk<T, HD>(qa, sK, s);
+            if (kt == qtw) { /* the diagonal tile: keys after the query are masked */
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        if (8 * j + 2 * t + (e & 1) > wr + g + 8 * (e >> 1)) s[j][e] = -INFINITY;
+            }
+            float mx[2] = {-INFINITY, -INFINITY}, alpha[2], sum[2] = {0, 0}, nm[2];
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+                float mn = fmaxf(m[r], mx[r] * sl2); /* finite: key kt*64 <= every query of the warp */
+                alpha[r] = exp2f(m[r] - mn);
+                m[r] = mn;
+                nm[r] = -mn;
+            }
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) s[j][e] = exp2f(fmaf(s[j][e], sl2, nm[e >> 1]));
+#pragma unroll
+            for (int j = 0; j < HD / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) o[j][e] *= alpha[e >> 1];
+            gpt_fa2_pv<T, HD>(s, sV, o); /* rounds s to T: the sum below is of what V was weighted with */
+#pragma unroll
+            for (int j = 0; j < 8; j++) sum[0] += s[j][0] + s[j][1], sum[1] += s[j][2] + s[j][3];
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 1);
+                sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
+                l[r] = l[r] * alpha[r] + sum[r];
+            }
+        }
+        __syncthreads(); /* this buffer is reloaded two tiles on */
+    }
+    if (!active) return;
+    gpt_fa_put<T, HD>(o, out + ((int64_t)b * T_ + q0) * C + h * HD, C, 1.0f / l[0], 1.0f / l[1]);
+    if (t == 0) {
+        lse2[(int64_t)bh * T_ + q0 + g] = m[0] + log2f(l[0]);
+        lse2[(int64_t)bh * T_ + q0 + g + 8] = m[1] + log2f(l[1]);
+    }
+}
+
+/* dK, dV: grid (B H, ceil(T / (16 NW))), 32 NW threads, the block's keys [kb 16 NW, + 16 NW) with
+   kb = blockIdx.y (the first keys see the most queries); warp w owns keys kb 16 NW + [16 w, 16 w + 16).
+   Q, dO, lse and D of the 64-query tiles double-buffered. */
+template <typename T, int HD, int NW>
+__global__ void __launch_bounds__(NW * 32, GPT_FA2_MINB(HD, NW))
+    gk_fa2_dkdv(const T *qkv, const T *dout, const float *lse2, const float *D, T *dqkv, int T_, int H, int C,
+                float scale) {
+    constexpr int LDT = HD + 8, TILE = GPT_FA_TILE * LDT, BR = 16 * NW, KT = (BR + GPT_FA_TILE - 1) / GPT_FA_TILE;
+    extern __shared__ __align__(16) unsigned char g_fa_smem[];
+    T *sK = (T *)g_fa_smem, *sV = sK + KT * TILE, *sQO = sV + KT * TILE; /* buffer i: Q at sQO + 2 i TILE, dO after */
+    float *sLD = (float *)(sQO + 4 * TILE);                               /* buffer i: lse at sLD + 2 i 64, D after */
+    int kb = blockIdx.y, bh = blockIdx.x, b = bh / H, h = bh % H;
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3, nq = T_ / GPT_FA_TILE;
+    const int64_t ld = 3 * (int64_t)C;
+    const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
+    const T *dO = dout + (int64_t)b * T_ * C + h * HD;
+    const float *L = lse2 + (int64_t)bh * T_, *DD = D + (int64_t)bh * T_;
+    const float sl2 = scale * GPT_LOG2E;
+    int r0 = kb * BR, rows = min(BR, T_ - r0), first = r0 / GPT_FA_TILE; /* the first query tile */
+    int k0 = r0 + warp * 16, ktw = k0 / GPT_FA_TILE, wr = k0 % GPT_FA_TILE; /* the warp's keys */
+    bool active = k0 < T_;
+    /* one query tile's Q, dO (cp.async) and lse, D (16 B pieces, 16 threads each) into buffer i */
+    auto load_q = [&](int qt, int i) {
+        gpt_fa2_load<T, HD>(sQO + 2 * i * TILE, q + (int64_t)qt * GPT_FA_TILE * ld, ld, GPT_FA_TILE);
+        gpt_fa2_load<T, HD>(sQO + (2 * i + 1) * TILE, dO + (int64_t)qt * GPT_FA_TILE * C, C, GPT_FA_TILE);
+        if (threadIdx.x < 32) {
+            int which = threadIdx.x / 16, c = (threadIdx.x % 16) * 4;
+            const float *src = (which ? DD : L) + qt * GPT_FA_TILE + c;
+            uint32_t d = (uint32_t)__cvta_generic_to_shared(sLD + (2 * i + which) * GPT_FA_TILE + c);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+        }
+    };
+    gpt_fa2_load<T, HD>(sK, k + (int64_t)r0 * ld, ld, rows);
+    gpt_fa2_load<T, HD>(sV, v + (int64_t)r0 * ld, ld, rows);
+    load_q(first, 0);
+    gpt_cp_commit();
+    gpt_cp_wait<0>();
+    __syncthreads();
+    uint32_t ka[HD / 16][4], va[HD / 16][4];
+    if (active)
+#pragma unroll
+        for (int kk = 0; kk < HD / 16; kk++) {
+            gpt_lda4<T>(sK + warp * 16 * LDT, LDT, 16 * kk, ka[kk]);
+            gpt_lda4<T>(sV + warp * 16 * LDT, LDT, 16 * kk, va[kk]);
+        }
+    float dk[HD / 8][4], dv[HD / 8][4];
+#pragma unroll
+    for (int j = 0; j < HD / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) dk[j][e] = dv[j][e] = 0;
+    for (int qt = first; qt < nq; qt++) {
+        int i = (qt - first) & 1;
+        const T *sQ = sQO + 2 * i * TILE, *sO = sQ + TILE;
+        const float *sL = sLD + 2 * i * GPT_FA_TILE, *sD = sL + GPT_FA_TILE;
+        if (qt + 1 < nq) {
+            load_q(qt + 1, i ^ 1);
+            gpt_cp_commit();
+            gpt_cp_wait<1>();
+        } else
+            gpt_cp_wait<0>();
+        __syncthreads();
+        if (active && qt >= ktw) { /* warp-uniform: before the diagonal no query sees these keys */
+            float p[8][4], dp[8][4];
+            gpt_fa2_qk<T, HD>(ka, sQ, p); /* S^T: 16 keys x 64 queries */
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                float2 lj = *(const float2 *)(sL + 8 * j + 2 * t); /* queries 8 j + 2 t, + 1 */
+                p[j][0] = exp2f(fmaf(p[j][0], sl2, -lj.x));
+                p[j][1] = exp2f(fmaf(p[j][1], sl2, -lj.y));
+                p[j][2] = exp2f(fmaf(p[j][2], sl2, -lj.x));
+                p[j][3] = exp2f(fmaf(p[j][3], sl2, -lj.y));
+            }
+            if (qt == ktw) /* the diagonal tile: queries before the key do not see it */
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        if (8 * j + 2 * t + (e & 1) < wr + g + 8 * (e >> 1)) p[j][e] = 0.0f;
+            gpt_fa2_pv<T, HD>(p, sO, dv);  /* dV += P^T dO (p rounded to T in place) */
+            gpt_fa2_qk<T, HD>(va, sO, dp); /* dP^T = V dO^T */
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                float2 dj = *(const float2 *)(sD + 8 * j + 2 * t);
+                p[j][0] *= dp[j][0] - dj.x;
+                p[j][1] *= dp[j][1] - dj.y;
+                p[j][2] *= dp[j][2] - dj.x;
+                p[j][3] *= dp[j][3] - dj.y;
+            }
+            gpt_fa2_pv<T, HD>(p, sQ, dk); /* dK += dS^T Q */
+        }
+        __syncthreads(); /* this buffer is reloaded two tiles on */
+    }
+    if (!active) return;
+    T *dst = dqkv + ((int64_t)b * T_ + k0) * ld + C + h * HD;
+    gpt_fa_put<T, HD>(dk, dst, ld, scale, scale);
+    gpt_fa_put<T, HD>(dv, dst + C, ld, 1.0f, 1.0f);
+}
+
+/* dQ: grid (B H, ceil(T / (16 NW))), 32 NW threads, queries [qb 16 NW, + 16 NW) with
+   qb = gridDim.y - 1 - blockIdx.y; warp w owns 16 of them. K, V tiles double-buffered. */
+template <typename T, int HD, int NW>
+__global__ void __launch_bounds__(NW * 32, GPT_FA2_MINB(HD, NW))
+    gk_fa2_dq(const T *qkv, const T *dout, const float *lse2, const float *D, T *dqkv, int T_, int H, int C,
+              float scale) {
+    constexpr int LDT = HD + 8, TILE = GPT_FA_TILE * LDT, BR = 16 * NW, QT = (BR + GPT_FA_TILE - 1) / GPT_FA_TILE;
+    extern __shared__ __align__(16) unsigned char g_fa_smem[];
+    T *sQ = (T *)g_fa_smem, *sO = sQ + QT * TILE, *sKV = sO + QT * TILE; /* buffer i: K at sKV + 2 i TILE, V after */
+    int qb = gridDim.y - 1 - blockIdx.y, bh = blockIdx.x, b = bh / H, h = bh % H;
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    const int64_t ld = 3 * (int64_t)C;
+    const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
+    const T *dO = dout + (int64_t)b * T_ * C + h * HD;
+    const float sl2 = scale * GPT_LOG2E;
+    int r0 = qb * BR, rows = min(BR, T_ - r0), last = (r0 + rows) / GPT_FA_TILE - 1;
+    int q0 = r0 + warp * 16, qtw = q0 / GPT_FA_TILE, wr = q0 % GPT_FA_TILE;
+    bool active = q0 < T_;
+    float nL[2] = {0, 0}, Dr[2] = {0, 0};
+    if (active)
+        for (int r = 0; r < 2; r++) {
+            nL[r] = -lse2[(int64_t)bh * T_ + q0 + g + 8 * r];
+            Dr[r] = D[(int64_t)bh * T_ + q0 + g + 8 * r];
+        }
+    gpt_fa2_load<T, HD>(sQ, q + (int64_t)r0 * ld, ld, rows);
+    gpt_fa2_load<T, HD>(sO, dO + (int64_t)r0 * C, C, rows);
+    gpt_fa2_load<T, HD>(sKV, k, ld, GPT_FA_TILE);
+    gpt_fa2_load<T, HD>(sKV + TILE, v, ld, GPT_FA_TILE);
+    gpt_cp_commit();
+    gpt_cp_wait<0>();
+    __syncthreads();
+    uint32_t qa[HD / 16][4], oa[HD / 16][4];
+    if (active)
+#pragma unroll
+        for (int kk = 0; kk < HD / 16; kk++) {
+            gpt_lda4<T>(sQ + warp * 16 * LDT, LDT, 16 * kk, qa[kk]);
+            gpt_lda4<T>(sO + warp * 16 * LDT, LDT, 16 * kk, oa[kk]);
+        }
+    float dq[HD / 8][4];
+#pragma unroll
+    for (int j = 0; j < HD / 8; j++) dq[j][0] = dq[j][1] = dq[j][2] = dq[j][3] = 0;
+    for (int kt = 0; kt <= last; kt++) {
+        const T *sK = sKV + 2 * (kt & 1) * TILE, *sV = sK + TILE;
+        if (kt < last) {
+            T *nk = sKV + 2 * ((kt + 1) & 1) * TILE;
+            gpt_fa2_load<T, HD>(nk, k + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld, GPT_FA_TILE);
+            gpt_fa2_load<T, HD>(nk + TILE, v + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld, GPT_FA_TILE);
+            gpt_cp_commit();
+            gpt_cp_wait<1>();
+        } else
+            gpt_cp_wait<0>();
+        __syncthreads();
+        if (active && kt <= qtw) {
+            float p[8][4], dp[8][4];
+            gpt_fa2_qk<T, HD>(qa, sK, p);  /* S */
+            gpt_fa2_qk<T, HD>(oa, sV, dp); /* dP = dO V^T */
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) p[j][e] = exp2f(fmaf(p[j][e], sl2, nL[e >> 1]));
+            if (kt == qtw) /* the diagonal tile: keys after the query are masked */
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        if (8 * j + 2 * t + (e & 1) > wr + g + 8 * (e >> 1)) p[j][e] = 0.0f;
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) /* P as the forward's product used it */
+                    p[j][e] = ex_f32(ex_to<T>(p[j][e])) * (dp[j][e] - Dr[e >> 1]);
+            gpt_fa2_pv<T, HD>(p, sK, dq); /* dQ += dS K */
+        }
+        __syncthreads();
+    }
+    if (!active) return;
+    gpt_fa_put<T, HD>(dq, dqkv + ((int64_t)b * T_ + q0) * ld + h * HD, ld, scale, scale);
+}
+
 /* The fused path applies: fp16 / bf16, head size 64 or 128, T a multiple of 64 */
 template <typename T> static inline int gpt_fa_usable(const gpt_dims *d) {
     int hd = d->dim / d->heads;
     return gpt_fa_ok<T>::value && (hd == 64 || hd == 128) && d->seq % GPT_FA_TILE == 0;
 }
 
-/* dynamic shared memory: forward 2 x (K, V); dK/dV K, V + 2 x (Q, dO, lse, D); dQ Q, dO + 2 x (K, V) */
-template <typename T, int HD> static size_t gpt_fa_smem(int which) {
-    size_t tile = (size_t)GPT_FA_TILE * (HD + 8) * sizeof(T);
-    return which == 0 ? 4 * tile : which == 1 ? 6 * tile + 4 * GPT_FA_TILE * sizeof(float) : 6 * tile;
+/* Which kernels the launchers run. gpt_fa_old: 1 the reference kernels (gk_fa_*), 0 the tuned ones (gk_fa2_*);
+   -1 (the start) reads GPT_FA_OLD from the environment on first use. gpt_fa_warps: the tuned kernels' warps per
+   block (4: 64 rows, 8: 128 rows) for all three, 0 the defaults of gpt_fa2_nw; -1 (the start) reads
+   GPT_FA_WARPS (4 or 8; anything else: the defaults).
+   A program may set both between calls (examples/bench/bench_attn.cu runs each side by side). */
+static int gpt_fa_old = -1, gpt_fa_warps = -1;
+static inline int gpt_fa_env(const char *name) {
+    const char *e = getenv(name);
+    return e ? atoi(e) : 0;
+}
+static inline int gpt_fa_use_old(void) {
+    if (gpt_fa_old < 0) gpt_fa_old = gpt_fa_env("GPT_FA_OLD") != 0;
+    return gpt_fa_old;
+}
+/* which: 0 forward, 1 dK/dV, 2 dQ. 8 warps only where the registers allow two blocks per SM without spills
+   (the forward at head size 64); elsewhere 4 warps keep three blocks (12 warps) per SM. */
+template <int HD> static inline int gpt_fa2_nw(int which) {
+    if (gpt_fa_warps < 0) {
+        int w = gpt_fa_env("GPT_FA_WARPS");
+        gpt_fa_warps = w == 4 || w == 8 ? w : 0;
+    }
+    if (gpt_fa_warps) return gpt_fa_warps;
+    return which == 0 && HD == 64 ? 8 : 4;
+}
+
+/* dynamic shared memory: forward 2 x (K, V); dK/dV K, V + 2 x (Q, dO, lse, D); dQ Q, dO + 2 x (K, V).
+   nw: 0 the reference kernels; 4 or 8 the tuned ones (8: K, V or Q, dO of 128 rows). */
+template <typename T, int HD> static size_t gpt_fa_smem(int which, int nw = 0) {
+    size_t tile = (size_t)GPT_FA_TILE * (HD + 8) * sizeof(T), own = nw == 8 ? 4 : 2;
+    return which == 0 ? 4 * tile : which == 1 ? (own + 4) * tile + 4 * GPT_FA_TILE * sizeof(float) : (own + 4) * tile;
 }
 
 template <typename T, int HD> static zero_result gpt_fa_attrs(zero_error *err) {
@@ -410,6 +812,24 @@ template <typename T, int HD> static zero_result gpt_fa_attrs(zero_error *err) {
     ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa_dq<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        (int)gpt_fa_smem<T, HD>(2)),
                   err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_fwd<T, HD, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)gpt_fa_smem<T, HD>(0, 4)),
+                  err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_fwd<T, HD, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)gpt_fa_smem<T, HD>(0, 8)),
+                  err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_dkdv<T, HD, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)gpt_fa_smem<T, HD>(1, 4)),
+                  err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_dkdv<T, HD, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)gpt_fa_smem<T, HD>(1, 8)),
+                  err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_dq<T, HD, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)gpt_fa_smem<T, HD>(2, 4)),
+                  err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_dq<T, HD, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)gpt_fa_smem<T, HD>(2, 8)),
+                  err);
     done = 1;
     return ZERO_OK;
 }
@@ -418,9 +838,20 @@ template <typename T, int HD>
 static zero_result gpt_fa_fwd_hd(cudaStream_t s, const gpt_dims *d, int B, const T *qkv, T *out, float *lse,
                                  zero_error *err) {
     GPT_TRY((gpt_fa_attrs<T, HD>(err)));
-    dim3 grid(d->seq / GPT_FA_TILE, B * d->heads);
-    gk_fa_fwd<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(0), s>>>(qkv, out, lse, d->seq, d->heads, d->dim,
-                                                             1.0f / sqrtf((float)HD));
+    float scale = 1.0f / sqrtf((float)HD);
+    if (gpt_fa_use_old()) {
+        dim3 grid(d->seq / GPT_FA_TILE, B * d->heads);
+        gk_fa_fwd<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(0), s>>>(qkv, out, lse, d->seq, d->heads, d->dim, scale);
+    } else {
+        int nw = gpt_fa2_nw<HD>(0);
+        dim3 grid(B * d->heads, (d->seq + 16 * nw - 1) / (16 * nw));
+        if (nw == 8)
+            gk_fa2_fwd<T, HD, 8><<<grid, 256, gpt_fa_smem<T, HD>(0, 8), s>>>(qkv, out, lse, d->seq, d->heads, d->dim,
+                                                                            scale);
+        else
+            gk_fa2_fwd<T, HD, 4><<<grid, 128, gpt_fa_smem<T, HD>(0, 4), s>>>(qkv, out, lse, d->seq, d->heads, d->dim,
+                                                                            scale);
+    }
     ZERO_CUDA_TRY(cudaGetLastError(), err);
     return ZERO_OK;
 }
@@ -431,11 +862,31 @@ static zero_result gpt_fa_bwd_hd(cudaStream_t s, const gpt_dims *d, int B, const
     GPT_TRY((gpt_fa_attrs<T, HD>(err)));
     int64_t rows = (int64_t)B * d->seq * d->heads;
     float scale = 1.0f / sqrtf((float)HD);
-    dim3 grid(d->seq / GPT_FA_TILE, B * d->heads);
     gk_fa_dot<T><<<gpt_blocks(rows, 8), 256, 0, s>>>(dout, out, D, rows, d->seq, d->heads, d->dim, HD);
-    gk_fa_dkdv<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(1), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim,
-                                                              scale);
-    gk_fa_dq<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(2), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim, scale);
+    if (gpt_fa_use_old()) {
+        dim3 grid(d->seq / GPT_FA_TILE, B * d->heads);
+        gk_fa_dkdv<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(1), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim,
+                                                                  scale);
+        gk_fa_dq<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(2), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim,
+                                                                scale);
+    } else {
+        int nw = gpt_fa2_nw<HD>(1);
+        dim3 grid(B * d->heads, (d->seq + 16 * nw - 1) / (16 * nw));
+        if (nw == 8)
+            gk_fa2_dkdv<T, HD, 8><<<grid, 256, gpt_fa_smem<T, HD>(1, 8), s>>>(qkv, dout, lse, D, dqkv, d->seq,
+                                                                             d->heads, d->dim, scale);
+        else
+            gk_fa2_dkdv<T, HD, 4><<<grid, 128, gpt_fa_smem<T, HD>(1, 4), s>>>(qkv, dout, lse, D, dqkv, d->seq,
+                                                                             d->heads, d->dim, scale);
+        nw = gpt_fa2_nw<HD>(2);
+        grid.y = (d->seq + 16 * nw - 1) / (16 * nw);
+        if (nw == 8)
+            gk_fa2_dq<T, HD, 8><<<grid, 256, gpt_fa_smem<T, HD>(2, 8), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads,
+                                                                           d->dim, scale);
+        else
+            gk_fa2_dq<T, HD, 4><<<grid, 128, gpt_fa_smem<T, HD>(2, 4), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads,
+                                                                           d->dim, scale);
+    }
     ZERO_CUDA_TRY(cudaGetLastError(), err);
     return ZERO_OK;
 }

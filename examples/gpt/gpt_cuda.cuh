@@ -517,6 +517,7 @@ typedef struct gpt_lt_entry {
 struct gpt_lt {
     cublasLtHandle_t h;
     void *ws;
+    int mask; /* bit 1 << epi: that epilogue is used (GPT_LT_EPI, default all) */
     int n;
     gpt_lt_entry e[GPT_LT_ENTRIES];
 };
@@ -557,6 +558,19 @@ static inline zero_result gpt_lt_create(gpt_lt **out, zero_error *err) {
         err->code = ZERO_ERR_OUT_OF_MEMORY;
         snprintf(err->msg, sizeof err->msg, "cuBLASLt workspace (%zu MiB): %s", GPT_LT_WS >> 20, cudaGetErrorString(ce));
         return ZERO_ERR_OUT_OF_MEMORY;
+    }
+    /* GPT_LT_EPI=bias,gelu,dgelu,bgrad (any of them, or "none"): which epilogues run through cuBLASLt, the
+       rest as before; for comparing them one at a time */
+    lt->mask = ~0;
+    if (const char *m = getenv("GPT_LT_EPI")) {
+        static const char *names[] = {"", "bias", "gelu", "dgelu", "bgrad"};
+        lt->mask = 1 << GPT_EPI_NONE;
+        while (*m) {
+            size_t len = strcspn(m, ",");
+            for (int i = 1; i < 5; i++)
+                if (len == strlen(names[i]) && !strncmp(m, names[i], len)) lt->mask |= 1 << i;
+            m += len + (m[len] == ',');
+        }
     }
     *out = lt;
     return ZERO_OK;
@@ -646,7 +660,7 @@ static zero_result gpt_mm_epi(const gpt_gemm_ctx *g, cudaStream_t s, int ta, int
                               int ldc, cudaDataType_t abt, int epi, const void *vec, void *aux, int ldaux, int *done,
                               zero_error *err) {
     *done = 0;
-    if (!g->lt || (abt == CUDA_R_32F && g->tf32)) return ZERO_OK; /* (--tf32 stays with cuBLAS's TF32 path) */
+    if (!g->lt || (abt == CUDA_R_32F && g->tf32) || !(g->lt->mask & (1 << epi))) return ZERO_OK; /* (--tf32 stays with cuBLAS's TF32 path) */
     gpt_lt_entry *x = gpt_lt_entry_of(g->lt, ta, tb, M, N, K, lda, ldb, ldc, ldaux, epi, beta != 0.0f, ct, abt, err);
     if (!x) return err->code;
     if (!x->ok) return ZERO_OK;
