@@ -941,6 +941,14 @@ typedef struct zero_adam_seg {
     float lr, weight_decay;
 } zero_adam_seg;
 
+/* One piece of a sumsq_segs call: count elements at x, their statistics
+   added into out[0..1] as sumsq does. */
+typedef struct zero_sumsq_seg {
+    const void *x;
+    int64_t count;
+    double *out;
+} zero_sumsq_seg;
+
 /* DeepSpeed's fused/CPU Adam per element, fp32 math:
      g = grad * grad_scale                    (unscale, 1/GAS and clip in one factor)
      if (!adamw && wd) g += wd * p
@@ -1038,6 +1046,17 @@ typedef struct zero_backend {
        into, or -1 when unknown; the engine checks that a program's tensor
        fits. NULL: not checked. */
     int64_t (*mem_extent)(void *ctx, const void *ptr);
+    /* Optional: sumsq over n_segs segments of dtype dt in one call, each
+       segment's result the same bits as sumsq(segs[k].x, segs[k].count, dt,
+       segs[k].out); the segments' outs are distinct. The CUDA backend runs
+       many segments per launch. NULL: the engine calls sumsq per segment. */
+    zero_result (*sumsq_segs)(void *ctx, const zero_sumsq_seg *segs, int n_segs, zero_dtype dt, zero_stream_id s,
+                              zero_error *err);
+    /* Optional: adam(&a[0]) ... adam(&a[n - 1]) in one call, the calls over
+       disjoint memory; the same result as those calls. The CUDA backend runs
+       the segments of many calls per launch where the calls share their
+       hyperparameters and dtypes. NULL: the engine calls adam per unit. */
+    zero_result (*adam_multi)(void *ctx, const zero_adam_args *a, int n, zero_stream_id s, zero_error *err);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -6782,6 +6801,44 @@ static zero_result zero__host_sumsq(void *ctx, const void *x, size_t n, zero_dty
     return ZERO_OK;
 }
 
+/* Segment by segment, in order: exactly the sumsq calls. */
+static zero_result zero__host_sumsq_segs(void *ctx, const zero_sumsq_seg *segs, int n_segs, zero_dtype dt,
+                                         zero_stream_id s, zero_error *err) {
+    int k;
+    ZERO__HOST_CTX("sumsq_segs");
+    if (n_segs < 0 || (n_segs > 0 && !segs))
+        return zero__host_fail(r, err, n_segs < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG,
+                               "host sumsq_segs: %d segments at %p", n_segs, (const void *)segs);
+    for (k = 0; k < n_segs; k++) {
+        zero_result res;
+        if (segs[k].count < 0)
+            return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host sumsq_segs: segment %d has count %lld", k,
+                                   (long long)segs[k].count);
+        if ((res = zero__host_sumsq(ctx, segs[k].x, (size_t)segs[k].count, dt, segs[k].out, s, err)) != ZERO_OK)
+            return res;
+    }
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stream_id s, zero_error *err);
+
+/* Call by call, in order: exactly the adam calls. */
+static zero_result zero__host_adam_multi(void *ctx, const zero_adam_args *a, int n, zero_stream_id s,
+                                         zero_error *err) {
+    int k;
+    ZERO__HOST_CTX("adam_multi");
+    if (n < 0 || (n > 0 && !a))
+        return zero__host_fail(r, err, n < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, "host adam_multi: %d calls at %p", n,
+                               (const void *)a);
+    for (k = 0; k < n; k++) {
+        zero_result res = zero__host_adam(ctx, &a[k], s, err);
+        if (res != ZERO_OK) return res;
+    }
+    zero__ok(err);
+    return ZERO_OK;
+}
+
 /* DeepSpeed's CPU Adam (csrc/includes/cpu_adam_impl.h, Step_1) operation by operation,
    in fp32, so that the host backend, the CPU offload and the CUDA kernel can agree. */
 /* DeepSpeed's Adam on elements [i0, i1) of segment sg, fp32, in its order of
@@ -7046,6 +7103,8 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->convert = zero__host_convert;
         b->sumsq = zero__host_sumsq;
         b->adam = zero__host_adam;
+        b->sumsq_segs = zero__host_sumsq_segs;
+        b->adam_multi = zero__host_adam_multi;
         b->cpu_adam = zero__host_cpu_adam;
         b->cpu_ctx = b->ctx;
     }
@@ -7505,6 +7564,10 @@ typedef struct zero__buffers { /* device (or host) memory of the step, allocated
     void *gstage;                 /* gext: one unit's gradient, gathered from the program's
                                      memory for its reduction */
     zero__seg *segtmp;            /* one unit's segments (scratch) */
+    zero_sumsq_seg *sq;           /* statistics segments gathered for one sumsq_segs call (n_pairs) */
+    int n_sq;                     /* ... how many are pending */
+    zero_dtype sq_dt;             /* ... their dtype */
+    zero_adam_args *uargs;        /* one Adam call per unit for adam_multi (n_units) */
     zero_adam_seg *cpu_segs;      /* one unit's Adam segments clipped to a piece (scratch) */
     zero_event *ev_compute, *ev_comm; /* stream order (no-ops on the host) */
 } zero__buffers;
@@ -9239,6 +9302,8 @@ static void zero__free_tables(zero_engine *e) {
     ZERO_FREE(e->pool.trace);
     ZERO_FREE(e->plan.pair_first);
     ZERO_FREE(e->buf.segtmp);
+    ZERO_FREE(e->buf.sq);
+    ZERO_FREE(e->buf.uargs);
     ZERO_FREE(e->plan.tdata);
     ZERO_FREE(e->plan.tgrad);
 }
@@ -9321,7 +9386,10 @@ static zero_result zero__plan_segments(zero_engine *e, int maxcap) {
     zero__seg *tmp;
     int u, total = 0, nseg = 0;
     e->buf.segtmp = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)maxcap);
-    if (!e->buf.segtmp) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
+    e->buf.sq = (zero_sumsq_seg *)ZERO_MALLOC(sizeof(zero_sumsq_seg) * (size_t)(e->plan.n_pairs + 1));
+    e->buf.uargs = (zero_adam_args *)ZERO_MALLOC(sizeof(zero_adam_args) * (size_t)(l->n_units + 1));
+    if (!e->buf.segtmp || !e->buf.sq || !e->buf.uargs)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
     tmp = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)maxcap);
     if (!tmp) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
     for (u = 0; u < l->n_units; u++) total += l->units[u].frozen ? 0 : l->units[u].last_tensor - l->units[u].first_tensor + 1;
@@ -10707,31 +10775,70 @@ ZERO__DEF void *zero_grad(zero_engine *e, int t) {
     return zero__grad_buffer(e, t);
 }
 
-/* Squares and inf/nan flags of unit u's owned reduced chunk, per tensor, added
-   into its (unit, tensor) slots of stats_dev (cleared after every step). */
-static zero_result zero__unit_stats_of(zero_engine *e, int u, const char *chunk, zero_dtype dt) {
+/* The pending statistics segments (zero__stats_add) on the comm stream: one
+   sumsq_segs call, or sumsq per segment where the backend has none. */
+static zero_result zero__stats_flush(zero_engine *e) {
+    int k, n = e->buf.n_sq;
+    e->buf.n_sq = 0;
+    if (n == 0) return ZERO_OK;
+    if (e->be.sumsq_segs) {
+        ZERO__TRY_BE(e, "gradient norm",
+                     e->be.sumsq_segs(e->be.ctx, e->buf.sq, n, e->buf.sq_dt, ZERO_STREAM_COMM, &be_err_));
+        return ZERO_OK;
+    }
+    for (k = 0; k < n; k++)
+        ZERO__TRY_BE(e, "gradient norm",
+                     e->be.sumsq(e->be.ctx, e->buf.sq[k].x, (size_t)e->buf.sq[k].count, e->buf.sq_dt, e->buf.sq[k].out,
+                                 ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+/* Unit u's owned reduced chunk, per tensor, as pending statistics segments
+   whose squares and inf/nan flags go to its (unit, tensor) slots of
+   stats_dev (cleared after every step); zero__stats_flush issues them. Every
+   (unit, tensor) pair has its own slot, so one call never has two segments
+   on one slot. */
+static zero_result zero__stats_add(zero_engine *e, int u, const char *chunk, zero_dtype dt) {
     const zero_layout *l = e->plan.layout;
     const zero_unit *x = &l->units[u];
     int64_t lo = (int64_t)e->plan.rank * x->chunk, hi = zero__min_i64(lo + x->chunk, x->numel);
     int k, n;
+    zero_result r;
     if (x->frozen || hi <= lo) return ZERO_OK;
+    if (e->buf.n_sq > 0 && e->buf.sq_dt != dt && (r = zero__stats_flush(e)) != ZERO_OK) return r;
+    e->buf.sq_dt = dt;
     n = zero__unit_segments(l, u, lo, hi, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
     for (k = 0; k < n; k++) {
         const zero__seg *sg = &e->buf.segtmp[k];
-        double *st = e->buf.stats_dev + 2 * (e->plan.pair_first[u] + (sg->tensor - x->first_tensor));
-        ZERO__TRY_BE(e, "gradient norm",
-                     e->be.sumsq(e->be.ctx, chunk + (size_t)(sg->unit_off - lo) * zero_dtype_size(dt), (size_t)sg->count,
-                                 dt, st, ZERO_STREAM_COMM, &be_err_));
+        zero_sumsq_seg *q = &e->buf.sq[e->buf.n_sq++];
+        q->x = chunk + (size_t)(sg->unit_off - lo) * zero_dtype_size(dt);
+        q->count = sg->count;
+        q->out = e->buf.stats_dev + 2 * (e->plan.pair_first[u] + (sg->tensor - x->first_tensor));
     }
     return ZERO_OK;
 }
 
-static zero_result zero__unit_stats(zero_engine *e, int u) {
+/* Unit u's statistics now (one call). */
+static zero_result zero__unit_stats_of(zero_engine *e, int u, const char *chunk, zero_dtype dt) {
+    zero_result r;
+    if ((r = zero__stats_add(e, u, chunk, dt)) != ZERO_OK) return r;
+    return zero__stats_flush(e);
+}
+
+/* Unit u's statistics from where its reduced chunk is, pending (the caller
+   flushes). */
+static zero_result zero__unit_stats_add(zero_engine *e, int u) {
     const zero_unit *x = &e->plan.layout->units[u];
     zero__gview gv;
     if (x->frozen || (int64_t)e->plan.rank * x->chunk >= x->numel) return ZERO_OK; /* (no buffer of its own) */
     gv = zero__grad_view(e, u);
-    return zero__unit_stats_of(e, u, gv.chunk, gv.dt);
+    return zero__stats_add(e, u, gv.chunk, gv.dt);
+}
+
+static zero_result zero__unit_stats(zero_engine *e, int u) {
+    zero_result r;
+    if ((r = zero__unit_stats_add(e, u)) != ZERO_OK) return r;
+    return zero__stats_flush(e);
 }
 
 /* offload_optimizer, last micro-batch: unit u's reduced chunk is final. Its
@@ -11040,6 +11147,36 @@ static zero_result zero__opt_device_unit(zero_engine *e, int u, const zero_adam_
     return ZERO_OK;
 }
 
+/* Device Adam of every unit in one adam_multi call, then the units'
+   all-gathers in unit order. Used where each unit's new parameters land in
+   place (no offload_param, no program memory staging): each gather follows
+   its unit's Adam on the comm stream as in zero__opt_units; the gathers
+   would have waited for the Adam kernels queued before them on that stream
+   anyway, so issuing them after the one call loses no overlap. */
+static zero_result zero__opt_device_all(zero_engine *e, const zero_adam_args *hyper) {
+    const zero_layout *l = e->plan.layout;
+    int u, n = 0;
+    zero_result r;
+    for (u = 0; u < l->n_units; u++) {
+        zero_adam_args *aa = &e->buf.uargs[n];
+        zero__gview gv;
+        if (l->units[u].frozen || e->plan.seg_count[u] == 0) continue;
+        gv = zero__grad_view(e, u);
+        zero__adam_args_for(e, u, hyper, aa);
+        aa->master = zero__master_at(e, u);
+        aa->m = zero__mom_at(e, e->buf.m, u);
+        aa->v = zero__mom_at(e, e->buf.v, u);
+        aa->grad = gv.adam;
+        aa->grad_dtype = gv.dt;
+        aa->param = zero__master_is_params(e) ? NULL : zero__param_own(e, u);
+        n++;
+    }
+    if (n > 0) ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam_multi(e->be.ctx, e->buf.uargs, n, ZERO_STREAM_COMM, &be_err_));
+    for (u = 0; u < l->n_units; u++)
+        if (!l->units[u].frozen && (r = zero__step_gather(e, u)) != ZERO_OK) return r;
+    return ZERO_OK;
+}
+
 /* offload_optimizer "cpu": CPU Adam from the staged gradient chunk. */
 static zero_result zero__opt_cpu_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
     void *dst;
@@ -11190,8 +11327,10 @@ static zero_result zero__step_norm(zero_engine *e, double *sumsq, int *bad_unit,
     zero_result r;
     *sumsq = 0;
     *bad_unit = *bad_tensor = -1;
+    /* every unit's segments in one sumsq_segs call (offload: done already) */
     for (u = 0; u < l->n_units && !e->opt.cpu; u++)
-        if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
+        if ((r = zero__unit_stats_add(e, u)) != ZERO_OK) return r;
+    if ((r = zero__stats_flush(e)) != ZERO_OK) return r;
     if ((r = zero__coll_check(e, ZERO__C_NORM, -1)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: all_reduce of the norm",
                  zero__all_reduce(e, e->buf.stats_dev, e->buf.stats_dev, 2 * (size_t)e->plan.n_pairs,
@@ -11296,7 +11435,10 @@ static zero_result zero__step_optimizer(zero_engine *e, float grad_scale, zero_s
         in->cpu_adam_bytes = e->plan.seg_elems * (int64_t)(24 + zero_dtype_size(e->plan.gdt) + e->plan.csize);
     t1 = zero__now_ms();
     switch (place) {
-    case ZERO__PLACE_DEVICE: r = zero__opt_units(e, &hyper, zero__opt_device_unit); break;
+    case ZERO__PLACE_DEVICE:
+        r = e->be.adam_multi && !e->plan.ext && !e->offload_param.device ? zero__opt_device_all(e, &hyper)
+                                                                          : zero__opt_units(e, &hyper, zero__opt_device_unit);
+        break;
     case ZERO__PLACE_CPU:
         r = e->opt.trail ? zero__trail_start(e, &hyper) : zero__opt_units(e, &hyper, zero__opt_cpu_unit);
         if (r == ZERO_OK && e->opt.trail_armed) in->cpu_units_overlapped = e->opt.trail_n;

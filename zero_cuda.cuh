@@ -661,11 +661,24 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
 #define ZERO__CUDA_THREADS 256       /* threads per block of every kernel here */
 #define ZERO__CUDA_VEC 8             /* elements per thread per step: 16 bytes of 16-bit data */
 #define ZERO__CUDA_SUMSQ_BLOCKS 1024 /* most blocks of one sumsq launch */
-/* Doubles of device scratch zero__cuda_k_sumsq needs (one partial sum per block).
-   The grid depends only on n and the buffer's alignment, never on the GPU, so
-   the sum is the same on every device. */
-#define ZERO__CUDA_SUMSQ_SCRATCH ZERO__CUDA_SUMSQ_BLOCKS
-#define ZERO__CUDA_ADAM_BATCH 32     /* segments per Adam launch (passed by value) */
+/* Segments per launch of the multi-segment kernels (Adam, sumsq_segs), whose
+   tables go by value in the launch's parameters: 4 KiB of them before CUDA
+   12.1, 32 KiB since (Volta and later). */
+#ifndef ZERO__CUDA_SEG_BATCH
+#if defined(CUDART_VERSION) && CUDART_VERSION >= 12010
+#define ZERO__CUDA_SEG_BATCH 128
+#else
+#define ZERO__CUDA_SEG_BATCH 32
+#endif
+#endif
+#define ZERO__CUDA_ADAM_BATCH ZERO__CUDA_SEG_BATCH  /* segments per Adam launch */
+#define ZERO__CUDA_SUMSQ_BATCH ZERO__CUDA_SEG_BATCH /* segments per sumsq_segs launch */
+/* Doubles of device scratch zero__cuda_k_sumsq and zero__cuda_k_sumsq_segs
+   need (one partial sum per block, ZERO__CUDA_SUMSQ_BLOCKS at most per
+   segment). A segment's grid depends only on its n and alignment, never on
+   the GPU or on the other segments of its launch, so its sum is the same on
+   every device and in either call. */
+#define ZERO__CUDA_SUMSQ_SCRATCH (ZERO__CUDA_SUMSQ_BLOCKS * ZERO__CUDA_SUMSQ_BATCH)
 
 /* Tuning knobs (private). tests/gpu_kernels.cu prints the figures; measured on an
    H200 (Adam over 2^28 parameters, fp16 grad and param, 28 bytes each, against a
@@ -691,6 +704,8 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
 /* ---- >>cuda-kernel-io: element access in kernels ---- */
 
 struct zero__cuda_none {}; /* a param type that is never written */
+template <typename P> struct zero__cuda_is_none { static const bool value = false; };
+template <> struct zero__cuda_is_none<zero__cuda_none> { static const bool value = true; };
 
 /* 16 aligned bytes; CS: evict-first (streaming) cache hint. */
 template <bool CS> static __device__ __forceinline__ uint4 zero__cuda_ld16(const void *p) {
@@ -889,20 +904,87 @@ zero__cuda_sumsq_finish_kernel(const double *partial, unsigned n_partial, double
     }
 }
 
-/* What every segment of one Adam call shares. */
+/* sumsq_segs: segment k of a launch owns blocks [block_end[k-1], block_end[k])
+   and partials at the same indices; its blocks walk it exactly as a sumsq
+   launch of that many blocks does. */
+struct zero__cuda_sq_kseg {
+    const void *x;
+    double *out;
+    size_t n, head, nv;
+};
+struct zero__cuda_sq_batch {
+    int n_segs;
+    unsigned block_end[ZERO__CUDA_SUMSQ_BATCH];
+    zero__cuda_sq_kseg seg[ZERO__CUDA_SUMSQ_BATCH];
+};
+
+static __device__ __forceinline__ int zero__cuda_seg_of(const unsigned *block_end, int n_segs, unsigned b) {
+    int lo = 0, hi = n_segs - 1; /* the first k with b < block_end[k] */
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (b < block_end[mid]) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+template <typename T>
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_sumsq_segs_kernel(const __grid_constant__ zero__cuda_sq_batch b, double *partial) {
+    typedef zero__cuda_io<T> io;
+    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
+    const zero__cuda_sq_kseg &sg = b.seg[k];
+    const unsigned first = k ? b.block_end[k - 1] : 0u;
+    const T *x = (const T *)sg.x;
+    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
+    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    double acc = 0.0;
+    zero__cuda_for_range(
+        sg.n, sg.head, sg.nv, t, stride,
+        [&](size_t i) {
+            float f[ZERO__CUDA_VEC];
+            io::ld8(x + i, f);
+#pragma unroll
+            for (int e = 0; e < ZERO__CUDA_VEC; e++) acc += (double)f[e] * (double)f[e];
+        },
+        [&](size_t i) {
+            const double v = (double)io::ld(x + i);
+            acc += v * v;
+        });
+    acc = zero__cuda_block_sum(acc);
+    if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+}
+
+/* Block k finishes segment k as zero__cuda_sumsq_finish_kernel does. */
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_sumsq_segs_finish_kernel(const __grid_constant__ zero__cuda_sq_batch b, const double *partial) {
+    const int k = blockIdx.x;
+    const unsigned first = k ? b.block_end[k - 1] : 0u, n_partial = b.block_end[k] - first;
+    double acc = 0.0;
+    for (unsigned i = threadIdx.x; i < n_partial; i += blockDim.x) acc += partial[first + i];
+    acc = zero__cuda_block_sum(acc);
+    if (threadIdx.x == 0) {
+        double *out = b.seg[k].out;
+        out[0] += acc;
+        if (!isfinite(acc) && !(out[1] >= 1.0)) out[1] = 1.0;
+    }
+}
+
+/* What every segment of one Adam launch shares. */
 struct zero__cuda_adam_common {
-    float *master, *m, *v;
-    const void *grad;
-    void *param;
     float beta1, beta2, omb1, omb2, eps, bc2, grad_scale;
     int adamw;
 };
 
-/* One segment as the kernel walks it: elements [off, off + n) of every buffer,
-   planned as in zero__cuda_for_range; step = -lr / bc1, decay = -lr * wd as the
-   host backend computes them. */
+/* One segment as the kernel walks it: n elements from each buffer pointer
+   (its call's buffers at the segment's offset), planned as in
+   zero__cuda_for_range; step = -lr / bc1, decay = -lr * wd as the host backend
+   computes them. */
 struct zero__cuda_adam_kseg {
-    size_t off, n, head, nv;
+    float *master, *m, *v;
+    const void *grad;
+    void *param;
+    size_t n, head, nv;
     float step, decay, wd;
 };
 
@@ -966,16 +1048,15 @@ zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
                        const __grid_constant__ zero__cuda_adam_batch b) {
     typedef zero__cuda_io<G> gio;
     typedef zero__cuda_io<P> pio;
-    int k = 0;
-    while (k + 1 < b.n_segs && blockIdx.x >= b.block_end[k]) k++;
+    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
     const zero__cuda_adam_kseg &sg = b.seg[k];
     const unsigned first = k ? b.block_end[k - 1] : 0u;
     const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
     const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
     const float wd = sg.wd, step = sg.step, decay = sg.decay;
-    float *master = c.master + sg.off, *mm = c.m + sg.off, *vv = c.v + sg.off;
-    const G *grad = (const G *)c.grad + sg.off;
-    P *param = (P *)c.param + sg.off;
+    float *master = sg.master, *mm = sg.m, *vv = sg.v;
+    const G *grad = (const G *)sg.grad;
+    P *param = (P *)sg.param;
     const size_t n = sg.n, head = sg.head, nv = sg.nv, body = ZERO__CUDA_VEC * nv, ns = n - body;
     size_t j = t;
 #if ZERO__CUDA_ADAM_UNROLL > 1
@@ -1183,59 +1264,141 @@ static ZERO__UNUSED zero_result zero__cuda_k_sumsq(const void *x, size_t n, zero
     }
 }
 
-/* One launch per ZERO__CUDA_ADAM_BATCH non-empty segments; a segment gets blocks
-   in proportion to its size, at least one and at most one full wave of the GPU,
-   so one launch covers many small tensors and a large one fills the GPU. */
-template <typename G, typename P>
-static zero_result zero__cuda_adam_run(const zero_adam_args *a, const zero__cuda_adam_common &c, cudaStream_t s,
-                                       zero_error *err) {
-    const int store = c.param != NULL;
-    const size_t size[5] = {4, 4, 4, sizeof(G), sizeof(P)};
-    zero__cuda_adam_batch b;
-    unsigned cap = 1, total = 0;
+/* sumsq_segs: ZERO__CUDA_SUMSQ_BATCH segments per pair of launches (partial
+   sums, then one block per segment adds its own); a segment gets the blocks
+   zero__cuda_k_sumsq would give it, so its bits are that call's. */
+template <typename T>
+static zero_result zero__cuda_sumsq_segs_run(const zero_sumsq_seg *segs, int n_segs, double *scratch,
+                                             size_t scratch_doubles, cudaStream_t s, zero_error *err) {
+    const size_t size[1] = {sizeof(T)};
+    zero__cuda_sq_batch b;
+    unsigned total = 0;
     int k;
     zero_result r;
-    if ((r = zero__cuda_grid_cap(zero__cuda_adam_kernel<G, P>, &cap, err)) != ZERO_OK) return r;
     memset(&b, 0, sizeof b);
-    for (k = 0; k < a->n_segs; k++) {
-        const zero_adam_seg *sg = &a->segs[k];
-        if (sg->count > 0) {
-            zero__cuda_adam_kseg *q = &b.seg[b.n_segs];
-            const size_t off = (size_t)sg->offset;
-            const void *arrays[5] = {c.master + off, c.m + off, c.v + off, (const G *)c.grad + off,
-                                     store ? (const void *)((const P *)c.param + off) : NULL};
-            q->off = off;
-            q->n = (size_t)sg->count;
-            zero__cuda_plan(arrays, size, store ? 5 : 4, q->n, &q->head, &q->nv);
-            q->wd = sg->weight_decay;
-            q->step = -sg->lr / a->bc1;
-            q->decay = -sg->lr * sg->weight_decay;
-            total += zero__cuda_blocks(q->n, q->nv, cap);
+    for (k = 0; k < n_segs; k++) {
+        if (segs[k].count > 0) {
+            zero__cuda_sq_kseg *q = &b.seg[b.n_segs];
+            const void *arrays[1] = {segs[k].x};
+            q->x = segs[k].x;
+            q->out = segs[k].out;
+            q->n = (size_t)segs[k].count;
+            zero__cuda_plan(arrays, size, 1, q->n, &q->head, &q->nv);
+            total += zero__cuda_blocks(q->n, q->nv, ZERO__CUDA_SUMSQ_BLOCKS);
             b.block_end[b.n_segs++] = total;
         }
-        if (b.n_segs == ZERO__CUDA_ADAM_BATCH || (k + 1 == a->n_segs && b.n_segs > 0)) {
-            zero__cuda_adam_kernel<G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
-            if ((r = zero__cuda_launched("zero__cuda_adam_kernel (adam)", err)) != ZERO_OK) return r;
+        if (b.n_segs == ZERO__CUDA_SUMSQ_BATCH || (k + 1 == n_segs && b.n_segs > 0)) {
+            if (!scratch || scratch_doubles < total)
+                return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                                  "cuda sumsq_segs: scratch of %zu doubles at %p, %u needed (ZERO__CUDA_SUMSQ_SCRATCH)",
+                                  scratch_doubles, (void *)scratch, total);
+            zero__cuda_sumsq_segs_kernel<T><<<total, ZERO__CUDA_THREADS, 0, s>>>(b, scratch);
+            if ((r = zero__cuda_launched("zero__cuda_sumsq_segs_kernel (sumsq_segs)", err)) != ZERO_OK) return r;
+            zero__cuda_sumsq_segs_finish_kernel<<<(unsigned)b.n_segs, ZERO__CUDA_THREADS, 0, s>>>(b, scratch);
+            if ((r = zero__cuda_launched("zero__cuda_sumsq_segs_finish_kernel (sumsq_segs)", err)) != ZERO_OK) return r;
             memset(&b, 0, sizeof b);
             total = 0;
         }
     }
+    zero__ok(err);
     return ZERO_OK;
 }
 
-template <typename G>
-static zero_result zero__cuda_adam_grad(const zero_adam_args *a, const zero__cuda_adam_common &c, cudaStream_t s,
-                                        zero_error *err) {
-    if (!c.param) return zero__cuda_adam_run<G, zero__cuda_none>(a, c, s, err);
-    switch (a->param_dtype) {
-    case ZERO_DTYPE_FP16: return zero__cuda_adam_run<G, __half>(a, c, s, err);
-    case ZERO_DTYPE_BF16: return zero__cuda_adam_run<G, __nv_bfloat16>(a, c, s, err);
-    default: return zero__cuda_adam_run<G, float>(a, c, s, err);
+/* Every segment's result is zero__cuda_k_sumsq's on it (the same bits); the
+   outs must be distinct (their segments' blocks run at once). scratch as for
+   zero__cuda_k_sumsq. */
+static ZERO__UNUSED zero_result zero__cuda_k_sumsq_segs(const zero_sumsq_seg *segs, int n_segs, zero_dtype dt,
+                                                        double *scratch, size_t scratch_doubles, cudaStream_t s,
+                                                        zero_error *err) {
+    zero_result r;
+    int k;
+    if (n_segs < 0 || (n_segs > 0 && !segs))
+        return zero__fail(err, n_segs < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
+                          "cuda sumsq_segs: %d segments at %p", n_segs, (const void *)segs);
+    for (k = 0; k < n_segs; k++) {
+        if (segs[k].count < 0)
+            return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda sumsq_segs: segment %d has count %lld", k,
+                              (long long)segs[k].count);
+        if ((r = zero__cuda_check_arg("sumsq_segs", "x", segs[k].x, (size_t)segs[k].count, dt, err)) != ZERO_OK) return r;
+        if (segs[k].count > 0 && !segs[k].out)
+            return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda sumsq_segs: segment %d's out is NULL", k);
+    }
+    switch (dt) {
+    case ZERO_DTYPE_FP16: return zero__cuda_sumsq_segs_run<__half>(segs, n_segs, scratch, scratch_doubles, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_sumsq_segs_run<__nv_bfloat16>(segs, n_segs, scratch, scratch_doubles, s, err);
+    default: return zero__cuda_sumsq_segs_run<float>(segs, n_segs, scratch, scratch_doubles, s, err);
     }
 }
 
-static ZERO__UNUSED zero_result zero__cuda_k_adam(const zero_adam_args *a, cudaStream_t s, zero_error *err) {
-    zero__cuda_adam_common c;
+/* One launch per ZERO__CUDA_ADAM_BATCH non-empty segments, taken from the
+   calls a[0..n_calls) in order (they share c, G and P); a segment gets blocks
+   in proportion to its size, at least one and at most one full wave of the
+   GPU, so one launch covers many small tensors and a large one fills the GPU. */
+template <typename G, typename P>
+static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
+                                       cudaStream_t s, zero_error *err) {
+    const int store = !zero__cuda_is_none<P>::value;
+    const size_t size[5] = {4, 4, 4, sizeof(G), sizeof(P)};
+    zero__cuda_adam_batch b;
+    unsigned cap = 1, total = 0;
+    int i, k;
+    zero_result r;
+    if ((r = zero__cuda_grid_cap(zero__cuda_adam_kernel<G, P>, &cap, err)) != ZERO_OK) return r;
+    memset(&b, 0, sizeof b);
+    for (i = 0; i < n_calls; i++)
+        for (k = 0; k < a[i].n_segs; k++) {
+            const zero_adam_seg *sg = &a[i].segs[k];
+            if (sg->count > 0) {
+                zero__cuda_adam_kseg *q = &b.seg[b.n_segs];
+                const size_t off = (size_t)sg->offset;
+                q->master = a[i].master + off;
+                q->m = a[i].m + off;
+                q->v = a[i].v + off;
+                q->grad = (const G *)a[i].grad + off;
+                q->param = store ? (void *)((P *)a[i].param + off) : NULL;
+                const void *arrays[5] = {q->master, q->m, q->v, q->grad, q->param};
+                q->n = (size_t)sg->count;
+                zero__cuda_plan(arrays, size, store ? 5 : 4, q->n, &q->head, &q->nv);
+                q->wd = sg->weight_decay;
+                q->step = -sg->lr / a[i].bc1;
+                q->decay = -sg->lr * sg->weight_decay;
+                total += zero__cuda_blocks(q->n, q->nv, cap);
+                b.block_end[b.n_segs++] = total;
+            }
+            if (b.n_segs == ZERO__CUDA_ADAM_BATCH) {
+                zero__cuda_adam_kernel<G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
+                if ((r = zero__cuda_launched("zero__cuda_adam_kernel (adam)", err)) != ZERO_OK) return r;
+                memset(&b, 0, sizeof b);
+                total = 0;
+            }
+        }
+    if (b.n_segs > 0) {
+        zero__cuda_adam_kernel<G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
+        if ((r = zero__cuda_launched("zero__cuda_adam_kernel (adam)", err)) != ZERO_OK) return r;
+    }
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* Whether call a writes a compute-dtype copy (fp32 params that are the master
+   weights: nothing to write). */
+static int zero__cuda_adam_stores(const zero_adam_args *a) {
+    return a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master);
+}
+
+template <typename G>
+static zero_result zero__cuda_adam_grad(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
+                                        cudaStream_t s, zero_error *err) {
+    if (!zero__cuda_adam_stores(a)) return zero__cuda_adam_run<G, zero__cuda_none>(a, n_calls, c, s, err);
+    switch (a->param_dtype) {
+    case ZERO_DTYPE_FP16: return zero__cuda_adam_run<G, __half>(a, n_calls, c, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_adam_run<G, __nv_bfloat16>(a, n_calls, c, s, err);
+    default: return zero__cuda_adam_run<G, float>(a, n_calls, c, s, err);
+    }
+}
+
+/* One call's arguments checked; *end: one past its last element. */
+static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_out, zero_error *err) {
     int64_t end = 0;
     int k;
     zero_result r;
@@ -1256,17 +1419,23 @@ static ZERO__UNUSED zero_result zero__cuda_k_adam(const zero_adam_args *a, cudaS
         (r = zero__cuda_check_arg("adam", "grad", a->grad, (size_t)end, a->grad_dtype, err)) != ZERO_OK ||
         (a->param && (r = zero__cuda_check_arg("adam", "param", a->param, (size_t)end, a->param_dtype, err)) != ZERO_OK))
         return r;
-    if (!end) {
-        zero__ok(err);
-        return ZERO_OK;
-    }
+    *end_out = end;
+    return ZERO_OK;
+}
+
+/* Calls x and y run in one launch: the same hyperparameters and dtypes. */
+static int zero__cuda_adam_same(const zero_adam_args *x, const zero_adam_args *y) {
+    const int sx = zero__cuda_adam_stores(x), sy = zero__cuda_adam_stores(y);
+    return x->beta1 == y->beta1 && x->beta2 == y->beta2 && x->eps == y->eps && x->bc1 == y->bc1 && x->bc2 == y->bc2 &&
+           x->grad_scale == y->grad_scale && x->adamw == y->adamw && x->grad_dtype == y->grad_dtype && sx == sy &&
+           (!sx || x->param_dtype == y->param_dtype);
+}
+
+/* Calls a[0..n) (checked, sharing their hyperparameters and dtypes) in as few
+   launches as their segments take. */
+static zero_result zero__cuda_adam_launch(const zero_adam_args *a, int n, cudaStream_t s, zero_error *err) {
+    zero__cuda_adam_common c;
     memset(&c, 0, sizeof c);
-    c.master = a->master;
-    c.m = a->m;
-    c.v = a->v;
-    c.grad = a->grad;
-    /* fp32 params that are the master weights: nothing to write */
-    c.param = a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master) ? a->param : NULL;
     c.beta1 = a->beta1;
     c.beta2 = a->beta2;
     c.omb1 = 1.0f - a->beta1;
@@ -1276,10 +1445,43 @@ static ZERO__UNUSED zero_result zero__cuda_k_adam(const zero_adam_args *a, cudaS
     c.grad_scale = a->grad_scale;
     c.adamw = a->adamw;
     switch (a->grad_dtype) {
-    case ZERO_DTYPE_FP16: return zero__cuda_adam_grad<__half>(a, c, s, err);
-    case ZERO_DTYPE_BF16: return zero__cuda_adam_grad<__nv_bfloat16>(a, c, s, err);
-    default: return zero__cuda_adam_grad<float>(a, c, s, err);
+    case ZERO_DTYPE_FP16: return zero__cuda_adam_grad<__half>(a, n, c, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_adam_grad<__nv_bfloat16>(a, n, c, s, err);
+    default: return zero__cuda_adam_grad<float>(a, n, c, s, err);
     }
+}
+
+static ZERO__UNUSED zero_result zero__cuda_k_adam(const zero_adam_args *a, cudaStream_t s, zero_error *err) {
+    int64_t end = 0;
+    zero_result r;
+    if ((r = zero__cuda_adam_check(a, &end, err)) != ZERO_OK) return r;
+    if (!end) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    return zero__cuda_adam_launch(a, 1, s, err);
+}
+
+/* adam_multi: calls a[0..n) as zero__cuda_k_adam each, runs of consecutive
+   calls that share their hyperparameters and dtypes in common launches (the
+   calls' memory is disjoint, so the order between their segments is free). */
+static ZERO__UNUSED zero_result zero__cuda_k_adam_multi(const zero_adam_args *a, int n, cudaStream_t s,
+                                                        zero_error *err) {
+    int i, j;
+    zero_result r;
+    if (n < 0 || (n > 0 && !a))
+        return zero__fail(err, n < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda adam_multi: %d calls at %p",
+                          n, (const void *)a);
+    for (i = 0; i < n; i++) {
+        int64_t end = 0;
+        if ((r = zero__cuda_adam_check(&a[i], &end, err)) != ZERO_OK) return r;
+    }
+    for (i = 0; i < n; i = j) {
+        for (j = i + 1; j < n && zero__cuda_adam_same(&a[i], &a[j]);) j++;
+        if ((r = zero__cuda_adam_launch(&a[i], j - i, s, err)) != ZERO_OK) return r;
+    }
+    zero__ok(err);
+    return ZERO_OK;
 }
 
 /* ---- >>cuda-boot: host-only helpers of process start-up ----
@@ -2911,6 +3113,16 @@ static zero_result zero__cuda_adam(void *ctx, const zero_adam_args *a, zero_stre
     ZERO__CUDA_CTX("adam");
     return zero__cuda_k_adam(a, zero__cuda_stream_of(c, s), err);
 }
+static zero_result zero__cuda_sumsq_segs(void *ctx, const zero_sumsq_seg *segs, int n_segs, zero_dtype dt,
+                                         zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_CTX("sumsq_segs");
+    return zero__cuda_k_sumsq_segs(segs, n_segs, dt, c->scratch, ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s),
+                                   err);
+}
+static zero_result zero__cuda_adam_multi(void *ctx, const zero_adam_args *a, int n, zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_CTX("adam_multi");
+    return zero__cuda_k_adam_multi(a, n, zero__cuda_stream_of(c, s), err);
+}
 
 /* ---- >>cuda-be-init: options, communicator, backend init and destroy, getters ---- */
 
@@ -3096,6 +3308,8 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.convert = zero__cuda_convert;
     c->be.sumsq = zero__cuda_sumsq;
     c->be.adam = zero__cuda_adam;
+    c->be.sumsq_segs = zero__cuda_sumsq_segs;
+    c->be.adam_multi = zero__cuda_adam_multi;
     *out = c;
     zero__ok(err);
     return ZERO_OK;

@@ -6,6 +6,7 @@
 
        make bench
        build/bench/bench_optim [--params 1e9] [--tensors 50] [-n 20] [-w 3] [--out file]
+       build/bench/bench_optim --gpt 124M|1.5B [-n 20] [-w 3]
 
    Runs on the first visible GPU (no launcher needed; world 1).
      copy     cudaMemcpyAsync device-to-device of 2 GB; GB/s counts bytes read
@@ -21,11 +22,28 @@
               factor (28 bytes), the parameters' all-gather (a no-op on one rank).
               Timed with events on the compute stream around the call, after a
               backward that wrote random gradients; GB/s at 28 bytes per parameter.
-   Inputs are random (a hash of the index); the first steps are warm-up. */
+   Inputs are random (a hash of the index); the first steps are warm-up.
+
+   --gpt 124M | 1.5B: the tensors of examples/gpt/gpt_model.h (wte [V,C], wpe
+   [T,C], per block ln_1, c_attn [C,3C] + bias, attn c_proj [C,C] + bias, ln_2,
+   c_fc [C,4C] + bias, mlp c_proj [4C,C] + bias, then ln_f; its groups), bf16
+   compute, fp32 master, AdamW, clipping 1.0; 124M: L 12, C 768, V 50257, T
+   1024; 1.5B: L 48, C 1600. Times, besides the copy:
+     fused    what a C training program writes by hand (llm.c's way): one
+              kernel for the global norm of the bf16 gradients (block partial
+              sums, the last block adds them and stores the clip factor), one
+              AdamW kernel over the contiguous parameter buffer that reads the
+              factor from device memory and writes fp32 master, m, v and the
+              bf16 parameters: 30 bytes per parameter in all
+     step     zero_step, stage 2 and stage 0 on one rank, after a backward that
+              wrote random gradients, the same 30 bytes per parameter
+   and prints each step's ratio to the fused pass. */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_cuda.cuh"
 #include "bench.cuh"
+
+#include <string>
 
 static void init_params(void *user, int t, int64_t off, int64_t n, float *out) {
     (void)user;
@@ -35,14 +53,290 @@ static void init_params(void *user, int t, int64_t off, int64_t n, float *out) {
     }
 }
 
+/* ---- --gpt: the hand-fused AdamW of a C training program ---- */
+
+#define GPT_NORM_BLOCKS 1024
+
+/* Sum of squares of g[0, n) (n a multiple of 8, g 16-byte aligned): block
+   partials, then the last block to finish adds them in order and stores
+   scale = clip / max(norm, clip) (llm.c's rule) for the AdamW kernel. */
+static __global__ void gpt_norm_kernel(const __nv_bfloat16 *g, size_t n, float *partial, unsigned *done,
+                                       float clip, float *scale) {
+    __shared__ float red[32];
+    __shared__ bool last;
+    float acc = 0.0f;
+    for (size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 8; i < n; i += (size_t)gridDim.x * blockDim.x * 8) {
+        uint4 u = *(const uint4 *)(g + i);
+        const unsigned w[4] = {u.x, u.y, u.z, u.w};
+        for (int k = 0; k < 4; k++) {
+            float a = __uint_as_float(w[k] << 16), b = __uint_as_float(w[k] & 0xFFFF0000u);
+            acc += a * a + b * b;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xFFFFFFFFu, acc, o);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        acc = threadIdx.x < blockDim.x / 32 ? red[threadIdx.x] : 0.0f;
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xFFFFFFFFu, acc, o);
+        if (threadIdx.x == 0) {
+            partial[blockIdx.x] = acc;
+            __threadfence();
+            last = atomicAdd(done, 1u) == gridDim.x - 1;
+        }
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        float sum = 0.0f;
+        for (unsigned b = 0; b < gridDim.x; b++) sum += ((volatile float *)partial)[b];
+        const float norm = sqrtf(sum);
+        *scale = norm > clip ? clip / norm : 1.0f;
+        *done = 0;
+    }
+}
+
+/* AdamW over 8 elements per thread and step (n a multiple of 8, every buffer
+   16-byte aligned). */
+static __global__ void gpt_adamw_kernel(float *master, float *m, float *v, const __nv_bfloat16 *g, __nv_bfloat16 *p,
+                                        size_t n, const float *scale, float lr, float b1, float b2, float bc1, float bc2,
+                                        float eps, float wd) {
+    const float s = *scale;
+    for (size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 8; i < n; i += (size_t)gridDim.x * blockDim.x * 8) {
+        float4 w0 = *(float4 *)(master + i), w1 = *(float4 *)(master + i + 4);
+        float4 m0 = *(float4 *)(m + i), m1 = *(float4 *)(m + i + 4);
+        float4 v0 = *(float4 *)(v + i), v1 = *(float4 *)(v + i + 4);
+        uint4 gu = *(const uint4 *)(g + i);
+        float W[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
+        float M[8] = {m0.x, m0.y, m0.z, m0.w, m1.x, m1.y, m1.z, m1.w};
+        float V[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+        const unsigned gw[4] = {gu.x, gu.y, gu.z, gu.w};
+        unsigned pw[4];
+        for (int k = 0; k < 8; k++) {
+            const float gr = __uint_as_float(k & 1 ? gw[k / 2] & 0xFFFF0000u : gw[k / 2] << 16) * s;
+            M[k] = b1 * M[k] + (1.0f - b1) * gr;
+            V[k] = b2 * V[k] + (1.0f - b2) * gr * gr;
+            W[k] -= lr * ((M[k] / bc1) / (sqrtf(V[k] / bc2) + eps) + wd * W[k]);
+        }
+        for (int k = 0; k < 4; k++) {
+            const __nv_bfloat162 h = __floats2bfloat162_rn(W[2 * k], W[2 * k + 1]);
+            memcpy(&pw[k], &h, sizeof h);
+        }
+        *(float4 *)(master + i) = make_float4(W[0], W[1], W[2], W[3]);
+        *(float4 *)(master + i + 4) = make_float4(W[4], W[5], W[6], W[7]);
+        *(float4 *)(m + i) = make_float4(M[0], M[1], M[2], M[3]);
+        *(float4 *)(m + i + 4) = make_float4(M[4], M[5], M[6], M[7]);
+        *(float4 *)(v + i) = make_float4(V[0], V[1], V[2], V[3]);
+        *(float4 *)(v + i + 4) = make_float4(V[4], V[5], V[6], V[7]);
+        *(uint4 *)(p + i) = make_uint4(pw[0], pw[1], pw[2], pw[3]);
+    }
+}
+
+/* n bf16 values at p, random in +- amp (a hash of seed and the index). */
+static __global__ void gpt_fill_bf16_kernel(__nv_bfloat16 *p, size_t n, uint32_t seed, float amp) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t h = (uint32_t)i * 2654435761u ^ seed * 0x9E3779B9u;
+        h ^= h >> 15, h *= 0x2C1B3C6Du, h ^= h >> 12;
+        p[i] = __float2bfloat16_rn(((float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f) * 2.0f * amp);
+    }
+}
+static void gpt_fill_bf16(void *p, size_t n, uint32_t seed, float amp, cudaStream_t s) {
+    static int grid = 0;
+    if (!grid) grid = bench_sm_count() * 8;
+    size_t want = (n + 255) / 256;
+    gpt_fill_bf16_kernel<<<want < (size_t)grid ? (unsigned)(want ? want : 1) : (unsigned)grid, 256, 0, s>>>(
+        (__nv_bfloat16 *)p, n, seed, amp);
+    BENCH_CUDA(cudaGetLastError());
+}
+
+/* The GPT-2 tensors of examples/gpt/gpt_model.h, in its order and groups. */
+static void gpt_tensors(int L, int64_t C, int64_t V, int64_t T, std::vector<zero_tensor> &ts,
+                        std::vector<std::string> &names) {
+    static const char *blk[12] = {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
+                                  "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias",
+                                  "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"};
+    const int64_t sz[12] = {C, C, C * 3 * C, 3 * C, C * C, C, C, C, C * 4 * C, 4 * C, 4 * C * C, C};
+    names.clear();
+    std::vector<int64_t> numel;
+    std::vector<int> group;
+    names.push_back("wte.weight"), numel.push_back(V * C), group.push_back(0);
+    names.push_back("wpe.weight"), numel.push_back(T * C), group.push_back(0);
+    for (int l = 0; l < L; l++)
+        for (int k = 0; k < 12; k++) {
+            names.push_back("h." + std::to_string(l) + "." + blk[k]);
+            numel.push_back(sz[k]);
+            group.push_back(l + 1);
+        }
+    names.push_back("ln_f.weight"), numel.push_back(C), group.push_back(L + 1);
+    names.push_back("ln_f.bias"), numel.push_back(C), group.push_back(L + 1);
+    ts.assign(names.size(), zero_tensor());
+    for (size_t t = 0; t < names.size(); t++) {
+        memset(&ts[t], 0, sizeof(zero_tensor));
+        ts[t].name = names[t].c_str();
+        ts[t].numel = numel[t];
+        ts[t].group = group[t];
+        ts[t].init = init_params;
+    }
+}
+
+static int run_gpt(const char *which, int iters, int warmup) {
+    zero_error err;
+    int L, C;
+    const int64_t V = 50257, T = 1024;
+    if (!strcmp(which, "124M")) L = 12, C = 768;
+    else if (!strcmp(which, "1.5B")) L = 48, C = 1600;
+    else {
+        fprintf(stderr, "bench_optim: --gpt '%s': 124M or 1.5B\n", which);
+        return 2;
+    }
+    std::vector<zero_tensor> ts;
+    std::vector<std::string> names;
+    gpt_tensors(L, C, V, T, ts, names);
+    const int nt = (int)ts.size();
+    int64_t N = 0;
+    for (int t = 0; t < nt; t++) N += ts[(size_t)t].numel;
+    const int64_t N8 = (N + 7) / 8 * 8; /* the fused pass's buffer: whole groups of 8 */
+    const int total = warmup + iters;
+    const double B = 30.0; /* bytes per parameter: gradient read twice (norm, Adam), master, m, v, bf16 param */
+
+    zero_cuda *cu;
+    BENCH_ZERO(zero_cuda_backend_init(&cu, NULL, &err), &err);
+    const zero_backend *be = zero_cuda_backend(cu);
+    cudaStream_t s = zero_cuda_stream(cu);
+    if (be->world != 1) {
+        fprintf(stderr, "bench_optim: runs on one GPU (world %d): start it without a launcher\n", be->world);
+        return 1;
+    }
+    printf("# bench_optim --gpt %s: %d tensors, %lld parameters (L %d, C %d, V %lld, T %lld), bf16, AdamW, clip 1.0\n",
+           which, nt, (long long)N, L, C, (long long)V, (long long)T);
+    bench_device_line("# ");
+    printf("# events on the compute stream, median of %d after %d warm-up; GB/s at %.0f bytes per parameter\n", iters,
+           warmup, B);
+    std::vector<cudaEvent_t> ea, eb;
+    bench_events(ea, total);
+    bench_events(eb, total);
+
+    double copy_gbps;
+    {
+        const size_t bytes = (size_t)(B / 2 * (double)N); /* read + write = the step's bytes */
+        void *a, *b;
+        BENCH_CUDA(cudaMalloc(&a, bytes));
+        BENCH_CUDA(cudaMalloc(&b, bytes));
+        bench_fill(a, bytes / 4, ZERO_DTYPE_FP32, 7, 0.0f, 1.0f, s);
+        for (int i = 0; i < total; i++) {
+            BENCH_CUDA(cudaEventRecord(ea[(size_t)i], s));
+            BENCH_CUDA(cudaMemcpyAsync(i % 2 ? a : b, i % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, s));
+            BENCH_CUDA(cudaEventRecord(eb[(size_t)i], s));
+        }
+        double ms = bench_median(bench_event_ms(ea, eb, warmup, total));
+        copy_gbps = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
+        printf("  d2d copy     %9.3f ms  %8.1f GB/s (read + write of the step's %.2f GB)\n", ms, copy_gbps,
+               2.0 * (double)bytes / 1e9);
+        BENCH_CUDA(cudaFree(a));
+        BENCH_CUDA(cudaFree(b));
+    }
+
+    double fused_ms;
+    {
+        float *master, *m, *v, *partial, *scale;
+        unsigned *done;
+        __nv_bfloat16 *g, *p;
+        int dev = 0, sms = 0;
+        BENCH_CUDA(cudaGetDevice(&dev));
+        BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        BENCH_CUDA(cudaMalloc(&master, 4 * (size_t)N8));
+        BENCH_CUDA(cudaMalloc(&m, 4 * (size_t)N8));
+        BENCH_CUDA(cudaMalloc(&v, 4 * (size_t)N8));
+        BENCH_CUDA(cudaMalloc(&g, 2 * (size_t)N8));
+        BENCH_CUDA(cudaMalloc(&p, 2 * (size_t)N8));
+        BENCH_CUDA(cudaMalloc(&partial, 4 * GPT_NORM_BLOCKS));
+        BENCH_CUDA(cudaMalloc(&scale, 4));
+        BENCH_CUDA(cudaMalloc(&done, 4));
+        BENCH_CUDA(cudaMemsetAsync(done, 0, 4, s));
+        bench_fill(master, (size_t)N8, ZERO_DTYPE_FP32, 11, 0.0f, 0.05f, s);
+        bench_fill(m, (size_t)N8, ZERO_DTYPE_FP32, 12, 0.0f, 1e-3f, s);
+        bench_fill(v, (size_t)N8, ZERO_DTYPE_FP32, 13, 1e-6f, 1e-6f, s);
+        gpt_fill_bf16(p, (size_t)N8, 15, 0.05f, s);
+        const unsigned grid = (unsigned)sms * 8; /* 8 blocks of 256 per SM resident */
+        for (int i = 0; i < total; i++) {
+            gpt_fill_bf16(g, (size_t)N8, 100u + (uint32_t)i, 1e-3f, s);
+            BENCH_CUDA(cudaEventRecord(ea[(size_t)i], s));
+            gpt_norm_kernel<<<GPT_NORM_BLOCKS, 256, 0, s>>>(g, (size_t)N8, partial, done, 1.0f, scale);
+            gpt_adamw_kernel<<<grid, 256, 0, s>>>(master, m, v, g, p, (size_t)N8, scale, 1e-4f, 0.9f, 0.95f,
+                                                  1.0f - powf(0.9f, (float)(i + 1)), 1.0f - powf(0.95f, (float)(i + 1)),
+                                                  1e-8f, 0.1f);
+            BENCH_CUDA(cudaEventRecord(eb[(size_t)i], s));
+            BENCH_CUDA(cudaGetLastError());
+        }
+        fused_ms = bench_median(bench_event_ms(ea, eb, warmup, total));
+        printf("  fused        %9.3f ms  %8.1f GB/s  %5.1f%% of copy  (norm kernel + AdamW kernel, 2 launches)\n",
+               fused_ms, B * (double)N / (fused_ms * 1e-3) / 1e9, 100.0 * B * (double)N / (fused_ms * 1e-3) / 1e9 / copy_gbps);
+        BENCH_CUDA(cudaFree(master));
+        BENCH_CUDA(cudaFree(m));
+        BENCH_CUDA(cudaFree(v));
+        BENCH_CUDA(cudaFree(g));
+        BENCH_CUDA(cudaFree(p));
+        BENCH_CUDA(cudaFree(partial));
+        BENCH_CUDA(cudaFree(scale));
+        BENCH_CUDA(cudaFree(done));
+    }
+
+    int bad = 0;
+    const int stages[2] = {2, 0};
+    for (int si = 0; si < 2; si++) {
+        zero_config c = zero_config_default();
+        c.train_micro_batch_size_per_gpu = 1;
+        c.gradient_accumulation_steps = 1;
+        c.zero_optimization.stage = stages[si];
+        c.zero_optimization.overlap_comm = 1;
+        c.bf16.enabled = 1;
+        c.optimizer.type = ZERO_OPTIMIZER_ADAMW;
+        c.optimizer.lr = 1e-4;
+        c.optimizer.weight_decay = 0.1;
+        c.gradient_clipping = 1.0;
+        c.log.level = ZERO_LOG_WARN;
+        BENCH_ZERO(zero_config_resolve(&c, 1, &err), &err);
+        zero_engine *e;
+        BENCH_ZERO(zero_engine_create(&e, &c, ts.data(), nt, be, &err), &err);
+        std::vector<double> host_ms;
+        int skipped = 0;
+        for (int i = 0; i < total; i++) {
+            zero_step_info info;
+            for (int t = nt - 1; t >= 0; t--) { /* backward: random gradients */
+                void *gp = bench_ptr(zero_grad(e, t), "zero_grad", e);
+                gpt_fill_bf16(gp, (size_t)ts[(size_t)t].numel, 100u + (uint32_t)i * 1000u + (uint32_t)t, 1e-3f, s);
+                BENCH_ENG(zero_grad_ready(e, t), e);
+            }
+            BENCH_CUDA(cudaStreamSynchronize(s)); /* the reductions are done: the step alone is timed */
+            double h0 = bench_now_s();
+            BENCH_CUDA(cudaEventRecord(ea[(size_t)i], s));
+            BENCH_ENG(zero_step(e, &info), e);
+            BENCH_CUDA(cudaEventRecord(eb[(size_t)i], s));
+            BENCH_CUDA(cudaEventSynchronize(eb[(size_t)i]));
+            if (i >= warmup) host_ms.push_back((bench_now_s() - h0) * 1e3);
+            if (!info.applied) skipped++;
+        }
+        double ms = bench_median(bench_event_ms(ea, eb, warmup, total));
+        printf("  zero_step s%d %9.3f ms  %8.1f GB/s  %5.1f%% of copy  %.3fx fused  (host wall %.3f ms; %d skipped)\n",
+               stages[si], ms, B * (double)N / (ms * 1e-3) / 1e9, 100.0 * B * (double)N / (ms * 1e-3) / 1e9 / copy_gbps,
+               ms / fused_ms, bench_median(host_ms), skipped);
+        if (skipped) bad = 1;
+        zero_engine_destroy(e);
+    }
+    bench_events_free(ea);
+    bench_events_free(eb);
+    zero_cuda_backend_destroy(cu);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     zero_error err;
     double params = 1e9;
     int tensors = 50, iters = 20, warmup = 3;
-    const char *out_path = NULL;
+    const char *out_path = NULL, *gpt = NULL;
     setvbuf(stdout, NULL, _IOLBF, 0);
     static const char usage[] =
         "usage: bench_optim [--params N] [--tensors T] [-n iters] [-w warmup] [--out file]\n"
+        "       bench_optim --gpt 124M|1.5B [-n iters] [-w warmup]\n"
         "  --params   parameters, 8 to 1e10 (1e9, 1.5B, 350M), at least one per tensor\n"
         "  --tensors  tensors of the engine, 1 to 1e6\n"
         "  -n         timed iterations, 1 to 1e6; -w  warm-up iterations, 1 to 1e6\n";
@@ -58,6 +352,9 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--params")) {
             if (!(bad = tool_count("bench_optim", a, v, 8, 10000000000LL, &n))) params = (double)n;
             i++;
+        } else if (!strcmp(a, "--gpt")) {
+            if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (124M or 1.5B)", v ? "empty" : "missing");
+            gpt = v, i++;
         } else if (!strcmp(a, "--tensors")) bad = bench_int("bench_optim", a, v, 1, 1000000, &tensors), i++;
         else if (!strcmp(a, "-n")) bad = bench_int("bench_optim", a, v, 1, 1000000, &iters), i++;
         else if (!strcmp(a, "-w")) bad = bench_int("bench_optim", a, v, 1, 1000000, &warmup), i++;
@@ -71,6 +368,7 @@ int main(int argc, char **argv) {
         }
         if (bad) return 2;
     }
+    if (gpt) return run_gpt(gpt, iters, warmup);
     if (params < tensors) {
         tool_fail("bench_optim", "--tensors", "%d tensors is more than --params (%.0f)", tensors, params);
         return 2;
