@@ -21,6 +21,24 @@
 #   sh examples/gpt/bench.sh offload-recipes   only the offload recipes of `offload` (zero and DeepSpeed)
 #   sh examples/gpt/bench.sh offload-capacity  only the largest model of ZeRO-3 with both offloads
 #                                     (bench_offload --capacity --placements cpu+param, about 3 minutes)
+#   One H100, zero against PyTorch on GPT-2 XL (T 1024, bf16, V 256, synthetic tokens): baseline/fsdp2_gpt.py
+#   --plain 1 (one GPU, bf16 autocast), FSDP2 on one GPU (reshard_after_forward $FSDP2_RESHARD, default 0), and
+#   DeepSpeed where it is importable. Each target ends with a table: tokens/s, MFU, GPU memory, and zero's
+#   tokens/s over the best PyTorch run's. Each target's every run is cut by timeout; the wall times are
+#   estimates, with build/gpt already built:
+#   sh examples/gpt/bench.sh fast         micro-batch 8: zero stage 2, PyTorch, FSDP2, DeepSpeed ZeRO-2 (~3 min)
+#   sh examples/gpt/bench.sh fast-max     each at its own largest micro-batch (--find-max-batch): zero stage 2,
+#                                         PyTorch, FSDP2 (~3-4 min)
+#   sh examples/gpt/bench.sh fast-max-ds  DeepSpeed ZeRO-2 at its largest micro-batch (a fresh engine per trial
+#                                         in one process; ~3-5 min)
+#   sh examples/gpt/bench.sh recompute    activation checkpointing per block (zero --recompute, PyTorch
+#                                         --checkpoint-activations 1) at micro-batch 8 and at the largest
+#                                         (~5-6 min; recompute-zero and recompute-torch are its halves)
+#   sh examples/gpt/bench.sh biggest      the most layers at C 4096, 32 heads, T 1024, micro-batch 1 that train
+#                                         on one GPU without offload: zero stage 2 and PyTorch, each with and
+#                                         without recompute (2-step trials; ~5-7 min; biggest-zero and
+#                                         biggest-torch are its halves)
+#   sh examples/gpt/bench.sh torch-smoke  the PyTorch baselines' modes on 124M, a few steps each (~2 min)
 set -u
 what=${1:-two}
 B=${BUILD:-build}
@@ -118,6 +136,188 @@ if 0 in curves:
 EOF
 }
 
+# ---- one H100: zero against PyTorch (fast, fast-max, recompute, biggest) ----
+
+TXL="--preset 1.5B --seq 1024 --vocab 256"
+RS=${FSDP2_RESHARD:-0}
+TIME0=$(date +%s)
+
+pt() { # NAME SECONDS SCRIPT ARGS...: one run of a PyTorch baseline (baseline/SCRIPT), cut at SECONDS, its
+    # output in $DIR/NAME.log, its JSONL in $DIR/NAME.jsonl
+    name=$1; secs=$2; script=$3; shift 3
+    echo "== $name: $script $*"
+    TORCH_CUDA_ARCH_LIST=${DS_CUDA_ARCH_LIST:-9.0} timeout -k 10 "$secs" python3 "examples/gpt/baseline/$script" "$@" \
+        --metrics "$DIR/$name.jsonl" >"$DIR/$name.log" 2>&1 || { echo "   (exit $?)"; rc=1; }
+    grep -E "^(fsdp2_gpt|deepspeed_gpt): (fsdp2|torch|deepspeed-)|^find-max-batch: (the|not)|^OOM" "$DIR/$name.log" |
+        sed 's/^/   /'
+    grep -E "Error|error:" "$DIR/$name.log" | tail -3 | sed 's/^/   /'
+}
+
+have_ds() { # NAME: DeepSpeed importable, else a line saying that NAME was skipped
+    python3 -c "import deepspeed" >/dev/null 2>&1 && return 0
+    echo "== $1: skipped (python3 -c \"import deepspeed\" fails)"
+    return 1
+}
+
+elapsed() { echo "== $what: $(($(date +%s) - TIME0)) s"; }
+
+table() { # NAME...: a line per run from $DIR/NAME.jsonl's end line; zero's tokens/s over the best PyTorch run's
+    python3 - "$DIR" "$@" <<'PY'
+import json, sys
+d, names = sys.argv[1], sys.argv[2:]
+rows = []
+for n in names:
+    try:
+        evs = [json.loads(l) for l in open("%s/%s.jsonl" % (d, n)) if l.strip()]
+    except (OSError, ValueError):
+        continue  # skipped, or cut inside a line
+    st = ([e for e in evs if e.get("event") == "start"] or [{}])[-1]
+    end = ([e for e in evs if e.get("event") == "end"] or [None])[-1]
+    oom = ([e for e in evs if e.get("event") == "oom"] or [None])[-1]
+    rows.append((n, st, end, oom))
+print("   %-20s %-14s %4s %8s %8s %6s %8s  %s" % ("run", "program", "mb", "ms/step", "tok/s", "MFU", "GPU GiB",
+                                             "(PyTorch: peak reserved / allocated GiB)"))
+torch_best = max((e["tokens_per_s_per_gpu"] for n, st, e, o in rows if e and st.get("program") != "gpt"), default=0)
+zero = [e["tokens_per_s_per_gpu"] for n, st, e, o in rows if e and st.get("program") == "gpt"]
+for n, st, e, o in rows:
+    prog = str(st.get("program", "?")) + (" ckpt" if st.get("recompute") else "")
+    if not e:
+        print("   %-20s %-14s %4s  %s" % (n, prog, o.get("batch", "?") if o else "?",
+                                        "out of memory" if o else "no end line (see %s.log)" % n))
+        continue
+    gpu = e.get("device_used_gib", e.get("gpu_peak_gib", 0))  # the device's used memory (cudaMemGetInfo), all
+    b = e.get("batch", st.get("batch", "?"))
+    line = "   %-20s %-14s %4s %8.1f %8.0f %5.1f%% %8.2f" % (n, prog, b, e["median_step_ms"],
+                                                        e["tokens_per_s_per_gpu"], 100 * e["mfu"], gpu)
+    if st.get("program") == "gpt":
+        if torch_best:
+            line += "  zero / best PyTorch %.2fx" % (e["tokens_per_s_per_gpu"] / torch_best)
+    else:
+        line += "  %.2f / %.2f" % (e.get("gpu_peak_gib", 0), e.get("gpu_alloc_peak_gib", 0))
+        if len(zero) == 1:
+            line += "  zero / this %.2fx" % (zero[0] / e["tokens_per_s_per_gpu"])
+    print(line)
+PY
+}
+
+fast() { # GPT-2 XL, one GPU, micro-batch 8: zero stage 2, PyTorch, FSDP2, DeepSpeed ZeRO-2
+    run fast_zero timeout -k 10 120 $G $XL --stage 2 --batch 8 --steps 13 --warmup 3 --print-every 13 \
+        --metrics "$DIR/fast_zero.jsonl"
+    pt fast_torch 120 fsdp2_gpt.py $TXL --plain 1 --batch 8 --steps 10 --warmup 3
+    pt fast_fsdp2 120 fsdp2_gpt.py $TXL --reshard-after-forward $RS --batch 8 --steps 10 --warmup 3
+    ! have_ds fast_ds || pt fast_ds 240 deepspeed_gpt.py $TXL --dtype bf16 --stage 2 --batch 8 --steps 10 --warmup 3
+    table fast_zero fast_torch fast_fsdp2 fast_ds
+}
+
+fast_max() { # the same, each at its own largest micro-batch (DeepSpeed's is fast-max-ds)
+    run fastmax_zero timeout -k 10 150 $G $XL --stage 2 --find-max-batch --steps 8 --warmup 3 --print-every 8 \
+        --metrics "$DIR/fastmax_zero.jsonl"
+    pt fastmax_torch 180 fsdp2_gpt.py $TXL --plain 1 --find-max-batch --steps 5 --warmup 2
+    pt fastmax_fsdp2 180 fsdp2_gpt.py $TXL --reshard-after-forward $RS --find-max-batch --steps 5 --warmup 2
+    table fastmax_zero fastmax_torch fastmax_fsdp2
+}
+
+fast_max_ds() { # DeepSpeed ZeRO-2 at its largest micro-batch (the fused Adam's first build included)
+    have_ds fastmax_ds || return 0
+    pt fastmax_ds 480 deepspeed_gpt.py $TXL --dtype bf16 --stage 2 --find-max-batch --steps 5 --warmup 2
+    grep -E "still allocated" "$DIR/fastmax_ds.log" | sed 's/^/   /'
+    table fastmax_zero fastmax_ds
+}
+
+recompute_zero() { # zero stage 2 with --recompute: micro-batch 8, then the largest (large batches: few steps)
+    run rc8_zero timeout -k 10 100 $G $XL --stage 2 --recompute --batch 8 --steps 13 --warmup 3 --print-every 13 \
+        --metrics "$DIR/rc8_zero.jsonl"
+    run rcmax_zero timeout -k 10 240 $G $XL --stage 2 --recompute --find-max-batch --steps 5 --warmup 2 \
+        --print-every 5 --metrics "$DIR/rcmax_zero.jsonl"
+}
+
+recompute_torch() { # PyTorch (bf16 autocast) with --checkpoint-activations 1: micro-batch 8, then the largest
+    pt rc8_torch 100 fsdp2_gpt.py $TXL --plain 1 --checkpoint-activations 1 --batch 8 --steps 10 --warmup 3
+    pt rcmax_torch 240 fsdp2_gpt.py $TXL --plain 1 --checkpoint-activations 1 --find-max-batch --steps 3 --warmup 2
+}
+
+recompute_tables() {
+    echo "== micro-batch 8, activation checkpointing"
+    table rc8_zero rc8_torch
+    echo "== the largest micro-batch, activation checkpointing"
+    table rcmax_zero rcmax_torch
+}
+
+# the biggest model on one GPU: the width fixed, the layers growing (doubling from 8 until a trial fails, then
+# bisecting); each trial a process of its own, 2 steps at micro-batch 1
+BIGW="--dim 4096 --heads 32 --seq 1024 --vocab 256"
+
+big_trial() { # NAME KIND LAYERS ARGS...: status 0 trains, 1 out of memory, 2 anything else
+    name=$1; kind=$2; n=$3; shift 3
+    log="$DIR/${name}_L$n.log"
+    if [ "$kind" = zero ]; then
+        timeout -k 10 150 $G $BIGW --layers "$n" --synthetic --dtype bf16 --stage 2 --batch 1 --steps 2 --warmup 1 \
+            --print-every 2 --metrics "$DIR/${name}_L$n.jsonl" "$@" >"$log" 2>&1
+        s=$?
+        [ $s -eq 0 ] && grep -q "^summary:" "$log" && return 0
+        grep -qiE "out of memory|allocation failed|MemoryAllocation|does not fit" "$log" && return 1
+    else
+        timeout -k 10 150 python3 examples/gpt/baseline/fsdp2_gpt.py --plain 1 $BIGW --layers "$n" --batch 1 \
+            --steps 1 --warmup 1 --metrics "$DIR/${name}_L$n.jsonl" "$@" >"$log" 2>&1
+        s=$?
+        [ $s -eq 0 ] && return 0
+        [ $s -eq 3 ] && return 1 # fsdp2_gpt.py's status after "OOM at batch"
+    fi
+    echo "   L$n: exit $s, and not out of memory: see $log"
+    tail -3 "$log" | sed 's/^/   /'
+    return 2
+}
+
+biggest_of() { # NAME KIND ARGS...: the most layers that train (KIND zero or torch), a line per trial
+    name=$1; kind=$2; shift 2
+    echo "== $name: $kind $BIGW, micro-batch 1 $*"
+    lo=0; hi=0; n=8
+    while [ $hi -eq 0 ] || [ $((hi - lo)) -gt 1 ]; do
+        big_trial "$name" "$kind" $n "$@"
+        case $? in
+        0) lo=$n
+           echo "   L$n: trains ($(grep -hE "^summary:|^fsdp2_gpt: torch" "$DIR/${name}_L$n.log" |
+               grep -oE "[0-9.]+ ms(/step)?|(GPU|device used) [0-9.]+ GiB" | tr '\n' ' '))" ;;
+        1) hi=$n; echo "   L$n: out of memory" ;;
+        *) rc=1; return ;;
+        esac
+        [ $hi -eq 1 ] && break
+        if [ $hi -eq 0 ]; then n=$((n * 2)); else n=$(((lo + hi) / 2)); fi
+    done
+    p=$(python3 -c "L, C, T, V = $lo, 4096, 1024, 256; print('%.4g' % (V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C))")
+    echo "   $name: the most layers that train: $lo ($p parameters)"
+    echo "$name $lo $p" >>"$DIR/biggest.txt"
+}
+
+biggest_zero() {
+    biggest_of biggest_zero zero
+    biggest_of biggest_zero_recompute zero --recompute
+}
+
+biggest_torch() {
+    biggest_of biggest_torch torch
+    biggest_of biggest_torch_ckpt torch --checkpoint-activations 1
+}
+
+torch_smoke() { # the PyTorch baselines' modes on 124M, a few steps each: plain and FSDP2 with and without
+    # checkpointing, FSDP2 under torchrun, --find-max-batch (2 layers, T 128), DeepSpeed with checkpointing
+    S="--preset 124M --seq 1024 --batch 4 --steps 3 --warmup 1"
+    for p in 1 0; do
+        for c in 0 1; do
+            pt "smoke_plain${p}_ckpt$c" 90 fsdp2_gpt.py $S --plain $p --checkpoint-activations $c
+        done
+    done
+    echo "== smoke_torchrun: torchrun --nproc-per-node 1 fsdp2_gpt.py $S --checkpoint-activations 1"
+    timeout -k 10 90 torchrun --standalone --nproc-per-node 1 examples/gpt/baseline/fsdp2_gpt.py $S \
+        --checkpoint-activations 1 --metrics "$DIR/smoke_torchrun.jsonl" >"$DIR/smoke_torchrun.log" 2>&1 ||
+        { echo "   (exit $?)"; rc=1; }
+    grep -E "^fsdp2_gpt: fsdp2" "$DIR/smoke_torchrun.log" | sed 's/^/   /'
+    pt smoke_findmax 120 fsdp2_gpt.py --preset 124M --layers 2 --seq 128 --plain 1 --find-max-batch --steps 2 \
+        --warmup 1
+    ! have_ds smoke_ds_ckpt || pt smoke_ds_ckpt 240 deepspeed_gpt.py $S --stage 2 --checkpoint-activations 1
+    table smoke_plain1_ckpt0 smoke_plain1_ckpt1 smoke_plain0_ckpt0 smoke_plain0_ckpt1 smoke_torchrun smoke_ds_ckpt
+}
+
 plots() { # loss per stage; memory per stage (largest micro-batch); tokens/s per stage and GPU count
     for p in loss:stage?.jsonl memory:maxb_stage?.jsonl throughput:scale_stage*.jsonl; do
         kind=${p%%:*}; pat=${p#*:}
@@ -174,6 +374,18 @@ two)
     stages
     plots
     ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|offload|offload-recipes|offload-capacity|plots" >&2; exit 2 ;;
+fast) fast; elapsed ;;
+fast-max) fast_max; elapsed ;;
+fast-max-ds) fast_max_ds; elapsed ;;
+recompute) recompute_zero; recompute_torch; recompute_tables; elapsed ;;
+recompute-zero) recompute_zero; recompute_tables; elapsed ;;
+recompute-torch) recompute_torch; recompute_tables; elapsed ;;
+biggest) rm -f "$DIR/biggest.txt"; biggest_zero; biggest_torch; elapsed ;;
+biggest-zero) biggest_zero; elapsed ;;
+biggest-torch) biggest_torch; elapsed ;;
+torch-smoke) torch_smoke; elapsed ;;
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|offload|offload-recipes|offload-capacity|plots|fast|\
+fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-torch|torch-smoke" >&2
+    exit 2 ;;
 esac
 exit $rc

@@ -23,7 +23,7 @@ with the values as %.9g.
 
 Each file's format is told from its first line (a file may hold several
 runs: each "start" line begins one). gpt's format, one line per print:
-  {"event":"start","program":"gpt"|"fsdp2","stage":0..3|"fsdp2-reshard"|"fsdp2-noreshard",
+  {"event":"start","program":"gpt"|"fsdp2"|"torch"|"deepspeed","stage":0..3|"fsdp2-reshard"|"fsdp2-noreshard"|..,
    "world":W,"batch":B,"gas":G,"recompute":0|1,"compile":0|1,"offload_optimizer":..,"offload_param":..,
    "model":{..}}
   {"event":"step","step":i,"loss":x,"lr":x,"loss_scale":x,"grad_norm":x,
@@ -202,6 +202,8 @@ def truthy(v):
 def method_label(st):
     prog = st.get("program")
     stage = st.get("stage")
+    if prog == "torch":  # fsdp2_gpt.py --plain 1
+        return "PyTorch (bf16 autocast)"
     if prog == "fsdp2" or (isinstance(stage, str) and stage.startswith("fsdp2")):
         if stage == "fsdp2-noreshard":
             return "FSDP2 (no reshard)"

@@ -24,7 +24,20 @@ stage3_prefetch_bucket_size 0.9 hidden^2, stage3_param_persistence_threshold
 
 At stage 3 the model is built inside deepspeed.zero.Init, so no rank holds
 it whole, and the tied head (the forward reads wte.weight outside the
-embedding module) is registered as an external parameter of the root.
+embedding module) is registered as an external parameter of the root. At
+stages 0-2 it is built on the GPU (no slow CPU init of a large model).
+
+--checkpoint-activations 1: fsdp2_gpt.py's per-block recomputation
+(torch.utils.checkpoint, use_reentrant=False, inside each block's forward);
+it needs no DeepSpeed config (deepspeed.checkpointing's does).
+
+--find-max-batch (one GPU): fsdp2_gpt.py's search (doubling from 1, then
+bisecting), each trial a fresh model and a fresh deepspeed.initialize at
+that micro-batch, 2 steps, out of memory caught; then engine.destroy()
+where DeepSpeed has it, the objects dropped, gc.collect() and
+torch.cuda.empty_cache(). Each trial prints the memory still allocated
+after it: if that grows from trial to trial, DeepSpeed kept something of an
+old engine and the search is low.
 
 Timing: CUDA events around each step (engine forward, backward, step); the
 CPU Adam of an offloaded step runs inside engine.step(), on the host, so
@@ -77,10 +90,16 @@ def parse_args():
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--wd", type=float, default=0.0)
     ap.add_argument("--clip", type=float, default=1.0)
+    ap.add_argument("--checkpoint-activations", type=int, choices=(0, 1), default=0,
+                    help="recompute each block in the backward (torch.utils.checkpoint, non-reentrant)")
+    ap.add_argument("--find-max-batch", action="store_true",
+                    help="one GPU: the largest micro-batch that fits (a fresh engine per trial, 2 steps), then time it")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--metrics", default=None)
     ap.add_argument("--peak-tflops", type=float, default=None)
     a = base.resolve_shape(ap, ap.parse_args())
+    if a.find_max_batch and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        ap.error("--find-max-batch runs on one GPU: an out-of-memory rank would leave the others in a collective")
     if a.offload_param != "none" and a.stage != 3:
         ap.error("--offload-param needs --stage 3 (as in DeepSpeed)")
     if a.offload_optimizer != "none" and a.stage == 0:
@@ -122,25 +141,25 @@ def host_peak_gib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2.0**20  # KiB on Linux
 
 
-def train(a, rank, world, device, metrics):
-    L, C, H, T, V, B = a.layers, a.dim, a.heads, a.seq, a.vocab, a.batch
-    gpu = torch.cuda.get_device_name(device)
-    peak = a.peak_tflops if a.peak_tflops is not None else (base.detect_peak_tflops(gpu) or 989.4)
+def build_engine(a, device):
+    """a fresh model (seeded) at micro-batch a.batch and its DeepSpeed engine: (engine, optimizer, parameter
+    count, config)"""
+    L, C, H, T, V = a.layers, a.dim, a.heads, a.seq, a.vocab
     cfg = ds_config(a)
-    if rank == 0:
-        print("deepspeed_gpt: deepspeed %s, config %s" % (deepspeed.__version__, json.dumps(cfg)), flush=True)
+    recompute = bool(a.checkpoint_activations)
     torch.manual_seed(a.seed)
     if a.stage == 3:
         with deepspeed.zero.Init(config_dict_or_path=cfg, dtype=torch.float32):
-            model = base.GPT(L, C, H, T, V, False)
+            model = base.GPT(L, C, H, T, V, recompute)
         # the tied head reads wte.weight in the root's forward: gather it there too
         deepspeed.zero.register_external_parameter(model, model.wte.weight)
         with deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0):
-            if rank == 0:
+            if dist.get_rank() == 0:
                 model.init_weights()
         n_params = sum(p.ds_numel for p in model.parameters())
     else:
-        model = base.GPT(L, C, H, T, V, False)
+        with torch.device(device):
+            model = base.GPT(L, C, H, T, V, recompute)
         model.init_weights()
         n_params = sum(p.numel() for p in model.parameters())
     assert n_params == base.n_params_formula(L, C, T, V), (n_params, base.n_params_formula(L, C, T, V))
@@ -150,6 +169,74 @@ def train(a, rank, world, device, metrics):
     no_decay = [p for p in model.parameters() if len(getattr(p, "ds_shape", p.shape)) < 2]
     groups = [{"params": decay, "weight_decay": a.wd}, {"params": no_decay, "weight_decay": 0.0}]
     engine, opt, _, _ = deepspeed.initialize(model=model, model_parameters=groups, config=cfg)
+    engine.train()
+    return engine, opt, n_params, cfg
+
+
+def make_step(engine):
+    def step(x, y):
+        loss = engine(x, y)
+        engine.backward(loss)
+        engine.step()
+        return loss
+
+    return step
+
+
+def destroy(engine):
+    """what DeepSpeed offers to let go of an engine (its hooks), where it has it"""
+    fn = getattr(engine, "destroy", None)
+    if fn is not None:
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 (best effort: the objects are dropped anyway)
+            print("deepspeed_gpt: engine.destroy(): %s" % e, flush=True)
+
+
+def _trial(a, device, B):
+    a.batch = B
+    engine = None
+    try:
+        engine, _, _, _ = build_engine(a, device)
+        step = make_step(engine)
+        gen = torch.Generator(device=device)
+        gen.manual_seed(a.seed)
+        for _ in range(2):  # the second step holds the optimizer's state beside the activations
+            x, y = base.random_batch(gen, a.vocab, B, a.seq, device)
+            step(x, y)
+        torch.cuda.synchronize(device)
+    finally:
+        if engine is not None:
+            destroy(engine)
+
+
+def trial_fits(a, device, B):
+    """one trial of --find-max-batch: True if micro-batch B trains 2 steps with a fresh engine"""
+    try:
+        _trial(a, device, B)
+        ok = True
+    except Exception as e:  # noqa: BLE001 (OOM only)
+        if not base.is_oom(e):
+            raise
+        ok = False
+    base.free_memory(device)
+    print("deepspeed_gpt: after the trial at micro-batch %d: %.2f GiB still allocated" %
+          (B, base.gib(torch.cuda.memory_allocated(device))), flush=True)
+    return ok
+
+
+def train(a, rank, world, device, metrics):
+    L, C, H, T, V = a.layers, a.dim, a.heads, a.seq, a.vocab
+    gpu = torch.cuda.get_device_name(device)
+    peak = a.peak_tflops if a.peak_tflops is not None else (base.detect_peak_tflops(gpu) or 989.4)
+    if a.find_max_batch:
+        best = base.find_max_batch(lambda b: trial_fits(a, device, b), "deepspeed")
+        a.batch = max(best, 1)  # 0: the timed run at 1 runs out of memory and says so
+        metrics.write({"event": "max_batch", "batch": best})
+    B = a.batch
+    if rank == 0:
+        print("deepspeed_gpt: deepspeed %s, config %s" % (deepspeed.__version__, json.dumps(ds_config(a))), flush=True)
+    engine, opt, n_params, cfg = build_engine(a, device)
     if rank == 0:
         print("deepspeed_gpt: optimizer %s inside %s" % (type(getattr(opt, "optimizer", opt)).__name__, type(opt).__name__),
               flush=True)
@@ -164,18 +251,12 @@ def train(a, rank, world, device, metrics):
     if rank == 0:
         metrics.write({"event": "start", "program": "deepspeed", "deepspeed": deepspeed.__version__,
                        "model": {"layers": L, "dim": C, "heads": H, "seq": T, "vocab": V, "params": n_params},
-                       "stage": stage, "world": world, "batch": B, "gas": 1, "dtype": a.dtype, "recompute": 0,
+                       "stage": stage, "world": world, "batch": B, "gas": 1, "dtype": a.dtype,
+                       "recompute": int(a.checkpoint_activations), "find_max_batch": int(a.find_max_batch),
                        "gpu": gpu, "peak_tflops": peak, "optimizer": type(getattr(opt, "optimizer", opt)).__name__,
                        "config": cfg})
 
-    engine.train()
-
-    def step(x, y):
-        loss = engine(x, y)
-        engine.backward(loss)
-        engine.step()
-        return loss
-
+    step = make_step(engine)
     step_ms, loss_v, wall = base.timed_steps(a, rank, world, device, step, "deepspeed_gpt")
     free, total = torch.cuda.mem_get_info(device)
     mem = torch.tensor([base.gib(torch.cuda.max_memory_reserved(device)), base.gib(torch.cuda.max_memory_allocated(device)),
@@ -189,15 +270,16 @@ def train(a, rank, world, device, metrics):
         for j, (ms, lv) in enumerate(zip(step_ms, loss_v)):
             metrics.write({"event": "step", "step": a.warmup + j, "loss": lv, "step_ms": ms,
                            "tokens_per_s_per_gpu": B * T / (ms / 1e3)})
-        metrics.write({"event": "end", "median_step_ms": med, "tokens_per_s_per_gpu": tps, "tflops_per_gpu": tflops,
-                       "mfu": tflops / peak, "gpu_peak_gib": reserved, "gpu_alloc_peak_gib": allocated,
-                       "attention_flop_share": att, "device_used_gib": used, "host_peak_gib": host})
-        print("deepspeed_gpt: %s %s L%d C%d H%d T%d V%d (%.1fM params) | %d GPU%s x mb %d | %.2f ms/step (median of "
+        metrics.write({"event": "end", "batch": B, "median_step_ms": med, "tokens_per_s_per_gpu": tps,
+                       "tflops_per_gpu": tflops, "mfu": tflops / peak, "gpu_peak_gib": reserved,
+                       "gpu_alloc_peak_gib": allocated, "attention_flop_share": att, "device_used_gib": used,
+                       "host_peak_gib": host})
+        print("deepspeed_gpt: %s %s L%d C%d H%d T%d V%d (%.1fM params) | %d GPU%s x mb %d%s | %.2f ms/step (median of "
               "%d; wall %.2f) | %.0f tok/s/GPU | %.1f TFLOP/s/GPU | MFU %.1f%% | peak reserved %.2f GiB, allocated "
               "%.2f GiB, device used %.2f GiB | host peak %.2f GiB | loss %.4f -> %.4f | %s"
-              % (stage, a.dtype, L, C, H, T, V, n_params / 1e6, world, "s" if world > 1 else "", B, med,
-                 len(step_ms), wall * 1e3 / len(step_ms), tps, tflops, 100 * tflops / peak, reserved, allocated, used,
-                 host, loss_v[0], loss_v[-1], gpu), flush=True)
+              % (stage, a.dtype, L, C, H, T, V, n_params / 1e6, world, "s" if world > 1 else "", B,
+                 ", recompute" if a.checkpoint_activations else "", med, len(step_ms), wall * 1e3 / len(step_ms), tps,
+                 tflops, 100 * tflops / peak, reserved, allocated, used, host, loss_v[0], loss_v[-1], gpu), flush=True)
 
 
 def main():

@@ -4,6 +4,7 @@ gpt_model.h, trained with PyTorch FSDP2 (fully_shard), timed the same way.
     torchrun --standalone --nproc-per-node 2 examples/gpt/baseline/fsdp2_gpt.py \
         --preset 124M --seq 1024 --batch 8 --steps 20 --warmup 5 --metrics fsdp2.jsonl
     python3 examples/gpt/baseline/fsdp2_gpt.py ...   (one process, no torchrun)
+    python3 examples/gpt/baseline/fsdp2_gpt.py --plain 1 --preset 1.5B --find-max-batch
 
 The model (gpt_model.h's): pre-LN GPT-2, byte vocabulary (V = 256) by
 default, learned wpe, biases where GPT-2 has them, GELU (tanh form),
@@ -22,6 +23,26 @@ zero's gradient_clipping); attention by scaled_dot_product_attention
 after each block's forward and gathers them again for the backward (ZeRO-3's
 traffic); 0 keeps them until the backward (ZeRO-2-like memory of the
 parameters, no second all-gather).
+
+--plain 1: plain PyTorch on one GPU, no FSDP and no process group, the
+usual recipe for bf16 training: fp32 parameters, the forward (and the loss)
+under torch.autocast("cuda", torch.bfloat16), the backward outside it (it
+follows the forward's casts), fp32 gradients, the same fused AdamW and
+clip_grad_norm_. Autocast keeps the bf16 copies of the weights that the
+backward needs; LayerNorm and the loss run in fp32.
+
+--checkpoint-activations 1: each block's forward runs inside
+torch.utils.checkpoint (use_reentrant=False) and again in the backward; in
+FSDP2 mode the checkpoint sits inside the block's FSDP unit, so the
+parameters are gathered before the recomputation (torchtitan's order).
+
+--find-max-batch (one GPU): the largest micro-batch that trains, found by
+doubling from 1 until a trial runs out of memory, then bisecting. Each trial
+builds a fresh model and optimizer and runs 2 steps (the second holds Adam's
+moments beside the activations); torch.cuda.OutOfMemoryError is caught, the
+trial's objects dropped, then gc.collect() and torch.cuda.empty_cache().
+Prints "find-max-batch: the largest micro-batch is N" and times N as
+--batch would (a fresh model again).
 
 Data: random tokens uniform over [0, V), drawn on the GPU each step from a
 generator seeded by (--seed, rank); inputs are T tokens, targets the same
@@ -45,6 +66,7 @@ status 3 (torchrun then stops the other ranks and exits with its own status,
 1: a driver should look for the "oom" line, or "OOM at batch" in the output).
 """
 import argparse
+import gc
 import json
 import math
 import os
@@ -197,7 +219,9 @@ def init_dist():
 
 
 def parse_args():
-    ap = argparse.ArgumentParser(description="GPT-2 (gpt_model.h) trained with PyTorch FSDP2, timed")
+    ap = argparse.ArgumentParser(
+        description="GPT-2 (gpt_model.h) trained with PyTorch FSDP2 (or, with --plain 1, plain PyTorch with "
+                    "bf16 autocast on one GPU), timed")
     ap.add_argument("--preset", choices=list(PRESETS), default=None,
                     help="gpt_model.h's sizes (layers, dim, heads); --layers/--dim/--heads override (default 124M)")
     ap.add_argument("--layers", type=int, default=None)
@@ -220,11 +244,26 @@ def parse_args():
     ap.add_argument("--compile", type=int, choices=(0, 1), default=0, help="torch.compile each block (default 0)")
     ap.add_argument("--checkpoint-activations", type=int, choices=(0, 1), default=0,
                     help="recompute each block in the backward (torch.utils.checkpoint, non-reentrant)")
+    ap.add_argument("--plain", type=int, choices=(0, 1), default=0,
+                    help="1: one GPU, no FSDP, no process group: fp32 parameters, forward under "
+                         "torch.autocast(cuda, bf16), fused AdamW on fp32 gradients (PyTorch's usual bf16 "
+                         "recipe; default 0: FSDP2)")
+    ap.add_argument("--find-max-batch", action="store_true",
+                    help="one GPU: the largest micro-batch that fits (doubling from 1, then bisecting; a trial is "
+                         "a fresh model and optimizer and 2 steps, out of memory caught), then time it")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--metrics", default=None, help="JSONL file (rank 0 writes it)")
     ap.add_argument("--peak-tflops", type=float, default=None,
                     help="bf16 dense peak per GPU for MFU (default: from the GPU's name, 989.4 for H100/H200 SXM)")
-    return resolve_shape(ap, ap.parse_args())
+    a = resolve_shape(ap, ap.parse_args())
+    if a.find_max_batch and a.compile:
+        ap.error("--find-max-batch and --compile: a trial per batch would compile again; give one")
+    launched = int(os.environ.get("WORLD_SIZE", "1"))
+    if a.plain and launched > 1:
+        ap.error("--plain 1 is one process on one GPU (WORLD_SIZE is %d)" % launched)
+    if a.find_max_batch and launched > 1:
+        ap.error("--find-max-batch runs on one GPU: an out-of-memory rank would leave the others in a collective")
+    return a
 
 
 def resolve_shape(ap, a):
@@ -271,6 +310,12 @@ def gib(x):
 # ---- the run ----
 
 
+def random_batch(gen, V, B, T, device):
+    """B rows of T + 1 random tokens: inputs, and targets shifted by one"""
+    tok = torch.randint(0, V, (B, T + 1), device=device, generator=gen)
+    return tok[:, :-1], tok[:, 1:]
+
+
 def timed_steps(a, rank, world, device, step, who):
     """a.warmup + a.steps calls of step(x, y) -> loss on random tokens (seeded by a.seed and rank), the
     timed ones between CUDA events with no host sync inside the loop: (each step's ms, each step's loss
@@ -282,8 +327,7 @@ def timed_steps(a, rank, world, device, step, who):
     wall0 = None
     for i in range(a.warmup + a.steps):
         timed = i >= a.warmup
-        tok = torch.randint(0, V, (B, T + 1), device=device, generator=gen)
-        x, y = tok[:, :-1], tok[:, 1:]
+        x, y = random_batch(gen, V, B, T, device)
         if timed:
             if wall0 is None:
                 torch.cuda.synchronize(device)
@@ -303,60 +347,77 @@ def timed_steps(a, rank, world, device, step, who):
     wall = time.perf_counter() - wall0
     step_ms = [e0.elapsed_time(e1) for e0, e1 in events]
     loss_t = torch.stack(losses)
-    dist.all_reduce(loss_t, op=dist.ReduceOp.SUM)
+    if dist.is_available() and dist.is_initialized():  # --plain 1 has no process group
+        dist.all_reduce(loss_t, op=dist.ReduceOp.SUM)
     return step_ms, (loss_t / world).tolist(), wall
 
 
-def train(a, rank, world, device, metrics):
-    L, C, H, T, V, B = a.layers, a.dim, a.heads, a.seq, a.vocab, a.batch
-    gpu = torch.cuda.get_device_name(device)
-    peak = a.peak_tflops if a.peak_tflops is not None else detect_peak_tflops(gpu)
-    if peak is None:
-        peak = 989.4
-        if rank == 0:
-            print("fsdp2_gpt: unknown GPU %r: MFU against 989.4 TFLOP/s (set --peak-tflops)" % gpu)
+def free_memory(device):
+    """after a trial: the dropped objects collected (cycles too), the allocator's cache back to the driver"""
+    gc.collect()
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
 
-    # the model, identical on every rank (same seed), built on the GPU, then sharded
+
+def find_max_batch(fits, who):
+    """the largest micro-batch B with fits(B) (0 if not even 1): doubling from 1 until a trial does not fit,
+    then bisecting the gap (build/gpt's search)"""
+    lo, hi, b = 0, 0, 1
+    while not hi or hi - lo > 1:
+        t0 = time.perf_counter()
+        ok = fits(b)
+        print("find-max-batch: micro-batch %d %s (%.1f s)" % (b, "fits" if ok else "does not fit",
+                                                              time.perf_counter() - t0), flush=True)
+        if ok:
+            lo = b
+        else:
+            hi = b
+        if hi == 1:
+            break
+        b = (lo + hi) // 2 if hi else 2 * b
+    print("find-max-batch: the largest micro-batch is %d" % lo if lo else
+          "find-max-batch: not even micro-batch 1 fits (%s)" % who, flush=True)
+    return lo
+
+
+def build(a, device, world, mesh):
+    """a fresh model (seeded: the same on every rank), built on the GPU, sharded unless --plain, and its
+    fused AdamW: (model, optimizer, parameter count)"""
+    L, C, H, T, V = a.layers, a.dim, a.heads, a.seq, a.vocab
     torch.manual_seed(a.seed)
-    model = GPT(L, C, H, T, V, bool(a.checkpoint_activations)).to(device)
+    with torch.device(device):  # the default init runs on the GPU: no slow CPU init of a large model
+        model = GPT(L, C, H, T, V, bool(a.checkpoint_activations))
     model.init_weights()
     n_params = sum(p.numel() for p in model.parameters())
     assert n_params == n_params_formula(L, C, T, V), (n_params, n_params_formula(L, C, T, V))
     if a.compile:
         for i, block in enumerate(model.h):
             model.h[i] = torch.compile(block)
-    mesh = init_device_mesh("cuda", (world,))
-    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-    reshard = bool(a.reshard_after_forward)
-    for block in model.h:
-        fully_shard(block, mesh=mesh, mp_policy=mp, reshard_after_forward=reshard)
-    fully_shard(model, mesh=mesh, mp_policy=mp, reshard_after_forward=reshard)
+    if not a.plain:
+        mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        reshard = bool(a.reshard_after_forward)
+        for block in model.h:
+            fully_shard(block, mesh=mesh, mp_policy=mp, reshard_after_forward=reshard)
+        fully_shard(model, mesh=mesh, mp_policy=mp, reshard_after_forward=reshard)
 
     decay = [p for p in model.parameters() if p.ndim >= 2]
     no_decay = [p for p in model.parameters() if p.ndim < 2]
     opt = torch.optim.AdamW(
         [{"params": decay, "weight_decay": a.wd}, {"params": no_decay, "weight_decay": 0.0}],
         lr=a.lr, betas=(a.beta1, a.beta2), eps=a.eps, fused=True)
-
-    # peaks from here: the full unsharded model of the build is gone
-    torch.cuda.synchronize(device)
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats(device)
-
-    fpt = flops_per_token(L, C, T, V)
-    att = attention_flop_share(L, C, T, V)
-    stage = "fsdp2-reshard" if reshard else "fsdp2-noreshard"
-    if rank == 0:
-        metrics.write({"event": "start", "program": "fsdp2",
-                       "model": {"layers": L, "dim": C, "heads": H, "seq": T, "vocab": V, "params": n_params},
-                       "stage": stage, "world": world, "batch": B, "gas": 1, "dtype": "bf16",
-                       "recompute": int(a.checkpoint_activations), "gpu": gpu, "peak_tflops": peak,
-                       "compile": int(a.compile)})
-
     model.train()
+    return model, opt, n_params
+
+
+def make_step(a, model, opt):
+    """one training step on (x, y): forward (under bf16 autocast with --plain 1), backward, clip, AdamW"""
 
     def step(x, y):
-        loss = model(x, y)
+        if a.plain:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = model(x, y)
+        else:
+            loss = model(x, y)  # FSDP2's MixedPrecisionPolicy casts
         loss.backward()
         if a.clip > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip, foreach=True)
@@ -364,12 +425,77 @@ def train(a, rank, world, device, metrics):
         opt.zero_grad(set_to_none=True)
         return loss
 
+    return step
+
+
+def _trial(a, device, world, mesh, B):
+    model, opt, _ = build(a, device, world, mesh)
+    step = make_step(a, model, opt)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(a.seed)
+    for _ in range(2):  # the second step holds Adam's moments beside the activations
+        x, y = random_batch(gen, a.vocab, B, a.seq, device)
+        step(x, y)
+    torch.cuda.synchronize(device)
+
+
+def trial_fits(a, device, world, mesh, B):
+    """one trial of --find-max-batch: True if micro-batch B trains 2 steps; every object of the trial is
+    gone afterwards (its frame with it), the memory freed"""
+    try:
+        _trial(a, device, world, mesh, B)
+        ok = True
+    except Exception as e:  # noqa: BLE001 (OOM only)
+        if not is_oom(e):
+            raise
+        ok = False  # leaving the except block drops the traceback, and with it the trial's frame
+    free_memory(device)
+    return ok
+
+
+def train(a, rank, world, device, metrics):
+    L, C, H, T, V = a.layers, a.dim, a.heads, a.seq, a.vocab
+    gpu = torch.cuda.get_device_name(device)
+    peak = a.peak_tflops if a.peak_tflops is not None else detect_peak_tflops(gpu)
+    if peak is None:
+        peak = 989.4
+        if rank == 0:
+            print("fsdp2_gpt: unknown GPU %r: MFU against 989.4 TFLOP/s (set --peak-tflops)" % gpu)
+    mesh = None if a.plain else init_device_mesh("cuda", (world,))
+    if a.plain:
+        stage = "torch-autocast"
+    else:
+        stage = "fsdp2-reshard" if a.reshard_after_forward else "fsdp2-noreshard"
+
+    if a.find_max_batch:
+        best = find_max_batch(lambda b: trial_fits(a, device, world, mesh, b), stage)
+        a.batch = max(best, 1)  # 0: the timed run at 1 runs out of memory and says so
+        metrics.write({"event": "max_batch", "batch": best})
+    B = a.batch
+
+    model, opt, n_params = build(a, device, world, mesh)
+    # peaks from here: the build's transients are gone (with FSDP2, the unsharded model)
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats(device)
+
+    fpt = flops_per_token(L, C, T, V)
+    att = attention_flop_share(L, C, T, V)
+    if rank == 0:
+        metrics.write({"event": "start", "program": "torch" if a.plain else "fsdp2",
+                       "model": {"layers": L, "dim": C, "heads": H, "seq": T, "vocab": V, "params": n_params},
+                       "stage": stage, "world": world, "batch": B, "gas": 1, "dtype": "bf16",
+                       "recompute": int(a.checkpoint_activations), "gpu": gpu, "peak_tflops": peak,
+                       "compile": int(a.compile), "find_max_batch": int(a.find_max_batch)})
+
+    step = make_step(a, model, opt)
     step_ms, loss_v, wall = timed_steps(a, rank, world, device, step, "fsdp2_gpt")
 
     free, total = torch.cuda.mem_get_info(device)
     mem = torch.tensor([gib(torch.cuda.max_memory_reserved(device)), gib(torch.cuda.max_memory_allocated(device)),
                         gib(total - free)], device=device, dtype=torch.float64)
-    dist.all_reduce(mem, op=dist.ReduceOp.MAX)
+    if not a.plain:
+        dist.all_reduce(mem, op=dist.ReduceOp.MAX)
     reserved, allocated, used = mem.tolist()
 
     med = statistics.median(step_ms)
@@ -380,8 +506,8 @@ def train(a, rank, world, device, metrics):
         for j, (ms, lv) in enumerate(zip(step_ms, loss_v)):
             metrics.write({"event": "step", "step": a.warmup + j, "loss": lv, "step_ms": ms,
                            "tokens_per_s_per_gpu": B * T / (ms / 1e3)})
-        metrics.write({"event": "end", "median_step_ms": med, "tokens_per_s_per_gpu": tps, "tflops_per_gpu": tflops,
-                       "mfu": mfu, "gpu_peak_gib": reserved, "gpu_alloc_peak_gib": allocated,
+        metrics.write({"event": "end", "batch": B, "median_step_ms": med, "tokens_per_s_per_gpu": tps,
+                       "tflops_per_gpu": tflops, "mfu": mfu, "gpu_peak_gib": reserved, "gpu_alloc_peak_gib": allocated,
                        "attention_flop_share": att, "device_used_gib": used})
         print("fsdp2_gpt: %s L%d C%d H%d T%d V%d (%.1fM params) | %d GPU%s x mb %d%s%s | %.2f ms/step (median of %d; "
               "wall %.2f) | %.0f tok/s/GPU | %.1f TFLOP/s/GPU | MFU %.1f%% of %.1f (attention %.1f%% of the FLOPs) | "
@@ -398,9 +524,16 @@ def is_oom(e):
     return isinstance(e, RuntimeError) and "out of memory" in str(e).lower()
 
 
+def init_plain():
+    """--plain 1: the one GPU (LOCAL_RANK's under a launcher), no process group"""
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    torch.cuda.set_device(device)
+    return 0, 1, device
+
+
 def main():
     a = parse_args()
-    rank, world, device = init_dist()
+    rank, world, device = init_plain() if a.plain else init_dist()
     metrics = Metrics(a.metrics if rank == 0 else None, truncate=True)
     try:
         train(a, rank, world, device, metrics)
@@ -419,8 +552,9 @@ def main():
         # no destroy_process_group: the other ranks may sit in a collective
         os._exit(OOM_EXIT)
     metrics.close()
-    dist.barrier()
-    dist.destroy_process_group()
+    if not a.plain:
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":
