@@ -7577,6 +7577,12 @@ typedef struct zero__grad_ring { /* zero_grad / zero_grad_ready of the current m
     int *tensors_per_unit;      /* per unit: trainable tensors (tensors_left's reset value) */
     unsigned char *ready;       /* per tensor: zero_grad_ready called this micro-batch */
     unsigned char *asked;       /* per tensor: its gradient buffer was handed out this micro-batch */
+    /* stages 0-1 with one micro-batch (zero__grads_lazy): a unit's gradient
+       buffer is cleared when the micro-batch first asks for one of its
+       tensors, over [clear_lo, clear_hi) (unit elements; the tensors without
+       ZERO_TENSOR_GRAD_WRITE), instead of the whole buffer in every step */
+    int64_t *clear_lo, *clear_hi;
+    unsigned char *unit_asked;  /* per unit: cleared this micro-batch */
     int ready_count, touched;   /* tensors ready; any gradient asked for in this micro-batch */
     /* stages 2-3: gradient slots, one span each: n_ring (at most 2) slots of
        slot_elems that spans take in turn, then one slot of its own for each
@@ -8155,7 +8161,10 @@ static void zero__wait_end(zero_engine *e) {
 }
 
 /* Every collective and host wait of the engine goes through these (the
-   backend's own functions otherwise) */
+   backend's own functions otherwise). In a world of one an in-place
+   collective leaves its buffer as it is and is not handed to the backend:
+   NCCL runs even a one-rank AVG as a kernel that multiplies by 1 over the
+   whole buffer (a read and a write of every gradient at stages 0-1). */
 static void zero__coll_log(zero_engine *e, const char *op, size_t count, zero_dtype dt, zero_stream_id s) {
     char unit[320];
     e->obs.n_coll++;
@@ -8182,6 +8191,7 @@ static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *
                                         zero_op op, zero_stream_id s, zero_error *err) {
     zero_result r;
     zero__coll_log(e, "reduce-scatter", count * (size_t)e->plan.world, dt, s);
+    if (e->plan.world == 1 && send == recv) return ZERO_OK;
     zero__wait_begin(e, "a reduce-scatter");
     r = e->be.reduce_scatter(e->be.ctx, send, recv, count, dt, op, s, err);
     zero__wait_end(e);
@@ -8192,6 +8202,7 @@ static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv
                                     zero_stream_id s, zero_error *err) {
     zero_result r;
     zero__coll_log(e, "all-gather", count * (size_t)e->plan.world, dt, s);
+    if (e->plan.world == 1 && send == recv) return ZERO_OK;
     zero__wait_begin(e, "an all-gather");
     r = e->be.all_gather(e->be.ctx, send, recv, count, dt, s, err);
     zero__wait_end(e);
@@ -8202,6 +8213,7 @@ static zero_result zero__all_reduce(zero_engine *e, const void *send, void *recv
                                     zero_op op, zero_stream_id s, zero_error *err) {
     zero_result r;
     zero__coll_log(e, "all-reduce", count, dt, s);
+    if (e->plan.world == 1 && send == recv) return ZERO_OK;
     zero__wait_begin(e, "an all-reduce");
     r = e->be.all_reduce(e->be.ctx, send, recv, count, dt, op, s, err);
     zero__wait_end(e);
@@ -9304,6 +9316,9 @@ static void zero__free_tables(zero_engine *e) {
     ZERO_FREE(e->buf.segtmp);
     ZERO_FREE(e->buf.sq);
     ZERO_FREE(e->buf.uargs);
+    ZERO_FREE(e->grad.clear_lo);
+    ZERO_FREE(e->grad.clear_hi);
+    ZERO_FREE(e->grad.unit_asked);
     ZERO_FREE(e->plan.tdata);
     ZERO_FREE(e->plan.tgrad);
 }
@@ -9388,10 +9403,25 @@ static zero_result zero__plan_segments(zero_engine *e, int maxcap) {
     e->buf.segtmp = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)maxcap);
     e->buf.sq = (zero_sumsq_seg *)ZERO_MALLOC(sizeof(zero_sumsq_seg) * (size_t)(e->plan.n_pairs + 1));
     e->buf.uargs = (zero_adam_args *)ZERO_MALLOC(sizeof(zero_adam_args) * (size_t)(l->n_units + 1));
-    if (!e->buf.segtmp || !e->buf.sq || !e->buf.uargs)
+    e->grad.clear_lo = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)(l->n_units + 1));
+    e->grad.clear_hi = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)(l->n_units + 1));
+    e->grad.unit_asked = (unsigned char *)ZERO_MALLOC((size_t)(l->n_units + 1));
+    if (!e->buf.segtmp || !e->buf.sq || !e->buf.uargs || !e->grad.clear_lo || !e->grad.clear_hi || !e->grad.unit_asked)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
+    memset(e->grad.unit_asked, 0, (size_t)(l->n_units + 1));
     tmp = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)maxcap);
     if (!tmp) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
+    for (u = 0; u < l->n_units; u++) { /* the part of each unit that accumulating tensors write */
+        const zero_unit *x = &l->units[u];
+        int k, c = x->frozen ? 0 : zero__unit_segments(l, u, 0, x->numel, tmp, maxcap);
+        e->grad.clear_lo[u] = e->grad.clear_hi[u] = 0;
+        for (k = 0; k < c; k++) {
+            if (e->plan.tflags[tmp[k].tensor] & (ZERO_TENSOR_GRAD_WRITE | ZERO_TENSOR_FROZEN)) continue;
+            if (e->grad.clear_hi[u] == e->grad.clear_lo[u]) e->grad.clear_lo[u] = tmp[k].unit_off;
+            e->grad.clear_lo[u] = zero__min_i64(e->grad.clear_lo[u], tmp[k].unit_off);
+            e->grad.clear_hi[u] = zero__max_i64(e->grad.clear_hi[u], tmp[k].unit_off + tmp[k].count);
+        }
+    }
     for (u = 0; u < l->n_units; u++) total += l->units[u].frozen ? 0 : l->units[u].last_tensor - l->units[u].first_tensor + 1;
     e->plan.segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(total ? total : 1));
     e->plan.seg_tensor = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(total ? total : 1));
@@ -10748,8 +10778,34 @@ static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
     return ZERO_OK;
 }
 
+/* Stages 0-1 with one micro-batch: the full gradient buffer is cleared unit
+   by unit where the micro-batch first asks for a tensor of the unit (on the
+   compute stream, in the backward's order, behind the previous step, which
+   the compute stream waits for), over its accumulating tensors only. A step
+   then has no pass over the whole buffer, and a unit of
+   ZERO_TENSOR_GRAD_WRITE tensors is never cleared. */
+static int zero__grads_lazy(const zero_engine *e) {
+    return e->plan.stage <= 1 && e->plan.gas == 1 && !e->plan.gext && e->buf.grads != NULL;
+}
+
+static zero_result zero__grads_clear_units(zero_engine *e, const zero_tensor_place *pl) {
+    int k;
+    for (k = 0; k < pl->n_units; k++) {
+        int u = pl->first_unit + k;
+        if (e->grad.unit_asked[u]) continue;
+        e->grad.unit_asked[u] = 1;
+        if (e->grad.clear_hi[u] > e->grad.clear_lo[u])
+            ZERO__TRY_BE(e, "zero_grad: gradient clear",
+                         e->be.memset0(e->be.ctx, zero__grad_view(e, u).write + (size_t)e->grad.clear_lo[u] * e->plan.csize,
+                                       (size_t)(e->grad.clear_hi[u] - e->grad.clear_lo[u]) * e->plan.csize,
+                                       ZERO_STREAM_COMPUTE, &be_err_));
+    }
+    return ZERO_OK;
+}
+
 /* Tensor t's gradient buffer for this micro-batch (after the entry checks):
-   claims its span's ring slot on stages 2-3. NULL on failure (e->err). */
+   claims its span's ring slot on stages 2-3, clears its units on stages 0-1
+   (zero__grads_lazy). NULL on failure (e->err). */
 static void *zero__grad_buffer(zero_engine *e, int t) {
     const zero_tensor_place *pl = &e->plan.layout->places[t];
     int u = pl->first_unit;
@@ -10767,6 +10823,7 @@ static void *zero__grad_buffer(zero_engine *e, int t) {
     }
     e->grad.asked[t] = 1;
     if (e->plan.stage >= 2 && zero__ring_claim(e, zero__span_of_tensor(e, t), t) != ZERO_OK) return NULL;
+    if (zero__grads_lazy(e) && zero__grads_clear_units(e, pl) != ZERO_OK) return NULL;
     return zero__grad_view(e, u).write + (size_t)(pl->offset - e->plan.layout->units[u].offset) * e->plan.csize;
 }
 
@@ -10983,6 +11040,14 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
         ZERO__TRY_BE(e, "zero_grad_ready: zero gradient",
                      e->be.memset0(e->be.ctx, e->plan.tgrad[t], (size_t)e->plan.layout->numel[t] * e->plan.csize,
                                    ZERO_STREAM_COMPUTE, &be_err_));
+    } else if (zero__grads_lazy(e) && !e->grad.asked[t]) {
+        /* never asked for its buffer: its gradient is zero this micro-batch
+           (its units' clears need not cover it: zero it here) */
+        void *g = zero__grad_buffer(e, t);
+        if (!g) return e->err.code;
+        ZERO__TRY_BE(e, "zero_grad_ready: zero gradient",
+                     e->be.memset0(e->be.ctx, g, (size_t)e->plan.layout->numel[t] * e->plan.csize, ZERO_STREAM_COMPUTE,
+                                   &be_err_));
     } else if (e->plan.stage >= 2 && !e->grad.asked[t]) {
         /* never asked for its buffer: its gradient is zero this micro-batch (a
            GRAD_WRITE tensor's slot is not cleared for it: zero it here) */
@@ -11004,6 +11069,7 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
         e->grad.ready_count = 0;
         memset(e->grad.ready, 0, (size_t)e->plan.n_tensors);
         memset(e->grad.asked, 0, (size_t)e->plan.n_tensors);
+        memset(e->grad.unit_asked, 0, (size_t)e->plan.n_units);
         memcpy(e->grad.tensors_left, e->grad.tensors_per_unit, sizeof(int) * (size_t)e->plan.n_units);
         if (e->run.micro == e->plan.gas) e->run.t_phase[ZERO_PHASE_BACKWARD] += zero__now_ms() - e->run.t_backward_start;
         /* the next micro-batch writes buffers this one's reductions still use */
@@ -11240,6 +11306,7 @@ static void zero__step_reset(zero_engine *e) {
     e->grad.touched = 0;
     memset(e->grad.ready, 0, (size_t)e->plan.n_tensors);
     memset(e->grad.asked, 0, (size_t)e->plan.n_tensors);
+    memset(e->grad.unit_asked, 0, (size_t)e->plan.n_units);
     memcpy(e->grad.tensors_left, e->grad.tensors_per_unit, sizeof(int) * (size_t)e->plan.n_units);
     e->run.norm_ready = 0;
 }
@@ -11393,7 +11460,7 @@ static zero_result zero__step_skip(zero_engine *e, zero_step_info *in, double t0
         e->obs.period_first_unit = in->overflow_unit;
         e->obs.period_first_tensor = in->overflow_tensor;
     }
-    if (e->plan.stage <= 1 && e->plan.gas == 1 && e->buf.grads)
+    if (e->plan.stage <= 1 && e->plan.gas == 1 && e->buf.grads && !zero__grads_lazy(e))
         ZERO__TRY_BE(e, "zero_step: gradient clear",
                      e->be.memset0(e->be.ctx, e->buf.grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
     if (e->plan.stage == 3) {
@@ -11470,7 +11537,7 @@ static zero_result zero__step_params(zero_engine *e) {
                 return r; /* (delayed update: refreshed by zero__dpu_apply) */
         }
     }
-    if (e->plan.stage <= 1 && e->plan.gas == 1 && e->buf.grads)
+    if (e->plan.stage <= 1 && e->plan.gas == 1 && e->buf.grads && !zero__grads_lazy(e))
         ZERO__TRY_BE(e, "zero_step: gradient clear",
                      e->be.memset0(e->be.ctx, e->buf.grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
     if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;

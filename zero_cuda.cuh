@@ -352,6 +352,7 @@ ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -2925,22 +2926,29 @@ static int64_t zero__cuda_mem_extent(void *ctx, const void *ptr) {
 #endif
 }
 
+#ifndef ZERO_CUDA_SYNC_SPIN_US
+#define ZERO_CUDA_SYNC_SPIN_US 5000 /* microseconds a sync polls without sleeping */
+#endif
+
+/* Wait for event ev, polling as zero__cuda_sync does. */
 static zero_result zero__cuda_event_sync(void *ctx, zero_event *ev, zero_error *err) {
     zero_cuda *c = (zero_cuda *)ctx;
-    double t0 = zero__cuda_now();
-    unsigned spins = 0;
+    double t0 = zero__cuda_now(), now;
     if (!c || !ev) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda event_sync: no backend or event");
     for (;;) {
         cudaError_t e = cudaEventQuery(ev->ev);
         if (e == cudaSuccess) return ZERO_OK;
         if (e != cudaErrorNotReady) return zero_cuda_check(e, "cudaEventQuery", __FILE__, __LINE__, err);
-        if (zero__cuda_now() - t0 > c->timeout_s)
+        now = zero__cuda_now();
+        if (now - t0 > c->timeout_s)
             return zero__fail(err, ZERO_MSG_NCCL_TIMEOUT, NULL, 0, 0,
                               "rank %d: a copy to the host did not finish within %.0f s (the communication stream "
                               "is stuck behind a collective)\nHINT: look at the other ranks' first error; ZERO_TIMEOUT_S "
                               "sets the deadline",
                               c->env.rank, c->timeout_s);
-        if (++spins > 64) {
+        if (now - t0 < 1e-6 * ZERO_CUDA_SYNC_SPIN_US) {
+            sched_yield();
+        } else {
             struct timespec ts = {0, 20000};
             nanosleep(&ts, NULL);
         }
@@ -2960,10 +2968,15 @@ static zero_result zero__cuda_nccl_health(zero_cuda *c, const char *what, zero_e
 }
 #endif
 
-/* Wait for stream s, polling NCCL's health and the deadline. */
+/* Wait for stream s, polling NCCL's health and the deadline. For its first
+   ZERO_CUDA_SYNC_SPIN_US it polls back to back (yielding the core between
+   polls): the step's waits last about a millisecond and are followed by the
+   launches of the next phase, so a wait that ends late leaves the GPU idle
+   for as long. A sleep of 50 us between polls, with the kernel's default
+   50 us timer slack, returned 50-100 us after the stream finished. Longer
+   waits sleep between polls. */
 static zero_result zero__cuda_sync(void *ctx, zero_stream_id s, zero_error *err) {
-    double t0;
-    unsigned spins = 0;
+    double t0, now;
     ZERO__CUDA_CTX("sync");
     t0 = zero__cuda_now();
     for (;;) {
@@ -2976,14 +2989,17 @@ static zero_result zero__cuda_sync(void *ctx, zero_stream_id s, zero_error *err)
 #ifndef ZERO_NO_NCCL
         if (zero__cuda_nccl_health(c, "a collective failed while zero waited for it", err) != ZERO_OK) return ZERO_ERR_NCCL;
 #endif
-        if (zero__cuda_now() - t0 > c->timeout_s) {
+        now = zero__cuda_now();
+        if (now - t0 > c->timeout_s) {
             zero__fail(err, ZERO_MSG_NCCL_TIMEOUT, NULL, 0, 0,
                        "rank %d: the %s stream did not finish within %.0f s: a peer rank stopped, or never reached the "
                        "same collective\nHINT: look at the other ranks' first error; ZERO_TIMEOUT_S sets the deadline",
                        c->env.rank, s == ZERO_STREAM_COMPUTE ? "compute" : "communication", c->timeout_s);
             return zero__cuda_fail_group(c, ZERO_ERR_TIMEOUT, err);
         }
-        if (++spins > 64) { /* past the first microseconds: yield the core */
+        if (now - t0 < 1e-6 * ZERO_CUDA_SYNC_SPIN_US) {
+            sched_yield();
+        } else { /* a long wait: sleep between polls */
             struct timespec ts = {0, 50000};
             nanosleep(&ts, NULL);
         }

@@ -1,5 +1,5 @@
 // gpu_kernels.cu - the CUDA backend's kernels (zero_cuda.cuh: scale, convert,
-// sumsq, adam) against double-precision host references and against the host
+// sumsq, adam, and the batched sumsq_segs and adam_multi) against double-precision host references and against the host
 // backend of zero.h on the same inputs, on fresh random data every run.
 //
 // What is checked, and how close:
@@ -20,6 +20,11 @@
 //     evaluation (for the weights, the update's term also scaled by how much
 //     v's rounding moves it through the sqrt); the compute-dtype param exactly
 //     the GPU master rounded to it.
+//   sumsq_segs: every segment's out bit for bit sumsq's on that segment alone
+//     (400 segments of 0, 1, a few to 300000 elements, inf and nan in some),
+//     flags max(flag, 1) exactly where an inf or nan is, empty ones untouched;
+//   adam_multi: master, m, v and params bit for bit adam called per call (40
+//     calls of 20 segments, dtypes and grad_scale changing between runs);
 //   Every output buffer is poisoned first (all bits set: a NaN in each dtype):
 //   elements inside the range must be written, elements outside (guards around
 //   every range, gaps between Adam segments) must keep the poison.
@@ -443,6 +448,190 @@ static std::vector<zero_adam_seg> random_segs(int n, int64_t big) {
     return v;
 }
 
+
+// ---- the batched calls: sumsq_segs and adam_multi against their one-call forms ----
+
+// sumsq_segs over many segments (sizes 0, 1, small, large; unaligned starts;
+// some holding an inf or a nan; more than one batch of launches) gives every
+// segment's out the bits of zero__cuda_k_sumsq on that segment alone.
+static void test_sumsq_segs(zero_dtype dt, int nseg, int64_t big, double *scratch) {
+    std::vector<int64_t> off((size_t)nseg), cnt((size_t)nseg);
+    int64_t at = zt_rand_int(0, 7);
+    for (int k = 0; k < nseg; k++) {
+        int kind = (int)zt_rand_int(0, 9);
+        cnt[(size_t)k] = k == 0 ? 1 : k == 1 ? 0 : kind == 0 ? 0 : kind == 1 ? 1 : kind <= 4 ? zt_rand_int(2, 9)
+                         : kind <= 8 ? zt_rand_int(10, 3000) : zt_rand_int(3000, big);
+        off[(size_t)k] = at;
+        at += cnt[(size_t)k] + zt_rand_int(0, 9);
+    }
+    buf x(dt, (size_t)at, 0);
+    x.fill_random();
+    int n_inf = 0, n_nan = 0;
+    for (int k = 0; k < nseg; k++) {  // an inf or a nan in about one segment of eight
+        int kind = (int)zt_rand_int(0, 15);
+        if (cnt[(size_t)k] == 0 || kind > 1) continue;
+        size_t i = (size_t)(off[(size_t)k] + zt_rand_int(0, cnt[(size_t)k] - 1));
+        zt_store(x.hp(), dt, i, kind ? NAN : (zt_rand_int(0, 1) ? INFINITY : -INFINITY));
+        kind ? n_nan++ : n_inf++;
+    }
+    CU(x.up());
+    std::vector<double> in(2 * (size_t)nseg), a(in.size()), b(in.size());
+    for (int k = 0; k < nseg; k++) {
+        in[2 * (size_t)k] = zt_rand_int(0, 3) ? 0.0 : zt_rand_range(0, 4);
+        in[2 * (size_t)k + 1] = zt_rand_int(0, 3) ? 0.0 : zt_rand_int(0, 1) ? 0.5 : 3.0;
+    }
+    double *douts = nullptr;
+    CU(cudaMalloc(&douts, 2 * in.size() * sizeof(double)));
+    double *da = douts, *db = douts + in.size();
+    CU(cudaMemcpy(da, in.data(), in.size() * sizeof(double), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(db, in.data(), in.size() * sizeof(double), cudaMemcpyHostToDevice));
+    std::vector<zero_sumsq_seg> segs((size_t)nseg);
+    for (int k = 0; k < nseg; k++) {
+        segs[(size_t)k].x = (const char *)x.dp() + (size_t)off[(size_t)k] * dsize(dt);
+        segs[(size_t)k].count = cnt[(size_t)k];
+        segs[(size_t)k].out = da + 2 * k;
+    }
+    zero_error err;
+    zero_result r = zero__cuda_k_sumsq_segs(segs.data(), nseg, dt, scratch, ZERO__CUDA_SUMSQ_SCRATCH, 0, &err);
+    CHECKF(r == ZERO_OK, "sumsq_segs %s: %s", zero_dtype_name(dt), err.msg);
+    int one_ok = 1;
+    for (int k = 0; k < nseg && one_ok; k++)
+        one_ok = zero__cuda_k_sumsq(segs[(size_t)k].x, (size_t)cnt[(size_t)k], dt, db + 2 * k, scratch,
+                                    ZERO__CUDA_SUMSQ_SCRATCH, 0, &err) == ZERO_OK;
+    CHECKF(one_ok, "sumsq %s per segment: %s", zero_dtype_name(dt), err.msg);
+    CU(cudaMemcpy(a.data(), da, a.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(b.data(), db, b.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    cudaFree(douts);
+    int differ = 0, first = -1, bad_flags = 0;
+    for (int k = 0; k < nseg; k++) {
+        const size_t q = 2 * (size_t)k;
+        if (memcmp(&a[q], &b[q], 2 * sizeof(double))) {
+            differ++;
+            if (first < 0) first = k;
+        }
+        // independent of both: an empty segment untouched; the flag max(flag, 1) exactly where an inf or nan is
+        int has_bad = 0;
+        for (int64_t i = 0; i < cnt[(size_t)k] && !has_bad; i++)
+            has_bad = !std::isfinite(zt_load(x.hp(), dt, (size_t)(off[(size_t)k] + i)));
+        const double want_flag = has_bad ? std::max(in[q + 1], 1.0) : in[q + 1];
+        if (a[q + 1] != want_flag || (cnt[(size_t)k] == 0 && a[q] != in[q]) || (has_bad && std::isfinite(a[q])))
+            bad_flags++;
+    }
+    printf("sumsq_segs %s: %d segments (%d inf, %d nan), %d differ from sumsq per segment\n", zero_dtype_name(dt), nseg,
+           n_inf, n_nan, differ);
+    CHECKF(differ == 0, "sumsq_segs %s: %d of %d segments differ from sumsq per segment (first %d: %lld elements, "
+           "%.17g / %g vs %.17g / %g)", zero_dtype_name(dt), differ, nseg, first, first >= 0 ? (long long)cnt[(size_t)first] : 0LL,
+           first >= 0 ? a[2 * (size_t)first] : 0.0, first >= 0 ? a[2 * (size_t)first + 1] : 0.0,
+           first >= 0 ? b[2 * (size_t)first] : 0.0, first >= 0 ? b[2 * (size_t)first + 1] : 0.0);
+    CHECKF(bad_flags == 0, "sumsq_segs %s: %d segments with a wrong flag or an empty segment written", zero_dtype_name(dt),
+           bad_flags);
+}
+
+// adam_multi over n calls (each its own arrays at unaligned places, many
+// segments each; grad and param dtypes and grad_scale changing between runs of
+// calls, so that calls split into several launches) leaves master, m, v and
+// the params bit for bit as zero__cuda_k_adam called per call does.
+static void test_adam_multi(int ncalls, int segs_per_call, int64_t big) {
+    std::vector<zero_adam_args> calls((size_t)ncalls);
+    std::vector<std::vector<zero_adam_seg>> segs((size_t)ncalls);
+    std::vector<int64_t> base((size_t)ncalls), len((size_t)ncalls);
+    std::vector<int> pmode((size_t)ncalls);
+    int64_t N = 0;
+    const int t = (int)zt_rand_int(1, 1000);
+    zero_dtype gdt = dtypes[zt_rand_int(0, 2)];
+    int pm = (int)zt_rand_int(0, P_COUNT - 1);
+    float gscale = (float)ldexp(zt_rand_range(0.5, 1), -(int)zt_rand_int(0, 10));
+    for (int i = 0; i < ncalls; i++) {
+        if (zt_rand_int(0, 4) == 0) {  // a new run of calls: other dtypes or another grad_scale
+            gdt = dtypes[zt_rand_int(0, 2)];
+            pm = (int)zt_rand_int(0, P_COUNT - 1);
+            if (zt_rand_int(0, 1)) gscale = (float)ldexp(zt_rand_range(0.5, 1), -(int)zt_rand_int(0, 10));
+        }
+        segs[(size_t)i] = random_segs(segs_per_call, big);
+        int64_t end = 0;
+        for (auto &s : segs[(size_t)i]) end = std::max(end, s.offset + s.count);
+        base[(size_t)i] = N + zt_rand_int(0, 7);
+        len[(size_t)i] = end;
+        N = base[(size_t)i] + end + zt_rand_int(0, 5);
+        pmode[(size_t)i] = pm;
+        zero_adam_args &a = calls[(size_t)i];
+        memset(&a, 0, sizeof a);
+        a.beta1 = 0.9f;
+        a.beta2 = 0.999f;
+        a.eps = 1e-8f;
+        a.bc1 = (float)(1.0 - pow(0.9, t));
+        a.bc2 = (float)(1.0 / sqrt(1.0 - pow(0.999, t)));
+        a.grad_scale = gscale;
+        a.adamw = 1;
+        a.grad_dtype = gdt;
+        a.param_dtype = pm == P_FP16 ? ZERO_DTYPE_FP16 : pm == P_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+        a.segs = segs[(size_t)i].data();
+        a.n_segs = (int)segs[(size_t)i].size();
+    }
+    // host inputs: master, m, v, and 4 bytes of grad and of param per element (each call reads its own dtype)
+    std::vector<float> master((size_t)N), m((size_t)N), v((size_t)N);
+    std::vector<unsigned char> grad((size_t)N * 4), param((size_t)N * 4, 0xFF);
+    for (int64_t i = 0; i < N; i++) {
+        master[(size_t)i] = (float)zt_rand_range(-2, 2);
+        m[(size_t)i] = (float)zt_rand_range(-0.1, 0.1);
+        v[(size_t)i] = (float)((double)m[(size_t)i] * m[(size_t)i] * zt_rand_range(1, 10) + zt_rand_range(0, 1e-6));
+    }
+    for (int i = 0; i < ncalls; i++)
+        for (int64_t j = 0; j < len[(size_t)i]; j++)
+            zt_store(grad.data() + 4 * (size_t)base[(size_t)i], calls[(size_t)i].grad_dtype, (size_t)j,
+                     rand_val(calls[(size_t)i].grad_dtype));
+    float *dm[2] = {nullptr, nullptr};
+    unsigned char *dgp = nullptr;
+    // two copies of (master, m, v) and of param, one grad: [master m v] x 2, then grad, param x 2
+    CU(cudaMalloc(&dm[0], 6 * (size_t)N * 4));
+    dm[1] = dm[0] + 3 * (size_t)N;
+    CU(cudaMalloc(&dgp, 3 * (size_t)N * 4));
+    for (int c = 0; c < 2; c++) {
+        CU(cudaMemcpy(dm[c], master.data(), (size_t)N * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dm[c] + N, m.data(), (size_t)N * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dm[c] + 2 * N, v.data(), (size_t)N * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dgp + (size_t)(1 + c) * (size_t)N * 4, param.data(), (size_t)N * 4, cudaMemcpyHostToDevice));
+    }
+    CU(cudaMemcpy(dgp, grad.data(), (size_t)N * 4, cudaMemcpyHostToDevice));
+    std::vector<zero_adam_args> dc[2] = {calls, calls};
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < ncalls; i++) {
+            zero_adam_args &a = dc[c][(size_t)i];
+            const size_t b = (size_t)base[(size_t)i];
+            a.master = dm[c] + b;
+            a.m = dm[c] + N + b;
+            a.v = dm[c] + 2 * N + b;
+            a.grad = dgp + 4 * b;
+            a.param = pmode[(size_t)i] == P_NONE     ? NULL
+                      : pmode[(size_t)i] == P_MASTER ? (void *)a.master
+                                                     : (void *)(dgp + (size_t)(1 + c) * (size_t)N * 4 + 4 * b);
+        }
+    zero_error err;
+    zero_result r = zero__cuda_k_adam_multi(dc[0].data(), ncalls, 0, &err);
+    CHECKF(r == ZERO_OK, "adam_multi: %s", err.msg);
+    int one_ok = 1;
+    for (int i = 0; i < ncalls && one_ok; i++) one_ok = zero__cuda_k_adam(&dc[1][(size_t)i], 0, &err) == ZERO_OK;
+    CHECKF(one_ok, "adam per call: %s", err.msg);
+    std::vector<unsigned char> got[2];
+    for (int c = 0; c < 2; c++) {
+        got[c].resize(4 * (size_t)N * 4);
+        CU(cudaMemcpy(got[c].data(), dm[c], 3 * (size_t)N * 4, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(got[c].data() + 3 * (size_t)N * 4, dgp + (size_t)(1 + c) * (size_t)N * 4, (size_t)N * 4,
+                      cudaMemcpyDeviceToHost));
+    }
+    cudaFree(dm[0]);
+    cudaFree(dgp);
+    size_t differ = 0, changed = 0, n_segs = 0;
+    for (size_t k = 0; k < got[0].size(); k += 4) differ += memcmp(&got[0][k], &got[1][k], 4) != 0;
+    for (size_t k = 0; k < (size_t)N; k++) changed += memcmp(&got[0][4 * k], &master[k], 4) != 0;
+    for (auto &sv : segs) n_segs += sv.size();
+    printf("adam_multi: %d calls, %zu segments, %lld elements, %zu master values stepped, %zu words differ from adam "
+           "per call\n",
+           ncalls, n_segs, (long long)N, changed, differ);
+    CHECKF(differ == 0, "adam_multi: %zu 4-byte words of master, m, v, params differ from adam called per call", differ);
+    CHECKF(changed > 0, "adam_multi: no master value changed (nothing was stepped)");
+}
+
 // ---- past 2^31 elements: periodic inputs, every output element checked on the GPU ----
 
 #define PERIOD 7168u  // 2^31 mod 7168 = 1024: an index cut to 32 bits lands on another phase
@@ -757,6 +946,11 @@ int main() {
                       n == 0 ? "one empty segment" : "one segment");
         }
     printf("adam: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
+    pass0 = zt_pass, fail0 = zt_fail;
+
+    for (zero_dtype dt : dtypes) test_sumsq_segs(dt, quick ? 150 : 400, quick ? 5000 : 300000, scratch);
+    for (int rep = 0; rep < 3; rep++) test_adam_multi(quick ? 12 : 40, quick ? 12 : 20, quick ? 3000 : 50000);
+    printf("sumsq_segs, adam_multi: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
 
     test_misuse(dout, scratch);
     {   // the PCIe probe behind zero_floor_of: finite, positive, and the copies it timed really moved bytes

@@ -35,7 +35,7 @@
               AdamW kernel over the contiguous parameter buffer that reads the
               factor from device memory and writes fp32 master, m, v and the
               bf16 parameters: 30 bytes per parameter in all
-     step     zero_step, stage 2 and stage 0 on one rank, after a backward that
+     step     zero_step, stages 2, 1 and 0 on one rank, after a backward that
               wrote random gradients, the same 30 bytes per parameter
    and prints each step's ratio to the fused pass. */
 #define ZERO_IMPLEMENTATION
@@ -281,8 +281,8 @@ static int run_gpt(const char *which, int iters, int warmup) {
     }
 
     int bad = 0;
-    const int stages[2] = {2, 0};
-    for (int si = 0; si < 2; si++) {
+    const int stages[3] = {2, 1, 0};
+    for (int si = 0; si < 3; si++) {
         zero_config c = zero_config_default();
         c.train_micro_batch_size_per_gpu = 1;
         c.gradient_accumulation_steps = 1;
@@ -297,7 +297,7 @@ static int run_gpt(const char *which, int iters, int warmup) {
         BENCH_ZERO(zero_config_resolve(&c, 1, &err), &err);
         zero_engine *e;
         BENCH_ZERO(zero_engine_create(&e, &c, ts.data(), nt, be, &err), &err);
-        std::vector<double> host_ms;
+        std::vector<double> host_ms, norm_ms, opt_ms, gather_ms;
         int skipped = 0;
         for (int i = 0; i < total; i++) {
             zero_step_info info;
@@ -312,13 +312,23 @@ static int run_gpt(const char *which, int iters, int warmup) {
             BENCH_ENG(zero_step(e, &info), e);
             BENCH_CUDA(cudaEventRecord(eb[(size_t)i], s));
             BENCH_CUDA(cudaEventSynchronize(eb[(size_t)i]));
-            if (i >= warmup) host_ms.push_back((bench_now_s() - h0) * 1e3);
+            if (i >= warmup) {
+                host_ms.push_back((bench_now_s() - h0) * 1e3);
+                norm_ms.push_back(info.time_ms[ZERO_PHASE_NORM]);
+                opt_ms.push_back(info.time_ms[ZERO_PHASE_OPTIMIZER]);
+                gather_ms.push_back(info.time_ms[ZERO_PHASE_GATHER]);
+            }
             if (!info.applied) skipped++;
         }
         double ms = bench_median(bench_event_ms(ea, eb, warmup, total));
         printf("  zero_step s%d %9.3f ms  %8.1f GB/s  %5.1f%% of copy  %.3fx fused  (host wall %.3f ms; %d skipped)\n",
                stages[si], ms, B * (double)N / (ms * 1e-3) / 1e9, 100.0 * B * (double)N / (ms * 1e-3) / 1e9 / copy_gbps,
                ms / fused_ms, bench_median(host_ms), skipped);
+        /* host time of zero_step's phases: norm up to the end of its wait for the statistics, optimizer the
+           Adam launches, params the gathers and the final wait */
+        printf("               host: norm %.3f ms (launches + wait), optimizer %.3f ms (launches), params %.3f ms "
+               "(gathers + final wait)\n",
+               bench_median(norm_ms), bench_median(opt_ms), bench_median(gather_ms));
         if (skipped) bad = 1;
         zero_engine_destroy(e);
     }
