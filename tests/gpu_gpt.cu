@@ -190,6 +190,7 @@ static void check_dtype(int which, const gpt_dims *d, int B, cudaStream_t s, cub
        all at once, and the fused attention again (g6) */
     std::vector<std::vector<double>> g6;
     double l6 = 0;
+    lt->mask = ~0; /* every epilogue (DGELU_BGRAD is tried before DGELU, BGRADA in the weight products) */
     if (!gpu_run<T>(d, w, rows, B, 0, 1, one_seq, &l1, g1, s, h, lt)) return;
     if (!gpu_run<T>(d, w, rows, B, 1, 1, one_seq, &l2, g2, s, h, lt)) return;
     if (!gpu_run<T>(d, w, rows, B, 0, 0, (size_t)1 << 30, &l3, g3, s, h, NULL)) return;
@@ -225,17 +226,28 @@ static void check_dtype(int which, const gpt_dims *d, int B, cudaStream_t s, cub
            dname(which), w3);
     CHECKF(w5 <= tol_grad[which] && fabs(l5 - lref) <= tol_loss[which] * lref,
            "%s: cuBLAS attention, a sequence at a time: %.3g", dname(which), w5);
-    double w6 = compare(d, g6, gref, &wt);
+    double w6 = compare(d, g6, gref, &wt), w7;
+    std::vector<std::vector<double>> g7;
+    double l7 = 0;
+    lt->mask = GPT_LT_DEFAULT; /* the epilogues gpt uses by default */
+    if (!gpu_run<T>(d, w, rows, B, 0, 1, one_seq, &l7, g7, s, h, lt)) return;
+    w7 = compare(d, g7, gref, &wt);
+    printf("gpu_gpt %s: the default epilogues against the reference: %.3e (loss %.9f)\n", dname(which), w7, l7);
+    CHECKF(w7 <= tol_grad[which] && fabs(l7 - lref) <= tol_loss[which] * lref, "%s: default epilogues: %.3g",
+           dname(which), w7);
+    lt->mask = ~0;
     printf("gpu_gpt %s: without cuBLASLt's epilogues against the reference: %.3e (loss %.9f)\n", dname(which), w6, l6);
     CHECKF(w6 <= tol_grad[which] && fabs(l6 - lref) <= tol_loss[which] * lref, "%s: without cuBLASLt: %.3g",
            dname(which), w6);
     if (which > 0) { /* fp16 / bf16: every epilogue found an algorithm (else the fast path silently is not there) */
-        int have[5] = {0, 0, 0, 0, 0};
+        int have[6] = {0, 0, 0, 0, 0, 0};
         for (int i = 0; i < lt->n; i++)
             if (lt->e[i].ok && lt->e[i].abt == ex_dtype<T>::cuda) have[lt->e[i].epi] = 1;
-        CHECKF(have[GPT_EPI_BIAS] && have[GPT_EPI_GELU_AUX_BIAS] && have[GPT_EPI_DGELU_BGRAD] && have[GPT_EPI_BGRADA],
-               "%s: cuBLASLt epilogues with an algorithm: bias %d, gelu %d, dgelu %d, bgrad %d", dname(which),
-               have[GPT_EPI_BIAS], have[GPT_EPI_GELU_AUX_BIAS], have[GPT_EPI_DGELU_BGRAD], have[GPT_EPI_BGRADA]);
+        CHECKF(have[GPT_EPI_BIAS] && have[GPT_EPI_GELU_AUX_BIAS] && have[GPT_EPI_DGELU_BGRAD] && have[GPT_EPI_BGRADA] &&
+                   have[GPT_EPI_DGELU],
+               "%s: cuBLASLt epilogues with an algorithm: bias %d, gelu %d, dgelu+bgrad %d, bgrad %d, dgelu %d",
+               dname(which), have[GPT_EPI_BIAS], have[GPT_EPI_GELU_AUX_BIAS], have[GPT_EPI_DGELU_BGRAD],
+               have[GPT_EPI_BGRADA], have[GPT_EPI_DGELU]);
     }
     /* determinism: the same run twice */
     std::vector<std::vector<double>> g4;

@@ -233,19 +233,30 @@ __global__ void __launch_bounds__(128) gk_fa_fwd(const T *qkv, T *out, float *ls
     }
 }
 
-/* D[b h, t] = sum_d dO[b t, h HD + d] O[b t, h HD + d]: one warp per (b, t, h) */
+/* D[b h, t] = sum_d dO[b t, h HD + d] O[b t, h HD + d]: 8 threads per (b, t, h), 16-byte loads (8
+   elements each, hd / 8 per thread), the 8 partial sums added by shuffles in a fixed order. hd a multiple
+   of 64. */
 template <typename T>
-__global__ void gk_fa_dot(const T *dout, const T *out, float *D, int64_t rows, int T_, int H, int C, int hd) {
-    int64_t w = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-    int lane = threadIdx.x % 32;
-    if (w >= rows) return;
+__global__ void gk_fa_dot(const T *__restrict__ dout, const T *__restrict__ out, float *__restrict__ D, int64_t rows,
+                          int T_, int H, int C, int hd) {
+    int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 8;
+    int k = threadIdx.x % 8;
+    if (w >= rows) return; /* (rows are whole 8-lane groups: the shuffles below stay within live lanes) */
     int64_t bt = w / H;
     int h = (int)(w % H);
     const T *a = dout + bt * C + h * hd, *o = out + bt * C + h * hd;
     float s = 0;
-    for (int d = lane; d < hd; d += 32) s += ex_f32(a[d]) * ex_f32(o[d]);
-    s = g_warp_sum(s);
-    if (!lane) D[((bt / T_) * H + h) * T_ + bt % T_] = s;
+    for (int d = 8 * k; d < hd; d += 64) {
+        int4 av = *(const int4 *)(a + d), ov = *(const int4 *)(o + d);
+        const T *ae = (const T *)&av, *oe = (const T *)&ov;
+#pragma unroll
+        for (int i = 0; i < 8; i++) s += ex_f32(ae[i]) * ex_f32(oe[i]);
+    }
+    unsigned m = __activemask();
+    s += __shfl_xor_sync(m, s, 1);
+    s += __shfl_xor_sync(m, s, 2);
+    s += __shfl_xor_sync(m, s, 4);
+    if (!k) D[((bt / T_) * H + h) * T_ + bt % T_] = s;
 }
 
 /* dK, dV: grid (T / 64 key tiles, B H); warp w owns keys [16 w, 16 w + 16) of the tile. Q, dO, lse and D
@@ -862,7 +873,7 @@ static zero_result gpt_fa_bwd_hd(cudaStream_t s, const gpt_dims *d, int B, const
     GPT_TRY((gpt_fa_attrs<T, HD>(err)));
     int64_t rows = (int64_t)B * d->seq * d->heads;
     float scale = 1.0f / sqrtf((float)HD);
-    gk_fa_dot<T><<<gpt_blocks(rows, 8), 256, 0, s>>>(dout, out, D, rows, d->seq, d->heads, d->dim, HD);
+    gk_fa_dot<T><<<gpt_blocks(rows * 8), GPT_THREADS, 0, s>>>(dout, out, D, rows, d->seq, d->heads, d->dim, HD);
     if (gpt_fa_use_old()) {
         dim3 grid(d->seq / GPT_FA_TILE, B * d->heads);
         gk_fa_dkdv<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(1), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim,

@@ -185,8 +185,9 @@ __global__ void gk_ln_fwd_reg(const float *x, const T *w, const T *b, T *out, fl
 #define GPT_LNB_WARPS 4
 template <typename T>
 __global__ void __launch_bounds__(32 * GPT_LNB_WARPS)
-    gk_ln_bwd_fused(const float *dy, const float *x, const float *mean, const float *rstd, const T *w, float *dx,
-                    T *dxt, int accumulate, float *part, int64_t N, int C, int R, int S) {
+    gk_ln_bwd_fused(const float *__restrict__ dy, const float *__restrict__ x, const float *__restrict__ mean,
+                    const float *__restrict__ rstd, const T *__restrict__ w, float *__restrict__ dx,
+                    T *__restrict__ dxt, int accumulate, float *__restrict__ part, int64_t N, int C, int R, int S) {
     extern __shared__ float g_lnb_acc[]; /* [warps][2][C] */
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32, C4 = C / 4;
     float *acc = g_lnb_acc + (size_t)warp * 2 * C;
@@ -195,13 +196,15 @@ __global__ void __launch_bounds__(32 * GPT_LNB_WARPS)
     for (int64_t n = r0 + warp; n < r1; n += GPT_LNB_WARPS) {
         const float4 *g = (const float4 *)(dy + n * C), *r = (const float4 *)(x + n * C);
         float m = mean[n], rs = rstd[n], a = 0, bsum = 0;
-        float4 gv[GPT_LN_VEC], xh[GPT_LN_VEC];
+        float4 gv[GPT_LN_VEC], xh[GPT_LN_VEC], pv[GPT_LN_VEC];
+        float4 *o = (float4 *)(dx + n * C);
 #pragma unroll
         for (int i = 0; i < GPT_LN_VEC; i++) {
             int c = lane + 32 * i;
             if (c >= C4) continue;
             gpt_v4<T> wv = *(const gpt_v4<T> *)(w + 4 * c);
             float4 xv = r[c];
+            if (accumulate) pv[i] = o[c]; /* issued with the row's other loads: 2.5 ms of a 195 ms XL step */
             gv[i] = g[c];
             xh[i] = make_float4((xv.x - m) * rs, (xv.y - m) * rs, (xv.z - m) * rs, (xv.w - m) * rs);
             float d0 = gv[i].x * ex_f32(wv.x[0]), d1 = gv[i].y * ex_f32(wv.x[1]), d2 = gv[i].z * ex_f32(wv.x[2]),
@@ -216,7 +219,6 @@ __global__ void __launch_bounds__(32 * GPT_LNB_WARPS)
         }
         a = g_warp_sum(a) / C;
         bsum = g_warp_sum(bsum) / C;
-        float4 *o = (float4 *)(dx + n * C);
 #pragma unroll
         for (int i = 0; i < GPT_LN_VEC; i++) {
             int c = lane + 32 * i;
@@ -227,7 +229,7 @@ __global__ void __launch_bounds__(32 * GPT_LNB_WARPS)
                                    rs * (gv[i].z * ex_f32(wv.x[2]) - a - xh[i].z * bsum),
                                    rs * (gv[i].w * ex_f32(wv.x[3]) - a - xh[i].w * bsum));
             if (accumulate) {
-                float4 p = o[c];
+                float4 p = pv[i];
                 v.x += p.x, v.y += p.y, v.z += p.z, v.w += p.w;
             }
             o[c] = v;
@@ -246,6 +248,53 @@ __global__ void __launch_bounds__(32 * GPT_LNB_WARPS)
 }
 
 static inline int gpt_ln_in_regs(int C) { return C % 4 == 0 && C <= 32 * 4 * GPT_LN_VEC; }
+
+/* out = x + y + b (the residual after a projection, fp32), then its
+   LayerNorm into ln, mean and rstd kept: one read of x and y instead of a
+   residual pass and a LayerNorm pass over its output (rows in registers) */
+template <typename T>
+__global__ void gk_residual_ln(const float *x, const float *y, const T *pb, float *out, const T *w, const T *b, T *ln,
+                               float *mean, float *rstd, int64_t N, int C) {
+    int64_t n = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32, C4 = C / 4;
+    if (n >= N) return;
+    const float4 *xr = (const float4 *)(x + n * C), *yr = (const float4 *)(y + n * C);
+    float4 *orow = (float4 *)(out + n * C);
+    float4 v[GPT_LN_VEC];
+    float s = 0, ss = 0;
+#pragma unroll
+    for (int i = 0; i < GPT_LN_VEC; i++) {
+        int c = lane + 32 * i;
+        if (c >= C4) {
+            v[i] = make_float4(0, 0, 0, 0);
+            continue;
+        }
+        float4 a = xr[c], d = yr[c];
+        gpt_v4<T> bv = *(const gpt_v4<T> *)(pb + 4 * c);
+        v[i] = make_float4(a.x + d.x + ex_f32(bv.x[0]), a.y + d.y + ex_f32(bv.x[1]), a.z + d.z + ex_f32(bv.x[2]),
+                           a.w + d.w + ex_f32(bv.x[3]));
+        orow[c] = v[i];
+        s += v[i].x + v[i].y + v[i].z + v[i].w;
+    }
+    float m = g_warp_sum(s) / C;
+#pragma unroll
+    for (int i = 0; i < GPT_LN_VEC; i++)
+        if (lane + 32 * i < C4) {
+            float a = v[i].x - m, bb = v[i].y - m, c = v[i].z - m, d = v[i].w - m;
+            ss += a * a + bb * bb + c * c + d * d;
+        }
+    float rs = rsqrtf(g_warp_sum(ss) / C + (float)GPT_LN_EPS);
+#pragma unroll
+    for (int i = 0; i < GPT_LN_VEC; i++) {
+        int c = lane + 32 * i;
+        if (c >= C4) continue;
+        gpt_v4<T> wv = *(const gpt_v4<T> *)(w + 4 * c), bv = *(const gpt_v4<T> *)(b + 4 * c), o;
+        float xs[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
+        for (int k = 0; k < 4; k++) o.x[k] = ex_to<T>((xs[k] - m) * rs * ex_f32(wv.x[k]) + ex_f32(bv.x[k]));
+        *(gpt_v4<T> *)(ln + n * C + 4 * c) = o;
+    }
+    if (lane == 0) mean[n] = m, rstd[n] = rs;
+}
 
 template <typename T>
 static void gpt_ln_fwd(cudaStream_t s, const float *x, const T *w, const T *b, T *out, float *st, int64_t N, int C) {
@@ -270,13 +319,53 @@ __global__ void gk_ln_bwd_part(const float *dy, const float *x, const float *mea
     part[(int64_t)s * C + c] = dw;
     part[(int64_t)(S + s) * C + c] = db;
 }
-template <typename T> __global__ void gk_ln_bwd_sum(const float *part, int C, int S, T *gw, T *gb) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= C) return;
+/* ... then the slabs added per column: block (32, 8) takes 32 columns, its
+   row y the slabs y, y + 8, ..., and the 8 row sums are added in order (a
+   fixed tree: the same bits every run, and 8x the threads of one per column) */
+template <typename T> __global__ void __launch_bounds__(256) gk_ln_bwd_sum(const float *part, int C, int S, T *gw, T *gb) {
+    __shared__ float red[2][8][33];
+    int c = blockIdx.x * 32 + threadIdx.x, y = threadIdx.y;
     float dw = 0, db = 0;
-    for (int s = 0; s < S; s++) dw += part[(int64_t)s * C + c], db += part[(int64_t)(S + s) * C + c];
-    gw[c] = ex_to<T>(dw);
-    gb[c] = ex_to<T>(db);
+    if (c < C)
+        for (int s = y; s < S; s += 8) dw += part[(int64_t)s * C + c], db += part[(int64_t)(S + s) * C + c];
+    red[0][y][threadIdx.x] = dw, red[1][y][threadIdx.x] = db;
+    __syncthreads();
+    if (y > 1 || c >= C || (y && !gb)) return;
+    float v = 0;
+    for (int k = 0; k < 8; k++) v += red[y][k][threadIdx.x];
+    (y ? gb : gw)[c] = ex_to<T>(v);
+}
+
+/* A bias gradient: the column sums of dy [N, M] (T, M a multiple of 8), in
+   slabs of R rows like the LayerNorm's: block (32, 8) takes 256 columns (8
+   per thread, 16-byte loads), its row y the rows y, y + 8, ... of the slab;
+   the 8 row sums added in order into part[blockIdx.y]. gk_ln_bwd_sum (gb
+   NULL) adds the slabs. One read of dy at full width, the same bits every
+   run; a GEMM against a ones vector read dy as well, at a third of the
+   bandwidth (split-K kernels and their reduction). */
+#define GPT_COLSUM_ROWS 128
+template <typename T>
+__global__ void __launch_bounds__(256) gk_colsum(const T *__restrict__ dy, int64_t N, int M, int R,
+                                                 float *__restrict__ part) {
+    __shared__ float red[8][32][9];
+    int c0 = (blockIdx.x * 32 + threadIdx.x) * 8, y = threadIdx.y;
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t r0 = (int64_t)blockIdx.y * R, r1 = r0 + R < N ? r0 + R : N;
+    if (c0 < M)
+        for (int64_t n = r0 + y; n < r1; n += 8) {
+            int4 v = *(const int4 *)(dy + n * M + c0);
+            const T *e = (const T *)&v;
+#pragma unroll
+            for (int i = 0; i < 8; i++) acc[i] += ex_f32(e[i]);
+        }
+#pragma unroll
+    for (int i = 0; i < 8; i++) red[y][threadIdx.x][i] = acc[i];
+    __syncthreads();
+    int t = y * 32 + threadIdx.x, x = t / 8, i = t % 8, c = (blockIdx.x * 32 + x) * 8 + i;
+    if (c >= M) return;
+    float v = 0;
+    for (int k = 0; k < 8; k++) v += red[k][x][i];
+    part[(int64_t)blockIdx.y * M + c] = v;
 }
 
 /* Row-wise kernels take grid (column groups, rows) and 4 columns per
@@ -502,8 +591,12 @@ static inline zero_result gpt_mm(const gpt_gemm_ctx *g, int ta, int tb, int M, i
    descriptors and algorithm once (a heuristic query costs tens of
    microseconds), kept in a small table; a shape with no algorithm for its
    epilogue is remembered and the caller takes the separate kernels. */
-enum { GPT_EPI_NONE, GPT_EPI_BIAS, GPT_EPI_GELU_AUX_BIAS, GPT_EPI_DGELU_BGRAD, GPT_EPI_BGRADA };
+enum { GPT_EPI_NONE, GPT_EPI_BIAS, GPT_EPI_GELU_AUX_BIAS, GPT_EPI_DGELU_BGRAD, GPT_EPI_BGRADA, GPT_EPI_DGELU };
 
+/* The epilogues used unless GPT_LT_EPI says otherwise: the ones measured faster than the separate kernels
+   on an H100 at GPT-2 XL's shapes (docs/PERF.md). DGELU_BGRAD and BGRADA compute the bias gradient in a
+   second kernel of cuBLASLt's that was slower than a GEMM against ones. */
+#define GPT_LT_DEFAULT (1 << GPT_EPI_NONE | 1 << GPT_EPI_BIAS | 1 << GPT_EPI_GELU_AUX_BIAS | 1 << GPT_EPI_DGELU)
 #define GPT_LT_ENTRIES 256
 #define GPT_LT_WS ((size_t)32 << 20)
 typedef struct gpt_lt_entry {
@@ -559,15 +652,15 @@ static inline zero_result gpt_lt_create(gpt_lt **out, zero_error *err) {
         snprintf(err->msg, sizeof err->msg, "cuBLASLt workspace (%zu MiB): %s", GPT_LT_WS >> 20, cudaGetErrorString(ce));
         return ZERO_ERR_OUT_OF_MEMORY;
     }
-    /* GPT_LT_EPI=bias,gelu,dgelu,bgrad (any of them, or "none"): which epilogues run through cuBLASLt, the
-       rest as before; for comparing them one at a time */
-    lt->mask = ~0;
+    /* GPT_LT_EPI=bias,gelu,dgelu,dgelub,bgrad (any of them, or "none"): which epilogues run through
+       cuBLASLt, the rest as separate kernels; for comparing them one at a time (docs/PERF.md) */
+    lt->mask = GPT_LT_DEFAULT;
     if (const char *m = getenv("GPT_LT_EPI")) {
-        static const char *names[] = {"", "bias", "gelu", "dgelu", "bgrad"};
+        static const char *names[] = {"", "bias", "gelu", "dgelub", "bgrad", "dgelu"};
         lt->mask = 1 << GPT_EPI_NONE;
         while (*m) {
             size_t len = strcspn(m, ",");
-            for (int i = 1; i < 5; i++)
+            for (int i = 1; i < 6; i++)
                 if (len == strlen(names[i]) && !strncmp(m, names[i], len)) lt->mask |= 1 << i;
             m += len + (m[len] == ',');
         }
@@ -602,6 +695,7 @@ static gpt_lt_entry *gpt_lt_entry_of(gpt_lt *lt, int ta, int tb, int M, int N, i
                             : epi == GPT_EPI_GELU_AUX_BIAS ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
                             : epi == GPT_EPI_DGELU_BGRAD   ? CUBLASLT_EPILOGUE_DGELU_BGRAD
                             : epi == GPT_EPI_BGRADA        ? CUBLASLT_EPILOGUE_BGRADA
+                            : epi == GPT_EPI_DGELU         ? CUBLASLT_EPILOGUE_DGELU
                                                            : CUBLASLT_EPILOGUE_DEFAULT;
     cublasLtMatmulPreference_t pref = NULL;
     cublasLtMatmulHeuristicResult_t res;
@@ -618,7 +712,7 @@ static gpt_lt_entry *gpt_lt_entry_of(gpt_lt *lt, int ta, int tb, int M, int N, i
     GPT_LT(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSA, &oa, sizeof oa), "cuBLASLt TRANSA");
     GPT_LT(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSB, &ob, sizeof ob), "cuBLASLt TRANSB");
     GPT_LT(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep), "cuBLASLt EPILOGUE");
-    if (epi == GPT_EPI_GELU_AUX_BIAS || epi == GPT_EPI_DGELU_BGRAD)
+    if (epi == GPT_EPI_GELU_AUX_BIAS || epi == GPT_EPI_DGELU_BGRAD || epi == GPT_EPI_DGELU)
         GPT_LT(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld_aux, sizeof ld_aux),
                "cuBLASLt EPILOGUE_AUX_LD");
     GPT_LT(cublasLtMatrixLayoutCreate(&x->la, abt, tb ? K : N, tb ? N : K, ldb), "cublasLtMatrixLayoutCreate");
@@ -652,9 +746,10 @@ done:
 /* gpt_mm's product through cuBLASLt with an epilogue: vec is the bias (BIAS,
    GELU_AUX_BIAS) or where the bias gradient goes (DGELU_BGRAD, BGRADA), of
    N elements of the compute type; aux is the pre-activation h [M, N] with
-   row stride ldaux (written by GELU_AUX_BIAS, read by DGELU_BGRAD). *done is
-   0 when there is no cuBLASLt or no algorithm for this shape: nothing was
-   queued, the caller does it with gpt_mm and kernels. */
+   row stride ldaux (written by GELU_AUX_BIAS, read by DGELU_BGRAD and
+   DGELU). *done is 0 when there is no cuBLASLt
+   or no algorithm for this shape: nothing was queued, the caller does it
+   with gpt_mm and kernels. */
 static zero_result gpt_mm_epi(const gpt_gemm_ctx *g, cudaStream_t s, int ta, int tb, int M, int N, int K,
                               const void *A, int lda, const void *B, int ldb, float beta, void *C, cudaDataType_t ct,
                               int ldc, cudaDataType_t abt, int epi, const void *vec, void *aux, int ldaux, int *done,
@@ -664,11 +759,11 @@ static zero_result gpt_mm_epi(const gpt_gemm_ctx *g, cudaStream_t s, int ta, int
     gpt_lt_entry *x = gpt_lt_entry_of(g->lt, ta, tb, M, N, K, lda, ldb, ldc, ldaux, epi, beta != 0.0f, ct, abt, err);
     if (!x) return err->code;
     if (!x->ok) return ZERO_OK;
-    if (epi != GPT_EPI_NONE &&
+    if (epi != GPT_EPI_NONE && epi != GPT_EPI_DGELU &&
         gpt_blas(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vec, sizeof vec),
                  "cuBLASLt BIAS_POINTER", err) != ZERO_OK)
         return err->code;
-    if ((epi == GPT_EPI_GELU_AUX_BIAS || epi == GPT_EPI_DGELU_BGRAD) &&
+    if ((epi == GPT_EPI_GELU_AUX_BIAS || epi == GPT_EPI_DGELU_BGRAD || epi == GPT_EPI_DGELU) &&
         gpt_blas(cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux),
                  "cuBLASLt EPILOGUE_AUX_POINTER", err) != ZERO_OK)
         return err->code;
@@ -758,6 +853,12 @@ static inline int gpt_ldv(const gpt_dims *d) { return (d->vocab + GPT_LDV_ALIGN 
    allocated later: a batch that fits here runs). attn_bytes caps the
    attention scratch (at least one sequence). A failure frees what was taken
    and returns ZERO_ERR_OUT_OF_MEMORY. */
+/* the slab partial sums: the LayerNorm's (2 S C) or a bias gradient's (N / GPT_COLSUM_ROWS slabs of up to 4C) */
+static inline size_t gpt_part_floats(int ln_slabs, int64_t N, int C) {
+    size_t ln = (size_t)(2 * ln_slabs) * (size_t)C, bias = (size_t)((N + GPT_COLSUM_ROWS - 1) / GPT_COLSUM_ROWS) * 4 * (size_t)C;
+    return ln > bias ? ln : bias;
+}
+
 template <typename T>
 static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int recompute, int flash,
                                   size_t attn_bytes, cublasHandle_t blas, zero_error *err) {
@@ -782,7 +883,12 @@ static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int 
         if (rows < 1) rows = 1;
         a->head_rows = (int)rows;
     }
-    a->ln_rows = 64; /* slabs of the LayerNorm backward: N / 64 blocks */
+    {   /* slabs of the LayerNorm backward: about 4 blocks (16 warps) per SM, each warp a few rows */
+        int sms = 132;
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+        int64_t want = 4 * (int64_t)(sms > 0 ? sms : 132), rows = (N + want - 1) / want;
+        a->ln_rows = (int)(rows < 4 ? 4 : rows > 256 ? 256 : rows);
+    }
     a->ln_slabs = (int)((N + a->ln_rows - 1) / a->ln_rows);
     int64_t sl = a->slots;
     size_t scratch = (size_t)a->nb * d->heads * (size_t)TT;
@@ -811,7 +917,7 @@ static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int 
         {(void **)&a->dln, sizeof(float) * (size_t)(N * C)},
         {(void **)&a->d1, sizeof(T) * (size_t)(N * 4 * C)},
         {(void **)&a->d2, sizeof(T) * (size_t)(N * 4 * C)},
-        {(void **)&a->part, sizeof(float) * (size_t)(2 * a->ln_slabs) * (size_t)C},
+        {(void **)&a->part, sizeof(float) * gpt_part_floats(a->ln_slabs, N, C)},
         {(void **)&a->ones, sizeof(T) * (size_t)N},
         {(void **)&a->loss, sizeof(float) * (size_t)N},
         {(void **)&a->idx, sizeof(int) * (size_t)gpt_idx_ints(d, N)},
@@ -900,6 +1006,21 @@ static inline zero_result gpt_release_block(const gpt_run *r, int l, zero_error 
 }
 
 /* db[M] = column sums of dy[N, M] (a GEMM against ones), then ready */
+/* gb[M] = sum_n dy[n, :] (a bias gradient), queued on the stream */
+template <typename T>
+static zero_result gpt_bias_grad(const gpt_run *r, const gpt_acts<T> *a, const T *dy, int M, T *gb, zero_error *err) {
+    int64_t N = a->N;
+    if (M % 8)
+        return gpt_mm(&r->gemm, 0, 0, 1, M, (int)N, 1.0f, a->ones, (int)N, 0, dy, M, 0, 0.0f, gb, ex_dtype<T>::cuda, M, 0,
+                      1, ex_dtype<T>::cuda, err);
+    int S = (int)((N + GPT_COLSUM_ROWS - 1) / GPT_COLSUM_ROWS);
+    gk_colsum<T><<<dim3((unsigned)((M + 255) / 256), (unsigned)S), dim3(32, 8), 0, r->stream>>>(dy, N, M, GPT_COLSUM_ROWS,
+                                                                                               a->part);
+    gk_ln_bwd_sum<T><<<(unsigned)((M + 31) / 32), dim3(32, 8), 0, r->stream>>>(a->part, M, S, gb, (T *)NULL);
+    GPT_LAUNCHED(err);
+    return ZERO_OK;
+}
+
 /* gW[in, out] = x[N, in]^T dy[N, out] and, with tb >= 0, gb[out] = sum_n dy
    (cuBLASLt's BGRADA epilogue: one read of dy; else a GEMM against ones),
    then ready */
@@ -917,8 +1038,7 @@ static zero_result gpt_weight_grad(const gpt_run *r, const gpt_acts<T> *a, int t
     }
     if (!done) {
         GPT_TRY(gpt_mm(&r->gemm, 1, 0, in, out, (int)a->N, 1.0f, x, in, 0, dy, out, 0, 0.0f, g, dt, out, 0, 1, dt, err));
-        if (tb >= 0) GPT_TRY(gpt_mm(&r->gemm, 0, 0, 1, out, (int)a->N, 1.0f, a->ones, (int)a->N, 0, dy, out, 0, 0.0f, gb,
-                                    dt, out, 0, 1, dt, err));
+        if (tb >= 0) GPT_TRY(gpt_bias_grad<T>(r, a, dy, out, gb, err));
     }
     GPT_TRY(gpt_zero_grad_ready(r, t, err));
     return tb >= 0 ? gpt_zero_grad_ready(r, tb, err) : ZERO_OK;
@@ -953,7 +1073,7 @@ static zero_result gpt_ln_bwd(const gpt_run *r, const gpt_acts<T> *a, const floa
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_zero_grad<T>(r, tw, &gw, err));
     GPT_TRY(gpt_zero_grad<T>(r, tb, &gb, err));
-    gk_ln_bwd_sum<T><<<gpt_blocks(C), GPT_THREADS, 0, s>>>(a->part, C, a->ln_slabs, gw, gb);
+    gk_ln_bwd_sum<T><<<(unsigned)((C + 31) / 32), dim3(32, 8), 0, s>>>(a->part, C, a->ln_slabs, gw, gb);
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_zero_grad_ready(r, tw, err));
     return gpt_zero_grad_ready(r, tb, err);
@@ -1087,8 +1207,13 @@ static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k,
     GPT_TRY(gpt_attn_fwd<T>(r, a, qkv, atty, a->lse + (int64_t)k * d->heads * N, err));
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, C, C, 1.0f, atty, C, 0, p[GPT_ATTN_PROJ_W], C, 0, 0.0f, a->yf, CUDA_R_32F,
                    C, 0, 1, dt, err));
-    gk_residual<T><<<gpt_row_grid(N, C), GPT_ROW_THREADS, 0, s>>>(x, a->yf, p[GPT_ATTN_PROJ_B], xmid, N, C);
-    gpt_ln_fwd<T>(s, xmid, p[GPT_LN2_W], p[GPT_LN2_B], ln2, st2, N, C);
+    if (gpt_ln_in_regs(C)) /* xmid = x + yf + b and LN2 of it in one pass */
+        gk_residual_ln<T><<<gpt_blocks(N, 8), 256, 0, s>>>(x, a->yf, p[GPT_ATTN_PROJ_B], xmid, p[GPT_LN2_W],
+                                                            p[GPT_LN2_B], ln2, st2, st2 + N, N, C);
+    else {
+        gk_residual<T><<<gpt_row_grid(N, C), GPT_ROW_THREADS, 0, s>>>(x, a->yf, p[GPT_ATTN_PROJ_B], xmid, N, C);
+        gpt_ln_fwd<T>(s, xmid, p[GPT_LN2_W], p[GPT_LN2_B], ln2, st2, N, C);
+    }
     GPT_LAUNCHED(err);
     /* (a recompute runs the same product and epilogue as the forward: the same bits in fch) */
     GPT_TRY(gpt_mm_epi(&r->gemm, s, 0, 0, (int)N, 4 * C, C, ln2, C, p[GPT_FC_W], 4 * C, 0.0f, fcg, dt, 4 * C, dt,
@@ -1100,10 +1225,10 @@ static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k,
         GPT_LAUNCHED(err);
     }
     if (!out_resid) return ZERO_OK;
+    float *out = a->resid + (int64_t)(l + 1) * N * C; /* = xmid + fcg W + b */
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, C, 4 * C, 1.0f, fcg, 4 * C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f, a->yf,
                    CUDA_R_32F, C, 0, 1, dt, err));
-    gk_residual<T><<<gpt_row_grid(N, C), GPT_ROW_THREADS, 0, s>>>(xmid, a->yf, p[GPT_MLP_PROJ_B],
-                                                             a->resid + (int64_t)(l + 1) * N * C, N, C);
+    gk_residual<T><<<gpt_row_grid(N, C), GPT_ROW_THREADS, 0, s>>>(xmid, a->yf, p[GPT_MLP_PROJ_B], out, N, C);
     GPT_LAUNCHED(err);
     return ZERO_OK;
 }
@@ -1138,13 +1263,16 @@ template <typename T> static zero_result gpt_block_bwd(const gpt_run *r, gpt_act
         GPT_TRY(gpt_zero_grad<T>(r, t0 + GPT_FC_B, &gb, err));
         GPT_TRY(gpt_mm_epi(&r->gemm, s, 0, 1, (int)N, 4 * C, C, a->d1, C, p[GPT_MLP_PROJ_W], C, 0.0f, a->d2, dt, 4 * C,
                            dt, GPT_EPI_DGELU_BGRAD, gb, (void *)fch, 4 * C, &done, err));
-        if (!done) {
-            GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, 4 * C, C, 1.0f, a->d1, C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f, a->d2,
-                           dt, 4 * C, 0, 1, dt, err));
-            gk_gelu_bwd<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(a->d2, fch, N * 4 * C);
-            GPT_LAUNCHED(err);
-            GPT_TRY(gpt_mm(&r->gemm, 0, 0, 1, 4 * C, (int)N, 1.0f, a->ones, (int)N, 0, a->d2, 4 * C, 0, 0.0f, gb, dt,
-                           4 * C, 0, 1, dt, err));
+        if (!done) { /* the product with the DGELU epilogue alone, or a GEMM and the GELU's backward pass */
+            GPT_TRY(gpt_mm_epi(&r->gemm, s, 0, 1, (int)N, 4 * C, C, a->d1, C, p[GPT_MLP_PROJ_W], C, 0.0f, a->d2, dt,
+                               4 * C, dt, GPT_EPI_DGELU, NULL, (void *)fch, 4 * C, &done, err));
+            if (!done) {
+                GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, 4 * C, C, 1.0f, a->d1, C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f,
+                               a->d2, dt, 4 * C, 0, 1, dt, err));
+                gk_gelu_bwd<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(a->d2, fch, N * 4 * C);
+                GPT_LAUNCHED(err);
+            }
+            GPT_TRY(gpt_bias_grad<T>(r, a, a->d2, 4 * C, gb, err));
         }
         GPT_TRY(gpt_zero_grad_ready(r, t0 + GPT_FC_B, err));
     }
