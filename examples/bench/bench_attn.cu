@@ -2,7 +2,8 @@
    the forward (gpt_fa_fwd_hd) and the backward (gpt_fa_bwd_hd) in bf16,
    each timed with CUDA events after a warm-up (median of --reps), for the
    reference kernels (GPT_FA_OLD=1) and the tuned ones with 4 and 8 warps per
-   block, side by side. GPT-2 XL's attention (25 heads of 64, T = 1024) at
+   block and either forward (GPT_FA_FWD=2: two K, V buffers; 3, the default:
+   three), side by side. GPT-2 XL's attention (25 heads of 64, T = 1024) at
    micro-batch 8 and 16, then 16 heads of 128.
 
    TFLOP/s count the causal (real) work: forward 2 * 2 * B * H * T * T * hd / 2
@@ -32,17 +33,21 @@ typedef __nv_bfloat16 bf16;
 
 static const char *TOOL = "bench_attn";
 
-/* the variants: reference kernels, tuned with the default warps per kernel, tuned with 4, with 8 */
+/* the variants: reference kernels; the tuned ones with gk_fa2_fwd (two K, V buffers) as the forward, at the
+   default warps per kernel and at 4; with gk_fa3_fwd (three buffers, the default) at the default warps, 4 and 8.
+   The backward of the fa2 and new rows is the same kernels. */
 struct variant {
     const char *name;
-    int old, warps;
+    int old, warps, fwd;
 };
-static const variant VARIANTS[] = {{"old", 1, 0}, {"new", 0, 0}, {"new-w4", 0, 4}, {"new-w8", 0, 8}};
+static const variant VARIANTS[] = {{"old", 1, 0, 3},    {"fa2", 0, 0, 2},    {"fa2-w4", 0, 4, 2},
+                                   {"new", 0, 0, 3},    {"new-w4", 0, 4, 3}, {"new-w8", 0, 8, 3}};
 static const int NVAR = sizeof VARIANTS / sizeof VARIANTS[0];
 
 static void use(const variant &v) {
     gpt_fa_old = v.old;
     gpt_fa_warps = v.warps;
+    gpt_fa_fwd = v.fwd;
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

@@ -596,6 +596,166 @@ __global__ void __launch_bounds__(NW * 32, GPT_FA2_MINB(HD, NW))
     }
 }
 
+/* ---- the forward with a three-stage K, V pipeline (the default; GPT_FA_FWD=2 picks gk_fa2_fwd) ----
+
+   gk_fa2_fwd's products, softmax and rounding of P, with:
+   - three K, V buffers instead of two: the copy of tile kt + 2 starts right after the barrier that opens
+     tile kt, into the buffer tile kt - 1 used (every warp has passed that barrier, so none still reads it).
+     One barrier per tile instead of two, and a copy has two tiles of work to land in, not one.
+   - exp2 by ex2.approx.ftz.f32 (the MUFU instruction alone): exp2f is the same instruction with extra
+     scaling so that results below 2^-126 come out subnormal instead of 0; such a p is 0 once rounded to
+     bf16 or fp16 anyway (bf16's smallest normal is 2^-126, fp16's smallest subnormal 2^-24), and the
+     running maximum keeps every row's largest p at 1. Both are 2-ulp approximations of 2^x.
+   - P rounded to T two values per instruction (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32): the same
+     round-to-nearest-even as ex_to<T> on each. */
+
+__device__ __forceinline__ float gpt_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* gpt_pack with one conversion instruction for both values */
+template <typename T> __device__ __forceinline__ uint32_t gpt_pack2(float *lo, float *hi) {
+    uint32_t r;
+    if constexpr (std::is_same<T, __half>::value) {
+        __half2 h = __floats2half2_rn(*lo, *hi); /* .x (low half) from *lo */
+        float2 f = __half22float2(h);
+        *lo = f.x, *hi = f.y;
+        r = *(const uint32_t *)&h;
+    } else {
+        __nv_bfloat162 h = __floats2bfloat162_rn(*lo, *hi);
+        r = *(const uint32_t *)&h;
+        *lo = __uint_as_float(r << 16), *hi = __uint_as_float(r & 0xffff0000u);
+    }
+    return r;
+}
+
+/* gpt_fa2_pv with gpt_pack2: the same operands, products and order */
+template <typename T, int HD>
+__device__ __forceinline__ void gpt_fa3_pv(float (*p)[4], const T *B, float (*acc)[4]) {
+    constexpr int LDT = HD + 8;
+    int lane = threadIdx.x % 32;
+    uint32_t base = (uint32_t)__cvta_generic_to_shared(B + (lane & 15) * LDT + 8 * (lane >> 4));
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) {
+        uint32_t a[4];
+        a[0] = gpt_pack2<T>(&p[2 * kk][0], &p[2 * kk][1]);
+        a[1] = gpt_pack2<T>(&p[2 * kk][2], &p[2 * kk][3]);
+        a[2] = gpt_pack2<T>(&p[2 * kk + 1][0], &p[2 * kk + 1][1]);
+        a[3] = gpt_pack2<T>(&p[2 * kk + 1][2], &p[2 * kk + 1][3]);
+#pragma unroll
+        for (int jp = 0; jp < HD / 16; jp++) {
+            uint32_t b[4];
+            gpt_ldsm4_t(base + (uint32_t)((16 * kk * LDT + 16 * jp) * sizeof(T)), b);
+            gpt_mma<T>(acc[2 * jp], a, b[0], b[1]);
+            gpt_mma<T>(acc[2 * jp + 1], a, b[2], b[3]);
+        }
+    }
+}
+
+/* forward: grid (B H, ceil(T / (16 NW))), 32 NW threads, the block's queries [qb 16 NW, + 16 NW) with
+   qb = gridDim.y - 1 - blockIdx.y. Buffer i (i = 0, 1, 2): K at sKV + 2 i TILE, V after it; Q staged in
+   buffer 2 (16 NW <= 128 rows: two tiles). cp.async groups, one per commit: Q, KV 0, KV 1, then one per
+   tile kt (KV kt + 2, empty past the last tile), so at the top of tile kt the newest group is KV kt + 1
+   and wait_group 1 leaves KV kt complete. */
+template <typename T, int HD, int NW>
+__global__ void __launch_bounds__(NW * 32, GPT_FA2_MINB(HD, NW))
+    gk_fa3_fwd(const T *qkv, T *out, float *lse2, int T_, int H, int C, float scale) {
+    constexpr int LDT = HD + 8, TILE = GPT_FA_TILE * LDT, BR = 16 * NW;
+    extern __shared__ __align__(16) unsigned char g_fa_smem[];
+    T *sKV = (T *)g_fa_smem;
+    int qb = gridDim.y - 1 - blockIdx.y, bh = blockIdx.x, b = bh / H, h = bh % H;
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    const int64_t ld = 3 * (int64_t)C;
+    const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
+    const float sl2 = scale * GPT_LOG2E;
+    int r0 = qb * BR, rows = min(BR, T_ - r0), last = (r0 + rows) / GPT_FA_TILE - 1; /* the last key tile */
+    int q0 = r0 + warp * 16, qtw = q0 / GPT_FA_TILE, wr = q0 % GPT_FA_TILE;        /* the warp's rows */
+    bool active = q0 < T_;
+    gpt_fa2_load<T, HD>(sKV + 4 * TILE, q + (int64_t)r0 * ld, ld, rows);
+    gpt_cp_commit();
+    gpt_fa2_load<T, HD>(sKV, k, ld, GPT_FA_TILE);
+    gpt_fa2_load<T, HD>(sKV + TILE, v, ld, GPT_FA_TILE);
+    gpt_cp_commit();
+    if (last >= 1) {
+        gpt_fa2_load<T, HD>(sKV + 2 * TILE, k + (int64_t)GPT_FA_TILE * ld, ld, GPT_FA_TILE);
+        gpt_fa2_load<T, HD>(sKV + 3 * TILE, v + (int64_t)GPT_FA_TILE * ld, ld, GPT_FA_TILE);
+    }
+    gpt_cp_commit();
+    gpt_cp_wait<2>(); /* Q */
+    __syncthreads();
+    uint32_t qa[HD / 16][4];
+    if (active)
+#pragma unroll
+        for (int kk = 0; kk < HD / 16; kk++) gpt_lda4<T>(sKV + 4 * TILE + warp * 16 * LDT, LDT, 16 * kk, qa[kk]);
+    float o[HD / 8][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+#pragma unroll
+    for (int j = 0; j < HD / 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
+    int cur = 0; /* kt % 3 */
+    for (int kt = 0; kt <= last; kt++) {
+        gpt_cp_wait<1>(); /* KV kt */
+        __syncthreads();  /* KV kt visible to all; every warp is done with buffer (kt + 2) % 3 (tile kt - 1, or Q) */
+        if (kt + 2 <= last) {
+            int nb = cur == 0 ? 2 : cur - 1; /* (kt + 2) % 3 */
+            gpt_fa2_load<T, HD>(sKV + 2 * nb * TILE, k + (int64_t)(kt + 2) * GPT_FA_TILE * ld, ld, GPT_FA_TILE);
+            gpt_fa2_load<T, HD>(sKV + (2 * nb + 1) * TILE, v + (int64_t)(kt + 2) * GPT_FA_TILE * ld, ld,
+                                GPT_FA_TILE);
+        }
+        gpt_cp_commit();
+        const T *sK = sKV + 2 * cur * TILE, *sV = sK + TILE;
+        cur = cur == 2 ? 0 : cur + 1;
+        if (active && kt <= qtw) { /* warp-uniform: past the diagonal every key is masked */
+            float s[8][4];
+            gpt_fa2_qk<T, HD>(qa, sK, s);
+            if (kt == qtw) { /* the diagonal tile: keys after the query are masked */
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        if (8 * j + 2 * t + (e & 1) > wr + g + 8 * (e >> 1)) s[j][e] = -INFINITY;
+            }
+            float mx[2] = {-INFINITY, -INFINITY}, alpha[2], sum[2] = {0, 0}, nm[2];
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+                float mn = fmaxf(m[r], mx[r] * sl2); /* finite: key kt*64 <= every query of the warp */
+                alpha[r] = gpt_exp2(m[r] - mn);      /* 2^-inf = 0 on the first tile */
+                m[r] = mn;
+                nm[r] = -mn;
+            }
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) s[j][e] = gpt_exp2(fmaf(s[j][e], sl2, nm[e >> 1]));
+#pragma unroll
+            for (int j = 0; j < HD / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) o[j][e] *= alpha[e >> 1];
+            gpt_fa3_pv<T, HD>(s, sV, o); /* rounds s to T: the sum below is of what V was weighted with */
+#pragma unroll
+            for (int j = 0; j < 8; j++) sum[0] += s[j][0] + s[j][1], sum[1] += s[j][2] + s[j][3];
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 1);
+                sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
+                l[r] = l[r] * alpha[r] + sum[r];
+            }
+        }
+    }
+    if (!active) return;
+    gpt_fa_put<T, HD>(o, out + ((int64_t)b * T_ + q0) * C + h * HD, C, 1.0f / l[0], 1.0f / l[1]);
+    if (t == 0) {
+        lse2[(int64_t)bh * T_ + q0 + g] = m[0] + log2f(l[0]);
+        lse2[(int64_t)bh * T_ + q0 + g + 8] = m[1] + log2f(l[1]);
+    }
+}
+
 /* dK, dV: grid (B H, ceil(T / (16 NW))), 32 NW threads, the block's keys [kb 16 NW, + 16 NW) with
    kb = blockIdx.y (the first keys see the most queries); warp w owns keys kb 16 NW + [16 w, 16 w + 16).
    Q, dO, lse and D of the 64-query tiles double-buffered. */
@@ -784,7 +944,7 @@ template <typename T> static inline int gpt_fa_usable(const gpt_dims *d) {
    block (4: 64 rows, 8: 128 rows) for all three, 0 the defaults of gpt_fa2_nw; -1 (the start) reads
    GPT_FA_WARPS (4 or 8; anything else: the defaults).
    A program may set both between calls (examples/bench/bench_attn.cu runs each side by side). */
-static int gpt_fa_old = -1, gpt_fa_warps = -1;
+static int gpt_fa_old = -1, gpt_fa_warps = -1, gpt_fa_fwd = -1;
 static inline int gpt_fa_env(const char *name) {
     const char *e = getenv(name);
     return e ? atoi(e) : 0;
@@ -792,6 +952,12 @@ static inline int gpt_fa_env(const char *name) {
 static inline int gpt_fa_use_old(void) {
     if (gpt_fa_old < 0) gpt_fa_old = gpt_fa_env("GPT_FA_OLD") != 0;
     return gpt_fa_old;
+}
+/* the tuned forward: 3 gk_fa3_fwd (three K, V buffers, one barrier per tile), 2 gk_fa2_fwd; -1 (the start)
+   reads GPT_FA_FWD (2 or 3; anything else: 3) */
+static inline int gpt_fa_fwd_kernel(void) {
+    if (gpt_fa_fwd < 0) gpt_fa_fwd = gpt_fa_env("GPT_FA_FWD") == 2 ? 2 : 3;
+    return gpt_fa_fwd;
 }
 /* which: 0 forward, 1 dK/dV, 2 dQ. 8 warps only where the registers allow two blocks per SM without spills
    (the forward at head size 64); elsewhere 4 warps keep three blocks (12 warps) per SM. */
@@ -804,11 +970,15 @@ template <int HD> static inline int gpt_fa2_nw(int which) {
     return which == 0 && HD == 64 ? 8 : 4;
 }
 
-/* dynamic shared memory: forward 2 x (K, V); dK/dV K, V + 2 x (Q, dO, lse, D); dQ Q, dO + 2 x (K, V).
-   nw: 0 the reference kernels; 4 or 8 the tuned ones (8: K, V or Q, dO of 128 rows). */
+/* dynamic shared memory: forward 2 x (K, V); dK/dV K, V + 2 x (Q, dO, lse, D); dQ Q, dO + 2 x (K, V);
+   which 3: gk_fa3_fwd's 3 x (K, V). nw: 0 the reference kernels; 4 or 8 the tuned ones (8: K, V or Q, dO of
+   128 rows). */
 template <typename T, int HD> static size_t gpt_fa_smem(int which, int nw = 0) {
     size_t tile = (size_t)GPT_FA_TILE * (HD + 8) * sizeof(T), own = nw == 8 ? 4 : 2;
-    return which == 0 ? 4 * tile : which == 1 ? (own + 4) * tile + 4 * GPT_FA_TILE * sizeof(float) : (own + 4) * tile;
+    return which == 0   ? 4 * tile
+           : which == 1 ? (own + 4) * tile + 4 * GPT_FA_TILE * sizeof(float)
+           : which == 2 ? (own + 4) * tile
+                        : 6 * tile;
 }
 
 template <typename T, int HD> static zero_result gpt_fa_attrs(zero_error *err) {
@@ -828,6 +998,12 @@ template <typename T, int HD> static zero_result gpt_fa_attrs(zero_error *err) {
                   err);
     ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_fwd<T, HD, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        (int)gpt_fa_smem<T, HD>(0, 8)),
+                  err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa3_fwd<T, HD, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)gpt_fa_smem<T, HD>(3, 4)),
+                  err);
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa3_fwd<T, HD, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)gpt_fa_smem<T, HD>(3, 8)),
                   err);
     ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_dkdv<T, HD, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        (int)gpt_fa_smem<T, HD>(1, 4)),
@@ -856,7 +1032,14 @@ static zero_result gpt_fa_fwd_hd(cudaStream_t s, const gpt_dims *d, int B, const
     } else {
         int nw = gpt_fa2_nw<HD>(0);
         dim3 grid(B * d->heads, (d->seq + 16 * nw - 1) / (16 * nw));
-        if (nw == 8)
+        if (gpt_fa_fwd_kernel() == 3) {
+            if (nw == 8)
+                gk_fa3_fwd<T, HD, 8><<<grid, 256, gpt_fa_smem<T, HD>(3, 8), s>>>(qkv, out, lse, d->seq, d->heads,
+                                                                                d->dim, scale);
+            else
+                gk_fa3_fwd<T, HD, 4><<<grid, 128, gpt_fa_smem<T, HD>(3, 4), s>>>(qkv, out, lse, d->seq, d->heads,
+                                                                                d->dim, scale);
+        } else if (nw == 8)
             gk_fa2_fwd<T, HD, 8><<<grid, 256, gpt_fa_smem<T, HD>(0, 8), s>>>(qkv, out, lse, d->seq, d->heads, d->dim,
                                                                             scale);
         else
