@@ -20,12 +20,15 @@
    gpt_forward is the same forward and loss alone (an evaluation), with the
    logits of each head chunk handed to the caller if it wants them.
 
-   Attention materialises the scores of a few sequences at a time (fp32
-   scores, compute-dtype probabilities, in gpt_acts' scratch) with strided
-   batched GEMMs over the heads; its backward recomputes them from q and k
-   rather than keeping T x T per head and layer (so the activations a block
-   keeps are linear in T). Every reduction has a fixed order: two runs of
-   the same inputs give the same bits.
+   Attention runs in the fused kernels of gpt_attn.cuh (no T x T scores in
+   memory), or, where they do not apply, materialises the scores of a few
+   sequences at a time (fp32 scores, compute-dtype probabilities, in
+   gpt_acts' scratch) with strided batched GEMMs over the heads; either
+   backward recomputes the probabilities, so the activations a block keeps
+   are linear in T. cuBLASLt epilogues carry the biases and the GELU (and its
+   backward) next to their products; the MLP's GELU output is recomputed in
+   the backward rather than kept. Every reduction has a fixed order: two runs
+   of the same inputs give the same bits.
 
    Include after zero.h and zero_cuda.cuh (ZERO_CUDA_TRY, zero_error). */
 #ifndef GPT_CUDA_CUH
