@@ -7473,7 +7473,9 @@ ZERO__DEF zero_result zero_layout_locate(const zero_layout *l, int t, int64_t of
                     (stage 0) or reduce-scatter in place (stage 1);
          stage 2-3: reduce-scatter the unit in its ring slot in place with the
                     average inside the reduction (ZERO_OP_AVG), add the owned
-                    chunk into the shard accumulator.
+                    chunk into the shard accumulator. Stage 2 on one rank
+                    with G == 1 (optimizer on the device): the slot is the
+                    unit's place in the accumulator, and nothing is copied.
      zero_step: per unit, each rank sums squares (double) of its owned chunk
        and flags inf/nan; one all-reduce of those per-unit pairs gives the
        global norm and the first bad unit; skip on overflow; else Adam on the
@@ -7532,6 +7534,9 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
     int gext;                   /* the gradients live in the program's memory (zero_tensor.grad) */
     int host_acc;               /* optimizer offload at stages 2-3: the reduced chunks accumulate in the
                                    host staging (buf.cpu_grad); the device keeps one chunk of staging */
+    int gdirect;                /* stage 2, one rank, one micro-batch, the engine's gradients, Adam on the
+                                   device: the owned accumulator is every unit whole, so a span's slot is
+                                   its own place there (zero__slot_at); no ring buffer */
     /* per tensor */
     void **tdata;               /* ext: the program's memory of each tensor */
     void **tgrad;               /* gext: the program's gradient memory of each tensor (NULL: frozen) */
@@ -8057,6 +8062,17 @@ typedef struct zero__gview {
     zero_dtype dt;
 } zero__gview;
 
+/* Stages 2-3: the memory of span s while it holds slot k. plan.gdirect: the
+   span's place in the owned accumulator (one rank owns every unit whole, so
+   the span's units lie there back to back as in the slot, and the
+   reduce-scatter from the slot to the accumulator is in place); else slot k
+   of the ring buffer. */
+static char *zero__slot_at(const zero_engine *e, int s, int k) {
+    if (e->plan.gdirect)
+        return zero__at(e->buf.accum, e->plan.unit_shard_off[e->plan.layout->span_first[s]], e->plan.asize);
+    return zero__at(e->buf.grads, e->grad.slot_off[k], e->plan.csize);
+}
+
 static zero__gview zero__grad_view(const zero_engine *e, int u) {
     const zero_unit *x = &e->plan.layout->units[u];
     zero__gview v;
@@ -8078,8 +8094,7 @@ static zero__gview zero__grad_view(const zero_engine *e, int u) {
         if (e->plan.gext)
             v.write = (char *)e->buf.gstage;
         else if (ss->slot >= 0)
-            v.write = zero__at(e->buf.grads, e->grad.slot_off[ss->slot] + (x->offset - e->plan.span_off[x->span]),
-                               e->plan.csize);
+            v.write = zero__slot_at(e, x->span, ss->slot) + (size_t)(x->offset - e->plan.span_off[x->span]) * e->plan.csize;
         /* (host_acc: no device accumulator; the chunk is in buf.cpu_grad) */
         v.acc = e->buf.accum ? zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize) : NULL;
         v.chunk = v.adam = v.acc;
@@ -8986,7 +9001,9 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
                   U the largest non-persistent span
      GRADS        stage 0-1: Psi_T d; stage 2-3: (min(2, ring spans) x largest ring span + the spans
                   with a ZERO_TENSOR_GRAD_ANY_ORDER tensor, each its own size) x d; with the
-                  program's gradient memory (zero_tensor.grad): the largest trainable unit x d
+                  program's gradient memory (zero_tensor.grad): the largest trainable unit x d;
+                  stage 2 with N == 1, G == 1 and the optimizer on the device: 0 (the backward
+                  writes into GRAD_ACCUM)
      GRAD_ACCUM   with zero_tensor.grad: stage 0-1 Psi_T a, stage 2-3 S_T a (a = d when G == 1)
      GRAD_ACCUM   stage 0-1: Psi_T a when G > 1, else 0; stage 2-3: S_T a, with a = d
                   when G == 1 (nothing to add up: the reduced chunk itself)
@@ -9593,6 +9610,7 @@ static void zero__free_pool(zero_engine *e) {
    two span slots and the owned-chunk accumulator (stages 2-3). */
 /* Elements of all gradient slots: the ring's and the spans' own. */
 static int64_t zero__slots_elems(const zero_engine *e, const zero__sizes *zs) {
+    if (e->plan.gdirect) return 0; /* the slots are the accumulator's own places */
     return (int64_t)e->grad.n_ring * zs->slot + zs->own_elems;
 }
 
@@ -9624,7 +9642,9 @@ static zero_result zero__plan_slots(zero_engine *e, const zero__sizes *zs) {
             e->grad.slot_off[e->grad.span_slot[s]] = off;
             off += e->plan.span_padded[s];
         }
-    if (e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy)
+    /* (plan.gdirect: no event; a slot's memory is its span's alone, and the
+       previous step's reads of it end before zero_step returns) */
+    if (e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy && !e->plan.gdirect)
         for (k = 0; k < e->grad.n_slots; k++) {
             zero_error be;
             zero__ok(&be);
@@ -10162,6 +10182,10 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
     e->plan.gdt = e->plan.stage >= 2 || e->plan.gext ? e->plan.adt : e->plan.gas > 1 ? e->plan.adt : e->plan.cdt;
     e->opt.cpu = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->plan.host_acc = e->opt.cpu && e->plan.stage >= 2 && !e->plan.gext;
+    /* one rank reduces nothing: the backward writes straight into the owned
+       accumulator and the reduce-scatter is in place (skipped). Not with the
+       optimizer offloaded: host_acc and the early step read the slot */
+    e->plan.gdirect = e->plan.stage == 2 && e->plan.world == 1 && e->plan.gas == 1 && !e->plan.gext && !e->opt.cpu;
     e->nvme.on = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->plan.opt_kind = !e->opt.cpu ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->offload_param.device = e->plan.stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
@@ -10769,7 +10793,7 @@ static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
     /* cleared on the compute stream, in the backward's order: a clear on the
        comm stream behind the reduction was measured slower (it competes with
        the backward's kernels for the GPU) */
-    if (ss->clear && e->be.memset0(e->be.ctx, zero__at(e->buf.grads, e->grad.slot_off[k], e->plan.csize),
+    if (ss->clear && e->be.memset0(e->be.ctx, zero__slot_at(e, s, k),
                                    (size_t)e->plan.span_padded[s] * e->plan.csize, ZERO_STREAM_COMPUTE, &be) != ZERO_OK)
         return zero__ebackend(e, &be, "zero_grad: clearing a ring slot");
     e->grad.slot_span[k] = s;

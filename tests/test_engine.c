@@ -325,7 +325,8 @@ static zero_result read_all_state(zero_engine *e, zero_state_kind kind, float *o
    one split tensor (or one unit), U = the largest non-persistent span:
      PARAMS       stage 0-2: Psi d;   stage 3: S d
      GATHER_POOL  stage 3: (persistent spans + min(rest, max(max_live + prefetch, 2 U))) d
-     GRADS        stage 0-1: Psi_T d; stage 2-3: min(2, trainable spans) x largest trainable span x d
+     GRADS        stage 0-1: Psi_T d; stage 2-3: min(2, trainable spans) x largest trainable span x d;
+                  stage 2 on one rank with GAS == 1: 0 (the backward writes into the accumulator)
      GRAD_ACCUM   stage 0-1: Psi_T a when GAS > 1, else 0; stage 2-3: S_T a (a = d when GAS == 1)
      MASTER       0 for fp32 (the parameters are the master); stage 0: 4 Psi_T; else 4 S_T
      OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
@@ -362,7 +363,8 @@ static void plan_want(const zero_layout *L, const zero_config *cfg, size_t want[
         want[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] = (size_t)psiT * d;
         want[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] = cfg->gradient_accumulation_steps > 1 ? (size_t)psiT * a : 0;
     } else {
-        want[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] = (size_t)((tspans < 2 ? tspans : 2) * tmax) * d;
+        int direct = stage == 2 && zero_layout_world(L) == 1 && cfg->gradient_accumulation_steps == 1;
+        want[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] = direct ? 0 : (size_t)((tspans < 2 ? tspans : 2) * tmax) * d;
         /* one micro-batch adds nothing up: the reduced chunk stays in the compute dtype */
         want[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] = (size_t)ST * (cfg->gradient_accumulation_steps > 1 ? a : d);
     }

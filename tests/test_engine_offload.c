@@ -265,7 +265,14 @@ int main(void) {
                                 CHECKF(gas == 1 ? stg == 0 : stg > 0 && stg <= acc && stg % 4 == 0,
                                        "stage %d gas %d world %d: %zu bytes of device accumulation staging (accumulator %zu)",
                                        stage, gas, world, stg, acc);
-                                CHECK(b.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] == a.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE]);
+                                /* the same ring, except that stage 2 on one rank with gas 1 has none
+                                   without offload (the backward writes into the accumulator), while the
+                                   offloaded run keeps it (the chunks go to the host from the slot) */
+                                if (stage == 2 && world == 1 && gas == 1)
+                                    CHECK(a.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] == 0 &&
+                                          b.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] > 0);
+                                else
+                                    CHECK(b.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] == a.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE]);
                             }
                         }
                     }
