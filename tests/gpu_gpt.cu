@@ -236,6 +236,20 @@ static void check_dtype(int which, const gpt_dims *d, int B, cudaStream_t s, cub
     CHECKF(w7 <= tol_grad[which] && fabs(l7 - lref) <= tol_loss[which] * lref, "%s: default epilogues: %.3g",
            dname(which), w7);
     lt->mask = ~0;
+    { /* the epilogue products in row chunks (what products past GPT_LT_MAX_ELEMS take): the same math */
+        std::vector<std::vector<double>> g8;
+        double l8 = 0;
+        lt->mask = GPT_LT_DEFAULT;
+        lt->max_elems = (int64_t)64 * 4 * d->dim; /* 64-row chunks of qkv, the MLP and the GELU backward */
+        int ok8 = gpu_run<T>(d, w, rows, B, 0, 1, one_seq, &l8, g8, s, h, lt);
+        lt->max_elems = GPT_LT_MAX_ELEMS;
+        lt->mask = ~0;
+        if (!ok8) return;
+        double w8 = compare(d, g8, gref, &wt);
+        printf("gpu_gpt %s: epilogue products in chunks of 64 rows against the reference: %.3e\n", dname(which), w8);
+        CHECKF(w8 <= tol_grad[which] && fabs(l8 - lref) <= tol_loss[which] * lref, "%s: chunked epilogues: %.3g",
+               dname(which), w8);
+    }
     printf("gpu_gpt %s: without cuBLASLt's epilogues against the reference: %.3e (loss %.9f)\n", dname(which), w6, l6);
     CHECKF(w6 <= tol_grad[which] && fabs(l6 - lref) <= tol_loss[which] * lref, "%s: without cuBLASLt: %.3g",
            dname(which), w6);

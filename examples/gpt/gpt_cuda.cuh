@@ -601,6 +601,11 @@ enum { GPT_EPI_NONE, GPT_EPI_BIAS, GPT_EPI_GELU_AUX_BIAS, GPT_EPI_DGELU_BGRAD, G
    second kernel of cuBLASLt's that was slower than a GEMM against ones. */
 #define GPT_LT_DEFAULT (1 << GPT_EPI_NONE | 1 << GPT_EPI_BIAS | 1 << GPT_EPI_GELU_AUX_BIAS | 1 << GPT_EPI_DGELU)
 #define GPT_LT_ENTRIES 256
+/* The most elements of C (and of the epilogue's auxiliary matrix) one cuBLASLt call takes: larger
+   products go in row chunks (gpt_mm_epi). A precaution: GPT-2 XL at micro-batch 24 ([N, 4C] of 1.6e8
+   elements) stopped with an illegal address in a step that ran these epilogues, and the kernel at fault
+   is not pinned down; every run measured so far had at most 2^26 elements per call. */
+#define GPT_LT_MAX_ELEMS ((int64_t)1 << 26)
 #define GPT_LT_WS ((size_t)32 << 20)
 typedef struct gpt_lt_entry {
     int ta, tb, M, N, K, lda, ldb, ldc, ldaux, epi, beta_nz;
@@ -613,7 +618,8 @@ typedef struct gpt_lt_entry {
 struct gpt_lt {
     cublasLtHandle_t h;
     void *ws;
-    int mask; /* bit 1 << epi: that epilogue is used (GPT_LT_EPI, default all) */
+    int mask;          /* bit 1 << epi: that epilogue is used (GPT_LT_EPI, default GPT_LT_DEFAULT) */
+    int64_t max_elems; /* the most elements of C per call (GPT_LT_MAX_ELEMS; tests set fewer) */
     int n;
     gpt_lt_entry e[GPT_LT_ENTRIES];
 };
@@ -658,6 +664,7 @@ static inline zero_result gpt_lt_create(gpt_lt **out, zero_error *err) {
     /* GPT_LT_EPI=bias,gelu,dgelu,dgelub,bgrad (any of them, or "none"): which epilogues run through
        cuBLASLt, the rest as separate kernels; for comparing them one at a time (docs/PERF.md) */
     lt->mask = GPT_LT_DEFAULT;
+    lt->max_elems = GPT_LT_MAX_ELEMS;
     if (const char *m = getenv("GPT_LT_EPI")) {
         static const char *names[] = {"", "bias", "gelu", "dgelub", "bgrad", "dgelu"};
         lt->mask = 1 << GPT_EPI_NONE;
@@ -759,6 +766,31 @@ static zero_result gpt_mm_epi(const gpt_gemm_ctx *g, cudaStream_t s, int ta, int
                               zero_error *err) {
     *done = 0;
     if (!g->lt || (abt == CUDA_R_32F && g->tf32) || !(g->lt->mask & (1 << epi))) return ZERO_OK; /* (--tf32 stays with cuBLAS's TF32 path) */
+    if ((int64_t)M * N > g->lt->max_elems) {
+        /* rows in chunks (a multiple of 64 rows each); only where rows are independent: not the bias
+           gradients (a sum over rows), not a transposed A (its rows are C's columns) */
+        if (epi == GPT_EPI_DGELU_BGRAD || epi == GPT_EPI_BGRADA || ta) return ZERO_OK;
+        int64_t rows = g->lt->max_elems / N / 64 * 64;
+        if (rows < 64) return ZERO_OK;
+        size_t ea = abt == CUDA_R_32F ? 4 : 2, ec = ct == CUDA_R_32F ? 4 : 2;
+        for (int64_t r0 = 0; r0 < M; r0 += rows) {
+            int m = (int)(M - r0 < rows ? M - r0 : rows), d1 = 0;
+            zero_result r = gpt_mm_epi(g, s, ta, tb, m, N, K, (const char *)A + (size_t)r0 * lda * ea, lda, B, ldb,
+                                       beta, (char *)C + (size_t)r0 * ldc * ec, ct, ldc, abt, epi, vec,
+                                       aux ? (char *)aux + (size_t)r0 * ldaux * ec : NULL, ldaux, &d1, err);
+            if (r != ZERO_OK) return r;
+            if (!d1) {
+                if (r0 == 0) return ZERO_OK; /* nothing queued: the caller's path does it all */
+                memset(err, 0, sizeof *err);
+                err->code = ZERO_ERR_CUDA;
+                snprintf(err->msg, sizeof err->msg, "cuBLASLt: no algorithm for rows %lld.. of a %d-row product",
+                         (long long)r0, M);
+                return ZERO_ERR_CUDA;
+            }
+        }
+        *done = 1;
+        return ZERO_OK;
+    }
     gpt_lt_entry *x = gpt_lt_entry_of(g->lt, ta, tb, M, N, K, lda, ldb, ldc, ldaux, epi, beta != 0.0f, ct, abt, err);
     if (!x) return err->code;
     if (!x->ok) return ZERO_OK;
