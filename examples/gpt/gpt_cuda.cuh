@@ -343,9 +343,9 @@ template <typename T> __global__ void __launch_bounds__(256) gk_ln_bwd_sum(const
    slabs of R rows like the LayerNorm's: block (32, 8) takes 256 columns (8
    per thread, 16-byte loads), its row y the rows y, y + 8, ... of the slab;
    the 8 row sums added in order into part[blockIdx.y]. gk_ln_bwd_sum (gb
-   NULL) adds the slabs. One read of dy at full width, the same bits every
-   run; a GEMM against a ones vector read dy as well, at a third of the
-   bandwidth (split-K kernels and their reduction). */
+   NULL) adds the slabs. One read of dy with 16-byte loads, the same bits
+   every run (a GEMM against a ones vector is the fallback where M is not a
+   multiple of 8). */
 #define GPT_COLSUM_ROWS 128
 template <typename T>
 __global__ void __launch_bounds__(256) gk_colsum(const T *__restrict__ dy, int64_t N, int M, int R,
@@ -586,10 +586,10 @@ static inline zero_result gpt_mm(const gpt_gemm_ctx *g, int ta, int tb, int M, i
    - BIAS: y = x W + b (the qkv projection; no separate bias pass);
    - GELU_AUX_BIAS: h = x W + b kept as aux, g = gelu(h) stored (the MLP's
      first product: bias and GELU in one store instead of three passes);
-   - DGELU_BGRAD: dh = (dg W^T) gelu'(h), and the bias gradient sum_n dh
-     (the MLP's backward through the GELU and its bias in one product);
-   - BGRADA: dW = x^T dy with the bias gradient sum_n dy (every other
-     bias: no GEMM against a ones vector, no second read of dy).
+   - DGELU: dh = (dg W^T) gelu'(h) (the MLP's backward through the GELU);
+   - DGELU_BGRAD: the same and the bias gradient sum_n dh;
+   - BGRADA: dW = x^T dy with the bias gradient sum_n dy.
+   The last two are off by default (GPT_LT_DEFAULT).
    cuBLASLt's GELU is the tanh form, GPT-2's. Each (shape, epilogue) gets its
    descriptors and algorithm once (a heuristic query costs tens of
    microseconds), kept in a small table; a shape with no algorithm for its
@@ -597,8 +597,8 @@ static inline zero_result gpt_mm(const gpt_gemm_ctx *g, int ta, int tb, int M, i
 enum { GPT_EPI_NONE, GPT_EPI_BIAS, GPT_EPI_GELU_AUX_BIAS, GPT_EPI_DGELU_BGRAD, GPT_EPI_BGRADA, GPT_EPI_DGELU };
 
 /* The epilogues used unless GPT_LT_EPI says otherwise: the ones measured faster than the separate kernels
-   on an H100 at GPT-2 XL's shapes (docs/PERF.md). DGELU_BGRAD and BGRADA compute the bias gradient in a
-   second kernel of cuBLASLt's that was slower than a GEMM against ones. */
+   on an H100 at GPT-2 XL's shapes (docs/PERF.md 5f). DGELU_BGRAD and BGRADA compute the bias gradient in
+   a second kernel of cuBLASLt's, which measured slower than the separate bias-gradient pass. */
 #define GPT_LT_DEFAULT (1 << GPT_EPI_NONE | 1 << GPT_EPI_BIAS | 1 << GPT_EPI_GELU_AUX_BIAS | 1 << GPT_EPI_DGELU)
 #define GPT_LT_ENTRIES 256
 /* The most elements of C (and of the epilogue's auxiliary matrix) one cuBLASLt call takes: larger
@@ -1040,7 +1040,6 @@ static inline zero_result gpt_release_block(const gpt_run *r, int l, zero_error 
     return ZERO_OK;
 }
 
-/* db[M] = column sums of dy[N, M] (a GEMM against ones), then ready */
 /* gb[M] = sum_n dy[n, :] (a bias gradient), queued on the stream */
 template <typename T>
 static zero_result gpt_bias_grad(const gpt_run *r, const gpt_acts<T> *a, const T *dy, int M, T *gb, zero_error *err) {
@@ -1057,7 +1056,7 @@ static zero_result gpt_bias_grad(const gpt_run *r, const gpt_acts<T> *a, const T
 }
 
 /* gW[in, out] = x[N, in]^T dy[N, out] and, with tb >= 0, gb[out] = sum_n dy
-   (cuBLASLt's BGRADA epilogue: one read of dy; else a GEMM against ones),
+   (cuBLASLt's BGRADA epilogue where GPT_LT_EPI asks for it, else gpt_bias_grad),
    then ready */
 template <typename T>
 static zero_result gpt_weight_grad(const gpt_run *r, const gpt_acts<T> *a, int t, int tb, const T *x, int in,
