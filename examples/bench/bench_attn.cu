@@ -1,21 +1,19 @@
 /* bench_attn.cu - examples/gpt's fused causal attention (gpt_attn.cuh) alone:
    the forward (gpt_fa_fwd_hd) and the backward (gpt_fa_bwd_hd) in bf16,
-   each timed with CUDA events after a warm-up (median of --reps), for the
-   reference kernels (GPT_FA_OLD=1) and the tuned ones with 4 and 8 warps per
-   block and either forward (GPT_FA_FWD=2: two K, V buffers; 3, the default:
-   three), side by side. GPT-2 XL's attention (25 heads of 64, T = 1024) at
-   micro-batch 8 and 16, then 16 heads of 128.
+   each timed with CUDA events after a warm-up (median of --reps). GPT-2 XL's
+   attention (25 heads of 64, T = 1024) at micro-batch 8 and 16, then 16
+   heads of 128.
 
    TFLOP/s count the causal (real) work: forward 2 * 2 * B * H * T * T * hd / 2
    (Q K^T and P V over the lower triangle), backward 2.5 times that (five
    products to the forward's two, as the FlashAttention papers count it;
    the two-kernel backward here does seven, and the extra two are not counted).
 
-   First it checks every variant on small cases against a CPU reference in
+   First it checks the kernels on small cases against a CPU reference in
    double (softmax(Q K^T / sqrt(hd)) V with the causal mask, and dQ, dK, dV
    from the same bf16 inputs): max |error| / max |reference| per tensor must
-   stay under 2e-2, and two runs of a variant must give the same bits. Exit
-   status 1 on a failure.
+   stay under 2e-2, and two runs must give the same bits. Exit status 1 on a
+   failure.
 
        build/bench/bench_attn [--reps N] [--check-only]
 
@@ -32,23 +30,6 @@
 typedef __nv_bfloat16 bf16;
 
 static const char *TOOL = "bench_attn";
-
-/* the variants: reference kernels; the tuned ones with gk_fa2_fwd (two K, V buffers) as the forward, at the
-   default warps per kernel and at 4; with gk_fa3_fwd (three buffers, the default) at the default warps, 4 and 8.
-   The backward of the fa2 and new rows is the same kernels. */
-struct variant {
-    const char *name;
-    int old, warps, fwd;
-};
-static const variant VARIANTS[] = {{"old", 1, 0, 3},    {"fa2", 0, 0, 2},    {"fa2-w4", 0, 4, 2},
-                                   {"new", 0, 0, 3},    {"new-w4", 0, 4, 3}, {"new-w8", 0, 8, 3}};
-static const int NVAR = sizeof VARIANTS / sizeof VARIANTS[0];
-
-static void use(const variant &v) {
-    gpt_fa_old = v.old;
-    gpt_fa_warps = v.warps;
-    gpt_fa_fwd = v.fwd;
-}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static float urand(void) { /* uniform in [-1, 1) */
@@ -202,44 +183,31 @@ static int check_case(int B, int H, int T, int hd, cudaStream_t s) {
     problem_init(&p, B, H, T, hd, &hqkv, &hdout);
     std::vector<double> rout, rdqkv;
     reference(&p, hqkv, hdout, &rout, &rdqkv);
-    int C = H * hd, bad = 0;
-    std::vector<float> first_out[NVAR], first_dqkv[NVAR];
-    for (int v = 0; v < NVAR; v++) {
-        use(VARIANTS[v]);
-        std::vector<float> out[2], dqkv[2];
-        for (int rep = 0; rep < 2; rep++) { /* twice: the same bits */
-            BENCH_CUDA(cudaMemset(p.out, 0, p.nout * sizeof(bf16)));
-            BENCH_CUDA(cudaMemset(p.dqkv, 0, p.nqkv * sizeof(bf16)));
-            run_fwd(&p, s);
-            run_bwd(&p, s);
-            BENCH_CUDA(cudaStreamSynchronize(s));
-            out[rep] = download(p.out, p.nout);
-            dqkv[rep] = download(p.dqkv, p.nqkv);
-        }
-        int same = memcmp(out[0].data(), out[1].data(), p.nout * sizeof(float)) == 0 &&
-                   memcmp(dqkv[0].data(), dqkv[1].data(), p.nqkv * sizeof(float)) == 0;
-        double a[4], r[4];
-        r[0] = rel_err(out[0], rout, C, 0, C, &a[0]);
-        r[1] = rel_err(dqkv[0], rdqkv, 3 * C, 0, C, &a[1]);
-        r[2] = rel_err(dqkv[0], rdqkv, 3 * C, C, C, &a[2]);
-        r[3] = rel_err(dqkv[0], rdqkv, 3 * C, 2 * C, C, &a[3]);
-        int ok = same && r[0] <= tol && r[1] <= tol && r[2] <= tol && r[3] <= tol;
-        printf("check B=%d H=%d T=%d hd=%d %-7s max|err| (rel. to max|ref|): O %.2e (%.2e) dQ %.2e (%.2e) "
-               "dK %.2e (%.2e) dV %.2e (%.2e); repeat %s: %s\n",
-               B, H, T, hd, VARIANTS[v].name, a[0], r[0], a[1], r[1], a[2], r[2], a[3], r[3],
-               same ? "same bits" : "BITS DIFFER", ok ? "ok" : "FAIL");
-        bad |= !ok;
-        first_out[v] = out[0], first_dqkv[v] = dqkv[0];
+    int C = H * hd;
+    std::vector<float> out[2], dqkv[2];
+    for (int rep = 0; rep < 2; rep++) { /* twice: the same bits */
+        BENCH_CUDA(cudaMemset(p.out, 0, p.nout * sizeof(bf16)));
+        BENCH_CUDA(cudaMemset(p.dqkv, 0, p.nqkv * sizeof(bf16)));
+        run_fwd(&p, s);
+        run_bwd(&p, s);
+        BENCH_CUDA(cudaStreamSynchronize(s));
+        out[rep] = download(p.out, p.nout);
+        dqkv[rep] = download(p.dqkv, p.nqkv);
     }
-    for (int v = 1; v < NVAR; v++) { /* the tuned kernels beside the reference ones */
-        double eo = 0, eg = 0;
-        for (size_t i = 0; i < p.nout; i++) eo = fmax(eo, fabs((double)first_out[v][i] - first_out[0][i]));
-        for (size_t i = 0; i < p.nqkv; i++) eg = fmax(eg, fabs((double)first_dqkv[v][i] - first_dqkv[0][i]));
-        printf("check B=%d H=%d T=%d hd=%d %-7s vs old: max|dO| %.2e, max|d dqkv| %.2e\n", B, H, T, hd,
-               VARIANTS[v].name, eo, eg);
-    }
+    int same = memcmp(out[0].data(), out[1].data(), p.nout * sizeof(float)) == 0 &&
+               memcmp(dqkv[0].data(), dqkv[1].data(), p.nqkv * sizeof(float)) == 0;
+    double a[4], r[4];
+    r[0] = rel_err(out[0], rout, C, 0, C, &a[0]);
+    r[1] = rel_err(dqkv[0], rdqkv, 3 * C, 0, C, &a[1]);
+    r[2] = rel_err(dqkv[0], rdqkv, 3 * C, C, C, &a[2]);
+    r[3] = rel_err(dqkv[0], rdqkv, 3 * C, 2 * C, C, &a[3]);
+    int ok = same && r[0] <= tol && r[1] <= tol && r[2] <= tol && r[3] <= tol;
+    printf("check B=%d H=%d T=%d hd=%d max|err| (rel. to max|ref|): O %.2e (%.2e) dQ %.2e (%.2e) "
+           "dK %.2e (%.2e) dV %.2e (%.2e); repeat %s: %s\n",
+           B, H, T, hd, a[0], r[0], a[1], r[1], a[2], r[2], a[3], r[3], same ? "same bits" : "BITS DIFFER",
+           ok ? "ok" : "FAIL");
     problem_free(&p);
-    return bad;
+    return !ok;
 }
 
 static double time_ms(problem *p, cudaStream_t s, int reps, int bwd) {
@@ -279,13 +247,13 @@ int main(int argc, char **argv) {
     int bad = check_case(1, 2, 128, 64, s);
     bad |= check_case(1, 3, 192, 64, s);
     bad |= check_case(1, 2, 128, 128, s);
-    printf("check: %s (tolerance 2e-2 of max|ref| per tensor; every variant twice, bitwise)\n", bad ? "FAIL" : "ok");
+    printf("check: %s (tolerance 2e-2 of max|ref| per tensor; each case twice, bitwise)\n", bad ? "FAIL" : "ok");
     if (bad || check_only) return bad;
 
     printf("TFLOP/s of causal FLOPs: forward 2*2*B*H*T*T*hd/2, backward 2.5x the forward's (FlashAttention's "
            "count); median of %d after 3 warm-up runs; bf16\n",
            reps);
-    printf("%-28s %-7s %9s %9s %9s %9s\n", "shape", "kernels", "fwd ms", "fwd TF/s", "bwd ms", "bwd TF/s");
+    printf("%-28s %9s %9s %9s %9s\n", "shape", "fwd ms", "fwd TF/s", "bwd ms", "bwd TF/s");
     const int shapes[][4] = {{8, 25, 1024, 64}, {16, 25, 1024, 64}, {8, 16, 1024, 128}, {16, 16, 1024, 128}};
     for (const auto &sh : shapes) {
         problem p;
@@ -293,12 +261,8 @@ int main(int argc, char **argv) {
         double fl = 2.0 * 2.0 * sh[0] * sh[1] * (double)sh[2] * sh[2] * sh[3] / 2;
         char name[64];
         snprintf(name, sizeof name, "B=%d H=%d T=%d hd=%d", sh[0], sh[1], sh[2], sh[3]);
-        for (int v = 0; v < NVAR; v++) {
-            use(VARIANTS[v]);
-            double f = time_ms(&p, s, reps, 0), b = time_ms(&p, s, reps, 1);
-            printf("%-28s %-7s %9.3f %9.1f %9.3f %9.1f\n", name, VARIANTS[v].name, f, fl / f * 1e-9, b,
-                   2.5 * fl / b * 1e-9);
-        }
+        double f = time_ms(&p, s, reps, 0), b = time_ms(&p, s, reps, 1);
+        printf("%-28s %9.3f %9.1f %9.3f %9.1f\n", name, f, fl / f * 1e-9, b, 2.5 * fl / b * 1e-9);
         problem_free(&p);
     }
     BENCH_CUDA(cudaStreamDestroy(s));

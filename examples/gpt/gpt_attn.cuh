@@ -4,20 +4,38 @@
 #ifndef GPT_ATTN_CUH
 #define GPT_ATTN_CUH
 
-/* ---- fused causal attention (fp16 / bf16; head size 64 or 128; T a multiple of 64) ---- */
+/* ---- fused causal attention (fp16 / bf16; head size 64 or 128; T a multiple of 64) ----
 
-/* FlashAttention-2's schedule (Dao 2023) on Hopper's mma.sync tensor-core
-   instruction (m16n8k16, fp32 accumulation): a block of 4 warps takes 64
-   queries (forward, dQ) or 64 keys (dK, dV) of one (sequence, head), each
+   FlashAttention-2's schedule (Dao 2023) on Hopper's mma.sync tensor-core
+   instruction (m16n8k16, fp32 accumulation). A block of NW warps takes 16 NW
+   queries (forward, dQ) or 16 NW keys (dK, dV) of one (sequence, head), each
    warp 16 of them, and walks the 64-wide tiles of the other side up to the
-   diagonal. Scores and probabilities stay in registers (the accumulator
-   layout of one product is the operand layout of the next, PTX ISA
-   "matrix fragments for mma.m16n8k16"); K, V, Q, dO tiles go through
-   shared memory. The forward keeps each row's log-sum-exp (base 2) for the
-   backward. The backward is two kernels, dK/dV by key tile and dQ by query
-   tile, each recomputing the probabilities: two more products than
-   FlashAttention-2's single pass, in exchange for no atomics (the same bits
-   every run). */
+   diagonal. A warp's rows lie in one 64-row tile, whose index against the
+   tile of the other side says: earlier (all visible), the diagonal (mask)
+   or later (nothing to do; the warp still joins the barriers). Scores and
+   probabilities stay in registers (the accumulator layout of one product is
+   the operand layout of the next, PTX ISA "matrix fragments for
+   mma.m16n8k16"); K, V, Q, dO tiles go through shared memory by cp.async
+   and come out as operands by ldmatrix .x4: one ldmatrix per two mma for
+   the B operand of S = Q K^T, one .x4.trans per two mma for that of P V.
+
+   The grid is (B H, row blocks) and the block index is read from blockIdx.y
+   reversed where rows are longer for later blocks: blocks start in order of
+   their linear index, so every head's longest causal rows (the last query
+   blocks, the first key blocks) start first and the short ones fill the
+   tail.
+
+   The forward keeps three K, V buffers (the copy of tile kt + 2 runs while
+   tile kt is used, one barrier per tile), takes the row maximum of the raw
+   scores and folds scale log2(e) into one FFMA before the exp2, and keeps
+   each row's log-sum-exp (base 2) for the backward. At head size 64 it runs
+   8 warps, so each K, V tile brought to shared memory serves 128 queries;
+   at head size 128 the registers allow 4.
+
+   The backward is two kernels of 4 warps, dK/dV by key block and dQ by
+   query block, each recomputing the probabilities from the log-sum-exp:
+   two more products than FlashAttention-2's single pass, in exchange for
+   no atomics (the same bits every run). */
 
 #define GPT_FA_TILE 64
 
@@ -53,80 +71,8 @@ template <typename T> __device__ __forceinline__ uint32_t gpt_pack(float *lo, fl
     return (uint32_t)*(const unsigned short *)&a | ((uint32_t) * (const unsigned short *)&b << 16);
 }
 
-__device__ __forceinline__ uint32_t gpt_lds32(const void *p) { return *(const uint32_t *)p; }
-
-/* b0, b1 of a 16 x 8 B operand whose k runs down the rows of a row-major
-   tile: rows [k0, k0 + 16), column n0 (ldmatrix .trans: lane i gives the
-   address of row k0 + i for i < 16) */
-template <typename T> __device__ __forceinline__ void gpt_ldsm_t(const T *row0, int ldt, uint32_t *b0, uint32_t *b1) {
-    int lane = threadIdx.x % 32;
-    uint32_t addr = (uint32_t)__cvta_generic_to_shared(row0 + (lane % 16) * ldt);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n" : "=r"(*b0), "=r"(*b1) : "r"(addr));
-}
-
-/* the A operand (16 x 16) of rows [0, 16), columns [k0, k0 + 16) of a row-major tile */
-template <typename T> __device__ __forceinline__ void gpt_lda(const T *tile, int ldt, int k0, uint32_t *a) {
-    int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
-    a[0] = gpt_lds32(tile + g * ldt + k0 + 2 * t);
-    a[1] = gpt_lds32(tile + (g + 8) * ldt + k0 + 2 * t);
-    a[2] = gpt_lds32(tile + g * ldt + k0 + 2 * t + 8);
-    a[3] = gpt_lds32(tile + (g + 8) * ldt + k0 + 2 * t + 8);
-}
-
-/* acc[8][4] = A (16 x HD, as HD/16 operands) B^T, B a row-major tile of 64 rows of HD: scores of 16 rows
-   against 64 columns, 8 tiles of 16 x 8 */
-template <typename T, int HD>
-__device__ __forceinline__ void gpt_fa_qk(const uint32_t (*a)[4], const T *B, float (*acc)[4]) {
-    constexpr int LDT = HD + 8;
-    int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
-    for (int j = 0; j < 8; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0;
-#pragma unroll
-    for (int kk = 0; kk < HD / 16; kk++)
-#pragma unroll
-        for (int j = 0; j < 8; j++) {
-            const T *p = B + (8 * j + g) * LDT + 16 * kk + 2 * t;
-            gpt_mma<T>(acc[j], a[kk], gpt_lds32(p), gpt_lds32(p + 8));
-        }
-}
-
-/* acc[HD/8][4] += P (16 x 64, in registers as 8 tiles of 16 x 8, rounded to T here) B (64 x HD row-major tile) */
-template <typename T, int HD>
-__device__ __forceinline__ void gpt_fa_pv(float (*p)[4], const T *B, float (*acc)[4]) {
-    constexpr int LDT = HD + 8;
-#pragma unroll
-    for (int kk = 0; kk < 4; kk++) {
-        uint32_t a[4];
-        a[0] = gpt_pack<T>(&p[2 * kk][0], &p[2 * kk][1]);
-        a[1] = gpt_pack<T>(&p[2 * kk][2], &p[2 * kk][3]);
-        a[2] = gpt_pack<T>(&p[2 * kk + 1][0], &p[2 * kk + 1][1]);
-        a[3] = gpt_pack<T>(&p[2 * kk + 1][2], &p[2 * kk + 1][3]);
-#pragma unroll
-        for (int j = 0; j < HD / 8; j++) {
-            uint32_t b0, b1;
-            gpt_ldsm_t<T>(B + 16 * kk * LDT + 8 * j, LDT, &b0, &b1);
-            gpt_mma<T>(acc[j], a, b0, b1);
-        }
-    }
-}
-
-/* 64 rows of HD from global (row stride ld elements) into a tile of stride HD + 8, 16-byte vectors */
-template <typename T, int HD> __device__ __forceinline__ void gpt_fa_load(T *dst, const T *src, int64_t ld) {
-    constexpr int LDT = HD + 8, PER_ROW = HD / 8;
-    for (int i = threadIdx.x; i < GPT_FA_TILE * PER_ROW; i += blockDim.x) {
-        int r = i / PER_ROW, c = (i % PER_ROW) * 8;
-        *(int4 *)(dst + r * LDT + c) = *(const int4 *)(src + r * ld + c);
-    }
-}
-
-/* The same with cp.async (16 bytes each, no registers): the caller commits and waits */
-template <typename T, int HD> __device__ __forceinline__ void gpt_fa_load_async(T *dst, const T *src, int64_t ld) {
-    constexpr int LDT = HD + 8, PER_ROW = HD / 8;
-    for (int i = threadIdx.x; i < GPT_FA_TILE * PER_ROW; i += blockDim.x) {
-        int r = i / PER_ROW, c = (i % PER_ROW) * 8;
-        uint32_t d = (uint32_t)__cvta_generic_to_shared(dst + r * LDT + c);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + r * ld + c));
-    }
-}
+/* cp.async groups: close the copies issued since the last commit into one group; wait until at most N groups
+   are still in flight */
 __device__ __forceinline__ void gpt_cp_commit(void) { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void gpt_cp_wait(void) { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
@@ -143,95 +89,6 @@ __device__ __forceinline__ void gpt_fa_put(float (*acc)[4], T *dst, int64_t ld, 
 }
 
 #define GPT_LOG2E 1.4426950408889634f
-
-/* forward: grid (T / 64, B H), 128 threads; out [N, C] (head h at columns h HD); lse2 [B H, T], base 2.
-   K and V tiles double-buffered (the next pair loads while this one is used); the mask only on the diagonal
-   tile. */
-template <typename T, int HD>
-__global__ void __launch_bounds__(128) gk_fa_fwd(const T *qkv, T *out, float *lse2, int T_, int H, int C, float scale) {
-    constexpr int LDT = HD + 8, TILE = GPT_FA_TILE * LDT;
-    extern __shared__ __align__(16) unsigned char g_fa_smem[];
-    T *sKV = (T *)g_fa_smem; /* buffer i: K at sKV + 2 i TILE, V after it */
-    int qt = blockIdx.x, b = blockIdx.y / H, h = blockIdx.y % H, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    int g = lane >> 2, t = lane & 3;
-    const int64_t ld = 3 * (int64_t)C;
-    const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
-    const float sl2 = scale * GPT_LOG2E;
-    int q0 = qt * GPT_FA_TILE + warp * 16; /* the warp's first query */
-    gpt_fa_load_async<T, HD>(sKV + 2 * TILE, q + (int64_t)qt * GPT_FA_TILE * ld, ld); /* Q, in buffer 1 */
-    gpt_cp_commit();
-    gpt_fa_load_async<T, HD>(sKV, k, ld);
-    gpt_fa_load_async<T, HD>(sKV + TILE, v, ld);
-    gpt_cp_commit();
-    gpt_cp_wait<1>();
-    __syncthreads();
-    uint32_t qa[HD / 16][4];
-    for (int kk = 0; kk < HD / 16; kk++) gpt_lda<T>(sKV + 2 * TILE + warp * 16 * LDT, LDT, 16 * kk, qa[kk]);
-    __syncthreads(); /* buffer 1 is free for the next tile */
-    float o[HD / 8][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
-    for (int j = 0; j < HD / 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
-    for (int kt = 0; kt <= qt; kt++) {
-        const T *sK = sKV + 2 * (kt & 1) * TILE, *sV = sK + TILE;
-        if (kt < qt) {
-            T *nk = sKV + 2 * ((kt + 1) & 1) * TILE;
-            gpt_fa_load_async<T, HD>(nk, k + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld);
-            gpt_fa_load_async<T, HD>(nk + TILE, v + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld);
-            gpt_cp_commit();
-            gpt_cp_wait<1>();
-        } else
-            gpt_cp_wait<0>();
-        __syncthreads();
-        float s[8][4];
-        gpt_fa_qk<T, HD>(qa, sK, s);
-        float mx[2] = {-INFINITY, -INFINITY};
-        if (kt == qt) { /* the diagonal tile: keys after the query are masked */
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    if (8 * j + 2 * t + (e & 1) > warp * 16 + g + 8 * (e >> 1)) s[j][e] = -INFINITY;
-        }
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                s[j][e] *= sl2;
-                mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
-            }
-        float alpha[2], sum[2] = {0, 0};
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-            float mn = fmaxf(m[r], mx[r]); /* finite: key kt*64 <= every query of the tile */
-            alpha[r] = exp2f(m[r] - mn);
-            m[r] = mn;
-        }
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) s[j][e] = exp2f(s[j][e] - m[e >> 1]);
-#pragma unroll
-        for (int j = 0; j < HD / 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) o[j][e] *= alpha[e >> 1];
-        gpt_fa_pv<T, HD>(s, sV, o); /* rounds s to T: the sum below is of what V was weighted with */
-#pragma unroll
-        for (int j = 0; j < 8; j++) sum[0] += s[j][0] + s[j][1], sum[1] += s[j][2] + s[j][3];
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 1);
-            sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
-            l[r] = l[r] * alpha[r] + sum[r];
-        }
-        __syncthreads(); /* this buffer is reloaded two tiles on */
-    }
-    gpt_fa_put<T, HD>(o, out + ((int64_t)b * T_ + q0) * C + h * HD, C, 1.0f / l[0], 1.0f / l[1]);
-    if (t == 0) {
-        lse2[(int64_t)blockIdx.y * T_ + q0 + g] = m[0] + log2f(l[0]);
-        lse2[(int64_t)blockIdx.y * T_ + q0 + g + 8] = m[1] + log2f(l[1]);
-    }
-}
 
 /* D[b h, t] = sum_d dO[b t, h HD + d] O[b t, h HD + d]: 8 threads per (b, t, h), 16-byte loads (8
    elements each, hd / 8 per thread), the 8 partial sums added by shuffles in a fixed order. hd a multiple
@@ -259,167 +116,6 @@ __global__ void gk_fa_dot(const T *__restrict__ dout, const T *__restrict__ out,
     if (!k) D[((bt / T_) * H + h) * T_ + bt % T_] = s;
 }
 
-/* dK, dV: grid (T / 64 key tiles, B H); warp w owns keys [16 w, 16 w + 16) of the tile. Q, dO, lse and D
-   of the query tiles double-buffered. */
-template <typename T, int HD>
-__global__ void __launch_bounds__(128) gk_fa_dkdv(const T *qkv, const T *dout, const float *lse2, const float *D,
-                                                   T *dqkv, int T_, int H, int C, float scale) {
-    constexpr int LDT = HD + 8, TILE = GPT_FA_TILE * LDT;
-    extern __shared__ __align__(16) unsigned char g_fa_smem[];
-    T *sK = (T *)g_fa_smem, *sV = sK + TILE, *sQO = sV + TILE; /* buffer i: Q at sQO + 2 i TILE, dO after it */
-    float *sLD = (float *)(sQO + 4 * TILE);                    /* buffer i: lse at sLD + 2 i 64, D after it */
-    int kt = blockIdx.x, b = blockIdx.y / H, h = blockIdx.y % H, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    int g = lane >> 2, t = lane & 3, nq = T_ / GPT_FA_TILE;
-    const int64_t ld = 3 * (int64_t)C;
-    const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
-    const T *dO = dout + (int64_t)b * T_ * C + h * HD;
-    const float *L = lse2 + (int64_t)blockIdx.y * T_, *DD = D + (int64_t)blockIdx.y * T_;
-    const float sl2 = scale * GPT_LOG2E;
-    int k0 = kt * GPT_FA_TILE + warp * 16;
-    /* one query tile's Q, dO (cp.async) and lse, D (16 B pieces, 16 threads each) into buffer i */
-    auto load_q = [&](int qt, int i) {
-        gpt_fa_load_async<T, HD>(sQO + 2 * i * TILE, q + (int64_t)qt * GPT_FA_TILE * ld, ld);
-        gpt_fa_load_async<T, HD>(sQO + (2 * i + 1) * TILE, dO + (int64_t)qt * GPT_FA_TILE * C, C);
-        if (threadIdx.x < 32) {
-            int which = threadIdx.x / 16, c = (threadIdx.x % 16) * 4;
-            const float *src = (which ? DD : L) + qt * GPT_FA_TILE + c;
-            uint32_t d = (uint32_t)__cvta_generic_to_shared(sLD + (2 * i + which) * GPT_FA_TILE + c);
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
-        }
-    };
-    gpt_fa_load_async<T, HD>(sK, k + (int64_t)kt * GPT_FA_TILE * ld, ld);
-    gpt_fa_load_async<T, HD>(sV, v + (int64_t)kt * GPT_FA_TILE * ld, ld);
-    load_q(kt, 0);
-    gpt_cp_commit();
-    gpt_cp_wait<0>();
-    __syncthreads();
-    uint32_t ka[HD / 16][4], va[HD / 16][4];
-    for (int kk = 0; kk < HD / 16; kk++) {
-        gpt_lda<T>(sK + warp * 16 * LDT, LDT, 16 * kk, ka[kk]);
-        gpt_lda<T>(sV + warp * 16 * LDT, LDT, 16 * kk, va[kk]);
-    }
-    float dk[HD / 8][4], dv[HD / 8][4];
-    for (int j = 0; j < HD / 8; j++)
-        for (int e = 0; e < 4; e++) dk[j][e] = dv[j][e] = 0;
-    for (int qt = kt; qt < nq; qt++) {
-        int i = (qt - kt) & 1;
-        const T *sQ = sQO + 2 * i * TILE, *sO = sQ + TILE;
-        const float *sL = sLD + 2 * i * GPT_FA_TILE, *sD = sL + GPT_FA_TILE;
-        if (qt + 1 < nq) {
-            load_q(qt + 1, i ^ 1);
-            gpt_cp_commit();
-            gpt_cp_wait<1>();
-        } else
-            gpt_cp_wait<0>();
-        __syncthreads();
-        float p[8][4], dp[8][4];
-        gpt_fa_qk<T, HD>(ka, sQ, p); /* S^T: 16 keys x 64 queries */
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int col = 8 * j + 2 * t + (e & 1);
-                p[j][e] = qt > kt || col >= warp * 16 + g + 8 * (e >> 1) ? exp2f(p[j][e] * sl2 - sL[col]) : 0.0f;
-            }
-        gpt_fa_pv<T, HD>(p, sO, dv);   /* dV += P^T dO (p rounded to T in place) */
-        gpt_fa_qk<T, HD>(va, sO, dp);  /* dP^T = V dO^T */
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) p[j][e] *= dp[j][e] - sD[8 * j + 2 * t + (e & 1)];
-        gpt_fa_pv<T, HD>(p, sQ, dk);   /* dK += dS^T Q */
-        __syncthreads(); /* this buffer is reloaded two tiles on */
-    }
-    T *dst = dqkv + ((int64_t)b * T_ + k0) * ld + C + h * HD;
-    gpt_fa_put<T, HD>(dk, dst, ld, scale, scale);
-    gpt_fa_put<T, HD>(dv, dst + C, ld, 1.0f, 1.0f);
-}
-
-/* dQ: grid (T / 64 query tiles, B H); warp w owns queries [16 w, 16 w + 16). K, V tiles double-buffered. */
-template <typename T, int HD>
-__global__ void __launch_bounds__(128) gk_fa_dq(const T *qkv, const T *dout, const float *lse2, const float *D, T *dqkv,
-                                                 int T_, int H, int C, float scale) {
-    constexpr int LDT = HD + 8, TILE = GPT_FA_TILE * LDT;
-    extern __shared__ __align__(16) unsigned char g_fa_smem[];
-    T *sQ = (T *)g_fa_smem, *sO = sQ + TILE, *sKV = sO + TILE; /* buffer i: K at sKV + 2 i TILE, V after it */
-    int qt = blockIdx.x, b = blockIdx.y / H, h = blockIdx.y % H, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    int g = lane >> 2, t = lane & 3;
-    const int64_t ld = 3 * (int64_t)C;
-    const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
-    const T *dO = dout + (int64_t)b * T_ * C + h * HD;
-    const float sl2 = scale * GPT_LOG2E;
-    int q0 = qt * GPT_FA_TILE + warp * 16;
-    float Lr[2], Dr[2];
-    for (int r = 0; r < 2; r++) {
-        Lr[r] = lse2[(int64_t)blockIdx.y * T_ + q0 + g + 8 * r];
-        Dr[r] = D[(int64_t)blockIdx.y * T_ + q0 + g + 8 * r];
-    }
-    gpt_fa_load_async<T, HD>(sQ, q + (int64_t)qt * GPT_FA_TILE * ld, ld);
-    gpt_fa_load_async<T, HD>(sO, dO + (int64_t)qt * GPT_FA_TILE * C, C);
-    gpt_fa_load_async<T, HD>(sKV, k, ld);
-    gpt_fa_load_async<T, HD>(sKV + TILE, v, ld);
-    gpt_cp_commit();
-    gpt_cp_wait<0>();
-    __syncthreads();
-    uint32_t qa[HD / 16][4], oa[HD / 16][4];
-    for (int kk = 0; kk < HD / 16; kk++) {
-        gpt_lda<T>(sQ + warp * 16 * LDT, LDT, 16 * kk, qa[kk]);
-        gpt_lda<T>(sO + warp * 16 * LDT, LDT, 16 * kk, oa[kk]);
-    }
-    float dq[HD / 8][4];
-    for (int j = 0; j < HD / 8; j++) dq[j][0] = dq[j][1] = dq[j][2] = dq[j][3] = 0;
-    for (int kt = 0; kt <= qt; kt++) {
-        const T *sK = sKV + 2 * (kt & 1) * TILE, *sV = sK + TILE;
-        if (kt < qt) {
-            T *nk = sKV + 2 * ((kt + 1) & 1) * TILE;
-            gpt_fa_load_async<T, HD>(nk, k + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld);
-            gpt_fa_load_async<T, HD>(nk + TILE, v + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld);
-            gpt_cp_commit();
-            gpt_cp_wait<1>();
-        } else
-            gpt_cp_wait<0>();
-        __syncthreads();
-        float p[8][4], dp[8][4];
-        gpt_fa_qk<T, HD>(qa, sK, p);  /* S */
-        gpt_fa_qk<T, HD>(oa, sV, dp); /* dP = dO V^T */
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int r = e >> 1;
-                float pr = kt < qt || 8 * j + 2 * t + (e & 1) <= warp * 16 + g + 8 * r ? exp2f(p[j][e] * sl2 - Lr[r])
-                                                                                      : 0.0f;
-                p[j][e] = ex_f32(ex_to<T>(pr)) * (dp[j][e] - Dr[r]); /* P as the forward's product used it */
-            }
-        gpt_fa_pv<T, HD>(p, sK, dq); /* dQ += dS K */
-        __syncthreads();
-    }
-    gpt_fa_put<T, HD>(dq, dqkv + ((int64_t)b * T_ + q0) * ld + h * HD, ld, scale, scale);
-}
-
-/* ---- the tuned kernels (the ones above stay as the reference: GPT_FA_OLD=1) ----
-
-   The same algorithm, products and rounding points of P; what changes:
-   - every shared-memory operand goes through ldmatrix .x4: the K (or Q, dO)
-     tile's B operand of S = Q K^T is one ldmatrix per two mma instead of four
-     32-bit loads, the V (or dO, Q, K) operand of P V one .x4.trans per two
-     mma instead of one .x2 per mma. Each accumulator sums its products in the
-     same order as before, so the products give the same bits.
-   - the grid is (B H, tiles) and the tile index is read from blockIdx.y
-     reversed where rows are longer for later tiles: blocks start in order of
-     their linear index, so every head's longest causal rows (the last query
-     tiles, the first key tiles) start first and the short ones fill the tail.
-   - a block takes 16 NW rows (NW warps of 16); with NW = 8 (forward, head
-     size 64) each K, V tile brought to shared memory serves 128 queries,
-     halving the global->shared traffic and the barriers per product.
-     A warp's rows lie in one 64-row tile, whose index against the 64-wide
-     tiles of the other side says: earlier (all visible), the diagonal (mask)
-     or later (nothing to do; the warp still joins the barriers).
-   - the softmax folds scale log2(e) into one FFMA before exp2f (the row
-     maximum is taken of the raw scores: x -> x c is monotone for c > 0, so
-     the maximum is the same number as the old one) and the masks run on the
-     diagonal tiles alone. */
-
 /* four 8 x 8 b16 matrices: lanes 8 i .. 8 i + 7 give the row addresses of matrix i; r[i] is matrix i's
    (row lane / 4, columns 2 (lane % 4), + 1), or with .trans its (rows 2 (lane % 4), + 1, column lane / 4) */
 __device__ __forceinline__ void gpt_ldsm4(uint32_t addr, uint32_t *r) {
@@ -440,8 +136,9 @@ template <typename T> __device__ __forceinline__ void gpt_lda4(const T *tile, in
     gpt_ldsm4((uint32_t)__cvta_generic_to_shared(tile + (lane & 15) * ldt + k0 + 8 * (lane >> 4)), a);
 }
 
-/* gpt_fa_qk with the B operands by ldmatrix: for the n-tiles 2 jp, 2 jp + 1 and k-step kk, matrices
-   (rows 16 jp + 0-7, 16 kk), (same rows, 16 kk + 8), (rows 16 jp + 8-15, 16 kk), (same, 16 kk + 8)
+/* acc[8][4] = A (16 x HD, as HD/16 operands) B^T, B a row-major tile of 64 rows of HD: scores of 16 rows
+   against 64 columns, 8 tiles of 16 x 8. For the n-tiles 2 jp, 2 jp + 1 and k-step kk, the ldmatrix
+   matrices (rows 16 jp + 0-7, 16 kk), (same rows, 16 kk + 8), (rows 16 jp + 8-15, 16 kk), (same, 16 kk + 8)
    are b0, b1 of n-tile 2 jp and b0, b1 of n-tile 2 jp + 1 (b0: k = 2 (lane % 4), n = lane / 4) */
 template <typename T, int HD>
 __device__ __forceinline__ void gpt_fa2_qk(const uint32_t (*a)[4], const T *B, float (*acc)[4]) {
@@ -461,9 +158,10 @@ __device__ __forceinline__ void gpt_fa2_qk(const uint32_t (*a)[4], const T *B, f
         }
 }
 
-/* gpt_fa_pv with the B operands by ldmatrix .trans: for k-step kk and n-tiles 2 jp, 2 jp + 1, matrices
+/* acc[HD/8][4] += P (16 x 64, in registers as 8 tiles of 16 x 8, rounded to T here by gpt_pack) B (64 x HD
+   row-major tile). For k-step kk and n-tiles 2 jp, 2 jp + 1, the ldmatrix .trans matrices
    (rows 16 kk + 0-7, column 16 jp), (rows 16 kk + 8-15, 16 jp), (rows 16 kk + 0-7, 16 jp + 8),
-   (rows 16 kk + 8-15, 16 jp + 8) transposed are b0, b1 of n-tile 2 jp and b0, b1 of n-tile 2 jp + 1 */
+   (rows 16 kk + 8-15, 16 jp + 8) are b0, b1 of n-tile 2 jp and b0, b1 of n-tile 2 jp + 1 */
 template <typename T, int HD>
 __device__ __forceinline__ void gpt_fa2_pv(float (*p)[4], const T *B, float (*acc)[4]) {
     constexpr int LDT = HD + 8;
@@ -498,124 +196,22 @@ __device__ __forceinline__ void gpt_fa2_load(T *dst, const T *src, int64_t ld, i
 }
 
 /* blocks per SM the register budget is set for: at head size 64, 3 blocks of 4 warps (168 registers) or 2
-   of 8 (128), the occupancy of the reference kernels; left alone, ptxas spends the registers on loads in
-   flight and keeps only 2 blocks of 4 warps. Head size 128 needs all 255. */
+   of 8 (128); left alone, ptxas spends the registers on loads in flight and keeps only 2 blocks of 4 warps.
+   Head size 128 needs all 255. */
 #define GPT_FA2_MINB(HD, NW) ((HD) == 64 ? ((NW) == 8 ? 2 : 3) : 1)
 
-/* forward: grid (B H, ceil(T / (16 NW))), 32 NW threads, the block's queries [qb 16 NW, + 16 NW) with
-   qb = gridDim.y - 1 - blockIdx.y. K, V tiles (64 keys) double-buffered; Q staged in buffer 1. */
-template <typename T, int HD, int NW>
-__global__ void __launch_bounds__(NW * 32, GPT_FA2_MINB(HD, NW))
-    gk_fa2_fwd(const T *qkv, T *out, float *lse2, int T_, int H, int C, float scale) {
-    constexpr int LDT = HD + 8, TILE = GPT_FA_TILE * LDT, BR = 16 * NW;
-    extern __shared__ __align__(16) unsigned char g_fa_smem[];
-    T *sKV = (T *)g_fa_smem; /* buffer i: K at sKV + 2 i TILE, V after it */
-    int qb = gridDim.y - 1 - blockIdx.y, bh = blockIdx.x, b = bh / H, h = bh % H;
-    int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
-    const int64_t ld = 3 * (int64_t)C;
-    const T *q = qkv + (int64_t)b * T_ * ld + h * HD, *k = q + C, *v = q + 2 * C;
-    const float sl2 = scale * GPT_LOG2E;
-    int r0 = qb * BR, rows = min(BR, T_ - r0), last = (r0 + rows) / GPT_FA_TILE - 1; /* the last key tile */
-    int q0 = r0 + warp * 16, qtw = q0 / GPT_FA_TILE, wr = q0 % GPT_FA_TILE;        /* the warp's rows */
-    bool active = q0 < T_;
-    gpt_fa2_load<T, HD>(sKV + 2 * TILE, q + (int64_t)r0 * ld, ld, rows); /* Q: BR <= 128 rows = buffer 1 */
-    gpt_cp_commit();
-    gpt_fa2_load<T, HD>(sKV, k, ld, GPT_FA_TILE);
-    gpt_fa2_load<T, HD>(sKV + TILE, v, ld, GPT_FA_TILE);
-    gpt_cp_commit();
-    gpt_cp_wait<1>();
-    __syncthreads();
-    uint32_t qa[HD / 16][4];
-    if (active)
-#pragma unroll
-        for (int kk = 0; kk < HD / 16; kk++) gpt_lda4<T>(sKV + 2 * TILE + warp * 16 * LDT, LDT, 16 * kk, qa[kk]);
-    __syncthreads(); /* buffer 1 is free for the next tile */
-    float o[HD / 8][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
-#pragma unroll
-    for (int j = 0; j < HD / 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
-    for (int kt = 0; kt <= last; kt++) {
-        const T *sK = sKV + 2 * (kt & 1) * TILE, *sV = sK + TILE;
-        if (kt < last) {
-            T *nk = sKV + 2 * ((kt + 1) & 1) * TILE;
-            gpt_fa2_load<T, HD>(nk, k + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld, GPT_FA_TILE);
-            gpt_fa2_load<T, HD>(nk + TILE, v + (int64_t)(kt + 1) * GPT_FA_TILE * ld, ld, GPT_FA_TILE);
-            gpt_cp_commit();
-            gpt_cp_wait<1>();
-        } else
-            gpt_cp_wait<0>();
-        __syncthreads();
-        if (active && kt <= qtw) { /* warp-uniform: past the diagonal every key is masked */
-            float s[8][4];
-            gpt_fa2_qk<T, HD>(qa, sK, s);
-            if (kt == qtw) { /* the diagonal tile: keys after the query are masked */
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        if (8 * j + 2 * t + (e & 1) > wr + g + 8 * (e >> 1)) s[j][e] = -INFINITY;
-            }
-            float mx[2] = {-INFINITY, -INFINITY}, alpha[2], sum[2] = {0, 0}, nm[2];
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-                float mn = fmaxf(m[r], mx[r] * sl2); /* finite: key kt*64 <= every query of the warp */
-                alpha[r] = exp2f(m[r] - mn);
-                m[r] = mn;
-                nm[r] = -mn;
-            }
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) s[j][e] = exp2f(fmaf(s[j][e], sl2, nm[e >> 1]));
-#pragma unroll
-            for (int j = 0; j < HD / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) o[j][e] *= alpha[e >> 1];
-            gpt_fa2_pv<T, HD>(s, sV, o); /* rounds s to T: the sum below is of what V was weighted with */
-#pragma unroll
-            for (int j = 0; j < 8; j++) sum[0] += s[j][0] + s[j][1], sum[1] += s[j][2] + s[j][3];
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-                sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 1);
-                sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
-                l[r] = l[r] * alpha[r] + sum[r];
-            }
-        }
-        __syncthreads(); /* this buffer is reloaded two tiles on */
-    }
-    if (!active) return;
-    gpt_fa_put<T, HD>(o, out + ((int64_t)b * T_ + q0) * C + h * HD, C, 1.0f / l[0], 1.0f / l[1]);
-    if (t == 0) {
-        lse2[(int64_t)bh * T_ + q0 + g] = m[0] + log2f(l[0]);
-        lse2[(int64_t)bh * T_ + q0 + g + 8] = m[1] + log2f(l[1]);
-    }
-}
-
-/* ---- the forward with a three-stage K, V pipeline (the default; GPT_FA_FWD=2 picks gk_fa2_fwd) ----
-
-   gk_fa2_fwd's products, softmax and rounding of P, with:
-   - three K, V buffers instead of two: the copy of tile kt + 2 starts right after the barrier that opens
-     tile kt, into the buffer tile kt - 1 used (every warp has passed that barrier, so none still reads it).
-     One barrier per tile instead of two, and a copy has two tiles of work to land in, not one.
-   - exp2 by ex2.approx.ftz.f32 (the MUFU instruction alone): exp2f is the same instruction with extra
-     scaling so that results below 2^-126 come out subnormal instead of 0; such a p is 0 once rounded to
-     bf16 or fp16 anyway (bf16's smallest normal is 2^-126, fp16's smallest subnormal 2^-24), and the
-     running maximum keeps every row's largest p at 1. Both are 2-ulp approximations of 2^x.
-   - P rounded to T two values per instruction (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32): the same
-     round-to-nearest-even as ex_to<T> on each. */
-
+/* exp2 by ex2.approx.ftz.f32 (the MUFU instruction alone): exp2f is the same instruction with extra scaling
+   so that results below 2^-126 come out subnormal instead of 0; such a p is 0 once rounded to bf16 or fp16
+   anyway (bf16's smallest normal is 2^-126, fp16's smallest subnormal 2^-24), and the running maximum keeps
+   every row's largest p at 1. Both are 2-ulp approximations of 2^x. */
 __device__ __forceinline__ float gpt_exp2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
 }
 
-/* gpt_pack with one conversion instruction for both values */
+/* gpt_pack with one conversion instruction for both values (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32): the
+   same round-to-nearest-even as ex_to<T> on each */
 template <typename T> __device__ __forceinline__ uint32_t gpt_pack2(float *lo, float *hi) {
     uint32_t r;
     if constexpr (std::is_same<T, __half>::value) {
@@ -631,7 +227,7 @@ template <typename T> __device__ __forceinline__ uint32_t gpt_pack2(float *lo, f
     return r;
 }
 
-/* gpt_fa2_pv with gpt_pack2: the same operands, products and order */
+/* gpt_fa2_pv with P rounded by gpt_pack2: the same operands, products and order */
 template <typename T, int HD>
 __device__ __forceinline__ void gpt_fa3_pv(float (*p)[4], const T *B, float (*acc)[4]) {
     constexpr int LDT = HD + 8;
@@ -655,10 +251,12 @@ __device__ __forceinline__ void gpt_fa3_pv(float (*p)[4], const T *B, float (*ac
 }
 
 /* forward: grid (B H, ceil(T / (16 NW))), 32 NW threads, the block's queries [qb 16 NW, + 16 NW) with
-   qb = gridDim.y - 1 - blockIdx.y. Buffer i (i = 0, 1, 2): K at sKV + 2 i TILE, V after it; Q staged in
-   buffer 2 (16 NW <= 128 rows: two tiles). cp.async groups, one per commit: Q, KV 0, KV 1, then one per
-   tile kt (KV kt + 2, empty past the last tile), so at the top of tile kt the newest group is KV kt + 1
-   and wait_group 1 leaves KV kt complete. */
+   qb = gridDim.y - 1 - blockIdx.y. Three K, V buffers: the copy of tile kt + 2 starts right after the
+   barrier that opens tile kt, into the buffer tile kt - 1 used (every warp has passed that barrier, so none
+   still reads it); one barrier per tile, and a copy has two tiles of work to land in. Buffer i (i = 0, 1,
+   2): K at sKV + 2 i TILE, V after it; Q staged in buffer 2 (16 NW <= 128 rows: two tiles). cp.async
+   groups, one per commit: Q, KV 0, KV 1, then one per tile kt (KV kt + 2, empty past the last tile), so
+   at the top of tile kt the newest group is KV kt + 1 and wait_group 1 leaves KV kt complete. */
 template <typename T, int HD, int NW>
 __global__ void __launch_bounds__(NW * 32, GPT_FA2_MINB(HD, NW))
     gk_fa3_fwd(const T *qkv, T *out, float *lse2, int T_, int H, int C, float scale) {
@@ -939,83 +537,34 @@ template <typename T> static inline int gpt_fa_usable(const gpt_dims *d) {
     return gpt_fa_ok<T>::value && (hd == 64 || hd == 128) && d->seq % GPT_FA_TILE == 0;
 }
 
-/* Which kernels the launchers run. gpt_fa_old: 1 the reference kernels (gk_fa_*), 0 the tuned ones (gk_fa2_*);
-   -1 (the start) reads GPT_FA_OLD from the environment on first use. gpt_fa_warps: the tuned kernels' warps per
-   block (4: 64 rows, 8: 128 rows) for all three, 0 the defaults of gpt_fa2_nw; -1 (the start) reads
-   GPT_FA_WARPS (4 or 8; anything else: the defaults).
-   A program may set both between calls (examples/bench/bench_attn.cu runs each side by side). */
-static int gpt_fa_old = -1, gpt_fa_warps = -1, gpt_fa_fwd = -1;
-static inline int gpt_fa_env(const char *name) {
-    const char *e = getenv(name);
-    return e ? atoi(e) : 0;
-}
-static inline int gpt_fa_use_old(void) {
-    if (gpt_fa_old < 0) gpt_fa_old = gpt_fa_env("GPT_FA_OLD") != 0;
-    return gpt_fa_old;
-}
-/* the tuned forward: 3 gk_fa3_fwd (three K, V buffers, one barrier per tile), 2 gk_fa2_fwd; -1 (the start)
-   reads GPT_FA_FWD (2 or 3; anything else: 3) */
-static inline int gpt_fa_fwd_kernel(void) {
-    if (gpt_fa_fwd < 0) gpt_fa_fwd = gpt_fa_env("GPT_FA_FWD") == 2 ? 2 : 3;
-    return gpt_fa_fwd;
-}
-/* which: 0 forward, 1 dK/dV, 2 dQ. 8 warps only where the registers allow two blocks per SM without spills
-   (the forward at head size 64); elsewhere 4 warps keep three blocks (12 warps) per SM. */
-template <int HD> static inline int gpt_fa2_nw(int which) {
-    if (gpt_fa_warps < 0) {
-        int w = gpt_fa_env("GPT_FA_WARPS");
-        gpt_fa_warps = w == 4 || w == 8 ? w : 0;
-    }
-    if (gpt_fa_warps) return gpt_fa_warps;
-    return which == 0 && HD == 64 ? 8 : 4;
-}
+/* warps per block: the forward 8 at head size 64 (two blocks per SM without spills), else 4; the backward 4
+   (at head size 64 three blocks, 12 warps, per SM) */
+template <int HD> struct gpt_fa_nw {
+    static constexpr int fwd = HD == 64 ? 8 : 4, bwd = 4;
+};
 
-/* dynamic shared memory: forward 2 x (K, V); dK/dV K, V + 2 x (Q, dO, lse, D); dQ Q, dO + 2 x (K, V);
-   which 3: gk_fa3_fwd's 3 x (K, V). nw: 0 the reference kernels; 4 or 8 the tuned ones (8: K, V or Q, dO of
-   128 rows). */
-template <typename T, int HD> static size_t gpt_fa_smem(int which, int nw = 0) {
-    size_t tile = (size_t)GPT_FA_TILE * (HD + 8) * sizeof(T), own = nw == 8 ? 4 : 2;
-    return which == 0   ? 4 * tile
+/* dynamic shared memory. which 0: the forward's 3 x (K, V); 1: dK/dV's K, V of the block's keys + 2 x (Q,
+   dO, lse, D); 2: dQ's Q, dO of the block's queries + 2 x (K, V) */
+template <typename T, int HD> static size_t gpt_fa_smem(int which) {
+    constexpr int nw = gpt_fa_nw<HD>::bwd, own = 2 * ((16 * nw + GPT_FA_TILE - 1) / GPT_FA_TILE);
+    size_t tile = (size_t)GPT_FA_TILE * (HD + 8) * sizeof(T);
+    return which == 0   ? 6 * tile
            : which == 1 ? (own + 4) * tile + 4 * GPT_FA_TILE * sizeof(float)
-           : which == 2 ? (own + 4) * tile
-                        : 6 * tile;
+                        : (own + 4) * tile;
 }
 
 template <typename T, int HD> static zero_result gpt_fa_attrs(zero_error *err) {
     static int done;
     if (done) return ZERO_OK;
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa_fwd<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    constexpr int fw = gpt_fa_nw<HD>::fwd, bw = gpt_fa_nw<HD>::bwd;
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa3_fwd<T, HD, fw>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        (int)gpt_fa_smem<T, HD>(0)),
                   err);
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa_dkdv<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_dkdv<T, HD, bw>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        (int)gpt_fa_smem<T, HD>(1)),
                   err);
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa_dq<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_dq<T, HD, bw>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        (int)gpt_fa_smem<T, HD>(2)),
-                  err);
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_fwd<T, HD, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)gpt_fa_smem<T, HD>(0, 4)),
-                  err);
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_fwd<T, HD, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)gpt_fa_smem<T, HD>(0, 8)),
-                  err);
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa3_fwd<T, HD, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)gpt_fa_smem<T, HD>(3, 4)),
-                  err);
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa3_fwd<T, HD, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)gpt_fa_smem<T, HD>(3, 8)),
-                  err);
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_dkdv<T, HD, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)gpt_fa_smem<T, HD>(1, 4)),
-                  err);
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_dkdv<T, HD, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)gpt_fa_smem<T, HD>(1, 8)),
-                  err);
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_dq<T, HD, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)gpt_fa_smem<T, HD>(2, 4)),
-                  err);
-    ZERO_CUDA_TRY(cudaFuncSetAttribute(gk_fa2_dq<T, HD, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)gpt_fa_smem<T, HD>(2, 8)),
                   err);
     done = 1;
     return ZERO_OK;
@@ -1025,27 +574,11 @@ template <typename T, int HD>
 static zero_result gpt_fa_fwd_hd(cudaStream_t s, const gpt_dims *d, int B, const T *qkv, T *out, float *lse,
                                  zero_error *err) {
     GPT_TRY((gpt_fa_attrs<T, HD>(err)));
+    constexpr int nw = gpt_fa_nw<HD>::fwd;
     float scale = 1.0f / sqrtf((float)HD);
-    if (gpt_fa_use_old()) {
-        dim3 grid(d->seq / GPT_FA_TILE, B * d->heads);
-        gk_fa_fwd<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(0), s>>>(qkv, out, lse, d->seq, d->heads, d->dim, scale);
-    } else {
-        int nw = gpt_fa2_nw<HD>(0);
-        dim3 grid(B * d->heads, (d->seq + 16 * nw - 1) / (16 * nw));
-        if (gpt_fa_fwd_kernel() == 3) {
-            if (nw == 8)
-                gk_fa3_fwd<T, HD, 8><<<grid, 256, gpt_fa_smem<T, HD>(3, 8), s>>>(qkv, out, lse, d->seq, d->heads,
-                                                                                d->dim, scale);
-            else
-                gk_fa3_fwd<T, HD, 4><<<grid, 128, gpt_fa_smem<T, HD>(3, 4), s>>>(qkv, out, lse, d->seq, d->heads,
-                                                                                d->dim, scale);
-        } else if (nw == 8)
-            gk_fa2_fwd<T, HD, 8><<<grid, 256, gpt_fa_smem<T, HD>(0, 8), s>>>(qkv, out, lse, d->seq, d->heads, d->dim,
-                                                                            scale);
-        else
-            gk_fa2_fwd<T, HD, 4><<<grid, 128, gpt_fa_smem<T, HD>(0, 4), s>>>(qkv, out, lse, d->seq, d->heads, d->dim,
-                                                                            scale);
-    }
+    dim3 grid(B * d->heads, (d->seq + 16 * nw - 1) / (16 * nw));
+    gk_fa3_fwd<T, HD, nw><<<grid, 32 * nw, gpt_fa_smem<T, HD>(0), s>>>(qkv, out, lse, d->seq, d->heads, d->dim,
+                                                                      scale);
     ZERO_CUDA_TRY(cudaGetLastError(), err);
     return ZERO_OK;
 }
@@ -1054,33 +587,15 @@ template <typename T, int HD>
 static zero_result gpt_fa_bwd_hd(cudaStream_t s, const gpt_dims *d, int B, const T *qkv, const T *out,
                                  const float *lse, const T *dout, float *D, T *dqkv, zero_error *err) {
     GPT_TRY((gpt_fa_attrs<T, HD>(err)));
+    constexpr int nw = gpt_fa_nw<HD>::bwd;
     int64_t rows = (int64_t)B * d->seq * d->heads;
     float scale = 1.0f / sqrtf((float)HD);
     gk_fa_dot<T><<<gpt_blocks(rows * 8), GPT_THREADS, 0, s>>>(dout, out, D, rows, d->seq, d->heads, d->dim, HD);
-    if (gpt_fa_use_old()) {
-        dim3 grid(d->seq / GPT_FA_TILE, B * d->heads);
-        gk_fa_dkdv<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(1), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim,
-                                                                  scale);
-        gk_fa_dq<T, HD><<<grid, 128, gpt_fa_smem<T, HD>(2), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads, d->dim,
-                                                                scale);
-    } else {
-        int nw = gpt_fa2_nw<HD>(1);
-        dim3 grid(B * d->heads, (d->seq + 16 * nw - 1) / (16 * nw));
-        if (nw == 8)
-            gk_fa2_dkdv<T, HD, 8><<<grid, 256, gpt_fa_smem<T, HD>(1, 8), s>>>(qkv, dout, lse, D, dqkv, d->seq,
-                                                                             d->heads, d->dim, scale);
-        else
-            gk_fa2_dkdv<T, HD, 4><<<grid, 128, gpt_fa_smem<T, HD>(1, 4), s>>>(qkv, dout, lse, D, dqkv, d->seq,
-                                                                             d->heads, d->dim, scale);
-        nw = gpt_fa2_nw<HD>(2);
-        grid.y = (d->seq + 16 * nw - 1) / (16 * nw);
-        if (nw == 8)
-            gk_fa2_dq<T, HD, 8><<<grid, 256, gpt_fa_smem<T, HD>(2, 8), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads,
-                                                                           d->dim, scale);
-        else
-            gk_fa2_dq<T, HD, 4><<<grid, 128, gpt_fa_smem<T, HD>(2, 4), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads,
-                                                                           d->dim, scale);
-    }
+    dim3 grid(B * d->heads, (d->seq + 16 * nw - 1) / (16 * nw));
+    gk_fa2_dkdv<T, HD, nw><<<grid, 32 * nw, gpt_fa_smem<T, HD>(1), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads,
+                                                                       d->dim, scale);
+    gk_fa2_dq<T, HD, nw><<<grid, 32 * nw, gpt_fa_smem<T, HD>(2), s>>>(qkv, dout, lse, D, dqkv, d->seq, d->heads,
+                                                                     d->dim, scale);
     ZERO_CUDA_TRY(cudaGetLastError(), err);
     return ZERO_OK;
 }
