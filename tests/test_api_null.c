@@ -46,6 +46,8 @@ static void test_pure(void) {
     zero_location loc;
     zero_estimate_args ea;
     zero_memory_estimate me;
+    zero_time_model tm;
+    zero_time_estimate te;
     zero_loss_scaler s;
     double b1 = -1, b2 = -1, mp = 0;
     char buf[64];
@@ -75,6 +77,9 @@ static void test_pure(void) {
     NAMED(zero_estimate_memory(&ea, NULL, &err), "zero_estimate_memory", "out");
     NAMED(zero_estimate_max_params(NULL, 80e9, 1e12, 0, &mp, &err), "zero_estimate_max_params", "a");
     NAMED(zero_estimate_max_params(&ea, 80e9, 1e12, 0, NULL, &err), "zero_estimate_max_params", "max_params");
+    memset(&tm, 0, sizeof tm);
+    NAMED(zero_estimate_time(NULL, &te, &err), "zero_estimate_time", "m");
+    NAMED(zero_estimate_time(&tm, NULL, &err), "zero_estimate_time", "out");
     memset(ts, 0, sizeof ts);
     ts[0].name = "a", ts[0].numel = 10;
     ts[1].name = "b", ts[1].numel = 20;

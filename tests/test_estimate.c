@@ -514,6 +514,316 @@ static void test_errors(void) {
     }
 }
 
+/* ---- the step-time model (zero_estimate_time) ---- */
+
+static zero_time_model tm_small(void) {
+    zero_time_model m;
+    memset(&m, 0, sizeof m);
+    m.params = 1e6;
+    m.layers = 1;
+    m.hidden = 10;
+    m.vocab = 0;
+    m.seq = 1;
+    m.micro_batch = 1;
+    m.compute_dtype = ZERO_DTYPE_BF16;
+    m.gpus_per_node = 2;
+    m.nodes = 2;
+    m.tflops = 1e-6; /* 1e6 FLOP/s */
+    m.hbm_bytes_per_s = 1.5e10;
+    m.intra_bus_bytes_per_s = 1e9;
+    m.intra_latency_s = 1e-3;
+    m.inter_bus_bytes_per_s = 0.5e9;
+    m.inter_latency_s = 2e-3;
+    m.pcie_bytes_per_s = 1e9;
+    m.host_bytes_per_s = 2.8e9;
+    m.stage = 2;
+    m.group = 2;
+    return m;
+}
+
+/* Worked by hand (the formulas in zero.h's comment, one unit of 1e6 bf16
+   elements = 2e6 bytes): F = 6 (12 * 100) + 12 * 10 = 7320 FLOPs per token,
+   one token, so t_mb = 7.32 ms, t_bwd = 4.88 ms. */
+static void test_time_hand(void) {
+    zero_time_model m = tm_small();
+    zero_time_estimate o;
+    zero_error err;
+    /* stage 2, G = 2 inside a node, R = 2 across the 2 nodes:
+       reduce-scatter 1e-3 + 2e6/2/1e9 = 2 ms (intra, 1e6 bytes sent);
+       all-reduce of 1e6 bytes over 2: 2 (2e-3 + 0.5e6/0.5e9) = 6 ms (inter, 1e6 bytes);
+       exposed: max(8, 8 - 4.88) = 8 ms; the gather after the step 2 ms (intra, 1e6 bytes);
+       Adam 30 * 5e5 / 1.5e10 = 1 ms. Step 7.32 + 10 + 1 = 18.32 ms. */
+    CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
+    CHECK_NEAR(o.flops_per_token, 7320, 1e-12);
+    CHECK_NEAR(o.compute_s, 7.32e-3, 1e-12);
+    CHECK_NEAR(o.exposed_comm_s, 10e-3, 1e-12);
+    CHECK_NEAR(o.optimizer_s, 1e-3, 1e-12);
+    CHECK_NEAR(o.step_s, 18.32e-3, 1e-12);
+    CHECK_NEAR(o.comm_intra_s, 4e-3, 1e-12);
+    CHECK_NEAR(o.comm_inter_s, 6e-3, 1e-12);
+    CHECK_NEAR(o.bytes_intra, 2e6, 1e-12);
+    CHECK_NEAR(o.bytes_inter, 1e6, 1e-12);
+    CHECK_NEAR(o.tokens_per_s_per_gpu, 1 / 18.32e-3, 1e-12);
+    CHECK(o.bytes_pcie == 0 && o.cpu_adam_s == 0 && o.exposed_offload_s == 0);
+    CHECK_EQ_INT(o.world, 4);
+    CHECK_EQ_INT(o.group, 2);
+    CHECK_EQ_INT(o.replicas, 2);
+    CHECK(o.gpu_memory_bytes > 0);
+
+    /* stage 3 over the world (G = 4 crosses nodes: inter rates), 4 micro-batches:
+       gather 2e-3 + 2e6 * 3/4 / 0.5e9 = 5 ms; reduce-scatter 5 ms; one unit, so
+       forward exposes 5 + max(0, 0 - 2.44) = 5, backward max(5, 5 + 5 - 4.88) = 5.12;
+       per micro-batch 10.12 ms; Adam 30 * 2.5e5 / 1.5e10 = 0.5 ms.
+       Step 4 * (7.32 + 10.12) + 0.5 = 70.26 ms. Bytes: 3 rings of 1.5e6 per
+       micro-batch, all inter. */
+    m.stage = 3;
+    m.group = 0;
+    m.grad_accum = 4;
+    CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
+    CHECK_NEAR(o.step_s, 70.26e-3, 1e-12);
+    CHECK_NEAR(o.exposed_comm_s, 40.48e-3, 1e-12);
+    CHECK_NEAR(o.comm_inter_s, 4 * 15e-3, 1e-12);
+    CHECK(o.comm_intra_s == 0 && o.bytes_intra == 0);
+    CHECK_NEAR(o.bytes_inter, 4 * 4.5e6, 1e-12);
+    /* serial gathers: forward 5, backward 5 + max(5, 5 - 4.88) = 10: 4 (7.32 + 15) + 0.5 */
+    m.stage3_serial_gathers = 1;
+    CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
+    CHECK_NEAR(o.step_s, 89.78e-3, 1e-12);
+
+    /* stage 0 on the same 4 GPUs: an all-reduce of 2e6 bytes across nodes,
+       2 (2e-3 + 2e6 * 3/4 / 0.5e9) = 10 ms, at the last of 4 micro-batches only:
+       exposed max(10, 10 - 4.88) = 10; Adam on all 1e6: 2 ms. */
+    m.stage = 0;
+    m.stage3_serial_gathers = 0;
+    CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
+    CHECK_NEAR(o.step_s, 4 * 7.32e-3 + 10e-3 + 2e-3, 1e-12);
+    CHECK_NEAR(o.bytes_inter, 3e6, 1e-12);
+    CHECK_EQ_INT(o.group, 1);
+    CHECK_EQ_INT(o.replicas, 4);
+
+    /* offload on one GPU, stage 2: no collective; gradients to the host
+       2e6 / 1e9 = 2 ms (max(2, 2 - 4.88) exposed), CPU Adam 28e6 / 2.8e9 =
+       10 ms, parameters back 2 ms: 7.32 + 2 + 10 + 2 = 21.32 ms */
+    m = tm_small();
+    m.gpus_per_node = 1;
+    m.nodes = 1;
+    m.group = 0;
+    m.offload_optimizer = ZERO_OFFLOAD_CPU;
+    CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
+    CHECK_NEAR(o.step_s, 21.32e-3, 1e-12);
+    CHECK_NEAR(o.cpu_adam_s, 10e-3, 1e-12);
+    CHECK_NEAR(o.offload_copy_s, 4e-3, 1e-12);
+    CHECK_NEAR(o.bytes_pcie, 4e6, 1e-12);
+    CHECK(o.optimizer_s == 0 && o.exposed_comm_s == 0 && o.bytes_intra == 0 && o.bytes_inter == 0);
+
+    /* the defaults stand in for rates <= 0 */
+    m = tm_small();
+    m.tflops = 0;
+    m.hbm_bytes_per_s = -1;
+    CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
+    CHECK_NEAR(o.compute_s, 7320 / 466.4e12, 1e-12);
+    CHECK_NEAR(o.optimizer_s, 30 * 5e5 / 2.79e12, 1e-12);
+}
+
+/* More GPUs never send fewer bytes across nodes, for every stage and group
+   size, at 8 GPUs per node, 1 to 1024 GPUs. */
+static void test_time_monotone(void) {
+    int stage, gi, k;
+    static const int groups[] = {1, 2, 4, 8, 16, 0};
+    for (stage = 0; stage <= 3; stage++)
+        for (gi = 0; gi < (int)(sizeof groups / sizeof groups[0]); gi++) {
+            double prev = -1;
+            for (k = 0; k <= 10; k++) {
+                int N = 1 << k;
+                zero_time_model m = tm_small();
+                zero_time_estimate o;
+                m.params = 1.5e9;
+                m.layers = 48;
+                m.hidden = 1600;
+                m.seq = 1024;
+                m.micro_batch = 8;
+                m.tflops = 0;
+                m.hbm_bytes_per_s = m.intra_bus_bytes_per_s = m.inter_bus_bytes_per_s = 0;
+                m.intra_latency_s = m.inter_latency_s = 0;
+                m.gpus_per_node = N < 8 ? N : 8;
+                m.nodes = N < 8 ? 1 : N / 8;
+                m.stage = stage;
+                m.group = groups[gi];
+                if (groups[gi] > N) continue;
+                CHECKF(zero_estimate_time(&m, &o, NULL) == ZERO_OK, "stage %d G %d N %d", stage,
+                       groups[gi], N);
+                CHECKF(o.bytes_inter >= prev, "stage %d G %d N %d: %g < %g", stage, groups[gi], N,
+                       o.bytes_inter, prev);
+                CHECKF(N > 8 || o.bytes_inter == 0, "stage %d G %d N %d: one node, %g inter", stage,
+                       groups[gi], N, o.bytes_inter);
+                CHECKF(o.step_s > 0 && o.step_s < 1e3, "stage %d N %d step %g", stage, N, o.step_s);
+                prev = o.bytes_inter;
+            }
+        }
+}
+
+/* ---- calibration: the runs of docs/PERF.md and docs/gpt_runs/ ----
+
+   GPT-2 XL of examples/gpt: L 48, C 1600, V 256, T 1024 (or 128),
+   P = L (12 C^2 + 13 C) + V C + T C + 2 C (1.4776096e9 at T 1024).
+   Fitted inputs, each on runs other than those it predicts:
+   - H100, code 010bf01: tflops from docs/gpt_runs/h100_fast/ab_s0.log
+     (stage 0, 187.9 ms): 8.0228e13 FLOPs / (187.9 - 15.891 ms Adam) = 466.42;
+   - 2x H200, code 2f283f8: from docs/gpt_runs/h200x2/scale_stage2_1gpu.log
+     (201.3 ms), Adam at 3.917e12 B/s (the H200 copy of PERF.md 1-2, 4257
+     GB/s, times zero_step's 0.920 of the copy at 1.5B in PERF.md 2b): 422.30;
+   - 4x H200, code 221d6d7: from docs/gpt_runs/h200x4/scale_stage2_1gpu.log
+     (196.4 ms): 433.48.
+   The offload run takes the H100's 466.42 (another recipe and commit) and
+   the PCIe and host rates its own log measured (its floor: lines). */
+
+typedef struct calib_run {
+    const char *what, *source;
+    int gpus, stage, T, B, offload, serial, fitted;
+    double tflops, hbm, pcie, host, measured_ms;
+} calib_run;
+
+#define H100_TF 466.42
+#define H100_HBM 2.79e12
+#define X2_TF 422.30
+#define X4_TF 433.48
+#define H200_HBM 3.917e12
+
+static const calib_run calib[] = {
+    /* docs/gpt_runs/h100_fast/ab_s0.log (PERF.md 5f, "Stage by stage"): the fit */
+    {"H100 stage 0, mb 8", "gpt_runs/h100_fast/ab_s0.log", 1, 0, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 187.9},
+    /* PERF.md 5f table, docs/gpt_runs/h100_fast/fast_zero.log */
+    {"H100 ZeRO-2, mb 8", "PERF.md 5f; gpt_runs/h100_fast/fast_zero.log", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 192.7},
+    /* PERF.md 5f, the call before: ab_s1.log */
+    {"H100 ZeRO-1, mb 8", "gpt_runs/h100_fast/ab_s1.log", 1, 1, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 188.9},
+    /* PERF.md 5c, docs/gpt_runs/h200x2/scale_stage{1,2,3}_{1,2}gpu.log */
+    {"2x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x2/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 199.0},
+    {"2x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x2/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X2_TF, H200_HBM, 0, 0, 201.3},
+    {"2x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x2/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 204.6},
+    {"2x H200, stage 1", "PERF.md 5c; h200x2/scale_stage1_2gpu.log", 2, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 210.3},
+    {"2x H200, stage 2", "PERF.md 5c; h200x2/scale_stage2_2gpu.log", 2, 2, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 209.1},
+    {"2x H200, stage 3", "PERF.md 5c; h200x2/scale_stage3_2gpu.log", 2, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 230.3},
+    /* PERF.md 5e (same machine and code as 5c's 2-GPU runs), micro-batch 16:
+       docs/gpt_runs/h200x2/xl16_stage{2,3}.log */
+    {"2x H200, stage 2, mb 16", "PERF.md 5e; h200x2/xl16_stage2.log", 2, 2, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 369.2},
+    {"2x H200, stage 3, mb 16", "PERF.md 5e; h200x2/xl16_stage3.log", 2, 3, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 389.8},
+    /* PERF.md 5c, docs/gpt_runs/h200x4/scale_stage{1,2,3}_{1,4}gpu.log */
+    {"4x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x4/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 195.8},
+    {"4x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x4/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X4_TF, H200_HBM, 0, 0, 196.4},
+    {"4x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x4/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 201.8},
+    {"4x H200, stage 1", "PERF.md 5c; h200x4/scale_stage1_4gpu.log", 4, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 205.3},
+    {"4x H200, stage 2", "PERF.md 5c; h200x4/scale_stage2_4gpu.log", 4, 2, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 204.9},
+    {"4x H200, stage 3", "PERF.md 5c; h200x4/scale_stage3_4gpu.log", 4, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 237.4},
+    /* PERF.md 4b "The floor of the offloaded step", docs/gpt_runs/h100_offload_floor/z2off_zero.log:
+       fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
+       (54.9, their mean, here), host memory 152.8 GB/s */
+    {"H100 ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h100_offload_floor/z2off_zero.log", 1, 2, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.8e9, 441.5},
+};
+
+static zero_time_model calib_model(const calib_run *c) {
+    zero_time_model m;
+    double C = 1600, L = 48;
+    memset(&m, 0, sizeof m);
+    m.layers = 48;
+    m.hidden = 1600;
+    m.vocab = 256;
+    m.seq = c->T;
+    m.params = L * (12 * C * C + 13 * C) + 256 * C + c->T * C + 2 * C;
+    m.micro_batch = c->B;
+    m.compute_dtype = c->offload ? ZERO_DTYPE_FP16 : ZERO_DTYPE_BF16;
+    m.gpus_per_node = c->gpus;
+    m.nodes = 1;
+    m.tflops = c->tflops;
+    m.hbm_bytes_per_s = c->hbm;
+    m.pcie_bytes_per_s = c->pcie;
+    m.host_bytes_per_s = c->host;
+    m.stage = c->stage;
+    m.offload_optimizer = c->offload ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+    m.stage3_serial_gathers = c->serial;
+    return m;
+}
+
+static void test_time_calibration(void) {
+    size_t i;
+    int print = getenv("TEST_ESTIMATE_TABLE") != NULL;
+    if (print) printf("| run | source | measured ms | predicted ms | error |\n|---|---|---|---|---|\n");
+    for (i = 0; i < sizeof calib / sizeof calib[0]; i++) {
+        zero_time_model m = calib_model(&calib[i]);
+        zero_time_estimate o;
+        double pred, rel;
+        CHECK(zero_estimate_time(&m, &o, NULL) == ZERO_OK);
+        pred = o.step_s * 1e3;
+        rel = (pred - calib[i].measured_ms) / calib[i].measured_ms;
+        if (print)
+            printf("| %s%s | %s | %.1f | %.1f | %+.1f%% |\n", calib[i].what,
+                   calib[i].fitted ? " (fit)" : "", calib[i].source, calib[i].measured_ms, pred,
+                   100 * rel);
+        CHECKF(fabs(rel) <= 0.15, "%s: predicted %.1f ms, measured %.1f (%+.1f%%)", calib[i].what,
+               pred, calib[i].measured_ms, 100 * rel);
+        /* a fitted run is reproduced (its fit is exact to the digits above) */
+        CHECKF(!calib[i].fitted || fabs(rel) < 0.001, "%s: the fit gives %.2f ms", calib[i].what, pred);
+    }
+    {
+        /* the fitted figures are what the comment says they are: the FLOPs of
+           GPT-2 XL at micro-batch 8, over the fitted run's step less its Adam */
+        zero_time_model m = calib_model(&calib[0]);
+        double P = m.params, flops = (6 * (12 * 48 * 1600.0 * 1600 + 256 * 1600) +
+                                      12 * 48 * 1600.0 * 1024) * 8192;
+        CHECK_NEAR(P, 1.4776096e9, 1e-9);
+        CHECK_NEAR(flops / (187.9e-3 - 30 * P / H100_HBM) / 1e12, H100_TF, 1e-4);
+        CHECK_NEAR(flops / (201.3e-3 - 30 * P / H200_HBM) / 1e12, X2_TF, 1e-4);
+        CHECK_NEAR(flops / (196.4e-3 - 30 * P / H200_HBM) / 1e12, X4_TF, 1e-4);
+        /* bench_optim --gpt 1.5B (V 50257: 1557611200 parameters): zero_step in 16.751 ms at 30 bytes each */
+        CHECK_NEAR(30 * 1557611200.0 / 16.751e-3, H100_HBM, 1e-3);
+    }
+}
+
+static void test_time_errors(void) {
+    zero_time_model m = tm_small();
+    zero_time_estimate o;
+    zero_error err;
+    CHECK(zero_estimate_time(NULL, &o, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_NULL_ARG);
+    CHECK_STR_CONTAINS(err.msg, "zero_estimate_time: m is NULL");
+    CHECK(zero_estimate_time(&m, NULL, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_NULL_ARG);
+#define BAD(field_set, K, TXT)                                                  \
+    do {                                                                           \
+        m = tm_small();                                                            \
+        field_set;                                                                 \
+        memset(&o, 0x5a, sizeof o);                                                \
+        CHECK(zero_estimate_time(&m, &o, &err) == ZERO_ERR_INVALID_ARG);           \
+        CHECK(err.item == ZERO_MSG_ESTIMATE_ARGS);                                 \
+        CHECKF(strcmp(err.key, K) == 0, "key %s want %s", err.key, K);             \
+        CHECK_STR_CONTAINS(err.msg, TXT);                                          \
+        CHECK(o.step_s == 0 && o.world == 0);                                      \
+    } while (0)
+    BAD(m.params = 0, "params", "must be > 0");
+    BAD(m.params = NAN, "params", "must be > 0");
+    BAD(m.layers = 0, "layers", "must be >= 1");
+    BAD(m.hidden = -1, "hidden", "must be >= 1");
+    BAD(m.vocab = -1, "vocab", "must be >= 0");
+    BAD(m.seq = 0, "seq", "must be >= 1");
+    BAD(m.micro_batch = 0, "micro_batch", "must be >= 1");
+    BAD(m.compute_dtype = (zero_dtype)99, "compute_dtype", "got 99");
+    BAD(m.unit_params = 2e6, "unit_params", "must be <= params");
+    BAD(m.gpus_per_node = 0, "gpus_per_node", "must be >= 1");
+    BAD(m.nodes = 0, "nodes", "must be >= 1");
+    BAD(m.stage = 4, "stage", "must be 0, 1, 2 or 3");
+    BAD(m.offload_optimizer = ZERO_OFFLOAD_NVME, "offload_optimizer", "NVMe is not modelled");
+    BAD((m.stage = 0, m.offload_optimizer = ZERO_OFFLOAD_CPU), "offload_optimizer", "needs stage 1");
+    BAD(m.group = 3, "group", "must divide the world (4 GPUs)");
+    BAD(m.group = 8, "group", "must divide the world");
+    BAD((m.gpus_per_node = 6, m.group = 4), "group", "straddle nodes");
+    BAD(m.tflops = NAN, "tflops", "must be finite");
+    BAD(m.inter_bus_bytes_per_s = INFINITY, "inter_bus_bytes_per_s", "must be finite");
+    BAD(m.host_bytes_per_s = -INFINITY, "host_bytes_per_s", "must be finite");
+#undef BAD
+    /* stage 0 ignores the group; a group that straddles nodes is fine there */
+    m = tm_small();
+    m.stage = 0;
+    m.group = 3;
+    CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK && err.code == ZERO_OK);
+}
+
 int main(void) {
     zt_seed("test_estimate");
     test_worked_example();
@@ -522,5 +832,9 @@ int main(void) {
     test_monotone();
     test_max_params();
     test_errors();
+    test_time_hand();
+    test_time_monotone();
+    test_time_calibration();
+    test_time_errors();
     return zt_finish();
 }

@@ -162,6 +162,16 @@ for h in --help -h; do help "zero_estimate$h" "$ZE" "$h"; done
 usage "zero_estimate-no-params" '^zero_estimate: missing --params' "$ZE" --gpus 8
 usage "zero_estimate-unknown-flag" "^zero_estimate: unknown argument '--gpu'" "$ZE" --params 1e9 --gpu 8
 usage "zero_estimate-dtype" "^zero_estimate: --dtype: 'fp8' is not" "$ZE" --params 1e9 --dtype fp8
+# --time: the step-time model, one preset, the whole table down to the 1024-GPU row
+run "$ZE" --time --model 70b --machine h200 --stage 3 --group 8
+if [ "$rc" -eq 0 ] && [ ! -s "$W/err" ] && grep -Eq '^ +1024 +128 +3 +8 +[0-9.]+ ' "$W/out"; then
+    ok "zero_estimate-time-70b"
+else no "zero_estimate-time-70b" "exit $rc, stderr: $(head -c 200 "$W/err"), last row: $(grep -E '^ +1024 ' "$W/out")"; fi
+usage "zero_estimate-time-model" "^zero_estimate: --model: '8b' is not a preset" "$ZE" --time --model 8b
+usage "zero_estimate-time-unknown" "^zero_estimate: unknown argument '--fit' \(with --time\)" "$ZE" --time --fit
+usage "zero_estimate-time-offload-stage0" '^zero_estimate: --offload: cpu needs stage 1' "$ZE" --time --stage 0 --offload cpu
+numbers zero_estimate --group 1025 "$ZE" --time
+numbers zero_estimate --stage 4 "$ZE" --time
 usage "zero_estimate-fit-no-gpu-mem" '^zero_estimate: --fit: needs --gpu-mem' "$ZE" --fit --gpus 8
 usage "zero_estimate-fit-params" '^zero_estimate: --fit: .*drop --params' "$ZE" --fit --gpu-mem 80GB --params 1e9
 usage "zero_estimate-largest-layer" '^zero_estimate: --largest-layer: .* larger than --params' \

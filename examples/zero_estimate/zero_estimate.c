@@ -35,6 +35,7 @@ static const char usage[] =
     "usage: zero_estimate --params N [--gpus G] [options]       memory per ZeRO option\n"
     "       zero_estimate --fit --gpu-mem SIZE [--cpu-mem SIZE] [--nvme SIZE] [--gpus G] [options]\n"
     "                                                           largest model per ZeRO option\n"
+    "       zero_estimate --time [--model P] [--machine M] [options]  step time, 1 to 1024 GPUs\n"
     "       zero_estimate --selftest                            check the library and the parsers\n"
     "       zero_estimate --help                                every option\n";
 
@@ -69,6 +70,44 @@ static const char help[] =
     "estimate_zero3_model_states_mem_needs (stage 3, with zero_init unless --no-zero-init);\n"
     "stage 0 is 16 bytes per parameter. DeepSpeed has no NVMe estimate: NVMe rows show\n"
     "its CPU-offload figures, marked *.\n"
+    "\n"
+    "--time: the step-time model (zero_estimate_time; docs/PERF.md, \"A step-time model,\n"
+    "calibrated\", has its formulas' sources and its errors against measured runs). One row\n"
+    "per stage and GPU count (1, 2, 4, ..., 1024; one node up to --gpus, then whole nodes).\n"
+    "  --model P           preset: gpt2-xl (default; examples/gpt's GPT-2 XL: P 1.4776e9, L 48,\n"
+    "                      C 1600, V 256, T 1024, micro-batch 8), 7b (P 6.74e9, L 32, C 4096,\n"
+    "                      V 32000, T 4096, micro-batch 1), 70b (P 6.9e10, L 80, C 8192,\n"
+    "                      V 32000, T 4096, micro-batch 1); the flags below override it\n"
+    "  --machine M         preset: h100 (default) or h200, 8 GPUs per node on NVLink and\n"
+    "                      400 Gb/s InfiniBand per GPU. h100: 466.4 TFLOP/s achieved (fitted on\n"
+    "                      one H100, GPT-2 XL), Adam at 2.79 TB/s, NVLink 225 GB/s bus and 10 us\n"
+    "                      per collective, inter-node 40 GB/s bus and 30 us (assumed: 80% of\n"
+    "                      400 Gb/s), PCIe 55 GB/s each way, host 150 GB/s per node. h200: the\n"
+    "                      same but Adam at 3.917 TB/s (its copy bandwidth scaled as on H100)\n"
+    "  --params N          parameters       --layers L   blocks       --hidden C  width\n"
+    "  --vocab V           vocabulary (0 to 1e8)          --seq T      tokens per sequence\n"
+    "  --batch B           micro-batch per GPU            --gas m      micro-batches per step\n"
+    "  --dtype T           bf16 (default), fp16 or fp32 (bytes on the wire)\n"
+    "  --unit N            elements per communication unit (default params / layers: a block)\n"
+    "  --gpus g            GPUs per node (default the preset's 8; must divide 1024)\n"
+    "  --stage s           one stage, 0 to 3 (default: all four)\n"
+    "  --group G           hybrid shard group: shard within G ranks, replicate across the\n"
+    "                      rest (default the world; clamped to the GPU count; must divide --gpus\n"
+    "                      or be a multiple of it)\n"
+    "  --offload D         offload_optimizer: none (default) or cpu (stages 1-3)\n"
+    "  --serial-gathers    stage-3 gathers not overlapped with compute (the engine before its\n"
+    "                      per-span stream order)\n"
+    "  --tflops X          achieved TFLOP/s per GPU (FLOPs 6 (12 L C^2 + V C) + 12 L C T per token)\n"
+    "  --hbm RATE          bytes/s of the optimizer step at 30 bytes per parameter (2.79TB)\n"
+    "  --intra-bw RATE     NCCL bus bandwidth inside a node (225GB)\n"
+    "  --intra-lat-us X    microseconds per collective inside a node (10)\n"
+    "  --inter-bw RATE     NCCL bus bandwidth of a ring across nodes (40GB)\n"
+    "  --inter-lat-us X    microseconds per collective across nodes (30)\n"
+    "  --pcie RATE         host-device bytes/s, one direction (55GB)\n"
+    "  --host-bw RATE      the CPU Adam's host memory bytes/s per node (150GB)\n"
+    "  RATE is a size per second: 225GB, 2.79TB, 40e9.\n"
+    "Columns: step ms, tokens/s per GPU, exposed communication ms, GB each GPU sends per step on\n"
+    "rings inside a node and across nodes, model-state GiB per GPU (zero's plan).\n"
     "\n"
     "Exit status: 0; 1 a --selftest check failed; 2 usage: a bad flag or value (one line\n"
     "saying what is wrong, then the usage; nothing is printed to stdout).\n";
@@ -385,6 +424,248 @@ static int selftest(void) {
 
 static int usage_error(void) { return tool_usage_error(usage); }
 
+/* ---- --time: the step-time model (zero_estimate_time) ---- */
+
+typedef struct model_preset {
+    const char *name, *what;
+    double params;
+    int layers, hidden, vocab, seq, batch;
+} model_preset;
+
+/* GPT-2 XL is examples/gpt's model (PERF.md 5); 7B and 70B take LLaMA-2's
+   shapes and parameter counts, their FLOPs by the same GPT formula (close
+   for 7B; for 70B's grouped-query attention and SwiGLU an approximation). */
+static const model_preset model_presets[] = {
+    {"gpt2-xl", "GPT-2 XL of examples/gpt: P 1.4776e9, L 48, C 1600, V 256, T 1024, micro-batch 8",
+     1477609600.0, 48, 1600, 256, 1024, 8},
+    {"7b", "7B: P 6.74e9, L 32, C 4096, V 32000, T 4096, micro-batch 1", 6.74e9, 32, 4096, 32000,
+     4096, 1},
+    {"70b", "70B: P 6.9e10, L 80, C 8192, V 32000, T 4096, micro-batch 1", 6.9e10, 80, 8192, 32000,
+     4096, 1},
+};
+
+typedef struct machine_preset {
+    const char *name, *what;
+    int gpus_per_node;
+    double tflops, hbm, intra_bw, intra_lat, inter_bw, inter_lat, pcie, host;
+} machine_preset;
+
+/* The rates and where they come from: docs/PERF.md ("A step-time model"). */
+static const machine_preset machine_presets[] = {
+    {"h100", "8x H100 per node, NVLink, 400 Gb/s InfiniBand per GPU", 8, 466.4, 2.79e12, 225e9,
+     10e-6, 40e9, 30e-6, 55e9, 150e9},
+    {"h200", "8x H200 per node, NVLink, 400 Gb/s InfiniBand per GPU", 8, 466.4, 3.917e12, 225e9,
+     10e-6, 40e9, 30e-6, 55e9, 150e9},
+};
+
+typedef struct time_cli {
+    zero_time_model m;
+    int stage;         /* -1: every stage */
+    int group;         /* 0: the world */
+    int have_model, have_machine;
+} time_cli;
+
+static int time_table(const time_cli *t) {
+    int s, k, s0 = t->stage < 0 ? 0 : t->stage, s1 = t->stage < 0 ? 3 : t->stage;
+    const zero_time_model *m = &t->m;
+    zero_time_estimate o;
+    zero_error err;
+    char p[32];
+    /* every row first: an error prints no half table */
+    for (s = s0; s <= s1; s++)
+        for (k = 0; k <= 10; k++) {
+            zero_time_model r = *m;
+            int N = 1 << k;
+            r.gpus_per_node = N < m->gpus_per_node ? N : m->gpus_per_node;
+            r.nodes = N / r.gpus_per_node;
+            if (r.nodes * r.gpus_per_node != N) {
+                fprintf(stderr, "zero_estimate: --gpus: %d GPUs per node do not divide %d GPUs\n",
+                        m->gpus_per_node, N);
+                return 2;
+            }
+            r.stage = s;
+            r.group = t->group > N ? N : t->group;
+            if (s == 0) r.offload_optimizer = ZERO_OFFLOAD_NONE;
+            if (zero_estimate_time(&r, &o, &err) != ZERO_OK) {
+                fprintf(stderr, "zero_estimate: %d GPUs, stage %d: %s\n", N, s, err.msg);
+                return 2;
+            }
+        }
+    fmt_count(m->params, p, sizeof p);
+    printf("zero_estimate --time: one optimizer step per ZeRO stage, 1 to 1024 GPUs\n");
+    printf("model: %s parameters, L %d, C %d, V %d, T %d, micro-batch %d, %d micro-batch%s per step, "
+           "%s\n", p, m->layers, m->hidden, m->vocab, m->seq, m->micro_batch,
+           m->grad_accum > 0 ? m->grad_accum : 1, m->grad_accum > 1 ? "es" : "",
+           m->compute_dtype == ZERO_DTYPE_FP32 ? "fp32" : m->compute_dtype == ZERO_DTYPE_FP16 ? "fp16" : "bf16");
+    printf("machine: %d GPUs per node; %.1f TFLOP/s achieved, Adam at %.4g TB/s (30 B/param); "
+           "NVLink %.0f GB/s bus, %.0f us; inter-node %.0f GB/s bus, %.0f us; PCIe %.0f GB/s, "
+           "host %.0f GB/s per node\n",
+           m->gpus_per_node, m->tflops, m->hbm_bytes_per_s / 1e12, m->intra_bus_bytes_per_s / 1e9,
+           m->intra_latency_s * 1e6, m->inter_bus_bytes_per_s / 1e9, m->inter_latency_s * 1e6,
+           m->pcie_bytes_per_s / 1e9, m->host_bytes_per_s / 1e9);
+    printf("zero: group %s, offload_optimizer %s (stages 1-3), stage-3 gathers %s\n\n",
+           t->group > 0 ? "as --group (at most the GPU count)" : "the world",
+           m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu" : "none",
+           m->stage3_serial_gathers ? "serial" : "prefetched, overlapped");
+    printf("%6s %6s %5s %6s %10s %12s %11s %11s %11s %9s\n", "GPUs", "nodes", "stage", "G",
+           "step ms", "tok/s/GPU", "exposed ms", "intra GB", "inter GB", "mem GiB");
+    for (s = s0; s <= s1; s++)
+        for (k = 0; k <= 10; k++) {
+            zero_time_model r = *m;
+            int N = 1 << k;
+            r.gpus_per_node = N < m->gpus_per_node ? N : m->gpus_per_node;
+            r.nodes = N / r.gpus_per_node;
+            r.stage = s;
+            r.group = t->group > N ? N : t->group;
+            if (s == 0) r.offload_optimizer = ZERO_OFFLOAD_NONE;
+            (void)zero_estimate_time(&r, &o, NULL);
+            printf("%6d %6d %5d %6d %10.1f %12.0f %11.2f %11.3f %11.3f %9.2f\n", N, r.nodes, s,
+                   o.group, o.step_s * 1e3, o.tokens_per_s_per_gpu, o.exposed_comm_s * 1e3,
+                   o.bytes_intra / 1e9, o.bytes_inter / 1e9, o.gpu_memory_bytes / GIB);
+        }
+    printf("\nG: the shard group (stage 0: 1, nothing sharded). intra / inter GB: bytes each GPU sends\n"
+           "per step on rings inside a node / across nodes. mem: model states per GPU (zero's plan;\n"
+           "activations come on top). Stage 0 rows never offload.\n");
+    return 0;
+}
+
+static int time_main(int argc, char **argv) {
+    time_cli t;
+    int i;
+    long long x;
+    const char *T = "zero_estimate";
+    const model_preset *mp = &model_presets[0];
+    const machine_preset *hp = &machine_presets[0];
+    memset(&t, 0, sizeof t);
+    t.stage = -1;
+    /* presets first, so that the other flags override them in any order */
+    for (i = 1; i < argc; i++) {
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        size_t j;
+        if (!strcmp(f, "--model")) {
+            for (j = 0; j < sizeof model_presets / sizeof model_presets[0]; j++)
+                if (v && !strcmp(v, model_presets[j].name)) break;
+            if (j == sizeof model_presets / sizeof model_presets[0])
+                return tool_usage_fail(T, f, usage, "%s%s%s (gpt2-xl, 7b or 70b)", v ? "'" : "missing value",
+                                       v ? v : "", v ? "' is not a preset" : "");
+            mp = &model_presets[j];
+        } else if (!strcmp(f, "--machine")) {
+            for (j = 0; j < sizeof machine_presets / sizeof machine_presets[0]; j++)
+                if (v && !strcmp(v, machine_presets[j].name)) break;
+            if (j == sizeof machine_presets / sizeof machine_presets[0])
+                return tool_usage_fail(T, f, usage, "%s%s%s (h100 or h200)", v ? "'" : "missing value",
+                                       v ? v : "", v ? "' is not a preset" : "");
+            hp = &machine_presets[j];
+        }
+    }
+    t.m.params = mp->params;
+    t.m.layers = mp->layers;
+    t.m.hidden = mp->hidden;
+    t.m.vocab = mp->vocab;
+    t.m.seq = mp->seq;
+    t.m.micro_batch = mp->batch;
+    t.m.grad_accum = 1;
+    t.m.compute_dtype = ZERO_DTYPE_BF16;
+    t.m.gpus_per_node = hp->gpus_per_node;
+    t.m.nodes = 1;
+    t.m.tflops = hp->tflops;
+    t.m.hbm_bytes_per_s = hp->hbm;
+    t.m.intra_bus_bytes_per_s = hp->intra_bw;
+    t.m.intra_latency_s = hp->intra_lat;
+    t.m.inter_bus_bytes_per_s = hp->inter_bw;
+    t.m.inter_latency_s = hp->inter_lat;
+    t.m.pcie_bytes_per_s = hp->pcie;
+    t.m.host_bytes_per_s = hp->host;
+    for (i = 1; i < argc; i++) {
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int used = 1, bad = 0;
+        double y;
+        if (!strcmp(f, "--time")) {
+            used = 0;
+        } else if (!strcmp(f, "--model") || !strcmp(f, "--machine")) {
+            /* read above */
+        } else if (!strcmp(f, "--serial-gathers")) {
+            t.m.stage3_serial_gathers = 1, used = 0;
+        } else if (!strcmp(f, "--params")) {
+            bad = tool_count(T, f, v, 1, 1000000000000000, &x);
+            t.m.params = (double)x;
+        } else if (!strcmp(f, "--layers")) {
+            bad = tool_int(T, f, v, 1, 100000, &x);
+            t.m.layers = (int)x;
+        } else if (!strcmp(f, "--hidden")) {
+            bad = tool_int(T, f, v, 1, 1000000, &x);
+            t.m.hidden = (int)x;
+        } else if (!strcmp(f, "--vocab")) {
+            bad = tool_int(T, f, v, 0, 100000000, &x);
+            t.m.vocab = (int)x;
+        } else if (!strcmp(f, "--seq")) {
+            bad = tool_int(T, f, v, 1, 100000000, &x);
+            t.m.seq = (int)x;
+        } else if (!strcmp(f, "--batch")) {
+            bad = tool_int(T, f, v, 1, 1000000, &x);
+            t.m.micro_batch = (int)x;
+        } else if (!strcmp(f, "--gas")) {
+            bad = tool_int(T, f, v, 1, 1000000, &x);
+            t.m.grad_accum = (int)x;
+        } else if (!strcmp(f, "--unit")) {
+            bad = tool_count(T, f, v, 1, 1000000000000000, &x);
+            t.m.unit_params = (double)x;
+        } else if (!strcmp(f, "--dtype")) {
+            if (v && !strcmp(v, "fp16")) t.m.compute_dtype = ZERO_DTYPE_FP16;
+            else if (v && !strcmp(v, "bf16")) t.m.compute_dtype = ZERO_DTYPE_BF16;
+            else if (v && !strcmp(v, "fp32")) t.m.compute_dtype = ZERO_DTYPE_FP32;
+            else bad = v ? tool_fail(T, f, "'%s' is not fp16, bf16 or fp32", v)
+                         : tool_fail(T, f, "missing value (fp16, bf16 or fp32)");
+        } else if (!strcmp(f, "--gpus")) {
+            bad = tool_int(T, f, v, 1, 1024, &x);
+            t.m.gpus_per_node = (int)x;
+        } else if (!strcmp(f, "--stage")) {
+            bad = tool_int(T, f, v, 0, 3, &x);
+            t.stage = (int)x;
+        } else if (!strcmp(f, "--group")) {
+            bad = tool_int(T, f, v, 1, 1024, &x);
+            t.group = (int)x;
+        } else if (!strcmp(f, "--offload")) {
+            if (v && !strcmp(v, "cpu")) t.m.offload_optimizer = ZERO_OFFLOAD_CPU;
+            else if (v && !strcmp(v, "none")) t.m.offload_optimizer = ZERO_OFFLOAD_NONE;
+            else bad = v ? tool_fail(T, f, "'%s' is not none or cpu", v)
+                         : tool_fail(T, f, "missing value (none or cpu)");
+        } else if (!strcmp(f, "--tflops")) {
+            bad = tool_num(T, f, v, 0.001, 100000, &t.m.tflops);
+        } else if (!strcmp(f, "--hbm")) {
+            bad = tool_size(T, f, v, 1e6, 1e15, &t.m.hbm_bytes_per_s);
+        } else if (!strcmp(f, "--intra-bw")) {
+            bad = tool_size(T, f, v, 1e6, 1e15, &t.m.intra_bus_bytes_per_s);
+        } else if (!strcmp(f, "--inter-bw")) {
+            bad = tool_size(T, f, v, 1e6, 1e15, &t.m.inter_bus_bytes_per_s);
+        } else if (!strcmp(f, "--pcie")) {
+            bad = tool_size(T, f, v, 1e6, 1e15, &t.m.pcie_bytes_per_s);
+        } else if (!strcmp(f, "--host-bw")) {
+            bad = tool_size(T, f, v, 1e6, 1e15, &t.m.host_bytes_per_s);
+        } else if (!strcmp(f, "--intra-lat-us")) {
+            bad = tool_num(T, f, v, 0.001, 1e6, &y);
+            t.m.intra_latency_s = y * 1e-6;
+        } else if (!strcmp(f, "--inter-lat-us")) {
+            bad = tool_num(T, f, v, 0.001, 1e6, &y);
+            t.m.inter_latency_s = y * 1e-6;
+        } else {
+            bad = tool_fail(T, NULL, "unknown argument '%s' (with --time)", f);
+        }
+        if (bad) return usage_error();
+        i += used;
+    }
+    if (t.m.unit_params > t.m.params)
+        return tool_usage_fail(T, "--unit", usage, "%.0f is larger than --params (%.0f)", t.m.unit_params,
+                               t.m.params);
+    if (t.stage == 0 && t.m.offload_optimizer == ZERO_OFFLOAD_CPU)
+        return tool_usage_fail(T, "--offload", usage, "cpu needs stage 1, 2 or 3 (--stage 0 given)");
+    if (t.group > 0 && t.group < t.m.gpus_per_node ? t.m.gpus_per_node % t.group != 0
+                                                   : t.group > 0 && t.group % t.m.gpus_per_node != 0)
+        return tool_usage_fail(T, "--group", usage, "%d must divide --gpus (%d) or be a multiple of it",
+                               t.group, t.m.gpus_per_node);
+    return time_table(&t);
+}
+
 int main(int argc, char **argv) {
     cli c;
     int i, have_params = 0, have_gpu_mem = 0;
@@ -401,6 +682,8 @@ int main(int argc, char **argv) {
             fputs(help, stdout);
             return 0;
         }
+    for (i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--time")) return time_main(argc, argv);
     /* every flag is checked before anything is printed */
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
