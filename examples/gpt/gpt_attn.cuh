@@ -158,11 +158,29 @@ __device__ __forceinline__ void gpt_fa2_qk(const uint32_t (*a)[4], const T *B, f
         }
 }
 
-/* acc[HD/8][4] += P (16 x 64, in registers as 8 tiles of 16 x 8, rounded to T here by gpt_pack) B (64 x HD
+/* gpt_pack with one conversion instruction for both values (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32): the
+   same round-to-nearest-even as ex_to<T> on each */
+template <typename T> __device__ __forceinline__ uint32_t gpt_pack2(float *lo, float *hi) {
+    uint32_t r;
+    if constexpr (std::is_same<T, __half>::value) {
+        __half2 h = __floats2half2_rn(*lo, *hi); /* .x (low half) from *lo */
+        float2 f = __half22float2(h);
+        *lo = f.x, *hi = f.y;
+        r = *(const uint32_t *)&h;
+    } else {
+        __nv_bfloat162 h = __floats2bfloat162_rn(*lo, *hi);
+        r = *(const uint32_t *)&h;
+        *lo = __uint_as_float(r << 16), *hi = __uint_as_float(r & 0xffff0000u);
+    }
+    return r;
+}
+
+/* acc[HD/8][4] += P (16 x 64, in registers as 8 tiles of 16 x 8, rounded to T here: by gpt_pack, or by
+   gpt_pack2 with PAIR, the same rounding in one instruction per pair) B (64 x HD
    row-major tile). For k-step kk and n-tiles 2 jp, 2 jp + 1, the ldmatrix .trans matrices
    (rows 16 kk + 0-7, column 16 jp), (rows 16 kk + 8-15, 16 jp), (rows 16 kk + 0-7, 16 jp + 8),
    (rows 16 kk + 8-15, 16 jp + 8) are b0, b1 of n-tile 2 jp and b0, b1 of n-tile 2 jp + 1 */
-template <typename T, int HD>
+template <typename T, int HD, bool PAIR = false>
 __device__ __forceinline__ void gpt_fa2_pv(float (*p)[4], const T *B, float (*acc)[4]) {
     constexpr int LDT = HD + 8;
     int lane = threadIdx.x % 32;
@@ -170,10 +188,10 @@ __device__ __forceinline__ void gpt_fa2_pv(float (*p)[4], const T *B, float (*ac
 #pragma unroll
     for (int kk = 0; kk < 4; kk++) {
         uint32_t a[4];
-        a[0] = gpt_pack<T>(&p[2 * kk][0], &p[2 * kk][1]);
-        a[1] = gpt_pack<T>(&p[2 * kk][2], &p[2 * kk][3]);
-        a[2] = gpt_pack<T>(&p[2 * kk + 1][0], &p[2 * kk + 1][1]);
-        a[3] = gpt_pack<T>(&p[2 * kk + 1][2], &p[2 * kk + 1][3]);
+        a[0] = (PAIR ? gpt_pack2<T> : gpt_pack<T>)(&p[2 * kk][0], &p[2 * kk][1]);
+        a[1] = (PAIR ? gpt_pack2<T> : gpt_pack<T>)(&p[2 * kk][2], &p[2 * kk][3]);
+        a[2] = (PAIR ? gpt_pack2<T> : gpt_pack<T>)(&p[2 * kk + 1][0], &p[2 * kk + 1][1]);
+        a[3] = (PAIR ? gpt_pack2<T> : gpt_pack<T>)(&p[2 * kk + 1][2], &p[2 * kk + 1][3]);
 #pragma unroll
         for (int jp = 0; jp < HD / 16; jp++) {
             uint32_t b[4];
@@ -208,46 +226,6 @@ __device__ __forceinline__ float gpt_exp2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
-}
-
-/* gpt_pack with one conversion instruction for both values (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32): the
-   same round-to-nearest-even as ex_to<T> on each */
-template <typename T> __device__ __forceinline__ uint32_t gpt_pack2(float *lo, float *hi) {
-    uint32_t r;
-    if constexpr (std::is_same<T, __half>::value) {
-        __half2 h = __floats2half2_rn(*lo, *hi); /* .x (low half) from *lo */
-        float2 f = __half22float2(h);
-        *lo = f.x, *hi = f.y;
-        r = *(const uint32_t *)&h;
-    } else {
-        __nv_bfloat162 h = __floats2bfloat162_rn(*lo, *hi);
-        r = *(const uint32_t *)&h;
-        *lo = __uint_as_float(r << 16), *hi = __uint_as_float(r & 0xffff0000u);
-    }
-    return r;
-}
-
-/* gpt_fa2_pv with P rounded by gpt_pack2: the same operands, products and order */
-template <typename T, int HD>
-__device__ __forceinline__ void gpt_fa3_pv(float (*p)[4], const T *B, float (*acc)[4]) {
-    constexpr int LDT = HD + 8;
-    int lane = threadIdx.x % 32;
-    uint32_t base = (uint32_t)__cvta_generic_to_shared(B + (lane & 15) * LDT + 8 * (lane >> 4));
-#pragma unroll
-    for (int kk = 0; kk < 4; kk++) {
-        uint32_t a[4];
-        a[0] = gpt_pack2<T>(&p[2 * kk][0], &p[2 * kk][1]);
-        a[1] = gpt_pack2<T>(&p[2 * kk][2], &p[2 * kk][3]);
-        a[2] = gpt_pack2<T>(&p[2 * kk + 1][0], &p[2 * kk + 1][1]);
-        a[3] = gpt_pack2<T>(&p[2 * kk + 1][2], &p[2 * kk + 1][3]);
-#pragma unroll
-        for (int jp = 0; jp < HD / 16; jp++) {
-            uint32_t b[4];
-            gpt_ldsm4_t(base + (uint32_t)((16 * kk * LDT + 16 * jp) * sizeof(T)), b);
-            gpt_mma<T>(acc[2 * jp], a, b[0], b[1]);
-            gpt_mma<T>(acc[2 * jp + 1], a, b[2], b[3]);
-        }
-    }
 }
 
 /* forward: grid (B H, ceil(T / (16 NW))), 32 NW threads, the block's queries [qb 16 NW, + 16 NW) with
@@ -335,7 +313,7 @@ __global__ void __launch_bounds__(NW * 32, GPT_FA2_MINB(HD, NW))
             for (int j = 0; j < HD / 8; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) o[j][e] *= alpha[e >> 1];
-            gpt_fa3_pv<T, HD>(s, sV, o); /* rounds s to T: the sum below is of what V was weighted with */
+            gpt_fa2_pv<T, HD, true>(s, sV, o); /* rounds s to T: the sum below is of what V was weighted with */
 #pragma unroll
             for (int j = 0; j < 8; j++) sum[0] += s[j][0] + s[j][1], sum[1] += s[j][2] + s[j][3];
 #pragma unroll
