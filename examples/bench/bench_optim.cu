@@ -149,6 +149,25 @@ static void gpt_fill_bf16(void *p, size_t n, uint32_t seed, float amp, cudaStrea
 }
 
 /* The GPT-2 tensors of examples/gpt/gpt_model.h, in its order and groups. */
+/* The median ms of a device-to-device copy of bytes (ping-pong between two
+   buffers, one event pair per run), the bandwidth every figure is set against */
+static double copy_median_ms(size_t bytes, const std::vector<cudaEvent_t> &ea, const std::vector<cudaEvent_t> &eb,
+                             int warmup, int total, cudaStream_t s) {
+    void *a, *b;
+    BENCH_CUDA(cudaMalloc(&a, bytes));
+    BENCH_CUDA(cudaMalloc(&b, bytes));
+    bench_fill(a, bytes / 4, ZERO_DTYPE_FP32, 7, 0.0f, 1.0f, s);
+    for (int i = 0; i < total; i++) {
+        BENCH_CUDA(cudaEventRecord(ea[(size_t)i], s));
+        BENCH_CUDA(cudaMemcpyAsync(i % 2 ? a : b, i % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, s));
+        BENCH_CUDA(cudaEventRecord(eb[(size_t)i], s));
+    }
+    double ms = bench_median(bench_event_ms(ea, eb, warmup, total));
+    BENCH_CUDA(cudaFree(a));
+    BENCH_CUDA(cudaFree(b));
+    return ms;
+}
+
 static void gpt_tensors(int L, int64_t C, int64_t V, int64_t T, std::vector<zero_tensor> &ts,
                         std::vector<std::string> &names) {
     static const char *blk[12] = {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
@@ -218,21 +237,10 @@ static int run_gpt(const char *which, int iters, int warmup) {
     double copy_gbps;
     {
         const size_t bytes = (size_t)(B / 2 * (double)N); /* read + write = the step's bytes */
-        void *a, *b;
-        BENCH_CUDA(cudaMalloc(&a, bytes));
-        BENCH_CUDA(cudaMalloc(&b, bytes));
-        bench_fill(a, bytes / 4, ZERO_DTYPE_FP32, 7, 0.0f, 1.0f, s);
-        for (int i = 0; i < total; i++) {
-            BENCH_CUDA(cudaEventRecord(ea[(size_t)i], s));
-            BENCH_CUDA(cudaMemcpyAsync(i % 2 ? a : b, i % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, s));
-            BENCH_CUDA(cudaEventRecord(eb[(size_t)i], s));
-        }
-        double ms = bench_median(bench_event_ms(ea, eb, warmup, total));
+        double ms = copy_median_ms(bytes, ea, eb, warmup, total, s);
         copy_gbps = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
         printf("  d2d copy     %9.3f ms  %8.1f GB/s (read + write of the step's %.2f GB)\n", ms, copy_gbps,
                2.0 * (double)bytes / 1e9);
-        BENCH_CUDA(cudaFree(a));
-        BENCH_CUDA(cudaFree(b));
     }
 
     double fused_ms;
@@ -409,20 +417,9 @@ int main(int argc, char **argv) {
     double copy_gbps;
     {
         const size_t bytes = (size_t)2e9;
-        void *a, *b;
-        BENCH_CUDA(cudaMalloc(&a, bytes));
-        BENCH_CUDA(cudaMalloc(&b, bytes));
-        bench_fill(a, bytes / 4, ZERO_DTYPE_FP32, 7, 0.0f, 1.0f, s);
-        for (int i = 0; i < total; i++) {
-            BENCH_CUDA(cudaEventRecord(ea[(size_t)i], s));
-            BENCH_CUDA(cudaMemcpyAsync(i % 2 ? a : b, i % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, s));
-            BENCH_CUDA(cudaEventRecord(eb[(size_t)i], s));
-        }
-        double ms = bench_median(bench_event_ms(ea, eb, warmup, total));
+        double ms = copy_median_ms(bytes, ea, eb, warmup, total, s);
         copy_gbps = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
         printf("  d2d copy   %10.3f ms for 2 x %.1f GB    %8.1f GB/s (read + write)\n", ms, (double)bytes / 1e9, copy_gbps);
-        BENCH_CUDA(cudaFree(a));
-        BENCH_CUDA(cudaFree(b));
     }
 
     /* 2. the fused Adam kernel alone, all parameters in one call */
