@@ -1010,6 +1010,17 @@ typedef enum zero_op {
     ZERO_OP_COUNT
 } zero_op;
 
+/* Hybrid sharding (zero_optimization.mics_shard_size = G, world % G == 0):
+   rank r's shard group is the G consecutive ranks r / G * G .. r / G * G + G - 1,
+   which share one copy of the sharded state; its replica group is the
+   world / G ranks r % G, r % G + G, ..., which hold the same shard. */
+typedef enum zero_group {
+    ZERO_GROUP_WORLD,   /* every rank: what the plain collectives use */
+    ZERO_GROUP_SHARD,
+    ZERO_GROUP_REPLICA,
+    ZERO_GROUP_COUNT
+} zero_group;
+
 typedef struct zero_event zero_event; /* backend-defined */
 
 /* One contiguous piece of an Adam update: elements [offset, offset + count)
@@ -1136,6 +1147,21 @@ typedef struct zero_backend {
        the segments of many calls per launch where the calls share their
        hyperparameters and dtypes. NULL: the engine calls adam per unit. */
     zero_result (*adam_multi)(void *ctx, const zero_adam_args *a, int n, zero_stream_id s, zero_error *err);
+    /* Optional (hybrid sharding; NULL: flat sharding only): groups_init makes
+       the shard and replica groups of shard size G (see zero_group), called
+       by every rank with the same G, once per engine (again with another G
+       remakes them); then the group_ collectives are reduce_scatter,
+       all_gather and all_reduce over one group, its ranks (and the chunks of
+       reduce_scatter and all_gather) in world order, AVG dividing by the
+       group's size. ZERO_GROUP_WORLD is the plain collective. The engine
+       needs all four only when G < world. */
+    zero_result (*groups_init)(void *ctx, int shard_size, zero_error *err);
+    zero_result (*group_reduce_scatter)(void *ctx, zero_group g, const void *send, void *recv, size_t count,
+                                        zero_dtype dt, zero_op op, zero_stream_id s, zero_error *err);
+    zero_result (*group_all_gather)(void *ctx, zero_group g, const void *send, void *recv, size_t count,
+                                    zero_dtype dt, zero_stream_id s, zero_error *err);
+    zero_result (*group_all_reduce)(void *ctx, zero_group g, const void *send, void *recv, size_t count,
+                                    zero_dtype dt, zero_op op, zero_stream_id s, zero_error *err);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -1215,6 +1241,13 @@ typedef struct zero_step_info {
        read, the compute-dtype parameters written); 0 when skipped. With
        delayed_param_update it runs during the next step. */
     int64_t cpu_adam_bytes;
+    /* What this rank's collectives sent for this step, bytes, per group
+       (ZERO_GROUP_WORLD: the flat collectives; with mics_shard_size the
+       reductions and gathers inside the shard group and the all-reduce
+       across groups): a reduce-scatter or all-gather of n ranks sends
+       (n - 1) / n of the whole buffer, an all-reduce 2 (n - 1) / n, as
+       NCCL's ring does. The statistics' few bytes are counted too. */
+    int64_t comm_bytes[ZERO_GROUP_COUNT];
 } zero_step_info;
 
 /* The floor of an offloaded step: its copies at the PCIe bandwidths and its
@@ -1271,6 +1304,7 @@ typedef struct zero_memory_stats {
     int64_t padded_params;            /* full buffer elements with padding */
     int64_t shard_params;             /* elements of one rank's shard */
     int units, world, stage;
+    int shard_world;        /* ranks sharing each unit's shards: mics_shard_size, else world */
     zero_dtype dtype;
     zero_dtype accum_dtype; /* of the accumulator (stages 2-3 with one micro-batch: the compute dtype) */
     size_t nvme_bytes;      /* bytes kept in files, this rank: master, m and v (offload_optimizer "nvme"),
@@ -3393,7 +3427,8 @@ static const zero__key zero__keys[] = {
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     ZERO__ZERO_KEY(round_robin_gradients, "bool", "false", ZERO__NOEF, "stage 1/2: interleave gradient owners",
              "zero's units give every rank a chunk of each bucket already", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZERO_KEY(zero_hpz_partition_size, "int", "1", ZERO__REJ, "ZeRO++ hpZ secondary partition size", "ZeRO++ is not supported (only 1)",
+    ZERO__ZERO_KEY(zero_hpz_partition_size, "int", "1", ZERO__REJ, "ZeRO++ hpZ secondary partition size",
+             "only 1: the secondary copy is not built; mics_shard_size keeps the parameters' gathers inside the group",
              ZERO__K_I64, 1, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
     ZERO__ZERO_KEY(zero_quantized_weights, "bool", "false", ZERO__REJ, "ZeRO++ qwZ quantized weight all-gather", "ZeRO++ is not supported",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
@@ -3404,9 +3439,12 @@ static const zero__key zero__keys[] = {
     {{"zero_optimization.zeropp_loco_param", "object", "None", ZERO__REJ, "ZeRO++ LoCo error feedback {err_beta, reset_T}",
       "only null is accepted"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_DEFAULT, ZERO__F_NULL_ONLY, 0, NULL, ""},
-    ZERO__ZERO_KEY(mics_shard_size, "int", "-1", ZERO__REJ, "MiCS: shard within groups of this size", "MiCS is not supported (only -1)",
+    ZERO__ZERO_KEY(mics_shard_size, "int", "-1", ZERO__IMPL, "MiCS: shard within groups of this size, replicate across groups",
+             "hybrid sharding at stages 1-3 (DeepSpeed: stage 3 only); G consecutive ranks share one shard; -1 or 0: flat; "
+             "must divide the world size",
              ZERO__K_I64, -ZERO__BIG, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
-    ZERO__ZERO_KEY(mics_hierarchical_params_gather, "bool", "false", ZERO__REJ, "MiCS hierarchical gather", "MiCS is not supported",
+    ZERO__ZERO_KEY(mics_hierarchical_params_gather, "bool", "false", ZERO__NOEF, "MiCS: gather parameters in two hops when a group spans nodes",
+             "zero gathers with one all-gather over the shard group; NCCL routes it over NVLink and the network itself",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     ZERO__ZERO_KEY(memory_efficient_linear, "bool", "true", ZERO__NOEF, "stage 3: PyTorch linear-layer internals", "PyTorch only",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
@@ -4448,6 +4486,14 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     if (z->offload_optimizer.ratio < 1 && stage != 3)
         return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.ratio", 0, 0,
                           "a ratio below 1 (partial offload) needs stage 3, stage is %d", stage);
+    if (z->mics_shard_size > 0 && stage == 0)
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size", 0, 0,
+                          "%lld: hybrid sharding shards the optimizer state within groups; it needs stage 1, 2 or 3",
+                          (long long)z->mics_shard_size);
+    if (z->mics_shard_size > 0 && (z->mics_shard_size > world_size || world_size % z->mics_shard_size != 0))
+        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size", 0, 0,
+                          "%lld does not divide the world size %d: the groups are mics_shard_size consecutive ranks, "
+                          "world / mics_shard_size of them", (long long)z->mics_shard_size, world_size);
     if (z->offload_param.device != ZERO_OFFLOAD_NONE && stage != 3)
         zero__log(&c.log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_STAGE_IGNORED,
                   "zero_optimization.offload_param: parameter offload needs stage 3; ignored at stage %d", stage);
@@ -6337,8 +6383,15 @@ enum {
     ZERO__HOST_REDUCE_SCATTER,
     ZERO__HOST_ALL_GATHER,
     ZERO__HOST_ALL_REDUCE,
-    ZERO__HOST_BROADCAST
+    ZERO__HOST_BROADCAST,
+    ZERO__HOST_GROUPS           /* groups_init: every rank posts its G */
 };
+
+/* One barrier: how many ranks are inside, and how many times it opened. */
+typedef struct zero__host_bar {
+    int arrived;
+    unsigned long long generation;
+} zero__host_bar;
 
 /* What a rank asked for, posted where its peers can compare and read it. */
 typedef struct zero__host_call {
@@ -6349,8 +6402,16 @@ typedef struct zero__host_call {
     int root;
     const void *send;
     void *recv;                 /* broadcast: the buffer (send == recv) */
-    unsigned long long seq;     /* 1-based number of this rank's collective */
+    zero_group grp;             /* the ranks it runs over */
+    unsigned long long seq;     /* 1-based number of this rank's collective in grp */
 } zero__host_call;
+
+/* The ranks of one collective: n ranks first, first + stride, ..., this rank
+   the me-th, meeting at barrier bar. */
+typedef struct zero__host_set {
+    zero__host_bar *bar;
+    int first, stride, n, me;
+} zero__host_set;
 
 typedef struct zero__host_group zero__host_group;
 
@@ -6359,8 +6420,10 @@ typedef struct zero__host_rank {
     zero__host_group *g;
     int rank;
     zero__host_call call;       /* posted under g->mu; peers read it between barriers */
-    unsigned long long ncoll;
+    unsigned long long ncoll[ZERO_GROUP_COUNT]; /* collectives posted, per group kind */
     unsigned long long arrived_gen; /* under g->mu: the barrier this rank last reached */
+    const zero__host_bar *arrived_bar; /* and which barrier that was */
+    int shard_size;             /* groups_init's G; 0: no groups made */
     int exited;                 /* under g->mu */
     int started;
     zero_result result;         /* fn's return value */
@@ -6374,8 +6437,8 @@ struct zero__host_group {
     pthread_mutex_t mu;
     pthread_cond_t cv;          /* default clock: CLOCK_REALTIME, what TIME_UTC reads */
     int world;
-    int arrived;                /* ranks inside the current barrier */
-    unsigned long long generation; /* barriers completed */
+    zero__host_bar bar;         /* the barrier of every rank */
+    zero__host_bar *bars;       /* [2 world]: shard group from rank f at f, replica group from f at world + f */
     int n_exited;
     int failed;                 /* sticky: every later collective fails with this */
     zero_msg fail_item;
@@ -6403,7 +6466,7 @@ typedef struct zero__host_event {
 static const char *const zero__host_kind_names[ZERO_MEM_KIND_COUNT] = {"device", "pinned",
                                                                        "host"};
 static const char *const zero__host_call_names[] = {"reduce_scatter", "all_gather",
-                                                    "all_reduce", "broadcast"};
+                                                    "all_reduce", "broadcast", "groups_init"};
 
 static const char *zero__host_op_name(zero_op op) {
     return op == ZERO_OP_SUM ? "sum" : op == ZERO_OP_MAX ? "max" : op == ZERO_OP_MIN ? "min"
@@ -6737,10 +6800,20 @@ static int zero__host_past(const struct timespec *deadline) {
            (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
 }
 
+static const char *const zero__host_group_names[ZERO_GROUP_COUNT] = {"", " in the shard group",
+                                                                      " in the replica group"};
+
 static void zero__host_describe(const zero__host_call *c, char *buf, size_t cap) {
-    int n = snprintf(buf, cap, "%s #%llu (count %zu, %s", zero__host_call_names[c->kind], c->seq,
-                     c->count, zero_dtype_name(c->dt));
-    size_t used = n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
+    int n;
+    size_t used;
+    if (c->kind == ZERO__HOST_GROUPS) {
+        snprintf(buf, cap, "groups_init #%llu (shard size %zu)", c->seq, c->count);
+        return;
+    }
+    n = snprintf(buf, cap, "%s #%llu%s (count %zu, %s", zero__host_call_names[c->kind], c->seq,
+                 zero__host_group_names[(unsigned)c->grp < ZERO_GROUP_COUNT ? c->grp : 0], c->count,
+                 zero_dtype_name(c->dt));
+    used = n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
     if (c->kind == ZERO__HOST_REDUCE_SCATTER || c->kind == ZERO__HOST_ALL_REDUCE)
         snprintf(buf + used, cap - used, ", %s)", zero__host_op_name(c->op));
     else if (c->kind == ZERO__HOST_BROADCAST)
@@ -6750,7 +6823,8 @@ static void zero__host_describe(const zero__host_call *c, char *buf, size_t cap)
 }
 
 static int zero__host_same_call(const zero__host_call *a, const zero__host_call *b) {
-    if (a->kind != b->kind || a->count != b->count || a->dt != b->dt || a->seq != b->seq)
+    if (a->kind != b->kind || a->count != b->count || a->dt != b->dt || a->seq != b->seq ||
+        a->grp != b->grp)
         return 0;
     if ((a->kind == ZERO__HOST_REDUCE_SCATTER || a->kind == ZERO__HOST_ALL_REDUCE) &&
         a->op != b->op)
@@ -6758,34 +6832,69 @@ static int zero__host_same_call(const zero__host_call *a, const zero__host_call 
     return a->kind != ZERO__HOST_BROADCAST || a->root == b->root;
 }
 
-/* The last rank into a collective's first barrier compares every posted call with rank
-   0's (g->mu held). */
-static int zero__host_mismatch(zero__host_group *g) {
-    int s;
-    for (s = 1; s < g->world; s++) {
-        if (!zero__host_same_call(&g->ranks[0].call, &g->ranks[s].call)) {
+/* The ranks a collective over group grp runs on, seen from rank r (groups made). */
+static zero__host_set zero__host_set_of(zero__host_rank *r, zero_group grp) {
+    zero__host_group *g = r->g;
+    zero__host_set st;
+    int G = r->shard_size;
+    if (grp == ZERO_GROUP_SHARD && G > 0) {
+        st.first = r->rank / G * G;
+        st.stride = 1;
+        st.n = G;
+        st.me = r->rank % G;
+        st.bar = &g->bars[st.first];
+    } else if (grp == ZERO_GROUP_REPLICA && G > 0) {
+        st.first = r->rank % G;
+        st.stride = G;
+        st.n = g->world / G;
+        st.me = r->rank / G;
+        st.bar = &g->bars[g->world + st.first];
+    } else {
+        st.first = 0;
+        st.stride = 1;
+        st.n = g->world;
+        st.me = r->rank;
+        st.bar = &g->bar;
+    }
+    return st;
+}
+
+static const zero__host_rank *zero__host_member(const zero__host_group *g, const zero__host_set *st, int i) {
+    return &g->ranks[st->first + i * st->stride];
+}
+
+/* The last rank into a collective's first barrier compares every posted call with the
+   set's first rank's (g->mu held). */
+static int zero__host_mismatch(zero__host_group *g, const zero__host_set *st) {
+    const zero__host_call *c0 = &zero__host_member(g, st, 0)->call;
+    int i;
+    for (i = 1; i < st->n; i++) {
+        const zero__host_rank *o = zero__host_member(g, st, i);
+        if (!zero__host_same_call(c0, &o->call)) {
             char a[160], b[160];
-            zero__host_describe(&g->ranks[0].call, a, sizeof a);
-            zero__host_describe(&g->ranks[s].call, b, sizeof b);
+            zero__host_describe(c0, a, sizeof a);
+            zero__host_describe(&o->call, b, sizeof b);
             zero__host_set_failed(g, ZERO_MSG_HOST_COLLECTIVE_MISMATCH,
-                                  "rank 0 called %s while rank %d called %s", a, s, b);
+                                  "rank %d called %s while rank %d called %s", st->first, a, o->rank, b);
             return 1;
         }
     }
     return 0;
 }
 
-/* Ranks that have not reached barrier `gen`, as "1, 3, 5" (g->mu held); returns how many. */
-static int zero__host_missing(const zero__host_group *g, unsigned long long gen, char *buf,
-                               size_t cap) {
+/* Ranks of the set that have not reached barrier `gen`, as "1, 3, 5" (g->mu held);
+   returns how many. */
+static int zero__host_missing(const zero__host_group *g, const zero__host_set *st, unsigned long long gen,
+                              char *buf, size_t cap) {
     size_t used = 0;
-    int s, listed = 0, missing = 0;
+    int i, listed = 0, missing = 0;
     buf[0] = 0;
-    for (s = 0; s < g->world; s++) {
-        if (g->ranks[s].arrived_gen == gen) continue;
+    for (i = 0; i < st->n; i++) {
+        const zero__host_rank *o = zero__host_member(g, st, i);
+        if (o->arrived_bar == st->bar && o->arrived_gen == gen) continue;
         missing++;
         if (listed < 16 && used < cap) {
-            int n = snprintf(buf + used, cap - used, "%s%d", listed ? ", " : "", s);
+            int n = snprintf(buf + used, cap - used, "%s%d", listed ? ", " : "", o->rank);
             used += n > 0 ? (size_t)n : 0;
             listed++;
         }
@@ -6795,43 +6904,48 @@ static int zero__host_missing(const zero__host_group *g, unsigned long long gen,
     return missing;
 }
 
-/* Wait (g->mu held) until every rank reaches this barrier, or fail: the group failed
-   before or while we wait, a peer left fn, or the deadline passed. check: this is a
-   collective's first barrier, where the calls are compared. A rank that fails leaves
-   g->arrived counting it, which no longer matters: the group stays failed. */
-static zero_result zero__host_barrier(zero__host_rank *r, int check, zero_error *err) {
+/* Wait (g->mu held) until every rank of the set reaches this barrier, or fail: the
+   group failed before or while we wait, a rank of the set left fn, or the deadline
+   passed. check: this is a collective's first barrier, where the calls are compared. A
+   rank that fails leaves the barrier counting it, which no longer matters: the group
+   stays failed (one failure fails every rank, as an aborted NCCL job does). */
+static zero_result zero__host_barrier(zero__host_rank *r, const zero__host_set *st, int check, zero_error *err) {
     zero__host_group *g = r->g;
-    unsigned long long gen = g->generation;
+    zero__host_bar *bar = st->bar;
+    unsigned long long gen = bar->generation;
     struct timespec deadline;
     if (g->failed) return zero__host_sticky(r, err);
     r->arrived_gen = gen;
-    if (++g->arrived == g->world) {
-        g->arrived = 0;
-        if (check && zero__host_mismatch(g)) return zero__host_sticky(r, err);
-        g->generation++;
+    r->arrived_bar = bar;
+    if (++bar->arrived == st->n) {
+        bar->arrived = 0;
+        if (check && zero__host_mismatch(g, st)) return zero__host_sticky(r, err);
+        bar->generation++;
         pthread_cond_broadcast(&g->cv);
         return ZERO_OK;
     }
     zero__host_deadline(g->timeout_s, &deadline);
     for (;;) {
         char what[160];
-        if (g->generation != gen) return ZERO_OK;
+        if (bar->generation != gen) return ZERO_OK;
         if (g->failed) return zero__host_sticky(r, err);
         if (g->n_exited > 0) {
-            int s = 0;
-            while (s < g->world && !g->ranks[s].exited) s++;
-            zero__host_describe(&r->call, what, sizeof what);
-            zero__host_set_failed(g, ZERO_MSG_HOST_PEER_EXITED,
-                                  "rank %d left (returned %s) while rank %d waits in %s", s,
-                                  s < g->world ? zero_result_string(g->ranks[s].result) : "?",
-                                  r->rank, what);
-            return zero__host_sticky(r, err);
+            int i = 0;
+            while (i < st->n && !zero__host_member(g, st, i)->exited) i++;
+            if (i < st->n) {
+                const zero__host_rank *o = zero__host_member(g, st, i);
+                zero__host_describe(&r->call, what, sizeof what);
+                zero__host_set_failed(g, ZERO_MSG_HOST_PEER_EXITED,
+                                      "rank %d left (returned %s) while rank %d waits in %s", o->rank,
+                                      zero_result_string(o->result), r->rank, what);
+                return zero__host_sticky(r, err);
+            }
         }
         if (zero__host_past(&deadline)) {
             char missing[200];
             int n_missing;
             zero__host_describe(&r->call, what, sizeof what);
-            n_missing = zero__host_missing(g, gen, missing, sizeof missing);
+            n_missing = zero__host_missing(g, st, gen, missing, sizeof missing);
             zero__host_set_failed(g, ZERO_MSG_HOST_TIMEOUT,
                                   "%s: rank%s %s did not arrive within %g s (rank %d waited)\n"
                                   "HINT: a rank is stuck or skipped a collective; raise "
@@ -6843,48 +6957,49 @@ static zero_result zero__host_barrier(zero__host_rank *r, int check, zero_error 
     }
 }
 
-static zero_result zero__host_barrier_locked(zero__host_rank *r, int check, zero_error *err) {
+static zero_result zero__host_barrier_locked(zero__host_rank *r, const zero__host_set *st, int check,
+                                             zero_error *err) {
     zero_result res;
     pthread_mutex_lock(&r->g->mu);
-    res = zero__host_barrier(r, check, err);
+    res = zero__host_barrier(r, st, check, err);
     pthread_mutex_unlock(&r->g->mu);
     return res;
 }
 
 /* ---- host backend: collectives ---- */
 
-/* dst[i] = x_0[off + i] op x_1[off + i] op ... in rank order over the ranks' send
+/* dst[i] = x_0[off + i] op x_1[off + i] op ... in rank order over the set's send
    buffers; 16-bit sums round to the dtype after every addition, so each partial sum is
    what a 16-bit accumulator would hold. Blocks are read completely before they are
    written, which makes dst == this rank's own send + off safe. */
-static void zero__host_reduce(const zero__host_group *g, const zero__host_call *c, size_t off,
-                              size_t n, void *dst) {
+static void zero__host_reduce(const zero__host_group *g, const zero__host_set *st, const zero__host_call *c,
+                              size_t off, size_t n, void *dst) {
     size_t esz = zero_dtype_size(c->dt), i0, j, nb;
     int s, round16 = (c->op == ZERO_OP_SUM || c->op == ZERO_OP_AVG) && esz == 2;
     int avg = c->op == ZERO_OP_AVG;
-    float pre = 1.0f / (float)g->world; /* AVG: every contribution scaled first, as ncclAvg */
-    double pre_d = 1.0 / (double)g->world;
+    float pre = 1.0f / (float)st->n; /* AVG: every contribution scaled first, as ncclAvg */
+    double pre_d = 1.0 / (double)st->n;
     for (i0 = 0; i0 < n; i0 += nb) {
         nb = n - i0 < ZERO__HOST_BLOCK ? n - i0 : ZERO__HOST_BLOCK;
         if (c->dt == ZERO__DTYPE_F64) {
             double acc[ZERO__HOST_BLOCK];
-            memcpy(acc, (const double *)g->ranks[0].call.send + off + i0, nb * sizeof(double));
+            memcpy(acc, (const double *)zero__host_member(g, st, 0)->call.send + off + i0, nb * sizeof(double));
             if (avg)
                 for (j = 0; j < nb; j++) acc[j] *= pre_d;
-            for (s = 1; s < g->world; s++) {
-                const double *x = (const double *)g->ranks[s].call.send + off + i0;
+            for (s = 1; s < st->n; s++) {
+                const double *x = (const double *)zero__host_member(g, st, s)->call.send + off + i0;
                 for (j = 0; j < nb; j++) acc[j] = zero__host_comb_d(c->op, acc[j], avg ? x[j] * pre_d : x[j]);
             }
             memcpy((double *)dst + i0, acc, nb * sizeof(double));
         } else {
             float acc[ZERO__HOST_BLOCK];
-            const char *x0 = (const char *)g->ranks[0].call.send + (off + i0) * esz;
+            const char *x0 = (const char *)zero__host_member(g, st, 0)->call.send + (off + i0) * esz;
             for (j = 0; j < nb; j++) {
                 acc[j] = zero__host_get(x0, c->dt, j);
                 if (avg) acc[j] = zero__host_round(c->dt, acc[j] * pre);
             }
-            for (s = 1; s < g->world; s++) {
-                const char *x = (const char *)g->ranks[s].call.send + (off + i0) * esz;
+            for (s = 1; s < st->n; s++) {
+                const char *x = (const char *)zero__host_member(g, st, s)->call.send + (off + i0) * esz;
                 for (j = 0; j < nb; j++) {
                     float xv = zero__host_get(x, c->dt, j);
                     float v = zero__host_comb_f(c->op, acc[j], avg ? zero__host_round(c->dt, xv * pre) : xv);
@@ -6896,41 +7011,41 @@ static void zero__host_reduce(const zero__host_group *g, const zero__host_call *
     }
 }
 
-/* all_reduce's share of rank s: contiguous, sizes differ by at most one */
-static void zero__host_share(size_t count, int world, int s, size_t *start, size_t *len) {
-    size_t base = count / (size_t)world, rem = count % (size_t)world, us = (size_t)s;
+/* all_reduce's share of member s: contiguous, sizes differ by at most one */
+static void zero__host_share(size_t count, int n, int s, size_t *start, size_t *len) {
+    size_t base = count / (size_t)n, rem = count % (size_t)n, us = (size_t)s;
     *start = us * base + (us < rem ? us : rem);
     *len = base + (us < rem ? 1 : 0);
 }
 
 /* This rank's data movement between barriers. Each rank writes only its own recv, and
    only where no peer reads in the same phase. */
-static void zero__host_move(zero__host_rank *r, const zero__host_call *c, int phase) {
+static void zero__host_move(zero__host_rank *r, const zero__host_set *st, const zero__host_call *c, int phase) {
     const zero__host_group *g = r->g;
     size_t esz = zero_dtype_size(c->dt), start, len;
     int s;
     if (!c->count) return; /* the buffers may be NULL then */
     switch (c->kind) {
-    case ZERO__HOST_REDUCE_SCATTER: /* chunk r of every send -> own recv */
-        zero__host_reduce(g, c, (size_t)r->rank * c->count, c->count, c->recv);
+    case ZERO__HOST_REDUCE_SCATTER: /* chunk me of every send -> own recv */
+        zero__host_reduce(g, st, c, (size_t)st->me * c->count, c->count, c->recv);
         break;
     case ZERO__HOST_ALL_REDUCE:
         if (phase == 1) { /* reduce own share into own recv (peers read other shares) */
-            zero__host_share(c->count, g->world, r->rank, &start, &len);
-            zero__host_reduce(g, c, start, len, (char *)c->recv + start * esz);
+            zero__host_share(c->count, st->n, st->me, &start, &len);
+            zero__host_reduce(g, st, c, start, len, (char *)c->recv + start * esz);
         } else {          /* fetch every other share from its owner's recv */
-            for (s = 0; s < g->world; s++) {
-                zero__host_share(c->count, g->world, s, &start, &len);
-                if (s != r->rank && len)
+            for (s = 0; s < st->n; s++) {
+                zero__host_share(c->count, st->n, s, &start, &len);
+                if (s != st->me && len)
                     memcpy((char *)c->recv + start * esz,
-                           (const char *)g->ranks[s].call.recv + start * esz, len * esz);
+                           (const char *)zero__host_member(g, st, s)->call.recv + start * esz, len * esz);
             }
         }
         break;
     case ZERO__HOST_ALL_GATHER:
-        for (s = 0; s < g->world; s++) {
+        for (s = 0; s < st->n; s++) {
             char *dst = (char *)c->recv + (size_t)s * c->count * esz;
-            const void *src = g->ranks[s].call.send;
+            const void *src = zero__host_member(g, st, s)->call.send;
             if (dst != src) memcpy(dst, src, c->count * esz);
         }
         break;
@@ -6957,11 +7072,17 @@ static zero_result zero__host_reject(zero__host_rank *r, const zero__host_call *
 }
 
 static zero_result zero__host_check_call(zero__host_rank *r, const zero__host_call *c,
-                                         zero_stream_id s, zero_error *err) {
+                                         const zero__host_set *st, zero_stream_id s, zero_error *err) {
     const char *fname = zero__host_call_names[c->kind];
-    int world = r->g->world;
+    int world = st->n;
     size_t esz, per_rank_max;
     zero_result res;
+    if (c->grp != ZERO_GROUP_WORLD && (unsigned)c->grp >= (unsigned)ZERO_GROUP_COUNT)
+        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host group_%s: group %d is not shard or replica", fname,
+                               (int)c->grp);
+    if (c->grp != ZERO_GROUP_WORLD && r->shard_size == 0)
+        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host group_%s: the groups are not made (call "
+                               "groups_init first)", fname);
     if ((res = zero__host_check_stream(r, fname, s, err)) != ZERO_OK) return res;
     if ((res = zero__host_check_dtype(r, fname, "dtype", c->dt, 1, err)) != ZERO_OK) return res;
     if ((c->kind == ZERO__HOST_REDUCE_SCATTER || c->kind == ZERO__HOST_ALL_REDUCE) &&
@@ -6987,29 +7108,31 @@ static zero_result zero__host_check_call(zero__host_rank *r, const zero__host_ca
 static zero_result zero__host_collective(zero__host_rank *r, zero__host_call *c, zero_stream_id s,
                                          zero_error *err) {
     zero__host_group *g = r->g;
+    zero__host_set st;
     zero_result res;
-    c->seq = ++r->ncoll; /* counted even when rejected: a skipped call shows as a mismatch */
-    if ((res = zero__host_check_call(r, c, s, err)) != ZERO_OK) return zero__host_reject(r, c, res);
+    /* counted even when rejected: a skipped call shows as a mismatch */
+    c->seq = ++r->ncoll[(unsigned)c->grp < ZERO_GROUP_COUNT ? c->grp : 0];
+    st = zero__host_set_of(r, c->grp);
+    if ((res = zero__host_check_call(r, c, &st, s, err)) != ZERO_OK) return zero__host_reject(r, c, res);
     pthread_mutex_lock(&g->mu);
     if (!g->failed) r->call = *c;
-    res = zero__host_barrier(r, 1, err);
+    res = zero__host_barrier(r, &st, 1, err);
     pthread_mutex_unlock(&g->mu);
     if (res != ZERO_OK) return res;
-    zero__host_move(r, c, 1);
+    zero__host_move(r, &st, c, 1);
     if (c->kind == ZERO__HOST_ALL_REDUCE) {
-        if ((res = zero__host_barrier_locked(r, 0, err)) != ZERO_OK) return res;
-        zero__host_move(r, c, 2);
+        if ((res = zero__host_barrier_locked(r, &st, 0, err)) != ZERO_OK) return res;
+        zero__host_move(r, &st, c, 2);
     }
     /* nobody returns (and reuses or frees its buffers) while a peer may still read them */
-    if ((res = zero__host_barrier_locked(r, 0, err)) != ZERO_OK) return res;
+    if ((res = zero__host_barrier_locked(r, &st, 0, err)) != ZERO_OK) return res;
     zero__ok(err);
     return ZERO_OK;
 }
 
 /* One collective call of this rank, described for zero__host_collective. */
-static zero_result zero__host_post(void *ctx, int kind, const void *send, void *recv, size_t count,
-                                   zero_dtype dt, zero_op op, int root, zero_stream_id s,
-                                   zero_error *err) {
+static zero_result zero__host_post(void *ctx, int kind, zero_group grp, const void *send, void *recv, size_t count,
+                                   zero_dtype dt, zero_op op, int root, zero_stream_id s, zero_error *err) {
     zero__host_call c;
     zero__host_rank *r = (zero__host_rank *)ctx;
     if (!r)
@@ -7017,6 +7140,7 @@ static zero_result zero__host_post(void *ctx, int kind, const void *send, void *
                           zero__host_call_names[kind]);
     memset(&c, 0, sizeof c);
     c.kind = kind;
+    c.grp = grp;
     c.count = count;
     c.dt = dt;
     c.op = op;
@@ -7029,23 +7153,68 @@ static zero_result zero__host_post(void *ctx, int kind, const void *send, void *
 static zero_result zero__host_reduce_scatter(void *ctx, const void *send, void *recv, size_t count,
                                              zero_dtype dt, zero_op op, zero_stream_id s,
                                              zero_error *err) {
-    return zero__host_post(ctx, ZERO__HOST_REDUCE_SCATTER, send, recv, count, dt, op, 0, s, err);
+    return zero__host_post(ctx, ZERO__HOST_REDUCE_SCATTER, ZERO_GROUP_WORLD, send, recv, count, dt, op, 0, s, err);
 }
 
 static zero_result zero__host_all_gather(void *ctx, const void *send, void *recv, size_t count,
                                          zero_dtype dt, zero_stream_id s, zero_error *err) {
-    return zero__host_post(ctx, ZERO__HOST_ALL_GATHER, send, recv, count, dt, ZERO_OP_SUM, 0, s, err);
+    return zero__host_post(ctx, ZERO__HOST_ALL_GATHER, ZERO_GROUP_WORLD, send, recv, count, dt, ZERO_OP_SUM, 0, s, err);
 }
 
 static zero_result zero__host_all_reduce(void *ctx, const void *send, void *recv, size_t count,
                                          zero_dtype dt, zero_op op, zero_stream_id s,
                                          zero_error *err) {
-    return zero__host_post(ctx, ZERO__HOST_ALL_REDUCE, send, recv, count, dt, op, 0, s, err);
+    return zero__host_post(ctx, ZERO__HOST_ALL_REDUCE, ZERO_GROUP_WORLD, send, recv, count, dt, op, 0, s, err);
 }
 
 static zero_result zero__host_broadcast(void *ctx, void *buf, size_t count, zero_dtype dt,
                                         int root, zero_stream_id s, zero_error *err) {
-    return zero__host_post(ctx, ZERO__HOST_BROADCAST, buf, buf, count, dt, ZERO_OP_SUM, root, s, err);
+    return zero__host_post(ctx, ZERO__HOST_BROADCAST, ZERO_GROUP_WORLD, buf, buf, count, dt, ZERO_OP_SUM, root, s, err);
+}
+
+static zero_result zero__host_group_reduce_scatter(void *ctx, zero_group grp, const void *send, void *recv,
+                                                   size_t count, zero_dtype dt, zero_op op, zero_stream_id s,
+                                                   zero_error *err) {
+    return zero__host_post(ctx, ZERO__HOST_REDUCE_SCATTER, grp, send, recv, count, dt, op, 0, s, err);
+}
+
+static zero_result zero__host_group_all_gather(void *ctx, zero_group grp, const void *send, void *recv, size_t count,
+                                               zero_dtype dt, zero_stream_id s, zero_error *err) {
+    return zero__host_post(ctx, ZERO__HOST_ALL_GATHER, grp, send, recv, count, dt, ZERO_OP_SUM, 0, s, err);
+}
+
+static zero_result zero__host_group_all_reduce(void *ctx, zero_group grp, const void *send, void *recv, size_t count,
+                                               zero_dtype dt, zero_op op, zero_stream_id s, zero_error *err) {
+    return zero__host_post(ctx, ZERO__HOST_ALL_REDUCE, grp, send, recv, count, dt, op, 0, s, err);
+}
+
+/* The groups of shard size G: every rank posts its G (one barrier of the whole world
+   compares them), then its group collectives meet at the barriers of its own sets. */
+static zero_result zero__host_groups_init(void *ctx, int shard_size, zero_error *err) {
+    zero__host_call c;
+    zero__host_set st;
+    zero_result res;
+    ZERO__HOST_CTX("groups_init");
+    memset(&c, 0, sizeof c);
+    c.kind = ZERO__HOST_GROUPS;
+    c.grp = ZERO_GROUP_WORLD;
+    c.count = shard_size > 0 ? (size_t)shard_size : 0;
+    c.dt = ZERO_DTYPE_FP32;
+    c.seq = ++r->ncoll[ZERO_GROUP_WORLD];
+    if (shard_size < 1 || shard_size > r->g->world || r->g->world % shard_size != 0) {
+        res = zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host groups_init: shard size %d does not divide world %d",
+                              shard_size, r->g->world);
+        return zero__host_reject(r, &c, res);
+    }
+    st = zero__host_set_of(r, ZERO_GROUP_WORLD);
+    pthread_mutex_lock(&r->g->mu);
+    if (!r->g->failed) r->call = c;
+    res = zero__host_barrier(r, &st, 1, err);
+    pthread_mutex_unlock(&r->g->mu);
+    if (res != ZERO_OK) return res;
+    r->shard_size = shard_size; /* read only by this rank: the set of each later call */
+    zero__ok(err);
+    return ZERO_OK;
 }
 
 /* ---- host backend: kernels ---- */
@@ -7373,7 +7542,16 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
                           "rank state failed", (size_t)world * sizeof *g->ranks);
     }
     memset(g->ranks, 0, (size_t)world * sizeof *g->ranks);
+    g->bars = (zero__host_bar *)ZERO_MALLOC(2 * (size_t)world * sizeof *g->bars);
+    if (!g->bars) {
+        ZERO_FREE(g->ranks);
+        ZERO_FREE(g);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_host_run: %zu bytes of "
+                          "group barriers failed", 2 * (size_t)world * sizeof *g->bars);
+    }
+    memset(g->bars, 0, 2 * (size_t)world * sizeof *g->bars);
     if (pthread_mutex_init(&g->mu, NULL) != 0) {
+        ZERO_FREE(g->bars);
         ZERO_FREE(g->ranks);
         ZERO_FREE(g);
         return zero__fail(err, ZERO_MSG_HOST_THREAD, NULL, 0, 0,
@@ -7381,6 +7559,7 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
     }
     if (pthread_cond_init(&g->cv, NULL) != 0) {
         pthread_mutex_destroy(&g->mu);
+        ZERO_FREE(g->bars);
         ZERO_FREE(g->ranks);
         ZERO_FREE(g);
         return zero__fail(err, ZERO_MSG_HOST_THREAD, NULL, 0, 0,
@@ -7416,6 +7595,10 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->all_gather = zero__host_all_gather;
         b->all_reduce = zero__host_all_reduce;
         b->broadcast = zero__host_broadcast;
+        b->groups_init = zero__host_groups_init;
+        b->group_reduce_scatter = zero__host_group_reduce_scatter;
+        b->group_all_gather = zero__host_group_all_gather;
+        b->group_all_reduce = zero__host_group_all_reduce;
         b->scale = zero__host_scale;
         b->convert = zero__host_convert;
         b->sumsq = zero__host_sumsq;
@@ -7456,6 +7639,7 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
     res = zero__host_report(g, err);
     pthread_cond_destroy(&g->cv);
     pthread_mutex_destroy(&g->mu);
+    ZERO_FREE(g->bars);
     ZERO_FREE(g->ranks);
     ZERO_FREE(g);
     return res;
@@ -7841,7 +8025,12 @@ enum { ZERO__PLACE_DEVICE, ZERO__PLACE_CPU, ZERO__PLACE_CPU_EARLY, ZERO__PLACE_D
 
 typedef struct zero__plan { /* what zero_engine_create decided; read-only afterwards */
     zero_layout *layout;        /* tensors cut into units (zero_layout_create) */
-    int rank, world, stage, gas; /* gas: gradient_accumulation_steps */
+    int rank, world, stage, gas; /* gas: gradient_accumulation_steps. rank and world are this rank's
+                                   place in its shard group and the group's size: every partition
+                                   (units, chunks, checkpoints) is the shard group's */
+    int grank, gworld;          /* the rank and world of the whole job (logs, files, scalars) */
+    int hybrid;                 /* mics_shard_size: world < gworld; the reduced chunk is averaged
+                                   over the world / world groups, which hold the same shard */
     zero_dtype cdt, adt, gdt;   /* compute dtype; gradient accumulation dtype; dtype of the reduced
                                    gradient chunks Adam reads */
     size_t csize, asize;        /* bytes of one cdt / adt element */
@@ -8050,6 +8239,7 @@ typedef struct zero__delayed { /* offload_optimizer.delayed_param_update, and th
 typedef struct zero__xfer { /* the step's copies between host and device (zero_step_info) */
     int phase;                                    /* ZERO_XFER_*: where the program is in the step */
     int64_t to_dev[ZERO_XFER_PHASE_COUNT], to_host[ZERO_XFER_PHASE_COUNT];
+    int64_t comm[ZERO_GROUP_COUNT]; /* bytes the step's collectives send from this rank, per group */
     uintptr_t *lo, *hi;                           /* the engine's allocations */
     unsigned char *dev;                           /* ... 1: device memory, 0: host (pinned or not) */
     int n, cap;
@@ -8467,7 +8657,7 @@ static void zero__dlog(zero_engine *e, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    (lg->fn ? lg->fn : zero_log_default)(lg->user, ZERO_LOG_DEBUG, ZERO_MSG_ENGINE_COLLECTIVE, e->plan.rank, text);
+    (lg->fn ? lg->fn : zero_log_default)(lg->user, ZERO_LOG_DEBUG, ZERO_MSG_ENGINE_COLLECTIVE, e->plan.grank, text);
 }
 
 static void zero__wait_begin(zero_engine *e, const char *what) {
@@ -8519,13 +8709,32 @@ static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err)
     return r;
 }
 
+/* The group a collective of the engine runs over, as the backend sees it:
+   flat sharding has one group, the world. */
+static zero_group zero__grp(const zero_engine *e, zero_group g) {
+    return e->plan.hybrid ? g : ZERO_GROUP_WORLD;
+}
+static int zero__grp_size(const zero_engine *e, zero_group g) {
+    if (!e->plan.hybrid || g == ZERO_GROUP_WORLD) return g == ZERO_GROUP_SHARD ? e->plan.world : e->plan.gworld;
+    return g == ZERO_GROUP_SHARD ? e->plan.world : e->plan.gworld / e->plan.world;
+}
+
+/* bytes a ring collective of n ranks sends from each: (n - 1) / n of the buffer, twice for an all-reduce */
+static void zero__coll_count(zero_engine *e, zero_group g, double buffer_bytes, int twice) {
+    int n = zero__grp_size(e, g);
+    if (n > 1) e->xfer.comm[zero__grp(e, g)] += (int64_t)(buffer_bytes * (n - 1) / n * (twice ? 2 : 1));
+}
+
+/* reduce-scatter and all-gather run over the shard group (the world when flat) */
 static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                         zero_op op, zero_stream_id s, zero_error *err) {
     zero_result r;
     zero__coll_log(e, "reduce-scatter", count * (size_t)e->plan.world, dt, s);
     if (e->plan.world == 1 && send == recv) return ZERO_OK;
+    zero__coll_count(e, ZERO_GROUP_SHARD, (double)count * e->plan.world * zero__obs_dsize(dt), 0);
     zero__wait_begin(e, "a reduce-scatter");
-    r = e->be.reduce_scatter(e->be.ctx, send, recv, count, dt, op, s, err);
+    r = e->plan.hybrid ? e->be.group_reduce_scatter(e->be.ctx, ZERO_GROUP_SHARD, send, recv, count, dt, op, s, err)
+                       : e->be.reduce_scatter(e->be.ctx, send, recv, count, dt, op, s, err);
     zero__wait_end(e);
     return r;
 }
@@ -8535,21 +8744,33 @@ static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv
     zero_result r;
     zero__coll_log(e, "all-gather", count * (size_t)e->plan.world, dt, s);
     if (e->plan.world == 1 && send == recv) return ZERO_OK;
+    zero__coll_count(e, ZERO_GROUP_SHARD, (double)count * e->plan.world * zero__obs_dsize(dt), 0);
     zero__wait_begin(e, "an all-gather");
-    r = e->be.all_gather(e->be.ctx, send, recv, count, dt, s, err);
+    r = e->plan.hybrid ? e->be.group_all_gather(e->be.ctx, ZERO_GROUP_SHARD, send, recv, count, dt, s, err)
+                       : e->be.all_gather(e->be.ctx, send, recv, count, dt, s, err);
+    zero__wait_end(e);
+    return r;
+}
+
+/* all-reduce over group g: ZERO_GROUP_WORLD (agreements, the program's
+   scalars), _SHARD (the statistics of the shard's chunks), _REPLICA (a
+   reduced chunk over the groups that hold it) */
+static zero_result zero__all_reduce_in(zero_engine *e, zero_group g, const void *send, void *recv, size_t count,
+                                       zero_dtype dt, zero_op op, zero_stream_id s, zero_error *err) {
+    zero_result r;
+    zero__coll_log(e, g == ZERO_GROUP_REPLICA ? "all-reduce across the groups" : "all-reduce", count, dt, s);
+    if (zero__grp_size(e, g) == 1 && send == recv) return ZERO_OK;
+    zero__coll_count(e, g, (double)count * zero__obs_dsize(dt), 1);
+    zero__wait_begin(e, "an all-reduce");
+    r = zero__grp(e, g) != ZERO_GROUP_WORLD ? e->be.group_all_reduce(e->be.ctx, g, send, recv, count, dt, op, s, err)
+                                            : e->be.all_reduce(e->be.ctx, send, recv, count, dt, op, s, err);
     zero__wait_end(e);
     return r;
 }
 
 static zero_result zero__all_reduce(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                     zero_op op, zero_stream_id s, zero_error *err) {
-    zero_result r;
-    zero__coll_log(e, "all-reduce", count, dt, s);
-    if (e->plan.world == 1 && send == recv) return ZERO_OK;
-    zero__wait_begin(e, "an all-reduce");
-    r = e->be.all_reduce(e->be.ctx, send, recv, count, dt, op, s, err);
-    zero__wait_end(e);
-    return r;
+    return zero__all_reduce_in(e, ZERO_GROUP_WORLD, send, recv, count, dt, op, s, err);
 }
 
 static void *zero__watchdog_main(void *arg) {
@@ -8615,7 +8836,7 @@ static zero_result zero__obs_start(zero_engine *e) {
         }
         e->obs.wd.on = 1;
     }
-    if (m->enabled == 1 && e->plan.rank == 0) {
+    if (m->enabled == 1 && e->plan.grank == 0) {
         char path[2 * ZERO_PATH_MAX + 8];
         snprintf(path, sizeof path, "%s%s%s.jsonl", m->output_path, m->output_path[0] ? "/" : "", m->job_name);
         zero_error fe;
@@ -8635,7 +8856,7 @@ static zero_result zero__obs_start(zero_engine *e) {
         fprintf(e->obs.jsonl,
                 "{\"event\":\"start\",\"version\":\"%s\",\"world\":%d,\"stage\":%d,\"dtype\":\"%s\",\"train_batch_size\":"
                 "%lld,\"gradient_accumulation_steps\":%d,\"params\":%lld,\"trainable_params\":%lld,\"units\":%d}\n",
-                zero_version(), e->plan.world, e->plan.stage, zero_dtype_name(e->plan.cdt), (long long)e->cfg.train_batch_size, e->plan.gas,
+                zero_version(), e->plan.gworld, e->plan.stage, zero_dtype_name(e->plan.cdt), (long long)e->cfg.train_batch_size, e->plan.gas,
                 (long long)ms.params, (long long)ms.trainable_params, e->plan.n_units);
         fflush(e->obs.jsonl);
     }
@@ -8765,7 +8986,7 @@ static zero_result zero__coll_check(zero_engine *e, int kind, int unit) {
         return zero__efail(e, ZERO_MSG_ENGINE_DIVERGED,
                            "rank %d: the ranks diverged: this rank is at %s ('%s'), another is at %s\nHINT: every rank "
                            "must make the same zero_fetch / zero_grad_ready / zero_step calls in the same order",
-                           e->plan.rank, mine, unit >= 0 && unit < e->plan.n_units ? zero__tname(e, e->plan.layout->units[unit].first_tensor) : "-",
+                           e->plan.grank, mine, unit >= 0 && unit < e->plan.n_units ? zero__tname(e, e->plan.layout->units[unit].first_tensor) : "-",
                            other);
     }
     return ZERO_OK;
@@ -9412,7 +9633,7 @@ static zero_result zero__ext_init_unit(zero_engine *e, const zero_tensor *ts, in
     int64_t have = zero__max_i64(0, zero__min_i64(lo + n, x->padded) - lo);
     zero_result r;
     ZERO__TRY_BE(e, "zero_engine_create: the program's weights", zero__ext_copy(e, u, 0, &be_err_));
-    if (e->plan.rank == 0 && (r = zero__ext_init_values(e, ts, u)) != ZERO_OK) return r;
+    if (e->plan.grank == 0 && (r = zero__ext_init_values(e, ts, u)) != ZERO_OK) return r;
     if ((r = zero__coll_check(e, ZERO__C_INIT, u)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_engine_create: broadcast of the program's weights",
                  e->be.broadcast(e->be.ctx, e->buf.ustage, (size_t)x->padded, e->plan.cdt, 0, ZERO_STREAM_COMM, &be_err_));
@@ -9794,7 +10015,7 @@ static zero_result zero__tiles_make(zero_engine *e, zero_mem_category cat, zero_
     for (k = 0; k < n; k++)
         if ((r = zero__ealloc(e, cat, kind, bytes, &bufs[k], what_buf)) != ZERO_OK) return r;
     zero__ok(&be);
-    if (e->be.tiles_open(e->be.cpu_ctx, path, name, e->plan.rank, bytes, &e->cfg.aio, store, &be) != ZERO_OK) {
+    if (e->be.tiles_open(e->be.cpu_ctx, path, name, e->plan.grank, bytes, &e->cfg.aio, store, &be) != ZERO_OK) {
         *store = NULL;
         return zero__ebackend(e, &be, what_store);
     }
@@ -10402,7 +10623,7 @@ static void zero__log_resolved(const zero_engine *e) {
     const zero_config *c = &e->cfg;
     const zero_optimization_config *z = &c->zero_optimization;
     char clip[160];
-    if (e->plan.rank != 0) return;
+    if (e->plan.grank != 0) return;
     if (!(c->gradient_clipping > 0))
         snprintf(clip, sizeof clip, "off");
     else if (!c->gradient_clipping_given && c->gradient_clipping == 1.0)
@@ -10414,9 +10635,9 @@ static void zero__log_resolved(const zero_engine *e) {
               "stage %d, %s (master fp32, accumulation %s), %d rank%s | batch %lld = micro %lld x accumulation %lld x %d "
               "rank%s | %s lr %g betas (%g, %g) eps %g weight_decay %g | schedule %s | gradient_clipping %s | offload "
               "optimizer %s, params %s | reduce_bucket_size %lld: %d units",
-              e->plan.stage, zero_dtype_name(e->plan.cdt), zero_dtype_name(e->plan.adt), e->plan.world,
-              e->plan.world == 1 ? "" : "s", (long long)c->train_batch_size, (long long)c->train_micro_batch_size_per_gpu,
-              (long long)c->gradient_accumulation_steps, e->plan.world, e->plan.world == 1 ? "" : "s",
+              e->plan.stage, zero_dtype_name(e->plan.cdt), zero_dtype_name(e->plan.adt), e->plan.gworld,
+              e->plan.gworld == 1 ? "" : "s", (long long)c->train_batch_size, (long long)c->train_micro_batch_size_per_gpu,
+              (long long)c->gradient_accumulation_steps, e->plan.gworld, e->plan.gworld == 1 ? "" : "s",
               c->optimizer.type == ZERO_OPTIMIZER_ADAMW || c->optimizer.adam_w_mode == 1 ? "AdamW" : "Adam",
               c->optimizer.lr, c->optimizer.beta1, c->optimizer.beta2, c->optimizer.eps, c->optimizer.weight_decay,
               (unsigned)c->scheduler.type < ZERO_SCHEDULER_COUNT ? sched[c->scheduler.type] : "?", clip,
@@ -10448,6 +10669,16 @@ static zero_result zero__create_check(const zero_config *cfg, const zero_tensor 
     z = &cfg->zero_optimization;
     if (z->stage < 0 || z->stage > 3)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.stage", 0, 0, "%d (need 0 .. 3)", z->stage);
+    if (z->mics_shard_size > 0 && (z->stage == 0 || be->world % z->mics_shard_size != 0 || z->mics_shard_size > be->world))
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.mics_shard_size", 0, 0,
+                          "%lld with stage %d on %d ranks: it must divide the world size, at stage 1, 2 or 3",
+                          (long long)z->mics_shard_size, z->stage, be->world);
+    if (z->mics_shard_size > 0 && z->mics_shard_size < be->world &&
+        (!be->groups_init || !be->group_reduce_scatter || !be->group_all_gather || !be->group_all_reduce))
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.mics_shard_size", 0, 0,
+                          "%lld: backend '%s' has no group collectives (groups_init, group_reduce_scatter, "
+                          "group_all_gather, group_all_reduce); hybrid sharding needs them",
+                          (long long)z->mics_shard_size, be->name ? be->name : "?");
     if (z->stage == 3 && z->offload_param.device == ZERO_OFFLOAD_NVME &&
         (!be->tiles_open || !be->tiles_close || !be->tiles_read || !be->tiles_write || !be->tiles_wait))
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_param.device", 0, 0,
@@ -10486,8 +10717,12 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
     const zero_optimization_config *z = &cfg->zero_optimization;
     e->cfg = *cfg;
     e->be = *be;
-    e->plan.rank = be->rank;
-    e->plan.world = be->world;
+    e->plan.grank = be->rank;
+    e->plan.gworld = be->world;
+    /* mics_shard_size G: the partition is the shard group's (G ranks); flat: the world's */
+    e->plan.world = z->mics_shard_size > 0 && z->mics_shard_size < be->world ? (int)z->mics_shard_size : be->world;
+    e->plan.rank = be->rank % e->plan.world;
+    e->plan.hybrid = e->plan.world < be->world;
     if (e->cfg.log.rank < 0) e->cfg.log.rank = be->rank;
     e->plan.stage = z->stage;
     e->plan.gas = (int)cfg->gradient_accumulation_steps;
@@ -10502,7 +10737,7 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
     /* one rank reduces nothing: the backward writes straight into the owned
        accumulator and the reduce-scatter is in place (skipped). Not with the
        optimizer offloaded: host_acc and the early step read the slot */
-    e->plan.gdirect = e->plan.stage == 2 && e->plan.world == 1 && e->plan.gas == 1 && !e->plan.gext && !e->opt.cpu;
+    e->plan.gdirect = e->plan.stage == 2 && e->plan.gworld == 1 && e->plan.gas == 1 && !e->plan.gext && !e->opt.cpu;
     e->nvme.on = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->plan.opt_kind = !e->opt.cpu ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->offload_param.device = e->plan.stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
@@ -10558,8 +10793,12 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
         ZERO_FREE(e);
         return zero__fail(err, ZERO_MSG_LOSS_SCALER_UNRESOLVED, "fp16", 0, 0, "the loss scaler cannot be made from this config");
     }
+    if (e->plan.hybrid && (r = be->groups_init(be->ctx, e->plan.world, err)) != ZERO_OK) {
+        ZERO_FREE(e);
+        return r; /* (the backend's error names the rank and the groups) */
+    }
     memset(&la, 0, sizeof la);
-    la.world = be->world;
+    la.world = e->plan.world; /* the shard group's: units padded for G ranks */
     la.bucket_elems = z->reduce_bucket_size;
     if (e->plan.stage == 3) {
         la.persist_threshold = z->stage3_param_persistence_threshold;
@@ -11256,6 +11495,19 @@ static zero_result zero__unit_offload(zero_engine *e, int u) {
     return e->opt.early ? zero__early_push(e, u) : ZERO_OK;
 }
 
+/* mics_shard_size: unit u's reduced chunk (its shard group's average) averaged
+   in place over the world / G groups that hold the same shard: one all-reduce
+   per unit and step on the comm stream, behind the unit's last reduce-scatter
+   (with accumulation the chunk's sum over the micro-batches crosses once).
+   Every rank of the replica group owns the same chunk, so all of them call
+   it or none. */
+static zero_result zero__reduce_replicas(zero_engine *e, void *chunk, size_t count, zero_dtype dt) {
+    if (!e->plan.hybrid) return ZERO_OK;
+    ZERO__TRY_BE(e, "all_reduce of gradients across the groups",
+                 zero__all_reduce_in(e, ZERO_GROUP_REPLICA, chunk, chunk, count, dt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
 /* Stages 0-1: accumulate unit u's micro-batch gradient (G > 1) and, on the
    last micro-batch, all-reduce (stage 0) or reduce-scatter it in place
    (stage 1). AVG: every rank's contribution times 1/world inside the
@@ -11281,6 +11533,7 @@ static zero_result zero__reduce_full(zero_engine *e, int u, const zero__gview *g
         ZERO__TRY_BE(e, "reduce_scatter of gradients",
                      zero__reduce_scatter(e, gv->full, gv->full + (size_t)e->plan.rank * chunk * es, chunk, gv->dt, ZERO_OP_AVG,
                                           ZERO_STREAM_COMM, &be_err_));
+    if (e->plan.stage == 1) return zero__reduce_replicas(e, gv->full + (size_t)e->plan.rank * chunk * es, chunk, gv->dt);
     return ZERO_OK;
 }
 
@@ -11315,6 +11568,7 @@ static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *o
         src = (char *)e->buf.acc_stage;
         sdt = e->plan.adt;
     }
+    if (last && (r = zero__reduce_replicas(e, src, chunk, sdt)) != ZERO_OK) return r;
     if (last && (r = zero__unit_stats_of(e, u, src, sdt)) != ZERO_OK) return r;
     if (e->plan.gas > 1 || last)
         ZERO__TRY_BE(e, "gradients to the host",
@@ -11342,6 +11596,9 @@ static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *g
                      e->be.convert(e->be.ctx, gv->acc, e->plan.adt, own, e->plan.cdt, chunk, e->run.micro > 0, ZERO_STREAM_COMM,
                                    &be_err_));
     }
+    if (!e->plan.host_acc && e->run.micro == e->plan.gas - 1 &&
+        (r = zero__reduce_replicas(e, gv->acc, chunk, e->plan.adt)) != ZERO_OK)
+        return r;
     if (!e->plan.gext && --ss->units_left == 0) {
         /* the slot is free once the comm stream is past this point */
         if (e->grad.ev_slot[ss->slot])
@@ -11637,6 +11894,8 @@ static void zero__step_counters(zero_engine *e, zero_step_info *in) {
     memcpy(in->bytes_to_host, e->xfer.to_host, sizeof in->bytes_to_host);
     memset(e->xfer.to_dev, 0, sizeof e->xfer.to_dev);
     memset(e->xfer.to_host, 0, sizeof e->xfer.to_host);
+    memcpy(in->comm_bytes, e->xfer.comm, sizeof in->comm_bytes);
+    memset(e->xfer.comm, 0, sizeof e->xfer.comm);
     e->xfer.phase = ZERO_XFER_FORWARD;
     memset(e->run.t_phase, 0, sizeof e->run.t_phase);
 }
@@ -11741,8 +12000,8 @@ static zero_result zero__step_norm(zero_engine *e, double *sumsq, int *bad_unit,
     if ((r = zero__stats_flush(e)) != ZERO_OK) return r;
     if ((r = zero__coll_check(e, ZERO__C_NORM, -1)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: all_reduce of the norm",
-                 zero__all_reduce(e, e->buf.stats_dev, e->buf.stats_dev, 2 * (size_t)e->plan.n_pairs,
-                                  (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
+                 zero__all_reduce_in(e, ZERO_GROUP_SHARD, e->buf.stats_dev, e->buf.stats_dev, 2 * (size_t)e->plan.n_pairs,
+                                     (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_step: statistics to the host",
                  zero__copy(e, e->buf.stats_host, e->buf.stats_dev, sizeof(double) * 2 * (size_t)e->plan.n_pairs,
                             ZERO_STREAM_COMM, &be_err_));
@@ -12106,7 +12365,7 @@ ZERO__DEF zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int 
                  zero__copy(e, e->buf.scal_host, e->buf.scal_dev, sizeof(double) * (size_t)n, ZERO_STREAM_COMM,
                             &be_err_));
     ZERO__TRY_BE(e, "zero_all_reduce_scalars: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
-    for (i = 0; i < n; i++) vals[i] = op == ZERO_OP_AVG ? e->buf.scal_host[i] / e->plan.world : e->buf.scal_host[i];
+    for (i = 0; i < n; i++) vals[i] = op == ZERO_OP_AVG ? e->buf.scal_host[i] / e->plan.gworld : e->buf.scal_host[i];
     return ZERO_OK;
 }
 
@@ -12581,7 +12840,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
        save's files; the others learn both from the agreement sums */
     {
         double k = 0, id = 0, sum;
-        if (e->plan.rank == 0) {
+        if (e->plan.grank == 0) {
             struct stat st;
             struct timespec ts;
             if (mkdir(dir, 0755) != 0 && errno != EEXIST) k = -1;
@@ -12622,7 +12881,9 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     w.e = e;
     w.id = w_id;
     w.blocks = (e->plan.layout->shard_numel + ZERO_CKPT_BLOCK - 1) / ZERO_CKPT_BLOCK;
-    if (!bad) {
+    /* mics_shard_size: the first group writes the files (the other groups hold
+       the same shards), so the checkpoint is a flat one of the group's size */
+    if (!bad && e->plan.grank == e->plan.rank) {
         w.crc = (uint32_t *)ZERO_MALLOC(sizeof(uint32_t) * (size_t)(3 * w.blocks + 1));
         if (!w.crc || zero__ck_scratch(e, &w.buf, &w.tile, &w.stage_buf) != ZERO_OK) {
             ZERO_FREE(w.crc);
@@ -12653,7 +12914,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
             return r;
         }
     }
-    if (e->plan.rank == 0) {
+    if (e->plan.grank == 0) {
         zero__ck_meta_writer mw;
         zero__ck_text lt;
         char latest[ZERO_PATH_MAX + 16];
@@ -12674,7 +12935,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
             return r;
         }
         if (sum > 0) {
-            r = zero__efail(e, e->plan.rank == 0 ? fe.item : ZERO_MSG_FILE_WRITE, "zero_save: %s", e->plan.rank == 0 ? fe.msg
+            r = zero__efail(e, e->plan.grank == 0 ? fe.item : ZERO_MSG_FILE_WRITE, "zero_save: %s", e->plan.grank == 0 ? fe.msg
                             : "rank 0 could not write the metadata or the latest pointer (see its error)");
             if (err) *err = e->err;
             return r;
@@ -13489,7 +13750,7 @@ ZERO__DEF zero_result zero_export_safetensors(zero_engine *e, const char *path, 
         if (err) *err = e->err;
         return r;
     }
-    if (e->plan.rank == 0) { /* rank 0 takes part in the reads even when it cannot write */
+    if (e->plan.grank == 0) { /* rank 0 takes part in the reads even when it cannot write */
         char tmp[ZERO_PATH_MAX + 16];
         int fd;
         snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -13552,7 +13813,8 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
     zero__count_params(e, out);
     out->shard_params = e->plan.layout->shard_numel;
     out->units = e->plan.n_units;
-    out->world = e->plan.world;
+    out->world = e->plan.gworld;
+    out->shard_world = e->plan.world;
     out->stage = e->plan.stage;
     out->dtype = e->plan.cdt;
     out->accum_dtype = e->plan.adt;
@@ -13578,6 +13840,9 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
               "%d units\n",
               r->stage, r->world, zero_dtype_name(r->dtype), zero_dtype_name(r->accum_dtype), (long long)r->params,
               (long long)r->trainable_params, r->units);
+    if (r->shard_world > 0 && r->shard_world < r->world)
+        ZERO__PUT("hybrid sharding: shards over groups of %d ranks, %d groups\n", r->shard_world,
+                  r->world / r->shard_world);
     for (c = 0; c < ZERO_MEM_CATEGORY_COUNT; c++) {
         double b = (double)r->planned[c][ZERO_MEM_DEVICE] + (double)r->planned[c][ZERO_MEM_PINNED] +
                    (double)r->planned[c][ZERO_MEM_HOST];

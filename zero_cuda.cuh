@@ -11,6 +11,11 @@
            events, NCCL collectives, and the kernels (fused mixed-precision
            Adam over many tensors per launch, deterministic sum of squares with
            the inf/nan flag, casts, chunk accumulation, scaling)
+         - hybrid sharding (mics_shard_size): groups_init splits the
+           communicator into the shard and replica groups (ncclCommSplit,
+           polled against the deadline); the group_ collectives run on them,
+           and a group of one rank copies. The split communicators are the
+           backend's even when the world's came from the caller
          - the communicator: from an existing ncclComm_t, from NCCL_COMM_ID, or
            from the launcher's environment (torchrun, Slurm, Open MPI) with
            rank 0's ncclUniqueId sent over TCP (zero_dist_env_read,
@@ -122,7 +127,8 @@
      cuda-be-streams     events, stream waits, event_sync and sync (polled against
                          NCCL's error and the deadline)
      cuda-be-collectives NCCL reduce_scatter, all_gather, all_reduce, broadcast
-                         (copies for one GPU under ZERO_NO_NCCL)
+                         (copies for one GPU under ZERO_NO_NCCL); groups_init
+                         and the group_ collectives of hybrid sharding
      cuda-be-kernels     the backend's scale, convert, sumsq, adam hooks
      cuda-be-init        zero_cuda_options_default, zero__cuda_comm_init,
                          zero_cuda_backend_init, zero_cuda_backend_destroy, getters
@@ -2726,7 +2732,7 @@ ZERO__DEF zero_result zero_cuda_launch_local(int *exit_code, zero_error *err) {
    event_sync, and there it polls against a deadline (sync also against NCCL's
    asynchronous error), so a vanished peer turns into ZERO_ERR_TIMEOUT or
    ZERO_ERR_NCCL instead of a hang (after a failed sync the communicator is
-   aborted; the backend refuses further work). */
+   aborted, with the group communicators; the backend refuses further work). */
 
 struct zero_event {
     cudaEvent_t ev;
@@ -2741,7 +2747,12 @@ struct zero_cuda {
 #ifndef ZERO_NO_NCCL
     ncclComm_t comm;
     int own_comm;
+    /* groups_init's shard and replica communicators, split from comm and
+       always owned here (even when comm is the caller's); NULL for a group
+       of one rank (a copy) or of every rank (comm itself) */
+    ncclComm_t group_comm[ZERO_GROUP_COUNT];
 #endif
+    int shard_size;  /* groups_init's G; 0: no groups made */
     double timeout_s;
     zero_cuda_options opt;
     double *scratch; /* sumsq partial sums */
@@ -2770,6 +2781,8 @@ static zero_result zero__cuda_fail_group(zero_cuda *c, zero_result r, zero_error
     c->failure.code = r;
     c->failed = 1;
 #ifndef ZERO_NO_NCCL
+    for (int g = 0; g < ZERO_GROUP_COUNT; g++)
+        if (c->group_comm[g]) ncclCommAbort(c->group_comm[g]), c->group_comm[g] = NULL;
     if (c->comm) ncclCommAbort(c->comm), c->comm = NULL;
 #endif
     return r;
@@ -2956,13 +2969,17 @@ static zero_result zero__cuda_event_sync(void *ctx, zero_event *ev, zero_error *
 }
 
 #ifndef ZERO_NO_NCCL
-/* NCCL's asynchronous error of the communicator (ncclSuccess while healthy). */
+/* NCCL's asynchronous error of the communicator and of the group
+   communicators (ncclSuccess while healthy). */
 static zero_result zero__cuda_nccl_health(zero_cuda *c, const char *what, zero_error *err) {
-    ncclResult_t async = ncclSuccess;
-    if (!c->comm) return ZERO_OK;
-    if (ncclCommGetAsyncError(c->comm, &async) != ncclSuccess || (async != ncclSuccess && async != ncclInProgress)) {
-        zero_nccl_check(async != ncclSuccess ? async : ncclInternalError, what, __FILE__, __LINE__, err);
-        return zero__cuda_fail_group(c, ZERO_ERR_NCCL, err);
+    for (int g = 0; g < ZERO_GROUP_COUNT; g++) {
+        ncclComm_t comm = g == ZERO_GROUP_WORLD ? c->comm : c->group_comm[g];
+        ncclResult_t async = ncclSuccess;
+        if (!comm) continue;
+        if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || (async != ncclSuccess && async != ncclInProgress)) {
+            zero_nccl_check(async != ncclSuccess ? async : ncclInternalError, what, __FILE__, __LINE__, err);
+            return zero__cuda_fail_group(c, ZERO_ERR_NCCL, err);
+        }
     }
     return ZERO_OK;
 }
@@ -3008,6 +3025,14 @@ static zero_result zero__cuda_sync(void *ctx, zero_stream_id s, zero_error *err)
 
 /* ---- >>cuda-be-collectives: NCCL collectives (copies for one GPU without NCCL) ---- */
 
+/* A collective over one rank: recv = send (AVG divides by 1). */
+static zero_result zero__cuda_copy_if(zero_cuda *c, void *dst, const void *src, size_t bytes, zero_stream_id s,
+                                      zero_error *err) {
+    if (dst == src || !bytes) return ZERO_OK;
+    ZERO_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, zero__cuda_stream_of(c, s)), err);
+    return ZERO_OK;
+}
+
 #ifndef ZERO_NO_NCCL
 static int zero__cuda_nccl_type(zero_dtype dt, ncclDataType_t *out) {
     switch ((int)dt) {
@@ -3022,12 +3047,13 @@ static ncclRedOp_t zero__cuda_nccl_op(zero_op op) {
     return op == ZERO_OP_MAX ? ncclMax : op == ZERO_OP_MIN ? ncclMin : op == ZERO_OP_AVG ? ncclAvg : ncclSum;
 }
 
-/* After an NCCL call on the non-blocking communicator: wait until it is
+/* After an NCCL call on the non-blocking communicator comm: wait until it is
    enqueued (ncclInProgress), with the deadline. */
-static zero_result zero__cuda_nccl_done(zero_cuda *c, ncclResult_t r, const char *what, zero_error *err) {
+static zero_result zero__cuda_nccl_done(zero_cuda *c, ncclComm_t comm, ncclResult_t r, const char *what,
+                                        zero_error *err) {
     double t0 = zero__cuda_now();
     while (r == ncclInProgress) {
-        if (ncclCommGetAsyncError(c->comm, &r) != ncclSuccess) r = ncclInternalError;
+        if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) r = ncclInternalError;
         if (r == ncclInProgress && zero__cuda_now() - t0 > c->timeout_s) {
             zero__fail(err, ZERO_MSG_NCCL_TIMEOUT, NULL, 0, 0, "rank %d: %s was not enqueued within %.0f s", c->env.rank, what,
                        c->timeout_s);
@@ -3052,37 +3078,33 @@ static zero_result zero__cuda_nccl_done(zero_cuda *c, ncclResult_t r, const char
 static zero_result zero__cuda_reduce_scatter(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt,
                                              zero_op op, zero_stream_id s, zero_error *err) {
     ZERO__CUDA_COLL_PROLOGUE("reduce_scatter");
-    return zero__cuda_nccl_done(c, ncclReduceScatter(send, recv, count, nt, zero__cuda_nccl_op(op), c->comm,
-                                                     zero__cuda_stream_of(c, s)),
+    return zero__cuda_nccl_done(c, c->comm,
+                                ncclReduceScatter(send, recv, count, nt, zero__cuda_nccl_op(op), c->comm,
+                                                  zero__cuda_stream_of(c, s)),
                                 "ncclReduceScatter", err);
 }
 static zero_result zero__cuda_all_gather(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt,
                                          zero_stream_id s, zero_error *err) {
     ZERO__CUDA_COLL_PROLOGUE("all_gather");
-    return zero__cuda_nccl_done(c, ncclAllGather(send, recv, count, nt, c->comm, zero__cuda_stream_of(c, s)),
+    return zero__cuda_nccl_done(c, c->comm, ncclAllGather(send, recv, count, nt, c->comm, zero__cuda_stream_of(c, s)),
                                 "ncclAllGather", err);
 }
 static zero_result zero__cuda_all_reduce(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
                                          zero_stream_id s, zero_error *err) {
     ZERO__CUDA_COLL_PROLOGUE("all_reduce");
-    return zero__cuda_nccl_done(c, ncclAllReduce(send, recv, count, nt, zero__cuda_nccl_op(op), c->comm,
-                                                 zero__cuda_stream_of(c, s)),
+    return zero__cuda_nccl_done(c, c->comm,
+                                ncclAllReduce(send, recv, count, nt, zero__cuda_nccl_op(op), c->comm,
+                                              zero__cuda_stream_of(c, s)),
                                 "ncclAllReduce", err);
 }
 static zero_result zero__cuda_broadcast(void *ctx, void *buf, size_t count, zero_dtype dt, int root, zero_stream_id s,
                                         zero_error *err) {
     ZERO__CUDA_COLL_PROLOGUE("broadcast");
-    return zero__cuda_nccl_done(c, ncclBroadcast(buf, buf, count, nt, root, c->comm, zero__cuda_stream_of(c, s)),
+    return zero__cuda_nccl_done(c, c->comm, ncclBroadcast(buf, buf, count, nt, root, c->comm, zero__cuda_stream_of(c, s)),
                                 "ncclBroadcast", err);
 }
 #else
 /* one GPU, no NCCL: the collectives of a world of one */
-static zero_result zero__cuda_copy_if(zero_cuda *c, void *dst, const void *src, size_t bytes, zero_stream_id s,
-                                      zero_error *err) {
-    if (dst == src || !bytes) return ZERO_OK;
-    ZERO_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, zero__cuda_stream_of(c, s)), err);
-    return ZERO_OK;
-}
 static zero_result zero__cuda_reduce_scatter(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt,
                                              zero_op op, zero_stream_id s, zero_error *err) {
     ZERO__CUDA_CTX("reduce_scatter");
@@ -3107,6 +3129,220 @@ static zero_result zero__cuda_broadcast(void *ctx, void *buf, size_t count, zero
     return ZERO_OK;
 }
 #endif
+
+/* Hybrid sharding: groups_init splits comm into the shard group (color
+   rank / G) and the replica group (color rank % G), both keyed by the world
+   rank so their ranks come in world order. A group of one rank makes no
+   communicator (its collectives are copies), nor does a group of every rank
+   (comm itself). The splits are non-blocking and polled against the
+   deadline, like the first communicator: a rank that never calls is
+   ZERO_ERR_TIMEOUT. Before splitting, the ranks compare their G with one
+   small all-reduce, so a rank with another G is an error naming both. */
+
+static const char *zero__cuda_group_name(zero_group g) {
+    return g == ZERO_GROUP_SHARD ? "shard group" : g == ZERO_GROUP_REPLICA ? "replica group" : "world";
+}
+
+/* Ranks in group g of this backend (groups made). */
+static int zero__cuda_group_size(const zero_cuda *c, zero_group g) {
+    return g == ZERO_GROUP_SHARD ? c->shard_size : g == ZERO_GROUP_REPLICA ? c->env.world / c->shard_size : c->env.world;
+}
+
+#ifndef ZERO_NO_NCCL
+/* Destroy the group communicators; the streams are idle (or failed). */
+static void zero__cuda_groups_free(zero_cuda *c) {
+    for (int g = 0; g < ZERO_GROUP_COUNT; g++) {
+        if (!c->group_comm[g]) continue;
+        if (c->failed) ncclCommAbort(c->group_comm[g]);
+        else ncclCommDestroy(c->group_comm[g]);
+        c->group_comm[g] = NULL;
+    }
+}
+
+/* Wait until comm's pending call (a split, here) has finished: NCCL writes
+   the new communicator into *child when it has. */
+static zero_result zero__cuda_split_wait(zero_cuda *c, ncclComm_t *child, const char *what, zero_error *err) {
+    double t0 = zero__cuda_now();
+    ncclResult_t r = ncclInProgress;
+    for (int k = 0; k < 2; k++) { /* the parent's async job, then the child's own init */
+        ncclComm_t comm = k == 0 ? c->comm : *child;
+        if (!comm) break;
+        for (;;) {
+            if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) r = ncclInternalError;
+            if (r != ncclInProgress) break;
+            if (zero__cuda_now() - t0 > c->timeout_s) {
+                zero__fail(err, ZERO_MSG_NCCL_TIMEOUT, NULL, 0, 0,
+                           "rank %d of %d: %s was not ready within %.0f s: a rank did not call groups_init\nHINT: every "
+                           "rank must create the engine with the same mics_shard_size; ZERO_TIMEOUT_S sets the deadline",
+                           c->env.rank, c->env.world, what, c->timeout_s);
+                return zero__cuda_fail_group(c, ZERO_ERR_TIMEOUT, err);
+            }
+            sched_yield();
+        }
+        if (r != ncclSuccess) {
+            zero_nccl_check(r, what, __FILE__, __LINE__, err);
+            return zero__cuda_fail_group(c, ZERO_ERR_NCCL, err);
+        }
+    }
+    return ZERO_OK;
+}
+
+/* Every rank's G equals this rank's: the max and min of (G, -G) over comm,
+   on the communication stream. The buffer is stream-ordered (no device-wide
+   sync in cudaMalloc / cudaFree); the host reads it only after the polled
+   wait (a copy to pageable memory would block without a deadline). */
+static zero_result zero__cuda_groups_agree(zero_cuda *c, int G, zero_error *err) {
+    double h[2] = {(double)G, -(double)G}, *d = NULL;
+    cudaStream_t st = c->stream[ZERO_STREAM_COMM];
+    zero_result r;
+    ZERO_CUDA_TRY(cudaMallocAsync((void **)&d, sizeof h, st), err);
+    r = zero_cuda_check(cudaMemcpyAsync(d, h, sizeof h, cudaMemcpyHostToDevice, st), "cudaMemcpyAsync", __FILE__, __LINE__,
+                        err);
+    if (r == ZERO_OK)
+        r = zero__cuda_nccl_done(c, c->comm, ncclAllReduce(d, d, 2, ncclFloat64, ncclMax, c->comm, st),
+                                 "ncclAllReduce (groups_init's shard size)", err);
+    if (r == ZERO_OK) r = zero__cuda_sync(c, ZERO_STREAM_COMM, err);
+    if (r == ZERO_OK)
+        r = zero_cuda_check(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync", __FILE__,
+                            __LINE__, err);
+    cudaFreeAsync(d, st);
+    if (r != ZERO_OK) return r;
+    if (h[0] != (double)G || -h[1] != (double)G)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "rank %d: groups_init with shard size %d, but another rank asked for %d\nHINT: every rank must "
+                          "use the same mics_shard_size",
+                          c->env.rank, G, h[0] != (double)G ? (int)h[0] : (int)-h[1]);
+    return ZERO_OK;
+}
+#endif
+
+static zero_result zero__cuda_groups_init(void *ctx, int G, zero_error *err) {
+    ZERO__CUDA_CTX("groups_init");
+    if (G < 1 || G > c->env.world || c->env.world % G)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "rank %d: groups_init: shard size %d must be 1 .. %d and divide the world of %d ranks", c->env.rank,
+                          G, c->env.world, c->env.world);
+    if (c->shard_size == G) return ZERO_OK;
+#ifndef ZERO_NO_NCCL
+    {
+        zero_result r;
+        ncclResult_t nr;
+        if (c->shard_size) { /* other groups: let their collectives end, then destroy them */
+            if ((r = zero__cuda_sync(c, ZERO_STREAM_COMM, err)) != ZERO_OK) return r;
+            if ((r = zero__cuda_sync(c, ZERO_STREAM_COMPUTE, err)) != ZERO_OK) return r;
+            zero__cuda_groups_free(c);
+            c->shard_size = 0;
+        }
+        if (c->env.world > 1) {
+            if (!c->comm) return zero__fail(err, ZERO_MSG_NCCL_CALL, NULL, 0, 0, "cuda groups_init: no communicator");
+            if ((r = zero__cuda_groups_agree(c, G, err)) != ZERO_OK) return r;
+        }
+        for (int g = ZERO_GROUP_SHARD; g <= ZERO_GROUP_REPLICA; g++) {
+            int n = g == ZERO_GROUP_SHARD ? G : c->env.world / G;
+            int color = g == ZERO_GROUP_SHARD ? c->env.rank / G : c->env.rank % G;
+            ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+            char what[64];
+            if (n == 1 || n == c->env.world) continue; /* a copy, or comm itself */
+            snprintf(what, sizeof what, "ncclCommSplit (%s)", zero__cuda_group_name((zero_group)g));
+            cfg.blocking = 0;
+            nr = ncclCommSplit(c->comm, color, c->env.rank, &c->group_comm[g], &cfg);
+            if (nr != ncclSuccess && nr != ncclInProgress) {
+                zero_nccl_check(nr, what, __FILE__, __LINE__, err);
+                return zero__cuda_fail_group(c, ZERO_ERR_NCCL, err);
+            }
+            if ((r = zero__cuda_split_wait(c, &c->group_comm[g], what, err)) != ZERO_OK) return r;
+            if (!c->group_comm[g]) {
+                zero__fail(err, ZERO_MSG_NCCL_CALL, NULL, 0, 0, "rank %d: %s gave no communicator", c->env.rank, what);
+                return zero__cuda_fail_group(c, ZERO_ERR_NCCL, err);
+            }
+        }
+    }
+#endif
+    c->shard_size = G;
+    return ZERO_OK;
+}
+
+/* The group collectives: ZERO_GROUP_WORLD is the plain one; a group of one
+   rank copies; a group of every rank runs on comm, the others on their
+   split communicator. */
+#define ZERO__CUDA_GROUP_PROLOGUE(fn)                                                                        \
+    int gsize;                                                                                               \
+    ZERO__CUDA_CTX(fn);                                                                                      \
+    if ((unsigned)g >= ZERO_GROUP_COUNT)                                                                     \
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda " fn ": group %d", (int)g);               \
+    if (g != ZERO_GROUP_WORLD && !c->shard_size)                                                             \
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,                                                 \
+                          "rank %d: cuda " fn " on the %s before groups_init made the groups", c->env.rank,  \
+                          zero__cuda_group_name(g));                                                         \
+    gsize = zero__cuda_group_size(c, g)
+
+#ifndef ZERO_NO_NCCL
+/* The communicator of group g (size > 1) and the call's name for errors. */
+static ncclComm_t zero__cuda_group_comm(zero_cuda *c, zero_group g, int gsize, const char *call, char *what, size_t n) {
+    snprintf(what, n, "%s (%s)", call, zero__cuda_group_name(g));
+    return gsize == c->env.world ? c->comm : c->group_comm[g];
+}
+#define ZERO__CUDA_GROUP_COMM(fn, call)                                                                      \
+    ncclDataType_t nt;                                                                                       \
+    char what[64];                                                                                           \
+    ncclComm_t comm = zero__cuda_group_comm(c, g, gsize, call, what, sizeof what);                           \
+    if (!zero__cuda_nccl_type(dt, &nt))                                                                      \
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda " fn ": dtype %d", (int)dt);              \
+    if (!comm)                                                                                               \
+        return zero__fail(err, ZERO_MSG_NCCL_CALL, NULL, 0, 0, "cuda " fn ": no communicator for the %s",    \
+                          zero__cuda_group_name(g));                                                         \
+    if (!count) return ZERO_OK
+#endif
+
+static zero_result zero__cuda_group_reduce_scatter(void *ctx, zero_group g, const void *send, void *recv, size_t count,
+                                                   zero_dtype dt, zero_op op, zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_GROUP_PROLOGUE("group_reduce_scatter");
+    if (g == ZERO_GROUP_WORLD) return zero__cuda_reduce_scatter(ctx, send, recv, count, dt, op, s, err);
+    if (gsize == 1) return zero__cuda_copy_if(c, recv, send, count * zero_dtype_size(dt), s, err);
+#ifndef ZERO_NO_NCCL
+    {
+        ZERO__CUDA_GROUP_COMM("group_reduce_scatter", "ncclReduceScatter");
+        return zero__cuda_nccl_done(c, comm,
+                                    ncclReduceScatter(send, recv, count, nt, zero__cuda_nccl_op(op), comm,
+                                                      zero__cuda_stream_of(c, s)),
+                                    what, err);
+    }
+#else
+    return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda group_reduce_scatter: built with ZERO_NO_NCCL");
+#endif
+}
+static zero_result zero__cuda_group_all_gather(void *ctx, zero_group g, const void *send, void *recv, size_t count,
+                                               zero_dtype dt, zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_GROUP_PROLOGUE("group_all_gather");
+    if (g == ZERO_GROUP_WORLD) return zero__cuda_all_gather(ctx, send, recv, count, dt, s, err);
+    if (gsize == 1) return zero__cuda_copy_if(c, recv, send, count * zero_dtype_size(dt), s, err);
+#ifndef ZERO_NO_NCCL
+    {
+        ZERO__CUDA_GROUP_COMM("group_all_gather", "ncclAllGather");
+        return zero__cuda_nccl_done(c, comm, ncclAllGather(send, recv, count, nt, comm, zero__cuda_stream_of(c, s)), what,
+                                    err);
+    }
+#else
+    return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda group_all_gather: built with ZERO_NO_NCCL");
+#endif
+}
+static zero_result zero__cuda_group_all_reduce(void *ctx, zero_group g, const void *send, void *recv, size_t count,
+                                               zero_dtype dt, zero_op op, zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_GROUP_PROLOGUE("group_all_reduce");
+    if (g == ZERO_GROUP_WORLD) return zero__cuda_all_reduce(ctx, send, recv, count, dt, op, s, err);
+    if (gsize == 1) return zero__cuda_copy_if(c, recv, send, count * zero_dtype_size(dt), s, err);
+#ifndef ZERO_NO_NCCL
+    {
+        ZERO__CUDA_GROUP_COMM("group_all_reduce", "ncclAllReduce");
+        return zero__cuda_nccl_done(c, comm,
+                                    ncclAllReduce(send, recv, count, nt, zero__cuda_nccl_op(op), comm,
+                                                  zero__cuda_stream_of(c, s)),
+                                    what, err);
+    }
+#else
+    return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda group_all_reduce: built with ZERO_NO_NCCL");
+#endif
+}
 
 /* ---- >>cuda-be-kernels: the backend's kernel hooks on its streams ---- */
 
@@ -3171,6 +3407,7 @@ ZERO__DEF void zero_cuda_backend_destroy(zero_cuda *c) {
     if (c->own_compute && c->stream[ZERO_STREAM_COMPUTE]) cudaStreamDestroy(c->stream[ZERO_STREAM_COMPUTE]);
     if (c->scratch) cudaFree(c->scratch);
 #ifndef ZERO_NO_NCCL
+    zero__cuda_groups_free(c); /* split from comm: before it, and ours even when comm is not */
     if (c->comm && c->own_comm) ncclCommDestroy(c->comm);
 #endif
     ZERO_FREE(c);
@@ -3326,6 +3563,10 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.adam = zero__cuda_adam;
     c->be.sumsq_segs = zero__cuda_sumsq_segs;
     c->be.adam_multi = zero__cuda_adam_multi;
+    c->be.groups_init = zero__cuda_groups_init;
+    c->be.group_reduce_scatter = zero__cuda_group_reduce_scatter;
+    c->be.group_all_gather = zero__cuda_group_all_gather;
+    c->be.group_all_reduce = zero__cuda_group_all_reduce;
     *out = c;
     zero__ok(err);
     return ZERO_OK;

@@ -7,6 +7,9 @@
 // cpu / nvme (stage 3) through zero_offload_backend over the CUDA backend (SIMD
 // CPU Adam on a thread pool, NVMe files under a temporary directory per rank),
 // against the host engine without offload.
+// Hybrid sharding (world >= 2): the backend's groups_init and group_
+// collectives against a double-precision reference per group, then the engine
+// with mics_shard_size 1 and world / 2 against the host engine with the same.
 // Run alone (GPU machine): make test-gpu T=gpu_engine
 #define _POSIX_C_SOURCE 200809L // mkdtemp
 #define ZERO_IMPLEMENTATION
@@ -43,9 +46,14 @@ typedef struct job {
     const char *dir; // nvme_path
 } job;
 
+// make_cfg's zero_optimization.mics_shard_size (-1: flat); the hybrid cases set
+// it around their CUDA and host runs
+static int64_t mics_shard = -1;
+
 static zero_config make_cfg(const job *j, int world) {
     zero_config c = zero_config_default();
     zero_error err;
+    c.zero_optimization.mics_shard_size = mics_shard;
     c.train_micro_batch_size_per_gpu = 1;
     c.gradient_accumulation_steps = j->gas;
     c.zero_optimization.stage = j->stage;
@@ -549,6 +557,245 @@ static void test_offload(zero_cuda *cu, int quick) {
                base->world, runs, worst[ZERO_DTYPE_FP32], worst[ZERO_DTYPE_FP16], worst[ZERO_DTYPE_BF16]);
 }
 
+// ---- hybrid sharding ----
+
+// The ranks of rank's group g for shard size G, in world order; *me: rank's place.
+static std::vector<int> group_members(zero_group g, int rank, int world, int G, int *me) {
+    std::vector<int> m;
+    if (g == ZERO_GROUP_SHARD)
+        for (int k = 0; k < G; k++) m.push_back(rank / G * G + k);
+    else if (g == ZERO_GROUP_REPLICA)
+        for (int k = 0; k < world / G; k++) m.push_back(rank % G + k * G);
+    else
+        for (int k = 0; k < world; k++) m.push_back(k);
+    for (size_t k = 0; k < m.size(); k++)
+        if (m[k] == rank) *me = (int)k;
+    return m;
+}
+
+// rank's input element i: a multiple of 1/4 in [-4, 4], so sums over up to 8
+// ranks are exact in bf16 and fp32; distinct across ranks, so a wrong member
+// set or order shows
+static double group_input(int rank, int64_t i) { return (double)((rank * 7 + i * 3) % 33 - 16) / 4.0; }
+
+// groups_init and the group_ collectives on the CUDA backend, each result
+// read back and compared with a double-precision sum over the group's ranks.
+static void test_groups(zero_cuda *cu) {
+    const zero_backend *be = zero_cuda_backend(cu);
+    const int world = be->world, rank = be->rank;
+    const int64_t count = 1031;
+    zero_error err;
+    if (world < 2) {
+        if (rank == 0) printf("gpu_engine groups: skipped (one GPU; hybrid sharding needs world >= 2)\n");
+        return;
+    }
+    CHECKF(be->groups_init && be->group_reduce_scatter && be->group_all_gather && be->group_all_reduce,
+           "the CUDA backend lacks the group members");
+    if (!be->groups_init) return;
+    // before groups_init, and G that cannot be: clear errors, no collective
+    char *dummy = NULL;
+    CHECK(cudaMalloc(&dummy, 64) == cudaSuccess);
+    zero_result r = be->group_all_reduce(be->ctx, ZERO_GROUP_SHARD, dummy, dummy, 4, ZERO_DTYPE_FP32, ZERO_OP_SUM,
+                                         ZERO_STREAM_COMM, &err);
+    CHECKF(r == ZERO_ERR_INVALID_ARG && strstr(err.msg, "groups_init"), "group collective before groups_init: %d %s", (int)r,
+           r == ZERO_OK ? "" : err.msg);
+    CHECK(be->groups_init(be->ctx, 0, &err) == ZERO_ERR_INVALID_ARG);
+    CHECK(be->groups_init(be->ctx, world + 1, &err) == ZERO_ERR_INVALID_ARG);
+    if (world >= 3) {
+        r = be->groups_init(be->ctx, world - 1, &err);
+        CHECKF(r == ZERO_ERR_INVALID_ARG && strstr(err.msg, "divide"), "G %d of world %d: %d %s", world - 1, world, (int)r,
+               r == ZERO_OK ? "" : err.msg);
+    }
+    cudaFree(dummy);
+    std::vector<int> Gs = {1, world};
+    if (world >= 4 && world % 2 == 0) Gs.push_back(world / 2);
+    int checks = 0;
+    double worst[4] = {0, 0, 0, 0};
+    for (int G : Gs) {
+        r = be->groups_init(be->ctx, G, &err);
+        CHECKF(r == ZERO_OK, "groups_init(%d): %s", G, err.msg);
+        if (r != ZERO_OK) return; // a failed init leaves the backend failed
+        CHECKF(be->groups_init(be->ctx, G, &err) == ZERO_OK, "groups_init(%d) again: %s", G, err.msg);
+        for (int gi = ZERO_GROUP_WORLD; gi < ZERO_GROUP_COUNT; gi++)
+            for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt += 2)
+                for (int avg = 0; avg <= 1; avg++)
+                    for (int inplace = 0; inplace <= 1; inplace++)
+                        for (int kind = 0; kind < 3; kind++) { // reduce_scatter, all_gather, all_reduce
+                            zero_group g = (zero_group)gi;
+                            zero_op op = avg ? ZERO_OP_AVG : ZERO_OP_SUM;
+                            if (kind == 1 && avg) continue; // all_gather has no op
+                            int me = 0;
+                            std::vector<int> mem = group_members(g, rank, world, G, &me);
+                            const int64_t n = (int64_t)mem.size();
+                            const size_t es = zero_dtype_size((zero_dtype)dt);
+                            const int64_t nin = kind == 0 ? n * count : count, nout = kind == 1 ? n * count : count;
+                            std::vector<double> want((size_t)nout);
+                            for (int64_t i = 0; i < nout; i++) {
+                                double sum = 0;
+                                if (kind == 1) {
+                                    want[(size_t)i] = group_input(mem[(size_t)(i / count)], i % count);
+                                    continue;
+                                }
+                                int64_t src = kind == 0 ? me * count + i : i;
+                                for (int m : mem) sum += group_input(m, src);
+                                want[(size_t)i] = avg ? sum / (double)n : sum;
+                            }
+                            std::vector<char> hin((size_t)nin * es), hout((size_t)nout * es);
+                            for (int64_t i = 0; i < nin; i++) zt_store(hin.data(), (zero_dtype)dt, i, (float)group_input(rank, i));
+                            // buffers: in place per the contract (reduce_scatter's recv inside
+                            // send, all_gather's send inside recv, all_reduce send == recv)
+                            char *dsend = NULL, *drecv = NULL;
+                            size_t big = (size_t)(kind == 2 ? nin : n * count) * es;
+                            if (cudaMalloc(&dsend, big) != cudaSuccess || cudaMalloc(&drecv, big) != cudaSuccess) {
+                                CHECK(0);
+                                return;
+                            }
+                            char *in = dsend, *out = drecv;
+                            if (inplace) {
+                                if (kind == 0) out = dsend + (size_t)me * count * es;
+                                else if (kind == 1) in = drecv + (size_t)me * count * es, out = drecv;
+                                else out = dsend;
+                            }
+                            cudaMemcpy(in, hin.data(), hin.size(), cudaMemcpyHostToDevice);
+                            if (kind == 0)
+                                r = be->group_reduce_scatter(be->ctx, g, in, out, (size_t)count, (zero_dtype)dt, op, ZERO_STREAM_COMM,
+                                                             &err);
+                            else if (kind == 1)
+                                r = be->group_all_gather(be->ctx, g, in, out, (size_t)count, (zero_dtype)dt, ZERO_STREAM_COMM, &err);
+                            else
+                                r = be->group_all_reduce(be->ctx, g, in, out, (size_t)count, (zero_dtype)dt, op, ZERO_STREAM_COMM,
+                                                         &err);
+                            if (r == ZERO_OK) r = be->sync(be->ctx, ZERO_STREAM_COMM, &err);
+                            static const char *kinds[3] = {"group_reduce_scatter", "group_all_gather", "group_all_reduce"};
+                            CHECKF(r == ZERO_OK, "G %d group %d %s %s: %s", G, gi, kinds[kind], zero_dtype_name((zero_dtype)dt),
+                                   err.msg);
+                            if (r == ZERO_OK) {
+                                cudaMemcpy(hout.data(), out, hout.size(), cudaMemcpyDeviceToHost);
+                                double maxw = 0, maxd = 0;
+                                for (int64_t i = 0; i < nout; i++) {
+                                    maxw = fmax(maxw, fabs(want[(size_t)i]));
+                                    maxd = fmax(maxd, fabs((double)zt_load(hout.data(), (zero_dtype)dt, i) - want[(size_t)i]));
+                                }
+                                // sums of these inputs are exact; AVG over a group of 3 or 6 rounds
+                                double tol = dt == ZERO_DTYPE_FP32 ? 2e-6 : 1.6e-2;
+                                worst[dt] = fmax(worst[dt], maxd / maxw);
+                                checks++;
+                                CHECKF(maxd <= tol * maxw,
+                                       "rank %d G %d %s %s %s %s%s: max diff %.3g to the reference (max %.3g, allowed %.3g)",
+                                       rank, G, g == ZERO_GROUP_SHARD ? "shard" : g == ZERO_GROUP_REPLICA ? "replica" : "world",
+                                       kinds[kind], zero_dtype_name((zero_dtype)dt), avg ? "AVG" : "SUM",
+                                       inplace ? " in place" : "", maxd, maxw, tol * maxw);
+                            }
+                            cudaFree(dsend);
+                            cudaFree(drecv);
+                        }
+    }
+    if (rank == 0)
+        printf("gpu_engine groups: world %d, shard sizes 1, %d%s: %d collectives checked; worst difference / max: fp32 %.3g, "
+               "bf16 %.3g\n",
+               world, world, world >= 4 && world % 2 == 0 ? " and world / 2" : "", checks, worst[ZERO_DTYPE_FP32],
+               worst[ZERO_DTYPE_BF16]);
+}
+
+// counting wrappers over the CUDA backend: the hybrid engine must make the
+// groups and use them
+static const zero_backend *count_base;
+static int count_groups_init, count_group_calls;
+static zero_result count_groups_init_fn(void *ctx, int G, zero_error *err) {
+    count_groups_init++;
+    return count_base->groups_init(ctx, G, err);
+}
+static zero_result count_rs(void *ctx, zero_group g, const void *send, void *recv, size_t n, zero_dtype dt, zero_op op,
+                            zero_stream_id s, zero_error *err) {
+    count_group_calls++;
+    return count_base->group_reduce_scatter(ctx, g, send, recv, n, dt, op, s, err);
+}
+static zero_result count_ag(void *ctx, zero_group g, const void *send, void *recv, size_t n, zero_dtype dt, zero_stream_id s,
+                            zero_error *err) {
+    count_group_calls++;
+    return count_base->group_all_gather(ctx, g, send, recv, n, dt, s, err);
+}
+static zero_result count_ar(void *ctx, zero_group g, const void *send, void *recv, size_t n, zero_dtype dt, zero_op op,
+                            zero_stream_id s, zero_error *err) {
+    count_group_calls++;
+    return count_base->group_all_reduce(ctx, g, send, recv, n, dt, op, s, err);
+}
+
+// The engine with mics_shard_size G (1, and world / 2 when world >= 4 is
+// even) on the CUDA backend against the host engine with the same G, stages
+// 1-3, fp32 and bf16, gas 1 and 2; the tolerances of the flat comparison.
+static void test_hybrid(zero_cuda *cu, int quick) {
+    const zero_backend *be = zero_cuda_backend(cu);
+    const int world = be->world;
+    zero_error err;
+    if (world < 2) {
+        if (be->rank == 0) printf("gpu_engine hybrid: skipped (one GPU; mics_shard_size needs world >= 2)\n");
+        return;
+    }
+    zero_backend cb = *be;
+    count_base = be;
+    cb.groups_init = count_groups_init_fn;
+    cb.group_reduce_scatter = count_rs;
+    cb.group_all_gather = count_ag;
+    cb.group_all_reduce = count_ar;
+    std::vector<int> Gs = {1};
+    if (world >= 4 && world % 2 == 0) Gs.push_back(world / 2);
+    double worst[4] = {0, 0, 0, 0};
+    int runs = 0;
+    for (int G : Gs)
+        for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt += 2)
+            for (int stage = 1; stage <= 3; stage++)
+                for (int gas = 1; gas <= 2; gas++) {
+                    if (quick && (dt != ZERO_DTYPE_BF16 || gas != 2 || stage != 2)) continue;
+                    job j = {stage, dt, gas, 600, 0, 0, 0, 0, NULL};
+                    mics_shard = G;
+                    zero_config c = make_cfg(&j, world);
+                    zero_tensor ts[NT];
+                    char names[NT][16];
+                    zero_engine *e;
+                    tensors(ts, names);
+                    count_groups_init = count_group_calls = 0;
+                    zero_result r = zero_engine_create(&e, &c, ts, NT, &cb, &err);
+                    CHECKF(r == ZERO_OK, "hybrid create G %d stage %d %s: %s", G, stage, zero_dtype_name((zero_dtype)dt), err.msg);
+                    if (r != ZERO_OK) {
+                        mics_shard = -1;
+                        continue;
+                    }
+                    r = train(e, &j, be->rank, 1, zero_cuda_stream(cu));
+                    CHECKF(r == ZERO_OK, "hybrid train G %d stage %d %s gas %d: %s", G, stage, zero_dtype_name((zero_dtype)dt),
+                           gas, zero_engine_error(e)->msg);
+                    std::vector<float> got;
+                    if (r == ZERO_OK) r = read_all(e, got);
+                    zero_engine_destroy(e);
+                    CHECKF(count_groups_init >= 1 && count_group_calls > 0,
+                           "hybrid G %d stage %d: groups_init called %d times, group collectives %d", G, stage,
+                           count_groups_init, count_group_calls);
+                    host_job H;
+                    H.j = &j;
+                    zero_result hr = r == ZERO_OK ? zero_host_run(world, host_rank, &H, &err) : r;
+                    mics_shard = -1;
+                    if (r != ZERO_OK) continue;
+                    CHECKF(hr == ZERO_OK, "hybrid host run G %d: %s", G, err.msg);
+                    if (hr != ZERO_OK || H.result.size() != got.size()) continue;
+                    double maxw = 0, maxd = 0;
+                    for (size_t i = 0; i < got.size(); i++) {
+                        maxw = fmax(maxw, fabs((double)H.result[i]));
+                        maxd = fmax(maxd, fabs((double)got[i] - (double)H.result[i]));
+                    }
+                    double tol = dt == ZERO_DTYPE_FP32 ? 2e-6 : 1.6e-2;
+                    worst[dt] = fmax(worst[dt], maxd / maxw);
+                    runs++;
+                    CHECKF(maxd <= tol * maxw,
+                           "hybrid G %d stage %d %s gas %d world %d: CUDA vs host max diff %.3g (max|w| %.3g, allowed %.3g)", G,
+                           stage, zero_dtype_name((zero_dtype)dt), gas, world, maxd, maxw, tol * maxw);
+                }
+    if (be->rank == 0)
+        printf("gpu_engine hybrid: world %d, mics_shard_size 1%s, %d runs; worst CUDA-vs-host difference / max|w|: fp32 %.3g, "
+               "bf16 %.3g\n",
+               world, world >= 4 && world % 2 == 0 ? " and world / 2" : "", runs, worst[ZERO_DTYPE_FP32],
+               worst[ZERO_DTYPE_BF16]);
+}
+
 // Resume on the GPU: 6 steps, zero_save, 6 more steps (A); a fresh engine,
 // zero_load, the same 6 steps (B): A and B bitwise equal. Then the
 // safetensors export of A for a Python check (make test-gpu prints its path).
@@ -612,6 +859,7 @@ int main(void) {
     zero_error err;
     const zero_backend *be = zero_cuda_backend(cu);
     int quick = getenv("ZERO_TEST_QUICK") != NULL;
+    test_groups(cu); // first: no engine has made groups yet
     double worst[4] = {0, 0, 0, 0};
     for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
         for (int stage = 0; stage <= 3; stage++)
@@ -656,6 +904,7 @@ int main(void) {
         printf("gpu_engine: world %d; worst CUDA-vs-host difference / max|w|: fp32 %.3g, fp16 %.3g, bf16 %.3g\n", be->world,
                worst[ZERO_DTYPE_FP32], worst[ZERO_DTYPE_FP16], worst[ZERO_DTYPE_BF16]);
     test_scalars(cu);
+    test_hybrid(cu, quick);
     test_program_memory(cu);
     test_offload(cu, quick);
     if (!quick) test_resume(cu);

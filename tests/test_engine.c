@@ -178,6 +178,9 @@ typedef struct run_opts {
     int64_t persist;     /* stage3_param_persistence_threshold */
     int64_t max_live, prefetch; /* stage3_max_live_parameters, stage3_prefetch_bucket_size; 0: defaults */
     int shuffle;         /* 1: each micro-batch visits the groups (layers) in its own order */
+    int shard;           /* zero_optimization.mics_shard_size (0: flat) */
+    int exact;           /* 1: gradients are multiples of 1/8 in [-2, 2], whose sums and squares no
+                            summation order rounds */
 } run_opts;
 
 static run_opts opts(int stage, int world, zero_dtype dt, int gas, int64_t bucket, int clip_on) {
@@ -212,6 +215,7 @@ static int make_cfg(const run_opts *o, zero_config *c) {
     if (o->max_live) c->zero_optimization.stage3_max_live_parameters = o->max_live;
     if (o->prefetch) c->zero_optimization.stage3_prefetch_bucket_size = o->prefetch < 0 ? 0 : o->prefetch;
     c->gradient_clipping = o->clip_on ? CLIP : 0;
+    if (o->shard) c->zero_optimization.mics_shard_size = o->shard;
     c->optimizer.type = ZERO_OPTIMIZER_ADAM;
     c->optimizer.adam_w_mode = o->adamw;
     c->optimizer.bias_correction = o->bias_correction;
@@ -363,7 +367,7 @@ static void plan_want(const zero_layout *L, const zero_config *cfg, size_t want[
         want[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] = (size_t)psiT * d;
         want[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] = cfg->gradient_accumulation_steps > 1 ? (size_t)psiT * a : 0;
     } else {
-        int direct = stage == 2 && zero_layout_world(L) == 1 && cfg->gradient_accumulation_steps == 1;
+        int direct = stage == 2 && cfg->world_size == 1 && cfg->gradient_accumulation_steps == 1;
         want[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] = direct ? 0 : (size_t)((tspans < 2 ? tspans : 2) * tmax) * d;
         /* one micro-batch adds nothing up: the reduced chunk stays in the compute dtype */
         want[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] = (size_t)ST * (cfg->gradient_accumulation_steps > 1 ? a : d);
@@ -483,7 +487,9 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
                     float w = zt_load(p, dt, i);
                     if (!zt_same_bits(w, wbuf[toff[t] + i])) FAILR("rank %d step %d: %s[%lld] changed between forward and backward",
                                                                 rank, s, tensors[t].name, (long long)i);
-                    zt_store(g, dt, i, (float)(grad_of(w, s, gm, t, i) * S));
+                    double gv = grad_of(w, s, gm, t, i);
+                    if (J->o.exact) gv = round(fmax(-2.0, fmin(2.0, gv)) * 8) / 8;
+                    zt_store(g, dt, i, (float)(gv * S));
                 }
                 for (k = 0; k < J->n_inject; k++)
                     if (J->inj[k].step == s && J->inj[k].rank == rank && J->inj[k].micro == m && inj_t[k] == t)
@@ -1167,10 +1173,11 @@ static void check_memory(const job *J) {
                        r, cat_name[c], k, ms->planned[c][k], J->mem_want[r][c][k]);
         }
         CHECK_EQ_INT(ms->world, o->world);
+        CHECK_EQ_INT(ms->shard_world, o->shard ? o->shard : o->world);
         CHECK_EQ_INT(ms->stage, o->stage);
         CHECK_EQ_INT(ms->params, NTOT);
         CHECK_EQ_INT(ms->trainable_params, trainable_elems());
-        CHECK_EQ_INT(ms->shard_params * o->world, ms->padded_params);
+        CHECK_EQ_INT(ms->shard_params * (o->shard ? o->shard : o->world), ms->padded_params);
         CHECK_EQ_INT(ms->dtype, o->dtype);
         CHECK_EQ_INT(ms->accum_dtype, (o->stage >= 2 && o->gas == 1) ? o->dtype : J->cfg.grad_accum_dtype);
     }
@@ -1316,6 +1323,79 @@ static void test_memory_large(void) {
 /* ---------------------------------------------------------------------- */
 /* random models: layouts with every kind of straddling and padding        */
 
+/* Hybrid sharding (mics_shard_size G) on 8 ranks, as 8 groups of 1 (pure
+   replication), 4 of 2, 2 of 4 and 1 of 8 (flat), stages 1-3, fp32 and
+   bf16, with and without accumulation, against the flat run of the same
+   world. Exact gradients (multiples of 1/8, whose sums, averages over
+   powers of two and squares round in no order): the weights are bitwise
+   the flat run's, clipping on. Random gradients: the group's reduce-scatter
+   and the all-reduce across groups add the ranks' contributions in another
+   order than the flat reduce-scatter (and the norm's squares in other
+   chunks), so the weights agree within tol_for's bound of a summation
+   order, as every world size does against world 1; G = 1 with clipping off
+   and G = 8 are bitwise. Every rank of every group ends with the same
+   weights (check_run_basics), and the memory per rank is the plan of a
+   world of G (check_memory). */
+static void test_hybrid(void) {
+    static const int shards[] = {1, 2, 4, 8};
+    static const zero_dtype dts[] = {ZERO_DTYPE_FP32, ZERO_DTYPE_BF16};
+    static job F, H;
+    int st, di, gi, ex, si, runs = 0, s;
+    for (ex = 1; ex >= 0; ex--)
+        for (st = 1; st <= 3; st++)
+            for (di = 0; di < 2; di++)
+                for (gi = 0; gi < 2; gi++) {
+                    int gas = gi ? 3 : 1, clip = ex || st == 2;
+                    run_opts o = opts(st, 8, dts[di], gas, TINY_BUCKET, clip);
+                    o.exact = ex;
+                    if (quick) o.steps = 4;
+                    job_init(&F, &o);
+                    runs++;
+                    if (!job_run(&F)) { job_free(&F); continue; }
+                    check_run_basics(&F);
+                    for (si = 0; si < 4; si++) {
+                        char what[200];
+                        run_opts h = o;
+                        int64_t d;
+                        h.shard = shards[si];
+                        job_init(&H, &h);
+                        runs++;
+                        if (job_run(&H)) {
+                            check_run_basics(&H);
+                            d = bit_diff(H.w[0], F.w[0]);
+                            snprintf(what, sizeof what, "hybrid %dx%d (mics_shard_size %d) %s %s vs flat", 8 / h.shard,
+                                     h.shard, h.shard, desc(&h), ex ? "exact gradients" : "random gradients");
+                            if (ex || h.shard == 8 || (h.shard == 1 && !clip && (gas == 1 || st == 1)))
+                                CHECKF(d == 0, "%s: %lld elements differ (want bitwise equal)", what, (long long)d);
+                            else
+                                check_close(what, H.w[0], F.w[0], tol_for(o.dtype), NULL);
+                            for (s = 0; s < o.steps; s++)
+                                if (ex ? H.info[0][s].grad_norm != F.info[0][s].grad_norm
+                                       : !zt_near(H.info[0][s].grad_norm, F.info[0][s].grad_norm, tol_for(o.dtype).norm)) {
+                                    CHECKF(0, "%s: step %d grad_norm %.17g, flat %.17g", what, s, H.info[0][s].grad_norm,
+                                           F.info[0][s].grad_norm);
+                                    break;
+                                }
+                            /* what crossed each kind of link: the flat run's gradient bytes split into the
+                               shard group's and the groups' all-reduce */
+                            CHECKF(h.shard == 8 || (H.info[0][0].comm_bytes[ZERO_GROUP_REPLICA] > 0 &&
+                                                    H.info[0][0].comm_bytes[ZERO_GROUP_WORLD] < F.info[0][0].comm_bytes[ZERO_GROUP_WORLD]),
+                                   "%s: bytes per step: world %lld, shard %lld, replica %lld (flat: world %lld)", what,
+                                   (long long)H.info[0][0].comm_bytes[ZERO_GROUP_WORLD],
+                                   (long long)H.info[0][0].comm_bytes[ZERO_GROUP_SHARD],
+                                   (long long)H.info[0][0].comm_bytes[ZERO_GROUP_REPLICA],
+                                   (long long)F.info[0][0].comm_bytes[ZERO_GROUP_WORLD]);
+                            CHECKF(h.shard > 1 || H.info[0][0].comm_bytes[ZERO_GROUP_SHARD] == 0,
+                                   "%s: groups of one rank sent %lld bytes inside the group", what,
+                                   (long long)H.info[0][0].comm_bytes[ZERO_GROUP_SHARD]);
+                        }
+                        job_free(&H);
+                    }
+                    job_free(&F);
+                }
+    printf("test_hybrid: %d runs of 8 ranks\n", runs);
+}
+
 static void print_model(void) {
     int t;
     fprintf(stderr, "  model (numel:group:flags:lr_scale):");
@@ -1388,6 +1468,7 @@ int main(void) {
     test_memory();
     test_memory_large();
     test_matrix();
+    test_hybrid();
     test_random_models(quick ? 12 : 60);
     printf("worst error seen, as a fraction of max|w| / of the move (allowed):\n"
            "  fp32 %.3g (%.3g) / %.3g (%.3g)\n  fp16 %.3g (%.3g) / %.3g (%.3g)\n  bf16 %.3g (%.3g) / %.3g (%.3g)\n",
