@@ -382,6 +382,20 @@ static void test_messages(void) {
                          CONFIG_INCONSISTENT, "prescale_gradients", NULL);
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, \"offload_optimizer\": {\"device\": \"cpu\", \"ratio\": 0.5}}}",
                          1, CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.ratio", NULL);
+    /* hybrid sharding: G divides the world, at stages 1-3; hierarchical gather accepted (no effect) */
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, \"mics_shard_size\": 3}}", 8,
+                         CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size", "does not divide the world size 8");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, \"mics_shard_size\": 16}}", 8,
+                         CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size", "16 does not divide");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"mics_shard_size\": 4}}", 8,
+                         CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size", "stage 1, 2 or 3");
+    CHECKF(resolve_json(&c, "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, \"mics_shard_size\": 4, "
+                            "\"mics_hierarchical_params_gather\": true}}", 8, &err) == ZERO_OK && c.zero_optimization.mics_shard_size == 4,
+           "%s", err.msg);
+    CHECKF(resolve_json(&c, "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 1, \"mics_shard_size\": 8}}", 8, &err) ==
+               ZERO_OK, "%s", err.msg);
+    CHECKF(resolve_json(&c, "{\"train_batch_size\": 8, \"zero_optimization\": {\"mics_shard_size\": -1}}", 8, &err) == ZERO_OK,
+           "%s", err.msg);
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"fp16\": {\"enabled\": true, \"loss_scale_window\": 0}}", 1, CONFIG_RANGE,
                          "fp16.loss_scale_window", "dynamic");
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"fp16\": {\"enabled\": true, \"min_loss_scale\": 0}}", 1, CONFIG_RANGE,

@@ -359,11 +359,19 @@ typedef struct bad {
     zero_result r[MAXW];
     zero_error err[MAXW];
     int null_out[MAXW];
+    int no_groups; /* the backend without its group collectives */
 } bad;
 
 static zero_result bad_fn(const zero_backend *b, void *arg) {
     bad *B = (bad *)arg;
     zero_engine *e = (zero_engine *)(uintptr_t)8;
+    zero_backend nb;
+    if (B->no_groups) {
+        nb = *b;
+        nb.groups_init = NULL;
+        nb.group_all_reduce = NULL;
+        b = &nb;
+    }
     B->r[b->rank] = zero_engine_create(&e, &B->cfg, B->t, B->n, b, &B->err[b->rank]);
     B->null_out[b->rank] = e == NULL || e == (zero_engine *)(uintptr_t)8;
     if (B->r[b->rank] == ZERO_OK && e) zero_engine_destroy(e);
@@ -416,6 +424,19 @@ static void test_bad_create(void) {
     B.t = T;
     B.n = 0;
     expect_create_fails("no tensors", &B, 2, ZERO_MSG_NONE, NULL);
+    B.n = NT;
+    /* hybrid sharding: a backend without group collectives; a shard size
+       changed after zero_config_resolve checked it */
+    B.cfg = base_cfg(2, 4, 1);
+    B.cfg.zero_optimization.mics_shard_size = 2;
+    B.no_groups = 1;
+    expect_create_fails("mics_shard_size without group collectives", &B, 4, ZERO_MSG_ENGINE_CONFIG, "groups_init");
+    B.no_groups = 0;
+    B.cfg.zero_optimization.mics_shard_size = 3;
+    expect_create_fails("mics_shard_size 3 on 4 ranks", &B, 4, ZERO_MSG_ENGINE_CONFIG, "mics_shard_size");
+    B.cfg = base_cfg(0, 4, 1);
+    B.cfg.zero_optimization.mics_shard_size = 2;
+    expect_create_fails("mics_shard_size at stage 0", &B, 4, ZERO_MSG_ENGINE_CONFIG, "stage 1, 2 or 3");
     {
         zero_error err;
         zero_config c = base_cfg(1, 1, 1);

@@ -41,6 +41,7 @@ typedef struct job {
     int64_t overlapped;  /* rank 0: units whose CPU Adam zero_step left to run beside the next forward */
     int nvme, no_hooks, corrupt; /* "nvme"; a backend without tile store; flip a file byte after step 2 */
     int clear_path;              /* nvme_path emptied after zero_config_resolve */
+    int shard;                   /* zero_optimization.mics_shard_size (0: flat) */
     const char *dir;             /* nvme_path */
     int64_t bucket;
     zero_result r[MAXW];
@@ -179,6 +180,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     c.optimizer.weight_decay = 0.01;
     c.overlap_cpu_step = !J->no_overlap;
     c.gradient_clipping = J->noclip ? 0 : 0.5;
+    if (J->shard) c.zero_optimization.mics_shard_size = J->shard;
     c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
     c.fp16.initial_scale_power = 6;
     c.bf16.enabled = J->dtype == ZERO_DTYPE_BF16;
@@ -276,6 +278,48 @@ int main(void) {
                             }
                         }
                     }
+    /* hybrid sharding with the optimizer offloaded: 4 ranks as 2 groups of 2
+       and 4 groups of 1; the reduced chunk crosses the groups before it goes
+       to the host (stages 2-3: the host staging; the early CPU step; the
+       delayed update): bitwise the hybrid run without offload, every rank
+       the same weights */
+    {
+        int n = 0, v;
+        for (stage = 1; stage <= 3; stage++)
+            for (gas = 1; gas <= 2; gas++)
+                for (v = 0; v < 3; v++) { /* 0: CPU step in zero_step; 1: early CPU step; 2: delayed update */
+                    int sh = 1 + (stage + gas + v) % 2; /* 1 or 2 */
+                    if (v == 2 && stage == 3) continue; /* (delayed update: stages 1-2 here) */
+                    memset(&a, 0, sizeof a);
+                    memset(&b, 0, sizeof b);
+                    a.stage = b.stage = stage;
+                    /* (bf16 checks its gradients for overflow at stages 1-2: no early step there) */
+                    a.dtype = b.dtype = v == 1 ? ZERO_DTYPE_FP32 : ZERO_DTYPE_BF16;
+                    a.gas = b.gas = gas;
+                    a.bucket = b.bucket = 64;
+                    a.pin = b.pin = 1;
+                    a.shard = b.shard = sh;
+                    a.noclip = b.noclip = v == 1;
+                    b.offload = 1;
+                    b.dpu = v == 2;
+                    a.stale = b.stale = v == 2; /* the delayed update's gradients come from the previous weights */
+                    CHECK(zero_host_run(4, rank_fn, &a, &err) == ZERO_OK);
+                    CHECK(zero_host_run(4, rank_fn, &b, &err) == ZERO_OK);
+                    for (r = 0; r < 4; r++)
+                        CHECKF(a.r[r] == ZERO_OK && b.r[r] == ZERO_OK, "hybrid stage %d gas %d variant %d rank %d: %s / %s",
+                               stage, gas, v, r, a.msg[r], b.msg[r]);
+                    for (r = 1; r < 4; r++)
+                        CHECKF(!memcmp(b.w[r], b.w[0], sizeof b.w[0]), "hybrid offload stage %d gas %d: rank %d's weights "
+                               "differ from rank 0's", stage, gas, r);
+                    if (v == 2) continue; /* (the delayed update trains on other weights: compared with itself above) */
+                    CHECKF(!memcmp(a.w[0], b.w[0], sizeof a.w[0]) && !memcmp(a.m[0], b.m[0], sizeof a.m[0]),
+                           "hybrid (mics_shard_size %d) stage %d gas %d variant %d: offload changed the weights or moments",
+                           sh, stage, gas, v);
+                    if (v == 1) CHECKF(b.early_units > 0, "hybrid stage %d gas %d: no unit stepped early", stage, gas);
+                    n++;
+                }
+        printf("hybrid sharding with offload_optimizer cpu: %d runs bitwise the hybrid run without offload\n", n);
+    }
     /* the SIMD CPU Adam of zero_offload.h behind the engine */
     double worst[ZERO_DTYPE_COUNT] = {0, 0, 0, 0};
     for (stage = 1; stage <= 3; stage += 2)
