@@ -167,6 +167,22 @@ run "$ZE" --time --model 70b --machine h200 --stage 3 --group 8
 if [ "$rc" -eq 0 ] && [ ! -s "$W/err" ] && grep -Eq '^ +1024 +128 +3 +8 +[0-9.]+ ' "$W/out"; then
     ok "zero_estimate-time-70b"
 else no "zero_estimate-time-70b" "exit $rc, stderr: $(head -c 200 "$W/err"), last row: $(grep -E '^ +1024 ' "$W/out")"; fi
+# --plan: the fastest option per GPU count; its pick is no slower than the same option's --time row
+run "$ZE" --time --plan --model 7b
+if [ "$rc" -eq 0 ] && [ ! -s "$W/err" ] && grep -Eq '^ +1024 +128 +3 +8 +none +no +[0-9.]+ .* compute$' "$W/out"; then
+    ok "zero_estimate-plan-7b"
+else no "zero_estimate-plan-7b" "exit $rc, stderr: $(head -c 200 "$W/err"), row: $(grep -E '^ +1024 ' "$W/out")"; fi
+plan16=$(awk '$1 == 16 && $2 == 2 { print $7 }' "$W/out")
+run "$ZE" --time --model 7b --stage 3 --group 8
+time16=$(awk '$1 == 16 && $3 == 3 { print $5 }' "$W/out")
+if [ -n "$plan16" ] && [ -n "$time16" ] && awk -v p="$plan16" -v t="$time16" 'BEGIN { exit !(p <= t + 0.05) }'; then
+    ok "zero_estimate-plan-vs-time"
+else no "zero_estimate-plan-vs-time" "plan's 16-GPU step '$plan16' ms, --time --stage 3 --group 8 '$time16' ms"; fi
+run "$ZE" --time --plan --model 70b --gpu-mem 10GB
+if [ "$rc" -eq 0 ] && [ "$(grep -c 'does not fit' "$W/out")" -eq 11 ]; then ok "zero_estimate-plan-nothing-fits"
+else no "zero_estimate-plan-nothing-fits" "exit $rc, $(grep -c 'does not fit' "$W/out") rows do not fit (want 11)"; fi
+usage "zero_estimate-plan-stage" '^zero_estimate: --plan: searches the stage' "$ZE" --time --plan --stage 3
+usage "zero_estimate-plan-gpu-mem" '^zero_estimate: --gpu-mem: ' "$ZE" --time --plan --gpu-mem 1MB
 usage "zero_estimate-time-model" "^zero_estimate: --model: '8b' is not a preset" "$ZE" --time --model 8b
 usage "zero_estimate-time-unknown" "^zero_estimate: unknown argument '--fit' \(with --time\)" "$ZE" --time --fit
 usage "zero_estimate-time-offload-stage0" '^zero_estimate: --offload: cpu needs stage 1' "$ZE" --time --stage 0 --offload cpu

@@ -95,6 +95,9 @@ static const char help[] =
     "                      rest (default the world; clamped to the GPU count; must divide --gpus\n"
     "                      or be a multiple of it)\n"
     "  --offload D         offload_optimizer: none (default) or cpu (stages 1-3)\n"
+    "  --plan              instead of the table: per GPU count the fastest stage, group G,\n"
+    "                      offload and activation recompute whose memory fits --gpu-mem\n"
+    "  --gpu-mem SIZE      with --plan: memory of one GPU (default the machine's: 80GB, 141GB)\n"
     "  --serial-gathers    stage-3 gathers not overlapped with compute (the engine before its\n"
     "                      per-span stream order)\n"
     "  --tflops X          achieved TFLOP/s per GPU (FLOPs 6 (12 L C^2 + V C) + 12 L C T per token)\n"
@@ -448,14 +451,15 @@ typedef struct machine_preset {
     const char *name, *what;
     int gpus_per_node;
     double tflops, hbm, intra_bw, intra_lat, inter_bw, inter_lat, pcie, host;
+    double gpu_mem; /* bytes of one GPU (--plan) */
 } machine_preset;
 
 /* The rates and where they come from: docs/PERF.md ("A step-time model"). */
 static const machine_preset machine_presets[] = {
     {"h100", "8x H100 per node, NVLink, 400 Gb/s InfiniBand per GPU", 8, 466.4, 2.79e12, 225e9,
-     10e-6, 40e9, 30e-6, 55e9, 150e9},
+     10e-6, 40e9, 30e-6, 55e9, 150e9, 80e9},
     {"h200", "8x H200 per node, NVLink, 400 Gb/s InfiniBand per GPU", 8, 466.4, 3.917e12, 225e9,
-     10e-6, 40e9, 30e-6, 55e9, 150e9},
+     10e-6, 40e9, 30e-6, 55e9, 150e9, 141e9},
 };
 
 typedef struct time_cli {
@@ -463,7 +467,123 @@ typedef struct time_cli {
     int stage;         /* -1: every stage */
     int group;         /* 0: the world */
     int have_model, have_machine;
+    int plan;          /* --plan: the fastest option that fits, per GPU count */
+    double gpu_mem;    /* --gpu-mem (--plan) */
 } time_cli;
+
+/* ---- --plan: per GPU count, the fastest stage, group, offload and recompute that fit ----
+
+   Memory per GPU = model states (zero_estimate_time's gpu_memory_bytes, the shard
+   group's plan) + activations + PLAN_RESERVE (CUDA context, cuBLAS workspace, NCCL
+   buffers, fragmentation). Activations: 34 C bytes per token per block kept for the
+   backward (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+   Transformer Models": 34 s b h per layer with 16-bit activations, attention scores
+   not stored, as with flash attention), or with every block recomputed its 2 C input
+   bytes per token per block plus one block's 34 C live; and the logits with their
+   gradient in fp32, 8 V bytes per token. Recompute runs the forward twice: 4/3 of the
+   FLOPs, priced as the achieved TFLOP/s times 3/4. */
+#define PLAN_RESERVE (4.0 * GIB)
+#define PLAN_SCALING 0.8 /* ZeRO "stops scaling" where compute falls below this share of the step */
+
+typedef struct plan_pick {
+    int ok, stage, group, offload, recompute;
+    zero_time_estimate o;
+    double act_bytes;
+} plan_pick;
+
+static double plan_activations(const zero_time_model *m, int recompute) {
+    double tok = (double)m->micro_batch * m->seq, per_block = 34.0 * m->hidden * tok;
+    double logits = 8.0 * m->vocab * tok;
+    return (recompute ? 2.0 * m->hidden * tok * m->layers + per_block : per_block * m->layers) + logits;
+}
+
+/* The fastest option for N GPUs (g per node); ties go to less memory. */
+static plan_pick plan_best(const zero_time_model *m, int N, double gpu_mem) {
+    plan_pick best;
+    int s, G, off, rc;
+    memset(&best, 0, sizeof best);
+    for (rc = 0; rc <= 1; rc++)
+        for (s = 1; s <= 3; s++)
+            for (off = 0; off <= 1; off++)
+                for (G = 1; G <= N; G *= 2) {
+                    zero_time_model r = *m;
+                    zero_time_estimate o;
+                    double act = plan_activations(m, rc);
+                    r.gpus_per_node = N < m->gpus_per_node ? N : m->gpus_per_node;
+                    r.nodes = N / r.gpus_per_node;
+                    r.stage = s;
+                    r.group = G;
+                    r.offload_optimizer = off ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+                    if (rc) r.tflops = m->tflops * 0.75;
+                    if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue; /* a group across part of a node */
+                    if (o.gpu_memory_bytes + act + PLAN_RESERVE > gpu_mem) continue;
+                    if (!best.ok || o.step_s < best.o.step_s * (1 - 1e-9) ||
+                        (o.step_s <= best.o.step_s * (1 + 1e-9) && o.gpu_memory_bytes + act < best.o.gpu_memory_bytes + best.act_bytes)) {
+                        best.ok = 1, best.stage = s, best.group = G, best.offload = off, best.recompute = rc;
+                        best.o = o;
+                        best.act_bytes = act;
+                    }
+                }
+    return best;
+}
+
+static int plan_table(const time_cli *t) {
+    const zero_time_model *m = &t->m;
+    char p[32];
+    int k, n_comm = 0;
+    double peak = 0, last = 0;
+    fmt_count(m->params, p, sizeof p);
+    printf("zero_estimate --time --plan: the fastest ZeRO option per GPU count that fits %.0f GB per GPU\n",
+           t->gpu_mem / 1e9);
+    printf("model: %s parameters, L %d, C %d, V %d, T %d, micro-batch %d, %d micro-batch%s per step\n", p, m->layers,
+           m->hidden, m->vocab, m->seq, m->micro_batch, m->grad_accum > 0 ? m->grad_accum : 1,
+           m->grad_accum > 1 ? "es" : "");
+    printf("machine: %d GPUs per node; %.1f TFLOP/s achieved; NVLink %.0f GB/s bus; inter-node %.0f GB/s bus, %.0f us\n",
+           m->gpus_per_node, m->tflops, m->intra_bus_bytes_per_s / 1e9, m->inter_bus_bytes_per_s / 1e9,
+           m->inter_latency_s * 1e6);
+    printf("searched: stages 1-3, groups G = 1, 2, 4, ... (shard within G, replicate across the rest),\n"
+           "optimizer offload none / cpu, activations kept / every block recomputed\n\n");
+    printf("%6s %6s %5s %6s %8s %9s %10s %11s %8s %11s %9s %9s  %s\n", "GPUs", "nodes", "stage", "G", "offload",
+           "recompute", "step ms", "tok/s/GPU", "compute", "inter GB", "states", "act GiB", "bound by");
+    for (k = 0; k <= 10; k++) {
+        int N = 1 << k, g = N < m->gpus_per_node ? N : m->gpus_per_node;
+        plan_pick b = plan_best(m, N, t->gpu_mem);
+        double share, comm, off, rec;
+        if (!b.ok) {
+            printf("%6d %6d  does not fit: every option needs more than %.0f GB per GPU\n", N, N / g, t->gpu_mem / 1e9);
+            continue;
+        }
+        /* the model's own FLOPs (recompute's extra forward not counted) as a share of the step */
+        share = b.o.compute_s * (b.recompute ? 0.75 : 1.0) / b.o.step_s;
+        comm = b.o.exposed_comm_s / b.o.step_s;
+        off = (b.o.exposed_offload_s + b.o.optimizer_s) / b.o.step_s;
+        rec = b.recompute ? b.o.compute_s * 0.25 / b.o.step_s : 0;
+        if (b.o.tokens_per_s_per_gpu > peak) peak = b.o.tokens_per_s_per_gpu;
+        last = b.o.tokens_per_s_per_gpu;
+        n_comm += share < PLAN_SCALING && comm >= off && comm >= rec;
+        printf("%6d %6d %5d %6d %8s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %s\n", N, N / g, b.stage, b.group,
+               b.offload ? "cpu" : "none", b.recompute ? "yes" : "no", b.o.step_s * 1e3, b.o.tokens_per_s_per_gpu,
+               100 * share, b.o.bytes_inter / 1e9, b.o.gpu_memory_bytes / GIB, b.act_bytes / GIB,
+               share >= PLAN_SCALING ? "compute"
+               : comm >= off && comm >= rec ? "communication"
+               : rec >= off ? "recompute"
+               : b.offload ? "optimizer offload" : "the optimizer");
+    }
+    printf("\ncompute: the model's own forward and backward as a share of the step (recompute's extra\n"
+           "forward, exposed communication, Adam and offload are the rest). states: model states per GPU\n"
+           "(zero's plan); act: activations and logits (--plan's formula in zero_estimate.c); %.0f GiB\n"
+           "reserved on top. bound by: compute when it is at least %.0f%% of the step, else the largest of\n"
+           "exposed communication, the optimizer (with its offload) and recompute's extra forward.\n",
+           PLAN_RESERVE / GIB, 100 * PLAN_SCALING);
+    if (peak > 0)
+        printf("At 1024 GPUs: %.0f tokens/s per GPU, %.0f%% of the best per-GPU rate at any count.\n", last,
+               100 * last / peak);
+    if (n_comm)
+        printf("Rows bound by communication: ZeRO moves each parameter over the network every step; a\n"
+               "larger micro-batch, or tensor parallelism inside the node (which zero does not do), takes\n"
+               "that traffic off the network.\n");
+    return 0;
+}
 
 static int time_table(const time_cli *t) {
     int s, k, s0 = t->stage < 0 ? 0 : t->stage, s1 = t->stage < 0 ? 3 : t->stage;
@@ -576,6 +696,7 @@ static int time_main(int argc, char **argv) {
     t.m.inter_latency_s = hp->inter_lat;
     t.m.pcie_bytes_per_s = hp->pcie;
     t.m.host_bytes_per_s = hp->host;
+    t.gpu_mem = hp->gpu_mem;
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int used = 1, bad = 0;
@@ -586,6 +707,10 @@ static int time_main(int argc, char **argv) {
             /* read above */
         } else if (!strcmp(f, "--serial-gathers")) {
             t.m.stage3_serial_gathers = 1, used = 0;
+        } else if (!strcmp(f, "--plan")) {
+            t.plan = 1, used = 0;
+        } else if (!strcmp(f, "--gpu-mem")) {
+            bad = tool_size(T, f, v, 1e9, 1e15, &t.gpu_mem);
         } else if (!strcmp(f, "--params")) {
             bad = tool_count(T, f, v, 1, 1000000000000000, &x);
             t.m.params = (double)x;
@@ -663,6 +788,9 @@ static int time_main(int argc, char **argv) {
                                                    : t.group > 0 && t.group % t.m.gpus_per_node != 0)
         return tool_usage_fail(T, "--group", usage, "%d must divide --gpus (%d) or be a multiple of it",
                                t.group, t.m.gpus_per_node);
+    if (t.plan && (t.stage >= 0 || t.group > 0 || t.m.offload_optimizer != ZERO_OFFLOAD_NONE))
+        return tool_usage_fail(T, "--plan", usage, "searches the stage, --group and --offload itself: drop them");
+    if (t.plan) return plan_table(&t);
     return time_table(&t);
 }
 
