@@ -8855,9 +8855,10 @@ static zero_result zero__obs_start(zero_engine *e) {
         zero__count_params(e, &ms); /* the engine is not live yet: zero_memory_report would refuse */
         fprintf(e->obs.jsonl,
                 "{\"event\":\"start\",\"version\":\"%s\",\"world\":%d,\"stage\":%d,\"dtype\":\"%s\",\"train_batch_size\":"
-                "%lld,\"gradient_accumulation_steps\":%d,\"params\":%lld,\"trainable_params\":%lld,\"units\":%d}\n",
+                "%lld,\"gradient_accumulation_steps\":%d,\"params\":%lld,\"trainable_params\":%lld,\"units\":%d,"
+                "\"shard_world\":%d}\n",
                 zero_version(), e->plan.gworld, e->plan.stage, zero_dtype_name(e->plan.cdt), (long long)e->cfg.train_batch_size, e->plan.gas,
-                (long long)ms.params, (long long)ms.trainable_params, e->plan.n_units);
+                (long long)ms.params, (long long)ms.trainable_params, e->plan.n_units, e->plan.world);
         fflush(e->obs.jsonl);
     }
     return ZERO_OK;
@@ -8931,6 +8932,8 @@ static void zero__metrics_line(zero_engine *e, const zero_step_info *in, double 
     if (e->plan.stage == 3)
         fprintf(f, ",\"fetches\":%lld,\"fetch_hits\":%lld,\"units_gathered\":%lld", (long long)in->fetches,
                 (long long)in->fetch_hits, (long long)in->units_gathered);
+    fprintf(f, ",\"comm_bytes\":{\"world\":%lld,\"shard\":%lld,\"replica\":%lld}", (long long)in->comm_bytes[ZERO_GROUP_WORLD],
+            (long long)in->comm_bytes[ZERO_GROUP_SHARD], (long long)in->comm_bytes[ZERO_GROUP_REPLICA]);
     if (zero_memory_report(e, &ms) == ZERO_OK) {
         fprintf(f, ",\"memory_bytes\":{");
         for (i = 0; i < ZERO_MEM_CATEGORY_COUNT; i++) {
@@ -10820,6 +10823,7 @@ ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *c
     }
     zero__log_resolved(e);
     e->pool.n_gathered = 0; /* the initial gathers belong to no step */
+    memset(e->xfer.comm, 0, sizeof e->xfer.comm);
     memset(e->run.t_phase, 0, sizeof e->run.t_phase);
     pthread_mutex_lock(&zero__live_lock);
     e->next_live = zero__live_head;

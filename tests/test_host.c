@@ -1212,6 +1212,757 @@ static void test_kernels(void) {
     CHECK(zero_host_run(1, run_adam, NULL, &err) == ZERO_OK);
 }
 
+/* ---- hybrid sharding: shard and replica groups ----
+
+   The test works the groups out itself: shard group of rank r under shard size G is
+   r / G * G .. r / G * G + G - 1, its replica group r % G, r % G + G, ...; a group's
+   ranks (and the chunks of reduce_scatter and all_gather) in world order. */
+
+static const zero_group grp_kinds[] = {ZERO_GROUP_SHARD, ZERO_GROUP_REPLICA, ZERO_GROUP_WORLD};
+static const char *const grp_names[] = {"world", "shard", "replica"};
+
+static const char *op_name(zero_op op) {
+    return op == ZERO_OP_SUM ? "sum" : op == ZERO_OP_AVG ? "avg" : op == ZERO_OP_MAX ? "max" : "min";
+}
+
+/* The world ranks of rank R's group g; returns how many, *me: R's place among them,
+   *gid: which group of its kind it is. */
+static int grp_members(int W, int G, int R, zero_group g, int *members, int *me, int *gid) {
+    int i, n;
+    if (g == ZERO_GROUP_SHARD) {
+        n = G;
+        for (i = 0; i < n; i++) members[i] = R / G * G + i;
+        *me = R % G;
+        *gid = R / G;
+    } else if (g == ZERO_GROUP_REPLICA) {
+        n = W / G;
+        for (i = 0; i < n; i++) members[i] = R % G + i * G;
+        *me = R / G;
+        *gid = R % G;
+    } else {
+        n = W;
+        for (i = 0; i < n; i++) members[i] = i;
+        *me = R;
+        *gid = 0;
+    }
+    return n;
+}
+
+/* Input element i of world rank `rank` in call cfg; each group of a kind adds its own
+   offset, so data that crossed into another group cannot come out right by chance. */
+static double gin(uint64_t seed, int cfg, int gid, int rank, size_t i, zero_dtype dt) {
+    return ref_to(dt, gen(seed, cfg, rank, i, dt) + 64.0 * gid);
+}
+
+/* The documented reduction over n contributions in group order, emulated in float:
+   AVG scales each by 1/n (a float) and rounds the product to the dtype; every partial
+   sum is rounded to the dtype (fp32: the float addition itself); max/min exact. */
+static double gref_reduce(zero_dtype dt, zero_op op, const double *x, int n) {
+    float pre = 1.0f / (float)n, acc;
+    int s;
+    if (op == ZERO_OP_MAX || op == ZERO_OP_MIN) {
+        double m = x[0];
+        for (s = 1; s < n; s++) m = op == ZERO_OP_MAX ? (x[s] > m ? x[s] : m) : (x[s] < m ? x[s] : m);
+        return m;
+    }
+    acc = (float)x[0];
+    if (op == ZERO_OP_AVG) {
+        float p = acc * pre;
+        acc = (float)ref_to(dt, (double)p);
+    }
+    for (s = 1; s < n; s++) {
+        float v = (float)x[s], sum;
+        if (op == ZERO_OP_AVG) {
+            float p = v * pre;
+            v = (float)ref_to(dt, (double)p);
+        }
+        sum = acc + v;
+        acc = (float)ref_to(dt, (double)sum);
+    }
+    return acc;
+}
+
+typedef struct gval_arg {
+    uint64_t seed;
+    int quick;
+    long bad[MAXW], loose[MAXW], checked[MAXW], calls[MAXW];
+    char first[MAXW][400];
+    /* the early-exit test */
+    pthread_mutex_t mu;
+    int left, mode;
+} gval_arg;
+
+static void gnote(gval_arg *a, int rank, long *counter, const char *fmt, ...) {
+    va_list ap;
+    if ((*counter)++ == 0 && a->first[rank][0] == 0) {
+        va_start(ap, fmt);
+        vsnprintf(a->first[rank], sizeof a->first[rank], fmt, ap);
+        va_end(ap);
+    }
+}
+
+/* One collective over group grp under shard size G, checked on this rank. plain: a world
+   call goes through the plain collective instead of the group_ one. cap: bytes of each
+   buffer. Returns the call's result. */
+static zero_result gcoll_one(const zero_backend *b, gval_arg *a, int cfg, int G, zero_group grp,
+                             zero_dtype dt, size_t count, int inplace, int kind, zero_op op, int plain,
+                             unsigned char *sendb, unsigned char *recvb, size_t cap) {
+    int W = b->world, R = b->rank, members[MAXW], me, gid, n, s;
+    size_t esz = zero_dtype_size(dt), i, n_out, n_in;
+    const void *send = sendb;
+    void *recv = recvb;
+    zero_error err;
+    zero_result res;
+    double xs[MAXW];
+    n = grp_members(W, G, R, grp, members, &me, &gid);
+    n_in = kind == K_RS ? (size_t)n * count : count;
+    n_out = kind == K_AG ? (size_t)n * count : count;
+    memset(sendb, 0x5A, cap);
+    memset(recvb, 0xA5, cap);
+    memset(&err, 0, sizeof err);
+    if (kind == K_AG && inplace) {
+        send = recvb + (size_t)me * count * esz;
+        for (i = 0; i < count; i++) put(dt, recvb, (size_t)me * count + i, gin(a->seed, cfg, gid, R, i, dt));
+    } else {
+        for (i = 0; i < n_in; i++) put(dt, sendb, i, gin(a->seed, cfg, gid, R, i, dt));
+        if (inplace) recv = kind == K_RS ? sendb + (size_t)me * count * esz : sendb;
+    }
+    if (plain && grp == ZERO_GROUP_WORLD)
+        res = kind == K_RS ? b->reduce_scatter(b->ctx, send, recv, count, dt, op, ZERO_STREAM_COMM, &err)
+            : kind == K_AG ? b->all_gather(b->ctx, send, recv, count, dt, ZERO_STREAM_COMM, &err)
+                           : b->all_reduce(b->ctx, send, recv, count, dt, op, ZERO_STREAM_COMM, &err);
+    else
+        res = kind == K_RS ? b->group_reduce_scatter(b->ctx, grp, send, recv, count, dt, op, ZERO_STREAM_COMM, &err)
+            : kind == K_AG ? b->group_all_gather(b->ctx, grp, send, recv, count, dt, ZERO_STREAM_COMM, &err)
+                           : b->group_all_reduce(b->ctx, grp, send, recv, count, dt, op, ZERO_STREAM_COMM, &err);
+    a->calls[R]++;
+    if (res != ZERO_OK) {
+        gnote(a, R, &a->bad[R], "world %d G %d rank %d: %s group %s %s count %zu: %s", W, G, R,
+              grp_names[grp], knames[kind], zero_dtype_name(dt), count, err.msg);
+        return res;
+    }
+    for (i = 0; i < n_out; i++) {
+        double got = get(dt, recv, i), want;
+        a->checked[R]++;
+        if (kind == K_AG) {
+            want = gin(a->seed, cfg, gid, members[i / count], i % count, dt);
+        } else {
+            size_t j = kind == K_RS ? (size_t)me * count + i : i;
+            double exact = 0, mag = 0;
+            for (s = 0; s < n; s++) {
+                xs[s] = gin(a->seed, cfg, gid, members[s], j, dt);
+                exact += xs[s];
+                mag += fabs(xs[s]);
+            }
+            want = gref_reduce(dt, op, xs, n);
+            if (op == ZERO_OP_AVG) {
+                exact /= n;
+                mag /= n;
+            }
+            /* fp32 against the double sum: within the rounding of n - 1 additions (and the
+               n scalings of AVG), in units of the terms' size */
+            if (dt == ZERO_DTYPE_FP32 && (op == ZERO_OP_SUM || op == ZERO_OP_AVG) &&
+                !(fabs(got - exact) <= (n + 1) * eps_of(dt) * mag))
+                gnote(a, R, &a->loose[R], "world %d G %d %s group %s %s: %.17g is %.3g from the double "
+                      "result %.17g", W, G, grp_names[grp], knames[kind], op_name(op), got,
+                      fabs(got - exact), exact);
+        }
+        if (!same(got, want)) {
+            gnote(a, R, &a->bad[R], "world %d G %d rank %d: %s group %s %s %s count %zu %s: element %zu "
+                  "got %.17g want %.17g", W, G, R, grp_names[grp], knames[kind], zero_dtype_name(dt),
+                  kind == K_AG ? "-" : op_name(op), count, inplace ? "in place" : "out of place",
+                  i, got, want);
+            break;
+        }
+    }
+    if (!inplace) { /* nothing written past the result */
+        const unsigned char *tail = (const unsigned char *)recv + n_out * esz;
+        for (i = 0; i < 16 * esz; i++)
+            if (tail[i] != 0xA5) {
+                gnote(a, R, &a->bad[R], "%s group %s wrote past its %zu result elements", grp_names[grp],
+                      knames[kind], n_out);
+                break;
+            }
+    } else if (kind == K_RS) { /* the other chunks of send are left alone */
+        for (i = 0; i < n_in; i++)
+            if ((i / count) != (size_t)me && !same(get(dt, sendb, i), gin(a->seed, cfg, gid, R, i, dt))) {
+                gnote(a, R, &a->bad[R], "in-place %s group reduce_scatter changed element %zu of send",
+                      grp_names[grp], i);
+                break;
+            }
+    } else if (kind == K_AG) {
+        const unsigned char *tail = recvb + n_out * esz;
+        for (i = 0; i < 16 * esz; i++)
+            if (tail[i] != 0xA5) {
+                gnote(a, R, &a->bad[R], "in-place %s group all_gather wrote past its result", grp_names[grp]);
+                break;
+            }
+    }
+    return ZERO_OK;
+}
+
+#define GCAP ((size_t)(MAXW * 77 + 64) * 4)
+
+static zero_result run_gvals(const zero_backend *b, void *varg) {
+    static const zero_dtype dts[] = {ZERO_DTYPE_FP32, ZERO_DTYPE_FP16, ZERO_DTYPE_BF16};
+    static const size_t counts[] = {0, 1, 7, 77};
+    static const zero_op ops[] = {ZERO_OP_SUM, ZERO_OP_AVG, ZERO_OP_MAX, ZERO_OP_MIN};
+    gval_arg *a = (gval_arg *)varg;
+    int W = b->world, R = b->rank, G, gi, di, ci, inplace, kind, oi, cfg = 0;
+    int n_counts = a->quick ? 3 : 4;
+    unsigned char *sendb = NULL, *recvb = NULL;
+    zero_error err;
+    zero_result res;
+    if ((res = b->alloc(b->ctx, ZERO_MEM_DEVICE, GCAP, (void **)&sendb, &err)) != ZERO_OK) return res;
+    if ((res = b->alloc(b->ctx, ZERO_MEM_DEVICE, GCAP, (void **)&recvb, &err)) != ZERO_OK) return res;
+    /* the world group needs no groups_init: it is the plain collective */
+    gcoll_one(b, a, ++cfg, W, ZERO_GROUP_WORLD, ZERO_DTYPE_FP32, 5, 0, K_AR, ZERO_OP_SUM, 0, sendb, recvb, GCAP);
+    for (G = 1; G <= W; G++) {
+        if (W % G) continue;
+        if ((res = b->groups_init(b->ctx, G, &err)) != ZERO_OK) {
+            gnote(a, R, &a->bad[R], "world %d: groups_init(%d): %s", W, G, err.msg);
+            break;
+        }
+        for (gi = 0; gi < 3; gi++)
+            for (di = 0; di < 3; di++)
+                for (ci = 0; ci < n_counts; ci++)
+                    for (inplace = 0; inplace < 2; inplace++)
+                        for (kind = K_RS; kind <= K_AR; kind++)
+                            for (oi = 0; oi < (kind == K_AG ? 1 : 4); oi++) {
+                                /* MIN once per group kind: bf16, 7 elements */
+                                if (oi == 3 && !(di == 2 && ci == 2)) continue;
+                                gcoll_one(b, a, ++cfg, G, grp_kinds[gi], dts[di], counts[ci], inplace,
+                                          kind, ops[oi], 0, sendb, recvb, GCAP);
+                            }
+    }
+    b->free(b->ctx, ZERO_MEM_DEVICE, sendb);
+    b->free(b->ctx, ZERO_MEM_DEVICE, recvb);
+    return ZERO_OK;
+}
+
+/* even: every rank made the same calls */
+static void gval_report(gval_arg *a, int W, int even, const char *what, zero_result res, const zero_error *err) {
+    long bad = 0, loose = 0, calls = 0, checked = 0;
+    int s;
+    CHECKF(res == ZERO_OK, "%s, world %d: %s", what, W, err->msg);
+    for (s = 0; s < W; s++) {
+        bad += a->bad[s];
+        loose += a->loose[s];
+        calls += a->calls[s];
+        checked += a->checked[s];
+        if (a->first[s][0]) fprintf(stderr, "%s, world %d rank %d: %s\n", what, W, s, a->first[s]);
+    }
+    CHECKF(bad == 0, "%s, world %d: %ld wrong results or failed calls", what, W, bad);
+    CHECKF(loose == 0, "%s, world %d: %ld fp32 results outside the rounding bound", what, W, loose);
+    for (s = 1; s < W && even; s++) CHECK_EQ_INT(a->calls[s], a->calls[0]);
+    CHECK(checked > 0);
+}
+
+static void test_group_values(void) {
+    static const int worlds[] = {1, 2, 4, 6, 8};
+    static gval_arg a;
+    int wi, s;
+    long calls = 0, checked = 0;
+    for (wi = 0; wi < 5; wi++) {
+        zero_error err;
+        zero_result res;
+        memset(&a, 0, sizeof a);
+        a.seed = zt_rand_u64();
+        a.quick = getenv("ZERO_TEST_QUICK") && atoi(getenv("ZERO_TEST_QUICK"));
+        memset(&err, 0, sizeof err);
+        res = zero_host_run(worlds[wi], run_gvals, &a, &err);
+        gval_report(&a, worlds[wi], 1, "group collectives", res, &err);
+        for (s = 0; s < worlds[wi]; s++) {
+            calls += a.calls[s];
+            checked += a.checked[s];
+        }
+    }
+    printf("group collectives, worlds 1 2 4 6 8, every shard size: %ld calls, %ld elements checked\n",
+           calls, checked);
+}
+
+/* Groups run their own numbers of collectives between world collectives: a group
+   collective involves only its members. World 8, shard size 4: shard group 0 runs three
+   all_reduces, replica group 1 two reduce_scatters and replica group 2 one all_gather,
+   the others none; the world collectives around them mix plain and group_ calls. */
+static zero_result run_gindep(const zero_backend *b, void *varg) {
+    gval_arg *a = (gval_arg *)varg;
+    int R = b->rank, W = b->world, G = 4, i, cfg = 0;
+    unsigned char *sendb = NULL, *recvb = NULL;
+    zero_error err;
+    zero_result res;
+    if ((res = b->alloc(b->ctx, ZERO_MEM_DEVICE, GCAP, (void **)&sendb, &err)) != ZERO_OK) return res;
+    if ((res = b->alloc(b->ctx, ZERO_MEM_DEVICE, GCAP, (void **)&recvb, &err)) != ZERO_OK) return res;
+    if ((res = b->groups_init(b->ctx, G, &err)) != ZERO_OK) {
+        gnote(a, R, &a->bad[R], "groups_init(%d): %s", G, err.msg);
+        goto out;
+    }
+    gcoll_one(b, a, 1, G, ZERO_GROUP_WORLD, ZERO_DTYPE_FP32, 13, 0, K_AR, ZERO_OP_SUM, R & 1, sendb, recvb, GCAP);
+    cfg = 100;
+    if (R / G == 0)
+        for (i = 0; i < 3; i++)
+            gcoll_one(b, a, cfg + i, G, ZERO_GROUP_SHARD, ZERO_DTYPE_FP32, 9, i == 1, K_AR, ZERO_OP_SUM, 0, sendb,
+                      recvb, GCAP);
+    if (R % G == 1)
+        for (i = 0; i < 2; i++)
+            gcoll_one(b, a, cfg + 10 + i, G, ZERO_GROUP_REPLICA, ZERO_DTYPE_BF16, 5, 0, K_RS, ZERO_OP_AVG, 0,
+                      sendb, recvb, GCAP);
+    if (R % G == 2)
+        gcoll_one(b, a, cfg + 20, G, ZERO_GROUP_REPLICA, ZERO_DTYPE_FP16, 3, 1, K_AG, ZERO_OP_SUM, 0, sendb,
+                  recvb, GCAP);
+    gcoll_one(b, a, 2, G, ZERO_GROUP_WORLD, ZERO_DTYPE_FP16, 11, 0, K_AR, ZERO_OP_SUM, !(R & 1), sendb, recvb,
+              GCAP);
+    gcoll_one(b, a, 3, G, ZERO_GROUP_WORLD, ZERO_DTYPE_FP32, 3, 0, K_AG, ZERO_OP_SUM, R < 4, sendb, recvb, GCAP);
+    /* and the groups every rank is in, after the uneven stretch */
+    gcoll_one(b, a, 4, G, ZERO_GROUP_SHARD, ZERO_DTYPE_FP32, 6, 0, K_RS, ZERO_OP_MAX, 0, sendb, recvb, GCAP);
+    gcoll_one(b, a, 5, G, ZERO_GROUP_REPLICA, ZERO_DTYPE_BF16, 6, 0, K_AR, ZERO_OP_SUM, 0, sendb, recvb, GCAP);
+    (void)W;
+out:
+    b->free(b->ctx, ZERO_MEM_DEVICE, sendb);
+    b->free(b->ctx, ZERO_MEM_DEVICE, recvb);
+    return ZERO_OK;
+}
+
+/* Ranks that finished their own group's collectives and returned are no reason to fail
+   another group's collective. mode 0: world 6, shard size 2; shard group 1 (ranks 2, 3)
+   stays, the other shard groups run one shard all_reduce and return. mode 1: world 4,
+   shard size 2; replica group 1 (ranks 1, 3) stays, replica group 0 runs one replica
+   all_reduce and returns. Of the staying group, the first rank waits in a collective
+   while the others leave; the second arrives only after they left. */
+static void gexit_sleep(double s) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    nanosleep(&ts, NULL);
+}
+
+static zero_result run_gexit(const zero_backend *b, void *varg) {
+    gval_arg *a = (gval_arg *)varg;
+    int R = b->rank, W = b->world, G = 2, left = 0, tries;
+    zero_group grp = a->mode ? ZERO_GROUP_REPLICA : ZERO_GROUP_SHARD;
+    int gid = a->mode ? R % G : R / G, me = a->mode ? R / G : R % G;
+    unsigned char *sendb = NULL, *recvb = NULL;
+    zero_error err;
+    zero_result res;
+    if ((res = b->alloc(b->ctx, ZERO_MEM_DEVICE, GCAP, (void **)&sendb, &err)) != ZERO_OK) return res;
+    if ((res = b->alloc(b->ctx, ZERO_MEM_DEVICE, GCAP, (void **)&recvb, &err)) != ZERO_OK) return res;
+    if ((res = b->groups_init(b->ctx, G, &err)) != ZERO_OK) {
+        gnote(a, R, &a->bad[R], "groups_init(%d): %s", G, err.msg);
+        goto out;
+    }
+    if (gid != 1) {
+        gcoll_one(b, a, 1, G, grp, ZERO_DTYPE_FP32, 8, 0, K_AR, ZERO_OP_SUM, 0, sendb, recvb, GCAP);
+        pthread_mutex_lock(&a->mu);
+        a->left++;
+        pthread_mutex_unlock(&a->mu);
+        goto out; /* leaves fn right after */
+    }
+    if (me == 1) { /* arrive only once every leaving rank is on its way out */
+        for (tries = 0; tries < 2000 && left < W - 2; tries++) {
+            gexit_sleep(0.005);
+            pthread_mutex_lock(&a->mu);
+            left = a->left;
+            pthread_mutex_unlock(&a->mu);
+        }
+        gexit_sleep(0.1);
+    }
+    gcoll_one(b, a, 2, G, grp, ZERO_DTYPE_FP32, 8, 0, K_AR, ZERO_OP_SUM, 0, sendb, recvb, GCAP);
+    gcoll_one(b, a, 3, G, grp, ZERO_DTYPE_BF16, 5, 1, K_RS, ZERO_OP_SUM, 0, sendb, recvb, GCAP);
+    gcoll_one(b, a, 4, G, grp, ZERO_DTYPE_FP16, 5, 0, K_AG, ZERO_OP_SUM, 0, sendb, recvb, GCAP);
+out:
+    b->free(b->ctx, ZERO_MEM_DEVICE, sendb);
+    b->free(b->ctx, ZERO_MEM_DEVICE, recvb);
+    return ZERO_OK;
+}
+
+static void test_group_independence(void) {
+    static gval_arg a;
+    zero_error err;
+    zero_result res;
+    int mode;
+    memset(&a, 0, sizeof a);
+    a.seed = zt_rand_u64();
+    res = zero_host_run(8, run_gindep, &a, &err);
+    gval_report(&a, 8, 0, "uneven group collectives", res, &err);
+    CHECK_EQ_INT(a.calls[0], 3 + 5);  /* shard group 0: three more */
+    CHECK_EQ_INT(a.calls[5], 2 + 5);  /* replica group 1 */
+    CHECK_EQ_INT(a.calls[6], 1 + 5);  /* replica group 2 */
+    CHECK_EQ_INT(a.calls[7], 5);
+
+    for (mode = 0; mode < 2; mode++) {
+        int W = mode ? 4 : 6, s, stay[2], n_left = 0;
+        long bad = 0;
+        memset(&a, 0, sizeof a);
+        a.seed = zt_rand_u64();
+        a.mode = mode;
+        stay[0] = mode ? 1 : 2;
+        stay[1] = 3;
+        pthread_mutex_init(&a.mu, NULL);
+        res = zero_host_run(W, run_gexit, &a, &err);
+        pthread_mutex_destroy(&a.mu);
+        CHECKF(res == ZERO_OK, "%s group: ranks of other groups left: %s", mode ? "replica" : "shard", err.msg);
+        for (s = 0; s < W; s++) {
+            bad += a.bad[s];
+            if (a.first[s][0]) fprintf(stderr, "early exit, rank %d: %s\n", s, a.first[s]);
+            if (s != stay[0] && s != stay[1]) {
+                n_left++;
+                CHECK_EQ_INT(a.calls[s], 1);
+            }
+        }
+        CHECK(bad == 0);
+        CHECK_EQ_INT(a.calls[stay[0]], 3);
+        CHECK_EQ_INT(a.calls[stay[1]], 3);
+        CHECK_EQ_INT(a.left, n_left);
+    }
+}
+
+/* Remaking the groups with another shard size. The uneven stretch first: shard group 0
+   ran three collectives and replica group 0 one that the others did not, so the new
+   groups must not inherit the old groups' call counts. */
+static zero_result run_greinit(const zero_backend *b, void *varg) {
+    static const int sizes[] = {2, 4, 1, 2, 4};
+    gval_arg *a = (gval_arg *)varg;
+    int R = b->rank, W = b->world, k, i, G, cfg = 0;
+    unsigned char *sendb = NULL, *recvb = NULL;
+    zero_error err;
+    zero_result res;
+    if ((res = b->alloc(b->ctx, ZERO_MEM_DEVICE, GCAP, (void **)&sendb, &err)) != ZERO_OK) return res;
+    if ((res = b->alloc(b->ctx, ZERO_MEM_DEVICE, GCAP, (void **)&recvb, &err)) != ZERO_OK) return res;
+    for (k = 0; k < 5; k++) {
+        G = sizes[k];
+        if ((res = b->groups_init(b->ctx, G, &err)) != ZERO_OK) {
+            gnote(a, R, &a->bad[R], "groups_init(%d) (#%d): %s", G, k + 1, err.msg);
+            break;
+        }
+        if (k == 0) {
+            if (R / G == 0)
+                for (i = 0; i < 3; i++)
+                    gcoll_one(b, a, 50 + i, G, ZERO_GROUP_SHARD, ZERO_DTYPE_FP32, 4, 0, K_AR,
+                              ZERO_OP_SUM, 0, sendb, recvb, GCAP);
+            if (R % G == 0)
+                gcoll_one(b, a, 60, G, ZERO_GROUP_REPLICA, ZERO_DTYPE_FP32, 4, 0, K_AG, ZERO_OP_SUM, 0, sendb,
+                          recvb, GCAP);
+        }
+        cfg = 1000 * (k + 1);
+        if (gcoll_one(b, a, cfg + 1, G, ZERO_GROUP_SHARD, ZERO_DTYPE_FP32, 7, 0, K_AR, ZERO_OP_SUM, 0, sendb,
+                      recvb, GCAP) != ZERO_OK ||
+            gcoll_one(b, a, cfg + 2, G, ZERO_GROUP_REPLICA, ZERO_DTYPE_BF16, 5, 1, K_RS, ZERO_OP_AVG, 0, sendb,
+                      recvb, GCAP) != ZERO_OK ||
+            gcoll_one(b, a, cfg + 3, G, ZERO_GROUP_SHARD, ZERO_DTYPE_FP16, 3, 0, K_AG, ZERO_OP_SUM, 0, sendb,
+                      recvb, GCAP) != ZERO_OK ||
+            gcoll_one(b, a, cfg + 4, G, ZERO_GROUP_WORLD, ZERO_DTYPE_FP32, 6, 0, K_AR, ZERO_OP_MAX, 0, sendb,
+                      recvb, GCAP) != ZERO_OK)
+            break;
+    }
+    (void)W;
+    b->free(b->ctx, ZERO_MEM_DEVICE, sendb);
+    b->free(b->ctx, ZERO_MEM_DEVICE, recvb);
+    return ZERO_OK;
+}
+
+/* Every rank runs the same shard sizes with the same (even) calls: groups_init(G1),
+   collectives, groups_init(G2), collectives, for each pair of shard sizes of world 6. */
+static zero_result run_greinit_even(const zero_backend *b, void *varg) {
+    static const int sizes[] = {3, 2, 6, 1, 3, 3};
+    gval_arg *a = (gval_arg *)varg;
+    int R = b->rank, k, gi;
+    unsigned char *sendb = NULL, *recvb = NULL;
+    zero_error err;
+    zero_result res;
+    if ((res = b->alloc(b->ctx, ZERO_MEM_DEVICE, GCAP, (void **)&sendb, &err)) != ZERO_OK) return res;
+    if ((res = b->alloc(b->ctx, ZERO_MEM_DEVICE, GCAP, (void **)&recvb, &err)) != ZERO_OK) return res;
+    for (k = 0; k < 6; k++) {
+        if ((res = b->groups_init(b->ctx, sizes[k], &err)) != ZERO_OK) {
+            gnote(a, R, &a->bad[R], "groups_init(%d) (#%d): %s", sizes[k], k + 1, err.msg);
+            break;
+        }
+        for (gi = 0; gi < 3; gi++) {
+            int cfg = 100 * k + 10 * gi;
+            gcoll_one(b, a, cfg + 1, sizes[k], grp_kinds[gi], ZERO_DTYPE_FP16, 9, 0, K_AR, ZERO_OP_AVG, 0, sendb,
+                      recvb, GCAP);
+            gcoll_one(b, a, cfg + 2, sizes[k], grp_kinds[gi], ZERO_DTYPE_FP32, 4, 1, K_RS, ZERO_OP_SUM, 0, sendb,
+                      recvb, GCAP);
+            gcoll_one(b, a, cfg + 3, sizes[k], grp_kinds[gi], ZERO_DTYPE_BF16, 2, 1, K_AG, ZERO_OP_SUM, 0, sendb,
+                      recvb, GCAP);
+        }
+    }
+    b->free(b->ctx, ZERO_MEM_DEVICE, sendb);
+    b->free(b->ctx, ZERO_MEM_DEVICE, recvb);
+    return ZERO_OK;
+}
+
+static void test_group_reinit(void) {
+    static gval_arg a;
+    zero_error err;
+    zero_result res;
+    memset(&a, 0, sizeof a);
+    a.seed = zt_rand_u64();
+    res = zero_host_run(6, run_greinit_even, &a, &err);
+    gval_report(&a, 6, 1, "groups remade", res, &err);
+    CHECK_EQ_INT(a.calls[0], 6 * 9);
+
+    /* an uneven stretch before remaking them; a mismatch here would stop every rank at
+       once, so the ZERO_TIMEOUT_S below only bounds a hang */
+    setenv("ZERO_TIMEOUT_S", "10", 1);
+    memset(&a, 0, sizeof a);
+    a.seed = zt_rand_u64();
+    res = zero_host_run(4, run_greinit, &a, &err);
+    unsetenv("ZERO_TIMEOUT_S");
+    gval_report(&a, 4, 0, "groups remade after uneven group calls", res, &err);
+    CHECK_EQ_INT(a.calls[1], 3 + 5 * 4);
+    CHECK_EQ_INT(a.calls[3], 5 * 4);
+}
+
+/* ---- group errors ---- */
+
+enum {
+    GE_SIZE,          /* every rank: groups_init(gsz[rank]) */
+    GE_BEFORE_INIT,   /* rank 0: a shard all_reduce without groups; the others groups_init(1) */
+    GE_BEFORE_INIT2,  /* every rank: a replica all_gather without groups */
+    GE_SKIP_MISMATCH, /* shard size 2: rank 1 skips the shard all_reduce, calls a shard all_gather */
+    GE_SKIP_TIMEOUT,  /* shard size 2: rank 1 skips the shard all_reduce, waits in a world one */
+    GE_BAD_GROUP,     /* shard size 2: rank 0 names group gsz[0] */
+    GE_MEMBER_LEFT    /* shard size 2: rank 1 returns while rank 0 waits in a shard all_reduce */
+};
+
+typedef struct gerr_arg {
+    int scenario, gsz[MAXW];
+    zero_result res[MAXW];
+    zero_msg item[MAXW];
+    char msg[MAXW][1024];
+    double took[MAXW];
+    int reached[MAXW];   /* how many calls returned ZERO_OK */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int flag;
+} gerr_arg;
+
+static void gerr_signal(gerr_arg *a) {
+    pthread_mutex_lock(&a->mu);
+    a->flag = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+static void gerr_wait(gerr_arg *a) {
+    struct timespec ts;
+    pthread_mutex_lock(&a->mu);
+    timespec_get(&ts, TIME_UTC);
+    ts.tv_sec += 20; /* a safety net for this test */
+    while (!a->flag)
+        if (pthread_cond_timedwait(&a->cv, &a->mu, &ts) != 0) break;
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* The calls of a scenario in order; the first failure is recorded (result, item,
+   message, seconds since the rank started) and ends fn with that result. */
+static zero_result run_gerr(const zero_backend *b, void *varg) {
+    gerr_arg *a = (gerr_arg *)varg;
+    int R = b->rank;
+    float x[64];
+    zero_error err;
+    zero_result res = ZERO_OK;
+    double t0 = zt_now_s();
+    const zero_stream_id cs = ZERO_STREAM_COMM;
+    const zero_dtype f32 = ZERO_DTYPE_FP32;
+    memset(x, 0, sizeof x);
+    memset(&err, 0, sizeof err);
+#define GSTEP(call)                   \
+    do {                              \
+        if ((res = (call)) != ZERO_OK) \
+            goto done;                \
+        a->reached[R]++;              \
+    } while (0)
+    switch (a->scenario) {
+    case GE_SIZE:
+        GSTEP(b->groups_init(b->ctx, a->gsz[R], &err));
+        GSTEP(b->group_all_reduce(b->ctx, ZERO_GROUP_SHARD, x, x, 8, f32, ZERO_OP_SUM, cs, &err));
+        break;
+    case GE_BEFORE_INIT:
+        if (R == 0) GSTEP(b->group_all_reduce(b->ctx, ZERO_GROUP_SHARD, x, x, 8, f32, ZERO_OP_SUM, cs, &err));
+        else GSTEP(b->groups_init(b->ctx, 1, &err));
+        break;
+    case GE_BEFORE_INIT2:
+        GSTEP(b->group_all_gather(b->ctx, ZERO_GROUP_REPLICA, x, x + 8, 8, f32, cs, &err));
+        break;
+    case GE_SKIP_MISMATCH:
+        GSTEP(b->groups_init(b->ctx, 2, &err));
+        if (R != 1) GSTEP(b->group_all_reduce(b->ctx, ZERO_GROUP_SHARD, x, x, 8, f32, ZERO_OP_SUM, cs, &err));
+        else GSTEP(b->group_all_gather(b->ctx, ZERO_GROUP_SHARD, x, x + 8, 8, f32, cs, &err));
+        GSTEP(b->all_reduce(b->ctx, x, x, 8, f32, ZERO_OP_SUM, cs, &err));
+        break;
+    case GE_SKIP_TIMEOUT:
+        GSTEP(b->groups_init(b->ctx, 2, &err));
+        if (R == 0) {
+            gerr_signal(a);
+            GSTEP(b->group_all_reduce(b->ctx, ZERO_GROUP_SHARD, x, x, 8, f32, ZERO_OP_SUM, cs, &err));
+        } else {
+            gerr_wait(a);
+            gexit_sleep(0.3); /* rank 0's deadline passes first: its message is the one kept */
+            if (R != 1)
+                GSTEP(b->group_all_reduce(b->ctx, ZERO_GROUP_SHARD, x, x, 8, f32, ZERO_OP_SUM, cs, &err));
+        }
+        GSTEP(b->all_reduce(b->ctx, x, x, 8, f32, ZERO_OP_SUM, cs, &err));
+        break;
+    case GE_BAD_GROUP:
+        GSTEP(b->groups_init(b->ctx, 2, &err));
+        GSTEP(b->group_all_reduce(b->ctx, R == 0 ? (zero_group)a->gsz[0] : ZERO_GROUP_SHARD, x, x, 8, f32,
+                                  ZERO_OP_SUM, cs, &err));
+        break;
+    case GE_MEMBER_LEFT:
+        GSTEP(b->groups_init(b->ctx, 2, &err));
+        if (R == 1) return ZERO_OK;
+        GSTEP(b->group_all_reduce(b->ctx, ZERO_GROUP_SHARD, x, x, 8, f32, ZERO_OP_SUM, cs, &err));
+        break;
+    default: break;
+    }
+#undef GSTEP
+done:
+    a->took[R] = zt_now_s() - t0;
+    a->res[R] = res;
+    a->item[R] = res == ZERO_OK ? ZERO_MSG_NONE : err.item;
+    snprintf(a->msg[R], sizeof a->msg[R], "%s", res == ZERO_OK ? "" : err.msg);
+    return res;
+}
+
+static zero_result gerr_run(gerr_arg *a, int scenario, int world, const int *gsz, zero_error *err) {
+    zero_result res;
+    int s;
+    memset(a, 0, sizeof *a);
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->cv, NULL);
+    a->scenario = scenario;
+    for (s = 0; s < world && gsz; s++) a->gsz[s] = gsz[s];
+    memset(err, 0, sizeof *err);
+    res = zero_host_run(world, run_gerr, a, err);
+    pthread_cond_destroy(&a->cv);
+    pthread_mutex_destroy(&a->mu);
+    return res;
+}
+
+static void test_group_errors(void) {
+    static gerr_arg a;
+    static const int bad_sizes[] = {3, 0, 8, -1, 5};
+    zero_error err;
+    zero_result res;
+    int s, k;
+    char want[128];
+    /* 10 s: the fail-fast cases must end far sooner; it only bounds a hang */
+    setenv("ZERO_TIMEOUT_S", "10", 1);
+
+    /* a shard size that does not divide the world, on every rank */
+    for (k = 0; k < 5; k++) {
+        int gsz[4];
+        for (s = 0; s < 4; s++) gsz[s] = bad_sizes[k];
+        res = gerr_run(&a, GE_SIZE, 4, gsz, &err);
+        CHECK_EQ_INT(res, ZERO_ERR_INVALID_ARG);
+        snprintf(want, sizeof want, "groups_init: shard size %d does not divide world 4", bad_sizes[k]);
+        for (s = 0; s < 4; s++) {
+            CHECK_EQ_INT(a.res[s], ZERO_ERR_INVALID_ARG);
+            CHECK_EQ_INT(a.item[s], ZERO_MSG_BAD_ARG);
+            CHECK_STR_CONTAINS(a.msg[s], want);
+            CHECKF(a.took[s] < 3.0, "G %d rank %d: %.3f s", bad_sizes[k], s, a.took[s]);
+        }
+        CHECK_STR_CONTAINS(err.msg, want);
+    }
+    /* on one rank only: the others fail at once, with that rank's reason */
+    {
+        int gsz[4] = {2, 2, 3, 2};
+        res = gerr_run(&a, GE_SIZE, 4, gsz, &err);
+        CHECK(res != ZERO_OK);
+        CHECK_EQ_INT(a.item[2], ZERO_MSG_BAD_ARG);
+        CHECK_STR_CONTAINS(a.msg[2], "shard size 3 does not divide world 4");
+        for (s = 0; s < 4; s++) {
+            CHECKF(a.took[s] < 3.0, "rank %d failed after %.3f s", s, a.took[s]);
+            CHECK_EQ_INT(a.reached[s], 0);
+            if (s == 2) continue;
+            CHECK_EQ_INT(a.item[s], ZERO_MSG_HOST_COLLECTIVE_MISMATCH);
+            CHECK_STR_CONTAINS(a.msg[s], "rank 2 called groups_init #1 (shard size 3) with invalid arguments");
+        }
+        CHECK_STR_CONTAINS(err.msg, "shard size 3 does not divide world 4");
+    }
+    /* different valid shard sizes: a mismatch naming both */
+    {
+        int gsz[4] = {2, 2, 4, 4};
+        res = gerr_run(&a, GE_SIZE, 4, gsz, &err);
+        CHECK_EQ_INT(res, ZERO_ERR_STATE);
+        CHECK_EQ_INT(err.item, ZERO_MSG_HOST_COLLECTIVE_MISMATCH);
+        for (s = 0; s < 4; s++) {
+            CHECK_EQ_INT(a.item[s], ZERO_MSG_HOST_COLLECTIVE_MISMATCH);
+            CHECK_STR_CONTAINS(a.msg[s], "rank 0 called groups_init #1 (shard size 2) while rank 2 called "
+                                         "groups_init #1 (shard size 4)");
+            CHECKF(a.took[s] < 3.0, "rank %d failed after %.3f s", s, a.took[s]);
+        }
+    }
+    /* a group collective before groups_init */
+    res = gerr_run(&a, GE_BEFORE_INIT, 3, NULL, &err);
+    CHECK_EQ_INT(res, ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(a.item[0], ZERO_MSG_BAD_ARG);
+    CHECK_STR_CONTAINS(a.msg[0], "group_all_reduce: the groups are not made (call groups_init first)");
+    for (s = 1; s < 3; s++) {
+        CHECK_EQ_INT(a.item[s], ZERO_MSG_HOST_COLLECTIVE_MISMATCH);
+        CHECK_STR_CONTAINS(a.msg[s], "groups_init first");
+        CHECKF(a.took[s] < 3.0, "rank %d failed after %.3f s", s, a.took[s]);
+    }
+    res = gerr_run(&a, GE_BEFORE_INIT2, 2, NULL, &err);
+    CHECK_EQ_INT(res, ZERO_ERR_INVALID_ARG);
+    for (s = 0; s < 2; s++) {
+        CHECK_EQ_INT(a.item[s], ZERO_MSG_BAD_ARG);
+        CHECK_STR_CONTAINS(a.msg[s], "group_all_gather: the groups are not made (call groups_init first)");
+    }
+    /* a rank that skips a shard-group collective and calls another: a mismatch in the
+       shard group; the other shard group's collective completes */
+    res = gerr_run(&a, GE_SKIP_MISMATCH, 4, NULL, &err);
+    CHECK_EQ_INT(res, ZERO_ERR_STATE);
+    for (s = 0; s < 4; s++) {
+        CHECK_EQ_INT(a.item[s], ZERO_MSG_HOST_COLLECTIVE_MISMATCH);
+        CHECK_STR_CONTAINS(a.msg[s], "rank 0 called all_reduce #1 in the shard group (count 8, fp32, sum) "
+                                     "while rank 1 called all_gather #1 in the shard group (count 8, fp32)");
+        CHECKF(a.took[s] < 3.0, "rank %d failed after %.3f s", s, a.took[s]);
+    }
+    CHECK_EQ_INT(a.reached[0], 1);
+    CHECK_EQ_INT(a.reached[1], 1);
+    /* ranks 2 and 3 finish their shard all_reduce unless the mismatch came first */
+    CHECK(a.reached[2] >= 1 && a.reached[3] >= 1 && a.reached[2] <= 2 && a.reached[3] <= 2);
+    /* an invalid group value */
+    {
+        static const int bad_groups[] = {7, ZERO_GROUP_COUNT, -1};
+        for (k = 0; k < 3; k++) {
+            int gsz[2] = {bad_groups[k], 0};
+            res = gerr_run(&a, GE_BAD_GROUP, 2, gsz, &err);
+            CHECK_EQ_INT(res, ZERO_ERR_INVALID_ARG);
+            CHECK_EQ_INT(a.item[0], ZERO_MSG_BAD_ARG);
+            snprintf(want, sizeof want, "group %d", bad_groups[k]);
+            CHECK_STR_CONTAINS(a.msg[0], want);
+            CHECK_EQ_INT(a.item[1], ZERO_MSG_HOST_COLLECTIVE_MISMATCH);
+            CHECK_STR_CONTAINS(a.msg[1], "with invalid arguments");
+            CHECKF(a.took[1] < 3.0, "rank 1 failed after %.3f s", a.took[1]);
+        }
+    }
+    /* the partner in a shard group leaves */
+    res = gerr_run(&a, GE_MEMBER_LEFT, 4, NULL, &err);
+    CHECK_EQ_INT(res, ZERO_ERR_STATE);
+    CHECK_EQ_INT(a.item[0], ZERO_MSG_HOST_PEER_EXITED);
+    CHECK_STR_CONTAINS(a.msg[0], "rank 1 left (returned ok) while rank 0 waits in all_reduce #1 in the shard group");
+    CHECKF(a.took[0] < 3.0, "rank 0 failed after %.3f s", a.took[0]);
+    CHECK_STR_CONTAINS(err.msg, "rank 0: rank 1 left");
+
+    /* a rank that skips a shard-group collective and waits elsewhere: a timeout naming the
+       shard group and the missing rank */
+    setenv("ZERO_TIMEOUT_S", "1", 1);
+    res = gerr_run(&a, GE_SKIP_TIMEOUT, 4, NULL, &err);
+    CHECK_EQ_INT(res, ZERO_ERR_TIMEOUT);
+    for (s = 0; s < 4; s++) {
+        CHECK_EQ_INT(a.item[s], ZERO_MSG_HOST_TIMEOUT);
+        CHECK_STR_CONTAINS(a.msg[s], "all_reduce #1 in the shard group (count 8, fp32, sum): rank 1 did not "
+                                     "arrive within 1 s");
+        CHECKF(a.took[s] < 5.0, "rank %d failed after %.3f s", s, a.took[s]);
+    }
+    CHECKF(a.took[0] > 0.9, "rank 0 gave up after %.3f s", a.took[0]);
+    CHECK_EQ_INT(a.reached[0], 1);
+    unsetenv("ZERO_TIMEOUT_S");
+}
+
 int main(void) {
     double t0 = zt_now_s();
     zt_seed("test_host");
@@ -1230,6 +1981,10 @@ int main(void) {
     test_bad_calls();
     test_memory();
     test_kernels();
+    test_group_values();
+    test_group_independence();
+    test_group_reinit();
+    test_group_errors();
     printf("test_host: %.2f s\n", zt_now_s() - t0);
     test_avg();
     return zt_finish();

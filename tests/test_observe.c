@@ -203,6 +203,7 @@ static void test_monitor(const char *dir) {
                        "start line trainable_params %g, memory report %lld", jnum(&j, 0, "trainable_params"),
                        (long long)J.ms.trainable_params);
                 CHECK(jnum(&j, 0, "units") == (double)J.ms.units && J.ms.units > 0);
+                CHECK(jnum(&j, 0, "shard_world") == 2);
             }
         } else if (jstr_is(&j, 0, "event", "step")) {
             const zero_step_info *in = &J.info[n_step];
@@ -223,6 +224,16 @@ static void test_monitor(const char *dir) {
             params = mem >= 0 ? jobj(&j, mem, "params") : -1;
             CHECK(params >= 0 && jnum(&j, params, "device") == (double)J.ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_DEVICE]);
             CHECK(mem >= 0 && jobj(&j, mem, "optim_state") >= 0 && jobj(&j, mem, "allocated") >= 0);
+            {   /* the step's bytes: flat stage 2 on 2 ranks sends at least half the gradients and half the parameters */
+                int cb = jobj(&j, 0, "comm_bytes");
+                CHECKF(cb >= 0 && jnum(&j, cb, "world") == (double)in->comm_bytes[ZERO_GROUP_WORLD] &&
+                           in->comm_bytes[ZERO_GROUP_WORLD] >= (int64_t)J.ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_DEVICE] &&
+                           jnum(&j, cb, "shard") == 0 && jnum(&j, cb, "replica") == 0,
+                       "comm_bytes at step %d: world %g (info %lld), shard %g, replica %g; parameters %zu bytes", n_step,
+                       cb >= 0 ? jnum(&j, cb, "world") : -1.0, (long long)in->comm_bytes[ZERO_GROUP_WORLD],
+                       cb >= 0 ? jnum(&j, cb, "shard") : -1.0, cb >= 0 ? jnum(&j, cb, "replica") : -1.0,
+                       J.ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_DEVICE]);
+            }
             n_step++;
         }
         zero__json_free(&j);
