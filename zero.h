@@ -7212,6 +7212,8 @@ static zero_result zero__host_groups_init(void *ctx, int shard_size, zero_error 
     res = zero__host_barrier(r, &st, 1, err);
     pthread_mutex_unlock(&r->g->mu);
     if (res != ZERO_OK) return res;
+    /* the new groups number their calls from 1 (every rank passed the barrier: no earlier group call is in flight) */
+    r->ncoll[ZERO_GROUP_SHARD] = r->ncoll[ZERO_GROUP_REPLICA] = 0;
     r->shard_size = shard_size; /* read only by this rank: the set of each later call */
     zero__ok(err);
     return ZERO_OK;

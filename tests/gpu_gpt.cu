@@ -272,6 +272,45 @@ static void check_dtype(int which, const gpt_dims *d, int B, cudaStream_t s, cub
     CHECKF(same, "%s: two identical runs differ", dname(which));
 }
 
+/* The bias gradient's column sums (gk_colsum, then gk_ln_bwd_sum with no
+   second output) against a double sum on the host. The slabs are allocated
+   to their exact size, so that memcheck sees a read past them (the second
+   output's slabs, which a bias gradient does not have). */
+template <typename T>
+static void check_colsum(int64_t N, int M, cudaStream_t s) {
+    int S = (int)((N + GPT_COLSUM_ROWS - 1) / GPT_COLSUM_ROWS);
+    std::vector<T> dy((size_t)(N * M));
+    std::vector<double> want((size_t)M, 0.0);
+    std::vector<T> got((size_t)M);
+    T *d_dy = NULL, *d_g = NULL;
+    float *part = NULL;
+    double worst = 0, scale = 0;
+    for (int64_t n = 0; n < N; n++)
+        for (int c = 0; c < M; c++) {
+            T v = ex_to<T>((float)zt_rand_range(-1, 1));
+            dy[(size_t)(n * M + c)] = v;
+            want[(size_t)c] += ex_f32(v);
+        }
+    CHECK(cudaMalloc(&d_dy, sizeof(T) * dy.size()) == cudaSuccess && cudaMalloc(&d_g, sizeof(T) * (size_t)M) == cudaSuccess &&
+          cudaMalloc(&part, sizeof(float) * (size_t)S * (size_t)M) == cudaSuccess);
+    CHECK(cudaMemcpy(d_dy, dy.data(), sizeof(T) * dy.size(), cudaMemcpyHostToDevice) == cudaSuccess);
+    gk_colsum<T><<<dim3((unsigned)((M + 255) / 256), (unsigned)S), dim3(32, 8), 0, s>>>(d_dy, N, M, GPT_COLSUM_ROWS, part);
+    gk_ln_bwd_sum<T><<<(unsigned)((M + 31) / 32), dim3(32, 8), 0, s>>>(part, M, S, d_g, (T *)NULL);
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess && cudaGetLastError() == cudaSuccess);
+    CHECK(cudaMemcpy(got.data(), d_g, sizeof(T) * (size_t)M, cudaMemcpyDeviceToHost) == cudaSuccess);
+    for (int c = 0; c < M; c++) {
+        worst = fmax(worst, fabs(ex_f32(got[(size_t)c]) - want[(size_t)c]));
+        scale = fmax(scale, fabs(want[(size_t)c]));
+    }
+    /* fp32 sums of N terms, then one rounding to T */
+    CHECKF(worst <= (sizeof(T) == 4 ? 1e-5 : 8e-3) * fmax(scale, 1.0) + 1e-6 * (double)N,
+           "column sums of [%lld, %d] in %d-byte elements: off by %.3g (largest %.3g)", (long long)N, M, (int)sizeof(T),
+           worst, scale);
+    cudaFree(d_dy);
+    cudaFree(d_g);
+    cudaFree(part);
+}
+
 int main(void) {
     cudaStream_t s;
     cublasHandle_t h;
@@ -287,6 +326,8 @@ int main(void) {
         return zt_finish();
     }
     int quick = getenv("ZERO_TEST_QUICK") != NULL;
+    check_colsum<__nv_bfloat16>(1000, 3072, s);
+    check_colsum<float>(257, 64, s);
     /* d3, d4: the fused attention (head size 64, 3 tiles of 64; head size 128, 2 tiles) */
     gpt_dims d1 = {2, 64, 4, 32, 256, 0}, d2 = {1, 48, 1, 16, 40, 0}, d3 = {2, 128, 2, 192, 256, 0},
              d4 = {1, 256, 2, 128, 256, 0};

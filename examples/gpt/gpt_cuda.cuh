@@ -330,7 +330,10 @@ template <typename T> __global__ void __launch_bounds__(256) gk_ln_bwd_sum(const
     int c = blockIdx.x * 32 + threadIdx.x, y = threadIdx.y;
     float dw = 0, db = 0;
     if (c < C)
-        for (int s = y; s < S; s += 8) dw += part[(int64_t)s * C + c], db += part[(int64_t)(S + s) * C + c];
+        for (int s = y; s < S; s += 8) {
+            dw += part[(int64_t)s * C + c];
+            if (gb) db += part[(int64_t)(S + s) * C + c]; /* (a bias gradient alone: part holds S slabs, not 2 S) */
+        }
     red[0][y][threadIdx.x] = dw, red[1][y][threadIdx.x] = db;
     __syncthreads();
     if (y > 1 || c >= C || (y && !gb)) return;
