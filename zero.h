@@ -809,6 +809,8 @@ typedef struct zero_time_model {
                                  across world / G; <= 0 means the world. Must divide the world,
                                  and divide g or be a multiple of it. Stage 0 ignores it */
     zero_offload_device offload_optimizer; /* NONE or CPU (stages 1-3) */
+    int recompute;            /* 1: every block's forward runs again in the backward (activation
+                                 checkpointing, examples/gpt --recompute) */
     int stage3_serial_gathers; /* 1: stage 3's gathers do not overlap compute (the engine before
                                   the per-span stream order of PERF.md 4b, as in the 5c runs);
                                   0: prefetched gathers overlap the forward and backward */
@@ -816,7 +818,9 @@ typedef struct zero_time_model {
 
 typedef struct zero_time_estimate {
     double step_s;            /* one optimizer step (grad_accum micro-batches) */
-    double compute_s;         /* forward + backward FLOPs / tflops, all micro-batches */
+    double compute_s;         /* forward + backward FLOPs / tflops, all micro-batches, recompute's
+                                 extra forward included */
+    double recompute_s;       /* that extra forward (0 without recompute) */
     double optimizer_s;       /* the GPU Adam (0 with offload_optimizer) */
     double comm_intra_s;      /* collective time on NVLink-side rings, per step (busy, not exposed) */
     double comm_inter_s;      /* the same on rings that cross nodes */
@@ -5300,6 +5304,8 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
      F = 6 (12 L C^2 + V C) + 12 L C T      FLOPs per token (examples/gpt's count)
      t_mb = F B T / tflops                  one micro-batch's forward + backward
      t_fwd = t_mb / 3, t_bwd = 2 t_mb / 3   the 2:4 split of the 6 in F
+     recompute                              the blocks' forward again in the backward:
+                                            t_bwd += (24 L C^2 + 4 L C T) B T / tflops
 
    Collectives run per unit of u elements (d bytes each; Nu = ceil(P / u)
    units) as rings: over k ranks a reduce-scatter or all-gather of s bytes
@@ -5310,9 +5316,11 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
    The shard group is G consecutive ranks (it crosses nodes when G > g); the
    R = world / G replicas of a chunk sit on different nodes when n > 1.
 
-     reduce one unit   reduce-scatter of d u within G, then all-reduce of
-                       d u / G across R (stage 0: G = 1, an all-reduce
-                       across the world)
+     reduce one unit   reduce-scatter of d u within G, then (the last
+                       micro-batch only: the engine averages the chunk's sum
+                       over the micro-batches once) all-reduce of a u / G
+                       across R, a = 4 with accumulation (the fp32 chunk),
+                       else d (stage 0: G = 1, an all-reduce across the world)
      gather one unit   all-gather of d u within G
 
    When (docs/engine.md): stages 0-1 reduce at the last micro-batch, stages
@@ -5321,7 +5329,9 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
 
    Exposed (the step waits for it), per micro-batch:
      reductions        max(red_u, red_all - t_bwd): they run beside the
-                       backward, except the last unit's (PERF.md 3)
+                       backward, except the last unit's (PERF.md 3); red_u
+                       holds the replicas' all-reduce on the last
+                       micro-batch only
      stage 3           forward: gat_u + max(0, gat_all - gat_u - t_fwd) (the
                        first unit cannot be prefetched); backward:
                        max(red_u, gat_all + red_all - t_bwd) (one comm
@@ -5376,7 +5386,7 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     double P, L, C, V, T, B, mb, d, u, nu, g, n, W, G, R;
     double tf = 0, hbm = 0, ibw = 0, ilat = 0, xbw = 0, xlat = 0, pcie = 0, host = 0;
     double gbw, glat, rbw, rlat, t_mb, t_fwd, t_bwd, ub, ev;
-    double red_u, red_all, gat_u, gat_all, red_g_s, red_r_s;
+    double red_u, red_all, red_u1, red_all1, gat_u, gat_all, red_g_s, red_r_s, ab;
     double red_g_bytes, red_r_bytes, gat_bytes, n_red, n_gat, exp_c = 0;
     int gcross, rcross;
     zero_estimate_args ea;
@@ -5464,6 +5474,12 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     t_mb = out->flops_per_token * B * T / (tf * 1e12);
     t_fwd = t_mb / 3;
     t_bwd = t_mb - t_fwd;
+    if (m->recompute) {
+        double extra = (24 * L * C * C + 4 * L * C * T) * B * T / (tf * 1e12);
+        out->recompute_s = mb * extra;
+        t_bwd += extra;
+        t_mb += extra;
+    }
     out->compute_s = mb * t_mb;
 
     gcross = G > g;
@@ -5472,15 +5488,19 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     glat = gcross ? xlat : ilat;
     rbw = rcross ? xbw : ibw;
     rlat = rcross ? xlat : ilat;
-    /* one unit: the group's reduce-scatter, the replicas' all-reduce, the group's gather */
+    /* one unit: the group's reduce-scatter, the replicas' all-reduce (of the
+       accumulated chunk: fp32 with accumulation), the group's gather */
+    ab = mb > 1 && m->stage >= 1 ? 4.0 * u : ub;
     red_g_s = zero__time_ring(ub, G, gbw, glat);
-    red_r_s = 2 * zero__time_ring(ub / G, R, rbw, rlat);
-    red_u = red_g_s + red_r_s;
+    red_r_s = 2 * zero__time_ring(ab / G, R, rbw, rlat);
+    red_u = red_g_s;            /* a micro-batch before the last */
+    red_u1 = red_g_s + red_r_s; /* the last one */
     gat_u = zero__time_ring(ub, G, gbw, glat);
     red_all = nu * red_u;
+    red_all1 = nu * red_u1;
     gat_all = nu * gat_u;
     red_g_bytes = nu * zero__time_sent(ub, G);
-    red_r_bytes = nu * 2 * zero__time_sent(ub / G, R);
+    red_r_bytes = nu * 2 * zero__time_sent(ab / G, R);
     gat_bytes = nu * zero__time_sent(ub, G);
 
     ev = m->stage >= 2 ? mb : 1; /* micro-batches that reduce */
@@ -5490,20 +5510,18 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         double fwd = m->stage3_serial_gathers ? gat_all : gat_u + fmax(0, gat_all - gat_u - t_fwd);
         double bwd = m->stage3_serial_gathers ? gat_all + fmax(red_u, red_all - t_bwd)
                                               : fmax(red_u, gat_all + red_all - t_bwd);
-        exp_c = mb * (fwd + bwd);
+        double bwd1 = m->stage3_serial_gathers ? gat_all + fmax(red_u1, red_all1 - t_bwd)
+                                               : fmax(red_u1, gat_all + red_all1 - t_bwd);
+        exp_c = mb * fwd + (mb - 1) * bwd + bwd1;
     } else {
-        exp_c = ev * fmax(red_u, red_all - t_bwd);
+        exp_c = (ev - 1) * fmax(red_u, red_all - t_bwd) + fmax(red_u1, red_all1 - t_bwd);
         if (m->stage >= 1) exp_c += gat_all; /* the gather after the step */
     }
     out->exposed_comm_s = exp_c;
-    out->comm_intra_s = (gcross ? 0 : n_red * nu * red_g_s + n_gat * gat_all) +
-                        (rcross ? 0 : n_red * nu * red_r_s);
-    out->comm_inter_s = (gcross ? n_red * nu * red_g_s + n_gat * gat_all : 0) +
-                        (rcross ? n_red * nu * red_r_s : 0);
-    out->bytes_intra = (gcross ? 0 : n_red * red_g_bytes + n_gat * gat_bytes) +
-                       (rcross ? 0 : n_red * red_r_bytes);
-    out->bytes_inter = (gcross ? n_red * red_g_bytes + n_gat * gat_bytes : 0) +
-                       (rcross ? n_red * red_r_bytes : 0);
+    out->comm_intra_s = (gcross ? 0 : n_red * nu * red_g_s + n_gat * gat_all) + (rcross ? 0 : nu * red_r_s);
+    out->comm_inter_s = (gcross ? n_red * nu * red_g_s + n_gat * gat_all : 0) + (rcross ? nu * red_r_s : 0);
+    out->bytes_intra = (gcross ? 0 : n_red * red_g_bytes + n_gat * gat_bytes) + (rcross ? 0 : red_r_bytes);
+    out->bytes_inter = (gcross ? n_red * red_g_bytes + n_gat * gat_bytes : 0) + (rcross ? red_r_bytes : 0);
 
     if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {
         double shard = d * P / G, d2h = shard / pcie, h2d = shard / pcie;

@@ -616,6 +616,32 @@ static void test_time_hand(void) {
     CHECK_NEAR(o.bytes_pcie, 4e6, 1e-12);
     CHECK(o.optimizer_s == 0 && o.exposed_comm_s == 0 && o.bytes_intra == 0 && o.bytes_inter == 0);
 
+    /* hybrid stage 2 with 3 micro-batches: the group's reduce-scatter each
+       micro-batch (2 ms, intra), the replicas' all-reduce once, of the fp32
+       chunk: 4e6 / 2 = 2e6 bytes over 2, 2 (2e-3 + 1e6 / 0.5e9) = 8 ms (inter,
+       2e6 bytes). Exposed: 2 * max(2, 2 - 4.88) + max(10, 10 - 4.88) + the gather 2
+       = 16 ms. Step 3 * 7.32 + 16 + 1 = 38.96 ms. */
+    m = tm_small();
+    m.grad_accum = 3;
+    CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
+    CHECK_NEAR(o.exposed_comm_s, 16e-3, 1e-12);
+    CHECK_NEAR(o.step_s, 38.96e-3, 1e-12);
+    CHECK_NEAR(o.bytes_inter, 2e6, 1e-12);
+    CHECK_NEAR(o.bytes_intra, 3 * 1e6 + 1e6, 1e-12);
+    CHECK_NEAR(o.comm_inter_s, 8e-3, 1e-12);
+
+    /* recompute: the block's forward again in the backward, (24 * 100 + 4 * 10) =
+       2440 FLOPs: 2.44 ms more per micro-batch, all of it in the backward (now
+       7.32 ms: the reductions still hide no more than before, max(8, 8 - 7.32) = 8).
+       Step 18.32 + 2.44 = 20.76 ms. */
+    m = tm_small();
+    m.recompute = 1;
+    CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
+    CHECK_NEAR(o.recompute_s, 2.44e-3, 1e-12);
+    CHECK_NEAR(o.compute_s, 9.76e-3, 1e-12);
+    CHECK_NEAR(o.flops_per_token, 7320, 1e-12); /* the model's FLOPs, not the recomputed ones */
+    CHECK_NEAR(o.step_s, 20.76e-3, 1e-12);
+
     /* the defaults stand in for rates <= 0 */
     m = tm_small();
     m.tflops = 0;
@@ -681,6 +707,7 @@ typedef struct calib_run {
     const char *what, *source;
     int gpus, stage, T, B, offload, serial, fitted;
     double tflops, hbm, pcie, host, measured_ms;
+    int recompute, layers, hidden; /* 0, 0: GPT-2 XL (L 48, C 1600) */
 } calib_run;
 
 #define H100_TF 466.42
@@ -691,41 +718,49 @@ typedef struct calib_run {
 
 static const calib_run calib[] = {
     /* docs/gpt_runs/h100_fast/ab_s0.log (PERF.md 5f, "Stage by stage"): the fit */
-    {"H100 stage 0, mb 8", "gpt_runs/h100_fast/ab_s0.log", 1, 0, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 187.9},
+    {"H100 stage 0, mb 8", "gpt_runs/h100_fast/ab_s0.log", 1, 0, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 187.9, 0, 0, 0},
     /* PERF.md 5f table, docs/gpt_runs/h100_fast/fast_zero.log */
-    {"H100 ZeRO-2, mb 8", "PERF.md 5f; gpt_runs/h100_fast/fast_zero.log", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 192.7},
+    {"H100 ZeRO-2, mb 8", "PERF.md 5f; gpt_runs/h100_fast/fast_zero.log", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 192.7, 0, 0, 0},
     /* PERF.md 5f, the call before: ab_s1.log */
-    {"H100 ZeRO-1, mb 8", "gpt_runs/h100_fast/ab_s1.log", 1, 1, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 188.9},
+    {"H100 ZeRO-1, mb 8", "gpt_runs/h100_fast/ab_s1.log", 1, 1, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 188.9, 0, 0, 0},
     /* PERF.md 5c, docs/gpt_runs/h200x2/scale_stage{1,2,3}_{1,2}gpu.log */
-    {"2x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x2/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 199.0},
-    {"2x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x2/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X2_TF, H200_HBM, 0, 0, 201.3},
-    {"2x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x2/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 204.6},
-    {"2x H200, stage 1", "PERF.md 5c; h200x2/scale_stage1_2gpu.log", 2, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 210.3},
-    {"2x H200, stage 2", "PERF.md 5c; h200x2/scale_stage2_2gpu.log", 2, 2, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 209.1},
-    {"2x H200, stage 3", "PERF.md 5c; h200x2/scale_stage3_2gpu.log", 2, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 230.3},
+    {"2x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x2/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 199.0, 0, 0, 0},
+    {"2x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x2/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X2_TF, H200_HBM, 0, 0, 201.3, 0, 0, 0},
+    {"2x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x2/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 204.6, 0, 0, 0},
+    {"2x H200, stage 1", "PERF.md 5c; h200x2/scale_stage1_2gpu.log", 2, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 210.3, 0, 0, 0},
+    {"2x H200, stage 2", "PERF.md 5c; h200x2/scale_stage2_2gpu.log", 2, 2, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 209.1, 0, 0, 0},
+    {"2x H200, stage 3", "PERF.md 5c; h200x2/scale_stage3_2gpu.log", 2, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 230.3, 0, 0, 0},
     /* PERF.md 5e (same machine and code as 5c's 2-GPU runs), micro-batch 16:
        docs/gpt_runs/h200x2/xl16_stage{2,3}.log */
-    {"2x H200, stage 2, mb 16", "PERF.md 5e; h200x2/xl16_stage2.log", 2, 2, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 369.2},
-    {"2x H200, stage 3, mb 16", "PERF.md 5e; h200x2/xl16_stage3.log", 2, 3, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 389.8},
+    {"2x H200, stage 2, mb 16", "PERF.md 5e; h200x2/xl16_stage2.log", 2, 2, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 369.2, 0, 0, 0},
+    {"2x H200, stage 3, mb 16", "PERF.md 5e; h200x2/xl16_stage3.log", 2, 3, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 389.8, 0, 0, 0},
     /* PERF.md 5c, docs/gpt_runs/h200x4/scale_stage{1,2,3}_{1,4}gpu.log */
-    {"4x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x4/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 195.8},
-    {"4x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x4/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X4_TF, H200_HBM, 0, 0, 196.4},
-    {"4x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x4/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 201.8},
-    {"4x H200, stage 1", "PERF.md 5c; h200x4/scale_stage1_4gpu.log", 4, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 205.3},
-    {"4x H200, stage 2", "PERF.md 5c; h200x4/scale_stage2_4gpu.log", 4, 2, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 204.9},
-    {"4x H200, stage 3", "PERF.md 5c; h200x4/scale_stage3_4gpu.log", 4, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 237.4},
+    {"4x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x4/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 195.8, 0, 0, 0},
+    {"4x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x4/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X4_TF, H200_HBM, 0, 0, 196.4, 0, 0, 0},
+    {"4x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x4/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 201.8, 0, 0, 0},
+    {"4x H200, stage 1", "PERF.md 5c; h200x4/scale_stage1_4gpu.log", 4, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 205.3, 0, 0, 0},
+    {"4x H200, stage 2", "PERF.md 5c; h200x4/scale_stage2_4gpu.log", 4, 2, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 204.9, 0, 0, 0},
+    {"4x H200, stage 3", "PERF.md 5c; h200x4/scale_stage3_4gpu.log", 4, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 237.4, 0, 0, 0},
     /* PERF.md 4b "The floor of the offloaded step", docs/gpt_runs/h100_offload_floor/z2off_zero.log:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
-    {"H100 ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h100_offload_floor/z2off_zero.log", 1, 2, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.8e9, 441.5},
+    {"H100 ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h100_offload_floor/z2off_zero.log", 1, 2, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.8e9, 441.5, 0, 0, 0},
+    /* PERF.md 5f, code d40a9b3 (010bf01's kernels), docs/gpt_runs/h100_max/: the largest
+       micro-batch, recompute at 8 and at its largest, and the biggest model (C 4096, micro-batch 1) */
+    {"H100 ZeRO-2, mb 26 (the largest)", "PERF.md 5f; h100_max/fastmax_zero.log", 1, 2, 1024, 26, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 576.6, 0, 0, 0},
+    {"H100 ZeRO-2, recompute, mb 8", "PERF.md 5f; h100_max/rc8_zero.log", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 237.8, 1, 0, 0},
+    {"H100 ZeRO-2, recompute, mb 145 (the largest)", "PERF.md 5f; h100_max/rcmax_zero.log", 1, 2, 1024, 145, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 3841.7, 1, 0, 0},
+    {"H100 ZeRO-2, L 24, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_L24.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 111.0, 0, 24, 4096},
+    {"H100 ZeRO-2, recompute, L 25, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_recompute_L25.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 129.9, 1, 25, 4096},
 };
 
 static zero_time_model calib_model(const calib_run *c) {
     zero_time_model m;
-    double C = 1600, L = 48;
+    double C = c->hidden ? c->hidden : 1600, L = c->layers ? c->layers : 48;
     memset(&m, 0, sizeof m);
-    m.layers = 48;
-    m.hidden = 1600;
+    m.layers = (int)L;
+    m.hidden = (int)C;
+    m.recompute = c->recompute;
     m.vocab = 256;
     m.seq = c->T;
     m.params = L * (12 * C * C + 13 * C) + 256 * C + c->T * C + 2 * C;

@@ -480,8 +480,8 @@ typedef struct time_cli {
    Transformer Models": 34 s b h per layer with 16-bit activations, attention scores
    not stored, as with flash attention), or with every block recomputed its 2 C input
    bytes per token per block plus one block's 34 C live; and the logits with their
-   gradient in fp32, 8 V bytes per token. Recompute runs the forward twice: 4/3 of the
-   FLOPs, priced as the achieved TFLOP/s times 3/4. */
+   gradient in fp32, 8 V bytes per token. Recompute's extra forward of the blocks is
+   zero_time_model.recompute's. */
 #define PLAN_RESERVE (4.0 * GIB)
 #define PLAN_SCALING 0.8 /* ZeRO "stops scaling" where compute falls below this share of the step */
 
@@ -514,7 +514,7 @@ static plan_pick plan_best(const zero_time_model *m, int N, double gpu_mem) {
                     r.stage = s;
                     r.group = G;
                     r.offload_optimizer = off ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
-                    if (rc) r.tflops = m->tflops * 0.75;
+                    r.recompute = rc;
                     if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue; /* a group across part of a node */
                     if (o.gpu_memory_bytes + act + PLAN_RESERVE > gpu_mem) continue;
                     if (!best.ok || o.step_s < best.o.step_s * (1 - 1e-9) ||
@@ -554,10 +554,10 @@ static int plan_table(const time_cli *t) {
             continue;
         }
         /* the model's own FLOPs (recompute's extra forward not counted) as a share of the step */
-        share = b.o.compute_s * (b.recompute ? 0.75 : 1.0) / b.o.step_s;
+        share = (b.o.compute_s - b.o.recompute_s) / b.o.step_s;
         comm = b.o.exposed_comm_s / b.o.step_s;
         off = (b.o.exposed_offload_s + b.o.optimizer_s) / b.o.step_s;
-        rec = b.recompute ? b.o.compute_s * 0.25 / b.o.step_s : 0;
+        rec = b.o.recompute_s / b.o.step_s;
         if (b.o.tokens_per_s_per_gpu > peak) peak = b.o.tokens_per_s_per_gpu;
         last = b.o.tokens_per_s_per_gpu;
         n_comm += share < PLAN_SCALING && comm >= off && comm >= rec;
