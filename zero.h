@@ -811,6 +811,12 @@ typedef struct zero_time_model {
     zero_offload_device offload_optimizer; /* NONE or CPU (stages 1-3) */
     int recompute;            /* 1: every block's forward runs again in the backward (activation
                                  checkpointing, examples/gpt --recompute) */
+    double tflops_hidden;     /* the width C at which tflops was achieved; <= 0: 1600 (GPT-2 XL,
+                                 where the default was fitted). At the model's width the rate is
+                                 tflops x (C / (C + c0)) / (Ch / (Ch + c0)): narrow products run
+                                 slower, wide ones faster. Set it to hidden to take tflops as it is */
+    double tflops_half_width; /* c0 of that scaling; <= 0: 880 (fitted on GPT-2 124M's step
+                                 against XL's, PERF.md 5g) */
     int stage3_serial_gathers; /* 1: stage 3's gathers do not overlap compute (the engine before
                                   the per-span stream order of PERF.md 4b, as in the 5c runs);
                                   0: prefetched gathers overlap the forward and backward */
@@ -5302,7 +5308,9 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
    priced from rates, with what overlaps what made explicit:
 
      F = 6 (12 L C^2 + V C) + 12 L C T      FLOPs per token (examples/gpt's count)
-     t_mb = F B T / tflops                  one micro-batch's forward + backward
+     rate = tflops (C / (C + c0)) / (Ch / (Ch + c0))   the achieved rate at width C, from
+                                            the rate achieved at width Ch (tflops_hidden)
+     t_mb = F B T / rate                    one micro-batch's forward + backward
      t_fwd = t_mb / 3, t_bwd = 2 t_mb / 3   the 2:4 split of the 6 in F
      recompute                              the blocks' forward again in the backward:
                                             t_bwd += (24 L C^2 + 4 L C T) B T / tflops
@@ -5353,6 +5361,8 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
             offload copies + CPU Adam) */
 
 #define ZERO__TIME_TFLOPS 466.4        /* PERF.md 5f: stage 0 at 187.9 ms, one H100 */
+#define ZERO__TIME_WIDTH 1600.0        /* ... GPT-2 XL's width */
+#define ZERO__TIME_HALF_WIDTH 880.0    /* PERF.md 5g: GPT-2 124M's 16.1 ms step against XL's */
 #define ZERO__TIME_HBM 2.79e12         /* PERF.md 2b: 30 B x 1.5576e9 in 16.751 ms */
 #define ZERO__TIME_INTRA_BW 225e9      /* PERF.md 1: busbw 201-230 GB/s, 64-256 MB units */
 #define ZERO__TIME_INTRA_LAT 10e-6     /* PERF.md 1: 13.7-14.9 us for 1 MB */
@@ -5384,7 +5394,7 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
     zero_result r;
     double P, L, C, V, T, B, mb, d, u, nu, g, n, W, G, R;
-    double tf = 0, hbm = 0, ibw = 0, ilat = 0, xbw = 0, xlat = 0, pcie = 0, host = 0;
+    double tf = 0, hbm = 0, ibw = 0, ilat = 0, xbw = 0, xlat = 0, pcie = 0, host = 0, ch = 0, c0 = 0;
     double gbw, glat, rbw, rlat, t_mb, t_fwd, t_bwd, ub, ev;
     double red_u, red_all, red_u1, red_all1, gat_u, gat_all, red_g_s, red_r_s, ab;
     double red_g_bytes, red_r_bytes, gat_bytes, n_red, n_gat, exp_c = 0;
@@ -5425,6 +5435,8 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         return zero__fail(err, e, "offload_optimizer", 0, 0,
                           "needs stage 1, 2 or 3, got stage 0 (no shard to offload)");
     if ((r = zero__time_rate(m->tflops, ZERO__TIME_TFLOPS, "tflops", &tf, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->tflops_hidden, ZERO__TIME_WIDTH, "tflops_hidden", &ch, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->tflops_half_width, ZERO__TIME_HALF_WIDTH, "tflops_half_width", &c0, err)) != ZERO_OK ||
         (r = zero__time_rate(m->hbm_bytes_per_s, ZERO__TIME_HBM, "hbm_bytes_per_s", &hbm, err)) != ZERO_OK ||
         (r = zero__time_rate(m->intra_bus_bytes_per_s, ZERO__TIME_INTRA_BW, "intra_bus_bytes_per_s",
                              &ibw, err)) != ZERO_OK ||
@@ -5471,6 +5483,7 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     out->group = (int)G;
     out->replicas = (int)R;
     out->flops_per_token = 6 * (12 * L * C * C + V * C) + 12 * L * C * T;
+    tf *= (C / (C + c0)) / (ch / (ch + c0)); /* the achieved rate at this width */
     t_mb = out->flops_per_token * B * T / (tf * 1e12);
     t_fwd = t_mb / 3;
     t_bwd = t_mb - t_fwd;

@@ -529,6 +529,7 @@ static zero_time_model tm_small(void) {
     m.gpus_per_node = 2;
     m.nodes = 2;
     m.tflops = 1e-6; /* 1e6 FLOP/s */
+    m.tflops_hidden = 10; /* at this width: no scaling */
     m.hbm_bytes_per_s = 1.5e10;
     m.intra_bus_bytes_per_s = 1e9;
     m.intra_latency_s = 1e-3;
@@ -752,6 +753,9 @@ static const calib_run calib[] = {
     {"H100 ZeRO-2, recompute, mb 145 (the largest)", "PERF.md 5f; h100_max/rcmax_zero.log", 1, 2, 1024, 145, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 3841.7, 1, 0, 0},
     {"H100 ZeRO-2, L 24, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_L24.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 111.0, 0, 24, 4096},
     {"H100 ZeRO-2, recompute, L 25, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_recompute_L25.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 129.9, 1, 25, 4096},
+    /* docs/gpt_runs/h100_fast/ab_s124.log (PERF.md 5f): GPT-2 124M's width (768); the fit of the
+       rate's width scaling (ZERO__TIME_HALF_WIDTH) */
+    {"H100 ZeRO-2, GPT-2 124M (L 12, C 768), mb 8", "gpt_runs/h100_fast/ab_s124.log", 1, 2, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 16.1, 0, 12, 768},
 };
 
 static zero_time_model calib_model(const calib_run *c) {
@@ -849,6 +853,8 @@ static void test_time_errors(void) {
     BAD(m.group = 8, "group", "must divide the world");
     BAD((m.gpus_per_node = 6, m.group = 4), "group", "straddle nodes");
     BAD(m.tflops = NAN, "tflops", "must be finite");
+    BAD(m.tflops_hidden = INFINITY, "tflops_hidden", "must be finite");
+    BAD(m.tflops_half_width = NAN, "tflops_half_width", "must be finite");
     BAD(m.inter_bus_bytes_per_s = INFINITY, "inter_bus_bytes_per_s", "must be finite");
     BAD(m.host_bytes_per_s = -INFINITY, "host_bytes_per_s", "must be finite");
 #undef BAD

@@ -79,8 +79,9 @@ static const char help[] =
     "                      V 32000, T 4096, micro-batch 1), 70b (P 6.9e10, L 80, C 8192,\n"
     "                      V 32000, T 4096, micro-batch 1); the flags below override it\n"
     "  --machine M         preset: h100 (default) or h200, 8 GPUs per node on NVLink and\n"
-    "                      400 Gb/s InfiniBand per GPU. h100: 466.4 TFLOP/s achieved (fitted on\n"
-    "                      one H100, GPT-2 XL), Adam at 2.79 TB/s, NVLink 225 GB/s bus and 10 us\n"
+    "                      400 Gb/s InfiniBand per GPU. h100: 466.4 TFLOP/s achieved at width 1600\n"
+    "                      (fitted on one H100, GPT-2 XL; other widths C scale it by C / (C + 880),\n"
+    "                      fitted on GPT-2 124M), Adam at 2.79 TB/s, NVLink 225 GB/s bus and 10 us\n"
     "                      per collective, inter-node 40 GB/s bus and 30 us (assumed: 80% of\n"
     "                      400 Gb/s), PCIe 55 GB/s each way, host 150 GB/s per node. h200: the\n"
     "                      same but Adam at 3.917 TB/s (its copy bandwidth scaled as on H100)\n"
@@ -101,6 +102,7 @@ static const char help[] =
     "  --serial-gathers    stage-3 gathers not overlapped with compute (the engine before its\n"
     "                      per-span stream order)\n"
     "  --tflops X          achieved TFLOP/s per GPU (FLOPs 6 (12 L C^2 + V C) + 12 L C T per token)\n"
+    "  --tflops-width C    the width --tflops was achieved at (1600); give --hidden's to use it as is\n"
     "  --hbm RATE          bytes/s of the optimizer step at 30 bytes per parameter (2.79TB)\n"
     "  --intra-bw RATE     NCCL bus bandwidth inside a node (225GB)\n"
     "  --intra-lat-us X    microseconds per collective inside a node (10)\n"
@@ -755,6 +757,9 @@ static int time_main(int argc, char **argv) {
             else if (v && !strcmp(v, "none")) t.m.offload_optimizer = ZERO_OFFLOAD_NONE;
             else bad = v ? tool_fail(T, f, "'%s' is not none or cpu", v)
                          : tool_fail(T, f, "missing value (none or cpu)");
+        } else if (!strcmp(f, "--tflops-width")) {
+            bad = tool_int(T, f, v, 1, 1000000, &x);
+            t.m.tflops_hidden = (double)x;
         } else if (!strcmp(f, "--tflops")) {
             bad = tool_num(T, f, v, 0.001, 100000, &t.m.tflops);
         } else if (!strcmp(f, "--hbm")) {
