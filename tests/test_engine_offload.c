@@ -318,7 +318,32 @@ int main(void) {
                     if (v == 1) CHECKF(b.early_units > 0, "hybrid stage %d gas %d: no unit stepped early", stage, gas);
                     n++;
                 }
-        printf("hybrid sharding with offload_optimizer cpu: %d runs bitwise the hybrid run without offload\n", n);
+        /* offload_param cpu and nvme at stage 3 under groups of 2: each rank's shard in its own host memory or
+           file, fetched and gathered inside the group */
+        for (v = 0; v < 2; v++) {
+            char pdir[] = "/tmp/zero_test_hyb_XXXXXX";
+            if (v && !mkdtemp(pdir)) { CHECK(0); break; }
+            memset(&a, 0, sizeof a);
+            memset(&b, 0, sizeof b);
+            a.stage = b.stage = 3;
+            a.dtype = b.dtype = ZERO_DTYPE_BF16;
+            a.gas = b.gas = 2;
+            a.bucket = b.bucket = 64;
+            a.pin = b.pin = 1;
+            a.shard = b.shard = 2;
+            b.poff = v ? ZERO_OFFLOAD_NVME : ZERO_OFFLOAD_CPU;
+            b.dir = v ? pdir : NULL;
+            CHECK(zero_host_run(4, rank_fn, &a, &err) == ZERO_OK);
+            CHECK(zero_host_run(4, rank_fn, &b, &err) == ZERO_OK);
+            for (r = 0; r < 4; r++)
+                CHECKF(a.r[r] == ZERO_OK && b.r[r] == ZERO_OK, "hybrid offload_param %s rank %d: %s / %s", v ? "nvme" : "cpu",
+                       r, a.msg[r], b.msg[r]);
+            CHECKF(!memcmp(a.w[0], b.w[0], sizeof a.w[0]) && !memcmp(b.w[3], b.w[0], sizeof b.w[0]),
+                   "hybrid offload_param %s: the weights differ from the run without it (or between groups)", v ? "nvme" : "cpu");
+            n++;
+            if (v) rmdir(pdir);
+        }
+        printf("hybrid sharding with offload_optimizer cpu and offload_param: %d runs bitwise the hybrid run without offload\n", n);
     }
     /* the SIMD CPU Adam of zero_offload.h behind the engine */
     double worst[ZERO_DTYPE_COUNT] = {0, 0, 0, 0};
