@@ -12,6 +12,9 @@
 #                                     GPUs per stage; ZeRO-2/3 vs PyTorch FSDP2
 #   sh examples/gpt/bench.sh four     4 GPUs (H200): 1 vs 4 GPUs per stage
 #   sh examples/gpt/bench.sh stages   only the stages 0-3 loss curves
+#   sh examples/gpt/bench.sh hybrid   every visible GPU (2 or more): GPT-2 XL, micro-batch 8, stages 2 and 3,
+#                                     mics_shard_size 1, N/2 (N >= 4) and N (flat): the step and the bytes
+#                                     each rank sent inside its group and across groups
 #   sh examples/gpt/bench.sh offload  one GPU: zero beside DeepSpeed (baseline/deepspeed_gpt.py) on the
 #                                     seed's offload recipe (GPT-2 XL, T 128, micro-batch 16, fp16,
 #                                     ZeRO-3 + optimizer and parameter offload to the CPU), ZeRO-2 +
@@ -54,7 +57,7 @@ run() { # NAME ARGS...: one run of gpt, its output in $DIR/NAME.log
     name=$1; shift
     echo "== $name: $*"
     "$@" >"$DIR/$name.log" 2>&1 || { echo "   (exit $?)"; rc=1; }
-    grep -E "^(summary|find-max|gpt:|memory|floor:)" "$DIR/$name.log" | sed 's/^/   /'
+    grep -E "^(summary|find-max|gpt:|memory|floor:|comm:)" "$DIR/$name.log" | sed 's/^/   /'
     grep -iE "error|fail|hint" "$DIR/$name.log" | head -5 | sed 's/^/   /'
 }
 
@@ -344,6 +347,17 @@ four) # scaling on 4 GPUs: GPT-2 XL, micro-batch 8 per GPU, 1 GPU then 4
     done
     ;;
 stages) stages ;;
+hybrid) # hybrid sharding on every visible GPU: the groups' step and bytes beside flat sharding
+    N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    if [ "$N" -lt 2 ]; then echo "bench.sh hybrid: needs 2 or more GPUs, $N visible" >&2; exit 2; fi
+    for s in 2 3; do
+        for g in 1 $([ "$N" -ge 4 ] && echo $((N / 2))) "$N"; do
+            printf '{"train_micro_batch_size_per_gpu":8,"zero_optimization":{"mics_shard_size":%d}}\n' "$g" >"$DIR/hybrid_g$g.json"
+            run "hybrid_stage${s}_g$g" $G $XL --stage $s --config "$DIR/hybrid_g$g.json" --steps 12 --print-every 4 \
+                --metrics "$DIR/hybrid_stage${s}_g$g.jsonl"
+        done
+    done
+    ;;
 offload) offload ;;
 offload-recipes) offload_recipes ;;
 offload-capacity) offload_capacity ;;
@@ -384,7 +398,7 @@ biggest) rm -f "$DIR/biggest.txt"; biggest_zero; biggest_torch; elapsed ;;
 biggest-zero) biggest_zero; elapsed ;;
 biggest-torch) biggest_torch; elapsed ;;
 torch-smoke) torch_smoke; elapsed ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|offload|offload-recipes|offload-capacity|plots|fast|\
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|hybrid|offload|offload-recipes|offload-capacity|plots|fast|\
 fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-torch|torch-smoke" >&2
     exit 2 ;;
 esac

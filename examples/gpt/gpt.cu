@@ -797,6 +797,18 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
                     "\"activations_gib\":%.3f,\"host_peak_gib\":%.3f,\"attention_flop_share\":%.4f}\n",
                     B, med, step_ms.size(), tok, tf, mfu, gmem, engine_gib, a.bytes / 1073741824.0, host_gib("VmHWM:"),
                     gpt_attention_flop_share(&o->d));
+        if (w->world > 1 && s->last) { /* what rank 0's collectives sent in the last step, per kind of group */
+            const zero_step_info *in = s->last;
+            printf("comm: bytes sent per step by rank 0: world %.3f GB | inside its shard group %.3f GB | across groups "
+                   "%.3f GB (mics_shard_size %lld)\n",
+                   in->comm_bytes[ZERO_GROUP_WORLD] / 1e9, in->comm_bytes[ZERO_GROUP_SHARD] / 1e9,
+                   in->comm_bytes[ZERO_GROUP_REPLICA] / 1e9, (long long)s->cfg->zero_optimization.mics_shard_size);
+            if (s->jsonl)
+                fprintf(s->jsonl, "{\"event\":\"comm\",\"world_bytes\":%lld,\"shard_bytes\":%lld,\"replica_bytes\":%lld,"
+                                  "\"mics_shard_size\":%lld}\n",
+                        (long long)in->comm_bytes[ZERO_GROUP_WORLD], (long long)in->comm_bytes[ZERO_GROUP_SHARD],
+                        (long long)in->comm_bytes[ZERO_GROUP_REPLICA], (long long)s->cfg->zero_optimization.mics_shard_size);
+        }
     }
     gpt_acts_free<T>(&a);
     if (w->pool) {
