@@ -45,6 +45,7 @@ enum { V = 32, C = 16, H = 24, L = 6, NT = 1 + 2 * L, B = 8 /* samples per step,
 
 typedef struct trainer {
     int stage, world, gas, flag, ext, gext;
+    int shard;           /* zero_optimization.mics_shard_size (0: flat) */
     double loss[STEPS];  /* the averaged loss of each step (rank 0) */
     int applied[STEPS];
     float w[NT][V * C];  /* final master weights (rank 0) */
@@ -217,6 +218,7 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
     cfg.train_micro_batch_size_per_gpu = per_micro;
     cfg.gradient_accumulation_steps = T->gas;
     cfg.zero_optimization.stage = T->stage;
+    if (T->shard) cfg.zero_optimization.mics_shard_size = T->shard;
     cfg.zero_optimization.reduce_bucket_size = 500; /* several units per layer */
     cfg.zero_optimization.stage3_param_persistence_threshold = 0;
     cfg.zero_optimization.stage3_max_live_parameters = 1000; /* the gather pool: about two layers */
@@ -465,6 +467,30 @@ int main(void) {
     CHECKF(mem_grad[1] > mem_grad[2] && mem_grad[2] < mem_ext[2] && mem_grad[3] < mem[3],
            "program gradients at world 4: stage 1 %zu, 2 %zu (parameters only: %zu), 3 %zu (engine's: %zu)", mem_grad[1],
            mem_grad[2], mem_ext[2], mem_grad[3], mem[3]);
+    /* hybrid sharding on 4 ranks as 2 groups of 2, the program's stacked allocation for the gradients (and the
+       parameters at stages 1-2), the tied embedding in any order: the losses and weights of the flat run of the
+       same world, within the summation-order bound of fp32 (the same sums in another order) */
+    for (stage = 1; stage <= 3; stage++) {
+        static trainer F, Hy;
+        train_mem(&F, stage, 4, 1, 0, stage <= 2, 1);
+        memset(&Hy, 0, sizeof Hy);
+        Hy.shard = 2;
+        Hy.stage = stage, Hy.world = 4, Hy.gas = 1, Hy.flag = 0, Hy.ext = stage <= 2, Hy.gext = 1;
+        {
+            zero_error err;
+            CHECKF(zero_host_run(4, trainer_rank, &Hy, &err) == ZERO_OK, "host run: %s", err.msg);
+        }
+        CHECKF(F.create_r == ZERO_OK && F.run_r == ZERO_OK && Hy.create_r == ZERO_OK && Hy.run_r == ZERO_OK,
+               "hybrid, stage %d: %s %s", stage, F.err, Hy.err);
+        CHECKF(max_diff(&F, &Hy) <= 1e-5 * max_abs(&F), "hybrid 2x2, stage %d, program memory: weights %.3g from flat "
+               "(max|w| %.3g)", stage, max_diff(&F, &Hy), max_abs(&F));
+        for (k = 0; k < STEPS; k++)
+            if (!zt_near(Hy.loss[k], F.loss[k], 1e-6)) {
+                CHECKF(0, "hybrid 2x2, stage %d, step %d: loss %.9g, flat %.9g", stage, k, Hy.loss[k], F.loss[k]);
+                break;
+            }
+        CHECKF(stage == 3 || Hy.prog_equal, "hybrid 2x2, stage %d: a rank's program memory differs from the master", stage);
+    }
     /* without the flag the tied embedding holds a ring slot all backward: refused at stages 2-3, with the HINT */
     for (stage = 2; stage <= 3; stage++) {
         train(&T, stage, 2, 1, 0);
