@@ -78,7 +78,8 @@
      fp16               fp16 and bf16 conversions (and zero__host_cast / _uncast)
      safetensors        the safetensors reader: headers checked whole at open, ranged
                         reads converted and transposed, zero_safetensors_bind's init
-     host               the host backend: ranks as threads, collectives in shared memory
+     host               the host backend: ranks as threads, collectives in shared memory,
+                        the groups of hybrid sharding (a barrier per group)
      layout             tensors into units: zero_layout_create, zero_layout_locate
      engine-core        struct zero_engine in parts; errors, entry check, allocation,
                         the views of a unit (zero__param_own, zero__grad_view), the
@@ -93,6 +94,7 @@
      engine-adam        hyperparameters, one unit's CPU Adam, the post-step gather
      engine-thread      the engine's CPU thread: early CPU step, delayed parameter update
      engine-grads       zero_grad (the ring-slot claim), zero_grad_ready, a unit's reduction
+                        (with mics_shard_size: in the group, then across the groups)
      engine-placements  the optimizer placements chosen at create: device, CPU, early CPU, NVMe
                         (the delayed update's is in engine-thread)
      engine-step        zero_step as its phases (ready, norm, overflow, skip or clip,
