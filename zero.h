@@ -733,6 +733,9 @@ typedef struct zero_estimate_args {
     int64_t reduce_bucket_size;      /* elements; <= 0 means 5e8 */
     int64_t stage3_max_live_parameters; /* elements; <= 0 means 1e9 */
     int64_t stage3_prefetch_bucket_size; /* elements; < 0 means 5e7 */
+    int mics_shard_size;             /* hybrid sharding: zero's plan shards over groups of this
+                                        many GPUs (<= 0: all of them); must divide the GPU count.
+                                        DeepSpeed's figures stay flat (its estimators have no MiCS) */
 } zero_estimate_args;
 
 typedef struct zero_memory_estimate {
@@ -5073,6 +5076,7 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
 /* The arguments with defaults applied, as doubles. */
 typedef struct zero__est_in {
     double P, L, g, n, G, f, d, B, M, pf;
+    double Gs; /* the GPUs each shard is cut for: G, or mics_shard_size */
     int stage, zero_init;
     zero_offload_device oo, op;
 } zero__est_in;
@@ -5114,6 +5118,12 @@ static zero_result zero__est_settings(const zero_estimate_args *a, zero__est_in 
     in->g = (double)a->gpus_per_node;
     in->n = (double)a->nodes;
     in->G = in->g * in->n;
+    if (a->mics_shard_size > 0 && (a->stage == 0 || (double)a->mics_shard_size > in->G ||
+                                   fmod(in->G, (double)a->mics_shard_size) != 0))
+        return zero__fail(err, e, "mics_shard_size", 0, 0,
+                          "%d must divide the GPU count (%g) at stage 1, 2 or 3 (stage %d)", a->mics_shard_size, in->G,
+                          a->stage);
+    in->Gs = a->mics_shard_size > 0 ? (double)a->mics_shard_size : in->G;
     in->stage = a->stage;
     in->oo = a->offload_optimizer;
     in->op = a->offload_param;
@@ -5175,9 +5185,9 @@ static void zero__est_deepspeed(const zero__est_in *in, double *gpu, double *cpu
 /* zero's plan (header comment); fills every field but the ds_* ones. */
 static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
     double P = in->P, d = in->d, g = in->g;
-    double S = P / in->G;
+    double S = P / in->Gs;
     double U = zero__est_min(P, zero__est_max(in->B, in->L));
-    double T = U / in->G;
+    double T = U / in->Gs;
     o->gpu_params_bytes = o->gpu_grads_bytes = o->gpu_optimizer_bytes = 0;
     o->cpu_params_bytes = o->cpu_grads_bytes = o->cpu_optimizer_bytes = 0;
     o->nvme_bytes = 0;
@@ -5553,8 +5563,9 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     memset(&ea, 0, sizeof ea);
     ea.params = P;
     ea.largest_layer = u;
-    ea.gpus_per_node = (int)G;
-    ea.nodes = 1;
+    ea.gpus_per_node = (int)g;
+    ea.nodes = (int)n;
+    ea.mics_shard_size = m->stage == 0 ? 0 : (int)G; /* (stage 0 shards nothing) */
     ea.stage = m->stage;
     ea.offload_optimizer = m->offload_optimizer;
     ea.compute_dtype = m->compute_dtype == ZERO_DTYPE_DEFAULT ? ZERO_DTYPE_BF16 : m->compute_dtype;

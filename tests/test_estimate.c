@@ -85,10 +85,13 @@ static ref_plan reference(const zero_estimate_args *a) {
     }
     }
 
-    /* zero */
-    shard = P / G;
-    unit = dmax(bucket, L) < P ? dmax(bucket, L) : P;
-    tile = unit / G;
+    /* zero: shards cut for the group (mics_shard_size) or for every GPU */
+    {
+        double Gs = a->mics_shard_size > 0 ? a->mics_shard_size : G;
+        shard = P / Gs;
+        unit = dmax(bucket, L) < P ? dmax(bucket, L) : P;
+        tile = unit / Gs;
+    }
     if (a->stage <= 2) {
         r.gpu_params = bytes * P;
     } else {
@@ -156,6 +159,11 @@ static zero_estimate_args random_args(void) {
     a.reduce_bucket_size = zt_rand01() < 0.3 ? 0 : (int64_t)pow(10, zt_rand_range(5, 10));
     a.stage3_max_live_parameters = zt_rand01() < 0.3 ? 0 : (int64_t)pow(10, zt_rand_range(5, 10));
     a.stage3_prefetch_bucket_size = zt_rand01() < 0.3 ? -1 : (int64_t)pow(10, zt_rand_range(0, 9));
+    if (stage && zt_rand01() < 0.3) { /* hybrid: a divisor of the GPU count */
+        int G = a.gpus_per_node * a.nodes, d = (int)zt_rand_int(1, G);
+        while (G % d) d--;
+        a.mics_shard_size = d;
+    }
     return a;
 }
 
@@ -303,6 +311,16 @@ static void test_monotone(void) {
     for (i = 0; i < 1000; i++) {
         zero_estimate_args a = random_args(), b;
         zero_memory_estimate m, mb;
+        if (a.mics_shard_size > 0) { /* per GPU, a group of G is the flat plan of G GPUs */
+            b = a;
+            b.mics_shard_size = 0;
+            b.gpus_per_node = a.mics_shard_size;
+            b.nodes = 1;
+            if (zero_estimate_memory(&a, &m, NULL) || zero_estimate_memory(&b, &mb, NULL) ||
+                !same(m.gpu_total_bytes, mb.gpu_total_bytes))
+                bad_n++;
+            a.mics_shard_size = 0; /* (the GPU count below grows the flat plan) */
+        }
         b = a;
         b.params = a.params * zt_rand_range(1.0, 3.0);
         if (zt_rand01() < 0.5 && a.largest_layer > 0)
@@ -443,6 +461,9 @@ static void test_errors(void) {
     a = ok; a.largest_layer = -INFINITY; expect_err(&a, E, "largest_layer", "got -inf");
     a = ok; a.gpus_per_node = 0; expect_err(&a, E, "gpus_per_node", "must be >= 1, got 0");
     a = ok; a.nodes = -2;        expect_err(&a, E, "nodes", "must be >= 1, got -2");
+    a = ok; a.mics_shard_size = 3; expect_err(&a, E, "mics_shard_size", "3 must divide the GPU count (8)");
+    a = ok; a.mics_shard_size = 16; expect_err(&a, E, "mics_shard_size", "16 must divide");
+    a = ok; a.mics_shard_size = 4; a.stage = 0; expect_err(&a, E, "mics_shard_size", "stage 0");
     a = ok; a.stage = 4;         expect_err(&a, E, "stage", "must be 0, 1, 2 or 3, got 4");
     a = ok; a.stage = -1;        expect_err(&a, E, "stage", "got -1");
     a = ok; a.offload_optimizer = (zero_offload_device)3; expect_err(&a, E, "offload_optimizer", "got 3");

@@ -167,6 +167,16 @@ run "$ZE" --time --model 70b --machine h200 --stage 3 --group 8
 if [ "$rc" -eq 0 ] && [ ! -s "$W/err" ] && grep -Eq '^ +1024 +128 +3 +8 +[0-9.]+ ' "$W/out"; then
     ok "zero_estimate-time-70b"
 else no "zero_estimate-time-70b" "exit $rc, stderr: $(head -c 200 "$W/err"), last row: $(grep -E '^ +1024 ' "$W/out")"; fi
+# --shard: zero's columns per GPU are those of a flat world of the group's size; DeepSpeed's stay flat
+run "$ZE" --params 6.74e9 --gpus 8 --nodes 4 --shard 8
+h3=$(grep -E '^ZeRO-3 optim=none param=none' "$W/out" | awk '{print $4, $8}')
+run "$ZE" --params 6.74e9 --gpus 8
+f3=$(grep -E '^ZeRO-3 optim=none param=none' "$W/out" | awk '{print $4}')
+run "$ZE" --params 6.74e9 --gpus 8 --nodes 4
+d3=$(grep -E '^ZeRO-3 optim=none param=none' "$W/out" | awk '{print $8}')
+if [ -n "$h3" ] && [ "$h3" = "$f3 $d3" ]; then ok "zero_estimate-shard"
+else no "zero_estimate-shard" "--shard 8 on 4x8: '$h3' (zero per GPU, DeepSpeed per GPU); flat 8: '$f3'; DeepSpeed on 32: '$d3'"; fi
+usage "zero_estimate-shard-divide" '^zero_estimate: --shard: 3 does not divide the 32 GPUs' "$ZE" --params 1e9 --gpus 8 --nodes 4 --shard 3
 # --plan: the fastest option per GPU count; its pick is no slower than the same option's --time row
 run "$ZE" --time --plan --model 7b
 if [ "$rc" -eq 0 ] && [ ! -s "$W/err" ] && grep -Eq '^ +1024 +128 +3 +8 +none +no +[0-9.]+ .* compute$' "$W/out"; then

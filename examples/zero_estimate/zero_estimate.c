@@ -53,6 +53,8 @@ static const char help[] =
     "  --max-live N        stage3_max_live_parameters (default 1e9; 1 to 1e15)\n"
     "  --prefetch N        stage3_prefetch_bucket_size (default 5e7; 0 to 1e15)\n"
     "  --buffer-factor f   DeepSpeed's additional_buffer_factor (default 1.5; 0.001 to 1000)\n"
+    "  --shard G           hybrid sharding (mics_shard_size): zero's columns shard within groups of G GPUs\n"
+    "                      (dividing --gpus x --nodes; stages 1-3); DeepSpeed's stay flat\n"
     "  --no-zero-init      DeepSpeed's stage-3 CPU figure without zero.Init\n"
     "  --breakdown         also print zero's GPU params / grads / optimizer columns\n"
     "  --fit               print the largest parameter count per option instead\n"
@@ -186,6 +188,7 @@ static void apply(const cli *c, const option *o, zero_estimate_args *a) {
     a->stage = o->stage;
     a->offload_optimizer = o->optim;
     a->offload_param = o->param;
+    if (o->stage == 0) a->mics_shard_size = 0; /* stage 0 shards nothing */
 }
 
 static void print_settings(const cli *c) {
@@ -203,8 +206,12 @@ static void print_settings(const cli *c) {
     if (a->largest_layer > 0) printf("largest layer %s", l);
     else printf("largest layer = params / 20");
     printf(", %s\n", dtype_name(a->compute_dtype));
-    printf("machine: %d node%s x %d GPU%s\n", a->nodes, a->nodes > 1 ? "s" : "", a->gpus_per_node,
+    printf("machine: %d node%s x %d GPU%s", a->nodes, a->nodes > 1 ? "s" : "", a->gpus_per_node,
            a->gpus_per_node > 1 ? "s" : "");
+    if (a->mics_shard_size > 0)
+        printf("; zero shards within groups of %d GPUs (mics_shard_size; DeepSpeed's columns flat)",
+               a->mics_shard_size);
+    printf("\n");
     printf("zero: reduce_bucket_size %s, stage3_max_live_parameters %s, "
            "stage3_prefetch_bucket_size %s\n", b, m, f);
 }
@@ -856,6 +863,9 @@ int main(int argc, char **argv) {
         } else if (!strcmp(f, "--prefetch")) {
             bad = tool_count("zero_estimate", f, v, 0, 1000000000000000, &x);
             c.a.stage3_prefetch_bucket_size = (int64_t)x;
+        } else if (!strcmp(f, "--shard")) {
+            bad = tool_int("zero_estimate", f, v, 1, 1073741824, &x);
+            c.a.mics_shard_size = (int)x;
         } else if (!strcmp(f, "--buffer-factor")) {
             bad = tool_num("zero_estimate", f, v, 0.001, 1000, &c.a.additional_buffer_factor);
         } else if (!strcmp(f, "--gpu-mem")) {
@@ -880,6 +890,10 @@ int main(int argc, char **argv) {
     } else if (!have_params) {
         return tool_usage_fail("zero_estimate", NULL, usage, "missing --params N (or --fit, or --selftest)");
     }
+    if (c.a.mics_shard_size > 0 && (double)c.a.gpus_per_node * c.a.nodes / c.a.mics_shard_size !=
+                                        floor((double)c.a.gpus_per_node * c.a.nodes / c.a.mics_shard_size))
+        return tool_usage_fail("zero_estimate", "--shard", usage, "%d does not divide the %d GPUs (--gpus x --nodes)",
+                               c.a.mics_shard_size, c.a.gpus_per_node * c.a.nodes);
     if (c.a.largest_layer > 0 && have_params && c.a.largest_layer > c.a.params)
         return tool_usage_fail("zero_estimate", "--largest-layer", usage, "%.0f is larger than --params (%.0f)",
                                c.a.largest_layer, c.a.params);
