@@ -8761,8 +8761,8 @@ static zero_group zero__grp(const zero_engine *e, zero_group g) {
     return e->plan.hybrid ? g : ZERO_GROUP_WORLD;
 }
 static int zero__grp_size(const zero_engine *e, zero_group g) {
-    if (!e->plan.hybrid || g == ZERO_GROUP_WORLD) return g == ZERO_GROUP_SHARD ? e->plan.world : e->plan.gworld;
-    return g == ZERO_GROUP_SHARD ? e->plan.world : e->plan.gworld / e->plan.world;
+    if (g == ZERO_GROUP_WORLD) return e->plan.gworld;
+    return g == ZERO_GROUP_SHARD ? e->plan.world : e->plan.gworld / e->plan.world; /* (flat: the replicas are 1) */
 }
 
 /* bytes a ring collective of n ranks sends from each: (n - 1) / n of the buffer, twice for an all-reduce */
