@@ -90,7 +90,7 @@ __device__ __forceinline__ void gpt_fa_put(float (*acc)[4], T *dst, int64_t ld, 
 
 #define GPT_LOG2E 1.4426950408889634f
 
-/* D[b h, t] = sum_d dO[b t, h HD + d] O[b t, h HD + d]: 8 threads per (b, t, h), 16-byte loads (8
+/* D[b h, t] = sum_d dO[b t, h HD + d] O[b t, h HD + d]: 8 threads per (b, t, h), gpt_v8 loads (8
    elements each, hd / 8 per thread), the 8 partial sums added by shuffles in a fixed order. hd a multiple
    of 64. */
 template <typename T>
@@ -104,10 +104,9 @@ __global__ void gk_fa_dot(const T *__restrict__ dout, const T *__restrict__ out,
     const T *a = dout + bt * C + h * hd, *o = out + bt * C + h * hd;
     float s = 0;
     for (int d = 8 * k; d < hd; d += 64) {
-        int4 av = *(const int4 *)(a + d), ov = *(const int4 *)(o + d);
-        const T *ae = (const T *)&av, *oe = (const T *)&ov;
+        gpt_v8<T> av = *(const gpt_v8<T> *)(a + d), ov = *(const gpt_v8<T> *)(o + d);
 #pragma unroll
-        for (int i = 0; i < 8; i++) s += ex_f32(ae[i]) * ex_f32(oe[i]);
+        for (int i = 0; i < 8; i++) s += ex_f32(av.x[i]) * ex_f32(ov.x[i]);
     }
     unsigned m = __activemask();
     s += __shfl_xor_sync(m, s, 1);

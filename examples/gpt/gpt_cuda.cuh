@@ -86,6 +86,11 @@ static inline unsigned gpt_blocks(int64_t n, int per = GPT_THREADS) { return (un
 template <typename T> struct alignas(4 * sizeof(T)) gpt_v4 {
     T x[4];
 };
+/* eight consecutive elements: one 16-byte access for 16-bit types, two for fp32 (a plain int4 holds only
+   four floats: reading eight elements through one read past it) */
+template <typename T> struct alignas(16) gpt_v8 {
+    T x[8];
+};
 
 
 /* x[n, :] = wte[tok[n], :] + wpe[n % T, :] (fp32 residual stream) */
@@ -344,7 +349,7 @@ template <typename T> __global__ void __launch_bounds__(256) gk_ln_bwd_sum(const
 
 /* A bias gradient: the column sums of dy [N, M] (T, M a multiple of 8), in
    slabs of R rows like the LayerNorm's: block (32, 8) takes 256 columns (8
-   per thread, 16-byte loads), its row y the rows y, y + 8, ... of the slab;
+   per thread, gpt_v8 loads), its row y the rows y, y + 8, ... of the slab;
    the 8 row sums added in order into part[blockIdx.y]. gk_ln_bwd_sum (gb
    NULL) adds the slabs. One read of dy with 16-byte loads, the same bits
    every run (a GEMM against a ones vector is the fallback where M is not a
@@ -359,10 +364,9 @@ __global__ void __launch_bounds__(256) gk_colsum(const T *__restrict__ dy, int64
     int64_t r0 = (int64_t)blockIdx.y * R, r1 = r0 + R < N ? r0 + R : N;
     if (c0 < M)
         for (int64_t n = r0 + y; n < r1; n += 8) {
-            int4 v = *(const int4 *)(dy + n * M + c0);
-            const T *e = (const T *)&v;
+            gpt_v8<T> v = *(const gpt_v8<T> *)(dy + n * M + c0);
 #pragma unroll
-            for (int i = 0; i < 8; i++) acc[i] += ex_f32(e[i]);
+            for (int i = 0; i < 8; i++) acc[i] += ex_f32(v.x[i]);
         }
 #pragma unroll
     for (int i = 0; i < 8; i++) red[y][threadIdx.x][i] = acc[i];
