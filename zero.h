@@ -263,6 +263,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_RELEASE, ZERO_ERR_STATE, "zero_release of a tensor that is not fetched")      \
     X(ENGINE_POOL_FULL, ZERO_ERR_OUT_OF_MEMORY, "more gathered units live than the stage-3 pool holds") \
     X(ENGINE_GRAD_RING_FULL, ZERO_ERR_STATE, "more units with unfinished gradients than the gradient ring holds") \
+    X(ENGINE_GRAD_OWN_SLOT, ZERO_OK, "a span's gradient found open across the backward gets a buffer of its own (info)") \
     X(ENGINE_DIVERGED, ZERO_ERR_STATE, "ranks reached different collectives (check_collectives / ZERO_CHECK)") \
     X(ENGINE_BROKEN, ZERO_ERR_STATE, "engine unusable after an earlier collective or backend failure") \
     X(ENGINE_TRACE, ZERO_OK, "stage-3 fetch order differs from the recorded one (info)")  \
@@ -8146,11 +8147,23 @@ typedef struct zero__grad_ring { /* zero_grad / zero_grad_ready of the current m
        span with a ZERO_TENSOR_GRAD_ANY_ORDER tensor */
     int64_t slot_elems;
     int n_slots, n_ring, *slot_span; /* slot_span: the span a slot holds (-1: free) */
+    int slot_cap;                    /* the slot tables' length: the ring, every span's own slot, a stand-in */
     int64_t *slot_off;               /* element offset of each slot in buf.grads */
+    void **slot_mem;                 /* a stand-in slot's own allocation (zero__ring_standin); NULL: in buf.grads */
+    size_t *slot_mem_bytes;          /* ... and its bytes */
+    size_t grads_bytes;              /* bytes of buf.grads (replaced by zero__slots_replan) */
     int *span_slot;                  /* per span: its own slot, or -1 (the ring) */
+    /* per span: 0 in the ring, ZERO__OWN_FLAG (a ZERO_TENSOR_GRAD_ANY_ORDER tensor: planned at create) or
+       ZERO__OWN_FOUND (seen open across the backward: planned at the end of the micro-batch that saw it) */
+    unsigned char *span_own;
+    int replan;                      /* stand-ins or found spans wait for zero__slots_replan */
     int64_t *slot_freed, slot_clock; /* when each slot was last released */
+    int64_t *slot_claimed;           /* when each slot was last claimed (slot_clock) */
+    int *slot_nested;                /* spans claimed and released while the slot's span stayed open */
     zero_event **ev_slot;
 } zero__grad_ring;
+#define ZERO__OWN_FLAG 1
+#define ZERO__OWN_FOUND 2
 
 typedef struct zero__pool3 { /* stage 3: gathered units and the fetch trace */
     void *base;                 /* the pool of gathered units */
@@ -8623,6 +8636,7 @@ typedef struct zero__gview {
 static char *zero__slot_at(const zero_engine *e, int s, int k) {
     if (e->plan.gdirect)
         return zero__at(e->buf.accum, e->plan.unit_shard_off[e->plan.layout->span_first[s]], e->plan.asize);
+    if (e->grad.slot_mem[k]) return (char *)e->grad.slot_mem[k];
     return zero__at(e->buf.grads, e->grad.slot_off[k], e->plan.csize);
 }
 
@@ -9869,12 +9883,14 @@ static zero_result zero__plan_tables(zero_engine *e, int n) {
     e->pool.ext_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
     e->pool.ext_len = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_spans);
     e->grad.span_slot = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_spans);
+    e->grad.span_own = (unsigned char *)ZERO_MALLOC((size_t)l->n_spans);
     e->pool.trace_cap = 4 * n + 64;
     e->pool.trace = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->pool.trace_cap);
     if (!e->plan.tflags || !e->plan.tlr || !e->plan.tgroup || !e->plan.tndim || !e->plan.tshape || !e->grad.ready ||
         !e->grad.asked || !e->plan.unit_buf_off || !e->plan.unit_shard_off || !e->grad.tensors_left ||
         !e->grad.tensors_per_unit || !e->plan.seg_first || !e->plan.seg_count || !e->spans || !e->plan.span_off ||
-        !e->plan.span_padded || !e->pool.ext_off || !e->pool.ext_len || !e->grad.span_slot || !e->pool.trace)
+        !e->plan.span_padded || !e->pool.ext_off || !e->pool.ext_len || !e->grad.span_slot || !e->grad.span_own ||
+        !e->pool.trace)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables for %d tensors", n);
     memset(e->spans, 0, sizeof(zero__span_state) * (size_t)l->n_spans); /* (no events yet, whatever fails next) */
     memset(e->grad.ready, 0, (size_t)n);
@@ -9913,6 +9929,7 @@ static void zero__free_tables(zero_engine *e) {
     ZERO_FREE(e->plan.span_off);
     ZERO_FREE(e->plan.span_padded);
     ZERO_FREE(e->grad.span_slot);
+    ZERO_FREE(e->grad.span_own);
     ZERO_FREE(e->pool.ext_off);
     ZERO_FREE(e->pool.ext_len);
     ZERO_FREE(e->pool.trace);
@@ -9925,6 +9942,27 @@ static void zero__free_tables(zero_engine *e) {
     ZERO_FREE(e->grad.unit_asked);
     ZERO_FREE(e->plan.tdata);
     ZERO_FREE(e->plan.tgrad);
+}
+
+/* Stages 2-3: the gradient slots' sizes from grad.span_own: each trainable
+   span marked there gets a slot of its own (numbered from 0 here, after the
+   ring's in zero__slots_fill), the others share the ring, whose slot is the
+   largest of them. */
+static void zero__slot_sizes(zero_engine *e, zero__sizes *zs) {
+    int s;
+    zs->trainable_spans = zs->own_spans = 0;
+    zs->slot = zs->own_elems = 0;
+    for (s = 0; s < e->plan.n_spans; s++) {
+        e->grad.span_slot[s] = -1;
+        if (e->spans[s].frozen) continue;
+        if (e->grad.span_own[s]) {
+            e->grad.span_slot[s] = zs->own_spans++;
+            zs->own_elems += e->plan.span_padded[s];
+        } else {
+            zs->trainable_spans++;
+            zs->slot = zero__max_i64(zs->slot, e->plan.span_padded[s]);
+        }
+    }
 }
 
 /* Per tensor, unit and span: flags, offsets in the trainable buffers and the
@@ -9970,19 +10008,11 @@ static zero_result zero__plan_units(zero_engine *e, const zero_tensor *ts, int n
             if (!(ts[ti].flags & (ZERO_TENSOR_GRAD_WRITE | ZERO_TENSOR_FROZEN))) ss->clear = 1;
         e->plan.span_off[s] = f->offset;
         e->plan.span_padded[s] = la->offset + la->padded - f->offset;
-        e->grad.span_slot[s] = -1;
-        if (!f->frozen) {
-            int own = 0;
+        e->grad.span_own[s] = 0;
+        if (!f->frozen && e->plan.stage >= 2 && !e->plan.gext)
             for (ti = f->first_tensor; ti <= la->last_tensor; ti++)
-                if ((ts[ti].flags & ZERO_TENSOR_GRAD_ANY_ORDER) && !(ts[ti].flags & ZERO_TENSOR_FROZEN)) own = 1;
-            if (own && e->plan.stage >= 2 && !e->plan.gext) { /* a slot of its own (numbered after the ring's in alloc_grads) */
-                e->grad.span_slot[s] = zs->own_spans++;
-                zs->own_elems += e->plan.span_padded[s];
-            } else {
-                zs->trainable_spans++;
-                zs->slot = zero__max_i64(zs->slot, e->plan.span_padded[s]);
-            }
-        }
+                if ((ts[ti].flags & ZERO_TENSOR_GRAD_ANY_ORDER) && !(ts[ti].flags & ZERO_TENSOR_FROZEN))
+                    e->grad.span_own[s] = ZERO__OWN_FLAG;
         if (f->persistent) {
             ss->pool_off = zs->persist;
             zs->persist += e->plan.span_padded[s];
@@ -9991,6 +10021,7 @@ static zero_result zero__plan_units(zero_engine *e, const zero_tensor *ts, int n
             zs->dyn_max = zero__max_i64(zs->dyn_max, e->plan.span_padded[s]);
         }
     }
+    zero__slot_sizes(e, zs);
     zs->psi = l->padded_numel;
     zs->psiT = goff;
     zs->S = l->shard_numel;
@@ -10201,25 +10232,37 @@ static int64_t zero__slots_elems(const zero_engine *e, const zero__sizes *zs) {
     return (int64_t)e->grad.n_ring * zs->slot + zs->own_elems;
 }
 
-/* Stages 2-3: the slots' tables and events; the ring first, then each own
-   slot at its span's size. */
-static zero_result zero__plan_slots(zero_engine *e, const zero__sizes *zs) {
+/* Events order a slot's reuse after its span's reduction (plan.gdirect: no
+   event; a slot's memory is its span's alone, and the previous step's reads
+   of it end before zero_step returns). */
+static int zero__slot_events(const zero_engine *e) {
+    return e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy && !e->plan.gdirect;
+}
+
+/* Slot k's event, made at its first use (a slot number past the plan's is a
+   stand-in, or a slot of its own after zero__slots_replan). */
+static zero_result zero__slot_event(zero_engine *e, int k) {
+    zero_error be;
+    zero__ok(&be);
+    if (e->grad.ev_slot[k] || !zero__slot_events(e)) return ZERO_OK;
+    if (e->be.event_create(e->be.ctx, &e->grad.ev_slot[k], &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "gradient slot events");
+    return ZERO_OK;
+}
+
+/* Stages 2-3: the slots in the tables (made by zero__plan_slots): the ring
+   first, then each own slot at its span's size, all free. */
+static zero_result zero__slots_fill(zero_engine *e, const zero__sizes *zs) {
     int k, s;
     int64_t off;
+    zero_result r;
     e->grad.n_ring = zs->trainable_spans < 2 ? zs->trainable_spans : 2;
     e->grad.n_slots = e->grad.n_ring + zs->own_spans;
     e->grad.slot_elems = zs->slot;
-    k = e->grad.n_slots ? e->grad.n_slots : 1;
-    e->grad.slot_span = (int *)ZERO_MALLOC(sizeof(int) * (size_t)k);
-    e->grad.slot_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)k);
-    e->grad.slot_freed = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)k);
-    e->grad.ev_slot = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)k);
-    if (!e->grad.slot_span || !e->grad.slot_off || !e->grad.slot_freed || !e->grad.ev_slot)
-        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: gradient slot tables");
-    for (k = 0; k < e->grad.n_slots; k++) {
+    for (k = 0; k < e->grad.slot_cap; k++) {
         e->grad.slot_span[k] = -1;
-        e->grad.slot_freed[k] = 0;
-        e->grad.ev_slot[k] = NULL;
+        e->grad.slot_freed[k] = e->grad.slot_claimed[k] = 0;
+        e->grad.slot_nested[k] = 0;
         e->grad.slot_off[k] = (int64_t)k * zs->slot; /* the ring's; own slots below */
     }
     off = (int64_t)e->grad.n_ring * zs->slot;
@@ -10229,16 +10272,30 @@ static zero_result zero__plan_slots(zero_engine *e, const zero__sizes *zs) {
             e->grad.slot_off[e->grad.span_slot[s]] = off;
             off += e->plan.span_padded[s];
         }
-    /* (plan.gdirect: no event; a slot's memory is its span's alone, and the
-       previous step's reads of it end before zero_step returns) */
-    if (e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy && !e->plan.gdirect)
-        for (k = 0; k < e->grad.n_slots; k++) {
-            zero_error be;
-            zero__ok(&be);
-            if (e->be.event_create(e->be.ctx, &e->grad.ev_slot[k], &be) != ZERO_OK)
-                return zero__ebackend(e, &be, "zero_engine_create: events");
-        }
+    for (k = 0; k < e->grad.n_slots; k++)
+        if ((r = zero__slot_event(e, k)) != ZERO_OK) return r;
     return ZERO_OK;
+}
+
+/* Stages 2-3: the slots' tables, long enough for the ring, a slot of its
+   own for every span and one stand-in (zero__ring_standin), then filled. */
+static zero_result zero__plan_slots(zero_engine *e, const zero__sizes *zs) {
+    int k = e->grad.slot_cap = 3 + e->plan.n_spans;
+    e->grad.slot_span = (int *)ZERO_MALLOC(sizeof(int) * (size_t)k);
+    e->grad.slot_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)k);
+    e->grad.slot_freed = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)k);
+    e->grad.slot_claimed = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)k);
+    e->grad.slot_nested = (int *)ZERO_MALLOC(sizeof(int) * (size_t)k);
+    e->grad.slot_mem = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)k);
+    e->grad.slot_mem_bytes = (size_t *)ZERO_MALLOC(sizeof(size_t) * (size_t)k);
+    e->grad.ev_slot = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)k);
+    if (!e->grad.slot_span || !e->grad.slot_off || !e->grad.slot_freed || !e->grad.slot_claimed || !e->grad.slot_nested || !e->grad.slot_mem ||
+        !e->grad.slot_mem_bytes || !e->grad.ev_slot)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: gradient slot tables");
+    memset(e->grad.ev_slot, 0, sizeof(zero_event *) * (size_t)k);
+    memset(e->grad.slot_mem, 0, sizeof(void *) * (size_t)k);
+    memset(e->grad.slot_mem_bytes, 0, sizeof(size_t) * (size_t)k);
+    return zero__slots_fill(e, zs);
 }
 
 static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
@@ -10265,8 +10322,9 @@ static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
         return ZERO_OK;
     }
     if ((r = zero__plan_slots(e, zs)) != ZERO_OK) return r;
-    if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, (size_t)zero__slots_elems(e, zs) * e->plan.csize,
-                          &e->buf.grads, "gradient ring")) != ZERO_OK)
+    e->grad.grads_bytes = (size_t)zero__slots_elems(e, zs) * e->plan.csize;
+    if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, e->grad.grads_bytes, &e->buf.grads, "gradient ring")) !=
+        ZERO_OK)
         return r;
     if (e->plan.host_acc) { /* the owned chunks accumulate on the host; one chunk of device staging for GAS > 1 */
         int64_t maxc = 0;
@@ -10288,8 +10346,14 @@ static void zero__free_grads(zero_engine *e) {
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.accum);
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.acc_stage);
     if (e->grad.ev_slot && e->be.event_destroy)
-        for (k = 0; k < e->grad.n_slots; k++)
+        for (k = 0; k < e->grad.slot_cap; k++)
             if (e->grad.ev_slot[k]) e->be.event_destroy(e->be.ctx, e->grad.ev_slot[k]);
+    if (e->grad.slot_mem)
+        for (k = 0; k < e->grad.slot_cap; k++) zero__efree(e, ZERO_MEM_DEVICE, e->grad.slot_mem[k]);
+    ZERO_FREE(e->grad.slot_mem);
+    ZERO_FREE(e->grad.slot_mem_bytes);
+    ZERO_FREE(e->grad.slot_claimed);
+    ZERO_FREE(e->grad.slot_nested);
     ZERO_FREE(e->grad.ev_slot);
     ZERO_FREE(e->grad.slot_span);
     ZERO_FREE(e->grad.slot_off);
@@ -11367,44 +11431,155 @@ static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
     return ZERO_OK;
 }
 
-/* Stages 2-3: a ring slot for span s, whose tensor t asks for its gradient
-   buffer first. The free slot released longest ago is taken (its reduction
-   is most likely done, so the backward does not wait for the one just
-   launched), ordered after that reduction and cleared where a tensor of the
-   span accumulates. */
+/* Span a's gradient is written at distant points of the backward: marked
+   for a slot of its own when this micro-batch ends (zero__slots_replan). t:
+   the tensor whose gradient call showed it. */
+static void zero__span_found(zero_engine *e, int a, int t) {
+    const zero_layout *l = e->plan.layout;
+    if (e->grad.span_own[a]) return;
+    e->grad.span_own[a] = ZERO__OWN_FOUND;
+    e->grad.replan = 1;
+    if (e->plan.grank == 0)
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_GRAD_OWN_SLOT,
+                  "'%s': its gradient stays open while later units' gradients are written and reduced (seen at "
+                  "'%s'; a tensor written at distant points of the backward, like a tied embedding): its unit gets "
+                  "a gradient buffer of its own from the next micro-batch on (%.1f MiB, under gradients in the "
+                  "memory report), so the two-slot ring keeps overlapping the rest; ZERO_TENSOR_GRAD_ANY_ORDER on "
+                  "it plans this at create",
+                  zero__tname(e, l->units[l->span_first[a]].first_tensor), zero__tname(e, t),
+                  (double)e->plan.span_padded[a] * (double)e->plan.csize / 1048576.0);
+}
+
+/* Stages 2-3: every ring slot is held by an open span and span s (tensor t)
+   asks for one. A backward that finishes each span before starting the
+   next-but-one never gets here; one that does writes some gradient at
+   distant points (a tied embedding: the head's product at the start of the
+   backward, the embedding's rows at its end), so the span claimed first stays
+   open across the backward. The program may hold pointers into the open
+   slots, so nothing moves: s gets a stand-in slot of its own for this
+   micro-batch, and the ring's longest-open span is marked to get a slot of
+   its own when the micro-batch ends (zero__slots_replan), as
+   ZERO_TENSOR_GRAD_ANY_ORDER would have planned it at create. Later
+   micro-batches take the ring as planned. *slot: the stand-in. */
+static zero_result zero__ring_standin(zero_engine *e, int s, int t, int *slot) {
+    int k, v = -1, n = e->grad.n_slots;
+    zero_result r;
+    for (k = 0; k < e->grad.n_ring; k++) /* (one already marked holds a slot until the plan changes: it is the cause) */
+        if (e->grad.span_own[e->grad.slot_span[k]]) break;
+        else if (v < 0 || e->grad.slot_claimed[k] < e->grad.slot_claimed[v]) v = k;
+    if (k < e->grad.n_ring) v = -1;
+    if (n >= e->grad.slot_cap) /* more stand-ins in one micro-batch than spans: a backward that never readies */
+        return zero__efail(e, ZERO_MSG_ENGINE_GRAD_RING_FULL,
+                           "zero_grad('%s'): %d spans have gradients not all ready\nHINT: call zero_grad_ready for "
+                           "every tensor once its gradient is written",
+                           zero__tname(e, t), n);
+    if (v >= 0) zero__span_found(e, e->grad.slot_span[v], t);
+    if (!e->plan.gdirect) {
+        e->grad.slot_mem_bytes[n] = (size_t)e->plan.span_padded[s] * e->plan.csize;
+        if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, e->grad.slot_mem_bytes[n], &e->grad.slot_mem[n],
+                              "a stand-in gradient slot for one micro-batch")) != ZERO_OK)
+            return r;
+    }
+    e->grad.slot_span[n] = -1;
+    e->grad.slot_freed[n] = 0;
+    e->grad.span_slot[s] = n;
+    e->grad.n_slots++;
+    e->grad.replan = 1;
+    *slot = n;
+    return zero__slot_event(e, n);
+}
+
+/* Stages 2-3: a slot for span s, whose tensor t asks for its gradient
+   buffer first: its own, else the free ring slot released longest ago (its
+   reduction is most likely done, so the backward does not wait for the one
+   just launched), else a stand-in (zero__ring_standin). Ordered after the
+   slot's last reduction and cleared where a tensor of the span accumulates. */
 static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
     const zero_layout *l = e->plan.layout;
     zero__span_state *ss = &e->spans[s];
     int k, best = -1;
     zero_error be;
+    zero_result r;
     if (ss->slot >= 0) return ZERO_OK;
     if (e->grad.span_slot[s] >= 0) /* its own slot: free whenever the span is not open */
         best = e->grad.span_slot[s];
     else
         for (k = 0; k < e->grad.n_ring; k++)
             if (e->grad.slot_span[k] < 0 && (best < 0 || e->grad.slot_freed[k] < e->grad.slot_freed[best])) best = k;
-    if (best < 0)
-        return zero__efail(e, ZERO_MSG_ENGINE_GRAD_RING_FULL,
-                           "zero_grad('%s'): both gradient ring slots hold units whose gradients are not all ready "
-                           "('%s', '%s')\nHINT: finish (zero_grad_ready) every tensor of a unit before starting "
-                           "tensors of a third unit; the backward usually goes in reverse registration order. A "
-                           "tensor whose gradient is written at distant points of the backward (a tied embedding) "
-                           "takes ZERO_TENSOR_GRAD_ANY_ORDER",
-                           zero__tname(e, t), zero__tname(e, l->units[l->span_first[e->grad.slot_span[0]]].first_tensor),
-                           zero__tname(e, l->units[l->span_first[e->grad.slot_span[1]]].first_tensor));
+    if (best < 0 && (r = zero__ring_standin(e, s, t, &best)) != ZERO_OK) return r;
     k = best;
     zero__ok(&be);
     if (e->grad.ev_slot[k] && e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, e->grad.ev_slot[k], &be) != ZERO_OK)
-        return zero__ebackend(e, &be, "zero_grad: waiting for a ring slot");
+        return zero__ebackend(e, &be, "zero_grad: waiting for a gradient slot");
     /* cleared on the compute stream, in the backward's order: a clear on the
        comm stream behind the reduction was measured slower (it competes with
        the backward's kernels for the GPU) */
     if (ss->clear && e->be.memset0(e->be.ctx, zero__slot_at(e, s, k),
                                    (size_t)e->plan.span_padded[s] * e->plan.csize, ZERO_STREAM_COMPUTE, &be) != ZERO_OK)
-        return zero__ebackend(e, &be, "zero_grad: clearing a ring slot");
+        return zero__ebackend(e, &be, "zero_grad: clearing a gradient slot");
     e->grad.slot_span[k] = s;
+    e->grad.slot_claimed[k] = ++e->grad.slot_clock;
+    e->grad.slot_nested[k] = 0;
     ss->slot = k;
     ss->units_left = l->span_first[s + 1] - l->span_first[s];
+    return ZERO_OK;
+}
+
+/* A buffer made after create, freed before destroy: its bytes leave the
+   plan and the counts (so the memory report stays what is held), and its
+   range the table of allocations. */
+static void zero__efree_counted(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, void *p, size_t bytes) {
+    zero__xfer *x = &e->xfer;
+    int i;
+    if (!p) return;
+    for (i = 0; i < x->n; i++)
+        if (x->lo[i] == (uintptr_t)p) {
+            x->lo[i] = x->lo[x->n - 1], x->hi[i] = x->hi[x->n - 1], x->dev[i] = x->dev[x->n - 1];
+            x->n--;
+            break;
+        }
+    e->mem.planned[cat][kind] -= bytes;
+    e->mem.allocated[kind] -= bytes;
+    e->be.free(e->be.ctx, kind, p);
+}
+
+/* Stages 2-3, at the end of a micro-batch that needed stand-ins: the slots
+   planned again from grad.span_own (the spans found open across the
+   backward now have slots of their own, the ring's slot is the largest of
+   the rest), after both streams are past every use of the old ones. The
+   memory report then shows the new plan: what ZERO_TENSOR_GRAD_ANY_ORDER on
+   those tensors plans at create. */
+static zero_result zero__slots_replan(zero_engine *e) {
+    zero__sizes zs;
+    size_t before = e->mem.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE];
+    int k;
+    zero_result r;
+    e->grad.replan = 0;
+    ZERO__TRY_BE(e, "gradient slots planned again", zero__sync(e, ZERO_STREAM_COMPUTE, &be_err_));
+    ZERO__TRY_BE(e, "gradient slots planned again", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    for (k = 0; k < e->grad.slot_cap; k++) {
+        zero__efree_counted(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, e->grad.slot_mem[k], e->grad.slot_mem_bytes[k]);
+        e->grad.slot_mem[k] = NULL;
+        e->grad.slot_mem_bytes[k] = 0;
+    }
+    zero__efree_counted(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, e->buf.grads, e->grad.grads_bytes);
+    e->buf.grads = NULL;
+    memset(&zs, 0, sizeof zs);
+    zero__slot_sizes(e, &zs);
+    if ((r = zero__slots_fill(e, &zs)) != ZERO_OK) return r;
+    e->grad.grads_bytes = (size_t)zero__slots_elems(e, &zs) * e->plan.csize;
+    if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, e->grad.grads_bytes, &e->buf.grads, "gradient ring")) !=
+        ZERO_OK) {
+        e->broken = 1;
+        return r;
+    }
+    if (e->plan.grank == 0)
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_GRAD_OWN_SLOT,
+                  "gradient slots planned again: %d unit span%s with a buffer of its own, a ring of %d x %.1f MiB: "
+                  "gradients %.1f MiB (were %.1f MiB in this micro-batch)",
+                  zs.own_spans, zs.own_spans == 1 ? "" : "s", e->grad.n_ring,
+                  (double)zs.slot * (double)e->plan.csize / 1048576.0,
+                  (double)e->mem.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] / 1048576.0, (double)before / 1048576.0);
     return ZERO_OK;
 }
 
@@ -11650,6 +11825,14 @@ static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *g
         (r = zero__reduce_replicas(e, gv->acc, chunk, e->plan.adt)) != ZERO_OK)
         return r;
     if (!e->plan.gext && --ss->units_left == 0) {
+        int k;
+        /* a ring span open since before this span began, and still open: two
+           such lives and it is written at distant points (one is a layer's
+           weights and biases asked for together) */
+        for (k = 0; k < e->grad.n_ring; k++)
+            if (k != ss->slot && e->grad.slot_span[k] >= 0 &&
+                e->grad.slot_claimed[k] < e->grad.slot_claimed[ss->slot] && ++e->grad.slot_nested[k] >= 2)
+                zero__span_found(e, e->grad.slot_span[k], x->first_tensor);
         /* the slot is free once the comm stream is past this point */
         if (e->grad.ev_slot[ss->slot])
             ZERO__TRY_BE(e, "gradient ring event",
@@ -11722,6 +11905,7 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
         if (e->run.micro == e->plan.gas) e->run.t_phase[ZERO_PHASE_BACKWARD] += zero__now_ms() - e->run.t_backward_start;
         /* the next micro-batch writes buffers this one's reductions still use */
         if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
+        if (e->grad.replan && (r = zero__slots_replan(e)) != ZERO_OK) return r;
         if (e->plan.stage == 3) {
             if (e->pool.trace_state == ZERO__TRACE_RECORD && e->pool.trace_len > 0)
                 e->pool.trace_state = ZERO__TRACE_COMPLETE;

@@ -16,9 +16,18 @@
    in the memory plan; at gas 2 the ring is there and fp32 (accumulating in
    its compute dtype) reduces every trainable unit of the first micro-batch
    into the accumulator; at world 2 every unit is reduce-scattered on every
-   rank (the counter sees the calls). The ring's rule stays: at world 1 stage
-   2 gas 1 a third span's gradient while two are unfinished is refused
-   (ENGINE_GRAD_RING_FULL), as on more ranks.
+   rank (the counter sees the calls).
+
+   Without the flag the engine finds emb open across the backward in the
+   first micro-batch (a third span asks for a slot while emb's and another
+   are open): that span gets a stand-in slot, emb's span a slot of its own
+   from the next micro-batch on. The weights, norms and reduce_scatter calls
+   then equal the flagged run's bit for bit (stages 2 and 3, world 1 and 2,
+   gas 1 and 2, every dtype), and the gradient memory planned after the
+   first step is the flagged plan's. Misuse stays an error naming the
+   tensor: a gradient asked for again after its zero_grad_ready in the same
+   micro-batch (ENGINE_GRAD_TWICE), and zero_step after a backward that
+   never readies a tensor (ENGINE_STEP_EARLY).
 
    Run alone: make test T=test_engine_world1 */
 #define ZERO_IMPLEMENTATION
@@ -32,6 +41,8 @@ enum { T_EMB, T_A, T_BIG, T_FROZEN, T_W, T_B, T_C };
 
 typedef struct job {
     int stage, dtype, world, gas;
+    int no_hint;       /* emb without ZERO_TENSOR_GRAD_ANY_ORDER: the engine finds it */
+    size_t grads_end;  /* GRADS on the device after the run, rank 0 */
     zero_result r[MAXW];
     char msg[MAXW][1024];
     float master[MAXW][TOTAL], param[MAXW][TOTAL];
@@ -161,7 +172,7 @@ static void config(zero_config *c, const job *J) {
     if (J->dtype == ZERO_DTYPE_BF16) c->bf16.enabled = 1;
 }
 
-static void tensors(zero_tensor *ts) {
+static void tensors(zero_tensor *ts, int hint) {
     int t;
     memset(ts, 0, sizeof(zero_tensor) * NT);
     for (t = 0; t < NT; t++) {
@@ -170,7 +181,7 @@ static void tensors(zero_tensor *ts) {
         ts[t].group = t;
         ts[t].init = init_cb;
     }
-    ts[T_EMB].flags = ZERO_TENSOR_GRAD_ANY_ORDER;
+    ts[T_EMB].flags = hint ? ZERO_TENSOR_GRAD_ANY_ORDER : 0;
     ts[T_FROZEN].flags = ZERO_TENSOR_FROZEN;
     ts[T_W].flags = ZERO_TENSOR_GRAD_WRITE;
 }
@@ -185,7 +196,7 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
     int t, rank = b0->rank;
     __atomic_store_n(&orig_rs, b0->reduce_scatter, __ATOMIC_SEQ_CST);
     b.reduce_scatter = count_rs;
-    tensors(ts);
+    tensors(ts, !J->no_hint);
     config(&c, J);
     if (zero_config_resolve(&c, b.world, &err) != ZERO_OK || zero_engine_create(&e, &c, ts, NT, &b, &err) != ZERO_OK) {
         J->r[rank] = err.code;
@@ -203,6 +214,11 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
     }
     J->r[rank] = run(e, J, rank);
     snprintf(J->msg[rank], sizeof J->msg[rank], "%s", zero_engine_error(e)->msg);
+    if (rank == 0) {
+        zero_memory_stats ms;
+        zero_memory_report(e, &ms);
+        J->grads_end = ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE];
+    }
     if (J->r[rank] == ZERO_OK)
         for (t = 0; t < NT; t++) {
             int64_t i;
@@ -219,11 +235,11 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
     return ZERO_OK;
 }
 
-static int go(job *J, int stage, int dtype, int world, int gas) {
+static int go(job *J, int stage, int dtype, int world, int gas, int no_hint) {
     zero_error err;
     int k;
     memset(J, 0, sizeof *J);
-    J->stage = stage, J->dtype = dtype, J->world = world, J->gas = gas;
+    J->stage = stage, J->dtype = dtype, J->world = world, J->gas = gas, J->no_hint = no_hint;
     n_rs = 0;
     CHECK(zero_host_run(world, rank_fn, J, &err) == ZERO_OK);
     for (k = 0; k < world; k++) {
@@ -234,18 +250,19 @@ static int go(job *J, int stage, int dtype, int world, int gas) {
     return n_rs;
 }
 
-/* A third span's gradient while two ring spans are unfinished: refused at
-   world 1 stage 2 gas 1 too (the slots alias the accumulator, but the rule
-   is the ring's, the same on every world size). */
-static zero_result ring_rule_fn(const zero_backend *b, void *arg) {
+/* Misuse with emb found rather than flagged: a third span's gradient while
+   two are open is handed out (a stand-in); a gradient asked for again after
+   its zero_grad_ready in the same micro-batch is refused, and zero_step
+   after a backward that never readied a tensor names it. */
+static zero_result misuse_fn(const zero_backend *b, void *arg) {
     job *J = (job *)arg;
     zero_config c;
     zero_tensor ts[NT];
     zero_error err;
     zero_engine *e;
+    zero_step_info info;
     int t;
-    tensors(ts);
-    ts[T_EMB].flags = 0; /* no slot of its own: four ring spans */
+    tensors(ts, 0);
     config(&c, J);
     if (zero_config_resolve(&c, b->world, &err) != ZERO_OK || zero_engine_create(&e, &c, ts, NT, b, &err) != ZERO_OK) {
         snprintf(J->msg[0], sizeof J->msg[0], "%s", err.msg);
@@ -254,16 +271,38 @@ static zero_result ring_rule_fn(const zero_backend *b, void *arg) {
     }
     for (t = 0; t < NT; t++) zero_fetch(e, t), zero_release(e, t);
     J->r[0] = ZERO_ERR_STATE;
-    if (!zero_grad(e, T_C) || !zero_grad(e, T_BIG)) /* two spans: fine */
-        snprintf(J->msg[0], sizeof J->msg[0], "two spans refused: %.900s", zero_engine_error(e)->msg);
-    else if (zero_grad(e, T_A) != NULL) /* a third: refused */
-        snprintf(J->msg[0], sizeof J->msg[0], "a third span's gradient was handed out");
-    else if (zero_engine_error(e)->item != ZERO_MSG_ENGINE_GRAD_RING_FULL)
-        snprintf(J->msg[0], sizeof J->msg[0], "refused, but not as a full ring: %.900s", zero_engine_error(e)->msg);
+    if (!zero_grad(e, T_C) || !zero_grad(e, T_BIG) || !zero_grad(e, T_A))
+        snprintf(J->msg[0], sizeof J->msg[0], "three open spans refused: %.900s", zero_engine_error(e)->msg);
+    else if (zero_grad_ready(e, T_C) != ZERO_OK)
+        snprintf(J->msg[0], sizeof J->msg[0], "zero_grad_ready(c): %.900s", zero_engine_error(e)->msg);
+    else if (zero_grad(e, T_C) != NULL || zero_engine_error(e)->item != ZERO_MSG_ENGINE_GRAD_TWICE ||
+             !strstr(zero_engine_error(e)->msg, "'c'"))
+        snprintf(J->msg[0], sizeof J->msg[0], "c's gradient again after its ready: %.900s", zero_engine_error(e)->msg);
+    else if (zero_step(e, &info) == ZERO_OK)
+        snprintf(J->msg[0], sizeof J->msg[0], "zero_step with tensors not ready succeeded");
+    else if (zero_engine_error(e)->item != ZERO_MSG_ENGINE_STEP_EARLY || !strstr(zero_engine_error(e)->msg, "'emb'"))
+        snprintf(J->msg[0], sizeof J->msg[0], "zero_step with tensors not ready: %.900s", zero_engine_error(e)->msg);
     else
         J->r[0] = ZERO_OK;
     zero_engine_destroy(e);
     return ZERO_OK;
+}
+
+/* The unflagged run against the flagged one: the same bits, the same
+   collectives, the flagged plan's gradient memory at the end */
+static void same_as_hint(const job *h, const job *f, int ch, int cf, const char *what) {
+    int k;
+    if (ch < 0 || cf < 0) return;
+    for (k = 0; k < h->world; k++) {
+        CHECKF(!memcmp(h->master[k], f->master[k], sizeof h->master[k]), "%s rank %d: master weights differ", what, k);
+        CHECKF(!memcmp(h->param[k], f->param[k], sizeof h->param[k]), "%s rank %d: parameters differ", what, k);
+        CHECKF(!memcmp(h->norm[k], f->norm[k], sizeof h->norm[k]), "%s rank %d: norms differ", what, k);
+    }
+    CHECKF(ch == cf, "%s: %d reduce_scatter calls found, %d flagged", what, cf, ch);
+    CHECKF(f->grads_end == h->grads_end, "%s: gradients %zu bytes after the run, %zu flagged", what, f->grads_end,
+           h->grads_end);
+    printf("%s: found = flagged bitwise, %d reduce_scatter calls, gradients %zu bytes (at create %zu)\n", what, cf,
+           f->grads_end, f->ring_bytes);
 }
 
 int main(void) {
@@ -275,7 +314,7 @@ int main(void) {
     for (d = 0; d < 3; d++)
         for (gas = 1; gas <= 2; gas++) {
             const char *dn = zero_dtype_name((zero_dtype)dts[d]);
-            int c1 = go(&s1, 1, dts[d], 1, gas), c2 = go(&s2, 2, dts[d], 1, gas), moved = 0;
+            int c1 = go(&s1, 1, dts[d], 1, gas, 0), c2 = go(&s2, 2, dts[d], 1, gas, 0), moved = 0;
             if (c1 < 0 || c2 < 0) continue;
             CHECKF(!memcmp(s1.master[0], s2.master[0], sizeof s1.master[0]),
                    "%s gas %d: stage 2's master weights differ from stage 1's", dn, gas);
@@ -319,7 +358,7 @@ int main(void) {
         }
     /* two ranks: every trainable unit reduce-scattered on each, every step */
     {
-        int c2 = go(&s2, 2, ZERO_DTYPE_FP32, 2, 1);
+        int c2 = go(&s2, 2, ZERO_DTYPE_FP32, 2, 1, 0);
         if (c2 >= 0) {
             CHECKF(c2 == 2 * STEPS * s2.trainable_units, "world 2: %d reduce_scatter calls, want %d", c2,
                    2 * STEPS * s2.trainable_units);
@@ -327,10 +366,23 @@ int main(void) {
             CHECK(!memcmp(s2.master[0], s2.master[1], sizeof s2.master[0]));
         }
     }
-    /* the ring's rule */
-    memset(&s2, 0, sizeof s2);
-    s2.stage = 2, s2.dtype = ZERO_DTYPE_FP32, s2.world = 1, s2.gas = 1;
-    CHECK(zero_host_run(1, ring_rule_fn, &s2, &err) == ZERO_OK);
-    CHECKF(s2.r[0] == ZERO_OK, "world 1 stage 2 gas 1, a third span's gradient: %s", s2.msg[0]);
+    /* emb found, not flagged */
+    for (d = 0; d < 3; d++)
+        for (st = 2; st <= 3; st++)
+            for (k = 1; k <= MAXW; k++)
+                for (gas = 1; gas <= 2; gas++) {
+                    char what[96];
+                    int ch = go(&s1, st, dts[d], k, gas, 0), cf = go(&s2, st, dts[d], k, gas, 1);
+                    snprintf(what, sizeof what, "stage %d %s world %d gas %d", st, zero_dtype_name((zero_dtype)dts[d]), k,
+                             gas);
+                    same_as_hint(&s1, &s2, ch, cf, what);
+                }
+    /* misuse */
+    for (k = 1; k <= MAXW; k++) {
+        memset(&s2, 0, sizeof s2);
+        s2.stage = 2, s2.dtype = ZERO_DTYPE_FP32, s2.world = 1, s2.gas = k;
+        CHECK(zero_host_run(1, misuse_fn, &s2, &err) == ZERO_OK);
+        CHECKF(s2.r[0] == ZERO_OK, "stage 2 %s: %s", k == 1 ? "gas 1" : "gas 2", s2.msg[0]);
+    }
     return zt_finish();
 }
