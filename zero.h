@@ -887,12 +887,15 @@ enum {
     ZERO_TENSOR_GRAD_WRITE = 1 << 2, /* the backward stores every element of the gradient
                                        (no +=): zero_grad's buffer need not be zero, and
                                        stages 2-3 skip clearing it (one pass less) */
-    ZERO_TENSOR_GRAD_ANY_ORDER = 1 << 3 /* its gradient is written at distant points of the
-                                       backward (a tied embedding: the head at the start,
-                                       the embedding at the end) or out of order: stages
-                                       2-3 give its span a gradient buffer of its own
-                                       instead of a slot of the two-slot ring (planned at
-                                       create, counted under GRADS) */
+    ZERO_TENSOR_GRAD_ANY_ORDER = 1 << 3 /* a hint, never needed: its gradient is written at
+                                       distant points of the backward (a tied embedding:
+                                       the head at the start, the embedding at the end).
+                                       Stages 2-3 give such a span a gradient buffer of its
+                                       own instead of a slot of the two-slot ring; without
+                                       the hint the engine finds it in the first
+                                       micro-batch (one stand-in buffer and a re-plan at
+                                       its end, then the same plan); with it, planned at
+                                       create. Counted under GRADS either way. */
 };
 
 /* Writes the initial fp32 values of elements [offset, offset + count) of
@@ -1325,6 +1328,11 @@ typedef struct zero_memory_stats {
     zero_dtype accum_dtype; /* of the accumulator (stages 2-3 with one micro-batch: the compute dtype) */
     size_t nvme_bytes;      /* bytes kept in files, this rank: master, m and v (offload_optimizer "nvme"),
                                the compute-dtype shard (offload_param "nvme") */
+    /* stages 2-3: unit spans whose gradients have a buffer of their own beside the two-slot ring (part of
+       "gradients"): those with a ZERO_TENSOR_GRAD_ANY_ORDER tensor, and those the engine found written at
+       distant points of the backward (a tied embedding: counted from the end of the micro-batch that showed it) */
+    int grad_own_spans, grad_own_found;
+    size_t grad_own_bytes;
 } zero_memory_stats;
 
 /* Plans every buffer from cfg (which zero_config_resolve must have
@@ -8962,9 +8970,16 @@ static void zero__fmt_duration(double s, char *buf, size_t cap) {
 
 /* One JSON object for jsonl_monitor (rank 0): the step just made */
 /* ,"key":v; null for a NaN or an infinity, which JSON cannot write (a diverged loss stays readable) */
-static void zero__jsonl_num(FILE *f, const char *key, double v) {
-    if (isfinite(v)) fprintf(f, ",\"%s\":%.9g", key, v);
-    else fprintf(f, ",\"%s\":null", key);
+/* A number of a JSON line: NaN and inf are not JSON, so they are written as
+   null and their keys collected in *bad ("nonfinite":[...] says why). */
+static void zero__jsonl_num(FILE *f, const char *key, double v, char *bad, size_t cap) {
+    size_t n = strlen(bad);
+    if (isfinite(v)) {
+        fprintf(f, ",\"%s\":%.9g", key, v);
+        return;
+    }
+    fprintf(f, ",\"%s\":null", key);
+    snprintf(bad + n, cap - n, "%s\"%s\"", n ? "," : "", key);
 }
 
 static void zero__metrics_line(zero_engine *e, const zero_step_info *in, double samples_per_s) {
@@ -8975,15 +8990,17 @@ static void zero__metrics_line(zero_engine *e, const zero_step_info *in, double 
     static const char *const kind[ZERO_MEM_KIND_COUNT] = {"device", "pinned", "host"};
     zero_memory_stats ms;
     int i, k;
+    char bad[128] = "";
     FILE *f = e->obs.jsonl;
     if (!f) return;
     fprintf(f, "{\"event\":\"step\",\"step\":%lld", (long long)in->global_steps);
-    if (e->obs.has_loss) zero__jsonl_num(f, "loss", e->obs.loss);
-    zero__jsonl_num(f, "lr", in->lr);
-    zero__jsonl_num(f, "loss_scale", in->loss_scale);
-    zero__jsonl_num(f, "next_loss_scale", in->next_loss_scale);
-    zero__jsonl_num(f, "grad_norm", in->grad_norm);
-    zero__jsonl_num(f, "clip_coef", in->clip_coef);
+    if (e->obs.has_loss) zero__jsonl_num(f, "loss", e->obs.loss, bad, sizeof bad);
+    zero__jsonl_num(f, "lr", in->lr, bad, sizeof bad);
+    zero__jsonl_num(f, "loss_scale", in->loss_scale, bad, sizeof bad);
+    zero__jsonl_num(f, "next_loss_scale", in->next_loss_scale, bad, sizeof bad);
+    zero__jsonl_num(f, "grad_norm", in->grad_norm, bad, sizeof bad);
+    zero__jsonl_num(f, "clip_coef", in->clip_coef, bad, sizeof bad);
+    if (bad[0]) fprintf(f, ",\"nonfinite\":[%s]", bad);
     fprintf(f, ",\"skipped\":%d,\"skipped_steps\":%lld", in->applied ? 0 : 1, (long long)in->skipped_steps);
     if (samples_per_s > 0) fprintf(f, ",\"samples_per_s\":%.6g", samples_per_s);
     fprintf(f, ",\"time_ms\":{");
@@ -14053,6 +14070,16 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
     out->dtype = e->plan.cdt;
     out->accum_dtype = e->plan.adt;
     out->nvme_bytes = e->nvme.nvme_bytes;
+    if (e->plan.stage >= 2 && !e->plan.gext && !e->plan.gdirect) {
+        int s;
+        for (s = 0; s < e->plan.n_spans; s++)
+            if (e->grad.span_own[s] && e->grad.span_slot[s] >= e->grad.n_ring) { /* planned (not a stand-in, and a
+                                                                                      found span once planned) */
+                out->grad_own_spans++;
+                out->grad_own_found += e->grad.span_own[s] == ZERO__OWN_FOUND;
+                out->grad_own_bytes += (size_t)e->plan.span_padded[s] * e->plan.csize;
+            }
+    }
     return ZERO_OK;
 }
 
@@ -14089,6 +14116,11 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
     if (r->nvme_bytes)
         ZERO__PUT("  %-18s %12.0f bytes %10.3f MiB (master, m and v in files)\n", "nvme", (double)r->nvme_bytes,
                   (double)r->nvme_bytes / 1048576.0);
+    if (r->grad_own_spans)
+        ZERO__PUT("  (gradients: %.3f MiB of them are %d unit span%s with a buffer of its own beside the ring, %d "
+                  "found in the backward: written at distant points, like a tied embedding)\n",
+                  (double)r->grad_own_bytes / 1048576.0, r->grad_own_spans, r->grad_own_spans == 1 ? "" : "s",
+                  r->grad_own_found);
 #undef ZERO__PUT
     return n;
 }

@@ -43,6 +43,8 @@ typedef struct job {
     int stage, dtype, world, gas;
     int no_hint;       /* emb without ZERO_TENSOR_GRAD_ANY_ORDER: the engine finds it */
     size_t grads_end;  /* GRADS on the device after the run, rank 0 */
+    int own_spans, own_found; /* ... of them: spans with a slot of their own, and found ones */
+    char report[2048];        /* zero_memory_stats_format after the run */
     zero_result r[MAXW];
     char msg[MAXW][1024];
     float master[MAXW][TOTAL], param[MAXW][TOTAL];
@@ -218,6 +220,8 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
         zero_memory_stats ms;
         zero_memory_report(e, &ms);
         J->grads_end = ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE];
+        J->own_spans = ms.grad_own_spans, J->own_found = ms.grad_own_found;
+        zero_memory_stats_format(&ms, J->report, sizeof J->report);
     }
     if (J->r[rank] == ZERO_OK)
         for (t = 0; t < NT; t++) {
@@ -301,6 +305,14 @@ static void same_as_hint(const job *h, const job *f, int ch, int cf, const char 
     CHECKF(ch == cf, "%s: %d reduce_scatter calls found, %d flagged", what, cf, ch);
     CHECKF(f->grads_end == h->grads_end, "%s: gradients %zu bytes after the run, %zu flagged", what, f->grads_end,
            h->grads_end);
+    if (h->grads_end > 0) { /* (world 1 stage 2 gas 1: the slots are the accumulator's places, no buffer) */
+        CHECKF(h->own_spans == 1 && h->own_found == 0, "%s: flagged run reports %d own spans, %d found", what,
+               h->own_spans, h->own_found);
+        CHECKF(f->own_spans == 1 && f->own_found == 1, "%s: found run reports %d own spans, %d found", what,
+               f->own_spans, f->own_found);
+        CHECKF(strstr(f->report, "1 found in the backward") != NULL, "%s: the memory report does not say it:\n%s", what,
+               f->report);
+    }
     printf("%s: found = flagged bitwise, %d reduce_scatter calls, gradients %zu bytes (at create %zu)\n", what, cf,
            f->grads_end, f->ring_bytes);
 }

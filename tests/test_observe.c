@@ -211,8 +211,13 @@ static void test_monitor(const char *dir) {
             CHECK(jnum(&j, 0, "step") == (double)in->global_steps && in->global_steps == n_step + 1);
             if (n_step == 3) {
                 int ln = zero__json_get(&j, 0, "loss");
+                int nf = zero__json_get(&j, 0, "nonfinite");
                 CHECKF(ln >= 0 && j.nodes[ln].type == ZERO__JSON_NULL, "a NaN loss at step 4 not written as null");
+                CHECKF(nf >= 0 && j.nodes[nf].type == ZERO__JSON_ARRAY && j.nodes[nf + 1].type == ZERO__JSON_STRING,
+                       "a NaN loss at step 4: no \"nonfinite\" array naming it");
             } else {
+                CHECKF(zero__json_get(&j, 0, "nonfinite") < 0, "step %d: a \"nonfinite\" field with finite numbers",
+                       n_step + 1);
                 CHECKF(jnum(&j, 0, "loss") == 10.0 + n_step, "loss %g at step %d (rank 0 reported %g)",
                        jnum(&j, 0, "loss"), n_step, 10.0 + n_step);
             }
