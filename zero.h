@@ -11485,12 +11485,19 @@ static zero_result zero__ring_standin(zero_engine *e, int s, int t, int *slot) {
         if (e->grad.span_own[e->grad.slot_span[k]]) break;
         else if (v < 0 || e->grad.slot_claimed[k] < e->grad.slot_claimed[v]) v = k;
     if (k < e->grad.n_ring) v = -1;
+    if (v >= 0) zero__span_found(e, e->grad.slot_span[v], t);
+    e->grad.replan = 1;
+    for (k = e->grad.n_ring; k < n; k++) /* a stand-in of this micro-batch, free and large enough */
+        if (e->grad.slot_mem[k] && e->grad.slot_span[k] < 0 &&
+            e->grad.slot_mem_bytes[k] >= (size_t)e->plan.span_padded[s] * e->plan.csize) {
+            e->grad.span_slot[s] = *slot = k;
+            return ZERO_OK;
+        }
     if (n >= e->grad.slot_cap) /* more stand-ins in one micro-batch than spans: a backward that never readies */
         return zero__efail(e, ZERO_MSG_ENGINE_GRAD_RING_FULL,
                            "zero_grad('%s'): %d spans have gradients not all ready\nHINT: call zero_grad_ready for "
                            "every tensor once its gradient is written",
                            zero__tname(e, t), n);
-    if (v >= 0) zero__span_found(e, e->grad.slot_span[v], t);
     if (!e->plan.gdirect) {
         e->grad.slot_mem_bytes[n] = (size_t)e->plan.span_padded[s] * e->plan.csize;
         if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, e->grad.slot_mem_bytes[n], &e->grad.slot_mem[n],
@@ -11501,7 +11508,6 @@ static zero_result zero__ring_standin(zero_engine *e, int s, int t, int *slot) {
     e->grad.slot_freed[n] = 0;
     e->grad.span_slot[s] = n;
     e->grad.n_slots++;
-    e->grad.replan = 1;
     *slot = n;
     return zero__slot_event(e, n);
 }
