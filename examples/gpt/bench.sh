@@ -15,6 +15,9 @@
 #   sh examples/gpt/bench.sh hybrid   every visible GPU (2 or more): GPT-2 XL, micro-batch 8, stages 2 and 3,
 #                                     mics_shard_size 1, N/2 (N >= 4) and N (flat): the step and the bytes
 #                                     each rank sent inside its group and across groups
+#   sh examples/gpt/bench.sh tied     GPT-2 XL stage 3 (one GPU and every visible GPU) and the seed's offload
+#                                     recipe, the tied embedding found by the engine against --grad-any-order
+#                                     (planned at create), each pair twice (~6 min on 2 GPUs)
 #   sh examples/gpt/bench.sh offload  one GPU: zero beside DeepSpeed (baseline/deepspeed_gpt.py) on the
 #                                     seed's offload recipe (GPT-2 XL, T 128, micro-batch 16, fp16,
 #                                     ZeRO-3 + optimizer and parameter offload to the CPU), ZeRO-2 +
@@ -355,6 +358,23 @@ hybrid) # hybrid sharding on every visible GPU: the groups' step and bytes besid
             printf '{"train_micro_batch_size_per_gpu":8,"zero_optimization":{"mics_shard_size":%d}}\n' "$g" >"$DIR/hybrid_g$g.json"
             run "hybrid_stage${s}_g$g" $G $XL --stage $s --config "$DIR/hybrid_g$g.json" --steps 12 --print-every 4 \
                 --metrics "$DIR/hybrid_stage${s}_g$g.jsonl"
+        done
+    done
+    ;;
+tied) # the tied embedding found by the engine (no flag) against --grad-any-order (planned at create): GPT-2 XL stage 3
+    # (T 1024, bf16, micro-batch 8) on one GPU and on every visible GPU, and the seed's offload recipe on one GPU; each
+    # pair run back to back, flag first, twice, so drift shows as a difference between the repeats
+    N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    SEED="--preset 1.5B --seq 128 --batch 16 --dtype fp16 --synthetic --stage 3 --offload-optimizer cpu --offload-param cpu"
+    for rep in 1 2; do
+        for how in flag found; do
+            f=$([ "$how" = flag ] && echo --grad-any-order)
+            CUDA_VISIBLE_DEVICES=0 run "tied_xl_1gpu_${how}_$rep" $G $XL --stage 3 --batch 8 --steps 12 --warmup 4 \
+                --print-every 4 $f --metrics "$DIR/tied_xl_1gpu_${how}_$rep.jsonl"
+            [ "$N" -ge 2 ] && run "tied_xl_${N}gpu_${how}_$rep" $G $XL --stage 3 --batch 8 --steps 12 --warmup 4 \
+                --print-every 4 $f --metrics "$DIR/tied_xl_${N}gpu_${how}_$rep.jsonl"
+            CUDA_VISIBLE_DEVICES=0 run "tied_seed_${how}_$rep" $G $SEED --steps 8 --warmup 3 --print-every 4 $f \
+                --metrics "$DIR/tied_seed_${how}_$rep.jsonl"
         done
     done
     ;;
