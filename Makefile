@@ -5,6 +5,10 @@
 #                   T=name runs one test file alone (make test T=test_engine; tests/README.md)
 #   make test-gpu   GPU tests (device machine); T=name likewise (make test-gpu T=gpu_engine). Without a
 #                   visible GPU it prints "no GPU visible" and exits 77 (automake's "skipped")
+#   make check-gpu  the GPU ledger's check (device machine, 6-7 minutes on one H100): build/gpt over stages 0-3 x
+#                   fp32/bf16/fp16 x offload on one and on every GPU, GPT-2 XL, hybrid sharding, hf_check.sh, the quick
+#                   GPU tests; one line per row, and with 0 failed a line appended to tests/gpu_ledger.tsv
+#                   (tests/check_gpu.sh; --dry-run there lists the rows). Exits 77 without a visible GPU
 #   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
 #   make fuzz-ckpt  libFuzzer on the checkpoint metadata reader (FUZZ_SECONDS)
 #   make fuzz-safetensors  libFuzzer on the safetensors reader (FUZZ_SECONDS)
@@ -38,7 +42,7 @@ NCCL_HOME ?= $(patsubst %/include/nccl.h,%,$(firstword $(wildcard \
 
 export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
-.PHONY: all test test-gpu run fuzz fuzz-ckpt fuzz-safetensors bench bench-cpu bench-offload install uninstall clean info
+.PHONY: all test test-gpu check-gpu run fuzz fuzz-ckpt fuzz-safetensors bench bench-cpu bench-offload install uninstall clean info
 
 HAVE_NVCC := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo 1)
 all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/zero_ckpt $(BUILD)/train_mlp \
@@ -139,6 +143,14 @@ test: info
 SANITIZER ?= $(firstword $(wildcard $(CUDA_HOME)/bin/compute-sanitizer) compute-sanitizer)
 test-gpu: info
 	@T="$(T)" BUILD=$(BUILD) SANITIZER=$(SANITIZER) sh tests/gpu.sh
+
+# The check a change to zero*.h, zero_cuda.cuh, examples/gpt/ or tests/gpu_*
+# lands with (docs/cuda.md, "make check-gpu"): the main job's matrix on every
+# visible GPU, its rows' logs in $(BUILD)/check_gpu/ (CHECK_GPU_DIR), and on
+# success one line in tests/gpu_ledger.tsv for the commit that ran.
+# CHECK_GPU_COMMIT names the commit where the tree has no git metadata (a copy).
+check-gpu: info
+	@BUILD=$(BUILD) CHECK_GPU_COMMIT="$(CHECK_GPU_COMMIT)" sh tests/check_gpu.sh
 
 # Benchmarks (device machine; docs/PERF.md has the figures): every
 # examples/bench/*.cu built like tests/gpu.sh builds its programs, then run:

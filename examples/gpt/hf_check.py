@@ -157,12 +157,15 @@ def cmd_compare(a):
     y = np.fromfile(a.b, dtype="<f4")
     if x.size != y.size or x.size == 0:
         sys.exit(f"compare: {a.a} has {x.size} values, {a.b} {y.size}")
+    # a NaN or an infinity on either side is no match: both results are inf then, whatever
+    # the finite values give (np.max of an array with a NaN is NaN, which compares false)
+    bad = int(np.count_nonzero(~np.isfinite(x))), int(np.count_nonzero(~np.isfinite(y)))
     d = np.abs(x.astype(np.float64) - y.astype(np.float64))
-    mx = float(np.max(np.abs(y)))
-    diff = float(np.max(d)) if np.all(np.isfinite(d)) else math.inf
-    rel = diff / mx if mx > 0 else math.inf
+    mx = float(np.max(np.abs(y))) if not bad[1] else math.inf
+    diff = float(np.max(d)) if not any(bad) else math.inf
+    rel = diff / mx if not any(bad) and mx > 0 else math.inf
     log(f"compare: {a.a} vs {a.b}: {x.size} values, max|a-b| {diff:.3e}, max|b| {mx:.4g}, "
-        f"max|a-b|/max|b| {rel:.3e}")
+        f"max|a-b|/max|b| {rel:.3e}" + (f" (not finite: {bad[0]} in a, {bad[1]} in b)" if any(bad) else ""))
     result("max_abs", diff)
     result("rel", rel)
 

@@ -4,7 +4,10 @@
 # numpy; no network). Every model is made here with random weights
 # (examples/gpt/hf_check.py make). Logs, models and a summary.tsv go to
 # OUTDIR (default build/hf_check); it ends with a table of the checks (name,
-# value, tolerance, PASS/FAIL) and exits non-zero on any FAIL.
+# value, tolerance, PASS/FAIL) and exits non-zero on any FAIL. A value that
+# is NaN, infinite or null (gpt's metrics write a non-finite number so) fails
+# its check, whatever the comparison said. GPT_BIN=path uses that build/gpt
+# instead of making one.
 #
 #   a. a small GPT-2 (L 2, C 128, H 2: head size 64, so fp16 / bf16 run the
 #      fused attention; P 256, V 50257), saved whole and sharded: gpt
@@ -36,35 +39,65 @@ OUT=${1:-build/hf_check}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1
 PY=${PYTHON:-python3}
 HF="$PY examples/gpt/hf_check.py"
-GPT=build/gpt
+GPT=${GPT_BIN:-build/gpt} # GPT_BIN: a build/gpt made elsewhere (tests/check_gpu.sh builds it first)
 export NCCL_NVLS_ENABLE=0 CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1
 SUM="$OUT/summary.tsv"
 : >"$SUM"
 T0=$(date +%s)
 
 say() { echo "== $*"; }
-# check NAME VALUE TOL OK(1/0): one row of the summary
+# check NAME VALUE TOL OK(1/0): one row of the summary. It passes only on
+# OK 1 and a VALUE that names no NaN, infinity or null, whatever computed OK:
+# a row whose own test let a NaN through still fails here.
 check() {
-    v=$(if [ "$4" = 1 ]; then echo PASS; else echo FAIL; fi)
+    v=FAIL
+    if [ "$4" = 1 ] && ! nonfinite "$2"; then v=PASS; fi
     printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$v" >>"$SUM"
     echo "   $1: $2 (tolerance $3) $v"
 }
+# nonfinite TEXT: true when TEXT holds nan, inf, infinity or null as a word
+# (printf's "-nan", Python's "inf", JSON's null for gpt's non-finite numbers)
+nonfinite() { echo "$1" | grep -Eiq '(^|[^a-z])[-+]?(nan|inf|infinity|null)([^a-z]|$)'; }
 info() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "-" "info" >>"$SUM"; echo "   $1: $2"; }
 # the value after "result: NAME" in a log (hf_check.py's lines)
 res() { sed -n "s/^result: $2 //p" "$1" | tail -n 1; }
 # gpt's eval loss (the JSONL's full precision): eval_loss METRICS before|after
 eval_loss() { sed -n "s/.*\"event\":\"eval\",\"when\":\"$2\".*\"loss\":\([^,]*\),.*/\1/p" "$1" | tail -n 1; }
-# awk: 1 when |a - b| <= tol (abs) or <= tol |b| (rel); 0 for anything unreadable
-within() { awk -v a="$1" -v b="$2" -v t="$3" -v m="$4" 'BEGIN {
-    if (a == "" || b == "" || a != a + 0 || b != b + 0) { print 0; exit }
-    d = a - b; if (d < 0) d = -d; s = b; if (s < 0) s = -s
-    print ((m == "abs" ? d <= t : d <= t * s) ? 1 : 0) }'; }
-diffof() { awk -v a="$1" -v b="$2" -v m="$3" 'BEGIN { if (a == "" || b == "") { print "none"; exit }
-    d = a - b; if (d < 0) d = -d; s = b < 0 ? -b : b; printf "%.3g", m == "abs" ? d : d / s }'; }
-le() { awk -v a="$1" -v t="$2" 'BEGIN { print (a != "" && a == a + 0 && a <= t) ? 1 : 0 }'; }
+# gpt's training losses (the JSONL's step lines), one a line; null where one was not finite
+step_losses() { sed -n 's/.*"event":"step",.*"loss":\([^,]*\),.*/\1/p' "$1"; }
+# The numbers: every comparison below goes through num_awk, whose fin(x)
+# accepts only the text of a finite decimal number. mawk (Debian's awk)
+# compares NaN as equal to, below and above everything (nan <= 3, nan >= 3
+# and nan == nan + 0 are all true), so no test may compare a value before
+# fin() has read its text: an input, and a difference computed from two
+# inputs (1e400 - 1e400 is NaN), are both checked.
+num_awk() { awk -v a="$1" -v b="$2" -v t="$3" -v m="$4" '
+    function fin(x) { x = x ""; return x ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
+    function abs(x) { return x < 0 ? -x : x }
+    BEGIN { '"$5"' }'; }
+# within A B TOL abs|rel: 1 when |a - b| <= tol (abs) or <= tol |b| (rel); 0 for anything not finite
+within() { num_awk "$1" "$2" "$3" "$4" 'if (!fin(a) || !fin(b) || !fin(t)) { print 0; exit }
+    d = abs(a - b); s = m == "abs" ? t : t * abs(b)
+    print (fin(d) && fin(s) && d <= s) ? 1 : 0'; }
+# diffof A B abs|rel: |a - b| or |a - b| / |b|, "none" for anything not finite
+diffof() { num_awk "$1" "$2" "" "$3" 'if (!fin(a) || !fin(b)) { print "none"; exit }
+    d = abs(a - b); if (m != "abs") { if (b == 0) { print "none"; exit } d = d / abs(b) }
+    if (fin(d)) printf "%.3g\n", d; else print "none"'; }
+# minus A B: a - b, "none" for anything not finite
+minus() { num_awk "$1" "$2" "" "" 'd = a - b; if (fin(a) && fin(b) && fin(d)) printf "%.4f\n", d; else print "none"'; }
+# le A T, ge A T: 1 when a <= t (a >= t) with both finite
+le() { num_awk "$1" "" "$2" "" 'print (fin(a) && fin(t) && a + 0 <= t + 0) ? 1 : 0'; }
+ge() { num_awk "$1" "" "$2" "" 'print (fin(a) && fin(t) && a + 0 >= t + 0) ? 1 : 0'; }
+# all_fin "X Y ...": 1 when there is at least one number and every one is finite
+all_fin() { num_awk "$1" "" "" "" 'n = split(a, v, " "); for (i = 1; i <= n; i++) if (!fin(v[i])) { print 0; exit }
+    print (n > 0 ? 1 : 0)'; }
 
-say "build/gpt (make build/gpt)"
-make --no-print-directory build/gpt >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; echo "hf_check: build/gpt did not build"; exit 1; }
+if [ -z "${GPT_BIN:-}" ]; then
+    say "build/gpt (make build/gpt)"
+    make --no-print-directory BUILD=build build/gpt >"$OUT/build.log" 2>&1 ||
+        { cat "$OUT/build.log"; echo "hf_check: build/gpt did not build"; exit 1; }
+fi
+[ -x "$GPT" ] || { echo "hf_check: $GPT is not there (GPT_BIN)"; exit 1; }
 nvidia-smi -L 2>/dev/null | head -n 1
 $PY -c 'import torch, transformers, safetensors; print("torch", torch.__version__, "| transformers", transformers.__version__, "| safetensors", safetensors.__version__)' || exit 1
 
@@ -147,8 +180,8 @@ rc=$?
 grep -E '^(eval loss|step|exported)' "$OUT/finetune.log"
 [ $rc -eq 0 ] || tail -n 5 "$OUT/finetune.log"
 B0=$(eval_loss "$OUT/finetune.jsonl" before) B1=$(eval_loss "$OUT/finetune.jsonl" after)
-drop=$(awk -v a="$B0" -v b="$B1" 'BEGIN { if (a == "" || b == "") print ""; else printf "%.4f", a - b }')
-check "b.eval_loss_drop" "${drop:-none} ($B0 -> $B1)" ">= 3" "$(awk -v d="$drop" 'BEGIN { print (d != "" && d >= 3) ? 1 : 0 }')"
+drop=$(minus "$B0" "$B1")
+check "b.eval_loss_drop" "$drop ($B0 -> $B1)" ">= 3" "$(ge "$drop" 3)"
 cp "$S/config.json" "$FT/config.json"
 $HF load-check "$FT" >"$OUT/load_check.log" 2>&1 && ok=1 || ok=0
 grep '^load-check' "$OUT/load_check.log"
@@ -180,7 +213,9 @@ grep -E '^(gpt:|eval loss|step|summary)' "$OUT/xl.log"
 X0=$(eval_loss "$OUT/xl.jsonl" before)
 check "c.xl_loss_fp16_vs_hf_rel" "$(diffof "$X0" "$HF_XL" rel)" 2e-3 "$(within "$X0" "$HF_XL" 2e-3 rel)"
 SUMLINE=$(grep '^summary:' "$OUT/xl.log" | tail -n 1)
-check "c.xl_trained" "exit $rc" "0" "$([ $rc -eq 0 ] && [ -n "$SUMLINE" ] && echo 1 || echo 0)"
+XL=$(step_losses "$OUT/xl.jsonl" | tr '\n' ' ')
+check "c.xl_trained" "exit $rc, losses ${XL:-none}" "exit 0, finite" \
+    "$([ $rc -eq 0 ] && [ -n "$SUMLINE" ] && [ "$(all_fin "$XL")" = 1 ] && echo 1 || echo 0)"
 info "c.xl_tokens_per_s" "$(echo "$SUMLINE" | sed -n 's/.*| \([0-9.]*\) tok\/s per GPU.*/\1/p')"
 info "c.xl_step_ms" "$(echo "$SUMLINE" | sed -n 's/.*median step \([0-9.]*\) ms.*/\1/p')"
 info "c.xl_gpu_gib" "$(echo "$SUMLINE" | sed -n 's/.*| GPU \([0-9.]*\) GiB.*/\1/p')"

@@ -1,0 +1,461 @@
+#!/bin/sh
+# tests/check_gpu.sh - what `make check-gpu` runs on a GPU machine: the main
+# job's matrix in one command, one line per row (PASS / FAIL / SKIP, the name,
+# the figure that decides it, the seconds it took), then a line for the
+# ledger and "N passed, N failed"; non-zero exit on any failure. 6 to 7
+# minutes on one H100 (docs/cuda.md, "make check-gpu" has the budget); every
+# visible GPU is used.
+#
+#   build    build/gpt, build/minimal_cuda (make), tests/gpu_engine.cu and
+#            tests/gpu_gpt.cu (nvcc as tests/gpu.sh builds them), in parallel
+#   gpt_*    build/gpt on a 2-layer GPT (C 128, 2 heads, T 128, batch 4, the
+#            byte vocabulary, the head tied to the embedding), 8 steps of this
+#            repository's docs: stages 0-3 x fp32 / bf16 / fp16 x (no offload;
+#            --offload-optimizer cpu at stages 1-3; both offloads at stage 3)
+#            x (one GPU; every visible GPU when there are 2 or more). A row
+#            passes when the program exits 0, all 8 losses are finite, the
+#            last is below the first and, within one dtype and GPU count, the
+#            final loss is stage 0's within a bound (relative, bound_of): the
+#            stages compute the same function and differ only in the order
+#            of their reductions and where Adam runs, so fp32 agrees to 1e-3
+#            and fp16 / bf16, whose rounding of those sums shows in the
+#            weights, to 2e-2.
+#   xl_*     GPT-2 XL's shape (1.48e9 parameters with the byte vocabulary) on
+#            one GPU, synthetic data: fp16 stage 3 with optimizer and
+#            parameters offloaded to the CPU (T 128, batch 16), and bf16
+#            stage 3 (T 1024, batch 8); each must train (exit 0, finite
+#            losses), and its row shows the median step time of gpt's
+#            summary line. Run alone, after everything else, so the times
+#            are the machine's.
+#   hybrid   stage 3 with zero_optimization.mics_shard_size 2 (a --config
+#            JSON in the log directory) on 4 GPUs, against the same config
+#            flat: the same bound as fp32 above, and bytes sent across the
+#            groups. Fewer than 4 GPUs: a SKIP line (counted neither way).
+#   hf_check sh examples/gpt/hf_check.sh, all of it (build/gpt against
+#            transformers; needs torch and transformers).
+#   tests    tests/gpu_engine and tests/gpu_gpt with ZERO_TEST_QUICK=1, run
+#            plainly (make test-gpu adds the sanitizers), and
+#            build/minimal_cuda: each passes on exit 0 and "N passed, 0 failed".
+#
+# Logs of each row go to build/check_gpu/ ($CHECK_GPU_DIR), its summary to
+# build/check_gpu/summary.txt. With 0 failed it appends a line to
+# tests/gpu_ledger.tsv (the columns are in that file's header): the commit is
+# git's HEAD, refused when a tracked file under zero*.h, zero_cuda*.cuh,
+# examples/ or tests/gpu_* differs from it; without git metadata (a copy of
+# the tree) the commit is $CHECK_GPU_COMMIT, and the line says so and carries
+# the files' fingerprint (sh tests/check_gpu.sh --fingerprint prints it; run
+# it at that commit to compare). With $OUT set (a device machine's results
+# folder), the ledger line, the summary and the logs are copied there too.
+#
+#   sh tests/check_gpu.sh                run it (make check-gpu)
+#   sh tests/check_gpu.sh --dry-run      print the rows and their commands, run nothing (no GPU needed;
+#                                        CHECK_GPU_NGPU=N plans for N GPUs)
+#   sh tests/check_gpu.sh --fingerprint  the sha256 of the files a ledger line vouches for
+#
+# Without a visible GPU (nvidia-smi lists none, or CUDA_VISIBLE_DEVICES is
+# set and empty) it says so and exits 77, as tests/gpu.sh does.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+MODE=run
+case "${1:-}" in
+"") ;;
+--dry-run) MODE=dry ;;
+--fingerprint) MODE=fingerprint ;;
+*)
+    echo "usage: sh tests/check_gpu.sh [--dry-run | --fingerprint]" >&2
+    exit 2
+    ;;
+esac
+
+# The files a ledger line vouches for (the ledger itself aside: it grows with
+# every line), as git lists them where it can (tracked files only), else as
+# they lie here.
+VOUCHED="zero*.h zero_cuda*.cuh examples tests/gpu_* tests/check_gpu.sh"
+vouched_files() {
+    if git rev-parse HEAD >/dev/null 2>&1; then
+        git ls-files -- 'zero*.h' 'zero_cuda*.cuh' examples 'tests/gpu_*' tests/check_gpu.sh ':!tests/gpu_ledger.tsv'
+    else
+        {
+            for f in zero*.h zero_cuda*.cuh tests/gpu_* tests/check_gpu.sh; do
+                [ -f "$f" ] && [ "$f" != tests/gpu_ledger.tsv ] && echo "$f"
+            done
+            find examples -type f ! -path '*/__pycache__/*' ! -name '*.pyc'
+        } | LC_ALL=C sort
+    fi
+}
+fingerprint() { vouched_files | while IFS= read -r f; do sha256sum "$f"; done | sha256sum | cut -c1-16; }
+if [ "$MODE" = fingerprint ]; then
+    echo "$(fingerprint)  ($(vouched_files | wc -l) files: $VOUCHED)"
+    exit 0
+fi
+
+if [ "$MODE" = run ] && { ! nvidia-smi -L 2>/dev/null | grep -q '^GPU' ||
+    { [ -n "${CUDA_VISIBLE_DEVICES+set}" ] && [ -z "$CUDA_VISIBLE_DEVICES" ]; }; }; then
+    echo "tests/check_gpu.sh: no GPU visible (nvidia-smi -L lists none, or CUDA_VISIBLE_DEVICES is empty): skipped (exit 77)"
+    exit 77
+fi
+
+B=${BUILD:-build}
+D=${CHECK_GPU_DIR:-$B/check_gpu}
+NVCC=${NVCC:-nvcc}
+GPU_ARCH=${GPU_ARCH:-sm_90}
+NCCL_HOME=${NCCL_HOME:-}
+GPT=$B/gpt
+HF_CHECK=${HF_CHECK:-sh examples/gpt/hf_check.sh} # a command line (word-split)
+LEDGER=tests/gpu_ledger.tsv
+export NCCL_NVLS_ENABLE=0
+
+# The bounds of the stage agreement (relative, on the final loss against
+# stage 0's of the same dtype and GPU count); see the top comment
+bound_of() {
+    case $1 in
+    fp32) echo 1e-3 ;;
+    *) echo 2e-2 ;; # bf16, fp16
+    esac
+}
+
+# The visible GPUs: CUDA_VISIBLE_DEVICES's list, else nvidia-smi's indices
+if [ "$MODE" = dry ]; then
+    n=${CHECK_GPU_NGPU:-1}
+    GPUS=$(i=0; while [ $i -lt "$n" ]; do printf '%s%d' "$([ $i -gt 0 ] && echo ,)" $i; i=$((i + 1)); done)
+elif [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+    GPUS=$CUDA_VISIBLE_DEVICES
+else
+    GPUS=$(nvidia-smi -L | sed -n 's/^GPU \([0-9]*\):.*/\1/p' | paste -sd, -)
+fi
+NGPU=$(echo "$GPUS" | tr ',' '\n' | grep -c .)
+GPU0=$(echo "$GPUS" | cut -d, -f1)
+GPU4=$(echo "$GPUS" | cut -d, -f1-4)
+if [ "$MODE" = dry ]; then
+    GPU_NAMES="(dry run) x $NGPU"
+else # "NVIDIA H100 80GB HBM3 x 1"; several kinds joined by ", "
+    GPU_NAMES=$({ nvidia-smi --query-gpu=name --format=csv,noheader -i "$GPUS" 2>/dev/null ||
+        nvidia-smi --query-gpu=name --format=csv,noheader | head -n "$NGPU"; } | sort | uniq -c |
+        awk '{ c = $1; sub(/^ *[0-9]+ /, ""); printf "%s%s x %d", (NR > 1 ? ", " : ""), $0, c }')
+fi
+
+# a fresh start: only what an earlier run wrote is removed (CHECK_GPU_DIR may name any folder)
+mkdir -p "$D" || exit 1
+rm -rf "$D/hf_check" "$D/minimal.ckpt"
+rm -f "$D"/*.log "$D"/*.jsonl "$D"/*.rc "$D"/*.s "$D"/rows_*.txt "$D"/summary.txt "$D"/data.txt "$D"/hybrid*.json
+SUMMARY=$D/summary.txt
+: >"$SUMMARY"
+pass=0 fail=0 skip=0
+T0=$(date +%s)
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f\n", b - a }'; }
+say() { echo "$*" | tee -a "$SUMMARY"; }
+# row VERDICT NAME FIGURE SECONDS: one line of the result; PASS and FAIL count, SKIP does not
+row() {
+    case $1 in
+    PASS) pass=$((pass + 1)) ;;
+    SKIP) skip=$((skip + 1)) ;;
+    *) fail=$((fail + 1)) ;;
+    esac
+    say "$(printf '%-4s  %-34s %6s s  %s' "$1" "$2" "$4" "$3")"
+}
+# limit SECONDS CMD...: CMD under a deadline (coreutils timeout, which signals
+# the whole process group: gpt's forked ranks too), so a hang costs a row, not the run
+if command -v timeout >/dev/null 2>&1; then
+    limit() { timeout -k 10 "$@"; }
+else
+    limit() { shift; "$@"; }
+fi
+# job NAME SECONDS CMD...: CMD (output in $D/NAME.log) under limit; its exit
+# status into NAME.rc and its seconds into NAME.s. In a dry run: the command.
+job() {
+    jn=$1 js=$2
+    shift 2
+    if [ "$MODE" = dry ]; then
+        echo "    $jn: $*"
+        return 0
+    fi
+    jt=$(now)
+    limit "$js" "$@" >"$D/$jn.log" 2>&1 </dev/null
+    echo $? >"$D/$jn.rc"
+    since "$jt" >"$D/$jn.s"
+}
+rc_of() { cat "$D/$1.rc" 2>/dev/null || echo none; }
+secs_of() { cat "$D/$1.s" 2>/dev/null || echo -; }
+
+# The numbers, read with awk. fin(x) accepts only the text of a finite
+# decimal number: mawk (Debian's awk) compares NaN as equal to, below and
+# above everything (nan < 3, nan > 3 and nan == nan + 0 are all true), so no
+# value is compared before fin() has read it, and a difference computed from
+# two (1e400 - 1e400 is NaN) is read again. gpt's metrics write a non-finite
+# number as null and name it in "nonfinite":[...], which counts too.
+AWK_FIN='function fin(x) { x = x ""; return x ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
+function abs(x) { return x < 0 ? -x : x }
+function field(line, key) { if (!match(line, "\"" key "\":[^,}]*")) return ""; return substr(line, RSTART + length(key) + 3, RLENGTH - length(key) - 3) }'
+# judge JSONL RC STEPS DROP REF BOUND LABEL: "PASS|FAIL<TAB>figure" for a
+# gpt run: exit 0, STEPS step lines, every loss finite; with DROP 1 the last
+# below the first; with REF (not "-"), the last within BOUND (relative) of
+# REF, the final loss of LABEL
+judge() {
+    jf=$1
+    [ -f "$jf" ] || jf=/dev/null
+    awk -v rc="$2" -v want="$3" -v drop="$4" -v ref="$5" -v bound="$6" -v label="$7" "$AWK_FIN"'
+    /"event":"step"/ { n++; v = field($0, "loss"); if (!fin(v)) bad++; if ($0 ~ /"nonfinite"/) nonfin++
+                       if (n == 1) first = v; last = v }
+    END {
+        why = ""
+        if (rc != "0") why = why "exit " rc "; "
+        if (n != want) why = why n + 0 " of " want " steps; "
+        if (bad || nonfin) why = why (bad > nonfin ? bad : nonfin) " losses not finite; "
+        fig = n ? "loss " first " -> " last : "no loss"
+        if (drop == 1 && fin(first) && fin(last) && !(last + 0 < first + 0)) why = why "no drop; "
+        if (ref != "-") {
+            if (!fin(ref)) why = why "no loss of " label " to compare; "
+            else if (fin(last)) {
+                d = abs(last - ref); r = (ref + 0 == 0) ? d : d / abs(ref)
+                fig = fig sprintf(", vs %s %.2g (bound %s)", label, r, bound)
+                if (!(fin(r) && fin(bound) && r <= bound + 0)) why = why "off " label "; "
+            }
+        }
+        printf "%s\t%s%s\n", (why == "" ? "PASS" : "FAIL"), fig, (why == "" ? "" : " [" substr(why, 1, length(why) - 2) "]")
+    }' "$jf"
+}
+last_loss() { [ -f "$1" ] && awk "$AWK_FIN"'/"event":"step"/ { v = field($0, "loss") } END { print v }' "$1"; }
+# counted NAME: a test program's verdict from its "N passed, N failed" line and exit status
+counted() {
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$D/$1.log" 2>/dev/null | tail -n 1)
+    f=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+    if [ "$(rc_of "$1")" = 0 ] && [ -n "$line" ] && [ "$f" = 0 ]; then v=PASS; else v=FAIL; fi
+    row $v "$1" "${line:-no result line}, exit $(rc_of "$1")" "$(secs_of "$1")"
+}
+
+say "check-gpu: $NGPU GPU(s): $GPU_NAMES; logs in $D"
+
+# ---- builds, in parallel ----
+NCCL_INC="" NCCL_LIB=""
+if [ -n "$NCCL_HOME" ]; then
+    NCCL_INC="-I$NCCL_HOME/include"
+    NCCL_LIB="-L$NCCL_HOME/lib -L$NCCL_HOME/lib64 -Xlinker -rpath=$NCCL_HOME/lib -Xlinker -rpath=$NCCL_HOME/lib64"
+fi
+TESTS="gpu_engine gpu_gpt"
+mkdir -p "$B/g"
+[ "$MODE" = dry ] && echo "builds:"
+job build_gpt 600 make --no-print-directory BUILD="$B" "$B/gpt" &
+pid_gpt=$!
+job build_minimal_cuda 600 make --no-print-directory BUILD="$B" "$B/minimal_cuda" &
+pids=$!
+for t in $TESTS; do
+    # shellcheck disable=SC2086 # the NCCL flags are several words
+    job "build_$t" 600 "$NVCC" -std=c++17 -O2 -lineinfo -arch="$GPU_ARCH" -I. $NCCL_INC -o "$B/g/$t" "tests/$t.cu" \
+        $NCCL_LIB -lnccl -lcublasLt -lcublas &
+    pids="$pids $!"
+done
+[ "$MODE" = dry ] && wait # the commands in order
+wait $pid_gpt
+built() { [ "$MODE" = dry ] || [ "$(rc_of "build_$1")" = 0 ]; }
+
+# ---- hf_check, in the background from here (the longest row, mostly Python and small runs) ----
+if built gpt; then
+    [ "$MODE" = dry ] && echo "hf_check (background):"
+    # shellcheck disable=SC2086 # HF_CHECK is a command line
+    job hf_check 600 env GPT_BIN="$GPT" $HF_CHECK "$D/hf_check" &
+    pid_hf=$!
+fi
+# shellcheck disable=SC2086
+wait $pids
+for n in gpt minimal_cuda $TESTS; do
+    [ "$MODE" = dry ] && continue
+    if built "$n"; then row PASS "build_$n" "built" "$(secs_of "build_$n")"
+    else row FAIL "build_$n" "$(tail -n 1 "$D/build_$n.log" 2>/dev/null)" "$(secs_of "build_$n")"; fi
+done
+
+# ---- the matrix (one lane on one GPU, several at once; one lane on every GPU), the tests beside ----
+# the tokens: this repository's prose, copied once so that every row reads the same bytes
+cat README.md docs/*.md >"$D/data.txt"
+SMALL="--layers 2 --dim 128 --heads 2 --seq 128 --batch 4 --steps 8 --warmup 8 --print-every 1 --seed 7 --lr 2e-3"
+SMALL="$SMALL --data $D/data.txt"
+# rows of one GPU count: NAME ARGS (the offload spelled into the name)
+matrix_rows() {
+    for dt in fp32 bf16 fp16; do
+        for st in 0 1 2 3; do
+            echo "gpt_$1_${dt}_s$st --dtype $dt --stage $st"
+            [ $st -ge 1 ] && echo "gpt_$1_${dt}_s${st}_optcpu --dtype $dt --stage $st --offload-optimizer cpu"
+            [ $st = 3 ] && echo "gpt_$1_${dt}_s3_optcpu_paramcpu --dtype $dt --stage 3 --offload-optimizer cpu --offload-param cpu"
+        done
+    done
+}
+# gpt_job NAME GPUS SECONDS ARGS...: one run of build/gpt on the GPUs listed
+gpt_job() {
+    gn=$1 gg=$2 gs=$3
+    shift 3
+    job "$gn" "$gs" env CUDA_VISIBLE_DEVICES="$gg" ZERO_TIMEOUT_S=120 "$GPT" "$@" --metrics "$D/$gn.jsonl"
+}
+PAR=4 # runs at once in the one-GPU lane: the model is tiny, the runs are mostly start-up
+lane_one() {
+    k=0 lp=""
+    while read -r name args; do
+        # shellcheck disable=SC2086
+        if [ "$MODE" = dry ]; then gpt_job "$name" "$GPU0" 180 $SMALL $args; continue; fi
+        # shellcheck disable=SC2086
+        gpt_job "$name" "$GPU0" 180 $SMALL $args &
+        lp="$lp $!" k=$((k + 1))
+        if [ $k -ge $PAR ]; then
+            # shellcheck disable=SC2086
+            wait $lp
+            k=0 lp=""
+        fi
+    done <"$D/rows_1gpu.txt"
+    # shellcheck disable=SC2086
+    wait $lp
+}
+HYB=$D/hybrid.json FLAT=$D/hybrid_flat.json
+printf '{"zero_optimization": {"stage": 3, "mics_shard_size": 2}}\n' >"$HYB"
+printf '{"zero_optimization": {"stage": 3, "mics_shard_size": -1}}\n' >"$FLAT"
+lane_all() { # one at a time: each uses every GPU
+    while read -r name args; do
+        # shellcheck disable=SC2086
+        gpt_job "$name" "$GPUS" 180 $SMALL $args
+    done <"$D/rows_all.txt"
+    if [ "$NGPU" -ge 4 ]; then
+        # shellcheck disable=SC2086
+        gpt_job hybrid_flat "$GPU4" 180 $SMALL --dtype fp32 --config "$FLAT"
+        # shellcheck disable=SC2086
+        gpt_job hybrid_s3_G2 "$GPU4" 180 $SMALL --dtype fp32 --config "$HYB"
+    fi
+}
+lane_tests() {
+    built gpu_engine && job gpu_engine 300 env ZERO_TEST_QUICK=1 "$B/g/gpu_engine"
+    built gpu_gpt && job gpu_gpt 300 env CUDA_VISIBLE_DEVICES="$GPU0" ZERO_TEST_QUICK=1 "$B/g/gpu_gpt"
+    rm -rf "$D/minimal.ckpt" && mkdir -p "$D/minimal.ckpt"
+    built minimal_cuda && job minimal_cuda 120 "$B/minimal_cuda" "$D/minimal.ckpt"
+}
+# the rows of each lane, written before either starts
+matrix_rows 1gpu >"$D/rows_1gpu.txt"
+: >"$D/rows_all.txt"
+[ "$NGPU" -ge 2 ] && matrix_rows "${NGPU}gpu" >"$D/rows_all.txt"
+if built gpt; then
+    [ "$MODE" = dry ] && echo "the matrix, one GPU ($PAR at once):"
+    lane_one &
+    l1=$!
+    if [ "$MODE" = dry ]; then wait $l1; echo "the matrix, every GPU (one at a time):"; fi
+    # the tests after the every-GPU runs, not beside them (two NCCL jobs on one set of GPUs)
+    { lane_all; [ "$MODE" = dry ] && echo "tests:"; lane_tests; } &
+    wait $l1 $!
+else
+    lane_tests
+fi
+
+# the verdicts, stage 0 of each dtype and GPU count first (the others compare with it)
+for rows in "$D/rows_1gpu.txt" "$D/rows_all.txt"; do
+    while read -r name args; do
+        g=$(echo "$name" | cut -d_ -f2)
+        dt=$(echo "$name" | cut -d_ -f3)
+        [ "$MODE" = dry ] && continue
+        ref=- bound=-
+        case $name in
+        *_s0) ;;
+        *)
+            ref=$(last_loss "$D/gpt_${g}_${dt}_s0.jsonl")
+            ref=${ref:-none}
+            bound=$(bound_of "$dt")
+            ;;
+        esac
+        v=$(judge "$D/$name.jsonl" "$(rc_of "$name")" 8 1 "$ref" "$bound" "stage 0")
+        row "${v%%	*}" "$name" "${v#*	}" "$(secs_of "$name")"
+    done <"$rows"
+done
+if [ "$MODE" = run ]; then
+    if [ "$NGPU" -ge 4 ]; then
+        ref=$(last_loss "$D/hybrid_flat.jsonl")
+        v=$(judge "$D/hybrid_s3_G2.jsonl" "$(rc_of hybrid_s3_G2)" 8 1 "${ref:-none}" "$(bound_of fp32)" flat)
+        # the bytes rank 0 sent across the groups in the last step: none would mean no hybrid at all
+        x=$(awk "$AWK_FIN"'/"event":"comm"/ { g = field($0, "mics_shard_size"); r = field($0, "replica_bytes") }
+            END { print ((g == "2" && fin(r) && r + 0 > 0) ? "ok" : "bad") "\t" r + 0 " B across groups" }' \
+            "$D/hybrid_s3_G2.jsonl" 2>/dev/null)
+        case $x in ok*) ;; *) v="FAIL	${v#*	} [mics_shard_size 2 not seen in the comm line]" ;; esac
+        fv=$(judge "$D/hybrid_flat.jsonl" "$(rc_of hybrid_flat)" 8 1 - - -)
+        case $fv in PASS*) ;; *) v="FAIL	${v#*	} [the flat twin: ${fv#*	}]" ;; esac
+        row "${v%%	*}" "hybrid_s3_G2_fp32_4gpu" "${v#*	}, ${x#*	}" \
+            "$(awk -v a="$(secs_of hybrid_flat)" -v b="$(secs_of hybrid_s3_G2)" 'BEGIN { printf "%.1f", a + b }')"
+    else
+        row SKIP "hybrid_s3_G2" "needs 4 GPUs, $NGPU visible" -
+    fi
+    for t in $TESTS minimal_cuda; do built "$t" && counted "$t"; done
+fi
+
+# ---- hf_check's result ----
+if built gpt; then
+    wait "$pid_hf"
+    if [ "$MODE" = run ]; then
+        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$D/hf_check.log" | tail -n 1)
+        if [ "$(rc_of hf_check)" = 0 ] && echo "$line" | grep -q ' 0 failed$'; then v=PASS; else
+            v=FAIL
+            grep 'FAIL$' "$D/hf_check.log" | sed 's/^/      /' | tee -a "$SUMMARY"
+        fi
+        row $v hf_check "${line:-no result line}, exit $(rc_of hf_check)" "$(secs_of hf_check)"
+    fi
+fi
+
+# ---- GPT-2 XL, alone on one GPU ----
+# xl_row NAME: exit 0, every loss finite (no drop asked: a few steps from a
+# random start, fp16's first steps may be skipped), the median step time read
+# from the metrics' end line
+xl_row() {
+    v=$(judge "$D/$1.jsonl" "$(rc_of "$1")" "$2" 0 - - -)
+    x=$(awk "$AWK_FIN"'/"event":"end"/ { m = field($0, "median_step_ms"); t = field($0, "tokens_per_s_per_gpu")
+                                          g = field($0, "gpu_peak_gib"); h = field($0, "host_peak_gib") }
+        END { if (fin(m) && m + 0 > 0) printf "ok\tmedian step %s ms, %s tok/s, GPU %s GiB, host %s GiB\n", m, t, g, h
+              else print "bad\tno step time" }' "$D/$1.jsonl" 2>/dev/null)
+    case $x in ok*) ;; *) v="FAIL	${v#*	}" ;; esac
+    row "${v%%	*}" "$1" "${x#*	}, ${v#*	}" "$(secs_of "$1")"
+}
+if built gpt; then
+    [ "$MODE" = dry ] && echo "GPT-2 XL, one GPU, alone:"
+    # the seed's recipe: 1.48e9 parameters loaded into pinned host memory; 5 steps, 2 of warm-up
+    gpt_job xl_fp16_s3_offload "$GPU0" 300 --preset 1.5B --synthetic --dtype fp16 --stage 3 --offload-optimizer cpu \
+        --offload-param cpu --seq 128 --batch 16 --steps 5 --warmup 2 --print-every 1 --seed 7
+    gpt_job xl_bf16_s3_T1024 "$GPU0" 300 --preset 1.5B --synthetic --dtype bf16 --stage 3 --seq 1024 --batch 8 \
+        --steps 6 --warmup 2 --print-every 1 --seed 7
+    if [ "$MODE" = run ]; then
+        xl_row xl_fp16_s3_offload 5
+        xl_row xl_bf16_s3_T1024 6
+    fi
+fi
+[ "$MODE" = dry ] && exit 0
+
+# ---- the ledger ----
+wall=$(($(date +%s) - T0))
+result="$pass passed, $fail failed"
+say "check-gpu: $result ($skip skipped), $wall s on $GPU_NAMES"
+if commit=$(git rev-parse HEAD 2>/dev/null); then
+    how="git HEAD"
+    dirty=$(git status --porcelain --untracked-files=no -- 'zero*.h' 'zero_cuda*.cuh' examples 'tests/gpu_*' \
+        tests/check_gpu.sh ':!tests/gpu_ledger.tsv' 2>/dev/null)
+    [ -n "${CHECK_GPU_COMMIT:-}" ] && [ "$CHECK_GPU_COMMIT" != "$commit" ] &&
+        say "check-gpu: CHECK_GPU_COMMIT $CHECK_GPU_COMMIT is not HEAD ($commit): git's HEAD is used"
+else
+    commit=${CHECK_GPU_COMMIT:-} dirty=""
+    how="CHECK_GPU_COMMIT, no git metadata here; files $(fingerprint)"
+    say "check-gpu: no git metadata here: the commit is CHECK_GPU_COMMIT (${commit:-unset}), not checked against" \
+        "these files; their fingerprint is $(fingerprint) (sh tests/check_gpu.sh --fingerprint at that commit must print it)"
+fi
+line=$(printf '%s\t%s\t%s\t%s\t%s\t%s' "$commit" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$GPU_NAMES" "$result" "$wall" "$how")
+if [ "$fail" -ne 0 ]; then
+    say "ledger: not appended ($fail failed)"
+elif ! echo "$commit" | grep -Eq '^[0-9a-f]{40}$'; then
+    say "ledger: not appended: no commit (no git metadata and CHECK_GPU_COMMIT is '${commit}', not 40 hex digits)"
+elif [ -n "$dirty" ]; then
+    say "ledger: not appended: these tracked files differ from $commit, so the line would vouch for a commit that was not run:"
+    echo "$dirty" | sed 's/^/      /' | tee -a "$SUMMARY"
+else
+    printf '%s\n' "$line" >>"$LEDGER"
+    say "ledger: appended to $LEDGER: $line"
+    if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+        printf '%s\n' "$line" >"$OUT/gpu_ledger_line.tsv"
+        say "ledger: the line is also in \$OUT/gpu_ledger_line.tsv (append it to $LEDGER where the commit lives)"
+    fi
+fi
+if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then # the summary and the small logs come back with the results
+    cp "$SUMMARY" "$OUT/check_gpu_summary.txt"
+    (cd "$D" && find . -type f \( -name '*.log' -o -name '*.jsonl' -o -name '*.tsv' -o -name '*.json' \) -size -4M |
+        tar czf "$OUT/check_gpu_logs.tgz" -T -) 2>/dev/null
+fi
+say "$result"
+[ "$fail" -eq 0 ]
