@@ -17,7 +17,7 @@
 #                                     each rank sent inside its group and across groups
 #   sh examples/gpt/bench.sh tied     GPT-2 XL stage 3 (one GPU and every visible GPU) and the seed's offload
 #                                     recipe, the tied embedding found by the engine against --grad-any-order
-#                                     (planned at create), each pair twice (~6 min on 2 GPUs)
+#                                     (planned at create), each pair REPS times (default 1: ~3 min on 2 GPUs)
 #   sh examples/gpt/bench.sh offload  one GPU: zero beside DeepSpeed (baseline/deepspeed_gpt.py) on the
 #                                     seed's offload recipe (GPT-2 XL, T 128, micro-batch 16, fp16,
 #                                     ZeRO-3 + optimizer and parameter offload to the CPU), ZeRO-2 +
@@ -363,10 +363,10 @@ hybrid) # hybrid sharding on every visible GPU: the groups' step and bytes besid
     ;;
 tied) # the tied embedding found by the engine (no flag) against --grad-any-order (planned at create): GPT-2 XL stage 3
     # (T 1024, bf16, micro-batch 8) on one GPU and on every visible GPU, and the seed's offload recipe on one GPU; each
-    # pair run back to back, flag first, twice, so drift shows as a difference between the repeats
+    # pair run back to back, flag first, REPS times (default 1; 2 shows drift as a difference between the repeats)
     N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     SEED="--preset 1.5B --seq 128 --batch 16 --dtype fp16 --synthetic --stage 3 --offload-optimizer cpu --offload-param cpu"
-    for rep in 1 2; do
+    for rep in $(seq 1 "${REPS:-1}"); do
         for how in flag found; do
             f=$([ "$how" = flag ] && echo --grad-any-order)
             CUDA_VISIBLE_DEVICES=0 run "tied_xl_1gpu_${how}_$rep" $G $XL --stage 3 --batch 8 --steps 12 --warmup 4 \
