@@ -92,7 +92,8 @@ $(BUILD)/minimal_cuda: examples/minimal.cu $(HEADERS)
 	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl
 
 # examples/gpt: GPT-2 on GPUs (docs/gpt.md), built whenever nvcc is there.
-GPT_SRC := examples/gpt/gpt.cu examples/tool_args.h examples/gpt/gpt_cuda.cuh examples/gpt/gpt_attn.cuh examples/gpt/gpt_model.h examples/example_hash.h \
+GPT_SRC := examples/gpt/gpt.cu examples/tool_args.h examples/gpt/gpt_cuda.cuh examples/gpt/gpt_attn.cuh examples/gpt/gpt_model.h \
+           examples/gpt/gpt_wire.h examples/example_hash.h \
            examples/example_dtype.cuh
 $(BUILD)/gpt: $(GPT_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
@@ -228,7 +229,7 @@ bench-offload: info $(BUILD)/bench/bench_offload
 #   build/bench/bench_attn [--reps N] [--check-only]
 #   python3 examples/bench/bench_attn_torch.py   PyTorch's SDPA on the same shapes
 $(BUILD)/bench/bench_attn: examples/bench/bench_attn.cu examples/bench/bench.cuh examples/gpt/gpt_cuda.cuh \
-		examples/gpt/gpt_attn.cuh examples/gpt/gpt_model.h examples/example_dtype.cuh $(HEADERS)
+		examples/gpt/gpt_attn.cuh examples/gpt/gpt_model.h examples/gpt/gpt_wire.h examples/example_dtype.cuh $(HEADERS)
 	@mkdir -p $(BUILD)/bench
 	$(NVCC) -std=c++17 -O3 -lineinfo -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl -lcublasLt -lcublas
 

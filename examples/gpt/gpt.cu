@@ -47,6 +47,7 @@ typedef struct options {
     zero_dtype dtype;
     int offload_opt, offload_param; /* -1: as the config says */
     int no_overlap;                 /* --no-overlap-cpu-step */
+    int grad_any_order;             /* --grad-any-order: ZERO_TENSOR_GRAD_ANY_ORDER on wte */
     double lr, peak_tflops, attn_mib;
     uint64_t seed;
 } options;
@@ -79,6 +80,9 @@ static void usage(void) {
            "  --recompute                    activation checkpointing per block\n"
            "  --no-overlap-cpu-step          stage 3 with both offloads to the CPU: the whole CPU Adam in zero_step\n"
            "                                 (cfg.overlap_cpu_step = 0), not beside the next forward\n"
+           "  --grad-any-order               mark wte ZERO_TENSOR_GRAD_ANY_ORDER: stages 2-3 plan its gradient\n"
+           "                                 buffer at create instead of finding the tied embedding in the first\n"
+           "                                 micro-batch (the same training; for comparing speed)\n"
            "  --tf32                         TF32 tensor cores for fp32 GEMMs\n"
            "  --attn-mib N                   scratch cap for unfused attention and the head's logits (default 1024)\n"
            "  --no-lt                        cuBLAS and separate bias / GELU / bias-gradient kernels, not cuBLASLt's\n"
@@ -172,6 +176,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--find-max-batch")) o->find_max = 1, used = 0;
         else if (!strcmp(a, "--tf32")) o->tf32 = 1, used = 0;
         else if (!strcmp(a, "--no-overlap-cpu-step")) o->no_overlap = 1, used = 0;
+        else if (!strcmp(a, "--grad-any-order")) o->grad_any_order = 1, used = 0;
         else if (!strcmp(a, "--no-flash")) o->no_flash = 1, used = 0;
         else if (!strcmp(a, "--no-lt")) o->no_lt = 1, used = 0;
         else if (!strcmp(a, "--quiet")) o->quiet = 1, used = 0;
@@ -420,6 +425,50 @@ static zero_result losses_to_host(const world_ctx *w, zero_event *ev, const floa
 
 static const char *offload_name(int d) { return d == ZERO_OFFLOAD_CPU ? "cpu" : d == ZERO_OFFLOAD_NVME ? "nvme" : "none"; }
 
+/* One JSON line of --metrics (rank 0). Every floating-point number goes
+   through put(): NaN and inf are not JSON (Python's json, jq and the plots'
+   readers reject a bare nan), so such a value is written as null and its key
+   named in "nonfinite":[...] at the end of the line, which tells a diverged
+   loss from a field that is missing. Strings are the program's own names
+   (nothing to escape). */
+struct metrics_line {
+    FILE *f;
+    std::string bad; /* "loss","grad_norm": the keys written as null */
+    metrics_line(FILE *file, const char *event) : f(file) { fprintf(f, "{\"event\":\"%s\"", event); }
+    void put(const char *key, const char *fmt, double v) {
+        if (std::isfinite(v)) {
+            fprintf(f, fmt, v);
+            return;
+        }
+        fputs("null", f);
+        std::string k = std::string("\"") + key + "\"";
+        if (bad.find(k) == std::string::npos) bad += (bad.empty() ? "" : ",") + k;
+    }
+    void num(const char *key, const char *fmt, double v) {
+        fprintf(f, ",\"%s\":", key);
+        put(key, fmt, v);
+    }
+    void nums(const char *key, const char *fmt, const double *v, int n) {
+        fprintf(f, ",\"%s\":[", key);
+        for (int i = 0; i < n; i++) {
+            if (i) fputc(',', f);
+            put(key, fmt, v[i]);
+        }
+        fputc(']', f);
+    }
+    void i64(const char *key, long long v) { fprintf(f, ",\"%s\":%lld", key, v); }
+    void i64s(const char *key, const int64_t *v, int n) {
+        fprintf(f, ",\"%s\":[", key);
+        for (int i = 0; i < n; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)v[i]);
+        fputc(']', f);
+    }
+    void str(const char *key, const char *v) { fprintf(f, ",\"%s\":\"%s\"", key, v); }
+    void end() {
+        if (!bad.empty()) fprintf(f, ",\"nonfinite\":[%s]", bad.c_str());
+        fputs("}\n", f);
+    }
+};
+
 typedef struct run_state {
     const options *o;
     const world_ctx *w;
@@ -469,15 +518,22 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
            "median step %.1f ms = %.2fx the floor\n",
            f.schedule, f.copy_ms[ZERO_XFER_FORWARD], f.copy_ms[ZERO_XFER_BACKWARD], f.copy_ms[ZERO_XFER_STEP], f.adam_ms,
            f.floor_ms, med_ms, f.floor_ms > 0 ? med_ms / f.floor_ms : 0.0);
-    if (s->jsonl)
-        fprintf(s->jsonl,
-                "{\"event\":\"floor\",\"schedule\":\"%s\",\"floor_ms\":%.3f,\"median_step_ms\":%.3f,\"copy_ms\":[%.3f,%.3f,%.3f],"
-                "\"adam_ms\":%.3f,\"bytes_to_device\":[%lld,%lld,%lld],\"bytes_to_host\":[%lld,%lld,%lld],"
-                "\"cpu_adam_bytes\":%lld,\"h2d_gbps\":%.3f,\"d2h_gbps\":%.3f,\"duplex_gbps\":%.3f,\"host_gbps\":%.3f}\n",
-                f.schedule, f.floor_ms, med_ms, f.copy_ms[0], f.copy_ms[1], f.copy_ms[2], f.adam_ms,
-                (long long)in->bytes_to_device[0], (long long)in->bytes_to_device[1], (long long)in->bytes_to_device[2],
-                (long long)in->bytes_to_host[0], (long long)in->bytes_to_host[1], (long long)in->bytes_to_host[2],
-                (long long)in->cpu_adam_bytes, bw.h2d / gb, bw.d2h / gb, bw.duplex / gb, bw.host / gb);
+    if (s->jsonl) {
+        metrics_line m(s->jsonl, "floor");
+        m.str("schedule", f.schedule);
+        m.num("floor_ms", "%.3f", f.floor_ms);
+        m.num("median_step_ms", "%.3f", med_ms);
+        m.nums("copy_ms", "%.3f", f.copy_ms, 3);
+        m.num("adam_ms", "%.3f", f.adam_ms);
+        m.i64s("bytes_to_device", in->bytes_to_device, 3);
+        m.i64s("bytes_to_host", in->bytes_to_host, 3);
+        m.i64("cpu_adam_bytes", in->cpu_adam_bytes);
+        m.num("h2d_gbps", "%.3f", bw.h2d / gb);
+        m.num("d2h_gbps", "%.3f", bw.d2h / gb);
+        m.num("duplex_gbps", "%.3f", bw.duplex / gb);
+        m.num("host_gbps", "%.3f", bw.host / gb);
+        m.end();
+    }
 }
 
 /* steps [first, first + n) of training at micro-batch B (the timed run, or
@@ -557,14 +613,23 @@ static zero_result train(const run_state *s, zero_engine *e, gpt_acts<T> *a, int
                        "GPU %.1f GiB | host %.1f GiB | skipped %lld | scale %g | grad norm %.3f\n",
                        step + 1, window_loss / window_n, info.lr, tok_s, tflops, mfu * 100, window_ms / window_n,
                        gmem, hmem, (long long)info.skipped_steps, info.next_loss_scale, info.grad_norm);
-            if (s->jsonl)
-                fprintf(s->jsonl,
-                        "{\"event\":\"step\",\"step\":%d,\"loss\":%.6f,\"lr\":%.6e,\"loss_scale\":%g,\"skipped\":%lld,"
-                        "\"grad_norm\":%.6g,\"step_ms\":%.3f,\"tokens_per_s\":%.1f,\"tokens_per_s_per_gpu\":%.1f,"
-                        "\"tflops_per_gpu\":%.2f,\"mfu\":%.4f,\"gpu_mem_gib\":%.3f,\"host_rss_gib\":%.3f}\n",
-                        step + 1, window_loss / window_n, info.lr, info.next_loss_scale,
-                        (long long)info.skipped_steps, info.grad_norm, window_ms / window_n, tok_s,
-                        tok_s / w->world, tflops, mfu, gmem, hmem);
+            if (s->jsonl) {
+                metrics_line m(s->jsonl, "step");
+                m.i64("step", step + 1);
+                m.num("loss", "%.6f", window_loss / window_n);
+                m.num("lr", "%.6e", info.lr);
+                m.num("loss_scale", "%g", info.next_loss_scale);
+                m.i64("skipped", (long long)info.skipped_steps);
+                m.num("grad_norm", "%.6g", info.grad_norm);
+                m.num("step_ms", "%.3f", window_ms / window_n);
+                m.num("tokens_per_s", "%.1f", tok_s);
+                m.num("tokens_per_s_per_gpu", "%.1f", tok_s / w->world);
+                m.num("tflops_per_gpu", "%.2f", tflops);
+                m.num("mfu", "%.4f", mfu);
+                m.num("gpu_mem_gib", "%.3f", gmem);
+                m.num("host_rss_gib", "%.3f", hmem);
+                m.end();
+            }
         }
         window_ms = window_loss = 0;
         window_n = 0;
@@ -688,11 +753,16 @@ static int run_eval(const run_state *s, zero_engine *e, const char *when, const 
     if (w->rank == 0) {
         printf("eval loss %.9f (%s training, %d x %d tokens)\n", mean, when, B, T_);
         if (logits_path) printf("eval logits: %s, float32 [%d, %d, %d]\n", logits_path, B, T_, V);
-        if (s->jsonl)
-            fprintf(s->jsonl,
-                    "{\"event\":\"eval\",\"when\":\"%s\",\"step\":%lld,\"loss\":%.17g,\"batch\":%d,\"seq\":%d,"
-                    "\"vocab\":%d}\n",
-                    when, (long long)zero_global_steps(e), mean, B, T_, V);
+        if (s->jsonl) {
+            metrics_line m(s->jsonl, "eval");
+            m.str("when", when);
+            m.i64("step", (long long)zero_global_steps(e));
+            m.num("loss", "%.17g", mean);
+            m.i64("batch", B);
+            m.i64("seq", T_);
+            m.i64("vocab", V);
+            m.end();
+        }
     }
     return 0;
 }
@@ -746,7 +816,11 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
         B = lo;
         if (w->rank == 0) {
             printf("find-max-batch: the largest micro-batch is %d\n", B);
-            if (s->jsonl) fprintf(s->jsonl, "{\"event\":\"max_batch\",\"batch\":%d}\n", B);
+            if (s->jsonl) {
+                metrics_line m(s->jsonl, "max_batch");
+                m.i64("batch", B);
+                m.end();
+            }
         }
     }
     if (gpt_acts_alloc<T>(&a, &o->d, B, o->recompute, !o->no_flash, attn, w->blas, &err) != ZERO_OK) {
@@ -790,24 +864,35 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
                                                                                                      : ZERO_DTYPE_FP32),
                (int)s->cfg->zero_optimization.stage, w->world, w->world == 1 ? "" : "s", B, o->d.seq, gas, med,
                step_ms.size(), tok, tf, mfu * 100, gpt_attention_flop_share(&o->d) * 100, gmem, host_gib("VmHWM:"));
-        if (s->jsonl)
-            fprintf(s->jsonl,
-                    "{\"event\":\"end\",\"batch\":%d,\"median_step_ms\":%.3f,\"timed_steps\":%zu,\"tokens_per_s_per_gpu\":"
-                    "%.1f,\"tflops_per_gpu\":%.2f,\"mfu\":%.4f,\"gpu_peak_gib\":%.3f,\"engine_gib\":%.3f,"
-                    "\"activations_gib\":%.3f,\"host_peak_gib\":%.3f,\"attention_flop_share\":%.4f}\n",
-                    B, med, step_ms.size(), tok, tf, mfu, gmem, engine_gib, a.bytes / 1073741824.0, host_gib("VmHWM:"),
-                    gpt_attention_flop_share(&o->d));
+        if (s->jsonl) {
+            metrics_line m(s->jsonl, "end");
+            m.i64("batch", B);
+            m.num("median_step_ms", "%.3f", med);
+            m.i64("timed_steps", (long long)step_ms.size());
+            m.num("tokens_per_s_per_gpu", "%.1f", tok);
+            m.num("tflops_per_gpu", "%.2f", tf);
+            m.num("mfu", "%.4f", mfu);
+            m.num("gpu_peak_gib", "%.3f", gmem);
+            m.num("engine_gib", "%.3f", engine_gib);
+            m.num("activations_gib", "%.3f", a.bytes / 1073741824.0);
+            m.num("host_peak_gib", "%.3f", host_gib("VmHWM:"));
+            m.num("attention_flop_share", "%.4f", gpt_attention_flop_share(&o->d));
+            m.end();
+        }
         if (w->world > 1 && s->last) { /* what rank 0's collectives sent in the last step, per kind of group */
             const zero_step_info *in = s->last;
             printf("comm: bytes sent per step by rank 0: world %.3f GB | inside its shard group %.3f GB | across groups "
                    "%.3f GB (mics_shard_size %lld)\n",
                    in->comm_bytes[ZERO_GROUP_WORLD] / 1e9, in->comm_bytes[ZERO_GROUP_SHARD] / 1e9,
                    in->comm_bytes[ZERO_GROUP_REPLICA] / 1e9, (long long)s->cfg->zero_optimization.mics_shard_size);
-            if (s->jsonl)
-                fprintf(s->jsonl, "{\"event\":\"comm\",\"world_bytes\":%lld,\"shard_bytes\":%lld,\"replica_bytes\":%lld,"
-                                  "\"mics_shard_size\":%lld}\n",
-                        (long long)in->comm_bytes[ZERO_GROUP_WORLD], (long long)in->comm_bytes[ZERO_GROUP_SHARD],
-                        (long long)in->comm_bytes[ZERO_GROUP_REPLICA], (long long)s->cfg->zero_optimization.mics_shard_size);
+            if (s->jsonl) {
+                metrics_line m(s->jsonl, "comm");
+                m.i64("world_bytes", (long long)in->comm_bytes[ZERO_GROUP_WORLD]);
+                m.i64("shard_bytes", (long long)in->comm_bytes[ZERO_GROUP_SHARD]);
+                m.i64("replica_bytes", (long long)in->comm_bytes[ZERO_GROUP_REPLICA]);
+                m.i64("mics_shard_size", (long long)s->cfg->zero_optimization.mics_shard_size);
+                m.end();
+            }
         }
     }
     gpt_acts_free<T>(&a);
@@ -893,7 +978,7 @@ int main(int argc, char **argv) {
     hf_names hn;
     gpt_tokens data, evtok;
     std::vector<zero_tensor> ts;
-    std::vector<std::string> names;
+    std::vector<gpt_wire_name> names;
     init_ctx ic;
     run_state s;
     zero_step_info last_info;
@@ -964,20 +1049,7 @@ int main(int argc, char **argv) {
     ic.pool = w.pool;
     names.resize(gpt_n_tensors(&o.d));
     ts.resize(gpt_n_tensors(&o.d));
-    for (int t = 0; t < gpt_n_tensors(&o.d); t++) {
-        char buf[64];
-        zero_tensor *z = &ts[t];
-        memset(z, 0, sizeof *z);
-        names[t] = gpt_tensor_name(&o.d, t, buf, sizeof buf);
-        z->name = names[t].c_str();
-        z->numel = gpt_tensor_numel(&o.d, t);
-        z->ndim = gpt_tensor_shape(&o.d, t, z->shape);
-        z->group = gpt_tensor_group(&o.d, t);
-        z->flags = (gpt_tensor_no_decay(&o.d, t) ? ZERO_TENSOR_NO_DECAY : 0) |
-                   (t == GPT_WTE ? 0 : ZERO_TENSOR_GRAD_WRITE); /* wte's gradient is added to (head + embedding) */
-        z->init = init_fn;
-        z->init_user = &ic;
-    }
+    gpt_wire_tensors(&o.d, o.grad_any_order ? GPT_WIRE_WTE_ANY_ORDER : 0, names.data(), ts.data(), init_fn, &ic);
     s.o = &o;
     s.w = &w;
     s.cfg = &cfg;
@@ -1012,17 +1084,23 @@ int main(int argc, char **argv) {
             fprintf(stderr, "gpt: %s: cannot write the metrics (going on without)\n", o.metrics);
         if (s.jsonl) {
             setvbuf(s.jsonl, NULL, _IOLBF, 0);
-            fprintf(s.jsonl,
-                    "{\"event\":\"start\",\"program\":\"gpt\",\"model\":{\"layers\":%d,\"dim\":%d,\"heads\":%d,\"seq\":%d,"
-                    "\"vocab\":%d,\"positions\":%d,\"params\":%lld},\"stage\":%d,\"world\":%d,\"batch\":%lld,\"gas\":%lld,\"dtype\":\"%s\","
-                    "\"offload_optimizer\":\"%s\",\"offload_param\":\"%s\",\"recompute\":%d,\"gpu\":\"%s\","
-                    "\"peak_tflops\":%.1f,\"flops_per_token\":%.6g}\n",
-                    o.d.layers, o.d.dim, o.d.heads, o.d.seq, o.d.vocab, gpt_positions(&o.d), (long long)s.params,
-                    (int)cfg.zero_optimization.stage, w.world, (long long)cfg.train_micro_batch_size_per_gpu,
-                    (long long)cfg.gradient_accumulation_steps, zero_dtype_name(dt),
-                    offload_name(cfg.zero_optimization.offload_optimizer.device),
-                    offload_name(cfg.zero_optimization.offload_param.device), o.recompute, w.gpu, s.peak / 1e12,
-                    s.flops_tok);
+            metrics_line m(s.jsonl, "start");
+            m.str("program", "gpt");
+            fprintf(s.jsonl, ",\"model\":{\"layers\":%d,\"dim\":%d,\"heads\":%d,\"seq\":%d,\"vocab\":%d,\"positions\":%d,"
+                             "\"params\":%lld}",
+                    o.d.layers, o.d.dim, o.d.heads, o.d.seq, o.d.vocab, gpt_positions(&o.d), (long long)s.params);
+            m.i64("stage", (int)cfg.zero_optimization.stage);
+            m.i64("world", w.world);
+            m.i64("batch", (long long)cfg.train_micro_batch_size_per_gpu);
+            m.i64("gas", (long long)cfg.gradient_accumulation_steps);
+            m.str("dtype", zero_dtype_name(dt));
+            m.str("offload_optimizer", offload_name(cfg.zero_optimization.offload_optimizer.device));
+            m.str("offload_param", offload_name(cfg.zero_optimization.offload_param.device));
+            m.i64("recompute", o.recompute);
+            m.str("gpu", w.gpu);
+            m.num("peak_tflops", "%.1f", s.peak / 1e12);
+            m.num("flops_per_token", "%.6g", s.flops_tok);
+            m.end();
         }
     }
     if (o.init_from) { /* every rank opens the checkpoint and reads what it keeps (at create) */

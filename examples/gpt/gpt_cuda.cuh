@@ -3,13 +3,15 @@
    bf16 compute (fp32 accumulation everywhere; the residual stream,
    LayerNorm statistics and softmax in fp32).
 
-   The model never owns its parameters: it calls the engine beside the
-   kernels that need them (zero_fetch, zero_param, zero_release around each
-   use; zero_grad, then zero_grad_ready as soon as the kernel writing the
-   gradient is queued), block by block, so stage 3 gathers one block at a
-   time and each unit's reduction overlaps the rest of the backward.
-   tests/gpu_gpt.cu runs the same code without an engine, on plain device
-   buffers behind a gpt_io (gpt_run below).
+   The model never owns its parameters: gpt_wire.h calls the engine beside
+   the kernels that need them (zero_fetch, zero_param, zero_release around
+   each use; zero_grad, then zero_grad_ready as soon as the kernel writing
+   the gradient is queued), block by block, so stage 3 gathers one block at
+   a time and each unit's reduction overlaps the rest of the backward. The
+   functions here are its compute pieces (gpt_hook_*): the order of the
+   engine calls lives there alone, where tests/test_gpt_wire.c runs it on
+   host ranks. tests/gpu_gpt.cu runs the same code without an engine, on
+   plain device buffers behind a gpt_io (gpt_run below).
 
    One micro-batch (gpt_step): upload the tokens, embeddings, blocks 0..L-1,
    ln_f, then the tied head in row chunks (logits, loss, and straight away
@@ -35,6 +37,7 @@
 #define GPT_CUDA_CUH
 
 #include "gpt_model.h"
+#include "gpt_wire.h"
 #include "../example_dtype.cuh"
 
 #include <cublasLt.h>
@@ -42,19 +45,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <type_traits>
-
-/* ---- parameters without an engine (tests/gpu_gpt.cu) ---- */
-
-typedef struct gpt_io {
-    void *user;
-    /* tensor t's parameters in the compute dtype (valid between fetch and release) */
-    const void *(*param)(void *user, int t, zero_error *err);
-    /* t's gradient buffer for this micro-batch: zero when first asked (write or add) */
-    void *(*grad)(void *user, int t, zero_error *err);
-    zero_result (*grad_ready)(void *user, int t, zero_error *err);
-    zero_result (*fetch)(void *user, int t, zero_error *err);
-    zero_result (*release)(void *user, int t, zero_error *err);
-} gpt_io;
 
 /* ---- element types ---- */
 
@@ -996,12 +986,13 @@ static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int 
 
 /* ---- one micro-batch ---- */
 
-/* What the model runs with. With an engine (examples/gpt/gpt.cu) it calls
-   zero_fetch / zero_param / zero_release around every use of a parameter and
-   zero_grad / zero_grad_ready around every gradient it writes, beside the
-   kernels: gpt_zero_X below is the engine's zero_X, its error copied into
-   *err. Without one (engine NULL: tests/gpu_gpt.cu) the same calls go to
-   io's plain device buffers. */
+/* What the model runs with. The order of its engine calls is gpt_wire.h's
+   (gpt_wire_step, gpt_wire_forward), which runs the kernels below as its
+   compute pieces: with an engine (examples/gpt/gpt.cu) zero_fetch /
+   zero_param / zero_release around every use of a parameter and zero_grad
+   / zero_grad_ready around every gradient written, beside the kernels;
+   without one (engine NULL: tests/gpu_gpt.cu) the same calls go to io's
+   plain device buffers. */
 typedef struct gpt_run {
     const gpt_io *io; /* used when engine is NULL */
     gpt_gemm_ctx gemm;
@@ -1009,43 +1000,6 @@ typedef struct gpt_run {
     int recompute;
     zero_engine *engine = NULL; /* last and defaulted: a run on io leaves it out */
 } gpt_run;
-
-static inline zero_result gpt_engine_result(const gpt_run *r, zero_result res, zero_error *err) {
-    if (res != ZERO_OK) *err = *zero_engine_error(r->engine);
-    return res;
-}
-/* stage 3 gathers t's unit; stages 0-2 only check t */
-static inline zero_result gpt_zero_fetch(const gpt_run *r, int t, zero_error *err) {
-    return r->engine ? gpt_engine_result(r, zero_fetch(r->engine, t), err) : r->io->fetch(r->io->user, t, err);
-}
-/* stage 3 may drop t's unit from the gather pool */
-static inline zero_result gpt_zero_release(const gpt_run *r, int t, zero_error *err) {
-    return r->engine ? gpt_engine_result(r, zero_release(r->engine, t), err) : r->io->release(r->io->user, t, err);
-}
-/* t's gradient is written (queued): when it completes its unit, the unit's reduction starts */
-static inline zero_result gpt_zero_grad_ready(const gpt_run *r, int t, zero_error *err) {
-    return r->engine ? gpt_engine_result(r, zero_grad_ready(r->engine, t), err)
-                     : r->io->grad_ready(r->io->user, t, err);
-}
-template <typename T> static zero_result gpt_zero_param(const gpt_run *r, int t, const T **p, zero_error *err) {
-    *p = (const T *)(r->engine ? zero_param(r->engine, t) : r->io->param(r->io->user, t, err));
-    if (!*p && r->engine) *err = *zero_engine_error(r->engine);
-    return *p ? ZERO_OK : (err->code ? err->code : ZERO_ERR_STATE);
-}
-template <typename T> static zero_result gpt_zero_grad(const gpt_run *r, int t, T **p, zero_error *err) {
-    *p = (T *)(r->engine ? zero_grad(r->engine, t) : r->io->grad(r->io->user, t, err));
-    if (!*p && r->engine) *err = *zero_engine_error(r->engine);
-    return *p ? ZERO_OK : (err->code ? err->code : ZERO_ERR_STATE);
-}
-/* a block's tensors, one engine group: stage 3 gathers the block at once */
-static inline zero_result gpt_fetch_block(const gpt_run *r, int l, zero_error *err) {
-    for (int k = 0; k < GPT_PER_BLOCK; k++) GPT_TRY(gpt_zero_fetch(r, gpt_block_tensor(l, k), err));
-    return ZERO_OK;
-}
-static inline zero_result gpt_release_block(const gpt_run *r, int l, zero_error *err) {
-    for (int k = 0; k < GPT_PER_BLOCK; k++) GPT_TRY(gpt_zero_release(r, gpt_block_tensor(l, k), err));
-    return ZERO_OK;
-}
 
 /* gb[M] = sum_n dy[n, :] (a bias gradient), queued on the stream */
 template <typename T>
@@ -1062,37 +1016,32 @@ static zero_result gpt_bias_grad(const gpt_run *r, const gpt_acts<T> *a, const T
     return ZERO_OK;
 }
 
-/* gW[in, out] = x[N, in]^T dy[N, out] and, with tb >= 0, gb[out] = sum_n dy
-   (cuBLASLt's BGRADA epilogue where GPT_LT_EPI asks for it, else gpt_bias_grad),
-   then ready */
+/* gW[in, out] = x[N, in]^T dy[N, out] into g and, with gb, gb[out] = sum_n dy
+   (cuBLASLt's BGRADA epilogue where GPT_LT_EPI asks for it, else gpt_bias_grad) */
 template <typename T>
-static zero_result gpt_weight_grad(const gpt_run *r, const gpt_acts<T> *a, int t, int tb, const T *x, int in,
+static zero_result gpt_weight_grad(const gpt_run *r, const gpt_acts<T> *a, T *g, T *gb, const T *x, int in,
                                    const T *dy, int out, zero_error *err) {
-    T *g, *gb = NULL;
     int done = 0;
     const cudaDataType_t dt = ex_dtype<T>::cuda;
-    GPT_TRY(gpt_zero_grad<T>(r, t, &g, err));
-    if (tb >= 0) {
-        GPT_TRY(gpt_zero_grad<T>(r, tb, &gb, err));
+    if (gb)
         GPT_TRY(gpt_mm_epi(&r->gemm, r->stream, 1, 0, in, out, (int)a->N, x, in, dy, out, 0.0f, g, dt, out, dt,
                            GPT_EPI_BGRADA, gb, NULL, 0, &done, err));
-    }
     if (!done) {
         GPT_TRY(gpt_mm(&r->gemm, 1, 0, in, out, (int)a->N, 1.0f, x, in, 0, dy, out, 0, 0.0f, g, dt, out, 0, 1, dt, err));
-        if (tb >= 0) GPT_TRY(gpt_bias_grad<T>(r, a, dy, out, gb, err));
+        if (gb) GPT_TRY(gpt_bias_grad<T>(r, a, dy, out, gb, err));
     }
-    GPT_TRY(gpt_zero_grad_ready(r, t, err));
-    return tb >= 0 ? gpt_zero_grad_ready(r, tb, err) : ZERO_OK;
+    return ZERO_OK;
 }
 
-/* LayerNorm backward: dres (+)= dx of dy (fp32), d1 = dres in T when dxt
-   is set (the next product's operand), weight and bias gradients handed over */
+/* LayerNorm backward, in the two parts around the hand-over of its
+   gradients. First dres (+)= dx of dy (fp32), d1 = dres in T when dxt is
+   set (the next product's operand), and the weight and bias gradients'
+   slab partial sums; then (gpt_ln_bwd_wb) those sums into gw, gb. */
 template <typename T>
-static zero_result gpt_ln_bwd(const gpt_run *r, const gpt_acts<T> *a, const float *dy, const float *x,
-                              const float *st, const T *w, int tw, int tb, int accumulate, T *dxt, zero_error *err) {
+static zero_result gpt_ln_bwd_dx(const gpt_run *r, const gpt_acts<T> *a, const float *dy, const float *x,
+                                 const float *st, const T *w, int accumulate, T *dxt, zero_error *err) {
     int64_t N = a->N;
     int C = a->d.dim;
-    T *gw, *gb;
     cudaStream_t s = r->stream;
     if (gpt_ln_in_regs(C)) {
         static int smem_set;
@@ -1112,12 +1061,13 @@ static zero_result gpt_ln_bwd(const gpt_run *r, const gpt_acts<T> *a, const floa
         if (dxt) gk_to<T><<<gpt_blocks(N * C / 4), GPT_THREADS, 0, s>>>(a->dres, dxt, N * C);
     }
     GPT_LAUNCHED(err);
-    GPT_TRY(gpt_zero_grad<T>(r, tw, &gw, err));
-    GPT_TRY(gpt_zero_grad<T>(r, tb, &gb, err));
-    gk_ln_bwd_sum<T><<<(unsigned)((C + 31) / 32), dim3(32, 8), 0, s>>>(a->part, C, a->ln_slabs, gw, gb);
+    return ZERO_OK;
+}
+template <typename T> static zero_result gpt_ln_bwd_wb(const gpt_run *r, const gpt_acts<T> *a, T *gw, T *gb, zero_error *err) {
+    int C = a->d.dim;
+    gk_ln_bwd_sum<T><<<(unsigned)((C + 31) / 32), dim3(32, 8), 0, r->stream>>>(a->part, C, a->ln_slabs, gw, gb);
     GPT_LAUNCHED(err);
-    GPT_TRY(gpt_zero_grad_ready(r, tw, err));
-    return gpt_zero_grad_ready(r, tb, err);
+    return ZERO_OK;
 }
 
 /* Attention of block slot k: atty = softmax(q k^T / sqrt(hd)) v per head,
@@ -1224,28 +1174,45 @@ static zero_result gpt_linear(const gpt_run *r, int64_t N, const T *x, int in, c
     return ZERO_OK;
 }
 
-/* Block l's forward into slot k (its tensors fetched by the caller): from
-   resid[l] to resid[l + 1] (only up to the MLP's pre-activation when
-   out_resid is 0: a recompute, whose output is already kept). The GELU
-   output goes to the scratch d2, read by the MLP's second product only. */
+/* Block l's activations in slot k (l, or 0 with recompute), computed once
+   per use; x is the block's input, kept for every block */
+template <typename T> struct gpt_slot {
+    float *x, *xmid, *st1, *st2, *lse;
+    T *ln1, *qkv, *atty, *ln2, *fch;
+};
+template <typename T> static gpt_slot<T> gpt_slot_of(const gpt_acts<T> *a, int l, int k) {
+    int64_t N = a->N, C = a->d.dim;
+    gpt_slot<T> v;
+    v.x = a->resid + l * N * C;
+    v.xmid = a->xmid + k * N * C, v.st1 = a->st1 + k * 2 * N, v.st2 = a->st2 + k * 2 * N;
+    v.lse = a->lse + k * a->d.heads * N;
+    v.ln1 = a->ln1 + k * N * C, v.qkv = a->qkv + k * N * 3 * C, v.atty = a->atty + k * N * C;
+    v.ln2 = a->ln2 + k * N * C, v.fch = a->fch + k * N * 4 * C;
+    return v;
+}
+
+/* Block l's forward into slot k, on its parameters p (gpt_wire.h fetches
+   and reads them): from resid[l] to resid[l + 1] (only up to the MLP's
+   pre-activation when out_resid is 0: a recompute, whose output is already
+   kept). The GELU output goes to the scratch d2, read by the MLP's second
+   product only. */
 template <typename T>
-static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k, int out_resid, zero_error *err) {
+static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k, int out_resid, const T *const *p,
+                                 zero_error *err) {
     const gpt_dims *d = &a->d;
     int64_t N = a->N;
     int C = d->dim, done = 0;
     cudaStream_t s = r->stream;
     const cudaDataType_t dt = ex_dtype<T>::cuda;
-    const T *p[GPT_PER_BLOCK];
-    for (int i = 0; i < GPT_PER_BLOCK; i++) GPT_TRY(gpt_zero_param<T>(r, gpt_block_tensor(l, i), &p[i], err));
-    const float *x = a->resid + (int64_t)l * N * C;
-    float *xmid = a->xmid + (int64_t)k * N * C, *st1 = a->st1 + (int64_t)k * 2 * N, *st2 = a->st2 + (int64_t)k * 2 * N;
-    T *ln1 = a->ln1 + (int64_t)k * N * C, *qkv = a->qkv + (int64_t)k * N * 3 * C, *atty = a->atty + (int64_t)k * N * C;
-    T *ln2 = a->ln2 + (int64_t)k * N * C, *fch = a->fch + (int64_t)k * N * 4 * C, *fcg = a->d2;
+    const gpt_slot<T> v = gpt_slot_of(a, l, k);
+    const float *x = v.x;
+    float *xmid = v.xmid, *st1 = v.st1, *st2 = v.st2;
+    T *ln1 = v.ln1, *qkv = v.qkv, *atty = v.atty, *ln2 = v.ln2, *fch = v.fch, *fcg = a->d2;
 
     gpt_ln_fwd<T>(s, x, p[GPT_LN1_W], p[GPT_LN1_B], ln1, st1, N, C);
     GPT_LAUNCHED(err);
     GPT_TRY(gpt_linear<T>(r, N, ln1, C, p[GPT_QKV_W], p[GPT_QKV_B], 3 * C, qkv, err));
-    GPT_TRY(gpt_attn_fwd<T>(r, a, qkv, atty, a->lse + (int64_t)k * d->heads * N, err));
+    GPT_TRY(gpt_attn_fwd<T>(r, a, qkv, atty, v.lse, err));
     GPT_TRY(gpt_mm(&r->gemm, 0, 0, (int)N, C, C, 1.0f, atty, C, 0, p[GPT_ATTN_PROJ_W], C, 0, 0.0f, a->yf, CUDA_R_32F,
                    C, 0, 1, dt, err));
     if (gpt_ln_in_regs(C)) /* xmid = x + yf + b and LN2 of it in one pass */
@@ -1274,63 +1241,76 @@ static zero_result gpt_block_fwd(const gpt_run *r, gpt_acts<T> *a, int l, int k,
     return ZERO_OK;
 }
 
-/* Block l's backward from slot k: a->dres holds d resid[l + 1] on entry and
-   d resid[l] on return, a->d1 the same in T (written by the LayerNorm
-   backward before: ln_f's or block l + 1's); every gradient of the block
-   handed over */
-template <typename T> static zero_result gpt_block_bwd(const gpt_run *r, gpt_acts<T> *a, int l, int k, zero_error *err) {
+/* Block l's backward from slot k in gpt_wire.h's pieces: a->dres holds
+   d resid[l + 1] before GPT_WIRE_MLP_PROJ and d resid[l] after
+   GPT_WIRE_LN1, a->d1 the same in T (written by the LayerNorm backward
+   before: ln_f's or block l + 1's). Each piece's work before its gradients
+   are asked for (gpt_block_bwd_before), then its writing of them, g[i] the
+   gradient of gpt_wire_piece_tensors' i-th (gpt_block_bwd_write).
+   GPT_WIRE_LNF is ln_f's: p its weight and bias. */
+template <typename T>
+static zero_result gpt_block_bwd_before(const gpt_run *r, gpt_acts<T> *a, gpt_wire_piece piece, int l, int k,
+                                        const T *const *p, zero_error *err) {
     const gpt_dims *d = &a->d;
     int64_t N = a->N;
-    int C = d->dim, done = 0;
+    int C = d->dim;
     cudaStream_t s = r->stream;
     const cudaDataType_t dt = ex_dtype<T>::cuda;
-    const T *p[GPT_PER_BLOCK];
-    for (int i = 0; i < GPT_PER_BLOCK; i++) GPT_TRY(gpt_zero_param<T>(r, gpt_block_tensor(l, i), &p[i], err));
-    const float *x = a->resid + (int64_t)l * N * C;
-    const float *xmid = a->xmid + (int64_t)k * N * C, *st1 = a->st1 + (int64_t)k * 2 * N,
-                *st2 = a->st2 + (int64_t)k * 2 * N;
-    const T *ln1 = a->ln1 + (int64_t)k * N * C, *qkv = a->qkv + (int64_t)k * N * 3 * C,
-            *atty = a->atty + (int64_t)k * N * C;
-    const T *ln2 = a->ln2 + (int64_t)k * N * C, *fch = a->fch + (int64_t)k * N * 4 * C;
-    int t0 = gpt_block_tensor(l, 0);
+    const gpt_slot<T> v = gpt_slot_of(a, l, k);
+    switch (piece) {
+    case GPT_WIRE_LNF: /* from the head's d ln_f */
+        return gpt_ln_bwd_dx<T>(r, a, a->dln, a->resid + (int64_t)d->layers * N * C, a->stf, p[0], 0, a->d1, err);
+    case GPT_WIRE_MLP_PROJ: /* the MLP: the GELU output again (into d2), read by the second product's gradients */
+        gk_gelu<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(v.fch, a->d2, N * 4 * C);
+        GPT_LAUNCHED(err);
+        return ZERO_OK;
+    case GPT_WIRE_LN2:
+        GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, 4 * C, 1.0f, a->d2, 4 * C, 0, p[GPT_FC_W], 4 * C, 0, 0.0f, a->dln,
+                       CUDA_R_32F, C, 0, 1, dt, err));
+        return gpt_ln_bwd_dx<T>(r, a, a->dln, v.xmid, v.st2, p[GPT_LN2_W], 1, a->d1, err);
+    case GPT_WIRE_QKV: /* attention, from dy = d1 */
+        GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, C, 1.0f, a->d1, C, 0, p[GPT_ATTN_PROJ_W], C, 0, 0.0f, a->d2, dt, C,
+                       0, 1, dt, err));
+        return gpt_attn_bwd<T>(r, a, v.qkv, v.atty, v.lse, a->d2, a->d1, err); /* dqkv: d1 */
+    case GPT_WIRE_LN1:
+        GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, 3 * C, 1.0f, a->d1, 3 * C, 0, p[GPT_QKV_W], 3 * C, 0, 0.0f, a->dln,
+                       CUDA_R_32F, C, 0, 1, dt, err));
+        return gpt_ln_bwd_dx<T>(r, a, a->dln, v.x, v.st1, p[GPT_LN1_W], 1, a->d1, err);
+    default: return ZERO_OK;
+    }
+}
 
-    /* MLP: the GELU output again (into d2), then the second product's gradients from dy = d1 */
-    gk_gelu<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(fch, a->d2, N * 4 * C);
-    GPT_LAUNCHED(err);
-    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_MLP_PROJ_W, t0 + GPT_MLP_PROJ_B, a->d2, 4 * C, a->d1, C, err));
-    /* dh[N, 4C] = (dy W^T) gelu'(h), with the first product's bias gradient */
-    {
-        T *gb;
-        GPT_TRY(gpt_zero_grad<T>(r, t0 + GPT_FC_B, &gb, err));
+template <typename T>
+static zero_result gpt_block_bwd_write(const gpt_run *r, gpt_acts<T> *a, gpt_wire_piece piece, int l, int k,
+                                       const T *const *p, T *const *g, zero_error *err) {
+    int64_t N = a->N;
+    int C = a->d.dim, done = 0;
+    cudaStream_t s = r->stream;
+    const cudaDataType_t dt = ex_dtype<T>::cuda;
+    const gpt_slot<T> v = gpt_slot_of(a, l, k);
+    switch (piece) {
+    case GPT_WIRE_LNF: case GPT_WIRE_LN2: case GPT_WIRE_LN1: return gpt_ln_bwd_wb<T>(r, a, g[0], g[1], err);
+    case GPT_WIRE_MLP_PROJ: return gpt_weight_grad<T>(r, a, g[0], g[1], a->d2, 4 * C, a->d1, C, err);
+    case GPT_WIRE_FC_B: /* dh[N, 4C] = (dy W^T) gelu'(h), with the first product's bias gradient */
         GPT_TRY(gpt_mm_epi(&r->gemm, s, 0, 1, (int)N, 4 * C, C, a->d1, C, p[GPT_MLP_PROJ_W], C, 0.0f, a->d2, dt, 4 * C,
-                           dt, GPT_EPI_DGELU_BGRAD, gb, (void *)fch, 4 * C, &done, err));
+                           dt, GPT_EPI_DGELU_BGRAD, g[0], (void *)v.fch, 4 * C, &done, err));
         if (!done) { /* the product with the DGELU epilogue alone, or a GEMM and the GELU's backward pass */
             GPT_TRY(gpt_mm_epi(&r->gemm, s, 0, 1, (int)N, 4 * C, C, a->d1, C, p[GPT_MLP_PROJ_W], C, 0.0f, a->d2, dt,
-                               4 * C, dt, GPT_EPI_DGELU, NULL, (void *)fch, 4 * C, &done, err));
+                               4 * C, dt, GPT_EPI_DGELU, NULL, (void *)v.fch, 4 * C, &done, err));
             if (!done) {
                 GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, 4 * C, C, 1.0f, a->d1, C, 0, p[GPT_MLP_PROJ_W], C, 0, 0.0f,
                                a->d2, dt, 4 * C, 0, 1, dt, err));
-                gk_gelu_bwd<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(a->d2, fch, N * 4 * C);
+                gk_gelu_bwd<T><<<gpt_blocks(N * C), GPT_THREADS, 0, s>>>(a->d2, v.fch, N * 4 * C);
                 GPT_LAUNCHED(err);
             }
-            GPT_TRY(gpt_bias_grad<T>(r, a, a->d2, 4 * C, gb, err));
+            GPT_TRY(gpt_bias_grad<T>(r, a, a->d2, 4 * C, g[0], err));
         }
-        GPT_TRY(gpt_zero_grad_ready(r, t0 + GPT_FC_B, err));
+        return ZERO_OK;
+    case GPT_WIRE_FC_W: return gpt_weight_grad<T>(r, a, g[0], (T *)NULL, v.ln2, C, a->d2, 4 * C, err);
+    case GPT_WIRE_ATTN_PROJ: return gpt_weight_grad<T>(r, a, g[0], g[1], v.atty, C, a->d1, C, err);
+    case GPT_WIRE_QKV: return gpt_weight_grad<T>(r, a, g[0], g[1], v.ln1, C, a->d1, 3 * C, err);
+    default: return ZERO_OK;
     }
-    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_FC_W, -1, ln2, C, a->d2, 4 * C, err));
-    GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, 4 * C, 1.0f, a->d2, 4 * C, 0, p[GPT_FC_W], 4 * C, 0, 0.0f, a->dln,
-                   CUDA_R_32F, C, 0, 1, dt, err));
-    GPT_TRY(gpt_ln_bwd<T>(r, a, a->dln, xmid, st2, p[GPT_LN2_W], t0 + GPT_LN2_W, t0 + GPT_LN2_B, 1, a->d1, err));
-
-    /* attention, from dy = d1 */
-    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_ATTN_PROJ_W, t0 + GPT_ATTN_PROJ_B, atty, C, a->d1, C, err));
-    GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, C, 1.0f, a->d1, C, 0, p[GPT_ATTN_PROJ_W], C, 0, 0.0f, a->d2, dt, C, 0,
-                   1, dt, err));
-    GPT_TRY(gpt_attn_bwd<T>(r, a, qkv, atty, a->lse + (int64_t)k * d->heads * N, a->d2, a->d1, err)); /* dqkv: d1 */
-    GPT_TRY(gpt_weight_grad<T>(r, a, t0 + GPT_QKV_W, t0 + GPT_QKV_B, ln1, C, a->d1, 3 * C, err));
-    GPT_TRY(gpt_mm(&r->gemm, 0, 1, (int)N, C, 3 * C, 1.0f, a->d1, 3 * C, 0, p[GPT_QKV_W], 3 * C, 0, 0.0f, a->dln,
-                   CUDA_R_32F, C, 0, 1, dt, err));
-    return gpt_ln_bwd<T>(r, a, a->dln, x, st1, p[GPT_LN1_W], t0 + GPT_LN1_W, t0 + GPT_LN1_B, 1, a->d1, err);
 }
 
 /* The tokens of one micro-batch: tok/tgt from B rows of T + 1 ids, and the
@@ -1367,30 +1347,133 @@ static zero_result gpt_upload(const gpt_run *r, gpt_acts<T> *a, const int *rows,
     return ZERO_OK;
 }
 
-/* The forward up to ln_f: the tokens uploaded (rows: B rows of T + 1 ids),
-   the embeddings, blocks 0 .. L-1 into resid[1 .. L], each fetched and
-   released around its kernels */
-template <typename T>
-static zero_result gpt_fwd_blocks(const gpt_run *r, gpt_acts<T> *a, const int *rows, zero_error *err) {
-    const gpt_dims *d = &a->d;
+/* What gpt_forward hands over of each head chunk: the fp32 logits of rows
+   [row0, row0 + rows) of the micro-batch at dev (row stride ld elements,
+   the first V of each row used), queued on the model's stream. dev is
+   overwritten by the next chunk once this returns: copy (and wait) here. */
+typedef zero_result (*gpt_logits_fn)(void *user, int64_t row0, int rows, const float *dev, int ld, zero_error *err);
+
+/* ---- the compute pieces gpt_wire.h calls ---- */
+
+/* One micro-batch's compute: what the hooks get as gpt_wire.user */
+template <typename T> struct gpt_mb {
+    const gpt_run *r;
+    gpt_acts<T> *a;
+    float gscale, loss_factor; /* gpt_step: the head's d loss_sum / d logit factor; of the loss added to loss_acc */
+    float *loss_acc;
+    gpt_logits_fn logits; /* gpt_forward: each head chunk's logits (or NULL) */
+    void *logits_user;
+};
+
+/* x[n, :] = wte[tok[n], :] + wpe[n % T, :], the tokens uploaded before */
+template <typename T> static zero_result gpt_hook_embed(void *u, const void *wte, const void *wpe, zero_error *err) {
+    const gpt_mb<T> *m = (const gpt_mb<T> *)u;
+    gpt_acts<T> *a = m->a;
     int64_t N = a->N;
-    int C = d->dim, L = d->layers;
-    const T *wte, *wpe;
-    GPT_TRY(gpt_upload<T>(r, a, rows, err));
-    GPT_TRY(gpt_zero_fetch(r, GPT_WTE, err));
-    GPT_TRY(gpt_zero_fetch(r, GPT_WPE, err));
-    GPT_TRY(gpt_zero_param<T>(r, GPT_WTE, &wte, err));
-    GPT_TRY(gpt_zero_param<T>(r, GPT_WPE, &wpe, err));
-    gk_embed<T><<<gpt_blocks(N * C), GPT_THREADS, 0, r->stream>>>(a->idx, wte, wpe, a->resid, N, d->seq, C);
+    int C = a->d.dim;
+    gk_embed<T><<<gpt_blocks(N * C), GPT_THREADS, 0, m->r->stream>>>(a->idx, (const T *)wte, (const T *)wpe, a->resid,
+                                                                      N, a->d.seq, C);
     GPT_LAUNCHED(err);
-    GPT_TRY(gpt_zero_release(r, GPT_WTE, err));
-    GPT_TRY(gpt_zero_release(r, GPT_WPE, err));
-    for (int l = 0; l < L; l++) {
-        GPT_TRY(gpt_fetch_block(r, l, err));
-        GPT_TRY(gpt_block_fwd<T>(r, a, l, r->recompute ? 0 : l, 1, err));
-        GPT_TRY(gpt_release_block(r, l, err));
-    }
     return ZERO_OK;
+}
+
+template <typename T>
+static zero_result gpt_hook_block_fwd(void *u, int l, int slot, int out_resid, const void *const *pv, zero_error *err) {
+    const gpt_mb<T> *m = (const gpt_mb<T> *)u;
+    const T *p[GPT_PER_BLOCK];
+    for (int i = 0; i < GPT_PER_BLOCK; i++) p[i] = (const T *)pv[i];
+    return gpt_block_fwd<T>(m->r, m->a, l, slot, out_resid, p, err);
+}
+
+template <typename T> static zero_result gpt_hook_lnf_fwd(void *u, const void *w, const void *b, zero_error *err) {
+    const gpt_mb<T> *m = (const gpt_mb<T> *)u;
+    gpt_acts<T> *a = m->a;
+    gpt_ln_fwd<T>(m->r->stream, a->resid + (int64_t)a->d.layers * a->N * a->d.dim, (const T *)w, (const T *)b, a->lnf,
+                  a->stf, a->N, a->d.dim);
+    GPT_LAUNCHED(err);
+    return ZERO_OK;
+}
+
+/* The tied head in row chunks. Training (gwte set): logits, loss and
+   straight away their backward (d ln_f into dln, the head's wte gradient
+   added into gwte), then factor times the loss's sum added to *loss_acc.
+   An evaluation: logits and the per-position losses alone, each chunk's
+   logits handed to m->logits. */
+template <typename T> static zero_result gpt_hook_head(void *u, const void *wtev, void *gwtev, zero_error *err) {
+    const gpt_mb<T> *m = (const gpt_mb<T> *)u;
+    const gpt_run *r = m->r;
+    gpt_acts<T> *a = m->a;
+    int64_t N = a->N;
+    int C = a->d.dim, V = a->d.vocab, ldv = a->ldv;
+    cudaStream_t s = r->stream;
+    const cudaDataType_t dt = ex_dtype<T>::cuda;
+    const T *wte = (const T *)wtev;
+    T *gwte = (T *)gwtev;
+    const int *tgt = a->idx + N;
+    for (int64_t r0 = 0; r0 < N; r0 += a->head_rows) {
+        int rows_n = (int)(N - r0 < a->head_rows ? N - r0 : a->head_rows);
+        const T *x = a->lnf + r0 * C;
+        GPT_TRY(gpt_mm(&r->gemm, 0, 1, rows_n, V, C, 1.0f, x, C, 0, wte, C, 0, 0.0f, a->S, CUDA_R_32F, ldv, 0, 1, dt,
+                       err));
+        if (!gwte) {
+            gk_xent<T><<<rows_n, GPT_THREADS, 0, s>>>(a->S, ldv, tgt + r0, V, 0.0f, (T *)NULL, a->loss + r0);
+            GPT_LAUNCHED(err);
+            if (m->logits) GPT_TRY(m->logits(m->logits_user, r0, rows_n, a->S, ldv, err));
+            continue;
+        }
+        gk_xent<T><<<rows_n, GPT_THREADS, 0, s>>>(a->S, ldv, tgt + r0, V, m->gscale, a->P, a->loss + r0);
+        GPT_LAUNCHED(err);
+        GPT_TRY(gpt_mm(&r->gemm, 0, 0, rows_n, C, V, 1.0f, a->P, ldv, 0, wte, C, 0, 0.0f, a->dln + r0 * C, CUDA_R_32F,
+                       C, 0, 1, dt, err));
+        GPT_TRY(gpt_mm(&r->gemm, 1, 0, V, C, rows_n, 1.0f, a->P, ldv, 0, x, C, 0, 1.0f, gwte, dt, C, 0, 1, dt, err));
+    }
+    if (!gwte) return ZERO_OK;
+    gk_loss_sum<<<1, GPT_THREADS, 0, s>>>(a->loss, N, m->loss_factor, m->loss_acc);
+    GPT_LAUNCHED(err);
+    return ZERO_OK;
+}
+
+template <typename T>
+static zero_result gpt_hook_piece_before(void *u, gpt_wire_piece piece, int l, int slot, const void *const *pv,
+                                         zero_error *err) {
+    const gpt_mb<T> *m = (const gpt_mb<T> *)u;
+    const T *p[GPT_PER_BLOCK];
+    for (int i = 0; i < (piece == GPT_WIRE_LNF ? 2 : GPT_PER_BLOCK); i++) p[i] = (const T *)pv[i];
+    return gpt_block_bwd_before<T>(m->r, m->a, piece, l, slot, p, err);
+}
+
+template <typename T>
+static zero_result gpt_hook_piece_write(void *u, gpt_wire_piece piece, int l, int slot, const void *const *pv,
+                                        void *const *gv, zero_error *err) {
+    const gpt_mb<T> *m = (const gpt_mb<T> *)u;
+    const T *p[GPT_PER_BLOCK];
+    T *g[2] = {(T *)gv[0], (T *)gv[1]};
+    for (int i = 0; i < (piece == GPT_WIRE_LNF ? 2 : GPT_PER_BLOCK); i++) p[i] = (const T *)pv[i];
+    return gpt_block_bwd_write<T>(m->r, m->a, piece, l, slot, p, g, err);
+}
+
+/* wpe's gradient from the positions, wte's rows added (on top of the head's share) */
+template <typename T> static zero_result gpt_hook_embed_bwd(void *u, void *gwte, void *gwpe, zero_error *err) {
+    const gpt_mb<T> *m = (const gpt_mb<T> *)u;
+    gpt_acts<T> *a = m->a;
+    const gpt_dims *d = &a->d;
+    int C = d->dim, V = d->vocab;
+    const int *off = a->idx + 2 * a->N, *pos = off + V + 1;
+    cudaStream_t s = m->r->stream;
+    gk_wpe_bwd<T><<<gpt_blocks((int64_t)gpt_positions(d) * C), GPT_THREADS, 0, s>>>(a->dres, a->B, d->seq,
+                                                                                     gpt_positions(d), C, (T *)gwpe);
+    gk_wte_bwd<T><<<V, 128, 0, s>>>(a->dres, off, pos, C, (T *)gwte);
+    GPT_LAUNCHED(err);
+    return ZERO_OK;
+}
+
+/* The wiring of run r around m's compute */
+template <typename T> static gpt_wire gpt_wire_of(const gpt_run *r, gpt_mb<T> *m) {
+    static const gpt_wire_compute c = {gpt_hook_embed<T>,        gpt_hook_block_fwd<T>,   gpt_hook_lnf_fwd<T>,
+                                       gpt_hook_head<T>,         gpt_hook_piece_before<T>, gpt_hook_piece_write<T>,
+                                       gpt_hook_embed_bwd<T>};
+    gpt_wire w = {r->engine, r->io, &m->a->d, r->recompute, &c, m};
+    return w;
 }
 
 /* One micro-batch: forward, loss (factor times its sum added to *loss_acc,
@@ -1400,66 +1483,11 @@ static zero_result gpt_fwd_blocks(const gpt_run *r, gpt_acts<T> *a, const int *r
 template <typename T>
 static zero_result gpt_step(const gpt_run *r, gpt_acts<T> *a, const int *rows, float gscale, float loss_factor,
                             float *loss_acc, zero_error *err) {
-    const gpt_dims *d = &a->d;
-    int64_t N = a->N;
-    int C = d->dim, V = d->vocab, L = d->layers, tf = gpt_lnf_w(d), ldv = a->ldv;
-    cudaStream_t s = r->stream;
-    const cudaDataType_t dt = ex_dtype<T>::cuda;
-    const T *wte, *lw, *lb;
-    T *gwte, *gwpe;
-    const int *tgt = a->idx + N, *off = a->idx + 2 * N, *pos = off + V + 1;
-
-    GPT_TRY(gpt_fwd_blocks<T>(r, a, rows, err));
-    /* ln_f, the head in row chunks (forward and backward), ln_f's backward */
-    GPT_TRY(gpt_zero_fetch(r, tf, err));
-    GPT_TRY(gpt_zero_fetch(r, tf + 1, err));
-    GPT_TRY(gpt_zero_param<T>(r, tf, &lw, err));
-    GPT_TRY(gpt_zero_param<T>(r, tf + 1, &lb, err));
-    const float *xL = a->resid + (int64_t)L * N * C;
-    gpt_ln_fwd<T>(s, xL, lw, lb, a->lnf, a->stf, N, C);
-    GPT_LAUNCHED(err);
-    GPT_TRY(gpt_zero_fetch(r, GPT_WTE, err));
-    GPT_TRY(gpt_zero_param<T>(r, GPT_WTE, &wte, err));
-    GPT_TRY(gpt_zero_grad<T>(r, GPT_WTE, &gwte, err));
-    for (int64_t r0 = 0; r0 < N; r0 += a->head_rows) {
-        int rows_n = (int)(N - r0 < a->head_rows ? N - r0 : a->head_rows);
-        const T *x = a->lnf + r0 * C;
-        GPT_TRY(gpt_mm(&r->gemm, 0, 1, rows_n, V, C, 1.0f, x, C, 0, wte, C, 0, 0.0f, a->S, CUDA_R_32F, ldv, 0, 1, dt,
-                       err));
-        gk_xent<T><<<rows_n, GPT_THREADS, 0, s>>>(a->S, ldv, tgt + r0, V, gscale, a->P, a->loss + r0);
-        GPT_LAUNCHED(err);
-        GPT_TRY(gpt_mm(&r->gemm, 0, 0, rows_n, C, V, 1.0f, a->P, ldv, 0, wte, C, 0, 0.0f, a->dln + r0 * C, CUDA_R_32F,
-                       C, 0, 1, dt, err));
-        GPT_TRY(gpt_mm(&r->gemm, 1, 0, V, C, rows_n, 1.0f, a->P, ldv, 0, x, C, 0, 1.0f, gwte, dt, C, 0, 1, dt, err));
-    }
-    gk_loss_sum<<<1, GPT_THREADS, 0, s>>>(a->loss, N, loss_factor, loss_acc);
-    GPT_LAUNCHED(err);
-    GPT_TRY(gpt_zero_release(r, GPT_WTE, err));
-    GPT_TRY(gpt_ln_bwd<T>(r, a, a->dln, xL, a->stf, lw, tf, tf + 1, 0, a->d1, err));
-    GPT_TRY(gpt_zero_release(r, tf, err));
-    GPT_TRY(gpt_zero_release(r, tf + 1, err));
-    /* blocks, last to first */
-    for (int l = L - 1; l >= 0; l--) {
-        GPT_TRY(gpt_fetch_block(r, l, err));
-        if (r->recompute) GPT_TRY(gpt_block_fwd<T>(r, a, l, 0, 0, err));
-        GPT_TRY(gpt_block_bwd<T>(r, a, l, r->recompute ? 0 : l, err));
-        GPT_TRY(gpt_release_block(r, l, err));
-    }
-    /* embeddings: no parameters needed */
-    GPT_TRY(gpt_zero_grad<T>(r, GPT_WPE, &gwpe, err));
-    gk_wpe_bwd<T><<<gpt_blocks((int64_t)gpt_positions(d) * C), GPT_THREADS, 0, s>>>(a->dres, a->B, d->seq,
-                                                                                     gpt_positions(d), C, gwpe);
-    gk_wte_bwd<T><<<V, 128, 0, s>>>(a->dres, off, pos, C, gwte);
-    GPT_LAUNCHED(err);
-    GPT_TRY(gpt_zero_grad_ready(r, GPT_WPE, err));
-    return gpt_zero_grad_ready(r, GPT_WTE, err);
+    gpt_mb<T> m = {r, a, gscale, loss_factor, loss_acc, NULL, NULL};
+    gpt_wire w = gpt_wire_of<T>(r, &m);
+    GPT_TRY(gpt_upload<T>(r, a, rows, err));
+    return gpt_wire_step(&w, err);
 }
-
-/* What gpt_forward hands over of each head chunk: the fp32 logits of rows
-   [row0, row0 + rows) of the micro-batch at dev (row stride ld elements,
-   the first V of each row used), queued on the model's stream. dev is
-   overwritten by the next chunk once this returns: copy (and wait) here. */
-typedef zero_result (*gpt_logits_fn)(void *user, int64_t row0, int rows, const float *dev, int ld, zero_error *err);
 
 /* One micro-batch's forward alone, for an evaluation: the per-position
    losses into a->loss [N] (device, queued on the stream), with the fetches
@@ -1470,34 +1498,10 @@ typedef zero_result (*gpt_logits_fn)(void *user, int64_t row0, int rows, const f
 template <typename T>
 static zero_result gpt_forward(const gpt_run *r, gpt_acts<T> *a, const int *rows, gpt_logits_fn logits, void *user,
                                zero_error *err) {
-    const gpt_dims *d = &a->d;
-    int64_t N = a->N;
-    int C = d->dim, V = d->vocab, L = d->layers, tf = gpt_lnf_w(d), ldv = a->ldv;
-    cudaStream_t s = r->stream;
-    const cudaDataType_t dt = ex_dtype<T>::cuda;
-    const T *wte, *lw, *lb;
-    const int *tgt = a->idx + N;
-
-    GPT_TRY(gpt_fwd_blocks<T>(r, a, rows, err));
-    GPT_TRY(gpt_zero_fetch(r, tf, err));
-    GPT_TRY(gpt_zero_fetch(r, tf + 1, err));
-    GPT_TRY(gpt_zero_param<T>(r, tf, &lw, err));
-    GPT_TRY(gpt_zero_param<T>(r, tf + 1, &lb, err));
-    gpt_ln_fwd<T>(s, a->resid + (int64_t)L * N * C, lw, lb, a->lnf, a->stf, N, C);
-    GPT_LAUNCHED(err);
-    GPT_TRY(gpt_zero_fetch(r, GPT_WTE, err));
-    GPT_TRY(gpt_zero_param<T>(r, GPT_WTE, &wte, err));
-    for (int64_t r0 = 0; r0 < N; r0 += a->head_rows) {
-        int rows_n = (int)(N - r0 < a->head_rows ? N - r0 : a->head_rows);
-        GPT_TRY(gpt_mm(&r->gemm, 0, 1, rows_n, V, C, 1.0f, a->lnf + r0 * C, C, 0, wte, C, 0, 0.0f, a->S, CUDA_R_32F,
-                       ldv, 0, 1, dt, err));
-        gk_xent<T><<<rows_n, GPT_THREADS, 0, s>>>(a->S, ldv, tgt + r0, V, 0.0f, (T *)NULL, a->loss + r0);
-        GPT_LAUNCHED(err);
-        if (logits) GPT_TRY(logits(user, r0, rows_n, a->S, ldv, err));
-    }
-    GPT_TRY(gpt_zero_release(r, GPT_WTE, err));
-    GPT_TRY(gpt_zero_release(r, tf, err));
-    return gpt_zero_release(r, tf + 1, err);
+    gpt_mb<T> m = {r, a, 0.0f, 0.0f, NULL, logits, user};
+    gpt_wire w = gpt_wire_of<T>(r, &m);
+    GPT_TRY(gpt_upload<T>(r, a, rows, err));
+    return gpt_wire_forward(&w, err);
 }
 
 #endif /* GPT_CUDA_CUH */
