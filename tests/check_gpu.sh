@@ -69,20 +69,17 @@ case "${1:-}" in
 esac
 
 # The files a ledger line vouches for (the ledger itself aside: it grows with
-# every line), as git lists them where it can (tracked files only), else as
-# they lie here.
+# every line), as they lie here: in a clean checkout of a commit, the same
+# list and bytes as on a copy of it (a copy's git metadata may be another
+# commit's, so git is not asked).
 VOUCHED="zero*.h zero_cuda*.cuh examples tests/gpu_* tests/check_gpu.sh"
 vouched_files() {
-    if git rev-parse HEAD >/dev/null 2>&1; then
-        git ls-files -- 'zero*.h' 'zero_cuda*.cuh' examples 'tests/gpu_*' tests/check_gpu.sh ':!tests/gpu_ledger.tsv'
-    else
-        {
-            for f in zero*.h zero_cuda*.cuh tests/gpu_* tests/check_gpu.sh; do
-                [ -f "$f" ] && [ "$f" != tests/gpu_ledger.tsv ] && echo "$f"
-            done
-            find examples -type f ! -path '*/__pycache__/*' ! -name '*.pyc'
-        } | LC_ALL=C sort
-    fi
+    {
+        for f in zero*.h zero_cuda*.cuh tests/gpu_* tests/check_gpu.sh; do
+            [ -f "$f" ] && [ "$f" != tests/gpu_ledger.tsv ] && echo "$f"
+        done
+        find examples -type f ! -path '*/__pycache__/*' ! -name '*.pyc'
+    } | LC_ALL=C sort
 }
 fingerprint() { vouched_files | while IFS= read -r f; do sha256sum "$f"; done | sha256sum | cut -c1-16; }
 if [ "$MODE" = fingerprint ]; then
@@ -424,12 +421,19 @@ fi
 wall=$(($(date +%s) - T0))
 result="$pass passed, $fail failed"
 say "check-gpu: $result ($skip skipped), $wall s on $GPU_NAMES"
-if commit=$(git rev-parse HEAD 2>/dev/null); then
+head=$(git rev-parse HEAD 2>/dev/null)
+if [ -n "$head" ] && { [ -z "${CHECK_GPU_COMMIT:-}" ] || [ "$CHECK_GPU_COMMIT" = "$head" ]; }; then
+    commit=$head
     how="git HEAD"
     dirty=$(git status --porcelain --untracked-files=no -- 'zero*.h' 'zero_cuda*.cuh' examples 'tests/gpu_*' \
         tests/check_gpu.sh ':!tests/gpu_ledger.tsv' 2>/dev/null)
-    [ -n "${CHECK_GPU_COMMIT:-}" ] && [ "$CHECK_GPU_COMMIT" != "$commit" ] &&
-        say "check-gpu: CHECK_GPU_COMMIT $CHECK_GPU_COMMIT is not HEAD ($commit): git's HEAD is used"
+elif [ -n "$head" ]; then
+    # a copy whose git metadata is not the tree's (a device machine's copy of a working tree keeps the
+    # .git of an older commit): the caller's commit, vouched for by the files' fingerprint
+    commit=$CHECK_GPU_COMMIT dirty=""
+    how="CHECK_GPU_COMMIT (this copy's git HEAD is $head); files $(fingerprint)"
+    say "check-gpu: CHECK_GPU_COMMIT $CHECK_GPU_COMMIT is not this copy's HEAD ($head): the line names" \
+        "CHECK_GPU_COMMIT with the files' fingerprint $(fingerprint) (sh tests/check_gpu.sh --fingerprint at that commit must print it)"
 else
     commit=${CHECK_GPU_COMMIT:-} dirty=""
     how="CHECK_GPU_COMMIT, no git metadata here; files $(fingerprint)"

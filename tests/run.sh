@@ -192,7 +192,7 @@ if [ -z "$T" ]; then
     step "check-gpu-no-gpu" sh -c "PATH=\"\$(cd '$NG/bin' && pwd):\$PATH\" CHECK_GPU_DIR='$NG/chk' sh tests/check_gpu.sh > '$NG/chk.txt' 2>&1;
         rc=\$?; cat '$NG/chk.txt'; echo \"exit \$rc\"; [ \$rc -eq 77 ]"
     step "check-gpu-plan" sh -c "CHECK_GPU_NGPU=2 CHECK_GPU_DIR='$NG/chk' sh tests/check_gpu.sh --dry-run > '$NG/plan.txt' 2>&1 &&
-        [ \$(grep -c 'build/gpt --layers 2 ' '$NG/plan.txt') -ge 48 ] && grep -q 'preset 1.5B.*--dtype fp16 --stage 3 --offload-optimizer cpu --offload-param cpu' '$NG/plan.txt' &&
+        [ \$(grep -c '/gpt --layers 2 ' '$NG/plan.txt') -ge 48 ] && grep -q 'preset 1.5B.*--dtype fp16 --stage 3 --offload-optimizer cpu --offload-param cpu' '$NG/plan.txt' &&
         grep -q 'preset 1.5B.*--dtype bf16 --stage 3' '$NG/plan.txt' && grep -q 'hf_check.sh' '$NG/plan.txt'"
     # a batch of builds says what it builds when it starts (tests/lib.sh), not only when it ends
     mkdir -p "$B/t/lib/log"
