@@ -294,6 +294,13 @@ refuse "zero_ckpt-world-outdir-file" "$W/afile exists and is not a directory" "$
 writes "zero_ckpt-import-new" "$ZK" import "$W/a.st" --world 2 --stage 3 "$W/imp"
 refuse "zero_ckpt-import-not-empty" "$W/imp is not empty" "$ZK" import "$W/a.st" --world 2 --stage 3 "$W/imp"
 writes "zero_ckpt-import-force" "$ZK" import "$W/a.st" --world 2 --stage 1 "$W/imp" --force
+# a file holding a tensor of no elements ([0, 3]) beside one of four: the empty one is left out, not refused
+{ printf '\170\000\000\000\000\000\000\000'
+  printf '%-120s' '{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"z":{"dtype":"F32","shape":[0,3],"data_offsets":[16,16]}}'
+  printf '\000\000\200\077\000\000\000\100\000\000\100\100\000\000\200\100'; } >"$W/empty.st"
+writes "zero_ckpt-import-empty-tensor" "$ZK" import "$W/empty.st" --world 2 --stage 1 "$W/imp_empty"
+grep -q '1 tensors, saved on 2 ranks' "$W/out" && ok "zero_ckpt-import-empty-tensor-count" ||
+    no "zero_ckpt-import-empty-tensor-count" "$(head -c 300 "$W/out")"
 refuse "zero_ckpt-import-in-checkpoint" "$CK/imp is inside the checkpoint directory $CK" \
     "$ZK" import "$W/a.st" --world 2 --stage 3 "$CK/imp" --force
 mkdir -p "$W/model"

@@ -485,7 +485,12 @@ static const char *imp_rename(void *user, int tensor, const char *name, char *bu
     snprintf(buf, cap, "%s%s", c->prefix, name);
     return buf;
 }
-static int imp_ignore(void *user, const char *ckpt_name) { return imp_excluded((const imp *)user, ckpt_name); }
+/* the file's tensors the run leaves out: the excluded, and those of no elements (no engine tensor is empty) */
+static int imp_ignore(void *user, const char *ckpt_name) {
+    const imp *c = (const imp *)user;
+    int i = zero_safetensors_find(c->st, ckpt_name);
+    return imp_excluded(c, ckpt_name) || (i >= 0 && zero_safetensors_get(c->st, i)->numel == 0);
+}
 
 static zero_result imp_rank(const zero_backend *b, void *arg) {
     imp *c = (imp *)arg;
