@@ -1756,8 +1756,21 @@ static int zero__open_read(const char *path, uint64_t *size, zero_msg missing, z
     return fd;
 }
 
-/* For writing: created (mode 0644), or truncated (O_TRUNC) or appended to
-   (O_APPEND) when it is an existing regular file. */
+/* A symbolic link as the last part of a path is never written through.
+   Strict C11 hides O_NOFOLLOW's name in <fcntl.h>, not the kernel's flag:
+   Linux's value is taken then (asm-generic/fcntl.h, and arm's and power's). */
+#if defined(O_NOFOLLOW)
+#  define ZERO__O_NOFOLLOW O_NOFOLLOW
+#elif defined(__linux__) && (defined(__x86_64__) || defined(__i386__) || defined(__riscv))
+#  define ZERO__O_NOFOLLOW 0400000
+#elif defined(__linux__) && (defined(__aarch64__) || defined(__arm__) || defined(__powerpc__))
+#  define ZERO__O_NOFOLLOW 0100000
+#else
+#  define ZERO__O_NOFOLLOW 0
+#endif
+
+/* For appending (O_APPEND): created (mode 0644) or an existing regular file;
+   a symbolic link there is refused (ELOOP), not followed. */
 static int zero__open_write(const char *path, int how, zero_error *err) {
     struct stat sb;
     int fd;
@@ -1766,10 +1779,11 @@ static int zero__open_write(const char *path, int how, zero_error *err) {
                    S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO" : "a device or socket");
         return -1;
     }
-    do fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | how, 0644);
+    do fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | ZERO__O_NOFOLLOW | how, 0644);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
-        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", path, strerror(errno));
+        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s%s", path, strerror(errno),
+                   errno == ELOOP ? " (a symbolic link: not written through)" : "");
         return -1;
     }
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
@@ -1778,6 +1792,31 @@ static int zero__open_write(const char *path, int how, zero_error *err) {
         return -1;
     }
     return fd;
+}
+
+/* A new file beside path to write and then rename onto it: path.<pid>-<n>.tmp,
+   created exclusively (O_CREAT | O_EXCL: whatever lies at that name, a file
+   or a link planted there, is never followed or truncated; another writer's
+   temporary file, of another process or engine, is never shared). tmp gets
+   the name. */
+static pthread_mutex_t zero__tmp_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long zero__tmp_seq;
+static int zero__open_tmp(const char *path, char *tmp, size_t cap, zero_error *err) {
+    int fd = -1, tries, en = 0;
+    for (tries = 0; tries < 64; tries++) {
+        unsigned long n;
+        pthread_mutex_lock(&zero__tmp_mu);
+        n = ++zero__tmp_seq;
+        pthread_mutex_unlock(&zero__tmp_mu);
+        snprintf(tmp, cap, "%s.%ld-%lu.tmp", path, (long)getpid(), n);
+        do fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | ZERO__O_NOFOLLOW, 0644);
+        while (fd < 0 && errno == EINTR);
+        if (fd >= 0) return fd;
+        en = errno;
+        if (en != EEXIST) break; /* (EEXIST: a name of another host's process, or planted: the next one) */
+    }
+    zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", tmp, strerror(en));
+    return -1;
 }
 
 /* n bytes at off: 1 read, 0 end of file first, -1 error (errno). The
@@ -12774,14 +12813,14 @@ static zero_result zero__ck_fsync_dir(const char *dir, zero_error *err) {
     return ZERO_OK;
 }
 
-/* path.tmp written by fill(), fsynced, renamed to path. */
+/* A fresh temporary file beside path (zero__open_tmp) written by fill(),
+   fsynced, renamed onto path: rename replaces whatever entry path is (a link
+   planted there included) and never writes through it. */
 typedef int (*zero__ck_fill_fn)(int fd, void *arg, zero_error *err);
 
 static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill, void *arg, zero_error *err) {
     char tmp[ZERO_PATH_MAX + 128];
-    int fd;
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    fd = zero__open_write(tmp, O_TRUNC, err);
+    int fd = zero__open_tmp(path, tmp, sizeof tmp, err);
     if (fd < 0) return err->code;
     if (!fill(fd, arg, err)) {
         close(fd);
@@ -13098,14 +13137,20 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     {
         double k = 0, id = 0, sum;
         if (e->plan.grank == 0) {
-            struct stat st;
             struct timespec ts;
             if (mkdir(dir, 0755) != 0 && errno != EEXIST) k = -1;
+            /* claimed by mkdir, which one caller alone can win: a second writer in the directory (another job,
+               another engine) takes the next name, and nothing there (a link planted as step<N>) is entered */
             for (; k >= 0 && k < 1e6; k++) {
                 if (k == 0) snprintf(tdir, sizeof tdir, "%s/step%lld", dir, (long long)e->run.global_steps);
                 else snprintf(tdir, sizeof tdir, "%s/step%lld.%d", dir, (long long)e->run.global_steps, (int)k);
-                if (stat(tdir, &st) != 0) break;
+                if (mkdir(tdir, 0755) == 0) break;
+                if (errno != EEXIST) {
+                    k = -1;
+                    break;
+                }
             }
+            if (k >= 1e6) k = -1;
             timespec_get(&ts, TIME_UTC);
             id = (double)(((uint64_t)ts.tv_sec * 1000003u + (uint64_t)ts.tv_nsec + (uint64_t)e->run.global_steps * 7919u) &
                           (((uint64_t)1 << 52) - 1));
@@ -14010,8 +14055,7 @@ ZERO__DEF zero_result zero_export_safetensors(zero_engine *e, const char *path, 
     if (e->plan.grank == 0) { /* rank 0 takes part in the reads even when it cannot write */
         char tmp[ZERO_PATH_MAX + 16];
         int fd;
-        snprintf(tmp, sizeof tmp, "%s.tmp", path);
-        fd = zero__open_write(tmp, O_TRUNC, &fe);
+        fd = zero__open_tmp(path, tmp, sizeof tmp, &fe);
         bad = !zero__st_fill(fd, &w, &fe) || fd < 0;
         if (fd >= 0) {
             if (!bad && fsync(fd) != 0) {

@@ -1437,7 +1437,7 @@ static int zero__nvme_openfd(const char *path, int direct) {
         return -1;
     }
     do {
-        fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | (direct ? ZERO__O_DIRECT : 0), 0600);
+        fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | ZERO__O_NOFOLLOW | (direct ? ZERO__O_DIRECT : 0), 0600);
         if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
             close(fd);
             errno = ENODEV;

@@ -387,6 +387,25 @@ int main(void) {
         CHECKF(strstr(J.msg[0], "fifo.jsonl: exists and is not a regular file (a FIFO)") != NULL, "%s", J.msg[0]);
         unlink(fifo);
     }
+    { /* the metrics file is a symbolic link (to a file outside): refused, the file it names untouched */
+        job J;
+        char link[600], victim[600], buf[16] = "";
+        FILE *f;
+        memset(&J, 0, sizeof J);
+        snprintf(link, sizeof link, "%s/link.jsonl", dir);
+        snprintf(victim, sizeof victim, "%s/victim", dir);
+        f = fopen(victim, "w");
+        CHECK(f && fputs("keep", f) >= 0 && fclose(f) == 0);
+        CHECK(symlink(victim, link) == 0);
+        J.world = 2, J.stage = 1, J.steps = 1, J.late_rank = -1, J.monitor = dir, J.job_name = "link";
+        CHECK(!run(&J));
+        CHECKF(strstr(J.msg[0], "link.jsonl") && strstr(J.msg[0], "symbolic link"), "%s", J.msg[0]);
+        f = fopen(victim, "r");
+        CHECK(f && fgets(buf, sizeof buf, f) && !strcmp(buf, "keep"));
+        if (f) fclose(f);
+        unlink(link);
+        unlink(victim);
+    }
     test_progress();
     test_debug();
     test_watchdog();
