@@ -12813,9 +12813,19 @@ static zero_result zero__ck_fsync_dir(const char *dir, zero_error *err) {
     return ZERO_OK;
 }
 
+/* The directory holding path, fsynced: a rename into it is on disk. */
+static zero_result zero__fsync_parent(const char *path, zero_error *err) {
+    char dir[ZERO_PATH_MAX + 128];
+    const char *slash = strrchr(path, '/');
+    if (!slash) return zero__ck_fsync_dir(".", err);
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return zero__ck_fsync_dir(dir, err);
+}
+
 /* A fresh temporary file beside path (zero__open_tmp) written by fill(),
-   fsynced, renamed onto path: rename replaces whatever entry path is (a link
-   planted there included) and never writes through it. */
+   fsynced, renamed onto path (rename replaces whatever entry path is, a link
+   planted there included, and never writes through it), the directory
+   fsynced. */
 typedef int (*zero__ck_fill_fn)(int fd, void *arg, zero_error *err);
 
 static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill, void *arg, zero_error *err) {
@@ -12842,7 +12852,7 @@ static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill,
         unlink(tmp);
         return zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "rename %s -> %s: %s", tmp, path, strerror(en));
     }
-    return ZERO_OK;
+    return zero__fsync_parent(path, err);
 }
 
 /* ---- >>ckpt-save: zero_save: what a rank holds of a unit, rank files, metadata, latest ---- */
@@ -13225,9 +13235,9 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
         lt.text = tag;
         snprintf(path, sizeof path, "%s/meta.zck", tdir);
         snprintf(latest, sizeof latest, "%s/latest", dir);
+        /* (each commit fsyncs its directory: step<N> with every rank file and meta.zck, then dir with latest) */
         if (zero__ck_commit_file(path, zero__ck_fill_meta, &mw, &fe) != ZERO_OK ||
-            zero__ck_fsync_dir(tdir, &fe) != ZERO_OK || zero__ck_commit_file(latest, zero__ck_fill_text, &lt, &fe) != ZERO_OK ||
-            zero__ck_fsync_dir(dir, &fe) != ZERO_OK)
+            zero__ck_commit_file(latest, zero__ck_fill_text, &lt, &fe) != ZERO_OK)
             bad = 1;
     }
     {   /* every rank learns whether rank 0 committed */
@@ -14070,6 +14080,7 @@ ZERO__DEF zero_result zero_export_safetensors(zero_engine *e, const char *path, 
                 zero__fail(&fe, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "rename %s -> %s: %s", tmp, path, strerror(errno));
                 bad = 1;
             }
+            if (!bad && zero__fsync_parent(path, &fe) != ZERO_OK) bad = 1;
             if (bad) unlink(tmp);
         }
     } else {
