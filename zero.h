@@ -12813,6 +12813,18 @@ static zero_result zero__ck_fsync_dir(const char *dir, zero_error *err) {
     return ZERO_OK;
 }
 
+/* A write error's message led by the file it was for (and the temporary
+   name written), so "File too large" says where. */
+static void zero__err_name_file(zero_error *err, const char *path, const char *tmp) {
+    char m[2 * ZERO_PATH_MAX + 300 + sizeof err->msg];
+    size_t n;
+    if (!err) return;
+    snprintf(m, sizeof m, "%s (written as %s): %s", path, tmp, err->msg);
+    n = strlen(m) < sizeof err->msg ? strlen(m) : sizeof err->msg - 1;
+    memcpy(err->msg, m, n);
+    err->msg[n] = 0;
+}
+
 /* The directory holding path, fsynced: a rename into it is on disk. */
 static zero_result zero__fsync_parent(const char *path, zero_error *err) {
     char dir[ZERO_PATH_MAX + 128];
@@ -12835,6 +12847,7 @@ static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill,
     if (!fill(fd, arg, err)) {
         close(fd);
         unlink(tmp);
+        zero__err_name_file(err, path, tmp);
         return err->code ? err->code : ZERO_ERR_IO;
     }
     if (fsync(fd) != 0) {
@@ -14008,14 +14021,14 @@ static int zero__st_fill(int fd, void *arg, zero_error *err) {
     size_t hn = zero__st_header(e, w->dt, NULL, 0), es = zero_dtype_size(w->dt);
     char *h = (char *)ZERO_MALLOC(hn + 1);
     unsigned char len[8];
-    int t, ok = fd >= 0; /* fd < 0: a rank other than 0, reading along */
+    int t, ok = fd >= 0, en = 0; /* fd < 0: a rank other than 0, reading along */
     if (!h) {
         zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "safetensors header");
         return 0;
     }
     zero__st_header(e, w->dt, h, hn + 1);
     zero__ck_put64(len, (uint64_t)hn);
-    if (ok && (!zero__ck_write_all(fd, len, 8) || !zero__ck_write_all(fd, h, hn))) ok = 0;
+    if (ok && (!zero__ck_write_all(fd, len, 8) || !zero__ck_write_all(fd, h, hn))) ok = 0, en = errno;
     ZERO_FREE(h);
     for (t = 0; t < e->plan.n_tensors; t++) {
         int64_t o;
@@ -14027,12 +14040,11 @@ static int zero__st_fill(int fd, void *arg, zero_error *err) {
                 return 0;
             }
             zero__host_cast(w->out, w->dt, w->buf, n); /* fp32 / the compute dtype's rounding */
-            if (ok && !zero__ck_write_all(fd, w->out, (size_t)n * es)) ok = 0;
+            if (ok && !zero__ck_write_all(fd, w->out, (size_t)n * es)) ok = 0, en = errno;
         }
     }
-    if (!ok && fd >= 0)
-        zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "safetensors: %s%s", strerror(errno),
-                   errno == ENOSPC ? " (disk full)" : "");
+    if (!ok && fd >= 0) /* (errno of the failed write: the reads along the way may have set it since) */
+        zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "safetensors: %s%s", strerror(en), en == ENOSPC ? " (disk full)" : "");
     return ok;
 }
 
@@ -14067,6 +14079,7 @@ ZERO__DEF zero_result zero_export_safetensors(zero_engine *e, const char *path, 
         int fd;
         fd = zero__open_tmp(path, tmp, sizeof tmp, &fe);
         bad = !zero__st_fill(fd, &w, &fe) || fd < 0;
+        if (bad && fd >= 0 && !w.failed_collective) zero__err_name_file(&fe, path, tmp);
         if (fd >= 0) {
             if (!bad && fsync(fd) != 0) {
                 zero__fail(&fe, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "fsync %s: %s", tmp, strerror(errno));

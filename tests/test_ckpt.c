@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -853,6 +854,37 @@ int main(int argc, char **argv) {
             CHECKF(n == 6, "two engines, 3 saves each: %d checkpoints load, want 6", n);
         }
         printf("two writers in one directory (two processes, two engines of one process): every checkpoint loads\n");
+    }
+    /* 5d. a write that fails (a file-size limit: EFBIG) names the file it was writing, for a save and an export */
+    {
+        pid_t pid;
+        snprintf(dir, sizeof dir, "%s/fsize", base);
+        pid = fork();
+        if (pid == 0) {
+            struct rlimit rl;
+            char xp[1200];
+            job *a = newjob(1, ZERO_DTYPE_FP32, 1), *b = newjob(1, ZERO_DTYPE_FP32, 1);
+            int ok;
+            signal(SIGXFSZ, SIG_IGN);
+            rl.rlim_cur = rl.rlim_max = 2048;
+            if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(3);
+            a->dir = dir;
+            a->steps_before = 1, a->save = 1;
+            zero_host_run(1, rank_fn, a, &err);
+            snprintf(xp, sizeof xp, "%s.safetensors", dir);
+            b->export_path = xp;
+            zero_host_run(1, rank_fn, b, &err);
+            ok = a->r[0] != ZERO_OK && strstr(a->msg[0], "/rank00000.zck (written as ") &&
+                 strstr(a->msg[0], "File too large") && b->r[0] != ZERO_OK &&
+                 strstr(b->msg[0], "fsize.safetensors (written as ") && strstr(b->msg[0], "File too large");
+            if (!ok) fprintf(stderr, "save: %s\nexport: %s\n", a->msg[0], b->msg[0]);
+            _exit(ok ? 0 : 1);
+        } else {
+            int status = 0;
+            CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+            CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a failed write does not name its file (status %d)",
+                   status);
+        }
     }
     /* 6. a save killed at random moments: the latest checkpoint always loads */
     {
