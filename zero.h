@@ -12256,16 +12256,17 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
 }
 
 /* Every micro-batch finished and (stage 3) nothing still fetched. */
-static zero_result zero__step_ready(zero_engine *e) {
+/* fn: the call that needs every gradient of the step (zero_step, zero_grad_norm, zero_skip_step), named in the error */
+static zero_result zero__step_ready(zero_engine *e, const char *fn) {
     const zero_layout *l = e->plan.layout;
     if (e->run.micro < e->plan.gas) {
         int t, first = -1;
         for (t = 0; t < e->plan.n_tensors && first < 0; t++)
             if (!(e->plan.tflags[t] & ZERO_TENSOR_FROZEN) && !e->grad.ready[t]) first = t;
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY,
-                           "zero_step after %d of %d micro-batches (gradient_accumulation_steps); in micro-batch %d "
+                           "%s after %d of %d micro-batches (gradient_accumulation_steps); in micro-batch %d "
                            "'%s' and %d more tensors have no zero_grad_ready yet",
-                           e->run.micro, e->plan.gas, e->run.micro + 1, first >= 0 ? zero__tname(e, first) : "?",
+                           fn, e->run.micro, e->plan.gas, e->run.micro + 1, first >= 0 ? zero__tname(e, first) : "?",
                            e->plan.n_trainable - e->grad.ready_count - 1);
     }
     if (e->plan.stage == 3) {
@@ -12273,9 +12274,9 @@ static zero_result zero__step_ready(zero_engine *e) {
         for (s = 0; s < e->plan.n_spans; s++)
             if (!e->spans[s].persistent && e->spans[s].refs > 0)
                 return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY,
-                                   "zero_step while '%s' is still fetched\nHINT: zero_release every zero_fetch before "
+                                   "%s while '%s' is still fetched\nHINT: zero_release every zero_fetch before "
                                    "the step",
-                                   zero__tname(e, l->units[l->span_first[s]].first_tensor));
+                                   fn, zero__tname(e, l->units[l->span_first[s]].first_tensor));
     }
     return ZERO_OK;
 }
@@ -12447,7 +12448,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     int bad_unit, bad_tensor, check, overflow;
     double t0 = zero__now_ms(), t1, sumsq, S, norm, q = 1;
     if ((r = zero__enter(e, "zero_step")) != ZERO_OK) return r;
-    if ((r = zero__step_ready(e)) != ZERO_OK || (r = zero__trail_wait(e, -1)) != ZERO_OK) return r;
+    if ((r = zero__step_ready(e, "zero_step")) != ZERO_OK || (r = zero__trail_wait(e, -1)) != ZERO_OK) return r;
     e->xfer.phase = ZERO_XFER_STEP;
     memset(&in, 0, sizeof in);
     memcpy(in.time_ms, e->run.t_phase, sizeof in.time_ms);
@@ -12610,7 +12611,7 @@ ZERO__DEF zero_result zero_grad_norm(zero_engine *e, double *norm) {
     if (norm) *norm = -1;
     if ((r = zero__enter(e, "zero_grad_norm")) != ZERO_OK) return r;
     if (!norm) return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_grad_norm: norm is NULL");
-    if ((r = zero__step_ready(e)) != ZERO_OK || (r = zero__step_norm_once(e)) != ZERO_OK) return r;
+    if ((r = zero__step_ready(e, "zero_grad_norm")) != ZERO_OK || (r = zero__step_norm_once(e)) != ZERO_OK) return r;
     *norm = zero__norm_of(e, e->run.norm_sumsq);
     return ZERO_OK;
 }
@@ -12619,7 +12620,7 @@ ZERO__DEF zero_result zero_skip_step(zero_engine *e, zero_step_info *info) {
     zero_step_info in;
     zero_result r;
     double t0 = zero__now_ms();
-    if ((r = zero__enter(e, "zero_skip_step")) != ZERO_OK || (r = zero__step_ready(e)) != ZERO_OK ||
+    if ((r = zero__enter(e, "zero_skip_step")) != ZERO_OK || (r = zero__step_ready(e, "zero_skip_step")) != ZERO_OK ||
         (r = zero__step_open(e, "zero_skip_step")) != ZERO_OK || (r = zero__trail_wait(e, -1)) != ZERO_OK)
         return r;
     e->xfer.phase = ZERO_XFER_STEP;

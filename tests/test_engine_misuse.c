@@ -201,6 +201,19 @@ static zero_result scen_fn(const zero_backend *b, void *arg) {
                         "the early-step message names a tensor that is not ready");
             expect_true(R, er && !strstr(er->msg, "blk3.weight") && !strstr(er->msg, "blk4.bias"),
                         "the early-step message names no tensor that is ready");
+            expect_true(R, er && !strncmp(er->msg, "zero_step after", 15), "the early-step message names zero_step");
+        }
+        { /* the program's own decisions before the step: each names itself, not zero_step */
+            double norm = 0;
+            const zero_error *er;
+            expect_err(R, e, "zero_grad_norm with blk1, blk0 not ready", zero_grad_norm(e, &norm), ZERO_ERR_STATE,
+                       ZERO_MSG_ENGINE_STEP_EARLY, NULL);
+            er = zero_engine_error(e);
+            expect_true(R, er && !strncmp(er->msg, "zero_grad_norm after", 20), "zero_grad_norm's message names it");
+            expect_err(R, e, "zero_skip_step with blk1, blk0 not ready", zero_skip_step(e, &info), ZERO_ERR_STATE,
+                       ZERO_MSG_ENGINE_STEP_EARLY, NULL);
+            er = zero_engine_error(e);
+            expect_true(R, er && !strncmp(er->msg, "zero_skip_step after", 20), "zero_skip_step's message names it");
         }
         /* finish the micro-batch: now the step is fine */
         for (t = 1; t >= 0; t--) {
