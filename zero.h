@@ -3843,18 +3843,21 @@ static zero_result zero__get_number(zero__parse *p, const char *key, int node, d
     return ZERO_OK;
 }
 
-static void zero__fmt_num(char *buf, size_t cap, double x) {
-    if (x >= 9e18) snprintf(buf, cap, "2^63-1");
-    else if (x <= -9e18) snprintf(buf, cap, "-2^63");
+/* a bound as the message shows it: an integer key's ends of int64 by name, else the number */
+static void zero__fmt_num(char *buf, size_t cap, double x, int integer) {
+    if (integer && x >= 9e18) snprintf(buf, cap, "2^63-1");
+    else if (integer && x <= -9e18) snprintf(buf, cap, "-2^63");
     else snprintf(buf, cap, "%.15g", x);
 }
 
 static zero_result zero__range_fail(zero__parse *p, const zero__key *k, const char *key, int node, double x) {
     char lo[32], hi[32], got[32];
-    zero__fmt_num(lo, sizeof lo, k->lo);
-    zero__fmt_num(hi, sizeof hi, k->hi);
-    zero__fmt_num(got, sizeof got, x);
-    if (k->hi >= 1e300 || k->hi >= ZERO__BIG)
+    int integer = k->kind != ZERO__K_F64;
+    zero__fmt_num(lo, sizeof lo, k->lo, integer);
+    zero__fmt_num(hi, sizeof hi, k->hi, integer);
+    zero__fmt_num(got, sizeof got, x, 0); /* (the value as written: 1e30 is not 2^63-1) */
+    /* (an open upper end is left out, unless the value is past it) */
+    if ((k->hi >= 1e300 || k->hi >= ZERO__BIG) && x < k->lo)
         return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node, "must be >= %s, got %s", lo, got);
     return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node, "must be between %s and %s, got %s", lo, hi, got);
 }
