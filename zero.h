@@ -3765,10 +3765,17 @@ static const char *zero__json_type_name(zero__json_type t) {
 /* Short quoted preview of a node's text for messages: "gpu", 1.5, [...] */
 static void zero__preview(const zero__parse *p, int node, char *buf, size_t cap) {
     const zero__json_node *v = &p->j->nodes[node];
-    if (v->type == ZERO__JSON_STRING) {
-        char tmp[64];
-        size_t n = zero__json_string(p->j, node, tmp, sizeof tmp);
-        snprintf(buf, cap, "\"%s%s\"", tmp, n >= sizeof tmp ? "..." : "");
+    if (v->type == ZERO__JSON_STRING) { /* as JSON writes it: a NUL or other control byte escaped, not cut at */
+        char tmp[64], esc[6 * sizeof tmp + 8];
+        size_t n = zero__json_string(p->j, node, tmp, sizeof tmp), i, k = 0;
+        for (i = 0; i < n && i < sizeof tmp - 1; i++) {
+            unsigned char c = (unsigned char)tmp[i];
+            if (c < 0x20 || c == 0x7f) k += (size_t)snprintf(esc + k, sizeof esc - k, "\\u%04x", c);
+            else if (c == '"' || c == '\\') esc[k++] = '\\', esc[k++] = (char)c;
+            else esc[k++] = (char)c;
+        }
+        esc[k] = 0;
+        snprintf(buf, cap, "\"%s%s\"", esc, n >= sizeof tmp ? "..." : "");
     } else if (v->type == ZERO__JSON_ARRAY || v->type == ZERO__JSON_OBJECT) {
         snprintf(buf, cap, "%s", v->type == ZERO__JSON_ARRAY ? "an array" : "an object");
     } else {

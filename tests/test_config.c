@@ -298,6 +298,9 @@ static void test_messages(void) {
     EXPECT_ERROR("{\"gradient_accumulation_steps\": 1.5}", CONFIG_NOT_INTEGER, "gradient_accumulation_steps", 1, 33, "got 1.5");
     EXPECT_ERROR("{\"zero_optimization\": {\"stage\": 4}}", CONFIG_RANGE, "zero_optimization.stage", 1, 33, "between 0 and 3, got 4");
     EXPECT_ERROR("{\"train_batch_size\": 0}", CONFIG_RANGE, "train_batch_size", 0, 0, "must be >= 1, got 0");
+    /* a string holding a NUL is shown escaped, not cut at the NUL */
+    EXPECT_ERROR("{\"optimizer\": {\"type\": \"Ad\\u0000amW\"}}", CONFIG_ENUM, "optimizer.type", 0, 0,
+                 "got \"Ad\\u0000amW\"");
     /* past a float key's far end: the end and the value as given, not int64's */
     EXPECT_ERROR("{\"optimizer\": {\"params\": {\"lr\": 1e308}}}", CONFIG_RANGE, "optimizer.params.lr", 0, 0,
                  "must be between 0 and 1e+300, got 1e+308");
