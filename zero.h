@@ -13761,17 +13761,34 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
 /* The engine's tensors in the checkpoint's metadata, by name: tmap[t] is
    tensor t's index there. */
 static zero_result zero__load_match(zero_engine *e, const zero__ck_meta *m, const char *path, int **tmap_out, zero_error *fe) {
-    int t, *tmap;
+    int t, k, *tmap;
     *tmap_out = NULL;
-    if (m->n_tensors != e->plan.n_tensors || m->dtype != e->plan.cdt)
-        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: %lld tensors in %s, the engine has %d in %s", path,
-                          (long long)m->n_tensors, zero_dtype_name((zero_dtype)m->dtype), e->plan.n_tensors,
-                          zero_dtype_name(e->plan.cdt));
+    if (m->dtype != e->plan.cdt)
+        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: saved in %s, the engine runs %s", path,
+                          zero_dtype_name((zero_dtype)m->dtype), zero_dtype_name(e->plan.cdt));
+    if (m->n_tensors != e->plan.n_tensors) { /* named: the first tensor one side has and the other lacks */
+        for (t = 0; t < e->plan.n_tensors; t++) {
+            for (k = 0; k < m->n_tensors && strcmp(m->tensors[k].name, e->plan.layout->names[t]) != 0; k++) {}
+            if (k == m->n_tensors)
+                return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
+                                  "%s: %lld tensors there, %d in the engine: the engine's tensor '%s' is not in the "
+                                  "checkpoint", path, (long long)m->n_tensors, e->plan.n_tensors, e->plan.layout->names[t]);
+        }
+        for (k = 0; k < m->n_tensors; k++) {
+            for (t = 0; t < e->plan.n_tensors && strcmp(m->tensors[k].name, e->plan.layout->names[t]) != 0; t++) {}
+            if (t == e->plan.n_tensors)
+                return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
+                                  "%s: %lld tensors there, %d in the engine: the checkpoint's tensor '%s' is not in the "
+                                  "engine", path, (long long)m->n_tensors, e->plan.n_tensors, m->tensors[k].name);
+        }
+        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: %lld tensors there, %d in the engine", path,
+                          (long long)m->n_tensors, e->plan.n_tensors);
+    }
     tmap = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->plan.n_tensors);
     if (!tmap) return zero__fail(fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: tensor map");
     *tmap_out = tmap;
     for (t = 0; t < e->plan.n_tensors; t++) {
-        int k, found = -1;
+        int found = -1;
         for (k = 0; k < m->n_tensors && found < 0; k++)
             if (strcmp(m->tensors[k].name, e->plan.layout->names[t]) == 0) found = k;
         if (found < 0 || m->tensors[found].numel != e->plan.layout->numel[t] ||

@@ -30,6 +30,7 @@ typedef struct job {
     int steps_before, steps_after; /* train, [save | load], train */
     int save, load;            /* save after steps_before; load before steps_after (fresh engine) */
     int other_model;           /* rename a tensor (load must refuse) */
+    int n_delta;               /* -1: the last tensor left out; 1: one more ("extra") (load must refuse, naming it) */
     int load_step;             /* the step the loaded checkpoint was saved at (the data continues there) */
     int big;                   /* the last tensor 2^21 elements: a save takes long enough to be killed inside */
     const char *export_path;   /* export safetensors (fp32 and bf16: path and path.bf16) at the end */
@@ -41,7 +42,7 @@ typedef struct job {
     float w0[TOTAL];                          /* read back before the load (rank 0) */
 } job;
 
-static int64_t tsize(const job *J, int t) { return J->big && t == NT - 1 ? (int64_t)1 << 21 : SIZES[t]; }
+static int64_t tsize(const job *J, int t) { return t >= NT ? 5 : J->big && t == NT - 1 ? (int64_t)1 << 21 : SIZES[t]; }
 
 /* the initial weights: 0.4 sin(0.9 t + 0.013 i) */
 static zt_wave init_wave = {0.4, 0, 0.9, 0.013, 0};
@@ -52,7 +53,7 @@ static zero_result train(zero_engine *e, const job *J, int rank, int s0, int s1)
     zero_result r;
     for (s = s0; s < s1; s++) {
         for (m = 0; m < J->gas; m++)
-            for (t = NT - 1; t >= 0; t--) {
+            for (t = NT + J->n_delta - 1; t >= 0; t--) {
                 void *w, *g;
                 int64_t i;
                 if ((r = zero_fetch(e, t)) != ZERO_OK) return r;
@@ -93,12 +94,12 @@ static zero_result read_all(zero_engine *e, float *w, float *m, float *v) {
 
 static zero_result make_engine(const zero_backend *b, const job *J, zero_engine **e, zero_error *err) {
     zero_config c = zero_config_default();
-    zero_tensor ts[NT];
-    char names[NT][16];
+    zero_tensor ts[NT + 1];
+    char names[NT + 1][16];
     int t;
     memset(ts, 0, sizeof ts);
-    for (t = 0; t < NT; t++) {
-        snprintf(names[t], sizeof names[t], "layer%d.w", t);
+    for (t = 0; t < NT + 1; t++) {
+        snprintf(names[t], sizeof names[t], t < NT ? "layer%d.w" : "extra", t);
         if (J->other_model && t == 2) snprintf(names[t], sizeof names[t], "other");
         ts[t].name = names[t];
         ts[t].numel = tsize(J, t);
@@ -131,7 +132,7 @@ static zero_result make_engine(const zero_backend *b, const job *J, zero_engine 
     c.scheduler.warmup_num_steps = 5;
     c.log.level = ZERO_LOG_LEVEL_COUNT;
     if (zero_config_resolve(&c, b->world, err) != ZERO_OK) return err->code;
-    return zero_engine_create(e, &c, ts, NT, b, err);
+    return zero_engine_create(e, &c, ts, NT + J->n_delta, b, err);
 }
 
 static zero_result rank_fn(const zero_backend *b0, void *arg) {
@@ -563,7 +564,7 @@ int main(int argc, char **argv) {
         CHECK(zero_host_run(2, rank_fn, a, &err) == ZERO_OK);
         all_ok(a, 2, "good save");
         free(a);
-        for (c = 0; c < 18; c++) {
+        for (c = 0; c < 20; c++) {
             job *b = newjob(2, ZERO_DTYPE_FP32, 2);
             const char *want = "";
             zero_msg item = ZERO_MSG_CKPT_CORRUPT;
@@ -603,6 +604,8 @@ int main(int argc, char **argv) {
                 break;
             }
             case 5: b->other_model = 1; item = ZERO_MSG_CKPT_MISMATCH; want = "'other'"; break;
+            case 18: b->n_delta = -1; item = ZERO_MSG_CKPT_MISMATCH; want = "the checkpoint's tensor 'layer5.w' is not in the engine"; break;
+            case 19: b->n_delta = 1; item = ZERO_MSG_CKPT_MISMATCH; want = "the engine's tensor 'extra' is not in the checkpoint"; break;
             case 6: snprintf(path, sizeof path, "%s/latest", dir); CHECK(unlink(path) == 0); item = ZERO_MSG_CKPT_NOT_FOUND; want = "not a checkpoint"; break;
             case 7: snprintf(path, sizeof path, "%s/rank00000.zck", tag); CHECK(flip(path, 10)); want = "rank00000.zck"; break;
             case 8: /* rank 1's file of another save of the same model and step */
