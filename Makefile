@@ -12,6 +12,7 @@
 #   make fuzz       libFuzzer on the JSON config parser (FUZZ_SECONDS, default 600)
 #   make fuzz-ckpt  libFuzzer on the checkpoint metadata reader (FUZZ_SECONDS)
 #   make fuzz-safetensors  libFuzzer on the safetensors reader (FUZZ_SECONDS)
+#   make fuzz-layout  libFuzzer on the registration of program-owned buffers (FUZZ_SECONDS)
 #   make bench      benchmarks (device machine): communication, overlap, optimizer vs PyTorch, then bench-cpu
 #   make bench-cpu  CPU Adam (zero_offload.h) vs memory bandwidth and PyTorch's CPU AdamW (any machine)
 #   make bench-offload  offload on one GPU: step time with and without it, the largest model per placement
@@ -42,7 +43,7 @@ NCCL_HOME ?= $(patsubst %/include/nccl.h,%,$(firstword $(wildcard \
 
 export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
-.PHONY: all test test-gpu check-gpu run fuzz fuzz-ckpt fuzz-safetensors bench bench-cpu bench-offload install uninstall clean info
+.PHONY: all test test-gpu check-gpu run fuzz fuzz-ckpt fuzz-safetensors fuzz-layout bench bench-cpu bench-offload install uninstall clean info
 
 HAVE_NVCC := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo 1)
 all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/zero_ckpt $(BUILD)/train_mlp \
@@ -251,6 +252,14 @@ fuzz-safetensors:
 	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I. -o $(BUILD)/fuzz_safetensors tests/fuzz_safetensors.c -lm -lpthread
 	$(BUILD)/fuzz_safetensors -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -print_final_stats=1 \
 	    $(BUILD)/fuzz_safetensors_corpus tests/fuzz_safetensors_corpus
+
+# tensor tables with program-owned data and gradients (overlaps, aliases, misalignment, zero sizes, shapes)
+# against a plain checker; a finding is written to $(BUILD)/fuzz_layout-crash-*
+fuzz-layout:
+	@mkdir -p $(BUILD)/fuzz_layout_corpus
+	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I. -o $(BUILD)/fuzz_layout tests/fuzz_layout.c -lm -lpthread
+	$(BUILD)/fuzz_layout -max_total_time=$(FUZZ_SECONDS) -max_len=80 -timeout=10 -print_final_stats=1 \
+	    -artifact_prefix=$(BUILD)/fuzz_layout- $(BUILD)/fuzz_layout_corpus tests/fuzz_layout_corpus
 
 # make install (docs/install.md): the headers into $(PREFIX)/include; zero.pc into
 # $(PREFIX)/lib/pkgconfig with the flags of the CUDA and NCCL found above (host flags only

@@ -217,6 +217,8 @@ if [ -z "$T" ]; then
     [ -x "$B/t/fuzz_ckpt_replay" ] && run "fuzz-ckpt-replay" "$B/t/fuzz_ckpt_replay" tests/fuzz_ckpt_corpus/*
     step "fuzz-safetensors-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_safetensors_replay" tests/fuzz_safetensors.c -lm -lpthread
     [ -x "$B/t/fuzz_safetensors_replay" ] && run "fuzz-safetensors-replay" "$B/t/fuzz_safetensors_replay" tests/fuzz_safetensors_corpus/*
+    step "fuzz-layout-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_layout_replay" tests/fuzz_layout.c -lm -lpthread
+    [ -x "$B/t/fuzz_layout_replay" ] && run "fuzz-layout-replay" "$B/t/fuzz_layout_replay" tests/fuzz_layout_corpus/*
 fi
 
 # 5. every .cu / .cuh compiled by nvcc for $GPU_ARCH (build only: no GPU here)
