@@ -10728,6 +10728,42 @@ static zero_result zero__check_program_memory(zero_engine *e, const zero_tensor 
     return r;
 }
 
+static int zero__range_cmp(const void *a, const void *b) {
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* No gradient of the program's (zero_tensor.grad) overlaps any tensor's
+   parameters there (zero_tensor.data): clearing or writing it would change
+   the weights. Each kind is checked alone first (zero__check_program_memory),
+   so with both kinds sorted by start an overlap shows between neighbours of
+   different kinds. */
+static zero_result zero__check_grad_vs_data(zero_engine *e, const zero_tensor *ts, int n) {
+    uintptr_t *r = (uintptr_t *)ZERO_MALLOC(sizeof(uintptr_t) * 3 * 2 * (size_t)(n ? n : 1)); /* start, end, 2 t + kind */
+    zero_result res = ZERO_OK;
+    int t, m = 0, i;
+    if (!r) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+    for (t = 0; t < n; t++) {
+        size_t bytes = (size_t)ts[t].numel * e->plan.csize;
+        if (e->plan.tdata[t])
+            r[3 * m] = (uintptr_t)e->plan.tdata[t], r[3 * m + 1] = r[3 * m] + bytes, r[3 * m + 2] = 2 * (uintptr_t)t, m++;
+        if (e->plan.tgrad[t])
+            r[3 * m] = (uintptr_t)e->plan.tgrad[t], r[3 * m + 1] = r[3 * m] + bytes, r[3 * m + 2] = 2 * (uintptr_t)t + 1, m++;
+    }
+    qsort(r, (size_t)m, 3 * sizeof(uintptr_t), zero__range_cmp);
+    for (i = 0; i + 1 < m && res == ZERO_OK; i++)
+        if (r[3 * i + 1] > r[3 * (i + 1)]) {
+            int a = (int)(r[3 * i + 2] / 2), b = (int)(r[3 * (i + 1) + 2] / 2), ga = (int)(r[3 * i + 2] & 1);
+            res = zero__efail(e, ZERO_MSG_BAD_ARG,
+                              "zero_engine_create: tensor '%s''s %s and tensor '%s''s %s overlap in the program's memory "
+                              "(%p and %p): a gradient written or cleared there would change the weights",
+                              ts[a].name, ga ? "grad" : "data", ts[b].name, ga ? "data" : "grad",
+                              (void *)r[3 * i], (void *)r[3 * (i + 1)]);
+        }
+    ZERO_FREE(r);
+    return res;
+}
+
 /* The program's own parameter memory (zero_tensor.data): for every tensor
    or none, stages 0-2. */
 static zero_result zero__plan_ext(zero_engine *e, const zero_tensor *ts, int n) {
@@ -10763,6 +10799,7 @@ static zero_result zero__plan_ext(zero_engine *e, const zero_tensor *ts, int n) 
    dtypes were planned). */
 static zero_result zero__plan_gext(zero_engine *e, const zero_tensor *ts, int n) {
     int t;
+    zero_result r;
     if (!e->plan.gext) return ZERO_OK;
     for (t = 0; t < n; t++) {
         int frozen = (ts[t].flags & ZERO_TENSOR_FROZEN) != 0;
@@ -10777,7 +10814,8 @@ static zero_result zero__plan_gext(zero_engine *e, const zero_tensor *ts, int n)
     e->plan.tgrad = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
     if (!e->plan.tgrad) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
     for (t = 0; t < n; t++) e->plan.tgrad[t] = ts[t].grad;
-    return zero__check_program_memory(e, ts, e->plan.tgrad, n, "grad");
+    if ((r = zero__check_program_memory(e, ts, e->plan.tgrad, n, "grad")) != ZERO_OK) return r;
+    return e->plan.ext ? zero__check_grad_vs_data(e, ts, n) : ZERO_OK;
 }
 
 static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int n) {

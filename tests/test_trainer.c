@@ -334,6 +334,10 @@ static zero_result refuse_rank(const zero_backend *b, void *arg) {
     if (J->how == 4) { /* gradients in the program's memory for some trainable tensors only */
         for (t = 0; t < NT; t++) ts[t].data = NULL, ts[t].grad = t == 2 ? NULL : tensor_in(all, t);
     }
+    if (J->how == 5) ts[4].grad = ts[4].data; /* a gradient on its own weights (each kind alone is fine) */
+    if (J->how == 5)
+        for (t = 0; t < NT; t++)
+            if (t != 4) ts[t].grad = (char *)mem[(b->rank + 2) % 4] + ((char *)ts[t].data - (char *)all);
     cfg.train_micro_batch_size_per_gpu = 1;
     cfg.zero_optimization.stage = J->stage;
     cfg.log.level = ZERO_LOG_ERROR; /* the refusals are expected */
@@ -351,12 +355,12 @@ static zero_result refuse_rank(const zero_backend *b, void *arg) {
 
 static void test_refused(void) {
     static refuse_job J;
-    const char *want[5] = {"'h.1.w1' has no data", "overlap in the program's memory", "is not aligned", "stage 3 keeps only",
-                           "'h.0.w2' has no grad"};
+    const char *want[6] = {"'h.1.w1' has no data", "overlap in the program's memory", "is not aligned", "stage 3 keeps only",
+                           "'h.0.w2' has no grad", "a gradient written or cleared there would change the weights"};
     int how;
     zero_error err;
     make_tensors(1);
-    for (how = 0; how < 5; how++) {
+    for (how = 0; how < 6; how++) {
         memset(&J, 0, sizeof J);
         J.how = how;
         J.stage = how == 3 ? 3 : 1;
