@@ -1531,8 +1531,10 @@ typedef struct zero_safetensors_options {
    zero_engine_create returns: create reads, on each rank, only the ranges
    that rank keeps, and fails on every rank (naming the file, the tensor and
    why) if a read fails. With the program's memory (zero_tensor.data) the
-   values are written into it at create. opt may be NULL (defaults). One
-   binding per st: binding again replaces the last. */
+   values are written into it at create. opt may be NULL (defaults). A
+   handle may be bound any number of times (two engines from one file):
+   each binding stays valid until zero_safetensors_close, independent of
+   the others. */
 ZERO_API zero_result zero_safetensors_bind(zero_safetensors *st, zero_tensor *tensors, int n_tensors,
                                            const zero_safetensors_options *opt, zero_error *err);
 
@@ -5773,6 +5775,8 @@ typedef struct zero__st_file {
 typedef struct zero__st_bind {
     zero_safetensors *st;
     int src, transpose;
+    struct zero__st_bind *prev; /* (element 0 of a binding's array) the binding made before it: every one stays
+                                   valid until zero_safetensors_close, whose tensors may still be created from */
 } zero__st_bind;
 
 typedef struct zero__st_failure {
@@ -6140,7 +6144,11 @@ ZERO__DEF void zero_safetensors_close(zero_safetensors *st) {
     ZERO_FREE(st->meta);
     ZERO_FREE(st->files);
     ZERO_FREE(st->t);
-    ZERO_FREE(st->bind);
+    while (st->bind) {
+        zero__st_bind *prev = st->bind[0].prev;
+        ZERO_FREE(st->bind);
+        st->bind = prev;
+    }
     ZERO_FREE(st->failed);
     pthread_mutex_destroy(&st->lock);
     ZERO_FREE(st);
@@ -6401,6 +6409,7 @@ ZERO__DEF zero_result zero_safetensors_bind(zero_safetensors *st, zero_tensor *t
         int tr, i;
         const zero_safetensors_tensor *s;
         b[t].st = st;
+        b[t].prev = NULL;
         b[t].src = -1;
         if (!x->name) {
             ZERO_FREE(b);
@@ -6456,7 +6465,7 @@ ZERO__DEF zero_result zero_safetensors_bind(zero_safetensors *st, zero_tensor *t
                           o.allow_missing ? "" : missing, "", o.allow_unexpected ? 0 : n_unexpected,
                           n_unexpected && !o.allow_unexpected ? ": " : "", o.allow_unexpected ? "" : unexpected, "");
     }
-    ZERO_FREE(st->bind);
+    b[0].prev = st->bind;
     st->bind = b;
     for (t = 0; t < n_tensors; t++)
         if (b[t].src >= 0) {

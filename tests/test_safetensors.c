@@ -1172,6 +1172,17 @@ static void test_bind(const char *dir) {
                 for (t = 0; t < NB; t++) CHECKF(J.ts[t].init != zt_init_wave, "bind left '%s' its own init", BNAME[t]);
                 run_bind(&J, WORLDS[world], stage, bf16, 0, "plain");
             }
+    { /* one handle bound twice (two engines from one file): the first binding stays valid, the engine
+         created from it after the second bind reads the file's values (ASan: no use after free) */
+        zero_tensor other[NB];
+        bind_tensors(J.ts);
+        bind_tensors(other);
+        CHECKF(zero_safetensors_bind(st, J.ts, NB, NULL, &err) == ZERO_OK, "first bind: %s", err.msg);
+        CHECKF(zero_safetensors_bind(st, other, NB, NULL, &err) == ZERO_OK, "second bind: %s", err.msg);
+        run_bind(&J, WORLDS[1], 2, 0, 0, "the first of two bindings");
+        memcpy(J.ts, other, sizeof other);
+        run_bind(&J, WORLDS[1], 2, 0, 0, "the second of two bindings");
+    }
 
     /* f. the program's memory, stages 0-2: .data set, then bound; create
        writes the checkpoint's values into every rank's memory */
