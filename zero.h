@@ -5840,7 +5840,7 @@ static zero_result zero__st_entry(const zero__json *j, int v, const char *path, 
                                   zero_safetensors_tensor *t, zero_error *err) {
     int d = -1, s = -1, o = -1, c, k = 0, es;
     char dt[16];
-    uint64_t b[2], numel = 1;
+    uint64_t b[2], numel = 1, nz = 1;
     if (j->nodes[v].type != ZERO__JSON_OBJECT)
         return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': not an object", path, name);
     for (c = j->nodes[v].first; c >= 0; c = j->nodes[c].next) {
@@ -5865,9 +5865,12 @@ static zero_result zero__st_entry(const zero__json *j, int v, const char *path, 
         if (x->type != ZERO__JSON_NUMBER || !x->is_integer || x->integer < 0)
             return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': shape[%d] is not a "
                               "non-negative integer", path, name, k);
-        if (x->integer > 0 && numel > ((uint64_t)1 << 60) / (uint64_t)x->integer)
-            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': the shape's product overflows",
-                              path, name);
+        /* every extent and the product of the non-zero ones bounded, whatever the order: [0, 2^62] is as
+           wrong as [2^62, 0] */
+        if (x->integer > 0 && nz > ((uint64_t)1 << 60) / (uint64_t)x->integer)
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: tensor '%s': the shape's product overflows "
+                              "(shape[%d] = %lld; 2^60 elements at most)", path, name, k, (long long)x->integer);
+        if (x->integer > 0) nz *= (uint64_t)x->integer;
         numel *= (uint64_t)x->integer;
         t->shape[k] = x->integer;
     }

@@ -755,6 +755,7 @@ static const bad_case BAD[] = {
     {"backwards", "w.back"},   {"gap", NULL},             {"trailing", NULL},          {"size_mismatch", "w.sizebad"},
     {"dtype_unknown", "w.dtypebad"}, {"shape_negative", "w.negshape"}, {"shape_fraction", "w.fracshape"},
     {"shape_string", "w.strshape"},  {"shape_overflow", "w.huge"},     {"shape_ndim", "w.ndim9"},
+    {"shape_huge_after_zero", "w.zhuge"}, {"shape_huge_before_zero", "w.hugez"},
     {"offsets_one", "w.offs"}, {"offsets_negative", "w.negoff"}, {"offsets_huge", "w.bigoff"},
     {"dtype_missing", "w.nodtype"}, {"entry_not_object", "w.notobj"}, {"duplicate_name", NULL},
 };
@@ -800,6 +801,11 @@ static int write_bad(int k, const char *path) {
     if (!strcmp(n, "shape_string")) return write_json(path, "{" T("w.strshape", "F32", "[\"2\"]", "[0,8]") "}", 8) > 0;
     if (!strcmp(n, "shape_overflow"))
         return write_json(path, "{" T("w.huge", "F32", "[4294967296,4294967296,4294967296]", "[0,8]") "}", 8) > 0;
+    /* an extent past 2^60 beside a zero: refused in either order (no element, but not a shape anyone means) */
+    if (!strcmp(n, "shape_huge_after_zero"))
+        return write_json(path, "{" T("w.zhuge", "F32", "[0,4611686018427387904]", "[0,0]") "}", 0) > 0;
+    if (!strcmp(n, "shape_huge_before_zero"))
+        return write_json(path, "{" T("w.hugez", "F32", "[4611686018427387904,0]", "[0,0]") "}", 0) > 0;
     if (!strcmp(n, "shape_ndim")) return write_json(path, "{" T("w.ndim9", "F32", "[1,1,1,1,1,1,1,1,2]", "[0,8]") "}", 8) > 0;
     if (!strcmp(n, "offsets_one")) return write_json(path, "{" T("w.offs", "F32", "[2]", "[0]") "}", 8) > 0;
     if (!strcmp(n, "offsets_negative")) return write_json(path, "{" T("w.negoff", "F32", "[2]", "[-8,0]") "}", 0) > 0;
