@@ -7830,9 +7830,13 @@ static zero_result zero__layout_check(const zero_tensor *ts, int n, const zero_l
     for (i = 0; i < n; i++) {
         const zero_tensor *t = &ts[i];
         if (!t->name || !t->name[0])
-            return zero__fail(err, ZERO_MSG_LAYOUT_TENSOR, NULL, 0, 0, "tensor %d has no name", i);
+            return zero__fail(err, ZERO_MSG_LAYOUT_TENSOR, NULL, 0, 0,
+                              "tensor %d (of %d%s%s%s): its name is %s; every tensor needs a non-empty, unique name", i,
+                              n, i > 0 && ts[i - 1].name ? ", after '" : "", i > 0 && ts[i - 1].name ? ts[i - 1].name : "",
+                              i > 0 && ts[i - 1].name ? "'" : "", t->name ? "\"\" (empty)" : "NULL");
         if (strlen(t->name) > 200)
-            return zero__fail(err, ZERO_MSG_LAYOUT_TENSOR, NULL, 0, 0, "tensor %d: name longer than 200 bytes", i);
+            return zero__fail(err, ZERO_MSG_LAYOUT_TENSOR, NULL, 0, 0, "tensor %d '%.40s...': its name is %zu bytes, "
+                              "200 at most (checkpoints store it)", i, t->name, strlen(t->name));
         if (t->numel < 1 || t->numel > ((int64_t)1 << 50))
             return zero__fail(err, ZERO_MSG_LAYOUT_TENSOR, NULL, 0, 0, "tensor %d '%s': numel %lld (need 1 .. 2^50)", i,
                               t->name, (long long)t->numel);

@@ -560,9 +560,16 @@ static void test_invalid(void) {
     expect_error("numel < 0", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, "fc.weight");
     t[1].numel = 6;
     t[1].name = NULL;
-    expect_error("NULL name", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, NULL);
+    expect_error("NULL name", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, "after 'emb.weight'): its name is NULL");
     t[1].name = "";
-    expect_error("empty name", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, NULL);
+    expect_error("empty name", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, "its name is \"\" (empty)");
+    {
+        char longname[260];
+        memset(longname, 'x', sizeof longname - 1);
+        longname[sizeof longname - 1] = 0;
+        t[1].name = longname;
+        expect_error("a name past 200 bytes", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, "its name is 259 bytes, 200 at most");
+    }
     t[1].name = "emb.weight";
     expect_error("duplicate name", t, 3, &a, ZERO_MSG_LAYOUT_DUPLICATE_NAME, "emb.weight");
     t[1].name = "fc.weight";
