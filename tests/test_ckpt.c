@@ -895,7 +895,7 @@ int main(int argc, char **argv) {
     }
     /* 6. a save killed at random moments: the latest checkpoint always loads */
     {
-        int trial, loaded = 0, newer = 0, torn = 0, trials = quick ? 10 : 50;
+        int trial, loaded = 0, newer = 0, torn = 0, trials = quick ? 10 : 30;
         snprintf(dir, sizeof dir, "%s/crash", base);
         {
             job *a = newjob(1, ZERO_DTYPE_BF16, 1);
