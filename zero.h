@@ -10769,12 +10769,15 @@ static zero_result zero__check_grad_vs_data(zero_engine *e, const zero_tensor *t
     qsort(r, (size_t)m, 3 * sizeof(uintptr_t), zero__range_cmp);
     for (i = 0; i + 1 < m && res == ZERO_OK; i++)
         if (r[3 * i + 1] > r[3 * (i + 1)]) {
-            int a = (int)(r[3 * i + 2] / 2), b = (int)(r[3 * (i + 1) + 2] / 2), ga = (int)(r[3 * i + 2] & 1);
+            /* the gradient's side first, whichever starts lower, with both byte ranges */
+            const uintptr_t *g = (r[3 * i + 2] & 1) ? &r[3 * i] : &r[3 * (i + 1)];
+            const uintptr_t *d = g == &r[3 * i] ? &r[3 * (i + 1)] : &r[3 * i];
+            int tg = (int)(g[2] / 2), td = (int)(d[2] / 2);
             res = zero__efail(e, ZERO_MSG_BAD_ARG,
-                              "zero_engine_create: tensor '%s''s %s and tensor '%s''s %s overlap in the program's memory "
-                              "(%p and %p): a gradient written or cleared there would change the weights",
-                              ts[a].name, ga ? "grad" : "data", ts[b].name, ga ? "data" : "grad",
-                              (void *)r[3 * i], (void *)r[3 * (i + 1)]);
+                              "zero_engine_create: the grad of tensor '%s' [%p, %p) overlaps the data of %s%s%s [%p, %p) "
+                              "in the program's memory: a gradient written or cleared there would change the weights",
+                              ts[tg].name, (void *)g[0], (void *)g[1], tg == td ? "the same tensor" : "tensor '",
+                              tg == td ? "" : ts[td].name, tg == td ? "" : "'", (void *)d[0], (void *)d[1]);
         }
     ZERO_FREE(r);
     return res;

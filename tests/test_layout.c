@@ -577,6 +577,16 @@ static void test_invalid(void) {
     expect_error("shape product 8 != 6", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, "fc.weight");
     t[1].shape[0] = -2; t[1].shape[1] = -3;
     expect_error("negative dims with product 6", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, "fc.weight");
+    /* an extent past any numel beside a zero, in either order, and beside a small one: every extent is
+       checked, the product never overflows */
+    t[1].shape[0] = 0; t[1].shape[1] = (int64_t)1 << 62;
+    expect_error("shape [0, 2^62]", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, "'fc.weight': shape[0] = 0 does not fit numel 6");
+    t[1].shape[0] = (int64_t)1 << 62; t[1].shape[1] = 0;
+    expect_error("shape [2^62, 0]", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, "'fc.weight': shape[1] = 0 does not fit numel 6");
+    t[1].shape[0] = 2; t[1].shape[1] = (int64_t)1 << 62;
+    expect_error("shape [2, 2^62]", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, "'fc.weight': shape[1] = 4611686018427387904");
+    t[1].shape[0] = INT64_MAX; t[1].shape[1] = INT64_MAX;
+    expect_error("shape [2^63-1, 2^63-1]", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, "'fc.weight': shape[1] = 9223372036854775807");
     t[1].ndim = ZERO_MAX_DIMS + 1;
     expect_error("ndim > ZERO_MAX_DIMS", t, 3, &a, ZERO_MSG_LAYOUT_TENSOR, "fc.weight");
     t[1].ndim = -1;

@@ -11,7 +11,9 @@
      loss scale unchanged, counted as skipped; with the early CPU step it is
      refused, and with cfg.early_cpu_step = 0 it works there too;
    - the resolved configuration logged once at create, naming the default
-     gradient clipping.
+     gradient clipping;
+   - a gradient in the program's memory over any tensor's parameters (its
+     own, another's below or above it) refused at create, naming both.
 
    Run alone: make test T=test_program */
 #define ZERO_IMPLEMENTATION
@@ -363,8 +365,74 @@ static void test_resolved_line(void) {
     }
 }
 
+/* ---- a gradient over the weights ---- */
+
+/* Program memory (zero_tensor.data and .grad) where each kind alone is
+   fine but a gradient covers parameters: its own, or another tensor's
+   starting below or above it. Create refuses, naming both sides and their
+   byte ranges, before zero_grad could clear the weights. */
+typedef struct alias_job {
+    int how;
+    zero_result r;
+    char msg[1100];
+} alias_job;
+
+static zero_result alias_rank(const zero_backend *b, void *arg) {
+    alias_job *J = (alias_job *)arg;
+    static float mem[2][2][128]; /* [rank][data, grad] */
+    static const int64_t off[NT] = {0, 40, 48, 72};
+    static const char *names[NT] = {"w0", "w1", "w2", "w3"};
+    float *D = mem[b->rank][0], *G = mem[b->rank][1];
+    zero_config cfg = zero_config_default();
+    zero_tensor ts[NT];
+    zero_engine *e = NULL;
+    zero_error err;
+    zero_result r;
+    int t;
+    memset(ts, 0, sizeof ts);
+    for (t = 0; t < NT; t++) ts[t].name = names[t], ts[t].numel = SIZES[t], ts[t].data = D + off[t], ts[t].grad = G + off[t];
+    if (J->how == 1) ts[2].grad = ts[2].data; /* its own weights */
+    if (J->how == 2) ts[3].grad = D + 10;     /* inside w0's data, starting above it */
+    if (J->how == 3) ts[3].data = G + 20;     /* w3's data inside w0's grad, starting above it */
+    cfg.train_micro_batch_size_per_gpu = 1;
+    cfg.zero_optimization.stage = 1;
+    cfg.log.level = ZERO_LOG_ERROR; /* the refusals are expected */
+    if (zero_config_resolve(&cfg, b->world, &err) != ZERO_OK) return err.code;
+    r = zero_engine_create(&e, &cfg, ts, NT, b, &err);
+    if (r == ZERO_OK) zero_engine_destroy(e);
+    if (b->rank == 0) {
+        J->r = r;
+        snprintf(J->msg, sizeof J->msg, "%s", r == ZERO_OK ? "" : err.msg);
+    }
+    return ZERO_OK;
+}
+
+static void test_grad_over_data(void) {
+    static alias_job J;
+    const char *want[4][2] = {{NULL, NULL},
+                              {"the grad of tensor 'w2' [", "overlaps the data of the same tensor ["},
+                              {"the grad of tensor 'w3' [", "overlaps the data of tensor 'w0' ["},
+                              {"the grad of tensor 'w0' [", "overlaps the data of tensor 'w3' ["}};
+    zero_error err;
+    int how;
+    for (how = 0; how < 4; how++) {
+        memset(&J, 0, sizeof J);
+        J.how = how;
+        CHECKF(zero_host_run(2, alias_rank, &J, &err) == ZERO_OK, "case %d: host run: %s", how, err.msg);
+        if (!how) {
+            CHECKF(J.r == ZERO_OK, "disjoint data and grad refused: %s", J.msg);
+            continue;
+        }
+        CHECKF(J.r == ZERO_ERR_INVALID_ARG, "case %d: %s (%s)", how, zero_result_string(J.r), J.msg);
+        CHECK_STR_CONTAINS(J.msg, want[how][0]);
+        CHECK_STR_CONTAINS(J.msg, want[how][1]);
+        CHECK_STR_CONTAINS(J.msg, "a gradient written or cleared there would change the weights");
+    }
+}
+
 int main(void) {
     zt_seed("test_program");
+    test_grad_over_data();
     test_scalars();
     {
         const int stages[4] = {0, 1, 2, 3}, worlds[3] = {1, 2, 4};
