@@ -860,6 +860,77 @@ int main(int argc, char **argv) {
             n = load_every_step(dir);
             CHECKF(n == 6, "two engines, 3 saves each: %d checkpoints load, want 6", n);
         }
+        { /* one writer killed (-9) while the other saves beside it: every finished checkpoint, of either, loads;
+             the killed one leaves at most directories without meta.zck and temporary files, never a step that
+             claims to be whole; a job restarted into the same directory saves beside the leftovers */
+            int fds[2], status = 0, torn_dirs = 0, trial;
+            for (trial = 0; trial < (quick ? 2 : 5); trial++) {
+                pid_t killed, other;
+                char cmd[4000], c;
+                struct timespec ts;
+                FILE *p;
+                snprintf(dir, sizeof dir, "%s/two_procs_kill%d", base, trial);
+                CHECK(pipe(fds) == 0);
+                killed = fork();
+                if (killed == 0) {
+                    job *a = newjob(1, ZERO_DTYPE_BF16, 1);
+                    close(fds[0]);
+                    save_loop_ready = fds[1];
+                    a->dir = dir;
+                    zero_host_run(1, save_loop, a, &err);
+                    _exit(0);
+                }
+                close(fds[1]);
+                if (read(fds[0], &c, 1) != 1) c = 0;
+                close(fds[0]);
+                other = fork();
+                if (other == 0) {
+                    job *a = newjob(1, ZERO_DTYPE_BF16, 1);
+                    a->dir = dir;
+                    a->steps_before = 4;
+                    zero_host_run(1, save_each, a, &err);
+                    _exit(a->r[0] == ZERO_OK ? 0 : 1);
+                }
+                ts.tv_sec = 0;
+                ts.tv_nsec = (long)(zt_rand01() * 50e6);
+                nanosleep(&ts, NULL);
+                kill(killed, SIGKILL);
+                CHECK(waitpid(killed, &status, 0) == killed);
+                CHECK(waitpid(other, &status, 0) == other);
+                CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the writer beside a killed one failed (%d)",
+                       status);
+                /* a restarted job, beside what the killed one left */
+                {
+                    job *a = newjob(1, ZERO_DTYPE_BF16, 1);
+                    a->dir = dir;
+                    a->steps_before = 2;
+                    zero_host_run(1, save_each, a, &err);
+                    CHECKF(a->r[0] == ZERO_OK, "a restarted writer beside a killed one: %s", a->msg[0]);
+                    free(a);
+                }
+                snprintf(cmd, sizeof cmd,
+                         "n=0; for d in %s/step*; do [ -e \"$d/meta.zck\" ] || { n=$((n+1)); rm -rf \"$d\"; }; done; "
+                         "rm -f %s/*/*.tmp %s/*.tmp; echo $n", dir, dir, dir);
+                if ((p = popen(cmd, "r"))) {
+                    int t = 0;
+                    if (fscanf(p, "%d", &t) == 1) torn_dirs += t;
+                    pclose(p);
+                }
+                n = load_every_step(dir);
+                CHECKF(n >= 6, "beside a killed writer: %d checkpoints load, want the other's 4 and the restart's 2 "
+                               "at least", n);
+                { /* latest names a whole checkpoint */
+                    job *b = newjob(1, ZERO_DTYPE_BF16, 1);
+                    b->dir = dir;
+                    b->load = 1;
+                    CHECK(zero_host_run(1, rank_fn, b, &err) == ZERO_OK);
+                    CHECKF(b->r_load[0] == ZERO_OK, "latest beside a killed writer: %s", b->msg[0]);
+                    free(b);
+                }
+            }
+            printf("a writer killed (-9) beside another, %d trials: every finished checkpoint loads, latest loads "
+                   "(%d directories without meta.zck left by the killed one)\n", trial, torn_dirs);
+        }
         printf("two writers in one directory (two processes, two engines of one process): every checkpoint loads\n");
     }
     /* 5d. a write that fails (a file-size limit: EFBIG) names the file it was writing, for a save and an export */
