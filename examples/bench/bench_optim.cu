@@ -37,13 +37,26 @@
               bf16 parameters: 30 bytes per parameter in all
      step     zero_step, stages 2, 1 and 0 on one rank, after a backward that
               wrote random gradients, the same 30 bytes per parameter
-   and prints each step's ratio to the fused pass. */
+   and prints each step's ratio to the fused pass.
+
+   --gpt 124M | 1.5B --save DIR: zero_save's speed (docs/PERF.md "Saving a
+   checkpoint"). The stage-2 engine above, after 2 steps of random gradients,
+   saves -n times (default 3) into fresh directories under DIR; each save is
+   timed on the wall clock (it ends with its files and directories fsynced) and
+   removed before the next. The baseline, in the same directory and run: the
+   same bytes written by one write() loop from host memory into one file, then
+   fsync: the disk's own speed. Prints the medians and their ratio. */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_cuda.cuh"
 #include "bench.cuh"
 
 #include <string>
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void init_params(void *user, int t, int64_t off, int64_t n, float *out) {
     (void)user;
@@ -346,15 +359,138 @@ static int run_gpt(const char *which, int iters, int warmup) {
     return bad;
 }
 
+/* bytes of the regular files under a directory (nftw's callback adds them) */
+static long long g_tree_bytes;
+static int tree_add(const char *, const struct stat *st, int type, struct FTW *) {
+    if (type == FTW_F) g_tree_bytes += (long long)st->st_size;
+    return 0;
+}
+static long long tree_bytes(const char *dir) {
+    g_tree_bytes = 0;
+    return nftw(dir, tree_add, 16, FTW_PHYS) == 0 ? g_tree_bytes : -1;
+}
+static void tree_remove(const char *dir) {
+    std::string cmd = "rm -rf '" + std::string(dir) + "'";
+    if (system(cmd.c_str()) != 0) fprintf(stderr, "bench_optim: could not remove %s\n", dir);
+}
+
+/* seconds to write bytes into a new file at path from host memory (64 MiB writes), fsync included */
+static double raw_write_s(const char *path, long long bytes) {
+    const size_t chunk = (size_t)64 << 20;
+    std::vector<unsigned char> buf(chunk);
+    for (size_t i = 0; i < chunk; i++) buf[i] = (unsigned char)(i * 2654435761u >> 13); /* not zeros */
+    double t0 = bench_now_s();
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) {
+        perror(path);
+        exit(1);
+    }
+    for (long long left = bytes; left > 0;) {
+        size_t n = left < (long long)chunk ? (size_t)left : chunk;
+        ssize_t w = write(fd, buf.data(), n);
+        if (w <= 0) {
+            perror(path);
+            exit(1);
+        }
+        left -= w;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        perror(path);
+        exit(1);
+    }
+    double s = bench_now_s() - t0;
+    unlink(path);
+    return s;
+}
+
+static int run_save(const char *which, const char *dir, int iters) {
+    zero_error err;
+    int L, C;
+    const int64_t V = 50257, T = 1024;
+    if (!strcmp(which, "124M")) L = 12, C = 768;
+    else if (!strcmp(which, "1.5B")) L = 48, C = 1600;
+    else {
+        fprintf(stderr, "bench_optim: --gpt '%s': 124M or 1.5B\n", which);
+        return 2;
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "bench_optim: --save %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    std::vector<zero_tensor> ts;
+    std::vector<std::string> names;
+    gpt_tensors(L, C, V, T, ts, names);
+    const int nt = (int)ts.size();
+    int64_t N = 0;
+    for (int t = 0; t < nt; t++) N += ts[(size_t)t].numel;
+    zero_cuda *cu;
+    BENCH_ZERO(zero_cuda_backend_init(&cu, NULL, &err), &err);
+    const zero_backend *be = zero_cuda_backend(cu);
+    cudaStream_t s = zero_cuda_stream(cu);
+    if (be->world != 1) {
+        fprintf(stderr, "bench_optim: runs on one GPU (world %d): start it without a launcher\n", be->world);
+        return 1;
+    }
+    printf("# bench_optim --gpt %s --save %s: %d tensors, %lld parameters, bf16, stage 2, one rank; median of %d\n",
+           which, dir, nt, (long long)N, iters);
+    bench_device_line("# ");
+    zero_config c = zero_config_default();
+    c.train_micro_batch_size_per_gpu = 1;
+    c.zero_optimization.stage = 2;
+    c.bf16.enabled = 1;
+    c.optimizer.type = ZERO_OPTIMIZER_ADAMW;
+    c.optimizer.lr = 1e-4;
+    c.optimizer.weight_decay = 0.1;
+    c.gradient_clipping = 1.0;
+    c.log.level = ZERO_LOG_WARN;
+    BENCH_ZERO(zero_config_resolve(&c, 1, &err), &err);
+    zero_engine *e;
+    BENCH_ZERO(zero_engine_create(&e, &c, ts.data(), nt, be, &err), &err);
+    for (int i = 0; i < 2; i++) { /* master, m and v of a trained state, not an engine's first values */
+        for (int t = nt - 1; t >= 0; t--) {
+            void *gp = bench_ptr(zero_grad(e, t), "zero_grad", e);
+            gpt_fill_bf16(gp, (size_t)ts[(size_t)t].numel, 100u + (uint32_t)i * 1000u + (uint32_t)t, 1e-3f, s);
+            BENCH_ENG(zero_grad_ready(e, t), e);
+        }
+        BENCH_ENG(zero_step(e, NULL), e);
+    }
+    BENCH_CUDA(cudaStreamSynchronize(s));
+    std::vector<double> save_s, raw_s;
+    long long bytes = 0;
+    for (int i = 0; i < iters; i++) {
+        std::string d = std::string(dir) + "/save" + std::to_string(i), f = std::string(dir) + "/raw.bin";
+        double t0 = bench_now_s();
+        BENCH_ZERO(zero_save(e, d.c_str(), &err), &err);
+        save_s.push_back(bench_now_s() - t0);
+        bytes = tree_bytes(d.c_str());
+        if (bytes <= 0) {
+            fprintf(stderr, "bench_optim: no checkpoint found under %s\n", d.c_str());
+            return 1;
+        }
+        tree_remove(d.c_str());
+        raw_s.push_back(raw_write_s(f.c_str(), bytes));
+        printf("  save %d: %.3f s, the same bytes written raw: %.3f s\n", i, save_s.back(), raw_s.back());
+    }
+    double sv = bench_median(save_s), rw = bench_median(raw_s);
+    printf("  zero_save    %8.3f s  %7.2f GB/s  (%.2f GB: the checkpoint's files)\n", sv, (double)bytes / sv / 1e9,
+           (double)bytes / 1e9);
+    printf("  raw write    %8.3f s  %7.2f GB/s  (one file, write() + fsync)\n", rw, (double)bytes / rw / 1e9);
+    printf("  zero_save / raw write: %.3f\n", sv / rw);
+    zero_engine_destroy(e);
+    zero_cuda_backend_destroy(cu);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     zero_error err;
     double params = 1e9;
-    int tensors = 50, iters = 20, warmup = 3;
-    const char *out_path = NULL, *gpt = NULL;
+    int tensors = 50, iters = 20, warmup = 3, iters_set = 0;
+    const char *out_path = NULL, *gpt = NULL, *save_dir = NULL;
     setvbuf(stdout, NULL, _IOLBF, 0);
     static const char usage[] =
         "usage: bench_optim [--params N] [--tensors T] [-n iters] [-w warmup] [--out file]\n"
         "       bench_optim --gpt 124M|1.5B [-n iters] [-w warmup]\n"
+        "       bench_optim --gpt 124M|1.5B --save DIR [-n saves]\n"
         "  --params   parameters, 8 to 1e10 (1e9, 1.5B, 350M), at least one per tensor\n"
         "  --tensors  tensors of the engine, 1 to 1e6\n"
         "  -n         timed iterations, 1 to 1e6; -w  warm-up iterations, 1 to 1e6\n";
@@ -373,8 +509,11 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--gpt")) {
             if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (124M or 1.5B)", v ? "empty" : "missing");
             gpt = v, i++;
+        } else if (!strcmp(a, "--save")) {
+            if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (a directory)", v ? "empty" : "missing");
+            save_dir = v, i++;
         } else if (!strcmp(a, "--tensors")) bad = bench_int("bench_optim", a, v, 1, 1000000, &tensors), i++;
-        else if (!strcmp(a, "-n")) bad = bench_int("bench_optim", a, v, 1, 1000000, &iters), i++;
+        else if (!strcmp(a, "-n")) bad = bench_int("bench_optim", a, v, 1, 1000000, &iters), iters_set = 1, i++;
         else if (!strcmp(a, "-w")) bad = bench_int("bench_optim", a, v, 1, 1000000, &warmup), i++;
         else if (!strcmp(a, "--out")) {
             if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (a file name)", v ? "empty" : "missing");
@@ -386,6 +525,11 @@ int main(int argc, char **argv) {
         }
         if (bad) return 2;
     }
+    if (save_dir && !gpt) {
+        tool_fail("bench_optim", "--save", "times the --gpt model's checkpoint: give --gpt 124M or 1.5B");
+        return 2;
+    }
+    if (save_dir) return run_save(gpt, save_dir, iters_set ? iters : 3);
     if (gpt) return run_gpt(gpt, iters, warmup);
     if (params < tensors) {
         tool_fail("bench_optim", "--tensors", "%d tensors is more than --params (%.0f)", tensors, params);
