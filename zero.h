@@ -12770,25 +12770,80 @@ ZERO__DEF zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int 
 
 enum { ZERO__CK_META = 1, ZERO__CK_RANK = 2 };
 
-/* CRC-32C (Castagnoli, reflected 0x82F63B78), table-driven. The table is
-   made once (pthread_once: host ranks are threads that save together). */
-static uint32_t zero__crc32c_table[256];
+/* CRC-32C (Castagnoli, reflected 0x82F63B78). Three ways to one value:
+   the SSE4.2 crc32 instruction where the CPU has it (x86-64, chosen at run
+   time: zero is built without -march), else eight bytes a round through
+   eight tables (slicing-by-8); zero__crc32c_ref is the one-table
+   definition the tests hold both to. The tables are made once (pthread_once:
+   host ranks are threads that save together). A save checksums every byte
+   it writes, so this loop sets its speed: about 0.3 GB/s one table a byte,
+   several GB/s either fast way (docs/PERF.md "Saving a checkpoint"). */
+static uint32_t zero__crc32c_table[8][256];
+static int zero__crc32c_hw_ok;
 static pthread_once_t zero__crc32c_once = PTHREAD_ONCE_INIT;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#  include <cpuid.h>
+#  define ZERO__CRC32C_SSE42 1
+static __attribute__((target("sse4.2"))) uint32_t zero__crc32c_sse42(uint32_t c, const unsigned char *p, size_t n) {
+    uint64_t c64;
+    for (; n && ((uintptr_t)p & 7); n--) c = __builtin_ia32_crc32qi(c, *p++);
+    c64 = c;
+    for (; n >= 8; n -= 8, p += 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c64 = __builtin_ia32_crc32di(c64, v);
+    }
+    c = (uint32_t)c64;
+    for (; n; n--) c = __builtin_ia32_crc32qi(c, *p++);
+    return c;
+}
+#endif
 static void zero__crc32c_init(void) {
     uint32_t k, b;
     for (k = 0; k < 256; k++) {
         uint32_t c = k;
         for (b = 0; b < 8; b++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-        zero__crc32c_table[k] = c;
+        zero__crc32c_table[0][k] = c;
     }
+    for (k = 0; k < 256; k++)
+        for (b = 1; b < 8; b++)
+            zero__crc32c_table[b][k] = zero__crc32c_table[0][zero__crc32c_table[b - 1][k] & 0xFF] ^
+                                       (zero__crc32c_table[b - 1][k] >> 8);
+#ifdef ZERO__CRC32C_SSE42
+    {
+        unsigned a, bx, c, d;
+        zero__crc32c_hw_ok = __get_cpuid(1, &a, &bx, &c, &d) && (c >> 20 & 1); /* CPUID.1:ECX.SSE4_2 */
+    }
+#endif
 }
-static uint32_t zero__crc32c(uint32_t crc, const void *data, size_t n) {
+/* the definition: one table, a byte a round (the state inverted before and after, as the other two) */
+static ZERO__UNUSED uint32_t zero__crc32c_ref(uint32_t crc, const void *data, size_t n) {
     const unsigned char *p = (const unsigned char *)data;
-    size_t i;
     pthread_once(&zero__crc32c_once, zero__crc32c_init);
     crc = ~crc;
-    for (i = 0; i < n; i++) crc = zero__crc32c_table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+    for (; n; n--) crc = zero__crc32c_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
     return ~crc;
+}
+/* slicing-by-8: eight bytes a round, in any byte order of the machine */
+static uint32_t zero__crc32c_sw(uint32_t crc, const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    uint32_t (*t)[256] = zero__crc32c_table;
+    pthread_once(&zero__crc32c_once, zero__crc32c_init);
+    crc = ~crc;
+    for (; n >= 8; n -= 8, p += 8) {
+        uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        crc = t[7][lo & 0xFF] ^ t[6][lo >> 8 & 0xFF] ^ t[5][lo >> 16 & 0xFF] ^ t[4][lo >> 24] ^ t[3][p[4]] ^
+              t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+    }
+    for (; n; n--) crc = t[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}
+static uint32_t zero__crc32c(uint32_t crc, const void *data, size_t n) {
+    pthread_once(&zero__crc32c_once, zero__crc32c_init);
+#ifdef ZERO__CRC32C_SSE42
+    if (zero__crc32c_hw_ok) return ~zero__crc32c_sse42(~crc, (const unsigned char *)data, n);
+#endif
+    return zero__crc32c_sw(crc, data, n);
 }
 
 /* little-endian helpers of the file format */
@@ -12941,12 +12996,15 @@ static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill,
 /* Values of this rank's chunk of unit u (chunk elements, padding included)
    into out; what: 0 values (master, or parameters of a frozen unit), 1 m, 2 v.
    stage: the own chunk inside the full copies of stages 0-2. `tile` and
-   `stage_buf`: scratch of chunk * 12 and chunk * 4 bytes (pinned). */
+   `stage_buf`: scratch of chunk * 12 and chunk * 4 bytes (pinned). *got:
+   where the values are, out or (fp32 state copied as it is) stage_buf itself,
+   read there with no second copy. */
 static zero_result zero__ck_unit_get(zero_engine *e, int u, int what, float *out, void *tile, void *stage_buf,
-                                     zero_error *fail) {
+                                     const float **got, zero_error *fail) {
     const zero_unit *x = &e->plan.layout->units[u];
     size_t c = (size_t)x->chunk;
     int64_t own = (int64_t)e->plan.rank * x->chunk; /* the own chunk inside a whole unit */
+    *got = out;
     if (x->frozen || (what == 0 && zero__master_is_params(e))) {
         if (what != 0) {
             memset(out, 0, c * 4);
@@ -12991,7 +13049,7 @@ static zero_result zero__ck_unit_get(zero_engine *e, int u, int what, float *out
         if (zero__copy(e, stage_buf, src, c * 4, ZERO_STREAM_COMM, fail) != ZERO_OK ||
             zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
             return fail->code;
-        memcpy(out, stage_buf, c * 4);
+        *got = (const float *)stage_buf;
     }
     return ZERO_OK;
 }
@@ -13022,10 +13080,11 @@ static int zero__ck_fill_rank(int fd, void *arg, zero_error *err) {
         for (u = 0; u < l->n_units; u++) {
             const zero_unit *x = &l->units[u];
             int64_t i = 0;
-            if (zero__ck_unit_get(e, u, what, w->buf, w->tile, w->stage_buf, err) != ZERO_OK) return 0;
+            const float *vals;
+            if (zero__ck_unit_get(e, u, what, w->buf, w->tile, w->stage_buf, &vals, err) != ZERO_OK) return 0;
             while (i < x->chunk) { /* split the unit at block boundaries */
                 int64_t room = ZERO_CKPT_BLOCK - pos % ZERO_CKPT_BLOCK, n = zero__min_i64(room, x->chunk - i);
-                crc = zero__crc32c(crc, w->buf + i, (size_t)n * 4);
+                crc = zero__crc32c(crc, vals + i, (size_t)n * 4);
                 i += n;
                 pos += n;
                 if (pos % ZERO_CKPT_BLOCK == 0 || pos == S) {
@@ -13033,7 +13092,7 @@ static int zero__ck_fill_rank(int fd, void *arg, zero_error *err) {
                     crc = 0;
                 }
             }
-            if (!zero__ck_write_all(fd, w->buf, (size_t)x->chunk * 4)) goto io;
+            if (!zero__ck_write_all(fd, vals, (size_t)x->chunk * 4)) goto io;
         }
     }
     {
