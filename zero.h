@@ -264,6 +264,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_POOL_FULL, ZERO_ERR_OUT_OF_MEMORY, "more gathered units live than the stage-3 pool holds") \
     X(ENGINE_GRAD_RING_FULL, ZERO_ERR_STATE, "more units with unfinished gradients than the gradient ring holds") \
     X(ENGINE_GRAD_OWN_SLOT, ZERO_OK, "a span's gradient found open across the backward gets a buffer of its own (info)") \
+    X(ENGINE_PROGRAM_LR, ZERO_OK, "the program drives the learning rate or betas from now on (info)") \
     X(ENGINE_DIVERGED, ZERO_ERR_STATE, "ranks reached different collectives (check_collectives / ZERO_CHECK)") \
     X(ENGINE_BROKEN, ZERO_ERR_STATE, "engine unusable after an earlier collective or backend failure") \
     X(ENGINE_TRACE, ZERO_OK, "stage-3 fetch order differs from the recorded one (info)")  \
@@ -570,8 +571,10 @@ typedef struct zero_config {
     int64_t steps_per_print;                /* steps_per_print: 0 = None (no progress print) */
     int wall_clock_breakdown;               /* wall_clock_breakdown: false */
     double gradient_clipping;               /* gradient_clipping: 1.0; 0 disables (ZERO_AUTO allowed) */
-    int gradient_clipping_given;            /* set by the parser when the JSON has gradient_clipping
-                                               (the create line then does not call it a default) */
+    int gradient_clipping_given;            /* set by the parser: 1 the JSON has gradient_clipping, -1 a
+                                               JSON without it; 0 (no JSON read): the program's code set
+                                               the config. Only the create line's wording reads it: a
+                                               value not from a JSON file is never called a default */
     int prescale_gradients;                 /* prescale_gradients: false */
     double gradient_predivide_factor;       /* gradient_predivide_factor: 1.0 */
     zero_dtype communication_data_type;     /* communication_data_type: None */
@@ -4308,6 +4311,7 @@ ZERO__DEF zero_result zero_config_parse_json(zero_config *cfg, const char *text,
     if (r == ZERO_OK) {
         cfg->resolved = 0;
         if (zero__json_get(&j, 0, "gradient_clipping") >= 0) cfg->gradient_clipping_given = 1;
+        else if (cfg->gradient_clipping_given == 0) cfg->gradient_clipping_given = -1;
         if (p.not_yet_count)
             zero__log(&cfg->log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_NOT_IMPLEMENTED,
                       "%d key%s accepted and checked, not acted on yet (docs/config.md has each key's status): %s%s",
@@ -8259,6 +8263,7 @@ typedef struct zero__run { /* where the training is: micro-batch, steps, loss sc
     double last_b1, last_b2;
     double step_lr;                     /* this step's base learning rate */
     double prog_lr, prog_b1, prog_b2;   /* zero_set_lr / zero_set_betas (< 0: the config's schedule) */
+    int prog_said;                      /* bits: 1 the program's lr, 2 its betas were announced (rank 0's info line) */
     int norm_ready;                     /* zero_grad_norm ran for this step: the norm phase is done */
     double norm_sumsq;                  /* ... its sum of squares (scaled) */
     int norm_bad_unit, norm_bad_tensor; /* ... and the first inf/nan */
@@ -10862,9 +10867,11 @@ static void zero__log_resolved(const zero_engine *e) {
     if (e->plan.grank != 0) return;
     if (!(c->gradient_clipping > 0))
         snprintf(clip, sizeof clip, "off");
-    else if (!c->gradient_clipping_given && c->gradient_clipping == 1.0)
+    else if (c->gradient_clipping_given < 0 && c->gradient_clipping == 1.0)
         snprintf(clip, sizeof clip, "1 (DeepSpeed's default, not in the config: it rescales every step whose norm is "
                                     "above 1; set gradient_clipping to 0 to turn it off)");
+    else if (c->gradient_clipping_given == 0)
+        snprintf(clip, sizeof clip, "%g (the program's zero_config)", c->gradient_clipping);
     else
         snprintf(clip, sizeof clip, "%g", c->gradient_clipping);
     zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_RESOLVED,
@@ -12653,6 +12660,16 @@ ZERO__DEF zero_result zero_set_lr(zero_engine *e, double lr) {
     if (!isfinite(lr))
         return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_set_lr: lr %g is not finite (a value < 0 hands it back to the config)",
                            lr);
+    if (lr >= 0 && !(e->run.prog_said & 1) && e->plan.grank == 0) {
+        static const char *const sched[] = {"constant lr", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "OneCycle",
+                                            "LRRangeTest"};
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_PROGRAM_LR,
+                  "zero_set_lr: the program drives the learning rate from step %lld on (lr %g); the config's lr %g and "
+                  "schedule %s no longer apply (zero_set_lr(e, -1) hands the rate back to them)",
+                  (long long)e->run.global_steps, lr, e->cfg.optimizer.lr,
+                  (unsigned)e->cfg.scheduler.type < ZERO_SCHEDULER_COUNT ? sched[e->cfg.scheduler.type] : "?");
+    }
+    if (lr >= 0) e->run.prog_said |= 1;
     e->run.prog_lr = lr < 0 ? -1 : lr;
     return ZERO_OK;
 }
@@ -12668,6 +12685,12 @@ ZERO__DEF zero_result zero_set_betas(zero_engine *e, double beta1, double beta2)
     if (!(beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
         return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_set_betas: (%g, %g): each must be in [0, 1) (beta1 < 0: the config's)",
                            beta1, beta2);
+    if (!(e->run.prog_said & 2) && e->plan.grank == 0)
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_PROGRAM_LR,
+                  "zero_set_betas: the program drives Adam's betas from step %lld on ((%g, %g)); the config's (%g, %g) "
+                  "no longer apply (zero_set_betas(e, -1, -1) hands them back)",
+                  (long long)e->run.global_steps, beta1, beta2, e->cfg.optimizer.beta1, e->cfg.optimizer.beta2);
+    e->run.prog_said |= 2;
     e->run.prog_b1 = beta1;
     e->run.prog_b2 = beta2;
     return ZERO_OK;

@@ -30,6 +30,7 @@ typedef struct scal_job {
     zero_config cfg;
     double got[4][4][3]; /* [rank][op][value] */
     zero_result bad[4][4];
+    int set_lr; /* zero_set_lr and zero_set_betas twice each before the end */
 } scal_job;
 
 static double scal_val(int rank, int k) {
@@ -58,6 +59,11 @@ static zero_result scal_rank(const zero_backend *b, void *arg) {
     J->bad[b->rank][3] = zero_all_reduce_scalars(e, v, 1, ZERO_OP_COUNT);
     v[0] = 1;
     if (zero_all_reduce_scalars(e, v, 1, ZERO_OP_SUM) != ZERO_OK || v[0] != b->world) return ZERO_ERR_STATE;
+    if (J->set_lr) { /* the program takes the rate and the betas over: said once each, by rank 0 */
+        if (zero_set_lr(e, 3e-4) != ZERO_OK || zero_set_lr(e, 2e-4) != ZERO_OK || zero_set_betas(e, 0.8, 0.9) != ZERO_OK ||
+            zero_set_betas(e, 0.85, 0.9) != ZERO_OK)
+            return zero_engine_error(e)->code;
+    }
     zero_engine_destroy(e);
     return ZERO_OK;
 }
@@ -327,11 +333,16 @@ static void test_skip_early(void) {
 }
 
 /* The create line: once, on rank 0, with the default clipping named. */
-static char resolved_line[1024];
-static int resolved_count;
+static char resolved_line[1024], prog_lr_line[2][1024];
+static int resolved_count, prog_lr_count;
 static void capture_log(void *user, zero_log_level level, zero_msg item, int rank, const char *text) {
     (void)user;
     (void)level;
+    if (item == ZERO_MSG_ENGINE_PROGRAM_LR) {
+        CHECK_EQ_INT(rank, 0);
+        if (prog_lr_count < 2) snprintf(prog_lr_line[prog_lr_count], sizeof prog_lr_line[0], "%s", text);
+        prog_lr_count++;
+    }
     if (item == ZERO_MSG_ENGINE_RESOLVED) {
         resolved_count++;
         CHECK_EQ_INT(rank, 0);
@@ -347,10 +358,19 @@ static void test_resolved_line(void) {
                            "{\"train_micro_batch_size_per_gpu\": 2, \"gradient_accumulation_steps\": 3, "
                            "\"bf16\": {\"enabled\": true}, \"gradient_clipping\": 1.0, \"zero_optimization\": {\"stage\": 2}}"};
     int given;
-    for (given = 0; given < 2; given++) {
+    for (given = 0; given < 3; given++) {
         memset(&J, 0, sizeof J);
         J.cfg = zero_config_default();
-        CHECK(zero_config_parse_json(&J.cfg, json[given], strlen(json[given]), &err) == ZERO_OK);
+        if (given < 2) CHECK(zero_config_parse_json(&J.cfg, json[given], strlen(json[given]), &err) == ZERO_OK);
+        else { /* the program's code sets the config, its clipping value 1 included: not called a default */
+            J.cfg.train_micro_batch_size_per_gpu = 2;
+            J.cfg.gradient_accumulation_steps = 3;
+            J.cfg.bf16.enabled = 1;
+            J.cfg.zero_optimization.stage = 2;
+            J.cfg.gradient_clipping = 1.0;
+            J.cfg.optimizer.lr = 6e-4;
+            J.set_lr = 1;
+        }
         J.cfg.log.fn = capture_log;
         J.cfg.log.level = ZERO_LOG_INFO;
         resolved_count = 0;
@@ -362,6 +382,16 @@ static void test_resolved_line(void) {
         CHECK_STR_CONTAINS(resolved_line, "batch 12 = micro 2 x accumulation 3 x 2 ranks");
         if (given) CHECKF(strstr(resolved_line, "default") == NULL, "%s", resolved_line);
         else CHECK_STR_CONTAINS(resolved_line, "gradient_clipping 1 (DeepSpeed's default, not in the config");
+        if (given == 2) {
+            CHECK_STR_CONTAINS(resolved_line, "gradient_clipping 1 (the program's zero_config)");
+            CHECKF(prog_lr_count == 2, "%d lines on the program's lr and betas, want 2", prog_lr_count);
+            CHECK_STR_CONTAINS(prog_lr_line[0], "zero_set_lr: the program drives the learning rate from step 0 on (lr "
+                                                "0.0003); the config's lr 0.0006 and schedule constant lr no longer apply");
+            CHECK_STR_CONTAINS(prog_lr_line[1], "zero_set_betas: the program drives Adam's betas from step 0 on ((0.8, "
+                                                "0.9))");
+        } else
+            CHECK_EQ_INT(prog_lr_count, 0);
+        prog_lr_count = 0;
     }
 }
 
