@@ -264,6 +264,8 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_POOL_FULL, ZERO_ERR_OUT_OF_MEMORY, "more gathered units live than the stage-3 pool holds") \
     X(ENGINE_GRAD_RING_FULL, ZERO_ERR_STATE, "more units with unfinished gradients than the gradient ring holds") \
     X(ENGINE_GRAD_OWN_SLOT, ZERO_OK, "a span's gradient found open across the backward gets a buffer of its own (info)") \
+    X(VM_UNSUPPORTED, ZERO_ERR_UNSUPPORTED, "the backend cannot leave memory unbacked (zero_alloc)") \
+    X(VM_FAILED, ZERO_ERR_OUT_OF_MEMORY, "reserving, backing or unbacking address space failed") \
     X(ENGINE_PROGRAM_LR, ZERO_OK, "the program drives the learning rate or betas from now on (info)") \
     X(ENGINE_DIVERGED, ZERO_ERR_STATE, "ranks reached different collectives (check_collectives / ZERO_CHECK)") \
     X(ENGINE_BROKEN, ZERO_ERR_STATE, "engine unusable after an earlier collective or backend failure") \
@@ -1184,6 +1186,27 @@ typedef struct zero_backend {
                                     zero_dtype dt, zero_stream_id s, zero_error *err);
     zero_result (*group_all_reduce)(void *ctx, zero_group g, const void *send, void *recv, size_t count,
                                     zero_dtype dt, zero_op op, zero_stream_id s, zero_error *err);
+    /* Optional (stage 3 behind the program's own pointers: zero_alloc; NULL:
+       not offered, zero_alloc says so). Address ranges whose pages the engine
+       backs with memory only while it needs them:
+         vm_reserve  a range of at least `bytes`, rounded up to *granule (which
+                     it sets: the unit of backing) into *reserved, every page
+                     backed and readable and writable by the backend's kernels
+                     (what the program fills before zero_engine_create);
+         vm_back     pages [p, p + bytes) (granule-aligned, inside a range,
+                     unbacked) get memory and become accessible; contents
+                     undefined;
+         vm_unback   pages [p, p + bytes) (granule-aligned, backed) lose their
+                     memory and become inaccessible; the caller has waited for
+                     all work that touches them;
+         vm_release  the whole range (base and *reserved from vm_reserve) freed,
+                     backed pages included.
+       Memory behind unbacked pages goes back to a pool of the backend's, so
+       backing again creates nothing once the pool holds enough. */
+    zero_result (*vm_reserve)(void *ctx, size_t bytes, void **base, size_t *reserved, size_t *granule, zero_error *err);
+    zero_result (*vm_back)(void *ctx, void *p, size_t bytes, zero_error *err);
+    zero_result (*vm_unback)(void *ctx, void *p, size_t bytes, zero_error *err);
+    void (*vm_release)(void *ctx, void *base, size_t reserved);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -1200,6 +1223,26 @@ ZERO_API zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_e
 /* Bytes of `kind` this host rank holds from backend->alloc right now (what a
    memory test compares with zero_memory_report's plan); 0 for other backends. */
 ZERO_API size_t zero_host_allocated_bytes(const zero_backend *backend, zero_mem_kind kind);
+
+/* Memory for the program's parameters that stage 3 can leave where they are
+   (docs/porting.md "Stage 3"): `bytes` of the memory the backend computes on
+   (device memory for the CUDA backend), all of it readable and writable, as
+   cudaMalloc's, so the program fills it as before (its checkpoint, its
+   initialisation). A stage-3 engine whose tensors' `.data` point into it
+   takes rank 0's values at create and from then on backs with memory only
+   the pages of what is gathered (between zero_fetch and zero_release, what
+   prefetch brought, the persistent tensors): the program's pointers, its
+   pointer arithmetic over stacked layers included, stay valid, and a read of
+   a layer that is not fetched touches unbacked memory (a fault on host ranks,
+   an illegal address on a GPU) instead of stale values. At stages 0-2 it is
+   plain memory. Backends without the vm_ operations refuse (UNSUPPORTED).
+   The pages are whole granules (2 MiB on the GPUs measured; the host page,
+   or ZERO_HOST_VM_PAGE bytes, on host ranks). Keep parameters only in it:
+   the engine unbacks every page no tensor of its own holds. */
+ZERO_API zero_result zero_alloc(const zero_backend *backend, size_t bytes, void **out, zero_error *err);
+/* Frees memory from zero_alloc (after the engine that used it is destroyed);
+   NULL does nothing. */
+ZERO_API void zero_free(const zero_backend *backend, void *p);
 
 /* ---- >>api-engine: the engine (create, fetch, grad, step, save, load, report) ---- */
 
@@ -1336,6 +1379,10 @@ typedef struct zero_memory_stats {
        distant points of the backward (a tied embedding: counted from the end of the micro-batch that showed it) */
     int grad_own_spans, grad_own_found;
     size_t grad_own_bytes;
+    /* stage 3 behind the program's pointers (zero_alloc): bytes of the program's parameter memory backed now
+       (the persistent tensors' pages and the gathered layers'), the most since create, of how many reserved,
+       in granules of how many bytes; 0 otherwise. Not in `planned`: the program's memory, as with .data */
+    size_t program_backed, program_backed_peak, program_reserved, program_granule;
 } zero_memory_stats;
 
 /* Plans every buffer from cfg (which zero_config_resolve must have
@@ -1572,6 +1619,16 @@ ZERO_API zero_result zero_safetensors_bind(zero_safetensors *st, zero_tensor *te
 #if defined(__unix__) || defined(__APPLE__)
 #  include <fcntl.h>  /* open, pread: checkpoints, NVMe tiles, safetensors */
 #  include <unistd.h>
+#  include <sys/mman.h> /* the host backend's address ranges (zero_alloc) */
+/* strict C11 hides MAP_ANONYMOUS's name, not the kernel's flag */
+#  if defined(MAP_ANONYMOUS)
+#    define ZERO__MAP_ANON MAP_ANONYMOUS
+#  elif defined(MAP_ANON)
+#    define ZERO__MAP_ANON MAP_ANON
+#  elif defined(__linux__) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || \
+                               defined(__riscv) || defined(__powerpc__))
+#    define ZERO__MAP_ANON 0x20
+#  endif
 #endif
 
 #ifndef ZERO_ASSERT
@@ -6753,6 +6810,164 @@ static zero_result zero__host_alloc(void *ctx, zero_mem_kind kind, size_t bytes,
     return ZERO_OK;
 }
 
+/* ---- the host backend's address ranges (zero_alloc; stage 3 behind the program's pointers) ----
+
+   mmap'd and readable and writable at first; a page unbacked is remapped
+   PROT_NONE (its memory dropped), so a read of a layer the engine has not
+   gathered faults instead of reading stale values; backed again it is
+   readable and writable and zero. The granule is the system page, or
+   ZERO_HOST_VM_PAGE bytes (a multiple of it: the tests take 64 KiB so that
+   small tensors share pages as a GPU's 2 MiB granules make them). */
+#ifdef ZERO__MAP_ANON
+static size_t zero__host_vm_granule(void) {
+    long sys = sysconf(_SC_PAGESIZE);
+    size_t g = sys > 0 ? (size_t)sys : 4096;
+    const char *v = getenv("ZERO_HOST_VM_PAGE");
+    if (v && *v) {
+        char *end = NULL;
+        unsigned long long want = strtoull(v, &end, 10);
+        if (end && !*end && want >= g && want <= ((size_t)1 << 30) && want % g == 0) g = (size_t)want;
+    }
+    return g;
+}
+
+static zero_result zero__host_vm_reserve(void *ctx, size_t bytes, void **base, size_t *reserved, size_t *granule,
+                                         zero_error *err) {
+    size_t g = zero__host_vm_granule(), n;
+    void *p;
+    (void)ctx;
+    if (bytes == 0 || bytes > SIZE_MAX - g)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_alloc: %zu bytes", bytes);
+    n = (bytes + g - 1) / g * g;
+    /* one granule more, so the range can start on a granule */
+    p = mmap(NULL, n + g, PROT_READ | PROT_WRITE, MAP_PRIVATE | ZERO__MAP_ANON, -1, 0);
+    if (p == MAP_FAILED)
+        return zero__fail(err, ZERO_MSG_VM_FAILED, NULL, 0, 0, "zero_alloc: mmap of %zu bytes: %s", n + g, strerror(errno));
+    {
+        uintptr_t a = ((uintptr_t)p + g - 1) / g * g;
+        if (a > (uintptr_t)p) munmap(p, a - (uintptr_t)p);
+        if ((uintptr_t)p + n + g > a + n) munmap((void *)(a + n), (uintptr_t)p + n + g - (a + n));
+        *base = (void *)a;
+    }
+    *reserved = n;
+    *granule = g;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+static zero_result zero__host_vm_back(void *ctx, void *p, size_t bytes, zero_error *err) {
+    (void)ctx;
+    if (mprotect(p, bytes, PROT_READ | PROT_WRITE) != 0)
+        return zero__fail(err, ZERO_MSG_VM_FAILED, NULL, 0, 0, "backing [%p, +%zu): mprotect: %s", p, bytes, strerror(errno));
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+static zero_result zero__host_vm_unback(void *ctx, void *p, size_t bytes, zero_error *err) {
+    (void)ctx;
+    if (mmap(p, bytes, PROT_NONE, MAP_PRIVATE | ZERO__MAP_ANON | MAP_FIXED, -1, 0) == MAP_FAILED)
+        return zero__fail(err, ZERO_MSG_VM_FAILED, NULL, 0, 0, "unbacking [%p, +%zu): mmap: %s", p, bytes, strerror(errno));
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+static void zero__host_vm_release(void *ctx, void *base, size_t reserved) {
+    (void)ctx;
+    munmap(base, reserved);
+}
+#endif
+
+/* ---- zero_alloc: the ranges programs hold, found by address ---- */
+
+typedef struct zero__vm_range {
+    char *base;
+    size_t bytes, reserved, granule;
+    void *ctx; /* the backend's, and its operations */
+    zero_result (*back)(void *ctx, void *p, size_t bytes, zero_error *err);
+    zero_result (*unback)(void *ctx, void *p, size_t bytes, zero_error *err);
+    void (*release)(void *ctx, void *base, size_t reserved);
+    int users; /* engines that manage its pages now */
+    struct zero__vm_range *next;
+} zero__vm_range;
+static pthread_mutex_t zero__vm_lock = PTHREAD_MUTEX_INITIALIZER;
+static zero__vm_range *zero__vm_head;
+
+/* The range holding [p, p + n) whole, or NULL. */
+static zero__vm_range *zero__vm_find(const void *p, size_t n) {
+    zero__vm_range *r;
+    pthread_mutex_lock(&zero__vm_lock);
+    for (r = zero__vm_head; r; r = r->next)
+        if ((const char *)p >= r->base && (uintptr_t)p - (uintptr_t)r->base <= r->bytes &&
+            n <= r->bytes - (size_t)((uintptr_t)p - (uintptr_t)r->base))
+            break;
+    pthread_mutex_unlock(&zero__vm_lock);
+    return r;
+}
+
+ZERO__DEF zero_result zero_alloc(const zero_backend *be, size_t bytes, void **out, zero_error *err) {
+    zero__vm_range *r;
+    zero_result res;
+    if (out) *out = NULL;
+    if (!be) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_alloc: backend is NULL");
+    if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_alloc: out is NULL");
+    if (bytes == 0) return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_alloc: bytes is 0");
+    if (!be->vm_reserve || !be->vm_back || !be->vm_unback || !be->vm_release)
+        return zero__fail(err, ZERO_MSG_VM_UNSUPPORTED, NULL, 0, 0,
+                          "zero_alloc: backend '%s' cannot leave memory unbacked (no vm_ operations)\nHINT: allocate the "
+                          "parameters as before and leave stage 3's tensors' data NULL (zero_param between zero_fetch and "
+                          "zero_release)", be->name ? be->name : "?");
+    r = (zero__vm_range *)ZERO_MALLOC(sizeof *r);
+    if (!r) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_alloc: range table");
+    memset(r, 0, sizeof *r);
+    res = be->vm_reserve(be->ctx, bytes, (void **)&r->base, &r->reserved, &r->granule, err);
+    if (res != ZERO_OK) {
+        ZERO_FREE(r);
+        return res;
+    }
+    r->bytes = bytes;
+    r->ctx = be->ctx;
+    r->back = be->vm_back;
+    r->unback = be->vm_unback;
+    r->release = be->vm_release;
+    pthread_mutex_lock(&zero__vm_lock);
+    r->next = zero__vm_head;
+    zero__vm_head = r;
+    pthread_mutex_unlock(&zero__vm_lock);
+    *out = r->base;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+ZERO__DEF void zero_free(const zero_backend *be, void *p) {
+    zero__vm_range **pp, *r = NULL;
+    (void)be;
+    if (!p) return;
+    pthread_mutex_lock(&zero__vm_lock);
+    for (pp = &zero__vm_head; *pp; pp = &(*pp)->next)
+        if ((*pp)->base == (char *)p) {
+            r = *pp;
+            *pp = r->next;
+            break;
+        }
+    pthread_mutex_unlock(&zero__vm_lock);
+    if (!r) {
+        zero_logger lg;
+        memset(&lg, 0, sizeof lg);
+        lg.rank = -1;
+        zero__log(&lg, ZERO_LOG_ERROR, ZERO_MSG_BAD_ARG, "zero_free: %p is not memory from zero_alloc (freed twice?)", p);
+        return;
+    }
+    if (r->users) {
+        zero_logger lg;
+        memset(&lg, 0, sizeof lg);
+        lg.rank = -1;
+        zero__log(&lg, ZERO_LOG_ERROR, ZERO_MSG_BAD_ARG,
+                  "zero_free: %p is still used by %d engine(s): destroy them first (freed anyway)", p, r->users);
+    }
+    r->release(r->ctx, r->base, r->reserved);
+    ZERO_FREE(r);
+}
+
 /* free has no error channel: a pointer that is not a live block of this backend is left
    alone and noted as the rank's last error (zero_host_run reports it if fn fails). */
 static void zero__host_free(void *ctx, zero_mem_kind kind, void *p) {
@@ -7727,6 +7942,12 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->adam_multi = zero__host_adam_multi;
         b->cpu_adam = zero__host_cpu_adam;
         b->cpu_ctx = b->ctx;
+#ifdef ZERO__MAP_ANON
+        b->vm_reserve = zero__host_vm_reserve;
+        b->vm_back = zero__host_vm_back;
+        b->vm_unback = zero__host_vm_unback;
+        b->vm_release = zero__host_vm_release;
+#endif
     }
     if (world == 1) {
         zero__host_exit(&g->ranks[0], fn(&g->ranks[0].be, arg));
@@ -8162,6 +8383,8 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
     int n_tensors, n_trainable, n_units, n_spans;
     int ext;                    /* the parameters live in the program's memory (zero_tensor.data) */
     int gext;                   /* the gradients live in the program's memory (zero_tensor.grad) */
+    int pvm;                    /* stage 3 behind the program's pointers: .data in zero_alloc memory, its pages
+                                   backed only where a span is gathered (zero__pvm) */
     int host_acc;               /* optimizer offload at stages 2-3: the reduced chunks accumulate in the
                                    host staging (buf.cpu_grad); the device keeps one chunk of staging */
     int gdirect;                /* stage 2, one rank, one micro-batch, the engine's gradients, Adam on the
@@ -8382,6 +8605,28 @@ typedef struct zero__xfer { /* the step's copies between host and device (zero_s
     int n, cap;
 } zero__xfer;
 
+/* Stage 3 behind the program's pointers (plan.pvm): the zero_alloc ranges
+   the tensors' .data lie in, a count per page of the spans that hold it
+   (a page shared by two layers, or by every layer's slice of a small
+   stacked kind, is backed while any of them is), and the spans dropped from
+   the pool whose pages wait for their last readers before they are unbacked. */
+#define ZERO__PVM_PEND 2 /* dropped spans whose pages stay backed until their readers end (0 on the host backend) */
+typedef struct zero__pvm_reg {
+    zero__vm_range *r;
+    int32_t *ref; /* per granule: holds */
+} zero__pvm_reg;
+typedef struct zero__pvm {
+    int n_reg, depth;          /* ranges; spans that may wait (ZERO__PVM_PEND, or 0: unbacked at once) */
+    zero__pvm_reg *reg;
+    int *treg;                 /* per tensor: its range */
+    unsigned char *held;       /* per span: its pages counted */
+    int pend[ZERO__PVM_PEND + 1], n_pend;
+    zero_event *pev[2 * (ZERO__PVM_PEND + 1)]; /* each waiting span's compute and comm fences */
+    int64_t backed, backed_peak; /* bytes of the ranges backed now, and the most since create's end */
+    int started;               /* create's own hold on every page is gone */
+    zero_error failed;         /* an unback that failed where no caller could hear it; the next call reports it */
+} zero__pvm;
+
 struct zero_engine {
     zero_config cfg;
     zero_backend be;
@@ -8397,6 +8642,7 @@ struct zero_engine {
     zero__param_offload offload_param;
     zero__delayed dpu;
     zero__xfer xfer;
+    zero__pvm pvm;
     struct {
         size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
         size_t allocated[ZERO_MEM_KIND_COUNT];
@@ -9305,6 +9551,226 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
     return zero__copy(e, zero__param_own(e, u), src, bytes, ZERO_STREAM_COMM, fail);
 }
 
+/* ---- >>engine-pvm: stage 3 behind the program's pointers (zero_alloc memory) ---- */
+
+/* Tensor t's elements [off, off + count) in its range: the granules they
+   touch counted up (d > 0) or down; a granule whose count leaves 0 is backed,
+   one that reaches 0 unbacked, each run of them in one backend call. */
+static zero_result zero__pvm_count_range(zero_engine *e, int t, int64_t off, int64_t count, int d) {
+    zero__pvm_reg *g = &e->pvm.reg[e->pvm.treg[t]];
+    size_t gr = g->r->granule, a, b;
+    int64_t p, p0, p1, run = -1;
+    zero_error be;
+    if (count <= 0) return ZERO_OK;
+    a = (size_t)((const char *)e->plan.tdata[t] - g->r->base) + (size_t)off * e->plan.csize;
+    b = a + (size_t)count * e->plan.csize;
+    p0 = (int64_t)(a / gr);
+    p1 = (int64_t)((b + gr - 1) / gr);
+    zero__ok(&be);
+    for (p = p0; p <= p1; p++) {
+        int edge = 0;
+        if (p < p1) edge = d > 0 ? g->ref[p]++ == 0 : --g->ref[p] == 0;
+        if (edge && run < 0) run = p;
+        if ((!edge || p == p1) && run >= 0) {
+            char *at = g->r->base + (size_t)run * gr;
+            size_t n = (size_t)(p - run) * gr;
+            zero_result r = d > 0 ? g->r->back(g->r->ctx, at, n, &be) : g->r->unback(g->r->ctx, at, n, &be);
+            if (r != ZERO_OK)
+                return zero__efail(e, be.item ? be.item : ZERO_MSG_VM_FAILED, "stage 3, '%s''s pages in the program's memory: %s",
+                                   zero__tname(e, t), be.msg);
+            e->pvm.backed += d > 0 ? (int64_t)n : -(int64_t)n;
+            if (e->pvm.started && e->pvm.backed > e->pvm.backed_peak) e->pvm.backed_peak = e->pvm.backed;
+            run = -1;
+        }
+    }
+    return ZERO_OK;
+}
+
+static zero_result zero__pvm_count(zero_engine *e, int s, int d) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
+        const zero_unit *x = &l->units[u];
+        int k, n = zero__unit_segments(l, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+        for (k = 0; k < n; k++) {
+            zero__seg sg = e->buf.segtmp[k];
+            zero_result r = zero__pvm_count_range(e, sg.tensor, sg.tensor_off, sg.count, d);
+            if (r != ZERO_OK) return r;
+        }
+    }
+    return ZERO_OK;
+}
+
+/* Span s about to be gathered: its pages backed (a span dropped a moment ago
+   whose pages still wait is taken back as it is). */
+static zero_result zero__pvm_hold(zero_engine *e, int s) {
+    int i;
+    for (i = 0; i < e->pvm.n_pend; i++)
+        if (e->pvm.pend[i] == s) {
+            zero_event *c = e->pvm.pev[2 * i], *m = e->pvm.pev[2 * i + 1];
+            for (; i + 1 < e->pvm.n_pend; i++) {
+                e->pvm.pend[i] = e->pvm.pend[i + 1];
+                e->pvm.pev[2 * i] = e->pvm.pev[2 * i + 2];
+                e->pvm.pev[2 * i + 1] = e->pvm.pev[2 * i + 3];
+            }
+            e->pvm.pev[2 * i] = c, e->pvm.pev[2 * i + 1] = m;
+            e->pvm.n_pend--;
+            return ZERO_OK;
+        }
+    if (e->pvm.held[s]) return ZERO_OK;
+    e->pvm.held[s] = 1;
+    return zero__pvm_count(e, s, +1);
+}
+
+/* The oldest waiting span: its readers ended (both streams' fences), its pages unbacked. */
+static zero_result zero__pvm_retire(zero_engine *e) {
+    zero_event *c = e->pvm.pev[0], *m = e->pvm.pev[1];
+    int s = e->pvm.pend[0], i;
+    zero_error be;
+    zero__ok(&be);
+    if (e->be.event_sync(e->be.ctx, c, &be) != ZERO_OK || e->be.event_sync(e->be.ctx, m, &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "stage 3: the last readers of a span's pages");
+    for (i = 0; i + 1 < e->pvm.n_pend; i++) {
+        e->pvm.pend[i] = e->pvm.pend[i + 1];
+        e->pvm.pev[2 * i] = e->pvm.pev[2 * i + 2];
+        e->pvm.pev[2 * i + 1] = e->pvm.pev[2 * i + 3];
+    }
+    e->pvm.pev[2 * i] = c, e->pvm.pev[2 * i + 1] = m;
+    e->pvm.n_pend--;
+    e->pvm.held[s] = 0;
+    return zero__pvm_count(e, s, -1);
+}
+
+/* Span s left the pool: its pages unbacked once the kernels queued so far
+   (its readers) and the comm stream's copies into them are done. The host
+   backend runs both in order already: at once there. */
+static void zero__pvm_drop(zero_engine *e, int s) {
+    zero_error be;
+    zero_result r = ZERO_OK;
+    if (!e->pvm.held[s]) return;
+    zero__ok(&be);
+    if (e->pvm.depth == 0) {
+        e->pvm.held[s] = 0;
+        r = zero__pvm_count(e, s, -1);
+    } else {
+        int i = e->pvm.n_pend;
+        if (e->be.event_record(e->be.ctx, e->pvm.pev[2 * i], ZERO_STREAM_COMPUTE, &be) != ZERO_OK ||
+            e->be.event_record(e->be.ctx, e->pvm.pev[2 * i + 1], ZERO_STREAM_COMM, &be) != ZERO_OK) {
+            r = zero__ebackend(e, &be, "stage 3: fences of a span's pages");
+        } else {
+            e->pvm.pend[i] = s;
+            e->pvm.n_pend++;
+            while (r == ZERO_OK && e->pvm.n_pend > e->pvm.depth) r = zero__pvm_retire(e);
+        }
+    }
+    if (r != ZERO_OK && e->pvm.failed.code == ZERO_OK) e->pvm.failed = e->err;
+}
+
+/* After span s's gather into the pool at pool_off: each tensor's part into
+   the program's memory, on the comm stream (before the span's ready fence). */
+static zero_result zero__pvm_scatter(zero_engine *e, int s, int64_t pool_off) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
+        const zero_unit *x = &l->units[u];
+        int64_t at = pool_off + (x->offset - e->plan.span_off[s]);
+        int k, n = zero__unit_segments(l, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+        for (k = 0; k < n; k++) {
+            const zero__seg *sg = &e->buf.segtmp[k];
+            ZERO__TRY_BE(e, "stage 3: the gathered parameters into the program's memory",
+                         zero__copy(e, zero__at(e->plan.tdata[sg->tensor], sg->tensor_off, e->plan.csize),
+                                    zero__at(e->pool.base, at + sg->unit_off, e->plan.csize),
+                                    (size_t)sg->count * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+        }
+    }
+    return ZERO_OK;
+}
+
+/* At create, before the weights: the ranges, a count per page, and create's
+   own hold on every page (zero_alloc backed them all; the program filled
+   them). */
+static zero_result zero__pvm_setup(zero_engine *e) {
+    int t, k;
+    e->pvm.treg = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->plan.n_tensors);
+    e->pvm.reg = (zero__pvm_reg *)ZERO_MALLOC(sizeof(zero__pvm_reg) * (size_t)e->plan.n_tensors);
+    e->pvm.held = (unsigned char *)ZERO_MALLOC((size_t)e->plan.n_spans + 1);
+    if (!e->pvm.treg || !e->pvm.reg || !e->pvm.held)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: stage-3 page tables");
+    memset(e->pvm.held, 0, (size_t)e->plan.n_spans + 1);
+    for (t = 0; t < e->plan.n_tensors; t++) {
+        zero__vm_range *r = zero__vm_find(e->plan.tdata[t], (size_t)e->plan.layout->numel[t] * e->plan.csize);
+        for (k = 0; k < e->pvm.n_reg && e->pvm.reg[k].r != r; k++) {
+        }
+        if (k == e->pvm.n_reg) {
+            size_t pages = r->reserved / r->granule, p;
+            e->pvm.reg[k].r = r;
+            e->pvm.reg[k].ref = (int32_t *)ZERO_MALLOC(sizeof(int32_t) * (pages + 1));
+            e->pvm.n_reg++;
+            if (!e->pvm.reg[k].ref) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: stage-3 page tables");
+            for (p = 0; p <= pages; p++) e->pvm.reg[k].ref[p] = 1;
+            e->pvm.backed += (int64_t)r->reserved;
+            pthread_mutex_lock(&zero__vm_lock);
+            r->users++;
+            pthread_mutex_unlock(&zero__vm_lock);
+        }
+        e->pvm.treg[t] = k;
+    }
+    e->pvm.depth = e->be.alloc == zero__host_alloc ? 0 : ZERO__PVM_PEND;
+    for (k = 0; k < 2 * (e->pvm.depth + 1); k++) {
+        zero_error be;
+        zero__ok(&be);
+        if (e->be.event_create(e->be.ctx, &e->pvm.pev[k], &be) != ZERO_OK)
+            return zero__ebackend(e, &be, "zero_engine_create: stage-3 page fences");
+    }
+    return ZERO_OK;
+}
+
+/* At create's end: create's hold goes; what no persistent span holds is unbacked. */
+static zero_result zero__pvm_start(zero_engine *e) {
+    int k;
+    for (k = 0; k < e->pvm.n_reg; k++) {
+        zero__pvm_reg *g = &e->pvm.reg[k];
+        size_t pages = g->r->reserved / g->r->granule, p, run = 0;
+        int open = 0;
+        zero_error be;
+        zero__ok(&be);
+        for (p = 0; p <= pages; p++) {
+            int edge = p < pages && --g->ref[p] == 0;
+            if (edge && !open) run = p, open = 1;
+            if ((!edge || p == pages) && open) {
+                if (g->r->unback(g->r->ctx, g->r->base + run * g->r->granule, (p - run) * g->r->granule, &be) != ZERO_OK)
+                    return zero__efail(e, be.item ? be.item : ZERO_MSG_VM_FAILED, "zero_engine_create: the program's "
+                                       "parameter memory: %s", be.msg);
+                e->pvm.backed -= (int64_t)((p - run) * g->r->granule);
+                open = 0;
+            }
+        }
+        g->ref[pages] = 0;
+    }
+    e->pvm.started = 1;
+    e->pvm.backed_peak = e->pvm.backed;
+    return ZERO_OK;
+}
+
+static void zero__pvm_free(zero_engine *e) {
+    int k;
+    zero_error be;
+    while (e->pvm.n_pend > 0 && zero__pvm_retire(e) == ZERO_OK) {
+    }
+    for (k = 0; k < 2 * (ZERO__PVM_PEND + 1); k++)
+        if (e->pvm.pev[k]) e->be.event_destroy(e->be.ctx, e->pvm.pev[k]);
+    for (k = 0; k < e->pvm.n_reg; k++) {
+        pthread_mutex_lock(&zero__vm_lock);
+        e->pvm.reg[k].r->users--;
+        pthread_mutex_unlock(&zero__vm_lock);
+        ZERO_FREE(e->pvm.reg[k].ref);
+    }
+    (void)be;
+    ZERO_FREE(e->pvm.reg);
+    ZERO_FREE(e->pvm.treg);
+    ZERO_FREE(e->pvm.held);
+}
+
 /* ---- >>engine-fetch: stage 3: gather pool, fetch trace, prefetch; zero_fetch/release/param ----
 
    The persistent spans sit first, at fixed places; the rest of the pool is
@@ -9401,6 +9867,7 @@ static void zero__pool_drop(zero_engine *e, int s) {
         }
     ss->pool_off = -1;
     ss->prefetched = 0;
+    if (e->plan.pvm) zero__pvm_drop(e, s);
 }
 
 static int64_t zero__pool_resident(const zero_engine *e) {
@@ -9492,6 +9959,8 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off, in
         ZERO__TRY_BE(e, "stage-3 all_gather",
                      zero__all_gather(e, send, dst, (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
     }
+    if (e->plan.pvm && ((r = zero__pvm_hold(e, s)) != ZERO_OK || (r = zero__pvm_scatter(e, s, pool_off)) != ZERO_OK))
+        return r;
     if (e->spans[s].ev_ready) {
         ZERO__TRY_BE(e, "stage-3 fetch: stream order", e->be.event_record(e->be.ctx, e->spans[s].ev_ready, ZERO_STREAM_COMM, &be_err_));
         e->spans[s].wait_ready = 1;
@@ -9587,6 +10056,10 @@ ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
     zero__span_state *ss;
     if ((r = zero__enter(e, "zero_fetch")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_fetch")) != ZERO_OK)
         return r;
+    if (e->pvm.failed.code != ZERO_OK) {
+        e->err = e->pvm.failed;
+        return e->err.code;
+    }
     if (e->plan.stage != 3) return ZERO_OK;
     s = zero__span_of_tensor(e, t);
     ss = &e->spans[s];
@@ -9672,6 +10145,7 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
                         zero__tname(e, t));
             return NULL;
         }
+        if (e->plan.pvm) return e->plan.tdata[t]; /* the program's own pointer, backed while gathered */
         return zero__at(e->pool.base, ss->pool_off + (pl->offset - e->plan.span_off[s]), e->plan.csize);
     }
 }
@@ -9849,6 +10323,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
         maxn = zero__max_i64(maxn, e->plan.stage == 0 ? l->units[u].padded : l->units[u].chunk);
         cap = (int)zero__max_i64(cap, l->units[u].last_tensor - l->units[u].first_tensor + 1);
     }
+    if (e->plan.pvm && (r = zero__pvm_setup(e)) != ZERO_OK) return r;
     vals = (float *)ZERO_MALLOC(sizeof(float) * (size_t)maxn);
     cast = ZERO_MALLOC(e->plan.csize * (size_t)maxn);
     segs = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)cap);
@@ -9866,7 +10341,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
         int64_t hi = zero__min_i64(lo + n, x->numel);
         zero_error be;
         zero__ok(&be);
-        if (e->plan.ext) { /* the program's weights, rank 0's for every rank */
+        if (e->plan.ext || e->plan.pvm) { /* the program's weights, rank 0's for every rank */
             if ((r = zero__ext_init_unit(e, ts, u, lo, n, vals, cast)) != ZERO_OK) break;
         } else {
             if (hi > lo) zero__init_values(e, ts, u, lo, hi, vals, segs, cap);
@@ -9932,6 +10407,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
             if (e->spans[s].persistent && (r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK) return r;
     }
     ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    if (e->plan.pvm) return zero__pvm_start(e);
     return ZERO_OK;
 }
 
@@ -10235,6 +10711,13 @@ static zero_result zero__alloc_params(zero_engine *e, const zero__sizes *zs) {
         for (u = 0; u < l->n_units; u++) maxc = zero__max_i64(maxc, l->units[u].padded);
         return zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.csize, &e->buf.ustage,
                             "unit staging of the program's parameters");
+    }
+    if (e->plan.pvm) { /* create reads the program's weights through one unit's staging */
+        for (u = 0; u < l->n_units; u++) maxc = zero__max_i64(maxc, l->units[u].padded);
+        if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.csize, &e->buf.ustage,
+                              "unit staging of the program's parameters")) != ZERO_OK)
+            return r;
+        maxc = 0;
     }
     if (e->offload_param.device != ZERO_OFFLOAD_NVME &&
         (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->offload_param.param_kind, (size_t)(e->plan.stage == 3 ? zs->S : zs->psi) * e->plan.csize,
@@ -10669,6 +11152,7 @@ static zero_result zero__zero_fill(zero_engine *e, const zero__sizes *zs) {
 static void zero__engine_free(zero_engine *e) {
     if (!e) return;
     zero__obs_stop(e);
+    if (e->plan.pvm) zero__pvm_free(e);
     if (e->dpu.started) {
         pthread_mutex_lock(&e->dpu.mu);
         e->dpu.quit = 1;
@@ -10716,7 +11200,8 @@ static zero_result zero__check_program_memory(zero_engine *e, const zero_tensor 
         int64_t extent, need = ts[t].numel * (int64_t)e->plan.csize;
         if (!ptr[t]) continue;
         kind = e->be.mem_kind_of ? e->be.mem_kind_of(e->be.ctx, ptr[t]) : -1;
-        extent = e->be.mem_extent ? e->be.mem_extent(e->be.ctx, ptr[t]) : -1;
+        /* (zero_alloc's ranges: the engine's own, mapped in granules a driver reports one by one) */
+        extent = e->be.mem_extent && !(e->plan.pvm && ptr == e->plan.tdata) ? e->be.mem_extent(e->be.ctx, ptr[t]) : -1;
         if ((uintptr_t)ptr[t] % e->plan.csize)
             r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p is not aligned to its %zu-byte %s "
                                                  "elements", ts[t].name, what, ptr[t], e->plan.csize, zero_dtype_name(e->plan.cdt));
@@ -10801,12 +11286,23 @@ static zero_result zero__plan_ext(zero_engine *e, const zero_tensor *ts, int n) 
         return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' has no data while %d others point at "
                                                       "the program's memory\nHINT: give zero_tensor.data for every tensor or "
                                                       "for none", ts[first_missing].name, given);
-    if (e->plan.stage == 3)
-        return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' points at the program's memory: stage "
-                                                      "3 keeps only each rank's shard of the parameters, so no rank has the "
-                                                      "full tensor to write there\nHINT: at stage 3 leave zero_tensor.data NULL "
-                                                      "and use the pointer zero_param returns between zero_fetch and "
-                                                      "zero_release", ts[0].name);
+    if (e->plan.stage == 3) { /* the program's pointers kept: its memory must be zero_alloc's */
+        for (t = 0; t < n; t++)
+            if (!zero__vm_find(ts[t].data, (size_t)ts[t].numel * e->plan.csize))
+                return zero__efail(e, ZERO_MSG_ENGINE_CONFIG,
+                                   "zero_engine_create: tensor '%s' points at memory zero_alloc did not give (%p): stage 3 "
+                                   "keeps only each rank's shard and backs the program's pointers with memory only where a "
+                                   "layer is gathered, which needs an address range it manages\nHINT: allocate the "
+                                   "parameters with zero_alloc(backend, bytes, &ptr, &err) where the program called cudaMalloc "
+                                   "(the pointers, and the arithmetic over them, stay as they are); or leave "
+                                   "zero_tensor.data NULL and use zero_param between zero_fetch and zero_release",
+                                   ts[t].name, ts[t].data);
+        e->plan.pvm = 1;
+        e->plan.tdata = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
+        if (!e->plan.tdata) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+        for (t = 0; t < n; t++) e->plan.tdata[t] = ts[t].data;
+        return zero__check_program_memory(e, ts, e->plan.tdata, n, "data");
+    }
     if (e->nvme.on)
         return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' points at the program's memory, which "
                                                       "offload_optimizer \"nvme\" does not support yet\nHINT: \"cpu\", or leave "
@@ -10839,7 +11335,18 @@ static zero_result zero__plan_gext(zero_engine *e, const zero_tensor *ts, int n)
     if (!e->plan.tgrad) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
     for (t = 0; t < n; t++) e->plan.tgrad[t] = ts[t].grad;
     if ((r = zero__check_program_memory(e, ts, e->plan.tgrad, n, "grad")) != ZERO_OK) return r;
-    return e->plan.ext ? zero__check_grad_vs_data(e, ts, n) : ZERO_OK;
+    if (e->plan.pvm)
+        for (t = 0; t < n; t++) {
+            zero__vm_range *g = ts[t].grad ? zero__vm_find(ts[t].grad, 1) : NULL;
+            int k;
+            for (k = 0; g && k < n; k++)
+                if (zero__vm_find(ts[k].data, 1) == g)
+                    return zero__efail(e, ZERO_MSG_ENGINE_CONFIG,
+                                       "zero_engine_create: the grad of tensor '%s' lies in the zero_alloc memory of the "
+                                       "parameters (tensor '%s'), whose pages stage 3 unbacks\nHINT: keep gradients in "
+                                       "memory of their own", ts[t].name, ts[k].name);
+        }
+    return e->plan.ext || e->plan.pvm ? zero__check_grad_vs_data(e, ts, n) : ZERO_OK;
 }
 
 static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int n) {
@@ -14311,6 +14818,15 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
     out->dtype = e->plan.cdt;
     out->accum_dtype = e->plan.adt;
     out->nvme_bytes = e->nvme.nvme_bytes;
+    if (e->plan.pvm) {
+        int k;
+        out->program_backed = (size_t)e->pvm.backed;
+        out->program_backed_peak = (size_t)e->pvm.backed_peak;
+        for (k = 0; k < e->pvm.n_reg; k++) {
+            out->program_reserved += e->pvm.reg[k].r->reserved;
+            out->program_granule = e->pvm.reg[k].r->granule;
+        }
+    }
     if (e->plan.stage >= 2 && !e->plan.gext && !e->plan.gdirect) {
         int s;
         for (s = 0; s < e->plan.n_spans; s++)
@@ -14357,6 +14873,11 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
     if (r->nvme_bytes)
         ZERO__PUT("  %-18s %12.0f bytes %10.3f MiB (master, m and v in files)\n", "nvme", (double)r->nvme_bytes,
                   (double)r->nvme_bytes / 1048576.0);
+    if (r->program_reserved)
+        ZERO__PUT("  (the program's parameter memory: %.3f MiB backed now, %.3f MiB at most, of %.3f MiB reserved in "
+                  "granules of %.0f KiB: the persistent tensors and what is gathered)\n",
+                  (double)r->program_backed / 1048576.0, (double)r->program_backed_peak / 1048576.0,
+                  (double)r->program_reserved / 1048576.0, (double)r->program_granule / 1024.0);
     if (r->grad_own_spans)
         ZERO__PUT("  (gradients: %.3f MiB of them are %d unit span%s with a buffer of its own beside the ring, %d "
                   "found in the backward: written at distant points, like a tied embedding)\n",

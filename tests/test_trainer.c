@@ -28,6 +28,10 @@
 
    Run alone: make test T=test_trainer */
 #ifndef TRAINER_CUDA /* tests/gpu_trainer.cu includes this file for the CUDA backend */
+#define _POSIX_C_SOURCE 200809L /* fork, waitpid */
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_test.h"
@@ -54,6 +58,10 @@ typedef struct trainer {
     size_t mem_total;    /* rank 0's planned bytes, every kind */
     size_t grads_end;    /* rank 0's planned gradient bytes (device) after training */
     int prog_equal;      /* ext: every rank's program memory equals the master weights at the end */
+    /* ext 2 (stage 3, zero_alloc memory): rank 0's program parameter bytes backed after create, at the end, at
+       most, and reserved; zero_param returned the program's own pointer for every tensor it was asked for */
+    size_t backed_create, backed_end, backed_peak, reserved;
+    int own_ptr;
     zero_result create_r, run_r;
     char err[1100];
 } trainer;
@@ -231,7 +239,15 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
     cfg.log.level = ZERO_LOG_WARN;
     memcpy(ts, tensors, sizeof ts);
     if (T->ext) { /* the weights in the program's allocation; the other ranks' differ: create takes rank 0's */
-        if (!(all = tr_alloc(ALL))) return ZERO_ERR_OUT_OF_MEMORY;
+        if (T->ext == 2) { /* stage 3 keeps the program's pointers: zero_alloc where the program allocated */
+            if (zero_alloc(b, sizeof(float) * ALL, (void **)&all, &err) != ZERO_OK) {
+                if (b->rank == 0) snprintf(T->err, sizeof T->err, "%s", err.msg);
+                T->create_r = err.code;
+                return ZERO_OK;
+            }
+        } else if (!(all = tr_alloc(ALL))) {
+            return ZERO_ERR_OUT_OF_MEMORY;
+        }
         for (t = 0; t < NT; t++) {
             float w[V * C > H * C ? V * C : H * C];
             int64_t i;
@@ -253,14 +269,19 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
             T->create_r = r;
             snprintf(T->err, sizeof T->err, "%s", err.msg);
         }
-        tr_free(all);
+        if (T->ext == 2) zero_free(b, all);
+        else tr_free(all);
         tr_free(gall);
         return ZERO_OK;
     }
     if (b->rank == 0) {
         zero_memory_stats ms;
-        if (zero_memory_report(e, &ms) == ZERO_OK)
+        if (zero_memory_report(e, &ms) == ZERO_OK) {
             for (t = 0; t < ZERO_MEM_KIND_COUNT; t++) T->mem_total += ms.planned_total[t];
+            T->backed_create = ms.program_backed;
+            T->reserved = ms.program_reserved;
+        }
+        T->own_ptr = 1;
     }
     for (k = 0; k < STEPS && r == ZERO_OK; k++) {
         double loss = 0, norm;
@@ -282,6 +303,11 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
             T->loss[k] = loss;
             T->applied[k] = info.applied;
         }
+        if (T->ext == 2 && r == ZERO_OK && k == 1) /* between steps, every rank: zero_param gives the program's pointers */
+            for (t = 0; t < NT; t++)
+                if (zero_fetch(e, t) != ZERO_OK || zero_param(e, t) != (void *)tensor_in(all, t) ||
+                    zero_release(e, t) != ZERO_OK)
+                    T->own_ptr = 0;
     }
     if (r != ZERO_OK && b->rank == 0) {
         T->run_r = r;
@@ -293,7 +319,7 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
         if (zero_read_state(e, t, ZERO_STATE_MASTER, 0, numel_of(t), w) != ZERO_OK) break;
         if (b->rank == 0) memcpy(T->w[t], w, sizeof(float) * (size_t)numel_of(t));
         /* every rank's own memory holds the updated weights (fp32: the master exactly) */
-        if (all) {
+        if (all && T->ext == 1) {
             float mine[V * C];
             tr_get(mine, tensor_in(all, t), (size_t)numel_of(t));
             if (memcmp(mine, w, sizeof(float) * (size_t)numel_of(t)) != 0) T->prog_equal = 0;
@@ -301,10 +327,15 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
     }
     if (b->rank == 0) {
         zero_memory_stats ms;
-        if (zero_memory_report(e, &ms) == ZERO_OK) T->grads_end = ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE];
+        if (zero_memory_report(e, &ms) == ZERO_OK) {
+            T->grads_end = ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE];
+            T->backed_end = ms.program_backed;
+            T->backed_peak = ms.program_backed_peak;
+        }
     }
     zero_engine_destroy(e);
-    tr_free(all);
+    if (T->ext == 2) zero_free(b, all);
+    else tr_free(all);
     tr_free(gall);
     return ZERO_OK;
 }
@@ -355,7 +386,7 @@ static zero_result refuse_rank(const zero_backend *b, void *arg) {
 
 static void test_refused(void) {
     static refuse_job J;
-    const char *want[6] = {"'h.1.w1' has no data", "overlap in the program's memory", "is not aligned", "stage 3 keeps only",
+    const char *want[6] = {"'h.1.w1' has no data", "overlap in the program's memory", "is not aligned", "points at memory zero_alloc did not give",
                            "'h.0.w2' has no grad", "a gradient written or cleared there would change the weights"};
     int how;
     zero_error err;
@@ -367,7 +398,70 @@ static void test_refused(void) {
         CHECK(zero_host_run(2, refuse_rank, &J, &err) == ZERO_OK);
         CHECKF(J.r != ZERO_OK, "case %d created", how);
         CHECKF(strstr(J.msg, want[how]) != NULL, "case %d: \"%s\" lacks \"%s\"", how, J.msg, want[how]);
-        if (how == 3) CHECK_STR_CONTAINS(J.msg, "HINT: at stage 3 leave zero_tensor.data NULL");
+        if (how == 3) CHECK_STR_CONTAINS(J.msg, "HINT: allocate the parameters with zero_alloc(backend, bytes, &ptr, &err)");
+    }
+}
+
+/* Stage 3 with the parameters in zero_alloc memory: a layer not fetched is not there to read. A child process
+   reads h.1.w1 (not persistent: the threshold is 0) right after create: it must fault, not read stale values;
+   a fetched layer reads its weights; an engine over memory zero_alloc did not give is refused (test_refused). */
+static volatile float fault_sink;
+static zero_result fault_rank(const zero_backend *b, void *arg) {
+    int *stage_read = (int *)arg; /* 0: read unfetched, 1: read fetched */
+    zero_config cfg = zero_config_default();
+    zero_tensor ts[NT];
+    zero_engine *e;
+    zero_error err;
+    float *all;
+    int t;
+    memcpy(ts, tensors, sizeof ts);
+    if (zero_alloc(b, sizeof(float) * ALL, (void **)&all, &err) != ZERO_OK) return err.code;
+    for (t = 0; t < NT; t++) {
+        init_normal(NULL, t, 0, numel_of(t), tensor_in(all, t));
+        ts[t].data = tensor_in(all, t);
+        ts[t].init = NULL;
+    }
+    cfg.train_micro_batch_size_per_gpu = 1;
+    cfg.zero_optimization.stage = 3;
+    cfg.zero_optimization.reduce_bucket_size = 500;
+    cfg.zero_optimization.stage3_param_persistence_threshold = 0;
+    cfg.log.level = ZERO_LOG_ERROR;
+    if (zero_config_resolve(&cfg, b->world, &err) != ZERO_OK || zero_engine_create(&e, &cfg, ts, NT, b, &err) != ZERO_OK)
+        return err.code;
+    if (*stage_read == 1) {
+        float w[H * C];
+        if (zero_fetch(e, 3) != ZERO_OK) return ZERO_ERR_STATE;
+        init_normal(NULL, 3, 0, numel_of(3), w);
+        if (memcmp(w, tensor_in(all, 3), sizeof(float) * (size_t)numel_of(3)) != 0) return ZERO_ERR_CORRUPT;
+        if (zero_release(e, 3) != ZERO_OK) return ZERO_ERR_STATE;
+    } else {
+        if (!freopen("/dev/null", "w", stderr)) return ZERO_ERR_IO; /* (a sanitizer's report of the fault is expected) */
+        fault_sink = tensor_in(all, 3)[5]; /* not fetched: unbacked */
+    }
+    zero_engine_destroy(e);
+    zero_free(b, all);
+    return ZERO_OK;
+}
+
+static void test_unfetched_faults(void) {
+    int how;
+    make_tensors(1);
+    for (how = 0; how <= 1; how++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            zero_error err;
+            zero_result r = zero_host_run(1, fault_rank, &how, &err);
+            _exit(r == ZERO_OK ? 0 : 3);
+        } else {
+            int status = 0;
+            CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+            if (how == 0) /* a signal, or the sanitizer's report of one (it exits non-zero) */
+                CHECKF(!(WIFEXITED(status) && WEXITSTATUS(status) == 0), "a read of an unfetched layer returned (status %d)",
+                       status);
+            else
+                CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a fetched layer in zero_alloc memory: status %d",
+                       status);
+        }
     }
 }
 
@@ -407,6 +501,7 @@ int main(void) {
     size_t mem[4] = {0, 0, 0, 0}, mem_ext[3] = {0, 0, 0}, mem_grad[4] = {0, 0, 0, 0};
     zt_seed("test_trainer");
     test_refused();
+    test_unfetched_faults();
     train(&one, 0, 1, 1, 1); /* one rank, stage 0: the reference */
     CHECKF(one.create_r == ZERO_OK && one.run_r == ZERO_OK, "reference run: %s", one.err);
     CHECKF(one.loss[STEPS - 1] < one.loss[0], "the loss falls: %g -> %g", one.loss[0], one.loss[STEPS - 1]);
@@ -441,6 +536,25 @@ int main(void) {
                            mw);
                 CHECKF(max_diff(&one, X) <= 1e-4 * max_abs(&one), "stage %d world %d gas %d: %.3g from one rank", stage,
                        world, gas, max_diff(&one, X));
+                if (stage == 3) { /* the program's stacked allocation from zero_alloc: its pointers kept, its pages
+                                     backed while gathered; with the gradients in the program's memory too */
+                    static trainer P3;
+                    int gx;
+                    for (gx = 0; gx <= 1; gx++) {
+                        train_mem(&P3, 3, world, gas, !gx, 2, gx);
+                        CHECKF(P3.create_r == ZERO_OK && P3.run_r == ZERO_OK, "zero_alloc, stage 3 world %d gas %d grad %d: %s",
+                               world, gas, gx, P3.err);
+                        CHECKF(max_diff(X, &P3) == 0 && memcmp(X->loss, P3.loss, sizeof P3.loss) == 0,
+                               "zero_alloc, stage 3 world %d gas %d grad %d: %.3g from the engine's memory", world, gas, gx,
+                               max_diff(X, &P3));
+                        CHECKF(P3.own_ptr, "zero_alloc, stage 3 world %d: zero_param is not the program's pointer", world);
+                        /* nothing persistent here: no page backed between steps; some while layers were gathered */
+                        CHECKF(P3.backed_create == 0 && P3.backed_end == 0 && P3.backed_peak > 0 &&
+                                   P3.backed_peak <= P3.reserved,
+                               "zero_alloc, stage 3 world %d gas %d: backed %zu after create, %zu at the end, %zu at most "
+                               "of %zu", world, gas, P3.backed_create, P3.backed_end, P3.backed_peak, P3.reserved);
+                    }
+                }
                 if (stage <= 2) { /* the same run with the parameters in the program's stacked allocation */
                     static trainer P;
                     train_mem(&P, stage, world, gas, 1, 1, 0);
