@@ -1421,6 +1421,17 @@ ZERO_API zero_result zero_fetch(zero_engine *e, int t);
    the release: a later gather into the same pool memory waits only for the
    compute queued up to the span's last release. */
 ZERO_API zero_result zero_release(zero_engine *e, int t);
+/* A layer as one call: zero_fetch, zero_release of every tensor of group g
+   (zero_tensor.group) in registration order, and zero_grad_ready of every
+   trainable tensor of g not ready yet in this micro-batch, the last
+   registered first (a tensor whose gradient was never asked for is zero).
+   A group no tensor has is refused (BAD_ARG, naming the groups there are).
+   With the parameters in zero_alloc memory (stage 3) and the gradients in
+   the program's (zero_tensor.grad), these three are the port's only calls
+   in the forward and backward. */
+ZERO_API zero_result zero_fetch_group(zero_engine *e, int group);
+ZERO_API zero_result zero_release_group(zero_engine *e, int group);
+ZERO_API zero_result zero_grad_ready_group(zero_engine *e, int group);
 /* The loss scale S to seed the backward with (1 without fp16). */
 ZERO_API double zero_loss_scale(const zero_engine *e);
 /* The optimizer step, after gradient_accumulation_steps micro-batches:
@@ -8922,15 +8933,20 @@ static zero_result zero__ext_copy(zero_engine *e, int u, int to_program, zero_er
 }
 
 /* gext: unit u's gradients from the program's memory into the unit staging
-   (its padding stays zero), on the comm stream. */
+   (its padding stays zero), on the comm stream; then the program's memory is
+   cleared there, so the next micro-batch's backward adds into zeros (a
+   program that writes its gradients without asking zero_grad, and a tensor no
+   kernel wrote, both see zero; the next micro-batch's compute waits for the
+   comm stream at the end of this one). */
 static zero_result zero__gext_gather(zero_engine *e, int u, zero_error *fail) {
     const zero_unit *x = &e->plan.layout->units[u];
     int k, n = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
     for (k = 0; k < n; k++) {
         const zero__seg *sg = &e->buf.segtmp[k];
-        if (zero__copy(e, zero__at(e->buf.gstage, sg->unit_off, e->plan.csize),
-                       zero__at(e->plan.tgrad[sg->tensor], sg->tensor_off, e->plan.csize), (size_t)sg->count * e->plan.csize,
-                       ZERO_STREAM_COMM, fail) != ZERO_OK)
+        char *prog = zero__at(e->plan.tgrad[sg->tensor], sg->tensor_off, e->plan.csize);
+        if (zero__copy(e, zero__at(e->buf.gstage, sg->unit_off, e->plan.csize), prog, (size_t)sg->count * e->plan.csize,
+                       ZERO_STREAM_COMM, fail) != ZERO_OK ||
+            e->be.memset0(e->be.ctx, prog, (size_t)sg->count * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK)
             return fail->code;
     }
     return ZERO_OK;
@@ -10129,6 +10145,53 @@ ZERO__DEF zero_result zero_release(zero_engine *e, int t) {
     return ZERO_OK;
 }
 
+/* The tensors of group g, one call each: the group checked first (it has a tensor). */
+static zero_result zero__group_check(zero_engine *e, int g, const char *fn) {
+    int t, lo = 0, hi = -1;
+    zero_result r;
+    if ((r = zero__enter(e, fn)) != ZERO_OK) return r;
+    for (t = 0; t < e->plan.n_tensors; t++) {
+        if (e->plan.tgroup[t] == g) return ZERO_OK;
+        if (t == 0 || e->plan.tgroup[t] < lo) lo = e->plan.tgroup[t];
+        if (t == 0 || e->plan.tgroup[t] > hi) hi = e->plan.tgroup[t];
+    }
+    return zero__efail(e, ZERO_MSG_BAD_ARG, "%s(%d): no tensor has group %d (the tensors' groups run from %d to %d)", fn, g, g,
+                       lo, hi);
+}
+
+ZERO__DEF zero_result zero_fetch_group(zero_engine *e, int g) {
+    zero_result r;
+    int t;
+    if ((r = zero__group_check(e, g, "zero_fetch_group")) != ZERO_OK) return r;
+    for (t = 0; t < e->plan.n_tensors; t++)
+        if (e->plan.tgroup[t] == g && (r = zero_fetch(e, t)) != ZERO_OK) return r;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_release_group(zero_engine *e, int g) {
+    zero_result r;
+    int t;
+    if ((r = zero__group_check(e, g, "zero_release_group")) != ZERO_OK) return r;
+    for (t = 0; t < e->plan.n_tensors; t++)
+        if (e->plan.tgroup[t] == g && (r = zero_release(e, t)) != ZERO_OK) return r;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_grad_ready_group(zero_engine *e, int g) {
+    zero_result r;
+    int t, n = 0;
+    if ((r = zero__group_check(e, g, "zero_grad_ready_group")) != ZERO_OK) return r;
+    for (t = 0; t < e->plan.n_tensors; t++)
+        n += e->plan.tgroup[t] == g && !(e->plan.tflags[t] & ZERO_TENSOR_FROZEN) && !e->grad.ready[t];
+    /* n of them: the last may complete the micro-batch, which clears every tensor's ready mark */
+    for (t = e->plan.n_tensors - 1; t >= 0 && n > 0; t--)
+        if (e->plan.tgroup[t] == g && !(e->plan.tflags[t] & ZERO_TENSOR_FROZEN) && !e->grad.ready[t]) {
+            if ((r = zero_grad_ready(e, t)) != ZERO_OK) return r;
+            n--;
+        }
+    return ZERO_OK;
+}
+
 ZERO__DEF void *zero_param(zero_engine *e, int t) {
     const zero_tensor_place *pl;
     if (zero__enter(e, "zero_param") != ZERO_OK || zero__check_tensor(e, t, "zero_param") != ZERO_OK) return NULL;
@@ -10406,6 +10469,12 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
         for (s = 0; s < e->plan.n_spans; s++)
             if (e->spans[s].persistent && (r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK) return r;
     }
+    if (e->plan.gext) /* the program's gradient memory starts at zero (each reduction clears what it read) */
+        for (u = 0; u < e->plan.n_tensors; u++)
+            if (e->plan.tgrad[u])
+                ZERO__TRY_BE(e, "zero_engine_create: the program's gradients",
+                             e->be.memset0(e->be.ctx, e->plan.tgrad[u], (size_t)l->numel[u] * e->plan.csize, ZERO_STREAM_COMM,
+                                           &be_err_));
     ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
     if (e->plan.pvm) return zero__pvm_start(e);
     return ZERO_OK;
@@ -12510,10 +12579,9 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
     int k;
     if ((r = zero__grad_check(e, t, "zero_grad_ready")) != ZERO_OK) return r;
     pl = &e->plan.layout->places[t];
-    if (e->plan.gext && !e->grad.asked[t]) { /* never asked: zero this micro-batch */
-        ZERO__TRY_BE(e, "zero_grad_ready: zero gradient",
-                     e->be.memset0(e->be.ctx, e->plan.tgrad[t], (size_t)e->plan.layout->numel[t] * e->plan.csize,
-                                   ZERO_STREAM_COMPUTE, &be_err_));
+    if (e->plan.gext && !e->grad.asked[t]) {
+        /* never asked: what the program wrote there without asking (its memory was zero since the last reduction
+           read it, zero__gext_gather) */
     } else if (zero__grads_lazy(e) && !e->grad.asked[t]) {
         /* never asked for its buffer: its gradient is zero this micro-batch
            (its units' clears need not cover it: zero it here) */

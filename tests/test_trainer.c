@@ -51,6 +51,8 @@ enum { V = 32, C = 16, H = 24, L = 6, NT = 1 + 2 * L, B = 8 /* samples per step,
 
 typedef struct trainer {
     int stage, world, gas, flag, ext, gext;
+    int groups;          /* the port's shape: zero_fetch_group / zero_release_group / zero_grad_ready_group per layer,
+                            the program's own pointers read and written (ext and gext), no zero_param or zero_grad */
     int shard;           /* zero_optimization.mics_shard_size (0: flat) */
     double loss[STEPS];  /* the averaged loss of each step (rank 0) */
     int applied[STEPS];
@@ -111,7 +113,8 @@ static double cosine_lr(int step) {
 /* One micro-batch: the samples [s0, s0 + n) of step k, forward and backward
    through the engine's buffers (fp32), layer by layer as a batched trainer
    goes. Adds the summed loss to *loss_sum. */
-static zero_result micro(zero_engine *e, int k, int s0, int n, double *loss_sum) {
+static float *tensor_in(float *all, int t);
+static zero_result micro(zero_engine *e, int k, int s0, int n, double *loss_sum, const trainer *T, float *all, float *gall) {
     float x[B][L + 1][C], a[B][L][H], dx[B][C];
     int tok[B], tgt[B];
     float *p[NT], *g[NT];
@@ -120,15 +123,18 @@ static zero_result micro(zero_engine *e, int k, int s0, int n, double *loss_sum)
     int t, i, l, s, j, v;
     /* stage 3 gathers what zero_fetch names (the others return at once): the
        embedding for the whole micro-batch, a layer while it computes */
-    if ((r = zero_fetch(e, 0)) != ZERO_OK) return r;
-    if (!(p[0] = tr_param(e, 0))) return zero_engine_error(e)->code;
+    const int G = T->groups; /* (host memory only: the arithmetic reads the program's pointers) */
+    if ((r = G ? zero_fetch_group(e, 0) : zero_fetch(e, 0)) != ZERO_OK) return r;
+    if (!(p[0] = G ? tensor_in(all, 0) : tr_param(e, 0))) return zero_engine_error(e)->code;
     for (s = 0; s < n; s++) {
         sample(k, s0 + s, &tok[s], &tgt[s]);
         for (i = 0; i < C; i++) x[s][0][i] = p[0][tok[s] * C + i] * scale;
     }
     for (l = 0; l < L; l++) { /* forward: x_{l+1} = x_l + W2 tanh(W1 x_l) */
+        if (G && (r = zero_fetch_group(e, 1 + l)) != ZERO_OK) return r;
         for (t = 1 + 2 * l; t <= 2 + 2 * l; t++)
-            if ((r = zero_fetch(e, t)) != ZERO_OK || !(p[t] = tr_param(e, t)))
+            if (G) p[t] = tensor_in(all, t);
+            else if ((r = zero_fetch(e, t)) != ZERO_OK || !(p[t] = tr_param(e, t)))
                 return r ? r : zero_engine_error(e)->code;
         for (s = 0; s < n; s++) {
             const float *w1 = p[1 + 2 * l], *w2 = p[2 + 2 * l];
@@ -143,12 +149,13 @@ static zero_result micro(zero_engine *e, int k, int s0, int n, double *loss_sum)
                 x[s][l + 1][i] = acc;
             }
         }
-        for (t = 1 + 2 * l; t <= 2 + 2 * l; t++)
+        if (G && (r = zero_release_group(e, 1 + l)) != ZERO_OK) return r;
+        for (t = 1 + 2 * l; t <= 2 + 2 * l && !G; t++)
             if ((r = zero_release(e, t)) != ZERO_OK) return r;
     }
     /* the head (tied to the embedding): its gradient buffer is asked for at
        the start of the backward and handed over at the end */
-    if (!(g[0] = tr_grad(e, 0))) return zero_engine_error(e)->code;
+    if (!(g[0] = G ? tensor_in(gall, 0) : tr_grad(e, 0))) return zero_engine_error(e)->code;
     for (s = 0; s < n; s++) {
         float logits[V];
         double mx = -1e30, z = 0;
@@ -172,11 +179,14 @@ static zero_result micro(zero_engine *e, int k, int s0, int n, double *loss_sum)
     for (l = L - 1; l >= 0; l--) { /* each layer's gradients handed over as soon as they are complete */
         const float *w1, *w2;
         float *gw1, *gw2;
+        if (G && (r = zero_fetch_group(e, 1 + l)) != ZERO_OK) return r;
         for (t = 1 + 2 * l; t <= 2 + 2 * l; t++)
-            if ((r = zero_fetch(e, t)) != ZERO_OK || !(p[t] = tr_param(e, t)))
+            if (G) p[t] = tensor_in(all, t);
+            else if ((r = zero_fetch(e, t)) != ZERO_OK || !(p[t] = tr_param(e, t)))
                 return r ? r : zero_engine_error(e)->code;
         w1 = p[1 + 2 * l], w2 = p[2 + 2 * l];
-        gw1 = tr_grad(e, 1 + 2 * l), gw2 = tr_grad(e, 2 + 2 * l);
+        gw1 = G ? tensor_in(gall, 1 + 2 * l) : tr_grad(e, 1 + 2 * l);
+        gw2 = G ? tensor_in(gall, 2 + 2 * l) : tr_grad(e, 2 + 2 * l);
         if (!gw1 || !gw2) return zero_engine_error(e)->code;
         for (s = 0; s < n; s++) {
             float da[H];
@@ -197,12 +207,17 @@ static zero_result micro(zero_engine *e, int k, int s0, int n, double *loss_sum)
                 dx[s][i] = acc;
             }
         }
+        if (G) { /* the layer as one call each */
+            if ((r = zero_grad_ready_group(e, 1 + l)) != ZERO_OK || (r = zero_release_group(e, 1 + l)) != ZERO_OK) return r;
+            continue;
+        }
         if ((r = tr_ready(e, 2 + 2 * l)) != ZERO_OK || (r = tr_ready(e, 1 + 2 * l)) != ZERO_OK) return r;
         for (t = 1 + 2 * l; t <= 2 + 2 * l; t++)
             if ((r = zero_release(e, t)) != ZERO_OK) return r;
     }
     for (s = 0; s < n; s++) /* the embedding: the end of the backward, into the head's buffer */
         for (i = 0; i < C; i++) g[0][tok[s] * C + i] += dx[s][i] * scale;
+    if (G) return (r = zero_grad_ready_group(e, 0)) != ZERO_OK ? r : zero_release_group(e, 0);
     if ((r = tr_ready(e, 0)) != ZERO_OK) return r;
     return zero_release(e, 0);
 }
@@ -288,7 +303,7 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
         zero_step_info info;
         if ((r = zero_set_lr(e, cosine_lr(k))) != ZERO_OK) break;
         for (m = 0; m < T->gas && r == ZERO_OK; m++) /* this rank's samples: a contiguous share of the step's */
-            r = micro(e, k, (b->rank * T->gas + m) * per_micro, per_micro, &loss);
+            r = micro(e, k, (b->rank * T->gas + m) * per_micro, per_micro, &loss, T, all, gall);
         if (r != ZERO_OK) break;
         loss /= per_micro * T->gas;
         if ((r = zero_all_reduce_scalars(e, &loss, 1, ZERO_OP_AVG)) != ZERO_OK) break; /* the program's loss average */
@@ -434,6 +449,12 @@ static zero_result fault_rank(const zero_backend *b, void *arg) {
         init_normal(NULL, 3, 0, numel_of(3), w);
         if (memcmp(w, tensor_in(all, 3), sizeof(float) * (size_t)numel_of(3)) != 0) return ZERO_ERR_CORRUPT;
         if (zero_release(e, 3) != ZERO_OK) return ZERO_ERR_STATE;
+        /* a group no tensor has: refused, naming the groups there are */
+        if (zero_fetch_group(e, 99) != ZERO_ERR_INVALID_ARG ||
+            !strstr(zero_engine_error(e)->msg, "zero_fetch_group(99): no tensor has group 99 (the tensors' groups run from 0 "
+                                               "to 6)") ||
+            zero_grad_ready_group(e, -1) != ZERO_ERR_INVALID_ARG)
+            return ZERO_ERR_STATE;
     } else {
         if (!freopen("/dev/null", "w", stderr)) return ZERO_ERR_IO; /* (a sanitizer's report of the fault is expected) */
         fault_sink = tensor_in(all, 3)[5]; /* not fetched: unbacked */
@@ -566,6 +587,22 @@ int main(void) {
                     CHECKF(P.prog_equal, "program memory, stage %d world %d gas %d: a rank's memory differs from the master",
                            stage, world, gas);
                     if (world == 4 && gas == 1) mem_ext[stage] = P.mem_total;
+                }
+                { /* the port's shape: the program's pointers for weights and gradients, one call per layer */
+                    static trainer Gr;
+                    memset(&Gr, 0, sizeof Gr);
+                    Gr.groups = 1;
+                    Gr.stage = stage, Gr.world = world, Gr.gas = gas, Gr.flag = 0, Gr.ext = stage <= 2 ? 1 : 2, Gr.gext = 1;
+                    make_tensors(0);
+                    {
+                        zero_error err;
+                        CHECKF(zero_host_run(world, trainer_rank, &Gr, &err) == ZERO_OK, "host run: %s", err.msg);
+                    }
+                    CHECKF(Gr.create_r == ZERO_OK && Gr.run_r == ZERO_OK, "groups, stage %d world %d gas %d: %s", stage,
+                           world, gas, Gr.err);
+                    CHECKF(max_diff(X, &Gr) == 0 && memcmp(X->loss, Gr.loss, sizeof Gr.loss) == 0,
+                           "groups, stage %d world %d gas %d: %.3g from the per-tensor run", stage, world, gas,
+                           max_diff(X, &Gr));
                 }
                 { /* the gradients in the program's memory too (and the parameters where allowed), no flag: any order */
                     static trainer Q;
