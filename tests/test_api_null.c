@@ -132,6 +132,15 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     CHECK(zero_param(NULL, 0) == NULL && zero_grad(NULL, 0) == NULL);
     CHECK(zero_grad_ready(NULL, 0) == ZERO_ERR_INVALID_ARG && zero_fetch(NULL, 0) == ZERO_ERR_INVALID_ARG &&
           zero_release(NULL, 0) == ZERO_ERR_INVALID_ARG);
+    CHECK(zero_fetch_group(NULL, 0) == ZERO_ERR_INVALID_ARG && zero_release_group(NULL, 0) == ZERO_ERR_INVALID_ARG &&
+          zero_grad_ready_group(NULL, 0) == ZERO_ERR_INVALID_ARG);
+    { /* zero_alloc: its NULL arguments named; zero_free(NULL) does nothing */
+        void *p = (void *)&v;
+        NAMED(zero_alloc(NULL, 64, &p, &err), "zero_alloc", "backend");
+        CHECK(p == NULL);
+        NAMED(zero_alloc(b, 64, NULL, &err), "zero_alloc", "out");
+        zero_free(b, NULL);
+    }
     CHECK(isnan(zero_loss_scale(NULL)));
     CHECK(zero_step(NULL, &in) == ZERO_ERR_INVALID_ARG && zero_skip_step(NULL, &in) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_set_lr(NULL, 1e-3) == ZERO_ERR_INVALID_ARG && zero_set_betas(NULL, 0.9, 0.99) == ZERO_ERR_INVALID_ARG);

@@ -519,7 +519,7 @@ int main(void) {
     static trainer one, ref, T;
     const int worlds[3] = {1, 2, 4};
     int wi, stage, gas, k, world;
-    size_t mem[4] = {0, 0, 0, 0}, mem_ext[3] = {0, 0, 0}, mem_grad[4] = {0, 0, 0, 0};
+    size_t mem[4] = {0, 0, 0, 0}, mem_ext[3] = {0, 0, 0}, mem_grad[4] = {0, 0, 0, 0}, mem_alloc[2] = {0, 0};
     zt_seed("test_trainer");
     test_refused();
     test_unfetched_faults();
@@ -569,6 +569,7 @@ int main(void) {
                                "zero_alloc, stage 3 world %d gas %d grad %d: %.3g from the engine's memory", world, gas, gx,
                                max_diff(X, &P3));
                         CHECKF(P3.own_ptr, "zero_alloc, stage 3 world %d: zero_param is not the program's pointer", world);
+                        if (world == 4 && gas == 1) mem_alloc[gx] = P3.mem_total;
                         /* nothing persistent here: no page backed between steps; some while layers were gathered */
                         CHECKF(P3.backed_create == 0 && P3.backed_end == 0 && P3.backed_peak > 0 &&
                                    P3.backed_peak <= P3.reserved,
@@ -623,6 +624,8 @@ int main(void) {
            mem_ext[0], mem_ext[1], mem_ext[2]);
     CHECKF(mem_ext[1] > mem_ext[2] && mem_ext[2] < mem[2], "program memory at world 4: stage 1 %zu, 2 %zu (engine's: %zu)",
            mem_ext[1], mem_ext[2], mem[2]);
+    printf("test_trainer: world 4 bytes per rank at stage 3 with the parameters in zero_alloc memory: %zu, with the gradients "
+           "in the program's memory too: %zu\n", mem_alloc[0], mem_alloc[1]);
     printf("test_trainer: world 4 bytes per rank with parameters (stages 0-2) and gradients in the program's memory: stage 0 "
            "%zu, 1 %zu, 2 %zu, 3 %zu\n", mem_grad[0], mem_grad[1], mem_grad[2], mem_grad[3]);
     /* (stage 3 keeps the parameters in the engine: compared with its own engine-memory run) */
