@@ -10092,6 +10092,10 @@ ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
     } else if (e->pool.trace_state == ZERO__TRACE_COMPLETE) {
         if (e->pool.trace_pos < e->pool.trace_len && e->pool.trace[e->pool.trace_pos] == s)
             e->pool.trace_pos++;
+        else if (e->pool.trace_pos > 0 && e->pool.trace[0] == s && e->grad.ready_count == 0)
+            /* the micro-batch's first fetch again before any gradient: what ran since was a forward alone (an eval,
+               a sampling forward on every rank); the recorded order stands and starts over */
+            e->pool.trace_pos = 1;
         else
             zero__trace_invalidate(e, "the fetch order differs from the one recorded");
     }

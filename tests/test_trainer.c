@@ -64,6 +64,8 @@ typedef struct trainer {
        most, and reserved; zero_param returned the program's own pointer for every tensor it was asked for */
     size_t backed_create, backed_end, backed_peak, reserved;
     int own_ptr;
+    int eval;                  /* a forward alone (an eval, a sampling forward) on every rank after each step */
+    int64_t hits[STEPS];       /* rank 0's stage-3 fetches that found their unit gathered, per step */
     zero_result create_r, run_r;
     char err[1100];
 } trainer;
@@ -222,6 +224,25 @@ static zero_result micro(zero_engine *e, int k, int s0, int n, double *loss_sum,
     return zero_release(e, 0);
 }
 
+/* A forward alone, on every rank, between steps: the training forward's fetches and releases, the weights read
+   (an eval or a sampling forward). At stage 3 it leaves the recorded fetch order standing. */
+static zero_result eval_forward(zero_engine *e, double *sum) {
+    zero_result r;
+    int t, l;
+    float *p;
+    if ((r = zero_fetch(e, 0)) != ZERO_OK || !(p = tr_param(e, 0))) return r ? r : zero_engine_error(e)->code;
+    *sum += p[0];
+    for (l = 0; l < L; l++) {
+        for (t = 1 + 2 * l; t <= 2 + 2 * l; t++) {
+            if ((r = zero_fetch(e, t)) != ZERO_OK || !(p = tr_param(e, t))) return r ? r : zero_engine_error(e)->code;
+            *sum += p[1];
+        }
+        for (t = 1 + 2 * l; t <= 2 + 2 * l; t++)
+            if ((r = zero_release(e, t)) != ZERO_OK) return r;
+    }
+    return zero_release(e, 0);
+}
+
 /* The program's own parameter memory, as an existing trainer has it: one
    allocation, the embedding, then every layer's w1 stacked [L, H, C], then
    every layer's w2 stacked [L, C, H]. */
@@ -317,6 +338,11 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
         if (b->rank == 0) {
             T->loss[k] = loss;
             T->applied[k] = info.applied;
+            T->hits[k] = info.fetch_hits;
+        }
+        if (T->eval && r == ZERO_OK) {
+            double sum = 0;
+            r = eval_forward(e, &sum);
         }
         if (T->ext == 2 && r == ZERO_OK && k == 1) /* between steps, every rank: zero_param gives the program's pointers */
             for (t = 0; t < NT; t++)
@@ -656,6 +682,30 @@ int main(void) {
             }
         CHECKF(stage == 3 || Hy.prog_equal, "hybrid 2x2, stage %d: a rank's program memory differs from the master", stage);
     }
+    /* a forward alone on every rank after each step (an eval, a sampling forward): the training run's weights
+       bitwise, and at stage 3 its prefetch hits in every step (the recorded order stands) */
+    for (stage = 0; stage <= 3; stage++)
+        for (world = 1; world <= 4; world *= 2) {
+            static trainer Pl, Ev;
+            train(&Pl, stage, world, 1, 1);
+            memset(&Ev, 0, sizeof Ev);
+            Ev.eval = 1;
+            Ev.stage = stage, Ev.world = world, Ev.gas = 1, Ev.flag = 1;
+            make_tensors(1);
+            {
+                zero_error err;
+                CHECKF(zero_host_run(world, trainer_rank, &Ev, &err) == ZERO_OK, "host run: %s", err.msg);
+            }
+            CHECKF(Ev.run_r == ZERO_OK && !memcmp(Pl.w, Ev.w, sizeof Ev.w), "eval forwards, stage %d world %d: %s", stage,
+                   world, Ev.err);
+            for (k = 0; k < STEPS; k++)
+                if (Ev.hits[k] != Pl.hits[k]) {
+                    CHECKF(0, "eval forwards, stage %d world %d, step %d: %lld prefetch hits, %lld without the evals", stage,
+                           world, k, (long long)Ev.hits[k], (long long)Pl.hits[k]);
+                    break;
+                }
+            if (stage == 3) CHECKF(Pl.hits[STEPS - 1] > 0, "stage 3 world %d: no prefetch hit in the last step", world);
+        }
     /* without the flag the engine finds the tied embedding in the first micro-batch: the flagged run's bits, and
        its gradient memory from then on */
     for (stage = 2; stage <= 3; stage++)
