@@ -231,7 +231,7 @@ if [ -n "$NCCL_HOME" ]; then
     NCCL_INC="-I$NCCL_HOME/include"
     NCCL_LIB="-L$NCCL_HOME/lib -L$NCCL_HOME/lib64 -Xlinker -rpath=$NCCL_HOME/lib -Xlinker -rpath=$NCCL_HOME/lib64"
 fi
-TESTS="gpu_engine gpu_gpt"
+TESTS="gpu_engine gpu_gpt gpu_trainer gpu_vm"
 mkdir -p "$B/g"
 [ "$MODE" = dry ] && echo "builds:"
 job build_gpt 600 make --no-print-directory BUILD="$B" "$B/gpt" &
@@ -320,6 +320,9 @@ lane_all() { # one at a time: each uses every GPU
 lane_tests() {
     built gpu_engine && job gpu_engine 300 env ZERO_TEST_QUICK=1 "$B/g/gpu_engine"
     built gpu_gpt && job gpu_gpt 300 env CUDA_VISIBLE_DEVICES="$GPU0" ZERO_TEST_QUICK=1 "$B/g/gpu_gpt"
+    # the trainer of test_trainer.c on the CUDA backend (stage 3 in zero_alloc memory), the address ranges alone
+    built gpu_trainer && job gpu_trainer 300 env ZERO_TEST_QUICK=1 "$B/g/gpu_trainer"
+    built gpu_vm && job gpu_vm 120 env CUDA_VISIBLE_DEVICES="$GPU0" "$B/g/gpu_vm"
     rm -rf "$D/minimal.ckpt" && mkdir -p "$D/minimal.ckpt"
     built minimal_cuda && job minimal_cuda 120 "$B/minimal_cuda" "$D/minimal.ckpt"
 }
@@ -410,9 +413,23 @@ if built gpt; then
         --offload-param cpu --seq 128 --batch 16 --steps 5 --warmup 2 --print-every 1 --seed 7
     gpt_job xl_bf16_s3_T1024 "$GPU0" 300 --preset 1.5B --synthetic --dtype bf16 --stage 3 --seq 1024 --batch 8 \
         --steps 6 --warmup 2 --print-every 1 --seed 7
+    # the same through the program's own pointers (zero_alloc): its losses equal, its step time beside
+    gpt_job xl_bf16_s3_T1024_zero_alloc "$GPU0" 300 --preset 1.5B --synthetic --dtype bf16 --stage 3 --seq 1024 \
+        --batch 8 --steps 6 --warmup 2 --print-every 1 --seed 7 --zero-alloc
     if [ "$MODE" = run ]; then
         xl_row xl_fp16_s3_offload 5
         xl_row xl_bf16_s3_T1024 6
+        ref=$(last_loss "$D/xl_bf16_s3_T1024.jsonl")
+        v=$(judge "$D/xl_bf16_s3_T1024_zero_alloc.jsonl" "$(rc_of xl_bf16_s3_T1024_zero_alloc)" 6 0 "${ref:-none}" 0 \
+            "zero_param's run")
+        x=$(awk "$AWK_FIN"'/"event":"end"/ { m = field($0, "median_step_ms") }
+            END { if (fin(m) && m + 0 > 0) printf "ok\tmedian step %s ms", m; else print "bad\tno step time" }' \
+            "$D/xl_bf16_s3_T1024_zero_alloc.jsonl" 2>/dev/null)
+        y=$(awk "$AWK_FIN"'/"event":"end"/ { m = field($0, "median_step_ms") } END { if (fin(m)) print m }' \
+            "$D/xl_bf16_s3_T1024.jsonl" 2>/dev/null)
+        case $x in ok*) ;; *) v="FAIL	${v#*	}" ;; esac
+        row "${v%%	*}" xl_bf16_s3_T1024_zero_alloc "${x#*	} (zero_param's ${y:-?} ms), ${v#*	}" \
+            "$(secs_of xl_bf16_s3_T1024_zero_alloc)"
     fi
 fi
 [ "$MODE" = dry ] && exit 0

@@ -48,6 +48,7 @@ typedef struct options {
     int offload_opt, offload_param; /* -1: as the config says */
     int no_overlap;                 /* --no-overlap-cpu-step */
     int grad_any_order;             /* --grad-any-order: ZERO_TENSOR_GRAD_ANY_ORDER on wte */
+    int zero_alloc;                 /* --zero-alloc: the parameters in the program's own zero_alloc allocation */
     double lr, peak_tflops, attn_mib;
     uint64_t seed;
 } options;
@@ -80,6 +81,9 @@ static void usage(void) {
            "  --recompute                    activation checkpointing per block\n"
            "  --no-overlap-cpu-step          stage 3 with both offloads to the CPU: the whole CPU Adam in zero_step\n"
            "                                 (cfg.overlap_cpu_step = 0), not beside the next forward\n"
+           "  --zero-alloc                   the parameters in one allocation of the program's from zero_alloc, each\n"
+           "                                 tensor's .data pointing into it (stage 3: backed only where gathered,\n"
+           "                                 zero_param returns those pointers; stages 0-2: plain memory)\n"
            "  --grad-any-order               mark wte ZERO_TENSOR_GRAD_ANY_ORDER: stages 2-3 plan its gradient\n"
            "                                 buffer at create instead of finding the tied embedding in the first\n"
            "                                 micro-batch (the same training; for comparing speed)\n"
@@ -177,6 +181,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--tf32")) o->tf32 = 1, used = 0;
         else if (!strcmp(a, "--no-overlap-cpu-step")) o->no_overlap = 1, used = 0;
         else if (!strcmp(a, "--grad-any-order")) o->grad_any_order = 1, used = 0;
+        else if (!strcmp(a, "--zero-alloc")) o->zero_alloc = 1, used = 0;
         else if (!strcmp(a, "--no-flash")) o->no_flash = 1, used = 0;
         else if (!strcmp(a, "--no-lt")) o->no_lt = 1, used = 0;
         else if (!strcmp(a, "--quiet")) o->quiet = 1, used = 0;
@@ -983,6 +988,7 @@ int main(int argc, char **argv) {
     run_state s;
     zero_step_info last_info;
     int rc = 1, code = -1, parsed;
+    void *pmem = NULL; /* --zero-alloc */
     zero_dtype dt;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1050,6 +1056,19 @@ int main(int argc, char **argv) {
     names.resize(gpt_n_tensors(&o.d));
     ts.resize(gpt_n_tensors(&o.d));
     gpt_wire_tensors(&o.d, o.grad_any_order ? GPT_WIRE_WTE_ANY_ORDER : 0, names.data(), ts.data(), init_fn, &ic);
+    if (o.zero_alloc) { /* one allocation, each tensor's place in it 256-byte aligned; rank 0's values (its init) at create */
+        size_t bytes = 0, esz = zero_dtype_size(dt);
+        for (size_t t = 0; t < ts.size(); t++) bytes += ((size_t)ts[t].numel * esz + 255) / 256 * 256;
+        if (zero_alloc(w.be, bytes, &pmem, &err) != ZERO_OK) {
+            fprintf(stderr, "gpt: rank %d: zero_alloc of %zu bytes: %s\n", w.rank, bytes, err.msg);
+            goto done;
+        }
+        bytes = 0;
+        for (size_t t = 0; t < ts.size(); t++) {
+            ts[t].data = (char *)pmem + bytes;
+            bytes += ((size_t)ts[t].numel * esz + 255) / 256 * 256;
+        }
+    }
     s.o = &o;
     s.w = &w;
     s.cfg = &cfg;
@@ -1161,6 +1180,7 @@ done:
     gpt_tokens_free(&data);
     gpt_tokens_free(&evtok);
     zero_engine_destroy(e);
+    zero_free(w.be, pmem);
     gpt_lt_destroy(w.lt);
     if (w.blas) cublasDestroy(w.blas);
     if (w.pool) zero_cpu_pool_destroy(w.pool);
