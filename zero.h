@@ -936,6 +936,24 @@ typedef struct zero_tensor {
                                   finished in any order. */
 } zero_tensor;
 
+/* The zero_tensor table of a program that keeps its parameters as llm.c
+   does (ParameterTensors): n kinds, named by the words of `kinds` ("wte wpe
+   ln1w ..."), kind k starting at data[k] (and its gradient at grad[k]; grad
+   NULL: the engine's gradient memory) with numel[k] elements; the kinds
+   [first_stacked, end_stacked) are stacked over `layers` layers (layer l's
+   slice of numel[k] / layers elements at data[k] + l * slice), the others are
+   one tensor each. The table is in forward order: the whole kinds before
+   the stacked ones (group 0), then layer by layer each stacked kind's slice
+   (group 1 + l, named "h.<l>.<kind>"), then the whole kinds after them
+   (group layers + 1). esize: bytes of one compute-dtype element. Tensor
+   names go into names[i] (the engine copies them at create). Returns the
+   number of tensors, or -1 with err (BAD_ARG naming the kind: a numel the
+   layers do not divide, a bad range, more tensors than cap, more kinds than
+   64). */
+ZERO_API int zero_tensors_of_kinds(const char *kinds, void *const *data, void *const *grad, const size_t *numel,
+                                   int first_stacked, int end_stacked, int layers, size_t esize, zero_tensor *out, int cap,
+                                   char (*names)[64], zero_error *err);
+
 typedef struct zero_layout zero_layout;
 
 /* How the planner cuts tensors into units (zero_engine_create fills it from
@@ -6913,6 +6931,67 @@ static zero__vm_range *zero__vm_find(const void *p, size_t n) {
             break;
     pthread_mutex_unlock(&zero__vm_lock);
     return r;
+}
+
+ZERO__DEF int zero_tensors_of_kinds(const char *kinds, void *const *data, void *const *grad, const size_t *numel,
+                                    int first_stacked, int end_stacked, int layers, size_t esize, zero_tensor *out, int cap,
+                                    char (*names)[64], zero_error *err) {
+    char word[64][48];
+    const char *p = kinds;
+    int n_kinds = 0, k, l, n = 0, pass;
+    if (!kinds || !data || !numel || !out || !names) {
+        zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero_tensors_of_kinds: %s is NULL",
+                   !kinds ? "kinds" : !data ? "data" : !numel ? "numel" : !out ? "out" : "names");
+        return -1;
+    }
+    while (*p) { /* the kinds' names: words separated by spaces */
+        size_t len;
+        while (*p == ' ') p++;
+        if (!*p) break;
+        len = strcspn(p, " ");
+        if (n_kinds == 64 || len >= sizeof word[0]) {
+            zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_tensors_of_kinds: %s", n_kinds == 64 ? "more than 64 kinds" :
+                       "a kind's name past 47 bytes");
+            return -1;
+        }
+        memcpy(word[n_kinds], p, len);
+        word[n_kinds++][len] = 0;
+        p += len;
+    }
+    if (layers < 1 || first_stacked < 0 || end_stacked < first_stacked || end_stacked > n_kinds) {
+        zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_tensors_of_kinds: stacked kinds [%d, %d) over %d layers, of %d "
+                   "kinds", first_stacked, end_stacked, layers, n_kinds);
+        return -1;
+    }
+    for (k = 0; k < n_kinds; k++)
+        if (numel[k] < 1 || (k >= first_stacked && k < end_stacked && numel[k] % (size_t)layers)) {
+            zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_tensors_of_kinds: kind '%s': %zu elements%s", word[k],
+                       numel[k], numel[k] < 1 ? "" : " do not split into the layers");
+            return -1;
+        }
+    /* three passes: the whole kinds before the stacked ones, the layers, the whole kinds after */
+    for (pass = 0; pass < 3; pass++)
+        for (l = 0; l < (pass == 1 ? layers : 1); l++)
+            for (k = pass == 0 ? 0 : pass == 1 ? first_stacked : end_stacked;
+                 k < (pass == 0 ? first_stacked : pass == 1 ? end_stacked : n_kinds); k++) {
+                size_t slice = pass == 1 ? numel[k] / (size_t)layers : numel[k], at = (size_t)l * slice * esize;
+                zero_tensor *t = &out[n];
+                if (n >= cap) {
+                    zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_tensors_of_kinds: more than cap (%d) tensors", cap);
+                    return -1;
+                }
+                memset(t, 0, sizeof *t);
+                if (pass == 1) snprintf(names[n], 64, "h.%d.%s", l, word[k]);
+                else snprintf(names[n], 64, "%s", word[k]);
+                t->name = names[n];
+                t->numel = (int64_t)slice;
+                t->group = pass == 0 ? 0 : pass == 1 ? 1 + l : layers + 1;
+                t->data = data[k] ? (char *)data[k] + at : NULL;
+                t->grad = grad && grad[k] ? (char *)grad[k] + at : NULL;
+                n++;
+            }
+    zero__ok(err);
+    return n;
 }
 
 ZERO__DEF zero_result zero_alloc(const zero_backend *be, size_t bytes, void **out, zero_error *err) {

@@ -160,6 +160,10 @@ if [ -z "$T" ]; then
         step "train_mlp-fp16-stage3" "$B/t/train_mlp" --world 4 --stage 3 --dtype fp16 --gas 2 --freeze-embedding --steps 20 --quiet
         step "train_mlp-bf16-stage2" "$B/t/train_mlp" --world 3 --stage 2 --dtype bf16 --steps 20 --quiet
     fi
+    # llm.c's shape ported onto zero (docs/porting.md section 5): at most 60 changed lines, stages 0-3 on 1, 2, 4
+    # ranks with the unported program's losses and samples; then the same under ASan+UBSan with clang
+    step "llmc-port" sh tests/llmc/check.sh "$B/t/llmc" "$CC"
+    step "llmc-port-asan" sh tests/llmc/check.sh "$B/t/llmc_asan" "$CLANG" "-g $SAN"
     # the CPU Adam benchmark (make bench-cpu) builds and runs a tiny size
     step "example-bench-cpu_adam" $CC -std=c11 $WARN -O2 -I. -o "$B/t/cpu_adam" examples/bench/cpu_adam.c -lm -lpthread
     [ -x "$B/t/cpu_adam" ] && step "cpu_adam-smoke" "$B/t/cpu_adam" --params 1e6 --iters 2 --out "$B/t/cpu_adam.txt"

@@ -616,8 +616,55 @@ static void test_invalid(void) {
     }
 }
 
+/* zero_tensors_of_kinds: llm.c's ParameterTensors (two whole kinds, twelve stacked over L layers, two whole)
+   in forward order, groups per layer, each slice's pointers; bad input refused naming the kind */
+static void test_kinds(void) {
+    enum { L = 3, NK = 16 };
+    static float mem[1 << 16], gmem[1 << 16];
+    void *data[NK], *grad[NK];
+    size_t numel[NK];
+    zero_tensor ts[64];
+    char names[64][64];
+    zero_error err;
+    const char *kinds = "wte wpe ln1w ln1b qkvw qkvb attprojw attprojb ln2w ln2b fcw fcb fcprojw fcprojb  lnfw lnfb ";
+    size_t at = 0;
+    int k, n, l;
+    for (k = 0; k < NK; k++) {
+        numel[k] = (size_t)(k >= 2 && k < 14 ? L * (k + 5) : 7 + k);
+        data[k] = mem + at, grad[k] = gmem + at;
+        at += numel[k];
+    }
+    n = zero_tensors_of_kinds(kinds, data, grad, numel, 2, 14, L, sizeof(float), ts, 64, names, &err);
+    CHECKF(n == 2 + 12 * L + 2, "%d tensors: %s", n, err.msg);
+    CHECK(!strcmp(ts[0].name, "wte") && ts[0].group == 0 && ts[0].data == data[0] && ts[0].numel == 7);
+    CHECK(!strcmp(ts[1].name, "wpe") && ts[1].group == 0 && ts[1].grad == grad[1]);
+    for (l = 0; l < L; l++)
+        for (k = 2; k < 14; k++) {
+            const zero_tensor *t = &ts[2 + l * 12 + (k - 2)];
+            char want[64];
+            snprintf(want, sizeof want, "h.%d.qkvw", l);
+            CHECK(t->group == 1 + l && t->numel == k + 5 && t->data == (char *)data[k] + (size_t)l * (k + 5) * 4 &&
+                  t->grad == (char *)grad[k] + (size_t)l * (k + 5) * 4);
+            if (k == 4) CHECKF(!strcmp(t->name, want), "%s", t->name);
+        }
+    CHECK(!strcmp(ts[n - 2].name, "lnfw") && ts[n - 1].group == L + 1 && ts[n - 1].data == data[15]);
+    /* refused: a numel the layers do not divide, a bad range, too small a table, NULL grad allowed */
+    numel[4] += 1;
+    CHECK(zero_tensors_of_kinds(kinds, data, grad, numel, 2, 14, L, 4, ts, 64, names, &err) == -1 &&
+          strstr(err.msg, "kind 'qkvw'") && strstr(err.msg, "do not split"));
+    numel[4] -= 1;
+    CHECK(zero_tensors_of_kinds(kinds, data, grad, numel, 2, 17, L, 4, ts, 64, names, &err) == -1 &&
+          strstr(err.msg, "of 16 kinds"));
+    CHECK(zero_tensors_of_kinds(kinds, data, grad, numel, 2, 14, L, 4, ts, 10, names, &err) == -1 &&
+          strstr(err.msg, "more than cap (10)"));
+    CHECK(zero_tensors_of_kinds(kinds, data, NULL, numel, 2, 14, L, 4, ts, 64, names, &err) == n && ts[5].grad == NULL);
+    CHECK(zero_tensors_of_kinds(NULL, data, grad, numel, 2, 14, L, 4, ts, 64, names, &err) == -1 &&
+          strstr(err.msg, "kinds is NULL"));
+}
+
 int main(void) {
     int quick = getenv("ZERO_TEST_QUICK") && atoi(getenv("ZERO_TEST_QUICK"));
+    test_kinds();
     zt_seed("test_layout");
     test_examples();
     test_random(quick ? 300 : 3000);
