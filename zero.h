@@ -7028,6 +7028,23 @@ ZERO__DEF zero_result zero_alloc(const zero_backend *be, size_t bytes, void **ou
     return ZERO_OK;
 }
 
+/* A backend going away (its destroy releases what it reserved): its ranges
+   leave the table, so a later zero_free of one is an error, not a call into
+   a freed backend. */
+static ZERO__UNUSED void zero__vm_forget(const void *ctx) {
+    zero__vm_range **pp;
+    pthread_mutex_lock(&zero__vm_lock);
+    for (pp = &zero__vm_head; *pp;)
+        if ((*pp)->ctx == ctx) {
+            zero__vm_range *r = *pp;
+            *pp = r->next;
+            ZERO_FREE(r);
+        } else {
+            pp = &(*pp)->next;
+        }
+    pthread_mutex_unlock(&zero__vm_lock);
+}
+
 ZERO__DEF void zero_free(const zero_backend *be, void *p) {
     zero__vm_range **pp, *r = NULL;
     (void)be;

@@ -99,7 +99,7 @@
      cuda-api-launch     one process per GPU by hand: zero_cuda_launch_local
      cuda-api-backend    zero_cuda_options, zero_cuda_backend_init, zero_cuda_backend,
                          zero_cuda_stream, zero_cuda_comm_stream, zero_cuda_env,
-                         zero_cuda_backend_destroy
+                         zero_cuda_vm_created, zero_cuda_backend_destroy
    implementation (ZERO_IMPLEMENTATION)
      cuda-alloc          zeroed host tables through ZERO_MALLOC: zero__cuda_calloc
      cuda-status         error text and HINT lines: zero__cuda_hint, zero_cuda_check,
@@ -130,6 +130,9 @@
                          (copies for one GPU under ZERO_NO_NCCL); groups_init
                          and the group_ collectives of hybrid sharding
      cuda-be-kernels     the backend's scale, convert, sumsq, adam hooks
+     cuda-be-vm          zero_alloc's address ranges: vm_reserve, vm_back, vm_unback,
+                         vm_release over the driver's virtual memory management
+                         (zero__cuda_vm_*), granules from a pool of physical handles
      cuda-be-init        zero_cuda_options_default, zero__cuda_comm_init,
                          zero_cuda_backend_init, zero_cuda_backend_destroy, getters
 */
@@ -326,7 +329,12 @@ ZERO_API cudaStream_t zero_cuda_stream(const zero_cuda *c);
    do not enqueue work there). */
 ZERO_API cudaStream_t zero_cuda_comm_stream(const zero_cuda *c);
 ZERO_API const zero_dist_env *zero_cuda_env(const zero_cuda *c);
-/* Destroy engines first. Frees the communicator only if zero made it. */
+/* Physical granules the vm_ operations (zero_alloc) have created so far with
+   cuMemCreate; it stops growing once the pool covers what is backed at once. */
+ZERO_API int64_t zero_cuda_vm_created(const zero_cuda *c);
+/* Destroy engines first, and zero_free what zero_alloc gave on this backend
+   (ranges still reserved are released here, their pointers left dangling).
+   Frees the communicator only if zero made it. */
 ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
 
 } /* extern "C" */
@@ -344,6 +352,7 @@ ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
 #error "zero_cuda.cuh: define ZERO_IMPLEMENTATION before including zero.h, not only before zero_cuda.cuh"
 #endif
 
+#include <cuda.h> /* the driver's types for the vm_ operations; its functions come through the runtime */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdio.h>
@@ -358,6 +367,7 @@ ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -2738,6 +2748,14 @@ struct zero_event {
     cudaEvent_t ev;
 };
 
+/* One range from vm_reserve: per granule the physical handle mapped there
+   (0: unbacked; the driver's handles are never 0). */
+typedef struct zero__cuda_vm_range {
+    CUdeviceptr base;
+    size_t n;                        /* granules; the range is n * granule bytes */
+    CUmemGenericAllocationHandle *h; /* n entries */
+} zero__cuda_vm_range;
+
 struct zero_cuda {
     zero_backend be;
     zero_dist_env env;
@@ -2759,6 +2777,19 @@ struct zero_cuda {
     size_t allocated[ZERO_MEM_KIND_COUNT];
     int failed;      /* sticky: a collective failed or timed out */
     zero_error failure;
+    /* the vm_ operations (zero_alloc), all under vm_lock: the ranges, and the
+       pool of unmapped granules that vm_back maps before it creates any.
+       vm_mapped + vm_pool_n <= vm_total (the granules of the live ranges)
+       always, so vm_pool (vm_total entries) never grows outside vm_reserve */
+    pthread_mutex_t vm_lock;
+    int vm_lock_ok;                         /* vm_lock initialised (destroy may come before) */
+    size_t vm_granule;                      /* 0: not asked yet */
+    zero__cuda_vm_range *vm_range;
+    int vm_n, vm_cap;
+    CUmemGenericAllocationHandle *vm_pool;
+    size_t vm_pool_n, vm_pool_cap, vm_mapped, vm_total;
+    int vm_access_each;                     /* the driver refused access over several mappings at once */
+    int64_t vm_created;                     /* cuMemCreate calls that succeeded */
 };
 
 static double zero__cuda_now(void) {
@@ -3376,6 +3407,444 @@ static zero_result zero__cuda_adam_multi(void *ctx, const zero_adam_args *a, int
     return zero__cuda_k_adam_multi(a, n, zero__cuda_stream_of(c, s), err);
 }
 
+/* ---- >>cuda-be-vm: zero_alloc's address ranges (stage 3 behind the program's pointers) ----
+
+   A range is address space from cuMemAddressReserve; each granule of it
+   (cuMemGetAllocationGranularity's recommended size, 2 MiB on the GPUs
+   measured) is backed by a physical handle of its own from cuMemCreate,
+   mapped with cuMemMap and made readable and writable by this GPU with
+   cuMemSetAccess. vm_unback unmaps granules and keeps their handles in a
+   pool that vm_back maps again, so fetching a layer creates nothing once the
+   pool covers what is backed at once; vm_release gives a range's handles to
+   the pool as far as the other live ranges could use them and frees the rest.
+   The driver's functions come through the runtime
+   (cudaGetDriverEntryPointByVersion): nothing more to link. */
+
+typedef struct zero__cuda_vmm {
+    decltype(&cuMemAddressReserve) reserve;
+    decltype(&cuMemAddressFree) addr_free;
+    decltype(&cuMemCreate) create;
+    decltype(&cuMemRelease) release;
+    decltype(&cuMemMap) map;
+    decltype(&cuMemUnmap) unmap;
+    decltype(&cuMemSetAccess) set_access;
+    decltype(&cuMemGetAllocationGranularity) granularity;
+    decltype(&cuDeviceGetAttribute) attribute;
+    decltype(&cuGetErrorName) error_name;
+    decltype(&cuGetErrorString) error_string;
+    const char *missing; /* the first entry point not found; NULL: all there */
+} zero__cuda_vmm;
+
+static zero__cuda_vmm zero__cuda_vmm_load(void) {
+    zero__cuda_vmm a;
+    memset(&a, 0, sizeof a);
+#if CUDART_VERSION >= 12050
+    struct {
+        const char *name;
+        void **slot;
+    } want[] = {{"cuMemAddressReserve", (void **)&a.reserve},
+                {"cuMemAddressFree", (void **)&a.addr_free},
+                {"cuMemCreate", (void **)&a.create},
+                {"cuMemRelease", (void **)&a.release},
+                {"cuMemMap", (void **)&a.map},
+                {"cuMemUnmap", (void **)&a.unmap},
+                {"cuMemSetAccess", (void **)&a.set_access},
+                {"cuMemGetAllocationGranularity", (void **)&a.granularity},
+                {"cuDeviceGetAttribute", (void **)&a.attribute},
+                {"cuGetErrorName", (void **)&a.error_name},
+                {"cuGetErrorString", (void **)&a.error_string}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        void *f = NULL;
+        cudaDriverEntryPointQueryResult q;
+        /* 12000: the signatures as of CUDA 12.0, the ones cuda.h declares for these */
+        if (cudaGetDriverEntryPointByVersion(want[i].name, &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess || !f) {
+            cudaGetLastError();
+            f = NULL;
+            if (!a.missing) a.missing = want[i].name;
+        }
+        *want[i].slot = f;
+    }
+#else
+    a.missing = "cudaGetDriverEntryPointByVersion (this program was built with a CUDA runtime older than 12.5)";
+#endif
+    return a;
+}
+
+/* The driver's entry points, looked up once per process (C++ makes the
+   first call's initialisation thread-safe). */
+static const zero__cuda_vmm *zero__cuda_vmm_get(void) {
+    static const zero__cuda_vmm api = zero__cuda_vmm_load();
+    return &api;
+}
+
+/* A failed driver call as zero_error: the operation, the call, the address
+   range it was about, the GPU, and the driver's name and words for r. */
+static zero_result zero__cuda_vm_drv(const zero_cuda *c, CUresult r, const char *op, const char *call, CUdeviceptr p,
+                                     size_t bytes, zero_error *err) {
+    const zero__cuda_vmm *api = zero__cuda_vmm_get();
+    const char *name = NULL, *text = NULL;
+    char num[32], where[80] = "";
+    int oom = r == CUDA_ERROR_OUT_OF_MEMORY;
+    if (api->error_name && api->error_name(r, &name) != CUDA_SUCCESS) name = NULL;
+    if (api->error_string && api->error_string(r, &text) != CUDA_SUCCESS) text = NULL;
+    if (!name) snprintf(num, sizeof num, "CUresult %d", (int)r), name = num;
+    if (p) snprintf(where, sizeof where, " of [%p, +%zu)", (void *)(uintptr_t)p, bytes);
+    else if (bytes) snprintf(where, sizeof where, " of %zu bytes", bytes);
+    zero_msg item = oom ? ZERO_MSG_VM_FAILED : r == CUDA_ERROR_NOT_SUPPORTED ? ZERO_MSG_VM_UNSUPPORTED : ZERO_MSG_CUDA_CALL;
+    return zero__fail(err, item, NULL, 0, 0, "cuda %s: %s%s on GPU %d: %s (%s)%s%s", op, call, where, c->device, name,
+                      text ? text : "no description", oom ? "\n" : "", oom ? zero__cuda_hint(cudaErrorMemoryAllocation) : "");
+}
+
+/* The range holding [p, p + bytes) whole, or NULL. */
+static zero__cuda_vm_range *zero__cuda_vm_find(zero_cuda *c, CUdeviceptr p, size_t bytes) {
+    for (int k = 0; k < c->vm_n; k++) {
+        zero__cuda_vm_range *r = &c->vm_range[k];
+        size_t size = r->n * c->vm_granule;
+        if (p >= r->base && p - r->base <= size && bytes <= size - (size_t)(p - r->base)) return r;
+    }
+    return NULL;
+}
+
+/* A handle back to the pool; where the pool already covers every granule of
+   the live ranges that is not mapped (after vm_release), freed instead. */
+static void zero__cuda_vm_give(zero_cuda *c, CUmemGenericAllocationHandle h) {
+    if (c->vm_pool_n + c->vm_mapped < c->vm_total && c->vm_pool_n < c->vm_pool_cap) c->vm_pool[c->vm_pool_n++] = h;
+    else zero__cuda_vmm_get()->release(h);
+}
+
+/* Unmaps the backed granules among [i0, i1) of r, their handles to the pool.
+   Goes on past a failure (that granule stays backed, as the driver left it);
+   returns the first failure and, in *at, its granule. */
+static CUresult zero__cuda_vm_unmap(zero_cuda *c, zero__cuda_vm_range *r, size_t i0, size_t i1, size_t *at) {
+    const zero__cuda_vmm *api = zero__cuda_vmm_get();
+    CUresult first = CUDA_SUCCESS;
+    for (size_t i = i0; i < i1; i++) {
+        CUresult e;
+        if (!r->h[i]) continue;
+        e = api->unmap(r->base + i * c->vm_granule, c->vm_granule);
+        if (e != CUDA_SUCCESS) {
+            if (first == CUDA_SUCCESS) first = e, *at = i;
+            continue;
+        }
+        c->vm_mapped--;
+        zero__cuda_vm_give(c, r->h[i]);
+        r->h[i] = 0;
+    }
+    return first;
+}
+
+/* Read and write access for this GPU over granules [i0, i1) of r, all mapped:
+   one call over the run, or one per granule where the driver refuses a run
+   of several mappings (then remembered). A failure's granules: [*at, *end). */
+static CUresult zero__cuda_vm_access(zero_cuda *c, zero__cuda_vm_range *r, size_t i0, size_t i1, size_t *at,
+                                     size_t *end) {
+    const zero__cuda_vmm *api = zero__cuda_vmm_get();
+    CUmemAccessDesc d;
+    CUresult e;
+    memset(&d, 0, sizeof d);
+    d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    d.location.id = c->device;
+    d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    *at = i0;
+    *end = i1;
+    if (!c->vm_access_each || i1 - i0 == 1) {
+        e = api->set_access(r->base + i0 * c->vm_granule, (i1 - i0) * c->vm_granule, &d, 1);
+        if (e == CUDA_SUCCESS || i1 - i0 == 1) return e;
+    }
+    for (size_t i = i0; i < i1; i++)
+        if ((e = api->set_access(r->base + i * c->vm_granule, c->vm_granule, &d, 1)) != CUDA_SUCCESS) {
+            *at = i;
+            *end = i + 1;
+            return e;
+        }
+    c->vm_access_each = 1;
+    return CUDA_SUCCESS;
+}
+
+/* Backs granules [i0, i1) of r (all unbacked): a handle each, from the pool
+   or new, mapped, then made accessible. All or nothing: on a failure what
+   this call mapped is unmapped again. */
+static zero_result zero__cuda_vm_map(zero_cuda *c, zero__cuda_vm_range *r, size_t i0, size_t i1, const char *op,
+                                     zero_error *err) {
+    const zero__cuda_vmm *api = zero__cuda_vmm_get();
+    size_t g = c->vm_granule, i, at, end;
+    CUresult e = CUDA_SUCCESS;
+    const char *call = NULL;
+    for (i = i0; i < i1; i++) {
+        CUmemGenericAllocationHandle h = 0;
+        CUdeviceptr p = r->base + i * g;
+        if (c->vm_pool_n) {
+            h = c->vm_pool[--c->vm_pool_n];
+        } else {
+            CUmemAllocationProp prop;
+            memset(&prop, 0, sizeof prop);
+            prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+            prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            prop.location.id = c->device;
+            if ((e = api->create(&h, g, &prop, 0)) != CUDA_SUCCESS) {
+                call = "cuMemCreate";
+                break;
+            }
+            c->vm_created++;
+        }
+        if ((e = api->map(p, g, 0, h, 0)) != CUDA_SUCCESS) {
+            /* not mapped, so not counted: room in the pool is there (the granule was unbacked) */
+            zero__cuda_vm_give(c, h);
+            call = "cuMemMap";
+            break;
+        }
+        r->h[i] = h;
+        c->vm_mapped++;
+    }
+    at = i, end = i + 1;
+    if (!call && (e = zero__cuda_vm_access(c, r, i0, i1, &at, &end)) != CUDA_SUCCESS) call = "cuMemSetAccess";
+    if (call) {
+        size_t ignored;
+        zero__cuda_vm_unmap(c, r, i0, i, &ignored);
+        return zero__cuda_vm_drv(c, e, op, call, r->base + at * g, (end - at) * g, err);
+    }
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* Takes range k out of the table: its granules unmapped (handles to the pool
+   as far as the others' granules could use them, the rest freed) and its
+   address space freed. Failures are logged: nobody is left to return them to. */
+static void zero__cuda_vm_drop(zero_cuda *c, int k) {
+    const zero__cuda_vmm *api = zero__cuda_vmm_get();
+    zero__cuda_vm_range r = c->vm_range[k];
+    size_t at = 0, size = r.n * c->vm_granule;
+    CUresult e = zero__cuda_vm_unmap(c, &r, 0, r.n, &at);
+    c->vm_range[k] = c->vm_range[--c->vm_n];
+    c->vm_total -= r.n;
+    if (e != CUDA_SUCCESS) {
+        zero_error err;
+        zero__cuda_vm_drv(c, e, "vm_release", "cuMemUnmap", r.base + at * c->vm_granule, c->vm_granule, &err);
+        zero__log(NULL, ZERO_LOG_ERROR, err.item, "%s (the range's address space is leaked)", err.msg);
+        /* what stayed mapped: its handles freed (the memory goes when the mapping does) */
+        for (size_t i = 0; i < r.n; i++)
+            if (r.h[i]) api->release(r.h[i]), c->vm_mapped--;
+    } else if ((e = api->addr_free(r.base, size)) != CUDA_SUCCESS) {
+        zero_error err;
+        zero__cuda_vm_drv(c, e, "vm_release", "cuMemAddressFree", r.base, size, &err);
+        zero__log(NULL, ZERO_LOG_ERROR, err.item, "%s", err.msg);
+    }
+    /* the pool no larger than the granules the live ranges leave unmapped */
+    while (c->vm_pool_n && c->vm_pool_n + c->vm_mapped > c->vm_total) api->release(c->vm_pool[--c->vm_pool_n]);
+    ZERO_FREE(r.h);
+}
+
+/* The granule, asked of the driver once per backend, with VMM support checked
+   first (an error that says what is missing). Under vm_lock. */
+static zero_result zero__cuda_vm_granule(zero_cuda *c, zero_error *err) {
+    const zero__cuda_vmm *api = zero__cuda_vmm_get();
+    CUmemAllocationProp prop;
+    CUresult e;
+    int yes = 0;
+    size_t g = 0;
+    if (c->vm_granule) return ZERO_OK;
+    if (api->missing) {
+        int drv = 0, rt = 0;
+        cudaDriverGetVersion(&drv);
+        cudaRuntimeGetVersion(&rt);
+        return zero__fail(err, ZERO_MSG_VM_UNSUPPORTED, NULL, 0, 0,
+                          "cuda vm_reserve: the CUDA driver offers no virtual memory management to this program "
+                          "(%s not found; driver %d, runtime %d)\nHINT: update the NVIDIA driver (and build with CUDA "
+                          "12.5 or later), or allocate the parameters as before and leave stage 3's tensors' data NULL",
+                          api->missing, drv, rt);
+    }
+    if ((e = api->attribute(&yes, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, (CUdevice)c->device)) !=
+        CUDA_SUCCESS)
+        return zero__cuda_vm_drv(c, e, "vm_reserve", "cuDeviceGetAttribute(VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)", 0, 0,
+                                 err);
+    if (!yes)
+        return zero__fail(err, ZERO_MSG_VM_UNSUPPORTED, NULL, 0, 0,
+                          "cuda vm_reserve: GPU %d does not support virtual memory management (cuMemCreate, cuMemMap)\n"
+                          "HINT: allocate the parameters as before and leave stage 3's tensors' data NULL", c->device);
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = c->device;
+    if ((e = api->granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)) != CUDA_SUCCESS)
+        return zero__cuda_vm_drv(c, e, "vm_reserve", "cuMemGetAllocationGranularity", 0, 0, err);
+    if (g == 0 || (g & (g - 1)))
+        return zero__fail(err, ZERO_MSG_VM_FAILED, NULL, 0, 0, "cuda vm_reserve: GPU %d's granularity is %zu bytes",
+                          c->device, g);
+    c->vm_granule = g;
+    return ZERO_OK;
+}
+
+static zero_result zero__cuda_vm_reserve(void *ctx, size_t bytes, void **base, size_t *reserved, size_t *granule,
+                                         zero_error *err) {
+    const zero__cuda_vmm *api = zero__cuda_vmm_get();
+    zero_result res;
+    CUresult e;
+    CUdeviceptr va = 0;
+    CUmemGenericAllocationHandle *h;
+    size_t g, n;
+    ZERO__CUDA_CTX("vm_reserve");
+    if (!base || !reserved || !granule)
+        return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda vm_reserve: base, reserved or granule is NULL");
+    *base = NULL;
+    *reserved = *granule = 0;
+    pthread_mutex_lock(&c->vm_lock);
+    if ((res = zero__cuda_vm_granule(c, err)) != ZERO_OK) goto out;
+    g = c->vm_granule;
+    if (bytes == 0 || bytes > SIZE_MAX - g) {
+        res = zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda vm_reserve: %zu bytes", bytes);
+        goto out;
+    }
+    n = (bytes + g - 1) / g;
+    /* room first, so that nothing below needs host memory */
+    if (c->vm_n == c->vm_cap) {
+        int cap = c->vm_cap ? 2 * c->vm_cap : 8;
+        zero__cuda_vm_range *t = (zero__cuda_vm_range *)ZERO_REALLOC(c->vm_range, (size_t)cap * sizeof *t);
+        if (!t) {
+            res = zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "cuda vm_reserve: range table");
+            goto out;
+        }
+        c->vm_range = t;
+        c->vm_cap = cap;
+    }
+    if (c->vm_pool_cap < c->vm_total + n) {
+        size_t cap = c->vm_total + n > 2 * c->vm_pool_cap ? c->vm_total + n : 2 * c->vm_pool_cap;
+        CUmemGenericAllocationHandle *t = NULL;
+        if (cap <= SIZE_MAX / sizeof *t) t = (CUmemGenericAllocationHandle *)ZERO_REALLOC(c->vm_pool, cap * sizeof *t);
+        if (!t) {
+            res = zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "cuda vm_reserve: a pool of %zu granules", cap);
+            goto out;
+        }
+        c->vm_pool = t;
+        c->vm_pool_cap = cap;
+    }
+    h = (CUmemGenericAllocationHandle *)zero__cuda_calloc(n, sizeof *h);
+    if (!h) {
+        res = zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "cuda vm_reserve: a table of %zu granules", n);
+        goto out;
+    }
+    /* aligned to the granule, so that every granule can be mapped alone */
+    if ((e = api->reserve(&va, n * g, g, 0, 0)) != CUDA_SUCCESS) {
+        ZERO_FREE(h);
+        res = zero__cuda_vm_drv(c, e, "vm_reserve", "cuMemAddressReserve", 0, n * g, err);
+        goto out;
+    }
+    c->vm_range[c->vm_n].base = va;
+    c->vm_range[c->vm_n].n = n;
+    c->vm_range[c->vm_n].h = h;
+    c->vm_n++;
+    c->vm_total += n;
+    if ((res = zero__cuda_vm_map(c, &c->vm_range[c->vm_n - 1], 0, n, "vm_reserve", err)) != ZERO_OK) {
+        zero__cuda_vm_drop(c, c->vm_n - 1);
+        goto out;
+    }
+    *base = (void *)(uintptr_t)va;
+    *reserved = n * g;
+    *granule = g;
+out:
+    pthread_mutex_unlock(&c->vm_lock);
+    return res;
+}
+
+/* The range and first granule of [p, p + bytes) for vm_back / vm_unback:
+   inside one range, on granules, and every granule backed (want 1) or
+   unbacked (want 0); otherwise an error that changes nothing. */
+static zero_result zero__cuda_vm_run(zero_cuda *c, const char *op, void *p, size_t bytes, int want,
+                                     zero__cuda_vm_range **out, size_t *first, zero_error *err) {
+    CUdeviceptr a = (CUdeviceptr)(uintptr_t)p;
+    zero__cuda_vm_range *r = c->vm_granule ? zero__cuda_vm_find(c, a, bytes) : NULL;
+    size_t g = c->vm_granule, i0;
+    if (!r)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda %s: [%p, +%zu) is not inside a range from vm_reserve",
+                          op, p, bytes);
+    if (bytes == 0 || (a - r->base) % g || bytes % g)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "cuda %s: [%p, +%zu) is not whole granules of %zu bytes (the range starts at %p)", op, p,
+                          bytes, g, (void *)(uintptr_t)r->base);
+    i0 = (size_t)(a - r->base) / g;
+    for (size_t i = i0; i < i0 + bytes / g; i++)
+        if ((r->h[i] != 0) != (want != 0))
+            return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda %s: [%p, +%zu): the granule at %p is %s", op, p,
+                              bytes, (void *)(uintptr_t)(r->base + i * g), want ? "not backed" : "backed already");
+    *out = r;
+    *first = i0;
+    return ZERO_OK;
+}
+
+static zero_result zero__cuda_vm_back(void *ctx, void *p, size_t bytes, zero_error *err) {
+    zero__cuda_vm_range *r = NULL;
+    size_t i0 = 0;
+    zero_result res;
+    ZERO__CUDA_CTX("vm_back");
+    pthread_mutex_lock(&c->vm_lock);
+    res = zero__cuda_vm_run(c, "vm_back", p, bytes, 0, &r, &i0, err);
+    if (res == ZERO_OK) res = zero__cuda_vm_map(c, r, i0, i0 + bytes / c->vm_granule, "vm_back", err);
+    pthread_mutex_unlock(&c->vm_lock);
+    return res;
+}
+
+/* Not refused after a failure of the group, as free is not: it gives memory back. */
+static zero_result zero__cuda_vm_unback(void *ctx, void *p, size_t bytes, zero_error *err) {
+    zero_cuda *c = (zero_cuda *)ctx;
+    zero__cuda_vm_range *r = NULL;
+    size_t i0 = 0, at = 0;
+    zero_result res;
+    if (!c) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda vm_unback: no backend");
+    pthread_mutex_lock(&c->vm_lock);
+    res = zero__cuda_vm_run(c, "vm_unback", p, bytes, 1, &r, &i0, err);
+    if (res == ZERO_OK) {
+        CUresult e = zero__cuda_vm_unmap(c, r, i0, i0 + bytes / c->vm_granule, &at);
+        if (e != CUDA_SUCCESS)
+            res = zero__cuda_vm_drv(c, e, "vm_unback", "cuMemUnmap", r->base + at * c->vm_granule, c->vm_granule, err);
+        else
+            zero__ok(err);
+    }
+    pthread_mutex_unlock(&c->vm_lock);
+    return res;
+}
+
+static void zero__cuda_vm_release(void *ctx, void *base, size_t reserved) {
+    zero_cuda *c = (zero_cuda *)ctx;
+    int k;
+    if (!c || !base) return;
+    pthread_mutex_lock(&c->vm_lock);
+    for (k = 0; k < c->vm_n && c->vm_range[k].base != (CUdeviceptr)(uintptr_t)base; k++) {
+    }
+    if (k == c->vm_n) {
+        zero__log(NULL, ZERO_LOG_ERROR, ZERO_MSG_BAD_ARG,
+                  "cuda vm_release: %p is not a range from vm_reserve (released twice?)", base);
+    } else {
+        if (reserved != c->vm_range[k].n * c->vm_granule)
+            zero__log(NULL, ZERO_LOG_ERROR, ZERO_MSG_BAD_ARG,
+                      "cuda vm_release: the range at %p has %zu bytes, not %zu (released whole anyway)", base,
+                      c->vm_range[k].n * c->vm_granule, reserved);
+        zero__cuda_vm_drop(c, k);
+    }
+    pthread_mutex_unlock(&c->vm_lock);
+}
+
+ZERO__DEF int64_t zero_cuda_vm_created(const zero_cuda *c) {
+    int64_t n;
+    if (!c) return 0;
+    pthread_mutex_lock((pthread_mutex_t *)&c->vm_lock);
+    n = c->vm_created;
+    pthread_mutex_unlock((pthread_mutex_t *)&c->vm_lock);
+    return n;
+}
+
+/* At destroy: the ranges nobody released, then the pool. */
+static void zero__cuda_vm_destroy(zero_cuda *c) {
+    if (!c->vm_lock_ok) return;
+    while (c->vm_n > 0) zero__cuda_vm_drop(c, c->vm_n - 1);
+    while (c->vm_pool_n) zero__cuda_vmm_get()->release(c->vm_pool[--c->vm_pool_n]);
+    ZERO_FREE(c->vm_range);
+    ZERO_FREE(c->vm_pool);
+    c->vm_range = NULL;
+    c->vm_pool = NULL;
+    pthread_mutex_destroy(&c->vm_lock);
+    c->vm_lock_ok = 0;
+}
+
 /* ---- >>cuda-be-init: options, communicator, backend init and destroy, getters ---- */
 
 ZERO__DEF zero_cuda_options zero_cuda_options_default(void) {
@@ -3398,12 +3867,14 @@ static double zero__cuda_timeout(double given) {
 
 ZERO__DEF void zero_cuda_backend_destroy(zero_cuda *c) {
     if (!c) return;
-    if (c->stream[ZERO_STREAM_COMM]) {
-        /* after a failure the stream may hold a collective that never ends:
-           do not wait for it (the aborted communicator releases it) */
-        if (!c->failed) cudaStreamSynchronize(c->stream[ZERO_STREAM_COMM]);
-        cudaStreamDestroy(c->stream[ZERO_STREAM_COMM]);
-    }
+    /* after a failure the stream may hold a collective that never ends:
+       do not wait for it (the aborted communicator releases it) */
+    if (c->stream[ZERO_STREAM_COMM] && !c->failed) cudaStreamSynchronize(c->stream[ZERO_STREAM_COMM]);
+    /* ranges zero_free did not release: unmapped after the compute stream's work on them */
+    if (c->vm_n && !c->failed && c->stream[ZERO_STREAM_COMPUTE]) cudaStreamSynchronize(c->stream[ZERO_STREAM_COMPUTE]);
+    zero__vm_forget(c); /* zero.h's table of zero_alloc ranges: this backend's leave it */
+    zero__cuda_vm_destroy(c);
+    if (c->stream[ZERO_STREAM_COMM]) cudaStreamDestroy(c->stream[ZERO_STREAM_COMM]);
     if (c->own_compute && c->stream[ZERO_STREAM_COMPUTE]) cudaStreamDestroy(c->stream[ZERO_STREAM_COMPUTE]);
     if (c->scratch) cudaFree(c->scratch);
 #ifndef ZERO_NO_NCCL
@@ -3515,6 +3986,11 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
             return r;                                                                             \
         }                                                                                         \
     } while (0)
+    if (pthread_mutex_init(&c->vm_lock, NULL) != 0) {
+        ZERO_FREE(c);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_cuda_backend_init: a mutex");
+    }
+    c->vm_lock_ok = 1;
     ZERO__CUDA_INIT_TRY(cudaSetDevice(c->device));
     if (c->opt.compute_stream) {
         c->stream[ZERO_STREAM_COMPUTE] = c->opt.compute_stream;
@@ -3552,6 +4028,10 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.event_sync = zero__cuda_event_sync;
     c->be.mem_kind_of = zero__cuda_mem_kind_of;
     c->be.mem_extent = zero__cuda_mem_extent;
+    c->be.vm_reserve = zero__cuda_vm_reserve;
+    c->be.vm_back = zero__cuda_vm_back;
+    c->be.vm_unback = zero__cuda_vm_unback;
+    c->be.vm_release = zero__cuda_vm_release;
     c->be.sync = zero__cuda_sync;
     c->be.reduce_scatter = zero__cuda_reduce_scatter;
     c->be.all_gather = zero__cuda_all_gather;

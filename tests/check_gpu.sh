@@ -322,7 +322,7 @@ lane_tests() {
     built gpu_gpt && job gpu_gpt 300 env CUDA_VISIBLE_DEVICES="$GPU0" ZERO_TEST_QUICK=1 "$B/g/gpu_gpt"
     # the trainer of test_trainer.c on the CUDA backend (stage 3 in zero_alloc memory), the address ranges alone
     built gpu_trainer && job gpu_trainer 300 env ZERO_TEST_QUICK=1 "$B/g/gpu_trainer"
-    built gpu_vm && job gpu_vm 120 env CUDA_VISIBLE_DEVICES="$GPU0" "$B/g/gpu_vm"
+    built gpu_vm && job gpu_vm 120 env CUDA_VISIBLE_DEVICES="$GPU0" ZERO_TEST_QUICK=1 "$B/g/gpu_vm"
     rm -rf "$D/minimal.ckpt" && mkdir -p "$D/minimal.ckpt"
     built minimal_cuda && job minimal_cuda 120 "$B/minimal_cuda" "$D/minimal.ckpt"
 }

@@ -108,7 +108,7 @@ int main(void) {
             for (int mode = 0; mode < 2; mode++) { // parameters (stages 0-2); parameters where allowed and gradients
                 if (mode == 0 && stage > 2) continue;
                 memset(&P, 0, sizeof P);
-                P.stage = stage, P.world = be->world, P.gas = gas, P.flag = mode == 0, P.ext = stage <= 2, P.gext = mode;
+                P.stage = stage, P.world = be->world, P.gas = gas, P.flag = mode == 0, P.ext = stage <= 2 ? 1 : 2, P.gext = mode; // stage 3: zero_alloc memory, the program's pointers kept
                 make_tensors(1);
                 CHECK(trainer_rank(be, &P) == ZERO_OK);
                 CHECKF(P.create_r == ZERO_OK && P.run_r == ZERO_OK, "CUDA program memory (%d) stage %d gas %d: %s", mode, stage,
