@@ -8717,7 +8717,9 @@ typedef struct zero__xfer { /* the step's copies between host and device (zero_s
    (a page shared by two layers, or by every layer's slice of a small
    stacked kind, is backed while any of them is), and the spans dropped from
    the pool whose pages wait for their last readers before they are unbacked. */
+#ifndef ZERO__PVM_PEND
 #define ZERO__PVM_PEND 2 /* dropped spans whose pages stay backed until their readers end (0 on the host backend) */
+#endif
 typedef struct zero__pvm_reg {
     zero__vm_range *r;
     int32_t *ref; /* per granule: holds */
