@@ -93,6 +93,13 @@ if [ "$MODE" = run ] && { ! nvidia-smi -L 2>/dev/null | grep -q '^GPU' ||
     exit 77
 fi
 
+# a commit the ledger line could not name is refused before the run, not after it (a short hash cannot be
+# checked in a copy whose git metadata is another commit's)
+if [ -n "${CHECK_GPU_COMMIT:-}" ] && ! echo "$CHECK_GPU_COMMIT" | grep -Eq '^[0-9a-f]{40}$'; then
+    echo "tests/check_gpu.sh: CHECK_GPU_COMMIT '$CHECK_GPU_COMMIT' is not 40 hex digits: give the full hash (git rev-parse)"
+    exit 2
+fi
+
 B=${BUILD:-build}
 D=${CHECK_GPU_DIR:-$B/check_gpu}
 NVCC=${NVCC:-nvcc}
