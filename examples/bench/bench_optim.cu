@@ -210,16 +210,49 @@ static void gpt_tensors(int L, int64_t C, int64_t V, int64_t T, std::vector<zero
     }
 }
 
+/* --gpt's preset: L and C (V 50257, T 1024); 0 with a message when unknown */
+static int gpt_preset(const char *which, int *L, int *C) {
+    if (!strcmp(which, "124M")) *L = 12, *C = 768;
+    else if (!strcmp(which, "1.5B")) *L = 48, *C = 1600;
+    else {
+        fprintf(stderr, "bench_optim: --gpt '%s': 124M or 1.5B\n", which);
+        return 0;
+    }
+    return 1;
+}
+
+/* The engine the --gpt modes time: one rank, bf16, AdamW, weight decay 0.1, clipping 1.0 */
+static zero_config gpt_config(int stage) {
+    zero_config c = zero_config_default();
+    zero_error err;
+    c.train_micro_batch_size_per_gpu = 1;
+    c.gradient_accumulation_steps = 1;
+    c.zero_optimization.stage = stage;
+    c.zero_optimization.overlap_comm = 1;
+    c.bf16.enabled = 1;
+    c.optimizer.type = ZERO_OPTIMIZER_ADAMW;
+    c.optimizer.lr = 1e-4;
+    c.optimizer.weight_decay = 0.1;
+    c.gradient_clipping = 1.0;
+    c.log.level = ZERO_LOG_WARN;
+    BENCH_ZERO(zero_config_resolve(&c, 1, &err), &err);
+    return c;
+}
+
+/* A backward that writes random (non-zero) gradients, last tensor first; seed i varies them by step */
+static void gpt_backward(zero_engine *e, const std::vector<zero_tensor> &ts, int i, cudaStream_t s) {
+    for (int t = (int)ts.size() - 1; t >= 0; t--) {
+        void *gp = bench_ptr(zero_grad(e, t), "zero_grad", e);
+        gpt_fill_bf16(gp, (size_t)ts[(size_t)t].numel, 100u + (uint32_t)i * 1000u + (uint32_t)t, 1e-3f, s);
+        BENCH_ENG(zero_grad_ready(e, t), e);
+    }
+}
+
 static int run_gpt(const char *which, int iters, int warmup) {
     zero_error err;
     int L, C;
     const int64_t V = 50257, T = 1024;
-    if (!strcmp(which, "124M")) L = 12, C = 768;
-    else if (!strcmp(which, "1.5B")) L = 48, C = 1600;
-    else {
-        fprintf(stderr, "bench_optim: --gpt '%s': 124M or 1.5B\n", which);
-        return 2;
-    }
+    if (!gpt_preset(which, &L, &C)) return 2;
     std::vector<zero_tensor> ts;
     std::vector<std::string> names;
     gpt_tensors(L, C, V, T, ts, names);
@@ -304,29 +337,14 @@ static int run_gpt(const char *which, int iters, int warmup) {
     int bad = 0;
     const int stages[3] = {2, 1, 0};
     for (int si = 0; si < 3; si++) {
-        zero_config c = zero_config_default();
-        c.train_micro_batch_size_per_gpu = 1;
-        c.gradient_accumulation_steps = 1;
-        c.zero_optimization.stage = stages[si];
-        c.zero_optimization.overlap_comm = 1;
-        c.bf16.enabled = 1;
-        c.optimizer.type = ZERO_OPTIMIZER_ADAMW;
-        c.optimizer.lr = 1e-4;
-        c.optimizer.weight_decay = 0.1;
-        c.gradient_clipping = 1.0;
-        c.log.level = ZERO_LOG_WARN;
-        BENCH_ZERO(zero_config_resolve(&c, 1, &err), &err);
+        zero_config c = gpt_config(stages[si]);
         zero_engine *e;
         BENCH_ZERO(zero_engine_create(&e, &c, ts.data(), nt, be, &err), &err);
         std::vector<double> host_ms, norm_ms, opt_ms, gather_ms;
         int skipped = 0;
         for (int i = 0; i < total; i++) {
             zero_step_info info;
-            for (int t = nt - 1; t >= 0; t--) { /* backward: random gradients */
-                void *gp = bench_ptr(zero_grad(e, t), "zero_grad", e);
-                gpt_fill_bf16(gp, (size_t)ts[(size_t)t].numel, 100u + (uint32_t)i * 1000u + (uint32_t)t, 1e-3f, s);
-                BENCH_ENG(zero_grad_ready(e, t), e);
-            }
+            gpt_backward(e, ts, i, s);
             BENCH_CUDA(cudaStreamSynchronize(s)); /* the reductions are done: the step alone is timed */
             double h0 = bench_now_s();
             BENCH_CUDA(cudaEventRecord(ea[(size_t)i], s));
@@ -407,12 +425,7 @@ static int run_save(const char *which, const char *dir, int iters) {
     zero_error err;
     int L, C;
     const int64_t V = 50257, T = 1024;
-    if (!strcmp(which, "124M")) L = 12, C = 768;
-    else if (!strcmp(which, "1.5B")) L = 48, C = 1600;
-    else {
-        fprintf(stderr, "bench_optim: --gpt '%s': 124M or 1.5B\n", which);
-        return 2;
-    }
+    if (!gpt_preset(which, &L, &C)) return 2;
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "bench_optim: --save %s: %s\n", dir, strerror(errno));
         return 1;
@@ -434,24 +447,11 @@ static int run_save(const char *which, const char *dir, int iters) {
     printf("# bench_optim --gpt %s --save %s: %d tensors, %lld parameters, bf16, stage 2, one rank; median of %d\n",
            which, dir, nt, (long long)N, iters);
     bench_device_line("# ");
-    zero_config c = zero_config_default();
-    c.train_micro_batch_size_per_gpu = 1;
-    c.zero_optimization.stage = 2;
-    c.bf16.enabled = 1;
-    c.optimizer.type = ZERO_OPTIMIZER_ADAMW;
-    c.optimizer.lr = 1e-4;
-    c.optimizer.weight_decay = 0.1;
-    c.gradient_clipping = 1.0;
-    c.log.level = ZERO_LOG_WARN;
-    BENCH_ZERO(zero_config_resolve(&c, 1, &err), &err);
+    zero_config c = gpt_config(2);
     zero_engine *e;
     BENCH_ZERO(zero_engine_create(&e, &c, ts.data(), nt, be, &err), &err);
     for (int i = 0; i < 2; i++) { /* master, m and v of a trained state, not an engine's first values */
-        for (int t = nt - 1; t >= 0; t--) {
-            void *gp = bench_ptr(zero_grad(e, t), "zero_grad", e);
-            gpt_fill_bf16(gp, (size_t)ts[(size_t)t].numel, 100u + (uint32_t)i * 1000u + (uint32_t)t, 1e-3f, s);
-            BENCH_ENG(zero_grad_ready(e, t), e);
-        }
+        gpt_backward(e, ts, i, s);
         BENCH_ENG(zero_step(e, NULL), e);
     }
     BENCH_CUDA(cudaStreamSynchronize(s));
