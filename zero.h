@@ -1401,6 +1401,9 @@ typedef struct zero_memory_stats {
        (the persistent tensors' pages and the gathered layers'), the most since create, of how many reserved,
        in granules of how many bytes; 0 otherwise. Not in `planned`: the program's memory, as with .data */
     size_t program_backed, program_backed_peak, program_reserved, program_granule;
+    /* of its units, how many all-gather straight into the program's memory (each tensor where the unit's layout
+       puts it, no padding past the last); the others go through the pool and a copy. All of them: no pool */
+    int program_direct_units, program_units;
 } zero_memory_stats;
 
 /* Plans every buffer from cfg (which zero_config_resolve must have
@@ -8718,7 +8721,7 @@ typedef struct zero__xfer { /* the step's copies between host and device (zero_s
    stacked kind, is backed while any of them is), and the spans dropped from
    the pool whose pages wait for their last readers before they are unbacked. */
 #ifndef ZERO__PVM_PEND
-#define ZERO__PVM_PEND 2 /* dropped spans whose pages stay backed until their readers end (0 on the host backend) */
+#define ZERO__PVM_PEND 8 /* dropped spans whose pages stay backed until their readers end (0 on the host backend) */
 #endif
 typedef struct zero__pvm_reg {
     zero__vm_range *r;
@@ -8732,6 +8735,10 @@ typedef struct zero__pvm {
     int pend[ZERO__PVM_PEND + 1], n_pend;
     zero_event *pev[2 * (ZERO__PVM_PEND + 1)]; /* each waiting span's compute and comm fences */
     int64_t backed, backed_peak; /* bytes of the ranges backed now, and the most since create's end */
+    void **udst;               /* per unit: the program's address its all-gather writes, or NULL: into the pool, then copied */
+    int dyn_direct;            /* every unit not persistent all-gathers into the program's memory: the pool's
+                                  memory holds the persistent spans alone (none when they are direct too) */
+    int all_direct;
     int started;               /* create's own hold on every page is gone */
     zero_error failed;         /* an unback that failed where no caller could hear it; the next call reports it */
 } zero__pvm;
@@ -9722,6 +9729,11 @@ static zero_result zero__pvm_hold(zero_engine *e, int s) {
     for (i = 0; i < e->pvm.n_pend; i++)
         if (e->pvm.pend[i] == s) {
             zero_event *c = e->pvm.pev[2 * i], *m = e->pvm.pev[2 * i + 1];
+            zero_error be;
+            zero__ok(&be);
+            /* the gather rewrites pages its last readers may still read */
+            if (e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMM, c, &be) != ZERO_OK)
+                return zero__ebackend(e, &be, "stage 3: the last readers of a span's pages");
             for (; i + 1 < e->pvm.n_pend; i++) {
                 e->pvm.pend[i] = e->pvm.pend[i + 1];
                 e->pvm.pev[2 * i] = e->pvm.pev[2 * i + 2];
@@ -9780,15 +9792,18 @@ static void zero__pvm_drop(zero_engine *e, int s) {
     if (r != ZERO_OK && e->pvm.failed.code == ZERO_OK) e->pvm.failed = e->err;
 }
 
-/* After span s's gather into the pool at pool_off: each tensor's part into
-   the program's memory, on the comm stream (before the span's ready fence). */
+/* After span s's gather: the parts of its units gathered into the pool at
+   pool_off (not straight into the program's memory) copied to each tensor's
+   place, on the comm stream (before the span's ready fence). */
 static zero_result zero__pvm_scatter(zero_engine *e, int s, int64_t pool_off) {
     const zero_layout *l = e->plan.layout;
     int u;
     for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
         const zero_unit *x = &l->units[u];
         int64_t at = pool_off + (x->offset - e->plan.span_off[s]);
-        int k, n = zero__unit_segments(l, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+        int k, n;
+        if (e->pvm.udst[u]) continue;
+        n = zero__unit_segments(l, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
         for (k = 0; k < n; k++) {
             const zero__seg *sg = &e->buf.segtmp[k];
             ZERO__TRY_BE(e, "stage 3: the gathered parameters into the program's memory",
@@ -9797,6 +9812,54 @@ static zero_result zero__pvm_scatter(zero_engine *e, int s, int64_t pool_off) {
                                     (size_t)sg->count * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
         }
     }
+    return ZERO_OK;
+}
+
+/* Unit u's gathered elements are the program's own bytes, in order: no
+   padding past its last tensor (padded == numel), no gap between its
+   tensors, each tensor where the unit's layout puts it relative to the
+   first. Its all-gather then writes the program's memory: no pool, no copy. */
+static void *zero__pvm_unit_direct(const zero_engine *e, int u, zero__seg *sg, int cap) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    char *base;
+    int64_t next = 0;
+    int k, n;
+    if (x->padded != x->numel) return NULL;
+    n = zero__unit_segments(e->plan.layout, u, 0, x->numel, sg, cap);
+    if (n < 1 || n > cap) return NULL;
+    base = zero__at(e->plan.tdata[sg[0].tensor], sg[0].tensor_off, e->plan.csize);
+    for (k = 0; k < n; k++) {
+        if (sg[k].unit_off != next ||
+            zero__at(e->plan.tdata[sg[k].tensor], sg[k].tensor_off, e->plan.csize) !=
+                base + (size_t)sg[k].unit_off * e->plan.csize)
+            return NULL;
+        next += sg[k].count;
+    }
+    return next == x->numel ? base : NULL;
+}
+
+/* At plan time (before the pool): which units gather straight into the
+   program's memory; when all do, the pool needs no memory. */
+static zero_result zero__pvm_plan_direct(zero_engine *e) {
+    const zero_layout *l = e->plan.layout;
+    int u, cap = 1;
+    zero__seg *sg;
+    for (u = 0; u < l->n_units; u++) cap = (int)zero__max_i64(cap, l->units[u].last_tensor - l->units[u].first_tensor + 1);
+    e->pvm.udst = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)(l->n_units + 1));
+    sg = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)cap);
+    if (!e->pvm.udst || !sg) {
+        ZERO_FREE(sg);
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: stage-3 page tables");
+    }
+    e->pvm.all_direct = e->pvm.dyn_direct = 1;
+    for (u = 0; u < l->n_units; u++) {
+        e->pvm.udst[u] = zero__pvm_unit_direct(e, u, sg, cap);
+        if (!e->pvm.udst[u]) {
+            e->pvm.all_direct = 0;
+            if (!l->units[u].persistent) e->pvm.dyn_direct = 0;
+        }
+    }
+    ZERO_FREE(sg);
     return ZERO_OK;
 }
 
@@ -9883,6 +9946,7 @@ static void zero__pvm_free(zero_engine *e) {
     ZERO_FREE(e->pvm.reg);
     ZERO_FREE(e->pvm.treg);
     ZERO_FREE(e->pvm.held);
+    ZERO_FREE(e->pvm.udst);
 }
 
 /* ---- >>engine-fetch: stage 3: gather pool, fetch trace, prefetch; zero_fetch/release/param ----
@@ -10044,9 +10108,12 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off, in
     zero_result r;
     /* the pool region may still be read by kernels of a released span */
     if ((r = zero__pool_fence(e, s, pool_off, e->plan.span_padded[s])) != ZERO_OK) return r;
+    if (e->plan.pvm && (r = zero__pvm_hold(e, s)) != ZERO_OK) return r;
     for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
         const zero_unit *x = &l->units[u];
-        char *dst = zero__at(e->pool.base, pool_off + (x->offset - e->plan.span_off[s]), e->plan.csize);
+        char *dst = e->plan.pvm && e->pvm.udst[u]
+                        ? (char *)e->pvm.udst[u]
+                        : zero__at(e->pool.base, pool_off + (x->offset - e->plan.span_off[s]), e->plan.csize);
         const void *send = e->buf.params ? zero__at(e->buf.params, x->shard_offset, e->plan.csize) : NULL;
         if ((r = zero__coll_check(e, ZERO__C_FETCH, u)) != ZERO_OK) return r;
         e->pool.n_gathered++;
@@ -10073,8 +10140,7 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off, in
         ZERO__TRY_BE(e, "stage-3 all_gather",
                      zero__all_gather(e, send, dst, (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
     }
-    if (e->plan.pvm && ((r = zero__pvm_hold(e, s)) != ZERO_OK || (r = zero__pvm_scatter(e, s, pool_off)) != ZERO_OK))
-        return r;
+    if (e->plan.pvm && (r = zero__pvm_scatter(e, s, pool_off)) != ZERO_OK) return r;
     if (e->spans[s].ev_ready) {
         ZERO__TRY_BE(e, "stage-3 fetch: stream order", e->be.event_record(e->be.ctx, e->spans[s].ev_ready, ZERO_STREAM_COMM, &be_err_));
         e->spans[s].wait_ready = 1;
@@ -10931,6 +10997,10 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
                          2 * zs->dyn_max);
     e->pool.persist_elems = zs->persist;
     e->pool.pool_elems = zero__min_i64(zs->dyn_total, want);
+    if (e->plan.pvm) {
+        zero_result r = zero__pvm_plan_direct(e);
+        if (r != ZERO_OK) return r;
+    }
     if (e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy) {
         int s;
         e->pool.stale_cap = 2 * e->plan.n_spans + 8;
@@ -10948,7 +11018,11 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
                 return zero__ebackend(e, &be, "zero_engine_create: events");
         }
     }
-    return zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE, (size_t)(zs->persist + e->pool.pool_elems) * e->plan.csize,
+    /* all-gathers into the program's memory: the pool only counts what is gathered (its persistent part may
+       still hold spans that are not) */
+    if (e->plan.pvm && e->pvm.all_direct) return ZERO_OK;
+    return zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE,
+                        (size_t)(zs->persist + (e->plan.pvm && e->pvm.dyn_direct ? 0 : e->pool.pool_elems)) * e->plan.csize,
                         &e->pool.base, "stage-3 gather pool");
 }
 
@@ -14996,6 +15070,8 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
             out->program_reserved += e->pvm.reg[k].r->reserved;
             out->program_granule = e->pvm.reg[k].r->granule;
         }
+        out->program_units = e->plan.layout->n_units;
+        for (k = 0; k < e->plan.layout->n_units; k++) out->program_direct_units += e->pvm.udst[k] != NULL;
     }
     if (e->plan.stage >= 2 && !e->plan.gext && !e->plan.gdirect) {
         int s;
@@ -15045,9 +15121,13 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
                   (double)r->nvme_bytes / 1048576.0);
     if (r->program_reserved)
         ZERO__PUT("  (the program's parameter memory: %.3f MiB backed now, %.3f MiB at most, of %.3f MiB reserved in "
-                  "granules of %.0f KiB: the persistent tensors and what is gathered)\n",
+                  "granules of %.0f KiB: the persistent tensors and what is gathered; %d of %d units gathered "
+                  "straight into it%s)\n",
                   (double)r->program_backed / 1048576.0, (double)r->program_backed_peak / 1048576.0,
-                  (double)r->program_reserved / 1048576.0, (double)r->program_granule / 1024.0);
+                  (double)r->program_reserved / 1048576.0, (double)r->program_granule / 1024.0,
+                  r->program_direct_units, r->program_units,
+                  r->program_direct_units == r->program_units ? ", so the gather pool has no memory"
+                                                              : ", the others through the gather pool and a copy");
     if (r->grad_own_spans)
         ZERO__PUT("  (gradients: %.3f MiB of them are %d unit span%s with a buffer of its own beside the ring, %d "
                   "found in the backward: written at distant points, like a tied embedding)\n",

@@ -2750,10 +2750,19 @@ struct zero_event {
 
 /* One range from vm_reserve: per granule the physical handle mapped there
    (0: unbacked; the driver's handles are never 0). */
+/* A granule of a range. A piece is one physical handle mapped over granules
+   [head, head + size); its fields sit at its head. */
+typedef struct zero__cuda_vm_gran {
+    CUmemGenericAllocationHandle h; /* its piece's handle; 0: unmapped */
+    uint32_t head;                  /* its piece's first granule */
+    uint32_t size, live;            /* at a head: the piece's granules, and how many of them are backed */
+    unsigned char on;               /* backed, as vm_back and vm_unback see it */
+} zero__cuda_vm_gran;
+
 typedef struct zero__cuda_vm_range {
     CUdeviceptr base;
-    size_t n;                        /* granules; the range is n * granule bytes */
-    CUmemGenericAllocationHandle *h; /* n entries */
+    size_t n;              /* granules; the range is n * granule bytes */
+    zero__cuda_vm_gran *g; /* n entries */
 } zero__cuda_vm_range;
 
 struct zero_cuda {
@@ -2778,17 +2787,19 @@ struct zero_cuda {
     int failed;      /* sticky: a collective failed or timed out */
     zero_error failure;
     /* the vm_ operations (zero_alloc), all under vm_lock: the ranges, and the
-       pool of unmapped granules that vm_back maps before it creates any.
-       vm_mapped + vm_pool_n <= vm_total (the granules of the live ranges)
-       always, so vm_pool (vm_total entries) never grows outside vm_reserve */
+       pool of unmapped pieces (a handle and its granules) that vm_back maps
+       before it creates any. vm_mapped + vm_pooled <= vm_total (granules: of
+       the mappings, of the pool, of the live ranges) always, so physical
+       memory never exceeds the ranges' and vm_pool (vm_total entries) never
+       grows outside vm_reserve */
     pthread_mutex_t vm_lock;
     int vm_lock_ok;                         /* vm_lock initialised (destroy may come before) */
     size_t vm_granule;                      /* 0: not asked yet */
     zero__cuda_vm_range *vm_range;
     int vm_n, vm_cap;
     CUmemGenericAllocationHandle *vm_pool;
-    size_t vm_pool_n, vm_pool_cap, vm_mapped, vm_total;
-    int vm_access_each;                     /* the driver refused access over several mappings at once */
+    uint32_t *vm_pool_size;                 /* each pooled handle's granules */
+    size_t vm_pool_n, vm_pool_cap, vm_pooled, vm_mapped, vm_total;
     int64_t vm_created;                     /* cuMemCreate calls that succeeded */
 };
 
@@ -3409,14 +3420,18 @@ static zero_result zero__cuda_adam_multi(void *ctx, const zero_adam_args *a, int
 
 /* ---- >>cuda-be-vm: zero_alloc's address ranges (stage 3 behind the program's pointers) ----
 
-   A range is address space from cuMemAddressReserve; each granule of it
+   A range is address space from cuMemAddressReserve, backed in granules
    (cuMemGetAllocationGranularity's recommended size, 2 MiB on the GPUs
-   measured) is backed by a physical handle of its own from cuMemCreate,
-   mapped with cuMemMap and made readable and writable by this GPU with
-   cuMemSetAccess. vm_unback unmaps granules and keeps their handles in a
-   pool that vm_back maps again, so fetching a layer creates nothing once the
-   pool covers what is backed at once; vm_release gives a range's handles to
-   the pool as far as the other live ranges could use them and frees the rest.
+   measured) by pieces: a physical handle from cuMemCreate mapped over a run
+   of granules with cuMemMap and made readable and writable by this GPU with
+   cuMemSetAccess. The driver's cost is per mapping (some 30 us to set access
+   and 18 us to unmap on an H200, whatever its size), so vm_back maps each
+   run it is asked for as one piece; vm_reserve maps one per granule, so that
+   any run can be unbacked later. A piece is unmapped once none of its
+   granules is backed, its handle kept in a pool that vm_back takes from by
+   size: fetching a model's layers again creates nothing. vm_release gives a
+   range's handles to the pool as far as the other live ranges could use
+   them and frees the rest.
    The driver's functions come through the runtime
    (cudaGetDriverEntryPointByVersion): nothing more to link. */
 
@@ -3506,133 +3521,173 @@ static zero__cuda_vm_range *zero__cuda_vm_find(zero_cuda *c, CUdeviceptr p, size
     return NULL;
 }
 
-/* A handle back to the pool; where the pool already covers every granule of
-   the live ranges that is not mapped (after vm_release), freed instead. */
-static void zero__cuda_vm_give(zero_cuda *c, CUmemGenericAllocationHandle h) {
-    if (c->vm_pool_n + c->vm_mapped < c->vm_total && c->vm_pool_n < c->vm_pool_cap) c->vm_pool[c->vm_pool_n++] = h;
-    else zero__cuda_vmm_get()->release(h);
+/* A piece's handle back to the pool; released instead where the pool would
+   then hold more than the live ranges leave unmapped. */
+static void zero__cuda_vm_give(zero_cuda *c, CUmemGenericAllocationHandle h, uint32_t size) {
+    if (c->vm_pooled + c->vm_mapped + size <= c->vm_total && c->vm_pool_n < c->vm_pool_cap) {
+        c->vm_pool[c->vm_pool_n] = h;
+        c->vm_pool_size[c->vm_pool_n++] = size;
+        c->vm_pooled += size;
+    } else {
+        zero__cuda_vmm_get()->release(h);
+    }
 }
 
-/* Unmaps the backed granules among [i0, i1) of r, their handles to the pool.
-   Goes on past a failure (that granule stays backed, as the driver left it);
-   returns the first failure and, in *at, its granule. */
-static CUresult zero__cuda_vm_unmap(zero_cuda *c, zero__cuda_vm_range *r, size_t i0, size_t i1, size_t *at) {
+/* Pooled handle k taken out of the pool (the last one takes its place). */
+static CUmemGenericAllocationHandle zero__cuda_vm_pool_out(zero_cuda *c, size_t k) {
+    CUmemGenericAllocationHandle h = c->vm_pool[k];
+    c->vm_pooled -= c->vm_pool_size[k];
+    c->vm_pool_n--;
+    c->vm_pool[k] = c->vm_pool[c->vm_pool_n];
+    c->vm_pool_size[k] = c->vm_pool_size[c->vm_pool_n];
+    return h;
+}
+
+/* A handle of `size` granules for an unmapped run: a pooled one of that size,
+   else a new one, made after releasing pooled handles until the new memory
+   keeps mapped + pooled within the ranges. *call names a failed call. */
+static CUresult zero__cuda_vm_take(zero_cuda *c, uint32_t size, CUmemGenericAllocationHandle *h, const char **call) {
     const zero__cuda_vmm *api = zero__cuda_vmm_get();
+    CUmemAllocationProp prop;
+    CUresult e;
+    for (size_t k = c->vm_pool_n; k-- > 0;)
+        if (c->vm_pool_size[k] == size) {
+            *h = zero__cuda_vm_pool_out(c, k);
+            return CUDA_SUCCESS;
+        }
+    while (c->vm_pool_n && c->vm_pooled + c->vm_mapped + size > c->vm_total)
+        api->release(zero__cuda_vm_pool_out(c, c->vm_pool_n - 1));
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = c->device;
+    if ((e = api->create(h, (size_t)size * c->vm_granule, &prop, 0)) != CUDA_SUCCESS) {
+        *call = "cuMemCreate";
+        return e;
+    }
+    c->vm_created++;
+    return CUDA_SUCCESS;
+}
+
+/* The piece at granule `head` of r unmapped in one call, its handle to the pool. */
+static CUresult zero__cuda_vm_unmap_piece(zero_cuda *c, zero__cuda_vm_range *r, size_t head) {
+    zero__cuda_vm_gran *p = &r->g[head];
+    uint32_t size = p->size;
+    CUmemGenericAllocationHandle h = p->h;
+    CUresult e = zero__cuda_vmm_get()->unmap(r->base + head * c->vm_granule, (size_t)size * c->vm_granule);
+    if (e != CUDA_SUCCESS) return e;
+    for (size_t i = head; i < head + size; i++) r->g[i].h = 0;
+    c->vm_mapped -= size;
+    zero__cuda_vm_give(c, h, size);
+    return CUDA_SUCCESS;
+}
+
+/* Granules [i0, i1) of r (all backed) unbacked: a piece none of whose
+   granules stays backed is unmapped. Goes on past a failure (that piece stays
+   mapped, as the driver left it, and is unmapped with its range); returns the
+   first failure and, in *at, its piece's first granule. */
+static CUresult zero__cuda_vm_off(zero_cuda *c, zero__cuda_vm_range *r, size_t i0, size_t i1, size_t *at) {
     CUresult first = CUDA_SUCCESS;
     for (size_t i = i0; i < i1; i++) {
-        CUresult e;
-        if (!r->h[i]) continue;
-        e = api->unmap(r->base + i * c->vm_granule, c->vm_granule);
-        if (e != CUDA_SUCCESS) {
-            if (first == CUDA_SUCCESS) first = e, *at = i;
-            continue;
+        zero__cuda_vm_gran *p = &r->g[r->g[i].head];
+        r->g[i].on = 0;
+        if (--p->live == 0) {
+            CUresult e = zero__cuda_vm_unmap_piece(c, r, r->g[i].head);
+            if (e != CUDA_SUCCESS && first == CUDA_SUCCESS) first = e, *at = r->g[i].head;
         }
-        c->vm_mapped--;
-        zero__cuda_vm_give(c, r->h[i]);
-        r->h[i] = 0;
     }
     return first;
 }
 
-/* Read and write access for this GPU over granules [i0, i1) of r, all mapped:
-   one call over the run, or one per granule where the driver refuses a run
-   of several mappings (then remembered). A failure's granules: [*at, *end). */
-static CUresult zero__cuda_vm_access(zero_cuda *c, zero__cuda_vm_range *r, size_t i0, size_t i1, size_t *at,
-                                     size_t *end) {
+/* Backs granules [i0, i1) of r (all unbacked). A granule whose piece is still
+   mapped (another of its granules is backed) is backed as it is; each run of
+   unmapped ones gets one piece (or, each=1, one per granule), mapped and made
+   readable and writable by this GPU. All or nothing: on a failure what this
+   call backed is unbacked again. */
+static zero_result zero__cuda_vm_map(zero_cuda *c, zero__cuda_vm_range *r, size_t i0, size_t i1, int each,
+                                     const char *op, zero_error *err) {
     const zero__cuda_vmm *api = zero__cuda_vmm_get();
+    size_t g = c->vm_granule, i = i0, j = i0, done = i0;
+    CUresult e = CUDA_SUCCESS;
+    const char *call = NULL;
     CUmemAccessDesc d;
-    CUresult e;
     memset(&d, 0, sizeof d);
     d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     d.location.id = c->device;
     d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    *at = i0;
-    *end = i1;
-    if (!c->vm_access_each || i1 - i0 == 1) {
-        e = api->set_access(r->base + i0 * c->vm_granule, (i1 - i0) * c->vm_granule, &d, 1);
-        if (e == CUDA_SUCCESS || i1 - i0 == 1) return e;
-    }
-    for (size_t i = i0; i < i1; i++)
-        if ((e = api->set_access(r->base + i * c->vm_granule, c->vm_granule, &d, 1)) != CUDA_SUCCESS) {
-            *at = i;
-            *end = i + 1;
-            return e;
-        }
-    c->vm_access_each = 1;
-    return CUDA_SUCCESS;
-}
-
-/* Backs granules [i0, i1) of r (all unbacked): a handle each, from the pool
-   or new, mapped, then made accessible. All or nothing: on a failure what
-   this call mapped is unmapped again. */
-static zero_result zero__cuda_vm_map(zero_cuda *c, zero__cuda_vm_range *r, size_t i0, size_t i1, const char *op,
-                                     zero_error *err) {
-    const zero__cuda_vmm *api = zero__cuda_vmm_get();
-    size_t g = c->vm_granule, i, at, end;
-    CUresult e = CUDA_SUCCESS;
-    const char *call = NULL;
-    for (i = i0; i < i1; i++) {
+    while (i < i1) {
         CUmemGenericAllocationHandle h = 0;
         CUdeviceptr p = r->base + i * g;
-        if (c->vm_pool_n) {
-            h = c->vm_pool[--c->vm_pool_n];
-        } else {
-            CUmemAllocationProp prop;
-            memset(&prop, 0, sizeof prop);
-            prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-            prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-            prop.location.id = c->device;
-            if ((e = api->create(&h, g, &prop, 0)) != CUDA_SUCCESS) {
-                call = "cuMemCreate";
-                break;
-            }
-            c->vm_created++;
+        uint32_t size;
+        if (r->g[i].h) {
+            r->g[i].on = 1;
+            r->g[r->g[i].head].live++;
+            done = ++i;
+            continue;
         }
-        if ((e = api->map(p, g, 0, h, 0)) != CUDA_SUCCESS) {
-            /* not mapped, so not counted: room in the pool is there (the granule was unbacked) */
-            zero__cuda_vm_give(c, h);
+        for (j = i + 1; !each && j < i1 && !r->g[j].h; j++) {
+        }
+        size = (uint32_t)(j - i);
+        if ((e = zero__cuda_vm_take(c, size, &h, &call)) != CUDA_SUCCESS) break;
+        if ((e = api->map(p, (size_t)size * g, 0, h, 0)) != CUDA_SUCCESS) {
+            zero__cuda_vm_give(c, h, size); /* not mapped: the room it had is still there */
             call = "cuMemMap";
             break;
         }
-        r->h[i] = h;
-        c->vm_mapped++;
+        for (size_t k = i; k < j; k++) r->g[k].h = h, r->g[k].head = (uint32_t)i, r->g[k].on = 1;
+        r->g[i].size = r->g[i].live = size;
+        c->vm_mapped += size;
+        done = j;
+        if ((e = api->set_access(p, (size_t)size * g, &d, 1)) != CUDA_SUCCESS) {
+            call = "cuMemSetAccess";
+            break;
+        }
+        i = j;
     }
-    at = i, end = i + 1;
-    if (!call && (e = zero__cuda_vm_access(c, r, i0, i1, &at, &end)) != CUDA_SUCCESS) call = "cuMemSetAccess";
-    if (call) {
+    if (call) { /* the failed run is [i, j); what this call backed before it is [i0, done) */
         size_t ignored;
-        zero__cuda_vm_unmap(c, r, i0, i, &ignored);
-        return zero__cuda_vm_drv(c, e, op, call, r->base + at * g, (end - at) * g, err);
+        zero__cuda_vm_off(c, r, i0, done, &ignored);
+        return zero__cuda_vm_drv(c, e, op, call, r->base + i * g, (j - i) * g, err);
     }
     zero__ok(err);
     return ZERO_OK;
 }
 
-/* Takes range k out of the table: its granules unmapped (handles to the pool
+/* Takes range k out of the table: its pieces unmapped (handles to the pool
    as far as the others' granules could use them, the rest freed) and its
    address space freed. Failures are logged: nobody is left to return them to. */
 static void zero__cuda_vm_drop(zero_cuda *c, int k) {
     const zero__cuda_vmm *api = zero__cuda_vmm_get();
     zero__cuda_vm_range r = c->vm_range[k];
     size_t at = 0, size = r.n * c->vm_granule;
-    CUresult e = zero__cuda_vm_unmap(c, &r, 0, r.n, &at);
+    CUresult e = CUDA_SUCCESS;
     c->vm_range[k] = c->vm_range[--c->vm_n];
     c->vm_total -= r.n;
+    for (size_t i = 0; i < r.n; i++)
+        if (r.g[i].h && r.g[i].head == i) {
+            CUresult f;
+            c->vm_mapped -= r.g[i].size; /* out of the count first: give sees the ranges without this one */
+            f = api->unmap(r.base + i * c->vm_granule, (size_t)r.g[i].size * c->vm_granule);
+            if (f == CUDA_SUCCESS) {
+                zero__cuda_vm_give(c, r.g[i].h, r.g[i].size);
+            } else {
+                if (e == CUDA_SUCCESS) e = f, at = i;
+                api->release(r.g[i].h); /* the memory goes when the mapping does */
+            }
+        }
     if (e != CUDA_SUCCESS) {
         zero_error err;
         zero__cuda_vm_drv(c, e, "vm_release", "cuMemUnmap", r.base + at * c->vm_granule, c->vm_granule, &err);
         zero__log(NULL, ZERO_LOG_ERROR, err.item, "%s (the range's address space is leaked)", err.msg);
-        /* what stayed mapped: its handles freed (the memory goes when the mapping does) */
-        for (size_t i = 0; i < r.n; i++)
-            if (r.h[i]) api->release(r.h[i]), c->vm_mapped--;
     } else if ((e = api->addr_free(r.base, size)) != CUDA_SUCCESS) {
         zero_error err;
         zero__cuda_vm_drv(c, e, "vm_release", "cuMemAddressFree", r.base, size, &err);
         zero__log(NULL, ZERO_LOG_ERROR, err.item, "%s", err.msg);
     }
     /* the pool no larger than the granules the live ranges leave unmapped */
-    while (c->vm_pool_n && c->vm_pool_n + c->vm_mapped > c->vm_total) api->release(c->vm_pool[--c->vm_pool_n]);
-    ZERO_FREE(r.h);
+    while (c->vm_pool_n && c->vm_pooled + c->vm_mapped > c->vm_total)
+        api->release(zero__cuda_vm_pool_out(c, c->vm_pool_n - 1));
+    ZERO_FREE(r.g);
 }
 
 /* The granule, asked of the driver once per backend, with VMM support checked
@@ -3681,7 +3736,7 @@ static zero_result zero__cuda_vm_reserve(void *ctx, size_t bytes, void **base, s
     zero_result res;
     CUresult e;
     CUdeviceptr va = 0;
-    CUmemGenericAllocationHandle *h;
+    zero__cuda_vm_gran *gr;
     size_t g, n;
     ZERO__CUDA_CTX("vm_reserve");
     if (!base || !reserved || !granule)
@@ -3696,6 +3751,11 @@ static zero_result zero__cuda_vm_reserve(void *ctx, size_t bytes, void **base, s
         goto out;
     }
     n = (bytes + g - 1) / g;
+    if (n > UINT32_MAX) {
+        res = zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda vm_reserve: %zu bytes are more than %u granules",
+                         bytes, UINT32_MAX);
+        goto out;
+    }
     /* room first, so that nothing below needs host memory */
     if (c->vm_n == c->vm_cap) {
         int cap = c->vm_cap ? 2 * c->vm_cap : 8;
@@ -3710,31 +3770,35 @@ static zero_result zero__cuda_vm_reserve(void *ctx, size_t bytes, void **base, s
     if (c->vm_pool_cap < c->vm_total + n) {
         size_t cap = c->vm_total + n > 2 * c->vm_pool_cap ? c->vm_total + n : 2 * c->vm_pool_cap;
         CUmemGenericAllocationHandle *t = NULL;
+        uint32_t *z = NULL;
         if (cap <= SIZE_MAX / sizeof *t) t = (CUmemGenericAllocationHandle *)ZERO_REALLOC(c->vm_pool, cap * sizeof *t);
-        if (!t) {
+        if (t) c->vm_pool = t;
+        if (t && cap <= SIZE_MAX / sizeof *z) z = (uint32_t *)ZERO_REALLOC(c->vm_pool_size, cap * sizeof *z);
+        if (!z) {
             res = zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "cuda vm_reserve: a pool of %zu granules", cap);
             goto out;
         }
-        c->vm_pool = t;
+        c->vm_pool_size = z;
         c->vm_pool_cap = cap;
     }
-    h = (CUmemGenericAllocationHandle *)zero__cuda_calloc(n, sizeof *h);
-    if (!h) {
+    gr = (zero__cuda_vm_gran *)zero__cuda_calloc(n, sizeof *gr);
+    if (!gr) {
         res = zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "cuda vm_reserve: a table of %zu granules", n);
         goto out;
     }
     /* aligned to the granule, so that every granule can be mapped alone */
     if ((e = api->reserve(&va, n * g, g, 0, 0)) != CUDA_SUCCESS) {
-        ZERO_FREE(h);
+        ZERO_FREE(gr);
         res = zero__cuda_vm_drv(c, e, "vm_reserve", "cuMemAddressReserve", 0, n * g, err);
         goto out;
     }
     c->vm_range[c->vm_n].base = va;
     c->vm_range[c->vm_n].n = n;
-    c->vm_range[c->vm_n].h = h;
+    c->vm_range[c->vm_n].g = gr;
     c->vm_n++;
     c->vm_total += n;
-    if ((res = zero__cuda_vm_map(c, &c->vm_range[c->vm_n - 1], 0, n, "vm_reserve", err)) != ZERO_OK) {
+    /* a piece per granule: any run of them can be unbacked later */
+    if ((res = zero__cuda_vm_map(c, &c->vm_range[c->vm_n - 1], 0, n, 1, "vm_reserve", err)) != ZERO_OK) {
         zero__cuda_vm_drop(c, c->vm_n - 1);
         goto out;
     }
@@ -3763,7 +3827,7 @@ static zero_result zero__cuda_vm_run(zero_cuda *c, const char *op, void *p, size
                           bytes, g, (void *)(uintptr_t)r->base);
     i0 = (size_t)(a - r->base) / g;
     for (size_t i = i0; i < i0 + bytes / g; i++)
-        if ((r->h[i] != 0) != (want != 0))
+        if (r->g[i].on != (want != 0))
             return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda %s: [%p, +%zu): the granule at %p is %s", op, p,
                               bytes, (void *)(uintptr_t)(r->base + i * g), want ? "not backed" : "backed already");
     *out = r;
@@ -3778,7 +3842,7 @@ static zero_result zero__cuda_vm_back(void *ctx, void *p, size_t bytes, zero_err
     ZERO__CUDA_CTX("vm_back");
     pthread_mutex_lock(&c->vm_lock);
     res = zero__cuda_vm_run(c, "vm_back", p, bytes, 0, &r, &i0, err);
-    if (res == ZERO_OK) res = zero__cuda_vm_map(c, r, i0, i0 + bytes / c->vm_granule, "vm_back", err);
+    if (res == ZERO_OK) res = zero__cuda_vm_map(c, r, i0, i0 + bytes / c->vm_granule, 0, "vm_back", err);
     pthread_mutex_unlock(&c->vm_lock);
     return res;
 }
@@ -3793,9 +3857,10 @@ static zero_result zero__cuda_vm_unback(void *ctx, void *p, size_t bytes, zero_e
     pthread_mutex_lock(&c->vm_lock);
     res = zero__cuda_vm_run(c, "vm_unback", p, bytes, 1, &r, &i0, err);
     if (res == ZERO_OK) {
-        CUresult e = zero__cuda_vm_unmap(c, r, i0, i0 + bytes / c->vm_granule, &at);
+        CUresult e = zero__cuda_vm_off(c, r, i0, i0 + bytes / c->vm_granule, &at);
         if (e != CUDA_SUCCESS)
-            res = zero__cuda_vm_drv(c, e, "vm_unback", "cuMemUnmap", r->base + at * c->vm_granule, c->vm_granule, err);
+            res = zero__cuda_vm_drv(c, e, "vm_unback", "cuMemUnmap", r->base + at * c->vm_granule,
+                                    (size_t)r->g[at].size * c->vm_granule, err);
         else
             zero__ok(err);
     }
@@ -3836,11 +3901,13 @@ ZERO__DEF int64_t zero_cuda_vm_created(const zero_cuda *c) {
 static void zero__cuda_vm_destroy(zero_cuda *c) {
     if (!c->vm_lock_ok) return;
     while (c->vm_n > 0) zero__cuda_vm_drop(c, c->vm_n - 1);
-    while (c->vm_pool_n) zero__cuda_vmm_get()->release(c->vm_pool[--c->vm_pool_n]);
+    while (c->vm_pool_n) zero__cuda_vmm_get()->release(zero__cuda_vm_pool_out(c, c->vm_pool_n - 1));
     ZERO_FREE(c->vm_range);
     ZERO_FREE(c->vm_pool);
+    ZERO_FREE(c->vm_pool_size);
     c->vm_range = NULL;
     c->vm_pool = NULL;
+    c->vm_pool_size = NULL;
     pthread_mutex_destroy(&c->vm_lock);
     c->vm_lock_ok = 0;
 }

@@ -25,8 +25,11 @@
 #            parameters offloaded to the CPU (T 128, batch 16), and bf16
 #            stage 3 (T 1024, batch 8); each must train (exit 0, finite
 #            losses), and its row shows the median step time of gpt's
-#            summary line. Run alone, after everything else, so the times
-#            are the machine's.
+#            summary line. The bf16 run again through the program's own
+#            pointers (--zero-alloc): its losses within 1e-4 of the first's,
+#            its step time and the ratio beside; with 2 or more GPUs, that
+#            pair again on every GPU (xl_*_all). Run alone, after everything
+#            else, so the times are the machine's.
 #   hybrid   stage 3 with zero_optimization.mics_shard_size 2 (a --config
 #            JSON in the log directory) on 4 GPUs, against the same config
 #            flat: the same bound as fp32 above, and bytes sent across the
@@ -400,7 +403,7 @@ if built gpt; then
     fi
 fi
 
-# ---- GPT-2 XL, alone on one GPU ----
+# ---- GPT-2 XL, alone: on one GPU, then stage 3 on every GPU ----
 # xl_row NAME: exit 0, every loss finite (no drop asked: a few steps from a
 # random start, fp16's first steps may be skipped), the median step time read
 # from the metrics' end line
@@ -413,8 +416,24 @@ xl_row() {
     case $x in ok*) ;; *) v="FAIL	${v#*	}" ;; esac
     row "${v%%	*}" "$1" "${x#*	}, ${v#*	}" "$(secs_of "$1")"
 }
+# za_pair NAME [SUFFIX]: NAME_zero_alloc SUFFIX (through the program's pointers) against NAME SUFFIX (through
+# zero_param): its losses within 1e-4, its median step time and the ratio beside
+za_pair() {
+    a=$1_zero_alloc$2 b=$1$2
+    ref=$(last_loss "$D/$b.jsonl")
+    # (not bitwise: with .data the fp32 master starts from the program's bf16 weights, rounded, as documented)
+    v=$(judge "$D/$a.jsonl" "$(rc_of "$a")" 6 0 "${ref:-none}" 1e-4 "zero_param's run")
+    y=$(awk "$AWK_FIN"'/"event":"end"/ { m = field($0, "median_step_ms") } END { if (fin(m)) print m }' \
+        "$D/$b.jsonl" 2>/dev/null)
+    x=$(awk -v y="${y:-0}" "$AWK_FIN"'/"event":"end"/ { m = field($0, "median_step_ms") }
+        END { if (fin(m) && m + 0 > 0) printf "ok\tmedian step %s ms (zero_param'"'"'s %s ms, ratio %.3f)", m, (y + 0 > 0 ? y : "?"),
+                                                (y + 0 > 0 ? m / y : 0)
+              else print "bad\tno step time" }' "$D/$a.jsonl" 2>/dev/null)
+    case $x in ok*) ;; *) v="FAIL	${v#*	}" ;; esac
+    row "${v%%	*}" "$a" "${x#*	}, ${v#*	}" "$(secs_of "$a")"
+}
 if built gpt; then
-    [ "$MODE" = dry ] && echo "GPT-2 XL, one GPU, alone:"
+    [ "$MODE" = dry ] && echo "GPT-2 XL, alone: one GPU (then stage 3 on every GPU, with 2 or more):"
     # the seed's recipe: 1.48e9 parameters loaded into pinned host memory; 5 steps, 2 of warm-up
     gpt_job xl_fp16_s3_offload "$GPU0" 300 --preset 1.5B --synthetic --dtype fp16 --stage 3 --offload-optimizer cpu \
         --offload-param cpu --seq 128 --batch 16 --steps 5 --warmup 2 --print-every 1 --seed 7
@@ -423,21 +442,20 @@ if built gpt; then
     # the same through the program's own pointers (zero_alloc): its losses equal, its step time beside
     gpt_job xl_bf16_s3_T1024_zero_alloc "$GPU0" 300 --preset 1.5B --synthetic --dtype bf16 --stage 3 --seq 1024 \
         --batch 8 --steps 6 --warmup 2 --print-every 1 --seed 7 --zero-alloc
+    if [ "$NGPU" -ge 2 ]; then # the pair again on every GPU
+        gpt_job xl_bf16_s3_T1024_all "$GPUS" 300 --preset 1.5B --synthetic --dtype bf16 --stage 3 --seq 1024 --batch 8 \
+            --steps 6 --warmup 2 --print-every 1 --seed 7
+        gpt_job xl_bf16_s3_T1024_zero_alloc_all "$GPUS" 300 --preset 1.5B --synthetic --dtype bf16 --stage 3 --seq 1024 \
+            --batch 8 --steps 6 --warmup 2 --print-every 1 --seed 7 --zero-alloc
+    fi
     if [ "$MODE" = run ]; then
         xl_row xl_fp16_s3_offload 5
         xl_row xl_bf16_s3_T1024 6
-        ref=$(last_loss "$D/xl_bf16_s3_T1024.jsonl")
-        # (not bitwise: with .data the fp32 master starts from the program's bf16 weights, rounded, as documented)
-        v=$(judge "$D/xl_bf16_s3_T1024_zero_alloc.jsonl" "$(rc_of xl_bf16_s3_T1024_zero_alloc)" 6 0 "${ref:-none}" 1e-4 \
-            "zero_param's run")
-        x=$(awk "$AWK_FIN"'/"event":"end"/ { m = field($0, "median_step_ms") }
-            END { if (fin(m) && m + 0 > 0) printf "ok\tmedian step %s ms", m; else print "bad\tno step time" }' \
-            "$D/xl_bf16_s3_T1024_zero_alloc.jsonl" 2>/dev/null)
-        y=$(awk "$AWK_FIN"'/"event":"end"/ { m = field($0, "median_step_ms") } END { if (fin(m)) print m }' \
-            "$D/xl_bf16_s3_T1024.jsonl" 2>/dev/null)
-        case $x in ok*) ;; *) v="FAIL	${v#*	}" ;; esac
-        row "${v%%	*}" xl_bf16_s3_T1024_zero_alloc "${x#*	} (zero_param's ${y:-?} ms), ${v#*	}" \
-            "$(secs_of xl_bf16_s3_T1024_zero_alloc)"
+        za_pair xl_bf16_s3_T1024
+        if [ "$NGPU" -ge 2 ]; then
+            xl_row xl_bf16_s3_T1024_all 6
+            za_pair xl_bf16_s3_T1024 _all
+        fi
     fi
 fi
 [ "$MODE" = dry ] && exit 0

@@ -54,6 +54,7 @@ typedef struct trainer {
     int groups;          /* the port's shape: zero_fetch_group / zero_release_group / zero_grad_ready_group per layer,
                             the program's own pointers read and written (ext and gext), no zero_param or zero_grad */
     int shard;           /* zero_optimization.mics_shard_size (0: flat) */
+    int bucket;          /* zero_optimization.reduce_bucket_size (0: 500, several units per layer) */
     double loss[STEPS];  /* the averaged loss of each step (rank 0) */
     int applied[STEPS];
     float w[NT][V * C];  /* final master weights (rank 0) */
@@ -64,6 +65,7 @@ typedef struct trainer {
        most, and reserved; zero_param returned the program's own pointer for every tensor it was asked for */
     size_t backed_create, backed_end, backed_peak, reserved;
     int own_ptr;
+    int direct, units;         /* units gathered straight into the program's memory, of all */
     int eval;                  /* a forward alone (an eval, a sampling forward) on every rank after each step */
     int64_t hits[STEPS];       /* rank 0's stage-3 fetches that found their unit gathered, per step */
     zero_result create_r, run_r;
@@ -266,7 +268,7 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
     cfg.gradient_accumulation_steps = T->gas;
     cfg.zero_optimization.stage = T->stage;
     if (T->shard) cfg.zero_optimization.mics_shard_size = T->shard;
-    cfg.zero_optimization.reduce_bucket_size = 500; /* several units per layer */
+    cfg.zero_optimization.reduce_bucket_size = T->bucket ? T->bucket : 500; /* several units per layer */
     cfg.zero_optimization.stage3_param_persistence_threshold = 0;
     cfg.zero_optimization.stage3_max_live_parameters = 1000; /* the gather pool: about two layers */
     cfg.zero_optimization.stage3_prefetch_bucket_size = 400;
@@ -316,6 +318,8 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
             for (t = 0; t < ZERO_MEM_KIND_COUNT; t++) T->mem_total += ms.planned_total[t];
             T->backed_create = ms.program_backed;
             T->reserved = ms.program_reserved;
+            T->direct = ms.program_direct_units;
+            T->units = ms.program_units;
         }
         T->own_ptr = 1;
     }
@@ -595,7 +599,31 @@ int main(void) {
                                "zero_alloc, stage 3 world %d gas %d grad %d: %.3g from the engine's memory", world, gas, gx,
                                max_diff(X, &P3));
                         CHECKF(P3.own_ptr, "zero_alloc, stage 3 world %d: zero_param is not the program's pointer", world);
+                        /* each unit is one layer's tensor: gathered straight into the program's memory, no pool */
+                        CHECKF(P3.direct == P3.units && P3.units > 0, "zero_alloc, stage 3 world %d: %d of %d units direct",
+                               world, P3.direct, P3.units);
                         if (world == 4 && gas == 1) mem_alloc[gx] = P3.mem_total;
+                        if (gas == 1 && world > 1 && !gx) {
+                            /* units of two tensors (a layer's w1 and w2, apart in the stacked allocation): through the
+                               pool and a copy, still the weights of the engine's own memory */
+                            static trainer Q, Q3;
+                            memset(&Q, 0, sizeof Q);
+                            Q.bucket = 1000;
+                            Q.stage = 3, Q.world = world, Q.gas = 1, Q.flag = 1;
+                            make_tensors(1);
+                            CHECKF(zero_host_run(world, trainer_rank, &Q, NULL) == ZERO_OK, "host run");
+                            memset(&Q3, 0, sizeof Q3);
+                            Q3.bucket = 1000;
+                            Q3.stage = 3, Q3.world = world, Q3.gas = 1, Q3.flag = 1, Q3.ext = 2;
+                            CHECKF(zero_host_run(world, trainer_rank, &Q3, NULL) == ZERO_OK, "host run");
+                            CHECKF(Q.run_r == ZERO_OK && Q3.run_r == ZERO_OK && Q3.own_ptr, "bucket 1000, world %d: %s %s",
+                                   world, Q.err, Q3.err);
+                            CHECKF(Q3.direct < Q3.units, "bucket 1000, world %d: %d of %d units direct", world, Q3.direct,
+                                   Q3.units);
+                            CHECKF(max_diff(&Q, &Q3) == 0 && memcmp(Q.loss, Q3.loss, sizeof Q.loss) == 0,
+                                   "bucket 1000, world %d: zero_alloc memory %.3g from the engine's", world,
+                                   max_diff(&Q, &Q3));
+                        }
                         /* nothing persistent here: no page backed between steps; some while layers were gathered */
                         CHECKF(P3.backed_create == 0 && P3.backed_end == 0 && P3.backed_peak > 0 &&
                                    P3.backed_peak <= P3.reserved,
@@ -652,6 +680,9 @@ int main(void) {
            mem_ext[1], mem_ext[2], mem[2]);
     printf("test_trainer: world 4 bytes per rank at stage 3 with the parameters in zero_alloc memory: %zu, with the gradients "
            "in the program's memory too: %zu\n", mem_alloc[0], mem_alloc[1]);
+    /* every unit gathered straight into the program's pages: no gather pool, so less engine memory than stage 3's own */
+    CHECKF(mem_alloc[0] < mem[3] && mem_alloc[1] < mem_alloc[0], "zero_alloc at world 4: %zu, gradients too %zu (engine's "
+           "stage 3: %zu)", mem_alloc[0], mem_alloc[1], mem[3]);
     printf("test_trainer: world 4 bytes per rank with parameters (stages 0-2) and gradients in the program's memory: stage 0 "
            "%zu, 1 %zu, 2 %zu, 3 %zu\n", mem_grad[0], mem_grad[1], mem_grad[2], mem_grad[3]);
     /* (stage 3 keeps the parameters in the engine: compared with its own engine-memory run) */
