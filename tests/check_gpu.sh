@@ -419,7 +419,7 @@ xl_row() {
 # za_pair NAME [SUFFIX]: NAME_zero_alloc SUFFIX (through the program's pointers) against NAME SUFFIX (through
 # zero_param): its losses within 1e-4, its median step time and the ratio beside
 za_pair() {
-    a=$1_zero_alloc$2 b=$1$2
+    a=$1_zero_alloc${2:-} b=$1${2:-}
     ref=$(last_loss "$D/$b.jsonl")
     # (not bitwise: with .data the fp32 master starts from the program's bf16 weights, rounded, as documented)
     v=$(judge "$D/$a.jsonl" "$(rc_of "$a")" 6 0 "${ref:-none}" 1e-4 "zero_param's run")
