@@ -95,6 +95,20 @@ int main(void) {
             CHECK(trainer_rank(be, &G) == ZERO_OK);
             CHECKF(G.create_r == ZERO_OK && G.run_r == ZERO_OK, "CUDA stage %d gas %d: %s", stage, gas, G.err);
             host_train(&H, stage, be->world, gas, 0);
+            // the program's memory: run by every rank, so before the others leave for the next run
+            for (int mode = 0; mode < 2; mode++) { // parameters (stages 0-2); parameters where allowed and gradients
+                if (mode == 0 && stage > 2) continue;
+                memset(&P, 0, sizeof P);
+                P.stage = stage, P.world = be->world, P.gas = gas, P.flag = mode == 0, P.ext = stage <= 2 ? 1 : 2, P.gext = mode; // stage 3: zero_alloc memory, the program's pointers kept
+                make_tensors(1);
+                CHECK(trainer_rank(be, &P) == ZERO_OK);
+                if (be->rank != 0) continue; // every rank runs it (its collectives); rank 0 holds the results
+                CHECKF(P.create_r == ZERO_OK && P.run_r == ZERO_OK, "CUDA program memory (%d) stage %d gas %d: %s", mode, stage,
+                       gas, P.err);
+                CHECKF(max_diff(&G, &P) == 0 && !memcmp(G.loss, P.loss, sizeof P.loss) && (P.prog_equal || !P.ext),
+                       "CUDA program memory (%d) stage %d gas %d: %.3g from the engine's memory (program memory %s)", mode,
+                       stage, gas, max_diff(&G, &P), P.prog_equal ? "equal" : "differs");
+            }
             if (be->rank != 0) continue; // rank 0 holds the results
             double mw = max_abs(&H), d = max_diff(&H, &G), dl = 0;
             for (int k = 0; k < STEPS; k++) {
@@ -105,18 +119,6 @@ int main(void) {
                    stage, gas, d, mw, dl);
             printf("gpu_trainer: stage %d gas %d world %d: CUDA vs host weights %.3g of max|w|, losses %.3g; %zu bytes\n", stage,
                    gas, be->world, d / mw, dl, G.mem_total);
-            for (int mode = 0; mode < 2; mode++) { // parameters (stages 0-2); parameters where allowed and gradients
-                if (mode == 0 && stage > 2) continue;
-                memset(&P, 0, sizeof P);
-                P.stage = stage, P.world = be->world, P.gas = gas, P.flag = mode == 0, P.ext = stage <= 2 ? 1 : 2, P.gext = mode; // stage 3: zero_alloc memory, the program's pointers kept
-                make_tensors(1);
-                CHECK(trainer_rank(be, &P) == ZERO_OK);
-                CHECKF(P.create_r == ZERO_OK && P.run_r == ZERO_OK, "CUDA program memory (%d) stage %d gas %d: %s", mode, stage,
-                       gas, P.err);
-                CHECKF(max_diff(&G, &P) == 0 && !memcmp(G.loss, P.loss, sizeof P.loss) && (P.prog_equal || !P.ext),
-                       "CUDA program memory (%d) stage %d gas %d: %.3g from the engine's memory (program memory %s)", mode,
-                       stage, gas, max_diff(&G, &P), P.prog_equal ? "equal" : "differs");
-            }
         }
     zero_cuda_backend_destroy(cu);
     return zt_finish();
