@@ -1214,9 +1214,12 @@ typedef struct zero_backend {
          vm_back     pages [p, p + bytes) (granule-aligned, inside a range,
                      unbacked) get memory and become accessible; contents
                      undefined;
-         vm_unback   pages [p, p + bytes) (granule-aligned, backed) lose their
-                     memory and become inaccessible; the caller has waited for
-                     all work that touches them;
+         vm_unback   pages [p, p + bytes) (granule-aligned, backed) are no
+                     longer needed: their contents are lost and they may
+                     become inaccessible (a backend that backs each vm_back
+                     call as one piece keeps a piece until all its pages are
+                     unbacked); the caller has waited for all work that
+                     touches them;
          vm_release  the whole range (base and *reserved from vm_reserve) freed,
                      backed pages included.
        Memory behind unbacked pages goes back to a pool of the backend's, so
