@@ -261,6 +261,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_STEP_MISSING, ZERO_ERR_STATE, "gradients for more micro-batches than gradient_accumulation_steps before zero_step") \
     X(ENGINE_NOT_FETCHED, ZERO_ERR_STATE, "stage-3 parameter used without zero_fetch")    \
     X(ENGINE_RELEASE, ZERO_ERR_STATE, "zero_release of a tensor that is not fetched")      \
+    X(ENGINE_GATHERED, ZERO_ERR_STATE, "gradients, a step or a second gather while zero_gather_params holds the model") \
     X(ENGINE_POOL_FULL, ZERO_ERR_OUT_OF_MEMORY, "more gathered units live than the stage-3 pool holds") \
     X(ENGINE_GRAD_RING_FULL, ZERO_ERR_STATE, "more units with unfinished gradients than the gradient ring holds") \
     X(ENGINE_GRAD_OWN_SLOT, ZERO_OK, "a span's gradient found open across the backward gets a buffer of its own (info)") \
@@ -1456,6 +1457,19 @@ ZERO_API zero_result zero_release(zero_engine *e, int t);
 ZERO_API zero_result zero_fetch_group(zero_engine *e, int group);
 ZERO_API zero_result zero_release_group(zero_engine *e, int group);
 ZERO_API zero_result zero_grad_ready_group(zero_engine *e, int group);
+/* Stage 3, DeepSpeed's GatheredParameters for C: every rank calls
+   zero_gather_params between steps (no tensor fetched); after it every
+   tensor is gathered, so a forward alone may run on any ranks (rank 0's
+   sampling, an eval on one rank): zero_fetch and zero_release only count,
+   zero_param gives every tensor (the program's own pointers with zero_alloc
+   memory), nothing is collective. Every rank calls zero_release_params
+   before the next gradient or step (asked for in between: ENGINE_GATHERED).
+   Memory: the whole model once; a pool smaller than the model gets a
+   second one of the model's size until the release (with every unit
+   all-gathered straight into zero_alloc memory: none). Stages 0-2: nothing
+   to do. */
+ZERO_API zero_result zero_gather_params(zero_engine *e);
+ZERO_API zero_result zero_release_params(zero_engine *e);
 /* The loss scale S to seed the backward with (1 without fp16). */
 ZERO_API double zero_loss_scale(const zero_engine *e);
 /* The optimizer step, after gradient_accumulation_steps micro-batches:
@@ -8589,6 +8603,9 @@ typedef struct zero__pool3 { /* stage 3: gathered units and the fetch trace */
        wait for that span's ev_free (its readers on the compute stream) */
     int64_t *stale_off, *stale_len;
     int *stale_span, n_stale, stale_cap, stale_full; /* stale_full: the list overflowed, fence everything once */
+    int gathered;               /* zero_gather_params holds every span */
+    void *saved_base;           /* its pool of the model's size: the pool it stands in for, NULL: none */
+    int64_t saved_elems;        /* the pool's own room for spans, restored at zero_release_params */
 } zero__pool3;
 
 typedef struct zero__run { /* where the training is: micro-batch, steps, loss scale, schedule */
@@ -10247,7 +10264,7 @@ ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
     s = zero__span_of_tensor(e, t);
     ss = &e->spans[s];
     e->pool.fetch_clock++;
-    if (ss->persistent) {
+    if (ss->persistent || e->pool.gathered) { /* resident for good, or for zero_gather_params' while */
         ss->refs++;
         return ZERO_OK;
     }
@@ -10382,6 +10399,111 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
         if (e->plan.pvm) return e->plan.tdata[t]; /* the program's own pointer, backed while gathered */
         return zero__at(e->pool.base, ss->pool_off + (pl->offset - e->plan.span_off[s]), e->plan.csize);
     }
+}
+
+static void zero__efree_counted(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, void *p, size_t bytes);
+
+/* The gradients and the step wait for zero_release_params. */
+static zero_result zero__not_gathered(zero_engine *e, const char *fn) {
+    if (!e->pool.gathered) return ZERO_OK;
+    return zero__efail(e, ZERO_MSG_ENGINE_GATHERED, "%s: the parameters are gathered (zero_gather_params): every rank "
+                       "calls zero_release_params first", fn);
+}
+
+/* Every span not persistent out of the pool (none is fetched): its readers'
+   fences recorded at its release stand for it. */
+static void zero__pool_empty(zero_engine *e) {
+    int s;
+    for (s = 0; s < e->plan.n_spans; s++)
+        if (!e->spans[s].persistent && e->spans[s].pool_off >= 0) zero__pool_drop(e, s);
+}
+
+ZERO__DEF zero_result zero_gather_params(zero_engine *e) {
+    int64_t need = 0;
+    zero_result r;
+    int s;
+    if ((r = zero__enter(e, "zero_gather_params")) != ZERO_OK) return r;
+    if (e->plan.stage != 3) return ZERO_OK;
+    if (e->pool.gathered)
+        return zero__efail(e, ZERO_MSG_ENGINE_GATHERED, "zero_gather_params: the parameters are gathered already "
+                           "(every zero_gather_params needs its zero_release_params)");
+    for (s = 0; s < e->plan.n_spans; s++) {
+        if (e->spans[s].persistent) continue;
+        if (e->spans[s].refs > 0) {
+            int t;
+            for (t = 0; t < e->plan.n_tensors && zero__span_of_tensor(e, t) != s; t++) {
+            }
+            return zero__efail(e, ZERO_MSG_ENGINE_GATHERED, "zero_gather_params: '%s' is fetched: call it between "
+                               "steps, with every zero_fetch released", zero__tname(e, t));
+        }
+        need += e->plan.span_padded[s];
+    }
+    zero__pool_empty(e);
+    e->pool.saved_elems = e->pool.pool_elems;
+    e->pool.saved_base = NULL;
+    if (e->pool.pool_elems < need) {
+        if (e->plan.pvm && e->pvm.dyn_direct) { /* the pool only counts: more room costs nothing */
+            e->pool.pool_elems = need;
+        } else { /* a pool of the model's size for the while: the persistent spans copied to their places in it */
+            void *big = NULL;
+            size_t persist = (size_t)e->pool.persist_elems * e->plan.csize;
+            if ((r = zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE, persist + (size_t)need * e->plan.csize, &big,
+                                  "zero_gather_params: a pool of the model's size")) != ZERO_OK)
+                return r;
+            if (persist) {
+                ZERO__TRY_BE(e, "zero_gather_params: the persistent spans",
+                             zero__copy(e, big, e->pool.base, persist, ZERO_STREAM_COMM, &be_err_));
+            }
+            e->pool.saved_base = e->pool.base;
+            e->pool.base = big;
+            e->pool.pool_elems = need;
+        }
+    }
+    e->pool.n_stale = 0; /* (a new pool, or the same with every span dropped: the next gathers wait for all compute) */
+    e->pool.stale_full = 1;
+    e->pool.gathered = 1;
+    for (s = 0; s < e->plan.n_spans; s++) {
+        if (e->spans[s].persistent) continue;
+        if ((r = zero__pool_fetch(e, s)) != ZERO_OK) return r;
+        e->spans[s].refs++;
+    }
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_release_params(zero_engine *e) {
+    zero_result r;
+    int s;
+    if ((r = zero__enter(e, "zero_release_params")) != ZERO_OK) return r;
+    if (e->plan.stage != 3) return ZERO_OK;
+    if (!e->pool.gathered)
+        return zero__efail(e, ZERO_MSG_ENGINE_RELEASE, "zero_release_params: the parameters are not gathered "
+                           "(zero_gather_params first)");
+    for (s = 0; s < e->plan.n_spans; s++) {
+        zero__span_state *ss = &e->spans[s];
+        if (ss->persistent || ss->refs <= 0) continue;
+        ss->refs = 0; /* the window's hold, and any fetch inside it the program did not release */
+        if (ss->ev_free) {
+            zero_error be;
+            zero__ok(&be);
+            if (e->be.event_record(e->be.ctx, ss->ev_free, ZERO_STREAM_COMPUTE, &be) != ZERO_OK)
+                return zero__ebackend(e, &be, "zero_release_params: stream order");
+            ss->free_rec = 1;
+        }
+    }
+    zero__pool_empty(e);
+    e->pool.gathered = 0;
+    if (e->pool.saved_base) { /* the readers of the model-sized pool done before it goes */
+        ZERO__TRY_BE(e, "zero_release_params: the model-sized pool's readers", zero__sync(e, ZERO_STREAM_COMPUTE, &be_err_));
+        ZERO__TRY_BE(e, "zero_release_params: the model-sized pool's writers", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+        zero__efree_counted(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE, e->pool.base,
+                            (size_t)(e->pool.persist_elems + e->pool.pool_elems) * e->plan.csize);
+        e->pool.base = e->pool.saved_base;
+        e->pool.saved_base = NULL;
+    }
+    e->pool.pool_elems = e->pool.saved_elems;
+    e->pool.n_stale = 0;
+    e->pool.stale_full = 1;
+    return ZERO_OK;
 }
 
 /* ---- >>engine-life: zero_engine_create/destroy: plan, allocate beside free, initial weights ----
@@ -11040,6 +11162,7 @@ static void zero__free_pool(zero_engine *e) {
     ZERO_FREE(e->pool.stale_len);
     ZERO_FREE(e->pool.stale_span);
     zero__efree(e, ZERO_MEM_DEVICE, e->pool.base);
+    zero__efree(e, ZERO_MEM_DEVICE, e->pool.saved_base); /* destroyed inside zero_gather_params' while */
 }
 
 /* Gradients: the full buffer and accumulator (stages 0-1), or the ring of
@@ -12292,7 +12415,9 @@ static zero_result zero__dpu_apply(zero_engine *e) {
 
 static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
     zero_result r;
-    if ((r = zero__enter(e, fn)) != ZERO_OK || (r = zero__check_tensor(e, t, fn)) != ZERO_OK) return r;
+    if ((r = zero__enter(e, fn)) != ZERO_OK || (r = zero__check_tensor(e, t, fn)) != ZERO_OK ||
+        (r = zero__not_gathered(e, fn)) != ZERO_OK)
+        return r;
     if (e->plan.tflags[t] & ZERO_TENSOR_FROZEN)
         return zero__efail(e, ZERO_MSG_ENGINE_FROZEN, "%s('%s'): the tensor is frozen (ZERO_TENSOR_FROZEN): it has no gradient",
                            fn, zero__tname(e, t));
@@ -13087,6 +13212,8 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
 /* fn: the call that needs every gradient of the step (zero_step, zero_grad_norm, zero_skip_step), named in the error */
 static zero_result zero__step_ready(zero_engine *e, const char *fn) {
     const zero_layout *l = e->plan.layout;
+    zero_result r;
+    if ((r = zero__not_gathered(e, fn)) != ZERO_OK) return r;
     if (e->run.micro < e->plan.gas) {
         int t, first = -1;
         for (t = 0; t < e->plan.n_tensors && first < 0; t++)

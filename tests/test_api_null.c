@@ -134,6 +134,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
           zero_release(NULL, 0) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_fetch_group(NULL, 0) == ZERO_ERR_INVALID_ARG && zero_release_group(NULL, 0) == ZERO_ERR_INVALID_ARG &&
           zero_grad_ready_group(NULL, 0) == ZERO_ERR_INVALID_ARG);
+    CHECK(zero_gather_params(NULL) == ZERO_ERR_INVALID_ARG && zero_release_params(NULL) == ZERO_ERR_INVALID_ARG);
     { /* zero_alloc: its NULL arguments named; zero_free(NULL) does nothing */
         void *p = (void *)&v;
         NAMED(zero_alloc(NULL, 64, &p, &err), "zero_alloc", "backend");

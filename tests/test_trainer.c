@@ -55,6 +55,7 @@ typedef struct trainer {
                             the program's own pointers read and written (ext and gext), no zero_param or zero_grad */
     int shard;           /* zero_optimization.mics_shard_size (0: flat) */
     int bucket;          /* zero_optimization.reduce_bucket_size (0: 500, several units per layer) */
+    int persist;         /* zero_optimization.stage3_param_persistence_threshold (0: none persistent) */
     double loss[STEPS];  /* the averaged loss of each step (rank 0) */
     int applied[STEPS];
     float w[NT][V * C];  /* final master weights (rank 0) */
@@ -66,7 +67,10 @@ typedef struct trainer {
     size_t backed_create, backed_end, backed_peak, reserved;
     int own_ptr;
     int direct, units;         /* units gathered straight into the program's memory, of all */
-    int eval;                  /* a forward alone (an eval, a sampling forward) on every rank after each step */
+    int eval;                  /* a forward alone (an eval, a sampling forward) after each step: 1 on every rank, 2 on
+                                  rank 0 alone between zero_gather_params and zero_release_params (every rank) */
+    double esum[STEPS];        /* rank 0: what that forward read */
+    int gather_misuse;         /* eval 2, stage 3: a gradient or a second gather inside the while was not refused */
     int64_t hits[STEPS];       /* rank 0's stage-3 fetches that found their unit gathered, per step */
     zero_result create_r, run_r;
     char err[1100];
@@ -269,7 +273,8 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
     cfg.zero_optimization.stage = T->stage;
     if (T->shard) cfg.zero_optimization.mics_shard_size = T->shard;
     cfg.zero_optimization.reduce_bucket_size = T->bucket ? T->bucket : 500; /* several units per layer */
-    cfg.zero_optimization.stage3_param_persistence_threshold = 0;
+    cfg.zero_optimization.stage3_param_persistence_threshold = T->persist;
+    if (T->persist) cfg.zero_optimization.stage3_model_persistence_threshold = 1200; /* the first three layer tensors */
     cfg.zero_optimization.stage3_max_live_parameters = 1000; /* the gather pool: about two layers */
     cfg.zero_optimization.stage3_prefetch_bucket_size = 400;
     cfg.gradient_clipping = 0; /* the program's outlier rule instead */
@@ -346,7 +351,19 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
         }
         if (T->eval && r == ZERO_OK) {
             double sum = 0;
-            r = eval_forward(e, &sum);
+            if (T->eval == 2) { /* DeepSpeed's GatheredParameters: every rank gathers, rank 0 alone runs the forward */
+                if ((r = zero_gather_params(e)) == ZERO_OK && b->rank == 0) {
+                    r = eval_forward(e, &sum);
+                    if (r == ZERO_OK && T->stage == 3 &&
+                        (zero_grad(e, 1) != NULL || zero_engine_error(e)->item != ZERO_MSG_ENGINE_GATHERED ||
+                         zero_gather_params(e) != ZERO_ERR_STATE || zero_engine_error(e)->item != ZERO_MSG_ENGINE_GATHERED))
+                        T->gather_misuse = 1;
+                }
+                if (r == ZERO_OK) r = zero_release_params(e);
+            } else {
+                r = eval_forward(e, &sum);
+            }
+            if (b->rank == 0) T->esum[k] = sum;
         }
         if (T->ext == 2 && r == ZERO_OK && k == 1) /* between steps, every rank: zero_param gives the program's pointers */
             for (t = 0; t < NT; t++)
@@ -548,7 +565,7 @@ static double max_diff(const trainer *A, const trainer *X) {
 int main(void) {
     static trainer one, ref, T;
     const int worlds[3] = {1, 2, 4};
-    int wi, stage, gas, k, world;
+    int wi, stage, gas, k, world, ext;
     size_t mem[4] = {0, 0, 0, 0}, mem_ext[3] = {0, 0, 0}, mem_grad[4] = {0, 0, 0, 0}, mem_alloc[2] = {0, 0};
     zt_seed("test_trainer");
     test_refused();
@@ -736,6 +753,35 @@ int main(void) {
                     break;
                 }
             if (stage == 3) CHECKF(Pl.hits[STEPS - 1] > 0, "stage 3 world %d: no prefetch hit in the last step", world);
+            /* the same forward on rank 0 alone inside zero_gather_params / zero_release_params: what it read, the
+               weights and the prefetch hits as with every rank's; at stage 3 in the engine's memory (a pool of
+               the model's size for the while) and in zero_alloc memory (no pool) */
+            for (ext = 0; ext <= (stage == 3 ? 3 : 0); ext++) {
+                static trainer Ga;
+                if (ext == 1) continue;
+                memset(&Ga, 0, sizeof Ga);
+                Ga.eval = 2;
+                Ga.stage = stage, Ga.world = world, Ga.gas = 1, Ga.flag = 1, Ga.ext = ext == 2 ? 2 : 0;
+                if (ext == 3) Ga.persist = 400; /* the layers' tensors persistent: their places copied into the second pool */
+                make_tensors(1);
+                {
+                    zero_error err;
+                    CHECKF(zero_host_run(world, trainer_rank, &Ga, &err) == ZERO_OK, "host run: %s", err.msg);
+                }
+                CHECKF(Ga.run_r == ZERO_OK && !memcmp(Pl.w, Ga.w, sizeof Ga.w) && !memcmp(Ev.esum, Ga.esum, sizeof Ga.esum),
+                       "gathered forwards on rank 0, stage %d world %d ext %d: %s", stage, world, ext, Ga.err);
+                if (ext == 2) { /* (its own fetches after step 1 move the next step's hits: against the same run without) */
+                    static trainer Za;
+                    train_mem(&Za, stage, world, 1, 1, ext, 0);
+                    CHECKF(!memcmp(Ga.hits, Za.hits, sizeof Za.hits), "gathered forwards, stage %d world %d ext %d: "
+                           "prefetch hits differ", stage, world, ext);
+                } else if (ext == 0) {
+                    CHECKF(!memcmp(Ga.hits, Pl.hits, sizeof Pl.hits), "gathered forwards, stage %d world %d: prefetch hits "
+                           "differ", stage, world);
+                }
+                CHECKF(!Ga.gather_misuse, "stage %d world %d ext %d: zero_grad or a second zero_gather_params inside the "
+                       "gathered while was not refused (ENGINE_GATHERED)", stage, world, ext);
+            }
         }
     /* without the flag the engine finds the tied embedding in the first micro-batch: the flagged run's bits, and
        its gradient memory from then on */
