@@ -9949,20 +9949,38 @@ static zero_result zero__pvm_start(zero_engine *e) {
     return ZERO_OK;
 }
 
+/* At destroy: the program's allocation whole again, as zero_alloc gave it
+   (the pages this engine unbacked backed, their contents undefined; what was
+   gathered keeps its values, so after zero_gather_params the program holds
+   the trained weights), and a later engine may take it. Dropped spans still
+   waiting keep their pages: nothing to wait for. Failures are logged. */
 static void zero__pvm_free(zero_engine *e) {
     int k;
-    zero_error be;
-    while (e->pvm.n_pend > 0 && zero__pvm_retire(e) == ZERO_OK) {
-    }
     for (k = 0; k < 2 * (ZERO__PVM_PEND + 1); k++)
         if (e->pvm.pev[k]) e->be.event_destroy(e->be.ctx, e->pvm.pev[k]);
     for (k = 0; k < e->pvm.n_reg; k++) {
+        zero__pvm_reg *g = &e->pvm.reg[k];
+        size_t pages = g->r->reserved / g->r->granule, p, run = 0;
+        int open = 0, alone;
         pthread_mutex_lock(&zero__vm_lock);
-        e->pvm.reg[k].r->users--;
+        alone = g->r->users == 1;
+        g->r->users--;
         pthread_mutex_unlock(&zero__vm_lock);
-        ZERO_FREE(e->pvm.reg[k].ref);
+        for (p = 0; g->ref && alone && e->pvm.started && p <= pages; p++) {
+            int off = p < pages && g->ref[p] == 0;
+            if (off && !open) run = p, open = 1;
+            if ((!off || p == pages) && open) {
+                zero_error be;
+                zero__ok(&be);
+                if (g->r->back(g->r->ctx, g->r->base + run * g->r->granule, (p - run) * g->r->granule, &be) != ZERO_OK)
+                    zero__log(&e->cfg.log, ZERO_LOG_ERROR, be.item ? be.item : ZERO_MSG_VM_FAILED,
+                              "zero_engine_destroy: the program's parameter memory backed again: %s (those pages stay "
+                              "unbacked until zero_free)", be.msg);
+                open = 0;
+            }
+        }
+        ZERO_FREE(g->ref);
     }
-    (void)be;
     ZERO_FREE(e->pvm.reg);
     ZERO_FREE(e->pvm.treg);
     ZERO_FREE(e->pvm.held);

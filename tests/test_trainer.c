@@ -71,6 +71,10 @@ typedef struct trainer {
                                   rank 0 alone between zero_gather_params and zero_release_params (every rank) */
     double esum[STEPS];        /* rank 0: what that forward read */
     int gather_misuse;         /* eval 2, stage 3: a gradient or a second gather inside the while was not refused */
+    int keep;                  /* ext 2: 1 zero_gather_params before destroy, 2 not; then a second engine over the same
+                                  memory (created and gathered) */
+    int kept[4];               /* keep, per rank: its memory held the final weights after destroy, and again after the
+                                  second engine's create and gather (1), or not (-1) */
     int64_t hits[STEPS];       /* rank 0's stage-3 fetches that found their unit gathered, per step */
     zero_result create_r, run_r;
     char err[1100];
@@ -263,6 +267,7 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
     zero_config cfg = zero_config_default();
     zero_tensor ts[NT];
     float *all = NULL, *gall = NULL;
+    static float fin[4][ALL]; /* keep: each rank's copy of the final weights, in the program's layout */
     zero_engine *e;
     zero_error err;
     zero_result r = ZERO_OK;
@@ -380,6 +385,7 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
         float w[V * C];
         if (zero_read_state(e, t, ZERO_STATE_MASTER, 0, numel_of(t), w) != ZERO_OK) break;
         if (b->rank == 0) memcpy(T->w[t], w, sizeof(float) * (size_t)numel_of(t));
+        if (T->keep) memcpy(tensor_in(fin[b->rank], t), w, sizeof(float) * (size_t)numel_of(t));
         /* every rank's own memory holds the updated weights (fp32: the master exactly) */
         if (all && T->ext == 1) {
             float mine[V * C];
@@ -395,7 +401,26 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
             T->backed_peak = ms.program_backed_peak;
         }
     }
-    zero_engine_destroy(e);
+    if (T->keep) { /* the trained weights stay in the program's memory, which another engine may take */
+        static float mine[4][ALL];
+        int ok = T->keep == 2 || zero_gather_params(e) == ZERO_OK, again;
+        zero_engine_destroy(e);
+        for (again = 0; again < 2; again++) { /* (every rank makes the same calls, whatever it found) */
+            tr_get(mine[b->rank], all, ALL); /* (unbacked pages would fault here: destroy backs them again) */
+            if (T->keep == 1 && memcmp(mine[b->rank], fin[b->rank], sizeof(float) * ALL) != 0) ok = 0;
+            if (again == 0) {
+                if (zero_engine_create(&e, &cfg, ts, NT, b, &err) != ZERO_OK) {
+                    ok = 0;
+                    break;
+                }
+                if (zero_gather_params(e) != ZERO_OK) ok = 0;
+                zero_engine_destroy(e);
+            }
+        }
+        T->kept[b->rank] = ok ? 1 : -1;
+    } else {
+        zero_engine_destroy(e);
+    }
     if (T->ext == 2) zero_free(b, all);
     else tr_free(all);
     tr_free(gall);
@@ -620,6 +645,23 @@ int main(void) {
                         CHECKF(P3.direct == P3.units && P3.units > 0, "zero_alloc, stage 3 world %d: %d of %d units direct",
                                world, P3.direct, P3.units);
                         if (world == 4 && gas == 1) mem_alloc[gx] = P3.mem_total;
+                        if (gas == 1 && !gx) { /* the trained weights kept in the program's memory past destroy */
+                            static trainer K3;
+                            int keep;
+                            for (keep = 2; keep >= 1; keep--) { /* 2: destroyed without a gather, the pages backed again */
+                            memset(&K3, 0, sizeof K3);
+                            K3.keep = keep;
+                            K3.stage = 3, K3.world = world, K3.gas = 1, K3.flag = 1, K3.ext = 2;
+                            make_tensors(1);
+                            CHECKF(zero_host_run(world, trainer_rank, &K3, NULL) == ZERO_OK, "host run");
+                            int rk, kept = 1;
+                            for (rk = 0; rk < world; rk++) kept &= K3.kept[rk] == 1;
+                            CHECKF(K3.run_r == ZERO_OK && kept && max_diff(&P3, &K3) == 0,
+                                   "zero_alloc, stage 3 world %d: after zero_gather_params and destroy the program's memory "
+                                   "does not hold the final weights on every rank, or a second engine over it failed "
+                                   "(keep %d: %s)", world, keep, K3.err);
+                            }
+                        }
                         if (gas == 1 && world > 1 && !gx) {
                             /* units of two tensors (a layer's w1 and w2, apart in the stacked allocation): through the
                                pool and a copy, still the weights of the engine's own memory */
