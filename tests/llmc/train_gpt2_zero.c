@@ -954,9 +954,9 @@ int main(int argc, char** argv) {
         }
     }
 
-    for (int g = 0; g < config.num_layers + 2; g++) zero_fetch_group(model.e, g);
+    zero_gather_params(model.e); /* the whole model, on every rank */
     if (params_out_path != NULL && be->rank == 0) gpt2_write_params(&model, params_out_path);
-    for (int g = 0; g < config.num_layers + 2; g++) zero_release_group(model.e, g);
+    zero_release_params(model.e);
 
     dataloader_free(&train_loader);
     zero_engine_destroy(model.e);
