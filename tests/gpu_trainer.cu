@@ -7,7 +7,10 @@
 // losses and weights equal the host backend's run of the same world
 // (within 1e-6 of max|w|), and with the parameters (stages 0-2) and the
 // gradients (every stage, no tied-embedding flag) in the program's own
-// cudaMalloc'd stacked allocations bitwise the CUDA run without.
+// cudaMalloc'd stacked allocations bitwise the CUDA run without; at stage 3
+// a forward on rank 0 alone inside zero_gather_params reads what the same
+// forward on every rank reads (engine memory: a second pool; zero_alloc
+// memory: none), the weights unchanged.
 // Run alone (GPU machine): make test-gpu T=gpu_trainer
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
@@ -109,6 +112,23 @@ int main(void) {
                        "CUDA program memory (%d) stage %d gas %d: %.3g from the engine's memory (program memory %s)", mode,
                        stage, gas, max_diff(&G, &P), P.prog_equal ? "equal" : "differs");
             }
+            if (stage == 3)
+                for (int ext = 0; ext <= 2; ext += 2) { // a forward on every rank, then on rank 0 alone (zero_gather_params)
+                    static trainer Ev, Ga;
+                    trainer *X[2] = {&Ev, &Ga};
+                    for (int k = 0; k < 2; k++) {
+                        memset(X[k], 0, sizeof *X[k]);
+                        X[k]->eval = 1 + k;
+                        X[k]->stage = 3, X[k]->world = be->world, X[k]->gas = gas, X[k]->flag = 1, X[k]->ext = ext;
+                        make_tensors(1);
+                        CHECK(trainer_rank(be, X[k]) == ZERO_OK);
+                    }
+                    if (be->rank != 0) continue;
+                    CHECKF(Ev.run_r == ZERO_OK && Ga.run_r == ZERO_OK && !memcmp(Ev.esum, Ga.esum, sizeof Ga.esum) &&
+                               !memcmp(Ev.w, Ga.w, sizeof Ga.w) && !Ga.gather_misuse,
+                           "CUDA stage 3 gas %d ext %d: rank 0's forward inside zero_gather_params differs from every "
+                           "rank's: %s %s", gas, ext, Ev.err, Ga.err);
+                }
             if (be->rank != 0) continue; // rank 0 holds the results
             double mw = max_abs(&H), d = max_diff(&H, &G), dl = 0;
             for (int k = 0; k < STEPS; k++) {
