@@ -10365,22 +10365,22 @@ static zero_result zero__group_check(zero_engine *e, int g, const char *fn) {
                        lo, hi);
 }
 
-ZERO__DEF zero_result zero_fetch_group(zero_engine *e, int g) {
+/* fn(e, t) for every tensor of group g, in registration order. */
+static zero_result zero__group_each(zero_engine *e, int g, const char *name, zero_result (*fn)(zero_engine *, int)) {
     zero_result r;
     int t;
-    if ((r = zero__group_check(e, g, "zero_fetch_group")) != ZERO_OK) return r;
+    if ((r = zero__group_check(e, g, name)) != ZERO_OK) return r;
     for (t = 0; t < e->plan.n_tensors; t++)
-        if (e->plan.tgroup[t] == g && (r = zero_fetch(e, t)) != ZERO_OK) return r;
+        if (e->plan.tgroup[t] == g && (r = fn(e, t)) != ZERO_OK) return r;
     return ZERO_OK;
 }
 
+ZERO__DEF zero_result zero_fetch_group(zero_engine *e, int g) {
+    return zero__group_each(e, g, "zero_fetch_group", zero_fetch);
+}
+
 ZERO__DEF zero_result zero_release_group(zero_engine *e, int g) {
-    zero_result r;
-    int t;
-    if ((r = zero__group_check(e, g, "zero_release_group")) != ZERO_OK) return r;
-    for (t = 0; t < e->plan.n_tensors; t++)
-        if (e->plan.tgroup[t] == g && (r = zero_release(e, t)) != ZERO_OK) return r;
-    return ZERO_OK;
+    return zero__group_each(e, g, "zero_release_group", zero_release);
 }
 
 ZERO__DEF zero_result zero_grad_ready_group(zero_engine *e, int g) {
