@@ -165,7 +165,8 @@ BENCH_COMM_ARGS    ?= -b 1M -e 1G
 BENCH_OPTIM_ARGS   ?= --params 1e9 --tensors 50
 BENCH_OVERLAP_ARGS ?= --layers 24 --numel 16777216 --compute-us 200
 
-# the driver's virtual memory calls timed alone: linked with libcuda (the toolkit's stub here, the driver's at run time)
+# bench_vmm times the driver's virtual memory calls alone, so it links libcuda: at build time the copy the toolkit
+# ships for linking (lib64/stubs), at run time the driver's own
 $(BUILD)/bench/bench_vmm: examples/bench/bench_vmm.cu
 	@mkdir -p $(BUILD)/bench
 	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
