@@ -8739,21 +8739,31 @@ typedef struct zero__xfer { /* the step's copies between host and device (zero_s
    the tensors' .data lie in, a count per page of the spans that hold it
    (a page shared by two layers, or by every layer's slice of a small
    stacked kind, is backed while any of them is), and the spans dropped from
-   the pool whose pages wait for their last readers before they are unbacked. */
+   the pool whose pages stay backed a while: the last ZERO__PVM_PEND of them
+   always (their readers may still run), older ones while the spans gathered
+   and waiting fit the gather pool's elements (when every gathered unit lands
+   in the program's memory the pool has no memory, and what it would have
+   held keeps spans mapped instead, the same bytes up to each span's partial
+   pages: a span fetched again soon costs no unmap, map and access call, each
+   tens of microseconds). The oldest is unbacked first. None wait on the
+   host backend. */
 #ifndef ZERO__PVM_PEND
-#define ZERO__PVM_PEND 8 /* dropped spans whose pages stay backed until their readers end (0 on the host backend) */
+#define ZERO__PVM_PEND 8
 #endif
 typedef struct zero__pvm_reg {
     zero__vm_range *r;
     int32_t *ref; /* per granule: holds */
 } zero__pvm_reg;
 typedef struct zero__pvm {
-    int n_reg, depth;          /* ranges; spans that may wait (ZERO__PVM_PEND, or 0: unbacked at once) */
+    int n_reg, depth;          /* ranges; spans that wait whatever the budget (ZERO__PVM_PEND, or 0: unbacked at once) */
     zero__pvm_reg *reg;
     int *treg;                 /* per tensor: its range */
     unsigned char *held;       /* per span: its pages counted */
-    int pend[ZERO__PVM_PEND + 1], n_pend;
-    zero_event *pev[2 * (ZERO__PVM_PEND + 1)]; /* each waiting span's compute and comm fences */
+    int *pend, n_pend, n_pev;  /* dropped spans whose pages wait, oldest first (room for every span) */
+    zero_event **pev;          /* each waiting span's compute and comm fences (n_pev events) */
+    int64_t pend_elems;        /* their elements (span_padded) */
+    int64_t budget;            /* elements the pool's resident spans and the waiting ones may have together (beyond
+                                  the last depth, which always wait); 0 where the pool has memory of its own */
     int64_t backed, backed_peak; /* bytes of the ranges backed now, and the most since create's end */
     void **udst;               /* per unit: the program's address its all-gather writes, or NULL: into the pool, then copied */
     int dyn_direct;            /* every unit not persistent all-gathers into the program's memory: the pool's
@@ -9742,47 +9752,62 @@ static zero_result zero__pvm_count(zero_engine *e, int s, int d) {
     return ZERO_OK;
 }
 
-/* Span s about to be gathered: its pages backed (a span dropped a moment ago
-   whose pages still wait is taken back as it is). */
-static zero_result zero__pvm_hold(zero_engine *e, int s) {
-    int i;
-    for (i = 0; i < e->pvm.n_pend; i++)
-        if (e->pvm.pend[i] == s) {
-            zero_event *c = e->pvm.pev[2 * i], *m = e->pvm.pev[2 * i + 1];
-            zero_error be;
-            zero__ok(&be);
-            /* the gather rewrites pages its last readers may still read */
-            if (e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMM, c, &be) != ZERO_OK)
-                return zero__ebackend(e, &be, "stage 3: the last readers of a span's pages");
-            for (; i + 1 < e->pvm.n_pend; i++) {
-                e->pvm.pend[i] = e->pvm.pend[i + 1];
-                e->pvm.pev[2 * i] = e->pvm.pev[2 * i + 2];
-                e->pvm.pev[2 * i + 1] = e->pvm.pev[2 * i + 3];
-            }
-            e->pvm.pev[2 * i] = c, e->pvm.pev[2 * i + 1] = m;
-            e->pvm.n_pend--;
-            return ZERO_OK;
-        }
-    if (e->pvm.held[s]) return ZERO_OK;
-    e->pvm.held[s] = 1;
-    return zero__pvm_count(e, s, +1);
-}
+static zero_result zero__pvm_retire(zero_engine *e);
+static int64_t zero__pool_resident(const zero_engine *e);
 
-/* The oldest waiting span: its readers ended (both streams' fences), its pages unbacked. */
-static zero_result zero__pvm_retire(zero_engine *e) {
-    zero_event *c = e->pvm.pev[0], *m = e->pvm.pev[1];
-    int s = e->pvm.pend[0], i;
-    zero_error be;
-    zero__ok(&be);
-    if (e->be.event_sync(e->be.ctx, c, &be) != ZERO_OK || e->be.event_sync(e->be.ctx, m, &be) != ZERO_OK)
-        return zero__ebackend(e, &be, "stage 3: the last readers of a span's pages");
-    for (i = 0; i + 1 < e->pvm.n_pend; i++) {
+/* Entry i leaves the waiting list; its two events go to the list's free end. */
+static void zero__pvm_unpend(zero_engine *e, int i) {
+    zero_event *c = e->pvm.pev[2 * i], *m = e->pvm.pev[2 * i + 1];
+    int s = e->pvm.pend[i];
+    for (; i + 1 < e->pvm.n_pend; i++) {
         e->pvm.pend[i] = e->pvm.pend[i + 1];
         e->pvm.pev[2 * i] = e->pvm.pev[2 * i + 2];
         e->pvm.pev[2 * i + 1] = e->pvm.pev[2 * i + 3];
     }
     e->pvm.pev[2 * i] = c, e->pvm.pev[2 * i + 1] = m;
     e->pvm.n_pend--;
+    e->pvm.pend_elems -= e->plan.span_padded[s];
+}
+
+/* Waiting spans unbacked, oldest first, until they and the pool's resident
+   spans fit the budget; the last depth always wait. */
+static zero_result zero__pvm_trim(zero_engine *e) {
+    zero_result r = ZERO_OK;
+    while (r == ZERO_OK && e->pvm.n_pend > e->pvm.depth && zero__pool_resident(e) + e->pvm.pend_elems > e->pvm.budget)
+        r = zero__pvm_retire(e);
+    return r;
+}
+
+/* Span s about to be gathered: its pages backed (a span dropped a while ago
+   whose pages still wait is taken back as it is; else waiting spans are
+   unbacked first where the budget asks). */
+static zero_result zero__pvm_hold(zero_engine *e, int s) {
+    int i;
+    zero_result r;
+    for (i = 0; i < e->pvm.n_pend; i++)
+        if (e->pvm.pend[i] == s) {
+            zero_error be;
+            zero__ok(&be);
+            /* the gather rewrites pages its last readers may still read */
+            if (e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMM, e->pvm.pev[2 * i], &be) != ZERO_OK)
+                return zero__ebackend(e, &be, "stage 3: the last readers of a span's pages");
+            zero__pvm_unpend(e, i);
+            return ZERO_OK;
+        }
+    if (e->pvm.held[s]) return ZERO_OK;
+    if ((r = zero__pvm_trim(e)) != ZERO_OK) return r; /* (s is resident already) */
+    e->pvm.held[s] = 1;
+    return zero__pvm_count(e, s, +1);
+}
+
+/* The oldest waiting span: its readers ended (both streams' fences), its pages unbacked. */
+static zero_result zero__pvm_retire(zero_engine *e) {
+    int s = e->pvm.pend[0];
+    zero_error be;
+    zero__ok(&be);
+    if (e->be.event_sync(e->be.ctx, e->pvm.pev[0], &be) != ZERO_OK || e->be.event_sync(e->be.ctx, e->pvm.pev[1], &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "stage 3: the last readers of a span's pages");
+    zero__pvm_unpend(e, 0);
     e->pvm.held[s] = 0;
     return zero__pvm_count(e, s, -1);
 }
@@ -9806,7 +9831,8 @@ static void zero__pvm_drop(zero_engine *e, int s) {
         } else {
             e->pvm.pend[i] = s;
             e->pvm.n_pend++;
-            while (r == ZERO_OK && e->pvm.n_pend > e->pvm.depth) r = zero__pvm_retire(e);
+            e->pvm.pend_elems += e->plan.span_padded[s];
+            r = zero__pvm_trim(e);
         }
     }
     if (r != ZERO_OK && e->pvm.failed.code == ZERO_OK) e->pvm.failed = e->err;
@@ -9913,7 +9939,12 @@ static zero_result zero__pvm_setup(zero_engine *e) {
         e->pvm.treg[t] = k;
     }
     e->pvm.depth = e->be.alloc == zero__host_alloc ? 0 : ZERO__PVM_PEND;
-    for (k = 0; k < 2 * (e->pvm.depth + 1); k++) {
+    e->pvm.n_pev = e->pvm.depth > 0 ? 2 * (e->pvm.depth + e->plan.n_spans + 1) : 0;
+    e->pvm.pend = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(e->pvm.n_pev / 2 + 1));
+    e->pvm.pev = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)(e->pvm.n_pev + 1));
+    if (!e->pvm.pend || !e->pvm.pev) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: stage-3 page tables");
+    memset(e->pvm.pev, 0, sizeof(zero_event *) * (size_t)(e->pvm.n_pev + 1));
+    for (k = 0; k < e->pvm.n_pev; k++) {
         zero_error be;
         zero__ok(&be);
         if (e->be.event_create(e->be.ctx, &e->pvm.pev[k], &be) != ZERO_OK)
@@ -9946,6 +9977,7 @@ static zero_result zero__pvm_start(zero_engine *e) {
     }
     e->pvm.started = 1;
     e->pvm.backed_peak = e->pvm.backed;
+    if (e->pvm.depth > 0 && e->pvm.dyn_direct) e->pvm.budget = e->pool.pool_elems; /* what the pool would hold */
     return ZERO_OK;
 }
 
@@ -9956,8 +9988,10 @@ static zero_result zero__pvm_start(zero_engine *e) {
    waiting keep their pages: nothing to wait for. Failures are logged. */
 static void zero__pvm_free(zero_engine *e) {
     int k;
-    for (k = 0; k < 2 * (ZERO__PVM_PEND + 1); k++)
+    for (k = 0; e->pvm.pev && k < e->pvm.n_pev; k++)
         if (e->pvm.pev[k]) e->be.event_destroy(e->be.ctx, e->pvm.pev[k]);
+    ZERO_FREE(e->pvm.pev);
+    ZERO_FREE(e->pvm.pend);
     for (k = 0; k < e->pvm.n_reg; k++) {
         zero__pvm_reg *g = &e->pvm.reg[k];
         size_t pages = g->r->reserved / g->r->granule, p, run = 0;

@@ -19,6 +19,7 @@
 
 #define TRAINER_CUDA
 static int host_mode; // the host backend's reference run: the program's memory is host memory
+static zero_cuda *cu; // its compute stream runs what stands in for the program's kernels
 
 static float *tr_param(zero_engine *e, int t);
 static float *tr_grad(zero_engine *e, int t);
@@ -34,8 +35,10 @@ static void tr_free(float *p) {
 }
 static void tr_put(float *dst, const float *src, size_t n) {
     cudaMemcpy(dst, src, sizeof(float) * n, host_mode ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice);
+    if (!host_mode) cudaDeviceSynchronize(); // (from pageable memory the copy may still run when cudaMemcpy returns)
 }
 static void tr_get(float *dst, const float *src, size_t n) {
+    if (!host_mode) cudaDeviceSynchronize(); // (the engine's streams do not order the legacy stream's copies)
     cudaMemcpy(dst, src, sizeof(float) * n, host_mode ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost);
 }
 
@@ -66,7 +69,11 @@ static float *tr_grad(zero_engine *e, int t) {
 }
 static zero_result tr_ready(zero_engine *e, int t) {
     if (host_mode) return zero_grad_ready(e, t);
-    cudaMemcpy(grad_dev[t], mirror_g[t], sizeof(float) * (size_t)numel_of(t), cudaMemcpyHostToDevice);
+    // the "backward kernel" writes on the compute stream, as a program's does: zero_grad_ready orders the
+    // reduction behind it (a plain cudaMemcpy from pageable memory may still be in flight when it returns,
+    // on a stream the engine's do not wait for)
+    cudaMemcpyAsync(grad_dev[t], mirror_g[t], sizeof(float) * (size_t)numel_of(t), cudaMemcpyHostToDevice,
+                    zero_cuda_stream(cu));
     mirror_n[t] = 0;
     grad_dev[t] = NULL;
     return zero_grad_ready(e, t);
@@ -85,7 +92,7 @@ static void host_train(trainer *T, int stage, int world, int gas, int ext) {
 
 int main(void) {
     int code = 1;
-    zero_cuda *cu = zt_cuda_start("gpu_trainer", &code);
+    cu = zt_cuda_start("gpu_trainer", &code);
     if (!cu) return code;
     const zero_backend *be = zero_cuda_backend(cu);
     static trainer G, H, P;
