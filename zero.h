@@ -520,10 +520,12 @@ typedef struct zero_optimization_config {
     zero_offload_config offload_param;           /* offload_param */
     zero_offload_config offload_optimizer;       /* offload_optimizer */
     int64_t sub_group_size;                      /* sub_group_size: 1e9 */
-    int64_t stage3_prefetch_bucket_size;         /* stage3_prefetch_bucket_size: 5e7 (ZERO_AUTO allowed) */
+    int64_t stage3_prefetch_bucket_size;         /* stage3_prefetch_bucket_size: ZERO_UNSET = the largest group
+                                                    (derived at create; DeepSpeed: 5e7) (ZERO_AUTO allowed) */
     int64_t stage3_param_persistence_threshold;  /* stage3_param_persistence_threshold: 1e5 (ZERO_AUTO allowed) */
     int64_t stage3_model_persistence_threshold;  /* stage3_model_persistence_threshold: INT64_MAX */
-    int64_t stage3_max_live_parameters;          /* stage3_max_live_parameters: 1e9 */
+    int64_t stage3_max_live_parameters;          /* stage3_max_live_parameters: ZERO_UNSET = the two largest
+                                                    groups (derived at create; DeepSpeed: 1e9) */
     int64_t stage3_max_reuse_distance;           /* stage3_max_reuse_distance: 1e9 */
     int stage3_gather_16bit_weights_on_model_save; /* stage3_gather_16bit_weights_on_model_save: false (ZERO_AUTO allowed) */
     int64_t stage3_module_granularity_threshold; /* stage3_module_granularity_threshold: 0 */
@@ -1408,6 +1410,15 @@ typedef struct zero_memory_stats {
     /* of its units, how many all-gather straight into the program's memory (each tensor where the unit's layout
        puts it, no padding past the last); the others go through the pool and a copy. All of them: no pool */
     int program_direct_units, program_units;
+    /* stage 3: the gather pool's limits in elements, as the config gave them or as create derived them where it
+       left them unset (stage3_derived bits: 1 max_live: the three largest groups, 2 prefetch: the largest group),
+       and the largest group (its spans that are not persistent); the parameter bytes on the device (the shard and
+       the gather pool; a unit's staging for the program's memory aside) and, with max_live derived, their bound:
+       1/N of the model (the shard) + the three largest groups + the persistent tensors, which create checks. 0 at
+       stages 0-2 */
+    int64_t stage3_max_live, stage3_prefetch, stage3_group_max;
+    int stage3_derived;
+    size_t stage3_param_bytes, stage3_param_bound;
 } zero_memory_stats;
 
 /* Plans every buffer from cfg (which zero_config_resolve must have
@@ -3172,10 +3183,10 @@ ZERO__DEF zero_config zero_config_default(void) {
     zero__offload_default(&c.zero_optimization.offload_param, 5);
     zero__offload_default(&c.zero_optimization.offload_optimizer, 4);
     c.zero_optimization.sub_group_size = 1000000000;
-    c.zero_optimization.stage3_prefetch_bucket_size = 50000000;
+    c.zero_optimization.stage3_prefetch_bucket_size = ZERO_UNSET; /* derived from the plan at create */
     c.zero_optimization.stage3_param_persistence_threshold = 100000;
     c.zero_optimization.stage3_model_persistence_threshold = INT64_MAX;
-    c.zero_optimization.stage3_max_live_parameters = 1000000000;
+    c.zero_optimization.stage3_max_live_parameters = ZERO_UNSET; /* derived from the plan at create */
     c.zero_optimization.stage3_max_reuse_distance = 1000000000;
     c.zero_optimization.ignore_unused_parameters = 1;
     c.zero_optimization.zero_hpz_partition_size = 1;
@@ -3559,8 +3570,8 @@ static const zero__key zero__keys[] = {
     ZERO__ZERO_KEY(sub_group_size, "int", "1e9", ZERO__NYET, "stage 3: elements per optimizer sub-group (zero: per unit tile)",
              zero__engine_note, ZERO__K_I64, 1, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
     {{"zero_optimization.stage3_prefetch_bucket_size", "int", "5e7", ZERO__IMPL,
-      "stage 3: elements prefetched ahead (code default 5e7; docs say 5e8)", "alias prefetch_bucket_size. \"auto\": 0.9 x hidden_size^2 (HF's rule)"},
-     ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_prefetch_bucket_size), 0, ZERO__BIG, NULL, ZERO__AUTO_DERIVE, 0, 0,
+      "stage 3: elements prefetched ahead (DeepSpeed's code default 5e7; its docs say 5e8)", "alias prefetch_bucket_size. Not given (or null): the largest group's elements, derived at create (zero's default: one layer ahead, within the pool). \"auto\": 0.9 x hidden_size^2 (HF's rule)"},
+     ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_prefetch_bucket_size), 0, ZERO__BIG, NULL, ZERO__AUTO_DERIVE, ZERO__F_NULLABLE, 0,
      "prefetch_bucket_size", "cfg.zero_optimization.stage3_prefetch_bucket_size"},
     {{"zero_optimization.stage3_param_persistence_threshold", "int", "1e5", ZERO__IMPL,
       "stage 3: tensors of at most this many elements stay gathered", "alias param_persistence_threshold. \"auto\": 10 x hidden_size (HF's rule)"},
@@ -3571,8 +3582,8 @@ static const zero__key zero__keys[] = {
      ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_model_persistence_threshold), 0, 9.3e18, NULL, ZERO__AUTO_DEFAULT, 0, 0,
      "model_persistence_threshold", "cfg.zero_optimization.stage3_model_persistence_threshold"},
     {{"zero_optimization.stage3_max_live_parameters", "int", "1e9", ZERO__IMPL,
-      "stage 3: gathered elements beyond which no prefetch is issued (a needed fetch is never blocked)", "alias max_live_parameters; zero's gather pool holds max(max_live + prefetch, 2 x largest unit) elements"},
-     ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_max_live_parameters), 0, ZERO__BIG, NULL, ZERO__AUTO_DEFAULT, 0, 0,
+      "stage 3: gathered elements beyond which no prefetch is issued (a needed fetch is never blocked)", "alias max_live_parameters; given: zero's gather pool holds max(max_live + prefetch, 2 x largest unit) elements. Not given (null, \"auto\"): derived at create as the two largest groups (a layer's tensors; a tied embedding once), the pool that many elements with the prefetch inside it"},
+     ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_max_live_parameters), 0, ZERO__BIG, NULL, ZERO__AUTO_DEFAULT, ZERO__F_NULLABLE, 0,
      "max_live_parameters", "cfg.zero_optimization.stage3_max_live_parameters"},
     {{"zero_optimization.stage3_max_reuse_distance", "int", "1e9", ZERO__IMPL,
       "stage 3: do not release a unit reused within this many elements", "alias max_reuse_distance"},
@@ -8604,6 +8615,10 @@ typedef struct zero__pool3 { /* stage 3: gathered units and the fetch trace */
     int64_t *stale_off, *stale_len;
     int *stale_span, n_stale, stale_cap, stale_full; /* stale_full: the list overflowed, fence everything once */
     int gathered;               /* zero_gather_params holds every span */
+    int64_t live_limit, prefetch_limit; /* stage3_max_live_parameters and stage3_prefetch_bucket_size, or what
+                                           create derived where the config left them unset */
+    int64_t group_max;          /* elements of the largest group's spans that are not persistent */
+    int derived;                /* bits: 1 live_limit, 2 prefetch_limit derived from the plan */
     void *saved_base;           /* its pool of the model's size: the pool it stands in for, NULL: none */
     int64_t saved_elems;        /* the pool's own room for spans, restored at zero_release_params */
 } zero__pool3;
@@ -10253,7 +10268,7 @@ static zero_result zero__pool_fetch(zero_engine *e, int s) {
                                "zero_fetch('%s'): its unit needs %lld elements, the stage-3 pool holds %lld and the "
                                "units of %s are still fetched\nHINT: zero_release tensors after use, or raise "
                                "zero_optimization.stage3_max_live_parameters (pool = max(max_live + prefetch, 2 x "
-                               "largest unit))",
+                               "largest unit); not given: the three largest groups)",
                                zero__tname(e, e->plan.layout->units[e->plan.layout->span_first[s]].first_tensor),
                                (long long)e->plan.span_padded[s], (long long)e->pool.pool_elems, held);
         }
@@ -10275,8 +10290,7 @@ static void zero__trace_invalidate(zero_engine *e, const char *why) {
 /* Gather what the recorded order says comes next, within
    min(max_live - resident, prefetch_bucket_size) elements. */
 static zero_result zero__prefetch(zero_engine *e) {
-    const zero_optimization_config *z = &e->cfg.zero_optimization;
-    int64_t budget = zero__min_i64(z->stage3_max_live_parameters - zero__pool_resident(e), z->stage3_prefetch_bucket_size);
+    int64_t budget = zero__min_i64(e->pool.live_limit - zero__pool_resident(e), e->pool.prefetch_limit);
     int64_t vol = 0;
     int p;
     zero_result r;
@@ -10345,7 +10359,7 @@ ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
     ss->refs++;
     ss->prefetched = 0;
     ss->last_use = e->pool.fetch_clock;
-    if (e->pool.trace_state == ZERO__TRACE_COMPLETE && e->cfg.zero_optimization.stage3_prefetch_bucket_size > 0)
+    if (e->pool.trace_state == ZERO__TRACE_COMPLETE && e->pool.prefetch_limit > 0)
         return zero__prefetch(e);
     return ZERO_OK;
 }
@@ -11164,14 +11178,87 @@ static void zero__free_params(zero_engine *e) {
     zero__efree(e, ZERO_MEM_DEVICE, e->offload_param.pstage);
 }
 
-/* Stage 3's gather pool: the persistent spans, then room for the others. */
+/* Stage 3: the groups' elements (their spans that are not persistent; a
+   group: consecutive tensors of one zero_tensor.group value, a layer; a tied
+   embedding is one tensor, counted once): the largest (*max) and the three
+   largest together (*top3). 0 when the program gave one group for all. */
+static void zero__group_sizes(const zero_engine *e, int64_t *max, int64_t *top3) {
+    const zero_layout *l = e->plan.layout;
+    int64_t top[3] = {0, 0, 0}, run = 0;
+    int s, prev = 0, groups = 0, k;
+    for (s = 0; s <= e->plan.n_spans; s++) {
+        int g = s < e->plan.n_spans ? e->plan.tgroup[l->units[l->span_first[s]].first_tensor] : prev;
+        if (s == e->plan.n_spans || (s > 0 && g != prev)) { /* the run before s ends */
+            for (k = 0; k < 3 && run <= top[k]; k++) {
+            }
+            if (k < 3) {
+                memmove(top + k + 1, top + k, sizeof(int64_t) * (size_t)(2 - k));
+                top[k] = run;
+            }
+            run = 0;
+        }
+        if (s == e->plan.n_spans) break;
+        if (s == 0 || g != prev) groups++, prev = g;
+        if (!e->spans[s].persistent) run += e->plan.span_padded[s];
+    }
+    *max = groups > 1 ? top[0] : 0;
+    *top3 = groups > 1 ? top[0] + top[1] + top[2] : 0;
+}
+
+/* Stage 3 with max_live derived: the bound on the parameter bytes on the
+   device, 1/N of the model (the shard) + the three largest groups + the
+   persistent tensors; 0 when DeepSpeed's keys set the pool. */
+static size_t zero__stage3_bound(const zero_engine *e) {
+    if (e->plan.stage != 3 || !(e->pool.derived & 1)) return 0;
+    return (size_t)(e->plan.layout->shard_numel + e->pool.live_limit + e->pool.persist_elems) * e->plan.csize;
+}
+
+/* At create, after the pool: the bound holds (a failure here is zero's bug, said as such). */
+/* The stage-3 parameter bytes on the device: the shard (unless offload_param
+   keeps it on the host) and the gather pool. */
+static size_t zero__stage3_bytes(const zero_engine *e) {
+    size_t shard = e->offload_param.param_kind == ZERO_MEM_DEVICE ? (size_t)e->plan.layout->shard_numel * e->plan.csize : 0;
+    return shard + e->mem.planned[ZERO_MEM_GATHER_POOL][ZERO_MEM_DEVICE];
+}
+
+static zero_result zero__stage3_check(zero_engine *e) {
+    size_t bound = zero__stage3_bound(e), have = zero__stage3_bytes(e);
+    if (!bound || have <= bound) return ZERO_OK;
+    return zero__efail(e, ZERO_MSG_ENGINE_POOL_FULL,
+                       "zero_engine_create: stage 3 plans %zu bytes of parameters on the device, above its bound of %zu "
+                       "(1/N of the model + the three largest groups, %lld elements + the persistent tensors): a bug of "
+                       "zero's, please report it\nHINT: set zero_optimization.stage3_max_live_parameters to plan the "
+                       "pool from DeepSpeed's keys instead", have, bound, (long long)e->pool.live_limit);
+}
+
+/* Stage 3's gather pool: the persistent spans, then room for the others:
+   max(max_live + prefetch, 2 x the largest span) elements as DeepSpeed's
+   keys say, or, where the config left stage3_max_live_parameters unset and
+   the program gave its layers groups, the three largest groups: what a
+   program of llm.c's shape holds at once (the embedding it reads at the
+   start and at the head, a layer and the next, whose weights its fused
+   kernels read), the prefetch (given, or one group) inside it. A program
+   with one group for all gets DeepSpeed's 1e9 + 5e7. */
 static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     const zero_optimization_config *z = &e->cfg.zero_optimization;
-    int64_t want;
+    int64_t want, top3;
     if (e->plan.stage != 3) return ZERO_OK;
-    want = zero__max_i64(zero__sat_add_i64(zero__max_i64(0, z->stage3_max_live_parameters),
-                                           zero__max_i64(0, z->stage3_prefetch_bucket_size)),
-                         2 * zs->dyn_max);
+    zero__group_sizes(e, &e->pool.group_max, &top3);
+    e->pool.live_limit = z->stage3_max_live_parameters;
+    e->pool.prefetch_limit = z->stage3_prefetch_bucket_size;
+    if (!e->pool.group_max) { /* no groups: DeepSpeed's defaults */
+        if (e->pool.live_limit == ZERO_UNSET) e->pool.live_limit = 1000000000;
+        if (e->pool.prefetch_limit == ZERO_UNSET) e->pool.prefetch_limit = 50000000;
+    }
+    e->pool.derived = (e->pool.live_limit == ZERO_UNSET) | (e->pool.prefetch_limit == ZERO_UNSET) << 1;
+    if (e->pool.prefetch_limit == ZERO_UNSET) e->pool.prefetch_limit = e->pool.group_max;
+    if (e->pool.live_limit == ZERO_UNSET) {
+        e->pool.live_limit = zero__max_i64(top3 + e->pool.group_max, 2 * zs->dyn_max); /* (one group of room: first-fit placement) */
+        want = e->pool.live_limit;
+    } else {
+        want = zero__max_i64(zero__sat_add_i64(zero__max_i64(0, e->pool.live_limit), zero__max_i64(0, e->pool.prefetch_limit)),
+                             2 * zs->dyn_max);
+    }
     e->pool.persist_elems = zs->persist;
     e->pool.pool_elems = zero__min_i64(zs->dyn_total, want);
     if (e->plan.pvm) {
@@ -11778,7 +11865,8 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
     if ((r = zero__plan_ext(e, ts, n)) != ZERO_OK || (r = zero__plan_gext(e, ts, n)) != ZERO_OK ||
         (r = zero__plan_tables(e, n)) != ZERO_OK || (r = zero__plan_units(e, ts, n, &zs)) != ZERO_OK ||
         (r = zero__plan_segments(e, zs.maxcap)) != ZERO_OK || (r = zero__alloc_params(e, &zs)) != ZERO_OK ||
-        (r = zero__alloc_pool(e, &zs)) != ZERO_OK || (r = zero__alloc_grads(e, &zs)) != ZERO_OK ||
+        (r = zero__alloc_pool(e, &zs)) != ZERO_OK || (r = zero__stage3_check(e)) != ZERO_OK ||
+        (r = zero__alloc_grads(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_optim(e, &zs)) != ZERO_OK || (r = zero__alloc_staging(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_scratch(e)) != ZERO_OK || (r = zero__zero_fill(e, &zs)) != ZERO_OK)
         return r;
@@ -15255,6 +15343,14 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
         out->program_units = e->plan.layout->n_units;
         for (k = 0; k < e->plan.layout->n_units; k++) out->program_direct_units += e->pvm.udst[k] != NULL;
     }
+    if (e->plan.stage == 3) {
+        out->stage3_max_live = e->pool.live_limit;
+        out->stage3_prefetch = e->pool.prefetch_limit;
+        out->stage3_group_max = e->pool.group_max;
+        out->stage3_derived = e->pool.derived;
+        out->stage3_param_bytes = zero__stage3_bytes(e);
+        out->stage3_param_bound = zero__stage3_bound(e);
+    }
     if (e->plan.stage >= 2 && !e->plan.gext && !e->plan.gdirect) {
         int s;
         for (s = 0; s < e->plan.n_spans; s++)
@@ -15310,6 +15406,15 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
                   r->program_direct_units, r->program_units,
                   r->program_direct_units == r->program_units ? ", so the gather pool has no memory"
                                                               : ", the others through the gather pool and a copy");
+    if (r->stage == 3)
+        ZERO__PUT("  (stage 3: parameters on the device %.3f MiB, the shard and a gather pool for max_live %lld%s and "
+                  "prefetch %lld%s elements; the largest group %lld elements%s%.3f MiB)\n",
+                  (double)r->stage3_param_bytes / 1048576.0, (long long)r->stage3_max_live,
+                  r->stage3_derived & 1 ? " (derived: the three largest groups)" : "", (long long)r->stage3_prefetch,
+                  r->stage3_derived & 2 ? " (derived: one group)" : "", (long long)r->stage3_group_max,
+                  r->stage3_param_bound ? "; at most 1/N of the model + the three largest groups + the persistent tensors = "
+                                        : "; DeepSpeed's keys given, no bound: ",
+                  (double)(r->stage3_param_bound ? r->stage3_param_bound : r->stage3_param_bytes) / 1048576.0);
     if (r->grad_own_spans)
         ZERO__PUT("  (gradients: %.3f MiB of them are %d unit span%s with a buffer of its own beside the ring, %d "
                   "found in the backward: written at distant points, like a tied embedding)\n",
