@@ -524,8 +524,9 @@ typedef struct zero_optimization_config {
                                                     (derived at create; DeepSpeed: 5e7) (ZERO_AUTO allowed) */
     int64_t stage3_param_persistence_threshold;  /* stage3_param_persistence_threshold: 1e5 (ZERO_AUTO allowed) */
     int64_t stage3_model_persistence_threshold;  /* stage3_model_persistence_threshold: INT64_MAX */
-    int64_t stage3_max_live_parameters;          /* stage3_max_live_parameters: ZERO_UNSET = the two largest
-                                                    groups (derived at create; DeepSpeed: 1e9) */
+    int64_t stage3_max_live_parameters;          /* stage3_max_live_parameters: ZERO_UNSET = the three largest
+                                                    groups and room for the largest once more (derived at create;
+                                                    DeepSpeed: 1e9) */
     int64_t stage3_max_reuse_distance;           /* stage3_max_reuse_distance: 1e9 */
     int stage3_gather_16bit_weights_on_model_save; /* stage3_gather_16bit_weights_on_model_save: false (ZERO_AUTO allowed) */
     int64_t stage3_module_granularity_threshold; /* stage3_module_granularity_threshold: 0 */
@@ -1411,10 +1412,11 @@ typedef struct zero_memory_stats {
        puts it, no padding past the last); the others go through the pool and a copy. All of them: no pool */
     int program_direct_units, program_units;
     /* stage 3: the gather pool's limits in elements, as the config gave them or as create derived them where it
-       left them unset (stage3_derived bits: 1 max_live: the three largest groups, 2 prefetch: the largest group),
+       left them unset (stage3_derived bits: 1 max_live: the three largest groups + the largest once more, 2
+       prefetch: the largest group),
        and the largest group (its spans that are not persistent); the parameter bytes on the device (the shard and
        the gather pool; a unit's staging for the program's memory aside) and, with max_live derived, their bound:
-       1/N of the model (the shard) + the three largest groups + the persistent tensors, which create checks. 0 at
+       1/N of the model (the shard) + the pool (that max_live) + the persistent tensors, which create checks. 0 at
        stages 0-2 */
     int64_t stage3_max_live, stage3_prefetch, stage3_group_max;
     int stage3_derived;
@@ -3582,7 +3584,7 @@ static const zero__key zero__keys[] = {
      ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_model_persistence_threshold), 0, 9.3e18, NULL, ZERO__AUTO_DEFAULT, 0, 0,
      "model_persistence_threshold", "cfg.zero_optimization.stage3_model_persistence_threshold"},
     {{"zero_optimization.stage3_max_live_parameters", "int", "1e9", ZERO__IMPL,
-      "stage 3: gathered elements beyond which no prefetch is issued (a needed fetch is never blocked)", "alias max_live_parameters; given: zero's gather pool holds max(max_live + prefetch, 2 x largest unit) elements. Not given (null, \"auto\"): derived at create as the two largest groups (a layer's tensors; a tied embedding once), the pool that many elements with the prefetch inside it"},
+      "stage 3: gathered elements beyond which no prefetch is issued (a needed fetch is never blocked)", "alias max_live_parameters; given: zero's gather pool holds max(max_live + prefetch, 2 x largest unit) elements. Not given (null, \"auto\"): derived at create from zero_tensor.group: the three largest groups (a layer's tensors; a tied embedding once) and room for the largest once more, the pool that many elements with the prefetch inside it (one group for all: 1e9)"},
      ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_max_live_parameters), 0, ZERO__BIG, NULL, ZERO__AUTO_DEFAULT, ZERO__F_NULLABLE, 0,
      "max_live_parameters", "cfg.zero_optimization.stage3_max_live_parameters"},
     {{"zero_optimization.stage3_max_reuse_distance", "int", "1e9", ZERO__IMPL,
@@ -10268,7 +10270,7 @@ static zero_result zero__pool_fetch(zero_engine *e, int s) {
                                "zero_fetch('%s'): its unit needs %lld elements, the stage-3 pool holds %lld and the "
                                "units of %s are still fetched\nHINT: zero_release tensors after use, or raise "
                                "zero_optimization.stage3_max_live_parameters (pool = max(max_live + prefetch, 2 x "
-                               "largest unit); not given: the three largest groups)",
+                               "largest unit); not given: the three largest groups and the largest once more)",
                                zero__tname(e, e->plan.layout->units[e->plan.layout->span_first[s]].first_tensor),
                                (long long)e->plan.span_padded[s], (long long)e->pool.pool_elems, held);
         }
@@ -11206,8 +11208,9 @@ static void zero__group_sizes(const zero_engine *e, int64_t *max, int64_t *top3)
 }
 
 /* Stage 3 with max_live derived: the bound on the parameter bytes on the
-   device, 1/N of the model (the shard) + the three largest groups + the
-   persistent tensors; 0 when DeepSpeed's keys set the pool. */
+   device, 1/N of the model (the shard) + the three largest groups and the
+   largest once more (the pool) + the persistent tensors; 0 when DeepSpeed's
+   keys set the pool. */
 static size_t zero__stage3_bound(const zero_engine *e) {
     if (e->plan.stage != 3 || !(e->pool.derived & 1)) return 0;
     return (size_t)(e->plan.layout->shard_numel + e->pool.live_limit + e->pool.persist_elems) * e->plan.csize;
@@ -11226,7 +11229,7 @@ static zero_result zero__stage3_check(zero_engine *e) {
     if (!bound || have <= bound) return ZERO_OK;
     return zero__efail(e, ZERO_MSG_ENGINE_POOL_FULL,
                        "zero_engine_create: stage 3 plans %zu bytes of parameters on the device, above its bound of %zu "
-                       "(1/N of the model + the three largest groups, %lld elements + the persistent tensors): a bug of "
+                       "(1/N of the model + a pool of %lld elements + the persistent tensors): a bug of "
                        "zero's, please report it\nHINT: set zero_optimization.stage3_max_live_parameters to plan the "
                        "pool from DeepSpeed's keys instead", have, bound, (long long)e->pool.live_limit);
 }
@@ -11234,11 +11237,13 @@ static zero_result zero__stage3_check(zero_engine *e) {
 /* Stage 3's gather pool: the persistent spans, then room for the others:
    max(max_live + prefetch, 2 x the largest span) elements as DeepSpeed's
    keys say, or, where the config left stage3_max_live_parameters unset and
-   the program gave its layers groups, the three largest groups: what a
-   program of llm.c's shape holds at once (the embedding it reads at the
+   the program gave its layers groups, the three largest groups (what a
+   program of llm.c's shape holds at once: the embedding it reads at the
    start and at the head, a layer and the next, whose weights its fused
-   kernels read), the prefetch (given, or one group) inside it. A program
-   with one group for all gets DeepSpeed's 1e9 + 5e7. */
+   kernels read) and room for the largest once more (the pool places spans
+   first-fit: with no room to spare it fragments, measured on the llm.c
+   port), the prefetch (given, or one group) inside it. A program with one
+   group for all gets DeepSpeed's 1e9 + 5e7. */
 static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     const zero_optimization_config *z = &e->cfg.zero_optimization;
     int64_t want, top3;
@@ -11253,7 +11258,7 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     e->pool.derived = (e->pool.live_limit == ZERO_UNSET) | (e->pool.prefetch_limit == ZERO_UNSET) << 1;
     if (e->pool.prefetch_limit == ZERO_UNSET) e->pool.prefetch_limit = e->pool.group_max;
     if (e->pool.live_limit == ZERO_UNSET) {
-        e->pool.live_limit = zero__max_i64(top3 + e->pool.group_max, 2 * zs->dyn_max); /* (one group of room: first-fit placement) */
+        e->pool.live_limit = zero__max_i64(top3 + e->pool.group_max, 2 * zs->dyn_max);
         want = e->pool.live_limit;
     } else {
         want = zero__max_i64(zero__sat_add_i64(zero__max_i64(0, e->pool.live_limit), zero__max_i64(0, e->pool.prefetch_limit)),
@@ -15410,9 +15415,9 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
         ZERO__PUT("  (stage 3: parameters on the device %.3f MiB, the shard and a gather pool for max_live %lld%s and "
                   "prefetch %lld%s elements; the largest group %lld elements%s%.3f MiB)\n",
                   (double)r->stage3_param_bytes / 1048576.0, (long long)r->stage3_max_live,
-                  r->stage3_derived & 1 ? " (derived: the three largest groups)" : "", (long long)r->stage3_prefetch,
+                  r->stage3_derived & 1 ? " (derived: the three largest groups + the largest)" : "", (long long)r->stage3_prefetch,
                   r->stage3_derived & 2 ? " (derived: one group)" : "", (long long)r->stage3_group_max,
-                  r->stage3_param_bound ? "; at most 1/N of the model + the three largest groups + the persistent tensors = "
+                  r->stage3_param_bound ? "; at most 1/N of the model + that pool + the persistent tensors = "
                                         : "; DeepSpeed's keys given, no bound: ",
                   (double)(r->stage3_param_bound ? r->stage3_param_bound : r->stage3_param_bytes) / 1048576.0);
     if (r->grad_own_spans)
