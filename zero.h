@@ -263,6 +263,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_RELEASE, ZERO_ERR_STATE, "zero_release of a tensor that is not fetched")      \
     X(ENGINE_GATHERED, ZERO_ERR_STATE, "gradients, a step or a second gather while zero_gather_params holds the model") \
     X(ENGINE_POOL_FULL, ZERO_ERR_OUT_OF_MEMORY, "more gathered units live than the stage-3 pool holds") \
+    X(ENGINE_POOL_GREW, ZERO_OK, "the derived stage-3 pool grew: the program holds more at once than it planned (info)") \
     X(ENGINE_GRAD_RING_FULL, ZERO_ERR_STATE, "more units with unfinished gradients than the gradient ring holds") \
     X(ENGINE_GRAD_OWN_SLOT, ZERO_OK, "a span's gradient found open across the backward gets a buffer of its own (info)") \
     X(VM_UNSUPPORTED, ZERO_ERR_UNSUPPORTED, "the backend cannot leave memory unbacked (zero_alloc)") \
@@ -1419,6 +1420,8 @@ typedef struct zero_memory_stats {
        1/N of the model (the shard) + the pool (that max_live) + the persistent tensors, which create checks. 0 at
        stages 0-2 */
     int64_t stage3_max_live, stage3_prefetch, stage3_group_max;
+    int64_t stage3_pool_elems; /* the pool's room for spans that are not persistent now (a derived pool grows where
+                                  the program holds more than planned: an info line says so) */
     int stage3_derived;
     size_t stage3_param_bytes, stage3_param_bound;
 } zero_memory_stats;
@@ -3571,8 +3574,8 @@ static const zero__key zero__keys[] = {
 #undef ZERO__OFFLOAD_KEY
     ZERO__ZERO_KEY(sub_group_size, "int", "1e9", ZERO__NYET, "stage 3: elements per optimizer sub-group (zero: per unit tile)",
              zero__engine_note, ZERO__K_I64, 1, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
-    {{"zero_optimization.stage3_prefetch_bucket_size", "int", "5e7", ZERO__IMPL,
-      "stage 3: elements prefetched ahead (DeepSpeed's code default 5e7; its docs say 5e8)", "alias prefetch_bucket_size. Not given (or null): the largest group's elements, derived at create (zero's default: one layer ahead, within the pool). \"auto\": 0.9 x hidden_size^2 (HF's rule)"},
+    {{"zero_optimization.stage3_prefetch_bucket_size", "int", "derived", ZERO__IMPL,
+      "stage 3: elements prefetched ahead (DeepSpeed's code default 5e7; its docs say 5e8)", "alias prefetch_bucket_size. Not given (or null): the largest group's elements, derived at create with max_live (one layer ahead, within the pool). \"auto\": 0.9 x hidden_size^2 (HF's rule)"},
      ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_prefetch_bucket_size), 0, ZERO__BIG, NULL, ZERO__AUTO_DERIVE, ZERO__F_NULLABLE, 0,
      "prefetch_bucket_size", "cfg.zero_optimization.stage3_prefetch_bucket_size"},
     {{"zero_optimization.stage3_param_persistence_threshold", "int", "1e5", ZERO__IMPL,
@@ -3583,8 +3586,8 @@ static const zero__key zero__keys[] = {
       "stage 3: cap on all persistent elements", "alias model_persistence_threshold"},
      ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_model_persistence_threshold), 0, 9.3e18, NULL, ZERO__AUTO_DEFAULT, 0, 0,
      "model_persistence_threshold", "cfg.zero_optimization.stage3_model_persistence_threshold"},
-    {{"zero_optimization.stage3_max_live_parameters", "int", "1e9", ZERO__IMPL,
-      "stage 3: gathered elements beyond which no prefetch is issued (a needed fetch is never blocked)", "alias max_live_parameters; given: zero's gather pool holds max(max_live + prefetch, 2 x largest unit) elements. Not given (null, \"auto\"): derived at create from zero_tensor.group: the three largest groups (a layer's tensors; a tied embedding once) and room for the largest once more, the pool that many elements with the prefetch inside it (one group for all: 1e9)"},
+    {{"zero_optimization.stage3_max_live_parameters", "int", "derived", ZERO__IMPL,
+      "stage 3: gathered elements beyond which no prefetch is issued (a needed fetch is never blocked; DeepSpeed's default 1e9)", "alias max_live_parameters; given: zero's gather pool holds max(max_live + prefetch, 2 x largest unit) elements. Not given (null, \"auto\"): derived at create from zero_tensor.group: the three largest groups (a layer's tensors; a tied embedding once) and room for the largest once more, the pool that many elements with the prefetch inside it, grown where the program holds more (one group for all, or a backend without address ranges: DeepSpeed's 1e9 and 5e7)"},
      ZERO__K_I64, ZERO__OFF(zero_optimization.stage3_max_live_parameters), 0, ZERO__BIG, NULL, ZERO__AUTO_DEFAULT, ZERO__F_NULLABLE, 0,
      "max_live_parameters", "cfg.zero_optimization.stage3_max_live_parameters"},
     {{"zero_optimization.stage3_max_reuse_distance", "int", "1e9", ZERO__IMPL,
@@ -8621,6 +8624,14 @@ typedef struct zero__pool3 { /* stage 3: gathered units and the fetch trace */
                                            create derived where the config left them unset */
     int64_t group_max;          /* elements of the largest group's spans that are not persistent */
     int derived;                /* bits: 1 live_limit, 2 prefetch_limit derived from the plan */
+    /* a derived pool grows instead of failing a needed fetch (DeepSpeed's max_live never blocks one): an address
+       range for every span reserved, pages backed as far as the pool reaches (or, where the pool only counts,
+       nothing backed at all) */
+    int grows;
+    char *vm_base;              /* the range (NULL: the pool is one allocation) */
+    size_t vm_reserved, vm_granule, vm_backed;
+    int64_t dyn_total;          /* elements of every span that is not persistent: the pool grows to twice that at
+                                   most (placements that fragment it still find room at its end) */
     void *saved_base;           /* its pool of the model's size: the pool it stands in for, NULL: none */
     int64_t saved_elems;        /* the pool's own room for spans, restored at zero_release_params */
 } zero__pool3;
@@ -8970,6 +8981,27 @@ static zero_result zero__order(zero_engine *e, zero_stream_id from, zero_stream_
     return ZERO_OK;
 }
 
+/* A range of the engine's memory and its side, in the table zero__copy
+   counts host-device crossings by. */
+static zero_result zero__xfer_add(zero_engine *e, const void *p, size_t bytes, int dev) {
+    zero__xfer *x = &e->xfer;
+    if (x->n == x->cap) {
+        int cap = x->cap ? 2 * x->cap : 32;
+        uintptr_t *lo = (uintptr_t *)ZERO_REALLOC(x->lo, sizeof(uintptr_t) * (size_t)cap);
+        uintptr_t *hi = lo ? (uintptr_t *)ZERO_REALLOC(x->hi, sizeof(uintptr_t) * (size_t)cap) : NULL;
+        unsigned char *d = hi ? (unsigned char *)ZERO_REALLOC(x->dev, (size_t)cap) : NULL;
+        if (lo) x->lo = lo;
+        if (hi) x->hi = hi;
+        if (!lo || !hi || !d) return ZERO_ERR_OUT_OF_MEMORY;
+        x->dev = d;
+        x->cap = cap;
+    }
+    x->lo[x->n] = (uintptr_t)p;
+    x->hi[x->n] = (uintptr_t)p + bytes;
+    x->dev[x->n++] = (unsigned char)dev;
+    return ZERO_OK;
+}
+
 static zero_result zero__ealloc(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, size_t bytes,
                                 void **out, const char *what) {
     zero_error be;
@@ -8986,27 +9018,11 @@ static zero_result zero__ealloc(zero_engine *e, zero_mem_category cat, zero_mem_
         return e->err.code;
     }
     e->mem.allocated[kind] += bytes;
-    { /* its range and kind: zero__copy counts what crosses between host and device */
-        zero__xfer *x = &e->xfer;
-        if (x->n == x->cap) {
-            int cap = x->cap ? 2 * x->cap : 32;
-            uintptr_t *lo = (uintptr_t *)ZERO_REALLOC(x->lo, sizeof(uintptr_t) * (size_t)cap);
-            uintptr_t *hi = lo ? (uintptr_t *)ZERO_REALLOC(x->hi, sizeof(uintptr_t) * (size_t)cap) : NULL;
-            unsigned char *dev = hi ? (unsigned char *)ZERO_REALLOC(x->dev, (size_t)cap) : NULL;
-            if (lo) x->lo = lo;
-            if (hi) x->hi = hi;
-            if (!lo || !hi || !dev) {
-                e->be.free(e->be.ctx, kind, *out);
-                e->mem.allocated[kind] -= bytes;
-                *out = NULL;
-                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "%s: the table of allocations", what);
-            }
-            x->dev = dev;
-            x->cap = cap;
-        }
-        x->lo[x->n] = (uintptr_t)*out;
-        x->hi[x->n] = (uintptr_t)*out + bytes;
-        x->dev[x->n++] = kind == ZERO_MEM_DEVICE;
+    if (zero__xfer_add(e, *out, bytes, kind == ZERO_MEM_DEVICE) != ZERO_OK) {
+        e->be.free(e->be.ctx, kind, *out);
+        e->mem.allocated[kind] -= bytes;
+        *out = NULL;
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "%s: the table of allocations", what);
     }
     return ZERO_OK;
 }
@@ -10242,7 +10258,10 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off, in
 }
 
 
-/* Make span s resident for a required fetch. */
+static int zero__pool_grow(zero_engine *e, int64_t need); /* (engine-setup) */
+
+/* Make span s resident for a required fetch: unreferenced spans evicted,
+   least recently used first, then (a derived pool) the pool grown. */
 static zero_result zero__pool_fetch(zero_engine *e, int s) {
     int at;
     int64_t off;
@@ -10259,6 +10278,9 @@ static zero_result zero__pool_fetch(zero_engine *e, int s) {
         }
         if (victim < 0) {
             char held[400];
+            int grew = zero__pool_grow(e, e->plan.span_padded[s]);
+            if (grew > 0) continue;
+            if (grew < 0) return e->err.code;
             size_t n = 0;
             int k;
             held[0] = 0;
@@ -11209,11 +11231,12 @@ static void zero__group_sizes(const zero_engine *e, int64_t *max, int64_t *top3)
 
 /* Stage 3 with max_live derived: the bound on the parameter bytes on the
    device, 1/N of the model (the shard) + the three largest groups and the
-   largest once more (the pool) + the persistent tensors; 0 when DeepSpeed's
-   keys set the pool. */
+   largest once more (the pool, in whole granules where it may grow) + the
+   persistent tensors; 0 when DeepSpeed's keys set the pool. */
 static size_t zero__stage3_bound(const zero_engine *e) {
     if (e->plan.stage != 3 || !(e->pool.derived & 1)) return 0;
-    return (size_t)(e->plan.layout->shard_numel + e->pool.live_limit + e->pool.persist_elems) * e->plan.csize;
+    return (size_t)(e->plan.layout->shard_numel + e->pool.live_limit + e->pool.persist_elems) * e->plan.csize +
+           e->pool.vm_granule; /* (a pool that may grow is backed in whole granules) */
 }
 
 /* At create, after the pool: the bound holds (a failure here is zero's bug, said as such). */
@@ -11234,6 +11257,66 @@ static zero_result zero__stage3_check(zero_engine *e) {
                        "pool from DeepSpeed's keys instead", have, bound, (long long)e->pool.live_limit);
 }
 
+/* The derived pool's backed bytes for `elems` elements past the persistent
+   spans, whole granules. */
+static size_t zero__pool_vm_bytes(const zero_engine *e, int64_t elems) {
+    size_t b = (size_t)(e->pool.persist_elems + elems) * e->plan.csize, g = e->pool.vm_granule;
+    return zero__min_i64((int64_t)((b + g - 1) / g * g), (int64_t)e->pool.vm_reserved);
+}
+
+/* Pages [vm_backed, bytes) of the derived pool backed, and counted where
+   the memory report reads them. */
+static zero_result zero__pool_vm_back(zero_engine *e, size_t bytes, const char *when) {
+    zero_error be;
+    size_t more;
+    if (bytes <= e->pool.vm_backed) return ZERO_OK;
+    more = bytes - e->pool.vm_backed;
+    zero__ok(&be);
+    if (e->be.vm_back(e->be.ctx, e->pool.vm_base + e->pool.vm_backed, more, &be) != ZERO_OK)
+        return zero__efail(e, ZERO_MSG_ENGINE_POOL_FULL, "%s: the stage-3 gather pool's next %.1f MiB: %s\nHINT: set "
+                           "zero_optimization.stage3_max_live_parameters to plan the pool from DeepSpeed's keys, or "
+                           "release layers sooner", when, (double)more / 1048576.0, be.msg);
+    e->pool.vm_backed = bytes;
+    e->mem.planned[ZERO_MEM_GATHER_POOL][ZERO_MEM_DEVICE] += more;
+    e->mem.allocated[ZERO_MEM_DEVICE] += more;
+    return ZERO_OK;
+}
+
+/* The derived pool: an address range for the persistent spans and every
+   other span, backed for the pool as planned. */
+static zero_result zero__pool_vm_make(zero_engine *e) {
+    zero_error be;
+    void *base = NULL;
+    zero__ok(&be);
+    if (e->be.vm_reserve(e->be.ctx, (size_t)(e->pool.persist_elems + 2 * e->pool.dyn_total) * e->plan.csize, &base,
+                         &e->pool.vm_reserved, &e->pool.vm_granule, &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "zero_engine_create: the stage-3 gather pool's address range");
+    e->pool.vm_base = (char *)base;
+    e->pool.base = base;
+    if (zero__xfer_add(e, base, e->pool.vm_reserved, 1) != ZERO_OK)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: the table of allocations");
+    return zero__pool_vm_back(e, zero__pool_vm_bytes(e, e->pool.pool_elems), "zero_engine_create");
+}
+
+/* A needed fetch of `need` elements found the derived pool full of spans
+   the program holds: the pool grows by a group (or the span). 1: grown; 0:
+   it cannot (DeepSpeed's keys set it, it reached twice every span's size,
+   or zero_gather_params' pool stands in); -1: failed. */
+static int zero__pool_grow(zero_engine *e, int64_t need) {
+    int64_t to;
+    if (!e->pool.grows || e->pool.pool_elems + need > 2 * e->pool.dyn_total || e->pool.saved_base) return 0;
+    /* (the room added is at the pool's end, after its last gap: the span fits there whatever the placement) */
+    to = zero__min_i64(2 * e->pool.dyn_total, e->pool.pool_elems + zero__max_i64(need, e->pool.group_max));
+    if (e->pool.vm_base && zero__pool_vm_back(e, zero__pool_vm_bytes(e, to), "zero_fetch") != ZERO_OK) return -1;
+    if (e->plan.grank == 0)
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_POOL_GREW,
+                  "stage 3: the gather pool grew from %lld to %lld elements: the program holds more at once than the "
+                  "three largest groups and one more (set stage3_max_live_parameters to plan it yourself)",
+                  (long long)e->pool.pool_elems, (long long)to);
+    e->pool.pool_elems = to;
+    return 1;
+}
+
 /* Stage 3's gather pool: the persistent spans, then room for the others:
    max(max_live + prefetch, 2 x the largest span) elements as DeepSpeed's
    keys say, or, where the config left stage3_max_live_parameters unset and
@@ -11242,16 +11325,24 @@ static zero_result zero__stage3_check(zero_engine *e) {
    start and at the head, a layer and the next, whose weights its fused
    kernels read) and room for the largest once more (the pool places spans
    first-fit: with no room to spare it fragments, measured on the llm.c
-   port), the prefetch (given, or one group) inside it. A program with one
-   group for all gets DeepSpeed's 1e9 + 5e7. */
+   port), the prefetch (given, or one group) inside it. Such a pool grows
+   where the program holds more (zero__pool_grow), so it lies in an address
+   range of every span's size, backed as far as it reaches. A program with
+   one group for all, or a backend without address ranges, gets DeepSpeed's
+   1e9 + 5e7. */
 static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     const zero_optimization_config *z = &e->cfg.zero_optimization;
     int64_t want, top3;
     if (e->plan.stage != 3) return ZERO_OK;
+    if (e->plan.pvm) {
+        zero_result r = zero__pvm_plan_direct(e);
+        if (r != ZERO_OK) return r;
+    }
     zero__group_sizes(e, &e->pool.group_max, &top3);
     e->pool.live_limit = z->stage3_max_live_parameters;
     e->pool.prefetch_limit = z->stage3_prefetch_bucket_size;
-    if (!e->pool.group_max) { /* no groups: DeepSpeed's defaults */
+    if (!e->pool.group_max || /* no groups, or a pool that could not grow: DeepSpeed's defaults */
+        !((e->plan.pvm && e->pvm.dyn_direct) || (e->be.vm_reserve && e->be.vm_back && e->be.vm_unback && e->be.vm_release))) {
         if (e->pool.live_limit == ZERO_UNSET) e->pool.live_limit = 1000000000;
         if (e->pool.prefetch_limit == ZERO_UNSET) e->pool.prefetch_limit = 50000000;
     }
@@ -11266,10 +11357,6 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     }
     e->pool.persist_elems = zs->persist;
     e->pool.pool_elems = zero__min_i64(zs->dyn_total, want);
-    if (e->plan.pvm) {
-        zero_result r = zero__pvm_plan_direct(e);
-        if (r != ZERO_OK) return r;
-    }
     if (e->be.event_create && e->be.event_record && e->be.stream_wait && e->be.event_destroy) {
         int s;
         e->pool.stale_cap = 2 * e->plan.n_spans + 8;
@@ -11287,9 +11374,12 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
                 return zero__ebackend(e, &be, "zero_engine_create: events");
         }
     }
+    e->pool.dyn_total = zs->dyn_total;
+    e->pool.grows = (e->pool.derived & 1) && e->pool.pool_elems < zs->dyn_total;
     /* all-gathers into the program's memory: the pool only counts what is gathered (its persistent part may
        still hold spans that are not) */
     if (e->plan.pvm && e->pvm.all_direct) return ZERO_OK;
+    if (e->pool.grows && !(e->plan.pvm && e->pvm.dyn_direct)) return zero__pool_vm_make(e);
     return zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE,
                         (size_t)(zs->persist + (e->plan.pvm && e->pvm.dyn_direct ? 0 : e->pool.pool_elems)) * e->plan.csize,
                         &e->pool.base, "stage-3 gather pool");
@@ -11305,6 +11395,12 @@ static void zero__free_pool(zero_engine *e) {
     ZERO_FREE(e->pool.stale_off);
     ZERO_FREE(e->pool.stale_len);
     ZERO_FREE(e->pool.stale_span);
+    if (e->pool.vm_base) { /* (zero_gather_params' pool may stand in for it: base or saved_base) */
+        if (e->pool.base == (void *)e->pool.vm_base) e->pool.base = NULL;
+        if (e->pool.saved_base == (void *)e->pool.vm_base) e->pool.saved_base = NULL;
+        e->be.vm_release(e->be.ctx, e->pool.vm_base, e->pool.vm_reserved);
+        e->pool.vm_base = NULL;
+    }
     zero__efree(e, ZERO_MEM_DEVICE, e->pool.base);
     zero__efree(e, ZERO_MEM_DEVICE, e->pool.saved_base); /* destroyed inside zero_gather_params' while */
 }
@@ -15352,6 +15448,7 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
         out->stage3_max_live = e->pool.live_limit;
         out->stage3_prefetch = e->pool.prefetch_limit;
         out->stage3_group_max = e->pool.group_max;
+        out->stage3_pool_elems = e->pool.saved_base ? e->pool.saved_elems : e->pool.pool_elems;
         out->stage3_derived = e->pool.derived;
         out->stage3_param_bytes = zero__stage3_bytes(e);
         out->stage3_param_bound = zero__stage3_bound(e);

@@ -212,8 +212,10 @@ static int make_cfg(const run_opts *o, zero_config *c) {
     c->zero_optimization.reduce_bucket_size = o->bucket;
     /* stage 3: tensors of <= persist elements (3 by default) persistent, the rest fetched */
     c->zero_optimization.stage3_param_persistence_threshold = o->persist;
-    if (o->max_live) c->zero_optimization.stage3_max_live_parameters = o->max_live;
-    if (o->prefetch) c->zero_optimization.stage3_prefetch_bucket_size = o->prefetch < 0 ? 0 : o->prefetch;
+    /* DeepSpeed's keys (its defaults where 0): plan_want's formula; the pool derived from the groups when they
+       are left unset is test_trainer's */
+    c->zero_optimization.stage3_max_live_parameters = o->max_live ? o->max_live : 1000000000;
+    c->zero_optimization.stage3_prefetch_bucket_size = o->prefetch ? (o->prefetch < 0 ? 0 : o->prefetch) : 50000000;
     c->gradient_clipping = o->clip_on ? CLIP : 0;
     if (o->shard) c->zero_optimization.mics_shard_size = o->shard;
     c->optimizer.type = ZERO_OPTIMIZER_ADAM;

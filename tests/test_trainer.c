@@ -76,6 +76,9 @@ typedef struct trainer {
     int kept[4];               /* keep, per rank: its memory held the final weights after destroy, and again after the
                                   second engine's create and gather (1), or not (-1) */
     int64_t hits[STEPS];       /* rank 0's stage-3 fetches that found their unit gathered, per step */
+    int derived;               /* stage 3: the pool's limits left unset (derived from the groups at create) */
+    int hold;                  /* every tensor fetched for the whole micro-batch (beside the per-layer fetches) */
+    zero_memory_stats s3;      /* rank 0's memory report after training */
     zero_result create_r, run_r;
     char err[1100];
 } trainer;
@@ -136,6 +139,8 @@ static zero_result micro(zero_engine *e, int k, int s0, int n, double *loss_sum,
     /* stage 3 gathers what zero_fetch names (the others return at once): the
        embedding for the whole micro-batch, a layer while it computes */
     const int G = T->groups; /* (host memory only: the arithmetic reads the program's pointers) */
+    for (t = 0; T->hold && t < NT; t++) /* every layer held for the whole micro-batch */
+        if ((r = zero_fetch(e, t)) != ZERO_OK) return r;
     if ((r = G ? zero_fetch_group(e, 0) : zero_fetch(e, 0)) != ZERO_OK) return r;
     if (!(p[0] = G ? tensor_in(all, 0) : tr_param(e, 0))) return zero_engine_error(e)->code;
     for (s = 0; s < n; s++) {
@@ -229,9 +234,10 @@ static zero_result micro(zero_engine *e, int k, int s0, int n, double *loss_sum,
     }
     for (s = 0; s < n; s++) /* the embedding: the end of the backward, into the head's buffer */
         for (i = 0; i < C; i++) g[0][tok[s] * C + i] += dx[s][i] * scale;
-    if (G) return (r = zero_grad_ready_group(e, 0)) != ZERO_OK ? r : zero_release_group(e, 0);
-    if ((r = tr_ready(e, 0)) != ZERO_OK) return r;
-    return zero_release(e, 0);
+    if (G) r = zero_grad_ready_group(e, 0) != ZERO_OK ? zero_engine_error(e)->code : zero_release_group(e, 0);
+    else r = tr_ready(e, 0) != ZERO_OK ? zero_engine_error(e)->code : zero_release(e, 0);
+    for (t = 0; r == ZERO_OK && T->hold && t < NT; t++) r = zero_release(e, t);
+    return r;
 }
 
 /* A forward alone, on every rank, between steps: the training forward's fetches and releases, the weights read
@@ -280,8 +286,10 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
     cfg.zero_optimization.reduce_bucket_size = T->bucket ? T->bucket : 500; /* several units per layer */
     cfg.zero_optimization.stage3_param_persistence_threshold = T->persist;
     if (T->persist) cfg.zero_optimization.stage3_model_persistence_threshold = 1200; /* the first three layer tensors */
-    cfg.zero_optimization.stage3_max_live_parameters = 1000; /* the gather pool: about two layers */
-    cfg.zero_optimization.stage3_prefetch_bucket_size = 400;
+    if (!T->derived) {
+        cfg.zero_optimization.stage3_max_live_parameters = 1000; /* the gather pool: about two layers */
+        cfg.zero_optimization.stage3_prefetch_bucket_size = 400;
+    }
     cfg.gradient_clipping = 0; /* the program's outlier rule instead */
     cfg.optimizer.weight_decay = 0.01;
     cfg.log.level = ZERO_LOG_WARN;
@@ -399,6 +407,7 @@ static zero_result trainer_rank(const zero_backend *b, void *arg) {
             T->grads_end = ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE];
             T->backed_end = ms.program_backed;
             T->backed_peak = ms.program_backed_peak;
+            T->s3 = ms;
         }
     }
     if (T->keep) { /* the trained weights stay in the program's memory, which another engine may take */
@@ -629,6 +638,48 @@ int main(void) {
                            mw);
                 CHECKF(max_diff(&one, X) <= 1e-4 * max_abs(&one), "stage %d world %d gas %d: %.3g from one rank", stage,
                        world, gas, max_diff(&one, X));
+                if (stage == 3) { /* the pool's limits left unset: derived from the groups (the three largest and
+                                     one more: 4 layers of 2 x H x C, of a model of 6 layers and the embedding), the
+                                     same weights and losses, the parameter bytes within their bound, in engine
+                                     memory and in zero_alloc memory (where the pool only counts) */
+                    static trainer Dv;
+                    int ext, hold;
+                    for (ext = 0; ext <= 2; ext += 2)
+                        for (hold = 0; hold <= 1; hold++) {
+                        const zero_memory_stats *m = &Dv.s3;
+                        int64_t layer = 2 * H * C, model = V * C + L * layer;
+                        memset(&Dv, 0, sizeof Dv);
+                        Dv.stage = 3, Dv.world = world, Dv.gas = gas, Dv.flag = 1, Dv.ext = ext, Dv.derived = 1;
+                        Dv.hold = hold; /* the program holds the whole model: the derived pool grows, no fetch fails */
+                        make_tensors(1);
+                        CHECK(zero_host_run(world, trainer_rank, &Dv, NULL) == ZERO_OK);
+                        CHECKF(Dv.create_r == ZERO_OK && Dv.run_r == ZERO_OK, "derived pool, world %d gas %d ext %d: %s",
+                               world, gas, ext, Dv.err);
+                        CHECKF(max_diff(X, &Dv) == 0 && memcmp(X->loss, Dv.loss, sizeof Dv.loss) == 0,
+                               "derived pool, world %d gas %d ext %d: %.3g from DeepSpeed's keys' run", world, gas, ext,
+                               max_diff(X, &Dv));
+                        CHECKF(hold ? m->stage3_pool_elems >= m->stage3_max_live + m->stage3_group_max
+                                    : m->stage3_pool_elems == m->stage3_max_live,
+                               "derived pool, world %d ext %d hold %d: the pool %lld elements, planned %lld", world, ext,
+                               hold, (long long)m->stage3_pool_elems, (long long)m->stage3_max_live);
+                        if (hold) continue; /* (the bound is create's plan) */
+                        CHECKF(m->stage3_derived == 3 && m->stage3_group_max >= layer &&
+                                   m->stage3_group_max <= layer + 2 * 8 * world && m->stage3_prefetch == m->stage3_group_max &&
+                                   m->stage3_max_live == 4 * m->stage3_group_max,
+                               "derived pool, world %d ext %d: derived %d, group %lld (a layer %lld), prefetch %lld, max_live "
+                               "%lld", world, ext, m->stage3_derived, (long long)m->stage3_group_max, (long long)layer,
+                               (long long)m->stage3_prefetch, (long long)m->stage3_max_live);
+                                /* the bound, computed here: the shard, four layers (and their padding), the granule */
+                        CHECKF(m->stage3_param_bytes <= m->stage3_param_bound &&
+                                   m->stage3_param_bound <= sizeof(float) * (size_t)((model + world - 1) / world + 64 * world +
+                                                                                     4 * (layer + 16 * world)) +
+                                                                (size_t)sysconf(_SC_PAGESIZE) &&
+                                   m->stage3_param_bytes < sizeof(float) * (size_t)((model + world - 1) / world + model),
+                               "derived pool, world %d ext %d: %zu parameter bytes, bound %zu, the model %zu (DeepSpeed's "
+                               "1e9 pools all of it beside the shard)", world, ext, m->stage3_param_bytes,
+                               m->stage3_param_bound, sizeof(float) * (size_t)model);
+                    }
+                }
                 if (stage == 3) { /* the program's stacked allocation from zero_alloc: its pointers kept, its pages
                                      backed while gathered; with the gradients in the program's memory too */
                     static trainer P3;
