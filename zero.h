@@ -11287,6 +11287,7 @@ static zero_result zero__pool_vm_back(zero_engine *e, size_t bytes, const char *
 static zero_result zero__pool_vm_make(zero_engine *e) {
     zero_error be;
     void *base = NULL;
+    size_t start;
     zero__ok(&be);
     if (e->be.vm_reserve(e->be.ctx, (size_t)(e->pool.persist_elems + 2 * e->pool.dyn_total) * e->plan.csize, &base,
                          &e->pool.vm_reserved, &e->pool.vm_granule, &be) != ZERO_OK)
@@ -11295,7 +11296,16 @@ static zero_result zero__pool_vm_make(zero_engine *e) {
     e->pool.base = base;
     if (zero__xfer_add(e, base, e->pool.vm_reserved, 1) != ZERO_OK)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: the table of allocations");
-    return zero__pool_vm_back(e, zero__pool_vm_bytes(e, e->pool.pool_elems), "zero_engine_create");
+    /* vm_reserve backs the whole range (zero_alloc's contract): what the planned pool does not reach is unbacked
+       at once (for the moment of create the range is wholly backed) */
+    start = zero__pool_vm_bytes(e, e->pool.pool_elems);
+    if (start < e->pool.vm_reserved &&
+        e->be.vm_unback(e->be.ctx, e->pool.vm_base + start, e->pool.vm_reserved - start, &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "zero_engine_create: the stage-3 gather pool's range past the planned pool");
+    e->pool.vm_backed = start;
+    e->mem.planned[ZERO_MEM_GATHER_POOL][ZERO_MEM_DEVICE] += start;
+    e->mem.allocated[ZERO_MEM_DEVICE] += start;
+    return ZERO_OK;
 }
 
 /* A needed fetch of `need` elements found the derived pool full of spans
