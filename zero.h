@@ -742,8 +742,11 @@ typedef struct zero_estimate_args {
     double additional_buffer_factor; /* DeepSpeed's f: <= 0 means 1.5 */
     zero_dtype compute_dtype;        /* DEFAULT means fp16 */
     int64_t reduce_bucket_size;      /* elements; <= 0 means 5e8 */
-    int64_t stage3_max_live_parameters; /* elements; <= 0 means 1e9 */
-    int64_t stage3_prefetch_bucket_size; /* elements; < 0 means 5e7 */
+    int64_t stage3_max_live_parameters; /* elements; <= 0: not given, so derived as the engine derives it for a
+                                           program that gives its layers groups (the pool 4 L, the three largest
+                                           groups and the largest once more, the prefetch inside it; at most the
+                                           pool of DeepSpeed's 1e9 + 5e7) */
+    int64_t stage3_prefetch_bucket_size; /* elements; < 0 means 5e7 (with max_live given) */
     int mics_shard_size;             /* hybrid sharding: zero's plan shards over groups of this
                                         many GPUs (<= 0: all of them); must divide the GPU count.
                                         DeepSpeed's figures stay flat (its estimators have no MiCS) */
@@ -1213,9 +1216,11 @@ typedef struct zero_backend {
        not offered, zero_alloc says so). Address ranges whose pages the engine
        backs with memory only while it needs them:
          vm_reserve  a range of at least `bytes`, rounded up to *granule (which
-                     it sets: the unit of backing) into *reserved, every page
-                     backed and readable and writable by the backend's kernels
-                     (what the program fills before zero_engine_create);
+                     it sets: the unit of backing) into *reserved; with
+                     `backed` 1 every page backed and readable and writable
+                     by the backend's kernels (zero_alloc: what the program
+                     fills before zero_engine_create), with 0 none (the
+                     engine's own ranges, backed by vm_back as they fill);
          vm_back     pages [p, p + bytes) (granule-aligned, inside a range,
                      unbacked) get memory and become accessible; contents
                      undefined;
@@ -1229,7 +1234,8 @@ typedef struct zero_backend {
                      backed pages included.
        Memory behind unbacked pages goes back to a pool of the backend's, so
        backing again creates nothing once the pool holds enough. */
-    zero_result (*vm_reserve)(void *ctx, size_t bytes, void **base, size_t *reserved, size_t *granule, zero_error *err);
+    zero_result (*vm_reserve)(void *ctx, size_t bytes, int backed, void **base, size_t *reserved, size_t *granule,
+                              zero_error *err);
     zero_result (*vm_back)(void *ctx, void *p, size_t bytes, zero_error *err);
     zero_result (*vm_unback)(void *ctx, void *p, size_t bytes, zero_error *err);
     void (*vm_release)(void *ctx, void *base, size_t reserved);
@@ -5183,7 +5189,8 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
    parameters; <= 0 in the args: P/20), g GPUs per node, n nodes, G = g*n,
    f additional_buffer_factor (1.5), d compute-dtype bytes (2 for fp16/bf16,
    4 for fp32), B reduce_bucket_size (5e8 elements), M
-   stage3_max_live_parameters (1e9), pf stage3_prefetch_bucket_size (5e7).
+   stage3_max_live_parameters (given; not given: derived, below), pf
+   stage3_prefetch_bucket_size (5e7).
    All figures are bytes; GPU figures per GPU, CPU and NVMe figures per node
    (the sum over its g ranks), as DeepSpeed's are.
 
@@ -5224,7 +5231,14 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
                             pool = min(P, max(M + pf, 2U)): the gathered units
                             that may be live at once (max_live_parameters plus
                             the prefetch look-ahead), at least the unit in use
-                            and the next one, never more than the whole model.
+                            and the next one, never more than the whole model;
+                            M not given: what the engine derives for a
+                            program whose layers are groups (zero_tensor.group;
+                            the drop-in API's zero_tensors_of_kinds sets them):
+                            the three largest groups and the largest once more,
+                            each at most L, the prefetch inside it, and never
+                            more than DeepSpeed's defaults give, so pool =
+                            min(P, max(1e9 + 5e7, 2U), 4L).
      grads       stage 0-1: P d (full buffer, reduce-scattered in place);
                  stage 2-3: min(P, 2U) d (a ring of two unit buffers: one
                             filled by the backward while the other reduces)
@@ -5317,7 +5331,7 @@ static zero_result zero__est_settings(const zero_estimate_args *a, zero__est_in 
     in->f = a->additional_buffer_factor > 0 ? a->additional_buffer_factor : 1.5;
     in->d = a->compute_dtype == ZERO_DTYPE_FP32 ? 4.0 : 2.0;
     in->B = a->reduce_bucket_size > 0 ? (double)a->reduce_bucket_size : 5e8;
-    in->M = a->stage3_max_live_parameters > 0 ? (double)a->stage3_max_live_parameters : 1e9;
+    in->M = a->stage3_max_live_parameters > 0 ? (double)a->stage3_max_live_parameters : -1; /* -1: derived */
     in->pf = a->stage3_prefetch_bucket_size >= 0 ? (double)a->stage3_prefetch_bucket_size : 5e7;
     return ZERO_OK;
 }
@@ -5381,7 +5395,8 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
     if (in->stage < 3) {
         o->gpu_params_bytes = P * d;
     } else {
-        double pool = zero__est_min(P, zero__est_max(in->M + in->pf, 2 * U));
+        double pool = zero__est_min(P, zero__est_max(in->M < 0 ? 1e9 + 5e7 : in->M + in->pf, 2 * U));
+        if (in->M < 0) pool = zero__est_min(pool, 4 * in->L);
         o->gpu_params_bytes = pool * d + (in->op == ZERO_OFFLOAD_NONE ? S * d : 0);
     }
     if (in->stage < 2)
@@ -6896,48 +6911,128 @@ static size_t zero__host_vm_granule(void) {
     return g;
 }
 
-static zero_result zero__host_vm_reserve(void *ctx, size_t bytes, void **base, size_t *reserved, size_t *granule,
-                                         zero_error *err) {
+/* Each range's granules, backed or not, so that vm_back and vm_unback refuse
+   what a GPU's backend refuses (a granule backed twice, or unbacked while
+   unbacked) and host tests see the misuse a GPU would: one table for the
+   process (ranges outlive the rank that reserved them until zero_free). */
+typedef struct zero__host_vm {
+    uintptr_t base;
+    size_t n, g;
+    unsigned char *on; /* n entries */
+    struct zero__host_vm *next;
+} zero__host_vm;
+static zero__host_vm *zero__host_vm_head;
+static pthread_mutex_t zero__host_vm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static zero_result zero__host_vm_reserve(void *ctx, size_t bytes, int backed, void **base, size_t *reserved,
+                                         size_t *granule, zero_error *err) {
     size_t g = zero__host_vm_granule(), n;
     void *p;
+    zero__host_vm *t;
     (void)ctx;
-    if (bytes == 0 || bytes > SIZE_MAX - g)
-        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_alloc: %zu bytes", bytes);
+    if (!base || !reserved || !granule)
+        return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "host vm_reserve: base, reserved or granule is NULL");
+    if (bytes == 0 || bytes > SIZE_MAX / 2 - g)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "host vm_reserve: %zu bytes", bytes);
     n = (bytes + g - 1) / g * g;
+    t = (zero__host_vm *)ZERO_MALLOC(sizeof *t);
+    if (t) t->on = (unsigned char *)ZERO_MALLOC(n / g);
+    if (!t || !t->on) {
+        ZERO_FREE(t);
+        return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "host vm_reserve: a table of %zu granules", n / g);
+    }
     /* one granule more, so the range can start on a granule */
-    p = mmap(NULL, n + g, PROT_READ | PROT_WRITE, MAP_PRIVATE | ZERO__MAP_ANON, -1, 0);
-    if (p == MAP_FAILED)
-        return zero__fail(err, ZERO_MSG_VM_FAILED, NULL, 0, 0, "zero_alloc: mmap of %zu bytes: %s", n + g, strerror(errno));
+    p = mmap(NULL, n + g, backed ? PROT_READ | PROT_WRITE : PROT_NONE, MAP_PRIVATE | ZERO__MAP_ANON, -1, 0);
+    if (p == MAP_FAILED) {
+        ZERO_FREE(t->on);
+        ZERO_FREE(t);
+        return zero__fail(err, ZERO_MSG_VM_FAILED, NULL, 0, 0, "host vm_reserve: mmap of %zu bytes: %s", n + g,
+                          strerror(errno));
+    }
     {
         uintptr_t a = ((uintptr_t)p + g - 1) / g * g;
         if (a > (uintptr_t)p) munmap(p, a - (uintptr_t)p);
         if ((uintptr_t)p + n + g > a + n) munmap((void *)(a + n), (uintptr_t)p + n + g - (a + n));
         *base = (void *)a;
+        t->base = a;
     }
+    t->n = n / g;
+    t->g = g;
+    memset(t->on, backed != 0, t->n);
+    pthread_mutex_lock(&zero__host_vm_lock);
+    t->next = zero__host_vm_head;
+    zero__host_vm_head = t;
+    pthread_mutex_unlock(&zero__host_vm_lock);
     *reserved = n;
     *granule = g;
     zero__ok(err);
     return ZERO_OK;
 }
 
-static zero_result zero__host_vm_back(void *ctx, void *p, size_t bytes, zero_error *err) {
-    (void)ctx;
-    if (mprotect(p, bytes, PROT_READ | PROT_WRITE) != 0)
-        return zero__fail(err, ZERO_MSG_VM_FAILED, NULL, 0, 0, "backing [%p, +%zu): mprotect: %s", p, bytes, strerror(errno));
-    zero__ok(err);
+/* [p, p + bytes) checked as the CUDA backend checks it (inside one range, on
+   granules, every granule backed == want) and, when it is, marked !want.
+   Under zero__host_vm_lock. */
+static zero_result zero__host_vm_flip(const char *op, void *p, size_t bytes, int want, zero_error *err) {
+    uintptr_t a = (uintptr_t)p;
+    zero__host_vm *t;
+    size_t i, i0;
+    for (t = zero__host_vm_head; t; t = t->next)
+        if (a >= t->base && a - t->base <= t->n * t->g && bytes <= t->n * t->g - (a - t->base)) break;
+    if (!t)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "host %s: [%p, +%zu) is not inside a range from vm_reserve",
+                          op, p, bytes);
+    if (bytes == 0 || (a - t->base) % t->g || bytes % t->g)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "host %s: [%p, +%zu) is not whole granules of %zu bytes (the range starts at %p)", op, p,
+                          bytes, t->g, (void *)t->base);
+    i0 = (a - t->base) / t->g;
+    for (i = i0; i < i0 + bytes / t->g; i++)
+        if (t->on[i] != want)
+            return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "host %s: [%p, +%zu): the granule at %p is %s", op, p,
+                              bytes, (void *)(t->base + i * t->g), want ? "not backed" : "backed already");
+    memset(t->on + i0, !want, bytes / t->g);
     return ZERO_OK;
+}
+
+static zero_result zero__host_vm_back(void *ctx, void *p, size_t bytes, zero_error *err) {
+    zero_result r;
+    (void)ctx;
+    pthread_mutex_lock(&zero__host_vm_lock);
+    r = zero__host_vm_flip("vm_back", p, bytes, 0, err);
+    if (r == ZERO_OK && mprotect(p, bytes, PROT_READ | PROT_WRITE) != 0) {
+        r = zero__fail(err, ZERO_MSG_VM_FAILED, NULL, 0, 0, "backing [%p, +%zu): mprotect: %s", p, bytes, strerror(errno));
+        (void)zero__host_vm_flip("vm_back", p, bytes, 1, NULL);
+    }
+    pthread_mutex_unlock(&zero__host_vm_lock);
+    if (r == ZERO_OK) zero__ok(err);
+    return r;
 }
 
 static zero_result zero__host_vm_unback(void *ctx, void *p, size_t bytes, zero_error *err) {
+    zero_result r;
     (void)ctx;
-    if (mmap(p, bytes, PROT_NONE, MAP_PRIVATE | ZERO__MAP_ANON | MAP_FIXED, -1, 0) == MAP_FAILED)
-        return zero__fail(err, ZERO_MSG_VM_FAILED, NULL, 0, 0, "unbacking [%p, +%zu): mmap: %s", p, bytes, strerror(errno));
-    zero__ok(err);
-    return ZERO_OK;
+    pthread_mutex_lock(&zero__host_vm_lock);
+    r = zero__host_vm_flip("vm_unback", p, bytes, 1, err);
+    if (r == ZERO_OK && mmap(p, bytes, PROT_NONE, MAP_PRIVATE | ZERO__MAP_ANON | MAP_FIXED, -1, 0) == MAP_FAILED) {
+        r = zero__fail(err, ZERO_MSG_VM_FAILED, NULL, 0, 0, "unbacking [%p, +%zu): mmap: %s", p, bytes, strerror(errno));
+        (void)zero__host_vm_flip("vm_unback", p, bytes, 0, NULL);
+    }
+    pthread_mutex_unlock(&zero__host_vm_lock);
+    if (r == ZERO_OK) zero__ok(err);
+    return r;
 }
 
 static void zero__host_vm_release(void *ctx, void *base, size_t reserved) {
+    zero__host_vm **pp, *t;
     (void)ctx;
+    pthread_mutex_lock(&zero__host_vm_lock);
+    for (pp = &zero__host_vm_head; *pp && (*pp)->base != (uintptr_t)base; pp = &(*pp)->next) {
+    }
+    t = *pp;
+    if (t) *pp = t->next;
+    pthread_mutex_unlock(&zero__host_vm_lock);
+    if (t) ZERO_FREE(t->on);
+    ZERO_FREE(t);
     munmap(base, reserved);
 }
 #endif
@@ -7045,7 +7140,7 @@ ZERO__DEF zero_result zero_alloc(const zero_backend *be, size_t bytes, void **ou
     r = (zero__vm_range *)ZERO_MALLOC(sizeof *r);
     if (!r) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_alloc: range table");
     memset(r, 0, sizeof *r);
-    res = be->vm_reserve(be->ctx, bytes, (void **)&r->base, &r->reserved, &r->granule, err);
+    res = be->vm_reserve(be->ctx, bytes, 1, (void **)&r->base, &r->reserved, &r->granule, err);
     if (res != ZERO_OK) {
         ZERO_FREE(r);
         return res;
@@ -11283,29 +11378,20 @@ static zero_result zero__pool_vm_back(zero_engine *e, size_t bytes, const char *
 }
 
 /* The derived pool: an address range for the persistent spans and every
-   other span, backed for the pool as planned. */
+   other span, reserved unbacked and backed for the pool as planned (never
+   more at once: a model near the GPU's size still fits). */
 static zero_result zero__pool_vm_make(zero_engine *e) {
     zero_error be;
     void *base = NULL;
-    size_t start;
     zero__ok(&be);
-    if (e->be.vm_reserve(e->be.ctx, (size_t)(e->pool.persist_elems + 2 * e->pool.dyn_total) * e->plan.csize, &base,
+    if (e->be.vm_reserve(e->be.ctx, (size_t)(e->pool.persist_elems + 2 * e->pool.dyn_total) * e->plan.csize, 0, &base,
                          &e->pool.vm_reserved, &e->pool.vm_granule, &be) != ZERO_OK)
         return zero__ebackend(e, &be, "zero_engine_create: the stage-3 gather pool's address range");
     e->pool.vm_base = (char *)base;
     e->pool.base = base;
     if (zero__xfer_add(e, base, e->pool.vm_reserved, 1) != ZERO_OK)
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: the table of allocations");
-    /* vm_reserve backs the whole range (zero_alloc's contract): what the planned pool does not reach is unbacked
-       at once (for the moment of create the range is wholly backed) */
-    start = zero__pool_vm_bytes(e, e->pool.pool_elems);
-    if (start < e->pool.vm_reserved &&
-        e->be.vm_unback(e->be.ctx, e->pool.vm_base + start, e->pool.vm_reserved - start, &be) != ZERO_OK)
-        return zero__ebackend(e, &be, "zero_engine_create: the stage-3 gather pool's range past the planned pool");
-    e->pool.vm_backed = start;
-    e->mem.planned[ZERO_MEM_GATHER_POOL][ZERO_MEM_DEVICE] += start;
-    e->mem.allocated[ZERO_MEM_DEVICE] += start;
-    return ZERO_OK;
+    return zero__pool_vm_back(e, zero__pool_vm_bytes(e, e->pool.pool_elems), "zero_engine_create");
 }
 
 /* A needed fetch of `need` elements found the derived pool full of spans
@@ -11359,7 +11445,10 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     e->pool.derived = (e->pool.live_limit == ZERO_UNSET) | (e->pool.prefetch_limit == ZERO_UNSET) << 1;
     if (e->pool.prefetch_limit == ZERO_UNSET) e->pool.prefetch_limit = e->pool.group_max;
     if (e->pool.live_limit == ZERO_UNSET) {
-        e->pool.live_limit = zero__max_i64(top3 + e->pool.group_max, 2 * zs->dyn_max);
+        /* (never above the pool DeepSpeed's defaults give, 1e9 + 5e7: a model of large layers keeps that, and grows
+           it where the program holds more) */
+        e->pool.live_limit = zero__min_i64(zero__max_i64(top3 + e->pool.group_max, 2 * zs->dyn_max),
+                                           zero__max_i64(1050000000, 2 * zs->dyn_max));
         want = e->pool.live_limit;
     } else {
         want = zero__max_i64(zero__sat_add_i64(zero__max_i64(0, e->pool.live_limit), zero__max_i64(0, e->pool.prefetch_limit)),

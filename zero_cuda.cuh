@@ -3426,8 +3426,9 @@ static zero_result zero__cuda_adam_multi(void *ctx, const zero_adam_args *a, int
    of granules with cuMemMap and made readable and writable by this GPU with
    cuMemSetAccess. The driver's cost is per mapping (some 30 us to set access
    and 18 us to unmap on an H200, whatever its size), so vm_back maps each
-   run it is asked for as one piece; vm_reserve maps one per granule, so that
-   any run can be unbacked later. A piece is unmapped once none of its
+   run it is asked for as one piece; vm_reserve asked for a backed range
+   (zero_alloc's) maps one per granule, so that any run can be unbacked
+   later, and an unbacked one (the engine's pool) maps nothing. A piece is unmapped once none of its
    granules is backed, its handle kept in a pool that vm_back takes from by
    size: fetching a model's layers again creates nothing. vm_release gives a
    range's handles to the pool as far as the other live ranges could use
@@ -3730,8 +3731,8 @@ static zero_result zero__cuda_vm_granule(zero_cuda *c, zero_error *err) {
     return ZERO_OK;
 }
 
-static zero_result zero__cuda_vm_reserve(void *ctx, size_t bytes, void **base, size_t *reserved, size_t *granule,
-                                         zero_error *err) {
+static zero_result zero__cuda_vm_reserve(void *ctx, size_t bytes, int backed, void **base, size_t *reserved,
+                                         size_t *granule, zero_error *err) {
     const zero__cuda_vmm *api = zero__cuda_vmm_get();
     zero_result res;
     CUresult e;
@@ -3797,8 +3798,8 @@ static zero_result zero__cuda_vm_reserve(void *ctx, size_t bytes, void **base, s
     c->vm_range[c->vm_n].g = gr;
     c->vm_n++;
     c->vm_total += n;
-    /* a piece per granule: any run of them can be unbacked later */
-    if ((res = zero__cuda_vm_map(c, &c->vm_range[c->vm_n - 1], 0, n, 1, "vm_reserve", err)) != ZERO_OK) {
+    /* backed: a piece per granule, so that any run of them can be unbacked later; unbacked: vm_back maps runs */
+    if (backed && (res = zero__cuda_vm_map(c, &c->vm_range[c->vm_n - 1], 0, n, 1, "vm_reserve", err)) != ZERO_OK) {
         zero__cuda_vm_drop(c, c->vm_n - 1);
         goto out;
     }

@@ -85,15 +85,15 @@ static long long verify(const range &r) {
     return bad;
 }
 
-static zero_result reserve(range &r, size_t bytes, zero_error *err) {
+static zero_result reserve(range &r, size_t bytes, zero_error *err, int backed = 1) {
     void *b = nullptr;
     size_t g = 0;
-    zero_result res = BE->vm_reserve(BE->ctx, bytes, &b, &r.reserved, &g, err);
+    zero_result res = BE->vm_reserve(BE->ctx, bytes, backed, &b, &r.reserved, &g, err);
     if (res != ZERO_OK) return res;
     r.base = (char *)b;
     r.n = r.reserved / G;
     r.stamp.assign(r.n, 0);
-    r.backed.assign(r.n, 1);
+    r.backed.assign(r.n, (unsigned char)backed);
     CHECK_EQ_INT(g, G);
     return ZERO_OK;
 }
@@ -286,10 +286,10 @@ static void test_one(zero_cuda *cu) {
         // reserve: nothing, or more than any size
         void *b = (void *)1;
         size_t res = 1, g = 1;
-        CHECK_EQ_INT(BE->vm_reserve(BE->ctx, 0, &b, &res, &g, &err), ZERO_ERR_INVALID_ARG);
+        CHECK_EQ_INT(BE->vm_reserve(BE->ctx, 0, 1, &b, &res, &g, &err), ZERO_ERR_INVALID_ARG);
         CHECK(b == nullptr && res == 0);
-        CHECK_EQ_INT(BE->vm_reserve(BE->ctx, SIZE_MAX, &b, &res, &g, &err), ZERO_ERR_INVALID_ARG);
-        CHECK_EQ_INT(BE->vm_reserve(BE->ctx, G, nullptr, &res, &g, &err), ZERO_ERR_INVALID_ARG);
+        CHECK_EQ_INT(BE->vm_reserve(BE->ctx, SIZE_MAX, 1, &b, &res, &g, &err), ZERO_ERR_INVALID_ARG);
+        CHECK_EQ_INT(BE->vm_reserve(BE->ctx, G, 1, nullptr, &res, &g, &err), ZERO_ERR_INVALID_ARG);
         // release of what is no range: logged, nothing else
         printf("(two errors about vm_release are expected next)\n");
         fflush(stdout);
@@ -300,6 +300,33 @@ static void test_one(zero_cuda *cu) {
     }
     CHECK_EQ_INT(zero_cuda_vm_created(cu), c_misuse);
     BE->vm_release(BE->ctx, a.base, a.reserved);
+}
+
+// A range reserved unbacked (the engine's derived stage-3 pool): no memory
+// until vm_back, which maps each run it is asked for as one piece.
+static void test_unbacked(zero_cuda *cu) {
+    zero_error err;
+    range a;
+    size_t free0 = free_bytes();
+    int64_t c0 = zero_cuda_vm_created(cu), m0 = cu->vm_mapped;
+    CHECKF(reserve(a, 64 * G, &err, 0) == ZERO_OK, "%s", err.msg);
+    if (!a.base) return;
+    CHECK_EQ_INT(a.n, 64);
+    CHECK_EQ_INT(cu->vm_mapped, m0); // nothing mapped
+    CHECKF(free_bytes() + 8 * G >= free0, "free %zu before, %zu after reserving 64 granules unbacked", free0,
+           free_bytes());
+    CHECKF(unback(a, 0, 1, &err) == ZERO_ERR_INVALID_ARG && strstr(err.msg, "not backed"), "%s", err.msg);
+    CHECKF(back(a, 0, 3, &err) == ZERO_OK, "%s", err.msg);
+    CHECK_EQ_INT(cu->vm_mapped - m0, 3);
+    CHECKF(back(a, 2, 4, &err) == ZERO_ERR_INVALID_ARG && strstr(err.msg, "backed already"), "%s", err.msg);
+    CHECKF(back(a, 3, 5, &err) == ZERO_OK, "%s", err.msg); // grows at its end, as the pool does
+    put(a, 0, 5, 77);
+    CHECK_EQ_INT(verify(a), 0);
+    CHECK(zero_cuda_vm_created(cu) - c0 <= 5);
+    CHECKF(unback(a, 0, 3, &err) == ZERO_OK, "%s", err.msg);
+    CHECK_EQ_INT(verify(a), 0); // 3 and 4 kept
+    BE->vm_release(BE->ctx, a.base, a.reserved);
+    CHECK_EQ_INT(cu->vm_mapped, m0);
 }
 
 // Ranges at once: the pool shared, memory given back on release.
@@ -445,7 +472,7 @@ int main() {
         // the granule, from a first range of one byte
         void *b = nullptr;
         size_t res = 0;
-        zero_result r = BE->vm_reserve(BE->ctx, 1, &b, &res, &G, &err);
+        zero_result r = BE->vm_reserve(BE->ctx, 1, 1, &b, &res, &G, &err);
         CHECKF(r == ZERO_OK, "%s", err.msg);
         if (r != ZERO_OK) {
             zero_cuda_backend_destroy(cu);
@@ -456,6 +483,7 @@ int main() {
         BE->vm_release(BE->ctx, b, res);
     }
     test_one(cu);
+    test_unbacked(cu);
     test_many(cu);
     test_zero_alloc();
     if (!quick) test_oom(cu);

@@ -45,7 +45,7 @@ static ref_plan reference(const zero_estimate_args *a) {
     double f = a->additional_buffer_factor > 0 ? a->additional_buffer_factor : 1.5;
     double bytes = a->compute_dtype == ZERO_DTYPE_FP32 ? 4 : 2;
     double bucket = a->reduce_bucket_size > 0 ? (double)a->reduce_bucket_size : 5e8;
-    double live = a->stage3_max_live_parameters > 0 ? (double)a->stage3_max_live_parameters : 1e9;
+    double live = (double)a->stage3_max_live_parameters; /* <= 0: derived, the pool 4 L */
     double ahead = a->stage3_prefetch_bucket_size >= 0 ? (double)a->stage3_prefetch_bucket_size : 5e7;
     int opt_off = a->offload_optimizer != ZERO_OFFLOAD_NONE;
     int par_off = a->offload_param != ZERO_OFFLOAD_NONE;
@@ -95,7 +95,8 @@ static ref_plan reference(const zero_estimate_args *a) {
     if (a->stage <= 2) {
         r.gpu_params = bytes * P;
     } else {
-        double pool = dmin(P, dmax(live + ahead, 2 * unit));
+        double pool = live > 0 ? dmin(P, dmax(live + ahead, 2 * unit))
+                               : dmin(dmin(P, dmax(1.05e9, 2 * unit)), 4 * L);
         r.gpu_params = bytes * pool;
         if (a->offload_param == ZERO_OFFLOAD_NONE) r.gpu_params += bytes * shard;
         if (a->offload_param == ZERO_OFFLOAD_CPU) rank_cpu_params += bytes * shard;
@@ -265,7 +266,7 @@ static void test_paper_table(void) {
         CHECK(fabs(paper[2] / 1e9 - 16.6) < 0.05);
     }
     {
-        double ring = 2 * 5e8 * 2, pool = (1e9 + 5e7) * 2;
+        double ring = 2 * 5e8 * 2, pool = (1e9 + 5e7) * 2; /* max_live not given: 4 L (1.5e9), at most DeepSpeed's */
         double shard = m[3].gpu_params_bytes - pool, accum = m[3].gpu_grads_bytes - ring;
         CHECK_NEAR(shard, 2 * P / N, 1e-12);
         CHECK_NEAR(accum, 4 * P / N, 1e-12);
@@ -525,10 +526,13 @@ static void test_errors(void) {
         a.additional_buffer_factor = 1.5;
         a.compute_dtype = ZERO_DTYPE_FP16;
         a.reduce_bucket_size = 500000000;
-        a.stage3_max_live_parameters = 1000000000;
+        /* max_live not given: the pool 4 L (1e9 here), as max_live 9.5e8 and the prefetch 5e7 make it */
+        a.stage3_max_live_parameters = 950000000;
         a.stage3_prefetch_bucket_size = 50000000;
         CHECK(zero_estimate_memory(&a, &e, NULL) == ZERO_OK);
         CHECK(memcmp(&d, &e, sizeof d) == 0);
+        a.stage3_max_live_parameters = 2000000000;
+        CHECK(zero_estimate_memory(&a, &d, NULL) == ZERO_OK);
         a.stage3_prefetch_bucket_size = 0; /* 0 is a value: no prefetch */
         CHECK(zero_estimate_memory(&a, &e, NULL) == ZERO_OK);
         CHECK(e.gpu_params_bytes < d.gpu_params_bytes);

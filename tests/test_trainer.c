@@ -498,6 +498,50 @@ static void test_refused(void) {
     }
 }
 
+/* The host backend's vm_ operations refuse what the CUDA backend refuses (tests/gpu_vm.cu): a granule backed
+   twice, one unbacked while unbacked, a run off the granules or outside a range; a range reserved unbacked (the
+   derived stage-3 pool's) has no accessible page until vm_back. */
+static zero_result host_vm_rank(const zero_backend *b, void *arg) {
+    zero_error err;
+    void *base = NULL;
+    size_t res = 0, g = 0;
+    char *p;
+    (void)arg;
+    CHECK(b->vm_reserve && b->vm_back && b->vm_unback && b->vm_release);
+    /* a backed range (zero_alloc's): every page readable at once, a second vm_back refused */
+    CHECKF(b->vm_reserve(b->ctx, 1, 1, &base, &res, &g, &err) == ZERO_OK, "%s", err.msg);
+    if (!base) return ZERO_ERR_STATE;
+    CHECK(((char *)base)[0] == 0 && res == g && g >= 4096);
+    CHECKF(b->vm_back(b->ctx, base, g, &err) == ZERO_ERR_INVALID_ARG && strstr(err.msg, "backed already"), "%s", err.msg);
+    b->vm_release(b->ctx, base, res);
+    /* unbacked (the derived pool's) */
+    CHECKF(b->vm_reserve(b->ctx, 3 * g + 1, 0, &base, &res, &g, &err) == ZERO_OK, "%s", err.msg);
+    if (!base) return ZERO_ERR_STATE;
+    p = (char *)base;
+    CHECK(res == 4 * g);
+    CHECKF(b->vm_unback(b->ctx, p, g, &err) == ZERO_ERR_INVALID_ARG && strstr(err.msg, "not backed"), "%s", err.msg);
+    CHECKF(b->vm_back(b->ctx, p + g, 2 * g, &err) == ZERO_OK, "%s", err.msg);
+    memset(p + g, 7, 2 * g); /* backed: writable */
+    CHECKF(b->vm_back(b->ctx, p + 2 * g, 2 * g, &err) == ZERO_ERR_INVALID_ARG && strstr(err.msg, "backed already"),
+           "%s", err.msg);
+    CHECK(p[2 * g] == 7); /* a refused call changes nothing */
+    CHECKF(b->vm_back(b->ctx, p + 3 * g, g, &err) == ZERO_OK, "%s", err.msg);
+    CHECKF(b->vm_unback(b->ctx, p + g, g + 1, &err) == ZERO_ERR_INVALID_ARG && strstr(err.msg, "whole granules"), "%s",
+           err.msg);
+    CHECKF(b->vm_back(b->ctx, p + 3 * g, 2 * g, &err) == ZERO_ERR_INVALID_ARG && strstr(err.msg, "not inside"), "%s",
+           err.msg);
+    CHECKF(b->vm_unback(b->ctx, p + g, 3 * g, &err) == ZERO_OK, "%s", err.msg);
+    CHECKF(b->vm_back(b->ctx, p, 4 * g, &err) == ZERO_OK, "%s", err.msg);
+    CHECK(p[0] == 0 && p[2 * g] == 0); /* backed again: zero */
+    b->vm_release(b->ctx, base, res);
+    return ZERO_OK;
+}
+
+static void test_host_vm(void) {
+    zero_error err;
+    CHECKF(zero_host_run(1, host_vm_rank, NULL, &err) == ZERO_OK, "%s", err.msg);
+}
+
 /* Stage 3 with the parameters in zero_alloc memory: a layer not fetched is not there to read. A child process
    reads h.1.w1 (not persistent: the threshold is 0) right after create: it must fault, not read stale values;
    a fetched layer reads its weights; an engine over memory zero_alloc did not give is refused (test_refused). */
@@ -603,6 +647,7 @@ int main(void) {
     size_t mem[4] = {0, 0, 0, 0}, mem_ext[3] = {0, 0, 0}, mem_grad[4] = {0, 0, 0, 0}, mem_alloc[2] = {0, 0};
     zt_seed("test_trainer");
     test_refused();
+    test_host_vm();
     test_unfetched_faults();
     train(&one, 0, 1, 1, 1); /* one rank, stage 0: the reference */
     CHECKF(one.create_r == ZERO_OK && one.run_r == ZERO_OK, "reference run: %s", one.err);

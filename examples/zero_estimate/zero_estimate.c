@@ -50,7 +50,8 @@ static const char help[] =
     "  --largest-layer L   parameters of the largest layer (default params / 20; at most --params)\n"
     "  --dtype T           compute dtype: fp16 (default), bf16 or fp32\n"
     "  --bucket N          zero_optimization.reduce_bucket_size (default 5e8; 1 to 1e15)\n"
-    "  --max-live N        stage3_max_live_parameters (default 1e9; 1 to 1e15)\n"
+    "  --max-live N        stage3_max_live_parameters (default: derived as the engine does for layer groups,\n"
+    "                      the pool 4 x the largest layer, at most 1.05e9 (DeepSpeed's 1e9 + 5e7); 1 to 1e15)\n"
     "  --prefetch N        stage3_prefetch_bucket_size (default 5e7; 0 to 1e15)\n"
     "  --buffer-factor f   DeepSpeed's additional_buffer_factor (default 1.5; 0.001 to 1000)\n"
     "  --shard G           hybrid sharding (mics_shard_size): zero's columns shard within groups of G GPUs\n"
@@ -197,10 +198,10 @@ static void print_settings(const cli *c) {
     fmt_count(a->params, p, sizeof p);
     if (a->largest_layer > 0) fmt_count(a->largest_layer, l, sizeof l);
     fmt_count(a->reduce_bucket_size > 0 ? (double)a->reduce_bucket_size : 5e8, b, sizeof b);
-    fmt_count(a->stage3_max_live_parameters > 0 ? (double)a->stage3_max_live_parameters : 1e9, m,
-              sizeof m);
-    fmt_count(a->stage3_prefetch_bucket_size >= 0 ? (double)a->stage3_prefetch_bucket_size : 5e7,
-              f, sizeof f);
+    if (a->stage3_max_live_parameters > 0) fmt_count((double)a->stage3_max_live_parameters, m, sizeof m);
+    else snprintf(m, sizeof m, "derived (4 L, at most 1.05 B)");
+    if (a->stage3_max_live_parameters <= 0) snprintf(f, sizeof f, "inside that pool");
+    else fmt_count(a->stage3_prefetch_bucket_size >= 0 ? (double)a->stage3_prefetch_bucket_size : 5e7, f, sizeof f);
     if (!c->fit) printf("model: %s parameters (%.6g), ", p, a->params);
     else printf("model: ");
     if (a->largest_layer > 0) printf("largest layer %s", l);
