@@ -2791,7 +2791,9 @@ struct zero_cuda {
        before it creates any. vm_mapped + vm_pooled <= vm_total (granules: of
        the mappings, of the pool, of the live ranges) always, so physical
        memory never exceeds the ranges' and vm_pool (vm_total entries) never
-       grows outside vm_reserve */
+       grows outside vm_reserve; and vm_pooled <= 4 x vm_piece_max, so the
+       pool holds what a training loop's next fetches take back (pieces of
+       a layer's size), not the memory of every layer unmapped */
     pthread_mutex_t vm_lock;
     int vm_lock_ok;                         /* vm_lock initialised (destroy may come before) */
     size_t vm_granule;                      /* 0: not asked yet */
@@ -2800,6 +2802,7 @@ struct zero_cuda {
     CUmemGenericAllocationHandle *vm_pool;
     uint32_t *vm_pool_size;                 /* each pooled handle's granules */
     size_t vm_pool_n, vm_pool_cap, vm_pooled, vm_mapped, vm_total;
+    uint32_t vm_piece_max;                  /* the largest piece mapped so far, granules */
     int64_t vm_created;                     /* cuMemCreate calls that succeeded */
 };
 
@@ -3523,9 +3526,12 @@ static zero__cuda_vm_range *zero__cuda_vm_find(zero_cuda *c, CUdeviceptr p, size
 }
 
 /* A piece's handle back to the pool; released instead where the pool would
-   then hold more than the live ranges leave unmapped. */
+   then hold more than the live ranges leave unmapped, or more than four of
+   the largest piece (stage 3 unmaps every layer it drops: pooling them all
+   would keep the whole model's memory in use). */
 static void zero__cuda_vm_give(zero_cuda *c, CUmemGenericAllocationHandle h, uint32_t size) {
-    if (c->vm_pooled + c->vm_mapped + size <= c->vm_total && c->vm_pool_n < c->vm_pool_cap) {
+    if (c->vm_pooled + c->vm_mapped + size <= c->vm_total && c->vm_pooled + size <= 4 * (size_t)c->vm_piece_max &&
+        c->vm_pool_n < c->vm_pool_cap) {
         c->vm_pool[c->vm_pool_n] = h;
         c->vm_pool_size[c->vm_pool_n++] = size;
         c->vm_pooled += size;
@@ -3638,6 +3644,7 @@ static zero_result zero__cuda_vm_map(zero_cuda *c, zero__cuda_vm_range *r, size_
         for (size_t k = i; k < j; k++) r->g[k].h = h, r->g[k].head = (uint32_t)i, r->g[k].on = 1;
         r->g[i].size = r->g[i].live = size;
         c->vm_mapped += size;
+        if (size > c->vm_piece_max) c->vm_piece_max = size;
         done = j;
         if ((e = api->set_access(p, (size_t)size * g, &d, 1)) != CUDA_SUCCESS) {
             call = "cuMemSetAccess";
