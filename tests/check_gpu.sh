@@ -39,6 +39,11 @@
 #   tests    tests/gpu_engine and tests/gpu_gpt with ZERO_TEST_QUICK=1, run
 #            plainly (make test-gpu adds the sanitizers), and
 #            build/minimal_cuda: each passes on exit 0 and "N passed, 0 failed".
+#   llmc_gpu sh tests/llmc/check_gpu.sh: llm.c's shape as a CUDA program and
+#            its port onto zero (at most 60 changed lines), the port at
+#            stages 0-3 x 1 and every GPU (up to 4) x 1 and 2 micro-batches
+#            against the unported program's losses, samples and weights;
+#            passes on exit 0 and its "llmc_gpu: N runs" line.
 #
 # Logs of each row go to build/check_gpu/ ($CHECK_GPU_DIR), its summary to
 # build/check_gpu/summary.txt. With 0 failed it appends a line to
@@ -75,13 +80,13 @@ esac
 # every line), as they lie here: in a clean checkout of a commit, the same
 # list and bytes as on a copy of it (a copy's git metadata may be another
 # commit's, so git is not asked).
-VOUCHED="zero*.h zero_cuda*.cuh examples tests/gpu_* tests/check_gpu.sh"
+VOUCHED="zero*.h zero_cuda*.cuh examples tests/gpu_* tests/check_gpu.sh tests/llmc"
 vouched_files() {
     {
         for f in zero*.h zero_cuda*.cuh tests/gpu_* tests/check_gpu.sh; do
             [ -f "$f" ] && [ "$f" != tests/gpu_ledger.tsv ] && echo "$f"
         done
-        find examples -type f ! -path '*/__pycache__/*' ! -name '*.pyc'
+        find examples tests/llmc -type f ! -path '*/__pycache__/*' ! -name '*.pyc'
     } | LC_ALL=C sort
 }
 fingerprint() { vouched_files | while IFS= read -r f; do sha256sum "$f"; done | sha256sum | cut -c1-16; }
@@ -335,6 +340,8 @@ lane_tests() {
     built gpu_vm && job gpu_vm 120 env CUDA_VISIBLE_DEVICES="$GPU0" ZERO_TEST_QUICK=1 "$B/g/gpu_vm"
     rm -rf "$D/minimal.ckpt" && mkdir -p "$D/minimal.ckpt"
     built minimal_cuda && job minimal_cuda 120 "$B/minimal_cuda" "$D/minimal.ckpt"
+    # the llm.c port's GPU twin (tests/llmc/train_gpt2.cu and its port): stages 0-3 x 1 and every GPU (up to 4)
+    job llmc_gpu 420 env NVCC="$NVCC" GPU_ARCH="$GPU_ARCH" NCCL_HOME="$NCCL_HOME" sh tests/llmc/check_gpu.sh "$B/llmc_gpu"
 }
 # the rows of each lane, written before either starts
 matrix_rows 1gpu >"$D/rows_1gpu.txt"
@@ -388,6 +395,14 @@ if [ "$MODE" = run ]; then
         row SKIP "hybrid_s3_G2" "needs 4 GPUs, $NGPU visible" -
     fi
     for t in $TESTS minimal_cuda; do built "$t" && counted "$t"; done
+    # the llm.c twin: exit 0 and its count line; the lines of its runs that failed, if any
+    line=$(grep -E '^llmc_gpu: [0-9]+ runs' "$D/llmc_gpu.log" 2>/dev/null | tail -n 1)
+    if [ "$(rc_of llmc_gpu)" = 0 ] && [ -n "$line" ]; then v=PASS; else
+        v=FAIL
+        grep '^FAIL' "$D/llmc_gpu.log" 2>/dev/null | head -n 5 | sed 's/^/      /' | tee -a "$SUMMARY"
+    fi
+    row $v llmc_gpu "${line:-no result line}, $(grep -c '^ok' "$D/llmc_gpu.log" 2>/dev/null) ok lines, exit $(rc_of llmc_gpu)" \
+        "$(secs_of llmc_gpu)"
 fi
 
 # ---- hf_check's result ----
@@ -469,7 +484,7 @@ if [ -n "$head" ] && { [ -z "${CHECK_GPU_COMMIT:-}" ] || [ "$CHECK_GPU_COMMIT" =
     commit=$head
     how="git HEAD"
     dirty=$(git status --porcelain --untracked-files=no -- 'zero*.h' 'zero_cuda*.cuh' examples 'tests/gpu_*' \
-        tests/check_gpu.sh ':!tests/gpu_ledger.tsv' 2>/dev/null)
+        tests/check_gpu.sh tests/llmc ':!tests/gpu_ledger.tsv' 2>/dev/null)
 elif [ -n "$head" ]; then
     # a copy whose git metadata is not the tree's (a device machine's copy of a working tree keeps the
     # .git of an older commit): the caller's commit, vouched for by the files' fingerprint

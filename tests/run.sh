@@ -15,7 +15,7 @@ WARN="-Wall -Wextra -Werror"
 
 . tests/lib.sh # step, run, pick, known
 
-known tests/test_*.c tests/*.cu examples/minimal.c examples/*.cu examples/*/*.cu
+known tests/test_*.c tests/*.cu tests/llmc/*.cu examples/minimal.c examples/*.cu examples/*/*.cu
 tests=$(pick $(ls tests/test_*.c 2>/dev/null))
 
 # A comma-decimal locale for the parser's locale test: the system's if it has
@@ -195,9 +195,11 @@ if [ -z "$T" ]; then
     # make check-gpu without a GPU: exit 77; its plan (--dry-run, 2 GPUs) lists the main job's matrix and the XL rows
     step "check-gpu-no-gpu" sh -c "PATH=\"\$(cd '$NG/bin' && pwd):\$PATH\" CHECK_GPU_DIR='$NG/chk' sh tests/check_gpu.sh > '$NG/chk.txt' 2>&1;
         rc=\$?; cat '$NG/chk.txt'; echo \"exit \$rc\"; [ \$rc -eq 77 ]"
+    step "llmc-gpu-no-gpu" sh -c "PATH=\"\$(cd '$NG/bin' && pwd):\$PATH\" sh tests/llmc/check_gpu.sh '$NG/llmc' > '$NG/llmc.txt' 2>&1;
+        rc=\$?; cat '$NG/llmc.txt'; echo \"exit \$rc\"; [ \$rc -eq 77 ]"
     step "check-gpu-plan" sh -c "CHECK_GPU_NGPU=2 CHECK_GPU_DIR='$NG/chk' sh tests/check_gpu.sh --dry-run > '$NG/plan.txt' 2>&1 &&
         [ \$(grep -c '/gpt --layers 2 ' '$NG/plan.txt') -ge 48 ] && grep -q 'preset 1.5B.*--dtype fp16 --stage 3 --offload-optimizer cpu --offload-param cpu' '$NG/plan.txt' &&
-        grep -q 'preset 1.5B.*--dtype bf16 --stage 3' '$NG/plan.txt' && grep -q 'hf_check.sh' '$NG/plan.txt'"
+        grep -q 'preset 1.5B.*--dtype bf16 --stage 3' '$NG/plan.txt' && grep -q 'hf_check.sh' '$NG/plan.txt' && grep -q 'tests/llmc/check_gpu.sh' '$NG/plan.txt'"
     # a batch of builds says what it builds when it starts (tests/lib.sh), not only when it ends
     mkdir -p "$B/t/lib/log"
     step "lib-pbatch" sh -c "B='$B/t/lib'; . tests/lib.sh; pass=0; fail=0
@@ -229,7 +231,7 @@ fi
 NCCL_INC=""; [ -n "$NCCL_HOME" ] && NCCL_INC="-I$NCCL_HOME/include"
 pbatch "the .cu files with $NVCC for $GPU_ARCH (compile only), $JOBS at a time"
 # (tests/test_*.cu are compiled when linked, below.)
-for cu in $(pick $(ls tests/*.cu examples/*.cu examples/*/*.cu 2>/dev/null | grep -v '^tests/test_')); do
+for cu in $(pick $(ls tests/*.cu tests/llmc/*.cu examples/*.cu examples/*/*.cu 2>/dev/null | grep -v '^tests/test_')); do
     n=$(basename "$cu" .cu)
     pbuild "nvcc-$n" "$NVCC" -std=c++17 -arch="$GPU_ARCH" -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -c "$cu" -o "$B/t/nvcc-$n.o"
 done
