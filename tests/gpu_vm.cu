@@ -393,27 +393,29 @@ static void test_many(zero_cuda *cu) {
     CHECK_EQ_INT(verify(c), 0);
     BE->vm_release(BE->ctx, c.base, c.reserved);
     int64_t c1 = zero_cuda_vm_created(cu);
-    // a large range: the GPU's free memory goes down by it, and back up on release
+    // a large range: the GPU's free memory goes down by it, and back up on release, within 32 granules: the
+    // driver keeps some memory released by cuMemRelease for its next cuMemCreate (on an H200, after the 256
+    // granules test_unbacked frees, 16 granules created took no free memory at all)
     {
-        size_t before = free_bytes(), n = quick ? 16 : 256;
+        size_t before = free_bytes(), n = 256;
         range big;
         CHECKF(reserve(big, n * G, &err) == ZERO_OK, "%s", err.msg);
         if (big.base) {
             size_t during = free_bytes();
             CHECK_EQ_INT(zero_cuda_vm_created(cu) - c1, (long long)n); // the pool was empty: all released before
-            CHECKF(before >= during + (n - 2) * G, "free %zu before, %zu with %zu granules backed", before, during, n);
+            CHECKF(before >= during + (n - 32) * G, "free %zu before, %zu with %zu granules backed", before, during, n);
             put(big, 0, n, stamp++);
             CHECK_EQ_INT(verify(big), 0);
             CHECKF(unback(big, 1, n - 1, &err) == ZERO_OK, "%s", err.msg); // into the pool: still held
             BE->vm_release(BE->ctx, big.base, big.reserved);
             size_t after = free_bytes();
-            CHECKF(after + 2 * G >= before, "free %zu before, %zu after release", before, after);
+            CHECKF(after + 32 * G >= before, "free %zu before, %zu after release", before, after);
             printf("%zu granules: free %.1f MiB -> %.1f MiB -> %.1f MiB\n", n, before / 1048576.0, during / 1048576.0,
                    after / 1048576.0);
         }
     }
     size_t free1 = free_bytes();
-    CHECKF(free1 + 2 * G >= free0, "free %zu at the start, %zu after every release", free0, free1);
+    CHECKF(free1 + 32 * G >= free0, "free %zu at the start, %zu after every release", free0, free1);
 }
 
 // zero.h's zero_alloc / zero_free over the CUDA backend.
@@ -507,7 +509,7 @@ int main() {
         printf("created %lld physical granules in all\n", (long long)zero_cuda_vm_created(cu));
         zero_cuda_backend_destroy(cu);
         size_t free1 = free_bytes();
-        CHECKF(free1 + 2 * G >= free0, "free %zu after init, %zu after destroy", free0, free1);
+        CHECKF(free1 + 32 * G >= free0, "free %zu after init, %zu after destroy", free0, free1);
     }
     return zt_finish();
 }
