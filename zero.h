@@ -11334,7 +11334,6 @@ static size_t zero__stage3_bound(const zero_engine *e) {
            e->pool.vm_granule; /* (a pool that may grow is backed in whole granules) */
 }
 
-/* At create, after the pool: the bound holds (a failure here is zero's bug, said as such). */
 /* The stage-3 parameter bytes on the device: the shard (unless offload_param
    keeps it on the host) and the gather pool. */
 static size_t zero__stage3_bytes(const zero_engine *e) {
@@ -11342,6 +11341,7 @@ static size_t zero__stage3_bytes(const zero_engine *e) {
     return shard + e->mem.planned[ZERO_MEM_GATHER_POOL][ZERO_MEM_DEVICE];
 }
 
+/* At create, after the pool: the bound holds (a failure here is zero's bug, said as such). */
 static zero_result zero__stage3_check(zero_engine *e) {
     size_t bound = zero__stage3_bound(e), have = zero__stage3_bytes(e);
     if (!bound || have <= bound) return ZERO_OK;

@@ -95,8 +95,8 @@ if [ "$MODE" = fingerprint ]; then
     exit 0
 fi
 
-if [ "$MODE" = run ] && { ! nvidia-smi -L 2>/dev/null | grep -q '^GPU' ||
-    { [ -n "${CUDA_VISIBLE_DEVICES+set}" ] && [ -z "$CUDA_VISIBLE_DEVICES" ]; }; }; then
+. tests/lib.sh # gpu_none, gpu_list
+if [ "$MODE" = run ] && gpu_none; then
     echo "tests/check_gpu.sh: no GPU visible (nvidia-smi -L lists none, or CUDA_VISIBLE_DEVICES is empty): skipped (exit 77)"
     exit 77
 fi
@@ -131,10 +131,8 @@ bound_of() {
 if [ "$MODE" = dry ]; then
     n=${CHECK_GPU_NGPU:-1}
     GPUS=$(i=0; while [ $i -lt "$n" ]; do printf '%s%d' "$([ $i -gt 0 ] && echo ,)" $i; i=$((i + 1)); done)
-elif [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
-    GPUS=$CUDA_VISIBLE_DEVICES
 else
-    GPUS=$(nvidia-smi -L | sed -n 's/^GPU \([0-9]*\):.*/\1/p' | paste -sd, -)
+    GPUS=$(gpu_list)
 fi
 NGPU=$(echo "$GPUS" | tr ',' '\n' | grep -c .)
 GPU0=$(echo "$GPUS" | cut -d, -f1)

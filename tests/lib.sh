@@ -1,5 +1,6 @@
 # tests/lib.sh - the counting helpers tests/run.sh and tests/gpu.sh share
-# (sourced; needs $B, and pass / fail set to 0).
+# (sourced; needs $B, and pass / fail set to 0), and the visible GPUs that
+# tests/check_gpu.sh and tests/llmc/check_gpu.sh ask for.
 
 # T=name (make test T=test_engine; also T=tests/test_engine.c): a script runs
 # only what it does with that one file. pick FILE... prints the files of the
@@ -75,4 +76,15 @@ pdone() {
         fi
     done
     pnames=""; pwhat=""
+}
+
+# gpu_none: true when no GPU is visible (nvidia-smi lists none, or
+# CUDA_VISIBLE_DEVICES is set and empty). gpu_list: the visible GPUs,
+# comma-separated: CUDA_VISIBLE_DEVICES's list, else nvidia-smi's indices.
+gpu_none() {
+    ! nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { [ -n "${CUDA_VISIBLE_DEVICES+set}" ] && [ -z "$CUDA_VISIBLE_DEVICES" ]; }
+}
+gpu_list() {
+    if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then echo "$CUDA_VISIBLE_DEVICES"
+    else nvidia-smi -L | sed -n 's/^GPU \([0-9]*\):.*/\1/p' | paste -sd, -; fi
 }

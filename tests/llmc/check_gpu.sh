@@ -33,17 +33,14 @@ LOSS_BOUND=1e-5   # each of the 20 losses, relative to the unported program's
 WEIGHT_BOUND=1e-4 # max |w_port - w_program| over max |w_program|, the final weights
 NPARAMS=28032     # the model's parameter count (train_gpt2.c's num_parameters)
 
-if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { [ -n "${CUDA_VISIBLE_DEVICES+set}" ] && [ -z "$CUDA_VISIBLE_DEVICES" ]; }; then
+. tests/lib.sh # gpu_none, gpu_list
+if gpu_none; then
     echo "tests/llmc/check_gpu.sh: no GPU visible (nvidia-smi -L lists none, or CUDA_VISIBLE_DEVICES is empty): skipped (exit 77)"
     exit 77
 fi
 # The visible GPUs: CUDA_VISIBLE_DEVICES's list, else nvidia-smi's indices;
 # the port runs on the first one and on the first W (W: 4, 2 or 1)
-if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
-    GPUS=$CUDA_VISIBLE_DEVICES
-else
-    GPUS=$(nvidia-smi -L | sed -n 's/^GPU \([0-9]*\):.*/\1/p' | paste -sd, -)
-fi
+GPUS=$(gpu_list)
 NGPU=$(echo "$GPUS" | tr ',' '\n' | grep -c .)
 GPU0=$(echo "$GPUS" | cut -d, -f1)
 if [ "$NGPU" -ge 4 ]; then W=4; elif [ "$NGPU" -ge 2 ]; then W=2; else W=1; fi
