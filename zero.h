@@ -85,9 +85,13 @@
                         the views of a unit (zero__param_own, zero__grad_view), the
                         program's memory through one unit's staging (zero__ext_copy,
                         zero__gext_gather)
+     engine-timeline    ZERO_TIMELINE: one step's collectives and stream waits timed with
+                        the backend's timed events, written as a Chrome trace
      engine-observe     every collective and host wait: ZERO_DEBUG, the watchdog,
                         check_collectives, the metrics line
      engine-tiles       NVMe tile requests, offload_param's tile cache, zero__param_out / _put
+     engine-pvm         stage 3 behind the program's pointers: a count per page, the
+                        dropped spans whose pages wait, gathers into the program's memory
      engine-fetch       stage 3: the gather pool and fetch trace; zero_fetch, zero_release, zero_param
      engine-life        zero_engine_create / destroy: plan, allocate (each beside its free),
                         initial weights, the program's memory checked (zero__plan_ext)
@@ -264,6 +268,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_GATHERED, ZERO_ERR_STATE, "gradients, a step or a second gather while zero_gather_params holds the model") \
     X(ENGINE_POOL_FULL, ZERO_ERR_OUT_OF_MEMORY, "more gathered units live than the stage-3 pool holds") \
     X(ENGINE_POOL_GREW, ZERO_OK, "the derived stage-3 pool grew: the program holds more at once than it planned (info)") \
+    X(ENGINE_TIMELINE, ZERO_OK, "ZERO_TIMELINE: a step's streams timed and written, or why not (info)") \
     X(ENGINE_GRAD_RING_FULL, ZERO_ERR_STATE, "more units with unfinished gradients than the gradient ring holds") \
     X(ENGINE_GRAD_OWN_SLOT, ZERO_OK, "a span's gradient found open across the backward gets a buffer of its own (info)") \
     X(VM_UNSUPPORTED, ZERO_ERR_UNSUPPORTED, "the backend cannot leave memory unbacked (zero_alloc)") \
@@ -1239,6 +1244,12 @@ typedef struct zero_backend {
     zero_result (*vm_back)(void *ctx, void *p, size_t bytes, zero_error *err);
     zero_result (*vm_unback)(void *ctx, void *p, size_t bytes, zero_error *err);
     void (*vm_release)(void *ctx, void *base, size_t reserved);
+    /* Optional (ZERO_TIMELINE; NULL: no timeline): an event that
+       event_elapsed can time (event_destroy frees it), and the milliseconds
+       from a's completion to b's, both recorded; the host waits for both
+       first, within ZERO_TIMEOUT_S. */
+    zero_result (*event_create_timed)(void *ctx, zero_event **out, zero_error *err);
+    zero_result (*event_elapsed)(void *ctx, zero_event *a, zero_event *b, double *ms, zero_error *err);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -6716,6 +6727,7 @@ typedef struct zero__host_block {
 
 typedef struct zero__host_event {
     unsigned magic;
+    double t_ms; /* when last recorded (the host's streams run as called: when the work before it was done) */
 } zero__host_event;
 
 static const char *const zero__host_kind_names[ZERO_MEM_KIND_COUNT] = {"device", "pinned",
@@ -7281,6 +7293,7 @@ static zero_result zero__host_event_create(void *ctx, zero_event **out, zero_err
         return zero__host_fail(r, err, ZERO_MSG_OUT_OF_MEMORY,
                                "host event_create: %zu bytes failed", sizeof *ev);
     ev->magic = ZERO__HOST_MAGIC;
+    ev->t_ms = -1;
     *out = (zero_event *)ev;
     zero__ok(err);
     return ZERO_OK;
@@ -7304,12 +7317,29 @@ static zero_result zero__host_check_event(zero__host_rank *r, const char *fname,
     return ZERO_OK;
 }
 
+static double zero__now_ms(void); /* (engine) */
 static zero_result zero__host_event_record(void *ctx, zero_event *ev, zero_stream_id s,
                                            zero_error *err) {
     zero_result res;
     ZERO__HOST_CTX("event_record");
     if ((res = zero__host_check_event(r, "event_record", ev, err)) != ZERO_OK) return res;
     if ((res = zero__host_check_stream(r, "event_record", s, err)) != ZERO_OK) return res;
+    ((zero__host_event *)ev)->t_ms = zero__now_ms();
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* Every host event can be timed. */
+static zero_result zero__host_event_elapsed(void *ctx, zero_event *a, zero_event *b, double *ms, zero_error *err) {
+    zero_result res;
+    ZERO__HOST_CTX("event_elapsed");
+    if ((res = zero__host_check_event(r, "event_elapsed", a, err)) != ZERO_OK ||
+        (res = zero__host_check_event(r, "event_elapsed", b, err)) != ZERO_OK)
+        return res;
+    if (!ms) return zero__host_fail(r, err, ZERO_MSG_NULL_ARG, "host event_elapsed: ms is NULL");
+    if (((zero__host_event *)a)->t_ms < 0 || ((zero__host_event *)b)->t_ms < 0)
+        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host event_elapsed: an event never recorded");
+    *ms = ((zero__host_event *)b)->t_ms - ((zero__host_event *)a)->t_ms;
     zero__ok(err);
     return ZERO_OK;
 }
@@ -8163,6 +8193,8 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->event_record = zero__host_event_record;
         b->stream_wait = zero__host_stream_wait;
         b->event_sync = zero__host_event_sync;
+        b->event_create_timed = zero__host_event_create;
+        b->event_elapsed = zero__host_event_elapsed;
         b->sync = zero__host_sync;
         b->reduce_scatter = zero__host_reduce_scatter;
         b->all_gather = zero__host_all_gather;
@@ -8746,6 +8778,32 @@ typedef struct zero__run { /* where the training is: micro-batch, steps, loss sc
     double t_phase[ZERO_PHASE_COUNT], t_backward_start;
 } zero__run;
 
+/* ZERO_TIMELINE (zero__tl_*): one optimizer step's streams timed. */
+enum { ZERO__TL_COLL, ZERO__TL_WAIT, ZERO__TL_CALL };
+typedef struct zero__tl_rec {
+    int a, b;             /* its timed events, begin and end (-1: a host call, no event) */
+    unsigned char kind;   /* ZERO__TL_* */
+    unsigned char stream; /* the stream it ran on (a collective) or that waited */
+    int unit, tensor;     /* what it was for (-1: nothing named) */
+    const char *what;     /* the collective, the wait's reason, the call (static strings) */
+    const char *api;      /* the public call under way (NULL: none) */
+    double host_ms;       /* when the host issued it, from the window's start */
+    double bytes;         /* a collective's buffer */
+} zero__tl_rec;
+typedef struct zero__timeline {
+    int on;               /* ZERO_TIMELINE set and the backend times events */
+    int active, done;     /* inside the window; the window is over */
+    int full;             /* events or records ran out: the rest of the window not recorded */
+    int64_t step;         /* the optimizer step timed (1: the first) */
+    char path[ZERO_PATH_MAX];
+    zero_event **ev;      /* ZERO__TL_EVENTS, created as the window needs them */
+    double *ev_host;      /* when the host recorded each, from the window's start */
+    int n_ev, n_made;
+    zero__tl_rec *rec;
+    int n_rec;
+    double host0;
+} zero__timeline;
+
 typedef struct zero__observe { /* ZERO_DEBUG=1, check_collectives, the watchdog, jsonl_monitor, progress */
     int debug;                  /* log every collective */
     int check;                  /* check_collectives */
@@ -8912,6 +8970,7 @@ struct zero_engine {
     zero__delayed dpu;
     zero__xfer xfer;
     zero__pvm pvm;
+    zero__timeline tl;
     struct {
         size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
         size_t allocated[ZERO_MEM_KIND_COUNT];
@@ -9067,11 +9126,16 @@ static int zero__span_of_tensor(const zero_engine *e, int t) {
 static const char *zero__tname(const zero_engine *e, int t) { return e->plan.layout->names[t]; }
 
 /* Stream `waiter` waits for all work queued so far on stream `from`. */
+static zero_result zero__wait_on(zero_engine *e, zero_stream_id waiter, zero_event *ev, int unit, const char *why,
+                                 zero_error *be); /* (engine-timeline) */
+
 static zero_result zero__order(zero_engine *e, zero_stream_id from, zero_stream_id waiter, zero_event *ev) {
     zero_error be;
     zero__ok(&be);
     if (!ev) return ZERO_OK;
-    if (e->be.event_record(e->be.ctx, ev, from, &be) != ZERO_OK || e->be.stream_wait(e->be.ctx, waiter, ev, &be) != ZERO_OK)
+    if (e->be.event_record(e->be.ctx, ev, from, &be) != ZERO_OK ||
+        zero__wait_on(e, waiter, ev, -1, waiter == ZERO_STREAM_COMPUTE ? "the communication stream" : "the compute stream",
+                      &be) != ZERO_OK)
         return zero__ebackend(e, &be, "stream order");
     return ZERO_OK;
 }
@@ -9273,6 +9337,304 @@ static zero__gview zero__grad_view(const zero_engine *e, int u) {
     return v;
 }
 
+/* ---- >>engine-timeline: ZERO_TIMELINE, one step's streams timed ----
+
+   ZERO_TIMELINE=path times optimizer step ZERO_TIMELINE_STEP (default 3,
+   counted from 1) on every rank, from the end of the step before to the end
+   of that step, with the backend's timed events: each collective on its
+   stream, each wait of one stream on the other (the compute stream's waits
+   are the communication the step did not hide), and the program's calls on
+   the host's clock. Written as a Chrome trace, path.rank<r>.json (Perfetto
+   and chrome://tracing open it), with a summary line per rank. The events
+   are recorded beside the engine's work; nothing else changes. */
+#ifndef ZERO__TL_EVENTS
+#define ZERO__TL_EVENTS 32768
+#endif
+
+static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err);
+static int zero__ck_write_all(int fd, const void *buf, size_t n);
+
+/* A timed event recorded on stream s now: its index, or -1 (no window, or
+   it ran out of events: the rest of the window is not recorded). */
+static int zero__tl_mark(zero_engine *e, zero_stream_id s) {
+    zero__timeline *t = &e->tl;
+    zero_error be;
+    if (!t->active || t->full) return -1;
+    zero__ok(&be);
+    if (t->n_ev == ZERO__TL_EVENTS ||
+        (t->n_ev == t->n_made && e->be.event_create_timed(e->be.ctx, &t->ev[t->n_made], &be) != ZERO_OK)) {
+        t->full = 1;
+        return -1;
+    }
+    if (t->n_ev == t->n_made) t->n_made++;
+    if (e->be.event_record(e->be.ctx, t->ev[t->n_ev], s, &be) != ZERO_OK) {
+        t->full = 1;
+        return -1;
+    }
+    t->ev_host[t->n_ev] = zero__now_ms() - t->host0;
+    return t->n_ev++;
+}
+
+static void zero__tl_add(zero_engine *e, int a, int b, int kind, zero_stream_id s, int unit, int tensor,
+                         const char *what, double bytes) {
+    zero__timeline *t = &e->tl;
+    zero__tl_rec *x;
+    if (!t->active || (kind != ZERO__TL_CALL && (a < 0 || b < 0))) return;
+    if (t->n_rec == ZERO__TL_EVENTS) {
+        t->full = 1;
+        return;
+    }
+    x = &t->rec[t->n_rec++];
+    x->a = a, x->b = b, x->kind = (unsigned char)kind, x->stream = (unsigned char)s;
+    x->unit = unit, x->tensor = tensor, x->what = what, x->api = e->obs.tr_api, x->bytes = bytes;
+    x->host_ms = a >= 0 ? t->ev_host[a] : zero__now_ms() - t->host0;
+}
+
+/* The end of a collective or a wait begun at mark a. */
+static void zero__tl_close(zero_engine *e, int a, zero_stream_id s, int kind, int unit, const char *what, double bytes) {
+    if (a >= 0) zero__tl_add(e, a, zero__tl_mark(e, s), kind, s, unit, -1, what, bytes);
+}
+
+/* A program's call, on the host's clock. */
+static void zero__tl_call(zero_engine *e, const char *what, int tensor) {
+    if (e->tl.active) zero__tl_add(e, -1, -1, ZERO__TL_CALL, ZERO_STREAM_COMPUTE, -1, tensor, what, 0);
+}
+
+/* Stream waiter waits for ev (a unit's, or -1), timed inside the window. */
+static zero_result zero__wait_on(zero_engine *e, zero_stream_id waiter, zero_event *ev, int unit, const char *why,
+                                 zero_error *be) {
+    int a = zero__tl_mark(e, waiter);
+    zero_result r = e->be.stream_wait(e->be.ctx, waiter, ev, be);
+    zero__tl_close(e, a, waiter, ZERO__TL_WAIT, unit, why, 0);
+    return r;
+}
+
+static void zero__tl_free(zero__timeline *t, zero_engine *e) {
+    int i;
+    for (i = 0; t->ev && i < t->n_made; i++) e->be.event_destroy(e->be.ctx, t->ev[i]);
+    ZERO_FREE(t->ev);
+    ZERO_FREE(t->ev_host);
+    ZERO_FREE(t->rec);
+    t->ev = NULL, t->ev_host = NULL, t->rec = NULL;
+    t->n_ev = t->n_made = t->n_rec = 0;
+    t->active = 0;
+}
+
+/* The window opens: the two streams' starts are events 0 and 1. */
+static void zero__tl_begin(zero_engine *e) {
+    zero__timeline *t = &e->tl;
+    t->ev = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * ZERO__TL_EVENTS);
+    t->ev_host = (double *)ZERO_MALLOC(sizeof(double) * ZERO__TL_EVENTS);
+    t->rec = (zero__tl_rec *)ZERO_MALLOC(sizeof(zero__tl_rec) * ZERO__TL_EVENTS);
+    if (!t->ev || !t->ev_host || !t->rec) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: no memory for %d events: no timeline",
+                  ZERO__TL_EVENTS);
+        zero__tl_free(t, e);
+        t->on = 0;
+        return;
+    }
+    t->host0 = zero__now_ms();
+    t->active = 1;
+    if (zero__tl_mark(e, ZERO_STREAM_COMPUTE) != 0 || zero__tl_mark(e, ZERO_STREAM_COMM) != 1) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE,
+                  "ZERO_TIMELINE: the backend could not make or record a timed event: no timeline");
+        zero__tl_free(t, e);
+        t->on = 0;
+    }
+}
+
+/* A growing text, for the trace file. */
+typedef struct zero__tl_text {
+    char *p;
+    size_t n, cap;
+    int bad; /* out of memory */
+} zero__tl_text;
+
+static void zero__tl_put(zero__tl_text *x, const char *fmt, ...) ZERO__PRINTF(2, 3);
+static void zero__tl_put(zero__tl_text *x, const char *fmt, ...) {
+    va_list ap;
+    int k;
+    if (x->bad) return;
+    for (;;) {
+        va_start(ap, fmt);
+        k = vsnprintf(x->p ? x->p + x->n : NULL, x->p ? x->cap - x->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            x->bad = 1;
+            return;
+        }
+        if (x->p && (size_t)k < x->cap - x->n) {
+            x->n += (size_t)k;
+            return;
+        }
+        {
+            size_t cap = x->cap ? 2 * x->cap : 1 << 16;
+            char *q;
+            while (cap < x->n + (size_t)k + 1) cap *= 2;
+            if (!(q = (char *)ZERO_REALLOC(x->p, cap))) {
+                x->bad = 1;
+                return;
+            }
+            x->p = q, x->cap = cap;
+        }
+    }
+}
+
+/* s inside a JSON string: quotes, backslashes and control bytes escaped. */
+static void zero__tl_esc(zero__tl_text *x, const char *s) {
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') zero__tl_put(x, "\\%c", c);
+        else if (c < 0x20) zero__tl_put(x, "\\u%04x", c);
+        else zero__tl_put(x, "%c", c);
+    }
+}
+
+/* The name a record carries: its operation or reason, and its tensor. */
+static const char *zero__tl_tensor(const zero_engine *e, const zero__tl_rec *r) {
+    if (r->tensor >= 0 && r->tensor < e->plan.n_tensors) return zero__tname(e, r->tensor);
+    if (r->unit >= 0 && r->unit < e->plan.n_units) return zero__tname(e, e->plan.layout->units[r->unit].first_tensor);
+    return NULL;
+}
+
+/* The window closes at zero_step's end: both streams drained, every event
+   timed from the compute stream's start, the trace written (a new file
+   beside the path, renamed onto it), a summary line. */
+static void zero__tl_end(zero_engine *e) {
+    zero__timeline *t = &e->tl;
+    int end_c = zero__tl_mark(e, ZERO_STREAM_COMPUTE), end_m = zero__tl_mark(e, ZERO_STREAM_COMM), i, fd;
+    double *at = NULL, t0 = 0, span = 0, busy[3] = {0, 0, 0}, waited[2] = {0, 0}, gathers_waited = 0;
+    int n_coll[3] = {0, 0, 0};
+    static const char *const coll[3] = {"all-gather", "reduce-scatter", "all-reduce"};
+    char path[ZERO_PATH_MAX + 32], tmp[ZERO_PATH_MAX + 96];
+    zero__tl_text x;
+    zero_error be;
+    memset(&x, 0, sizeof x);
+    zero__ok(&be);
+    t->active = 0;
+    t->done = 1;
+    if (zero__sync(e, ZERO_STREAM_COMPUTE, &be) != ZERO_OK || zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK ||
+        !(at = (double *)ZERO_MALLOC(sizeof(double) * (size_t)(t->n_ev + 1)))) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: step %lld not written: %s",
+                  (long long)t->step, at ? be.msg : "no memory");
+        goto out;
+    }
+    for (i = 0; i < t->n_ev; i++)
+        if (e->be.event_elapsed(e->be.ctx, t->ev[0], t->ev[i], &at[i], &be) != ZERO_OK) {
+            zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: step %lld not written: %s",
+                      (long long)t->step, be.msg);
+            goto out;
+        }
+    for (i = 0; i < t->n_ev; i++) t0 = at[i] < t0 ? at[i] : t0; /* (the other stream may have started first) */
+    for (i = 0; i < t->n_ev; i++) span = at[i] - t0 > span ? at[i] - t0 : span;
+    if (end_c >= 0) span = at[end_c] - t0;
+    zero__tl_put(&x, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"step\": %lld, \"rank\": %d, \"world\": %d, "
+                     "\"stage\": %d, \"complete\": %s, \"compute_end_ms\": %.3f, \"communication_end_ms\": %.3f},\n"
+                     "\"traceEvents\": [\n",
+                 (long long)t->step, e->plan.grank, e->plan.gworld, e->plan.stage, t->full ? "false" : "true",
+                 end_c >= 0 ? at[end_c] - t0 : -1.0, end_m >= 0 ? at[end_m] - t0 : -1.0);
+    zero__tl_put(&x, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": {\"name\": \"rank %d\"}},\n",
+                 e->plan.grank, e->plan.grank);
+    zero__tl_put(&x, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"compute "
+                     "stream: its waits\"}},\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": 1, \"args\": "
+                     "{\"name\": \"communication stream\"}},\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
+                     "\"tid\": 2, \"args\": {\"name\": \"host: the program's calls (its own clock)\"}}",
+                 e->plan.grank, e->plan.grank, e->plan.grank);
+    for (i = 0; i < t->n_rec; i++) {
+        const zero__tl_rec *r = &t->rec[i];
+        const char *name = zero__tl_tensor(e, r);
+        zero__tl_put(&x, ",\n{\"pid\": %d, ", e->plan.grank);
+        if (r->kind == ZERO__TL_CALL) {
+            zero__tl_put(&x, "\"tid\": 2, \"ph\": \"i\", \"s\": \"t\", \"cat\": \"call\", \"ts\": %.3f, ", 1e3 * r->host_ms);
+        } else {
+            double d = at[r->b] - at[r->a];
+            int k;
+            zero__tl_put(&x, "\"tid\": %d, \"ph\": \"X\", \"cat\": \"%s\", \"ts\": %.3f, \"dur\": %.3f, ",
+                         r->stream == ZERO_STREAM_COMM, r->kind == ZERO__TL_COLL ? "collective" : "wait",
+                         1e3 * (at[r->a] - t0), 1e3 * d);
+            if (r->kind == ZERO__TL_WAIT) {
+                waited[r->stream == ZERO_STREAM_COMM] += d;
+                if (r->stream == ZERO_STREAM_COMPUTE && r->unit >= 0) gathers_waited += d;
+            }
+            for (k = 0; r->kind == ZERO__TL_COLL && k < 3; k++)
+                if (!strcmp(r->what, coll[k])) busy[k] += d, n_coll[k]++;
+        }
+        zero__tl_put(&x, "\"name\": \"%s", r->kind == ZERO__TL_WAIT ? "waits for " : "");
+        zero__tl_esc(&x, r->what);
+        if (name) zero__tl_put(&x, " "), zero__tl_esc(&x, name);
+        zero__tl_put(&x, "\", \"args\": {\"issued_ms\": %.3f", r->host_ms);
+        if (r->kind == ZERO__TL_COLL) zero__tl_put(&x, ", \"bytes\": %.0f", r->bytes);
+        if (r->api) zero__tl_put(&x, ", \"api\": \""), zero__tl_esc(&x, r->api), zero__tl_put(&x, "\"");
+        zero__tl_put(&x, "}}");
+    }
+    zero__tl_put(&x, "\n]}\n");
+    if (x.bad) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: step %lld not written: no memory "
+                  "for the trace", (long long)t->step);
+        goto out;
+    }
+    snprintf(path, sizeof path, "%s.rank%d.json", t->path, e->plan.grank);
+    fd = zero__open_tmp(path, tmp, sizeof tmp, &be);
+    if (fd < 0 || !zero__ck_write_all(fd, x.p, x.n) || close(fd) != 0 || rename(tmp, path) != 0) {
+        const char *why = fd < 0 ? be.msg : strerror(errno);
+        if (fd >= 0) unlink(tmp);
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: %s not written: %s", path, why);
+        goto out;
+    }
+    zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMELINE,
+              "ZERO_TIMELINE: step %lld, rank %d: %.2f ms on the compute stream; the communication stream busy %.2f ms "
+              "(%s %.2f ms in %d, %s %.2f ms in %d, %s %.2f ms in %d); the compute stream waited %.2f ms for it (stage-3 "
+              "gathers %.2f ms), the communication stream %.2f ms for compute%s; %s",
+              (long long)t->step, e->plan.grank, span, busy[0] + busy[1] + busy[2], coll[0], busy[0], n_coll[0], coll[1],
+              busy[1], n_coll[1], coll[2], busy[2], n_coll[2], waited[0], gathers_waited, waited[1],
+              t->full ? " (events ran out: the step's end not recorded)" : "", path);
+out:
+    ZERO_FREE(at);
+    ZERO_FREE(x.p);
+    zero__tl_free(t, e);
+}
+
+/* At zero_step's end (applied or skipped): the window opens after step
+   `step - 1` and closes after step `step`. */
+static void zero__tl_step(zero_engine *e) {
+    zero__timeline *t = &e->tl;
+    if (!t->on || t->done) return;
+    if (t->active && e->run.global_steps >= t->step) zero__tl_end(e);
+    else if (!t->active && e->run.global_steps == t->step - 1) zero__tl_begin(e);
+}
+
+/* At zero_engine_create: ZERO_TIMELINE and ZERO_TIMELINE_STEP read. */
+static void zero__tl_start(zero_engine *e) {
+    const char *p = getenv("ZERO_TIMELINE"), *s = getenv("ZERO_TIMELINE_STEP");
+    zero__timeline *t = &e->tl;
+    memset(t, 0, sizeof *t);
+    if (!p || !*p) return;
+    t->step = 3;
+    if (s && *s) {
+        char *end;
+        long long k = strtoll(s, &end, 10);
+        if (end == s || *end || k < 1)
+            zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID,
+                      "ZERO_TIMELINE_STEP=%s: not a step number (1, 2, ...), ignored (the timeline times step 3)", s);
+        else
+            t->step = k;
+    }
+    if (strlen(p) >= sizeof t->path) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID, "ZERO_TIMELINE: a path of %zu bytes (at most %zu): "
+                  "no timeline", strlen(p), sizeof t->path - 1);
+        return;
+    }
+    if (!e->be.event_create_timed || !e->be.event_elapsed) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE,
+                  "ZERO_TIMELINE: the %s backend cannot time events (event_create_timed, event_elapsed): no timeline",
+                  e->be.name ? e->be.name : "program's");
+        return;
+    }
+    snprintf(t->path, sizeof t->path, "%s", p);
+    t->on = 1;
+    if (t->step == 1) zero__tl_begin(e);
+}
+
 /* ---- >>engine-observe: collectives and waits in one place: debug log, watchdog, checks ----
 
    ZERO_DEBUG=1: every collective the engine issues is logged on every rank
@@ -9392,12 +9754,15 @@ static void zero__coll_count(zero_engine *e, zero_group g, double buffer_bytes, 
 static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                         zero_op op, zero_stream_id s, zero_error *err) {
     zero_result r;
+    int a;
     zero__coll_log(e, "reduce-scatter", count * (size_t)e->plan.world, dt, s);
     if (e->plan.world == 1 && send == recv) return ZERO_OK;
     zero__coll_count(e, ZERO_GROUP_SHARD, (double)count * e->plan.world * zero__obs_dsize(dt), 0);
     zero__wait_begin(e, "a reduce-scatter");
+    a = zero__tl_mark(e, s);
     r = e->plan.hybrid ? e->be.group_reduce_scatter(e->be.ctx, ZERO_GROUP_SHARD, send, recv, count, dt, op, s, err)
                        : e->be.reduce_scatter(e->be.ctx, send, recv, count, dt, op, s, err);
+    zero__tl_close(e, a, s, ZERO__TL_COLL, e->obs.tr_unit, "reduce-scatter", (double)count * e->plan.world * zero__obs_dsize(dt));
     zero__wait_end(e);
     return r;
 }
@@ -9405,12 +9770,15 @@ static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *
 static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                     zero_stream_id s, zero_error *err) {
     zero_result r;
+    int a;
     zero__coll_log(e, "all-gather", count * (size_t)e->plan.world, dt, s);
     if (e->plan.world == 1 && send == recv) return ZERO_OK;
     zero__coll_count(e, ZERO_GROUP_SHARD, (double)count * e->plan.world * zero__obs_dsize(dt), 0);
     zero__wait_begin(e, "an all-gather");
+    a = zero__tl_mark(e, s);
     r = e->plan.hybrid ? e->be.group_all_gather(e->be.ctx, ZERO_GROUP_SHARD, send, recv, count, dt, s, err)
                        : e->be.all_gather(e->be.ctx, send, recv, count, dt, s, err);
+    zero__tl_close(e, a, s, ZERO__TL_COLL, e->obs.tr_unit, "all-gather", (double)count * e->plan.world * zero__obs_dsize(dt));
     zero__wait_end(e);
     return r;
 }
@@ -9421,12 +9789,15 @@ static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv
 static zero_result zero__all_reduce_in(zero_engine *e, zero_group g, const void *send, void *recv, size_t count,
                                        zero_dtype dt, zero_op op, zero_stream_id s, zero_error *err) {
     zero_result r;
+    int a;
     zero__coll_log(e, g == ZERO_GROUP_REPLICA ? "all-reduce across the groups" : "all-reduce", count, dt, s);
     if (zero__grp_size(e, g) == 1 && send == recv) return ZERO_OK;
     zero__coll_count(e, g, (double)count * zero__obs_dsize(dt), 1);
     zero__wait_begin(e, "an all-reduce");
+    a = zero__tl_mark(e, s);
     r = zero__grp(e, g) != ZERO_GROUP_WORLD ? e->be.group_all_reduce(e->be.ctx, g, send, recv, count, dt, op, s, err)
                                             : e->be.all_reduce(e->be.ctx, send, recv, count, dt, op, s, err);
+    zero__tl_close(e, a, s, ZERO__TL_COLL, e->obs.tr_unit, "all-reduce", (double)count * zero__obs_dsize(dt));
     zero__wait_end(e);
     return r;
 }
@@ -9469,6 +9840,7 @@ static zero_result zero__obs_start(zero_engine *e) {
     const char *w = getenv("ZERO_WATCHDOG_S");
     const zero_monitor_config *m = &e->cfg.jsonl_monitor;
     e->obs.wd.threshold_s = 60;
+    zero__tl_start(e);
     e->obs.t_print_ms = e->obs.t_step_ms = zero__now_ms();
     if (w && *w) {
         char *end;
@@ -9541,6 +9913,11 @@ static void zero__obs_stop(zero_engine *e) {
     }
     if (e->obs.jsonl) fclose(e->obs.jsonl);
     e->obs.jsonl = NULL;
+    if (e->tl.on && !e->tl.done) {
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMELINE,
+                  "ZERO_TIMELINE: the engine ended before step %lld did: no timeline written", (long long)e->tl.step);
+        zero__tl_free(&e->tl, e);
+    }
 }
 
 ZERO__DEF void zero_report_loss(zero_engine *e, double loss) {
@@ -9917,7 +10294,7 @@ static zero_result zero__pvm_hold(zero_engine *e, int s) {
             zero_error be;
             zero__ok(&be);
             /* the gather rewrites pages its last readers may still read */
-            if (e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMM, e->pvm.pev[2 * i], &be) != ZERO_OK)
+            if (zero__wait_on(e, ZERO_STREAM_COMM, e->pvm.pev[2 * i], -1, "a span's pages: their last readers", &be) != ZERO_OK)
                 return zero__ebackend(e, &be, "stage 3: the last readers of a span's pages");
             zero__pvm_unpend(e, i);
             return ZERO_OK;
@@ -10273,7 +10650,8 @@ static zero_result zero__pool_fence(zero_engine *e, int s, int64_t off, int64_t 
     zero__ok(&be);
     for (i = 0; i < e->pool.n_stale;) {
         if (e->pool.stale_off[i] < off + len && off < e->pool.stale_off[i] + e->pool.stale_len[i]) {
-            if (e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMM, e->spans[e->pool.stale_span[i]].ev_free, &be) != ZERO_OK)
+            if (zero__wait_on(e, ZERO_STREAM_COMM, e->spans[e->pool.stale_span[i]].ev_free, -1, "a pool region: its last readers",
+                              &be) != ZERO_OK)
                 return zero__ebackend(e, &be, "stage-3 fetch: stream order");
             e->pool.n_stale--;
             e->pool.stale_off[i] = e->pool.stale_off[e->pool.n_stale];
@@ -10293,7 +10671,7 @@ static zero_result zero__span_ready(zero_engine *e, int s) {
     if (!ss->wait_ready) return ZERO_OK;
     zero__ok(&be);
     ss->wait_ready = 0;
-    if (e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, ss->ev_ready, &be) != ZERO_OK)
+    if (zero__wait_on(e, ZERO_STREAM_COMPUTE, ss->ev_ready, e->plan.layout->span_first[s], "a stage-3 gather", &be) != ZERO_OK)
         return zero__ebackend(e, &be, "stage-3 fetch: stream order");
     return ZERO_OK;
 }
@@ -10441,6 +10819,7 @@ ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
     zero__span_state *ss;
     if ((r = zero__enter(e, "zero_fetch")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_fetch")) != ZERO_OK)
         return r;
+    zero__tl_call(e, "zero_fetch", t);
     if (e->pvm.failed.code != ZERO_OK) {
         e->err = e->pvm.failed;
         return e->err.code;
@@ -10489,6 +10868,7 @@ ZERO__DEF zero_result zero_release(zero_engine *e, int t) {
     zero__span_state *ss;
     if ((r = zero__enter(e, "zero_release")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_release")) != ZERO_OK)
         return r;
+    zero__tl_call(e, "zero_release", t);
     if (e->plan.stage != 3) return ZERO_OK;
     s = zero__span_of_tensor(e, t);
     ss = &e->spans[s];
@@ -12865,7 +13245,8 @@ static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
     if (best < 0 && (r = zero__ring_standin(e, s, t, &best)) != ZERO_OK) return r;
     k = best;
     zero__ok(&be);
-    if (e->grad.ev_slot[k] && e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, e->grad.ev_slot[k], &be) != ZERO_OK)
+    if (e->grad.ev_slot[k] &&
+        zero__wait_on(e, ZERO_STREAM_COMPUTE, e->grad.ev_slot[k], -1, "a gradient slot: its reduction", &be) != ZERO_OK)
         return zero__ebackend(e, &be, "zero_grad: waiting for a gradient slot");
     /* cleared on the compute stream, in the backward's order: a clear on the
        comm stream behind the reduction was measured slower (it competes with
@@ -13222,6 +13603,7 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
     const zero_tensor_place *pl;
     int k;
     if ((r = zero__grad_check(e, t, "zero_grad_ready")) != ZERO_OK) return r;
+    zero__tl_call(e, "zero_grad_ready", t);
     pl = &e->plan.layout->places[t];
     if (e->plan.gext && !e->grad.asked[t]) {
         /* never asked: what the program wrote there without asking (its memory was zero since the last reduction
@@ -13641,6 +14023,7 @@ static void zero__step_report(zero_engine *e, zero_step_info *in, double t0, zer
     zero__step_counters(e, in);
     zero__step_log(e, in);
     if (info) *info = *in;
+    zero__tl_step(e);
 }
 
 /* An overflow skips the step: gradients dropped, no Adam, no schedule step.
@@ -13743,6 +14126,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     int bad_unit, bad_tensor, check, overflow;
     double t0 = zero__now_ms(), t1, sumsq, S, norm, q = 1;
     if ((r = zero__enter(e, "zero_step")) != ZERO_OK) return r;
+    zero__tl_call(e, "zero_step", -1);
     if ((r = zero__step_ready(e, "zero_step")) != ZERO_OK || (r = zero__trail_wait(e, -1)) != ZERO_OK) return r;
     e->xfer.phase = ZERO_XFER_STEP;
     memset(&in, 0, sizeof in);

@@ -2917,6 +2917,21 @@ static zero_result zero__cuda_event_create(void *ctx, zero_event **out, zero_err
     return ZERO_OK;
 }
 
+/* An event cudaEventElapsedTime can time (ZERO_TIMELINE). */
+static zero_result zero__cuda_event_create_timed(void *ctx, zero_event **out, zero_error *err) {
+    zero_event *ev;
+    ZERO__CUDA_CTX("event_create_timed");
+    ev = (zero_event *)ZERO_MALLOC(sizeof *ev);
+    if (!ev) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "cuda event_create_timed");
+    if (zero_cuda_check(cudaEventCreateWithFlags(&ev->ev, cudaEventDefault), "cudaEventCreateWithFlags", __FILE__,
+                        __LINE__, err) != ZERO_OK) {
+        ZERO_FREE(ev);
+        return ZERO_ERR_CUDA;
+    }
+    *out = ev;
+    return ZERO_OK;
+}
+
 static void zero__cuda_event_destroy(void *ctx, zero_event *ev) {
     (void)ctx;
     if (!ev) return;
@@ -3011,6 +3026,17 @@ static zero_result zero__cuda_event_sync(void *ctx, zero_event *ev, zero_error *
             nanosleep(&ts, NULL);
         }
     }
+}
+
+/* The milliseconds from a to b, both complete (waited for within the deadline). */
+static zero_result zero__cuda_event_elapsed(void *ctx, zero_event *a, zero_event *b, double *ms, zero_error *err) {
+    float f = 0;
+    zero_result r;
+    if (!a || !b || !ms) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda event_elapsed: an event or ms is NULL");
+    if ((r = zero__cuda_event_sync(ctx, a, err)) != ZERO_OK || (r = zero__cuda_event_sync(ctx, b, err)) != ZERO_OK) return r;
+    ZERO_CUDA_TRY(cudaEventElapsedTime(&f, a->ev, b->ev), err);
+    *ms = f;
+    return ZERO_OK;
 }
 
 #ifndef ZERO_NO_NCCL
@@ -4103,6 +4129,8 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.event_record = zero__cuda_event_record;
     c->be.stream_wait = zero__cuda_stream_wait;
     c->be.event_sync = zero__cuda_event_sync;
+    c->be.event_create_timed = zero__cuda_event_create_timed;
+    c->be.event_elapsed = zero__cuda_event_elapsed;
     c->be.mem_kind_of = zero__cuda_mem_kind_of;
     c->be.mem_extent = zero__cuda_mem_extent;
     c->be.vm_reserve = zero__cuda_vm_reserve;
