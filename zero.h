@@ -9350,6 +9350,7 @@ static zero__gview zero__grad_view(const zero_engine *e, int u) {
 #ifndef ZERO__TL_EVENTS
 #define ZERO__TL_EVENTS 32768
 #endif
+#define ZERO__TL_PREMADE 4096
 
 static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err);
 static int zero__ck_write_all(int fd, const void *buf, size_t n);
@@ -9432,6 +9433,13 @@ static void zero__tl_begin(zero_engine *e) {
         zero__tl_free(t, e);
         t->on = 0;
         return;
+    }
+    /* most steps need fewer: made now, outside the timed work (more are made as needed) */
+    while (t->n_made < ZERO__TL_PREMADE) {
+        zero_error be;
+        zero__ok(&be);
+        if (e->be.event_create_timed(e->be.ctx, &t->ev[t->n_made], &be) != ZERO_OK) break;
+        t->n_made++;
     }
     t->host0 = zero__now_ms();
     t->active = 1;
