@@ -15,6 +15,10 @@
 #   sh examples/gpt/bench.sh hybrid   every visible GPU (2 or more): GPT-2 XL, micro-batch 8, stages 2 and 3,
 #                                     mics_shard_size 1, N/2 (N >= 4) and N (flat): the step and the bytes
 #                                     each rank sent inside its group and across groups
+#   sh examples/gpt/bench.sh timeline where each step's communication goes: GPT-2 XL (T 1024, bf16, micro-batch 8)
+#                                     at stages 2 and 3 on one GPU and on every visible GPU, step 5 timed by
+#                                     ZERO_TIMELINE (docs/observability.md): a Chrome trace per rank in
+#                                     $DIR/tl_stage<s>_<n>gpu.rank<r>.json and rank 0's summary line (~1.5 min)
 #   sh examples/gpt/bench.sh tied     GPT-2 XL stage 3 (one GPU and every visible GPU) and the seed's offload
 #                                     recipe, the tied embedding found by the engine against --grad-any-order
 #                                     (planned at create), each pair REPS times (default 1: ~3 min on 2 GPUs)
@@ -350,6 +354,18 @@ four) # scaling on 4 GPUs: GPT-2 XL, micro-batch 8 per GPU, 1 GPU then 4
     done
     ;;
 stages) stages ;;
+timeline) # ZERO_TIMELINE: the collectives and each stream's waits of one step, stages 2 and 3, 1 and N GPUs
+    N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    for s in 2 3; do
+        for n in 1 $([ "$N" -ge 2 ] && echo "$N"); do
+            name="tl_stage${s}_${n}gpu"
+            run "$name" env CUDA_VISIBLE_DEVICES="$(seq -s, 0 $((n - 1)))" ZERO_TIMELINE="$DIR/$name" \
+                ZERO_TIMELINE_STEP=5 $G $XL --stage $s --batch 8 --steps 8 --warmup 3 --print-every 4 \
+                --metrics "$DIR/$name.jsonl"
+            grep "ZERO_TIMELINE" "$DIR/$name.log" | sed 's/^/   /'
+        done
+    done
+    ;;
 hybrid) # hybrid sharding on every visible GPU: the groups' step and bytes beside flat sharding
     N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     if [ "$N" -lt 2 ]; then echo "bench.sh hybrid: needs 2 or more GPUs, $N visible" >&2; exit 2; fi
@@ -418,7 +434,7 @@ biggest) rm -f "$DIR/biggest.txt"; biggest_zero; biggest_torch; elapsed ;;
 biggest-zero) biggest_zero; elapsed ;;
 biggest-torch) biggest_torch; elapsed ;;
 torch-smoke) torch_smoke; elapsed ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|hybrid|offload|offload-recipes|offload-capacity|plots|fast|\
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|timeline|hybrid|offload|offload-recipes|offload-capacity|plots|fast|\
 fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-torch|torch-smoke" >&2
     exit 2 ;;
 esac
