@@ -19,6 +19,9 @@
 #                                     at stages 2 and 3 on one GPU and on every visible GPU, step 5 timed by
 #                                     ZERO_TIMELINE (docs/observability.md): a Chrome trace per rank in
 #                                     $DIR/tl_stage<s>_<n>gpu.rank<r>.json and rank 0's summary line (~1.5 min)
+#   sh examples/gpt/bench.sh ctas     GPT-2 XL (T 1024, bf16, micro-batch 8) at stages 2 and 3 on every visible GPU
+#                                     with NCCL_MAX_CTAS unset, 16, 8 and 4: the SMs NCCL's kernels take from the
+#                                     compute they overlap, against the collectives' own speed (~2.5 min on 4 GPUs)
 #   sh examples/gpt/bench.sh tied     GPT-2 XL stage 3 (one GPU and every visible GPU) and the seed's offload
 #                                     recipe, the tied embedding found by the engine against --grad-any-order
 #                                     (planned at create), each pair REPS times (default 1: ~3 min on 2 GPUs)
@@ -354,6 +357,17 @@ four) # scaling on 4 GPUs: GPT-2 XL, micro-batch 8 per GPU, 1 GPU then 4
     done
     ;;
 stages) stages ;;
+ctas) # NCCL_MAX_CTAS on every visible GPU: fewer SMs for the collectives, more for the compute beside them
+    for s in 2 3; do
+        for c in default 16 8 4; do
+            name="ctas_stage${s}_$c"
+            if [ "$c" = default ]; then run "$name" $G $XL --stage $s --batch 8 --steps 12 --warmup 4 --print-every 6 \
+                --metrics "$DIR/$name.jsonl"
+            else run "$name" env NCCL_MAX_CTAS="$c" $G $XL --stage $s --batch 8 --steps 12 --warmup 4 --print-every 6 \
+                --metrics "$DIR/$name.jsonl"; fi
+        done
+    done
+    ;;
 timeline) # ZERO_TIMELINE: the collectives and each stream's waits of one step, stages 2 and 3, 1 and N GPUs
     N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     for s in 2 3; do
@@ -434,7 +448,7 @@ biggest) rm -f "$DIR/biggest.txt"; biggest_zero; biggest_torch; elapsed ;;
 biggest-zero) biggest_zero; elapsed ;;
 biggest-torch) biggest_torch; elapsed ;;
 torch-smoke) torch_smoke; elapsed ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|timeline|hybrid|offload|offload-recipes|offload-capacity|plots|fast|\
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|timeline|ctas|hybrid|offload|offload-recipes|offload-capacity|plots|fast|\
 fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-torch|torch-smoke" >&2
     exit 2 ;;
 esac
