@@ -162,6 +162,14 @@
 #  endif
 #endif
 
+/* A name kept for programs that use it, to be removed in the version the
+   message says: the compiler warns where it is used. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define ZERO_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#  define ZERO_DEPRECATED(msg)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -554,7 +562,9 @@ typedef struct zero_optimization_config {
     int enable_sanity_checks;                    /* enable_sanity_checks: false */
     int save_muon_momentum_buffer_in_memory;     /* save_muon_momentum_buffer_in_memory: false */
 } zero_optimization_config;
-typedef zero_optimization_config zero_zero_config; /* its former name, kept so that programs using it still build */
+/* its former name, kept so that programs using it still build; removed in zero 0.2 */
+typedef zero_optimization_config zero_zero_config ZERO_DEPRECATED("zero_zero_config is zero_optimization_config; the old "
+                                                                  "name goes in zero 0.2");
 
 /* "aio": {...} (libaio settings of ZeRO-Infinity; zero uses POSIX I/O) */
 typedef struct zero_aio_config {
@@ -813,20 +823,20 @@ typedef struct zero_time_model {
     int nodes;                /* n */
     double tflops;            /* achieved TFLOP/s per GPU on forward + backward, FLOPs counted
                                  as 6 (12 L C^2 + V C) + 12 L C T per token; <= 0: 466.4,
-                                 fitted on one H100 (PERF.md 5f, stage 0, 187.9 ms) */
+                                 fitted on one H100: GPT-2 XL at stage 0, 187.9 ms a step) */
     double hbm_bytes_per_s;   /* the optimizer step's rate at 30 bytes per parameter;
-                                 <= 0: 2.79e12 (zero_step at 1.5B on one H100, PERF.md 2b) */
+                                 <= 0: 2.79e12 (zero_step of 1.56e9 parameters on one H100) */
     double intra_bus_bytes_per_s; /* NCCL bus bandwidth inside a node; <= 0: 225e9 (NVLink,
-                                     2x H200, PERF.md 1, 64-128 MB units) */
-    double intra_latency_s;   /* fixed cost per collective inside a node; <= 0: 10e-6 (PERF.md 1,
-                                 the 1 MB rows) */
+                                     2x H200, NCCL's bus bandwidth on 64-128 MB units) */
+    double intra_latency_s;   /* fixed cost per collective inside a node; <= 0: 10e-6 (2x H200:
+                                 a 1 MB collective took 13.7-14.9 us) */
     double inter_bus_bytes_per_s; /* NCCL bus bandwidth of a ring that crosses nodes; <= 0: 40e9
                                      (400 Gb/s InfiniBand per GPU at 80% of line rate: an
                                      assumption, not measured here) */
     double inter_latency_s;   /* per collective across nodes; <= 0: 30e-6 (assumption) */
-    double pcie_bytes_per_s;  /* one direction, per GPU; <= 0: 55e9 (PERF.md 4b, the floor lines) */
+    double pcie_bytes_per_s;  /* one direction, per GPU; <= 0: 55e9 (one H100's host copies, 54.5-55.1 GB/s) */
     double host_bytes_per_s;  /* the CPU Adam's memory bandwidth, per node (shared by its g
-                                 processes); <= 0: 150e9 (PERF.md 4b: 118-171 measured) */
+                                 processes); <= 0: 150e9 (an H100 host's CPU Adam: 118-171 GB/s) */
     /* the ZeRO option */
     int stage;                /* 0..3 */
     int group;                /* hybrid group G: shard within G consecutive ranks, replicate
@@ -840,9 +850,9 @@ typedef struct zero_time_model {
                                  tflops x (C / (C + c0)) / (Ch / (Ch + c0)): narrow products run
                                  slower, wide ones faster. Set it to hidden to take tflops as it is */
     double tflops_half_width; /* c0 of that scaling; <= 0: 880 (fitted on GPT-2 124M's step
-                                 against XL's, PERF.md 5g) */
+                                 against XL's on one H100: 16.1 ms) */
     int stage3_serial_gathers; /* 1: stage 3's gathers do not overlap compute (the engine before
-                                  the per-span stream order of PERF.md 4b, as in the 5c runs);
+                                  stage 3 ordered its streams per span);
                                   0: prefetched gathers overlap the forward and backward */
 } zero_time_model;
 
@@ -2887,6 +2897,96 @@ static zero_result zero__json_close(zero__json_parser *p) {
 
 enum { ZERO__JSON_ST_VALUE, ZERO__JSON_ST_AFTER, ZERO__JSON_ST_KEY, ZERO__JSON_ST_DONE };
 
+/* A literal at p->pos (true, false, null) as node *idx; a word that is none
+   of them an error that guesses what was meant. */
+static zero_result zero__json_word(zero__json_parser *p, int *idx) {
+    zero__json *j = p->j;
+    const char *t = p->t;
+    size_t s = p->pos, e = s;
+    zero__json_type type = ZERO__JSON_NULL;
+    int ok = 1;
+    while (e < p->len && zero__json_is_word((unsigned char)t[e])) e++;
+    if (e - s == 4 && memcmp(t + s, "true", 4) == 0) type = ZERO__JSON_TRUE;
+    else if (e - s == 5 && memcmp(t + s, "false", 5) == 0) type = ZERO__JSON_FALSE;
+    else if (e - s == 4 && memcmp(t + s, "null", 4) == 0) type = ZERO__JSON_NULL;
+    else ok = 0;
+    if (!ok) {
+        static const char *const lits[] = {"true", "false", "null"};
+        const char *hint = " (strings need double quotes)";
+        int k;
+        for (k = 0; k < 3; k++) /* a misspelt literal: "tru", "nul", "falsey" */
+            if (e - s >= 2 && (strncmp(t + s, lits[k], e - s) == 0 ||
+                               strncmp(t + s, lits[k], strlen(lits[k])) == 0))
+                hint = k == 0 ? " (did you mean true?)"
+                     : k == 1 ? " (did you mean false?)"
+                              : " (did you mean null?)";
+        if ((e - s == 4 && (memcmp(t + s, "True", 4) == 0 || memcmp(t + s, "None", 4) == 0)) ||
+            (e - s == 5 && memcmp(t + s, "False", 5) == 0))
+            hint = " (JSON's literals are lowercase true, false and null)";
+        else if ((e - s == 3 && memcmp(t + s, "NaN", 3) == 0) ||
+                 (e - s == 8 && memcmp(t + s, "Infinity", 8) == 0))
+            hint = " (JSON has no NaN or Infinity)";
+        return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, s,
+                                     "expected a value (object, array, string, number, "
+                                     "true, false or null)",
+                                     hint);
+    }
+    if ((*idx = zero__json_new_node(p, type, s)) < 0) return p->err ? p->err->code : ZERO_ERR_CONFIG;
+    j->nodes[*idx].end = e;
+    p->pos = e;
+    return ZERO_OK;
+}
+
+/* A member's key at p->pos and the ':' after it (after: what the key
+   follows, '{' or ','); the key waits in p->pending_key for its value. */
+static zero_result zero__json_key(zero__json_parser *p, char after) {
+    zero__json *j = p->j;
+    const char *t = p->t;
+    zero_result rc;
+    int key = -1;
+    if (p->pos >= p->len) {
+        const zero__json_node *o = &j->nodes[p->stack[p->depth - 1].node];
+        return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
+                                  "expected '\"' to start %s, got end of input (the "
+                                  "object opened at line %d:%d is not closed)",
+                                  after == ',' ? "the next key after ','" : "a key or '}'",
+                                  o->line, o->col);
+    }
+    if (t[p->pos] != '"') {
+        unsigned char c = (unsigned char)t[p->pos];
+        return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos,
+            after == ',' ? "expected '\"' to start the next key after ','"
+                         : "expected '\"' to start a key or '}'",
+            after == ',' && c == '}' ? " (trailing commas are not allowed)"
+            : zero__json_is_word(c)  ? " (keys need double quotes)"
+            : c == '\''              ? " (keys need double quotes)"
+                                     : "");
+    }
+    if ((rc = zero__json_string_node(p, &key)) != ZERO_OK) return rc;
+    p->pending_key = key;
+    if ((rc = zero__json_skip(p)) != ZERO_OK) return rc;
+    if (p->pos >= p->len || t[p->pos] != ':') {
+        char expected[ZERO__JSON_PATH_CAP + 64];
+        char name[64];
+        size_t n = zero__json_string(j, key, name, sizeof name), k;
+        for (k = 0; name[k]; k++) /* one line: control characters shown as '?' */
+            if ((unsigned char)name[k] < 0x20 || name[k] == 0x7F) name[k] = '?';
+        snprintf(expected, sizeof expected, "expected ':' after the key \"%s%s\"", name,
+                 n >= sizeof name ? "..." : "");
+        if (p->pos >= p->len) {
+            const zero__json_node *o = &j->nodes[p->stack[p->depth - 1].node];
+            return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
+                                      "%s, got end of input (the object opened at line "
+                                      "%d:%d is not closed)",
+                                      expected, o->line, o->col);
+        }
+        return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos, expected,
+                                     NULL);
+    }
+    p->pos++;
+    return ZERO_OK;
+}
+
 static zero_result zero__json_run(zero__json_parser *p) {
     zero__json *j = p->j;
     const char *t = p->t;
@@ -2945,40 +3045,7 @@ static zero_result zero__json_run(zero__json_parser *p) {
             } else if (c == '-' || zero__json_is_digit(c)) {
                 rc = zero__json_number(p, &idx);
             } else if (zero__json_is_word(c)) {
-                size_t s = p->pos, e = s;
-                zero__json_type type = ZERO__JSON_NULL;
-                int ok = 1;
-                while (e < p->len && zero__json_is_word((unsigned char)t[e])) e++;
-                if (e - s == 4 && memcmp(t + s, "true", 4) == 0) type = ZERO__JSON_TRUE;
-                else if (e - s == 5 && memcmp(t + s, "false", 5) == 0) type = ZERO__JSON_FALSE;
-                else if (e - s == 4 && memcmp(t + s, "null", 4) == 0) type = ZERO__JSON_NULL;
-                else ok = 0;
-                if (!ok) {
-                    static const char *const lits[] = {"true", "false", "null"};
-                    const char *hint = " (strings need double quotes)";
-                    int k;
-                    for (k = 0; k < 3; k++) /* a misspelt literal: "tru", "nul", "falsey" */
-                        if (e - s >= 2 && (strncmp(t + s, lits[k], e - s) == 0 ||
-                                           strncmp(t + s, lits[k], strlen(lits[k])) == 0))
-                            hint = k == 0 ? " (did you mean true?)"
-                                 : k == 1 ? " (did you mean false?)"
-                                          : " (did you mean null?)";
-                    if ((e - s == 4 && (memcmp(t + s, "True", 4) == 0 || memcmp(t + s, "None", 4) == 0)) ||
-                        (e - s == 5 && memcmp(t + s, "False", 5) == 0))
-                        hint = " (JSON's literals are lowercase true, false and null)";
-                    else if ((e - s == 3 && memcmp(t + s, "NaN", 3) == 0) ||
-                             (e - s == 8 && memcmp(t + s, "Infinity", 8) == 0))
-                        hint = " (JSON has no NaN or Infinity)";
-                    return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, s,
-                                                 "expected a value (object, array, string, number, "
-                                                 "true, false or null)",
-                                                 hint);
-                }
-                if ((idx = zero__json_new_node(p, type, s)) < 0)
-                    return p->err ? p->err->code : ZERO_ERR_CONFIG;
-                j->nodes[idx].end = e;
-                p->pos = e;
-                rc = ZERO_OK;
+                rc = zero__json_word(p, &idx);
             } else if (c == '+' || c == '.') {
                 return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_NUMBER, ZERO__JSON_AT_HERE, p->pos,
                                              "malformed number: expected '-' or a digit to start it",
@@ -3032,47 +3099,7 @@ static zero_result zero__json_run(zero__json_parser *p) {
                                              NULL);
             }
         } else { /* ZERO__JSON_ST_KEY */
-            int key = -1;
-            if (p->pos >= p->len) {
-                const zero__json_node *o = &j->nodes[p->stack[p->depth - 1].node];
-                return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
-                                          "expected '\"' to start %s, got end of input (the "
-                                          "object opened at line %d:%d is not closed)",
-                                          after == ',' ? "the next key after ','" : "a key or '}'",
-                                          o->line, o->col);
-            }
-            if (t[p->pos] != '"') {
-                unsigned char c = (unsigned char)t[p->pos];
-                return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos,
-                    after == ',' ? "expected '\"' to start the next key after ','"
-                                 : "expected '\"' to start a key or '}'",
-                    after == ',' && c == '}' ? " (trailing commas are not allowed)"
-                    : zero__json_is_word(c)  ? " (keys need double quotes)"
-                    : c == '\''              ? " (keys need double quotes)"
-                                             : "");
-            }
-            if ((rc = zero__json_string_node(p, &key)) != ZERO_OK) return rc;
-            p->pending_key = key;
-            if ((rc = zero__json_skip(p)) != ZERO_OK) return rc;
-            if (p->pos >= p->len || t[p->pos] != ':') {
-                char expected[ZERO__JSON_PATH_CAP + 64];
-                char name[64];
-                size_t n = zero__json_string(j, key, name, sizeof name), k;
-                for (k = 0; name[k]; k++) /* one line: control characters shown as '?' */
-                    if ((unsigned char)name[k] < 0x20 || name[k] == 0x7F) name[k] = '?';
-                snprintf(expected, sizeof expected, "expected ':' after the key \"%s%s\"", name,
-                         n >= sizeof name ? "..." : "");
-                if (p->pos >= p->len) {
-                    const zero__json_node *o = &j->nodes[p->stack[p->depth - 1].node];
-                    return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
-                                              "%s, got end of input (the object opened at line "
-                                              "%d:%d is not closed)",
-                                              expected, o->line, o->col);
-                }
-                return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos, expected,
-                                             NULL);
-            }
-            p->pos++;
+            if ((rc = zero__json_key(p, after)) != ZERO_OK) return rc;
             after = ':';
             state = ZERO__JSON_ST_VALUE;
         }
@@ -5561,7 +5588,7 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
 
    Exposed (the step waits for it), per micro-batch:
      reductions        max(red_u, red_all - t_bwd): they run beside the
-                       backward, except the last unit's (PERF.md 3); red_u
+                       backward, except the last unit's; red_u
                        holds the replicas' all-reduce on the last
                        micro-batch only
      stage 3           forward: gat_u + max(0, gat_all - gat_u - t_fwd) (the
@@ -5574,8 +5601,8 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
    Optimizer: 30 bytes per parameter of the shard (P / G; stage 0 P) at
    hbm_bytes_per_s (bench_optim --gpt moves 30: master, m, v, the gradient
    read twice, the parameter written). With offload_optimizer cpu: the CPU
-   Adam touches 28 bytes per shard parameter (the floor lines of PERF.md 4b:
-   41.3 GB for 1.48e9) at host_bytes_per_s shared by the node's g ranks;
+   Adam touches 28 bytes per shard parameter (zero_floor_of's count: 41.3 GB
+   for 1.48e9) at host_bytes_per_s shared by the node's g ranks;
    each reducing micro-batch copies d P / G of gradients to the host beside
    the backward (exposed: max(d u / G / pcie, copy - t_bwd)); the updated
    d P / G come back after the Adam, exposed, as zero_floor_of's sequential
@@ -5584,18 +5611,18 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
      step = m t_mb + exposed collectives + (optimizer, or the exposed
             offload copies + CPU Adam) */
 
-#define ZERO__TIME_TFLOPS 466.4        /* PERF.md 5f: stage 0 at 187.9 ms, one H100 */
+#define ZERO__TIME_TFLOPS 466.4        /* GPT-2 XL at stage 0 on one H100: 187.9 ms a step */
 #define ZERO__TIME_WIDTH 1600.0        /* ... GPT-2 XL's width */
-#define ZERO__TIME_HALF_WIDTH 880.0    /* PERF.md 5g: GPT-2 124M's 16.1 ms step against XL's */
-#define ZERO__TIME_HBM 2.79e12         /* PERF.md 2b: 30 B x 1.5576e9 in 16.751 ms */
-#define ZERO__TIME_INTRA_BW 225e9      /* PERF.md 1: busbw 201-230 GB/s, 64-256 MB units */
-#define ZERO__TIME_INTRA_LAT 10e-6     /* PERF.md 1: 13.7-14.9 us for 1 MB */
+#define ZERO__TIME_HALF_WIDTH 880.0    /* GPT-2 124M's 16.1 ms step against XL's, one H100 */
+#define ZERO__TIME_HBM 2.79e12         /* zero_step on one H100: 30 B x 1.5576e9 in 16.751 ms */
+#define ZERO__TIME_INTRA_BW 225e9      /* 2x H200: NCCL busbw 201-230 GB/s, 64-256 MB units */
+#define ZERO__TIME_INTRA_LAT 10e-6     /* 2x H200: 13.7-14.9 us for 1 MB */
 #define ZERO__TIME_INTER_BW 40e9       /* 400 Gb/s per GPU at 80%: assumed, not measured */
 #define ZERO__TIME_INTER_LAT 30e-6     /* assumed, not measured */
-#define ZERO__TIME_PCIE 55e9           /* PERF.md 4b floor lines: 54.5-55.1 GB/s */
-#define ZERO__TIME_HOST 150e9          /* PERF.md 4b floor lines: 146.8-165.7 GB/s */
+#define ZERO__TIME_PCIE 55e9           /* one H100's host copies: 54.5-55.1 GB/s */
+#define ZERO__TIME_HOST 150e9          /* an H100 host's CPU Adam: 146.8-165.7 GB/s */
 #define ZERO__TIME_OPT_BYTES 30.0      /* per parameter, bench_optim --gpt */
-#define ZERO__TIME_CPU_ADAM_BYTES 28.0 /* per parameter, the floor lines */
+#define ZERO__TIME_CPU_ADAM_BYTES 28.0 /* per parameter: master, m, v read and written, 16-bit grad in, param out */
 
 /* One ring over k ranks: a reduce-scatter or all-gather of s bytes. */
 static double zero__time_ring(double s, double k, double bw, double lat) {
@@ -5613,21 +5640,14 @@ static zero_result zero__time_rate(double v, double def, const char *key, double
     return ZERO_OK;
 }
 
-ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_estimate *out,
-                                         zero_error *err) {
+/* zero_estimate_time's model checked (each field named in the error) and its
+   rates, each the model's or its measured default, into k. */
+typedef struct zero__time_rates {
+    double tf, ch, c0, hbm, ibw, ilat, xbw, xlat, pcie, host;
+} zero__time_rates;
+static zero_result zero__time_args(const zero_time_model *m, zero__time_rates *k, zero_error *err) {
     zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
     zero_result r;
-    double P, L, C, V, T, B, mb, d, u, nu, g, n, W, G, R;
-    double tf = 0, hbm = 0, ibw = 0, ilat = 0, xbw = 0, xlat = 0, pcie = 0, host = 0, ch = 0, c0 = 0;
-    double gbw, glat, rbw, rlat, t_mb, t_fwd, t_bwd, ub, ev;
-    double red_u, red_all, red_u1, red_all1, gat_u, gat_all, red_g_s, red_r_s, ab;
-    double red_g_bytes, red_r_bytes, gat_bytes, n_red, n_gat, exp_c = 0;
-    int gcross, rcross;
-    zero_estimate_args ea;
-    zero_memory_estimate me;
-    if (out) memset(out, 0, sizeof *out);
-    if (!m) return zero__null_arg(err, "zero_estimate_time", "m");
-    if (!out) return zero__null_arg(err, "zero_estimate_time", "out");
     if ((r = zero__est_check_params(m->params, err)) != ZERO_OK) return r;
     if (m->layers < 1) return zero__fail(err, e, "layers", 0, 0, "must be >= 1, got %d", m->layers);
     if (m->hidden < 1) return zero__fail(err, e, "hidden", 0, 0, "must be >= 1, got %d", m->hidden);
@@ -5658,23 +5678,45 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     if (m->offload_optimizer == ZERO_OFFLOAD_CPU && m->stage == 0)
         return zero__fail(err, e, "offload_optimizer", 0, 0,
                           "needs stage 1, 2 or 3, got stage 0 (no shard to offload)");
-    if ((r = zero__time_rate(m->tflops, ZERO__TIME_TFLOPS, "tflops", &tf, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->tflops_hidden, ZERO__TIME_WIDTH, "tflops_hidden", &ch, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->tflops_half_width, ZERO__TIME_HALF_WIDTH, "tflops_half_width", &c0, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->hbm_bytes_per_s, ZERO__TIME_HBM, "hbm_bytes_per_s", &hbm, err)) != ZERO_OK ||
+    if ((r = zero__time_rate(m->tflops, ZERO__TIME_TFLOPS, "tflops", &k->tf, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->tflops_hidden, ZERO__TIME_WIDTH, "tflops_hidden", &k->ch, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->tflops_half_width, ZERO__TIME_HALF_WIDTH, "tflops_half_width", &k->c0, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->hbm_bytes_per_s, ZERO__TIME_HBM, "hbm_bytes_per_s", &k->hbm, err)) != ZERO_OK ||
         (r = zero__time_rate(m->intra_bus_bytes_per_s, ZERO__TIME_INTRA_BW, "intra_bus_bytes_per_s",
-                             &ibw, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->intra_latency_s, ZERO__TIME_INTRA_LAT, "intra_latency_s", &ilat,
+                             &k->ibw, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->intra_latency_s, ZERO__TIME_INTRA_LAT, "intra_latency_s", &k->ilat,
                              err)) != ZERO_OK ||
         (r = zero__time_rate(m->inter_bus_bytes_per_s, ZERO__TIME_INTER_BW, "inter_bus_bytes_per_s",
-                             &xbw, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->inter_latency_s, ZERO__TIME_INTER_LAT, "inter_latency_s", &xlat,
+                             &k->xbw, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->inter_latency_s, ZERO__TIME_INTER_LAT, "inter_latency_s", &k->xlat,
                              err)) != ZERO_OK ||
-        (r = zero__time_rate(m->pcie_bytes_per_s, ZERO__TIME_PCIE, "pcie_bytes_per_s", &pcie,
+        (r = zero__time_rate(m->pcie_bytes_per_s, ZERO__TIME_PCIE, "pcie_bytes_per_s", &k->pcie,
                              err)) != ZERO_OK ||
-        (r = zero__time_rate(m->host_bytes_per_s, ZERO__TIME_HOST, "host_bytes_per_s", &host,
+        (r = zero__time_rate(m->host_bytes_per_s, ZERO__TIME_HOST, "host_bytes_per_s", &k->host,
                              err)) != ZERO_OK)
         return r;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_estimate *out,
+                                         zero_error *err) {
+    zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
+    zero_result r;
+    zero__time_rates k;
+    double P, L, C, V, T, B, mb, d, u, nu, g, n, W, G, R;
+    double tf, hbm, ibw, ilat, xbw, xlat, pcie, host, ch, c0;
+    double gbw, glat, rbw, rlat, t_mb, t_fwd, t_bwd, ub, ev;
+    double red_u, red_all, red_u1, red_all1, gat_u, gat_all, red_g_s, red_r_s, ab;
+    double red_g_bytes, red_r_bytes, gat_bytes, n_red, n_gat, exp_c = 0;
+    int gcross, rcross;
+    zero_estimate_args ea;
+    zero_memory_estimate me;
+    if (out) memset(out, 0, sizeof *out);
+    if (!m) return zero__null_arg(err, "zero_estimate_time", "m");
+    if (!out) return zero__null_arg(err, "zero_estimate_time", "out");
+    if ((r = zero__time_args(m, &k, err)) != ZERO_OK) return r;
+    tf = k.tf, ch = k.ch, c0 = k.c0, hbm = k.hbm, ibw = k.ibw, ilat = k.ilat, xbw = k.xbw, xlat = k.xlat,
+    pcie = k.pcie, host = k.host;
     g = (double)m->gpus_per_node;
     n = (double)m->nodes;
     W = g * n;
