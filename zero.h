@@ -43,6 +43,35 @@
    zero_estimate_memory. docs/engine.md explains the loop, the unit layout and
    the stages. Link with -lm -lpthread.
 
+   The public functions by who needs them:
+     a trainer      zero_config_default, zero_config_load, zero_config_resolve,
+                    zero_engine_create, zero_engine_destroy, zero_engine_error,
+                    zero_result_string; the loop: zero_fetch, zero_release,
+                    zero_param, zero_grad, zero_grad_ready (and their _group
+                    forms), zero_loss_scale, zero_report_loss, zero_step;
+                    stage 3 behind its own pointers: zero_alloc, zero_free;
+                    checkpoints: zero_save, zero_load, zero_export_safetensors;
+                    when it drives them: zero_set_lr, zero_set_betas,
+                    zero_grad_norm, zero_skip_step, zero_all_reduce_scalars,
+                    zero_flush, zero_gather_params, zero_release_params,
+                    zero_global_steps, zero_memory_report,
+                    zero_memory_stats_format; pretrained weights:
+                    zero_safetensors_open, _bind, _close; stacked kinds:
+                    zero_tensors_of_kinds
+     a tool         planning: zero_estimate_memory, zero_estimate_max_params,
+                    zero_estimate_time, zero_floor_of; configs:
+                    zero_config_parse_json, zero_config_to_json,
+                    zero_config_key_count, zero_config_key; the units:
+                    zero_layout_*, zero_engine_layout, zero_read_state;
+                    safetensors files: zero_safetensors_count, _get, _find,
+                    _metadata, _read; the pure pieces: zero_loss_scaler_*,
+                    zero_lr_at, zero_betas_at, zero_f32_to_f16 and the other
+                    conversions, zero_dtype_size, zero_dtype_name; messages:
+                    zero_msg_name, zero_msg_summary; zero_version
+     a backend      zero_backend (the struct of operations), zero_host_run and
+     writer         zero_host_allocated_bytes (the host backend, the model to
+                    follow), zero_log_default
+
    Map (search for >>name to reach a section; each section uses only those
    above it, so the file reads top to bottom):
 
