@@ -91,6 +91,8 @@
      api-engine         zero_engine_create, zero_fetch, zero_grad, zero_grad_ready,
                         zero_step, zero_save, zero_load, zero_memory_report, ...
      api-safetensors    zero_safetensors_open / _read / _bind: pretrained weights by name
+     api-lab            the tools' own: zero_estimate_time (the step-time model),
+                        zero_floor_of (a step's floor at measured bandwidths)
    Implementation
      prelude            system headers, ZERO_MALLOC / ZERO_ASSERT defaults, private macros
      errors             results, messages, errors, logging
@@ -140,10 +142,11 @@
      ckpt-load          zero_load on any world size
      export             zero_export_safetensors
      readout            zero_memory_report, zero_memory_stats_format, zero_read_state
+     lab                the tools' own: the step-time model, the floor of a step
 
-   Functions longer than about 150 lines, and why: zero__json_run (the JSON
-   state machine, one character class per case) and zero_layout_create (one
-   straight pass that validates the tensors and cuts them into units).
+   Functions longer than about 150 lines, and why: zero_layout_create (one
+   straight pass that validates the tensors and cuts them into units). None
+   is over 160 (tests/fn_length.sh).
 
    Compile-time options (define before the #include that has
    ZERO_IMPLEMENTATION, unless said otherwise):
@@ -826,94 +829,6 @@ ZERO_API zero_result zero_estimate_max_params(const zero_estimate_args *a, doubl
                                               double cpu_bytes, double nvme_bytes,
                                               double *max_params, zero_error *err);
 
-/* The step-time model: zero_estimate_time. A pure function (no allocation,
-   no GPU) that prices one optimizer step of GPT-shaped training under a ZeRO
-   option on a machine described by a few rates. docs/PERF.md ("A step-time
-   model, calibrated") compares it with the runs this repository measured.
-
-   Every field is zero-initialised and filled. Model fields params, layers,
-   hidden, seq and micro_batch are required; a machine rate <= 0 takes the
-   default named beside it (one H100 or H200 of docs/PERF.md, or for
-   InfiniBand a stated assumption). Bandwidths are bytes per second, times
-   seconds. */
-typedef struct zero_time_model {
-    /* the model */
-    double params;            /* P, trainable parameters */
-    int layers;               /* L, transformer blocks */
-    int hidden;               /* C */
-    int vocab;                /* V; 0 allowed (the head's FLOPs then drop out) */
-    int seq;                  /* T, tokens per sequence */
-    int micro_batch;          /* B, sequences per micro-batch per GPU */
-    int grad_accum;           /* micro-batches per step; <= 0 means 1 */
-    zero_dtype compute_dtype; /* parameters and gradients on the wire; DEFAULT means bf16 */
-    double unit_params;       /* elements per communication unit; <= 0: P / L (one block) */
-    /* the machine */
-    int gpus_per_node;        /* g */
-    int nodes;                /* n */
-    double tflops;            /* achieved TFLOP/s per GPU on forward + backward, FLOPs counted
-                                 as 6 (12 L C^2 + V C) + 12 L C T per token; <= 0: 466.4,
-                                 fitted on one H100: GPT-2 XL at stage 0, 187.9 ms a step) */
-    double hbm_bytes_per_s;   /* the optimizer step's rate at 30 bytes per parameter;
-                                 <= 0: 2.79e12 (zero_step of 1.56e9 parameters on one H100) */
-    double intra_bus_bytes_per_s; /* NCCL bus bandwidth inside a node; <= 0: 225e9 (NVLink,
-                                     2x H200, NCCL's bus bandwidth on 64-128 MB units) */
-    double intra_latency_s;   /* fixed cost per collective inside a node; <= 0: 10e-6 (2x H200:
-                                 a 1 MB collective took 13.7-14.9 us) */
-    double inter_bus_bytes_per_s; /* NCCL bus bandwidth of a ring that crosses nodes; <= 0: 40e9
-                                     (400 Gb/s InfiniBand per GPU at 80% of line rate: an
-                                     assumption, not measured here) */
-    double inter_latency_s;   /* per collective across nodes; <= 0: 30e-6 (assumption) */
-    double pcie_bytes_per_s;  /* one direction, per GPU; <= 0: 55e9 (one H100's host copies, 54.5-55.1 GB/s) */
-    double host_bytes_per_s;  /* the CPU Adam's memory bandwidth, per node (shared by its g
-                                 processes); <= 0: 150e9 (an H100 host's CPU Adam: 118-171 GB/s) */
-    /* the ZeRO option */
-    int stage;                /* 0..3 */
-    int group;                /* hybrid group G: shard within G consecutive ranks, replicate
-                                 across world / G; <= 0 means the world. Must divide the world,
-                                 and divide g or be a multiple of it. Stage 0 ignores it */
-    zero_offload_device offload_optimizer; /* NONE or CPU (stages 1-3) */
-    int recompute;            /* 1: every block's forward runs again in the backward (activation
-                                 checkpointing, examples/gpt --recompute) */
-    double tflops_hidden;     /* the width C at which tflops was achieved; <= 0: 1600 (GPT-2 XL,
-                                 where the default was fitted). At the model's width the rate is
-                                 tflops x (C / (C + c0)) / (Ch / (Ch + c0)): narrow products run
-                                 slower, wide ones faster. Set it to hidden to take tflops as it is */
-    double tflops_half_width; /* c0 of that scaling; <= 0: 880 (fitted on GPT-2 124M's step
-                                 against XL's on one H100: 16.1 ms) */
-    int stage3_serial_gathers; /* 1: stage 3's gathers do not overlap compute (the engine before
-                                  stage 3 ordered its streams per span);
-                                  0: prefetched gathers overlap the forward and backward */
-} zero_time_model;
-
-typedef struct zero_time_estimate {
-    double step_s;            /* one optimizer step (grad_accum micro-batches) */
-    double compute_s;         /* forward + backward FLOPs / tflops, all micro-batches, recompute's
-                                 extra forward included */
-    double recompute_s;       /* that extra forward (0 without recompute) */
-    double optimizer_s;       /* the GPU Adam (0 with offload_optimizer) */
-    double comm_intra_s;      /* collective time on NVLink-side rings, per step (busy, not exposed) */
-    double comm_inter_s;      /* the same on rings that cross nodes */
-    double exposed_comm_s;    /* collective time the step waits for */
-    double offload_copy_s;    /* PCIe copies (gradients to the host, parameters back) */
-    double cpu_adam_s;        /* the CPU Adam over the shard */
-    double exposed_offload_s; /* copies + CPU Adam the step waits for */
-    double bytes_intra;       /* bytes each GPU sends per step on rings inside a node */
-    double bytes_inter;       /* bytes each GPU sends per step on rings that cross nodes */
-    double bytes_pcie;        /* bytes each GPU moves over PCIe per step (both directions) */
-    double flops_per_token;
-    double tokens_per_s_per_gpu;
-    double gpu_memory_bytes;  /* model states per GPU: zero_estimate_memory's gpu_total_bytes
-                                 for the shard group (activations come on top) */
-    int world, group, replicas; /* world = g n; the group G used; replicas = world / G */
-} zero_time_estimate;
-
-/* Price one step: m's defaults applied, every field of *out set. Pure: any
-   thread. Errors: ZERO_ERR_INVALID_ARG (NULL_ARG; ESTIMATE_ARGS naming the
-   field and why: a required field missing or out of range, a group that does
-   not divide the world or straddles nodes, NVMe offload, offload at stage 0,
-   a non-finite rate). *out is zeroed first. */
-ZERO_API zero_result zero_estimate_time(const zero_time_model *m, zero_time_estimate *out,
-                                        zero_error *err);
 
 /* ---- >>api-fp16: fp16 and bf16 conversions ---- */
 
@@ -1397,40 +1312,6 @@ typedef struct zero_step_info {
     int64_t comm_bytes[ZERO_GROUP_COUNT];
 } zero_step_info;
 
-/* The floor of an offloaded step: its copies at the PCIe bandwidths and its
-   CPU Adam at the host's memory bandwidth, each measured on this machine
-   (zero_cuda_pcie_bandwidth, zero_cpu_memory_bandwidth), overlapped as far
-   as this engine's schedule lets them:
-     sequential  forward + backward + max(Adam, step copies): the Adam waits
-                 for the last gradient (clipping and the overflow check need
-                 the global norm); the step's copies run behind its pieces
-     overlapped  max(forward, Adam) + backward + step copies: the overlapped
-                 CPU step (cfg.overlap_cpu_step) left units' Adam to run
-                 beside the next forward (info->cpu_units_overlapped > 0)
-     early       forward + max(backward, Adam) + step copies: the early CPU
-                 step runs the Adam beside the backward (info->cpu_units_early > 0)
-     delayed     max(forward + backward + step copies, Adam):
-                 delayed_param_update runs the Adam beside the next step
-   A phase's copies take max(to device / h2d, to host / d2h, both / duplex).
-   GPU compute, collectives and NVMe are not in it: a lower bound. */
-typedef struct zero_bandwidths {
-    double h2d, d2h; /* pinned host to device, device to host, alone (bytes/s) */
-    double duplex;   /* both directions at once, their sum (bytes/s; 0: max(h2d, d2h)) */
-    double host;     /* host memory in the CPU Adam's pattern, this rank's share (bytes/s) */
-} zero_bandwidths;
-
-typedef struct zero_floor {
-    double copy_ms[ZERO_XFER_PHASE_COUNT]; /* each phase's copies at the bandwidths */
-    double adam_ms;                        /* cpu_adam_bytes / host */
-    double floor_ms;                       /* the step at best, with the schedule's overlap */
-    const char *schedule;                  /* "sequential", "overlapped", "early", "delayed" (static) */
-} zero_floor;
-
-/* The floor of the step that `info` reports (zero_step's), for engine e.
-   ZERO_ERR_INVALID_ARG for a bandwidth <= 0 (or not finite) where the step
-   has bytes for it. */
-ZERO_API zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, const zero_bandwidths *bw,
-                                   zero_floor *out);
 
 typedef enum zero_mem_category {
     ZERO_MEM_PARAMS,       /* compute-dtype parameters: full, or own shard (stage 3) */
@@ -1708,6 +1589,135 @@ typedef struct zero_safetensors_options {
    the others. */
 ZERO_API zero_result zero_safetensors_bind(zero_safetensors *st, zero_tensor *tensors, int n_tensors,
                                            const zero_safetensors_options *opt, zero_error *err);
+
+/* ---- >>api-lab: the tools' own: the step-time model and the floor of a step ----
+
+   What examples/zero_estimate (--time), examples/gpt's floor line and the
+   benchmarks use to price a step; a trainer needs neither. */
+
+/* The step-time model: zero_estimate_time. A pure function (no allocation,
+   no GPU) that prices one optimizer step of GPT-shaped training under a ZeRO
+   option on a machine described by a few rates. docs/PERF.md ("A step-time
+   model, calibrated") compares it with the runs this repository measured.
+
+   Every field is zero-initialised and filled. Model fields params, layers,
+   hidden, seq and micro_batch are required; a machine rate <= 0 takes the
+   default named beside it (one H100 or H200 of docs/PERF.md, or for
+   InfiniBand a stated assumption). Bandwidths are bytes per second, times
+   seconds. */
+typedef struct zero_time_model {
+    /* the model */
+    double params;            /* P, trainable parameters */
+    int layers;               /* L, transformer blocks */
+    int hidden;               /* C */
+    int vocab;                /* V; 0 allowed (the head's FLOPs then drop out) */
+    int seq;                  /* T, tokens per sequence */
+    int micro_batch;          /* B, sequences per micro-batch per GPU */
+    int grad_accum;           /* micro-batches per step; <= 0 means 1 */
+    zero_dtype compute_dtype; /* parameters and gradients on the wire; DEFAULT means bf16 */
+    double unit_params;       /* elements per communication unit; <= 0: P / L (one block) */
+    /* the machine */
+    int gpus_per_node;        /* g */
+    int nodes;                /* n */
+    double tflops;            /* achieved TFLOP/s per GPU on forward + backward, FLOPs counted
+                                 as 6 (12 L C^2 + V C) + 12 L C T per token; <= 0: 466.4,
+                                 fitted on one H100: GPT-2 XL at stage 0, 187.9 ms a step) */
+    double hbm_bytes_per_s;   /* the optimizer step's rate at 30 bytes per parameter;
+                                 <= 0: 2.79e12 (zero_step of 1.56e9 parameters on one H100) */
+    double intra_bus_bytes_per_s; /* NCCL bus bandwidth inside a node; <= 0: 225e9 (NVLink,
+                                     2x H200, NCCL's bus bandwidth on 64-128 MB units) */
+    double intra_latency_s;   /* fixed cost per collective inside a node; <= 0: 10e-6 (2x H200:
+                                 a 1 MB collective took 13.7-14.9 us) */
+    double inter_bus_bytes_per_s; /* NCCL bus bandwidth of a ring that crosses nodes; <= 0: 40e9
+                                     (400 Gb/s InfiniBand per GPU at 80% of line rate: an
+                                     assumption, not measured here) */
+    double inter_latency_s;   /* per collective across nodes; <= 0: 30e-6 (assumption) */
+    double pcie_bytes_per_s;  /* one direction, per GPU; <= 0: 55e9 (one H100's host copies, 54.5-55.1 GB/s) */
+    double host_bytes_per_s;  /* the CPU Adam's memory bandwidth, per node (shared by its g
+                                 processes); <= 0: 150e9 (an H100 host's CPU Adam: 118-171 GB/s) */
+    /* the ZeRO option */
+    int stage;                /* 0..3 */
+    int group;                /* hybrid group G: shard within G consecutive ranks, replicate
+                                 across world / G; <= 0 means the world. Must divide the world,
+                                 and divide g or be a multiple of it. Stage 0 ignores it */
+    zero_offload_device offload_optimizer; /* NONE or CPU (stages 1-3) */
+    int recompute;            /* 1: every block's forward runs again in the backward (activation
+                                 checkpointing, examples/gpt --recompute) */
+    double tflops_hidden;     /* the width C at which tflops was achieved; <= 0: 1600 (GPT-2 XL,
+                                 where the default was fitted). At the model's width the rate is
+                                 tflops x (C / (C + c0)) / (Ch / (Ch + c0)): narrow products run
+                                 slower, wide ones faster. Set it to hidden to take tflops as it is */
+    double tflops_half_width; /* c0 of that scaling; <= 0: 880 (fitted on GPT-2 124M's step
+                                 against XL's on one H100: 16.1 ms) */
+    int stage3_serial_gathers; /* 1: stage 3's gathers do not overlap compute (the engine before
+                                  stage 3 ordered its streams per span);
+                                  0: prefetched gathers overlap the forward and backward */
+} zero_time_model;
+
+typedef struct zero_time_estimate {
+    double step_s;            /* one optimizer step (grad_accum micro-batches) */
+    double compute_s;         /* forward + backward FLOPs / tflops, all micro-batches, recompute's
+                                 extra forward included */
+    double recompute_s;       /* that extra forward (0 without recompute) */
+    double optimizer_s;       /* the GPU Adam (0 with offload_optimizer) */
+    double comm_intra_s;      /* collective time on NVLink-side rings, per step (busy, not exposed) */
+    double comm_inter_s;      /* the same on rings that cross nodes */
+    double exposed_comm_s;    /* collective time the step waits for */
+    double offload_copy_s;    /* PCIe copies (gradients to the host, parameters back) */
+    double cpu_adam_s;        /* the CPU Adam over the shard */
+    double exposed_offload_s; /* copies + CPU Adam the step waits for */
+    double bytes_intra;       /* bytes each GPU sends per step on rings inside a node */
+    double bytes_inter;       /* bytes each GPU sends per step on rings that cross nodes */
+    double bytes_pcie;        /* bytes each GPU moves over PCIe per step (both directions) */
+    double flops_per_token;
+    double tokens_per_s_per_gpu;
+    double gpu_memory_bytes;  /* model states per GPU: zero_estimate_memory's gpu_total_bytes
+                                 for the shard group (activations come on top) */
+    int world, group, replicas; /* world = g n; the group G used; replicas = world / G */
+} zero_time_estimate;
+
+/* Price one step: m's defaults applied, every field of *out set. Pure: any
+   thread. Errors: ZERO_ERR_INVALID_ARG (NULL_ARG; ESTIMATE_ARGS naming the
+   field and why: a required field missing or out of range, a group that does
+   not divide the world or straddles nodes, NVMe offload, offload at stage 0,
+   a non-finite rate). *out is zeroed first. */
+ZERO_API zero_result zero_estimate_time(const zero_time_model *m, zero_time_estimate *out,
+                                        zero_error *err);
+
+/* The floor of an offloaded step: its copies at the PCIe bandwidths and its
+   CPU Adam at the host's memory bandwidth, each measured on this machine
+   (zero_cuda_pcie_bandwidth, zero_cpu_memory_bandwidth), overlapped as far
+   as this engine's schedule lets them:
+     sequential  forward + backward + max(Adam, step copies): the Adam waits
+                 for the last gradient (clipping and the overflow check need
+                 the global norm); the step's copies run behind its pieces
+     overlapped  max(forward, Adam) + backward + step copies: the overlapped
+                 CPU step (cfg.overlap_cpu_step) left units' Adam to run
+                 beside the next forward (info->cpu_units_overlapped > 0)
+     early       forward + max(backward, Adam) + step copies: the early CPU
+                 step runs the Adam beside the backward (info->cpu_units_early > 0)
+     delayed     max(forward + backward + step copies, Adam):
+                 delayed_param_update runs the Adam beside the next step
+   A phase's copies take max(to device / h2d, to host / d2h, both / duplex).
+   GPU compute, collectives and NVMe are not in it: a lower bound. */
+typedef struct zero_bandwidths {
+    double h2d, d2h; /* pinned host to device, device to host, alone (bytes/s) */
+    double duplex;   /* both directions at once, their sum (bytes/s; 0: max(h2d, d2h)) */
+    double host;     /* host memory in the CPU Adam's pattern, this rank's share (bytes/s) */
+} zero_bandwidths;
+
+typedef struct zero_floor {
+    double copy_ms[ZERO_XFER_PHASE_COUNT]; /* each phase's copies at the bandwidths */
+    double adam_ms;                        /* cpu_adam_bytes / host */
+    double floor_ms;                       /* the step at best, with the schedule's overlap */
+    const char *schedule;                  /* "sequential", "overlapped", "early", "delayed" (static) */
+} zero_floor;
+
+/* The floor of the step that `info` reports (zero_step's), for engine e.
+   ZERO_ERR_INVALID_ARG for a bandwidth <= 0 (or not finite) where the step
+   has bytes for it. */
+ZERO_API zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, const zero_bandwidths *bw,
+                                   zero_floor *out);
 
 #ifdef __cplusplus
 }
@@ -5581,281 +5591,6 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
             hi = mid;
     }
     *max_params = lo;
-    return ZERO_OK;
-}
-
-/* The step-time model (zero_estimate_time). A step of m micro-batches is
-   priced from rates, with what overlaps what made explicit:
-
-     F = 6 (12 L C^2 + V C) + 12 L C T      FLOPs per token (examples/gpt's count)
-     rate = tflops (C / (C + c0)) / (Ch / (Ch + c0))   the achieved rate at width C, from
-                                            the rate achieved at width Ch (tflops_hidden)
-     t_mb = F B T / rate                    one micro-batch's forward + backward
-     t_fwd = t_mb / 3, t_bwd = 2 t_mb / 3   the 2:4 split of the 6 in F
-     recompute                              the blocks' forward again in the backward:
-                                            t_bwd += (24 L C^2 + 4 L C T) B T / tflops
-
-   Collectives run per unit of u elements (d bytes each; Nu = ceil(P / u)
-   units) as rings: over k ranks a reduce-scatter or all-gather of s bytes
-   costs lat + s (k-1)/k / busbw, and sends s (k-1)/k bytes per GPU; an
-   all-reduce is a reduce-scatter then an all-gather. A ring inside a node
-   runs at the intra rates; one that crosses nodes at the inter rates (its
-   node-crossing links set its speed, so its bytes count as inter-node).
-   The shard group is G consecutive ranks (it crosses nodes when G > g); the
-   R = world / G replicas of a chunk sit on different nodes when n > 1.
-
-     reduce one unit   reduce-scatter of d u within G, then (the last
-                       micro-batch only: the engine averages the chunk's sum
-                       over the micro-batches once) all-reduce of a u / G
-                       across R, a = 4 with accumulation (the fp32 chunk),
-                       else d (stage 0: G = 1, an all-reduce across the world)
-     gather one unit   all-gather of d u within G
-
-   When (docs/engine.md): stages 0-1 reduce at the last micro-batch, stages
-   2-3 at every one; stages 1-2 gather every unit after the optimizer step;
-   stage 3 gathers every unit twice per micro-batch (forward, backward).
-
-   Exposed (the step waits for it), per micro-batch:
-     reductions        max(red_u, red_all - t_bwd): they run beside the
-                       backward, except the last unit's; red_u
-                       holds the replicas' all-reduce on the last
-                       micro-batch only
-     stage 3           forward: gat_u + max(0, gat_all - gat_u - t_fwd) (the
-                       first unit cannot be prefetched); backward:
-                       max(red_u, gat_all + red_all - t_bwd) (one comm
-                       stream carries both). With stage3_serial_gathers
-                       every gather is exposed: gat_all in each pass.
-     stages 1-2        gat_all after the optimizer step, all of it.
-
-   Optimizer: 30 bytes per parameter of the shard (P / G; stage 0 P) at
-   hbm_bytes_per_s (bench_optim --gpt moves 30: master, m, v, the gradient
-   read twice, the parameter written). With offload_optimizer cpu: the CPU
-   Adam touches 28 bytes per shard parameter (zero_floor_of's count: 41.3 GB
-   for 1.48e9) at host_bytes_per_s shared by the node's g ranks;
-   each reducing micro-batch copies d P / G of gradients to the host beside
-   the backward (exposed: max(d u / G / pcie, copy - t_bwd)); the updated
-   d P / G come back after the Adam, exposed, as zero_floor_of's sequential
-   schedule has it.
-
-     step = m t_mb + exposed collectives + (optimizer, or the exposed
-            offload copies + CPU Adam) */
-
-#define ZERO__TIME_TFLOPS 466.4        /* GPT-2 XL at stage 0 on one H100: 187.9 ms a step */
-#define ZERO__TIME_WIDTH 1600.0        /* ... GPT-2 XL's width */
-#define ZERO__TIME_HALF_WIDTH 880.0    /* GPT-2 124M's 16.1 ms step against XL's, one H100 */
-#define ZERO__TIME_HBM 2.79e12         /* zero_step on one H100: 30 B x 1.5576e9 in 16.751 ms */
-#define ZERO__TIME_INTRA_BW 225e9      /* 2x H200: NCCL busbw 201-230 GB/s, 64-256 MB units */
-#define ZERO__TIME_INTRA_LAT 10e-6     /* 2x H200: 13.7-14.9 us for 1 MB */
-#define ZERO__TIME_INTER_BW 40e9       /* 400 Gb/s per GPU at 80%: assumed, not measured */
-#define ZERO__TIME_INTER_LAT 30e-6     /* assumed, not measured */
-#define ZERO__TIME_PCIE 55e9           /* one H100's host copies: 54.5-55.1 GB/s */
-#define ZERO__TIME_HOST 150e9          /* an H100 host's CPU Adam: 146.8-165.7 GB/s */
-#define ZERO__TIME_OPT_BYTES 30.0      /* per parameter, bench_optim --gpt */
-#define ZERO__TIME_CPU_ADAM_BYTES 28.0 /* per parameter: master, m, v read and written, 16-bit grad in, param out */
-
-/* One ring over k ranks: a reduce-scatter or all-gather of s bytes. */
-static double zero__time_ring(double s, double k, double bw, double lat) {
-    return k > 1 ? lat + s * (k - 1) / k / bw : 0;
-}
-static double zero__time_sent(double s, double k) { return k > 1 ? s * (k - 1) / k : 0; }
-
-/* A rate: <= 0 takes the default, NaN and infinities are refused. */
-static zero_result zero__time_rate(double v, double def, const char *key, double *out,
-                                   zero_error *err) {
-    if (!(fabs(v) <= DBL_MAX))
-        return zero__fail(err, ZERO_MSG_ESTIMATE_ARGS, key, 0, 0,
-                          "must be finite (<= 0 for the default %g), got %g", def, v);
-    *out = v > 0 ? v : def;
-    return ZERO_OK;
-}
-
-/* zero_estimate_time's model checked (each field named in the error) and its
-   rates, each the model's or its measured default, into k. */
-typedef struct zero__time_rates {
-    double tf, ch, c0, hbm, ibw, ilat, xbw, xlat, pcie, host;
-} zero__time_rates;
-static zero_result zero__time_args(const zero_time_model *m, zero__time_rates *k, zero_error *err) {
-    zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
-    zero_result r;
-    if ((r = zero__est_check_params(m->params, err)) != ZERO_OK) return r;
-    if (m->layers < 1) return zero__fail(err, e, "layers", 0, 0, "must be >= 1, got %d", m->layers);
-    if (m->hidden < 1) return zero__fail(err, e, "hidden", 0, 0, "must be >= 1, got %d", m->hidden);
-    if (m->vocab < 0) return zero__fail(err, e, "vocab", 0, 0, "must be >= 0, got %d", m->vocab);
-    if (m->seq < 1) return zero__fail(err, e, "seq", 0, 0, "must be >= 1, got %d", m->seq);
-    if (m->micro_batch < 1)
-        return zero__fail(err, e, "micro_batch", 0, 0, "must be >= 1, got %d", m->micro_batch);
-    if ((unsigned)m->compute_dtype >= (unsigned)ZERO_DTYPE_COUNT)
-        return zero__fail(err, e, "compute_dtype", 0, 0,
-                          "must be ZERO_DTYPE_DEFAULT, _FP32, _FP16 or _BF16, got %d",
-                          (int)m->compute_dtype);
-    if (!(fabs(m->unit_params) <= DBL_MAX) || m->unit_params > m->params)
-        return zero__fail(err, e, "unit_params", 0, 0,
-                          "must be <= params (%g) (or <= 0 for params / layers), got %g", m->params,
-                          m->unit_params);
-    if (m->gpus_per_node < 1)
-        return zero__fail(err, e, "gpus_per_node", 0, 0, "must be >= 1, got %d", m->gpus_per_node);
-    if (m->nodes < 1) return zero__fail(err, e, "nodes", 0, 0, "must be >= 1, got %d", m->nodes);
-    if ((double)m->gpus_per_node * (double)m->nodes > 1073741824.0)
-        return zero__fail(err, e, "nodes", 0, 0, "gpus_per_node x nodes must be <= 2^30, got %g",
-                          (double)m->gpus_per_node * (double)m->nodes);
-    if (m->stage < 0 || m->stage > 3)
-        return zero__fail(err, e, "stage", 0, 0, "must be 0, 1, 2 or 3, got %d", m->stage);
-    if (m->offload_optimizer != ZERO_OFFLOAD_NONE && m->offload_optimizer != ZERO_OFFLOAD_CPU)
-        return zero__fail(err, e, "offload_optimizer", 0, 0,
-                          "must be ZERO_OFFLOAD_NONE or _CPU (NVMe is not modelled), got %d",
-                          (int)m->offload_optimizer);
-    if (m->offload_optimizer == ZERO_OFFLOAD_CPU && m->stage == 0)
-        return zero__fail(err, e, "offload_optimizer", 0, 0,
-                          "needs stage 1, 2 or 3, got stage 0 (no shard to offload)");
-    if ((r = zero__time_rate(m->tflops, ZERO__TIME_TFLOPS, "tflops", &k->tf, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->tflops_hidden, ZERO__TIME_WIDTH, "tflops_hidden", &k->ch, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->tflops_half_width, ZERO__TIME_HALF_WIDTH, "tflops_half_width", &k->c0, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->hbm_bytes_per_s, ZERO__TIME_HBM, "hbm_bytes_per_s", &k->hbm, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->intra_bus_bytes_per_s, ZERO__TIME_INTRA_BW, "intra_bus_bytes_per_s",
-                             &k->ibw, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->intra_latency_s, ZERO__TIME_INTRA_LAT, "intra_latency_s", &k->ilat,
-                             err)) != ZERO_OK ||
-        (r = zero__time_rate(m->inter_bus_bytes_per_s, ZERO__TIME_INTER_BW, "inter_bus_bytes_per_s",
-                             &k->xbw, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->inter_latency_s, ZERO__TIME_INTER_LAT, "inter_latency_s", &k->xlat,
-                             err)) != ZERO_OK ||
-        (r = zero__time_rate(m->pcie_bytes_per_s, ZERO__TIME_PCIE, "pcie_bytes_per_s", &k->pcie,
-                             err)) != ZERO_OK ||
-        (r = zero__time_rate(m->host_bytes_per_s, ZERO__TIME_HOST, "host_bytes_per_s", &k->host,
-                             err)) != ZERO_OK)
-        return r;
-    return ZERO_OK;
-}
-
-ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_estimate *out,
-                                         zero_error *err) {
-    zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
-    zero_result r;
-    zero__time_rates k;
-    double P, L, C, V, T, B, mb, d, u, nu, g, n, W, G, R;
-    double tf, hbm, ibw, ilat, xbw, xlat, pcie, host, ch, c0;
-    double gbw, glat, rbw, rlat, t_mb, t_fwd, t_bwd, ub, ev;
-    double red_u, red_all, red_u1, red_all1, gat_u, gat_all, red_g_s, red_r_s, ab;
-    double red_g_bytes, red_r_bytes, gat_bytes, n_red, n_gat, exp_c = 0;
-    int gcross, rcross;
-    zero_estimate_args ea;
-    zero_memory_estimate me;
-    if (out) memset(out, 0, sizeof *out);
-    if (!m) return zero__null_arg(err, "zero_estimate_time", "m");
-    if (!out) return zero__null_arg(err, "zero_estimate_time", "out");
-    if ((r = zero__time_args(m, &k, err)) != ZERO_OK) return r;
-    tf = k.tf, ch = k.ch, c0 = k.c0, hbm = k.hbm, ibw = k.ibw, ilat = k.ilat, xbw = k.xbw, xlat = k.xlat,
-    pcie = k.pcie, host = k.host;
-    g = (double)m->gpus_per_node;
-    n = (double)m->nodes;
-    W = g * n;
-    if (m->stage == 0) {
-        G = 1; /* nothing sharded: the gradients are all-reduced across the world */
-    } else {
-        G = m->group > 0 ? (double)m->group : W;
-        if (G > W || fmod(W, G) != 0)
-            return zero__fail(err, e, "group", 0, 0, "must divide the world (%g GPUs), got %d", W,
-                              m->group);
-        if (G <= g ? fmod(g, G) != 0 : fmod(G, g) != 0)
-            return zero__fail(err, e, "group", 0, 0,
-                              "must divide gpus_per_node (%g) or be a multiple of it, got %d "
-                              "(a group would straddle nodes)", g, m->group);
-    }
-    R = W / G;
-    P = m->params;
-    L = (double)m->layers;
-    C = (double)m->hidden;
-    V = (double)m->vocab;
-    T = (double)m->seq;
-    B = (double)m->micro_batch;
-    mb = m->grad_accum > 0 ? (double)m->grad_accum : 1;
-    d = m->compute_dtype == ZERO_DTYPE_FP32 ? 4.0 : 2.0;
-    u = m->unit_params > 0 ? m->unit_params : P / L;
-    nu = ceil(P / u);
-    ub = d * u;
-
-    out->world = (int)W;
-    out->group = (int)G;
-    out->replicas = (int)R;
-    out->flops_per_token = 6 * (12 * L * C * C + V * C) + 12 * L * C * T;
-    tf *= (C / (C + c0)) / (ch / (ch + c0)); /* the achieved rate at this width */
-    t_mb = out->flops_per_token * B * T / (tf * 1e12);
-    t_fwd = t_mb / 3;
-    t_bwd = t_mb - t_fwd;
-    if (m->recompute) {
-        double extra = (24 * L * C * C + 4 * L * C * T) * B * T / (tf * 1e12);
-        out->recompute_s = mb * extra;
-        t_bwd += extra;
-        t_mb += extra;
-    }
-    out->compute_s = mb * t_mb;
-
-    gcross = G > g;
-    rcross = n > 1 && R > 1;
-    gbw = gcross ? xbw : ibw;
-    glat = gcross ? xlat : ilat;
-    rbw = rcross ? xbw : ibw;
-    rlat = rcross ? xlat : ilat;
-    /* one unit: the group's reduce-scatter, the replicas' all-reduce (of the
-       accumulated chunk: fp32 with accumulation), the group's gather */
-    ab = mb > 1 && m->stage >= 1 ? 4.0 * u : ub;
-    red_g_s = zero__time_ring(ub, G, gbw, glat);
-    red_r_s = 2 * zero__time_ring(ab / G, R, rbw, rlat);
-    red_u = red_g_s;            /* a micro-batch before the last */
-    red_u1 = red_g_s + red_r_s; /* the last one */
-    gat_u = zero__time_ring(ub, G, gbw, glat);
-    red_all = nu * red_u;
-    red_all1 = nu * red_u1;
-    gat_all = nu * gat_u;
-    red_g_bytes = nu * zero__time_sent(ub, G);
-    red_r_bytes = nu * 2 * zero__time_sent(ab / G, R);
-    gat_bytes = nu * zero__time_sent(ub, G);
-
-    ev = m->stage >= 2 ? mb : 1; /* micro-batches that reduce */
-    n_red = ev;
-    n_gat = m->stage == 3 ? 2 * mb : (m->stage >= 1 ? 1 : 0);
-    if (m->stage == 3) {
-        double fwd = m->stage3_serial_gathers ? gat_all : gat_u + fmax(0, gat_all - gat_u - t_fwd);
-        double bwd = m->stage3_serial_gathers ? gat_all + fmax(red_u, red_all - t_bwd)
-                                              : fmax(red_u, gat_all + red_all - t_bwd);
-        double bwd1 = m->stage3_serial_gathers ? gat_all + fmax(red_u1, red_all1 - t_bwd)
-                                               : fmax(red_u1, gat_all + red_all1 - t_bwd);
-        exp_c = mb * fwd + (mb - 1) * bwd + bwd1;
-    } else {
-        exp_c = (ev - 1) * fmax(red_u, red_all - t_bwd) + fmax(red_u1, red_all1 - t_bwd);
-        if (m->stage >= 1) exp_c += gat_all; /* the gather after the step */
-    }
-    out->exposed_comm_s = exp_c;
-    out->comm_intra_s = (gcross ? 0 : n_red * nu * red_g_s + n_gat * gat_all) + (rcross ? 0 : nu * red_r_s);
-    out->comm_inter_s = (gcross ? n_red * nu * red_g_s + n_gat * gat_all : 0) + (rcross ? nu * red_r_s : 0);
-    out->bytes_intra = (gcross ? 0 : n_red * red_g_bytes + n_gat * gat_bytes) + (rcross ? 0 : red_r_bytes);
-    out->bytes_inter = (gcross ? n_red * red_g_bytes + n_gat * gat_bytes : 0) + (rcross ? red_r_bytes : 0);
-
-    if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {
-        double shard = d * P / G, d2h = shard / pcie, h2d = shard / pcie;
-        out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * (P / G) * g / host;
-        out->offload_copy_s = ev * d2h + h2d;
-        out->bytes_pcie = ev * shard + shard;
-        out->exposed_offload_s = ev * fmax(ub / G / pcie, d2h - t_bwd) + out->cpu_adam_s + h2d;
-    } else {
-        out->optimizer_s = ZERO__TIME_OPT_BYTES * (P / G) / hbm;
-    }
-    out->step_s = out->compute_s + out->exposed_comm_s + out->optimizer_s + out->exposed_offload_s;
-    out->tokens_per_s_per_gpu = mb * B * T / out->step_s;
-
-    memset(&ea, 0, sizeof ea);
-    ea.params = P;
-    ea.largest_layer = u;
-    ea.gpus_per_node = (int)g;
-    ea.nodes = (int)n;
-    ea.mics_shard_size = m->stage == 0 ? 0 : (int)G; /* (stage 0 shards nothing) */
-    ea.stage = m->stage;
-    ea.offload_optimizer = m->offload_optimizer;
-    ea.compute_dtype = m->compute_dtype == ZERO_DTYPE_DEFAULT ? ZERO_DTYPE_BF16 : m->compute_dtype;
-    ea.stage3_prefetch_bucket_size = -1;
-    if ((r = zero_estimate_memory(&ea, &me, err)) != ZERO_OK) return r;
-    out->gpu_memory_bytes = me.gpu_total_bytes;
-    zero__ok(err);
     return ZERO_OK;
 }
 
@@ -14259,58 +13994,6 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     return ZERO_OK;
 }
 
-/* One phase's copies at the bandwidths (ms): the larger of each direction
-   alone and both through the duplex figure. */
-static double zero__copies_ms(int64_t to_dev, int64_t to_host, const zero_bandwidths *bw) {
-    double duplex = bw->duplex > 0 ? bw->duplex : bw->h2d > bw->d2h ? bw->h2d : bw->d2h, t = 0, a;
-    if (to_dev > 0) t = (double)to_dev / bw->h2d;
-    if (to_host > 0 && (a = (double)to_host / bw->d2h) > t) t = a;
-    if (to_dev > 0 && to_host > 0 && (a = (double)(to_dev + to_host) / duplex) > t) t = a;
-    return t * 1e3;
-}
-
-ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, const zero_bandwidths *bw, zero_floor *out) {
-    int64_t dev = 0, host = 0;
-    double f, b, st;
-    zero_result r;
-    int k;
-    if (out) memset(out, 0, sizeof *out);
-    if ((r = zero__enter(e, "zero_floor_of")) != ZERO_OK) return r;
-    if (!info || !bw || !out)
-        return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_floor_of: %s is NULL", !info ? "info" : !bw ? "bw" : "out");
-    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) {
-        if (info->bytes_to_device[k] < 0 || info->bytes_to_host[k] < 0 || info->cpu_adam_bytes < 0)
-            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_floor_of: info holds negative byte counts (not zero_step's)");
-        dev += info->bytes_to_device[k];
-        host += info->bytes_to_host[k];
-    }
-    if ((dev > 0 && !(bw->h2d > 0 && isfinite(bw->h2d))) || (host > 0 && !(bw->d2h > 0 && isfinite(bw->d2h))) ||
-        !(bw->duplex >= 0 && isfinite(bw->duplex)) || (info->cpu_adam_bytes > 0 && !(bw->host > 0 && isfinite(bw->host))))
-        return zero__efail(e, ZERO_MSG_BAD_ARG,
-                           "zero_floor_of: bandwidths h2d %g, d2h %g, duplex %g, host %g bytes/s: each the step uses must be "
-                           "finite and > 0 (duplex >= 0)",
-                           bw->h2d, bw->d2h, bw->duplex, bw->host);
-    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) out->copy_ms[k] = zero__copies_ms(info->bytes_to_device[k], info->bytes_to_host[k], bw);
-    out->adam_ms = info->cpu_adam_bytes > 0 ? (double)info->cpu_adam_bytes / bw->host * 1e3 : 0;
-    f = out->copy_ms[ZERO_XFER_FORWARD];
-    b = out->copy_ms[ZERO_XFER_BACKWARD];
-    st = out->copy_ms[ZERO_XFER_STEP];
-    if (e->opt.place == ZERO__PLACE_DELAYED) {
-        out->schedule = "delayed";
-        out->floor_ms = f + b + st > out->adam_ms ? f + b + st : out->adam_ms;
-    } else if (e->opt.trail && info->cpu_units_overlapped > 0) {
-        out->schedule = "overlapped";
-        out->floor_ms = (f > out->adam_ms ? f : out->adam_ms) + b + st;
-    } else if (e->opt.place == ZERO__PLACE_CPU_EARLY && info->cpu_units_early > 0) {
-        out->schedule = "early";
-        out->floor_ms = f + (b > out->adam_ms ? b : out->adam_ms) + st;
-    } else {
-        out->schedule = "sequential";
-        out->floor_ms = f + b + (st > out->adam_ms ? st : out->adam_ms);
-    }
-    return ZERO_OK;
-}
-
 ZERO__DEF zero_result zero_flush(zero_engine *e) {
     zero_result r;
     if ((r = zero__enter(e, "zero_flush")) != ZERO_OK) return r;
@@ -16224,6 +15907,335 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
 }
 
 #endif /* ZERO__IMPLEMENTED */
+/* ---- >>lab: the tools' own: the step-time model, the floor of a step ---- */
+
+/* The step-time model (zero_estimate_time). A step of m micro-batches is
+   priced from rates, with what overlaps what made explicit:
+
+     F = 6 (12 L C^2 + V C) + 12 L C T      FLOPs per token (examples/gpt's count)
+     rate = tflops (C / (C + c0)) / (Ch / (Ch + c0))   the achieved rate at width C, from
+                                            the rate achieved at width Ch (tflops_hidden)
+     t_mb = F B T / rate                    one micro-batch's forward + backward
+     t_fwd = t_mb / 3, t_bwd = 2 t_mb / 3   the 2:4 split of the 6 in F
+     recompute                              the blocks' forward again in the backward:
+                                            t_bwd += (24 L C^2 + 4 L C T) B T / tflops
+
+   Collectives run per unit of u elements (d bytes each; Nu = ceil(P / u)
+   units) as rings: over k ranks a reduce-scatter or all-gather of s bytes
+   costs lat + s (k-1)/k / busbw, and sends s (k-1)/k bytes per GPU; an
+   all-reduce is a reduce-scatter then an all-gather. A ring inside a node
+   runs at the intra rates; one that crosses nodes at the inter rates (its
+   node-crossing links set its speed, so its bytes count as inter-node).
+   The shard group is G consecutive ranks (it crosses nodes when G > g); the
+   R = world / G replicas of a chunk sit on different nodes when n > 1.
+
+     reduce one unit   reduce-scatter of d u within G, then (the last
+                       micro-batch only: the engine averages the chunk's sum
+                       over the micro-batches once) all-reduce of a u / G
+                       across R, a = 4 with accumulation (the fp32 chunk),
+                       else d (stage 0: G = 1, an all-reduce across the world)
+     gather one unit   all-gather of d u within G
+
+   When (docs/engine.md): stages 0-1 reduce at the last micro-batch, stages
+   2-3 at every one; stages 1-2 gather every unit after the optimizer step;
+   stage 3 gathers every unit twice per micro-batch (forward, backward).
+
+   Exposed (the step waits for it), per micro-batch:
+     reductions        max(red_u, red_all - t_bwd): they run beside the
+                       backward, except the last unit's; red_u
+                       holds the replicas' all-reduce on the last
+                       micro-batch only
+     stage 3           forward: gat_u + max(0, gat_all - gat_u - t_fwd) (the
+                       first unit cannot be prefetched); backward:
+                       max(red_u, gat_all + red_all - t_bwd) (one comm
+                       stream carries both). With stage3_serial_gathers
+                       every gather is exposed: gat_all in each pass.
+     stages 1-2        gat_all after the optimizer step, all of it.
+
+   Optimizer: 30 bytes per parameter of the shard (P / G; stage 0 P) at
+   hbm_bytes_per_s (bench_optim --gpt moves 30: master, m, v, the gradient
+   read twice, the parameter written). With offload_optimizer cpu: the CPU
+   Adam touches 28 bytes per shard parameter (zero_floor_of's count: 41.3 GB
+   for 1.48e9) at host_bytes_per_s shared by the node's g ranks;
+   each reducing micro-batch copies d P / G of gradients to the host beside
+   the backward (exposed: max(d u / G / pcie, copy - t_bwd)); the updated
+   d P / G come back after the Adam, exposed, as zero_floor_of's sequential
+   schedule has it.
+
+     step = m t_mb + exposed collectives + (optimizer, or the exposed
+            offload copies + CPU Adam) */
+
+#define ZERO__TIME_TFLOPS 466.4        /* GPT-2 XL at stage 0 on one H100: 187.9 ms a step */
+#define ZERO__TIME_WIDTH 1600.0        /* ... GPT-2 XL's width */
+#define ZERO__TIME_HALF_WIDTH 880.0    /* GPT-2 124M's 16.1 ms step against XL's, one H100 */
+#define ZERO__TIME_HBM 2.79e12         /* zero_step on one H100: 30 B x 1.5576e9 in 16.751 ms */
+#define ZERO__TIME_INTRA_BW 225e9      /* 2x H200: NCCL busbw 201-230 GB/s, 64-256 MB units */
+#define ZERO__TIME_INTRA_LAT 10e-6     /* 2x H200: 13.7-14.9 us for 1 MB */
+#define ZERO__TIME_INTER_BW 40e9       /* 400 Gb/s per GPU at 80%: assumed, not measured */
+#define ZERO__TIME_INTER_LAT 30e-6     /* assumed, not measured */
+#define ZERO__TIME_PCIE 55e9           /* one H100's host copies: 54.5-55.1 GB/s */
+#define ZERO__TIME_HOST 150e9          /* an H100 host's CPU Adam: 146.8-165.7 GB/s */
+#define ZERO__TIME_OPT_BYTES 30.0      /* per parameter, bench_optim --gpt */
+#define ZERO__TIME_CPU_ADAM_BYTES 28.0 /* per parameter: master, m, v read and written, 16-bit grad in, param out */
+
+/* One ring over k ranks: a reduce-scatter or all-gather of s bytes. */
+static double zero__time_ring(double s, double k, double bw, double lat) {
+    return k > 1 ? lat + s * (k - 1) / k / bw : 0;
+}
+static double zero__time_sent(double s, double k) { return k > 1 ? s * (k - 1) / k : 0; }
+
+/* A rate: <= 0 takes the default, NaN and infinities are refused. */
+static zero_result zero__time_rate(double v, double def, const char *key, double *out,
+                                   zero_error *err) {
+    if (!(fabs(v) <= DBL_MAX))
+        return zero__fail(err, ZERO_MSG_ESTIMATE_ARGS, key, 0, 0,
+                          "must be finite (<= 0 for the default %g), got %g", def, v);
+    *out = v > 0 ? v : def;
+    return ZERO_OK;
+}
+
+/* zero_estimate_time's model checked (each field named in the error) and its
+   rates, each the model's or its measured default, into k. */
+typedef struct zero__time_rates {
+    double tf, ch, c0, hbm, ibw, ilat, xbw, xlat, pcie, host;
+} zero__time_rates;
+static zero_result zero__time_args(const zero_time_model *m, zero__time_rates *k, zero_error *err) {
+    zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
+    zero_result r;
+    if ((r = zero__est_check_params(m->params, err)) != ZERO_OK) return r;
+    if (m->layers < 1) return zero__fail(err, e, "layers", 0, 0, "must be >= 1, got %d", m->layers);
+    if (m->hidden < 1) return zero__fail(err, e, "hidden", 0, 0, "must be >= 1, got %d", m->hidden);
+    if (m->vocab < 0) return zero__fail(err, e, "vocab", 0, 0, "must be >= 0, got %d", m->vocab);
+    if (m->seq < 1) return zero__fail(err, e, "seq", 0, 0, "must be >= 1, got %d", m->seq);
+    if (m->micro_batch < 1)
+        return zero__fail(err, e, "micro_batch", 0, 0, "must be >= 1, got %d", m->micro_batch);
+    if ((unsigned)m->compute_dtype >= (unsigned)ZERO_DTYPE_COUNT)
+        return zero__fail(err, e, "compute_dtype", 0, 0,
+                          "must be ZERO_DTYPE_DEFAULT, _FP32, _FP16 or _BF16, got %d",
+                          (int)m->compute_dtype);
+    if (!(fabs(m->unit_params) <= DBL_MAX) || m->unit_params > m->params)
+        return zero__fail(err, e, "unit_params", 0, 0,
+                          "must be <= params (%g) (or <= 0 for params / layers), got %g", m->params,
+                          m->unit_params);
+    if (m->gpus_per_node < 1)
+        return zero__fail(err, e, "gpus_per_node", 0, 0, "must be >= 1, got %d", m->gpus_per_node);
+    if (m->nodes < 1) return zero__fail(err, e, "nodes", 0, 0, "must be >= 1, got %d", m->nodes);
+    if ((double)m->gpus_per_node * (double)m->nodes > 1073741824.0)
+        return zero__fail(err, e, "nodes", 0, 0, "gpus_per_node x nodes must be <= 2^30, got %g",
+                          (double)m->gpus_per_node * (double)m->nodes);
+    if (m->stage < 0 || m->stage > 3)
+        return zero__fail(err, e, "stage", 0, 0, "must be 0, 1, 2 or 3, got %d", m->stage);
+    if (m->offload_optimizer != ZERO_OFFLOAD_NONE && m->offload_optimizer != ZERO_OFFLOAD_CPU)
+        return zero__fail(err, e, "offload_optimizer", 0, 0,
+                          "must be ZERO_OFFLOAD_NONE or _CPU (NVMe is not modelled), got %d",
+                          (int)m->offload_optimizer);
+    if (m->offload_optimizer == ZERO_OFFLOAD_CPU && m->stage == 0)
+        return zero__fail(err, e, "offload_optimizer", 0, 0,
+                          "needs stage 1, 2 or 3, got stage 0 (no shard to offload)");
+    if ((r = zero__time_rate(m->tflops, ZERO__TIME_TFLOPS, "tflops", &k->tf, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->tflops_hidden, ZERO__TIME_WIDTH, "tflops_hidden", &k->ch, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->tflops_half_width, ZERO__TIME_HALF_WIDTH, "tflops_half_width", &k->c0, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->hbm_bytes_per_s, ZERO__TIME_HBM, "hbm_bytes_per_s", &k->hbm, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->intra_bus_bytes_per_s, ZERO__TIME_INTRA_BW, "intra_bus_bytes_per_s",
+                             &k->ibw, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->intra_latency_s, ZERO__TIME_INTRA_LAT, "intra_latency_s", &k->ilat,
+                             err)) != ZERO_OK ||
+        (r = zero__time_rate(m->inter_bus_bytes_per_s, ZERO__TIME_INTER_BW, "inter_bus_bytes_per_s",
+                             &k->xbw, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->inter_latency_s, ZERO__TIME_INTER_LAT, "inter_latency_s", &k->xlat,
+                             err)) != ZERO_OK ||
+        (r = zero__time_rate(m->pcie_bytes_per_s, ZERO__TIME_PCIE, "pcie_bytes_per_s", &k->pcie,
+                             err)) != ZERO_OK ||
+        (r = zero__time_rate(m->host_bytes_per_s, ZERO__TIME_HOST, "host_bytes_per_s", &k->host,
+                             err)) != ZERO_OK)
+        return r;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_estimate *out,
+                                         zero_error *err) {
+    zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
+    zero_result r;
+    zero__time_rates k;
+    double P, L, C, V, T, B, mb, d, u, nu, g, n, W, G, R;
+    double tf, hbm, ibw, ilat, xbw, xlat, pcie, host, ch, c0;
+    double gbw, glat, rbw, rlat, t_mb, t_fwd, t_bwd, ub, ev;
+    double red_u, red_all, red_u1, red_all1, gat_u, gat_all, red_g_s, red_r_s, ab;
+    double red_g_bytes, red_r_bytes, gat_bytes, n_red, n_gat, exp_c = 0;
+    int gcross, rcross;
+    zero_estimate_args ea;
+    zero_memory_estimate me;
+    if (out) memset(out, 0, sizeof *out);
+    if (!m) return zero__null_arg(err, "zero_estimate_time", "m");
+    if (!out) return zero__null_arg(err, "zero_estimate_time", "out");
+    if ((r = zero__time_args(m, &k, err)) != ZERO_OK) return r;
+    tf = k.tf, ch = k.ch, c0 = k.c0, hbm = k.hbm, ibw = k.ibw, ilat = k.ilat, xbw = k.xbw, xlat = k.xlat,
+    pcie = k.pcie, host = k.host;
+    g = (double)m->gpus_per_node;
+    n = (double)m->nodes;
+    W = g * n;
+    if (m->stage == 0) {
+        G = 1; /* nothing sharded: the gradients are all-reduced across the world */
+    } else {
+        G = m->group > 0 ? (double)m->group : W;
+        if (G > W || fmod(W, G) != 0)
+            return zero__fail(err, e, "group", 0, 0, "must divide the world (%g GPUs), got %d", W,
+                              m->group);
+        if (G <= g ? fmod(g, G) != 0 : fmod(G, g) != 0)
+            return zero__fail(err, e, "group", 0, 0,
+                              "must divide gpus_per_node (%g) or be a multiple of it, got %d "
+                              "(a group would straddle nodes)", g, m->group);
+    }
+    R = W / G;
+    P = m->params;
+    L = (double)m->layers;
+    C = (double)m->hidden;
+    V = (double)m->vocab;
+    T = (double)m->seq;
+    B = (double)m->micro_batch;
+    mb = m->grad_accum > 0 ? (double)m->grad_accum : 1;
+    d = m->compute_dtype == ZERO_DTYPE_FP32 ? 4.0 : 2.0;
+    u = m->unit_params > 0 ? m->unit_params : P / L;
+    nu = ceil(P / u);
+    ub = d * u;
+
+    out->world = (int)W;
+    out->group = (int)G;
+    out->replicas = (int)R;
+    out->flops_per_token = 6 * (12 * L * C * C + V * C) + 12 * L * C * T;
+    tf *= (C / (C + c0)) / (ch / (ch + c0)); /* the achieved rate at this width */
+    t_mb = out->flops_per_token * B * T / (tf * 1e12);
+    t_fwd = t_mb / 3;
+    t_bwd = t_mb - t_fwd;
+    if (m->recompute) {
+        double extra = (24 * L * C * C + 4 * L * C * T) * B * T / (tf * 1e12);
+        out->recompute_s = mb * extra;
+        t_bwd += extra;
+        t_mb += extra;
+    }
+    out->compute_s = mb * t_mb;
+
+    gcross = G > g;
+    rcross = n > 1 && R > 1;
+    gbw = gcross ? xbw : ibw;
+    glat = gcross ? xlat : ilat;
+    rbw = rcross ? xbw : ibw;
+    rlat = rcross ? xlat : ilat;
+    /* one unit: the group's reduce-scatter, the replicas' all-reduce (of the
+       accumulated chunk: fp32 with accumulation), the group's gather */
+    ab = mb > 1 && m->stage >= 1 ? 4.0 * u : ub;
+    red_g_s = zero__time_ring(ub, G, gbw, glat);
+    red_r_s = 2 * zero__time_ring(ab / G, R, rbw, rlat);
+    red_u = red_g_s;            /* a micro-batch before the last */
+    red_u1 = red_g_s + red_r_s; /* the last one */
+    gat_u = zero__time_ring(ub, G, gbw, glat);
+    red_all = nu * red_u;
+    red_all1 = nu * red_u1;
+    gat_all = nu * gat_u;
+    red_g_bytes = nu * zero__time_sent(ub, G);
+    red_r_bytes = nu * 2 * zero__time_sent(ab / G, R);
+    gat_bytes = nu * zero__time_sent(ub, G);
+
+    ev = m->stage >= 2 ? mb : 1; /* micro-batches that reduce */
+    n_red = ev;
+    n_gat = m->stage == 3 ? 2 * mb : (m->stage >= 1 ? 1 : 0);
+    if (m->stage == 3) {
+        double fwd = m->stage3_serial_gathers ? gat_all : gat_u + fmax(0, gat_all - gat_u - t_fwd);
+        double bwd = m->stage3_serial_gathers ? gat_all + fmax(red_u, red_all - t_bwd)
+                                              : fmax(red_u, gat_all + red_all - t_bwd);
+        double bwd1 = m->stage3_serial_gathers ? gat_all + fmax(red_u1, red_all1 - t_bwd)
+                                               : fmax(red_u1, gat_all + red_all1 - t_bwd);
+        exp_c = mb * fwd + (mb - 1) * bwd + bwd1;
+    } else {
+        exp_c = (ev - 1) * fmax(red_u, red_all - t_bwd) + fmax(red_u1, red_all1 - t_bwd);
+        if (m->stage >= 1) exp_c += gat_all; /* the gather after the step */
+    }
+    out->exposed_comm_s = exp_c;
+    out->comm_intra_s = (gcross ? 0 : n_red * nu * red_g_s + n_gat * gat_all) + (rcross ? 0 : nu * red_r_s);
+    out->comm_inter_s = (gcross ? n_red * nu * red_g_s + n_gat * gat_all : 0) + (rcross ? nu * red_r_s : 0);
+    out->bytes_intra = (gcross ? 0 : n_red * red_g_bytes + n_gat * gat_bytes) + (rcross ? 0 : red_r_bytes);
+    out->bytes_inter = (gcross ? n_red * red_g_bytes + n_gat * gat_bytes : 0) + (rcross ? red_r_bytes : 0);
+
+    if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {
+        double shard = d * P / G, d2h = shard / pcie, h2d = shard / pcie;
+        out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * (P / G) * g / host;
+        out->offload_copy_s = ev * d2h + h2d;
+        out->bytes_pcie = ev * shard + shard;
+        out->exposed_offload_s = ev * fmax(ub / G / pcie, d2h - t_bwd) + out->cpu_adam_s + h2d;
+    } else {
+        out->optimizer_s = ZERO__TIME_OPT_BYTES * (P / G) / hbm;
+    }
+    out->step_s = out->compute_s + out->exposed_comm_s + out->optimizer_s + out->exposed_offload_s;
+    out->tokens_per_s_per_gpu = mb * B * T / out->step_s;
+
+    memset(&ea, 0, sizeof ea);
+    ea.params = P;
+    ea.largest_layer = u;
+    ea.gpus_per_node = (int)g;
+    ea.nodes = (int)n;
+    ea.mics_shard_size = m->stage == 0 ? 0 : (int)G; /* (stage 0 shards nothing) */
+    ea.stage = m->stage;
+    ea.offload_optimizer = m->offload_optimizer;
+    ea.compute_dtype = m->compute_dtype == ZERO_DTYPE_DEFAULT ? ZERO_DTYPE_BF16 : m->compute_dtype;
+    ea.stage3_prefetch_bucket_size = -1;
+    if ((r = zero_estimate_memory(&ea, &me, err)) != ZERO_OK) return r;
+    out->gpu_memory_bytes = me.gpu_total_bytes;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* One phase's copies at the bandwidths (ms): the larger of each direction
+   alone and both through the duplex figure. */
+static double zero__copies_ms(int64_t to_dev, int64_t to_host, const zero_bandwidths *bw) {
+    double duplex = bw->duplex > 0 ? bw->duplex : bw->h2d > bw->d2h ? bw->h2d : bw->d2h, t = 0, a;
+    if (to_dev > 0) t = (double)to_dev / bw->h2d;
+    if (to_host > 0 && (a = (double)to_host / bw->d2h) > t) t = a;
+    if (to_dev > 0 && to_host > 0 && (a = (double)(to_dev + to_host) / duplex) > t) t = a;
+    return t * 1e3;
+}
+
+ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, const zero_bandwidths *bw, zero_floor *out) {
+    int64_t dev = 0, host = 0;
+    double f, b, st;
+    zero_result r;
+    int k;
+    if (out) memset(out, 0, sizeof *out);
+    if ((r = zero__enter(e, "zero_floor_of")) != ZERO_OK) return r;
+    if (!info || !bw || !out)
+        return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_floor_of: %s is NULL", !info ? "info" : !bw ? "bw" : "out");
+    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) {
+        if (info->bytes_to_device[k] < 0 || info->bytes_to_host[k] < 0 || info->cpu_adam_bytes < 0)
+            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_floor_of: info holds negative byte counts (not zero_step's)");
+        dev += info->bytes_to_device[k];
+        host += info->bytes_to_host[k];
+    }
+    if ((dev > 0 && !(bw->h2d > 0 && isfinite(bw->h2d))) || (host > 0 && !(bw->d2h > 0 && isfinite(bw->d2h))) ||
+        !(bw->duplex >= 0 && isfinite(bw->duplex)) || (info->cpu_adam_bytes > 0 && !(bw->host > 0 && isfinite(bw->host))))
+        return zero__efail(e, ZERO_MSG_BAD_ARG,
+                           "zero_floor_of: bandwidths h2d %g, d2h %g, duplex %g, host %g bytes/s: each the step uses must be "
+                           "finite and > 0 (duplex >= 0)",
+                           bw->h2d, bw->d2h, bw->duplex, bw->host);
+    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) out->copy_ms[k] = zero__copies_ms(info->bytes_to_device[k], info->bytes_to_host[k], bw);
+    out->adam_ms = info->cpu_adam_bytes > 0 ? (double)info->cpu_adam_bytes / bw->host * 1e3 : 0;
+    f = out->copy_ms[ZERO_XFER_FORWARD];
+    b = out->copy_ms[ZERO_XFER_BACKWARD];
+    st = out->copy_ms[ZERO_XFER_STEP];
+    if (e->opt.place == ZERO__PLACE_DELAYED) {
+        out->schedule = "delayed";
+        out->floor_ms = f + b + st > out->adam_ms ? f + b + st : out->adam_ms;
+    } else if (e->opt.trail && info->cpu_units_overlapped > 0) {
+        out->schedule = "overlapped";
+        out->floor_ms = (f > out->adam_ms ? f : out->adam_ms) + b + st;
+    } else if (e->opt.place == ZERO__PLACE_CPU_EARLY && info->cpu_units_early > 0) {
+        out->schedule = "early";
+        out->floor_ms = f + (b > out->adam_ms ? b : out->adam_ms) + st;
+    } else {
+        out->schedule = "sequential";
+        out->floor_ms = f + b + (st > out->adam_ms ? st : out->adam_ms);
+    }
+    return ZERO_OK;
+}
+
 #endif /* ZERO_IMPLEMENTATION */
 
 /*
