@@ -100,6 +100,8 @@
      cuda-api-backend    zero_cuda_options, zero_cuda_backend_init, zero_cuda_backend,
                          zero_cuda_stream, zero_cuda_comm_stream, zero_cuda_env,
                          zero_cuda_vm_created, zero_cuda_backend_destroy
+     cuda-api-lab        the tools' own: zero_cuda_pcie_bandwidth (zero_floor_of's
+                         bandwidths, measured)
    implementation (ZERO_IMPLEMENTATION)
      cuda-alloc          zeroed host tables through ZERO_MALLOC: zero__cuda_calloc
      cuda-status         error text and HINT lines: zero__cuda_hint, zero_cuda_check,
@@ -224,14 +226,6 @@ ZERO_API zero_result zero_cuda_device_query(int device, zero_cuda_device_info *i
    ("no NCCL" under ZERO_NO_NCCL; the arch part when nvcc defines it). */
 ZERO_API const char *zero_cuda_build_info(void);
 
-/* The PCIe bandwidths of the current device (zero_floor_of's bw.h2d, d2h
-   and duplex, bytes/s; bw.host is left as it was): `bytes` from pinned host
-   memory to the device, back, and both at once on two streams (duplex: the
-   sum over the time both take), each timed with events; one warm-up round,
-   then the median of `reps` (1 to 1000). bytes from 1 MiB to 16 GiB (the
-   default of callers: 256 MiB); its pinned and device buffers (2 x bytes
-   each) are freed before it returns. */
-ZERO_API zero_result zero_cuda_pcie_bandwidth(size_t bytes, int reps, zero_bandwidths *bw, zero_error *err);
 
 /* ---- >>cuda-api-boot: launcher environment and bootstrap ---- */
 
@@ -336,6 +330,17 @@ ZERO_API int64_t zero_cuda_vm_created(const zero_cuda *c);
    (ranges still reserved are released here, their pointers left dangling).
    Frees the communicator only if zero made it. */
 ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
+
+/* ---- >>cuda-api-lab: the tools' own: the PCIe bandwidth probe ---- */
+
+/* The PCIe bandwidths of the current device (zero_floor_of's bw.h2d, d2h
+   and duplex, bytes/s; bw.host is left as it was): `bytes` from pinned host
+   memory to the device, back, and both at once on two streams (duplex: the
+   sum over the time both take), each timed with events; one warm-up round,
+   then the median of `reps` (1 to 1000). bytes from 1 MiB to 16 GiB (the
+   default of callers: 256 MiB); its pinned and device buffers (2 x bytes
+   each) are freed before it returns. */
+ZERO_API zero_result zero_cuda_pcie_bandwidth(size_t bytes, int reps, zero_bandwidths *bw, zero_error *err);
 
 } /* extern "C" */
 
