@@ -2,7 +2,8 @@
 # examples/gpt/bench.sh - the runs behind docs/PERF.md's GPT tables (device
 # machine). Every figure is the median step time after warm-up, from CUDA
 # events; JSONL of each run lands in $DIR (default build/gpt_bench), then
-# examples/gpt/plot.py draws them.
+# examples/gpt/plot.py draws them and examples/gpt/results.py makes
+# $DIR/results.tsv, the table docs/results/ keeps (the logs stay in build/).
 #
 #   sh examples/gpt/bench.sh one      one GPU (H100): stage 0 MFU of GPT-2 XL;
 #                                     a 6.4B model that stage 0 cannot hold,
@@ -452,4 +453,11 @@ torch-smoke) torch_smoke; elapsed ;;
 fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-torch|torch-smoke" >&2
     exit 2 ;;
 esac
+# the runs as one table (docs/results/ keeps these, not the logs)
+if command -v python3 >/dev/null 2>&1 && [ -n "$(ls "$DIR" 2>/dev/null)" ]; then
+    python3 examples/gpt/results.py "$DIR" --meta "command: sh examples/gpt/bench.sh $what" \
+        --meta "code: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+        --meta "machine: $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//') x $(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" \
+        >"$DIR/results.tsv" && echo "== results: $DIR/results.tsv"
+fi
 exit $rc
