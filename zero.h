@@ -68,8 +68,8 @@
                     zero_lr_at, zero_betas_at, zero_f32_to_f16 and the other
                     conversions, zero_dtype_size, zero_dtype_name; messages:
                     zero_msg_name, zero_msg_summary; zero_version
-     a backend      zero_backend (the struct of operations), zero_host_run and
-     writer         zero_host_allocated_bytes (the host backend, the model to
+     a backend's    zero_backend (the struct of operations), zero_host_run and
+       writer       zero_host_allocated_bytes (the host backend, the model to
                     follow), zero_log_default
 
    Map (search for >>name to reach a section; each section uses only those
@@ -146,7 +146,7 @@
 
    Functions longer than about 150 lines, and why: zero_layout_create (one
    straight pass that validates the tensors and cuts them into units). None
-   is over 160 (tests/fn_length.sh).
+   is over 160 (tests/headers.sh).
 
    Compile-time options (define before the #include that has
    ZERO_IMPLEMENTATION, unless said otherwise):
