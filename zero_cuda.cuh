@@ -2908,13 +2908,15 @@ static zero_result zero__cuda_copy(void *ctx, void *dst, const void *src, size_t
 
 /* ---- >>cuda-be-streams: events, stream order, and the polled waits ---- */
 
-static zero_result zero__cuda_event_create(void *ctx, zero_event **out, zero_error *err) {
+/* An event; timed: one cudaEventElapsedTime can read (ZERO_TIMELINE), else
+   without timing, the cheaper kind every stream order uses. */
+static zero_result zero__cuda_event_make(void *ctx, zero_event **out, int timed, zero_error *err) {
     zero_event *ev;
     ZERO__CUDA_CTX("event_create");
     ev = (zero_event *)ZERO_MALLOC(sizeof *ev);
     if (!ev) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "cuda event_create");
-    if (zero_cuda_check(cudaEventCreateWithFlags(&ev->ev, cudaEventDisableTiming), "cudaEventCreateWithFlags", __FILE__,
-                        __LINE__, err) != ZERO_OK) {
+    if (zero_cuda_check(cudaEventCreateWithFlags(&ev->ev, timed ? cudaEventDefault : cudaEventDisableTiming),
+                        "cudaEventCreateWithFlags", __FILE__, __LINE__, err) != ZERO_OK) {
         ZERO_FREE(ev);
         return ZERO_ERR_CUDA;
     }
@@ -2922,19 +2924,12 @@ static zero_result zero__cuda_event_create(void *ctx, zero_event **out, zero_err
     return ZERO_OK;
 }
 
-/* An event cudaEventElapsedTime can time (ZERO_TIMELINE). */
+static zero_result zero__cuda_event_create(void *ctx, zero_event **out, zero_error *err) {
+    return zero__cuda_event_make(ctx, out, 0, err);
+}
+
 static zero_result zero__cuda_event_create_timed(void *ctx, zero_event **out, zero_error *err) {
-    zero_event *ev;
-    ZERO__CUDA_CTX("event_create_timed");
-    ev = (zero_event *)ZERO_MALLOC(sizeof *ev);
-    if (!ev) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "cuda event_create_timed");
-    if (zero_cuda_check(cudaEventCreateWithFlags(&ev->ev, cudaEventDefault), "cudaEventCreateWithFlags", __FILE__,
-                        __LINE__, err) != ZERO_OK) {
-        ZERO_FREE(ev);
-        return ZERO_ERR_CUDA;
-    }
-    *out = ev;
-    return ZERO_OK;
+    return zero__cuda_event_make(ctx, out, 1, err);
 }
 
 static void zero__cuda_event_destroy(void *ctx, zero_event *ev) {

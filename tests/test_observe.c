@@ -284,6 +284,25 @@ static void test_progress(void) {
     CHECKF(found == 2, "%d progress lines (steps_per_print 2, 4 steps)", found);
 }
 
+/* The units the engine cuts the test's tensors into on 2 ranks (each makes one reduce-scatter a step at stage 2). */
+static int unit_count(const job *J) {
+    zero_config c = make_cfg(J);
+    zero_layout *L;
+    zero_layout_args la;
+    zero_tensor ts[NT];
+    zero_error err;
+    int t, units = -1;
+    memset(ts, 0, sizeof ts);
+    memset(&la, 0, sizeof la);
+    for (t = 0; t < NT; t++) ts[t].name = t == 0 ? "a" : t == 1 ? "b" : t == 2 ? "c" : t == 3 ? "d" : "e",
+                             ts[t].numel = SIZES[t], ts[t].group = t;
+    la.world = 2;
+    la.bucket_elems = c.zero_optimization.reduce_bucket_size;
+    CHECK(zero_layout_create(&L, ts, NT, &la, &err) == ZERO_OK);
+    if (L) units = zero_layout_unit_count(L), zero_layout_destroy(L);
+    return units;
+}
+
 static void test_debug(void) {
     job J;
     int k, i, n[2] = {0, 0}, rs0 = 0, same = 1;
@@ -310,21 +329,7 @@ static void test_debug(void) {
     CHECKF(n[0] > 0 && n[0] == n[1] && same, "ranks logged %d and %d collectives%s", n[0], n[1],
            same ? "" : ", in different order");
     {
-        zero_config c = make_cfg(&J);
-        zero_layout *L;
-        zero_layout_args la;
-        zero_tensor ts[NT];
-        zero_error err;
-        int t, units;
-        memset(ts, 0, sizeof ts);
-        memset(&la, 0, sizeof la);
-        for (t = 0; t < NT; t++) ts[t].name = t == 0 ? "a" : t == 1 ? "b" : t == 2 ? "c" : t == 3 ? "d" : "e",
-                                 ts[t].numel = SIZES[t], ts[t].group = t;
-        la.world = 2;
-        la.bucket_elems = c.zero_optimization.reduce_bucket_size;
-        CHECK(zero_layout_create(&L, ts, NT, &la, &err) == ZERO_OK);
-        units = zero_layout_unit_count(L);
-        zero_layout_destroy(L);
+        int units = unit_count(&J);
         CHECKF(rs0 == units * J.steps, "%d gradient reduce-scatters logged, want %d units x %d steps", rs0, units,
                J.steps);
     }
@@ -441,23 +446,7 @@ static void test_timeline(const char *dir) {
             CHECKF(J.info[k].grad_norm == K.info[k].grad_norm && J.info[k].loss_scale == K.info[k].loss_scale,
                    "stage %d step %d: grad norm %.17g with the timeline, %.17g without", stage, k, J.info[k].grad_norm,
                    K.info[k].grad_norm);
-        {
-            zero_config c = make_cfg(&J);
-            zero_layout *L;
-            zero_layout_args la;
-            zero_tensor ts[NT];
-            zero_error err;
-            int t;
-            memset(ts, 0, sizeof ts);
-            memset(&la, 0, sizeof la);
-            for (t = 0; t < NT; t++) ts[t].name = t == 0 ? "a" : t == 1 ? "b" : t == 2 ? "c" : t == 3 ? "d" : "e",
-                                     ts[t].numel = SIZES[t], ts[t].group = t;
-            la.world = 2;
-            la.bucket_elems = c.zero_optimization.reduce_bucket_size;
-            CHECK(zero_layout_create(&L, ts, NT, &la, &err) == ZERO_OK);
-            units = zero_layout_unit_count(L);
-            zero_layout_destroy(L);
-        }
+        units = unit_count(&J);
         for (rank = 0; rank < 2; rank++) {
             tl_file f;
             int bad = 0, other;
