@@ -15906,7 +15906,6 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
     return r;
 }
 
-#endif /* ZERO__IMPLEMENTED */
 /* ---- >>lab: the tools' own: the step-time model, the floor of a step ---- */
 
 /* The step-time model (zero_estimate_time). A step of m micro-batches is
@@ -16236,6 +16235,7 @@ ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, 
     return ZERO_OK;
 }
 
+#endif /* ZERO__IMPLEMENTED */
 #endif /* ZERO_IMPLEMENTATION */
 
 /*
