@@ -16055,7 +16055,7 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
                                          zero_error *err) {
     zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
     zero_result r;
-    zero__time_rates k;
+    zero__time_rates k = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     double P, L, C, V, T, B, mb, d, u, nu, g, n, W, G, R;
     double tf, hbm, ibw, ilat, xbw, xlat, pcie, host, ch, c0;
     double gbw, glat, rbw, rlat, t_mb, t_fwd, t_bwd, ub, ev;
