@@ -43,6 +43,35 @@
    zero_estimate_memory. docs/engine.md explains the loop, the unit layout and
    the stages. Link with -lm -lpthread.
 
+   The public functions by who needs them:
+     a trainer      zero_config_default, zero_config_load, zero_config_resolve,
+                    zero_engine_create, zero_engine_destroy, zero_engine_error,
+                    zero_result_string; the loop: zero_fetch, zero_release,
+                    zero_param, zero_grad, zero_grad_ready (and their _group
+                    forms), zero_loss_scale, zero_report_loss, zero_step;
+                    stage 3 behind its own pointers: zero_alloc, zero_free;
+                    checkpoints: zero_save, zero_load, zero_export_safetensors;
+                    when it drives them: zero_set_lr, zero_set_betas,
+                    zero_grad_norm, zero_skip_step, zero_all_reduce_scalars,
+                    zero_flush, zero_gather_params, zero_release_params,
+                    zero_global_steps, zero_memory_report,
+                    zero_memory_stats_format; pretrained weights:
+                    zero_safetensors_open, _bind, _close; stacked kinds:
+                    zero_tensors_of_kinds
+     a tool         planning: zero_estimate_memory, zero_estimate_max_params,
+                    zero_estimate_time, zero_floor_of; configs:
+                    zero_config_parse_json, zero_config_to_json,
+                    zero_config_key_count, zero_config_key; the units:
+                    zero_layout_*, zero_engine_layout, zero_read_state;
+                    safetensors files: zero_safetensors_count, _get, _find,
+                    _metadata, _read; the pure pieces: zero_loss_scaler_*,
+                    zero_lr_at, zero_betas_at, zero_f32_to_f16 and the other
+                    conversions, zero_dtype_size, zero_dtype_name; messages:
+                    zero_msg_name, zero_msg_summary; zero_version
+     a backend's    zero_backend (the struct of operations), zero_host_run and
+       writer       zero_host_allocated_bytes (the host backend, the model to
+                    follow), zero_log_default
+
    Map (search for >>name to reach a section; each section uses only those
    above it, so the file reads top to bottom):
 
@@ -62,6 +91,8 @@
      api-engine         zero_engine_create, zero_fetch, zero_grad, zero_grad_ready,
                         zero_step, zero_save, zero_load, zero_memory_report, ...
      api-safetensors    zero_safetensors_open / _read / _bind: pretrained weights by name
+     api-lab            the tools' own: zero_estimate_time (the step-time model),
+                        zero_floor_of (a step's floor at measured bandwidths)
    Implementation
      prelude            system headers, ZERO_MALLOC / ZERO_ASSERT defaults, private macros
      errors             results, messages, errors, logging
@@ -85,9 +116,13 @@
                         the views of a unit (zero__param_own, zero__grad_view), the
                         program's memory through one unit's staging (zero__ext_copy,
                         zero__gext_gather)
+     engine-timeline    ZERO_TIMELINE: one step's collectives and stream waits timed with
+                        the backend's timed events, written as a Chrome trace
      engine-observe     every collective and host wait: ZERO_DEBUG, the watchdog,
                         check_collectives, the metrics line
      engine-tiles       NVMe tile requests, offload_param's tile cache, zero__param_out / _put
+     engine-pvm         stage 3 behind the program's pointers: a count per page, the
+                        dropped spans whose pages wait, gathers into the program's memory
      engine-fetch       stage 3: the gather pool and fetch trace; zero_fetch, zero_release, zero_param
      engine-life        zero_engine_create / destroy: plan, allocate (each beside its free),
                         initial weights, the program's memory checked (zero__plan_ext)
@@ -107,10 +142,11 @@
      ckpt-load          zero_load on any world size
      export             zero_export_safetensors
      readout            zero_memory_report, zero_memory_stats_format, zero_read_state
+     lab                the tools' own: the step-time model, the floor of a step
 
-   Functions longer than about 150 lines, and why: zero__json_run (the JSON
-   state machine, one character class per case) and zero_layout_create (one
-   straight pass that validates the tensors and cuts them into units).
+   Functions longer than about 150 lines, and why: zero_layout_create (one
+   straight pass that validates the tensors and cuts them into units). None
+   is over 160 (tests/headers.sh).
 
    Compile-time options (define before the #include that has
    ZERO_IMPLEMENTATION, unless said otherwise):
@@ -156,6 +192,14 @@
 #  else
 #    define ZERO_API extern
 #  endif
+#endif
+
+/* A name kept for programs that use it, to be removed in the version the
+   message says: the compiler warns where it is used. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define ZERO_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#  define ZERO_DEPRECATED(msg)
 #endif
 
 #ifdef __cplusplus
@@ -264,6 +308,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_GATHERED, ZERO_ERR_STATE, "gradients, a step or a second gather while zero_gather_params holds the model") \
     X(ENGINE_POOL_FULL, ZERO_ERR_OUT_OF_MEMORY, "more gathered units live than the stage-3 pool holds") \
     X(ENGINE_POOL_GREW, ZERO_OK, "the derived stage-3 pool grew: the program holds more at once than it planned (info)") \
+    X(ENGINE_TIMELINE, ZERO_OK, "ZERO_TIMELINE: a step's streams timed and written, or why not (info)") \
     X(ENGINE_GRAD_RING_FULL, ZERO_ERR_STATE, "more units with unfinished gradients than the gradient ring holds") \
     X(ENGINE_GRAD_OWN_SLOT, ZERO_OK, "a span's gradient found open across the backward gets a buffer of its own (info)") \
     X(VM_UNSUPPORTED, ZERO_ERR_UNSUPPORTED, "the backend cannot leave memory unbacked (zero_alloc)") \
@@ -549,7 +594,9 @@ typedef struct zero_optimization_config {
     int enable_sanity_checks;                    /* enable_sanity_checks: false */
     int save_muon_momentum_buffer_in_memory;     /* save_muon_momentum_buffer_in_memory: false */
 } zero_optimization_config;
-typedef zero_optimization_config zero_zero_config; /* its former name, kept so that programs using it still build */
+/* its former name, kept so that programs using it still build; removed in zero 0.2 */
+typedef zero_optimization_config zero_zero_config ZERO_DEPRECATED("zero_zero_config is zero_optimization_config; the old "
+                                                                  "name goes in zero 0.2");
 
 /* "aio": {...} (libaio settings of ZeRO-Infinity; zero uses POSIX I/O) */
 typedef struct zero_aio_config {
@@ -782,94 +829,6 @@ ZERO_API zero_result zero_estimate_max_params(const zero_estimate_args *a, doubl
                                               double cpu_bytes, double nvme_bytes,
                                               double *max_params, zero_error *err);
 
-/* The step-time model: zero_estimate_time. A pure function (no allocation,
-   no GPU) that prices one optimizer step of GPT-shaped training under a ZeRO
-   option on a machine described by a few rates. docs/PERF.md ("A step-time
-   model, calibrated") compares it with the runs this repository measured.
-
-   Every field is zero-initialised and filled. Model fields params, layers,
-   hidden, seq and micro_batch are required; a machine rate <= 0 takes the
-   default named beside it (one H100 or H200 of docs/PERF.md, or for
-   InfiniBand a stated assumption). Bandwidths are bytes per second, times
-   seconds. */
-typedef struct zero_time_model {
-    /* the model */
-    double params;            /* P, trainable parameters */
-    int layers;               /* L, transformer blocks */
-    int hidden;               /* C */
-    int vocab;                /* V; 0 allowed (the head's FLOPs then drop out) */
-    int seq;                  /* T, tokens per sequence */
-    int micro_batch;          /* B, sequences per micro-batch per GPU */
-    int grad_accum;           /* micro-batches per step; <= 0 means 1 */
-    zero_dtype compute_dtype; /* parameters and gradients on the wire; DEFAULT means bf16 */
-    double unit_params;       /* elements per communication unit; <= 0: P / L (one block) */
-    /* the machine */
-    int gpus_per_node;        /* g */
-    int nodes;                /* n */
-    double tflops;            /* achieved TFLOP/s per GPU on forward + backward, FLOPs counted
-                                 as 6 (12 L C^2 + V C) + 12 L C T per token; <= 0: 466.4,
-                                 fitted on one H100 (PERF.md 5f, stage 0, 187.9 ms) */
-    double hbm_bytes_per_s;   /* the optimizer step's rate at 30 bytes per parameter;
-                                 <= 0: 2.79e12 (zero_step at 1.5B on one H100, PERF.md 2b) */
-    double intra_bus_bytes_per_s; /* NCCL bus bandwidth inside a node; <= 0: 225e9 (NVLink,
-                                     2x H200, PERF.md 1, 64-128 MB units) */
-    double intra_latency_s;   /* fixed cost per collective inside a node; <= 0: 10e-6 (PERF.md 1,
-                                 the 1 MB rows) */
-    double inter_bus_bytes_per_s; /* NCCL bus bandwidth of a ring that crosses nodes; <= 0: 40e9
-                                     (400 Gb/s InfiniBand per GPU at 80% of line rate: an
-                                     assumption, not measured here) */
-    double inter_latency_s;   /* per collective across nodes; <= 0: 30e-6 (assumption) */
-    double pcie_bytes_per_s;  /* one direction, per GPU; <= 0: 55e9 (PERF.md 4b, the floor lines) */
-    double host_bytes_per_s;  /* the CPU Adam's memory bandwidth, per node (shared by its g
-                                 processes); <= 0: 150e9 (PERF.md 4b: 118-171 measured) */
-    /* the ZeRO option */
-    int stage;                /* 0..3 */
-    int group;                /* hybrid group G: shard within G consecutive ranks, replicate
-                                 across world / G; <= 0 means the world. Must divide the world,
-                                 and divide g or be a multiple of it. Stage 0 ignores it */
-    zero_offload_device offload_optimizer; /* NONE or CPU (stages 1-3) */
-    int recompute;            /* 1: every block's forward runs again in the backward (activation
-                                 checkpointing, examples/gpt --recompute) */
-    double tflops_hidden;     /* the width C at which tflops was achieved; <= 0: 1600 (GPT-2 XL,
-                                 where the default was fitted). At the model's width the rate is
-                                 tflops x (C / (C + c0)) / (Ch / (Ch + c0)): narrow products run
-                                 slower, wide ones faster. Set it to hidden to take tflops as it is */
-    double tflops_half_width; /* c0 of that scaling; <= 0: 880 (fitted on GPT-2 124M's step
-                                 against XL's, PERF.md 5g) */
-    int stage3_serial_gathers; /* 1: stage 3's gathers do not overlap compute (the engine before
-                                  the per-span stream order of PERF.md 4b, as in the 5c runs);
-                                  0: prefetched gathers overlap the forward and backward */
-} zero_time_model;
-
-typedef struct zero_time_estimate {
-    double step_s;            /* one optimizer step (grad_accum micro-batches) */
-    double compute_s;         /* forward + backward FLOPs / tflops, all micro-batches, recompute's
-                                 extra forward included */
-    double recompute_s;       /* that extra forward (0 without recompute) */
-    double optimizer_s;       /* the GPU Adam (0 with offload_optimizer) */
-    double comm_intra_s;      /* collective time on NVLink-side rings, per step (busy, not exposed) */
-    double comm_inter_s;      /* the same on rings that cross nodes */
-    double exposed_comm_s;    /* collective time the step waits for */
-    double offload_copy_s;    /* PCIe copies (gradients to the host, parameters back) */
-    double cpu_adam_s;        /* the CPU Adam over the shard */
-    double exposed_offload_s; /* copies + CPU Adam the step waits for */
-    double bytes_intra;       /* bytes each GPU sends per step on rings inside a node */
-    double bytes_inter;       /* bytes each GPU sends per step on rings that cross nodes */
-    double bytes_pcie;        /* bytes each GPU moves over PCIe per step (both directions) */
-    double flops_per_token;
-    double tokens_per_s_per_gpu;
-    double gpu_memory_bytes;  /* model states per GPU: zero_estimate_memory's gpu_total_bytes
-                                 for the shard group (activations come on top) */
-    int world, group, replicas; /* world = g n; the group G used; replicas = world / G */
-} zero_time_estimate;
-
-/* Price one step: m's defaults applied, every field of *out set. Pure: any
-   thread. Errors: ZERO_ERR_INVALID_ARG (NULL_ARG; ESTIMATE_ARGS naming the
-   field and why: a required field missing or out of range, a group that does
-   not divide the world or straddles nodes, NVMe offload, offload at stage 0,
-   a non-finite rate). *out is zeroed first. */
-ZERO_API zero_result zero_estimate_time(const zero_time_model *m, zero_time_estimate *out,
-                                        zero_error *err);
 
 /* ---- >>api-fp16: fp16 and bf16 conversions ---- */
 
@@ -1239,6 +1198,12 @@ typedef struct zero_backend {
     zero_result (*vm_back)(void *ctx, void *p, size_t bytes, zero_error *err);
     zero_result (*vm_unback)(void *ctx, void *p, size_t bytes, zero_error *err);
     void (*vm_release)(void *ctx, void *base, size_t reserved);
+    /* Optional (ZERO_TIMELINE; NULL: no timeline): an event that
+       event_elapsed can time (event_destroy frees it), and the milliseconds
+       from a's completion to b's, both recorded; the host waits for both
+       first, within ZERO_TIMEOUT_S. */
+    zero_result (*event_create_timed)(void *ctx, zero_event **out, zero_error *err);
+    zero_result (*event_elapsed)(void *ctx, zero_event *a, zero_event *b, double *ms, zero_error *err);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -1347,40 +1312,6 @@ typedef struct zero_step_info {
     int64_t comm_bytes[ZERO_GROUP_COUNT];
 } zero_step_info;
 
-/* The floor of an offloaded step: its copies at the PCIe bandwidths and its
-   CPU Adam at the host's memory bandwidth, each measured on this machine
-   (zero_cuda_pcie_bandwidth, zero_cpu_memory_bandwidth), overlapped as far
-   as this engine's schedule lets them:
-     sequential  forward + backward + max(Adam, step copies): the Adam waits
-                 for the last gradient (clipping and the overflow check need
-                 the global norm); the step's copies run behind its pieces
-     overlapped  max(forward, Adam) + backward + step copies: the overlapped
-                 CPU step (cfg.overlap_cpu_step) left units' Adam to run
-                 beside the next forward (info->cpu_units_overlapped > 0)
-     early       forward + max(backward, Adam) + step copies: the early CPU
-                 step runs the Adam beside the backward (info->cpu_units_early > 0)
-     delayed     max(forward + backward + step copies, Adam):
-                 delayed_param_update runs the Adam beside the next step
-   A phase's copies take max(to device / h2d, to host / d2h, both / duplex).
-   GPU compute, collectives and NVMe are not in it: a lower bound. */
-typedef struct zero_bandwidths {
-    double h2d, d2h; /* pinned host to device, device to host, alone (bytes/s) */
-    double duplex;   /* both directions at once, their sum (bytes/s; 0: max(h2d, d2h)) */
-    double host;     /* host memory in the CPU Adam's pattern, this rank's share (bytes/s) */
-} zero_bandwidths;
-
-typedef struct zero_floor {
-    double copy_ms[ZERO_XFER_PHASE_COUNT]; /* each phase's copies at the bandwidths */
-    double adam_ms;                        /* cpu_adam_bytes / host */
-    double floor_ms;                       /* the step at best, with the schedule's overlap */
-    const char *schedule;                  /* "sequential", "overlapped", "early", "delayed" (static) */
-} zero_floor;
-
-/* The floor of the step that `info` reports (zero_step's), for engine e.
-   ZERO_ERR_INVALID_ARG for a bandwidth <= 0 (or not finite) where the step
-   has bytes for it. */
-ZERO_API zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, const zero_bandwidths *bw,
-                                   zero_floor *out);
 
 typedef enum zero_mem_category {
     ZERO_MEM_PARAMS,       /* compute-dtype parameters: full, or own shard (stage 3) */
@@ -1658,6 +1589,135 @@ typedef struct zero_safetensors_options {
    the others. */
 ZERO_API zero_result zero_safetensors_bind(zero_safetensors *st, zero_tensor *tensors, int n_tensors,
                                            const zero_safetensors_options *opt, zero_error *err);
+
+/* ---- >>api-lab: the tools' own: the step-time model and the floor of a step ----
+
+   What examples/zero_estimate (--time), examples/gpt's floor line and the
+   benchmarks use to price a step; a trainer needs neither. */
+
+/* The step-time model: zero_estimate_time. A pure function (no allocation,
+   no GPU) that prices one optimizer step of GPT-shaped training under a ZeRO
+   option on a machine described by a few rates. docs/PERF.md ("A step-time
+   model, calibrated") compares it with the runs this repository measured.
+
+   Every field is zero-initialised and filled. Model fields params, layers,
+   hidden, seq and micro_batch are required; a machine rate <= 0 takes the
+   default named beside it (one H100 or H200 of docs/PERF.md, or for
+   InfiniBand a stated assumption). Bandwidths are bytes per second, times
+   seconds. */
+typedef struct zero_time_model {
+    /* the model */
+    double params;            /* P, trainable parameters */
+    int layers;               /* L, transformer blocks */
+    int hidden;               /* C */
+    int vocab;                /* V; 0 allowed (the head's FLOPs then drop out) */
+    int seq;                  /* T, tokens per sequence */
+    int micro_batch;          /* B, sequences per micro-batch per GPU */
+    int grad_accum;           /* micro-batches per step; <= 0 means 1 */
+    zero_dtype compute_dtype; /* parameters and gradients on the wire; DEFAULT means bf16 */
+    double unit_params;       /* elements per communication unit; <= 0: P / L (one block) */
+    /* the machine */
+    int gpus_per_node;        /* g */
+    int nodes;                /* n */
+    double tflops;            /* achieved TFLOP/s per GPU on forward + backward, FLOPs counted
+                                 as 6 (12 L C^2 + V C) + 12 L C T per token; <= 0: 466.4,
+                                 fitted on one H100: GPT-2 XL at stage 0, 187.9 ms a step) */
+    double hbm_bytes_per_s;   /* the optimizer step's rate at 30 bytes per parameter;
+                                 <= 0: 2.79e12 (zero_step of 1.56e9 parameters on one H100) */
+    double intra_bus_bytes_per_s; /* NCCL bus bandwidth inside a node; <= 0: 225e9 (NVLink,
+                                     2x H200, NCCL's bus bandwidth on 64-128 MB units) */
+    double intra_latency_s;   /* fixed cost per collective inside a node; <= 0: 10e-6 (2x H200:
+                                 a 1 MB collective took 13.7-14.9 us) */
+    double inter_bus_bytes_per_s; /* NCCL bus bandwidth of a ring that crosses nodes; <= 0: 40e9
+                                     (400 Gb/s InfiniBand per GPU at 80% of line rate: an
+                                     assumption, not measured here) */
+    double inter_latency_s;   /* per collective across nodes; <= 0: 30e-6 (assumption) */
+    double pcie_bytes_per_s;  /* one direction, per GPU; <= 0: 55e9 (one H100's host copies, 54.5-55.1 GB/s) */
+    double host_bytes_per_s;  /* the CPU Adam's memory bandwidth, per node (shared by its g
+                                 processes); <= 0: 150e9 (an H100 host's CPU Adam: 118-171 GB/s) */
+    /* the ZeRO option */
+    int stage;                /* 0..3 */
+    int group;                /* hybrid group G: shard within G consecutive ranks, replicate
+                                 across world / G; <= 0 means the world. Must divide the world,
+                                 and divide g or be a multiple of it. Stage 0 ignores it */
+    zero_offload_device offload_optimizer; /* NONE or CPU (stages 1-3) */
+    int recompute;            /* 1: every block's forward runs again in the backward (activation
+                                 checkpointing, examples/gpt --recompute) */
+    double tflops_hidden;     /* the width C at which tflops was achieved; <= 0: 1600 (GPT-2 XL,
+                                 where the default was fitted). At the model's width the rate is
+                                 tflops x (C / (C + c0)) / (Ch / (Ch + c0)): narrow products run
+                                 slower, wide ones faster. Set it to hidden to take tflops as it is */
+    double tflops_half_width; /* c0 of that scaling; <= 0: 880 (fitted on GPT-2 124M's step
+                                 against XL's on one H100: 16.1 ms) */
+    int stage3_serial_gathers; /* 1: stage 3's gathers do not overlap compute (the engine before
+                                  stage 3 ordered its streams per span);
+                                  0: prefetched gathers overlap the forward and backward */
+} zero_time_model;
+
+typedef struct zero_time_estimate {
+    double step_s;            /* one optimizer step (grad_accum micro-batches) */
+    double compute_s;         /* forward + backward FLOPs / tflops, all micro-batches, recompute's
+                                 extra forward included */
+    double recompute_s;       /* that extra forward (0 without recompute) */
+    double optimizer_s;       /* the GPU Adam (0 with offload_optimizer) */
+    double comm_intra_s;      /* collective time on NVLink-side rings, per step (busy, not exposed) */
+    double comm_inter_s;      /* the same on rings that cross nodes */
+    double exposed_comm_s;    /* collective time the step waits for */
+    double offload_copy_s;    /* PCIe copies (gradients to the host, parameters back) */
+    double cpu_adam_s;        /* the CPU Adam over the shard */
+    double exposed_offload_s; /* copies + CPU Adam the step waits for */
+    double bytes_intra;       /* bytes each GPU sends per step on rings inside a node */
+    double bytes_inter;       /* bytes each GPU sends per step on rings that cross nodes */
+    double bytes_pcie;        /* bytes each GPU moves over PCIe per step (both directions) */
+    double flops_per_token;
+    double tokens_per_s_per_gpu;
+    double gpu_memory_bytes;  /* model states per GPU: zero_estimate_memory's gpu_total_bytes
+                                 for the shard group (activations come on top) */
+    int world, group, replicas; /* world = g n; the group G used; replicas = world / G */
+} zero_time_estimate;
+
+/* Price one step: m's defaults applied, every field of *out set. Pure: any
+   thread. Errors: ZERO_ERR_INVALID_ARG (NULL_ARG; ESTIMATE_ARGS naming the
+   field and why: a required field missing or out of range, a group that does
+   not divide the world or straddles nodes, NVMe offload, offload at stage 0,
+   a non-finite rate). *out is zeroed first. */
+ZERO_API zero_result zero_estimate_time(const zero_time_model *m, zero_time_estimate *out,
+                                        zero_error *err);
+
+/* The floor of an offloaded step: its copies at the PCIe bandwidths and its
+   CPU Adam at the host's memory bandwidth, each measured on this machine
+   (zero_cuda_pcie_bandwidth, zero_cpu_memory_bandwidth), overlapped as far
+   as this engine's schedule lets them:
+     sequential  forward + backward + max(Adam, step copies): the Adam waits
+                 for the last gradient (clipping and the overflow check need
+                 the global norm); the step's copies run behind its pieces
+     overlapped  max(forward, Adam) + backward + step copies: the overlapped
+                 CPU step (cfg.overlap_cpu_step) left units' Adam to run
+                 beside the next forward (info->cpu_units_overlapped > 0)
+     early       forward + max(backward, Adam) + step copies: the early CPU
+                 step runs the Adam beside the backward (info->cpu_units_early > 0)
+     delayed     max(forward + backward + step copies, Adam):
+                 delayed_param_update runs the Adam beside the next step
+   A phase's copies take max(to device / h2d, to host / d2h, both / duplex).
+   GPU compute, collectives and NVMe are not in it: a lower bound. */
+typedef struct zero_bandwidths {
+    double h2d, d2h; /* pinned host to device, device to host, alone (bytes/s) */
+    double duplex;   /* both directions at once, their sum (bytes/s; 0: max(h2d, d2h)) */
+    double host;     /* host memory in the CPU Adam's pattern, this rank's share (bytes/s) */
+} zero_bandwidths;
+
+typedef struct zero_floor {
+    double copy_ms[ZERO_XFER_PHASE_COUNT]; /* each phase's copies at the bandwidths */
+    double adam_ms;                        /* cpu_adam_bytes / host */
+    double floor_ms;                       /* the step at best, with the schedule's overlap */
+    const char *schedule;                  /* "sequential", "overlapped", "early", "delayed" (static) */
+} zero_floor;
+
+/* The floor of the step that `info` reports (zero_step's), for engine e.
+   ZERO_ERR_INVALID_ARG for a bandwidth <= 0 (or not finite) where the step
+   has bytes for it. */
+ZERO_API zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, const zero_bandwidths *bw,
+                                   zero_floor *out);
 
 #ifdef __cplusplus
 }
@@ -2876,6 +2936,96 @@ static zero_result zero__json_close(zero__json_parser *p) {
 
 enum { ZERO__JSON_ST_VALUE, ZERO__JSON_ST_AFTER, ZERO__JSON_ST_KEY, ZERO__JSON_ST_DONE };
 
+/* A literal at p->pos (true, false, null) as node *idx; a word that is none
+   of them an error that guesses what was meant. */
+static zero_result zero__json_word(zero__json_parser *p, int *idx) {
+    zero__json *j = p->j;
+    const char *t = p->t;
+    size_t s = p->pos, e = s;
+    zero__json_type type = ZERO__JSON_NULL;
+    int ok = 1;
+    while (e < p->len && zero__json_is_word((unsigned char)t[e])) e++;
+    if (e - s == 4 && memcmp(t + s, "true", 4) == 0) type = ZERO__JSON_TRUE;
+    else if (e - s == 5 && memcmp(t + s, "false", 5) == 0) type = ZERO__JSON_FALSE;
+    else if (e - s == 4 && memcmp(t + s, "null", 4) == 0) type = ZERO__JSON_NULL;
+    else ok = 0;
+    if (!ok) {
+        static const char *const lits[] = {"true", "false", "null"};
+        const char *hint = " (strings need double quotes)";
+        int k;
+        for (k = 0; k < 3; k++) /* a misspelt literal: "tru", "nul", "falsey" */
+            if (e - s >= 2 && (strncmp(t + s, lits[k], e - s) == 0 ||
+                               strncmp(t + s, lits[k], strlen(lits[k])) == 0))
+                hint = k == 0 ? " (did you mean true?)"
+                     : k == 1 ? " (did you mean false?)"
+                              : " (did you mean null?)";
+        if ((e - s == 4 && (memcmp(t + s, "True", 4) == 0 || memcmp(t + s, "None", 4) == 0)) ||
+            (e - s == 5 && memcmp(t + s, "False", 5) == 0))
+            hint = " (JSON's literals are lowercase true, false and null)";
+        else if ((e - s == 3 && memcmp(t + s, "NaN", 3) == 0) ||
+                 (e - s == 8 && memcmp(t + s, "Infinity", 8) == 0))
+            hint = " (JSON has no NaN or Infinity)";
+        return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, s,
+                                     "expected a value (object, array, string, number, "
+                                     "true, false or null)",
+                                     hint);
+    }
+    if ((*idx = zero__json_new_node(p, type, s)) < 0) return p->err ? p->err->code : ZERO_ERR_CONFIG;
+    j->nodes[*idx].end = e;
+    p->pos = e;
+    return ZERO_OK;
+}
+
+/* A member's key at p->pos and the ':' after it (after: what the key
+   follows, '{' or ','); the key waits in p->pending_key for its value. */
+static zero_result zero__json_key(zero__json_parser *p, char after) {
+    zero__json *j = p->j;
+    const char *t = p->t;
+    zero_result rc;
+    int key = -1;
+    if (p->pos >= p->len) {
+        const zero__json_node *o = &j->nodes[p->stack[p->depth - 1].node];
+        return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
+                                  "expected '\"' to start %s, got end of input (the "
+                                  "object opened at line %d:%d is not closed)",
+                                  after == ',' ? "the next key after ','" : "a key or '}'",
+                                  o->line, o->col);
+    }
+    if (t[p->pos] != '"') {
+        unsigned char c = (unsigned char)t[p->pos];
+        return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos,
+            after == ',' ? "expected '\"' to start the next key after ','"
+                         : "expected '\"' to start a key or '}'",
+            after == ',' && c == '}' ? " (trailing commas are not allowed)"
+            : zero__json_is_word(c)  ? " (keys need double quotes)"
+            : c == '\''              ? " (keys need double quotes)"
+                                     : "");
+    }
+    if ((rc = zero__json_string_node(p, &key)) != ZERO_OK) return rc;
+    p->pending_key = key;
+    if ((rc = zero__json_skip(p)) != ZERO_OK) return rc;
+    if (p->pos >= p->len || t[p->pos] != ':') {
+        char expected[ZERO__JSON_PATH_CAP + 64];
+        char name[64];
+        size_t n = zero__json_string(j, key, name, sizeof name), k;
+        for (k = 0; name[k]; k++) /* one line: control characters shown as '?' */
+            if ((unsigned char)name[k] < 0x20 || name[k] == 0x7F) name[k] = '?';
+        snprintf(expected, sizeof expected, "expected ':' after the key \"%s%s\"", name,
+                 n >= sizeof name ? "..." : "");
+        if (p->pos >= p->len) {
+            const zero__json_node *o = &j->nodes[p->stack[p->depth - 1].node];
+            return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
+                                      "%s, got end of input (the object opened at line "
+                                      "%d:%d is not closed)",
+                                      expected, o->line, o->col);
+        }
+        return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos, expected,
+                                     NULL);
+    }
+    p->pos++;
+    return ZERO_OK;
+}
+
 static zero_result zero__json_run(zero__json_parser *p) {
     zero__json *j = p->j;
     const char *t = p->t;
@@ -2934,40 +3084,7 @@ static zero_result zero__json_run(zero__json_parser *p) {
             } else if (c == '-' || zero__json_is_digit(c)) {
                 rc = zero__json_number(p, &idx);
             } else if (zero__json_is_word(c)) {
-                size_t s = p->pos, e = s;
-                zero__json_type type = ZERO__JSON_NULL;
-                int ok = 1;
-                while (e < p->len && zero__json_is_word((unsigned char)t[e])) e++;
-                if (e - s == 4 && memcmp(t + s, "true", 4) == 0) type = ZERO__JSON_TRUE;
-                else if (e - s == 5 && memcmp(t + s, "false", 5) == 0) type = ZERO__JSON_FALSE;
-                else if (e - s == 4 && memcmp(t + s, "null", 4) == 0) type = ZERO__JSON_NULL;
-                else ok = 0;
-                if (!ok) {
-                    static const char *const lits[] = {"true", "false", "null"};
-                    const char *hint = " (strings need double quotes)";
-                    int k;
-                    for (k = 0; k < 3; k++) /* a misspelt literal: "tru", "nul", "falsey" */
-                        if (e - s >= 2 && (strncmp(t + s, lits[k], e - s) == 0 ||
-                                           strncmp(t + s, lits[k], strlen(lits[k])) == 0))
-                            hint = k == 0 ? " (did you mean true?)"
-                                 : k == 1 ? " (did you mean false?)"
-                                          : " (did you mean null?)";
-                    if ((e - s == 4 && (memcmp(t + s, "True", 4) == 0 || memcmp(t + s, "None", 4) == 0)) ||
-                        (e - s == 5 && memcmp(t + s, "False", 5) == 0))
-                        hint = " (JSON's literals are lowercase true, false and null)";
-                    else if ((e - s == 3 && memcmp(t + s, "NaN", 3) == 0) ||
-                             (e - s == 8 && memcmp(t + s, "Infinity", 8) == 0))
-                        hint = " (JSON has no NaN or Infinity)";
-                    return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, s,
-                                                 "expected a value (object, array, string, number, "
-                                                 "true, false or null)",
-                                                 hint);
-                }
-                if ((idx = zero__json_new_node(p, type, s)) < 0)
-                    return p->err ? p->err->code : ZERO_ERR_CONFIG;
-                j->nodes[idx].end = e;
-                p->pos = e;
-                rc = ZERO_OK;
+                rc = zero__json_word(p, &idx);
             } else if (c == '+' || c == '.') {
                 return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_NUMBER, ZERO__JSON_AT_HERE, p->pos,
                                              "malformed number: expected '-' or a digit to start it",
@@ -3021,47 +3138,7 @@ static zero_result zero__json_run(zero__json_parser *p) {
                                              NULL);
             }
         } else { /* ZERO__JSON_ST_KEY */
-            int key = -1;
-            if (p->pos >= p->len) {
-                const zero__json_node *o = &j->nodes[p->stack[p->depth - 1].node];
-                return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
-                                          "expected '\"' to start %s, got end of input (the "
-                                          "object opened at line %d:%d is not closed)",
-                                          after == ',' ? "the next key after ','" : "a key or '}'",
-                                          o->line, o->col);
-            }
-            if (t[p->pos] != '"') {
-                unsigned char c = (unsigned char)t[p->pos];
-                return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos,
-                    after == ',' ? "expected '\"' to start the next key after ','"
-                                 : "expected '\"' to start a key or '}'",
-                    after == ',' && c == '}' ? " (trailing commas are not allowed)"
-                    : zero__json_is_word(c)  ? " (keys need double quotes)"
-                    : c == '\''              ? " (keys need double quotes)"
-                                             : "");
-            }
-            if ((rc = zero__json_string_node(p, &key)) != ZERO_OK) return rc;
-            p->pending_key = key;
-            if ((rc = zero__json_skip(p)) != ZERO_OK) return rc;
-            if (p->pos >= p->len || t[p->pos] != ':') {
-                char expected[ZERO__JSON_PATH_CAP + 64];
-                char name[64];
-                size_t n = zero__json_string(j, key, name, sizeof name), k;
-                for (k = 0; name[k]; k++) /* one line: control characters shown as '?' */
-                    if ((unsigned char)name[k] < 0x20 || name[k] == 0x7F) name[k] = '?';
-                snprintf(expected, sizeof expected, "expected ':' after the key \"%s%s\"", name,
-                         n >= sizeof name ? "..." : "");
-                if (p->pos >= p->len) {
-                    const zero__json_node *o = &j->nodes[p->stack[p->depth - 1].node];
-                    return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, p->pos,
-                                              "%s, got end of input (the object opened at line "
-                                              "%d:%d is not closed)",
-                                              expected, o->line, o->col);
-                }
-                return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos, expected,
-                                             NULL);
-            }
-            p->pos++;
+            if ((rc = zero__json_key(p, after)) != ZERO_OK) return rc;
             after = ':';
             state = ZERO__JSON_ST_VALUE;
         }
@@ -5517,266 +5594,6 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
     return ZERO_OK;
 }
 
-/* The step-time model (zero_estimate_time). A step of m micro-batches is
-   priced from rates, with what overlaps what made explicit:
-
-     F = 6 (12 L C^2 + V C) + 12 L C T      FLOPs per token (examples/gpt's count)
-     rate = tflops (C / (C + c0)) / (Ch / (Ch + c0))   the achieved rate at width C, from
-                                            the rate achieved at width Ch (tflops_hidden)
-     t_mb = F B T / rate                    one micro-batch's forward + backward
-     t_fwd = t_mb / 3, t_bwd = 2 t_mb / 3   the 2:4 split of the 6 in F
-     recompute                              the blocks' forward again in the backward:
-                                            t_bwd += (24 L C^2 + 4 L C T) B T / tflops
-
-   Collectives run per unit of u elements (d bytes each; Nu = ceil(P / u)
-   units) as rings: over k ranks a reduce-scatter or all-gather of s bytes
-   costs lat + s (k-1)/k / busbw, and sends s (k-1)/k bytes per GPU; an
-   all-reduce is a reduce-scatter then an all-gather. A ring inside a node
-   runs at the intra rates; one that crosses nodes at the inter rates (its
-   node-crossing links set its speed, so its bytes count as inter-node).
-   The shard group is G consecutive ranks (it crosses nodes when G > g); the
-   R = world / G replicas of a chunk sit on different nodes when n > 1.
-
-     reduce one unit   reduce-scatter of d u within G, then (the last
-                       micro-batch only: the engine averages the chunk's sum
-                       over the micro-batches once) all-reduce of a u / G
-                       across R, a = 4 with accumulation (the fp32 chunk),
-                       else d (stage 0: G = 1, an all-reduce across the world)
-     gather one unit   all-gather of d u within G
-
-   When (docs/engine.md): stages 0-1 reduce at the last micro-batch, stages
-   2-3 at every one; stages 1-2 gather every unit after the optimizer step;
-   stage 3 gathers every unit twice per micro-batch (forward, backward).
-
-   Exposed (the step waits for it), per micro-batch:
-     reductions        max(red_u, red_all - t_bwd): they run beside the
-                       backward, except the last unit's (PERF.md 3); red_u
-                       holds the replicas' all-reduce on the last
-                       micro-batch only
-     stage 3           forward: gat_u + max(0, gat_all - gat_u - t_fwd) (the
-                       first unit cannot be prefetched); backward:
-                       max(red_u, gat_all + red_all - t_bwd) (one comm
-                       stream carries both). With stage3_serial_gathers
-                       every gather is exposed: gat_all in each pass.
-     stages 1-2        gat_all after the optimizer step, all of it.
-
-   Optimizer: 30 bytes per parameter of the shard (P / G; stage 0 P) at
-   hbm_bytes_per_s (bench_optim --gpt moves 30: master, m, v, the gradient
-   read twice, the parameter written). With offload_optimizer cpu: the CPU
-   Adam touches 28 bytes per shard parameter (the floor lines of PERF.md 4b:
-   41.3 GB for 1.48e9) at host_bytes_per_s shared by the node's g ranks;
-   each reducing micro-batch copies d P / G of gradients to the host beside
-   the backward (exposed: max(d u / G / pcie, copy - t_bwd)); the updated
-   d P / G come back after the Adam, exposed, as zero_floor_of's sequential
-   schedule has it.
-
-     step = m t_mb + exposed collectives + (optimizer, or the exposed
-            offload copies + CPU Adam) */
-
-#define ZERO__TIME_TFLOPS 466.4        /* PERF.md 5f: stage 0 at 187.9 ms, one H100 */
-#define ZERO__TIME_WIDTH 1600.0        /* ... GPT-2 XL's width */
-#define ZERO__TIME_HALF_WIDTH 880.0    /* PERF.md 5g: GPT-2 124M's 16.1 ms step against XL's */
-#define ZERO__TIME_HBM 2.79e12         /* PERF.md 2b: 30 B x 1.5576e9 in 16.751 ms */
-#define ZERO__TIME_INTRA_BW 225e9      /* PERF.md 1: busbw 201-230 GB/s, 64-256 MB units */
-#define ZERO__TIME_INTRA_LAT 10e-6     /* PERF.md 1: 13.7-14.9 us for 1 MB */
-#define ZERO__TIME_INTER_BW 40e9       /* 400 Gb/s per GPU at 80%: assumed, not measured */
-#define ZERO__TIME_INTER_LAT 30e-6     /* assumed, not measured */
-#define ZERO__TIME_PCIE 55e9           /* PERF.md 4b floor lines: 54.5-55.1 GB/s */
-#define ZERO__TIME_HOST 150e9          /* PERF.md 4b floor lines: 146.8-165.7 GB/s */
-#define ZERO__TIME_OPT_BYTES 30.0      /* per parameter, bench_optim --gpt */
-#define ZERO__TIME_CPU_ADAM_BYTES 28.0 /* per parameter, the floor lines */
-
-/* One ring over k ranks: a reduce-scatter or all-gather of s bytes. */
-static double zero__time_ring(double s, double k, double bw, double lat) {
-    return k > 1 ? lat + s * (k - 1) / k / bw : 0;
-}
-static double zero__time_sent(double s, double k) { return k > 1 ? s * (k - 1) / k : 0; }
-
-/* A rate: <= 0 takes the default, NaN and infinities are refused. */
-static zero_result zero__time_rate(double v, double def, const char *key, double *out,
-                                   zero_error *err) {
-    if (!(fabs(v) <= DBL_MAX))
-        return zero__fail(err, ZERO_MSG_ESTIMATE_ARGS, key, 0, 0,
-                          "must be finite (<= 0 for the default %g), got %g", def, v);
-    *out = v > 0 ? v : def;
-    return ZERO_OK;
-}
-
-ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_estimate *out,
-                                         zero_error *err) {
-    zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
-    zero_result r;
-    double P, L, C, V, T, B, mb, d, u, nu, g, n, W, G, R;
-    double tf = 0, hbm = 0, ibw = 0, ilat = 0, xbw = 0, xlat = 0, pcie = 0, host = 0, ch = 0, c0 = 0;
-    double gbw, glat, rbw, rlat, t_mb, t_fwd, t_bwd, ub, ev;
-    double red_u, red_all, red_u1, red_all1, gat_u, gat_all, red_g_s, red_r_s, ab;
-    double red_g_bytes, red_r_bytes, gat_bytes, n_red, n_gat, exp_c = 0;
-    int gcross, rcross;
-    zero_estimate_args ea;
-    zero_memory_estimate me;
-    if (out) memset(out, 0, sizeof *out);
-    if (!m) return zero__null_arg(err, "zero_estimate_time", "m");
-    if (!out) return zero__null_arg(err, "zero_estimate_time", "out");
-    if ((r = zero__est_check_params(m->params, err)) != ZERO_OK) return r;
-    if (m->layers < 1) return zero__fail(err, e, "layers", 0, 0, "must be >= 1, got %d", m->layers);
-    if (m->hidden < 1) return zero__fail(err, e, "hidden", 0, 0, "must be >= 1, got %d", m->hidden);
-    if (m->vocab < 0) return zero__fail(err, e, "vocab", 0, 0, "must be >= 0, got %d", m->vocab);
-    if (m->seq < 1) return zero__fail(err, e, "seq", 0, 0, "must be >= 1, got %d", m->seq);
-    if (m->micro_batch < 1)
-        return zero__fail(err, e, "micro_batch", 0, 0, "must be >= 1, got %d", m->micro_batch);
-    if ((unsigned)m->compute_dtype >= (unsigned)ZERO_DTYPE_COUNT)
-        return zero__fail(err, e, "compute_dtype", 0, 0,
-                          "must be ZERO_DTYPE_DEFAULT, _FP32, _FP16 or _BF16, got %d",
-                          (int)m->compute_dtype);
-    if (!(fabs(m->unit_params) <= DBL_MAX) || m->unit_params > m->params)
-        return zero__fail(err, e, "unit_params", 0, 0,
-                          "must be <= params (%g) (or <= 0 for params / layers), got %g", m->params,
-                          m->unit_params);
-    if (m->gpus_per_node < 1)
-        return zero__fail(err, e, "gpus_per_node", 0, 0, "must be >= 1, got %d", m->gpus_per_node);
-    if (m->nodes < 1) return zero__fail(err, e, "nodes", 0, 0, "must be >= 1, got %d", m->nodes);
-    if ((double)m->gpus_per_node * (double)m->nodes > 1073741824.0)
-        return zero__fail(err, e, "nodes", 0, 0, "gpus_per_node x nodes must be <= 2^30, got %g",
-                          (double)m->gpus_per_node * (double)m->nodes);
-    if (m->stage < 0 || m->stage > 3)
-        return zero__fail(err, e, "stage", 0, 0, "must be 0, 1, 2 or 3, got %d", m->stage);
-    if (m->offload_optimizer != ZERO_OFFLOAD_NONE && m->offload_optimizer != ZERO_OFFLOAD_CPU)
-        return zero__fail(err, e, "offload_optimizer", 0, 0,
-                          "must be ZERO_OFFLOAD_NONE or _CPU (NVMe is not modelled), got %d",
-                          (int)m->offload_optimizer);
-    if (m->offload_optimizer == ZERO_OFFLOAD_CPU && m->stage == 0)
-        return zero__fail(err, e, "offload_optimizer", 0, 0,
-                          "needs stage 1, 2 or 3, got stage 0 (no shard to offload)");
-    if ((r = zero__time_rate(m->tflops, ZERO__TIME_TFLOPS, "tflops", &tf, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->tflops_hidden, ZERO__TIME_WIDTH, "tflops_hidden", &ch, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->tflops_half_width, ZERO__TIME_HALF_WIDTH, "tflops_half_width", &c0, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->hbm_bytes_per_s, ZERO__TIME_HBM, "hbm_bytes_per_s", &hbm, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->intra_bus_bytes_per_s, ZERO__TIME_INTRA_BW, "intra_bus_bytes_per_s",
-                             &ibw, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->intra_latency_s, ZERO__TIME_INTRA_LAT, "intra_latency_s", &ilat,
-                             err)) != ZERO_OK ||
-        (r = zero__time_rate(m->inter_bus_bytes_per_s, ZERO__TIME_INTER_BW, "inter_bus_bytes_per_s",
-                             &xbw, err)) != ZERO_OK ||
-        (r = zero__time_rate(m->inter_latency_s, ZERO__TIME_INTER_LAT, "inter_latency_s", &xlat,
-                             err)) != ZERO_OK ||
-        (r = zero__time_rate(m->pcie_bytes_per_s, ZERO__TIME_PCIE, "pcie_bytes_per_s", &pcie,
-                             err)) != ZERO_OK ||
-        (r = zero__time_rate(m->host_bytes_per_s, ZERO__TIME_HOST, "host_bytes_per_s", &host,
-                             err)) != ZERO_OK)
-        return r;
-    g = (double)m->gpus_per_node;
-    n = (double)m->nodes;
-    W = g * n;
-    if (m->stage == 0) {
-        G = 1; /* nothing sharded: the gradients are all-reduced across the world */
-    } else {
-        G = m->group > 0 ? (double)m->group : W;
-        if (G > W || fmod(W, G) != 0)
-            return zero__fail(err, e, "group", 0, 0, "must divide the world (%g GPUs), got %d", W,
-                              m->group);
-        if (G <= g ? fmod(g, G) != 0 : fmod(G, g) != 0)
-            return zero__fail(err, e, "group", 0, 0,
-                              "must divide gpus_per_node (%g) or be a multiple of it, got %d "
-                              "(a group would straddle nodes)", g, m->group);
-    }
-    R = W / G;
-    P = m->params;
-    L = (double)m->layers;
-    C = (double)m->hidden;
-    V = (double)m->vocab;
-    T = (double)m->seq;
-    B = (double)m->micro_batch;
-    mb = m->grad_accum > 0 ? (double)m->grad_accum : 1;
-    d = m->compute_dtype == ZERO_DTYPE_FP32 ? 4.0 : 2.0;
-    u = m->unit_params > 0 ? m->unit_params : P / L;
-    nu = ceil(P / u);
-    ub = d * u;
-
-    out->world = (int)W;
-    out->group = (int)G;
-    out->replicas = (int)R;
-    out->flops_per_token = 6 * (12 * L * C * C + V * C) + 12 * L * C * T;
-    tf *= (C / (C + c0)) / (ch / (ch + c0)); /* the achieved rate at this width */
-    t_mb = out->flops_per_token * B * T / (tf * 1e12);
-    t_fwd = t_mb / 3;
-    t_bwd = t_mb - t_fwd;
-    if (m->recompute) {
-        double extra = (24 * L * C * C + 4 * L * C * T) * B * T / (tf * 1e12);
-        out->recompute_s = mb * extra;
-        t_bwd += extra;
-        t_mb += extra;
-    }
-    out->compute_s = mb * t_mb;
-
-    gcross = G > g;
-    rcross = n > 1 && R > 1;
-    gbw = gcross ? xbw : ibw;
-    glat = gcross ? xlat : ilat;
-    rbw = rcross ? xbw : ibw;
-    rlat = rcross ? xlat : ilat;
-    /* one unit: the group's reduce-scatter, the replicas' all-reduce (of the
-       accumulated chunk: fp32 with accumulation), the group's gather */
-    ab = mb > 1 && m->stage >= 1 ? 4.0 * u : ub;
-    red_g_s = zero__time_ring(ub, G, gbw, glat);
-    red_r_s = 2 * zero__time_ring(ab / G, R, rbw, rlat);
-    red_u = red_g_s;            /* a micro-batch before the last */
-    red_u1 = red_g_s + red_r_s; /* the last one */
-    gat_u = zero__time_ring(ub, G, gbw, glat);
-    red_all = nu * red_u;
-    red_all1 = nu * red_u1;
-    gat_all = nu * gat_u;
-    red_g_bytes = nu * zero__time_sent(ub, G);
-    red_r_bytes = nu * 2 * zero__time_sent(ab / G, R);
-    gat_bytes = nu * zero__time_sent(ub, G);
-
-    ev = m->stage >= 2 ? mb : 1; /* micro-batches that reduce */
-    n_red = ev;
-    n_gat = m->stage == 3 ? 2 * mb : (m->stage >= 1 ? 1 : 0);
-    if (m->stage == 3) {
-        double fwd = m->stage3_serial_gathers ? gat_all : gat_u + fmax(0, gat_all - gat_u - t_fwd);
-        double bwd = m->stage3_serial_gathers ? gat_all + fmax(red_u, red_all - t_bwd)
-                                              : fmax(red_u, gat_all + red_all - t_bwd);
-        double bwd1 = m->stage3_serial_gathers ? gat_all + fmax(red_u1, red_all1 - t_bwd)
-                                               : fmax(red_u1, gat_all + red_all1 - t_bwd);
-        exp_c = mb * fwd + (mb - 1) * bwd + bwd1;
-    } else {
-        exp_c = (ev - 1) * fmax(red_u, red_all - t_bwd) + fmax(red_u1, red_all1 - t_bwd);
-        if (m->stage >= 1) exp_c += gat_all; /* the gather after the step */
-    }
-    out->exposed_comm_s = exp_c;
-    out->comm_intra_s = (gcross ? 0 : n_red * nu * red_g_s + n_gat * gat_all) + (rcross ? 0 : nu * red_r_s);
-    out->comm_inter_s = (gcross ? n_red * nu * red_g_s + n_gat * gat_all : 0) + (rcross ? nu * red_r_s : 0);
-    out->bytes_intra = (gcross ? 0 : n_red * red_g_bytes + n_gat * gat_bytes) + (rcross ? 0 : red_r_bytes);
-    out->bytes_inter = (gcross ? n_red * red_g_bytes + n_gat * gat_bytes : 0) + (rcross ? red_r_bytes : 0);
-
-    if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {
-        double shard = d * P / G, d2h = shard / pcie, h2d = shard / pcie;
-        out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * (P / G) * g / host;
-        out->offload_copy_s = ev * d2h + h2d;
-        out->bytes_pcie = ev * shard + shard;
-        out->exposed_offload_s = ev * fmax(ub / G / pcie, d2h - t_bwd) + out->cpu_adam_s + h2d;
-    } else {
-        out->optimizer_s = ZERO__TIME_OPT_BYTES * (P / G) / hbm;
-    }
-    out->step_s = out->compute_s + out->exposed_comm_s + out->optimizer_s + out->exposed_offload_s;
-    out->tokens_per_s_per_gpu = mb * B * T / out->step_s;
-
-    memset(&ea, 0, sizeof ea);
-    ea.params = P;
-    ea.largest_layer = u;
-    ea.gpus_per_node = (int)g;
-    ea.nodes = (int)n;
-    ea.mics_shard_size = m->stage == 0 ? 0 : (int)G; /* (stage 0 shards nothing) */
-    ea.stage = m->stage;
-    ea.offload_optimizer = m->offload_optimizer;
-    ea.compute_dtype = m->compute_dtype == ZERO_DTYPE_DEFAULT ? ZERO_DTYPE_BF16 : m->compute_dtype;
-    ea.stage3_prefetch_bucket_size = -1;
-    if ((r = zero_estimate_memory(&ea, &me, err)) != ZERO_OK) return r;
-    out->gpu_memory_bytes = me.gpu_total_bytes;
-    zero__ok(err);
-    return ZERO_OK;
-}
-
 /* ---- >>fp16: fp16 and bf16 conversions ---- */
 
 /* The host backend's fifth dtype: exact doubles for the engine's statistics (norms,
@@ -6716,6 +6533,7 @@ typedef struct zero__host_block {
 
 typedef struct zero__host_event {
     unsigned magic;
+    double t_ms; /* when last recorded (the host's streams run as called: when the work before it was done) */
 } zero__host_event;
 
 static const char *const zero__host_kind_names[ZERO_MEM_KIND_COUNT] = {"device", "pinned",
@@ -7281,6 +7099,7 @@ static zero_result zero__host_event_create(void *ctx, zero_event **out, zero_err
         return zero__host_fail(r, err, ZERO_MSG_OUT_OF_MEMORY,
                                "host event_create: %zu bytes failed", sizeof *ev);
     ev->magic = ZERO__HOST_MAGIC;
+    ev->t_ms = -1;
     *out = (zero_event *)ev;
     zero__ok(err);
     return ZERO_OK;
@@ -7304,12 +7123,29 @@ static zero_result zero__host_check_event(zero__host_rank *r, const char *fname,
     return ZERO_OK;
 }
 
+static double zero__now_ms(void); /* (engine) */
 static zero_result zero__host_event_record(void *ctx, zero_event *ev, zero_stream_id s,
                                            zero_error *err) {
     zero_result res;
     ZERO__HOST_CTX("event_record");
     if ((res = zero__host_check_event(r, "event_record", ev, err)) != ZERO_OK) return res;
     if ((res = zero__host_check_stream(r, "event_record", s, err)) != ZERO_OK) return res;
+    ((zero__host_event *)ev)->t_ms = zero__now_ms();
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* Every host event can be timed. */
+static zero_result zero__host_event_elapsed(void *ctx, zero_event *a, zero_event *b, double *ms, zero_error *err) {
+    zero_result res;
+    ZERO__HOST_CTX("event_elapsed");
+    if ((res = zero__host_check_event(r, "event_elapsed", a, err)) != ZERO_OK ||
+        (res = zero__host_check_event(r, "event_elapsed", b, err)) != ZERO_OK)
+        return res;
+    if (!ms) return zero__host_fail(r, err, ZERO_MSG_NULL_ARG, "host event_elapsed: ms is NULL");
+    if (((zero__host_event *)a)->t_ms < 0 || ((zero__host_event *)b)->t_ms < 0)
+        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host event_elapsed: an event never recorded");
+    *ms = ((zero__host_event *)b)->t_ms - ((zero__host_event *)a)->t_ms;
     zero__ok(err);
     return ZERO_OK;
 }
@@ -8163,6 +7999,8 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->event_record = zero__host_event_record;
         b->stream_wait = zero__host_stream_wait;
         b->event_sync = zero__host_event_sync;
+        b->event_create_timed = zero__host_event_create;
+        b->event_elapsed = zero__host_event_elapsed;
         b->sync = zero__host_sync;
         b->reduce_scatter = zero__host_reduce_scatter;
         b->all_gather = zero__host_all_gather;
@@ -8746,6 +8584,32 @@ typedef struct zero__run { /* where the training is: micro-batch, steps, loss sc
     double t_phase[ZERO_PHASE_COUNT], t_backward_start;
 } zero__run;
 
+/* ZERO_TIMELINE (zero__tl_*): one optimizer step's streams timed. */
+enum { ZERO__TL_COLL, ZERO__TL_WAIT, ZERO__TL_CALL };
+typedef struct zero__tl_rec {
+    int a, b;             /* its timed events, begin and end (-1: a host call, no event) */
+    unsigned char kind;   /* ZERO__TL_* */
+    unsigned char stream; /* the stream it ran on (a collective) or that waited */
+    int unit, tensor;     /* what it was for (-1: nothing named) */
+    const char *what;     /* the collective, the wait's reason, the call (static strings) */
+    const char *api;      /* the public call under way (NULL: none) */
+    double host_ms;       /* when the host issued it, from the window's start */
+    double bytes;         /* a collective's buffer */
+} zero__tl_rec;
+typedef struct zero__timeline {
+    int on;               /* ZERO_TIMELINE set and the backend times events */
+    int active, done;     /* inside the window; the window is over */
+    int full;             /* events or records ran out: the rest of the window not recorded */
+    int64_t step;         /* the optimizer step timed (1: the first) */
+    char path[ZERO_PATH_MAX];
+    zero_event **ev;      /* ZERO__TL_EVENTS, created as the window needs them */
+    double *ev_host;      /* when the host recorded each, from the window's start */
+    int n_ev, n_made;
+    zero__tl_rec *rec;
+    int n_rec;
+    double host0;
+} zero__timeline;
+
 typedef struct zero__observe { /* ZERO_DEBUG=1, check_collectives, the watchdog, jsonl_monitor, progress */
     int debug;                  /* log every collective */
     int check;                  /* check_collectives */
@@ -8912,6 +8776,7 @@ struct zero_engine {
     zero__delayed dpu;
     zero__xfer xfer;
     zero__pvm pvm;
+    zero__timeline tl;
     struct {
         size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
         size_t allocated[ZERO_MEM_KIND_COUNT];
@@ -9067,11 +8932,16 @@ static int zero__span_of_tensor(const zero_engine *e, int t) {
 static const char *zero__tname(const zero_engine *e, int t) { return e->plan.layout->names[t]; }
 
 /* Stream `waiter` waits for all work queued so far on stream `from`. */
+static zero_result zero__wait_on(zero_engine *e, zero_stream_id waiter, zero_event *ev, int unit, const char *why,
+                                 zero_error *be); /* (engine-timeline) */
+
 static zero_result zero__order(zero_engine *e, zero_stream_id from, zero_stream_id waiter, zero_event *ev) {
     zero_error be;
     zero__ok(&be);
     if (!ev) return ZERO_OK;
-    if (e->be.event_record(e->be.ctx, ev, from, &be) != ZERO_OK || e->be.stream_wait(e->be.ctx, waiter, ev, &be) != ZERO_OK)
+    if (e->be.event_record(e->be.ctx, ev, from, &be) != ZERO_OK ||
+        zero__wait_on(e, waiter, ev, -1, waiter == ZERO_STREAM_COMPUTE ? "the communication stream" : "the compute stream",
+                      &be) != ZERO_OK)
         return zero__ebackend(e, &be, "stream order");
     return ZERO_OK;
 }
@@ -9273,6 +9143,312 @@ static zero__gview zero__grad_view(const zero_engine *e, int u) {
     return v;
 }
 
+/* ---- >>engine-timeline: ZERO_TIMELINE, one step's streams timed ----
+
+   ZERO_TIMELINE=path times optimizer step ZERO_TIMELINE_STEP (default 3,
+   counted from 1) on every rank, from the end of the step before to the end
+   of that step, with the backend's timed events: each collective on its
+   stream, each wait of one stream on the other (the compute stream's waits
+   are the communication the step did not hide), and the program's calls on
+   the host's clock. Written as a Chrome trace, path.rank<r>.json (Perfetto
+   and chrome://tracing open it), with a summary line per rank. The events
+   are recorded beside the engine's work; nothing else changes. */
+#ifndef ZERO__TL_EVENTS
+#define ZERO__TL_EVENTS 32768
+#endif
+#define ZERO__TL_PREMADE 4096
+
+static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err);
+static int zero__ck_write_all(int fd, const void *buf, size_t n);
+
+/* A timed event recorded on stream s now: its index, or -1 (no window, or
+   it ran out of events: the rest of the window is not recorded). */
+static int zero__tl_mark(zero_engine *e, zero_stream_id s) {
+    zero__timeline *t = &e->tl;
+    zero_error be;
+    if (!t->active || t->full) return -1;
+    zero__ok(&be);
+    if (t->n_ev == ZERO__TL_EVENTS ||
+        (t->n_ev == t->n_made && e->be.event_create_timed(e->be.ctx, &t->ev[t->n_made], &be) != ZERO_OK)) {
+        t->full = 1;
+        return -1;
+    }
+    if (t->n_ev == t->n_made) t->n_made++;
+    if (e->be.event_record(e->be.ctx, t->ev[t->n_ev], s, &be) != ZERO_OK) {
+        t->full = 1;
+        return -1;
+    }
+    t->ev_host[t->n_ev] = zero__now_ms() - t->host0;
+    return t->n_ev++;
+}
+
+static void zero__tl_add(zero_engine *e, int a, int b, int kind, zero_stream_id s, int unit, int tensor,
+                         const char *what, double bytes) {
+    zero__timeline *t = &e->tl;
+    zero__tl_rec *x;
+    if (!t->active || (kind != ZERO__TL_CALL && (a < 0 || b < 0))) return;
+    if (t->n_rec == ZERO__TL_EVENTS) {
+        t->full = 1;
+        return;
+    }
+    x = &t->rec[t->n_rec++];
+    x->a = a, x->b = b, x->kind = (unsigned char)kind, x->stream = (unsigned char)s;
+    x->unit = unit, x->tensor = tensor, x->what = what, x->api = e->obs.tr_api, x->bytes = bytes;
+    x->host_ms = a >= 0 ? t->ev_host[a] : zero__now_ms() - t->host0;
+}
+
+/* The end of a collective or a wait begun at mark a. */
+static void zero__tl_close(zero_engine *e, int a, zero_stream_id s, int kind, int unit, const char *what, double bytes) {
+    if (a >= 0) zero__tl_add(e, a, zero__tl_mark(e, s), kind, s, unit, -1, what, bytes);
+}
+
+/* A program's call, on the host's clock. */
+static void zero__tl_call(zero_engine *e, const char *what, int tensor) {
+    if (e->tl.active) zero__tl_add(e, -1, -1, ZERO__TL_CALL, ZERO_STREAM_COMPUTE, -1, tensor, what, 0);
+}
+
+/* Stream waiter waits for ev (a unit's, or -1), timed inside the window. */
+static zero_result zero__wait_on(zero_engine *e, zero_stream_id waiter, zero_event *ev, int unit, const char *why,
+                                 zero_error *be) {
+    int a = zero__tl_mark(e, waiter);
+    zero_result r = e->be.stream_wait(e->be.ctx, waiter, ev, be);
+    zero__tl_close(e, a, waiter, ZERO__TL_WAIT, unit, why, 0);
+    return r;
+}
+
+static void zero__tl_free(zero__timeline *t, zero_engine *e) {
+    int i;
+    for (i = 0; t->ev && i < t->n_made; i++) e->be.event_destroy(e->be.ctx, t->ev[i]);
+    ZERO_FREE(t->ev);
+    ZERO_FREE(t->ev_host);
+    ZERO_FREE(t->rec);
+    t->ev = NULL, t->ev_host = NULL, t->rec = NULL;
+    t->n_ev = t->n_made = t->n_rec = 0;
+    t->active = 0;
+}
+
+/* The window opens: the two streams' starts are events 0 and 1. */
+static void zero__tl_begin(zero_engine *e) {
+    zero__timeline *t = &e->tl;
+    t->ev = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * ZERO__TL_EVENTS);
+    t->ev_host = (double *)ZERO_MALLOC(sizeof(double) * ZERO__TL_EVENTS);
+    t->rec = (zero__tl_rec *)ZERO_MALLOC(sizeof(zero__tl_rec) * ZERO__TL_EVENTS);
+    if (!t->ev || !t->ev_host || !t->rec) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: no memory for %d events: no timeline",
+                  ZERO__TL_EVENTS);
+        zero__tl_free(t, e);
+        t->on = 0;
+        return;
+    }
+    /* most steps need fewer: made now, outside the timed work (more are made as needed) */
+    while (t->n_made < ZERO__TL_PREMADE) {
+        zero_error be;
+        zero__ok(&be);
+        if (e->be.event_create_timed(e->be.ctx, &t->ev[t->n_made], &be) != ZERO_OK) break;
+        t->n_made++;
+    }
+    t->host0 = zero__now_ms();
+    t->active = 1;
+    if (zero__tl_mark(e, ZERO_STREAM_COMPUTE) != 0 || zero__tl_mark(e, ZERO_STREAM_COMM) != 1) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE,
+                  "ZERO_TIMELINE: the backend could not make or record a timed event: no timeline");
+        zero__tl_free(t, e);
+        t->on = 0;
+    }
+}
+
+/* A growing text, for the trace file. */
+typedef struct zero__tl_text {
+    char *p;
+    size_t n, cap;
+    int bad; /* out of memory */
+} zero__tl_text;
+
+static void zero__tl_put(zero__tl_text *x, const char *fmt, ...) ZERO__PRINTF(2, 3);
+static void zero__tl_put(zero__tl_text *x, const char *fmt, ...) {
+    va_list ap;
+    int k;
+    if (x->bad) return;
+    for (;;) {
+        va_start(ap, fmt);
+        k = vsnprintf(x->p ? x->p + x->n : NULL, x->p ? x->cap - x->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            x->bad = 1;
+            return;
+        }
+        if (x->p && (size_t)k < x->cap - x->n) {
+            x->n += (size_t)k;
+            return;
+        }
+        {
+            size_t cap = x->cap ? 2 * x->cap : 1 << 16;
+            char *q;
+            while (cap < x->n + (size_t)k + 1) cap *= 2;
+            if (!(q = (char *)ZERO_REALLOC(x->p, cap))) {
+                x->bad = 1;
+                return;
+            }
+            x->p = q, x->cap = cap;
+        }
+    }
+}
+
+/* s inside a JSON string: quotes, backslashes and control bytes escaped. */
+static void zero__tl_esc(zero__tl_text *x, const char *s) {
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') zero__tl_put(x, "\\%c", c);
+        else if (c < 0x20) zero__tl_put(x, "\\u%04x", c);
+        else zero__tl_put(x, "%c", c);
+    }
+}
+
+/* The name a record carries: its operation or reason, and its tensor. */
+static const char *zero__tl_tensor(const zero_engine *e, const zero__tl_rec *r) {
+    if (r->tensor >= 0 && r->tensor < e->plan.n_tensors) return zero__tname(e, r->tensor);
+    if (r->unit >= 0 && r->unit < e->plan.n_units) return zero__tname(e, e->plan.layout->units[r->unit].first_tensor);
+    return NULL;
+}
+
+/* The window closes at zero_step's end: both streams drained, every event
+   timed from the compute stream's start, the trace written (a new file
+   beside the path, renamed onto it), a summary line. */
+static void zero__tl_end(zero_engine *e) {
+    zero__timeline *t = &e->tl;
+    int end_c = zero__tl_mark(e, ZERO_STREAM_COMPUTE), end_m = zero__tl_mark(e, ZERO_STREAM_COMM), i, fd;
+    double *at = NULL, t0 = 0, span = 0, busy[3] = {0, 0, 0}, waited[2] = {0, 0}, gathers_waited = 0;
+    int n_coll[3] = {0, 0, 0};
+    static const char *const coll[3] = {"all-gather", "reduce-scatter", "all-reduce"};
+    char path[ZERO_PATH_MAX + 32], tmp[ZERO_PATH_MAX + 96];
+    zero__tl_text x;
+    zero_error be;
+    memset(&x, 0, sizeof x);
+    zero__ok(&be);
+    t->active = 0;
+    t->done = 1;
+    if (zero__sync(e, ZERO_STREAM_COMPUTE, &be) != ZERO_OK || zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK ||
+        !(at = (double *)ZERO_MALLOC(sizeof(double) * (size_t)(t->n_ev + 1)))) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: step %lld not written: %s",
+                  (long long)t->step, at ? be.msg : "no memory");
+        goto out;
+    }
+    for (i = 0; i < t->n_ev; i++)
+        if (e->be.event_elapsed(e->be.ctx, t->ev[0], t->ev[i], &at[i], &be) != ZERO_OK) {
+            zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: step %lld not written: %s",
+                      (long long)t->step, be.msg);
+            goto out;
+        }
+    for (i = 0; i < t->n_ev; i++) t0 = at[i] < t0 ? at[i] : t0; /* (the other stream may have started first) */
+    for (i = 0; i < t->n_ev; i++) span = at[i] - t0 > span ? at[i] - t0 : span;
+    if (end_c >= 0) span = at[end_c] - t0;
+    zero__tl_put(&x, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"step\": %lld, \"rank\": %d, \"world\": %d, "
+                     "\"stage\": %d, \"complete\": %s, \"compute_end_ms\": %.3f, \"communication_end_ms\": %.3f},\n"
+                     "\"traceEvents\": [\n",
+                 (long long)t->step, e->plan.grank, e->plan.gworld, e->plan.stage, t->full ? "false" : "true",
+                 end_c >= 0 ? at[end_c] - t0 : -1.0, end_m >= 0 ? at[end_m] - t0 : -1.0);
+    zero__tl_put(&x, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": {\"name\": \"rank %d\"}},\n",
+                 e->plan.grank, e->plan.grank);
+    zero__tl_put(&x, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"compute "
+                     "stream: its waits\"}},\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": 1, \"args\": "
+                     "{\"name\": \"communication stream\"}},\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
+                     "\"tid\": 2, \"args\": {\"name\": \"host: the program's calls (its own clock)\"}}",
+                 e->plan.grank, e->plan.grank, e->plan.grank);
+    for (i = 0; i < t->n_rec; i++) {
+        const zero__tl_rec *r = &t->rec[i];
+        const char *name = zero__tl_tensor(e, r);
+        zero__tl_put(&x, ",\n{\"pid\": %d, ", e->plan.grank);
+        if (r->kind == ZERO__TL_CALL) {
+            zero__tl_put(&x, "\"tid\": 2, \"ph\": \"i\", \"s\": \"t\", \"cat\": \"call\", \"ts\": %.3f, ", 1e3 * r->host_ms);
+        } else {
+            double d = at[r->b] - at[r->a];
+            int k;
+            zero__tl_put(&x, "\"tid\": %d, \"ph\": \"X\", \"cat\": \"%s\", \"ts\": %.3f, \"dur\": %.3f, ",
+                         r->stream == ZERO_STREAM_COMM, r->kind == ZERO__TL_COLL ? "collective" : "wait",
+                         1e3 * (at[r->a] - t0), 1e3 * d);
+            if (r->kind == ZERO__TL_WAIT) {
+                waited[r->stream == ZERO_STREAM_COMM] += d;
+                if (r->stream == ZERO_STREAM_COMPUTE && r->unit >= 0) gathers_waited += d;
+            }
+            for (k = 0; r->kind == ZERO__TL_COLL && k < 3; k++)
+                if (!strcmp(r->what, coll[k])) busy[k] += d, n_coll[k]++;
+        }
+        zero__tl_put(&x, "\"name\": \"%s", r->kind == ZERO__TL_WAIT ? "waits for " : "");
+        zero__tl_esc(&x, r->what);
+        if (name) zero__tl_put(&x, " "), zero__tl_esc(&x, name);
+        zero__tl_put(&x, "\", \"args\": {\"issued_ms\": %.3f", r->host_ms);
+        if (r->kind == ZERO__TL_COLL) zero__tl_put(&x, ", \"bytes\": %.0f", r->bytes);
+        if (r->api) zero__tl_put(&x, ", \"api\": \""), zero__tl_esc(&x, r->api), zero__tl_put(&x, "\"");
+        zero__tl_put(&x, "}}");
+    }
+    zero__tl_put(&x, "\n]}\n");
+    if (x.bad) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: step %lld not written: no memory "
+                  "for the trace", (long long)t->step);
+        goto out;
+    }
+    snprintf(path, sizeof path, "%s.rank%d.json", t->path, e->plan.grank);
+    fd = zero__open_tmp(path, tmp, sizeof tmp, &be);
+    if (fd < 0 || !zero__ck_write_all(fd, x.p, x.n) || close(fd) != 0 || rename(tmp, path) != 0) {
+        const char *why = fd < 0 ? be.msg : strerror(errno);
+        if (fd >= 0) unlink(tmp);
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: %s not written: %s", path, why);
+        goto out;
+    }
+    zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMELINE,
+              "ZERO_TIMELINE: step %lld, rank %d: %.2f ms on the compute stream; the communication stream busy %.2f ms "
+              "(%s %.2f ms in %d, %s %.2f ms in %d, %s %.2f ms in %d); the compute stream waited %.2f ms for it (stage-3 "
+              "gathers %.2f ms), the communication stream %.2f ms for compute%s; %s",
+              (long long)t->step, e->plan.grank, span, busy[0] + busy[1] + busy[2], coll[0], busy[0], n_coll[0], coll[1],
+              busy[1], n_coll[1], coll[2], busy[2], n_coll[2], waited[0], gathers_waited, waited[1],
+              t->full ? " (events ran out: the step's end not recorded)" : "", path);
+out:
+    ZERO_FREE(at);
+    ZERO_FREE(x.p);
+    zero__tl_free(t, e);
+}
+
+/* At zero_step's end (applied or skipped): the window opens after step
+   `step - 1` and closes after step `step`. */
+static void zero__tl_step(zero_engine *e) {
+    zero__timeline *t = &e->tl;
+    if (!t->on || t->done) return;
+    if (t->active && e->run.global_steps >= t->step) zero__tl_end(e);
+    else if (!t->active && e->run.global_steps == t->step - 1) zero__tl_begin(e);
+}
+
+/* At zero_engine_create: ZERO_TIMELINE and ZERO_TIMELINE_STEP read. */
+static void zero__tl_start(zero_engine *e) {
+    const char *p = getenv("ZERO_TIMELINE"), *s = getenv("ZERO_TIMELINE_STEP");
+    zero__timeline *t = &e->tl;
+    memset(t, 0, sizeof *t);
+    if (!p || !*p) return;
+    t->step = 3;
+    if (s && *s) {
+        char *end;
+        long long k = strtoll(s, &end, 10);
+        if (end == s || *end || k < 1)
+            zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID,
+                      "ZERO_TIMELINE_STEP=%s: not a step number (1, 2, ...), ignored (the timeline times step 3)", s);
+        else
+            t->step = k;
+    }
+    if (strlen(p) >= sizeof t->path) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID, "ZERO_TIMELINE: a path of %zu bytes (at most %zu): "
+                  "no timeline", strlen(p), sizeof t->path - 1);
+        return;
+    }
+    if (!e->be.event_create_timed || !e->be.event_elapsed) {
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE,
+                  "ZERO_TIMELINE: the %s backend cannot time events (event_create_timed, event_elapsed): no timeline",
+                  e->be.name ? e->be.name : "program's");
+        return;
+    }
+    snprintf(t->path, sizeof t->path, "%s", p);
+    t->on = 1;
+    if (t->step == 1) zero__tl_begin(e);
+}
+
 /* ---- >>engine-observe: collectives and waits in one place: debug log, watchdog, checks ----
 
    ZERO_DEBUG=1: every collective the engine issues is logged on every rank
@@ -9392,12 +9568,15 @@ static void zero__coll_count(zero_engine *e, zero_group g, double buffer_bytes, 
 static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                         zero_op op, zero_stream_id s, zero_error *err) {
     zero_result r;
+    int a;
     zero__coll_log(e, "reduce-scatter", count * (size_t)e->plan.world, dt, s);
     if (e->plan.world == 1 && send == recv) return ZERO_OK;
     zero__coll_count(e, ZERO_GROUP_SHARD, (double)count * e->plan.world * zero__obs_dsize(dt), 0);
     zero__wait_begin(e, "a reduce-scatter");
+    a = zero__tl_mark(e, s);
     r = e->plan.hybrid ? e->be.group_reduce_scatter(e->be.ctx, ZERO_GROUP_SHARD, send, recv, count, dt, op, s, err)
                        : e->be.reduce_scatter(e->be.ctx, send, recv, count, dt, op, s, err);
+    zero__tl_close(e, a, s, ZERO__TL_COLL, e->obs.tr_unit, "reduce-scatter", (double)count * e->plan.world * zero__obs_dsize(dt));
     zero__wait_end(e);
     return r;
 }
@@ -9405,12 +9584,15 @@ static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *
 static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                     zero_stream_id s, zero_error *err) {
     zero_result r;
+    int a;
     zero__coll_log(e, "all-gather", count * (size_t)e->plan.world, dt, s);
     if (e->plan.world == 1 && send == recv) return ZERO_OK;
     zero__coll_count(e, ZERO_GROUP_SHARD, (double)count * e->plan.world * zero__obs_dsize(dt), 0);
     zero__wait_begin(e, "an all-gather");
+    a = zero__tl_mark(e, s);
     r = e->plan.hybrid ? e->be.group_all_gather(e->be.ctx, ZERO_GROUP_SHARD, send, recv, count, dt, s, err)
                        : e->be.all_gather(e->be.ctx, send, recv, count, dt, s, err);
+    zero__tl_close(e, a, s, ZERO__TL_COLL, e->obs.tr_unit, "all-gather", (double)count * e->plan.world * zero__obs_dsize(dt));
     zero__wait_end(e);
     return r;
 }
@@ -9421,12 +9603,15 @@ static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv
 static zero_result zero__all_reduce_in(zero_engine *e, zero_group g, const void *send, void *recv, size_t count,
                                        zero_dtype dt, zero_op op, zero_stream_id s, zero_error *err) {
     zero_result r;
+    int a;
     zero__coll_log(e, g == ZERO_GROUP_REPLICA ? "all-reduce across the groups" : "all-reduce", count, dt, s);
     if (zero__grp_size(e, g) == 1 && send == recv) return ZERO_OK;
     zero__coll_count(e, g, (double)count * zero__obs_dsize(dt), 1);
     zero__wait_begin(e, "an all-reduce");
+    a = zero__tl_mark(e, s);
     r = zero__grp(e, g) != ZERO_GROUP_WORLD ? e->be.group_all_reduce(e->be.ctx, g, send, recv, count, dt, op, s, err)
                                             : e->be.all_reduce(e->be.ctx, send, recv, count, dt, op, s, err);
+    zero__tl_close(e, a, s, ZERO__TL_COLL, e->obs.tr_unit, "all-reduce", (double)count * zero__obs_dsize(dt));
     zero__wait_end(e);
     return r;
 }
@@ -9469,6 +9654,7 @@ static zero_result zero__obs_start(zero_engine *e) {
     const char *w = getenv("ZERO_WATCHDOG_S");
     const zero_monitor_config *m = &e->cfg.jsonl_monitor;
     e->obs.wd.threshold_s = 60;
+    zero__tl_start(e);
     e->obs.t_print_ms = e->obs.t_step_ms = zero__now_ms();
     if (w && *w) {
         char *end;
@@ -9541,6 +9727,11 @@ static void zero__obs_stop(zero_engine *e) {
     }
     if (e->obs.jsonl) fclose(e->obs.jsonl);
     e->obs.jsonl = NULL;
+    if (e->tl.on && !e->tl.done) {
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMELINE,
+                  "ZERO_TIMELINE: the engine ended before step %lld did: no timeline written", (long long)e->tl.step);
+        zero__tl_free(&e->tl, e);
+    }
 }
 
 ZERO__DEF void zero_report_loss(zero_engine *e, double loss) {
@@ -9917,7 +10108,7 @@ static zero_result zero__pvm_hold(zero_engine *e, int s) {
             zero_error be;
             zero__ok(&be);
             /* the gather rewrites pages its last readers may still read */
-            if (e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMM, e->pvm.pev[2 * i], &be) != ZERO_OK)
+            if (zero__wait_on(e, ZERO_STREAM_COMM, e->pvm.pev[2 * i], -1, "a span's pages: their last readers", &be) != ZERO_OK)
                 return zero__ebackend(e, &be, "stage 3: the last readers of a span's pages");
             zero__pvm_unpend(e, i);
             return ZERO_OK;
@@ -10273,7 +10464,8 @@ static zero_result zero__pool_fence(zero_engine *e, int s, int64_t off, int64_t 
     zero__ok(&be);
     for (i = 0; i < e->pool.n_stale;) {
         if (e->pool.stale_off[i] < off + len && off < e->pool.stale_off[i] + e->pool.stale_len[i]) {
-            if (e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMM, e->spans[e->pool.stale_span[i]].ev_free, &be) != ZERO_OK)
+            if (zero__wait_on(e, ZERO_STREAM_COMM, e->spans[e->pool.stale_span[i]].ev_free, -1, "a pool region: its last readers",
+                              &be) != ZERO_OK)
                 return zero__ebackend(e, &be, "stage-3 fetch: stream order");
             e->pool.n_stale--;
             e->pool.stale_off[i] = e->pool.stale_off[e->pool.n_stale];
@@ -10293,7 +10485,7 @@ static zero_result zero__span_ready(zero_engine *e, int s) {
     if (!ss->wait_ready) return ZERO_OK;
     zero__ok(&be);
     ss->wait_ready = 0;
-    if (e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, ss->ev_ready, &be) != ZERO_OK)
+    if (zero__wait_on(e, ZERO_STREAM_COMPUTE, ss->ev_ready, e->plan.layout->span_first[s], "a stage-3 gather", &be) != ZERO_OK)
         return zero__ebackend(e, &be, "stage-3 fetch: stream order");
     return ZERO_OK;
 }
@@ -10441,6 +10633,7 @@ ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
     zero__span_state *ss;
     if ((r = zero__enter(e, "zero_fetch")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_fetch")) != ZERO_OK)
         return r;
+    zero__tl_call(e, "zero_fetch", t);
     if (e->pvm.failed.code != ZERO_OK) {
         e->err = e->pvm.failed;
         return e->err.code;
@@ -10489,6 +10682,7 @@ ZERO__DEF zero_result zero_release(zero_engine *e, int t) {
     zero__span_state *ss;
     if ((r = zero__enter(e, "zero_release")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_release")) != ZERO_OK)
         return r;
+    zero__tl_call(e, "zero_release", t);
     if (e->plan.stage != 3) return ZERO_OK;
     s = zero__span_of_tensor(e, t);
     ss = &e->spans[s];
@@ -12865,7 +13059,8 @@ static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
     if (best < 0 && (r = zero__ring_standin(e, s, t, &best)) != ZERO_OK) return r;
     k = best;
     zero__ok(&be);
-    if (e->grad.ev_slot[k] && e->be.stream_wait(e->be.ctx, ZERO_STREAM_COMPUTE, e->grad.ev_slot[k], &be) != ZERO_OK)
+    if (e->grad.ev_slot[k] &&
+        zero__wait_on(e, ZERO_STREAM_COMPUTE, e->grad.ev_slot[k], -1, "a gradient slot: its reduction", &be) != ZERO_OK)
         return zero__ebackend(e, &be, "zero_grad: waiting for a gradient slot");
     /* cleared on the compute stream, in the backward's order: a clear on the
        comm stream behind the reduction was measured slower (it competes with
@@ -13222,6 +13417,7 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
     const zero_tensor_place *pl;
     int k;
     if ((r = zero__grad_check(e, t, "zero_grad_ready")) != ZERO_OK) return r;
+    zero__tl_call(e, "zero_grad_ready", t);
     pl = &e->plan.layout->places[t];
     if (e->plan.gext && !e->grad.asked[t]) {
         /* never asked: what the program wrote there without asking (its memory was zero since the last reduction
@@ -13641,6 +13837,7 @@ static void zero__step_report(zero_engine *e, zero_step_info *in, double t0, zer
     zero__step_counters(e, in);
     zero__step_log(e, in);
     if (info) *info = *in;
+    zero__tl_step(e);
 }
 
 /* An overflow skips the step: gradients dropped, no Adam, no schedule step.
@@ -13743,6 +13940,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     int bad_unit, bad_tensor, check, overflow;
     double t0 = zero__now_ms(), t1, sumsq, S, norm, q = 1;
     if ((r = zero__enter(e, "zero_step")) != ZERO_OK) return r;
+    zero__tl_call(e, "zero_step", -1);
     if ((r = zero__step_ready(e, "zero_step")) != ZERO_OK || (r = zero__trail_wait(e, -1)) != ZERO_OK) return r;
     e->xfer.phase = ZERO_XFER_STEP;
     memset(&in, 0, sizeof in);
@@ -13793,58 +13991,6 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     zero__step_reset(e);
     in.applied = 1;
     zero__step_report(e, &in, t0, info);
-    return ZERO_OK;
-}
-
-/* One phase's copies at the bandwidths (ms): the larger of each direction
-   alone and both through the duplex figure. */
-static double zero__copies_ms(int64_t to_dev, int64_t to_host, const zero_bandwidths *bw) {
-    double duplex = bw->duplex > 0 ? bw->duplex : bw->h2d > bw->d2h ? bw->h2d : bw->d2h, t = 0, a;
-    if (to_dev > 0) t = (double)to_dev / bw->h2d;
-    if (to_host > 0 && (a = (double)to_host / bw->d2h) > t) t = a;
-    if (to_dev > 0 && to_host > 0 && (a = (double)(to_dev + to_host) / duplex) > t) t = a;
-    return t * 1e3;
-}
-
-ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, const zero_bandwidths *bw, zero_floor *out) {
-    int64_t dev = 0, host = 0;
-    double f, b, st;
-    zero_result r;
-    int k;
-    if (out) memset(out, 0, sizeof *out);
-    if ((r = zero__enter(e, "zero_floor_of")) != ZERO_OK) return r;
-    if (!info || !bw || !out)
-        return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_floor_of: %s is NULL", !info ? "info" : !bw ? "bw" : "out");
-    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) {
-        if (info->bytes_to_device[k] < 0 || info->bytes_to_host[k] < 0 || info->cpu_adam_bytes < 0)
-            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_floor_of: info holds negative byte counts (not zero_step's)");
-        dev += info->bytes_to_device[k];
-        host += info->bytes_to_host[k];
-    }
-    if ((dev > 0 && !(bw->h2d > 0 && isfinite(bw->h2d))) || (host > 0 && !(bw->d2h > 0 && isfinite(bw->d2h))) ||
-        !(bw->duplex >= 0 && isfinite(bw->duplex)) || (info->cpu_adam_bytes > 0 && !(bw->host > 0 && isfinite(bw->host))))
-        return zero__efail(e, ZERO_MSG_BAD_ARG,
-                           "zero_floor_of: bandwidths h2d %g, d2h %g, duplex %g, host %g bytes/s: each the step uses must be "
-                           "finite and > 0 (duplex >= 0)",
-                           bw->h2d, bw->d2h, bw->duplex, bw->host);
-    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) out->copy_ms[k] = zero__copies_ms(info->bytes_to_device[k], info->bytes_to_host[k], bw);
-    out->adam_ms = info->cpu_adam_bytes > 0 ? (double)info->cpu_adam_bytes / bw->host * 1e3 : 0;
-    f = out->copy_ms[ZERO_XFER_FORWARD];
-    b = out->copy_ms[ZERO_XFER_BACKWARD];
-    st = out->copy_ms[ZERO_XFER_STEP];
-    if (e->opt.place == ZERO__PLACE_DELAYED) {
-        out->schedule = "delayed";
-        out->floor_ms = f + b + st > out->adam_ms ? f + b + st : out->adam_ms;
-    } else if (e->opt.trail && info->cpu_units_overlapped > 0) {
-        out->schedule = "overlapped";
-        out->floor_ms = (f > out->adam_ms ? f : out->adam_ms) + b + st;
-    } else if (e->opt.place == ZERO__PLACE_CPU_EARLY && info->cpu_units_early > 0) {
-        out->schedule = "early";
-        out->floor_ms = f + (b > out->adam_ms ? b : out->adam_ms) + st;
-    } else {
-        out->schedule = "sequential";
-        out->floor_ms = f + b + (st > out->adam_ms ? st : out->adam_ms);
-    }
     return ZERO_OK;
 }
 
@@ -15758,6 +15904,335 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
     e->be.free(e->be.ctx, ZERO_MEM_PINNED, tmp_host);
     if (tile) e->be.free(e->be.ctx, ZERO_MEM_PINNED, tile);
     return r;
+}
+
+/* ---- >>lab: the tools' own: the step-time model, the floor of a step ---- */
+
+/* The step-time model (zero_estimate_time). A step of m micro-batches is
+   priced from rates, with what overlaps what made explicit:
+
+     F = 6 (12 L C^2 + V C) + 12 L C T      FLOPs per token (examples/gpt's count)
+     rate = tflops (C / (C + c0)) / (Ch / (Ch + c0))   the achieved rate at width C, from
+                                            the rate achieved at width Ch (tflops_hidden)
+     t_mb = F B T / rate                    one micro-batch's forward + backward
+     t_fwd = t_mb / 3, t_bwd = 2 t_mb / 3   the 2:4 split of the 6 in F
+     recompute                              the blocks' forward again in the backward:
+                                            t_bwd += (24 L C^2 + 4 L C T) B T / tflops
+
+   Collectives run per unit of u elements (d bytes each; Nu = ceil(P / u)
+   units) as rings: over k ranks a reduce-scatter or all-gather of s bytes
+   costs lat + s (k-1)/k / busbw, and sends s (k-1)/k bytes per GPU; an
+   all-reduce is a reduce-scatter then an all-gather. A ring inside a node
+   runs at the intra rates; one that crosses nodes at the inter rates (its
+   node-crossing links set its speed, so its bytes count as inter-node).
+   The shard group is G consecutive ranks (it crosses nodes when G > g); the
+   R = world / G replicas of a chunk sit on different nodes when n > 1.
+
+     reduce one unit   reduce-scatter of d u within G, then (the last
+                       micro-batch only: the engine averages the chunk's sum
+                       over the micro-batches once) all-reduce of a u / G
+                       across R, a = 4 with accumulation (the fp32 chunk),
+                       else d (stage 0: G = 1, an all-reduce across the world)
+     gather one unit   all-gather of d u within G
+
+   When (docs/engine.md): stages 0-1 reduce at the last micro-batch, stages
+   2-3 at every one; stages 1-2 gather every unit after the optimizer step;
+   stage 3 gathers every unit twice per micro-batch (forward, backward).
+
+   Exposed (the step waits for it), per micro-batch:
+     reductions        max(red_u, red_all - t_bwd): they run beside the
+                       backward, except the last unit's; red_u
+                       holds the replicas' all-reduce on the last
+                       micro-batch only
+     stage 3           forward: gat_u + max(0, gat_all - gat_u - t_fwd) (the
+                       first unit cannot be prefetched); backward:
+                       max(red_u, gat_all + red_all - t_bwd) (one comm
+                       stream carries both). With stage3_serial_gathers
+                       every gather is exposed: gat_all in each pass.
+     stages 1-2        gat_all after the optimizer step, all of it.
+
+   Optimizer: 30 bytes per parameter of the shard (P / G; stage 0 P) at
+   hbm_bytes_per_s (bench_optim --gpt moves 30: master, m, v, the gradient
+   read twice, the parameter written). With offload_optimizer cpu: the CPU
+   Adam touches 28 bytes per shard parameter (zero_floor_of's count: 41.3 GB
+   for 1.48e9) at host_bytes_per_s shared by the node's g ranks;
+   each reducing micro-batch copies d P / G of gradients to the host beside
+   the backward (exposed: max(d u / G / pcie, copy - t_bwd)); the updated
+   d P / G come back after the Adam, exposed, as zero_floor_of's sequential
+   schedule has it.
+
+     step = m t_mb + exposed collectives + (optimizer, or the exposed
+            offload copies + CPU Adam) */
+
+#define ZERO__TIME_TFLOPS 466.4        /* GPT-2 XL at stage 0 on one H100: 187.9 ms a step */
+#define ZERO__TIME_WIDTH 1600.0        /* ... GPT-2 XL's width */
+#define ZERO__TIME_HALF_WIDTH 880.0    /* GPT-2 124M's 16.1 ms step against XL's, one H100 */
+#define ZERO__TIME_HBM 2.79e12         /* zero_step on one H100: 30 B x 1.5576e9 in 16.751 ms */
+#define ZERO__TIME_INTRA_BW 225e9      /* 2x H200: NCCL busbw 201-230 GB/s, 64-256 MB units */
+#define ZERO__TIME_INTRA_LAT 10e-6     /* 2x H200: 13.7-14.9 us for 1 MB */
+#define ZERO__TIME_INTER_BW 40e9       /* 400 Gb/s per GPU at 80%: assumed, not measured */
+#define ZERO__TIME_INTER_LAT 30e-6     /* assumed, not measured */
+#define ZERO__TIME_PCIE 55e9           /* one H100's host copies: 54.5-55.1 GB/s */
+#define ZERO__TIME_HOST 150e9          /* an H100 host's CPU Adam: 146.8-165.7 GB/s */
+#define ZERO__TIME_OPT_BYTES 30.0      /* per parameter, bench_optim --gpt */
+#define ZERO__TIME_CPU_ADAM_BYTES 28.0 /* per parameter: master, m, v read and written, 16-bit grad in, param out */
+
+/* One ring over k ranks: a reduce-scatter or all-gather of s bytes. */
+static double zero__time_ring(double s, double k, double bw, double lat) {
+    return k > 1 ? lat + s * (k - 1) / k / bw : 0;
+}
+static double zero__time_sent(double s, double k) { return k > 1 ? s * (k - 1) / k : 0; }
+
+/* A rate: <= 0 takes the default, NaN and infinities are refused. */
+static zero_result zero__time_rate(double v, double def, const char *key, double *out,
+                                   zero_error *err) {
+    if (!(fabs(v) <= DBL_MAX))
+        return zero__fail(err, ZERO_MSG_ESTIMATE_ARGS, key, 0, 0,
+                          "must be finite (<= 0 for the default %g), got %g", def, v);
+    *out = v > 0 ? v : def;
+    return ZERO_OK;
+}
+
+/* zero_estimate_time's model checked (each field named in the error) and its
+   rates, each the model's or its measured default, into k. */
+typedef struct zero__time_rates {
+    double tf, ch, c0, hbm, ibw, ilat, xbw, xlat, pcie, host;
+} zero__time_rates;
+static zero_result zero__time_args(const zero_time_model *m, zero__time_rates *k, zero_error *err) {
+    zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
+    zero_result r;
+    if ((r = zero__est_check_params(m->params, err)) != ZERO_OK) return r;
+    if (m->layers < 1) return zero__fail(err, e, "layers", 0, 0, "must be >= 1, got %d", m->layers);
+    if (m->hidden < 1) return zero__fail(err, e, "hidden", 0, 0, "must be >= 1, got %d", m->hidden);
+    if (m->vocab < 0) return zero__fail(err, e, "vocab", 0, 0, "must be >= 0, got %d", m->vocab);
+    if (m->seq < 1) return zero__fail(err, e, "seq", 0, 0, "must be >= 1, got %d", m->seq);
+    if (m->micro_batch < 1)
+        return zero__fail(err, e, "micro_batch", 0, 0, "must be >= 1, got %d", m->micro_batch);
+    if ((unsigned)m->compute_dtype >= (unsigned)ZERO_DTYPE_COUNT)
+        return zero__fail(err, e, "compute_dtype", 0, 0,
+                          "must be ZERO_DTYPE_DEFAULT, _FP32, _FP16 or _BF16, got %d",
+                          (int)m->compute_dtype);
+    if (!(fabs(m->unit_params) <= DBL_MAX) || m->unit_params > m->params)
+        return zero__fail(err, e, "unit_params", 0, 0,
+                          "must be <= params (%g) (or <= 0 for params / layers), got %g", m->params,
+                          m->unit_params);
+    if (m->gpus_per_node < 1)
+        return zero__fail(err, e, "gpus_per_node", 0, 0, "must be >= 1, got %d", m->gpus_per_node);
+    if (m->nodes < 1) return zero__fail(err, e, "nodes", 0, 0, "must be >= 1, got %d", m->nodes);
+    if ((double)m->gpus_per_node * (double)m->nodes > 1073741824.0)
+        return zero__fail(err, e, "nodes", 0, 0, "gpus_per_node x nodes must be <= 2^30, got %g",
+                          (double)m->gpus_per_node * (double)m->nodes);
+    if (m->stage < 0 || m->stage > 3)
+        return zero__fail(err, e, "stage", 0, 0, "must be 0, 1, 2 or 3, got %d", m->stage);
+    if (m->offload_optimizer != ZERO_OFFLOAD_NONE && m->offload_optimizer != ZERO_OFFLOAD_CPU)
+        return zero__fail(err, e, "offload_optimizer", 0, 0,
+                          "must be ZERO_OFFLOAD_NONE or _CPU (NVMe is not modelled), got %d",
+                          (int)m->offload_optimizer);
+    if (m->offload_optimizer == ZERO_OFFLOAD_CPU && m->stage == 0)
+        return zero__fail(err, e, "offload_optimizer", 0, 0,
+                          "needs stage 1, 2 or 3, got stage 0 (no shard to offload)");
+    if ((r = zero__time_rate(m->tflops, ZERO__TIME_TFLOPS, "tflops", &k->tf, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->tflops_hidden, ZERO__TIME_WIDTH, "tflops_hidden", &k->ch, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->tflops_half_width, ZERO__TIME_HALF_WIDTH, "tflops_half_width", &k->c0, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->hbm_bytes_per_s, ZERO__TIME_HBM, "hbm_bytes_per_s", &k->hbm, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->intra_bus_bytes_per_s, ZERO__TIME_INTRA_BW, "intra_bus_bytes_per_s",
+                             &k->ibw, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->intra_latency_s, ZERO__TIME_INTRA_LAT, "intra_latency_s", &k->ilat,
+                             err)) != ZERO_OK ||
+        (r = zero__time_rate(m->inter_bus_bytes_per_s, ZERO__TIME_INTER_BW, "inter_bus_bytes_per_s",
+                             &k->xbw, err)) != ZERO_OK ||
+        (r = zero__time_rate(m->inter_latency_s, ZERO__TIME_INTER_LAT, "inter_latency_s", &k->xlat,
+                             err)) != ZERO_OK ||
+        (r = zero__time_rate(m->pcie_bytes_per_s, ZERO__TIME_PCIE, "pcie_bytes_per_s", &k->pcie,
+                             err)) != ZERO_OK ||
+        (r = zero__time_rate(m->host_bytes_per_s, ZERO__TIME_HOST, "host_bytes_per_s", &k->host,
+                             err)) != ZERO_OK)
+        return r;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_estimate *out,
+                                         zero_error *err) {
+    zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
+    zero_result r;
+    zero__time_rates k = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    double P, L, C, V, T, B, mb, d, u, nu, g, n, W, G, R;
+    double tf, hbm, ibw, ilat, xbw, xlat, pcie, host, ch, c0;
+    double gbw, glat, rbw, rlat, t_mb, t_fwd, t_bwd, ub, ev;
+    double red_u, red_all, red_u1, red_all1, gat_u, gat_all, red_g_s, red_r_s, ab;
+    double red_g_bytes, red_r_bytes, gat_bytes, n_red, n_gat, exp_c = 0;
+    int gcross, rcross;
+    zero_estimate_args ea;
+    zero_memory_estimate me;
+    if (out) memset(out, 0, sizeof *out);
+    if (!m) return zero__null_arg(err, "zero_estimate_time", "m");
+    if (!out) return zero__null_arg(err, "zero_estimate_time", "out");
+    if ((r = zero__time_args(m, &k, err)) != ZERO_OK) return r;
+    tf = k.tf, ch = k.ch, c0 = k.c0, hbm = k.hbm, ibw = k.ibw, ilat = k.ilat, xbw = k.xbw, xlat = k.xlat,
+    pcie = k.pcie, host = k.host;
+    g = (double)m->gpus_per_node;
+    n = (double)m->nodes;
+    W = g * n;
+    if (m->stage == 0) {
+        G = 1; /* nothing sharded: the gradients are all-reduced across the world */
+    } else {
+        G = m->group > 0 ? (double)m->group : W;
+        if (G > W || fmod(W, G) != 0)
+            return zero__fail(err, e, "group", 0, 0, "must divide the world (%g GPUs), got %d", W,
+                              m->group);
+        if (G <= g ? fmod(g, G) != 0 : fmod(G, g) != 0)
+            return zero__fail(err, e, "group", 0, 0,
+                              "must divide gpus_per_node (%g) or be a multiple of it, got %d "
+                              "(a group would straddle nodes)", g, m->group);
+    }
+    R = W / G;
+    P = m->params;
+    L = (double)m->layers;
+    C = (double)m->hidden;
+    V = (double)m->vocab;
+    T = (double)m->seq;
+    B = (double)m->micro_batch;
+    mb = m->grad_accum > 0 ? (double)m->grad_accum : 1;
+    d = m->compute_dtype == ZERO_DTYPE_FP32 ? 4.0 : 2.0;
+    u = m->unit_params > 0 ? m->unit_params : P / L;
+    nu = ceil(P / u);
+    ub = d * u;
+
+    out->world = (int)W;
+    out->group = (int)G;
+    out->replicas = (int)R;
+    out->flops_per_token = 6 * (12 * L * C * C + V * C) + 12 * L * C * T;
+    tf *= (C / (C + c0)) / (ch / (ch + c0)); /* the achieved rate at this width */
+    t_mb = out->flops_per_token * B * T / (tf * 1e12);
+    t_fwd = t_mb / 3;
+    t_bwd = t_mb - t_fwd;
+    if (m->recompute) {
+        double extra = (24 * L * C * C + 4 * L * C * T) * B * T / (tf * 1e12);
+        out->recompute_s = mb * extra;
+        t_bwd += extra;
+        t_mb += extra;
+    }
+    out->compute_s = mb * t_mb;
+
+    gcross = G > g;
+    rcross = n > 1 && R > 1;
+    gbw = gcross ? xbw : ibw;
+    glat = gcross ? xlat : ilat;
+    rbw = rcross ? xbw : ibw;
+    rlat = rcross ? xlat : ilat;
+    /* one unit: the group's reduce-scatter, the replicas' all-reduce (of the
+       accumulated chunk: fp32 with accumulation), the group's gather */
+    ab = mb > 1 && m->stage >= 1 ? 4.0 * u : ub;
+    red_g_s = zero__time_ring(ub, G, gbw, glat);
+    red_r_s = 2 * zero__time_ring(ab / G, R, rbw, rlat);
+    red_u = red_g_s;            /* a micro-batch before the last */
+    red_u1 = red_g_s + red_r_s; /* the last one */
+    gat_u = zero__time_ring(ub, G, gbw, glat);
+    red_all = nu * red_u;
+    red_all1 = nu * red_u1;
+    gat_all = nu * gat_u;
+    red_g_bytes = nu * zero__time_sent(ub, G);
+    red_r_bytes = nu * 2 * zero__time_sent(ab / G, R);
+    gat_bytes = nu * zero__time_sent(ub, G);
+
+    ev = m->stage >= 2 ? mb : 1; /* micro-batches that reduce */
+    n_red = ev;
+    n_gat = m->stage == 3 ? 2 * mb : (m->stage >= 1 ? 1 : 0);
+    if (m->stage == 3) {
+        double fwd = m->stage3_serial_gathers ? gat_all : gat_u + fmax(0, gat_all - gat_u - t_fwd);
+        double bwd = m->stage3_serial_gathers ? gat_all + fmax(red_u, red_all - t_bwd)
+                                              : fmax(red_u, gat_all + red_all - t_bwd);
+        double bwd1 = m->stage3_serial_gathers ? gat_all + fmax(red_u1, red_all1 - t_bwd)
+                                               : fmax(red_u1, gat_all + red_all1 - t_bwd);
+        exp_c = mb * fwd + (mb - 1) * bwd + bwd1;
+    } else {
+        exp_c = (ev - 1) * fmax(red_u, red_all - t_bwd) + fmax(red_u1, red_all1 - t_bwd);
+        if (m->stage >= 1) exp_c += gat_all; /* the gather after the step */
+    }
+    out->exposed_comm_s = exp_c;
+    out->comm_intra_s = (gcross ? 0 : n_red * nu * red_g_s + n_gat * gat_all) + (rcross ? 0 : nu * red_r_s);
+    out->comm_inter_s = (gcross ? n_red * nu * red_g_s + n_gat * gat_all : 0) + (rcross ? nu * red_r_s : 0);
+    out->bytes_intra = (gcross ? 0 : n_red * red_g_bytes + n_gat * gat_bytes) + (rcross ? 0 : red_r_bytes);
+    out->bytes_inter = (gcross ? n_red * red_g_bytes + n_gat * gat_bytes : 0) + (rcross ? red_r_bytes : 0);
+
+    if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {
+        double shard = d * P / G, d2h = shard / pcie, h2d = shard / pcie;
+        out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * (P / G) * g / host;
+        out->offload_copy_s = ev * d2h + h2d;
+        out->bytes_pcie = ev * shard + shard;
+        out->exposed_offload_s = ev * fmax(ub / G / pcie, d2h - t_bwd) + out->cpu_adam_s + h2d;
+    } else {
+        out->optimizer_s = ZERO__TIME_OPT_BYTES * (P / G) / hbm;
+    }
+    out->step_s = out->compute_s + out->exposed_comm_s + out->optimizer_s + out->exposed_offload_s;
+    out->tokens_per_s_per_gpu = mb * B * T / out->step_s;
+
+    memset(&ea, 0, sizeof ea);
+    ea.params = P;
+    ea.largest_layer = u;
+    ea.gpus_per_node = (int)g;
+    ea.nodes = (int)n;
+    ea.mics_shard_size = m->stage == 0 ? 0 : (int)G; /* (stage 0 shards nothing) */
+    ea.stage = m->stage;
+    ea.offload_optimizer = m->offload_optimizer;
+    ea.compute_dtype = m->compute_dtype == ZERO_DTYPE_DEFAULT ? ZERO_DTYPE_BF16 : m->compute_dtype;
+    ea.stage3_prefetch_bucket_size = -1;
+    if ((r = zero_estimate_memory(&ea, &me, err)) != ZERO_OK) return r;
+    out->gpu_memory_bytes = me.gpu_total_bytes;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* One phase's copies at the bandwidths (ms): the larger of each direction
+   alone and both through the duplex figure. */
+static double zero__copies_ms(int64_t to_dev, int64_t to_host, const zero_bandwidths *bw) {
+    double duplex = bw->duplex > 0 ? bw->duplex : bw->h2d > bw->d2h ? bw->h2d : bw->d2h, t = 0, a;
+    if (to_dev > 0) t = (double)to_dev / bw->h2d;
+    if (to_host > 0 && (a = (double)to_host / bw->d2h) > t) t = a;
+    if (to_dev > 0 && to_host > 0 && (a = (double)(to_dev + to_host) / duplex) > t) t = a;
+    return t * 1e3;
+}
+
+ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, const zero_bandwidths *bw, zero_floor *out) {
+    int64_t dev = 0, host = 0;
+    double f, b, st;
+    zero_result r;
+    int k;
+    if (out) memset(out, 0, sizeof *out);
+    if ((r = zero__enter(e, "zero_floor_of")) != ZERO_OK) return r;
+    if (!info || !bw || !out)
+        return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_floor_of: %s is NULL", !info ? "info" : !bw ? "bw" : "out");
+    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) {
+        if (info->bytes_to_device[k] < 0 || info->bytes_to_host[k] < 0 || info->cpu_adam_bytes < 0)
+            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_floor_of: info holds negative byte counts (not zero_step's)");
+        dev += info->bytes_to_device[k];
+        host += info->bytes_to_host[k];
+    }
+    if ((dev > 0 && !(bw->h2d > 0 && isfinite(bw->h2d))) || (host > 0 && !(bw->d2h > 0 && isfinite(bw->d2h))) ||
+        !(bw->duplex >= 0 && isfinite(bw->duplex)) || (info->cpu_adam_bytes > 0 && !(bw->host > 0 && isfinite(bw->host))))
+        return zero__efail(e, ZERO_MSG_BAD_ARG,
+                           "zero_floor_of: bandwidths h2d %g, d2h %g, duplex %g, host %g bytes/s: each the step uses must be "
+                           "finite and > 0 (duplex >= 0)",
+                           bw->h2d, bw->d2h, bw->duplex, bw->host);
+    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) out->copy_ms[k] = zero__copies_ms(info->bytes_to_device[k], info->bytes_to_host[k], bw);
+    out->adam_ms = info->cpu_adam_bytes > 0 ? (double)info->cpu_adam_bytes / bw->host * 1e3 : 0;
+    f = out->copy_ms[ZERO_XFER_FORWARD];
+    b = out->copy_ms[ZERO_XFER_BACKWARD];
+    st = out->copy_ms[ZERO_XFER_STEP];
+    if (e->opt.place == ZERO__PLACE_DELAYED) {
+        out->schedule = "delayed";
+        out->floor_ms = f + b + st > out->adam_ms ? f + b + st : out->adam_ms;
+    } else if (e->opt.trail && info->cpu_units_overlapped > 0) {
+        out->schedule = "overlapped";
+        out->floor_ms = (f > out->adam_ms ? f : out->adam_ms) + b + st;
+    } else if (e->opt.place == ZERO__PLACE_CPU_EARLY && info->cpu_units_early > 0) {
+        out->schedule = "early";
+        out->floor_ms = f + (b > out->adam_ms ? b : out->adam_ms) + st;
+    } else {
+        out->schedule = "sequential";
+        out->floor_ms = f + b + (st > out->adam_ms ? st : out->adam_ms);
+    }
+    return ZERO_OK;
 }
 
 #endif /* ZERO__IMPLEMENTED */

@@ -100,6 +100,8 @@
      cuda-api-backend    zero_cuda_options, zero_cuda_backend_init, zero_cuda_backend,
                          zero_cuda_stream, zero_cuda_comm_stream, zero_cuda_env,
                          zero_cuda_vm_created, zero_cuda_backend_destroy
+     cuda-api-lab        the tools' own: zero_cuda_pcie_bandwidth (zero_floor_of's
+                         bandwidths, measured)
    implementation (ZERO_IMPLEMENTATION)
      cuda-alloc          zeroed host tables through ZERO_MALLOC: zero__cuda_calloc
      cuda-status         error text and HINT lines: zero__cuda_hint, zero_cuda_check,
@@ -224,14 +226,6 @@ ZERO_API zero_result zero_cuda_device_query(int device, zero_cuda_device_info *i
    ("no NCCL" under ZERO_NO_NCCL; the arch part when nvcc defines it). */
 ZERO_API const char *zero_cuda_build_info(void);
 
-/* The PCIe bandwidths of the current device (zero_floor_of's bw.h2d, d2h
-   and duplex, bytes/s; bw.host is left as it was): `bytes` from pinned host
-   memory to the device, back, and both at once on two streams (duplex: the
-   sum over the time both take), each timed with events; one warm-up round,
-   then the median of `reps` (1 to 1000). bytes from 1 MiB to 16 GiB (the
-   default of callers: 256 MiB); its pinned and device buffers (2 x bytes
-   each) are freed before it returns. */
-ZERO_API zero_result zero_cuda_pcie_bandwidth(size_t bytes, int reps, zero_bandwidths *bw, zero_error *err);
 
 /* ---- >>cuda-api-boot: launcher environment and bootstrap ---- */
 
@@ -336,6 +330,17 @@ ZERO_API int64_t zero_cuda_vm_created(const zero_cuda *c);
    (ranges still reserved are released here, their pointers left dangling).
    Frees the communicator only if zero made it. */
 ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
+
+/* ---- >>cuda-api-lab: the tools' own: the PCIe bandwidth probe ---- */
+
+/* The PCIe bandwidths of the current device (zero_floor_of's bw.h2d, d2h
+   and duplex, bytes/s; bw.host is left as it was): `bytes` from pinned host
+   memory to the device, back, and both at once on two streams (duplex: the
+   sum over the time both take), each timed with events; one warm-up round,
+   then the median of `reps` (1 to 1000). bytes from 1 MiB to 16 GiB (the
+   default of callers: 256 MiB); its pinned and device buffers (2 x bytes
+   each) are freed before it returns. */
+ZERO_API zero_result zero_cuda_pcie_bandwidth(size_t bytes, int reps, zero_bandwidths *bw, zero_error *err);
 
 } /* extern "C" */
 
@@ -2903,18 +2908,28 @@ static zero_result zero__cuda_copy(void *ctx, void *dst, const void *src, size_t
 
 /* ---- >>cuda-be-streams: events, stream order, and the polled waits ---- */
 
-static zero_result zero__cuda_event_create(void *ctx, zero_event **out, zero_error *err) {
+/* An event; timed: one cudaEventElapsedTime can read (ZERO_TIMELINE), else
+   without timing, the cheaper kind every stream order uses. */
+static zero_result zero__cuda_event_make(void *ctx, zero_event **out, int timed, zero_error *err) {
     zero_event *ev;
     ZERO__CUDA_CTX("event_create");
     ev = (zero_event *)ZERO_MALLOC(sizeof *ev);
     if (!ev) return zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "cuda event_create");
-    if (zero_cuda_check(cudaEventCreateWithFlags(&ev->ev, cudaEventDisableTiming), "cudaEventCreateWithFlags", __FILE__,
-                        __LINE__, err) != ZERO_OK) {
+    if (zero_cuda_check(cudaEventCreateWithFlags(&ev->ev, timed ? cudaEventDefault : cudaEventDisableTiming),
+                        "cudaEventCreateWithFlags", __FILE__, __LINE__, err) != ZERO_OK) {
         ZERO_FREE(ev);
         return ZERO_ERR_CUDA;
     }
     *out = ev;
     return ZERO_OK;
+}
+
+static zero_result zero__cuda_event_create(void *ctx, zero_event **out, zero_error *err) {
+    return zero__cuda_event_make(ctx, out, 0, err);
+}
+
+static zero_result zero__cuda_event_create_timed(void *ctx, zero_event **out, zero_error *err) {
+    return zero__cuda_event_make(ctx, out, 1, err);
 }
 
 static void zero__cuda_event_destroy(void *ctx, zero_event *ev) {
@@ -3011,6 +3026,17 @@ static zero_result zero__cuda_event_sync(void *ctx, zero_event *ev, zero_error *
             nanosleep(&ts, NULL);
         }
     }
+}
+
+/* The milliseconds from a to b, both complete (waited for within the deadline). */
+static zero_result zero__cuda_event_elapsed(void *ctx, zero_event *a, zero_event *b, double *ms, zero_error *err) {
+    float f = 0;
+    zero_result r;
+    if (!a || !b || !ms) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda event_elapsed: an event or ms is NULL");
+    if ((r = zero__cuda_event_sync(ctx, a, err)) != ZERO_OK || (r = zero__cuda_event_sync(ctx, b, err)) != ZERO_OK) return r;
+    ZERO_CUDA_TRY(cudaEventElapsedTime(&f, a->ev, b->ev), err);
+    *ms = f;
+    return ZERO_OK;
 }
 
 #ifndef ZERO_NO_NCCL
@@ -4103,6 +4129,8 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.event_record = zero__cuda_event_record;
     c->be.stream_wait = zero__cuda_stream_wait;
     c->be.event_sync = zero__cuda_event_sync;
+    c->be.event_create_timed = zero__cuda_event_create_timed;
+    c->be.event_elapsed = zero__cuda_event_elapsed;
     c->be.mem_kind_of = zero__cuda_mem_kind_of;
     c->be.mem_extent = zero__cuda_mem_extent;
     c->be.vm_reserve = zero__cuda_vm_reserve;

@@ -18,6 +18,8 @@
 #      a real matplotlib, the PNGs too.
 #   4. train_mlp's numeric flags: junk and out-of-range values exit 2 with a
 #      line naming the flag.
+#   5. examples/gpt/results.py on a directory of runs written here: each
+#      row's figures against the files, bench.sh's console left out.
 # Prints "ok NAME" or "FAIL NAME: why" per check, ends with "N passed,
 # M failed", and exits non-zero on a failure. Without python3 the plot.py
 # checks fail, saying so.
@@ -269,6 +271,52 @@ if [ -x "$D/train_mlp" ]; then
     "$D/train_mlp" $args --help > "$D/flag.out" 2> "$D/flag.err"
     rc=$?
     check "train_mlp $args: accepted" "exit $rc: $(head -n 3 "$D/flag.err")"
+fi
+
+# ---- 5. examples/gpt/results.py: a run directory as one results table ----
+# two runs of gpt's format (one with a find-max event and a floor line in its log), a baseline's (spaces
+# after the colons, no offload keys), a log alone, bench.sh's console (left out): each row's figures
+# against the files
+if [ "$have_py" -eq 1 ]; then
+    R=$D/runs
+    rm -rf "$R" && mkdir -p "$R"
+    printf '%s\n' '{"event":"start","program":"gpt","stage":3,"world":2,"batch":8,"gas":1,"dtype":"bf16","offload_optimizer":"cpu","offload_param":"none","recompute":0}' \
+        '{"event":"step","step":1,"loss":6.5}' '{"event":"step","step":2,"loss":6.25}' \
+        '{"event":"end","batch":8,"median_step_ms":215.6,"tokens_per_s_per_gpu":37993.6,"mfu":0.3761,"gpu_peak_gib":46.772,"engine_gib":22.5,"activations_gib":16.9,"host_peak_gib":0.766}' \
+        > "$R/a_zero.jsonl"
+    printf 'gpt: the header\nsummary: bf16 stage 3, 2 GPUs: median step 215.6 ms\nfloor: copies 1.0 ms\nother line\n' > "$R/a_zero.log"
+    printf '%s\n' '{"event":"start","program":"gpt","stage":2,"world":1,"dtype":"bf16"}' '{"event":"max_batch","batch":26}' \
+        '{"event":"end","batch":26,"median_step_ms":576.6,"tokens_per_s_per_gpu":46173.7,"mfu":0.46,"device_used_gib":79.1}' \
+        > "$R/b_max.jsonl"
+    printf '%s\n' '{"event": "start", "program": "fsdp2", "stage": "fsdp2-noreshard", "world": 2, "batch": 16}' \
+        '{"event": "end", "median_step_ms": 341.08, "tokens_per_s_per_gpu": 48035.7, "mfu": 0.4755, "device_used_gib": 54.29}' \
+        > "$R/c_fsdp2.jsonl"
+    printf 'gpt: rank 0: activations: cudaMalloc of 32.0 MiB failed (out of memory)\nHINT: smaller\n' > "$R/d_oom.log"
+    printf 'summary: a line of the console\n' > "$R/bench.log"
+    "$PY" examples/gpt/results.py "$R" --meta "code: abc1234" --meta "command: sh examples/gpt/bench.sh test" \
+        > "$D/results.tsv" 2> "$D/results.err"
+    rc=$?
+    check "results.py: exit 0" "exit $rc: $(head -n 3 "$D/results.err")"
+    # the cells: run, program, stage, gpus, batch, gas, dtype, offload, recompute, median_step_ms, tokens/s, mfu,
+    # gpu_gib, engine_gib, activations_gib, host_gib, first_loss, last_loss, note
+    why=$(awk -F '\t' '
+        NR == 1 && $0 != "# code: abc1234" { print "line 1: " $0; exit }
+        NR == 2 && $0 != "# command: sh examples/gpt/bench.sh test" { print "line 2: " $0; exit }
+        NR == 3 && ($1 != "run" || $19 != "note" || NF != 19) { print "header: " $0; exit }
+        $1 == "a_zero" && ($2 != "gpt" || $3 != "3" || $4 != "2" || $5 != "8" || $8 != "cpu/none" || $10 != "215.6" ||
+                          $11 != "37993.6" || $13 != "46.772" || $14 != "22.5" || $15 != "16.9" || $16 != "0.766" ||
+                          $17 != "6.5" || $18 != "6.25" || $19 !~ /^summary: .* \| floor: copies 1.0 ms$/) { print "a_zero: " $0; exit }
+        $1 == "b_max" && ($5 != "26" || $10 != "576.6" || $13 != "79.1" || $19 != "largest micro-batch 26") { print "b_max: " $0; exit }
+        $1 == "c_fsdp2" && ($2 != "fsdp2" || $3 != "fsdp2-noreshard" || $8 != "" || $10 != "341.08" || $13 != "54.29") {
+                                                                                            print "c_fsdp2: " $0; exit }
+        $1 == "d_oom" && ($2 != "" || $19 != "gpt: rank 0: activations: cudaMalloc of 32.0 MiB failed (out of memory)") {
+                                                                                            print "d_oom: " $0; exit }
+        $1 == "bench" { print "bench.log made a row"; exit }
+        NR > 3 { rows++ }
+        END { if (rows != 4) print rows + 0 " rows, want 4" }' "$D/results.tsv")
+    if [ -z "$why" ]; then ok "results.py: each row's figures"; else bad "results.py: each row's figures" "$why"; fi
+else
+    nopy "results.py"
 fi
 
 echo "$pass passed, $fail failed"

@@ -164,6 +164,9 @@ if [ -z "$T" ]; then
     # ranks with the unported program's losses and samples; then the same under ASan+UBSan with clang
     step "llmc-port" sh tests/llmc/check.sh "$B/t/llmc" "$CC"
     step "llmc-port-asan" sh tests/llmc/check.sh "$B/t/llmc_asan" "$CLANG" "-g $SAN"
+    # the three headers: no function over 160 lines (tests/headers.sh -v lists those over 100), every section in
+    # the map and the map naming only sections
+    step "headers" sh tests/headers.sh
     # the CPU Adam benchmark (make bench-cpu) builds and runs a tiny size
     step "example-bench-cpu_adam" $CC -std=c11 $WARN -O2 -I. -o "$B/t/cpu_adam" examples/bench/cpu_adam.c -lm -lpthread
     [ -x "$B/t/cpu_adam" ] && step "cpu_adam-smoke" "$B/t/cpu_adam" --params 1e6 --iters 2 --out "$B/t/cpu_adam.txt"

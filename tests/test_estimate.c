@@ -714,17 +714,17 @@ static void test_time_monotone(void) {
         }
 }
 
-/* ---- calibration: the runs of docs/PERF.md and docs/gpt_runs/ ----
+/* ---- calibration: the runs of docs/PERF.md and docs/results/ ----
 
    GPT-2 XL of examples/gpt: L 48, C 1600, V 256, T 1024 (or 128),
    P = L (12 C^2 + 13 C) + V C + T C + 2 C (1.4776096e9 at T 1024).
    Fitted inputs, each on runs other than those it predicts:
-   - H100, code 010bf01: tflops from docs/gpt_runs/h100_fast/ab_s0.log
+   - H100, code 010bf01: tflops from docs/results/h100_fast.tsv row ab_s0
      (stage 0, 187.9 ms): 8.0228e13 FLOPs / (187.9 - 15.891 ms Adam) = 466.42;
-   - 2x H200, code 2f283f8: from docs/gpt_runs/h200x2/scale_stage2_1gpu.log
+   - 2x H200, code 2f283f8: from docs/results/h200x2.tsv row scale_stage2_1gpu
      (201.3 ms), Adam at 3.917e12 B/s (the H200 copy of PERF.md 1-2, 4257
      GB/s, times zero_step's 0.920 of the copy at 1.5B in PERF.md 2b): 422.30;
-   - 4x H200, code 221d6d7: from docs/gpt_runs/h200x4/scale_stage2_1gpu.log
+   - 4x H200, code 221d6d7: from docs/results/h200x4.tsv row scale_stage2_1gpu
      (196.4 ms): 433.48.
    The offload run takes the H100's 466.42 (another recipe and commit) and
    the PCIe and host rates its own log measured (its floor: lines). */
@@ -743,13 +743,13 @@ typedef struct calib_run {
 #define H200_HBM 3.917e12
 
 static const calib_run calib[] = {
-    /* docs/gpt_runs/h100_fast/ab_s0.log (PERF.md 5f, "Stage by stage"): the fit */
-    {"H100 stage 0, mb 8", "gpt_runs/h100_fast/ab_s0.log", 1, 0, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 187.9, 0, 0, 0},
-    /* PERF.md 5f table, docs/gpt_runs/h100_fast/fast_zero.log */
-    {"H100 ZeRO-2, mb 8", "PERF.md 5f; gpt_runs/h100_fast/fast_zero.log", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 192.7, 0, 0, 0},
+    /* docs/results/h100_fast.tsv row ab_s0 (PERF.md 5f, "Stage by stage"): the fit */
+    {"H100 stage 0, mb 8", "results/h100_fast.tsv ab_s0", 1, 0, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 187.9, 0, 0, 0},
+    /* PERF.md 5f table, docs/results/h100_fast.tsv row fast_zero */
+    {"H100 ZeRO-2, mb 8", "PERF.md 5f; results/h100_fast.tsv fast_zero", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 192.7, 0, 0, 0},
     /* PERF.md 5f, the call before: ab_s1.log */
-    {"H100 ZeRO-1, mb 8", "gpt_runs/h100_fast/ab_s1.log", 1, 1, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 188.9, 0, 0, 0},
-    /* PERF.md 5c, docs/gpt_runs/h200x2/scale_stage{1,2,3}_{1,2}gpu.log */
+    {"H100 ZeRO-1, mb 8", "results/h100_fast.tsv ab_s1", 1, 1, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 188.9, 0, 0, 0},
+    /* PERF.md 5c, docs/results/h200x2.tsv rows scale_stage{1,2,3}_{1,2}gpu */
     {"2x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x2/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 199.0, 0, 0, 0},
     {"2x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x2/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X2_TF, H200_HBM, 0, 0, 201.3, 0, 0, 0},
     {"2x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x2/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 204.6, 0, 0, 0},
@@ -757,30 +757,30 @@ static const calib_run calib[] = {
     {"2x H200, stage 2", "PERF.md 5c; h200x2/scale_stage2_2gpu.log", 2, 2, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 209.1, 0, 0, 0},
     {"2x H200, stage 3", "PERF.md 5c; h200x2/scale_stage3_2gpu.log", 2, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 230.3, 0, 0, 0},
     /* PERF.md 5e (same machine and code as 5c's 2-GPU runs), micro-batch 16:
-       docs/gpt_runs/h200x2/xl16_stage{2,3}.log */
+       docs/results/h200x2.tsv rows xl16_stage{2,3} */
     {"2x H200, stage 2, mb 16", "PERF.md 5e; h200x2/xl16_stage2.log", 2, 2, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 369.2, 0, 0, 0},
     {"2x H200, stage 3, mb 16", "PERF.md 5e; h200x2/xl16_stage3.log", 2, 3, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 389.8, 0, 0, 0},
-    /* PERF.md 5c, docs/gpt_runs/h200x4/scale_stage{1,2,3}_{1,4}gpu.log */
+    /* PERF.md 5c, docs/results/h200x4.tsv rows scale_stage{1,2,3}_{1,4}gpu */
     {"4x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x4/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 195.8, 0, 0, 0},
     {"4x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x4/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X4_TF, H200_HBM, 0, 0, 196.4, 0, 0, 0},
     {"4x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x4/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 201.8, 0, 0, 0},
     {"4x H200, stage 1", "PERF.md 5c; h200x4/scale_stage1_4gpu.log", 4, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 205.3, 0, 0, 0},
     {"4x H200, stage 2", "PERF.md 5c; h200x4/scale_stage2_4gpu.log", 4, 2, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 204.9, 0, 0, 0},
     {"4x H200, stage 3", "PERF.md 5c; h200x4/scale_stage3_4gpu.log", 4, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 237.4, 0, 0, 0},
-    /* PERF.md 4b "The floor of the offloaded step", docs/gpt_runs/h100_offload_floor/z2off_zero.log:
+    /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
     {"H100 ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h100_offload_floor/z2off_zero.log", 1, 2, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.8e9, 441.5, 0, 0, 0},
-    /* PERF.md 5f, code d40a9b3 (010bf01's kernels), docs/gpt_runs/h100_max/: the largest
+    /* PERF.md 5f, code d40a9b3 (010bf01's kernels), docs/results/h100_max.tsv: the largest
        micro-batch, recompute at 8 and at its largest, and the biggest model (C 4096, micro-batch 1) */
     {"H100 ZeRO-2, mb 26 (the largest)", "PERF.md 5f; h100_max/fastmax_zero.log", 1, 2, 1024, 26, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 576.6, 0, 0, 0},
     {"H100 ZeRO-2, recompute, mb 8", "PERF.md 5f; h100_max/rc8_zero.log", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 237.8, 1, 0, 0},
     {"H100 ZeRO-2, recompute, mb 145 (the largest)", "PERF.md 5f; h100_max/rcmax_zero.log", 1, 2, 1024, 145, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 3841.7, 1, 0, 0},
     {"H100 ZeRO-2, L 24, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_L24.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 111.0, 0, 24, 4096},
     {"H100 ZeRO-2, recompute, L 25, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_recompute_L25.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 129.9, 1, 25, 4096},
-    /* docs/gpt_runs/h100_fast/ab_s124.log (PERF.md 5f): GPT-2 124M's width (768); the fit of the
+    /* docs/results/h100_fast.tsv row ab_s124 (PERF.md 5f): GPT-2 124M's width (768); the fit of the
        rate's width scaling (ZERO__TIME_HALF_WIDTH) */
-    {"H100 ZeRO-2, GPT-2 124M (L 12, C 768), mb 8", "gpt_runs/h100_fast/ab_s124.log", 1, 2, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 16.1, 0, 12, 768},
+    {"H100 ZeRO-2, GPT-2 124M (L 12, C 768), mb 8", "results/h100_fast.tsv ab_s124", 1, 2, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 16.1, 0, 12, 768},
 };
 
 static zero_time_model calib_model(const calib_run *c) {

@@ -6,7 +6,10 @@
    ranks' sequences identical, one reduce-scatter per unit and step at stage
    2), the watchdog (a rank that arrives late makes the waiting rank log
    which unit it waits on; training then goes on; a bad ZERO_WATCHDOG_S is
-   refused), zero_version.
+   refused), ZERO_TIMELINE (one step's streams timed into a Chrome trace per
+   rank: every collective, wait and call of that step, the training the same
+   bit for bit; a bad step number, a run that ends first, a symbolic link at
+   the path), zero_version.
 
    Run alone: make test T=test_observe */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp, nanosleep, mkfifo, alarm in this test */
@@ -122,14 +125,17 @@ static zero_result rank_fn(const zero_backend *be, void *arg) {
             nanosleep(&ts2, NULL);
         }
         for (t = NT - 1; t >= 0; t--) {
-            float *w = (float *)zero_param(e, t), *g = (float *)zero_grad(e, t);
+            float *w, *g;
             int64_t i;
+            if (J->stage == 3 && (r = zero_fetch(e, t)) != ZERO_OK) goto out;
+            w = (float *)zero_param(e, t), g = (float *)zero_grad(e, t);
             if (!w || !g) {
                 r = zero_engine_error(e)->code;
                 goto out;
             }
             for (i = 0; i < SIZES[t]; i++) g[i] = w[i] - 0.1f * (float)((s + be->rank + i) % 5);
             if ((r = zero_grad_ready(e, t)) != ZERO_OK) goto out;
+            if (J->stage == 3 && (r = zero_release(e, t)) != ZERO_OK) goto out;
         }
         /* rank 0's value is the one written; step 4's diverged (NaN): written as null, the line still JSON */
         zero_report_loss(e, s == 3 && J->monitor ? NAN : 10.0 + s + 0.25 * be->rank);
@@ -278,6 +284,25 @@ static void test_progress(void) {
     CHECKF(found == 2, "%d progress lines (steps_per_print 2, 4 steps)", found);
 }
 
+/* The units the engine cuts the test's tensors into on 2 ranks (each makes one reduce-scatter a step at stage 2). */
+static int unit_count(const job *J) {
+    zero_config c = make_cfg(J);
+    zero_layout *L;
+    zero_layout_args la;
+    zero_tensor ts[NT];
+    zero_error err;
+    int t, units = -1;
+    memset(ts, 0, sizeof ts);
+    memset(&la, 0, sizeof la);
+    for (t = 0; t < NT; t++) ts[t].name = t == 0 ? "a" : t == 1 ? "b" : t == 2 ? "c" : t == 3 ? "d" : "e",
+                             ts[t].numel = SIZES[t], ts[t].group = t;
+    la.world = 2;
+    la.bucket_elems = c.zero_optimization.reduce_bucket_size;
+    CHECK(zero_layout_create(&L, ts, NT, &la, &err) == ZERO_OK);
+    if (L) units = zero_layout_unit_count(L), zero_layout_destroy(L);
+    return units;
+}
+
 static void test_debug(void) {
     job J;
     int k, i, n[2] = {0, 0}, rs0 = 0, same = 1;
@@ -304,21 +329,7 @@ static void test_debug(void) {
     CHECKF(n[0] > 0 && n[0] == n[1] && same, "ranks logged %d and %d collectives%s", n[0], n[1],
            same ? "" : ", in different order");
     {
-        zero_config c = make_cfg(&J);
-        zero_layout *L;
-        zero_layout_args la;
-        zero_tensor ts[NT];
-        zero_error err;
-        int t, units;
-        memset(ts, 0, sizeof ts);
-        memset(&la, 0, sizeof la);
-        for (t = 0; t < NT; t++) ts[t].name = t == 0 ? "a" : t == 1 ? "b" : t == 2 ? "c" : t == 3 ? "d" : "e",
-                                 ts[t].numel = SIZES[t], ts[t].group = t;
-        la.world = 2;
-        la.bucket_elems = c.zero_optimization.reduce_bucket_size;
-        CHECK(zero_layout_create(&L, ts, NT, &la, &err) == ZERO_OK);
-        units = zero_layout_unit_count(L);
-        zero_layout_destroy(L);
+        int units = unit_count(&J);
         CHECKF(rs0 == units * J.steps, "%d gradient reduce-scatters logged, want %d units x %d steps", rs0, units,
                J.steps);
     }
@@ -361,6 +372,155 @@ static void test_watchdog(void) {
     setenv("ZERO_WATCHDOG_S", "0", 1); /* off */
     CHECK(run(&J));
     unsetenv("ZERO_WATCHDOG_S");
+}
+
+
+/* ---- ZERO_TIMELINE ---- */
+
+/* The trace of rank `rank` under prefix, read back with the header's own
+   parser: the number of events whose name starts with `name` (and, cat
+   given, of that category); -1 when the file is missing or not JSON. */
+typedef struct tl_file {
+    char *text;
+    size_t n;
+    zero__json j;
+    int ok, events;  /* parsed; the traceEvents array's node */
+} tl_file;
+static int tl_read(tl_file *f, const char *prefix, int rank) {
+    char path[700];
+    FILE *fp;
+    zero_error err;
+    long n;
+    memset(f, 0, sizeof *f);
+    snprintf(path, sizeof path, "%s.rank%d.json", prefix, rank);
+    if (!(fp = fopen(path, "rb"))) return 0;
+    if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) > 0 && fseek(fp, 0, SEEK_SET) == 0 &&
+        (f->text = (char *)malloc((size_t)n + 1)) && fread(f->text, 1, (size_t)n, fp) == (size_t)n) {
+        f->n = (size_t)n;
+        f->ok = zero__json_parse(&f->j, f->text, f->n, &err) == ZERO_OK;
+        if (!f->ok) fprintf(stderr, "%s: %s\n", path, err.msg);
+    }
+    fclose(fp);
+    if (f->ok) f->events = zero__json_get(&f->j, 0, "traceEvents");
+    return f->ok && f->events >= 0 && f->j.nodes[f->events].type == ZERO__JSON_ARRAY;
+}
+static void tl_done(tl_file *f) {
+    if (f->ok) zero__json_free(&f->j);
+    free(f->text);
+}
+/* events named `name...` of category cat (NULL: any); *bad counts X events with a negative start or length */
+static int tl_count(const tl_file *f, const char *name, const char *cat, int *bad) {
+    int c, n = 0;
+    for (c = f->j.nodes[f->events].first; c >= 0; c = f->j.nodes[c].next) {
+        int nm = zero__json_get(&f->j, c, "name"), ts = zero__json_get(&f->j, c, "ts"), du = zero__json_get(&f->j, c, "dur");
+        if (nm < 0 || f->j.nodes[nm].type != ZERO__JSON_STRING) continue;
+        if (f->j.nodes[nm].end - f->j.nodes[nm].start < strlen(name) ||
+            memcmp(f->text + f->j.nodes[nm].start, name, strlen(name)) != 0)
+            continue;
+        if (cat && !jstr_is(&f->j, c, "cat", cat)) continue;
+        if (bad && ts >= 0 && (f->j.nodes[ts].number < 0 || (du >= 0 && f->j.nodes[du].number < 0))) (*bad)++;
+        n++;
+    }
+    return n;
+}
+
+static void test_timeline(const char *dir) {
+    int stage;
+    for (stage = 2; stage <= 3; stage++) {
+        job J, K;
+        char prefix[600];
+        int rank, k, lines = 0, units;
+        memset(&J, 0, sizeof J);
+        memset(&K, 0, sizeof K);
+        J.world = 2, J.stage = stage, J.steps = 4, J.late_rank = -1;
+        K = J;
+        CHECK(run(&K)); /* without */
+        snprintf(prefix, sizeof prefix, "%s/tl%d", dir, stage);
+        setenv("ZERO_TIMELINE", prefix, 1);
+        setenv("ZERO_TIMELINE_STEP", "2", 1);
+        clear_logs();
+        CHECK(run(&J));
+        unsetenv("ZERO_TIMELINE");
+        unsetenv("ZERO_TIMELINE_STEP");
+        for (k = 0; k < J.steps; k++)
+            CHECKF(J.info[k].grad_norm == K.info[k].grad_norm && J.info[k].loss_scale == K.info[k].loss_scale,
+                   "stage %d step %d: grad norm %.17g with the timeline, %.17g without", stage, k, J.info[k].grad_norm,
+                   K.info[k].grad_norm);
+        units = unit_count(&J);
+        for (rank = 0; rank < 2; rank++) {
+            tl_file f;
+            int bad = 0, other;
+            CHECKF(tl_read(&f, prefix, rank), "stage %d rank %d: %s.rank%d.json missing or not a trace", stage, rank,
+                   prefix, rank);
+            if (!f.ok || f.events < 0) {
+                tl_done(&f);
+                continue;
+            }
+            other = jobj(&f.j, 0, "otherData");
+            CHECK(other >= 0 && jnum(&f.j, other, "step") == 2 && jnum(&f.j, other, "rank") == rank &&
+                  jnum(&f.j, other, "world") == 2 && jnum(&f.j, other, "stage") == stage);
+            /* one step of one micro-batch: each tensor's gradient once, one zero_step; at stage 3 each fetched once */
+            CHECKF(tl_count(&f, "zero_grad_ready", "call", NULL) == NT && tl_count(&f, "zero_step", "call", NULL) == 1,
+                   "stage %d rank %d: %d zero_grad_ready, %d zero_step calls", stage, rank,
+                   tl_count(&f, "zero_grad_ready", "call", NULL), tl_count(&f, "zero_step", "call", NULL));
+            CHECK(tl_count(&f, "zero_fetch", "call", NULL) == (stage == 3 ? NT : 0));
+            /* the step's gradient reduce-scatters, one per unit, each timed (test_debug counts the same) */
+            CHECKF(tl_count(&f, "reduce-scatter", "collective", &bad) == units,
+                   "stage %d rank %d: %d reduce-scatters timed, %d units", stage, rank,
+                   tl_count(&f, "reduce-scatter", "collective", NULL), units);
+            CHECK(tl_count(&f, "all-gather", "collective", &bad) >= (stage == 3 ? 1 : units));
+            CHECK(tl_count(&f, "waits for ", "wait", &bad) >= 1);
+            CHECKF(bad == 0, "stage %d rank %d: %d events with a negative start or length", stage, rank, bad);
+            tl_done(&f);
+        }
+        for (k = 0; k < n_logs; k++)
+            if (logs[k].item == ZERO_MSG_ENGINE_TIMELINE) {
+                CHECK_STR_CONTAINS(logs[k].text, "step 2, rank");
+                CHECK_STR_CONTAINS(logs[k].text, "the communication stream busy");
+                CHECK_STR_CONTAINS(logs[k].text, prefix);
+                lines++;
+            }
+        CHECKF(lines == 2, "stage %d: %d timeline lines, want one per rank", stage, lines);
+    }
+    { /* a step past the run's end: nothing written, said; a bad step number: step 3, said */
+        job J;
+        char prefix[600], path[700];
+        int k, said = 0, warned = 0;
+        memset(&J, 0, sizeof J);
+        J.world = 2, J.stage = 2, J.steps = 4, J.late_rank = -1;
+        snprintf(prefix, sizeof prefix, "%s/late", dir);
+        setenv("ZERO_TIMELINE", prefix, 1);
+        setenv("ZERO_TIMELINE_STEP", "9", 1);
+        clear_logs();
+        CHECK(run(&J));
+        for (k = 0; k < n_logs; k++) said += logs[k].item == ZERO_MSG_ENGINE_TIMELINE && strstr(logs[k].text, "ended before step 9");
+        snprintf(path, sizeof path, "%s.rank0.json", prefix);
+        CHECKF(said == 2 && access(path, F_OK) != 0, "%d lines say the run ended first", said);
+        setenv("ZERO_TIMELINE_STEP", "second", 1);
+        clear_logs();
+        CHECK(run(&J));
+        for (k = 0; k < n_logs; k++)
+            warned += logs[k].item == ZERO_MSG_ENV_INVALID && strstr(logs[k].text, "ZERO_TIMELINE_STEP=second");
+        CHECKF(warned >= 1 && access(path, F_OK) == 0, "ZERO_TIMELINE_STEP=second: %d warnings", warned);
+        unsetenv("ZERO_TIMELINE_STEP");
+        { /* a symbolic link where the trace goes: replaced by the trace, the file it named untouched */
+            char victim[700], buf[16] = "";
+            FILE *f;
+            tl_file tf;
+            snprintf(victim, sizeof victim, "%s/victim2", dir);
+            f = fopen(victim, "w");
+            CHECK(f && fputs("keep", f) >= 0 && fclose(f) == 0);
+            unlink(path);
+            CHECK(symlink(victim, path) == 0);
+            CHECK(run(&J));
+            f = fopen(victim, "r");
+            CHECK(f && fgets(buf, sizeof buf, f) && !strcmp(buf, "keep"));
+            if (f) fclose(f);
+            CHECK(tl_read(&tf, prefix, 0));
+            tl_done(&tf);
+        }
+        unsetenv("ZERO_TIMELINE");
+    }
 }
 
 int main(void) {
@@ -409,6 +569,7 @@ int main(void) {
     test_progress();
     test_debug();
     test_watchdog();
+    test_timeline(dir);
     {
         char cmd[700];
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

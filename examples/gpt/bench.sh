@@ -2,7 +2,8 @@
 # examples/gpt/bench.sh - the runs behind docs/PERF.md's GPT tables (device
 # machine). Every figure is the median step time after warm-up, from CUDA
 # events; JSONL of each run lands in $DIR (default build/gpt_bench), then
-# examples/gpt/plot.py draws them.
+# examples/gpt/plot.py draws them and examples/gpt/results.py makes
+# $DIR/results.tsv, the table docs/results/ keeps (the logs stay in build/).
 #
 #   sh examples/gpt/bench.sh one      one GPU (H100): stage 0 MFU of GPT-2 XL;
 #                                     a 6.4B model that stage 0 cannot hold,
@@ -15,6 +16,13 @@
 #   sh examples/gpt/bench.sh hybrid   every visible GPU (2 or more): GPT-2 XL, micro-batch 8, stages 2 and 3,
 #                                     mics_shard_size 1, N/2 (N >= 4) and N (flat): the step and the bytes
 #                                     each rank sent inside its group and across groups
+#   sh examples/gpt/bench.sh timeline where each step's communication goes: GPT-2 XL (T 1024, bf16, micro-batch 8)
+#                                     at stages 2 and 3 on one GPU and on every visible GPU, step 5 timed by
+#                                     ZERO_TIMELINE (docs/observability.md): a Chrome trace per rank in
+#                                     $DIR/tl_stage<s>_<n>gpu.rank<r>.json and rank 0's summary line (~1.5 min)
+#   sh examples/gpt/bench.sh ctas     GPT-2 XL (T 1024, bf16, micro-batch 8) at stages 2 and 3 on every visible GPU
+#                                     with NCCL_MAX_CTAS unset, 16, 8 and 4: the SMs NCCL's kernels take from the
+#                                     compute they overlap, against the collectives' own speed (~2.5 min on 4 GPUs)
 #   sh examples/gpt/bench.sh tied     GPT-2 XL stage 3 (one GPU and every visible GPU) and the seed's offload
 #                                     recipe, the tied embedding found by the engine against --grad-any-order
 #                                     (planned at create), each pair REPS times (default 1: ~3 min on 2 GPUs)
@@ -350,6 +358,29 @@ four) # scaling on 4 GPUs: GPT-2 XL, micro-batch 8 per GPU, 1 GPU then 4
     done
     ;;
 stages) stages ;;
+ctas) # NCCL_MAX_CTAS on every visible GPU: fewer SMs for the collectives, more for the compute beside them
+    for s in 2 3; do
+        for c in default 16 8 4; do
+            name="ctas_stage${s}_$c"
+            if [ "$c" = default ]; then run "$name" $G $XL --stage $s --batch 8 --steps 12 --warmup 4 --print-every 6 \
+                --metrics "$DIR/$name.jsonl"
+            else run "$name" env NCCL_MAX_CTAS="$c" $G $XL --stage $s --batch 8 --steps 12 --warmup 4 --print-every 6 \
+                --metrics "$DIR/$name.jsonl"; fi
+        done
+    done
+    ;;
+timeline) # ZERO_TIMELINE: the collectives and each stream's waits of one step, stages 2 and 3, 1 and N GPUs
+    N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    for s in 2 3; do
+        for n in 1 $([ "$N" -ge 2 ] && echo "$N"); do
+            name="tl_stage${s}_${n}gpu"
+            run "$name" env CUDA_VISIBLE_DEVICES="$(seq -s, 0 $((n - 1)))" ZERO_TIMELINE="$DIR/$name" \
+                ZERO_TIMELINE_STEP=5 $G $XL --stage $s --batch 8 --steps 8 --warmup 3 --print-every 4 \
+                --metrics "$DIR/$name.jsonl"
+            grep "ZERO_TIMELINE" "$DIR/$name.log" | sed 's/^/   /'
+        done
+    done
+    ;;
 hybrid) # hybrid sharding on every visible GPU: the groups' step and bytes beside flat sharding
     N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     if [ "$N" -lt 2 ]; then echo "bench.sh hybrid: needs 2 or more GPUs, $N visible" >&2; exit 2; fi
@@ -418,8 +449,15 @@ biggest) rm -f "$DIR/biggest.txt"; biggest_zero; biggest_torch; elapsed ;;
 biggest-zero) biggest_zero; elapsed ;;
 biggest-torch) biggest_torch; elapsed ;;
 torch-smoke) torch_smoke; elapsed ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|hybrid|offload|offload-recipes|offload-capacity|plots|fast|\
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|timeline|ctas|hybrid|offload|offload-recipes|offload-capacity|plots|fast|\
 fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-torch|torch-smoke" >&2
     exit 2 ;;
 esac
+# the runs as one table (docs/results/ keeps these, not the logs)
+if command -v python3 >/dev/null 2>&1 && [ -n "$(ls "$DIR" 2>/dev/null)" ]; then
+    python3 examples/gpt/results.py "$DIR" --meta "command: sh examples/gpt/bench.sh $what" \
+        --meta "code: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+        --meta "machine: $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//') x $(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" \
+        >"$DIR/results.tsv" && echo "== results: $DIR/results.tsv"
+fi
 exit $rc
