@@ -429,44 +429,54 @@ xl_row() {
     case $x in ok*) ;; *) v="FAIL	${v#*	}" ;; esac
     row "${v%%	*}" "$1" "${x#*	}, ${v#*	}" "$(secs_of "$1")"
 }
-# za_pair NAME [SUFFIX]: NAME_zero_alloc SUFFIX (through the program's pointers) against NAME SUFFIX (through
-# zero_param): its losses within 1e-4, its median step time and the ratio beside
+# za_pair NAME [SUFFIX]: NAME_zero_alloc SUFFIX and its repeat _r2 (through the program's pointers) against
+# NAME SUFFIX and NAME SUFFIX_r2 (through zero_param), run interleaved: each one's losses within 1e-4 of its
+# partner's, the median step times and the ratio of their sums beside (a process's step time differs from the
+# next one's by up to 5% on 4 GPUs: one pair of runs cannot show 2%)
 za_pair() {
     a=$1_zero_alloc${2:-} b=$1${2:-}
-    ref=$(last_loss "$D/$b.jsonl")
     # (not bitwise: with .data the fp32 master starts from the program's bf16 weights, rounded, as documented)
-    v=$(judge "$D/$a.jsonl" "$(rc_of "$a")" 6 0 "${ref:-none}" 1e-4 "zero_param's run")
-    y=$(awk "$AWK_FIN"'/"event":"end"/ { m = field($0, "median_step_ms") } END { if (fin(m)) print m }' \
-        "$D/$b.jsonl" 2>/dev/null)
-    x=$(awk -v y="${y:-0}" "$AWK_FIN"'/"event":"end"/ { m = field($0, "median_step_ms") }
-        END { if (fin(m) && m + 0 > 0) printf "ok\tmedian step %s ms (zero_param'"'"'s %s ms, ratio %.3f)", m, (y + 0 > 0 ? y : "?"),
-                                                (y + 0 > 0 ? m / y : 0)
-              else print "bad\tno step time" }' "$D/$a.jsonl" 2>/dev/null)
+    v=$(judge "$D/$a.jsonl" "$(rc_of "$a")" "$XL_STEPS" 0 "$(last_loss "$D/$b.jsonl")" 1e-4 "zero_param's run")
+    v2=$(judge "$D/${a}_r2.jsonl" "$(rc_of "${a}_r2")" "$XL_STEPS" 0 "$(last_loss "$D/${b}_r2.jsonl")" 1e-4 "zero_param's run")
+    case $v2 in PASS*) ;; *) v="FAIL	${v#*	}; repeat: ${v2#*	}" ;; esac
+    x=$(awk "$AWK_FIN"'/"event":"end"/ { m[FILENAME] = field($0, "median_step_ms") }
+        END { for (k = 1; k < ARGC; k++) if (!fin(m[ARGV[k]]) || m[ARGV[k]] + 0 <= 0) { print "bad\tno step time"; exit }
+              printf "ok\tmedian steps %s, %s ms (zero_param'"'"'s %s, %s ms; ratio %.3f)", m[ARGV[1]], m[ARGV[2]],
+                     m[ARGV[3]], m[ARGV[4]], (m[ARGV[1]] + m[ARGV[2]]) / (m[ARGV[3]] + m[ARGV[4]]) }' \
+        "$D/$a.jsonl" "$D/${a}_r2.jsonl" "$D/$b.jsonl" "$D/${b}_r2.jsonl" 2>/dev/null)
     case $x in ok*) ;; *) v="FAIL	${v#*	}" ;; esac
-    row "${v%%	*}" "$a" "${x#*	}, ${v#*	}" "$(secs_of "$a")"
+    row "${v%%	*}" "$a" "${x#*	}, ${v#*	}" \
+        "$(awk -v p="$(secs_of "$a")" -v q="$(secs_of "${a}_r2")" 'BEGIN { if (p ~ /^[0-9.]+$/ && q ~ /^[0-9.]+$/) printf "%.1f", p + q; else print "-" }')"
 }
 if built gpt; then
     [ "$MODE" = dry ] && echo "GPT-2 XL, alone: one GPU (then stage 3 on every GPU, with 2 or more):"
     # the seed's recipe: 1.48e9 parameters loaded into pinned host memory; 5 steps, 2 of warm-up
     gpt_job xl_fp16_s3_offload "$GPU0" 300 --preset 1.5B --synthetic --dtype fp16 --stage 3 --offload-optimizer cpu \
         --offload-param cpu --seq 128 --batch 16 --steps 5 --warmup 2 --print-every 1 --seed 7
-    gpt_job xl_bf16_s3_T1024 "$GPU0" 300 --preset 1.5B --synthetic --dtype bf16 --stage 3 --seq 1024 --batch 8 \
-        --steps 6 --warmup 2 --print-every 1 --seed 7
-    # the same through the program's own pointers (zero_alloc): its losses equal, its step time beside
-    gpt_job xl_bf16_s3_T1024_zero_alloc "$GPU0" 300 --preset 1.5B --synthetic --dtype bf16 --stage 3 --seq 1024 \
-        --batch 8 --steps 6 --warmup 2 --print-every 1 --seed 7 --zero-alloc
-    if [ "$NGPU" -ge 2 ]; then # the pair again on every GPU
-        gpt_job xl_bf16_s3_T1024_all "$GPUS" 300 --preset 1.5B --synthetic --dtype bf16 --stage 3 --seq 1024 --batch 8 \
-            --steps 6 --warmup 2 --print-every 1 --seed 7
-        gpt_job xl_bf16_s3_T1024_zero_alloc_all "$GPUS" 300 --preset 1.5B --synthetic --dtype bf16 --stage 3 --seq 1024 \
-            --batch 8 --steps 6 --warmup 2 --print-every 1 --seed 7 --zero-alloc
+    # stage 3 at T 1024 through zero_param, and through the program's own pointers (zero_alloc): its losses equal,
+    # its step time beside; the pair twice, interleaved, 12 steps each (4 of warm-up: a step is 0.2 s, the start 10 s)
+    XL_STEPS=12
+    XLS="--preset 1.5B --synthetic --dtype bf16 --stage 3 --seq 1024 --batch 8 --steps $XL_STEPS --warmup 4 --print-every 1 --seed 7"
+    for r in "" _r2; do
+        # shellcheck disable=SC2086
+        gpt_job xl_bf16_s3_T1024$r "$GPU0" 300 $XLS
+        # shellcheck disable=SC2086
+        gpt_job xl_bf16_s3_T1024_zero_alloc$r "$GPU0" 300 $XLS --zero-alloc
+    done
+    if [ "$NGPU" -ge 2 ]; then # the pairs again on every GPU
+        for r in "" _r2; do
+            # shellcheck disable=SC2086
+            gpt_job xl_bf16_s3_T1024_all$r "$GPUS" 300 $XLS
+            # shellcheck disable=SC2086
+            gpt_job xl_bf16_s3_T1024_zero_alloc_all$r "$GPUS" 300 $XLS --zero-alloc
+        done
     fi
     if [ "$MODE" = run ]; then
         xl_row xl_fp16_s3_offload 5
-        xl_row xl_bf16_s3_T1024 6
+        xl_row xl_bf16_s3_T1024 "$XL_STEPS"
         za_pair xl_bf16_s3_T1024
         if [ "$NGPU" -ge 2 ]; then
-            xl_row xl_bf16_s3_T1024_all 6
+            xl_row xl_bf16_s3_T1024_all "$XL_STEPS"
             za_pair xl_bf16_s3_T1024 _all
         fi
     fi
