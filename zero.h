@@ -121,19 +121,26 @@
      engine-observe     every collective and host wait: ZERO_DEBUG, the watchdog,
                         check_collectives, the metrics line
      engine-tiles       NVMe tile requests, offload_param's tile cache, zero__param_out / _put
+     engine-thread      the engine's CPU thread: one job at a time for the strategies that
+                        step beside the GPU (early, overlapped, delayed)
      engine-pvm         stage 3 behind the program's pointers: a count per page, the
                         dropped spans whose pages wait, gathers into the program's memory
      engine-fetch       stage 3: the gather pool and fetch trace; zero_fetch, zero_release, zero_param
      engine-life        zero_engine_create / destroy: plan, allocate (each beside its free),
                         initial weights, the program's memory checked (zero__plan_ext)
-     engine-adam        hyperparameters, one unit's CPU Adam, the post-step gather
-     engine-thread      the engine's CPU thread: early CPU step, delayed parameter update
+     engine-adam        what every optimizer strategy shares: hyperparameters, one unit's
+                        CPU Adam, the post-step gather, the unit loop, the empty operations
      engine-grads       zero_grad (the ring-slot claim), zero_grad_ready, a unit's reduction
                         (with mics_shard_size: in the group, then across the groups)
-     engine-placements  the optimizer placements chosen at create: device, CPU, early CPU, NVMe
-                        (the delayed update's is in engine-thread)
-     engine-step        zero_step as its phases (ready, norm, overflow, skip or clip,
-                        optimizer, parameters, report); zero_flush; the program's
+     opt-device         the optimizer strategies, one table of operations each (zero__strategy),
+                        chosen at create (zero__strategy_pick): Adam on the device
+     opt-cpu            the CPU Adam after the norm (the pieces the other CPU ones share)
+     opt-overlap        the CPU Adam beside the next forward (overlap_cpu_step)
+     opt-early          the CPU Adam during the last backward (the early CPU step)
+     opt-delayed        step t's CPU Adam beside step t+1 (delayed_param_update)
+     opt-nvme           the CPU Adam over NVMe tiles; zero__strategy_pick
+     engine-step        zero_step as its phases (ready, norm, overflow, skip or clip, the
+                        strategy's step and after, report); zero_flush; the program's
                         own schedule and step decisions (zero_set_lr, zero_set_betas,
                         zero_grad_norm, zero_skip_step)
      engine-scalars     zero_all_reduce_scalars: a trainer's loss and counts over the ranks
@@ -8434,12 +8441,43 @@ typedef struct zero__span_state {
 
 enum { ZERO__TRACE_RECORD, ZERO__TRACE_COMPLETE, ZERO__TRACE_INVALID };
 
-/* Where the optimizer steps, chosen once at create (zero__opt_place.place):
-   the device's fused Adam; the CPU Adam after the step's norm; the CPU Adam
-   run by the engine's thread during the backward (early CPU step); the CPU
-   Adam of step t beside the forward and backward of step t+1 (delayed
-   update); the CPU Adam over NVMe tiles. */
-enum { ZERO__PLACE_DEVICE, ZERO__PLACE_CPU, ZERO__PLACE_CPU_EARLY, ZERO__PLACE_DELAYED, ZERO__PLACE_NVME };
+/* The optimizer strategies: where Adam runs and when, chosen once at create
+   (zero__strategy_pick) and called through one table of operations by
+   zero_grad_ready, zero_step, zero_skip_step, zero_flush and the readers of
+   the state, none of which asks which strategy runs. Each strategy is one
+   section (>>opt-device, >>opt-cpu, >>opt-overlap, >>opt-early,
+   >>opt-delayed, >>opt-nvme) and has every operation (zero__opt_nop and
+   kin where it has nothing to do):
+     unit_reduced  unit u's reduction of a micro-batch is queued (last: the
+                   step's last micro-batch): the CPU strategies send its
+                   chunk to the host there
+     backward      the first zero_grad of a step: what the backward refills
+                   is free
+     param_wait    before unit u's parameters are copied for a gather
+     settle        every gradient of the step is in (zero_step,
+                   zero_skip_step): what the step before left running ends
+     norm_stats    the owned chunks' squares and inf/nan flags queued for
+                   the norm (unless the reductions did it)
+     step          Adam of every owned chunk, the new parameters where they
+                   live; fills the info's CPU figures
+     after         the new parameters everywhere the step did not put them
+     quiesce       no CPU Adam runs (before the state is read or written)
+     flush         zero_flush
+     floor         zero_floor_of: the floor of a step of this schedule */
+typedef struct zero__strategy {
+    const char *name;
+    zero_result (*unit_reduced)(zero_engine *e, int u, int last);
+    zero_result (*backward)(zero_engine *e);
+    zero_result (*param_wait)(zero_engine *e, int u);
+    zero_result (*settle)(zero_engine *e);
+    zero_result (*norm_stats)(zero_engine *e);
+    zero_result (*step)(zero_engine *e, float grad_scale, zero_step_info *in);
+    zero_result (*after)(zero_engine *e);
+    zero_result (*quiesce)(zero_engine *e);
+    zero_result (*flush)(zero_engine *e);
+    double (*floor)(const zero_step_info *in, double fwd, double bwd, double step, double adam, const char **schedule);
+} zero__strategy;
+static const zero__strategy *zero__strategy_pick(const zero_engine *e); /* (after the strategies, >>opt-nvme) */
 
 /* The engine in parts, one sub-struct per concern. `plan` is fixed at
    create; the others are state that the calls named beside them change. */
@@ -8643,9 +8681,8 @@ typedef struct zero__observe { /* ZERO_DEBUG=1, check_collectives, the watchdog,
     int period_first_unit, period_first_tensor;
 } zero__observe;
 
-typedef struct zero__opt_place { /* optimizer placement, chosen once at create */
-    int place;                  /* ZERO__PLACE_*: which optimizer zero_step runs */
-    int cpu;                    /* offload_optimizer "cpu": master, m, v on the host, Adam there */
+typedef struct zero__opt_place { /* the optimizer strategy's state; which one runs is decided at create */
+    int cpu;                    /* offload_optimizer "cpu" or "nvme": master, m, v on the host, Adam there */
     /* early CPU step (offload "cpu" without clipping or an overflow check:
        nothing of the step waits for the global norm): on the last
        micro-batch the engine's thread steps each unit as soon as its gradient
@@ -8656,11 +8693,26 @@ typedef struct zero__opt_place { /* optimizer placement, chosen once at create *
     zero_event **grad_on_host;
     /* the overlapped CPU step (cfg.overlap_cpu_step): zero_step hands the
        units of trail_order (the next forward's fetch order) to the thread;
-       trail_done of them are stepped (under dpu.mu); trail_pos[u] is u's
+       trail_done of them are stepped (under thr.mu); trail_pos[u] is u's
        place in the order (-1: not in it) */
     int trail, trail_armed, trail_n, trail_done;
     int *trail_order, *trail_pos;
 } zero__opt_place;
+
+/* The engine's CPU thread (>>engine-thread), started on first use by the
+   strategies that step on it (early, overlapped, delayed): it runs one job
+   at a time, with the step's hyperparameters h; a job's failure waits in
+   err for the strategy that collects it. */
+typedef void (*zero__thread_job)(zero_engine *e, zero_error *fail);
+typedef struct zero__thread {
+    int started, go, quit, sync;       /* running; a job handed over; stop; lock made */
+    zero__thread_job job;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    zero_adam_args h;                  /* the job's hyperparameters */
+    zero_error err;                    /* the last job's result */
+} zero__thread;
 
 typedef struct zero__nvme_tiles { /* offload_optimizer "nvme" */
     /* master | m | v of each trainable unit's owned chunk in one tile of the
@@ -8693,24 +8745,17 @@ typedef struct zero__param_offload { /* offload_param (stage 3) */
     size_t ptile_bytes;
 } zero__param_offload;
 
-typedef struct zero__delayed { /* offload_optimizer.delayed_param_update, and the engine's CPU thread */
+typedef struct zero__delayed { /* offload_optimizer.delayed_param_update */
     /* the CPU Adam of a step runs on the engine's thread beside the next
        forward and backward; the staging pairs alternate (one read by that
-       Adam, one filled by the backward). The early CPU step uses the same
-       thread. */
+       Adam, one filled by the backward) */
     int on;
     void *grad[2], *param[2];          /* staging pairs; buf.cpu_grad / buf.cpu_param point at one */
     int cur;                           /* the pair the backward fills now */
     int pending;                       /* a delayed Adam was started; its parameters are not on the device */
-    int started, go, quit, sync;       /* thread running; a job; stop; lock made */
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    zero_adam_args h;                  /* the delayed step's hyperparameters */
     void *dev;                         /* device staging of the new owned chunks (trainable shard, compute dtype) */
     int done_from, copied_from;        /* units >= these: stepped by the thread (it goes from the last unit
-                                          down, the backward's order) / copied to dev */
-    zero_error err;                    /* the thread's result */
+                                          down, the backward's order) / copied to dev (under thr.mu) */
 } zero__delayed;
 
 typedef struct zero__xfer { /* the step's copies between host and device (zero_step_info) */
@@ -8770,7 +8815,9 @@ struct zero_engine {
     zero__pool3 pool;
     zero__run run;
     zero__observe obs;
+    const zero__strategy *strat; /* the optimizer strategy (zero__strategy_pick) */
     zero__opt_place opt;
+    zero__thread thr;
     zero__nvme_tiles nvme;
     zero__param_offload offload_param;
     zero__delayed dpu;
@@ -9975,6 +10022,20 @@ static void zero__pbuf_drain(zero_engine *e, zero_error *first) {
    device memory. zero__param_out says where unit u's new chunk is written,
    zero__param_put moves it to where the shard lives afterwards. */
 
+/* The compute-dtype shard lives on the device (no offload_param). */
+static int zero__params_on_device(const zero_engine *e) { return !e->offload_param.device; }
+
+/* Each unit's new parameters land in place: on the device, not through the
+   unit staging of the program's memory. */
+static int zero__params_in_place(const zero_engine *e) { return !e->plan.ext && !e->offload_param.device; }
+
+/* What zero__param_put does, for its error. */
+static const char *zero__param_put_what(const zero_engine *e) {
+    return e->offload_param.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
+           : e->offload_param.device                    ? "zero_step: parameters to the host"
+                                                        : "zero_step: parameters to the device";
+}
+
 static zero_result zero__param_out(zero_engine *e, int u, int host_adam, void **dst, int *buf, zero_error *fail) {
     *buf = -1;
     *dst = NULL;
@@ -10019,6 +10080,92 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
     if (!src) return ZERO_OK; /* fp32 on the device: the master is the parameter */
     if (src == zero__param_own(e, u)) return ZERO_OK;
     return zero__copy(e, zero__param_own(e, u), src, bytes, ZERO_STREAM_COMM, fail);
+}
+
+/* ---- >>engine-thread: the engine's CPU thread ----
+
+   One thread per engine, started on first use, runs the jobs of the
+   strategies that step beside the GPU's work (>>opt-early, >>opt-overlap,
+   >>opt-delayed), one job at a time. A job runs with thr.mu held (it lets go
+   of it while it computes) and its failure stays in thr.err until the
+   strategy collects it (zero__thread_wait, or its own wait). */
+
+static void *zero__thread_main(void *arg) {
+    zero_engine *e = (zero_engine *)arg;
+    pthread_mutex_lock(&e->thr.mu);
+    for (;;) {
+        zero_error fail;
+        while (!e->thr.go && !e->thr.quit) pthread_cond_wait(&e->thr.cv, &e->thr.mu);
+        if (!e->thr.go) break; /* quit, nothing left to do */
+        zero__ok(&fail);
+        e->thr.job(e, &fail);
+        e->thr.err = fail;
+        e->thr.go = 0;
+        pthread_cond_broadcast(&e->thr.cv);
+    }
+    pthread_mutex_unlock(&e->thr.mu);
+    return NULL;
+}
+
+/* At create, for a strategy that uses the thread: its lock and condition. */
+static zero_result zero__thread_init(zero_engine *e) {
+    if (e->thr.sync) return ZERO_OK;
+    if (pthread_mutex_init(&e->thr.mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
+    if (pthread_cond_init(&e->thr.cv, NULL) != 0) {
+        pthread_mutex_destroy(&e->thr.mu);
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: condition variable");
+    }
+    e->thr.sync = 1;
+    return ZERO_OK;
+}
+
+/* The thread, started on first use. */
+static zero_result zero__thread_start(zero_engine *e) {
+    if (e->thr.started) return ZERO_OK;
+    if (pthread_create(&e->thr.thread, NULL, zero__thread_main, e) != 0)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_step: cannot start the engine's CPU-step thread");
+    e->thr.started = 1;
+    return ZERO_OK;
+}
+
+/* With thr.mu held: `job` to the thread (started), with a clear error. */
+static void zero__thread_go(zero_engine *e, zero__thread_job job) {
+    e->thr.job = job;
+    zero__ok(&e->thr.err);
+    e->thr.go = 1;
+    pthread_cond_broadcast(&e->thr.cv);
+}
+
+/* Until the thread's job (if one runs) is done; its failure becomes the
+   engine's, named `what`. */
+static zero_result zero__thread_wait(zero_engine *e, const char *what) {
+    zero_error fail;
+    if (!e->thr.started) return ZERO_OK;
+    pthread_mutex_lock(&e->thr.mu);
+    while (e->thr.go) pthread_cond_wait(&e->thr.cv, &e->thr.mu);
+    fail = e->thr.err;
+    zero__ok(&e->thr.err);
+    pthread_mutex_unlock(&e->thr.mu);
+    if (fail.code != ZERO_OK) return zero__ebackend(e, &fail, what);
+    return ZERO_OK;
+}
+
+/* zero_engine_destroy: the thread stopped (a job it runs notices quit and
+   ends), then its lock gone. */
+static void zero__thread_stop(zero_engine *e) {
+    if (e->thr.started) {
+        pthread_mutex_lock(&e->thr.mu);
+        e->thr.quit = 1;
+        pthread_cond_broadcast(&e->thr.cv);
+        pthread_mutex_unlock(&e->thr.mu);
+        pthread_join(e->thr.thread, NULL);
+        e->thr.started = 0;
+    }
+    if (e->thr.sync) {
+        pthread_mutex_destroy(&e->thr.mu);
+        pthread_cond_destroy(&e->thr.cv);
+        e->thr.sync = 0;
+    }
 }
 
 /* ---- >>engine-pvm: stage 3 behind the program's pointers (zero_alloc memory) ---- */
@@ -10446,7 +10593,6 @@ static int64_t zero__pool_resident(const zero_engine *e) {
     return n;
 }
 
-static zero_result zero__trail_wait(zero_engine *e, int u); /* (engine-thread) */
 
 /* Before a gather writes pool elements [off, off + len): the comm stream
    waits for the compute stream's readers of what was there (the spans
@@ -10522,7 +10668,7 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off, in
                     return zero__ebackend(e, &fail, "stage-3 fetch: NVMe read of a parameter tile");
                 send = e->offload_param.pbuf[b];
                 e->offload_param.pbuf_copying[b] = 1;
-            } else if ((r = zero__trail_wait(e, u)) != ZERO_OK) { /* the overlapped step's Adam of u first */
+            } else if ((r = e->strat->param_wait(e, u)) != ZERO_OK) { /* (the overlapped step's Adam of u first) */
                 return r;
             }
             ZERO__TRY_BE(e, "stage-3 fetch: parameters from the host",
@@ -11895,17 +12041,6 @@ static void zero__free_optim(zero_engine *e) {
     ZERO_FREE(e->nvme.tile_units);
 }
 
-/* The lock and condition of the engine's CPU thread (delayed update, early
-   CPU step). */
-static zero_result zero__thread_sync_init(zero_engine *e) {
-    if (pthread_mutex_init(&e->dpu.mu, NULL) != 0) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: mutex");
-    if (pthread_cond_init(&e->dpu.cv, NULL) != 0) {
-        pthread_mutex_destroy(&e->dpu.mu);
-        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: condition variable");
-    }
-    e->dpu.sync = 1;
-    return ZERO_OK;
-}
 
 /* Optimizer offload's host staging (gradient chunks over, parameters back),
    the delayed update's second pair and device staging, the early CPU step's
@@ -11936,7 +12071,7 @@ static zero_result zero__alloc_staging(zero_engine *e, const zero__sizes *zs) {
                               "delayed update: second parameter staging")) != ZERO_OK ||
             (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, pbytes, &e->dpu.dev, "delayed update: device staging")) != ZERO_OK)
             return r;
-        if ((r = zero__thread_sync_init(e)) != ZERO_OK) return r;
+        if ((r = zero__thread_init(e)) != ZERO_OK) return r;
     }
     if (e->opt.early) {
         e->opt.early_queue = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
@@ -11951,14 +12086,14 @@ static zero_result zero__alloc_staging(zero_engine *e, const zero__sizes *zs) {
                 e->be.event_create(e->be.ctx, &e->opt.grad_on_host[u], &be) != ZERO_OK)
                 return zero__ebackend(e, &be, "zero_engine_create: events");
         }
-        if ((r = zero__thread_sync_init(e)) != ZERO_OK) return r;
+        if ((r = zero__thread_init(e)) != ZERO_OK) return r;
     }
     if (e->opt.trail) {
         e->opt.trail_order = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
         e->opt.trail_pos = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
         if (!e->opt.trail_order || !e->opt.trail_pos)
             return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: overlapped step tables");
-        if ((r = zero__thread_sync_init(e)) != ZERO_OK) return r;
+        if ((r = zero__thread_init(e)) != ZERO_OK) return r;
     }
     return ZERO_OK;
 }
@@ -11966,10 +12101,6 @@ static zero_result zero__alloc_staging(zero_engine *e, const zero__sizes *zs) {
 /* (after the thread has stopped) */
 static void zero__free_staging(zero_engine *e) {
     int k;
-    if (e->dpu.sync) {
-        pthread_mutex_destroy(&e->dpu.mu);
-        pthread_cond_destroy(&e->dpu.cv);
-    }
     if (e->dpu.on) { /* both staging pairs; cpu_grad / cpu_param point at one of them */
         zero__efree(e, e->plan.opt_kind, e->dpu.grad[0]);
         zero__efree(e, e->plan.opt_kind, e->dpu.grad[1]);
@@ -12057,13 +12188,7 @@ static void zero__engine_free(zero_engine *e) {
     if (!e) return;
     zero__obs_stop(e);
     if (e->plan.pvm) zero__pvm_free(e);
-    if (e->dpu.started) {
-        pthread_mutex_lock(&e->dpu.mu);
-        e->dpu.quit = 1;
-        pthread_cond_broadcast(&e->dpu.cv);
-        pthread_mutex_unlock(&e->dpu.mu);
-        pthread_join(e->dpu.thread, NULL);
-    }
+    zero__thread_stop(e);
     zero__free_scratch(e);
     zero__free_staging(e);
     zero__free_optim(e);
@@ -12403,11 +12528,10 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
                e->plan.cdt != ZERO_DTYPE_FP16 &&
                !(e->plan.cdt == ZERO_DTYPE_BF16 && cfg->bf16.check_grad_overflow == 1 && (e->plan.stage == 1 || e->plan.stage == 2)) &&
                be->event_sync && be->event_create && be->event_record && be->event_destroy;
-    e->opt.place = e->nvme.on ? ZERO__PLACE_NVME : e->dpu.on ? ZERO__PLACE_DELAYED : e->opt.early ? ZERO__PLACE_CPU_EARLY
-                 : e->opt.cpu ? ZERO__PLACE_CPU : ZERO__PLACE_DEVICE;
     /* the overlapped CPU step: the next forward's fetches wait for their units' Adam */
-    e->opt.trail = cfg->overlap_cpu_step != 0 && e->opt.place == ZERO__PLACE_CPU && e->plan.stage == 3 &&
-                   e->offload_param.device == ZERO_OFFLOAD_CPU;
+    e->opt.trail = cfg->overlap_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->opt.early &&
+                   e->plan.stage == 3 && e->offload_param.device == ZERO_OFFLOAD_CPU;
+    e->strat = zero__strategy_pick(e);
     e->offload_param.param_kind = !e->offload_param.device ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->plan.csize = zero_dtype_size(e->plan.cdt);
     e->plan.asize = zero_dtype_size(e->plan.adt);
@@ -12523,7 +12647,7 @@ ZERO__DEF const zero_layout *zero_engine_layout(const zero_engine *e) {
     return zero__engine_live(e) ? e->plan.layout : NULL;
 }
 
-/* ---- >>engine-adam: what every optimizer placement shares ---- */
+/* ---- >>engine-adam: what every optimizer strategy shares ---- */
 
 /* Unit u's Adam arguments: the step's hyperparameters (h), its segments with
    this step's lr and each tensor's weight decay; the caller points the
@@ -12649,300 +12773,57 @@ static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h
     return ZERO_OK;
 }
 
-/* ---- >>engine-thread: the engine's CPU thread: early CPU step, delayed parameter update ----
-
-   zero_step of step t decides overflow and clipping from step t's gradients
-   (on the host already), puts the parameters of step t-1's delayed Adam on
-   the device (zero__dpu_apply), then hands step t's CPU Adam to the engine's
-   thread (zero__dpu_start) and returns: that Adam runs beside the forward
-   and backward of step t+1, which therefore use the parameters of step t-1.
-   The staging pairs alternate, so the backward fills one while the thread
-   reads the other. zero_flush (and the next zero_step) wait for the thread
-   and apply its parameters. */
-
-/* The early CPU step on the thread (called and returning with dpu_mu held):
-   each queued unit once its gradient chunk is on the host, until the step
-   closes the queue; after a failure the rest is only drained. */
-static void zero__early_run(zero_engine *e) {
-    zero_error fail;
-    zero__ok(&fail);
-    for (;;) {
-        int u;
-        while (e->opt.early_head == e->opt.early_tail && !e->opt.early_closed && !e->dpu.quit) pthread_cond_wait(&e->dpu.cv, &e->dpu.mu);
-        if (e->opt.early_head == e->opt.early_tail) break; /* closed (or quitting) and drained */
-        u = e->opt.early_queue[e->opt.early_head++];
-        if (fail.code != ZERO_OK || e->dpu.quit) continue;
-        pthread_mutex_unlock(&e->dpu.mu);
-        if (e->be.event_sync(e->be.ctx, e->opt.grad_on_host[u], &fail) == ZERO_OK)
-            zero__cpu_unit(e, u, &e->dpu.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
-                           zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
-                           zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize), 0, &fail);
-        pthread_mutex_lock(&e->dpu.mu);
-    }
-    e->dpu.err = fail;
-    e->dpu.go = 0;
-    pthread_cond_broadcast(&e->dpu.cv);
-}
-
-static zero_result zero__thread_start(zero_engine *e);
-
-/* Last micro-batch, unit u's gradient chunk queued to the host: the thread
-   steps it once the copy is done (the first unit of the step arms the step:
-   its hyperparameters, the queue). */
-static zero_result zero__early_push(zero_engine *e, int u) {
-    zero_result r;
-    if (!e->opt.early_armed) {
-        /* no clipping and no overflow check: the step's factor is 1 / (G S) */
-        zero__step_hyper(e, (float)(1.0 / ((double)e->plan.gas * zero_loss_scaler_scale(&e->run.scaler))), &e->dpu.h);
-        if ((r = zero__thread_start(e)) != ZERO_OK) return r;
-        pthread_mutex_lock(&e->dpu.mu);
-        e->opt.early_head = e->opt.early_tail = 0;
-        e->opt.early_closed = 0;
-        zero__ok(&e->dpu.err);
-        e->dpu.go = 1;
-        pthread_mutex_unlock(&e->dpu.mu);
-        e->opt.early_armed = 1;
-    }
-    ZERO__TRY_BE(e, "early CPU step: event", e->be.event_record(e->be.ctx, e->opt.grad_on_host[u], ZERO_STREAM_COMM, &be_err_));
-    pthread_mutex_lock(&e->dpu.mu);
-    e->opt.early_queue[e->opt.early_tail++] = u;
-    pthread_cond_broadcast(&e->dpu.cv);
-    pthread_mutex_unlock(&e->dpu.mu);
-    return ZERO_OK;
-}
-
-/* zero_step: no more units this step; wait until the thread has stepped all. */
-static zero_result zero__early_finish(zero_engine *e) {
-    zero_error fail;
-    pthread_mutex_lock(&e->dpu.mu);
-    e->opt.early_closed = 1;
-    pthread_cond_broadcast(&e->dpu.cv);
-    while (e->dpu.go) pthread_cond_wait(&e->dpu.cv, &e->dpu.mu);
-    fail = e->dpu.err;
-    zero__ok(&e->dpu.err);
-    pthread_mutex_unlock(&e->dpu.mu);
-    e->opt.early_armed = 0;
-    if (fail.code != ZERO_OK) return zero__ebackend(e, &fail, "early CPU step");
-    return ZERO_OK;
-}
-
-static zero_result zero__dpu_wait(zero_engine *e);
-static zero_result zero__opt_cpu_unit(zero_engine *e, int u, const zero_adam_args *hyper);
-
-/* The overlapped CPU step on the thread (called and returning with dpu_mu
-   held): the units of trail_order in turn, each published as done; stops
-   at a failure or when the engine quits. */
-static void zero__trail_run(zero_engine *e) {
-    zero_error fail;
-    int i;
-    zero__ok(&fail);
-    for (i = e->opt.trail_done; i < e->opt.trail_n && !e->dpu.quit; i++) {
-        int u = e->opt.trail_order[i];
-        pthread_mutex_unlock(&e->dpu.mu);
-        zero__cpu_unit(e, u, &e->dpu.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
-                       zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), zero__param_own(e, u), 0,
-                       &fail);
-        pthread_mutex_lock(&e->dpu.mu);
-        if (fail.code != ZERO_OK) break;
-        e->opt.trail_done = i + 1;
-        pthread_cond_broadcast(&e->dpu.cv);
-    }
-    e->dpu.err = fail;
-    e->dpu.go = 0;
-    pthread_cond_broadcast(&e->dpu.cv);
-}
-
-/* The overlapped step's Adam of unit u done (u < 0: of every unit); its
-   failure becomes the engine's. */
-static zero_result zero__trail_wait(zero_engine *e, int u) {
-    zero_error fail;
-    int need;
-    if (!e->opt.trail_armed) return ZERO_OK;
-    need = u < 0 ? e->opt.trail_n : e->opt.trail_pos[u] + 1;
-    if (need <= 0) return ZERO_OK; /* not one the thread steps */
-    zero__ok(&fail);
-    pthread_mutex_lock(&e->dpu.mu);
-    while (e->opt.trail_done < need && e->dpu.go) pthread_cond_wait(&e->dpu.cv, &e->dpu.mu);
-    if (!e->dpu.go) { /* finished (or failed): the step is over */
-        fail = e->dpu.err;
-        zero__ok(&e->dpu.err);
-        e->opt.trail_armed = 0;
-    }
-    pthread_mutex_unlock(&e->dpu.mu);
-    if (fail.code != ZERO_OK) return zero__ebackend(e, &fail, "CPU Adam beside the forward (overlap_cpu_step)");
-    return ZERO_OK;
-}
-
-/* Whatever CPU Adam still runs (delayed or overlapped) done: before state
-   is read or written, and before gradients reach the host staging again. */
-static zero_result zero__cpu_quiesce(zero_engine *e) {
-    zero_result r;
-    if (e->dpu.pending && (r = zero__dpu_wait(e)) != ZERO_OK) return r;
-    return zero__trail_wait(e, -1);
-}
-
-/* zero_step with the overlapped CPU step: the units of persistent spans
-   stepped here (they stay on the device, refreshed by the step); the others
-   handed to the thread in the order of the recorded fetch trace (what the
-   next forward fetches first goes first), then the rest in unit order. */
-static zero_result zero__trail_start(zero_engine *e, const zero_adam_args *h) {
-    const zero_layout *l = e->plan.layout;
-    int s, u, p, n = 0;
-    zero_result r;
-    for (s = 0; s < e->plan.n_spans; s++)
-        if (e->spans[s].persistent)
-            for (u = l->span_first[s]; u < l->span_first[s + 1]; u++)
-                if (!l->units[u].frozen && e->plan.seg_count[u] > 0 && (r = zero__opt_cpu_unit(e, u, h)) != ZERO_OK) return r;
-    for (u = 0; u < l->n_units; u++) e->opt.trail_pos[u] = -1;
-#define ZERO__TRAIL_ADD(u_)                                                                                       \
-    if (!l->units[u_].frozen && e->plan.seg_count[u_] > 0 && !e->spans[l->units[u_].span].persistent &&          \
-        e->opt.trail_pos[u_] < 0) {                                                                               \
-        e->opt.trail_pos[u_] = n;                                                                                 \
-        e->opt.trail_order[n++] = u_;                                                                             \
-    }
-    if (e->pool.trace_state == ZERO__TRACE_COMPLETE)
-        for (p = 0; p < e->pool.trace_len; p++)
-            for (u = l->span_first[e->pool.trace[p]]; u < l->span_first[e->pool.trace[p] + 1]; u++) ZERO__TRAIL_ADD(u)
-    for (u = 0; u < l->n_units; u++) ZERO__TRAIL_ADD(u)
-#undef ZERO__TRAIL_ADD
-    if (n == 0) return ZERO_OK;
-    if ((r = zero__thread_start(e)) != ZERO_OK) return r;
-    pthread_mutex_lock(&e->dpu.mu);
-    e->dpu.h = *h;
-    e->opt.trail_n = n;
-    e->opt.trail_done = 0;
-    zero__ok(&e->dpu.err);
-    e->dpu.go = 1;
-    e->opt.trail_armed = 1;
-    pthread_cond_broadcast(&e->dpu.cv);
-    pthread_mutex_unlock(&e->dpu.mu);
-    return ZERO_OK;
-}
-
-static void *zero__dpu_main(void *arg) {
-    zero_engine *e = (zero_engine *)arg;
-    pthread_mutex_lock(&e->dpu.mu);
-    for (;;) {
-        zero_error fail;
-        int u, q;
-        while (!e->dpu.go && !e->dpu.quit) pthread_cond_wait(&e->dpu.cv, &e->dpu.mu);
-        if (!e->dpu.go) break; /* quit, nothing left to do */
-        if (e->opt.early) {
-            zero__early_run(e);
-            continue;
-        }
-        if (e->opt.trail) {
-            zero__trail_run(e);
-            continue;
-        }
-        q = 1 - e->dpu.cur;     /* the pair the step handed over */
-        pthread_mutex_unlock(&e->dpu.mu);
-        zero__ok(&fail);
-        for (u = e->plan.n_units - 1; u >= 0; u--) {
-            if (!e->plan.layout->units[u].frozen && e->plan.seg_count[u] > 0 &&
-                zero__cpu_unit(e, u, &e->dpu.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
-                               zero__at(e->dpu.grad[q], e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
-                               zero__at(e->dpu.param[q], e->plan.unit_shard_off[u], e->plan.csize), 0, &fail) != ZERO_OK)
-                break;
-            pthread_mutex_lock(&e->dpu.mu); /* unit u's new parameters may go to the device now */
-            e->dpu.done_from = u;
-            pthread_mutex_unlock(&e->dpu.mu);
-        }
-        pthread_mutex_lock(&e->dpu.mu);
-        e->dpu.err = fail;
-        e->dpu.go = 0;
-        pthread_cond_broadcast(&e->dpu.cv);
-    }
-    pthread_mutex_unlock(&e->dpu.mu);
-    return NULL;
-}
-
-/* The engine's CPU-step thread, started on first use. */
-static zero_result zero__thread_start(zero_engine *e) {
-    if (e->dpu.started) return ZERO_OK;
-    if (pthread_create(&e->dpu.thread, NULL, zero__dpu_main, e) != 0)
-        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_step: cannot start the engine's CPU-step thread");
-    e->dpu.started = 1;
-    return ZERO_OK;
-}
-
-/* Wait for the delayed Adam (if one runs); its failure becomes the engine's. */
-static zero_result zero__dpu_wait(zero_engine *e) {
-    zero_error fail;
-    if (!e->dpu.started) return ZERO_OK;
-    pthread_mutex_lock(&e->dpu.mu);
-    while (e->dpu.go) pthread_cond_wait(&e->dpu.cv, &e->dpu.mu);
-    fail = e->dpu.err;
-    zero__ok(&e->dpu.err);
-    pthread_mutex_unlock(&e->dpu.mu);
-    if (fail.code != ZERO_OK) return zero__ebackend(e, &fail, "delayed CPU Adam");
-    return ZERO_OK;
-}
-
-/* Step t's CPU Adam to the thread, reading the staging pair the backward
-   filled; the next backward fills the other one. */
-static zero_result zero__dpu_start(zero_engine *e, const zero_adam_args *h) {
-    zero_result r;
-    if ((r = zero__dpu_wait(e)) != ZERO_OK || (r = zero__thread_start(e)) != ZERO_OK) return r;
-    pthread_mutex_lock(&e->dpu.mu);
-    e->dpu.h = *h;
-    e->dpu.done_from = e->dpu.copied_from = e->plan.n_units;
-    e->dpu.cur = 1 - e->dpu.cur;
-    e->buf.cpu_grad = e->dpu.grad[e->dpu.cur];
-    e->dpu.go = 1;
-    e->dpu.pending = 1;
-    pthread_cond_broadcast(&e->dpu.cv);
-    pthread_mutex_unlock(&e->dpu.mu);
-    return ZERO_OK;
-}
-
-/* The units the thread has stepped since the last call: their new chunks
-   to the device staging, on the comm stream (from the backward, so the
-   host-to-device copies run beside it; the parameters in use stay as they
-   are until zero__dpu_apply). Local to this rank: no collective. */
-static zero_result zero__dpu_early(zero_engine *e) {
-    int u, q = 1 - e->dpu.cur, from;
-    if (!e->dpu.pending) return ZERO_OK;
-    pthread_mutex_lock(&e->dpu.mu);
-    from = e->dpu.done_from;
-    pthread_mutex_unlock(&e->dpu.mu);
-    for (u = from; u < e->dpu.copied_from; u++)
-        if (!e->plan.layout->units[u].frozen && e->plan.seg_count[u] > 0)
-            ZERO__TRY_BE(e, "delayed update: parameters to the device",
-                         zero__copy(e, zero__at(e->dpu.dev, e->plan.unit_shard_off[u], e->plan.csize),
-                                    zero__at(e->dpu.param[q], e->plan.unit_shard_off[u], e->plan.csize),
-                                    (size_t)e->plan.layout->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
-    if (from < e->dpu.copied_from) e->dpu.copied_from = from;
-    return ZERO_OK;
-}
-
-/* The delayed Adam's parameters in place: wait, copy what the backward did
-   not (zero__dpu_early), then device to device into every owned chunk and
-   all-gather (stages 1-2) or refresh the persistent spans (stage 3). A
-   collective when one is pending (every rank has one then). */
-static zero_result zero__dpu_apply(zero_engine *e) {
+/* The loop every per-unit strategy shares: each trainable unit's own chunk
+   stepped by `one` (where the rank owns part of it), then the unit's
+   all-gather queued behind it, so that with offload the copy and the gather
+   of one unit run while the CPU steps the next. */
+typedef zero_result (*zero__opt_unit_fn)(zero_engine *e, int u, const zero_adam_args *hyper);
+static zero_result zero__opt_units(zero_engine *e, const zero_adam_args *hyper, zero__opt_unit_fn one) {
     const zero_layout *l = e->plan.layout;
     int u;
     zero_result r;
-    if (!e->dpu.pending) return ZERO_OK;
-    if ((r = zero__dpu_wait(e)) != ZERO_OK || (r = zero__dpu_early(e)) != ZERO_OK) return r;
-    e->dpu.pending = 0;
     for (u = 0; u < l->n_units; u++) {
         if (l->units[u].frozen) continue;
-        if (e->plan.seg_count[u] > 0)
-            ZERO__TRY_BE(e, "delayed update: parameters in place",
-                         zero__copy(e, zero__param_own(e, u), zero__at(e->dpu.dev, e->plan.unit_shard_off[u], e->plan.csize),
-                                    (size_t)l->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+        if (e->plan.seg_count[u] > 0 && (r = one(e, u, hyper)) != ZERO_OK) return r;
         if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
     }
-    if (e->plan.stage == 3) {
-        int s;
-        for (s = 0; s < e->plan.n_spans; s++)
-            if (e->spans[s].persistent && !e->spans[s].frozen &&
-                (r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK)
-                return r;
-    }
     return ZERO_OK;
+}
+
+/* Stage 3 after a step: the persistent spans (kept gathered) refreshed from
+   the new owned chunks. */
+static zero_result zero__persist_refresh(zero_engine *e) {
+    int s;
+    zero_result r;
+    if (e->plan.stage != 3) return ZERO_OK;
+    for (s = 0; s < e->plan.n_spans; s++)
+        if (e->spans[s].persistent && !e->spans[s].frozen && (r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK)
+            return r;
+    return ZERO_OK;
+}
+
+/* A strategy's operations where it has nothing to do. */
+static zero_result zero__opt_nop(zero_engine *e) {
+    (void)e;
+    return ZERO_OK;
+}
+static zero_result zero__opt_nop_u(zero_engine *e, int u) {
+    (void)e, (void)u;
+    return ZERO_OK;
+}
+static zero_result zero__opt_nop_reduced(zero_engine *e, int u, int last) {
+    (void)e, (void)u, (void)last;
+    return ZERO_OK;
+}
+
+/* The floor of a step whose phases run one after the other: the forward's
+   and the backward's copies, then the step's copies or the CPU Adam,
+   whichever is longer (they overlap unit by unit). */
+static double zero__floor_sequential(const zero_step_info *in, double fwd, double bwd, double step, double adam,
+                                     const char **schedule) {
+    (void)in;
+    *schedule = "sequential";
+    return fwd + bwd + (step > adam ? step : adam);
 }
 
 /* ---- >>engine-grads: zero_grad (ring-slot claim), zero_grad_ready, a unit's reduction ---- */
@@ -12966,8 +12847,8 @@ static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
                            zero__tname(e, t), e->run.micro + 1);
     if (!e->grad.touched) {
         zero_result r;
-        /* the overlapped step's Adam reads the gradient staging this backward refills */
-        if ((r = zero__trail_wait(e, -1)) != ZERO_OK) return r;
+        /* (the overlapped step's Adam reads the gradient staging this backward refills) */
+        if ((r = e->strat->backward(e)) != ZERO_OK) return r;
         e->grad.touched = 1;
         e->run.t_backward_start = zero__now_ms();
     }
@@ -13254,22 +13135,6 @@ static zero_result zero__unit_stats(zero_engine *e, int u) {
     return zero__stats_flush(e);
 }
 
-/* offload_optimizer, last micro-batch: unit u's reduced chunk is final. Its
-   statistics and the copy of the chunk to host staging go on the comm stream
-   now, behind its reduction and beside the rest of the backward; zero_step
-   finds them done after its one sync. */
-static zero_result zero__unit_offload(zero_engine *e, int u) {
-    size_t gs = zero_dtype_size(e->plan.gdt);
-    zero_result r;
-    if (e->plan.layout->units[u].frozen || e->plan.seg_count[u] == 0) return ZERO_OK;
-    if (e->plan.host_acc) /* its statistics and copy went with its reduction (zero__reduce_host) */
-        return e->opt.early ? zero__early_push(e, u) : ZERO_OK;
-    if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
-    ZERO__TRY_BE(e, "gradients to the host",
-                 zero__copy(e, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], gs), zero__grad_view(e, u).chunk,
-                            (size_t)e->plan.layout->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
-    return e->opt.early ? zero__early_push(e, u) : ZERO_OK;
-}
 
 /* mics_shard_size: unit u's reduced chunk (its shard group's average) averaged
    in place over the world / G groups that hold the same shard: one all-reduce
@@ -13396,7 +13261,8 @@ static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *g
 }
 
 /* Unit u's gradients of this micro-batch are complete: its reduction, then
-   (last micro-batch, optimizer offload) its chunk to the host. */
+   what the optimizer strategy does with it (the CPU's: the chunk to the
+   host on the last micro-batch). */
 static zero_result zero__unit_done(zero_engine *e, int u) {
     zero__gview gv = zero__grad_view(e, u);
     double t0 = zero__now_ms();
@@ -13406,8 +13272,7 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
     if (e->plan.gext) ZERO__TRY_BE(e, "the program's gradients", zero__gext_gather(e, u, &be_err_));
     r = e->plan.stage <= 1 ? zero__reduce_full(e, u, &gv) : zero__reduce_ring(e, u, &gv);
     if (r != ZERO_OK) return r;
-    if (e->opt.cpu && e->run.micro == e->plan.gas - 1 && (r = zero__unit_offload(e, u)) != ZERO_OK) return r;
-    if (e->dpu.on && (r = zero__dpu_early(e)) != ZERO_OK) return r;
+    if ((r = e->strat->unit_reduced(e, u, e->run.micro == e->plan.gas - 1)) != ZERO_OK) return r;
     e->run.t_phase[ZERO_PHASE_REDUCE] += zero__now_ms() - t0;
     return ZERO_OK;
 }
@@ -13475,14 +13340,467 @@ ZERO__DEF double zero_loss_scale(const zero_engine *e) {
     return zero_loss_scaler_scale(&e->run.scaler);
 }
 
-/* ---- >>engine-placements: the optimizer placements: device, CPU, early CPU, NVMe ----
+/* ---- >>opt-device: Adam on the device (the backend's fused kernel) ----
 
-   Each steps the owned chunks unit by unit, writes the new compute-dtype
-   parameters where they live, and (stages 1-2) queues the unit's all-gather
-   behind them, so that with offload the copy and the gather of one unit run
-   while the CPU steps the next. */
+   Each unit's owned chunk is stepped where it lies; its new compute-dtype
+   parameters go where they live (zero__param_out / _put: in place, or a
+   device staging on their way to the host or NVMe) and (stages 1-2) its
+   all-gather queues behind them. */
 
-/* offload_optimizer "nvme": Adam over the tiles, unit by unit. Tile of list
+static zero_result zero__opt_device_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
+    zero_adam_args aa;
+    zero__gview gv = zero__grad_view(e, u);
+    void *dst;
+    int pb;
+    ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 0, &dst, &pb, &be_err_));
+    zero__adam_args_for(e, u, hyper, &aa);
+    aa.master = zero__master_at(e, u);
+    aa.m = zero__mom_at(e, e->buf.m, u);
+    aa.v = zero__mom_at(e, e->buf.v, u);
+    aa.grad = gv.adam;
+    aa.grad_dtype = gv.dt;
+    aa.param = dst;
+    ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, zero__param_put_what(e), zero__param_put(e, u, 0, dst, pb, &be_err_));
+    return ZERO_OK;
+}
+
+/* Device Adam of every unit in one adam_multi call, then the units'
+   all-gathers in unit order. Used where each unit's new parameters land in
+   place (zero__params_in_place): each gather follows its unit's Adam on the
+   comm stream as in zero__opt_units; the gathers would have waited for the
+   Adam kernels queued before them on that stream anyway, so issuing them
+   after the one call loses no overlap. */
+static zero_result zero__opt_device_all(zero_engine *e, const zero_adam_args *hyper) {
+    const zero_layout *l = e->plan.layout;
+    int u, n = 0;
+    zero_result r;
+    for (u = 0; u < l->n_units; u++) {
+        zero_adam_args *aa = &e->buf.uargs[n];
+        zero__gview gv;
+        if (l->units[u].frozen || e->plan.seg_count[u] == 0) continue;
+        gv = zero__grad_view(e, u);
+        zero__adam_args_for(e, u, hyper, aa);
+        aa->master = zero__master_at(e, u);
+        aa->m = zero__mom_at(e, e->buf.m, u);
+        aa->v = zero__mom_at(e, e->buf.v, u);
+        aa->grad = gv.adam;
+        aa->grad_dtype = gv.dt;
+        aa->param = zero__master_is_params(e) ? NULL : zero__param_own(e, u);
+        n++;
+    }
+    if (n > 0) ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam_multi(e->be.ctx, e->buf.uargs, n, ZERO_STREAM_COMM, &be_err_));
+    for (u = 0; u < l->n_units; u++)
+        if (!l->units[u].frozen && (r = zero__step_gather(e, u)) != ZERO_OK) return r;
+    return ZERO_OK;
+}
+
+/* The norm's statistics of every unit, in one sumsq_segs call. */
+static zero_result zero__device_norm_stats(zero_engine *e) {
+    int u;
+    zero_result r;
+    for (u = 0; u < e->plan.layout->n_units; u++)
+        if ((r = zero__unit_stats_add(e, u)) != ZERO_OK) return r;
+    return ZERO_OK;
+}
+
+static zero_result zero__device_step(zero_engine *e, float grad_scale, zero_step_info *in) {
+    zero_adam_args hyper;
+    (void)in;
+    zero__step_hyper(e, grad_scale, &hyper);
+    return e->be.adam_multi && zero__params_in_place(e) ? zero__opt_device_all(e, &hyper)
+                                                        : zero__opt_units(e, &hyper, zero__opt_device_unit);
+}
+
+static const zero__strategy zero__strat_device = {
+    "device", zero__opt_nop_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__device_norm_stats,
+    zero__device_step, zero__persist_refresh, zero__opt_nop, zero__opt_nop, zero__floor_sequential};
+
+/* ---- >>opt-cpu: Adam on the CPU after the step's norm (offload_optimizer "cpu") ----
+
+   On the last micro-batch each unit's reduced chunk goes to host staging as
+   its reduction ends (zero__unit_offload); zero_step steps the units one by
+   one with the CPU Adam (zero__cpu_unit) and sends each one's new parameters
+   where they live. The other CPU strategies (overlap, early, delayed, nvme)
+   are this one with the Adam moved in time or its state in tiles; they
+   share its pieces. */
+
+/* Last micro-batch: unit u's reduced chunk is final. Its statistics and the
+   copy of the chunk to host staging go on the comm stream now, behind its
+   reduction and beside the rest of the backward; zero_step finds them done
+   after its one sync. */
+static zero_result zero__unit_offload(zero_engine *e, int u) {
+    size_t gs = zero_dtype_size(e->plan.gdt);
+    zero_result r;
+    if (e->plan.layout->units[u].frozen || e->plan.seg_count[u] == 0) return ZERO_OK;
+    if (e->plan.host_acc) return ZERO_OK; /* its statistics and copy went with its reduction (zero__reduce_host) */
+    if ((r = zero__unit_stats(e, u)) != ZERO_OK) return r;
+    ZERO__TRY_BE(e, "gradients to the host",
+                 zero__copy(e, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], gs), zero__grad_view(e, u).chunk,
+                            (size_t)e->plan.layout->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+static zero_result zero__cpu_reduced(zero_engine *e, int u, int last) {
+    return last ? zero__unit_offload(e, u) : ZERO_OK;
+}
+
+/* The step's host-memory traffic for zero_floor_of: master, m, v read and
+   written; the gradient read; the parameters written. */
+static void zero__cpu_figures(const zero_engine *e, zero_step_info *in) {
+    in->cpu_adam_bytes = e->plan.seg_elems * (int64_t)(24 + zero_dtype_size(e->plan.gdt) + e->plan.csize);
+}
+
+/* CPU Adam of unit u from its staged gradient chunk. */
+static zero_result zero__opt_cpu_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
+    void *dst;
+    int pb;
+    ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 1, &dst, &pb, &be_err_));
+    ZERO__TRY_BE(e, "zero_step: CPU Adam",
+                 zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+                                zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), dst,
+                                zero__params_on_device(e), &be_err_));
+    if (!zero__params_on_device(e)) /* (else zero__cpu_unit sent them there piece by piece) */
+        ZERO__TRY_BE(e, zero__param_put_what(e), zero__param_put(e, u, 1, dst, pb, &be_err_));
+    return ZERO_OK;
+}
+
+static zero_result zero__cpu_step(zero_engine *e, float grad_scale, zero_step_info *in) {
+    zero_adam_args hyper;
+    zero__step_hyper(e, grad_scale, &hyper);
+    zero__cpu_figures(e, in);
+    return zero__opt_units(e, &hyper, zero__opt_cpu_unit);
+}
+
+static const zero__strategy zero__strat_cpu = {
+    "cpu", zero__cpu_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__opt_nop,
+    zero__cpu_step, zero__persist_refresh, zero__opt_nop, zero__opt_nop, zero__floor_sequential};
+
+/* ---- >>opt-overlap: the CPU Adam beside the next forward (cfg.overlap_cpu_step) ----
+
+   Stage 3 with both offloads to the CPU: zero_step steps the persistent
+   spans' units itself and hands the others to the engine's thread in the
+   order the next forward fetches them; a fetch waits only for its own unit's
+   Adam (param_wait), the next backward for all of them. */
+
+/* The job: the units of trail_order in turn, each published as done; stops
+   at a failure or when the engine quits. */
+static void zero__trail_run(zero_engine *e, zero_error *fail) {
+    int i;
+    for (i = e->opt.trail_done; i < e->opt.trail_n && !e->thr.quit; i++) {
+        int u = e->opt.trail_order[i];
+        pthread_mutex_unlock(&e->thr.mu);
+        zero__cpu_unit(e, u, &e->thr.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+                       zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), zero__param_own(e, u), 0,
+                       fail);
+        pthread_mutex_lock(&e->thr.mu);
+        if (fail->code != ZERO_OK) break;
+        e->opt.trail_done = i + 1;
+        pthread_cond_broadcast(&e->thr.cv);
+    }
+}
+
+/* The overlapped step's Adam of unit u done (u < 0: of every unit); its
+   failure becomes the engine's. */
+static zero_result zero__trail_wait(zero_engine *e, int u) {
+    zero_error fail;
+    int need;
+    if (!e->opt.trail_armed) return ZERO_OK;
+    need = u < 0 ? e->opt.trail_n : e->opt.trail_pos[u] + 1;
+    if (need <= 0) return ZERO_OK; /* not one the thread steps */
+    zero__ok(&fail);
+    pthread_mutex_lock(&e->thr.mu);
+    while (e->opt.trail_done < need && e->thr.go) pthread_cond_wait(&e->thr.cv, &e->thr.mu);
+    if (!e->thr.go) { /* finished (or failed): the step is over */
+        fail = e->thr.err;
+        zero__ok(&e->thr.err);
+        e->opt.trail_armed = 0;
+    }
+    pthread_mutex_unlock(&e->thr.mu);
+    if (fail.code != ZERO_OK) return zero__ebackend(e, &fail, "CPU Adam beside the forward (overlap_cpu_step)");
+    return ZERO_OK;
+}
+
+static zero_result zero__trail_wait_all(zero_engine *e) { return zero__trail_wait(e, -1); }
+
+/* The units of persistent spans stepped here (they stay on the device,
+   refreshed by the step); the others handed to the thread in the order of
+   the recorded fetch trace (what the next forward fetches first goes first),
+   then the rest in unit order. */
+static zero_result zero__trail_step(zero_engine *e, float grad_scale, zero_step_info *in) {
+    const zero_layout *l = e->plan.layout;
+    zero_adam_args h;
+    int s, u, p, n = 0;
+    zero_result r;
+    zero__step_hyper(e, grad_scale, &h);
+    zero__cpu_figures(e, in);
+    for (s = 0; s < e->plan.n_spans; s++)
+        if (e->spans[s].persistent)
+            for (u = l->span_first[s]; u < l->span_first[s + 1]; u++)
+                if (!l->units[u].frozen && e->plan.seg_count[u] > 0 && (r = zero__opt_cpu_unit(e, u, &h)) != ZERO_OK) return r;
+    for (u = 0; u < l->n_units; u++) e->opt.trail_pos[u] = -1;
+#define ZERO__TRAIL_ADD(u_)                                                                                       \
+    if (!l->units[u_].frozen && e->plan.seg_count[u_] > 0 && !e->spans[l->units[u_].span].persistent &&          \
+        e->opt.trail_pos[u_] < 0) {                                                                               \
+        e->opt.trail_pos[u_] = n;                                                                                 \
+        e->opt.trail_order[n++] = u_;                                                                             \
+    }
+    if (e->pool.trace_state == ZERO__TRACE_COMPLETE)
+        for (p = 0; p < e->pool.trace_len; p++)
+            for (u = l->span_first[e->pool.trace[p]]; u < l->span_first[e->pool.trace[p] + 1]; u++) ZERO__TRAIL_ADD(u)
+    for (u = 0; u < l->n_units; u++) ZERO__TRAIL_ADD(u)
+#undef ZERO__TRAIL_ADD
+    if (n == 0) return ZERO_OK;
+    if ((r = zero__thread_start(e)) != ZERO_OK) return r;
+    pthread_mutex_lock(&e->thr.mu);
+    e->thr.h = h;
+    e->opt.trail_n = n;
+    e->opt.trail_done = 0;
+    e->opt.trail_armed = 1;
+    zero__thread_go(e, zero__trail_run);
+    pthread_mutex_unlock(&e->thr.mu);
+    in->cpu_units_overlapped = n;
+    return ZERO_OK;
+}
+
+static double zero__trail_floor(const zero_step_info *in, double fwd, double bwd, double step, double adam,
+                                const char **schedule) {
+    if (in->cpu_units_overlapped <= 0) return zero__floor_sequential(in, fwd, bwd, step, adam, schedule);
+    *schedule = "overlapped";
+    return (fwd > adam ? fwd : adam) + bwd + step;
+}
+
+static const zero__strategy zero__strat_overlap = {
+    "overlapped cpu", zero__cpu_reduced, zero__trail_wait_all, zero__trail_wait, zero__trail_wait_all, zero__opt_nop,
+    zero__trail_step, zero__persist_refresh, zero__trail_wait_all, zero__trail_wait_all, zero__trail_floor};
+
+/* ---- >>opt-early: the CPU Adam during the last backward (the early CPU step) ----
+
+   Offload "cpu" without clipping or an overflow check: nothing of the step
+   waits for the global norm, so on the last micro-batch the engine's thread
+   steps each unit as soon as its gradient chunk has reached the host
+   (event grad_on_host[u]), in the backward's order; zero_step waits for the
+   last one and sends the parameters to the device. Where it was not armed
+   (no unit reached the host on the last micro-batch) the step is the plain
+   CPU one. */
+
+/* The job: each queued unit once its gradient chunk is on the host, until
+   the step closes the queue; after a failure the rest is only drained. */
+static void zero__early_run(zero_engine *e, zero_error *fail) {
+    for (;;) {
+        int u;
+        while (e->opt.early_head == e->opt.early_tail && !e->opt.early_closed && !e->thr.quit) pthread_cond_wait(&e->thr.cv, &e->thr.mu);
+        if (e->opt.early_head == e->opt.early_tail) break; /* closed (or quitting) and drained */
+        u = e->opt.early_queue[e->opt.early_head++];
+        if (fail->code != ZERO_OK || e->thr.quit) continue;
+        pthread_mutex_unlock(&e->thr.mu);
+        if (e->be.event_sync(e->be.ctx, e->opt.grad_on_host[u], fail) == ZERO_OK)
+            zero__cpu_unit(e, u, &e->thr.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+                           zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
+                           zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize), 0, fail);
+        pthread_mutex_lock(&e->thr.mu);
+    }
+}
+
+/* Last micro-batch, unit u's gradient chunk queued to the host: the thread
+   steps it once the copy is done (the first unit of the step arms the step:
+   its hyperparameters, the queue). */
+static zero_result zero__early_reduced(zero_engine *e, int u, int last) {
+    zero_result r;
+    if (!last) return ZERO_OK;
+    if ((r = zero__unit_offload(e, u)) != ZERO_OK) return r;
+    if (e->plan.layout->units[u].frozen || e->plan.seg_count[u] == 0) return ZERO_OK;
+    if (!e->opt.early_armed) {
+        /* no clipping and no overflow check: the step's factor is 1 / (G S) */
+        zero__step_hyper(e, (float)(1.0 / ((double)e->plan.gas * zero_loss_scaler_scale(&e->run.scaler))), &e->thr.h);
+        if ((r = zero__thread_start(e)) != ZERO_OK) return r;
+        pthread_mutex_lock(&e->thr.mu);
+        e->opt.early_head = e->opt.early_tail = 0;
+        e->opt.early_closed = 0;
+        zero__thread_go(e, zero__early_run);
+        pthread_mutex_unlock(&e->thr.mu);
+        e->opt.early_armed = 1;
+    }
+    ZERO__TRY_BE(e, "early CPU step: event", e->be.event_record(e->be.ctx, e->opt.grad_on_host[u], ZERO_STREAM_COMM, &be_err_));
+    pthread_mutex_lock(&e->thr.mu);
+    e->opt.early_queue[e->opt.early_tail++] = u;
+    pthread_cond_broadcast(&e->thr.cv);
+    pthread_mutex_unlock(&e->thr.mu);
+    return ZERO_OK;
+}
+
+/* The thread stepped the units during the backward (with the
+   hyperparameters fixed when it was armed); their parameters go to the
+   device. */
+static zero_result zero__opt_early_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
+    (void)hyper;
+    ZERO__TRY_BE(e, "zero_step: parameters to the device",
+                 zero__copy(e, zero__param_own(e, u), zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize),
+                            (size_t)e->plan.layout->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+/* No more units this step: wait until the thread has stepped all, then
+   their parameters to the device. */
+static zero_result zero__early_step(zero_engine *e, float grad_scale, zero_step_info *in) {
+    zero_adam_args hyper;
+    zero_result r;
+    if (!e->opt.early_armed) return zero__cpu_step(e, grad_scale, in);
+    in->cpu_units_early = e->opt.early_tail;
+    pthread_mutex_lock(&e->thr.mu);
+    e->opt.early_closed = 1;
+    pthread_cond_broadcast(&e->thr.cv);
+    pthread_mutex_unlock(&e->thr.mu);
+    r = zero__thread_wait(e, "early CPU step");
+    e->opt.early_armed = 0;
+    if (r != ZERO_OK) return r;
+    hyper = e->thr.h;
+    zero__cpu_figures(e, in);
+    return zero__opt_units(e, &hyper, zero__opt_early_unit);
+}
+
+static double zero__early_floor(const zero_step_info *in, double fwd, double bwd, double step, double adam,
+                                const char **schedule) {
+    if (in->cpu_units_early <= 0) return zero__floor_sequential(in, fwd, bwd, step, adam, schedule);
+    *schedule = "early";
+    return fwd + (bwd > adam ? bwd : adam) + step;
+}
+
+static const zero__strategy zero__strat_early = {
+    "early cpu", zero__early_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__opt_nop,
+    zero__early_step, zero__persist_refresh, zero__opt_nop, zero__opt_nop, zero__early_floor};
+
+/* ---- >>opt-delayed: step t's CPU Adam beside step t+1 (delayed_param_update) ----
+
+   zero_step of step t decides overflow and clipping from step t's gradients
+   (on the host already), puts the parameters of step t-1's delayed Adam on
+   the device (settle: zero__dpu_apply), then hands step t's CPU Adam to the
+   engine's thread and returns: that Adam runs beside the forward and
+   backward of step t+1, which therefore use the parameters of step t-1.
+   The staging pairs alternate, so the backward fills one while the thread
+   reads the other. zero_flush (and the next zero_step) wait for the thread
+   and apply its parameters. */
+
+/* The job: every unit from the last down (the backward's order), each
+   published as stepped (its new parameters may go to the device). */
+static void zero__dpu_run(zero_engine *e, zero_error *fail) {
+    int u, q = 1 - e->dpu.cur; /* the pair the step handed over */
+    pthread_mutex_unlock(&e->thr.mu);
+    for (u = e->plan.n_units - 1; u >= 0; u--) {
+        if (!e->plan.layout->units[u].frozen && e->plan.seg_count[u] > 0 &&
+            zero__cpu_unit(e, u, &e->thr.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+                           zero__at(e->dpu.grad[q], e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
+                           zero__at(e->dpu.param[q], e->plan.unit_shard_off[u], e->plan.csize), 0, fail) != ZERO_OK)
+            break;
+        pthread_mutex_lock(&e->thr.mu);
+        e->dpu.done_from = u;
+        pthread_mutex_unlock(&e->thr.mu);
+    }
+    pthread_mutex_lock(&e->thr.mu);
+}
+
+static zero_result zero__dpu_wait(zero_engine *e) { return zero__thread_wait(e, "delayed CPU Adam"); }
+
+/* Step t's CPU Adam to the thread, reading the staging pair the backward
+   filled; the next backward fills the other one. */
+static zero_result zero__dpu_step(zero_engine *e, float grad_scale, zero_step_info *in) {
+    zero_result r;
+    zero_adam_args h;
+    zero__step_hyper(e, grad_scale, &h);
+    zero__cpu_figures(e, in);
+    if ((r = zero__dpu_wait(e)) != ZERO_OK || (r = zero__thread_start(e)) != ZERO_OK) return r;
+    pthread_mutex_lock(&e->thr.mu);
+    e->thr.h = h;
+    e->dpu.done_from = e->dpu.copied_from = e->plan.n_units;
+    e->dpu.cur = 1 - e->dpu.cur;
+    e->buf.cpu_grad = e->dpu.grad[e->dpu.cur];
+    e->dpu.pending = 1;
+    zero__thread_go(e, zero__dpu_run);
+    pthread_mutex_unlock(&e->thr.mu);
+    return ZERO_OK;
+}
+
+/* The units the thread has stepped since the last call: their new chunks
+   to the device staging, on the comm stream (from the backward, so the
+   host-to-device copies run beside it; the parameters in use stay as they
+   are until zero__dpu_apply). Local to this rank: no collective. */
+static zero_result zero__dpu_early(zero_engine *e) {
+    int u, q = 1 - e->dpu.cur, from;
+    if (!e->dpu.pending) return ZERO_OK;
+    pthread_mutex_lock(&e->thr.mu);
+    from = e->dpu.done_from;
+    pthread_mutex_unlock(&e->thr.mu);
+    for (u = from; u < e->dpu.copied_from; u++)
+        if (!e->plan.layout->units[u].frozen && e->plan.seg_count[u] > 0)
+            ZERO__TRY_BE(e, "delayed update: parameters to the device",
+                         zero__copy(e, zero__at(e->dpu.dev, e->plan.unit_shard_off[u], e->plan.csize),
+                                    zero__at(e->dpu.param[q], e->plan.unit_shard_off[u], e->plan.csize),
+                                    (size_t)e->plan.layout->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+    if (from < e->dpu.copied_from) e->dpu.copied_from = from;
+    return ZERO_OK;
+}
+
+static zero_result zero__dpu_reduced(zero_engine *e, int u, int last) {
+    zero_result r;
+    if ((r = zero__cpu_reduced(e, u, last)) != ZERO_OK) return r;
+    return zero__dpu_early(e);
+}
+
+/* The delayed Adam's parameters in place: wait, copy what the backward did
+   not (zero__dpu_early), then device to device into every owned chunk and
+   all-gather (stages 1-2) or refresh the persistent spans (stage 3). A
+   collective when one is pending (every rank has one then). */
+static zero_result zero__dpu_apply(zero_engine *e) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    if (!e->dpu.pending) return ZERO_OK;
+    if ((r = zero__dpu_wait(e)) != ZERO_OK || (r = zero__dpu_early(e)) != ZERO_OK) return r;
+    e->dpu.pending = 0;
+    for (u = 0; u < l->n_units; u++) {
+        if (l->units[u].frozen) continue;
+        if (e->plan.seg_count[u] > 0)
+            ZERO__TRY_BE(e, "delayed update: parameters in place",
+                         zero__copy(e, zero__param_own(e, u), zero__at(e->dpu.dev, e->plan.unit_shard_off[u], e->plan.csize),
+                                    (size_t)l->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
+    }
+    return zero__persist_refresh(e);
+}
+
+static zero_result zero__dpu_quiesce(zero_engine *e) { return e->dpu.pending ? zero__dpu_wait(e) : ZERO_OK; }
+
+/* zero_flush: the last step's parameters in place, between steps. */
+static zero_result zero__dpu_flush(zero_engine *e) {
+    zero_result r;
+    if (!e->dpu.pending) return ZERO_OK;
+    if (e->grad.touched || e->run.micro > 0)
+        return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "zero_flush: gradients of a step are pending; flush before "
+                                                          "the first zero_grad or after zero_step");
+    if ((r = zero__dpu_apply(e)) != ZERO_OK) return r;
+    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
+    ZERO__TRY_BE(e, "zero_flush: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+static double zero__dpu_floor(const zero_step_info *in, double fwd, double bwd, double step, double adam,
+                              const char **schedule) {
+    (void)in;
+    *schedule = "delayed";
+    return fwd + bwd + step > adam ? fwd + bwd + step : adam;
+}
+
+static const zero__strategy zero__strat_delayed = {
+    "delayed cpu", zero__dpu_reduced, zero__opt_nop, zero__opt_nop_u, zero__dpu_apply, zero__opt_nop,
+    zero__dpu_step, zero__opt_nop, zero__dpu_quiesce, zero__dpu_flush, zero__dpu_floor};
+
+/* ---- >>opt-nvme: the CPU Adam over NVMe tiles (offload_optimizer "nvme") ----
+
+   master | m | v of each trainable unit's owned chunk live in one tile of
+   the backend's tile store; the step reads tiles ahead, steps, and writes
+   them behind. */
+
+/* Adam over the tiles, unit by unit. Tile of list
    entry j in buffer j % n_tbuf; reads run up to n_tbuf - 1 entries ahead,
    the last entry's write behind the current one's Adam, and a buffer is read
    into only after its previous write completed. Any failure waits every
@@ -13546,7 +13864,7 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
             break;
         }
         if (zero__param_put(e, u, 1, dst, pb, &fail) != ZERO_OK) {
-            what = e->offload_param.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile" : "zero_step: parameters to the device";
+            what = zero__param_put_what(e);
             break;
         }
     }
@@ -13559,99 +13877,36 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
     return ZERO_OK;
 }
 
-/* The loop every per-unit placement shares: each trainable unit's own
-   chunk stepped by `one` (where the rank owns part of it), then the unit's
-   all-gather queued behind it. */
-typedef zero_result (*zero__opt_unit_fn)(zero_engine *e, int u, const zero_adam_args *hyper);
-static zero_result zero__opt_units(zero_engine *e, const zero_adam_args *hyper, zero__opt_unit_fn one) {
+static zero_result zero__nvme_opt_step(zero_engine *e, float grad_scale, zero_step_info *in) {
+    zero_adam_args hyper;
+    zero__step_hyper(e, grad_scale, &hyper);
+    zero__cpu_figures(e, in);
+    return zero__nvme_step(e, &hyper);
+}
+
+/* Stages 1-2: the units' all-gathers after the whole step (the ranks' tile
+   lists differ, so none is queued inside it); stage 3: the persistent
+   spans. */
+static zero_result zero__nvme_after(zero_engine *e) {
     const zero_layout *l = e->plan.layout;
     int u;
     zero_result r;
-    for (u = 0; u < l->n_units; u++) {
-        if (l->units[u].frozen) continue;
-        if (e->plan.seg_count[u] > 0 && (r = one(e, u, hyper)) != ZERO_OK) return r;
-        if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
-    }
-    return ZERO_OK;
-}
-
-/* Adam on the device (the backend's fused kernel). */
-static zero_result zero__opt_device_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
-    zero_adam_args aa;
-    zero__gview gv = zero__grad_view(e, u);
-    void *dst;
-    int pb;
-    ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 0, &dst, &pb, &be_err_));
-    zero__adam_args_for(e, u, hyper, &aa);
-    aa.master = zero__master_at(e, u);
-    aa.m = zero__mom_at(e, e->buf.m, u);
-    aa.v = zero__mom_at(e, e->buf.v, u);
-    aa.grad = gv.adam;
-    aa.grad_dtype = gv.dt;
-    aa.param = dst;
-    ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, e->offload_param.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
-                    : e->offload_param.device ? "zero_step: parameters to the host" : "zero_step: parameters to the device",
-                 zero__param_put(e, u, 0, dst, pb, &be_err_));
-    return ZERO_OK;
-}
-
-/* Device Adam of every unit in one adam_multi call, then the units'
-   all-gathers in unit order. Used where each unit's new parameters land in
-   place (no offload_param, no program memory staging): each gather follows
-   its unit's Adam on the comm stream as in zero__opt_units; the gathers
-   would have waited for the Adam kernels queued before them on that stream
-   anyway, so issuing them after the one call loses no overlap. */
-static zero_result zero__opt_device_all(zero_engine *e, const zero_adam_args *hyper) {
-    const zero_layout *l = e->plan.layout;
-    int u, n = 0;
-    zero_result r;
-    for (u = 0; u < l->n_units; u++) {
-        zero_adam_args *aa = &e->buf.uargs[n];
-        zero__gview gv;
-        if (l->units[u].frozen || e->plan.seg_count[u] == 0) continue;
-        gv = zero__grad_view(e, u);
-        zero__adam_args_for(e, u, hyper, aa);
-        aa->master = zero__master_at(e, u);
-        aa->m = zero__mom_at(e, e->buf.m, u);
-        aa->v = zero__mom_at(e, e->buf.v, u);
-        aa->grad = gv.adam;
-        aa->grad_dtype = gv.dt;
-        aa->param = zero__master_is_params(e) ? NULL : zero__param_own(e, u);
-        n++;
-    }
-    if (n > 0) ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam_multi(e->be.ctx, e->buf.uargs, n, ZERO_STREAM_COMM, &be_err_));
     for (u = 0; u < l->n_units; u++)
         if (!l->units[u].frozen && (r = zero__step_gather(e, u)) != ZERO_OK) return r;
-    return ZERO_OK;
+    return zero__persist_refresh(e);
 }
 
-/* offload_optimizer "cpu": CPU Adam from the staged gradient chunk. */
-static zero_result zero__opt_cpu_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
-    void *dst;
-    int pb;
-    ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 1, &dst, &pb, &be_err_));
-    ZERO__TRY_BE(e, "zero_step: CPU Adam",
-                 zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
-                                zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), dst,
-                                !e->offload_param.device, &be_err_));
-    if (e->offload_param.device)
-        ZERO__TRY_BE(e, e->offload_param.device == ZERO_OFFLOAD_NVME ? "zero_step: NVMe write of a parameter tile"
-                                                                     : "zero_step: parameters to the host",
-                     zero__param_put(e, u, 1, dst, pb, &be_err_));
-    return ZERO_OK;
-}
+static const zero__strategy zero__strat_nvme = {
+    "nvme", zero__cpu_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__opt_nop,
+    zero__nvme_opt_step, zero__nvme_after, zero__opt_nop, zero__opt_nop, zero__floor_sequential};
 
-/* The early CPU step: the engine's thread stepped the units during the
-   backward (with the hyperparameters fixed when it was armed); their
-   parameters go to the device. Where it was not armed (no unit reached the
-   host on the last micro-batch) the step is the plain CPU one. */
-static zero_result zero__opt_early_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
-    (void)hyper;
-    ZERO__TRY_BE(e, "zero_step: parameters to the device",
-                 zero__copy(e, zero__param_own(e, u), zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize),
-                            (size_t)e->plan.layout->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
-    return ZERO_OK;
+/* The strategy zero_engine_create decided on (zero__place_plan's flags). */
+static const zero__strategy *zero__strategy_pick(const zero_engine *e) {
+    if (e->nvme.on) return &zero__strat_nvme;
+    if (e->dpu.on) return &zero__strat_delayed;
+    if (e->opt.early) return &zero__strat_early;
+    if (e->opt.trail) return &zero__strat_overlap;
+    return e->opt.cpu ? &zero__strat_cpu : &zero__strat_device;
 }
 
 /* ---- >>engine-step: zero_step as its phases; zero_flush ----
@@ -13782,10 +14037,7 @@ static zero_result zero__step_norm(zero_engine *e, double *sumsq, int *bad_unit,
     zero_result r;
     *sumsq = 0;
     *bad_unit = *bad_tensor = -1;
-    /* every unit's segments in one sumsq_segs call (offload: done already) */
-    for (u = 0; u < l->n_units && !e->opt.cpu; u++)
-        if ((r = zero__unit_stats_add(e, u)) != ZERO_OK) return r;
-    if ((r = zero__stats_flush(e)) != ZERO_OK) return r;
+    if ((r = e->strat->norm_stats(e)) != ZERO_OK || (r = zero__stats_flush(e)) != ZERO_OK) return r;
     if ((r = zero__coll_check(e, ZERO__C_NORM, -1)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: all_reduce of the norm",
                  zero__all_reduce_in(e, ZERO_GROUP_SHARD, e->buf.stats_dev, e->buf.stats_dev, 2 * (size_t)e->plan.n_pairs,
@@ -13872,59 +14124,25 @@ static zero_result zero__step_skip(zero_engine *e, zero_step_info *in, double t0
     return ZERO_OK;
 }
 
-/* Phase 4: the step's hyperparameters, then the placement's optimizer. */
+/* Phase 4: the strategy's optimizer. */
 static zero_result zero__step_optimizer(zero_engine *e, float grad_scale, zero_step_info *in) {
-    zero_adam_args hyper; /* the step's Adam hyperparameters, shared by every unit */
-    zero_result r;
-    double t1;
-    int place = e->opt.place;
-    if (place == ZERO__PLACE_CPU_EARLY && e->opt.early_armed) {
-        in->cpu_units_early = e->opt.early_tail;
-        if ((r = zero__early_finish(e)) != ZERO_OK) return r;
-        hyper = e->dpu.h;
-    } else {
-        if (place == ZERO__PLACE_CPU_EARLY) place = ZERO__PLACE_CPU;
-        zero__step_hyper(e, grad_scale, &hyper);
-    }
+    double t1 = zero__now_ms();
+    zero_result r = e->strat->step(e, grad_scale, in);
     in->lr = e->run.step_lr;
-    if (e->opt.cpu) /* master, m, v read and written; the gradient read; the parameters written */
-        in->cpu_adam_bytes = e->plan.seg_elems * (int64_t)(24 + zero_dtype_size(e->plan.gdt) + e->plan.csize);
-    t1 = zero__now_ms();
-    switch (place) {
-    case ZERO__PLACE_DEVICE:
-        r = e->be.adam_multi && !e->plan.ext && !e->offload_param.device ? zero__opt_device_all(e, &hyper)
-                                                                          : zero__opt_units(e, &hyper, zero__opt_device_unit);
-        break;
-    case ZERO__PLACE_CPU:
-        r = e->opt.trail ? zero__trail_start(e, &hyper) : zero__opt_units(e, &hyper, zero__opt_cpu_unit);
-        if (r == ZERO_OK && e->opt.trail_armed) in->cpu_units_overlapped = e->opt.trail_n;
-        break;
-    case ZERO__PLACE_CPU_EARLY: r = zero__opt_units(e, &hyper, zero__opt_early_unit); break;
-    case ZERO__PLACE_DELAYED: r = zero__dpu_start(e, &hyper); break; /* the whole CPU Adam goes to the thread */
-    case ZERO__PLACE_NVME: r = zero__nvme_step(e, &hyper); break;
-    default: r = zero__efail(e, ZERO_MSG_ENGINE_BROKEN, "zero_step: optimizer placement %d", place); break;
-    }
     in->time_ms[ZERO_PHASE_OPTIMIZER] = zero__now_ms() - t1;
     return r;
 }
 
-/* Phase 5: every rank's parameters up to date (stages 1-2: gathered by the
-   placement, except after the NVMe step, whose unit lists differ between
-   ranks; stage 3: gathered units dropped, persistent spans refreshed). */
+/* Phase 5: every rank's parameters up to date (the strategy's `after`:
+   stages 1-2 gathered where the step did not, stage 3's persistent spans
+   refreshed), stage 3's gathered units dropped. */
 static zero_result zero__step_params(zero_engine *e) {
-    const zero_layout *l = e->plan.layout;
-    int u;
     zero_result r;
-    if (e->opt.place == ZERO__PLACE_NVME)
-        for (u = 0; u < l->n_units; u++)
-            if (!l->units[u].frozen && (r = zero__step_gather(e, u)) != ZERO_OK) return r;
+    if ((r = e->strat->after(e)) != ZERO_OK) return r;
     if (e->plan.stage == 3) {
         int s;
-        for (s = 0; s < e->plan.n_spans; s++) {
+        for (s = 0; s < e->plan.n_spans; s++)
             if (!e->spans[s].persistent) zero__pool_drop(e, s);
-            else if (!e->spans[s].frozen && !e->dpu.on && (r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK)
-                return r; /* (delayed update: refreshed by zero__dpu_apply) */
-        }
     }
     if (e->plan.stage <= 1 && e->plan.gas == 1 && e->buf.grads && !zero__grads_lazy(e))
         ZERO__TRY_BE(e, "zero_step: gradient clear",
@@ -13934,51 +14152,54 @@ static zero_result zero__step_params(zero_engine *e) {
     return ZERO_OK;
 }
 
+/* The first half of zero_step and zero_skip_step, every gradient in: the
+   norm and the first inf/nan (zero_grad_norm may have found them already),
+   then what the strategy's last step left running settled (the delayed
+   update's parameters go to the device here, whether or not this step is
+   applied). */
+static zero_result zero__step_begin(zero_engine *e, zero_step_info *in, double t0) {
+    zero_result r;
+    e->xfer.phase = ZERO_XFER_STEP;
+    memset(in, 0, sizeof *in);
+    memcpy(in->time_ms, e->run.t_phase, sizeof in->time_ms);
+    if ((r = zero__step_norm_once(e)) != ZERO_OK) return r;
+    in->time_ms[ZERO_PHASE_NORM] = zero__now_ms() - t0;
+    if ((r = e->strat->settle(e)) != ZERO_OK) return r;
+    in->loss_scale = zero_loss_scaler_scale(&e->run.scaler);
+    in->overflow_unit = e->run.norm_bad_unit;
+    in->overflow_tensor = e->run.norm_bad_tensor;
+    return ZERO_OK;
+}
+
 ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
     zero_step_info in;
     zero_result r;
-    int bad_unit, bad_tensor, check, overflow;
-    double t0 = zero__now_ms(), t1, sumsq, S, norm, q = 1;
+    int check, overflow;
+    double t0 = zero__now_ms(), t1, S, norm, q = 1;
     if ((r = zero__enter(e, "zero_step")) != ZERO_OK) return r;
     zero__tl_call(e, "zero_step", -1);
-    if ((r = zero__step_ready(e, "zero_step")) != ZERO_OK || (r = zero__trail_wait(e, -1)) != ZERO_OK) return r;
-    e->xfer.phase = ZERO_XFER_STEP;
-    memset(&in, 0, sizeof in);
-    memcpy(in.time_ms, e->run.t_phase, sizeof in.time_ms);
-
-    /* 1. the global norm and the first inf/nan (zero_grad_norm may have
-       found them already) */
-    if ((r = zero__step_norm_once(e)) != ZERO_OK) return r;
-    sumsq = e->run.norm_sumsq;
-    bad_unit = e->run.norm_bad_unit;
-    bad_tensor = e->run.norm_bad_tensor;
-    in.time_ms[ZERO_PHASE_NORM] = zero__now_ms() - t0;
+    /* 1. the global norm and the first inf/nan; the strategy settled */
+    if ((r = zero__step_ready(e, "zero_step")) != ZERO_OK || (r = zero__step_begin(e, &in, t0)) != ZERO_OK) return r;
 
     /* 2. overflow: fp16 always; bf16 with check_grad_overflow on stages 1-2
        (DeepSpeed >= 0.19.5) */
     check = e->plan.cdt == ZERO_DTYPE_FP16 ||
             (e->plan.cdt == ZERO_DTYPE_BF16 && e->cfg.bf16.check_grad_overflow == 1 && (e->plan.stage == 1 || e->plan.stage == 2));
-    overflow = check && bad_unit >= 0;
-    /* delayed update: the previous step's parameters go to the device now,
-       whether or not this step is applied */
-    if (e->dpu.on && (r = zero__dpu_apply(e)) != ZERO_OK) return r;
-    S = zero_loss_scaler_scale(&e->run.scaler);
-    in.loss_scale = S;
-    in.overflow_unit = bad_unit;
-    in.overflow_tensor = bad_tensor;
+    overflow = check && in.overflow_unit >= 0;
+    S = in.loss_scale;
     if (e->obs.period_skipped == 0 && overflow) e->obs.period_scale_from = S;
     r = zero_loss_scaler_update(&e->run.scaler, overflow);
     e->run.global_steps++;
     if (overflow || r != ZERO_OK) return zero__step_skip(e, &in, t0, r, info);
 
     /* 3. unscale, average over micro-batches, clip (DeepSpeed's formula) */
-    norm = sqrt(sumsq) / ((double)e->plan.gas * S);
+    norm = sqrt(e->run.norm_sumsq) / ((double)e->plan.gas * S);
     if (e->cfg.gradient_clipping > 0 && isfinite(norm)) q = (norm + 1e-6) / e->cfg.gradient_clipping;
     if (q < 1) q = 1;
     in.grad_norm = isfinite(norm) ? norm : -1;
     in.clip_coef = 1.0 / q;
 
-    /* 4. Adam on the owned chunks, where the placement puts it */
+    /* 4. Adam on the owned chunks, where the strategy runs it */
     if ((r = zero__step_optimizer(e, (float)(1.0 / ((double)e->plan.gas * S * q)), &in)) != ZERO_OK) return r;
 
     /* 5. the new parameters everywhere */
@@ -13997,15 +14218,7 @@ ZERO__DEF zero_result zero_step(zero_engine *e, zero_step_info *info) {
 ZERO__DEF zero_result zero_flush(zero_engine *e) {
     zero_result r;
     if ((r = zero__enter(e, "zero_flush")) != ZERO_OK) return r;
-    if ((r = zero__trail_wait(e, -1)) != ZERO_OK) return r;
-    if (!e->dpu.pending) return ZERO_OK;
-    if (e->grad.touched || e->run.micro > 0)
-        return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "zero_flush: gradients of a step are pending; flush before "
-                                                          "the first zero_grad or after zero_step");
-    if ((r = zero__dpu_apply(e)) != ZERO_OK) return r;
-    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
-    ZERO__TRY_BE(e, "zero_flush: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
-    return ZERO_OK;
+    return e->strat->flush(e);
 }
 
 /* The early CPU step fixes a step's hyperparameters and applies its Adam
@@ -14078,18 +14291,8 @@ ZERO__DEF zero_result zero_skip_step(zero_engine *e, zero_step_info *info) {
     zero_result r;
     double t0 = zero__now_ms();
     if ((r = zero__enter(e, "zero_skip_step")) != ZERO_OK || (r = zero__step_ready(e, "zero_skip_step")) != ZERO_OK ||
-        (r = zero__step_open(e, "zero_skip_step")) != ZERO_OK || (r = zero__trail_wait(e, -1)) != ZERO_OK)
+        (r = zero__step_open(e, "zero_skip_step")) != ZERO_OK || (r = zero__step_begin(e, &in, t0)) != ZERO_OK)
         return r;
-    e->xfer.phase = ZERO_XFER_STEP;
-    memset(&in, 0, sizeof in);
-    memcpy(in.time_ms, e->run.t_phase, sizeof in.time_ms);
-    /* the reductions end and the statistics are cleared as in zero_step */
-    if ((r = zero__step_norm_once(e)) != ZERO_OK) return r;
-    in.time_ms[ZERO_PHASE_NORM] = zero__now_ms() - t0;
-    if (e->dpu.on && (r = zero__dpu_apply(e)) != ZERO_OK) return r; /* the previous step's parameters, as zero_step */
-    in.loss_scale = zero_loss_scaler_scale(&e->run.scaler);
-    in.overflow_unit = e->run.norm_bad_unit;
-    in.overflow_tensor = e->run.norm_bad_tensor;
     in.grad_norm = zero__norm_of(e, e->run.norm_sumsq);
     in.skipped_by_program = 1;
     e->run.global_steps++;
@@ -14632,7 +14835,7 @@ static zero_result zero__ck_between_steps(zero_engine *e, const char *fn) {
     if (e->grad.touched || e->run.micro > 0)
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY, "%s: gradients of a step are pending; call it before the "
                                                           "first zero_grad or after zero_step", fn);
-    if ((r = zero__cpu_quiesce(e)) != ZERO_OK) return r; /* a delayed or overlapped Adam writes the state */
+    if ((r = e->strat->quiesce(e)) != ZERO_OK) return r; /* a delayed or overlapped Adam writes the state */
     if (e->offload_param.pstore) { /* the step's parameter writes behind: complete before the files are read or rewritten */
         zero_error first;
         zero__ok(&first);
@@ -15796,7 +15999,7 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
                                                           "read state before the first zero_grad or after zero_step",
                            zero__tname(e, t));
     /* a delayed Adam still running writes the state read here */
-    if ((r = zero__cpu_quiesce(e)) != ZERO_OK) return r;
+    if ((r = e->strat->quiesce(e)) != ZERO_OK) return r;
     for (k = 0; k < l->places[t].n_units; k++) maxpad = zero__max_i64(maxpad, l->units[l->places[t].first_unit + k].padded);
     {
         zero_error be;
@@ -16219,19 +16422,7 @@ ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, 
     f = out->copy_ms[ZERO_XFER_FORWARD];
     b = out->copy_ms[ZERO_XFER_BACKWARD];
     st = out->copy_ms[ZERO_XFER_STEP];
-    if (e->opt.place == ZERO__PLACE_DELAYED) {
-        out->schedule = "delayed";
-        out->floor_ms = f + b + st > out->adam_ms ? f + b + st : out->adam_ms;
-    } else if (e->opt.trail && info->cpu_units_overlapped > 0) {
-        out->schedule = "overlapped";
-        out->floor_ms = (f > out->adam_ms ? f : out->adam_ms) + b + st;
-    } else if (e->opt.place == ZERO__PLACE_CPU_EARLY && info->cpu_units_early > 0) {
-        out->schedule = "early";
-        out->floor_ms = f + (b > out->adam_ms ? b : out->adam_ms) + st;
-    } else {
-        out->schedule = "sequential";
-        out->floor_ms = f + b + (st > out->adam_ms ? st : out->adam_ms);
-    }
+    out->floor_ms = e->strat->floor(info, f, b, st, out->adam_ms, &out->schedule);
     return ZERO_OK;
 }
 
