@@ -113,14 +113,17 @@
                         the groups of hybrid sharding (a barrier per group)
      layout             tensors into units: zero_layout_create, zero_layout_locate
      engine-core        struct zero_engine in parts; errors, entry check, allocation,
-                        the views of a unit (zero__param_own, zero__grad_view), the
-                        program's memory through one unit's staging (zero__ext_copy,
-                        zero__gext_gather)
+                        a unit's gradient views (zero__grad_view)
      engine-timeline    ZERO_TIMELINE: one step's collectives and stream waits timed with
                         the backend's timed events, written as a Chrome trace
      engine-observe     every collective and host wait: ZERO_DEBUG, the watchdog,
                         check_collectives, the metrics line
-     engine-tiles       NVMe tile requests, offload_param's tile cache, zero__param_out / _put
+     engine-tiles       NVMe tile requests, offload_param's tile cache
+     engine-state       where a unit's state lives, the one layer that knows: the views
+                        (zero__master_at, zero__param_own), where Adam's output goes
+                        (zero__param_out / _put), any residency read and written
+                        (zero__state_get / _put: checkpoints, zero_read_state, load, init),
+                        the program's memory through one unit's staging (zero__ext_copy)
      engine-thread      the engine's CPU thread: one job at a time for the strategies that
                         step beside the GPU (early, overlapped, delayed)
      engine-pvm         stage 3 behind the program's pointers: a count per page, the
@@ -9065,72 +9068,11 @@ static void zero__efree(zero_engine *e, zero_mem_kind kind, void *p) {
     if (p) e->be.free(e->be.ctx, kind, p);
 }
 
-/* Per-unit pointers into the buffers (see the memory plan in zero_engine_create). */
-/* fp32 parameters on the device, Adam there: the parameters are the master */
-static int zero__master_is_params(const zero_engine *e) {
-    return e->plan.cdt == ZERO_DTYPE_FP32 && !e->opt.cpu && !e->offload_param.device && !e->plan.ext;
-}
 
-static float *zero__master_at(const zero_engine *e, int u) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    if (zero__master_is_params(e)) {
-        if (e->plan.stage == 0) return (float *)e->buf.params + x->offset;
-        if (e->plan.stage < 3) return (float *)e->buf.params + x->offset + (int64_t)e->plan.rank * x->chunk;
-        return (float *)e->buf.params + x->shard_offset;
-    }
-    return e->buf.master + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
-}
 
-static float *zero__mom_at(const zero_engine *e, float *base, int u) {
-    return base + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
-}
 
-/* compute-dtype parameters that rank owns of unit u: whole unit on stage 0 */
-static void *zero__param_own(const zero_engine *e, int u) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    if (e->plan.ext) /* the unit's staging: the whole unit (stage 0), the own chunk in it (1-2) */
-        return zero__at(e->buf.ustage, e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk, e->plan.csize);
-    if (e->plan.stage == 0) return zero__at(e->buf.params, x->offset, e->plan.csize);
-    if (e->plan.stage < 3) return zero__at(e->buf.params, x->offset + (int64_t)e->plan.rank * x->chunk, e->plan.csize);
-    return zero__at(e->buf.params, x->shard_offset, e->plan.csize);
-}
 
-/* ext: unit u's tensors between the program's memory and the unit staging
-   (to_program 0: into the staging; 1: out to the program), segment by
-   segment on the comm stream. */
-static zero_result zero__ext_copy(zero_engine *e, int u, int to_program, zero_error *fail) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    int k, n = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
-    for (k = 0; k < n; k++) {
-        const zero__seg *sg = &e->buf.segtmp[k];
-        char *prog = zero__at(e->plan.tdata[sg->tensor], sg->tensor_off, e->plan.csize);
-        char *st = zero__at(e->buf.ustage, sg->unit_off, e->plan.csize);
-        if (zero__copy(e, to_program ? prog : st, to_program ? st : prog, (size_t)sg->count * e->plan.csize,
-                       ZERO_STREAM_COMM, fail) != ZERO_OK)
-            return fail->code;
-    }
-    return ZERO_OK;
-}
 
-/* gext: unit u's gradients from the program's memory into the unit staging
-   (its padding stays zero), on the comm stream; then the program's memory is
-   cleared there, so the next micro-batch's backward adds into zeros (a
-   program that writes its gradients without asking zero_grad, and a tensor no
-   kernel wrote, both see zero; the next micro-batch's compute waits for the
-   comm stream at the end of this one). */
-static zero_result zero__gext_gather(zero_engine *e, int u, zero_error *fail) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    int k, n = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
-    for (k = 0; k < n; k++) {
-        const zero__seg *sg = &e->buf.segtmp[k];
-        char *prog = zero__at(e->plan.tgrad[sg->tensor], sg->tensor_off, e->plan.csize);
-        if (zero__copy(e, zero__at(e->buf.gstage, sg->unit_off, e->plan.csize), prog, (size_t)sg->count * e->plan.csize,
-                       ZERO_STREAM_COMM, fail) != ZERO_OK ||
-            e->be.memset0(e->be.ctx, prog, (size_t)sg->count * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK)
-            return fail->code;
-    }
-    return ZERO_OK;
-}
 
 /* Where unit u's gradient is, every view of it computed in one place:
      write  where the backward writes the compute-dtype gradient (the full
@@ -10016,6 +9958,91 @@ static void zero__pbuf_drain(zero_engine *e, zero_error *first) {
         if (!zero__req_wait(e, e->offload_param.pstore, &e->offload_param.pbuf_req[k], first)) e->offload_param.pbuf_unit[k] = -1;
 }
 
+
+
+
+
+
+/* ---- >>engine-state: where a unit's state lives ----
+
+   The one layer that knows where each unit's parameters (compute dtype),
+   master weights and Adam moments live: device memory, pinned or pageable
+   host memory (offload), NVMe tiles (offload to "nvme"), the program's own
+   memory (zero_alloc, the drop-in API), and which of them is the same
+   buffer (fp32 on the device: the master is the parameters). The step reads
+   it through the views (zero__master_at, zero__mom_at, zero__param_own) and
+   zero__param_out / _put; checkpoints, zero_read_state, export, load and the
+   initial weights through zero__state_get and zero__state_put, which take
+   any residency. A new residency is a change to this section alone (and
+   its allocation in >>engine-life). */
+
+/* Per-unit pointers into the buffers (see the memory plan in zero_engine_create). */
+/* fp32 parameters on the device, Adam there: the parameters are the master */
+static int zero__master_is_params(const zero_engine *e) {
+    return e->plan.cdt == ZERO_DTYPE_FP32 && !e->opt.cpu && !e->offload_param.device && !e->plan.ext;
+}
+
+static float *zero__master_at(const zero_engine *e, int u) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    if (zero__master_is_params(e)) {
+        if (e->plan.stage == 0) return (float *)e->buf.params + x->offset;
+        if (e->plan.stage < 3) return (float *)e->buf.params + x->offset + (int64_t)e->plan.rank * x->chunk;
+        return (float *)e->buf.params + x->shard_offset;
+    }
+    return e->buf.master + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
+}
+
+static float *zero__mom_at(const zero_engine *e, float *base, int u) {
+    return base + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
+}
+
+/* compute-dtype parameters that rank owns of unit u: whole unit on stage 0 */
+static void *zero__param_own(const zero_engine *e, int u) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    if (e->plan.ext) /* the unit's staging: the whole unit (stage 0), the own chunk in it (1-2) */
+        return zero__at(e->buf.ustage, e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk, e->plan.csize);
+    if (e->plan.stage == 0) return zero__at(e->buf.params, x->offset, e->plan.csize);
+    if (e->plan.stage < 3) return zero__at(e->buf.params, x->offset + (int64_t)e->plan.rank * x->chunk, e->plan.csize);
+    return zero__at(e->buf.params, x->shard_offset, e->plan.csize);
+}
+
+/* ext: unit u's tensors between the program's memory and the unit staging
+   (to_program 0: into the staging; 1: out to the program), segment by
+   segment on the comm stream. */
+static zero_result zero__ext_copy(zero_engine *e, int u, int to_program, zero_error *fail) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    int k, n = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+    for (k = 0; k < n; k++) {
+        const zero__seg *sg = &e->buf.segtmp[k];
+        char *prog = zero__at(e->plan.tdata[sg->tensor], sg->tensor_off, e->plan.csize);
+        char *st = zero__at(e->buf.ustage, sg->unit_off, e->plan.csize);
+        if (zero__copy(e, to_program ? prog : st, to_program ? st : prog, (size_t)sg->count * e->plan.csize,
+                       ZERO_STREAM_COMM, fail) != ZERO_OK)
+            return fail->code;
+    }
+    return ZERO_OK;
+}
+
+/* gext: unit u's gradients from the program's memory into the unit staging
+   (its padding stays zero), on the comm stream; then the program's memory is
+   cleared there, so the next micro-batch's backward adds into zeros (a
+   program that writes its gradients without asking zero_grad, and a tensor no
+   kernel wrote, both see zero; the next micro-batch's compute waits for the
+   comm stream at the end of this one). */
+static zero_result zero__gext_gather(zero_engine *e, int u, zero_error *fail) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    int k, n = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+    for (k = 0; k < n; k++) {
+        const zero__seg *sg = &e->buf.segtmp[k];
+        char *prog = zero__at(e->plan.tgrad[sg->tensor], sg->tensor_off, e->plan.csize);
+        if (zero__copy(e, zero__at(e->buf.gstage, sg->unit_off, e->plan.csize), prog, (size_t)sg->count * e->plan.csize,
+                       ZERO_STREAM_COMM, fail) != ZERO_OK ||
+            e->be.memset0(e->be.ctx, prog, (size_t)sg->count * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK)
+            return fail->code;
+    }
+    return ZERO_OK;
+}
+
 /* Where Adam's compute-dtype output goes (offload_param).
 
    host_adam: CPU Adam (offload_optimizer) writes host memory, device Adam
@@ -10080,6 +10107,145 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
     if (!src) return ZERO_OK; /* fp32 on the device: the master is the parameter */
     if (src == zero__param_own(e, u)) return ZERO_OK;
     return zero__copy(e, zero__param_own(e, u), src, bytes, ZERO_STREAM_COMM, fail);
+}
+
+/* Scratch a reader or writer of unit state lends the layer: `stage` of at
+   least 4 bytes per element of the range (pinned where the copies should
+   stay asynchronous), `tile` of one optimizer tile (12 bytes per element of
+   the own range) or parameter tile, needed only with NVMe. */
+typedef struct zero__state_io {
+    void *stage, *tile;
+} zero__state_io;
+
+/* What of a unit's state (zero__state_get): the values a checkpoint and
+   zero_read_state call the master (the fp32 master; the compute-dtype
+   parameters of a frozen unit, or where the master is the parameters), and
+   Adam's m and v. */
+enum { ZERO__ST_MASTER, ZERO__ST_M, ZERO__ST_V };
+
+/* The values of `what` are the compute-dtype parameters. */
+static int zero__state_is_params(const zero_engine *e, int u, int what) {
+    return e->plan.layout->units[u].frozen || (what == ZERO__ST_MASTER && zero__master_is_params(e));
+}
+
+/* This rank holds the whole of unit u's `what` (stage 0; the parameters of
+   stages 1-2, in the engine's memory or the program's); else its own chunk
+   alone. */
+static int zero__state_whole(const zero_engine *e, int u, int what) {
+    return e->plan.stage == 0 || (e->plan.stage <= 2 && zero__state_is_params(e, u, what));
+}
+
+/* Elements [lo, lo + n) of unit u's `what` (unit coordinates, inside what
+   this rank holds: zero__state_whole, or the own chunk) as floats into out,
+   wherever they live: the device, pinned host memory, NVMe tiles, the
+   program's memory. A frozen unit's m and v, and a range of padding alone,
+   are zeros. With got (may be NULL) fp32 values already in io->stage are
+   handed out there instead of copied into out. Local: no collective. */
+static zero_result zero__state_get(zero_engine *e, int u, int what, int64_t lo, int64_t n, float *out, const float **got,
+                                   zero__state_io *io, zero_error *fail) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    int64_t hlo = zero__state_whole(e, u, what) ? 0 : (int64_t)e->plan.rank * x->chunk; /* the held range's start */
+    size_t cs = e->plan.csize;
+    const char *src;
+    if (got) *got = out;
+    if ((x->frozen && what != ZERO__ST_MASTER) || lo >= x->numel) {
+        memset(out, 0, (size_t)n * 4);
+        return ZERO_OK;
+    }
+    if (zero__state_is_params(e, u, what)) {
+        if (e->offload_param.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile (the own chunk) */
+            void *req = NULL;
+            if (e->be.tiles_read(e->offload_param.pstore, u, io->tile, (size_t)x->chunk * cs, &req, fail) != ZERO_OK ||
+                e->be.tiles_wait(e->offload_param.pstore, req, fail) != ZERO_OK)
+                return fail->code;
+            zero__host_uncast(out, e->plan.cdt, zero__at(io->tile, lo - hlo, cs), n);
+            return ZERO_OK;
+        }
+        if (e->plan.ext) { /* the program's memory, through the unit staging */
+            if (zero__ext_copy(e, u, 0, fail) != ZERO_OK) return fail->code;
+            src = zero__at(e->buf.ustage, lo, cs);
+        } else {
+            src = zero__at(e->plan.stage == 3 ? zero__param_own(e, u) : zero__at(e->buf.params, x->offset, cs), lo - hlo, cs);
+        }
+        if (zero__copy(e, io->stage, src, (size_t)n * cs, ZERO_STREAM_COMM, fail) != ZERO_OK ||
+            zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
+            return fail->code;
+        zero__host_uncast(out, e->plan.cdt, io->stage, n);
+        return ZERO_OK;
+    }
+    if (e->nvme.on) { /* the unit's tile: master | m | v */
+        void *req = NULL;
+        if (e->be.tiles_read(e->nvme.store, u, io->tile, 12 * (size_t)x->chunk, &req, fail) != ZERO_OK ||
+            e->be.tiles_wait(e->nvme.store, req, fail) != ZERO_OK)
+            return fail->code;
+        memcpy(out, (const float *)io->tile + (size_t)what * (size_t)x->chunk + (lo - hlo), (size_t)n * 4);
+        return ZERO_OK;
+    }
+    src = (const char *)((what == ZERO__ST_MASTER ? zero__master_at(e, u) : zero__mom_at(e, what == ZERO__ST_M ? e->buf.m : e->buf.v, u)) +
+                         (lo - hlo));
+    if (zero__copy(e, io->stage, src, (size_t)n * 4, ZERO_STREAM_COMM, fail) != ZERO_OK || zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
+        return fail->code;
+    if (got)
+        *got = (const float *)io->stage;
+    else
+        memcpy(out, io->stage, (size_t)n * 4);
+    return ZERO_OK;
+}
+
+/* This rank's own range of unit u (the whole unit at stage 0, the own chunk
+   above: zero__own_elems) from master, m and v (fp32 host memory; m, v
+   NULL: left as they are, zero at create; zero with NVMe) into wherever
+   they live: the compute-dtype parameters (with `params`: 0 where the
+   caller put them already; stages 1-2 gather them afterwards), the master
+   where it is not the parameters, the moments of a trainable unit. io->stage takes the parameters' cast; with NVMe, master, m
+   and v may be io->tile's thirds already (then nothing is copied). */
+static zero_result zero__state_put(zero_engine *e, int u, const float *master, const float *m, const float *v, int params,
+                                   zero__state_io *io, zero_error *err) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    int64_t n = e->plan.stage == 0 ? x->padded : x->chunk;
+    if (params) {
+        zero__host_cast(io->stage, e->plan.cdt, master, n);
+        if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
+            void *req = NULL;
+            if (e->be.tiles_write(e->offload_param.pstore, u, io->stage, (size_t)n * e->plan.csize, &req, err) != ZERO_OK ||
+                e->be.tiles_wait(e->offload_param.pstore, req, err) != ZERO_OK)
+                return err->code;
+        } else if (zero__copy(e, zero__param_own(e, u), io->stage, (size_t)n * e->plan.csize, ZERO_STREAM_COMM, err) != ZERO_OK) {
+            return err->code;
+        }
+    }
+    if (!x->frozen) {
+        if (e->nvme.on) { /* master | m | v in the unit's tile */
+            float *tb = (float *)io->tile;
+            const float *part[3];
+            int k;
+            void *req = NULL;
+            part[0] = master, part[1] = m, part[2] = v;
+            for (k = 0; k < 3; k++)
+                if (!part[k])
+                    memset(tb + (size_t)k * (size_t)n, 0, sizeof(float) * (size_t)n);
+                else if (part[k] != tb + (size_t)k * (size_t)n)
+                    memcpy(tb + (size_t)k * (size_t)n, part[k], sizeof(float) * (size_t)n);
+            if (e->be.tiles_write(e->nvme.store, u, tb, 12 * (size_t)n, &req, err) != ZERO_OK ||
+                e->be.tiles_wait(e->nvme.store, req, err) != ZERO_OK)
+                return err->code;
+        } else if ((!zero__master_is_params(e) &&
+                    zero__copy(e, zero__master_at(e, u), master, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK) ||
+                   (m && zero__copy(e, zero__mom_at(e, e->buf.m, u), m, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK) ||
+                   (v && zero__copy(e, zero__mom_at(e, e->buf.v, u), v, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK)) {
+            return err->code;
+        }
+    }
+    /* the copies read the caller's memory, which its next unit overwrites */
+    if (zero__sync(e, ZERO_STREAM_COMM, err) != ZERO_OK) return err->code;
+    return ZERO_OK;
+}
+
+/* Bytes of the largest tile a state reader may need in io->tile (0: none). */
+static size_t zero__state_tile_bytes(const zero_engine *e) {
+    size_t a = e->nvme.on ? e->nvme.tile_bytes : 0;
+    size_t b = e->offload_param.device == ZERO_OFFLOAD_NVME ? e->offload_param.ptile_bytes : 0;
+    return a > b ? a : b;
 }
 
 /* ---- >>engine-thread: the engine's CPU thread ----
@@ -11199,6 +11365,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     float *vals;
     void *cast;
     zero__seg *segs;
+    zero__state_io io;
     zero_result r = ZERO_OK;
     for (u = 0; u < l->n_units; u++) {
         maxn = zero__max_i64(maxn, e->plan.stage == 0 ? l->units[u].padded : l->units[u].chunk);
@@ -11215,6 +11382,8 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: %lld elements of init staging",
                            (long long)maxn);
     }
+    io.stage = cast;
+    io.tile = e->nvme.on ? e->nvme.tbuf[0] : NULL; /* (the step's first tile buffer) */
     for (u = 0; u < l->n_units && r == ZERO_OK; u++) {
         const zero_unit *x = &l->units[u];
         int64_t lo = e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk;
@@ -11229,42 +11398,9 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
             if (hi - lo < n)
                 memset(vals + zero__max_i64(0, hi - lo), 0, sizeof(float) * (size_t)(n - zero__max_i64(0, hi - lo)));
         }
-        if (e->plan.ext) {
-            /* the compute-dtype parameters are in place already */
-        } else if (e->offload_param.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
-            void *req = NULL;
-            zero__host_cast(e->offload_param.pbuf[0], e->plan.cdt, vals, n);
-            if (e->be.tiles_write(e->offload_param.pstore, u, e->offload_param.pbuf[0], e->plan.csize * (size_t)n, &req, &be) != ZERO_OK ||
-                e->be.tiles_wait(e->offload_param.pstore, req, &be) != ZERO_OK) {
-                r = zero__ebackend(e, &be, "zero_engine_create: initial parameter tile");
-                break;
-            }
-        } else {
-            zero__host_cast(cast, e->plan.cdt, vals, n);
-            if (zero__copy(e, zero__param_own(e, u), cast, e->plan.csize * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
-                r = zero__ebackend(e, &be, "zero_engine_create: initial weights");
-                break;
-            }
-        }
-        if (!x->frozen && e->nvme.on) { /* the unit's first tile: master, m = v = 0 */
-            float *tb = (float *)e->nvme.tbuf[0];
-            void *req = NULL;
-            memcpy(tb, vals, sizeof(float) * (size_t)n);
-            memset(tb + n, 0, 2 * sizeof(float) * (size_t)n);
-            if (e->be.tiles_write(e->nvme.store, u, tb, 12 * (size_t)n, &req, &be) != ZERO_OK ||
-                e->be.tiles_wait(e->nvme.store, req, &be) != ZERO_OK) {
-                r = zero__ebackend(e, &be, "zero_engine_create: initial optimizer tile");
-                break;
-            }
-        }
-        if (!x->frozen && !zero__master_is_params(e) && !e->nvme.on &&
-            zero__copy(e, zero__master_at(e, u), vals, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, &be) != ZERO_OK) {
-            r = zero__ebackend(e, &be, "zero_engine_create: initial master weights");
-            break;
-        }
-        /* the copies read host staging that the next unit overwrites */
-        if (zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK) {
-            r = zero__ebackend(e, &be, "zero_engine_create: sync");
+        /* (the program's memory holds the parameters already: rank 0's, broadcast) */
+        if (zero__state_put(e, u, vals, NULL, NULL, !e->plan.ext, &io, &be) != ZERO_OK) {
+            r = zero__ebackend(e, &be, "zero_engine_create: initial weights");
             break;
         }
     }
@@ -14586,66 +14722,6 @@ static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill,
 
 /* ---- >>ckpt-save: zero_save: what a rank holds of a unit, rank files, metadata, latest ---- */
 
-/* Values of this rank's chunk of unit u (chunk elements, padding included)
-   into out; what: 0 values (master, or parameters of a frozen unit), 1 m, 2 v.
-   stage: the own chunk inside the full copies of stages 0-2. `tile` and
-   `stage_buf`: scratch of chunk * 12 and chunk * 4 bytes (pinned). *got:
-   where the values are, out or (fp32 state copied as it is) stage_buf itself,
-   read there with no second copy. */
-static zero_result zero__ck_unit_get(zero_engine *e, int u, int what, float *out, void *tile, void *stage_buf,
-                                     const float **got, zero_error *fail) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    size_t c = (size_t)x->chunk;
-    int64_t own = (int64_t)e->plan.rank * x->chunk; /* the own chunk inside a whole unit */
-    *got = out;
-    if (x->frozen || (what == 0 && zero__master_is_params(e))) {
-        if (what != 0) {
-            memset(out, 0, c * 4);
-            return ZERO_OK;
-        }
-        if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
-            void *req = NULL;
-            if (e->be.tiles_read(e->offload_param.pstore, u, tile, c * e->plan.csize, &req, fail) != ZERO_OK ||
-                e->be.tiles_wait(e->offload_param.pstore, req, fail) != ZERO_OK)
-                return fail->code;
-            zero__host_uncast(out, e->plan.cdt, tile, (int64_t)c);
-            return ZERO_OK;
-        }
-        {
-            const char *src = e->plan.stage == 3 ? (const char *)zero__param_own(e, u)
-                                            : zero__at(e->buf.params, x->offset + own, e->plan.csize);
-            if (e->plan.ext) { /* the program's memory, through the unit staging */
-                if (zero__ext_copy(e, u, 0, fail) != ZERO_OK) return fail->code;
-                src = zero__at(e->buf.ustage, own, e->plan.csize);
-            }
-            if (zero__copy(e, stage_buf, src, c * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK ||
-                zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
-                return fail->code;
-            zero__host_uncast(out, e->plan.cdt, stage_buf, (int64_t)c);
-        }
-        return ZERO_OK;
-    }
-    if (e->plan.seg_count[u] == 0 && zero_layout_chunk_real(e->plan.layout, u, e->plan.rank) == 0) { /* only padding: zeros */
-        memset(out, 0, c * 4);
-        return ZERO_OK;
-    }
-    if (e->nvme.on) {
-        void *req = NULL;
-        if (e->be.tiles_read(e->nvme.store, u, tile, 12 * c, &req, fail) != ZERO_OK || e->be.tiles_wait(e->nvme.store, req, fail) != ZERO_OK)
-            return fail->code;
-        memcpy(out, (const float *)tile + (size_t)what * c, c * 4);
-        return ZERO_OK;
-    }
-    {
-        const float *src = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->buf.m : e->buf.v, u);
-        if (e->plan.stage == 0) src += own; /* stage 0 keeps whole units */
-        if (zero__copy(e, stage_buf, src, c * 4, ZERO_STREAM_COMM, fail) != ZERO_OK ||
-            zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
-            return fail->code;
-        *got = (const float *)stage_buf;
-    }
-    return ZERO_OK;
-}
 
 typedef struct zero__ck_rank_writer {
     zero_engine *e;
@@ -14674,7 +14750,11 @@ static int zero__ck_fill_rank(int fd, void *arg, zero_error *err) {
             const zero_unit *x = &l->units[u];
             int64_t i = 0;
             const float *vals;
-            if (zero__ck_unit_get(e, u, what, w->buf, w->tile, w->stage_buf, &vals, err) != ZERO_OK) return 0;
+            zero__state_io io;
+            io.stage = w->stage_buf;
+            io.tile = w->tile;
+            if (zero__state_get(e, u, what, (int64_t)e->plan.rank * x->chunk, x->chunk, w->buf, &vals, &io, err) != ZERO_OK)
+                return 0;
             while (i < x->chunk) { /* split the unit at block boundaries */
                 int64_t room = ZERO_CKPT_BLOCK - pos % ZERO_CKPT_BLOCK, n = zero__min_i64(room, x->chunk - i);
                 crc = zero__crc32c(crc, vals + i, (size_t)n * 4);
@@ -15420,51 +15500,25 @@ static zero_result zero__ck_fill_range(zero_engine *e, zero__ck_reader *rd, cons
     return ZERO_OK;
 }
 
-/* This rank's part of unit u from the checkpoint into the engine: master, m,
-   v (trainable) and the compute-dtype parameters, wherever they live. */
+/* This rank's part of unit u from the checkpoint into the engine: master, m
+   and v (trainable) read into tile's thirds, then wherever they live. */
 static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const zero_layout *ol, const int *tmap, int u,
-                                     float *vals, void *tile, void *stage_buf, zero_error *err) {
+                                     float *tile, void *stage_buf, zero_error *err) {
     const zero_unit *x = &e->plan.layout->units[u];
     int64_t lo = e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk, n = e->plan.stage == 0 ? x->padded : x->chunk;
     int64_t hi = zero__min_i64(lo + n, x->numel);
     int what;
     zero_result res;
+    zero__state_io io;
     if (hi < lo) hi = lo;
     for (what = 0; what < (x->frozen ? 1 : 3); what++) {
-        float *dst;
+        float *vals = tile + (size_t)what * (size_t)n;
         if ((res = zero__ck_fill_range(e, rd, ol, tmap, u, lo, hi, what, vals, err)) != ZERO_OK) return res;
         if (hi - lo < n) memset(vals + (hi - lo), 0, sizeof(float) * (size_t)(n - (hi - lo)));
-        if (what == 0) { /* the compute-dtype parameters: where they live */
-            zero__host_cast(stage_buf, e->plan.cdt, vals, n);
-            if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
-                void *req = NULL;
-                if (e->be.tiles_write(e->offload_param.pstore, u, stage_buf, (size_t)n * e->plan.csize, &req, err) != ZERO_OK ||
-                    e->be.tiles_wait(e->offload_param.pstore, req, err) != ZERO_OK)
-                    return err->code;
-            } else if (zero__copy(e, zero__param_own(e, u), stage_buf, (size_t)n * e->plan.csize, ZERO_STREAM_COMM, err) !=
-                           ZERO_OK ||
-                       zero__sync(e, ZERO_STREAM_COMM, err) != ZERO_OK) {
-                return err->code;
-            }
-            if (x->frozen || zero__master_is_params(e)) continue;
-        }
-        if (e->nvme.on) { /* master | m | v in the unit's tile */
-            memcpy((float *)tile + (size_t)what * (size_t)n, vals, sizeof(float) * (size_t)n);
-            continue;
-        }
-        dst = what == 0 ? zero__master_at(e, u) : zero__mom_at(e, what == 1 ? e->buf.m : e->buf.v, u);
-        memcpy(stage_buf, vals, sizeof(float) * (size_t)n);
-        if (zero__copy(e, dst, stage_buf, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK ||
-            zero__sync(e, ZERO_STREAM_COMM, err) != ZERO_OK)
-            return err->code;
     }
-    if (e->nvme.on && !x->frozen) {
-        void *req = NULL;
-        if (e->be.tiles_write(e->nvme.store, u, tile, 12 * (size_t)n, &req, err) != ZERO_OK ||
-            e->be.tiles_wait(e->nvme.store, req, err) != ZERO_OK)
-            return err->code;
-    }
-    return ZERO_OK;
+    io.stage = stage_buf;
+    io.tile = tile;
+    return zero__state_put(e, u, tile, x->frozen ? NULL : tile + n, x->frozen ? NULL : tile + 2 * n, 1, &io, err);
 }
 
 /* The engine's tensors in the checkpoint's metadata, by name: tmap[t] is
@@ -15589,7 +15643,7 @@ static zero_result zero__load_check(zero_engine *e, zero__ck_reader *rd, const z
 /* Every rank read its part: now change the engine, each unit's part, then
    the full copies (stages 1-2 gathered, stage 3's persistent spans), the
    counters, the loss scaler and the schedule position. */
-static zero_result zero__load_apply(zero_engine *e, zero__ck_reader *rd, const zero_layout *ol, const int *tmap, float *vals,
+static zero_result zero__load_apply(zero_engine *e, zero__ck_reader *rd, const zero_layout *ol, const int *tmap,
                                     const zero__ck_meta *m) {
     int64_t maxn = zero__max_own_elems(e);
     void *tile = NULL, *stage_buf = NULL;
@@ -15606,7 +15660,7 @@ static zero_result zero__load_apply(zero_engine *e, zero__ck_reader *rd, const z
     if (e->offload_param.pstore) /* the parameter cache holds the old values */
         for (t = 0; t < e->offload_param.n_pbuf; t++) e->offload_param.pbuf_unit[t] = -1;
     for (u = 0; u < e->plan.n_units; u++) {
-        if (zero__ck_unit_set(e, rd, ol, tmap, u, vals, tile, stage_buf, &be) != ZERO_OK) {
+        if (zero__ck_unit_set(e, rd, ol, tmap, u, (float *)tile, stage_buf, &be) != ZERO_OK) {
             /* the files passed every check a moment ago: the state is now partly replaced */
             r = zero__ebackend(e, &be, "zero_load: while replacing the engine's state");
             goto out;
@@ -15690,7 +15744,7 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
         e->broken = 0; /* nothing changed: the engine stays usable */
         goto out;
     }
-    r = zero__load_apply(e, &rd, ol, tmap, vals, &m);
+    r = zero__load_apply(e, &rd, ol, tmap, &m);
 out:
     zero__ck_meta_free(&m);
     ZERO_FREE(mb);
@@ -15979,13 +16033,15 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
     const zero_layout *l;
     zero_result r;
     int64_t done = 0;
-    void *tmp_dev = NULL, *tile = NULL;
-    unsigned char *tmp_host = NULL;
+    void *tmp_dev = NULL;
+    float *vals;
+    zero__state_io io;
     int64_t maxpad = 0;
-    int k;
+    int k, kind = what == ZERO_STATE_MASTER ? ZERO__ST_MASTER : what == ZERO_STATE_EXP_AVG ? ZERO__ST_M : ZERO__ST_V;
     if ((r = zero__enter(e, "zero_read_state")) != ZERO_OK || (r = zero__check_tensor(e, t, "zero_read_state")) != ZERO_OK)
         return r;
     if (!out) return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_read_state: out is NULL");
+    io.stage = io.tile = NULL;
     l = e->plan.layout;
     if ((unsigned)what >= ZERO_STATE_KIND_COUNT || offset < 0 || count < 0 || offset + count > l->numel[t])
         return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_read_state('%s'): range [%lld, %lld) of %lld elements, what %d",
@@ -16001,111 +16057,50 @@ ZERO__DEF zero_result zero_read_state(zero_engine *e, int t, zero_state_kind wha
     /* a delayed Adam still running writes the state read here */
     if ((r = e->strat->quiesce(e)) != ZERO_OK) return r;
     for (k = 0; k < l->places[t].n_units; k++) maxpad = zero__max_i64(maxpad, l->units[l->places[t].first_unit + k].padded);
-    {
+    {   /* host: the layer's stage | the values read or gathered (pinned: the copies stay asynchronous, a hung
+           collective shows in sync); the device: the unit gathered */
         zero_error be;
         zero__ok(&be);
-        if (e->be.alloc(e->be.ctx, ZERO_MEM_DEVICE, (size_t)maxpad * 4, &tmp_dev, &be) != ZERO_OK)
-            return zero__ebackend(e, &be, "zero_read_state: staging");
-    }
-    {   /* pinned: the copies stay asynchronous, a hung collective shows in sync */
-        zero_error be;
-        void *p = NULL;
-        zero__ok(&be);
-        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxpad * 4, &p, &be) != ZERO_OK) {
-            e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
-            return zero__ebackend(e, &be, "zero_read_state: staging");
-        }
-        tmp_host = (unsigned char *)p;
-    }
-    if ((e->nvme.on && !(e->plan.tflags[t] & ZERO_TENSOR_FROZEN) && !(what == ZERO_STATE_MASTER && zero__master_is_params(e))) ||
-        (e->offload_param.device == ZERO_OFFLOAD_NVME && (e->plan.tflags[t] & ZERO_TENSOR_FROZEN))) {
-        zero_error be;
-        zero__ok(&be);
-        if (e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, e->nvme.on ? e->nvme.tile_bytes : e->offload_param.ptile_bytes, &tile, &be) != ZERO_OK) {
-            e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
-            e->be.free(e->be.ctx, ZERO_MEM_PINNED, tmp_host);
-            return zero__ebackend(e, &be, "zero_read_state: tile staging");
+        if (e->be.alloc(e->be.ctx, ZERO_MEM_DEVICE, (size_t)maxpad * 4, &tmp_dev, &be) != ZERO_OK ||
+            e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, (size_t)maxpad * 8, &io.stage, &be) != ZERO_OK ||
+            (zero__state_tile_bytes(e) && e->be.alloc(e->be.ctx, ZERO_MEM_PINNED, zero__state_tile_bytes(e), &io.tile, &be) != ZERO_OK)) {
+            r = zero__ebackend(e, &be, "zero_read_state: staging");
+            goto out;
         }
     }
+    vals = (float *)io.stage + maxpad;
     while (done < count && r == ZERO_OK) {
         int64_t in, n;
         int u = zero__layout_unit_of(l, t, offset + done, &in);
         const zero_unit *x = &l->units[u];
-        zero_dtype sdt = ZERO_DTYPE_FP32;
-        const void *src = NULL;
+        int64_t own = (int64_t)e->plan.rank * x->chunk;
         zero_error be;
-        int local = e->plan.stage == 0;
         zero__ok(&be);
         n = zero__min_i64(count - done, x->numel - in);
         if (l->piece[t] == 0) n = zero__min_i64(n, l->numel[t] - (offset + done));
-        if (x->frozen || (what == ZERO_STATE_MASTER && zero__master_is_params(e))) {
-            sdt = e->plan.cdt;
-            if (e->offload_param.device != ZERO_OFFLOAD_NVME)
-                src = e->plan.stage == 0 ? zero__at(e->buf.params, x->offset, e->plan.csize) : zero__param_own(e, u);
-            if (e->plan.stage == 1 || e->plan.stage == 2) local = 1, src = zero__at(e->buf.params, x->offset, e->plan.csize);
-            if (e->plan.ext) { /* the program's memory, through the unit staging */
-                if (zero__ext_copy(e, u, 0, &be) != ZERO_OK) {
-                    r = zero__ebackend(e, &be, "zero_read_state: the program's parameters");
-                    break;
-                }
-                local = 1, src = e->buf.ustage;
-            }
-            if (e->offload_param.device == ZERO_OFFLOAD_NVME) { /* the unit's parameter tile */
-                void *req = NULL;
-                if (e->be.tiles_read(e->offload_param.pstore, u, tile, (size_t)x->chunk * e->plan.csize, &req, &be) != ZERO_OK ||
-                    e->be.tiles_wait(e->offload_param.pstore, req, &be) != ZERO_OK) {
-                    r = zero__ebackend(e, &be, "zero_read_state: NVMe read of a parameter tile");
-                    break;
-                }
-                src = tile;
-            }
-        } else if (e->nvme.on) { /* the unit's tile from the file: master | m | v */
-            void *req = NULL;
-            if (e->be.tiles_read(e->nvme.store, u, tile, 12 * (size_t)x->chunk, &req, &be) != ZERO_OK ||
-                e->be.tiles_wait(e->nvme.store, req, &be) != ZERO_OK) {
-                r = zero__ebackend(e, &be, "zero_read_state: NVMe read of an optimizer tile");
-                break;
-            }
-            src = (const float *)tile + (what == ZERO_STATE_MASTER ? 0 : what == ZERO_STATE_EXP_AVG ? 1 : 2) * x->chunk;
-        } else if (what == ZERO_STATE_MASTER) {
-            src = zero__master_at(e, u);
-        } else {
-            src = zero__mom_at(e, what == ZERO_STATE_EXP_AVG ? e->buf.m : e->buf.v, u);
-        }
-        if (local) {
-            if (zero__copy(e, tmp_host, zero__at((void *)(uintptr_t)src, in, zero_dtype_size(sdt)),
-                           (size_t)n * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be) != ZERO_OK ||
-                zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
-                r = zero__ebackend(e, &be, "zero_read_state: copy");
-            else
-                zero__host_uncast(out + done, sdt, tmp_host, n);
+        if (zero__state_whole(e, u, kind)) { /* here whole: no collective */
+            if (zero__state_get(e, u, kind, in, n, out + done, NULL, &io, &be) != ZERO_OK)
+                r = zero__ebackend(e, &be, "zero_read_state");
         } else if ((r = zero__coll_check(e, ZERO__C_READ, u)) != ZERO_OK) {
             break;
-        } else {
-            /* state kept off the device (offload) joins the gather from device staging */
-            size_t es = zero_dtype_size(sdt);
-            int params = x->frozen || (what == ZERO_STATE_MASTER && zero__master_is_params(e));
-            if (params ? e->offload_param.device != ZERO_OFFLOAD_NONE : e->opt.cpu) {
-                void *own = zero__at(tmp_dev, (int64_t)e->plan.rank * x->chunk, es);
-                if (zero__copy(e, own, src, (size_t)x->chunk * es, ZERO_STREAM_COMM, &be) != ZERO_OK) {
-                    r = zero__ebackend(e, &be, "zero_read_state: copy to the device");
-                    break;
-                }
-                src = own;
-            }
-            if (zero__all_gather(e, src, tmp_dev, (size_t)x->chunk, sdt, ZERO_STREAM_COMM, &be) != ZERO_OK ||
-                zero__copy(e, tmp_host, zero__at(tmp_dev, in, zero_dtype_size(sdt)),
-                           (size_t)n * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be) != ZERO_OK ||
+        } else if (zero__state_get(e, u, kind, own, x->chunk, vals, NULL, &io, &be) != ZERO_OK) {
+            r = zero__ebackend(e, &be, "zero_read_state");
+        } else { /* every rank's own chunk, gathered in fp32 on the device */
+            void *at = zero__at(tmp_dev, own, 4);
+            if (zero__copy(e, at, vals, (size_t)x->chunk * 4, ZERO_STREAM_COMM, &be) != ZERO_OK ||
+                zero__all_gather(e, at, tmp_dev, (size_t)x->chunk, ZERO_DTYPE_FP32, ZERO_STREAM_COMM, &be) != ZERO_OK ||
+                zero__copy(e, vals, zero__at(tmp_dev, in, 4), (size_t)n * 4, ZERO_STREAM_COMM, &be) != ZERO_OK ||
                 zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
                 r = zero__ebackend(e, &be, "zero_read_state: all_gather");
             else
-                zero__host_uncast(out + done, sdt, tmp_host, n);
+                memcpy(out + done, vals, (size_t)n * 4);
         }
         done += n;
     }
-    e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
-    e->be.free(e->be.ctx, ZERO_MEM_PINNED, tmp_host);
-    if (tile) e->be.free(e->be.ctx, ZERO_MEM_PINNED, tile);
+out:
+    if (tmp_dev) e->be.free(e->be.ctx, ZERO_MEM_DEVICE, tmp_dev);
+    if (io.stage) e->be.free(e->be.ctx, ZERO_MEM_PINNED, io.stage);
+    if (io.tile) e->be.free(e->be.ctx, ZERO_MEM_PINNED, io.tile);
     return r;
 }
 
