@@ -8451,6 +8451,8 @@ enum { ZERO__TRACE_RECORD, ZERO__TRACE_COMPLETE, ZERO__TRACE_INVALID };
    section (>>opt-device, >>opt-cpu, >>opt-overlap, >>opt-early,
    >>opt-delayed, >>opt-nvme) and has every operation (zero__opt_nop and
    kin where it has nothing to do):
+     alloc         at create, its buffers (host staging, tables, the thread's
+     release       lock); release frees them
      unit_reduced  unit u's reduction of a micro-batch is queued (last: the
                    step's last micro-batch): the CPU strategies send its
                    chunk to the host there
@@ -8467,8 +8469,20 @@ enum { ZERO__TRACE_RECORD, ZERO__TRACE_COMPLETE, ZERO__TRACE_INVALID };
      quiesce       no CPU Adam runs (before the state is read or written)
      flush         zero_flush
      floor         zero_floor_of: the floor of a step of this schedule */
+typedef struct zero__sizes { /* element counts the allocations are made from */
+    int64_t psi, psiT, S, ST;  /* padded, trainable padded, shard, trainable shard */
+    int64_t persist;           /* stage 3: persistent spans */
+    int64_t dyn_total, dyn_max; /* stage 3: the other spans, all and the largest */
+    int64_t slot;              /* the largest trainable span: one gradient ring slot */
+    int trainable_spans, maxcap; /* trainable spans that take ring slots; maxcap: most tensors in one unit */
+    int own_spans;             /* stages 2-3: spans with a gradient slot of their own ... */
+    int64_t own_elems;         /* ... and their elements */
+} zero__sizes;
+
 typedef struct zero__strategy {
     const char *name;
+    zero_result (*alloc)(zero_engine *e, const zero__sizes *zs);
+    void (*release)(zero_engine *e);
     zero_result (*unit_reduced)(zero_engine *e, int u, int last);
     zero_result (*backward)(zero_engine *e);
     zero_result (*param_wait)(zero_engine *e, int u);
@@ -10248,6 +10262,226 @@ static size_t zero__state_tile_bytes(const zero_engine *e) {
     return a > b ? a : b;
 }
 
+/* Create's decisions of where the state lives and which strategy steps it
+   (from the config, the stage and what the backend can do); nothing else
+   decides them. */
+static void zero__state_plan(zero_engine *e, const zero_config *cfg, const zero_backend *be) {
+    const zero_optimization_config *z = &cfg->zero_optimization;
+    e->opt.cpu = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
+    e->plan.host_acc = e->opt.cpu && e->plan.stage >= 2 && !e->plan.gext;
+    /* one rank reduces nothing: the backward writes straight into the owned
+       accumulator and the reduce-scatter is in place (skipped). Not with the
+       optimizer offloaded: host_acc and the early step read the slot */
+    e->plan.gdirect = e->plan.stage == 2 && e->plan.gworld == 1 && e->plan.gas == 1 && !e->plan.gext && !e->opt.cpu;
+    e->nvme.on = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
+    e->plan.opt_kind = !e->opt.cpu ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
+    e->offload_param.device = e->plan.stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
+    e->dpu.on = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->offload_param.device;
+    /* the early CPU step: nothing of the step needs the global norm (no clipping,
+       no overflow check) and the backend can wait on events from a thread */
+    e->opt.early = cfg->early_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->offload_param.device && !(cfg->gradient_clipping > 0) &&
+               e->plan.cdt != ZERO_DTYPE_FP16 &&
+               !(e->plan.cdt == ZERO_DTYPE_BF16 && cfg->bf16.check_grad_overflow == 1 && (e->plan.stage == 1 || e->plan.stage == 2)) &&
+               be->event_sync && be->event_create && be->event_record && be->event_destroy;
+    /* the overlapped CPU step: the next forward's fetches wait for their units' Adam */
+    e->opt.trail = cfg->overlap_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->opt.early &&
+                   e->plan.stage == 3 && e->offload_param.device == ZERO_OFFLOAD_CPU;
+    e->offload_param.param_kind = !e->offload_param.device ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
+    e->strat = zero__strategy_pick(e);
+}
+
+/* The offloads the config asks for, against what the backend has. */
+static zero_result zero__state_check(const zero_config *cfg, const zero_backend *be, zero_error *err) {
+    const zero_optimization_config *z = &cfg->zero_optimization;
+    if (z->stage == 3 && z->offload_param.device == ZERO_OFFLOAD_NVME &&
+        (!be->tiles_open || !be->tiles_close || !be->tiles_read || !be->tiles_write || !be->tiles_wait))
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_param.device", 0, 0,
+                          "\"nvme\": backend has no tile store; use zero_offload_backend (zero_offload.h)");
+    if (z->stage == 3 && z->offload_param.device == ZERO_OFFLOAD_NVME && z->offload_param.nvme_path[0] == 0)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_param.nvme_path", 0, 0,
+                          "device is \"nvme\" but nvme_path is empty\nHINT: set it to a directory on the NVMe drive");
+    if (z->offload_optimizer.device == ZERO_OFFLOAD_NVME &&
+        (!be->tiles_open || !be->tiles_close || !be->tiles_read || !be->tiles_write || !be->tiles_wait))
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
+                          "\"nvme\": backend has no tile store; use zero_offload_backend (zero_offload.h)");
+    if (z->offload_optimizer.device == ZERO_OFFLOAD_NVME && z->offload_optimizer.nvme_path[0] == 0)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.nvme_path", 0, 0,
+                          "device is \"nvme\" but nvme_path is empty\nHINT: set it to a directory on the NVMe drive");
+    if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE && !be->cpu_adam)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
+                          "\"%s\": backend '%s' has no CPU Adam\nHINT: wrap the backend with zero_offload_backend "
+                          "(zero_offload.h), or set the device to \"none\"",
+                          z->offload_optimizer.device == ZERO_OFFLOAD_NVME ? "nvme" : "cpu", be->name ? be->name : "?");
+    return ZERO_OK;
+}
+
+/* Allocation of the state where it lives (beside its free): the
+   compute-dtype parameters and offload_param's staging and tiles, the
+   master and Adam's moments or their NVMe tiles. */
+/* n host buffers of `bytes` for tiles, then the backend's tile store of this
+   rank (file `name`.rank<r>.tiles in `path`). */
+static zero_result zero__tiles_make(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, int n, size_t bytes,
+                                    void **bufs, const char *what_buf, const char *path, const char *name, void **store,
+                                    const char *what_store) {
+    zero_error be;
+    zero_result r;
+    int k;
+    for (k = 0; k < n; k++)
+        if ((r = zero__ealloc(e, cat, kind, bytes, &bufs[k], what_buf)) != ZERO_OK) return r;
+    zero__ok(&be);
+    if (e->be.tiles_open(e->be.cpu_ctx, path, name, e->plan.grank, bytes, &e->cfg.aio, store, &be) != ZERO_OK) {
+        *store = NULL;
+        return zero__ebackend(e, &be, what_store);
+    }
+    return ZERO_OK;
+}
+
+/* The matching free of zero__tiles_make (after the caller drained the
+   store's pending requests). */
+static void zero__tiles_unmake(zero_engine *e, zero_mem_kind kind, int n, void **bufs, void **store) {
+    int k;
+    if (*store && e->be.tiles_close) e->be.tiles_close(*store);
+    *store = NULL;
+    if (bufs)
+        for (k = 0; k < n; k++) zero__efree(e, kind, bufs[k]);
+}
+
+/* offload_param "nvme": the tile buffers and the parameter tile store. */
+static zero_result zero__alloc_param_tiles(zero_engine *e, int64_t max_chunk, int64_t shard) {
+    const zero_offload_config *op = &e->cfg.zero_optimization.offload_param;
+    int k;
+    e->offload_param.ptile_bytes = (size_t)max_chunk * e->plan.csize;
+    e->nvme.nvme_bytes += (size_t)shard * e->plan.csize;
+    e->offload_param.n_pbuf = (int)zero__max_i64(2, zero__min_i64(op->buffer_count, 1024));
+    e->offload_param.pbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->offload_param.n_pbuf);
+    e->offload_param.pbuf_req = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->offload_param.n_pbuf);
+    e->offload_param.pbuf_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->offload_param.n_pbuf);
+    e->offload_param.pbuf_copying = (unsigned char *)ZERO_MALLOC((size_t)e->offload_param.n_pbuf);
+    e->offload_param.pbuf_used = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)e->offload_param.n_pbuf);
+    if (!e->offload_param.pbuf || !e->offload_param.pbuf_req || !e->offload_param.pbuf_unit || !e->offload_param.pbuf_copying || !e->offload_param.pbuf_used)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe parameter buffer table");
+    for (k = 0; k < e->offload_param.n_pbuf; k++) {
+        e->offload_param.pbuf[k] = e->offload_param.pbuf_req[k] = NULL;
+        e->offload_param.pbuf_unit[k] = -1;
+        e->offload_param.pbuf_copying[k] = 0;
+        e->offload_param.pbuf_used[k] = 0;
+    }
+    return zero__tiles_make(e, ZERO_MEM_PARAMS, e->offload_param.param_kind, e->offload_param.n_pbuf,
+                            e->offload_param.ptile_bytes, e->offload_param.pbuf, "NVMe parameter tile buffer", op->nvme_path,
+                            "zero_param", &e->offload_param.pstore, "zero_engine_create: offload_param \"nvme\"");
+}
+
+/* The compute-dtype parameters (full, or stage 3's shard: on the host with
+   offload_param), and offload_param's device staging and NVMe tiles. */
+static zero_result zero__alloc_params(zero_engine *e, const zero__sizes *zs) {
+    const zero_layout *l = e->plan.layout;
+    int64_t maxc = 0, maxt = 0;
+    int u;
+    zero_result r;
+    if (e->plan.ext) { /* the program holds them: one unit's staging here */
+        for (u = 0; u < l->n_units; u++) maxc = zero__max_i64(maxc, l->units[u].padded);
+        return zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.csize, &e->buf.ustage,
+                            "unit staging of the program's parameters");
+    }
+    if (e->plan.pvm) { /* create reads the program's weights through one unit's staging */
+        for (u = 0; u < l->n_units; u++) maxc = zero__max_i64(maxc, l->units[u].padded);
+        if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.csize, &e->buf.ustage,
+                              "unit staging of the program's parameters")) != ZERO_OK)
+            return r;
+        maxc = 0;
+    }
+    if (e->offload_param.device != ZERO_OFFLOAD_NVME &&
+        (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->offload_param.param_kind, (size_t)(e->plan.stage == 3 ? zs->S : zs->psi) * e->plan.csize,
+                          &e->buf.params, e->offload_param.device ? "parameter shard (offload_param \"cpu\")" : "compute-dtype parameters")) !=
+            ZERO_OK)
+        return r;
+    if (!e->offload_param.device) return ZERO_OK;
+    for (u = 0; u < l->n_units; u++) {
+        maxc = zero__max_i64(maxc, l->units[u].chunk);
+        if (!l->units[u].frozen) maxt = zero__max_i64(maxt, l->units[u].chunk);
+    }
+    /* device Adam writes a unit's new parameters here on their way to the host */
+    if (!e->opt.cpu && (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxt * e->plan.csize, &e->offload_param.pstage,
+                                         "offload_param staging of one unit's chunk")) != ZERO_OK)
+        return r;
+    return e->offload_param.device == ZERO_OFFLOAD_NVME ? zero__alloc_param_tiles(e, maxc, zs->S) : ZERO_OK;
+}
+
+static void zero__free_params(zero_engine *e) {
+    zero__efree(e, e->offload_param.param_kind, e->buf.params);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.ustage);
+    if (e->offload_param.pstore) zero__pbuf_drain(e, NULL);
+    zero__tiles_unmake(e, e->offload_param.param_kind, e->offload_param.n_pbuf, e->offload_param.pbuf,
+                       &e->offload_param.pstore);
+    ZERO_FREE(e->offload_param.pbuf);
+    ZERO_FREE(e->offload_param.pbuf_req);
+    ZERO_FREE(e->offload_param.pbuf_unit);
+    ZERO_FREE(e->offload_param.pbuf_copying);
+    ZERO_FREE(e->offload_param.pbuf_used);
+    zero__efree(e, ZERO_MEM_DEVICE, e->offload_param.pstage);
+}
+
+/* offload_optimizer "nvme": master | m | v of a unit's chunk per tile, in
+   files; max(3, buffer_count) host buffers of the largest tile cycle through
+   read-ahead, Adam and write-behind. */
+static zero_result zero__alloc_optim_tiles(zero_engine *e, const zero__sizes *zs) {
+    const zero_layout *l = e->plan.layout;
+    const zero_offload_config *oo = &e->cfg.zero_optimization.offload_optimizer;
+    int64_t maxc = 0;
+    int u;
+    for (u = 0; u < l->n_units; u++)
+        if (!l->units[u].frozen) maxc = zero__max_i64(maxc, l->units[u].chunk);
+    e->nvme.tile_bytes = 12 * (size_t)maxc;
+    e->nvme.nvme_bytes += 12 * (size_t)zs->ST;
+    e->nvme.n_tbuf = (int)zero__max_i64(3, zero__min_i64(oo->buffer_count, 1024));
+    e->nvme.tbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    e->nvme.tbuf_rd = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    e->nvme.tbuf_wr = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    e->nvme.tile_units = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
+    if (!e->nvme.tbuf || !e->nvme.tbuf_rd || !e->nvme.tbuf_wr || !e->nvme.tile_units)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe buffer table");
+    for (u = 0; u < l->n_units; u++)
+        if (!l->units[u].frozen && e->plan.seg_count[u] > 0) e->nvme.tile_units[e->nvme.n_tile_units++] = u;
+    memset(e->nvme.tbuf, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    memset(e->nvme.tbuf_rd, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    memset(e->nvme.tbuf_wr, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
+    return zero__tiles_make(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, e->nvme.n_tbuf, e->nvme.tile_bytes, e->nvme.tbuf,
+                            "NVMe optimizer tile buffer", oo->nvme_path, "zero_optim", &e->nvme.store,
+                            "zero_engine_create: offload_optimizer \"nvme\"");
+}
+
+/* fp32 master weights (unless the parameters are the master) and Adam's
+   moments, where the optimizer lives; or, with NVMe, its tiles. */
+static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
+    int64_t opt = e->plan.stage == 0 ? zs->psiT : zs->ST;
+    void *p;
+    zero_result r;
+    if (e->nvme.on) return zero__alloc_optim_tiles(e, zs);
+    if (!zero__master_is_params(e)) {
+        if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->plan.opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
+            return r;
+        e->buf.master = (float *)p;
+    }
+    if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg")) != ZERO_OK) return r;
+    e->buf.m = (float *)p;
+    if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
+        return r;
+    e->buf.v = (float *)p;
+    return ZERO_OK;
+}
+
+static void zero__free_optim(zero_engine *e) {
+    zero__efree(e, e->plan.opt_kind, e->buf.master);
+    zero__efree(e, e->plan.opt_kind, e->buf.m);
+    zero__efree(e, e->plan.opt_kind, e->buf.v);
+    if (e->nvme.store) zero__tiles_drain(e, NULL);
+    zero__tiles_unmake(e, e->plan.opt_kind, e->nvme.n_tbuf, e->nvme.tbuf, &e->nvme.store);
+    ZERO_FREE(e->nvme.tbuf);
+    ZERO_FREE(e->nvme.tbuf_rd);
+    ZERO_FREE(e->nvme.tbuf_wr);
+    ZERO_FREE(e->nvme.tile_units);
+}
+
 /* ---- >>engine-thread: the engine's CPU thread ----
 
    One thread per engine, started on first use, runs the jobs of the
@@ -11434,15 +11668,6 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     return ZERO_OK;
 }
 
-typedef struct zero__sizes { /* element counts the allocations are made from */
-    int64_t psi, psiT, S, ST;  /* padded, trainable padded, shard, trainable shard */
-    int64_t persist;           /* stage 3: persistent spans */
-    int64_t dyn_total, dyn_max; /* stage 3: the other spans, all and the largest */
-    int64_t slot;              /* the largest trainable span: one gradient ring slot */
-    int trainable_spans, maxcap; /* trainable spans that take ring slots; maxcap: most tensors in one unit */
-    int own_spans;             /* stages 2-3: spans with a gradient slot of their own ... */
-    int64_t own_elems;         /* ... and their elements */
-} zero__sizes;
 
 /* The engine's host tables and stream-order events. */
 static zero_result zero__plan_tables(zero_engine *e, int n) {
@@ -11670,108 +11895,10 @@ static zero_result zero__plan_segments(zero_engine *e, int maxcap) {
     return ZERO_OK;
 }
 
-/* n host buffers of `bytes` for tiles, then the backend's tile store of this
-   rank (file `name`.rank<r>.tiles in `path`). */
-static zero_result zero__tiles_make(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, int n, size_t bytes,
-                                    void **bufs, const char *what_buf, const char *path, const char *name, void **store,
-                                    const char *what_store) {
-    zero_error be;
-    zero_result r;
-    int k;
-    for (k = 0; k < n; k++)
-        if ((r = zero__ealloc(e, cat, kind, bytes, &bufs[k], what_buf)) != ZERO_OK) return r;
-    zero__ok(&be);
-    if (e->be.tiles_open(e->be.cpu_ctx, path, name, e->plan.grank, bytes, &e->cfg.aio, store, &be) != ZERO_OK) {
-        *store = NULL;
-        return zero__ebackend(e, &be, what_store);
-    }
-    return ZERO_OK;
-}
 
-/* The matching free of zero__tiles_make (after the caller drained the
-   store's pending requests). */
-static void zero__tiles_unmake(zero_engine *e, zero_mem_kind kind, int n, void **bufs, void **store) {
-    int k;
-    if (*store && e->be.tiles_close) e->be.tiles_close(*store);
-    *store = NULL;
-    if (bufs)
-        for (k = 0; k < n; k++) zero__efree(e, kind, bufs[k]);
-}
 
-/* offload_param "nvme": the tile buffers and the parameter tile store. */
-static zero_result zero__alloc_param_tiles(zero_engine *e, int64_t max_chunk, int64_t shard) {
-    const zero_offload_config *op = &e->cfg.zero_optimization.offload_param;
-    int k;
-    e->offload_param.ptile_bytes = (size_t)max_chunk * e->plan.csize;
-    e->nvme.nvme_bytes += (size_t)shard * e->plan.csize;
-    e->offload_param.n_pbuf = (int)zero__max_i64(2, zero__min_i64(op->buffer_count, 1024));
-    e->offload_param.pbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->offload_param.n_pbuf);
-    e->offload_param.pbuf_req = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->offload_param.n_pbuf);
-    e->offload_param.pbuf_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->offload_param.n_pbuf);
-    e->offload_param.pbuf_copying = (unsigned char *)ZERO_MALLOC((size_t)e->offload_param.n_pbuf);
-    e->offload_param.pbuf_used = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)e->offload_param.n_pbuf);
-    if (!e->offload_param.pbuf || !e->offload_param.pbuf_req || !e->offload_param.pbuf_unit || !e->offload_param.pbuf_copying || !e->offload_param.pbuf_used)
-        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe parameter buffer table");
-    for (k = 0; k < e->offload_param.n_pbuf; k++) {
-        e->offload_param.pbuf[k] = e->offload_param.pbuf_req[k] = NULL;
-        e->offload_param.pbuf_unit[k] = -1;
-        e->offload_param.pbuf_copying[k] = 0;
-        e->offload_param.pbuf_used[k] = 0;
-    }
-    return zero__tiles_make(e, ZERO_MEM_PARAMS, e->offload_param.param_kind, e->offload_param.n_pbuf,
-                            e->offload_param.ptile_bytes, e->offload_param.pbuf, "NVMe parameter tile buffer", op->nvme_path,
-                            "zero_param", &e->offload_param.pstore, "zero_engine_create: offload_param \"nvme\"");
-}
 
-/* The compute-dtype parameters (full, or stage 3's shard: on the host with
-   offload_param), and offload_param's device staging and NVMe tiles. */
-static zero_result zero__alloc_params(zero_engine *e, const zero__sizes *zs) {
-    const zero_layout *l = e->plan.layout;
-    int64_t maxc = 0, maxt = 0;
-    int u;
-    zero_result r;
-    if (e->plan.ext) { /* the program holds them: one unit's staging here */
-        for (u = 0; u < l->n_units; u++) maxc = zero__max_i64(maxc, l->units[u].padded);
-        return zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.csize, &e->buf.ustage,
-                            "unit staging of the program's parameters");
-    }
-    if (e->plan.pvm) { /* create reads the program's weights through one unit's staging */
-        for (u = 0; u < l->n_units; u++) maxc = zero__max_i64(maxc, l->units[u].padded);
-        if ((r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.csize, &e->buf.ustage,
-                              "unit staging of the program's parameters")) != ZERO_OK)
-            return r;
-        maxc = 0;
-    }
-    if (e->offload_param.device != ZERO_OFFLOAD_NVME &&
-        (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->offload_param.param_kind, (size_t)(e->plan.stage == 3 ? zs->S : zs->psi) * e->plan.csize,
-                          &e->buf.params, e->offload_param.device ? "parameter shard (offload_param \"cpu\")" : "compute-dtype parameters")) !=
-            ZERO_OK)
-        return r;
-    if (!e->offload_param.device) return ZERO_OK;
-    for (u = 0; u < l->n_units; u++) {
-        maxc = zero__max_i64(maxc, l->units[u].chunk);
-        if (!l->units[u].frozen) maxt = zero__max_i64(maxt, l->units[u].chunk);
-    }
-    /* device Adam writes a unit's new parameters here on their way to the host */
-    if (!e->opt.cpu && (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxt * e->plan.csize, &e->offload_param.pstage,
-                                         "offload_param staging of one unit's chunk")) != ZERO_OK)
-        return r;
-    return e->offload_param.device == ZERO_OFFLOAD_NVME ? zero__alloc_param_tiles(e, maxc, zs->S) : ZERO_OK;
-}
 
-static void zero__free_params(zero_engine *e) {
-    zero__efree(e, e->offload_param.param_kind, e->buf.params);
-    zero__efree(e, ZERO_MEM_DEVICE, e->buf.ustage);
-    if (e->offload_param.pstore) zero__pbuf_drain(e, NULL);
-    zero__tiles_unmake(e, e->offload_param.param_kind, e->offload_param.n_pbuf, e->offload_param.pbuf,
-                       &e->offload_param.pstore);
-    ZERO_FREE(e->offload_param.pbuf);
-    ZERO_FREE(e->offload_param.pbuf_req);
-    ZERO_FREE(e->offload_param.pbuf_unit);
-    ZERO_FREE(e->offload_param.pbuf_copying);
-    ZERO_FREE(e->offload_param.pbuf_used);
-    zero__efree(e, ZERO_MEM_DEVICE, e->offload_param.pstage);
-}
 
 /* Stage 3: the groups' elements (their spans that are not persistent; a
    group: consecutive tensors of one zero_tensor.group value, a layer; a tied
@@ -12116,146 +12243,11 @@ static void zero__free_grads(zero_engine *e) {
     ZERO_FREE(e->grad.slot_freed);
 }
 
-/* offload_optimizer "nvme": master | m | v of a unit's chunk per tile, in
-   files; max(3, buffer_count) host buffers of the largest tile cycle through
-   read-ahead, Adam and write-behind. */
-static zero_result zero__alloc_optim_tiles(zero_engine *e, const zero__sizes *zs) {
-    const zero_layout *l = e->plan.layout;
-    const zero_offload_config *oo = &e->cfg.zero_optimization.offload_optimizer;
-    int64_t maxc = 0;
-    int u;
-    for (u = 0; u < l->n_units; u++)
-        if (!l->units[u].frozen) maxc = zero__max_i64(maxc, l->units[u].chunk);
-    e->nvme.tile_bytes = 12 * (size_t)maxc;
-    e->nvme.nvme_bytes += 12 * (size_t)zs->ST;
-    e->nvme.n_tbuf = (int)zero__max_i64(3, zero__min_i64(oo->buffer_count, 1024));
-    e->nvme.tbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
-    e->nvme.tbuf_rd = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
-    e->nvme.tbuf_wr = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
-    e->nvme.tile_units = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
-    if (!e->nvme.tbuf || !e->nvme.tbuf_rd || !e->nvme.tbuf_wr || !e->nvme.tile_units)
-        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: NVMe buffer table");
-    for (u = 0; u < l->n_units; u++)
-        if (!l->units[u].frozen && e->plan.seg_count[u] > 0) e->nvme.tile_units[e->nvme.n_tile_units++] = u;
-    memset(e->nvme.tbuf, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
-    memset(e->nvme.tbuf_rd, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
-    memset(e->nvme.tbuf_wr, 0, sizeof(void *) * (size_t)e->nvme.n_tbuf);
-    return zero__tiles_make(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, e->nvme.n_tbuf, e->nvme.tile_bytes, e->nvme.tbuf,
-                            "NVMe optimizer tile buffer", oo->nvme_path, "zero_optim", &e->nvme.store,
-                            "zero_engine_create: offload_optimizer \"nvme\"");
-}
-
-/* fp32 master weights (unless the parameters are the master) and Adam's
-   moments, where the optimizer lives; or, with NVMe, its tiles. */
-static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
-    int64_t opt = e->plan.stage == 0 ? zs->psiT : zs->ST;
-    void *p;
-    zero_result r;
-    if (e->nvme.on) return zero__alloc_optim_tiles(e, zs);
-    if (!zero__master_is_params(e)) {
-        if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->plan.opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
-            return r;
-        e->buf.master = (float *)p;
-    }
-    if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg")) != ZERO_OK) return r;
-    e->buf.m = (float *)p;
-    if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
-        return r;
-    e->buf.v = (float *)p;
-    return ZERO_OK;
-}
-
-static void zero__free_optim(zero_engine *e) {
-    zero__efree(e, e->plan.opt_kind, e->buf.master);
-    zero__efree(e, e->plan.opt_kind, e->buf.m);
-    zero__efree(e, e->plan.opt_kind, e->buf.v);
-    if (e->nvme.store) zero__tiles_drain(e, NULL);
-    zero__tiles_unmake(e, e->plan.opt_kind, e->nvme.n_tbuf, e->nvme.tbuf, &e->nvme.store);
-    ZERO_FREE(e->nvme.tbuf);
-    ZERO_FREE(e->nvme.tbuf_rd);
-    ZERO_FREE(e->nvme.tbuf_wr);
-    ZERO_FREE(e->nvme.tile_units);
-}
 
 
-/* Optimizer offload's host staging (gradient chunks over, parameters back),
-   the delayed update's second pair and device staging, the early CPU step's
-   queue and per-unit events. */
-static zero_result zero__alloc_staging(zero_engine *e, const zero__sizes *zs) {
-    const zero_layout *l = e->plan.layout;
-    size_t gbytes = (size_t)zs->ST * zero_dtype_size(e->plan.gdt), pbytes = (size_t)zs->ST * e->plan.csize;
-    int u;
-    zero_result r;
-    if (e->opt.cpu) {
-        if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->plan.opt_kind, gbytes, &e->buf.cpu_grad, "offload gradient staging")) !=
-            ZERO_OK)
-            return r;
-        /* (with offload_param CPU Adam writes straight to the host shard or its tile buffers) */
-        if (!e->offload_param.device &&
-            (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->plan.opt_kind, pbytes, &e->buf.cpu_param, "offload parameter staging")) !=
-                ZERO_OK)
-            return r;
-        e->buf.cpu_segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(zs->maxcap > 0 ? zs->maxcap : 1));
-        if (!e->buf.cpu_segs) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
-    }
-    if (e->dpu.on) {
-        e->dpu.grad[0] = e->buf.cpu_grad;
-        e->dpu.param[0] = e->buf.cpu_param;
-        if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->plan.opt_kind, gbytes, &e->dpu.grad[1],
-                              "delayed update: second gradient staging")) != ZERO_OK ||
-            (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->plan.opt_kind, pbytes, &e->dpu.param[1],
-                              "delayed update: second parameter staging")) != ZERO_OK ||
-            (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, pbytes, &e->dpu.dev, "delayed update: device staging")) != ZERO_OK)
-            return r;
-        if ((r = zero__thread_init(e)) != ZERO_OK) return r;
-    }
-    if (e->opt.early) {
-        e->opt.early_queue = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
-        e->opt.grad_on_host = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)(l->n_units ? l->n_units : 1));
-        if (!e->opt.early_queue || !e->opt.grad_on_host)
-            return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: early step tables");
-        memset(e->opt.grad_on_host, 0, sizeof(zero_event *) * (size_t)l->n_units);
-        for (u = 0; u < l->n_units; u++) {
-            zero_error be;
-            zero__ok(&be);
-            if (!l->units[u].frozen && e->plan.seg_count[u] > 0 &&
-                e->be.event_create(e->be.ctx, &e->opt.grad_on_host[u], &be) != ZERO_OK)
-                return zero__ebackend(e, &be, "zero_engine_create: events");
-        }
-        if ((r = zero__thread_init(e)) != ZERO_OK) return r;
-    }
-    if (e->opt.trail) {
-        e->opt.trail_order = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
-        e->opt.trail_pos = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
-        if (!e->opt.trail_order || !e->opt.trail_pos)
-            return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: overlapped step tables");
-        if ((r = zero__thread_init(e)) != ZERO_OK) return r;
-    }
-    return ZERO_OK;
-}
 
-/* (after the thread has stopped) */
-static void zero__free_staging(zero_engine *e) {
-    int k;
-    if (e->dpu.on) { /* both staging pairs; cpu_grad / cpu_param point at one of them */
-        zero__efree(e, e->plan.opt_kind, e->dpu.grad[0]);
-        zero__efree(e, e->plan.opt_kind, e->dpu.grad[1]);
-        zero__efree(e, e->plan.opt_kind, e->dpu.param[0]);
-        zero__efree(e, e->plan.opt_kind, e->dpu.param[1]);
-    } else {
-        zero__efree(e, e->plan.opt_kind, e->buf.cpu_grad);
-        zero__efree(e, e->plan.opt_kind, e->buf.cpu_param);
-    }
-    ZERO_FREE(e->buf.cpu_segs);
-    zero__efree(e, ZERO_MEM_DEVICE, e->dpu.dev);
-    if (e->opt.grad_on_host && e->be.event_destroy)
-        for (k = 0; k < e->plan.n_units; k++)
-            if (e->opt.grad_on_host[k]) e->be.event_destroy(e->be.ctx, e->opt.grad_on_host[k]);
-    ZERO_FREE(e->opt.grad_on_host);
-    ZERO_FREE(e->opt.early_queue);
-    ZERO_FREE(e->opt.trail_order);
-    ZERO_FREE(e->opt.trail_pos);
-}
+
+
 
 /* The norm statistics (device, and pinned on the host so that the copy to it
    stays asynchronous and a hung collective is seen by the backend's polling
@@ -12326,7 +12318,7 @@ static void zero__engine_free(zero_engine *e) {
     if (e->plan.pvm) zero__pvm_free(e);
     zero__thread_stop(e);
     zero__free_scratch(e);
-    zero__free_staging(e);
+    e->strat->release(e);
     zero__free_optim(e);
     zero__free_grads(e);
     zero__free_pool(e);
@@ -12522,7 +12514,7 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
         (r = zero__plan_segments(e, zs.maxcap)) != ZERO_OK || (r = zero__alloc_params(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_pool(e, &zs)) != ZERO_OK || (r = zero__stage3_check(e)) != ZERO_OK ||
         (r = zero__alloc_grads(e, &zs)) != ZERO_OK ||
-        (r = zero__alloc_optim(e, &zs)) != ZERO_OK || (r = zero__alloc_staging(e, &zs)) != ZERO_OK ||
+        (r = zero__alloc_optim(e, &zs)) != ZERO_OK || (r = e->strat->alloc(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_scratch(e)) != ZERO_OK || (r = zero__zero_fill(e, &zs)) != ZERO_OK)
         return r;
     return zero__engine_init_weights(e, ts);
@@ -12595,25 +12587,10 @@ static zero_result zero__create_check(const zero_config *cfg, const zero_tensor 
                           "%lld: backend '%s' has no group collectives (groups_init, group_reduce_scatter, "
                           "group_all_gather, group_all_reduce); hybrid sharding needs them",
                           (long long)z->mics_shard_size, be->name ? be->name : "?");
-    if (z->stage == 3 && z->offload_param.device == ZERO_OFFLOAD_NVME &&
-        (!be->tiles_open || !be->tiles_close || !be->tiles_read || !be->tiles_write || !be->tiles_wait))
-        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_param.device", 0, 0,
-                          "\"nvme\": backend has no tile store; use zero_offload_backend (zero_offload.h)");
-    if (z->stage == 3 && z->offload_param.device == ZERO_OFFLOAD_NVME && z->offload_param.nvme_path[0] == 0)
-        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_param.nvme_path", 0, 0,
-                          "device is \"nvme\" but nvme_path is empty\nHINT: set it to a directory on the NVMe drive");
-    if (z->offload_optimizer.device == ZERO_OFFLOAD_NVME &&
-        (!be->tiles_open || !be->tiles_close || !be->tiles_read || !be->tiles_write || !be->tiles_wait))
-        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
-                          "\"nvme\": backend has no tile store; use zero_offload_backend (zero_offload.h)");
-    if (z->offload_optimizer.device == ZERO_OFFLOAD_NVME && z->offload_optimizer.nvme_path[0] == 0)
-        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.nvme_path", 0, 0,
-                          "device is \"nvme\" but nvme_path is empty\nHINT: set it to a directory on the NVMe drive");
-    if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE && !be->cpu_adam)
-        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
-                          "\"%s\": backend '%s' has no CPU Adam\nHINT: wrap the backend with zero_offload_backend "
-                          "(zero_offload.h), or set the device to \"none\"",
-                          z->offload_optimizer.device == ZERO_OFFLOAD_NVME ? "nvme" : "cpu", be->name ? be->name : "?");
+    {
+        zero_result r = zero__state_check(cfg, be, err);
+        if (r != ZERO_OK) return r;
+    }
     if (cfg->gradient_accumulation_steps < 1 || cfg->gradient_accumulation_steps > 1000000)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "gradient_accumulation_steps", 0, 0, "%lld (need 1 .. 1e6)",
                           (long long)cfg->gradient_accumulation_steps);
@@ -12648,27 +12625,7 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
     e->plan.adt = (e->plan.gas == 1 && (z->stage >= 2 || e->plan.gext)) ? e->plan.cdt : cfg->grad_accum_dtype;
     /* (with the program's gradient memory the accumulator holds the reduced gradient at every stage) */
     e->plan.gdt = e->plan.stage >= 2 || e->plan.gext ? e->plan.adt : e->plan.gas > 1 ? e->plan.adt : e->plan.cdt;
-    e->opt.cpu = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
-    e->plan.host_acc = e->opt.cpu && e->plan.stage >= 2 && !e->plan.gext;
-    /* one rank reduces nothing: the backward writes straight into the owned
-       accumulator and the reduce-scatter is in place (skipped). Not with the
-       optimizer offloaded: host_acc and the early step read the slot */
-    e->plan.gdirect = e->plan.stage == 2 && e->plan.gworld == 1 && e->plan.gas == 1 && !e->plan.gext && !e->opt.cpu;
-    e->nvme.on = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
-    e->plan.opt_kind = !e->opt.cpu ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
-    e->offload_param.device = e->plan.stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
-    e->dpu.on = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->offload_param.device;
-    /* the early CPU step: nothing of the step needs the global norm (no clipping,
-       no overflow check) and the backend can wait on events from a thread */
-    e->opt.early = cfg->early_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->offload_param.device && !(cfg->gradient_clipping > 0) &&
-               e->plan.cdt != ZERO_DTYPE_FP16 &&
-               !(e->plan.cdt == ZERO_DTYPE_BF16 && cfg->bf16.check_grad_overflow == 1 && (e->plan.stage == 1 || e->plan.stage == 2)) &&
-               be->event_sync && be->event_create && be->event_record && be->event_destroy;
-    /* the overlapped CPU step: the next forward's fetches wait for their units' Adam */
-    e->opt.trail = cfg->overlap_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->opt.early &&
-                   e->plan.stage == 3 && e->offload_param.device == ZERO_OFFLOAD_CPU;
-    e->strat = zero__strategy_pick(e);
-    e->offload_param.param_kind = !e->offload_param.device ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
+    zero__state_plan(e, cfg, be);
     e->plan.csize = zero_dtype_size(e->plan.cdt);
     e->plan.asize = zero_dtype_size(e->plan.adt);
     e->run.sched_it = cfg->scheduler.last_batch_iteration;
@@ -12947,6 +12904,11 @@ static zero_result zero__opt_nop_u(zero_engine *e, int u) {
     (void)e, (void)u;
     return ZERO_OK;
 }
+static zero_result zero__opt_nop_alloc(zero_engine *e, const zero__sizes *zs) {
+    (void)e, (void)zs;
+    return ZERO_OK;
+}
+static void zero__opt_nop_release(zero_engine *e) { (void)e; }
 static zero_result zero__opt_nop_reduced(zero_engine *e, int u, int last) {
     (void)e, (void)u, (void)last;
     return ZERO_OK;
@@ -13549,7 +13511,7 @@ static zero_result zero__device_step(zero_engine *e, float grad_scale, zero_step
 }
 
 static const zero__strategy zero__strat_device = {
-    "device", zero__opt_nop_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__device_norm_stats,
+    "device", zero__opt_nop_alloc, zero__opt_nop_release, zero__opt_nop_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__device_norm_stats,
     zero__device_step, zero__persist_refresh, zero__opt_nop, zero__opt_nop, zero__floor_sequential};
 
 /* ---- >>opt-cpu: Adam on the CPU after the step's norm (offload_optimizer "cpu") ----
@@ -13575,6 +13537,28 @@ static zero_result zero__unit_offload(zero_engine *e, int u) {
                  zero__copy(e, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], gs), zero__grad_view(e, u).chunk,
                             (size_t)e->plan.layout->units[u].chunk * gs, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
+}
+
+/* Host staging (gradient chunks over; parameters back, unless offload_param
+   takes the CPU Adam's output straight to the host shard or its tile
+   buffers) and the CPU Adam's segment table. */
+static zero_result zero__cpu_alloc(zero_engine *e, const zero__sizes *zs) {
+    size_t gbytes = (size_t)zs->ST * zero_dtype_size(e->plan.gdt), pbytes = (size_t)zs->ST * e->plan.csize;
+    zero_result r;
+    if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->plan.opt_kind, gbytes, &e->buf.cpu_grad, "offload gradient staging")) != ZERO_OK)
+        return r;
+    if (zero__params_on_device(e) &&
+        (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->plan.opt_kind, pbytes, &e->buf.cpu_param, "offload parameter staging")) != ZERO_OK)
+        return r;
+    e->buf.cpu_segs = (zero_adam_seg *)ZERO_MALLOC(sizeof(zero_adam_seg) * (size_t)(zs->maxcap > 0 ? zs->maxcap : 1));
+    if (!e->buf.cpu_segs) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: segments");
+    return ZERO_OK;
+}
+
+static void zero__cpu_release(zero_engine *e) {
+    zero__efree(e, e->plan.opt_kind, e->buf.cpu_grad);
+    zero__efree(e, e->plan.opt_kind, e->buf.cpu_param);
+    ZERO_FREE(e->buf.cpu_segs);
 }
 
 static zero_result zero__cpu_reduced(zero_engine *e, int u, int last) {
@@ -13609,7 +13593,7 @@ static zero_result zero__cpu_step(zero_engine *e, float grad_scale, zero_step_in
 }
 
 static const zero__strategy zero__strat_cpu = {
-    "cpu", zero__cpu_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__opt_nop,
+    "cpu", zero__cpu_alloc, zero__cpu_release, zero__cpu_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__opt_nop,
     zero__cpu_step, zero__persist_refresh, zero__opt_nop, zero__opt_nop, zero__floor_sequential};
 
 /* ---- >>opt-overlap: the CPU Adam beside the next forward (cfg.overlap_cpu_step) ----
@@ -13659,6 +13643,24 @@ static zero_result zero__trail_wait(zero_engine *e, int u) {
 
 static zero_result zero__trail_wait_all(zero_engine *e) { return zero__trail_wait(e, -1); }
 
+/* The CPU staging, the thread, and the units' order. */
+static zero_result zero__trail_alloc(zero_engine *e, const zero__sizes *zs) {
+    int nu = e->plan.layout->n_units ? e->plan.layout->n_units : 1;
+    zero_result r;
+    if ((r = zero__cpu_alloc(e, zs)) != ZERO_OK) return r;
+    e->opt.trail_order = (int *)ZERO_MALLOC(sizeof(int) * (size_t)nu);
+    e->opt.trail_pos = (int *)ZERO_MALLOC(sizeof(int) * (size_t)nu);
+    if (!e->opt.trail_order || !e->opt.trail_pos)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: overlapped step tables");
+    return zero__thread_init(e);
+}
+
+static void zero__trail_release(zero_engine *e) {
+    zero__cpu_release(e);
+    ZERO_FREE(e->opt.trail_order);
+    ZERO_FREE(e->opt.trail_pos);
+}
+
 /* The units of persistent spans stepped here (they stay on the device,
    refreshed by the step); the others handed to the thread in the order of
    the recorded fetch trace (what the next forward fetches first goes first),
@@ -13707,7 +13709,7 @@ static double zero__trail_floor(const zero_step_info *in, double fwd, double bwd
 }
 
 static const zero__strategy zero__strat_overlap = {
-    "overlapped cpu", zero__cpu_reduced, zero__trail_wait_all, zero__trail_wait, zero__trail_wait_all, zero__opt_nop,
+    "overlapped cpu", zero__trail_alloc, zero__trail_release, zero__cpu_reduced, zero__trail_wait_all, zero__trail_wait, zero__trail_wait_all, zero__opt_nop,
     zero__trail_step, zero__persist_refresh, zero__trail_wait_all, zero__trail_wait_all, zero__trail_floor};
 
 /* ---- >>opt-early: the CPU Adam during the last backward (the early CPU step) ----
@@ -13719,6 +13721,37 @@ static const zero__strategy zero__strat_overlap = {
    last one and sends the parameters to the device. Where it was not armed
    (no unit reached the host on the last micro-batch) the step is the plain
    CPU one. */
+
+/* The CPU staging, the thread, the queue and an event per unit that the
+   thread waits on. */
+static zero_result zero__early_alloc(zero_engine *e, const zero__sizes *zs) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    if ((r = zero__cpu_alloc(e, zs)) != ZERO_OK) return r;
+    e->opt.early_queue = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units ? l->n_units : 1));
+    e->opt.grad_on_host = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)(l->n_units ? l->n_units : 1));
+    if (!e->opt.early_queue || !e->opt.grad_on_host)
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: early step tables");
+    memset(e->opt.grad_on_host, 0, sizeof(zero_event *) * (size_t)l->n_units);
+    for (u = 0; u < l->n_units; u++) {
+        zero_error be;
+        zero__ok(&be);
+        if (!l->units[u].frozen && e->plan.seg_count[u] > 0 && e->be.event_create(e->be.ctx, &e->opt.grad_on_host[u], &be) != ZERO_OK)
+            return zero__ebackend(e, &be, "zero_engine_create: events");
+    }
+    return zero__thread_init(e);
+}
+
+static void zero__early_release(zero_engine *e) {
+    int k;
+    zero__cpu_release(e);
+    if (e->opt.grad_on_host && e->be.event_destroy)
+        for (k = 0; k < e->plan.n_units; k++)
+            if (e->opt.grad_on_host[k]) e->be.event_destroy(e->be.ctx, e->opt.grad_on_host[k]);
+    ZERO_FREE(e->opt.grad_on_host);
+    ZERO_FREE(e->opt.early_queue);
+}
 
 /* The job: each queued unit once its gradient chunk is on the host, until
    the step closes the queue; after a failure the rest is only drained. */
@@ -13803,7 +13836,7 @@ static double zero__early_floor(const zero_step_info *in, double fwd, double bwd
 }
 
 static const zero__strategy zero__strat_early = {
-    "early cpu", zero__early_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__opt_nop,
+    "early cpu", zero__early_alloc, zero__early_release, zero__early_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__opt_nop,
     zero__early_step, zero__persist_refresh, zero__opt_nop, zero__opt_nop, zero__early_floor};
 
 /* ---- >>opt-delayed: step t's CPU Adam beside step t+1 (delayed_param_update) ----
@@ -13816,6 +13849,33 @@ static const zero__strategy zero__strat_early = {
    The staging pairs alternate, so the backward fills one while the thread
    reads the other. zero_flush (and the next zero_step) wait for the thread
    and apply its parameters. */
+
+/* The CPU staging as the first of two pairs, the second pair, the device
+   staging of the new chunks, the thread. */
+static zero_result zero__dpu_alloc(zero_engine *e, const zero__sizes *zs) {
+    size_t gbytes = (size_t)zs->ST * zero_dtype_size(e->plan.gdt), pbytes = (size_t)zs->ST * e->plan.csize;
+    zero_result r;
+    if ((r = zero__cpu_alloc(e, zs)) != ZERO_OK) return r;
+    e->dpu.grad[0] = e->buf.cpu_grad;
+    e->dpu.param[0] = e->buf.cpu_param;
+    if ((r = zero__ealloc(e, ZERO_MEM_GRADS, e->plan.opt_kind, gbytes, &e->dpu.grad[1], "delayed update: second gradient staging")) !=
+            ZERO_OK ||
+        (r = zero__ealloc(e, ZERO_MEM_PARAMS, e->plan.opt_kind, pbytes, &e->dpu.param[1], "delayed update: second parameter staging")) !=
+            ZERO_OK ||
+        (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, pbytes, &e->dpu.dev, "delayed update: device staging")) != ZERO_OK)
+        return r;
+    return zero__thread_init(e);
+}
+
+/* (buf.cpu_grad / cpu_param point at one of the pairs) */
+static void zero__dpu_release(zero_engine *e) {
+    zero__efree(e, e->plan.opt_kind, e->dpu.grad[0]);
+    zero__efree(e, e->plan.opt_kind, e->dpu.grad[1]);
+    zero__efree(e, e->plan.opt_kind, e->dpu.param[0]);
+    zero__efree(e, e->plan.opt_kind, e->dpu.param[1]);
+    ZERO_FREE(e->buf.cpu_segs);
+    zero__efree(e, ZERO_MEM_DEVICE, e->dpu.dev);
+}
 
 /* The job: every unit from the last down (the backward's order), each
    published as stepped (its new parameters may go to the device). */
@@ -13927,7 +13987,7 @@ static double zero__dpu_floor(const zero_step_info *in, double fwd, double bwd, 
 }
 
 static const zero__strategy zero__strat_delayed = {
-    "delayed cpu", zero__dpu_reduced, zero__opt_nop, zero__opt_nop_u, zero__dpu_apply, zero__opt_nop,
+    "delayed cpu", zero__dpu_alloc, zero__dpu_release, zero__dpu_reduced, zero__opt_nop, zero__opt_nop_u, zero__dpu_apply, zero__opt_nop,
     zero__dpu_step, zero__opt_nop, zero__dpu_quiesce, zero__dpu_flush, zero__dpu_floor};
 
 /* ---- >>opt-nvme: the CPU Adam over NVMe tiles (offload_optimizer "nvme") ----
@@ -14033,7 +14093,7 @@ static zero_result zero__nvme_after(zero_engine *e) {
 }
 
 static const zero__strategy zero__strat_nvme = {
-    "nvme", zero__cpu_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__opt_nop,
+    "nvme", zero__cpu_alloc, zero__cpu_release, zero__cpu_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__opt_nop,
     zero__nvme_opt_step, zero__nvme_after, zero__opt_nop, zero__opt_nop, zero__floor_sequential};
 
 /* The strategy zero_engine_create decided on (zero__place_plan's flags). */
