@@ -112,8 +112,8 @@
      host               the host backend: ranks as threads, collectives in shared memory,
                         the groups of hybrid sharding (a barrier per group)
      layout             tensors into units: zero_layout_create, zero_layout_locate
-     engine-core        struct zero_engine in parts; errors, entry check, allocation,
-                        a unit's gradient views (zero__grad_view)
+     engine-core        struct zero_engine in parts (the strategy table among them);
+                        errors, entry check, allocation
      engine-timeline    ZERO_TIMELINE: one step's collectives and stream waits timed with
                         the backend's timed events, written as a Chrome trace
      engine-observe     every collective and host wait: ZERO_DEBUG, the watchdog,
@@ -123,16 +123,20 @@
                         (zero__master_at, zero__param_own), where Adam's output goes
                         (zero__param_out / _put), any residency read and written
                         (zero__state_get / _put: checkpoints, zero_read_state, load, init),
+                        the post-step gather, a unit's gradient views (zero__grad_view),
                         the program's memory through one unit's staging (zero__ext_copy)
      engine-thread      the engine's CPU thread: one job at a time for the strategies that
                         step beside the GPU (early, overlapped, delayed)
      engine-pvm         stage 3 behind the program's pointers: a count per page, the
                         dropped spans whose pages wait, gathers into the program's memory
+     engine-program     the program's own memory (zero_tensor.data, .grad) as a residency: its
+                        checks and plan at create, initial weights from rank 0's memory,
+                        the gradients copied out of it before each reduction
      engine-fetch       stage 3: the gather pool and fetch trace; zero_fetch, zero_release, zero_param
      engine-life        zero_engine_create / destroy: plan, allocate (each beside its free),
-                        initial weights, the program's memory checked (zero__plan_ext)
+                        initial weights
      engine-adam        what every optimizer strategy shares: hyperparameters, one unit's
-                        CPU Adam, the post-step gather, the unit loop, the empty operations
+                        CPU Adam, the unit loop, the empty operations
      engine-grads       zero_grad (the ring-slot claim), zero_grad_ready, a unit's reduction
                         (with mics_shard_size: in the group, then across the groups)
      opt-device         the optimizer strategies, one table of operations each (zero__strategy),
@@ -8780,6 +8784,7 @@ typedef struct zero__xfer { /* the step's copies between host and device (zero_s
     int64_t to_dev[ZERO_XFER_PHASE_COUNT], to_host[ZERO_XFER_PHASE_COUNT];
     int64_t comm[ZERO_GROUP_COUNT]; /* bytes the step's collectives send from this rank, per group */
     uintptr_t *lo, *hi;                           /* the engine's allocations */
+    int outside_dev;                              /* memory outside them is device memory (the program's tensors) */
     unsigned char *dev;                           /* ... 1: device memory, 0: host (pinned or not) */
     int n, cap;
 } zero__xfer;
@@ -9073,8 +9078,8 @@ static int zero__mem_side(const zero_engine *e, const void *p) {
    too). Host-to-host copies (temporary buffers at create) do not. */
 static zero_result zero__copy(zero_engine *e, void *dst, const void *src, size_t bytes, zero_stream_id s, zero_error *err) {
     int sd = zero__mem_side(e, dst), ss = zero__mem_side(e, src);
-    if (sd == 0 && (ss == 1 || (ss < 0 && e->plan.ext))) e->xfer.to_host[e->xfer.phase] += (int64_t)bytes;
-    if (ss == 0 && (sd == 1 || (sd < 0 && e->plan.ext))) e->xfer.to_dev[e->xfer.phase] += (int64_t)bytes;
+    if (sd == 0 && (ss == 1 || (ss < 0 && e->xfer.outside_dev))) e->xfer.to_host[e->xfer.phase] += (int64_t)bytes;
+    if (ss == 0 && (sd == 1 || (sd < 0 && e->xfer.outside_dev))) e->xfer.to_dev[e->xfer.phase] += (int64_t)bytes;
     return e->be.copy(e->be.ctx, dst, src, bytes, s, err);
 }
 
@@ -9087,64 +9092,6 @@ static void zero__efree(zero_engine *e, zero_mem_kind kind, void *p) {
 
 
 
-
-/* Where unit u's gradient is, every view of it computed in one place:
-     write  where the backward writes the compute-dtype gradient (the full
-            buffer, stages 0-1; the unit's place in its span's ring slot,
-            stages 2-3: NULL while the span holds no slot)
-     acc    the unit's accumulator (stages 0-1 with accumulation: the full
-            one; stages 2-3: the owned chunk's)
-     full   the reduced gradient of the whole unit (stages 0-1; NULL above)
-     chunk  this rank's reduced chunk: what the norm statistics and the
-            optimizer offload read
-     adam   what the device Adam reads: the whole unit (stage 0) or the chunk
-     dt     dtype of full, chunk and adam */
-typedef struct zero__gview {
-    char *write, *acc, *full, *chunk, *adam;
-    zero_dtype dt;
-} zero__gview;
-
-/* Stages 2-3: the memory of span s while it holds slot k. plan.gdirect: the
-   span's place in the owned accumulator (one rank owns every unit whole, so
-   the span's units lie there back to back as in the slot, and the
-   reduce-scatter from the slot to the accumulator is in place); else slot k
-   of the ring buffer. */
-static char *zero__slot_at(const zero_engine *e, int s, int k) {
-    if (e->plan.gdirect)
-        return zero__at(e->buf.accum, e->plan.unit_shard_off[e->plan.layout->span_first[s]], e->plan.asize);
-    if (e->grad.slot_mem[k]) return (char *)e->grad.slot_mem[k];
-    return zero__at(e->buf.grads, e->grad.slot_off[k], e->plan.csize);
-}
-
-static zero__gview zero__grad_view(const zero_engine *e, int u) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    zero__gview v;
-    memset(&v, 0, sizeof v);
-    if (e->plan.stage <= 1) {
-        v.write = e->plan.gext ? (char *)e->buf.gstage : zero__at(e->buf.grads, e->plan.unit_buf_off[u], e->plan.csize);
-        if (e->plan.gas > 1 || e->plan.gext) {
-            v.acc = zero__at(e->buf.accum, e->plan.unit_buf_off[u], e->plan.asize);
-            v.full = v.acc;
-            v.dt = e->plan.adt;
-        } else {
-            v.full = v.write;
-            v.dt = e->plan.cdt;
-        }
-        v.chunk = v.full + (size_t)((int64_t)e->plan.rank * x->chunk) * zero_dtype_size(v.dt);
-        v.adam = e->plan.stage == 0 ? v.full : v.chunk;
-    } else {
-        const zero__span_state *ss = &e->spans[x->span];
-        if (e->plan.gext)
-            v.write = (char *)e->buf.gstage;
-        else if (ss->slot >= 0)
-            v.write = zero__slot_at(e, x->span, ss->slot) + (size_t)(x->offset - e->plan.span_off[x->span]) * e->plan.csize;
-        /* (host_acc: no device accumulator; the chunk is in buf.cpu_grad) */
-        v.acc = e->buf.accum ? zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize) : NULL;
-        v.chunk = v.adam = v.acc;
-        v.dt = e->plan.adt;
-    }
-    return v;
-}
 
 /* ---- >>engine-timeline: ZERO_TIMELINE, one step's streams timed ----
 
@@ -10037,25 +9984,6 @@ static zero_result zero__ext_copy(zero_engine *e, int u, int to_program, zero_er
     return ZERO_OK;
 }
 
-/* gext: unit u's gradients from the program's memory into the unit staging
-   (its padding stays zero), on the comm stream; then the program's memory is
-   cleared there, so the next micro-batch's backward adds into zeros (a
-   program that writes its gradients without asking zero_grad, and a tensor no
-   kernel wrote, both see zero; the next micro-batch's compute waits for the
-   comm stream at the end of this one). */
-static zero_result zero__gext_gather(zero_engine *e, int u, zero_error *fail) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    int k, n = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
-    for (k = 0; k < n; k++) {
-        const zero__seg *sg = &e->buf.segtmp[k];
-        char *prog = zero__at(e->plan.tgrad[sg->tensor], sg->tensor_off, e->plan.csize);
-        if (zero__copy(e, zero__at(e->buf.gstage, sg->unit_off, e->plan.csize), prog, (size_t)sg->count * e->plan.csize,
-                       ZERO_STREAM_COMM, fail) != ZERO_OK ||
-            e->be.memset0(e->be.ctx, prog, (size_t)sg->count * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK)
-            return fail->code;
-    }
-    return ZERO_OK;
-}
 
 /* Where Adam's compute-dtype output goes (offload_param).
 
@@ -10121,6 +10049,81 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
     if (!src) return ZERO_OK; /* fp32 on the device: the master is the parameter */
     if (src == zero__param_own(e, u)) return ZERO_OK;
     return zero__copy(e, zero__param_own(e, u), src, bytes, ZERO_STREAM_COMM, fail);
+}
+
+/* Where unit u's gradient is, every view of it computed in one place:
+     write  where the backward writes the compute-dtype gradient (the full
+            buffer, stages 0-1; the unit's place in its span's ring slot,
+            stages 2-3: NULL while the span holds no slot)
+     acc    the unit's accumulator (stages 0-1 with accumulation: the full
+            one; stages 2-3: the owned chunk's)
+     full   the reduced gradient of the whole unit (stages 0-1; NULL above)
+     chunk  this rank's reduced chunk: what the norm statistics and the
+            optimizer offload read
+     adam   what the device Adam reads: the whole unit (stage 0) or the chunk
+     dt     dtype of full, chunk and adam
+     program  the gradients are the program's (zero_tensor.grad): `write` is
+            the unit staging they are copied into before the reduction
+            (zero__gext_gather), which clears them there
+     ring   `write` is the span's ring slot (stages 2-3) */
+typedef struct zero__gview {
+    char *write, *acc, *full, *chunk, *adam;
+    zero_dtype dt;
+    int program, ring;
+} zero__gview;
+
+/* Stages 2-3: the memory of span s while it holds slot k. plan.gdirect: the
+   span's place in the owned accumulator (one rank owns every unit whole, so
+   the span's units lie there back to back as in the slot, and the
+   reduce-scatter from the slot to the accumulator is in place); else slot k
+   of the ring buffer. */
+static char *zero__slot_at(const zero_engine *e, int s, int k) {
+    if (e->plan.gdirect)
+        return zero__at(e->buf.accum, e->plan.unit_shard_off[e->plan.layout->span_first[s]], e->plan.asize);
+    if (e->grad.slot_mem[k]) return (char *)e->grad.slot_mem[k];
+    return zero__at(e->buf.grads, e->grad.slot_off[k], e->plan.csize);
+}
+
+static zero__gview zero__grad_view(const zero_engine *e, int u) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    zero__gview v;
+    memset(&v, 0, sizeof v);
+    v.program = e->plan.gext;
+    if (e->plan.stage <= 1) {
+        v.write = e->plan.gext ? (char *)e->buf.gstage : zero__at(e->buf.grads, e->plan.unit_buf_off[u], e->plan.csize);
+        if (e->plan.gas > 1 || e->plan.gext) {
+            v.acc = zero__at(e->buf.accum, e->plan.unit_buf_off[u], e->plan.asize);
+            v.full = v.acc;
+            v.dt = e->plan.adt;
+        } else {
+            v.full = v.write;
+            v.dt = e->plan.cdt;
+        }
+        v.chunk = v.full + (size_t)((int64_t)e->plan.rank * x->chunk) * zero_dtype_size(v.dt);
+        v.adam = e->plan.stage == 0 ? v.full : v.chunk;
+    } else {
+        const zero__span_state *ss = &e->spans[x->span];
+        v.ring = !e->plan.gext;
+        if (e->plan.gext)
+            v.write = (char *)e->buf.gstage;
+        else if (ss->slot >= 0)
+            v.write = zero__slot_at(e, x->span, ss->slot) + (size_t)(x->offset - e->plan.span_off[x->span]) * e->plan.csize;
+        /* (host_acc: no device accumulator; the chunk is in buf.cpu_grad) */
+        v.acc = e->buf.accum ? zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize) : NULL;
+        v.chunk = v.adam = v.acc;
+        v.dt = e->plan.adt;
+    }
+    return v;
+}
+
+/* Stages 0-1 with one micro-batch: the full gradient buffer is cleared unit
+   by unit where the micro-batch first asks for a tensor of the unit (on the
+   compute stream, in the backward's order, behind the previous step, which
+   the compute stream waits for), over its accumulating tensors only. A step
+   then has no pass over the whole buffer, and a unit of
+   ZERO_TENSOR_GRAD_WRITE tensors is never cleared. */
+static int zero__grads_lazy(const zero_engine *e) {
+    return e->plan.stage <= 1 && e->plan.gas == 1 && !e->plan.gext && e->buf.grads != NULL;
 }
 
 /* Scratch a reader or writer of unit state lends the layer: `stage` of at
@@ -10209,15 +10212,17 @@ static zero_result zero__state_get(zero_engine *e, int u, int what, int64_t lo, 
 /* This rank's own range of unit u (the whole unit at stage 0, the own chunk
    above: zero__own_elems) from master, m and v (fp32 host memory; m, v
    NULL: left as they are, zero at create; zero with NVMe) into wherever
-   they live: the compute-dtype parameters (with `params`: 0 where the
-   caller put them already; stages 1-2 gather them afterwards), the master
-   where it is not the parameters, the moments of a trainable unit. io->stage takes the parameters' cast; with NVMe, master, m
-   and v may be io->tile's thirds already (then nothing is copied). */
-static zero_result zero__state_put(zero_engine *e, int u, const float *master, const float *m, const float *v, int params,
+   they live: the compute-dtype parameters (stages 1-2 gather them
+   afterwards: zero__step_gather, zero__state_spread), the master where it
+   is not the parameters, the moments of a trainable unit. io->stage takes
+   the parameters' cast; with NVMe, master, m and v may be io->tile's
+   thirds already (then nothing is copied; io->tile NULL: the step's first
+   tile buffer). */
+static zero_result zero__state_put(zero_engine *e, int u, const float *master, const float *m, const float *v,
                                    zero__state_io *io, zero_error *err) {
     const zero_unit *x = &e->plan.layout->units[u];
     int64_t n = e->plan.stage == 0 ? x->padded : x->chunk;
-    if (params) {
+    {
         zero__host_cast(io->stage, e->plan.cdt, master, n);
         if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
             void *req = NULL;
@@ -10230,7 +10235,7 @@ static zero_result zero__state_put(zero_engine *e, int u, const float *master, c
     }
     if (!x->frozen) {
         if (e->nvme.on) { /* master | m | v in the unit's tile */
-            float *tb = (float *)io->tile;
+            float *tb = (float *)(io->tile ? io->tile : e->nvme.tbuf[0]);
             const float *part[3];
             int k;
             void *req = NULL;
@@ -10255,6 +10260,86 @@ static zero_result zero__state_put(zero_engine *e, int u, const float *master, c
     return ZERO_OK;
 }
 
+/* Stages 1-2 after the step: every rank's new chunk of trainable unit u to
+   every rank (a no-op on the other stages). All ranks call it for the same
+   units in the same order. */
+static zero_result zero__step_gather(zero_engine *e, int u) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    char what[96];
+    zero_result r;
+    if (e->plan.stage == 3 || (e->plan.stage == 0 && !e->plan.ext)) return ZERO_OK;
+    if (e->plan.stage != 0) {
+        if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) return r;
+        snprintf(what, sizeof what, "%s: all_gather of parameters", e->obs.tr_api);
+        ZERO__TRY_BE(e, what,
+                     zero__all_gather(e, zero__param_own(e, u),
+                                      e->plan.ext ? e->buf.ustage : zero__at(e->buf.params, x->offset, e->plan.csize),
+                                      (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
+    }
+    /* the program's memory: the unit's new parameters out of the staging */
+    snprintf(what, sizeof what, "%s: parameters to the program's memory", e->obs.tr_api);
+    if (e->plan.ext) ZERO__TRY_BE(e, what, zero__ext_copy(e, u, 1, &be_err_));
+    return ZERO_OK;
+}
+
+/* Stages 1-2 at create: every unit's full parameters gathered from the
+   owned chunks the initial weights went to (the program's memory: rank
+   0's were broadcast there already). */
+static zero_result zero__state_spread(zero_engine *e) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    if ((e->plan.stage != 1 && e->plan.stage != 2) || e->plan.ext) return ZERO_OK;
+    for (u = 0; u < l->n_units; u++) {
+        const zero_unit *x = &l->units[u];
+        if ((r = zero__coll_check(e, ZERO__C_INIT, u)) != ZERO_OK) return r;
+        ZERO__TRY_BE(e, "zero_engine_create: all_gather of initial weights",
+                     zero__all_gather(e, zero__param_own(e, u), zero__at(e->buf.params, x->offset, e->plan.csize),
+                                      (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
+    }
+    return ZERO_OK;
+}
+/* Stage 3, the gather of unit u (span s) into dst: what this rank sends,
+   its own chunk of the compute-dtype shard. With offload_param the chunk
+   comes from the host (or its NVMe tile) into its place in dst first, and
+   the all-gather runs in place (after the strategy's param_wait: the
+   overlapped CPU step may still be writing it). */
+static zero_result zero__state_param_send(zero_engine *e, int s, int u, char *dst, const void **send) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    char *own = dst + (size_t)e->plan.rank * (size_t)x->chunk * e->plan.csize;
+    zero_error fail;
+    zero_result r;
+    *send = e->buf.params ? zero__at(e->buf.params, x->shard_offset, e->plan.csize) : NULL;
+    if (zero__params_on_device(e)) return ZERO_OK;
+    zero__ok(&fail);
+    if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
+        int b = 0;
+        if (zero__pbuf_load(e, u, 1, &b, &fail) != ZERO_OK || zero__pbuf_ahead(e, s, u + 1, &fail) != ZERO_OK)
+            return zero__ebackend(e, &fail, "stage-3 fetch: NVMe read of a parameter tile");
+        *send = e->offload_param.pbuf[b];
+        e->offload_param.pbuf_copying[b] = 1;
+    } else if ((r = e->strat->param_wait(e, u)) != ZERO_OK) {
+        return r;
+    }
+    ZERO__TRY_BE(e, "stage-3 fetch: parameters from the host",
+                 zero__copy(e, own, *send, (size_t)x->chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+    *send = own;
+    return ZERO_OK;
+}
+
+/* Tensor t's compute-dtype parameters for the program (zero_param; stage 3:
+   gathered): the program's own pointer where its memory holds them (backed
+   while gathered, at stage 3), else the full copy (stages 0-2) or the
+   gather pool. */
+static void *zero__state_param_at(const zero_engine *e, int t) {
+    const zero_tensor_place *pl = &e->plan.layout->places[t];
+    int s;
+    if (e->plan.ext || e->plan.pvm) return e->plan.tdata[t];
+    if (e->plan.stage != 3) return zero__at(e->buf.params, pl->offset, e->plan.csize);
+    s = zero__span_of_tensor(e, t);
+    return zero__at(e->pool.base, e->spans[s].pool_off + (pl->offset - e->plan.span_off[s]), e->plan.csize);
+}
+
 /* Bytes of the largest tile a state reader may need in io->tile (0: none). */
 static size_t zero__state_tile_bytes(const zero_engine *e) {
     size_t a = e->nvme.on ? e->nvme.tile_bytes : 0;
@@ -10267,6 +10352,11 @@ static size_t zero__state_tile_bytes(const zero_engine *e) {
    decides them. */
 static void zero__state_plan(zero_engine *e, const zero_config *cfg, const zero_backend *be) {
     const zero_optimization_config *z = &cfg->zero_optimization;
+    /* stages 2-3 with one micro-batch add nothing up: the reduced chunk stays
+       in the compute dtype (2 bytes a parameter / N, ZeRO's formula) */
+    e->plan.adt = (e->plan.gas == 1 && (z->stage >= 2 || e->plan.gext)) ? e->plan.cdt : cfg->grad_accum_dtype;
+    /* (with the program's gradient memory the accumulator holds the reduced gradient at every stage) */
+    e->plan.gdt = e->plan.stage >= 2 || e->plan.gext ? e->plan.adt : e->plan.gas > 1 ? e->plan.adt : e->plan.cdt;
     e->opt.cpu = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->plan.host_acc = e->opt.cpu && e->plan.stage >= 2 && !e->plan.gext;
     /* one rank reduces nothing: the backward writes straight into the owned
@@ -10650,6 +10740,7 @@ static zero_result zero__pvm_trim(zero_engine *e) {
 static zero_result zero__pvm_hold(zero_engine *e, int s) {
     int i;
     zero_result r;
+    if (!e->plan.pvm) return ZERO_OK;
     for (i = 0; i < e->pvm.n_pend; i++)
         if (e->pvm.pend[i] == s) {
             zero_error be;
@@ -10684,7 +10775,7 @@ static zero_result zero__pvm_retire(zero_engine *e) {
 static void zero__pvm_drop(zero_engine *e, int s) {
     zero_error be;
     zero_result r = ZERO_OK;
-    if (!e->pvm.held[s]) return;
+    if (!e->plan.pvm || !e->pvm.held[s]) return;
     zero__ok(&be);
     if (e->pvm.depth == 0) {
         e->pvm.held[s] = 0;
@@ -10707,9 +10798,27 @@ static void zero__pvm_drop(zero_engine *e, int s) {
 /* After span s's gather: the parts of its units gathered into the pool at
    pool_off (not straight into the program's memory) copied to each tensor's
    place, on the comm stream (before the span's ready fence). */
+/* Where unit u's all-gather writes: the program's memory, or NULL (the pool). */
+static char *zero__pvm_dst(const zero_engine *e, int u) { return e->plan.pvm ? (char *)e->pvm.udst[u] : NULL; }
+
+/* zero_memory_report's figures of the program's memory behind stage 3. */
+static void zero__pvm_report(const zero_engine *e, zero_memory_stats *out) {
+    int k;
+    if (!e->plan.pvm) return;
+    out->program_backed = (size_t)e->pvm.backed;
+    out->program_backed_peak = (size_t)e->pvm.backed_peak;
+    for (k = 0; k < e->pvm.n_reg; k++) {
+        out->program_reserved += e->pvm.reg[k].r->reserved;
+        out->program_granule = e->pvm.reg[k].r->granule;
+    }
+    out->program_units = e->plan.layout->n_units;
+    for (k = 0; k < e->plan.layout->n_units; k++) out->program_direct_units += e->pvm.udst[k] != NULL;
+}
+
 static zero_result zero__pvm_scatter(zero_engine *e, int s, int64_t pool_off) {
     const zero_layout *l = e->plan.layout;
     int u;
+    if (!e->plan.pvm) return ZERO_OK;
     for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
         const zero_unit *x = &l->units[u];
         int64_t at = pool_off + (x->offset - e->plan.span_off[s]);
@@ -10756,6 +10865,7 @@ static zero_result zero__pvm_plan_direct(zero_engine *e) {
     const zero_layout *l = e->plan.layout;
     int u, cap = 1;
     zero__seg *sg;
+    if (!e->plan.pvm) return ZERO_OK;
     for (u = 0; u < l->n_units; u++) cap = (int)zero__max_i64(cap, l->units[u].last_tensor - l->units[u].first_tensor + 1);
     e->pvm.udst = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)(l->n_units + 1));
     sg = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)cap);
@@ -10780,6 +10890,7 @@ static zero_result zero__pvm_plan_direct(zero_engine *e) {
    them). */
 static zero_result zero__pvm_setup(zero_engine *e) {
     int t, k;
+    if (!e->plan.pvm) return ZERO_OK;
     e->pvm.treg = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->plan.n_tensors);
     e->pvm.reg = (zero__pvm_reg *)ZERO_MALLOC(sizeof(zero__pvm_reg) * (size_t)e->plan.n_tensors);
     e->pvm.held = (unsigned char *)ZERO_MALLOC((size_t)e->plan.n_spans + 1);
@@ -10822,6 +10933,7 @@ static zero_result zero__pvm_setup(zero_engine *e) {
 /* At create's end: create's hold goes; what no persistent span holds is unbacked. */
 static zero_result zero__pvm_start(zero_engine *e) {
     int k;
+    if (!e->plan.pvm) return ZERO_OK;
     for (k = 0; k < e->pvm.n_reg; k++) {
         zero__pvm_reg *g = &e->pvm.reg[k];
         size_t pages = g->r->reserved / g->r->granule, p, run = 0;
@@ -10854,6 +10966,7 @@ static zero_result zero__pvm_start(zero_engine *e) {
    waiting keep their pages: nothing to wait for. Failures are logged. */
 static void zero__pvm_free(zero_engine *e) {
     int k;
+    if (!e->plan.pvm) return;
     for (k = 0; e->pvm.pev && k < e->pvm.n_pev; k++)
         if (e->pvm.pev[k]) e->be.event_destroy(e->be.ctx, e->pvm.pev[k]);
     ZERO_FREE(e->pvm.pev);
@@ -10885,6 +10998,344 @@ static void zero__pvm_free(zero_engine *e) {
     ZERO_FREE(e->pvm.treg);
     ZERO_FREE(e->pvm.held);
     ZERO_FREE(e->pvm.udst);
+}
+
+/* ---- >>engine-program: the program's own memory (zero_tensor.data, .grad) ----
+
+   The drop-in API's residency: the program keeps its parameter (and
+   gradient) buffers and zero works on them. Stages 0-2 read and write the
+   parameters through one unit's staging (zero__ext_copy, >>engine-state);
+   stage 3 keeps the program's pointers and backs only what is gathered
+   (>>engine-pvm). Here: the checks and plan at create, the initial weights
+   taken from rank 0's memory, and the gradients copied from the program's
+   memory before each reduction. */
+
+/* The program's own parameter memory (zero_tensor.data): for every tensor
+   or none, stages 0-2, aligned to the element, in the memory the backend
+   computes on, no two tensors overlapping. */
+static int zero__ext_cmp(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)*(const char *const *)a, y = (uintptr_t)*(const char *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Program memory of n tensors (ptr[t], NULL where a tensor has none,
+   `what` names it in messages): each aligned to the element, in the memory
+   the backend computes on, no two overlapping. */
+static zero_result zero__check_program_memory(zero_engine *e, const zero_tensor *ts, void *const *ptr, int n,
+                                              const char *what) {
+    const char **ends = (const char **)ZERO_MALLOC(sizeof(char *) * 2 * (size_t)(n ? n : 1));
+    const char **starts = (const char **)ZERO_MALLOC(sizeof(char *) * 2 * (size_t)(n ? n : 1));
+    zero_result r = ZERO_OK;
+    int t, i, m = 0;
+    if (!ends || !starts) {
+        ZERO_FREE(ends);
+        ZERO_FREE(starts);
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+    }
+    for (t = 0; t < n && r == ZERO_OK; t++) {
+        int kind;
+        int64_t extent, need = ts[t].numel * (int64_t)e->plan.csize;
+        if (!ptr[t]) continue;
+        kind = e->be.mem_kind_of ? e->be.mem_kind_of(e->be.ctx, ptr[t]) : -1;
+        /* (zero_alloc's ranges: the engine's own, mapped in granules a driver reports one by one) */
+        extent = e->be.mem_extent && !(e->plan.pvm && ptr == e->plan.tdata) ? e->be.mem_extent(e->be.ctx, ptr[t]) : -1;
+        if ((uintptr_t)ptr[t] % e->plan.csize)
+            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p is not aligned to its %zu-byte %s "
+                                                 "elements", ts[t].name, what, ptr[t], e->plan.csize, zero_dtype_name(e->plan.cdt));
+        else if (extent >= 0 && extent < need)
+            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p has %lld bytes to the end of its "
+                                                 "allocation; the tensor's %lld %s elements need %lld",
+                            ts[t].name, what, ptr[t], (long long)extent, (long long)ts[t].numel, zero_dtype_name(e->plan.cdt),
+                            (long long)need);
+        else if (kind >= 0 && kind != ZERO_MEM_DEVICE)
+            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p is %s memory; backend '%s' computes "
+                                                 "on device memory\nHINT: allocate it with cudaMalloc (or the program's device "
+                                                 "allocator)", ts[t].name, what, ptr[t], kind == ZERO_MEM_PINNED ? "pinned host" : "host",
+                            e->be.name ? e->be.name : "?");
+        ends[2 * t] = (const char *)ptr[t];
+        ends[2 * t + 1] = (const char *)ptr[t] + (size_t)ts[t].numel * e->plan.csize;
+        starts[2 * m] = ends[2 * t], starts[2 * m + 1] = (const char *)(intptr_t)t, m++;
+    }
+    /* overlap: sorted by start, each must end before the next starts */
+    if (r == ZERO_OK) qsort(starts, (size_t)m, 2 * sizeof(char *), zero__ext_cmp);
+    for (i = 0; i + 1 < m && r == ZERO_OK; i++) {
+        int a = (int)(intptr_t)starts[2 * i + 1], b = (int)(intptr_t)starts[2 * i + 3];
+        if ((uintptr_t)ends[2 * a + 1] > (uintptr_t)ends[2 * b])
+            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensors '%s' and '%s' overlap in the program's memory "
+                                                 "(%s: %lld and %lld elements of %zu bytes from %p and %p)",
+                            ts[a].name, ts[b].name, what, (long long)ts[a].numel, (long long)ts[b].numel, e->plan.csize,
+                            ptr[a], ptr[b]);
+    }
+    ZERO_FREE(ends);
+    ZERO_FREE(starts);
+    return r;
+}
+
+static int zero__range_cmp(const void *a, const void *b) {
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* No gradient of the program's (zero_tensor.grad) overlaps any tensor's
+   parameters there (zero_tensor.data): clearing or writing it would change
+   the weights. Each kind is checked alone first (zero__check_program_memory),
+   so with both kinds sorted by start an overlap shows between neighbours of
+   different kinds. */
+static zero_result zero__check_grad_vs_data(zero_engine *e, const zero_tensor *ts, int n) {
+    uintptr_t *r = (uintptr_t *)ZERO_MALLOC(sizeof(uintptr_t) * 3 * 2 * (size_t)(n ? n : 1)); /* start, end, 2 t + kind */
+    zero_result res = ZERO_OK;
+    int t, m = 0, i;
+    if (!r) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+    for (t = 0; t < n; t++) {
+        size_t bytes = (size_t)ts[t].numel * e->plan.csize;
+        if (e->plan.tdata[t])
+            r[3 * m] = (uintptr_t)e->plan.tdata[t], r[3 * m + 1] = r[3 * m] + bytes, r[3 * m + 2] = 2 * (uintptr_t)t, m++;
+        if (e->plan.tgrad[t])
+            r[3 * m] = (uintptr_t)e->plan.tgrad[t], r[3 * m + 1] = r[3 * m] + bytes, r[3 * m + 2] = 2 * (uintptr_t)t + 1, m++;
+    }
+    qsort(r, (size_t)m, 3 * sizeof(uintptr_t), zero__range_cmp);
+    for (i = 0; i + 1 < m && res == ZERO_OK; i++)
+        if (r[3 * i + 1] > r[3 * (i + 1)]) {
+            /* the gradient's side first, whichever starts lower, with both byte ranges */
+            const uintptr_t *g = (r[3 * i + 2] & 1) ? &r[3 * i] : &r[3 * (i + 1)];
+            const uintptr_t *d = g == &r[3 * i] ? &r[3 * (i + 1)] : &r[3 * i];
+            int tg = (int)(g[2] / 2), td = (int)(d[2] / 2);
+            res = zero__efail(e, ZERO_MSG_BAD_ARG,
+                              "zero_engine_create: the grad of tensor '%s' [%p, %p) overlaps the data of %s%s%s [%p, %p) "
+                              "in the program's memory: a gradient written or cleared there would change the weights",
+                              ts[tg].name, (void *)g[0], (void *)g[1], tg == td ? "the same tensor" : "tensor '",
+                              tg == td ? "" : ts[td].name, tg == td ? "" : "'", (void *)d[0], (void *)d[1]);
+        }
+    ZERO_FREE(r);
+    return res;
+}
+
+/* The program's own parameter memory (zero_tensor.data): for every tensor
+   or none, stages 0-2. */
+static zero_result zero__plan_ext(zero_engine *e, const zero_tensor *ts, int n) {
+    int t, given = 0, first_missing = -1;
+    for (t = 0; t < n; t++) {
+        if (ts[t].data) given++;
+        else if (first_missing < 0) first_missing = t;
+    }
+    if (!given) return ZERO_OK;
+    if (given < n)
+        return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' has no data while %d others point at "
+                                                      "the program's memory\nHINT: give zero_tensor.data for every tensor or "
+                                                      "for none", ts[first_missing].name, given);
+    if (e->plan.stage == 3) { /* the program's pointers kept: its memory must be zero_alloc's */
+        for (t = 0; t < n; t++)
+            if (!zero__vm_find(ts[t].data, (size_t)ts[t].numel * e->plan.csize))
+                return zero__efail(e, ZERO_MSG_ENGINE_CONFIG,
+                                   "zero_engine_create: tensor '%s' points at memory zero_alloc did not give (%p): stage 3 "
+                                   "keeps only each rank's shard and backs the program's pointers with memory only where a "
+                                   "layer is gathered, which needs an address range it manages\nHINT: allocate the "
+                                   "parameters with zero_alloc(backend, bytes, &ptr, &err) where the program called cudaMalloc "
+                                   "(the pointers, and the arithmetic over them, stay as they are); or leave "
+                                   "zero_tensor.data NULL and use zero_param between zero_fetch and zero_release",
+                                   ts[t].name, ts[t].data);
+        e->plan.pvm = 1;
+        e->plan.tdata = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
+        if (!e->plan.tdata) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+        for (t = 0; t < n; t++) e->plan.tdata[t] = ts[t].data;
+        return zero__check_program_memory(e, ts, e->plan.tdata, n, "data");
+    }
+    if (e->nvme.on)
+        return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' points at the program's memory, which "
+                                                      "offload_optimizer \"nvme\" does not support yet\nHINT: \"cpu\", or leave "
+                                                      "zero_tensor.data NULL", ts[0].name);
+    e->plan.ext = 1;
+    e->xfer.outside_dev = 1; /* (zero__copy counts the staging's copies to and from the program's tensors) */
+    e->plan.tdata = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
+    if (!e->plan.tdata) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+    for (t = 0; t < n; t++) e->plan.tdata[t] = ts[t].data;
+    return zero__check_program_memory(e, ts, e->plan.tdata, n, "data");
+}
+
+/* The program's own gradient memory (zero_tensor.grad): for every trainable
+   tensor or none, any stage (e->plan.gext was set from it before the
+   dtypes were planned). */
+static zero_result zero__plan_gext(zero_engine *e, const zero_tensor *ts, int n) {
+    int t;
+    zero_result r;
+    if (!e->plan.gext) return ZERO_OK;
+    for (t = 0; t < n; t++) {
+        int frozen = (ts[t].flags & ZERO_TENSOR_FROZEN) != 0;
+        if (!frozen && !ts[t].grad)
+            return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' has no grad while others point "
+                                                          "at the program's gradient memory\nHINT: give zero_tensor.grad for "
+                                                          "every trainable tensor or for none", ts[t].name);
+        if (frozen && ts[t].grad)
+            return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' is frozen (ZERO_TENSOR_FROZEN) and "
+                                                          "has no gradient: leave its grad NULL", ts[t].name);
+    }
+    e->plan.tgrad = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
+    if (!e->plan.tgrad) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
+    for (t = 0; t < n; t++) e->plan.tgrad[t] = ts[t].grad;
+    if ((r = zero__check_program_memory(e, ts, e->plan.tgrad, n, "grad")) != ZERO_OK) return r;
+    if (e->plan.pvm)
+        for (t = 0; t < n; t++) {
+            zero__vm_range *g = ts[t].grad ? zero__vm_find(ts[t].grad, 1) : NULL;
+            int k;
+            for (k = 0; g && k < n; k++)
+                if (zero__vm_find(ts[k].data, 1) == g)
+                    return zero__efail(e, ZERO_MSG_ENGINE_CONFIG,
+                                       "zero_engine_create: the grad of tensor '%s' lies in the zero_alloc memory of the "
+                                       "parameters (tensor '%s'), whose pages stage 3 unbacks\nHINT: keep gradients in "
+                                       "memory of their own", ts[t].name, ts[k].name);
+        }
+    return e->plan.ext || e->plan.pvm ? zero__check_grad_vs_data(e, ts, n) : ZERO_OK;
+}
+
+/* ext, rank 0 at create: the tensors of unit u that have an init callback
+   (a bound safetensors checkpoint) take its values in the unit's staging,
+   over what the program's memory held; the broadcast then writes them into
+   every rank's memory. */
+static zero_result zero__ext_init_values(zero_engine *e, const zero_tensor *ts, int u) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    size_t bytes = e->plan.csize * (size_t)x->numel;
+    int k, ns, any = 0;
+    void *h;
+    float *f;
+    zero_error be;
+    zero_result r = ZERO_OK;
+    for (k = x->first_tensor; k <= x->last_tensor; k++) any |= ts[k].init != NULL;
+    if (!any) return ZERO_OK;
+    h = ZERO_MALLOC(bytes);
+    f = (float *)ZERO_MALLOC(sizeof(float) * (size_t)x->numel);
+    zero__ok(&be);
+    if (!h || !f) {
+        r = zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: %lld elements of init staging", (long long)x->numel);
+    } else if (zero__copy(e, h, e->buf.ustage, bytes, ZERO_STREAM_COMM, &be) != ZERO_OK ||
+               zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK) {
+        r = zero__ebackend(e, &be, "zero_engine_create: the program's weights");
+    } else {
+        zero__host_uncast(f, e->plan.cdt, h, x->numel);
+        ns = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+        for (k = 0; k < ns; k++) {
+            const zero__seg *sg = &e->buf.segtmp[k];
+            if (ts[sg->tensor].init)
+                ts[sg->tensor].init(ts[sg->tensor].init_user, sg->tensor, sg->tensor_off, sg->count, f + sg->unit_off);
+        }
+        zero__host_cast(h, e->plan.cdt, f, x->numel);
+        if (zero__copy(e, e->buf.ustage, h, bytes, ZERO_STREAM_COMM, &be) != ZERO_OK ||
+            zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
+            r = zero__ebackend(e, &be, "zero_engine_create: the initial weights");
+    }
+    ZERO_FREE(h);
+    ZERO_FREE(f);
+    return r;
+}
+
+/* Write initial weights: each rank only what it keeps (stage 0: everything). */
+/* ext, at create: unit u from the program's memory into the staging, rank
+   0's broadcast to every rank and written back to the program's memory (the
+   ranks start from the same weights, as DeepSpeed's broadcast at
+   initialize); the n elements from lo (the rank's part) as fp32 in vals. */
+static zero_result zero__ext_init_unit(zero_engine *e, const zero_tensor *ts, int u, int64_t lo, int64_t n, float *vals,
+                                       void *cast) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    int64_t have = zero__max_i64(0, zero__min_i64(lo + n, x->padded) - lo);
+    zero_result r;
+    ZERO__TRY_BE(e, "zero_engine_create: the program's weights", zero__ext_copy(e, u, 0, &be_err_));
+    if (e->plan.grank == 0 && (r = zero__ext_init_values(e, ts, u)) != ZERO_OK) return r;
+    if ((r = zero__coll_check(e, ZERO__C_INIT, u)) != ZERO_OK) return r;
+    ZERO__TRY_BE(e, "zero_engine_create: broadcast of the program's weights",
+                 e->be.broadcast(e->be.ctx, e->buf.ustage, (size_t)x->padded, e->plan.cdt, 0, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_engine_create: the program's weights", zero__ext_copy(e, u, 1, &be_err_));
+    ZERO__TRY_BE(e, "zero_engine_create: the program's weights",
+                 zero__copy(e, cast, zero__at(e->buf.ustage, lo, e->plan.csize), (size_t)have * e->plan.csize,
+                            ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    zero__host_uncast(vals, e->plan.cdt, cast, have);
+    if (have < n) memset(vals + have, 0, sizeof(float) * (size_t)(n - have));
+    /* padding holds no weights: zero, so the unit's zero elements stay zero */
+    {
+        const zero__seg *sg;
+        int k, ns = zero__unit_segments(e->plan.layout, u, lo, lo + have, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+        int64_t at = lo;
+        for (k = 0; k < ns; k++) {
+            sg = &e->buf.segtmp[k];
+            if (sg->unit_off > at) memset(vals + (at - lo), 0, sizeof(float) * (size_t)(sg->unit_off - at));
+            at = sg->unit_off + sg->count;
+        }
+        if (lo + have > at) memset(vals + (at - lo), 0, sizeof(float) * (size_t)(lo + have - at));
+    }
+    return ZERO_OK;
+}
+
+/* gext: unit u's gradients from the program's memory into the unit staging
+   (its padding stays zero), on the comm stream; then the program's memory is
+   cleared there, so the next micro-batch's backward adds into zeros (a
+   program that writes its gradients without asking zero_grad, and a tensor no
+   kernel wrote, both see zero; the next micro-batch's compute waits for the
+   comm stream at the end of this one). */
+static zero_result zero__gext_gather(zero_engine *e, int u, zero_error *fail) {
+    const zero_unit *x = &e->plan.layout->units[u];
+    int k, n = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
+    for (k = 0; k < n; k++) {
+        const zero__seg *sg = &e->buf.segtmp[k];
+        char *prog = zero__at(e->plan.tgrad[sg->tensor], sg->tensor_off, e->plan.csize);
+        if (zero__copy(e, zero__at(e->buf.gstage, sg->unit_off, e->plan.csize), prog, (size_t)sg->count * e->plan.csize,
+                       ZERO_STREAM_COMM, fail) != ZERO_OK ||
+            e->be.memset0(e->be.ctx, prog, (size_t)sg->count * e->plan.csize, ZERO_STREAM_COMM, fail) != ZERO_OK)
+            return fail->code;
+    }
+    return ZERO_OK;
+}
+
+/* fp32 values of unit u's elements [lo, hi) from the init callbacks (zeros in gaps). */
+static void zero__init_values(const zero_engine *e, const zero_tensor *ts, int u, int64_t lo, int64_t hi,
+                              float *out, zero__seg *segs, int cap) {
+    int n = zero__unit_segments(e->plan.layout, u, lo, hi, segs, cap), k;
+    memset(out, 0, sizeof(float) * (size_t)(hi - lo));
+    for (k = 0; k < n; k++) {
+        const zero_tensor *t = &ts[segs[k].tensor];
+        if (t->init)
+            t->init(t->init_user, segs[k].tensor, segs[k].tensor_off, segs[k].count, out + (segs[k].unit_off - lo));
+    }
+}
+
+/* Unit u's initial values of this rank's range [lo, lo + n) into vals
+   (fp32; cast: scratch of n compute-dtype elements): from the program's
+   memory where it holds the weights (rank 0's, broadcast to every rank),
+   else from the tensors' init callbacks (zeros where none, and in the
+   padding). */
+static zero_result zero__init_unit_values(zero_engine *e, const zero_tensor *ts, int u, int64_t lo, int64_t n, float *vals,
+                                          void *cast, zero__seg *segs, int cap) {
+    int64_t hi = zero__min_i64(lo + n, e->plan.layout->units[u].numel);
+    if (e->plan.ext || e->plan.pvm) return zero__ext_init_unit(e, ts, u, lo, n, vals, cast);
+    if (hi > lo) zero__init_values(e, ts, u, lo, hi, vals, segs, cap);
+    if (hi - lo < n) memset(vals + zero__max_i64(0, hi - lo), 0, sizeof(float) * (size_t)(n - zero__max_i64(0, hi - lo)));
+    return ZERO_OK;
+}
+
+/* At create: the program's gradient memory starts at zero (each reduction
+   clears what it read). */
+static zero_result zero__gext_clear(zero_engine *e) {
+    int t;
+    if (!e->plan.gext) return ZERO_OK;
+    for (t = 0; t < e->plan.n_tensors; t++)
+        if (e->plan.tgrad[t])
+            ZERO__TRY_BE(e, "zero_engine_create: the program's gradients",
+                         e->be.memset0(e->be.ctx, e->plan.tgrad[t], (size_t)e->plan.layout->numel[t] * e->plan.csize,
+                                       ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+/* zero_grad with the program's gradient memory: its buffer, cleared at
+   the micro-batch's first request unless the backward writes it whole. */
+static void *zero__gext_grad(zero_engine *e, int t) {
+    zero_error be;
+    zero__ok(&be);
+    if (!e->grad.asked[t] && !(e->plan.tflags[t] & ZERO_TENSOR_GRAD_WRITE) &&
+        e->be.memset0(e->be.ctx, e->plan.tgrad[t], (size_t)e->plan.layout->numel[t] * e->plan.csize, ZERO_STREAM_COMPUTE,
+                      &be) != ZERO_OK) {
+        zero__ebackend(e, &be, "zero_grad: clearing the program's gradient");
+        return NULL;
+    }
+    e->grad.asked[t] = 1;
+    return e->plan.tgrad[t];
 }
 
 /* ---- >>engine-fetch: stage 3: gather pool, fetch trace, prefetch; zero_fetch/release/param ----
@@ -10983,7 +11434,7 @@ static void zero__pool_drop(zero_engine *e, int s) {
         }
     ss->pool_off = -1;
     ss->prefetched = 0;
-    if (e->plan.pvm) zero__pvm_drop(e, s);
+    zero__pvm_drop(e, s);
 }
 
 static int64_t zero__pool_resident(const zero_engine *e) {
@@ -11046,39 +11497,19 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off, in
     zero_result r;
     /* the pool region may still be read by kernels of a released span */
     if ((r = zero__pool_fence(e, s, pool_off, e->plan.span_padded[s])) != ZERO_OK) return r;
-    if (e->plan.pvm && (r = zero__pvm_hold(e, s)) != ZERO_OK) return r;
+    if ((r = zero__pvm_hold(e, s)) != ZERO_OK) return r;
     for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
         const zero_unit *x = &l->units[u];
-        char *dst = e->plan.pvm && e->pvm.udst[u]
-                        ? (char *)e->pvm.udst[u]
-                        : zero__at(e->pool.base, pool_off + (x->offset - e->plan.span_off[s]), e->plan.csize);
-        const void *send = e->buf.params ? zero__at(e->buf.params, x->shard_offset, e->plan.csize) : NULL;
+        char *dst = zero__pvm_dst(e, u);
+        const void *send;
+        if (!dst) dst = zero__at(e->pool.base, pool_off + (x->offset - e->plan.span_off[s]), e->plan.csize);
         if ((r = zero__coll_check(e, ZERO__C_FETCH, u)) != ZERO_OK) return r;
         e->pool.n_gathered++;
-        if (e->offload_param.device) {
-            /* offload_param: the owned chunk from the host (or its NVMe tile) into
-               its place in the pool, then the all-gather in place */
-            char *own = dst + (size_t)e->plan.rank * (size_t)x->chunk * e->plan.csize;
-            zero_error fail;
-            zero__ok(&fail);
-            if (e->offload_param.device == ZERO_OFFLOAD_NVME) {
-                int b = 0;
-                if (zero__pbuf_load(e, u, 1, &b, &fail) != ZERO_OK ||
-                    zero__pbuf_ahead(e, s, u + 1, &fail) != ZERO_OK)
-                    return zero__ebackend(e, &fail, "stage-3 fetch: NVMe read of a parameter tile");
-                send = e->offload_param.pbuf[b];
-                e->offload_param.pbuf_copying[b] = 1;
-            } else if ((r = e->strat->param_wait(e, u)) != ZERO_OK) { /* (the overlapped step's Adam of u first) */
-                return r;
-            }
-            ZERO__TRY_BE(e, "stage-3 fetch: parameters from the host",
-                         zero__copy(e, own, send, (size_t)x->chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
-            send = own;
-        }
+        if ((r = zero__state_param_send(e, s, u, dst, &send)) != ZERO_OK) return r;
         ZERO__TRY_BE(e, "stage-3 all_gather",
                      zero__all_gather(e, send, dst, (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
     }
-    if (e->plan.pvm && (r = zero__pvm_scatter(e, s, pool_off)) != ZERO_OK) return r;
+    if ((r = zero__pvm_scatter(e, s, pool_off)) != ZERO_OK) return r;
     if (e->spans[s].ev_ready) {
         ZERO__TRY_BE(e, "stage-3 fetch: stream order", e->be.event_record(e->be.ctx, e->spans[s].ev_ready, ZERO_STREAM_COMM, &be_err_));
         e->spans[s].wait_ready = 1;
@@ -11306,12 +11737,8 @@ ZERO__DEF zero_result zero_grad_ready_group(zero_engine *e, int g) {
 }
 
 ZERO__DEF void *zero_param(zero_engine *e, int t) {
-    const zero_tensor_place *pl;
     if (zero__enter(e, "zero_param") != ZERO_OK || zero__check_tensor(e, t, "zero_param") != ZERO_OK) return NULL;
-    pl = &e->plan.layout->places[t];
-    if (e->plan.ext) return e->plan.tdata[t];
-    if (e->plan.stage != 3) return zero__at(e->buf.params, pl->offset, e->plan.csize);
-    {
+    if (e->plan.stage == 3) {
         int s = zero__span_of_tensor(e, t);
         const zero__span_state *ss = &e->spans[s];
         if (!ss->persistent && (ss->refs <= 0 || ss->pool_off < 0)) {
@@ -11321,9 +11748,8 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
                         zero__tname(e, t));
             return NULL;
         }
-        if (e->plan.pvm) return e->plan.tdata[t]; /* the program's own pointer, backed while gathered */
-        return zero__at(e->pool.base, ss->pool_off + (pl->offset - e->plan.span_off[s]), e->plan.csize);
     }
+    return zero__state_param_at(e, t);
 }
 
 static void zero__efree_counted(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, void *p, size_t bytes);
@@ -11367,7 +11793,7 @@ ZERO__DEF zero_result zero_gather_params(zero_engine *e) {
     e->pool.saved_elems = e->pool.pool_elems;
     e->pool.saved_base = NULL;
     if (e->pool.pool_elems < need) {
-        if (e->plan.pvm && e->pvm.dyn_direct) { /* the pool only counts: more room costs nothing */
+        if (e->pvm.dyn_direct) { /* the pool only counts: more room costs nothing */
             e->pool.pool_elems = need;
         } else { /* a pool of the model's size for the while: the persistent spans copied to their places in it */
             void *big = NULL;
@@ -11475,94 +11901,8 @@ static zero_result zero__agree(zero_engine *e, double mine, double *sum) {
     return ZERO_OK;
 }
 
-/* fp32 values of unit u's elements [lo, hi) from the init callbacks (zeros in gaps). */
-static void zero__init_values(const zero_engine *e, const zero_tensor *ts, int u, int64_t lo, int64_t hi,
-                              float *out, zero__seg *segs, int cap) {
-    int n = zero__unit_segments(e->plan.layout, u, lo, hi, segs, cap), k;
-    memset(out, 0, sizeof(float) * (size_t)(hi - lo));
-    for (k = 0; k < n; k++) {
-        const zero_tensor *t = &ts[segs[k].tensor];
-        if (t->init)
-            t->init(t->init_user, segs[k].tensor, segs[k].tensor_off, segs[k].count, out + (segs[k].unit_off - lo));
-    }
-}
 
-/* ext, rank 0 at create: the tensors of unit u that have an init callback
-   (a bound safetensors checkpoint) take its values in the unit's staging,
-   over what the program's memory held; the broadcast then writes them into
-   every rank's memory. */
-static zero_result zero__ext_init_values(zero_engine *e, const zero_tensor *ts, int u) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    size_t bytes = e->plan.csize * (size_t)x->numel;
-    int k, ns, any = 0;
-    void *h;
-    float *f;
-    zero_error be;
-    zero_result r = ZERO_OK;
-    for (k = x->first_tensor; k <= x->last_tensor; k++) any |= ts[k].init != NULL;
-    if (!any) return ZERO_OK;
-    h = ZERO_MALLOC(bytes);
-    f = (float *)ZERO_MALLOC(sizeof(float) * (size_t)x->numel);
-    zero__ok(&be);
-    if (!h || !f) {
-        r = zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: %lld elements of init staging", (long long)x->numel);
-    } else if (zero__copy(e, h, e->buf.ustage, bytes, ZERO_STREAM_COMM, &be) != ZERO_OK ||
-               zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK) {
-        r = zero__ebackend(e, &be, "zero_engine_create: the program's weights");
-    } else {
-        zero__host_uncast(f, e->plan.cdt, h, x->numel);
-        ns = zero__unit_segments(e->plan.layout, u, 0, x->numel, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
-        for (k = 0; k < ns; k++) {
-            const zero__seg *sg = &e->buf.segtmp[k];
-            if (ts[sg->tensor].init)
-                ts[sg->tensor].init(ts[sg->tensor].init_user, sg->tensor, sg->tensor_off, sg->count, f + sg->unit_off);
-        }
-        zero__host_cast(h, e->plan.cdt, f, x->numel);
-        if (zero__copy(e, e->buf.ustage, h, bytes, ZERO_STREAM_COMM, &be) != ZERO_OK ||
-            zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK)
-            r = zero__ebackend(e, &be, "zero_engine_create: the initial weights");
-    }
-    ZERO_FREE(h);
-    ZERO_FREE(f);
-    return r;
-}
 
-/* Write initial weights: each rank only what it keeps (stage 0: everything). */
-/* ext, at create: unit u from the program's memory into the staging, rank
-   0's broadcast to every rank and written back to the program's memory (the
-   ranks start from the same weights, as DeepSpeed's broadcast at
-   initialize); the n elements from lo (the rank's part) as fp32 in vals. */
-static zero_result zero__ext_init_unit(zero_engine *e, const zero_tensor *ts, int u, int64_t lo, int64_t n, float *vals,
-                                       void *cast) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    int64_t have = zero__max_i64(0, zero__min_i64(lo + n, x->padded) - lo);
-    zero_result r;
-    ZERO__TRY_BE(e, "zero_engine_create: the program's weights", zero__ext_copy(e, u, 0, &be_err_));
-    if (e->plan.grank == 0 && (r = zero__ext_init_values(e, ts, u)) != ZERO_OK) return r;
-    if ((r = zero__coll_check(e, ZERO__C_INIT, u)) != ZERO_OK) return r;
-    ZERO__TRY_BE(e, "zero_engine_create: broadcast of the program's weights",
-                 e->be.broadcast(e->be.ctx, e->buf.ustage, (size_t)x->padded, e->plan.cdt, 0, ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "zero_engine_create: the program's weights", zero__ext_copy(e, u, 1, &be_err_));
-    ZERO__TRY_BE(e, "zero_engine_create: the program's weights",
-                 zero__copy(e, cast, zero__at(e->buf.ustage, lo, e->plan.csize), (size_t)have * e->plan.csize,
-                            ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
-    zero__host_uncast(vals, e->plan.cdt, cast, have);
-    if (have < n) memset(vals + have, 0, sizeof(float) * (size_t)(n - have));
-    /* padding holds no weights: zero, so the unit's zero elements stay zero */
-    {
-        const zero__seg *sg;
-        int k, ns = zero__unit_segments(e->plan.layout, u, lo, lo + have, e->buf.segtmp, x->last_tensor - x->first_tensor + 1);
-        int64_t at = lo;
-        for (k = 0; k < ns; k++) {
-            sg = &e->buf.segtmp[k];
-            if (sg->unit_off > at) memset(vals + (at - lo), 0, sizeof(float) * (size_t)(sg->unit_off - at));
-            at = sg->unit_off + sg->count;
-        }
-        if (lo + have > at) memset(vals + (at - lo), 0, sizeof(float) * (size_t)(lo + have - at));
-    }
-    return ZERO_OK;
-}
 
 /* Initial weights from a safetensors checkpoint (zero_safetensors_bind):
    the ranks agree that every read succeeded, and all fail together,
@@ -11605,7 +11945,7 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
         maxn = zero__max_i64(maxn, e->plan.stage == 0 ? l->units[u].padded : l->units[u].chunk);
         cap = (int)zero__max_i64(cap, l->units[u].last_tensor - l->units[u].first_tensor + 1);
     }
-    if (e->plan.pvm && (r = zero__pvm_setup(e)) != ZERO_OK) return r;
+    if ((r = zero__pvm_setup(e)) != ZERO_OK) return r;
     vals = (float *)ZERO_MALLOC(sizeof(float) * (size_t)maxn);
     cast = ZERO_MALLOC(e->plan.csize * (size_t)maxn);
     segs = (zero__seg *)ZERO_MALLOC(sizeof(zero__seg) * (size_t)cap);
@@ -11617,23 +11957,15 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
                            (long long)maxn);
     }
     io.stage = cast;
-    io.tile = e->nvme.on ? e->nvme.tbuf[0] : NULL; /* (the step's first tile buffer) */
+    io.tile = NULL; /* (zero__state_put takes the step's first tile buffer) */
     for (u = 0; u < l->n_units && r == ZERO_OK; u++) {
         const zero_unit *x = &l->units[u];
         int64_t lo = e->plan.stage == 0 ? 0 : (int64_t)e->plan.rank * x->chunk;
         int64_t n = e->plan.stage == 0 ? x->padded : x->chunk;
-        int64_t hi = zero__min_i64(lo + n, x->numel);
         zero_error be;
         zero__ok(&be);
-        if (e->plan.ext || e->plan.pvm) { /* the program's weights, rank 0's for every rank */
-            if ((r = zero__ext_init_unit(e, ts, u, lo, n, vals, cast)) != ZERO_OK) break;
-        } else {
-            if (hi > lo) zero__init_values(e, ts, u, lo, hi, vals, segs, cap);
-            if (hi - lo < n)
-                memset(vals + zero__max_i64(0, hi - lo), 0, sizeof(float) * (size_t)(n - zero__max_i64(0, hi - lo)));
-        }
-        /* (the program's memory holds the parameters already: rank 0's, broadcast) */
-        if (zero__state_put(e, u, vals, NULL, NULL, !e->plan.ext, &io, &be) != ZERO_OK) {
+        if ((r = zero__init_unit_values(e, ts, u, lo, n, vals, cast, segs, cap)) != ZERO_OK) break;
+        if (zero__state_put(e, u, vals, NULL, NULL, &io, &be) != ZERO_OK) {
             r = zero__ebackend(e, &be, "zero_engine_create: initial weights");
             break;
         }
@@ -11643,29 +11975,15 @@ static zero_result zero__engine_init_weights(zero_engine *e, const zero_tensor *
     ZERO_FREE(segs);
     if (r != ZERO_OK) return r;
     if ((r = zero__init_agree(e, ts)) != ZERO_OK) return r;
-    if ((e->plan.stage == 1 || e->plan.stage == 2) && !e->plan.ext) {
-        for (u = 0; u < l->n_units; u++) {
-            const zero_unit *x = &l->units[u];
-            if ((r = zero__coll_check(e, ZERO__C_INIT, u)) != ZERO_OK) return r;
-            ZERO__TRY_BE(e, "zero_engine_create: all_gather of initial weights",
-                         zero__all_gather(e, zero__param_own(e, u), zero__at(e->buf.params, x->offset, e->plan.csize),
-                                          (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
-        }
-    }
+    if ((r = zero__state_spread(e)) != ZERO_OK) return r;
     if (e->plan.stage == 3) {
         int s;
         for (s = 0; s < e->plan.n_spans; s++)
             if (e->spans[s].persistent && (r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK) return r;
     }
-    if (e->plan.gext) /* the program's gradient memory starts at zero (each reduction clears what it read) */
-        for (u = 0; u < e->plan.n_tensors; u++)
-            if (e->plan.tgrad[u])
-                ZERO__TRY_BE(e, "zero_engine_create: the program's gradients",
-                             e->be.memset0(e->be.ctx, e->plan.tgrad[u], (size_t)l->numel[u] * e->plan.csize, ZERO_STREAM_COMM,
-                                           &be_err_));
+    if ((r = zero__gext_clear(e)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
-    if (e->plan.pvm) return zero__pvm_start(e);
-    return ZERO_OK;
+    return zero__pvm_start(e);
 }
 
 
@@ -11940,7 +12258,7 @@ static size_t zero__stage3_bound(const zero_engine *e) {
 /* The stage-3 parameter bytes on the device: the shard (unless offload_param
    keeps it on the host) and the gather pool. */
 static size_t zero__stage3_bytes(const zero_engine *e) {
-    size_t shard = e->offload_param.param_kind == ZERO_MEM_DEVICE ? (size_t)e->plan.layout->shard_numel * e->plan.csize : 0;
+    size_t shard = zero__params_on_device(e) ? (size_t)e->plan.layout->shard_numel * e->plan.csize : 0;
     return shard + e->mem.planned[ZERO_MEM_GATHER_POOL][ZERO_MEM_DEVICE];
 }
 
@@ -12033,7 +12351,7 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     const zero_optimization_config *z = &e->cfg.zero_optimization;
     int64_t want, top3;
     if (e->plan.stage != 3) return ZERO_OK;
-    if (e->plan.pvm) {
+    {
         zero_result r = zero__pvm_plan_direct(e);
         if (r != ZERO_OK) return r;
     }
@@ -12041,7 +12359,7 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     e->pool.live_limit = z->stage3_max_live_parameters;
     e->pool.prefetch_limit = z->stage3_prefetch_bucket_size;
     if (!e->pool.group_max || /* no groups, or a pool that could not grow: DeepSpeed's defaults */
-        !((e->plan.pvm && e->pvm.dyn_direct) || (e->be.vm_reserve && e->be.vm_back && e->be.vm_unback && e->be.vm_release))) {
+        !(e->pvm.dyn_direct || (e->be.vm_reserve && e->be.vm_back && e->be.vm_unback && e->be.vm_release))) {
         if (e->pool.live_limit == ZERO_UNSET) e->pool.live_limit = 1000000000;
         if (e->pool.prefetch_limit == ZERO_UNSET) e->pool.prefetch_limit = 50000000;
     }
@@ -12080,10 +12398,10 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     e->pool.grows = (e->pool.derived & 1) && e->pool.pool_elems < zs->dyn_total;
     /* all-gathers into the program's memory: the pool only counts what is gathered (its persistent part may
        still hold spans that are not) */
-    if (e->plan.pvm && e->pvm.all_direct) return ZERO_OK;
-    if (e->pool.grows && !(e->plan.pvm && e->pvm.dyn_direct)) return zero__pool_vm_make(e);
+    if (e->pvm.all_direct) return ZERO_OK; /* (set by zero__pvm_plan_direct alone) */
+    if (e->pool.grows && !e->pvm.dyn_direct) return zero__pool_vm_make(e);
     return zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE,
-                        (size_t)(zs->persist + (e->plan.pvm && e->pvm.dyn_direct ? 0 : e->pool.pool_elems)) * e->plan.csize,
+                        (size_t)(zs->persist + (e->pvm.dyn_direct ? 0 : e->pool.pool_elems)) * e->plan.csize,
                         &e->pool.base, "stage-3 gather pool");
 }
 
@@ -12315,7 +12633,7 @@ static zero_result zero__zero_fill(zero_engine *e, const zero__sizes *zs) {
 static void zero__engine_free(zero_engine *e) {
     if (!e) return;
     zero__obs_stop(e);
-    if (e->plan.pvm) zero__pvm_free(e);
+    zero__pvm_free(e);
     zero__thread_stop(e);
     zero__free_scratch(e);
     e->strat->release(e);
@@ -12331,180 +12649,10 @@ static void zero__engine_free(zero_engine *e) {
     ZERO_FREE(e);
 }
 
-/* The program's own parameter memory (zero_tensor.data): for every tensor
-   or none, stages 0-2, aligned to the element, in the memory the backend
-   computes on, no two tensors overlapping. */
-static int zero__ext_cmp(const void *a, const void *b) {
-    uintptr_t x = (uintptr_t)*(const char *const *)a, y = (uintptr_t)*(const char *const *)b;
-    return x < y ? -1 : x > y;
-}
-/* Program memory of n tensors (ptr[t], NULL where a tensor has none,
-   `what` names it in messages): each aligned to the element, in the memory
-   the backend computes on, no two overlapping. */
-static zero_result zero__check_program_memory(zero_engine *e, const zero_tensor *ts, void *const *ptr, int n,
-                                              const char *what) {
-    const char **ends = (const char **)ZERO_MALLOC(sizeof(char *) * 2 * (size_t)(n ? n : 1));
-    const char **starts = (const char **)ZERO_MALLOC(sizeof(char *) * 2 * (size_t)(n ? n : 1));
-    zero_result r = ZERO_OK;
-    int t, i, m = 0;
-    if (!ends || !starts) {
-        ZERO_FREE(ends);
-        ZERO_FREE(starts);
-        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
-    }
-    for (t = 0; t < n && r == ZERO_OK; t++) {
-        int kind;
-        int64_t extent, need = ts[t].numel * (int64_t)e->plan.csize;
-        if (!ptr[t]) continue;
-        kind = e->be.mem_kind_of ? e->be.mem_kind_of(e->be.ctx, ptr[t]) : -1;
-        /* (zero_alloc's ranges: the engine's own, mapped in granules a driver reports one by one) */
-        extent = e->be.mem_extent && !(e->plan.pvm && ptr == e->plan.tdata) ? e->be.mem_extent(e->be.ctx, ptr[t]) : -1;
-        if ((uintptr_t)ptr[t] % e->plan.csize)
-            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p is not aligned to its %zu-byte %s "
-                                                 "elements", ts[t].name, what, ptr[t], e->plan.csize, zero_dtype_name(e->plan.cdt));
-        else if (extent >= 0 && extent < need)
-            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p has %lld bytes to the end of its "
-                                                 "allocation; the tensor's %lld %s elements need %lld",
-                            ts[t].name, what, ptr[t], (long long)extent, (long long)ts[t].numel, zero_dtype_name(e->plan.cdt),
-                            (long long)need);
-        else if (kind >= 0 && kind != ZERO_MEM_DEVICE)
-            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s': %s %p is %s memory; backend '%s' computes "
-                                                 "on device memory\nHINT: allocate it with cudaMalloc (or the program's device "
-                                                 "allocator)", ts[t].name, what, ptr[t], kind == ZERO_MEM_PINNED ? "pinned host" : "host",
-                            e->be.name ? e->be.name : "?");
-        ends[2 * t] = (const char *)ptr[t];
-        ends[2 * t + 1] = (const char *)ptr[t] + (size_t)ts[t].numel * e->plan.csize;
-        starts[2 * m] = ends[2 * t], starts[2 * m + 1] = (const char *)(intptr_t)t, m++;
-    }
-    /* overlap: sorted by start, each must end before the next starts */
-    if (r == ZERO_OK) qsort(starts, (size_t)m, 2 * sizeof(char *), zero__ext_cmp);
-    for (i = 0; i + 1 < m && r == ZERO_OK; i++) {
-        int a = (int)(intptr_t)starts[2 * i + 1], b = (int)(intptr_t)starts[2 * i + 3];
-        if ((uintptr_t)ends[2 * a + 1] > (uintptr_t)ends[2 * b])
-            r = zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensors '%s' and '%s' overlap in the program's memory "
-                                                 "(%s: %lld and %lld elements of %zu bytes from %p and %p)",
-                            ts[a].name, ts[b].name, what, (long long)ts[a].numel, (long long)ts[b].numel, e->plan.csize,
-                            ptr[a], ptr[b]);
-    }
-    ZERO_FREE(ends);
-    ZERO_FREE(starts);
-    return r;
-}
 
-static int zero__range_cmp(const void *a, const void *b) {
-    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-    return x < y ? -1 : x > y;
-}
 
-/* No gradient of the program's (zero_tensor.grad) overlaps any tensor's
-   parameters there (zero_tensor.data): clearing or writing it would change
-   the weights. Each kind is checked alone first (zero__check_program_memory),
-   so with both kinds sorted by start an overlap shows between neighbours of
-   different kinds. */
-static zero_result zero__check_grad_vs_data(zero_engine *e, const zero_tensor *ts, int n) {
-    uintptr_t *r = (uintptr_t *)ZERO_MALLOC(sizeof(uintptr_t) * 3 * 2 * (size_t)(n ? n : 1)); /* start, end, 2 t + kind */
-    zero_result res = ZERO_OK;
-    int t, m = 0, i;
-    if (!r) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
-    for (t = 0; t < n; t++) {
-        size_t bytes = (size_t)ts[t].numel * e->plan.csize;
-        if (e->plan.tdata[t])
-            r[3 * m] = (uintptr_t)e->plan.tdata[t], r[3 * m + 1] = r[3 * m] + bytes, r[3 * m + 2] = 2 * (uintptr_t)t, m++;
-        if (e->plan.tgrad[t])
-            r[3 * m] = (uintptr_t)e->plan.tgrad[t], r[3 * m + 1] = r[3 * m] + bytes, r[3 * m + 2] = 2 * (uintptr_t)t + 1, m++;
-    }
-    qsort(r, (size_t)m, 3 * sizeof(uintptr_t), zero__range_cmp);
-    for (i = 0; i + 1 < m && res == ZERO_OK; i++)
-        if (r[3 * i + 1] > r[3 * (i + 1)]) {
-            /* the gradient's side first, whichever starts lower, with both byte ranges */
-            const uintptr_t *g = (r[3 * i + 2] & 1) ? &r[3 * i] : &r[3 * (i + 1)];
-            const uintptr_t *d = g == &r[3 * i] ? &r[3 * (i + 1)] : &r[3 * i];
-            int tg = (int)(g[2] / 2), td = (int)(d[2] / 2);
-            res = zero__efail(e, ZERO_MSG_BAD_ARG,
-                              "zero_engine_create: the grad of tensor '%s' [%p, %p) overlaps the data of %s%s%s [%p, %p) "
-                              "in the program's memory: a gradient written or cleared there would change the weights",
-                              ts[tg].name, (void *)g[0], (void *)g[1], tg == td ? "the same tensor" : "tensor '",
-                              tg == td ? "" : ts[td].name, tg == td ? "" : "'", (void *)d[0], (void *)d[1]);
-        }
-    ZERO_FREE(r);
-    return res;
-}
 
-/* The program's own parameter memory (zero_tensor.data): for every tensor
-   or none, stages 0-2. */
-static zero_result zero__plan_ext(zero_engine *e, const zero_tensor *ts, int n) {
-    int t, given = 0, first_missing = -1;
-    for (t = 0; t < n; t++) {
-        if (ts[t].data) given++;
-        else if (first_missing < 0) first_missing = t;
-    }
-    if (!given) return ZERO_OK;
-    if (given < n)
-        return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' has no data while %d others point at "
-                                                      "the program's memory\nHINT: give zero_tensor.data for every tensor or "
-                                                      "for none", ts[first_missing].name, given);
-    if (e->plan.stage == 3) { /* the program's pointers kept: its memory must be zero_alloc's */
-        for (t = 0; t < n; t++)
-            if (!zero__vm_find(ts[t].data, (size_t)ts[t].numel * e->plan.csize))
-                return zero__efail(e, ZERO_MSG_ENGINE_CONFIG,
-                                   "zero_engine_create: tensor '%s' points at memory zero_alloc did not give (%p): stage 3 "
-                                   "keeps only each rank's shard and backs the program's pointers with memory only where a "
-                                   "layer is gathered, which needs an address range it manages\nHINT: allocate the "
-                                   "parameters with zero_alloc(backend, bytes, &ptr, &err) where the program called cudaMalloc "
-                                   "(the pointers, and the arithmetic over them, stay as they are); or leave "
-                                   "zero_tensor.data NULL and use zero_param between zero_fetch and zero_release",
-                                   ts[t].name, ts[t].data);
-        e->plan.pvm = 1;
-        e->plan.tdata = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
-        if (!e->plan.tdata) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
-        for (t = 0; t < n; t++) e->plan.tdata[t] = ts[t].data;
-        return zero__check_program_memory(e, ts, e->plan.tdata, n, "data");
-    }
-    if (e->nvme.on)
-        return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' points at the program's memory, which "
-                                                      "offload_optimizer \"nvme\" does not support yet\nHINT: \"cpu\", or leave "
-                                                      "zero_tensor.data NULL", ts[0].name);
-    e->plan.ext = 1;
-    e->plan.tdata = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
-    if (!e->plan.tdata) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
-    for (t = 0; t < n; t++) e->plan.tdata[t] = ts[t].data;
-    return zero__check_program_memory(e, ts, e->plan.tdata, n, "data");
-}
 
-/* The program's own gradient memory (zero_tensor.grad): for every trainable
-   tensor or none, any stage (e->plan.gext was set from it before the
-   dtypes were planned). */
-static zero_result zero__plan_gext(zero_engine *e, const zero_tensor *ts, int n) {
-    int t;
-    zero_result r;
-    if (!e->plan.gext) return ZERO_OK;
-    for (t = 0; t < n; t++) {
-        int frozen = (ts[t].flags & ZERO_TENSOR_FROZEN) != 0;
-        if (!frozen && !ts[t].grad)
-            return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' has no grad while others point "
-                                                          "at the program's gradient memory\nHINT: give zero_tensor.grad for "
-                                                          "every trainable tensor or for none", ts[t].name);
-        if (frozen && ts[t].grad)
-            return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: tensor '%s' is frozen (ZERO_TENSOR_FROZEN) and "
-                                                          "has no gradient: leave its grad NULL", ts[t].name);
-    }
-    e->plan.tgrad = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
-    if (!e->plan.tgrad) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: tensor memory table");
-    for (t = 0; t < n; t++) e->plan.tgrad[t] = ts[t].grad;
-    if ((r = zero__check_program_memory(e, ts, e->plan.tgrad, n, "grad")) != ZERO_OK) return r;
-    if (e->plan.pvm)
-        for (t = 0; t < n; t++) {
-            zero__vm_range *g = ts[t].grad ? zero__vm_find(ts[t].grad, 1) : NULL;
-            int k;
-            for (k = 0; g && k < n; k++)
-                if (zero__vm_find(ts[k].data, 1) == g)
-                    return zero__efail(e, ZERO_MSG_ENGINE_CONFIG,
-                                       "zero_engine_create: the grad of tensor '%s' lies in the zero_alloc memory of the "
-                                       "parameters (tensor '%s'), whose pages stage 3 unbacks\nHINT: keep gradients in "
-                                       "memory of their own", ts[t].name, ts[k].name);
-        }
-    return e->plan.ext || e->plan.pvm ? zero__check_grad_vs_data(e, ts, n) : ZERO_OK;
-}
 
 static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int n) {
     zero__sizes zs;
@@ -12620,11 +12768,6 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
     e->plan.stage = z->stage;
     e->plan.gas = (int)cfg->gradient_accumulation_steps;
     e->plan.cdt = cfg->fp16.enabled == 1 ? ZERO_DTYPE_FP16 : cfg->bf16.enabled == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
-    /* stages 2-3 with one micro-batch add nothing up: the reduced chunk stays
-       in the compute dtype (2 bytes a parameter / N, ZeRO's formula) */
-    e->plan.adt = (e->plan.gas == 1 && (z->stage >= 2 || e->plan.gext)) ? e->plan.cdt : cfg->grad_accum_dtype;
-    /* (with the program's gradient memory the accumulator holds the reduced gradient at every stage) */
-    e->plan.gdt = e->plan.stage >= 2 || e->plan.gext ? e->plan.adt : e->plan.gas > 1 ? e->plan.adt : e->plan.cdt;
     zero__state_plan(e, cfg, be);
     e->plan.csize = zero_dtype_size(e->plan.cdt);
     e->plan.asize = zero_dtype_size(e->plan.adt);
@@ -12804,24 +12947,6 @@ static void zero__step_hyper(zero_engine *e, float grad_scale, zero_adam_args *h
     e->run.step_lr = lr;
 }
 
-/* Stages 1-2 after the step: every rank's new chunk of trainable unit u to
-   every rank (a no-op on the other stages). All ranks call it for the same
-   units in the same order. */
-static zero_result zero__step_gather(zero_engine *e, int u) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    zero_result r;
-    if (e->plan.stage == 3 || (e->plan.stage == 0 && !e->plan.ext)) return ZERO_OK;
-    if (e->plan.stage != 0) {
-        if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) return r;
-        ZERO__TRY_BE(e, "zero_step: all_gather of parameters",
-                     zero__all_gather(e, zero__param_own(e, u),
-                                      e->plan.ext ? e->buf.ustage : zero__at(e->buf.params, x->offset, e->plan.csize),
-                                      (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
-    }
-    /* the program's memory: the unit's new parameters out of the staging */
-    if (e->plan.ext) ZERO__TRY_BE(e, "zero_step: parameters to the program's memory", zero__ext_copy(e, u, 1, &be_err_));
-    return ZERO_OK;
-}
 
 #ifndef ZERO_CPU_STEP_PIECE
 #define ZERO_CPU_STEP_PIECE (1 << 22) /* elements per CPU Adam call when the result goes to the device */
@@ -13113,15 +13238,6 @@ static zero_result zero__slots_replan(zero_engine *e) {
     return ZERO_OK;
 }
 
-/* Stages 0-1 with one micro-batch: the full gradient buffer is cleared unit
-   by unit where the micro-batch first asks for a tensor of the unit (on the
-   compute stream, in the backward's order, behind the previous step, which
-   the compute stream waits for), over its accumulating tensors only. A step
-   then has no pass over the whole buffer, and a unit of
-   ZERO_TENSOR_GRAD_WRITE tensors is never cleared. */
-static int zero__grads_lazy(const zero_engine *e) {
-    return e->plan.stage <= 1 && e->plan.gas == 1 && !e->plan.gext && e->buf.grads != NULL;
-}
 
 static zero_result zero__grads_clear_units(zero_engine *e, const zero_tensor_place *pl) {
     int k;
@@ -13144,18 +13260,7 @@ static zero_result zero__grads_clear_units(zero_engine *e, const zero_tensor_pla
 static void *zero__grad_buffer(zero_engine *e, int t) {
     const zero_tensor_place *pl = &e->plan.layout->places[t];
     int u = pl->first_unit;
-    if (e->plan.gext) { /* the program's: cleared at the micro-batch's first request */
-        zero_error be;
-        zero__ok(&be);
-        if (!e->grad.asked[t] && !(e->plan.tflags[t] & ZERO_TENSOR_GRAD_WRITE) &&
-            e->be.memset0(e->be.ctx, e->plan.tgrad[t], (size_t)e->plan.layout->numel[t] * e->plan.csize, ZERO_STREAM_COMPUTE,
-                          &be) != ZERO_OK) {
-            zero__ebackend(e, &be, "zero_grad: clearing the program's gradient");
-            return NULL;
-        }
-        e->grad.asked[t] = 1;
-        return e->plan.tgrad[t];
-    }
+    if (zero__grad_view(e, u).program) return zero__gext_grad(e, t);
     e->grad.asked[t] = 1;
     if (e->plan.stage >= 2 && zero__ring_claim(e, zero__span_of_tensor(e, t), t) != ZERO_OK) return NULL;
     if (zero__grads_lazy(e) && zero__grads_clear_units(e, pl) != ZERO_OK) return NULL;
@@ -13255,11 +13360,11 @@ static zero_result zero__reduce_full(zero_engine *e, int u, const zero__gview *g
     const zero_unit *x = &e->plan.layout->units[u];
     size_t chunk = (size_t)x->chunk, es = zero_dtype_size(gv->dt);
     zero_result r;
-    if (e->plan.gas > 1 || e->plan.gext) {
+    if (gv->acc) {
         ZERO__TRY_BE(e, "gradient accumulation",
                      e->be.convert(e->be.ctx, gv->acc, e->plan.adt, gv->write, e->plan.cdt, (size_t)x->padded, e->run.micro > 0,
                                    ZERO_STREAM_COMM, &be_err_));
-        if (!e->plan.gext) /* (the program's gradients are cleared at their next first request) */
+        if (!gv->program) /* (the program's gradients are cleared where they are read) */
             ZERO__TRY_BE(e, "gradient clear",
                          e->be.memset0(e->be.ctx, gv->write, (size_t)x->padded * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
     }
@@ -13338,7 +13443,7 @@ static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *g
     if (!e->plan.host_acc && e->run.micro == e->plan.gas - 1 &&
         (r = zero__reduce_replicas(e, gv->acc, chunk, e->plan.adt)) != ZERO_OK)
         return r;
-    if (!e->plan.gext && --ss->units_left == 0) {
+    if (gv->ring && --ss->units_left == 0) {
         int k;
         /* a ring span open since before this span began, and still open: two
            such lives and it is written at distant points (one is a layer's
@@ -13367,7 +13472,7 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
     zero_result r;
     /* the reduction reads what the backward wrote on the compute stream */
     if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
-    if (e->plan.gext) ZERO__TRY_BE(e, "the program's gradients", zero__gext_gather(e, u, &be_err_));
+    if (gv.program) ZERO__TRY_BE(e, "the program's gradients", zero__gext_gather(e, u, &be_err_));
     r = e->plan.stage <= 1 ? zero__reduce_full(e, u, &gv) : zero__reduce_ring(e, u, &gv);
     if (r != ZERO_OK) return r;
     if ((r = e->strat->unit_reduced(e, u, e->run.micro == e->plan.gas - 1)) != ZERO_OK) return r;
@@ -13382,7 +13487,7 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
     if ((r = zero__grad_check(e, t, "zero_grad_ready")) != ZERO_OK) return r;
     zero__tl_call(e, "zero_grad_ready", t);
     pl = &e->plan.layout->places[t];
-    if (e->plan.gext && !e->grad.asked[t]) {
+    if (!e->grad.asked[t] && zero__grad_view(e, pl->first_unit).program) {
         /* never asked: what the program wrote there without asking (its memory was zero since the last reduction
            read it, zero__gext_gather) */
     } else if (zero__grads_lazy(e) && !e->grad.asked[t]) {
@@ -15578,7 +15683,7 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
     }
     io.stage = stage_buf;
     io.tile = tile;
-    return zero__state_put(e, u, tile, x->frozen ? NULL : tile + n, x->frozen ? NULL : tile + 2 * n, 1, &io, err);
+    return zero__state_put(e, u, tile, x->frozen ? NULL : tile + n, x->frozen ? NULL : tile + 2 * n, &io, err);
 }
 
 /* The engine's tensors in the checkpoint's metadata, by name: tmap[t] is
@@ -15725,20 +15830,10 @@ static zero_result zero__load_apply(zero_engine *e, zero__ck_reader *rd, const z
             r = zero__ebackend(e, &be, "zero_load: while replacing the engine's state");
             goto out;
         }
-        /* the program's memory: each unit gathered and written out before the staging takes the next */
-        if (e->plan.ext && (r = zero__step_gather(e, u)) != ZERO_OK) goto out;
+        /* stages 1-2: gathered (the program's memory: written out before its staging takes the next unit) */
+        if ((r = zero__step_gather(e, u)) != ZERO_OK) goto out;
     }
-    if ((e->plan.stage == 1 || e->plan.stage == 2) && !e->plan.ext) {
-        for (u = 0; u < e->plan.n_units; u++) {
-            const zero_unit *x = &e->plan.layout->units[u];
-            if ((r = zero__coll_check(e, ZERO__C_GATHER, u)) != ZERO_OK) goto out;
-            if (zero__all_gather(e, zero__param_own(e, u), zero__at(e->buf.params, x->offset, e->plan.csize), (size_t)x->chunk,
-                                 e->plan.cdt, ZERO_STREAM_COMM, &be) != ZERO_OK) {
-                r = zero__ebackend(e, &be, "zero_load: all_gather of parameters");
-                goto out;
-            }
-        }
-    } else if (e->plan.stage == 3) {
+    if (e->plan.stage == 3) {
         int s;
         for (s = 0; s < e->plan.n_spans; s++) {
             if (!e->spans[s].persistent) zero__pool_drop(e, s);
@@ -15995,17 +16090,7 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
     out->dtype = e->plan.cdt;
     out->accum_dtype = e->plan.adt;
     out->nvme_bytes = e->nvme.nvme_bytes;
-    if (e->plan.pvm) {
-        int k;
-        out->program_backed = (size_t)e->pvm.backed;
-        out->program_backed_peak = (size_t)e->pvm.backed_peak;
-        for (k = 0; k < e->pvm.n_reg; k++) {
-            out->program_reserved += e->pvm.reg[k].r->reserved;
-            out->program_granule = e->pvm.reg[k].r->granule;
-        }
-        out->program_units = e->plan.layout->n_units;
-        for (k = 0; k < e->plan.layout->n_units; k++) out->program_direct_units += e->pvm.udst[k] != NULL;
-    }
+    zero__pvm_report(e, out);
     if (e->plan.stage == 3) {
         out->stage3_max_live = e->pool.live_limit;
         out->stage3_prefetch = e->pool.prefetch_limit;
@@ -16015,7 +16100,7 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
         out->stage3_param_bytes = zero__stage3_bytes(e);
         out->stage3_param_bound = zero__stage3_bound(e);
     }
-    if (e->plan.stage >= 2 && !e->plan.gext && !e->plan.gdirect) {
+    if (e->plan.stage >= 2 && !e->plan.gdirect) { /* (no span has its own slot with the program's gradients) */
         int s;
         for (s = 0; s < e->plan.n_spans; s++)
             if (e->grad.span_own[s] && e->grad.span_slot[s] >= e->grad.n_ring) { /* planned (not a stand-in, and a
