@@ -1,7 +1,8 @@
 /* gpu_gpt.cu - examples/gpt's CUDA model (examples/gpt/gpt_cuda.cuh)
    against the float64 CPU reference (examples/gpt/gpt_ref.h), in fp32, fp16
-   and bf16. One GPU, no engine: the parameters are plain device buffers
-   behind a gpt_io. What it checks:
+   and bf16. One GPU, no engine: the parameters are plain device buffers,
+   which the model reaches through the engine calls' own names (the seam
+   below, this file's alone). What it checks:
    - the bias gradient's column sums (gk_colsum, then gk_ln_bwd_sum) in every
      dtype against a double sum: the kernels alone with slabs of their exact
      size (memcheck sees a read past them), and gpt_bias_grad, the model's
@@ -48,7 +49,66 @@
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
 #include "zero_cuda.cuh"
+
+/* ---- the seam: the model's engine calls on plain device buffers ----
+
+   examples/gpt calls the engine by name (zero_fetch(e, t), zero_param,
+   zero_grad, zero_grad_ready, zero_release, zero_engine_error: gpt_wire.h).
+   Around the model's #include those names mean the functions below, and
+   the engine pointer stands for a plain_io (plain_engine): the kernels run
+   with no engine, and every parameter read outside fetch / release is
+   counted (misuse). */
+
+typedef struct plain_io {
+    int nt;
+    size_t esize;
+    void **param, **grad;
+    int64_t *numel;
+    int *ready, *fetched, misuse;
+} plain_io;
+
+static zero_engine *plain_engine(plain_io *p) { return (zero_engine *)(void *)p; }
+static plain_io *pio_of(zero_engine *e) { return (plain_io *)(void *)e; }
+
+static void *pio_param(zero_engine *e, int t) {
+    plain_io *p = pio_of(e);
+    if (p->fetched[t] <= 0) p->misuse++; /* the model must fetch before it reads */
+    return p->param[t];
+}
+static void *pio_grad(zero_engine *e, int t) { return pio_of(e)->grad[t]; }
+static zero_result pio_ready(zero_engine *e, int t) {
+    pio_of(e)->ready[t]++;
+    return ZERO_OK;
+}
+static zero_result pio_fetch(zero_engine *e, int t) {
+    pio_of(e)->fetched[t]++;
+    return ZERO_OK;
+}
+static zero_result pio_release(zero_engine *e, int t) {
+    plain_io *p = pio_of(e);
+    if (--p->fetched[t] < 0) p->misuse++;
+    return ZERO_OK;
+}
+static const zero_error *pio_error(zero_engine *e) { /* (the calls above cannot fail) */
+    static const zero_error none = zero_error();
+    (void)e;
+    return &none;
+}
+
+#define zero_fetch(e, t) pio_fetch(e, t)
+#define zero_release(e, t) pio_release(e, t)
+#define zero_param(e, t) pio_param(e, t)
+#define zero_grad(e, t) pio_grad(e, t)
+#define zero_grad_ready(e, t) pio_ready(e, t)
+#define zero_engine_error(e) pio_error(e)
 #include "examples/gpt/gpt_cuda.cuh"
+#undef zero_fetch
+#undef zero_release
+#undef zero_param
+#undef zero_grad
+#undef zero_grad_ready
+#undef zero_engine_error
+
 #include "examples/gpt/gpt_ref.h"
 #include "zero_test.h"
 
@@ -59,50 +119,12 @@ typedef std::vector<std::vector<double>> tensors; /* one vector per model tensor
 /* the larger of a and b, NaN if either is (fmax returns the other one) */
 static double max_nan(double a, double b) { return a != a || b != b ? NAN : a > b ? a : b; }
 
-/* ---- plain device buffers behind a gpt_io ---- */
-
-typedef struct plain_io {
-    int nt;
-    size_t esize;
-    void **param, **grad;
-    int64_t *numel;
-    int *ready, *fetched, misuse;
-} plain_io;
-
-static const void *pio_param(void *u, int t, zero_error *err) {
-    (void)err;
-    plain_io *p = (plain_io *)u;
-    if (p->fetched[t] <= 0) p->misuse++; /* the model must fetch before it reads */
-    return p->param[t];
-}
-static void *pio_grad(void *u, int t, zero_error *err) {
-    (void)err;
-    return ((plain_io *)u)->grad[t];
-}
-static zero_result pio_ready(void *u, int t, zero_error *err) {
-    (void)err;
-    ((plain_io *)u)->ready[t]++;
-    return ZERO_OK;
-}
-static zero_result pio_fetch(void *u, int t, zero_error *err) {
-    (void)err;
-    ((plain_io *)u)->fetched[t]++;
-    return ZERO_OK;
-}
-static zero_result pio_release(void *u, int t, zero_error *err) {
-    (void)err;
-    plain_io *p = (plain_io *)u;
-    if (--p->fetched[t] < 0) p->misuse++;
-    return ZERO_OK;
-}
-
-/* A model's parameters and gradients (T) behind a plain_io. Not copied or moved: io points into it. */
+/* A model's parameters and gradients (T) behind a plain_io. Not copied or moved: its engine pointer is &p. */
 template <typename T> struct plain_model {
     std::vector<void *> param, grad;
     std::vector<int64_t> numel;
     std::vector<int> ready, fetched;
     plain_io p;
-    gpt_io io;
 };
 
 template <typename T> static void plain_free(plain_model<T> *m) {
@@ -119,7 +141,6 @@ template <typename T> static int plain_alloc(plain_model<T> *m, const gpt_dims *
     m->ready.assign(nt, 0);
     m->fetched.assign(nt, 0);
     m->p = {nt, sizeof(T), m->param.data(), m->grad.data(), m->numel.data(), m->ready.data(), m->fetched.data(), 0};
-    m->io = {&m->p, pio_param, pio_grad, pio_ready, pio_fetch, pio_release};
     for (int t = 0; t < nt && ok; t++) {
         m->numel[t] = gpt_tensor_numel(d, t);
         ok = cudaMalloc(&m->param[t], sizeof(T) * m->numel[t]) == cudaSuccess &&
@@ -181,7 +202,7 @@ static int gpu_run(const gpt_dims *d, const tensors &w, const std::vector<int> &
         cudaFree(acc);
         return 0;
     }
-    gpt_run r = {&m.io, {h, 0, lt}, s, recompute};
+    gpt_run r = {plain_engine(&m.p), {h, 0, lt}, s, recompute};
     int64_t N = (int64_t)B * d->seq;
     zero_result res = gpt_step<T>(&r, &a, rows.data(), 1.0f / (float)N, 1.0f / (float)N, acc, &err);
     CHECKF(res == ZERO_OK, "gpt_step: %s", err.msg);
@@ -485,7 +506,7 @@ static void check_training(int which, const gpt_dims *d, int B, int K, cudaStrea
         cudaFree(acc);
         return;
     }
-    gpt_run r = {&m.io, {h, 0, lt}, s, 0};
+    gpt_run r = {plain_engine(&m.p), {h, 0, lt}, s, 0};
     lt->mask = GPT_LT_DEFAULT; /* what a run uses: every bias gradient through gpt_bias_grad */
     for (k = 0; k < K; k++) {
         float acc_h = NAN;

@@ -31,8 +31,9 @@
    - recompute (the block's forward again before its backward, a second
      read of its parameters) at stage 3, world 2, each dtype: the losses
      of the run without, bitwise.
-   - The same wiring on plain buffers (engine NULL: a gpt_io, as
-     tests/gpu_gpt.cu runs it): every parameter read between its fetch and
+   - The same wiring on plain buffers, no engine (built as
+     test_gpt_wire_plain.c, with the seam below; tests/gpu_gpt.cu runs the
+     CUDA model so): every parameter read between its fetch and
      release, every fetch released, every gradient asked for and handed over
      exactly once, wte's asked for at the head; the loss that of
      gpt_ref_loss_grad bitwise, and each gradient as it was at its hand-over
@@ -46,14 +47,87 @@
    Run alone: make test T=test_gpt_wire */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
-#include "examples/gpt/gpt_wire.h"
-#include "examples/gpt/gpt_ref.h"
-#include "zero_test.h"
+#include "examples/gpt/gpt_model.h"
 
 enum { STEPS = 4, BATCH = 2 /* sequences per rank */, MAXW = 2 };
 static const gpt_dims DIMS = {2, 16, 2, 8, 32, 0};
 #define NT (4 + GPT_PER_BLOCK * 2) /* gpt_n_tensors(&DIMS) */
 #define SEQ_IDS (8 + 1)            /* a row's ids: T + 1 */
+
+#ifdef GPT_WIRE_TEST_PLAIN
+/* ---- the seam: the wiring on plain buffers (test_gpt_wire_plain.c) ----
+
+   gpt_wire.h calls the engine by name (zero_fetch(e, t), zero_param,
+   zero_grad, zero_grad_ready, zero_release, zero_engine_error). Built as
+   test_gpt_wire_plain.c (GPT_WIRE_TEST_PLAIN), those names mean the
+   functions below around gpt_wire.h's #include, the engine pointer
+   standing for a plain_io: the wiring runs with no engine, the way
+   tests/gpu_gpt.cu runs the CUDA model, and what it did is recorded. */
+
+/* fp32 parameters and gradients, and what the wiring did with them */
+typedef struct plain_io {
+    float *p[NT], *g[NT];
+    float *h[NT]; /* each gradient as it was handed over: what an engine reduces */
+    int fetched[NT], asked[NT], ready[NT], bad;
+    int wte_asked_at; /* the count of handed-over gradients when wte's was asked for */
+    int n_ready;
+} plain_io;
+
+static zero_engine *plain_engine(plain_io *p) { return (zero_engine *)(void *)p; }
+
+static void *pio_param(zero_engine *e, int t) {
+    plain_io *io = (plain_io *)(void *)e;
+    if (!io->fetched[t]) io->bad++;
+    return io->p[t];
+}
+static void *pio_grad(zero_engine *e, int t) {
+    plain_io *io = (plain_io *)(void *)e;
+    if (io->asked[t]++) io->bad++;
+    if (t == GPT_WTE) io->wte_asked_at = io->n_ready;
+    memset(io->g[t], 0, (size_t)gpt_tensor_numel(&DIMS, t) * sizeof(float));
+    return io->g[t];
+}
+static zero_result pio_ready(zero_engine *e, int t) {
+    plain_io *io = (plain_io *)(void *)e;
+    if (!io->asked[t] || io->ready[t]++) io->bad++;
+    memcpy(io->h[t], io->g[t], (size_t)gpt_tensor_numel(&DIMS, t) * sizeof(float));
+    io->n_ready++;
+    return ZERO_OK;
+}
+static zero_result pio_fetch(zero_engine *e, int t) {
+    ((plain_io *)(void *)e)->fetched[t]++;
+    return ZERO_OK;
+}
+static zero_result pio_release(zero_engine *e, int t) {
+    plain_io *io = (plain_io *)(void *)e;
+    if (io->fetched[t]-- <= 0) io->bad++;
+    return ZERO_OK;
+}
+
+static const zero_error *pio_error(zero_engine *e) { /* (the calls above cannot fail) */
+    static zero_error none; /* (zero: ZERO_OK) */
+    (void)e;
+    return &none;
+}
+
+#define zero_fetch(e, t) pio_fetch(e, t)
+#define zero_release(e, t) pio_release(e, t)
+#define zero_param(e, t) pio_param(e, t)
+#define zero_grad(e, t) pio_grad(e, t)
+#define zero_grad_ready(e, t) pio_ready(e, t)
+#define zero_engine_error(e) pio_error(e)
+#endif
+#include "examples/gpt/gpt_wire.h"
+#ifdef GPT_WIRE_TEST_PLAIN
+#undef zero_fetch
+#undef zero_release
+#undef zero_param
+#undef zero_grad
+#undef zero_grad_ready
+#undef zero_engine_error
+#endif
+#include "examples/gpt/gpt_ref.h"
+#include "zero_test.h"
 
 /* Sample b of rank's batch, the same at every step (the loss falls at
    each): a start hashed from (rank, b), then each next id a fixed
@@ -182,6 +256,7 @@ static int host_mb_alloc(host_mb *m, zero_dtype dt, int slots) {
     return 0;
 }
 
+#ifndef GPT_WIRE_TEST_PLAIN
 /* ---- training through the engine ---- */
 
 typedef struct run {
@@ -230,7 +305,7 @@ static zero_result train_rank(const zero_backend *be, void *arg) {
         zero_engine_destroy(e);
         return ZERO_ERR_OUT_OF_MEMORY;
     }
-    w.engine = e, w.io = NULL, w.d = &DIMS, w.recompute = R->recompute, w.c = &host_pieces, w.user = &m;
+    w.e = e, w.d = &DIMS, w.recompute = R->recompute, w.c = &host_pieces, w.user = &m;
     for (k = 0; k < STEPS && r == ZERO_OK; k++) {
         zero_step_info info;
         double loss;
@@ -351,108 +426,6 @@ static void test_hint_recompute(void) {
     }
 }
 
-/* ---- the wiring on plain buffers ---- */
-
-/* fp32 parameters and gradients, and what the wiring did with them */
-typedef struct plain_io {
-    float *p[NT], *g[NT];
-    float *h[NT]; /* each gradient as it was handed over: what an engine reduces */
-    int fetched[NT], asked[NT], ready[NT], bad;
-    int wte_asked_at; /* the count of handed-over gradients when wte's was asked for */
-    int n_ready;
-} plain_io;
-
-static const void *pio_param(void *u, int t, zero_error *err) {
-    plain_io *io = (plain_io *)u;
-    (void)err;
-    if (!io->fetched[t]) io->bad++;
-    return io->p[t];
-}
-static void *pio_grad(void *u, int t, zero_error *err) {
-    plain_io *io = (plain_io *)u;
-    (void)err;
-    if (io->asked[t]++) io->bad++;
-    if (t == GPT_WTE) io->wte_asked_at = io->n_ready;
-    memset(io->g[t], 0, (size_t)gpt_tensor_numel(&DIMS, t) * sizeof(float));
-    return io->g[t];
-}
-static zero_result pio_ready(void *u, int t, zero_error *err) {
-    plain_io *io = (plain_io *)u;
-    (void)err;
-    if (!io->asked[t] || io->ready[t]++) io->bad++;
-    memcpy(io->h[t], io->g[t], (size_t)gpt_tensor_numel(&DIMS, t) * sizeof(float));
-    io->n_ready++;
-    return ZERO_OK;
-}
-static zero_result pio_fetch(void *u, int t, zero_error *err) {
-    (void)err;
-    ((plain_io *)u)->fetched[t]++;
-    return ZERO_OK;
-}
-static zero_result pio_release(void *u, int t, zero_error *err) {
-    plain_io *io = (plain_io *)u;
-    (void)err;
-    if (io->fetched[t]-- <= 0) io->bad++;
-    return ZERO_OK;
-}
-
-static void test_plain_io(void) {
-    plain_io pio;
-    gpt_io io = {&pio, pio_param, pio_grad, pio_ready, pio_fetch, pio_release};
-    host_mb m;
-    gpt_wire w;
-    zero_error err;
-    double *rp[NT], *rg[NT], loss = 0;
-    int rows[BATCH * SEQ_IDS], t, b, balanced = 1, all_ready = 1, grads_ok = 1;
-    int64_t i;
-    printf("b. the wiring on plain fp32 buffers (engine NULL) against gpt_ref_loss_grad\n");
-    memset(&pio, 0, sizeof pio);
-    memset(&err, 0, sizeof err);
-    for (t = 0; t < NT; t++) {
-        int64_t n = gpt_tensor_numel(&DIMS, t);
-        pio.p[t] = (float *)malloc((size_t)n * sizeof(float));
-        pio.g[t] = (float *)malloc((size_t)n * sizeof(float));
-        pio.h[t] = (float *)calloc((size_t)n, sizeof(float));
-        rp[t] = (double *)malloc((size_t)n * sizeof(double));
-        rg[t] = (double *)malloc((size_t)n * sizeof(double));
-        init_gpt((void *)&DIMS, t, 0, n, pio.p[t]);
-        for (i = 0; i < n; i++) rp[t][i] = pio.p[t][i];
-    }
-    for (b = 0; b < BATCH; b++) sample(0, b, rows + b * SEQ_IDS);
-    CHECK(host_mb_alloc(&m, ZERO_DTYPE_FP32, DIMS.layers) == 0);
-    m.tokens = rows;
-    m.gscale = 1.0 / (BATCH * DIMS.seq);
-    w.engine = NULL, w.io = &io, w.d = &DIMS, w.recompute = 0, w.c = &host_pieces, w.user = &m;
-    CHECKF(gpt_wire_step(&w, &err) == ZERO_OK, "%s", err.msg);
-    CHECK(gpt_ref_loss_grad(&DIMS, (const double *const *)rp, rows, BATCH, &loss, rg) == 0);
-    for (t = 0; t < NT; t++) {
-        double mx = 0, diff = 0;
-        balanced &= pio.fetched[t] == 0;
-        all_ready &= pio.asked[t] == 1 && pio.ready[t] == 1;
-        for (i = 0; i < gpt_tensor_numel(&DIMS, t); i++) {
-            if (fabs(rg[t][i]) > mx) mx = fabs(rg[t][i]);
-            if (!(fabs(pio.h[t][i] - rg[t][i]) <= diff)) diff = fabs(pio.h[t][i] - rg[t][i]);
-        }
-        /* every tensor but wte: one rounding of the same double; wte: its two shares rounded apart */
-        if (!(diff <= (t == GPT_WTE ? 2e-6 : 1e-7) * mx)) {
-            grads_ok = 0;
-            fprintf(stderr, "tensor %d: max diff %.3g of max %.3g\n", t, diff, mx);
-        }
-    }
-    CHECKF(pio.bad == 0, "%d misuses (a read outside fetch/release, a gradient asked twice or handed over twice)",
-           pio.bad);
-    CHECKF(balanced, "a fetch without its release");
-    CHECKF(all_ready, "a gradient not asked for or not handed over");
-    CHECKF(pio.wte_asked_at == 0, "wte's gradient asked for after %d hand-overs, not at the head", pio.wte_asked_at);
-    CHECKF(m.loss / (BATCH * DIMS.seq) == loss, "loss %.17g, gpt_ref_loss_grad's %.17g", m.loss / (BATCH * DIMS.seq),
-           loss);
-    CHECK(grads_ok);
-    printf("   loss %.9f (gpt_ref_loss_grad %.9f), %d gradients handed over\n", m.loss / (BATCH * DIMS.seq), loss,
-           pio.n_ready);
-    host_mb_free(&m);
-    for (t = 0; t < NT; t++) free(pio.p[t]), free(pio.g[t]), free(pio.h[t]), free(rp[t]), free(rg[t]);
-}
-
 /* ---- the tensor table ---- */
 
 static void test_table(void) {
@@ -496,14 +469,78 @@ static void test_table(void) {
     zero_layout_destroy(lay);
 }
 
+#endif /* !GPT_WIRE_TEST_PLAIN */
+
+#ifdef GPT_WIRE_TEST_PLAIN
+static void test_plain_io(void) {
+    plain_io pio;
+    host_mb m;
+    gpt_wire w;
+    zero_error err;
+    double *rp[NT], *rg[NT], loss = 0;
+    int rows[BATCH * SEQ_IDS], t, b, balanced = 1, all_ready = 1, grads_ok = 1;
+    int64_t i;
+    printf("b. the wiring on plain fp32 buffers (no engine) against gpt_ref_loss_grad\n");
+    memset(&pio, 0, sizeof pio);
+    memset(&err, 0, sizeof err);
+    for (t = 0; t < NT; t++) {
+        int64_t n = gpt_tensor_numel(&DIMS, t);
+        pio.p[t] = (float *)malloc((size_t)n * sizeof(float));
+        pio.g[t] = (float *)malloc((size_t)n * sizeof(float));
+        pio.h[t] = (float *)calloc((size_t)n, sizeof(float));
+        rp[t] = (double *)malloc((size_t)n * sizeof(double));
+        rg[t] = (double *)malloc((size_t)n * sizeof(double));
+        init_gpt((void *)&DIMS, t, 0, n, pio.p[t]);
+        for (i = 0; i < n; i++) rp[t][i] = pio.p[t][i];
+    }
+    for (b = 0; b < BATCH; b++) sample(0, b, rows + b * SEQ_IDS);
+    CHECK(host_mb_alloc(&m, ZERO_DTYPE_FP32, DIMS.layers) == 0);
+    m.tokens = rows;
+    m.gscale = 1.0 / (BATCH * DIMS.seq);
+    w.e = plain_engine(&pio), w.d = &DIMS, w.recompute = 0, w.c = &host_pieces, w.user = &m;
+    CHECKF(gpt_wire_step(&w, &err) == ZERO_OK, "%s", err.msg);
+    CHECK(gpt_ref_loss_grad(&DIMS, (const double *const *)rp, rows, BATCH, &loss, rg) == 0);
+    for (t = 0; t < NT; t++) {
+        double mx = 0, diff = 0;
+        balanced &= pio.fetched[t] == 0;
+        all_ready &= pio.asked[t] == 1 && pio.ready[t] == 1;
+        for (i = 0; i < gpt_tensor_numel(&DIMS, t); i++) {
+            if (fabs(rg[t][i]) > mx) mx = fabs(rg[t][i]);
+            if (!(fabs(pio.h[t][i] - rg[t][i]) <= diff)) diff = fabs(pio.h[t][i] - rg[t][i]);
+        }
+        /* every tensor but wte: one rounding of the same double; wte: its two shares rounded apart */
+        if (!(diff <= (t == GPT_WTE ? 2e-6 : 1e-7) * mx)) {
+            grads_ok = 0;
+            fprintf(stderr, "tensor %d: max diff %.3g of max %.3g\n", t, diff, mx);
+        }
+    }
+    CHECKF(pio.bad == 0, "%d misuses (a read outside fetch/release, a gradient asked twice or handed over twice)",
+           pio.bad);
+    CHECKF(balanced, "a fetch without its release");
+    CHECKF(all_ready, "a gradient not asked for or not handed over");
+    CHECKF(pio.wte_asked_at == 0, "wte's gradient asked for after %d hand-overs, not at the head", pio.wte_asked_at);
+    CHECKF(m.loss / (BATCH * DIMS.seq) == loss, "loss %.17g, gpt_ref_loss_grad's %.17g", m.loss / (BATCH * DIMS.seq),
+           loss);
+    CHECK(grads_ok);
+    printf("   loss %.9f (gpt_ref_loss_grad %.9f), %d gradients handed over\n", m.loss / (BATCH * DIMS.seq), loss,
+           pio.n_ready);
+    host_mb_free(&m);
+    for (t = 0; t < NT; t++) free(pio.p[t]), free(pio.g[t]), free(pio.h[t]), free(rp[t]), free(rg[t]);
+}
+#endif
+
 int main(void) {
     double t0 = zt_now_s();
-    zt_seed("test_gpt_wire");
     CHECK_EQ_INT(gpt_n_tensors(&DIMS), NT);
-    test_table();
+#ifdef GPT_WIRE_TEST_PLAIN
+    zt_seed("test_gpt_wire_plain");
     test_plain_io();
+#else
+    zt_seed("test_gpt_wire");
+    test_table();
     test_stages();
     test_hint_recompute();
+#endif
     printf("%.1f s\n", zt_now_s() - t0);
     return zt_finish();
 }

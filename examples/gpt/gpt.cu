@@ -550,7 +550,7 @@ static zero_result train(const run_state *s, zero_engine *e, gpt_acts<T> *a, int
     const world_ctx *w = s->w;
     const int B = a->B, T_ = o->d.seq, gas = (int)s->cfg->gradient_accumulation_steps;
     const int64_t N = (int64_t)B * T_;
-    gpt_run run = {NULL, {w->blas, o->tf32, w->lt}, w->stream, o->recompute, e}; /* the model calls the engine itself */
+    gpt_run run = {e, {w->blas, o->tf32, w->lt}, w->stream, o->recompute}; /* the model calls the engine itself */
     std::vector<int> rows((size_t)B * (T_ + 1));
     std::vector<cudaEvent_t> ev(n + 1);
     std::vector<float> host(n);
@@ -731,7 +731,7 @@ static int run_eval(const run_state *s, zero_engine *e, const char *when, const 
             r = zero_cuda_check(cudaMallocHost((void **)&lo.host, sizeof(float) * LOGITS_ROWS * (size_t)V),
                                 "cudaMallocHost(logits)", __FILE__, __LINE__, &err);
     }
-    gpt_run run = {NULL, {w->blas, o->tf32, w->lt}, w->stream, 1, e};
+    gpt_run run = {e, {w->blas, o->tf32, w->lt}, w->stream, 1};
     if (r == ZERO_OK) r = gpt_forward<T>(&run, &a, rows.data(), lo.f ? logits_write : NULL, &lo, &err);
     if (r == ZERO_OK) {
         loss.resize((size_t)a.N);

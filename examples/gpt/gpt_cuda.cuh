@@ -11,7 +11,8 @@
    functions here are its compute pieces (gpt_hook_*): the order of the
    engine calls lives there alone, where tests/test_gpt_wire.c runs it on
    host ranks. tests/gpu_gpt.cu runs the same code without an engine, on
-   plain device buffers behind a gpt_io (gpt_run below).
+   plain device buffers: its own macros give the engine calls' names to
+   them before it includes this file.
 
    One micro-batch (gpt_step): upload the tokens, embeddings, blocks 0..L-1,
    ln_f, then the tied head in row chunks (logits, loss, and straight away
@@ -988,17 +989,14 @@ static zero_result gpt_acts_alloc(gpt_acts<T> *a, const gpt_dims *d, int B, int 
 
 /* What the model runs with. The order of its engine calls is gpt_wire.h's
    (gpt_wire_step, gpt_wire_forward), which runs the kernels below as its
-   compute pieces: with an engine (examples/gpt/gpt.cu) zero_fetch /
-   zero_param / zero_release around every use of a parameter and zero_grad
-   / zero_grad_ready around every gradient written, beside the kernels;
-   without one (engine NULL: tests/gpu_gpt.cu) the same calls go to io's
-   plain device buffers. */
+   compute pieces: zero_fetch / zero_param / zero_release around every use
+   of a parameter and zero_grad / zero_grad_ready around every gradient
+   written, beside the kernels. */
 typedef struct gpt_run {
-    const gpt_io *io; /* used when engine is NULL */
+    zero_engine *e;
     gpt_gemm_ctx gemm;
     cudaStream_t stream;
     int recompute;
-    zero_engine *engine = NULL; /* last and defaulted: a run on io leaves it out */
 } gpt_run;
 
 /* gb[M] = sum_n dy[n, :] (a bias gradient), queued on the stream */
@@ -1472,7 +1470,7 @@ template <typename T> static gpt_wire gpt_wire_of(const gpt_run *r, gpt_mb<T> *m
     static const gpt_wire_compute c = {gpt_hook_embed<T>,        gpt_hook_block_fwd<T>,   gpt_hook_lnf_fwd<T>,
                                        gpt_hook_head<T>,         gpt_hook_piece_before<T>, gpt_hook_piece_write<T>,
                                        gpt_hook_embed_bwd<T>};
-    gpt_wire w = {r->engine, r->io, &m->a->d, r->recompute, &c, m};
+    gpt_wire w = {r->e, &m->a->d, r->recompute, &c, m};
     return w;
 }
 

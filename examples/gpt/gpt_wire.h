@@ -9,7 +9,7 @@
        gpt_wire_name names[n];  zero_tensor ts[n];          n = gpt_n_tensors(&d)
        gpt_wire_tensors(&d, 0, names, ts, init, init_user); then zero_engine_create(.., ts, n, ..)
 
-       gpt_wire w = {engine, NULL, &d, recompute, &pieces, user};
+       gpt_wire w = {e, &d, recompute, &pieces, user};
        gpt_wire_step(&w, &err);      the forward, the loss, every gradient handed over
 
    One micro-batch, as gpt_wire_step calls the engine (gpt_wire_forward is
@@ -27,7 +27,12 @@
         unit reductions start in); release;
      6. wpe's gradient asked for; the embeddings' backward (wpe's rows, and
         wte's on top of the head's share); wpe's and wte's handed over.
-   With engine NULL the same calls go to a gpt_io's plain buffers.
+   Each is the engine's call by name where it happens (zero_fetch(e, t),
+   zero_param, zero_grad(e, t) before a piece writes a gradient,
+   zero_grad_ready(e, t) as soon as it is written, zero_release), as in
+   examples/minimal.c. (The engine-less tests, tests/gpu_gpt.cu and
+   tests/test_gpt_wire_plain.c, point those names at plain buffers with
+   macros of their own before including this file.)
 
    The compute pieces are a gpt_wire_compute's hooks: each runs (or, on a
    GPU, queues) the model's work between two engine calls, on the pointers
@@ -88,21 +93,6 @@ static inline void gpt_wire_tensors(const gpt_dims *d, int opts, gpt_wire_name *
     }
 }
 
-/* ---- the engine's calls, or plain buffers ---- */
-
-/* Parameters and gradients without an engine (tests/gpu_gpt.cu): each
-   function gets user first and fills err when it fails */
-typedef struct gpt_io {
-    void *user;
-    /* tensor t's parameters in the compute dtype (valid between fetch and release) */
-    const void *(*param)(void *user, int t, zero_error *err);
-    /* t's gradient buffer for this micro-batch: zero when first asked (write or add) */
-    void *(*grad)(void *user, int t, zero_error *err);
-    zero_result (*grad_ready)(void *user, int t, zero_error *err);
-    zero_result (*fetch)(void *user, int t, zero_error *err);
-    zero_result (*release)(void *user, int t, zero_error *err);
-} gpt_io;
-
 /* The pieces of a block's backward between two hand-overs of gradients, in
    the order they run (GPT_WIRE_LNF, ln_f's, runs before the blocks). Each
    hands over the tensors gpt_wire_piece_tensors names. */
@@ -156,152 +146,149 @@ typedef struct gpt_wire_compute {
 
 /* One micro-batch's wiring */
 typedef struct gpt_wire {
-    zero_engine *engine;          /* the engine's calls; NULL: io's */
-    const gpt_io *io;
+    zero_engine *e;               /* whose calls the wiring makes */
     const gpt_dims *d;
     int recompute;                /* the blocks' forward again before their backward (one activation slot) */
     const gpt_wire_compute *c;
     void *user;                   /* the hooks' first argument */
 } gpt_wire;
 
-static inline zero_result gpt_wire__engine(const gpt_wire *w, zero_result r, zero_error *err) {
-    if (r != ZERO_OK) *err = *zero_engine_error(w->engine);
-    return r;
-}
-/* stage 3 gathers t's unit; stages 0-2 only check t */
-static inline zero_result gpt_wire_fetch(const gpt_wire *w, int t, zero_error *err) {
-    return w->engine ? gpt_wire__engine(w, zero_fetch(w->engine, t), err) : w->io->fetch(w->io->user, t, err);
-}
-/* stage 3 may drop t's unit from the gather pool */
-static inline zero_result gpt_wire_release(const gpt_wire *w, int t, zero_error *err) {
-    return w->engine ? gpt_wire__engine(w, zero_release(w->engine, t), err) : w->io->release(w->io->user, t, err);
-}
-/* t's gradient is written (queued): when it completes its unit, the unit's reduction starts */
-static inline zero_result gpt_wire_grad_ready(const gpt_wire *w, int t, zero_error *err) {
-    return w->engine ? gpt_wire__engine(w, zero_grad_ready(w->engine, t), err) : w->io->grad_ready(w->io->user, t, err);
-}
-static inline zero_result gpt_wire_param(const gpt_wire *w, int t, const void **p, zero_error *err) {
-    *p = w->engine ? zero_param(w->engine, t) : w->io->param(w->io->user, t, err);
-    if (!*p && w->engine) *err = *zero_engine_error(w->engine);
-    return *p ? ZERO_OK : (err->code ? err->code : ZERO_ERR_STATE);
-}
-static inline zero_result gpt_wire_grad(const gpt_wire *w, int t, void **p, zero_error *err) {
-    *p = w->engine ? zero_grad(w->engine, t) : w->io->grad(w->io->user, t, err);
-    if (!*p && w->engine) *err = *zero_engine_error(w->engine);
-    return *p ? ZERO_OK : (err->code ? err->code : ZERO_ERR_STATE);
-}
-
 #define GPT_WIRE__TRY(call)                                                                                            \
     do {                                                                                                               \
         zero_result r_ = (call);                                                                                       \
         if (r_ != ZERO_OK) return r_;                                                                                  \
     } while (0)
+/* an engine call of result r: on failure the engine's error to err, and out */
+#define GPT_WIRE__Z(call)                                                                                              \
+    do {                                                                                                               \
+        zero_result r_ = (call);                                                                                       \
+        if (r_ != ZERO_OK) {                                                                                           \
+            *err = *zero_engine_error(e);                                                                              \
+            return r_;                                                                                                 \
+        }                                                                                                              \
+    } while (0)
+/* an engine call that returns a pointer into dst: NULL is a failure */
+#define GPT_WIRE__P(dst, call)                                                                                         \
+    do {                                                                                                               \
+        if (!((dst) = (call))) {                                                                                       \
+            *err = *zero_engine_error(e);                                                                              \
+            return err->code ? err->code : ZERO_ERR_STATE;                                                             \
+        }                                                                                                              \
+    } while (0)
 
 /* ---- one micro-batch ---- */
 
 /* a block's tensors, one engine group: stage 3 gathers the block at once */
-static inline zero_result gpt_wire__fetch_block(const gpt_wire *w, int l, zero_error *err) {
+static inline zero_result gpt_wire__fetch_block(zero_engine *e, int l, zero_error *err) {
     int k;
-    for (k = 0; k < GPT_PER_BLOCK; k++) GPT_WIRE__TRY(gpt_wire_fetch(w, gpt_block_tensor(l, k), err));
+    for (k = 0; k < GPT_PER_BLOCK; k++) GPT_WIRE__Z(zero_fetch(e, gpt_block_tensor(l, k)));
     return ZERO_OK;
 }
-static inline zero_result gpt_wire__release_block(const gpt_wire *w, int l, zero_error *err) {
+static inline zero_result gpt_wire__release_block(zero_engine *e, int l, zero_error *err) {
     int k;
-    for (k = 0; k < GPT_PER_BLOCK; k++) GPT_WIRE__TRY(gpt_wire_release(w, gpt_block_tensor(l, k), err));
+    for (k = 0; k < GPT_PER_BLOCK; k++) GPT_WIRE__Z(zero_release(e, gpt_block_tensor(l, k)));
     return ZERO_OK;
 }
-static inline zero_result gpt_wire__block_params(const gpt_wire *w, int l, const void **p, zero_error *err) {
+static inline zero_result gpt_wire__block_params(zero_engine *e, int l, const void **p, zero_error *err) {
     int k;
-    for (k = 0; k < GPT_PER_BLOCK; k++) GPT_WIRE__TRY(gpt_wire_param(w, gpt_block_tensor(l, k), &p[k], err));
+    for (k = 0; k < GPT_PER_BLOCK; k++) GPT_WIRE__P(p[k], zero_param(e, gpt_block_tensor(l, k)));
     return ZERO_OK;
 }
 
 /* one piece: its work, its gradients asked for, written, handed over */
 static inline zero_result gpt_wire__piece(const gpt_wire *w, gpt_wire_piece piece, int l, int slot,
                                           const void *const *p, zero_error *err) {
+    zero_engine *e = w->e;
     int t[2], i, n = gpt_wire_piece_tensors(w->d, piece, l, t);
     void *g[2] = {NULL, NULL};
     GPT_WIRE__TRY(w->c->piece_before(w->user, piece, l, slot, p, err));
-    for (i = 0; i < n; i++) GPT_WIRE__TRY(gpt_wire_grad(w, t[i], &g[i], err));
+    for (i = 0; i < n; i++) GPT_WIRE__P(g[i], zero_grad(e, t[i]));
     GPT_WIRE__TRY(w->c->piece_write(w->user, piece, l, slot, p, g, err));
-    for (i = 0; i < n; i++) GPT_WIRE__TRY(gpt_wire_grad_ready(w, t[i], err));
+    for (i = 0; i < n; i++) GPT_WIRE__Z(zero_grad_ready(e, t[i]));
     return ZERO_OK;
 }
 
 /* Steps 1-2 and ln_f's forward; *lnf_p: ln_f's weight and bias, fetched
    (released by the caller after the head) */
 static inline zero_result gpt_wire__to_lnf(const gpt_wire *w, const void **lnf_p, zero_error *err) {
+    zero_engine *e = w->e;
     int l, tf = gpt_lnf_w(w->d);
     const void *wte, *wpe, *p[GPT_PER_BLOCK];
-    GPT_WIRE__TRY(gpt_wire_fetch(w, GPT_WTE, err));
-    GPT_WIRE__TRY(gpt_wire_fetch(w, GPT_WPE, err));
-    GPT_WIRE__TRY(gpt_wire_param(w, GPT_WTE, &wte, err));
-    GPT_WIRE__TRY(gpt_wire_param(w, GPT_WPE, &wpe, err));
+    GPT_WIRE__Z(zero_fetch(e, GPT_WTE));
+    GPT_WIRE__Z(zero_fetch(e, GPT_WPE));
+    GPT_WIRE__P(wte, zero_param(e, GPT_WTE));
+    GPT_WIRE__P(wpe, zero_param(e, GPT_WPE));
     GPT_WIRE__TRY(w->c->embed(w->user, wte, wpe, err));
-    GPT_WIRE__TRY(gpt_wire_release(w, GPT_WTE, err));
-    GPT_WIRE__TRY(gpt_wire_release(w, GPT_WPE, err));
+    GPT_WIRE__Z(zero_release(e, GPT_WTE));
+    GPT_WIRE__Z(zero_release(e, GPT_WPE));
     for (l = 0; l < w->d->layers; l++) {
-        GPT_WIRE__TRY(gpt_wire__fetch_block(w, l, err));
-        GPT_WIRE__TRY(gpt_wire__block_params(w, l, p, err));
+        GPT_WIRE__TRY(gpt_wire__fetch_block(e, l, err));
+        GPT_WIRE__TRY(gpt_wire__block_params(e, l, p, err));
         GPT_WIRE__TRY(w->c->block_fwd(w->user, l, w->recompute ? 0 : l, 1, p, err));
-        GPT_WIRE__TRY(gpt_wire__release_block(w, l, err));
+        GPT_WIRE__TRY(gpt_wire__release_block(e, l, err));
     }
-    GPT_WIRE__TRY(gpt_wire_fetch(w, tf, err));
-    GPT_WIRE__TRY(gpt_wire_fetch(w, tf + 1, err));
-    GPT_WIRE__TRY(gpt_wire_param(w, tf, &lnf_p[0], err));
-    GPT_WIRE__TRY(gpt_wire_param(w, tf + 1, &lnf_p[1], err));
+    GPT_WIRE__Z(zero_fetch(e, tf));
+    GPT_WIRE__Z(zero_fetch(e, tf + 1));
+    GPT_WIRE__P(lnf_p[0], zero_param(e, tf));
+    GPT_WIRE__P(lnf_p[1], zero_param(e, tf + 1));
     return w->c->lnf_fwd(w->user, lnf_p[0], lnf_p[1], err);
 }
 
 /* One micro-batch: forward, loss, backward, every gradient handed over as
    soon as it is written (steps 1-6 above) */
 static inline zero_result gpt_wire_step(const gpt_wire *w, zero_error *err) {
+    zero_engine *e = w->e;
     int l, tf = gpt_lnf_w(w->d);
     const void *wte, *lnf_p[2], *p[GPT_PER_BLOCK];
     void *gwte, *gwpe;
     GPT_WIRE__TRY(gpt_wire__to_lnf(w, lnf_p, err));
-    GPT_WIRE__TRY(gpt_wire_fetch(w, GPT_WTE, err));
-    GPT_WIRE__TRY(gpt_wire_param(w, GPT_WTE, &wte, err));
-    GPT_WIRE__TRY(gpt_wire_grad(w, GPT_WTE, &gwte, err));
+    GPT_WIRE__Z(zero_fetch(e, GPT_WTE));
+    GPT_WIRE__P(wte, zero_param(e, GPT_WTE));
+    GPT_WIRE__P(gwte, zero_grad(e, GPT_WTE)); /* the head adds its share first */
     GPT_WIRE__TRY(w->c->head(w->user, wte, gwte, err));
-    GPT_WIRE__TRY(gpt_wire_release(w, GPT_WTE, err));
+    GPT_WIRE__Z(zero_release(e, GPT_WTE));
     GPT_WIRE__TRY(gpt_wire__piece(w, GPT_WIRE_LNF, w->d->layers, 0, lnf_p, err));
-    GPT_WIRE__TRY(gpt_wire_release(w, tf, err));
-    GPT_WIRE__TRY(gpt_wire_release(w, tf + 1, err));
+    GPT_WIRE__Z(zero_release(e, tf));
+    GPT_WIRE__Z(zero_release(e, tf + 1));
     for (l = w->d->layers - 1; l >= 0; l--) {
         int slot = w->recompute ? 0 : l, piece;
-        GPT_WIRE__TRY(gpt_wire__fetch_block(w, l, err));
+        GPT_WIRE__TRY(gpt_wire__fetch_block(e, l, err));
         if (w->recompute) {
-            GPT_WIRE__TRY(gpt_wire__block_params(w, l, p, err));
+            GPT_WIRE__TRY(gpt_wire__block_params(e, l, p, err));
             GPT_WIRE__TRY(w->c->block_fwd(w->user, l, 0, 0, p, err));
         }
-        GPT_WIRE__TRY(gpt_wire__block_params(w, l, p, err));
+        GPT_WIRE__TRY(gpt_wire__block_params(e, l, p, err));
         for (piece = GPT_WIRE_MLP_PROJ; piece < GPT_WIRE_PIECE_COUNT; piece++)
             GPT_WIRE__TRY(gpt_wire__piece(w, (gpt_wire_piece)piece, l, slot, p, err));
-        GPT_WIRE__TRY(gpt_wire__release_block(w, l, err));
+        GPT_WIRE__TRY(gpt_wire__release_block(e, l, err));
     }
     /* the embeddings' backward reads no parameter */
-    GPT_WIRE__TRY(gpt_wire_grad(w, GPT_WPE, &gwpe, err));
+    GPT_WIRE__P(gwpe, zero_grad(e, GPT_WPE));
     GPT_WIRE__TRY(w->c->embed_bwd(w->user, gwte, gwpe, err));
-    GPT_WIRE__TRY(gpt_wire_grad_ready(w, GPT_WPE, err));
-    return gpt_wire_grad_ready(w, GPT_WTE, err);
+    GPT_WIRE__Z(zero_grad_ready(e, GPT_WPE));
+    GPT_WIRE__Z(zero_grad_ready(e, GPT_WTE));
+    return ZERO_OK;
 }
 
 /* One micro-batch's forward and loss alone (an evaluation): the fetches
    and releases of gpt_wire_step's forward, no gradient asked for (head
    gets gwte NULL), so the engine's state is untouched */
 static inline zero_result gpt_wire_forward(const gpt_wire *w, zero_error *err) {
+    zero_engine *e = w->e;
     int tf = gpt_lnf_w(w->d);
     const void *wte, *lnf_p[2];
     GPT_WIRE__TRY(gpt_wire__to_lnf(w, lnf_p, err));
-    GPT_WIRE__TRY(gpt_wire_fetch(w, GPT_WTE, err));
-    GPT_WIRE__TRY(gpt_wire_param(w, GPT_WTE, &wte, err));
+    GPT_WIRE__Z(zero_fetch(e, GPT_WTE));
+    GPT_WIRE__P(wte, zero_param(e, GPT_WTE));
     GPT_WIRE__TRY(w->c->head(w->user, wte, NULL, err));
-    GPT_WIRE__TRY(gpt_wire_release(w, GPT_WTE, err));
-    GPT_WIRE__TRY(gpt_wire_release(w, tf, err));
-    return gpt_wire_release(w, tf + 1, err);
+    GPT_WIRE__Z(zero_release(e, GPT_WTE));
+    GPT_WIRE__Z(zero_release(e, tf));
+    GPT_WIRE__Z(zero_release(e, tf + 1));
+    return ZERO_OK;
 }
 
 #undef GPT_WIRE__TRY
+#undef GPT_WIRE__Z
+#undef GPT_WIRE__P
 
 #endif /* GPT_WIRE_H */
