@@ -337,7 +337,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_RESOLVED, ZERO_OK, "the resolved configuration, once at create (rank 0)") \
     X(ENGINE_COLLECTIVE, ZERO_OK, "a collective the engine issues, on every rank (ZERO_DEBUG=1; debug level)") \
     X(ENGINE_WATCHDOG, ZERO_ERR_TIMEOUT, "a rank has waited ZERO_WATCHDOG_S seconds on a collective or a sync (warning; the wait goes on)") \
-    X(ENGINE_METRICS, ZERO_ERR_IO, "the jsonl_monitor file cannot be opened or written") \
+    X(ENGINE_METRICS, ZERO_ERR_IO, "a monitor's file (jsonl_monitor, tensorboard, csv_monitor) cannot be opened or written") \
     X(CKPT_NOT_FOUND, ZERO_ERR_IO, "no checkpoint in the directory (neither meta.zck nor a latest pointer)") \
     X(CKPT_CORRUPT, ZERO_ERR_CORRUPT, "a checkpoint file fails its checks: truncated, flipped bits, missing, or not a checkpoint") \
     X(CKPT_VERSION, ZERO_ERR_CONFIG, "a checkpoint of a newer format version than this build reads") \
@@ -622,9 +622,11 @@ typedef struct zero_aio_config {
     int use_gds;                   /* use_gds: false */
 } zero_aio_config;
 
-/* "jsonl_monitor": {...} (zero's own, shaped like DeepSpeed's csv_monitor):
-   rank 0 appends one JSON object per optimizer step to
-   <output_path>/<job_name>.jsonl (docs/observability.md has the fields) */
+/* A monitor: "jsonl_monitor" (zero's own, shaped like DeepSpeed's
+   csv_monitor: rank 0 appends one JSON object per optimizer step to
+   <output_path>/<job_name>.jsonl), DeepSpeed's "tensorboard" and
+   "csv_monitor" (files in <output_path>/<job_name>/). docs/observability.md
+   has the fields. */
 typedef struct zero_monitor_config {
     int enabled;                   /* enabled: false */
     char output_path[ZERO_PATH_MAX]; /* output_path: "" (the working directory) */
@@ -676,6 +678,9 @@ typedef struct zero_config {
                              small all-reduce more per collective (debugging). Also
                              ZERO_CHECK=1 in the environment. Default 0. */
     zero_monitor_config jsonl_monitor; /* jsonl_monitor: metrics, one JSON line per step */
+    zero_monitor_config tensorboard;   /* tensorboard: TensorBoard event files, <output_path>/<job_name>/ (job_name
+                                          "DeepSpeedJobName") */
+    zero_monitor_config csv_monitor;   /* csv_monitor: DeepSpeed's CSV files, one per tag, in <output_path>/<job_name>/ */
     int early_cpu_step;   /* offload_optimizer "cpu" with nothing that needs the global norm
                              (no clipping, no overflow check): 1 (default) starts each
                              unit's CPU Adam during the backward; 0 keeps it until
@@ -3297,6 +3302,8 @@ ZERO__DEF zero_config zero_config_default(void) {
     c.zero_optimization.override_module_apply = 1;
 
     snprintf(c.jsonl_monitor.job_name, sizeof c.jsonl_monitor.job_name, "zero");
+    snprintf(c.tensorboard.job_name, sizeof c.tensorboard.job_name, "DeepSpeedJobName");
+    snprintf(c.csv_monitor.job_name, sizeof c.csv_monitor.job_name, "DeepSpeedJobName");
     c.early_cpu_step = 1;
     c.overlap_cpu_step = 1;
 
@@ -3770,9 +3777,34 @@ static const zero__key zero__keys[] = {
     ZERO__TOP("compression_training", ZERO__REJ, "DeepSpeed Compression", "only null is accepted", ZERO__F_NULL_ONLY),
     ZERO__TOP("activation_checkpointing", ZERO__NOEF, "PyTorch activation checkpointing", "the program recomputes its own activations", 0),
     ZERO__TOP("flops_profiler", ZERO__NOEF, "FLOPs profiler", "", 0),
-    ZERO__TOP("tensorboard", ZERO__NOEF, "TensorBoard monitor", "", 0),
-    ZERO__TOP("wandb", ZERO__NOEF, "Weights & Biases monitor", "", 0),
-    ZERO__TOP("csv_monitor", ZERO__NOEF, "CSV monitor", "jsonl_monitor writes the step metrics as JSON lines", 0),
+    {{"tensorboard", "object", "{}", ZERO__IMPL, "TensorBoard monitor: event files written by zero (no dependency)", ""},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"tensorboard.enabled", "bool", "false", ZERO__IMPL,
+      "rank 0 writes each optimizer step's scalars at DeepSpeed's tags (Train/Samples/train_loss, lr, loss_scale with "
+      "fp16, elapsed_time_ms_* with wall_clock_breakdown) and zero's (grad_norm, skipped_steps, samples_per_sec, "
+      "device_memory_bytes), step = samples seen",
+      "docs/observability.md"},
+     ZERO__K_BOOL, ZERO__OFF(tensorboard.enabled), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.tensorboard.enabled"},
+    {{"tensorboard.output_path", "string", "\"\"", ZERO__IMPL, "parent of the job's directory (\"\": the working directory)",
+      "made where missing, as DeepSpeed's makedirs"},
+     ZERO__K_STRING, ZERO__OFF(tensorboard.output_path), 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.tensorboard.output_path"},
+    {{"tensorboard.job_name", "string", "\"DeepSpeedJobName\"", ZERO__IMPL,
+      "the event file is <output_path>/<job_name>/events.out.tfevents.<time>.zero.<pid>.0", ""},
+     ZERO__K_STRING, ZERO__OFF(tensorboard.job_name), 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.tensorboard.job_name"},
+    ZERO__TOP("wandb", ZERO__NOEF, "Weights & Biases monitor",
+              "no network client in zero: tensorboard and csv_monitor write the same scalars to files", 0),
+    {{"csv_monitor", "object", "{}", ZERO__IMPL, "CSV monitor: DeepSpeed's files, one per tag", ""},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"csv_monitor.enabled", "bool", "false", ZERO__IMPL,
+      "rank 0 appends \"step,value\" to <tag>.csv for tensorboard's scalars (the tag's '/' and ' ' made '_'; a "
+      "\"step,<name>\" header first)",
+      "docs/observability.md"},
+     ZERO__K_BOOL, ZERO__OFF(csv_monitor.enabled), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.csv_monitor.enabled"},
+    {{"csv_monitor.output_path", "string", "\"\"", ZERO__IMPL, "parent of the job's directory (\"\": the working directory)",
+      "made where missing"},
+     ZERO__K_STRING, ZERO__OFF(csv_monitor.output_path), 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.csv_monitor.output_path"},
+    {{"csv_monitor.job_name", "string", "\"DeepSpeedJobName\"", ZERO__IMPL, "the files are in <output_path>/<job_name>/", ""},
+     ZERO__K_STRING, ZERO__OFF(csv_monitor.job_name), 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.csv_monitor.job_name"},
     {{"jsonl_monitor", "object", "{}", ZERO__IMPL, "zero's own key: metrics as JSON lines (shaped like csv_monitor)",
       ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
@@ -8691,6 +8723,10 @@ typedef struct zero__observe { /* ZERO_DEBUG=1, check_collectives, the watchdog,
         int64_t n_coll;         /* collectives issued when the wait began */
     } wd;
     FILE *jsonl;                /* jsonl_monitor's file (rank 0) */
+    FILE *tb;                   /* tensorboard's event file (rank 0) */
+    char csv_dir[2 * ZERO_PATH_MAX + 2]; /* csv_monitor's directory (rank 0; "": off) */
+    const char *csv_headed[12]; /* csv_monitor: the tags whose file this engine gave its header */
+    int n_csv_headed;
     double loss;                /* zero_report_loss since the last step */
     int has_loss;
     double t_print_ms;          /* when the last progress line was (engine creation before the first) */
@@ -9599,6 +9635,223 @@ static void *zero__watchdog_main(void *arg) {
     return NULL;
 }
 
+/* ---- tensorboard and csv_monitor (rank 0), DeepSpeed's monitors without
+   a dependency ----
+
+   tensorboard: <output_path>/<job_name>/events.out.tfevents.<time>.zero.<pid>.0,
+   the event-file format TensorBoard reads: records of an 8-byte length, its
+   masked CRC-32C, the data, the data's masked CRC-32C, each a serialized
+   Event protobuf (wall_time: field 1 double; step: 2 varint; file_version: 3
+   string, the first record "brain.Event:2"; summary: 5, values of a tag
+   (field 1) and a float simple_value (field 2)). csv_monitor: DeepSpeed's
+   layout, one file per tag (its '/' and ' ' made '_'), <tag>.csv, a header
+   "step,<the tag's last part>" the first time this engine writes it, then
+   "step,value" rows. Both take DeepSpeed's step, the samples seen
+   (global_steps x train_batch_size), and its tag names (Train/Samples/...),
+   with zero's own scalars beside (zero__monitor_tags). A failed write
+   warns once and stops that monitor; training goes on. */
+
+static uint32_t zero__crc32c(uint32_t crc, const void *data, size_t n); /* (ckpt-format) */
+
+/* TFRecord's CRC: CRC-32C rotated right by 15 plus a constant */
+static uint32_t zero__tf_mask(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
+
+static size_t zero__pb_varint(unsigned char *p, uint64_t v) {
+    size_t n = 0;
+    do {
+        p[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+static size_t zero__pb_fixed(unsigned char *p, uint64_t v, int bytes) {
+    int i;
+    for (i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+    return (size_t)bytes;
+}
+
+/* An Event (field numbers above) into p (room for 64 + the values' bytes):
+   wall_time, step, and either the file_version or a summary of n tagged
+   floats. Returns its length. */
+static size_t zero__tf_event(unsigned char *p, double wall, int64_t step, const char *version, const char *const *tags,
+                             const double *vals, int n) {
+    size_t k = 0, s, i;
+    uint64_t bits;
+    int j;
+    memcpy(&bits, &wall, 8);
+    p[k++] = 0x09; /* 1, fixed64 */
+    k += zero__pb_fixed(p + k, bits, 8);
+    p[k++] = 0x10; /* 2, varint */
+    k += zero__pb_varint(p + k, (uint64_t)step);
+    if (version) {
+        s = strlen(version);
+        p[k++] = 0x1a; /* 3, bytes */
+        k += zero__pb_varint(p + k, s);
+        memcpy(p + k, version, s);
+        return k + s;
+    }
+    for (s = 0, j = 0; j < n; j++) s += 2 + (2 + strlen(tags[j])) + 5; /* each Value: tag, length, its fields */
+    p[k++] = 0x2a; /* 5, bytes: the Summary */
+    k += zero__pb_varint(p + k, s);
+    for (j = 0; j < n; j++) {
+        float f = (float)vals[j];
+        uint32_t fb;
+        size_t tl = strlen(tags[j]);
+        memcpy(&fb, &f, 4);
+        p[k++] = 0x0a; /* Summary.value: 1, bytes */
+        p[k++] = (unsigned char)(2 + tl + 5);
+        p[k++] = 0x0a; /* Value.tag: 1, bytes */
+        p[k++] = (unsigned char)tl;
+        for (i = 0; i < tl; i++) p[k++] = (unsigned char)tags[j][i];
+        p[k++] = 0x15; /* Value.simple_value: 2, fixed32 */
+        k += zero__pb_fixed(p + k, fb, 4);
+    }
+    return k;
+}
+
+/* One record around data: 0 on success */
+static int zero__tf_record(FILE *f, const unsigned char *data, size_t n) {
+    unsigned char h[12], t[4];
+    uint32_t c;
+    zero__pb_fixed(h, n, 8);
+    c = zero__tf_mask(zero__crc32c(0, h, 8));
+    zero__pb_fixed(h + 8, c, 4);
+    zero__pb_fixed(t, zero__tf_mask(zero__crc32c(0, data, n)), 4);
+    return fwrite(h, 1, 12, f) != 12 || fwrite(data, 1, n, f) != n || fwrite(t, 1, 4, f) != 4 || fflush(f) != 0;
+}
+
+/* The directory <output_path>/<job_name>, made as DeepSpeed's makedirs does
+   (every missing level; what exists must be a directory). 0 on success. */
+static int zero__monitor_dir(const zero_monitor_config *m, char *dir, size_t cap, zero_error *err) {
+    size_t i, n;
+    int len = snprintf(dir, cap, "%s%s%s", m->output_path, m->output_path[0] ? "/" : "", m->job_name);
+    if (len < 0 || (size_t)len >= cap || !m->job_name[0]) {
+        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "'%s' / '%s': an empty job_name or a path too long", m->output_path,
+                   m->job_name);
+        return -1;
+    }
+    n = (size_t)len;
+    for (i = 1; i <= n; i++) {
+        if (dir[i] != '/' && dir[i] != 0) continue;
+        {
+            char c = dir[i];
+            struct stat sb;
+            dir[i] = 0;
+            if (mkdir(dir, 0755) != 0 && (errno != EEXIST || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+                zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", dir,
+                           errno == EEXIST ? "exists and is not a directory" : strerror(errno));
+                dir[i] = c;
+                return -1;
+            }
+            dir[i] = c;
+        }
+    }
+    return 0;
+}
+
+/* At zero_engine_create, rank 0: the monitors the config enables */
+static zero_result zero__monitors_open(zero_engine *e) {
+    char dir[2 * ZERO_PATH_MAX + 2], path[2 * ZERO_PATH_MAX + 96];
+    zero_error fe;
+    zero__ok(&fe);
+    if (e->cfg.tensorboard.enabled == 1) {
+        unsigned char ev[64];
+        int fd;
+        if (zero__monitor_dir(&e->cfg.tensorboard, dir, sizeof dir, &fe) != 0)
+            return zero__efail(e, ZERO_MSG_ENGINE_METRICS, "tensorboard: %s", fe.msg);
+        snprintf(path, sizeof path, "%s/events.out.tfevents.%010lld.zero.%ld.0", dir, (long long)time(NULL), (long)getpid());
+        fd = zero__open_write(path, O_APPEND, &fe);
+        if (fd >= 0) close(fd);
+        if (fd < 0 || !(e->obs.tb = fopen(path, "ab")))
+            return zero__efail(e, ZERO_MSG_ENGINE_METRICS, "tensorboard: cannot open %s for appending: %s", path,
+                               fd < 0 ? fe.msg : strerror(errno));
+        if (zero__tf_record(e->obs.tb, ev, zero__tf_event(ev, zero__now_ms() / 1000.0, 0, "brain.Event:2", NULL, NULL, 0)))
+            return zero__efail(e, ZERO_MSG_ENGINE_METRICS, "tensorboard: writing %s: %s", path, strerror(errno));
+    }
+    if (e->cfg.csv_monitor.enabled == 1) {
+        if (zero__monitor_dir(&e->cfg.csv_monitor, e->obs.csv_dir, sizeof e->obs.csv_dir, &fe) != 0)
+            return zero__efail(e, ZERO_MSG_ENGINE_METRICS, "csv_monitor: %s", fe.msg);
+    }
+    return ZERO_OK;
+}
+
+enum { ZERO__MON_TAGS = 12 };
+
+/* The step's scalars: DeepSpeed's Train/Samples tags (train_loss when the
+   program reported one, lr, loss_scale with fp16, the elapsed_time_ms_*
+   of wall_clock_breakdown), then zero's own (grad norm, skipped steps,
+   samples/s, device memory allocated). Returns how many. */
+static int zero__monitor_tags(const zero_engine *e, const zero_step_info *in, double samples_per_s, const char **tags,
+                              double *vals) {
+    int n = 0;
+    zero_memory_stats ms;
+#define ZERO__MON(t, v) (tags[n] = "Train/Samples/" t, vals[n++] = (v))
+    if (e->obs.has_loss) ZERO__MON("train_loss", e->obs.loss);
+    ZERO__MON("lr", in->lr);
+    if (e->plan.cdt == ZERO_DTYPE_FP16) ZERO__MON("loss_scale", in->loss_scale);
+    if (e->cfg.wall_clock_breakdown == 1) {
+        ZERO__MON("elapsed_time_ms_backward", in->time_ms[ZERO_PHASE_BACKWARD]);
+        ZERO__MON("elapsed_time_ms_backward_allreduce", in->time_ms[ZERO_PHASE_REDUCE]);
+        ZERO__MON("elapsed_time_ms_step", in->time_ms[ZERO_PHASE_STEP]);
+    }
+    ZERO__MON("grad_norm", in->grad_norm);
+    ZERO__MON("skipped_steps", (double)in->skipped_steps);
+    if (samples_per_s > 0) ZERO__MON("samples_per_sec", samples_per_s);
+    memset(&ms, 0, sizeof ms);
+    if (zero_memory_report(e, &ms) == ZERO_OK) ZERO__MON("device_memory_bytes", (double)ms.allocated[ZERO_MEM_DEVICE]);
+#undef ZERO__MON
+    return n;
+}
+
+/* A monitor's write failed: one warning, that monitor stops */
+static void zero__monitor_lost(zero_engine *e, const char *which, const char *path) {
+    zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_METRICS, "%s: writing %s failed (%s); it stops here, training goes on",
+              which, path, strerror(errno));
+}
+
+/* The step just made, to every open monitor (rank 0) */
+static void zero__monitors_write(zero_engine *e, const zero_step_info *in, double samples_per_s) {
+    const char *tags[ZERO__MON_TAGS];
+    double vals[ZERO__MON_TAGS];
+    int n, i;
+    int64_t samples = in->global_steps * e->cfg.train_batch_size;
+    if (!e->obs.tb && !e->obs.csv_dir[0]) return;
+    n = zero__monitor_tags(e, in, samples_per_s, tags, vals);
+    if (e->obs.tb) {
+        unsigned char ev[64 + ZERO__MON_TAGS * 64];
+        if (zero__tf_record(e->obs.tb, ev, zero__tf_event(ev, zero__now_ms() / 1000.0, samples, NULL, tags, vals, n))) {
+            zero__monitor_lost(e, "tensorboard", "its event file");
+            fclose(e->obs.tb);
+            e->obs.tb = NULL;
+        }
+    }
+    for (i = 0; i < n && e->obs.csv_dir[0]; i++) {
+        char path[sizeof e->obs.csv_dir + 64], *q;
+        const char *last = strrchr(tags[i], '/');
+        zero_error fe;
+        int fd, fail, h;
+        FILE *f;
+        snprintf(path, sizeof path, "%s/%s.csv", e->obs.csv_dir, tags[i]);
+        for (q = path + strlen(e->obs.csv_dir) + 1; *q; q++)
+            if (*q == '/' || *q == ' ') *q = '_';
+        fd = zero__open_write(path, O_APPEND, &fe);
+        if (fd >= 0) close(fd);
+        f = fd >= 0 ? fopen(path, "a") : NULL;
+        fail = !f;
+        for (h = 0; h < e->obs.n_csv_headed && strcmp(e->obs.csv_headed[h], tags[i]); h++) {
+        }
+        if (f && h == e->obs.n_csv_headed && fprintf(f, "step,%s\n", last ? last + 1 : tags[i]) < 0) fail = 1;
+        if (f && fprintf(f, "%lld,%.9g\n", (long long)samples, vals[i]) < 0) fail = 1;
+        if (f && fclose(f) != 0) fail = 1;
+        if (fail) {
+            zero__monitor_lost(e, "csv_monitor", path);
+            e->obs.csv_dir[0] = 0;
+        }
+        if (h == e->obs.n_csv_headed && h < ZERO__MON_TAGS) e->obs.csv_headed[e->obs.n_csv_headed++] = tags[i];
+    }
+}
+
 /* ZERO_DEBUG, ZERO_WATCHDOG_S and jsonl_monitor, at zero_engine_create */
 static zero_result zero__obs_start(zero_engine *e) {
     const char *w = getenv("ZERO_WATCHDOG_S");
@@ -9660,7 +9913,7 @@ static zero_result zero__obs_start(zero_engine *e) {
                 (long long)ms.params, (long long)ms.trainable_params, e->plan.n_units, e->plan.world);
         fflush(e->obs.jsonl);
     }
-    return ZERO_OK;
+    return e->plan.grank == 0 ? zero__monitors_open(e) : ZERO_OK;
 }
 
 static void zero__obs_stop(zero_engine *e) {
@@ -9677,6 +9930,8 @@ static void zero__obs_stop(zero_engine *e) {
     }
     if (e->obs.jsonl) fclose(e->obs.jsonl);
     e->obs.jsonl = NULL;
+    if (e->obs.tb) fclose(e->obs.tb);
+    e->obs.tb = NULL;
     if (e->tl.on && !e->tl.done) {
         zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMELINE,
                   "ZERO_TIMELINE: the engine ended before step %lld did: no timeline written", (long long)e->tl.step);
@@ -14257,6 +14512,7 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
     double now = zero__now_ms(), dt = (now - e->obs.t_step_ms) / 1000.0;
     e->obs.t_step_ms = now;
     if (e->obs.jsonl) zero__metrics_line(e, in, dt > 0 ? (double)c->train_batch_size / dt : 0);
+    zero__monitors_write(e, in, dt > 0 ? (double)c->train_batch_size / dt : 0);
     if (c->wall_clock_breakdown)
         zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMERS,
                   "time (ms) | backward: %.2f | reduce: %.2f | fetch: %.2f | norm: %.2f | optimizer: %.2f | gather: %.2f | "

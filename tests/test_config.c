@@ -345,7 +345,16 @@ static void test_messages(void) {
     CHECK(parse(&c, "{\"zero_optimization\": {\"stage\": 2}}", &err) == ZERO_OK);
     CHECK(logged_find(ZERO_MSG_CONFIG_NOT_IMPLEMENTED, NULL) < 0);
     EXPECT_LOG("{\"zero_optimization\": {\"round_robin_gradients\": true}}", CONFIG_NO_EFFECT, "round_robin_gradients");
-    EXPECT_LOG("{\"tensorboard\": {\"enabled\": true}}", CONFIG_NO_EFFECT, "tensorboard");
+    EXPECT_LOG("{\"wandb\": {\"enabled\": true}}", CONFIG_NO_EFFECT, "wandb");
+    /* DeepSpeed's file monitors are read (zero writes them) */
+    c = cfg_quiet();
+    CHECK(parse(&c, "{\"tensorboard\": {\"enabled\": true, \"output_path\": \"out/ds_logs\", \"job_name\": \"train_bert\"}, "
+                    "\"csv_monitor\": {\"enabled\": true}}",
+                &err) == ZERO_OK);
+    CHECK(c.tensorboard.enabled == 1 && !strcmp(c.tensorboard.output_path, "out/ds_logs") &&
+          !strcmp(c.tensorboard.job_name, "train_bert"));
+    CHECK(c.csv_monitor.enabled == 1 && c.csv_monitor.output_path[0] == 0 && !strcmp(c.csv_monitor.job_name, "DeepSpeedJobName"));
+    CHECK(logged_find(ZERO_MSG_CONFIG_NO_EFFECT, NULL) < 0 && logged_find(ZERO_MSG_CONFIG_NOT_IMPLEMENTED, NULL) < 0);
     /* a no-effect key at its default says nothing */
     c = cfg_quiet();
     CHECK(parse(&c, "{\"zero_optimization\": {\"contiguous_gradients\": true}}", &err) == ZERO_OK);
