@@ -338,6 +338,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_COLLECTIVE, ZERO_OK, "a collective the engine issues, on every rank (ZERO_DEBUG=1; debug level)") \
     X(ENGINE_WATCHDOG, ZERO_ERR_TIMEOUT, "a rank has waited ZERO_WATCHDOG_S seconds on a collective or a sync (warning; the wait goes on)") \
     X(ENGINE_METRICS, ZERO_ERR_IO, "a monitor's file (jsonl_monitor, tensorboard, csv_monitor) cannot be opened or written") \
+    X(CKPT_DONE, ZERO_OK, "zero_save or zero_load succeeded: one info line, rank 0 (what, where, how long)") \
     X(CKPT_NOT_FOUND, ZERO_ERR_IO, "no checkpoint in the directory (neither meta.zck nor a latest pointer)") \
     X(CKPT_CORRUPT, ZERO_ERR_CORRUPT, "a checkpoint file fails its checks: truncated, flipped bits, missing, or not a checkpoint") \
     X(CKPT_VERSION, ZERO_ERR_CONFIG, "a checkpoint of a newer format version than this build reads") \
@@ -3437,12 +3438,12 @@ static const zero__key zero__keys[] = {
     {{"checkpoint", "object", "{}", ZERO__IMPL, "checkpoint options", ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
     {{"checkpoint.tag_validation", "string", "\"WARN\"", ZERO__NYET,
-      "check that all ranks save with the same tag: WARN, IGNORE or FAIL", "acted on by checkpoints (after the engine)"},
+      "check that all ranks save with the same tag: WARN, IGNORE or FAIL", "not acted on yet"},
      ZERO__K_ENUM, ZERO__OFF(tag_validation), 0, 0, "WARN:0|IGNORE:1|FAIL:2", ZERO__AUTO_NO, ZERO__F_NOCASE, 0, NULL, "cfg.tag_validation"},
     {{"checkpoint.load_universal", "bool", "false", ZERO__NOEF,
       "load a universal (world-size independent) checkpoint", "zero's checkpoints are always world-size independent"},
      ZERO__K_BOOL, ZERO__OFF(load_universal), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.load_universal"},
-    {{"checkpoint.use_node_local_storage", "bool", "false", ZERO__NYET, "save per node", "acted on by checkpoints (after the engine)"},
+    {{"checkpoint.use_node_local_storage", "bool", "false", ZERO__NYET, "save per node", "not acted on yet: every rank writes into the one directory zero_save is given"},
      ZERO__K_BOOL, ZERO__OFF(use_node_local_storage), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.use_node_local_storage"},
     {{"aio", "object", "{}", ZERO__IMPL, "libaio settings of ZeRO-Infinity's NVMe swapping", ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
@@ -3613,9 +3614,9 @@ static const zero__key zero__keys[] = {
     ZERO__ZERO_KEY(allgather_bucket_size, "int", "5e8", ZERO__NOEF, "chunking of the post-step all-gather",
              "DeepSpeed ignores it when all_gather_into_tensor exists; zero gathers whole units", ZERO__K_I64, 0, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
     ZERO__ZERO_KEY(overlap_comm, "bool", "None", ZERO__NOEF, "reduce on a side stream overlapping backward; None: true for stage 3 only",
-             "zero always reduces each unit on its communication stream as soon as its gradients are ready (the backward overlaps); false changes nothing", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, ZERO__F_NULLABLE),
+             "zero always reduces each unit on its communication stream as soon as its gradients are ready, overlapping the backward; false does not turn that off (zero has no reduction after the backward)", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, ZERO__F_NULLABLE),
     ZERO__ZERO_KEY(load_from_fp32_weights, "bool", "true", ZERO__NYET, "on load, restore fp32 master weights from the checkpoint",
-             "acted on by checkpoints (after the engine)", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+             "not acted on yet: zero_load always restores the fp32 master from the checkpoint (as true)", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     ZERO__ZERO_KEY(elastic_checkpoint, "bool", "false", ZERO__NOEF, "legacy world-size-resizable stage 1/2 checkpoints",
              "zero's checkpoints are always world-size independent", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     {{"zero_optimization.offload_param", "object", "None", ZERO__IMPL, "stage 3: where parameter shards live",
@@ -4428,8 +4429,16 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
         const zero__key *sec = section[0] ? zero__key_by_path(section) : NULL;
         const char *hint = n < sizeof name ? zero__suggest(section, name, n) : NULL;
         int strict = sec && (sec->flags & ZERO__F_STRICT);
+        /* the names HF's TrainingArguments gives these (the scheduler's own are DeepSpeed's) */
+        static const char *const hf_name[][2] = {{"warmup_steps", "warmup_num_steps"}, {"num_warmup_steps", "warmup_num_steps"},
+                                                 {"num_training_steps", "total_num_steps"}, {"max_steps", "total_num_steps"},
+                                                 {"learning_rate", "warmup_max_lr"}};
         if (strcmp(section, "scheduler.params") == 0) {
             char tname[32];
+            size_t h;
+            for (h = 0; h < sizeof hf_name / sizeof hf_name[0]; h++)
+                if (strlen(hf_name[h][0]) == n && !memcmp(name, hf_name[h][0], n) && zero__suggest(section, hf_name[h][1], strlen(hf_name[h][1])))
+                    hint = hf_name[h][1];
             zero__enum_name(zero__key_by_path("scheduler.type")->choices, (int)p->cfg->scheduler.type, tname,
                             sizeof tname);
             return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn, "not a parameter of scheduler %s%s%s%s", tname,
@@ -4438,6 +4447,13 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
         if (strict)
             return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn, "unknown key%s%s%s", hint ? " (did you mean \"" : "",
                                hint ? hint : "", hint ? "\"?)" : "");
+        if (!section[0] && name[0] == '_') return ZERO_OK; /* the program's own top-level key */
+        if (!section[0] && hint) /* a typo of a section would train without it: DeepSpeed ignores it silently */
+            return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn,
+                               "unknown key (did you mean \"%s\"?): as it is, zero would train without it\n"
+                               "HINT: fix its name; a key of your own that resembles one of DeepSpeed's: start its name "
+                               "with '_' (zero ignores top-level keys that do)",
+                               hint);
         zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_UNKNOWN_KEY_IGNORED, key, kn, "unknown key, ignored%s%s%s",
                     hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
         return ZERO_OK;
@@ -15371,7 +15387,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     zero__ck_rank_writer w;
     zero_result r;
     zero_error fe;
-    double bad = 0;
+    double bad = 0, t0 = zero__now_ms();
     uint64_t w_id = 0;
     zero__ok(&fe);
     if ((r = zero__ck_enter(e, "zero_save", "dir", dir, err)) != ZERO_OK) return r;
@@ -15487,6 +15503,10 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
             return r;
         }
     }
+    if (e->plan.grank == 0)
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_CKPT_DONE,
+                  "zero_save: step %lld saved in %s (%d rank files of %.1f MiB, %.2f s)", (long long)e->run.global_steps,
+                  tdir, e->plan.world, (double)e->plan.layout->shard_numel * 12.0 / 1048576.0, (zero__now_ms() - t0) / 1000.0);
     zero__ok(err);
     return ZERO_OK;
 }
@@ -16128,7 +16148,7 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
     float *vals = NULL;
     zero_error fe;
     zero_result r;
-    double bad = 0, sum = 0;
+    double bad = 0, sum = 0, t0 = zero__now_ms();
     zero__ok(&fe);
     memset(&m, 0, sizeof m);
     memset(&rd, 0, sizeof rd);
@@ -16156,6 +16176,10 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
         goto out;
     }
     r = zero__load_apply(e, &rd, ol, tmap, &m);
+    if (r == ZERO_OK && e->plan.grank == 0)
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_CKPT_DONE,
+                  "zero_load: step %lld loaded from %s (saved by %lld ranks at stage %lld; %.2f s)", (long long)m.global_steps,
+                  tdir, (long long)m.world, (long long)m.stage, (zero__now_ms() - t0) / 1000.0);
 out:
     zero__ck_meta_free(&m);
     ZERO_FREE(mb);

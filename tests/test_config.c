@@ -281,7 +281,24 @@ static void test_messages(void) {
                  "optimizer.params.betas1", 0, 0, "did you mean \"betas\"");
     EXPECT_ERROR("{\"scheduler\": {\"params\": {\"cycle_min_lr\": 0.1}, \"type\": \"WarmupLR\"}}", CONFIG_UNKNOWN_KEY,
                  "scheduler.params.cycle_min_lr", 0, 0, "not a parameter of scheduler WarmupLR");
-    EXPECT_LOG("{\"trian_batch_size\": 8}", CONFIG_UNKNOWN_KEY_IGNORED, "did you mean \"train_batch_size\"");
+    /* a top-level typo is an error (it would train without the section: stage 0, GAS 1); a name far from every key
+       warns; a name of the program's own starts with '_' */
+    EXPECT_ERROR("{\"trian_batch_size\": 8}", CONFIG_UNKNOWN_KEY, "trian_batch_size", 1, 2, "did you mean \"train_batch_size\"");
+    EXPECT_ERROR("{\"zero_optimisation\": {\"stage\": 3}}", CONFIG_UNKNOWN_KEY, "zero_optimisation", 0, 0,
+                 "did you mean \"zero_optimization\"");
+    EXPECT_ERROR("{\"gradient_acumulation_steps\": 4}", CONFIG_UNKNOWN_KEY, "gradient_acumulation_steps", 0, 0,
+                 "HINT: fix its name; a key of your own");
+    EXPECT_LOG("{\"my_application_setting\": 8}", CONFIG_UNKNOWN_KEY_IGNORED, "my_application_setting");
+    {
+        zero_config c = cfg_quiet();
+        zero_error err;
+        CHECK(parse(&c, "{\"_zero_optimisation\": {\"stage\": 3}}", &err) == ZERO_OK && logged_find(ZERO_MSG_CONFIG_UNKNOWN_KEY_IGNORED, NULL) < 0);
+    }
+    /* HF's names for the scheduler's parameters point at DeepSpeed's */
+    EXPECT_ERROR("{\"scheduler\": {\"type\": \"WarmupLR\", \"params\": {\"warmup_steps\": 10}}}", CONFIG_UNKNOWN_KEY,
+                 "scheduler.params.warmup_steps", 0, 0, "did you mean \"warmup_num_steps\"");
+    EXPECT_ERROR("{\"scheduler\": {\"type\": \"WarmupDecayLR\", \"params\": {\"num_training_steps\": 10}}}", CONFIG_UNKNOWN_KEY,
+                 "scheduler.params.num_training_steps", 0, 0, "did you mean \"total_num_steps\"");
     EXPECT_LOG("{\"optimizer\": {\"type\": \"Adam\", \"legacy_fusion\": false}}", CONFIG_UNKNOWN_KEY_IGNORED, "optimizer.legacy_fusion");
 
     EXPECT_ERROR("{\"zero_optimization\": {\"stage\": \"two\"}}", CONFIG_TYPE, "zero_optimization.stage", 1, 33, "expected a number, got \"two\"");
