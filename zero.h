@@ -15967,26 +15967,45 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
 static zero_result zero__load_match(zero_engine *e, const zero__ck_meta *m, const char *path, int **tmap_out, zero_error *fe) {
     int t, k, *tmap;
     *tmap_out = NULL;
-    if (m->dtype != e->plan.cdt)
-        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: saved in %s, the engine runs %s", path,
-                          zero_dtype_name((zero_dtype)m->dtype), zero_dtype_name(e->plan.cdt));
-    if (m->n_tensors != e->plan.n_tensors) { /* named: the first tensor one side has and the other lacks */
-        for (t = 0; t < e->plan.n_tensors; t++) {
-            for (k = 0; k < m->n_tensors && strcmp(m->tensors[k].name, e->plan.layout->names[t]) != 0; k++) {}
-            if (k == m->n_tensors)
-                return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
-                                  "%s: %lld tensors there, %d in the engine: the engine's tensor '%s' is not in the "
-                                  "checkpoint", path, (long long)m->n_tensors, e->plan.n_tensors, e->plan.layout->names[t]);
+    if (m->dtype != e->plan.cdt) {
+        const char *want = zero_dtype_name(e->plan.cdt);
+        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
+                          "%s: saved in %s, the engine runs %s\nHINT: run in %s; or, for weights imported with zero_ckpt "
+                          "import, import them again with --dtype %s; for a checkpoint of training, zero_ckpt convert "
+                          "DIR --safetensors FILE --dtype %s, then start from FILE (zero_safetensors_bind)",
+                          path, zero_dtype_name((zero_dtype)m->dtype), want, zero_dtype_name((zero_dtype)m->dtype), want,
+                          want);
+    }
+    if (m->n_tensors != e->plan.n_tensors) { /* named: what each side has that the other lacks (the first few) */
+        char list[2][420];
+        int side, miss[2] = {0, 0};
+        for (side = 0; side < 2; side++) {
+            int n = side ? (int)m->n_tensors : e->plan.n_tensors, i, j;
+            size_t at = 0;
+            list[side][0] = 0;
+            for (i = 0; i < n; i++) {
+                const char *name = side ? m->tensors[i].name : e->plan.layout->names[i];
+                for (j = 0; j < (side ? e->plan.n_tensors : (int)m->n_tensors) &&
+                            strcmp(name, side ? e->plan.layout->names[j] : m->tensors[j].name) != 0;
+                     j++) {
+                }
+                if (j < (side ? e->plan.n_tensors : (int)m->n_tensors)) continue;
+                if (miss[side]++ < 4 && at < sizeof list[side] - 1)
+                    at += (size_t)snprintf(list[side] + at, sizeof list[side] - at, "%s'%s'", at ? ", " : "", name);
+            }
+            if (miss[side] > 4 && at < sizeof list[side] - 1)
+                snprintf(list[side] + at, sizeof list[side] - at, " and %d more", miss[side] - 4);
         }
-        for (k = 0; k < m->n_tensors; k++) {
-            for (t = 0; t < e->plan.n_tensors && strcmp(m->tensors[k].name, e->plan.layout->names[t]) != 0; t++) {}
-            if (t == e->plan.n_tensors)
-                return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
-                                  "%s: %lld tensors there, %d in the engine: the checkpoint's tensor '%s' is not in the "
-                                  "engine", path, (long long)m->n_tensors, e->plan.n_tensors, m->tensors[k].name);
-        }
-        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: %lld tensors there, %d in the engine", path,
-                          (long long)m->n_tensors, e->plan.n_tensors);
+        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
+                          "%s: %lld tensors there, %d in the engine: %s%s%s%s%s%s%s%s%s\nHINT: zero_load matches tensors by "
+                          "name: register the model under the checkpoint's names (examples/zero_ckpt lists them; "
+                          "zero_safetensors_bind lists a safetensors file's)",
+                          path, (long long)m->n_tensors, e->plan.n_tensors, miss[0] ? "the engine's tensor" : "",
+                          miss[0] > 1 ? "s " : miss[0] ? " " : "", list[0],
+                          miss[0] > 1 ? " are not in the checkpoint" : miss[0] ? " is not in the checkpoint" : "",
+                          miss[0] && miss[1] ? "; " : "", miss[1] ? "the checkpoint's tensor" : "",
+                          miss[1] > 1 ? "s " : miss[1] ? " " : "", miss[1] ? list[1] : "",
+                          miss[1] > 1 ? " are not in the engine" : miss[1] ? " is not in the engine" : "");
     }
     tmap = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->plan.n_tensors);
     if (!tmap) return zero__fail(fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: tensor map");

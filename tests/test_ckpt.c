@@ -615,8 +615,8 @@ int main(int argc, char **argv) {
         CHECK(zero_host_run(2, rank_fn, a, &err) == ZERO_OK);
         all_ok(a, 2, "good save");
         free(a);
-        for (c = 0; c < 20; c++) {
-            job *b = newjob(2, ZERO_DTYPE_FP32, 2);
+        for (c = 0; c < 21; c++) {
+            job *b = newjob(2, c == 20 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32, 2);
             const char *want = "";
             zero_msg item = ZERO_MSG_CKPT_CORRUPT;
             snprintf(dir, sizeof dir, "%s/bad%d", base, c);
@@ -657,6 +657,11 @@ int main(int argc, char **argv) {
             case 5: b->other_model = 1; item = ZERO_MSG_CKPT_MISMATCH; want = "'other'"; break;
             case 18: b->n_delta = -1; item = ZERO_MSG_CKPT_MISMATCH; want = "the checkpoint's tensor 'layer5.w' is not in the engine"; break;
             case 19: b->n_delta = 1; item = ZERO_MSG_CKPT_MISMATCH; want = "the engine's tensor 'extra' is not in the checkpoint"; break;
+            case 20: /* saved in fp32, loaded by a bf16 run: the ways to the run's dtype */
+                item = ZERO_MSG_CKPT_MISMATCH;
+                want = "saved in fp32, the engine runs bf16\nHINT: run in fp32; or, for weights imported with zero_ckpt import, "
+                       "import them again with --dtype bf16";
+                break;
             case 6: snprintf(path, sizeof path, "%s/latest", dir); CHECK(unlink(path) == 0); item = ZERO_MSG_CKPT_NOT_FOUND; want = "not a checkpoint"; break;
             case 7: snprintf(path, sizeof path, "%s/rank00000.zck", tag); CHECK(flip(path, 10)); want = "rank00000.zck"; break;
             case 8: /* rank 1's file of another save of the same model and step */
