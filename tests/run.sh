@@ -113,6 +113,10 @@ if [ -f examples/minimal.c ] && { [ -z "$T" ] || [ "$T" = minimal ]; }; then
             run "minimal-$tag" "$B/t/minimal-$tag" "$B/t/minimal-$tag.ckpt"
         fi
     done
+    # a flag is not a directory: --help prints the usage (exit 0), another flag exits 2; neither trains
+    [ -x "$B/t/minimal-$(basename "$CC")" ] && step "minimal-help" sh -c "cd '$B/t' && rm -rf ./--help ./--bogus &&
+        ./minimal-$(basename "$CC") --help | grep -q '^usage: ' && ! ./minimal-$(basename "$CC") --bogus > /dev/null &&
+        [ ! -e ./--help ] && [ ! -e ./--bogus ]"
 fi
 #    the other examples build and run; the fuzz targets build and replay their corpora
 if [ -z "$T" ]; then
