@@ -4681,8 +4681,11 @@ static zero_result zero__resolve_batch(zero_config *c, int world, zero_error *er
     if (tbs <= 0 || mbs <= 0 || gas <= 0 || (double)mbs * gas * world != (double)tbs)
         return zero__fail(err, ZERO_MSG_CONFIG_BATCH_MISMATCH, "train_batch_size", 0, 0,
                           "train_batch_size %lld != train_micro_batch_size_per_gpu %lld x gradient_accumulation_steps "
-                          "%lld x world_size %d (each must be > 0, and the product must be exact)",
-                          (long long)tbs, (long long)mbs, (long long)gas, world);
+                          "%lld x world_size %d (each must be > 0, and the product must be exact)\nHINT: give two of "
+                          "the three and zero derives the third for %d ranks (DeepSpeed does the same); or make "
+                          "train_batch_size %lld",
+                          (long long)tbs, (long long)mbs, (long long)gas, world, world,
+                          (long long)(mbs > 0 && gas > 0 ? mbs * gas * world : 0));
     c->train_batch_size = tbs;
     c->train_micro_batch_size_per_gpu = mbs;
     c->gradient_accumulation_steps = gas;
@@ -4807,7 +4810,10 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     if ((s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR || s->type == ZERO_SCHEDULER_WARMUP_COSINE_LR) &&
         s->total_num_steps == ZERO_UNSET)
         return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED, "scheduler.params.total_num_steps", 0, 0,
-                          "is required by %s", s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR ? "WarmupDecayLR" : "WarmupCosineLR");
+                          "is required by %s\nHINT: the optimizer steps of the whole run (HF: max_steps, or "
+                          "num_train_epochs x the steps of an epoch); a program sets cfg.scheduler.total_num_steps "
+                          "before zero_config_resolve",
+                          s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR ? "WarmupDecayLR" : "WarmupCosineLR");
     if (s->type == ZERO_SCHEDULER_ONE_CYCLE && (s->cycle_min_lr == ZERO_UNSET || s->cycle_max_lr == ZERO_UNSET))
         return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED,
                           s->cycle_min_lr == ZERO_UNSET ? "scheduler.params.cycle_min_lr" : "scheduler.params.cycle_max_lr",

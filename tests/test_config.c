@@ -401,6 +401,8 @@ static void test_messages(void) {
     EXPECT_ERROR("{\"scheduler\": {\"params\": {\"warmup_num_steps\": 5}}}", CONFIG_REQUIRED, "scheduler.type", 0, 0, NULL);
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"scheduler\": {\"type\": \"WarmupDecayLR\"}}", 1, CONFIG_REQUIRED,
                          "scheduler.params.total_num_steps", "WarmupDecayLR");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"scheduler\": {\"type\": \"WarmupCosineLR\"}}", 1, CONFIG_REQUIRED,
+                         "scheduler.params.total_num_steps", "HINT: the optimizer steps of the whole run");
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"scheduler\": {\"type\": \"OneCycle\", \"params\": {\"cycle_min_lr\": 0.1}}}", 1,
                          CONFIG_REQUIRED, "scheduler.params.cycle_max_lr", NULL);
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, \"offload_param\": {\"device\": \"nvme\"}}}", 1,
@@ -408,6 +410,9 @@ static void test_messages(void) {
     EXPECT_RESOLVE_ERROR("{\"gradient_accumulation_steps\": 4}", 2, CONFIG_BATCH_MISSING, "train_batch_size", NULL);
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 30, \"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": 2}", 4,
                          CONFIG_BATCH_MISMATCH, "train_batch_size", "30 != train_micro_batch_size_per_gpu 4");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 30, \"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": 2}", 4,
+                         CONFIG_BATCH_MISMATCH, "train_batch_size", "HINT: give two of the three and zero derives the "
+                         "third for 4 ranks (DeepSpeed does the same); or make train_batch_size 32");
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"offload_optimizer\": {\"device\": \"cpu\"}}}", 1,
                          CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer", "stage");
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"gradient_allreduce_op\": \"sum\", \"zero_optimization\": {\"stage\": 3}}", 1,
