@@ -4476,8 +4476,13 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
         case ZERO__AUTO_DEFAULT:
             if (k->kind == ZERO__K_SECTION || k->kind == ZERO__K_ANY) return ZERO_OK;
             zero__key_copy(p->cfg, &p->defaults, k);
-            zero__pwarn(p, ZERO_LOG_INFO, ZERO_MSG_CONFIG_AUTO_DEFAULT, key, node,
-                        "\"auto\": DeepSpeed uses its default %s here", k->info.ds_default);
+            if (!strcmp(k->info.path, "zero_optimization.stage")) /* the one whose default changes everything */
+                zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_AUTO_DEFAULT, key, node,
+                            "\"auto\": DeepSpeed uses its default 0 here, no ZeRO sharding at all (the HF integration "
+                            "does not fill it)\nHINT: set 1, 2 or 3");
+            else
+                zero__pwarn(p, ZERO_LOG_INFO, ZERO_MSG_CONFIG_AUTO_DEFAULT, key, node,
+                            "\"auto\": DeepSpeed uses its default %s here", k->info.ds_default);
             return zero__status(p, k, key, node);
         default:
             return zero__pfail(p, ZERO_MSG_CONFIG_AUTO_NOT_ALLOWED, key, node,

@@ -294,6 +294,10 @@ static void test_messages(void) {
         zero_error err;
         CHECK(parse(&c, "{\"_zero_optimisation\": {\"stage\": 3}}", &err) == ZERO_OK && logged_find(ZERO_MSG_CONFIG_UNKNOWN_KEY_IGNORED, NULL) < 0);
     }
+    /* "stage": "auto" is DeepSpeed's default, stage 0: a warning, not the info line of other "auto" defaults */
+    EXPECT_LOG("{\"zero_optimization\": {\"stage\": \"auto\"}}", CONFIG_AUTO_DEFAULT, "no ZeRO sharding at all");
+    CHECK(logged_find(ZERO_MSG_CONFIG_AUTO_DEFAULT, "no ZeRO sharding") >= 0 &&
+          logged.level[logged_find(ZERO_MSG_CONFIG_AUTO_DEFAULT, "no ZeRO sharding")] == ZERO_LOG_WARN);
     /* HF's names for the scheduler's parameters point at DeepSpeed's */
     EXPECT_ERROR("{\"scheduler\": {\"type\": \"WarmupLR\", \"params\": {\"warmup_steps\": 10}}}", CONFIG_UNKNOWN_KEY,
                  "scheduler.params.warmup_steps", 0, 0, "did you mean \"warmup_num_steps\"");
