@@ -120,7 +120,7 @@ endif
 RUN_ARGS  ?=
 RUN_TRAIN := $(if $(GPU_RUN),$(BUILD)/train_mlp_cuda,$(BUILD)/train_mlp --world 4)$(if $(RUN_ARGS), $(RUN_ARGS))
 RUN_LOG   := $(BUILD)/run_stages.txt
-run: $(if $(GPU_RUN),$(BUILD)/train_mlp_cuda,$(BUILD)/train_mlp) $(BUILD)/zero_estimate
+run: info $(if $(GPU_RUN),$(BUILD)/train_mlp_cuda,$(BUILD)/train_mlp) $(BUILD)/zero_estimate
 	$(RUN_TRAIN)
 	@echo "$(RUN_TRAIN) --compare-stages"
 	@{ $(RUN_TRAIN) --compare-stages; echo $$? > $(RUN_LOG).rc; } | tee $(RUN_LOG); exit "$$(cat $(RUN_LOG).rc)"

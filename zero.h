@@ -337,7 +337,8 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_RESOLVED, ZERO_OK, "the resolved configuration, once at create (rank 0)") \
     X(ENGINE_COLLECTIVE, ZERO_OK, "a collective the engine issues, on every rank (ZERO_DEBUG=1; debug level)") \
     X(ENGINE_WATCHDOG, ZERO_ERR_TIMEOUT, "a rank has waited ZERO_WATCHDOG_S seconds on a collective or a sync (warning; the wait goes on)") \
-    X(ENGINE_METRICS, ZERO_ERR_IO, "the jsonl_monitor file cannot be opened or written") \
+    X(ENGINE_METRICS, ZERO_ERR_IO, "a monitor's file (jsonl_monitor, tensorboard, csv_monitor) cannot be opened or written") \
+    X(CKPT_DONE, ZERO_OK, "zero_save or zero_load succeeded: one info line, rank 0 (what, where, how long)") \
     X(CKPT_NOT_FOUND, ZERO_ERR_IO, "no checkpoint in the directory (neither meta.zck nor a latest pointer)") \
     X(CKPT_CORRUPT, ZERO_ERR_CORRUPT, "a checkpoint file fails its checks: truncated, flipped bits, missing, or not a checkpoint") \
     X(CKPT_VERSION, ZERO_ERR_CONFIG, "a checkpoint of a newer format version than this build reads") \
@@ -622,9 +623,11 @@ typedef struct zero_aio_config {
     int use_gds;                   /* use_gds: false */
 } zero_aio_config;
 
-/* "jsonl_monitor": {...} (zero's own, shaped like DeepSpeed's csv_monitor):
-   rank 0 appends one JSON object per optimizer step to
-   <output_path>/<job_name>.jsonl (docs/observability.md has the fields) */
+/* A monitor: "jsonl_monitor" (zero's own, shaped like DeepSpeed's
+   csv_monitor: rank 0 appends one JSON object per optimizer step to
+   <output_path>/<job_name>.jsonl), DeepSpeed's "tensorboard" and
+   "csv_monitor" (files in <output_path>/<job_name>/). docs/observability.md
+   has the fields. */
 typedef struct zero_monitor_config {
     int enabled;                   /* enabled: false */
     char output_path[ZERO_PATH_MAX]; /* output_path: "" (the working directory) */
@@ -676,6 +679,9 @@ typedef struct zero_config {
                              small all-reduce more per collective (debugging). Also
                              ZERO_CHECK=1 in the environment. Default 0. */
     zero_monitor_config jsonl_monitor; /* jsonl_monitor: metrics, one JSON line per step */
+    zero_monitor_config tensorboard;   /* tensorboard: TensorBoard event files, <output_path>/<job_name>/ (job_name
+                                          "DeepSpeedJobName") */
+    zero_monitor_config csv_monitor;   /* csv_monitor: DeepSpeed's CSV files, one per tag, in <output_path>/<job_name>/ */
     int early_cpu_step;   /* offload_optimizer "cpu" with nothing that needs the global norm
                              (no clipping, no overflow check): 1 (default) starts each
                              unit's CPU Adam during the backward; 0 keeps it until
@@ -3297,6 +3303,8 @@ ZERO__DEF zero_config zero_config_default(void) {
     c.zero_optimization.override_module_apply = 1;
 
     snprintf(c.jsonl_monitor.job_name, sizeof c.jsonl_monitor.job_name, "zero");
+    snprintf(c.tensorboard.job_name, sizeof c.tensorboard.job_name, "DeepSpeedJobName");
+    snprintf(c.csv_monitor.job_name, sizeof c.csv_monitor.job_name, "DeepSpeedJobName");
     c.early_cpu_step = 1;
     c.overlap_cpu_step = 1;
 
@@ -3430,12 +3438,12 @@ static const zero__key zero__keys[] = {
     {{"checkpoint", "object", "{}", ZERO__IMPL, "checkpoint options", ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
     {{"checkpoint.tag_validation", "string", "\"WARN\"", ZERO__NYET,
-      "check that all ranks save with the same tag: WARN, IGNORE or FAIL", "acted on by checkpoints (after the engine)"},
+      "check that all ranks save with the same tag: WARN, IGNORE or FAIL", "not acted on yet"},
      ZERO__K_ENUM, ZERO__OFF(tag_validation), 0, 0, "WARN:0|IGNORE:1|FAIL:2", ZERO__AUTO_NO, ZERO__F_NOCASE, 0, NULL, "cfg.tag_validation"},
     {{"checkpoint.load_universal", "bool", "false", ZERO__NOEF,
       "load a universal (world-size independent) checkpoint", "zero's checkpoints are always world-size independent"},
      ZERO__K_BOOL, ZERO__OFF(load_universal), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.load_universal"},
-    {{"checkpoint.use_node_local_storage", "bool", "false", ZERO__NYET, "save per node", "acted on by checkpoints (after the engine)"},
+    {{"checkpoint.use_node_local_storage", "bool", "false", ZERO__NYET, "save per node", "not acted on yet: every rank writes into the one directory zero_save is given"},
      ZERO__K_BOOL, ZERO__OFF(use_node_local_storage), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.use_node_local_storage"},
     {{"aio", "object", "{}", ZERO__IMPL, "libaio settings of ZeRO-Infinity's NVMe swapping", ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
@@ -3606,9 +3614,9 @@ static const zero__key zero__keys[] = {
     ZERO__ZERO_KEY(allgather_bucket_size, "int", "5e8", ZERO__NOEF, "chunking of the post-step all-gather",
              "DeepSpeed ignores it when all_gather_into_tensor exists; zero gathers whole units", ZERO__K_I64, 0, ZERO__BIG, ZERO__AUTO_DEFAULT, 0),
     ZERO__ZERO_KEY(overlap_comm, "bool", "None", ZERO__NOEF, "reduce on a side stream overlapping backward; None: true for stage 3 only",
-             "zero always reduces each unit on its communication stream as soon as its gradients are ready (the backward overlaps); false changes nothing", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, ZERO__F_NULLABLE),
+             "zero always reduces each unit on its communication stream as soon as its gradients are ready, overlapping the backward; false does not turn that off (zero has no reduction after the backward)", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, ZERO__F_NULLABLE),
     ZERO__ZERO_KEY(load_from_fp32_weights, "bool", "true", ZERO__NYET, "on load, restore fp32 master weights from the checkpoint",
-             "acted on by checkpoints (after the engine)", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
+             "not acted on yet: zero_load always restores the fp32 master from the checkpoint (as true)", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     ZERO__ZERO_KEY(elastic_checkpoint, "bool", "false", ZERO__NOEF, "legacy world-size-resizable stage 1/2 checkpoints",
              "zero's checkpoints are always world-size independent", ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
     {{"zero_optimization.offload_param", "object", "None", ZERO__IMPL, "stage 3: where parameter shards live",
@@ -3770,9 +3778,34 @@ static const zero__key zero__keys[] = {
     ZERO__TOP("compression_training", ZERO__REJ, "DeepSpeed Compression", "only null is accepted", ZERO__F_NULL_ONLY),
     ZERO__TOP("activation_checkpointing", ZERO__NOEF, "PyTorch activation checkpointing", "the program recomputes its own activations", 0),
     ZERO__TOP("flops_profiler", ZERO__NOEF, "FLOPs profiler", "", 0),
-    ZERO__TOP("tensorboard", ZERO__NOEF, "TensorBoard monitor", "", 0),
-    ZERO__TOP("wandb", ZERO__NOEF, "Weights & Biases monitor", "", 0),
-    ZERO__TOP("csv_monitor", ZERO__NOEF, "CSV monitor", "jsonl_monitor writes the step metrics as JSON lines", 0),
+    {{"tensorboard", "object", "{}", ZERO__IMPL, "TensorBoard monitor: event files written by zero (no dependency)", ""},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"tensorboard.enabled", "bool", "false", ZERO__IMPL,
+      "rank 0 writes each optimizer step's scalars at DeepSpeed's tags (Train/Samples/train_loss, lr, loss_scale with "
+      "fp16, elapsed_time_ms_* with wall_clock_breakdown) and zero's (grad_norm, skipped_steps, samples_per_sec, "
+      "device_memory_bytes), step = samples seen",
+      "docs/observability.md"},
+     ZERO__K_BOOL, ZERO__OFF(tensorboard.enabled), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.tensorboard.enabled"},
+    {{"tensorboard.output_path", "string", "\"\"", ZERO__IMPL, "parent of the job's directory (\"\": the working directory)",
+      "made where missing, as DeepSpeed's makedirs"},
+     ZERO__K_STRING, ZERO__OFF(tensorboard.output_path), 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.tensorboard.output_path"},
+    {{"tensorboard.job_name", "string", "\"DeepSpeedJobName\"", ZERO__IMPL,
+      "the event file is <output_path>/<job_name>/events.out.tfevents.<time>.zero.<pid>.0", ""},
+     ZERO__K_STRING, ZERO__OFF(tensorboard.job_name), 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.tensorboard.job_name"},
+    ZERO__TOP("wandb", ZERO__NOEF, "Weights & Biases monitor",
+              "no network client in zero: tensorboard and csv_monitor write the same scalars to files", 0),
+    {{"csv_monitor", "object", "{}", ZERO__IMPL, "CSV monitor: DeepSpeed's files, one per tag", ""},
+     ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
+    {{"csv_monitor.enabled", "bool", "false", ZERO__IMPL,
+      "rank 0 appends \"step,value\" to <tag>.csv for tensorboard's scalars (the tag's '/' and ' ' made '_'; a "
+      "\"step,<name>\" header first)",
+      "docs/observability.md"},
+     ZERO__K_BOOL, ZERO__OFF(csv_monitor.enabled), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.csv_monitor.enabled"},
+    {{"csv_monitor.output_path", "string", "\"\"", ZERO__IMPL, "parent of the job's directory (\"\": the working directory)",
+      "made where missing"},
+     ZERO__K_STRING, ZERO__OFF(csv_monitor.output_path), 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.csv_monitor.output_path"},
+    {{"csv_monitor.job_name", "string", "\"DeepSpeedJobName\"", ZERO__IMPL, "the files are in <output_path>/<job_name>/", ""},
+     ZERO__K_STRING, ZERO__OFF(csv_monitor.job_name), 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.csv_monitor.job_name"},
     {{"jsonl_monitor", "object", "{}", ZERO__IMPL, "zero's own key: metrics as JSON lines (shaped like csv_monitor)",
       ""},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
@@ -4396,8 +4429,16 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
         const zero__key *sec = section[0] ? zero__key_by_path(section) : NULL;
         const char *hint = n < sizeof name ? zero__suggest(section, name, n) : NULL;
         int strict = sec && (sec->flags & ZERO__F_STRICT);
+        /* the names HF's TrainingArguments gives these (the scheduler's own are DeepSpeed's) */
+        static const char *const hf_name[][2] = {{"warmup_steps", "warmup_num_steps"}, {"num_warmup_steps", "warmup_num_steps"},
+                                                 {"num_training_steps", "total_num_steps"}, {"max_steps", "total_num_steps"},
+                                                 {"learning_rate", "warmup_max_lr"}};
         if (strcmp(section, "scheduler.params") == 0) {
             char tname[32];
+            size_t h;
+            for (h = 0; h < sizeof hf_name / sizeof hf_name[0]; h++)
+                if (strlen(hf_name[h][0]) == n && !memcmp(name, hf_name[h][0], n) && zero__suggest(section, hf_name[h][1], strlen(hf_name[h][1])))
+                    hint = hf_name[h][1];
             zero__enum_name(zero__key_by_path("scheduler.type")->choices, (int)p->cfg->scheduler.type, tname,
                             sizeof tname);
             return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn, "not a parameter of scheduler %s%s%s%s", tname,
@@ -4406,6 +4447,13 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
         if (strict)
             return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn, "unknown key%s%s%s", hint ? " (did you mean \"" : "",
                                hint ? hint : "", hint ? "\"?)" : "");
+        if (!section[0] && name[0] == '_') return ZERO_OK; /* the program's own top-level key */
+        if (!section[0] && hint) /* a typo of a section would train without it: DeepSpeed ignores it silently */
+            return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn,
+                               "unknown key (did you mean \"%s\"?): as it is, zero would train without it\n"
+                               "HINT: fix its name; a key of your own that resembles one of DeepSpeed's: start its name "
+                               "with '_' (zero ignores top-level keys that do)",
+                               hint);
         zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_UNKNOWN_KEY_IGNORED, key, kn, "unknown key, ignored%s%s%s",
                     hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
         return ZERO_OK;
@@ -4428,8 +4476,13 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
         case ZERO__AUTO_DEFAULT:
             if (k->kind == ZERO__K_SECTION || k->kind == ZERO__K_ANY) return ZERO_OK;
             zero__key_copy(p->cfg, &p->defaults, k);
-            zero__pwarn(p, ZERO_LOG_INFO, ZERO_MSG_CONFIG_AUTO_DEFAULT, key, node,
-                        "\"auto\": DeepSpeed uses its default %s here", k->info.ds_default);
+            if (!strcmp(k->info.path, "zero_optimization.stage")) /* the one whose default changes everything */
+                zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_AUTO_DEFAULT, key, node,
+                            "\"auto\": DeepSpeed uses its default 0 here, no ZeRO sharding at all (the HF integration "
+                            "does not fill it)\nHINT: set 1, 2 or 3");
+            else
+                zero__pwarn(p, ZERO_LOG_INFO, ZERO_MSG_CONFIG_AUTO_DEFAULT, key, node,
+                            "\"auto\": DeepSpeed uses its default %s here", k->info.ds_default);
             return zero__status(p, k, key, node);
         default:
             return zero__pfail(p, ZERO_MSG_CONFIG_AUTO_NOT_ALLOWED, key, node,
@@ -4633,8 +4686,11 @@ static zero_result zero__resolve_batch(zero_config *c, int world, zero_error *er
     if (tbs <= 0 || mbs <= 0 || gas <= 0 || (double)mbs * gas * world != (double)tbs)
         return zero__fail(err, ZERO_MSG_CONFIG_BATCH_MISMATCH, "train_batch_size", 0, 0,
                           "train_batch_size %lld != train_micro_batch_size_per_gpu %lld x gradient_accumulation_steps "
-                          "%lld x world_size %d (each must be > 0, and the product must be exact)",
-                          (long long)tbs, (long long)mbs, (long long)gas, world);
+                          "%lld x world_size %d (each must be > 0, and the product must be exact)\nHINT: give two of "
+                          "the three and zero derives the third for %d ranks (DeepSpeed does the same); or make "
+                          "train_batch_size %lld",
+                          (long long)tbs, (long long)mbs, (long long)gas, world, world,
+                          (long long)(mbs > 0 && gas > 0 ? mbs * gas * world : 0));
     c->train_batch_size = tbs;
     c->train_micro_batch_size_per_gpu = mbs;
     c->gradient_accumulation_steps = gas;
@@ -4759,7 +4815,10 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     if ((s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR || s->type == ZERO_SCHEDULER_WARMUP_COSINE_LR) &&
         s->total_num_steps == ZERO_UNSET)
         return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED, "scheduler.params.total_num_steps", 0, 0,
-                          "is required by %s", s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR ? "WarmupDecayLR" : "WarmupCosineLR");
+                          "is required by %s\nHINT: the optimizer steps of the whole run (HF: max_steps, or "
+                          "num_train_epochs x the steps of an epoch); a program sets cfg.scheduler.total_num_steps "
+                          "before zero_config_resolve",
+                          s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR ? "WarmupDecayLR" : "WarmupCosineLR");
     if (s->type == ZERO_SCHEDULER_ONE_CYCLE && (s->cycle_min_lr == ZERO_UNSET || s->cycle_max_lr == ZERO_UNSET))
         return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED,
                           s->cycle_min_lr == ZERO_UNSET ? "scheduler.params.cycle_min_lr" : "scheduler.params.cycle_max_lr",
@@ -8691,6 +8750,10 @@ typedef struct zero__observe { /* ZERO_DEBUG=1, check_collectives, the watchdog,
         int64_t n_coll;         /* collectives issued when the wait began */
     } wd;
     FILE *jsonl;                /* jsonl_monitor's file (rank 0) */
+    FILE *tb;                   /* tensorboard's event file (rank 0) */
+    char csv_dir[2 * ZERO_PATH_MAX + 2]; /* csv_monitor's directory (rank 0; "": off) */
+    const char *csv_headed[12]; /* csv_monitor: the tags whose file this engine gave its header */
+    int n_csv_headed;
     double loss;                /* zero_report_loss since the last step */
     int has_loss;
     double t_print_ms;          /* when the last progress line was (engine creation before the first) */
@@ -9599,6 +9662,223 @@ static void *zero__watchdog_main(void *arg) {
     return NULL;
 }
 
+/* ---- tensorboard and csv_monitor (rank 0), DeepSpeed's monitors without
+   a dependency ----
+
+   tensorboard: <output_path>/<job_name>/events.out.tfevents.<time>.zero.<pid>.0,
+   the event-file format TensorBoard reads: records of an 8-byte length, its
+   masked CRC-32C, the data, the data's masked CRC-32C, each a serialized
+   Event protobuf (wall_time: field 1 double; step: 2 varint; file_version: 3
+   string, the first record "brain.Event:2"; summary: 5, values of a tag
+   (field 1) and a float simple_value (field 2)). csv_monitor: DeepSpeed's
+   layout, one file per tag (its '/' and ' ' made '_'), <tag>.csv, a header
+   "step,<the tag's last part>" the first time this engine writes it, then
+   "step,value" rows. Both take DeepSpeed's step, the samples seen
+   (global_steps x train_batch_size), and its tag names (Train/Samples/...),
+   with zero's own scalars beside (zero__monitor_tags). A failed write
+   warns once and stops that monitor; training goes on. */
+
+static uint32_t zero__crc32c(uint32_t crc, const void *data, size_t n); /* (ckpt-format) */
+
+/* TFRecord's CRC: CRC-32C rotated right by 15 plus a constant */
+static uint32_t zero__tf_mask(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
+
+static size_t zero__pb_varint(unsigned char *p, uint64_t v) {
+    size_t n = 0;
+    do {
+        p[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+static size_t zero__pb_fixed(unsigned char *p, uint64_t v, int bytes) {
+    int i;
+    for (i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+    return (size_t)bytes;
+}
+
+/* An Event (field numbers above) into p (room for 64 + the values' bytes):
+   wall_time, step, and either the file_version or a summary of n tagged
+   floats. Returns its length. */
+static size_t zero__tf_event(unsigned char *p, double wall, int64_t step, const char *version, const char *const *tags,
+                             const double *vals, int n) {
+    size_t k = 0, s, i;
+    uint64_t bits;
+    int j;
+    memcpy(&bits, &wall, 8);
+    p[k++] = 0x09; /* 1, fixed64 */
+    k += zero__pb_fixed(p + k, bits, 8);
+    p[k++] = 0x10; /* 2, varint */
+    k += zero__pb_varint(p + k, (uint64_t)step);
+    if (version) {
+        s = strlen(version);
+        p[k++] = 0x1a; /* 3, bytes */
+        k += zero__pb_varint(p + k, s);
+        memcpy(p + k, version, s);
+        return k + s;
+    }
+    for (s = 0, j = 0; j < n; j++) s += 2 + (2 + strlen(tags[j])) + 5; /* each Value: tag, length, its fields */
+    p[k++] = 0x2a; /* 5, bytes: the Summary */
+    k += zero__pb_varint(p + k, s);
+    for (j = 0; j < n; j++) {
+        float f = (float)vals[j];
+        uint32_t fb;
+        size_t tl = strlen(tags[j]);
+        memcpy(&fb, &f, 4);
+        p[k++] = 0x0a; /* Summary.value: 1, bytes */
+        p[k++] = (unsigned char)(2 + tl + 5);
+        p[k++] = 0x0a; /* Value.tag: 1, bytes */
+        p[k++] = (unsigned char)tl;
+        for (i = 0; i < tl; i++) p[k++] = (unsigned char)tags[j][i];
+        p[k++] = 0x15; /* Value.simple_value: 2, fixed32 */
+        k += zero__pb_fixed(p + k, fb, 4);
+    }
+    return k;
+}
+
+/* One record around data: 0 on success */
+static int zero__tf_record(FILE *f, const unsigned char *data, size_t n) {
+    unsigned char h[12], t[4];
+    uint32_t c;
+    zero__pb_fixed(h, n, 8);
+    c = zero__tf_mask(zero__crc32c(0, h, 8));
+    zero__pb_fixed(h + 8, c, 4);
+    zero__pb_fixed(t, zero__tf_mask(zero__crc32c(0, data, n)), 4);
+    return fwrite(h, 1, 12, f) != 12 || fwrite(data, 1, n, f) != n || fwrite(t, 1, 4, f) != 4 || fflush(f) != 0;
+}
+
+/* The directory <output_path>/<job_name>, made as DeepSpeed's makedirs does
+   (every missing level; what exists must be a directory). 0 on success. */
+static int zero__monitor_dir(const zero_monitor_config *m, char *dir, size_t cap, zero_error *err) {
+    size_t i, n;
+    int len = snprintf(dir, cap, "%s%s%s", m->output_path, m->output_path[0] ? "/" : "", m->job_name);
+    if (len < 0 || (size_t)len >= cap || !m->job_name[0]) {
+        zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "'%s' / '%s': an empty job_name or a path too long", m->output_path,
+                   m->job_name);
+        return -1;
+    }
+    n = (size_t)len;
+    for (i = 1; i <= n; i++) {
+        if (dir[i] != '/' && dir[i] != 0) continue;
+        {
+            char c = dir[i];
+            struct stat sb;
+            dir[i] = 0;
+            if (mkdir(dir, 0755) != 0 && (errno != EEXIST || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+                zero__fail(err, ZERO_MSG_FILE_OPEN, NULL, 0, 0, "%s: %s", dir,
+                           errno == EEXIST ? "exists and is not a directory" : strerror(errno));
+                dir[i] = c;
+                return -1;
+            }
+            dir[i] = c;
+        }
+    }
+    return 0;
+}
+
+/* At zero_engine_create, rank 0: the monitors the config enables */
+static zero_result zero__monitors_open(zero_engine *e) {
+    char dir[2 * ZERO_PATH_MAX + 2], path[2 * ZERO_PATH_MAX + 96];
+    zero_error fe;
+    zero__ok(&fe);
+    if (e->cfg.tensorboard.enabled == 1) {
+        unsigned char ev[64];
+        int fd;
+        if (zero__monitor_dir(&e->cfg.tensorboard, dir, sizeof dir, &fe) != 0)
+            return zero__efail(e, ZERO_MSG_ENGINE_METRICS, "tensorboard: %s", fe.msg);
+        snprintf(path, sizeof path, "%s/events.out.tfevents.%010lld.zero.%ld.0", dir, (long long)time(NULL), (long)getpid());
+        fd = zero__open_write(path, O_APPEND, &fe);
+        if (fd >= 0) close(fd);
+        if (fd < 0 || !(e->obs.tb = fopen(path, "ab")))
+            return zero__efail(e, ZERO_MSG_ENGINE_METRICS, "tensorboard: cannot open %s for appending: %s", path,
+                               fd < 0 ? fe.msg : strerror(errno));
+        if (zero__tf_record(e->obs.tb, ev, zero__tf_event(ev, zero__now_ms() / 1000.0, 0, "brain.Event:2", NULL, NULL, 0)))
+            return zero__efail(e, ZERO_MSG_ENGINE_METRICS, "tensorboard: writing %s: %s", path, strerror(errno));
+    }
+    if (e->cfg.csv_monitor.enabled == 1) {
+        if (zero__monitor_dir(&e->cfg.csv_monitor, e->obs.csv_dir, sizeof e->obs.csv_dir, &fe) != 0)
+            return zero__efail(e, ZERO_MSG_ENGINE_METRICS, "csv_monitor: %s", fe.msg);
+    }
+    return ZERO_OK;
+}
+
+enum { ZERO__MON_TAGS = 12 };
+
+/* The step's scalars: DeepSpeed's Train/Samples tags (train_loss when the
+   program reported one, lr, loss_scale with fp16, the elapsed_time_ms_*
+   of wall_clock_breakdown), then zero's own (grad norm, skipped steps,
+   samples/s, device memory allocated). Returns how many. */
+static int zero__monitor_tags(const zero_engine *e, const zero_step_info *in, double samples_per_s, const char **tags,
+                              double *vals) {
+    int n = 0;
+    zero_memory_stats ms;
+#define ZERO__MON(t, v) (tags[n] = "Train/Samples/" t, vals[n++] = (v))
+    if (e->obs.has_loss) ZERO__MON("train_loss", e->obs.loss);
+    ZERO__MON("lr", in->lr);
+    if (e->plan.cdt == ZERO_DTYPE_FP16) ZERO__MON("loss_scale", in->loss_scale);
+    if (e->cfg.wall_clock_breakdown == 1) {
+        ZERO__MON("elapsed_time_ms_backward", in->time_ms[ZERO_PHASE_BACKWARD]);
+        ZERO__MON("elapsed_time_ms_backward_allreduce", in->time_ms[ZERO_PHASE_REDUCE]);
+        ZERO__MON("elapsed_time_ms_step", in->time_ms[ZERO_PHASE_STEP]);
+    }
+    ZERO__MON("grad_norm", in->grad_norm);
+    ZERO__MON("skipped_steps", (double)in->skipped_steps);
+    if (samples_per_s > 0) ZERO__MON("samples_per_sec", samples_per_s);
+    memset(&ms, 0, sizeof ms);
+    if (zero_memory_report(e, &ms) == ZERO_OK) ZERO__MON("device_memory_bytes", (double)ms.allocated[ZERO_MEM_DEVICE]);
+#undef ZERO__MON
+    return n;
+}
+
+/* A monitor's write failed: one warning, that monitor stops */
+static void zero__monitor_lost(zero_engine *e, const char *which, const char *path) {
+    zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_METRICS, "%s: writing %s failed (%s); it stops here, training goes on",
+              which, path, strerror(errno));
+}
+
+/* The step just made, to every open monitor (rank 0) */
+static void zero__monitors_write(zero_engine *e, const zero_step_info *in, double samples_per_s) {
+    const char *tags[ZERO__MON_TAGS];
+    double vals[ZERO__MON_TAGS];
+    int n, i;
+    int64_t samples = in->global_steps * e->cfg.train_batch_size;
+    if (!e->obs.tb && !e->obs.csv_dir[0]) return;
+    n = zero__monitor_tags(e, in, samples_per_s, tags, vals);
+    if (e->obs.tb) {
+        unsigned char ev[64 + ZERO__MON_TAGS * 64];
+        if (zero__tf_record(e->obs.tb, ev, zero__tf_event(ev, zero__now_ms() / 1000.0, samples, NULL, tags, vals, n))) {
+            zero__monitor_lost(e, "tensorboard", "its event file");
+            fclose(e->obs.tb);
+            e->obs.tb = NULL;
+        }
+    }
+    for (i = 0; i < n && e->obs.csv_dir[0]; i++) {
+        char path[sizeof e->obs.csv_dir + 64], *q;
+        const char *last = strrchr(tags[i], '/');
+        zero_error fe;
+        int fd, fail, h;
+        FILE *f;
+        snprintf(path, sizeof path, "%s/%s.csv", e->obs.csv_dir, tags[i]);
+        for (q = path + strlen(e->obs.csv_dir) + 1; *q; q++)
+            if (*q == '/' || *q == ' ') *q = '_';
+        fd = zero__open_write(path, O_APPEND, &fe);
+        if (fd >= 0) close(fd);
+        f = fd >= 0 ? fopen(path, "a") : NULL;
+        fail = !f;
+        for (h = 0; h < e->obs.n_csv_headed && strcmp(e->obs.csv_headed[h], tags[i]); h++) {
+        }
+        if (f && h == e->obs.n_csv_headed && fprintf(f, "step,%s\n", last ? last + 1 : tags[i]) < 0) fail = 1;
+        if (f && fprintf(f, "%lld,%.9g\n", (long long)samples, vals[i]) < 0) fail = 1;
+        if (f && fclose(f) != 0) fail = 1;
+        if (fail) {
+            zero__monitor_lost(e, "csv_monitor", path);
+            e->obs.csv_dir[0] = 0;
+        }
+        if (h == e->obs.n_csv_headed && h < ZERO__MON_TAGS) e->obs.csv_headed[e->obs.n_csv_headed++] = tags[i];
+    }
+}
+
 /* ZERO_DEBUG, ZERO_WATCHDOG_S and jsonl_monitor, at zero_engine_create */
 static zero_result zero__obs_start(zero_engine *e) {
     const char *w = getenv("ZERO_WATCHDOG_S");
@@ -9660,7 +9940,7 @@ static zero_result zero__obs_start(zero_engine *e) {
                 (long long)ms.params, (long long)ms.trainable_params, e->plan.n_units, e->plan.world);
         fflush(e->obs.jsonl);
     }
-    return ZERO_OK;
+    return e->plan.grank == 0 ? zero__monitors_open(e) : ZERO_OK;
 }
 
 static void zero__obs_stop(zero_engine *e) {
@@ -9677,6 +9957,8 @@ static void zero__obs_stop(zero_engine *e) {
     }
     if (e->obs.jsonl) fclose(e->obs.jsonl);
     e->obs.jsonl = NULL;
+    if (e->obs.tb) fclose(e->obs.tb);
+    e->obs.tb = NULL;
     if (e->tl.on && !e->tl.done) {
         zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMELINE,
                   "ZERO_TIMELINE: the engine ended before step %lld did: no timeline written", (long long)e->tl.step);
@@ -14257,6 +14539,7 @@ static void zero__step_log(zero_engine *e, const zero_step_info *in) {
     double now = zero__now_ms(), dt = (now - e->obs.t_step_ms) / 1000.0;
     e->obs.t_step_ms = now;
     if (e->obs.jsonl) zero__metrics_line(e, in, dt > 0 ? (double)c->train_batch_size / dt : 0);
+    zero__monitors_write(e, in, dt > 0 ? (double)c->train_batch_size / dt : 0);
     if (c->wall_clock_breakdown)
         zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMERS,
                   "time (ms) | backward: %.2f | reduce: %.2f | fetch: %.2f | norm: %.2f | optimizer: %.2f | gather: %.2f | "
@@ -15115,7 +15398,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     zero__ck_rank_writer w;
     zero_result r;
     zero_error fe;
-    double bad = 0;
+    double bad = 0, t0 = zero__now_ms();
     uint64_t w_id = 0;
     zero__ok(&fe);
     if ((r = zero__ck_enter(e, "zero_save", "dir", dir, err)) != ZERO_OK) return r;
@@ -15231,6 +15514,10 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
             return r;
         }
     }
+    if (e->plan.grank == 0)
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_CKPT_DONE,
+                  "zero_save: step %lld saved in %s (%d rank files of %.1f MiB, %.2f s)", (long long)e->run.global_steps,
+                  tdir, e->plan.world, (double)e->plan.layout->shard_numel * 12.0 / 1048576.0, (zero__now_ms() - t0) / 1000.0);
     zero__ok(err);
     return ZERO_OK;
 }
@@ -15691,26 +15978,45 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
 static zero_result zero__load_match(zero_engine *e, const zero__ck_meta *m, const char *path, int **tmap_out, zero_error *fe) {
     int t, k, *tmap;
     *tmap_out = NULL;
-    if (m->dtype != e->plan.cdt)
-        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: saved in %s, the engine runs %s", path,
-                          zero_dtype_name((zero_dtype)m->dtype), zero_dtype_name(e->plan.cdt));
-    if (m->n_tensors != e->plan.n_tensors) { /* named: the first tensor one side has and the other lacks */
-        for (t = 0; t < e->plan.n_tensors; t++) {
-            for (k = 0; k < m->n_tensors && strcmp(m->tensors[k].name, e->plan.layout->names[t]) != 0; k++) {}
-            if (k == m->n_tensors)
-                return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
-                                  "%s: %lld tensors there, %d in the engine: the engine's tensor '%s' is not in the "
-                                  "checkpoint", path, (long long)m->n_tensors, e->plan.n_tensors, e->plan.layout->names[t]);
+    if (m->dtype != e->plan.cdt) {
+        const char *want = zero_dtype_name(e->plan.cdt);
+        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
+                          "%s: saved in %s, the engine runs %s\nHINT: run in %s; or, for weights imported with zero_ckpt "
+                          "import, import them again with --dtype %s; for a checkpoint of training, zero_ckpt convert "
+                          "DIR --safetensors FILE --dtype %s, then start from FILE (zero_safetensors_bind)",
+                          path, zero_dtype_name((zero_dtype)m->dtype), want, zero_dtype_name((zero_dtype)m->dtype), want,
+                          want);
+    }
+    if (m->n_tensors != e->plan.n_tensors) { /* named: what each side has that the other lacks (the first few) */
+        char list[2][420];
+        int side, miss[2] = {0, 0};
+        for (side = 0; side < 2; side++) {
+            int n = side ? (int)m->n_tensors : e->plan.n_tensors, i, j;
+            size_t at = 0;
+            list[side][0] = 0;
+            for (i = 0; i < n; i++) {
+                const char *name = side ? m->tensors[i].name : e->plan.layout->names[i];
+                for (j = 0; j < (side ? e->plan.n_tensors : (int)m->n_tensors) &&
+                            strcmp(name, side ? e->plan.layout->names[j] : m->tensors[j].name) != 0;
+                     j++) {
+                }
+                if (j < (side ? e->plan.n_tensors : (int)m->n_tensors)) continue;
+                if (miss[side]++ < 4 && at < sizeof list[side] - 1)
+                    at += (size_t)snprintf(list[side] + at, sizeof list[side] - at, "%s'%s'", at ? ", " : "", name);
+            }
+            if (miss[side] > 4 && at < sizeof list[side] - 1)
+                snprintf(list[side] + at, sizeof list[side] - at, " and %d more", miss[side] - 4);
         }
-        for (k = 0; k < m->n_tensors; k++) {
-            for (t = 0; t < e->plan.n_tensors && strcmp(m->tensors[k].name, e->plan.layout->names[t]) != 0; t++) {}
-            if (t == e->plan.n_tensors)
-                return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
-                                  "%s: %lld tensors there, %d in the engine: the checkpoint's tensor '%s' is not in the "
-                                  "engine", path, (long long)m->n_tensors, e->plan.n_tensors, m->tensors[k].name);
-        }
-        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0, "%s: %lld tensors there, %d in the engine", path,
-                          (long long)m->n_tensors, e->plan.n_tensors);
+        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
+                          "%s: %lld tensors there, %d in the engine: %s%s%s%s%s%s%s%s%s\nHINT: zero_load matches tensors by "
+                          "name: register the model under the checkpoint's names (examples/zero_ckpt lists them; "
+                          "zero_safetensors_bind lists a safetensors file's)",
+                          path, (long long)m->n_tensors, e->plan.n_tensors, miss[0] ? "the engine's tensor" : "",
+                          miss[0] > 1 ? "s " : miss[0] ? " " : "", list[0],
+                          miss[0] > 1 ? " are not in the checkpoint" : miss[0] ? " is not in the checkpoint" : "",
+                          miss[0] && miss[1] ? "; " : "", miss[1] ? "the checkpoint's tensor" : "",
+                          miss[1] > 1 ? "s " : miss[1] ? " " : "", miss[1] ? list[1] : "",
+                          miss[1] > 1 ? " are not in the engine" : miss[1] ? " is not in the engine" : "");
     }
     tmap = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->plan.n_tensors);
     if (!tmap) return zero__fail(fe, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "zero_load: tensor map");
@@ -15872,7 +16178,7 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
     float *vals = NULL;
     zero_error fe;
     zero_result r;
-    double bad = 0, sum = 0;
+    double bad = 0, sum = 0, t0 = zero__now_ms();
     zero__ok(&fe);
     memset(&m, 0, sizeof m);
     memset(&rd, 0, sizeof rd);
@@ -15900,6 +16206,10 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
         goto out;
     }
     r = zero__load_apply(e, &rd, ol, tmap, &m);
+    if (r == ZERO_OK && e->plan.grank == 0)
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_CKPT_DONE,
+                  "zero_load: step %lld loaded from %s (saved by %lld ranks at stage %lld; %.2f s)", (long long)m.global_steps,
+                  tdir, (long long)m.world, (long long)m.stage, (zero__now_ms() - t0) / 1000.0);
 out:
     zero__ck_meta_free(&m);
     ZERO_FREE(mb);

@@ -136,6 +136,10 @@ int main(int argc, char **argv) {
     static job j; /* static: zeroed, and the loss table off the stack */
     char tmp[] = "/tmp/zero_minimal_XXXXXX";
     zero_error err;
+    if (argc > 1 && argv[1][0] == '-') { /* no flags: one optional directory (the default is kept; its path is printed) */
+        printf("usage: %s [checkpoint_dir]   (default: a new directory in /tmp)\n", argv[0]);
+        return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? 2 : 0;
+    }
     j.cfg = zero_config_default(); /* DeepSpeed's defaults; zero_config_load reads a ds_config.json instead */
     j.cfg.train_micro_batch_size_per_gpu = BATCH;
     j.cfg.gradient_accumulation_steps = MICRO;

@@ -152,6 +152,10 @@ static zero_tensor tensor(const char *name, int64_t numel, int group, int flags,
 
 int main(int argc, char **argv) {
     char tmp[] = "/tmp/zero_minimal_XXXXXX";
+    if (argc > 1 && argv[1][0] == '-') { /* no flags: one optional directory (the default is kept; its path is printed) */
+        printf("usage: %s [checkpoint_dir]   (default: a new directory in /tmp)\n", argv[0]);
+        return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? 2 : 0;
+    }
     const char *dir = argc > 1 ? argv[1] : mkdtemp(tmp); /* before the fork: the local ranks share it */
     zero_cuda *cuda = NULL;
     zero_cuda_options opt = zero_cuda_options_default();

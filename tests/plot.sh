@@ -11,7 +11,8 @@
 #      (4 decimals) and writes to --loss-file (9 digits).
 #   2. plot.py --summary on that file and on a file in gpt.cu's own format
 #      written here: count, first, last, min and max of each series against
-#      the same values taken from the files with awk. Bare nan (what C's
+#      the same values taken from the files with awk (loss, lr, loss_scale,
+#      grad_norm, samples_per_s). Bare nan (what C's
 #      printf writes) and gpt's grad_norm -1 (no finite norm) are left out.
 #   3. plot.py without matplotlib (a stand-in package on PYTHONPATH that
 #      raises ImportError): one line naming the package, exit status 2. With
@@ -160,7 +161,7 @@ awk 'BEGIN {
 want() {
     awk "$JGET"'
         jget($0, "event") == "\"step\"" {
-            for (k = 1; k <= 4; k++) {
+            for (k = 1; k <= 5; k++) {
                 v = jget($0, key[k])
                 if (!finite(v) || (key[k] == "grad_norm" && v + 0 < 0)) continue
                 v += 0; c = ++n[k]
@@ -168,9 +169,9 @@ want() {
                 last[k] = v; if (v < lo[k]) lo[k] = v; if (v > hi[k]) hi[k] = v
             }
         }
-        BEGIN { key[1] = "loss"; key[2] = "lr"; key[3] = "loss_scale"; key[4] = "grad_norm" }
+        BEGIN { key[1] = "loss"; key[2] = "lr"; key[3] = "loss_scale"; key[4] = "grad_norm"; key[5] = "samples_per_s" }
         END {
-            for (k = 1; k <= 4; k++)
+            for (k = 1; k <= 5; k++)
                 if (n[k]) printf "%s count %d first %.17g last %.17g min %.17g max %.17g\n", key[k], n[k], first[k], last[k], lo[k], hi[k]
         }' "$1"
 }
@@ -186,7 +187,7 @@ same() {
             }
             next
         }
-        $1 ~ /^(loss|lr|loss_scale|grad_norm)$/ { print $1 ": listed, but the file has no such values"; bad = 1 }
+        $1 ~ /^(loss|lr|loss_scale|grad_norm|samples_per_s)$/ { print $1 ": listed, but the file has no such values"; bad = 1 }
         END { for (k in w) if (!(k in seen)) { print k ": not listed"; bad = 1 }; exit bad }' "$1" "$2"
 }
 
@@ -238,11 +239,23 @@ else
         for p in loss lr loss_scale grad_norm; do
             [ "$(od -An -c -N4 "$D/png/$p.png" 2>/dev/null | tr -d ' ')" = '211PNG' ] || rc=1
         done
-        [ -e "$D/png/throughput.png" ] && rc=1 # no tokens/s in the engine's file
+        # the engine's file counts samples, not tokens: throughput.png shows samples/s
+        [ "$(od -An -c -N4 "$D/png/throughput.png" 2>/dev/null | tr -d ' ')" = '211PNG' ] || rc=1
         check "$name" "$(ls "$D/png" 2>&1; cat "$D/png.out")"
     else
         echo "note: matplotlib is not installed for $PY: the PNG check did not run"
     fi
+fi
+
+name="plot.py names a small model's parameters exactly (161, not 0K)"
+if [ $have_py -eq 0 ]; then
+    nopy "$name"
+else
+    "$PY" -c 'import sys; sys.path.insert(0, "examples/gpt"); import plot
+assert plot.model_label({"params": 161}) == "161 parameters", plot.model_label({"params": 161})
+assert plot.model_label({"params": 4.2e4}) == "42K parameters"' > "$D/label.out" 2>&1
+    rc=$?
+    check "$name" "$(cat "$D/label.out")"
 fi
 
 # ---- 4. train_mlp's numeric flags (examples/tool_args.h) ----

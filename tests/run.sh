@@ -113,6 +113,10 @@ if [ -f examples/minimal.c ] && { [ -z "$T" ] || [ "$T" = minimal ]; }; then
             run "minimal-$tag" "$B/t/minimal-$tag" "$B/t/minimal-$tag.ckpt"
         fi
     done
+    # a flag is not a directory: --help prints the usage (exit 0), another flag exits 2; neither trains
+    [ -x "$B/t/minimal-$(basename "$CC")" ] && step "minimal-help" sh -c "cd '$B/t' && rm -rf ./--help ./--bogus &&
+        ./minimal-$(basename "$CC") --help | grep -q '^usage: ' && ! ./minimal-$(basename "$CC") --bogus > /dev/null &&
+        [ ! -e ./--help ] && [ ! -e ./--bogus ]"
 fi
 #    the other examples build and run; the fuzz targets build and replay their corpora
 if [ -z "$T" ]; then
@@ -220,6 +224,12 @@ if [ -z "$T" ]; then
     for f in tests/configs/*.json; do
         step "zero_config-check-$(basename "$f" .json)" "$B/t/zero_config" check "$f" --world 2 --hidden 1024 --mbs 4 --supply-hf
     done
+    # --strict: a config drawing a warning exits 1 (after printing it), one drawing none exits 0
+    step "zero_config-strict" sh -c "printf '{\"train_batch_size\": 8, \"wandb\": {\"enabled\": true}}' > '$B/t/strict.json' &&
+        ! '$B/t/zero_config' check '$B/t/strict.json' --strict > /dev/null 2> '$B/t/strict.err' &&
+        grep -q 'zero_config: 1 warning above (--strict)' '$B/t/strict.err' &&
+        '$B/t/zero_config' check '$B/t/strict.json' > /dev/null 2>&1 &&
+        printf '{\"train_batch_size\": 8}' > '$B/t/strict0.json' && '$B/t/zero_config' check '$B/t/strict0.json' --strict > /dev/null"
     step "fuzz-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -DZERO_FUZZ_CONFIG -I. -o "$B/t/fuzz_replay" tests/fuzz_json.c -lm
     [ -x "$B/t/fuzz_replay" ] && run "fuzz-replay" "$B/t/fuzz_replay" tests/fuzz_corpus/*
     step "fuzz-ckpt-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_ckpt_replay" tests/fuzz_ckpt.c -lm -lpthread

@@ -42,6 +42,19 @@ typedef struct job {
     float w0[TOTAL];                          /* read back before the load (rank 0) */
 } job;
 
+/* The checkpoints' info lines (CKPT_DONE), every other message dropped */
+static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
+static char done_line[8][600];
+static int n_done;
+static void keep_done(void *user, zero_log_level level, zero_msg item, int rank, const char *text) {
+    (void)user, (void)level, (void)rank;
+    if (item != ZERO_MSG_CKPT_DONE) return;
+    pthread_mutex_lock(&done_mu);
+    if (n_done < 8) snprintf(done_line[n_done], sizeof done_line[0], "%s", text);
+    n_done++;
+    pthread_mutex_unlock(&done_mu);
+}
+
 static int64_t tsize(const job *J, int t) { return t >= NT ? 5 : J->big && t == NT - 1 ? (int64_t)1 << 21 : SIZES[t]; }
 
 /* the initial weights: 0.4 sin(0.9 t + 0.013 i) */
@@ -130,7 +143,8 @@ static zero_result make_engine(const zero_backend *b, const job *J, zero_engine 
     c.bf16.enabled = J->dtype == ZERO_DTYPE_BF16;
     c.scheduler.type = ZERO_SCHEDULER_WARMUP_LR;
     c.scheduler.warmup_num_steps = 5;
-    c.log.level = ZERO_LOG_LEVEL_COUNT;
+    c.log.level = ZERO_LOG_INFO;
+    c.log.fn = keep_done;
     if (zero_config_resolve(&c, b->world, err) != ZERO_OK) return err->code;
     return zero_engine_create(e, &c, ts, NT + J->n_delta, b, err);
 }
@@ -421,8 +435,16 @@ int main(int argc, char **argv) {
                 a->dir = b->dir = dir;
                 a->steps_before = 4, a->steps_after = 4, a->save = 1; /* uninterrupted (the save changes nothing) */
                 b->steps_before = 0, b->steps_after = 4, b->load = 1, b->load_step = 4; /* a fresh engine resumes */
+                n_done = 0;
                 CHECK(zero_host_run(world, rank_fn, a, &err) == ZERO_OK);
+                /* one line each, rank 0's: what, where, how long */
+                CHECKF(n_done == 1 && strstr(done_line[0], "zero_save: step 4 saved in ") && strstr(done_line[0], dir) &&
+                           strstr(done_line[0], " s)"),
+                       "%d checkpoint lines after a save: %s", n_done, n_done ? done_line[0] : "");
+                n_done = 0;
                 CHECK(zero_host_run(world, rank_fn, b, &err) == ZERO_OK);
+                CHECKF(n_done == 1 && strstr(done_line[0], "zero_load: step 4 loaded from ") && strstr(done_line[0], dir),
+                       "%d checkpoint lines after a load: %s", n_done, n_done ? done_line[0] : "");
                 if (all_ok(a, world, "exact save") && all_ok(b, world, "exact load")) {
                     int same = !memcmp(a->w, b->w, sizeof a->w) && !memcmp(a->m, b->m, sizeof a->m) &&
                                !memcmp(a->v, b->v, sizeof a->v);
@@ -593,8 +615,8 @@ int main(int argc, char **argv) {
         CHECK(zero_host_run(2, rank_fn, a, &err) == ZERO_OK);
         all_ok(a, 2, "good save");
         free(a);
-        for (c = 0; c < 20; c++) {
-            job *b = newjob(2, ZERO_DTYPE_FP32, 2);
+        for (c = 0; c < 21; c++) {
+            job *b = newjob(2, c == 20 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32, 2);
             const char *want = "";
             zero_msg item = ZERO_MSG_CKPT_CORRUPT;
             snprintf(dir, sizeof dir, "%s/bad%d", base, c);
@@ -635,6 +657,11 @@ int main(int argc, char **argv) {
             case 5: b->other_model = 1; item = ZERO_MSG_CKPT_MISMATCH; want = "'other'"; break;
             case 18: b->n_delta = -1; item = ZERO_MSG_CKPT_MISMATCH; want = "the checkpoint's tensor 'layer5.w' is not in the engine"; break;
             case 19: b->n_delta = 1; item = ZERO_MSG_CKPT_MISMATCH; want = "the engine's tensor 'extra' is not in the checkpoint"; break;
+            case 20: /* saved in fp32, loaded by a bf16 run: the ways to the run's dtype */
+                item = ZERO_MSG_CKPT_MISMATCH;
+                want = "saved in fp32, the engine runs bf16\nHINT: run in fp32; or, for weights imported with zero_ckpt import, "
+                       "import them again with --dtype bf16";
+                break;
             case 6: snprintf(path, sizeof path, "%s/latest", dir); CHECK(unlink(path) == 0); item = ZERO_MSG_CKPT_NOT_FOUND; want = "not a checkpoint"; break;
             case 7: snprintf(path, sizeof path, "%s/rank00000.zck", tag); CHECK(flip(path, 10)); want = "rank00000.zck"; break;
             case 8: /* rank 1's file of another save of the same model and step */

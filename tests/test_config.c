@@ -281,7 +281,28 @@ static void test_messages(void) {
                  "optimizer.params.betas1", 0, 0, "did you mean \"betas\"");
     EXPECT_ERROR("{\"scheduler\": {\"params\": {\"cycle_min_lr\": 0.1}, \"type\": \"WarmupLR\"}}", CONFIG_UNKNOWN_KEY,
                  "scheduler.params.cycle_min_lr", 0, 0, "not a parameter of scheduler WarmupLR");
-    EXPECT_LOG("{\"trian_batch_size\": 8}", CONFIG_UNKNOWN_KEY_IGNORED, "did you mean \"train_batch_size\"");
+    /* a top-level typo is an error (it would train without the section: stage 0, GAS 1); a name far from every key
+       warns; a name of the program's own starts with '_' */
+    EXPECT_ERROR("{\"trian_batch_size\": 8}", CONFIG_UNKNOWN_KEY, "trian_batch_size", 1, 2, "did you mean \"train_batch_size\"");
+    EXPECT_ERROR("{\"zero_optimisation\": {\"stage\": 3}}", CONFIG_UNKNOWN_KEY, "zero_optimisation", 0, 0,
+                 "did you mean \"zero_optimization\"");
+    EXPECT_ERROR("{\"gradient_acumulation_steps\": 4}", CONFIG_UNKNOWN_KEY, "gradient_acumulation_steps", 0, 0,
+                 "HINT: fix its name; a key of your own");
+    EXPECT_LOG("{\"my_application_setting\": 8}", CONFIG_UNKNOWN_KEY_IGNORED, "my_application_setting");
+    {
+        zero_config c = cfg_quiet();
+        zero_error err;
+        CHECK(parse(&c, "{\"_zero_optimisation\": {\"stage\": 3}}", &err) == ZERO_OK && logged_find(ZERO_MSG_CONFIG_UNKNOWN_KEY_IGNORED, NULL) < 0);
+    }
+    /* "stage": "auto" is DeepSpeed's default, stage 0: a warning, not the info line of other "auto" defaults */
+    EXPECT_LOG("{\"zero_optimization\": {\"stage\": \"auto\"}}", CONFIG_AUTO_DEFAULT, "no ZeRO sharding at all");
+    CHECK(logged_find(ZERO_MSG_CONFIG_AUTO_DEFAULT, "no ZeRO sharding") >= 0 &&
+          logged.level[logged_find(ZERO_MSG_CONFIG_AUTO_DEFAULT, "no ZeRO sharding")] == ZERO_LOG_WARN);
+    /* HF's names for the scheduler's parameters point at DeepSpeed's */
+    EXPECT_ERROR("{\"scheduler\": {\"type\": \"WarmupLR\", \"params\": {\"warmup_steps\": 10}}}", CONFIG_UNKNOWN_KEY,
+                 "scheduler.params.warmup_steps", 0, 0, "did you mean \"warmup_num_steps\"");
+    EXPECT_ERROR("{\"scheduler\": {\"type\": \"WarmupDecayLR\", \"params\": {\"num_training_steps\": 10}}}", CONFIG_UNKNOWN_KEY,
+                 "scheduler.params.num_training_steps", 0, 0, "did you mean \"total_num_steps\"");
     EXPECT_LOG("{\"optimizer\": {\"type\": \"Adam\", \"legacy_fusion\": false}}", CONFIG_UNKNOWN_KEY_IGNORED, "optimizer.legacy_fusion");
 
     EXPECT_ERROR("{\"zero_optimization\": {\"stage\": \"two\"}}", CONFIG_TYPE, "zero_optimization.stage", 1, 33, "expected a number, got \"two\"");
@@ -345,7 +366,16 @@ static void test_messages(void) {
     CHECK(parse(&c, "{\"zero_optimization\": {\"stage\": 2}}", &err) == ZERO_OK);
     CHECK(logged_find(ZERO_MSG_CONFIG_NOT_IMPLEMENTED, NULL) < 0);
     EXPECT_LOG("{\"zero_optimization\": {\"round_robin_gradients\": true}}", CONFIG_NO_EFFECT, "round_robin_gradients");
-    EXPECT_LOG("{\"tensorboard\": {\"enabled\": true}}", CONFIG_NO_EFFECT, "tensorboard");
+    EXPECT_LOG("{\"wandb\": {\"enabled\": true}}", CONFIG_NO_EFFECT, "wandb");
+    /* DeepSpeed's file monitors are read (zero writes them) */
+    c = cfg_quiet();
+    CHECK(parse(&c, "{\"tensorboard\": {\"enabled\": true, \"output_path\": \"out/ds_logs\", \"job_name\": \"train_bert\"}, "
+                    "\"csv_monitor\": {\"enabled\": true}}",
+                &err) == ZERO_OK);
+    CHECK(c.tensorboard.enabled == 1 && !strcmp(c.tensorboard.output_path, "out/ds_logs") &&
+          !strcmp(c.tensorboard.job_name, "train_bert"));
+    CHECK(c.csv_monitor.enabled == 1 && c.csv_monitor.output_path[0] == 0 && !strcmp(c.csv_monitor.job_name, "DeepSpeedJobName"));
+    CHECK(logged_find(ZERO_MSG_CONFIG_NO_EFFECT, NULL) < 0 && logged_find(ZERO_MSG_CONFIG_NOT_IMPLEMENTED, NULL) < 0);
     /* a no-effect key at its default says nothing */
     c = cfg_quiet();
     CHECK(parse(&c, "{\"zero_optimization\": {\"contiguous_gradients\": true}}", &err) == ZERO_OK);
@@ -375,6 +405,8 @@ static void test_messages(void) {
     EXPECT_ERROR("{\"scheduler\": {\"params\": {\"warmup_num_steps\": 5}}}", CONFIG_REQUIRED, "scheduler.type", 0, 0, NULL);
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"scheduler\": {\"type\": \"WarmupDecayLR\"}}", 1, CONFIG_REQUIRED,
                          "scheduler.params.total_num_steps", "WarmupDecayLR");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"scheduler\": {\"type\": \"WarmupCosineLR\"}}", 1, CONFIG_REQUIRED,
+                         "scheduler.params.total_num_steps", "HINT: the optimizer steps of the whole run");
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"scheduler\": {\"type\": \"OneCycle\", \"params\": {\"cycle_min_lr\": 0.1}}}", 1,
                          CONFIG_REQUIRED, "scheduler.params.cycle_max_lr", NULL);
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, \"offload_param\": {\"device\": \"nvme\"}}}", 1,
@@ -382,6 +414,9 @@ static void test_messages(void) {
     EXPECT_RESOLVE_ERROR("{\"gradient_accumulation_steps\": 4}", 2, CONFIG_BATCH_MISSING, "train_batch_size", NULL);
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 30, \"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": 2}", 4,
                          CONFIG_BATCH_MISMATCH, "train_batch_size", "30 != train_micro_batch_size_per_gpu 4");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 30, \"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": 2}", 4,
+                         CONFIG_BATCH_MISMATCH, "train_batch_size", "HINT: give two of the three and zero derives the "
+                         "third for 4 ranks (DeepSpeed does the same); or make train_batch_size 32");
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"offload_optimizer\": {\"device\": \"cpu\"}}}", 1,
                          CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer", "stage");
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"gradient_allreduce_op\": \"sum\", \"zero_optimization\": {\"stage\": 3}}", 1,

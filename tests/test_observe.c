@@ -17,6 +17,7 @@
 #include "zero.h"
 #include "zero_test.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -60,6 +61,7 @@ typedef struct job {
     int late_ms;
     const char *monitor; /* jsonl_monitor.output_path, NULL: off */
     const char *job_name; /* jsonl_monitor.job_name, NULL: "obs" */
+    const char *files;   /* tensorboard's and csv_monitor's output_path (job names "tb", "csv"), NULL: off */
     int64_t total;       /* scheduler total_num_steps (WarmupDecayLR), 0: no schedule */
     zero_result r[MAXW];
     char msg[MAXW][1100];
@@ -88,6 +90,13 @@ static zero_config make_cfg(const job *J) {
         c.jsonl_monitor.enabled = 1;
         snprintf(c.jsonl_monitor.output_path, sizeof c.jsonl_monitor.output_path, "%s", J->monitor);
         snprintf(c.jsonl_monitor.job_name, sizeof c.jsonl_monitor.job_name, "%s", J->job_name ? J->job_name : "obs");
+    }
+    if (J->files) {
+        c.tensorboard.enabled = c.csv_monitor.enabled = 1;
+        snprintf(c.tensorboard.output_path, sizeof c.tensorboard.output_path, "%s", J->files);
+        snprintf(c.csv_monitor.output_path, sizeof c.csv_monitor.output_path, "%s", J->files);
+        snprintf(c.tensorboard.job_name, sizeof c.tensorboard.job_name, "tb");
+        snprintf(c.csv_monitor.job_name, sizeof c.csv_monitor.job_name, "csv");
     }
     c.log.fn = keep_log;
     c.log.level = ZERO_LOG_INFO;
@@ -264,6 +273,192 @@ static void test_monitor(const char *dir) {
     CHECK(!run(&J));
     CHECKF(J.r[0] == ZERO_ERR_IO && strstr(J.msg[0], path) && strstr(J.msg[0], "jsonl_monitor"), "rank 0: %s",
            J.msg[0]);
+}
+
+/* ---- tensorboard and csv_monitor ---- */
+
+/* CRC-32C bit by bit (the header's is table-driven) */
+static uint32_t crc_bits(const unsigned char *p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    size_t i;
+    int b;
+    for (i = 0; i < n; i++)
+        for (c ^= p[i], b = 0; b < 8; b++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    return c ^ 0xffffffffu;
+}
+static uint32_t le32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+/* The record framing and the protobuf bytes against fixtures made from
+   the format's description by an independent writer (Python: struct and a
+   bitwise CRC-32C): an Event of wall_time 1.5, step 3 and one value "a" =
+   2.0, and the first record, file_version "brain.Event:2" at wall_time 2 */
+static void test_tf_bytes(void) {
+    static const unsigned char want[] = {
+        0x17, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xe7, 0xce, 0xf8, 0x1e, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0xf8, 0x3f, 0x10, 0x03, 0x2a, 0x0a, 0x0a, 0x08, 0x0a, 0x01, 0x61, 0x15, 0x00, 0x00, 0x00, 0x40, 0xe8,
+        0x1c, 0x3a, 0x9d};
+    static const unsigned char want0[] = {
+        0x1a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x12, 0x9b, 0xd8, 0x2d, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x40, 0x10, 0x00, 0x1a, 0x0d, 0x62, 0x72, 0x61, 0x69, 0x6e, 0x2e, 0x45, 0x76, 0x65, 0x6e, 0x74,
+        0x3a, 0x32, 0x89, 0x3e, 0x66, 0x6d};
+    const char *tag = "a";
+    double v = 2.0;
+    unsigned char ev[128], got[128];
+    FILE *f = tmpfile();
+    size_t n;
+    CHECK(crc_bits((const unsigned char *)"123456789", 9) == 0xE3069283u); /* CRC-32C's check value */
+    if (!f) return;
+    CHECK(zero__tf_record(f, ev, zero__tf_event(ev, 2.0, 0, "brain.Event:2", NULL, NULL, 0)) == 0);
+    CHECK(zero__tf_record(f, ev, zero__tf_event(ev, 1.5, 3, NULL, &tag, &v, 1)) == 0);
+    rewind(f);
+    n = fread(got, 1, sizeof got, f);
+    CHECKF(n == sizeof want0 + sizeof want && !memcmp(got, want0, sizeof want0) && !memcmp(got + sizeof want0, want, sizeof want),
+           "%zu bytes, not the fixtures' %zu", n, sizeof want0 + sizeof want);
+    fclose(f);
+}
+
+/* An event file's records decoded: each record's CRCs checked; per record
+   its step, file_version (or ""), and its values (tags, floats) */
+typedef struct tf_rec {
+    int64_t step;
+    char version[32];
+    int n;
+    char tag[12][64];
+    float val[12];
+} tf_rec;
+static int tf_read(const char *path, tf_rec *out, int cap) {
+    unsigned char buf[1 << 14], *p, *end;
+    size_t len;
+    int n = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    for (p = buf; p + 12 <= buf + len && n < cap; n++) {
+        uint64_t dl = (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+        uint32_t c = crc_bits(p, 8);
+        unsigned char *d = p + 12;
+        tf_rec *r = &out[n];
+        memset(r, 0, sizeof *r);
+        if (le32(p + 8) != (((c >> 15) | (c << 17)) + 0xa282ead8u) || d + dl + 4 > buf + len) return -2;
+        c = crc_bits(d, (size_t)dl);
+        if (le32(d + dl) != (((c >> 15) | (c << 17)) + 0xa282ead8u)) return -3;
+        for (end = d + dl; d < end;) { /* the Event's fields */
+            int key = *d++;
+            uint64_t x = 0;
+            int sh = 0;
+            if (key == 0x09) d += 8;
+            else if (key == 0x10) {
+                do x |= (uint64_t)(*d & 0x7f) << sh, sh += 7; while (*d++ & 0x80);
+                r->step = (int64_t)x;
+            } else if (key == 0x1a) {
+                size_t l = *d++;
+                memcpy(r->version, d, l < 31 ? l : 31);
+                d += l;
+            } else if (key == 0x2a) {
+                do x |= (uint64_t)(*d & 0x7f) << sh, sh += 7; while (*d++ & 0x80);
+                while (x > 0 && r->n < 12) { /* Summary.value: 0x0a len 0x0a taglen tag 0x15 float */
+                    size_t vl = d[1], tl = d[3];
+                    uint32_t fb = le32(d + 4 + tl + 1);
+                    if (d[0] != 0x0a || d[2] != 0x0a || d[4 + tl] != 0x15) return -4;
+                    memcpy(r->tag[r->n], d + 4, tl < 63 ? tl : 63);
+                    memcpy(&r->val[r->n], &fb, 4);
+                    r->n++;
+                    d += 2 + vl;
+                    x -= 2 + vl;
+                }
+            } else
+                return -5;
+        }
+        p += 12 + dl + 4;
+    }
+    return n;
+}
+static float tf_val(const tf_rec *r, const char *tag) {
+    int i;
+    for (i = 0; i < r->n; i++)
+        if (!strcmp(r->tag[i], tag)) return r->val[i];
+    return NAN;
+}
+
+static void test_file_monitors(const char *dir) {
+    job J;
+    char path[700], line[256], victim[700];
+    struct dirent *de;
+    DIR *d;
+    tf_rec rec[8];
+    int n = -1, s, rows = 0;
+    FILE *f;
+    memset(&J, 0, sizeof J);
+    J.world = 2, J.stage = 2, J.steps = 5, J.late_rank = -1, J.files = dir;
+    CHECK(run(&J));
+    snprintf(path, sizeof path, "%s/tb", dir);
+    d = opendir(path);
+    CHECKF(d != NULL, "tensorboard: %s not made", path);
+    while (d && (de = readdir(d)))
+        if (!strncmp(de->d_name, "events.out.tfevents.", 20)) {
+            snprintf(path, sizeof path, "%s/tb/%s", dir, de->d_name);
+            n = tf_read(path, rec, 8);
+        }
+    if (d) closedir(d);
+    CHECKF(n == 6, "the event file: %d records (want the version and 5 steps; < 0: malformed)", n);
+    if (n == 6) {
+        CHECK(!strcmp(rec[0].version, "brain.Event:2"));
+        for (s = 0; s < 5; s++) {
+            const tf_rec *r = &rec[s + 1];
+            const zero_step_info *in = &J.info[s];
+            CHECKF(r->step == in->global_steps * 4, "step %d: event step %lld, samples %lld", s, (long long)r->step,
+                   (long long)in->global_steps * 4);
+            CHECK(tf_val(r, "Train/Samples/train_loss") == (float)(10.0 + s));
+            /* (loss_scale with fp16 alone, as DeepSpeed) */
+            CHECK(tf_val(r, "Train/Samples/lr") == (float)in->lr && isnan(tf_val(r, "Train/Samples/loss_scale")));
+            CHECK(tf_val(r, "Train/Samples/grad_norm") == (float)in->grad_norm);
+            CHECK(tf_val(r, "Train/Samples/skipped_steps") == (float)in->skipped_steps);
+            CHECK(tf_val(r, "Train/Samples/device_memory_bytes") > 0);
+        }
+    }
+    snprintf(path, sizeof path, "%s/csv/Train_Samples_lr.csv", dir);
+    f = fopen(path, "r");
+    CHECKF(f && fgets(line, sizeof line, f) && !strcmp(line, "step,lr\n"), "%s: no \"step,lr\" header", path);
+    while (f && fgets(line, sizeof line, f)) {
+        long long st;
+        double v;
+        CHECKF(rows < 5 && sscanf(line, "%lld,%lg", &st, &v) == 2 && st == J.info[rows].global_steps * 4 &&
+                   (float)v == (float)J.info[rows].lr,
+               "%s row %d: %s", path, rows, line);
+        rows++;
+    }
+    if (f) fclose(f);
+    CHECKF(rows == 5, "%s: %d rows", path, rows);
+    snprintf(path, sizeof path, "%s/csv/Train_Samples_train_loss.csv", dir);
+    f = fopen(path, "r");
+    CHECKF(f && fgets(line, sizeof line, f) && !strcmp(line, "step,train_loss\n") && fgets(line, sizeof line, f) &&
+               !strcmp(line, "4,10\n"),
+           "%s: header and first row", path);
+    if (f) fclose(f);
+    /* a CSV file that is a symbolic link: not written through; a warning, and training goes on */
+    snprintf(victim, sizeof victim, "%s/victim_csv", dir);
+    f = fopen(victim, "w");
+    CHECK(f && fputs("keep", f) >= 0 && fclose(f) == 0);
+    snprintf(path, sizeof path, "%s/csv/Train_Samples_train_loss.csv", dir);
+    unlink(path);
+    CHECK(symlink(victim, path) == 0);
+    clear_logs();
+    CHECK(run(&J));
+    f = fopen(victim, "r");
+    CHECK(f && fgets(line, sizeof line, f) && !strcmp(line, "keep"));
+    if (f) fclose(f);
+    {
+        int i, warned = 0;
+        for (i = 0; i < n_logs; i++)
+            warned += logs[i].item == ZERO_MSG_ENGINE_METRICS && strstr(logs[i].text, "csv_monitor") && strstr(logs[i].text, "training goes on");
+        CHECKF(warned == 1, "%d csv_monitor warnings for a linked file (want one)", warned);
+    }
+    /* an output_path that is a regular file: create fails, naming it */
+    snprintf(path, sizeof path, "%s/victim_csv", dir);
+    J.files = path;
+    CHECK(!run(&J));
+    CHECKF(J.r[0] == ZERO_ERR_IO && strstr(J.msg[0], "tensorboard") && strstr(J.msg[0], path), "rank 0: %s", J.msg[0]);
 }
 
 static void test_progress(void) {
@@ -534,6 +729,8 @@ int main(void) {
         return zt_finish();
     }
     test_monitor(dir);
+    test_tf_bytes();
+    test_file_monitors(dir);
     { /* the metrics file is a FIFO: create fails naming it, instead of waiting for a reader */
         job J;
         char fifo[600];

@@ -11,13 +11,15 @@ Writes into DIR (made if missing), each only when some run has its data:
   loss_scale.png  loss scale against step (log scale), when it changes at all
   grad_norm.png   gradient norm against step (steps without a finite norm left out)
   memory.png      peak GPU memory per GPU (GiB), one bar per run (gpt's format)
-  throughput.png  tokens/s per GPU, one bar per run, grouped by GPU count (gpt's format)
+  throughput.png  tokens/s per GPU, one bar per run, grouped by GPU count (gpt's format);
+                  samples/s for the engine's jsonl_monitor files, which count no tokens
 and prints the paths written. The figures need matplotlib (pip install
 matplotlib, or the Debian / Ubuntu package python3-matplotlib); without it
 plot.py says so in one line and exits with status 2.
 
 --summary draws nothing and needs no matplotlib: for each run, one line that
-names it, then one line per series it has (loss, lr, loss_scale, grad_norm):
+names it, then one line per series it has (loss, lr, loss_scale, grad_norm,
+samples_per_s):
   loss  count N  first X  last X  min X  max X
 with the values as %.9g.
 
@@ -67,6 +69,7 @@ SERIES = (
     ("lr", "Learning rate", "learning rate"),
     ("loss_scale", "Loss scale", "loss scale"),
     ("grad_norm", "Gradient norm", "gradient norm"),
+    ("samples_per_s", "Samples per second", "samples/s (every rank together)"),
 )
 
 
@@ -122,6 +125,12 @@ class Run:
         if v is not None:
             return v
         vals = [num(s.get("tokens_per_s_per_gpu")) for s in self.steps]
+        vals = [x for x in vals if x is not None]
+        return statistics.median(vals) if vals else None
+
+    def samples_per_s(self):
+        """the median of the steps' samples_per_s (the engine's jsonl_monitor lines)"""
+        vals = [num(s.get("samples_per_s")) for s in self.steps]
         vals = [x for x in vals if x is not None]
         return statistics.median(vals) if vals else None
 
@@ -235,7 +244,8 @@ def model_label(m):
             parts.append("%s%s" % (tag, m[key]))
     p = num(m.get("params"))
     if p is not None:
-        parts.append("%.0fK" % (p / 1e3) if p < 1e6 else "%.0fM" % (p / 1e6) if p < 1e9 else "%.2fB" % (p / 1e9))
+        parts.append("%.0f" % p if p < 1e3 else "%.0fK" % (p / 1e3) if p < 1e6 else "%.0fM" % (p / 1e6) if p < 1e9
+                     else "%.2fB" % (p / 1e9))
         if len(parts) == 1:  # the count alone (the engine's format): say what it counts
             parts[0] += " parameters"
     return " ".join(parts) or None
@@ -443,9 +453,13 @@ def plot_throughput(plt, runs, path, model, suffix):
         v, m = r.tokens_per_s(), r.mfu()
         if v is not None:
             items.append((r, v, "MFU %.1f%%" % (100 * m) if m is not None else ""))
+    label = "tokens/s per GPU"
+    if not items:  # the engine's files count samples, not tokens
+        items = [(r, r.samples_per_s(), "") for r in runs if r.samples_per_s() is not None]
+        label = "samples/s (every rank together)"
     if not items:
         return False
-    return _bars(plt, items, path, "tokens/s per GPU", _title("Throughput", model, suffix),
+    return _bars(plt, items, path, label, _title("Throughput", model, suffix),
                  lambda v: "%.0f" % v if v < 1e4 else "%.1fk" % (v / 1e3))
 
 

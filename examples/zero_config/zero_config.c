@@ -65,7 +65,7 @@ static int keys_markdown(void) {
 }
 
 static const char usage[] =
-    "usage: zero_config check FILE [--world N] [--hidden H] [--mbs N] [--supply-hf]\n"
+    "usage: zero_config check FILE [--world N] [--hidden H] [--mbs N] [--supply-hf] [--strict]\n"
     "       zero_config keys-markdown\n"
     "       zero_config --help\n";
 
@@ -84,15 +84,24 @@ static const char help[] =
     "  --supply-hf  the HF Trainer's default arguments for the other \"auto\" values:\n"
     "               fp16 and bf16 off, lr 5e-5, betas 0.9/0.999, eps 1e-8, weight_decay 0,\n"
     "               gradient_clipping 1, 100 warmup steps of 1000, 1 accumulation step\n"
+    "  --strict     exit 1 when FILE draws any warning (an unknown key, a key with no\n"
+    "               effect in zero, one not acted on yet), after printing them all\n"
     "keys-markdown  the key table of docs/config.md\n"
     "\n"
     "Hugging Face Transformers and Accelerate configs leave these values to the Trainer\n"
     "(\"auto\"); a training program sets them before zero_config_resolve. When FILE needs\n"
     "one, check says which flag to add and which keys it answers.\n"
     "\n"
-    "Exit status: 0 resolved; 1 FILE cannot be read, has an error, or needs a value the\n"
-    "flags above supply (stderr says which); 2 usage: a bad flag or value (one line, then\n"
-    "the usage).\n";
+    "Exit status: 0 resolved; 1 FILE cannot be read, has an error, needs a value the\n"
+    "flags above supply (stderr says which), or (--strict) drew a warning; 2 usage: a bad\n"
+    "flag or value (one line, then the usage).\n";
+
+/* Every message to the default sink; the warnings counted (--strict) */
+static int n_warnings;
+static void count_log(void *user, zero_log_level level, zero_msg item, int rank, const char *text) {
+    if (level == ZERO_LOG_WARN) n_warnings++;
+    zero_log_default(user, level, item, rank, text);
+}
 
 /* Append a key name to a ", "-separated list. */
 static void list_add(char *list, size_t cap, const char *name) {
@@ -174,7 +183,7 @@ int main(int argc, char **argv) {
     zero_error err;
     const char *file = NULL;
     long long world = 1, hidden = 0, mbs = 0;
-    int i, supply = 0;
+    int i, supply = 0, strict = 0;
     static char json[1 << 16];
     static char hf_unused[1024];
     for (i = 1; i < argc; i++)
@@ -197,6 +206,10 @@ int main(int argc, char **argv) {
             supply = 1;
             continue;
         }
+        if (!strcmp(f, "--strict")) {
+            strict = 1;
+            continue;
+        }
         if (!strcmp(f, "--world")) {
             if (tool_int("zero_config", f, v, 1, 1048576, &world)) return usage_error();
         } else if (!strcmp(f, "--hidden")) {
@@ -215,6 +228,7 @@ int main(int argc, char **argv) {
     }
     if (!file) return tool_usage_fail("zero_config", "check", usage, "missing FILE (the DeepSpeed config)");
     cfg.log.rank = 0;
+    cfg.log.fn = count_log;
     if (zero_config_load(&cfg, file, &err) != ZERO_OK) {
         fprintf(stderr, "error: %s\n", err.msg);
         return 1;
@@ -236,5 +250,9 @@ int main(int argc, char **argv) {
     }
     zero_config_to_json(&cfg, json, sizeof json);
     printf("%s\n", json);
+    if (strict && n_warnings) {
+        fprintf(stderr, "zero_config: %d warning%s above (--strict)\n", n_warnings, n_warnings == 1 ? "" : "s");
+        return 1;
+    }
     return 0;
 }
