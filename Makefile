@@ -47,7 +47,7 @@ export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 
 HAVE_NVCC := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo 1)
 all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/zero_ckpt $(BUILD)/train_mlp \
-     $(BUILD)/minimal $(if $(HAVE_NVCC),$(BUILD)/minimal_cuda $(BUILD)/gpt)
+     $(BUILD)/minimal $(BUILD)/quickstart $(if $(HAVE_NVCC),$(BUILD)/minimal_cuda $(BUILD)/quickstart_cuda $(BUILD)/gpt)
 
 info:
 	@echo "zero: CC=$(CC) CLANG=$(CLANG) GPU_ARCH=$(GPU_ARCH)"
@@ -89,6 +89,15 @@ $(BUILD)/train_mlp_cuda: examples/train_mlp.cu examples/train_mlp_common.h examp
 	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra -o $@ $< -lnccl -lcublas
 
 $(BUILD)/minimal_cuda: examples/minimal.cu $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl
+
+# docs/getting-started.md's programs (the docs show them whole; tests/docs_check.sh keeps both the same).
+$(BUILD)/quickstart: examples/quickstart/quickstart.c $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
+
+$(BUILD)/quickstart_cuda: examples/quickstart/quickstart.cu $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl
 

@@ -119,6 +119,9 @@
 #   <!-- output ... -->            see Output above
 #   <!-- file: NAME -->            the block is also saved as NAME in the
 #                                  scratch directory of output commands
+#   <!-- source: PATH -->          the block is the file PATH of the repository,
+#                                  byte for byte (a program the docs show whole
+#                                  and examples/ ships)
 #
 # The fragment prelude (prelude() below): zero.h, zero_offload.h (and
 # zero_cuda.cuh for cu), <math.h>, <stdio.h>, <stdlib.h>, <string.h>; README's
@@ -185,6 +188,10 @@ for f in "$@"; do
             if (match($0, /<!--[ \t]*file:/)) {
                 r = substr($0, RSTART + RLENGTH); sub(/-->.*$/, "", r)
                 add("file:" trim(r)); next
+            }
+            if (match($0, /<!--[ \t]*source:/)) {
+                r = substr($0, RSTART + RLENGTH); sub(/-->.*$/, "", r)
+                add("src:" trim(r)); next
             }
             if ($0 ~ /^[ \t]*Recorded [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] on /) { add("rec:" trim($0)); next }
             pending = ""
@@ -854,6 +861,13 @@ no_language() { # MDFILE LINE
     return 1
 }
 bad_file_name() { echo "$1:$2: <!-- file: $3 -->: give a plain file name (no directory)"; return 1; }
+same_source() { # MDFILE LINE BLOCK PATH
+    [ -f "$4" ] || { echo "$1:$2: <!-- source: $4 -->: no such file in the repository"; return 1; }
+    cmp -s "$3" "$4" && return 0
+    echo "$1:$2: the block differs from $4 (the file is what examples/ ships; make them the same):"
+    diff "$4" "$3" | head -20
+    return 1
+}
 unclosed() { echo "$1:$2: the fence is never closed"; return 1; }
 
 # ---- 4. run them --------------------------------------------------------
@@ -874,7 +888,7 @@ while IFS="$TAB" read -r id md first fence lang mark; do
     name="docs-$(basename "$md" .md)-$fence-$lang"
     echo "$lang" >> "$O/langs.txt"
     blk="$O/blocks/$id.txt"
-    opts=""; skip=""; outspec=""; save=""; rec=""
+    opts=""; skip=""; outspec=""; save=""; rec=""; srcfile=""
     rest=$mark
     while [ -n "$rest" ]; do # the markers, stacked
         part=${rest%%"$RS"*}
@@ -885,8 +899,10 @@ while IFS="$TAB" read -r id md first fence lang mark; do
         out:*) outspec=${part#out:} ;;
         file:*) save=${part#file:} ;;
         rec:*) rec=${part#rec:} ;;
+        src:*) srcfile=${part#src:} ;;
         esac
     done
+    [ -n "$srcfile" ] && step "$name-source" same_source "$md" "$fence" "$blk" "$srcfile"
     if [ -n "$save" ]; then
         case $save in
         */*|.*|"") step "$name-file" bad_file_name "$md" "$fence" "$save" ;;
