@@ -163,6 +163,19 @@ if [ -z "$T" ]; then
         step "train_mlp-stages" "$B/t/train_mlp" --world 4 --compare-stages --steps 20 --quiet
         step "train_mlp-fp16-stage3" "$B/t/train_mlp" --world 4 --stage 3 --dtype fp16 --gas 2 --freeze-embedding --steps 20 --quiet
         step "train_mlp-bf16-stage2" "$B/t/train_mlp" --world 3 --stage 2 --dtype bf16 --steps 20 --quiet
+        # the tensorboard monitor's event file through TensorBoard's own reader, against the csv_monitor's rows
+        # of the same run (tests/tb_read.py), where python3 can import tensorboard; test_observe.c's byte
+        # fixtures check the format everywhere
+        if python3 -c 'import tensorboard' >/dev/null 2>&1; then
+            rm -rf "$B/t/tb_run" && mkdir -p "$B/t/tb_run"
+            printf '{"train_micro_batch_size_per_gpu": 16, "fp16": {"enabled": true}, "wall_clock_breakdown": true,
+  "tensorboard": {"enabled": true, "output_path": "%s", "job_name": "tb"},
+  "csv_monitor": {"enabled": true, "output_path": "%s", "job_name": "csv"}}\n' "$B/t/tb_run" "$B/t/tb_run" >"$B/t/tb_run/ds.json"
+            step "train_mlp-fp16-tensorboard" "$B/t/train_mlp" --config "$B/t/tb_run/ds.json" --world 2 --dtype fp16 --steps 12 --quiet
+            run "tensorboard-reader" python3 tests/tb_read.py "$B/t/tb_run/tb" "$B/t/tb_run/csv"
+        else
+            echo "skip  tensorboard-reader: python3 cannot import tensorboard (tests/tb_read.py)"
+        fi
     fi
     # llm.c's shape ported onto zero (docs/porting.md section 5): at most 60 changed lines, stages 0-3 on 1, 2, 4
     # ranks with the unported program's losses and samples; then the same under ASan+UBSan with clang
