@@ -426,6 +426,30 @@ if [ -f "$CH/include/cuda.h" ]; then
         ok "zero_report-constants"
     else no "zero_report-constants" "$(grep -m3 error "$W/zr_headers.log")"; fi
 fi
+# the GPU sections against a stand-in driver and NVML (tests/zero_report_fake_driver.c): three GPUs
+# of compute capability 9.0, 10.0 and 8.0 against the default GPU_ARCH sm_90, and their links
+mkdir -p "$W/fake"
+if $CC -shared -fPIC -Wall -Wextra -Werror -o "$W/fake/libcuda.so.1" tests/zero_report_fake_driver.c >"$W/fake.log" 2>&1 &&
+    cp "$W/fake/libcuda.so.1" "$W/fake/libnvidia-ml.so.1"; then
+    run env LD_LIBRARY_PATH="$W/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$ZR"
+    if [ "$rc" -eq 0 ] && grep -Eq '^  count +3$' "$W/out" && grep -q 'CUDA 12\.8$' "$W/out" &&
+        grep -q "driver 570.00.fake" "$W/out" && grep -A1 '^  gpu0 ' "$W/out" | grep -q "runs zero's sm_90 kernels natively" &&
+        grep -A1 '^  gpu1 ' "$W/out" | grep -q 'run through PTX.*GPU_ARCH=sm_100 ' &&
+        grep -A1 '^  gpu2 ' "$W/out" | grep -q 'do NOT run here .*GPU_ARCH=sm_80' &&
+        grep -Eq '^  link0-1 +peer access yes, NVLink' "$W/out" &&
+        grep -Eq '^  link0-2 +peer access yes, no NVLink, PCIe path PIX' "$W/out" &&
+        grep -Eq '^  link1-2 +peer access no, no NVLink, PCIe path SYS' "$W/out"; then ok "zero_report-fake-gpus"
+    else no "zero_report-fake-gpus" "exit $rc: $(head -c 200 "$W/err") $(sed -n '/^\[gpu\]/,/^\[cpu\]/p' "$W/out" | head -c 1200)"; fi
+    run env LD_LIBRARY_PATH="$W/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$ZR" --json
+    if [ "$rc" -eq 0 ] && grep -q '"gpu1": {"name": "Fake B200", [^}]*"runs_gpu_arch": "jit"}' "$W/out" &&
+        grep -q '"link1-2": {"peer_access": false, "nvlink": false, "pcie_path": "SYS' "$W/out"; then
+        ok "zero_report-fake-gpus-json"
+    else no "zero_report-fake-gpus-json" "exit $rc: $(grep -o '"gpu": {.*' "$W/out" | head -c 600)"; fi
+    run env LD_LIBRARY_PATH="$W/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_CUINIT=100 "$ZR"
+    if [ "$rc" -eq 0 ] && grep -q 'cuInit: CUDA_ERROR_NO_DEVICE (100)' "$W/out" && grep -Eq '^  count +0$' "$W/out" &&
+        grep -A1 '^  count ' "$W/out" | grep -q 'the driver sees no GPU'; then ok "zero_report-fake-no-device"
+    else no "zero_report-fake-no-device" "exit $rc: $(grep -A1 -E '^  (driver|count) ' "$W/out")"; fi
+else no "zero_report-fake-build" "$(head -c 300 "$W/fake.log")"; fi
 # --nvme: free space and the speeds of a directory; nothing left in it
 mkdir -p "$W/nvme"
 run "$ZR" --nvme "$W/nvme" --nvme-size 8MiB

@@ -285,6 +285,7 @@ static void report_zero(const options *o) {
 /* ---- cuda: the driver, the runtime, NCCL ---- */
 
 static const char no_driver[] = "no NVIDIA driver: no GPU will be used; zero runs its host backend (tests, tools)";
+static const char *no_gpu = no_driver; /* why the GPU count is 0: report_driver's finding */
 
 /* The driver (libcuda.so.1, never the toolkit's link-time stub); 1 when cuInit
    succeeded and GPUs may be asked about. */
@@ -320,9 +321,10 @@ static int report_driver(cuda_api *cu, lib *l, int *version) {
         if (r == CU_ERROR_STUB_LIBRARY)
             setn(it, "this is the toolkit's stub for linking, not a driver: %s", no_driver);
         else if (r == CU_ERROR_NO_DEVICE)
-            setn(it, "the driver sees no GPU (CUDA_VISIBLE_DEVICES=%s): zero runs its host backend",
+            setn(it, "the driver sees no GPU (CUDA_VISIBLE_DEVICES=%s): zero runs its host backend (tests, tools)",
                  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
-        else setn(it, "the driver does not start: no GPU will be used (nvidia-smi says more)");
+        else setn(it, "the driver does not start: no GPU will be used; zero runs its host backend (nvidia-smi says more)");
+        if (r != CU_ERROR_STUB_LIBRARY) no_gpu = it->note;
         return 0;
     }
     *version = v;
@@ -546,7 +548,7 @@ static void report_gpus(cuda_api *cu, int have_driver) {
     setv(it, "%d", count);
     setj(it, "%d", count);
     if (!count) {
-        setn(it, "%s", no_driver);
+        setn(it, "%s", no_gpu);
         return;
     }
     setn(it, "one process per GPU (torchrun, mpirun, srun: docs/getting-started.md); CUDA_VISIBLE_DEVICES=%s",
