@@ -257,6 +257,7 @@ typedef struct options {
     int json;
     const char *nvme;
     double nvme_bytes;
+    int nvme_size_given;
     const char *cuda_home, *nccl_home;
 } options;
 
@@ -347,7 +348,13 @@ static int report_runtime(const options *o, int driver_version) {
     item *it = add("cuda", "runtime");
     snprintf(d1, sizeof d1, "%s%s", o->cuda_home, o->cuda_home[0] ? "/lib64" : "");
     snprintf(d2, sizeof d2, "%s%s", o->cuda_home, o->cuda_home[0] ? "/lib" : "");
-    snprintf(d3, sizeof d3, "%s%s", o->cuda_home, o->cuda_home[0] ? "/targets/x86_64-linux/lib" : "");
+    snprintf(d3, sizeof d3, "%s%s", o->cuda_home, !o->cuda_home[0] ? "" :
+#if defined(__aarch64__)
+             "/targets/sbsa-linux/lib"
+#else
+             "/targets/x86_64-linux/lib"
+#endif
+    );
     if (!lib_open(&l, names, dirs, "cudaRuntimeGetVersion")) {
         setv(it, "not found (%s)", l.err);
         setj(it, "{\"found\": false, \"error\": %s}", js(l.err));
@@ -923,6 +930,7 @@ static int parse(int argc, char **argv, options *o) {
         }
         if (!strcmp(f, "--nvme-size")) {
             if (tool_size("zero_report", f, v, MIB, 1e12, &o->nvme_bytes)) return tool_usage_error(usage);
+            o->nvme_size_given = 1;
         } else if (!strcmp(f, "--nvme") || !strcmp(f, "--cuda-home") || !strcmp(f, "--nccl-home")) {
             if (!v || !*v)
                 return tool_usage_fail("zero_report", f, usage, "%s value (a directory)", v ? "empty" : "missing");
@@ -953,6 +961,8 @@ int main(int argc, char **argv) {
     o.cuda_home = getenv("CUDA_HOME") && getenv("CUDA_HOME")[0] ? getenv("CUDA_HOME") : ZERO_REPORT_CUDA_HOME;
     o.nccl_home = getenv("NCCL_HOME") && getenv("NCCL_HOME")[0] ? getenv("NCCL_HOME") : ZERO_REPORT_NCCL_HOME;
     if ((rc = parse(argc, argv, &o)) != 0) return rc < 0 ? 0 : rc;
+    if (o.nvme_size_given && !o.nvme)
+        return tool_usage_fail("zero_report", "--nvme-size", usage, "only with --nvme PATH");
     report_zero(&o);
     have_driver = report_driver(&cu, &driver, &driver_version);
     report_runtime(&o, driver_version);
