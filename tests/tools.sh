@@ -35,7 +35,7 @@ mkdir -p "$W" || exit 2
 ok() { pass=$((pass + 1)); echo "ok $1"; }
 no() { fail=$((fail + 1)); name=$1; shift; echo "FAIL $name $*"; }
 
-# ---- build: the four tools, and test_ckpt for a checkpoint (two at a time) ----
+# ---- build: the five tools, and test_ckpt for a checkpoint (two at a time) ----
 build() { # NAME SOURCE [LIBS]
     # shellcheck disable=SC2086
     $CC -std=c11 -Wall -Wextra -Werror -O1 $CFLAGS -I. -o "$B/$1" "$2" -lm -lpthread ${3:-} >"$W/build-$1.log" 2>&1
