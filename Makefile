@@ -46,7 +46,7 @@ export CC CXX_GCC CLANG CLANGXX GPU_ARCH BUILD CUDA_HOME NVCC NCCL_HOME
 .PHONY: all test test-gpu check-gpu run fuzz fuzz-ckpt fuzz-safetensors fuzz-layout bench bench-cpu bench-offload install uninstall clean info
 
 HAVE_NVCC := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo 1)
-all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/zero_ckpt $(BUILD)/train_mlp \
+all: info $(BUILD)/zero_estimate $(BUILD)/zero_config $(BUILD)/zero_layout $(BUILD)/zero_ckpt $(BUILD)/zero_report $(BUILD)/train_mlp \
      $(BUILD)/minimal $(BUILD)/quickstart $(if $(HAVE_NVCC),$(BUILD)/minimal_cuda $(BUILD)/quickstart_cuda $(BUILD)/gpt)
 
 info:
@@ -71,6 +71,14 @@ $(BUILD)/zero_ckpt: examples/zero_ckpt/zero_ckpt.c examples/tool_args.h $(HEADER
 $(BUILD)/zero_layout: examples/zero_layout/zero_layout.c examples/tool_args.h $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -o $@ $< -lm -lpthread
+
+# The machine as zero sees it (docs/install.md): GPUs against GPU_ARCH, the driver, CUDA, NCCL, CPU, memory.
+# It opens the CUDA libraries at run time (-ldl), so it builds and runs without them; the Makefile's
+# CUDA_HOME and NCCL_HOME are where it looks when the loader does not find them.
+$(BUILD)/zero_report: examples/zero_report/zero_report.c examples/tool_args.h $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I. -DZERO_REPORT_GPU_ARCH='"$(GPU_ARCH)"' \
+	    -DZERO_REPORT_CUDA_HOME='"$(CUDA_HOME)"' -DZERO_REPORT_NCCL_HOME='"$(NCCL_HOME)"' -o $@ $< -lm -lpthread -ldl
 
 $(BUILD)/train_mlp: examples/train_mlp.c examples/train_mlp_common.h examples/tool_args.h $(HEADERS)
 	@mkdir -p $(BUILD)

@@ -1,13 +1,16 @@
 #!/bin/sh
-# tests/tools.sh BUILD_DIR - the command-line contract of the four tools
-# (zero_config, zero_estimate, zero_ckpt, zero_layout), built here into
+# tests/tools.sh BUILD_DIR - the command-line contract of the five tools
+# (zero_config, zero_estimate, zero_ckpt, zero_layout, zero_report), built here into
 # BUILD_DIR: --help and -h print the usage to stdout and exit 0; a usage
 # error (unknown flag, missing or bad value, missing command) prints one line
 # saying what is wrong, then the usage, to stderr, nothing to stdout, and
 # exits 2; every numeric flag refuses out-of-range, huge, negative, empty
 # and malformed values naming the flag; zero_ckpt never writes into a
 # checkpoint and overwrites only with --force; zero_config names the flags a
-# Hugging Face config needs, and those flags make it resolve. Then the CPU
+# Hugging Face config needs, and those flags make it resolve; zero_report
+# runs without a GPU and says so, its JSON parses, its CPU Adam line agrees
+# with /proc/cpuinfo, its constants with the installed headers, and --nvme
+# times a directory, leaves nothing there and refuses bad paths. Then the CPU
 # benchmark examples/bench/cpu_adam.c: --help, and every numeric flag's bad
 # values refused in one line naming the flag (exit 2); a tiny run still works.
 #
@@ -32,10 +35,10 @@ mkdir -p "$W" || exit 2
 ok() { pass=$((pass + 1)); echo "ok $1"; }
 no() { fail=$((fail + 1)); name=$1; shift; echo "FAIL $name $*"; }
 
-# ---- build: the four tools, and test_ckpt for a checkpoint (two at a time) ----
-build() { # NAME SOURCE
+# ---- build: the five tools, and test_ckpt for a checkpoint (two at a time) ----
+build() { # NAME SOURCE [LIBS]
     # shellcheck disable=SC2086
-    $CC -std=c11 -Wall -Wextra -Werror -O1 $CFLAGS -I. -o "$B/$1" "$2" -lm -lpthread >"$W/build-$1.log" 2>&1
+    $CC -std=c11 -Wall -Wextra -Werror -O1 $CFLAGS -I. -o "$B/$1" "$2" -lm -lpthread ${3:-} >"$W/build-$1.log" 2>&1
     echo $? >"$W/build-$1.rc"
 }
 build zero_config examples/zero_config/zero_config.c &
@@ -44,11 +47,13 @@ wait
 build zero_ckpt examples/zero_ckpt/zero_ckpt.c &
 build zero_layout examples/zero_layout/zero_layout.c &
 wait
-build test_ckpt tests/test_ckpt.c
-for t in zero_config zero_estimate zero_ckpt zero_layout test_ckpt; do
+build test_ckpt tests/test_ckpt.c &
+build zero_report examples/zero_report/zero_report.c -ldl &
+wait
+for t in zero_config zero_estimate zero_ckpt zero_layout zero_report test_ckpt; do
     if [ "$(cat "$W/build-$t.rc")" = 0 ]; then ok "build-$t"; else no "build-$t" "$(head -n 20 "$W/build-$t.log")"; fi
 done
-for t in zero_config zero_estimate zero_ckpt zero_layout; do
+for t in zero_config zero_estimate zero_ckpt zero_layout zero_report; do
     if [ ! -x "$B/$t" ]; then
         echo "$pass passed, $((fail + 1)) failed"
         exit 1
@@ -58,6 +63,7 @@ ZC=$B/zero_config
 ZE=$B/zero_estimate
 ZK=$B/zero_ckpt
 ZL=$B/zero_layout
+ZR=$B/zero_report
 
 # run CMD...: stdout in $W/out, stderr in $W/err, the status in $rc
 run() {
@@ -359,6 +365,123 @@ mkdir -p "$CK3" && cp -r "$STEP" "$CK3/" && mkfifo "$CK3/latest"
 run timeout 20 "$ZK" inspect "$CK3"
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "latest: not a regular file (a FIFO" "$W/err"; then ok "zero_ckpt-latest-fifo"
 else no "zero_ckpt-latest-fifo" "exit $rc: $(head -c 300 "$W/err")"; fi
+
+# ---- zero_report ----
+for h in --help -h; do help "zero_report$h" "$ZR" "$h"; done
+usage "zero_report-unknown-flag" "^zero_report: unknown argument '--jsn'" "$ZR" --jsn
+usage "zero_report-nvme-missing-value" '^zero_report: --nvme: missing value' "$ZR" --nvme
+usage "zero_report-nvme-empty-value" '^zero_report: --nvme: empty value' "$ZR" --nvme ""
+usage "zero_report-nvme-size" "^zero_report: --nvme-size: '8x' is not a size" "$ZR" --nvme-size 8x
+usage "zero_report-nvme-size-small" '^zero_report: --nvme-size: 1KB is out of range' "$ZR" --nvme-size 1KB
+usage "zero_report-nvme-size-alone" '^zero_report: --nvme-size: only with --nvme PATH$' "$ZR" --nvme-size 8MiB
+run "$ZR" --version
+if [ "$rc" -eq 0 ] && [ "$(cat "$W/out")" = "zero $(sed -n 's/^#define ZERO_VERSION_MAJOR  *//p' zero.h).$(sed -n \
+    's/^#define ZERO_VERSION_MINOR  *//p' zero.h).$(sed -n 's/^#define ZERO_VERSION_PATCH  *//p' zero.h)" ]; then
+    ok "zero_report-version"
+else no "zero_report-version" "exit $rc: $(cat "$W/out")"; fi
+# the report itself: exit 0 with or without a GPU; without the driver it says what zero does then
+run "$ZR"
+if [ "$rc" -eq 0 ] && [ ! -s "$W/err" ] && grep -q '^\[cpu\]$' "$W/out" && grep -q '^  adam_simd ' "$W/out" &&
+    grep -q '^  memlock ' "$W/out"; then ok "zero_report-runs"
+else no "zero_report-runs" "exit $rc: $(head -c 300 "$W/err")"; fi
+if ! ls /dev/nvidia0 >/dev/null 2>&1 && ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+    if grep -q 'no NVIDIA driver: no GPU will be used; zero runs its host backend' "$W/out" &&
+        grep -q '^  count  *0$' "$W/out"; then ok "zero_report-no-driver"
+    else no "zero_report-no-driver" "$(grep -A1 -E '^  (driver|count) ' "$W/out")"; fi
+fi
+# JSON: one object with every section; parsed with python3 where it is, else its keys
+run "$ZR" --json
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) >= {"zero", "cuda", "gpu", "cpu", "memory"}, sorted(d)
+assert d["cpu"]["adam_simd"] in ("scalar", "avx2", "avx512")
+assert isinstance(d["gpu"]["count"], int) and isinstance(d["memory"]["host"]["total_bytes"], int)
+assert d["zero"]["notes"]["gpu_arch"]' "$W/out" >"$W/py" 2>&1
+    pyrc=$?
+else
+    grep -q '"cpu": {' "$W/out" && grep -q '"adam_simd": "' "$W/out" && grep -q '"notes": {' "$W/out"
+    pyrc=$?
+fi
+if [ "$rc" -eq 0 ] && [ "$pyrc" -eq 0 ]; then ok "zero_report-json"
+else no "zero_report-json" "exit $rc: $(head -c 300 "$W/py" 2>/dev/null) $(head -c 300 "$W/out")"; fi
+# the CPU Adam's path is the one /proc/cpuinfo's flags allow (zero_offload.h's rule:
+# avx512 needs avx512f, bw and vl; avx2 needs avx2, fma and f16c); ZERO_NO_SIMD=1 forces scalar
+if [ "$(uname -m)" = x86_64 ] && [ -r /proc/cpuinfo ]; then
+    flags=" $(grep -m1 '^flags' /proc/cpuinfo | sed 's/^[^:]*://') "
+    has() { case $flags in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+    if has avx512f && has avx512bw && has avx512vl; then want=avx512
+    elif has avx2 && has fma && has f16c; then want=avx2
+    else want=scalar; fi
+    got=$(env -u ZERO_NO_SIMD "$ZR" | sed -n 's/^  adam_simd  *//p')
+    if [ "$got" = "$want" ]; then ok "zero_report-simd-cpuinfo"
+    else no "zero_report-simd-cpuinfo" "zero_report says '$got', /proc/cpuinfo's flags say '$want'"; fi
+    got=$(ZERO_NO_SIMD=1 "$ZR" | sed -n 's/^  adam_simd  *//p')
+    if [ "$got" = scalar ]; then ok "zero_report-simd-off"; else no "zero_report-simd-off" "ZERO_NO_SIMD=1: '$got'"; fi
+fi
+# its CUDA, NCCL and NVML constants against the headers, where the toolkit is
+CH=${CUDA_HOME:-/usr/local/cuda}
+if [ -f "$CH/include/cuda.h" ]; then
+    if $CC -std=c11 -Wall -Wextra -Werror -I. -I"$CH/include" ${NCCL_HOME:+-I"$NCCL_HOME/include"} \
+        -DZERO_REPORT_CHECK_HEADERS -c -o "$W/zr_headers.o" examples/zero_report/zero_report.c >"$W/zr_headers.log" 2>&1; then
+        ok "zero_report-constants"
+    else no "zero_report-constants" "$(grep -m3 error "$W/zr_headers.log")"; fi
+fi
+# the GPU sections against a stand-in driver and NVML (tests/zero_report_fake_driver.c): three GPUs
+# of compute capability 9.0, 10.0 and 8.0 against the default GPU_ARCH sm_90, and their links
+mkdir -p "$W/fake"
+if $CC -shared -fPIC -Wall -Wextra -Werror -o "$W/fake/libcuda.so.1" tests/zero_report_fake_driver.c >"$W/fake.log" 2>&1 &&
+    cp "$W/fake/libcuda.so.1" "$W/fake/libnvidia-ml.so.1"; then
+    run env LD_LIBRARY_PATH="$W/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$ZR"
+    if [ "$rc" -eq 0 ] && grep -Eq '^  count +3$' "$W/out" && grep -q 'CUDA 12\.8$' "$W/out" &&
+        grep -q "driver 570.00.fake" "$W/out" && grep -A1 '^  gpu0 ' "$W/out" | grep -q "runs zero's sm_90 kernels natively" &&
+        grep -A1 '^  gpu1 ' "$W/out" | grep -q 'run through PTX.*GPU_ARCH=sm_100 ' &&
+        grep -A1 '^  gpu2 ' "$W/out" | grep -q 'do NOT run here .*GPU_ARCH=sm_80' &&
+        grep -Eq '^  link0-1 +peer access yes, NVLink' "$W/out" &&
+        grep -Eq '^  link0-2 +peer access yes, no NVLink, PCIe path PIX' "$W/out" &&
+        grep -Eq '^  link1-2 +peer access no, no NVLink, PCIe path SYS' "$W/out"; then ok "zero_report-fake-gpus"
+    else no "zero_report-fake-gpus" "exit $rc: $(head -c 200 "$W/err") $(sed -n '/^\[gpu\]/,/^\[cpu\]/p' "$W/out" | head -c 1200)"; fi
+    run env LD_LIBRARY_PATH="$W/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$ZR" --json
+    if [ "$rc" -eq 0 ] && { ! command -v python3 >/dev/null 2>&1 || python3 -m json.tool "$W/out" >/dev/null 2>&1; } &&
+        grep -q '"gpu1": {"name": "Fake B200", [^}]*"runs_gpu_arch": "jit"}' "$W/out" &&
+        grep -q '"link1-2": {"peer_access": false, "nvlink": false, "pcie_path": "SYS' "$W/out"; then
+        ok "zero_report-fake-gpus-json"
+    else no "zero_report-fake-gpus-json" "exit $rc: $(grep -o '"gpu": {.*' "$W/out" | head -c 600)"; fi
+    run env LD_LIBRARY_PATH="$W/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_CUINIT=100 "$ZR"
+    if [ "$rc" -eq 0 ] && grep -q 'cuInit: CUDA_ERROR_NO_DEVICE (100)' "$W/out" && grep -Eq '^  count +0$' "$W/out" &&
+        grep -A1 '^  count ' "$W/out" | grep -q 'the driver sees no GPU'; then ok "zero_report-fake-no-device"
+    else no "zero_report-fake-no-device" "exit $rc: $(grep -A1 -E '^  (driver|count) ' "$W/out")"; fi
+else no "zero_report-fake-build" "$(head -c 300 "$W/fake.log")"; fi
+# --nvme: free space and the speeds of a directory; nothing left in it
+mkdir -p "$W/nvme"
+run "$ZR" --nvme "$W/nvme" --nvme-size 8MiB
+if [ "$rc" -eq 0 ] && grep -Eq "^  path  +$W/nvme " "$W/out" && grep -Eq '^  free  +[0-9.]+ GiB of ' "$W/out" &&
+    grep -Eq '^  write  +[0-9.]+ GB/s \(8 MiB in ' "$W/out" && grep -Eq '^  read  +[0-9.]+ GB/s ' "$W/out" &&
+    grep -Eq '(O_DIRECT|buffered)' "$W/out"; then ok "zero_report-nvme"
+else no "zero_report-nvme" "exit $rc: $(head -c 300 "$W/err") $(sed -n '/^\[nvme\]/,$p' "$W/out" | head -c 400)"; fi
+if [ -z "$(ls -A "$W/nvme")" ]; then ok "zero_report-nvme-clean"; else no "zero_report-nvme-clean" "$(ls -A "$W/nvme")"; fi
+ln -s nvme "$W/nvme-link"
+run "$ZR" --nvme "$W/nvme-link" --nvme-size 4MiB --json
+if [ "$rc" -eq 0 ] && grep -q "\"resolved\": \"[^\"]*/nvme\"" "$W/out"; then ok "zero_report-nvme-symlink"
+else no "zero_report-nvme-symlink" "exit $rc: $(head -c 300 "$W/err")"; fi
+# probe_fails NAME PATTERN CMD...: exit 1, PATTERN (the path and why) on stderr, the report still on stdout
+probe_fails() {
+    name=$1; pat=$2; shift 2
+    run "$@"
+    if [ "$rc" -eq 1 ] && grep -Eq -- "$pat" "$W/err" && grep -q '^\[cpu\]$' "$W/out"; then ok "$name"
+    else no "$name" "exit $rc (want 1), want /$pat/: $(head -c 300 "$W/err")"; fi
+}
+probe_fails "zero_report-nvme-no-such" "^zero_report: --nvme: $W/no-such: does not exist$" "$ZR" --nvme "$W/no-such"
+: >"$W/nvme-file"
+probe_fails "zero_report-nvme-file" "^zero_report: --nvme: $W/nvme-file: not a directory" "$ZR" --nvme "$W/nvme-file"
+ln -s no-such "$W/nvme-dangling"
+probe_fails "zero_report-nvme-dangling" "^zero_report: --nvme: $W/nvme-dangling: a symbolic link to no-such, which does not exist" \
+    "$ZR" --nvme "$W/nvme-dangling"
+if [ "$(id -u)" -ne 0 ]; then # root writes into a mode-000 directory anyway
+    mkdir -p "$W/nvme-ro" && chmod 000 "$W/nvme-ro"
+    probe_fails "zero_report-nvme-unwritable" "^zero_report: --nvme: $W/nvme-ro: not writable" "$ZR" --nvme "$W/nvme-ro"
+    chmod 755 "$W/nvme-ro"
+fi
 
 # ---- cpu_adam (examples/bench): its flags, checked as the tools' are, but a
 # bad value is one line on stderr (no usage after it) and exit 2 ----
