@@ -13333,6 +13333,22 @@ static double zero__floor_sequential(const zero_step_info *in, double fwd, doubl
 
 /* ---- >>engine-grads: zero_grad (ring-slot claim), zero_grad_ready, a unit's reduction ---- */
 
+/* The trainable tensors of the open micro-batch without zero_grad_ready on
+   this rank, for an error: "'a', 'b', 'c' and 4 more" into buf; their count. */
+static int zero__not_ready_list(const zero_engine *e, char *buf, size_t cap) {
+    size_t at = 0;
+    int t, n = 0;
+    buf[0] = 0;
+    for (t = 0; t < e->plan.n_tensors; t++) {
+        if ((e->plan.tflags[t] & ZERO_TENSOR_FROZEN) || e->grad.ready[t]) continue;
+        if (n++ < 4 && at + 8 < cap)
+            at += (size_t)snprintf(buf + at, cap - at, "%s'%.60s'", n == 1 ? "" : ", ", zero__tname(e, t));
+        if (at >= cap) at = cap - 1;
+    }
+    if (n > 4 && at + 1 < cap) snprintf(buf + at, cap - at, " and %d more", n - 4);
+    return n;
+}
+
 static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
     zero_result r;
     if ((r = zero__enter(e, fn)) != ZERO_OK || (r = zero__check_tensor(e, t, fn)) != ZERO_OK ||
@@ -13346,10 +13362,21 @@ static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
                            "%s('%s'): %d micro-batches (gradient_accumulation_steps) are complete\nHINT: call "
                            "zero_step before the next micro-batch",
                            fn, zero__tname(e, t), e->plan.gas);
-    if (e->grad.ready[t])
+    if (e->grad.ready[t]) {
+        /* ready twice, or (the common case) this rank's backward skipped another tensor's zero_grad_ready, so its
+           micro-batch never ended and this call is the next one's: name those, the ones to fix */
+        char list[320];
+        int n = zero__not_ready_list(e, list, sizeof list);
         return zero__efail(e, ZERO_MSG_ENGINE_GRAD_TWICE,
-                           "%s('%s'): its gradient was already marked ready in micro-batch %d of this step", fn,
-                           zero__tname(e, t), e->run.micro + 1);
+                           "%s('%s') on rank %d: micro-batch %d of this step is not complete: %s %s no "
+                           "zero_grad_ready yet on this rank, and '%s' was marked ready in it already\nHINT: a "
+                           "micro-batch ends when every trainable gradient is marked ready; if this rank's backward "
+                           "skipped %s (zero_grad_ready_group marks a whole group), this call belongs to the next "
+                           "micro-batch: mark %s ready; if '%s' was marked ready twice in one backward, drop the second "
+                           "call",
+                           fn, zero__tname(e, t), e->plan.grank, e->run.micro + 1, list, n == 1 ? "has" : "have",
+                           zero__tname(e, t), list, n == 1 ? "it" : "them", zero__tname(e, t));
+    }
     if (!e->grad.touched) {
         zero_result r;
         /* (the overlapped step's Adam reads the gradient staging this backward refills) */
@@ -14590,14 +14617,13 @@ static zero_result zero__step_ready(zero_engine *e, const char *fn) {
     zero_result r;
     if ((r = zero__not_gathered(e, fn)) != ZERO_OK) return r;
     if (e->run.micro < e->plan.gas) {
-        int t, first = -1;
-        for (t = 0; t < e->plan.n_tensors && first < 0; t++)
-            if (!(e->plan.tflags[t] & ZERO_TENSOR_FROZEN) && !e->grad.ready[t]) first = t;
+        char list[320];
+        int n = zero__not_ready_list(e, list, sizeof list);
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY,
-                           "%s after %d of %d micro-batches (gradient_accumulation_steps); in micro-batch %d "
-                           "'%s' and %d more tensors have no zero_grad_ready yet",
-                           fn, e->run.micro, e->plan.gas, e->run.micro + 1, first >= 0 ? zero__tname(e, first) : "?",
-                           e->plan.n_trainable - e->grad.ready_count - 1);
+                           "%s after %d of %d micro-batches (gradient_accumulation_steps) on rank %d; in micro-batch %d "
+                           "%s %s no zero_grad_ready yet on this rank\nHINT: every rank marks every trainable gradient "
+                           "ready in each micro-batch (a tensor the loss does not reach too: its gradient is then zero)",
+                           fn, e->run.micro, e->plan.gas, e->plan.grank, e->run.micro + 1, list, n == 1 ? "has" : "have");
     }
     if (e->plan.stage == 3) {
         int s;
