@@ -725,7 +725,7 @@ int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "--make")) { /* a checkpoint for the zero_ckpt tool's checks in make test */
         job *a = newjob(2, ZERO_DTYPE_BF16, 2);
         a->dir = argv[2];
-        a->steps_before = 2, a->save = 1;
+        a->steps_before = 2, a->save = 1, a->client = 1; /* with client state: inspect lists it, verify checks it */
         int ok;
         zero_host_run(2, rank_fn, a, &err);
         ok = a->r[0] == ZERO_OK && a->r[1] == ZERO_OK;
