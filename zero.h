@@ -15420,10 +15420,14 @@ ZERO__DEF zero_result zero_client_put(zero_engine *e, const char *key, const voi
     len = strlen(key);
     if ((why = zero__client_key_bad(key, len)) != NULL)
         return zero__efail(e, ZERO_MSG_CLIENT_KEY, "zero_client_put: key '%.80s'%s %s", key, len > 80 ? "..." : "", why);
-    if (!data != !size_bytes)
-        return zero__efail(e, data ? ZERO_MSG_CLIENT_SIZE : ZERO_MSG_NULL_ARG,
-                           "zero_client_put('%s'): %s\nHINT: data NULL with size_bytes 0 removes the key", key,
-                           data ? "size_bytes is 0: a value has 1 byte or more" : "data is NULL");
+    if (!data && size_bytes)
+        return zero__efail(e, ZERO_MSG_NULL_ARG,
+                           "zero_client_put: data is NULL (key '%s', size_bytes %zu)\nHINT: data NULL with size_bytes "
+                           "0 removes the key", key, size_bytes);
+    if (data && !size_bytes)
+        return zero__efail(e, ZERO_MSG_CLIENT_SIZE,
+                           "zero_client_put('%s'): size_bytes is 0: a value has 1 byte or more\nHINT: data NULL with "
+                           "size_bytes 0 removes the key", key);
     if ((why = zero__client_set(&e->client, key, len, data, size_bytes, &item)) != NULL)
         return zero__efail(e, item,
                            "zero_client_put('%s'): %zu bytes %s (this rank holds %d keys, %zu bytes; at most %d keys, %zu "
