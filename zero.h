@@ -50,7 +50,9 @@
                     zero_param, zero_grad, zero_grad_ready (and their _group
                     forms), zero_loss_scale, zero_report_loss, zero_step;
                     stage 3 behind its own pointers: zero_alloc, zero_free;
-                    checkpoints: zero_save, zero_load, zero_export_safetensors;
+                    checkpoints: zero_save, zero_load, zero_export_safetensors,
+                    the program's own state in them: zero_client_put,
+                    zero_client_get, zero_client_count, zero_client_key;
                     when it drives them: zero_set_lr, zero_set_betas,
                     zero_grad_norm, zero_skip_step, zero_all_reduce_scalars,
                     zero_flush, zero_gather_params, zero_release_params,
@@ -89,7 +91,8 @@
      api-layout         zero_tensor, zero_layout_create: tensors cut into units
      api-backend        zero_backend (the seam), zero_host_run (the host backend)
      api-engine         zero_engine_create, zero_fetch, zero_grad, zero_grad_ready,
-                        zero_step, zero_save, zero_load, zero_memory_report, ...
+                        zero_step, zero_save, zero_load, zero_client_put / _get,
+                        zero_memory_report, ...
      api-safetensors    zero_safetensors_open / _read / _bind: pretrained weights by name
      api-lab            the tools' own: zero_estimate_time (the step-time model),
                         zero_floor_of (a step's floor at measured bandwidths)
@@ -151,7 +154,8 @@
                         own schedule and step decisions (zero_set_lr, zero_set_betas,
                         zero_grad_norm, zero_skip_step)
      engine-scalars     zero_all_reduce_scalars: a trainer's loss and counts over the ranks
-     ckpt-format        checkpoint files: header, CRC-32C, atomic commit
+     ckpt-format        checkpoint files: header, CRC-32C, atomic commit; the
+                        program's client state (zero_client_*) and its file
      ckpt-save          zero_save
      ckpt-load          zero_load on any world size
      export             zero_export_safetensors
@@ -14981,7 +14985,7 @@ ZERO__DEF zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int 
     return ZERO_OK;
 }
 
-/* ---- >>ckpt-format: checkpoints: the format, checksums, atomic file commit ----
+/* ---- >>ckpt-format: checkpoints: the format, checksums, atomic file commit, client state ----
 
    <dir>/latest names the newest complete checkpoint <dir>/<tag> (tag
    "step<global_steps>"). In it: meta.zck (rank 0: the model's tensors, the
@@ -14993,7 +14997,8 @@ ZERO__DEF zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int 
    file: a 64-byte header (magic, version, kind, sizes, CRC-32C of the body
    and of the header); rank files carry a CRC-32C per block of
    ZERO_CKPT_BLOCK elements of each array, so a reader checks what it reads
-   without reading the rest.
+   without reading the rest. When the program put client state
+   (zero_client_put), every rank of the job also writes client<R>.zck.
 
    Writing: each rank writes rank<R>.zck.tmp, fsyncs it, renames it into
    place; the ranks agree that all succeeded (a small all-reduce); rank 0
