@@ -50,7 +50,9 @@
                     zero_param, zero_grad, zero_grad_ready (and their _group
                     forms), zero_loss_scale, zero_report_loss, zero_step;
                     stage 3 behind its own pointers: zero_alloc, zero_free;
-                    checkpoints: zero_save, zero_load, zero_export_safetensors;
+                    checkpoints: zero_save, zero_load, zero_export_safetensors,
+                    the program's own state in them: zero_client_put,
+                    zero_client_get, zero_client_count, zero_client_key;
                     when it drives them: zero_set_lr, zero_set_betas,
                     zero_grad_norm, zero_skip_step, zero_all_reduce_scalars,
                     zero_flush, zero_gather_params, zero_release_params,
@@ -89,7 +91,8 @@
      api-layout         zero_tensor, zero_layout_create: tensors cut into units
      api-backend        zero_backend (the seam), zero_host_run (the host backend)
      api-engine         zero_engine_create, zero_fetch, zero_grad, zero_grad_ready,
-                        zero_step, zero_save, zero_load, zero_memory_report, ...
+                        zero_step, zero_save, zero_load, zero_client_put / _get,
+                        zero_memory_report, ...
      api-safetensors    zero_safetensors_open / _read / _bind: pretrained weights by name
      api-lab            the tools' own: zero_estimate_time (the step-time model),
                         zero_floor_of (a step's floor at measured bandwidths)
@@ -151,7 +154,8 @@
                         own schedule and step decisions (zero_set_lr, zero_set_betas,
                         zero_grad_norm, zero_skip_step)
      engine-scalars     zero_all_reduce_scalars: a trainer's loss and counts over the ranks
-     ckpt-format        checkpoint files: header, CRC-32C, atomic commit
+     ckpt-format        checkpoint files: header, CRC-32C, atomic commit; the
+                        program's client state (zero_client_*) and its file
      ckpt-save          zero_save
      ckpt-load          zero_load on any world size
      export             zero_export_safetensors
@@ -172,6 +176,11 @@
                           parser, layout, engine bookkeeping; buffers come from
                           the backend) (default: malloc, realloc, free)
        ZERO_JSON_MAX_DEPTH  nesting limit of the JSON parser (default 64)
+       ZERO_CLIENT_MAX_KEYS, ZERO_CLIENT_MAX_BYTES
+                          keys and value bytes one rank's client state may
+                          hold (zero_client_put; default 1024 and 16 MiB;
+                          define wherever the header is included, the same
+                          in every program that reads the checkpoints)
 
    Environment (read at run time):
        ZERO_TIMEOUT_S       seconds a collective or wait may take before it fails
@@ -343,6 +352,9 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(CKPT_CORRUPT, ZERO_ERR_CORRUPT, "a checkpoint file fails its checks: truncated, flipped bits, missing, or not a checkpoint") \
     X(CKPT_VERSION, ZERO_ERR_CONFIG, "a checkpoint of a newer format version than this build reads") \
     X(CKPT_MISMATCH, ZERO_ERR_CONFIG, "the checkpoint's tensors or layout do not match the engine's model") \
+    X(CLIENT_KEY, ZERO_ERR_INVALID_ARG, "a client-state key is empty, longer than ZERO_CLIENT_KEY_MAX or not printable ASCII") \
+    X(CLIENT_MISSING, ZERO_ERR_INVALID_ARG, "zero_client_get of a key the store lacks, asked for as required (found_bytes NULL)") \
+    X(CLIENT_SIZE, ZERO_ERR_INVALID_ARG, "a client-state value of another size than asked for, or past the store's limits") \
     X(HOST_COLLECTIVE_MISMATCH, ZERO_ERR_STATE, "ranks called different collectives")      \
     X(HOST_PEER_EXITED, ZERO_ERR_STATE, "a rank left while others wait in a collective")   \
     X(HOST_TIMEOUT, ZERO_ERR_TIMEOUT, "a host collective waited past its deadline")        \
@@ -1499,6 +1511,39 @@ ZERO_API zero_result zero_flush(zero_engine *e);
    check leaves the engine unchanged. docs/checkpoints.md has the format. */
 ZERO_API zero_result zero_save(zero_engine *e, const char *dir, zero_error *err);
 ZERO_API zero_result zero_load(zero_engine *e, const char *dir, zero_error *err);
+/* The program's own state in checkpoints (DeepSpeed's client_state): a
+   small store of named byte strings on each rank's engine. zero_save writes
+   every rank's store beside its shard; zero_load replaces the store with the
+   checkpoint's (empty for a checkpoint without one): on the same world size
+   each rank gets the values it saved, on another one every rank gets rank
+   0's (DeepSpeed keeps rank 0's alone), so state that must survive a resize
+   is best stored as a global position that each rank derives its own from.
+   Not collectives; any time, each rank its own.
+   zero_client_put    copies size_bytes (1 or more) bytes of data under key
+                      (1 to ZERO_CLIENT_KEY_MAX printable ASCII characters, no
+                      space), replacing a value of that key; data NULL with
+                      size_bytes 0 removes the key. At most
+                      ZERO_CLIENT_MAX_KEYS keys and ZERO_CLIENT_MAX_BYTES
+                      bytes of values per rank (CLIENT_SIZE beyond).
+   zero_client_get    copies key's value into out when it is size_bytes long
+                      (CLIENT_SIZE, naming both sizes, when not; out
+                      untouched). found_bytes: the value's size, 0 when the
+                      key is absent (then ZERO_OK); found_bytes NULL makes an
+                      absent key an error (CLIENT_MISSING).
+   zero_client_count  the number of keys; zero_client_key: key i (0 ..
+                      count - 1, in the order first put) and its size in
+                      *size_bytes (may be NULL); NULL when i is out of range. */
+#define ZERO_CLIENT_KEY_MAX 63
+#ifndef ZERO_CLIENT_MAX_KEYS
+#define ZERO_CLIENT_MAX_KEYS 1024
+#endif
+#ifndef ZERO_CLIENT_MAX_BYTES
+#define ZERO_CLIENT_MAX_BYTES ((size_t)16 << 20)
+#endif
+ZERO_API zero_result zero_client_put(zero_engine *e, const char *key, const void *data, size_t size_bytes);
+ZERO_API zero_result zero_client_get(zero_engine *e, const char *key, void *out, size_t size_bytes, size_t *found_bytes);
+ZERO_API int zero_client_count(const zero_engine *e);
+ZERO_API const char *zero_client_key(const zero_engine *e, int i, size_t *size_bytes);
 /* The consolidated weights in the safetensors format: every tensor by its
    name and shape (flat [numel] when it has none), as dtype (fp32: the
    master weights; fp16 / bf16: their rounding, what training computes
@@ -8558,6 +8603,8 @@ typedef struct zero__strategy {
     double (*floor)(const zero_step_info *in, double fwd, double bwd, double step, double adam, const char **schedule);
 } zero__strategy;
 static const zero__strategy *zero__strategy_pick(const zero_engine *e); /* (after the strategies, >>opt-nvme) */
+typedef struct zero__client zero__client; /* the program's checkpointed state (>>ckpt-format) */
+static void zero__client_free(zero__client *c);
 
 /* The engine in parts, one sub-struct per concern. `plan` is fixed at
    create; the others are state that the calls named beside them change. */
@@ -8915,6 +8962,7 @@ struct zero_engine {
     } mem;
     int broken;                /* a backend call failed: every later call is refused */
     zero_error err;
+    zero__client *client;      /* the program's state for checkpoints (zero_client_put; >>ckpt-format); NULL: empty */
     struct zero_engine *next_live;
 };
 
@@ -12914,6 +12962,7 @@ static zero_result zero__zero_fill(zero_engine *e, const zero__sizes *zs) {
    still running finishes first, then the engine's thread leaves. */
 static void zero__engine_free(zero_engine *e) {
     if (!e) return;
+    zero__client_free(e->client);
     zero__obs_stop(e);
     zero__pvm_free(e);
     zero__thread_stop(e);
@@ -13333,6 +13382,22 @@ static double zero__floor_sequential(const zero_step_info *in, double fwd, doubl
 
 /* ---- >>engine-grads: zero_grad (ring-slot claim), zero_grad_ready, a unit's reduction ---- */
 
+/* The trainable tensors of the open micro-batch without zero_grad_ready on
+   this rank, for an error: "'a', 'b', 'c' and 4 more" into buf; their count. */
+static int zero__not_ready_list(const zero_engine *e, char *buf, size_t cap) {
+    size_t at = 0;
+    int t, n = 0;
+    buf[0] = 0;
+    for (t = 0; t < e->plan.n_tensors; t++) {
+        if ((e->plan.tflags[t] & ZERO_TENSOR_FROZEN) || e->grad.ready[t]) continue;
+        if (n++ < 4 && at + 8 < cap)
+            at += (size_t)snprintf(buf + at, cap - at, "%s'%.60s'", n == 1 ? "" : ", ", zero__tname(e, t));
+        if (at >= cap) at = cap - 1;
+    }
+    if (n > 4 && at + 1 < cap) snprintf(buf + at, cap - at, " and %d more", n - 4);
+    return n;
+}
+
 static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
     zero_result r;
     if ((r = zero__enter(e, fn)) != ZERO_OK || (r = zero__check_tensor(e, t, fn)) != ZERO_OK ||
@@ -13346,10 +13411,21 @@ static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
                            "%s('%s'): %d micro-batches (gradient_accumulation_steps) are complete\nHINT: call "
                            "zero_step before the next micro-batch",
                            fn, zero__tname(e, t), e->plan.gas);
-    if (e->grad.ready[t])
+    if (e->grad.ready[t]) {
+        /* ready twice, or (the common case) this rank's backward skipped another tensor's zero_grad_ready, so its
+           micro-batch never ended and this call is the next one's: name those, the ones to fix */
+        char list[320];
+        int n = zero__not_ready_list(e, list, sizeof list);
         return zero__efail(e, ZERO_MSG_ENGINE_GRAD_TWICE,
-                           "%s('%s'): its gradient was already marked ready in micro-batch %d of this step", fn,
-                           zero__tname(e, t), e->run.micro + 1);
+                           "%s('%s') on rank %d: micro-batch %d of this step is not complete: %s %s no "
+                           "zero_grad_ready yet on this rank, and '%s' was marked ready in it already\nHINT: a "
+                           "micro-batch ends when every trainable gradient is marked ready; if this rank's backward "
+                           "skipped %s (zero_grad_ready_group marks a whole group), this call belongs to the next "
+                           "micro-batch: mark %s ready; if '%s' was marked ready twice in one backward, drop the second "
+                           "call",
+                           fn, zero__tname(e, t), e->plan.grank, e->run.micro + 1, list, n == 1 ? "has" : "have",
+                           zero__tname(e, t), list, n == 1 ? "it" : "them", zero__tname(e, t));
+    }
     if (!e->grad.touched) {
         zero_result r;
         /* (the overlapped step's Adam reads the gradient staging this backward refills) */
@@ -14590,14 +14666,13 @@ static zero_result zero__step_ready(zero_engine *e, const char *fn) {
     zero_result r;
     if ((r = zero__not_gathered(e, fn)) != ZERO_OK) return r;
     if (e->run.micro < e->plan.gas) {
-        int t, first = -1;
-        for (t = 0; t < e->plan.n_tensors && first < 0; t++)
-            if (!(e->plan.tflags[t] & ZERO_TENSOR_FROZEN) && !e->grad.ready[t]) first = t;
+        char list[320];
+        int n = zero__not_ready_list(e, list, sizeof list);
         return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY,
-                           "%s after %d of %d micro-batches (gradient_accumulation_steps); in micro-batch %d "
-                           "'%s' and %d more tensors have no zero_grad_ready yet",
-                           fn, e->run.micro, e->plan.gas, e->run.micro + 1, first >= 0 ? zero__tname(e, first) : "?",
-                           e->plan.n_trainable - e->grad.ready_count - 1);
+                           "%s after %d of %d micro-batches (gradient_accumulation_steps) on rank %d; in micro-batch %d "
+                           "%s %s no zero_grad_ready yet on this rank\nHINT: every rank marks every trainable gradient "
+                           "ready in each micro-batch (a tensor the loss does not reach too: its gradient is then zero)",
+                           fn, e->run.micro, e->plan.gas, e->plan.grank, e->run.micro + 1, list, n == 1 ? "has" : "have");
     }
     if (e->plan.stage == 3) {
         int s;
@@ -14910,7 +14985,7 @@ ZERO__DEF zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int 
     return ZERO_OK;
 }
 
-/* ---- >>ckpt-format: checkpoints: the format, checksums, atomic file commit ----
+/* ---- >>ckpt-format: checkpoints: the format, checksums, atomic file commit, client state ----
 
    <dir>/latest names the newest complete checkpoint <dir>/<tag> (tag
    "step<global_steps>"). In it: meta.zck (rank 0: the model's tensors, the
@@ -14922,7 +14997,8 @@ ZERO__DEF zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int 
    file: a 64-byte header (magic, version, kind, sizes, CRC-32C of the body
    and of the header); rank files carry a CRC-32C per block of
    ZERO_CKPT_BLOCK elements of each array, so a reader checks what it reads
-   without reading the rest.
+   without reading the rest. When the program put client state
+   (zero_client_put), every rank of the job also writes client<R>.zck.
 
    Writing: each rank writes rank<R>.zck.tmp, fsyncs it, renames it into
    place; the ranks agree that all succeeded (a small all-reduce); rank 0
@@ -14941,11 +15017,15 @@ ZERO__DEF zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int 
 
 #define ZERO__CK_MAGIC "ZEROCKPT"
 
-#define ZERO__CK_VERSION 1u
+/* The newest format this build reads. A save writes version 1 (what builds
+   before client state read) unless it holds client state: then meta.zck and
+   the client files are version 2, which an older build refuses rather than
+   drop the program's state. */
+#define ZERO__CK_VERSION 2u
 
 #define ZERO__CK_HDR 64
 
-enum { ZERO__CK_META = 1, ZERO__CK_RANK = 2 };
+enum { ZERO__CK_META = 1, ZERO__CK_RANK = 2, ZERO__CK_CLIENT = 3 };
 
 /* CRC-32C (Castagnoli, reflected 0x82F63B78). Three ways to one value:
    the SSE4.2 crc32 instruction where the CPU has it (x86-64, chosen at run
@@ -15050,11 +15130,11 @@ static uint32_t zero__ck_get32(const unsigned char *p) {
    files: shard elements), 44 save id u64 (the same in every file of one
    save: files of different saves never mix), 52..59 zero, 60 header CRC u32
    (of bytes 0..59). */
-static void zero__ck_header(unsigned char *h, uint32_t kind, uint64_t body, uint32_t body_crc, int rank, int world,
-                            uint64_t elems, uint64_t id) {
+static void zero__ck_header(unsigned char *h, uint32_t version, uint32_t kind, uint64_t body, uint32_t body_crc, int rank,
+                            int world, uint64_t elems, uint64_t id) {
     memset(h, 0, ZERO__CK_HDR);
     memcpy(h, ZERO__CK_MAGIC, 8);
-    zero__ck_put32(h + 8, ZERO__CK_VERSION);
+    zero__ck_put32(h + 8, version);
     zero__ck_put32(h + 12, kind);
     zero__ck_put64(h + 16, body);
     zero__ck_put32(h + 24, body_crc);
@@ -15078,7 +15158,8 @@ static zero_result zero__ck_check_header(const unsigned char *h, const char *pat
                           zero__ck_get32(h + 8), ZERO__CK_VERSION);
     if (zero__ck_get32(h + 8) < 1 || zero__ck_get32(h + 12) != kind)
         return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: version %u kind %u, expected a %s file", path,
-                          zero__ck_get32(h + 8), zero__ck_get32(h + 12), kind == ZERO__CK_META ? "meta" : "rank");
+                          zero__ck_get32(h + 8), zero__ck_get32(h + 12),
+                          kind == ZERO__CK_META ? "meta" : kind == ZERO__CK_RANK ? "rank" : "client");
     return ZERO_OK;
 }
 
@@ -15168,6 +15249,242 @@ static zero_result zero__ck_commit_file(const char *path, zero__ck_fill_fn fill,
     return zero__fsync_parent(path, err);
 }
 
+/* The program's own state (zero_client_put): named byte strings, kept in
+   the order first put. On disk each rank's store is client<R>.zck (R the
+   rank in the whole job, hybrid groups included): the header (kind 3,
+   version 2; rank, world, the save id; at 36 the number of keys), then per
+   key: u64 key bytes, the key, u64 value bytes, the value; the body CRC-32C
+   covers them. meta.zck (version 2) ends with the number of client files. */
+typedef struct zero__client_entry {
+    char key[ZERO_CLIENT_KEY_MAX + 1];
+    size_t bytes;
+    unsigned char *data;
+} zero__client_entry;
+
+struct zero__client {
+    int n, cap;
+    size_t bytes; /* of every value */
+    zero__client_entry *ent;
+};
+
+static void zero__client_free(zero__client *c) {
+    int i;
+    if (!c) return;
+    for (i = 0; i < c->n; i++) ZERO_FREE(c->ent[i].data);
+    ZERO_FREE(c->ent);
+    ZERO_FREE(c);
+}
+
+static int zero__client_find(const zero__client *c, const char *key, size_t len) {
+    int i;
+    for (i = 0; c && i < c->n; i++)
+        if (strlen(c->ent[i].key) == len && memcmp(c->ent[i].key, key, len) == 0) return i;
+    return -1;
+}
+
+/* NULL when the key is usable, else why not (for the caller's message) */
+static const char *zero__client_key_bad(const char *key, size_t len) {
+    size_t i;
+    if (len == 0) return "is empty";
+    if (len > ZERO_CLIENT_KEY_MAX) return "is longer than ZERO_CLIENT_KEY_MAX (63) bytes";
+    for (i = 0; i < len; i++)
+        if ((unsigned char)key[i] <= 0x20 || (unsigned char)key[i] >= 0x7F) return "has a byte that is not printable ASCII (or a space)";
+    return NULL;
+}
+
+/* Sets key to a copy of the bytes (replacing its value) or, data NULL, removes it; the store is unchanged on failure.
+   NULL, or why not with *item the message (key, limits, memory). */
+static const char *zero__client_set(zero__client **cp, const char *key, size_t len, const void *data, size_t bytes,
+                                    zero_msg *item) {
+    zero__client *c = *cp;
+    int i = zero__client_find(c, key, len);
+    unsigned char *copy;
+    *item = ZERO_MSG_CLIENT_SIZE;
+    if (!data) {
+        if (i >= 0) {
+            c->bytes -= c->ent[i].bytes;
+            ZERO_FREE(c->ent[i].data);
+            memmove(c->ent + i, c->ent + i + 1, sizeof *c->ent * (size_t)(c->n - i - 1));
+            c->n--;
+        }
+        return NULL;
+    }
+    if (bytes > ZERO_CLIENT_MAX_BYTES - (c ? c->bytes - (i >= 0 ? c->ent[i].bytes : 0) : 0))
+        return "would take the rank's client state past ZERO_CLIENT_MAX_BYTES";
+    if (i < 0 && c && c->n >= ZERO_CLIENT_MAX_KEYS) return "would be key number ZERO_CLIENT_MAX_KEYS + 1";
+    *item = ZERO_MSG_OUT_OF_MEMORY;
+    if (!c) {
+        if (!(c = (zero__client *)ZERO_MALLOC(sizeof *c))) return "out of memory";
+        memset(c, 0, sizeof *c);
+        *cp = c;
+    }
+    if (i < 0 && c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 8;
+        zero__client_entry *g = (zero__client_entry *)ZERO_REALLOC(c->ent, sizeof *g * (size_t)cap);
+        if (!g) return "out of memory";
+        c->ent = g;
+        c->cap = cap;
+    }
+    if (!(copy = (unsigned char *)ZERO_MALLOC(bytes))) return "out of memory";
+    memcpy(copy, data, bytes);
+    if (i < 0) {
+        i = c->n++;
+        memcpy(c->ent[i].key, key, len);
+        c->ent[i].key[len] = 0;
+    } else {
+        c->bytes -= c->ent[i].bytes;
+        ZERO_FREE(c->ent[i].data);
+    }
+    c->ent[i].data = copy;
+    c->ent[i].bytes = bytes;
+    c->bytes += bytes;
+    return NULL;
+}
+
+/* The body of a client file into b (NULL: its size). */
+static size_t zero__client_body(const zero__client *c, unsigned char *b) {
+    size_t n = 0;
+    int i;
+    for (i = 0; c && i < c->n; i++) {
+        size_t kl = strlen(c->ent[i].key);
+        if (b) {
+            zero__ck_put64(b + n, kl);
+            memcpy(b + n + 8, c->ent[i].key, kl);
+            zero__ck_put64(b + n + 8 + kl, c->ent[i].bytes);
+            memcpy(b + n + 16 + kl, c->ent[i].data, c->ent[i].bytes);
+        }
+        n += 16 + kl + c->ent[i].bytes;
+    }
+    return n;
+}
+
+/* A whole client file (header and body, any bytes: the fuzz target calls it) into a new store (*out NULL for one
+   of no keys): the header, the body's size and checksum, every record (key rules, sizes within the limits, no key
+   twice, nothing after the last). Its rank, world and save id are the caller's to check. */
+static zero_result zero__client_read(const unsigned char *fb, size_t fn, const char *path, zero__client **out,
+                                     zero_error *err) {
+    const unsigned char *b = fb + ZERO__CK_HDR;
+    size_t n, p = 0;
+    uint64_t count, k;
+    zero__client *c = NULL;
+    zero_result r;
+    *out = NULL;
+    if (fn < ZERO__CK_HDR)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %zu bytes, shorter than a header", path, fn);
+    if ((r = zero__ck_check_header(fb, path, ZERO__CK_CLIENT, err)) != ZERO_OK) return r;
+    n = fn - ZERO__CK_HDR;
+    if (zero__ck_get64(fb + 16) != n || zero__crc32c(0, b, n) != zero__ck_get32(fb + 24))
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %s", path,
+                          zero__ck_get64(fb + 16) != n ? "truncated or extended" : "body checksum mismatch");
+    count = zero__ck_get64(fb + 36);
+    if (count > ZERO_CLIENT_MAX_KEYS)
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %llu keys, more than ZERO_CLIENT_MAX_KEYS (%d)", path,
+                          (unsigned long long)count, ZERO_CLIENT_MAX_KEYS);
+    for (k = 0; k < count; k++) {
+        uint64_t kl, vl;
+        const char *why;
+        zero_msg item;
+        if (n - p < 8 || (kl = zero__ck_get64(b + p)) > n - p - 8) goto trunc;
+        if ((why = zero__client_key_bad((const char *)b + p + 8, (size_t)kl)) != NULL) {
+            zero__client_free(c);
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: key %llu %s", path, (unsigned long long)k, why);
+        }
+        if (zero__client_find(c, (const char *)b + p + 8, (size_t)kl) >= 0) {
+            zero__client_free(c);
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: key '%.*s' twice", path, (int)kl, b + p + 8);
+        }
+        p += 8 + (size_t)kl;
+        if (n - p < 8 || (vl = zero__ck_get64(b + p)) > n - p - 8) goto trunc;
+        if (vl == 0 || (why = zero__client_set(&c, (const char *)b + p - kl, (size_t)kl, b + p + 8, (size_t)vl, &item))) {
+            zero__client_free(c);
+            return zero__fail(err, vl ? item : ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: key '%.*s': a value of %llu bytes%s%s",
+                              path, (int)kl, b + p - kl, (unsigned long long)vl, vl ? " " : "", vl ? why : "");
+        }
+        p += 8 + (size_t)vl;
+    }
+    if (p != n) {
+        zero__client_free(c);
+        return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %zu bytes after the last of %llu keys", path, n - p,
+                          (unsigned long long)count);
+    }
+    *out = c;
+    return ZERO_OK;
+trunc:
+    zero__client_free(c);
+    return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: client state ends early (key %llu of %llu, byte %zu of %zu)",
+                      path, (unsigned long long)k, (unsigned long long)count, p, n);
+}
+
+ZERO__DEF zero_result zero_client_put(zero_engine *e, const char *key, const void *data, size_t size_bytes) {
+    zero_result r;
+    const char *why;
+    zero_msg item;
+    size_t len;
+    if ((r = zero__enter(e, "zero_client_put")) != ZERO_OK) return r;
+    if (!key) return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_client_put: key is NULL");
+    len = strlen(key);
+    if ((why = zero__client_key_bad(key, len)) != NULL)
+        return zero__efail(e, ZERO_MSG_CLIENT_KEY, "zero_client_put: key '%.80s'%s %s", key, len > 80 ? "..." : "", why);
+    if (!data && size_bytes)
+        return zero__efail(e, ZERO_MSG_NULL_ARG,
+                           "zero_client_put: data is NULL (key '%s', size_bytes %zu)\nHINT: data NULL with size_bytes "
+                           "0 removes the key", key, size_bytes);
+    if (data && !size_bytes)
+        return zero__efail(e, ZERO_MSG_CLIENT_SIZE,
+                           "zero_client_put('%s'): size_bytes is 0: a value has 1 byte or more\nHINT: data NULL with "
+                           "size_bytes 0 removes the key", key);
+    if ((why = zero__client_set(&e->client, key, len, data, size_bytes, &item)) != NULL)
+        return zero__efail(e, item,
+                           "zero_client_put('%s'): %zu bytes %s (this rank holds %d keys, %zu bytes; at most %d keys, %zu "
+                           "bytes)\nHINT: keep large state (a shuffled index, a replay buffer) in a file of your own "
+                           "beside the checkpoint and put its name here",
+                           key, size_bytes, why, e->client ? e->client->n : 0, e->client ? e->client->bytes : 0,
+                           ZERO_CLIENT_MAX_KEYS, (size_t)ZERO_CLIENT_MAX_BYTES);
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_client_get(zero_engine *e, const char *key, void *out, size_t size_bytes, size_t *found_bytes) {
+    zero_result r;
+    int i;
+    if (found_bytes) *found_bytes = 0;
+    if ((r = zero__enter(e, "zero_client_get")) != ZERO_OK) return r;
+    if (!key || !out) return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_client_get: %s is NULL", !key ? "key" : "out");
+    if ((i = zero__client_find(e->client, key, strlen(key))) < 0) {
+        char list[300];
+        size_t at = 0;
+        int k;
+        if (found_bytes) return ZERO_OK;
+        list[0] = 0;
+        for (k = 0; e->client && k < e->client->n && at + 70 < sizeof list; k++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s'%s'", k ? ", " : "", e->client->ent[k].key);
+        if (e->client && k < e->client->n) snprintf(list + at, sizeof list - at, " and %d more", e->client->n - k);
+        return zero__efail(e, ZERO_MSG_CLIENT_MISSING,
+                           "zero_client_get('%.80s'): rank %d's client state has no such key (%s%s)\nHINT: zero_load "
+                           "replaces the store with the checkpoint's: one saved before zero_client_put('%.80s') has "
+                           "none; pass found_bytes to treat the key as optional",
+                           key, e->plan.grank, list[0] ? "its keys: " : "it is empty", list, key);
+    }
+    if (found_bytes) *found_bytes = e->client->ent[i].bytes;
+    if (e->client->ent[i].bytes != size_bytes)
+        return zero__efail(e, ZERO_MSG_CLIENT_SIZE,
+                           "zero_client_get('%s'): the value is %zu bytes, the caller asked for %zu; out is unchanged\n"
+                           "HINT: the program that saved it stored another type or layout under this key",
+                           key, e->client->ent[i].bytes, size_bytes);
+    memcpy(out, e->client->ent[i].data, size_bytes);
+    return ZERO_OK;
+}
+
+ZERO__DEF int zero_client_count(const zero_engine *e) {
+    return zero__engine_live(e) && e->client ? e->client->n : 0;
+}
+
+ZERO__DEF const char *zero_client_key(const zero_engine *e, int i, size_t *size_bytes) {
+    if (size_bytes) *size_bytes = 0;
+    if (!zero__engine_live(e) || !e->client || i < 0 || i >= e->client->n) return NULL;
+    if (size_bytes) *size_bytes = e->client->ent[i].bytes;
+    return e->client->ent[i].key;
+}
+
 /* ---- >>ckpt-save: zero_save: what a rank holds of a unit, rank files, metadata, latest ---- */
 
 
@@ -15232,8 +15549,8 @@ static int zero__ck_fill_rank(int fd, void *arg, zero_error *err) {
         ZERO_FREE(t);
     }
     /* the body CRC covers the block table (each block has its own) */
-    zero__ck_header(h, ZERO__CK_RANK, (uint64_t)(3 * S * 4 + 3 * w->blocks * 4), tcrc, e->plan.rank, e->plan.world, (uint64_t)S,
-                    w->id);
+    zero__ck_header(h, 1, ZERO__CK_RANK, (uint64_t)(3 * S * 4 + 3 * w->blocks * 4), tcrc, e->plan.rank, e->plan.world,
+                    (uint64_t)S, w->id);
     if (lseek(fd, 0, SEEK_SET) == (off_t)-1 || !zero__ck_write_all(fd, h, sizeof h)) goto io;
     return 1;
 io:
@@ -15246,9 +15563,10 @@ io:
 typedef struct zero__ck_meta_writer {
     zero_engine *e;
     uint64_t id;
+    int64_t client_files; /* 0: none (a version-1 file) */
 } zero__ck_meta_writer;
 
-static size_t zero__ck_meta_body(const zero_engine *e, unsigned char *b) {
+static size_t zero__ck_meta_body(const zero_engine *e, int64_t client_files, unsigned char *b) {
     const zero_layout *l = e->plan.layout;
     const zero_loss_scaler *s = &e->run.scaler;
     size_t n = 0;
@@ -15295,6 +15613,7 @@ static size_t zero__ck_meta_body(const zero_engine *e, unsigned char *b) {
         if (b) memcpy(b + n, l->names[t], len);
         n += len;
     }
+    if (client_files > 0) ZERO__W64(client_files);
 #undef ZERO__W64
 #undef ZERO__WD
     return n;
@@ -15303,19 +15622,42 @@ static size_t zero__ck_meta_body(const zero_engine *e, unsigned char *b) {
 static int zero__ck_fill_meta(int fd, void *arg, zero_error *err) {
     zero_engine *e = ((zero__ck_meta_writer *)arg)->e;
     uint64_t id = ((zero__ck_meta_writer *)arg)->id;
-    size_t n = zero__ck_meta_body(e, NULL);
+    int64_t cf = ((zero__ck_meta_writer *)arg)->client_files;
+    size_t n = zero__ck_meta_body(e, cf, NULL);
     unsigned char *b = (unsigned char *)ZERO_MALLOC(ZERO__CK_HDR + n);
     int ok;
     if (!b) {
         zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "checkpoint: metadata");
         return 0;
     }
-    zero__ck_meta_body(e, b + ZERO__CK_HDR);
-    zero__ck_header(b, ZERO__CK_META, n, zero__crc32c(0, b + ZERO__CK_HDR, n), 0, e->plan.world, 0, id);
+    zero__ck_meta_body(e, cf, b + ZERO__CK_HDR);
+    zero__ck_header(b, cf > 0 ? 2 : 1, ZERO__CK_META, n, zero__crc32c(0, b + ZERO__CK_HDR, n), 0, e->plan.world, 0, id);
     ok = zero__ck_write_all(fd, b, ZERO__CK_HDR + n);
     ZERO_FREE(b);
     if (!ok)
         zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "checkpoint metadata: %s%s", strerror(errno),
+                   errno == ENOSPC ? " (disk full)" : "");
+    return ok;
+}
+
+/* client<R>.zck: this rank's store (zero__client_body) */
+static int zero__ck_fill_client(int fd, void *arg, zero_error *err) {
+    const zero__ck_meta_writer *w = (const zero__ck_meta_writer *)arg;
+    const zero_engine *e = w->e;
+    size_t n = zero__client_body(e->client, NULL);
+    unsigned char *b = (unsigned char *)ZERO_MALLOC(ZERO__CK_HDR + n + 1);
+    int ok;
+    if (!b) {
+        zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "checkpoint: client state");
+        return 0;
+    }
+    zero__client_body(e->client, b + ZERO__CK_HDR);
+    zero__ck_header(b, 2, ZERO__CK_CLIENT, n, zero__crc32c(0, b + ZERO__CK_HDR, n), e->plan.grank, (int)w->client_files,
+                    (uint64_t)(e->client ? e->client->n : 0), w->id);
+    ok = zero__ck_write_all(fd, b, ZERO__CK_HDR + n);
+    ZERO_FREE(b);
+    if (!ok)
+        zero__fail(err, ZERO_MSG_FILE_WRITE, NULL, 0, 0, "checkpoint client state: %s%s", strerror(errno),
                    errno == ENOSPC ? " (disk full)" : "");
     return ok;
 }
@@ -15400,6 +15742,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     zero_error fe;
     double bad = 0, t0 = zero__now_ms();
     uint64_t w_id = 0;
+    int64_t client_files = 0;
     zero__ok(&fe);
     if ((r = zero__ck_enter(e, "zero_save", "dir", dir, err)) != ZERO_OK) return r;
     /* rank 0 picks a directory name no save used ("step<N>", else
@@ -15436,6 +15779,12 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
             return r;
         }
         w_id = (uint64_t)sum;
+        /* client state: every rank writes its store when any rank has one */
+        if ((r = zero__agree(e, e->client ? (double)e->client->n : 0, &sum)) != ZERO_OK) {
+            if (err) *err = e->err;
+            return r;
+        }
+        client_files = sum > 0 ? e->plan.gworld : 0;
         if (k < 0) {
             r = zero__efail(e, ZERO_MSG_FILE_OPEN, "zero_save: cannot create %s (see rank 0's error)", dir);
             if (err) *err = e->err;
@@ -15468,6 +15817,14 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
         zero__ck_scratch_free(e, w.buf, w.tile, w.stage_buf);
         ZERO_FREE(w.crc);
     }
+    if (!bad && client_files > 0) { /* every rank of the job, hybrid groups included: each rank's state is its own */
+        zero__ck_meta_writer cw;
+        cw.e = e;
+        cw.id = w_id;
+        cw.client_files = client_files;
+        snprintf(path, sizeof path, "%s/client%05d.zck", tdir, e->plan.grank);
+        if (zero__ck_commit_file(path, zero__ck_fill_client, &cw, &fe) != ZERO_OK) bad = 1;
+    }
     /* all ranks' files in place before anyone commits */
     {
         double sum = 0;
@@ -15493,6 +15850,7 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
         char latest[ZERO_PATH_MAX + 16];
         mw.e = e;
         mw.id = w_id;
+        mw.client_files = client_files;
         lt.text = tag;
         snprintf(path, sizeof path, "%s/meta.zck", tdir);
         snprintf(latest, sizeof latest, "%s/latest", dir);
@@ -15516,8 +15874,9 @@ ZERO__DEF zero_result zero_save(zero_engine *e, const char *dir, zero_error *err
     }
     if (e->plan.grank == 0)
         zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_CKPT_DONE,
-                  "zero_save: step %lld saved in %s (%d rank files of %.1f MiB, %.2f s)", (long long)e->run.global_steps,
-                  tdir, e->plan.world, (double)e->plan.layout->shard_numel * 12.0 / 1048576.0, (zero__now_ms() - t0) / 1000.0);
+                  "zero_save: step %lld saved in %s (%d rank files of %.1f MiB, %d client key%s, %.2f s)",
+                  (long long)e->run.global_steps, tdir, e->plan.world, (double)e->plan.layout->shard_numel * 12.0 / 1048576.0,
+                  zero_client_count(e), zero_client_count(e) == 1 ? "" : "s", (zero__now_ms() - t0) / 1000.0);
     zero__ok(err);
     return ZERO_OK;
 }
@@ -15529,6 +15888,7 @@ typedef struct zero__ck_meta {
     int64_t global_steps, skipped_steps, applied_steps, sched_it;
     double beta1_t, beta2_t, last_b1, last_b2, cur_scale;
     int64_t cur_hysteresis, cur_iter, last_overflow_iter, n_units;
+    int64_t client_files; /* version 2: the ranks whose client<R>.zck the save wrote; 0: none */
     uint32_t udig;
     zero_tensor *tensors; /* names point into names */
     char *names;
@@ -15541,8 +15901,8 @@ static void zero__ck_meta_free(zero__ck_meta *m) {
     m->names = NULL;
 }
 
-/* Parse and check a meta body (any bytes: a fuzz target calls it). */
-static zero_result zero__ck_parse_meta(const unsigned char *b, size_t n, const char *path, zero__ck_meta *m,
+/* Parse and check a meta body of format `version` (any bytes: a fuzz target calls it). */
+static zero_result zero__ck_parse_meta(const unsigned char *b, size_t n, uint32_t version, const char *path, zero__ck_meta *m,
                                        zero_error *err) {
     size_t p = 0;
     int64_t t;
@@ -15638,6 +15998,14 @@ static zero_result zero__ck_parse_meta(const unsigned char *b, size_t n, const c
         x->group = (int)group;
         x->ndim = (int)ndim;
     }
+    if (version >= 2) {
+        ZERO__R64(m->client_files);
+        if (m->client_files < 1 || m->client_files > (1 << 20)) {
+            zero__ck_meta_free(m);
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %lld client state files", path,
+                              (long long)m->client_files);
+        }
+    }
     if (p != n) {
         zero__ck_meta_free(m);
         return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %zu bytes after the last tensor", path, n - p);
@@ -15661,7 +16029,8 @@ static zero_result zero__ck_meta_read(const unsigned char *mb, size_t mn, const 
     if (zero__ck_get64(mb + 16) != mn - ZERO__CK_HDR || zero__crc32c(0, mb + ZERO__CK_HDR, mn - ZERO__CK_HDR) != zero__ck_get32(mb + 24))
         return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %s", path,
                           zero__ck_get64(mb + 16) != mn - ZERO__CK_HDR ? "truncated or extended" : "body checksum mismatch");
-    if ((r = zero__ck_parse_meta(mb + ZERO__CK_HDR, mn - ZERO__CK_HDR, path, m, err)) != ZERO_OK) return r;
+    if ((r = zero__ck_parse_meta(mb + ZERO__CK_HDR, mn - ZERO__CK_HDR, zero__ck_get32(mb + 8), path, m, err)) != ZERO_OK)
+        return r;
     /* the header's fields against the body: a forged header with a recomputed checksum is still refused */
     if (zero__ck_get32(mb + 28) != 0 || (int64_t)zero__ck_get32(mb + 32) != m->world || zero__ck_get64(mb + 36) != 0 ||
         zero__ck_get64(mb + 52) != 0) {
@@ -15775,6 +16144,40 @@ static zero_result zero__ck_find(const char *dir, char *tdir, size_t cap, char t
                           dir, tag, path, strerror(en), dir, dir);
     }
     return ZERO_OK;
+}
+
+/* Saving rank `which`'s client<R>.zck of the checkpoint in tdir, read whole and checked (zero__client_read), and
+   its header against the metadata: the rank it names, the number of client files, the save's id (mb: meta.zck). */
+static zero_result zero__ck_client_load(const char *tdir, int which, const zero__ck_meta *m, const unsigned char *mb,
+                                        zero__client **out, zero_error *err) {
+    char path[ZERO_PATH_MAX + 64];
+    unsigned char *fb;
+    size_t fn = 0;
+    zero_result r;
+    *out = NULL;
+    snprintf(path, sizeof path, "%s/client%05d.zck", tdir, which);
+    fb = zero__ck_slurp(path, &fn, ZERO__CK_HDR + ZERO_CLIENT_MAX_BYTES + (size_t)ZERO_CLIENT_MAX_KEYS * (16 + ZERO_CLIENT_KEY_MAX),
+                        ZERO_MSG_CKPT_CORRUPT, err);
+    if (!fb) {
+        if (err && err->item == ZERO_MSG_CKPT_CORRUPT && strlen(err->msg) + 80 < sizeof err->msg)
+            snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+                     " (meta.zck says %lld ranks saved client state)", (long long)m->client_files);
+        return err ? err->code : ZERO_ERR_IO;
+    }
+    if ((r = zero__client_read(fb, fn, path, out, err)) == ZERO_OK &&
+        (zero__ck_get32(fb + 28) != (uint32_t)which || (int64_t)zero__ck_get32(fb + 32) != m->client_files ||
+         zero__ck_get64(fb + 44) != zero__ck_get64(mb + 44))) {
+        r = zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0,
+                       "%s: %s (it says rank %u of %u, save id %llu; meta.zck: %lld client files, save id %llu)", path,
+                       zero__ck_get64(fb + 44) != zero__ck_get64(mb + 44) ? "this client file was copied in from another "
+                                                                            "checkpoint" : "the header was altered",
+                       zero__ck_get32(fb + 28), zero__ck_get32(fb + 32), (unsigned long long)zero__ck_get64(fb + 44),
+                       (long long)m->client_files, (unsigned long long)zero__ck_get64(mb + 44));
+        zero__client_free(*out);
+        *out = NULL;
+    }
+    ZERO_FREE(fb);
+    return r;
 }
 
 /* Reads ranges of a saving rank's file, checking each block it touches. */
@@ -16176,6 +16579,8 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
     int *tmap = NULL;
     zero__ck_reader rd;
     float *vals = NULL;
+    zero__client *client = NULL;
+    int client_from = 0;
     zero_error fe;
     zero_result r;
     double bad = 0, sum = 0, t0 = zero__now_ms();
@@ -16194,6 +16599,9 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
               zero__load_match(e, &m, path, &tmap, &fe) != ZERO_OK ||
               zero__load_layout(&m, path, &ol, &fe) != ZERO_OK || zero__load_reader(&rd, tdir, &m, mb, ol, &fe) != ZERO_OK ||
               zero__load_check(e, &rd, ol, tmap, &vals, &fe) != ZERO_OK;
+        /* the client state: this rank's own on the saving world size, else rank 0's */
+        client_from = m.client_files == e->plan.gworld ? e->plan.grank : 0;
+        if (!bad && m.client_files > 0 && zero__ck_client_load(tdir, client_from, &m, mb, &client, &fe) != ZERO_OK) bad = 1;
     }
     if ((r = zero__agree(e, bad, &sum)) != ZERO_OK) goto out;
     if (sum > 0) {
@@ -16206,11 +16614,20 @@ ZERO__DEF zero_result zero_load(zero_engine *e, const char *dir, zero_error *err
         goto out;
     }
     r = zero__load_apply(e, &rd, ol, tmap, &m);
+    if (r == ZERO_OK) { /* the store is the checkpoint's, whole (none: empty) */
+        zero__client_free(e->client);
+        e->client = client;
+        client = NULL;
+    }
     if (r == ZERO_OK && e->plan.grank == 0)
         zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_CKPT_DONE,
-                  "zero_load: step %lld loaded from %s (saved by %lld ranks at stage %lld; %.2f s)", (long long)m.global_steps,
-                  tdir, (long long)m.world, (long long)m.stage, (zero__now_ms() - t0) / 1000.0);
+                  "zero_load: step %lld loaded from %s (saved by %lld ranks at stage %lld; %d client key%s%s; %.2f s)",
+                  (long long)m.global_steps, tdir, (long long)m.world, (long long)m.stage, zero_client_count(e),
+                  zero_client_count(e) == 1 ? "" : "s",
+                  m.client_files > 0 && m.client_files != e->plan.gworld ? ", rank 0's on every rank (the world size changed)" : "",
+                  (zero__now_ms() - t0) / 1000.0);
 out:
+    zero__client_free(client);
     zero__ck_meta_free(&m);
     ZERO_FREE(mb);
     ZERO_FREE(tmap);

@@ -13,6 +13,7 @@
        train_mlp --compare-stages     stages 0-3 one after another: memory and loss
        train_mlp --gradcheck          the hand-written backward against finite differences
        train_mlp --config ds_config.json [flags override its keys]
+       train_mlp --steps 100 --save ckpt        then: train_mlp --steps 200 --resume ckpt
 
    Here the ranks are threads of this process (zero_host_run, no GPU needed);
    examples/train_mlp.cu trains the same model on GPUs, one process per GPU.
@@ -32,6 +33,9 @@ static void usage(void) {
            "\n"
            "  --world N            host ranks (default 4)\n"
            "%s"
+           "  --save DIR           after the last step, zero_save into DIR (the model, Adam, the data position)\n"
+           "  --resume DIR         zero_load DIR's latest checkpoint first and go on from its data position\n"
+           "                       up to --steps (its seed's data order: --seed then sets nothing)\n"
            "  --gradcheck          check the backward against central differences in double; no engine\n"
            "  --quiet              no progress lines\n"
            "\n%s",
@@ -357,6 +361,7 @@ typedef struct run {
     int n_tensors;
     zero_dtype dtype;
     double *step_loss;         /* [steps]: global mean loss per step (rank 0) */
+    int first_step;            /* the first step trained (after --resume: the checkpoint's next) */
     zero_step_info last;       /* rank 0 */
     double seconds;            /* rank 0, the training loop only */
     zero_memory_stats *mem;    /* [world] */
@@ -445,6 +450,16 @@ static zero_result micro_batch(zero_engine *e, mlp *m, int batch, zero_dtype dt,
     return ZERO_OK;
 }
 
+/* Where the data order stands: the sampler is a pure function of (seed,
+   step, slot), so the seed and the next step are all a resumed run needs to
+   draw the samples the uninterrupted run would have. Saved as the engine's
+   client state (zero_client_put) beside the model; a loader that reads
+   files would keep its shard and offset here. */
+typedef struct data_pos {
+    uint64_t seed;
+    int64_t next_step;
+} data_pos;
+
 static zero_result rank_main(const zero_backend *be, void *arg) {
     run *R = (run *)arg;
     const options *o = R->o;
@@ -458,6 +473,7 @@ static zero_result rank_main(const zero_backend *be, void *arg) {
     double t0 = 0, window = 0; /* rank 0: loss summed since the last progress line */
     int n_window = 0;
     const char *where = "zero_engine_create";
+    data_pos pos;
 
     memset(&err, 0, sizeof err);
     if (mlp_alloc(&m, &o->d, mbs)) {
@@ -469,13 +485,22 @@ static zero_result rank_main(const zero_backend *be, void *arg) {
         mlp_free(&m);
         return r;
     }
+    pos.seed = o->seed;
+    pos.next_step = 1;
+    if (o->resume_dir) { /* the model, Adam, the counters, and where the data order stands */
+        where = "zero_load";
+        if ((r = zero_load(e, o->resume_dir, &err)) != ZERO_OK) goto fail;
+        where = "zero_client_get (the data position)";
+        if ((r = zero_client_get(e, "data", &pos, sizeof pos, NULL)) != ZERO_OK) goto fail;
+        if (rank == 0) R->first_step = (int)pos.next_step;
+    }
     t0 = now_s();
-    for (step = 1; step <= o->steps; step++) {
+    for (step = (int)pos.next_step; step <= o->steps; step++) {
         zero_step_info info;
         double sum = 0, mean;
         for (micro = 0; micro < gas; micro++) {
             double loss;
-            mlp_sample(&m, R->text, o->seed, step, (int64_t)micro * world + rank, mbs);
+            mlp_sample(&m, R->text, pos.seed, step, (int64_t)micro * world + rank, mbs);
             where = "micro-batch";
             if ((r = micro_batch(e, &m, mbs, R->dtype, o->freeze, &loss)) != ZERO_OK) goto fail;
             sum += loss;
@@ -493,13 +518,20 @@ static zero_result rank_main(const zero_backend *be, void *arg) {
             R->step_loss[step - 1] = mean;
             R->last = info;
             window += mean, n_window++;
-            if (!o->quiet && !o->compare && (step == 1 || step == o->steps || step % o->print_every == 0)) {
+            if (!o->quiet && !o->compare && (step == pos.next_step || step == o->steps || step % o->print_every == 0)) {
                 print_progress(o, step, mean, n_window, window, &info);
                 window = 0, n_window = 0;
             }
         }
     }
     if (rank == 0) R->seconds = now_s() - t0;
+    if (o->save_dir) {
+        pos.next_step = step;
+        where = "zero_client_put (the data position)";
+        if ((r = zero_client_put(e, "data", &pos, sizeof pos)) != ZERO_OK) goto fail;
+        where = "zero_save";
+        if ((r = zero_save(e, o->save_dir, &err)) != ZERO_OK) goto fail;
+    }
 
     where = "zero_memory_report";
     if ((r = zero_memory_report(e, &R->mem[rank])) != ZERO_OK) goto fail;
@@ -560,6 +592,7 @@ static int train(const options *o, const corpus *text, int stage, int verbose, r
     R.tensors = tensors;
     R.n_tensors = nt;
     R.dtype = compute_dtype(&cfg);
+    R.first_step = 1;
     R.step_loss = (double *)calloc((size_t)o->steps, sizeof(double));
     R.mem = (zero_memory_stats *)calloc((size_t)o->world, sizeof *R.mem);
     R.weights = (float *)calloc((size_t)total, sizeof(float));
@@ -583,8 +616,9 @@ static int train(const options *o, const corpus *text, int stage, int verbose, r
         if (!shown) fprintf(stderr, "train_mlp: %s\n", err.msg[0] ? err.msg : zero_result_string(r));
         goto done;
     }
-    result_losses(res, R.step_loss, o->steps);
-    if (write_loss_file(o, stage, R.step_loss)) goto done;
+    res->first_step = R.first_step;
+    if (R.first_step <= o->steps) result_losses(res, R.step_loss + R.first_step - 1, o->steps - R.first_step + 1);
+    if (write_loss_file(o, stage, R.step_loss, R.first_step)) goto done;
     res->seconds = R.seconds;
     res->last = R.last;
     res->mem0 = R.mem[0];

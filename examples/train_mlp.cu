@@ -457,7 +457,7 @@ static zero_result train_rank(const gpu *g, const options *o, const corpus *text
     }
     res->seconds = now_s() - t0; /* the last gather_losses waited for the last step */
     result_losses(res, step_loss, o->steps);
-    if (write_loss_file(o, stage, step_loss)) {
+    if (write_loss_file(o, stage, step_loss, 1)) {
         r = fail_msg(err, ZERO_ERR_IO, "%s: cannot write", o->loss_file);
         goto out;
     }

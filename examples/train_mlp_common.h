@@ -171,6 +171,7 @@ typedef struct options {
     uint64_t seed;
     const char *config;
     const char *loss_file; /* --loss-file: every step's global mean loss */
+    const char *save_dir, *resume_dir; /* host build: --save, --resume (a checkpoint and the data position in it) */
     mlp_dims d;
     /* which flags were given: they override the config file */
     int has_stage, has_dtype, has_lr, has_wd, has_clip, has_mbs, has_gas, has_bucket, has_world;
@@ -304,7 +305,8 @@ static inline double now_s(void) {
 /* ---- one training run and its reports ---- */
 
 typedef struct result {
-    double first_loss, last_loss; /* of step 1 and of the last step */
+    double first_loss, last_loss; /* of the first step trained and of the last step */
+    int first_step;               /* the first step trained: 1, or after a resume the checkpoint's next (0: 1) */
     double head_loss, tail_loss;  /* means of the first and of the last 10 steps */
     double seconds;
     zero_step_info last;
@@ -327,9 +329,11 @@ static inline void result_losses(result *res, const double *step_loss, int steps
 }
 
 /* --loss-file: "step loss" lines with 9 digits, for comparing runs (the
-   host and the GPU build, two world sizes); --compare-stages appends one
-   block per stage, each after a "# stage S" line. */
-static inline int write_loss_file(const options *o, int stage, const double *step_loss) {
+   host and the GPU build, two world sizes, a resumed run and the one it
+   continues); --compare-stages appends one block per stage, each after a
+   "# stage S" line. first: the first step this run trained (after a resume,
+   the step after the checkpoint's). */
+static inline int write_loss_file(const options *o, int stage, const double *step_loss, int first) {
     FILE *f;
     int i;
     if (!o->loss_file || !o->report) return 0;
@@ -338,7 +342,7 @@ static inline int write_loss_file(const options *o, int stage, const double *ste
         return 1;
     }
     if (stage >= 0) fprintf(f, "# stage %d\n", stage);
-    for (i = 0; i < o->steps; i++) fprintf(f, "%d %.9g\n", i + 1, step_loss[i]);
+    for (i = first - 1; i < o->steps; i++) fprintf(f, "%d %.9g\n", i + 1, step_loss[i]);
     return fclose(f) != 0;
 }
 
@@ -376,11 +380,16 @@ static inline int train_one(const options *o, const corpus *text, train_fn train
     result res;
     if (train(o, text, -1, 1, &res, user)) return 1;
     if (o->report) {
-        printf("loss: step 1 %.4f, step %d %.4f; mean of the first 10 steps %.4f, of the last 10 %.4f\n",
+        int first = res.first_step > 0 ? res.first_step : 1, run = o->steps - first + 1;
+        if (run < 1) {
+            printf("nothing to train: the checkpoint is at step %d, --steps is %d\n", first - 1, o->steps);
+            return 0;
+        }
+        printf("loss: step %d %.4f, step %d %.4f; mean of the first 10 steps %.4f, of the last 10 %.4f\n", first,
                res.first_loss, o->steps, res.last_loss, res.head_loss, res.tail_loss);
         printf("speed: %.1f steps/s, %.0f tokens/s (%lld predicted bytes per step), %.2f s for %d steps\n",
-               o->steps / res.seconds, (double)o->steps * (double)res.tokens_per_step / res.seconds,
-               (long long)res.tokens_per_step, res.seconds, o->steps);
+               run / res.seconds, (double)run * (double)res.tokens_per_step / res.seconds,
+               (long long)res.tokens_per_step, res.seconds, run);
         if (res.mem0.stage == 3)
             printf("stage 3, last step: %lld fetches of sharded tensors, %lld found their unit gathered, %lld unit "
                    "gathers\n",
@@ -594,6 +603,8 @@ static inline int parse_args(int argc, char **argv, int gpu, options *o, text_fi
         else if (!strcmp(a, "--clip")) bad = tool_num(o->prog, a, v, 0, 1e6, &o->clip), o->has_clip = 1;
         else if (!strcmp(a, "--config")) bad = flag_file(o, a, v, &o->config);
         else if (!strcmp(a, "--loss-file")) bad = flag_file(o, a, v, &o->loss_file);
+        else if (!strcmp(a, "--save") && !gpu) bad = flag_file(o, a, v, &o->save_dir);
+        else if (!strcmp(a, "--resume") && !gpu) bad = flag_file(o, a, v, &o->resume_dir);
         else if (!strcmp(a, "--dtype")) {
             o->has_dtype = 1;
             if (v && !strcmp(v, "fp32")) o->dtype = ZERO_DTYPE_FP32;
@@ -619,6 +630,8 @@ static inline int parse_args(int argc, char **argv, int gpu, options *o, text_fi
         if (bad) return 1;
         i += used;
     }
+    if (o->compare && (o->save_dir || o->resume_dir))
+        return tool_fail(o->prog, o->save_dir ? "--save" : "--resume", "not with --compare-stages (one run saves or resumes)");
     if (f->n_files == 0) { /* the default text: README.md and the .md files of docs/, our own prose */
         size_t k;
         f->files[f->n_files++] = "README.md";

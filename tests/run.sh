@@ -176,6 +176,14 @@ if [ -z "$T" ]; then
         else
             echo "skip  tensorboard-reader: python3 cannot import tensorboard (tests/tb_read.py)"
         fi
+        # --save, then --resume (another --seed: the data position comes from the checkpoint's client state):
+        # the resumed steps' losses equal the uninterrupted run's, fp16's loss scaler and stage 3 included
+        step "train_mlp-resume" sh -c "T='$B/t/train_mlp'; D='$B/t/mlp_resume'; A='--world 3 --stage 3 --dtype fp16 --gas 2 --quiet';
+            rm -rf \"\$D\" && mkdir -p \"\$D\" &&
+            \"\$T\" \$A --steps 16 --loss-file \"\$D/all.txt\" && \"\$T\" \$A --steps 8 --save \"\$D/ck\" &&
+            \"\$T\" \$A --steps 16 --seed 9 --resume \"\$D/ck\" --loss-file \"\$D/resumed.txt\" &&
+            grep -v '^#' \"\$D/all.txt\" | tail -n 8 > \"\$D/a\" && grep -v '^#' \"\$D/resumed.txt\" > \"\$D/b\" &&
+            [ \$(wc -l < \"\$D/b\") -eq 8 ] && cmp \"\$D/a\" \"\$D/b\" && cat \"\$D/b\""
     fi
     # llm.c's shape ported onto zero (docs/porting.md section 5): at most 60 changed lines, stages 0-3 on 1, 2, 4
     # ranks with the unported program's losses and samples; then the same under ASan+UBSan with clang

@@ -160,6 +160,9 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     CHECK(zero_memory_report(NULL, &ms) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_read_state(NULL, 0, ZERO_STATE_MASTER, 0, 4, out) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_engine_layout(NULL) == NULL && zero_global_steps(NULL) == -1);
+    CHECK(zero_client_put(NULL, "k", &v, sizeof v) == ZERO_ERR_INVALID_ARG);
+    CHECK(zero_client_get(NULL, "k", &v, sizeof v, NULL) == ZERO_ERR_INVALID_ARG);
+    CHECK(zero_client_count(NULL) == 0 && zero_client_key(NULL, 0, NULL) == NULL);
     CHECK(zero_engine_error(NULL) != NULL && zero_engine_error(NULL)->item == ZERO_MSG_NULL_ARG);
     zero_report_loss(NULL, 1.0);
     zero_engine_destroy(NULL);
@@ -177,6 +180,14 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     }
     ENAMED(e, zero_all_reduce_scalars(e, NULL, 1, ZERO_OP_SUM), "zero_all_reduce_scalars", "vals");
     ENAMED(e, zero_read_state(e, 0, ZERO_STATE_MASTER, 0, 4, NULL), "zero_read_state", "out");
+    ENAMED(e, zero_client_put(e, NULL, &v, sizeof v), "zero_client_put", "key");
+    ENAMED(e, zero_client_put(e, "k", NULL, sizeof v), "zero_client_put", "data");
+    ENAMED(e, zero_client_get(e, NULL, &v, sizeof v, NULL), "zero_client_get", "key");
+    ENAMED(e, zero_client_get(e, "k", NULL, sizeof v, NULL), "zero_client_get", "out");
+    {
+        size_t found = 9;
+        CHECK(zero_client_get(e, "k", &v, sizeof v, &found) == ZERO_OK && found == 0); /* absent: not an error */
+    }
     NAMED(zero_save(e, NULL, &err), "zero_save", "dir");
     NAMED(zero_load(e, NULL, &err), "zero_load", "dir");
     NAMED(zero_export_safetensors(e, NULL, ZERO_DTYPE_FP32, &err), "zero_export_safetensors", "path");

@@ -33,6 +33,7 @@ typedef struct job {
     int n_delta;               /* -1: the last tensor left out; 1: one more ("extra") (load must refuse, naming it) */
     int load_step;             /* the step the loaded checkpoint was saved at (the data continues there) */
     int big;                   /* the last tensor 2^21 elements: a save takes long enough to be killed inside */
+    int client;                /* 1: before the save each rank puts its client state (client_put_all) */
     const char *export_path;   /* export safetensors (fp32 and bf16: path and path.bf16) at the end */
     const char *dir, *nvme;
     zero_result r[MAXW], r_load[MAXW];
@@ -149,6 +150,31 @@ static zero_result make_engine(const zero_backend *b, const job *J, zero_engine 
     return zero_engine_create(e, &c, ts, NT + J->n_delta, b, err);
 }
 
+/* A rank's client state: a data loader's position that differs per rank, an RNG state, an epoch put twice
+   (the second, of another size, replaces the first). */
+typedef struct loader_pos {
+    int64_t shard, sample;
+} loader_pos;
+static loader_pos loader_of(int rank) {
+    loader_pos p;
+    p.shard = 3 + rank;
+    p.sample = 1000 + 17 * rank;
+    return p;
+}
+static uint64_t rng_of(int rank) { return 0x9E3779B97F4A7C15ull ^ (uint64_t)rank; }
+
+static zero_result client_put_all(zero_engine *e, int rank) {
+    loader_pos p = loader_of(rank);
+    uint64_t rng = rng_of(rank);
+    int32_t epoch32 = 1;
+    int64_t epoch = 2;
+    zero_result r;
+    if ((r = zero_client_put(e, "loader", &p, sizeof p)) != ZERO_OK || (r = zero_client_put(e, "rng", &rng, sizeof rng)) != ZERO_OK ||
+        (r = zero_client_put(e, "epoch", &epoch32, sizeof epoch32)) != ZERO_OK)
+        return r;
+    return zero_client_put(e, "epoch", &epoch, sizeof epoch);
+}
+
 static zero_result rank_fn(const zero_backend *b0, void *arg) {
     job *J = (job *)arg;
     zero_engine *e = NULL;
@@ -168,6 +194,7 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
         return ZERO_OK;
     }
     r = train(e, J, rk, 0, J->steps_before);
+    if (r == ZERO_OK && J->client) r = client_put_all(e, rk);
     if (r == ZERO_OK && J->save) {
         r = zero_save(e, J->dir, &err);
         if (r != ZERO_OK) snprintf(J->msg[rk], sizeof J->msg[rk], "save: %s", err.msg);
@@ -384,6 +411,312 @@ static void rmtree(const char *dir) {
     if (system(cmd) != 0) fprintf(stderr, "rm -rf %s failed\n", dir);
 }
 
+/* ---- client state (zero_client_put / zero_client_get) ---- */
+
+enum { C_SAME, C_RANK0, C_NONE, C_BAD };
+typedef struct cjob {
+    job *J;     /* the model, its config and the checkpoint directory */
+    int expect; /* C_SAME: each rank gets what it saved; C_RANK0: rank 0's on every rank; C_NONE: a checkpoint
+                   without client state; C_BAD: the load fails and changes nothing */
+    int misuse; /* also the misuse of put and get */
+    zero_result r_load[MAXW];
+    zero_msg item[MAXW];
+    char msg[MAXW][1100];
+    int pass[MAXW], nfail[MAXW];
+    char fail[MAXW][4][720];
+} cjob;
+
+/* rank threads record, the main thread checks (the harness counters are not thread safe) */
+static void cexpect(cjob *C, int rank, int cond, const char *what, const zero_engine *e) {
+    if (cond) {
+        C->pass[rank]++;
+        return;
+    }
+    if (C->nfail[rank] < 4)
+        snprintf(C->fail[rank][C->nfail[rank]], sizeof C->fail[0][0], "%.200s (last error: %.480s)", what,
+                 e ? zero_engine_error(e)->msg : "");
+    C->nfail[rank]++;
+}
+
+/* the call failed with item, and its message holds each of the strings */
+static int cerr(const zero_engine *e, zero_result got, zero_msg item, const char *s1, const char *s2, const char *s3) {
+    const zero_error *er = zero_engine_error(e);
+    return got != ZERO_OK && er->item == item && er->code == got && (!s1 || strstr(er->msg, s1)) &&
+           (!s2 || strstr(er->msg, s2)) && (!s3 || strstr(er->msg, s3));
+}
+
+static void client_misuse(cjob *C, int rk, zero_engine *e) {
+    char k64[65], k63[64], big = 0;
+    uint64_t v = 7, out = 0;
+    size_t found = 99;
+    int n = zero_client_count(e);
+    memset(k64, 'k', 64), k64[64] = 0;
+    memset(k63, 'k', 63), k63[63] = 0;
+    cexpect(C, rk, cerr(e, zero_client_put(e, k64, &v, sizeof v), ZERO_MSG_CLIENT_KEY, "longer than ZERO_CLIENT_KEY_MAX", NULL, NULL),
+         "a 64-byte key: CLIENT_KEY", e);
+    cexpect(C, rk, zero_client_put(e, k63, &v, sizeof v) == ZERO_OK && zero_client_count(e) == n + 1, "a 63-byte key is fine", e);
+    cexpect(C, rk, cerr(e, zero_client_put(e, "", &v, sizeof v), ZERO_MSG_CLIENT_KEY, "is empty", NULL, NULL), "empty key", e);
+    cexpect(C, rk, cerr(e, zero_client_put(e, "a b", &v, sizeof v), ZERO_MSG_CLIENT_KEY, "'a b'", "printable", NULL),
+         "a key with a space", e);
+    cexpect(C, rk, cerr(e, zero_client_put(e, NULL, &v, sizeof v), ZERO_MSG_NULL_ARG, "key is NULL", NULL, NULL), "NULL key", e);
+    cexpect(C, rk, cerr(e, zero_client_put(e, "v", &v, 0), ZERO_MSG_CLIENT_SIZE, "size_bytes is 0", NULL, NULL), "a value of 0 bytes", e);
+    cexpect(C, rk, cerr(e, zero_client_put(e, "v", &big, ZERO_CLIENT_MAX_BYTES + 1), ZERO_MSG_CLIENT_SIZE, "ZERO_CLIENT_MAX_BYTES",
+                     "HINT:", NULL),
+         "a value past ZERO_CLIENT_MAX_BYTES", e);
+    cexpect(C, rk, zero_client_count(e) == n + 1 && zero_client_get(e, "v", &out, sizeof out, &found) == ZERO_OK && found == 0,
+         "the refused puts changed nothing", e);
+    cexpect(C, rk, zero_client_put(e, k63, NULL, 0) == ZERO_OK && zero_client_count(e) == n &&
+                    zero_client_get(e, k63, &out, sizeof out, &found) == ZERO_OK && found == 0,
+         "data NULL, size 0 removes a key", e);
+    cexpect(C, rk, cerr(e, zero_client_get(e, "absent", &out, sizeof out, NULL), ZERO_MSG_CLIENT_MISSING, "'absent'",
+                     n ? "its keys: 'loader'" : "it is empty", "HINT:"),
+         "a required key that is absent: CLIENT_MISSING, listing the keys there are", e);
+    cexpect(C, rk, zero_client_key(e, -1, NULL) == NULL && zero_client_key(e, n, &found) == NULL && found == 0,
+         "zero_client_key out of range is NULL", e);
+}
+
+static zero_result client_fn(const zero_backend *b, void *arg) {
+    cjob *C = (cjob *)arg;
+    job *J = C->J;
+    int rk = b->rank, want = C->expect == C_SAME ? rk : 0;
+    zero_engine *e = NULL;
+    zero_error err;
+    int64_t stale = 5, got = 0;
+    size_t found = 99;
+    if (make_engine(b, J, &e, &err) != ZERO_OK) {
+        cexpect(C, rk, 0, err.msg, NULL);
+        return ZERO_OK;
+    }
+    cexpect(C, rk, zero_client_put(e, "stale", &stale, sizeof stale) == ZERO_OK, "put before the load", e);
+    C->r_load[rk] = zero_load(e, J->dir, &err);
+    C->item[rk] = err.item;
+    snprintf(C->msg[rk], sizeof C->msg[rk], "%s", err.msg);
+    if (C->expect == C_BAD) { /* nothing half-restored: the store, the step as they were */
+        cexpect(C, rk, C->r_load[rk] != ZERO_OK, "the load fails", e);
+        cexpect(C, rk, zero_client_count(e) == 1 && zero_client_get(e, "stale", &got, sizeof got, NULL) == ZERO_OK && got == 5,
+             "after a failed load the store is the one before", e);
+        cexpect(C, rk, zero_global_steps(e) == 0, "after a failed load the step is the one before", e);
+    } else if (C->r_load[rk] != ZERO_OK) {
+        cexpect(C, rk, 0, "the load", e);
+    } else if (C->expect == C_NONE) {
+        loader_pos p;
+        cexpect(C, rk, zero_client_count(e) == 0, "a checkpoint without client state empties the store", e);
+        cexpect(C, rk, zero_client_get(e, "loader", &p, sizeof p, &found) == ZERO_OK && found == 0, "absent: ok, 0 bytes", e);
+        cexpect(C, rk, cerr(e, zero_client_get(e, "loader", &p, sizeof p, NULL), ZERO_MSG_CLIENT_MISSING, "it is empty", NULL, NULL),
+             "absent and required: CLIENT_MISSING", e);
+    } else {
+        loader_pos p, wp = loader_of(want);
+        uint64_t rng = 0;
+        int64_t epoch = 0;
+        size_t sz = 0;
+        cexpect(C, rk, zero_client_get(e, "loader", &p, sizeof p, &found) == ZERO_OK && found == sizeof p &&
+                        p.shard == wp.shard && p.sample == wp.sample,
+             C->expect == C_SAME ? "loader: this rank's own" : "loader: rank 0's", e);
+        cexpect(C, rk, zero_client_get(e, "rng", &rng, sizeof rng, NULL) == ZERO_OK && rng == rng_of(want), "rng", e);
+        cexpect(C, rk, zero_client_get(e, "epoch", &epoch, sizeof epoch, NULL) == ZERO_OK && epoch == 2,
+             "epoch: the second put, of another size, replaced the first", e);
+        cexpect(C, rk, zero_client_count(e) == 3 && !strcmp(zero_client_key(e, 0, &sz), "loader") && sz == sizeof p &&
+                        !strcmp(zero_client_key(e, 1, &sz), "rng") && sz == 8 && !strcmp(zero_client_key(e, 2, &sz), "epoch") &&
+                        sz == 8,
+             "the keys in the order first put, with their sizes", e);
+        cexpect(C, rk, zero_client_get(e, "stale", &got, sizeof got, &found) == ZERO_OK && found == 0,
+             "a key put before the load is gone (the store is the checkpoint's)", e);
+        got = -1;
+        cexpect(C, rk, cerr(e, zero_client_get(e, "loader", &got, sizeof got, &found), ZERO_MSG_CLIENT_SIZE, "'loader'",
+                         "the value is 16 bytes, the caller asked for 8", NULL) && got == -1 && found == 16,
+             "a size mismatch: CLIENT_SIZE naming the key and both sizes, out unchanged", e);
+        if (C->misuse) client_misuse(C, rk, e);
+    }
+    zero_engine_destroy(e);
+    return ZERO_OK;
+}
+
+static void client_run(cjob *C, int world, const char *what) {
+    zero_error err;
+    int r, k;
+    CHECKF(zero_host_run(world, client_fn, C, &err) == ZERO_OK, "%s: %s", what, err.msg);
+    for (r = 0; r < world; r++) {
+        zt_pass += C->pass[r];
+        for (k = 0; k < C->nfail[r] && k < 4; k++) CHECKF(0, "%s, rank %d: %s", what, r, C->fail[r][k]);
+    }
+}
+
+static int file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Client state through a save and loads on the same world, on others, a
+   hybrid one; a checkpoint without it; a damaged client file. */
+static void test_client(const char *base) {
+    char dir[1100], path[1400], f[1500];
+    zero_error err;
+    static const int worlds[3] = {2, 3, 1};
+    int i, k;
+    job *a = newjob(2, ZERO_DTYPE_FP32, 2);
+    snprintf(dir, sizeof dir, "%s/client", base);
+    a->dir = dir;
+    a->steps_before = 2, a->save = 1, a->client = 1;
+    n_done = 0;
+    CHECK(zero_host_run(2, rank_fn, a, &err) == ZERO_OK);
+    all_ok(a, 2, "client save");
+    CHECKF(n_done == 1 && strstr(done_line[0], "3 client keys"), "the save's line counts the client keys: %s", done_line[0]);
+    for (k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/step2/client%05d.zck", dir, k);
+        CHECKF(file_exists(path), "%s written", path);
+    }
+    { /* version 2: a build before client state refuses it instead of dropping the state */
+        unsigned char h[64] = {0};
+        FILE *fp;
+        snprintf(path, sizeof path, "%s/step2/meta.zck", dir);
+        fp = fopen(path, "rb");
+        CHECK(fp && fread(h, 1, 64, fp) == 64);
+        if (fp) fclose(fp);
+        CHECK(zero__ck_get32(h + 8) == 2);
+    }
+    for (i = 0; i < 3; i++) { /* the same world: each rank its own; another: rank 0's on every rank */
+        cjob *C = (cjob *)calloc(1, sizeof *C);
+        job *b = newjob(1, ZERO_DTYPE_FP32, worlds[i]);
+        char what[100];
+        b->dir = dir;
+        C->J = b;
+        C->expect = worlds[i] == 2 ? C_SAME : C_RANK0;
+        C->misuse = i == 0;
+        snprintf(what, sizeof what, "client state saved on 2 ranks, loaded on %d", worlds[i]);
+        n_done = 0;
+        client_run(C, worlds[i], what);
+        CHECKF(n_done == 1 && strstr(done_line[0], "3 client keys") &&
+                   (worlds[i] == 2) == !strstr(done_line[0], "rank 0's on every rank (the world size changed)"),
+               "%s: the load's line: %s", what, done_line[0]);
+        free(b);
+        free(C);
+    }
+    { /* hybrid sharding: 2 groups of 2 write 2 rank files, but every rank its client file */
+        job *h = newjob(2, ZERO_DTYPE_FP32, 4), *b = newjob(2, ZERO_DTYPE_FP32, 4);
+        cjob *C = (cjob *)calloc(1, sizeof *C);
+        char hd[1200];
+        snprintf(hd, sizeof hd, "%s/client_hybrid", base);
+        h->shard = 2;
+        h->dir = b->dir = hd;
+        h->steps_before = 2, h->save = 1, h->client = 1;
+        CHECK(zero_host_run(4, rank_fn, h, &err) == ZERO_OK);
+        all_ok(h, 4, "hybrid client save");
+        snprintf(f, sizeof f, "%s/step2/client00003.zck", hd);
+        CHECKF(file_exists(f), "%s written", f);
+        C->J = b;
+        C->expect = C_SAME;
+        client_run(C, 4, "client state saved by 2 groups of 2, loaded on 4 flat ranks");
+        free(h);
+        free(b);
+        free(C);
+    }
+    { /* a checkpoint without client state: version 1 as before, no client files; the store is emptied */
+        job *o = newjob(2, ZERO_DTYPE_FP32, 2), *b = newjob(2, ZERO_DTYPE_FP32, 2);
+        cjob *C = (cjob *)calloc(1, sizeof *C);
+        char od[1200];
+        unsigned char h[64] = {0};
+        FILE *fp;
+        snprintf(od, sizeof od, "%s/client_none", base);
+        o->dir = b->dir = od;
+        o->steps_before = 2, o->save = 1;
+        n_done = 0;
+        CHECK(zero_host_run(2, rank_fn, o, &err) == ZERO_OK);
+        all_ok(o, 2, "save without client state");
+        CHECKF(n_done == 1 && strstr(done_line[0], "0 client keys"), "the save's line: %s", done_line[0]);
+        snprintf(f, sizeof f, "%s/step2/meta.zck", od);
+        fp = fopen(f, "rb");
+        CHECK(fp && fread(h, 1, 64, fp) == 64);
+        if (fp) fclose(fp);
+        CHECKF(zero__ck_get32(h + 8) == 1, "without client state meta.zck stays version 1 (%u)", zero__ck_get32(h + 8));
+        snprintf(f, sizeof f, "%s/step2/client00000.zck", od);
+        CHECK(!file_exists(f));
+        C->J = b;
+        C->expect = C_NONE;
+        client_run(C, 2, "a checkpoint without client state");
+        free(o);
+        free(b);
+        free(C);
+    }
+    /* a damaged client file: CKPT_CORRUPT naming it and why, on a copy of the checkpoint each */
+    for (i = 0; i < 7; i++) {
+        static const char *const files[5] = {"meta.zck", "rank00000.zck", "rank00001.zck", "client00000.zck", "client00001.zck"};
+        cjob *C = (cjob *)calloc(1, sizeof *C);
+        job *b = newjob(2, ZERO_DTYPE_FP32, 2);
+        char bd[1200], what[200];
+        const char *want = "", *want2 = NULL;
+        snprintf(bd, sizeof bd, "%s/client_bad%d", base, i);
+        snprintf(path, sizeof path, "%s/step2", bd);
+        CHECK(mkdir(bd, 0755) == 0 && mkdir(path, 0755) == 0);
+        for (k = 0; k < 5; k++) {
+            char from[1500];
+            snprintf(from, sizeof from, "%s/step2/%s", dir, files[k]);
+            snprintf(f, sizeof f, "%s/%s", path, files[k]);
+            CHECK(copy_file(from, f));
+        }
+        snprintf(f, sizeof f, "%s/latest", bd);
+        CHECK(write_file(f, "step2"));
+        snprintf(f, sizeof f, "%s/client00001.zck", path);
+        switch (i) {
+        case 0: CHECK(flip(f, 64 + 9)); want = "client00001.zck: body checksum mismatch"; break;
+        case 1: CHECK(flip(f, 20)); want = "client00001.zck: header checksum mismatch"; break;
+        case 2:
+            snprintf(f, sizeof f, "%s/client00000.zck", path);
+            CHECK(truncate(f, 100) == 0);
+            want = "client00000.zck: truncated or extended";
+            break;
+        case 3: CHECK(unlink(f) == 0); want = "client00001.zck"; want2 = "meta.zck says 2 ranks saved client state"; break;
+        case 4: /* a key of 200 bytes, the checksum recomputed: the parser says why */
+        case 5: /* ... the rank in the header forged */
+        {
+            unsigned char buf[4096];
+            FILE *fp = fopen(f, "r+b");
+            size_t n = fp ? fread(buf, 1, sizeof buf, fp) : 0;
+            CHECK(n > 64 && n < sizeof buf);
+            if (i == 4) {
+                zero__ck_put64(buf + 64, 200);
+                zero__ck_put32(buf + 24, zero__crc32c(0, buf + 64, n - 64));
+                want = "client00001.zck: client state ends early (key 0 of 3";
+            } else {
+                zero__ck_put32(buf + 28, 0);
+                want = "client00001.zck: the header was altered (it says rank 0 of 2";
+            }
+            zero__ck_put32(buf + 60, zero__crc32c(0, buf, 60));
+            CHECK(fp && fseek(fp, 0, SEEK_SET) == 0 && fwrite(buf, 1, n, fp) == n);
+            if (fp) fclose(fp);
+            break;
+        }
+        case 6: /* rank 1's client file of another save */
+        {
+            char od[1200], from[1500];
+            job *o = newjob(2, ZERO_DTYPE_FP32, 2);
+            snprintf(od, sizeof od, "%s/client_other", base);
+            o->dir = od;
+            o->steps_before = 2, o->save = 1, o->client = 1;
+            CHECK(zero_host_run(2, rank_fn, o, &err) == ZERO_OK);
+            free(o);
+            snprintf(from, sizeof from, "%s/step2/client00001.zck", od);
+            CHECK(copy_file(from, f));
+            want = "client00001.zck: this client file was copied in from another checkpoint";
+            break;
+        }
+        }
+        b->dir = bd;
+        C->J = b;
+        C->expect = C_BAD;
+        snprintf(what, sizeof what, "damaged client file %d", i);
+        client_run(C, 2, what);
+        CHECKF((strstr(C->msg[0], want) && (!want2 || strstr(C->msg[0], want2))) ||
+                   (strstr(C->msg[1], want) && (!want2 || strstr(C->msg[1], want2))),
+               "%s: '%s' / '%s' lack '%s'", what, C->msg[0], C->msg[1], want);
+        CHECKF(C->item[0] == ZERO_MSG_CKPT_CORRUPT || C->item[1] == ZERO_MSG_CKPT_CORRUPT, "%s: items %s %s", what,
+               zero_msg_name(C->item[0]), zero_msg_name(C->item[1]));
+        free(b);
+        free(C);
+    }
+    free(a);
+    printf("client state: round trips on 2 ranks, into 3 and 1, hybrid into flat, none, 7 damaged files refused\n");
+}
+
 int main(int argc, char **argv) {
     char base[] = "/tmp/zero_test_ckpt_XXXXXX";
     char dir[1100];
@@ -392,7 +725,7 @@ int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "--make")) { /* a checkpoint for the zero_ckpt tool's checks in make test */
         job *a = newjob(2, ZERO_DTYPE_BF16, 2);
         a->dir = argv[2];
-        a->steps_before = 2, a->save = 1;
+        a->steps_before = 2, a->save = 1, a->client = 1; /* with client state: inspect lists it, verify checks it */
         int ok;
         zero_host_run(2, rank_fn, a, &err);
         ok = a->r[0] == ZERO_OK && a->r[1] == ZERO_OK;
@@ -639,14 +972,14 @@ int main(int argc, char **argv) {
             case 1: snprintf(path, sizeof path, "%s/rank00000.zck", tag); CHECK(truncate(path, 200) == 0); want = "rank00000.zck"; break;
             case 2: snprintf(path, sizeof path, "%s/rank00001.zck", tag); CHECK(unlink(path) == 0); want = "rank00001.zck"; break;
             case 3: snprintf(path, sizeof path, "%s/meta.zck", tag); CHECK(flip(path, 100)); want = "meta.zck"; break;
-            case 4: /* a newer format: version 2 with a valid header checksum */
+            case 4: /* a newer format: the version after this build's with a valid header checksum */
             {
                 unsigned char h[64];
                 int fd;
                 snprintf(path, sizeof path, "%s/meta.zck", tag);
                 fd = open(path, O_RDWR);
                 CHECK(fd >= 0 && read(fd, h, 64) == 64);
-                zero__ck_put32(h + 8, 2);
+                zero__ck_put32(h + 8, ZERO__CK_VERSION + 1);
                 zero__ck_put32(h + 60, zero__crc32c(0, h, 60));
                 CHECK(lseek(fd, 0, SEEK_SET) == 0 && write(fd, h, 64) == 64);
                 close(fd);
@@ -1096,6 +1429,7 @@ int main(int argc, char **argv) {
         printf("killed saves: %d trials (%d killed inside a save), the latest checkpoint loaded every time (%d "
                "moved latest past step1)\n", trials, torn, newer);
     }
+    test_client(base);
     rmtree(base);
     return zt_finish();
 }

@@ -146,10 +146,11 @@ static zero_result micro_batch(zero_engine *e) {
 /* the scenarios (run by every rank)                                       */
 
 enum { S_GRAD_TWICE, S_STEP_EARLY, S_STEP_EARLY_GAS, S_STEP_MISSING, S_UNKNOWN, S_FROZEN, S_NOT_FETCHED, S_RELEASE, S_POOL_FULL,
-       S_DESTROYED, S_COUNT };
+       S_DESTROYED, S_SKIP_READY, S_COUNT };
 static const char *scen_name[S_COUNT] = {"grad ready twice", "step before all gradients", "step before all micro-batches", "micro-batch past GAS without a step",
                                          "unknown tensor", "frozen gradient", "stage-3 param without fetch",
-                                         "release without fetch", "gather pool full", "use after destroy"};
+                                         "release without fetch", "gather pool full", "use after destroy",
+                                         "rank 1 skips one zero_grad_ready"};
 
 static zero_result scen_fn(const zero_backend *b, void *arg) {
     scen *S = (scen *)arg;
@@ -320,6 +321,40 @@ static zero_result scen_fn(const zero_backend *b, void *arg) {
         expect_err(R, e, "micro-batch after the misuse", micro_batch(e), ZERO_OK, ZERO_MSG_NONE, NULL);
         expect_err(R, e, "zero_step after the misuse", zero_step(e, &info), ZERO_OK, ZERO_MSG_NONE, NULL);
         break;
+    case S_SKIP_READY:
+        /* gradient_accumulation_steps 2; rank 1 alone leaves out zero_grad_ready('blk0.weight') in its first
+           micro-batch, so that micro-batch never ends and the next backward's first call finds blk4.bias ready:
+           the error names the tensor left out and the rank, not blk4.bias alone. Rank 0 goes on as a correct
+           rank would: its collectives find rank 1 gone (its own errors are not what this checks). */
+        if (b->rank == 0) {
+            micro_batch(e);
+            micro_batch(e);
+            zero_step(e, &info);
+            break;
+        }
+        for (t = NT - 1; t >= 0; t--) {
+            float *g;
+            if (t == FROZEN_T) continue;
+            zero_fetch(e, t);
+            g = (float *)zero_grad(e, t);
+            if (g) memset(g, 0, sizeof(float) * (size_t)T[t].numel);
+            if (t != 0) expect_err(R, e, "zero_grad_ready", zero_grad_ready(e, t), ZERO_OK, ZERO_MSG_NONE, NULL);
+            zero_release(e, t);
+        }
+        {
+            const zero_error *er;
+            expect_true(R, zero_grad(e, 4) == NULL, "the next micro-batch's zero_grad('blk4.bias') is NULL");
+            expect_err(R, e, "the next micro-batch's zero_grad", ZERO_ERR_STATE, ZERO_ERR_STATE, ZERO_MSG_ENGINE_GRAD_TWICE,
+                       "'blk0.weight' has no zero_grad_ready yet");
+            er = zero_engine_error(e);
+            expect_true(R, er && strstr(er->msg, "on rank 1") && strstr(er->msg, "HINT:"),
+                        "the message names the rank and has a HINT");
+            expect_true(R, er && !strstr(er->msg, "blk1.weight") && !strstr(er->msg, "blk3.weight"),
+                        "the message names no other tensor that is ready");
+            expect_err(R, e, "zero_step", zero_step(e, &info), ZERO_ERR_STATE, ZERO_MSG_ENGINE_STEP_EARLY,
+                       "on rank 1; in micro-batch 1 'blk0.weight' has no zero_grad_ready yet");
+        }
+        break;
     case S_DESTROYED:
         expect_err(R, e, "micro-batch", micro_batch(e), ZERO_OK, ZERO_MSG_NONE, NULL);
         expect_err(R, e, "zero_step", zero_step(e, &info), ZERO_OK, ZERO_MSG_NONE, NULL);
@@ -488,6 +523,9 @@ int main(void) {
     run_scenario(S_POOL_FULL, 3, 2, 1);
     run_scenario(S_DESTROYED, 0, 1, 1);
     run_scenario(S_DESTROYED, 3, 2, 1);
+    run_scenario(S_SKIP_READY, 0, 2, 2);
+    run_scenario(S_SKIP_READY, 2, 2, 2);
+    run_scenario(S_SKIP_READY, 3, 2, 2);
     test_bad_create();
     return zt_finish();
 }

@@ -482,6 +482,17 @@ if [ "$(id -u)" -ne 0 ]; then # root writes into a mode-000 directory anyway
     probe_fails "zero_report-nvme-unwritable" "^zero_report: --nvme: $W/nvme-ro: not writable" "$ZR" --nvme "$W/nvme-ro"
     chmod 755 "$W/nvme-ro"
 fi
+# ---- zero_ckpt and the program's client state (test_ckpt --make puts some on each rank) ----
+run "$ZK" inspect "$CK"
+if [ "$rc" -eq 0 ] && grep -q '^  rank 1: loader (16 bytes), rng (8 bytes), epoch (8 bytes)$' "$W/out"; then
+    ok "zero_ckpt-inspect-client"
+else no "zero_ckpt-inspect-client" "exit $rc: $(head -c 300 "$W/out")"; fi
+CK4=$W/ck_client
+mkdir -p "$CK4" && cp -r "$STEP" "$CK4/" && cp "$CK/latest" "$CK4/latest" &&
+    printf '\001' | dd of="$CK4/$(cat "$CK/latest")/client00001.zck" bs=1 seek=75 conv=notrunc 2>/dev/null
+run "$ZK" verify "$CK4"
+if [ "$rc" -eq 1 ] && grep -q 'client00001.zck: FAILED: .*body checksum mismatch' "$W/out"; then ok "zero_ckpt-verify-client"
+else no "zero_ckpt-verify-client" "exit $rc: $(head -c 300 "$W/out")"; fi
 
 # ---- cpu_adam (examples/bench): its flags, checked as the tools' are, but a
 # bad value is one line on stderr (no usage after it) and exit 2 ----

@@ -1,6 +1,6 @@
 /* zero_ckpt - inspect, verify and convert zero checkpoints (docs/checkpoints.md).
 
-       zero_ckpt inspect DIR                       tensors, step, world size, sizes
+       zero_ckpt inspect DIR                       tensors, step, world size, sizes, client state keys
        zero_ckpt verify DIR                        every header, block table and block checksum
        zero_ckpt convert DIR --safetensors FILE [--dtype fp32|fp16|bf16] [--force]
        zero_ckpt convert DIR --world M OUTDIR [--force]
@@ -56,8 +56,8 @@ static const char usage[] =
 static const char help[] =
     "\n"
     "DIR is a checkpoint (holding meta.zck) or a directory whose `latest` names one.\n"
-    "  inspect             tensors, step, world size and file sizes\n"
-    "  verify              every header, block table and block checksum\n"
+    "  inspect             tensors, step, world size, file sizes, client state keys\n"
+    "  verify              every header, block table and block checksum, client files\n"
     "  convert             load DIR on host ranks (the whole state in this machine's memory)\n"
     "                      and write it as one safetensors FILE, or save it on M ranks\n"
     "  import              a safetensors checkpoint SRC (a file, an index or a Hugging Face\n"
@@ -240,6 +240,41 @@ static zero_layout *saving_layout(const zero__ck_meta *m) {
     return l;
 }
 
+/* The program's client state (zero_client_put): client<R>.zck of every rank that saved one, read and checked as
+   zero_load reads it. show: print each file's keys and sizes. Returns the number of files that failed. */
+static int client_files(const char *tdir, const zero__ck_meta *m, uint64_t id, int show, int verify) {
+    unsigned char mb[64];
+    int r, bad = 0;
+    memset(mb, 0, sizeof mb);
+    zero__ck_put64(mb + 44, id); /* (zero__ck_client_load compares the save id at this offset of meta.zck) */
+    if (show) {
+        if (m->client_files == 0) printf("client state: none\n");
+        else printf("client state of %lld ranks (zero_client_get; on another world size every rank gets rank 0's):\n",
+                    (long long)m->client_files);
+    }
+    for (r = 0; r < m->client_files; r++) {
+        zero__client *c = NULL;
+        zero_error err;
+        int i;
+        zero__ok(&err);
+        if (zero__ck_client_load(tdir, r, m, mb, &c, &err) != ZERO_OK) {
+            printf("%s/client%05d.zck: FAILED: %s\n", tdir, r, err.msg);
+            bad++;
+            continue;
+        }
+        if (verify) printf("%s/client%05d.zck ok (%d keys)\n", tdir, r, c ? c->n : 0);
+        if (show && (r < 8 || r == m->client_files - 1)) {
+            printf("  rank %d:", r);
+            for (i = 0; c && i < c->n; i++) printf("%s %s (%zu bytes)", i ? "," : "", c->ent[i].key, c->ent[i].bytes);
+            printf("%s\n", c && c->n ? "" : " no keys");
+        } else if (show && r == 8) {
+            printf("  ...\n");
+        }
+        zero__client_free(c);
+    }
+    return bad;
+}
+
 static int cmd_inspect(const char *dir) {
     char tdir[ZERO_PATH_MAX];
     zero__ck_meta m;
@@ -275,8 +310,9 @@ static int cmd_inspect(const char *dir) {
     } else {
         printf("\n");
     }
+    rc = client_files(tdir, &m, id, 1, 0) ? 1 : 0;
     zero__ck_meta_free(&m);
-    return l ? 0 : 1;
+    return l && !rc ? 0 : 1;
 }
 
 static int cmd_verify(const char *dir) {
@@ -331,6 +367,7 @@ static int cmd_verify(const char *dir) {
         if (!file_bad) printf("%s/rank%05d.zck ok (%lld blocks)\n", tdir, r, (long long)(3 * rd.blocks));
         bad += file_bad;
     }
+    bad += client_files(tdir, &m, id, 0, 1);
     zero__ck_reader_close(&rd);
     free(scratch);
     zero_layout_destroy(l);
