@@ -4899,9 +4899,17 @@ static void zero__put_string(zero__out *o, const char *s) {
 }
 
 static void zero__put_double(zero__out *o, double d) {
-    /* %.17g round-trips; locale-proof: swap a decimal comma back to '.' */
+    /* The shortest of %.15g, %.16g, %.17g that reads back as d (0.9, not
+       0.90000000000000002; %.17g always does). strtod reads in the locale
+       snprintf wrote in; the text is then made locale-proof: a decimal comma
+       goes back to '.'. */
     char tmp[40], *c;
-    snprintf(tmp, sizeof tmp, "%.17g", d);
+    int prec;
+    for (prec = 15; prec < 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+        if (strtod(tmp, NULL) == d) break;
+    }
+    if (prec == 17) snprintf(tmp, sizeof tmp, "%.17g", d);
     for (c = tmp; *c; c++)
         if (*c == ',') *c = '.';
     zero__put(o, "%s", tmp);
