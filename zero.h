@@ -1741,6 +1741,20 @@ typedef struct zero_time_estimate {
     int world, group, replicas; /* world = g n; the group G used; replicas = world / G */
 } zero_time_estimate;
 
+/* The range the defaults above were measured on (docs/PERF.md, "A step-time
+   model, calibrated"); a model or machine outside it is priced by
+   extrapolation. Width C: GPT-2 124M's 768 (the width scaling's fit) to
+   4096 (two one-H100 trials, predicted within 7%); sequence T: 128 (the
+   offload run) to 1024 (every other run); GPUs: at most 4, on one node (the
+   4x H200 machine); nodes: 1, as no run crossed nodes (the inter-node rates
+   are assumptions). */
+#define ZERO_TIME_MEASURED_HIDDEN_MIN 768
+#define ZERO_TIME_MEASURED_HIDDEN_MAX 4096
+#define ZERO_TIME_MEASURED_SEQ_MIN 128
+#define ZERO_TIME_MEASURED_SEQ_MAX 1024
+#define ZERO_TIME_MEASURED_GPUS_MAX 4
+#define ZERO_TIME_MEASURED_NODES_MAX 1
+
 /* Price one step: m's defaults applied, every field of *out set. Pure: any
    thread. Errors: ZERO_ERR_INVALID_ARG (NULL_ARG; ESTIMATE_ARGS naming the
    field and why: a required field missing or out of range, a group that does
@@ -4944,9 +4958,17 @@ static void zero__put_string(zero__out *o, const char *s) {
 }
 
 static void zero__put_double(zero__out *o, double d) {
-    /* %.17g round-trips; locale-proof: swap a decimal comma back to '.' */
+    /* The shortest of %.15g, %.16g, %.17g that reads back as d (0.9, not
+       0.90000000000000002; %.17g always does). strtod reads in the locale
+       snprintf wrote in; the text is then made locale-proof: a decimal comma
+       goes back to '.'. */
     char tmp[40], *c;
-    snprintf(tmp, sizeof tmp, "%.17g", d);
+    int prec;
+    for (prec = 15; prec < 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+        if (strtod(tmp, NULL) == d) break;
+    }
+    if (prec == 17) snprintf(tmp, sizeof tmp, "%.17g", d);
     for (c = tmp; *c; c++)
         if (*c == ',') *c = '.';
     zero__put(o, "%s", tmp);

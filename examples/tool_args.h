@@ -28,9 +28,21 @@
      tool_usage_error  prints the usage text to stderr, after the line that
                  said what is wrong, and returns 2: a usage error's exit status
      tool_usage_fail   both: tool_fail's line, then the usage; returns 2
+     tool_did_you_mean  " (did you mean --world?)" for an unknown flag
+                 within a typo's edit distance of one the program knows,
+                 else ""; for an "unknown argument" line
+     tool_version  prints "<tool> (zero X.Y.Z)" to stdout and returns 0: the
+                 answer to --version
+
+   The exit status of every tool: 0 done; 1 the work failed: a file that
+   cannot be read or is bad, an error the library returned; 2 a usage
+   error: a bad flag, value or combination (one line, then the usage).
 
    C11 or C++ (the CUDA examples include it); every function is static
-   inline, so a program that uses a few of them compiles without warnings. */
+   inline, so a program that uses a few of them compiles without warnings.
+   tool_did_you_mean and tool_version exist where zero.h's implementation
+   came first in the same file (the four zero_* tools): they reuse its
+   version and the config parser's edit distance. */
 #ifndef ZERO_TOOL_ARGS_H
 #define ZERO_TOOL_ARGS_H
 
@@ -285,5 +297,30 @@ static inline int tool_size(const char *tool, const char *flag, const char *s, d
     }
     return tool_fail(tool, flag, "'%s' is not a size such as 80GB, 80GiB or 1.5TB (%s)", s, range);
 }
+
+/* ---- with zero.h's implementation: --version and did-you-mean ---- */
+#if defined(ZERO_H) && defined(ZERO_IMPLEMENTATION)
+static inline int tool_version(const char *tool) {
+    printf("%s (zero %s)\n", tool, zero_version());
+    return 0;
+}
+
+/* The flag of known (NULL-terminated) nearest to arg, as the config parser
+   suggests a key: within 1 + len/4 edits, at most 3; "" when none is. The
+   text lands in buf. A value after '=' is not part of the name. */
+static inline const char *tool_did_you_mean(const char *arg, const char *const *known, char *buf, size_t cap) {
+    const char *best = NULL;
+    size_t n = strcspn(arg, "=");
+    int best_d = (int)(1 + n / 4), i;
+    if (best_d > 3) best_d = 3;
+    if (cap) buf[0] = 0;
+    for (i = 0; known[i]; i++) {
+        int d = zero__edit_distance(arg, n, known[i], strlen(known[i]));
+        if (d > 0 && d <= best_d && (!best || d < best_d)) best = known[i], best_d = d;
+    }
+    if (best) snprintf(buf, cap, " (did you mean %s?)", best);
+    return buf;
+}
+#endif
 
 #endif

@@ -93,6 +93,23 @@ usage() {
     fi
 }
 
+# version NAME CMD...: --version prints "TOOL (zero X.Y.Z)" alone and exits 0
+version() {
+    name=$1; shift
+    run "$@" --version
+    if [ "$rc" -eq 0 ] && [ ! -s "$W/err" ] && grep -Eq "^$name \(zero [0-9]+\.[0-9]+\.[0-9]+\)$" "$W/out" &&
+        [ "$(wc -l <"$W/out")" -eq 1 ]; then ok "$name--version"
+    else no "$name--version" "exit $rc, stdout: $(head -c 200 "$W/out"), stderr: $(head -c 200 "$W/err")"; fi
+}
+
+# status1 NAME PATTERN CMD...: exit 1 (a file that cannot be read, an error in the work), PATTERN on stderr
+status1() {
+    name=$1; pat=$2; shift 2
+    run "$@"
+    if [ "$rc" -eq 1 ] && grep -Eq -- "$pat" "$W/err"; then ok "$name"
+    else no "$name" "exit $rc (want 1), want /$pat/; stderr: $(head -c 300 "$W/err")"; fi
+}
+
 # numbers TOOL FLAG OVER CMD...: CMD FLAG VALUE for the bad values of a
 # numeric flag (OVER: just past its range); the message names the flag.
 # badvalues CHECK TOOL FLAG OVER CMD...: the same values through CHECK
@@ -119,13 +136,17 @@ help "zero_config-check--help" "$ZC" check "$HF" --help
 usage "zero_config-no-command" '^zero_config: missing command' "$ZC"
 usage "zero_config-unknown-command" "^zero_config: unknown command 'chek'" "$ZC" chek "$HF"
 usage "zero_config-no-file" '^zero_config: check: missing FILE' "$ZC" check --world 2
-usage "zero_config-unknown-flag" "^zero_config: unknown argument '--wrld'" "$ZC" check "$HF" --wrld 2
+usage "zero_config-unknown-flag" "^zero_config: unknown argument '--wrld' \(did you mean --world\?\)$" "$ZC" check "$HF" --wrld 2
+usage "zero_config-unknown-flag-far" "^zero_config: unknown argument '--xyzzy'$" "$ZC" check "$HF" --xyzzy
+usage "zero_config-dtype" "^zero_config: --dtype: 'fp8' is not" "$ZC" check "$HF" --dtype fp8
+version zero_config "$ZC"
+status1 "zero_config-missing-file" "cannot open the config" "$ZC" check "$W/no-such.json"
 usage "zero_config-two-files" "^zero_config: check takes one FILE" "$ZC" check "$HF" "$HF"
 usage "zero_config-world-wraps" '^zero_config: --world: 99999999999 is out of range \(1 to 1048576\)$' \
     "$ZC" check "$HF" --mbs 4 --supply-hf --world 99999999999
 for f in --world --hidden --mbs; do numbers zero_config "$f" 1048577 "$ZC" check "$HF"; done
 run "$ZC" check "$HF" --world 1048576 --hidden 1048576 --mbs 1 --supply-hf
-if [ "$rc" -eq 0 ] && grep -q '"train_batch_size":1048576,' "$W/out"; then ok "zero_config-range-top"
+if [ "$rc" -eq 0 ] && grep -q '^  "train_batch_size": 1048576,$' "$W/out"; then ok "zero_config-range-top"
 else no "zero_config-range-top" "exit $rc: $(grep -v warning "$W/err" | head -c 300)"; fi
 if "$ZC" --help | grep -q -- '--mbs N' && "$ZC" --help | grep -q -- '--supply-hf' &&
     "$ZC" --help | grep -q -- '--hidden H' && "$ZC" --help | grep -q 'per_device_train_batch_size'; then
@@ -142,9 +163,32 @@ if [ "$rc" -eq 1 ] && grep -q -- '--mbs N' "$W/err" && grep -q -- '--supply-hf' 
 else no "zero_config-hf-hint" "exit $rc: $(grep -v warning "$W/err" | head -c 400)"; fi
 run "$ZC" check "$HF" --world 2 --mbs 4 --supply-hf
 tbs=$((4 * 2 * 1)) # mbs x world x gradient_accumulation_steps (the HF Trainer's 1)
-if [ "$rc" -eq 0 ] && grep -q "\"train_batch_size\":$tbs," "$W/out" &&
-    grep -q '"train_micro_batch_size_per_gpu":4,' "$W/out"; then ok "zero_config-hf-flags-resolve"
+if [ "$rc" -eq 0 ] && grep -q "^  \"train_batch_size\": $tbs,\$" "$W/out" &&
+    grep -q '^  "train_micro_batch_size_per_gpu": 4,$' "$W/out"; then ok "zero_config-hf-flags-resolve"
 else no "zero_config-hf-flags-resolve" "exit $rc: $(grep -v warning "$W/err" | head -c 300)"; fi
+# indented by 2, floats as the shortest text that reads back (0.9, not 0.90000000000000002), JSON to python3
+cp "$W/out" "$W/pretty.json"
+if grep -q '^      "betas": \[0.9, 0.999\],$' "$W/out" && grep -q '^      "eps": 1e-08,$' "$W/out" &&
+    grep -q '^      "lr": 5e-05,$' "$W/out" && ! grep -Eq '[0-9]\.[0-9]{15}' "$W/out"; then ok "zero_config-shortest-floats"
+else no "zero_config-shortest-floats" "$(grep -E '"(betas|eps|lr)"' "$W/out" | head -c 300)"; fi
+if ! command -v python3 >/dev/null 2>&1; then ok "zero_config-pretty-json (no python3: skipped)"
+elif python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$W/pretty.json" 2>"$W/py.err"; then
+    ok "zero_config-pretty-json"
+else no "zero_config-pretty-json" "$(head -c 300 "$W/py.err")"; fi
+# the summary on stderr: stage, dtype (--supply-hf: fp32), the batch triangle, optimizer, scheduler, offload, warnings
+if grep -q '^  ZeRO stage 2, fp32$' "$W/err" && grep -q "^  batch: train_batch_size $tbs = micro-batch 4 x 1 accumulation step x 2 ranks$" "$W/err" &&
+    grep -q '^  optimizer: AdamW, lr 5e-05' "$W/err" && grep -q '^  scheduler: WarmupLR' "$W/err" &&
+    grep -q '^  offload: optimizer cpu, parameters none$' "$W/err" && grep -q '^  2 warnings (above)$' "$W/err"; then
+    ok "zero_config-summary"
+else no "zero_config-summary" "$(grep -v warning "$W/err" | head -c 400)"; fi
+run "$ZC" check "$HF" --world 2 --mbs 4 --supply-hf --compact
+if [ "$rc" -eq 0 ] && [ "$(wc -l <"$W/out")" -eq 1 ] && grep -q '"betas":\[0.9,0.999\]' "$W/out"; then ok "zero_config-compact"
+else no "zero_config-compact" "exit $rc, $(wc -l <"$W/out") lines"; fi
+# --dtype answers an "auto" fp16/bf16 while --supply-hf fills the rest
+run "$ZC" check "$HF" --world 2 --mbs 4 --supply-hf --dtype bf16
+if [ "$rc" -eq 0 ] && grep -q '^  ZeRO stage 2, bf16$' "$W/err" &&
+    [ "$(sed -n '/^  "bf16": {$/{n;p;}' "$W/out")" = '    "enabled": true,' ]; then ok "zero_config-dtype-answers-auto"
+else no "zero_config-dtype-answers-auto" "exit $rc: $(grep -v warning "$W/err" | head -c 300)"; fi
 for f in tests/configs/*.json; do
     n=zero_config-suggested-$(basename "$f" .json)
     run "$ZC" check "$f" --world 2
@@ -166,7 +210,20 @@ else no "zero_config-hint-keeps-given-flags" "exit $rc: $(grep -v warning "$W/er
 # ---- zero_estimate ----
 for h in --help -h; do help "zero_estimate$h" "$ZE" "$h"; done
 usage "zero_estimate-no-params" '^zero_estimate: missing --params' "$ZE" --gpus 8
-usage "zero_estimate-unknown-flag" "^zero_estimate: unknown argument '--gpu'" "$ZE" --params 1e9 --gpu 8
+usage "zero_estimate-unknown-flag" "^zero_estimate: unknown argument '--gpu' \(did you mean --gpus\?\)$" "$ZE" --params 1e9 --gpu 8
+usage "zero_estimate-time-did-you-mean" "^zero_estimate: unknown argument '--modl' \(with --time\) \(did you mean --model\?\)$" \
+    "$ZE" --time --modl 7b
+version zero_estimate "$ZE"
+# --time marks rows that do not fit the GPU and rows outside the measured range (7B's T 4096; past 4 GPUs; nodes)
+run "$ZE" --time --model 7b --stage 3 --group 8
+if [ "$rc" -eq 0 ] && grep -Eq '^ +1 +1 +3 +1 .* NO  T$' "$W/out" && grep -Eq '^ +4 +1 +3 +4 .* yes  T$' "$W/out" &&
+    grep -Eq '^ +16 +2 +3 +8 .* yes  T,GPUs,nodes$' "$W/out" && grep -q '^fits: ' "$W/out" && grep -q '^outside: ' "$W/out"; then
+    ok "zero_estimate-time-marks"
+else no "zero_estimate-time-marks" "exit $rc: $(grep -E '^ +(1|4|16) ' "$W/out" | head -c 400)"; fi
+run "$ZE" --time --stage 2
+if [ "$rc" -eq 0 ] && grep -Eq '^ +4 +1 +2 +4 .* yes  -$' "$W/out" && grep -Eq '^ +8 +1 +2 +8 .* yes  GPUs$' "$W/out"; then
+    ok "zero_estimate-time-measured"
+else no "zero_estimate-time-measured" "exit $rc: $(grep -E '^ +(4|8) ' "$W/out" | head -c 300)"; fi
 usage "zero_estimate-dtype" "^zero_estimate: --dtype: 'fp8' is not" "$ZE" --params 1e9 --dtype fp8
 # --time: the step-time model, one preset, the whole table down to the 1024-GPU row
 run "$ZE" --time --model 70b --machine h200 --stage 3 --group 8
@@ -185,7 +242,7 @@ else no "zero_estimate-shard" "--shard 8 on 4x8: '$h3' (zero per GPU, DeepSpeed 
 usage "zero_estimate-shard-divide" '^zero_estimate: --shard: 3 does not divide the 32 GPUs' "$ZE" --params 1e9 --gpus 8 --nodes 4 --shard 3
 # --plan: the fastest option per GPU count; its pick is no slower than the same option's --time row
 run "$ZE" --time --plan --model 7b
-if [ "$rc" -eq 0 ] && [ ! -s "$W/err" ] && grep -Eq '^ +1024 +128 +3 +8 +none +no +[0-9.]+ .* compute$' "$W/out"; then
+if [ "$rc" -eq 0 ] && [ ! -s "$W/err" ] && grep -Eq '^ +1024 +128 +3 +8 +none +no +[0-9.]+ .* compute +T,GPUs,nodes$' "$W/out"; then
     ok "zero_estimate-plan-7b"
 else no "zero_estimate-plan-7b" "exit $rc, stderr: $(head -c 200 "$W/err"), row: $(grep -E '^ +1024 ' "$W/out")"; fi
 plan16=$(awk '$1 == 16 && $2 == 2 { print $7 }' "$W/out")
@@ -236,10 +293,14 @@ STEP=$CK/$(cat "$CK/latest" 2>/dev/null)
 for h in --help -h; do help "zero_ckpt$h" "$ZK" "$h"; done
 help "zero_ckpt-convert--help" "$ZK" convert "$CK" --help
 usage "zero_ckpt-no-command" '^zero_ckpt: missing command' "$ZK"
-usage "zero_ckpt-unknown-command" "^zero_ckpt: unknown command 'inspekt'" "$ZK" inspekt "$CK"
+usage "zero_ckpt-unknown-command" "^zero_ckpt: unknown command 'inspekt' \(did you mean inspect\?\)$" "$ZK" inspekt "$CK"
+version zero_ckpt "$ZK"
+status1 "zero_ckpt-missing-dir" "is not a checkpoint" "$ZK" inspect "$W/no-such-dir"
+status1 "zero_ckpt-import-missing-file" "no-such.st" "$ZK" import "$W/no-such.st" "$W/o"
 usage "zero_ckpt-inspect-no-dir" '^zero_ckpt inspect: missing DIR' "$ZK" inspect
 usage "zero_ckpt-verify-extra" "^zero_ckpt verify: takes one DIR" "$ZK" verify "$CK" --fast
-usage "zero_ckpt-convert-unknown-flag" "^zero_ckpt convert: unexpected argument '--wrld'" "$ZK" convert "$CK" --wrld 2 "$W/o"
+usage "zero_ckpt-convert-unknown-flag" "^zero_ckpt convert: unexpected argument '--wrld' \(did you mean --world\?\)$" \
+    "$ZK" convert "$CK" --wrld 2 "$W/o"
 usage "zero_ckpt-convert-no-output" '^zero_ckpt convert: missing the output' "$ZK" convert "$CK"
 usage "zero_ckpt-convert-two-outputs" '^zero_ckpt convert: give one output' \
     "$ZK" convert "$CK" --safetensors "$W/a.st" --world 2 "$W/o"
@@ -247,8 +308,9 @@ usage "zero_ckpt-convert-dtype" "^zero_ckpt convert: --dtype: 'fp8' is not" "$ZK
 usage "zero_ckpt-convert-dtype-world" '^zero_ckpt convert: --dtype: only with --safetensors' \
     "$ZK" convert "$CK" --world 2 "$W/o" --dtype bf16
 usage "zero_ckpt-convert-world-no-outdir" '^zero_ckpt convert: --world: missing OUTDIR' "$ZK" convert "$CK" --world 2
-usage "zero_ckpt-import-no-stage" '^zero_ckpt import: missing --stage' "$ZK" import "$W/a.st" --world 2 "$W/o"
-usage "zero_ckpt-import-unknown-flag" "^zero_ckpt import: unknown argument '--stag'" "$ZK" import "$W/a.st" --stag 2 "$W/o"
+usage "zero_ckpt-import-no-outdir" '^zero_ckpt import: missing OUTDIR' "$ZK" import "$W/a.st" --world 2
+usage "zero_ckpt-import-unknown-flag" "^zero_ckpt import: unknown argument '--stag' \(did you mean --stage\?\)$" \
+    "$ZK" import "$W/a.st" --stag 2 "$W/o"
 usage "zero_ckpt-import-two-outdirs" "^zero_ckpt import: one OUTDIR" "$ZK" import "$W/a.st" --world 2 --stage 1 "$W/o" "$W/p"
 numbers zero_ckpt --world 1025 "$ZK" convert "$CK"
 numbers zero_ckpt --world 1025 "$ZK" import "$W/a.st" "$W/o" --stage 1
@@ -307,6 +369,23 @@ writes "zero_ckpt-import-force" "$ZK" import "$W/a.st" --world 2 --stage 1 "$W/i
 writes "zero_ckpt-import-empty-tensor" "$ZK" import "$W/empty.st" --world 2 --stage 1 "$W/imp_empty"
 grep -q '1 tensors, saved on 2 ranks' "$W/out" && ok "zero_ckpt-import-empty-tensor-count" ||
     no "zero_ckpt-import-empty-tensor-count" "$(head -c 300 "$W/out")"
+# GPT-2's names: --world and --stage optional (1 and 0), --strip-prefix without its '.', the causal
+# masks ([1, 1, T, T] bias, scalar masked_bias) left out with a line saying so unless --keep-buffers
+{ printf '\020\001\000\000\000\000\000\000'
+  printf '%-272s' '{"transformer.h.0.attn.bias":{"dtype":"F32","shape":[1,1,2,2],"data_offsets":[0,16]},"transformer.h.0.attn.c_attn.weight":{"dtype":"F32","shape":[2],"data_offsets":[16,24]},"transformer.h.0.attn.masked_bias":{"dtype":"F32","shape":[],"data_offsets":[24,28]}}'
+  for k in 1 2 3 4 5 6 7; do printf '\000\000\200\077'; done; } >"$W/gpt2.st"
+writes "zero_ckpt-import-defaults" "$ZK" import "$W/gpt2.st" --strip-prefix transformer "$W/imp_gpt2"
+if grep -q ': 1 tensors, saved on 1 ranks, stage 0, fp32' "$W/out" &&
+    grep -q 'left out 2 causal-mask buffers (transformer.h.0.attn.bias ..., \[1, 1, 2, 2\]).*--keep-buffers' "$W/err"; then
+    ok "zero_ckpt-import-buffers-left-out"
+else no "zero_ckpt-import-buffers-left-out" "stdout: $(head -c 200 "$W/out"); stderr: $(head -c 300 "$W/err")"; fi
+run "$ZK" inspect "$W/imp_gpt2"
+if [ "$rc" -eq 0 ] && grep -Eq '^  h\.0\.attn\.c_attn\.weight +2' "$W/out" && ! grep -q '^  \.' "$W/out"; then
+    ok "zero_ckpt-import-strip-prefix-dot"
+else no "zero_ckpt-import-strip-prefix-dot" "exit $rc: $(head -c 300 "$W/out")"; fi
+writes "zero_ckpt-import-keep-buffers" "$ZK" import "$W/gpt2.st" --strip-prefix transformer. --keep-buffers "$W/imp_gpt2k"
+grep -q ': 3 tensors, saved on 1 ranks' "$W/out" && [ ! -s "$W/err" ] && ok "zero_ckpt-import-keep-buffers-count" ||
+    no "zero_ckpt-import-keep-buffers-count" "$(head -c 300 "$W/out") $(head -c 300 "$W/err")"
 refuse "zero_ckpt-import-in-checkpoint" "$CK/imp is inside the checkpoint directory $CK" \
     "$ZK" import "$W/a.st" --world 2 --stage 3 "$CK/imp" --force
 mkdir -p "$W/model"
@@ -321,7 +400,16 @@ else no "zero_ckpt-source-untouched" "verify exit $rc; $CK holds: $(ls "$CK" | t
 # ---- zero_layout ----
 for h in --help -h; do help "zero_layout$h" "$ZL" "$h"; done
 usage "zero_layout-no-model" '^zero_layout: give the model' "$ZL" --world 2
-usage "zero_layout-unknown-flag" "^zero_layout: unknown argument '--wrld'" "$ZL" --sizes 5,7 --wrld 2
+usage "zero_layout-unknown-flag" "^zero_layout: unknown argument '--wrld' \(did you mean --world\?\)$" "$ZL" --sizes 5,7 --wrld 2
+version zero_layout "$ZL"
+status1 "zero_layout-missing-config" "cannot open the config" "$ZL" --sizes 5,7 --config "$W/no-such.json"
+usage "zero_layout-supply-hf-no-config" '^zero_layout: --supply-hf: only with --config' "$ZL" --sizes 5,7 --supply-hf
+numbers zero_layout --mbs 1048577 "$ZL" --sizes 5,7 --config "$HF"
+# an HF config's "auto" dtype: refused with the flags that answer it; --supply-hf (fp32) or --dtype answers it
+status1 "zero_layout-hf-auto-dtype" 'supply-hf' "$ZL" --memory --mlp 2,8,8 --config "$HF" --hidden 8
+run "$ZL" --memory --mlp 2,8,8 --config "$HF" --hidden 8 --supply-hf --mbs 4
+if [ "$rc" -eq 0 ] && grep -q 'zero_memory_report' "$W/out"; then ok "zero_layout-supply-hf"
+else no "zero_layout-supply-hf" "exit $rc: $(grep -v warning "$W/err" | head -c 300)"; fi
 usage "zero_layout-missing-list" '^zero_layout: --sizes: missing value' "$ZL" --sizes
 usage "zero_layout-twice" '^zero_layout: --sizes: given twice' "$ZL" --sizes 5 --sizes 7
 usage "zero_layout-dtype" "^zero_layout: --dtype: 'fp8' is not" "$ZL" --memory --sizes 5,7 --dtype fp8

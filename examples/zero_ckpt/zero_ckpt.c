@@ -5,8 +5,8 @@
        zero_ckpt convert DIR --safetensors FILE [--dtype fp32|fp16|bf16] [--force]
        zero_ckpt convert DIR --world M OUTDIR [--force]
                                                    the same state saved on M ranks
-       zero_ckpt import SRC --world M --stage S [--dtype fp32|fp16|bf16]
-                        [--strip-prefix P] [--exclude GLOB]... [--force] OUTDIR
+       zero_ckpt import SRC [--world M] [--stage S] [--dtype fp32|fp16|bf16]
+                        [--strip-prefix P] [--exclude GLOB]... [--keep-buffers] [--force] OUTDIR
                                                    a safetensors checkpoint (a file, an
                                                    index or a Hugging Face model directory)
                                                    as a zero checkpoint: master weights, zero
@@ -19,18 +19,24 @@
    the same engine from the safetensors tensors (names, shapes; all
    trainable), its initial weights bound by name (zero_safetensors_bind),
    and saves it: zero_load then loads it like any other checkpoint, on any
-   world size and stage. --dtype is the compute dtype of the run that will
-   load it (default: the file's when all its tensors share F32, F16 or
-   BF16). --strip-prefix drops a prefix from the names ("transformer." for
-   a GPT2LMHeadModel); --exclude leaves out tensors whose checkpoint name
-   matches a shell pattern (buffers, a tied head).
+   world size and stage (it reshards), so --world and --stage (default 1
+   and 0) only say how it is stored. --dtype is the compute dtype of the run
+   that will load it (default: the file's when all its tensors share F32,
+   F16 or BF16). --strip-prefix drops a prefix from the names
+   ("transformer" or "transformer." for a GPT2LMHeadModel: the '.' after a
+   prefix that lacks one goes too); --exclude leaves out tensors whose
+   checkpoint name matches a shell pattern (a tied head). GPT-2's causal
+   masks (names ending in .attn.bias or .attn.masked_bias, shaped
+   [1, 1, T, T]) are buffers, not parameters: left out, with a line saying
+   so, unless --keep-buffers.
 
    Outputs never land in a checkpoint: FILE and OUTDIR may not be inside a
    directory holding `latest` or meta.zck (the source's included), OUTDIR
    and the source may not contain each other, and an existing FILE or a
-   non-empty OUTDIR needs --force. Exit status: 0 done, 1 the checkpoint
-   failed a check, 2 usage (one line saying what is wrong, then the usage),
-   a refused output path, or I/O.
+   non-empty OUTDIR needs --force. Exit status (every zero_* tool's rule): 0
+   done; 1 a source that cannot be read or failed a check, or an error in
+   the work (I/O included); 2 usage (one line saying what is wrong, then the
+   usage) or a refused output path.
 
    inspect and verify read the format through zero.h's own reader functions
    (this program is compiled with the implementation), so they check exactly
@@ -49,9 +55,9 @@ static const char usage[] =
     "       zero_ckpt verify DIR\n"
     "       zero_ckpt convert DIR --safetensors FILE [--dtype fp32|fp16|bf16] [--force]\n"
     "       zero_ckpt convert DIR --world M OUTDIR [--force]\n"
-    "       zero_ckpt import SRC --world M --stage S [--dtype fp32|fp16|bf16] [--strip-prefix P]\n"
-    "                        [--exclude GLOB]... [--force] OUTDIR\n"
-    "       zero_ckpt --help\n";
+    "       zero_ckpt import SRC [--world M] [--stage S] [--dtype fp32|fp16|bf16] [--strip-prefix P]\n"
+    "                        [--exclude GLOB]... [--keep-buffers] [--force] OUTDIR\n"
+    "       zero_ckpt --help | --version\n";
 
 static const char help[] =
     "\n"
@@ -63,23 +69,38 @@ static const char help[] =
     "  import              a safetensors checkpoint SRC (a file, an index or a Hugging Face\n"
     "                      model directory) as a zero checkpoint: master weights, zero Adam\n"
     "                      moments, step 0; zero_load loads it on any world size and stage\n"
+    "                      (it reshards), so --world and --stage only say how it is stored\n"
     "  --safetensors FILE  convert's output file\n"
-    "  --world M           ranks of the saved checkpoint (1 to 1024; host threads here)\n"
-    "  --stage S           import: the ZeRO stage of the engine it saves (0 to 3)\n"
+    "  --world M           ranks of the saved checkpoint (1 to 1024; host threads here;\n"
+    "                      import: default 1)\n"
+    "  --stage S           import: the ZeRO stage of the engine it saves (0 to 3; default 0)\n"
     "  --dtype T           convert --safetensors: the file's dtype (default fp32);\n"
     "                      import: the compute dtype of the run that loads it (default:\n"
     "                      the file's, when its tensors share F32, F16 or BF16)\n"
-    "  --strip-prefix P    import: drop P from every tensor name (\"transformer.\")\n"
+    "  --strip-prefix P    import: drop P from every tensor name (\"transformer\" or\n"
+    "                      \"transformer.\": a P without a trailing '.' drops the '.' too)\n"
     "  --exclude GLOB      import: leave out tensors whose name matches the shell pattern\n"
     "                      (repeatable, at most 32)\n"
+    "  --keep-buffers      import: keep GPT-2's causal masks (*.attn.bias, *.attn.masked_bias\n"
+    "                      shaped [1, 1, T, T]) as trainable tensors; by default they are\n"
+    "                      buffers, left out with a line saying so\n"
     "  --force             overwrite an existing FILE, or save into a non-empty OUTDIR\n"
     "\n"
     "Outputs never land in a checkpoint: FILE and OUTDIR may not be inside a directory\n"
     "that holds `latest` or meta.zck (the source's included), and OUTDIR and the source\n"
     "may not contain each other; --force does not lift these.\n"
     "\n"
-    "Exit status: 0 done; 1 the checkpoint failed a check; 2 usage (one line saying what\n"
-    "is wrong, then the usage), a refused output path, or an I/O error.\n";
+    "Default dtypes: convert --safetensors writes fp32 (the master weights as they are);\n"
+    "import takes the file's.\n"
+    "\n"
+    "Exit status (every zero_* tool's rule): 0 done; 1 a source that cannot be read or\n"
+    "failed a check, or an error in the work (I/O included); 2 usage (one line saying what\n"
+    "is wrong, then the usage) or a refused output path.\n";
+
+static const char *const commands[] = {"inspect", "verify", "convert", "import", NULL};
+static const char *const convert_flags[] = {"--safetensors", "--world", "--dtype", "--force", NULL};
+static const char *const import_flags[] = {"--world",   "--stage",        "--dtype", "--strip-prefix",
+                                           "--exclude", "--keep-buffers", "--force", NULL};
 
 static int usage_error(void) { return tool_usage_error(usage); }
 
@@ -204,13 +225,13 @@ static int read_meta(const char *dir, char *tdir, size_t cap, zero__ck_meta *m, 
     zero__ok(&err);
     if (zero__ck_find(dir, tdir, cap, tag, &err) != ZERO_OK) {
         fprintf(stderr, "zero_ckpt: %s\n", err.msg);
-        return err.item == ZERO_MSG_CKPT_CORRUPT ? 1 : 2;
+        return 1;
     }
     snprintf(path, sizeof path, "%s/meta.zck", tdir);
     mb = zero__ck_slurp(path, &mn, (size_t)1 << 31, ZERO_MSG_CKPT_NOT_FOUND, &err);
     if (!mb) {
         fprintf(stderr, "zero_ckpt: %s\n", err.msg);
-        return 2;
+        return 1;
     }
     if (zero__ck_meta_read(mb, mn, path, m, &err) != ZERO_OK) {
         fprintf(stderr, "zero_ckpt: %s\n", err.msg);
@@ -466,7 +487,9 @@ static int cmd_convert(int argc, char **argv) {
             if (i + 2 >= argc) return tool_usage_fail("zero_ckpt convert", "--world", usage, "missing OUTDIR after M");
             c.world = (int)world, c.out = argv[i + 2], i += 2;
         } else {
-            return tool_usage_fail("zero_ckpt convert", NULL, usage, "unexpected argument '%s'", f);
+            char hint[64];
+            return tool_usage_fail("zero_ckpt convert", NULL, usage, "unexpected argument '%s'%s", f,
+                                   tool_did_you_mean(f, convert_flags, hint, sizeof hint));
         }
     }
     if (!c.out)
@@ -484,7 +507,7 @@ static int cmd_convert(int argc, char **argv) {
     if (zero_host_run(c.to_st ? 1 : c.world, conv_rank, &c, &err) != ZERO_OK || c.r != ZERO_OK) {
         fprintf(stderr, "zero_ckpt convert: %s\n", c.msg[0] ? c.msg : err.msg);
         zero__ck_meta_free(&m);
-        return c.r == ZERO_ERR_CORRUPT || c.r == ZERO_ERR_CONFIG ? 1 : 2;
+        return 1;
     }
     printf("%s -> %s%s\n", tdir, c.out, c.to_st ? "" : " (saved on the new world size)");
     zero__ck_meta_free(&m);
@@ -499,8 +522,9 @@ typedef struct imp {
     zero_tensor *ts;
     int n, world, stage;
     const char *out, *prefix;
+    char prefix_dot[256]; /* prefix with the '.' it lacked */
     const char *exclude[IMP_MAX_EXCLUDE];
-    int n_exclude;
+    int n_exclude, keep_buffers;
     zero_dtype dt;
     zero_result r;
     char msg[1100];
@@ -513,20 +537,37 @@ static int imp_excluded(const imp *c, const char *name) {
     return 0;
 }
 
+static int ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+/* A buffer, not a parameter: GPT-2's causal mask (HF's GPT2Attention
+   registers bias and masked_bias as buffers; older exports carry them),
+   by its name and its [1, 1, T, T] shape, nothing looser. */
+static int imp_buffer(const imp *c, const zero_safetensors_tensor *t) {
+    int mask = t->ndim == 4 && t->shape[0] == 1 && t->shape[1] == 1 && t->shape[2] == t->shape[3];
+    if (c->keep_buffers) return 0;
+    if (ends_with(t->name, ".attn.bias")) return mask;
+    if (ends_with(t->name, ".attn.masked_bias")) return mask || t->ndim == 0; /* HF's is the scalar -1e4 */
+    return 0;
+}
+
 /* engine name -> checkpoint name: the prefix put back */
 static const char *imp_rename(void *user, int tensor, const char *name, char *buf, size_t cap, int *transpose) {
     const imp *c = (const imp *)user;
     (void)tensor;
     (void)transpose;
     if (!c->prefix) return name;
-    snprintf(buf, cap, "%s%s", c->prefix, name);
+    snprintf(buf, cap, "%s%s", c->prefix_dot, name);
     return buf;
 }
 /* the file's tensors the run leaves out: the excluded, and those of no elements (no engine tensor is empty) */
 static int imp_ignore(void *user, const char *ckpt_name) {
     const imp *c = (const imp *)user;
     int i = zero_safetensors_find(c->st, ckpt_name);
-    return imp_excluded(c, ckpt_name) || (i >= 0 && zero_safetensors_get(c->st, i)->numel == 0);
+    const zero_safetensors_tensor *t = i >= 0 ? zero_safetensors_get(c->st, i) : NULL;
+    return imp_excluded(c, ckpt_name) || (t && (t->numel == 0 || imp_buffer(c, t)));
 }
 
 static zero_result imp_rank(const zero_backend *b, void *arg) {
@@ -551,17 +592,23 @@ static int cmd_import(int argc, char **argv) {
     zero_error err;
     zero_safetensors_options opt;
     const char *src = argv[2], *dts = NULL;
-    int i, k, rc = 2, force = 0;
+    int i, k, rc = 2, force = 0, n_buffers = 0;
     long long x;
     zero_dtype dt_flag;
+    char hint[64], first_buffer[256] = "", buffer_shape[64] = "";
     memset(&c, 0, sizeof c);
-    c.stage = -1;
+    c.world = 1; /* zero_load reshards: how it is stored does not bind the run */
+    c.stage = 0;
     if (!src || src[0] == '-')
         return tool_usage_fail("zero_ckpt import", NULL, usage, "missing SRC (the safetensors checkpoint)");
     for (i = 3; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(f, "--force")) {
             force = 1;
+            continue;
+        }
+        if (!strcmp(f, "--keep-buffers")) {
+            c.keep_buffers = 1;
             continue;
         }
         if (!strcmp(f, "--world")) {
@@ -575,14 +622,22 @@ static int cmd_import(int argc, char **argv) {
             dts = v;
         } else if (!strcmp(f, "--strip-prefix")) {
             if (!v || !*v) return tool_usage_fail("zero_ckpt import", "--strip-prefix", usage, "missing prefix");
+            if (strlen(v) + 2 > sizeof c.prefix_dot)
+                return tool_usage_fail("zero_ckpt import", "--strip-prefix", usage, "longer than %d characters",
+                                       (int)sizeof c.prefix_dot - 2);
             c.prefix = v;
+            /* "transformer" means "transformer.": names are dotted paths (a P ending in '.', '/' or '_' is
+               taken as it is) */
+            snprintf(c.prefix_dot, sizeof c.prefix_dot, "%s%s", v,
+                     ends_with(v, ".") || ends_with(v, "/") || ends_with(v, "_") ? "" : ".");
         } else if (!strcmp(f, "--exclude")) {
             if (!v || !*v) return tool_usage_fail("zero_ckpt import", "--exclude", usage, "missing pattern");
             if (c.n_exclude == IMP_MAX_EXCLUDE)
                 return tool_usage_fail("zero_ckpt import", "--exclude", usage, "at most %d patterns", IMP_MAX_EXCLUDE);
             c.exclude[c.n_exclude++] = v;
         } else if (f[0] == '-' && f[1]) {
-            return tool_usage_fail("zero_ckpt import", NULL, usage, "unknown argument '%s'", f);
+            return tool_usage_fail("zero_ckpt import", NULL, usage, "unknown argument '%s'%s", f,
+                                   tool_did_you_mean(f, import_flags, hint, sizeof hint));
         } else if (c.out) {
             return tool_usage_fail("zero_ckpt import", NULL, usage, "one OUTDIR, got '%s' and '%s'", c.out, f);
         } else {
@@ -591,29 +646,36 @@ static int cmd_import(int argc, char **argv) {
         }
         i++;
     }
-    if (!c.world || c.stage < 0 || !c.out)
-        return tool_usage_fail("zero_ckpt import", NULL, usage, "missing %s",
-                               !c.world      ? "--world M"
-                               : c.stage < 0 ? "--stage S"
-                                             : "OUTDIR");
+    if (!c.out) return tool_usage_fail("zero_ckpt import", NULL, usage, "missing OUTDIR");
     if ((rc = check_output("zero_ckpt import", c.out, 1, force, src, NULL)) != 0) return rc;
     rc = 2;
     if (zero_safetensors_open(&c.st, src, &err) != ZERO_OK) {
         fprintf(stderr, "zero_ckpt import: %s\n", err.msg);
-        return err.code == ZERO_ERR_CORRUPT ? 1 : 2;
+        return 1;
     }
     c.ts = (zero_tensor *)calloc((size_t)zero_safetensors_count(c.st) + 1, sizeof *c.ts);
     c.dt = ZERO_DTYPE_COUNT;
     for (k = 0; c.ts && k < zero_safetensors_count(c.st); k++) { /* the tensors the run will have, in name order */
         const zero_safetensors_tensor *t = zero_safetensors_get(c.st, k);
-        size_t pl = c.prefix ? strlen(c.prefix) : 0;
+        size_t pl = c.prefix ? strlen(c.prefix_dot) : 0;
         zero_dtype d = !strcmp(t->dtype, "F32") ? ZERO_DTYPE_FP32 : !strcmp(t->dtype, "F16") ? ZERO_DTYPE_FP16
                        : !strcmp(t->dtype, "BF16") ? ZERO_DTYPE_BF16 : ZERO_DTYPE_DEFAULT;
         zero_tensor *x = &c.ts[c.n];
         if (imp_excluded(&c, t->name) || t->numel == 0) continue;
-        if (pl && strncmp(t->name, c.prefix, pl) != 0) {
+        if (imp_buffer(&c, t)) {
+            if (!n_buffers++) {
+                snprintf(first_buffer, sizeof first_buffer, "%s", t->name);
+                if (t->ndim == 4)
+                    snprintf(buffer_shape, sizeof buffer_shape, "[1, 1, %lld, %lld]", (long long)t->shape[2],
+                             (long long)t->shape[3]);
+                else
+                    snprintf(buffer_shape, sizeof buffer_shape, "a scalar");
+            }
+            continue;
+        }
+        if (pl && strncmp(t->name, c.prefix_dot, pl) != 0) {
             fprintf(stderr, "zero_ckpt import: %s: tensor '%s' lacks the prefix '%s' (--exclude it, or drop "
-                            "--strip-prefix)\n", src, t->name, c.prefix);
+                            "--strip-prefix)\n", src, t->name, c.prefix_dot);
             goto out;
         }
         x->name = t->name + pl;
@@ -642,9 +704,13 @@ static int cmd_import(int argc, char **argv) {
         rc = 1;
         goto out;
     }
+    if (n_buffers)
+        fprintf(stderr, "zero_ckpt import: left out %d causal-mask buffer%s (%s%s, %s): GPT-2's attention masks, "
+                        "not parameters; --keep-buffers imports them as trainable tensors\n",
+                n_buffers, n_buffers == 1 ? "" : "s", first_buffer, n_buffers > 1 ? " ..." : "", buffer_shape);
     if (zero_host_run(c.world, imp_rank, &c, &err) != ZERO_OK || c.r != ZERO_OK) {
         fprintf(stderr, "zero_ckpt import: %s\n", c.msg[0] ? c.msg : err.msg);
-        rc = c.r == ZERO_ERR_CORRUPT ? 1 : 2;
+        rc = 1;
         goto out;
     }
     printf("%s -> %s: %d tensors, saved on %d ranks, stage %d, %s; step 0\n", src, c.out, c.n, c.world, c.stage,
@@ -665,6 +731,8 @@ int main(int argc, char **argv) {
             fputs(help, stdout);
             return 0;
         }
+    for (i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--version")) return tool_version("zero_ckpt");
     if (!cmd) return tool_usage_fail("zero_ckpt", NULL, usage, "missing command (inspect, verify, convert or import)");
     if (!strcmp(cmd, "inspect") || !strcmp(cmd, "verify")) {
         const char *name = !strcmp(cmd, "inspect") ? "zero_ckpt inspect" : "zero_ckpt verify";
@@ -675,5 +743,9 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "convert")) return cmd_convert(argc, argv);
     if (!strcmp(cmd, "import")) return cmd_import(argc, argv);
-    return tool_usage_fail("zero_ckpt", NULL, usage, "unknown command '%s'", cmd);
+    {
+        char hint[64];
+        return tool_usage_fail("zero_ckpt", NULL, usage, "unknown command '%s'%s", cmd,
+                               tool_did_you_mean(cmd, commands, hint, sizeof hint));
+    }
 }

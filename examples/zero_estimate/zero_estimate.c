@@ -37,7 +37,7 @@ static const char usage[] =
     "                                                           largest model per ZeRO option\n"
     "       zero_estimate --time [--model P] [--machine M] [options]  step time, 1 to 1024 GPUs\n"
     "       zero_estimate --selftest                            check the library and the parsers\n"
-    "       zero_estimate --help                                every option\n";
+    "       zero_estimate --help | --version                   every option; the zero version\n";
 
 static const char help[] =
     "\n"
@@ -48,7 +48,8 @@ static const char help[] =
     "  --gpus G            GPUs per node (default 1; 1 to 1024)\n"
     "  --nodes n           nodes (default 1; 1 to 1048576)\n"
     "  --largest-layer L   parameters of the largest layer (default params / 20; at most --params)\n"
-    "  --dtype T           compute dtype: fp16 (default), bf16 or fp32\n"
+    "  --dtype T           compute dtype: fp16 (default: DeepSpeed's estimators, which this\n"
+    "                      table mirrors, assume 2-byte parameters), bf16 or fp32\n"
     "  --bucket N          zero_optimization.reduce_bucket_size (default 5e8; 1 to 1e15)\n"
     "  --max-live N        stage3_max_live_parameters (default: derived as the engine does for layer groups,\n"
     "                      the pool 4 x the largest layer, at most 1.05e9 (DeepSpeed's 1e9 + 5e7); 1 to 1e15)\n"
@@ -91,7 +92,8 @@ static const char help[] =
     "  --params N          parameters       --layers L   blocks       --hidden C  width\n"
     "  --vocab V           vocabulary (0 to 1e8)          --seq T      tokens per sequence\n"
     "  --batch B           micro-batch per GPU            --gas m      micro-batches per step\n"
-    "  --dtype T           bf16 (default), fp16 or fp32 (bytes on the wire)\n"
+    "  --dtype T           bf16 (default: the runs the rates were measured on), fp16 or fp32\n"
+    "                      (bytes on the wire)\n"
     "  --unit N            elements per communication unit (default params / layers: a block)\n"
     "  --gpus g            GPUs per node (default the preset's 8; must divide 1024)\n"
     "  --stage s           one stage, 0 to 3 (default: all four)\n"
@@ -115,10 +117,23 @@ static const char help[] =
     "  --host-bw RATE      the CPU Adam's host memory bytes/s per node (150GB)\n"
     "  RATE is a size per second: 225GB, 2.79TB, 40e9.\n"
     "Columns: step ms, tokens/s per GPU, exposed communication ms, GB each GPU sends per step on\n"
-    "rings inside a node and across nodes, model-state GiB per GPU (zero's plan).\n"
+    "rings inside a node and across nodes, model-state GiB per GPU (zero's plan), whether model\n"
+    "states + activations + 4 GiB fit --gpu-mem (the machine's by default), and what of the row\n"
+    "lies outside the range the rates were measured on (an extrapolation; - when none).\n"
     "\n"
-    "Exit status: 0; 1 a --selftest check failed; 2 usage: a bad flag or value (one line\n"
-    "saying what is wrong, then the usage; nothing is printed to stdout).\n";
+    "zero_estimate reads no file. Exit status (every zero_* tool's rule): 0; 1 a --selftest\n"
+    "check failed; 2 usage: a bad flag or value, or a combination the library refuses (one\n"
+    "line saying what is wrong, then the usage; nothing is printed to stdout).\n";
+
+static const char *const flags[] = {
+    "--params", "--gpus", "--nodes", "--largest-layer", "--dtype", "--bucket", "--max-live", "--prefetch",
+    "--buffer-factor", "--shard", "--no-zero-init", "--breakdown", "--fit", "--gpu-mem", "--cpu-mem", "--nvme",
+    "--selftest", "--time", "--help", "--version", NULL};
+static const char *const time_flags[] = {
+    "--time", "--model", "--machine", "--params", "--layers", "--hidden", "--vocab", "--seq", "--batch", "--gas",
+    "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--plan", "--gpu-mem", "--serial-gathers",
+    "--tflops", "--tflops-width", "--hbm", "--intra-bw", "--intra-lat-us", "--inter-bw", "--inter-lat-us",
+    "--pcie", "--host-bw", "--help", "--version", NULL};
 
 /* ---- the numbers: examples/tool_args.h (its count and size parsers are
    checked by --selftest) ---- */
@@ -325,6 +340,8 @@ static int run_fit(const cli *c) {
 
 static double gib(double bytes) { return bytes / GIB; }
 
+static void outside_measured(const zero_time_model *m, int gpus, int nodes, char *buf, size_t cap);
+
 static int selftest(void) {
     /* DeepSpeed's worked example (reference section 8): P = 1e9, L = 5e7,
        1 node x 8 GPUs, f = 1.5, printed to two decimals. */
@@ -422,6 +439,22 @@ static int selftest(void) {
         CHECK(tool_num(NULL, "--buffer-factor", "nan", 0.001, 1000, &x) != 0);
         CHECK(tool_num(NULL, "--buffer-factor", "1e999", 0.001, 1000, &x) != 0);
         CHECK(tool_num(NULL, "--buffer-factor", "1.5x", 0.001, 1000, &x) != 0);
+    }
+    { /* --time's outside column: GPT-2 XL on one node of 4 is measured ground; 7B's T 4096 is not */
+        zero_time_model m;
+        char b[32];
+        memset(&m, 0, sizeof m);
+        m.hidden = 1600, m.seq = 1024;
+        outside_measured(&m, 4, 1, b, sizeof b);
+        CHECKF(strcmp(b, "-") == 0, "GPT-2 XL, 4 GPUs: '%s'", b);
+        outside_measured(&m, 16, 2, b, sizeof b);
+        CHECKF(strcmp(b, "GPUs,nodes") == 0, "GPT-2 XL, 16 GPUs: '%s'", b);
+        m.hidden = 4096, m.seq = 4096;
+        outside_measured(&m, 1, 1, b, sizeof b);
+        CHECKF(strcmp(b, "T") == 0, "7B, 1 GPU: '%s'", b);
+        m.hidden = 8192;
+        outside_measured(&m, 8, 1, b, sizeof b);
+        CHECKF(strcmp(b, "C,T,GPUs") == 0, "70B, 8 GPUs: '%s'", b);
     }
     {
         char b[32];
@@ -537,9 +570,32 @@ static plan_pick plan_best(const zero_time_model *m, int N, double gpu_mem) {
     return best;
 }
 
+/* What of a row lies outside the range the rates were measured on (zero.h,
+   ZERO_TIME_MEASURED_*): "-" when nothing does. */
+static void outside_measured(const zero_time_model *m, int gpus, int nodes, char *buf, size_t cap) {
+    size_t n = 0;
+    buf[0] = 0;
+#define OUTSIDE(cond, what) \
+    if ((cond) && n < cap) n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", what)
+    OUTSIDE(m->hidden < ZERO_TIME_MEASURED_HIDDEN_MIN || m->hidden > ZERO_TIME_MEASURED_HIDDEN_MAX, "C");
+    OUTSIDE(m->seq < ZERO_TIME_MEASURED_SEQ_MIN || m->seq > ZERO_TIME_MEASURED_SEQ_MAX, "T");
+    OUTSIDE(gpus > ZERO_TIME_MEASURED_GPUS_MAX, "GPUs");
+    OUTSIDE(nodes > ZERO_TIME_MEASURED_NODES_MAX, "nodes");
+#undef OUTSIDE
+    if (!buf[0]) snprintf(buf, cap, "-");
+}
+
+static void print_outside_legend(void) {
+    printf("outside: what of the row lies outside the range the model's rates were measured on, so that\n"
+           "the row is an extrapolation: C the width outside %d-%d, T the sequence outside %d-%d, GPUs\n"
+           "more than %d, nodes more than %d (the inter-node rates are assumed); - : inside it.\n",
+           ZERO_TIME_MEASURED_HIDDEN_MIN, ZERO_TIME_MEASURED_HIDDEN_MAX, ZERO_TIME_MEASURED_SEQ_MIN,
+           ZERO_TIME_MEASURED_SEQ_MAX, ZERO_TIME_MEASURED_GPUS_MAX, ZERO_TIME_MEASURED_NODES_MAX);
+}
+
 static int plan_table(const time_cli *t) {
     const zero_time_model *m = &t->m;
-    char p[32];
+    char p[32], out[32];
     int k, n_comm = 0;
     double peak = 0, last = 0;
     fmt_count(m->params, p, sizeof p);
@@ -553,8 +609,9 @@ static int plan_table(const time_cli *t) {
            m->inter_latency_s * 1e6);
     printf("searched: stages 1-3, groups G = 1, 2, 4, ... (shard within G, replicate across the rest),\n"
            "optimizer offload none / cpu, activations kept / every block recomputed\n\n");
-    printf("%6s %6s %5s %6s %8s %9s %10s %11s %8s %11s %9s %9s  %s\n", "GPUs", "nodes", "stage", "G", "offload",
-           "recompute", "step ms", "tok/s/GPU", "compute", "inter GB", "states", "act GiB", "bound by");
+    printf("%6s %6s %5s %6s %8s %9s %10s %11s %8s %11s %9s %9s  %-17s %s\n", "GPUs", "nodes", "stage", "G",
+           "offload", "recompute", "step ms", "tok/s/GPU", "compute", "inter GB", "states", "act GiB", "bound by",
+           "outside");
     for (k = 0; k <= 10; k++) {
         int N = 1 << k, g = N < m->gpus_per_node ? N : m->gpus_per_node;
         plan_pick b = plan_best(m, N, t->gpu_mem);
@@ -571,13 +628,16 @@ static int plan_table(const time_cli *t) {
         if (b.o.tokens_per_s_per_gpu > peak) peak = b.o.tokens_per_s_per_gpu;
         last = b.o.tokens_per_s_per_gpu;
         n_comm += share < PLAN_SCALING && comm >= off && comm >= rec;
-        printf("%6d %6d %5d %6d %8s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %s\n", N, N / g, b.stage, b.group,
+        outside_measured(m, N, N / g, out, sizeof out);
+        printf("%6d %6d %5d %6d %8s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %-17s %s\n", N, N / g, b.stage,
+               b.group,
                b.offload ? "cpu" : "none", b.recompute ? "yes" : "no", b.o.step_s * 1e3, b.o.tokens_per_s_per_gpu,
                100 * share, b.o.bytes_inter / 1e9, b.o.gpu_memory_bytes / GIB, b.act_bytes / GIB,
                share >= PLAN_SCALING ? "compute"
                : comm >= off && comm >= rec ? "communication"
                : rec >= off ? "recompute"
-               : b.offload ? "optimizer offload" : "the optimizer");
+               : b.offload ? "optimizer offload" : "the optimizer",
+               out);
     }
     printf("\ncompute: the model's own forward and backward as a share of the step (recompute's extra\n"
            "forward, exposed communication, Adam and offload are the rest). states: model states per GPU\n"
@@ -585,6 +645,7 @@ static int plan_table(const time_cli *t) {
            "reserved on top. bound by: compute when it is at least %.0f%% of the step, else the largest of\n"
            "exposed communication, the optimizer (with its offload) and recompute's extra forward.\n",
            PLAN_RESERVE / GIB, 100 * PLAN_SCALING);
+    print_outside_legend();
     if (peak > 0)
         printf("At 1024 GPUs: %.0f tokens/s per GPU, %.0f%% of the best per-GPU rate at any count.\n", last,
                100 * last / peak);
@@ -600,7 +661,9 @@ static int time_table(const time_cli *t) {
     const zero_time_model *m = &t->m;
     zero_time_estimate o;
     zero_error err;
-    char p[32];
+    char p[32], out[32];
+    double act = plan_activations(m, 0);
+    int fits, n_over = 0;
     /* every row first: an error prints no half table */
     for (s = s0; s <= s1; s++)
         for (k = 0; k <= 10; k++) {
@@ -637,8 +700,8 @@ static int time_table(const time_cli *t) {
            t->group > 0 ? "as --group (at most the GPU count)" : "the world",
            m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu" : "none",
            m->stage3_serial_gathers ? "serial" : "prefetched, overlapped");
-    printf("%6s %6s %5s %6s %10s %12s %11s %11s %11s %9s\n", "GPUs", "nodes", "stage", "G",
-           "step ms", "tok/s/GPU", "exposed ms", "intra GB", "inter GB", "mem GiB");
+    printf("%6s %6s %5s %6s %10s %12s %11s %11s %11s %9s %5s  %s\n", "GPUs", "nodes", "stage", "G",
+           "step ms", "tok/s/GPU", "exposed ms", "intra GB", "inter GB", "mem GiB", "fits", "outside");
     for (s = s0; s <= s1; s++)
         for (k = 0; k <= 10; k++) {
             zero_time_model r = *m;
@@ -649,13 +712,21 @@ static int time_table(const time_cli *t) {
             r.group = t->group > N ? N : t->group;
             if (s == 0) r.offload_optimizer = ZERO_OFFLOAD_NONE;
             (void)zero_estimate_time(&r, &o, NULL);
-            printf("%6d %6d %5d %6d %10.1f %12.0f %11.2f %11.3f %11.3f %9.2f\n", N, r.nodes, s,
+            fits = o.gpu_memory_bytes + act + PLAN_RESERVE <= t->gpu_mem;
+            n_over += !fits;
+            outside_measured(m, N, r.nodes, out, sizeof out);
+            printf("%6d %6d %5d %6d %10.1f %12.0f %11.2f %11.3f %11.3f %9.2f %5s  %s\n", N, r.nodes, s,
                    o.group, o.step_s * 1e3, o.tokens_per_s_per_gpu, o.exposed_comm_s * 1e3,
-                   o.bytes_intra / 1e9, o.bytes_inter / 1e9, o.gpu_memory_bytes / GIB);
+                   o.bytes_intra / 1e9, o.bytes_inter / 1e9, o.gpu_memory_bytes / GIB, fits ? "yes" : "NO", out);
         }
     printf("\nG: the shard group (stage 0: 1, nothing sharded). intra / inter GB: bytes each GPU sends\n"
            "per step on rings inside a node / across nodes. mem: model states per GPU (zero's plan;\n"
            "activations come on top). Stage 0 rows never offload.\n");
+    printf("fits: mem + activations (%.2f GiB: --plan's formula, every block's kept) + %.0f GiB reserved\n"
+           "within %.0f GB per GPU (--gpu-mem); NO: priced, but it does not fit (%d row%s; --plan also\n"
+           "searches offload and recompute).\n",
+           act / GIB, PLAN_RESERVE / GIB, t->gpu_mem / 1e9, n_over, n_over == 1 ? "" : "s");
+    print_outside_legend();
     return 0;
 }
 
@@ -666,6 +737,7 @@ static int time_main(int argc, char **argv) {
     const char *T = "zero_estimate";
     const model_preset *mp = &model_presets[0];
     const machine_preset *hp = &machine_presets[0];
+    char hint[64];
     memset(&t, 0, sizeof t);
     t.stage = -1;
     /* presets first, so that the other flags override them in any order */
@@ -787,7 +859,8 @@ static int time_main(int argc, char **argv) {
             bad = tool_num(T, f, v, 0.001, 1e6, &y);
             t.m.inter_latency_s = y * 1e-6;
         } else {
-            bad = tool_fail(T, NULL, "unknown argument '%s' (with --time)", f);
+            bad = tool_fail(T, NULL, "unknown argument '%s' (with --time)%s", f,
+                            tool_did_you_mean(f, time_flags, hint, sizeof hint));
         }
         if (bad) return usage_error();
         i += used;
@@ -811,6 +884,7 @@ int main(int argc, char **argv) {
     cli c;
     int i, have_params = 0, have_gpu_mem = 0;
     long long x;
+    char hint[64];
     memset(&c, 0, sizeof c);
     c.a.gpus_per_node = 1;
     c.a.nodes = 1;
@@ -823,6 +897,8 @@ int main(int argc, char **argv) {
             fputs(help, stdout);
             return 0;
         }
+    for (i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--version")) return tool_version("zero_estimate");
     for (i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--time")) return time_main(argc, argv);
     /* every flag is checked before anything is printed */
@@ -877,7 +953,8 @@ int main(int argc, char **argv) {
         } else if (!strcmp(f, "--nvme")) {
             bad = tool_size("zero_estimate", f, v, 0, 1e18, &c.nvme);
         } else {
-            bad = tool_fail("zero_estimate", NULL, "unknown argument '%s'", f);
+            bad = tool_fail("zero_estimate", NULL, "unknown argument '%s'%s", f,
+                            tool_did_you_mean(f, flags, hint, sizeof hint));
         }
         if (bad) return usage_error();
         i += used;

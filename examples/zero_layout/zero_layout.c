@@ -29,7 +29,7 @@
 static const char usage[] =
     "usage: zero_layout (--sizes N,N,... | --mlp L,IN,OUT) [options]            the unit layout\n"
     "       zero_layout --memory (--sizes N,N,... | --mlp L,IN,OUT) [options]   memory per rank, stages 0-3\n"
-    "       zero_layout --help                                                  every option\n";
+    "       zero_layout --help | --version                       every option; the zero version\n";
 
 static const char help[] =
     "\n"
@@ -57,7 +57,8 @@ static const char help[] =
     "\n"
     "--memory creates an engine on --world host ranks (threads of this process, weights\n"
     "zero) for each of stages 0-3 and prints rank 0's zero_memory_report:\n"
-    "  --dtype T            compute dtype: fp32 (default, as DeepSpeed's), fp16 or bf16\n"
+    "  --dtype T            compute dtype: fp32 (default: DeepSpeed's when neither fp16 nor\n"
+    "                       bf16 is enabled), fp16 or bf16; answers an \"auto\" fp16/bf16\n"
     "  --gas G              gradient_accumulation_steps (default 1, or the config's; at most 1e6)\n"
     "  --max-live N         stage3_max_live_parameters (default 1e9)\n"
     "  --prefetch N         stage3_prefetch_bucket_size (default 5e7)\n"
@@ -73,10 +74,22 @@ static const char help[] =
     "                       micro-batch size) get the HF Trainer's defaults\n"
     "  --hidden H           the model's hidden size, for \"auto\" bucket sizes in the config\n"
     "                       (1 to 1048576)\n"
+    "  --mbs N              with --config: the micro-batch per GPU for an \"auto\" or missing\n"
+    "                       train_micro_batch_size_per_gpu (1 to 1048576; default 1), as\n"
+    "                       zero_config's --mbs\n"
+    "  --supply-hf          with --config: the HF Trainer's defaults for the \"auto\" values that\n"
+    "                       change memory, as zero_config's --supply-hf: fp16 and bf16 off (fp32)\n"
+    "                       unless --dtype says, 1 accumulation step unless --gas says\n"
     "\n"
     "Counts N accept whole numbers such as 65536 or 5e8 (at most 9e15). Defaults are DeepSpeed's.\n"
-    "Exit status: 0; 1 the config or the library refused (why, on stderr); 2 usage: a bad\n"
-    "flag, value or combination (one line saying which and why, then the usage).\n";
+    "Exit status (every zero_* tool's rule): 0; 1 the config cannot be read or is bad, or the\n"
+    "library refused (why, on stderr); 2 usage: a bad flag, value or combination (one line\n"
+    "saying which and why, then the usage).\n";
+
+static const char *const flags[] = {
+    "--sizes", "--mlp", "--names", "--groups", "--frozen", "--world", "--bucket", "--stage", "--persist",
+    "--model-persist", "--locate", "--memory", "--dtype", "--gas", "--max-live", "--prefetch", "--no-offload",
+    "--config", "--hidden", "--mbs", "--supply-hf", "--help", "--version", NULL};
 
 #define MAX_WORLD_LAYOUT 1048576
 #define MAX_WORLD_MEMORY 1024
@@ -88,7 +101,8 @@ typedef struct opts {
     const char *sizes, *names, *groups, *frozen, *mlp, *config;
     const char **locate;
     int n_locate;
-    int memory, no_offload;
+    int memory, no_offload, supply_hf;
+    int mbs;
     int world, has_world;
     int stage, has_stage;
     int gas, has_gas;
@@ -345,7 +359,6 @@ static void fill_auto(zero_config *c) {
     if (c->gradient_clipping == ZERO_AUTO) c->gradient_clipping = 1.0;
     if (c->scheduler.warmup_num_steps == ZERO_AUTO) c->scheduler.warmup_num_steps = 100;
     if (c->scheduler.total_num_steps == ZERO_AUTO) c->scheduler.total_num_steps = 1000;
-    if (c->train_micro_batch_size_per_gpu == ZERO_AUTO) c->train_micro_batch_size_per_gpu = 1;
 }
 
 /* The config the flags describe, not yet resolved. */
@@ -379,6 +392,12 @@ static int base_config(const opts *o, zero_config *c) {
         c->gradient_accumulation_steps = o->gas;
         c->train_batch_size = ZERO_UNSET; /* derived: nothing trains here */
     }
+    if (o->supply_hf) { /* zero_config --supply-hf's answers to the "auto" values that change memory */
+        if (c->fp16.enabled == ZERO_AUTO) c->fp16.enabled = 0;
+        if (c->bf16.enabled == ZERO_AUTO) c->bf16.enabled = 0;
+        if (c->gradient_accumulation_steps == ZERO_AUTO) c->gradient_accumulation_steps = 1;
+    }
+    if (o->mbs && c->train_micro_batch_size_per_gpu <= 0) c->train_micro_batch_size_per_gpu = o->mbs;
     if (c->train_batch_size <= 0 && c->train_micro_batch_size_per_gpu <= 0) c->train_micro_batch_size_per_gpu = 1;
     return 0;
 }
@@ -388,8 +407,8 @@ static int resolve(zero_config *c, int world, const char *what) {
     if (zero_config_resolve(c, world, &err) == ZERO_OK) return 0;
     fprintf(stderr, "zero_layout: %s%s\n", what, err.msg);
     if (err.item == ZERO_MSG_CONFIG_AUTO_UNRESOLVED)
-        fprintf(stderr, "zero_layout: --dtype answers an \"auto\" fp16/bf16, --hidden the bucket sizes, --gas the "
-                        "accumulation steps\n");
+        fprintf(stderr, "zero_layout: --dtype (or --supply-hf: fp32) answers an \"auto\" fp16/bf16, --hidden the "
+                        "bucket sizes, --gas (or --supply-hf: 1) the accumulation steps, --mbs the micro-batch\n");
     return 1;
 }
 
@@ -854,6 +873,8 @@ int main(int argc, char **argv) {
             fputs(help, stdout);
             return 0;
         }
+    for (i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--version")) return tool_version("zero_layout");
     o.locate = (const char **)calloc((size_t)argc, sizeof(char *));
     if (!o.locate) return out_of_memory();
     for (i = 1; i < argc; i++) {
@@ -862,6 +883,11 @@ int main(int argc, char **argv) {
         int used = 1, bad_flag = 0;
         if (!strcmp(f, "--memory")) {
             o.memory = 1, used = 0;
+        } else if (!strcmp(f, "--supply-hf")) {
+            o.supply_hf = 1, used = 0;
+        } else if (!strcmp(f, "--mbs")) {
+            bad_flag = tool_int("zero_layout", f, v, 1, 1048576, &x);
+            o.mbs = (int)x;
         } else if (!strcmp(f, "--no-offload")) {
             o.no_offload = 1, used = 0;
         } else if (!strcmp(f, "--sizes") || !strcmp(f, "--names") || !strcmp(f, "--groups") ||
@@ -907,7 +933,9 @@ int main(int argc, char **argv) {
             else if (!strcmp(f, "--max-live")) o.max_live = x, o.has_max_live = 1;
             else o.prefetch = x, o.has_prefetch = 1;
         } else {
-            bad_flag = tool_fail("zero_layout", NULL, "unknown argument '%s'", f);
+            char hint[64];
+            bad_flag = tool_fail("zero_layout", NULL, "unknown argument '%s'%s", f,
+                                 tool_did_you_mean(f, flags, hint, sizeof hint));
         }
         if (bad_flag) {
             rc = usage_error();
@@ -931,6 +959,9 @@ int main(int argc, char **argv) {
     } else {
         rc = 0;
     }
+    if (!rc && !o.config && (o.supply_hf || o.mbs))
+        rc = tool_fail("zero_layout", o.supply_hf ? "--supply-hf" : "--mbs",
+                       "only with --config (it answers the config's \"auto\" values)");
     if (!rc && !o.sizes == !o.mlp)
         rc = tool_fail("zero_layout", NULL, "give the model with --sizes N,N,... or with --mlp L,IN,OUT (%s)",
                        o.sizes ? "not both" : "neither was given");
