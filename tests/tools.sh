@@ -456,15 +456,15 @@ else no "zero_ckpt-latest-fifo" "exit $rc: $(head -c 300 "$W/err")"; fi
 
 # ---- zero_report ----
 for h in --help -h; do help "zero_report$h" "$ZR" "$h"; done
-usage "zero_report-unknown-flag" "^zero_report: unknown argument '--jsn'" "$ZR" --jsn
+usage "zero_report-unknown-flag" "^zero_report: unknown argument '--jsn' (did you mean --json?)" "$ZR" --jsn
 usage "zero_report-nvme-missing-value" '^zero_report: --nvme: missing value' "$ZR" --nvme
 usage "zero_report-nvme-empty-value" '^zero_report: --nvme: empty value' "$ZR" --nvme ""
 usage "zero_report-nvme-size" "^zero_report: --nvme-size: '8x' is not a size" "$ZR" --nvme-size 8x
 usage "zero_report-nvme-size-small" '^zero_report: --nvme-size: 1KB is out of range' "$ZR" --nvme-size 1KB
 usage "zero_report-nvme-size-alone" '^zero_report: --nvme-size: only with --nvme PATH$' "$ZR" --nvme-size 8MiB
 run "$ZR" --version
-if [ "$rc" -eq 0 ] && [ "$(cat "$W/out")" = "zero $(sed -n 's/^#define ZERO_VERSION_MAJOR  *//p' zero.h).$(sed -n \
-    's/^#define ZERO_VERSION_MINOR  *//p' zero.h).$(sed -n 's/^#define ZERO_VERSION_PATCH  *//p' zero.h)" ]; then
+if [ "$rc" -eq 0 ] && [ "$(cat "$W/out")" = "zero_report (zero $(sed -n 's/^#define ZERO_VERSION_MAJOR  *//p' zero.h).$(sed -n \
+    's/^#define ZERO_VERSION_MINOR  *//p' zero.h).$(sed -n 's/^#define ZERO_VERSION_PATCH  *//p' zero.h))" ]; then
     ok "zero_report-version"
 else no "zero_report-version" "exit $rc: $(cat "$W/out")"; fi
 # the report itself: exit 0 with or without a GPU; without the driver it says what zero does then

@@ -925,7 +925,7 @@ static int parse(int argc, char **argv, options *o) {
             continue;
         }
         if (!strcmp(f, "--version")) {
-            printf("zero %s\n", zero_version());
+            tool_version("zero_report");
             return -1;
         }
         if (!strcmp(f, "--nvme-size")) {
@@ -938,7 +938,11 @@ static int parse(int argc, char **argv, options *o) {
             else if (!strcmp(f, "--cuda-home")) o->cuda_home = v;
             else o->nccl_home = v;
         } else {
-            return tool_usage_fail("zero_report", NULL, usage, "unknown argument '%s'", f);
+            static const char *const flags[] = {"--json", "--version", "--nvme", "--nvme-size", "--cuda-home", "--nccl-home",
+                                                "--help", NULL};
+            char hint[64];
+            return tool_usage_fail("zero_report", NULL, usage, "unknown argument '%s'%s", f,
+                                   tool_did_you_mean(f, flags, hint, sizeof hint));
         }
         i++;
     }
