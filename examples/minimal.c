@@ -4,12 +4,13 @@
    compared. examples/minimal.cu is the same program on GPUs.
 
        gcc -std=c11 -O2 -I. -o build/minimal examples/minimal.c -lm -lpthread
-       build/minimal [checkpoint_dir]       (default: a new directory in /tmp)
+       build/minimal [checkpoint_dir]       (default: a new directory in /tmp, removed at the end)
 
    Ends with "N passed, N failed"; exits non-zero on any error or failed check. */
-#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#define _XOPEN_SOURCE 700 /* mkdtemp, nftw */
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -132,12 +133,18 @@ out:
     return r;
 }
 
+/* The default checkpoint directory is the program's own: removed at the end (a directory given is kept). */
+static int remove_entry(const char *path, const struct stat *st, int kind, struct FTW *at) {
+    (void)st, (void)kind, (void)at;
+    return remove(path);
+}
+
 int main(int argc, char **argv) {
     static job j; /* static: zeroed, and the loss table off the stack */
     char tmp[] = "/tmp/zero_minimal_XXXXXX";
     zero_error err;
-    if (argc > 1 && argv[1][0] == '-') { /* no flags: one optional directory (the default is kept; its path is printed) */
-        printf("usage: %s [checkpoint_dir]   (default: a new directory in /tmp)\n", argv[0]);
+    if (argc > 1 && argv[1][0] == '-') { /* no flags: one optional directory */
+        printf("usage: %s [checkpoint_dir]   (default: a new directory in /tmp, removed at the end)\n", argv[0]);
         return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? 2 : 0;
     }
     j.cfg = zero_config_default(); /* DeepSpeed's defaults; zero_config_load reads a ds_config.json instead */
@@ -155,8 +162,10 @@ int main(int argc, char **argv) {
     double first = (j.loss[0][0] + j.loss[0][1]) / 2, last = (j.loss[STEPS - 1][0] + j.loss[STEPS - 1][1]) / 2;
     int ok[3] = {last < first / 4, j.saved[0] && j.saved[1], j.equal[0] && j.equal[1]}, pass = ok[0] + ok[1] + ok[2];
     printf("%s  the loss fell: %.5f -> %.5f\n", ok[0] ? "ok  " : "FAIL", first, last);
-    printf("%s  zero_save to %s\n", ok[1] ? "ok  " : "FAIL", j.dir ? j.dir : "(none)");
+    printf("%s  zero_save to %s%s\n", ok[1] ? "ok  " : "FAIL", j.dir ? j.dir : "(none)",
+           argc > 1 ? "" : " (a temporary directory, removed now)");
     printf("%s  zero_load into a fresh engine: the same weights\n", ok[2] ? "ok  " : "FAIL");
+    if (argc < 2 && j.dir) nftw(j.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     printf("%d passed, %d failed\n", pass, 3 - pass);
     return pass == 3 ? 0 : 1;
 }

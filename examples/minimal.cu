@@ -6,7 +6,7 @@
    zero_release around the kernels that use them. The forward and backward
    are tiny kernels on zero's compute stream.
 
-       build/minimal_cuda [checkpoint_dir]     (default: a new directory in /tmp)
+       build/minimal_cuda [checkpoint_dir]     (default: a new directory in /tmp, removed at the end)
 
    Started by hand it forks one process per visible GPU; under torchrun
    --no-python, srun or mpirun each process is a rank, and checkpoint_dir
@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 
 enum { MICRO = 2, BATCH = 8, IN = 8, HID = 16, STEPS = 60 };
 enum { W1, B1, W2, B2, NT };             /* the tensors, in forward order */
@@ -150,10 +151,17 @@ static zero_tensor tensor(const char *name, int64_t numel, int group, int flags,
     return t;
 }
 
+/* The default checkpoint directory is the program's own: removed at the end (a directory given is kept). */
+static int remove_entry(const char *path, const struct stat *st, int kind, struct FTW *at) {
+    (void)st, (void)kind, (void)at;
+    return remove(path);
+}
+static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
 int main(int argc, char **argv) {
     char tmp[] = "/tmp/zero_minimal_XXXXXX";
-    if (argc > 1 && argv[1][0] == '-') { /* no flags: one optional directory (the default is kept; its path is printed) */
-        printf("usage: %s [checkpoint_dir]   (default: a new directory in /tmp)\n", argv[0]);
+    if (argc > 1 && argv[1][0] == '-') { /* no flags: one optional directory */
+        printf("usage: %s [checkpoint_dir]   (default: a new directory in /tmp, removed at the end)\n", argv[0]);
         return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? 2 : 0;
     }
     const char *dir = argc > 1 ? argv[1] : mkdtemp(tmp); /* before the fork: the local ranks share it */
@@ -169,7 +177,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "minimal_cuda: %s\n", dir ? err.msg : "mkdtemp failed");
         return 1;
     }
-    if (code >= 0) return code; /* the parent of one process per GPU: their worst exit status */
+    if (code >= 0) { /* the parent of one process per GPU: their worst exit status */
+        if (argc < 2) remove_tree(dir);
+        return code;
+    }
     if (zero_cuda_backend_init(&cuda, &opt, &err) != ZERO_OK) {
         fprintf(stderr, "minimal_cuda: %s\n", err.msg);
         return 1;
@@ -232,12 +243,14 @@ out:
             printf("step %2d  loss %.5f\n", step + 1, host_loss[step] / be->world);
         printf("%s  the loss fell: %.5f -> %.5f\n", ok[0] ? "ok  " : "FAIL", host_loss[0] / be->world,
                host_loss[STEPS - 1] / be->world);
-        printf("%s  zero_save to %s\n", ok[1] ? "ok  " : "FAIL", dir);
+        printf("%s  zero_save to %s%s\n", ok[1] ? "ok  " : "FAIL", dir,
+               argc > 1 ? "" : " (a temporary directory, removed at the end)");
         printf("%s  zero_load into a fresh engine: the same weights\n", ok[2] ? "ok  " : "FAIL");
         printf("%d passed, %d failed\n", ok[0] + ok[1] + ok[2], 3 - ok[0] - ok[1] - ok[2]);
     }
     zero_engine_destroy(e); /* engines before their backend */
     cudaFree(a.x);
+    if (argc < 2 && be->world == 1) remove_tree(dir); /* (more ranks: the process that started them removes it) */
     zero_cuda_backend_destroy(cuda);
     return r == ZERO_OK && ok[0] && ok[1] && ok[2] ? 0 : 1;
 }

@@ -117,6 +117,9 @@ if [ -f examples/minimal.c ] && { [ -z "$T" ] || [ "$T" = minimal ]; }; then
     [ -x "$B/t/minimal-$(basename "$CC")" ] && step "minimal-help" sh -c "cd '$B/t' && rm -rf ./--help ./--bogus &&
         ./minimal-$(basename "$CC") --help | grep -q '^usage: ' && ! ./minimal-$(basename "$CC") --bogus > /dev/null &&
         [ ! -e ./--help ] && [ ! -e ./--bogus ]"
+    # without a directory it trains into a temporary one of its own and removes it at the end
+    [ -x "$B/t/minimal-$(basename "$CC")" ] && step "minimal-temp-removed" sh -c "d=\$('$B/t/minimal-$(basename "$CC")' 2>/dev/null |
+        sed -n 's/^ok    zero_save to \\(.*\\) (a temporary directory, removed now)\$/\\1/p') && [ -n \"\$d\" ] && [ ! -e \"\$d\" ]"
 fi
 #    the other examples build and run; the fuzz targets build and replay their corpora
 if [ -z "$T" ]; then
