@@ -456,7 +456,7 @@ else no "zero_ckpt-latest-fifo" "exit $rc: $(head -c 300 "$W/err")"; fi
 
 # ---- zero_report ----
 for h in --help -h; do help "zero_report$h" "$ZR" "$h"; done
-usage "zero_report-unknown-flag" "^zero_report: unknown argument '--jsn' (did you mean --json?)" "$ZR" --jsn
+usage "zero_report-unknown-flag" "^zero_report: unknown argument '--jsn' \(did you mean --json\?\)$" "$ZR" --jsn
 usage "zero_report-nvme-missing-value" '^zero_report: --nvme: missing value' "$ZR" --nvme
 usage "zero_report-nvme-empty-value" '^zero_report: --nvme: empty value' "$ZR" --nvme ""
 usage "zero_report-nvme-size" "^zero_report: --nvme-size: '8x' is not a size" "$ZR" --nvme-size 8x
