@@ -85,7 +85,9 @@ static const char help[] =
     "               fp16 and bf16 off, lr 5e-5, betas 0.9/0.999, eps 1e-8, weight_decay 0,\n"
     "               gradient_clipping 1, 100 warmup steps of 1000, 1 accumulation step\n"
     "  --strict     exit 1 when FILE draws any warning (an unknown key, a key with no\n"
-    "               effect in zero, one not acted on yet), after printing them all\n"
+    "               effect in zero, one not acted on yet), after printing them all;\n"
+    "               info lines do not count (an \"auto\" given DeepSpeed's default, a\n"
+    "               form of hjson such as a trailing comma, which DeepSpeed reads too)\n"
     "keys-markdown  the key table of docs/config.md\n"
     "\n"
     "Hugging Face Transformers and Accelerate configs leave these values to the Trainer\n"
@@ -96,7 +98,9 @@ static const char help[] =
     "flags above supply (stderr says which), or (--strict) drew a warning; 2 usage: a bad\n"
     "flag or value (one line, then the usage).\n";
 
-/* Every message to the default sink; the warnings counted (--strict) */
+/* Every message to the default sink; the warnings counted (--strict). Info
+   lines are not: what they report (hjson's forms, "auto" replaced by
+   DeepSpeed's default) is how DeepSpeed reads the same file. */
 static int n_warnings;
 static void count_log(void *user, zero_log_level level, zero_msg item, int rank, const char *text) {
     if (level == ZERO_LOG_WARN) n_warnings++;
