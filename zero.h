@@ -731,11 +731,15 @@ ZERO_API zero_config zero_config_default(void);
    key), unknown top-level keys are warnings; wrong types, out-of-range values,
    duplicate keys and fp16+bf16 are errors. On error *cfg may be partly
    written: keep a copy if you need the old one. Comments (// and / * * /,
-   as DeepSpeed's hjson reader allows) are skipped. */
+   as DeepSpeed's hjson reader allows) are skipped, and hjson's trailing
+   commas, line breaks for commas, single quotes and Infinity/NaN are read
+   as DeepSpeed reads them, each form with one info line (JSON_HJSON).
+   cfg->source records where each key stood. */
 ZERO_API zero_result zero_config_parse_json(zero_config *cfg, const char *text, size_t len,
                                             zero_error *err);
 
-/* zero_config_parse_json on the contents of a file; errors name the file. */
+/* zero_config_parse_json on the contents of a file; errors start with
+   "FILE:line:col: " (the place where there is one). */
 ZERO_API zero_result zero_config_load(zero_config *cfg, const char *path, zero_error *err);
 
 /* Fill what is derived: "auto" values that have a rule (the batch triangle,
@@ -743,7 +747,9 @@ ZERO_API zero_result zero_config_load(zero_config *cfg, const char *path, zero_e
    stage3_gather_16bit_weights_on_model_save = false), DeepSpeed's None
    defaults (overlap_comm, warmup_max_lr, communication_data_type, ...), then
    check the whole config. Any "auto" left is an error naming the key and the
-   field to set. world_size is the data-parallel size. Idempotent. */
+   field to set. Errors and warnings name the place of their key in the
+   text the config was parsed from (cfg->source), while the field holds the
+   value parsed there. world_size is the data-parallel size. Idempotent. */
 ZERO_API zero_result zero_config_resolve(zero_config *cfg, int world_size, zero_error *err);
 
 /* Write the configuration as DeepSpeed JSON (every key, resolved values) into

@@ -1,7 +1,9 @@
 /* test_json.c - the JSON parser of the config loader (in zero.h): values,
    strings and UTF-8, every error with its line and column, limits (nodes,
    depth, memory), numbers, locale independence, comments, BOM, duplicate
-   keys, paths, and random documents parsed back to what was written.
+   keys, paths, hjson's forms (the config loader's mode: values, counts and
+   places, the errors that remain, strict mode unchanged), and random
+   documents parsed back to what was written, the same in both modes.
 
    Run alone: make test T=test_json */
 
