@@ -290,6 +290,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(JSON_TRAILING, ZERO_ERR_CONFIG, "text after the JSON value")                         \
     X(JSON_TOO_LARGE, ZERO_ERR_CONFIG, "JSON text larger than the parser accepts")         \
     X(JSON_DUPLICATE_KEY, ZERO_ERR_CONFIG, "duplicate key in a JSON object")               \
+    X(JSON_HJSON, ZERO_OK, "a form of hjson that strict JSON refuses, read as DeepSpeed reads it (info)") \
     X(CONFIG_NOT_OBJECT, ZERO_ERR_CONFIG, "expected a JSON object")                        \
     X(CONFIG_UNKNOWN_KEY, ZERO_ERR_CONFIG, "unknown key in a strict section")              \
     X(CONFIG_UNKNOWN_KEY_IGNORED, ZERO_OK, "unknown key ignored (warning)")                \
@@ -646,6 +647,25 @@ typedef struct zero_monitor_config {
     char job_name[ZERO_PATH_MAX];  /* job_name: "zero" */
 } zero_monitor_config;
 
+/* Room for every key of the key table (zero_config_key_count() is at most this). */
+#define ZERO_CONFIG_MAX_KEYS 256
+
+/* Where the last JSON text parsed into the config set each key, so that
+   zero_config_resolve's messages name the place: "ds_config.json:4:3:
+   train_batch_size: ...". Filled by zero_config_load and
+   zero_config_parse_json (each parse starts it afresh), read by
+   zero_config_resolve; zero_config_default() leaves it empty and a program
+   never needs to touch it. A place is named only while the field still
+   holds the value parsed there (value_hash), so a field the program set
+   itself after loading is not blamed on the file. */
+typedef struct zero_config_source {
+    char file[ZERO_PATH_MAX];                  /* the file zero_config_load read; "" for text */
+    int line[ZERO_CONFIG_MAX_KEYS];            /* by key index (zero_config_key(i)): the key's 1-based
+                                                  line in the text, 0 when the text did not set it */
+    int col[ZERO_CONFIG_MAX_KEYS];             /* its 1-based byte column */
+    uint32_t value_hash[ZERO_CONFIG_MAX_KEYS]; /* FNV-1a of the field as the parser stored it */
+} zero_config_source;
+
 typedef struct zero_config {
     /* batch triangle: TBS = MBS x GAS x world (zero_config_resolve) */
     int64_t train_batch_size;               /* train_batch_size: ZERO_UNSET (ZERO_AUTO allowed) */
@@ -709,6 +729,7 @@ typedef struct zero_config {
     int world_size;       /* set by zero_config_resolve; 0 before */
     int resolved;         /* set by zero_config_resolve */
     zero_logger log;      /* where warnings and info go */
+    zero_config_source source; /* set by the parser: where each key stood in the text */
 } zero_config;
 
 /* DeepSpeed's defaults (DeepSpeed 0.19), nothing "auto", not resolved. */
@@ -722,11 +743,15 @@ ZERO_API zero_config zero_config_default(void);
    key), unknown top-level keys are warnings; wrong types, out-of-range values,
    duplicate keys and fp16+bf16 are errors. On error *cfg may be partly
    written: keep a copy if you need the old one. Comments (// and / * * /,
-   as DeepSpeed's hjson reader allows) are skipped. */
+   as DeepSpeed's hjson reader allows) are skipped, and hjson's trailing
+   commas, line breaks for commas, single quotes and Infinity/NaN are read
+   as DeepSpeed reads them, each form with one info line (JSON_HJSON).
+   cfg->source records where each key stood. */
 ZERO_API zero_result zero_config_parse_json(zero_config *cfg, const char *text, size_t len,
                                             zero_error *err);
 
-/* zero_config_parse_json on the contents of a file; errors name the file. */
+/* zero_config_parse_json on the contents of a file; errors start with
+   "FILE:line:col: " (the place where there is one). */
 ZERO_API zero_result zero_config_load(zero_config *cfg, const char *path, zero_error *err);
 
 /* Fill what is derived: "auto" values that have a rule (the batch triangle,
@@ -734,7 +759,9 @@ ZERO_API zero_result zero_config_load(zero_config *cfg, const char *path, zero_e
    stage3_gather_16bit_weights_on_model_save = false), DeepSpeed's None
    defaults (overlap_comm, warmup_max_lr, communication_data_type, ...), then
    check the whole config. Any "auto" left is an error naming the key and the
-   field to set. world_size is the data-parallel size. Idempotent. */
+   field to set. Errors and warnings name the place of their key in the
+   text the config was parsed from (cfg->source), while the field holds the
+   value parsed there. world_size is the data-parallel size. Idempotent. */
 ZERO_API zero_result zero_config_resolve(zero_config *cfg, int world_size, zero_error *err);
 
 /* Write the configuration as DeepSpeed JSON (every key, resolved values) into
@@ -2128,7 +2155,7 @@ static int zero__open_dir(const char *path) {
     return fd;
 }
 
-/* ---- >>json: the JSON reader (RFC 8259 plus hjson-style comments) ----
+/* ---- >>json: the JSON reader (RFC 8259 plus hjson-style comments and, for configs, hjson's forms) ----
 
    The config loader's reader. Iterative (explicit stack of at most
    ZERO_JSON_MAX_DEPTH containers, no recursion), one pass over the text,
@@ -2139,6 +2166,18 @@ static int zero__open_dir(const char *path) {
    `/ * ... * /` blocks (as DeepSpeed's hjson reader accepts them). Duplicate
    keys (compared after decoding) are errors, found by sorting each object's
    keys (stable merge sort, O(m log m)) when the object closes.
+   With hjson set (zero__json_parse_hjson: the config loader; checkpoint
+   metadata stays strict) it also accepts what DeepSpeed's reader (hjson-py)
+   accepts and a ds_config plausibly holds, and counts each form in
+   j->forms for the loader's notes: a trailing comma before ']' or '}'; a
+   line break standing for the comma between members or elements (never a
+   space); single-quoted strings and keys, where '"' is itself and \' a
+   quote (\' in double quotes too); and the words Infinity, -Infinity and
+   NaN as numbers (hjson-py reads them as strings, which DeepSpeed's float
+   keys then take as numbers). hjson's quoteless strings and keys and its
+   ''' strings stay errors that say how to write them in JSON: a quoteless
+   value runs to the end of its line, commas included, which is a trap in a
+   file that mixes both styles.
    Positions: line counts '\n', column counts bytes from the line start (on
    line 1, after the BOM), both 1-based. */
 
@@ -2175,11 +2214,28 @@ typedef struct zero__json_node {
     int is_integer;    /* NUMBER: written without fraction/exponent AND fits int64_t exactly */
 } zero__json_node;
 
+/* The forms beyond JSON that the hjson mode accepts (see above). */
+typedef enum zero__json_form {
+    ZERO__JSON_FORM_TRAILING_COMMA,
+    ZERO__JSON_FORM_LINE_COMMA,
+    ZERO__JSON_FORM_SINGLE_QUOTE,
+    ZERO__JSON_FORM_QUOTE_ESCAPE,
+    ZERO__JSON_FORM_NONFINITE,
+    ZERO__JSON_FORM_COUNT
+} zero__json_form;
+
+typedef struct zero__json_seen {
+    int count;     /* how many times the form occurs */
+    int line, col; /* the first one */
+} zero__json_seen;
+
 typedef struct zero__json {
     const char *text;
     size_t len;
     zero__json_node *nodes;
     int count, cap;
+    int hjson;                                    /* parsed with hjson's forms accepted */
+    zero__json_seen forms[ZERO__JSON_FORM_COUNT]; /* hjson: each form found */
 } zero__json;
 
 typedef struct zero__json_frame {
@@ -2196,6 +2252,8 @@ typedef struct zero__json_parser {
     size_t line_start;   /* byte offset where that line starts */
     int depth;           /* open containers */
     int pending_key;     /* key node of the member whose value comes next, -1 when none */
+    int hjson;           /* hjson's forms accepted (j->hjson) */
+    size_t comma;        /* offset of the last ',' read (a trailing comma's place) */
     int *sort_a, *sort_b; /* scratch for the duplicate-key check */
     int sort_cap;
     zero_error *err;
@@ -2512,6 +2570,11 @@ static void zero__json_linecol(const zero__json_parser *p, size_t pos, int *line
     *col = (int)(pos - start) + 1;
 }
 
+static void zero__json_form_at(zero__json_parser *p, zero__json_form form, size_t pos) {
+    zero__json_seen *s = &p->j->forms[form];
+    if (s->count++ == 0) zero__json_linecol(p, pos, &s->line, &s->col);
+}
+
 /* at: whose key path the message names: ZERO__JSON_AT_NONE, ZERO__JSON_AT_HERE
    (zero__json_here) or a node. Paths are made only here, on error. */
 #define ZERO__JSON_AT_NONE (-2)
@@ -2697,30 +2760,40 @@ static zero_result zero__json_skip(zero__json_parser *p) {
     return ZERO_OK;
 }
 
-/* Validate the string whose opening quote is at p->pos; on success *end is
-   the offset of the closing quote. */
+/* Record one occurrence of an hjson form at offset pos (the first one's place). */
+static void zero__json_form_at(zero__json_parser *p, zero__json_form form, size_t pos);
+
+/* Validate the string whose opening quote (", or ' in hjson mode) is at
+   p->pos; on success *end is the offset of the closing quote. */
 static zero_result zero__json_scan_string(zero__json_parser *p, size_t *end) {
     const char *t = p->t;
     size_t len = p->len, i = p->pos + 1;
     const char *why;
+    char q = t[p->pos]; /* the other quote stands for itself inside */
+    const char *qs = q == '"' ? "'\"'" : "\"'\""; /* the quote as messages show it */
     for (;;) {
         unsigned char c;
         if (i >= len)
             return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, i,
-                                      "expected '\"' to close the string opened at line %d:%d, "
+                                      "expected %s to close the string opened at line %d:%d, "
                                       "got end of input",
-                                      p->line, (int)(p->pos - p->line_start) + 1);
+                                      qs, p->line, (int)(p->pos - p->line_start) + 1);
         c = (unsigned char)t[i];
-        if (c == '"') break;
+        if (c == (unsigned char)q) break;
         if (c == '\\') {
             unsigned char e;
             long cp, lo;
             if (i + 1 >= len)
                 return zero__json_fail_at(p, ZERO_MSG_JSON_UNTERMINATED, ZERO__JSON_AT_HERE, i + 1,
-                                          "expected an escape character after '\\' and '\"' to "
+                                          "expected an escape character after '\\' and %s to "
                                           "close the string opened at line %d:%d, got end of input",
-                                          p->line, (int)(p->pos - p->line_start) + 1);
+                                          qs, p->line, (int)(p->pos - p->line_start) + 1);
             e = (unsigned char)t[i + 1];
+            if (e == '\'' && p->hjson) { /* hjson's escape of the single quote, in either quotes */
+                if (q == '"') zero__json_form_at(p, ZERO__JSON_FORM_QUOTE_ESCAPE, i);
+                i += 2;
+                continue;
+            }
             switch (e) {
             case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
                 i += 2;
@@ -2737,13 +2810,13 @@ static zero_result zero__json_scan_string(zero__json_parser *p, size_t *end) {
                                                   e, why);
                     return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_ESCAPE, ZERO__JSON_AT_HERE, i,
                                               "invalid escape: expected one of \\\" \\\\ \\/ \\b \\f "
-                                              "\\n \\r \\t \\uXXXX after '\\', got %s",
-                                              got);
+                                              "\\n \\r \\t \\uXXXX%s after '\\', got %s",
+                                              p->hjson ? " \\'" : "", got);
                 }
                 return zero__json_fail_at(p, ZERO_MSG_JSON_BAD_ESCAPE, ZERO__JSON_AT_HERE, i,
                                           "invalid escape '\\%c': expected one of \\\" \\\\ \\/ \\b "
-                                          "\\f \\n \\r \\t \\uXXXX",
-                                          e);
+                                          "\\f \\n \\r \\t \\uXXXX%s",
+                                          e, p->hjson ? " \\'" : "");
             }
             }
             /* \uXXXX */
@@ -2789,7 +2862,8 @@ static zero_result zero__json_scan_string(zero__json_parser *p, size_t *end) {
             return zero__json_fail_at(p, ZERO_MSG_JSON_CONTROL_CHAR, ZERO__JSON_AT_HERE, i,
                                       "raw control character 0x%02X inside a string: expected it "
                                       "escaped (\\n, \\t, \\u00XX)%s",
-                                      c, c == '\n' ? "; is a closing '\"' missing?" : "");
+                                      c, c != '\n' ? "" : q == '"' ? "; is a closing '\"' missing?"
+                                                                   : "; is a closing \"'\" missing?");
         } else if (c >= 0x80) {
             int n = zero__json_utf8_len((const unsigned char *)t + i, len - i, &why);
             if (!n)
@@ -2810,6 +2884,7 @@ static zero_result zero__json_string_node(zero__json_parser *p, int *out) {
     zero_result rc = zero__json_scan_string(p, &end);
     int idx;
     if (rc != ZERO_OK) return rc;
+    if (p->t[p->pos] == '\'') zero__json_form_at(p, ZERO__JSON_FORM_SINGLE_QUOTE, p->pos);
     idx = zero__json_new_node(p, ZERO__JSON_STRING, p->pos);
     if (idx < 0) return p->err ? p->err->code : ZERO_ERR_CONFIG;
     p->j->nodes[idx].start = p->pos + 1;
@@ -2885,6 +2960,24 @@ static zero_result zero__json_convert_number(zero__json_parser *p, size_t s,
     return ZERO_OK;
 }
 
+/* Is the word w (n bytes, no NUL) at t[i..len), not followed by a word character? */
+static int zero__json_word_at(const char *t, size_t len, size_t i, const char *w, size_t n) {
+    return len - i >= n && memcmp(t + i, w, n) == 0 && (len - i == n || !zero__json_is_word((unsigned char)t[i + n]));
+}
+
+/* hjson mode: Infinity, -Infinity or NaN at t[s..e) as a NUMBER node. */
+static zero_result zero__json_nonfinite(zero__json_parser *p, size_t s, size_t e, int *out) {
+    int idx = zero__json_new_node(p, ZERO__JSON_NUMBER, s);
+    double inf = HUGE_VAL;
+    if (idx < 0) return p->err ? p->err->code : ZERO_ERR_CONFIG;
+    p->j->nodes[idx].end = e;
+    p->j->nodes[idx].number = p->t[s] == 'N' ? (double)NAN : p->t[s] == '-' ? -inf : inf;
+    zero__json_form_at(p, ZERO__JSON_FORM_NONFINITE, s);
+    p->pos = e;
+    *out = idx;
+    return ZERO_OK;
+}
+
 /* Parse the number at p->pos (RFC 8259 grammar exactly) into a new node. */
 static zero_result zero__json_number(zero__json_parser *p, int *out) {
     const char *t = p->t;
@@ -2892,6 +2985,12 @@ static zero_result zero__json_number(zero__json_parser *p, int *out) {
     int is_int = 1, idx;
     zero_result rc;
     if (t[i] == '-') i++;
+    if (i < len && t[i] == 'I' && zero__json_word_at(t, len, i, "Infinity", 8)) {
+        if (p->hjson) return zero__json_nonfinite(p, s, i + 8, out);
+        return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_NUMBER, ZERO__JSON_AT_HERE, i,
+                                     "malformed number: expected a digit after '-'",
+                                     " (JSON has no NaN or Infinity)");
+    }
     if (i >= len || !zero__json_is_digit((unsigned char)t[i]))
         return zero__json_unexpected(p, ZERO_MSG_JSON_BAD_NUMBER, ZERO__JSON_AT_HERE, i,
                                      "malformed number: expected a digit after '-'", NULL);
@@ -3028,9 +3127,14 @@ static zero_result zero__json_word(zero__json_parser *p, int *idx) {
     else if (e - s == 5 && memcmp(t + s, "false", 5) == 0) type = ZERO__JSON_FALSE;
     else if (e - s == 4 && memcmp(t + s, "null", 4) == 0) type = ZERO__JSON_NULL;
     else ok = 0;
+    if (!ok && p->hjson && ((e - s == 8 && memcmp(t + s, "Infinity", 8) == 0) ||
+                            (e - s == 3 && memcmp(t + s, "NaN", 3) == 0)))
+        return zero__json_nonfinite(p, s, e, idx);
     if (!ok) {
         static const char *const lits[] = {"true", "false", "null"};
-        const char *hint = " (strings need double quotes)";
+        const char *hint = p->hjson ? " (hjson's quoteless strings are not accepted: put the value in "
+                                      "double quotes)"
+                                    : " (strings need double quotes)";
         int k;
         for (k = 0; k < 3; k++) /* a misspelt literal: "tru", "nul", "falsey" */
             if (e - s >= 2 && (strncmp(t + s, lits[k], e - s) == 0 ||
@@ -3055,6 +3159,11 @@ static zero_result zero__json_word(zero__json_parser *p, int *idx) {
     return ZERO_OK;
 }
 
+/* hjson's multi-line string opener ''' at p->pos? */
+static int zero__json_triple(const zero__json_parser *p) {
+    return p->len - p->pos >= 3 && memcmp(p->t + p->pos, "'''", 3) == 0;
+}
+
 /* A member's key at p->pos and the ':' after it (after: what the key
    follows, '{' or ','); the key waits in p->pending_key for its value. */
 static zero_result zero__json_key(zero__json_parser *p, char after) {
@@ -3070,14 +3179,19 @@ static zero_result zero__json_key(zero__json_parser *p, char after) {
                                   after == ',' ? "the next key after ','" : "a key or '}'",
                                   o->line, o->col);
     }
-    if (t[p->pos] != '"') {
+    if (t[p->pos] != '"' && !(p->hjson && t[p->pos] == '\'' && !zero__json_triple(p))) {
         unsigned char c = (unsigned char)t[p->pos];
         return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos,
             after == ',' ? "expected '\"' to start the next key after ','"
                          : "expected '\"' to start a key or '}'",
             after == ',' && c == '}' ? " (trailing commas are not allowed)"
-            : zero__json_is_word(c)  ? " (keys need double quotes)"
-            : c == '\''              ? " (keys need double quotes)"
+            : after == ',' && c == ',' ? " (two commas in a row)"
+            : zero__json_is_word(c)  ? (p->hjson ? " (hjson's quoteless keys are not accepted: put the key in "
+                                                   "double quotes)"
+                                                 : " (keys need double quotes)")
+            : c == '\''              ? (p->hjson ? " (a ''' string is hjson's multi-line form, not accepted "
+                                                   "for a key)"
+                                                 : " (keys need double quotes)")
                                      : "");
     }
     if ((rc = zero__json_string_node(p, &key)) != ZERO_OK) return rc;
@@ -3105,6 +3219,14 @@ static zero_result zero__json_key(zero__json_parser *p, char after) {
     return ZERO_OK;
 }
 
+/* hjson: could what stands at p->pos begin the next member (isobj) or
+   element? Only then does a line break stand for a missing comma. */
+static int zero__json_starts_item(const zero__json_parser *p, int isobj) {
+    unsigned char c = (unsigned char)p->t[p->pos];
+    if (c == '"' || c == '\'') return 1;
+    return !isobj && (c == '{' || c == '[' || c == '-' || zero__json_is_word(c));
+}
+
 static zero_result zero__json_run(zero__json_parser *p) {
     zero__json *j = p->j;
     const char *t = p->t;
@@ -3118,8 +3240,18 @@ static zero_result zero__json_run(zero__json_parser *p) {
                                   "expected a JSON value, got end of input (the text is empty or "
                                   "only whitespace and comments)");
     while (state != ZERO__JSON_ST_DONE) {
+        size_t before = p->pos; /* in ST_AFTER: just past the value */
+        int line_before = p->line;
         if ((rc = zero__json_skip(p)) != ZERO_OK) return rc;
-        if (state == ZERO__JSON_ST_VALUE) {
+        if (state == ZERO__JSON_ST_VALUE && p->hjson && after == ',' && p->pos < p->len && t[p->pos] == ']') {
+            zero__json_form_at(p, ZERO__JSON_FORM_TRAILING_COMMA, p->comma);
+            if ((rc = zero__json_close(p)) != ZERO_OK) return rc;
+            state = ZERO__JSON_ST_AFTER;
+        } else if (state == ZERO__JSON_ST_KEY && p->hjson && after == ',' && p->pos < p->len && t[p->pos] == '}') {
+            zero__json_form_at(p, ZERO__JSON_FORM_TRAILING_COMMA, p->comma);
+            if ((rc = zero__json_close(p)) != ZERO_OK) return rc;
+            state = ZERO__JSON_ST_AFTER;
+        } else if (state == ZERO__JSON_ST_VALUE) {
             unsigned char c;
             int idx = -1;
             if (p->pos >= p->len) {
@@ -3158,8 +3290,13 @@ static zero_result zero__json_run(zero__json_parser *p) {
                 }
                 continue;
             }
-            if (c == '"') {
+            if (c == '"' || (c == '\'' && p->hjson && !zero__json_triple(p))) {
                 rc = zero__json_string_node(p, &idx);
+            } else if (c == '\'' && p->hjson) {
+                return zero__json_fail_at(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos,
+                                          "expected a value, got ''' (hjson's multi-line string, not "
+                                          "accepted: write one JSON string in double quotes, \\n for each "
+                                          "line break)");
             } else if (c == '-' || zero__json_is_digit(c)) {
                 rc = zero__json_number(p, &idx);
             } else if (zero__json_is_word(c)) {
@@ -3176,6 +3313,7 @@ static zero_result zero__json_run(zero__json_parser *p) {
                          after == '[' ? " or ']'" : "", "");
                 return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, ZERO__JSON_AT_HERE, p->pos, expected,
                     after == ',' && c == ']' ? " (trailing commas are not allowed)"
+                    : after == ',' && c == ',' ? " (two commas in a row)"
                     : c == '\'' ? " (strings need double quotes)"
                                 : "");
             }
@@ -3205,16 +3343,23 @@ static zero_result zero__json_run(zero__json_parser *p) {
                                           zero__json_kind(o->type), o->line, o->col);
             }
             if (t[p->pos] == ',') {
-                p->pos++;
+                p->comma = p->pos++;
                 after = ',';
                 state = isobj ? ZERO__JSON_ST_KEY : ZERO__JSON_ST_VALUE;
             } else if (t[p->pos] == (isobj ? '}' : ']')) {
                 if ((rc = zero__json_close(p)) != ZERO_OK) return rc;
+            } else if (p->hjson && p->line > line_before && zero__json_starts_item(p, isobj)) {
+                /* hjson: a line break stands for the comma */
+                zero__json_form_at(p, ZERO__JSON_FORM_LINE_COMMA, before);
+                after = '\n';
+                state = isobj ? ZERO__JSON_ST_KEY : ZERO__JSON_ST_VALUE;
             } else {
                 return zero__json_unexpected(p, ZERO_MSG_JSON_UNEXPECTED, f->last, p->pos,
                                              isobj ? "expected ',' or '}' after object member"
                                                    : "expected ',' or ']' after array element",
-                                             NULL);
+                                             p->hjson && p->line == line_before && zero__json_starts_item(p, isobj)
+                                                 ? " (a comma is missing: only a line break may stand for one)"
+                                                 : NULL);
             }
         } else { /* ZERO__JSON_ST_KEY */
             if ((rc = zero__json_key(p, after)) != ZERO_OK) return rc;
@@ -3225,12 +3370,13 @@ static zero_result zero__json_run(zero__json_parser *p) {
     return ZERO_OK;
 }
 
-ZERO__UNUSED static zero_result zero__json_parse(zero__json *j, const char *text, size_t len,
-                                                 zero_error *err) {
+static zero_result zero__json_parse_mode(zero__json *j, const char *text, size_t len, int hjson,
+                                         zero_error *err) {
     zero__json_parser p;
     zero_result rc;
     if (!j) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero__json_parse: j is NULL");
     memset(j, 0, sizeof *j);
+    j->hjson = hjson != 0;
     if (!text && len)
         return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "zero__json_parse: text is NULL");
     if (len > ZERO__JSON_MAX_BYTES)
@@ -3245,6 +3391,7 @@ ZERO__UNUSED static zero_result zero__json_parse(zero__json *j, const char *text
     p.len = len;
     p.line = 1;
     p.pending_key = -1;
+    p.hjson = j->hjson;
     p.err = err;
     if (len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB &&
         (unsigned char)text[2] == 0xBF)
@@ -3259,6 +3406,17 @@ ZERO__UNUSED static zero_result zero__json_parse(zero__json *j, const char *text
     }
     zero__ok(err);
     return ZERO_OK;
+}
+
+/* Strict JSON (comments allowed): checkpoint metadata, safetensors headers. */
+ZERO__UNUSED static zero_result zero__json_parse(zero__json *j, const char *text, size_t len, zero_error *err) {
+    return zero__json_parse_mode(j, text, len, 0, err);
+}
+
+/* JSON plus hjson's forms (see the section's head), each counted in j->forms: configs. */
+ZERO__UNUSED static zero_result zero__json_parse_hjson(zero__json *j, const char *text, size_t len,
+                                                       zero_error *err) {
+    return zero__json_parse_mode(j, text, len, 1, err);
 }
 
 /* ---- >>config-defaults: zero_config_default ---- */
@@ -3919,6 +4077,9 @@ typedef char zero__enum_is_int[(sizeof(zero_dtype) == sizeof(int) &&
                                 sizeof(zero_offload_device) == sizeof(int) &&
                                 sizeof(zero_scheduler_type) == sizeof(int)) ? 1 : -1];
 
+/* zero_config_source has a slot for every key */
+typedef char zero__keys_fit_source[ZERO__NKEYS <= ZERO_CONFIG_MAX_KEYS ? 1 : -1];
+
 static size_t zero__kind_size(zero__kind kind) {
     switch (kind) {
     case ZERO__K_BOOL: case ZERO__K_INT: case ZERO__K_ENUM: return sizeof(int);
@@ -3975,6 +4136,17 @@ static void zero__key_set_auto(zero_config *c, const zero__key *k) {
 static void zero__key_copy(zero_config *dst, const zero_config *src, const zero__key *k) {
     size_t n = zero__kind_size(k->kind);
     if (n) memcpy((char *)dst + k->offset, (const char *)src + k->offset, n);
+}
+
+/* FNV-1a of key k's field as it stands (a string up to its NUL): whether a
+   parsed value is still the one in the field (zero_config_source). */
+static uint32_t zero__key_hash(const zero_config *c, const zero__key *k) {
+    const unsigned char *b = (const unsigned char *)c + k->offset, *nul;
+    size_t n = zero__kind_size(k->kind), i;
+    if (k->kind == ZERO__K_STRING && (nul = (const unsigned char *)memchr(b, 0, n)) != NULL) n = (size_t)(nul - b);
+    uint32_t h = 2166136261u;
+    for (i = 0; i < n; i++) h = (h ^ b[i]) * 16777619u;
+    return h;
 }
 
 static int zero__key_differs(const zero_config *a, const zero_config *b, const zero__key *k) {
@@ -4133,7 +4305,8 @@ static int zero__is_auto(const zero__parse *p, int node) {
     return p->j->nodes[node].type == ZERO__JSON_STRING && zero__json_string_eq(p->j, node, "auto", 4);
 }
 
-/* A JSON number, or a string holding one (pydantic's lax mode accepts "5e8"). */
+/* A JSON number, or a string holding one (pydantic's lax mode accepts "5e8";
+   "Infinity" and "NaN" as the bare words are). */
 static zero_result zero__get_number(zero__parse *p, const char *key, int node, double *d, int64_t *i, int *is_int) {
     const zero__json_node *v = &p->j->nodes[node];
     if (v->type == ZERO__JSON_STRING) {
@@ -4143,7 +4316,7 @@ static zero_result zero__get_number(zero__parse *p, const char *key, int node, d
         size_t n = zero__json_string(p->j, node, buf, sizeof buf);
         memset(&inner, 0, sizeof inner);
         if (n < sizeof buf && memchr(buf, 0, n) == NULL &&
-            zero__json_parse(&inner, buf, n, NULL) == ZERO_OK && inner.nodes[0].type == ZERO__JSON_NUMBER) {
+            zero__json_parse_hjson(&inner, buf, n, NULL) == ZERO_OK && inner.nodes[0].type == ZERO__JSON_NUMBER) {
             *d = inner.nodes[0].number;
             *i = inner.nodes[0].integer;
             *is_int = inner.nodes[0].is_integer;
@@ -4183,6 +4356,34 @@ static zero_result zero__range_fail(zero__parse *p, const zero__key *k, const ch
     if ((k->hi >= 1e300 || k->hi >= ZERO__BIG) && x < k->lo)
         return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node, "must be >= %s, got %s", lo, got);
     return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node, "must be between %s and %s, got %s", lo, hi, got);
+}
+
+/* Infinity, -Infinity, NaN (hjson's words) where key k wants a number. A
+   count or size has none (DeepSpeed's pydantic int refuses them too); no
+   float key means anything by NaN or -Infinity, and only gradient_clipping
+   by Infinity: DeepSpeed then clips to an infinite norm, which never
+   scales, the same as zero's 0 ("off"), stored instead so that the value
+   stays finite everywhere after the parser. 1: *d replaced, 0: d is
+   finite, < 0: refused (*r holds the error). */
+static int zero__nonfinite(zero__parse *p, const zero__key *k, const char *key, int node, double *d, zero_result *r) {
+    char pv[96];
+    if (*d == *d && *d <= DBL_MAX && *d >= -DBL_MAX) return 0;
+    zero__preview(p, node, pv, sizeof pv);
+    if (k->offset == ZERO__OFF(gradient_clipping) && *d > 0) {
+        zero__pwarn(p, ZERO_LOG_INFO, ZERO_MSG_JSON_HJSON, key, node,
+                    "Infinity: no clipping (DeepSpeed clips to an infinite norm, which never scales); zero stores 0, "
+                    "its \"off\"");
+        *d = 0;
+        return 1;
+    }
+    if (k->kind == ZERO__K_INT || k->kind == ZERO__K_I64)
+        *r = zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node,
+                         "expected an integer, got %s: a count or size is finite (DeepSpeed refuses it too)", pv);
+    else
+        *r = zero__pfail(p, ZERO_MSG_CONFIG_RANGE, key, node,
+                         "expected a finite number, got %s: it would carry %s into the arithmetic", pv,
+                         *d != *d ? "NaN" : "an infinity");
+    return -1;
 }
 
 /* Booleans the way pydantic's lax mode reads them. */
@@ -4293,6 +4494,7 @@ static zero_result zero__set_leaf(zero__parse *p, const zero__key *k, const char
         int64_t i;
         int is_int;
         if ((r = zero__get_number(p, key, node, &d, &i, &is_int)) != ZERO_OK) return r;
+        if (zero__nonfinite(p, k, key, node, &d, &r) < 0) return r;
         if (!is_int) {
             if (d != floor(d)) {
                 zero__preview(p, node, pv, sizeof pv);
@@ -4312,6 +4514,7 @@ static zero_result zero__set_leaf(zero__parse *p, const zero__key *k, const char
         int64_t i;
         int is_int;
         if ((r = zero__get_number(p, key, node, &d, &i, &is_int)) != ZERO_OK) return r;
+        if (zero__nonfinite(p, k, key, node, &d, &r) < 0) return r;
         if (!(d >= k->lo && d <= k->hi)) return zero__range_fail(p, k, key, node, d);
         zero__put_f64(p->cfg, k->offset, d);
         return ZERO_OK;
@@ -4382,6 +4585,7 @@ static zero_result zero__set_leaf(zero__parse *p, const zero__key *k, const char
             int is_int;
             snprintf(ekey, sizeof ekey, "%s[%d]", key, c);
             if ((r = zero__get_number(p, ekey, e, &b[c], &i, &is_int)) != ZERO_OK) return r;
+            if (zero__nonfinite(p, k, ekey, e, &b[c], &r) < 0) return r;
             if (!(b[c] >= k->lo && b[c] <= k->hi))
                 return zero__pfail(p, ZERO_MSG_CONFIG_RANGE, ekey, e, "must be in [0, 1), got %.17g", b[c]);
         }
@@ -4395,6 +4599,16 @@ static zero_result zero__set_leaf(zero__parse *p, const zero__key *k, const char
 }
 
 static zero_result zero__walk(zero__parse *p, const char *section, int obj);
+
+/* Key k was set from the member whose key node is kn: remember where (zero_config_source). */
+static void zero__place(zero__parse *p, const zero__key *k, int kn) {
+    zero_config_source *src = &p->cfg->source;
+    int i = (int)(k - zero__keys);
+    if (zero__kind_size(k->kind) == 0 || i < 0 || i >= ZERO_CONFIG_MAX_KEYS) return; /* a section: no field */
+    src->line[i] = p->j->nodes[kn].line;
+    src->col[i] = p->j->nodes[kn].col;
+    src->value_hash[i] = zero__key_hash(p->cfg, k);
+}
 
 /* Deprecated zero_optimization keys: remap, or refuse when the new key is there too. */
 static zero_result zero__deprecated(zero__parse *p, const zero__key *k, const char *key, int obj, int node) {
@@ -4531,10 +4745,12 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
         case ZERO__AUTO_SUPPLY:
         case ZERO__AUTO_DERIVE:
             zero__key_set_auto(p->cfg, k);
+            zero__place(p, k, kn);
             return zero__status(p, k, key, node);
         case ZERO__AUTO_DEFAULT:
             if (k->kind == ZERO__K_SECTION || k->kind == ZERO__K_ANY) return ZERO_OK;
             zero__key_copy(p->cfg, &p->defaults, k);
+            zero__place(p, k, kn);
             if (!strcmp(k->info.path, "zero_optimization.stage")) /* the one whose default changes everything */
                 zero__pwarn(p, ZERO_LOG_WARN, ZERO_MSG_CONFIG_AUTO_DEFAULT, key, node,
                             "\"auto\": DeepSpeed uses its default 0 here, no ZeRO sharding at all (the HF integration "
@@ -4587,6 +4803,7 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
         return zero__status(p, k, key, node);
     }
     if ((r = zero__set_leaf(p, k, key, node)) != ZERO_OK) return r;
+    zero__place(p, k, kn);
     if (k->offset == ZERO__OFF(fp16.enabled)) p->fp16_node = node;
     if (k->offset == ZERO__OFF(bf16.enabled)) p->bf16_node = node;
     return zero__status(p, k, key, node);
@@ -4615,14 +4832,37 @@ static zero_result zero__walk(zero__parse *p, const char *section, int obj) {
     return ZERO_OK;
 }
 
-ZERO__DEF zero_result zero_config_parse_json(zero_config *cfg, const char *text, size_t len, zero_error *err) {
+/* One info line per hjson form the text uses: how many, and the first one's place. */
+static void zero__hjson_notes(const zero_config *cfg, const zero__json *j) {
+    static const char *const what[ZERO__JSON_FORM_COUNT] = {
+        "a trailing comma before ']' or '}'",
+        "a line break standing for the comma between members or elements",
+        "a single-quoted string",
+        "the escape \\' inside double quotes",
+        "Infinity, -Infinity or NaN as a number"};
+    int f;
+    for (f = 0; f < ZERO__JSON_FORM_COUNT; f++) {
+        const zero__json_seen *s = &j->forms[f];
+        if (!s->count) continue;
+        char many[64] = "";
+        if (s->count > 1) snprintf(many, sizeof many, " (%d in the text, the first here)", s->count);
+        zero__log(&cfg->log, ZERO_LOG_INFO, ZERO_MSG_JSON_HJSON,
+                  "hjson: %s%s, read as DeepSpeed's hjson reader reads it; strict JSON tools (json.load, jq) refuse it "
+                  "(line %d:%d)",
+                  what[f], many, s->line, s->col);
+    }
+}
+
+/* zero_config_parse_json; file: what zero_config_source names ("" for text). */
+static zero_result zero__config_parse(zero_config *cfg, const char *text, size_t len, const char *file, zero_error *err) {
     zero__json j;
     zero__parse p;
     zero_result r;
-    if (!cfg || (!text && len))
-        return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_parse_json", 0, 0, "%s is NULL", !cfg ? "cfg" : "text");
+    memset(&cfg->source, 0, sizeof cfg->source); /* the places of an earlier text no longer hold */
+    snprintf(cfg->source.file, sizeof cfg->source.file, "%s", file);
     memset(&j, 0, sizeof j);
-    if ((r = zero__json_parse(&j, text ? text : "", len, err)) != ZERO_OK) return r;
+    if ((r = zero__json_parse_hjson(&j, text ? text : "", len, err)) != ZERO_OK) return r;
+    zero__hjson_notes(cfg, &j);
     p.cfg = cfg;
     p.j = &j;
     p.err = err;
@@ -4651,6 +4891,12 @@ ZERO__DEF zero_result zero_config_parse_json(zero_config *cfg, const char *text,
     }
     zero__json_free(&j);
     return r;
+}
+
+ZERO__DEF zero_result zero_config_parse_json(zero_config *cfg, const char *text, size_t len, zero_error *err) {
+    if (!cfg || (!text && len))
+        return zero__fail(err, ZERO_MSG_NULL_ARG, "zero_config_parse_json", 0, 0, "%s is NULL", !cfg ? "cfg" : "text");
+    return zero__config_parse(cfg, text, len, "", err);
 }
 
 #define ZERO__CONFIG_MAX_BYTES ((long)256 << 20)
@@ -4684,23 +4930,116 @@ ZERO__DEF zero_result zero_config_load(zero_config *cfg, const char *path, zero_
         return zero__fail(err, ZERO_MSG_FILE_READ, path, 0, 0, "%s", rd < 0 ? strerror(e) : "short read (the file shrank)");
     }
     close(fd);
-    r = zero_config_parse_json(cfg, buf, (size_t)size, err);
+    r = zero__config_parse(cfg, buf, (size_t)size, path, err);
     ZERO_FREE(buf);
-    if (r != ZERO_OK && err) { /* name the file first: "ds_config.json: key: why (line L:C)" */
-        size_t pl = strlen(path), ml = strlen(err->msg);
-        if (pl + 3 < sizeof err->msg) {
-            if (ml > sizeof err->msg - pl - 3) ml = sizeof err->msg - pl - 3;
-            memmove(err->msg + pl + 2, err->msg, ml);
-            memcpy(err->msg, path, pl);
-            err->msg[pl] = ':';
-            err->msg[pl + 1] = ' ';
-            err->msg[pl + 2 + ml] = 0;
+    if (r != ZERO_OK && err) { /* the file and the place first: "ds_config.json:7:17: key: why" */
+        char text[sizeof err->msg], tail[48];
+        size_t tl = 0, ml;
+        snprintf(text, sizeof text, "%s", err->msg);
+        ml = strlen(text);
+        if (err->line > 0) { /* the place moves to the front */
+            tl = (size_t)snprintf(tail, sizeof tail, " (line %d:%d)", err->line, err->column);
+            if (tl < ml && strcmp(text + ml - tl, tail) == 0) text[ml - tl] = 0;
+            snprintf(tail, sizeof tail, ":%d:%d", err->line, err->column);
+        } else {
+            tail[0] = 0;
+        }
+        {
+            zero__json_out o;
+            o.buf = err->msg;
+            o.cap = sizeof err->msg;
+            o.n = 0;
+            zero__json_put(&o, path, strlen(path));
+            zero__json_put(&o, tail, strlen(tail));
+            zero__json_put(&o, ": ", 2);
+            zero__json_put(&o, text, strlen(text));
         }
     }
     return r;
 }
 
 /* ---- >>config-resolve: zero_config_resolve ("auto", the batch triangle, checks) ---- */
+
+/* Where the text set key `path` (zero_config_source), while the field still
+   holds what was parsed there: 1 and *line, *col; 0 when no text set it. */
+static int zero__config_place(const zero_config *c, const char *path, int *line, int *col) {
+    const zero__key *k = path ? zero__key_by_path(path) : NULL;
+    int i;
+    if (!k || zero__kind_size(k->kind) == 0) return 0;
+    i = (int)(k - zero__keys);
+    if (c->source.line[i] <= 0 || c->source.col[i] <= 0 || c->source.value_hash[i] != zero__key_hash(c, k)) return 0;
+    *line = c->source.line[i];
+    *col = c->source.col[i];
+    return 1;
+}
+
+/* A resolve message about key, placed at the key `at` of the text: "FILE:L:C:
+   key: text" from a file, "key: text (line L:C)" from text in memory (before
+   a HINT line, as the parser's messages read), "key: text" without a place. */
+static void zero__placed(const zero_config *c, const char *key, const char *at, const char *text, char *out,
+                         size_t cap, int *line, int *col) {
+    zero__json_out o;
+    const char *nl = strchr(text, '\n'), *file = c->source.file;
+    size_t head = nl ? (size_t)(nl - text) : strlen(text);
+    size_t flen = (const char *)memchr(file, 0, sizeof c->source.file) ? strlen(file) : 0;
+    char pos[48];
+    int placed;
+    o.buf = out;
+    o.cap = cap;
+    o.n = 0;
+    out[0] = 0;
+    *line = *col = 0;
+    placed = zero__config_place(c, at, line, col);
+    if (placed && flen) {
+        zero__json_put(&o, file, flen);
+        snprintf(pos, sizeof pos, ":%d:%d: ", *line, *col);
+        zero__json_put(&o, pos, strlen(pos));
+    }
+    zero__json_put(&o, key, strlen(key));
+    zero__json_put(&o, ": ", 2);
+    zero__json_put(&o, text, head);
+    if (placed && !flen) {
+        snprintf(pos, sizeof pos, " (line %d:%d)", *line, *col);
+        zero__json_put(&o, pos, strlen(pos));
+    }
+    zero__json_put(&o, text + head, strlen(text + head));
+}
+
+/* zero__fail for resolve: the message about key, placed at key `at` (zero__placed). */
+static zero_result zero__rfail(const zero_config *c, zero_error *err, zero_msg item, const char *key, const char *at,
+                               const char *fmt, ...) ZERO__PRINTF(6, 7);
+static zero_result zero__rfail(const zero_config *c, zero_error *err, zero_msg item, const char *key, const char *at,
+                               const char *fmt, ...) {
+    char text[1024], msg[1024];
+    int line, col;
+    zero_result r;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    zero__placed(c, key, at, text, msg, sizeof msg, &line, &col);
+    r = zero__fail(err, item, NULL, 0, 0, "%s", msg);
+    if (err) {
+        snprintf(err->key, sizeof err->key, "%s", key);
+        err->line = line;
+        err->column = col;
+    }
+    return r;
+}
+
+/* A resolve warning, placed as zero__rfail places errors. */
+static void zero__rwarn(const zero_config *c, zero_msg item, const char *key, const char *at, const char *fmt, ...)
+    ZERO__PRINTF(5, 6);
+static void zero__rwarn(const zero_config *c, zero_msg item, const char *key, const char *at, const char *fmt, ...) {
+    char text[1024], msg[1024];
+    int line, col;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    zero__placed(c, key, at, text, msg, sizeof msg, &line, &col);
+    zero__log(&c->log, ZERO_LOG_WARN, item, "%s", msg);
+}
 
 /* The first key still "auto", or NULL; *others counts the rest. */
 static const zero__key *zero__first_auto(const zero_config *c, int *others) {
@@ -4736,14 +5075,15 @@ static zero_result zero__resolve_batch(zero_config *c, int world, zero_error *er
         gas = 1;
         tbs = (double)mbs * world < 9e18 ? mbs * world : -1;
     } else {
-        return zero__fail(err, ZERO_MSG_CONFIG_BATCH_MISSING, "train_batch_size", 0, 0,
+        return zero__rfail(c, err, ZERO_MSG_CONFIG_BATCH_MISSING, "train_batch_size",
+                           c->train_micro_batch_size_per_gpu == ZERO_AUTO ? "train_micro_batch_size_per_gpu" : "train_batch_size",
                           "either train_batch_size or train_micro_batch_size_per_gpu must be given%s\n"
                           "HINT: set cfg.train_micro_batch_size_per_gpu (and cfg.gradient_accumulation_steps) before "
                           "zero_config_resolve; the HF Trainer fills them from per_device_train_batch_size",
                           any_auto ? " (they are \"auto\")" : "");
     }
     if (tbs <= 0 || mbs <= 0 || gas <= 0 || (double)mbs * gas * world != (double)tbs)
-        return zero__fail(err, ZERO_MSG_CONFIG_BATCH_MISMATCH, "train_batch_size", 0, 0,
+        return zero__rfail(c, err, ZERO_MSG_CONFIG_BATCH_MISMATCH, "train_batch_size", "train_batch_size",
                           "train_batch_size %lld != train_micro_batch_size_per_gpu %lld x gradient_accumulation_steps "
                           "%lld x world_size %d (each must be > 0, and the product must be exact)\nHINT: give two of "
                           "the three and zero derives the third for %d ranks (DeepSpeed does the same); or make "
@@ -4786,17 +5126,22 @@ static zero_result zero__resolve_ranges(const zero_config *c, zero_error *err) {
             continue;
         }
         if (!(v >= k->lo && v <= k->hi))
-            return zero__fail(err, ZERO_MSG_CONFIG_RANGE, k->info.path, 0, 0,
-                              "%s = %.17g is out of range: it must be between %.17g and %.17g (set in code: the JSON parser "
-                              "refuses it too)",
-                              k->field ? k->field : k->info.path, v, k->lo, k->hi);
+            return zero__rfail(c, err, ZERO_MSG_CONFIG_RANGE, k->info.path, k->info.path,
+                               "%s = %.17g is out of range: it must be between %.17g and %.17g (set in code: the JSON "
+                               "parser refuses it too)\nHINT: set %s within that range, or leave it at DeepSpeed's "
+                               "default %s",
+                               k->field ? k->field : k->info.path, v, k->lo, k->hi, k->field ? k->field : k->info.path,
+                               k->info.ds_default);
     }
     return ZERO_OK;
 }
 
-static zero_result zero__resolve_check_offload(const zero_offload_config *o, const char *name, zero_error *err) {
+static zero_result zero__resolve_check_offload(const zero_config *c, const zero_offload_config *o, const char *name,
+                                               zero_error *err) {
+    char at[80];
+    snprintf(at, sizeof at, "%s.device", name);
     if (o->device == ZERO_OFFLOAD_NVME && o->nvme_path[0] == 0)
-        return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED, name, 0, 0,
+        return zero__rfail(c, err, ZERO_MSG_CONFIG_REQUIRED, name, at,
                           "device is \"nvme\" but nvme_path is not set\nHINT: set %s.nvme_path to a directory on the NVMe drive",
                           name);
     return ZERO_OK;
@@ -4837,11 +5182,11 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
         if (k->offset == ZERO__OFF(zero_optimization.reduce_bucket_size) ||
             k->offset == ZERO__OFF(zero_optimization.stage3_prefetch_bucket_size) ||
             k->offset == ZERO__OFF(zero_optimization.stage3_param_persistence_threshold))
-            return zero__fail(err, ZERO_MSG_CONFIG_AUTO_UNRESOLVED, k->info.path, 0, 0,
+            return zero__rfail(&c, err, ZERO_MSG_CONFIG_AUTO_UNRESOLVED, k->info.path, k->info.path,
                               "is \"auto\" and cfg.hidden_size is not set%s\nHINT: set cfg.hidden_size to the model's "
                               "hidden size (zero then derives it as the HF integration does), or set %s",
                               others ? " (more keys are \"auto\" too)" : "", k->field);
-        return zero__fail(err, ZERO_MSG_CONFIG_AUTO_UNRESOLVED, k->info.path, 0, 0,
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_AUTO_UNRESOLVED, k->info.path, k->info.path,
                           "is still \"auto\"%s\nHINT: set %s before zero_config_resolve (%s)",
                           others ? " (and more keys after it)" : "", k->field, k->info.note);
     }
@@ -4862,65 +5207,86 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     /* 4. the whole config */
     if ((r = zero__resolve_ranges(&c, err)) != ZERO_OK) return r;
     if (c.fp16.enabled == 1 && c.bf16.enabled == 1)
-        return zero__fail(err, ZERO_MSG_CONFIG_FP16_AND_BF16, "bf16.enabled", 0, 0, "fp16 and bf16 are both enabled; enable one");
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_FP16_AND_BF16, "bf16.enabled", "bf16.enabled",
+                           "fp16 and bf16 are both enabled; enable one\nHINT: set fp16.enabled or bf16.enabled to false "
+                           "(bf16 needs no loss scaling; fp16 runs where bf16 does not)");
     if (c.fp16.enabled == 1 && c.fp16.loss_scale == 0) {
         if (c.fp16.loss_scale_window < 1)
-            return zero__fail(err, ZERO_MSG_CONFIG_RANGE, "fp16.loss_scale_window", 0, 0,
-                              "must be > 0 with dynamic loss scaling, got %lld", (long long)c.fp16.loss_scale_window);
+            return zero__rfail(&c, err, ZERO_MSG_CONFIG_RANGE, "fp16.loss_scale_window", "fp16.loss_scale_window",
+                               "must be > 0 with dynamic loss scaling, got %lld\nHINT: DeepSpeed's default is 1000; or "
+                               "set fp16.loss_scale to a static scale",
+                               (long long)c.fp16.loss_scale_window);
         if (!(c.fp16.min_loss_scale > 0))
-            return zero__fail(err, ZERO_MSG_CONFIG_RANGE, "fp16.min_loss_scale", 0, 0,
-                              "must be > 0 with dynamic loss scaling, got %g", c.fp16.min_loss_scale);
+            return zero__rfail(&c, err, ZERO_MSG_CONFIG_RANGE, "fp16.min_loss_scale", "fp16.min_loss_scale",
+                               "must be > 0 with dynamic loss scaling, got %g\nHINT: DeepSpeed's default is 1",
+                               c.fp16.min_loss_scale);
     }
     if ((s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR || s->type == ZERO_SCHEDULER_WARMUP_COSINE_LR) &&
         s->total_num_steps == ZERO_UNSET)
-        return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED, "scheduler.params.total_num_steps", 0, 0,
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_REQUIRED, "scheduler.params.total_num_steps", "scheduler.type",
                           "is required by %s\nHINT: the optimizer steps of the whole run (HF: max_steps, or "
                           "num_train_epochs x the steps of an epoch); a program sets cfg.scheduler.total_num_steps "
                           "before zero_config_resolve",
                           s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR ? "WarmupDecayLR" : "WarmupCosineLR");
     if (s->type == ZERO_SCHEDULER_ONE_CYCLE && (s->cycle_min_lr == ZERO_UNSET || s->cycle_max_lr == ZERO_UNSET))
-        return zero__fail(err, ZERO_MSG_CONFIG_REQUIRED,
-                          s->cycle_min_lr == ZERO_UNSET ? "scheduler.params.cycle_min_lr" : "scheduler.params.cycle_max_lr",
-                          0, 0, "is required by OneCycle");
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_REQUIRED,
+                           s->cycle_min_lr == ZERO_UNSET ? "scheduler.params.cycle_min_lr" : "scheduler.params.cycle_max_lr",
+                           "scheduler.type",
+                           "is required by OneCycle\nHINT: give scheduler.params.cycle_min_lr and cycle_max_lr, the "
+                           "learning rates the cycle runs between");
     if (s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR && s->total_num_steps < s->warmup_num_steps)
-        zero__log(&c.log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_SCHED_WARNING,
-                  "scheduler.params.total_num_steps %lld is less than warmup_num_steps %lld", (long long)s->total_num_steps,
-                  (long long)s->warmup_num_steps);
-    if ((r = zero__resolve_check_offload(&z->offload_optimizer, "zero_optimization.offload_optimizer", err)) != ZERO_OK ||
-        (r = zero__resolve_check_offload(&z->offload_param, "zero_optimization.offload_param", err)) != ZERO_OK)
+        zero__rwarn(&c, ZERO_MSG_CONFIG_SCHED_WARNING, "scheduler.params.total_num_steps",
+                    "scheduler.params.total_num_steps", "%lld is less than warmup_num_steps %lld",
+                    (long long)s->total_num_steps, (long long)s->warmup_num_steps);
+    if ((r = zero__resolve_check_offload(&c, &z->offload_optimizer, "zero_optimization.offload_optimizer", err)) != ZERO_OK ||
+        (r = zero__resolve_check_offload(&c, &z->offload_param, "zero_optimization.offload_param", err)) != ZERO_OK)
         return r;
     if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE && stage == 0)
-        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer", 0, 0,
-                          "optimizer offload needs ZeRO: set zero_optimization.stage to 1, 2 or 3");
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer",
+                           "zero_optimization.offload_optimizer.device", "optimizer offload needs ZeRO, and the stage is 0"
+                           "\nHINT: set zero_optimization.stage to 1, 2 or 3, or offload_optimizer.device to \"none\"");
     if (z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device != ZERO_OFFLOAD_CPU)
-        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.delayed_param_update",
-                          0, 0, "needs offload_optimizer.device \"cpu\" (the delayed step runs on the CPU)");
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.delayed_param_update",
+                           "zero_optimization.offload_optimizer.delayed_param_update",
+                           "needs offload_optimizer.device \"cpu\" (the delayed step runs on the CPU)\nHINT: set "
+                           "offload_optimizer.device to \"cpu\", or delayed_param_update to false");
     if (z->offload_optimizer.delayed_param_update == 1 && stage == 3 && z->offload_param.device != ZERO_OFFLOAD_NONE)
-        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.delayed_param_update",
-                          0, 0, "not with offload_param: the delayed CPU step would write the parameters the forward "
-                                "reads from the host");
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.delayed_param_update",
+                           "zero_optimization.offload_optimizer.delayed_param_update",
+                           "not with offload_param: the delayed CPU step would write the parameters the forward reads "
+                           "from the host\nHINT: drop one of them: offload_param.device \"none\", or "
+                           "delayed_param_update false");
     if (z->offload_optimizer.ratio < 1 && stage != 3)
-        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.ratio", 0, 0,
-                          "a ratio below 1 (partial offload) needs stage 3, stage is %d", stage);
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.ratio",
+                           "zero_optimization.offload_optimizer.ratio",
+                           "a ratio below 1 (partial offload) needs stage 3, stage is %d\nHINT: set "
+                           "zero_optimization.stage to 3, or the ratio to 1",
+                           stage);
     if (z->mics_shard_size > 0 && stage == 0)
-        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size", 0, 0,
-                          "%lld: hybrid sharding shards the optimizer state within groups; it needs stage 1, 2 or 3",
-                          (long long)z->mics_shard_size);
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size",
+                           "zero_optimization.mics_shard_size",
+                           "%lld: hybrid sharding shards the optimizer state within groups; it needs stage 1, 2 or 3\n"
+                           "HINT: set zero_optimization.stage, or mics_shard_size to -1 (off)",
+                           (long long)z->mics_shard_size);
     if (z->mics_shard_size > 0 && (z->mics_shard_size > world_size || world_size % z->mics_shard_size != 0))
-        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size", 0, 0,
-                          "%lld does not divide the world size %d: the groups are mics_shard_size consecutive ranks, "
-                          "world / mics_shard_size of them", (long long)z->mics_shard_size, world_size);
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size",
+                           "zero_optimization.mics_shard_size",
+                           "%lld does not divide the world size %d: the groups are mics_shard_size consecutive ranks, "
+                           "world / mics_shard_size of them\nHINT: a divisor of %d (the ranks of a node, say)",
+                           (long long)z->mics_shard_size, world_size, world_size);
     if (z->offload_param.device != ZERO_OFFLOAD_NONE && stage != 3)
-        zero__log(&c.log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_STAGE_IGNORED,
-                  "zero_optimization.offload_param: parameter offload needs stage 3; ignored at stage %d", stage);
+        zero__rwarn(&c, ZERO_MSG_CONFIG_STAGE_IGNORED, "zero_optimization.offload_param",
+                    "zero_optimization.offload_param.device", "parameter offload needs stage 3; ignored at stage %d", stage);
     if (c.gradient_allreduce_op == ZERO_REDUCE_SUM && stage == 3)
-        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT, "gradient_allreduce_op", 0, 0,
-                          "\"sum\" is not allowed with stage 3 (as in DeepSpeed)");
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "gradient_allreduce_op", "gradient_allreduce_op",
+                           "\"sum\" is not allowed with stage 3 (as in DeepSpeed)\nHINT: use \"mean\", or stage 1 or 2");
     if (stage == 2 && z->reduce_scatter && (c.prescale_gradients || c.gradient_predivide_factor != 1.0))
-        return zero__fail(err, ZERO_MSG_CONFIG_INCONSISTENT,
-                          c.prescale_gradients ? "prescale_gradients" : "gradient_predivide_factor", 0, 0,
-                          "stage 2 with reduce_scatter needs prescale_gradients false and gradient_predivide_factor 1 "
-                          "(DeepSpeed asserts the same)");
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT,
+                           c.prescale_gradients ? "prescale_gradients" : "gradient_predivide_factor",
+                           c.prescale_gradients ? "prescale_gradients" : "gradient_predivide_factor",
+                           "stage 2 with reduce_scatter needs prescale_gradients false and gradient_predivide_factor 1 "
+                           "(DeepSpeed asserts the same)\nHINT: drop prescale_gradients and gradient_predivide_factor "
+                           "(neither is acted on yet in zero), or set zero_optimization.reduce_scatter false");
 
     c.world_size = world_size;
     c.resolved = 1;

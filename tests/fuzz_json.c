@@ -7,6 +7,9 @@
        clang -std=c11 -g -O1 -fsanitize=address,undefined -DZERO_FUZZ_REPLAY -I. -o fr tests/fuzz_json.c -lm
        ./fr tests/fuzz_corpus/[a-z]*
    ZERO_FUZZ_CONFIG also runs the config loader (zero_config_parse_json) on each input.
+   Each input is parsed twice: as strict JSON (checkpoint metadata) and with
+   hjson's forms (the config loader's mode); JSON text must read the same in
+   both, and hjson's forms only in the second.
 
    On a successful parse every node is checked: links (parent, first, next,
    count, key) form exactly one tree over all nodes, spans lie within the
@@ -55,7 +58,8 @@ static void fz_check_tree(const zero__json *j, const char *text, size_t size) {
         case ZERO__JSON_STRING: {
             size_t len = zero__json_string(j, i, NULL, 0), len2;
             char *buf = (char *)malloc(len + 1);
-            FZ_ASSERT(n->start >= 1 && text[n->start - 1] == '"' && n->end < size && text[n->end] == '"');
+            FZ_ASSERT(n->start >= 1 && n->end < size && text[n->end] == text[n->start - 1] &&
+                      (text[n->end] == '"' || (j->hjson && text[n->end] == '\'')));
             FZ_ASSERT(len <= n->end - n->start); /* decoding never grows the text */
             if (buf) {
                 buf[len] = 'X';
@@ -69,7 +73,14 @@ static void fz_check_tree(const zero__json *j, const char *text, size_t size) {
             break;
         }
         case ZERO__JSON_NUMBER:
-            FZ_ASSERT(n->number == n->number && n->number <= DBL_MAX && n->number >= -DBL_MAX);
+            if (!(n->number == n->number && n->number <= DBL_MAX && n->number >= -DBL_MAX)) { /* hjson's words */
+                size_t w = n->end - n->start;
+                FZ_ASSERT(j->hjson && !n->is_integer && n->integer == 0);
+                FZ_ASSERT((w == 8 && memcmp(text + n->start, "Infinity", 8) == 0 && n->number > 0) ||
+                          (w == 9 && memcmp(text + n->start, "-Infinity", 9) == 0 && n->number < 0) ||
+                          (w == 3 && memcmp(text + n->start, "NaN", 3) == 0 && n->number != n->number));
+                break;
+            }
             if (n->is_integer) FZ_ASSERT((double)n->integer == n->number);
             else FZ_ASSERT(n->integer == 0);
             FZ_ASSERT(n->end > n->start && (text[n->start] == '-' || (text[n->start] >= '0' && text[n->start] <= '9')));
@@ -142,25 +153,57 @@ static void fz_check_tree(const zero__json *j, const char *text, size_t size) {
     free(visits);
 }
 
-static int fz_one(const unsigned char *data, size_t size) {
-    const char *text = (const char *)data;
-    zero__json j;
-    zero_error err;
-    zero_result rc = zero__json_parse(&j, text, size, &err);
-    FZ_ASSERT(rc == err.code);
+/* One parse, strict or hjson, checked; returns its result, *j kept for the caller. */
+static zero_result fz_parse(zero__json *j, const char *text, size_t size, int hjson, zero_error *err) {
+    zero_result rc = hjson ? zero__json_parse_hjson(j, text, size, err) : zero__json_parse(j, text, size, err);
+    int f;
+    FZ_ASSERT(rc == err->code);
     if (rc == ZERO_OK) {
-        FZ_ASSERT(err.item == ZERO_MSG_NONE && err.msg[0] == 0);
-        fz_check_tree(&j, text, size);
+        FZ_ASSERT(err->item == ZERO_MSG_NONE && err->msg[0] == 0);
+        FZ_ASSERT(j->hjson == hjson);
+        fz_check_tree(j, text, size);
+        for (f = 0; f < ZERO__JSON_FORM_COUNT; f++) {
+            FZ_ASSERT(j->forms[f].count >= 0 && (hjson || j->forms[f].count == 0));
+            if (j->forms[f].count) FZ_ASSERT(j->forms[f].line >= 1 && j->forms[f].col >= 1);
+        }
     } else {
         FZ_ASSERT(rc == ZERO_ERR_CONFIG || rc == ZERO_ERR_OUT_OF_MEMORY);
-        FZ_ASSERT((err.item >= ZERO_MSG_JSON_EMPTY && err.item <= ZERO_MSG_JSON_DUPLICATE_KEY) ||
-                  err.item == ZERO_MSG_OUT_OF_MEMORY);
-        FZ_ASSERT(err.msg[0] != 0 && strlen(err.msg) < sizeof err.msg);
-        FZ_ASSERT(j.nodes == NULL && j.count == 0);
-        if (err.item != ZERO_MSG_JSON_TOO_LARGE && err.item != ZERO_MSG_OUT_OF_MEMORY)
-            FZ_ASSERT(err.line >= 1 && err.column >= 1);
+        FZ_ASSERT((err->item >= ZERO_MSG_JSON_EMPTY && err->item <= ZERO_MSG_JSON_DUPLICATE_KEY) ||
+                  err->item == ZERO_MSG_OUT_OF_MEMORY);
+        FZ_ASSERT(err->msg[0] != 0 && strlen(err->msg) < sizeof err->msg);
+        FZ_ASSERT(j->nodes == NULL && j->count == 0);
+        if (err->item != ZERO_MSG_JSON_TOO_LARGE && err->item != ZERO_MSG_OUT_OF_MEMORY)
+            FZ_ASSERT(err->line >= 1 && err->column >= 1);
+    }
+    return rc;
+}
+
+static int fz_one(const unsigned char *data, size_t size) {
+    const char *text = (const char *)data;
+    zero__json j, h;
+    zero_error err, herr;
+    zero_result rc = fz_parse(&j, text, size, 0, &err), hrc = fz_parse(&h, text, size, 1, &herr);
+    if (rc == ZERO_OK) { /* JSON reads the same with hjson's forms accepted, and uses none of them */
+        int i, f;
+        FZ_ASSERT(hrc == ZERO_OK);
+        if (hrc == ZERO_OK) {
+            FZ_ASSERT(h.count == j.count);
+            for (i = 0; i < j.count && i < h.count; i++) {
+                const zero__json_node *x = &j.nodes[i], *y = &h.nodes[i];
+                FZ_ASSERT(x->type == y->type && x->parent == y->parent && x->next == y->next && x->first == y->first &&
+                          x->count == y->count && x->key == y->key && x->start == y->start && x->end == y->end &&
+                          x->line == y->line && x->col == y->col && x->is_integer == y->is_integer &&
+                          x->integer == y->integer && memcmp(&x->number, &y->number, sizeof x->number) == 0);
+            }
+            for (f = 0; f < ZERO__JSON_FORM_COUNT; f++) FZ_ASSERT(h.forms[f].count == 0);
+        }
+    } else if (hrc == ZERO_OK) { /* only a form of hjson tells them apart */
+        int f, forms = 0;
+        for (f = 0; f < ZERO__JSON_FORM_COUNT; f++) forms += h.forms[f].count;
+        FZ_ASSERT(forms > 0 || err.item == ZERO_MSG_OUT_OF_MEMORY);
     }
     zero__json_free(&j);
+    zero__json_free(&h);
 #ifdef ZERO_FUZZ_CONFIG
     {
         /* the config loader on the same bytes; on success, the config must

@@ -253,7 +253,10 @@ if [ -z "$T" ]; then
         ! '$B/t/zero_config' check '$B/t/strict.json' --strict > /dev/null 2> '$B/t/strict.err' &&
         grep -q 'zero_config: 1 warning above (--strict)' '$B/t/strict.err' &&
         '$B/t/zero_config' check '$B/t/strict.json' > /dev/null 2>&1 &&
-        printf '{\"train_batch_size\": 8}' > '$B/t/strict0.json' && '$B/t/zero_config' check '$B/t/strict0.json' --strict > /dev/null"
+        printf '{\"train_batch_size\": 8}' > '$B/t/strict0.json' && '$B/t/zero_config' check '$B/t/strict0.json' --strict > /dev/null &&
+        printf '{\"train_batch_size\": 8,}' > '$B/t/strict_hjson.json' &&
+        '$B/t/zero_config' check '$B/t/strict_hjson.json' --strict > /dev/null 2> '$B/t/strict_hjson.err' &&
+        grep -q 'info: hjson: a trailing comma' '$B/t/strict_hjson.err'"
     step "fuzz-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -DZERO_FUZZ_CONFIG -I. -o "$B/t/fuzz_replay" tests/fuzz_json.c -lm
     [ -x "$B/t/fuzz_replay" ] && run "fuzz-replay" "$B/t/fuzz_replay" tests/fuzz_corpus/*
     step "fuzz-ckpt-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_ckpt_replay" tests/fuzz_ckpt.c -lm -lpthread

@@ -480,7 +480,9 @@ static void test_messages(void) {
             fputs("{\n  \"fp16\": {\"enabled\": tru}\n}\n", f);
             fclose(f);
             CHECK(zero_config_load(&c, "build/t/bad_config.json", &err) == ZERO_ERR_CONFIG);
-            CHECKF(strncmp(err.msg, "build/t/bad_config.json: ", 25) == 0 && err.line == 2, "%s", err.msg);
+            CHECKF(strncmp(err.msg, "build/t/bad_config.json:2:23: fp16.enabled: ", 44) == 0 && err.line == 2 &&
+                       err.column == 23 && !strstr(err.msg, "(line"),
+                   "%s", err.msg);
         }
     }
     CHECK(zero_config_load(NULL, "x", &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_NULL_ARG);
@@ -488,8 +490,8 @@ static void test_messages(void) {
     CHECK(zero_config_resolve(NULL, 1, &err) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_config_parse_json(&c, "{}", 2, NULL) == ZERO_OK); /* err may be NULL */
     CHECK(zero_config_parse_json(&c, "{", 1, NULL) == ZERO_ERR_CONFIG);
-    /* JSON errors come through with their item */
-    EXPECT_ERROR("{\"fp16\": {\"enabled\": true,}}", JSON_UNEXPECTED, NULL, 1, 27, NULL);
+    /* JSON errors come through with their item (a trailing comma is hjson, read as DeepSpeed reads it) */
+    EXPECT_ERROR("{\"fp16\": {\"enabled\": true,,}}", JSON_UNEXPECTED, NULL, 1, 27, "two commas in a row");
     EXPECT_ERROR("{\"fp16\": {}, \"fp16\": {}}", JSON_DUPLICATE_KEY, "fp16", 0, 0, NULL);
 
     /* every message item is named and summarised */
@@ -689,6 +691,184 @@ static void test_round_trip(void) {
     }
 }
 
+/* ---- hjson's forms in a config, and Infinity / NaN per key ---- */
+static void test_hjson(void) {
+    zero_config c;
+    zero_error err;
+    int i;
+    c = cfg_quiet();
+    CHECKF(parse(&c, "{\n"
+                     "  \"train_batch_size\": 16,\n"
+                     "  \"zero_optimization\": {'stage': 2, \"offload_optimizer\": {\"device\": 'cpu',},}\n"
+                     "  \"optimizer\": {\"type\": 'AdamW', \"params\": {\"lr\": 3e-4, \"betas\": [0.9, 0.95,]}}\n"
+                     "  \"scheduler\": {\n"
+                     "    \"type\": 'WarmupLR'\n"
+                     "    \"params\": {\"warmup_num_steps\": 10}\n"
+                     "  },\n"
+                     "  \"gradient_clipping\": Infinity,\n"
+                     "}",
+                 &err) == ZERO_OK,
+           "%s", err.msg);
+    CHECK(c.train_batch_size == 16 && c.zero_optimization.stage == 2 &&
+          c.zero_optimization.offload_optimizer.device == ZERO_OFFLOAD_CPU && c.optimizer.type == ZERO_OPTIMIZER_ADAMW &&
+          c.optimizer.beta2 == 0.95 && c.scheduler.type == ZERO_SCHEDULER_WARMUP_LR && c.scheduler.warmup_num_steps == 10);
+    CHECK(c.gradient_clipping == 0 && c.gradient_clipping_given == 1); /* Infinity: no clipping, zero's 0 */
+    /* one info line per form: how many, the first one's line:col; none is a warning (zero_config --strict) */
+    CHECKF(logged_find(ZERO_MSG_JSON_HJSON, "hjson: a trailing comma before ']' or '}' (4 in the text, the first here), "
+                                            "read as DeepSpeed's hjson reader reads it; strict JSON tools (json.load, jq) "
+                                            "refuse it (line 3:74)") >= 0,
+           "%s", logged.n ? logged.text[0] : "");
+    CHECK(logged_find(ZERO_MSG_JSON_HJSON, "hjson: a line break standing for the comma between members or elements (3 in "
+                                           "the text, the first here), read as DeepSpeed's hjson reader reads it; strict "
+                                           "JSON tools (json.load, jq) refuse it (line 3:78)") >= 0);
+    CHECK(logged_find(ZERO_MSG_JSON_HJSON, "hjson: a single-quoted string (4 in the text, the first here), read as "
+                                           "DeepSpeed's hjson reader reads it; strict JSON tools (json.load, jq) refuse it "
+                                           "(line 3:25)") >= 0);
+    CHECK(logged_find(ZERO_MSG_JSON_HJSON, "hjson: Infinity, -Infinity or NaN as a number, read as DeepSpeed's hjson "
+                                           "reader reads it; strict JSON tools (json.load, jq) refuse it (line 9:24)") >= 0);
+    CHECK(logged_find(ZERO_MSG_JSON_HJSON, "gradient_clipping: Infinity: no clipping") >= 0);
+    for (i = 0; i < logged.n; i++) CHECKF(logged.level[i] == ZERO_LOG_INFO, "%s", logged.text[i]);
+    CHECK(zero_config_resolve(&c, 2, &err) == ZERO_OK);
+    /* plain JSON draws no note */
+    c = cfg_quiet();
+    CHECK(parse(&c, "{\"train_batch_size\": 8, \"gradient_clipping\": 1.5} // JSON with a comment", &err) == ZERO_OK &&
+          logged_find(ZERO_MSG_JSON_HJSON, NULL) < 0);
+    /* a string holding one of the words, as pydantic reads it */
+    c = cfg_quiet();
+    CHECK(parse(&c, "{\"gradient_clipping\": \"Infinity\"}", &err) == ZERO_OK && c.gradient_clipping == 0);
+    /* refused wherever it means nothing, at the value */
+    EXPECT_ERROR("{\"train_batch_size\": Infinity}", CONFIG_RANGE, "train_batch_size", 1, 22,
+                 "expected an integer, got Infinity: a count or size is finite");
+    EXPECT_ERROR("{\"zero_optimization\": {\"stage\": NaN}}", CONFIG_RANGE, "zero_optimization.stage", 1, 33, "got NaN");
+    EXPECT_ERROR("{\"zero_optimization\": {\"reduce_bucket_size\": -Infinity}}", CONFIG_RANGE,
+                 "zero_optimization.reduce_bucket_size", 1, 46, "got -Infinity");
+    EXPECT_ERROR("{\"optimizer\": {\"params\": {\"lr\": NaN}}}", CONFIG_RANGE, "optimizer.params.lr", 1, 33,
+                 "expected a finite number, got NaN: it would carry NaN into the arithmetic");
+    EXPECT_ERROR("{\"fp16\": {\"loss_scale\": Infinity}}", CONFIG_RANGE, "fp16.loss_scale", 1, 25, "an infinity");
+    EXPECT_ERROR("{\"optimizer\": {\"params\": {\"betas\": [Infinity, 0.9]}}}", CONFIG_RANGE, "optimizer.params.betas[0]", 1,
+                 37, "expected a finite number");
+    EXPECT_ERROR("{\"gradient_clipping\": -Infinity}", CONFIG_RANGE, "gradient_clipping", 1, 23, "got -Infinity");
+    EXPECT_ERROR("{\"gradient_clipping\": NaN}", CONFIG_RANGE, "gradient_clipping", 1, 23, "got NaN");
+    EXPECT_ERROR("{\"fp16\": {\"enabled\": NaN}}", CONFIG_TYPE, "fp16.enabled", 1, 22, "expected true or false, got NaN");
+    EXPECT_ERROR("{\"scheduler\": {\"type\": WarmupLR}}", JSON_UNEXPECTED, NULL, 1, 24, "quoteless strings are not accepted");
+    EXPECT_ERROR("{\"a\": 1 \"b\": 2}", JSON_UNEXPECTED, NULL, 1, 9, "only a line break may stand for one");
+}
+
+/* ---- resolve's messages name the file and the key's line:col ---- */
+static const char *write_tmp(char *path, size_t cap, const char *name, const char *text) {
+    FILE *f;
+    snprintf(path, cap, "/tmp/zero_test_config_%d_%s", (int)zt_rand_int(0, 1 << 30), name);
+    f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    return path;
+}
+
+static void expect_placed(int at, const zero_config *c, zero_result r, const zero_error *err, const char *file, int line,
+                          int col, const char *key, const char *hint) {
+    char want[512];
+    CHECKF(r == ZERO_ERR_CONFIG && err->line == line && err->column == col && strcmp(err->key, key) == 0,
+           "line %d: at %d:%d key %s, want %d:%d %s (%s)", at, err->line, err->column, err->key, line, col, key, err->msg);
+    if (line && file) snprintf(want, sizeof want, "%s:%d:%d: %s: ", file, line, col, key);
+    else snprintf(want, sizeof want, "%s: ", key);
+    CHECKF(strncmp(err->msg, want, strlen(want)) == 0, "line %d: \"%s\" does not start with \"%s\"", at, err->msg, want);
+    CHECKF(strstr(err->msg, hint) != NULL && strstr(err->msg, "\nHINT: ") != NULL, "line %d: no HINT line \"%s\" in %s", at,
+           hint, err->msg);
+    (void)c;
+}
+#define EXPECT_PLACED(c, r, err, file, line, col, key, hint) expect_placed(__LINE__, c, r, err, file, line, col, key, hint)
+
+static void test_places(void) {
+    static const char triangle[] = "{\n"
+                                   "  \"train_micro_batch_size_per_gpu\": 4,\n"
+                                   "  \"gradient_accumulation_steps\": 1,\n"
+                                   "  \"train_batch_size\": 10\n"
+                                   "}\n";
+    static const char decay[] = "{\"train_batch_size\": 8,\n"
+                                " \"scheduler\": {\"params\": {\"warmup_num_steps\": 10},\n"
+                                "      \"type\": \"WarmupDecayLR\"}}";
+    char p1[128], p2[128], p3[128], want[200];
+    const char *f1 = write_tmp(p1, sizeof p1, "triangle.json", triangle), *f2 = write_tmp(p2, sizeof p2, "decay.json", decay);
+    zero_config c;
+    zero_error err;
+    zero_result r;
+
+    /* from a file: FILE:line:col of the key first, the HINT after */
+    c = cfg_quiet();
+    CHECK(zero_config_load(&c, f1, &err) == ZERO_OK && strcmp(c.source.file, f1) == 0);
+    r = zero_config_resolve(&c, 2, &err);
+    EXPECT_PLACED(&c, r, &err, f1, 4, 3, "train_batch_size", "HINT: give two of the three");
+    CHECK(err.item == ZERO_MSG_CONFIG_BATCH_MISMATCH && strstr(err.msg, "train_batch_size 10 != ") != NULL);
+    c = cfg_quiet();
+    CHECK(zero_config_load(&c, f2, &err) == ZERO_OK);
+    r = zero_config_resolve(&c, 1, &err);
+    /* the missing key has no place: the scheduler's type, which asks for it, has */
+    EXPECT_PLACED(&c, r, &err, f2, 3, 7, "scheduler.params.total_num_steps", "HINT: the optimizer steps of the whole run");
+    CHECK(err.item == ZERO_MSG_CONFIG_REQUIRED && strstr(err.msg, "is required by WarmupDecayLR") != NULL);
+
+    /* from text in memory: the parser's form, the place before the HINT line */
+    r = resolve_json(&c, triangle, 2, &err);
+    EXPECT_PLACED(&c, r, &err, NULL, 4, 3, "train_batch_size", "HINT:");
+    CHECKF(strstr(err.msg, "(line 4:3)\nHINT: ") != NULL, "%s", err.msg);
+    CHECK(c.source.file[0] == 0);
+
+    /* set by the program: no place, even over a loaded config */
+    c = cfg_quiet();
+    c.train_micro_batch_size_per_gpu = 4;
+    c.gradient_accumulation_steps = 1;
+    c.train_batch_size = 10;
+    r = zero_config_resolve(&c, 2, &err);
+    EXPECT_PLACED(&c, r, &err, NULL, 0, 0, "train_batch_size", "HINT: give two of the three");
+    c = cfg_quiet();
+    CHECK(zero_config_load(&c, f1, &err) == ZERO_OK);
+    c.train_batch_size = 12; /* the program's value, not the file's */
+    r = zero_config_resolve(&c, 2, &err);
+    EXPECT_PLACED(&c, r, &err, NULL, 0, 0, "train_batch_size", "HINT:");
+    c = cfg_quiet();
+    c.scheduler.type = ZERO_SCHEDULER_WARMUP_COSINE_LR;
+    c.train_batch_size = 8;
+    r = zero_config_resolve(&c, 1, &err);
+    EXPECT_PLACED(&c, r, &err, NULL, 0, 0, "scheduler.params.total_num_steps", "HINT:");
+    /* a later parse starts afresh: the first file's places no longer hold */
+    c = cfg_quiet();
+    CHECK(zero_config_load(&c, f1, &err) == ZERO_OK && parse(&c, "{}", &err) == ZERO_OK);
+    r = zero_config_resolve(&c, 2, &err);
+    EXPECT_PLACED(&c, r, &err, NULL, 0, 0, "train_batch_size", "HINT:");
+
+    /* other resolve errors and warnings: placed, with a HINT */
+    r = resolve_json(&c, "{\"train_batch_size\": 8,\n \"zero_optimization\": {\"offload_optimizer\": {\"device\": \"cpu\"}}}", 1,
+                     &err);
+    EXPECT_PLACED(&c, r, &err, NULL, 2, 46, "zero_optimization.offload_optimizer", "HINT: set zero_optimization.stage");
+    r = resolve_json(&c, "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3},\n \"gradient_allreduce_op\": \"sum\"}", 1,
+                     &err);
+    EXPECT_PLACED(&c, r, &err, NULL, 2, 2, "gradient_allreduce_op", "HINT: use \"mean\"");
+    r = resolve_json(&c, "{\"train_batch_size\": 8, \"scheduler\": {\"type\": \"OneCycle\", \"params\": {\"cycle_max_lr\": 1}}}", 1, &err);
+    EXPECT_PLACED(&c, r, &err, NULL, 1, 39, "scheduler.params.cycle_min_lr", "HINT: give scheduler.params.cycle_min_lr");
+    r = resolve_json(&c, "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, \"mics_shard_size\": 3}}", 2, &err);
+    EXPECT_PLACED(&c, r, &err, NULL, 1, 59, "zero_optimization.mics_shard_size", "HINT: a divisor of 2");
+    r = resolve_json(&c, "{\"train_batch_size\": 8, \"optimizer\": {\"params\": {\"lr\": \"auto\"}}}", 1, &err);
+    EXPECT_PLACED(&c, r, &err, NULL, 1, 50, "optimizer.params.lr", "HINT: set cfg.optimizer.lr");
+    CHECK(resolve_json(&c, "{\"train_batch_size\": 8,\n \"scheduler\": {\"type\": \"WarmupDecayLR\", \"params\": "
+                           "{\"total_num_steps\": 10, \"warmup_num_steps\": 100}}}",
+                       1, &err) == ZERO_OK);
+    CHECKF(logged_find(ZERO_MSG_CONFIG_SCHED_WARNING, "scheduler.params.total_num_steps: 10 is less than warmup_num_steps "
+                                                      "100 (line 2:52)") >= 0,
+           "%s", logged.n ? logged.text[logged.n - 1] : "");
+    c = cfg_quiet();
+    CHECK(zero_config_load(&c, write_tmp(p3, sizeof p3, "stage2_param.json", "{\"train_batch_size\": 8,\n\"zero_optimization\": "
+                                                             "{\"stage\": 2, \"offload_param\": {\"device\": \"cpu\"}}}"),
+                           &err) == ZERO_OK);
+    CHECK(zero_config_resolve(&c, 1, &err) == ZERO_OK);
+    snprintf(want, sizeof want, "%s:2:53: zero_optimization.offload_param: parameter offload needs stage 3", p3);
+    CHECKF(logged_find(ZERO_MSG_CONFIG_STAGE_IGNORED, want) >= 0, "%s", logged.n ? logged.text[logged.n - 1] : "");
+    remove(p1);
+    remove(p2);
+    remove(p3);
+}
+
 /* ---- logging defaults ---- */
 static void test_logging(void) {
     zero_config c = zero_config_default();
@@ -711,6 +891,8 @@ int main(void) {
     test_coercions();
     test_batch_triangle();
     test_round_trip();
+    test_hjson();
+    test_places();
     test_logging();
     return zt_finish();
 }

@@ -1,7 +1,9 @@
 /* test_json.c - the JSON parser of the config loader (in zero.h): values,
    strings and UTF-8, every error with its line and column, limits (nodes,
    depth, memory), numbers, locale independence, comments, BOM, duplicate
-   keys, paths, and random documents parsed back to what was written.
+   keys, paths, hjson's forms (the config loader's mode: values, counts and
+   places, the errors that remain, strict mode unchanged), and random
+   documents parsed back to what was written, the same in both modes.
 
    Run alone: make test T=test_json */
 
@@ -38,6 +40,10 @@ static zero_result parse_n(const char *s, size_t n) {
     return zero__json_parse(&J, s, n, &E);
 }
 static zero_result parse(const char *s) { return parse_n(s, strlen(s)); }
+static zero_result parse_h(const char *s) { /* hjson's forms accepted, as the config loader parses */
+    memset(&E, 0, sizeof E);
+    return zero__json_parse_hjson(&J, s, strlen(s), &E);
+}
 
 /* Decoded string of node k (static buffer). */
 static const char *str(int k) {
@@ -71,6 +77,19 @@ static void expect_err_n(int src_line, const char *text, size_t n, zero_msg item
     expect_err_n(__LINE__, text, strlen(text), ZERO_MSG_##item, line, col, key, sub)
 #define EXPECT_ERR_N(text, n, item, line, col, key, sub) \
     expect_err_n(__LINE__, text, n, ZERO_MSG_##item, line, col, key, sub)
+
+/* The same error in hjson mode. */
+static void expect_err_h(int src_line, const char *text, zero_msg item, int line, int col, const char *sub) {
+    zero_result rc = parse_h(text);
+    CHECKF(rc == ZERO_ERR_CONFIG && E.item == item, "line %d: rc %d item %s, want %s (%s)", src_line, (int)rc,
+           zero_msg_name(E.item), zero_msg_name(item), E.msg);
+    CHECKF(E.line == line && E.column == col, "line %d: at %d:%d, want %d:%d (%s)", src_line, E.line, E.column, line,
+           col, E.msg);
+    if (sub) CHECKF(strstr(E.msg, sub) != NULL, "line %d: \"%s\" lacks \"%s\"", src_line, E.msg, sub);
+    CHECKF(J.nodes == NULL && J.count == 0, "line %d: j not emptied", src_line);
+    zero__json_free(&J);
+}
+#define EXPECT_ERR_H(text, item, line, col, sub) expect_err_h(__LINE__, text, ZERO_MSG_##item, line, col, sub)
 
 /* ---- value types, links, spans, positions ---- */
 
@@ -1023,6 +1042,109 @@ static void compare(const mnode *m, int node, int parent) {
     }
 }
 
+/* ---- hjson's forms (the config loader's mode) ---- */
+
+static void expect_form(int src_line, zero__json_form f, int count, int line, int col) {
+    const zero__json_seen *s = &J.forms[f];
+    CHECKF(s->count == count && (!count || (s->line == line && s->col == col)),
+           "line %d: form %d seen %d times, first at %d:%d; want %d at %d:%d", src_line, (int)f, s->count, s->line,
+           s->col, count, line, col);
+}
+#define EXPECT_FORM(f, count, line, col) expect_form(__LINE__, ZERO__JSON_FORM_##f, count, line, col)
+
+static void test_hjson(void) {
+    const char *text = "{\n"
+                       "  \"a\": [1, 2,],\n"
+                       "  'b': 'it\\'s \"q\"'\n"
+                       "  \"c\": {\"x\": Infinity, \"y\": -Infinity, \"z\": NaN,}\n"
+                       "  \"d\": \"a\\'b\" // the last member\n"
+                       "}";
+    int a, b, c, x, f;
+    zero_result rc;
+    /* values */
+    rc = parse_h(text);
+    CHECKF(rc == ZERO_OK, "%s", E.msg);
+    if (rc != ZERO_OK) return;
+    CHECK(J.hjson == 1 && J.nodes[0].count == 4);
+    a = zero__json_get(&J, 0, "a");
+    CHECK(a >= 0 && J.nodes[a].type == ZERO__JSON_ARRAY && J.nodes[a].count == 2);
+    b = zero__json_get(&J, 0, "b");
+    CHECK(b >= 0 && strcmp(str(b), "it's \"q\"") == 0 && strcmp(str(J.nodes[b].key), "b") == 0);
+    CHECK(b >= 0 && J.nodes[b].line == 3 && J.nodes[b].col == 8);
+    c = zero__json_get(&J, 0, "c");
+    CHECK(c >= 0 && J.nodes[c].count == 3);
+    if (a < 0 || b < 0 || c < 0) return;
+    x = zero__json_get(&J, c, "x");
+    CHECK(x >= 0 && J.nodes[x].type == ZERO__JSON_NUMBER && J.nodes[x].number > DBL_MAX && !J.nodes[x].is_integer);
+    x = zero__json_get(&J, c, "y");
+    CHECK(x >= 0 && J.nodes[x].number < -DBL_MAX && J.nodes[x].end - J.nodes[x].start == 9);
+    x = zero__json_get(&J, c, "z");
+    CHECK(x >= 0 && J.nodes[x].type == ZERO__JSON_NUMBER && J.nodes[x].number != J.nodes[x].number);
+    x = zero__json_get(&J, 0, "d");
+    CHECK(x >= 0 && strcmp(str(x), "a'b") == 0);
+    /* each form counted, the first one's place */
+    EXPECT_FORM(TRAILING_COMMA, 2, 2, 13);
+    EXPECT_FORM(LINE_COMMA, 2, 3, 19);
+    EXPECT_FORM(SINGLE_QUOTE, 2, 3, 3);
+    EXPECT_FORM(QUOTE_ESCAPE, 1, 5, 10);
+    EXPECT_FORM(NONFINITE, 3, 4, 14);
+    zero__json_free(&J);
+
+    /* a line break stands for the comma before any value; comments in between count by their line breaks */
+    CHECKF(parse_h("[1\n2\n\"x\"\n[3]\n{}\n-4\ntrue # t\nnull /* a\n b */ 'q'\n]") == ZERO_OK, "%s", E.msg);
+    CHECK(J.count > 0 && J.nodes[0].count == 9 && J.forms[ZERO__JSON_FORM_LINE_COMMA].count == 8);
+    CHECK(J.count > 0 && strcmp(str(J.count - 1), "q") == 0);
+    zero__json_free(&J);
+    CHECKF(parse_h("{\"a\": 1\n\n  \"b\": {}\n  'c': [],\n}") == ZERO_OK, "%s", E.msg);
+    CHECK(J.count > 0 && J.nodes[0].count == 3);
+    EXPECT_FORM(LINE_COMMA, 2, 1, 8);
+    EXPECT_FORM(TRAILING_COMMA, 1, 4, 10);
+    zero__json_free(&J);
+    /* empty containers and plain JSON: no form */
+    CHECKF(parse_h("{\"a\": [], \"b\": {}, \"c\": \"'\", \"d\": -0.5e3}") == ZERO_OK, "%s", E.msg);
+    for (f = 0; f < ZERO__JSON_FORM_COUNT; f++) CHECK(J.forms[f].count == 0);
+    zero__json_free(&J);
+    CHECKF(parse_h("['', '\\u00e9\\n', '\\\\']") == ZERO_OK, "%s", E.msg); /* the JSON escapes in single quotes */
+    CHECK(J.count > 0 && J.nodes[0].count == 3 && strcmp(str(2), "\xC3\xA9\n") == 0 && strcmp(str(3), "\\") == 0 && str(1)[0] == 0);
+    zero__json_free(&J);
+
+    /* still errors, with the place and what to write */
+    EXPECT_ERR_H("[1,,2]", JSON_UNEXPECTED, 1, 4, "two commas in a row");
+    EXPECT_ERR_H("[1,\n,]", JSON_UNEXPECTED, 2, 1, "two commas in a row");
+    EXPECT_ERR_H("{\"a\": 1,,}", JSON_UNEXPECTED, 1, 9, "two commas in a row");
+    EXPECT_ERR_H("{,}", JSON_UNEXPECTED, 1, 2, "expected '\"' to start a key or '}'");
+    EXPECT_ERR_H("[,]", JSON_UNEXPECTED, 1, 2, "expected a value or ']'");
+    EXPECT_ERR_H(",", JSON_UNEXPECTED, 1, 1, "expected a value");
+    EXPECT_ERR_H("[1],", JSON_TRAILING, 1, 4, NULL);
+    EXPECT_ERR_H("{\"a\": 1 \"b\": 2}", JSON_UNEXPECTED, 1, 9, "a comma is missing: only a line break may stand for one");
+    EXPECT_ERR_H("[1 2]", JSON_UNEXPECTED, 1, 4, "only a line break may stand for one");
+    EXPECT_ERR_H("{\"a\": 1\n: 2}", JSON_UNEXPECTED, 2, 1, "expected ',' or '}' after object member, got ':'");
+    EXPECT_ERR_H("{\"a\": 1\n2}", JSON_UNEXPECTED, 2, 1, "expected ',' or '}' after object member");
+    EXPECT_ERR_H("{\"a\": quoteless}", JSON_UNEXPECTED, 1, 7, "hjson's quoteless strings are not accepted");
+    EXPECT_ERR_H("{stage: 1}", JSON_UNEXPECTED, 1, 2, "hjson's quoteless keys are not accepted");
+    EXPECT_ERR_H("{\"a\": '''x\ny'''}", JSON_UNEXPECTED, 1, 7, "multi-line string, not accepted");
+    EXPECT_ERR_H("{'''a''': 1}", JSON_UNEXPECTED, 1, 2, "multi-line form");
+    EXPECT_ERR_H("['abc]", JSON_UNTERMINATED, 1, 7, "expected \"'\" to close the string");
+    EXPECT_ERR_H("['a\nb']", JSON_CONTROL_CHAR, 1, 4, "is a closing \"'\" missing?");
+    EXPECT_ERR_H("['a\\qb']", JSON_BAD_ESCAPE, 1, 4, "\\'");
+    EXPECT_ERR_H("[+Infinity]", JSON_BAD_NUMBER, 1, 2, NULL);
+    EXPECT_ERR_H("[-NaN]", JSON_BAD_NUMBER, 1, 3, NULL);
+    EXPECT_ERR_H("[Infinityx]", JSON_UNEXPECTED, 1, 2, "quoteless");
+    EXPECT_ERR_H("[infinity]", JSON_UNEXPECTED, 1, 2, NULL);
+    EXPECT_ERR_H("[-Infinity5]", JSON_BAD_NUMBER, 1, 3, NULL);
+
+    /* strict mode (checkpoint metadata) refuses every one of them, where it did before */
+    EXPECT_ERR("[1, 2,]", JSON_UNEXPECTED, 1, 7, NULL, "trailing commas are not allowed");
+    EXPECT_ERR("{\"a\": 1,}", JSON_UNEXPECTED, 1, 9, NULL, "trailing commas are not allowed");
+    EXPECT_ERR("[1\n2]", JSON_UNEXPECTED, 2, 1, NULL, "expected ',' or ']'");
+    EXPECT_ERR("['a']", JSON_UNEXPECTED, 1, 2, NULL, "strings need double quotes");
+    EXPECT_ERR("{'a': 1}", JSON_UNEXPECTED, 1, 2, NULL, "keys need double quotes");
+    EXPECT_ERR("[\"a\\'b\"]", JSON_BAD_ESCAPE, 1, 4, NULL, NULL);
+    EXPECT_ERR("[Infinity]", JSON_UNEXPECTED, 1, 2, NULL, "JSON has no NaN or Infinity");
+    EXPECT_ERR("[NaN]", JSON_UNEXPECTED, 1, 2, NULL, "JSON has no NaN or Infinity");
+    EXPECT_ERR("[-Infinity]", JSON_BAD_NUMBER, 1, 3, NULL, "JSON has no NaN or Infinity");
+}
+
 static void test_roundtrip(void) {
     int it, nodes = 0, cuts = 0;
     for (it = 0; it < 400; it++) {
@@ -1050,6 +1172,24 @@ static void test_roundtrip(void) {
             if (g_mismatch) fprintf(stderr, "iteration %d mismatched on:\n%s\n", it, b.p);
             nodes += J.count;
         }
+        { /* JSON reads the same in hjson mode: the same nodes, no form */
+            zero__json strict = J;
+            int f, same;
+            memset(&J, 0, sizeof J);
+            CHECK(zero__json_parse_hjson(&J, b.p, b.n, &E) == rc);
+            same = rc != ZERO_OK || J.count == strict.count;
+            for (f = 0; same && rc == ZERO_OK && f < J.count; f++) { /* field by field: padding is not compared */
+                const zero__json_node *x = &J.nodes[f], *y = &strict.nodes[f];
+                same = x->type == y->type && x->parent == y->parent && x->next == y->next && x->first == y->first &&
+                       x->count == y->count && x->key == y->key && x->start == y->start && x->end == y->end &&
+                       x->line == y->line && x->col == y->col && memcmp(&x->number, &y->number, sizeof x->number) == 0 &&
+                       x->integer == y->integer && x->is_integer == y->is_integer;
+            }
+            for (f = 0; f < ZERO__JSON_FORM_COUNT; f++) same = same && J.forms[f].count == 0;
+            CHECKF(same, "iteration %d: hjson mode reads the JSON text differently", it);
+            zero__json_free(&J);
+            J = strict;
+        }
         zero__json_free(&J);
         /* every cut before the closing bracket fails cleanly */
         if (it % 2) {
@@ -1065,6 +1205,14 @@ static void test_roundtrip(void) {
                        "cut at %zu: rc %d %s", cut, (int)rc, E.msg);
                 CHECK(J.nodes == NULL);
                 zero__json_free(&J);
+                { /* the same error at the same place in hjson mode */
+                    zero_error strict = E;
+                    CHECK(zero__json_parse_hjson(&J, c, cut, &E) == ZERO_ERR_CONFIG);
+                    CHECKF(E.item == strict.item && E.line == strict.line && E.column == strict.column,
+                           "cut at %zu: hjson mode %s at %d:%d, strict %s at %d:%d", cut, zero_msg_name(E.item), E.line,
+                           E.column, zero_msg_name(strict.item), strict.line, strict.column);
+                    zero__json_free(&J);
+                }
                 free(c);
                 cuts++;
             }
@@ -1091,6 +1239,7 @@ int main(void) {
     test_bom();
     test_duplicates();
     test_get_path();
+    test_hjson();
     test_roundtrip();
     return zt_finish();
 }

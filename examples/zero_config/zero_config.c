@@ -95,7 +95,9 @@ static const char help[] =
     "               0.9/0.999, eps 1e-8, weight_decay 0, gradient_clipping 1, 100 warmup\n"
     "               steps of 1000, 1 accumulation step\n"
     "  --strict     exit 1 when FILE draws any warning (an unknown key, a key with no\n"
-    "               effect in zero, one not acted on yet), after printing them all\n"
+    "               effect in zero, one not acted on yet), after printing them all;\n"
+    "               info lines do not count (an \"auto\" given DeepSpeed's default, a\n"
+    "               form of hjson such as a trailing comma, which DeepSpeed reads too)\n"
     "  --compact    the JSON on one line\n"
     "keys-markdown  the key table of docs/config.md\n"
     "--version      the zero version this tool was built with\n"
@@ -114,7 +116,9 @@ static const char help[] =
 static const char *const flags[] = {"--world", "--hidden", "--mbs",     "--dtype",   "--supply-hf",
                                     "--strict", "--compact", "--help", "--version", NULL};
 
-/* Every message to the default sink; the warnings counted (--strict) */
+/* Every message to the default sink; the warnings counted (--strict). Info
+   lines are not: what they report (hjson's forms, "auto" replaced by
+   DeepSpeed's default) is how DeepSpeed reads the same file. */
 static int n_warnings;
 static void count_log(void *user, zero_log_level level, zero_msg item, int rank, const char *text) {
     if (level == ZERO_LOG_WARN) n_warnings++;
