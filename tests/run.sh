@@ -28,14 +28,33 @@ if ! locale -a 2>/dev/null | grep -qi '^de_DE'; then
     fi
 fi
 
+# The implementation compiled once per compiler and flags (tests/zero_impl.c) and linked into the
+# tests that take it so (their #define ZERO_IMPLEMENTATION inside #ifndef ZERO_TEST_SHARED_IMPL);
+# the others (private functions, macros set before zero.h) compile it themselves. It is most of
+# each build's time.
+shared_tests=$(grep -l ZERO_TEST_SHARED_IMPL $tests 2>/dev/null)
+impl_build() { # TAG COMPILER FLAGS...: $B/t/impl-TAG.o, when a test takes it
+    [ -n "$shared_tests" ] || return 0
+    itag=$1; shift
+    rm -f "$B/t/impl-$itag.o"
+    pbuild "build-impl-$itag" "$@" -I. -c tests/zero_impl.c -o "$B/t/impl-$itag.o"
+}
+impl_of() { # TEST TAG: the arguments that link TEST with $B/t/impl-TAG.o, or none
+    case " $(echo $shared_tests) " in *" $1 "*) echo "-DZERO_TEST_SHARED_IMPL $B/t/impl-$2.o" ;; esac
+}
+
 # 1. host tests with gcc and clang, C11
+pbatch "the implementation (tests/zero_impl.c) with $CC and $CLANG"
+impl_build "$(basename "$CC")" $CC -std=c11 $WARN -O1 -g
+impl_build "$(basename "$CLANG")" $CLANG -std=c11 $WARN -O1 -g
+pdone
 pbatch "$(echo $tests | wc -w | tr -d ' ') host tests with $CC and $CLANG (C11, -O1), $JOBS at a time"
 for cc in "$CC" "$CLANG"; do
     tag=$(basename "$cc")
     for t in $tests; do
         n=$(basename "$t" .c)
         rm -f "$B/t/$tag-$n"
-        pbuild "build-$tag-$n" $cc -std=c11 $WARN -O1 -g -I. -o "$B/t/$tag-$n" "$t" -lm -lpthread
+        pbuild "build-$tag-$n" $cc -std=c11 $WARN -O1 -g -I. -o "$B/t/$tag-$n" "$t" $(impl_of "$t" "$tag") -lm -lpthread
     done
 done
 pdone
@@ -50,16 +69,20 @@ done
 # 2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 TSAN_TESTS=$(pick $(ls tests/test_engine*.c tests/test_host*.c 2>/dev/null))
+pbatch "the implementation under ASan+UBSan and TSan, with $CLANG"
+impl_build asan $CLANG -std=c11 $WARN -O1 -g $SAN
+[ -n "$TSAN_TESTS" ] && impl_build tsan $CLANG -std=c11 $WARN -O1 -g -fsanitize=thread
+pdone
 pbatch "the host tests under ASan+UBSan ($(echo $tests | wc -w | tr -d ' ')) and TSan ($(echo $TSAN_TESTS | wc -w | tr -d ' ')), with $CLANG"
 for t in $tests; do
     n=$(basename "$t" .c)
     rm -f "$B/t/asan-$n"
-    pbuild "build-asan-$n" $CLANG -std=c11 $WARN -O1 -g $SAN -I. -o "$B/t/asan-$n" "$t" -lm -lpthread
+    pbuild "build-asan-$n" $CLANG -std=c11 $WARN -O1 -g $SAN -I. -o "$B/t/asan-$n" "$t" $(impl_of "$t" asan) -lm -lpthread
 done
 for t in $TSAN_TESTS; do
     n=$(basename "$t" .c)
     rm -f "$B/t/tsan-$n"
-    pbuild "build-tsan-$n" $CLANG -std=c11 $WARN -O1 -g -fsanitize=thread -I. -o "$B/t/tsan-$n" "$t" -lm -lpthread
+    pbuild "build-tsan-$n" $CLANG -std=c11 $WARN -O1 -g -fsanitize=thread -I. -o "$B/t/tsan-$n" "$t" $(impl_of "$t" tsan) -lm -lpthread
 done
 pdone
 for t in $tests; do

@@ -7,7 +7,9 @@
    are walked the same way in tests/test_cuda_boot.cu.
 
    Run alone: make test T=test_api_null */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_offload.h"
 #include "zero_test.h"

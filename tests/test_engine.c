@@ -26,7 +26,9 @@
    ZERO_TEST_QUICK=1 shrinks the matrix (sanitizer runs).
 
    Run alone: make test T=test_engine */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_test.h"
 

@@ -7,7 +7,9 @@
    squares, and each step makes the number of batched calls expected.
 
    Run alone: make test T=test_engine_batch */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_test.h"
 

@@ -5,7 +5,9 @@
    weights as without it, a tensor whose gradient is never asked for included.
 
    Run alone: make test T=test_engine_check */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_test.h"
 

@@ -10,7 +10,9 @@
    it into checks (the harness counters are not thread safe).
 
    Run alone: make test T=test_engine_misuse */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_test.h"
 

@@ -18,7 +18,9 @@
 
    Run alone: make test T=test_engine_offload */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp in this test */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_offload.h"
 #include "zero_test.h"

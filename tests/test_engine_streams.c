@@ -36,7 +36,9 @@
    end with the weights of the runs without offload, bitwise.
 
    Run alone: make test T=test_engine_streams */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_test.h"
 

@@ -30,7 +30,9 @@
    never readies a tensor (ENGINE_STEP_EARLY).
 
    Run alone: make test T=test_engine_world1 */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_test.h"
 

@@ -45,7 +45,9 @@
      blocks (stage 3 gathers a block at a time).
 
    Run alone: make test T=test_gpt_wire */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "examples/gpt/gpt_model.h"
 

@@ -21,7 +21,9 @@
    offset) and back, and invalid input refused with a clear error.
 
    Run alone: make test T=test_layout */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_test.h"
 

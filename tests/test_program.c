@@ -16,7 +16,9 @@
      own, another's below or above it) refused at create, naming both.
 
    Run alone: make test T=test_program */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_offload.h"
 #include "zero_test.h"

@@ -30,7 +30,9 @@
    `test_safetensors --corpus DIR` writes the seed corpus of
    tests/fuzz_safetensors.c into DIR. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, mkfifo, truncate, alarm, sigaction in this test */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_test.h"
 

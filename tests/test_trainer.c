@@ -32,7 +32,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_test.h"
 
