@@ -5089,7 +5089,7 @@ static zero_result zero__resolve_batch(zero_config *c, int world, zero_error *er
                           "the three and zero derives the third for %d ranks (DeepSpeed does the same); or make "
                           "train_batch_size %lld",
                           (long long)tbs, (long long)mbs, (long long)gas, world, world,
-                          (long long)(mbs > 0 && gas > 0 ? mbs * gas * world : 0));
+                          (long long)(mbs > 0 && gas > 0 && (double)mbs * gas * world < 9e18 ? mbs * gas * world : 0));
     c->train_batch_size = tbs;
     c->train_micro_batch_size_per_gpu = mbs;
     c->gradient_accumulation_steps = gas;

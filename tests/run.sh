@@ -58,11 +58,14 @@ for cc in "$CC" "$CLANG"; do
     done
 done
 pdone
+# gcc's builds run the full matrix; clang's the quick one (ZERO_TEST_QUICK=1), as the sanitizer builds
+# below do, to keep make test within its time on two cores
 for cc in "$CC" "$CLANG"; do
     tag=$(basename "$cc")
+    quick=""; [ "$cc" = "$CC" ] || quick=1
     for t in $tests; do
         n=$(basename "$t" .c)
-        [ -x "$B/t/$tag-$n" ] && run "$tag-$n" "$B/t/$tag-$n"
+        [ -x "$B/t/$tag-$n" ] && ZERO_TEST_QUICK=$quick run "$tag-$n" "$B/t/$tag-$n"
     done
 done
 
@@ -225,13 +228,13 @@ if [ -z "$T" ]; then
     [ -f tests/tools.sh ] && run "tools" sh tests/tools.sh "$B/tt"
     [ -f tests/plot.sh ] && run "plot" sh tests/plot.sh "$B/tp"
     # make run builds only what it runs: the host path, and the GPU path (train_mlp_cuda), never
-    # examples/gpt or the other examples (make -n: nothing is built or run)
+    # examples/gpt or the other examples (make -n: nothing is built or run; the info lines name nvcc)
     step "make-run-builds" sh -c "rm -rf '$B/t/mkrun' &&
         ${MAKE:-make} --no-print-directory -n run GPU_RUN= BUILD='$B/t/mkrun' > '$B/t/mkrun-host.txt' &&
         ${MAKE:-make} --no-print-directory -n run GPU_RUN=1 BUILD='$B/t/mkrun' > '$B/t/mkrun-gpu.txt' &&
         cat '$B/t/mkrun-host.txt' '$B/t/mkrun-gpu.txt' &&
         grep -q 'examples/train_mlp.c ' '$B/t/mkrun-host.txt' && grep -q 'examples/train_mlp.cu ' '$B/t/mkrun-gpu.txt' &&
-        ! grep -Eq 'nvcc|train_mlp_cuda' '$B/t/mkrun-host.txt' &&
+        ! grep -v '^echo \"zero: ' '$B/t/mkrun-host.txt' | grep -Eq 'nvcc|train_mlp_cuda' &&
         ! grep -Eq 'examples/gpt|/gpt |minimal|zero_config|zero_layout|zero_ckpt' '$B/t/mkrun-host.txt' '$B/t/mkrun-gpu.txt' &&
         grep -q 'zero: make run done: ' '$B/t/mkrun-host.txt'"
     # make run itself, shortened (5 steps): its last line names the host ranks and the final loss of
@@ -280,13 +283,19 @@ if [ -z "$T" ]; then
         printf '{\"train_batch_size\": 8,}' > '$B/t/strict_hjson.json' &&
         '$B/t/zero_config' check '$B/t/strict_hjson.json' --strict > /dev/null 2> '$B/t/strict_hjson.err' &&
         grep -q 'info: hjson: a trailing comma' '$B/t/strict_hjson.err'"
-    step "fuzz-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -DZERO_FUZZ_CONFIG -I. -o "$B/t/fuzz_replay" tests/fuzz_json.c -lm
+    # the four replay targets built two at a time, then each replays its corpus
+    pbatch "the fuzz targets' replay builds (ASan+UBSan), $JOBS at a time"
+    for fz in json:fuzz_replay:-DZERO_FUZZ_CONFIG ckpt:fuzz_ckpt_replay: safetensors:fuzz_safetensors_replay: \
+              layout:fuzz_layout_replay:; do
+        src=${fz%%:*}; rest=${fz#*:}; bin=${rest%%:*}; def=${rest#*:}
+        rm -f "$B/t/$bin"
+        pbuild "$(echo "$bin" | sed 's/_replay$//; s/_/-/g')-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY $def -I. \
+            -o "$B/t/$bin" "tests/fuzz_$src.c" -lm -lpthread
+    done
+    pdone
     [ -x "$B/t/fuzz_replay" ] && run "fuzz-replay" "$B/t/fuzz_replay" tests/fuzz_corpus/*
-    step "fuzz-ckpt-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_ckpt_replay" tests/fuzz_ckpt.c -lm -lpthread
     [ -x "$B/t/fuzz_ckpt_replay" ] && run "fuzz-ckpt-replay" "$B/t/fuzz_ckpt_replay" tests/fuzz_ckpt_corpus/*
-    step "fuzz-safetensors-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_safetensors_replay" tests/fuzz_safetensors.c -lm -lpthread
     [ -x "$B/t/fuzz_safetensors_replay" ] && run "fuzz-safetensors-replay" "$B/t/fuzz_safetensors_replay" tests/fuzz_safetensors_corpus/*
-    step "fuzz-layout-replay-build" $CLANG -std=c11 $WARN -O1 -g $SAN -DZERO_FUZZ_REPLAY -I. -o "$B/t/fuzz_layout_replay" tests/fuzz_layout.c -lm -lpthread
     [ -x "$B/t/fuzz_layout_replay" ] && run "fuzz-layout-replay" "$B/t/fuzz_layout_replay" tests/fuzz_layout_corpus/*
 fi
 

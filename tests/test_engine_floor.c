@@ -24,7 +24,9 @@
    finite and > 0 with and without a pool; its argument errors.
 
    Run alone: make test T=test_engine_floor */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
+#endif
 #include "zero.h"
 #include "zero_offload.h"
 #include "zero_test.h"
