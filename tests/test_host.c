@@ -3,9 +3,7 @@
 
    Run alone: make test T=test_host */
 #define _POSIX_C_SOURCE 200809L /* setenv/unsetenv in this test only */
-#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
-#endif
 #include "zero.h"
 #include "zero_test.h"
 
