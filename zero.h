@@ -130,6 +130,8 @@
                         the program's memory through one unit's staging (zero__ext_copy)
      engine-thread      the engine's CPU thread: one job at a time for the strategies that
                         step beside the GPU (early, overlapped, delayed)
+     engine-hsum        optimizer offload with gradient accumulation: the CPU adds the
+                        micro-batches before the last into the host staging
      engine-pvm         stage 3 behind the program's pointers: a count per page, the
                         dropped spans whose pages wait, gathers into the program's memory
      engine-program     the program's own memory (zero_tensor.data, .grad) as a residency: its
@@ -1263,6 +1265,14 @@ typedef struct zero_backend {
        first, within ZERO_TIMEOUT_S. */
     zero_result (*event_create_timed)(void *ctx, zero_event **out, zero_error *err);
     zero_result (*event_elapsed)(void *ctx, zero_event *a, zero_event *b, double *ms, zero_error *err);
+    /* Optional: convert's rule over host memory (pinned or ordinary),
+       synchronous, called with cpu_ctx from the engine's CPU thread. With
+       offload_optimizer and gradient accumulation at stages 2-3 the engine
+       adds the micro-batches before the last into the host staging with it
+       (NULL: each is added on the device, the sum going there and back).
+       zero_offload_backend spreads it over its pool. */
+    zero_result (*cpu_convert)(void *cpu_ctx, void *dst, zero_dtype dst_dt, const void *src, zero_dtype src_dt, size_t n,
+                               int accumulate, zero_error *err);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -8148,12 +8158,38 @@ static zero_result zero__host_scale(void *ctx, void *x, size_t n, zero_dtype dt,
     return ZERO_OK;
 }
 
+/* convert's rule over host memory, elements [0, n): dst[i] (ddt) = src[i]
+   (sdt), or dst[i] + src[i] in fp32 rounded to ddt when acc. The fp32
+   destinations, the one the engine adds gradients into, in loops the
+   compiler vectorises (a bf16 is the top half of its fp32). dst and src
+   may be the same buffer of the same dtype, not otherwise overlap. */
+static void zero__host_convert_n(void *dst, zero_dtype ddt, const void *src, zero_dtype sdt, size_t n, int acc) {
+    size_t i;
+    if (!acc && ddt == sdt) {
+        if (n && dst != src) memcpy(dst, src, n * zero_dtype_size(ddt));
+    } else if (ddt == ZERO_DTYPE_FP32 && sdt == ZERO_DTYPE_BF16) {
+        float *d = (float *)dst;
+        const uint16_t *b = (const uint16_t *)src;
+        for (i = 0; i < n; i++) {
+            uint32_t bits = (uint32_t)b[i] << 16;
+            float f;
+            memcpy(&f, &bits, sizeof f);
+            d[i] = acc ? d[i] + f : f;
+        }
+    } else if (ddt == ZERO_DTYPE_FP32 && sdt == ZERO_DTYPE_FP32) {
+        float *d = (float *)dst;
+        const float *f = (const float *)src;
+        for (i = 0; i < n; i++) d[i] += f[i];
+    } else {
+        for (i = 0; i < n; i++) zero__host_put(dst, ddt, i, (acc ? zero__host_get(dst, ddt, i) : 0.0f) + zero__host_get(src, sdt, i));
+    }
+}
+
 /* dst and src may be the same buffer of the same dtype, not otherwise overlap. */
 static zero_result zero__host_convert(void *ctx, void *dst, zero_dtype dst_dt, const void *src,
                                       zero_dtype src_dt, size_t n, int accumulate,
                                       zero_stream_id s, zero_error *err) {
     zero_result res;
-    size_t i;
     ZERO__HOST_CTX("convert");
     if ((res = zero__host_check_stream(r, "convert", s, err)) != ZERO_OK) return res;
     if ((res = zero__host_check_dtype(r, "convert", "dst_dt", dst_dt, 0, err)) != ZERO_OK ||
@@ -8163,17 +8199,15 @@ static zero_result zero__host_convert(void *ctx, void *dst, zero_dtype dst_dt, c
         (res = zero__host_check_buf(r, "convert", "src", src, n, zero_dtype_size(src_dt), err)) !=
             ZERO_OK)
         return res;
-    if (accumulate) {
-        for (i = 0; i < n; i++)
-            zero__host_put(dst, dst_dt, i,
-                           zero__host_get(dst, dst_dt, i) + zero__host_get(src, src_dt, i));
-    } else if (dst_dt == src_dt) {
-        if (n && dst != src) memcpy(dst, src, n * zero_dtype_size(dst_dt));
-    } else {
-        for (i = 0; i < n; i++) zero__host_put(dst, dst_dt, i, zero__host_get(src, src_dt, i));
-    }
+    zero__host_convert_n(dst, dst_dt, src, src_dt, n, accumulate);
     zero__ok(err);
     return ZERO_OK;
+}
+
+/* cpu_convert: the host ranks' memory is the CPU's; convert's checks and rule. */
+static zero_result zero__host_cpu_convert(void *cpu_ctx, void *dst, zero_dtype dst_dt, const void *src, zero_dtype src_dt,
+                                          size_t n, int accumulate, zero_error *err) {
+    return zero__host_convert(cpu_ctx, dst, dst_dt, src, src_dt, n, accumulate, ZERO_STREAM_COMM, err);
 }
 
 /* The squares are summed into a local double and added to out[0] once, as a GPU kernel
@@ -8524,6 +8558,7 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->adam_multi = zero__host_adam_multi;
         b->cpu_adam = zero__host_cpu_adam;
         b->cpu_ctx = b->ctx;
+        b->cpu_convert = zero__host_cpu_convert;
 #ifdef ZERO__MAP_ANON
         b->vm_reserve = zero__host_vm_reserve;
         b->vm_back = zero__host_vm_back;
@@ -9016,6 +9051,8 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
                                    backed only where a span is gathered (zero__pvm) */
     int host_acc;               /* optimizer offload at stages 2-3: the reduced chunks accumulate in the
                                    host staging (buf.cpu_grad); the device keeps one chunk of staging */
+    int host_sum;               /* host_acc with GAS > 1 and the backend's cpu_convert: the micro-batches
+                                   before the last are added on the CPU (>>engine-hsum) */
     int gdirect;                /* stage 2, one rank, one micro-batch, the engine's gradients, Adam on the
                                    device: the owned accumulator is every unit whole, so a span's slot is
                                    its own place there (zero__slot_at); no ring buffer */
@@ -9218,6 +9255,16 @@ typedef struct zero__opt_place { /* the optimizer strategy's state; which one ru
     int *trail_order, *trail_pos;
 } zero__opt_place;
 
+typedef struct zero__host_sum { /* plan.host_sum (>>engine-hsum) */
+    int armed, closed;          /* the thread's job runs; no more chunks this step */
+    int n_slot, next;           /* host slots of one unit's chunk (compute dtype), used in turn */
+    void **slot;
+    zero_event **ev;            /* a slot's copy from the device is done */
+    int *busy;                  /* a slot's chunk is not yet added (under thr.mu) */
+    int *q_unit, *q_slot, *q_set; /* the queue (n_slot entries, under thr.mu): unit, slot, first micro-batch */
+    int head, tail;
+} zero__host_sum;
+
 /* The engine's CPU thread (>>engine-thread), started on first use by the
    strategies that step on it (early, overlapped, delayed): it runs one job
    at a time, with the step's hyperparameters h; a job's failure waits in
@@ -9337,6 +9384,7 @@ struct zero_engine {
     zero__observe obs;
     const zero__strategy *strat; /* the optimizer strategy (zero__strategy_pick) */
     zero__opt_place opt;
+    zero__host_sum hsum;
     zero__thread thr;
     zero__nvme_tiles nvme;
     zero__param_offload offload_param;
@@ -11085,6 +11133,13 @@ static void zero__state_plan(zero_engine *e, const zero_config *cfg, const zero_
     e->plan.opt_kind = !e->opt.cpu ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->offload_param.device = e->plan.stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
     e->dpu.on = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->offload_param.device;
+    /* the CPU adds the micro-batches up (not beside the delayed Adam, which holds the thread and the CPU's pool
+       through the next step's backward); ZERO_HOST_SUM=0: on the device, for comparison */
+    {
+        const char *hs = getenv("ZERO_HOST_SUM");
+        e->plan.host_sum = e->plan.host_acc && e->plan.gas > 1 && !e->dpu.on && be->cpu_convert && be->event_sync &&
+                           be->event_create && be->event_record && be->event_destroy && !(hs && strcmp(hs, "0") == 0);
+    }
     /* the early CPU step: nothing of the step needs the global norm (no clipping,
        no overflow check) and the backend can wait on events from a thread */
     e->opt.early = cfg->early_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->offload_param.device && !(cfg->gradient_clipping > 0) &&
@@ -11374,6 +11429,135 @@ static void zero__thread_stop(zero_engine *e) {
         pthread_cond_destroy(&e->thr.cv);
         e->thr.sync = 0;
     }
+}
+
+/* ---- >>engine-hsum: the CPU adds up the micro-batches (plan.host_sum) ----
+
+   With the optimizer offloaded at stages 2-3 the reduced chunks add up in
+   the host staging (buf.cpu_grad, accumulation dtype). On each micro-batch
+   before the last, a unit's reduced chunk crosses to the host once, in the
+   compute dtype (2 bytes an element with bf16, where adding on the device
+   takes 4 in and 4 out), into one of n_slot host slots; the engine's thread
+   waits for the copy (its event), adds the chunk into the staging with the
+   backend's cpu_convert (the first micro-batch sets it) and frees the slot.
+   The device waits for no one: the next chunk for a busy slot waits on the
+   host until the thread is done with it. convert's rule is the device's
+   (fp32 addition, rounded to the accumulation dtype), so the sum is the
+   same bits. The last micro-batch drains the thread and adds on the device
+   as before, where the norm's statistics are taken. */
+
+#define ZERO__HSUM_SLOTS 3
+
+static zero_result zero__hsum_alloc(zero_engine *e, int64_t maxc) {
+    zero__host_sum *h = &e->hsum;
+    int k, n = ZERO__HSUM_SLOTS;
+    zero_result r;
+    h->slot = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
+    h->ev = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)n);
+    h->busy = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n * 4);
+    if (!h->slot || !h->ev || !h->busy) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: host sum tables");
+    memset(h->slot, 0, sizeof(void *) * (size_t)n);
+    memset(h->ev, 0, sizeof(zero_event *) * (size_t)n);
+    memset(h->busy, 0, sizeof(int) * (size_t)n * 4);
+    h->q_unit = h->busy + n;
+    h->q_slot = h->busy + 2 * n;
+    h->q_set = h->busy + 3 * n;
+    h->n_slot = n;
+    for (k = 0; k < n; k++) {
+        zero_error be;
+        zero__ok(&be);
+        if ((r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, e->plan.opt_kind, (size_t)maxc * e->plan.csize, &h->slot[k],
+                              "gradient accumulation: host slot")) != ZERO_OK)
+            return r;
+        if (e->be.event_create(e->be.ctx, &h->ev[k], &be) != ZERO_OK) return zero__ebackend(e, &be, "zero_engine_create: events");
+    }
+    return zero__thread_init(e);
+}
+
+static void zero__hsum_free(zero_engine *e) {
+    zero__host_sum *h = &e->hsum;
+    int k;
+    for (k = 0; k < h->n_slot; k++) {
+        if (h->slot) zero__efree(e, e->plan.opt_kind, h->slot[k]);
+        if (h->ev && h->ev[k] && e->be.event_destroy) e->be.event_destroy(e->be.ctx, h->ev[k]);
+    }
+    ZERO_FREE(h->slot);
+    ZERO_FREE(h->ev);
+    ZERO_FREE(h->busy);
+    memset(h, 0, sizeof *h);
+}
+
+/* The job: each queued chunk once it is on the host, added into the
+   staging, its slot freed; until the queue is closed and empty. After a
+   failure the rest is only drained (the slots freed). */
+static void zero__hsum_run(zero_engine *e, zero_error *fail) {
+    zero__host_sum *h = &e->hsum;
+    for (;;) {
+        int q, u, k;
+        while (h->head == h->tail && !h->closed && !e->thr.quit) pthread_cond_wait(&e->thr.cv, &e->thr.mu);
+        if (h->head == h->tail) break; /* closed (or quitting) and drained */
+        q = h->head++ % h->n_slot;
+        u = h->q_unit[q];
+        k = h->q_slot[q];
+        if (fail->code == ZERO_OK && !e->thr.quit) {
+            int set = h->q_set[q];
+            pthread_mutex_unlock(&e->thr.mu);
+            if (e->be.event_sync(e->be.ctx, h->ev[k], fail) == ZERO_OK)
+                e->be.cpu_convert(e->be.cpu_ctx, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], e->plan.asize), e->plan.adt,
+                                  h->slot[k], e->plan.cdt, (size_t)e->plan.layout->units[u].chunk, !set, fail);
+            pthread_mutex_lock(&e->thr.mu);
+        }
+        h->busy[k] = 0;
+        pthread_cond_broadcast(&e->thr.cv);
+    }
+}
+
+/* A micro-batch before the last: unit u's reduced chunk (own, on the
+   device) to a free host slot, and to the thread, armed on first use. */
+static zero_result zero__hsum_add(zero_engine *e, int u, const char *own) {
+    zero__host_sum *h = &e->hsum;
+    int k = h->next, q;
+    zero_result r;
+    if (!h->armed) { /* whatever the thread ran before (an overlapped Adam) has ended: the backward waited for it */
+        if ((r = zero__thread_wait(e, "CPU thread")) != ZERO_OK || (r = zero__thread_start(e)) != ZERO_OK) return r;
+        pthread_mutex_lock(&e->thr.mu);
+        h->head = h->tail = 0;
+        h->closed = 0;
+        zero__thread_go(e, zero__hsum_run);
+        pthread_mutex_unlock(&e->thr.mu);
+        h->armed = 1;
+    }
+    h->next = (k + 1) % h->n_slot;
+    pthread_mutex_lock(&e->thr.mu);
+    while (h->busy[k]) pthread_cond_wait(&e->thr.cv, &e->thr.mu);
+    pthread_mutex_unlock(&e->thr.mu);
+    ZERO__TRY_BE(e, "gradient accumulation: the chunk to the host",
+                 zero__copy(e, h->slot[k], own, (size_t)e->plan.layout->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "gradient accumulation: event", e->be.event_record(e->be.ctx, h->ev[k], ZERO_STREAM_COMM, &be_err_));
+    pthread_mutex_lock(&e->thr.mu);
+    h->busy[k] = 1;
+    q = h->tail++ % h->n_slot;
+    h->q_unit[q] = u;
+    h->q_slot[q] = k;
+    h->q_set[q] = e->run.micro == 0;
+    pthread_cond_broadcast(&e->thr.cv);
+    pthread_mutex_unlock(&e->thr.mu);
+    return ZERO_OK;
+}
+
+/* Every chunk queued so far added (the last micro-batch, zero_step): the
+   queue closed, the thread's job ended, its failure the engine's. */
+static zero_result zero__hsum_drain(zero_engine *e) {
+    zero_result r;
+    if (!e->hsum.armed) return ZERO_OK;
+    pthread_mutex_lock(&e->thr.mu);
+    e->hsum.closed = 1;
+    pthread_cond_broadcast(&e->thr.cv);
+    pthread_mutex_unlock(&e->thr.mu);
+    r = zero__thread_wait(e, "gradient accumulation on the CPU");
+    e->hsum.armed = 0;
+    e->hsum.next = 0;
+    return r;
 }
 
 /* ---- >>engine-pvm: stage 3 behind the program's pointers (zero_alloc memory) ---- */
@@ -13250,6 +13434,7 @@ static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
         int u;
         for (u = 0; u < e->plan.layout->n_units; u++)
             if (!e->plan.layout->units[u].frozen) maxc = zero__max_i64(maxc, e->plan.layout->units[u].chunk);
+        if (e->plan.host_sum && (r = zero__hsum_alloc(e, maxc)) != ZERO_OK) return r;
         return e->plan.gas > 1 ? zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.asize,
                                               &e->buf.acc_stage, "gradient accumulation staging")
                                : ZERO_OK;
@@ -13264,6 +13449,7 @@ static void zero__free_grads(zero_engine *e) {
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.gstage);
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.accum);
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.acc_stage);
+    zero__hsum_free(e);
     if (e->grad.ev_slot && e->be.event_destroy)
         for (k = 0; k < e->grad.slot_cap; k++)
             if (e->grad.ev_slot[k]) e->be.event_destroy(e->be.ctx, e->grad.ev_slot[k]);
@@ -14131,7 +14317,9 @@ static zero_result zero__reduce_full(zero_engine *e, int u, const zero__gview *g
    into the accumulator, and free the slot after the span's last unit. */
 /* host_acc: unit u's micro-batch sums land in this rank's part of its ring
    slot (own), then go to the host staging, where the owned chunk
-   accumulates: with GAS > 1 the chunk so far comes back into the device
+   accumulates. With GAS > 1, the micro-batches before the last go to the
+   CPU, which adds them (host_sum, >>engine-hsum); on the last (and on every
+   one without host_sum) the chunk so far comes back into the device
    staging, the micro-batch is added there in adt and the sum goes out
    again. On the last micro-batch the statistics are taken on the device
    from what goes out. All on the comm stream, before the ring slot is
@@ -14144,9 +14332,12 @@ static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *o
     zero_dtype sdt = e->plan.cdt;
     int last = e->run.micro == e->plan.gas - 1;
     zero_result r;
+    /* the CPU's sum of the micro-batches before this one, complete */
+    if (last && (r = zero__hsum_drain(e)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "reduce_scatter of gradients",
                  zero__reduce_scatter(e, write, own, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
     if (e->plan.seg_count[u] == 0) return ZERO_OK; /* this rank owns only padding of u */
+    if (!last && e->plan.host_sum) return zero__hsum_add(e, u, own);
     host = zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], as);
     if (e->plan.gas > 1) {
         if (e->run.micro > 0)
@@ -15209,6 +15400,7 @@ static zero_result zero__step_begin(zero_engine *e, zero_step_info *in, double t
     e->xfer.phase = ZERO_XFER_STEP;
     memset(in, 0, sizeof *in);
     memcpy(in->time_ms, e->run.t_phase, sizeof in->time_ms);
+    if ((r = zero__hsum_drain(e)) != ZERO_OK) return r;
     if ((r = zero__step_norm_once(e)) != ZERO_OK) return r;
     in->time_ms[ZERO_PHASE_NORM] = zero__now_ms() - t0;
     if ((r = e->strat->settle(e)) != ZERO_OK) return r;

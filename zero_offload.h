@@ -218,7 +218,8 @@ ZERO_API zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level l
                                       zero_error *err);
 
 /* The backend `base` with zero_cpu_adam over `pool` (NULL: the calling
-   thread) as its cpu_adam and the NVMe tile store below as its tiles_*
+   thread) as its cpu_adam, the gradient accumulation on the CPU over the
+   same pool as its cpu_convert, and the NVMe tile store below as its tiles_*
    hooks: hand *out to zero_engine_create for offload_optimizer "cpu" or
    "nvme" with the SIMD, multi-threaded CPU Adam. *out and the pool must
    outlive the engine. */
@@ -1987,6 +1988,43 @@ static zero_result zero__offload_cpu_adam(void *cpu_ctx, const zero_adam_args *a
     return zero_cpu_adam(a, (zero_cpu_pool *)cpu_ctx, err);
 }
 
+/* cpu_convert: convert's rule (zero__host_convert_n) over pieces of the
+   arrays, spread over the pool */
+typedef struct zero__cpu_conv {
+    char *dst;
+    const char *src;
+    zero_dtype ddt, sdt;
+    int acc;
+} zero__cpu_conv;
+
+static void zero__cpu_convert_task(void *arg, int64_t begin, int64_t end, int thread) {
+    const zero__cpu_conv *c = (const zero__cpu_conv *)arg;
+    (void)thread;
+    zero__host_convert_n(c->dst + (size_t)begin * zero_dtype_size(c->ddt), c->ddt, c->src + (size_t)begin * zero_dtype_size(c->sdt),
+                         c->sdt, (size_t)(end - begin), c->acc);
+}
+
+static zero_result zero__offload_cpu_convert(void *cpu_ctx, void *dst, zero_dtype dst_dt, const void *src, zero_dtype src_dt,
+                                             size_t n, int accumulate, zero_error *err) {
+    zero__cpu_conv c;
+    int k;
+    zero_dtype dts[2];
+    dts[0] = dst_dt;
+    dts[1] = src_dt;
+    for (k = 0; k < 2; k++)
+        if (dts[k] != ZERO_DTYPE_FP32 && dts[k] != ZERO_DTYPE_FP16 && dts[k] != ZERO_DTYPE_BF16)
+            return zero__fail(err, ZERO_MSG_BAD_ARG, "cpu_convert", 0, 0, "%s %d (%s) is not fp32, fp16 or bf16",
+                              k ? "src_dt" : "dst_dt", (int)dts[k], zero_dtype_name(dts[k]));
+    if (n > 0 && (!dst || !src)) return zero__fail(err, ZERO_MSG_NULL_ARG, "cpu_convert", 0, 0, "%s is NULL", dst ? "src" : "dst");
+    if (n > (size_t)INT64_MAX) return zero__fail(err, ZERO_MSG_BAD_ARG, "cpu_convert", 0, 0, "n = %zu", n);
+    c.dst = (char *)dst;
+    c.src = (const char *)src;
+    c.ddt = dst_dt;
+    c.sdt = src_dt;
+    c.acc = accumulate;
+    return zero_cpu_pool_run((zero_cpu_pool *)cpu_ctx, zero__cpu_convert_task, &c, (int64_t)n, 32768, err);
+}
+
 /* the engine's tile stores (offload_optimizer / offload_param "nvme"):
    zero_nvme_* under the engine's prefix ("zero_optim", "zero_param"), files
    removed on close */
@@ -2023,6 +2061,7 @@ ZERO__DEF void zero_offload_backend(const zero_backend *base, zero_cpu_pool *poo
     if (!base || !out) return;
     *out = *base;
     out->cpu_adam = zero__offload_cpu_adam;
+    out->cpu_convert = zero__offload_cpu_convert;
     out->cpu_ctx = pool;
     out->tiles_open = zero__offload_tiles_open;
     out->tiles_close = zero__offload_tiles_close;

@@ -6,7 +6,8 @@
 // Offload on GPUs: offload_optimizer cpu / nvme (stages 1-3) and offload_param
 // cpu / nvme (stage 3) through zero_offload_backend over the CUDA backend (SIMD
 // CPU Adam on a thread pool, NVMe files under a temporary directory per rank),
-// against the host engine without offload.
+// against the host engine without offload; with gradient accumulation the
+// CPU's sum of the micro-batches bitwise the GPU's (ZERO_HOST_SUM=0).
 // Hybrid sharding (world >= 2): the backend's groups_init and group_
 // collectives against a double-precision reference per group, then the engine
 // with mics_shard_size 1 and world / 2 against the host engine with the same.
@@ -377,6 +378,51 @@ static void test_scalars(zero_cuda *cu) {
     CHECK(zero_all_reduce_scalars(e, &v, 0, ZERO_OP_SUM) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_all_reduce_scalars(e, &v, 1, ZERO_OP_SUM) == ZERO_OK && v == be->world);
     zero_engine_destroy(e);
+}
+
+// Optimizer offload with gradient accumulation: the micro-batches before the
+// last are added on the CPU (zero_offload_backend's cpu_convert over the pool)
+// from the compute-dtype chunks the GPU sends; ZERO_HOST_SUM=0 adds each on the
+// GPU and sends the fp32 sum back and forth. Both must give the same bits.
+static void test_host_sum(zero_cuda *cu) {
+    const zero_backend *base = zero_cuda_backend(cu);
+    zero_cpu_pool *pool = NULL;
+    zero_backend ob;
+    zero_error err;
+    int runs = 0;
+    CHECK(zero_cpu_pool_create(&pool, 4, NULL, &err) == ZERO_OK);
+    zero_offload_backend(base, pool, &ob);
+    for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
+        for (int stage = 2; stage <= 3; stage++)
+            for (int op = 0; op <= (stage == 3 ? 1 : 0); op++) {
+                std::vector<float> got[2];
+                for (int v = 0; v < 2; v++) {
+                    job j = {stage, dt, 3, 600, ZERO_OFFLOAD_CPU, op, 0, 0, NULL};
+                    zero_config c = make_cfg(&j, base->world);
+                    zero_tensor ts[NT];
+                    char names[NT][16];
+                    zero_engine *e;
+                    tensors(ts, names);
+                    if (v) setenv("ZERO_HOST_SUM", "0", 1);
+                    zero_result r = zero_engine_create(&e, &c, ts, NT, &ob, &err);
+                    unsetenv("ZERO_HOST_SUM");
+                    CHECKF(r == ZERO_OK, "host sum create stage %d: %s", stage, err.msg);
+                    if (r != ZERO_OK) continue;
+                    r = train(e, &j, base->rank, 1, zero_cuda_stream(cu));
+                    if (r == ZERO_OK) r = read_all(e, got[v]);
+                    CHECKF(r == ZERO_OK, "host sum stage %d %s variant %d: %s", stage, zero_dtype_name((zero_dtype)dt), v,
+                           zero_engine_error(e)->msg);
+                    zero_engine_destroy(e);
+                }
+                CHECKF(!got[0].empty() && got[0].size() == got[1].size() &&
+                           !memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(float)),
+                       "stage %d %s gas 3 offload_param %d: the CPU's sum of the micro-batches differs from the GPU's", stage,
+                       zero_dtype_name((zero_dtype)dt), op);
+                runs++;
+            }
+    zero_cpu_pool_destroy(pool);
+    printf("optimizer offload, gradient accumulation 3: %d runs add the micro-batches on the CPU, bitwise the GPU's sum "
+           "(ZERO_HOST_SUM=0)\n", runs);
 }
 
 // CUDA + offload (SIMD CPU Adam, NVMe files) against the host engine without it.
@@ -907,6 +953,7 @@ int main(void) {
     test_hybrid(cu, quick);
     test_program_memory(cu);
     test_offload(cu, quick);
+    test_host_sum(cu);
     if (!quick) test_resume(cu);
     zero_cuda_backend_destroy(cu);
     test_hooks();

@@ -41,6 +41,7 @@ typedef struct job {
     int64_t early_units; /* rank 0: units the CPU stepped during the backward, over the run */
     int no_overlap;      /* cfg.overlap_cpu_step = 0 */
     int64_t overlapped;  /* rank 0: units whose CPU Adam zero_step left to run beside the next forward */
+    int64_t bwd_to_host, bwd_to_dev; /* rank 0: bytes copied in the last step's backwards */
     int nvme, no_hooks, corrupt; /* "nvme"; a backend without tile store; flip a file byte after step 2 */
     int clear_path;              /* nvme_path emptied after zero_config_resolve */
     int shard;                   /* zero_optimization.mics_shard_size (0: flat) */
@@ -115,6 +116,8 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
             if ((r = zero_step(e, &info)) != ZERO_OK) return r;
             if (rank == 0) ((job *)J)->early_units += info.cpu_units_early;
             if (rank == 0) ((job *)J)->overlapped += info.cpu_units_overlapped;
+            if (rank == 0) ((job *)J)->bwd_to_host = info.bytes_to_host[ZERO_XFER_BACKWARD];
+            if (rank == 0) ((job *)J)->bwd_to_dev = info.bytes_to_device[ZERO_XFER_BACKWARD];
         }
         memcpy(prev, cur, sizeof prev);
     }
@@ -221,14 +224,14 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
 }
 
 int main(void) {
-    static job a, b;
+    static job a, b, c;
     zero_error err;
-    int stage, dt, world, gas, k, r;
+    int stage, dt, world, gas, k, r, n_sum = 0;
     zt_seed("test_engine_offload");
     for (stage = 1; stage <= 3; stage++)
         for (dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
             for (world = 1; world <= 3; world++)
-                for (gas = 1; gas <= 2; gas++)
+                for (gas = 1; gas <= 3; gas++)
                     for (k = 0; k < 2; k++) {
                         memset(&a, 0, sizeof a);
                         memset(&b, 0, sizeof b);
@@ -247,6 +250,30 @@ int main(void) {
                         CHECKF(!memcmp(a.w[0], b.w[0], sizeof a.w[0]) && !memcmp(a.m[0], b.m[0], sizeof a.m[0]),
                                "stage %d %s world %d gas %d bucket %lld: offload changed the weights or moments", stage,
                                zero_dtype_name((zero_dtype)dt), world, gas, (long long)a.bucket);
+                        if (stage >= 2 && gas > 1) {
+                            /* the micro-batches before the last cross to the host once, in the compute
+                               dtype, and the CPU adds them; the last brings the sum X (accumulation dtype,
+                               fp32) to the device, adds there and sends it back: to the device X, to the
+                               host (G - 1) X d / 4 + X. ZERO_HOST_SUM=0 adds every micro-batch on the
+                               device: (G - 1) X to the device, G X to the host; the same bits. */
+                            int64_t x = b.bwd_to_dev, d = (int64_t)zero_dtype_size((zero_dtype)dt);
+                            CHECKF(x > 0 && b.bwd_to_host == (gas - 1) * x * d / 4 + x,
+                                   "stage %d %s world %d gas %d: backward copies %lld to the host, %lld to the device", stage,
+                                   zero_dtype_name((zero_dtype)dt), world, gas, (long long)b.bwd_to_host, (long long)x);
+                            c = b;
+                            c.bwd_to_dev = c.bwd_to_host = 0;
+                            setenv("ZERO_HOST_SUM", "0", 1);
+                            CHECK(zero_host_run(world, rank_fn, &c, &err) == ZERO_OK);
+                            unsetenv("ZERO_HOST_SUM");
+                            CHECKF(c.r[0] == ZERO_OK && !memcmp(c.w[0], b.w[0], sizeof c.w[0]) && !memcmp(c.m[0], b.m[0], sizeof c.m[0]),
+                                   "stage %d %s world %d gas %d: ZERO_HOST_SUM=0 changed the weights or moments (%s)", stage,
+                                   zero_dtype_name((zero_dtype)dt), world, gas, c.msg[0]);
+                            CHECKF(c.bwd_to_dev == (gas - 1) * x && c.bwd_to_host == gas * x,
+                                   "stage %d %s world %d gas %d, ZERO_HOST_SUM=0: %lld to the host, %lld to the device (X %lld)",
+                                   stage, zero_dtype_name((zero_dtype)dt), world, gas, (long long)c.bwd_to_host,
+                                   (long long)c.bwd_to_dev, (long long)x);
+                            n_sum++;
+                        }
                         /* master and moments moved off the device, to the kind asked for */
                         {
                             zero_mem_kind host = b.pin ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
@@ -280,6 +307,8 @@ int main(void) {
                             }
                         }
                     }
+    printf("gradient accumulation with the optimizer offloaded: %d runs add the micro-batches on the CPU, bitwise the "
+           "device's sum (ZERO_HOST_SUM=0), each one's bytes checked\n", n_sum);
     /* hybrid sharding with the optimizer offloaded: 4 ranks as 2 groups of 2
        and 4 groups of 1; the reduced chunk crosses the groups before it goes
        to the host (stages 2-3: the host staging; the early CPU step; the

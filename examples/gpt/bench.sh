@@ -35,6 +35,9 @@
 #   sh examples/gpt/bench.sh offload-recipes   only the offload recipes of `offload` (zero and DeepSpeed)
 #   sh examples/gpt/bench.sh offload-capacity  only the largest model of ZeRO-3 with both offloads
 #                                     (bench_offload --capacity --placements cpu+param, about 3 minutes)
+#   sh examples/gpt/bench.sh offload-scale  one GPU: a 6.45e9 GPT with ZeRO-3 and both offloads at T 1024,
+#                                     micro-batch 8, recompute, accumulation 1 and 4 (and 4 with ZERO_HOST_SUM=0),
+#                                     each with its floor (about 6 minutes on one H200)
 #   One H100, zero against PyTorch on GPT-2 XL (T 1024, bf16, V 256, synthetic tokens): baseline/fsdp2_gpt.py
 #   --plain 1 (one GPU, bf16 autocast), FSDP2 on one GPU (reshard_after_forward $FSDP2_RESHARD, default 0), and
 #   DeepSpeed where it is importable. Each target ends with a table: tokens/s, MFU, GPU memory, and zero's
@@ -111,6 +114,15 @@ offload_recipes() { # the seed's recipe and ZeRO-2 + optimizer offload: zero (wi
         >"$DIR/z2dpu.json"
     run z2dpu_zero $G $SEED --synthetic --stage 2 --config "$DIR/z2dpu.json" --steps 10 --warmup 3 --print-every 5 \
         --metrics "$DIR/z2dpu_zero.jsonl"
+}
+
+offload_scale() { # a model that needs offload, at a batch where the GPU's compute can be the floor
+    # 6.45e9 (BIG, V 50304), ZeRO-3 + both offloads, T 1024, micro-batch 8, recompute; accumulation 1 and 4, and 4
+    # with every micro-batch added on the device (ZERO_HOST_SUM=0) for the CPU's sum against it
+    S="$BIG --vocab 50304 --stage 3 --seq 1024 --batch 8 --recompute --offload-optimizer cpu --offload-param cpu"
+    run big_off_gas1 $G $S --gas 1 --steps 4 --warmup 1 --metrics "$DIR/big_off_gas1.jsonl"
+    run big_off_gas4 $G $S --gas 4 --steps 3 --warmup 1 --metrics "$DIR/big_off_gas4.jsonl"
+    ZERO_HOST_SUM=0 run big_off_gas4_devsum $G $S --gas 4 --steps 3 --warmup 1 --metrics "$DIR/big_off_gas4_devsum.jsonl"
 }
 
 no_offload() { # GPT-2 XL, T 1024, micro-batch 8, bf16: zero, DeepSpeed and FSDP2 without offload
@@ -412,6 +424,7 @@ tied) # the tied embedding found by the engine (no flag) against --grad-any-orde
 offload) offload ;;
 offload-recipes) offload_recipes ;;
 offload-capacity) offload_capacity ;;
+offload-scale) offload_scale ;;
 plots) plots ;;
 two)
     # side by side with PyTorch FSDP2: GPT-2 XL, T 1024, bf16, micro-batch 16, 2 GPUs
@@ -449,7 +462,7 @@ biggest) rm -f "$DIR/biggest.txt"; biggest_zero; biggest_torch; elapsed ;;
 biggest-zero) biggest_zero; elapsed ;;
 biggest-torch) biggest_torch; elapsed ;;
 torch-smoke) torch_smoke; elapsed ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|timeline|ctas|hybrid|offload|offload-recipes|offload-capacity|plots|fast|\
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|timeline|ctas|hybrid|offload|offload-recipes|offload-capacity|offload-scale|plots|fast|\
 fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-torch|torch-smoke" >&2
     exit 2 ;;
 esac
