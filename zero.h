@@ -12777,7 +12777,9 @@ ZERO__DEF zero_result zero_release_params(zero_engine *e) {
                   writes into GRAD_ACCUM)
      GRAD_ACCUM   with zero_tensor.grad: stage 0-1 Psi_T a, stage 2-3 S_T a (a = d when G == 1)
      GRAD_ACCUM   stage 0-1: Psi_T a when G > 1, else 0; stage 2-3: S_T a, with a = d
-                  when G == 1 (nothing to add up: the reduced chunk itself)
+                  when G == 1 (nothing to add up: the reduced chunk itself); with the optimizer
+                  offloaded (stages 2-3) none on the device but, for G > 1, one largest unit's
+                  chunk x a of staging there and (host_sum) three x d on the host (>>engine-hsum)
      MASTER       0 for fp32 (the parameters are the master, unless they are the program's);
                   stage 0: 4 Psi_T; else 4 S_T
      OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
