@@ -456,6 +456,9 @@ typedef enum zero_offload_device {
 typedef enum zero_optimizer_type {
     ZERO_OPTIMIZER_ADAM,  /* "Adam": decoupled decay unless adam_w_mode is false */
     ZERO_OPTIMIZER_ADAMW, /* "AdamW" */
+    ZERO_OPTIMIZER_LION,  /* "Lion": DeepSpeed's CPU Lion (csrc/lion/cpu_lion_impl.cpp); one moment */
+    ZERO_OPTIMIZER_ADAGRAD, /* "Adagrad": DeepSpeed's CPU Adagrad (csrc/includes/cpu_adagrad.h); one sum of squares */
+    ZERO_OPTIMIZER_SGD,   /* "SGD": torch.optim.SGD (momentum, dampening, nesterov); a momentum buffer when momentum > 0 */
     ZERO_OPTIMIZER_COUNT
 } zero_optimizer_type;
 
@@ -527,6 +530,9 @@ typedef struct zero_optimizer_config {
     int adam_w_mode;           /* params.adam_w_mode: true */
     int torch_adam;            /* params.torch_adam: false */
     int amsgrad;               /* params.amsgrad: false (true is rejected) */
+    double momentum;           /* SGD params.momentum: 0 */
+    double dampening;          /* SGD params.dampening: 0 */
+    int nesterov;              /* SGD params.nesterov: false */
 } zero_optimizer_config;
 
 /* "scheduler": {"type": ..., "params": {...}}; one struct for all five. */
