@@ -864,6 +864,11 @@ typedef struct zero_estimate_args {
     int mics_shard_size;             /* hybrid sharding: zero's plan shards over groups of this
                                         many GPUs (<= 0: all of them); must divide the GPU count.
                                         DeepSpeed's figures stay flat (its estimators have no MiCS) */
+    zero_optimizer_type optimizer;   /* zero's plan: the fp32 master and this optimizer's state, 4 bytes
+                                        each (zero_optimizer_state_mask: Adam 12 a parameter, Lion and
+                                        Adagrad 8, SGD 4 or with momentum 8); NVMe tiles keep 12.
+                                        0: Adam. DeepSpeed's figures assume Adam */
+    double momentum;                 /* SGD's momentum (0: no buffer) */
 } zero_estimate_args;
 
 typedef struct zero_memory_estimate {
@@ -1122,7 +1127,20 @@ typedef struct zero_sumsq_seg {
      denom = sqrt(v) * bc2 + eps               bc2 = 1/sqrt(1 - b2^t)
      if (adamw && wd)  p = p - lr wd p         (pre-update p)
      p = p - (lr / bc1) * m / denom            bc1 = 1 - b1^t
-   then param (compute dtype) = round(p) when param != NULL. */
+   then param (compute dtype) = round(p) when param != NULL.
+   kind picks another rule (zero_optimizer_type; ADAM and ADAMW are the one
+   above, adamw deciding the decay), each with g = grad * grad_scale and the
+   segment's lr and wd:
+     LION     c = fma(g, 1 - b1, b1 m); u = -copysign(lr, c)   (DeepSpeed's CPU
+              Lion: c == +0 moves by -lr); p = wd > 0 ? fma(p, 1 - lr wd, u)
+              : p + u; m = fma(g, 1 - b2, b2 m)                 (m only)
+     ADAGRAD  if (wd > 0) g = fma(p, wd, g); v = fma(g, g, v);  (DeepSpeed's CPU
+              p = fma(g / (sqrt(v) + eps), -lr, p)               Adagrad; v only)
+     SGD      d = g + wd p (wd != 0); with momentum: m = first ? d : momentum m +
+              (1 - dampening) d, d = nesterov ? d + momentum m : m;
+              p = p - lr d                                     (torch.optim.SGD; m
+              only with momentum, unread otherwise)
+   The state a rule does not use may be NULL (zero_optimizer_state_mask). */
 typedef struct zero_adam_args {
     float *master, *m, *v;     /* fp32 */
     const void *grad; zero_dtype grad_dtype;
@@ -1132,7 +1150,17 @@ typedef struct zero_adam_args {
     float bc1, bc2;            /* bias corrections as above (1 when off) */
     float grad_scale;
     int adamw;
+    int kind;                  /* zero_optimizer_type (0: Adam) */
+    float momentum, dampening; /* SGD */
+    int nesterov, first;       /* SGD: nesterov; the first applied step (the buffer starts as d) */
 } zero_adam_args;
+
+/* The fp32 state arrays the rule of `type` keeps per element: bit 0 m (Adam's
+   first moment, Lion's momentum, SGD's momentum buffer when momentum != 0),
+   bit 1 v (Adam's second moment, Adagrad's sum of squares). */
+ZERO_API int zero_optimizer_state_mask(zero_optimizer_type type, double momentum);
+/* "Adam", "AdamW", "Lion", "Adagrad", "SGD"; "?" outside the enum. */
+ZERO_API const char *zero_optimizer_name(zero_optimizer_type type);
 
 /* Everything the engine needs from a machine. Calls on one stream run in
    order; the engine orders streams with events. Collectives are called by
@@ -1279,6 +1307,11 @@ typedef struct zero_backend {
        zero_offload_backend spreads it over its pool. */
     zero_result (*cpu_convert)(void *cpu_ctx, void *dst, zero_dtype dst_dt, const void *src, zero_dtype src_dt, size_t n,
                                int accumulate, zero_error *err);
+    /* Bit k set: adam and adam_multi run zero_optimizer_type k's rule
+       (zero_adam_args.kind); Adam and AdamW need no bit. The engine refuses
+       another rule on the device where its bit is clear (cpu_adam, the CPU
+       offload's, runs every rule). */
+    unsigned opt_rules;
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -5876,6 +5909,7 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
 typedef struct zero__est_in {
     double P, L, g, n, G, f, d, B, M, pf;
     double Gs; /* the GPUs each shard is cut for: G, or mics_shard_size */
+    double sb; /* bytes a parameter of master and optimizer state (12 for Adam) */
     int stage, zero_init;
     zero_offload_device oo, op;
 } zero__est_in;
@@ -5932,6 +5966,14 @@ static zero_result zero__est_settings(const zero_estimate_args *a, zero__est_in 
     in->B = a->reduce_bucket_size > 0 ? (double)a->reduce_bucket_size : 5e8;
     in->M = a->stage3_max_live_parameters > 0 ? (double)a->stage3_max_live_parameters : -1; /* -1: derived */
     in->pf = a->stage3_prefetch_bucket_size >= 0 ? (double)a->stage3_prefetch_bucket_size : 5e7;
+    if ((unsigned)a->optimizer >= (unsigned)ZERO_OPTIMIZER_COUNT)
+        return zero__fail(err, e, "optimizer", 0, 0, "must be a zero_optimizer_type, got %d", (int)a->optimizer);
+    if (!(a->momentum >= 0) || a->momentum > DBL_MAX)
+        return zero__fail(err, e, "momentum", 0, 0, "must be >= 0 and finite, got %g", a->momentum);
+    {
+        int mask = zero_optimizer_state_mask(a->optimizer, a->momentum);
+        in->sb = 4.0 + 4.0 * ((mask & 1) + ((mask >> 1) & 1));
+    }
     return ZERO_OK;
 }
 
@@ -6004,9 +6046,9 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
             chunks accumulate in the host staging) one unit's chunk of staging */
         o->gpu_grads_bytes = zero__est_min(P, 2 * U) * d + 4 * (in->oo == ZERO_OFFLOAD_NONE ? S : T);
     if (in->stage == 0)
-        o->gpu_optimizer_bytes = 12 * P;
+        o->gpu_optimizer_bytes = in->sb * P;
     else if (in->oo == ZERO_OFFLOAD_NONE)
-        o->gpu_optimizer_bytes = 12 * S;
+        o->gpu_optimizer_bytes = in->sb * S;
 
     if (in->oo != ZERO_OFFLOAD_NONE) {
         /* the gradient staging of the shard, and the parameter staging unless
@@ -6014,7 +6056,7 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
         o->cpu_grads_bytes = 4 * S * g;
         if (in->op == ZERO_OFFLOAD_NONE) o->cpu_params_bytes += d * S * g;
         if (in->oo == ZERO_OFFLOAD_CPU) {
-            o->cpu_optimizer_bytes = 12 * S * g;
+            o->cpu_optimizer_bytes = in->sb * S * g;
         } else {
             o->nvme_bytes += 12 * S * g;
             o->cpu_optimizer_bytes = ZERO__EST_OPT_TILES * 12 * T * g; /* tiles of master | m | v */
@@ -8307,10 +8349,61 @@ static void zero__adam_range(const zero_adam_args *a, const zero_adam_seg *sg, i
     }
 }
 
+/* The rules other than Adam on elements [i0, i1) of segment sg, fp32, in
+   their references' order of operations (zero_adam_args): the one scalar
+   definition, as zero__adam_range is Adam's. */
+static void zero__opt_range(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0, size_t i1) {
+    float lr = sg->lr, wd = sg->weight_decay, b1 = a->beta1, b2 = a->beta2;
+    float omb1 = 1.0f - b1, omb2 = 1.0f - b2, after = 1.0f - lr * wd, mu = a->momentum, damp = 1.0f - a->dampening;
+    size_t i;
+    if (a->kind != ZERO_OPTIMIZER_LION && a->kind != ZERO_OPTIMIZER_ADAGRAD && a->kind != ZERO_OPTIMIZER_SGD) {
+        zero__adam_range(a, sg, store, i0, i1);
+        return;
+    }
+    for (i = i0; i < i1; i++) {
+        float p = a->master[i], g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
+        if (a->kind == ZERO_OPTIMIZER_LION) {
+            float m = a->m[i], c = fmaf(g, omb1, m * b1), u = -copysignf(lr, c);
+            p = wd > 0.0f ? fmaf(p, after, u) : p + u;
+            a->m[i] = fmaf(g, omb2, m * b2);
+        } else if (a->kind == ZERO_OPTIMIZER_ADAGRAD) {
+            float v;
+            if (wd > 0.0f) g = fmaf(p, wd, g);
+            v = fmaf(g, g, a->v[i]);
+            p = fmaf(g / (sqrtf(v) + a->eps), -lr, p);
+            a->v[i] = v;
+        } else {
+            float d = wd != 0.0f ? g + wd * p : g;
+            if (mu != 0.0f) {
+                float m = a->first ? d : mu * a->m[i] + damp * d;
+                a->m[i] = m;
+                d = a->nesterov ? d + mu * m : m;
+            }
+            p = p - lr * d;
+        }
+        a->master[i] = p;
+        if (store) zero__host_put(a->param, a->param_dtype, i, p);
+    }
+}
+
+ZERO__DEF int zero_optimizer_state_mask(zero_optimizer_type type, double momentum) {
+    switch (type) {
+    case ZERO_OPTIMIZER_LION: return 1;
+    case ZERO_OPTIMIZER_ADAGRAD: return 2;
+    case ZERO_OPTIMIZER_SGD: return momentum != 0 ? 1 : 0;
+    default: return 3;
+    }
+}
+
+ZERO__DEF const char *zero_optimizer_name(zero_optimizer_type type) {
+    static const char *const names[ZERO_OPTIMIZER_COUNT] = {"Adam", "AdamW", "Lion", "Adagrad", "SGD"};
+    return (unsigned)type < (unsigned)ZERO_OPTIMIZER_COUNT ? names[type] : "?";
+}
+
 static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stream_id s,
                                    zero_error *err) {
     zero_result res;
-    int k, store;
+    int k, store, mask;
     int64_t end = 0;
     ZERO__HOST_CTX("adam");
     if ((res = zero__host_check_stream(r, "adam", s, err)) != ZERO_OK) return res;
@@ -8334,10 +8427,11 @@ static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stre
     if (a->param &&
         (res = zero__host_check_dtype(r, "adam", "param_dtype", a->param_dtype, 0, err)) != ZERO_OK)
         return res;
+    mask = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
     if ((res = zero__host_check_buf(r, "adam", "master", a->master, (size_t)end, 4, err)) !=
             ZERO_OK ||
-        (res = zero__host_check_buf(r, "adam", "m", a->m, (size_t)end, 4, err)) != ZERO_OK ||
-        (res = zero__host_check_buf(r, "adam", "v", a->v, (size_t)end, 4, err)) != ZERO_OK ||
+        ((mask & 1) && (res = zero__host_check_buf(r, "adam", "m", a->m, (size_t)end, 4, err)) != ZERO_OK) ||
+        ((mask & 2) && (res = zero__host_check_buf(r, "adam", "v", a->v, (size_t)end, 4, err)) != ZERO_OK) ||
         (res = zero__host_check_buf(r, "adam", "grad", a->grad, (size_t)end,
                                     zero_dtype_size(a->grad_dtype), err)) != ZERO_OK)
         return res;
@@ -8346,8 +8440,7 @@ static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stre
         return res;
     store = a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master);
     for (k = 0; k < a->n_segs; k++)
-        zero__adam_range(a, &a->segs[k], store, (size_t)a->segs[k].offset,
-                         (size_t)(a->segs[k].offset + a->segs[k].count));
+        zero__opt_range(a, &a->segs[k], store, (size_t)a->segs[k].offset, (size_t)(a->segs[k].offset + a->segs[k].count));
     zero__ok(err);
     return ZERO_OK;
 }
@@ -8565,6 +8658,7 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->cpu_adam = zero__host_cpu_adam;
         b->cpu_ctx = b->ctx;
         b->cpu_convert = zero__host_cpu_convert;
+        b->opt_rules = (1u << ZERO_OPTIMIZER_COUNT) - 1u;
 #ifdef ZERO__MAP_ANON
         b->vm_reserve = zero__host_vm_reserve;
         b->vm_back = zero__host_vm_back;
@@ -10725,8 +10819,9 @@ static float *zero__master_at(const zero_engine *e, int u) {
     return e->buf.master + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
 }
 
+/* (NULL for a state the optimizer does not keep: zero_optimizer_state_mask) */
 static float *zero__mom_at(const zero_engine *e, float *base, int u) {
-    return base + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
+    return base ? base + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]) : NULL;
 }
 
 /* compute-dtype parameters that rank owns of unit u: whole unit on stage 0 */
@@ -10937,7 +11032,8 @@ static zero_result zero__state_get(zero_engine *e, int u, int what, int64_t lo, 
     size_t cs = e->plan.csize;
     const char *src;
     if (got) *got = out;
-    if ((x->frozen && what != ZERO__ST_MASTER) || lo >= x->numel) {
+    if ((x->frozen && what != ZERO__ST_MASTER) || lo >= x->numel ||
+        (what != ZERO__ST_MASTER && !e->nvme.on && !(what == ZERO__ST_M ? e->buf.m : e->buf.v))) {
         memset(out, 0, (size_t)n * 4);
         return ZERO_OK;
     }
@@ -11022,8 +11118,10 @@ static zero_result zero__state_put(zero_engine *e, int u, const float *master, c
                 return err->code;
         } else if ((!zero__master_is_params(e) &&
                     zero__copy(e, zero__master_at(e, u), master, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK) ||
-                   (m && zero__copy(e, zero__mom_at(e, e->buf.m, u), m, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK) ||
-                   (v && zero__copy(e, zero__mom_at(e, e->buf.v, u), v, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK)) {
+                   (m && e->buf.m &&
+                    zero__copy(e, zero__mom_at(e, e->buf.m, u), m, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK) ||
+                   (v && e->buf.v &&
+                    zero__copy(e, zero__mom_at(e, e->buf.v, u), v, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK)) {
             return err->code;
         }
     }
@@ -11319,8 +11417,15 @@ static zero_result zero__alloc_optim_tiles(zero_engine *e, const zero__sizes *zs
                             "zero_engine_create: offload_optimizer \"nvme\"");
 }
 
-/* fp32 master weights (unless the parameters are the master) and Adam's
-   moments, where the optimizer lives; or, with NVMe, its tiles. */
+/* The fp32 state arrays of the configured optimizer (zero_optimizer_state_mask). */
+static int zero__opt_mask(const zero_engine *e) {
+    return zero_optimizer_state_mask(e->cfg.optimizer.type, e->cfg.optimizer.momentum);
+}
+
+/* fp32 master weights (unless the parameters are the master) and the
+   optimizer's state (Adam's moments; one array or none for the others),
+   where the optimizer lives; or, with NVMe, its tiles (master | m | v for
+   every optimizer, an unused third zero). */
 static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
     int64_t opt = e->plan.stage == 0 ? zs->psiT : zs->ST;
     void *p;
@@ -11331,11 +11436,16 @@ static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
             return r;
         e->buf.master = (float *)p;
     }
-    if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg")) != ZERO_OK) return r;
-    e->buf.m = (float *)p;
-    if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "Adam exp_avg_sq")) != ZERO_OK)
-        return r;
-    e->buf.v = (float *)p;
+    if (zero__opt_mask(e) & 1) {
+        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "optimizer exp_avg")) != ZERO_OK)
+            return r;
+        e->buf.m = (float *)p;
+    }
+    if (zero__opt_mask(e) & 2) {
+        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "optimizer exp_avg_sq")) != ZERO_OK)
+            return r;
+        e->buf.v = (float *)p;
+    }
     return ZERO_OK;
 }
 
@@ -13660,6 +13770,17 @@ static zero_result zero__create_check(const zero_config *cfg, const zero_tensor 
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "data_types.grad_accum_dtype", 0, 0, "not resolved");
     if (cfg->optimizer.amsgrad == 1)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "optimizer.params.amsgrad", 0, 0, "true is not supported");
+    if ((unsigned)cfg->optimizer.type >= (unsigned)ZERO_OPTIMIZER_COUNT)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "optimizer.type", 0, 0, "%d is not a zero_optimizer_type",
+                          (int)cfg->optimizer.type);
+    if (cfg->optimizer.type > ZERO_OPTIMIZER_ADAMW && z->offload_optimizer.device == ZERO_OFFLOAD_NONE &&
+        !(be->opt_rules & (1u << cfg->optimizer.type)))
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "optimizer.type", 0, 0,
+                          "\"%s\": backend '%s' runs Adam and AdamW only on the device\nHINT: set "
+                          "zero_optimization.offload_optimizer.device to \"cpu\" (the CPU runs %s), or optimizer.type to "
+                          "\"AdamW\"",
+                          zero_optimizer_name(cfg->optimizer.type), be->name ? be->name : "?",
+                          zero_optimizer_name(cfg->optimizer.type));
 
     return ZERO_OK;
 }
@@ -13856,6 +13977,11 @@ static void zero__step_hyper(zero_engine *e, float grad_scale, zero_adam_args *h
     hyper->bc2 = bc2;
     hyper->grad_scale = grad_scale;
     hyper->adamw = e->cfg.optimizer.type == ZERO_OPTIMIZER_ADAMW || e->cfg.optimizer.adam_w_mode == 1;
+    hyper->kind = (int)e->cfg.optimizer.type;
+    hyper->momentum = (float)e->cfg.optimizer.momentum;
+    hyper->dampening = (float)e->cfg.optimizer.dampening;
+    hyper->nesterov = e->cfg.optimizer.nesterov == 1;
+    hyper->first = t == 1;
     hyper->param_dtype = e->plan.cdt;
     e->run.step_lr = lr;
 }
@@ -15608,8 +15734,10 @@ ZERO__DEF zero_result zero_all_reduce_scalars(zero_engine *e, double *vals, int 
 /* The newest format this build reads. A save writes version 1 (what builds
    before client state read) unless it holds client state: then meta.zck and
    the client files are version 2, which an older build refuses rather than
-   drop the program's state. */
-#define ZERO__CK_VERSION 2u
+   drop the program's state. An optimizer other than Adam / AdamW makes
+   meta.zck version 3 (its type after the client-file count), which builds
+   that ran Adam alone refuse rather than load its state as Adam's. */
+#define ZERO__CK_VERSION 3u
 
 #define ZERO__CK_HDR 64
 
@@ -16154,6 +16282,9 @@ typedef struct zero__ck_meta_writer {
     int64_t client_files; /* 0: none (a version-1 file) */
 } zero__ck_meta_writer;
 
+/* meta.zck's version 3: the optimizer's type recorded */
+static int zero__ck_meta_v3(const zero_engine *e) { return e->cfg.optimizer.type > ZERO_OPTIMIZER_ADAMW; }
+
 static size_t zero__ck_meta_body(const zero_engine *e, int64_t client_files, unsigned char *b) {
     const zero_layout *l = e->plan.layout;
     const zero_loss_scaler *s = &e->run.scaler;
@@ -16201,7 +16332,8 @@ static size_t zero__ck_meta_body(const zero_engine *e, int64_t client_files, uns
         if (b) memcpy(b + n, l->names[t], len);
         n += len;
     }
-    if (client_files > 0) ZERO__W64(client_files);
+    if (client_files > 0 || zero__ck_meta_v3(e)) ZERO__W64(client_files);
+    if (zero__ck_meta_v3(e)) ZERO__W64(e->cfg.optimizer.type);
 #undef ZERO__W64
 #undef ZERO__WD
     return n;
@@ -16219,7 +16351,7 @@ static int zero__ck_fill_meta(int fd, void *arg, zero_error *err) {
         return 0;
     }
     zero__ck_meta_body(e, cf, b + ZERO__CK_HDR);
-    zero__ck_header(b, cf > 0 ? 2 : 1, ZERO__CK_META, n, zero__crc32c(0, b + ZERO__CK_HDR, n), 0, e->plan.world, 0, id);
+    zero__ck_header(b, zero__ck_meta_v3(e) ? 3 : cf > 0 ? 2 : 1, ZERO__CK_META, n, zero__crc32c(0, b + ZERO__CK_HDR, n), 0, e->plan.world, 0, id);
     ok = zero__ck_write_all(fd, b, ZERO__CK_HDR + n);
     ZERO_FREE(b);
     if (!ok)
@@ -16477,6 +16609,7 @@ typedef struct zero__ck_meta {
     double beta1_t, beta2_t, last_b1, last_b2, cur_scale;
     int64_t cur_hysteresis, cur_iter, last_overflow_iter, n_units;
     int64_t client_files; /* version 2: the ranks whose client<R>.zck the save wrote; 0: none */
+    int64_t optimizer;    /* version 3: zero_optimizer_type; before: Adam (or AdamW: the same state) */
     uint32_t udig;
     zero_tensor *tensors; /* names point into names */
     char *names;
@@ -16588,10 +16721,17 @@ static zero_result zero__ck_parse_meta(const unsigned char *b, size_t n, uint32_
     }
     if (version >= 2) {
         ZERO__R64(m->client_files);
-        if (m->client_files < 1 || m->client_files > (1 << 20)) {
+        if (m->client_files < (version >= 3 ? 0 : 1) || m->client_files > (1 << 20)) {
             zero__ck_meta_free(m);
             return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: %lld client state files", path,
                               (long long)m->client_files);
+        }
+    }
+    if (version >= 3) {
+        ZERO__R64(m->optimizer);
+        if (m->optimizer <= ZERO_OPTIMIZER_ADAMW || m->optimizer >= ZERO_OPTIMIZER_COUNT) {
+            zero__ck_meta_free(m);
+            return zero__fail(err, ZERO_MSG_CKPT_CORRUPT, NULL, 0, 0, "%s: optimizer type %lld", path, (long long)m->optimizer);
         }
     }
     if (p != n) {
@@ -16968,7 +17108,16 @@ static zero_result zero__ck_unit_set(zero_engine *e, zero__ck_reader *rd, const 
    tensor t's index there. */
 static zero_result zero__load_match(zero_engine *e, const zero__ck_meta *m, const char *path, int **tmap_out, zero_error *fe) {
     int t, k, *tmap;
+    int64_t mine = e->cfg.optimizer.type > ZERO_OPTIMIZER_ADAMW ? e->cfg.optimizer.type : 0;
     *tmap_out = NULL;
+    if (m->optimizer != mine)
+        return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,
+                          "%s: saved by %s, the engine runs %s: its state (exp_avg, exp_avg_sq) is not this optimizer's"
+                          "\nHINT: run %s to resume it; to change the optimizer, start from its weights (zero_ckpt convert DIR "
+                          "--safetensors FILE, then zero_safetensors_bind)",
+                          path, m->optimizer ? zero_optimizer_name((zero_optimizer_type)m->optimizer) : "Adam/AdamW",
+                          mine ? zero_optimizer_name((zero_optimizer_type)mine) : "Adam/AdamW",
+                          m->optimizer ? zero_optimizer_name((zero_optimizer_type)m->optimizer) : "Adam or AdamW");
     if (m->dtype != e->plan.cdt) {
         const char *want = zero_dtype_name(e->plan.cdt);
         return zero__fail(fe, ZERO_MSG_CKPT_MISMATCH, NULL, 0, 0,

@@ -1425,6 +1425,9 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
     int k;
     zero_result r;
     if (!a) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda adam: args is NULL");
+    if (a->kind != ZERO_OPTIMIZER_ADAM && a->kind != ZERO_OPTIMIZER_ADAMW) /* (the backend's opt_rules is 0) */
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: kind %d (%s): the kernels run Adam only", a->kind,
+                          zero_optimizer_name((zero_optimizer_type)a->kind));
     if (a->n_segs < 0 || (a->n_segs > 0 && !a->segs))
         return zero__fail(err, a->n_segs < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
                           "cuda adam: %d segments at %p", a->n_segs, (const void *)a->segs);

@@ -992,6 +992,10 @@ static void zero__cpu_adam_task(void *varg, int64_t begin, int64_t end, int thre
         if (b >= e) continue;
         i0 = (size_t)(sg->offset + (b - c->prefix[k]));
         i1 = (size_t)(sg->offset + (e - c->prefix[k]));
+        if (a->kind > ZERO_OPTIMIZER_ADAMW) { /* the other rules: their scalar definition */
+            zero__opt_range(a, sg, c->store, i0, i1);
+            continue;
+        }
         switch (c->level) {
 #ifdef ZERO__CPU_SIMD_X86
         case ZERO_SIMD_AVX512: zero__cpu_adam_avx512(a, sg, c->store, c->nt, i0, i1); break;
@@ -1030,7 +1034,7 @@ ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level 
     static const char *fname = "zero_cpu_adam_at";
     zero__cpu_adam_ctx c;
     int64_t *prefix, total = 0;
-    int k, sorted = 1;
+    int k, sorted = 1, mask;
     zero_result res;
     if (!a) return zero__fail(err, ZERO_MSG_NULL_ARG, fname, 0, 0, "args is NULL");
     if ((int)level < 0 || level >= ZERO_SIMD_COUNT)
@@ -1066,10 +1070,14 @@ ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level 
     if (a->param && !zero__cpu_dtype_ok(a->param_dtype))
         return zero__fail(err, ZERO_MSG_BAD_ARG, fname, 0, 0, "param_dtype %d (%s) is not fp32, fp16 or bf16",
                           (int)a->param_dtype, zero_dtype_name(a->param_dtype));
-    if (total > 0 && (!a->master || !a->m || !a->v || !a->grad))
+    if (a->kind < 0 || a->kind >= ZERO_OPTIMIZER_COUNT)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, fname, 0, 0, "kind %d is not a zero_optimizer_type", a->kind);
+    mask = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
+    if (total > 0 && (!a->master || ((mask & 1) && !a->m) || ((mask & 2) && !a->v) || !a->grad))
         return zero__fail(err, ZERO_MSG_NULL_ARG, fname, 0, 0,
-                          "master %p, m %p, v %p, grad %p: none may be NULL (%lld elements)",
-                          (void *)a->master, (void *)a->m, (void *)a->v, a->grad, (long long)total);
+                          "master %p, m %p, v %p, grad %p: none that %s uses may be NULL (%lld elements)",
+                          (void *)a->master, (void *)a->m, (void *)a->v, a->grad,
+                          zero_optimizer_name((zero_optimizer_type)a->kind), (long long)total);
     if (((uintptr_t)a->master | (uintptr_t)a->m | (uintptr_t)a->v) % 4 != 0 ||
         (uintptr_t)a->grad % zero_dtype_size(a->grad_dtype) != 0 ||
         (a->param && (uintptr_t)a->param % zero_dtype_size(a->param_dtype) != 0))

@@ -57,6 +57,10 @@ static const char help[] =
     "  --buffer-factor f   DeepSpeed's additional_buffer_factor (default 1.5; 0.001 to 1000)\n"
     "  --shard G           hybrid sharding (mics_shard_size): zero's columns shard within groups of G GPUs\n"
     "                      (dividing --gpus x --nodes; stages 1-3); DeepSpeed's stay flat\n"
+    "  --optimizer NAME    zero's columns for this optimizer's state: adam (default; 12 bytes a parameter with\n"
+    "                      the fp32 master), lion, adagrad (8), sgd (4, 8 with --momentum); DeepSpeed's\n"
+    "                      columns assume Adam\n"
+    "  --momentum m        SGD's momentum (default 0: no buffer; 0 to 1e6)\n"
     "  --no-zero-init      DeepSpeed's stage-3 CPU figure without zero.Init\n"
     "  --breakdown         also print zero's GPU params / grads / optimizer columns\n"
     "  --fit               print the largest parameter count per option instead\n"
@@ -128,7 +132,7 @@ static const char help[] =
 static const char *const flags[] = {
     "--params", "--gpus", "--nodes", "--largest-layer", "--dtype", "--bucket", "--max-live", "--prefetch",
     "--buffer-factor", "--shard", "--no-zero-init", "--breakdown", "--fit", "--gpu-mem", "--cpu-mem", "--nvme",
-    "--selftest", "--time", "--help", "--version", NULL};
+    "--selftest", "--time", "--optimizer", "--momentum", "--help", "--version", NULL};
 static const char *const time_flags[] = {
     "--time", "--model", "--machine", "--params", "--layers", "--hidden", "--vocab", "--seq", "--batch", "--gas",
     "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--plan", "--gpu-mem", "--serial-gathers",
@@ -952,6 +956,18 @@ int main(int argc, char **argv) {
             bad = tool_size("zero_estimate", f, v, 0, 1e18, &c.cpu_mem);
         } else if (!strcmp(f, "--nvme")) {
             bad = tool_size("zero_estimate", f, v, 0, 1e18, &c.nvme);
+        } else if (!strcmp(f, "--optimizer")) {
+            static const char *const names[] = {"adam", "adamw", "lion", "adagrad", "sgd"};
+            int k, found = -1;
+            for (k = 0; v && k < 5; k++)
+                if (!strcmp(v, names[k])) found = k;
+            if (found < 0)
+                bad = tool_fail("zero_estimate", f, "%s%s%s (adam, adamw, lion, adagrad or sgd)", v ? "'" : "missing value",
+                                v ? v : "", v ? "' is not one" : "");
+            else
+                c.a.optimizer = (zero_optimizer_type)found;
+        } else if (!strcmp(f, "--momentum")) {
+            bad = tool_num("zero_estimate", f, v, 0, 1e6, &c.a.momentum);
         } else {
             bad = tool_fail("zero_estimate", NULL, "unknown argument '%s'%s", f,
                             tool_did_you_mean(f, flags, hint, sizeof hint));
