@@ -1,0 +1,474 @@
+/* test_optim.c - the optimizers beside Adam (optimizer.type Lion, Adagrad,
+   SGD) on host ranks: each against a float64 reference of its update rule
+   (DeepSpeed's CPU Lion and CPU Adagrad, torch.optim.SGD) over six steps with
+   gradient clipping, weight decay with a no-decay tensor, and gradient
+   accumulation, at stages 0-3 x world 1, 2, 3, 5; stages 0 and 1, and 2 and
+   3, bitwise equal to each other (all four with one micro-batch; with more,
+   stages 0-1 add the micro-batches before the reduction and 2-3 after it); optimizer offload to the CPU (through
+   zero_offload_backend's pool) bitwise the run without it; fp16 with loss
+   scaling and skipped steps against the reference that skips the same
+   steps; the state each keeps in the memory report (Lion 4 bytes a
+   parameter, SGD without momentum none); a checkpoint saved at one stage and
+   loaded at another, bitwise the run that never stopped; a checkpoint of
+   another optimizer refused; a backend whose device kernels run Adam only
+   refused on the device and accepted with the optimizer offloaded.
+
+   Lion moves each weight by -lr sign(c): where the reference's c is within
+   a relative 1e-5 of zero (1e-2 with fp16 gradients) the engine may take the
+   other sign, so those weights (counted: at most 1%, 15% with fp16) are left
+   out of the comparison.
+
+   Run alone: make test T=test_optim */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
+#define ZERO_IMPLEMENTATION
+#endif
+#include "zero.h"
+#include "zero_offload.h"
+#include "zero_test.h"
+
+#include <unistd.h>
+
+enum { NT = 4, MAXW = 5, TOTAL = 3 + 37 + 129 + 300, STEPS = 6 };
+static const int64_t SIZES[NT] = {3, 37, 129, 300};
+static zt_wave init_wave = {0.3, 0, 0.7, 0.01, 0};
+
+typedef struct opt {
+    zero_optimizer_type type;
+    double lr, b1, b2, eps, wd, momentum, dampening;
+    int nesterov;
+} opt;
+
+typedef struct job {
+    opt o;
+    int stage, gas, dtype, offload, scale_power, no_rules;
+    const char *save_dir, *load_dir; /* save after step 3 and stop / load, then train steps 3.. */
+    zero_result r[MAXW];
+    char msg[MAXW][1024];
+    int applied[STEPS];
+    float w[TOTAL], m[TOTAL], v[TOTAL];
+    zero_memory_stats ms;
+} job;
+
+static float grad_of(float x, int rank, int m, int s, int64_t i) {
+    return x - 0.1f + 0.01f * (float)((rank * 7 + m * 3 + s + i) % 5);
+}
+
+static zero_result train(zero_engine *e, job *J, int rank, int s0, int s1) {
+    int s, m, t;
+    zero_result r;
+    for (s = s0; s < s1; s++) {
+        zero_step_info info;
+        for (m = 0; m < J->gas; m++)
+            for (t = NT - 1; t >= 0; t--) {
+                void *w, *g;
+                int64_t i;
+                if ((r = zero_fetch(e, t)) != ZERO_OK) return r;
+                if (!(w = zero_param(e, t)) || !(g = zero_grad(e, t))) return zero_engine_error(e)->code;
+                for (i = 0; i < SIZES[t]; i++)
+                    zt_store(g, (zero_dtype)J->dtype, i,
+                             (float)zero_loss_scale(e) * grad_of(zt_load(w, (zero_dtype)J->dtype, i), rank, m, s, i));
+                if ((r = zero_grad_ready(e, t)) != ZERO_OK || (r = zero_release(e, t)) != ZERO_OK) return r;
+            }
+        if ((r = zero_step(e, &info)) != ZERO_OK) return r;
+        if (rank == 0) J->applied[s] = info.applied;
+    }
+    return ZERO_OK;
+}
+
+static zero_result rank_fn(const zero_backend *b0, void *arg) {
+    job *J = (job *)arg;
+    zero_config c = zero_config_default();
+    zero_tensor ts[NT];
+    char names[NT][8];
+    zero_engine *e = NULL;
+    zero_error err;
+    zero_backend ob, nb;
+    zero_cpu_pool *pool = NULL;
+    const zero_backend *b = b0;
+    int t, rank = b0->rank, s0 = 0, s1 = STEPS;
+    int64_t o = 0;
+    memset(ts, 0, sizeof ts);
+    for (t = 0; t < NT; t++) {
+        snprintf(names[t], sizeof names[t], "t%d", t);
+        ts[t].name = names[t];
+        ts[t].numel = SIZES[t];
+        ts[t].group = t;
+        ts[t].init = zt_init_wave;
+        ts[t].init_user = &init_wave;
+        if (t == 1) ts[t].flags = ZERO_TENSOR_NO_DECAY;
+    }
+    if (J->no_rules) { /* device kernels that run Adam only */
+        nb = *b0;
+        nb.opt_rules = 0;
+        b = &nb;
+    }
+    if (J->offload) {
+        if (zero_cpu_pool_create(&pool, 2, NULL, &err) != ZERO_OK) return err.code;
+        zero_offload_backend(b, pool, &ob);
+        b = &ob;
+    }
+    c.train_micro_batch_size_per_gpu = 1;
+    c.gradient_accumulation_steps = J->gas;
+    c.zero_optimization.stage = J->stage;
+    c.zero_optimization.reduce_bucket_size = 100; /* several units, one tensor cut over two */
+    c.zero_optimization.offload_optimizer.device = J->offload ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+    c.optimizer.type = J->o.type;
+    c.optimizer.lr = J->o.lr;
+    c.optimizer.beta1 = J->o.b1;
+    c.optimizer.beta2 = J->o.b2;
+    c.optimizer.eps = J->o.eps;
+    c.optimizer.weight_decay = J->o.wd;
+    c.optimizer.momentum = J->o.momentum;
+    c.optimizer.dampening = J->o.dampening;
+    c.optimizer.nesterov = J->o.nesterov;
+    c.gradient_clipping = 0.5;
+    c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
+    c.fp16.initial_scale_power = J->scale_power;
+    c.log.level = ZERO_LOG_ERROR;
+    if (zero_config_resolve(&c, b->world, &err) != ZERO_OK || zero_engine_create(&e, &c, ts, NT, b, &err) != ZERO_OK) {
+        J->r[rank] = err.code;
+        snprintf(J->msg[rank], sizeof J->msg[rank], "%s", err.msg);
+        zero_cpu_pool_destroy(pool);
+        return ZERO_OK;
+    }
+    if (rank == 0) zero_memory_report(e, &J->ms);
+    if (J->load_dir) {
+        if ((J->r[rank] = zero_load(e, J->load_dir, &err)) != ZERO_OK) {
+            snprintf(J->msg[rank], sizeof J->msg[rank], "%s", err.msg);
+            zero_engine_destroy(e);
+            zero_cpu_pool_destroy(pool);
+            return ZERO_OK;
+        }
+        s0 = 3;
+    }
+    if (J->save_dir) s1 = 3;
+    J->r[rank] = train(e, J, rank, s0, s1);
+    if (J->r[rank] == ZERO_OK && J->save_dir && (J->r[rank] = zero_save(e, J->save_dir, &err)) != ZERO_OK)
+        snprintf(J->msg[rank], sizeof J->msg[rank], "%s", err.msg);
+    else if (J->r[rank] != ZERO_OK)
+        snprintf(J->msg[rank], sizeof J->msg[rank], "%s", zero_engine_error(e)->msg);
+    for (t = 0; t < NT && J->r[rank] == ZERO_OK; t++) {
+        if (zero_read_state(e, t, ZERO_STATE_MASTER, 0, SIZES[t], J->w + o) != ZERO_OK ||
+            zero_read_state(e, t, ZERO_STATE_EXP_AVG, 0, SIZES[t], J->m + o) != ZERO_OK ||
+            zero_read_state(e, t, ZERO_STATE_EXP_AVG_SQ, 0, SIZES[t], J->v + o) != ZERO_OK)
+            J->r[rank] = zero_engine_error(e)->code;
+        o += SIZES[t];
+    }
+    zero_engine_destroy(e);
+    zero_cpu_pool_destroy(pool);
+    return ZERO_OK;
+}
+
+/* ---- the float64 reference ---- */
+
+typedef struct ref {
+    double w[TOTAL], m[TOTAL], v[TOTAL];
+    double margin[TOTAL]; /* Lion: the smallest |c| / (|b1 m| + |(1 - b1) g|) seen */
+} ref;
+
+static void ref_run(const job *J, int world, int dtype, ref *R) {
+    int s, t, r, m, k = 0;
+    int64_t i, o;
+    zero_dtype dt = (zero_dtype)dtype;
+    for (t = 0, o = 0; t < NT; o += SIZES[t++])
+        for (i = 0; i < SIZES[t]; i++) {
+            R->w[o + i] = zt_wave_at(&init_wave, t, i);
+            R->m[o + i] = R->v[o + i] = 0;
+            R->margin[o + i] = 1e300;
+        }
+    for (s = 0; s < STEPS; s++) {
+        static double G[TOTAL];
+        double norm = 0, q;
+        if (!J->applied[s]) continue; /* the engine skipped it (fp16 overflow): no update */
+        for (t = 0, o = 0; t < NT; o += SIZES[t++])
+            for (i = 0; i < SIZES[t]; i++) {
+                double sum = 0;
+                float x = zt_round(dt, (float)R->w[o + i]);
+                for (r = 0; r < world; r++)
+                    for (m = 0; m < J->gas; m++) sum += grad_of(x, r, m, s, i);
+                G[o + i] = sum / (world * J->gas);
+                norm += G[o + i] * G[o + i];
+            }
+        norm = sqrt(norm);
+        q = (norm + 1e-6) / 0.5;
+        if (q < 1) q = 1;
+        k++;
+        for (t = 0, o = 0; t < NT; o += SIZES[t++])
+            for (i = 0; i < SIZES[t]; i++) {
+                double g = G[o + i] / q, p = R->w[o + i], wd = t == 1 ? 0 : J->o.wd, lr = J->o.lr;
+                double *mm = &R->m[o + i], *vv = &R->v[o + i];
+                if (J->o.type == ZERO_OPTIMIZER_LION) {
+                    double a = J->o.b1 * *mm, b = (1 - J->o.b1) * g, c = a + b;
+                    double den = fabs(a) + fabs(b);
+                    if (den > 0 && fabs(c) / den < R->margin[o + i]) R->margin[o + i] = fabs(c) / den;
+                    if (den == 0) R->margin[o + i] = 0;
+                    p = p * (1 - lr * wd) - lr * (c >= 0 ? 1 : -1);
+                    *mm = J->o.b2 * *mm + (1 - J->o.b2) * g;
+                } else if (J->o.type == ZERO_OPTIMIZER_ADAGRAD) {
+                    if (wd > 0) g += wd * p;
+                    *vv += g * g;
+                    p -= lr * g / (sqrt(*vv) + J->o.eps);
+                } else {
+                    double d = g + wd * p;
+                    if (J->o.momentum != 0) {
+                        *mm = k == 1 ? d : J->o.momentum * *mm + (1 - J->o.dampening) * d;
+                        d = J->o.nesterov ? d + J->o.momentum * *mm : *mm;
+                    }
+                    p -= lr * d;
+                }
+                R->w[o + i] = p;
+            }
+    }
+}
+
+/* max |engine - reference| / max |reference| over the weights Lion's margin
+   keeps (all for the others); *skipped: the weights left out */
+static double ref_diff(const job *J, const ref *R, double near, int *skipped) {
+    double maxd = 0, maxw = 0;
+    int64_t i;
+    *skipped = 0;
+    for (i = 0; i < TOTAL; i++) {
+        if (J->o.type == ZERO_OPTIMIZER_LION && R->margin[i] < near) {
+            ++*skipped;
+            continue;
+        }
+        maxw = fmax(maxw, fabs(R->w[i]));
+        maxd = fmax(maxd, fabs((double)J->w[i] - R->w[i]));
+    }
+    return maxd / maxw;
+}
+
+static const opt OPTS[] = {
+    {ZERO_OPTIMIZER_LION, 1e-3, 0.9, 0.99, 0, 0.1, 0, 0, 0},
+    {ZERO_OPTIMIZER_ADAGRAD, 5e-2, 0, 0, 1e-10, 0.01, 0, 0, 0},
+    {ZERO_OPTIMIZER_SGD, 0.1, 0, 0, 0, 0.01, 0, 0, 0},
+    {ZERO_OPTIMIZER_SGD, 0.1, 0, 0, 0, 0.01, 0.9, 0.1, 0},
+    {ZERO_OPTIMIZER_SGD, 0.1, 0, 0, 0, 0.01, 0.9, 0, 1},
+};
+enum { NOPT = sizeof OPTS / sizeof OPTS[0] };
+
+static void run(job *J, int world) {
+    zero_error err;
+    CHECK(zero_host_run(world, rank_fn, J, &err) == ZERO_OK);
+}
+
+static int all_ok(const job *J, int world) {
+    int r;
+    for (r = 0; r < world; r++)
+        if (J->r[r] != ZERO_OK) return 0;
+    return 1;
+}
+
+static void test_matrix(void) {
+    static const int worlds[] = {1, 2, 3, 5};
+    static job base, j, at[2];
+    static ref R;
+    int k, wi, gas, st, runs = 0, left_out = 0;
+    double worst[NOPT];
+    for (k = 0; k < NOPT; k++) {
+        worst[k] = 0;
+        for (wi = 0; wi < 4; wi++)
+            for (gas = 1; gas <= 2; gas++) {
+                int w = worlds[wi], skipped;
+                if (getenv("ZERO_TEST_QUICK") && (w == 5 || (w == 3 && gas == 2))) continue;
+                memset(&base, 0, sizeof base);
+                base.o = OPTS[k];
+                base.gas = gas;
+                base.dtype = ZERO_DTYPE_FP32;
+                for (st = 0; st <= 3; st++) {
+                    j = base;
+                    j.stage = st;
+                    run(&j, w);
+                    CHECKF(all_ok(&j, w), "%s stage %d world %d gas %d: %s", zero_optimizer_name(OPTS[k].type), st, w, gas,
+                           j.msg[0]);
+                    if (!all_ok(&j, w)) continue;
+                    if (st == 0) ref_run(&j, w, ZERO_DTYPE_FP32, &R);
+                    worst[k] = fmax(worst[k], ref_diff(&j, &R, 1e-5, &skipped));
+                    CHECKF(ref_diff(&j, &R, 1e-5, &skipped) < 2e-5 && skipped * 100 <= TOTAL,
+                           "%s stage %d world %d gas %d: %.3g from the float64 reference (%d weights left out)",
+                           zero_optimizer_name(OPTS[k].type), st, w, gas, ref_diff(&j, &R, 1e-5, &skipped), skipped);
+                    if (st == 0) left_out += skipped;
+                    if (st == 0 || st == 2) {
+                        at[st / 2] = j;
+                    } else { /* stages 0-1 add the micro-batches before the reduction, 2-3 after it: each pair
+                                is the same arithmetic */
+                        const job *b = &at[st / 2];
+                        CHECKF(!memcmp(j.w, b->w, sizeof j.w) && !memcmp(j.m, b->m, sizeof j.m) && !memcmp(j.v, b->v, sizeof j.v),
+                               "%s world %d gas %d: stage %d differs from stage %d", zero_optimizer_name(OPTS[k].type), w, gas,
+                               st, st - 1);
+                    }
+                    runs++;
+                }
+                /* the optimizer offloaded to the CPU (stage 2): bitwise the run on the "device" */
+                j = at[1];
+                memset(j.w, 0, sizeof j.w);
+                j.offload = 1;
+                run(&j, w);
+                CHECKF(all_ok(&j, w) && !memcmp(j.w, at[1].w, sizeof j.w) && !memcmp(j.m, at[1].m, sizeof j.m) &&
+                           !memcmp(j.v, at[1].v, sizeof j.v),
+                       "%s world %d gas %d: offload to the CPU changed the weights or state (%s)",
+                       zero_optimizer_name(OPTS[k].type), w, gas, j.msg[0]);
+                if (gas == 1 || w <= 2) /* one micro-batch (or the sums agree): every stage the same bits */
+                    CHECKF(!memcmp(at[0].w, at[1].w, sizeof j.w) && !memcmp(at[0].m, at[1].m, sizeof j.m),
+                           "%s world %d gas %d: stage 2 differs from stage 0", zero_optimizer_name(OPTS[k].type), w, gas);
+                runs++;
+            }
+    }
+    printf("Lion, Adagrad, SGD (plain, momentum + dampening, nesterov): %d runs, stages 0-1 and 2-3 bitwise equal, CPU offload bitwise "
+           "equal; worst relative difference to float64: %.2g %.2g %.2g %.2g %.2g (Lion: %d weights near c = 0 left out)\n",
+           runs, worst[0], worst[1], worst[2], worst[3], worst[4], left_out);
+}
+
+/* fp16 with dynamic loss scaling from 2^18: the first steps overflow and are
+   skipped; the reference skips the same ones */
+static void test_fp16(void) {
+    static job j;
+    static ref R;
+    int k, n = 0, s, skipped_steps;
+    for (k = 0; k < NOPT; k++) {
+        int left;
+        double d;
+        memset(&j, 0, sizeof j);
+        j.o = OPTS[k];
+        j.gas = 2;
+        j.stage = 2;
+        j.dtype = ZERO_DTYPE_FP16;
+        j.scale_power = 18;
+        run(&j, 2);
+        CHECKF(all_ok(&j, 2), "%s fp16: %s", zero_optimizer_name(OPTS[k].type), j.msg[0]);
+        for (s = 0, skipped_steps = 0; s < STEPS; s++) skipped_steps += !j.applied[s];
+        CHECKF(skipped_steps >= 1 && skipped_steps < STEPS, "%s fp16: %d of %d steps skipped",
+               zero_optimizer_name(OPTS[k].type), skipped_steps, STEPS);
+        ref_run(&j, 2, ZERO_DTYPE_FP16, &R);
+        d = ref_diff(&j, &R, 1e-2, &left); /* fp16 gradients: Lion's sign is uncertain within 1% of c = 0 */
+        CHECKF(d < 3e-3 && left * 100 <= 15 * TOTAL, "%s fp16: %.3g from the reference that skips the same steps (%d left out)",
+               zero_optimizer_name(OPTS[k].type), d, left);
+        n++;
+    }
+    printf("fp16 with loss scaling: %d optimizers, skipped steps skipped by the reference too\n", n);
+}
+
+static void test_memory(void) {
+    static job j;
+    static const struct {
+        int k;
+        int arrays;
+    } want[] = {{0, 1}, {1, 1}, {2, 0}, {3, 1}};
+    int i;
+    for (i = 0; i < 4; i++) {
+        size_t got;
+        memset(&j, 0, sizeof j);
+        j.o = OPTS[want[i].k];
+        j.gas = 1;
+        j.stage = 2;
+        j.dtype = ZERO_DTYPE_FP32;
+        run(&j, 2);
+        got = j.ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE];
+        CHECKF(all_ok(&j, 2) && got % 4 == 0 && (want[i].arrays == 0 ? got == 0 : got > 0),
+               "%s momentum %g: %zu bytes of optimizer state", zero_optimizer_name(OPTS[want[i].k].type),
+               OPTS[want[i].k].momentum, got);
+        if (want[i].arrays == 1) { /* one fp32 array over the shard: 4 bytes an element of the rank's shard */
+            static job a;
+            memset(&a, 0, sizeof a);
+            a.o.type = ZERO_OPTIMIZER_ADAMW;
+            a.o.lr = 1e-3, a.o.b1 = 0.9, a.o.b2 = 0.999, a.o.eps = 1e-8;
+            a.gas = 1;
+            a.stage = 2;
+            a.dtype = ZERO_DTYPE_FP32;
+            run(&a, 2);
+            CHECKF(2 * got == a.ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE], "%s: %zu bytes of state, Adam %zu",
+                   zero_optimizer_name(OPTS[want[i].k].type), got, a.ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE]);
+        }
+    }
+}
+
+static void test_ckpt(void) {
+    static job whole, first, second, adam;
+    char dir[] = "/tmp/zero_test_optim_XXXXXX", sub[600], sub2[600];
+    int k;
+    if (!mkdtemp(dir)) {
+        CHECKF(0, "mkdtemp %s", dir);
+        return;
+    }
+    for (k = 0; k < NOPT; k++) {
+        snprintf(sub, sizeof sub, "%s/c%d", dir, k);
+        memset(&whole, 0, sizeof whole);
+        whole.o = OPTS[k];
+        whole.gas = 1;
+        whole.stage = 2;
+        whole.dtype = ZERO_DTYPE_FP32;
+        run(&whole, 2);
+        first = whole;
+        first.save_dir = sub;
+        run(&first, 2);
+        second = whole;
+        second.stage = 3; /* loaded at another stage: the state resharded */
+        second.load_dir = sub;
+        memset(second.w, 0, sizeof second.w);
+        run(&second, 2);
+        CHECKF(all_ok(&first, 2) && all_ok(&second, 2) && !memcmp(second.w, whole.w, sizeof whole.w) &&
+                   !memcmp(second.m, whole.m, sizeof whole.m) && !memcmp(second.v, whole.v, sizeof whole.v),
+               "%s: 3 steps, save at stage 2, load at stage 3, 3 steps: not the run that never stopped (%s / %s)",
+               zero_optimizer_name(OPTS[k].type), first.msg[0], second.msg[0]);
+    }
+    /* a checkpoint of Adam loaded by Lion, and of Lion by Adam: refused, naming both */
+    snprintf(sub2, sizeof sub2, "%s/adam", dir);
+    memset(&adam, 0, sizeof adam);
+    adam.o.type = ZERO_OPTIMIZER_ADAMW;
+    adam.o.lr = 1e-3, adam.o.b1 = 0.9, adam.o.b2 = 0.999, adam.o.eps = 1e-8;
+    adam.gas = 1;
+    adam.stage = 1;
+    adam.dtype = ZERO_DTYPE_FP32;
+    adam.save_dir = sub2;
+    run(&adam, 1);
+    memset(&second, 0, sizeof second);
+    second.o = OPTS[0];
+    second.gas = 1;
+    second.stage = 1;
+    second.dtype = ZERO_DTYPE_FP32;
+    second.load_dir = sub2;
+    run(&second, 1);
+    CHECKF(second.r[0] == ZERO_ERR_CONFIG && strstr(second.msg[0], "saved by Adam/AdamW") && strstr(second.msg[0], "Lion") &&
+               strstr(second.msg[0], "HINT"),
+           "Adam's checkpoint loaded by Lion: %d %s", (int)second.r[0], second.msg[0]);
+    snprintf(sub, sizeof sub, "%s/c0", dir);
+    second = adam;
+    second.save_dir = NULL;
+    second.load_dir = sub;
+    run(&second, 2);
+    CHECKF(second.r[0] == ZERO_ERR_CONFIG && strstr(second.msg[0], "saved by Lion"), "Lion's checkpoint loaded by Adam: %s",
+           second.msg[0]);
+    {
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CHECK(system(cmd) == 0);
+    }
+    printf("checkpoints: %d optimizers saved at stage 2 and resumed at stage 3 bitwise; other optimizers' refused\n", NOPT);
+}
+
+static void test_device_rules(void) {
+    static job j;
+    memset(&j, 0, sizeof j);
+    j.o = OPTS[0];
+    j.gas = 1;
+    j.stage = 2;
+    j.dtype = ZERO_DTYPE_FP32;
+    j.no_rules = 1;
+    run(&j, 1);
+    CHECKF(j.r[0] == ZERO_ERR_CONFIG && strstr(j.msg[0], "Adam and AdamW only") && strstr(j.msg[0], "offload_optimizer"),
+           "Lion on device kernels that run Adam only: %d %s", (int)j.r[0], j.msg[0]);
+    j.offload = 1;
+    run(&j, 1);
+    CHECKF(j.r[0] == ZERO_OK, "Lion offloaded to the CPU on such a backend: %s", j.msg[0]);
+}
+
+int main(void) {
+    zt_seed("test_optim");
+    test_matrix();
+    test_fp16();
+    test_memory();
+    test_ckpt();
+    test_device_rules();
+    return zt_finish();
+}
