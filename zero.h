@@ -3612,7 +3612,8 @@ enum {
     ZERO__F_PER_GROUP = 4,  /* a number or a list of one (DeepSpeed: one per param group) */
     ZERO__F_NOCASE = 8,     /* ENUM: case-insensitive */
     ZERO__F_ENABLED = 16,   /* ANY: an object whose "enabled": true is rejected */
-    ZERO__F_NULL_ONLY = 32  /* ANY + REJECTED: only null / absent is accepted */
+    ZERO__F_NULL_ONLY = 32, /* ANY + REJECTED: only null / absent is accepted */
+    ZERO__F_BOOL = 64       /* ANY: a bool or null, kept nowhere; true is refused (REJECTED) or warned (NO_EFFECT) */
 };
 
 /* scheduler.params: which schedulers take the key */
@@ -3623,6 +3624,13 @@ enum {
 #define ZERO__S_RANGE (1u << ZERO_SCHEDULER_LR_RANGE_TEST)
 #define ZERO__S_ALL (ZERO__S_WARM | ZERO__S_DECAY | ZERO__S_COS | ZERO__S_CYCLE | ZERO__S_RANGE)
 
+/* optimizer.params: which optimizers take the key */
+#define ZERO__O_ADAM ((1u << ZERO_OPTIMIZER_ADAM) | (1u << ZERO_OPTIMIZER_ADAMW))
+#define ZERO__O_LION (1u << ZERO_OPTIMIZER_LION)
+#define ZERO__O_ADAGRAD (1u << ZERO_OPTIMIZER_ADAGRAD)
+#define ZERO__O_SGD (1u << ZERO_OPTIMIZER_SGD)
+#define ZERO__O_ALL (ZERO__O_ADAM | ZERO__O_LION | ZERO__O_ADAGRAD | ZERO__O_SGD)
+
 typedef struct zero__key {
     zero_key_info info;
     zero__kind kind;
@@ -3631,7 +3639,7 @@ typedef struct zero__key {
     const char *choices; /* ENUM: "cpu:1|nvme:2|none:0": name:value, in the order errors list them */
     zero__auto auto_rule;
     unsigned flags;
-    unsigned sched_mask; /* scheduler.params: ZERO__S_* */
+    unsigned type_mask;  /* scheduler.params: ZERO__S_*; optimizer.params: ZERO__O_* (the types taking the key) */
     const char *alias;   /* another name for the last path component, or NULL */
     const char *field;   /* the C field, for hints: "cfg.optimizer.lr" */
 } zero__key;
@@ -3683,7 +3691,7 @@ static const zero__key zero__keys[] = {
       "false: every step() is a boundary", zero__engine_note},
      ZERO__K_BOOL, ZERO__OFF(managed_gradient_accumulation), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.managed_gradient_accumulation"},
     {{"zero_allow_untested_optimizer", "bool", "false", ZERO__NOEF,
-      "allow a client optimizer with ZeRO", "zero runs its own Adam/AdamW only"},
+      "allow a client optimizer with ZeRO", "zero runs its own optimizers only"},
      ZERO__K_BOOL, ZERO__OFF(zero_allow_untested_optimizer), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.zero_allow_untested_optimizer"},
     {{"zero_force_ds_cpu_optimizer", "bool", "true", ZERO__NOEF,
       "with CPU offload, require DeepSpeed's CPU optimizer", "zero's CPU Adam is always used with offload"},
@@ -3766,33 +3774,50 @@ static const zero__key zero__keys[] = {
      ZERO__K_BOOL, ZERO__OFF(bf16.bf16_optimizer_states), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.bf16_optimizer_states"},
 
     /* ---- optimizer ---- */
-    {{"optimizer", "object", "None", ZERO__IMPL, "the optimizer: {\"type\": ..., \"params\": {...}}", "zero always runs Adam/AdamW; absent: Adam with the defaults below"},
+    {{"optimizer", "object", "None", ZERO__IMPL, "the optimizer: {\"type\": ..., \"params\": {...}}", "absent: Adam with the defaults below"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
     {{"optimizer.type", "string", "-", ZERO__IMPL,
-      "\"Adam\" or \"AdamW\" (case-insensitive); \"Adam\" decouples weight decay unless adam_w_mode is false",
-      "other DeepSpeed optimizers (Lamb, OneBitAdam, Lion, ...) are rejected"},
-     ZERO__K_ENUM, ZERO__OFF(optimizer.type), 0, 0, "Adam:0|AdamW:1", ZERO__AUTO_NO, ZERO__F_NOCASE, 0, NULL, "cfg.optimizer.type"},
-    {{"optimizer.params", "object", "{}", ZERO__IMPL, "keyword arguments of the optimizer", "unknown keys are errors (DeepSpeed: TypeError)"},
+      "\"Adam\", \"AdamW\", \"Lion\", \"Adagrad\" or \"SGD\" (case-insensitive); \"Adam\" decouples weight decay unless adam_w_mode is false",
+      "DeepSpeed's other optimizers (Lamb, OneBitAdam, ZeroOneAdam, OneBitLamb, MuAdam, MuAdamW, MuSGD, Muon) and other torch.optim names are errors"},
+     ZERO__K_ENUM, ZERO__OFF(optimizer.type), 0, 0, "Adam:0|AdamW:1|Lion:2|Adagrad:3|SGD:4", ZERO__AUTO_NO, ZERO__F_NOCASE, 0, NULL, "cfg.optimizer.type"},
+    {{"optimizer.params", "object", "{}", ZERO__IMPL, "keyword arguments of the optimizer",
+      "unknown keys, and keys of another optimizer, are errors (DeepSpeed: TypeError)"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT, 0, NULL, ""},
-    {{"optimizer.params.lr", "float", "1e-3", ZERO__IMPL, "learning rate (the base of every schedule)",
+    {{"optimizer.params.lr", "float", "1e-3", ZERO__IMPL, "learning rate (the base of every schedule); Adagrad: 1e-2",
       "\"auto\": set cfg.optimizer.lr (HF: learning_rate)"},
-     ZERO__K_F64, ZERO__OFF(optimizer.lr), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.optimizer.lr"},
-    {{"optimizer.params.betas", "[float, float]", "[0.9, 0.999]", ZERO__IMPL, "Adam's beta1, beta2, each in [0, 1)",
+     ZERO__K_F64, ZERO__OFF(optimizer.lr), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ALL, NULL, "cfg.optimizer.lr"},
+    {{"optimizer.params.betas", "[float, float]", "[0.9, 0.999]", ZERO__IMPL, "Adam's and Lion's beta1, beta2, each in [0, 1)",
       "\"auto\": set cfg.optimizer.beta1 and beta2 (HF: adam_beta1, adam_beta2)"},
-     ZERO__K_BETAS, ZERO__OFF(optimizer.beta1), 0, 0.9999999999999999, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.optimizer.beta1, cfg.optimizer.beta2"},
-    {{"optimizer.params.eps", "float", "1e-8", ZERO__IMPL, "Adam's epsilon", "\"auto\": set cfg.optimizer.eps (HF: adam_epsilon)"},
-     ZERO__K_F64, ZERO__OFF(optimizer.eps), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.optimizer.eps"},
-    {{"optimizer.params.weight_decay", "float", "0", ZERO__IMPL, "weight decay (decoupled in AdamW mode)",
+     ZERO__K_BETAS, ZERO__OFF(optimizer.beta1), 0, 0.9999999999999999, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ADAM | ZERO__O_LION, NULL, "cfg.optimizer.beta1, cfg.optimizer.beta2"},
+    {{"optimizer.params.eps", "float", "1e-8", ZERO__IMPL, "Adam's and Adagrad's epsilon; Adagrad: 1e-10",
+      "\"auto\": set cfg.optimizer.eps (HF: adam_epsilon)"},
+     ZERO__K_F64, ZERO__OFF(optimizer.eps), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ADAM | ZERO__O_ADAGRAD, NULL, "cfg.optimizer.eps"},
+    {{"optimizer.params.weight_decay", "float", "0", ZERO__IMPL, "weight decay (decoupled in AdamW mode and in Lion)",
       "\"auto\": set cfg.optimizer.weight_decay (HF: weight_decay)"},
-     ZERO__K_F64, ZERO__OFF(optimizer.weight_decay), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, 0, NULL, "cfg.optimizer.weight_decay"},
+     ZERO__K_F64, ZERO__OFF(optimizer.weight_decay), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ALL, NULL, "cfg.optimizer.weight_decay"},
     {{"optimizer.params.bias_correction", "bool", "true", ZERO__IMPL, "Adam's bias correction", ""},
-     ZERO__K_BOOL, ZERO__OFF(optimizer.bias_correction), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.optimizer.bias_correction"},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.bias_correction), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_ADAM, NULL, "cfg.optimizer.bias_correction"},
     {{"optimizer.params.adam_w_mode", "bool", "true", ZERO__IMPL, "decoupled weight decay (AdamW) even for \"Adam\"", ""},
-     ZERO__K_BOOL, ZERO__OFF(optimizer.adam_w_mode), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.optimizer.adam_w_mode"},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.adam_w_mode), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_ADAM, NULL, "cfg.optimizer.adam_w_mode"},
     {{"optimizer.params.torch_adam", "bool", "false", ZERO__NOEF, "use torch's Adam instead of FusedAdam", "same math: zero has one Adam"},
-     ZERO__K_BOOL, ZERO__OFF(optimizer.torch_adam), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.optimizer.torch_adam"},
-    {{"optimizer.params.amsgrad", "bool", "false", ZERO__REJ, "AMSGrad variant", "DeepSpeed's fused and CPU Adam reject it too"},
-     ZERO__K_BOOL, ZERO__OFF(optimizer.amsgrad), 0, 1, NULL, ZERO__AUTO_NO, 0, 0, NULL, "cfg.optimizer.amsgrad"},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.torch_adam), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_ADAM, NULL, "cfg.optimizer.torch_adam"},
+    {{"optimizer.params.amsgrad", "bool", "false", ZERO__REJ, "Adam's and Adagrad's AMSGrad variant", "DeepSpeed's fused and CPU Adam reject it; its CPU Adagrad ignores it"},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.amsgrad), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_ADAM | ZERO__O_ADAGRAD, NULL, "cfg.optimizer.amsgrad"},
+    {{"optimizer.params.momentum", "float", "0", ZERO__IMPL, "SGD's momentum factor; 0: no momentum buffer", ""},
+     ZERO__K_F64, ZERO__OFF(optimizer.momentum), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_SGD, NULL, "cfg.optimizer.momentum"},
+    {{"optimizer.params.dampening", "float", "0", ZERO__IMPL, "SGD's dampening of the momentum", ""},
+     ZERO__K_F64, ZERO__OFF(optimizer.dampening), -1e300, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_SGD, NULL, "cfg.optimizer.dampening"},
+    {{"optimizer.params.nesterov", "bool", "false", ZERO__IMPL, "SGD's Nesterov momentum",
+      "needs momentum > 0 and dampening 0 (torch's rule)"},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.nesterov), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_SGD, NULL, "cfg.optimizer.nesterov"},
+    {{"optimizer.params.maximize", "bool", "false", ZERO__REJ, "SGD: maximize the objective", "true is not supported"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_BOOL, ZERO__O_SGD, NULL, ""},
+    {{"optimizer.params.foreach", "bool", "None", ZERO__NOEF, "SGD: torch's multi-tensor implementation", "zero has its own kernels"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_BOOL, ZERO__O_SGD, NULL, ""},
+    {{"optimizer.params.fused", "bool", "None", ZERO__NOEF, "SGD: torch's fused implementation", "zero has its own kernels"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_BOOL, ZERO__O_SGD, NULL, ""},
+    {{"optimizer.params.differentiable", "bool", "false", ZERO__NOEF, "SGD: autograd through the step", "zero's step is not part of a graph"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_BOOL, ZERO__O_SGD, NULL, ""},
 
     /* ---- scheduler ---- */
     {{"scheduler", "object", "None", ZERO__IMPL, "LR schedule: {\"type\": ..., \"params\": {...}}", "zero_lr_at computes it"},
@@ -4242,6 +4267,18 @@ static const zero__key *zero__key_by_path(const char *path) {
     return NULL;
 }
 
+/* Is bit t of mask set (t an enum value, perhaps one a program made up)? */
+static int zero__type_in(unsigned mask, int t) { return t >= 0 && t < 32 && (mask & (1u << t)) != 0; }
+
+/* Does key k apply to c: 0 for a parameter of another scheduler or
+   optimizer than c's (DeepSpeed passes params as keyword arguments to the
+   type's constructor, which raises TypeError), else 1. */
+static int zero__key_applies(const zero_config *c, const zero__key *k) {
+    if (strncmp(k->info.path, "scheduler.params.", 17) == 0) return zero__type_in(k->type_mask, (int)c->scheduler.type);
+    if (strncmp(k->info.path, "optimizer.params.", 17) == 0) return zero__type_in(k->type_mask, (int)c->optimizer.type);
+    return 1;
+}
+
 /* Edit distance, for "did you mean". Strings past 64 bytes get no suggestion. */
 static int zero__edit_distance(const char *a, size_t na, const char *b, size_t nb) {
     int row[65], i, j;
@@ -4261,8 +4298,9 @@ static int zero__edit_distance(const char *a, size_t na, const char *b, size_t n
     return row[nb];
 }
 
-/* The known key of `section` nearest to name, if near enough to be a typo. */
-static const char *zero__suggest(const char *section, const char *name, size_t n) {
+/* The known key of `section` nearest to name, if near enough to be a typo
+   (of c's scheduler or optimizer, in their params). */
+static const char *zero__suggest(const zero_config *cfg, const char *section, const char *name, size_t n) {
     size_t slen = strlen(section);
     const char *best = NULL;
     int best_d = (int)(1 + n / 4), i;
@@ -4272,7 +4310,7 @@ static const char *zero__suggest(const char *section, const char *name, size_t n
         const char *cand[2];
         int c;
         if (zero__parent_len(k->info.path) != slen || strncmp(k->info.path, section, slen) != 0) continue;
-        if (k->info.status == ZERO_KEY_DEPRECATED) continue;
+        if (k->info.status == ZERO_KEY_DEPRECATED || !zero__key_applies(cfg, k)) continue;
         cand[0] = zero__last_name(k->info.path);
         cand[1] = k->alias;
         for (c = 0; c < 2; c++) {
@@ -4511,6 +4549,27 @@ static void zero__enum_list(const char *choices, char *buf, size_t cap) {
     }
 }
 
+/* optimizer.type names no optimizer of zero's (list: zero's, pv: the value
+   as written): DeepSpeed's own that zero does not run yet are told apart from
+   any other name (DeepSpeed looks those up in torch.optim). */
+static zero_result zero__optimizer_type_fail(zero__parse *p, const char *key, int node, const char *s, size_t n,
+                                             const char *list, const char *pv) {
+    static const char *const ds_only[] = {"Lamb",  "OneBitAdam", "ZeroOneAdam", "OneBitLamb",
+                                          "MuAdam", "MuAdamW",    "MuSGD",       "Muon"};
+    size_t q, c;
+    for (q = 0; q < sizeof ds_only / sizeof ds_only[0]; q++) {
+        int same = strlen(ds_only[q]) == n;
+        for (c = 0; same && c < n; c++) same = tolower((unsigned char)s[c]) == tolower((unsigned char)ds_only[q][c]);
+        if (same)
+            return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, node,
+                               "DeepSpeed's %s is not supported yet: zero runs %s (case-insensitive)", ds_only[q], list);
+    }
+    return zero__pfail(p, ZERO_MSG_CONFIG_ENUM, key, node,
+                       "expected %s (case-insensitive), got %s: zero runs these; other torch.optim optimizers are "
+                       "not supported",
+                       list, pv);
+}
+
 /* Store the value at `node` into key k's field. */
 static zero_result zero__set_leaf(zero__parse *p, const zero__key *k, const char *key, int node) {
     const zero__json *j = p->j;
@@ -4580,23 +4639,9 @@ static zero_result zero__set_leaf(zero__parse *p, const zero__key *k, const char
         n = zero__json_string(j, node, s, sizeof s);
         if (n < sizeof s) e = zero__enum_match(k->choices, s, n, (k->flags & ZERO__F_NOCASE) != 0);
         if (e < 0) {
-            static const char *const ds_optimizers[] = {"lamb", "onebitadam", "zerooneadam", "onebitlamb", "adagrad",
-                                                        "lion", "muadam", "muadamw", "musgd", "muon", "sgd"};
-            size_t q;
             zero__preview(p, node, pv, sizeof pv);
-            if (k->offset == ZERO__OFF(optimizer.type) && n < sizeof s) {
-                for (q = 0; q < sizeof ds_optimizers / sizeof ds_optimizers[0]; q++)
-                    if (strlen(ds_optimizers[q]) == n) {
-                        size_t c;
-                        int same = 1;
-                        for (c = 0; c < n; c++)
-                            same &= tolower((unsigned char)s[c]) == ds_optimizers[q][c];
-                        if (same)
-                            return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, node,
-                                               "%s is not supported: zero implements Adam and AdamW", pv);
-                    }
-            }
             zero__enum_list(k->choices, list, sizeof list);
+            if (k->offset == ZERO__OFF(optimizer.type)) return zero__optimizer_type_fail(p, key, node, s, n, list, pv);
             return zero__pfail(p, ZERO_MSG_CONFIG_ENUM, key, node, "expected %s, got %s", list, pv);
         }
         zero__put_int(p->cfg, k->offset, e);
@@ -4726,6 +4771,30 @@ static zero_result zero__status(zero__parse *p, const zero__key *k, const char *
     }
 }
 
+/* The params that optimizer type t takes, "lr, betas, ..." (the key table's order). */
+static void zero__optimizer_params(int t, char *buf, size_t cap) {
+    size_t len = 0;
+    int i;
+    buf[0] = 0;
+    for (i = 0; i < ZERO__NKEYS && len < cap; i++) {
+        const zero__key *k = &zero__keys[i];
+        if (strncmp(k->info.path, "optimizer.params.", 17) != 0 || !zero__type_in(k->type_mask, t)) continue;
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", k->info.path + 17);
+    }
+}
+
+/* optimizer.params.NAME that the chosen optimizer does not take. */
+static zero_result zero__not_optimizer_param(zero__parse *p, const char *key, int kn, const char *hint) {
+    char tname[32], takes[256];
+    int t = (int)p->cfg->optimizer.type;
+    zero__enum_name(zero__key_by_path("optimizer.type")->choices, t, tname, sizeof tname);
+    zero__optimizer_params(t, takes, sizeof takes);
+    return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn,
+                       "not a parameter of optimizer %s%s%s%s\nHINT: %s takes %s (DeepSpeed passes params to its "
+                       "constructor: TypeError)",
+                       tname, hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "", tname, takes);
+}
+
 static zero_result zero__member(zero__parse *p, const char *section, int obj, int node) {
     const zero__json *j = p->j;
     int kn = j->nodes[node].key;
@@ -4743,13 +4812,12 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
             if ((unsigned char)name[c] < 0x20 || name[c] == 0x7f) name[c] = '?';
     }
     snprintf(key, sizeof key, "%s%s%s", section, section[0] ? "." : "", name);
-    if (k && k->info.path[0] != 0 && strncmp(k->info.path, "scheduler.params.", 17) == 0 &&
-        !(k->sched_mask & (1u << p->cfg->scheduler.type)))
-        k = NULL; /* a parameter of another scheduler: DeepSpeed's constructor raises TypeError */
+    if (k && !zero__key_applies(p->cfg, k))
+        k = NULL; /* a parameter of another scheduler or optimizer: DeepSpeed's constructor raises TypeError */
 
     if (!k) {
         const zero__key *sec = section[0] ? zero__key_by_path(section) : NULL;
-        const char *hint = n < sizeof name ? zero__suggest(section, name, n) : NULL;
+        const char *hint = n < sizeof name ? zero__suggest(p->cfg, section, name, n) : NULL;
         int strict = sec && (sec->flags & ZERO__F_STRICT);
         /* the names HF's TrainingArguments gives these (the scheduler's own are DeepSpeed's) */
         static const char *const hf_name[][2] = {{"warmup_steps", "warmup_num_steps"}, {"num_warmup_steps", "warmup_num_steps"},
@@ -4759,13 +4827,14 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
             char tname[32];
             size_t h;
             for (h = 0; h < sizeof hf_name / sizeof hf_name[0]; h++)
-                if (strlen(hf_name[h][0]) == n && !memcmp(name, hf_name[h][0], n) && zero__suggest(section, hf_name[h][1], strlen(hf_name[h][1])))
+                if (strlen(hf_name[h][0]) == n && !memcmp(name, hf_name[h][0], n) && zero__suggest(p->cfg, section, hf_name[h][1], strlen(hf_name[h][1])))
                     hint = hf_name[h][1];
             zero__enum_name(zero__key_by_path("scheduler.type")->choices, (int)p->cfg->scheduler.type, tname,
                             sizeof tname);
             return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn, "not a parameter of scheduler %s%s%s%s", tname,
                                hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
         }
+        if (strcmp(section, "optimizer.params") == 0) return zero__not_optimizer_param(p, key, kn, hint);
         if (strict)
             return zero__pfail(p, ZERO_MSG_CONFIG_UNKNOWN_KEY, key, kn, "unknown key%s%s%s", hint ? " (did you mean \"" : "",
                                hint ? hint : "", hint ? "\"?)" : "");
@@ -4842,6 +4911,13 @@ static zero_result zero__member(zero__parse *p, const char *section, int obj, in
         if (k->flags & ZERO__F_NULL_ONLY) {
             return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, node, "is not supported: %s", k->info.note);
         }
+        if (k->flags & ZERO__F_BOOL) {
+            int b;
+            if ((r = zero__get_bool(p, key, node, &b)) != ZERO_OK || !b) return r;
+            if (k->info.status == ZERO_KEY_REJECTED)
+                return zero__pfail(p, ZERO_MSG_CONFIG_UNSUPPORTED, key, node, "true is not supported (only false)");
+            return zero__status(p, k, key, node);
+        }
         if (k->flags & ZERO__F_ENABLED) {
             int en = 0, e = v->type == ZERO__JSON_OBJECT ? zero__json_get(j, node, "enabled") : -1;
             if (e >= 0 && (r = zero__get_bool(p, key, e, &en)) != ZERO_OK) return r;
@@ -4879,6 +4955,22 @@ static zero_result zero__walk(zero__parse *p, const char *section, int obj) {
         if ((r = zero__member(p, section, obj, node)) != ZERO_OK) return r;
     }
     return ZERO_OK;
+}
+
+/* Did the text just parsed set key `path` (zero_config_source)? */
+static int zero__parsed_key(const zero_config *c, const char *path) {
+    const zero__key *k = zero__key_by_path(path);
+    return k && c->source.line[k - zero__keys] > 0;
+}
+
+/* The optimizer the text names has defaults of its own where Adam's are in
+   zero_config_default(): lr and eps not in the text, and still Adam's, take
+   them (DeepSpeedCPUAdagrad: lr 1e-2, eps 1e-10). A type set in code keeps
+   the values the code set. */
+static void zero__optimizer_type_defaults(zero_config *c, const zero_config *adam) {
+    if (!zero__parsed_key(c, "optimizer.type") || c->optimizer.type != ZERO_OPTIMIZER_ADAGRAD) return;
+    if (!zero__parsed_key(c, "optimizer.params.lr") && c->optimizer.lr == adam->optimizer.lr) c->optimizer.lr = 1e-2;
+    if (!zero__parsed_key(c, "optimizer.params.eps") && c->optimizer.eps == adam->optimizer.eps) c->optimizer.eps = 1e-10;
 }
 
 /* One info line per hjson form the text uses: how many, and the first one's place. */
@@ -4932,6 +5024,7 @@ static zero_result zero__config_parse(zero_config *cfg, const char *text, size_t
         cfg->resolved = 0;
         if (zero__json_get(&j, 0, "gradient_clipping") >= 0) cfg->gradient_clipping_given = 1;
         else if (cfg->gradient_clipping_given == 0) cfg->gradient_clipping_given = -1;
+        zero__optimizer_type_defaults(cfg, &p.defaults);
         if (p.not_yet_count)
             zero__log(&cfg->log, ZERO_LOG_WARN, ZERO_MSG_CONFIG_NOT_IMPLEMENTED,
                       "%d key%s accepted and checked, not acted on yet (docs/config.md has each key's status): %s%s",
@@ -5185,6 +5278,24 @@ static zero_result zero__resolve_ranges(const zero_config *c, zero_error *err) {
     return ZERO_OK;
 }
 
+/* The optimizer's own rules, past the ranges of its keys: a type zero
+   knows, and torch.optim.SGD's rule for nesterov. */
+static zero_result zero__resolve_optimizer(const zero_config *c, zero_error *err) {
+    const zero_optimizer_config *o = &c->optimizer;
+    if ((unsigned)o->type >= ZERO_OPTIMIZER_COUNT)
+        return zero__rfail(c, err, ZERO_MSG_CONFIG_ENUM, "optimizer.type", "optimizer.type",
+                           "cfg.optimizer.type = %d is no zero_optimizer_type\nHINT: ZERO_OPTIMIZER_ADAM, _ADAMW, "
+                           "_LION, _ADAGRAD or _SGD",
+                           (int)o->type);
+    if (o->type == ZERO_OPTIMIZER_SGD && o->nesterov == 1 && !(o->momentum > 0 && o->dampening == 0))
+        return zero__rfail(c, err, ZERO_MSG_CONFIG_INCONSISTENT, "optimizer.params.nesterov", "optimizer.params.nesterov",
+                           "SGD's nesterov needs momentum > 0 and dampening 0, got momentum %g, dampening %g (torch: "
+                           "ValueError)\nHINT: set optimizer.params.momentum (0.9 is usual) and leave dampening at 0, "
+                           "or set nesterov to false",
+                           o->momentum, o->dampening);
+    return ZERO_OK;
+}
+
 static zero_result zero__resolve_check_offload(const zero_config *c, const zero_offload_config *o, const char *name,
                                                zero_error *err) {
     char at[80];
@@ -5254,7 +5365,7 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     }
 
     /* 4. the whole config */
-    if ((r = zero__resolve_ranges(&c, err)) != ZERO_OK) return r;
+    if ((r = zero__resolve_ranges(&c, err)) != ZERO_OK || (r = zero__resolve_optimizer(&c, err)) != ZERO_OK) return r;
     if (c.fp16.enabled == 1 && c.bf16.enabled == 1)
         return zero__rfail(&c, err, ZERO_MSG_CONFIG_FP16_AND_BF16, "bf16.enabled", "bf16.enabled",
                            "fp16 and bf16 are both enabled; enable one\nHINT: set fp16.enabled or bf16.enabled to false "
@@ -5392,7 +5503,7 @@ static void zero__put_double(zero__out *o, double d) {
 static int zero__key_emitted(const zero_config *c, const zero__key *k) {
     if (k->info.status == ZERO_KEY_DEPRECATED || k->kind == ZERO__K_ANY) return 0;
     if (strncmp(k->info.path, "scheduler", 9) == 0 && c->scheduler.type == ZERO_SCHEDULER_NONE) return 0;
-    if (strncmp(k->info.path, "scheduler.params.", 17) == 0 && !(k->sched_mask & (1u << c->scheduler.type))) return 0;
+    if (!zero__key_applies(c, k)) return 0;
     /* a required key not given (OneCycle's cycle_min_lr, ...) has no JSON spelling */
     if (!(k->flags & ZERO__F_NULLABLE) && k->lo >= 0 &&
         ((k->kind == ZERO__K_F64 && zero__get_f64(c, k->offset) == ZERO_UNSET) ||
@@ -13691,6 +13802,34 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
     return zero__engine_init_weights(e, ts);
 }
 
+/* The optimizer and only its own parameters, as the create line shows them:
+   "AdamW lr 0.001 betas (0.9, 0.999) eps 1e-08 weight_decay 0",
+   "SGD lr 0.01 momentum 0.9 nesterov weight_decay 0". */
+static void zero__optimizer_text(const zero_optimizer_config *o, char *buf, size_t cap) {
+    switch (o->type) {
+    case ZERO_OPTIMIZER_ADAM:
+    case ZERO_OPTIMIZER_ADAMW:
+        snprintf(buf, cap, "%s lr %g betas (%g, %g) eps %g weight_decay %g",
+                 o->type == ZERO_OPTIMIZER_ADAMW || o->adam_w_mode == 1 ? "AdamW" : "Adam", o->lr, o->beta1, o->beta2,
+                 o->eps, o->weight_decay);
+        break;
+    case ZERO_OPTIMIZER_LION:
+        snprintf(buf, cap, "Lion lr %g betas (%g, %g) weight_decay %g", o->lr, o->beta1, o->beta2, o->weight_decay);
+        break;
+    case ZERO_OPTIMIZER_ADAGRAD:
+        snprintf(buf, cap, "Adagrad lr %g eps %g weight_decay %g", o->lr, o->eps, o->weight_decay);
+        break;
+    case ZERO_OPTIMIZER_SGD: {
+        char damp[40] = "";
+        if (o->dampening != 0) snprintf(damp, sizeof damp, " dampening %g", o->dampening);
+        snprintf(buf, cap, "SGD lr %g momentum %g%s%s weight_decay %g", o->lr, o->momentum, damp,
+                 o->nesterov == 1 ? " nesterov" : "", o->weight_decay);
+        break;
+    }
+    default: snprintf(buf, cap, "optimizer type %d", (int)o->type); break;
+    }
+}
+
 /* Once at create, on rank 0: the configuration as resolved, compact, and
    any default that changes the math which the config did not set. */
 static void zero__log_resolved(const zero_engine *e) {
@@ -13699,8 +13838,9 @@ static void zero__log_resolved(const zero_engine *e) {
     static const char *const place[] = {"none", "cpu", "nvme"};
     const zero_config *c = &e->cfg;
     const zero_optimization_config *z = &c->zero_optimization;
-    char clip[160];
+    char clip[160], opt[160];
     if (e->plan.grank != 0) return;
+    zero__optimizer_text(&c->optimizer, opt, sizeof opt);
     if (!(c->gradient_clipping > 0))
         snprintf(clip, sizeof clip, "off");
     else if (c->gradient_clipping_given < 0 && c->gradient_clipping == 1.0)
@@ -13712,14 +13852,12 @@ static void zero__log_resolved(const zero_engine *e) {
         snprintf(clip, sizeof clip, "%g", c->gradient_clipping);
     zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_RESOLVED,
               "stage %d, %s (master fp32, accumulation %s), %d rank%s | batch %lld = micro %lld x accumulation %lld x %d "
-              "rank%s | %s lr %g betas (%g, %g) eps %g weight_decay %g | schedule %s | gradient_clipping %s | offload "
+              "rank%s | %s | schedule %s | gradient_clipping %s | offload "
               "optimizer %s, params %s | reduce_bucket_size %lld: %d units",
               e->plan.stage, zero_dtype_name(e->plan.cdt), zero_dtype_name(e->plan.adt), e->plan.gworld,
               e->plan.gworld == 1 ? "" : "s", (long long)c->train_batch_size, (long long)c->train_micro_batch_size_per_gpu,
               (long long)c->gradient_accumulation_steps, e->plan.gworld, e->plan.gworld == 1 ? "" : "s",
-              c->optimizer.type == ZERO_OPTIMIZER_ADAMW || c->optimizer.adam_w_mode == 1 ? "AdamW" : "Adam",
-              c->optimizer.lr, c->optimizer.beta1, c->optimizer.beta2, c->optimizer.eps, c->optimizer.weight_decay,
-              (unsigned)c->scheduler.type < ZERO_SCHEDULER_COUNT ? sched[c->scheduler.type] : "?", clip,
+              opt, (unsigned)c->scheduler.type < ZERO_SCHEDULER_COUNT ? sched[c->scheduler.type] : "?", clip,
               place[(unsigned)z->offload_optimizer.device % 3u], place[(unsigned)e->offload_param.device % 3u],
               (long long)z->reduce_bucket_size, e->plan.n_units);
 }

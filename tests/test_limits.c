@@ -238,7 +238,7 @@ static int is_int_key(const zero__key *k) {
 
 /* An integer key that acts in base B: scheduler params only under their schedulers. */
 static int acts_in(const zero__key *k, const base *B) {
-    return is_int_key(k) && (strncmp(k->info.path, "scheduler.params.", 17) != 0 || (k->sched_mask & (1u << B->sched)));
+    return is_int_key(k) && (strncmp(k->info.path, "scheduler.params.", 17) != 0 || (k->type_mask & (1u << B->sched)));
 }
 
 /* Through the parser: the JSON value over the base, then resolve, create, train. */

@@ -181,6 +181,16 @@ if grep -q '^  ZeRO stage 2, fp32$' "$W/err" && grep -q "^  batch: train_batch_s
     grep -q '^  offload: optimizer cpu, parameters none$' "$W/err" && grep -q '^  2 warnings (above)$' "$W/err"; then
     ok "zero_config-summary"
 else no "zero_config-summary" "$(grep -v warning "$W/err" | head -c 400)"; fi
+# the summary's optimizer line: the type and only its own params (Adagrad's lr and eps when the file has none)
+printf '{"train_batch_size": 8, "optimizer": {"type": "lion", "params": {"lr": 1e-4, "betas": [0.9, 0.99], "weight_decay": 0.1}}}' >"$W/lion.json"
+printf '{"train_batch_size": 8, "optimizer": {"type": "Adagrad"}}' >"$W/adagrad.json"
+printf '{"train_batch_size": 8, "optimizer": {"type": "SGD", "params": {"lr": 0.01, "momentum": 0.9, "nesterov": true}}}' >"$W/sgd.json"
+for o in 'lion|Lion, lr 0.0001, betas 0.9/0.99, weight_decay 0.1;' 'adagrad|Adagrad, lr 0.01, eps 1e-10, weight_decay 0;' \
+    'sgd|SGD, lr 0.01, momentum 0.9, nesterov, weight_decay 0;'; do
+    run "$ZC" check "$W/${o%%|*}.json"
+    if [ "$rc" -eq 0 ] && grep -qF "  optimizer: ${o#*|} gradient_clipping 1" "$W/err"; then ok "zero_config-summary-${o%%|*}"
+    else no "zero_config-summary-${o%%|*}" "exit $rc: $(grep optimizer "$W/err" | head -c 300)"; fi
+done
 run "$ZC" check "$HF" --world 2 --mbs 4 --supply-hf --compact
 if [ "$rc" -eq 0 ] && [ "$(wc -l <"$W/out")" -eq 1 ] && grep -q '"betas":\[0.9,0.999\]' "$W/out"; then ok "zero_config-compact"
 else no "zero_config-compact" "exit $rc, $(wc -l <"$W/out") lines"; fi

@@ -259,6 +259,31 @@ static const char *offload_name(zero_offload_device d) {
     return d == ZERO_OFFLOAD_CPU ? "cpu" : d == ZERO_OFFLOAD_NVME ? "nvme" : "none";
 }
 
+/* The summary's optimizer line: the type and only the parameters it takes. */
+static void print_optimizer(const zero_optimizer_config *o, double clip) {
+    switch (o->type) {
+    case ZERO_OPTIMIZER_LION:
+        fprintf(stderr, "  optimizer: Lion, lr %g, betas %g/%g, weight_decay %g", o->lr, o->beta1, o->beta2,
+                o->weight_decay);
+        break;
+    case ZERO_OPTIMIZER_ADAGRAD:
+        fprintf(stderr, "  optimizer: Adagrad, lr %g, eps %g, weight_decay %g", o->lr, o->eps, o->weight_decay);
+        break;
+    case ZERO_OPTIMIZER_SGD:
+        fprintf(stderr, "  optimizer: SGD, lr %g, momentum %g", o->lr, o->momentum);
+        if (o->dampening != 0) fprintf(stderr, ", dampening %g", o->dampening);
+        fprintf(stderr, "%s, weight_decay %g", o->nesterov == 1 ? ", nesterov" : "", o->weight_decay);
+        break;
+    default:
+        fprintf(stderr, "  optimizer: %s, lr %g, betas %g/%g, eps %g, weight_decay %g",
+                o->type == ZERO_OPTIMIZER_ADAMW ? "AdamW"
+                : o->adam_w_mode                ? "Adam (adam_w_mode: decoupled weight decay)"
+                                                : "Adam (L2 weight decay)",
+                o->lr, o->beta1, o->beta2, o->eps, o->weight_decay);
+    }
+    fprintf(stderr, "; gradient_clipping %g\n", clip);
+}
+
 /* The resolved config in a few lines, for a reader (stderr: stdout is the JSON). */
 static void print_summary(const zero_config *c, const char *file, long long world) {
     const zero_optimization_config *z = &c->zero_optimization;
@@ -269,12 +294,7 @@ static void print_summary(const zero_config *c, const char *file, long long worl
     fprintf(stderr, "  batch: train_batch_size %lld = micro-batch %lld x %lld accumulation step%s x %lld rank%s\n",
             (long long)c->train_batch_size, (long long)c->train_micro_batch_size_per_gpu, gas, gas == 1 ? "" : "s",
             world, world == 1 ? "" : "s");
-    fprintf(stderr, "  optimizer: %s, lr %g, betas %g/%g, eps %g, weight_decay %g; gradient_clipping %g\n",
-            c->optimizer.type == ZERO_OPTIMIZER_ADAMW ? "AdamW"
-            : c->optimizer.adam_w_mode                ? "Adam (adam_w_mode: decoupled weight decay)"
-                                                      : "Adam (L2 weight decay)",
-            c->optimizer.lr,
-            c->optimizer.beta1, c->optimizer.beta2, c->optimizer.eps, c->optimizer.weight_decay, c->gradient_clipping);
+    print_optimizer(&c->optimizer, c->gradient_clipping);
     fprintf(stderr, "  scheduler: %s", scheduler_name(c->scheduler.type));
     if (c->scheduler.type == ZERO_SCHEDULER_WARMUP_LR || c->scheduler.type == ZERO_SCHEDULER_WARMUP_DECAY_LR ||
         c->scheduler.type == ZERO_SCHEDULER_WARMUP_COSINE_LR)
