@@ -751,6 +751,62 @@ static void zero__cpu_adam_scalar(const zero_adam_args *a, const zero_adam_seg *
 #  define ZERO__TARGET_AVX2 __attribute__((target("avx,avx2,fma,f16c")))
 #  define ZERO__TARGET_AVX512 __attribute__((target("avx,avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
 
+/* A whole vector of gradient as fp32 (8 / 16 lanes), and of parameters
+   stored in their dtype (stream: a streaming store to aligned memory):
+   fp16 rounds with F16C / vcvtps2ph to nearest even, bf16 to nearest even by
+   integer bias with NaN kept quiet, exactly as zero_f32_to_bf16. */
+static inline ZERO__TARGET_AVX2 __m256 zero__ld8(const unsigned char *pg, zero_dtype gdt) {
+    if (gdt == ZERO_DTYPE_FP16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pg));
+    if (gdt == ZERO_DTYPE_BF16)
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)pg)), 16));
+    return _mm256_loadu_ps((const float *)pg);
+}
+static inline ZERO__TARGET_AVX2 void zero__st8(unsigned char *dst, zero_dtype pdt, __m256 p, int stream) {
+    if (pdt == ZERO_DTYPE_FP32) {
+        if (stream) _mm256_stream_ps((float *)dst, p);
+        else _mm256_storeu_ps((float *)dst, p);
+    } else if (pdt == ZERO_DTYPE_FP16) {
+        __m128i h = _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT);
+        if (stream) _mm_stream_si128((__m128i *)dst, h);
+        else _mm_storeu_si128((__m128i *)dst, h);
+    } else {
+        __m256i u = _mm256_castps_si256(p), r, nan;
+        r = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), _mm256_and_si256(_mm256_srli_epi32(u, 16),
+                                                                                              _mm256_set1_epi32(1))));
+        r = _mm256_srli_epi32(r, 16);
+        nan = _mm256_castps_si256(_mm256_cmp_ps(p, p, _CMP_UNORD_Q));
+        r = _mm256_blendv_epi8(r, _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x0040)), nan);
+        r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xD8);
+        if (stream) _mm_stream_si128((__m128i *)dst, _mm256_castsi256_si128(r));
+        else _mm_storeu_si128((__m128i *)dst, _mm256_castsi256_si128(r));
+    }
+}
+static inline ZERO__TARGET_AVX512 __m512 zero__ld16(const unsigned char *pg, zero_dtype gdt) {
+    if (gdt == ZERO_DTYPE_FP16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)pg));
+    if (gdt == ZERO_DTYPE_BF16)
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)pg)), 16));
+    return _mm512_loadu_ps((const float *)pg);
+}
+static inline ZERO__TARGET_AVX512 void zero__st16(unsigned char *dst, zero_dtype pdt, __m512 p, int stream) {
+    if (pdt == ZERO_DTYPE_FP32) {
+        if (stream) _mm512_stream_ps((float *)dst, p);
+        else _mm512_storeu_ps((float *)dst, p);
+    } else if (pdt == ZERO_DTYPE_FP16) {
+        __m256i h = _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT);
+        if (stream) _mm256_stream_si256((__m256i *)dst, h);
+        else _mm256_storeu_si256((__m256i *)dst, h);
+    } else {
+        __m512i u = _mm512_castps_si512(p), r;
+        __mmask16 nan = _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q);
+        r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF), _mm512_and_si512(_mm512_srli_epi32(u, 16),
+                                                                                              _mm512_set1_epi32(1))));
+        r = _mm512_srli_epi32(r, 16);
+        r = _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x0040)));
+        if (stream) _mm256_stream_si256((__m256i *)dst, _mm512_cvtepi32_epi16(r));
+        else _mm256_storeu_si256((__m256i *)dst, _mm512_cvtepi32_epi16(r));
+    }
+}
+
 /* One piece with AVX2 + FMA + F16C, 8 lanes. */
 static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const zero_adam_seg *sg,
                                                   int store, int nt, size_t i0, size_t i1) {
@@ -761,8 +817,6 @@ static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const
     const __m256 vwd = _mm256_set1_ps(wd), step = _mm256_set1_ps(-sg->lr / a->bc1);
     const __m256 decay = _mm256_set1_ps(-sg->lr * wd), bc2 = _mm256_set1_ps(a->bc2);
     const __m256 eps = _mm256_set1_ps(a->eps), scale = _mm256_set1_ps(a->grad_scale);
-    const __m256i bias = _mm256_set1_epi32(0x7FFF), one = _mm256_set1_epi32(1);
-    const __m256i quiet = _mm256_set1_epi32(0x0040);
     const zero_dtype gdt = a->grad_dtype, pdt = a->param_dtype;
     const size_t gsz = zero_dtype_size(gdt), psz = zero_dtype_size(pdt);
     float tp[8], tm[8], tv[8], tg[8];
@@ -799,14 +853,7 @@ static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const
         p = _mm256_loadu_ps(pp);
         m = _mm256_loadu_ps(pm);
         v = _mm256_loadu_ps(pv);
-        if (k < 8 || gdt == ZERO_DTYPE_FP32) {
-            g = _mm256_loadu_ps((const float *)pg);
-        } else if (gdt == ZERO_DTYPE_FP16) {
-            g = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pg));
-        } else {
-            g = _mm256_castsi256_ps(
-                _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)pg)), 16));
-        }
+        g = k < 8 ? _mm256_loadu_ps((const float *)pg) : zero__ld8(pg, gdt);
         g = _mm256_mul_ps(g, scale);
         if (l2) g = _mm256_fmadd_ps(p, vwd, g);
         m = _mm256_fmadd_ps(g, omb1, _mm256_mul_ps(m, b1));
@@ -826,25 +873,7 @@ static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const
             _mm256_storeu_ps(pv, v);
         }
         if (store) {
-            unsigned char *dst = k < 8 ? tq : pq;
-            const int sq = st_q && k == 8;
-            if (pdt == ZERO_DTYPE_FP32) {
-                if (sq) _mm256_stream_ps((float *)dst, p);
-                else _mm256_storeu_ps((float *)dst, p);
-            } else if (pdt == ZERO_DTYPE_FP16) {
-                __m128i h = _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT);
-                if (sq) _mm_stream_si128((__m128i *)dst, h);
-                else _mm_storeu_si128((__m128i *)dst, h);
-            } else {
-                __m256i u = _mm256_castps_si256(p), r, nan;
-                r = _mm256_add_epi32(u, _mm256_add_epi32(bias, _mm256_and_si256(_mm256_srli_epi32(u, 16), one)));
-                r = _mm256_srli_epi32(r, 16);
-                nan = _mm256_castps_si256(_mm256_cmp_ps(p, p, _CMP_UNORD_Q));
-                r = _mm256_blendv_epi8(r, _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet), nan);
-                r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xD8);
-                if (sq) _mm_stream_si128((__m128i *)dst, _mm256_castsi256_si128(r));
-                else _mm_storeu_si128((__m128i *)dst, _mm256_castsi256_si128(r));
-            }
+            zero__st8(k < 8 ? tq : pq, pdt, p, st_q && k == 8);
             if (k < 8) memcpy(pq, tq, k * psz);
         }
         if (k < 8) {
@@ -870,8 +899,6 @@ static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, c
     const __m512 vwd = _mm512_set1_ps(wd), step = _mm512_set1_ps(-sg->lr / a->bc1);
     const __m512 decay = _mm512_set1_ps(-sg->lr * wd), bc2 = _mm512_set1_ps(a->bc2);
     const __m512 eps = _mm512_set1_ps(a->eps), scale = _mm512_set1_ps(a->grad_scale);
-    const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1);
-    const __m512i quiet = _mm512_set1_epi32(0x0040);
     const zero_dtype gdt = a->grad_dtype, pdt = a->param_dtype;
     const size_t gsz = zero_dtype_size(gdt), psz = zero_dtype_size(pdt);
     float tp[16], tm[16], tv[16], tg[16];
@@ -912,14 +939,7 @@ static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, c
         p = _mm512_loadu_ps(pp);
         m = _mm512_loadu_ps(pm);
         v = _mm512_loadu_ps(pv);
-        if (k < 16 || gdt == ZERO_DTYPE_FP32) {
-            g = _mm512_loadu_ps((const float *)pg);
-        } else if (gdt == ZERO_DTYPE_FP16) {
-            g = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)pg));
-        } else {
-            g = _mm512_castsi512_ps(
-                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)pg)), 16));
-        }
+        g = k < 16 ? _mm512_loadu_ps((const float *)pg) : zero__ld16(pg, gdt);
         g = _mm512_mul_ps(g, scale);
         if (l2) g = _mm512_fmadd_ps(p, vwd, g);
         m = _mm512_fmadd_ps(g, omb1, _mm512_mul_ps(m, b1));
@@ -939,24 +959,7 @@ static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, c
             _mm512_storeu_ps(pv, v);
         }
         if (store) {
-            unsigned char *dst = k < 16 ? tq : pq;
-            const int sq = st_q && k == 16;
-            if (pdt == ZERO_DTYPE_FP32) {
-                if (sq) _mm512_stream_ps((float *)dst, p);
-                else _mm512_storeu_ps((float *)dst, p);
-            } else if (pdt == ZERO_DTYPE_FP16) {
-                __m256i h = _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT);
-                if (sq) _mm256_stream_si256((__m256i *)dst, h);
-                else _mm256_storeu_si256((__m256i *)dst, h);
-            } else {
-                __m512i u = _mm512_castps_si512(p), r;
-                __mmask16 nan = _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q);
-                r = _mm512_add_epi32(u, _mm512_add_epi32(bias, _mm512_and_si512(_mm512_srli_epi32(u, 16), one)));
-                r = _mm512_srli_epi32(r, 16);
-                r = _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet));
-                if (sq) _mm256_stream_si256((__m256i *)dst, _mm512_cvtepi32_epi16(r));
-                else _mm256_storeu_si256((__m256i *)dst, _mm512_cvtepi32_epi16(r));
-            }
+            zero__st16(k < 16 ? tq : pq, pdt, p, st_q && k == 16);
             if (k < 16) memcpy(pq, tq, k * psz);
         }
         if (k < 16) {
@@ -965,6 +968,90 @@ static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, c
         }
     }
     if (nt) _mm_sfence(); /* streaming stores are weakly ordered: drain them before the piece counts as done */
+}
+
+/* The rules beside Adam on whole vectors, zero__opt_range's expressions
+   operation for operation (FMA exactly where it calls fmaf; sqrt, division
+   and the sign rounded alike), so the same bits; the tail of fewer than a
+   vector through zero__opt_range itself. */
+static ZERO__TARGET_AVX2 void zero__cpu_opt_avx2(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0,
+                                                 size_t i1) {
+    const float lr = sg->lr, wd = sg->weight_decay;
+    const __m256 scale = _mm256_set1_ps(a->grad_scale), b1 = _mm256_set1_ps(a->beta1), b2 = _mm256_set1_ps(a->beta2);
+    const __m256 omb1 = _mm256_set1_ps(1.0f - a->beta1), omb2 = _mm256_set1_ps(1.0f - a->beta2);
+    const __m256 after = _mm256_set1_ps(1.0f - lr * wd), vwd = _mm256_set1_ps(wd), neglr = _mm256_set1_ps(-lr);
+    const __m256 vlr = _mm256_set1_ps(lr), eps = _mm256_set1_ps(a->eps), mu = _mm256_set1_ps(a->momentum);
+    const __m256 damp = _mm256_set1_ps(1.0f - a->dampening), sign = _mm256_set1_ps(-0.0f);
+    const size_t gsz = zero_dtype_size(a->grad_dtype), psz = zero_dtype_size(a->param_dtype);
+    size_t i = i0;
+    for (; i + 8 <= i1; i += 8) {
+        __m256 p = _mm256_loadu_ps(a->master + i);
+        __m256 g = _mm256_mul_ps(zero__ld8((const unsigned char *)a->grad + i * gsz, a->grad_dtype), scale);
+        if (a->kind == ZERO_OPTIMIZER_LION) { /* -copysign(lr, c): c's sign bit flipped onto lr */
+            __m256 m = _mm256_loadu_ps(a->m + i), c = _mm256_fmadd_ps(g, omb1, _mm256_mul_ps(m, b1));
+            __m256 u = _mm256_xor_ps(_mm256_and_ps(c, sign), neglr);
+            p = wd > 0.0f ? _mm256_fmadd_ps(p, after, u) : _mm256_add_ps(p, u);
+            _mm256_storeu_ps(a->m + i, _mm256_fmadd_ps(g, omb2, _mm256_mul_ps(m, b2)));
+        } else if (a->kind == ZERO_OPTIMIZER_ADAGRAD) {
+            __m256 v;
+            if (wd > 0.0f) g = _mm256_fmadd_ps(p, vwd, g);
+            v = _mm256_fmadd_ps(g, g, _mm256_loadu_ps(a->v + i));
+            p = _mm256_fmadd_ps(_mm256_div_ps(g, _mm256_add_ps(_mm256_sqrt_ps(v), eps)), neglr, p);
+            _mm256_storeu_ps(a->v + i, v);
+        } else {
+            __m256 d = wd != 0.0f ? _mm256_add_ps(g, _mm256_mul_ps(vwd, p)) : g;
+            if (a->momentum != 0.0f) {
+                __m256 m = a->first ? d : _mm256_add_ps(_mm256_mul_ps(mu, _mm256_loadu_ps(a->m + i)), _mm256_mul_ps(damp, d));
+                _mm256_storeu_ps(a->m + i, m);
+                d = a->nesterov ? _mm256_add_ps(d, _mm256_mul_ps(mu, m)) : m;
+            }
+            p = _mm256_sub_ps(p, _mm256_mul_ps(vlr, d));
+        }
+        _mm256_storeu_ps(a->master + i, p);
+        if (store) zero__st8((unsigned char *)a->param + i * psz, a->param_dtype, p, 0);
+    }
+    if (i < i1) zero__opt_range(a, sg, store, i, i1);
+}
+
+static ZERO__TARGET_AVX512 void zero__cpu_opt_avx512(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0,
+                                                     size_t i1) {
+    const float lr = sg->lr, wd = sg->weight_decay;
+    const __m512 scale = _mm512_set1_ps(a->grad_scale), b1 = _mm512_set1_ps(a->beta1), b2 = _mm512_set1_ps(a->beta2);
+    const __m512 omb1 = _mm512_set1_ps(1.0f - a->beta1), omb2 = _mm512_set1_ps(1.0f - a->beta2);
+    const __m512 after = _mm512_set1_ps(1.0f - lr * wd), vwd = _mm512_set1_ps(wd), neglr = _mm512_set1_ps(-lr);
+    const __m512 vlr = _mm512_set1_ps(lr), eps = _mm512_set1_ps(a->eps), mu = _mm512_set1_ps(a->momentum);
+    const __m512 damp = _mm512_set1_ps(1.0f - a->dampening);
+    const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+    const size_t gsz = zero_dtype_size(a->grad_dtype), psz = zero_dtype_size(a->param_dtype);
+    size_t i = i0;
+    for (; i + 16 <= i1; i += 16) {
+        __m512 p = _mm512_loadu_ps(a->master + i);
+        __m512 g = _mm512_mul_ps(zero__ld16((const unsigned char *)a->grad + i * gsz, a->grad_dtype), scale);
+        if (a->kind == ZERO_OPTIMIZER_LION) { /* -copysign(lr, c): c's sign bit flipped onto lr (integer ops: AVX-512F) */
+            __m512 m = _mm512_loadu_ps(a->m + i), c = _mm512_fmadd_ps(g, omb1, _mm512_mul_ps(m, b1));
+            __m512 u = _mm512_castsi512_ps(
+                _mm512_xor_si512(_mm512_and_si512(_mm512_castps_si512(c), sign), _mm512_castps_si512(neglr)));
+            p = wd > 0.0f ? _mm512_fmadd_ps(p, after, u) : _mm512_add_ps(p, u);
+            _mm512_storeu_ps(a->m + i, _mm512_fmadd_ps(g, omb2, _mm512_mul_ps(m, b2)));
+        } else if (a->kind == ZERO_OPTIMIZER_ADAGRAD) {
+            __m512 v;
+            if (wd > 0.0f) g = _mm512_fmadd_ps(p, vwd, g);
+            v = _mm512_fmadd_ps(g, g, _mm512_loadu_ps(a->v + i));
+            p = _mm512_fmadd_ps(_mm512_div_ps(g, _mm512_add_ps(_mm512_sqrt_ps(v), eps)), neglr, p);
+            _mm512_storeu_ps(a->v + i, v);
+        } else {
+            __m512 d = wd != 0.0f ? _mm512_add_ps(g, _mm512_mul_ps(vwd, p)) : g;
+            if (a->momentum != 0.0f) {
+                __m512 m = a->first ? d : _mm512_add_ps(_mm512_mul_ps(mu, _mm512_loadu_ps(a->m + i)), _mm512_mul_ps(damp, d));
+                _mm512_storeu_ps(a->m + i, m);
+                d = a->nesterov ? _mm512_add_ps(d, _mm512_mul_ps(mu, m)) : m;
+            }
+            p = _mm512_sub_ps(p, _mm512_mul_ps(vlr, d));
+        }
+        _mm512_storeu_ps(a->master + i, p);
+        if (store) zero__st16((unsigned char *)a->param + i * psz, a->param_dtype, p, 0);
+    }
+    if (i < i1) zero__opt_range(a, sg, store, i, i1);
 }
 #  if defined(__GNUC__) && !defined(__clang__)
 #    pragma GCC diagnostic pop
@@ -992,8 +1079,14 @@ static void zero__cpu_adam_task(void *varg, int64_t begin, int64_t end, int thre
         if (b >= e) continue;
         i0 = (size_t)(sg->offset + (b - c->prefix[k]));
         i1 = (size_t)(sg->offset + (e - c->prefix[k]));
-        if (a->kind > ZERO_OPTIMIZER_ADAMW) { /* the other rules: their scalar definition */
-            zero__opt_range(a, sg, c->store, i0, i1);
+        if (a->kind > ZERO_OPTIMIZER_ADAMW) { /* the other rules: the same bits on every path */
+            switch (c->level) {
+#ifdef ZERO__CPU_SIMD_X86
+            case ZERO_SIMD_AVX512: zero__cpu_opt_avx512(a, sg, c->store, i0, i1); break;
+            case ZERO_SIMD_AVX2: zero__cpu_opt_avx2(a, sg, c->store, i0, i1); break;
+#endif
+            default: zero__opt_range(a, sg, c->store, i0, i1); break;
+            }
             continue;
         }
         switch (c->level) {

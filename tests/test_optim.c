@@ -11,7 +11,8 @@
    parameter, SGD without momentum none); a checkpoint saved at one stage and
    loaded at another, bitwise the run that never stopped; a checkpoint of
    another optimizer refused; a backend whose device kernels run Adam only
-   refused on the device and accepted with the optimizer offloaded.
+   refused on the device and accepted with the optimizer offloaded; the
+   CPU's AVX2 and AVX-512 paths bitwise the scalar one.
 
    Lion moves each weight by -lr sign(c): where the reference's c is within
    a relative 1e-5 of zero (1e-2 with fp16 gradients) the engine may take the
@@ -463,6 +464,72 @@ static void test_device_rules(void) {
     CHECKF(j.r[0] == ZERO_OK, "Lion offloaded to the CPU on such a backend: %s", j.msg[0]);
 }
 
+/* zero_cpu_adam_at on each SIMD path this CPU has, against the scalar path:
+   the same bits for every rule (FMA where the scalar definition calls fmaf),
+   every gradient and parameter dtype, two segments with their own lr and
+   weight decay, lengths that leave a tail, over a pool of 3 threads */
+static void test_simd(void) {
+    enum { N = 1000 };
+    static float master[4][N], m[4][N], v[4][N], f32[N];
+    static unsigned char grad[N * 4], param[4][N * 4];
+    zero_cpu_pool *pool = NULL;
+    zero_error err;
+    int k, gdt, pdt, lvl, cases = 0, paths = 0;
+    int64_t i;
+    CHECK(zero_cpu_pool_create(&pool, 3, NULL, &err) == ZERO_OK);
+    for (k = 0; k < NOPT + 2; k++)
+        for (gdt = ZERO_DTYPE_FP32; gdt <= ZERO_DTYPE_BF16; gdt++)
+            for (pdt = ZERO_DTYPE_FP32 - 1; pdt <= ZERO_DTYPE_BF16; pdt++) {
+                zero_adam_args a;
+                zero_adam_seg sg[2] = {{3, 517, 1e-2f, 0.1f}, {600, 399, 3e-3f, 0.0f}};
+                opt o = OPTS[k < NOPT ? k : k - NOPT];
+                memset(&a, 0, sizeof a);
+                a.kind = o.type;
+                a.beta1 = (float)o.b1, a.beta2 = (float)o.b2, a.eps = (float)(o.eps > 0 ? o.eps : 1e-10);
+                a.momentum = (float)o.momentum, a.dampening = (float)o.dampening, a.nesterov = o.nesterov;
+                a.first = k >= NOPT; /* the second pass: the first step (SGD's buffer starts as d) */
+                a.grad_scale = 0.75f;
+                a.grad_dtype = (zero_dtype)gdt;
+                a.param_dtype = (zero_dtype)(pdt < ZERO_DTYPE_FP32 ? ZERO_DTYPE_BF16 : pdt);
+                a.segs = sg;
+                a.n_segs = 2;
+                for (i = 0; i < N; i++) {
+                    master[0][i] = (float)zt_rand_range(-1, 1);
+                    m[0][i] = i % 97 == 0 ? 0.0f : (float)zt_rand_range(-0.1, 0.1); /* some c exactly 0 for Lion */
+                    v[0][i] = (float)zt_rand_range(0, 0.01);
+                    f32[i] = i % 97 == 0 ? 0.0f : (float)zt_rand_range(-2, 2);
+                }
+                for (i = 0; i < N; i++) zt_store(grad, (zero_dtype)gdt, i, f32[i]);
+                for (lvl = 0; lvl < 3; lvl++) {
+                    zero_result r;
+                    memcpy(master[lvl + 1], master[0], sizeof master[0]);
+                    memcpy(m[lvl + 1], m[0], sizeof m[0]);
+                    memcpy(v[lvl + 1], v[0], sizeof v[0]);
+                    memset(param[lvl + 1], 0, sizeof param[0]);
+                    a.master = master[lvl + 1], a.m = m[lvl + 1], a.v = v[lvl + 1];
+                    a.grad = grad;
+                    a.param = pdt < ZERO_DTYPE_FP32 ? NULL : param[lvl + 1];
+                    r = zero_cpu_adam_at(&a, (zero_simd_level)lvl, pool, &err);
+                    if (lvl > 0 && r == ZERO_ERR_UNSUPPORTED) continue;
+                    CHECKF(r == ZERO_OK, "%s level %d: %s", zero_optimizer_name(o.type), lvl, err.msg);
+                    if (lvl == 0) continue;
+                    CHECKF(!memcmp(master[lvl + 1], master[1], sizeof master[0]) && !memcmp(m[lvl + 1], m[1], sizeof m[0]) &&
+                               !memcmp(v[lvl + 1], v[1], sizeof v[0]) && !memcmp(param[lvl + 1], param[1], sizeof param[0]),
+                           "%s (momentum %g, first %d) grad %s param %s: %s differs from the scalar path",
+                           zero_optimizer_name(o.type), o.momentum, a.first, zero_dtype_name((zero_dtype)gdt),
+                           pdt < ZERO_DTYPE_FP32 ? "none" : zero_dtype_name((zero_dtype)pdt),
+                           zero_simd_level_name((zero_simd_level)lvl));
+                    paths++;
+                }
+                /* the scalar path moved the weights it should (not a no-op) */
+                CHECKF(memcmp(master[1], master[0], sizeof master[0]) != 0, "%s: nothing changed",
+                       zero_optimizer_name(o.type));
+                cases++;
+            }
+    zero_cpu_pool_destroy(pool);
+    printf("SIMD paths of Lion, Adagrad and SGD: %d cases, %d path comparisons, bitwise the scalar path\n", cases, paths);
+}
+
 int main(void) {
     zt_seed("test_optim");
     test_matrix();
@@ -470,5 +537,6 @@ int main(void) {
     test_memory();
     test_ckpt();
     test_device_rules();
+    test_simd();
     return zt_finish();
 }
