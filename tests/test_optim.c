@@ -5,7 +5,7 @@
    accumulation, at stages 0-3 x world 1, 2, 3, 5; stages 0 and 1, and 2 and
    3, bitwise equal to each other (all four with one micro-batch; with more,
    stages 0-1 add the micro-batches before the reduction and 2-3 after it); optimizer offload to the CPU (through
-   zero_offload_backend's pool) bitwise the run without it; fp16 with loss
+   zero_offload_backend's pool) and to NVMe bitwise the run without it; fp16 with loss
    scaling and skipped steps against the reference that skips the same
    steps; the state each keeps in the memory report (Lion 4 bytes a
    parameter, SGD without momentum none); a checkpoint saved at one stage and
@@ -43,6 +43,7 @@ typedef struct opt {
 typedef struct job {
     opt o;
     int stage, gas, dtype, offload, scale_power, no_rules;
+    const char *nvme; /* offload_optimizer "nvme" under this directory */
     const char *save_dir, *load_dir; /* save after step 3 and stop / load, then train steps 3.. */
     zero_result r[MAXW];
     char msg[MAXW][1024];
@@ -113,7 +114,10 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
     c.gradient_accumulation_steps = J->gas;
     c.zero_optimization.stage = J->stage;
     c.zero_optimization.reduce_bucket_size = 100; /* several units, one tensor cut over two */
-    c.zero_optimization.offload_optimizer.device = J->offload ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+    c.zero_optimization.offload_optimizer.device = J->nvme ? ZERO_OFFLOAD_NVME : J->offload ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+    if (J->nvme)
+        snprintf(c.zero_optimization.offload_optimizer.nvme_path, sizeof c.zero_optimization.offload_optimizer.nvme_path, "%s",
+                 J->nvme);
     c.optimizer.type = J->o.type;
     c.optimizer.lr = J->o.lr;
     c.optimizer.beta1 = J->o.b1;
@@ -310,6 +314,22 @@ static void test_matrix(void) {
                            !memcmp(j.v, at[1].v, sizeof j.v),
                        "%s world %d gas %d: offload to the CPU changed the weights or state (%s)",
                        zero_optimizer_name(OPTS[k].type), w, gas, j.msg[0]);
+                if (w <= 2) { /* and to NVMe: master | m | v in one tile per unit */
+                    char dir[] = "/tmp/zero_test_optim_nvme_XXXXXX";
+                    if (mkdtemp(dir)) {
+                        j = at[1];
+                        memset(j.w, 0, sizeof j.w);
+                        j.offload = 1;
+                        j.nvme = dir;
+                        run(&j, w);
+                        CHECKF(all_ok(&j, w) && !memcmp(j.w, at[1].w, sizeof j.w) && !memcmp(j.m, at[1].m, sizeof j.m) &&
+                                   !memcmp(j.v, at[1].v, sizeof j.v),
+                               "%s world %d gas %d: offload to NVMe changed the weights or state (%s)",
+                               zero_optimizer_name(OPTS[k].type), w, gas, j.msg[0]);
+                        rmdir(dir);
+                        runs++;
+                    }
+                }
                 if (gas == 1 || w <= 2) /* one micro-batch (or the sums agree): every stage the same bits */
                     CHECKF(!memcmp(at[0].w, at[1].w, sizeof j.w) && !memcmp(at[0].m, at[1].m, sizeof j.m),
                            "%s world %d gas %d: stage 2 differs from stage 0", zero_optimizer_name(OPTS[k].type), w, gas);
@@ -317,7 +337,7 @@ static void test_matrix(void) {
             }
     }
     printf("Lion, Adagrad, SGD (plain, momentum + dampening, nesterov): %d runs, stages 0-1 and 2-3 bitwise equal, CPU offload bitwise "
-           "equal; worst relative difference to float64: %.2g %.2g %.2g %.2g %.2g (Lion: %d weights near c = 0 left out)\n",
+           "equal, NVMe bitwise equal; worst relative difference to float64: %.2g %.2g %.2g %.2g %.2g (Lion: %d weights near c = 0 left out)\n",
            runs, worst[0], worst[1], worst[2], worst[3], worst[4], left_out);
 }
 
