@@ -249,6 +249,16 @@ run "$ZE" --params 6.74e9 --gpus 8 --nodes 4
 d3=$(grep -E '^ZeRO-3 optim=none param=none' "$W/out" | awk '{print $8}')
 if [ -n "$h3" ] && [ "$h3" = "$f3 $d3" ]; then ok "zero_estimate-shard"
 else no "zero_estimate-shard" "--shard 8 on 4x8: '$h3' (zero per GPU, DeepSpeed per GPU); flat 8: '$f3'; DeepSpeed on 32: '$d3'"; fi
+# --optimizer: zero's optimizer-state column follows the state each keeps (Adam 12 bytes a parameter with the
+# master, Lion 8, SGD 4 without momentum); DeepSpeed's columns assume Adam
+for o in adam lion sgd; do
+    run "$ZE" --params 1e9 --optimizer $o
+    eval "z0_$o=\$(grep -E '^ZeRO-0 ' \"\$W/out\" | awk '{print \$4, \$7}')"
+done
+if [ "$z0_adam" = "14.90 14.90" ] && [ "$z0_lion" = "11.18 14.90" ] && [ "$z0_sgd" = "7.45 14.90" ]; then
+    ok "zero_estimate-optimizer"
+else no "zero_estimate-optimizer" "ZeRO-0 per GPU (zero's, DeepSpeed's): adam '$z0_adam', lion '$z0_lion', sgd '$z0_sgd'"; fi
+usage "zero_estimate-optimizer-name" "^zero_estimate: --optimizer: 'lamb' is not one" "$ZE" --params 1e9 --optimizer lamb
 usage "zero_estimate-shard-divide" '^zero_estimate: --shard: 3 does not divide the 32 GPUs' "$ZE" --params 1e9 --gpus 8 --nodes 4 --shard 3
 # --plan: the fastest option per GPU count; its pick is no slower than the same option's --time row
 run "$ZE" --time --plan --model 7b
