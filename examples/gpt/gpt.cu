@@ -46,6 +46,7 @@ typedef struct options {
     int has_stage, has_batch, has_gas, has_lr, has_dtype, has_layers, has_dim, has_heads, has_seq, has_vocab;
     zero_dtype dtype;
     int offload_opt, offload_param; /* -1: as the config says */
+    int optimizer;                  /* --optimizer: a zero_optimizer_type; -1: as the config says */
     int no_overlap;                 /* --no-overlap-cpu-step */
     int grad_any_order;             /* --grad-any-order: ZERO_TENSOR_GRAD_ANY_ORDER on wte */
     int zero_alloc;                 /* --zero-alloc: the parameters in the program's own zero_alloc allocation */
@@ -78,6 +79,8 @@ static void usage(void) {
            "  --stage 0|1|2|3  --dtype fp32|fp16|bf16  --batch N (micro-batch per GPU)  --gas N\n"
            "  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme  --nvme-path DIR\n"
            "  --lr X  --steps N (default 50; 0: evaluate only)  --seed N\n"
+           "  --optimizer adamw|lion|adagrad|sgd  the optimizer (default AdamW, or the config's); lion, adagrad\n"
+           "                                 and sgd (momentum 0.9) run on the CPU: with --offload-optimizer cpu|nvme\n"
            "  --recompute                    activation checkpointing per block\n"
            "  --no-overlap-cpu-step          stage 3 with both offloads to the CPU: the whole CPU Adam in zero_step\n"
            "                                 (cfg.overlap_cpu_step = 0), not beside the next forward\n"
@@ -115,6 +118,16 @@ static int parse_offload(const char *v, int *out) {
     return 0;
 }
 
+static int parse_optimizer(const char *v, int *out) {
+    if (!v) return 1;
+    if (!strcmp(v, "adamw")) *out = ZERO_OPTIMIZER_ADAMW;
+    else if (!strcmp(v, "lion")) *out = ZERO_OPTIMIZER_LION;
+    else if (!strcmp(v, "adagrad")) *out = ZERO_OPTIMIZER_ADAGRAD;
+    else if (!strcmp(v, "sgd")) *out = ZERO_OPTIMIZER_SGD;
+    else return 1;
+    return 0;
+}
+
 /* A flag's whole number in [lo, hi], or one line on stderr (tool_args.h's) and 1 */
 static int flag_int(const char *flag, const char *v, long long lo, long long hi, int *out) {
     long long n = 0;
@@ -136,6 +149,7 @@ static int parse_args(int argc, char **argv, options *o) {
     o->seed = 1;
     o->attn_mib = 1024;
     o->offload_opt = o->offload_param = -1;
+    o->optimizer = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0, used = 1; /* bad: 1 say so below, 2 tool_args.h has said it */
@@ -174,6 +188,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--peak-tflops")) bad = 2 * tool_num("gpt", a, v, 1e-3, 1e6, &o->peak_tflops);
         else if (!strcmp(a, "--attn-mib")) bad = 2 * tool_num("gpt", a, v, 1, 1 << 20, &o->attn_mib);
         else if (!strcmp(a, "--offload-optimizer")) bad = parse_offload(v, &o->offload_opt);
+        else if (!strcmp(a, "--optimizer")) bad = parse_optimizer(v, &o->optimizer);
         else if (!strcmp(a, "--offload-param")) bad = parse_offload(v, &o->offload_param);
         else if (!strcmp(a, "--nvme-path")) bad = !v, o->nvme = v;
         else if (!strcmp(a, "--recompute")) o->recompute = 1, used = 0;
@@ -964,6 +979,11 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
         cfg->bf16.enabled = o->dtype == ZERO_DTYPE_BF16;
     }
     if (o->no_overlap) cfg->overlap_cpu_step = 0;
+    if (o->optimizer >= 0) { /* the type's own defaults where this program's Adam ones do not apply */
+        cfg->optimizer.type = (zero_optimizer_type)o->optimizer;
+        if (o->optimizer == ZERO_OPTIMIZER_ADAGRAD) cfg->optimizer.eps = 1e-10;
+        if (o->optimizer == ZERO_OPTIMIZER_SGD) cfg->optimizer.momentum = 0.9;
+    }
     if (o->offload_opt >= 0) z->offload_optimizer.device = (zero_offload_device)o->offload_opt;
     if (o->offload_param >= 0) z->offload_param.device = (zero_offload_device)o->offload_param;
     if (o->nvme) {
