@@ -11640,6 +11640,16 @@ static zero_result zero__thread_wait(zero_engine *e, const char *what) {
     return ZERO_OK;
 }
 
+/* A job that takes a queue until it is closed: *closed set (under thr.mu),
+   then zero__thread_wait. */
+static zero_result zero__thread_close(zero_engine *e, int *closed, const char *what) {
+    pthread_mutex_lock(&e->thr.mu);
+    *closed = 1;
+    pthread_cond_broadcast(&e->thr.cv);
+    pthread_mutex_unlock(&e->thr.mu);
+    return zero__thread_wait(e, what);
+}
+
 /* zero_engine_destroy: the thread stopped (a job it runs notices quit and
    ends), then its lock gone. */
 static void zero__thread_stop(zero_engine *e) {
@@ -11777,11 +11787,7 @@ static zero_result zero__hsum_add(zero_engine *e, int u, const char *own) {
 static zero_result zero__hsum_drain(zero_engine *e) {
     zero_result r;
     if (!e->hsum.armed) return ZERO_OK;
-    pthread_mutex_lock(&e->thr.mu);
-    e->hsum.closed = 1;
-    pthread_cond_broadcast(&e->thr.cv);
-    pthread_mutex_unlock(&e->thr.mu);
-    r = zero__thread_wait(e, "gradient accumulation on the CPU");
+    r = zero__thread_close(e, &e->hsum.closed, "gradient accumulation on the CPU");
     e->hsum.armed = 0;
     e->hsum.next = 0;
     return r;
@@ -15130,11 +15136,7 @@ static zero_result zero__early_step(zero_engine *e, float grad_scale, zero_step_
     zero_result r;
     if (!e->opt.early_armed) return zero__cpu_step(e, grad_scale, in);
     in->cpu_units_early = e->opt.early_tail;
-    pthread_mutex_lock(&e->thr.mu);
-    e->opt.early_closed = 1;
-    pthread_cond_broadcast(&e->thr.cv);
-    pthread_mutex_unlock(&e->thr.mu);
-    r = zero__thread_wait(e, "early CPU step");
+    r = zero__thread_close(e, &e->opt.early_closed, "early CPU step");
     e->opt.early_armed = 0;
     if (r != ZERO_OK) return r;
     hyper = e->thr.h;
