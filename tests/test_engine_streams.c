@@ -29,7 +29,14 @@
    gradient computed from the values read. Every configuration must make R1
    and R2 checks, gather into pool memory that kernels read before (at a
    zero_fetch), read prefetched gathers, and read persistent tensors where
-   there are any; no check may fail. (The count of checks that held only
+   there are any; no check may fail. A third rule covers the CPU's reads of
+   host memory the COMM stream wrote (with gradient accumulation and the
+   optimizer offloaded, the engine's thread adds each micro-batch's chunk
+   after its copy to the host):
+     R3: at a cpu_convert reading [src, src + n), every COMM copy into that
+         host memory is known to the host: an event recorded after it was
+         waited for (event_sync), or the stream was synced.
+   The offloaded runs with gas 2 must make R3 checks; none may fail. (The count of checks that held only
    through a host sync is printed: the events alone should carry the
    order.) The values a step's fetches return are the same at every fetch
    of the step and change with each applied step, and the offloaded runs
@@ -76,6 +83,10 @@ typedef struct model {
     int n_w, cap_w;
     acc *reads; /* the program's reads on the compute stream, not yet judged by a write */
     int n_r, cap_r;
+    acc *hwrites; /* COMM writes into host memory, not yet judged by a CPU read */
+    int n_h, cap_h;
+    int64_t host_known[NS]; /* the host has waited for each stream's calls up to this number */
+    int64_t r3, r3_bad;     /* R3 pairs checked, failed */
     int64_t n[NS];            /* calls queued per stream */
     int64_t known[NS][NS];    /* known[s][o]: later calls on s follow o's calls up to this number */
     int64_t known_ev[NS][NS]; /* the same through events alone (host syncs left out) */
@@ -170,6 +181,12 @@ static void on_op(model *m, zero_stream_id s, const void *dst, size_t bytes) {
     int i;
     if ((unsigned)s >= (unsigned)NS) return; /* the host backend refuses it */
     seq = ++m->n[s];
+    if ((int)s == COMM && dst && bytes && (a = alloc_at(m, lo)) && a->kind != ZERO_MEM_DEVICE) {
+        acc w; /* into host memory: for R3 */
+        fill_acc(m, &w, lo, hi, seq);
+        add_acc(m, &m->hwrites, &m->n_h, &m->cap_h, &w);
+        return;
+    }
     if ((int)s != COMM || !dst || !bytes || !(a = alloc_at(m, lo)) || a->kind != ZERO_MEM_DEVICE) return;
     /* R2: the program's reads of this memory are done before the write */
     for (i = 0; i < m->n_r;) {
@@ -368,7 +385,41 @@ static zero_result w_stream_wait(void *ctx, zero_stream_id s, zero_event *e, zer
 static zero_result w_event_sync(void *ctx, zero_event *e, zero_error *err) {
     model *m = model_of(ctx);
     mevent *ev = (mevent *)e;
-    return m->base.event_sync(ctx, ev ? ev->inner : NULL, err);
+    zero_result r = m->base.event_sync(ctx, ev ? ev->inner : NULL, err);
+    if (r == ZERO_OK && ev && ev->stream >= 0) { /* (for R3: the host has seen the stream up to the record) */
+        pthread_mutex_lock(&m->mu);
+        if (m->host_known[ev->stream] < ev->seq) m->host_known[ev->stream] = ev->seq;
+        pthread_mutex_unlock(&m->mu);
+    }
+    return r;
+}
+
+/* R3: the CPU reads [src, src + n elements): every COMM copy into it is one
+   the host has waited for */
+static zero_result w_cpu_convert(void *cpu_ctx, void *dst, zero_dtype dst_dt, const void *src, zero_dtype src_dt, size_t n,
+                                 int accumulate, zero_error *err) {
+    model *m = model_of(cpu_ctx);
+    uintptr_t lo = (uintptr_t)src, hi = lo + n * zero_dtype_size(src_dt);
+    int i;
+    pthread_mutex_lock(&m->mu);
+    for (i = 0; i < m->n_h;) {
+        const acc *w = &m->hwrites[i];
+        if (w->lo < hi && lo < w->hi) {
+            m->r3++;
+            if (m->host_known[COMM] < w->seq) {
+                m->r3_bad++;
+                if (m->printed++ < 3)
+                    fprintf(stderr, "  R3 violated: the CPU reads host memory that comm call %lld (step %d %s) writes; the "
+                                    "host waited for comm calls up to %lld only\n",
+                            (long long)w->seq, w->step, w->what, (long long)m->host_known[COMM]);
+            }
+            remove_at(m->hwrites, &m->n_h, i);
+        } else {
+            i++;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    return m->base.cpu_convert(cpu_ctx, dst, dst_dt, src, src_dt, n, accumulate, err);
 }
 
 static zero_result w_sync(void *ctx, zero_stream_id s, zero_error *err) {
@@ -379,6 +430,7 @@ static zero_result w_sync(void *ctx, zero_stream_id s, zero_error *err) {
         pthread_mutex_lock(&m->mu);
         for (o = 0; o < NS; o++)
             if (o != (int)s && m->known[o][s] < m->n[s]) m->known[o][s] = m->n[s];
+        if (m->host_known[s] < m->n[s]) m->host_known[s] = m->n[s];
         pthread_mutex_unlock(&m->mu);
     }
     return r;
@@ -464,6 +516,7 @@ static void model_wrap(model *m, int rank, const zero_backend *base, zero_backen
     out->convert = w_convert;
     out->sumsq = w_sumsq;
     out->adam = w_adam;
+    out->cpu_convert = base->cpu_convert ? w_cpu_convert : NULL;
     zt_wrap_set(rank, m->ctx, m);
 }
 
@@ -472,8 +525,9 @@ static void model_done(model *m, int rank) {
     free(m->allocs);
     free(m->writes);
     free(m->reads);
+    free(m->hwrites);
     m->allocs = NULL;
-    m->writes = m->reads = NULL;
+    m->writes = m->reads = m->hwrites = NULL;
     pthread_mutex_destroy(&m->mu);
 }
 
@@ -673,7 +727,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
 
 static void check_job(job *J) {
     zero_error err;
-    int64_t r1 = 0, r2 = 0, bad1 = 0, bad2 = 0, sync = 0, ahead = 0, atfetch = 0, p1 = 0, p2 = 0, npers = 0;
+    int64_t r1 = 0, r2 = 0, bad1 = 0, bad2 = 0, sync = 0, ahead = 0, atfetch = 0, p1 = 0, p2 = 0, npers = 0, r3 = 0, bad3 = 0;
     int rank, s, t;
     CHECKF(zero_host_run(J->world, rank_fn, J, &err) == ZERO_OK, "%s: zero_host_run: %s", J->name, err.msg);
     for (rank = 0; rank < J->world; rank++) {
@@ -684,6 +738,8 @@ static void check_job(job *J) {
         r2 += m->r2;
         bad1 += m->r1_bad;
         bad2 += m->r2_bad;
+        r3 += m->r3;
+        bad3 += m->r3_bad;
         sync += m->by_sync;
         ahead += m->r1_ahead;
         atfetch += m->r2_fetch;
@@ -709,6 +765,10 @@ static void check_job(job *J) {
     CHECKF(bad2 == 0, "%s: %lld of %lld R2 pairs: a gather writes the pool before a released kernel's read", J->name,
            (long long)bad2, (long long)r2);
     CHECKF(r1 > 0 && r2 > 0, "%s: %lld R1 and %lld R2 checks", J->name, (long long)r1, (long long)r2);
+    CHECKF(bad3 == 0, "%s: %lld of %lld R3 pairs: the CPU reads a chunk before its copy to the host is waited for", J->name,
+           (long long)bad3, (long long)r3);
+    if (J->offload && J->gas > 1) /* the micro-batches before the last are added on the CPU */
+        CHECKF(r3 > 0, "%s: no R3 check (the CPU added no micro-batch)", J->name);
     /* fetches gather into regions that kernels read before (eviction, or the
        step's drop), prefetched gathers are waited for at their own fetch,
        and persistent tensors (gathered at create and by zero_step) are
@@ -719,9 +779,9 @@ static void check_job(job *J) {
            "%s: %lld persistent tensors over the ranks, %lld R1 and %lld R2 pairs on them", J->name, (long long)npers,
            (long long)p1, (long long)p2);
     printf("%-38s R1 %4lld (prefetched %3lld, persistent %3lld)  R2 %4lld (at fetches %3lld, persistent %3lld)  "
-           "by host sync %lld  failed %lld / %lld\n",
+           "by host sync %lld  failed %lld / %lld  R3 %lld failed %lld\n",
            J->name, (long long)r1, (long long)ahead, (long long)p1, (long long)r2, (long long)atfetch, (long long)p2,
-           (long long)sync, (long long)bad1, (long long)bad2);
+           (long long)sync, (long long)bad1, (long long)bad2, (long long)r3, (long long)bad3);
 }
 
 int main(void) {
