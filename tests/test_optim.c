@@ -11,8 +11,10 @@
    parameter, SGD without momentum none); a checkpoint saved at one stage and
    loaded at another, bitwise the run that never stopped; a checkpoint of
    another optimizer refused; a backend whose device kernels run Adam only
-   refused on the device and accepted with the optimizer offloaded; the
-   CPU's AVX2 and AVX-512 paths bitwise the scalar one.
+   refused on the device and accepted with the optimizer offloaded; each
+   from a DeepSpeed config's text (DeepSpeed's defaults for what it leaves
+   out) bitwise the same config filled in code; the CPU's AVX2 and AVX-512
+   paths bitwise the scalar one.
 
    Lion moves each weight by -lr sign(c): where the reference's c is within
    a relative 1e-5 of zero (1e-2 with fp16 gradients) the engine may take the
@@ -44,6 +46,7 @@ typedef struct job {
     opt o;
     int stage, gas, dtype, offload, scale_power, no_rules;
     const char *nvme; /* offload_optimizer "nvme" under this directory */
+    const char *json; /* the optimizer from this DeepSpeed config text instead of o */
     const char *save_dir, *load_dir; /* save after step 3 and stop / load, then train steps 3.. */
     zero_result r[MAXW];
     char msg[MAXW][1024];
@@ -118,15 +121,24 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
     if (J->nvme)
         snprintf(c.zero_optimization.offload_optimizer.nvme_path, sizeof c.zero_optimization.offload_optimizer.nvme_path, "%s",
                  J->nvme);
-    c.optimizer.type = J->o.type;
-    c.optimizer.lr = J->o.lr;
-    c.optimizer.beta1 = J->o.b1;
-    c.optimizer.beta2 = J->o.b2;
-    c.optimizer.eps = J->o.eps;
-    c.optimizer.weight_decay = J->o.wd;
-    c.optimizer.momentum = J->o.momentum;
-    c.optimizer.dampening = J->o.dampening;
-    c.optimizer.nesterov = J->o.nesterov;
+    if (J->json) {
+        if (zero_config_parse_json(&c, J->json, strlen(J->json), &err) != ZERO_OK) {
+            J->r[rank] = err.code;
+            snprintf(J->msg[rank], sizeof J->msg[rank], "%s", err.msg);
+            zero_cpu_pool_destroy(pool);
+            return ZERO_OK;
+        }
+    } else {
+        c.optimizer.type = J->o.type;
+        c.optimizer.lr = J->o.lr;
+        c.optimizer.beta1 = J->o.b1;
+        c.optimizer.beta2 = J->o.b2;
+        c.optimizer.eps = J->o.eps;
+        c.optimizer.weight_decay = J->o.wd;
+        c.optimizer.momentum = J->o.momentum;
+        c.optimizer.dampening = J->o.dampening;
+        c.optimizer.nesterov = J->o.nesterov;
+    }
     c.gradient_clipping = 0.5;
     c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
     c.fp16.initial_scale_power = J->scale_power;
@@ -468,6 +480,41 @@ static void test_ckpt(void) {
     printf("checkpoints: %d optimizers saved at stage 2 and resumed at stage 3 bitwise; other optimizers' refused\n", NOPT);
 }
 
+/* From a DeepSpeed config's text: the type in any case, the keys it names,
+   DeepSpeed's defaults for the rest (Adagrad's lr 1e-2 and eps 1e-10): the
+   same bits as the config filled in code with those values */
+static void test_json(void) {
+    static const struct {
+        const char *json;
+        opt o;
+    } cases[] = {
+        {"{\"optimizer\": {\"type\": \"adagrad\", \"params\": {\"weight_decay\": 0.01}}}",
+         {ZERO_OPTIMIZER_ADAGRAD, 1e-2, 0.9, 0.999, 1e-10, 0.01, 0, 0, 0}},
+        {"{\"optimizer\": {\"type\": \"LION\", \"params\": {\"lr\": 1e-4, \"betas\": [0.95, 0.98], \"weight_decay\": 0.1}}}",
+         {ZERO_OPTIMIZER_LION, 1e-4, 0.95, 0.98, 1e-8, 0.1, 0, 0, 0}},
+        {"{\"optimizer\": {\"type\": \"SGD\", \"params\": {\"lr\": 0.05, \"momentum\": 0.9, \"nesterov\": true}}}",
+         {ZERO_OPTIMIZER_SGD, 0.05, 0.9, 0.999, 1e-8, 0, 0.9, 0, 1}},
+    };
+    static job a, b;
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memset(&a, 0, sizeof a);
+        a.o = cases[k].o;
+        a.gas = 2;
+        a.stage = 3;
+        a.dtype = ZERO_DTYPE_FP32;
+        b = a;
+        b.json = cases[k].json;
+        run(&a, 2);
+        run(&b, 2);
+        CHECKF(all_ok(&a, 2) && all_ok(&b, 2) && !memcmp(a.w, b.w, sizeof a.w) && !memcmp(a.m, b.m, sizeof a.m) &&
+                   !memcmp(a.v, b.v, sizeof a.v),
+               "%s: the config's text trained otherwise than the same config in code (%s / %s)", cases[k].json, a.msg[0],
+               b.msg[0]);
+    }
+    printf("DeepSpeed config text: %d optimizers train as their configs in code, bitwise\n", (int)k);
+}
+
 static void test_device_rules(void) {
     static job j;
     memset(&j, 0, sizeof j);
@@ -557,6 +604,7 @@ int main(void) {
     test_memory();
     test_ckpt();
     test_device_rules();
+    test_json();
     test_simd();
     return zt_finish();
 }
