@@ -14,7 +14,10 @@
    memory or on NVMe; a frozen tensor; a small pool with prefetch; 2 or 5
    tile buffers): bitwise the run without offload, the shard where the
    memory report says, and a flipped byte of the parameter file fails the
-   next fetch with NVME_CORRUPT.
+   next fetch with NVME_CORRUPT. With gradient accumulation at stages 2-3
+   the CPU adds the micro-batches before the last (their bytes counted, the
+   same bits as ZERO_HOST_SUM=0's adds on the device); a failing cpu_convert
+   reaches every rank at the last micro-batch, named, without a hang.
 
    Run alone: make test T=test_engine_offload */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp in this test */
@@ -223,11 +226,96 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     return ZERO_OK;
 }
 
+/* The CPU's sum of micro-batches failing: the backend's cpu_convert fails
+   at its third call on every rank. The error reaches the program at the
+   last micro-batch (where the engine waits for the thread), naming what
+   failed, without a hang; every rank sees it and the engine is destroyed
+   cleanly. */
+typedef struct sum_fail {
+    int calls[MAXW];
+    zero_result r[MAXW];
+    char msg[MAXW][1024];
+    int at_micro[MAXW]; /* the micro-batch whose zero_grad_ready returned it (-1: none) */
+} sum_fail;
+static sum_fail sf;
+
+static zero_result failing_convert(void *cpu_ctx, void *dst, zero_dtype ddt, const void *src, zero_dtype sdt, size_t n,
+                                   int acc, zero_error *err) {
+    (void)cpu_ctx, (void)dst, (void)ddt, (void)src, (void)sdt, (void)n, (void)acc;
+    memset(err, 0, sizeof *err);
+    err->code = ZERO_ERR_IO;
+    err->item = ZERO_MSG_FILE_READ;
+    snprintf(err->msg, sizeof err->msg, "injected cpu_convert failure");
+    return ZERO_ERR_IO;
+}
+
+static zero_result sum_fail_rank(const zero_backend *b0, void *arg) {
+    zero_backend b = *b0;
+    zero_config c = zero_config_default();
+    zero_tensor ts[NT];
+    char names[NT][8];
+    zero_engine *e = NULL;
+    zero_error err;
+    int t, m, rank = b0->rank;
+    (void)arg;
+    b.cpu_convert = failing_convert;
+    memset(ts, 0, sizeof ts);
+    for (t = 0; t < NT; t++) {
+        snprintf(names[t], sizeof names[t], "t%d", t);
+        ts[t].name = names[t];
+        ts[t].numel = SIZES[t];
+        ts[t].init = zt_init_wave;
+        ts[t].init_user = &init_wave;
+    }
+    c.train_micro_batch_size_per_gpu = 1;
+    c.gradient_accumulation_steps = 3;
+    c.zero_optimization.stage = 2;
+    c.zero_optimization.reduce_bucket_size = 64;
+    c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    c.log.level = ZERO_LOG_LEVEL_COUNT; /* silent: the injected failure is expected */
+    sf.at_micro[rank] = -1;
+    if (zero_config_resolve(&c, b.world, &err) != ZERO_OK || zero_engine_create(&e, &c, ts, NT, &b, &err) != ZERO_OK) {
+        sf.r[rank] = err.code;
+        snprintf(sf.msg[rank], sizeof sf.msg[rank], "%s", err.msg);
+        return ZERO_OK;
+    }
+    for (m = 0; m < 3 && sf.at_micro[rank] < 0; m++)
+        for (t = NT - 1; t >= 0; t--) {
+            void *g;
+            zero_result r;
+            int64_t i;
+            if (zero_fetch(e, t) != ZERO_OK || !zero_param(e, t) || !(g = zero_grad(e, t))) break;
+            for (i = 0; i < SIZES[t]; i++) ((float *)g)[i] = 0.01f * (float)(i % 7) - 0.02f;
+            if ((r = zero_grad_ready(e, t)) != ZERO_OK) {
+                sf.r[rank] = r;
+                sf.at_micro[rank] = m;
+                snprintf(sf.msg[rank], sizeof sf.msg[rank], "%s", zero_engine_error(e)->msg);
+                break;
+            }
+            zero_release(e, t);
+        }
+    zero_engine_destroy(e);
+    return ZERO_OK;
+}
+
+static void test_sum_failure(void) {
+    zero_error err;
+    int r;
+    memset(&sf, 0, sizeof sf);
+    CHECK(zero_host_run(2, sum_fail_rank, NULL, &err) == ZERO_OK);
+    for (r = 0; r < 2; r++)
+        CHECKF(sf.r[r] == ZERO_ERR_IO && sf.at_micro[r] == 2 && strstr(sf.msg[r], "gradient accumulation on the CPU") &&
+                   strstr(sf.msg[r], "injected cpu_convert failure"),
+               "rank %d: %d at micro-batch %d: %s", r, (int)sf.r[r], sf.at_micro[r], sf.msg[r]);
+    printf("the CPU's sum failing: both ranks told at the last micro-batch, naming it\n");
+}
+
 int main(void) {
     static job a, b, c;
     zero_error err;
     int stage, dt, world, gas, k, r, n_sum = 0;
     zt_seed("test_engine_offload");
+    test_sum_failure();
     for (stage = 1; stage <= 3; stage++)
         for (dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
             for (world = 1; world <= 3; world++)
