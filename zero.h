@@ -734,6 +734,17 @@ typedef struct zero_config {
                              them; each zero_fetch waits for its units (the same
                              arithmetic, not a stale step). 0: zero_step does all of it.
                              Set in code only. */
+    int grad_accum_device; /* offload_optimizer at stages 2-3 with gradient accumulation:
+                             where the micro-batches add up. 1: on the device, in an
+                             fp32 accumulator of this rank's owned parameters (4 bytes
+                             each / N), the sum crossing to the host once a step; 0: in
+                             host memory, each micro-batch crossing (the CPU adds them,
+                             zero_backend.cpu_convert). -1 (default): the device when
+                             that accumulator takes at most a third of the device
+                             memory free once the parameters are placed
+                             (zero_backend.mem_info), else the host;
+                             ZERO_GRAD_ACC=device or =host in the environment decides
+                             instead. The same bits every way. Set in code only. */
     int world_size;       /* set by zero_config_resolve; 0 before */
     int resolved;         /* set by zero_config_resolve */
     zero_logger log;      /* where warnings and info go */
@@ -1312,6 +1323,11 @@ typedef struct zero_backend {
        another rule on the device where its bit is clear (cpu_adam, the CPU
        offload's, runs every rule). */
     unsigned opt_rules;
+    /* Optional: the bytes of device memory free now and in all (the CUDA
+       backend: cudaMemGetInfo; the host backend: what ZERO_HOST_MEM_LIMIT
+       leaves of its limit, when one is set); 0, or -1 when unknown (NULL:
+       unknown). zero_config.grad_accum_device's default decides by it. */
+    int (*mem_info)(void *ctx, size_t *free_bytes, size_t *total_bytes);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -3573,6 +3589,7 @@ ZERO__DEF zero_config zero_config_default(void) {
     snprintf(c.csv_monitor.job_name, sizeof c.csv_monitor.job_name, "DeepSpeedJobName");
     c.early_cpu_step = 1;
     c.overlap_cpu_step = 1;
+    c.grad_accum_device = -1;
 
     c.log.fn = NULL;
     c.log.user = NULL;
@@ -7701,6 +7718,16 @@ ZERO__DEF void zero_free(const zero_backend *be, void *p) {
 
 /* free has no error channel: a pointer that is not a live block of this backend is left
    alone and noted as the rank's last error (zero_host_run reports it if fn fails). */
+/* mem_info: what ZERO_HOST_MEM_LIMIT leaves of its limit (all kinds count
+   against it, as in alloc); unknown without a limit. */
+static int zero__host_mem_info(void *ctx, size_t *free_bytes, size_t *total_bytes) {
+    const zero__host_rank *r = (const zero__host_rank *)ctx;
+    if (!r || !free_bytes || !total_bytes || r->g->mem_limit == SIZE_MAX) return -1;
+    *total_bytes = r->g->mem_limit;
+    *free_bytes = r->g->mem_limit > r->allocated_total ? r->g->mem_limit - r->allocated_total : 0;
+    return 0;
+}
+
 static void zero__host_free(void *ctx, zero_mem_kind kind, void *p) {
     zero__host_rank *r = (zero__host_rank *)ctx;
     zero__host_block *h;
@@ -8770,6 +8797,7 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->cpu_ctx = b->ctx;
         b->cpu_convert = zero__host_cpu_convert;
         b->opt_rules = (1u << ZERO_OPTIMIZER_COUNT) - 1u;
+        b->mem_info = zero__host_mem_info;
 #ifdef ZERO__MAP_ANON
         b->vm_reserve = zero__host_vm_reserve;
         b->vm_back = zero__host_vm_back;
@@ -9261,7 +9289,9 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
     int pvm;                    /* stage 3 behind the program's pointers: .data in zero_alloc memory, its pages
                                    backed only where a span is gathered (zero__pvm) */
     int host_acc;               /* optimizer offload at stages 2-3: the reduced chunks accumulate in the
-                                   host staging (buf.cpu_grad); the device keeps one chunk of staging */
+                                   host staging (buf.cpu_grad); the device keeps one chunk of staging.
+                                   Cleared with GAS > 1 where they add up on the device instead
+                                   (zero__plan_grad_place) */
     int host_sum;               /* host_acc with GAS > 1 and the backend's cpu_convert: the micro-batches
                                    before the last are added on the CPU (>>engine-hsum) */
     int gdirect;                /* stage 2, one rank, one micro-batch, the engine's gradients, Adam on the
@@ -13636,6 +13666,25 @@ static zero_result zero__plan_slots(zero_engine *e, const zero__sizes *zs) {
     return zero__slots_fill(e, zs);
 }
 
+/* Optimizer offload at stages 2-3 with GAS > 1: where the micro-batches add
+   up (zero_config.grad_accum_device). On the device the accumulator of the
+   owned chunks costs ST x asize bytes there and the sum crosses once, on the
+   last micro-batch; on the host each micro-batch crosses (plan.host_acc; the
+   CPU adds them where it can, plan.host_sum). Called once the parameters are
+   placed, so the free memory it reads is what the rest must share. */
+static zero_result zero__plan_grad_place(zero_engine *e, const zero__sizes *zs) {
+    int dev = e->cfg.grad_accum_device;
+    const char *v = getenv("ZERO_GRAD_ACC");
+    size_t fr = 0, tot = 0;
+    if (!e->plan.host_acc || e->plan.gas == 1) return ZERO_OK; /* (one micro-batch: nothing to add up) */
+    if (dev < 0 && v && (strcmp(v, "device") == 0 || strcmp(v, "host") == 0)) dev = v[0] == 'd';
+    if (dev < 0)
+        dev = e->be.mem_info && e->be.mem_info(e->be.ctx, &fr, &tot) == 0 &&
+              (double)zs->ST * (double)e->plan.asize <= (double)fr / 3.0;
+    if (dev) e->plan.host_acc = e->plan.host_sum = 0;
+    return ZERO_OK;
+}
+
 static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
     zero_result r;
     if (e->plan.gext) { /* the program's gradients: one unit's staging, and the accumulator (the reduced gradient) */
@@ -13801,7 +13850,7 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
         (r = zero__plan_tables(e, n)) != ZERO_OK || (r = zero__plan_units(e, ts, n, &zs)) != ZERO_OK ||
         (r = zero__plan_segments(e, zs.maxcap)) != ZERO_OK || (r = zero__alloc_params(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_pool(e, &zs)) != ZERO_OK || (r = zero__stage3_check(e)) != ZERO_OK ||
-        (r = zero__alloc_grads(e, &zs)) != ZERO_OK ||
+        (r = zero__plan_grad_place(e, &zs)) != ZERO_OK || (r = zero__alloc_grads(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_optim(e, &zs)) != ZERO_OK || (r = e->strat->alloc(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_scratch(e)) != ZERO_OK || (r = zero__zero_fill(e, &zs)) != ZERO_OK)
         return r;
@@ -13859,13 +13908,16 @@ static void zero__log_resolved(const zero_engine *e) {
     zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_RESOLVED,
               "stage %d, %s (master fp32, accumulation %s), %d rank%s | batch %lld = micro %lld x accumulation %lld x %d "
               "rank%s | %s | schedule %s | gradient_clipping %s | offload "
-              "optimizer %s, params %s | reduce_bucket_size %lld: %d units",
+              "optimizer %s%s, params %s | reduce_bucket_size %lld: %d units",
               e->plan.stage, zero_dtype_name(e->plan.cdt), zero_dtype_name(e->plan.adt), e->plan.gworld,
               e->plan.gworld == 1 ? "" : "s", (long long)c->train_batch_size, (long long)c->train_micro_batch_size_per_gpu,
               (long long)c->gradient_accumulation_steps, e->plan.gworld, e->plan.gworld == 1 ? "" : "s",
               opt, (unsigned)c->scheduler.type < ZERO_SCHEDULER_COUNT ? sched[c->scheduler.type] : "?", clip,
-              place[(unsigned)z->offload_optimizer.device % 3u], place[(unsigned)e->offload_param.device % 3u],
-              (long long)z->reduce_bucket_size, e->plan.n_units);
+              place[(unsigned)z->offload_optimizer.device % 3u],
+              !e->opt.cpu || e->plan.stage < 2 || e->plan.gas == 1 ? ""
+              : e->plan.host_acc                                   ? " (micro-batches added in host memory)"
+                                                                   : " (micro-batches added on the device)",
+              place[(unsigned)e->offload_param.device % 3u], (long long)z->reduce_bucket_size, e->plan.n_units);
 }
 
 /* The arguments and the resolved config, checked before anything is made. */

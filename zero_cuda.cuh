@@ -2975,6 +2975,18 @@ static int zero__cuda_mem_kind_of(void *ctx, const void *ptr) {
     }
 }
 
+/* mem_info: the current device's free and total memory (the backend's
+   device, which the program's thread has current); -1 when CUDA cannot say. */
+static int zero__cuda_mem_info(void *ctx, size_t *free_bytes, size_t *total_bytes) {
+    (void)ctx;
+    if (!free_bytes || !total_bytes) return -1;
+    if (cudaMemGetInfo(free_bytes, total_bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    return 0;
+}
+
 /* The bytes from ptr to the end of its device allocation, from the
    driver's cuMemGetAddressRange (reached through the runtime, so nothing
    more to link); -1 where the toolkit or the driver cannot tell. */
@@ -4136,6 +4148,7 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.event_elapsed = zero__cuda_event_elapsed;
     c->be.mem_kind_of = zero__cuda_mem_kind_of;
     c->be.mem_extent = zero__cuda_mem_extent;
+    c->be.mem_info = zero__cuda_mem_info;
     c->be.vm_reserve = zero__cuda_vm_reserve;
     c->be.vm_back = zero__cuda_vm_back;
     c->be.vm_unback = zero__cuda_vm_unback;

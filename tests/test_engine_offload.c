@@ -17,7 +17,10 @@
    next fetch with NVME_CORRUPT. With gradient accumulation at stages 2-3
    the CPU adds the micro-batches before the last (their bytes counted, the
    same bits as ZERO_HOST_SUM=0's adds on the device); a failing cpu_convert
-   reaches every rank at the last micro-batch, named, without a hang.
+   reaches every rank at the last micro-batch, named, without a hang. Where
+   the backend's mem_info leaves room (or ZERO_GRAD_ACC / the config says so)
+   they add up on the device instead and the sum crosses once: the same bits,
+   the rule checked to the byte.
 
    Run alone: make test T=test_engine_offload */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp in this test */
@@ -48,6 +51,8 @@ typedef struct job {
     int nvme, no_hooks, corrupt; /* "nvme"; a backend without tile store; flip a file byte after step 2 */
     int clear_path;              /* nvme_path emptied after zero_config_resolve */
     int shard;                   /* zero_optimization.mics_shard_size (0: flat) */
+    int gacc;                    /* cfg.grad_accum_device + 2 (0: the default, -1) */
+    int64_t fake_free;           /* > 0: the backend's mem_info says this many bytes are free */
     const char *dir;             /* nvme_path */
     int64_t bucket;
     zero_result r[MAXW];
@@ -127,6 +132,14 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
     return (J->dpu && !J->destroy_early && (r = zero_flush(e)) != ZERO_OK) ? r : ZERO_OK;
 }
 
+static int64_t fake_free_bytes;
+static int fake_mem_info(void *ctx, size_t *free_bytes, size_t *total_bytes) {
+    (void)ctx;
+    *free_bytes = (size_t)fake_free_bytes;
+    *total_bytes = (size_t)fake_free_bytes * 2;
+    return 0;
+}
+
 static zero_result rank_fn(const zero_backend *b, void *arg) {
     job *J = (job *)arg;
     zero_config c = zero_config_default();
@@ -148,6 +161,12 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         b = &ob;
     } else if ((J->nvme || J->poff == ZERO_OFFLOAD_NVME) && !J->no_hooks) { /* the tile store, the CPU Adam on the calling thread */
         zero_offload_backend(b, NULL, &ob);
+        b = &ob;
+    }
+    if (J->fake_free > 0) {
+        if (b != &ob) ob = *b;
+        fake_free_bytes = J->fake_free;
+        ob.mem_info = fake_mem_info;
         b = &ob;
     }
     memset(ts, 0, sizeof ts);
@@ -189,6 +208,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     c.overlap_cpu_step = !J->no_overlap;
     c.gradient_clipping = J->noclip ? 0 : 0.5;
     if (J->shard) c.zero_optimization.mics_shard_size = J->shard;
+    if (J->gacc) c.grad_accum_device = J->gacc - 2;
     c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
     c.fp16.initial_scale_power = 6;
     c.bf16.enabled = J->dtype == ZERO_DTYPE_BF16;
@@ -310,12 +330,71 @@ static void test_sum_failure(void) {
     printf("the CPU's sum failing: both ranks told at the last micro-batch, naming it\n");
 }
 
+/* Where the micro-batches add up with the optimizer offloaded (stage 3, 2
+   ranks, 2 micro-batches): the device when its accumulator takes at most a
+   third of what mem_info says is free (to the byte), the host above that or
+   when mem_info cannot tell (the host backend without ZERO_HOST_MEM_LIMIT);
+   cfg.grad_accum_device 0 / 1 and ZERO_GRAD_ACC decide instead. The path
+   shows in the backward's bytes to the device (only the host's sum brings
+   any back), and the weights are the run without offload's either way. */
+static void test_grad_place(void) {
+    static job a, j;
+    static const struct {
+        int fake;          /* mem_info says 3 x the accumulator + delta bytes are free */
+        int64_t delta;
+        const char *limit; /* ZERO_HOST_MEM_LIMIT */
+        const char *env;   /* ZERO_GRAD_ACC */
+        int gacc, device;  /* job.gacc; the device's sum expected */
+    } cases[] = {
+        {0, 0, NULL, NULL, 0, 0},       /* no limit: unknown, the host */
+        {0, 0, "1000000000", NULL, 0, 1}, /* a limit with room */
+        {0, 0, "1000000000", "host", 0, 0}, /* the environment over the rule */
+        {0, 0, "1000000000", NULL, 2, 0}, /* cfg 0 over the rule */
+        {0, 0, NULL, NULL, 3, 1},       /* cfg 1 without knowing */
+        {1, 0, NULL, NULL, 0, 1},       /* exactly a third */
+        {1, -1, NULL, NULL, 0, 0},      /* a byte less */
+        {1, -1, NULL, "device", 0, 1},  /* the environment over the rule */
+    };
+    zero_error err;
+    size_t acc;
+    unsigned k;
+    memset(&a, 0, sizeof a);
+    a.stage = 3;
+    a.dtype = ZERO_DTYPE_BF16;
+    a.gas = 2;
+    a.bucket = 64;
+    CHECK(zero_host_run(2, rank_fn, &a, &err) == ZERO_OK && a.r[0] == ZERO_OK);
+    acc = a.ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE]; /* rank 0's owned fp32 accumulator */
+    CHECK(acc > 0);
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memset(&j, 0, sizeof j);
+        j.stage = 3;
+        j.dtype = ZERO_DTYPE_BF16;
+        j.gas = 2;
+        j.bucket = 64;
+        j.offload = 1;
+        j.gacc = cases[k].gacc;
+        if (cases[k].fake) j.fake_free = 3 * (int64_t)acc + cases[k].delta;
+        if (cases[k].limit) setenv("ZERO_HOST_MEM_LIMIT", cases[k].limit, 1);
+        if (cases[k].env) setenv("ZERO_GRAD_ACC", cases[k].env, 1);
+        CHECK(zero_host_run(2, rank_fn, &j, &err) == ZERO_OK);
+        unsetenv("ZERO_HOST_MEM_LIMIT");
+        unsetenv("ZERO_GRAD_ACC");
+        CHECKF(j.r[0] == ZERO_OK && j.r[1] == ZERO_OK, "grad place case %u: %s / %s", k, j.msg[0], j.msg[1]);
+        CHECKF((j.bwd_to_dev == 0) == cases[k].device && j.bwd_to_host > 0,
+               "grad place case %u: %lld bytes to the device, %lld to the host; expected the %s's sum", k,
+               (long long)j.bwd_to_dev, (long long)j.bwd_to_host, cases[k].device ? "device" : "host");
+        CHECKF(!memcmp(j.w[0], a.w[0], sizeof j.w[0]), "grad place case %u: the weights differ from the run without offload", k);
+    }
+}
+
 int main(void) {
     static job a, b, c;
     zero_error err;
     int stage, dt, world, gas, k, r, n_sum = 0;
     zt_seed("test_engine_offload");
     test_sum_failure();
+    test_grad_place();
     for (stage = 1; stage <= 3; stage++)
         for (dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
             for (world = 1; world <= 3; world++)
@@ -360,6 +439,23 @@ int main(void) {
                                    "stage %d %s world %d gas %d, ZERO_HOST_SUM=0: %lld to the host, %lld to the device (X %lld)",
                                    stage, zero_dtype_name((zero_dtype)dt), world, gas, (long long)c.bwd_to_host,
                                    (long long)c.bwd_to_dev, (long long)x);
+                            /* ZERO_GRAD_ACC=device: the micro-batches add up in a device accumulator of
+                               the no-offload run's size, and the sum X crosses once, on the last; the same bits */
+                            c = b;
+                            c.bwd_to_dev = c.bwd_to_host = 0;
+                            setenv("ZERO_GRAD_ACC", "device", 1);
+                            CHECK(zero_host_run(world, rank_fn, &c, &err) == ZERO_OK);
+                            unsetenv("ZERO_GRAD_ACC");
+                            CHECKF(c.r[0] == ZERO_OK && !memcmp(c.w[0], a.w[0], sizeof c.w[0]) && !memcmp(c.m[0], a.m[0], sizeof c.m[0]),
+                                   "stage %d %s world %d gas %d: the device's accumulation changed the weights or moments (%s)",
+                                   stage, zero_dtype_name((zero_dtype)dt), world, gas, c.msg[0]);
+                            CHECKF(c.bwd_to_dev == 0 && c.bwd_to_host == x,
+                                   "stage %d %s world %d gas %d, ZERO_GRAD_ACC=device: %lld to the host, %lld to the device (X %lld)",
+                                   stage, zero_dtype_name((zero_dtype)dt), world, gas, (long long)c.bwd_to_host,
+                                   (long long)c.bwd_to_dev, (long long)x);
+                            CHECKF(c.ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] == a.ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE],
+                                   "stage %d world %d gas %d: device accumulator %zu bytes, %zu without offload", stage, world, gas,
+                                   c.ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE], a.ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE]);
                             n_sum++;
                         }
                         /* master and moments moved off the device, to the kind asked for */
