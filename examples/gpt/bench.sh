@@ -35,9 +35,10 @@
 #   sh examples/gpt/bench.sh offload-recipes   only the offload recipes of `offload` (zero and DeepSpeed)
 #   sh examples/gpt/bench.sh offload-capacity  only the largest model of ZeRO-3 with both offloads
 #                                     (bench_offload --capacity --placements cpu+param, about 3 minutes)
-#   sh examples/gpt/bench.sh offload-scale  one GPU: a 6.45e9 GPT with ZeRO-3 and both offloads at T 1024,
-#                                     micro-batch 8, recompute, accumulation 1 and 4 (and 4 with ZERO_HOST_SUM=0),
-#                                     each with its floor (about 6 minutes on one H200)
+#   sh examples/gpt/bench.sh offload-scale  one GPU: a 6.65e9 GPT with ZeRO-3 and both offloads at T 1024,
+#                                     micro-batch 8, recompute, accumulation 1, 4 (the micro-batches added on the
+#                                     device and, ZERO_GRAD_ACC=host, in host memory) and 8, each with its floor,
+#                                     then without offload where it fits (about 8 minutes on one H200)
 #   One H100, zero against PyTorch on GPT-2 XL (T 1024, bf16, V 256, synthetic tokens): baseline/fsdp2_gpt.py
 #   --plain 1 (one GPU, bf16 autocast), FSDP2 on one GPU (reshard_after_forward $FSDP2_RESHARD, default 0), and
 #   DeepSpeed where it is importable. Each target ends with a table: tokens/s, MFU, GPU memory, and zero's
@@ -117,12 +118,19 @@ offload_recipes() { # the seed's recipe and ZeRO-2 + optimizer offload: zero (wi
 }
 
 offload_scale() { # a model that needs offload, at a batch where the GPU's compute can be the floor
-    # 6.45e9 (BIG, V 50304), ZeRO-3 + both offloads, T 1024, micro-batch 8, recompute; accumulation 1 and 4, and 4
-    # with every micro-batch added on the device (ZERO_HOST_SUM=0) for the CPU's sum against it
+    # 6.65e9 (BIG, V 50304), ZeRO-3 + both offloads, T 1024, micro-batch 8, recompute, the gathered parameters
+    # kept while the GPU has room (keep.json): accumulation 1, 4 (where the micro-batches add up: the default,
+    # the device here, and ZERO_GRAD_ACC=host) and 8; then the same model without offload, where it fits (the
+    # compute floor: an H200's 139 GiB hold its 16 bytes a parameter, an H100's do not)
     S="$BIG --vocab 50304 --stage 3 --seq 1024 --batch 8 --recompute --offload-optimizer cpu --offload-param cpu"
-    run big_off_gas1 $G $S --gas 1 --steps 4 --warmup 1 --metrics "$DIR/big_off_gas1.jsonl"
-    run big_off_gas4 $G $S --gas 4 --steps 3 --warmup 1 --metrics "$DIR/big_off_gas4.jsonl"
-    ZERO_HOST_SUM=0 run big_off_gas4_devsum $G $S --gas 4 --steps 3 --warmup 1 --metrics "$DIR/big_off_gas4_devsum.jsonl"
+    echo '{"zero_optimization":{"stage3_max_live_parameters":1e10,"stage3_max_reuse_distance":1e10}}' >"$DIR/keep.json"
+    K="--config $DIR/keep.json"
+    run big_off_gas1 $G $S $K --gas 1 --steps 4 --warmup 1 --metrics "$DIR/big_off_gas1.jsonl"
+    run big_off_gas4 $G $S $K --gas 4 --steps 3 --warmup 1 --metrics "$DIR/big_off_gas4.jsonl"
+    ZERO_GRAD_ACC=host run big_off_gas4_host $G $S $K --gas 4 --steps 3 --warmup 1 --metrics "$DIR/big_off_gas4_host.jsonl"
+    run big_off_gas8 $G $S $K --gas 8 --steps 3 --warmup 1 --metrics "$DIR/big_off_gas8.jsonl"
+    run big_nooff_gas4 $G $BIG --vocab 50304 --stage 3 --seq 1024 --batch 8 --recompute $K --gas 4 --steps 3 --warmup 1 \
+        --metrics "$DIR/big_nooff_gas4.jsonl"
 }
 
 no_offload() { # GPT-2 XL, T 1024, micro-batch 8, bf16: zero, DeepSpeed and FSDP2 without offload
