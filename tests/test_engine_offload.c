@@ -132,7 +132,7 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
     return (J->dpu && !J->destroy_early && (r = zero_flush(e)) != ZERO_OK) ? r : ZERO_OK;
 }
 
-static int64_t fake_free_bytes;
+static int64_t fake_free_bytes; /* set before zero_host_run, read by its ranks */
 static int fake_mem_info(void *ctx, size_t *free_bytes, size_t *total_bytes) {
     (void)ctx;
     *free_bytes = (size_t)fake_free_bytes;
@@ -165,7 +165,6 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     }
     if (J->fake_free > 0) {
         if (b != &ob) ob = *b;
-        fake_free_bytes = J->fake_free;
         ob.mem_info = fake_mem_info;
         b = &ob;
     }
@@ -374,7 +373,7 @@ static void test_grad_place(void) {
         j.bucket = 64;
         j.offload = 1;
         j.gacc = cases[k].gacc;
-        if (cases[k].fake) j.fake_free = 3 * (int64_t)acc + cases[k].delta;
+        if (cases[k].fake) j.fake_free = fake_free_bytes = 3 * (int64_t)acc + cases[k].delta; /* (read by the ranks' mem_info) */
         if (cases[k].limit) setenv("ZERO_HOST_MEM_LIMIT", cases[k].limit, 1);
         if (cases[k].env) setenv("ZERO_GRAD_ACC", cases[k].env, 1);
         CHECK(zero_host_run(2, rank_fn, &j, &err) == ZERO_OK);
