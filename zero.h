@@ -12840,9 +12840,12 @@ ZERO__DEF zero_result zero_release(zero_engine *e, int t) {
         ss->free_rec = 1;
     }
     if (e->pool.trace_state == ZERO__TRACE_COMPLETE) { /* used again soon? (stage3_max_reuse_distance) */
+        /* the rest of this micro-batch's order, then, when another micro-batch of the step follows (the
+           parameters stay what they are until zero_step), its order from the start */
         int64_t dist = 0;
-        int p;
-        for (p = e->pool.trace_pos; p < e->pool.trace_len && dist < e->cfg.zero_optimization.stage3_max_reuse_distance; p++) {
+        int p, n = e->pool.trace_len - e->pool.trace_pos + (e->run.micro < e->plan.gas - 1 ? e->pool.trace_pos : 0), k;
+        for (k = 0; k < n && dist < e->cfg.zero_optimization.stage3_max_reuse_distance; k++) {
+            p = (e->pool.trace_pos + k) % e->pool.trace_len;
             if (e->pool.trace[p] == s) {
                 keep = 1;
                 break;

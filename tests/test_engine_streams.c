@@ -536,7 +536,7 @@ static void model_done(model *m, int rank) {
 /* threshold 0 and a small pool; DeepSpeed's defaults (the pool holds every
    span; all tensors but the split ones persistent); threshold 50 and a
    small pool */
-enum { POOL, DEFAULTS, PERSIST_SOME };
+enum { POOL, DEFAULTS, PERSIST_SOME, KEEP }; /* KEEP: nothing persistent, a pool that holds every unit */
 
 typedef struct job {
     char name[64];
@@ -685,7 +685,10 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     c.gradient_accumulation_steps = J->gas;
     c.zero_optimization.stage = 3;
     c.zero_optimization.reduce_bucket_size = 64; /* t2, t4, t5, t9 split: spans of several units */
-    if (J->persist != DEFAULTS) {
+    if (J->persist == KEEP) {
+        c.zero_optimization.stage3_param_persistence_threshold = 0;
+        if (J->reuse0) c.zero_optimization.stage3_max_reuse_distance = 0;
+    } else if (J->persist != DEFAULTS) {
         /* a pool of a few units: fetches evict, prefetch runs ahead of the trace */
         c.zero_optimization.stage3_param_persistence_threshold = J->persist == PERSIST_SOME ? 50 : 0;
         c.zero_optimization.stage3_max_live_parameters = 200;
@@ -775,7 +778,7 @@ static void check_job(job *J) {
        read and regathered where there are any */
     CHECKF(atfetch > 0 && ahead > 0, "%s: %lld R2 pairs at fetches, %lld R1 pairs on prefetched gathers", J->name,
            (long long)atfetch, (long long)ahead);
-    CHECKF(J->persist == POOL ? npers == 0 && p1 == 0 && p2 == 0 : npers > 0 && p1 > 0 && p2 > 0,
+    CHECKF(J->persist == POOL || J->persist == KEEP ? npers == 0 && p1 == 0 && p2 == 0 : npers > 0 && p1 > 0 && p2 > 0,
            "%s: %lld persistent tensors over the ranks, %lld R1 and %lld R2 pairs on them", J->name, (long long)npers,
            (long long)p1, (long long)p2);
     printf("%-38s R1 %4lld (prefetched %3lld, persistent %3lld)  R2 %4lld (at fetches %3lld, persistent %3lld)  "
@@ -830,6 +833,36 @@ int main(void) {
             snprintf(a.name, sizeof a.name, "%s %s w%d gas%d%s", a.persist == DEFAULTS ? "defaults" : "persist<=50",
                      zero_dtype_name((zero_dtype)a.dtype), a.world, a.gas, a.offload ? ", offload cpu" : "");
             check_job(&a);
+        }
+    }
+    /* a pool that holds every unit: a unit released in one micro-batch's backward is kept for the next
+       micro-batch's forward (stage3_max_reuse_distance counts on into it), so once the first micro-batch
+       has recorded the order, a step's later micro-batches gather nothing: 3 micro-batches a step gather
+       what 2 do; with reuse distance 0 each micro-batch gathers again */
+    {
+        static job k2, k3;
+        int reuse0;
+        for (reuse0 = 0; reuse0 < 2; reuse0++) {
+            memset(&k2, 0, sizeof k2);
+            k2.persist = KEEP;
+            k2.dtype = ZERO_DTYPE_BF16;
+            k2.world = 2;
+            k2.gas = 2;
+            k2.reuse0 = reuse0;
+            k2.clip = 0.5;
+            k3 = k2;
+            k3.gas = 3;
+            snprintf(k2.name, sizeof k2.name, "keep bf16 w2 gas2%s", reuse0 ? " reuse0" : "");
+            snprintf(k3.name, sizeof k3.name, "keep bf16 w2 gas3%s", reuse0 ? " reuse0" : "");
+            check_job(&k2);
+            check_job(&k3);
+            for (i = 0; i < 2; i++) {
+                CHECKF(2 * k3.fetches[i] == 3 * k2.fetches[i] && k2.gathered[i] > 0,
+                       "keep rank %d: %lld fetches at gas 3, %lld at gas 2", i, (long long)k3.fetches[i], (long long)k2.fetches[i]);
+                CHECKF(reuse0 ? 2 * k3.gathered[i] == 3 * k2.gathered[i] : k3.gathered[i] == k2.gathered[i],
+                       "keep%s rank %d: %lld units gathered at gas 3, %lld at gas 2", reuse0 ? " reuse0" : "", i,
+                       (long long)k3.gathered[i], (long long)k2.gathered[i]);
+            }
         }
     }
     printf("%.2f s\n", zt_now_s() - t0);
