@@ -1,5 +1,5 @@
 /* test_optim.c - the optimizers beside Adam (optimizer.type Lion, Adagrad,
-   SGD) on host ranks: each against a float64 reference of its update rule
+   SGD; Lamb in its own section below, with its tolerances) on host ranks: each against a float64 reference of its update rule
    (DeepSpeed's CPU Lion and CPU Adagrad, torch.optim.SGD) over six steps with
    gradient clipping, weight decay with a no-decay tensor, and gradient
    accumulation, at stages 0-3 x world 1, 2, 3, 5; stages 0 and 1, and 2 and
