@@ -459,6 +459,8 @@ typedef enum zero_optimizer_type {
     ZERO_OPTIMIZER_LION,  /* "Lion": DeepSpeed's CPU Lion (csrc/lion/cpu_lion_impl.cpp); one moment */
     ZERO_OPTIMIZER_ADAGRAD, /* "Adagrad": DeepSpeed's CPU Adagrad (csrc/includes/cpu_adagrad.h); one sum of squares */
     ZERO_OPTIMIZER_SGD,   /* "SGD": torch.optim.SGD (momentum, dampening, nesterov); a momentum buffer when momentum > 0 */
+    ZERO_OPTIMIZER_LAMB,  /* "Lamb": DeepSpeed's FusedLamb (csrc/lamb/fused_lamb_cuda_kernel.cu); Adam's two moments and a
+                             trust ratio per whole tensor */
     ZERO_OPTIMIZER_COUNT
 } zero_optimizer_type;
 
@@ -533,6 +535,9 @@ typedef struct zero_optimizer_config {
     double momentum;           /* SGD params.momentum: 0 */
     double dampening;          /* SGD params.dampening: 0 */
     int nesterov;              /* SGD params.nesterov: false */
+    int eps_inside_sqrt;       /* Lamb params.eps_inside_sqrt: false */
+    double max_coeff;          /* Lamb params.max_coeff: 10 (the trust ratio's ceiling) */
+    double min_coeff;          /* Lamb params.min_coeff: 0.01 (its floor; <= max_coeff) */
 } zero_optimizer_config;
 
 /* "scheduler": {"type": ..., "params": {...}}; one struct for all five. */
@@ -1151,6 +1156,16 @@ typedef struct zero_sumsq_seg {
               (1 - dampening) d, d = nesterov ? d + momentum m : m;
               p = p - lr d                                     (torch.optim.SGD; m
               only with momentum, unread otherwise)
+     LAMB     two calls, lamb_pass 1 then 2 (DeepSpeed's FusedLamb: moments
+              without bias correction inside u, the correction in the step):
+              1: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g g;
+                 u = m / (sqrt(v) + eps) + wd p  (sqrt(v + eps): eps_inside);
+                 segment k's sums of p^2 and u^2, in double, in element
+                 order, added to lamb_sums[2k], [2k + 1]; p unchanged
+              2: u again from the same m, v, p (bitwise pass 1's);
+                 p = p - (lr / (bc1 bc2) * lamb_ratio[k]) u
+              Pass 1 continues the sums where a call before it left them, so
+              a segment cut into pieces adds up as if stepped whole.
    The state a rule does not use may be NULL (zero_optimizer_state_mask). */
 typedef struct zero_adam_args {
     float *master, *m, *v;     /* fp32 */
@@ -1164,13 +1179,18 @@ typedef struct zero_adam_args {
     int kind;                  /* zero_optimizer_type (0: Adam) */
     float momentum, dampening; /* SGD */
     int nesterov, first;       /* SGD: nesterov; the first applied step (the buffer starts as d) */
+    int lamb_pass, eps_inside; /* LAMB: 1 or 2 (above); eps under the square root */
+    double *lamb_sums;         /* LAMB pass 1: per segment, sum p^2 and sum u^2 (added to) */
+    const float *lamb_ratio;   /* LAMB pass 2: per segment, its tensor's trust ratio */
 } zero_adam_args;
 
 /* The fp32 state arrays the rule of `type` keeps per element: bit 0 m (Adam's
-   first moment, Lion's momentum, SGD's momentum buffer when momentum != 0),
-   bit 1 v (Adam's second moment, Adagrad's sum of squares). */
+   and Lamb's first moment, Lion's momentum, SGD's momentum buffer when
+   momentum != 0), bit 1 v (Adam's and Lamb's second moment, Adagrad's sum of
+   squares). Lamb's per-tensor norms are not per element (two doubles a
+   tensor and a ratio a segment, for the step only). */
 ZERO_API int zero_optimizer_state_mask(zero_optimizer_type type, double momentum);
-/* "Adam", "AdamW", "Lion", "Adagrad", "SGD"; "?" outside the enum. */
+/* "Adam", "AdamW", "Lion", "Adagrad", "SGD", "Lamb"; "?" outside the enum. */
 ZERO_API const char *zero_optimizer_name(zero_optimizer_type type);
 
 /* Everything the engine needs from a machine. Calls on one stream run in
@@ -3534,6 +3554,8 @@ ZERO__DEF zero_config zero_config_default(void) {
     c.optimizer.weight_decay = 0;
     c.optimizer.bias_correction = 1;
     c.optimizer.adam_w_mode = 1;
+    c.optimizer.max_coeff = 10.0;
+    c.optimizer.min_coeff = 0.01;
 
     c.scheduler.type = ZERO_SCHEDULER_NONE;
     c.scheduler.last_batch_iteration = -1;
@@ -3646,7 +3668,8 @@ enum {
 #define ZERO__O_LION (1u << ZERO_OPTIMIZER_LION)
 #define ZERO__O_ADAGRAD (1u << ZERO_OPTIMIZER_ADAGRAD)
 #define ZERO__O_SGD (1u << ZERO_OPTIMIZER_SGD)
-#define ZERO__O_ALL (ZERO__O_ADAM | ZERO__O_LION | ZERO__O_ADAGRAD | ZERO__O_SGD)
+#define ZERO__O_LAMB (1u << ZERO_OPTIMIZER_LAMB)
+#define ZERO__O_ALL (ZERO__O_ADAM | ZERO__O_LION | ZERO__O_ADAGRAD | ZERO__O_SGD | ZERO__O_LAMB)
 
 typedef struct zero__key {
     zero_key_info info;
@@ -3794,32 +3817,33 @@ static const zero__key zero__keys[] = {
     {{"optimizer", "object", "None", ZERO__IMPL, "the optimizer: {\"type\": ..., \"params\": {...}}", "absent: Adam with the defaults below"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
     {{"optimizer.type", "string", "-", ZERO__IMPL,
-      "\"Adam\", \"AdamW\", \"Lion\", \"Adagrad\" or \"SGD\" (case-insensitive); \"Adam\" decouples weight decay unless adam_w_mode is false",
-      "DeepSpeed's other optimizers (Lamb, OneBitAdam, ZeroOneAdam, OneBitLamb, MuAdam, MuAdamW, MuSGD, Muon) and other torch.optim names are errors"},
-     ZERO__K_ENUM, ZERO__OFF(optimizer.type), 0, 0, "Adam:0|AdamW:1|Lion:2|Adagrad:3|SGD:4", ZERO__AUTO_NO, ZERO__F_NOCASE, 0, NULL, "cfg.optimizer.type"},
+      "\"Adam\", \"AdamW\", \"Lion\", \"Adagrad\", \"SGD\" or \"Lamb\" (case-insensitive); \"Adam\" decouples weight decay unless adam_w_mode is false",
+      "DeepSpeed's other optimizers (OneBitAdam, ZeroOneAdam, OneBitLamb, MuAdam, MuAdamW, MuSGD, Muon) and other torch.optim names are errors"},
+     ZERO__K_ENUM, ZERO__OFF(optimizer.type), 0, 0, "Adam:0|AdamW:1|Lion:2|Adagrad:3|SGD:4|Lamb:5", ZERO__AUTO_NO, ZERO__F_NOCASE, 0, NULL, "cfg.optimizer.type"},
     {{"optimizer.params", "object", "{}", ZERO__IMPL, "keyword arguments of the optimizer",
       "unknown keys, and keys of another optimizer, are errors (DeepSpeed: TypeError)"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT, 0, NULL, ""},
     {{"optimizer.params.lr", "float", "1e-3", ZERO__IMPL, "learning rate (the base of every schedule); Adagrad: 1e-2",
       "\"auto\": set cfg.optimizer.lr (HF: learning_rate)"},
      ZERO__K_F64, ZERO__OFF(optimizer.lr), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ALL, NULL, "cfg.optimizer.lr"},
-    {{"optimizer.params.betas", "[float, float]", "[0.9, 0.999]", ZERO__IMPL, "Adam's and Lion's beta1, beta2, each in [0, 1)",
+    {{"optimizer.params.betas", "[float, float]", "[0.9, 0.999]", ZERO__IMPL, "Adam's, Lion's and Lamb's beta1, beta2, each in [0, 1)",
       "\"auto\": set cfg.optimizer.beta1 and beta2 (HF: adam_beta1, adam_beta2)"},
-     ZERO__K_BETAS, ZERO__OFF(optimizer.beta1), 0, 0.9999999999999999, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ADAM | ZERO__O_LION, NULL, "cfg.optimizer.beta1, cfg.optimizer.beta2"},
-    {{"optimizer.params.eps", "float", "1e-8", ZERO__IMPL, "Adam's and Adagrad's epsilon; Adagrad: 1e-10",
+     ZERO__K_BETAS, ZERO__OFF(optimizer.beta1), 0, 0.9999999999999999, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ADAM | ZERO__O_LION | ZERO__O_LAMB, NULL, "cfg.optimizer.beta1, cfg.optimizer.beta2"},
+    {{"optimizer.params.eps", "float", "1e-8", ZERO__IMPL, "Adam's, Adagrad's and Lamb's epsilon; Adagrad: 1e-10",
       "\"auto\": set cfg.optimizer.eps (HF: adam_epsilon)"},
-     ZERO__K_F64, ZERO__OFF(optimizer.eps), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ADAM | ZERO__O_ADAGRAD, NULL, "cfg.optimizer.eps"},
-    {{"optimizer.params.weight_decay", "float", "0", ZERO__IMPL, "weight decay (decoupled in AdamW mode and in Lion)",
+     ZERO__K_F64, ZERO__OFF(optimizer.eps), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ADAM | ZERO__O_ADAGRAD | ZERO__O_LAMB, NULL, "cfg.optimizer.eps"},
+    {{"optimizer.params.weight_decay", "float", "0", ZERO__IMPL, "weight decay (decoupled in AdamW mode and in Lion; in Lamb's update)",
       "\"auto\": set cfg.optimizer.weight_decay (HF: weight_decay)"},
      ZERO__K_F64, ZERO__OFF(optimizer.weight_decay), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ALL, NULL, "cfg.optimizer.weight_decay"},
-    {{"optimizer.params.bias_correction", "bool", "true", ZERO__IMPL, "Adam's bias correction", ""},
-     ZERO__K_BOOL, ZERO__OFF(optimizer.bias_correction), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_ADAM, NULL, "cfg.optimizer.bias_correction"},
+    {{"optimizer.params.bias_correction", "bool", "true", ZERO__IMPL, "Adam's and Lamb's bias correction", ""},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.bias_correction), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_ADAM | ZERO__O_LAMB, NULL, "cfg.optimizer.bias_correction"},
     {{"optimizer.params.adam_w_mode", "bool", "true", ZERO__IMPL, "decoupled weight decay (AdamW) even for \"Adam\"", ""},
      ZERO__K_BOOL, ZERO__OFF(optimizer.adam_w_mode), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_ADAM, NULL, "cfg.optimizer.adam_w_mode"},
     {{"optimizer.params.torch_adam", "bool", "false", ZERO__NOEF, "use torch's Adam instead of FusedAdam", "same math: zero has one Adam"},
      ZERO__K_BOOL, ZERO__OFF(optimizer.torch_adam), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_ADAM, NULL, "cfg.optimizer.torch_adam"},
-    {{"optimizer.params.amsgrad", "bool", "false", ZERO__REJ, "Adam's and Adagrad's AMSGrad variant", "DeepSpeed's fused and CPU Adam reject it; its CPU Adagrad ignores it"},
-     ZERO__K_BOOL, ZERO__OFF(optimizer.amsgrad), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_ADAM | ZERO__O_ADAGRAD, NULL, "cfg.optimizer.amsgrad"},
+    {{"optimizer.params.amsgrad", "bool", "false", ZERO__REJ, "Adam's, Adagrad's and Lamb's AMSGrad variant",
+      "DeepSpeed's fused and CPU Adam and its FusedLamb reject it; its CPU Adagrad ignores it"},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.amsgrad), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_ADAM | ZERO__O_ADAGRAD | ZERO__O_LAMB, NULL, "cfg.optimizer.amsgrad"},
     {{"optimizer.params.momentum", "float", "0", ZERO__IMPL, "SGD's momentum factor; 0: no momentum buffer", ""},
      ZERO__K_F64, ZERO__OFF(optimizer.momentum), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_SGD, NULL, "cfg.optimizer.momentum"},
     {{"optimizer.params.dampening", "float", "0", ZERO__IMPL, "SGD's dampening of the momentum", ""},
@@ -3835,6 +3859,15 @@ static const zero__key zero__keys[] = {
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_BOOL, ZERO__O_SGD, NULL, ""},
     {{"optimizer.params.differentiable", "bool", "false", ZERO__NOEF, "SGD: autograd through the step", "zero's step is not part of a graph"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_BOOL, ZERO__O_SGD, NULL, ""},
+    {{"optimizer.params.eps_inside_sqrt", "bool", "false", ZERO__IMPL, "Lamb: eps added to v under the square root", ""},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.eps_inside_sqrt), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_LAMB, NULL, "cfg.optimizer.eps_inside_sqrt"},
+    {{"optimizer.params.max_coeff", "float", "10.0", ZERO__IMPL, "Lamb: the trust ratio's ceiling", ""},
+     ZERO__K_F64, ZERO__OFF(optimizer.max_coeff), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_LAMB, NULL, "cfg.optimizer.max_coeff"},
+    {{"optimizer.params.min_coeff", "float", "0.01", ZERO__IMPL, "Lamb: the trust ratio's floor", "must not exceed max_coeff"},
+     ZERO__K_F64, ZERO__OFF(optimizer.min_coeff), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_LAMB, NULL, "cfg.optimizer.min_coeff"},
+    {{"optimizer.params.max_grad_norm", "float", "0", ZERO__REJ, "Lamb: clip by the global gradient norm",
+      "DeepSpeed refuses it in any optimizer's params (ValueError): use gradient_clipping"},
+     ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_NULL_ONLY, ZERO__O_LAMB, NULL, ""},
 
     /* ---- scheduler ---- */
     {{"scheduler", "object", "None", ZERO__IMPL, "LR schedule: {\"type\": ..., \"params\": {...}}", "zero_lr_at computes it"},
@@ -4571,8 +4604,8 @@ static void zero__enum_list(const char *choices, char *buf, size_t cap) {
    any other name (DeepSpeed looks those up in torch.optim). */
 static zero_result zero__optimizer_type_fail(zero__parse *p, const char *key, int node, const char *s, size_t n,
                                              const char *list, const char *pv) {
-    static const char *const ds_only[] = {"Lamb",  "OneBitAdam", "ZeroOneAdam", "OneBitLamb",
-                                          "MuAdam", "MuAdamW",    "MuSGD",       "Muon"};
+    static const char *const ds_only[] = {"OneBitAdam", "ZeroOneAdam", "OneBitLamb", "MuAdam",
+                                          "MuAdamW",    "MuSGD",       "Muon"};
     size_t q, c;
     for (q = 0; q < sizeof ds_only / sizeof ds_only[0]; q++) {
         int same = strlen(ds_only[q]) == n;
@@ -5302,7 +5335,7 @@ static zero_result zero__resolve_optimizer(const zero_config *c, zero_error *err
     if ((unsigned)o->type >= ZERO_OPTIMIZER_COUNT)
         return zero__rfail(c, err, ZERO_MSG_CONFIG_ENUM, "optimizer.type", "optimizer.type",
                            "cfg.optimizer.type = %d is no zero_optimizer_type\nHINT: ZERO_OPTIMIZER_ADAM, _ADAMW, "
-                           "_LION, _ADAGRAD or _SGD",
+                           "_LION, _ADAGRAD, _SGD or _LAMB",
                            (int)o->type);
     if (o->type == ZERO_OPTIMIZER_SGD && o->nesterov == 1 && !(o->momentum > 0 && o->dampening == 0))
         return zero__rfail(c, err, ZERO_MSG_CONFIG_INCONSISTENT, "optimizer.params.nesterov", "optimizer.params.nesterov",
@@ -5310,6 +5343,16 @@ static zero_result zero__resolve_optimizer(const zero_config *c, zero_error *err
                            "ValueError)\nHINT: set optimizer.params.momentum (0.9 is usual) and leave dampening at 0, "
                            "or set nesterov to false",
                            o->momentum, o->dampening);
+    if (o->type == ZERO_OPTIMIZER_LAMB && o->min_coeff > o->max_coeff)
+        return zero__rfail(c, err, ZERO_MSG_CONFIG_INCONSISTENT, "optimizer.params.min_coeff", "optimizer.params.min_coeff",
+                           "Lamb's min_coeff %g is above its max_coeff %g: no trust ratio lies between them\nHINT: "
+                           "set min_coeff <= max_coeff (DeepSpeed's defaults: 0.01 and 10)",
+                           o->min_coeff, o->max_coeff);
+    if (o->type == ZERO_OPTIMIZER_LAMB && c->fp16.enabled == 1 && c->fp16.loss_scale > 0)
+        return zero__rfail(c, err, ZERO_MSG_CONFIG_INCONSISTENT, "fp16.loss_scale", "fp16.loss_scale",
+                           "Lamb with fp16 needs dynamic loss scaling, got the static loss_scale %g (DeepSpeed asserts "
+                           "the same)\nHINT: set fp16.loss_scale to 0",
+                           c->fp16.loss_scale);
     return ZERO_OK;
 }
 
@@ -8487,6 +8530,39 @@ static void zero__adam_range(const zero_adam_args *a, const zero_adam_seg *sg, i
     }
 }
 
+/* Lamb's pass (a->lamb_pass) on elements [i0, i1) of segment sg, fp32 as
+   DeepSpeed's kernel, the sums in double (zero_adam_args). sg is one of
+   a->segs: its index picks its sums and ratio. */
+static void zero__lamb_range(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0, size_t i1) {
+    size_t k = (size_t)(sg - a->segs), i;
+    float b1 = a->beta1, b2 = a->beta2, omb1 = 1.0f - b1, omb2 = 1.0f - b2, wd = sg->weight_decay, eps = a->eps;
+    if (a->lamb_pass == 1) {
+        double sp = a->lamb_sums[2 * k], su = a->lamb_sums[2 * k + 1];
+        for (i = i0; i < i1; i++) {
+            float p = a->master[i], g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
+            float m = b1 * a->m[i] + omb1 * g, v = b2 * a->v[i] + omb2 * g * g;
+            float u = m / (a->eps_inside ? sqrtf(v + eps) : sqrtf(v) + eps) + wd * p;
+            a->m[i] = m;
+            a->v[i] = v;
+            sp += (double)p * (double)p;
+            su += (double)u * (double)u;
+        }
+        a->lamb_sums[2 * k] = sp;
+        a->lamb_sums[2 * k + 1] = su;
+        return;
+    }
+    {
+        float coef = sg->lr / (a->bc1 * a->bc2) * a->lamb_ratio[k];
+        for (i = i0; i < i1; i++) {
+            float p = a->master[i], m = a->m[i], v = a->v[i];
+            float u = m / (a->eps_inside ? sqrtf(v + eps) : sqrtf(v) + eps) + wd * p;
+            p = p - coef * u;
+            a->master[i] = p;
+            if (store) zero__host_put(a->param, a->param_dtype, i, p);
+        }
+    }
+}
+
 /* The rules other than Adam on elements [i0, i1) of segment sg, fp32, in
    their references' order of operations (zero_adam_args): the one scalar
    definition, as zero__adam_range is Adam's. */
@@ -8494,6 +8570,10 @@ static void zero__opt_range(const zero_adam_args *a, const zero_adam_seg *sg, in
     float lr = sg->lr, wd = sg->weight_decay, b1 = a->beta1, b2 = a->beta2;
     float omb1 = 1.0f - b1, omb2 = 1.0f - b2, after = 1.0f - lr * wd, mu = a->momentum, damp = 1.0f - a->dampening;
     size_t i;
+    if (a->kind == ZERO_OPTIMIZER_LAMB) {
+        zero__lamb_range(a, sg, store, i0, i1);
+        return;
+    }
     if (a->kind != ZERO_OPTIMIZER_LION && a->kind != ZERO_OPTIMIZER_ADAGRAD && a->kind != ZERO_OPTIMIZER_SGD) {
         zero__adam_range(a, sg, store, i0, i1);
         return;
@@ -8534,7 +8614,7 @@ ZERO__DEF int zero_optimizer_state_mask(zero_optimizer_type type, double momentu
 }
 
 ZERO__DEF const char *zero_optimizer_name(zero_optimizer_type type) {
-    static const char *const names[ZERO_OPTIMIZER_COUNT] = {"Adam", "AdamW", "Lion", "Adagrad", "SGD"};
+    static const char *const names[ZERO_OPTIMIZER_COUNT] = {"Adam", "AdamW", "Lion", "Adagrad", "SGD", "Lamb"};
     return (unsigned)type < (unsigned)ZERO_OPTIMIZER_COUNT ? names[type] : "?";
 }
 
@@ -8566,6 +8646,11 @@ static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stre
         (res = zero__host_check_dtype(r, "adam", "param_dtype", a->param_dtype, 0, err)) != ZERO_OK)
         return res;
     mask = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
+    if (a->kind == ZERO_OPTIMIZER_LAMB && a->n_segs > 0 &&
+        !(a->lamb_pass == 1 ? a->lamb_sums != NULL : a->lamb_pass == 2 && a->lamb_ratio != NULL))
+        return zero__host_fail(r, err, a->lamb_pass == 1 || a->lamb_pass == 2 ? ZERO_MSG_NULL_ARG : ZERO_MSG_BAD_ARG,
+                               "host adam: Lamb pass %d without its %s", a->lamb_pass,
+                               a->lamb_pass == 2 ? "lamb_ratio" : a->lamb_pass == 1 ? "lamb_sums" : "pass (1 or 2)");
     if ((res = zero__host_check_buf(r, "adam", "master", a->master, (size_t)end, 4, err)) !=
             ZERO_OK ||
         ((mask & 1) && (res = zero__host_check_buf(r, "adam", "m", a->m, (size_t)end, 4, err)) != ZERO_OK) ||
@@ -9494,6 +9579,14 @@ typedef struct zero__opt_place { /* the optimizer strategy's state; which one ru
        place in the order (-1: not in it) */
     int trail, trail_armed, trail_n, trail_done;
     int *trail_order, *trail_pos;
+    /* Lamb (>>engine-adam): pass 1's sums of p^2 and u^2 per segment of
+       plan.segs and pass 2's trust ratio per segment, where the optimizer
+       runs (lamb_seg, lamb_ratio: the host's own arrays when that is the
+       host) and on the host; the sums per tensor, on the host and where
+       they are all-reduced */
+    int lamb, n_lamb_segs;
+    double *lamb_seg, *lamb_seg_host, *lamb_ten_dev, *lamb_ten_host;
+    float *lamb_ratio, *lamb_ratio_host;
 } zero__opt_place;
 
 typedef struct zero__host_sum { /* plan.host_sum (>>engine-hsum) */
@@ -11558,6 +11651,49 @@ static zero_result zero__alloc_optim_tiles(zero_engine *e, const zero__sizes *zs
                             "zero_engine_create: offload_optimizer \"nvme\"");
 }
 
+/* Lamb's norm vectors (zero__opt_place): 16 bytes a segment where the
+   optimizer runs and 20 on the host, 16 a tensor on the device and on the
+   host. */
+static zero_result zero__lamb_alloc(zero_engine *e) {
+    size_t ns = 0, nt = (size_t)e->plan.n_tensors;
+    int u, dev = e->plan.opt_kind == ZERO_MEM_DEVICE;
+    void *p[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    zero_result r;
+    e->opt.lamb = e->cfg.optimizer.type == ZERO_OPTIMIZER_LAMB;
+    if (!e->opt.lamb) return ZERO_OK;
+    for (u = 0; u < e->plan.n_units; u++) ns += (size_t)e->plan.seg_count[u];
+    e->opt.n_lamb_segs = (int)ns;
+    if (ns == 0) ns = 1;
+    if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_PINNED, 2 * ns * sizeof(double), &p[0], "Lamb sums per segment")) != ZERO_OK ||
+        (r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_PINNED, ns * sizeof(float), &p[1], "Lamb ratio per segment")) != ZERO_OK ||
+        (r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_DEVICE, 2 * nt * sizeof(double), &p[2], "Lamb norms per tensor")) != ZERO_OK ||
+        (r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_PINNED, 2 * nt * sizeof(double), &p[3], "Lamb norms per tensor (host)")) != ZERO_OK ||
+        (dev && (r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_DEVICE, 2 * ns * sizeof(double), &p[4], "Lamb sums per segment (device)")) != ZERO_OK) ||
+        (dev && (r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_DEVICE, ns * sizeof(float), &p[5], "Lamb ratio per segment (device)")) != ZERO_OK)) {
+        int k;
+        for (k = 0; k < 6; k++) zero__efree(e, k == 2 || k >= 4 ? ZERO_MEM_DEVICE : ZERO_MEM_PINNED, p[k]);
+        return r;
+    }
+    e->opt.lamb_seg_host = (double *)p[0];
+    e->opt.lamb_ratio_host = (float *)p[1];
+    e->opt.lamb_ten_dev = (double *)p[2];
+    e->opt.lamb_ten_host = (double *)p[3];
+    e->opt.lamb_seg = dev ? (double *)p[4] : e->opt.lamb_seg_host;
+    e->opt.lamb_ratio = dev ? (float *)p[5] : e->opt.lamb_ratio_host;
+    return ZERO_OK;
+}
+
+static void zero__lamb_free(zero_engine *e) {
+    if (e->opt.lamb_seg != e->opt.lamb_seg_host) zero__efree(e, ZERO_MEM_DEVICE, e->opt.lamb_seg);
+    if (e->opt.lamb_ratio != e->opt.lamb_ratio_host) zero__efree(e, ZERO_MEM_DEVICE, e->opt.lamb_ratio);
+    zero__efree(e, ZERO_MEM_PINNED, e->opt.lamb_seg_host);
+    zero__efree(e, ZERO_MEM_PINNED, e->opt.lamb_ratio_host);
+    zero__efree(e, ZERO_MEM_DEVICE, e->opt.lamb_ten_dev);
+    zero__efree(e, ZERO_MEM_PINNED, e->opt.lamb_ten_host);
+    e->opt.lamb_seg = e->opt.lamb_seg_host = e->opt.lamb_ten_dev = e->opt.lamb_ten_host = NULL;
+    e->opt.lamb_ratio = e->opt.lamb_ratio_host = NULL;
+}
+
 /* The fp32 state arrays of the configured optimizer (zero_optimizer_state_mask). */
 static int zero__opt_mask(const zero_engine *e) {
     return zero_optimizer_state_mask(e->cfg.optimizer.type, e->cfg.optimizer.momentum);
@@ -11587,10 +11723,11 @@ static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
             return r;
         e->buf.v = (float *)p;
     }
-    return ZERO_OK;
+    return zero__lamb_alloc(e);
 }
 
 static void zero__free_optim(zero_engine *e) {
+    zero__lamb_free(e);
     zero__efree(e, e->plan.opt_kind, e->buf.master);
     zero__efree(e, e->plan.opt_kind, e->buf.m);
     zero__efree(e, e->plan.opt_kind, e->buf.v);
@@ -13877,6 +14014,11 @@ static void zero__optimizer_text(const zero_optimizer_config *o, char *buf, size
     case ZERO_OPTIMIZER_ADAGRAD:
         snprintf(buf, cap, "Adagrad lr %g eps %g weight_decay %g", o->lr, o->eps, o->weight_decay);
         break;
+    case ZERO_OPTIMIZER_LAMB:
+        snprintf(buf, cap, "Lamb lr %g betas (%g, %g) eps %g%s weight_decay %g coeff [%g, %g]%s", o->lr, o->beta1, o->beta2,
+                 o->eps, o->eps_inside_sqrt == 1 ? " in sqrt" : "", o->weight_decay, o->min_coeff, o->max_coeff,
+                 o->bias_correction ? "" : " no bc");
+        break;
     case ZERO_OPTIMIZER_SGD: {
         char damp[40] = "";
         if (o->dampening != 0) snprintf(damp, sizeof damp, " dampening %g", o->dampening);
@@ -13980,6 +14122,14 @@ static zero_result zero__create_check(const zero_config *cfg, const zero_tensor 
                           "\"AdamW\"",
                           zero_optimizer_name(cfg->optimizer.type), be->name ? be->name : "?",
                           zero_optimizer_name(cfg->optimizer.type));
+    if (cfg->optimizer.type == ZERO_OPTIMIZER_LAMB && z->offload_optimizer.device == ZERO_OFFLOAD_NVME)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
+                          "\"nvme\" with Lamb: its trust ratio needs the norms of whole tensors before any element "
+                          "moves, and the NVMe step reads each tile once\nHINT: set offload_optimizer.device to \"cpu\"");
+    if (cfg->optimizer.type == ZERO_OPTIMIZER_LAMB && z->offload_optimizer.delayed_param_update == 1)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.delayed_param_update", 0, 0,
+                          "true with Lamb: the delayed step runs one unit at a time beside the next step, and Lamb's "
+                          "trust ratio needs the norms of whole tensors first\nHINT: set delayed_param_update to false");
 
     return ZERO_OK;
 }
@@ -14131,6 +14281,8 @@ static void zero__adam_args_for(zero_engine *e, int u, const zero_adam_args *h, 
     *aa = *h;
     aa->segs = e->plan.segs + e->plan.seg_first[u];
     aa->n_segs = e->plan.seg_count[u];
+    if (aa->lamb_sums) aa->lamb_sums += 2 * (size_t)e->plan.seg_first[u];
+    if (aa->lamb_ratio) aa->lamb_ratio += e->plan.seg_first[u];
 }
 
 /* This step's Adam hyperparameters (base lr into e->run.step_lr), with
@@ -14181,6 +14333,7 @@ static void zero__step_hyper(zero_engine *e, float grad_scale, zero_adam_args *h
     hyper->dampening = (float)e->cfg.optimizer.dampening;
     hyper->nesterov = e->cfg.optimizer.nesterov == 1;
     hyper->first = t == 1;
+    hyper->eps_inside = e->cfg.optimizer.eps_inside_sqrt == 1;
     hyper->param_dtype = e->plan.cdt;
     e->run.step_lr = lr;
 }
@@ -14214,6 +14367,8 @@ static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h
         for (k = 0; k < aa.n_segs; k++) { /* the segments clipped to [p0, p1) */
             int64_t lo = zero__max_i64(aa.segs[k].offset, p0), hi = zero__min_i64(aa.segs[k].offset + aa.segs[k].count, p1);
             if (hi <= lo) continue;
+            if (n == 0 && pa.lamb_sums) pa.lamb_sums = aa.lamb_sums + 2 * (size_t)k; /* (Lamb: the first one's slots) */
+            if (n == 0 && pa.lamb_ratio) pa.lamb_ratio = aa.lamb_ratio + k;
             e->buf.cpu_segs[n] = aa.segs[k];
             e->buf.cpu_segs[n].offset = lo;
             e->buf.cpu_segs[n].count = hi - lo;
@@ -14243,6 +14398,70 @@ static zero_result zero__opt_units(zero_engine *e, const zero_adam_args *hyper, 
         if (e->plan.seg_count[u] > 0 && (r = one(e, u, hyper)) != ZERO_OK) return r;
         if ((r = zero__step_gather(e, u)) != ZERO_OK) return r;
     }
+    return ZERO_OK;
+}
+
+/* Lamb's first pass and its norms, before the strategy's usual loop runs
+   the second (hyper->lamb_pass 2): `pass1` updates every stepped unit's
+   m and v and adds its segments' sums of p^2 and u^2 into lamb_seg; on the
+   host they become sums per tensor (segments in order), summed over the
+   shard group in fp64 (not at stage 0, where every rank stepped every
+   element), and each tensor's trust ratio |p| / |u|, clamped to
+   [min_coeff, max_coeff], 1 where either norm is 0 (DeepSpeed's FusedLamb),
+   goes to each of its segments. The second pass computes u again from m, v
+   and p rather than keeping it: 4 bytes a parameter saved for one more
+   division and root an element. */
+static zero_result zero__lamb_norms(zero_engine *e, zero_adam_args *hyper, zero__opt_unit_fn pass1) {
+    const zero_layout *l = e->plan.layout;
+    size_t ns = (size_t)e->opt.n_lamb_segs, nt = (size_t)e->plan.n_tensors, k;
+    int dev = e->opt.lamb_seg != e->opt.lamb_seg_host, u;
+    zero_result r;
+    double lo = e->cfg.optimizer.min_coeff, hi = e->cfg.optimizer.max_coeff;
+    if (dev)
+        ZERO__TRY_BE(e, "zero_step: Lamb sums", e->be.memset0(e->be.ctx, e->opt.lamb_seg, 2 * ns * sizeof(double), ZERO_STREAM_COMM, &be_err_));
+    else
+        memset(e->opt.lamb_seg, 0, 2 * ns * sizeof(double));
+    hyper->lamb_pass = 1;
+    hyper->lamb_sums = e->opt.lamb_seg;
+    hyper->lamb_ratio = NULL;
+    for (u = 0; u < l->n_units; u++)
+        if (!l->units[u].frozen && e->plan.seg_count[u] > 0 && (r = pass1(e, u, hyper)) != ZERO_OK) return r;
+    if (dev)
+        ZERO__TRY_BE(e, "zero_step: Lamb sums to the host",
+                     zero__copy(e, e->opt.lamb_seg_host, e->opt.lamb_seg, 2 * ns * sizeof(double), ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    memset(e->opt.lamb_ten_host, 0, 2 * nt * sizeof(double));
+    for (k = 0; k < ns; k++) {
+        double *t = e->opt.lamb_ten_host + 2 * (size_t)e->plan.seg_tensor[k];
+        t[0] += e->opt.lamb_seg_host[2 * k];
+        t[1] += e->opt.lamb_seg_host[2 * k + 1];
+    }
+    if (e->plan.stage > 0) {
+        ZERO__TRY_BE(e, "zero_step: Lamb norms to the device",
+                     zero__copy(e, e->opt.lamb_ten_dev, e->opt.lamb_ten_host, 2 * nt * sizeof(double), ZERO_STREAM_COMM, &be_err_));
+        ZERO__TRY_BE(e, "zero_step: all_reduce of the Lamb norms",
+                     zero__all_reduce_in(e, ZERO_GROUP_SHARD, e->opt.lamb_ten_dev, e->opt.lamb_ten_dev, 2 * nt,
+                                         (zero_dtype)ZERO__DTYPE_F64, ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
+        ZERO__TRY_BE(e, "zero_step: Lamb norms to the host",
+                     zero__copy(e, e->opt.lamb_ten_host, e->opt.lamb_ten_dev, 2 * nt * sizeof(double), ZERO_STREAM_COMM, &be_err_));
+        ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    }
+    for (k = 0; k < ns; k++) {
+        const double *t = e->opt.lamb_ten_host + 2 * (size_t)e->plan.seg_tensor[k];
+        double w = sqrt(t[0]), n = sqrt(t[1]), ratio = 1;
+        if (w != 0 && n != 0) {
+            ratio = w / n;
+            if (ratio > hi) ratio = hi;
+            if (ratio < lo) ratio = lo;
+        }
+        e->opt.lamb_ratio_host[k] = (float)ratio;
+    }
+    if (dev) /* (pass 2 follows on the same stream) */
+        ZERO__TRY_BE(e, "zero_step: Lamb ratios to the device",
+                     zero__copy(e, e->opt.lamb_ratio, e->opt.lamb_ratio_host, ns * sizeof(float), ZERO_STREAM_COMM, &be_err_));
+    hyper->lamb_pass = 2;
+    hyper->lamb_sums = NULL;
+    hyper->lamb_ratio = e->opt.lamb_ratio;
     return ZERO_OK;
 }
 
@@ -14877,10 +15096,27 @@ static zero_result zero__device_norm_stats(zero_engine *e) {
     return ZERO_OK;
 }
 
+/* Lamb's first pass of unit u on the device (zero__lamb_norms). */
+static zero_result zero__lamb_device_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
+    zero_adam_args aa;
+    zero__gview gv = zero__grad_view(e, u);
+    zero__adam_args_for(e, u, hyper, &aa);
+    aa.master = zero__master_at(e, u);
+    aa.m = zero__mom_at(e, e->buf.m, u);
+    aa.v = zero__mom_at(e, e->buf.v, u);
+    aa.grad = gv.adam;
+    aa.grad_dtype = gv.dt;
+    aa.param = NULL;
+    ZERO__TRY_BE(e, "zero_step: Lamb's first pass", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
 static zero_result zero__device_step(zero_engine *e, float grad_scale, zero_step_info *in) {
     zero_adam_args hyper;
+    zero_result r;
     (void)in;
     zero__step_hyper(e, grad_scale, &hyper);
+    if (e->opt.lamb && (r = zero__lamb_norms(e, &hyper, zero__lamb_device_unit)) != ZERO_OK) return r;
     return e->be.adam_multi && zero__params_in_place(e) ? zero__opt_device_all(e, &hyper)
                                                         : zero__opt_units(e, &hyper, zero__opt_device_unit);
 }
@@ -14960,10 +15196,21 @@ static zero_result zero__opt_cpu_unit(zero_engine *e, int u, const zero_adam_arg
     return ZERO_OK;
 }
 
+/* Lamb's first pass of unit u on the CPU (zero__lamb_norms): no parameters out. */
+static zero_result zero__lamb_cpu_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
+    ZERO__TRY_BE(e, "zero_step: Lamb's first pass on the CPU",
+                 zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+                                zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), NULL, 0,
+                                &be_err_));
+    return ZERO_OK;
+}
+
 static zero_result zero__cpu_step(zero_engine *e, float grad_scale, zero_step_info *in) {
     zero_adam_args hyper;
+    zero_result r;
     zero__step_hyper(e, grad_scale, &hyper);
     zero__cpu_figures(e, in);
+    if (e->opt.lamb && (r = zero__lamb_norms(e, &hyper, zero__lamb_cpu_unit)) != ZERO_OK) return r;
     return zero__opt_units(e, &hyper, zero__opt_cpu_unit);
 }
 
@@ -15468,11 +15715,15 @@ static const zero__strategy zero__strat_nvme = {
     zero__nvme_opt_step, zero__nvme_after, zero__opt_nop, zero__opt_nop, zero__floor_sequential};
 
 /* The strategy zero_engine_create decided on (zero__place_plan's flags). */
+/* (Lamb steps after the norms of whole tensors, which no unit has before
+   every unit's first pass: not early nor overlapped; create refuses it with
+   NVMe and the delayed update) */
 static const zero__strategy *zero__strategy_pick(const zero_engine *e) {
+    int lamb = e->cfg.optimizer.type == ZERO_OPTIMIZER_LAMB;
     if (e->nvme.on) return &zero__strat_nvme;
     if (e->dpu.on) return &zero__strat_delayed;
-    if (e->opt.early) return &zero__strat_early;
-    if (e->opt.trail) return &zero__strat_overlap;
+    if (e->opt.early && !lamb) return &zero__strat_early;
+    if (e->opt.trail && !lamb) return &zero__strat_overlap;
     return e->opt.cpu ? &zero__strat_cpu : &zero__strat_device;
 }
 

@@ -1079,6 +1079,10 @@ static void zero__cpu_adam_task(void *varg, int64_t begin, int64_t end, int thre
         if (b >= e) continue;
         i0 = (size_t)(sg->offset + (b - c->prefix[k]));
         i1 = (size_t)(sg->offset + (e - c->prefix[k]));
+        if (a->kind == ZERO_OPTIMIZER_LAMB) { /* (its scalar definition: the sums' order is the definition's) */
+            zero__opt_range(a, sg, c->store, i0, i1);
+            continue;
+        }
         if (a->kind > ZERO_OPTIMIZER_ADAMW) { /* the other rules: the same bits on every path */
             switch (c->level) {
 #ifdef ZERO__CPU_SIMD_X86
@@ -1171,6 +1175,11 @@ ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level 
                           "master %p, m %p, v %p, grad %p: none that %s uses may be NULL (%lld elements)",
                           (void *)a->master, (void *)a->m, (void *)a->v, a->grad,
                           zero_optimizer_name((zero_optimizer_type)a->kind), (long long)total);
+    if (a->kind == ZERO_OPTIMIZER_LAMB && total > 0 &&
+        !(a->lamb_pass == 1 ? a->lamb_sums != NULL : a->lamb_pass == 2 && a->lamb_ratio != NULL))
+        return zero__fail(err, a->lamb_pass == 1 || a->lamb_pass == 2 ? ZERO_MSG_NULL_ARG : ZERO_MSG_BAD_ARG, fname, 0, 0,
+                          "Lamb pass %d without its %s", a->lamb_pass,
+                          a->lamb_pass == 2 ? "lamb_ratio" : a->lamb_pass == 1 ? "lamb_sums" : "pass (1 or 2)");
     if (((uintptr_t)a->master | (uintptr_t)a->m | (uintptr_t)a->v) % 4 != 0 ||
         (uintptr_t)a->grad % zero_dtype_size(a->grad_dtype) != 0 ||
         (a->param && (uintptr_t)a->param % zero_dtype_size(a->param_dtype) != 0))
@@ -1206,6 +1215,14 @@ ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level 
     c.store = a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master);
     c.level = level;
     c.nt = total >= (int64_t)ZERO_CPU_NT_MIN;
+    if (a->kind == ZERO_OPTIMIZER_LAMB && a->lamb_pass == 1) {
+        /* one thread: each segment's sums in element order, as the host
+           backend adds them (threads would race on a segment's sums) */
+        zero__cpu_adam_task(&c, 0, total, 0);
+        ZERO_FREE(prefix);
+        zero__ok(err);
+        return ZERO_OK;
+    }
     /* pieces of 32K elements (~900 KB of traffic): enough to spread 2^20
        elements over 8 threads, few enough to cost nothing in locking */
     res = zero_cpu_pool_run(pool, zero__cpu_adam_task, &c, total, 32768, err);

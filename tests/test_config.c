@@ -381,7 +381,7 @@ static void test_messages(void) {
     CHECK(parse(&c, "{\"zero_optimization\": {\"contiguous_gradients\": true}}", &err) == ZERO_OK);
     CHECK(logged_find(ZERO_MSG_CONFIG_NO_EFFECT, NULL) < 0);
 
-    EXPECT_ERROR("{\"optimizer\": {\"type\": \"Lamb\"}}", CONFIG_UNSUPPORTED, "optimizer.type", 0, 0, "not supported yet");
+    EXPECT_ERROR("{\"optimizer\": {\"type\": \"OneBitLamb\"}}", CONFIG_UNSUPPORTED, "optimizer.type", 0, 0, "not supported yet");
     EXPECT_ERROR("{\"zero_optimization\": {\"legacy_stage1\": true}}", CONFIG_UNSUPPORTED, "zero_optimization.legacy_stage1", 0, 0, NULL);
     EXPECT_ERROR("{\"zero_optimization\": {\"zero_quantized_weights\": true}}", CONFIG_UNSUPPORTED, NULL, 0, 0, "ZeRO++");
     EXPECT_ERROR("{\"zero_optimization\": {\"zero_hpz_partition_size\": 8}}", CONFIG_UNSUPPORTED, NULL, 0, 0, NULL);
@@ -892,21 +892,23 @@ static void expect_optimizer_text(const char *json, const char *want, int at) {
 #define EXPECT_OPTIMIZER_TEXT(json, want) expect_optimizer_text(json, want, __LINE__)
 
 static void test_optimizers(void) {
-    static const char *const ds_only[] = {"Lamb",   "OneBitAdam", "ZeroOneAdam", "OneBitLamb",
-                                          "MuAdam", "MuAdamW",    "MuSGD",       "muon"};
+    static const char *const ds_only[] = {"OneBitAdam", "ZeroOneAdam", "OneBitLamb", "MuAdam",
+                                          "MuAdamW",    "MuSGD",       "muon"};
     /* every key of optimizer.params and the types that take it (DeepSpeed's and torch's signatures) */
     static const struct {
         const char *name, *value;
-        int adam, lion, adagrad, sgd;
-    } takes[] = {{"lr", "0.5", 1, 1, 1, 1},          {"betas", "[0.9, 0.99]", 1, 1, 0, 0},
-                 {"eps", "1e-6", 1, 0, 1, 0},        {"weight_decay", "0.1", 1, 1, 1, 1},
-                 {"bias_correction", "false", 1, 0, 0, 0}, {"adam_w_mode", "false", 1, 0, 0, 0},
-                 {"torch_adam", "true", 1, 0, 0, 0}, {"amsgrad", "false", 1, 0, 1, 0},
-                 {"momentum", "0.9", 0, 0, 0, 1},    {"dampening", "0.1", 0, 0, 0, 1},
-                 {"nesterov", "false", 0, 0, 0, 1},  {"maximize", "false", 0, 0, 0, 1},
-                 {"foreach", "false", 0, 0, 0, 1},   {"fused", "null", 0, 0, 0, 1},
-                 {"differentiable", "false", 0, 0, 0, 1}};
-    static const char *const tname[] = {"Adam", "AdamW", "Lion", "Adagrad", "SGD"};
+        int adam, lion, adagrad, sgd, lamb;
+    } takes[] = {{"lr", "0.5", 1, 1, 1, 1, 1},          {"betas", "[0.9, 0.99]", 1, 1, 0, 0, 1},
+                 {"eps", "1e-6", 1, 0, 1, 0, 1},        {"weight_decay", "0.1", 1, 1, 1, 1, 1},
+                 {"bias_correction", "false", 1, 0, 0, 0, 1}, {"adam_w_mode", "false", 1, 0, 0, 0, 0},
+                 {"torch_adam", "true", 1, 0, 0, 0, 0}, {"amsgrad", "false", 1, 0, 1, 0, 1},
+                 {"momentum", "0.9", 0, 0, 0, 1, 0},    {"dampening", "0.1", 0, 0, 0, 1, 0},
+                 {"nesterov", "false", 0, 0, 0, 1, 0},  {"maximize", "false", 0, 0, 0, 1, 0},
+                 {"foreach", "false", 0, 0, 0, 1, 0},   {"fused", "null", 0, 0, 0, 1, 0},
+                 {"differentiable", "false", 0, 0, 0, 1, 0},
+                 {"eps_inside_sqrt", "true", 0, 0, 0, 0, 1}, {"max_coeff", "0.3", 0, 0, 0, 0, 1},
+                 {"min_coeff", "0.001", 0, 0, 0, 0, 1}};
+    static const char *const tname[] = {"Adam", "AdamW", "Lion", "Adagrad", "SGD", "Lamb"};
     char json[512], want[400];
     zero_config c;
     zero_error err;
@@ -962,7 +964,8 @@ static void test_optimizers(void) {
         for (i = 0; i < sizeof takes / sizeof takes[0]; i++) {
             int ok = t <= ZERO_OPTIMIZER_ADAMW ? takes[i].adam
                      : t == ZERO_OPTIMIZER_LION ? takes[i].lion
-                     : t == ZERO_OPTIMIZER_ADAGRAD ? takes[i].adagrad : takes[i].sgd;
+                     : t == ZERO_OPTIMIZER_ADAGRAD ? takes[i].adagrad
+                     : t == ZERO_OPTIMIZER_LAMB ? takes[i].lamb : takes[i].sgd;
             snprintf(json, sizeof json, "{\"optimizer\": {\"type\": \"%s\", \"params\": {\"%s\": %s}}}", tname[t],
                      takes[i].name, takes[i].value);
             if (ok) {
@@ -1029,11 +1032,11 @@ static void test_optimizers(void) {
         r = parse(&c, json, &err);
         CHECKF(r == ZERO_ERR_CONFIG && err.item == ZERO_MSG_CONFIG_UNSUPPORTED && !strcmp(err.key, "optimizer.type") &&
                    strstr(err.msg, "is not supported yet") &&
-                   strstr(err.msg, "\"Adam\", \"AdamW\", \"Lion\", \"Adagrad\" or \"SGD\""),
+                   strstr(err.msg, "\"Adam\", \"AdamW\", \"Lion\", \"Adagrad\", \"SGD\" or \"Lamb\""),
                "%s: %s", json, err.msg);
     }
     EXPECT_ERROR("{\"optimizer\": {\"type\": \"RMSprop\"}}", CONFIG_ENUM, "optimizer.type", 1, 24,
-                 "expected \"Adam\", \"AdamW\", \"Lion\", \"Adagrad\" or \"SGD\" (case-insensitive), got \"RMSprop\"");
+                 "expected \"Adam\", \"AdamW\", \"Lion\", \"Adagrad\", \"SGD\" or \"Lamb\" (case-insensitive), got \"RMSprop\"");
     EXPECT_ERROR("{\"optimizer\": {\"type\": \"Lamb2\"}}", CONFIG_ENUM, "optimizer.type", 0, 0, "torch.optim");
 
     /* ranges: at parse, and in resolve for values set in code */
@@ -1106,6 +1109,8 @@ static void test_optimizers(void) {
                           "SGD lr 0.01 momentum 0.9 nesterov weight_decay 0");
     EXPECT_OPTIMIZER_TEXT("{\"optimizer\": {\"type\": \"SGD\", \"params\": {\"momentum\": 0.5, \"dampening\": 0.5, \"weight_decay\": 1e-4}}}",
                           "SGD lr 0.001 momentum 0.5 dampening 0.5 weight_decay 0.0001");
+    EXPECT_OPTIMIZER_TEXT("{\"optimizer\": {\"type\": \"Lamb\", \"params\": {\"max_coeff\": 0.3, \"eps_inside_sqrt\": true}}}",
+                          "Lamb lr 0.001 betas (0.9, 0.999) eps 1e-08 in sqrt weight_decay 0 coeff [0.01, 0.3]");
     EXPECT_OPTIMIZER_TEXT("{\"optimizer\": {\"type\": \"AdamW\", \"params\": {\"lr\": 3e-4}}}",
                           "AdamW lr 0.0003 betas (0.9, 0.999) eps 1e-08 weight_decay 0");
     EXPECT_OPTIMIZER_TEXT("{\"optimizer\": {\"type\": \"Adam\", \"params\": {\"adam_w_mode\": false, \"weight_decay\": 0.01}}}",
@@ -1123,8 +1128,11 @@ static void test_optimizers(void) {
         CHECKF(parse(&b, buf, &err) == ZERO_OK && b.optimizer.type == a.optimizer.type && b.optimizer.lr == 0.25,
                "%s: %s", tname[t], err.msg);
         CHECKF((strstr(buf, "\"momentum\"") != NULL) == (t == ZERO_OPTIMIZER_SGD), "%s", tname[t]);
-        CHECKF((strstr(buf, "\"betas\"") != NULL) == (t <= ZERO_OPTIMIZER_LION), "%s", tname[t]);
-        CHECKF((strstr(buf, "\"eps\"") != NULL) == (t <= ZERO_OPTIMIZER_ADAMW || t == ZERO_OPTIMIZER_ADAGRAD), "%s", tname[t]);
+        CHECKF((strstr(buf, "\"betas\"") != NULL) == (t <= ZERO_OPTIMIZER_LION || t == ZERO_OPTIMIZER_LAMB), "%s", tname[t]);
+        CHECKF((strstr(buf, "\"eps\"") != NULL) ==
+                   (t <= ZERO_OPTIMIZER_ADAMW || t == ZERO_OPTIMIZER_ADAGRAD || t == ZERO_OPTIMIZER_LAMB),
+               "%s", tname[t]);
+        CHECKF((strstr(buf, "\"max_coeff\"") != NULL) == (t == ZERO_OPTIMIZER_LAMB), "%s", tname[t]);
         snprintf(want, sizeof want, "\"type\":\"%s\"", tname[t]);
         CHECKF(strstr(buf, want) != NULL, "%s", want);
     }

@@ -1,5 +1,5 @@
 /* test_optim.c - the optimizers beside Adam (optimizer.type Lion, Adagrad,
-   SGD) on host ranks: each against a float64 reference of its update rule
+   SGD; Lamb in its own section below, with its tolerances) on host ranks: each against a float64 reference of its update rule
    (DeepSpeed's CPU Lion and CPU Adagrad, torch.optim.SGD) over six steps with
    gradient clipping, weight decay with a no-decay tensor, and gradient
    accumulation, at stages 0-3 x world 1, 2, 3, 5; stages 0 and 1, and 2 and
@@ -44,6 +44,8 @@ typedef struct opt {
 
 typedef struct job {
     opt o;
+    double max_coeff, min_coeff; /* Lamb */
+    int eps_inside, no_bias_correction, same_grads; /* Lamb; same_grads: every rank the same gradients */
     int stage, gas, dtype, offload, scale_power, no_rules;
     const char *nvme; /* offload_optimizer "nvme" under this directory */
     const char *json; /* the optimizer from this DeepSpeed config text instead of o */
@@ -55,8 +57,13 @@ typedef struct job {
     zero_memory_stats ms;
 } job;
 
+/* Lamb's runs add noise drawn fresh for each run of the program (per
+   step, rank, micro-batch and index) */
+static float noise[STEPS][MAXW][2][300];
+static int use_noise;
+
 static float grad_of(float x, int rank, int m, int s, int64_t i) {
-    return x - 0.1f + 0.01f * (float)((rank * 7 + m * 3 + s + i) % 5);
+    return x - 0.1f + 0.01f * (float)((rank * 7 + m * 3 + s + i) % 5) + (use_noise ? noise[s][rank][m][i] : 0.0f);
 }
 
 static zero_result train(zero_engine *e, job *J, int rank, int s0, int s1) {
@@ -72,7 +79,7 @@ static zero_result train(zero_engine *e, job *J, int rank, int s0, int s1) {
                 if (!(w = zero_param(e, t)) || !(g = zero_grad(e, t))) return zero_engine_error(e)->code;
                 for (i = 0; i < SIZES[t]; i++)
                     zt_store(g, (zero_dtype)J->dtype, i,
-                             (float)zero_loss_scale(e) * grad_of(zt_load(w, (zero_dtype)J->dtype, i), rank, m, s, i));
+                             (float)zero_loss_scale(e) * grad_of(zt_load(w, (zero_dtype)J->dtype, i), J->same_grads ? 0 : rank, m, s, i));
                 if ((r = zero_grad_ready(e, t)) != ZERO_OK || (r = zero_release(e, t)) != ZERO_OK) return r;
             }
         if ((r = zero_step(e, &info)) != ZERO_OK) return r;
@@ -138,6 +145,12 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
         c.optimizer.momentum = J->o.momentum;
         c.optimizer.dampening = J->o.dampening;
         c.optimizer.nesterov = J->o.nesterov;
+        if (J->o.type == ZERO_OPTIMIZER_LAMB) {
+            c.optimizer.max_coeff = J->max_coeff;
+            c.optimizer.min_coeff = J->min_coeff;
+            c.optimizer.eps_inside_sqrt = J->eps_inside;
+            c.optimizer.bias_correction = !J->no_bias_correction;
+        }
     }
     c.gradient_clipping = 0.5;
     c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
@@ -182,7 +195,33 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
 typedef struct ref {
     double w[TOTAL], m[TOTAL], v[TOTAL];
     double margin[TOTAL]; /* Lion: the smallest |c| / (|b1 m| + |(1 - b1) g|) seen */
+    int clamped_hi, clamped_lo; /* Lamb: trust ratios the clamp cut */
 } ref;
+
+/* DeepSpeed's FusedLamb on tensor t (elements o ..) in float64: the moments,
+   u = m / (sqrt(v) + eps) + wd p with no bias correction inside, the trust
+   ratio |p| / |u| over the whole tensor clamped to [min_coeff, max_coeff]
+   (1 where a norm is 0), the bias correction in the step */
+static void ref_lamb(const job *J, ref *R, const double *G, double q, int t, int64_t o, int k) {
+    static double u[300];
+    double sp = 0, su = 0, ratio = 1, b1 = J->o.b1, b2 = J->o.b2, wd = t == 1 ? 0 : J->o.wd, step = J->o.lr;
+    int64_t i;
+    for (i = 0; i < SIZES[t]; i++) {
+        double g = G[o + i] / q, p = R->w[o + i];
+        R->m[o + i] = b1 * R->m[o + i] + (1 - b1) * g;
+        R->v[o + i] = b2 * R->v[o + i] + (1 - b2) * g * g;
+        u[i] = R->m[o + i] / (J->eps_inside ? sqrt(R->v[o + i] + J->o.eps) : sqrt(R->v[o + i]) + J->o.eps) + wd * p;
+        sp += p * p;
+        su += u[i] * u[i];
+    }
+    if (sp > 0 && su > 0) {
+        ratio = sqrt(sp) / sqrt(su);
+        if (ratio > J->max_coeff) ratio = J->max_coeff, R->clamped_hi++;
+        if (ratio < J->min_coeff) ratio = J->min_coeff, R->clamped_lo++;
+    }
+    if (!J->no_bias_correction) step *= sqrt(1 - pow(b2, k)) / (1 - pow(b1, k));
+    for (i = 0; i < SIZES[t]; i++) R->w[o + i] -= step * ratio * u[i];
+}
 
 static void ref_run(const job *J, int world, int dtype, ref *R) {
     int s, t, r, m, k = 0;
@@ -194,6 +233,7 @@ static void ref_run(const job *J, int world, int dtype, ref *R) {
             R->m[o + i] = R->v[o + i] = 0;
             R->margin[o + i] = 1e300;
         }
+    R->clamped_hi = R->clamped_lo = 0;
     for (s = 0; s < STEPS; s++) {
         static double G[TOTAL];
         double norm = 0, q;
@@ -203,7 +243,7 @@ static void ref_run(const job *J, int world, int dtype, ref *R) {
                 double sum = 0;
                 float x = zt_round(dt, (float)R->w[o + i]);
                 for (r = 0; r < world; r++)
-                    for (m = 0; m < J->gas; m++) sum += grad_of(x, r, m, s, i);
+                    for (m = 0; m < J->gas; m++) sum += grad_of(x, J->same_grads ? 0 : r, m, s, i);
                 G[o + i] = sum / (world * J->gas);
                 norm += G[o + i] * G[o + i];
             }
@@ -211,6 +251,10 @@ static void ref_run(const job *J, int world, int dtype, ref *R) {
         q = (norm + 1e-6) / 0.5;
         if (q < 1) q = 1;
         k++;
+        if (J->o.type == ZERO_OPTIMIZER_LAMB) {
+            for (t = 0, o = 0; t < NT; o += SIZES[t++]) ref_lamb(J, R, G, q, t, o, k);
+            continue;
+        }
         for (t = 0, o = 0; t < NT; o += SIZES[t++])
             for (i = 0; i < SIZES[t]; i++) {
                 double g = G[o + i] / q, p = R->w[o + i], wd = t == 1 ? 0 : J->o.wd, lr = J->o.lr;
@@ -597,6 +641,345 @@ static void test_simd(void) {
     printf("SIMD paths of Lion, Adagrad and SGD: %d cases, %d path comparisons, bitwise the scalar path\n", cases, paths);
 }
 
+/* ---- Lamb (DeepSpeed's FusedLamb) ---- */
+
+static const struct {
+    opt o;
+    double max_coeff, min_coeff;
+    int eps_inside, no_bias_correction;
+} LAMBS[] = {
+    /* the ratios here run from about 1e-3 to 0.15: the clamp cuts some at
+       each end and leaves the others */
+    {{ZERO_OPTIMIZER_LAMB, 1e-2, 0.9, 0.999, 1e-8, 0.01, 0, 0, 0}, 0.05, 0.01, 0, 0},
+    /* eps under the root, no bias correction */
+    {{ZERO_OPTIMIZER_LAMB, 5e-3, 0.8, 0.99, 1e-6, 0, 0, 0, 0}, 10.0, 0.05, 1, 1},
+};
+enum { NLAMB = sizeof LAMBS / sizeof LAMBS[0] };
+
+static void lamb_job(job *j, int k, int stage, int gas) {
+    memset(j, 0, sizeof *j);
+    j->o = LAMBS[k].o;
+    j->max_coeff = LAMBS[k].max_coeff;
+    j->min_coeff = LAMBS[k].min_coeff;
+    j->eps_inside = LAMBS[k].eps_inside;
+    j->no_bias_correction = LAMBS[k].no_bias_correction;
+    j->stage = stage;
+    j->gas = gas;
+    j->dtype = ZERO_DTYPE_FP32;
+}
+
+static int same_state(const job *a, const job *b) {
+    return !memcmp(a->w, b->w, sizeof a->w) && !memcmp(a->m, b->m, sizeof a->m) && !memcmp(a->v, b->v, sizeof a->v);
+}
+
+/* max |a - b| / max |b| over the weights */
+static double job_diff(const job *a, const job *b) {
+    double maxd = 0, maxw = 0;
+    int64_t i;
+    for (i = 0; i < TOTAL; i++) {
+        maxw = fmax(maxw, fabs((double)b->w[i]));
+        maxd = fmax(maxd, fabs((double)a->w[i] - (double)b->w[i]));
+    }
+    return maxd / maxw;
+}
+
+/* max over tensors of max |engine - reference| / max |reference| in the
+   tensor: each tensor measured on its own scale (the trust ratio is per
+   tensor) */
+static double lamb_diff(const job *J, const ref *R) {
+    double worst = 0;
+    int t;
+    int64_t i, o;
+    for (t = 0, o = 0; t < NT; o += SIZES[t++]) {
+        double maxd = 0, maxw = 0;
+        for (i = 0; i < SIZES[t]; i++) {
+            maxw = fmax(maxw, fabs(R->w[o + i]));
+            maxd = fmax(maxd, fabs((double)J->w[o + i] - R->w[o + i]));
+        }
+        worst = fmax(worst, maxd / maxw);
+    }
+    return worst;
+}
+
+/* stages 0-3 x world 1, 2, 3, 5 x gas 1-2 against the float64 reference
+   (relative 2e-6 per tensor); stages 2 and 3 (and 1 with one micro-batch) bitwise,
+   their norms summed over the same chunks; stage 0, whose every rank sums
+   whole tensors, bitwise them on one rank only; CPU offload at stages 1-3
+   bitwise the run without it */
+static void test_lamb_matrix(void) {
+    static const int worlds[] = {1, 2, 3, 5};
+    static job j, at[4], off;
+    static ref R;
+    int k, wi, gas, st, runs = 0, hi = 0, lo = 0;
+    double worst = 0;
+    for (k = 0; k < NLAMB; k++)
+        for (wi = 0; wi < 4; wi++)
+            for (gas = 1; gas <= 2; gas++) {
+                int w = worlds[wi];
+                if (getenv("ZERO_TEST_QUICK") && (w == 5 || (w == 3 && gas == 2))) continue;
+                for (st = 0; st <= 3; st++) {
+                    double d;
+                    lamb_job(&j, k, st, gas);
+                    run(&j, w);
+                    CHECKF(all_ok(&j, w), "Lamb %d stage %d world %d gas %d: %s", k, st, w, gas, j.msg[0]);
+                    if (!all_ok(&j, w)) continue;
+                    if (st == 0) {
+                        ref_run(&j, w, ZERO_DTYPE_FP32, &R);
+                        hi += R.clamped_hi;
+                        lo += R.clamped_lo;
+                    }
+                    d = lamb_diff(&j, &R);
+                    worst = fmax(worst, d);
+                    CHECKF(d < 2e-6, "Lamb %d stage %d world %d gas %d: %.3g from the float64 reference", k, st, w, gas, d);
+                    at[st] = j;
+                    runs++;
+                    if (st >= 1) { /* the optimizer offloaded to the CPU: the same bits */
+                        off = j;
+                        memset(off.w, 0, sizeof off.w);
+                        off.offload = 1;
+                        run(&off, w);
+                        CHECKF(all_ok(&off, w) && same_state(&off, &j),
+                               "Lamb %d stage %d world %d gas %d: CPU offload changed the weights or state (%s)", k, st, w,
+                               gas, off.msg[0]);
+                        runs++;
+                    }
+                }
+                CHECKF(same_state(&at[2], &at[3]), "Lamb %d world %d gas %d: stage 3 differs from stage 2", k, w, gas);
+                if (gas == 1)
+                    CHECKF(same_state(&at[1], &at[2]), "Lamb %d world %d gas %d: stage 2 differs from stage 1", k, w, gas);
+                if (w == 1)
+                    CHECKF(same_state(&at[0], &at[1]), "Lamb %d world 1 gas %d: stage 1 differs from stage 0", k, gas);
+            }
+    CHECKF(hi > 0 && lo > 0, "the clamp never cut (ceiling %d, floor %d times)", hi, lo);
+    printf("Lamb: %d runs against float64 (worst relative %.2g; the clamp cut %d ratios at the ceiling, %d at the floor), "
+           "stages 2-3 (1-3 with one micro-batch) bitwise, CPU offload bitwise\n",
+           runs, worst, hi, lo);
+}
+
+/* The same gradients on every rank: every world and stage trains as world 1
+   at stage 0 within a relative 1e-6 (the norms' sums run in another order
+   and the gradients' average over ranks rounds in fp32) */
+static void test_lamb_worlds(void) {
+    static const int worlds[] = {1, 2, 3, 5};
+    static job one, j;
+    int wi, st, gas, n = 0;
+    double worst = 0;
+    for (gas = 1; gas <= 2; gas++) {
+        lamb_job(&one, 0, 0, gas);
+        one.same_grads = 1;
+        run(&one, 1);
+        for (wi = 0; wi < 4; wi++)
+            for (st = 0; st <= 3; st++) {
+                double d;
+                if (getenv("ZERO_TEST_QUICK") && worlds[wi] == 5) continue;
+                lamb_job(&j, 0, st, gas);
+                j.same_grads = 1;
+                run(&j, worlds[wi]);
+                d = job_diff(&j, &one);
+                worst = fmax(worst, d);
+                CHECKF(all_ok(&j, worlds[wi]) && d < 1e-6, "Lamb world %d stage %d gas %d: %.3g from world 1 stage 0 (%s)",
+                       worlds[wi], st, gas, d, j.msg[0]);
+                n++;
+            }
+    }
+    printf("Lamb, the same gradients on every rank: %d runs within %.2g of world 1 stage 0 (bound 1e-6)\n", n, worst);
+}
+
+/* fp16 with dynamic loss scaling from 2^18: skipped steps skipped by the
+   reference too; with the optimizer offloaded, the same bits */
+static void test_lamb_fp16(void) {
+    static job j, off;
+    static ref R;
+    int s, skipped = 0;
+    double d;
+    lamb_job(&j, 0, 2, 2);
+    j.dtype = ZERO_DTYPE_FP16;
+    j.scale_power = 18;
+    run(&j, 2);
+    CHECKF(all_ok(&j, 2), "Lamb fp16: %s", j.msg[0]);
+    for (s = 0; s < STEPS; s++) skipped += !j.applied[s];
+    CHECKF(skipped >= 1 && skipped < STEPS, "Lamb fp16: %d of %d steps skipped", skipped, STEPS);
+    ref_run(&j, 2, ZERO_DTYPE_FP16, &R);
+    d = lamb_diff(&j, &R);
+    CHECKF(d < 3e-3, "Lamb fp16: %.3g from the reference that skips the same steps", d);
+    off = j;
+    off.offload = 1;
+    memset(off.w, 0, sizeof off.w);
+    run(&off, 2);
+    CHECKF(all_ok(&off, 2) && same_state(&off, &j), "Lamb fp16: CPU offload changed the weights (%s)", off.msg[0]);
+    printf("Lamb fp16: %d of %d steps skipped, %.2g from the reference (bound 3e-3), CPU offload bitwise\n", skipped, STEPS, d);
+}
+
+/* a checkpoint saved at stage 2 resumes at stage 3 bitwise (offloaded too);
+   Adam refuses Lamb's and Lamb refuses Adam's */
+static void test_lamb_ckpt(void) {
+    static job whole, first, second;
+    char dir[] = "/tmp/zero_test_lamb_XXXXXX", sub[600], sub2[600], cmd[700];
+    if (!mkdtemp(dir)) {
+        CHECKF(0, "mkdtemp %s", dir);
+        return;
+    }
+    snprintf(sub, sizeof sub, "%s/lamb", dir);
+    lamb_job(&whole, 0, 2, 1);
+    run(&whole, 2);
+    first = whole;
+    first.save_dir = sub;
+    run(&first, 2);
+    second = whole;
+    second.stage = 3;
+    second.load_dir = sub;
+    memset(second.w, 0, sizeof second.w);
+    run(&second, 2);
+    CHECKF(all_ok(&first, 2) && all_ok(&second, 2) && same_state(&second, &whole),
+           "Lamb: saved at stage 2, resumed at stage 3: not the run that never stopped (%s / %s)", first.msg[0], second.msg[0]);
+    second.offload = 1;
+    memset(second.w, 0, sizeof second.w);
+    run(&second, 2);
+    CHECKF(all_ok(&second, 2) && same_state(&second, &whole), "Lamb: resumed with CPU offload: not the same bits (%s)",
+           second.msg[0]);
+    /* Adam loads Lamb's: refused */
+    memset(&second, 0, sizeof second);
+    second.o.type = ZERO_OPTIMIZER_ADAMW;
+    second.o.lr = 1e-3, second.o.b1 = 0.9, second.o.b2 = 0.999, second.o.eps = 1e-8;
+    second.gas = 1;
+    second.stage = 2;
+    second.dtype = ZERO_DTYPE_FP32;
+    second.load_dir = sub;
+    run(&second, 2);
+    CHECKF(second.r[0] == ZERO_ERR_CONFIG && strstr(second.msg[0], "saved by Lamb") && strstr(second.msg[0], "HINT"),
+           "Lamb's checkpoint loaded by AdamW: %d %s", (int)second.r[0], second.msg[0]);
+    /* Lamb loads Adam's: refused */
+    snprintf(sub2, sizeof sub2, "%s/adam", dir);
+    first = second;
+    first.load_dir = NULL;
+    first.save_dir = sub2;
+    run(&first, 2);
+    lamb_job(&second, 0, 2, 1);
+    second.load_dir = sub2;
+    run(&second, 2);
+    CHECKF(all_ok(&first, 2) && second.r[0] == ZERO_ERR_CONFIG && strstr(second.msg[0], "saved by Adam/AdamW") &&
+               strstr(second.msg[0], "Lamb"),
+           "Adam's checkpoint loaded by Lamb: %d %s", (int)second.r[0], second.msg[0]);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    printf("Lamb checkpoints: resumed at another stage bitwise (and offloaded), other optimizers' refused both ways\n");
+}
+
+static void expect_refused(job *j, int world, const char *what, const char *want1, const char *want2) {
+    run(j, world);
+    CHECKF(j->r[0] != ZERO_OK && strstr(j->msg[0], want1) && (!want2 || strstr(j->msg[0], want2)), "%s: %d %s", what,
+           (int)j->r[0], j->msg[0]);
+}
+
+/* what zero refuses with Lamb, each naming the key */
+static void test_lamb_refusals(void) {
+    static job j;
+    lamb_job(&j, 0, 2, 1);
+    j.json = "{\"optimizer\": {\"type\": \"Lamb\", \"params\": {\"amsgrad\": true}}}";
+    expect_refused(&j, 1, "amsgrad true", "amsgrad", NULL);
+    lamb_job(&j, 0, 2, 1);
+    j.json = "{\"optimizer\": {\"type\": \"Lamb\", \"params\": {\"min_coeff\": 2, \"max_coeff\": 1}}}";
+    expect_refused(&j, 1, "min_coeff > max_coeff", "min_coeff", "HINT");
+    lamb_job(&j, 0, 2, 1);
+    j.max_coeff = 0.5, j.min_coeff = 0.6; /* in code */
+    expect_refused(&j, 1, "min_coeff > max_coeff in code", "min_coeff", "max_coeff");
+    lamb_job(&j, 0, 2, 1);
+    j.o.lr = -1e-3;
+    expect_refused(&j, 1, "negative lr", "optimizer.params.lr", NULL);
+    lamb_job(&j, 0, 2, 1);
+    j.json = "{\"optimizer\": {\"type\": \"Lamb\", \"params\": {\"max_grad_norm\": 1.0}}}";
+    expect_refused(&j, 1, "max_grad_norm", "max_grad_norm", "gradient_clipping");
+    lamb_job(&j, 0, 2, 1);
+    j.dtype = ZERO_DTYPE_FP16;
+    j.json = "{\"optimizer\": {\"type\": \"Lamb\"}, \"fp16\": {\"loss_scale\": 128}}";
+    expect_refused(&j, 1, "fp16 static loss scale", "loss_scale", "HINT");
+    {
+        char dir[] = "/tmp/zero_test_lamb_nvme_XXXXXX";
+        if (mkdtemp(dir)) {
+            lamb_job(&j, 0, 2, 1);
+            j.offload = 1;
+            j.nvme = dir;
+            expect_refused(&j, 1, "NVMe offload", "offload_optimizer.device", "HINT");
+            rmdir(dir);
+        }
+    }
+    lamb_job(&j, 0, 2, 1);
+    j.offload = 1;
+    j.json = "{\"optimizer\": {\"type\": \"Lamb\"}, \"zero_optimization\": {\"offload_optimizer\": {\"device\": \"cpu\", "
+             "\"delayed_param_update\": true}}}";
+    expect_refused(&j, 1, "the delayed update", "delayed_param_update", "HINT");
+    /* device kernels without Lamb (the CUDA backend's): refused on the device, run offloaded */
+    {
+        static job dev, off;
+        lamb_job(&dev, 0, 2, 1);
+        run(&dev, 2);
+        lamb_job(&j, 0, 2, 1);
+        j.no_rules = 1;
+        expect_refused(&j, 2, "Lamb on device kernels without it", "Adam and AdamW only", "offload_optimizer");
+        off = j;
+        off.offload = 1;
+        run(&off, 2);
+        CHECKF(all_ok(&off, 2) && same_state(&off, &dev), "Lamb offloaded on such a backend: %s", off.msg[0]);
+    }
+    printf("Lamb refusals: amsgrad, min_coeff > max_coeff, negative lr, max_grad_norm, fp16 static scale, NVMe, the delayed "
+           "update, device kernels without it\n");
+}
+
+/* DeepSpeed's Lamb keys in a config's text: the same bits as in code */
+static void test_lamb_json(void) {
+    static job a, b;
+    lamb_job(&a, 1, 3, 2);
+    b = a;
+    b.json = "{\"optimizer\": {\"type\": \"lamb\", \"params\": {\"lr\": 5e-3, \"bias_correction\": false, \"betas\": [0.8, "
+             "0.99], \"eps\": 1e-6, \"eps_inside_sqrt\": true, \"weight_decay\": 0, \"max_coeff\": 10.0, \"min_coeff\": 0.05, "
+             "\"amsgrad\": false}}}";
+    run(&a, 2);
+    run(&b, 2);
+    CHECKF(all_ok(&a, 2) && all_ok(&b, 2) && same_state(&a, &b), "Lamb from the config's text: not as in code (%s / %s)",
+           a.msg[0], b.msg[0]);
+    /* DeepSpeed's defaults for what the text leaves out */
+    lamb_job(&a, 0, 1, 1);
+    a.o.lr = 1e-3, a.o.wd = 0, a.max_coeff = 10.0, a.min_coeff = 0.01;
+    b = a;
+    b.json = "{\"optimizer\": {\"type\": \"Lamb\"}}";
+    run(&a, 2);
+    run(&b, 2);
+    CHECKF(all_ok(&a, 2) && all_ok(&b, 2) && same_state(&a, &b), "Lamb's defaults: not DeepSpeed's (%s / %s)", a.msg[0],
+           b.msg[0]);
+    printf("Lamb from DeepSpeed's config keys: bitwise as in code, DeepSpeed's defaults\n");
+}
+
+/* the state it keeps: m and v as Adam (zero_optimizer_state_mask 3, the
+   estimator's 12 bytes a parameter with the master), and its norm vectors */
+static void test_lamb_memory(void) {
+    static job l, a;
+    size_t gl, ga;
+    zero_estimate_args ea;
+    zero_memory_estimate el, ead;
+    zero_error err;
+    CHECK(zero_optimizer_state_mask(ZERO_OPTIMIZER_LAMB, 0) == 3);
+    lamb_job(&l, 0, 2, 1);
+    run(&l, 2);
+    a = l;
+    a.o.type = ZERO_OPTIMIZER_ADAMW;
+    run(&a, 2);
+    gl = l.ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE];
+    ga = a.ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE];
+    CHECKF(all_ok(&l, 2) && all_ok(&a, 2) && gl > ga && gl - ga <= 16 * NT + 20 * 16,
+           "Lamb's optimizer state %zu bytes, Adam's %zu (the difference: its norm vectors)", gl, ga);
+    memset(&ea, 0, sizeof ea);
+    ea.params = 1e9;
+    ea.gpus_per_node = 8;
+    ea.nodes = 1;
+    ea.stage = 2;
+    ea.optimizer = ZERO_OPTIMIZER_LAMB;
+    CHECK(zero_estimate_memory(&ea, &el, &err) == ZERO_OK);
+    ea.optimizer = ZERO_OPTIMIZER_ADAM;
+    CHECK(zero_estimate_memory(&ea, &ead, &err) == ZERO_OK);
+    CHECKF(el.gpu_optimizer_bytes == ead.gpu_optimizer_bytes, "estimator: Lamb %g bytes, Adam %g",
+           (double)el.gpu_optimizer_bytes, (double)ead.gpu_optimizer_bytes);
+}
+
 int main(void) {
     zt_seed("test_optim");
     test_matrix();
@@ -606,5 +989,20 @@ int main(void) {
     test_device_rules();
     test_json();
     test_simd();
+    {
+        int s, r, m, i;
+        for (s = 0; s < STEPS; s++)
+            for (r = 0; r < MAXW; r++)
+                for (m = 0; m < 2; m++)
+                    for (i = 0; i < 300; i++) noise[s][r][m][i] = (float)zt_rand_range(-0.05, 0.05);
+        use_noise = 1;
+    }
+    test_lamb_matrix();
+    test_lamb_worlds();
+    test_lamb_fp16();
+    test_lamb_ckpt();
+    test_lamb_refusals();
+    test_lamb_json();
+    test_lamb_memory();
     return zt_finish();
 }

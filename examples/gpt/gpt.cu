@@ -79,8 +79,9 @@ static void usage(void) {
            "  --stage 0|1|2|3  --dtype fp32|fp16|bf16  --batch N (micro-batch per GPU)  --gas N\n"
            "  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme  --nvme-path DIR\n"
            "  --lr X  --steps N (default 50; 0: evaluate only)  --seed N\n"
-           "  --optimizer adamw|lion|adagrad|sgd  the optimizer (default AdamW, or the config's); lion, adagrad\n"
-           "                                 and sgd (momentum 0.9) run on the CPU: with --offload-optimizer cpu|nvme\n"
+           "  --optimizer adamw|lion|adagrad|sgd|lamb  the optimizer (default AdamW, or the config's); lion, adagrad\n"
+           "                                 and sgd (momentum 0.9) run on the CPU: with --offload-optimizer cpu|nvme;\n"
+           "                                 lamb (DeepSpeed's FusedLamb) with --offload-optimizer cpu\n"
            "  --recompute                    activation checkpointing per block\n"
            "  --no-overlap-cpu-step          stage 3 with both offloads to the CPU: the whole CPU Adam in zero_step\n"
            "                                 (cfg.overlap_cpu_step = 0), not beside the next forward\n"
@@ -124,6 +125,7 @@ static int parse_optimizer(const char *v, int *out) {
     else if (!strcmp(v, "lion")) *out = ZERO_OPTIMIZER_LION;
     else if (!strcmp(v, "adagrad")) *out = ZERO_OPTIMIZER_ADAGRAD;
     else if (!strcmp(v, "sgd")) *out = ZERO_OPTIMIZER_SGD;
+    else if (!strcmp(v, "lamb")) *out = ZERO_OPTIMIZER_LAMB;
     else return 1;
     return 0;
 }
