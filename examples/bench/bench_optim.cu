@@ -40,8 +40,7 @@
    and prints each step's ratio to the fused pass.
 
    --optimizer adam|lion|adagrad|sgd|all: each rule of zero's fused optimizer
-   kernel (zero_adam_args.kind; sgd times momentum 0.9 and, with all, also
-   momentum 0) over --params parameters in --tensors calls of one
+   kernel (zero_adam_args.kind; sgd times momentum 0.9 and momentum 0) over --params parameters in --tensors calls of one
    zero_backend.adam_multi (fp16 gradients and parameters, fp32 master and the
    rule's state: 28 bytes a parameter for Adam, 20 for Lion, Adagrad and SGD
    with momentum, 12 for SGD without), against a plain reference kernel that
@@ -506,6 +505,11 @@ static const bench_rule bench_rules[5] = {{ZERO_OPTIMIZER_ADAMW, 0.0f, 1, 1, "ad
                                           {ZERO_OPTIMIZER_SGD, 0.9f, 1, 0, "sgd"},
                                           {ZERO_OPTIMIZER_SGD, 0.0f, 0, 0, "sgd (momentum 0)"}};
 
+/* Whether --optimizer `which` times rule r: its name, "sgd" both SGD rows, "all" every row. */
+static int rule_picked(const bench_rule &r, const char *which) {
+    return !strcmp(which, "all") || !strcmp(which, r.name) || (!strcmp(which, "sgd") && r.kind == ZERO_OPTIMIZER_SGD);
+}
+
 /* Bytes a parameter: fp16 gradient read, fp16 parameter written, the fp32
    master and the rule's state read and written. */
 static double rule_bytes(const bench_rule &r) { return 2.0 + 2.0 + 8.0 * (1 + r.m + r.v); }
@@ -586,7 +590,7 @@ static int run_rules(const char *which, int64_t per, int tensors, int iters, int
     const int64_t N = per * tensors;
     const int total = warmup + iters;
     int any = 0;
-    for (int r = 0; r < 5; r++) any |= !strcmp(which, "all") || !strncmp(bench_rules[r].name, which, strlen(which));
+    for (int r = 0; r < 5; r++) any |= rule_picked(bench_rules[r], which);
     if (!any) {
         tool_fail("bench_optim", "--optimizer", "'%s': adam, lion, adagrad, sgd or all", which);
         return 2;
@@ -616,7 +620,7 @@ static int run_rules(const char *which, int64_t per, int tensors, int iters, int
     std::vector<zero_adam_args> calls((size_t)tensors);
     for (int r = 0; r < 5; r++) {
         const bench_rule &br = bench_rules[r];
-        if (strcmp(which, "all") && strncmp(br.name, which, strlen(which))) continue;
+        if (!rule_picked(br, which)) continue;
         bench_fill(master, (size_t)N, ZERO_DTYPE_FP32, 11, 0.0f, 0.05f, s);
         bench_fill(m, (size_t)N, ZERO_DTYPE_FP32, 12, 0.0f, 1e-3f, s);
         bench_fill(v, (size_t)N, ZERO_DTYPE_FP32, 13, 1e-6f, 1e-6f, s); /* v >= 0 */
