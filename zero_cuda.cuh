@@ -113,7 +113,8 @@
      cuda-kernel-io      element access: 16-byte loads and stores (zero__cuda_io),
                          zero__cuda_for_range, zero__cuda_block_sum
      cuda-kernel-code    the __global__ kernels: scale, convert, sumsq (+ finish),
-                         fused Adam (zero__cuda_adam_kernel, zero__cuda_adam1)
+                         the fused optimizer kernel (zero__cuda_adam_kernel; its
+                         rules zero__cuda_rule_adam, _lion, _adagrad, _sgd)
      cuda-kernel-launch  host entry points that check, plan and launch:
                          zero__cuda_k_scale, _k_convert, _k_sumsq, _k_adam
      cuda-boot           host-only helpers of start-up: clocks, sleep, strerror_r,
@@ -663,7 +664,10 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
      zero__cuda_k_convert  dst = round_ddt(src), or round_ddt(dst + src) in fp32
      zero__cuda_k_sumsq    out[0] += sum of squares in double, out[1] flags inf/nan;
                            deterministic (no floating atomics: fixed grid, fixed order)
-     zero__cuda_k_adam     DeepSpeed's Adam over a table of segments, many per launch
+     zero__cuda_k_adam     the optimizer step over a table of segments, many per launch:
+                           DeepSpeed's Adam, or the rule zero_adam_args.kind picks
+                           (Lion, Adagrad, SGD; zero.h's zero__opt_range); the
+                           state a rule does not keep is neither read nor written
 
    Everything is one pass over memory. A thread handles 8 consecutive elements at
    a time with 16-byte loads and stores (two for an fp32 array, one for a 16-bit
@@ -675,7 +679,8 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
 
    The fp32 arithmetic uses the _rn intrinsics, one rounding per operation in
    the host backend's order: nvcc may not fuse a multiply and an add into an FMA
-   here, and -use_fast_math does not change the results, so a kernel and the host
+   here (the rules whose reference calls fmaf use __fmaf_rn exactly there, and
+   copysignf is exact), and -use_fast_math does not change the results, so a kernel and the host
    backend agree bit for bit on the same inputs (as long as the host compiler does
    not contract either: x86-64 without -mfma does not). Conversions to fp16/bf16
    round to nearest even (__float2half_rn, __float2bfloat16_rn semantics). */
@@ -728,6 +733,8 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
 struct zero__cuda_none {}; /* a param type that is never written */
 template <typename P> struct zero__cuda_is_none { static const bool value = false; };
 template <> struct zero__cuda_is_none<zero__cuda_none> { static const bool value = true; };
+template <bool KEPT> struct zero__cuda_state { typedef float T; }; /* a state array's type: kept or not */
+template <> struct zero__cuda_state<false> { typedef zero__cuda_none T; };
 
 /* 16 aligned bytes; CS: evict-first (streaming) cache hint. */
 template <bool CS> static __device__ __forceinline__ uint4 zero__cuda_ld16(const void *p) {
@@ -808,7 +815,13 @@ template <> struct zero__cuda_io<__nv_bfloat16> {
     }
 };
 
+/* A state the rule does not keep, or no param: nothing loaded (0) or stored. */
 template <> struct zero__cuda_io<zero__cuda_none> {
+    static __device__ __forceinline__ float ld(const zero__cuda_none *) { return 0.0f; }
+    template <bool CS = false> static __device__ __forceinline__ void ld8(const zero__cuda_none *, float *f) {
+#pragma unroll
+        for (int k = 0; k < ZERO__CUDA_VEC; k++) f[k] = 0.0f;
+    }
     static __device__ __forceinline__ void st(zero__cuda_none *, float) {}
     template <bool CS = false> static __device__ __forceinline__ void st8(zero__cuda_none *, const float *) {}
 };
@@ -992,16 +1005,20 @@ zero__cuda_sumsq_segs_finish_kernel(const __grid_constant__ zero__cuda_sq_batch 
     }
 }
 
-/* What every segment of one Adam launch shares. */
+/* What every segment of one optimizer launch shares: the hyperparameters of
+   its rule (zero__cuda_common_of zeroes those the rule does not read, so two
+   calls share a launch exactly when these bytes are equal). damp = 1 -
+   dampening, as the host backend computes it. */
 struct zero__cuda_adam_common {
-    float beta1, beta2, omb1, omb2, eps, bc2, grad_scale;
-    int adamw;
+    float beta1, beta2, omb1, omb2, eps, bc2, grad_scale, momentum, damp;
+    int adamw, nesterov, first, kind;
 };
 
 /* One segment as the kernel walks it: n elements from each buffer pointer
-   (its call's buffers at the segment's offset), planned as in
-   zero__cuda_for_range; step = -lr / bc1, decay = -lr * wd as the host backend
-   computes them. */
+   (its call's buffers at the segment's offset; a state the rule keeps none of
+   is NULL), planned as in zero__cuda_for_range; step and decay the rule's
+   per-segment constants as the host backend computes them (zero__cuda_seg_consts):
+   Adam -lr / bc1 and -lr wd, Lion lr and 1 - lr wd, Adagrad and SGD lr. */
 struct zero__cuda_adam_kseg {
     float *master, *m, *v;
     const void *grad;
@@ -1017,66 +1034,120 @@ struct zero__cuda_adam_batch {
     zero__cuda_adam_kseg seg[ZERO__CUDA_ADAM_BATCH];
 };
 
-/* DeepSpeed's Adam for one element, the host backend's operations in its order. */
-static __device__ __forceinline__ void zero__cuda_adam1(const zero__cuda_adam_common &c, float wd, float step,
-                                                        float decay, float &p, float &m, float &v, float g) {
-    g = __fmul_rn(g, c.grad_scale);
-    if (!c.adamw && wd != 0.0f) g = __fadd_rn(__fmul_rn(p, wd), g);
-    m = __fmul_rn(m, c.beta1);
-    m = __fadd_rn(__fmul_rn(g, c.omb1), m);
-    v = __fmul_rn(v, c.beta2);
-    v = __fadd_rn(__fmul_rn(__fmul_rn(g, g), c.omb2), v);
-    const float d = __fadd_rn(__fmul_rn(__fsqrt_rn(v), c.bc2), c.eps);
-    if (c.adamw && wd != 0.0f) p = __fadd_rn(__fmul_rn(decay, p), p);
-    p = __fadd_rn(__fmul_rn(__fdiv_rn(m, d), step), p);
-}
+/* The rules, one element each: the host backend's zero__opt_range (Adam:
+   zero__adam_range) operation by operation in its order, g already multiplied
+   by grad_scale. M and V: float where the rule keeps that state, else
+   zero__cuda_none (the kernel neither loads nor stores it; its value here is
+   0 and unused). */
+struct zero__cuda_rule_adam {
+    typedef float M;
+    typedef float V;
+    static __device__ __forceinline__ void one(const zero__cuda_adam_common &c, float wd, float step, float decay,
+                                               float &p, float &m, float &v, float g) {
+        if (!c.adamw && wd != 0.0f) g = __fadd_rn(__fmul_rn(p, wd), g);
+        m = __fmul_rn(m, c.beta1);
+        m = __fadd_rn(__fmul_rn(g, c.omb1), m);
+        v = __fmul_rn(v, c.beta2);
+        v = __fadd_rn(__fmul_rn(__fmul_rn(g, g), c.omb2), v);
+        const float d = __fadd_rn(__fmul_rn(__fsqrt_rn(v), c.bc2), c.eps);
+        if (c.adamw && wd != 0.0f) p = __fadd_rn(__fmul_rn(decay, p), p);
+        p = __fadd_rn(__fmul_rn(__fdiv_rn(m, d), step), p);
+    }
+};
+
+/* step = lr, decay = 1 - lr wd. */
+struct zero__cuda_rule_lion {
+    typedef float M;
+    typedef zero__cuda_none V;
+    static __device__ __forceinline__ void one(const zero__cuda_adam_common &c, float wd, float step, float decay,
+                                               float &p, float &m, float &, float g) {
+        const float u = -copysignf(step, __fmaf_rn(g, c.omb1, __fmul_rn(m, c.beta1)));
+        p = wd > 0.0f ? __fmaf_rn(p, decay, u) : __fadd_rn(p, u);
+        m = __fmaf_rn(g, c.omb2, __fmul_rn(m, c.beta2));
+    }
+};
+
+/* step = lr. */
+struct zero__cuda_rule_adagrad {
+    typedef zero__cuda_none M;
+    typedef float V;
+    static __device__ __forceinline__ void one(const zero__cuda_adam_common &c, float wd, float step, float, float &p,
+                                               float &, float &v, float g) {
+        if (wd > 0.0f) g = __fmaf_rn(p, wd, g);
+        v = __fmaf_rn(g, g, v);
+        p = __fmaf_rn(__fdiv_rn(g, __fadd_rn(__fsqrt_rn(v), c.eps)), -step, p);
+    }
+};
+
+/* step = lr; MOM: momentum != 0 (a momentum buffer in m). */
+template <bool MOM> struct zero__cuda_rule_sgd {
+    typedef typename zero__cuda_state<MOM>::T M;
+    typedef zero__cuda_none V;
+    static __device__ __forceinline__ void one(const zero__cuda_adam_common &c, float wd, float step, float, float &p,
+                                               float &m, float &, float g) {
+        float d = wd != 0.0f ? __fadd_rn(g, __fmul_rn(wd, p)) : g;
+        if (MOM) {
+            m = c.first ? d : __fadd_rn(__fmul_rn(c.momentum, m), __fmul_rn(c.damp, d));
+            d = c.nesterov ? __fadd_rn(d, __fmul_rn(c.momentum, m)) : m;
+        }
+        p = __fsub_rn(p, __fmul_rn(step, d));
+    }
+};
 
 /* U groups of 8 elements at idx[0..U): every load first, then the math, then
    every store (loads cannot move past stores to other buffers by themselves). */
-template <int U, typename G, typename P>
+template <typename R, int U, typename G, typename P>
 static __device__ __forceinline__ void zero__cuda_adam_groups(const zero__cuda_adam_common &c, float wd, float step,
-                                                              float decay, float *master, float *mm, float *vv,
-                                                              const G *grad, P *param, const size_t *idx) {
+                                                              float decay, float *master, typename R::M *mm,
+                                                              typename R::V *vv, const G *grad, P *param,
+                                                              const size_t *idx) {
     constexpr bool cs = ZERO__CUDA_ADAM_STREAMING != 0;
+    typedef zero__cuda_io<typename R::M> mio;
+    typedef zero__cuda_io<typename R::V> vio;
     float p[U][ZERO__CUDA_VEC], m[U][ZERO__CUDA_VEC], v[U][ZERO__CUDA_VEC], g[U][ZERO__CUDA_VEC];
 #pragma unroll
     for (int u = 0; u < U; u++) {
         zero__cuda_io<float>::ld8<cs>(master + idx[u], p[u]);
-        zero__cuda_io<float>::ld8<cs>(mm + idx[u], m[u]);
-        zero__cuda_io<float>::ld8<cs>(vv + idx[u], v[u]);
+        mio::template ld8<cs>(mm + idx[u], m[u]);
+        vio::template ld8<cs>(vv + idx[u], v[u]);
         zero__cuda_io<G>::template ld8<cs>(grad + idx[u], g[u]);
     }
 #pragma unroll
     for (int u = 0; u < U; u++)
 #pragma unroll
         for (int e = 0; e < ZERO__CUDA_VEC; e++)
-            zero__cuda_adam1(c, wd, step, decay, p[u][e], m[u][e], v[u][e], g[u][e]);
+            R::one(c, wd, step, decay, p[u][e], m[u][e], v[u][e], __fmul_rn(g[u][e], c.grad_scale));
 #pragma unroll
     for (int u = 0; u < U; u++) {
         zero__cuda_io<float>::st8<cs>(master + idx[u], p[u]);
-        zero__cuda_io<float>::st8<cs>(mm + idx[u], m[u]);
-        zero__cuda_io<float>::st8<cs>(vv + idx[u], v[u]);
+        mio::template st8<cs>(mm + idx[u], m[u]);
+        vio::template st8<cs>(vv + idx[u], v[u]);
         zero__cuda_io<P>::template st8<cs>(param + idx[u], p[u]);
     }
 }
 
 /* Both parameters by value in the launch (__grid_constant__: read in place from
-   the parameter space, never copied to local memory). P: the param type, or
-   zero__cuda_none when no compute-dtype copy is written. The walk is
-   zero__cuda_for_range's, ZERO__CUDA_ADAM_UNROLL strides at a time. */
-template <typename G, typename P>
+   the parameter space, never copied to local memory). R: the rule
+   (zero__cuda_rule_*); P: the param type, or zero__cuda_none when no
+   compute-dtype copy is written. The walk is zero__cuda_for_range's,
+   ZERO__CUDA_ADAM_UNROLL strides at a time. */
+template <typename R, typename G, typename P>
 static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
 zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
                        const __grid_constant__ zero__cuda_adam_batch b) {
     typedef zero__cuda_io<G> gio;
     typedef zero__cuda_io<P> pio;
+    typedef typename R::M MT;
+    typedef typename R::V VT;
     const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
     const zero__cuda_adam_kseg &sg = b.seg[k];
     const unsigned first = k ? b.block_end[k - 1] : 0u;
     const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
     const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
     const float wd = sg.wd, step = sg.step, decay = sg.decay;
-    float *master = sg.master, *mm = sg.m, *vv = sg.v;
+    float *master = sg.master;
+    MT *mm = (MT *)sg.m;
+    VT *vv = (VT *)sg.v;
     const G *grad = (const G *)sg.grad;
     P *param = (P *)sg.param;
     const size_t n = sg.n, head = sg.head, nv = sg.nv, body = ZERO__CUDA_VEC * nv, ns = n - body;
@@ -1084,20 +1155,20 @@ zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
 #if ZERO__CUDA_ADAM_UNROLL > 1
     for (; j + stride < nv; j += 2 * stride) {
         const size_t idx[2] = {head + ZERO__CUDA_VEC * j, head + ZERO__CUDA_VEC * (j + stride)};
-        zero__cuda_adam_groups<2>(c, wd, step, decay, master, mm, vv, grad, param, idx);
+        zero__cuda_adam_groups<R, 2>(c, wd, step, decay, master, mm, vv, grad, param, idx);
     }
 #endif
     for (; j < nv; j += stride) {
         const size_t idx[1] = {head + ZERO__CUDA_VEC * j};
-        zero__cuda_adam_groups<1>(c, wd, step, decay, master, mm, vv, grad, param, idx);
+        zero__cuda_adam_groups<R, 1>(c, wd, step, decay, master, mm, vv, grad, param, idx);
     }
     for (size_t e = t; e < ns; e += stride) {
         const size_t i = e < head ? e : e + body;
-        float p = master[i], m = mm[i], v = vv[i];
-        zero__cuda_adam1(c, wd, step, decay, p, m, v, gio::ld(grad + i));
+        float p = master[i], m = zero__cuda_io<MT>::ld(mm + i), v = zero__cuda_io<VT>::ld(vv + i);
+        R::one(c, wd, step, decay, p, m, v, __fmul_rn(gio::ld(grad + i), c.grad_scale));
         master[i] = p;
-        mm[i] = m;
-        vv[i] = v;
+        zero__cuda_io<MT>::st(mm + i, m);
+        zero__cuda_io<VT>::st(vv + i, v);
         pio::st(param + i, p);
     }
 }
@@ -1352,20 +1423,33 @@ static ZERO__UNUSED zero_result zero__cuda_k_sumsq_segs(const zero_sumsq_seg *se
     }
 }
 
+/* Segment sg's constants for rule kind, as the host backend computes them. */
+static void zero__cuda_seg_consts(const zero_adam_args *a, const zero_adam_seg *sg, zero__cuda_adam_kseg *q) {
+    q->wd = sg->weight_decay;
+    q->step = sg->lr;
+    q->decay = 0.0f;
+    if (a->kind == ZERO_OPTIMIZER_LION) q->decay = 1.0f - sg->lr * sg->weight_decay;
+    else if (a->kind != ZERO_OPTIMIZER_ADAGRAD && a->kind != ZERO_OPTIMIZER_SGD) {
+        q->step = -sg->lr / a->bc1;
+        q->decay = -sg->lr * sg->weight_decay;
+    }
+}
+
 /* One launch per ZERO__CUDA_ADAM_BATCH non-empty segments, taken from the
-   calls a[0..n_calls) in order (they share c, G and P); a segment gets blocks
-   in proportion to its size, at least one and at most one full wave of the
-   GPU, so one launch covers many small tensors and a large one fills the GPU. */
-template <typename G, typename P>
+   calls a[0..n_calls) in order (they share c, R, G and P); a segment gets
+   blocks in proportion to its size, at least one and at most one full wave of
+   the GPU, so one launch covers many small tensors and a large one fills the
+   GPU. Only the arrays the launch touches decide a segment's alignment. */
+template <typename R, typename G, typename P>
 static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
                                        cudaStream_t s, zero_error *err) {
-    const int store = !zero__cuda_is_none<P>::value;
-    const size_t size[5] = {4, 4, 4, sizeof(G), sizeof(P)};
+    const int store = !zero__cuda_is_none<P>::value, has_m = !zero__cuda_is_none<typename R::M>::value,
+              has_v = !zero__cuda_is_none<typename R::V>::value;
     zero__cuda_adam_batch b;
     unsigned cap = 1, total = 0;
     int i, k;
     zero_result r;
-    if ((r = zero__cuda_grid_cap(zero__cuda_adam_kernel<G, P>, &cap, err)) != ZERO_OK) return r;
+    if ((r = zero__cuda_grid_cap(zero__cuda_adam_kernel<R, G, P>, &cap, err)) != ZERO_OK) return r;
     memset(&b, 0, sizeof b);
     for (i = 0; i < n_calls; i++)
         for (k = 0; k < a[i].n_segs; k++) {
@@ -1373,29 +1457,34 @@ static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, con
             if (sg->count > 0) {
                 zero__cuda_adam_kseg *q = &b.seg[b.n_segs];
                 const size_t off = (size_t)sg->offset;
+                const void *arrays[5];
+                size_t size[5];
+                int n_arrays = 0;
                 q->master = a[i].master + off;
-                q->m = a[i].m + off;
-                q->v = a[i].v + off;
+                q->m = has_m ? a[i].m + off : NULL;
+                q->v = has_v ? a[i].v + off : NULL;
                 q->grad = (const G *)a[i].grad + off;
                 q->param = store ? (void *)((P *)a[i].param + off) : NULL;
-                const void *arrays[5] = {q->master, q->m, q->v, q->grad, q->param};
+                arrays[n_arrays] = q->master, size[n_arrays++] = 4;
+                if (has_m) arrays[n_arrays] = q->m, size[n_arrays++] = 4;
+                if (has_v) arrays[n_arrays] = q->v, size[n_arrays++] = 4;
+                arrays[n_arrays] = q->grad, size[n_arrays++] = sizeof(G);
+                if (store) arrays[n_arrays] = q->param, size[n_arrays++] = sizeof(P);
                 q->n = (size_t)sg->count;
-                zero__cuda_plan(arrays, size, store ? 5 : 4, q->n, &q->head, &q->nv);
-                q->wd = sg->weight_decay;
-                q->step = -sg->lr / a[i].bc1;
-                q->decay = -sg->lr * sg->weight_decay;
+                zero__cuda_plan(arrays, size, n_arrays, q->n, &q->head, &q->nv);
+                zero__cuda_seg_consts(&a[i], sg, q);
                 total += zero__cuda_blocks(q->n, q->nv, cap);
                 b.block_end[b.n_segs++] = total;
             }
             if (b.n_segs == ZERO__CUDA_ADAM_BATCH) {
-                zero__cuda_adam_kernel<G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
+                zero__cuda_adam_kernel<R, G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
                 if ((r = zero__cuda_launched("zero__cuda_adam_kernel (adam)", err)) != ZERO_OK) return r;
                 memset(&b, 0, sizeof b);
                 total = 0;
             }
         }
     if (b.n_segs > 0) {
-        zero__cuda_adam_kernel<G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
+        zero__cuda_adam_kernel<R, G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
         if ((r = zero__cuda_launched("zero__cuda_adam_kernel (adam)", err)) != ZERO_OK) return r;
     }
     zero__ok(err);
@@ -1408,26 +1497,40 @@ static int zero__cuda_adam_stores(const zero_adam_args *a) {
     return a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master);
 }
 
-template <typename G>
-static zero_result zero__cuda_adam_grad(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
-                                        cudaStream_t s, zero_error *err) {
-    if (!zero__cuda_adam_stores(a)) return zero__cuda_adam_run<G, zero__cuda_none>(a, n_calls, c, s, err);
+template <typename R, typename G>
+static zero_result zero__cuda_adam_param(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
+                                         cudaStream_t s, zero_error *err) {
+    if (!zero__cuda_adam_stores(a)) return zero__cuda_adam_run<R, G, zero__cuda_none>(a, n_calls, c, s, err);
     switch (a->param_dtype) {
-    case ZERO_DTYPE_FP16: return zero__cuda_adam_run<G, __half>(a, n_calls, c, s, err);
-    case ZERO_DTYPE_BF16: return zero__cuda_adam_run<G, __nv_bfloat16>(a, n_calls, c, s, err);
-    default: return zero__cuda_adam_run<G, float>(a, n_calls, c, s, err);
+    case ZERO_DTYPE_FP16: return zero__cuda_adam_run<R, G, __half>(a, n_calls, c, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_adam_run<R, G, __nv_bfloat16>(a, n_calls, c, s, err);
+    default: return zero__cuda_adam_run<R, G, float>(a, n_calls, c, s, err);
     }
 }
 
-/* One call's arguments checked; *end: one past its last element. */
+template <typename R>
+static zero_result zero__cuda_adam_grad(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
+                                        cudaStream_t s, zero_error *err) {
+    switch (a->grad_dtype) {
+    case ZERO_DTYPE_FP16: return zero__cuda_adam_param<R, __half>(a, n_calls, c, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_adam_param<R, __nv_bfloat16>(a, n_calls, c, s, err);
+    default: return zero__cuda_adam_param<R, float>(a, n_calls, c, s, err);
+    }
+}
+
+/* One call's arguments checked; *end: one past its last element. m and v are
+   checked where the rule keeps them (zero_optimizer_state_mask). */
 static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_out, zero_error *err) {
     int64_t end = 0;
-    int k;
+    int k, mask;
     zero_result r;
     if (!a) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda adam: args is NULL");
-    if (a->kind != ZERO_OPTIMIZER_ADAM && a->kind != ZERO_OPTIMIZER_ADAMW) /* (the backend's opt_rules is 0) */
-        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: kind %d (%s): the kernels run Adam only", a->kind,
-                          zero_optimizer_name((zero_optimizer_type)a->kind));
+    if ((unsigned)a->kind >= (unsigned)ZERO_OPTIMIZER_COUNT)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: kind %d is not a zero_optimizer_type", a->kind);
+    if (a->kind == ZERO_OPTIMIZER_LAMB) /* (its bit is clear in opt_rules: the engine runs it on the CPU) */
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "cuda adam: %s's rule does not run in these kernels (its trust ratio needs every whole "
+                          "tensor's norms first)", zero_optimizer_name((zero_optimizer_type)a->kind));
     if (a->n_segs < 0 || (a->n_segs > 0 && !a->segs))
         return zero__fail(err, a->n_segs < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
                           "cuda adam: %d segments at %p", a->n_segs, (const void *)a->segs);
@@ -1438,9 +1541,10 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
                               (long long)sg->offset, (long long)sg->count);
         if (sg->count > 0 && sg->offset + sg->count > end) end = sg->offset + sg->count;
     }
+    mask = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
     if ((r = zero__cuda_check_arg("adam", "master", a->master, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK ||
-        (r = zero__cuda_check_arg("adam", "m", a->m, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK ||
-        (r = zero__cuda_check_arg("adam", "v", a->v, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK ||
+        ((mask & 1) && (r = zero__cuda_check_arg("adam", "m", a->m, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK) ||
+        ((mask & 2) && (r = zero__cuda_check_arg("adam", "v", a->v, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK) ||
         (r = zero__cuda_check_arg("adam", "grad", a->grad, (size_t)end, a->grad_dtype, err)) != ZERO_OK ||
         (a->param && (r = zero__cuda_check_arg("adam", "param", a->param, (size_t)end, a->param_dtype, err)) != ZERO_OK))
         return r;
@@ -1448,31 +1552,48 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
     return ZERO_OK;
 }
 
-/* Calls x and y run in one launch: the same hyperparameters and dtypes. */
+/* The hyperparameters call a's rule reads (every other byte 0). */
+static zero__cuda_adam_common zero__cuda_common_of(const zero_adam_args *a) {
+    zero__cuda_adam_common c;
+    memset(&c, 0, sizeof c);
+    c.kind = a->kind == ZERO_OPTIMIZER_ADAMW ? ZERO_OPTIMIZER_ADAM : a->kind; /* adamw decides */
+    c.grad_scale = a->grad_scale;
+    switch (a->kind) {
+    case ZERO_OPTIMIZER_LION:
+        c.beta1 = a->beta1, c.beta2 = a->beta2, c.omb1 = 1.0f - a->beta1, c.omb2 = 1.0f - a->beta2;
+        break;
+    case ZERO_OPTIMIZER_ADAGRAD: c.eps = a->eps; break;
+    case ZERO_OPTIMIZER_SGD:
+        if (a->momentum != 0.0f)
+            c.momentum = a->momentum, c.damp = 1.0f - a->dampening, c.nesterov = a->nesterov, c.first = a->first;
+        break;
+    default:
+        c.beta1 = a->beta1, c.beta2 = a->beta2, c.omb1 = 1.0f - a->beta1, c.omb2 = 1.0f - a->beta2;
+        c.eps = a->eps, c.bc2 = a->bc2, c.adamw = a->adamw;
+    }
+    return c;
+}
+
+/* Calls x and y run in one launch: the same rule, hyperparameters and dtypes
+   (bc1 enters only the segments' constants). */
 static int zero__cuda_adam_same(const zero_adam_args *x, const zero_adam_args *y) {
     const int sx = zero__cuda_adam_stores(x), sy = zero__cuda_adam_stores(y);
-    return x->beta1 == y->beta1 && x->beta2 == y->beta2 && x->eps == y->eps && x->bc1 == y->bc1 && x->bc2 == y->bc2 &&
-           x->grad_scale == y->grad_scale && x->adamw == y->adamw && x->grad_dtype == y->grad_dtype && sx == sy &&
+    const zero__cuda_adam_common cx = zero__cuda_common_of(x), cy = zero__cuda_common_of(y);
+    return !memcmp(&cx, &cy, sizeof cx) && x->grad_dtype == y->grad_dtype && sx == sy &&
            (!sx || x->param_dtype == y->param_dtype);
 }
 
-/* Calls a[0..n) (checked, sharing their hyperparameters and dtypes) in as few
-   launches as their segments take. */
+/* Calls a[0..n) (checked, sharing their rule, hyperparameters and dtypes) in
+   as few launches as their segments take. */
 static zero_result zero__cuda_adam_launch(const zero_adam_args *a, int n, cudaStream_t s, zero_error *err) {
-    zero__cuda_adam_common c;
-    memset(&c, 0, sizeof c);
-    c.beta1 = a->beta1;
-    c.beta2 = a->beta2;
-    c.omb1 = 1.0f - a->beta1;
-    c.omb2 = 1.0f - a->beta2;
-    c.eps = a->eps;
-    c.bc2 = a->bc2;
-    c.grad_scale = a->grad_scale;
-    c.adamw = a->adamw;
-    switch (a->grad_dtype) {
-    case ZERO_DTYPE_FP16: return zero__cuda_adam_grad<__half>(a, n, c, s, err);
-    case ZERO_DTYPE_BF16: return zero__cuda_adam_grad<__nv_bfloat16>(a, n, c, s, err);
-    default: return zero__cuda_adam_grad<float>(a, n, c, s, err);
+    const zero__cuda_adam_common c = zero__cuda_common_of(a);
+    switch (a->kind) {
+    case ZERO_OPTIMIZER_LION: return zero__cuda_adam_grad<zero__cuda_rule_lion>(a, n, c, s, err);
+    case ZERO_OPTIMIZER_ADAGRAD: return zero__cuda_adam_grad<zero__cuda_rule_adagrad>(a, n, c, s, err);
+    case ZERO_OPTIMIZER_SGD:
+        if (c.momentum != 0.0f) return zero__cuda_adam_grad<zero__cuda_rule_sgd<true> >(a, n, c, s, err);
+        return zero__cuda_adam_grad<zero__cuda_rule_sgd<false> >(a, n, c, s, err);
+    default: return zero__cuda_adam_grad<zero__cuda_rule_adam>(a, n, c, s, err);
     }
 }
 
@@ -4164,6 +4285,7 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.adam = zero__cuda_adam;
     c->be.sumsq_segs = zero__cuda_sumsq_segs;
     c->be.adam_multi = zero__cuda_adam_multi;
+    c->be.opt_rules = 1u << ZERO_OPTIMIZER_LION | 1u << ZERO_OPTIMIZER_ADAGRAD | 1u << ZERO_OPTIMIZER_SGD;
     c->be.groups_init = zero__cuda_groups_init;
     c->be.group_reduce_scatter = zero__cuda_group_reduce_scatter;
     c->be.group_all_gather = zero__cuda_group_all_gather;

@@ -23,8 +23,17 @@
 //   sumsq_segs: every segment's out bit for bit sumsq's on that segment alone
 //     (400 segments of 0, 1, a few to 300000 elements, inf and nan in some),
 //     flags max(flag, 1) exactly where an inf or nan is, empty ones untouched;
+//   lion, adagrad, sgd (zero_adam_args.kind): master and the state the rule
+//     keeps bit for bit (0 ulp) the host backend's adam on the same inputs, the
+//     param exactly round(host master), for 10 rule settings (Lion and Adagrad
+//     twice, SGD with momentum 0 / 0.9 / 0.5, dampening 0 / 0.1 / 0.25, nesterov,
+//     the first step and a later one) x fp32/fp16/bf16 grads x every param kind,
+//     on random segment tables (odd sizes, weight decay 0, > 0 and < 0, grad_scale
+//     1 and not) and single segments at unaligned starts; the state a rule does
+//     not keep is NULL on both sides;
 //   adam_multi: master, m, v and params bit for bit adam called per call (40
-//     calls of 20 segments, dtypes and grad_scale changing between runs);
+//     calls of 20 segments, dtypes and grad_scale changing between runs; then
+//     the same with the rule and its hyperparameters changing too);
 //   Every output buffer is poisoned first (all bits set: a NaN in each dtype):
 //   elements inside the range must be written, elements outside (guards around
 //   every range, gaps between Adam segments) must keep the poison.
@@ -449,6 +458,164 @@ static std::vector<zero_adam_seg> random_segs(int n, int64_t big) {
 }
 
 
+// ---- Lion, Adagrad, SGD: the same kernel, another rule ----
+
+// A rule and its hyperparameters as zero_adam_args carries them.
+struct rule {
+    int kind;
+    float beta1, beta2, eps, momentum, dampening;
+    int nesterov, first;
+};
+static const char *rule_name(const rule &r, char *buf, size_t n) {
+    if (r.kind == ZERO_OPTIMIZER_SGD)
+        snprintf(buf, n, "SGD mom %g damp %g nesterov %d first %d", r.momentum, r.dampening, r.nesterov, r.first);
+    else snprintf(buf, n, "%s", zero_optimizer_name((zero_optimizer_type)r.kind));
+    return buf;
+}
+static void rule_args(const rule &r, zero_adam_args *a) {
+    a->kind = r.kind;
+    a->beta1 = r.beta1, a->beta2 = r.beta2, a->eps = r.eps;
+    a->momentum = r.momentum, a->dampening = r.dampening, a->nesterov = r.nesterov, a->first = r.first;
+}
+// the cases every test runs: Lion and Adagrad at two settings, SGD over momentum 0 / 0.9,
+// dampening, nesterov, the first step and a later one
+static std::vector<rule> opt_rules(void) {
+    std::vector<rule> v;
+    v.push_back({ZERO_OPTIMIZER_LION, 0.9f, 0.99f, 0, 0, 0, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_LION, 0.95f, 0.98f, 0, 0, 0, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_ADAGRAD, 0, 0, 1e-10f, 0, 0, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_ADAGRAD, 0, 0, 1e-8f, 0, 0, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_SGD, 0, 0, 0, 0.0f, 0.0f, 0, 1});
+    v.push_back({ZERO_OPTIMIZER_SGD, 0, 0, 0, 0.9f, 0.0f, 0, 1});
+    v.push_back({ZERO_OPTIMIZER_SGD, 0, 0, 0, 0.9f, 0.0f, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_SGD, 0, 0, 0, 0.9f, 0.1f, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_SGD, 0, 0, 0, 0.9f, 0.0f, 1, 0});
+    v.push_back({ZERO_OPTIMIZER_SGD, 0, 0, 0, 0.5f, 0.25f, 1, 1});
+    return v;
+}
+
+// segments as seg() makes them, about one in six with a negative weight decay
+// (Lion and Adagrad decay only when wd > 0, SGD whenever wd != 0)
+static std::vector<zero_adam_seg> opt_segs(std::vector<zero_adam_seg> v) {
+    for (auto &s : v)
+        if (zt_rand_int(0, 5) == 0) s.weight_decay = -0.01f;
+    return v;
+}
+
+// One call of rule r on the CUDA backend against the host backend's adam on the same
+// inputs: master, the kept state and the param bit for bit (the kernel runs
+// zero__opt_range's operations in its order, __fmaf_rn where it calls fmaf), the state
+// the rule does not keep passed as NULL to both, every element outside the segments
+// untouched (poison), the param round(master) in its dtype.
+static void test_opt(const rule &r, zero_dtype gdt, int pmode, const std::vector<zero_adam_seg> &segs, const char *what) {
+    int64_t end = 0;
+    for (auto &s : segs) end = std::max(end, s.offset + s.count);
+    const size_t N = (size_t)end + 5;
+    const zero_dtype pdt = pmode == P_FP16 ? ZERO_DTYPE_FP16 : pmode == P_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    const int mask = zero_optimizer_state_mask((zero_optimizer_type)r.kind, r.momentum);
+    const uint32_t poison = 0xFFFFFFFFu;
+    float nanbits;
+    memcpy(&nanbits, &poison, 4);
+    std::vector<float> master(N, nanbits), m(N, nanbits), v(N, nanbits);
+    std::vector<unsigned char> grad(N * dsize(gdt)), param(N * dsize(pdt), 0xFF);
+    std::vector<char> inside(N, 0);
+    for (auto &s : segs)
+        for (int64_t i = s.offset; i < s.offset + s.count; i++) inside[i] = 1;
+    for (size_t i = 0; i < N; i++) {
+        zt_store(grad.data(), gdt, i, rand_val(gdt));
+        if (!inside[i]) continue;
+        master[i] = (float)zt_rand_range(-2, 2);
+        m[i] = (float)zt_rand_range(-0.1, 0.1);
+        v[i] = (float)zt_rand_range(0, 0.01);
+        if (zt_rand_int(0, 15) == 0) m[i] = v[i] = 0.0f;  // Lion: c == +0 where g is 0 too
+    }
+    char name[96];
+    rule_name(r, name, sizeof name);
+    zero_adam_args a;
+    memset(&a, 0, sizeof a);
+    rule_args(r, &a);
+    a.bc1 = 1.0f, a.bc2 = 1.0f;
+    a.grad_scale = zt_rand_int(0, 3) ? (float)ldexp(zt_rand_range(0.5, 1), -(int)zt_rand_int(0, 10)) : 1.0f;
+    a.grad_dtype = gdt;
+    a.param_dtype = pdt;
+    a.segs = segs.data();
+    a.n_segs = (int)segs.size();
+
+    std::vector<float> hm = master, hmm = m, hv = v;
+    zero_adam_args ha = a;
+    ha.master = hm.data();
+    ha.m = mask & 1 ? hmm.data() : NULL;
+    ha.v = mask & 2 ? hv.data() : NULL;
+    ha.grad = grad.data();
+    ha.param = NULL;
+    host_adam_call hc;
+    hc.a = &ha;
+    hc.r = ZERO_ERR_STATE;
+    zero_error herr;
+    CHECKF(zero_host_run(1, host_adam_fn, &hc, &herr) == ZERO_OK, "host %s: %s", name, herr.msg);
+
+    float *dmaster = nullptr, *dm = nullptr, *dv = nullptr;
+    void *dgrad = nullptr, *dparam = nullptr;
+    CU(cudaMalloc(&dmaster, N * 4));
+    CU(cudaMemcpy(dmaster, master.data(), N * 4, cudaMemcpyHostToDevice));
+    if (mask & 1) {
+        CU(cudaMalloc(&dm, N * 4));
+        CU(cudaMemcpy(dm, m.data(), N * 4, cudaMemcpyHostToDevice));
+    }
+    if (mask & 2) {
+        CU(cudaMalloc(&dv, N * 4));
+        CU(cudaMemcpy(dv, v.data(), N * 4, cudaMemcpyHostToDevice));
+    }
+    CU(cudaMalloc(&dgrad, grad.size()));
+    CU(cudaMemcpy(dgrad, grad.data(), grad.size(), cudaMemcpyHostToDevice));
+    if (pmode != P_NONE && pmode != P_MASTER) {
+        CU(cudaMalloc(&dparam, param.size()));
+        CU(cudaMemcpy(dparam, param.data(), param.size(), cudaMemcpyHostToDevice));
+    }
+    zero_adam_args da = a;
+    da.master = dmaster, da.m = dm, da.v = dv, da.grad = dgrad;
+    da.param = pmode == P_NONE ? NULL : pmode == P_MASTER ? (void *)dmaster : dparam;
+    zero_error err;
+    zero_result res = zero__cuda_k_adam(&da, 0, &err);
+    CHECKF(res == ZERO_OK, "%s: %s", name, err.msg);
+    CU(cudaDeviceSynchronize());
+    std::vector<float> gm(N), gmm(m), gv(v);
+    std::vector<unsigned char> gp(param.size(), 0xFF);
+    CU(cudaMemcpy(gm.data(), dmaster, N * 4, cudaMemcpyDeviceToHost));
+    if (dm) CU(cudaMemcpy(gmm.data(), dm, N * 4, cudaMemcpyDeviceToHost));
+    if (dv) CU(cudaMemcpy(gv.data(), dv, N * 4, cudaMemcpyDeviceToHost));
+    if (dparam) CU(cudaMemcpy(gp.data(), dparam, gp.size(), cudaMemcpyDeviceToHost));
+    cudaFree(dmaster), cudaFree(dgrad);
+    if (dm) cudaFree(dm);
+    if (dv) cudaFree(dv);
+    if (dparam) cudaFree(dparam);
+
+    size_t differ = 0, outside = 0, pbad = 0, n_in = 0, moved = 0;
+    for (size_t i = 0; i < N; i++) {
+        if (!inside[i]) {
+            outside += zt_float_bits(gm[i]) != poison || zt_float_bits(gmm[i]) != poison || zt_float_bits(gv[i]) != poison;
+            if (dparam && !is_poison(gp.data(), pdt, i)) outside++;
+            continue;
+        }
+        n_in++;
+        moved += zt_float_bits(gm[i]) != zt_float_bits(master[i]);
+        differ += zt_float_bits(gm[i]) != zt_float_bits(hm[i]);
+        differ += (mask & 1) && zt_float_bits(gmm[i]) != zt_float_bits(hmm[i]);
+        differ += (mask & 2) && zt_float_bits(gv[i]) != zt_float_bits(hv[i]);
+        if (dparam) {
+            unsigned char want[4];
+            zt_store(want, pdt, 0, hm[i]);
+            if (memcmp(gp.data() + i * dsize(pdt), want, dsize(pdt))) pbad++;
+        }
+    }
+    printf("opt %-40s %-20s grad %s param %-11s: %zu segments, %zu elements, %zu values differ from the host backend\n",
+           name, what, zero_dtype_name(gdt), pmode_name[pmode], segs.size(), n_in, differ);
+    CHECKF(differ == 0 && outside == 0 && pbad == 0 && (n_in < 50 || moved > 0),
+           "%s %s grad %s param %s: %zu values differ from the host backend, %zu outside elements written, %zu params "
+           "not round(host master), %zu of %zu master values moved",
+           name, what, zero_dtype_name(gdt), pmode_name[pmode], differ, outside, pbad, moved, n_in);
+}
+
 // ---- the batched calls: sumsq_segs and adam_multi against their one-call forms ----
 
 // sumsq_segs over many segments (sizes 0, 1, small, large; unaligned starts;
@@ -530,8 +697,13 @@ static void test_sumsq_segs(zero_dtype dt, int nseg, int64_t big, double *scratc
 // adam_multi over n calls (each its own arrays at unaligned places, many
 // segments each; grad and param dtypes and grad_scale changing between runs of
 // calls, so that calls split into several launches) leaves master, m, v and
-// the params bit for bit as zero__cuda_k_adam called per call does.
-static void test_adam_multi(int ncalls, int segs_per_call, int64_t big) {
+// the params bit for bit as zero__cuda_k_adam called per call does. mixed: the
+// runs also change the rule (Adam, AdamW, Lion, Adagrad, SGD) or one of its
+// hyperparameters, the state a rule does not keep passed as NULL.
+static void test_adam_multi(int ncalls, int segs_per_call, int64_t big, int mixed) {
+    const std::vector<rule> rules = opt_rules();
+    rule ru = {ZERO_OPTIMIZER_ADAM, 0.9f, 0.999f, 1e-8f, 0, 0, 0, 0};
+    int n_rules = 1;
     std::vector<zero_adam_args> calls((size_t)ncalls);
     std::vector<std::vector<zero_adam_seg>> segs((size_t)ncalls);
     std::vector<int64_t> base((size_t)ncalls), len((size_t)ncalls);
@@ -546,6 +718,14 @@ static void test_adam_multi(int ncalls, int segs_per_call, int64_t big) {
             gdt = dtypes[zt_rand_int(0, 2)];
             pm = (int)zt_rand_int(0, P_COUNT - 1);
             if (zt_rand_int(0, 1)) gscale = (float)ldexp(zt_rand_range(0.5, 1), -(int)zt_rand_int(0, 10));
+            if (mixed) {
+                const int pick = (int)zt_rand_int(-2, (long)rules.size() - 1), tweak = (int)zt_rand_int(0, 2);
+                if (pick < 0) ru = {pick == -1 ? ZERO_OPTIMIZER_ADAM : ZERO_OPTIMIZER_ADAMW, 0.9f, 0.999f, 1e-8f, 0, 0, 0, 0};
+                else ru = rules[(size_t)pick];
+                if (tweak == 0) ru.beta1 *= 0.99f, ru.eps *= 2.0f;  // the same rule, other hyperparameters
+                if (tweak == 1) ru.first = !ru.first;
+                n_rules++;
+            }
         }
         segs[(size_t)i] = random_segs(segs_per_call, big);
         int64_t end = 0;
@@ -563,6 +743,7 @@ static void test_adam_multi(int ncalls, int segs_per_call, int64_t big) {
         a.bc2 = (float)(1.0 / sqrt(1.0 - pow(0.999, t)));
         a.grad_scale = gscale;
         a.adamw = 1;
+        if (mixed) rule_args(ru, &a);
         a.grad_dtype = gdt;
         a.param_dtype = pm == P_FP16 ? ZERO_DTYPE_FP16 : pm == P_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
         a.segs = segs[(size_t)i].data();
@@ -599,8 +780,9 @@ static void test_adam_multi(int ncalls, int segs_per_call, int64_t big) {
             zero_adam_args &a = dc[c][(size_t)i];
             const size_t b = (size_t)base[(size_t)i];
             a.master = dm[c] + b;
-            a.m = dm[c] + N + b;
-            a.v = dm[c] + 2 * N + b;
+            const int mask = zero_optimizer_state_mask((zero_optimizer_type)a.kind, a.momentum);
+            a.m = mask & 1 ? dm[c] + N + b : NULL;
+            a.v = mask & 2 ? dm[c] + 2 * N + b : NULL;
             a.grad = dgp + 4 * b;
             a.param = pmode[(size_t)i] == P_NONE     ? NULL
                       : pmode[(size_t)i] == P_MASTER ? (void *)a.master
@@ -625,9 +807,9 @@ static void test_adam_multi(int ncalls, int segs_per_call, int64_t big) {
     for (size_t k = 0; k < got[0].size(); k += 4) differ += memcmp(&got[0][k], &got[1][k], 4) != 0;
     for (size_t k = 0; k < (size_t)N; k++) changed += memcmp(&got[0][4 * k], &master[k], 4) != 0;
     for (auto &sv : segs) n_segs += sv.size();
-    printf("adam_multi: %d calls, %zu segments, %lld elements, %zu master values stepped, %zu words differ from adam "
-           "per call\n",
-           ncalls, n_segs, (long long)N, changed, differ);
+    printf("adam_multi%s: %d calls (%d runs of rule and hyperparameters), %zu segments, %lld elements, %zu master "
+           "values stepped, %zu words differ from adam per call\n",
+           mixed ? " mixed" : "", ncalls, n_rules, n_segs, (long long)N, changed, differ);
     CHECKF(differ == 0, "adam_multi: %zu 4-byte words of master, m, v, params differ from adam called per call", differ);
     CHECKF(changed > 0, "adam_multi: no master value changed (nothing was stepped)");
 }
@@ -796,6 +978,27 @@ static void test_misuse(double *dout, double *scratch) {
     a.n_segs = 0;  // nothing to do
     CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
     CHECK_EQ_INT(zero__cuda_k_adam(NULL, 0, &err), ZERO_ERR_INVALID_ARG);
+    // the state a rule keeps must be there; the state it does not keep may be NULL
+    zero_adam_seg s4 = seg(0, 4);
+    a.segs = &s4, a.n_segs = 1, a.grad_scale = 1.0f;
+    a.kind = 99;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "kind 99");
+    a.kind = ZERO_OPTIMIZER_LAMB;  // its two passes run on the CPU only: refused, not stepped as Adam
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "Lamb's rule does not run");
+    a.kind = ZERO_OPTIMIZER_LION, a.m = NULL;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "m is NULL");
+    a.kind = ZERO_OPTIMIZER_ADAGRAD, a.eps = 1e-10f, a.master = a.v = d, a.m = NULL;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
+    a.v = NULL;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "v is NULL");
+    a.kind = ZERO_OPTIMIZER_SGD, a.momentum = 0.0f;  // no momentum: no state at all
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
+    a.momentum = 0.9f;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
     CU(cudaDeviceSynchronize());
     cudaFree(d);
 }
@@ -948,8 +1151,25 @@ int main() {
     printf("adam: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
     pass0 = zt_pass, fail0 = zt_fail;
 
+    // Lion, Adagrad, SGD: each rule x grad dtype x param kind on many segments in one call, then
+    // single segments of each size at unaligned starts with a rule picked at random
+    for (const rule &r : opt_rules())
+        for (zero_dtype gdt : dtypes)
+            for (int pm = 0; pm < P_COUNT; pm++)
+                test_opt(r, gdt, pm, opt_segs(random_segs(quick ? 30 : 120, quick ? 3000 : 60000)), "random segments");
+    for (size_t n : sizes)
+        for (size_t off : {(size_t)0, (size_t)1, (size_t)5}) {
+            const std::vector<rule> rules = opt_rules();
+            std::vector<zero_adam_seg> one = opt_segs({seg((int64_t)off, (int64_t)n)});
+            test_opt(rules[(size_t)zt_rand_int(0, (long)rules.size() - 1)], dtypes[zt_rand_int(0, 2)],
+                     (int)zt_rand_int(0, P_COUNT - 1), one, n == 0 ? "one empty segment" : "one segment");
+        }
+    printf("lion, adagrad, sgd: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
+    pass0 = zt_pass, fail0 = zt_fail;
+
     for (zero_dtype dt : dtypes) test_sumsq_segs(dt, quick ? 150 : 400, quick ? 5000 : 300000, scratch);
-    for (int rep = 0; rep < 3; rep++) test_adam_multi(quick ? 12 : 40, quick ? 12 : 20, quick ? 3000 : 50000);
+    for (int rep = 0; rep < 3; rep++) test_adam_multi(quick ? 12 : 40, quick ? 12 : 20, quick ? 3000 : 50000, 0);
+    for (int rep = 0; rep < 3; rep++) test_adam_multi(quick ? 16 : 40, quick ? 12 : 20, quick ? 3000 : 50000, 1);
     printf("sumsq_segs, adam_multi: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
 
     test_misuse(dout, scratch);

@@ -39,6 +39,14 @@
               wrote random gradients, the same 30 bytes per parameter
    and prints each step's ratio to the fused pass.
 
+   --optimizer adam|lion|adagrad|sgd|all: each rule of zero's fused optimizer
+   kernel (zero_adam_args.kind; sgd times momentum 0.9 and momentum 0) over --params parameters in --tensors calls of one
+   zero_backend.adam_multi (fp16 gradients and parameters, fp32 master and the
+   rule's state: 28 bytes a parameter for Adam, 20 for Lion, Adagrad and SGD
+   with momentum, 12 for SGD without), against a plain reference kernel that
+   loads and stores the same bytes of one contiguous buffer; prints both
+   medians and their ratio (zero / reference).
+
    --gpt 124M | 1.5B --save DIR: zero_save's speed (docs/PERF.md "Saving a
    checkpoint"). The stage-2 engine above, after 2 steps of random gradients,
    saves -n times (default 3) into fresh directories under DIR; each save is
@@ -481,16 +489,204 @@ static int run_save(const char *which, const char *dir, int iters) {
     return 0;
 }
 
+/* ---- --optimizer: each rule's fused kernel against a plain pass over its bytes ---- */
+
+/* The rules --optimizer times: zero_adam_args.kind and momentum, the fp32
+   arrays the rule reads and writes besides the master (m, v), the name. */
+struct bench_rule {
+    zero_optimizer_type kind;
+    float momentum;
+    int m, v;
+    const char *name;
+};
+static const bench_rule bench_rules[5] = {{ZERO_OPTIMIZER_ADAMW, 0.0f, 1, 1, "adam"},
+                                          {ZERO_OPTIMIZER_LION, 0.0f, 1, 0, "lion"},
+                                          {ZERO_OPTIMIZER_ADAGRAD, 0.0f, 0, 1, "adagrad"},
+                                          {ZERO_OPTIMIZER_SGD, 0.9f, 1, 0, "sgd"},
+                                          {ZERO_OPTIMIZER_SGD, 0.0f, 0, 0, "sgd (momentum 0)"}};
+
+/* Whether --optimizer `which` times rule r: its name, "sgd" both SGD rows, "all" every row. */
+static int rule_picked(const bench_rule &r, const char *which) {
+    return !strcmp(which, "all") || !strcmp(which, r.name) || (!strcmp(which, "sgd") && r.kind == ZERO_OPTIMIZER_SGD);
+}
+
+/* Bytes a parameter: fp16 gradient read, fp16 parameter written, the fp32
+   master and the rule's state read and written. */
+static double rule_bytes(const bench_rule &r) { return 2.0 + 2.0 + 8.0 * (1 + r.m + r.v); }
+
+/* The reference: what one would write by hand for rule R (the index in
+   bench_rules; the m and v it touches spelled out again, as device code) over one contiguous buffer, 8 elements a thread and step (n a
+   multiple of 8, every buffer 16-byte aligned), one kernel: the same loads and
+   stores as zero's kernel, plain arithmetic. */
+template <int R>
+static __global__ void ref_rule_kernel(float *w, float *m, float *v, const __half *g, __half *p, size_t n, float lr,
+                                       float wd, float gs) {
+    for (size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 8; i < n; i += (size_t)gridDim.x * blockDim.x * 8) {
+        float W[8], M[8] = {}, V[8] = {}, G[8];
+        const uint4 gu = *(const uint4 *)(g + i);
+        const unsigned gw[4] = {gu.x, gu.y, gu.z, gu.w};
+        *(float4 *)W = *(const float4 *)(w + i), *(float4 *)(W + 4) = *(const float4 *)(w + i + 4);
+        if (R == 0 || R == 1 || R == 3) *(float4 *)M = *(const float4 *)(m + i), *(float4 *)(M + 4) = *(const float4 *)(m + i + 4);
+        if (R == 0 || R == 2) *(float4 *)V = *(const float4 *)(v + i), *(float4 *)(V + 4) = *(const float4 *)(v + i + 4);
+        for (int k = 0; k < 4; k++) {
+            __half2 h;
+            memcpy(&h, &gw[k], sizeof h);
+            const float2 f = __half22float2(h);
+            G[2 * k] = f.x * gs, G[2 * k + 1] = f.y * gs;
+        }
+        for (int k = 0; k < 8; k++) {
+            if (R == 0) {
+                M[k] = 0.9f * M[k] + 0.1f * G[k];
+                V[k] = 0.999f * V[k] + 0.001f * G[k] * G[k];
+                W[k] -= lr * (M[k] / (sqrtf(V[k]) + 1e-8f) + wd * W[k]);
+            } else if (R == 1) {
+                const float c = 0.9f * M[k] + 0.1f * G[k];
+                W[k] = W[k] * (1.0f - lr * wd) - (c > 0.0f ? lr : -lr);
+                M[k] = 0.99f * M[k] + 0.01f * G[k];
+            } else if (R == 2) {
+                V[k] += G[k] * G[k];
+                W[k] -= lr * G[k] / (sqrtf(V[k]) + 1e-10f);
+            } else if (R == 3) {
+                M[k] = 0.9f * M[k] + G[k] + wd * W[k];
+                W[k] -= lr * M[k];
+            } else {
+                W[k] -= lr * (G[k] + wd * W[k]);
+            }
+        }
+        unsigned pw[4];
+        for (int k = 0; k < 4; k++) {
+            const __half2 h = __floats2half2_rn(W[2 * k], W[2 * k + 1]);
+            memcpy(&pw[k], &h, sizeof h);
+        }
+        *(float4 *)(w + i) = *(const float4 *)W, *(float4 *)(w + i + 4) = *(const float4 *)(W + 4);
+        if (R == 0 || R == 1 || R == 3) *(float4 *)(m + i) = *(const float4 *)M, *(float4 *)(m + i + 4) = *(const float4 *)(M + 4);
+        if (R == 0 || R == 2) *(float4 *)(v + i) = *(const float4 *)V, *(float4 *)(v + i + 4) = *(const float4 *)(V + 4);
+        *(uint4 *)(p + i) = make_uint4(pw[0], pw[1], pw[2], pw[3]);
+    }
+}
+
+static void ref_rule(int r, float *w, float *m, float *v, const __half *g, __half *p, size_t n, cudaStream_t s) {
+    static int grid = 0;
+    if (!grid) grid = bench_sm_count() * 8; /* one full wave of 256-thread blocks */
+    const size_t want = (n / 8 + 255) / 256;
+    const unsigned blocks = want < (size_t)grid ? (unsigned)(want ? want : 1) : (unsigned)grid;
+    const float lr = 1e-4f, wd = 0.01f, gs = 1.0f / 65536.0f;
+    switch (r) {
+    case 0: ref_rule_kernel<0><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
+    case 1: ref_rule_kernel<1><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
+    case 2: ref_rule_kernel<2><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
+    case 3: ref_rule_kernel<3><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
+    default: ref_rule_kernel<4><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
+    }
+    BENCH_CUDA(cudaGetLastError());
+}
+
+/* --optimizer NAME|all: for each rule, zero_backend.adam_multi over `tensors`
+   calls of `per` parameters (as zero_step calls it: one launch for all) and
+   the reference pass over the same buffers, each timed with events after the
+   warm-up, medians; prints both and zero's time over the reference's. */
+static int run_rules(const char *which, int64_t per, int tensors, int iters, int warmup) {
+    zero_error err;
+    const int64_t N = per * tensors;
+    const int total = warmup + iters;
+    int any = 0;
+    for (int r = 0; r < 5; r++) any |= rule_picked(bench_rules[r], which);
+    if (!any) {
+        tool_fail("bench_optim", "--optimizer", "'%s': adam, lion, adagrad, sgd or all", which);
+        return 2;
+    }
+    zero_cuda *cu;
+    BENCH_ZERO(zero_cuda_backend_init(&cu, NULL, &err), &err);
+    const zero_backend *be = zero_cuda_backend(cu);
+    cudaStream_t s = zero_cuda_stream(cu);
+    printf("# bench_optim --optimizer %s: %lld parameters (%d tensors of %lld), fp16 grads and params, one GPU\n", which,
+           (long long)N, tensors, (long long)per);
+    bench_device_line("# ");
+    printf("# events on the compute stream, median of %d after %d warm-up; reference: one plain fused kernel over the "
+           "same buffers\n",
+           iters, warmup);
+    printf("  %-17s %6s %10s %10s %9s %8s\n", "rule", "B/par", "zero ms", "ref ms", "zero GB/s", "zero/ref");
+    std::vector<cudaEvent_t> ea, eb;
+    bench_events(ea, total);
+    bench_events(eb, total);
+    float *master, *m, *v;
+    __half *grad, *param;
+    BENCH_CUDA(cudaMalloc(&master, sizeof(float) * (size_t)N));
+    BENCH_CUDA(cudaMalloc(&m, sizeof(float) * (size_t)N));
+    BENCH_CUDA(cudaMalloc(&v, sizeof(float) * (size_t)N));
+    BENCH_CUDA(cudaMalloc(&grad, 2 * (size_t)N));
+    BENCH_CUDA(cudaMalloc(&param, 2 * (size_t)N));
+    std::vector<zero_adam_seg> segs((size_t)tensors);
+    std::vector<zero_adam_args> calls((size_t)tensors);
+    for (int r = 0; r < 5; r++) {
+        const bench_rule &br = bench_rules[r];
+        if (!rule_picked(br, which)) continue;
+        bench_fill(master, (size_t)N, ZERO_DTYPE_FP32, 11, 0.0f, 0.05f, s);
+        bench_fill(m, (size_t)N, ZERO_DTYPE_FP32, 12, 0.0f, 1e-3f, s);
+        bench_fill(v, (size_t)N, ZERO_DTYPE_FP32, 13, 1e-6f, 1e-6f, s); /* v >= 0 */
+        bench_fill(grad, (size_t)N, ZERO_DTYPE_FP16, 14, 0.0f, 1.0f, s);
+        for (int t = 0; t < tensors; t++) {
+            zero_adam_seg &sg = segs[(size_t)t];
+            zero_adam_args &a = calls[(size_t)t];
+            const size_t off = (size_t)t * (size_t)per;
+            sg.offset = 0, sg.count = per, sg.lr = 1e-4f, sg.weight_decay = 0.01f;
+            memset(&a, 0, sizeof a);
+            a.master = master + off;
+            a.m = br.m ? m + off : NULL;
+            a.v = br.v ? v + off : NULL;
+            a.grad = grad + off;
+            a.grad_dtype = ZERO_DTYPE_FP16;
+            a.param = param + off;
+            a.param_dtype = ZERO_DTYPE_FP16;
+            a.segs = &sg;
+            a.n_segs = 1;
+            a.kind = br.kind;
+            a.beta1 = 0.9f;
+            a.beta2 = br.kind == ZERO_OPTIMIZER_LION ? 0.99f : 0.999f;
+            a.eps = br.kind == ZERO_OPTIMIZER_ADAGRAD ? 1e-10f : 1e-8f;
+            a.bc1 = 1.0f - powf(0.9f, 10.0f);
+            a.bc2 = 1.0f / sqrtf(1.0f - powf(0.999f, 10.0f));
+            a.grad_scale = 1.0f / 65536.0f;
+            a.adamw = 1;
+            a.momentum = br.momentum;
+        }
+        for (int i = 0; i < total; i++) {
+            BENCH_CUDA(cudaEventRecord(ea[(size_t)i], s));
+            BENCH_ZERO(be->adam_multi(be->ctx, calls.data(), tensors, ZERO_STREAM_COMPUTE, &err), &err);
+            BENCH_CUDA(cudaEventRecord(eb[(size_t)i], s));
+        }
+        const double zms = bench_median(bench_event_ms(ea, eb, warmup, total));
+        for (int i = 0; i < total; i++) {
+            BENCH_CUDA(cudaEventRecord(ea[(size_t)i], s));
+            ref_rule(r, master, m, v, grad, param, (size_t)N, s);
+            BENCH_CUDA(cudaEventRecord(eb[(size_t)i], s));
+        }
+        const double rms = bench_median(bench_event_ms(ea, eb, warmup, total));
+        printf("  %-17s %6.0f %10.3f %10.3f %9.1f %8.3f\n", br.name, rule_bytes(br), zms, rms,
+               rule_bytes(br) * (double)N / (zms * 1e-3) / 1e9, zms / rms);
+    }
+    BENCH_CUDA(cudaFree(master));
+    BENCH_CUDA(cudaFree(m));
+    BENCH_CUDA(cudaFree(v));
+    BENCH_CUDA(cudaFree(grad));
+    BENCH_CUDA(cudaFree(param));
+    bench_events_free(ea);
+    bench_events_free(eb);
+    zero_cuda_backend_destroy(cu);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     zero_error err;
     double params = 1e9;
     int tensors = 50, iters = 20, warmup = 3, iters_set = 0;
-    const char *out_path = NULL, *gpt = NULL, *save_dir = NULL;
+    const char *out_path = NULL, *gpt = NULL, *save_dir = NULL, *optimizer = NULL;
     setvbuf(stdout, NULL, _IOLBF, 0);
     static const char usage[] =
         "usage: bench_optim [--params N] [--tensors T] [-n iters] [-w warmup] [--out file]\n"
         "       bench_optim --gpt 124M|1.5B [-n iters] [-w warmup]\n"
         "       bench_optim --gpt 124M|1.5B --save DIR [-n saves]\n"
+        "       bench_optim --optimizer adam|lion|adagrad|sgd|all [--params N] [--tensors T] [-n iters] [-w warmup]\n"
         "  --params   parameters, 8 to 1e10 (1e9, 1.5B, 350M), at least one per tensor\n"
         "  --tensors  tensors of the engine, 1 to 1e6\n"
         "  -n         timed iterations, 1 to 1e6; -w  warm-up iterations, 1 to 1e6\n";
@@ -509,6 +705,9 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--gpt")) {
             if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (124M or 1.5B)", v ? "empty" : "missing");
             gpt = v, i++;
+        } else if (!strcmp(a, "--optimizer")) {
+            if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (adam, lion, adagrad, sgd or all)", v ? "empty" : "missing");
+            optimizer = v, i++;
         } else if (!strcmp(a, "--save")) {
             if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (a directory)", v ? "empty" : "missing");
             save_dir = v, i++;
@@ -537,6 +736,7 @@ int main(int argc, char **argv) {
     }
     /* every tensor a multiple of 8 elements, so the total is exactly what is asked when it divides */
     const int64_t per = ((int64_t)(params / tensors) + 7) / 8 * 8;
+    if (optimizer) return run_rules(optimizer, per, tensors, iters, warmup);
     const int64_t N = per * tensors;
     const int total = warmup + iters;
 
