@@ -19,9 +19,11 @@
 #            stages compute the same function and differ only in the order
 #            of their reductions and where Adam runs, so fp32 agrees to 1e-3
 #            and fp16 / bf16, whose rounding of those sums shows in the
-#            weights, to 2e-2. One more row per GPU count trains with Lion
-#            (bf16, stage 2, its CPU path with the optimizer offloaded, lr
-#            1e-3): finite losses that drop, no stage-0 loss to match.
+#            weights, to 2e-2. Three more rows per GPU count train with
+#            other optimizers (bf16): Lion at stage 2 on its CPU path with
+#            the optimizer offloaded and at stage 3 in the CUDA kernels (lr
+#            1e-3), Lamb at stage 2 offloaded: finite losses that drop, no
+#            stage-0 loss to match.
 #   xl_*     GPT-2 XL's shape (1.48e9 parameters with the byte vocabulary) on
 #            one GPU, synthetic data: fp16 stage 3 with optimizer and
 #            parameters offloaded to the CPU (T 128, batch 16), and bf16
@@ -294,8 +296,11 @@ matrix_rows() {
             [ $st = 3 ] && echo "gpt_$1_${dt}_s3_optcpu_paramcpu --dtype $dt --stage 3 --offload-optimizer cpu --offload-param cpu"
         done
     done
-    # an optimizer beside Adam (its CPU path under the GPU's step): its loss drops, no stage-0 Adam loss to match
+    # optimizers beside Adam, each its loss dropping (no stage-0 Adam loss to match): Lion on its CPU path under
+    # the GPU's step and in the CUDA kernels at stage 3; Lamb (its per-tensor trust ratio) on the CPU path
     echo "gpt_$1_bf16_lion_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer lion --lr 1e-3"
+    echo "gpt_$1_bf16_lion_s3 --dtype bf16 --stage 3 --optimizer lion --lr 1e-3"
+    echo "gpt_$1_bf16_lamb_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer lamb"
 }
 # gpt_job NAME GPUS SECONDS ARGS...: one run of build/gpt on the GPUs listed
 gpt_job() {
@@ -370,7 +375,7 @@ for rows in "$D/rows_1gpu.txt" "$D/rows_all.txt"; do
         [ "$MODE" = dry ] && continue
         ref=- bound=-
         case $name in
-        *_s0 | *_lion_*) ;;
+        *_s0 | *_lion_* | *_lamb_*) ;;
         *)
             ref=$(last_loss "$D/gpt_${g}_${dt}_s0.jsonl")
             ref=${ref:-none}
