@@ -15040,18 +15040,26 @@ ZERO__DEF double zero_loss_scale(const zero_engine *e) {
    device staging on their way to the host or NVMe) and (stages 1-2) its
    all-gather queues behind them. */
 
+/* Unit u's arguments for the device's rule: the step's hyperparameters and
+   segments, its master and state where they live, its reduced gradient; no
+   parameter output (the caller points aa->param). */
+static void zero__device_args(zero_engine *e, int u, const zero_adam_args *hyper, zero_adam_args *aa) {
+    zero__gview gv = zero__grad_view(e, u);
+    zero__adam_args_for(e, u, hyper, aa);
+    aa->master = zero__master_at(e, u);
+    aa->m = zero__mom_at(e, e->buf.m, u);
+    aa->v = zero__mom_at(e, e->buf.v, u);
+    aa->grad = gv.adam;
+    aa->grad_dtype = gv.dt;
+    aa->param = NULL;
+}
+
 static zero_result zero__opt_device_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
     zero_adam_args aa;
-    zero__gview gv = zero__grad_view(e, u);
     void *dst;
     int pb;
     ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 0, &dst, &pb, &be_err_));
-    zero__adam_args_for(e, u, hyper, &aa);
-    aa.master = zero__master_at(e, u);
-    aa.m = zero__mom_at(e, e->buf.m, u);
-    aa.v = zero__mom_at(e, e->buf.v, u);
-    aa.grad = gv.adam;
-    aa.grad_dtype = gv.dt;
+    zero__device_args(e, u, hyper, &aa);
     aa.param = dst;
     ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, zero__param_put_what(e), zero__param_put(e, u, 0, dst, pb, &be_err_));
@@ -15070,15 +15078,8 @@ static zero_result zero__opt_device_all(zero_engine *e, const zero_adam_args *hy
     zero_result r;
     for (u = 0; u < l->n_units; u++) {
         zero_adam_args *aa = &e->buf.uargs[n];
-        zero__gview gv;
         if (l->units[u].frozen || e->plan.seg_count[u] == 0) continue;
-        gv = zero__grad_view(e, u);
-        zero__adam_args_for(e, u, hyper, aa);
-        aa->master = zero__master_at(e, u);
-        aa->m = zero__mom_at(e, e->buf.m, u);
-        aa->v = zero__mom_at(e, e->buf.v, u);
-        aa->grad = gv.adam;
-        aa->grad_dtype = gv.dt;
+        zero__device_args(e, u, hyper, aa);
         aa->param = zero__master_is_params(e) ? NULL : zero__param_own(e, u);
         n++;
     }
@@ -15100,14 +15101,7 @@ static zero_result zero__device_norm_stats(zero_engine *e) {
 /* Lamb's first pass of unit u on the device (zero__lamb_norms). */
 static zero_result zero__lamb_device_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
     zero_adam_args aa;
-    zero__gview gv = zero__grad_view(e, u);
-    zero__adam_args_for(e, u, hyper, &aa);
-    aa.master = zero__master_at(e, u);
-    aa.m = zero__mom_at(e, e->buf.m, u);
-    aa.v = zero__mom_at(e, e->buf.v, u);
-    aa.grad = gv.adam;
-    aa.grad_dtype = gv.dt;
-    aa.param = NULL;
+    zero__device_args(e, u, hyper, &aa);
     ZERO__TRY_BE(e, "zero_step: Lamb's first pass", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
