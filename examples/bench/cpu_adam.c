@@ -35,7 +35,10 @@
    than --budget seconds for one row (the single-thread scalar rows at 1e9);
    each row prints its n. A parameter count whose buffers (18 bytes per
    parameter) do not fit in MemAvailable is skipped with a message. Inputs are
-   random (a hash of the index), never zeros. */
+   random (a hash of the index), never zeros. Then Lion, Adagrad and SGD
+   (momentum 0.9) through the same call (zero_adam_args.kind), fp16 gradients
+   and parameters, the best SIMD path, all threads: 20 bytes per parameter
+   each, and their share of the same bandwidth. */
 #define _POSIX_C_SOURCE 200809L
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
@@ -632,6 +635,49 @@ int main(int argc, char **argv) {
                         else best_fp32_all = gbps;
                     }
                 }
+            }
+        }
+        /* the rules beside Adam: fp16 gradients, the fp16 parameters written, the best SIMD path, all threads;
+           bytes per parameter: gradient 2 + master read and written 8 + each state array read and written 8 +
+           parameter 2 (Lion m, Adagrad v, SGD's momentum buffer: 20) */
+        {
+            static const struct {
+                zero_optimizer_type kind;
+                const char *name;
+            } rules[3] = {{ZERO_OPTIMIZER_LION, "lion16"}, {ZERO_OPTIMIZER_ADAGRAD, "adagrad16"}, {ZERO_OPTIMIZER_SGD, "sgd16"}};
+            B.grad_dtype = ZERO_DTYPE_FP16;
+            if (zero_cpu_pool_run(pool_all, fill_grad_task, &B, N, GRAIN, &err) != ZERO_OK) die("fill", &err);
+            for (int ri = 0; ri < 3; ri++) {
+                adam_ctx ac;
+                memset(&ac, 0, sizeof ac);
+                ac.a.kind = rules[ri].kind;
+                ac.a.master = B.master;
+                ac.a.m = rules[ri].kind == ZERO_OPTIMIZER_ADAGRAD ? NULL : B.m;
+                ac.a.v = rules[ri].kind == ZERO_OPTIMIZER_ADAGRAD ? B.v : NULL;
+                ac.a.grad = B.grad;
+                ac.a.grad_dtype = ZERO_DTYPE_FP16;
+                ac.a.param = B.param;
+                ac.a.param_dtype = ZERO_DTYPE_FP16;
+                ac.a.segs = &seg;
+                ac.a.n_segs = 1;
+                ac.a.beta1 = 0.9f;
+                ac.a.beta2 = 0.99f;
+                ac.a.eps = 1e-10f;
+                ac.a.momentum = rules[ri].kind == ZERO_OPTIMIZER_SGD ? 0.9f : 0.0f;
+                ac.a.grad_scale = 1.0f / 1024.0f;
+                ac.level = best;
+                ac.pool = pool_all;
+                const int state = zero_optimizer_state_mask(rules[ri].kind, ac.a.momentum);
+                const double bpp = 2.0 + 8.0 + 8.0 * ((state & 1) + ((state >> 1) & 1)) + 2.0;
+                timing t = time_calls(adam_call, &ac, warmup, iters, budget);
+                double mps = (double)N / (t.ms * 1e-3) / 1e6, gbps = bpp * (double)N / (t.ms * 1e-3) / 1e9;
+                printf("%14lld %-8s %-7s %6d %3d | %10.3f %10.1f %9.2f %6.1f%%\n", (long long)N, rules[ri].name,
+                       zero_simd_level_name(best), T, t.n, t.ms, mps, gbps, 100.0 * gbps / bw[0]);
+                printf("# %lld params, %s (%.0f B/param), %s, %d threads: %.2f GB/s = %.1f%% of bw (%s)\n", (long long)N,
+                       rules[ri].name, bpp, zero_simd_level_name(best), T, gbps, 100.0 * gbps / bw[0], kernel_names[bw_k[0]]);
+                if (out)
+                    fprintf(out, "rule %lld %s %s %d ms %.6f n %d gbps %.4f\n", (long long)N, rules[ri].name,
+                            zero_simd_level_name(best), T, t.ms, t.n, gbps);
             }
         }
         for (int k = 0; k < 4; k++) { /* the results must be finite: a benchmark of NaNs measures nothing */
