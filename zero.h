@@ -1596,6 +1596,16 @@ ZERO_API zero_result zero_step(zero_engine *e, zero_step_info *info);
                       info->skipped_by_program = 1. */
 ZERO_API zero_result zero_set_lr(zero_engine *e, double lr);
 ZERO_API zero_result zero_set_betas(zero_engine *e, double beta1, double beta2);
+/* DeepSpeed's engine.set_train_batch_size: the global batch from the next
+   step on. The micro-batch stays; the micro-batches a step
+   (gradient_accumulation_steps) become train_batch_size / (micro-batch x
+   ranks), which must divide evenly. Between steps (before the first
+   zero_grad of a step, else ENGINE_STEP_EARLY). An engine made with one
+   micro-batch a step keeps one and one made with several keeps several (the
+   accumulator's buffers and dtype are planned at create): ENGINE_CONFIG
+   otherwise, with a hint. The monitors' sample counts follow the new size
+   from here on. */
+ZERO_API zero_result zero_set_train_batch_size(zero_engine *e, int64_t train_batch_size);
 ZERO_API zero_result zero_grad_norm(zero_engine *e, double *norm);
 ZERO_API zero_result zero_skip_step(zero_engine *e, zero_step_info *info);
 
@@ -9490,6 +9500,7 @@ typedef struct zero__run { /* where the training is: micro-batch, steps, loss sc
     int micro;
     zero_loss_scaler scaler;
     int64_t global_steps, skipped_steps, applied_steps, sched_it;
+    int64_t samples_base, samples_from; /* samples seen before global step samples_from (the batch size changed there) */
     float beta1_t, beta2_t;
     double last_b1, last_b2;
     double step_lr;                     /* this step's base learning rate */
@@ -10661,7 +10672,7 @@ static void zero__monitors_write(zero_engine *e, const zero_step_info *in, doubl
     const char *tags[ZERO__MON_TAGS];
     double vals[ZERO__MON_TAGS];
     int n, i;
-    int64_t samples = in->global_steps * e->cfg.train_batch_size;
+    int64_t samples = e->run.samples_base + (in->global_steps - e->run.samples_from) * e->cfg.train_batch_size;
     if (!e->obs.tb && !e->obs.csv_dir[0]) return;
     n = zero__monitor_tags(e, in, samples_per_s, tags, vals);
     if (e->obs.tb) {
@@ -16065,6 +16076,44 @@ ZERO__DEF zero_result zero_set_lr(zero_engine *e, double lr) {
     }
     if (lr >= 0) e->run.prog_said |= 1;
     e->run.prog_lr = lr < 0 ? -1 : lr;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_set_train_batch_size(zero_engine *e, int64_t train_batch_size) {
+    zero_result r;
+    int64_t per = 0, gas = 0;
+    if ((r = zero__enter(e, "zero_set_train_batch_size")) != ZERO_OK) return r;
+    if (e->grad.touched || e->run.micro > 0)
+        return zero__efail(e, ZERO_MSG_ENGINE_STEP_EARLY,
+                           "zero_set_train_batch_size: micro-batch %d of %d is under way; call it before the first "
+                           "zero_grad of a step or after zero_step",
+                           e->run.micro + 1, e->plan.gas);
+    per = e->cfg.train_micro_batch_size_per_gpu * (int64_t)e->plan.gworld;
+    if (train_batch_size > 0 && per > 0 && train_batch_size % per == 0) gas = train_batch_size / per;
+    if (gas < 1 || gas > 1000000)
+        return zero__efail(e, ZERO_MSG_BAD_ARG,
+                           "zero_set_train_batch_size(%lld): not a multiple of micro-batch %lld x %d rank%s = %lld, from 1 "
+                           "to 1e6 micro-batches a step",
+                           (long long)train_batch_size, (long long)e->cfg.train_micro_batch_size_per_gpu, e->plan.gworld,
+                           e->plan.gworld == 1 ? "" : "s", (long long)per);
+    if ((gas == 1) != (e->plan.gas == 1))
+        return zero__efail(e, ZERO_MSG_ENGINE_CONFIG,
+                           "zero_set_train_batch_size(%lld): %lld micro-batch%s a step, where the engine was made for %d: "
+                           "one micro-batch and several plan different gradient buffers\nHINT: create the engine with "
+                           "gradient_accumulation_steps %s",
+                           (long long)train_batch_size, (long long)gas, gas == 1 ? "" : "es", e->plan.gas,
+                           gas == 1 ? "1 to step with one" : "> 1 to change the number later");
+    e->run.samples_base += (e->run.global_steps - e->run.samples_from) * e->cfg.train_batch_size;
+    e->run.samples_from = e->run.global_steps;
+    if (e->plan.grank == 0 && gas != e->plan.gas)
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_RESOLVED,
+                  "zero_set_train_batch_size: batch %lld = micro %lld x accumulation %lld x %d rank%s from step %lld on "
+                  "(was accumulation %d)",
+                  (long long)train_batch_size, (long long)e->cfg.train_micro_batch_size_per_gpu, (long long)gas,
+                  e->plan.gworld, e->plan.gworld == 1 ? "" : "s", (long long)e->run.global_steps + 1, e->plan.gas);
+    e->plan.gas = (int)gas;
+    e->cfg.gradient_accumulation_steps = gas;
+    e->cfg.train_batch_size = train_batch_size;
     return ZERO_OK;
 }
 

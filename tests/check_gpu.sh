@@ -22,8 +22,9 @@
 #            weights, to 2e-2. Three more rows per GPU count train with
 #            other optimizers (bf16): Lion at stage 2 on its CPU path with
 #            the optimizer offloaded and at stage 3 in the CUDA kernels (lr
-#            1e-3), Lamb at stage 2 offloaded: finite losses that drop, no
-#            stage-0 loss to match.
+#            1e-3), Lamb at stage 2 offloaded; and one more picks its
+#            accumulation (--gas auto, stage 3, the optimizer offloaded):
+#            finite losses that drop, no stage-0 loss to match.
 #   xl_*     GPT-2 XL's shape (1.48e9 parameters with the byte vocabulary) on
 #            one GPU, synthetic data: fp16 stage 3 with optimizer and
 #            parameters offloaded to the CPU (T 128, batch 16), and bf16
@@ -301,6 +302,8 @@ matrix_rows() {
     echo "gpt_$1_bf16_lion_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer lion --lr 1e-3"
     echo "gpt_$1_bf16_lion_s3 --dtype bf16 --stage 3 --optimizer lion --lr 1e-3"
     echo "gpt_$1_bf16_lamb_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer lamb"
+    # the accumulation picked by a measured step (zero_set_train_batch_size; another batch: its loss drops)
+    echo "gpt_$1_bf16_s3_optcpu_gasauto --dtype bf16 --stage 3 --offload-optimizer cpu --gas auto"
 }
 # gpt_job NAME GPUS SECONDS ARGS...: one run of build/gpt on the GPUs listed
 gpt_job() {
@@ -375,7 +378,7 @@ for rows in "$D/rows_1gpu.txt" "$D/rows_all.txt"; do
         [ "$MODE" = dry ] && continue
         ref=- bound=-
         case $name in
-        *_s0 | *_lion_* | *_lamb_*) ;;
+        *_s0 | *_lion_* | *_lamb_* | *_gasauto) ;;
         *)
             ref=$(last_loss "$D/gpt_${g}_${dt}_s0.jsonl")
             ref=${ref:-none}

@@ -147,6 +147,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     CHECK(isnan(zero_loss_scale(NULL)));
     CHECK(zero_step(NULL, &in) == ZERO_ERR_INVALID_ARG && zero_skip_step(NULL, &in) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_set_lr(NULL, 1e-3) == ZERO_ERR_INVALID_ARG && zero_set_betas(NULL, 0.9, 0.99) == ZERO_ERR_INVALID_ARG);
+    CHECK(zero_set_train_batch_size(NULL, 8) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_grad_norm(NULL, &n) == ZERO_ERR_INVALID_ARG && zero_flush(NULL) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_all_reduce_scalars(NULL, &v, 1, ZERO_OP_SUM) == ZERO_ERR_INVALID_ARG);
     {

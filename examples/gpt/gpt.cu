@@ -44,6 +44,7 @@ typedef struct options {
     int data_kind; /* GPT_DATA_*: every --data file's */
     int synthetic, stage, batch, gas, steps, warmup, print_every, recompute, find_max, tf32, quiet, no_flash, no_lt;
     int has_stage, has_batch, has_gas, has_lr, has_dtype, has_layers, has_dim, has_heads, has_seq, has_vocab;
+    int gas_auto; /* --gas auto: the accumulation from a measured step (zero_set_train_batch_size) */
     zero_dtype dtype;
     int offload_opt, offload_param; /* -1: as the config says */
     int optimizer;                  /* --optimizer: a zero_optimizer_type; -1: as the config says */
@@ -76,7 +77,10 @@ static void usage(void) {
            "  --eval-logits FILE             the last evaluation's logits, float32 [B, seq, vocab] (rank 0)\n"
            "training:\n"
            "  --config ds_config.json        a DeepSpeed config (the flags below override it)\n"
-           "  --stage 0|1|2|3  --dtype fp32|fp16|bf16  --batch N (micro-batch per GPU)  --gas N\n"
+           "  --stage 0|1|2|3  --dtype fp32|fp16|bf16  --batch N (micro-batch per GPU)  --gas N|auto\n"
+           "                                 auto: after a warm-up step and a timed one at accumulation 2, the\n"
+           "                                 least accumulation whose step is within 1.25x of its compute\n"
+           "                                 (the fastest micro-batch; at most 64)\n"
            "  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme  --nvme-path DIR\n"
            "  --lr X  --steps N (default 50; 0: evaluate only)  --seed N\n"
            "  --optimizer adamw|lion|adagrad|sgd|lamb  the optimizer (default AdamW, or the config's); lion, adagrad\n"
@@ -179,7 +183,8 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--config")) bad = !v, o->config = v;
         else if (!strcmp(a, "--stage")) bad = 2 * flag_int(a, v, 0, 3, &o->stage), o->has_stage = 1;
         else if (!strcmp(a, "--batch")) bad = 2 * flag_int(a, v, 1, 1 << 20, &o->batch), o->has_batch = 1;
-        else if (!strcmp(a, "--gas")) bad = 2 * flag_int(a, v, 1, 1 << 20, &o->gas), o->has_gas = 1;
+        else if (!strcmp(a, "--gas") && v && !strcmp(v, "auto")) o->gas = 2, o->gas_auto = o->has_gas = 1;
+        else if (!strcmp(a, "--gas")) bad = 2 * flag_int(a, v, 1, 1 << 20, &o->gas), o->has_gas = 1, o->gas_auto = 0;
         else if (!strcmp(a, "--steps")) bad = 2 * flag_int(a, v, 0, 1000000000, &o->steps);
         else if (!strcmp(a, "--warmup")) bad = 2 * flag_int(a, v, 0, 1000000000, &o->warmup);
         else if (!strcmp(a, "--seed")) {
@@ -672,7 +677,7 @@ static zero_result train(const run_state *s, zero_engine *e, gpt_acts<T> *a, int
         window_n = 0;
     }
     r = zero_cuda_check(cudaStreamSynchronize(w->stream), "cudaStreamSynchronize", __FILE__, __LINE__, err);
-    if (r == ZERO_OK && report && n > 0 && s->micro_min_ms) {
+    if (r == ZERO_OK && n > 0 && s->micro_min_ms) {
         *s->micro_min_ms = 0;
         for (int m = 0; m < gas; m++) {
             float ms = 0;
@@ -815,6 +820,62 @@ static int run_eval(const run_state *s, zero_engine *e, const char *when, const 
     return 0;
 }
 
+/* --gas auto: a warm-up step and a timed one at the engine's accumulation (2), then the least accumulation G
+   whose step, G x the fastest micro-batch (the compute) + what the step adds to it (the timed step less its
+   micro-batches' compute), is within 1.25x of the compute: G >= 4 x added / micro-batch, from 2 to 64, the
+   largest over the ranks; set with zero_set_train_batch_size. Returns 0 or 1 (said on stderr). */
+template <typename T> static int pick_gas(const run_state *s, zero_engine *e, gpt_acts<T> *a, int *step0) {
+    const world_ctx *w = s->w;
+    zero_config *cfg = (zero_config *)s->cfg; /* (main's own: the loop reads the accumulation from it) */
+    const int g0 = (int)cfg->gradient_accumulation_steps;
+    zero_error err;
+    zero_result r;
+    cudaEvent_t ev[2] = {NULL, NULL};
+    float step_ms = 0;
+    double G = 0;
+    memset(&err, 0, sizeof err);
+    if ((r = train<T>(s, e, a, *step0, 1, 0, NULL, &err)) == ZERO_OK &&
+        (r = zero_cuda_check(cudaEventCreate(&ev[0]), "cudaEventCreate", __FILE__, __LINE__, &err)) == ZERO_OK &&
+        (r = zero_cuda_check(cudaEventCreate(&ev[1]), "cudaEventCreate", __FILE__, __LINE__, &err)) == ZERO_OK) {
+        cudaEventRecord(ev[0], w->stream);
+        r = train<T>(s, e, a, *step0 + 1, 1, 0, NULL, &err);
+        cudaEventRecord(ev[1], w->stream);
+        cudaEventSynchronize(ev[1]);
+        cudaEventElapsedTime(&step_ms, ev[0], ev[1]);
+    }
+    for (cudaEvent_t x : ev)
+        if (x) cudaEventDestroy(x);
+    *step0 += 2;
+    if (r != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: --gas auto: %s\n", w->rank, err.msg);
+        return 1;
+    }
+    const double mb = s->micro_min_ms ? *s->micro_min_ms : 0, added = step_ms - g0 * mb;
+    if (mb > 0) G = ceil(4.0 * (added > 0 ? added : 0) / mb);
+    G = G < 2 ? 2 : G > 64 ? 64 : G;
+    if (zero_all_reduce_scalars(e, &G, 1, ZERO_OP_MAX) != ZERO_OK ||
+        zero_set_train_batch_size(e, cfg->train_micro_batch_size_per_gpu * (int64_t)G * w->world) != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: --gas auto: %s\n", w->rank, zero_engine_error(e)->msg);
+        return 1;
+    }
+    cfg->gradient_accumulation_steps = (int64_t)G;
+    cfg->train_batch_size = cfg->train_micro_batch_size_per_gpu * (int64_t)G * w->world;
+    if (w->rank == 0) {
+        printf("gas auto: a step of %d micro-batches took %.1f ms, the fastest micro-batch %.1f ms: the step adds %.1f ms "
+               "to its compute -> accumulation %d (the step within 1.25x of its compute)\n",
+               g0, step_ms, mb, added, (int)G);
+        if (s->jsonl) {
+            metrics_line m(s->jsonl, "gas_auto");
+            m.num("step_ms", "%.3f", step_ms);
+            m.num("micro_batch_ms", "%.3f", mb);
+            m.num("added_ms", "%.3f", added);
+            m.i64("gas", (long long)G);
+            m.end();
+        }
+    }
+    return 0;
+}
+
 template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
     const options *o = s->o;
     const world_ctx *w = s->w;
@@ -874,6 +935,10 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
     if (gpt_acts_alloc<T>(&a, &o->d, B, o->recompute, !o->no_flash, attn, w->blas, &err) != ZERO_OK) {
         fprintf(stderr, "gpt: rank %d: %s\nHINT: a smaller --batch, --recompute, or a higher stage / offload\n",
                 w->rank, err.msg);
+        return 1;
+    }
+    if (o->gas_auto && pick_gas<T>(s, e, &a, &step0) != 0) {
+        gpt_acts_free<T>(&a);
         return 1;
     }
     double engine_gib = 0;
