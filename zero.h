@@ -5493,6 +5493,12 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
                            "a ratio below 1 (partial offload) needs stage 3, stage is %d\nHINT: set "
                            "zero_optimization.stage to 3, or the ratio to 1",
                            stage);
+    if (z->offload_optimizer.ratio < 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && stage == 3 &&
+        z->offload_optimizer.delayed_param_update == 1)
+        zero__rwarn(&c, ZERO_MSG_CONFIG_NO_EFFECT, "zero_optimization.offload_optimizer.delayed_param_update",
+                    "zero_optimization.offload_optimizer.delayed_param_update",
+                    "true with offload_optimizer.ratio %g: partial offload steps the CPU's units after the norm, "
+                    "without the delay (no stale step)", z->offload_optimizer.ratio);
     if (z->offload_optimizer.ratio < 1 && z->offload_optimizer.device == ZERO_OFFLOAD_NVME)
         return zero__rfail(&c, err, ZERO_MSG_CONFIG_UNSUPPORTED, "zero_optimization.offload_optimizer.ratio",
                            "zero_optimization.offload_optimizer.ratio",
@@ -11524,7 +11530,7 @@ static void zero__state_plan(zero_engine *e, const zero_config *cfg, const zero_
     e->opt.cpu = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     /* partial offload (config-resolve kept it to stage 3 and "cpu"): which
        units stay on the device waits for the layout (zero__state_split) */
-    e->opt.twin = e->opt.cpu && e->plan.stage == 3 && z->offload_optimizer.ratio < 1;
+    e->opt.twin = z->offload_optimizer.device == ZERO_OFFLOAD_CPU && e->plan.stage == 3 && z->offload_optimizer.ratio < 1;
     e->plan.host_acc = e->opt.cpu && e->plan.stage >= 2 && !e->plan.gext;
     /* one rank reduces nothing: the backward writes straight into the owned
        accumulator and the reduce-scatter is in place (skipped). Not with the
@@ -11600,6 +11606,13 @@ static zero_result zero__state_check(const zero_config *cfg, const zero_backend 
                           "\"%s\": backend '%s' has no CPU Adam\nHINT: wrap the backend with zero_offload_backend "
                           "(zero_offload.h), or set the device to \"none\"",
                           z->offload_optimizer.device == ZERO_OFFLOAD_NVME ? "nvme" : "cpu", be->name ? be->name : "?");
+    /* (zero_config_resolve refuses these; a config changed after it is refused here) */
+    if (z->stage == 3 && z->offload_optimizer.ratio < 1 && z->offload_optimizer.device != ZERO_OFFLOAD_NONE &&
+        (z->offload_optimizer.device != ZERO_OFFLOAD_CPU ||
+         (cfg->optimizer.type != ZERO_OPTIMIZER_ADAM && cfg->optimizer.type != ZERO_OPTIMIZER_ADAMW)))
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.ratio", 0, 0,
+                          "%g: partial offload needs offload_optimizer.device \"cpu\" and Adam or AdamW (the config "
+                          "changed after zero_config_resolve?)\nHINT: set the ratio to 1", z->offload_optimizer.ratio);
     return ZERO_OK;
 }
 
@@ -14148,8 +14161,11 @@ static void zero__log_resolved(const zero_engine *e) {
     static const char *const place[] = {"none", "cpu", "nvme"};
     const zero_config *c = &e->cfg;
     const zero_optimization_config *z = &c->zero_optimization;
-    char clip[160], opt[160];
+    char clip[160], opt[160], twin[128] = "";
     if (e->plan.grank != 0) return;
+    if (e->opt.twin)
+        snprintf(twin, sizeof twin, " (ratio %g: %lld own elements on the device, Adam there)",
+                 z->offload_optimizer.ratio, (long long)e->opt.dev_elems);
     zero__optimizer_text(&c->optimizer, opt, sizeof opt);
     if (!(c->gradient_clipping > 0))
         snprintf(clip, sizeof clip, "off");
@@ -14163,7 +14179,7 @@ static void zero__log_resolved(const zero_engine *e) {
     zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_RESOLVED,
               "stage %d, %s (master fp32, accumulation %s), %d rank%s | batch %lld = micro %lld x accumulation %lld x %d "
               "rank%s | %s | schedule %s | gradient_clipping %s | offload "
-              "optimizer %s%s, params %s | reduce_bucket_size %lld: %d units",
+              "optimizer %s%s%s, params %s | reduce_bucket_size %lld: %d units",
               e->plan.stage, zero_dtype_name(e->plan.cdt), zero_dtype_name(e->plan.adt), e->plan.gworld,
               e->plan.gworld == 1 ? "" : "s", (long long)c->train_batch_size, (long long)c->train_micro_batch_size_per_gpu,
               (long long)c->gradient_accumulation_steps, e->plan.gworld, e->plan.gworld == 1 ? "" : "s",
@@ -14172,7 +14188,7 @@ static void zero__log_resolved(const zero_engine *e) {
               !e->opt.cpu || e->plan.stage < 2 || e->plan.gas == 1 ? ""
               : e->plan.host_acc                                   ? " (micro-batches added in host memory)"
                                                                    : " (micro-batches added on the device)",
-              place[(unsigned)e->offload_param.device % 3u], (long long)z->reduce_bucket_size, e->plan.n_units);
+              twin, place[(unsigned)e->offload_param.device % 3u], (long long)z->reduce_bucket_size, e->plan.n_units);
 }
 
 /* The arguments and the resolved config, checked before anything is made. */

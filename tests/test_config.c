@@ -440,6 +440,9 @@ static void test_messages(void) {
                            "{\"device\": \"cpu\", \"ratio\": 0.3}}}", 1, &err) == ZERO_OK);
     CHECK(c.zero_optimization.offload_optimizer.ratio == 0.3 && logged_find(ZERO_MSG_CONFIG_NO_EFFECT, NULL) < 0 &&
           logged_find(ZERO_MSG_CONFIG_NOT_IMPLEMENTED, NULL) < 0);
+    CHECK(resolve_json(&c, "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": "
+                           "{\"device\": \"cpu\", \"ratio\": 0.3, \"delayed_param_update\": true}}}", 1, &err) == ZERO_OK);
+    CHECK(logged_find(ZERO_MSG_CONFIG_NO_EFFECT, "without the delay") >= 0);
     /* hybrid sharding: G divides the world, at stages 1-3; hierarchical gather accepted (no effect) */
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, \"mics_shard_size\": 3}}", 8,
                          CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size", "does not divide the world size 8");

@@ -59,6 +59,7 @@ typedef struct job {
     int64_t fake_free;           /* > 0: the backend's mem_info says this many bytes are free */
     double ratio;                /* offload_optimizer.ratio (0: 1, the default; set ratio0 for 0) */
     int ratio0;                  /* offload_optimizer.ratio 0 */
+    int late_ratio;              /* the ratio set after zero_config_resolve */
     int s0, s1;                  /* the steps trained: s0 .. s1 - 1 (0 .. 6 when s1 is 0) */
     const char *save, *load;     /* zero_save after training / zero_load before it, into / from this directory */
     int64_t dev_elems;           /* rank 0: own elements of the units DeepSpeed's rule keeps on the device */
@@ -217,13 +218,14 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     c.gradient_clipping = J->noclip ? 0 : 0.5;
     if (J->shard) c.zero_optimization.mics_shard_size = J->shard;
     if (J->gacc) c.grad_accum_device = J->gacc - 2;
-    if (J->ratio > 0 || J->ratio0) c.zero_optimization.offload_optimizer.ratio = J->ratio0 ? 0 : J->ratio;
+    if ((J->ratio > 0 || J->ratio0) && !J->late_ratio) c.zero_optimization.offload_optimizer.ratio = J->ratio0 ? 0 : J->ratio;
     c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
     c.fp16.initial_scale_power = 6;
     c.bf16.enabled = J->dtype == ZERO_DTYPE_BF16;
     c.log.level = ZERO_LOG_WARN;
     r = zero_config_resolve(&c, b->world, &err);
     if (J->clear_path) c.zero_optimization.offload_optimizer.nvme_path[0] = 0;
+    if (J->late_ratio) c.zero_optimization.offload_optimizer.ratio = J->ratio;
     if (r != ZERO_OK || zero_engine_create(&e, &c, ts, NT, b, &err) != ZERO_OK) {
         J->r[b->rank] = err.code;
         J->item[b->rank] = err.item;
@@ -235,13 +237,16 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     if (b->rank == 0) {
         /* DeepSpeed's rule, counted here: the first (int)((1 - ratio) x n) of the n trainable units */
         const zero_layout *l = zero_engine_layout(e);
-        int u, n = 0, keep;
+        int u, n = 0, keep, nu = zero_layout_unit_count(l);
         double ratio = c.zero_optimization.offload_optimizer.ratio;
-        for (u = 0; u < l->n_units; u++) n += !l->units[u].frozen;
+        for (u = 0; u < nu; u++) n += !zero_layout_unit(l, u)->frozen;
         keep = (int)((1.0 - ratio) * (double)n);
         J->dev_elems = 0;
-        for (u = 0; u < l->n_units && keep > 0; u++)
-            if (!l->units[u].frozen) J->dev_elems += l->units[u].chunk, keep--;
+        for (u = 0; u < nu && keep > 0; u++)
+            if (!zero_layout_unit(l, u)->frozen) {
+                J->dev_elems += zero_layout_unit(l, u)->chunk;
+                keep--;
+            }
         zero_memory_report(e, &J->ms);
     }
     J->r[b->rank] = J->load ? zero_load(e, J->load, &err) : ZERO_OK;
@@ -509,6 +514,25 @@ static void test_ratio(void) {
                    !memcmp(b.w[w - 1], b.w[0], sizeof b.w[0]),
                "ratio 0.5 %s: the weights or moments differ from the run without offload", k ? "hybrid" : "device accumulation");
         n++;
+    }
+    /* "nvme" with a ratio below 1, set after zero_config_resolve (which refuses it): refused at create */
+    {
+        char dir[] = "/tmp/zero_test_ratio_nvme_XXXXXX";
+        CHECK(mkdtemp(dir) != NULL);
+        memset(&b, 0, sizeof b);
+        b.stage = 3;
+        b.dtype = ZERO_DTYPE_FP32;
+        b.gas = 1;
+        b.bucket = 64;
+        b.nvme = 1;
+        b.dir = dir;
+        b.ratio = 0.5;
+        b.late_ratio = 1;
+        CHECK(zero_host_run(1, rank_fn, &b, &err) == ZERO_OK);
+        CHECKF(b.r[0] == ZERO_ERR_CONFIG && !strcmp(b.key[0], "zero_optimization.offload_optimizer.ratio") &&
+                   strstr(b.msg[0], "HINT") != NULL,
+               "nvme with ratio 0.5 at create: %d %s: %s", (int)b.r[0], b.key[0], b.msg[0]);
+        rmdir(dir);
     }
     CHECKF(split > 0, "ratio: no run split the units between the device and the CPU");
     printf("offload_optimizer.ratio 0, 0.3, 0.7, 1: %d runs bitwise the run without offload (%d split), memory and "
