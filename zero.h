@@ -147,6 +147,8 @@
      opt-device         the optimizer strategies, one table of operations each (zero__strategy),
                         chosen at create (zero__strategy_pick): Adam on the device
      opt-cpu            the CPU Adam after the norm (the pieces the other CPU ones share)
+     opt-twin           partial offload (offload_optimizer.ratio < 1): the first units on the
+                        device's Adam, the rest the CPU's
      opt-overlap        the CPU Adam beside the next forward (overlap_cpu_step)
      opt-early          the CPU Adam during the last backward (the early CPU step)
      opt-delayed        step t's CPU Adam beside step t+1 (delayed_param_update)
@@ -4017,8 +4019,11 @@ static const zero__key zero__keys[] = {
              "zero always writes the last tile behind the next one's Adam", ZERO__K_BOOL, 0, 1, NULL, 0),
     ZERO__OFFLOAD_KEY(offload_optimizer, fast_init, "bool", "false", ZERO__NOEF, "build swap files directly from NVMe-resident params",
              "zero creates its swap files at engine creation", ZERO__K_BOOL, 0, 1, NULL, 0),
-    ZERO__OFFLOAD_KEY(offload_optimizer, ratio, "float", "1.0", ZERO__NYET, "fraction of sub-groups stepped on the CPU (< 1 only stage 3)",
-             zero__offload_note, ZERO__K_F64, 0, 1, NULL, 0),
+    ZERO__OFFLOAD_KEY(offload_optimizer, ratio, "float", "1.0", ZERO__IMPL, "fraction of sub-groups stepped on the CPU (< 1 only stage 3)",
+             "units are the sub-groups: the first (int)((1 - ratio) x trainable units) keep master, m, v and their "
+             "gradients on the device and step with its Adam, the rest on the CPU; device \"cpu\" and Adam / AdamW only (\"nvme\", "
+             "other optimizers refused); no early, overlapped or delayed CPU step then; ignored (warning) without offload, as DeepSpeed",
+             ZERO__K_F64, 0, 1, NULL, 0),
     ZERO__OFFLOAD_KEY(offload_optimizer, super_offload, "bool", "false", ZERO__REJ, "SuperOffload (DeepSpeed 0.19)", "not supported",
              ZERO__K_BOOL, 0, 1, NULL, 0),
     ZERO__OFFLOAD_KEY(offload_optimizer, cpuadam_cores_perc, "float", "0.8", ZERO__NYET, "fraction of cores for CPU Adam (DeepSpeed 0.19)",
@@ -5487,12 +5492,36 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
                            "not with offload_param: the delayed CPU step would write the parameters the forward reads "
                            "from the host\nHINT: drop one of them: offload_param.device \"none\", or "
                            "delayed_param_update false");
-    if (z->offload_optimizer.ratio < 1 && stage != 3)
+    if (z->offload_optimizer.ratio < 1 && z->offload_optimizer.device == ZERO_OFFLOAD_NONE)
+        zero__rwarn(&c, ZERO_MSG_CONFIG_NO_EFFECT, "zero_optimization.offload_optimizer.ratio",
+                    "zero_optimization.offload_optimizer.ratio",
+                    "%g without optimizer offload: ignored, as DeepSpeed does (the ratio splits only what is offloaded)",
+                    z->offload_optimizer.ratio);
+    else if (z->offload_optimizer.ratio < 1 && stage != 3)
         return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.ratio",
                            "zero_optimization.offload_optimizer.ratio",
                            "a ratio below 1 (partial offload) needs stage 3, stage is %d\nHINT: set "
                            "zero_optimization.stage to 3, or the ratio to 1",
                            stage);
+    if (z->offload_optimizer.ratio < 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && stage == 3 &&
+        z->offload_optimizer.delayed_param_update == 1)
+        zero__rwarn(&c, ZERO_MSG_CONFIG_NO_EFFECT, "zero_optimization.offload_optimizer.delayed_param_update",
+                    "zero_optimization.offload_optimizer.delayed_param_update",
+                    "true with offload_optimizer.ratio %g: partial offload steps the CPU's units after the norm, "
+                    "without the delay (no stale step)", z->offload_optimizer.ratio);
+    if (z->offload_optimizer.ratio < 1 && z->offload_optimizer.device == ZERO_OFFLOAD_NVME)
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_UNSUPPORTED, "zero_optimization.offload_optimizer.ratio",
+                           "zero_optimization.offload_optimizer.ratio",
+                           "%g with offload_optimizer.device \"nvme\": zero's partial offload keeps the other units "
+                           "in host memory, not in NVMe tiles\nHINT: set the device to \"cpu\", or the ratio to 1",
+                           z->offload_optimizer.ratio);
+    if (z->offload_optimizer.ratio < 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU &&
+        c.optimizer.type != ZERO_OPTIMIZER_ADAM && c.optimizer.type != ZERO_OPTIMIZER_ADAMW)
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_UNSUPPORTED, "zero_optimization.offload_optimizer.ratio",
+                           "optimizer.type",
+                           "%g needs Adam or AdamW, as DeepSpeed's partial offload does (its CPU Adam beside the "
+                           "device's AdamW)\nHINT: set the ratio to 1, or the optimizer to Adam / AdamW",
+                           z->offload_optimizer.ratio);
     if (z->mics_shard_size > 0 && stage == 0)
         return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size",
                            "zero_optimization.mics_shard_size",
@@ -9416,6 +9445,8 @@ typedef struct zero__buffers { /* device (or host) memory of the step, allocated
     void *params, *grads, *accum; /* compute-dtype parameters, gradients, accumulator */
     void *acc_stage;              /* host_acc with GAS > 1: one chunk (adt) where a micro-batch is added */
     float *master, *m, *v;        /* fp32 master weights and Adam moments (plan.opt_kind) */
+    float *dmaster, *dm, *dv;     /* offload_optimizer.ratio < 1: those of the units stepped on the device
+                                     (opt.dev_elems each, device memory; zero__master_at knows which) */
     double *stats_dev, *stats_host; /* per (unit, tensor) pair: sum of squares, inf/nan flag */
     double *check_dev, *check_host; /* check_collectives: 2 doubles each */
     double *scal_dev, *scal_host;   /* zero_all_reduce_scalars: ZERO_SCALARS_MAX doubles each */
@@ -9577,6 +9608,13 @@ typedef struct zero__observe { /* ZERO_DEBUG=1, check_collectives, the watchdog,
 
 typedef struct zero__opt_place { /* the optimizer strategy's state; which one runs is decided at create */
     int cpu;                    /* offload_optimizer "cpu" or "nvme": master, m, v on the host, Adam there */
+    /* offload_optimizer.ratio < 1 (partial offload, stage 3, "cpu"): the
+       trainable units whose own chunks begin below dev_elems (the first
+       (int)((1 - ratio) x trainable units), DeepSpeed's rule for its
+       sub-groups) keep master, m, v and their gradient accumulator on the
+       device and step with the device's Adam (zero__unit_on_device) */
+    int twin;
+    int64_t dev_elems;
     /* early CPU step (offload "cpu" without clipping or an overflow check:
        nothing of the step waits for the global norm): on the last
        micro-batch the engine's thread steps each unit as soon as its gradient
@@ -11055,6 +11093,23 @@ static int zero__master_is_params(const zero_engine *e) {
     return e->plan.cdt == ZERO_DTYPE_FP32 && !e->opt.cpu && !e->offload_param.device && !e->plan.ext;
 }
 
+/* Unit u's optimizer state and Adam are the device's: every unit without
+   optimizer offload; with offload_optimizer.ratio < 1, the trainable units
+   whose own chunks lie below opt.dev_elems (the first ones in layout
+   order, zero__state_split). */
+static int zero__unit_on_device(const zero_engine *e, int u) {
+    if (!e->opt.cpu) return 1;
+    return e->opt.twin && e->plan.unit_shard_off[u] >= 0 && e->plan.unit_shard_off[u] < e->opt.dev_elems;
+}
+
+/* Unit u's place in the buffer its master, m and v live in: the device's
+   units from the start of buf.dmaster / dm / dv, the others after them in
+   buf.master / m / v. */
+static int64_t zero__opt_off(const zero_engine *e, int u) {
+    if (e->plan.stage == 0) return e->plan.unit_buf_off[u];
+    return e->plan.unit_shard_off[u] - (e->opt.twin && !zero__unit_on_device(e, u) ? e->opt.dev_elems : 0);
+}
+
 static float *zero__master_at(const zero_engine *e, int u) {
     const zero_unit *x = &e->plan.layout->units[u];
     if (zero__master_is_params(e)) {
@@ -11062,12 +11117,15 @@ static float *zero__master_at(const zero_engine *e, int u) {
         if (e->plan.stage < 3) return (float *)e->buf.params + x->offset + (int64_t)e->plan.rank * x->chunk;
         return (float *)e->buf.params + x->shard_offset;
     }
-    return e->buf.master + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]);
+    return (e->opt.twin && zero__unit_on_device(e, u) ? e->buf.dmaster : e->buf.master) + zero__opt_off(e, u);
 }
 
-/* (NULL for a state the optimizer does not keep: zero_optimizer_state_mask) */
-static float *zero__mom_at(const zero_engine *e, float *base, int u) {
-    return base ? base + (e->plan.stage == 0 ? e->plan.unit_buf_off[u] : e->plan.unit_shard_off[u]) : NULL;
+/* Unit u's m (which 0) or v (1); NULL for a state the optimizer does not
+   keep (zero_optimizer_state_mask) and with NVMe (its tiles hold them). */
+static float *zero__mom_at(const zero_engine *e, int which, int u) {
+    int dev = e->opt.twin && zero__unit_on_device(e, u);
+    float *base = which ? (dev ? e->buf.dv : e->buf.v) : (dev ? e->buf.dm : e->buf.m);
+    return base ? base + zero__opt_off(e, u) : NULL;
 }
 
 /* compute-dtype parameters that rank owns of unit u: whole unit on stage 0 */
@@ -11197,6 +11255,12 @@ static char *zero__slot_at(const zero_engine *e, int s, int k) {
     return zero__at(e->buf.grads, e->grad.slot_off[k], e->plan.csize);
 }
 
+/* Stages 2-3: unit u's reduced chunk accumulates in the host staging
+   (plan.host_acc), not on the device. */
+static int zero__grad_on_host(const zero_engine *e, int u) {
+    return e->plan.host_acc && !zero__unit_on_device(e, u);
+}
+
 static zero__gview zero__grad_view(const zero_engine *e, int u) {
     const zero_unit *x = &e->plan.layout->units[u];
     zero__gview v;
@@ -11221,8 +11285,9 @@ static zero__gview zero__grad_view(const zero_engine *e, int u) {
             v.write = (char *)e->buf.gstage;
         else if (ss->slot >= 0)
             v.write = zero__slot_at(e, x->span, ss->slot) + (size_t)(x->offset - e->plan.span_off[x->span]) * e->plan.csize;
-        /* (host_acc: no device accumulator; the chunk is in buf.cpu_grad) */
-        v.acc = e->buf.accum ? zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize) : NULL;
+        /* (host_acc: no device accumulator, the chunk is in buf.cpu_grad; but
+           for the units stepped on the device, whose chunks lie first) */
+        v.acc = !zero__grad_on_host(e, u) && e->buf.accum ? zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize) : NULL;
         v.chunk = v.adam = v.acc;
         v.dt = e->plan.adt;
     }
@@ -11279,7 +11344,7 @@ static zero_result zero__state_get(zero_engine *e, int u, int what, int64_t lo, 
     const char *src;
     if (got) *got = out;
     if ((x->frozen && what != ZERO__ST_MASTER) || lo >= x->numel ||
-        (what != ZERO__ST_MASTER && !e->nvme.on && !(what == ZERO__ST_M ? e->buf.m : e->buf.v))) {
+        (what != ZERO__ST_MASTER && !e->nvme.on && !zero__mom_at(e, what == ZERO__ST_M ? 0 : 1, u))) {
         memset(out, 0, (size_t)n * 4);
         return ZERO_OK;
     }
@@ -11312,7 +11377,7 @@ static zero_result zero__state_get(zero_engine *e, int u, int what, int64_t lo, 
         memcpy(out, (const float *)io->tile + (size_t)what * (size_t)x->chunk + (lo - hlo), (size_t)n * 4);
         return ZERO_OK;
     }
-    src = (const char *)((what == ZERO__ST_MASTER ? zero__master_at(e, u) : zero__mom_at(e, what == ZERO__ST_M ? e->buf.m : e->buf.v, u)) +
+    src = (const char *)((what == ZERO__ST_MASTER ? zero__master_at(e, u) : zero__mom_at(e, what == ZERO__ST_M ? 0 : 1, u)) +
                          (lo - hlo));
     if (zero__copy(e, io->stage, src, (size_t)n * 4, ZERO_STREAM_COMM, fail) != ZERO_OK || zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
         return fail->code;
@@ -11364,10 +11429,10 @@ static zero_result zero__state_put(zero_engine *e, int u, const float *master, c
                 return err->code;
         } else if ((!zero__master_is_params(e) &&
                     zero__copy(e, zero__master_at(e, u), master, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK) ||
-                   (m && e->buf.m &&
-                    zero__copy(e, zero__mom_at(e, e->buf.m, u), m, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK) ||
-                   (v && e->buf.v &&
-                    zero__copy(e, zero__mom_at(e, e->buf.v, u), v, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK)) {
+                   (m && zero__mom_at(e, 0, u) &&
+                    zero__copy(e, zero__mom_at(e, 0, u), m, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK) ||
+                   (v && zero__mom_at(e, 1, u) &&
+                    zero__copy(e, zero__mom_at(e, 1, u), v, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK)) {
             return err->code;
         }
     }
@@ -11474,6 +11539,9 @@ static void zero__state_plan(zero_engine *e, const zero_config *cfg, const zero_
     /* (with the program's gradient memory the accumulator holds the reduced gradient at every stage) */
     e->plan.gdt = e->plan.stage >= 2 || e->plan.gext ? e->plan.adt : e->plan.gas > 1 ? e->plan.adt : e->plan.cdt;
     e->opt.cpu = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
+    /* partial offload (config-resolve kept it to stage 3 and "cpu"): which
+       units stay on the device waits for the layout (zero__state_split) */
+    e->opt.twin = z->offload_optimizer.device == ZERO_OFFLOAD_CPU && e->plan.stage == 3 && z->offload_optimizer.ratio < 1;
     e->plan.host_acc = e->opt.cpu && e->plan.stage >= 2 && !e->plan.gext;
     /* one rank reduces nothing: the backward writes straight into the owned
        accumulator and the reduce-scatter is in place (skipped). Not with the
@@ -11482,7 +11550,9 @@ static void zero__state_plan(zero_engine *e, const zero_config *cfg, const zero_
     e->nvme.on = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->plan.opt_kind = !e->opt.cpu ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->offload_param.device = e->plan.stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
-    e->dpu.on = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->offload_param.device;
+    /* (partial offload: the plain CPU strategy beside the device's units; no delayed, early or overlapped step) */
+    e->dpu.on = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU &&
+                !e->offload_param.device && !e->opt.twin;
     /* the CPU adds the micro-batches up (not beside the delayed Adam, which holds the thread and the CPU's pool
        through the next step's backward); ZERO_HOST_SUM=0: on the device, for comparison */
     {
@@ -11492,15 +11562,37 @@ static void zero__state_plan(zero_engine *e, const zero_config *cfg, const zero_
     }
     /* the early CPU step: nothing of the step needs the global norm (no clipping,
        no overflow check) and the backend can wait on events from a thread */
-    e->opt.early = cfg->early_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->offload_param.device && !(cfg->gradient_clipping > 0) &&
+    e->opt.early = cfg->early_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->opt.twin &&
+                   !e->offload_param.device && !(cfg->gradient_clipping > 0) &&
                e->plan.cdt != ZERO_DTYPE_FP16 &&
                !(e->plan.cdt == ZERO_DTYPE_BF16 && cfg->bf16.check_grad_overflow == 1 && (e->plan.stage == 1 || e->plan.stage == 2)) &&
                be->event_sync && be->event_create && be->event_record && be->event_destroy;
     /* the overlapped CPU step: the next forward's fetches wait for their units' Adam */
-    e->opt.trail = cfg->overlap_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->opt.early &&
+    e->opt.trail = cfg->overlap_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->opt.early && !e->opt.twin &&
                    e->plan.stage == 3 && e->offload_param.device == ZERO_OFFLOAD_CPU;
     e->offload_param.param_kind = !e->offload_param.device ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->strat = zero__strategy_pick(e);
+}
+
+/* Partial offload, once the layout is made: DeepSpeed keeps the first
+   (int)((1 - ratio) x n) of its n sub-groups on the device and steps the
+   rest on the CPU; zero's units are its sub-groups, so the first that many
+   trainable units in layout order stay on the device, whose own chunks are
+   the first opt.dev_elems elements of the trainable shard. */
+static zero_result zero__state_split(zero_engine *e, const zero__sizes *zs) {
+    const zero_layout *l = e->plan.layout;
+    int u, n = 0, keep;
+    e->opt.dev_elems = 0;
+    if (!e->opt.twin) return ZERO_OK;
+    for (u = 0; u < l->n_units; u++) n += !l->units[u].frozen;
+    keep = (int)((1.0 - e->cfg.zero_optimization.offload_optimizer.ratio) * (double)n);
+    e->opt.dev_elems = zs->ST;
+    for (u = 0; u < l->n_units; u++)
+        if (!l->units[u].frozen && keep-- == 0) {
+            e->opt.dev_elems = e->plan.unit_shard_off[u];
+            break;
+        }
+    return ZERO_OK;
 }
 
 /* The offloads the config asks for, against what the backend has. */
@@ -11525,6 +11617,13 @@ static zero_result zero__state_check(const zero_config *cfg, const zero_backend 
                           "\"%s\": backend '%s' has no CPU Adam\nHINT: wrap the backend with zero_offload_backend "
                           "(zero_offload.h), or set the device to \"none\"",
                           z->offload_optimizer.device == ZERO_OFFLOAD_NVME ? "nvme" : "cpu", be->name ? be->name : "?");
+    /* (zero_config_resolve refuses these; a config changed after it is refused here) */
+    if (z->stage == 3 && z->offload_optimizer.ratio < 1 && z->offload_optimizer.device != ZERO_OFFLOAD_NONE &&
+        (z->offload_optimizer.device != ZERO_OFFLOAD_CPU ||
+         (cfg->optimizer.type != ZERO_OPTIMIZER_ADAM && cfg->optimizer.type != ZERO_OPTIMIZER_ADAMW)))
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.ratio", 0, 0,
+                          "%g: partial offload needs offload_optimizer.device \"cpu\" and Adam or AdamW (the config "
+                          "changed after zero_config_resolve?)\nHINT: set the ratio to 1", z->offload_optimizer.ratio);
     return ZERO_OK;
 }
 
@@ -11614,7 +11713,8 @@ static zero_result zero__alloc_params(zero_engine *e, const zero__sizes *zs) {
         if (!l->units[u].frozen) maxt = zero__max_i64(maxt, l->units[u].chunk);
     }
     /* device Adam writes a unit's new parameters here on their way to the host */
-    if (!e->opt.cpu && (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxt * e->plan.csize, &e->offload_param.pstage,
+    if ((!e->opt.cpu || e->opt.dev_elems > 0) &&
+        (r = zero__ealloc(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, (size_t)maxt * e->plan.csize, &e->offload_param.pstage,
                                          "offload_param staging of one unit's chunk")) != ZERO_OK)
         return r;
     return e->offload_param.device == ZERO_OFFLOAD_NVME ? zero__alloc_param_tiles(e, maxc, zs->S) : ZERO_OK;
@@ -11716,7 +11816,8 @@ static int zero__opt_mask(const zero_engine *e) {
    where the optimizer lives; or, with NVMe, its tiles (master | m | v for
    every optimizer, an unused third zero). */
 static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
-    int64_t opt = e->plan.stage == 0 ? zs->psiT : zs->ST;
+    /* (offload_optimizer.ratio < 1: the device's units apart, dev elements each) */
+    int64_t dev = e->opt.dev_elems, opt = (e->plan.stage == 0 ? zs->psiT : zs->ST) - dev;
     void *p;
     zero_result r;
     if (e->nvme.on) return zero__alloc_optim_tiles(e, zs);
@@ -11724,16 +11825,28 @@ static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
         if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->plan.opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
             return r;
         e->buf.master = (float *)p;
+        if ((r = zero__ealloc(e, ZERO_MEM_MASTER, ZERO_MEM_DEVICE, (size_t)dev * 4, &p,
+                              "fp32 master weights (the units stepped on the device)")) != ZERO_OK)
+            return r;
+        e->buf.dmaster = (float *)p;
     }
     if (zero__opt_mask(e) & 1) {
         if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "optimizer exp_avg")) != ZERO_OK)
             return r;
         e->buf.m = (float *)p;
+        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_DEVICE, (size_t)dev * 4, &p,
+                              "optimizer exp_avg (the units stepped on the device)")) != ZERO_OK)
+            return r;
+        e->buf.dm = (float *)p;
     }
     if (zero__opt_mask(e) & 2) {
         if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "optimizer exp_avg_sq")) != ZERO_OK)
             return r;
         e->buf.v = (float *)p;
+        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_DEVICE, (size_t)dev * 4, &p,
+                              "optimizer exp_avg_sq (the units stepped on the device)")) != ZERO_OK)
+            return r;
+        e->buf.dv = (float *)p;
     }
     return zero__lamb_alloc(e);
 }
@@ -11743,6 +11856,9 @@ static void zero__free_optim(zero_engine *e) {
     zero__efree(e, e->plan.opt_kind, e->buf.master);
     zero__efree(e, e->plan.opt_kind, e->buf.m);
     zero__efree(e, e->plan.opt_kind, e->buf.v);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.dmaster);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.dm);
+    zero__efree(e, ZERO_MEM_DEVICE, e->buf.dv);
     if (e->nvme.store) zero__tiles_drain(e, NULL);
     zero__tiles_unmake(e, e->plan.opt_kind, e->nvme.n_tbuf, e->nvme.tbuf, &e->nvme.store);
     ZERO_FREE(e->nvme.tbuf);
@@ -13871,9 +13987,12 @@ static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
         for (u = 0; u < e->plan.layout->n_units; u++)
             if (!e->plan.layout->units[u].frozen) maxc = zero__max_i64(maxc, e->plan.layout->units[u].chunk);
         if (e->plan.host_sum && (r = zero__hsum_alloc(e, maxc)) != ZERO_OK) return r;
-        return e->plan.gas > 1 ? zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.asize,
-                                              &e->buf.acc_stage, "gradient accumulation staging")
-                               : ZERO_OK;
+        if (e->plan.gas > 1 && (r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.asize,
+                                                 &e->buf.acc_stage, "gradient accumulation staging")) != ZERO_OK)
+            return r;
+        /* (partial offload: the units stepped on the device accumulate there) */
+        return zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)e->opt.dev_elems * e->plan.asize, &e->buf.accum,
+                            "owned gradient accumulator (the units stepped on the device)");
     }
     return zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)zs->ST * e->plan.asize, &e->buf.accum,
                         "owned gradient accumulator");
@@ -13957,8 +14076,10 @@ static zero_result zero__zero_fill(zero_engine *e, const zero__sizes *zs) {
     zero__ok(&be);
     if ((e->buf.grads && e->be.memset0(e->be.ctx, e->buf.grads, grads, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
         (e->buf.gstage && e->be.memset0(e->be.ctx, e->buf.gstage, (size_t)gst * e->plan.csize, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-        (e->buf.m && e->be.memset0(e->be.ctx, e->buf.m, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-        (e->buf.v && e->be.memset0(e->be.ctx, e->buf.v, (size_t)opt * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.m && e->be.memset0(e->be.ctx, e->buf.m, (size_t)(opt - e->opt.dev_elems) * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.v && e->be.memset0(e->be.ctx, e->buf.v, (size_t)(opt - e->opt.dev_elems) * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.dm && e->be.memset0(e->be.ctx, e->buf.dm, (size_t)e->opt.dev_elems * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.dv && e->be.memset0(e->be.ctx, e->buf.dv, (size_t)e->opt.dev_elems * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
         (e->buf.params && e->be.memset0(e->be.ctx, e->buf.params, params, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
         (e->buf.cpu_param &&
          e->be.memset0(e->be.ctx, e->buf.cpu_param, (size_t)zs->ST * e->plan.csize, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
@@ -14000,6 +14121,7 @@ static zero_result zero__engine_setup(zero_engine *e, const zero_tensor *ts, int
     zero_result r;
     if ((r = zero__plan_ext(e, ts, n)) != ZERO_OK || (r = zero__plan_gext(e, ts, n)) != ZERO_OK ||
         (r = zero__plan_tables(e, n)) != ZERO_OK || (r = zero__plan_units(e, ts, n, &zs)) != ZERO_OK ||
+        (r = zero__state_split(e, &zs)) != ZERO_OK ||
         (r = zero__plan_segments(e, zs.maxcap)) != ZERO_OK || (r = zero__alloc_params(e, &zs)) != ZERO_OK ||
         (r = zero__alloc_pool(e, &zs)) != ZERO_OK || (r = zero__stage3_check(e)) != ZERO_OK ||
         (r = zero__plan_grad_place(e, &zs)) != ZERO_OK || (r = zero__alloc_grads(e, &zs)) != ZERO_OK ||
@@ -14050,8 +14172,11 @@ static void zero__log_resolved(const zero_engine *e) {
     static const char *const place[] = {"none", "cpu", "nvme"};
     const zero_config *c = &e->cfg;
     const zero_optimization_config *z = &c->zero_optimization;
-    char clip[160], opt[160];
+    char clip[160], opt[160], twin[128] = "";
     if (e->plan.grank != 0) return;
+    if (e->opt.twin)
+        snprintf(twin, sizeof twin, " (ratio %g: %lld own elements on the device, Adam there)",
+                 z->offload_optimizer.ratio, (long long)e->opt.dev_elems);
     zero__optimizer_text(&c->optimizer, opt, sizeof opt);
     if (!(c->gradient_clipping > 0))
         snprintf(clip, sizeof clip, "off");
@@ -14065,7 +14190,7 @@ static void zero__log_resolved(const zero_engine *e) {
     zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_RESOLVED,
               "stage %d, %s (master fp32, accumulation %s), %d rank%s | batch %lld = micro %lld x accumulation %lld x %d "
               "rank%s | %s | schedule %s | gradient_clipping %s | offload "
-              "optimizer %s%s, params %s | reduce_bucket_size %lld: %d units",
+              "optimizer %s%s%s, params %s | reduce_bucket_size %lld: %d units",
               e->plan.stage, zero_dtype_name(e->plan.cdt), zero_dtype_name(e->plan.adt), e->plan.gworld,
               e->plan.gworld == 1 ? "" : "s", (long long)c->train_batch_size, (long long)c->train_micro_batch_size_per_gpu,
               (long long)c->gradient_accumulation_steps, e->plan.gworld, e->plan.gworld == 1 ? "" : "s",
@@ -14074,7 +14199,7 @@ static void zero__log_resolved(const zero_engine *e) {
               !e->opt.cpu || e->plan.stage < 2 || e->plan.gas == 1 ? ""
               : e->plan.host_acc                                   ? " (micro-batches added in host memory)"
                                                                    : " (micro-batches added on the device)",
-              place[(unsigned)e->offload_param.device % 3u], (long long)z->reduce_bucket_size, e->plan.n_units);
+              twin, place[(unsigned)e->offload_param.device % 3u], (long long)z->reduce_bucket_size, e->plan.n_units);
 }
 
 /* The arguments and the resolved config, checked before anything is made. */
@@ -14928,7 +15053,7 @@ static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *g
     char *own = gv->write + (size_t)e->plan.rank * chunk * e->plan.csize;
     zero_result r;
     if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
-    if (e->plan.host_acc) {
+    if (zero__grad_on_host(e, u)) {
         if ((r = zero__reduce_host(e, u, gv->write, own)) != ZERO_OK) return r;
     } else if (e->run.micro == 0 && e->plan.adt == e->plan.cdt) {
         /* the first micro-batch's sums land straight in the accumulator */
@@ -14941,7 +15066,7 @@ static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *g
                      e->be.convert(e->be.ctx, gv->acc, e->plan.adt, own, e->plan.cdt, chunk, e->run.micro > 0, ZERO_STREAM_COMM,
                                    &be_err_));
     }
-    if (!e->plan.host_acc && e->run.micro == e->plan.gas - 1 &&
+    if (!zero__grad_on_host(e, u) && e->run.micro == e->plan.gas - 1 &&
         (r = zero__reduce_replicas(e, gv->acc, chunk, e->plan.adt)) != ZERO_OK)
         return r;
     if (gv->ring && --ss->units_left == 0) {
@@ -15058,8 +15183,8 @@ static void zero__device_args(zero_engine *e, int u, const zero_adam_args *hyper
     zero__gview gv = zero__grad_view(e, u);
     zero__adam_args_for(e, u, hyper, aa);
     aa->master = zero__master_at(e, u);
-    aa->m = zero__mom_at(e, e->buf.m, u);
-    aa->v = zero__mom_at(e, e->buf.v, u);
+    aa->m = zero__mom_at(e, 0, u);
+    aa->v = zero__mom_at(e, 1, u);
     aa->grad = gv.adam;
     aa->grad_dtype = gv.dt;
     aa->param = NULL;
@@ -15194,7 +15319,7 @@ static zero_result zero__opt_cpu_unit(zero_engine *e, int u, const zero_adam_arg
     int pb;
     ZERO__TRY_BE(e, "zero_step: parameter buffer", zero__param_out(e, u, 1, &dst, &pb, &be_err_));
     ZERO__TRY_BE(e, "zero_step: CPU Adam",
-                 zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+                 zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, 0, u), zero__mom_at(e, 1, u),
                                 zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), dst,
                                 zero__params_on_device(e), &be_err_));
     if (!zero__params_on_device(e)) /* (else zero__cpu_unit sent them there piece by piece) */
@@ -15205,7 +15330,7 @@ static zero_result zero__opt_cpu_unit(zero_engine *e, int u, const zero_adam_arg
 /* Lamb's first pass of unit u on the CPU (zero__lamb_norms): no parameters out. */
 static zero_result zero__lamb_cpu_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
     ZERO__TRY_BE(e, "zero_step: Lamb's first pass on the CPU",
-                 zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+                 zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, 0, u), zero__mom_at(e, 1, u),
                                 zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), NULL, 0,
                                 &be_err_));
     return ZERO_OK;
@@ -15224,6 +15349,42 @@ static const zero__strategy zero__strat_cpu = {
     "cpu", zero__cpu_alloc, zero__cpu_release, zero__cpu_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop, zero__opt_nop,
     zero__cpu_step, zero__persist_refresh, zero__opt_nop, zero__opt_nop, zero__floor_sequential};
 
+/* ---- >>opt-twin: partial offload, some units on the device (offload_optimizer.ratio < 1) ----
+
+   Stage 3, "cpu": the units zero__unit_on_device names (the first ones)
+   keep their reduced chunks, master, m and v on the device and step with
+   the device's Adam; the others are the plain CPU strategy's. The early,
+   overlapped and delayed CPU steps are not combined with it
+   (zero__state_plan leaves them off). */
+
+/* The device's units: their statistics on the last micro-batch, where the
+   CPU's take theirs; nothing crosses. */
+static zero_result zero__twin_reduced(zero_engine *e, int u, int last) {
+    if (!zero__unit_on_device(e, u)) return zero__cpu_reduced(e, u, last);
+    return last ? zero__unit_stats(e, u) : ZERO_OK;
+}
+
+static zero_result zero__opt_twin_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
+    return zero__unit_on_device(e, u) ? zero__opt_device_unit(e, u, hyper) : zero__opt_cpu_unit(e, u, hyper);
+}
+
+static zero_result zero__twin_step(zero_engine *e, float grad_scale, zero_step_info *in) {
+    const zero_layout *l = e->plan.layout;
+    zero_adam_args hyper;
+    int u;
+    zero__step_hyper(e, grad_scale, &hyper);
+    zero__cpu_figures(e, in);
+    for (u = 0; u < l->n_units; u++) /* (the host's traffic: not the device's units') */
+        if (!l->units[u].frozen && zero__unit_on_device(e, u))
+            in->cpu_adam_bytes -= zero__max_i64(0, zero__min_i64(l->units[u].chunk, l->units[u].numel - (int64_t)e->plan.rank * l->units[u].chunk)) *
+                                  (int64_t)(24 + zero_dtype_size(e->plan.gdt) + e->plan.csize);
+    return zero__opt_units(e, &hyper, zero__opt_twin_unit);
+}
+
+static const zero__strategy zero__strat_twin = {
+    "cpu+device", zero__cpu_alloc, zero__cpu_release, zero__twin_reduced, zero__opt_nop, zero__opt_nop_u, zero__opt_nop,
+    zero__opt_nop, zero__twin_step, zero__persist_refresh, zero__opt_nop, zero__opt_nop, zero__floor_sequential};
+
 /* ---- >>opt-overlap: the CPU Adam beside the next forward (cfg.overlap_cpu_step) ----
 
    Stage 3 with both offloads to the CPU: zero_step steps the persistent
@@ -15238,7 +15399,7 @@ static void zero__trail_run(zero_engine *e, zero_error *fail) {
     for (i = e->opt.trail_done; i < e->opt.trail_n && !e->thr.quit; i++) {
         int u = e->opt.trail_order[i];
         pthread_mutex_unlock(&e->thr.mu);
-        zero__cpu_unit(e, u, &e->thr.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+        zero__cpu_unit(e, u, &e->thr.h, zero__master_at(e, u), zero__mom_at(e, 0, u), zero__mom_at(e, 1, u),
                        zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), zero__param_own(e, u), 0,
                        fail);
         pthread_mutex_lock(&e->thr.mu);
@@ -15392,7 +15553,7 @@ static void zero__early_run(zero_engine *e, zero_error *fail) {
         if (fail->code != ZERO_OK || e->thr.quit) continue;
         pthread_mutex_unlock(&e->thr.mu);
         if (e->be.event_sync(e->be.ctx, e->opt.grad_on_host[u], fail) == ZERO_OK)
-            zero__cpu_unit(e, u, &e->thr.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+            zero__cpu_unit(e, u, &e->thr.h, zero__master_at(e, u), zero__mom_at(e, 0, u), zero__mom_at(e, 1, u),
                            zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
                            zero__at(e->buf.cpu_param, e->plan.unit_shard_off[u], e->plan.csize), 0, fail);
         pthread_mutex_lock(&e->thr.mu);
@@ -15508,7 +15669,7 @@ static void zero__dpu_run(zero_engine *e, zero_error *fail) {
     pthread_mutex_unlock(&e->thr.mu);
     for (u = e->plan.n_units - 1; u >= 0; u--) {
         if (!e->plan.layout->units[u].frozen && e->plan.seg_count[u] > 0 &&
-            zero__cpu_unit(e, u, &e->thr.h, zero__master_at(e, u), zero__mom_at(e, e->buf.m, u), zero__mom_at(e, e->buf.v, u),
+            zero__cpu_unit(e, u, &e->thr.h, zero__master_at(e, u), zero__mom_at(e, 0, u), zero__mom_at(e, 1, u),
                            zero__at(e->dpu.grad[q], e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
                            zero__at(e->dpu.param[q], e->plan.unit_shard_off[u], e->plan.csize), 0, fail) != ZERO_OK)
             break;
@@ -15730,6 +15891,7 @@ static const zero__strategy *zero__strategy_pick(const zero_engine *e) {
     if (e->dpu.on) return &zero__strat_delayed;
     if (e->opt.early && !lamb) return &zero__strat_early;
     if (e->opt.trail && !lamb) return &zero__strat_overlap;
+    if (e->opt.twin) return &zero__strat_twin;
     return e->opt.cpu ? &zero__strat_cpu : &zero__strat_device;
 }
 

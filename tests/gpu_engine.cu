@@ -9,6 +9,7 @@
 // against the host engine without offload; with gradient accumulation the
 // CPU's sum of the micro-batches bitwise the GPU's (ZERO_HOST_SUM=0) and the
 // device accumulator the default picks where the GPU has room.
+// Partial offload (offload_optimizer.ratio 0.5) against the host engine (test_ratio).
 // Lion, Adagrad and SGD on the device against the host engine (test_optimizers).
 // Hybrid sharding (world >= 2): the backend's groups_init and group_
 // collectives against a double-precision reference per group, then the engine
@@ -58,6 +59,9 @@ static zero_optimizer_type opt_type = ZERO_OPTIMIZER_ADAM;
 static double opt_momentum = 0;
 static int opt_nesterov = 0;
 
+// make_cfg's offload_optimizer.ratio; test_ratio sets it around its CUDA runs
+static double oo_ratio = 1;
+
 static zero_config make_cfg(const job *j, int world) {
     zero_config c = zero_config_default();
     zero_error err;
@@ -80,6 +84,7 @@ static zero_config make_cfg(const job *j, int world) {
     c.zero_optimization.offload_optimizer.device = (zero_offload_device)j->oo;
     c.zero_optimization.offload_param.device = (zero_offload_device)j->op;
     c.zero_optimization.offload_optimizer.delayed_param_update = j->dpu;
+    c.zero_optimization.offload_optimizer.ratio = oo_ratio;
     if (j->early) {
         c.gradient_clipping = 0;
         c.bf16.check_grad_overflow = 0;
@@ -462,6 +467,72 @@ static void test_optimizers(zero_cuda *cu, int quick) {
     if (be->rank == 0)
         printf("optimizers on the device (Lion, Adagrad, SGD): %d runs against the host engine, worst difference / "
                "max|w| %.3g\n",
+               runs, worst);
+}
+
+// Partial offload (offload_optimizer.ratio 0.5, stage 3, "cpu"): the first half
+// of the units with master, m, v and their accumulator in device memory and the
+// CUDA Adam, the rest offloaded to the SIMD CPU Adam; with and without
+// offload_param "cpu". Against the host engine without offload, the offload
+// tolerance; the device holds master and moments, 12 bytes per own element of
+// its units at most.
+static void test_ratio(zero_cuda *cu, int quick) {
+    const zero_backend *base = zero_cuda_backend(cu);
+    zero_cpu_pool *pool = NULL;
+    zero_backend ob;
+    zero_error err;
+    int runs = 0;
+    double worst = 0;
+    CHECK(zero_cpu_pool_create(&pool, 4, NULL, &err) == ZERO_OK);
+    zero_offload_backend(base, pool, &ob);
+    for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
+        for (int gas = 1; gas <= 2; gas++)
+            for (int op = 0; op <= 1; op++) {
+                if (dt == ZERO_DTYPE_FP16 || (quick && (dt != ZERO_DTYPE_BF16 || gas != 2))) continue;
+                job ref = {3, dt, gas, 600, 0, 0, 0, 0, NULL}, j = {3, dt, gas, 600, ZERO_OFFLOAD_CPU, op, 0, 0, NULL};
+                host_job H;
+                H.j = &ref;
+                zero_result r = zero_host_run(base->world, host_rank, &H, &err);
+                CHECKF(r == ZERO_OK, "ratio host run: %s", err.msg);
+                if (r != ZERO_OK) continue;
+                oo_ratio = 0.5;
+                zero_config c = make_cfg(&j, base->world);
+                oo_ratio = 1;
+                zero_tensor ts[NT];
+                char names[NT][16];
+                zero_engine *e;
+                zero_memory_stats ms;
+                tensors(ts, names);
+                r = zero_engine_create(&e, &c, ts, NT, &ob, &err);
+                CHECKF(r == ZERO_OK, "ratio create: %s", err.msg);
+                if (r != ZERO_OK) continue;
+                zero_memory_report(e, &ms);
+                CHECKF(ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE] > 0 && ms.planned[ZERO_MEM_MASTER][ZERO_MEM_DEVICE] > 0 &&
+                           ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_PINNED] > 0,
+                       "ratio 0.5: master and moments on the device %zu + %zu bytes, host %zu",
+                       ms.planned[ZERO_MEM_MASTER][ZERO_MEM_DEVICE], ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE],
+                       ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_PINNED]);
+                r = train(e, &j, base->rank, 1, zero_cuda_stream(cu));
+                std::vector<float> got;
+                if (r == ZERO_OK) r = read_all(e, got);
+                CHECKF(r == ZERO_OK, "ratio %s gas %d offload_param %d: %s", zero_dtype_name((zero_dtype)dt), gas, op,
+                       zero_engine_error(e)->msg);
+                zero_engine_destroy(e);
+                if (r != ZERO_OK) continue;
+                double maxw = 0, maxd = 0, tol = dt == ZERO_DTYPE_FP32 ? 2e-6 : 1.6e-2;
+                for (size_t i = 0; i < got.size(); i++) {
+                    maxw = fmax(maxw, fabs((double)H.result[i]));
+                    maxd = fmax(maxd, fabs((double)got[i] - (double)H.result[i]));
+                }
+                worst = fmax(worst, maxd / maxw);
+                runs++;
+                CHECKF(maxd <= tol * maxw && got.size() == H.result.size(),
+                       "ratio 0.5 %s gas %d offload_param %d world %d: vs host max diff %.3g (max|w| %.3g, allowed %.3g)",
+                       zero_dtype_name((zero_dtype)dt), gas, op, base->world, maxd, maxw, tol * maxw);
+            }
+    zero_cpu_pool_destroy(pool);
+    if (base->rank == 0)
+        printf("offload_optimizer.ratio 0.5 on the GPU: %d runs against the host engine, worst difference / max|w| %.3g\n",
                runs, worst);
 }
 
@@ -1054,6 +1125,7 @@ int main(void) {
     test_hybrid(cu, quick);
     test_program_memory(cu);
     test_offload(cu, quick);
+    test_ratio(cu, quick);
     test_host_sum(cu);
     if (!quick) test_resume(cu);
     zero_cuda_backend_destroy(cu);

@@ -425,6 +425,24 @@ static void test_messages(void) {
                          CONFIG_INCONSISTENT, "prescale_gradients", NULL);
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, \"offload_optimizer\": {\"device\": \"cpu\", \"ratio\": 0.5}}}",
                          1, CONFIG_INCONSISTENT, "zero_optimization.offload_optimizer.ratio", NULL);
+    /* partial offload: "cpu" and Adam / AdamW only (DeepSpeed's CPU Adam beside its AdamW); without offload
+       ignored with a warning, as DeepSpeed ignores it; stage 3 "cpu" accepted, no "not implemented" warning */
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": "
+                         "{\"device\": \"nvme\", \"nvme_path\": \"/tmp\", \"ratio\": 0.5}}}",
+                         1, CONFIG_UNSUPPORTED, "zero_optimization.offload_optimizer.ratio", "HINT: set the device to \"cpu\"");
+    EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"optimizer\": {\"type\": \"Lion\"}, \"zero_optimization\": {\"stage\": 3, "
+                         "\"offload_optimizer\": {\"device\": \"cpu\", \"ratio\": 0.5}}}",
+                         1, CONFIG_UNSUPPORTED, "zero_optimization.offload_optimizer.ratio", "needs Adam or AdamW");
+    CHECK(resolve_json(&c, "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, \"offload_optimizer\": "
+                           "{\"ratio\": 0.5}}}", 1, &err) == ZERO_OK);
+    CHECK(logged_find(ZERO_MSG_CONFIG_NO_EFFECT, "offload_optimizer.ratio") >= 0);
+    CHECK(resolve_json(&c, "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": "
+                           "{\"device\": \"cpu\", \"ratio\": 0.3}}}", 1, &err) == ZERO_OK);
+    CHECK(c.zero_optimization.offload_optimizer.ratio == 0.3 && logged_find(ZERO_MSG_CONFIG_NO_EFFECT, NULL) < 0 &&
+          logged_find(ZERO_MSG_CONFIG_NOT_IMPLEMENTED, NULL) < 0);
+    CHECK(resolve_json(&c, "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": "
+                           "{\"device\": \"cpu\", \"ratio\": 0.3, \"delayed_param_update\": true}}}", 1, &err) == ZERO_OK);
+    CHECK(logged_find(ZERO_MSG_CONFIG_NO_EFFECT, "without the delay") >= 0);
     /* hybrid sharding: G divides the world, at stages 1-3; hierarchical gather accepted (no effect) */
     EXPECT_RESOLVE_ERROR("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, \"mics_shard_size\": 3}}", 8,
                          CONFIG_INCONSISTENT, "zero_optimization.mics_shard_size", "does not divide the world size 8");

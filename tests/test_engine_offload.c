@@ -20,7 +20,11 @@
    reaches every rank at the last micro-batch, named, without a hang. Where
    the backend's mem_info leaves room (or ZERO_GRAD_ACC / the config says so)
    they add up on the device instead and the sum crosses once: the same bits,
-   the rule checked to the byte.
+   the rule checked to the byte. offload_optimizer.ratio < 1 at stage 3
+   (partial offload: the first units' state and Adam on the device): the
+   same bits, the device's bytes of master and moments and the backward's
+   bytes to the host exactly the device units' share, and a checkpoint
+   saved at ratio 0.5 resumed at ratio 1 and without offload.
 
    Run alone: make test T=test_engine_offload */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp in this test */
@@ -53,6 +57,12 @@ typedef struct job {
     int shard;                   /* zero_optimization.mics_shard_size (0: flat) */
     int gacc;                    /* cfg.grad_accum_device + 2 (0: the default, -1) */
     int64_t fake_free;           /* > 0: the backend's mem_info says this many bytes are free */
+    double ratio;                /* offload_optimizer.ratio (0: 1, the default; set ratio0 for 0) */
+    int ratio0;                  /* offload_optimizer.ratio 0 */
+    int late_ratio;              /* the ratio set after zero_config_resolve */
+    int s0, s1;                  /* the steps trained: s0 .. s1 - 1 (0 .. 6 when s1 is 0) */
+    const char *save, *load;     /* zero_save after training / zero_load before it, into / from this directory */
+    int64_t dev_elems;           /* rank 0: own elements of the units DeepSpeed's rule keeps on the device */
     const char *dir;             /* nvme_path */
     int64_t bucket;
     zero_result r[MAXW];
@@ -86,7 +96,7 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
     int s, m, t;
     zero_result r;
     float prev[TOTAL], cur[TOTAL]; /* J->stale: the values the previous step's forward saw */
-    for (s = 0; s < 6; s++) {
+    for (s = J->s0; s < (J->s1 ? J->s1 : 6); s++) {
         /* after a step wrote the parameter tiles, before the fetches read them */
         if (J->pcorrupt && s == 3 && !flip_byte(J->dir, "zero_param", rank)) return ZERO_ERR_IO;
         for (m = 0; m < J->gas; m++) {
@@ -208,12 +218,14 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     c.gradient_clipping = J->noclip ? 0 : 0.5;
     if (J->shard) c.zero_optimization.mics_shard_size = J->shard;
     if (J->gacc) c.grad_accum_device = J->gacc - 2;
+    if ((J->ratio > 0 || J->ratio0) && !J->late_ratio) c.zero_optimization.offload_optimizer.ratio = J->ratio0 ? 0 : J->ratio;
     c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
     c.fp16.initial_scale_power = 6;
     c.bf16.enabled = J->dtype == ZERO_DTYPE_BF16;
     c.log.level = ZERO_LOG_WARN;
     r = zero_config_resolve(&c, b->world, &err);
     if (J->clear_path) c.zero_optimization.offload_optimizer.nvme_path[0] = 0;
+    if (J->late_ratio) c.zero_optimization.offload_optimizer.ratio = J->ratio;
     if (r != ZERO_OK || zero_engine_create(&e, &c, ts, NT, b, &err) != ZERO_OK) {
         J->r[b->rank] = err.code;
         J->item[b->rank] = err.item;
@@ -222,8 +234,30 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         zero_cpu_pool_destroy(pool);
         return ZERO_OK;
     }
-    if (b->rank == 0) zero_memory_report(e, &J->ms);
-    J->r[b->rank] = train(e, J, b->rank);
+    if (b->rank == 0) {
+        /* DeepSpeed's rule, counted here: the first (int)((1 - ratio) x n) of the n trainable units */
+        const zero_layout *l = zero_engine_layout(e);
+        int u, n = 0, keep, nu = zero_layout_unit_count(l);
+        double ratio = c.zero_optimization.offload_optimizer.ratio;
+        for (u = 0; u < nu; u++) n += !zero_layout_unit(l, u)->frozen;
+        keep = (int)((1.0 - ratio) * (double)n);
+        J->dev_elems = 0;
+        for (u = 0; u < nu && keep > 0; u++)
+            if (!zero_layout_unit(l, u)->frozen) {
+                J->dev_elems += zero_layout_unit(l, u)->chunk;
+                keep--;
+            }
+        zero_memory_report(e, &J->ms);
+    }
+    J->r[b->rank] = J->load ? zero_load(e, J->load, &err) : ZERO_OK;
+    if (J->r[b->rank] != ZERO_OK) snprintf(J->msg[b->rank], sizeof J->msg[b->rank], "zero_load: %.900s", err.msg);
+    if (J->r[b->rank] == ZERO_OK) J->r[b->rank] = train(e, J, b->rank);
+    if (J->r[b->rank] == ZERO_OK && J->save && (J->r[b->rank] = zero_save(e, J->save, &err)) != ZERO_OK) {
+        snprintf(J->msg[b->rank], sizeof J->msg[b->rank], "zero_save: %.900s", err.msg);
+        zero_engine_destroy(e);
+        zero_cpu_pool_destroy(pool);
+        return ZERO_OK;
+    }
     if (J->destroy_early) {
         zero_engine_destroy(e);
         zero_cpu_pool_destroy(pool);
@@ -384,6 +418,169 @@ static void test_grad_place(void) {
     }
 }
 
+/* offload_optimizer.ratio (partial offload, stage 3): the first
+   (int)((1 - ratio) x trainable units) stay on the device (master, m, v,
+   their gradient accumulator, the device's Adam), the rest are offloaded
+   as at ratio 1. Over world 1-3, gas 1-3, the three dtypes, with and
+   without offload_param "cpu": the weights and moments bitwise the run
+   without offload; ratio 1 the same bytes as before (memory and copies);
+   the device's optimizer state and master exactly 12 bytes per own
+   element of the device's units, the host's that much less than at ratio
+   1; the device's accumulator that many elements larger; and the
+   backward's bytes to the host less by the device's share of the shard:
+   (B1 - Br) x S == B1 x Sd (B: bytes to the host, S the own elements of
+   the trainable shard, Sd the device units'). */
+static void test_ratio(void) {
+    static job a, one, b;
+    static const double ratios[] = {1, 0, 0.3, 0.7};
+    zero_error err;
+    int dt, world, gas, poff, k, r, n = 0, split = 0;
+    for (poff = 0; poff < 2; poff++)
+        for (dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
+            for (world = 1; world <= 3; world++)
+                for (gas = 1; gas <= 3; gas++) {
+                    memset(&a, 0, sizeof a);
+                    a.stage = 3;
+                    a.dtype = dt;
+                    a.gas = gas;
+                    a.bucket = 64;
+                    a.pin = 1;
+                    a.poff = poff ? ZERO_OFFLOAD_CPU : 0;
+                    CHECK(zero_host_run(world, rank_fn, &a, &err) == ZERO_OK);
+                    CHECKF(a.r[0] == ZERO_OK, "ratio: the run without offload: %s", a.msg[0]);
+                    for (k = 0; k < 4; k++) {
+                        job *J = k == 0 ? &one : &b;
+                        size_t dev, host, asz = gas > 1 ? 4 : zero_dtype_size((zero_dtype)dt);
+                        int64_t shard;
+                        *J = a;
+                        memset(J->w, 0, sizeof J->w);
+                        memset(J->m, 0, sizeof J->m);
+                        J->offload = 1;
+                        J->ratio = ratios[k];
+                        J->ratio0 = ratios[k] == 0;
+                        CHECK(zero_host_run(world, rank_fn, J, &err) == ZERO_OK);
+                        for (r = 0; r < world; r++)
+                            CHECKF(J->r[r] == ZERO_OK, "ratio %g %s world %d gas %d poff %d rank %d: %s", ratios[k],
+                                   zero_dtype_name((zero_dtype)dt), world, gas, poff, r, J->msg[r]);
+                        CHECKF(!memcmp(a.w[0], J->w[0], sizeof a.w[0]) && !memcmp(a.m[0], J->m[0], sizeof a.m[0]),
+                               "ratio %g %s world %d gas %d poff %d: the weights or moments differ from the run without offload",
+                               ratios[k], zero_dtype_name((zero_dtype)dt), world, gas, poff);
+                        dev = J->ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE] + J->ms.planned[ZERO_MEM_MASTER][ZERO_MEM_DEVICE];
+                        host = J->ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_PINNED] + J->ms.planned[ZERO_MEM_MASTER][ZERO_MEM_PINNED];
+                        shard = (int64_t)(one.ms.planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_PINNED] +
+                                          one.ms.planned[ZERO_MEM_MASTER][ZERO_MEM_PINNED]) / 12;
+                        CHECKF(dev == 12 * (size_t)J->dev_elems, "ratio %g world %d gas %d: %zu device bytes of master and "
+                               "optimizer state, %lld own elements on the device", ratios[k], world, gas, dev, (long long)J->dev_elems);
+                        CHECKF(host + dev == 12 * (size_t)shard, "ratio %g world %d gas %d: %zu host bytes, %zu device, shard %lld",
+                               ratios[k], world, gas, host, dev, (long long)shard);
+                        CHECKF(J->ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] ==
+                                   one.ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] + (size_t)J->dev_elems * asz,
+                               "ratio %g world %d gas %d: %zu bytes of device accumulator, %zu at ratio 1, %lld elements",
+                               ratios[k], world, gas, J->ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE],
+                               one.ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE], (long long)J->dev_elems);
+                        CHECKF((one.bwd_to_host - J->bwd_to_host) * shard == one.bwd_to_host * J->dev_elems && one.bwd_to_host > 0,
+                               "ratio %g %s world %d gas %d: %lld bytes to the host in the backward, %lld at ratio 1 (%lld of "
+                               "%lld own elements on the device)", ratios[k], zero_dtype_name((zero_dtype)dt), world, gas,
+                               (long long)J->bwd_to_host, (long long)one.bwd_to_host, (long long)J->dev_elems, (long long)shard);
+                        if (k == 0) /* ratio 1 is the offload of before: nothing on the device */
+                            CHECK(J->dev_elems == 0 && dev == 0);
+                        if (J->dev_elems > 0 && J->dev_elems < shard) split++;
+                        n++;
+                    }
+                }
+    /* the micro-batches added on the device for the CPU's units too (cfg.grad_accum_device 1), and hybrid
+       sharding (groups of 2 of 4 ranks): bitwise the run without offload */
+    for (k = 0; k < 2; k++) {
+        int w = k ? 4 : 2;
+        memset(&a, 0, sizeof a);
+        a.stage = 3;
+        a.dtype = ZERO_DTYPE_BF16;
+        a.gas = 2;
+        a.bucket = 64;
+        a.pin = 1;
+        a.shard = k ? 2 : 0;
+        b = a;
+        b.offload = 1;
+        b.ratio = 0.5;
+        b.gacc = k ? 0 : 3;
+        CHECK(zero_host_run(w, rank_fn, &a, &err) == ZERO_OK);
+        CHECK(zero_host_run(w, rank_fn, &b, &err) == ZERO_OK);
+        CHECKF(a.r[0] == ZERO_OK && b.r[0] == ZERO_OK && b.dev_elems > 0, "ratio 0.5 %s: %s / %s",
+               k ? "hybrid" : "device accumulation", a.msg[0], b.msg[0]);
+        CHECKF(!memcmp(a.w[0], b.w[0], sizeof a.w[0]) && !memcmp(a.m[0], b.m[0], sizeof a.m[0]) &&
+                   !memcmp(b.w[w - 1], b.w[0], sizeof b.w[0]),
+               "ratio 0.5 %s: the weights or moments differ from the run without offload", k ? "hybrid" : "device accumulation");
+        n++;
+    }
+    /* "nvme" with a ratio below 1, set after zero_config_resolve (which refuses it): refused at create */
+    {
+        char dir[] = "/tmp/zero_test_ratio_nvme_XXXXXX";
+        CHECK(mkdtemp(dir) != NULL);
+        memset(&b, 0, sizeof b);
+        b.stage = 3;
+        b.dtype = ZERO_DTYPE_FP32;
+        b.gas = 1;
+        b.bucket = 64;
+        b.nvme = 1;
+        b.dir = dir;
+        b.ratio = 0.5;
+        b.late_ratio = 1;
+        CHECK(zero_host_run(1, rank_fn, &b, &err) == ZERO_OK);
+        CHECKF(b.r[0] == ZERO_ERR_CONFIG && !strcmp(b.key[0], "zero_optimization.offload_optimizer.ratio") &&
+                   strstr(b.msg[0], "HINT") != NULL,
+               "nvme with ratio 0.5 at create: %d %s: %s", (int)b.r[0], b.key[0], b.msg[0]);
+        rmdir(dir);
+    }
+    CHECKF(split > 0, "ratio: no run split the units between the device and the CPU");
+    printf("offload_optimizer.ratio 0, 0.3, 0.7, 1: %d runs bitwise the run without offload (%d split), memory and "
+           "backward bytes to the device's share\n", n, split);
+}
+
+/* A checkpoint saved at ratio 0.5 resumes at ratio 1 and without offload
+   (and one saved without offload at ratio 0.5): 3 steps, save, a new
+   engine loads and trains 3 more; bitwise the 6 steps without a break. */
+static void test_ratio_ckpt(void) {
+    static job a, b, c;
+    char dir[] = "/tmp/zero_test_ratio_XXXXXX", path[256], cmd[300];
+    zero_error err;
+    int dt, world, v, n = 0;
+    CHECK(mkdtemp(dir) != NULL);
+    for (dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
+        for (world = 1; world <= 3; world++)
+            for (v = 0; v < 3; v++) { /* saved at 0.5 / loaded at 1; 0.5 / none; none / 0.5 */
+                memset(&a, 0, sizeof a);
+                a.stage = 3;
+                a.dtype = dt;
+                a.gas = 2;
+                a.bucket = 64;
+                a.pin = 1;
+                CHECK(zero_host_run(world, rank_fn, &a, &err) == ZERO_OK);
+                snprintf(path, sizeof path, "%s/c%d_%d_%d", dir, dt, world, v);
+                b = a;
+                b.offload = v < 2;
+                b.ratio = v < 2 ? 0.5 : 0;
+                b.s1 = 3;
+                b.save = path;
+                CHECK(zero_host_run(world, rank_fn, &b, &err) == ZERO_OK);
+                CHECKF(b.r[0] == ZERO_OK, "ratio checkpoint %d: save: %s", v, b.msg[0]);
+                c = a;
+                memset(c.w, 0, sizeof c.w);
+                c.offload = v != 1;
+                c.ratio = v == 2 ? 0.5 : 0;
+                c.s0 = 3;
+                c.load = path;
+                CHECK(zero_host_run(world, rank_fn, &c, &err) == ZERO_OK);
+                CHECKF(c.r[0] == ZERO_OK, "ratio checkpoint %d: load: %s", v, c.msg[0]);
+                CHECKF(!memcmp(a.w[0], c.w[0], sizeof a.w[0]) && !memcmp(a.m[0], c.m[0], sizeof a.m[0]),
+                       "ratio checkpoint %s world %d variant %d: resumed weights or moments differ",
+                       zero_dtype_name((zero_dtype)dt), world, v);
+                n++;
+            }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "rm -rf %s failed\n", dir);
+    printf("offload_optimizer.ratio 0.5 checkpoints: %d resumed bitwise at ratio 1, without offload, and from it\n", n);
+}
+
 int main(void) {
     static job a, b, c;
     zero_error err;
@@ -391,6 +588,8 @@ int main(void) {
     zt_seed("test_engine_offload");
     test_sum_failure();
     test_grad_place();
+    test_ratio();
+    test_ratio_ckpt();
     for (stage = 1; stage <= 3; stage++)
         for (dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
             for (world = 1; world <= 3; world++)

@@ -22,7 +22,8 @@
    Driven at stage 3 with a pool of a few units (no persistent tensors,
    prefetch, eviction within a micro-batch, spans kept for reuse or dropped
    at release), fp32 and bf16, 1 and 2 ranks, gas 1 and 2, with and without
-   offload_param + offload_optimizer "cpu"; and with persistent tensors
+   offload_param + offload_optimizer "cpu" (and its ratio 0.5: the first
+   units' Adam on the device); and with persistent tensors
    (DeepSpeed's default thresholds: every tensor but the split ones; a
    threshold of 50 and a small pool). A forward fetches, reads and
    releases each tensor in turn; a backward does so in reverse, its
@@ -541,6 +542,7 @@ enum { POOL, DEFAULTS, PERSIST_SOME, KEEP }; /* KEEP: nothing persistent, a pool
 typedef struct job {
     char name[64];
     int dtype, world, gas, offload, persist, reuse0;
+    double ratio; /* offload_optimizer.ratio (0: the default, 1) */
     int pers[MAXW][NT]; /* tensor t is persistent (from the layout) */
     double clip;
     zero_result r[MAXW];
@@ -698,6 +700,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     if (J->offload) {
         c.zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
         c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+        if (J->ratio > 0) c.zero_optimization.offload_optimizer.ratio = J->ratio;
     }
     c.optimizer.lr = 0.02; /* steps that move bf16 values too */
     c.optimizer.weight_decay = 0.01;
@@ -759,8 +762,9 @@ static void check_job(job *J) {
             CHECKF(J->hits[rank] > 0 && J->gathered[rank] > 0 && J->hits[rank] < J->fetches[rank],
                    "%s rank %d: %lld hits of %lld fetches, %lld units gathered", J->name, rank, (long long)J->hits[rank],
                    (long long)J->fetches[rank], (long long)J->gathered[rank]);
-        if (J->persist == POOL) /* offload: the fetches' gathers wait for the overlapped CPU step's units */
-            CHECKF((J->overlapped[rank] > 0) == J->offload, "%s rank %d: %lld units of CPU Adam overlapped", J->name, rank,
+        if (J->persist == POOL) /* offload: the fetches' gathers wait for the overlapped CPU step's units (not with
+                                   a ratio below 1: the plain CPU step) */
+            CHECKF((J->overlapped[rank] > 0) == (J->offload && !(J->ratio > 0)), "%s rank %d: %lld units of CPU Adam overlapped", J->name, rank,
                    (long long)J->overlapped[rank]);
     }
     CHECKF(bad1 == 0, "%s: %lld of %lld R1 pairs: a program kernel reads the pool before the gather's writes", J->name,
@@ -788,7 +792,7 @@ static void check_job(job *J) {
 }
 
 int main(void) {
-    static job a, b;
+    static job a, b, c;
     int dt, world, gas, i;
     double t0 = zt_now_s();
     zt_seed("test_engine_streams");
@@ -809,10 +813,15 @@ int main(void) {
                 snprintf(a.name, sizeof a.name, "pool %s w%d gas%d%s", zero_dtype_name((zero_dtype)dtype), world, gas,
                          a.reuse0 ? " reuse0" : "");
                 snprintf(b.name, sizeof b.name, "%.40s, offload cpu", a.name);
+                c = b;
+                c.ratio = 0.5; /* partial offload: the first units' Adam on the device */
+                snprintf(c.name, sizeof c.name, "%.40s, ratio 0.5", a.name);
                 check_job(&a);
                 check_job(&b);
+                check_job(&c);
                 for (i = 0; i < world; i++)
-                    CHECKF(!memcmp(a.w[i], b.w[i], sizeof a.w[i]), "%s rank %d: offload changed the weights", b.name, i);
+                    CHECKF(!memcmp(a.w[i], b.w[i], sizeof a.w[i]) && !memcmp(a.w[i], c.w[i], sizeof a.w[i]),
+                           "%s rank %d: offload changed the weights", b.name, i);
             }
     /* persistent tensors: DeepSpeed's thresholds (every tensor not split), or at most 50 elements and a pool */
     {
