@@ -41,7 +41,7 @@ static const int GAS_AT[STEPS] = {2, 2, 3, 3, 4};
 static zero_result make(const zero_backend *b, const job *J, int gas, zero_engine **e, zero_error *err) {
     zero_config c = zero_config_default();
     zero_tensor ts[NT];
-    static char names[NT][8];
+    char names[NT][8]; /* (copied by the engine) */
     int t;
     zero_result r;
     memset(ts, 0, sizeof ts);
@@ -140,7 +140,7 @@ static zero_result per_engine(const zero_backend *b, job *J, zero_error *err) {
 static zero_result rank_fn(const zero_backend *b, void *arg) {
     job *J = (job *)arg;
     zero_error err;
-    zero__ok(&err);
+    memset(&err, 0, sizeof err);
     J->r[b->rank] = J->phase ? per_engine(b, J, &err) : in_place(b, J, &err);
     snprintf(J->msg[b->rank], sizeof J->msg[b->rank], "%s", err.msg);
     return ZERO_OK;
