@@ -297,9 +297,15 @@ fi
 NCCL_INC=""; [ -n "$NCCL_HOME" ] && NCCL_INC="-I$NCCL_HOME/include"
 pbatch "the .cu files with $NVCC for $GPU_ARCH (compile only), $JOBS at a time"
 # (tests/test_*.cu are compiled when linked, below.)
+# tests/compile_cuda.cu (every kernel of zero_cuda.cuh) and examples/gpt/gpt.cu (the example's own) go
+# through ptxas for $GPU_ARCH; the others stop at its PTX (the front end, the device compiler and the
+# host compiler, everything but the assembler), a quarter of each file's time: the GPU machine's
+# builds (make check-gpu, make bench) assemble them all
+PTX_ONLY="-gencode arch=$(echo "$GPU_ARCH" | sed 's/^sm_/compute_/'),code=$(echo "$GPU_ARCH" | sed 's/^sm_/compute_/')"
 for cu in $(pick $(ls tests/*.cu tests/llmc/*.cu examples/*.cu examples/*/*.cu 2>/dev/null | grep -v '^tests/test_')); do
     n=$(basename "$cu" .cu)
-    pbuild "nvcc-$n" "$NVCC" -std=c++17 -arch="$GPU_ARCH" -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -c "$cu" -o "$B/t/nvcc-$n.o"
+    case $cu in tests/compile_cuda.cu | examples/gpt/gpt.cu) arch="-arch=$GPU_ARCH" ;; *) arch=$PTX_ONLY ;; esac
+    pbuild "nvcc-$n" "$NVCC" -std=c++17 $arch -I. $NCCL_INC -Xcompiler -Wall,-Wextra,-Werror -c "$cu" -o "$B/t/nvcc-$n.o"
 done
 pdone
 # tests/test_*.cu need no GPU (the CUDA backend's host side: bootstrap, environment):
