@@ -463,6 +463,8 @@ typedef enum zero_optimizer_type {
     ZERO_OPTIMIZER_SGD,   /* "SGD": torch.optim.SGD (momentum, dampening, nesterov); a momentum buffer when momentum > 0 */
     ZERO_OPTIMIZER_LAMB,  /* "Lamb": DeepSpeed's FusedLamb (csrc/lamb/fused_lamb_cuda_kernel.cu); Adam's two moments and a
                              trust ratio per whole tensor */
+    ZERO_OPTIMIZER_MUON,  /* "Muon": DeepSpeed's MuonWithAuxAdam (deepspeed/runtime/zero/muon/original_muon.py):
+                             Newton-Schulz orthogonalised momentum on the matrices, AdamW on the rest */
     ZERO_OPTIMIZER_COUNT
 } zero_optimizer_type;
 
@@ -949,6 +951,11 @@ enum {
     ZERO_TENSOR_GRAD_WRITE = 1 << 2, /* the backward stores every element of the gradient
                                        (no +=): zero_grad's buffer need not be zero, and
                                        stages 2-3 skip clearing it (one pass less) */
+    ZERO_TENSOR_MUON = 1 << 4,     /* optimizer Muon: this tensor takes Muon's update (it must be 2-D,
+                                      or 3-D: a stack of matrices), whatever its name */
+    ZERO_TENSOR_ADAM = 1 << 5,     /* optimizer Muon: this tensor takes the AdamW side. Neither flag:
+                                      DeepSpeed's split (a tensor of 2 or 3 dimensions whose name
+                                      holds neither "embed" nor "lm_head", any case, takes Muon) */
     ZERO_TENSOR_GRAD_ANY_ORDER = 1 << 3 /* a hint, never needed: its gradient is written at
                                        distant points of the backward (a tied embedding:
                                        the head at the start, the embedding at the end).
@@ -1128,6 +1135,7 @@ typedef struct zero_event zero_event; /* backend-defined */
 typedef struct zero_adam_seg {
     int64_t offset, count;
     float lr, weight_decay;
+    int muon;  /* 1: a Muon segment (zero_adam_args below: Muon), whatever the call's rule */
 } zero_adam_seg;
 
 /* One piece of a sumsq_segs call: count elements at x, their statistics
@@ -1168,6 +1176,16 @@ typedef struct zero_sumsq_seg {
                  p = p - (lr / (bc1 bc2) * lamb_ratio[k]) u
               Pass 1 continues the sums where a call before it left them, so
               a segment cut into pieces adds up as if stepped whole.
+     MUON     the segments with seg.muon set, in two calls around the
+              orthogonalisation (zero_muon_orthogonalize); b = momentum:
+              muon_pass 1 (kind MUON; the other segments untouched):
+                 m = fmaf(g - m, 1 - b, m); v = nesterov ? fmaf(g - m, 1 - b, m)
+                 : m  (DeepSpeed's lerps, with the new m); p unchanged, no param
+              then the engine turns v (whole matrices) into the orthogonalised
+              update o; in the call of any rule (muon_pass 0), a segment with
+              seg.muon set takes o from v:
+                 p = wd > 0 ? fmaf(-lr, v, p * (1 - lr wd)) : fmaf(-lr, v, p)
+              (1 - lr wd: one fp32 product and difference), then param.
    The state a rule does not use may be NULL (zero_optimizer_state_mask). */
 typedef struct zero_adam_args {
     float *master, *m, *v;     /* fp32 */
@@ -1184,6 +1202,7 @@ typedef struct zero_adam_args {
     int lamb_pass, eps_inside; /* LAMB: 1 or 2 (above); eps under the square root */
     double *lamb_sums;         /* LAMB pass 1: per segment, sum p^2 and sum u^2 (added to) */
     const float *lamb_ratio;   /* LAMB pass 2: per segment, its tensor's trust ratio */
+    int muon_pass;             /* MUON: 1 (above); 0 in every other call */
 } zero_adam_args;
 
 /* The fp32 state arrays the rule of `type` keeps per element: bit 0 m (Adam's
@@ -1192,8 +1211,23 @@ typedef struct zero_adam_args {
    squares). Lamb's per-tensor norms are not per element (two doubles a
    tensor and a ratio a segment, for the step only). */
 ZERO_API int zero_optimizer_state_mask(zero_optimizer_type type, double momentum);
-/* "Adam", "AdamW", "Lion", "Adagrad", "SGD", "Lamb"; "?" outside the enum. */
+/* "Adam", "AdamW", "Lion", "Adagrad", "SGD", "Lamb", "Muon"; "?" outside the enum. */
 ZERO_API const char *zero_optimizer_name(zero_optimizer_type type);
+
+/* Muon's orthogonalisation, in place, of `batch` matrices of rows x cols
+   (row-major, one after the other), each as DeepSpeed's
+   zeropower_via_newtonschulz5 in fp32: X the matrix, transposed when rows >
+   cols; X = X / (|X|_F + 1e-7) (the norm summed in double); `steps` times
+   A = X X^T, B = b A + c (A A), X = a X + B X with (a, b, c) = (3.4445,
+   -4.7750, 2.0315); back untransposed, times `scale` (the engine passes
+   sqrt(max(1, rows / cols))). work: zero_muon_work_elems(rows, cols) floats
+   of scratch. The host's loops; the CUDA backend's muon_ns does the same on
+   the device (its sums in another order). */
+ZERO_API zero_result zero_muon_orthogonalize(float *x, int64_t batch, int64_t rows, int64_t cols, int steps, float scale,
+                                             float *work, zero_error *err);
+/* The scratch one matrix's orthogonalisation takes: 2 r^2 + r c floats, r
+   the smaller side and c the larger (A, B and the next X). */
+ZERO_API int64_t zero_muon_work_elems(int64_t rows, int64_t cols);
 
 /* Everything the engine needs from a machine. Calls on one stream run in
    order; the engine orders streams with events. Collectives are called by
@@ -1351,6 +1385,11 @@ typedef struct zero_backend {
        leaves of its limit, when one is set); 0, or -1 when unknown (NULL:
        unknown). zero_config.grad_accum_device's default decides by it. */
     int (*mem_info)(void *ctx, size_t *free_bytes, size_t *total_bytes);
+    /* Optional: zero_muon_orthogonalize on the backend's memory, queued on
+       stream s (x and work there). NULL: the engine runs
+       zero_muon_orthogonalize on the host (where x lives on the host). */
+    zero_result (*muon_ns)(void *ctx, float *x, int64_t batch, int64_t rows, int64_t cols, int steps, float scale,
+                           float *work, zero_stream_id s, zero_error *err);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -8603,6 +8642,34 @@ static void zero__lamb_range(const zero_adam_args *a, const zero_adam_seg *sg, i
     }
 }
 
+/* Muon's two element-wise parts on elements [i0, i1) of segment sg
+   (zero_adam_args): pass 1 (a->muon_pass 1) the momentum and the update to
+   orthogonalise, into v, on Muon's segments only; then, in a call of any
+   rule, a Muon segment's step from the orthogonalised update in v. */
+static void zero__muon_range(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0, size_t i1) {
+    size_t i;
+    if (!sg->muon) return; /* (pass 1 on another rule's segment) */
+    if (a->muon_pass == 1) {
+        const float omb = 1.0f - a->momentum;
+        for (i = i0; i < i1; i++) {
+            float g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
+            float m = fmaf(g - a->m[i], omb, a->m[i]);
+            a->m[i] = m;
+            a->v[i] = a->nesterov ? fmaf(g - m, omb, m) : m;
+        }
+        return;
+    }
+    {
+        const float lr = sg->lr, wd = sg->weight_decay, after = 1.0f - lr * wd;
+        for (i = i0; i < i1; i++) {
+            float p = a->master[i];
+            p = wd > 0.0f ? fmaf(-lr, a->v[i], p * after) : fmaf(-lr, a->v[i], p);
+            a->master[i] = p;
+            if (store) zero__host_put(a->param, a->param_dtype, i, p);
+        }
+    }
+}
+
 /* The rules other than Adam on elements [i0, i1) of segment sg, fp32, in
    their references' order of operations (zero_adam_args): the one scalar
    definition, as zero__adam_range is Adam's. */
@@ -8610,6 +8677,10 @@ static void zero__opt_range(const zero_adam_args *a, const zero_adam_seg *sg, in
     float lr = sg->lr, wd = sg->weight_decay, b1 = a->beta1, b2 = a->beta2;
     float omb1 = 1.0f - b1, omb2 = 1.0f - b2, after = 1.0f - lr * wd, mu = a->momentum, damp = 1.0f - a->dampening;
     size_t i;
+    if (a->muon_pass == 1 || sg->muon) {
+        zero__muon_range(a, sg, store, i0, i1);
+        return;
+    }
     if (a->kind == ZERO_OPTIMIZER_LAMB) {
         zero__lamb_range(a, sg, store, i0, i1);
         return;
@@ -8654,8 +8725,82 @@ ZERO__DEF int zero_optimizer_state_mask(zero_optimizer_type type, double momentu
 }
 
 ZERO__DEF const char *zero_optimizer_name(zero_optimizer_type type) {
-    static const char *const names[ZERO_OPTIMIZER_COUNT] = {"Adam", "AdamW", "Lion", "Adagrad", "SGD", "Lamb"};
+    static const char *const names[ZERO_OPTIMIZER_COUNT] = {"Adam", "AdamW", "Lion", "Adagrad", "SGD", "Lamb", "Muon"};
     return (unsigned)type < (unsigned)ZERO_OPTIMIZER_COUNT ? names[type] : "?";
+}
+
+/* ---- >>muon-ns: Muon's Newton-Schulz orthogonalisation on the host ---- */
+
+ZERO__DEF int64_t zero_muon_work_elems(int64_t rows, int64_t cols) {
+    int64_t r = rows < cols ? rows : cols, c = rows < cols ? cols : rows;
+    return r < 1 ? 0 : 2 * r * r + r * c;
+}
+
+/* One matrix y (r x c, r <= c, row-major) orthogonalised in place, with
+   a, b the r x r scratch and t the r x c one. */
+static void zero__muon_ns1(float *y, int64_t r, int64_t c, int steps, float *a, float *b, float *t) {
+    const float ca = 3.4445f, cb = -4.7750f, cc = 2.0315f;
+    double ss = 0;
+    float inv, *cur = y, *nxt = t;
+    int64_t i, j, k, n = r * c;
+    int st;
+    for (i = 0; i < n; i++) ss += (double)y[i] * y[i];
+    inv = (float)(sqrt(ss) + 1e-7);
+    for (i = 0; i < n; i++) y[i] /= inv;
+    for (st = 0; st < steps; st++) {
+        for (i = 0; i < r; i++) /* A = X X^T (symmetric: the upper half, mirrored) */
+            for (j = i; j < r; j++) {
+                const float *xi = cur + i * c, *xj = cur + j * c;
+                float acc = 0;
+                for (k = 0; k < c; k++) acc = fmaf(xi[k], xj[k], acc);
+                a[i * r + j] = a[j * r + i] = acc;
+            }
+        for (i = 0; i < r; i++) { /* B = b A + c (A A) */
+            float *bi = b + i * r;
+            for (j = 0; j < r; j++) bi[j] = 0;
+            for (k = 0; k < r; k++) {
+                const float aik = a[i * r + k], *ak = a + k * r;
+                for (j = 0; j < r; j++) bi[j] = fmaf(aik, ak[j], bi[j]);
+            }
+            for (j = 0; j < r; j++) bi[j] = fmaf(cc, bi[j], cb * a[i * r + j]);
+        }
+        for (i = 0; i < r; i++) { /* X' = a X + B X */
+            float *ni = nxt + i * c;
+            const float *bi = b + i * r;
+            for (k = 0; k < c; k++) ni[k] = 0;
+            for (j = 0; j < r; j++) {
+                const float bij = bi[j], *xj = cur + j * c;
+                for (k = 0; k < c; k++) ni[k] = fmaf(bij, xj[k], ni[k]);
+            }
+            for (k = 0; k < c; k++) ni[k] = fmaf(ca, cur[i * c + k], ni[k]);
+        }
+        { float *sw = cur; cur = nxt; nxt = sw; }
+    }
+    if (cur != y) memcpy(y, cur, sizeof(float) * (size_t)n);
+}
+
+ZERO__DEF zero_result zero_muon_orthogonalize(float *x, int64_t batch, int64_t rows, int64_t cols, int steps, float scale,
+                                              float *work, zero_error *err) {
+    int64_t r = rows < cols ? rows : cols, c = rows < cols ? cols : rows, q, i, j;
+    if (batch < 0 || rows < 1 || cols < 1 || steps < 0 || !(scale > 0) || !x || !work)
+        return zero__fail(err, x && work ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
+                          "zero_muon_orthogonalize: batch %lld of %lld x %lld, %d steps, scale %g, x %p, work %p",
+                          (long long)batch, (long long)rows, (long long)cols, steps, (double)scale, (void *)x, (void *)work);
+    for (q = 0; q < batch; q++) {
+        float *m = x + q * rows * cols, *a = work, *b = work + r * r, *t = work + 2 * r * r;
+        if (rows > cols) { /* work on the transpose: into t, back at the end */
+            for (i = 0; i < rows; i++)
+                for (j = 0; j < cols; j++) t[j * rows + i] = m[i * cols + j];
+            zero__muon_ns1(t, r, c, steps, a, b, m);
+            for (i = 0; i < rows; i++)
+                for (j = 0; j < cols; j++) m[i * cols + j] = t[j * rows + i] * scale;
+        } else {
+            zero__muon_ns1(m, r, c, steps, a, b, t);
+            for (i = 0; i < rows * cols; i++) m[i] *= scale;
+        }
+    }
+    zero__ok(err);
+    return ZERO_OK;
 }
 
 static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stream_id s,
@@ -8691,6 +8836,9 @@ static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stre
         return zero__host_fail(r, err, a->lamb_pass == 1 || a->lamb_pass == 2 ? ZERO_MSG_NULL_ARG : ZERO_MSG_BAD_ARG,
                                "host adam: Lamb pass %d without its %s", a->lamb_pass,
                                a->lamb_pass == 2 ? "lamb_ratio" : a->lamb_pass == 1 ? "lamb_sums" : "pass (1 or 2)");
+    if (a->muon_pass != 0 && !(a->muon_pass == 1 && a->kind == ZERO_OPTIMIZER_MUON))
+        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host adam: muon_pass %d with kind %s (pass 1 is Muon's only)",
+                               a->muon_pass, zero_optimizer_name((zero_optimizer_type)a->kind));
     if ((res = zero__host_check_buf(r, "adam", "master", a->master, (size_t)end, 4, err)) !=
             ZERO_OK ||
         ((mask & 1) && (res = zero__host_check_buf(r, "adam", "m", a->m, (size_t)end, 4, err)) != ZERO_OK) ||

@@ -1079,11 +1079,14 @@ static void zero__cpu_adam_task(void *varg, int64_t begin, int64_t end, int thre
         if (b >= e) continue;
         i0 = (size_t)(sg->offset + (b - c->prefix[k]));
         i1 = (size_t)(sg->offset + (e - c->prefix[k]));
-        if (a->kind == ZERO_OPTIMIZER_LAMB) { /* (its scalar definition: the sums' order is the definition's) */
+        if (a->kind == ZERO_OPTIMIZER_LAMB || a->muon_pass == 1 || sg->muon) {
+            /* (their scalar definition: Lamb's sums' order is the definition's; Muon's element-wise parts are two
+               plain streams) */
             zero__opt_range(a, sg, c->store, i0, i1);
             continue;
         }
-        if (a->kind > ZERO_OPTIMIZER_ADAMW) { /* the other rules: the same bits on every path */
+        if (a->kind > ZERO_OPTIMIZER_ADAMW && a->kind != ZERO_OPTIMIZER_MUON) { /* the other rules: the same bits on
+                                                                                   every path (Muon's AdamW side: Adam's) */
             switch (c->level) {
 #ifdef ZERO__CPU_SIMD_X86
             case ZERO_SIMD_AVX512: zero__cpu_opt_avx512(a, sg, c->store, i0, i1); break;
@@ -1180,6 +1183,9 @@ ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level 
         return zero__fail(err, a->lamb_pass == 1 || a->lamb_pass == 2 ? ZERO_MSG_NULL_ARG : ZERO_MSG_BAD_ARG, fname, 0, 0,
                           "Lamb pass %d without its %s", a->lamb_pass,
                           a->lamb_pass == 2 ? "lamb_ratio" : a->lamb_pass == 1 ? "lamb_sums" : "pass (1 or 2)");
+    if (a->muon_pass != 0 && !(a->muon_pass == 1 && a->kind == ZERO_OPTIMIZER_MUON))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, fname, 0, 0, "muon_pass %d with kind %s (pass 1 is Muon's only)",
+                          a->muon_pass, zero_optimizer_name((zero_optimizer_type)a->kind));
     if (((uintptr_t)a->master | (uintptr_t)a->m | (uintptr_t)a->v) % 4 != 0 ||
         (uintptr_t)a->grad % zero_dtype_size(a->grad_dtype) != 0 ||
         (a->param && (uintptr_t)a->param % zero_dtype_size(a->param_dtype) != 0))
