@@ -114,6 +114,8 @@
                         reads converted and transposed, zero_safetensors_bind's init
      host               the host backend: ranks as threads, collectives in shared memory,
                         the groups of hybrid sharding (a barrier per group)
+     muon-ns            Muon's Newton-Schulz orthogonalisation on the host
+                        (zero_muon_orthogonalize, the host backend's muon_ns)
      layout             tensors into units: zero_layout_create, zero_layout_locate
      engine-core        struct zero_engine in parts (the strategy table among them);
                         errors, entry check, allocation
@@ -142,6 +144,8 @@
                         initial weights
      engine-adam        what every optimizer strategy shares: hyperparameters, one unit's
                         CPU Adam, the unit loop, the empty operations
+     opt-muon           Muon's matrices and batches, its buffers, and its step before the
+                        strategy's loop: the first pass, the gathered matrices orthogonalised
      engine-grads       zero_grad (the ring-slot claim), zero_grad_ready, a unit's reduction
                         (with mics_shard_size: in the group, then across the groups)
      opt-device         the optimizer strategies, one table of operations each (zero__strategy),
@@ -542,6 +546,10 @@ typedef struct zero_optimizer_config {
     int eps_inside_sqrt;       /* Lamb params.eps_inside_sqrt: false */
     double max_coeff;          /* Lamb params.max_coeff: 10 (the trust ratio's ceiling) */
     double min_coeff;          /* Lamb params.min_coeff: 0.01 (its floor; <= max_coeff) */
+    double muon_lr;            /* Muon params.muon_lr: the Muon side's lr (absent: lr, else 0.02) */
+    double adam_lr;            /* Muon params.adam_lr: the AdamW side's lr (absent: lr, else 3e-4) */
+    int ns_method;             /* Muon params.ns_method: 0 "gram" (DeepSpeed's default), 1 "standard"; both run
+                                  the standard Newton-Schulz iteration (the same result in exact arithmetic) */
 } zero_optimizer_config;
 
 /* "scheduler": {"type": ..., "params": {...}}; one struct for all five. */
@@ -3721,7 +3729,8 @@ enum {
 #define ZERO__O_ADAGRAD (1u << ZERO_OPTIMIZER_ADAGRAD)
 #define ZERO__O_SGD (1u << ZERO_OPTIMIZER_SGD)
 #define ZERO__O_LAMB (1u << ZERO_OPTIMIZER_LAMB)
-#define ZERO__O_ALL (ZERO__O_ADAM | ZERO__O_LION | ZERO__O_ADAGRAD | ZERO__O_SGD | ZERO__O_LAMB)
+#define ZERO__O_MUON (1u << ZERO_OPTIMIZER_MUON)
+#define ZERO__O_ALL (ZERO__O_ADAM | ZERO__O_LION | ZERO__O_ADAGRAD | ZERO__O_SGD | ZERO__O_LAMB | ZERO__O_MUON)
 
 typedef struct zero__key {
     zero_key_info info;
@@ -3869,21 +3878,21 @@ static const zero__key zero__keys[] = {
     {{"optimizer", "object", "None", ZERO__IMPL, "the optimizer: {\"type\": ..., \"params\": {...}}", "absent: Adam with the defaults below"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, 0, 0, NULL, ""},
     {{"optimizer.type", "string", "-", ZERO__IMPL,
-      "\"Adam\", \"AdamW\", \"Lion\", \"Adagrad\", \"SGD\" or \"Lamb\" (case-insensitive); \"Adam\" decouples weight decay unless adam_w_mode is false",
-      "DeepSpeed's other optimizers (OneBitAdam, ZeroOneAdam, OneBitLamb, MuAdam, MuAdamW, MuSGD, Muon) and other torch.optim names are errors"},
-     ZERO__K_ENUM, ZERO__OFF(optimizer.type), 0, 0, "Adam:0|AdamW:1|Lion:2|Adagrad:3|SGD:4|Lamb:5", ZERO__AUTO_NO, ZERO__F_NOCASE, 0, NULL, "cfg.optimizer.type"},
+      "\"Adam\", \"AdamW\", \"Lion\", \"Adagrad\", \"SGD\", \"Lamb\" or \"Muon\" (case-insensitive); \"Adam\" decouples weight decay unless adam_w_mode is false",
+      "DeepSpeed's other optimizers (OneBitAdam, ZeroOneAdam, OneBitLamb, MuAdam, MuAdamW, MuSGD) and other torch.optim names are errors"},
+     ZERO__K_ENUM, ZERO__OFF(optimizer.type), 0, 0, "Adam:0|AdamW:1|Lion:2|Adagrad:3|SGD:4|Lamb:5|Muon:6", ZERO__AUTO_NO, ZERO__F_NOCASE, 0, NULL, "cfg.optimizer.type"},
     {{"optimizer.params", "object", "{}", ZERO__IMPL, "keyword arguments of the optimizer",
       "unknown keys, and keys of another optimizer, are errors (DeepSpeed: TypeError)"},
      ZERO__K_SECTION, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_STRICT, 0, NULL, ""},
     {{"optimizer.params.lr", "float", "1e-3", ZERO__IMPL, "learning rate (the base of every schedule); Adagrad: 1e-2",
       "\"auto\": set cfg.optimizer.lr (HF: learning_rate)"},
      ZERO__K_F64, ZERO__OFF(optimizer.lr), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ALL, NULL, "cfg.optimizer.lr"},
-    {{"optimizer.params.betas", "[float, float]", "[0.9, 0.999]", ZERO__IMPL, "Adam's, Lion's and Lamb's beta1, beta2, each in [0, 1)",
+    {{"optimizer.params.betas", "[float, float]", "[0.9, 0.999]", ZERO__IMPL, "Adam's, Lion's and Lamb's beta1, beta2, each in [0, 1); Muon's AdamW side: [0.9, 0.95]",
       "\"auto\": set cfg.optimizer.beta1 and beta2 (HF: adam_beta1, adam_beta2)"},
-     ZERO__K_BETAS, ZERO__OFF(optimizer.beta1), 0, 0.9999999999999999, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ADAM | ZERO__O_LION | ZERO__O_LAMB, NULL, "cfg.optimizer.beta1, cfg.optimizer.beta2"},
-    {{"optimizer.params.eps", "float", "1e-8", ZERO__IMPL, "Adam's, Adagrad's and Lamb's epsilon; Adagrad: 1e-10",
+     ZERO__K_BETAS, ZERO__OFF(optimizer.beta1), 0, 0.9999999999999999, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ADAM | ZERO__O_LION | ZERO__O_LAMB | ZERO__O_MUON, NULL, "cfg.optimizer.beta1, cfg.optimizer.beta2"},
+    {{"optimizer.params.eps", "float", "1e-8", ZERO__IMPL, "Adam's, Adagrad's and Lamb's epsilon; Adagrad and Muon's AdamW side: 1e-10",
       "\"auto\": set cfg.optimizer.eps (HF: adam_epsilon)"},
-     ZERO__K_F64, ZERO__OFF(optimizer.eps), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ADAM | ZERO__O_ADAGRAD | ZERO__O_LAMB, NULL, "cfg.optimizer.eps"},
+     ZERO__K_F64, ZERO__OFF(optimizer.eps), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ADAM | ZERO__O_ADAGRAD | ZERO__O_LAMB | ZERO__O_MUON, NULL, "cfg.optimizer.eps"},
     {{"optimizer.params.weight_decay", "float", "0", ZERO__IMPL, "weight decay (decoupled in AdamW mode and in Lion; in Lamb's update)",
       "\"auto\": set cfg.optimizer.weight_decay (HF: weight_decay)"},
      ZERO__K_F64, ZERO__OFF(optimizer.weight_decay), 0, 1e300, NULL, ZERO__AUTO_SUPPLY, 0, ZERO__O_ALL, NULL, "cfg.optimizer.weight_decay"},
@@ -3896,13 +3905,13 @@ static const zero__key zero__keys[] = {
     {{"optimizer.params.amsgrad", "bool", "false", ZERO__REJ, "Adam's, Adagrad's and Lamb's AMSGrad variant",
       "DeepSpeed's fused and CPU Adam and its FusedLamb reject it; its CPU Adagrad ignores it"},
      ZERO__K_BOOL, ZERO__OFF(optimizer.amsgrad), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_ADAM | ZERO__O_ADAGRAD | ZERO__O_LAMB, NULL, "cfg.optimizer.amsgrad"},
-    {{"optimizer.params.momentum", "float", "0", ZERO__IMPL, "SGD's momentum factor; 0: no momentum buffer", ""},
-     ZERO__K_F64, ZERO__OFF(optimizer.momentum), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_SGD, NULL, "cfg.optimizer.momentum"},
+    {{"optimizer.params.momentum", "float", "0", ZERO__IMPL, "SGD's momentum factor (0: no momentum buffer); Muon's, in [0, 1): 0.95", ""},
+     ZERO__K_F64, ZERO__OFF(optimizer.momentum), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_SGD | ZERO__O_MUON, NULL, "cfg.optimizer.momentum"},
     {{"optimizer.params.dampening", "float", "0", ZERO__IMPL, "SGD's dampening of the momentum", ""},
      ZERO__K_F64, ZERO__OFF(optimizer.dampening), -1e300, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_SGD, NULL, "cfg.optimizer.dampening"},
-    {{"optimizer.params.nesterov", "bool", "false", ZERO__IMPL, "SGD's Nesterov momentum",
-      "needs momentum > 0 and dampening 0 (torch's rule)"},
-     ZERO__K_BOOL, ZERO__OFF(optimizer.nesterov), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_SGD, NULL, "cfg.optimizer.nesterov"},
+    {{"optimizer.params.nesterov", "bool", "false", ZERO__IMPL, "SGD's Nesterov momentum; Muon's: true",
+      "SGD: needs momentum > 0 and dampening 0 (torch's rule). Muon: DeepSpeed always uses Nesterov's form (not a key of its)"},
+     ZERO__K_BOOL, ZERO__OFF(optimizer.nesterov), 0, 1, NULL, ZERO__AUTO_NO, 0, ZERO__O_SGD | ZERO__O_MUON, NULL, "cfg.optimizer.nesterov"},
     {{"optimizer.params.maximize", "bool", "false", ZERO__REJ, "SGD: maximize the objective", "true is not supported"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_BOOL, ZERO__O_SGD, NULL, ""},
     {{"optimizer.params.foreach", "bool", "None", ZERO__NOEF, "SGD: torch's multi-tensor implementation", "zero has its own kernels"},
@@ -3917,6 +3926,17 @@ static const zero__key zero__keys[] = {
      ZERO__K_F64, ZERO__OFF(optimizer.max_coeff), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_LAMB, NULL, "cfg.optimizer.max_coeff"},
     {{"optimizer.params.min_coeff", "float", "0.01", ZERO__IMPL, "Lamb: the trust ratio's floor", "must not exceed max_coeff"},
      ZERO__K_F64, ZERO__OFF(optimizer.min_coeff), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_LAMB, NULL, "cfg.optimizer.min_coeff"},
+    {{"optimizer.params.muon_lr", "float", "0", ZERO__IMPL, "Muon: the lr of the Muon side (its matrices); absent: lr, else 0.02 "
+      "(DeepSpeed's MuonWithAuxAdam); 0 in code: lr",
+      "a schedule or zero_set_lr sets both sides' lr, as DeepSpeed's scheduler does every group's"},
+     ZERO__K_F64, ZERO__OFF(optimizer.muon_lr), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_MUON, NULL, "cfg.optimizer.muon_lr"},
+    {{"optimizer.params.adam_lr", "float", "0", ZERO__IMPL, "Muon: the lr of its AdamW side (embeddings, head, norms, "
+      "biases); absent: lr, else 3e-4; 0 in code: lr", "as muon_lr"},
+     ZERO__K_F64, ZERO__OFF(optimizer.adam_lr), 0, 1e300, NULL, ZERO__AUTO_NO, 0, ZERO__O_MUON, NULL, "cfg.optimizer.adam_lr"},
+    {{"optimizer.params.ns_method", "string", "\"gram\"", ZERO__IMPL, "Muon: \"gram\" or \"standard\" Newton-Schulz",
+      "both run the standard iteration in fp32: the same result in exact arithmetic (DeepSpeed's gram form saves flops "
+      "in half precision)"},
+     ZERO__K_ENUM, ZERO__OFF(optimizer.ns_method), 0, 0, "gram:0|standard:1", ZERO__AUTO_NO, 0, ZERO__O_MUON, NULL, "cfg.optimizer.ns_method"},
     {{"optimizer.params.max_grad_norm", "float", "0", ZERO__REJ, "Lamb: clip by the global gradient norm",
       "DeepSpeed refuses it in any optimizer's params (ValueError): use gradient_clipping"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_NO, ZERO__F_NULL_ONLY, ZERO__O_LAMB, NULL, ""},
@@ -4659,8 +4679,7 @@ static void zero__enum_list(const char *choices, char *buf, size_t cap) {
    any other name (DeepSpeed looks those up in torch.optim). */
 static zero_result zero__optimizer_type_fail(zero__parse *p, const char *key, int node, const char *s, size_t n,
                                              const char *list, const char *pv) {
-    static const char *const ds_only[] = {"OneBitAdam", "ZeroOneAdam", "OneBitLamb", "MuAdam",
-                                          "MuAdamW",    "MuSGD",       "Muon"};
+    static const char *const ds_only[] = {"OneBitAdam", "ZeroOneAdam", "OneBitLamb", "MuAdam", "MuAdamW", "MuSGD"};
     size_t q, c;
     for (q = 0; q < sizeof ds_only / sizeof ds_only[0]; q++) {
         int same = strlen(ds_only[q]) == n;
@@ -5073,6 +5092,21 @@ static int zero__parsed_key(const zero_config *c, const char *path) {
    them (DeepSpeedCPUAdagrad: lr 1e-2, eps 1e-10). A type set in code keeps
    the values the code set. */
 static void zero__optimizer_type_defaults(zero_config *c, const zero_config *adam) {
+    if (zero__parsed_key(c, "optimizer.type") && c->optimizer.type == ZERO_OPTIMIZER_MUON) {
+        /* (DeepSpeed's MuonWithAuxAdam: each side's lr, momentum 0.95, betas (0.9, 0.95), eps 1e-10) */
+        int lr = zero__parsed_key(c, "optimizer.params.lr");
+        if (!zero__parsed_key(c, "optimizer.params.muon_lr")) c->optimizer.muon_lr = lr ? c->optimizer.lr : 0.02;
+        if (!zero__parsed_key(c, "optimizer.params.adam_lr")) c->optimizer.adam_lr = lr ? c->optimizer.lr : 3e-4;
+        if (!zero__parsed_key(c, "optimizer.params.momentum") && c->optimizer.momentum == adam->optimizer.momentum)
+            c->optimizer.momentum = 0.95;
+        if (!zero__parsed_key(c, "optimizer.params.nesterov") && c->optimizer.nesterov == adam->optimizer.nesterov)
+            c->optimizer.nesterov = 1;
+        if (!zero__parsed_key(c, "optimizer.params.betas") && c->optimizer.beta1 == adam->optimizer.beta1 &&
+            c->optimizer.beta2 == adam->optimizer.beta2)
+            c->optimizer.beta2 = 0.95;
+        if (!zero__parsed_key(c, "optimizer.params.eps") && c->optimizer.eps == adam->optimizer.eps) c->optimizer.eps = 1e-10;
+        return;
+    }
     if (!zero__parsed_key(c, "optimizer.type") || c->optimizer.type != ZERO_OPTIMIZER_ADAGRAD) return;
     if (!zero__parsed_key(c, "optimizer.params.lr") && c->optimizer.lr == adam->optimizer.lr) c->optimizer.lr = 1e-2;
     if (!zero__parsed_key(c, "optimizer.params.eps") && c->optimizer.eps == adam->optimizer.eps) c->optimizer.eps = 1e-10;
@@ -5390,7 +5424,7 @@ static zero_result zero__resolve_optimizer(const zero_config *c, zero_error *err
     if ((unsigned)o->type >= ZERO_OPTIMIZER_COUNT)
         return zero__rfail(c, err, ZERO_MSG_CONFIG_ENUM, "optimizer.type", "optimizer.type",
                            "cfg.optimizer.type = %d is no zero_optimizer_type\nHINT: ZERO_OPTIMIZER_ADAM, _ADAMW, "
-                           "_LION, _ADAGRAD, _SGD or _LAMB",
+                           "_LION, _ADAGRAD, _SGD, _LAMB or _MUON",
                            (int)o->type);
     if (o->type == ZERO_OPTIMIZER_SGD && o->nesterov == 1 && !(o->momentum > 0 && o->dampening == 0))
         return zero__rfail(c, err, ZERO_MSG_CONFIG_INCONSISTENT, "optimizer.params.nesterov", "optimizer.params.nesterov",
@@ -5398,6 +5432,14 @@ static zero_result zero__resolve_optimizer(const zero_config *c, zero_error *err
                            "ValueError)\nHINT: set optimizer.params.momentum (0.9 is usual) and leave dampening at 0, "
                            "or set nesterov to false",
                            o->momentum, o->dampening);
+    if (o->type == ZERO_OPTIMIZER_MUON && !(o->momentum >= 0 && o->momentum < 1))
+        return zero__rfail(c, err, ZERO_MSG_CONFIG_RANGE, "optimizer.params.momentum", "optimizer.params.momentum",
+                           "Muon's momentum %g is outside [0, 1): its buffer would not be an average\nHINT: 0.95 is "
+                           "DeepSpeed's default",
+                           o->momentum);
+    if (o->type == ZERO_OPTIMIZER_MUON && (unsigned)o->ns_method > 1u)
+        return zero__rfail(c, err, ZERO_MSG_CONFIG_ENUM, "optimizer.params.ns_method", "optimizer.params.ns_method",
+                           "cfg.optimizer.ns_method = %d is neither 0 (\"gram\") nor 1 (\"standard\")", o->ns_method);
     if (o->type == ZERO_OPTIMIZER_LAMB && o->min_coeff > o->max_coeff)
         return zero__rfail(c, err, ZERO_MSG_CONFIG_INCONSISTENT, "optimizer.params.min_coeff", "optimizer.params.min_coeff",
                            "Lamb's min_coeff %g is above its max_coeff %g: no trust ratio lies between them\nHINT: "
@@ -8566,6 +8608,15 @@ static zero_result zero__host_sumsq_segs(void *ctx, const zero_sumsq_seg *segs, 
 
 static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stream_id s, zero_error *err);
 
+/* zero_muon_orthogonalize, as the host backend's muon_ns. */
+static zero_result zero__host_muon_ns(void *ctx, float *x, int64_t batch, int64_t rows, int64_t cols, int steps, float scale,
+                                      float *work, zero_stream_id s, zero_error *err) {
+    zero_result res;
+    ZERO__HOST_CTX("muon_ns");
+    if ((res = zero__host_check_stream(r, "muon_ns", s, err)) != ZERO_OK) return res;
+    return zero_muon_orthogonalize(x, batch, rows, cols, steps, scale, work, err);
+}
+
 /* Call by call, in order: exactly the adam calls. */
 static zero_result zero__host_adam_multi(void *ctx, const zero_adam_args *a, int n, zero_stream_id s,
                                          zero_error *err) {
@@ -8727,80 +8778,6 @@ ZERO__DEF int zero_optimizer_state_mask(zero_optimizer_type type, double momentu
 ZERO__DEF const char *zero_optimizer_name(zero_optimizer_type type) {
     static const char *const names[ZERO_OPTIMIZER_COUNT] = {"Adam", "AdamW", "Lion", "Adagrad", "SGD", "Lamb", "Muon"};
     return (unsigned)type < (unsigned)ZERO_OPTIMIZER_COUNT ? names[type] : "?";
-}
-
-/* ---- >>muon-ns: Muon's Newton-Schulz orthogonalisation on the host ---- */
-
-ZERO__DEF int64_t zero_muon_work_elems(int64_t rows, int64_t cols) {
-    int64_t r = rows < cols ? rows : cols, c = rows < cols ? cols : rows;
-    return r < 1 ? 0 : 2 * r * r + r * c;
-}
-
-/* One matrix y (r x c, r <= c, row-major) orthogonalised in place, with
-   a, b the r x r scratch and t the r x c one. */
-static void zero__muon_ns1(float *y, int64_t r, int64_t c, int steps, float *a, float *b, float *t) {
-    const float ca = 3.4445f, cb = -4.7750f, cc = 2.0315f;
-    double ss = 0;
-    float inv, *cur = y, *nxt = t;
-    int64_t i, j, k, n = r * c;
-    int st;
-    for (i = 0; i < n; i++) ss += (double)y[i] * y[i];
-    inv = (float)(sqrt(ss) + 1e-7);
-    for (i = 0; i < n; i++) y[i] /= inv;
-    for (st = 0; st < steps; st++) {
-        for (i = 0; i < r; i++) /* A = X X^T (symmetric: the upper half, mirrored) */
-            for (j = i; j < r; j++) {
-                const float *xi = cur + i * c, *xj = cur + j * c;
-                float acc = 0;
-                for (k = 0; k < c; k++) acc = fmaf(xi[k], xj[k], acc);
-                a[i * r + j] = a[j * r + i] = acc;
-            }
-        for (i = 0; i < r; i++) { /* B = b A + c (A A) */
-            float *bi = b + i * r;
-            for (j = 0; j < r; j++) bi[j] = 0;
-            for (k = 0; k < r; k++) {
-                const float aik = a[i * r + k], *ak = a + k * r;
-                for (j = 0; j < r; j++) bi[j] = fmaf(aik, ak[j], bi[j]);
-            }
-            for (j = 0; j < r; j++) bi[j] = fmaf(cc, bi[j], cb * a[i * r + j]);
-        }
-        for (i = 0; i < r; i++) { /* X' = a X + B X */
-            float *ni = nxt + i * c;
-            const float *bi = b + i * r;
-            for (k = 0; k < c; k++) ni[k] = 0;
-            for (j = 0; j < r; j++) {
-                const float bij = bi[j], *xj = cur + j * c;
-                for (k = 0; k < c; k++) ni[k] = fmaf(bij, xj[k], ni[k]);
-            }
-            for (k = 0; k < c; k++) ni[k] = fmaf(ca, cur[i * c + k], ni[k]);
-        }
-        { float *sw = cur; cur = nxt; nxt = sw; }
-    }
-    if (cur != y) memcpy(y, cur, sizeof(float) * (size_t)n);
-}
-
-ZERO__DEF zero_result zero_muon_orthogonalize(float *x, int64_t batch, int64_t rows, int64_t cols, int steps, float scale,
-                                              float *work, zero_error *err) {
-    int64_t r = rows < cols ? rows : cols, c = rows < cols ? cols : rows, q, i, j;
-    if (batch < 0 || rows < 1 || cols < 1 || steps < 0 || !(scale > 0) || !x || !work)
-        return zero__fail(err, x && work ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
-                          "zero_muon_orthogonalize: batch %lld of %lld x %lld, %d steps, scale %g, x %p, work %p",
-                          (long long)batch, (long long)rows, (long long)cols, steps, (double)scale, (void *)x, (void *)work);
-    for (q = 0; q < batch; q++) {
-        float *m = x + q * rows * cols, *a = work, *b = work + r * r, *t = work + 2 * r * r;
-        if (rows > cols) { /* work on the transpose: into t, back at the end */
-            for (i = 0; i < rows; i++)
-                for (j = 0; j < cols; j++) t[j * rows + i] = m[i * cols + j];
-            zero__muon_ns1(t, r, c, steps, a, b, m);
-            for (i = 0; i < rows; i++)
-                for (j = 0; j < cols; j++) m[i * cols + j] = t[j * rows + i] * scale;
-        } else {
-            zero__muon_ns1(m, r, c, steps, a, b, t);
-            for (i = 0; i < rows * cols; i++) m[i] *= scale;
-        }
-    }
-    zero__ok(err);
-    return ZERO_OK;
 }
 
 static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stream_id s,
@@ -9071,6 +9048,7 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->cpu_convert = zero__host_cpu_convert;
         b->opt_rules = (1u << ZERO_OPTIMIZER_COUNT) - 1u;
         b->mem_info = zero__host_mem_info;
+        b->muon_ns = zero__host_muon_ns;
 #ifdef ZERO__MAP_ANON
         b->vm_reserve = zero__host_vm_reserve;
         b->vm_back = zero__host_vm_back;
@@ -9113,6 +9091,80 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
     ZERO_FREE(g->ranks);
     ZERO_FREE(g);
     return res;
+}
+
+/* ---- >>muon-ns: Muon's Newton-Schulz orthogonalisation on the host ---- */
+
+ZERO__DEF int64_t zero_muon_work_elems(int64_t rows, int64_t cols) {
+    int64_t r = rows < cols ? rows : cols, c = rows < cols ? cols : rows;
+    return r < 1 ? 0 : 2 * r * r + r * c;
+}
+
+/* One matrix y (r x c, r <= c, row-major) orthogonalised in place, with
+   a, b the r x r scratch and t the r x c one. */
+static void zero__muon_ns1(float *y, int64_t r, int64_t c, int steps, float *a, float *b, float *t) {
+    const float ca = 3.4445f, cb = -4.7750f, cc = 2.0315f;
+    double ss = 0;
+    float inv, *cur = y, *nxt = t;
+    int64_t i, j, k, n = r * c;
+    int st;
+    for (i = 0; i < n; i++) ss += (double)y[i] * y[i];
+    inv = (float)(sqrt(ss) + 1e-7);
+    for (i = 0; i < n; i++) y[i] /= inv;
+    for (st = 0; st < steps; st++) {
+        for (i = 0; i < r; i++) /* A = X X^T (symmetric: the upper half, mirrored) */
+            for (j = i; j < r; j++) {
+                const float *xi = cur + i * c, *xj = cur + j * c;
+                float acc = 0;
+                for (k = 0; k < c; k++) acc = fmaf(xi[k], xj[k], acc);
+                a[i * r + j] = a[j * r + i] = acc;
+            }
+        for (i = 0; i < r; i++) { /* B = b A + c (A A) */
+            float *bi = b + i * r;
+            for (j = 0; j < r; j++) bi[j] = 0;
+            for (k = 0; k < r; k++) {
+                const float aik = a[i * r + k], *ak = a + k * r;
+                for (j = 0; j < r; j++) bi[j] = fmaf(aik, ak[j], bi[j]);
+            }
+            for (j = 0; j < r; j++) bi[j] = fmaf(cc, bi[j], cb * a[i * r + j]);
+        }
+        for (i = 0; i < r; i++) { /* X' = a X + B X */
+            float *ni = nxt + i * c;
+            const float *bi = b + i * r;
+            for (k = 0; k < c; k++) ni[k] = 0;
+            for (j = 0; j < r; j++) {
+                const float bij = bi[j], *xj = cur + j * c;
+                for (k = 0; k < c; k++) ni[k] = fmaf(bij, xj[k], ni[k]);
+            }
+            for (k = 0; k < c; k++) ni[k] = fmaf(ca, cur[i * c + k], ni[k]);
+        }
+        { float *sw = cur; cur = nxt; nxt = sw; }
+    }
+    if (cur != y) memcpy(y, cur, sizeof(float) * (size_t)n);
+}
+
+ZERO__DEF zero_result zero_muon_orthogonalize(float *x, int64_t batch, int64_t rows, int64_t cols, int steps, float scale,
+                                              float *work, zero_error *err) {
+    int64_t r = rows < cols ? rows : cols, c = rows < cols ? cols : rows, q, i, j;
+    if (batch < 0 || rows < 1 || cols < 1 || steps < 0 || !(scale > 0) || !x || !work)
+        return zero__fail(err, x && work ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
+                          "zero_muon_orthogonalize: batch %lld of %lld x %lld, %d steps, scale %g, x %p, work %p",
+                          (long long)batch, (long long)rows, (long long)cols, steps, (double)scale, (void *)x, (void *)work);
+    for (q = 0; q < batch; q++) {
+        float *m = x + q * rows * cols, *a = work, *b = work + r * r, *t = work + 2 * r * r;
+        if (rows > cols) { /* work on the transpose: into t, back at the end */
+            for (i = 0; i < rows; i++)
+                for (j = 0; j < cols; j++) t[j * rows + i] = m[i * cols + j];
+            zero__muon_ns1(t, r, c, steps, a, b, m);
+            for (i = 0; i < rows; i++)
+                for (j = 0; j < cols; j++) m[i * cols + j] = t[j * rows + i] * scale;
+        } else {
+            zero__muon_ns1(m, r, c, steps, a, b, t);
+            for (i = 0; i < rows * cols; i++) m[i] *= scale;
+        }
+    }
+    zero__ok(err);
+    return ZERO_OK;
 }
 
 /* ---- >>layout: tensors into units ----
@@ -9211,7 +9263,8 @@ static zero_result zero__layout_check(const zero_tensor *ts, int n, const zero_l
                                   "tensor %d '%s': shape has %lld elements, numel is %lld", i, t->name, (long long)prod,
                                   (long long)t->numel);
         }
-        if (t->flags & ~(ZERO_TENSOR_FROZEN | ZERO_TENSOR_NO_DECAY | ZERO_TENSOR_GRAD_WRITE | ZERO_TENSOR_GRAD_ANY_ORDER))
+        if (t->flags & ~(ZERO_TENSOR_FROZEN | ZERO_TENSOR_NO_DECAY | ZERO_TENSOR_GRAD_WRITE | ZERO_TENSOR_GRAD_ANY_ORDER |
+                         ZERO_TENSOR_MUON | ZERO_TENSOR_ADAM))
             return zero__fail(err, ZERO_MSG_LAYOUT_TENSOR, NULL, 0, 0, "tensor %d '%s': unknown flags 0x%x", i, t->name,
                               (unsigned)t->flags);
         if (!(t->lr_scale >= 0) || t->lr_scale > 1e30f)
@@ -9575,6 +9628,7 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
     void **tgrad;               /* gext: the program's gradient memory of each tensor (NULL: frozen) */
     int *tflags;
     float *tlr;
+    unsigned char *tmuon;       /* optimizer Muon: the tensor takes Muon's update (else AdamW's) */
     int *tgroup, *tndim;        /* group, dimensions (checkpoints) */
     int64_t *tshape;            /* ZERO_MAX_DIMS extents */
     /* per unit */
@@ -9785,6 +9839,17 @@ typedef struct zero__opt_place { /* the optimizer strategy's state; which one ru
     int lamb, n_lamb_segs;
     double *lamb_seg, *lamb_seg_host, *lamb_ten_dev, *lamb_ten_host;
     float *lamb_ratio, *lamb_ratio_host;
+    /* Muon (>>opt-muon): its matrices (one per Muon tensor, a stack of
+       `batch` of them), the batches of units gathered together (units
+       [bunit[b], bunit[b + 1]) of munits, their gathered elements at
+       ugoff), and per matrix the shard-group rank that orthogonalises it;
+       the device buffers: gathered (mg), one chunk (ms), the scratch (mw) */
+    int muon, n_mats, n_batches, n_munits;
+    struct zero__muon_mat *mats;
+    int *munits, *bunit, *bmat;  /* bmat: batch b's matrices [bmat[b], bmat[b + 1]) */
+    int64_t *ugoff;              /* per unit: its place in its batch's gathered buffer */
+    float *mg, *ms, *mw;
+    int64_t mg_elems, ms_elems, mw_elems;
 } zero__opt_place;
 
 typedef struct zero__host_sum { /* plan.host_sum (>>engine-hsum) */
@@ -11954,6 +12019,9 @@ static void zero__lamb_free(zero_engine *e) {
     e->opt.lamb_ratio = e->opt.lamb_ratio_host = NULL;
 }
 
+static zero_result zero__muon_alloc(zero_engine *e); /* (>>opt-muon) */
+static void zero__muon_free(zero_engine *e);
+
 /* The fp32 state arrays of the configured optimizer (zero_optimizer_state_mask). */
 static int zero__opt_mask(const zero_engine *e) {
     return zero_optimizer_state_mask(e->cfg.optimizer.type, e->cfg.optimizer.momentum);
@@ -11996,10 +12064,12 @@ static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
             return r;
         e->buf.dv = (float *)p;
     }
+    if ((r = zero__muon_alloc(e)) != ZERO_OK) return r;
     return zero__lamb_alloc(e);
 }
 
 static void zero__free_optim(zero_engine *e) {
+    zero__muon_free(e);
     zero__lamb_free(e);
     zero__efree(e, e->plan.opt_kind, e->buf.master);
     zero__efree(e, e->plan.opt_kind, e->buf.m);
@@ -13578,6 +13648,7 @@ static zero_result zero__plan_tables(zero_engine *e, int n) {
     e->plan.n_spans = l->n_spans;
     e->plan.tflags = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
     e->plan.tlr = (float *)ZERO_MALLOC(sizeof(float) * (size_t)n);
+    e->plan.tmuon = (unsigned char *)ZERO_MALLOC((size_t)n + 1);
     e->plan.tgroup = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
     e->plan.tndim = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n);
     e->plan.tshape = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * ZERO_MAX_DIMS * (size_t)n);
@@ -13598,7 +13669,7 @@ static zero_result zero__plan_tables(zero_engine *e, int n) {
     e->grad.span_own = (unsigned char *)ZERO_MALLOC((size_t)l->n_spans);
     e->pool.trace_cap = 4 * n + 64;
     e->pool.trace = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->pool.trace_cap);
-    if (!e->plan.tflags || !e->plan.tlr || !e->plan.tgroup || !e->plan.tndim || !e->plan.tshape || !e->grad.ready ||
+    if (!e->plan.tflags || !e->plan.tlr || !e->plan.tmuon || !e->plan.tgroup || !e->plan.tndim || !e->plan.tshape || !e->grad.ready ||
         !e->grad.asked || !e->plan.unit_buf_off || !e->plan.unit_shard_off || !e->grad.tensors_left ||
         !e->grad.tensors_per_unit || !e->plan.seg_first || !e->plan.seg_count || !e->spans || !e->plan.span_off ||
         !e->plan.span_padded || !e->pool.ext_off || !e->pool.ext_len || !e->grad.span_slot || !e->grad.span_own ||
@@ -13624,6 +13695,7 @@ static void zero__free_tables(zero_engine *e) {
     }
     ZERO_FREE(e->plan.tflags);
     ZERO_FREE(e->plan.tlr);
+    ZERO_FREE(e->plan.tmuon);
     ZERO_FREE(e->plan.tgroup);
     ZERO_FREE(e->plan.tndim);
     ZERO_FREE(e->plan.tshape);
@@ -13677,11 +13749,48 @@ static void zero__slot_sizes(zero_engine *e, zero__sizes *zs) {
     }
 }
 
+/* Optimizer Muon: which tensors take Muon's update (plan.tmuon). A flag
+   decides (ZERO_TENSOR_MUON, ZERO_TENSOR_ADAM); without one, DeepSpeed's
+   split (deepspeed/__init__.py, set_optimizer_flags: ndim >= 2 and a name
+   without "embed" or "lm_head") for 2 and 3 dimensions, a 3-D tensor being a
+   stack of matrices. Frozen tensors take nothing. Another optimizer: none
+   (the flags are ignored). */
+static zero_result zero__muon_split(zero_engine *e, const zero_tensor *ts, int n) {
+    int i;
+    for (i = 0; i < n; i++) {
+        const int f = ts[i].flags, nd = e->plan.tndim[i];
+        char low[256];
+        size_t k;
+        e->plan.tmuon[i] = 0;
+        if (e->cfg.optimizer.type != ZERO_OPTIMIZER_MUON || (f & ZERO_TENSOR_FROZEN)) continue;
+        if ((f & ZERO_TENSOR_MUON) && (f & ZERO_TENSOR_ADAM))
+            return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_engine_create: tensor '%s' has both ZERO_TENSOR_MUON and "
+                                                    "ZERO_TENSOR_ADAM\nHINT: keep the one its optimizer should be",
+                               ts[i].name);
+        if ((f & ZERO_TENSOR_MUON) && nd != 2 && nd != 3)
+            return zero__efail(e, ZERO_MSG_BAD_ARG,
+                               "zero_engine_create: tensor '%s' asks for Muon (ZERO_TENSOR_MUON) but has %d dimensions: "
+                               "Muon orthogonalises matrices (2-D, or 3-D: a stack of them)\nHINT: set its ndim and "
+                               "shape (rows, cols; or count, rows, cols), or clear the flag",
+                               ts[i].name, nd);
+        if (f & ZERO_TENSOR_ADAM) continue;
+        if (!(f & ZERO_TENSOR_MUON)) {
+            if (nd != 2 && nd != 3) continue;
+            for (k = 0; ts[i].name[k] && k + 1 < sizeof low; k++) low[k] = (char)tolower((unsigned char)ts[i].name[k]);
+            low[k] = 0;
+            if (strstr(low, "embed") || strstr(low, "lm_head")) continue;
+        }
+        e->plan.tmuon[i] = 1;
+    }
+    return ZERO_OK;
+}
+
 /* Per tensor, unit and span: flags, offsets in the trainable buffers and the
    shard, norm-statistics pairs, span extents; the sizes the allocations use. */
 static zero_result zero__plan_units(zero_engine *e, const zero_tensor *ts, int n, zero__sizes *zs) {
     const zero_layout *l = e->plan.layout;
     int u, s, i;
+    zero_result r;
     int64_t goff = 0, tsh = 0;
     memset(zs, 0, sizeof *zs);
     for (i = 0; i < n; i++) {
@@ -13692,6 +13801,7 @@ static zero_result zero__plan_units(zero_engine *e, const zero_tensor *ts, int n
         memcpy(e->plan.tshape + (size_t)i * ZERO_MAX_DIMS, ts[i].shape, sizeof(int64_t) * ZERO_MAX_DIMS);
         if (!(ts[i].flags & ZERO_TENSOR_FROZEN)) e->plan.n_trainable++;
     }
+    if ((r = zero__muon_split(e, ts, n)) != ZERO_OK) return r;
     if (e->plan.n_trainable == 0)
         return zero__efail(e, ZERO_MSG_ENGINE_CONFIG, "zero_engine_create: all %d tensors are frozen (ZERO_TENSOR_FROZEN): "
                                                       "nothing to train", n);
@@ -13789,6 +13899,7 @@ static zero_result zero__plan_segments(zero_engine *e, int maxcap) {
             e->plan.seg_elems += tmp[k].count;
             e->plan.segs[nseg].lr = 0;
             e->plan.segs[nseg].weight_decay = 0;
+            e->plan.segs[nseg].muon = e->plan.tmuon[tmp[k].tensor];
             e->plan.seg_tensor[nseg++] = tmp[k].tensor;
         }
     }
@@ -14301,6 +14412,11 @@ static void zero__optimizer_text(const zero_optimizer_config *o, char *buf, size
                  o->eps, o->eps_inside_sqrt == 1 ? " in sqrt" : "", o->weight_decay, o->min_coeff, o->max_coeff,
                  o->bias_correction ? "" : " no bc");
         break;
+    case ZERO_OPTIMIZER_MUON:
+        snprintf(buf, cap, "Muon lr %g momentum %g%s weight_decay %g, AdamW lr %g betas (%g, %g) eps %g",
+                 o->muon_lr > 0 ? o->muon_lr : o->lr, o->momentum, o->nesterov == 1 ? " nesterov" : "", o->weight_decay,
+                 o->adam_lr > 0 ? o->adam_lr : o->lr, o->beta1, o->beta2, o->eps);
+        break;
     case ZERO_OPTIMIZER_SGD: {
         char damp[40] = "";
         if (o->dampening != 0) snprintf(damp, sizeof damp, " dampening %g", o->dampening);
@@ -14411,6 +14527,15 @@ static zero_result zero__create_check(const zero_config *cfg, const zero_tensor 
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
                           "\"nvme\" with Lamb: its trust ratio needs the norms of whole tensors before any element "
                           "moves, and the NVMe step reads each tile once\nHINT: set offload_optimizer.device to \"cpu\"");
+    if (cfg->optimizer.type == ZERO_OPTIMIZER_MUON && z->offload_optimizer.device == ZERO_OFFLOAD_NVME)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
+                          "\"nvme\" with Muon: its orthogonalisation needs whole matrices of the momentum before any "
+                          "element moves, and the NVMe step reads each tile once\nHINT: set offload_optimizer.device to "
+                          "\"cpu\"");
+    if (cfg->optimizer.type == ZERO_OPTIMIZER_MUON && z->offload_optimizer.delayed_param_update == 1)
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.delayed_param_update", 0, 0,
+                          "true with Muon: the delayed step runs one unit at a time beside the next step, and Muon "
+                          "orthogonalises whole matrices first\nHINT: set delayed_param_update to false");
     if (cfg->optimizer.type == ZERO_OPTIMIZER_LAMB && z->offload_optimizer.delayed_param_update == 1)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.delayed_param_update", 0, 0,
                           "true with Lamb: the delayed step runs one unit at a time beside the next step, and Lamb's "
@@ -14553,6 +14678,20 @@ ZERO__DEF const zero_layout *zero_engine_layout(const zero_engine *e) {
 
 /* ---- >>engine-adam: what every optimizer strategy shares ---- */
 
+/* The learning rate of a Muon segment (muon) or of any other: the step's
+   (e->run.step_lr), but for Muon without a schedule and without the
+   program's lr, where each side has its own (DeepSpeed's param groups):
+   muon_lr, else lr, else 0.02; adam_lr, else lr, else 3e-4 (the text's
+   defaults; set in code, 0 means lr). With a schedule DeepSpeed's scheduler sets every group's lr
+   to its value, and so does zero. */
+static double zero__group_lr(const zero_engine *e, int muon) {
+    if (e->cfg.optimizer.type != ZERO_OPTIMIZER_MUON || e->run.prog_lr >= 0 ||
+        e->cfg.scheduler.type != ZERO_SCHEDULER_NONE)
+        return e->run.step_lr;
+    if (muon) return e->cfg.optimizer.muon_lr > 0 ? e->cfg.optimizer.muon_lr : e->run.step_lr;
+    return e->cfg.optimizer.adam_lr > 0 ? e->cfg.optimizer.adam_lr : e->run.step_lr;
+}
+
 /* Unit u's Adam arguments: the step's hyperparameters (h), its segments with
    this step's lr and each tensor's weight decay; the caller points the
    buffers (master, m, v, grad, param) where this step keeps them. */
@@ -14560,7 +14699,7 @@ static void zero__adam_args_for(zero_engine *e, int u, const zero_adam_args *h, 
     int k;
     for (k = e->plan.seg_first[u]; k < e->plan.seg_first[u] + e->plan.seg_count[u]; k++) {
         int ti = e->plan.seg_tensor[k];
-        e->plan.segs[k].lr = (float)(e->run.step_lr * e->plan.tlr[ti]);
+        e->plan.segs[k].lr = (float)(zero__group_lr(e, e->plan.segs[k].muon) * e->plan.tlr[ti]);
         e->plan.segs[k].weight_decay = (e->plan.tflags[ti] & ZERO_TENSOR_NO_DECAY) ? 0.0f : (float)e->cfg.optimizer.weight_decay;
     }
     *aa = *h;
@@ -14789,6 +14928,289 @@ static double zero__floor_sequential(const zero_step_info *in, double fwd, doubl
     (void)in;
     *schedule = "sequential";
     return fwd + bwd + (step > adam ? step : adam);
+}
+
+/* ---- >>opt-muon: Muon's matrices, batches and buffers ----
+
+   Muon's step (optimizer Muon; zero_adam_args: MUON) has three parts:
+   pass 1, element-wise where the optimizer runs (the momentum, and the
+   update to orthogonalise into v's place); the orthogonalisation of whole
+   matrices, which the shards do not hold; then the step of every
+   segment, Muon's from the orthogonalised update in v, the others by
+   AdamW, in the strategy's usual loop. The orthogonalisation walks the
+   Muon units in batches of at most ZERO_MUON_GATHER elements (a batch
+   holds at least one whole tensor): their chunks of v are all-gathered
+   (fp32, over the shard group) into mg; each matrix is orthogonalised by
+   one rank of the group (the biggest first, each to the least loaded rank,
+   so the work balances; every rank computes the same assignment), which
+   leaves zeros everywhere else; a reduce-scatter (a sum with one term that
+   is not zero: exact) brings each rank its chunk of the results (ms), of
+   which it copies its Muon segments into v. At stage 0, and on one rank
+   with the optimizer on the device, v holds whole tensors: they are
+   orthogonalised in place. With the optimizer on the CPU the chunks go
+   through ms on their way to and from the device. */
+
+#ifndef ZERO_MUON_GATHER
+#define ZERO_MUON_GATHER ((int64_t)1 << 26) /* elements (fp32) gathered at once, at most, unless one tensor is larger */
+#endif
+#define ZERO__MUON_STEPS 5                  /* DeepSpeed's Newton-Schulz steps (muon_update's ns_steps) */
+
+typedef struct zero__muon_mat {
+    int tensor, first_unit, n_units, owner; /* owner: the shard-group rank that orthogonalises it */
+    int64_t unit_off;                       /* where it starts in its first unit */
+    int64_t batch, rows, cols;
+    double cost;                            /* multiply-adds of its orthogonalisation */
+} zero__muon_mat;
+
+/* Whether v holds Muon's tensors whole, where the backend computes: stage
+   0, and one rank with the optimizer on the device when each tensor's units
+   lie back to back in v. */
+static int zero__muon_in_place(const zero_engine *e) {
+    int k, j;
+    if (e->opt.cpu) return 0;
+    if (e->plan.stage != 0 && e->plan.world != 1) return 0;
+    for (k = 0; k < e->opt.n_mats; k++) {
+        const zero__muon_mat *m = &e->opt.mats[k];
+        for (j = 1; j < m->n_units; j++) {
+            const zero_unit *a = &e->plan.layout->units[m->first_unit + j - 1];
+            if (zero__opt_off(e, m->first_unit + j) != zero__opt_off(e, m->first_unit + j - 1) + a->padded) return 0;
+        }
+    }
+    return 1;
+}
+
+/* The matrices and the batches (zero__opt_place's muon fields). */
+static zero_result zero__muon_plan(zero_engine *e) {
+    const zero_layout *l = e->plan.layout;
+    int t, k, b, n = 0, nb = 0, nu = 0, *order = NULL, last_unit = -1;
+    int64_t run = 0;
+    double *load = NULL;
+    for (t = 0; t < e->plan.n_tensors; t++) n += e->plan.tmuon[t];
+    e->opt.mats = (zero__muon_mat *)ZERO_MALLOC(sizeof(zero__muon_mat) * (size_t)(n + 1));
+    e->opt.munits = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units + 1));
+    e->opt.bunit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(n + 2));
+    e->opt.bmat = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(n + 2));
+    e->opt.ugoff = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)(l->n_units + 1));
+    order = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(n + 1));
+    load = (double *)ZERO_MALLOC(sizeof(double) * (size_t)(e->plan.world + 1));
+    if (!e->opt.mats || !e->opt.munits || !e->opt.bunit || !e->opt.bmat || !e->opt.ugoff || !order || !load) {
+        ZERO_FREE(order);
+        ZERO_FREE(load);
+        return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: Muon's tables");
+    }
+    for (t = 0; t < e->plan.n_tensors; t++) {
+        const zero_tensor_place *pl = zero_layout_tensor(l, t);
+        const int64_t *sh = e->plan.tshape + (size_t)t * ZERO_MAX_DIMS;
+        const int nd = e->plan.tndim[t];
+        zero__muon_mat *m = &e->opt.mats[e->opt.n_mats];
+        int64_t r, c;
+        if (!e->plan.tmuon[t]) continue;
+        m->tensor = t;
+        m->first_unit = pl->first_unit;
+        m->n_units = pl->n_units;
+        m->unit_off = pl->unit_offset;
+        m->rows = sh[nd - 2];
+        m->cols = sh[nd - 1];
+        m->batch = nd == 3 ? sh[0] : 1;
+        m->owner = 0;
+        r = m->rows < m->cols ? m->rows : m->cols;
+        c = m->rows < m->cols ? m->cols : m->rows;
+        m->cost = (double)m->batch * (2.0 * r * r * c + (double)r * r * r);
+        e->opt.mw_elems = zero__max_i64(e->opt.mw_elems, zero_muon_work_elems(m->rows, m->cols));
+        e->opt.n_mats++;
+    }
+    /* batches: consecutive matrices, their units gathered whole, at most ZERO_MUON_GATHER elements unless one alone is more */
+    e->opt.bunit[0] = e->opt.bmat[0] = 0;
+    for (k = 0; k < e->opt.n_mats; k++) {
+        const zero__muon_mat *m = &e->opt.mats[k];
+        int64_t more = 0;
+        int u;
+        for (u = m->first_unit; u < m->first_unit + m->n_units; u++)
+            if (u > last_unit) more += l->units[u].padded;
+        if (k > e->opt.bmat[nb] && run + more > ZERO_MUON_GATHER) { /* close batch nb before k */
+            nb++;
+            e->opt.bunit[nb] = nu;
+            e->opt.bmat[nb] = k;
+            e->opt.mg_elems = zero__max_i64(e->opt.mg_elems, run);
+            run = 0;
+        }
+        for (u = m->first_unit; u < m->first_unit + m->n_units; u++) {
+            if (u <= last_unit) continue;
+            e->opt.ugoff[u] = run;
+            run += l->units[u].padded;
+            e->opt.munits[nu++] = u;
+            e->opt.ms_elems = zero__max_i64(e->opt.ms_elems, l->units[u].chunk);
+            last_unit = u;
+        }
+    }
+    if (e->opt.n_mats > 0) nb++;
+    e->opt.mg_elems = zero__max_i64(e->opt.mg_elems, run);
+    e->opt.bunit[nb] = nu;
+    e->opt.bmat[nb] = e->opt.n_mats;
+    e->opt.n_batches = nb;
+    e->opt.n_munits = nu;
+    for (b = 0; b < nb; b++) { /* owners: the biggest first, each to the least loaded rank (the lowest on a tie) */
+        int i, j, cnt = e->opt.bmat[b + 1] - e->opt.bmat[b];
+        for (i = 0; i < cnt; i++) order[i] = e->opt.bmat[b] + i;
+        for (i = 1; i < cnt; i++) /* (insertion sort, stable: cost down, index up) */
+            for (j = i; j > 0 && e->opt.mats[order[j]].cost > e->opt.mats[order[j - 1]].cost; j--) {
+                int sw = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = sw;
+            }
+        for (i = 0; i < e->plan.world; i++) load[i] = 0;
+        for (i = 0; i < cnt; i++) {
+            int best = 0;
+            for (j = 1; j < e->plan.world; j++)
+                if (load[j] < load[best]) best = j;
+            e->opt.mats[order[i]].owner = best;
+            load[best] += e->opt.mats[order[i]].cost;
+        }
+    }
+    ZERO_FREE(order);
+    ZERO_FREE(load);
+    return ZERO_OK;
+}
+
+/* Muon's tables and device buffers: the scratch of the largest matrix, and
+   (unless in place) one batch gathered and one chunk. Counted as SCRATCH. */
+static zero_result zero__muon_alloc(zero_engine *e) {
+    void *p;
+    zero_result r;
+    e->opt.muon = e->cfg.optimizer.type == ZERO_OPTIMIZER_MUON;
+    if (!e->opt.muon) return ZERO_OK;
+    if ((r = zero__muon_plan(e)) != ZERO_OK) return r;
+    if (e->opt.n_mats > 0 && !e->be.muon_ns)
+        return zero__efail(e, ZERO_MSG_ENGINE_CONFIG,
+                           "zero_engine_create: optimizer Muon: backend '%s' has no muon_ns (the orthogonalisation of "
+                           "whole matrices where it computes)\nHINT: use the host or the CUDA backend, or give yours a "
+                           "muon_ns (zero_muon_orthogonalize is the host's)",
+                           e->be.name ? e->be.name : "?");
+    if (zero__muon_in_place(e)) e->opt.mg_elems = e->opt.ms_elems = 0;
+    if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, (size_t)e->opt.mw_elems * 4, &p, "Muon scratch")) != ZERO_OK)
+        return r;
+    e->opt.mw = (float *)p;
+    if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, (size_t)e->opt.mg_elems * 4, &p, "Muon gathered matrices")) !=
+        ZERO_OK)
+        return r;
+    e->opt.mg = (float *)p;
+    if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, (size_t)e->opt.ms_elems * 4, &p, "Muon chunk staging")) !=
+        ZERO_OK)
+        return r;
+    e->opt.ms = (float *)p;
+    return ZERO_OK;
+}
+
+static void zero__muon_free(zero_engine *e) {
+    zero__efree(e, ZERO_MEM_DEVICE, e->opt.mw);
+    zero__efree(e, ZERO_MEM_DEVICE, e->opt.mg);
+    zero__efree(e, ZERO_MEM_DEVICE, e->opt.ms);
+    e->opt.mw = e->opt.mg = e->opt.ms = NULL;
+    ZERO_FREE(e->opt.mats);
+    ZERO_FREE(e->opt.munits);
+    ZERO_FREE(e->opt.bunit);
+    ZERO_FREE(e->opt.bmat);
+    ZERO_FREE(e->opt.ugoff);
+    e->opt.mats = NULL;
+    e->opt.munits = e->opt.bunit = e->opt.bmat = NULL;
+    e->opt.ugoff = NULL;
+    e->opt.n_mats = e->opt.n_batches = e->opt.n_munits = 0;
+}
+
+/* Whether unit u has a Muon segment this rank steps. */
+static int zero__muon_unit(const zero_engine *e, int u) {
+    int k;
+    for (k = e->plan.seg_first[u]; k < e->plan.seg_first[u] + e->plan.seg_count[u]; k++)
+        if (e->plan.segs[k].muon) return 1;
+    return 0;
+}
+
+/* Matrix k of the plan orthogonalised at x (the backend's memory), on the
+   comm stream. */
+static zero_result zero__muon_ns(zero_engine *e, int k, float *x) {
+    const zero__muon_mat *m = &e->opt.mats[k];
+    const float scale = (float)sqrt(m->rows > m->cols ? (double)m->rows / (double)m->cols : 1.0);
+    ZERO__TRY_BE(e, "zero_step: Muon's orthogonalisation",
+                 e->be.muon_ns(e->be.ctx, x, m->batch, m->rows, m->cols, ZERO__MUON_STEPS, scale, e->opt.mw,
+                               ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+/* Batch b: gather, orthogonalise this rank's matrices, zeros elsewhere,
+   reduce-scatter, the Muon segments back into v. */
+static zero_result zero__muon_batch(zero_engine *e, int b) {
+    const zero_layout *l = e->plan.layout;
+    int i, k;
+    int64_t at = 0, end;
+    zero_result r;
+    for (i = e->opt.bunit[b]; i < e->opt.bunit[b + 1]; i++) {
+        const int u = e->opt.munits[i];
+        const float *src = zero__mom_at(e, 1, u);
+        if (e->opt.cpu) { /* (v on the host: through the chunk staging) */
+            ZERO__TRY_BE(e, "zero_step: Muon's update to the device",
+                         zero__copy(e, e->opt.ms, src, (size_t)l->units[u].chunk * 4, ZERO_STREAM_COMM, &be_err_));
+            src = e->opt.ms;
+        }
+        ZERO__TRY_BE(e, "zero_step: all-gather of Muon's update",
+                     zero__all_gather(e, src, e->opt.mg + e->opt.ugoff[u], (size_t)l->units[u].chunk,
+                                      ZERO_DTYPE_FP32, ZERO_STREAM_COMM, &be_err_));
+    }
+    for (k = e->opt.bmat[b]; k < e->opt.bmat[b + 1]; k++) { /* this rank's matrices; zeros before each */
+        const zero__muon_mat *m = &e->opt.mats[k];
+        const int64_t x = e->opt.ugoff[m->first_unit] + m->unit_off, n = m->batch * m->rows * m->cols;
+        if (m->owner != e->plan.rank) continue;
+        if (x > at)
+            ZERO__TRY_BE(e, "zero_step: Muon's zeros",
+                         e->be.memset0(e->be.ctx, e->opt.mg + at, (size_t)(x - at) * 4, ZERO_STREAM_COMM, &be_err_));
+        if ((r = zero__muon_ns(e, k, e->opt.mg + x)) != ZERO_OK) return r;
+        at = x + n;
+    }
+    end = e->opt.bunit[b + 1] > e->opt.bunit[b]
+              ? e->opt.ugoff[e->opt.munits[e->opt.bunit[b + 1] - 1]] + l->units[e->opt.munits[e->opt.bunit[b + 1] - 1]].padded
+              : 0;
+    if (end > at)
+        ZERO__TRY_BE(e, "zero_step: Muon's zeros",
+                     e->be.memset0(e->be.ctx, e->opt.mg + at, (size_t)(end - at) * 4, ZERO_STREAM_COMM, &be_err_));
+    for (i = e->opt.bunit[b]; i < e->opt.bunit[b + 1]; i++) {
+        const int u = e->opt.munits[i];
+        float *v = zero__mom_at(e, 1, u);
+        ZERO__TRY_BE(e, "zero_step: reduce-scatter of Muon's update",
+                     zero__reduce_scatter(e, e->opt.mg + e->opt.ugoff[u], e->opt.ms, (size_t)l->units[u].chunk,
+                                          ZERO_DTYPE_FP32, ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
+        for (k = e->plan.seg_first[u]; k < e->plan.seg_first[u] + e->plan.seg_count[u]; k++) {
+            const zero_adam_seg *sg = &e->plan.segs[k];
+            if (sg->muon && sg->count > 0)
+                ZERO__TRY_BE(e, "zero_step: Muon's update into v",
+                             zero__copy(e, v + sg->offset, e->opt.ms + sg->offset, (size_t)sg->count * 4, ZERO_STREAM_COMM,
+                                        &be_err_));
+        }
+    }
+    return ZERO_OK;
+}
+
+/* Muon's pass 1 (`pass1` on every unit with a Muon segment, hyper's
+   muon_pass set for it) and the orthogonalisation; v then holds each Muon
+   segment's update, and the strategy's loop steps every segment. With the
+   optimizer on the CPU the host waits for v. */
+static zero_result zero__muon_orth(zero_engine *e, const zero_adam_args *hyper, zero__opt_unit_fn pass1) {
+    const zero_layout *l = e->plan.layout;
+    zero_adam_args h1 = *hyper;
+    int u, k, b;
+    zero_result r;
+    h1.muon_pass = 1;
+    for (u = 0; u < l->n_units; u++)
+        if (!l->units[u].frozen && zero__muon_unit(e, u) && (r = pass1(e, u, &h1)) != ZERO_OK) return r;
+    if (zero__muon_in_place(e)) {
+        for (k = 0; k < e->opt.n_mats; k++) {
+            const zero__muon_mat *m = &e->opt.mats[k];
+            if ((r = zero__muon_ns(e, k, zero__mom_at(e, 1, m->first_unit) + m->unit_off)) != ZERO_OK) return r;
+        }
+        return ZERO_OK;
+    }
+    for (b = 0; b < e->opt.n_batches; b++)
+        if ((r = zero__muon_batch(e, b)) != ZERO_OK) return r;
+    if (e->opt.cpu) ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
 }
 
 /* ---- >>engine-grads: zero_grad (ring-slot claim), zero_grad_ready, a unit's reduction ---- */
@@ -15382,11 +15804,12 @@ static zero_result zero__device_norm_stats(zero_engine *e) {
     return ZERO_OK;
 }
 
-/* Lamb's first pass of unit u on the device (zero__lamb_norms). */
-static zero_result zero__lamb_device_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
+/* Lamb's or Muon's first pass of unit u on the device (zero__lamb_norms,
+   zero__muon_orth): no parameters out. */
+static zero_result zero__pass1_device_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
     zero_adam_args aa;
     zero__device_args(e, u, hyper, &aa);
-    ZERO__TRY_BE(e, "zero_step: Lamb's first pass", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "zero_step: the optimizer's first pass", e->be.adam(e->be.ctx, &aa, ZERO_STREAM_COMM, &be_err_));
     return ZERO_OK;
 }
 
@@ -15395,7 +15818,8 @@ static zero_result zero__device_step(zero_engine *e, float grad_scale, zero_step
     zero_result r;
     (void)in;
     zero__step_hyper(e, grad_scale, &hyper);
-    if (e->opt.lamb && (r = zero__lamb_norms(e, &hyper, zero__lamb_device_unit)) != ZERO_OK) return r;
+    if (e->opt.lamb && (r = zero__lamb_norms(e, &hyper, zero__pass1_device_unit)) != ZERO_OK) return r;
+    if (e->opt.muon && (r = zero__muon_orth(e, &hyper, zero__pass1_device_unit)) != ZERO_OK) return r;
     return e->be.adam_multi && zero__params_in_place(e) ? zero__opt_device_all(e, &hyper)
                                                         : zero__opt_units(e, &hyper, zero__opt_device_unit);
 }
@@ -15475,9 +15899,10 @@ static zero_result zero__opt_cpu_unit(zero_engine *e, int u, const zero_adam_arg
     return ZERO_OK;
 }
 
-/* Lamb's first pass of unit u on the CPU (zero__lamb_norms): no parameters out. */
-static zero_result zero__lamb_cpu_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
-    ZERO__TRY_BE(e, "zero_step: Lamb's first pass on the CPU",
+/* Lamb's or Muon's first pass of unit u on the CPU (zero__lamb_norms,
+   zero__muon_orth): no parameters out. */
+static zero_result zero__pass1_cpu_unit(zero_engine *e, int u, const zero_adam_args *hyper) {
+    ZERO__TRY_BE(e, "zero_step: the optimizer's first pass on the CPU",
                  zero__cpu_unit(e, u, hyper, zero__master_at(e, u), zero__mom_at(e, 0, u), zero__mom_at(e, 1, u),
                                 zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), NULL, 0,
                                 &be_err_));
@@ -15489,7 +15914,8 @@ static zero_result zero__cpu_step(zero_engine *e, float grad_scale, zero_step_in
     zero_result r;
     zero__step_hyper(e, grad_scale, &hyper);
     zero__cpu_figures(e, in);
-    if (e->opt.lamb && (r = zero__lamb_norms(e, &hyper, zero__lamb_cpu_unit)) != ZERO_OK) return r;
+    if (e->opt.lamb && (r = zero__lamb_norms(e, &hyper, zero__pass1_cpu_unit)) != ZERO_OK) return r;
+    if (e->opt.muon && (r = zero__muon_orth(e, &hyper, zero__pass1_cpu_unit)) != ZERO_OK) return r;
     return zero__opt_units(e, &hyper, zero__opt_cpu_unit);
 }
 
@@ -16030,11 +16456,12 @@ static const zero__strategy zero__strat_nvme = {
     zero__nvme_opt_step, zero__nvme_after, zero__opt_nop, zero__opt_nop, zero__floor_sequential};
 
 /* The strategy zero_engine_create decided on (zero__place_plan's flags). */
-/* (Lamb steps after the norms of whole tensors, which no unit has before
-   every unit's first pass: not early nor overlapped; create refuses it with
-   NVMe and the delayed update) */
+/* (Lamb steps after the norms of whole tensors, and Muon after the
+   orthogonalisation of whole matrices, which no unit has before every
+   unit's first pass: not early nor overlapped; create refuses them with
+   NVMe and the delayed update; offload_optimizer.ratio needs Adam) */
 static const zero__strategy *zero__strategy_pick(const zero_engine *e) {
-    int lamb = e->cfg.optimizer.type == ZERO_OPTIMIZER_LAMB;
+    int lamb = e->cfg.optimizer.type == ZERO_OPTIMIZER_LAMB || e->cfg.optimizer.type == ZERO_OPTIMIZER_MUON;
     if (e->nvme.on) return &zero__strat_nvme;
     if (e->dpu.on) return &zero__strat_delayed;
     if (e->opt.early && !lamb) return &zero__strat_early;

@@ -910,23 +910,23 @@ static void expect_optimizer_text(const char *json, const char *want, int at) {
 #define EXPECT_OPTIMIZER_TEXT(json, want) expect_optimizer_text(json, want, __LINE__)
 
 static void test_optimizers(void) {
-    static const char *const ds_only[] = {"OneBitAdam", "ZeroOneAdam", "OneBitLamb", "MuAdam",
-                                          "MuAdamW",    "MuSGD",       "muon"};
+    static const char *const ds_only[] = {"OneBitAdam", "ZeroOneAdam", "OneBitLamb", "MuAdam", "MuAdamW", "MuSGD"};
     /* every key of optimizer.params and the types that take it (DeepSpeed's and torch's signatures) */
     static const struct {
         const char *name, *value;
-        int adam, lion, adagrad, sgd, lamb;
-    } takes[] = {{"lr", "0.5", 1, 1, 1, 1, 1},          {"betas", "[0.9, 0.99]", 1, 1, 0, 0, 1},
-                 {"eps", "1e-6", 1, 0, 1, 0, 1},        {"weight_decay", "0.1", 1, 1, 1, 1, 1},
-                 {"bias_correction", "false", 1, 0, 0, 0, 1}, {"adam_w_mode", "false", 1, 0, 0, 0, 0},
-                 {"torch_adam", "true", 1, 0, 0, 0, 0}, {"amsgrad", "false", 1, 0, 1, 0, 1},
-                 {"momentum", "0.9", 0, 0, 0, 1, 0},    {"dampening", "0.1", 0, 0, 0, 1, 0},
-                 {"nesterov", "false", 0, 0, 0, 1, 0},  {"maximize", "false", 0, 0, 0, 1, 0},
-                 {"foreach", "false", 0, 0, 0, 1, 0},   {"fused", "null", 0, 0, 0, 1, 0},
-                 {"differentiable", "false", 0, 0, 0, 1, 0},
-                 {"eps_inside_sqrt", "true", 0, 0, 0, 0, 1}, {"max_coeff", "0.3", 0, 0, 0, 0, 1},
-                 {"min_coeff", "0.001", 0, 0, 0, 0, 1}};
-    static const char *const tname[] = {"Adam", "AdamW", "Lion", "Adagrad", "SGD", "Lamb"};
+        int adam, lion, adagrad, sgd, lamb, muon;
+    } takes[] = {{"lr", "0.5", 1, 1, 1, 1, 1, 1},          {"betas", "[0.9, 0.99]", 1, 1, 0, 0, 1, 1},
+                 {"eps", "1e-6", 1, 0, 1, 0, 1, 1},        {"weight_decay", "0.1", 1, 1, 1, 1, 1, 1},
+                 {"bias_correction", "false", 1, 0, 0, 0, 1, 0}, {"adam_w_mode", "false", 1, 0, 0, 0, 0, 0},
+                 {"torch_adam", "true", 1, 0, 0, 0, 0, 0}, {"amsgrad", "false", 1, 0, 1, 0, 1, 0},
+                 {"momentum", "0.9", 0, 0, 0, 1, 0, 1},    {"dampening", "0.1", 0, 0, 0, 1, 0, 0},
+                 {"nesterov", "false", 0, 0, 0, 1, 0, 1},  {"maximize", "false", 0, 0, 0, 1, 0, 0},
+                 {"foreach", "false", 0, 0, 0, 1, 0, 0},   {"fused", "null", 0, 0, 0, 1, 0, 0},
+                 {"differentiable", "false", 0, 0, 0, 1, 0, 0},
+                 {"eps_inside_sqrt", "true", 0, 0, 0, 0, 1, 0}, {"max_coeff", "0.3", 0, 0, 0, 0, 1, 0},
+                 {"min_coeff", "0.001", 0, 0, 0, 0, 1, 0}, {"muon_lr", "0.01", 0, 0, 0, 0, 0, 1},
+                 {"adam_lr", "0.001", 0, 0, 0, 0, 0, 1},  {"ns_method", "\"standard\"", 0, 0, 0, 0, 0, 1}};
+    static const char *const tname[] = {"Adam", "AdamW", "Lion", "Adagrad", "SGD", "Lamb", "Muon"};
     char json[512], want[400];
     zero_config c;
     zero_error err;
@@ -983,7 +983,8 @@ static void test_optimizers(void) {
             int ok = t <= ZERO_OPTIMIZER_ADAMW ? takes[i].adam
                      : t == ZERO_OPTIMIZER_LION ? takes[i].lion
                      : t == ZERO_OPTIMIZER_ADAGRAD ? takes[i].adagrad
-                     : t == ZERO_OPTIMIZER_LAMB ? takes[i].lamb : takes[i].sgd;
+                     : t == ZERO_OPTIMIZER_LAMB ? takes[i].lamb
+                     : t == ZERO_OPTIMIZER_MUON ? takes[i].muon : takes[i].sgd;
             snprintf(json, sizeof json, "{\"optimizer\": {\"type\": \"%s\", \"params\": {\"%s\": %s}}}", tname[t],
                      takes[i].name, takes[i].value);
             if (ok) {
@@ -1050,11 +1051,11 @@ static void test_optimizers(void) {
         r = parse(&c, json, &err);
         CHECKF(r == ZERO_ERR_CONFIG && err.item == ZERO_MSG_CONFIG_UNSUPPORTED && !strcmp(err.key, "optimizer.type") &&
                    strstr(err.msg, "is not supported yet") &&
-                   strstr(err.msg, "\"Adam\", \"AdamW\", \"Lion\", \"Adagrad\", \"SGD\" or \"Lamb\""),
+                   strstr(err.msg, "\"Adam\", \"AdamW\", \"Lion\", \"Adagrad\", \"SGD\", \"Lamb\" or \"Muon\""),
                "%s: %s", json, err.msg);
     }
     EXPECT_ERROR("{\"optimizer\": {\"type\": \"RMSprop\"}}", CONFIG_ENUM, "optimizer.type", 1, 24,
-                 "expected \"Adam\", \"AdamW\", \"Lion\", \"Adagrad\", \"SGD\" or \"Lamb\" (case-insensitive), got \"RMSprop\"");
+                 "expected \"Adam\", \"AdamW\", \"Lion\", \"Adagrad\", \"SGD\", \"Lamb\" or \"Muon\" (case-insensitive), got \"RMSprop\"");
     EXPECT_ERROR("{\"optimizer\": {\"type\": \"Lamb2\"}}", CONFIG_ENUM, "optimizer.type", 0, 0, "torch.optim");
 
     /* ranges: at parse, and in resolve for values set in code */
@@ -1145,11 +1146,14 @@ static void test_optimizers(void) {
         zero_config_to_json(&a, buf, sizeof buf);
         CHECKF(parse(&b, buf, &err) == ZERO_OK && b.optimizer.type == a.optimizer.type && b.optimizer.lr == 0.25,
                "%s: %s", tname[t], err.msg);
-        CHECKF((strstr(buf, "\"momentum\"") != NULL) == (t == ZERO_OPTIMIZER_SGD), "%s", tname[t]);
-        CHECKF((strstr(buf, "\"betas\"") != NULL) == (t <= ZERO_OPTIMIZER_LION || t == ZERO_OPTIMIZER_LAMB), "%s", tname[t]);
-        CHECKF((strstr(buf, "\"eps\"") != NULL) ==
-                   (t <= ZERO_OPTIMIZER_ADAMW || t == ZERO_OPTIMIZER_ADAGRAD || t == ZERO_OPTIMIZER_LAMB),
+        CHECKF((strstr(buf, "\"momentum\"") != NULL) == (t == ZERO_OPTIMIZER_SGD || t == ZERO_OPTIMIZER_MUON), "%s", tname[t]);
+        CHECKF((strstr(buf, "\"betas\"") != NULL) ==
+                   (t <= ZERO_OPTIMIZER_LION || t == ZERO_OPTIMIZER_LAMB || t == ZERO_OPTIMIZER_MUON),
                "%s", tname[t]);
+        CHECKF((strstr(buf, "\"eps\"") != NULL) == (t <= ZERO_OPTIMIZER_ADAMW || t == ZERO_OPTIMIZER_ADAGRAD ||
+                                                   t == ZERO_OPTIMIZER_LAMB || t == ZERO_OPTIMIZER_MUON),
+               "%s", tname[t]);
+        CHECKF((strstr(buf, "\"muon_lr\"") != NULL) == (t == ZERO_OPTIMIZER_MUON), "%s", tname[t]);
         CHECKF((strstr(buf, "\"max_coeff\"") != NULL) == (t == ZERO_OPTIMIZER_LAMB), "%s", tname[t]);
         snprintf(want, sizeof want, "\"type\":\"%s\"", tname[t]);
         CHECKF(strstr(buf, want) != NULL, "%s", want);

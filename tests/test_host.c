@@ -1036,7 +1036,7 @@ static zero_result run_adam(const zero_backend *b, void *varg) {
     static double pd[N], md[N], vd[N], mag[N], magp[N];
     static unsigned char grad[N * 4], param[N * 4];
     static const zero_adam_seg segs[] = {
-        {0, 1000, 1e-3f, 0.0f}, {1000, 1500, 3e-3f, 0.1f}, {2600, 400, 5e-4f, 0.01f}};
+        {0, 1000, 1e-3f, 0.0f, 0}, {1000, 1500, 3e-3f, 0.1f, 0}, {2600, 400, 5e-4f, 0.01f, 0}};
     double worst_p = 0, worst_m = 0, worst_v = 0;
     int adamw, gi, pi, t, i, k, bad_store = 0, bad_gap = 0, bad_err = 0;
     zero_error err;
@@ -1125,7 +1125,7 @@ static zero_result run_adam(const zero_backend *b, void *varg) {
            STEPS, worst_p, worst_m, worst_v);
     {
         zero_adam_args a;
-        zero_adam_seg bad = {-1, 4, 1e-3f, 0};
+        zero_adam_seg bad = {-1, 4, 1e-3f, 0, 0};
         memset(&a, 0, sizeof a);
         CHECK(b->adam(b->ctx, NULL, ZERO_STREAM_COMPUTE, &err) == ZERO_ERR_INVALID_ARG);
         a.segs = segs;

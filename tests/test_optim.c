@@ -592,7 +592,7 @@ static void test_simd(void) {
         for (gdt = ZERO_DTYPE_FP32; gdt <= ZERO_DTYPE_BF16; gdt++)
             for (pdt = ZERO_DTYPE_FP32 - 1; pdt <= ZERO_DTYPE_BF16; pdt++) {
                 zero_adam_args a;
-                zero_adam_seg sg[2] = {{3, 517, 1e-2f, 0.1f}, {600, 399, 3e-3f, 0.0f}};
+                zero_adam_seg sg[2] = {{3, 517, 1e-2f, 0.1f, 0}, {600, 399, 3e-3f, 0.0f, 0}};
                 opt o = OPTS[k < NOPT ? k : k - NOPT];
                 memset(&a, 0, sizeof a);
                 a.kind = o.type;

@@ -485,7 +485,7 @@ static void h2d_beside_adam(size_t bytes, int64_t n, cudaStream_t s, double *alo
     }
     for (int64_t i = 0; i < 3 * n; i++) w[i] = 0.01f * hash_unit((uint64_t)i);
     for (int64_t i = 0; i < 2 * n; i++) gp[i] = zero_f32_to_bf16(hash_unit((uint64_t)i + 99));
-    zero_adam_seg seg = {0, n, 1e-5f, 0.0f};
+    zero_adam_seg seg = {0, n, 1e-5f, 0.0f, 0};
     zero_adam_args a;
     memset(&a, 0, sizeof a);
     a.master = w;

@@ -782,7 +782,7 @@ int main(int argc, char **argv) {
         bench_fill(v, (size_t)N, ZERO_DTYPE_FP32, 13, 1e-6f, 1e-6f, s); /* v >= 0 */
         bench_fill(grad, (size_t)N, ZERO_DTYPE_FP16, 14, 0.0f, 1.0f, s);
         bench_fill(param, (size_t)N, ZERO_DTYPE_FP16, 15, 0.0f, 0.05f, s);
-        zero_adam_seg seg = {0, N, 1e-3f, 0.01f};
+        zero_adam_seg seg = {0, N, 1e-3f, 0.01f, 0};
         zero_adam_args a;
         memset(&a, 0, sizeof a);
         a.master = master;
