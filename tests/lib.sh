@@ -49,25 +49,30 @@ run() {
 # Builds are most of a run's time: pbuild NAME CMD... starts one in the
 # background (JOBS at once, default 2; output and status kept by name), and
 # pdone waits for them and counts each as a step, in the order they started.
+# A new build starts as soon as any running one ends (a pool, not pairs: a
+# short build beside a long one left a core idle for the difference).
 # A batch (the builds up to pdone) says what it builds when its first build
 # starts, "building: TEXT" (pbatch TEXT before it; else the first build's
 # name), so that a long batch is not silent.
 JOBS=${JOBS:-2}
 pnames=""
-prunning=0
 pwhat=""
 pbatch() { pwhat=$*; }
+prunning() { # how many of this batch's builds have no status yet
+    pr=0
+    for pn in $pnames; do [ -f "$B/log/$pn.rc" ] || pr=$((pr + 1)); done
+    echo $pr
+}
 pbuild() {
     name=$1; shift
     [ -n "$pnames" ] || echo "building: ${pwhat:-$name ...}"
-    rm -f "$B/log/$name.rc"
-    ( "$@" >"$B/log/$name.log" 2>&1; echo $? >"$B/log/$name.rc" ) &
+    rm -f "$B/log/$name.rc" "$B/log/$name.rc.part"
+    ( "$@" >"$B/log/$name.log" 2>&1; echo $? >"$B/log/$name.rc.part"; mv "$B/log/$name.rc.part" "$B/log/$name.rc" ) &
     pnames="$pnames $name"
-    prunning=$((prunning + 1))
-    if [ "$prunning" -ge "$JOBS" ]; then wait; prunning=0; fi
+    while [ "$(prunning)" -ge "$JOBS" ]; do sleep 0.1; done
 }
 pdone() {
-    wait; prunning=0
+    wait
     for name in $pnames; do
         if [ "$(cat "$B/log/$name.rc" 2>/dev/null)" = 0 ]; then
             pass=$((pass + 1)); echo "ok    $name"

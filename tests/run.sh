@@ -39,6 +39,10 @@ impl_build() { # TAG COMPILER FLAGS...: $B/t/impl-TAG.o, when a test takes it
     rm -f "$B/t/impl-$itag.o"
     pbuild "build-impl-$itag" "$@" -I. -c tests/zero_impl.c -o "$B/t/impl-$itag.o"
 }
+# The build order: the tests that compile the implementation themselves first (the longest builds
+# start first, so the pool's last builds are short ones)
+build_order=$(for t in $tests; do case " $(echo $shared_tests) " in *" $t "*) ;; *) echo "$t" ;; esac; done
+              for t in $shared_tests; do echo "$t"; done)
 impl_of() { # TEST TAG: the arguments that link TEST with $B/t/impl-TAG.o, or none
     case " $(echo $shared_tests) " in *" $1 "*) echo "-DZERO_TEST_SHARED_IMPL $B/t/impl-$2.o" ;; esac
 }
@@ -52,7 +56,7 @@ impl_build "$(basename "$CC")" $CC -std=c11 $WARN -O1 -g
 pdone
 pbatch "$(echo $tests | wc -w | tr -d ' ') host tests with $CC (C11, -O1), $JOBS at a time"
 tag=$(basename "$CC")
-for t in $tests; do
+for t in $build_order; do
     n=$(basename "$t" .c)
     rm -f "$B/t/$tag-$n"
     pbuild "build-$tag-$n" $CC -std=c11 $WARN -O1 -g -I. -o "$B/t/$tag-$n" "$t" $(impl_of "$t" "$tag") -lm -lpthread
@@ -71,7 +75,7 @@ impl_build asan $CLANG -std=c11 $WARN -O1 -g $SAN
 [ -n "$TSAN_TESTS" ] && impl_build tsan $CLANG -std=c11 $WARN -O1 -g -fsanitize=thread
 pdone
 pbatch "the host tests under ASan+UBSan ($(echo $tests | wc -w | tr -d ' ')) and TSan ($(echo $TSAN_TESTS | wc -w | tr -d ' ')), with $CLANG"
-for t in $tests; do
+for t in $build_order; do
     n=$(basename "$t" .c)
     rm -f "$B/t/asan-$n"
     pbuild "build-asan-$n" $CLANG -std=c11 $WARN -O1 -g $SAN -I. -o "$B/t/asan-$n" "$t" $(impl_of "$t" asan) -lm -lpthread
@@ -143,11 +147,19 @@ if [ -f examples/minimal.c ] && { [ -z "$T" ] || [ "$T" = minimal ]; }; then
 fi
 #    the other examples build and run; the fuzz targets build and replay their corpora
 if [ -z "$T" ]; then
-    step "example-zero_estimate" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_estimate" examples/zero_estimate/zero_estimate.c -lm -lpthread
+    # their builds first, $JOBS at a time (each compiles the implementation at -O2)
+    pbatch "the other examples (zero_estimate, zero_config, zero_layout, zero_ckpt, train_mlp, bench/cpu_adam), $JOBS at a time"
+    rm -f "$B/t/zero_estimate" "$B/t/zero_config" "$B/t/zero_layout" "$B/t/zero_ckpt" "$B/t/train_mlp" "$B/t/cpu_adam"
+    pbuild "example-zero_estimate" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_estimate" examples/zero_estimate/zero_estimate.c -lm -lpthread
+    pbuild "example-zero_config" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_config" examples/zero_config/zero_config.c -lm -lpthread
+    pbuild "example-zero_layout" $CC -std=c11 $WARN -Wpedantic -O2 -I. -o "$B/t/zero_layout" examples/zero_layout/zero_layout.c -lm -lpthread
+    pbuild "example-zero_ckpt" $CC -std=c11 $WARN -Wpedantic -O2 -I. -o "$B/t/zero_ckpt" examples/zero_ckpt/zero_ckpt.c -lm -lpthread
+    pbuild "example-train_mlp" $CC -std=c11 $WARN -O2 -I. -o "$B/t/train_mlp" examples/train_mlp.c -lm -lpthread
+    # the CPU Adam benchmark (make bench-cpu); it runs a tiny size below
+    pbuild "example-bench-cpu_adam" $CC -std=c11 $WARN -O2 -I. -o "$B/t/cpu_adam" examples/bench/cpu_adam.c -lm -lpthread
+    pdone
     [ -x "$B/t/zero_estimate" ] && run "zero_estimate-selftest" "$B/t/zero_estimate" --selftest
-    step "example-zero_config" $CC -std=c11 $WARN -O2 -I. -o "$B/t/zero_config" examples/zero_config/zero_config.c -lm -lpthread
     # zero_layout makes docs/engine.md's layout and memory tables: its commands there must run
-    step "example-zero_layout" $CC -std=c11 $WARN -Wpedantic -O2 -I. -o "$B/t/zero_layout" examples/zero_layout/zero_layout.c -lm -lpthread
     if [ -x "$B/t/zero_layout" ]; then
         step "zero_layout-units" sh -c "'$B/t/zero_layout' --sizes 5,7,3,300,1 --names a,b,c,d,e --bucket 64 --world 4 --locate d:100 |
             grep -q 'zero_layout_locate(d, 100) -> unit 2, rank 2, shard_offset 28'"
@@ -155,7 +167,6 @@ if [ -z "$T" ]; then
             --persist 1000 --max-live 200000 --prefetch 100000
     fi
     # zero_ckpt on a checkpoint test_ckpt writes: inspect, verify, reshard to 3 ranks, export; a flipped byte fails verify
-    step "example-zero_ckpt" $CC -std=c11 $WARN -Wpedantic -O2 -I. -o "$B/t/zero_ckpt" examples/zero_ckpt/zero_ckpt.c -lm -lpthread
     TCK="$B/t/$(basename "$CC")-test_ckpt"
     if [ -x "$B/t/zero_ckpt" ] && [ -x "$TCK" ]; then
         rm -rf "$B/t/ckpt_demo" "$B/t/ckpt_demo3" "$B/t/ckpt_demo.safetensors"
@@ -180,7 +191,6 @@ if [ -z "$T" ]; then
             '$B/t/zero_ckpt' verify '$B/t/ckpt_demo' > '$B/t/ckpt_verify.txt'; [ \$? -eq 1 ] && grep -q 'rank00001.zck: FAILED' '$B/t/ckpt_verify.txt'"
     fi
     # the main example: its backward against finite differences, then short trainings
-    step "example-train_mlp" $CC -std=c11 $WARN -O2 -I. -o "$B/t/train_mlp" examples/train_mlp.c -lm -lpthread
     if [ -x "$B/t/train_mlp" ]; then
         run "train_mlp-gradcheck" "$B/t/train_mlp" --gradcheck
         step "train_mlp-stages" "$B/t/train_mlp" --world 4 --compare-stages --steps 20 --quiet
@@ -215,11 +225,14 @@ if [ -z "$T" ]; then
     # the three headers: no function over 160 lines (tests/headers.sh -v lists those over 100), every section in
     # the map and the map naming only sections
     step "headers" sh tests/headers.sh
-    # the CPU Adam benchmark (make bench-cpu) builds and runs a tiny size
-    step "example-bench-cpu_adam" $CC -std=c11 $WARN -O2 -I. -o "$B/t/cpu_adam" examples/bench/cpu_adam.c -lm -lpthread
+    # the CPU Adam benchmark runs a tiny size
     [ -x "$B/t/cpu_adam" ] && step "cpu_adam-smoke" "$B/t/cpu_adam" --params 1e6 --iters 2 --out "$B/t/cpu_adam.txt"
     # the command-line tools' and examples/gpt/plot.py's own tests (each ends with "N passed, M failed")
-    [ -f tests/tools.sh ] && run "tools" sh tests/tools.sh "$B/tt"
+    #   (the programs built above are taken as they are; test_ckpt is the gcc build of 1)
+    PB="$B/t/prebuilt"; rm -rf "$PB" && mkdir -p "$PB"
+    for p in zero_config zero_estimate zero_ckpt zero_layout; do [ -x "$B/t/$p" ] && cp "$B/t/$p" "$PB/$p"; done
+    [ -x "$B/t/$(basename "$CC")-test_ckpt" ] && cp "$B/t/$(basename "$CC")-test_ckpt" "$PB/test_ckpt"
+    [ -f tests/tools.sh ] && run "tools" env TOOLS_PREBUILT="$PB" sh tests/tools.sh "$B/tt"
     [ -f tests/plot.sh ] && run "plot" sh tests/plot.sh "$B/tp"
     # make run builds only what it runs: the host path, and the GPU path (train_mlp_cuda), never
     # examples/gpt or the other examples (make -n: nothing is built or run; the info lines name nvcc)
