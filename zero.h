@@ -9737,6 +9737,7 @@ typedef struct zero__run { /* where the training is: micro-batch, steps, loss sc
     float beta1_t, beta2_t;
     double last_b1, last_b2;
     double step_lr;                     /* this step's base learning rate */
+    double group_lr[2];                 /* optimizer Muon: this step's lr of the AdamW side [0] and the Muon side [1] */
     double prog_lr, prog_b1, prog_b2;   /* zero_set_lr / zero_set_betas (< 0: the config's schedule) */
     int prog_said;                      /* bits: 1 the program's lr, 2 its betas were announced (rank 0's info line) */
     int norm_ready;                     /* zero_grad_norm ran for this step: the norm phase is done */
@@ -14679,17 +14680,10 @@ ZERO__DEF const zero_layout *zero_engine_layout(const zero_engine *e) {
 /* ---- >>engine-adam: what every optimizer strategy shares ---- */
 
 /* The learning rate of a Muon segment (muon) or of any other: the step's
-   (e->run.step_lr), but for Muon without a schedule and without the
-   program's lr, where each side has its own (DeepSpeed's param groups):
-   muon_lr, else lr, else 0.02; adam_lr, else lr, else 3e-4 (the text's
-   defaults; set in code, 0 means lr). With a schedule DeepSpeed's scheduler sets every group's lr
-   to its value, and so does zero. */
+   (e->run.step_lr), but with optimizer Muon each side's (zero__group_lrs). */
 static double zero__group_lr(const zero_engine *e, int muon) {
-    if (e->cfg.optimizer.type != ZERO_OPTIMIZER_MUON || e->run.prog_lr >= 0 ||
-        e->cfg.scheduler.type != ZERO_SCHEDULER_NONE)
-        return e->run.step_lr;
-    if (muon) return e->cfg.optimizer.muon_lr > 0 ? e->cfg.optimizer.muon_lr : e->run.step_lr;
-    return e->cfg.optimizer.adam_lr > 0 ? e->cfg.optimizer.adam_lr : e->run.step_lr;
+    if (e->cfg.optimizer.type != ZERO_OPTIMIZER_MUON) return e->run.step_lr;
+    return e->run.group_lr[muon != 0];
 }
 
 /* Unit u's Adam arguments: the step's hyperparameters (h), its segments with
@@ -14723,6 +14717,33 @@ static void zero__betas_now(const zero_engine *e, double *b1, double *b2) {
         *b2 = e->run.prog_b2;
     } else {
         zero_betas_at(&e->cfg, (long)e->run.sched_it, b1, b2);
+    }
+}
+
+/* Optimizer Muon: each side's lr this step, as DeepSpeed's two param groups
+   get theirs. The base: muon_lr (Muon) and adam_lr (AdamW), 0 meaning lr
+   (the config text's defaults: lr, else 0.02 and 3e-4). Without a schedule,
+   the base; with one, the schedule evaluated with the side's base where it
+   takes the optimizer's lr (WarmupLR without warmup_max_lr, WarmupCosineLR's
+   ratios: DeepSpeed's schedulers read each group's own lr there), the same
+   value for both where it names an lr itself (warmup_max_lr, OneCycle's,
+   LRRangeTest's); the program's lr (zero_set_lr) for both. */
+static void zero__group_lrs(zero_engine *e) {
+    const zero_optimizer_config *o = &e->cfg.optimizer;
+    int k;
+    if (o->type != ZERO_OPTIMIZER_MUON) return;
+    for (k = 0; k < 2; k++) {
+        double base = k ? o->muon_lr : o->adam_lr;
+        if (!(base > 0)) base = o->lr;
+        if (e->run.prog_lr >= 0) {
+            e->run.group_lr[k] = e->run.prog_lr;
+        } else if (e->cfg.scheduler.type == ZERO_SCHEDULER_NONE) {
+            e->run.group_lr[k] = base;
+        } else {
+            zero_config c = e->cfg;
+            c.optimizer.lr = base;
+            e->run.group_lr[k] = zero_lr_at(&c, (long)e->run.sched_it);
+        }
     }
 }
 
@@ -14760,6 +14781,7 @@ static void zero__step_hyper(zero_engine *e, float grad_scale, zero_adam_args *h
     hyper->eps_inside = e->cfg.optimizer.eps_inside_sqrt == 1;
     hyper->param_dtype = e->plan.cdt;
     e->run.step_lr = lr;
+    zero__group_lrs(e);
 }
 
 

@@ -47,6 +47,7 @@ static float noise[STEPS][MAXW][2][MAXN];
 typedef struct job {
     double muon_lr, adam_lr, momentum, wd, b1, b2, eps;
     int nesterov;
+    int sched; /* 1: WarmupCosineLR (each side its own lr, scaled); 2: WarmupLR to warmup_max_lr 0.01 (both sides) */
     int stage, gas, dtype, offload, scale_power;
     const char *json;                /* the optimizer from this DeepSpeed config text */
     const char *save_dir, *load_dir; /* save after step 3 and stop / load, then train steps 3.. */
@@ -87,6 +88,33 @@ static zero_result train(zero_engine *e, job *J, int rank, int s0, int s1) {
 static void fail_with(job *J, int rank, zero_result r, const char *msg) {
     J->r[rank] = r;
     snprintf(J->msg[rank], sizeof J->msg[rank], "%s", msg);
+}
+
+/* the schedule of job.sched into c */
+static void sched_of(zero_config *c, int sched) {
+    if (sched == 1) {
+        c->scheduler.type = ZERO_SCHEDULER_WARMUP_COSINE_LR;
+        c->scheduler.total_num_steps = STEPS;
+        c->scheduler.warmup_num_steps = 2;
+        c->scheduler.warmup_min_ratio = 0.1;
+        c->scheduler.cos_min_ratio = 0.2;
+    } else if (sched == 2) {
+        c->scheduler.type = ZERO_SCHEDULER_WARMUP_LR;
+        c->scheduler.warmup_min_lr = 0.001;
+        c->scheduler.warmup_max_lr = 0.01;
+        c->scheduler.warmup_num_steps = 3;
+        c->scheduler.warmup_type = ZERO_WARMUP_LINEAR;
+    }
+}
+
+/* Side `muon`'s lr at applied step k (1 ..): DeepSpeed's two groups under
+   the schedule (zero_lr_at with the side's lr as the optimizer's) */
+static double side_lr(const job *J, int muon, int k) {
+    zero_config c = zero_config_default();
+    c.optimizer.lr = muon ? J->muon_lr : J->adam_lr;
+    if (!J->sched) return c.optimizer.lr;
+    sched_of(&c, J->sched);
+    return zero_lr_at(&c, k - 2); /* (the first applied step is at last_batch_iteration, -1) */
 }
 
 static zero_result rank_fn(const zero_backend *b0, void *arg) {
@@ -140,6 +168,7 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
         c.optimizer.beta2 = J->b2;
         c.optimizer.eps = J->eps;
     }
+    sched_of(&c, J->sched);
     c.gradient_clipping = 0.5;
     c.fp16.enabled = J->dtype == ZERO_DTYPE_FP16;
     c.fp16.initial_scale_power = J->scale_power;
@@ -278,9 +307,9 @@ static void ref_run(const job *J, int world, int dtype, ref *R) {
                     u[i] = J->nesterov ? (1 - beta) * g + beta * R->m[o + i] : R->m[o + i];
                 }
                 for (i = 0; i < SIZE[t]; i += n) ref_ns(u + i, rows, cols, 5, scale);
-                for (i = 0; i < SIZE[t]; i++) R->w[o + i] = R->w[o + i] * (1 - J->muon_lr * wd) - J->muon_lr * u[i];
+                for (i = 0; i < SIZE[t]; i++) R->w[o + i] = R->w[o + i] * (1 - side_lr(J, 1, k) * wd) - side_lr(J, 1, k) * u[i];
             } else {
-                const double bc1 = 1 - pow(J->b1, k), bc2 = 1 - pow(J->b2, k), lr = J->adam_lr;
+                const double bc1 = 1 - pow(J->b1, k), bc2 = 1 - pow(J->b2, k), lr = side_lr(J, 0, k);
                 for (i = 0; i < SIZE[t]; i++) {
                     double g = G[o + i] / q, p = R->w[o + i];
                     R->m[o + i] = J->b1 * R->m[o + i] + (1 - J->b1) * g;
@@ -407,6 +436,15 @@ static void test_matrix(void) {
                 runs += 2;
             }
         }
+    /* under a schedule: WarmupCosineLR scales each side's own lr, WarmupLR's warmup_max_lr is both sides' */
+    for (st = 1; st <= 2; st++) {
+        base_job(&j, 3, 1);
+        j.sched = st;
+        run(&j, 2);
+        ref_run(&j, 2, ZERO_DTYPE_FP32, &R);
+        CHECKF(all_ok(&j, 2) && ref_diff(&j, &R) < 2e-6, "Muon with schedule %d: %.3g from the reference (%s)", st,
+               ref_diff(&j, &R), j.msg[0]);
+    }
     /* without Nesterov's form */
     base_job(&j, 2, 1);
     j.nesterov = 0;

@@ -83,9 +83,10 @@ static void usage(void) {
            "                                 (the fastest micro-batch; at most 64)\n"
            "  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme  --nvme-path DIR\n"
            "  --lr X  --steps N (default 50; 0: evaluate only)  --seed N\n"
-           "  --optimizer adamw|lion|adagrad|sgd|lamb  the optimizer (default AdamW, or the config's); lion, adagrad\n"
-           "                                 and sgd (momentum 0.9) run on the CPU: with --offload-optimizer cpu|nvme;\n"
-           "                                 lamb (DeepSpeed's FusedLamb) with --offload-optimizer cpu\n"
+           "  --optimizer adamw|lion|adagrad|sgd|lamb|muon  the optimizer (default AdamW, or the config's); sgd with\n"
+           "                                 momentum 0.9; lamb (DeepSpeed's FusedLamb) with --offload-optimizer cpu;\n"
+           "                                 muon: the blocks' matrices at lr 0.02, wte and wpe (AdamW) at --lr,\n"
+           "                                 WarmupCosineLR scaling each side's own lr\n"
            "  --recompute                    activation checkpointing per block\n"
            "  --no-overlap-cpu-step          stage 3 with both offloads to the CPU: the whole CPU Adam in zero_step\n"
            "                                 (cfg.overlap_cpu_step = 0), not beside the next forward\n"
@@ -130,6 +131,7 @@ static int parse_optimizer(const char *v, int *out) {
     else if (!strcmp(v, "adagrad")) *out = ZERO_OPTIMIZER_ADAGRAD;
     else if (!strcmp(v, "sgd")) *out = ZERO_OPTIMIZER_SGD;
     else if (!strcmp(v, "lamb")) *out = ZERO_OPTIMIZER_LAMB;
+    else if (!strcmp(v, "muon")) *out = ZERO_OPTIMIZER_MUON;
     else return 1;
     return 0;
 }
@@ -1076,6 +1078,18 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
         cfg->optimizer.type = (zero_optimizer_type)o->optimizer;
         if (o->optimizer == ZERO_OPTIMIZER_ADAGRAD) cfg->optimizer.eps = 1e-10;
         if (o->optimizer == ZERO_OPTIMIZER_SGD) cfg->optimizer.momentum = 0.9;
+        if (o->optimizer == ZERO_OPTIMIZER_MUON) { /* DeepSpeed's MuonWithAuxAdam defaults; the AdamW side at --lr */
+            cfg->optimizer.muon_lr = 0.02;
+            cfg->optimizer.adam_lr = cfg->optimizer.lr;
+            cfg->optimizer.momentum = 0.95;
+            cfg->optimizer.nesterov = 1;
+            cfg->optimizer.eps = 1e-10;
+            if (!o->config) { /* a schedule that scales each side's own lr (WarmupDecayLR's max lr would be both sides') */
+                cfg->scheduler.type = ZERO_SCHEDULER_WARMUP_COSINE_LR;
+                cfg->scheduler.warmup_min_ratio = 0;
+                cfg->scheduler.cos_min_ratio = 0.1;
+            }
+        }
     }
     if (o->offload_opt >= 0) z->offload_optimizer.device = (zero_offload_device)o->offload_opt;
     if (o->offload_param >= 0) z->offload_param.device = (zero_offload_device)o->offload_param;
@@ -1170,6 +1184,8 @@ int main(int argc, char **argv) {
     names.resize(gpt_n_tensors(&o.d));
     ts.resize(gpt_n_tensors(&o.d));
     gpt_wire_tensors(&o.d, o.grad_any_order ? GPT_WIRE_WTE_ANY_ORDER : 0, names.data(), ts.data(), init_fn, &ic);
+    ts[GPT_WTE].flags |= ZERO_TENSOR_ADAM; /* Muon: the embeddings on its AdamW side (DeepSpeed's split looks for */
+    ts[GPT_WPE].flags |= ZERO_TENSOR_ADAM; /* "embed" in a name, not HF GPT-2's wte and wpe); other optimizers: no effect */
     if (o.zero_alloc) { /* one allocation, each tensor's place in it 256-byte aligned; rank 0's values (its init) at create */
         size_t bytes = 0, esz = zero_dtype_size(dt);
         for (size_t t = 0; t < ts.size(); t++) bytes += ((size_t)ts[t].numel * esz + 255) / 256 * 256;
