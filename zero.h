@@ -1536,6 +1536,12 @@ typedef struct zero_memory_stats {
        distant points of the backward (a tied embedding: counted from the end of the micro-batch that showed it) */
     int grad_own_spans, grad_own_found;
     size_t grad_own_bytes;
+    /* optimizer Muon: its matrices (tensors; a 3-D one counts once), its elements, and its scratch (part of
+       "scratch"): the largest matrix's orthogonalisation work, one batch of units gathered, one unit's chunk.
+       Its state is in "Adam m + v": the momentum, and the update being orthogonalised in v's place */
+    int muon_tensors;
+    int64_t muon_elems;
+    size_t muon_work_bytes, muon_gather_bytes, muon_chunk_bytes;
     /* stage 3 behind the program's pointers (zero_alloc): bytes of the program's parameter memory backed now
        (the persistent tensors' pages and the gathered layers'), the most since create, of how many reserved,
        in granules of how many bytes; 0 otherwise. Not in `planned`: the program's memory, as with .data */
@@ -18813,6 +18819,15 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
         out->stage3_param_bytes = zero__stage3_bytes(e);
         out->stage3_param_bound = zero__stage3_bound(e);
     }
+    if (e->opt.muon) {
+        int k;
+        out->muon_tensors = e->opt.n_mats;
+        for (k = 0; k < e->opt.n_mats; k++)
+            out->muon_elems += e->opt.mats[k].batch * e->opt.mats[k].rows * e->opt.mats[k].cols;
+        out->muon_work_bytes = (size_t)e->opt.mw_elems * 4;
+        out->muon_gather_bytes = (size_t)e->opt.mg_elems * 4;
+        out->muon_chunk_bytes = (size_t)e->opt.ms_elems * 4;
+    }
     if (e->plan.stage >= 2 && !e->plan.gdirect) { /* (no span has its own slot with the program's gradients) */
         int s;
         for (s = 0; s < e->plan.n_spans; s++)
@@ -18882,6 +18897,13 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
                   "found in the backward: written at distant points, like a tied embedding)\n",
                   (double)r->grad_own_bytes / 1048576.0, r->grad_own_spans, r->grad_own_spans == 1 ? "" : "s",
                   r->grad_own_found);
+    if (r->muon_tensors)
+        ZERO__PUT("  (Muon: %d tensors, %lld elements, orthogonalised whole; its scratch %.3f MiB: the largest "
+                  "matrix's work %.3f, a batch gathered %.3f, a chunk %.3f; its momentum and update in \"Adam m + v\")\n",
+                  r->muon_tensors, (long long)r->muon_elems,
+                  (double)(r->muon_work_bytes + r->muon_gather_bytes + r->muon_chunk_bytes) / 1048576.0,
+                  (double)r->muon_work_bytes / 1048576.0, (double)r->muon_gather_bytes / 1048576.0,
+                  (double)r->muon_chunk_bytes / 1048576.0);
 #undef ZERO__PUT
     return n;
 }

@@ -302,6 +302,9 @@ matrix_rows() {
     echo "gpt_$1_bf16_lion_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer lion --lr 1e-3"
     echo "gpt_$1_bf16_lion_s3 --dtype bf16 --stage 3 --optimizer lion --lr 1e-3"
     echo "gpt_$1_bf16_lamb_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer lamb"
+    # Muon: its matrices orthogonalised by the device's muon_ns at stage 3; offloaded, the CPU's passes around it
+    echo "gpt_$1_bf16_muon_s3 --dtype bf16 --stage 3 --optimizer muon"
+    echo "gpt_$1_bf16_muon_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer muon"
     # the accumulation picked by a measured step (zero_set_train_batch_size; another batch: its loss drops)
     echo "gpt_$1_bf16_s3_optcpu_gasauto --dtype bf16 --stage 3 --offload-optimizer cpu --gas auto"
 }

@@ -574,6 +574,17 @@ static void test_memory(void) {
     /* one rank: the scratch of the largest matrix (16 x 24: 2 * 256 + 384 floats) is all Muon adds there; two: the
        gathered units and a chunk besides */
     CHECKF(all_ok(&j, 2) && w2 > w1 + 4 * 384, "Muon's scratch: %zu bytes on one rank, %zu on two", w1, w2);
+    /* the report: 5 tensors (tok_embed by its flag; the 3-D stack once), their elements, the work of 16 x 24 */
+    CHECKF(j.ms.muon_tensors == 5 && j.ms.muon_elems == 60 + 120 + 84 + 384 + 24 &&
+               j.ms.muon_work_bytes == 4 * (2 * 16 * 16 + 16 * 24) && j.ms.muon_gather_bytes > 0 && j.ms.muon_chunk_bytes > 0 &&
+               j.ms.muon_work_bytes + j.ms.muon_gather_bytes + j.ms.muon_chunk_bytes <= w2,
+           "Muon's report: %d tensors, %lld elements, work %zu, gathered %zu, chunk %zu", j.ms.muon_tensors,
+           (long long)j.ms.muon_elems, j.ms.muon_work_bytes, j.ms.muon_gather_bytes, j.ms.muon_chunk_bytes);
+    {
+        char buf[4096];
+        zero_memory_stats_format(&j.ms, buf, sizeof buf);
+        CHECKF(strstr(buf, "Muon: 5 tensors") != NULL, "%s", buf);
+    }
 }
 
 int main(void) {

@@ -58,7 +58,7 @@ static const char help[] =
     "  --shard G           hybrid sharding (mics_shard_size): zero's columns shard within groups of G GPUs\n"
     "                      (dividing --gpus x --nodes; stages 1-3); DeepSpeed's stay flat\n"
     "  --optimizer NAME    zero's columns for this optimizer's state: adam (default; 12 bytes a parameter with\n"
-    "                      the fp32 master), lion, adagrad (8), sgd (4, 8 with --momentum), lamb (12);\n"
+    "                      the fp32 master), lion, adagrad (8), sgd (4, 8 with --momentum), lamb, muon (12);\n"
     "                      DeepSpeed's\n"
     "                      columns assume Adam\n"
     "  --momentum m        SGD's momentum (default 0: no buffer; 0 to 1e6)\n"
@@ -958,12 +958,12 @@ int main(int argc, char **argv) {
         } else if (!strcmp(f, "--nvme")) {
             bad = tool_size("zero_estimate", f, v, 0, 1e18, &c.nvme);
         } else if (!strcmp(f, "--optimizer")) {
-            static const char *const names[] = {"adam", "adamw", "lion", "adagrad", "sgd", "lamb"};
+            static const char *const names[] = {"adam", "adamw", "lion", "adagrad", "sgd", "lamb", "muon"};
             int k, found = -1;
-            for (k = 0; v && k < 6; k++)
+            for (k = 0; v && k < 7; k++)
                 if (!strcmp(v, names[k])) found = k;
             if (found < 0)
-                bad = tool_fail("zero_estimate", f, "%s%s%s (adam, adamw, lion, adagrad, sgd or lamb)", v ? "'" : "missing value",
+                bad = tool_fail("zero_estimate", f, "%s%s%s (adam, adamw, lion, adagrad, sgd, lamb or muon)", v ? "'" : "missing value",
                                 v ? v : "", v ? "' is not one" : "");
             else
                 c.a.optimizer = (zero_optimizer_type)found;
