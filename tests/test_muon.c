@@ -11,7 +11,8 @@
    (the mean gradient, the clip, Muon's Nesterov momentum, Newton-Schulz in
    float64 with DeepSpeed's coefficients and five steps, the sqrt(max(1,
    rows / cols)) scale, decoupled decay; AdamW with bias correction on the
-   rest), at stages 0-3 x world 1, 2, 3, 5 x gradient accumulation 1, 2.
+   rest), at stages 0-3 x world 1, 2, 3, 5 x gradient accumulation 1, 2, and
+   with hybrid sharding (4 ranks in shard groups of 2) at stages 1 and 3.
    Stages 2 and 3 are bitwise equal, and so are 0 and 1 (one micro-batch);
    optimizer offload to the CPU is bitwise the run without it; fp16 with
    loss scaling skips the steps the reference skips; a checkpoint saved at
@@ -48,7 +49,7 @@ typedef struct job {
     double muon_lr, adam_lr, momentum, wd, b1, b2, eps;
     int nesterov;
     int sched; /* 1: WarmupCosineLR (each side its own lr, scaled); 2: WarmupLR to warmup_max_lr 0.01 (both sides) */
-    int stage, gas, dtype, offload, scale_power;
+    int stage, gas, dtype, offload, scale_power, mics;
     const char *json;                /* the optimizer from this DeepSpeed config text */
     const char *save_dir, *load_dir; /* save after step 3 and stop / load, then train steps 3.. */
     int bad;                         /* 1: a 1-D tensor flagged Muon; 2: one tensor with both flags */
@@ -150,6 +151,7 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
     c.gradient_accumulation_steps = J->gas;
     c.zero_optimization.stage = J->stage;
     c.zero_optimization.reduce_bucket_size = 160; /* several units; h.2.big cut into pieces */
+    if (J->mics) c.zero_optimization.mics_shard_size = J->mics;
     c.zero_optimization.offload_optimizer.device = J->offload ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
     if (J->json) {
         if (zero_config_parse_json(&c, J->json, strlen(J->json), &err) != ZERO_OK) {
@@ -444,6 +446,15 @@ static void test_matrix(void) {
         ref_run(&j, 2, ZERO_DTYPE_FP32, &R);
         CHECKF(all_ok(&j, 2) && ref_diff(&j, &R) < 2e-6, "Muon with schedule %d: %.3g from the reference (%s)", st,
                ref_diff(&j, &R), j.msg[0]);
+    }
+    /* hybrid sharding: 4 ranks in shard groups of 2, each group orthogonalising over its own ranks */
+    for (st = 1; st <= 3; st += 2) {
+        base_job(&j, st, 1);
+        j.mics = 2;
+        run(&j, 4);
+        ref_run(&j, 4, ZERO_DTYPE_FP32, &R);
+        CHECKF(all_ok(&j, 4) && ref_diff(&j, &R) < 2e-6, "Muon stage %d, 4 ranks, mics_shard_size 2: %.3g from the "
+                                                         "reference (%s)", st, ref_diff(&j, &R), j.msg[0]);
     }
     /* without Nesterov's form */
     base_job(&j, 2, 1);
