@@ -114,6 +114,8 @@
                         reads converted and transposed, zero_safetensors_bind's init
      host               the host backend: ranks as threads, collectives in shared memory,
                         the groups of hybrid sharding (a barrier per group)
+     muon-ns            Muon's Newton-Schulz orthogonalisation on the host
+                        (zero_muon_orthogonalize); the host backend's adam and ranks after it
      layout             tensors into units: zero_layout_create, zero_layout_locate
      engine-core        struct zero_engine in parts (the strategy table among them);
                         errors, entry check, allocation

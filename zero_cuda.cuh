@@ -1173,6 +1173,93 @@ zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
     }
 }
 
+/* Muon's two element-wise parts (zero.h's zero__muon_range), one element
+   each, fp32 with one rounding per operation as there. Pass 1, g already
+   times grad_scale, c.omb1 = 1 - momentum: the momentum into m, the update to
+   orthogonalise into v. */
+static __device__ __forceinline__ void zero__cuda_muon_mom(const zero__cuda_adam_common &c, float &m, float &v,
+                                                           float g) {
+    m = __fmaf_rn(__fsub_rn(g, m), c.omb1, m);
+    v = c.nesterov ? __fmaf_rn(__fsub_rn(g, m), c.omb1, m) : m;
+}
+/* The step from the orthogonalised update v: step = lr, decay = 1 - lr wd
+   (one rounded product, one rounded difference, as zero.h's). */
+static __device__ __forceinline__ float zero__cuda_muon_step(float p, float v, float wd, float step, float decay) {
+    return wd > 0.0f ? __fmaf_rn(-step, v, __fmul_rn(p, decay)) : __fmaf_rn(-step, v, p);
+}
+
+/* A batch of Muon's segments (zero__cuda_adam_batch, as the fused kernel takes
+   it), pass 1: each segment's m, v and grad (G its type); master and param
+   are not touched. Not a rule of zero__cuda_adam_kernel: these two kernels
+   take 3 + 4 instantiations where another rule there would take 12. */
+template <typename G>
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_muon_mom_kernel(const __grid_constant__ zero__cuda_adam_common c,
+                           const __grid_constant__ zero__cuda_adam_batch b) {
+    typedef zero__cuda_io<float> fio;
+    typedef zero__cuda_io<G> gio;
+    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
+    const zero__cuda_adam_kseg &sg = b.seg[k];
+    const unsigned first = k ? b.block_end[k - 1] : 0u;
+    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
+    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    float *mm = sg.m, *vv = sg.v;
+    const G *grad = (const G *)sg.grad;
+    zero__cuda_for_range(
+        sg.n, sg.head, sg.nv, t, stride,
+        [&](size_t i) {
+            float m[ZERO__CUDA_VEC], v[ZERO__CUDA_VEC], g[ZERO__CUDA_VEC];
+            fio::ld8(mm + i, m);
+            gio::ld8(grad + i, g);
+#pragma unroll
+            for (int e = 0; e < ZERO__CUDA_VEC; e++) zero__cuda_muon_mom(c, m[e], v[e], __fmul_rn(g[e], c.grad_scale));
+            fio::st8(mm + i, m);
+            fio::st8(vv + i, v);
+        },
+        [&](size_t i) {
+            float m = mm[i], v;
+            zero__cuda_muon_mom(c, m, v, __fmul_rn(gio::ld(grad + i), c.grad_scale));
+            mm[i] = m;
+            vv[i] = v;
+        });
+}
+
+/* The step of Muon's segments of a call of any rule: each segment's master,
+   v and param (P as in zero__cuda_adam_kernel); c is not read. */
+template <typename P>
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_muon_step_kernel(const __grid_constant__ zero__cuda_adam_common c,
+                            const __grid_constant__ zero__cuda_adam_batch b) {
+    typedef zero__cuda_io<float> fio;
+    typedef zero__cuda_io<P> pio;
+    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
+    const zero__cuda_adam_kseg &sg = b.seg[k];
+    const unsigned first = k ? b.block_end[k - 1] : 0u;
+    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
+    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    const float wd = sg.wd, step = sg.step, decay = __fsub_rn(1.0f, __fmul_rn(step, wd));
+    float *master = sg.master;
+    const float *vv = sg.v;
+    P *param = (P *)sg.param;
+    (void)c;
+    zero__cuda_for_range(
+        sg.n, sg.head, sg.nv, t, stride,
+        [&](size_t i) {
+            float p[ZERO__CUDA_VEC], v[ZERO__CUDA_VEC];
+            fio::ld8(master + i, p);
+            fio::ld8(vv + i, v);
+#pragma unroll
+            for (int e = 0; e < ZERO__CUDA_VEC; e++) p[e] = zero__cuda_muon_step(p[e], v[e], wd, step, decay);
+            fio::st8(master + i, p);
+            pio::st8(param + i, p);
+        },
+        [&](size_t i) {
+            const float p = zero__cuda_muon_step(master[i], vv[i], wd, step, decay);
+            master[i] = p;
+            pio::st(param + i, p);
+        });
+}
+
 /* ---- >>cuda-kernel-launch: host entry points that check, plan and launch ---- */
 
 static int zero__cuda_kernel_dtype(zero_dtype dt) {
@@ -1435,16 +1522,38 @@ static void zero__cuda_seg_consts(const zero_adam_args *a, const zero_adam_seg *
     }
 }
 
+/* Launches kernel over batch b (blocks [0, *total)), then empties it. */
+template <typename K>
+static zero_result zero__cuda_batch_flush(K kernel, const char *name, const zero__cuda_adam_common &c,
+                                          zero__cuda_adam_batch *b, unsigned *total, cudaStream_t s, zero_error *err) {
+    if (!b->n_segs) return ZERO_OK;
+    kernel<<<*total, ZERO__CUDA_THREADS, 0, s>>>(c, *b);
+    memset(b, 0, sizeof *b);
+    *total = 0;
+    return zero__cuda_launched(name, err);
+}
+
+/* Whether calls a[0..n) have a non-empty segment with seg.muon == muon. */
+static int zero__cuda_has_segs(const zero_adam_args *a, int n, int muon) {
+    int i, k;
+    for (i = 0; i < n; i++)
+        for (k = 0; k < a[i].n_segs; k++)
+            if (a[i].segs[k].count > 0 && !a[i].segs[k].muon == !muon) return 1;
+    return 0;
+}
+
 /* One launch per ZERO__CUDA_ADAM_BATCH non-empty segments, taken from the
    calls a[0..n_calls) in order (they share c, R, G and P); a segment gets
    blocks in proportion to its size, at least one and at most one full wave of
    the GPU, so one launch covers many small tensors and a large one fills the
-   GPU. Only the arrays the launch touches decide a segment's alignment. */
+   GPU. Only the arrays the launch touches decide a segment's alignment.
+   Muon's segments (seg.muon) are left to zero__cuda_muon_run. */
 template <typename R, typename G, typename P>
 static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
                                        cudaStream_t s, zero_error *err) {
     const int store = !zero__cuda_is_none<P>::value, has_m = !zero__cuda_is_none<typename R::M>::value,
               has_v = !zero__cuda_is_none<typename R::V>::value;
+    static const char name[] = "zero__cuda_adam_kernel (adam)";
     zero__cuda_adam_batch b;
     unsigned cap = 1, total = 0;
     int i, k;
@@ -1454,7 +1563,7 @@ static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, con
     for (i = 0; i < n_calls; i++)
         for (k = 0; k < a[i].n_segs; k++) {
             const zero_adam_seg *sg = &a[i].segs[k];
-            if (sg->count > 0) {
+            if (sg->count > 0 && !sg->muon) {
                 zero__cuda_adam_kseg *q = &b.seg[b.n_segs];
                 const size_t off = (size_t)sg->offset;
                 const void *arrays[5];
@@ -1476,17 +1585,53 @@ static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, con
                 total += zero__cuda_blocks(q->n, q->nv, cap);
                 b.block_end[b.n_segs++] = total;
             }
-            if (b.n_segs == ZERO__CUDA_ADAM_BATCH) {
-                zero__cuda_adam_kernel<R, G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
-                if ((r = zero__cuda_launched("zero__cuda_adam_kernel (adam)", err)) != ZERO_OK) return r;
-                memset(&b, 0, sizeof b);
-                total = 0;
-            }
+            if (b.n_segs == ZERO__CUDA_ADAM_BATCH &&
+                (r = zero__cuda_batch_flush(zero__cuda_adam_kernel<R, G, P>, name, c, &b, &total, s, err)) != ZERO_OK)
+                return r;
         }
-    if (b.n_segs > 0) {
-        zero__cuda_adam_kernel<R, G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
-        if ((r = zero__cuda_launched("zero__cuda_adam_kernel (adam)", err)) != ZERO_OK) return r;
-    }
+    if ((r = zero__cuda_batch_flush(zero__cuda_adam_kernel<R, G, P>, name, c, &b, &total, s, err)) != ZERO_OK) return r;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* Muon's segments (seg.muon) of calls a[0..n_calls), planned and batched as
+   zero__cuda_adam_run does, in launches of kernel (zero__cuda_muon_mom_kernel
+   or _step_kernel; K is one function pointer type, one instantiation): pass 1
+   on v, m and the grad, the step on v, master and the param; esize: the
+   bytes of a grad (pass 1) or param element (the step; 0: no param written). */
+template <typename K>
+static zero_result zero__cuda_muon_run(K kernel, const char *name, int pass, size_t esize, const zero_adam_args *a,
+                                       int n_calls, const zero__cuda_adam_common &c, cudaStream_t s, zero_error *err) {
+    zero__cuda_adam_batch b;
+    unsigned cap = 1, total = 0;
+    int i, k;
+    zero_result r;
+    if ((r = zero__cuda_grid_cap(kernel, &cap, err)) != ZERO_OK) return r;
+    memset(&b, 0, sizeof b);
+    for (i = 0; i < n_calls; i++)
+        for (k = 0; k < a[i].n_segs; k++) {
+            const zero_adam_seg *sg = &a[i].segs[k];
+            zero__cuda_adam_kseg *q = &b.seg[b.n_segs];
+            const size_t off = (size_t)sg->offset, size[3] = {4, 4, esize};
+            const void *arrays[3];
+            if (!sg->muon || sg->count <= 0) continue;
+            q->v = a[i].v + off;
+            if (pass == 1) q->m = a[i].m + off, q->grad = (const char *)a[i].grad + off * esize;
+            else q->master = a[i].master + off, q->param = esize ? (char *)a[i].param + off * esize : NULL;
+            arrays[0] = q->v;
+            arrays[1] = pass == 1 ? (const void *)q->m : (const void *)q->master;
+            arrays[2] = pass == 1 ? q->grad : (const void *)q->param;
+            q->n = (size_t)sg->count;
+            zero__cuda_plan(arrays, size, esize ? 3 : 2, q->n, &q->head, &q->nv);
+            q->step = sg->lr;
+            q->wd = sg->weight_decay;
+            total += zero__cuda_blocks(q->n, q->nv, cap);
+            b.block_end[b.n_segs++] = total;
+            if (b.n_segs == ZERO__CUDA_ADAM_BATCH &&
+                (r = zero__cuda_batch_flush(kernel, name, c, &b, &total, s, err)) != ZERO_OK)
+                return r;
+        }
+    if ((r = zero__cuda_batch_flush(kernel, name, c, &b, &total, s, err)) != ZERO_OK) return r;
     zero__ok(err);
     return ZERO_OK;
 }
@@ -1519,7 +1664,8 @@ static zero_result zero__cuda_adam_grad(const zero_adam_args *a, int n_calls, co
 }
 
 /* One call's arguments checked; *end: one past its last element. m and v are
-   checked where the rule keeps them (zero_optimizer_state_mask). */
+   checked where the rule keeps them (zero_optimizer_state_mask), v also
+   where a segment is Muon's. */
 static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_out, zero_error *err) {
     int64_t end = 0;
     int k, mask;
@@ -1531,17 +1677,21 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
         return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
                           "cuda adam: %s's rule does not run in these kernels (its trust ratio needs every whole "
                           "tensor's norms first)", zero_optimizer_name((zero_optimizer_type)a->kind));
+    if (a->muon_pass != 0 && !(a->muon_pass == 1 && a->kind == ZERO_OPTIMIZER_MUON))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: muon_pass %d with kind %s (pass 1 is Muon's only)",
+                          a->muon_pass, zero_optimizer_name((zero_optimizer_type)a->kind));
     if (a->n_segs < 0 || (a->n_segs > 0 && !a->segs))
         return zero__fail(err, a->n_segs < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
                           "cuda adam: %d segments at %p", a->n_segs, (const void *)a->segs);
+    mask = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
     for (k = 0; k < a->n_segs; k++) {
         const zero_adam_seg *sg = &a->segs[k];
         if (sg->offset < 0 || sg->count < 0 || sg->offset > INT64_MAX - sg->count)
             return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: segment %d has offset %lld, count %lld", k,
                               (long long)sg->offset, (long long)sg->count);
         if (sg->count > 0 && sg->offset + sg->count > end) end = sg->offset + sg->count;
+        if (sg->count > 0 && sg->muon) mask |= 2; /* (v: Muon's update, in a call of any rule) */
     }
-    mask = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
     if ((r = zero__cuda_check_arg("adam", "master", a->master, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK ||
         ((mask & 1) && (r = zero__cuda_check_arg("adam", "m", a->m, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK) ||
         ((mask & 2) && (r = zero__cuda_check_arg("adam", "v", a->v, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK) ||
@@ -1552,12 +1702,20 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
     return ZERO_OK;
 }
 
-/* The hyperparameters call a's rule reads (every other byte 0). */
+/* The hyperparameters call a's rule reads (every other byte 0): Muon's pass
+   1 its own; Muon's other call Adam's (its segments without seg.muon take
+   Adam's rule, adamw deciding the decay, as in zero.h's zero__opt_range). */
 static zero__cuda_adam_common zero__cuda_common_of(const zero_adam_args *a) {
     zero__cuda_adam_common c;
     memset(&c, 0, sizeof c);
-    c.kind = a->kind == ZERO_OPTIMIZER_ADAMW ? ZERO_OPTIMIZER_ADAM : a->kind; /* adamw decides */
     c.grad_scale = a->grad_scale;
+    if (a->kind == ZERO_OPTIMIZER_MUON && a->muon_pass == 1) { /* zero__cuda_muon_mom */
+        c.kind = ZERO_OPTIMIZER_MUON;
+        c.omb1 = 1.0f - a->momentum, c.nesterov = a->nesterov;
+        return c;
+    }
+    /* adamw decides; Muon's other call steps its other segments by Adam's rule */
+    c.kind = a->kind == ZERO_OPTIMIZER_ADAMW || a->kind == ZERO_OPTIMIZER_MUON ? ZERO_OPTIMIZER_ADAM : a->kind;
     switch (a->kind) {
     case ZERO_OPTIMIZER_LION:
         c.beta1 = a->beta1, c.beta2 = a->beta2, c.omb1 = 1.0f - a->beta1, c.omb2 = 1.0f - a->beta2;
@@ -1583,11 +1741,41 @@ static int zero__cuda_adam_same(const zero_adam_args *x, const zero_adam_args *y
            (!sx || x->param_dtype == y->param_dtype);
 }
 
-/* Calls a[0..n) (checked, sharing their rule, hyperparameters and dtypes) in
-   as few launches as their segments take. */
-static zero_result zero__cuda_adam_launch(const zero_adam_args *a, int n, cudaStream_t s, zero_error *err) {
-    const zero__cuda_adam_common c = zero__cuda_common_of(a);
-    switch (a->kind) {
+/* Muon's segments of calls a[0..n) (checked, sharing c and dtypes): pass 1
+   in Muon's pass-1 calls, the step in the others; none: no launch. */
+static zero_result zero__cuda_muon_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
+                                          cudaStream_t s, zero_error *err) {
+    static const char mom[] = "zero__cuda_muon_mom_kernel (adam: Muon's pass 1)",
+                      step[] = "zero__cuda_muon_step_kernel (adam: Muon's step)";
+    if (!zero__cuda_has_segs(a, n, 1)) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    if (a->muon_pass == 1) switch (a->grad_dtype) {
+        case ZERO_DTYPE_FP16: return zero__cuda_muon_run(zero__cuda_muon_mom_kernel<__half>, mom, 1, 2, a, n, c, s, err);
+        case ZERO_DTYPE_BF16:
+            return zero__cuda_muon_run(zero__cuda_muon_mom_kernel<__nv_bfloat16>, mom, 1, 2, a, n, c, s, err);
+        default: return zero__cuda_muon_run(zero__cuda_muon_mom_kernel<float>, mom, 1, 4, a, n, c, s, err);
+        }
+    if (!zero__cuda_adam_stores(a))
+        return zero__cuda_muon_run(zero__cuda_muon_step_kernel<zero__cuda_none>, step, 0, 0, a, n, c, s, err);
+    switch (a->param_dtype) {
+    case ZERO_DTYPE_FP16: return zero__cuda_muon_run(zero__cuda_muon_step_kernel<__half>, step, 0, 2, a, n, c, s, err);
+    case ZERO_DTYPE_BF16:
+        return zero__cuda_muon_run(zero__cuda_muon_step_kernel<__nv_bfloat16>, step, 0, 2, a, n, c, s, err);
+    default: return zero__cuda_muon_run(zero__cuda_muon_step_kernel<float>, step, 0, 4, a, n, c, s, err);
+    }
+}
+
+/* The fused kernel over the segments of calls a[0..n) that are not Muon's,
+   by the rule c names. */
+static zero_result zero__cuda_rule_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
+                                          cudaStream_t s, zero_error *err) {
+    if (!zero__cuda_has_segs(a, n, 0)) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    switch (c.kind) {
     case ZERO_OPTIMIZER_LION: return zero__cuda_adam_grad<zero__cuda_rule_lion>(a, n, c, s, err);
     case ZERO_OPTIMIZER_ADAGRAD: return zero__cuda_adam_grad<zero__cuda_rule_adagrad>(a, n, c, s, err);
     case ZERO_OPTIMIZER_SGD:
@@ -1595,6 +1783,17 @@ static zero_result zero__cuda_adam_launch(const zero_adam_args *a, int n, cudaSt
         return zero__cuda_adam_grad<zero__cuda_rule_sgd<false> >(a, n, c, s, err);
     default: return zero__cuda_adam_grad<zero__cuda_rule_adam>(a, n, c, s, err);
     }
+}
+
+/* Calls a[0..n) (checked, sharing their rule, hyperparameters and dtypes) in
+   as few launches as their segments take: Muon's pass 1 on its segments
+   alone; any other call its rule on the other segments, then Muon's step on
+   Muon's. */
+static zero_result zero__cuda_adam_launch(const zero_adam_args *a, int n, cudaStream_t s, zero_error *err) {
+    const zero__cuda_adam_common c = zero__cuda_common_of(a);
+    zero_result r;
+    if (a->muon_pass == 0 && (r = zero__cuda_rule_launch(a, n, c, s, err)) != ZERO_OK) return r;
+    return zero__cuda_muon_launch(a, n, c, s, err);
 }
 
 static ZERO__UNUSED zero_result zero__cuda_k_adam(const zero_adam_args *a, cudaStream_t s, zero_error *err) {
@@ -4285,7 +4484,8 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.adam = zero__cuda_adam;
     c->be.sumsq_segs = zero__cuda_sumsq_segs;
     c->be.adam_multi = zero__cuda_adam_multi;
-    c->be.opt_rules = 1u << ZERO_OPTIMIZER_LION | 1u << ZERO_OPTIMIZER_ADAGRAD | 1u << ZERO_OPTIMIZER_SGD;
+    c->be.opt_rules = 1u << ZERO_OPTIMIZER_LION | 1u << ZERO_OPTIMIZER_ADAGRAD | 1u << ZERO_OPTIMIZER_SGD |
+                      1u << ZERO_OPTIMIZER_MUON;
     c->be.groups_init = zero__cuda_groups_init;
     c->be.group_reduce_scatter = zero__cuda_group_reduce_scatter;
     c->be.group_all_gather = zero__cuda_group_all_gather;
