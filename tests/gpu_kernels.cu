@@ -432,6 +432,7 @@ static void test_adam(zero_dtype gdt, int pmode, int adamw, const std::vector<ze
 static zero_adam_seg seg(int64_t off, int64_t count) {
     static const float wds[3] = {0.0f, 0.01f, 0.1f};
     zero_adam_seg s;
+    memset(&s, 0, sizeof s);  // (muon and any later field: 0)
     s.offset = off;
     s.count = count;
     s.lr = (float)(1e-4 * pow(100.0, zt_rand01()));
