@@ -1869,7 +1869,10 @@ static ZERO__UNUSED zero_result zero__cuda_k_adam_multi(const zero_adam_args *a,
    shared memory twice (the next stage's global loads are in flight while the
    current one is multiplied). A thread loads 16 bytes of A and of B a stage
    where the pointer and leading dimension allow it and the stage is whole,
-   guarded single floats elsewhere (any size). When the tiles are too few to
+   guarded single floats elsewhere (any size). A and B are symmetric: their
+   products compute the tiles on and above the diagonal only and store each
+   mirrored too (X X^T's (j, i) sums the products of (i, j) in the same order,
+   so both come out exactly symmetric). When the tiles are too few to
    keep every multiprocessor busy, K is cut into slices (blockIdx.y), each
    slice's sums stored whole in a buffer of its own (C itself and the parts of
    work the product leaves free) and added in slice order by
@@ -1893,6 +1896,7 @@ struct zero__cuda_gemm_args {
     int64_t m, n, k, kslice, lda, ldb, ldc, ldc0;
     float alpha, beta;
     int ta, tb; /* op(A) = A^T, op(B) = B^T */
+    int sym;    /* C is symmetric (m = n): only the tiles on and above the diagonal, each stored mirrored too */
     int vec_a, vec_b, vec_c, vec_part;
 };
 
@@ -1949,9 +1953,11 @@ static __device__ __forceinline__ float zero__cuda_gemm_out(const zero__cuda_gem
 }
 
 /* This thread's 8 x 8 sums, rows r0 + {0..3, 64..67} and columns c0 + {0..3,
-   64..67}: into C (alpha, beta applied), or whole into its slice's buffer. */
+   64..67}: into C (alpha, beta applied), or whole into its slice's buffer;
+   mirror: also at the transposed places (a tile above the diagonal of a
+   symmetric C). */
 static __device__ __forceinline__ void zero__cuda_gemm_store(const zero__cuda_gemm_args &g, const float (&acc)[8][8],
-                                                             int64_t r0, int64_t c0) {
+                                                             int64_t r0, int64_t c0, int mirror) {
     const int split = gridDim.y > 1;
     float *out = split ? g.part[blockIdx.y] : g.c;
     const int64_t ld = split ? g.n : g.ldc;
@@ -1972,19 +1978,29 @@ static __device__ __forceinline__ void zero__cuda_gemm_store(const zero__cuda_ge
                 *reinterpret_cast<float4 *>(out + row * ld + col) = make_float4(v[0], v[1], v[2], v[3]);
             else
                 for (int j = 0; j < 4 && col + j < g.n; j++) out[row * ld + col + j] = v[j];
+            if (mirror)
+                for (int j = 0; j < 4 && col + j < g.n; j++) out[(col + j) * ld + row] = v[j];
         }
     }
 }
 
-/* Block x: tile x of C (row-major over the tiles); blockIdx.y: the K slice.
-   Two blocks a multiprocessor (128 registers a thread at most). */
+/* Block x: tile x of C (row-major over the tiles; sym: over those on and
+   above the diagonal, whose mirror images they store too: C = X X^T and
+   b A + c (A A) for a symmetric A come out exactly symmetric, element (j, i)
+   summing the products of (i, j) in the same order); blockIdx.y: the K
+   slice. Two blocks a multiprocessor (128 registers a thread at most). */
 static __global__ void __launch_bounds__(ZERO__CUDA_GEMM_THREADS, 2)
 zero__cuda_gemm_kernel(const __grid_constant__ zero__cuda_gemm_args g) {
     __shared__ __align__(16) zero__cuda_gemm_stage sa[2], sb[2];
     const int tx = (int)threadIdx.x & 15, ty = (int)threadIdx.x >> 4, akc = !g.ta, bkc = g.tb;
     const int64_t tiles_n = (g.n + ZERO__CUDA_GEMM_TILE - 1) / ZERO__CUDA_GEMM_TILE;
-    const int64_t m0 = (int64_t)blockIdx.x / tiles_n * ZERO__CUDA_GEMM_TILE;
-    const int64_t n0 = (int64_t)blockIdx.x % tiles_n * ZERO__CUDA_GEMM_TILE;
+    int64_t ti = (int64_t)blockIdx.x / tiles_n, tj = (int64_t)blockIdx.x % tiles_n;
+    if (g.sym) { /* the upper triangle's tiles, row by row */
+        int64_t rest = blockIdx.x;
+        for (ti = 0; rest >= tiles_n - ti; ti++) rest -= tiles_n - ti;
+        tj = ti + rest;
+    }
+    const int64_t m0 = ti * ZERO__CUDA_GEMM_TILE, n0 = tj * ZERO__CUDA_GEMM_TILE;
     const int64_t kbeg = (int64_t)blockIdx.y * g.kslice, kend = kbeg + g.kslice < g.k ? kbeg + g.kslice : g.k;
     float acc[8][8], ra[4], rb[4];
     int buf = 0;
@@ -2023,7 +2039,7 @@ zero__cuda_gemm_kernel(const __grid_constant__ zero__cuda_gemm_args g) {
             buf ^= 1;
         }
     }
-    zero__cuda_gemm_store(g, acc, m0 + ty * 4, n0 + tx * 4);
+    zero__cuda_gemm_store(g, acc, m0 + ty * 4, n0 + tx * 4, g.sym && ti != tj);
 }
 
 /* K sliced: C = alpha (the slices' sums added in slice order) + beta C0. part[0]
@@ -2074,12 +2090,14 @@ static int zero__cuda_gemm_slices(int64_t tiles, int64_t ksteps, int64_t mn, int
     return pick;
 }
 
-/* C = alpha op(A) op(B) + beta C0 on stream s (g's fields; C0 may be C). The
+/* C = alpha op(A) op(B) + beta C0 on stream s (g's fields; C0 may be C;
+   sym: C symmetric, C0 too when read). The
    sums of K slices may go to C (unless C0 is C, or C is not dense) and to
    spare[0..n_spare) (spare_n[z] floats each, overlapping none of A, B, C0). */
 static zero_result zero__cuda_gemm(zero__cuda_gemm_args g, float *const *spare, const int64_t *spare_n, int n_spare,
                                    int sms, cudaStream_t s, zero_error *err) {
-    const int64_t t = ZERO__CUDA_GEMM_TILE, tiles = (g.m + t - 1) / t * ((g.n + t - 1) / t), mn = g.m * g.n;
+    const int64_t t = ZERO__CUDA_GEMM_TILE, tm = (g.m + t - 1) / t, tn = (g.n + t - 1) / t, mn = g.m * g.n;
+    const int64_t tiles = g.sym ? tn * (tn + 1) / 2 : tm * tn;
     const int64_t ksteps = (g.k + ZERO__CUDA_GEMM_BK - 1) / ZERO__CUDA_GEMM_BK;
     int slots = 0, slices, z;
     zero_result r;
@@ -2137,12 +2155,12 @@ static zero_result zero__cuda_muon_step(const float *cur, float *nxt, float *A, 
     memset(&g, 0, sizeof g); /* A = X X^T: Y Y^T, or Y^T Y when tall */
     g.a = g.b = cur, g.c = A;
     g.m = g.n = r, g.k = c, g.lda = g.ldb = tall ? r : c, g.ldc = r;
-    g.ta = tall, g.tb = !tall, g.alpha = 1.0f;
+    g.ta = tall, g.tb = !tall, g.sym = 1, g.alpha = 1.0f;
     if ((res = zero__cuda_gemm(g, spare, spare_n, 2, sms, s, err)) != ZERO_OK) return res;
     memset(&g, 0, sizeof g); /* B = b A + c (A A) */
     g.a = g.b = g.c0 = A, g.c = B;
     g.m = g.n = g.k = r, g.lda = g.ldb = g.ldc = g.ldc0 = r;
-    g.alpha = cc, g.beta = cb;
+    g.alpha = cc, g.beta = cb, g.sym = 1;
     spare[0] = nxt, spare_n[0] = r * c;
     if ((res = zero__cuda_gemm(g, spare, spare_n, 1, sms, s, err)) != ZERO_OK) return res;
     memset(&g, 0, sizeof g); /* X' = a X + B X: Y' = a Y + B Y, or a Y + Y B^T when tall */
