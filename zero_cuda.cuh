@@ -2073,18 +2073,21 @@ static int zero__cuda_gemm_vec(const void *p, int64_t ld) { return (uintptr_t)p 
 
 /* How many K slices a product of `tiles` tiles and `ksteps` stages of K takes
    (at most `slots`, the buffers there are for their sums): the cheapest by a
-   rough model of time, in stages of one tile on one multiprocessor: the
-   busiest multiprocessor's blocks times the stages of a slice, plus moving
-   the slices' sums (a stage of a tile, 2^17 FMAs, takes an H100 / H200
-   multiprocessor about as long as the whole GPU takes to move 2 MB). */
+   rough model of time, in stages of one tile on one multiprocessor (two
+   blocks resident a multiprocessor keep it busy; a block alone runs at about
+   2/3 of its rate): the busiest multiprocessor's blocks times the stages of
+   a slice, plus moving the slices' sums (a stage of a tile, 2^17 FMAs, takes
+   an H100 / H200 multiprocessor about as long as the whole GPU takes to move
+   2 MB). */
 static int zero__cuda_gemm_slices(int64_t tiles, int64_t ksteps, int64_t mn, int slots, int sms) {
     double best = 0.0;
     int s, pick = 1;
     for (s = 1; s <= slots && s <= ZERO__CUDA_GEMM_SLICES; s++) {
-        const int64_t per = (ksteps + s - 1) / s;
+        const int64_t per = (ksteps + s - 1) / s, busiest = (tiles * s + sms - 1) / sms;
         double cost;
         if (s > 1 && per < 16) break; /* (slices of fewer stages: their sums cost more than they save) */
-        cost = (double)((tiles * s + sms - 1) / sms) * (double)per + (s > 1 ? (double)(s + 2) * (double)mn * 4.0 / 2e6 : 0.0);
+        cost = (double)per * (busiest % 2 ? (double)busiest + 0.5 : (double)busiest) +
+               (s > 1 ? (double)(s + 2) * (double)mn * 4.0 / 2e6 : 0.0);
         if (s == 1 || cost < best) best = cost, pick = s;
     }
     return pick;
