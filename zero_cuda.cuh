@@ -10,7 +10,9 @@
            compute stream (the program's) and a communication stream ordered by
            events, NCCL collectives, and the kernels (fused mixed-precision
            Adam over many tensors per launch, deterministic sum of squares with
-           the inf/nan flag, casts, chunk accumulation, scaling)
+           the inf/nan flag, casts, chunk accumulation, scaling; Muon's
+           element-wise parts and its Newton-Schulz orthogonalisation on an
+           fp32 SGEMM of its own)
          - hybrid sharding (mics_shard_size): groups_init splits the
            communicator into the shard and replica groups (ncclCommSplit,
            polled against the deadline); the group_ collectives run on them,
@@ -114,9 +116,14 @@
                          zero__cuda_for_range, zero__cuda_block_sum
      cuda-kernel-code    the __global__ kernels: scale, convert, sumsq (+ finish),
                          the fused optimizer kernel (zero__cuda_adam_kernel; its
-                         rules zero__cuda_rule_adam, _lion, _adagrad, _sgd)
+                         rules zero__cuda_rule_adam, _lion, _adagrad, _sgd), Muon's
+                         two element-wise kernels (zero__cuda_muon_mom_kernel, _step_kernel)
      cuda-kernel-launch  host entry points that check, plan and launch:
                          zero__cuda_k_scale, _k_convert, _k_sumsq, _k_adam
+                         (Muon's segments to their two kernels: zero__cuda_muon_run)
+     cuda-muon-ns        Muon's Newton-Schulz on the device (zero__cuda_k_muon_ns):
+                         the fp32 SGEMM kernel (zero__cuda_gemm_kernel, K slices
+                         summed in order), the norm in double, the step's products
      cuda-boot           host-only helpers of start-up: clocks, sleep, strerror_r,
                          integer parsing, ZERO_TIMEOUT_S (zero__boot_env_timeout)
      cuda-env            the launcher's variables: zero_dist_env_read,
@@ -132,7 +139,7 @@
      cuda-be-collectives NCCL reduce_scatter, all_gather, all_reduce, broadcast
                          (copies for one GPU under ZERO_NO_NCCL); groups_init
                          and the group_ collectives of hybrid sharding
-     cuda-be-kernels     the backend's scale, convert, sumsq, adam hooks
+     cuda-be-kernels     the backend's scale, convert, sumsq, adam, muon_ns hooks
      cuda-be-vm          zero_alloc's address ranges: vm_reserve, vm_back, vm_unback,
                          vm_release over the driver's virtual memory management
                          (zero__cuda_vm_*), granules from a pool of physical handles
@@ -657,8 +664,8 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
 
 /* ---- >>cuda-kernels: what the kernels compute, how they walk memory, launch geometry ----
 
-   The backend's four kernels, each computing exactly the function of its host
-   backend twin in zero.h (zero__host_scale, _convert, _sumsq, _adam):
+   The backend's four element-wise kernels, each computing exactly the function
+   of its host backend twin in zero.h (zero__host_scale, _convert, _sumsq, _adam):
 
      zero__cuda_k_scale    x = round_dt(x * factor)
      zero__cuda_k_convert  dst = round_ddt(src), or round_ddt(dst + src) in fp32
@@ -667,9 +674,16 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
      zero__cuda_k_adam     the optimizer step over a table of segments, many per launch:
                            DeepSpeed's Adam, or the rule zero_adam_args.kind picks
                            (Lion, Adagrad, SGD; zero.h's zero__opt_range); the
-                           state a rule does not keep is neither read nor written
+                           state a rule does not keep is neither read nor written.
+                           Muon's segments (seg.muon) go to two kernels of their own
+                           (zero.h's zero__muon_range): pass 1's momentum and
+                           update, and in a call of any rule their step from v
 
-   Everything is one pass over memory. A thread handles 8 consecutive elements at
+   and one that is not element-wise, in its own section (>>cuda-muon-ns):
+
+     zero__cuda_k_muon_ns  zero_muon_orthogonalize (zero.h) on the device, to rounding
+
+   Each element-wise kernel is one pass over memory. A thread handles 8 consecutive elements at
    a time with 16-byte loads and stores (two for an fp32 array, one for a 16-bit
    one) wherever every array of the call is 16-byte aligned at the same element;
    the elements before that element (the head) and after the last whole group of 8
@@ -1173,6 +1187,93 @@ zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
     }
 }
 
+/* Muon's two element-wise parts (zero.h's zero__muon_range), one element
+   each, fp32 with one rounding per operation as there. Pass 1, g already
+   times grad_scale, c.omb1 = 1 - momentum: the momentum into m, the update to
+   orthogonalise into v. */
+static __device__ __forceinline__ void zero__cuda_muon_mom(const zero__cuda_adam_common &c, float &m, float &v,
+                                                           float g) {
+    m = __fmaf_rn(__fsub_rn(g, m), c.omb1, m);
+    v = c.nesterov ? __fmaf_rn(__fsub_rn(g, m), c.omb1, m) : m;
+}
+/* The step from the orthogonalised update v: step = lr, decay = 1 - lr wd
+   (one rounded product, one rounded difference, as zero.h's). */
+static __device__ __forceinline__ float zero__cuda_muon_step(float p, float v, float wd, float step, float decay) {
+    return wd > 0.0f ? __fmaf_rn(-step, v, __fmul_rn(p, decay)) : __fmaf_rn(-step, v, p);
+}
+
+/* A batch of Muon's segments (zero__cuda_adam_batch, as the fused kernel takes
+   it), pass 1: each segment's m, v and grad (G its type); master and param
+   are not touched. Not a rule of zero__cuda_adam_kernel: these two kernels
+   take 3 + 4 instantiations where another rule there would take 12. */
+template <typename G>
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_muon_mom_kernel(const __grid_constant__ zero__cuda_adam_common c,
+                           const __grid_constant__ zero__cuda_adam_batch b) {
+    typedef zero__cuda_io<float> fio;
+    typedef zero__cuda_io<G> gio;
+    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
+    const zero__cuda_adam_kseg &sg = b.seg[k];
+    const unsigned first = k ? b.block_end[k - 1] : 0u;
+    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
+    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    float *mm = sg.m, *vv = sg.v;
+    const G *grad = (const G *)sg.grad;
+    zero__cuda_for_range(
+        sg.n, sg.head, sg.nv, t, stride,
+        [&](size_t i) {
+            float m[ZERO__CUDA_VEC], v[ZERO__CUDA_VEC], g[ZERO__CUDA_VEC];
+            fio::ld8(mm + i, m);
+            gio::ld8(grad + i, g);
+#pragma unroll
+            for (int e = 0; e < ZERO__CUDA_VEC; e++) zero__cuda_muon_mom(c, m[e], v[e], __fmul_rn(g[e], c.grad_scale));
+            fio::st8(mm + i, m);
+            fio::st8(vv + i, v);
+        },
+        [&](size_t i) {
+            float m = mm[i], v;
+            zero__cuda_muon_mom(c, m, v, __fmul_rn(gio::ld(grad + i), c.grad_scale));
+            mm[i] = m;
+            vv[i] = v;
+        });
+}
+
+/* The step of Muon's segments of a call of any rule: each segment's master,
+   v and param (P as in zero__cuda_adam_kernel); c is not read. */
+template <typename P>
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_muon_step_kernel(const __grid_constant__ zero__cuda_adam_common c,
+                            const __grid_constant__ zero__cuda_adam_batch b) {
+    typedef zero__cuda_io<float> fio;
+    typedef zero__cuda_io<P> pio;
+    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
+    const zero__cuda_adam_kseg &sg = b.seg[k];
+    const unsigned first = k ? b.block_end[k - 1] : 0u;
+    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
+    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    const float wd = sg.wd, step = sg.step, decay = __fsub_rn(1.0f, __fmul_rn(step, wd));
+    float *master = sg.master;
+    const float *vv = sg.v;
+    P *param = (P *)sg.param;
+    (void)c;
+    zero__cuda_for_range(
+        sg.n, sg.head, sg.nv, t, stride,
+        [&](size_t i) {
+            float p[ZERO__CUDA_VEC], v[ZERO__CUDA_VEC];
+            fio::ld8(master + i, p);
+            fio::ld8(vv + i, v);
+#pragma unroll
+            for (int e = 0; e < ZERO__CUDA_VEC; e++) p[e] = zero__cuda_muon_step(p[e], v[e], wd, step, decay);
+            fio::st8(master + i, p);
+            pio::st8(param + i, p);
+        },
+        [&](size_t i) {
+            const float p = zero__cuda_muon_step(master[i], vv[i], wd, step, decay);
+            master[i] = p;
+            pio::st(param + i, p);
+        });
+}
+
 /* ---- >>cuda-kernel-launch: host entry points that check, plan and launch ---- */
 
 static int zero__cuda_kernel_dtype(zero_dtype dt) {
@@ -1435,16 +1536,38 @@ static void zero__cuda_seg_consts(const zero_adam_args *a, const zero_adam_seg *
     }
 }
 
+/* Launches kernel over batch b (blocks [0, *total)), then empties it. */
+template <typename K>
+static zero_result zero__cuda_batch_flush(K kernel, const char *name, const zero__cuda_adam_common &c,
+                                          zero__cuda_adam_batch *b, unsigned *total, cudaStream_t s, zero_error *err) {
+    if (!b->n_segs) return ZERO_OK;
+    kernel<<<*total, ZERO__CUDA_THREADS, 0, s>>>(c, *b);
+    memset(b, 0, sizeof *b);
+    *total = 0;
+    return zero__cuda_launched(name, err);
+}
+
+/* Whether calls a[0..n) have a non-empty segment with seg.muon == muon. */
+static int zero__cuda_has_segs(const zero_adam_args *a, int n, int muon) {
+    int i, k;
+    for (i = 0; i < n; i++)
+        for (k = 0; k < a[i].n_segs; k++)
+            if (a[i].segs[k].count > 0 && !a[i].segs[k].muon == !muon) return 1;
+    return 0;
+}
+
 /* One launch per ZERO__CUDA_ADAM_BATCH non-empty segments, taken from the
    calls a[0..n_calls) in order (they share c, R, G and P); a segment gets
    blocks in proportion to its size, at least one and at most one full wave of
    the GPU, so one launch covers many small tensors and a large one fills the
-   GPU. Only the arrays the launch touches decide a segment's alignment. */
+   GPU. Only the arrays the launch touches decide a segment's alignment.
+   Muon's segments (seg.muon) are left to zero__cuda_muon_run. */
 template <typename R, typename G, typename P>
 static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
                                        cudaStream_t s, zero_error *err) {
     const int store = !zero__cuda_is_none<P>::value, has_m = !zero__cuda_is_none<typename R::M>::value,
               has_v = !zero__cuda_is_none<typename R::V>::value;
+    static const char name[] = "zero__cuda_adam_kernel (adam)";
     zero__cuda_adam_batch b;
     unsigned cap = 1, total = 0;
     int i, k;
@@ -1454,7 +1577,7 @@ static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, con
     for (i = 0; i < n_calls; i++)
         for (k = 0; k < a[i].n_segs; k++) {
             const zero_adam_seg *sg = &a[i].segs[k];
-            if (sg->count > 0) {
+            if (sg->count > 0 && !sg->muon) {
                 zero__cuda_adam_kseg *q = &b.seg[b.n_segs];
                 const size_t off = (size_t)sg->offset;
                 const void *arrays[5];
@@ -1476,17 +1599,53 @@ static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, con
                 total += zero__cuda_blocks(q->n, q->nv, cap);
                 b.block_end[b.n_segs++] = total;
             }
-            if (b.n_segs == ZERO__CUDA_ADAM_BATCH) {
-                zero__cuda_adam_kernel<R, G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
-                if ((r = zero__cuda_launched("zero__cuda_adam_kernel (adam)", err)) != ZERO_OK) return r;
-                memset(&b, 0, sizeof b);
-                total = 0;
-            }
+            if (b.n_segs == ZERO__CUDA_ADAM_BATCH &&
+                (r = zero__cuda_batch_flush(zero__cuda_adam_kernel<R, G, P>, name, c, &b, &total, s, err)) != ZERO_OK)
+                return r;
         }
-    if (b.n_segs > 0) {
-        zero__cuda_adam_kernel<R, G, P><<<total, ZERO__CUDA_THREADS, 0, s>>>(c, b);
-        if ((r = zero__cuda_launched("zero__cuda_adam_kernel (adam)", err)) != ZERO_OK) return r;
-    }
+    if ((r = zero__cuda_batch_flush(zero__cuda_adam_kernel<R, G, P>, name, c, &b, &total, s, err)) != ZERO_OK) return r;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* Muon's segments (seg.muon) of calls a[0..n_calls), planned and batched as
+   zero__cuda_adam_run does, in launches of kernel (zero__cuda_muon_mom_kernel
+   or _step_kernel; K is one function pointer type, one instantiation): pass 1
+   on v, m and the grad, the step on v, master and the param; esize: the
+   bytes of a grad (pass 1) or param element (the step; 0: no param written). */
+template <typename K>
+static zero_result zero__cuda_muon_run(K kernel, const char *name, int pass, size_t esize, const zero_adam_args *a,
+                                       int n_calls, const zero__cuda_adam_common &c, cudaStream_t s, zero_error *err) {
+    zero__cuda_adam_batch b;
+    unsigned cap = 1, total = 0;
+    int i, k;
+    zero_result r;
+    if ((r = zero__cuda_grid_cap(kernel, &cap, err)) != ZERO_OK) return r;
+    memset(&b, 0, sizeof b);
+    for (i = 0; i < n_calls; i++)
+        for (k = 0; k < a[i].n_segs; k++) {
+            const zero_adam_seg *sg = &a[i].segs[k];
+            zero__cuda_adam_kseg *q = &b.seg[b.n_segs];
+            const size_t off = (size_t)sg->offset, size[3] = {4, 4, esize};
+            const void *arrays[3];
+            if (!sg->muon || sg->count <= 0) continue;
+            q->v = a[i].v + off;
+            if (pass == 1) q->m = a[i].m + off, q->grad = (const char *)a[i].grad + off * esize;
+            else q->master = a[i].master + off, q->param = esize ? (char *)a[i].param + off * esize : NULL;
+            arrays[0] = q->v;
+            arrays[1] = pass == 1 ? (const void *)q->m : (const void *)q->master;
+            arrays[2] = pass == 1 ? q->grad : (const void *)q->param;
+            q->n = (size_t)sg->count;
+            zero__cuda_plan(arrays, size, esize ? 3 : 2, q->n, &q->head, &q->nv);
+            q->step = sg->lr;
+            q->wd = sg->weight_decay;
+            total += zero__cuda_blocks(q->n, q->nv, cap);
+            b.block_end[b.n_segs++] = total;
+            if (b.n_segs == ZERO__CUDA_ADAM_BATCH &&
+                (r = zero__cuda_batch_flush(kernel, name, c, &b, &total, s, err)) != ZERO_OK)
+                return r;
+        }
+    if ((r = zero__cuda_batch_flush(kernel, name, c, &b, &total, s, err)) != ZERO_OK) return r;
     zero__ok(err);
     return ZERO_OK;
 }
@@ -1519,7 +1678,8 @@ static zero_result zero__cuda_adam_grad(const zero_adam_args *a, int n_calls, co
 }
 
 /* One call's arguments checked; *end: one past its last element. m and v are
-   checked where the rule keeps them (zero_optimizer_state_mask). */
+   checked where the rule keeps them (zero_optimizer_state_mask), v also
+   where a segment is Muon's. */
 static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_out, zero_error *err) {
     int64_t end = 0;
     int k, mask;
@@ -1531,17 +1691,21 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
         return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
                           "cuda adam: %s's rule does not run in these kernels (its trust ratio needs every whole "
                           "tensor's norms first)", zero_optimizer_name((zero_optimizer_type)a->kind));
+    if (a->muon_pass != 0 && !(a->muon_pass == 1 && a->kind == ZERO_OPTIMIZER_MUON))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: muon_pass %d with kind %s (pass 1 is Muon's only)",
+                          a->muon_pass, zero_optimizer_name((zero_optimizer_type)a->kind));
     if (a->n_segs < 0 || (a->n_segs > 0 && !a->segs))
         return zero__fail(err, a->n_segs < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
                           "cuda adam: %d segments at %p", a->n_segs, (const void *)a->segs);
+    mask = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
     for (k = 0; k < a->n_segs; k++) {
         const zero_adam_seg *sg = &a->segs[k];
         if (sg->offset < 0 || sg->count < 0 || sg->offset > INT64_MAX - sg->count)
             return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: segment %d has offset %lld, count %lld", k,
                               (long long)sg->offset, (long long)sg->count);
         if (sg->count > 0 && sg->offset + sg->count > end) end = sg->offset + sg->count;
+        if (sg->count > 0 && sg->muon) mask |= 2; /* (v: Muon's update, in a call of any rule) */
     }
-    mask = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
     if ((r = zero__cuda_check_arg("adam", "master", a->master, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK ||
         ((mask & 1) && (r = zero__cuda_check_arg("adam", "m", a->m, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK) ||
         ((mask & 2) && (r = zero__cuda_check_arg("adam", "v", a->v, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK) ||
@@ -1552,12 +1716,20 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
     return ZERO_OK;
 }
 
-/* The hyperparameters call a's rule reads (every other byte 0). */
+/* The hyperparameters call a's rule reads (every other byte 0): Muon's pass
+   1 its own; Muon's other call Adam's (its segments without seg.muon take
+   Adam's rule, adamw deciding the decay, as in zero.h's zero__opt_range). */
 static zero__cuda_adam_common zero__cuda_common_of(const zero_adam_args *a) {
     zero__cuda_adam_common c;
     memset(&c, 0, sizeof c);
-    c.kind = a->kind == ZERO_OPTIMIZER_ADAMW ? ZERO_OPTIMIZER_ADAM : a->kind; /* adamw decides */
     c.grad_scale = a->grad_scale;
+    if (a->kind == ZERO_OPTIMIZER_MUON && a->muon_pass == 1) { /* zero__cuda_muon_mom */
+        c.kind = ZERO_OPTIMIZER_MUON;
+        c.omb1 = 1.0f - a->momentum, c.nesterov = a->nesterov;
+        return c;
+    }
+    /* adamw decides; Muon's other call steps its other segments by Adam's rule */
+    c.kind = a->kind == ZERO_OPTIMIZER_ADAMW || a->kind == ZERO_OPTIMIZER_MUON ? ZERO_OPTIMIZER_ADAM : a->kind;
     switch (a->kind) {
     case ZERO_OPTIMIZER_LION:
         c.beta1 = a->beta1, c.beta2 = a->beta2, c.omb1 = 1.0f - a->beta1, c.omb2 = 1.0f - a->beta2;
@@ -1583,11 +1755,41 @@ static int zero__cuda_adam_same(const zero_adam_args *x, const zero_adam_args *y
            (!sx || x->param_dtype == y->param_dtype);
 }
 
-/* Calls a[0..n) (checked, sharing their rule, hyperparameters and dtypes) in
-   as few launches as their segments take. */
-static zero_result zero__cuda_adam_launch(const zero_adam_args *a, int n, cudaStream_t s, zero_error *err) {
-    const zero__cuda_adam_common c = zero__cuda_common_of(a);
-    switch (a->kind) {
+/* Muon's segments of calls a[0..n) (checked, sharing c and dtypes): pass 1
+   in Muon's pass-1 calls, the step in the others; none: no launch. */
+static zero_result zero__cuda_muon_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
+                                          cudaStream_t s, zero_error *err) {
+    static const char mom[] = "zero__cuda_muon_mom_kernel (adam: Muon's pass 1)",
+                      step[] = "zero__cuda_muon_step_kernel (adam: Muon's step)";
+    if (!zero__cuda_has_segs(a, n, 1)) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    if (a->muon_pass == 1) switch (a->grad_dtype) {
+        case ZERO_DTYPE_FP16: return zero__cuda_muon_run(zero__cuda_muon_mom_kernel<__half>, mom, 1, 2, a, n, c, s, err);
+        case ZERO_DTYPE_BF16:
+            return zero__cuda_muon_run(zero__cuda_muon_mom_kernel<__nv_bfloat16>, mom, 1, 2, a, n, c, s, err);
+        default: return zero__cuda_muon_run(zero__cuda_muon_mom_kernel<float>, mom, 1, 4, a, n, c, s, err);
+        }
+    if (!zero__cuda_adam_stores(a))
+        return zero__cuda_muon_run(zero__cuda_muon_step_kernel<zero__cuda_none>, step, 0, 0, a, n, c, s, err);
+    switch (a->param_dtype) {
+    case ZERO_DTYPE_FP16: return zero__cuda_muon_run(zero__cuda_muon_step_kernel<__half>, step, 0, 2, a, n, c, s, err);
+    case ZERO_DTYPE_BF16:
+        return zero__cuda_muon_run(zero__cuda_muon_step_kernel<__nv_bfloat16>, step, 0, 2, a, n, c, s, err);
+    default: return zero__cuda_muon_run(zero__cuda_muon_step_kernel<float>, step, 0, 4, a, n, c, s, err);
+    }
+}
+
+/* The fused kernel over the segments of calls a[0..n) that are not Muon's,
+   by the rule c names. */
+static zero_result zero__cuda_rule_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
+                                          cudaStream_t s, zero_error *err) {
+    if (!zero__cuda_has_segs(a, n, 0)) {
+        zero__ok(err);
+        return ZERO_OK;
+    }
+    switch (c.kind) {
     case ZERO_OPTIMIZER_LION: return zero__cuda_adam_grad<zero__cuda_rule_lion>(a, n, c, s, err);
     case ZERO_OPTIMIZER_ADAGRAD: return zero__cuda_adam_grad<zero__cuda_rule_adagrad>(a, n, c, s, err);
     case ZERO_OPTIMIZER_SGD:
@@ -1595,6 +1797,17 @@ static zero_result zero__cuda_adam_launch(const zero_adam_args *a, int n, cudaSt
         return zero__cuda_adam_grad<zero__cuda_rule_sgd<false> >(a, n, c, s, err);
     default: return zero__cuda_adam_grad<zero__cuda_rule_adam>(a, n, c, s, err);
     }
+}
+
+/* Calls a[0..n) (checked, sharing their rule, hyperparameters and dtypes) in
+   as few launches as their segments take: Muon's pass 1 on its segments
+   alone; any other call its rule on the other segments, then Muon's step on
+   Muon's. */
+static zero_result zero__cuda_adam_launch(const zero_adam_args *a, int n, cudaStream_t s, zero_error *err) {
+    const zero__cuda_adam_common c = zero__cuda_common_of(a);
+    zero_result r;
+    if (a->muon_pass == 0 && (r = zero__cuda_rule_launch(a, n, c, s, err)) != ZERO_OK) return r;
+    return zero__cuda_muon_launch(a, n, c, s, err);
 }
 
 static ZERO__UNUSED zero_result zero__cuda_k_adam(const zero_adam_args *a, cudaStream_t s, zero_error *err) {
@@ -1625,6 +1838,381 @@ static ZERO__UNUSED zero_result zero__cuda_k_adam_multi(const zero_adam_args *a,
     for (i = 0; i < n; i = j) {
         for (j = i + 1; j < n && zero__cuda_adam_same(&a[i], &a[j]);) j++;
         if ((r = zero__cuda_adam_launch(&a[i], j - i, s, err)) != ZERO_OK) return r;
+    }
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+/* ---- >>cuda-muon-ns: Muon's Newton-Schulz orthogonalisation on the device ----
+
+   zero_muon_orthogonalize (zero.h's >>muon-ns) in fp32 on the GPU: the batch's
+   matrices one after another, each in `work` (zero_muon_work_elems floats: A
+   and B, r x r, then the next X, r x c; r the smaller side, c the larger), all
+   on the caller's stream, without a host sync or an allocation:
+     the norm     zero__cuda_sumsq_kernel's block sums of squares in double into
+                  the start of work, then zero__cuda_muon_norm_kernel: every
+                  block adds them in one fixed order and divides X by
+                  (float)(sqrt(sum) + 1e-7)
+     each step    three products of one SGEMM kernel (zero__cuda_gemm_kernel):
+                  A = X X^T; B = b A + c (A A); X' = a X + B X, the next X
+                  alternating between x and work; then x = the last X (a copy
+                  when it lies in work) times scale (zero__cuda_k_scale)
+   A matrix with rows > cols is orthogonalised as its transpose without moving
+   it: with Y the matrix as stored (c x r), A = Y^T Y and Y' = a Y + Y B^T
+   (transposed operands of the SGEMM) are X X^T and X' transposed.
+
+   The SGEMM: C = alpha op(A) op(B) + beta C0, row-major, op a runtime
+   transpose flag, plain fp32 FMAs (no tensor cores). A block of 256 threads
+   computes a 128 x 128 tile of C, each thread 8 x 8 of it (two 4 x 4
+   quadrants 64 apart in each direction: a warp's float4 reads of shared
+   memory hit distinct banks or broadcast), over K in stages of 8 held in
+   shared memory twice (the next stage's global loads are in flight while the
+   current one is multiplied). A thread loads 16 bytes of A and of B a stage
+   where the pointer and leading dimension allow it and the stage is whole,
+   guarded single floats elsewhere (any size). A and B are symmetric: their
+   products compute the tiles on and above the diagonal only and store each
+   mirrored too (X X^T's (j, i) sums the products of (i, j) in the same order,
+   so both come out exactly symmetric). When the tiles are too few to
+   keep every multiprocessor busy, K is cut into slices (blockIdx.y), each
+   slice's sums stored whole in a buffer of its own (C itself and the parts of
+   work the product leaves free) and added in slice order by
+   zero__cuda_gemm_sum_kernel: deterministic, no atomics. The sums run in
+   another order than the host's loops, so the results agree with
+   zero_muon_orthogonalize to rounding, not bit for bit. */
+
+#define ZERO__CUDA_GEMM_TILE 128   /* a block's tile of C, square */
+#define ZERO__CUDA_GEMM_HALF 64    /* a thread's second quadrant, this far on */
+#define ZERO__CUDA_GEMM_BK 8       /* K of one shared-memory stage */
+#define ZERO__CUDA_GEMM_THREADS 256
+#define ZERO__CUDA_GEMM_SLICES 8   /* most K slices of one product */
+#define ZERO__CUDA_MUON_PARTIALS 256 /* most block sums of one norm */
+
+/* One product (zero__cuda_gemm). vec_*: float4 access is allowed (the
+   pointer 16-byte aligned, the leading dimension a multiple of 4). */
+struct zero__cuda_gemm_args {
+    const float *a, *b, *c0;
+    float *c;
+    float *part[ZERO__CUDA_GEMM_SLICES]; /* K sliced: slice z's sums, m x n dense */
+    int64_t m, n, k, kslice, lda, ldb, ldc, ldc0;
+    float alpha, beta;
+    int ta, tb; /* op(A) = A^T, op(B) = B^T */
+    int sym;    /* C is symmetric (m = n): only the tiles on and above the diagonal, each stored mirrored too */
+    int vec_a, vec_b, vec_c, vec_part;
+};
+
+typedef float zero__cuda_gemm_stage[ZERO__CUDA_GEMM_BK][ZERO__CUDA_GEMM_TILE + 4]; /* (+ 4: no bank conflicts) */
+
+/* This thread's 4 elements of one stage of op(P), rows i0.. of its M (A) or
+   N (B) side and k0.. of K, zero outside [.., lim) x [.., kend). kc: K runs
+   contiguously in memory, element (i, k) at p[i ld + k] (A as it is, B
+   transposed); else i does, at p[k ld + i]. */
+static __device__ __forceinline__ void zero__cuda_gemm_load(const float *p, int64_t ld, int kc, int vec, int64_t i0,
+                                                            int64_t lim, int64_t k0, int64_t kend, float *r) {
+    const int t = (int)threadIdx.x;
+    if (kc) {
+        const int64_t i = i0 + (t >> 1), k = k0 + (t & 1) * 4;
+        const float *q = p + i * ld + k;
+        if (vec && i < lim && k + 4 <= kend) {
+            const float4 v = __ldg(reinterpret_cast<const float4 *>(q));
+            r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+        } else {
+#pragma unroll
+            for (int j = 0; j < 4; j++) r[j] = i < lim && k + j < kend ? q[j] : 0.0f;
+        }
+    } else {
+        const int64_t k = k0 + (t >> 5), i = i0 + (t & 31) * 4;
+        const float *q = p + k * ld + i;
+        if (vec && k < kend && i + 4 <= lim) {
+            const float4 v = __ldg(reinterpret_cast<const float4 *>(q));
+            r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+        } else {
+#pragma unroll
+            for (int j = 0; j < 4; j++) r[j] = k < kend && i + j < lim ? q[j] : 0.0f;
+        }
+    }
+}
+
+/* The 4 elements zero__cuda_gemm_load gave this thread into stage s, as s[k][i]. */
+static __device__ __forceinline__ void zero__cuda_gemm_stage_in(zero__cuda_gemm_stage &s, int kc, const float *r) {
+    const int t = (int)threadIdx.x;
+    if (kc) {
+#pragma unroll
+        for (int j = 0; j < 4; j++) s[(t & 1) * 4 + j][t >> 1] = r[j];
+    } else
+        *reinterpret_cast<float4 *>(&s[t >> 5][(t & 31) * 4]) = make_float4(r[0], r[1], r[2], r[3]);
+}
+
+/* Element (i, j) of C from its sum: alpha acc + beta C0 (C0 unread when beta
+   is 0), with zero.h's roundings where alpha is 1 (fma(beta, C0, acc)) or
+   beta is (fma(alpha, acc, beta C0)). */
+static __device__ __forceinline__ float zero__cuda_gemm_out(const zero__cuda_gemm_args &g, float acc, int64_t i,
+                                                            int64_t j) {
+    if (g.beta == 0.0f) return g.alpha == 1.0f ? acc : __fmul_rn(g.alpha, acc);
+    const float c0 = g.c0[i * g.ldc0 + j];
+    return g.alpha == 1.0f ? __fmaf_rn(g.beta, c0, acc) : __fmaf_rn(g.alpha, acc, __fmul_rn(g.beta, c0));
+}
+
+/* This thread's 8 x 8 sums, rows r0 + {0..3, 64..67} and columns c0 + {0..3,
+   64..67}: into C (alpha, beta applied), or whole into its slice's buffer;
+   mirror: also at the transposed places (a tile above the diagonal of a
+   symmetric C). */
+static __device__ __forceinline__ void zero__cuda_gemm_store(const zero__cuda_gemm_args &g, const float (&acc)[8][8],
+                                                             int64_t r0, int64_t c0, int mirror) {
+    const int split = gridDim.y > 1;
+    float *out = split ? g.part[blockIdx.y] : g.c;
+    const int64_t ld = split ? g.n : g.ldc;
+    const int vec = split ? g.vec_part : g.vec_c;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const int64_t row = r0 + (i < 4 ? i : ZERO__CUDA_GEMM_HALF + i - 4);
+        if (row >= g.m) continue;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int64_t col = c0 + h * ZERO__CUDA_GEMM_HALF;
+            float v[4];
+            if (col >= g.n) continue;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                v[j] = split || col + j >= g.n ? acc[i][4 * h + j] : zero__cuda_gemm_out(g, acc[i][4 * h + j], row, col + j);
+            if (vec && col + 4 <= g.n)
+                *reinterpret_cast<float4 *>(out + row * ld + col) = make_float4(v[0], v[1], v[2], v[3]);
+            else
+                for (int j = 0; j < 4 && col + j < g.n; j++) out[row * ld + col + j] = v[j];
+            if (mirror)
+                for (int j = 0; j < 4 && col + j < g.n; j++) out[(col + j) * ld + row] = v[j];
+        }
+    }
+}
+
+/* Block x: tile x of C (row-major over the tiles; sym: over those on and
+   above the diagonal, whose mirror images they store too: C = X X^T and
+   b A + c (A A) for a symmetric A come out exactly symmetric, element (j, i)
+   summing the products of (i, j) in the same order); blockIdx.y: the K
+   slice. Two blocks a multiprocessor (128 registers a thread at most). */
+static __global__ void __launch_bounds__(ZERO__CUDA_GEMM_THREADS, 2)
+zero__cuda_gemm_kernel(const __grid_constant__ zero__cuda_gemm_args g) {
+    __shared__ __align__(16) zero__cuda_gemm_stage sa[2], sb[2];
+    const int tx = (int)threadIdx.x & 15, ty = (int)threadIdx.x >> 4, akc = !g.ta, bkc = g.tb;
+    const int64_t tiles_n = (g.n + ZERO__CUDA_GEMM_TILE - 1) / ZERO__CUDA_GEMM_TILE;
+    int64_t ti = (int64_t)blockIdx.x / tiles_n, tj = (int64_t)blockIdx.x % tiles_n;
+    if (g.sym) { /* the upper triangle's tiles, row by row */
+        int64_t rest = blockIdx.x;
+        for (ti = 0; rest >= tiles_n - ti; ti++) rest -= tiles_n - ti;
+        tj = ti + rest;
+    }
+    const int64_t m0 = ti * ZERO__CUDA_GEMM_TILE, n0 = tj * ZERO__CUDA_GEMM_TILE;
+    const int64_t kbeg = (int64_t)blockIdx.y * g.kslice, kend = kbeg + g.kslice < g.k ? kbeg + g.kslice : g.k;
+    float acc[8][8], ra[4], rb[4];
+    int buf = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
+    zero__cuda_gemm_load(g.a, g.lda, akc, g.vec_a, m0, g.m, kbeg, kend, ra);
+    zero__cuda_gemm_load(g.b, g.ldb, bkc, g.vec_b, n0, g.n, kbeg, kend, rb);
+    zero__cuda_gemm_stage_in(sa[0], akc, ra);
+    zero__cuda_gemm_stage_in(sb[0], bkc, rb);
+    __syncthreads();
+    for (int64_t k0 = kbeg; k0 < kend; k0 += ZERO__CUDA_GEMM_BK) {
+        const int more = k0 + ZERO__CUDA_GEMM_BK < kend;
+        if (more) {
+            zero__cuda_gemm_load(g.a, g.lda, akc, g.vec_a, m0, g.m, k0 + ZERO__CUDA_GEMM_BK, kend, ra);
+            zero__cuda_gemm_load(g.b, g.ldb, bkc, g.vec_b, n0, g.n, k0 + ZERO__CUDA_GEMM_BK, kend, rb);
+        }
+#pragma unroll
+        for (int kk = 0; kk < ZERO__CUDA_GEMM_BK; kk++) {
+            const float4 a0 = *reinterpret_cast<const float4 *>(&sa[buf][kk][ty * 4]);
+            const float4 a1 = *reinterpret_cast<const float4 *>(&sa[buf][kk][ZERO__CUDA_GEMM_HALF + ty * 4]);
+            const float4 b0 = *reinterpret_cast<const float4 *>(&sb[buf][kk][tx * 4]);
+            const float4 b1 = *reinterpret_cast<const float4 *>(&sb[buf][kk][ZERO__CUDA_GEMM_HALF + tx * 4]);
+            const float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            const float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++) acc[i][j] = __fmaf_rn(av[i], bv[j], acc[i][j]);
+        }
+        if (more) { /* the other buffer: every thread finished reading it before the last barrier */
+            zero__cuda_gemm_stage_in(sa[buf ^ 1], akc, ra);
+            zero__cuda_gemm_stage_in(sb[buf ^ 1], bkc, rb);
+            __syncthreads();
+            buf ^= 1;
+        }
+    }
+    zero__cuda_gemm_store(g, acc, m0 + ty * 4, n0 + tx * 4, g.sym && ti != tj);
+}
+
+/* K sliced: C = alpha (the slices' sums added in slice order) + beta C0. part[0]
+   may be C itself (each element read, then written, by one thread). */
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_gemm_sum_kernel(const __grid_constant__ zero__cuda_gemm_args g, int slices) {
+    const size_t mn = (size_t)g.m * (size_t)g.n, stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < mn; e += stride) {
+        const int64_t i = (int64_t)(e / (size_t)g.n), j = (int64_t)(e % (size_t)g.n);
+        float acc = g.part[0][e];
+        for (int z = 1; z < slices; z++) acc = __fadd_rn(acc, g.part[z][e]);
+        g.c[i * g.ldc + j] = zero__cuda_gemm_out(g, acc, i, j);
+    }
+}
+
+/* x[0..n) divided by (float)(sqrt(the sum of partial[0..n_partial)) + 1e-7),
+   the sum in double and in the same order in every block. */
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_muon_norm_kernel(float *x, size_t n, const double *partial, unsigned n_partial) {
+    __shared__ float d;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    double acc = 0.0;
+    for (unsigned i = threadIdx.x; i < n_partial; i += blockDim.x) acc += partial[i];
+    acc = zero__cuda_block_sum(acc);
+    if (threadIdx.x == 0) d = (float)__dadd_rn(__dsqrt_rn(acc), 1e-7);
+    __syncthreads();
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) x[i] = __fdiv_rn(x[i], d);
+}
+
+static int zero__cuda_gemm_vec(const void *p, int64_t ld) { return (uintptr_t)p % 16u == 0 && ld % 4 == 0; }
+
+/* How many K slices a product of `tiles` tiles and `ksteps` stages of K takes
+   (at most `slots`, the buffers there are for their sums): the cheapest by a
+   rough model of time, in stages of one tile on one multiprocessor (two
+   blocks resident a multiprocessor keep it busy; a block alone runs at about
+   2/3 of its rate): the busiest multiprocessor's blocks times the stages of
+   a slice, plus moving the slices' sums (a stage of a tile, 2^17 FMAs, takes
+   an H100 / H200 multiprocessor about as long as the whole GPU takes to move
+   2 MB). */
+static int zero__cuda_gemm_slices(int64_t tiles, int64_t ksteps, int64_t mn, int slots, int sms) {
+    double best = 0.0;
+    int s, pick = 1;
+    for (s = 1; s <= slots && s <= ZERO__CUDA_GEMM_SLICES; s++) {
+        const int64_t per = (ksteps + s - 1) / s, busiest = (tiles * s + sms - 1) / sms;
+        double cost;
+        if (s > 1 && per < 16) break; /* (slices of fewer stages: their sums cost more than they save) */
+        cost = (double)per * (busiest % 2 ? (double)busiest + 0.5 : (double)busiest) +
+               (s > 1 ? (double)(s + 2) * (double)mn * 4.0 / 2e6 : 0.0);
+        if (s == 1 || cost < best) best = cost, pick = s;
+    }
+    return pick;
+}
+
+/* C = alpha op(A) op(B) + beta C0 on stream s (g's fields; C0 may be C;
+   sym: C symmetric, C0 too when read). The
+   sums of K slices may go to C (unless C0 is C, or C is not dense) and to
+   spare[0..n_spare) (spare_n[z] floats each, overlapping none of A, B, C0). */
+static zero_result zero__cuda_gemm(zero__cuda_gemm_args g, float *const *spare, const int64_t *spare_n, int n_spare,
+                                   int sms, cudaStream_t s, zero_error *err) {
+    const int64_t t = ZERO__CUDA_GEMM_TILE, tm = (g.m + t - 1) / t, tn = (g.n + t - 1) / t, mn = g.m * g.n;
+    const int64_t tiles = g.sym ? tn * (tn + 1) / 2 : tm * tn;
+    const int64_t ksteps = (g.k + ZERO__CUDA_GEMM_BK - 1) / ZERO__CUDA_GEMM_BK;
+    int slots = 0, slices, z;
+    zero_result r;
+    if (g.c0 != g.c && g.ldc == g.n) g.part[slots++] = g.c;
+    for (z = 0; z < n_spare; z++)
+        for (int64_t q = 0; q + mn <= spare_n[z] && slots < ZERO__CUDA_GEMM_SLICES; q += mn) g.part[slots++] = spare[z] + q;
+    slices = zero__cuda_gemm_slices(tiles, ksteps, mn, slots, sms);
+    g.kslice = (ksteps + slices - 1) / slices * ZERO__CUDA_GEMM_BK;
+    slices = (int)((g.k + g.kslice - 1) / g.kslice);
+    g.vec_a = zero__cuda_gemm_vec(g.a, g.lda);
+    g.vec_b = zero__cuda_gemm_vec(g.b, g.ldb);
+    g.vec_c = zero__cuda_gemm_vec(g.c, g.ldc);
+    g.vec_part = g.n % 4 == 0;
+    for (z = 0; z < slices && slices > 1; z++) g.vec_part &= zero__cuda_gemm_vec(g.part[z], 0);
+    zero__cuda_gemm_kernel<<<dim3((unsigned)tiles, (unsigned)slices), ZERO__CUDA_GEMM_THREADS, 0, s>>>(g);
+    if ((r = zero__cuda_launched("zero__cuda_gemm_kernel (muon_ns)", err)) != ZERO_OK || slices == 1) return r;
+    {
+        const int64_t want = (mn + ZERO__CUDA_THREADS - 1) / ZERO__CUDA_THREADS, most = (int64_t)sms * 8;
+        zero__cuda_gemm_sum_kernel<<<(unsigned)(want < most ? want : most), ZERO__CUDA_THREADS, 0, s>>>(g, slices);
+    }
+    return zero__cuda_launched("zero__cuda_gemm_sum_kernel (muon_ns)", err);
+}
+
+/* x[0..n) divided by its Frobenius norm plus 1e-7 (zero.h's), the block sums
+   in work (work_n floats, at least 3: one double's room at any alignment). */
+static zero_result zero__cuda_muon_norm(float *x, int64_t n, float *work, int64_t work_n, int sms, cudaStream_t s,
+                                        zero_error *err) {
+    double *partial = (double *)(((uintptr_t)work + 7u) & ~(uintptr_t)7u);
+    const int64_t room = (int64_t)(((uintptr_t)(work + work_n) - (uintptr_t)partial) / sizeof(double));
+    const void *arrays[1] = {x};
+    const size_t size[1] = {sizeof(float)};
+    const int64_t want = (n + ZERO__CUDA_THREADS - 1) / ZERO__CUDA_THREADS, most = (int64_t)sms * 4;
+    size_t head, nv;
+    unsigned grid;
+    zero_result r;
+    zero__cuda_plan(arrays, size, 1, (size_t)n, &head, &nv);
+    grid = zero__cuda_blocks((size_t)n, nv, ZERO__CUDA_MUON_PARTIALS);
+    if ((int64_t)grid > room) grid = (unsigned)room;
+    zero__cuda_sumsq_kernel<float><<<grid, ZERO__CUDA_THREADS, 0, s>>>(x, (size_t)n, head, nv, partial);
+    if ((r = zero__cuda_launched("zero__cuda_sumsq_kernel (muon_ns)", err)) != ZERO_OK) return r;
+    zero__cuda_muon_norm_kernel<<<(unsigned)(want < most ? want : most), ZERO__CUDA_THREADS, 0, s>>>(x, (size_t)n,
+                                                                                                     partial, grid);
+    return zero__cuda_launched("zero__cuda_muon_norm_kernel (muon_ns)", err);
+}
+
+/* The three products of one step on X = cur (as stored: r x c, or c x r when
+   tall), the next X into nxt; A, B: work's r x r parts. */
+static zero_result zero__cuda_muon_step(const float *cur, float *nxt, float *A, float *B, int64_t r, int64_t c, int tall,
+                                        int sms, cudaStream_t s, zero_error *err) {
+    const float ca = 3.4445f, cb = -4.7750f, cc = 2.0315f;
+    float *spare[2] = {B, nxt};
+    int64_t spare_n[2] = {r * r, r * c};
+    zero__cuda_gemm_args g;
+    zero_result res;
+    memset(&g, 0, sizeof g); /* A = X X^T: Y Y^T, or Y^T Y when tall */
+    g.a = g.b = cur, g.c = A;
+    g.m = g.n = r, g.k = c, g.lda = g.ldb = tall ? r : c, g.ldc = r;
+    g.ta = tall, g.tb = !tall, g.sym = 1, g.alpha = 1.0f;
+    if ((res = zero__cuda_gemm(g, spare, spare_n, 2, sms, s, err)) != ZERO_OK) return res;
+    memset(&g, 0, sizeof g); /* B = b A + c (A A) */
+    g.a = g.b = g.c0 = A, g.c = B;
+    g.m = g.n = g.k = r, g.lda = g.ldb = g.ldc = g.ldc0 = r;
+    g.alpha = cc, g.beta = cb, g.sym = 1;
+    spare[0] = nxt, spare_n[0] = r * c;
+    if ((res = zero__cuda_gemm(g, spare, spare_n, 1, sms, s, err)) != ZERO_OK) return res;
+    memset(&g, 0, sizeof g); /* X' = a X + B X: Y' = a Y + B Y, or a Y + Y B^T when tall */
+    g.a = tall ? cur : B, g.b = tall ? B : cur, g.c0 = cur, g.c = nxt;
+    g.m = tall ? c : r, g.n = tall ? r : c, g.k = r;
+    g.lda = r, g.ldb = tall ? r : c, g.ldc = g.ldc0 = g.n;
+    g.tb = tall, g.alpha = 1.0f, g.beta = ca;
+    spare[0] = A, spare_n[0] = r * r;
+    return zero__cuda_gemm(g, spare, spare_n, 1, sms, s, err);
+}
+
+/* zero_muon_orthogonalize on the device: batch matrices of rows x cols at x
+   (row-major, one after the other), work zero_muon_work_elems(rows, cols)
+   floats of device memory; queued on stream s, nothing allocated, the host
+   never waits. */
+static ZERO__UNUSED zero_result zero__cuda_k_muon_ns(float *x, int64_t batch, int64_t rows, int64_t cols, int steps,
+                                                     float scale, float *work, cudaStream_t s, zero_error *err) {
+    const int64_t r = rows < cols ? rows : cols, c = rows < cols ? cols : rows, t = ZERO__CUDA_GEMM_TILE;
+    int64_t q;
+    int dev = 0, sms = 0, st;
+    zero_result res;
+    if (batch < 0 || rows < 1 || cols < 1 || steps < 0 || !(scale > 0) || !x || !work)
+        return zero__fail(err, x && work ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
+                          "cuda muon_ns: batch %lld of %lld x %lld, %d steps, scale %g, x %p, work %p", (long long)batch,
+                          (long long)rows, (long long)cols, steps, (double)scale, (void *)x, (void *)work);
+    if ((uintptr_t)x % sizeof(float) || (uintptr_t)work % sizeof(float))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda muon_ns: x (%p) or work (%p) is not aligned to floats",
+                          (void *)x, (void *)work);
+    if (r > INT64_MAX / 8 / c || (batch > 0 && r * c > INT64_MAX / 8 / batch) ||
+        (r + t - 1) / t * ((c + t - 1) / t) > INT_MAX)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda muon_ns: batch %lld of %lld x %lld is too large",
+                          (long long)batch, (long long)rows, (long long)cols);
+    ZERO_CUDA_TRY(cudaGetDevice(&dev), err);
+    ZERO_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
+    if (sms < 1) sms = 1;
+    for (q = 0; q < batch; q++) {
+        float *y = x + q * r * c, *cur = y, *nxt = work + 2 * r * r;
+        if ((res = zero__cuda_muon_norm(y, r * c, work, 2 * r * r + r * c, sms, s, err)) != ZERO_OK) return res;
+        for (st = 0; st < steps; st++) {
+            float *done = cur;
+            if ((res = zero__cuda_muon_step(cur, nxt, work, work + r * r, r, c, rows > cols, sms, s, err)) != ZERO_OK)
+                return res;
+            cur = nxt, nxt = done;
+        }
+        if (cur != y && (res = zero__cuda_k_convert(y, ZERO_DTYPE_FP32, cur, ZERO_DTYPE_FP32, (size_t)(r * c), 0, s,
+                                                    err)) != ZERO_OK)
+            return res;
+        if (scale != 1.0f && (res = zero__cuda_k_scale(y, (size_t)(r * c), ZERO_DTYPE_FP32, scale, s, err)) != ZERO_OK)
+            return res;
     }
     zero__ok(err);
     return ZERO_OK;
@@ -3582,6 +4170,11 @@ static zero_result zero__cuda_adam_multi(void *ctx, const zero_adam_args *a, int
     ZERO__CUDA_CTX("adam_multi");
     return zero__cuda_k_adam_multi(a, n, zero__cuda_stream_of(c, s), err);
 }
+static zero_result zero__cuda_muon_ns(void *ctx, float *x, int64_t batch, int64_t rows, int64_t cols, int steps,
+                                      float scale, float *work, zero_stream_id s, zero_error *err) {
+    ZERO__CUDA_CTX("muon_ns");
+    return zero__cuda_k_muon_ns(x, batch, rows, cols, steps, scale, work, zero__cuda_stream_of(c, s), err);
+}
 
 /* ---- >>cuda-be-vm: zero_alloc's address ranges (stage 3 behind the program's pointers) ----
 
@@ -4285,7 +4878,9 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.adam = zero__cuda_adam;
     c->be.sumsq_segs = zero__cuda_sumsq_segs;
     c->be.adam_multi = zero__cuda_adam_multi;
-    c->be.opt_rules = 1u << ZERO_OPTIMIZER_LION | 1u << ZERO_OPTIMIZER_ADAGRAD | 1u << ZERO_OPTIMIZER_SGD;
+    c->be.muon_ns = zero__cuda_muon_ns;
+    c->be.opt_rules = 1u << ZERO_OPTIMIZER_LION | 1u << ZERO_OPTIMIZER_ADAGRAD | 1u << ZERO_OPTIMIZER_SGD |
+                      1u << ZERO_OPTIMIZER_MUON;
     c->be.groups_init = zero__cuda_groups_init;
     c->be.group_reduce_scatter = zero__cuda_group_reduce_scatter;
     c->be.group_all_gather = zero__cuda_group_all_gather;

@@ -432,6 +432,7 @@ static void test_adam(zero_dtype gdt, int pmode, int adamw, const std::vector<ze
 static zero_adam_seg seg(int64_t off, int64_t count) {
     static const float wds[3] = {0.0f, 0.01f, 0.1f};
     zero_adam_seg s;
+    memset(&s, 0, sizeof s);  // (muon and any later field: 0)
     s.offset = off;
     s.count = count;
     s.lr = (float)(1e-4 * pow(100.0, zt_rand01()));
@@ -814,6 +815,323 @@ static void test_adam_multi(int ncalls, int segs_per_call, int64_t big, int mixe
     CHECKF(changed > 0, "adam_multi: no master value changed (nothing was stepped)");
 }
 
+// ---- Muon: the element-wise parts (muon_pass, seg.muon) and the orthogonalisation (muon_ns) ----
+
+// the host backend's adam over calls a[0..n), in order (what adam_multi means)
+struct host_calls {
+    const zero_adam_args *a;
+    int n;
+    zero_error err;
+};
+static zero_result host_calls_fn(const zero_backend *be, void *arg) {
+    host_calls *c = (host_calls *)arg;
+    for (int i = 0; i < c->n; i++) {
+        zero_result r = be->adam(be->ctx, &c->a[i], ZERO_STREAM_COMPUTE, &c->err);
+        if (r != ZERO_OK) return r;
+    }
+    return ZERO_OK;
+}
+
+// Elements of master, m, v (and params) that differ from the host's (4-byte words),
+// and elements outside the segments the GPU wrote (poison gone).
+struct muon_diff {
+    size_t differ = 0, outside = 0, pbad = 0;
+};
+static muon_diff muon_compare(const std::vector<char> &inside, const std::vector<float> *gpu, const std::vector<float> *host,
+                              const std::vector<unsigned char> &gp, const std::vector<float> *pwant, zero_dtype pdt, int dparam) {
+    muon_diff d;
+    for (size_t i = 0; i < inside.size(); i++) {
+        if (!inside[i]) {
+            for (int k = 0; k < 3; k++) d.outside += zt_float_bits(gpu[k][i]) != 0xFFFFFFFFu;
+            if (dparam && !is_poison(gp.data(), pdt, i)) d.outside++;
+            continue;
+        }
+        for (int k = 0; k < 3; k++) d.differ += zt_float_bits(gpu[k][i]) != zt_float_bits(host[k][i]);
+        if (!dparam) continue;
+        if (!pwant) {  // pass 1: the param untouched
+            d.pbad += !is_poison(gp.data(), pdt, i);
+            continue;
+        }
+        unsigned char want[4];
+        zt_store(want, pdt, 0, (*pwant)[i]);
+        d.pbad += memcmp(gp.data() + i * dsize(pdt), want, dsize(pdt)) != 0;
+    }
+    return d;
+}
+
+// Runs calls a[0..n) on the GPU: one adam call when n is 1 and !multi, else adam_multi.
+static zero_result muon_gpu_calls(const std::vector<zero_adam_args> &a, int multi, zero_error *err) {
+    if (!multi) return zero__cuda_k_adam(&a[0], 0, err);
+    return zero__cuda_k_adam_multi(a.data(), (int)a.size(), 0, err);
+}
+
+// Muon's two element-wise calls around the orthogonalisation, on the CUDA backend
+// against the host backend on the same inputs. Pass 1 (kind Muon) moves m and v of
+// the Muon segments, bit for bit the host's, and nothing else (master, params, the
+// other segments' state, elements outside every segment). Then, v replaced on both
+// sides by a stand-in for the orthogonalised update, a call of kind0 (Muon, whose
+// other segments take AdamW; or Lion, or SGD) steps the Muon segments by Muon's step
+// and the others by kind0's rule: master, m, v, params bit for bit the host's.
+// ncalls 0: one adam call each; else the segments cut into ncalls calls of
+// adam_multi (pass 0's calls alternating kind0 and AdamW).
+static void test_muon(zero_dtype gdt, int pmode, int nesterov, int kind0, int ncalls, std::vector<zero_adam_seg> segs,
+                      const char *what) {
+    int64_t end = 0;
+    for (auto &s : segs) {
+        end = std::max(end, s.offset + s.count);
+        s.muon = (int)zt_rand_int(0, 1);
+    }
+    segs.front().muon = 1;
+    if (segs.size() > 1) segs.back().muon = 0;
+    const size_t N = (size_t)end + 5;
+    const zero_dtype pdt = pmode == P_FP16 ? ZERO_DTYPE_FP16 : pmode == P_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    const uint32_t poison = 0xFFFFFFFFu;
+    float nanbits;
+    memcpy(&nanbits, &poison, 4);
+    std::vector<float> st[3] = {std::vector<float>(N, nanbits), std::vector<float>(N, nanbits), std::vector<float>(N, nanbits)};
+    std::vector<unsigned char> grad(N * dsize(gdt)), param(N * dsize(pdt), 0xFF);
+    std::vector<char> inside(N, 0), muon(N, 0);
+    for (auto &s : segs)
+        for (int64_t i = s.offset; i < s.offset + s.count; i++) inside[(size_t)i] = 1, muon[(size_t)i] = (char)s.muon;
+    for (size_t i = 0; i < N; i++) {
+        zt_store(grad.data(), gdt, i, rand_val(gdt));
+        if (!inside[i]) continue;
+        st[0][i] = (float)zt_rand_range(-2, 2);
+        st[1][i] = (float)zt_rand_range(-0.1, 0.1);
+        st[2][i] = (float)zt_rand_range(0, 0.01);
+    }
+    const int nc = std::max(ncalls, 1), multi = ncalls > 0;
+    zero_adam_args a;
+    memset(&a, 0, sizeof a);
+    a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-8f;
+    a.bc1 = (float)(1.0 - pow(0.9, 7)), a.bc2 = (float)(1.0 / sqrt(1.0 - pow(0.999, 7)));
+    a.grad_scale = zt_rand_int(0, 3) ? (float)ldexp(zt_rand_range(0.5, 1), -(int)zt_rand_int(0, 10)) : 1.0f;
+    a.adamw = 1;
+    a.momentum = (float)zt_rand_range(0.8, 0.99), a.nesterov = nesterov;
+    a.grad_dtype = gdt, a.param_dtype = pdt;
+    std::vector<zero_adam_args> p1((size_t)nc, a), p0((size_t)nc, a);
+    for (int c = 0; c < nc; c++) {
+        const size_t lo = segs.size() * (size_t)c / (size_t)nc, hi = segs.size() * (size_t)(c + 1) / (size_t)nc;
+        p1[(size_t)c].segs = p0[(size_t)c].segs = segs.data() + lo;
+        p1[(size_t)c].n_segs = p0[(size_t)c].n_segs = (int)(hi - lo);
+        p1[(size_t)c].kind = ZERO_OPTIMIZER_MUON, p1[(size_t)c].muon_pass = 1;
+        p0[(size_t)c].kind = multi && c % 2 ? ZERO_OPTIMIZER_ADAMW : kind0;
+    }
+    char name[96];
+    snprintf(name, sizeof name, "Muon (then %s%s) nesterov %d", zero_optimizer_name((zero_optimizer_type)kind0),
+             multi ? ", AdamW" : "", nesterov);
+
+    // the host: both calls, v replaced in between (o: the stand-in for the orthogonalised update)
+    std::vector<float> h[3] = {st[0], st[1], st[2]}, after1[3], o(N);
+    for (size_t i = 0; i < N; i++) o[i] = muon[i] ? (float)zt_rand_range(-0.05, 0.05) : 0.0f;
+    std::vector<zero_adam_args> h1 = p1, h0 = p0, d1 = p1, d0 = p0;
+    for (int c = 0; c < nc; c++)
+        for (zero_adam_args *x : {&h1[(size_t)c], &h0[(size_t)c]})
+            x->master = h[0].data(), x->m = h[1].data(), x->v = h[2].data(), x->grad = grad.data(), x->param = NULL;
+    host_calls hc = {h1.data(), nc, zero_error()};
+    zero_error herr;
+    CHECKF(zero_host_run(1, host_calls_fn, &hc, &herr) == ZERO_OK, "host %s pass 1: %s", name, hc.err.msg);
+    for (int k = 0; k < 3; k++) after1[k] = h[k];
+    for (size_t i = 0; i < N; i++)
+        if (muon[i]) h[2][i] = o[i];
+    const std::vector<float> v_in = h[2];
+    hc.a = h0.data();
+    CHECKF(zero_host_run(1, host_calls_fn, &hc, &herr) == ZERO_OK, "host %s: %s", name, hc.err.msg);
+
+    // the GPU: the same two calls, v set to the host's v_in in between
+    float *dst = nullptr;
+    void *dgrad = nullptr, *dparam = nullptr;
+    CU(cudaMalloc(&dst, 3 * N * 4));
+    for (int k = 0; k < 3; k++) CU(cudaMemcpy(dst + k * N, st[k].data(), N * 4, cudaMemcpyHostToDevice));
+    CU(cudaMalloc(&dgrad, grad.size()));
+    CU(cudaMemcpy(dgrad, grad.data(), grad.size(), cudaMemcpyHostToDevice));
+    if (pmode != P_NONE && pmode != P_MASTER) {
+        CU(cudaMalloc(&dparam, param.size()));
+        CU(cudaMemcpy(dparam, param.data(), param.size(), cudaMemcpyHostToDevice));
+    }
+    for (int c = 0; c < nc; c++)
+        for (zero_adam_args *x : {&d1[(size_t)c], &d0[(size_t)c]}) {
+            x->master = dst, x->m = dst + N, x->v = dst + 2 * N, x->grad = dgrad;
+            x->param = pmode == P_NONE ? NULL : pmode == P_MASTER ? (void *)dst : dparam;
+        }
+    zero_error err;
+    std::vector<float> g[3] = {std::vector<float>(N), std::vector<float>(N), std::vector<float>(N)};
+    std::vector<unsigned char> gp(param.size(), 0xFF);
+    for (int pass = 1; pass >= 0; pass--) {
+        CHECKF(muon_gpu_calls(pass ? d1 : d0, multi, &err) == ZERO_OK, "%s pass %d: %s", name, pass, err.msg);
+        CU(cudaDeviceSynchronize());
+        for (int k = 0; k < 3; k++) CU(cudaMemcpy(g[k].data(), dst + k * N, N * 4, cudaMemcpyDeviceToHost));
+        if (dparam) CU(cudaMemcpy(gp.data(), dparam, gp.size(), cudaMemcpyDeviceToHost));
+        const muon_diff d = muon_compare(inside, g, pass ? after1 : h, gp, pass ? NULL : &h[0], pdt, dparam != nullptr);
+        size_t moved = 0, n_in = 0;
+        for (size_t i = 0; i < N; i++) {
+            n_in += inside[i];
+            moved += inside[i] && zt_float_bits(g[pass ? 1 : 0][i]) != zt_float_bits(st[pass ? 1 : 0][i]);
+        }
+        printf("muon pass %d %-36s %-22s grad %s param %-11s: %zu segments, %zu elements, %zu values differ from the host "
+               "backend\n", pass, name, what, zero_dtype_name(gdt), pmode_name[pmode], segs.size(), n_in, d.differ);
+        CHECKF(d.differ == 0 && d.outside == 0 && d.pbad == 0 && (n_in < 50 || moved > 0),
+               "%s pass %d %s grad %s param %s: %zu values differ from the host backend, %zu outside elements written, "
+               "%zu params wrong (pass 1: written; else not round(host master)), %zu of %zu %s values moved",
+               name, pass, what, zero_dtype_name(gdt), pmode_name[pmode], d.differ, d.outside, d.pbad, moved, n_in,
+               pass ? "m" : "master");
+        if (pass) CU(cudaMemcpy(dst + 2 * N, v_in.data(), N * 4, cudaMemcpyHostToDevice));
+    }
+    cudaFree(dst), cudaFree(dgrad);
+    if (dparam) cudaFree(dparam);
+}
+
+// Newton-Schulz in double, the reference for muon_ns: zero.h's math (X the
+// matrix, transposed when rows > cols, over its Frobenius norm + 1e-7; steps of
+// A = X X^T, B = b A + c A A, X = a X + B X with the fp32 coefficients; back,
+// times scale) on one rows x cols matrix.
+static void ns_ref(const float *x, int64_t rows, int64_t cols, int steps, float scale, double *out) {
+    const int64_t r = std::min(rows, cols), c = std::max(rows, cols);
+    const int tall = rows > cols;
+    const double ca = 3.4445f, cb = -4.7750f, cc = 2.0315f;
+    std::vector<double> X((size_t)(r * c)), A((size_t)(r * r)), B((size_t)(r * r)), Y((size_t)(r * c));
+    double ss = 0;
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++) {
+            X[(size_t)(i * c + j)] = tall ? x[j * cols + i] : x[i * cols + j];
+            ss += X[(size_t)(i * c + j)] * X[(size_t)(i * c + j)];
+        }
+    for (double &e : X) e /= sqrt(ss) + 1e-7;
+    for (int s = 0; s < steps; s++) {
+        for (int64_t i = 0; i < r; i++)
+            for (int64_t j = 0; j < r; j++) {
+                double acc = 0;
+                for (int64_t k = 0; k < c; k++) acc += X[(size_t)(i * c + k)] * X[(size_t)(j * c + k)];
+                A[(size_t)(i * r + j)] = acc;
+            }
+        for (int64_t i = 0; i < r; i++)
+            for (int64_t j = 0; j < r; j++) {
+                double acc = 0;
+                for (int64_t k = 0; k < r; k++) acc += A[(size_t)(i * r + k)] * A[(size_t)(k * r + j)];
+                B[(size_t)(i * r + j)] = cb * A[(size_t)(i * r + j)] + cc * acc;
+            }
+        for (int64_t i = 0; i < r; i++) {
+            for (int64_t k = 0; k < c; k++) Y[(size_t)(i * c + k)] = ca * X[(size_t)(i * c + k)];
+            for (int64_t j = 0; j < r; j++) {
+                const double b = B[(size_t)(i * r + j)];
+                for (int64_t k = 0; k < c; k++) Y[(size_t)(i * c + k)] += b * X[(size_t)(j * c + k)];
+            }
+        }
+        X.swap(Y);
+    }
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++) (tall ? out[j * cols + i] : out[i * cols + j]) = X[(size_t)(i * c + j)] * scale;
+}
+
+// muon_ns on `batch` random matrices of rows x cols (x starting `off` floats past
+// a 16-byte boundary) against ns_ref: max |gpu - ref| <= 1e-4 max(1, max |ref|);
+// the host's fp32 zero_muon_orthogonalize measured against the same reference
+// (printed); the guards around x and past the end of work untouched; a second
+// run on the same input bit for bit the first (fixed order, no atomics).
+static double muon_ns_worst = 0;  // largest error / tolerance seen, printed at the end
+static void test_muon_ns(int64_t rows, int64_t cols, int64_t batch, int steps, int off) {
+    const int64_t n = rows * cols, total = batch * n, W = zero_muon_work_elems(rows, cols);
+    const float scale = (float)sqrt(std::max(1.0, (double)rows / (double)cols));
+    const uint32_t poison = 0xFFFFFFFFu;
+    float nanbits;
+    memcpy(&nanbits, &poison, 4);
+    std::vector<float> hx((size_t)(GUARD + off + total + GUARD), nanbits), work((size_t)W), got[2];
+    for (int64_t i = 0; i < total; i++) hx[(size_t)(GUARD + off + i)] = (float)zt_rand_range(-1, 1);
+    float *dx = nullptr, *dwork = nullptr;
+    CU(cudaMalloc(&dx, hx.size() * 4));
+    CU(cudaMalloc(&dwork, (size_t)(W + GUARD) * 4));
+    zero_error err;
+    for (int rep = 0; rep < 2; rep++) {
+        CU(cudaMemcpy(dx, hx.data(), hx.size() * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemset(dwork, 0xFF, (size_t)(W + GUARD) * 4));
+        CHECKF(zero__cuda_k_muon_ns(dx + GUARD + off, batch, rows, cols, steps, scale, dwork, 0, &err) == ZERO_OK,
+               "muon_ns %lld x %lld: %s", (long long)rows, (long long)cols, err.msg);
+        got[rep].resize(hx.size());
+        CU(cudaMemcpy(got[rep].data(), dx, hx.size() * 4, cudaMemcpyDeviceToHost));
+        std::vector<float> tail(GUARD);
+        CU(cudaMemcpy(tail.data(), dwork + W, GUARD * 4, cudaMemcpyDeviceToHost));
+        size_t bad = 0;
+        for (float f : tail) bad += zt_float_bits(f) != poison;
+        for (int64_t i = 0; i < GUARD + off; i++) bad += zt_float_bits(got[rep][(size_t)i]) != poison;
+        for (int64_t i = GUARD + off + total; i < (int64_t)hx.size(); i++) bad += zt_float_bits(got[rep][(size_t)i]) != poison;
+        CHECKF(bad == 0, "muon_ns %lld x %lld: %zu guard floats written", (long long)rows, (long long)cols, bad);
+    }
+    CHECKF(!memcmp(got[0].data(), got[1].data(), got[0].size() * 4), "muon_ns %lld x %lld: two runs differ",
+           (long long)rows, (long long)cols);
+    std::vector<float> host(hx.begin() + GUARD + off, hx.begin() + GUARD + off + total);
+    CHECKF(zero_muon_orthogonalize(host.data(), batch, rows, cols, steps, scale, work.data(), &err) == ZERO_OK,
+           "host orthogonalize: %s", err.msg);
+    std::vector<double> ref((size_t)n);
+    double gpu_err = 0, host_err = 0, top = 0;
+    for (int64_t q = 0; q < batch; q++) {
+        ns_ref(hx.data() + GUARD + off + q * n, rows, cols, steps, scale, ref.data());
+        for (int64_t i = 0; i < n; i++) {
+            const double want = ref[(size_t)i];
+            top = std::max(top, fabs(want));
+            gpu_err = std::max(gpu_err, fabs((double)got[0][(size_t)(GUARD + off + q * n + i)] - want));
+            host_err = std::max(host_err, fabs((double)host[(size_t)(q * n + i)] - want));
+            if (std::isnan(got[0][(size_t)(GUARD + off + q * n + i)])) gpu_err = INFINITY;
+        }
+    }
+    const double tol = 1e-4 * std::max(1.0, top);
+    muon_ns_worst = std::max(muon_ns_worst, gpu_err / tol);
+    printf("muon_ns %4lld x %-4lld batch %lld steps %d scale %.3f: max |ref| %.3g, max |gpu - ref| %.3g, max |host fp32 - "
+           "ref| %.3g (tolerance %.3g)\n",
+           (long long)rows, (long long)cols, (long long)batch, steps, scale, top, gpu_err, host_err, tol);
+    CHECKF(gpu_err <= tol, "muon_ns %lld x %lld batch %lld steps %d: max |gpu - ref| %.3g > %.3g", (long long)rows,
+           (long long)cols, (long long)batch, steps, gpu_err, tol);
+    cudaFree(dx), cudaFree(dwork);
+}
+
+static void test_muon_misuse(void) {
+    zero_error err;
+    float *d = nullptr;
+    CU(cudaMalloc(&d, 4096));
+    float *w = d + 512;
+    CHECK_EQ_INT(zero__cuda_k_muon_ns(d, 0, 4, 4, 5, 1.0f, w, 0, &err), ZERO_OK);  // nothing to do
+    CHECK_EQ_INT(zero__cuda_k_muon_ns(NULL, 1, 4, 4, 5, 1.0f, w, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "muon_ns");
+    CHECK_EQ_INT(zero__cuda_k_muon_ns(d, 1, 4, 4, 5, 1.0f, NULL, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "work (nil)");
+    CHECK_EQ_INT(zero__cuda_k_muon_ns(d, -1, 4, 4, 5, 1.0f, w, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "batch -1");
+    CHECK_EQ_INT(zero__cuda_k_muon_ns(d, 1, 0, 4, 5, 1.0f, w, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_muon_ns(d, 1, 4, -3, 5, 1.0f, w, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "4 x -3");
+    CHECK_EQ_INT(zero__cuda_k_muon_ns(d, 1, 4, 4, -1, 1.0f, w, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "-1 steps");
+    CHECK_EQ_INT(zero__cuda_k_muon_ns(d, 1, 4, 4, 5, 0.0f, w, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "scale 0");
+    CHECK_EQ_INT(zero__cuda_k_muon_ns(d, 1, 4, 4, 5, NAN, w, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_muon_ns((float *)((char *)d + 2), 1, 4, 4, 5, 1.0f, w, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "aligned");
+    CHECK_EQ_INT(zero__cuda_k_muon_ns(d, 1, (int64_t)1 << 40, (int64_t)1 << 40, 5, 1.0f, w, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "too large");
+    CHECK_EQ_INT(zero__cuda_muon_ns(NULL, d, 1, 4, 4, 5, 1.0f, w, ZERO_STREAM_COMPUTE, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "no backend");
+    // the element-wise parts: pass 1 is Muon's only, and a Muon segment needs v in a call of any rule
+    zero_adam_seg s = seg(0, 4);
+    s.muon = 1;
+    zero_adam_args a;
+    memset(&a, 0, sizeof a);
+    a.master = a.m = a.v = d, a.grad = d, a.grad_dtype = ZERO_DTYPE_FP32, a.segs = &s, a.n_segs = 1, a.grad_scale = 1.0f;
+    a.kind = ZERO_OPTIMIZER_ADAMW, a.muon_pass = 1;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "muon_pass 1 with kind AdamW");
+    a.kind = ZERO_OPTIMIZER_MUON, a.muon_pass = 2;
+    CHECK_EQ_INT(zero__cuda_k_adam_multi(&a, 1, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "muon_pass 2 with kind Muon");
+    a.muon_pass = 1;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
+    a.kind = ZERO_OPTIMIZER_LION, a.muon_pass = 0, a.v = NULL;  // Lion keeps no v, Muon's segment reads it
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "v is NULL");
+    s.muon = 0;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
+    CU(cudaDeviceSynchronize());
+    cudaFree(d);
+}
+
 // ---- past 2^31 elements: periodic inputs, every output element checked on the GPU ----
 
 #define PERIOD 7168u  // 2^31 mod 7168 = 1024: an index cut to 32 bits lands on another phase
@@ -1171,6 +1489,45 @@ int main() {
     for (int rep = 0; rep < 3; rep++) test_adam_multi(quick ? 12 : 40, quick ? 12 : 20, quick ? 3000 : 50000, 0);
     for (int rep = 0; rep < 3; rep++) test_adam_multi(quick ? 16 : 40, quick ? 12 : 20, quick ? 3000 : 50000, 1);
     printf("sumsq_segs, adam_multi: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
+    pass0 = zt_pass, fail0 = zt_fail;
+
+    // Muon's element-wise parts: every grad dtype x param kind x nesterov in one adam call, then through
+    // adam_multi (AdamW calls between Muon's), then Lion and SGD calls stepping Muon segments, then single
+    // segments of each size at unaligned starts
+    for (zero_dtype gdt : dtypes)
+        for (int pm = 0; pm < P_COUNT; pm++) {
+            for (int nes = 0; nes < 2; nes++)
+                test_muon(gdt, pm, nes, ZERO_OPTIMIZER_MUON, 0, opt_segs(random_segs(quick ? 30 : 120, quick ? 3000 : 60000)),
+                          "random segments");
+            test_muon(gdt, pm, (int)zt_rand_int(0, 1), ZERO_OPTIMIZER_MUON, 5,
+                      opt_segs(random_segs(quick ? 40 : 150, quick ? 3000 : 60000)), "adam_multi");
+        }
+    for (int kind0 : {ZERO_OPTIMIZER_LION, ZERO_OPTIMIZER_SGD})
+        for (int nc : {0, 3})
+            test_muon(dtypes[zt_rand_int(0, 2)], (int)zt_rand_int(0, P_COUNT - 1), (int)zt_rand_int(0, 1), kind0, nc,
+                      opt_segs(random_segs(quick ? 30 : 80, quick ? 3000 : 30000)), nc ? "adam_multi" : "random segments");
+    for (size_t n : sizes)
+        for (size_t off : {(size_t)0, (size_t)1, (size_t)5})
+            if (n > 0)
+                test_muon(dtypes[zt_rand_int(0, 2)], (int)zt_rand_int(0, P_COUNT - 1), (int)zt_rand_int(0, 1),
+                          ZERO_OPTIMIZER_MUON, 0, opt_segs({seg((int64_t)off, (int64_t)n)}), "one segment");
+    printf("muon (element-wise): %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
+    pass0 = zt_pass, fail0 = zt_fail;
+
+    // muon_ns: square, wide and tall, sizes off the 128 tile, 0 / 1 / 5 steps, batches (unaligned matrices after the
+    // first), x off a 16-byte boundary
+    {
+        struct shape { int64_t rows, cols, batch; int steps, off; };
+        std::vector<shape> shapes = {{1, 1, 1, 5, 0},     {7, 13, 1, 5, 0},     {13, 7, 1, 5, 1},    {64, 64, 1, 5, 0},
+                                     {100, 300, 1, 5, 0}, {300, 100, 1, 5, 0},  {257, 129, 1, 5, 0}, {129, 257, 1, 5, 3},
+                                     {33, 65, 3, 5, 0},   {65, 33, 3, 5, 2},    {64, 200, 2, 0, 0},  {200, 64, 1, 1, 0},
+                                     {128, 128, 1, 5, 0}, {1, 1000, 1, 5, 0},   {1000, 3, 1, 5, 0}};
+        if (!quick) shapes.push_back({1000, 384, 1, 5, 0}), shapes.push_back({256, 1024, 1, 5, 0});
+        for (const shape &sh : shapes) test_muon_ns(sh.rows, sh.cols, sh.batch, sh.steps, sh.off);
+        printf("muon_ns: worst max |gpu - ref| is %.3g of the tolerance\n", muon_ns_worst);
+    }
+    test_muon_misuse();
+    printf("muon_ns: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
 
     test_misuse(dout, scratch);
     {   // the PCIe probe behind zero_floor_of: finite, positive, and the copies it timed really moved bytes

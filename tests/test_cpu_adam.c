@@ -593,6 +593,7 @@ static void bench(const zero_simd_level *levels, int n_levels) {
     float *master = (float *)malloc(4 * (size_t)n), *m = (float *)calloc((size_t)n, 4), *v = (float *)calloc((size_t)n, 4);
     zero_f16 *grad = (zero_f16 *)malloc(2 * (size_t)n), *param = (zero_f16 *)malloc(2 * (size_t)n);
     zero_adam_seg seg;
+    memset(&seg, 0, sizeof seg);
     zero_adam_args a;
     int64_t i;
     int li, t;

@@ -47,6 +47,16 @@
    loads and stores the same bytes of one contiguous buffer; prints both
    medians and their ratio (zero / reference).
 
+   --optimizer muon (and last in all): Muon on the device. zero_backend.muon_ns
+   (5 Newton-Schulz steps in fp32 on the FMA units, no tensor cores) on one
+   matrix of each of GPT-2 XL's shapes (1600 x 4800, 1600 x 1600, 1600 x 6400,
+   6400 x 1600): ms, TFLOP/s at 5 (4 r r c + 2 r^3) a matrix (r the smaller
+   side, c the larger) and the share of the GPU's FP32 peak (SMs x FP32 lanes
+   x 2 x peak clock); then Muon's two element-wise calls over --params
+   parameters in --tensors Muon segments (pass 1: m, v from the fp16 gradient;
+   the step: master and the fp16 parameter from v; 14 bytes a parameter each)
+   through zero_backend.adam_multi, against a plain kernel over the same bytes.
+
    --gpt 124M | 1.5B --save DIR: zero_save's speed (docs/PERF.md "Saving a
    checkpoint"). The stage-2 engine above, after 2 steps of random gradients,
    saves -n times (default 3) into fresh directories under DIR; each save is
@@ -592,7 +602,7 @@ static int run_rules(const char *which, int64_t per, int tensors, int iters, int
     int any = 0;
     for (int r = 0; r < 5; r++) any |= rule_picked(bench_rules[r], which);
     if (!any) {
-        tool_fail("bench_optim", "--optimizer", "'%s': adam, lion, adagrad, sgd or all", which);
+        tool_fail("bench_optim", "--optimizer", "'%s': adam, lion, adagrad, sgd, muon or all", which);
         return 2;
     }
     zero_cuda *cu;
@@ -676,6 +686,180 @@ static int run_rules(const char *which, int64_t per, int tensors, int iters, int
     return 0;
 }
 
+/* ---- --optimizer muon: Muon's orthogonalisation and its element-wise passes ---- */
+
+/* Muon's element-wise passes by hand over one contiguous buffer (n a multiple
+   of 8, every buffer 16-byte aligned), 8 elements a thread and step: PASS 1
+   reads m and the fp16 gradient and writes m and v, PASS 0 reads master and v
+   and writes master and the fp16 parameter: the loads and stores of zero's
+   two kernels, plain arithmetic. */
+template <int PASS>
+static __global__ void ref_muon_kernel(float *w, float *m, float *v, const __half *g, __half *p, size_t n, float lr,
+                                       float wd, float gs, float mom) {
+    for (size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 8; i < n; i += (size_t)gridDim.x * blockDim.x * 8) {
+        float A[8], B[8];
+        if (PASS == 1) {
+            const uint4 gu = *(const uint4 *)(g + i);
+            const unsigned gw[4] = {gu.x, gu.y, gu.z, gu.w};
+            *(float4 *)A = *(const float4 *)(m + i), *(float4 *)(A + 4) = *(const float4 *)(m + i + 4);
+            for (int k = 0; k < 4; k++) {
+                __half2 h;
+                memcpy(&h, &gw[k], sizeof h);
+                const float2 f = __half22float2(h);
+                B[2 * k] = f.x * gs, B[2 * k + 1] = f.y * gs;
+            }
+            for (int k = 0; k < 8; k++) {
+                A[k] += (B[k] - A[k]) * (1.0f - mom);
+                B[k] = A[k] + (B[k] - A[k]) * (1.0f - mom);
+            }
+            *(float4 *)(m + i) = *(const float4 *)A, *(float4 *)(m + i + 4) = *(const float4 *)(A + 4);
+            *(float4 *)(v + i) = *(const float4 *)B, *(float4 *)(v + i + 4) = *(const float4 *)(B + 4);
+        } else {
+            unsigned pw[4];
+            *(float4 *)A = *(const float4 *)(w + i), *(float4 *)(A + 4) = *(const float4 *)(w + i + 4);
+            *(float4 *)B = *(const float4 *)(v + i), *(float4 *)(B + 4) = *(const float4 *)(v + i + 4);
+            for (int k = 0; k < 8; k++) A[k] = A[k] * (1.0f - lr * wd) - lr * B[k];
+            for (int k = 0; k < 4; k++) {
+                const __half2 h = __floats2half2_rn(A[2 * k], A[2 * k + 1]);
+                memcpy(&pw[k], &h, sizeof h);
+            }
+            *(float4 *)(w + i) = *(const float4 *)A, *(float4 *)(w + i + 4) = *(const float4 *)(A + 4);
+            *(uint4 *)(p + i) = make_uint4(pw[0], pw[1], pw[2], pw[3]);
+        }
+    }
+}
+
+/* The GPU's FP32 FMA peak in FLOP/s: SMs x FP32 lanes an SM x 2 x the peak
+   clock (H100 / H200 SXM: 132 x 128 x 2 x 1.98 GHz = 66.9 TFLOP/s). */
+static double fp32_peak(void) {
+    int dev = 0, sms = 0, khz = 0, major = 0, minor = 0;
+    BENCH_CUDA(cudaGetDevice(&dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    const int lanes = major >= 9 || (major == 8 && minor != 0) ? 128 : 64;
+    return (double)sms * lanes * 2.0 * khz * 1e3;
+}
+
+/* Median ms of `total` calls of fn (events around each; the first warmup not counted). */
+template <typename F>
+static double time_median_ms(F fn, std::vector<cudaEvent_t> &ea, std::vector<cudaEvent_t> &eb, int warmup, int total,
+                             cudaStream_t s) {
+    for (int i = 0; i < total; i++) {
+        BENCH_CUDA(cudaEventRecord(ea[(size_t)i], s));
+        fn();
+        BENCH_CUDA(cudaEventRecord(eb[(size_t)i], s));
+    }
+    return bench_median(bench_event_ms(ea, eb, warmup, total));
+}
+
+/* --optimizer muon: zero_backend.muon_ns (5 steps, fp32) on one matrix of each
+   of GPT-2 XL's shapes (c_attn 1600 x 4800, attn c_proj 1600 x 1600, c_fc
+   1600 x 6400, mlp c_proj 6400 x 1600), TFLOP/s at 5 (4 r r c + 2 r^3) a
+   matrix (r the smaller side) and the share of the FP32 peak; then Muon's two
+   element-wise calls (zero_backend.adam_multi, every segment Muon's, fp16
+   grads and params: 14 bytes a parameter each) against ref_muon_kernel. */
+static int run_muon(int64_t per, int tensors, int iters, int warmup) {
+    static const int64_t shapes[4][2] = {{1600, 4800}, {1600, 1600}, {1600, 6400}, {6400, 1600}};
+    const int total = warmup + iters, steps = 5;
+    const int64_t N = per * tensors;
+    zero_error err;
+    zero_cuda *cu;
+    BENCH_ZERO(zero_cuda_backend_init(&cu, NULL, &err), &err);
+    const zero_backend *be = zero_cuda_backend(cu);
+    cudaStream_t s = zero_cuda_stream(cu);
+    const double peak = fp32_peak();
+    std::vector<cudaEvent_t> ea, eb;
+    bench_events(ea, total);
+    bench_events(eb, total);
+    printf("# bench_optim --optimizer muon: Newton-Schulz (zero_backend.muon_ns, %d steps, fp32 FMAs) on GPT-2 XL's "
+           "matrices, then Muon's element-wise calls\n", steps);
+    bench_device_line("# ");
+    printf("# events on the compute stream, median of %d after %d warm-up; FP32 peak %.1f TFLOP/s (SMs x FP32 lanes x 2 x "
+           "peak clock)\n", iters, warmup, peak / 1e12);
+    printf("  %-12s %10s %10s %8s\n", "muon_ns", "ms", "TFLOP/s", "of peak");
+    for (const auto &sh : shapes) {
+        const int64_t rows = sh[0], cols = sh[1], r = std::min(rows, cols), c = std::max(rows, cols);
+        float *x, *work;
+        BENCH_CUDA(cudaMalloc(&x, sizeof(float) * (size_t)(rows * cols)));
+        BENCH_CUDA(cudaMalloc(&work, sizeof(float) * (size_t)zero_muon_work_elems(rows, cols)));
+        bench_fill(x, (size_t)(rows * cols), ZERO_DTYPE_FP32, 21, 0.0f, 1.0f, s);
+        const float scale = sqrtf(std::max(1.0f, (float)rows / (float)cols));
+        const double ms = time_median_ms(
+            [&] { BENCH_ZERO(be->muon_ns(be->ctx, x, 1, rows, cols, steps, scale, work, ZERO_STREAM_COMPUTE, &err), &err); },
+            ea, eb, warmup, total, s);
+        const double flops = steps * (4.0 * (double)r * r * c + 2.0 * (double)r * r * r);
+        char name[32];
+        snprintf(name, sizeof name, "%lldx%lld", (long long)rows, (long long)cols);
+        printf("  %-12s %10.3f %10.1f %7.1f%%\n", name, ms, flops / (ms * 1e-3) / 1e12, 100.0 * flops / (ms * 1e-3) / peak);
+        BENCH_CUDA(cudaFree(x));
+        BENCH_CUDA(cudaFree(work));
+    }
+
+    float *master, *m, *v;
+    __half *grad, *param;
+    BENCH_CUDA(cudaMalloc(&master, sizeof(float) * (size_t)N));
+    BENCH_CUDA(cudaMalloc(&m, sizeof(float) * (size_t)N));
+    BENCH_CUDA(cudaMalloc(&v, sizeof(float) * (size_t)N));
+    BENCH_CUDA(cudaMalloc(&grad, 2 * (size_t)N));
+    BENCH_CUDA(cudaMalloc(&param, 2 * (size_t)N));
+    bench_fill(master, (size_t)N, ZERO_DTYPE_FP32, 11, 0.0f, 0.05f, s);
+    bench_fill(m, (size_t)N, ZERO_DTYPE_FP32, 12, 0.0f, 1e-3f, s);
+    bench_fill(v, (size_t)N, ZERO_DTYPE_FP32, 13, 0.0f, 1e-3f, s);
+    bench_fill(grad, (size_t)N, ZERO_DTYPE_FP16, 14, 0.0f, 1.0f, s);
+    std::vector<zero_adam_seg> segs((size_t)tensors);
+    std::vector<zero_adam_args> calls[2];
+    for (int pass = 0; pass < 2; pass++) {
+        calls[pass].assign((size_t)tensors, zero_adam_args());
+        for (int t = 0; t < tensors; t++) {
+            zero_adam_seg &sg = segs[(size_t)t];
+            zero_adam_args &a = calls[pass][(size_t)t];
+            const size_t off = (size_t)t * (size_t)per;
+            sg.offset = 0, sg.count = per, sg.lr = 0.02f, sg.weight_decay = 0.01f, sg.muon = 1;
+            memset(&a, 0, sizeof a);
+            a.master = master + off, a.m = m + off, a.v = v + off;
+            a.grad = grad + off, a.grad_dtype = ZERO_DTYPE_FP16;
+            a.param = param + off, a.param_dtype = ZERO_DTYPE_FP16;
+            a.segs = &sg, a.n_segs = 1;
+            a.kind = ZERO_OPTIMIZER_MUON, a.muon_pass = pass;
+            a.beta1 = 0.9f, a.beta2 = 0.95f, a.eps = 1e-8f, a.bc1 = 1.0f, a.bc2 = 1.0f, a.adamw = 1;
+            a.grad_scale = 1.0f / 65536.0f, a.momentum = 0.95f, a.nesterov = 1;
+        }
+    }
+    printf("# Muon's element-wise calls over %lld parameters (%d tensors of %lld, all Muon's), fp16 grads and params; "
+           "reference: one plain kernel over the same bytes\n", (long long)N, tensors, (long long)per);
+    printf("  %-17s %6s %10s %10s %9s %8s\n", "call", "B/par", "zero ms", "ref ms", "zero GB/s", "zero/ref");
+    static const int grid_per_sm = 8;
+    const size_t want = ((size_t)N / 8 + 255) / 256, most = (size_t)bench_sm_count() * grid_per_sm;
+    const unsigned blocks = (unsigned)std::max<size_t>(1, std::min(want, most));
+    for (int pass = 1; pass >= 0; pass--) {
+        const double zms = time_median_ms(
+            [&] { BENCH_ZERO(be->adam_multi(be->ctx, calls[pass].data(), tensors, ZERO_STREAM_COMPUTE, &err), &err); },
+            ea, eb, warmup, total, s);
+        const double rms = time_median_ms(
+            [&] {
+                if (pass) ref_muon_kernel<1><<<blocks, 256, 0, s>>>(master, m, v, grad, param, (size_t)N, 0.02f, 0.01f,
+                                                                      1.0f / 65536.0f, 0.95f);
+                else ref_muon_kernel<0><<<blocks, 256, 0, s>>>(master, m, v, grad, param, (size_t)N, 0.02f, 0.01f,
+                                                                 1.0f / 65536.0f, 0.95f);
+                BENCH_CUDA(cudaGetLastError());
+            },
+            ea, eb, warmup, total, s);
+        printf("  %-17s %6d %10.3f %10.3f %9.1f %8.3f\n", pass ? "pass 1 (m, v)" : "step (master)", 14, zms, rms,
+               14.0 * (double)N / (zms * 1e-3) / 1e9, zms / rms);
+    }
+    BENCH_CUDA(cudaFree(master));
+    BENCH_CUDA(cudaFree(m));
+    BENCH_CUDA(cudaFree(v));
+    BENCH_CUDA(cudaFree(grad));
+    BENCH_CUDA(cudaFree(param));
+    bench_events_free(ea);
+    bench_events_free(eb);
+    zero_cuda_backend_destroy(cu);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     zero_error err;
     double params = 1e9;
@@ -686,7 +870,7 @@ int main(int argc, char **argv) {
         "usage: bench_optim [--params N] [--tensors T] [-n iters] [-w warmup] [--out file]\n"
         "       bench_optim --gpt 124M|1.5B [-n iters] [-w warmup]\n"
         "       bench_optim --gpt 124M|1.5B --save DIR [-n saves]\n"
-        "       bench_optim --optimizer adam|lion|adagrad|sgd|all [--params N] [--tensors T] [-n iters] [-w warmup]\n"
+        "       bench_optim --optimizer adam|lion|adagrad|sgd|muon|all [--params N] [--tensors T] [-n iters] [-w warmup]\n"
         "  --params   parameters, 8 to 1e10 (1e9, 1.5B, 350M), at least one per tensor\n"
         "  --tensors  tensors of the engine, 1 to 1e6\n"
         "  -n         timed iterations, 1 to 1e6; -w  warm-up iterations, 1 to 1e6\n";
@@ -706,7 +890,7 @@ int main(int argc, char **argv) {
             if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (124M or 1.5B)", v ? "empty" : "missing");
             gpt = v, i++;
         } else if (!strcmp(a, "--optimizer")) {
-            if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (adam, lion, adagrad, sgd or all)", v ? "empty" : "missing");
+            if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (adam, lion, adagrad, sgd, muon or all)", v ? "empty" : "missing");
             optimizer = v, i++;
         } else if (!strcmp(a, "--save")) {
             if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (a directory)", v ? "empty" : "missing");
@@ -736,7 +920,11 @@ int main(int argc, char **argv) {
     }
     /* every tensor a multiple of 8 elements, so the total is exactly what is asked when it divides */
     const int64_t per = ((int64_t)(params / tensors) + 7) / 8 * 8;
-    if (optimizer) return run_rules(optimizer, per, tensors, iters, warmup);
+    if (optimizer && !strcmp(optimizer, "muon")) return run_muon(per, tensors, iters, warmup);
+    if (optimizer) {
+        const int rc = run_rules(optimizer, per, tensors, iters, warmup);
+        return rc || strcmp(optimizer, "all") ? rc : run_muon(per, tensors, iters, warmup);
+    }
     const int64_t N = per * tensors;
     const int total = warmup + iters;
 

@@ -589,6 +589,7 @@ int main(int argc, char **argv) {
         /* Adam rows */
         double best_fp16_all = 0, best_fp32_all = 0;
         zero_adam_seg seg;
+        memset(&seg, 0, sizeof seg);
         seg.offset = 0;
         seg.count = N;
         seg.lr = 1e-4f;
