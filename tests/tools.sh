@@ -264,7 +264,7 @@ done
 if [ "$z0_adam" = "14.90 14.90" ] && [ "$z0_lion" = "11.18 14.90" ] && [ "$z0_sgd" = "7.45 14.90" ]; then
     ok "zero_estimate-optimizer"
 else no "zero_estimate-optimizer" "ZeRO-0 per GPU (zero's, DeepSpeed's): adam '$z0_adam', lion '$z0_lion', sgd '$z0_sgd'"; fi
-usage "zero_estimate-optimizer-name" "^zero_estimate: --optimizer: 'muon' is not one" "$ZE" --params 1e9 --optimizer muon
+usage "zero_estimate-optimizer-name" "^zero_estimate: --optimizer: 'musgd' is not one" "$ZE" --params 1e9 --optimizer musgd
 usage "zero_estimate-shard-divide" '^zero_estimate: --shard: 3 does not divide the 32 GPUs' "$ZE" --params 1e9 --gpus 8 --nodes 4 --shard 3
 # --plan: the fastest option per GPU count; its pick is no slower than the same option's --time row
 run "$ZE" --time --plan --model 7b
