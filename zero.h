@@ -14979,8 +14979,20 @@ static double zero__floor_sequential(const zero_step_info *in, double fwd, doubl
    through ms on their way to and from the device. */
 
 #ifndef ZERO_MUON_GATHER
-#define ZERO_MUON_GATHER ((int64_t)1 << 26) /* elements (fp32) gathered at once, at most, unless one tensor is larger */
+#define ZERO_MUON_GATHER ((int64_t)1 << 26) /* elements (fp32) gathered at once, at most, unless one unit is larger;
+                                               the environment's ZERO_MUON_GATHER (elements) overrides it */
 #endif
+
+/* The batch limit: ZERO_MUON_GATHER, or the environment's (a whole number >= 1). */
+static int64_t zero__muon_gather_max(void) {
+    const char *v = getenv("ZERO_MUON_GATHER");
+    if (v && *v) {
+        char *end = NULL;
+        long long n = strtoll(v, &end, 10);
+        if (end && !*end && n >= 1) return (int64_t)n;
+    }
+    return ZERO_MUON_GATHER;
+}
 #define ZERO__MUON_STEPS 5                  /* DeepSpeed's Newton-Schulz steps (muon_update's ns_steps) */
 
 typedef struct zero__muon_mat {
@@ -15011,7 +15023,7 @@ static int zero__muon_in_place(const zero_engine *e) {
 static zero_result zero__muon_plan(zero_engine *e) {
     const zero_layout *l = e->plan.layout;
     int t, k, b, n = 0, nb = 0, nu = 0, *order = NULL, last_unit = -1;
-    int64_t run = 0;
+    int64_t run = 0, gather_max = zero__muon_gather_max();
     double *load = NULL;
     for (t = 0; t < e->plan.n_tensors; t++) n += e->plan.tmuon[t];
     e->opt.mats = (zero__muon_mat *)ZERO_MALLOC(sizeof(zero__muon_mat) * (size_t)(n + 1));
@@ -15047,7 +15059,8 @@ static zero_result zero__muon_plan(zero_engine *e) {
         e->opt.mw_elems = zero__max_i64(e->opt.mw_elems, zero_muon_work_elems(m->rows, m->cols));
         e->opt.n_mats++;
     }
-    /* batches: consecutive matrices, their units gathered whole, at most ZERO_MUON_GATHER elements unless one alone is more */
+    /* batches: consecutive matrices, their units gathered whole, at most gather_max elements unless the first
+       matrix's units alone are more; a matrix sharing a unit with the one before it stays in its batch */
     e->opt.bunit[0] = e->opt.bmat[0] = 0;
     for (k = 0; k < e->opt.n_mats; k++) {
         const zero__muon_mat *m = &e->opt.mats[k];
@@ -15055,7 +15068,7 @@ static zero_result zero__muon_plan(zero_engine *e) {
         int u;
         for (u = m->first_unit; u < m->first_unit + m->n_units; u++)
             if (u > last_unit) more += l->units[u].padded;
-        if (k > e->opt.bmat[nb] && run + more > ZERO_MUON_GATHER) { /* close batch nb before k */
+        if (k > e->opt.bmat[nb] && m->first_unit > last_unit && run + more > gather_max) { /* close batch nb before k */
             nb++;
             e->opt.bunit[nb] = nu;
             e->opt.bmat[nb] = k;

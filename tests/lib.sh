@@ -36,7 +36,11 @@ step() {
 run() {
     name=$1; shift
     "$@" >"$B/log/$name.run.log" 2>&1
-    rc=$?
+    run_count "$name" $?
+}
+# run_count NAME RC: the counts of NAME's log (run's second half)
+run_count() {
+    name=$1; rc=$2
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/log/$name.run.log" | tail -n 1)
     p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); p=${p:-0}
     f=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p'); f=${f:-0}
@@ -44,6 +48,24 @@ run() {
     pass=$((pass + p)); fail=$((fail + f))
     if [ "$f" -eq 0 ]; then echo "ok    $name ($p checks)"
     else echo "FAIL  $name (exit $rc): $line"; grep -v '^ok' "$B/log/$name.run.log" | tail -n 60; fi
+}
+# prun NAME BIN...: run, in the pool below (JOBS at once; environment settings
+# through env(1)); prdone waits and counts each as run does, in the order
+# they started. Most test programs keep one core busy: two at a time.
+prnames=""
+prun() {
+    prn=$1; shift
+    rm -f "$B/log/$prn.run.rc"
+    prnames="$prnames $prn"
+    pbuild "$prn.run-job" sh -c '"$@" >"$0" 2>&1; echo $? >"$0.rc-part"; mv "$0.rc-part" "$(dirname "$0")/$(basename "$0" .log).rc"' \
+        "$B/log/$prn.run.log" "$@"
+}
+prdone() {
+    wait
+    for prn in $prnames; do
+        run_count "$prn" "$(cat "$B/log/$prn.run.rc" 2>/dev/null || echo 1)"
+    done
+    prnames=""; pnames=""; pwhat=""
 }
 
 # Builds are most of a run's time: pbuild NAME CMD... starts one in the

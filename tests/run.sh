@@ -62,10 +62,12 @@ for t in $build_order; do
     pbuild "build-$tag-$n" $CC -std=c11 $WARN -O1 -g -I. -o "$B/t/$tag-$n" "$t" $(impl_of "$t" "$tag") -lm -lpthread
 done
 pdone
+pbatch "running the host tests, $JOBS at a time"
 for t in $tests; do
     n=$(basename "$t" .c)
-    [ -x "$B/t/$tag-$n" ] && run "$tag-$n" "$B/t/$tag-$n"
+    [ -x "$B/t/$tag-$n" ] && prun "$tag-$n" "$B/t/$tag-$n"
 done
+prdone
 
 # 2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
@@ -86,17 +88,20 @@ for t in $TSAN_TESTS; do
     pbuild "build-tsan-$n" $CLANG -std=c11 $WARN -O1 -g -fsanitize=thread -I. -o "$B/t/tsan-$n" "$t" $(impl_of "$t" tsan) -lm -lpthread
 done
 pdone
+pbatch "running the host tests under ASan+UBSan, then TSan, $JOBS at a time"
 for t in $tests; do
     n=$(basename "$t" .c)
-    [ -x "$B/t/asan-$n" ] && ZERO_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run "asan-$n" "$B/t/asan-$n"
+    [ -x "$B/t/asan-$n" ] &&
+        prun "asan-$n" env ZERO_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$B/t/asan-$n"
 done
 # ZERO_TEST_QUICK=1: the engine and layout tests run a smaller matrix under the sanitizers.
 
 # 2b. ThreadSanitizer on the host backend and the engine (host ranks are threads)
 for t in $TSAN_TESTS; do
     n=$(basename "$t" .c)
-    [ -x "$B/t/tsan-$n" ] && ZERO_TEST_QUICK=1 TSAN_OPTIONS=halt_on_error=1 run "tsan-$n" "$B/t/tsan-$n"
+    [ -x "$B/t/tsan-$n" ] && prun "tsan-$n" env ZERO_TEST_QUICK=1 TSAN_OPTIONS=halt_on_error=1 "$B/t/tsan-$n"
 done
+prdone
 
 # 3. headers as C11 and C++17 under gcc and clang, -Wall -Wextra -Werror (and -Wpedantic)
 if [ -z "$T" ]; then
@@ -269,6 +274,12 @@ if [ -z "$T" ]; then
     step "lib-pbatch" sh -c "B='$B/t/lib'; . tests/lib.sh; pass=0; fail=0
         { pbatch 'two sleeps'; pbuild lib-a sleep 0; pbuild lib-b sleep 0; pdone; pbuild lib-c sleep 0; pdone; } > '$B/t/lib/out.txt'
         printf 'building: two sleeps\\nok    lib-a\\nok    lib-b\\nbuilding: lib-c ...\\nok    lib-c\\n' | diff - '$B/t/lib/out.txt'"
+    # test programs two at a time (prun, prdone): each one's counts, in the order they started
+    step "lib-prun" sh -c "B='$B/t/lib'; . tests/lib.sh; pass=0; fail=0
+        { prun lib-p sh -c 'sleep 0.2; echo 3 passed, 0 failed'; prun lib-q env N=2 sh -c 'echo \$N passed, 1 failed; exit 1'
+          prun lib-r sh -c 'exit 3'; prdone; echo \"\$pass \$fail\"; } > '$B/t/lib/prun.txt'
+        grep -q '^ok    lib-p (3 checks)' '$B/t/lib/prun.txt' && grep -q '^FAIL  lib-q (exit 1): 2 passed, 1 failed' '$B/t/lib/prun.txt' &&
+        grep -q '^FAIL  lib-r (exit 3)' '$B/t/lib/prun.txt' && [ \"\$(tail -n 1 '$B/t/lib/prun.txt')\" = '5 2' ]"
     # every fenced block of the docs, checked by its language (C compiled, JSON
     # parsed, commands' programs and flags looked up), and the blocks of output
     # rerun and compared: tests/docs_check.sh

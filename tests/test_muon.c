@@ -50,6 +50,7 @@ typedef struct job {
     int nesterov;
     int sched; /* 1: WarmupCosineLR (each side its own lr, scaled); 2: WarmupLR to warmup_max_lr 0.01 (both sides) */
     int stage, gas, dtype, offload, scale_power, mics;
+    int64_t bucket; /* reduce_bucket_size (0: 160) */
     const char *json;                /* the optimizer from this DeepSpeed config text */
     const char *save_dir, *load_dir; /* save after step 3 and stop / load, then train steps 3.. */
     int bad;                         /* 1: a 1-D tensor flagged Muon; 2: one tensor with both flags */
@@ -150,7 +151,7 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
     c.train_micro_batch_size_per_gpu = 1;
     c.gradient_accumulation_steps = J->gas;
     c.zero_optimization.stage = J->stage;
-    c.zero_optimization.reduce_bucket_size = 160; /* several units; h.2.big cut into pieces */
+    c.zero_optimization.reduce_bucket_size = J->bucket ? J->bucket : 160; /* several units; h.2.big cut into pieces */
     if (J->mics) c.zero_optimization.mics_shard_size = J->mics;
     c.zero_optimization.offload_optimizer.device = J->offload ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
     if (J->json) {
@@ -446,6 +447,25 @@ static void test_matrix(void) {
         ref_run(&j, 2, ZERO_DTYPE_FP32, &R);
         CHECKF(all_ok(&j, 2) && ref_diff(&j, &R) < 2e-6, "Muon with schedule %d: %.3g from the reference (%s)", st,
                ref_diff(&j, &R), j.msg[0]);
+    }
+    /* batches of at most 100 gathered elements (ZERO_MUON_GATHER): one batch a unit here; units of 400 put h.0.tall
+       and h.1.stack in one unit, so the second must stay in the first's batch */
+    for (st = 1; st <= 3; st++) {
+        static job one;
+        base_job(&one, st, 1);
+        one.bucket = 400;
+        run(&one, 3);
+        base_job(&j, st, 1);
+        j.bucket = 400;
+        setenv("ZERO_MUON_GATHER", "100", 1);
+        run(&j, 3);
+        unsetenv("ZERO_MUON_GATHER");
+        ref_run(&j, 3, ZERO_DTYPE_FP32, &R);
+        CHECKF(all_ok(&j, 3) && ref_diff(&j, &R) < 2e-6 && same_state(&j, &one),
+               "Muon stage %d, 3 ranks, batches of 100: %.3g from the reference, %s the run in one batch (%s)", st,
+               ref_diff(&j, &R), same_state(&j, &one) ? "bitwise" : "not", j.msg[0]);
+        CHECKF(j.ms.muon_gather_bytes < one.ms.muon_gather_bytes, "Muon's gathered batch: %zu bytes in batches of 100, "
+               "%zu in one", j.ms.muon_gather_bytes, one.ms.muon_gather_bytes);
     }
     /* hybrid sharding: 4 ranks in shard groups of 2, each group orthogonalising over its own ranks */
     for (st = 1; st <= 3; st += 2) {
