@@ -303,6 +303,7 @@ matrix_rows() {
     echo "gpt_$1_bf16_lion_s3 --dtype bf16 --stage 3 --optimizer lion --lr 1e-3"
     echo "gpt_$1_bf16_lamb_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer lamb"
     # Muon: its matrices orthogonalised by the device's muon_ns at stage 3; offloaded, the CPU's passes around it
+    # (its loss against the first's)
     echo "gpt_$1_bf16_muon_s3 --dtype bf16 --stage 3 --optimizer muon"
     echo "gpt_$1_bf16_muon_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer muon"
     # the accumulation picked by a measured step (zero_set_train_batch_size; another batch: its loss drops)
@@ -379,16 +380,20 @@ for rows in "$D/rows_1gpu.txt" "$D/rows_all.txt"; do
         g=$(echo "$name" | cut -d_ -f2)
         dt=$(echo "$name" | cut -d_ -f3)
         [ "$MODE" = dry ] && continue
-        ref=- bound=-
+        ref=- bound=- against="stage 0"
         case $name in
-        *_s0 | *_lion_* | *_lamb_* | *_gasauto) ;;
+        *_s0 | *_lion_* | *_lamb_* | *_gasauto | *_muon_s3) ;;
+        *_muon_*) # (Muon's loss is not Adam's: the offloaded run against the device's)
+            ref=$(last_loss "$D/gpt_${g}_${dt}_muon_s3.jsonl")
+            ref=${ref:-none} bound=$(bound_of "$dt") against="Muon at stage 3"
+            ;;
         *)
             ref=$(last_loss "$D/gpt_${g}_${dt}_s0.jsonl")
             ref=${ref:-none}
             bound=$(bound_of "$dt")
             ;;
         esac
-        v=$(judge "$D/$name.jsonl" "$(rc_of "$name")" 8 1 "$ref" "$bound" "stage 0")
+        v=$(judge "$D/$name.jsonl" "$(rc_of "$name")" 8 1 "$ref" "$bound" "$against")
         row "${v%%	*}" "$name" "${v#*	}" "$(secs_of "$name")"
     done <"$rows"
 done
