@@ -9852,6 +9852,7 @@ typedef struct zero__opt_place { /* the optimizer strategy's state; which one ru
        ugoff), and per matrix the shard-group rank that orthogonalises it;
        the device buffers: gathered (mg), one chunk (ms), the scratch (mw) */
     int muon, n_mats, n_batches, n_munits;
+    int muon_in_place;           /* zero__muon_in_place, decided at create */
     struct zero__muon_mat *mats;
     int *munits, *bunit, *bmat;  /* bmat: batch b's matrices [bmat[b], bmat[b + 1]) */
     int64_t *ugoff;              /* per unit: its place in its batch's gathered buffer */
@@ -15127,7 +15128,8 @@ static zero_result zero__muon_alloc(zero_engine *e) {
                            "whole matrices where it computes)\nHINT: use the host or the CUDA backend, or give yours a "
                            "muon_ns (zero_muon_orthogonalize is the host's)",
                            e->be.name ? e->be.name : "?");
-    if (zero__muon_in_place(e)) e->opt.mg_elems = e->opt.ms_elems = 0;
+    e->opt.muon_in_place = zero__muon_in_place(e);
+    if (e->opt.muon_in_place) e->opt.mg_elems = e->opt.ms_elems = 0;
     if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, ZERO_MEM_DEVICE, (size_t)e->opt.mw_elems * 4, &p, "Muon scratch")) != ZERO_OK)
         return r;
     e->opt.mw = (float *)p;
@@ -15241,7 +15243,7 @@ static zero_result zero__muon_orth(zero_engine *e, const zero_adam_args *hyper, 
     h1.muon_pass = 1;
     for (u = 0; u < l->n_units; u++)
         if (!l->units[u].frozen && zero__muon_unit(e, u) && (r = pass1(e, u, &h1)) != ZERO_OK) return r;
-    if (zero__muon_in_place(e)) {
+    if (e->opt.muon_in_place) {
         for (k = 0; k < e->opt.n_mats; k++) {
             const zero__muon_mat *m = &e->opt.mats[k];
             if ((r = zero__muon_ns(e, k, zero__mom_at(e, 1, m->first_unit) + m->unit_off)) != ZERO_OK) return r;
