@@ -1398,6 +1398,17 @@ typedef struct zero_backend {
        zero_muon_orthogonalize on the host (where x lives on the host). */
     zero_result (*muon_ns)(void *ctx, float *x, int64_t batch, int64_t rows, int64_t cols, int steps, float scale,
                            float *work, zero_stream_id s, zero_error *err);
+    /* Optional, both or neither: the collectives called between
+       coll_group_begin and coll_group_end (of one kind or several, on one
+       stream, over disjoint buffers, none reading another's output) run as
+       one: they start in call order at coll_group_end, which queues them
+       (the CUDA backend: ncclGroupStart / ncclGroupEnd, one launch for all;
+       the host backend runs them at coll_group_end and refuses any other
+       stream operation in between). The engine calls nothing else of the
+       backend inside a group and never nests them. NULL (or one of the two
+       alone): each collective runs as it is called. */
+    zero_result (*coll_group_begin)(void *ctx, zero_error *err);
+    zero_result (*coll_group_end)(void *ctx, zero_error *err);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -1561,6 +1572,11 @@ typedef struct zero_memory_stats {
                                   the program holds more than planned: an info line says so) */
     int stage3_derived;
     size_t stage3_param_bytes, stage3_param_bound;
+    /* stage 3 on a backend that groups collectives: the persistent spans' gradient buffers (part of
+       "gradients", beside the ring; as many elements as the persistent parameters), reduced in one group at
+       the end of each micro-batch's backward */
+    int grad_persist_spans;
+    size_t grad_persist_bytes;
 } zero_memory_stats;
 
 /* Plans every buffer from cfg (which zero_config_resolve must have
@@ -7328,6 +7344,7 @@ typedef struct zero__host_bar {
 } zero__host_bar;
 
 /* What a rank asked for, posted where its peers can compare and read it. */
+#define ZERO__HOST_GROUP_MAX 256 /* collectives in one coll_group (the engine's groups hold at most 128) */
 typedef struct zero__host_call {
     int kind;
     size_t count;
@@ -7365,6 +7382,10 @@ typedef struct zero__host_rank {
     size_t allocated_total;
     zero_error first, last;     /* the first and last backend errors (code ZERO_OK: none) */
     pthread_t thread;
+    /* coll_group_begin .. _end: the collectives posted meanwhile, run at the end */
+    int in_group, n_queued;
+    zero__host_call queued[ZERO__HOST_GROUP_MAX];
+    zero_stream_id queued_stream[ZERO__HOST_GROUP_MAX];
 } zero__host_rank;
 
 struct zero__host_group {
@@ -7456,6 +7477,10 @@ static zero_result zero__host_check_stream(zero__host_rank *r, const char *fname
     if ((unsigned)s >= (unsigned)ZERO_STREAM_COUNT)
         return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host %s: stream %d is not a stream id",
                                fname, (int)s);
+    if (r->in_group) /* (a GPU would run it before the group's collectives) */
+        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG,
+                               "host %s: called inside a collective group (coll_group_begin .. coll_group_end takes "
+                               "collectives alone)", fname);
     return ZERO_OK;
 }
 
@@ -8426,7 +8451,39 @@ static zero_result zero__host_post(void *ctx, int kind, zero_group grp, const vo
     c.root = root;
     c.send = send;
     c.recv = recv;
+    if (r->in_group) { /* run at coll_group_end, as a GPU's group runs */
+        if (r->n_queued == ZERO__HOST_GROUP_MAX)
+            return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host %s: more than %d collectives in one group",
+                                   zero__host_call_names[kind], ZERO__HOST_GROUP_MAX);
+        r->queued[r->n_queued] = c;
+        r->queued_stream[r->n_queued++] = s;
+        zero__ok(err);
+        return ZERO_OK;
+    }
     return zero__host_collective(r, &c, s, err);
+}
+
+static zero_result zero__host_coll_group_begin(void *ctx, zero_error *err) {
+    ZERO__HOST_CTX("coll_group_begin");
+    if (r->in_group)
+        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host coll_group_begin: a group is open already (groups do not nest)");
+    r->in_group = 1;
+    r->n_queued = 0;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+static zero_result zero__host_coll_group_end(void *ctx, zero_error *err) {
+    int i, n;
+    zero_result res = ZERO_OK;
+    ZERO__HOST_CTX("coll_group_end");
+    if (!r->in_group) return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host coll_group_end: no group is open");
+    r->in_group = 0;
+    n = r->n_queued;
+    r->n_queued = 0;
+    zero__ok(err);
+    for (i = 0; i < n && res == ZERO_OK; i++) res = zero__host_collective(r, &r->queued[i], r->queued_stream[i], err);
+    return res;
 }
 
 static zero_result zero__host_reduce_scatter(void *ctx, const void *send, void *recv, size_t count,
@@ -9043,6 +9100,8 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->group_reduce_scatter = zero__host_group_reduce_scatter;
         b->group_all_gather = zero__host_group_all_gather;
         b->group_all_reduce = zero__host_group_all_reduce;
+        b->coll_group_begin = zero__host_coll_group_begin;
+        b->coll_group_end = zero__host_coll_group_end;
         b->scale = zero__host_scale;
         b->convert = zero__host_convert;
         b->sumsq = zero__host_sumsq;
@@ -9674,6 +9733,7 @@ typedef struct zero__buffers { /* device (or host) memory of the step, allocated
 
 typedef struct zero__grad_ring { /* zero_grad / zero_grad_ready of the current micro-batch */
     int *tensors_left;          /* per unit: tensors not yet ready this micro-batch */
+    int *defer, n_defer;        /* units whose reductions wait for the micro-batch's end (zero__defer_of) */
     int *tensors_per_unit;      /* per unit: trainable tensors (tensors_left's reset value) */
     unsigned char *ready;       /* per tensor: zero_grad_ready called this micro-batch */
     unsigned char *asked;       /* per tensor: its gradient buffer was handed out this micro-batch */
@@ -9695,8 +9755,9 @@ typedef struct zero__grad_ring { /* zero_grad / zero_grad_ready of the current m
     size_t *slot_mem_bytes;          /* ... and its bytes */
     size_t grads_bytes;              /* bytes of buf.grads (replaced by zero__slots_replan) */
     int *span_slot;                  /* per span: its own slot, or -1 (the ring) */
-    /* per span: 0 in the ring, ZERO__OWN_FLAG (a ZERO_TENSOR_GRAD_ANY_ORDER tensor: planned at create) or
-       ZERO__OWN_FOUND (seen open across the backward: planned at the end of the micro-batch that saw it) */
+    /* per span: 0 in the ring, ZERO__OWN_FLAG (a ZERO_TENSOR_GRAD_ANY_ORDER tensor: planned at create),
+       ZERO__OWN_FOUND (seen open across the backward: planned at the end of the micro-batch that saw it) or
+       ZERO__OWN_PERSIST (zero__defer_of: its units wait in defer for one group at the micro-batch's end) */
     unsigned char *span_own;
     int replan;                      /* stand-ins or found spans wait for zero__slots_replan */
     int64_t *slot_freed, slot_clock; /* when each slot was last released */
@@ -9706,6 +9767,7 @@ typedef struct zero__grad_ring { /* zero_grad / zero_grad_ready of the current m
 } zero__grad_ring;
 #define ZERO__OWN_FLAG 1
 #define ZERO__OWN_FOUND 2
+#define ZERO__OWN_PERSIST 3 /* stage 3, collectives that group: a persistent span, reduced at the micro-batch's end */
 
 typedef struct zero__pool3 { /* stage 3: gathered units and the fetch trace */
     void *base;                 /* the pool of gathered units */
@@ -9763,6 +9825,7 @@ typedef struct zero__tl_rec {
     const char *api;      /* the public call under way (NULL: none) */
     double host_ms;       /* when the host issued it, from the window's start */
     double bytes;         /* a collective's buffer */
+    int n;                /* collectives in it: more than 1 for a group (zero__cg_end) */
 } zero__tl_rec;
 typedef struct zero__timeline {
     int on;               /* ZERO_TIMELINE set and the backend times events */
@@ -9997,6 +10060,12 @@ struct zero_engine {
     zero__xfer xfer;
     zero__pvm pvm;
     zero__timeline tl;
+    struct { /* a group of collectives (zero__cg_begin .. zero__cg_end) */
+        int on;                /* the backend groups and neither ZERO_COLL_GROUP=0 nor check_collectives says no */
+        int open, n, tl_a;     /* inside one; its collectives; its timeline mark */
+        const char *what;      /* its collectives' kind, for the timeline */
+        double bytes;
+    } cg;
     struct {
         size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
         size_t allocated[ZERO_MEM_KIND_COUNT];
@@ -10295,7 +10364,7 @@ static void zero__tl_add(zero_engine *e, int a, int b, int kind, zero_stream_id 
     }
     x = &t->rec[t->n_rec++];
     x->a = a, x->b = b, x->kind = (unsigned char)kind, x->stream = (unsigned char)s;
-    x->unit = unit, x->tensor = tensor, x->what = what, x->api = e->obs.tr_api, x->bytes = bytes;
+    x->unit = unit, x->tensor = tensor, x->what = what, x->api = e->obs.tr_api, x->bytes = bytes, x->n = 1;
     x->host_ms = a >= 0 ? t->ev_host[a] : zero__now_ms() - t->host0;
 }
 
@@ -10473,13 +10542,15 @@ static void zero__tl_end(zero_engine *e) {
                 if (r->stream == ZERO_STREAM_COMPUTE && r->unit >= 0) gathers_waited += d;
             }
             for (k = 0; r->kind == ZERO__TL_COLL && k < 3; k++)
-                if (!strcmp(r->what, coll[k])) busy[k] += d, n_coll[k]++;
+                if (!strcmp(r->what, coll[k])) busy[k] += d, n_coll[k] += r->n;
         }
         zero__tl_put(&x, "\"name\": \"%s", r->kind == ZERO__TL_WAIT ? "waits for " : "");
         zero__tl_esc(&x, r->what);
         if (name) zero__tl_put(&x, " "), zero__tl_esc(&x, name);
+        if (r->n > 1) zero__tl_put(&x, " (%d in one group)", r->n);
         zero__tl_put(&x, "\", \"args\": {\"issued_ms\": %.3f", r->host_ms);
         if (r->kind == ZERO__TL_COLL) zero__tl_put(&x, ", \"bytes\": %.0f", r->bytes);
+        if (r->n > 1) zero__tl_put(&x, ", \"group\": %d", r->n);
         if (r->api) zero__tl_put(&x, ", \"api\": \""), zero__tl_esc(&x, r->api), zero__tl_put(&x, "\"");
         zero__tl_put(&x, "}}");
     }
@@ -10666,6 +10737,54 @@ static void zero__coll_count(zero_engine *e, zero_group g, double buffer_bytes, 
     if (n > 1) e->xfer.comm[zero__grp(e, g)] += (int64_t)(buffer_bytes * (n - 1) / n * (twice ? 2 : 1));
 }
 
+/* ---- collective groups: up to ZERO__CG_MAX collectives queued between
+   zero__cg_begin and zero__cg_end run as one (the backend's coll_group_begin
+   and _end: NCCL launches them together). A step's many small collectives
+   (the persistent spans' gathers after it, their gradients' reductions at
+   the end of the backward) then cost one launch and one meeting of the
+   ranks instead of one each. Inside a group the engine queues collectives
+   alone: waits, copies and events go before zero__cg_begin or after
+   zero__cg_end. The timeline shows a group as one collective. */
+#define ZERO__CG_MAX 128
+
+static zero_result zero__cg_begin(zero_engine *e, zero_stream_id s) {
+    zero_error be;
+    zero__ok(&be);
+    e->cg.tl_a = zero__tl_mark(e, s);
+    e->cg.n = 0;
+    e->cg.bytes = 0;
+    e->cg.what = NULL;
+    if (e->be.coll_group_begin(e->be.ctx, &be) != ZERO_OK) return zero__ebackend(e, &be, "a group of collectives: its start");
+    e->cg.open = 1;
+    return ZERO_OK;
+}
+
+static zero_result zero__cg_end(zero_engine *e, zero_stream_id s) {
+    zero_error be;
+    zero_result r;
+    zero__ok(&be);
+    e->cg.open = 0;
+    zero__wait_begin(e, "a group of collectives");
+    r = e->be.coll_group_end(e->be.ctx, &be);
+    zero__wait_end(e);
+    if (r != ZERO_OK) return zero__ebackend(e, &be, "a group of collectives");
+    if (e->cg.n && e->cg.tl_a >= 0) {
+        int had = e->tl.n_rec;
+        zero__tl_close(e, e->cg.tl_a, s, ZERO__TL_COLL, -1, e->cg.what, e->cg.bytes);
+        if (e->tl.n_rec > had) e->tl.rec[e->tl.n_rec - 1].n = e->cg.n;
+    }
+    return ZERO_OK;
+}
+
+/* A collective about to be issued: its timeline mark (-1 inside a group, which is timed whole). */
+static int zero__cg_member(zero_engine *e, zero_stream_id s, const char *what, double bytes) {
+    if (!e->cg.open) return zero__tl_mark(e, s);
+    e->cg.n++;
+    e->cg.bytes += bytes;
+    e->cg.what = e->cg.what && strcmp(e->cg.what, what) ? "collectives" : what;
+    return -1;
+}
+
 /* reduce-scatter and all-gather run over the shard group (the world when flat) */
 static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *recv, size_t count, zero_dtype dt,
                                         zero_op op, zero_stream_id s, zero_error *err) {
@@ -10675,7 +10794,7 @@ static zero_result zero__reduce_scatter(zero_engine *e, const void *send, void *
     if (e->plan.world == 1 && send == recv) return ZERO_OK;
     zero__coll_count(e, ZERO_GROUP_SHARD, (double)count * e->plan.world * zero__obs_dsize(dt), 0);
     zero__wait_begin(e, "a reduce-scatter");
-    a = zero__tl_mark(e, s);
+    a = zero__cg_member(e, s, "reduce-scatter", (double)count * e->plan.world * zero__obs_dsize(dt));
     r = e->plan.hybrid ? e->be.group_reduce_scatter(e->be.ctx, ZERO_GROUP_SHARD, send, recv, count, dt, op, s, err)
                        : e->be.reduce_scatter(e->be.ctx, send, recv, count, dt, op, s, err);
     zero__tl_close(e, a, s, ZERO__TL_COLL, e->obs.tr_unit, "reduce-scatter", (double)count * e->plan.world * zero__obs_dsize(dt));
@@ -10691,7 +10810,7 @@ static zero_result zero__all_gather(zero_engine *e, const void *send, void *recv
     if (e->plan.world == 1 && send == recv) return ZERO_OK;
     zero__coll_count(e, ZERO_GROUP_SHARD, (double)count * e->plan.world * zero__obs_dsize(dt), 0);
     zero__wait_begin(e, "an all-gather");
-    a = zero__tl_mark(e, s);
+    a = zero__cg_member(e, s, "all-gather", (double)count * e->plan.world * zero__obs_dsize(dt));
     r = e->plan.hybrid ? e->be.group_all_gather(e->be.ctx, ZERO_GROUP_SHARD, send, recv, count, dt, s, err)
                        : e->be.all_gather(e->be.ctx, send, recv, count, dt, s, err);
     zero__tl_close(e, a, s, ZERO__TL_COLL, e->obs.tr_unit, "all-gather", (double)count * e->plan.world * zero__obs_dsize(dt));
@@ -10710,7 +10829,7 @@ static zero_result zero__all_reduce_in(zero_engine *e, zero_group g, const void 
     if (zero__grp_size(e, g) == 1 && send == recv) return ZERO_OK;
     zero__coll_count(e, g, (double)count * zero__obs_dsize(dt), 1);
     zero__wait_begin(e, "an all-reduce");
-    a = zero__tl_mark(e, s);
+    a = zero__cg_member(e, s, "all-reduce", (double)count * zero__obs_dsize(dt));
     r = zero__grp(e, g) != ZERO_GROUP_WORLD ? e->be.group_all_reduce(e->be.ctx, g, send, recv, count, dt, op, s, err)
                                             : e->be.all_reduce(e->be.ctx, send, recv, count, dt, op, s, err);
     zero__tl_close(e, a, s, ZERO__TL_COLL, e->obs.tr_unit, "all-reduce", (double)count * zero__obs_dsize(dt));
@@ -13146,14 +13265,26 @@ static zero_result zero__span_ready(zero_engine *e, int s) {
 /* Gather span s into the pool at pool_off. now: the compute stream waits
    for it at once (a required fetch, a persistent span); else (a prefetch)
    at its zero_fetch. */
+static zero_result zero__gather_colls(zero_engine *e, int s, int64_t pool_off);
+static zero_result zero__gather_post(zero_engine *e, int s, int64_t pool_off, int now);
+
 static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off, int now) {
-    const zero_layout *l = e->plan.layout;
-    int u;
     double t0 = zero__now_ms();
     zero_result r;
     /* the pool region may still be read by kernels of a released span */
     if ((r = zero__pool_fence(e, s, pool_off, e->plan.span_padded[s])) != ZERO_OK) return r;
     if ((r = zero__pvm_hold(e, s)) != ZERO_OK) return r;
+    if ((r = zero__gather_colls(e, s, pool_off)) != ZERO_OK) return r;
+    if ((r = zero__gather_post(e, s, pool_off, now)) != ZERO_OK) return r;
+    e->run.t_phase[ZERO_PHASE_FETCH] += zero__now_ms() - t0;
+    return ZERO_OK;
+}
+
+/* Span s's all-gathers (the collectives alone: inside a group where one is open). */
+static zero_result zero__gather_colls(zero_engine *e, int s, int64_t pool_off) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
     for (u = l->span_first[s]; u < l->span_first[s + 1]; u++) {
         const zero_unit *x = &l->units[u];
         char *dst = zero__pvm_dst(e, u);
@@ -13165,6 +13296,13 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off, in
         ZERO__TRY_BE(e, "stage-3 all_gather",
                      zero__all_gather(e, send, dst, (size_t)x->chunk, e->plan.cdt, ZERO_STREAM_COMM, &be_err_));
     }
+    return ZERO_OK;
+}
+
+/* After span s's gathers: its parts copied where the program reads them,
+   its ready fence (the compute stream waits for it now, or at its fetch). */
+static zero_result zero__gather_post(zero_engine *e, int s, int64_t pool_off, int now) {
+    zero_result r;
     if ((r = zero__pvm_scatter(e, s, pool_off)) != ZERO_OK) return r;
     if (e->spans[s].ev_ready) {
         ZERO__TRY_BE(e, "stage-3 fetch: stream order", e->be.event_record(e->be.ctx, e->spans[s].ev_ready, ZERO_STREAM_COMM, &be_err_));
@@ -13173,7 +13311,6 @@ static zero_result zero__gather_span(zero_engine *e, int s, int64_t pool_off, in
     } else if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) {
         return r;
     }
-    e->run.t_phase[ZERO_PHASE_FETCH] += zero__now_ms() - t0;
     return ZERO_OK;
 }
 
@@ -13665,6 +13802,7 @@ static zero_result zero__plan_tables(zero_engine *e, int n) {
     e->plan.unit_buf_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_units);
     e->plan.unit_shard_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)l->n_units);
     e->grad.tensors_left = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
+    e->grad.defer = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
     e->grad.tensors_per_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
     e->plan.seg_first = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
     e->plan.seg_count = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
@@ -13678,7 +13816,7 @@ static zero_result zero__plan_tables(zero_engine *e, int n) {
     e->pool.trace_cap = 4 * n + 64;
     e->pool.trace = (int *)ZERO_MALLOC(sizeof(int) * (size_t)e->pool.trace_cap);
     if (!e->plan.tflags || !e->plan.tlr || !e->plan.tmuon || !e->plan.tgroup || !e->plan.tndim || !e->plan.tshape || !e->grad.ready ||
-        !e->grad.asked || !e->plan.unit_buf_off || !e->plan.unit_shard_off || !e->grad.tensors_left ||
+        !e->grad.asked || !e->plan.unit_buf_off || !e->plan.unit_shard_off || !e->grad.tensors_left || !e->grad.defer ||
         !e->grad.tensors_per_unit || !e->plan.seg_first || !e->plan.seg_count || !e->spans || !e->plan.span_off ||
         !e->plan.span_padded || !e->pool.ext_off || !e->pool.ext_len || !e->grad.span_slot || !e->grad.span_own ||
         !e->pool.trace)
@@ -13710,6 +13848,7 @@ static void zero__free_tables(zero_engine *e) {
     ZERO_FREE(e->plan.unit_buf_off);
     ZERO_FREE(e->plan.unit_shard_off);
     ZERO_FREE(e->grad.tensors_left);
+    ZERO_FREE(e->grad.defer);
     ZERO_FREE(e->grad.tensors_per_unit);
     ZERO_FREE(e->plan.seg_first);
     ZERO_FREE(e->plan.seg_count);
@@ -13843,6 +13982,14 @@ static zero_result zero__plan_units(zero_engine *e, const zero_tensor *ts, int n
             for (ti = f->first_tensor; ti <= la->last_tensor; ti++)
                 if ((ts[ti].flags & ZERO_TENSOR_GRAD_ANY_ORDER) && !(ts[ti].flags & ZERO_TENSOR_FROZEN))
                     e->grad.span_own[s] = ZERO__OWN_FLAG;
+        /* stage 3: a persistent span's gradient keeps a slot of its own (as
+           many elements as its parameters, which stay gathered anyway) and
+           is reduced with the others in one group at the micro-batch's end:
+           the ring then alternates between the layers' large spans, and the
+           backward's communication stream carries no small reductions */
+        if (!f->frozen && f->persistent && !e->plan.gext && !e->plan.hybrid && !e->opt.cpu && e->cg.on &&
+            !e->grad.span_own[s])
+            e->grad.span_own[s] = ZERO__OWN_PERSIST;
         if (f->persistent) {
             ss->pool_off = zs->persist;
             zs->persist += e->plan.span_padded[s];
@@ -14583,6 +14730,10 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
         e->obs.tr_unit = -1;
         e->obs.tr_api = "zero_engine_create";
     }
+    {
+        const char *g = getenv("ZERO_COLL_GROUP");
+        e->cg.on = e->be.coll_group_begin && e->be.coll_group_end && !e->obs.check && !(g && !strcmp(g, "0"));
+    }
 }
 
 ZERO__DEF zero_result zero_engine_create(zero_engine **out, const zero_config *cfg, const zero_tensor *tensors,
@@ -14919,14 +15070,57 @@ static zero_result zero__lamb_norms(zero_engine *e, zero_adam_args *hyper, zero_
 }
 
 /* Stage 3 after a step: the persistent spans (kept gathered) refreshed from
-   the new owned chunks. */
+   the new owned chunks. Where collectives group (and the owned chunks are on
+   the device, so a gather needs no copy before it), ZERO__CG_MAX gathers at a
+   time run as one: a GPT's hundreds of biases and norms cost a launch or two,
+   not one meeting of the ranks each. */
 static zero_result zero__persist_refresh(zero_engine *e) {
-    int s;
+    const zero_layout *l = e->plan.layout;
+    int s, a, b;
+    double t0 = zero__now_ms();
     zero_result r;
     if (e->plan.stage != 3) return ZERO_OK;
-    for (s = 0; s < e->plan.n_spans; s++)
-        if (e->spans[s].persistent && !e->spans[s].frozen && (r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK)
-            return r;
+    if (!e->cg.on || !zero__params_on_device(e)) {
+        for (s = 0; s < e->plan.n_spans; s++)
+            if (e->spans[s].persistent && !e->spans[s].frozen && (r = zero__gather_span(e, s, e->spans[s].pool_off, 1)) != ZERO_OK)
+                return r;
+        return ZERO_OK;
+    }
+    for (a = 0; a < e->plan.n_spans; a = b) {
+        int n = 0, ordered = 0, plain = 0;
+        /* spans [a, b): their fences and pages before the group (a span
+           without events waits for the whole compute stream: once does for all) */
+        for (b = a; b < e->plan.n_spans; b++) {
+            int k = l->span_first[b + 1] - l->span_first[b];
+            if (!e->spans[b].persistent || e->spans[b].frozen) continue;
+            if (n > 0 && n + k > ZERO__CG_MAX) break;
+            n += k;
+            if ((e->spans[b].ev_ready || !ordered) &&
+                (r = zero__pool_fence(e, b, e->spans[b].pool_off, e->plan.span_padded[b])) != ZERO_OK)
+                return r;
+            ordered |= !e->spans[b].ev_ready;
+            if ((r = zero__pvm_hold(e, b)) != ZERO_OK) return r;
+        }
+        if (n == 0) break;
+        if ((r = zero__cg_begin(e, ZERO_STREAM_COMM)) != ZERO_OK) return r;
+        for (s = a; s < b; s++)
+            if (e->spans[s].persistent && !e->spans[s].frozen && (r = zero__gather_colls(e, s, e->spans[s].pool_off)) != ZERO_OK) {
+                e->cg.open = 0;
+                return r;
+            }
+        if ((r = zero__cg_end(e, ZERO_STREAM_COMM)) != ZERO_OK) return r;
+        for (s = a; s < b; s++) {
+            if (!e->spans[s].persistent || e->spans[s].frozen) continue;
+            if (e->spans[s].ev_ready)
+                r = zero__gather_post(e, s, e->spans[s].pool_off, 1);
+            else
+                r = zero__pvm_scatter(e, s, e->spans[s].pool_off), plain = 1;
+            if (r != ZERO_OK) return r;
+        }
+        /* (the spans without events: the compute stream waits for them all at once) */
+        if (plain && (r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
+    }
+    e->run.t_phase[ZERO_PHASE_FETCH] += zero__now_ms() - t0;
     return ZERO_OK;
 }
 
@@ -15659,26 +15853,51 @@ static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *o
     return ZERO_OK;
 }
 
+/* Stages 2-3, unit u accumulated on the device: its reduce-scatter from
+   its slot (the collective alone, so a group can hold it). The first
+   micro-batch's sums land straight in the accumulator where it holds the
+   compute dtype; else in the slot's owned chunk, which zero__ring_after adds. */
+static int zero__ring_direct(const zero_engine *e) { return e->run.micro == 0 && e->plan.adt == e->plan.cdt; }
+
+static zero_result zero__ring_rs(zero_engine *e, int u, const zero__gview *gv) {
+    size_t chunk = (size_t)e->plan.layout->units[u].chunk;
+    char *own = gv->write + (size_t)e->plan.rank * chunk * e->plan.csize;
+    zero_result r;
+    if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
+    ZERO__TRY_BE(e, "reduce_scatter of gradients",
+                 zero__reduce_scatter(e, gv->write, zero__ring_direct(e) ? gv->acc : own, chunk, e->plan.cdt, ZERO_OP_AVG,
+                                      ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+static zero_result zero__ring_after(zero_engine *e, int u, const zero__gview *gv);
+
 static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *gv) {
+    size_t chunk = (size_t)e->plan.layout->units[u].chunk;
+    zero_result r;
+    if (zero__grad_on_host(e, u)) {
+        if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK ||
+            (r = zero__reduce_host(e, u, gv->write, gv->write + (size_t)e->plan.rank * chunk * e->plan.csize)) != ZERO_OK)
+            return r;
+    } else if ((r = zero__ring_rs(e, u, gv)) != ZERO_OK) {
+        return r;
+    }
+    return zero__ring_after(e, u, gv);
+}
+
+/* After unit u's reduce-scatter: the owned chunk added to the accumulator
+   (past the first micro-batch), across the replicas (hybrid), and its
+   span's slot free once the last unit of the span is through. */
+static zero_result zero__ring_after(zero_engine *e, int u, const zero__gview *gv) {
     const zero_unit *x = &e->plan.layout->units[u];
     zero__span_state *ss = &e->spans[x->span];
     size_t chunk = (size_t)x->chunk;
     char *own = gv->write + (size_t)e->plan.rank * chunk * e->plan.csize;
     zero_result r;
-    if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
-    if (zero__grad_on_host(e, u)) {
-        if ((r = zero__reduce_host(e, u, gv->write, own)) != ZERO_OK) return r;
-    } else if (e->run.micro == 0 && e->plan.adt == e->plan.cdt) {
-        /* the first micro-batch's sums land straight in the accumulator */
-        ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                     zero__reduce_scatter(e, gv->write, gv->acc, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
-    } else {
-        ZERO__TRY_BE(e, "reduce_scatter of gradients",
-                     zero__reduce_scatter(e, gv->write, own, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
+    if (!zero__grad_on_host(e, u) && !zero__ring_direct(e))
         ZERO__TRY_BE(e, "gradient accumulation",
                      e->be.convert(e->be.ctx, gv->acc, e->plan.adt, own, e->plan.cdt, chunk, e->run.micro > 0, ZERO_STREAM_COMM,
                                    &be_err_));
-    }
     if (!zero__grad_on_host(e, u) && e->run.micro == e->plan.gas - 1 &&
         (r = zero__reduce_replicas(e, gv->acc, chunk, e->plan.adt)) != ZERO_OK)
         return r;
@@ -15705,10 +15924,51 @@ static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *g
 /* Unit u's gradients of this micro-batch are complete: its reduction, then
    what the optimizer strategy does with it (the CPU's: the chunk to the
    host on the last micro-batch). */
+/* Whether unit u's reduction waits for the end of the micro-batch's
+   backward (a persistent span's, stage 3: ZERO__OWN_PERSIST). */
+static int zero__defer_of(const zero_engine *e, int u) {
+    return e->grad.span_own[e->plan.layout->units[u].span] == ZERO__OWN_PERSIST && !zero__grad_on_host(e, u);
+}
+
+/* The micro-batch's backward is complete: the deferred units' reductions,
+   ordered once after the backward, their reduce-scatters ZERO__CG_MAX at a
+   time in one group each, then each one's rest. */
+static zero_result zero__defer_flush(zero_engine *e) {
+    int i, j, k, n = e->grad.n_defer;
+    double t0 = zero__now_ms();
+    zero_result r;
+    if (n == 0) return ZERO_OK;
+    e->grad.n_defer = 0;
+    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
+    for (i = 0; i < n; i = j) {
+        if ((r = zero__cg_begin(e, ZERO_STREAM_COMM)) != ZERO_OK) return r;
+        for (j = i; j < n && j - i < ZERO__CG_MAX; j++) {
+            zero__gview gv = zero__grad_view(e, e->grad.defer[j]);
+            if ((r = zero__ring_rs(e, e->grad.defer[j], &gv)) != ZERO_OK) {
+                e->cg.open = 0;
+                return r;
+            }
+        }
+        if ((r = zero__cg_end(e, ZERO_STREAM_COMM)) != ZERO_OK) return r;
+        for (k = i; k < j; k++) {
+            zero__gview gv = zero__grad_view(e, e->grad.defer[k]);
+            if ((r = zero__ring_after(e, e->grad.defer[k], &gv)) != ZERO_OK ||
+                (r = e->strat->unit_reduced(e, e->grad.defer[k], e->run.micro == e->plan.gas - 1)) != ZERO_OK)
+                return r;
+        }
+    }
+    e->run.t_phase[ZERO_PHASE_REDUCE] += zero__now_ms() - t0;
+    return ZERO_OK;
+}
+
 static zero_result zero__unit_done(zero_engine *e, int u) {
     zero__gview gv = zero__grad_view(e, u);
     double t0 = zero__now_ms();
     zero_result r;
+    if (zero__defer_of(e, u)) {
+        e->grad.defer[e->grad.n_defer++] = u;
+        return ZERO_OK;
+    }
     /* the reduction reads what the backward wrote on the compute stream */
     if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
     if (gv.program) ZERO__TRY_BE(e, "the program's gradients", zero__gext_gather(e, u, &be_err_));
@@ -15753,6 +16013,7 @@ ZERO__DEF zero_result zero_grad_ready(zero_engine *e, int t) {
         if (--e->grad.tensors_left[u] == 0 && (r = zero__unit_done(e, u)) != ZERO_OK) return r;
     }
     if (e->grad.ready_count == e->plan.n_trainable) { /* the micro-batch is complete */
+        if ((r = zero__defer_flush(e)) != ZERO_OK) return r;
         e->run.micro++;
         e->xfer.phase = ZERO_XFER_FORWARD;
         e->grad.ready_count = 0;
@@ -18846,8 +19107,12 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
     if (e->plan.stage >= 2 && !e->plan.gdirect) { /* (no span has its own slot with the program's gradients) */
         int s;
         for (s = 0; s < e->plan.n_spans; s++)
-            if (e->grad.span_own[s] && e->grad.span_slot[s] >= e->grad.n_ring) { /* planned (not a stand-in, and a
-                                                                                      found span once planned) */
+            if (e->grad.span_own[s] == ZERO__OWN_PERSIST) {
+                out->grad_persist_spans++;
+                out->grad_persist_bytes += (size_t)e->plan.span_padded[s] * e->plan.csize;
+            } else if (e->grad.span_own[s] && e->grad.span_slot[s] >= e->grad.n_ring) { /* planned (not a stand-in,
+                                                                                             and a found span once
+                                                                                             planned) */
                 out->grad_own_spans++;
                 out->grad_own_found += e->grad.span_own[s] == ZERO__OWN_FOUND;
                 out->grad_own_bytes += (size_t)e->plan.span_padded[s] * e->plan.csize;
@@ -18912,6 +19177,10 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
                   "found in the backward: written at distant points, like a tied embedding)\n",
                   (double)r->grad_own_bytes / 1048576.0, r->grad_own_spans, r->grad_own_spans == 1 ? "" : "s",
                   r->grad_own_found);
+    if (r->grad_persist_spans)
+        ZERO__PUT("  (gradients: %.3f MiB of them are the %d persistent span%s' own buffers, reduced in one group at "
+                  "the end of each backward)\n",
+                  (double)r->grad_persist_bytes / 1048576.0, r->grad_persist_spans, r->grad_persist_spans == 1 ? "" : "s");
     if (r->muon_tensors)
         ZERO__PUT("  (Muon: %d tensors, %lld elements, orthogonalised whole; its scratch %.3f MiB: the largest "
                   "matrix's work %.3f, a batch gathered %.3f, a chunk %.3f; its momentum and update in \"Adam m + v\")\n",

@@ -3495,6 +3495,7 @@ struct zero_cuda {
        always owned here (even when comm is the caller's); NULL for a group
        of one rank (a copy) or of every rank (comm itself) */
     ncclComm_t group_comm[ZERO_GROUP_COUNT];
+    int in_group;    /* between coll_group_begin and coll_group_end */
 #endif
     int shard_size;  /* groups_init's G; 0: no groups made */
     double timeout_s;
@@ -3883,6 +3884,31 @@ static zero_result zero__cuda_all_gather(void *ctx, const void *send, void *recv
     ZERO__CUDA_COLL_PROLOGUE("all_gather");
     return zero__cuda_nccl_done(c, c->comm, ncclAllGather(send, recv, count, nt, c->comm, zero__cuda_stream_of(c, s)),
                                 "ncclAllGather", err);
+}
+/* coll_group_begin / _end: ncclGroupStart / ncclGroupEnd; the communicators
+   are non-blocking, so the end is polled on each against the deadline. */
+static zero_result zero__cuda_coll_group_begin(void *ctx, zero_error *err) {
+    ncclResult_t r;
+    ZERO__CUDA_CTX("coll_group_begin");
+    if (c->in_group) return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda coll_group_begin: a group is open already");
+    if ((r = ncclGroupStart()) != ncclSuccess) {
+        zero_nccl_check(r, "ncclGroupStart", __FILE__, __LINE__, err);
+        return zero__cuda_fail_group(c, ZERO_ERR_NCCL, err);
+    }
+    c->in_group = 1;
+    zero__ok(err);
+    return ZERO_OK;
+}
+static zero_result zero__cuda_coll_group_end(void *ctx, zero_error *err) {
+    zero_result res;
+    ZERO__CUDA_CTX("coll_group_end");
+    if (!c->in_group) return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda coll_group_end: no group is open");
+    c->in_group = 0;
+    res = zero__cuda_nccl_done(c, c->comm, ncclGroupEnd(), "ncclGroupEnd", err);
+    for (int g = 0; g < ZERO_GROUP_COUNT && res == ZERO_OK; g++)
+        if (c->group_comm[g] && c->group_comm[g] != c->comm)
+            res = zero__cuda_nccl_done(c, c->group_comm[g], ncclInProgress, "ncclGroupEnd", err);
+    return res;
 }
 static zero_result zero__cuda_all_reduce(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
                                          zero_stream_id s, zero_error *err) {
@@ -4885,6 +4911,10 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.group_reduce_scatter = zero__cuda_group_reduce_scatter;
     c->be.group_all_gather = zero__cuda_group_all_gather;
     c->be.group_all_reduce = zero__cuda_group_all_reduce;
+#ifndef ZERO_NO_NCCL
+    c->be.coll_group_begin = zero__cuda_coll_group_begin;
+    c->be.coll_group_end = zero__cuda_coll_group_end;
+#endif
     *out = c;
     zero__ok(err);
     return ZERO_OK;

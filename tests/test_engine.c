@@ -344,7 +344,13 @@ static zero_result read_all_state(zero_engine *e, zero_state_kind kind, float *o
 static void plan_want(const zero_layout *L, const zero_config *cfg, size_t want[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT]) {
     int u, nu = zero_layout_unit_count(L), stage = cfg->zero_optimization.stage, tspans = 0;
     int64_t psi = zero_layout_padded_numel(L), S = zero_layout_shard_numel(L, 0), ST = zero_layout_shard_numel(L, 1);
-    int64_t psiT = 0, persist = 0, dyn_total = 0, dyn_max = 0, tmax = 0, span_len = 0;
+    int64_t psiT = 0, persist = 0, dyn_total = 0, dyn_max = 0, tmax = 0, span_len = 0, pown = 0;
+    /* stage 3 where collectives group (the host backend does, unless the collectives are checked or
+       ZERO_COLL_GROUP=0): a trainable persistent span's gradient has a buffer of its own beside the ring */
+    const char *chk = getenv("ZERO_CHECK"), *grp = getenv("ZERO_COLL_GROUP");
+    int mics = cfg->zero_optimization.mics_shard_size;
+    int own_persist = stage == 3 && cfg->check_collectives != 1 && !(chk && !strcmp(chk, "1")) && !(grp && !strcmp(grp, "0")) &&
+                      (mics <= 0 || mics >= cfg->world_size) && cfg->zero_optimization.offload_optimizer.device == ZERO_OFFLOAD_NONE;
     int64_t live = cfg->zero_optimization.stage3_max_live_parameters;
     int64_t pre = cfg->zero_optimization.stage3_prefetch_bucket_size > 0 ? cfg->zero_optimization.stage3_prefetch_bucket_size : 0;
     size_t d = zero_dtype_size(cfg_dtype(cfg)), a = zero_dtype_size(cfg->grad_accum_dtype);
@@ -355,7 +361,8 @@ static void plan_want(const zero_layout *L, const zero_config *cfg, size_t want[
         if (!x->frozen) psiT += x->padded;
         span_len += x->padded;
         if (u + 1 == nu || zero_layout_unit(L, u + 1)->span != x->span) { /* span ends */
-            if (!x->frozen) { tspans++; if (span_len > tmax) tmax = span_len; }
+            if (!x->frozen && own_persist && x->persistent) pown += span_len;
+            else if (!x->frozen) { tspans++; if (span_len > tmax) tmax = span_len; }
             if (x->persistent) persist += span_len;
             else { dyn_total += span_len; if (span_len > dyn_max) dyn_max = span_len; }
             span_len = 0;
@@ -372,7 +379,7 @@ static void plan_want(const zero_layout *L, const zero_config *cfg, size_t want[
         want[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] = cfg->gradient_accumulation_steps > 1 ? (size_t)psiT * a : 0;
     } else {
         int direct = stage == 2 && cfg->world_size == 1 && cfg->gradient_accumulation_steps == 1;
-        want[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] = direct ? 0 : (size_t)((tspans < 2 ? tspans : 2) * tmax) * d;
+        want[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] = direct ? 0 : (size_t)((tspans < 2 ? tspans : 2) * tmax + pown) * d;
         /* one micro-batch adds nothing up: the reduced chunk stays in the compute dtype */
         want[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE] = (size_t)ST * (cfg->gradient_accumulation_steps > 1 ? a : d);
     }

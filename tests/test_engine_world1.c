@@ -172,6 +172,9 @@ static void config(zero_config *c, const job *J) {
     c->optimizer.lr = 1e-2;
     c->gradient_clipping = 0.05;
     c->log.level = ZERO_LOG_LEVEL_COUNT;
+    /* no persistent tensors: at stage 3 they would have gradient buffers of their own (reduced in one group at
+       the micro-batch's end), leaving the ring to emb and big alone, where nothing needs finding */
+    c->zero_optimization.stage3_param_persistence_threshold = 0;
     if (J->dtype == ZERO_DTYPE_FP16) c->fp16.enabled = 1;
     if (J->dtype == ZERO_DTYPE_BF16) c->bf16.enabled = 1;
 }

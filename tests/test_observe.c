@@ -614,7 +614,10 @@ static int tl_count(const tl_file *f, const char *name, const char *cat, int *ba
             continue;
         if (cat && !jstr_is(&f->j, c, "cat", cat)) continue;
         if (bad && ts >= 0 && (f->j.nodes[ts].number < 0 || (du >= 0 && f->j.nodes[du].number < 0))) (*bad)++;
-        n++;
+        {   /* a group of collectives counts as its members (args.group) */
+            int args = zero__json_get(&f->j, c, "args"), g = args >= 0 ? zero__json_get(&f->j, args, "group") : -1;
+            n += g >= 0 && f->j.nodes[g].type == ZERO__JSON_NUMBER ? (int)f->j.nodes[g].number : 1;
+        }
     }
     return n;
 }
