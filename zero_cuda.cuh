@@ -4856,7 +4856,18 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
         ZERO__CUDA_INIT_TRY(cudaStreamCreateWithFlags(&c->stream[ZERO_STREAM_COMPUTE], cudaStreamNonBlocking));
         c->own_compute = 1;
     }
-    ZERO__CUDA_INIT_TRY(cudaStreamCreateWithFlags(&c->stream[ZERO_STREAM_COMM], cudaStreamNonBlocking));
+    {
+        /* the communication stream at the device's highest priority: its
+           collectives' blocks start as soon as a multiprocessor frees, not
+           behind the compute stream's queued blocks (ZERO_COMM_PRIORITY=0:
+           the default priority) */
+        const char *pv = getenv("ZERO_COMM_PRIORITY");
+        int least = 0, greatest = 0;
+        ZERO__CUDA_INIT_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+        ZERO__CUDA_INIT_TRY(cudaStreamCreateWithPriority(&c->stream[ZERO_STREAM_COMM], cudaStreamNonBlocking,
+                                                         pv && !strcmp(pv, "0") ? 0 : greatest));
+        (void)least;
+    }
     ZERO__CUDA_INIT_TRY(cudaMalloc((void **)&c->scratch, sizeof(double) * ZERO__CUDA_SUMSQ_SCRATCH));
 #undef ZERO__CUDA_INIT_TRY
 #ifndef ZERO_NO_NCCL

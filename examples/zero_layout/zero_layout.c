@@ -845,7 +845,8 @@ static int run_memory(const opts *o, const model *m) {
     }
     printf("\nzero - paper = the five columns on the right, bytes per rank:\n"
            "  gradient ring  stages 2-3 reduce each unit in one of 2 slots of the largest trainable span\n"
-           "                 (%lld elements), besides the paper's d/N shard\n"
+           "                 (%lld elements), besides the paper's d/N shard; stage 3 keeps the persistent\n"
+           "                 spans' gradients in buffers of their own beside it (one group of reductions)\n"
            "  gather pool    stage 3's gathered spans: the persistent ones + min(rest, max(max_live +\n"
            "                 prefetch, 2 U)) elements\n"
            "  accumulator    gradient accumulation beyond the paper's d bytes: stages 0-1 with GAS > 1 a\n"
