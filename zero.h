@@ -1386,7 +1386,7 @@ typedef struct zero_backend {
        (zero_adam_args.kind); Adam and AdamW need no bit. The engine refuses
        another rule on the device where its bit is clear (cpu_adam, the CPU
        offload's, runs every rule). The host and CUDA backends set the bits
-       of Lion, Adagrad, SGD and Muon (the CUDA backend's not Lamb's). */
+       of Lion, Adagrad, SGD, Muon and Lamb. */
     unsigned opt_rules;
     /* Optional: the bytes of device memory free now and in all (the CUDA
        backend: cudaMemGetInfo; the host backend: what ZERO_HOST_MEM_LIMIT

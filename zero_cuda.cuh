@@ -677,7 +677,11 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
                            state a rule does not keep is neither read nor written.
                            Muon's segments (seg.muon) go to two kernels of their own
                            (zero.h's zero__muon_range): pass 1's momentum and
-                           update, and in a call of any rule their step from v
+                           update, and in a call of any rule their step from v.
+                           Lamb (zero_adam_args.lamb_pass) has two of its own: pass 1's
+                           moments with each segment's sums of p^2 and u^2 (a block's
+                           in scratch, added in one fixed order: the same bits every
+                           run), pass 2's step by the segment's trust ratio
 
    and one that is not element-wise, in its own section (>>cuda-muon-ns):
 
@@ -1026,6 +1030,7 @@ zero__cuda_sumsq_segs_finish_kernel(const __grid_constant__ zero__cuda_sq_batch 
 struct zero__cuda_adam_common {
     float beta1, beta2, omb1, omb2, eps, bc2, grad_scale, momentum, damp;
     int adamw, nesterov, first, kind;
+    int lamb_pass, eps_inside; /* Lamb: its pass (1, 2) and eps under the square root */
 };
 
 /* One segment as the kernel walks it: n elements from each buffer pointer
@@ -1039,6 +1044,8 @@ struct zero__cuda_adam_kseg {
     void *param;
     size_t n, head, nv;
     float step, decay, wd;
+    double *sums;       /* Lamb pass 1: its segment's sums of p^2 and u^2 (added to) */
+    const float *ratio; /* Lamb pass 2: its segment's trust ratio (device memory) */
 };
 
 /* A launch's segments; segment k owns blocks [block_end[k-1], block_end[k]). */
@@ -1269,6 +1276,118 @@ zero__cuda_muon_step_kernel(const __grid_constant__ zero__cuda_adam_common c,
         },
         [&](size_t i) {
             const float p = zero__cuda_muon_step(master[i], vv[i], wd, step, decay);
+            master[i] = p;
+            pio::st(param + i, p);
+        });
+}
+
+/* Lamb (zero.h's zero__lamb_range), one element each, fp32 with one rounding
+   per operation in the host's order: u from m, v and p. */
+static __device__ __forceinline__ float zero__cuda_lamb_u(const zero__cuda_adam_common &c, float m, float v, float p,
+                                                          float wd) {
+    const float d = c.eps_inside ? __fsqrt_rn(__fadd_rn(v, c.eps)) : __fadd_rn(__fsqrt_rn(v), c.eps);
+    return __fadd_rn(__fdiv_rn(m, d), __fmul_rn(wd, p));
+}
+/* Pass 1 on one element (g already times grad_scale): the moments, and the
+   squares of p and u added to the thread's double sums. */
+static __device__ __forceinline__ void zero__cuda_lamb_mom(const zero__cuda_adam_common &c, float wd, float p, float &m,
+                                                           float &v, float g, double &sp, double &su) {
+    m = __fadd_rn(__fmul_rn(c.beta1, m), __fmul_rn(c.omb1, g));
+    v = __fadd_rn(__fmul_rn(c.beta2, v), __fmul_rn(__fmul_rn(c.omb2, g), g));
+    const float u = zero__cuda_lamb_u(c, m, v, p, wd);
+    sp += (double)p * (double)p;
+    su += (double)u * (double)u;
+}
+
+/* Lamb's pass 1 over a batch (zero__cuda_adam_batch): each segment's m, v and
+   grad (G its type); each block's sums of p^2 and u^2 into partial[2 b],
+   [2 b + 1] (zero__cuda_lamb_finish_kernel adds them up). Like Muon's, not a
+   rule of the fused kernel (3 + 4 instantiations instead of 12). */
+template <typename G>
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_lamb_mom_kernel(const __grid_constant__ zero__cuda_adam_common c,
+                           const __grid_constant__ zero__cuda_adam_batch b, double *partial) {
+    typedef zero__cuda_io<float> fio;
+    typedef zero__cuda_io<G> gio;
+    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
+    const zero__cuda_adam_kseg &sg = b.seg[k];
+    const unsigned first = k ? b.block_end[k - 1] : 0u;
+    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
+    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    const float wd = sg.wd;
+    const float *master = sg.master;
+    float *mm = sg.m, *vv = sg.v;
+    const G *grad = (const G *)sg.grad;
+    double sp = 0.0, su = 0.0;
+    zero__cuda_for_range(
+        sg.n, sg.head, sg.nv, t, stride,
+        [&](size_t i) {
+            float p[ZERO__CUDA_VEC], m[ZERO__CUDA_VEC], v[ZERO__CUDA_VEC], g[ZERO__CUDA_VEC];
+            fio::ld8(master + i, p);
+            fio::ld8(mm + i, m);
+            fio::ld8(vv + i, v);
+            gio::ld8(grad + i, g);
+#pragma unroll
+            for (int e = 0; e < ZERO__CUDA_VEC; e++)
+                zero__cuda_lamb_mom(c, wd, p[e], m[e], v[e], __fmul_rn(g[e], c.grad_scale), sp, su);
+            fio::st8(mm + i, m);
+            fio::st8(vv + i, v);
+        },
+        [&](size_t i) {
+            float m = mm[i], v = vv[i];
+            zero__cuda_lamb_mom(c, wd, master[i], m, v, __fmul_rn(gio::ld(grad + i), c.grad_scale), sp, su);
+            mm[i] = m;
+            vv[i] = v;
+        });
+    sp = zero__cuda_block_sum(sp);
+    su = zero__cuda_block_sum(su);
+    if (threadIdx.x == 0) partial[2 * (size_t)blockIdx.x] = sp, partial[2 * (size_t)blockIdx.x + 1] = su;
+}
+
+/* Block k: segment k's partial sums added in one fixed order, then to its sums. */
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_lamb_finish_kernel(const __grid_constant__ zero__cuda_adam_batch b, const double *partial) {
+    const int k = blockIdx.x;
+    const unsigned first = k ? b.block_end[k - 1] : 0u;
+    double sp = 0.0, su = 0.0;
+    for (unsigned i = first + threadIdx.x; i < b.block_end[k]; i += blockDim.x)
+        sp += partial[2 * (size_t)i], su += partial[2 * (size_t)i + 1];
+    sp = zero__cuda_block_sum(sp);
+    su = zero__cuda_block_sum(su);
+    if (threadIdx.x == 0) b.seg[k].sums[0] += sp, b.seg[k].sums[1] += su;
+}
+
+/* Lamb's pass 2 (the step) over a batch: master and param (P as in
+   zero__cuda_adam_kernel); step = lr / (bc1 bc2), times the segment's ratio. */
+template <typename P>
+static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
+zero__cuda_lamb_step_kernel(const __grid_constant__ zero__cuda_adam_common c,
+                            const __grid_constant__ zero__cuda_adam_batch b) {
+    typedef zero__cuda_io<float> fio;
+    typedef zero__cuda_io<P> pio;
+    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
+    const zero__cuda_adam_kseg &sg = b.seg[k];
+    const unsigned first = k ? b.block_end[k - 1] : 0u;
+    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
+    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    const float wd = sg.wd, coef = __fmul_rn(sg.step, *sg.ratio);
+    float *master = sg.master;
+    const float *mm = sg.m, *vv = sg.v;
+    P *param = (P *)sg.param;
+    zero__cuda_for_range(
+        sg.n, sg.head, sg.nv, t, stride,
+        [&](size_t i) {
+            float p[ZERO__CUDA_VEC], m[ZERO__CUDA_VEC], v[ZERO__CUDA_VEC];
+            fio::ld8(master + i, p);
+            fio::ld8(mm + i, m);
+            fio::ld8(vv + i, v);
+#pragma unroll
+            for (int e = 0; e < ZERO__CUDA_VEC; e++) p[e] = __fsub_rn(p[e], __fmul_rn(coef, zero__cuda_lamb_u(c, m[e], v[e], p[e], wd)));
+            fio::st8(master + i, p);
+            pio::st8(param + i, p);
+        },
+        [&](size_t i) {
+            const float p = __fsub_rn(master[i], __fmul_rn(coef, zero__cuda_lamb_u(c, mm[i], vv[i], master[i], wd)));
             master[i] = p;
             pio::st(param + i, p);
         });
@@ -1650,6 +1769,79 @@ static zero_result zero__cuda_muon_run(K kernel, const char *name, int pass, siz
     return ZERO_OK;
 }
 
+/* Lamb's segments of calls a[0..n_calls) (every segment: Lamb has no other
+   rule beside it), planned and batched as zero__cuda_adam_run does: pass 1
+   (kernel zero__cuda_lamb_mom_kernel, esize the bytes of a grad element) on
+   master, m, v and the grad, each block's sums in scratch (two doubles a
+   block: a batch ends where scratch would not hold another segment's), then
+   zero__cuda_lamb_finish_kernel adds each segment's; pass 2
+   (zero__cuda_lamb_step_kernel, esize a param element's bytes, 0: none
+   written) on master, m, v and the param. */
+typedef void (*zero__cuda_lamb1_k)(zero__cuda_adam_common, zero__cuda_adam_batch, double *);
+typedef void (*zero__cuda_lamb2_k)(zero__cuda_adam_common, zero__cuda_adam_batch);
+/* A batch's launch: pass 1 and its sums' finish, or pass 2; then it is empty. */
+static zero_result zero__cuda_lamb_flush(zero__cuda_lamb1_k kernel, const char *name, const zero__cuda_adam_common &c,
+                                         zero__cuda_adam_batch *b, unsigned *total, double *scratch, cudaStream_t s,
+                                         zero_error *err) {
+    zero_result r;
+    if (!b->n_segs) return ZERO_OK;
+    kernel<<<*total, ZERO__CUDA_THREADS, 0, s>>>(c, *b, scratch);
+    if ((r = zero__cuda_launched(name, err)) != ZERO_OK) return r;
+    zero__cuda_lamb_finish_kernel<<<(unsigned)b->n_segs, ZERO__CUDA_THREADS, 0, s>>>(*b, scratch);
+    memset(b, 0, sizeof *b);
+    *total = 0;
+    return zero__cuda_launched("zero__cuda_lamb_finish_kernel (adam: Lamb's sums)", err);
+}
+static zero_result zero__cuda_lamb_flush(zero__cuda_lamb2_k kernel, const char *name, const zero__cuda_adam_common &c,
+                                         zero__cuda_adam_batch *b, unsigned *total, double *, cudaStream_t s,
+                                         zero_error *err) {
+    return zero__cuda_batch_flush(kernel, name, c, b, total, s, err);
+}
+
+template <typename K>
+static zero_result zero__cuda_lamb_run(K kernel, const char *name, int pass, size_t esize, const zero_adam_args *a,
+                                       int n_calls, const zero__cuda_adam_common &c, double *scratch, size_t n_scratch,
+                                       cudaStream_t s, zero_error *err) {
+    zero__cuda_adam_batch b;
+    unsigned cap = 1, total = 0;
+    int i, k;
+    zero_result r;
+    if (pass == 1 && (!scratch || n_scratch < 2))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: Lamb's pass 1 needs scratch for its sums");
+    if ((r = zero__cuda_grid_cap(kernel, &cap, err)) != ZERO_OK) return r;
+    if (pass == 1 && cap > n_scratch / 2) cap = (unsigned)(n_scratch / 2);
+    memset(&b, 0, sizeof b);
+    for (i = 0; i < n_calls; i++)
+        for (k = 0; k < a[i].n_segs; k++) {
+            const zero_adam_seg *sg = &a[i].segs[k];
+            zero__cuda_adam_kseg q;
+            const size_t off = (size_t)sg->offset, size[4] = {4, 4, 4, esize};
+            const void *arrays[4];
+            unsigned blocks;
+            if (sg->count <= 0) continue;
+            memset(&q, 0, sizeof q);
+            q.master = a[i].master + off, q.m = a[i].m + off, q.v = a[i].v + off;
+            if (pass == 1) q.grad = (const char *)a[i].grad + off * esize, q.sums = a[i].lamb_sums + 2 * (size_t)k;
+            else q.param = esize ? (char *)a[i].param + off * esize : NULL, q.ratio = a[i].lamb_ratio + k;
+            arrays[0] = q.master, arrays[1] = q.m, arrays[2] = q.v;
+            arrays[3] = pass == 1 ? q.grad : (const void *)q.param;
+            q.n = (size_t)sg->count;
+            zero__cuda_plan(arrays, size, esize ? 4 : 3, q.n, &q.head, &q.nv);
+            q.step = sg->lr / (a[i].bc1 * a[i].bc2); /* (the host's lr / (bc1 bc2), times the ratio there) */
+            q.wd = sg->weight_decay;
+            blocks = zero__cuda_blocks(q.n, q.nv, cap);
+            if ((b.n_segs == ZERO__CUDA_ADAM_BATCH || (pass == 1 && 2 * ((size_t)total + blocks) > n_scratch)) &&
+                (r = zero__cuda_lamb_flush(kernel, name, c, &b, &total, scratch, s, err)) != ZERO_OK)
+                return r;
+            b.seg[b.n_segs] = q;
+            total += blocks;
+            b.block_end[b.n_segs++] = total;
+        }
+    if ((r = zero__cuda_lamb_flush(kernel, name, c, &b, &total, scratch, s, err)) != ZERO_OK) return r;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
 /* Whether call a writes a compute-dtype copy (fp32 params that are the master
    weights: nothing to write). */
 static int zero__cuda_adam_stores(const zero_adam_args *a) {
@@ -1687,10 +1879,11 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
     if (!a) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda adam: args is NULL");
     if ((unsigned)a->kind >= (unsigned)ZERO_OPTIMIZER_COUNT)
         return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: kind %d is not a zero_optimizer_type", a->kind);
-    if (a->kind == ZERO_OPTIMIZER_LAMB) /* (its bit is clear in opt_rules: the engine runs it on the CPU) */
-        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
-                          "cuda adam: %s's rule does not run in these kernels (its trust ratio needs every whole "
-                          "tensor's norms first)", zero_optimizer_name((zero_optimizer_type)a->kind));
+    if (a->kind == ZERO_OPTIMIZER_LAMB &&
+        !(a->lamb_pass == 1 ? a->lamb_sums != NULL : a->lamb_pass == 2 && a->lamb_ratio != NULL))
+        return zero__fail(err, a->lamb_pass == 1 || a->lamb_pass == 2 ? ZERO_MSG_NULL_ARG : ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "cuda adam: Lamb pass %d without its %s", a->lamb_pass,
+                          a->lamb_pass == 2 ? "lamb_ratio" : a->lamb_pass == 1 ? "lamb_sums" : "pass (1 or 2)");
     if (a->muon_pass != 0 && !(a->muon_pass == 1 && a->kind == ZERO_OPTIMIZER_MUON))
         return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: muon_pass %d with kind %s (pass 1 is Muon's only)",
                           a->muon_pass, zero_optimizer_name((zero_optimizer_type)a->kind));
@@ -1735,6 +1928,10 @@ static zero__cuda_adam_common zero__cuda_common_of(const zero_adam_args *a) {
         c.beta1 = a->beta1, c.beta2 = a->beta2, c.omb1 = 1.0f - a->beta1, c.omb2 = 1.0f - a->beta2;
         break;
     case ZERO_OPTIMIZER_ADAGRAD: c.eps = a->eps; break;
+    case ZERO_OPTIMIZER_LAMB:
+        c.beta1 = a->beta1, c.beta2 = a->beta2, c.omb1 = 1.0f - a->beta1, c.omb2 = 1.0f - a->beta2;
+        c.eps = a->eps, c.eps_inside = a->eps_inside, c.lamb_pass = a->lamb_pass;
+        break;
     case ZERO_OPTIMIZER_SGD:
         if (a->momentum != 0.0f)
             c.momentum = a->momentum, c.damp = 1.0f - a->dampening, c.nesterov = a->nesterov, c.first = a->first;
@@ -1781,6 +1978,32 @@ static zero_result zero__cuda_muon_launch(const zero_adam_args *a, int n, const 
     }
 }
 
+/* Lamb's pass c.lamb_pass over calls a[0..n) (checked, sharing c and dtypes). */
+static zero_result zero__cuda_lamb_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
+                                          double *scratch, size_t n_scratch, cudaStream_t s, zero_error *err) {
+    static const char mom[] = "zero__cuda_lamb_mom_kernel (adam: Lamb's pass 1)",
+                      step[] = "zero__cuda_lamb_step_kernel (adam: Lamb's pass 2)";
+    if (c.lamb_pass == 1) switch (a->grad_dtype) {
+        case ZERO_DTYPE_FP16:
+            return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<__half>, mom, 1, 2, a, n, c, scratch, n_scratch, s, err);
+        case ZERO_DTYPE_BF16:
+            return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<__nv_bfloat16>, mom, 1, 2, a, n, c, scratch, n_scratch, s,
+                                       err);
+        default: return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<float>, mom, 1, 4, a, n, c, scratch, n_scratch, s, err);
+        }
+    if (!zero__cuda_adam_stores(a))
+        return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<zero__cuda_none>, step, 2, 0, a, n, c, scratch, n_scratch, s,
+                                   err);
+    switch (a->param_dtype) {
+    case ZERO_DTYPE_FP16:
+        return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<__half>, step, 2, 2, a, n, c, scratch, n_scratch, s, err);
+    case ZERO_DTYPE_BF16:
+        return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<__nv_bfloat16>, step, 2, 2, a, n, c, scratch, n_scratch, s,
+                                   err);
+    default: return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<float>, step, 2, 4, a, n, c, scratch, n_scratch, s, err);
+    }
+}
+
 /* The fused kernel over the segments of calls a[0..n) that are not Muon's,
    by the rule c names. */
 static zero_result zero__cuda_rule_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
@@ -1803,14 +2026,17 @@ static zero_result zero__cuda_rule_launch(const zero_adam_args *a, int n, const 
    as few launches as their segments take: Muon's pass 1 on its segments
    alone; any other call its rule on the other segments, then Muon's step on
    Muon's. */
-static zero_result zero__cuda_adam_launch(const zero_adam_args *a, int n, cudaStream_t s, zero_error *err) {
+static zero_result zero__cuda_adam_launch(const zero_adam_args *a, int n, double *scratch, size_t n_scratch, cudaStream_t s,
+                                          zero_error *err) {
     const zero__cuda_adam_common c = zero__cuda_common_of(a);
     zero_result r;
+    if (c.kind == ZERO_OPTIMIZER_LAMB) return zero__cuda_lamb_launch(a, n, c, scratch, n_scratch, s, err);
     if (a->muon_pass == 0 && (r = zero__cuda_rule_launch(a, n, c, s, err)) != ZERO_OK) return r;
     return zero__cuda_muon_launch(a, n, c, s, err);
 }
 
-static ZERO__UNUSED zero_result zero__cuda_k_adam(const zero_adam_args *a, cudaStream_t s, zero_error *err) {
+static ZERO__UNUSED zero_result zero__cuda_k_adam(const zero_adam_args *a, double *scratch, size_t n_scratch, cudaStream_t s,
+                                                  zero_error *err) {
     int64_t end = 0;
     zero_result r;
     if ((r = zero__cuda_adam_check(a, &end, err)) != ZERO_OK) return r;
@@ -1818,14 +2044,14 @@ static ZERO__UNUSED zero_result zero__cuda_k_adam(const zero_adam_args *a, cudaS
         zero__ok(err);
         return ZERO_OK;
     }
-    return zero__cuda_adam_launch(a, 1, s, err);
+    return zero__cuda_adam_launch(a, 1, scratch, n_scratch, s, err);
 }
 
 /* adam_multi: calls a[0..n) as zero__cuda_k_adam each, runs of consecutive
    calls that share their hyperparameters and dtypes in common launches (the
    calls' memory is disjoint, so the order between their segments is free). */
-static ZERO__UNUSED zero_result zero__cuda_k_adam_multi(const zero_adam_args *a, int n, cudaStream_t s,
-                                                        zero_error *err) {
+static ZERO__UNUSED zero_result zero__cuda_k_adam_multi(const zero_adam_args *a, int n, double *scratch, size_t n_scratch,
+                                                        cudaStream_t s, zero_error *err) {
     int i, j;
     zero_result r;
     if (n < 0 || (n > 0 && !a))
@@ -1837,7 +2063,7 @@ static ZERO__UNUSED zero_result zero__cuda_k_adam_multi(const zero_adam_args *a,
     }
     for (i = 0; i < n; i = j) {
         for (j = i + 1; j < n && zero__cuda_adam_same(&a[i], &a[j]);) j++;
-        if ((r = zero__cuda_adam_launch(&a[i], j - i, s, err)) != ZERO_OK) return r;
+        if ((r = zero__cuda_adam_launch(&a[i], j - i, scratch, n_scratch, s, err)) != ZERO_OK) return r;
     }
     zero__ok(err);
     return ZERO_OK;
@@ -4184,7 +4410,7 @@ static zero_result zero__cuda_sumsq(void *ctx, const void *x, size_t n, zero_dty
 }
 static zero_result zero__cuda_adam(void *ctx, const zero_adam_args *a, zero_stream_id s, zero_error *err) {
     ZERO__CUDA_CTX("adam");
-    return zero__cuda_k_adam(a, zero__cuda_stream_of(c, s), err);
+    return zero__cuda_k_adam(a, c->scratch, ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s), err);
 }
 static zero_result zero__cuda_sumsq_segs(void *ctx, const zero_sumsq_seg *segs, int n_segs, zero_dtype dt,
                                          zero_stream_id s, zero_error *err) {
@@ -4194,7 +4420,7 @@ static zero_result zero__cuda_sumsq_segs(void *ctx, const zero_sumsq_seg *segs, 
 }
 static zero_result zero__cuda_adam_multi(void *ctx, const zero_adam_args *a, int n, zero_stream_id s, zero_error *err) {
     ZERO__CUDA_CTX("adam_multi");
-    return zero__cuda_k_adam_multi(a, n, zero__cuda_stream_of(c, s), err);
+    return zero__cuda_k_adam_multi(a, n, c->scratch, ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s), err);
 }
 static zero_result zero__cuda_muon_ns(void *ctx, float *x, int64_t batch, int64_t rows, int64_t cols, int steps,
                                       float scale, float *work, zero_stream_id s, zero_error *err) {
@@ -4917,7 +5143,7 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     c->be.adam_multi = zero__cuda_adam_multi;
     c->be.muon_ns = zero__cuda_muon_ns;
     c->be.opt_rules = 1u << ZERO_OPTIMIZER_LION | 1u << ZERO_OPTIMIZER_ADAGRAD | 1u << ZERO_OPTIMIZER_SGD |
-                      1u << ZERO_OPTIMIZER_MUON;
+                      1u << ZERO_OPTIMIZER_MUON | 1u << ZERO_OPTIMIZER_LAMB;
     c->be.groups_init = zero__cuda_groups_init;
     c->be.group_reduce_scatter = zero__cuda_group_reduce_scatter;
     c->be.group_all_gather = zero__cuda_group_all_gather;

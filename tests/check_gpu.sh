@@ -298,9 +298,11 @@ matrix_rows() {
         done
     done
     # optimizers beside Adam, each its loss dropping (no stage-0 Adam loss to match): Lion on its CPU path under
-    # the GPU's step and in the CUDA kernels at stage 3; Lamb (its per-tensor trust ratio) on the CPU path
+    # the GPU's step and in the CUDA kernels at stage 3; Lamb (its per-tensor trust ratio) in the CUDA kernels at
+    # stage 3 and on the CPU path (its loss against the first's)
     echo "gpt_$1_bf16_lion_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer lion --lr 1e-3"
     echo "gpt_$1_bf16_lion_s3 --dtype bf16 --stage 3 --optimizer lion --lr 1e-3"
+    echo "gpt_$1_bf16_lamb_s3 --dtype bf16 --stage 3 --optimizer lamb"
     echo "gpt_$1_bf16_lamb_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer lamb"
     # Muon: its matrices orthogonalised by the device's muon_ns at stage 3; offloaded, the CPU's passes around it
     # (its loss against the first's)
@@ -382,10 +384,11 @@ for rows in "$D/rows_1gpu.txt" "$D/rows_all.txt"; do
         [ "$MODE" = dry ] && continue
         ref=- bound=- against="stage 0"
         case $name in
-        *_s0 | *_lion_* | *_lamb_* | *_gasauto | *_muon_s3) ;;
-        *_muon_*) # (Muon's loss is not Adam's: the offloaded run against the device's)
-            ref=$(last_loss "$D/gpt_${g}_${dt}_muon_s3.jsonl")
-            ref=${ref:-none} bound=$(bound_of "$dt") against="Muon at stage 3"
+        *_s0 | *_lion_* | *_lamb_s3 | *_gasauto | *_muon_s3) ;;
+        *_muon_* | *_lamb_*) # (Muon's and Lamb's losses are not Adam's: the offloaded run against the device's)
+            o=$(echo "$name" | cut -d_ -f4)
+            ref=$(last_loss "$D/gpt_${g}_${dt}_${o}_s3.jsonl")
+            ref=${ref:-none} bound=$(bound_of "$dt") against="$( [ "$o" = muon ] && echo Muon || echo Lamb) at stage 3"
             ;;
         *)
             ref=$(last_loss "$D/gpt_${g}_${dt}_s0.jsonl")

@@ -10,7 +10,7 @@
 // CPU's sum of the micro-batches bitwise the GPU's (ZERO_HOST_SUM=0) and the
 // device accumulator the default picks where the GPU has room.
 // Partial offload (offload_optimizer.ratio 0.5) against the host engine (test_ratio).
-// Lion, Adagrad, SGD and Muon on the device against the host engine (test_optimizers).
+// Lion, Adagrad, SGD, Muon and Lamb on the device against the host engine (test_optimizers).
 // Hybrid sharding (world >= 2): the backend's groups_init and group_
 // collectives against a double-precision reference per group, then the engine
 // with mics_shard_size 1 and world / 2 against the host engine with the same.
@@ -400,9 +400,10 @@ static void test_scalars(zero_cuda *cu) {
     zero_engine_destroy(e);
 }
 
-// Lion, Adagrad, SGD (momentum 0.9 nesterov, and none) and Muon (tensors 1, 3
+// Lion, Adagrad, SGD (momentum 0.9 nesterov, and none), Muon (tensors 1, 3
 // and 6 as matrices; its element-wise passes and the orthogonalisation by the
-// backend's muon_ns) on the device (the
+// backend's muon_ns) and Lamb (its two passes, the trust ratio per whole
+// tensor from the sums all-reduced between them) on the device (the
 // CUDA backend's fused kernel) against the host engine with the same config:
 // stages 0-3 x fp32, bf16 (quick: stage 2). Bound: the engine test's own
 // (max |CUDA - host| / max |w| 2e-6 fp32, 1.6e-2 bf16: the reductions and the
@@ -417,15 +418,16 @@ static void test_optimizers(zero_cuda *cu, int quick) {
         double momentum;
         int nesterov;
         const char *name;
-    } const opts[5] = {{ZERO_OPTIMIZER_LION, 0, 0, "Lion"},
+    } const opts[6] = {{ZERO_OPTIMIZER_LION, 0, 0, "Lion"},
                        {ZERO_OPTIMIZER_ADAGRAD, 0, 0, "Adagrad"},
                        {ZERO_OPTIMIZER_SGD, 0.9, 1, "SGD momentum 0.9 nesterov"},
                        {ZERO_OPTIMIZER_SGD, 0, 0, "SGD"},
-                       {ZERO_OPTIMIZER_MUON, 0.95, 1, "Muon"}};
+                       {ZERO_OPTIMIZER_MUON, 0.95, 1, "Muon"},
+                       {ZERO_OPTIMIZER_LAMB, 0, 0, "Lamb"}};
     zero_error err;
     double worst = 0;
     int runs = 0;
-    for (int o = 0; o < 5; o++)
+    for (int o = 0; o < 6; o++)
         for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
             for (int stage = 0; stage <= 3; stage++) {
                 if (dt == ZERO_DTYPE_FP16 || (quick && stage != 2)) continue;
@@ -473,7 +475,7 @@ static void test_optimizers(zero_cuda *cu, int quick) {
                        maxw);
             }
     if (be->rank == 0)
-        printf("optimizers on the device (Lion, Adagrad, SGD, Muon): %d runs against the host engine, worst difference / "
+        printf("optimizers on the device (Lion, Adagrad, SGD, Muon, Lamb): %d runs against the host engine, worst difference / "
                "max|w| %.3g\n",
                runs, worst);
 }

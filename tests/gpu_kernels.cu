@@ -31,6 +31,11 @@
 //     on random segment tables (odd sizes, weight decay 0, > 0 and < 0, grad_scale
 //     1 and not) and single segments at unaligned starts; the state a rule does
 //     not keep is NULL on both sides;
+//   lamb (two passes): m, v, master and the param bit for bit the host
+//     backend's, each segment's sums of p^2 and u^2 within 1e-12 of the host's
+//     and the same bits when run again, with scratch for many blocks and for
+//     32 (many launches); every grad dtype x param kind, eps inside and
+//     outside the root, random segment tables and single segments;
 //   adam_multi: master, m, v and params bit for bit adam called per call (40
 //     calls of 20 segments, dtypes and grad_scale changing between runs; then
 //     the same with the rule and its hyperparameters changing too);
@@ -366,7 +371,7 @@ static void test_adam(zero_dtype gdt, int pmode, int adamw, const std::vector<ze
     da.grad = dgrad;
     da.param = pmode == P_NONE ? NULL : pmode == P_MASTER ? (void *)dmaster : dparam;
     zero_error err;
-    zero_result r = zero__cuda_k_adam(&da, 0, &err);
+    zero_result r = zero__cuda_k_adam(&da, NULL, 0, 0, &err);
     CHECKF(r == ZERO_OK, "adam: %s", err.msg);
     CU(cudaDeviceSynchronize());
     std::vector<float> gm(N), gmm(N), gv(N);
@@ -577,7 +582,7 @@ static void test_opt(const rule &r, zero_dtype gdt, int pmode, const std::vector
     da.master = dmaster, da.m = dm, da.v = dv, da.grad = dgrad;
     da.param = pmode == P_NONE ? NULL : pmode == P_MASTER ? (void *)dmaster : dparam;
     zero_error err;
-    zero_result res = zero__cuda_k_adam(&da, 0, &err);
+    zero_result res = zero__cuda_k_adam(&da, NULL, 0, 0, &err);
     CHECKF(res == ZERO_OK, "%s: %s", name, err.msg);
     CU(cudaDeviceSynchronize());
     std::vector<float> gm(N), gmm(m), gv(v);
@@ -615,6 +620,141 @@ static void test_opt(const rule &r, zero_dtype gdt, int pmode, const std::vector
            "%s %s grad %s param %s: %zu values differ from the host backend, %zu outside elements written, %zu params "
            "not round(host master), %zu of %zu master values moved",
            name, what, zero_dtype_name(gdt), pmode_name[pmode], differ, outside, pbad, moved, n_in);
+}
+
+// ---- Lamb: its two passes against the host backend's ----
+
+// Pass 1 (moments, each segment's sums of p^2 and u^2 added to what is there)
+// then pass 2 (the step by each segment's trust ratio) on the CUDA backend and
+// on the host backend, the same inputs: m, v, master and param bit for bit
+// (u is the host's operations in its order), untouched outside the segments;
+// the sums within 1e-12 of the host's sequential double sums (the GPU adds
+// each block's, then the blocks in a fixed order), and the same bits when run
+// again; with scratch for only a few blocks (many batches of launches) the
+// same within 1e-12. The ratios are the host sums' (as the engine makes them:
+// clamped sqrt(p^2) / sqrt(u^2)), copied to the device.
+static void test_lamb(zero_dtype gdt, int pmode, int eps_inside, const std::vector<zero_adam_seg> &segs, double *scratch,
+                      size_t n_scratch, const char *what) {
+    int64_t end = 0;
+    for (auto &s : segs) end = std::max(end, s.offset + s.count);
+    const size_t N = (size_t)end + 5, ns = segs.size();
+    const zero_dtype pdt = pmode == P_FP16 ? ZERO_DTYPE_FP16 : pmode == P_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    const uint32_t poison = 0xFFFFFFFFu;
+    float nanbits;
+    memcpy(&nanbits, &poison, 4);
+    std::vector<float> master(N, nanbits), m(N, nanbits), v(N, nanbits);
+    std::vector<unsigned char> grad(N * dsize(gdt)), param(N * dsize(pdt), 0xFF);
+    std::vector<char> inside(N, 0);
+    for (auto &sg : segs)
+        for (int64_t i = sg.offset; i < sg.offset + sg.count; i++) inside[i] = 1;
+    for (size_t i = 0; i < N; i++) {
+        zt_store(grad.data(), gdt, i, rand_val(gdt));
+        if (!inside[i]) continue;
+        master[i] = (float)zt_rand_range(-2, 2);
+        m[i] = (float)zt_rand_range(-0.1, 0.1);
+        v[i] = (float)zt_rand_range(0, 0.01);
+    }
+    std::vector<double> sums0(2 * ns);
+    for (auto &x : sums0) x = zt_rand_int(0, 1) ? zt_rand_range(0, 10) : 0.0;  // (a segment continued: sums so far)
+    zero_adam_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = ZERO_OPTIMIZER_LAMB;
+    a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = eps_inside ? 1e-6f : 1e-8f, a.eps_inside = eps_inside;
+    a.bc1 = (float)zt_rand_range(0.1, 1), a.bc2 = (float)zt_rand_range(0.01, 1);
+    a.grad_scale = zt_rand_int(0, 3) ? (float)ldexp(zt_rand_range(0.5, 1), -(int)zt_rand_int(0, 10)) : 1.0f;
+    a.grad_dtype = gdt, a.param_dtype = pdt;
+    a.segs = segs.data(), a.n_segs = (int)ns;
+
+    // the host: pass 1, the ratios, pass 2
+    std::vector<float> hm = master, hmm = m, hv = v, ratio(ns);
+    std::vector<double> hsums = sums0;
+    zero_adam_args ha = a;
+    ha.master = hm.data(), ha.m = hmm.data(), ha.v = hv.data(), ha.grad = grad.data(), ha.param = NULL;
+    ha.lamb_pass = 1, ha.lamb_sums = hsums.data();
+    host_adam_call hc;
+    hc.a = &ha, hc.r = ZERO_ERR_STATE;
+    zero_error herr;
+    CHECKF(zero_host_run(1, host_adam_fn, &hc, &herr) == ZERO_OK && hc.r == ZERO_OK, "host Lamb pass 1: %s", hc.err.msg);
+    for (size_t k = 0; k < ns; k++) {
+        const double w = sqrt(hsums[2 * k]), u = sqrt(hsums[2 * k + 1]);
+        ratio[k] = (float)(w != 0 && u != 0 ? std::min(10.0, std::max(0.01, w / u)) : 1.0);
+    }
+    ha.lamb_pass = 2, ha.lamb_sums = NULL, ha.lamb_ratio = ratio.data();
+    CHECKF(zero_host_run(1, host_adam_fn, &hc, &herr) == ZERO_OK && hc.r == ZERO_OK, "host Lamb pass 2: %s", hc.err.msg);
+
+    // the device, pass 1 twice from the same inputs (the same bits), then pass 2
+    float *dmaster = nullptr, *dm = nullptr, *dv = nullptr, *dratio = nullptr;
+    double *dsums = nullptr;
+    void *dgrad = nullptr, *dparam = nullptr;
+    CU(cudaMalloc(&dmaster, N * 4));
+    CU(cudaMalloc(&dm, N * 4));
+    CU(cudaMalloc(&dv, N * 4));
+    CU(cudaMalloc(&dgrad, grad.size()));
+    CU(cudaMalloc(&dsums, 2 * ns * sizeof(double) + 8));
+    CU(cudaMalloc(&dratio, ns * 4 + 4));
+    CU(cudaMemcpy(dgrad, grad.data(), grad.size(), cudaMemcpyHostToDevice));
+    if (pmode != P_NONE && pmode != P_MASTER) {
+        CU(cudaMalloc(&dparam, param.size()));
+        CU(cudaMemcpy(dparam, param.data(), param.size(), cudaMemcpyHostToDevice));
+    }
+    zero_adam_args da = a;
+    da.master = dmaster, da.m = dm, da.v = dv, da.grad = dgrad;
+    da.param = pmode == P_NONE ? NULL : pmode == P_MASTER ? (void *)dmaster : dparam;
+    da.lamb_pass = 1, da.lamb_sums = dsums;
+    zero_error err;
+    std::vector<double> gsums[2];
+    std::vector<float> gmm(N), gv(N), gm(N);
+    for (int rep = 0; rep < 2; rep++) {
+        CU(cudaMemcpy(dmaster, master.data(), N * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dm, m.data(), N * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dv, v.data(), N * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dsums, sums0.data(), 2 * ns * sizeof(double), cudaMemcpyHostToDevice));
+        CHECKF(zero__cuda_k_adam(&da, scratch, n_scratch, 0, &err) == ZERO_OK, "Lamb pass 1: %s", err.msg);
+        CU(cudaDeviceSynchronize());
+        gsums[rep].resize(2 * ns);
+        CU(cudaMemcpy(gsums[rep].data(), dsums, 2 * ns * sizeof(double), cudaMemcpyDeviceToHost));
+    }
+    CU(cudaMemcpy(gmm.data(), dm, N * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(gv.data(), dv, N * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(dratio, ratio.data(), ns * 4, cudaMemcpyHostToDevice));
+    da.lamb_pass = 2, da.lamb_sums = NULL, da.lamb_ratio = dratio;
+    CHECKF(zero__cuda_k_adam(&da, scratch, n_scratch, 0, &err) == ZERO_OK, "Lamb pass 2: %s", err.msg);
+    CU(cudaDeviceSynchronize());
+    std::vector<unsigned char> gp(param.size(), 0xFF);
+    CU(cudaMemcpy(gm.data(), dmaster, N * 4, cudaMemcpyDeviceToHost));
+    if (dparam) CU(cudaMemcpy(gp.data(), dparam, gp.size(), cudaMemcpyDeviceToHost));
+    cudaFree(dmaster), cudaFree(dm), cudaFree(dv), cudaFree(dgrad), cudaFree(dsums), cudaFree(dratio);
+    if (dparam) cudaFree(dparam);
+
+    size_t differ = 0, outside = 0, pbad = 0, n_in = 0, moved = 0;
+    double worst = 0;
+    for (size_t i = 0; i < N; i++) {
+        if (!inside[i]) {
+            outside += zt_float_bits(gm[i]) != poison || zt_float_bits(gmm[i]) != poison || zt_float_bits(gv[i]) != poison;
+            if (dparam && !is_poison(gp.data(), pdt, i)) outside++;
+            continue;
+        }
+        n_in++;
+        moved += zt_float_bits(gm[i]) != zt_float_bits(master[i]);
+        differ += zt_float_bits(gm[i]) != zt_float_bits(hm[i]);
+        differ += zt_float_bits(gmm[i]) != zt_float_bits(hmm[i]);
+        differ += zt_float_bits(gv[i]) != zt_float_bits(hv[i]);
+        if (dparam) {
+            unsigned char want[4];
+            zt_store(want, pdt, 0, hm[i]);
+            if (memcmp(gp.data() + i * dsize(pdt), want, dsize(pdt))) pbad++;
+        }
+    }
+    for (size_t k = 0; k < 2 * ns; k++)
+        worst = std::max(worst, fabs(gsums[0][k] - hsums[k]) / std::max(1e-300, fabs(hsums[k])));
+    const int same = !memcmp(gsums[0].data(), gsums[1].data(), 2 * ns * sizeof(double));
+    printf("lamb %-28s eps_inside %d grad %s param %-11s scratch %7zu: %zu segments, %zu elements, %zu values differ "
+           "from the host backend, sums within %.1e\n",
+           what, eps_inside, zero_dtype_name(gdt), pmode_name[pmode], n_scratch, ns, n_in, differ, worst);
+    CHECKF(differ == 0 && outside == 0 && pbad == 0 && (n_in < 50 || moved > 0) && worst <= 1e-12 && same,
+           "Lamb %s grad %s param %s: %zu values differ from the host backend, %zu outside elements written, %zu params "
+           "not round(host master), %zu of %zu moved; sums within %.2e of the host's, the same bits run again: %d",
+           what, zero_dtype_name(gdt), pmode_name[pmode], differ, outside, pbad, moved, n_in, worst, same);
 }
 
 // ---- the batched calls: sumsq_segs and adam_multi against their one-call forms ----
@@ -790,10 +930,10 @@ static void test_adam_multi(int ncalls, int segs_per_call, int64_t big, int mixe
                                                      : (void *)(dgp + (size_t)(1 + c) * (size_t)N * 4 + 4 * b);
         }
     zero_error err;
-    zero_result r = zero__cuda_k_adam_multi(dc[0].data(), ncalls, 0, &err);
+    zero_result r = zero__cuda_k_adam_multi(dc[0].data(), ncalls, NULL, 0, 0, &err);
     CHECKF(r == ZERO_OK, "adam_multi: %s", err.msg);
     int one_ok = 1;
-    for (int i = 0; i < ncalls && one_ok; i++) one_ok = zero__cuda_k_adam(&dc[1][(size_t)i], 0, &err) == ZERO_OK;
+    for (int i = 0; i < ncalls && one_ok; i++) one_ok = zero__cuda_k_adam(&dc[1][(size_t)i], NULL, 0, 0, &err) == ZERO_OK;
     CHECKF(one_ok, "adam per call: %s", err.msg);
     std::vector<unsigned char> got[2];
     for (int c = 0; c < 2; c++) {
@@ -861,8 +1001,8 @@ static muon_diff muon_compare(const std::vector<char> &inside, const std::vector
 
 // Runs calls a[0..n) on the GPU: one adam call when n is 1 and !multi, else adam_multi.
 static zero_result muon_gpu_calls(const std::vector<zero_adam_args> &a, int multi, zero_error *err) {
-    if (!multi) return zero__cuda_k_adam(&a[0], 0, err);
-    return zero__cuda_k_adam_multi(a.data(), (int)a.size(), 0, err);
+    if (!multi) return zero__cuda_k_adam(&a[0], NULL, 0, 0, err);
+    return zero__cuda_k_adam_multi(a.data(), (int)a.size(), NULL, 0, 0, err);
 }
 
 // Muon's two element-wise calls around the orthogonalisation, on the CUDA backend
@@ -1116,18 +1256,18 @@ static void test_muon_misuse(void) {
     memset(&a, 0, sizeof a);
     a.master = a.m = a.v = d, a.grad = d, a.grad_dtype = ZERO_DTYPE_FP32, a.segs = &s, a.n_segs = 1, a.grad_scale = 1.0f;
     a.kind = ZERO_OPTIMIZER_ADAMW, a.muon_pass = 1;
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
     CHECK_STR_CONTAINS(err.msg, "muon_pass 1 with kind AdamW");
     a.kind = ZERO_OPTIMIZER_MUON, a.muon_pass = 2;
-    CHECK_EQ_INT(zero__cuda_k_adam_multi(&a, 1, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_adam_multi(&a, 1, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
     CHECK_STR_CONTAINS(err.msg, "muon_pass 2 with kind Muon");
     a.muon_pass = 1;
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
     a.kind = ZERO_OPTIMIZER_LION, a.muon_pass = 0, a.v = NULL;  // Lion keeps no v, Muon's segment reads it
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
     CHECK_STR_CONTAINS(err.msg, "v is NULL");
     s.muon = 0;
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
     CU(cudaDeviceSynchronize());
     cudaFree(d);
 }
@@ -1238,7 +1378,7 @@ static void test_large(double *dout, double *scratch) {
     a.param = pa, a.param_dtype = ZERO_DTYPE_BF16;
     a.segs = &s, a.n_segs = 1;
     a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-8f, a.bc1 = 0.5f, a.bc2 = 1.25f, a.grad_scale = 0.5f, a.adamw = 1;
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
     CU(cudaDeviceSynchronize());
     // the first period against the host backend
     std::vector<float> hm(tm.begin(), tm.begin() + PERIOD), hmm(tm.begin() + PERIOD, tm.begin() + 2 * PERIOD),
@@ -1291,32 +1431,42 @@ static void test_misuse(double *dout, double *scratch) {
     zero_adam_args a;
     memset(&a, 0, sizeof a);
     a.master = a.m = a.v = d, a.grad = d, a.grad_dtype = ZERO_DTYPE_FP32, a.segs = &s, a.n_segs = 1;
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
     CHECK_STR_CONTAINS(err.msg, "segment 0");
     a.n_segs = 0;  // nothing to do
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
-    CHECK_EQ_INT(zero__cuda_k_adam(NULL, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+    CHECK_EQ_INT(zero__cuda_k_adam(NULL, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
     // the state a rule keeps must be there; the state it does not keep may be NULL
     zero_adam_seg s4 = seg(0, 4);
     a.segs = &s4, a.n_segs = 1, a.grad_scale = 1.0f;
     a.kind = 99;
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
     CHECK_STR_CONTAINS(err.msg, "kind 99");
-    a.kind = ZERO_OPTIMIZER_LAMB;  // its two passes run on the CPU only: refused, not stepped as Adam
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
-    CHECK_STR_CONTAINS(err.msg, "Lamb's rule does not run");
+    a.kind = ZERO_OPTIMIZER_LAMB;  // two passes: neither named is refused, not stepped as Adam
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "Lamb pass 0 without its pass (1 or 2)");
+    a.lamb_pass = 1;  // pass 1 needs its sums, and scratch for the blocks' sums
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "without its lamb_sums");
+    a.lamb_sums = dout;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "needs scratch");
+    a.lamb_pass = 2, a.lamb_sums = NULL;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "without its lamb_ratio");
+    a.lamb_pass = 0;
     a.kind = ZERO_OPTIMIZER_LION, a.m = NULL;
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
     CHECK_STR_CONTAINS(err.msg, "m is NULL");
     a.kind = ZERO_OPTIMIZER_ADAGRAD, a.eps = 1e-10f, a.master = a.v = d, a.m = NULL;
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
     a.v = NULL;
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
     CHECK_STR_CONTAINS(err.msg, "v is NULL");
     a.kind = ZERO_OPTIMIZER_SGD, a.momentum = 0.0f;  // no momentum: no state at all
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_OK);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
     a.momentum = 0.9f;
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
     CU(cudaDeviceSynchronize());
     cudaFree(d);
 }
@@ -1368,7 +1518,7 @@ static void bench(void) {
     a.master = mas, a.m = mm, a.v = vv, a.grad = gr, a.grad_dtype = ZERO_DTYPE_FP16;
     a.param = pa, a.param_dtype = ZERO_DTYPE_FP16, a.segs = &s, a.n_segs = 1;
     a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-8f, a.bc1 = 0.5f, a.bc2 = 1.25f, a.grad_scale = 1.0f / 1024, a.adamw = 1;
-    for (int w = 0; w < 3; w++) zero__cuda_k_adam(&a, 0, &err), cudaMemcpyAsync(c1, c0, copy_bytes, cudaMemcpyDeviceToDevice, 0);
+    for (int w = 0; w < 3; w++) zero__cuda_k_adam(&a, NULL, 0, 0, &err), cudaMemcpyAsync(c1, c0, copy_bytes, cudaMemcpyDeviceToDevice, 0);
     for (int r = 0; r < 5; r++) {
         cudaEventRecord(e0, 0);
         cudaMemcpyAsync(c1, c0, copy_bytes, cudaMemcpyDeviceToDevice, 0);
@@ -1379,7 +1529,7 @@ static void bench(void) {
     const double copy_ms = median5(t), copy_gbs = 2.0 * copy_bytes / (copy_ms * 1e6);
     for (int r = 0; r < 5; r++) {
         cudaEventRecord(e0, 0);
-        zero__cuda_k_adam(&a, 0, &err);
+        zero__cuda_k_adam(&a, NULL, 0, 0, &err);
         cudaEventRecord(e1, 0);
         CU(cudaEventSynchronize(e1));
         cudaEventElapsedTime(&t[r], e0, e1);
@@ -1483,6 +1633,22 @@ int main() {
                      (int)zt_rand_int(0, P_COUNT - 1), one, n == 0 ? "one empty segment" : "one segment");
         }
     printf("lion, adagrad, sgd: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
+    pass0 = zt_pass, fail0 = zt_fail;
+
+    // Lamb: every grad dtype x param kind on many segments, eps inside and outside the root; a small
+    // scratch (many launches); single segments of each size at unaligned starts
+    for (zero_dtype gdt : dtypes)
+        for (int pm = 0; pm < P_COUNT; pm++)
+            test_lamb(gdt, pm, pm % 2, opt_segs(random_segs(quick ? 30 : 120, quick ? 3000 : 60000)), scratch,
+                      ZERO__CUDA_SUMSQ_SCRATCH, "random segments");
+    test_lamb(ZERO_DTYPE_BF16, P_BF16, 0, opt_segs(random_segs(quick ? 60 : 200, quick ? 30000 : 300000)), scratch, 64,
+              "random segments");
+    for (size_t n : sizes)
+        for (size_t off : {(size_t)0, (size_t)1, (size_t)5})
+            test_lamb(dtypes[zt_rand_int(0, 2)], (int)zt_rand_int(0, P_COUNT - 1), (int)zt_rand_int(0, 1),
+                      opt_segs({seg((int64_t)off, (int64_t)n)}), scratch, ZERO__CUDA_SUMSQ_SCRATCH,
+                      n == 0 ? "one empty segment" : "one segment");
+    printf("lamb: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
     pass0 = zt_pass, fail0 = zt_fail;
 
     for (zero_dtype dt : dtypes) test_sumsq_segs(dt, quick ? 150 : 400, quick ? 5000 : 300000, scratch);
