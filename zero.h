@@ -1017,11 +1017,14 @@ typedef struct zero_tensor {
    one tensor each. The table is in forward order: the whole kinds before
    the stacked ones (group 0), then layer by layer each stacked kind's slice
    (group 1 + l, named "h.<l>.<kind>"), then the whole kinds after them
-   (group layers + 1). esize: bytes of one compute-dtype element. Tensor
-   names go into names[i] (the engine copies them at create). Returns the
-   number of tensors, or -1 with err (BAD_ARG naming the kind: a numel the
-   layers do not divide, a bad range, more tensors than cap, more kinds than
-   64). */
+   (group layers + 1). esize: bytes of one compute-dtype element. A word
+   may give its kind's shape after a colon, dimensions joined by 'x'
+   ("qkvw:2304x768": each layer's slice is 2304 x 768), which the tensors
+   take (zero_tensor.ndim, .shape: what optimizer Muon's split reads; a kind
+   without one is flat). Tensor names go into names[i] (the engine copies
+   them at create). Returns the number of tensors, or -1 with err (BAD_ARG
+   naming the kind: a numel the layers do not divide, a shape that is not
+   the slice's, a bad range, more tensors than cap, more kinds than 64). */
 ZERO_API int zero_tensors_of_kinds(const char *kinds, void *const *data, void *const *grad, const size_t *numel,
                                    int first_stacked, int end_stacked, int layers, size_t esize, zero_tensor *out, int cap,
                                    char (*names)[64], zero_error *err);
@@ -7773,6 +7776,8 @@ ZERO__DEF int zero_tensors_of_kinds(const char *kinds, void *const *data, void *
                                     int first_stacked, int end_stacked, int layers, size_t esize, zero_tensor *out, int cap,
                                     char (*names)[64], zero_error *err) {
     char word[64][48];
+    int64_t shape[64][ZERO_MAX_DIMS];
+    int ndim[64];
     const char *p = kinds;
     int n_kinds = 0, k, l, n = 0, pass;
     if (!kinds || !data || !numel || !out || !names) {
@@ -7784,15 +7789,30 @@ ZERO__DEF int zero_tensors_of_kinds(const char *kinds, void *const *data, void *
         size_t len;
         while (*p == ' ') p++;
         if (!*p) break;
-        len = strcspn(p, " ");
+        len = strcspn(p, " :");
         if (n_kinds == 64 || len >= sizeof word[0]) {
             zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_tensors_of_kinds: %s", n_kinds == 64 ? "more than 64 kinds" :
                        "a kind's name past 47 bytes");
             return -1;
         }
         memcpy(word[n_kinds], p, len);
-        word[n_kinds++][len] = 0;
+        word[n_kinds][len] = 0;
         p += len;
+        ndim[n_kinds] = 0;
+        if (*p == ':') /* its shape: dimensions joined by 'x' */
+            do {
+                char *end = NULL;
+                long long d = strtoll(++p, &end, 10);
+                if (ndim[n_kinds] == ZERO_MAX_DIMS || end == p || d < 1 || (*end && *end != 'x' && *end != ' ')) {
+                    zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_tensors_of_kinds: kind '%s': its shape after ':' "
+                               "is not up to %d whole numbers >= 1 joined by 'x' (\"qkvw:2304x768\")", word[n_kinds],
+                               ZERO_MAX_DIMS);
+                    return -1;
+                }
+                shape[n_kinds][ndim[n_kinds]++] = (int64_t)d;
+                p = end;
+            } while (*p == 'x');
+        n_kinds++;
     }
     if (layers < 1 || first_stacked < 0 || end_stacked < first_stacked || end_stacked > n_kinds) {
         zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_tensors_of_kinds: stacked kinds [%d, %d) over %d layers, of %d "
@@ -7804,6 +7824,15 @@ ZERO__DEF int zero_tensors_of_kinds(const char *kinds, void *const *data, void *
             zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_tensors_of_kinds: kind '%s': %zu elements%s", word[k],
                        numel[k], numel[k] < 1 ? "" : " do not split into the layers");
             return -1;
+        } else if (ndim[k] > 0) {
+            size_t slice = k >= first_stacked && k < end_stacked ? numel[k] / (size_t)layers : numel[k], prod = 1;
+            int d;
+            for (d = 0; d < ndim[k]; d++) prod = prod > SIZE_MAX / (size_t)shape[k][d] ? 0 : prod * (size_t)shape[k][d];
+            if (prod != slice) {
+                zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "zero_tensors_of_kinds: kind '%s': its shape holds %zu "
+                           "elements, its %s %zu", word[k], prod, slice == numel[k] ? "numel" : "layer's slice", slice);
+                return -1;
+            }
         }
     /* three passes: the whole kinds before the stacked ones, the layers, the whole kinds after */
     for (pass = 0; pass < 3; pass++)
@@ -7821,6 +7850,8 @@ ZERO__DEF int zero_tensors_of_kinds(const char *kinds, void *const *data, void *
                 else snprintf(names[n], 64, "%s", word[k]);
                 t->name = names[n];
                 t->numel = (int64_t)slice;
+                t->ndim = ndim[k];
+                memcpy(t->shape, shape[k], sizeof(int64_t) * (size_t)ndim[k]);
                 t->group = pass == 0 ? 0 : pass == 1 ? 1 + l : layers + 1;
                 t->data = data[k] ? (char *)data[k] + at : NULL;
                 t->grad = grad && grad[k] ? (char *)grad[k] + at : NULL;

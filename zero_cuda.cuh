@@ -117,10 +117,14 @@
      cuda-kernel-code    the __global__ kernels: scale, convert, sumsq (+ finish),
                          the fused optimizer kernel (zero__cuda_adam_kernel; its
                          rules zero__cuda_rule_adam, _lion, _adagrad, _sgd), Muon's
-                         two element-wise kernels (zero__cuda_muon_mom_kernel, _step_kernel)
+                         two element-wise kernels (zero__cuda_muon_mom_kernel, _step_kernel),
+                         Lamb's three (zero__cuda_lamb_mom_kernel, _finish_kernel,
+                         _step_kernel); a segment's walk in a multi-segment launch
+                         (zero__cuda_walk)
      cuda-kernel-launch  host entry points that check, plan and launch:
                          zero__cuda_k_scale, _k_convert, _k_sumsq, _k_adam
-                         (Muon's segments to their two kernels: zero__cuda_muon_run)
+                         (Muon's segments to their two kernels: zero__cuda_muon_run;
+                         Lamb's passes: zero__cuda_lamb_run)
      cuda-muon-ns        Muon's Newton-Schulz on the device (zero__cuda_k_muon_ns):
                          the fp32 SGEMM kernel (zero__cuda_gemm_kernel, K slices
                          summed in order), the norm in double, the step's products
@@ -981,16 +985,31 @@ static __device__ __forceinline__ int zero__cuda_seg_of(const unsigned *block_en
     return lo;
 }
 
+/* Where thread threadIdx.x of block blockIdx.x of a multi-segment launch
+   works: its segment k (the blocks [block_end[k-1], block_end[k])), its
+   start t in the segment's walk and the walk's stride (the segment's blocks
+   x blockDim.x): each segment walked as one launch of that many blocks. */
+struct zero__cuda_seg_walk {
+    int k;
+    size_t t, stride;
+};
+static __device__ __forceinline__ zero__cuda_seg_walk zero__cuda_walk(const unsigned *block_end, int n_segs) {
+    zero__cuda_seg_walk w;
+    w.k = zero__cuda_seg_of(block_end, n_segs, blockIdx.x);
+    const unsigned first = w.k ? block_end[w.k - 1] : 0u;
+    w.t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
+    w.stride = (size_t)(block_end[w.k] - first) * blockDim.x;
+    return w;
+}
+
 template <typename T>
 static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
 zero__cuda_sumsq_segs_kernel(const __grid_constant__ zero__cuda_sq_batch b, double *partial) {
     typedef zero__cuda_io<T> io;
-    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
-    const zero__cuda_sq_kseg &sg = b.seg[k];
-    const unsigned first = k ? b.block_end[k - 1] : 0u;
+    const zero__cuda_seg_walk w = zero__cuda_walk(b.block_end, b.n_segs);
+    const zero__cuda_sq_kseg &sg = b.seg[w.k];
     const T *x = (const T *)sg.x;
-    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
-    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    const size_t t = w.t, stride = w.stride;
     double acc = 0.0;
     zero__cuda_for_range(
         sg.n, sg.head, sg.nv, t, stride,
@@ -1160,11 +1179,9 @@ zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
     typedef zero__cuda_io<P> pio;
     typedef typename R::M MT;
     typedef typename R::V VT;
-    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
-    const zero__cuda_adam_kseg &sg = b.seg[k];
-    const unsigned first = k ? b.block_end[k - 1] : 0u;
-    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
-    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    const zero__cuda_seg_walk w = zero__cuda_walk(b.block_end, b.n_segs);
+    const zero__cuda_adam_kseg &sg = b.seg[w.k];
+    const size_t t = w.t, stride = w.stride;
     const float wd = sg.wd, step = sg.step, decay = sg.decay;
     float *master = sg.master;
     MT *mm = (MT *)sg.m;
@@ -1219,11 +1236,9 @@ zero__cuda_muon_mom_kernel(const __grid_constant__ zero__cuda_adam_common c,
                            const __grid_constant__ zero__cuda_adam_batch b) {
     typedef zero__cuda_io<float> fio;
     typedef zero__cuda_io<G> gio;
-    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
-    const zero__cuda_adam_kseg &sg = b.seg[k];
-    const unsigned first = k ? b.block_end[k - 1] : 0u;
-    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
-    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    const zero__cuda_seg_walk w = zero__cuda_walk(b.block_end, b.n_segs);
+    const zero__cuda_adam_kseg &sg = b.seg[w.k];
+    const size_t t = w.t, stride = w.stride;
     float *mm = sg.m, *vv = sg.v;
     const G *grad = (const G *)sg.grad;
     zero__cuda_for_range(
@@ -1253,11 +1268,9 @@ zero__cuda_muon_step_kernel(const __grid_constant__ zero__cuda_adam_common c,
                             const __grid_constant__ zero__cuda_adam_batch b) {
     typedef zero__cuda_io<float> fio;
     typedef zero__cuda_io<P> pio;
-    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
-    const zero__cuda_adam_kseg &sg = b.seg[k];
-    const unsigned first = k ? b.block_end[k - 1] : 0u;
-    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
-    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    const zero__cuda_seg_walk w = zero__cuda_walk(b.block_end, b.n_segs);
+    const zero__cuda_adam_kseg &sg = b.seg[w.k];
+    const size_t t = w.t, stride = w.stride;
     const float wd = sg.wd, step = sg.step, decay = __fsub_rn(1.0f, __fmul_rn(step, wd));
     float *master = sg.master;
     const float *vv = sg.v;
@@ -1309,11 +1322,9 @@ zero__cuda_lamb_mom_kernel(const __grid_constant__ zero__cuda_adam_common c,
                            const __grid_constant__ zero__cuda_adam_batch b, double *partial) {
     typedef zero__cuda_io<float> fio;
     typedef zero__cuda_io<G> gio;
-    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
-    const zero__cuda_adam_kseg &sg = b.seg[k];
-    const unsigned first = k ? b.block_end[k - 1] : 0u;
-    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
-    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    const zero__cuda_seg_walk w = zero__cuda_walk(b.block_end, b.n_segs);
+    const zero__cuda_adam_kseg &sg = b.seg[w.k];
+    const size_t t = w.t, stride = w.stride;
     const float wd = sg.wd;
     const float *master = sg.master;
     float *mm = sg.m, *vv = sg.v;
@@ -1365,11 +1376,9 @@ zero__cuda_lamb_step_kernel(const __grid_constant__ zero__cuda_adam_common c,
                             const __grid_constant__ zero__cuda_adam_batch b) {
     typedef zero__cuda_io<float> fio;
     typedef zero__cuda_io<P> pio;
-    const int k = zero__cuda_seg_of(b.block_end, b.n_segs, blockIdx.x);
-    const zero__cuda_adam_kseg &sg = b.seg[k];
-    const unsigned first = k ? b.block_end[k - 1] : 0u;
-    const size_t t = (size_t)(blockIdx.x - first) * blockDim.x + threadIdx.x;
-    const size_t stride = (size_t)(b.block_end[k] - first) * blockDim.x;
+    const zero__cuda_seg_walk w = zero__cuda_walk(b.block_end, b.n_segs);
+    const zero__cuda_adam_kseg &sg = b.seg[w.k];
+    const size_t t = w.t, stride = w.stride;
     const float wd = sg.wd, coef = __fmul_rn(sg.step, *sg.ratio);
     float *master = sg.master;
     const float *mm = sg.m, *vv = sg.v;

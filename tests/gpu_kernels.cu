@@ -508,33 +508,85 @@ static std::vector<zero_adam_seg> opt_segs(std::vector<zero_adam_seg> v) {
     return v;
 }
 
+// The inputs of one optimizer call over segs: master in [-2, 2], m in [-0.1, 0.1], v
+// in [0, 0.01] inside the segments (m = v = 0 at one element in 16 where zeros is
+// set) and the poison outside; a random grad everywhere; the param all poison.
+struct opt_inputs {
+    size_t N;
+    zero_dtype pdt;
+    std::vector<float> master, m, v;
+    std::vector<unsigned char> grad, param;
+    std::vector<char> inside;
+};
+static const uint32_t opt_poison = 0xFFFFFFFFu;
+static opt_inputs make_inputs(const std::vector<zero_adam_seg> &segs, zero_dtype gdt, int pmode, int zeros) {
+    opt_inputs in;
+    int64_t end = 0;
+    float nanbits;
+    memcpy(&nanbits, &opt_poison, 4);
+    for (auto &sg : segs) end = std::max(end, sg.offset + sg.count);
+    in.N = (size_t)end + 5;
+    in.pdt = pmode == P_FP16 ? ZERO_DTYPE_FP16 : pmode == P_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    in.master.assign(in.N, nanbits), in.m.assign(in.N, nanbits), in.v.assign(in.N, nanbits);
+    in.grad.resize(in.N * dsize(gdt)), in.param.assign(in.N * dsize(in.pdt), 0xFF);
+    in.inside.assign(in.N, 0);
+    for (auto &sg : segs)
+        for (int64_t i = sg.offset; i < sg.offset + sg.count; i++) in.inside[i] = 1;
+    for (size_t i = 0; i < in.N; i++) {
+        zt_store(in.grad.data(), gdt, i, rand_val(gdt));
+        if (!in.inside[i]) continue;
+        in.master[i] = (float)zt_rand_range(-2, 2);
+        in.m[i] = (float)zt_rand_range(-0.1, 0.1);
+        in.v[i] = (float)zt_rand_range(0, 0.01);
+        if (zeros && zt_rand_int(0, 15) == 0) in.m[i] = in.v[i] = 0.0f;  // Lion: c == +0 where g is 0 too
+    }
+    return in;
+}
+
+// The GPU's results (gm master, gmm m, gv v, gp param; dparam: a param was written)
+// against the host's (hm, hmm, hv; mask: the state compared) on inputs in: the
+// values that differ, the outside elements written, the params not round(host
+// master), and inside / moved counts.
+struct opt_diff {
+    size_t differ, outside, pbad, n_in, moved;
+};
+static opt_diff compare_opt(const opt_inputs &in, int mask, const std::vector<float> &gm, const std::vector<float> &gmm,
+                            const std::vector<float> &gv, const std::vector<unsigned char> &gp, bool dparam,
+                            const std::vector<float> &hm, const std::vector<float> &hmm, const std::vector<float> &hv) {
+    opt_diff r = {0, 0, 0, 0, 0};
+    for (size_t i = 0; i < in.N; i++) {
+        if (!in.inside[i]) {
+            r.outside += zt_float_bits(gm[i]) != opt_poison || zt_float_bits(gmm[i]) != opt_poison ||
+                         zt_float_bits(gv[i]) != opt_poison;
+            if (dparam && !is_poison(gp.data(), in.pdt, i)) r.outside++;
+            continue;
+        }
+        r.n_in++;
+        r.moved += zt_float_bits(gm[i]) != zt_float_bits(in.master[i]);
+        r.differ += zt_float_bits(gm[i]) != zt_float_bits(hm[i]);
+        r.differ += (mask & 1) && zt_float_bits(gmm[i]) != zt_float_bits(hmm[i]);
+        r.differ += (mask & 2) && zt_float_bits(gv[i]) != zt_float_bits(hv[i]);
+        if (dparam) {
+            unsigned char want[4];
+            zt_store(want, in.pdt, 0, hm[i]);
+            if (memcmp(gp.data() + i * dsize(in.pdt), want, dsize(in.pdt))) r.pbad++;
+        }
+    }
+    return r;
+}
+
 // One call of rule r on the CUDA backend against the host backend's adam on the same
 // inputs: master, the kept state and the param bit for bit (the kernel runs
 // zero__opt_range's operations in its order, __fmaf_rn where it calls fmaf), the state
 // the rule does not keep passed as NULL to both, every element outside the segments
 // untouched (poison), the param round(master) in its dtype.
 static void test_opt(const rule &r, zero_dtype gdt, int pmode, const std::vector<zero_adam_seg> &segs, const char *what) {
-    int64_t end = 0;
-    for (auto &s : segs) end = std::max(end, s.offset + s.count);
-    const size_t N = (size_t)end + 5;
-    const zero_dtype pdt = pmode == P_FP16 ? ZERO_DTYPE_FP16 : pmode == P_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    const opt_inputs in = make_inputs(segs, gdt, pmode, 1);
+    const size_t N = in.N;
+    const zero_dtype pdt = in.pdt;
     const int mask = zero_optimizer_state_mask((zero_optimizer_type)r.kind, r.momentum);
-    const uint32_t poison = 0xFFFFFFFFu;
-    float nanbits;
-    memcpy(&nanbits, &poison, 4);
-    std::vector<float> master(N, nanbits), m(N, nanbits), v(N, nanbits);
-    std::vector<unsigned char> grad(N * dsize(gdt)), param(N * dsize(pdt), 0xFF);
-    std::vector<char> inside(N, 0);
-    for (auto &s : segs)
-        for (int64_t i = s.offset; i < s.offset + s.count; i++) inside[i] = 1;
-    for (size_t i = 0; i < N; i++) {
-        zt_store(grad.data(), gdt, i, rand_val(gdt));
-        if (!inside[i]) continue;
-        master[i] = (float)zt_rand_range(-2, 2);
-        m[i] = (float)zt_rand_range(-0.1, 0.1);
-        v[i] = (float)zt_rand_range(0, 0.01);
-        if (zt_rand_int(0, 15) == 0) m[i] = v[i] = 0.0f;  // Lion: c == +0 where g is 0 too
-    }
+    const std::vector<float> &master = in.master, &m = in.m, &v = in.v;
+    const std::vector<unsigned char> &grad = in.grad, &param = in.param;
     char name[96];
     rule_name(r, name, sizeof name);
     zero_adam_args a;
@@ -596,24 +648,8 @@ static void test_opt(const rule &r, zero_dtype gdt, int pmode, const std::vector
     if (dv) cudaFree(dv);
     if (dparam) cudaFree(dparam);
 
-    size_t differ = 0, outside = 0, pbad = 0, n_in = 0, moved = 0;
-    for (size_t i = 0; i < N; i++) {
-        if (!inside[i]) {
-            outside += zt_float_bits(gm[i]) != poison || zt_float_bits(gmm[i]) != poison || zt_float_bits(gv[i]) != poison;
-            if (dparam && !is_poison(gp.data(), pdt, i)) outside++;
-            continue;
-        }
-        n_in++;
-        moved += zt_float_bits(gm[i]) != zt_float_bits(master[i]);
-        differ += zt_float_bits(gm[i]) != zt_float_bits(hm[i]);
-        differ += (mask & 1) && zt_float_bits(gmm[i]) != zt_float_bits(hmm[i]);
-        differ += (mask & 2) && zt_float_bits(gv[i]) != zt_float_bits(hv[i]);
-        if (dparam) {
-            unsigned char want[4];
-            zt_store(want, pdt, 0, hm[i]);
-            if (memcmp(gp.data() + i * dsize(pdt), want, dsize(pdt))) pbad++;
-        }
-    }
+    const opt_diff df = compare_opt(in, mask, gm, gmm, gv, gp, dparam != nullptr, hm, hmm, hv);
+    const size_t differ = df.differ, outside = df.outside, pbad = df.pbad, n_in = df.n_in, moved = df.moved;
     printf("opt %-40s %-20s grad %s param %-11s: %zu segments, %zu elements, %zu values differ from the host backend\n",
            name, what, zero_dtype_name(gdt), pmode_name[pmode], segs.size(), n_in, differ);
     CHECKF(differ == 0 && outside == 0 && pbad == 0 && (n_in < 50 || moved > 0),
@@ -635,25 +671,11 @@ static void test_opt(const rule &r, zero_dtype gdt, int pmode, const std::vector
 // clamped sqrt(p^2) / sqrt(u^2)), copied to the device.
 static void test_lamb(zero_dtype gdt, int pmode, int eps_inside, const std::vector<zero_adam_seg> &segs, double *scratch,
                       size_t n_scratch, const char *what) {
-    int64_t end = 0;
-    for (auto &s : segs) end = std::max(end, s.offset + s.count);
-    const size_t N = (size_t)end + 5, ns = segs.size();
-    const zero_dtype pdt = pmode == P_FP16 ? ZERO_DTYPE_FP16 : pmode == P_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
-    const uint32_t poison = 0xFFFFFFFFu;
-    float nanbits;
-    memcpy(&nanbits, &poison, 4);
-    std::vector<float> master(N, nanbits), m(N, nanbits), v(N, nanbits);
-    std::vector<unsigned char> grad(N * dsize(gdt)), param(N * dsize(pdt), 0xFF);
-    std::vector<char> inside(N, 0);
-    for (auto &sg : segs)
-        for (int64_t i = sg.offset; i < sg.offset + sg.count; i++) inside[i] = 1;
-    for (size_t i = 0; i < N; i++) {
-        zt_store(grad.data(), gdt, i, rand_val(gdt));
-        if (!inside[i]) continue;
-        master[i] = (float)zt_rand_range(-2, 2);
-        m[i] = (float)zt_rand_range(-0.1, 0.1);
-        v[i] = (float)zt_rand_range(0, 0.01);
-    }
+    const opt_inputs in = make_inputs(segs, gdt, pmode, 0);
+    const size_t N = in.N, ns = segs.size();
+    const zero_dtype pdt = in.pdt;
+    const std::vector<float> &master = in.master, &m = in.m, &v = in.v;
+    const std::vector<unsigned char> &grad = in.grad, &param = in.param;
     std::vector<double> sums0(2 * ns);
     for (auto &x : sums0) x = zt_rand_int(0, 1) ? zt_rand_range(0, 10) : 0.0;  // (a segment continued: sums so far)
     zero_adam_args a;
@@ -726,25 +748,9 @@ static void test_lamb(zero_dtype gdt, int pmode, int eps_inside, const std::vect
     cudaFree(dmaster), cudaFree(dm), cudaFree(dv), cudaFree(dgrad), cudaFree(dsums), cudaFree(dratio);
     if (dparam) cudaFree(dparam);
 
-    size_t differ = 0, outside = 0, pbad = 0, n_in = 0, moved = 0;
+    const opt_diff df = compare_opt(in, 3, gm, gmm, gv, gp, dparam != nullptr, hm, hmm, hv);
+    const size_t differ = df.differ, outside = df.outside, pbad = df.pbad, n_in = df.n_in, moved = df.moved;
     double worst = 0;
-    for (size_t i = 0; i < N; i++) {
-        if (!inside[i]) {
-            outside += zt_float_bits(gm[i]) != poison || zt_float_bits(gmm[i]) != poison || zt_float_bits(gv[i]) != poison;
-            if (dparam && !is_poison(gp.data(), pdt, i)) outside++;
-            continue;
-        }
-        n_in++;
-        moved += zt_float_bits(gm[i]) != zt_float_bits(master[i]);
-        differ += zt_float_bits(gm[i]) != zt_float_bits(hm[i]);
-        differ += zt_float_bits(gmm[i]) != zt_float_bits(hmm[i]);
-        differ += zt_float_bits(gv[i]) != zt_float_bits(hv[i]);
-        if (dparam) {
-            unsigned char want[4];
-            zt_store(want, pdt, 0, hm[i]);
-            if (memcmp(gp.data() + i * dsize(pdt), want, dsize(pdt))) pbad++;
-        }
-    }
     for (size_t k = 0; k < 2 * ns; k++)
         worst = std::max(worst, fabs(gsums[0][k] - hsums[k]) / std::max(1e-300, fabs(hsums[k])));
     const int same = !memcmp(gsums[0].data(), gsums[1].data(), 2 * ns * sizeof(double));

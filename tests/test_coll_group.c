@@ -136,7 +136,12 @@ static zero_result count_end(void *ctx, zero_error *err) {
             (*count_at[k])++;
             return base_end[k](ctx, err);
         }
-    return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "count_end: unknown ctx");
+    if (err) {
+        memset(err, 0, sizeof *err);
+        err->code = ZERO_ERR_INVALID_ARG, err->item = ZERO_MSG_BAD_ARG;
+        snprintf(err->msg, sizeof err->msg, "count_end: unknown ctx");
+    }
+    return ZERO_ERR_INVALID_ARG;
 }
 
 static zero_result engine_fn(const zero_backend *b0, void *arg) {

@@ -619,7 +619,8 @@ static void test_invalid(void) {
 }
 
 /* zero_tensors_of_kinds: llm.c's ParameterTensors (two whole kinds, twelve stacked over L layers, two whole)
-   in forward order, groups per layer, each slice's pointers; bad input refused naming the kind */
+   in forward order, groups per layer, each slice's pointers, shapes given after a colon; bad input refused
+   naming the kind */
 static void test_kinds(void) {
     enum { L = 3, NK = 16 };
     static float mem[1 << 16], gmem[1 << 16];
@@ -662,6 +663,37 @@ static void test_kinds(void) {
     CHECK(zero_tensors_of_kinds(kinds, data, NULL, numel, 2, 14, L, 4, ts, 64, names, &err) == n && ts[5].grad == NULL);
     CHECK(zero_tensors_of_kinds(NULL, data, grad, numel, 2, 14, L, 4, ts, 64, names, &err) == -1 &&
           strstr(err.msg, "kinds is NULL"));
+    /* shapes after a colon: every layer's slice of qkvw (9 elements) 3 x 3, of fcw (15) 3 x 5, wte (7) 7 x 1 x 1;
+       the other kinds flat */
+    {
+        const char *shaped = "wte:7x1x1 wpe ln1w ln1b qkvw:3x3 qkvb attprojw attprojb ln2w ln2b fcw:3x5 fcb fcprojw "
+                             "fcprojb lnfw lnfb";
+        int bad = 0;
+        CHECKF(zero_tensors_of_kinds(shaped, data, grad, numel, 2, 14, L, 4, ts, 64, names, &err) == n, "%s", err.msg);
+        CHECK(ts[0].ndim == 3 && ts[0].shape[0] == 7 && ts[0].shape[1] == 1 && ts[0].shape[2] == 1 &&
+              !strcmp(ts[0].name, "wte") && ts[1].ndim == 0);
+        for (l = 0; l < L; l++)
+            for (k = 2; k < 14; k++) {
+                const zero_tensor *t = &ts[2 + l * 12 + (k - 2)];
+                if (k == 4) bad += !(t->ndim == 2 && t->shape[0] == 3 && t->shape[1] == 3);
+                else if (k == 10) bad += !(t->ndim == 2 && t->shape[0] == 3 && t->shape[1] == 5);
+                else bad += t->ndim != 0;
+            }
+        CHECKF(bad == 0, "%d stacked tensors with the wrong shape", bad);
+        CHECK(zero_tensors_of_kinds("wte wpe ln1w ln1b qkvw:2x3 qkvb attprojw attprojb ln2w ln2b fcw fcb fcprojw fcprojb "
+                                    "lnfw lnfb", data, grad, numel, 2, 14, L, 4, ts, 64, names, &err) == -1 &&
+              strstr(err.msg, "kind 'qkvw': its shape holds 6 elements, its layer's slice 9"));
+        CHECK(zero_tensors_of_kinds("wte:6 wpe ln1w ln1b qkvw qkvb attprojw attprojb ln2w ln2b fcw fcb fcprojw fcprojb "
+                                    "lnfw lnfb", data, grad, numel, 2, 14, L, 4, ts, 64, names, &err) == -1 &&
+              strstr(err.msg, "kind 'wte': its shape holds 6 elements, its numel 7"));
+        CHECK(zero_tensors_of_kinds("wte wpe ln1w ln1b qkvw:3x qkvb attprojw attprojb ln2w ln2b fcw fcb fcprojw fcprojb "
+                                    "lnfw lnfb", data, grad, numel, 2, 14, L, 4, ts, 64, names, &err) == -1 &&
+              strstr(err.msg, "kind 'qkvw': its shape after ':'"));
+        CHECK(zero_tensors_of_kinds("wte:0x7 wpe", data, grad, numel, 0, 0, L, 4, ts, 64, names, &err) == -1 &&
+              strstr(err.msg, "kind 'wte': its shape after ':'"));
+        CHECK(zero_tensors_of_kinds("wte:7a wpe", data, grad, numel, 0, 0, L, 4, ts, 64, names, &err) == -1 &&
+              strstr(err.msg, "kind 'wte': its shape after ':'"));
+    }
 }
 
 int main(void) {
