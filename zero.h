@@ -12194,7 +12194,10 @@ static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
     int64_t dev = e->opt.dev_elems, opt = (e->plan.stage == 0 ? zs->psiT : zs->ST) - dev;
     void *p;
     zero_result r;
-    if (e->nvme.on) return zero__alloc_optim_tiles(e, zs);
+    if (e->nvme.on) { /* (master | m | v in tiles; Lamb's sums and ratios in memory) */
+        if ((r = zero__alloc_optim_tiles(e, zs)) != ZERO_OK) return r;
+        return zero__lamb_alloc(e);
+    }
     if (!zero__master_is_params(e)) {
         if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->plan.opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
             return r;
@@ -14709,10 +14712,6 @@ static zero_result zero__create_check(const zero_config *cfg, const zero_tensor 
                           "\"AdamW\"",
                           zero_optimizer_name(cfg->optimizer.type), be->name ? be->name : "?",
                           zero_optimizer_name(cfg->optimizer.type));
-    if (cfg->optimizer.type == ZERO_OPTIMIZER_LAMB && z->offload_optimizer.device == ZERO_OFFLOAD_NVME)
-        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
-                          "\"nvme\" with Lamb: its trust ratio needs the norms of whole tensors before any element "
-                          "moves, and the NVMe step reads each tile once\nHINT: set offload_optimizer.device to \"cpu\"");
     if (cfg->optimizer.type == ZERO_OPTIMIZER_MUON && z->offload_optimizer.device == ZERO_OFFLOAD_NVME)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
                           "\"nvme\" with Muon: its orthogonalisation needs whole matrices of the momentum before any "
@@ -15046,21 +15045,38 @@ static zero_result zero__opt_units(zero_engine *e, const zero_adam_args *hyper, 
    goes to each of its segments. The second pass computes u again from m, v
    and p rather than keeping it: 4 bytes a parameter saved for one more
    division and root an element. */
-static zero_result zero__lamb_norms(zero_engine *e, zero_adam_args *hyper, zero__opt_unit_fn pass1) {
-    const zero_layout *l = e->plan.layout;
-    size_t ns = (size_t)e->opt.n_lamb_segs, nt = (size_t)e->plan.n_tensors, k;
-    int dev = e->opt.lamb_seg != e->opt.lamb_seg_host, u;
-    zero_result r;
-    double lo = e->cfg.optimizer.min_coeff, hi = e->cfg.optimizer.max_coeff;
-    if (dev)
+/* Lamb's first pass about to run: its sums cleared, hyper set for it. */
+static zero_result zero__lamb_begin(zero_engine *e, zero_adam_args *hyper) {
+    size_t ns = (size_t)e->opt.n_lamb_segs;
+    if (e->opt.lamb_seg != e->opt.lamb_seg_host)
         ZERO__TRY_BE(e, "zero_step: Lamb sums", e->be.memset0(e->be.ctx, e->opt.lamb_seg, 2 * ns * sizeof(double), ZERO_STREAM_COMM, &be_err_));
     else
         memset(e->opt.lamb_seg, 0, 2 * ns * sizeof(double));
     hyper->lamb_pass = 1;
     hyper->lamb_sums = e->opt.lamb_seg;
     hyper->lamb_ratio = NULL;
+    return ZERO_OK;
+}
+
+static zero_result zero__lamb_ratios(zero_engine *e, zero_adam_args *hyper);
+
+static zero_result zero__lamb_norms(zero_engine *e, zero_adam_args *hyper, zero__opt_unit_fn pass1) {
+    const zero_layout *l = e->plan.layout;
+    int u;
+    zero_result r;
+    if ((r = zero__lamb_begin(e, hyper)) != ZERO_OK) return r;
     for (u = 0; u < l->n_units; u++)
         if (!l->units[u].frozen && e->plan.seg_count[u] > 0 && (r = pass1(e, u, hyper)) != ZERO_OK) return r;
+    return zero__lamb_ratios(e, hyper);
+}
+
+/* After Lamb's first pass: each tensor's sums over the shard group, the
+   segments' trust ratios (on the device where the sums are), hyper set for
+   the second pass. */
+static zero_result zero__lamb_ratios(zero_engine *e, zero_adam_args *hyper) {
+    size_t ns = (size_t)e->opt.n_lamb_segs, nt = (size_t)e->plan.n_tensors, k;
+    int dev = e->opt.lamb_seg != e->opt.lamb_seg_host;
+    double lo = e->cfg.optimizer.min_coeff, hi = e->cfg.optimizer.max_coeff;
     if (dev)
         ZERO__TRY_BE(e, "zero_step: Lamb sums to the host",
                      zero__copy(e, e->opt.lamb_seg_host, e->opt.lamb_seg, 2 * ns * sizeof(double), ZERO_STREAM_COMM, &be_err_));
@@ -16738,7 +16754,8 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
                 break;
             }
         }
-        if (zero__param_out(e, u, 1, &dst, &pb, &fail) != ZERO_OK) {
+        dst = NULL, pb = -1;
+        if (h->lamb_pass != 1 && zero__param_out(e, u, 1, &dst, &pb, &fail) != ZERO_OK) { /* (Lamb's first pass: none) */
             what = "zero_step: NVMe parameter tile buffer";
             break;
         }
@@ -16753,7 +16770,7 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
             what = "zero_step: NVMe write of an optimizer tile";
             break;
         }
-        if (zero__param_put(e, u, 1, dst, pb, &fail) != ZERO_OK) {
+        if (h->lamb_pass != 1 && zero__param_put(e, u, 1, dst, pb, &fail) != ZERO_OK) {
             what = zero__param_put_what(e);
             break;
         }
@@ -16767,10 +16784,17 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
     return ZERO_OK;
 }
 
+/* Lamb: its first pass over every tile (read, the moments and sums, written
+   back), the ratios, then the step over every tile again: twice the tile
+   traffic of Adam's step. */
 static zero_result zero__nvme_opt_step(zero_engine *e, float grad_scale, zero_step_info *in) {
     zero_adam_args hyper;
+    zero_result r;
     zero__step_hyper(e, grad_scale, &hyper);
     zero__cpu_figures(e, in);
+    if (e->opt.lamb && ((r = zero__lamb_begin(e, &hyper)) != ZERO_OK || (r = zero__nvme_step(e, &hyper)) != ZERO_OK ||
+                        (r = zero__lamb_ratios(e, &hyper)) != ZERO_OK))
+        return r;
     return zero__nvme_step(e, &hyper);
 }
 
@@ -16793,8 +16817,9 @@ static const zero__strategy zero__strat_nvme = {
 /* The strategy zero_engine_create decided on (zero__place_plan's flags). */
 /* (Lamb steps after the norms of whole tensors, and Muon after the
    orthogonalisation of whole matrices, which no unit has before every
-   unit's first pass: not early nor overlapped; create refuses them with
-   NVMe and the delayed update; offload_optimizer.ratio needs Adam) */
+   unit's first pass: not early nor overlapped; over NVMe Lamb reads the
+   tiles twice; create refuses Muon with NVMe and both with the delayed
+   update; offload_optimizer.ratio needs Adam) */
 static const zero__strategy *zero__strategy_pick(const zero_engine *e) {
     int lamb = e->cfg.optimizer.type == ZERO_OPTIMIZER_LAMB || e->cfg.optimizer.type == ZERO_OPTIMIZER_MUON;
     if (e->nvme.on) return &zero__strat_nvme;

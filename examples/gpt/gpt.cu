@@ -84,7 +84,7 @@ static void usage(void) {
            "  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme  --nvme-path DIR\n"
            "  --lr X  --steps N (default 50; 0: evaluate only)  --seed N\n"
            "  --optimizer adamw|lion|adagrad|sgd|lamb|muon  the optimizer (default AdamW, or the config's); sgd with\n"
-           "                                 momentum 0.9; lamb: DeepSpeed's FusedLamb (not with nvme);\n"
+           "                                 momentum 0.9; lamb: DeepSpeed's FusedLamb;\n"
            "                                 muon: the blocks' matrices at lr 0.02, wte and wpe (AdamW) at --lr,\n"
            "                                 WarmupCosineLR scaling each side's own lr\n"
            "  --recompute                    activation checkpointing per block\n"
