@@ -16123,16 +16123,67 @@ static zero_result zero__opt_device_unit(zero_engine *e, int u, const zero_adam_
     return ZERO_OK;
 }
 
+#ifndef ZERO__STEP_CHUNK
+#define ZERO__STEP_CHUNK ((int64_t)1 << 23) /* owned elements a chunk of the overlapped step's Adam holds, at least */
+#endif
+
+/* Stages 1-2 on several ranks, Adam on the device with its parameters in
+   place: the units' all-gathers after the step hide under the Adam of the
+   units after them (zero__opt_device_overlap). ZERO_STEP_OVERLAP=0: Adam and
+   the gathers one after the other on the communication stream. */
+static int zero__step_overlaps(const zero_engine *e) {
+    const char *v = getenv("ZERO_STEP_OVERLAP");
+    return (e->plan.stage == 1 || e->plan.stage == 2) && e->plan.world > 1 && e->buf.ev_compute && e->buf.ev_comm &&
+           !(v && !strcmp(v, "0"));
+}
+
+/* Adam on the compute stream (idle in the step: the program waits in
+   zero_step) in chunks of whole units of at least ZERO__STEP_CHUNK owned
+   elements, one adam_multi call each; after each chunk the communication
+   stream waits for it and all-gathers its units, beside the next chunk's
+   Adam. The compute stream first waits for everything the communication
+   stream queued (the reductions, the norm, Lamb's and Muon's passes);
+   zero__step_params makes it wait for the gathers before the next forward.
+   The same kernels on the same memory as zero__opt_device_all: the same
+   bits. */
+static zero_result zero__opt_device_overlap(zero_engine *e, const zero_adam_args *hyper) {
+    const zero_layout *l = e->plan.layout;
+    int u, a = 0, n = 0;
+    int64_t elems = 0;
+    zero_result r;
+    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
+    for (u = 0; u < l->n_units; u++) {
+        if (!l->units[u].frozen && e->plan.seg_count[u] > 0) {
+            zero_adam_args *aa = &e->buf.uargs[n++];
+            zero__device_args(e, u, hyper, aa);
+            aa->param = zero__master_is_params(e) ? NULL : zero__param_own(e, u);
+            elems += l->units[u].chunk;
+        }
+        if (elems >= ZERO__STEP_CHUNK || u + 1 == l->n_units) {
+            int k;
+            if (n > 0)
+                ZERO__TRY_BE(e, "zero_step: Adam", e->be.adam_multi(e->be.ctx, e->buf.uargs, n, ZERO_STREAM_COMPUTE, &be_err_));
+            if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
+            for (k = a; k <= u; k++)
+                if (!l->units[k].frozen && (r = zero__step_gather(e, k)) != ZERO_OK) return r;
+            a = u + 1, n = 0, elems = 0;
+        }
+    }
+    return ZERO_OK;
+}
+
 /* Device Adam of every unit in one adam_multi call, then the units'
    all-gathers in unit order. Used where each unit's new parameters land in
    place (zero__params_in_place): each gather follows its unit's Adam on the
    comm stream as in zero__opt_units; the gathers would have waited for the
    Adam kernels queued before them on that stream anyway, so issuing them
-   after the one call loses no overlap. */
+   after the one call loses no overlap (zero__opt_device_overlap moves the
+   Adam to the other stream where there are gathers to hide). */
 static zero_result zero__opt_device_all(zero_engine *e, const zero_adam_args *hyper) {
     const zero_layout *l = e->plan.layout;
     int u, n = 0;
     zero_result r;
+    if (zero__step_overlaps(e)) return zero__opt_device_overlap(e, hyper);
     for (u = 0; u < l->n_units; u++) {
         zero_adam_args *aa = &e->buf.uargs[n];
         if (l->units[u].frozen || e->plan.seg_count[u] == 0) continue;

@@ -1,5 +1,7 @@
-/* test_engine_streams.c - stage 3's stream order, on host ranks, against a
-   model of the two streams.
+#define _POSIX_C_SOURCE 200809L /* setenv */
+/* test_engine_streams.c - the engine's stream order (stage 3's fetches,
+   stages 1-2's overlapped step), on host ranks, against a model of the two
+   streams.
 
    The host backend runs every call at once, so a missing stream_wait costs
    nothing there; this test sees it anyway. A wrapper around the host
@@ -41,7 +43,18 @@
    through a host sync is printed: the events alone should carry the
    order.) The values a step's fetches return are the same at every fetch
    of the step and change with each applied step, and the offloaded runs
-   end with the weights of the runs without offload, bitwise.
+   end with the weights of the runs without offload, bitwise. A fourth rule
+   covers the compute stream's own writes that a collective reads:
+     R4: at a COMM reduce-scatter or all-gather, every compute-stream write
+         into its send buffer is known to the COMM stream (the step's Adam
+         on the compute stream, stages 1-2 on two ranks, before the
+         all-gather of its chunk; a gradient slot cleared on the compute
+         stream before its reduce-scatter); and the Adam on the compute
+         stream reads its gradients as a program kernel does (R1 after
+         their reductions, R2 before the next ones).
+   Stages 1 and 2 on two ranks (fp32 gas 1, bf16 gas 2) must make R4 checks,
+   none may fail, and end with the weights of ZERO_STEP_OVERLAP=0 (Adam and
+   the gathers on the COMM stream).
 
    Run alone: make test T=test_engine_streams */
 #ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
@@ -86,6 +99,9 @@ typedef struct model {
     int n_r, cap_r;
     acc *hwrites; /* COMM writes into host memory, not yet judged by a CPU read */
     int n_h, cap_h;
+    acc *cwrites; /* compute-stream writes into device memory, not yet judged by a COMM collective's read */
+    int n_cw, cap_cw;
+    int64_t r4, r4_bad; /* R4 pairs checked, failed */
     int64_t host_known[NS]; /* the host has waited for each stream's calls up to this number */
     int64_t r3, r3_bad;     /* R3 pairs checked, failed */
     int64_t n[NS];            /* calls queued per stream */
@@ -188,6 +204,12 @@ static void on_op(model *m, zero_stream_id s, const void *dst, size_t bytes) {
         add_acc(m, &m->hwrites, &m->n_h, &m->cap_h, &w);
         return;
     }
+    if ((int)s == COMP && dst && bytes && (a = alloc_at(m, lo)) && a->kind == ZERO_MEM_DEVICE) {
+        acc w; /* for R4 */
+        fill_acc(m, &w, lo, hi, seq);
+        add_acc(m, &m->cwrites, &m->n_cw, &m->cap_cw, &w);
+        return;
+    }
     if ((int)s != COMM || !dst || !bytes || !(a = alloc_at(m, lo)) || a->kind != ZERO_MEM_DEVICE) return;
     /* R2: the program's reads of this memory are done before the write */
     for (i = 0; i < m->n_r;) {
@@ -264,6 +286,36 @@ static void on_read(model *m, const void *p, size_t bytes, int persistent, int64
     add_acc(m, &m->reads, &m->n_r, &m->cap_r, &r);
 }
 
+/* R4: a COMM collective about to read [p, p + bytes) (its send buffer): the
+   compute stream's writes there (the step's Adam on the compute stream, a
+   cleared gradient slot) are known to the comm stream. (m->mu held.) */
+static void on_comm_read(model *m, const void *p, size_t bytes) {
+    uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
+    int i;
+    for (i = 0; i < m->n_cw;) {
+        const acc *w = &m->cwrites[i];
+        if (w->lo < hi && lo < w->hi) {
+            m->r4++;
+            if (m->known[COMM][COMP] < w->seq) {
+                m->r4_bad++;
+                if (m->printed++ < 3) {
+                    char wr[96], rd[96];
+                    where(m, w->lo, w->hi, wr, sizeof wr);
+                    where(m, lo, hi, rd, sizeof rd);
+                    fprintf(stderr,
+                            "  R4 violated: a COMM collective reads %s, queued in step %d %s; a compute write of %s, "
+                            "compute call %lld, queued in step %d %s; the comm stream waited for compute calls up to "
+                            "%lld only\n",
+                            rd, m->step, m->what, wr, (long long)w->seq, w->step, w->what, (long long)m->known[COMM][COMP]);
+                }
+            }
+            remove_at(m->cwrites, &m->n_cw, i);
+        } else {
+            i++;
+        }
+    }
+}
+
 /* ---- the wrapped table: each call updates the model, then runs the host's ---- */
 
 #define MODEL_OP(stream, dst, bytes)         \
@@ -304,6 +356,9 @@ static void w_free(void *ctx, zero_mem_kind kind, void *p) {
                 else k++;
             for (k = 0; k < m->n_r;)
                 if (m->reads[k].lo < hi && lo < m->reads[k].hi) remove_at(m->reads, &m->n_r, k);
+                else k++;
+            for (k = 0; k < m->n_cw;)
+                if (m->cwrites[k].lo < hi && lo < m->cwrites[k].hi) remove_at(m->cwrites, &m->n_cw, k);
                 else k++;
             m->allocs[i] = m->allocs[--m->n_alloc];
             break;
@@ -439,12 +494,20 @@ static zero_result w_sync(void *ctx, zero_stream_id s, zero_error *err) {
 
 static zero_result w_reduce_scatter(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
                                     zero_stream_id s, zero_error *err) {
+    model *m0 = model_of(ctx);
+    pthread_mutex_lock(&m0->mu);
+    if ((int)s == COMM) on_comm_read(m0, send, count * zero_dtype_size(dt) * (size_t)m0->base.world);
+    pthread_mutex_unlock(&m0->mu);
     MODEL_OP(s, recv, count * zero_dtype_size(dt));
     return m->base.reduce_scatter(ctx, send, recv, count, dt, op, s, err);
 }
 
 static zero_result w_all_gather(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_stream_id s,
                                 zero_error *err) {
+    model *m0 = model_of(ctx);
+    pthread_mutex_lock(&m0->mu);
+    if ((int)s == COMM) on_comm_read(m0, send, count * zero_dtype_size(dt));
+    pthread_mutex_unlock(&m0->mu);
     MODEL_OP(s, recv, count * zero_dtype_size(dt) * (size_t)m->base.world);
     return m->base.all_gather(ctx, send, recv, count, dt, s, err);
 }
@@ -491,6 +554,23 @@ static zero_result w_adam(void *ctx, const zero_adam_args *a, zero_stream_id s, 
     }
 }
 
+/* adam_multi: each call as w_adam records it, then the host's */
+static zero_result w_adam_multi(void *ctx, const zero_adam_args *a, int n, zero_stream_id s, zero_error *err) {
+    model *m = model_of(ctx);
+    int i, k;
+    pthread_mutex_lock(&m->mu);
+    for (i = 0; a && i < n; i++) {
+        int64_t end = 0;
+        for (k = 0; k < a[i].n_segs; k++)
+            if (a[i].segs[k].offset + a[i].segs[k].count > end) end = a[i].segs[k].offset + a[i].segs[k].count;
+        on_op(m, s, a[i].param, (size_t)end * zero_dtype_size(a[i].param_dtype));
+        /* on the compute stream its gradient is read there: R1 (the reductions done), then R2 (the next ones wait) */
+        if ((int)s == COMP && a[i].grad) on_read(m, a[i].grad, (size_t)end * zero_dtype_size(a[i].grad_dtype), 0, m->call);
+    }
+    pthread_mutex_unlock(&m->mu);
+    return m->base.adam_multi(ctx, a, n, s, err);
+}
+
 /* *out: base with the model in front; registered as rank's */
 static void model_wrap(model *m, int rank, const zero_backend *base, zero_backend *out) {
     memset(m, 0, sizeof *m);
@@ -517,6 +597,7 @@ static void model_wrap(model *m, int rank, const zero_backend *base, zero_backen
     out->convert = w_convert;
     out->sumsq = w_sumsq;
     out->adam = w_adam;
+    out->adam_multi = base->adam_multi ? w_adam_multi : NULL;
     out->cpu_convert = base->cpu_convert ? w_cpu_convert : NULL;
     zt_wrap_set(rank, m->ctx, m);
 }
@@ -527,8 +608,9 @@ static void model_done(model *m, int rank) {
     free(m->writes);
     free(m->reads);
     free(m->hwrites);
+    free(m->cwrites);
     m->allocs = NULL;
-    m->writes = m->reads = m->hwrites = NULL;
+    m->writes = m->reads = m->hwrites = m->cwrites = NULL;
     pthread_mutex_destroy(&m->mu);
 }
 
@@ -541,6 +623,7 @@ enum { POOL, DEFAULTS, PERSIST_SOME, KEEP }; /* KEEP: nothing persistent, a pool
 
 typedef struct job {
     char name[64];
+    int stage; /* 0: 3 */
     int dtype, world, gas, offload, persist, reuse0;
     double ratio; /* offload_optimizer.ratio (0: the default, 1) */
     int pers[MAXW][NT]; /* tensor t is persistent (from the layout) */
@@ -685,7 +768,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     }
     c.train_micro_batch_size_per_gpu = 1;
     c.gradient_accumulation_steps = J->gas;
-    c.zero_optimization.stage = 3;
+    c.zero_optimization.stage = J->stage ? J->stage : 3;
     c.zero_optimization.reduce_bucket_size = 64; /* t2, t4, t5, t9 split: spans of several units */
     if (J->persist == KEEP) {
         c.zero_optimization.stage3_param_persistence_threshold = 0;
@@ -734,6 +817,8 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
 static void check_job(job *J) {
     zero_error err;
     int64_t r1 = 0, r2 = 0, bad1 = 0, bad2 = 0, sync = 0, ahead = 0, atfetch = 0, p1 = 0, p2 = 0, npers = 0, r3 = 0, bad3 = 0;
+    int64_t r4 = 0, bad4 = 0;
+    const int s3 = !J->stage || J->stage == 3;
     int rank, s, t;
     CHECKF(zero_host_run(J->world, rank_fn, J, &err) == ZERO_OK, "%s: zero_host_run: %s", J->name, err.msg);
     for (rank = 0; rank < J->world; rank++) {
@@ -746,6 +831,8 @@ static void check_job(job *J) {
         bad2 += m->r2_bad;
         r3 += m->r3;
         bad3 += m->r3_bad;
+        r4 += m->r4;
+        bad4 += m->r4_bad;
         sync += m->by_sync;
         ahead += m->r1_ahead;
         atfetch += m->r2_fetch;
@@ -758,11 +845,11 @@ static void check_job(job *J) {
         for (s = 1; s < STEPS; s++)
             CHECKF(J->changed[rank][s] > TOTAL / 2, "%s rank %d step %d: %lld of %d elements changed by the step before",
                    J->name, rank, s, (long long)J->changed[rank][s], TOTAL);
-        if (J->persist != DEFAULTS) /* fetches missed the pool, and some hit a prefetch or a kept span */
+        if (s3 && J->persist != DEFAULTS) /* fetches missed the pool, and some hit a prefetch or a kept span */
             CHECKF(J->hits[rank] > 0 && J->gathered[rank] > 0 && J->hits[rank] < J->fetches[rank],
                    "%s rank %d: %lld hits of %lld fetches, %lld units gathered", J->name, rank, (long long)J->hits[rank],
                    (long long)J->fetches[rank], (long long)J->gathered[rank]);
-        if (J->persist == POOL) /* offload: the fetches' gathers wait for the overlapped CPU step's units (not with
+        if (s3 && J->persist == POOL) /* offload: the fetches' gathers wait for the overlapped CPU step's units (not with
                                    a ratio below 1: the plain CPU step) */
             CHECKF((J->overlapped[rank] > 0) == (J->offload && !(J->ratio > 0)), "%s rank %d: %lld units of CPU Adam overlapped", J->name, rank,
                    (long long)J->overlapped[rank]);
@@ -771,7 +858,11 @@ static void check_job(job *J) {
            (long long)bad1, (long long)r1);
     CHECKF(bad2 == 0, "%s: %lld of %lld R2 pairs: a gather writes the pool before a released kernel's read", J->name,
            (long long)bad2, (long long)r2);
-    CHECKF(r1 > 0 && r2 > 0, "%s: %lld R1 and %lld R2 checks", J->name, (long long)r1, (long long)r2);
+    CHECKF(r1 > 0 && (r2 > 0 || !s3), "%s: %lld R1 and %lld R2 checks", J->name, (long long)r1, (long long)r2);
+    CHECKF(bad4 == 0, "%s: %lld of %lld R4 pairs: a collective reads memory before the compute stream's write of it",
+           J->name, (long long)bad4, (long long)r4);
+    if (!s3 && J->world > 1 && !getenv("ZERO_STEP_OVERLAP")) /* the step's gathers read what the compute stream's Adam wrote */
+        CHECKF(r4 > 0, "%s: no R4 check", J->name);
     CHECKF(bad3 == 0, "%s: %lld of %lld R3 pairs: the CPU reads a chunk before its copy to the host is waited for", J->name,
            (long long)bad3, (long long)r3);
     if (J->offload && J->gas > 1) /* the micro-batches before the last are added on the CPU */
@@ -780,15 +871,16 @@ static void check_job(job *J) {
        step's drop), prefetched gathers are waited for at their own fetch,
        and persistent tensors (gathered at create and by zero_step) are
        read and regathered where there are any */
-    CHECKF(atfetch > 0 && ahead > 0, "%s: %lld R2 pairs at fetches, %lld R1 pairs on prefetched gathers", J->name,
-           (long long)atfetch, (long long)ahead);
-    CHECKF(J->persist == POOL || J->persist == KEEP ? npers == 0 && p1 == 0 && p2 == 0 : npers > 0 && p1 > 0 && p2 > 0,
+    if (s3) CHECKF(atfetch > 0 && ahead > 0, "%s: %lld R2 pairs at fetches, %lld R1 pairs on prefetched gathers", J->name,
+                   (long long)atfetch, (long long)ahead);
+    if (s3) CHECKF(J->persist == POOL || J->persist == KEEP ? npers == 0 && p1 == 0 && p2 == 0 : npers > 0 && p1 > 0 && p2 > 0,
            "%s: %lld persistent tensors over the ranks, %lld R1 and %lld R2 pairs on them", J->name, (long long)npers,
            (long long)p1, (long long)p2);
     printf("%-38s R1 %4lld (prefetched %3lld, persistent %3lld)  R2 %4lld (at fetches %3lld, persistent %3lld)  "
-           "by host sync %lld  failed %lld / %lld  R3 %lld failed %lld\n",
+           "by host sync %lld  failed %lld / %lld  R3 %lld failed %lld  R4 %lld failed %lld\n",
            J->name, (long long)r1, (long long)ahead, (long long)p1, (long long)r2, (long long)atfetch, (long long)p2,
-           (long long)sync, (long long)bad1, (long long)bad2, (long long)r3, (long long)bad3);
+           (long long)sync, (long long)bad1, (long long)bad2, (long long)r3, (long long)bad3, (long long)r4,
+           (long long)bad4);
 }
 
 int main(void) {
@@ -873,6 +965,25 @@ int main(void) {
                        (long long)k3.gathered[i], (long long)k2.gathered[i]);
             }
         }
+    }
+    /* stages 1-2 on two ranks: the step's Adam on the compute stream, each chunk's all-gathers on the comm
+       stream after it (R4), the next forward's reads after the gathers (R1); with gradient accumulation and
+       clipping; the same weights as with Adam and the gathers one after the other (ZERO_STEP_OVERLAP=0) */
+    for (i = 0; i < 4; i++) {
+        memset(&a, 0, sizeof a);
+        a.stage = 1 + i / 2;
+        a.dtype = i % 2 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+        a.world = 2;
+        a.gas = 1 + i % 2;
+        a.clip = 0.5;
+        snprintf(a.name, sizeof a.name, "stage %d %s w2 gas%d", a.stage, zero_dtype_name((zero_dtype)a.dtype), a.gas);
+        check_job(&a);
+        b = a;
+        snprintf(b.name, sizeof b.name, "%.40s, ZERO_STEP_OVERLAP=0", a.name);
+        setenv("ZERO_STEP_OVERLAP", "0", 1);
+        check_job(&b);
+        unsetenv("ZERO_STEP_OVERLAP");
+        CHECKF(!memcmp(a.w, b.w, sizeof a.w), "%s: the overlapped step changed the weights", a.name);
     }
     printf("%.2f s\n", zt_now_s() - t0);
     return zt_finish();

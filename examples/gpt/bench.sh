@@ -21,9 +21,10 @@
 #                                     ZERO_TIMELINE (docs/observability.md): a Chrome trace per rank in
 #                                     $DIR/tl_stage<s>_<n>gpu.rank<r>.json and rank 0's summary line (~1.5 min)
 #   sh examples/gpt/bench.sh groups   GPT-2 XL (T 1024, bf16, micro-batch 8) at stage 3 on one GPU and on every
-#                                     visible GPU, and stage 2 on every GPU: the groups of collectives (the default)
-#                                     against ZERO_COLL_GROUP=0 (each collective alone), each pair run twice
-#                                     interleaved, the ratio of the summed medians (~4 min on 2 GPUs)
+#                                     visible GPU: the groups of collectives (the default) against ZERO_COLL_GROUP=0
+#                                     (each collective alone); stage 2 on every GPU: the step's gathers under its Adam
+#                                     (the default) against ZERO_STEP_OVERLAP=0; each pair run twice interleaved, the
+#                                     ratio of the summed medians (~4 min on 2 GPUs)
 #   sh examples/gpt/bench.sh ctas     GPT-2 XL (T 1024, bf16, micro-batch 8) at stages 2 and 3 on every visible GPU
 #                                     with NCCL_MAX_CTAS unset, 16, 8 and 4: the SMs NCCL's kernels take from the
 #                                     compute they overlap, against the collectives' own speed (~2.5 min on 4 GPUs)
@@ -384,7 +385,7 @@ four) # scaling on 4 GPUs: GPT-2 XL, micro-batch 8 per GPU, 1 GPU then 4
     done
     ;;
 stages) stages ;;
-groups) # docs/engine.md "Groups of collectives": the same steps with every collective alone
+groups) # docs/engine.md "Groups of collectives" and the overlapped step: the same steps without them
     N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     cfgs="3:1"
     [ "$N" -gt 1 ] && cfgs="$cfgs 3:$N"
@@ -394,15 +395,17 @@ groups) # docs/engine.md "Groups of collectives": the same steps with every coll
         for rep in 1 2; do
             for how in grouped alone; do
                 name="groups_s${s}_${n}gpu_${how}_$rep"
-                e=$([ "$how" = alone ] && echo ZERO_COLL_GROUP=0 || echo ZERO_COLL_GROUP=1)
+                knob=$([ "$s" = 3 ] && echo ZERO_COLL_GROUP || echo ZERO_STEP_OVERLAP)
+                e=$([ "$how" = alone ] && echo "$knob=0" || echo "$knob=1")
                 run "$name" env CUDA_VISIBLE_DEVICES="$(seq -s, 0 $((n - 1)))" "$e" $G $XL --stage "$s" --batch 8 \
                     --steps 12 --warmup 4 --print-every 6 --metrics "$DIR/$name.jsonl"
                 sums="$sums $how $(sed -n 's/.*median step \([0-9.]*\) ms.*/\1/p' "$DIR/$name.log" | tail -1)"
             done
         done
         echo "$sums" | awk -v s="$s" -v n="$n" '{ for (i = 1; i < NF; i += 2) t[$i] += $(i + 1)
-            printf "   stage %s, %s GPU(s): grouped %.1f ms, each collective alone %.1f ms (two medians each): alone / grouped %.3f\n",
-                   s, n, t["grouped"], t["alone"], (t["grouped"] > 0 ? t["alone"] / t["grouped"] : 0) }'
+            printf "   stage %s, %s GPU(s): default %.1f ms, %s=0 %.1f ms (two medians each): ratio %.3f\n",
+                   s, n, t["grouped"], (s == 3 ? "ZERO_COLL_GROUP" : "ZERO_STEP_OVERLAP"), t["alone"],
+                   (t["grouped"] > 0 ? t["alone"] / t["grouped"] : 0) }'
     done
     elapsed
     ;;
