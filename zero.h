@@ -16157,8 +16157,8 @@ static zero_result zero__opt_device_overlap(zero_engine *e, const zero_adam_args
             zero_adam_args *aa = &e->buf.uargs[n++];
             zero__device_args(e, u, hyper, aa);
             aa->param = zero__master_is_params(e) ? NULL : zero__param_own(e, u);
-            elems += l->units[u].chunk;
         }
+        if (!l->units[u].frozen) elems += l->units[u].chunk; /* (the same chunks on every rank) */
         if (elems >= ZERO__STEP_CHUNK || u + 1 == l->n_units) {
             int k;
             if (n > 0)
