@@ -8754,6 +8754,26 @@ static void zero__adam_range(const zero_adam_args *a, const zero_adam_seg *sg, i
     }
 }
 
+/* The pass arguments of call a that its rule cannot take (every backend's
+   adam checks them so): Lamb without its pass's array, or a muon_pass on
+   another rule. 0: none; else 1 with the message in buf and its item. */
+static int zero__pass_misuse(const zero_adam_args *a, char *buf, size_t cap, zero_msg *item) {
+    if (a->kind == ZERO_OPTIMIZER_LAMB &&
+        !(a->lamb_pass == 1 ? a->lamb_sums != NULL : a->lamb_pass == 2 && a->lamb_ratio != NULL)) {
+        *item = a->lamb_pass == 1 || a->lamb_pass == 2 ? ZERO_MSG_NULL_ARG : ZERO_MSG_BAD_ARG;
+        snprintf(buf, cap, "Lamb pass %d without its %s", a->lamb_pass,
+                 a->lamb_pass == 2 ? "lamb_ratio" : a->lamb_pass == 1 ? "lamb_sums" : "pass (1 or 2)");
+        return 1;
+    }
+    if (a->muon_pass != 0 && !(a->muon_pass == 1 && a->kind == ZERO_OPTIMIZER_MUON)) {
+        *item = ZERO_MSG_BAD_ARG;
+        snprintf(buf, cap, "muon_pass %d with kind %s (pass 1 is Muon's only)", a->muon_pass,
+                 zero_optimizer_name((zero_optimizer_type)a->kind));
+        return 1;
+    }
+    return 0;
+}
+
 /* Lamb's pass (a->lamb_pass) on elements [i0, i1) of segment sg, fp32 as
    DeepSpeed's kernel, the sums in double (zero_adam_args). sg is one of
    a->segs: its index picks its sums and ratio. */
@@ -8902,14 +8922,12 @@ static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stre
         (res = zero__host_check_dtype(r, "adam", "param_dtype", a->param_dtype, 0, err)) != ZERO_OK)
         return res;
     mask = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
-    if (a->kind == ZERO_OPTIMIZER_LAMB && a->n_segs > 0 &&
-        !(a->lamb_pass == 1 ? a->lamb_sums != NULL : a->lamb_pass == 2 && a->lamb_ratio != NULL))
-        return zero__host_fail(r, err, a->lamb_pass == 1 || a->lamb_pass == 2 ? ZERO_MSG_NULL_ARG : ZERO_MSG_BAD_ARG,
-                               "host adam: Lamb pass %d without its %s", a->lamb_pass,
-                               a->lamb_pass == 2 ? "lamb_ratio" : a->lamb_pass == 1 ? "lamb_sums" : "pass (1 or 2)");
-    if (a->muon_pass != 0 && !(a->muon_pass == 1 && a->kind == ZERO_OPTIMIZER_MUON))
-        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host adam: muon_pass %d with kind %s (pass 1 is Muon's only)",
-                               a->muon_pass, zero_optimizer_name((zero_optimizer_type)a->kind));
+    {
+        char why[160];
+        zero_msg item;
+        if ((a->n_segs > 0 || a->kind != ZERO_OPTIMIZER_LAMB) && zero__pass_misuse(a, why, sizeof why, &item))
+            return zero__host_fail(r, err, item, "host adam: %s", why);
+    }
     if ((res = zero__host_check_buf(r, "adam", "master", a->master, (size_t)end, 4, err)) !=
             ZERO_OK ||
         ((mask & 1) && (res = zero__host_check_buf(r, "adam", "m", a->m, (size_t)end, 4, err)) != ZERO_OK) ||

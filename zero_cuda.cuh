@@ -1888,14 +1888,11 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
     if (!a) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda adam: args is NULL");
     if ((unsigned)a->kind >= (unsigned)ZERO_OPTIMIZER_COUNT)
         return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: kind %d is not a zero_optimizer_type", a->kind);
-    if (a->kind == ZERO_OPTIMIZER_LAMB &&
-        !(a->lamb_pass == 1 ? a->lamb_sums != NULL : a->lamb_pass == 2 && a->lamb_ratio != NULL))
-        return zero__fail(err, a->lamb_pass == 1 || a->lamb_pass == 2 ? ZERO_MSG_NULL_ARG : ZERO_MSG_BAD_ARG, NULL, 0, 0,
-                          "cuda adam: Lamb pass %d without its %s", a->lamb_pass,
-                          a->lamb_pass == 2 ? "lamb_ratio" : a->lamb_pass == 1 ? "lamb_sums" : "pass (1 or 2)");
-    if (a->muon_pass != 0 && !(a->muon_pass == 1 && a->kind == ZERO_OPTIMIZER_MUON))
-        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: muon_pass %d with kind %s (pass 1 is Muon's only)",
-                          a->muon_pass, zero_optimizer_name((zero_optimizer_type)a->kind));
+    {
+        char why[160];
+        zero_msg item;
+        if (zero__pass_misuse(a, why, sizeof why, &item)) return zero__fail(err, item, NULL, 0, 0, "cuda adam: %s", why);
+    }
     if (a->n_segs < 0 || (a->n_segs > 0 && !a->segs))
         return zero__fail(err, a->n_segs < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
                           "cuda adam: %d segments at %p", a->n_segs, (const void *)a->segs);

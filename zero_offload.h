@@ -1202,14 +1202,12 @@ ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level 
                           "master %p, m %p, v %p, grad %p: none that %s uses may be NULL (%lld elements)",
                           (void *)a->master, (void *)a->m, (void *)a->v, a->grad,
                           zero_optimizer_name((zero_optimizer_type)a->kind), (long long)total);
-    if (a->kind == ZERO_OPTIMIZER_LAMB && total > 0 &&
-        !(a->lamb_pass == 1 ? a->lamb_sums != NULL : a->lamb_pass == 2 && a->lamb_ratio != NULL))
-        return zero__fail(err, a->lamb_pass == 1 || a->lamb_pass == 2 ? ZERO_MSG_NULL_ARG : ZERO_MSG_BAD_ARG, fname, 0, 0,
-                          "Lamb pass %d without its %s", a->lamb_pass,
-                          a->lamb_pass == 2 ? "lamb_ratio" : a->lamb_pass == 1 ? "lamb_sums" : "pass (1 or 2)");
-    if (a->muon_pass != 0 && !(a->muon_pass == 1 && a->kind == ZERO_OPTIMIZER_MUON))
-        return zero__fail(err, ZERO_MSG_BAD_ARG, fname, 0, 0, "muon_pass %d with kind %s (pass 1 is Muon's only)",
-                          a->muon_pass, zero_optimizer_name((zero_optimizer_type)a->kind));
+    {
+        char why[160];
+        zero_msg item;
+        if ((total > 0 || a->kind != ZERO_OPTIMIZER_LAMB) && zero__pass_misuse(a, why, sizeof why, &item))
+            return zero__fail(err, item, fname, 0, 0, "%s", why);
+    }
     if (((uintptr_t)a->master | (uintptr_t)a->m | (uintptr_t)a->v) % 4 != 0 ||
         (uintptr_t)a->grad % zero_dtype_size(a->grad_dtype) != 0 ||
         (a->param && (uintptr_t)a->param % zero_dtype_size(a->param_dtype) != 0))
