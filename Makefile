@@ -188,6 +188,11 @@ $(BUILD)/bench/bench_vmm: examples/bench/bench_vmm.cu
 	@mkdir -p $(BUILD)/bench
 	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
 
+# bench_beside times NCCL's collectives beside cuBLAS GEMMs: it links cuBLAS
+$(BUILD)/bench/bench_beside: examples/bench/bench_beside.cu examples/tool_args.h
+	@mkdir -p $(BUILD)/bench
+	$(NVCC) -std=c++17 -O2 -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -lnccl -lcublas
+
 $(BUILD)/bench/%: examples/bench/%.cu examples/bench/bench.cuh examples/tool_args.h $(HEADERS)
 	@mkdir -p $(BUILD)/bench
 	$(NVCC) -std=c++17 -O2 -lineinfo -arch=$(GPU_ARCH) -I. $(NCCL_FLAGS) -o $@ $< -lnccl

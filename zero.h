@@ -1914,12 +1914,22 @@ typedef struct zero_time_model {
     int stage3_serial_gathers; /* 1: stage 3's gathers do not overlap compute (the engine before
                                   stage 3 ordered its streams per span);
                                   0: prefetched gathers overlap the forward and backward */
+    int step_serial_gathers;  /* 1: stages 1-2 gather after the whole optimizer step (the engine
+                                 before it overlapped them, or ZERO_STEP_OVERLAP=0; always so
+                                 with offload_optimizer); 0: each unit's gather under the Adam
+                                 of the units after it */
+    double comm_contention;   /* compute time lost per second (the ring formula's) of a
+                                 collective running beside the forward or backward; <= 0: 1.3006
+                                 (fitted on 2x H200, stage 3, GPT-2 XL: docs/PERF.md 5g) */
 } zero_time_model;
 
 typedef struct zero_time_estimate {
     double step_s;            /* one optimizer step (grad_accum micro-batches) */
     double compute_s;         /* forward + backward FLOPs / tflops, all micro-batches, recompute's
                                  extra forward included */
+    double contention_s;      /* what the collectives beside the compute add to it:
+                                 comm_contention x their time at the intra-node rates, less
+                                 the exposed share */
     double recompute_s;       /* that extra forward (0 without recompute) */
     double optimizer_s;       /* the GPU Adam (0 with offload_optimizer) */
     double comm_intra_s;      /* collective time on NVLink-side rings, per step (busy, not exposed) */
@@ -19436,7 +19446,25 @@ out:
                        max(red_u, gat_all + red_all - t_bwd) (one comm
                        stream carries both). With stage3_serial_gathers
                        every gather is exposed: gat_all in each pass.
-     stages 1-2        gat_all after the optimizer step, all of it.
+     stages 1-2        the gathers after the optimizer step, under its Adam:
+                       the Adam runs in chunks (a unit each at these
+                       sizes) and each chunk's gather follows it, so the
+                       step takes max(opt + gat_u, gat_all + opt / Nu); of
+                       that, what passes opt is exposed communication. With
+                       step_serial_gathers (the engine before, or
+                       ZERO_STEP_OVERLAP=0): opt, then gat_all, all of it.
+
+   Contention: a collective beside the forward and backward is not free.
+   NCCL's kernels hold multiprocessors and memory bandwidth while they run,
+   and under the compute they run far longer than the ring formula (a step
+   of 2x H200 at stage 3: 100 ms of collectives where the formula has 21).
+   The compute is priced k_c (comm_contention) times the formula's time of
+   every collective that overlaps it (those above, less their exposed part;
+   not the gathers beside the step's Adam): contention_s. A ring that
+   crosses nodes counts at the intra-node rates (the work its kernels do on
+   the GPU, not its wait on the network: an assumption, no run here crossed
+   nodes). k_c was fitted on the stage-3 step of 2x H200 (PERF.md 5g); it
+   is a fitted factor, not a share of the GPU.
 
    Optimizer: 30 bytes per parameter of the shard (P / G; stage 0 P) at
    hbm_bytes_per_s (bench_optim --gpt moves 30: master, m, v, the gradient
@@ -19448,8 +19476,8 @@ out:
    d P / G come back after the Adam, exposed, as zero_floor_of's sequential
    schedule has it.
 
-     step = m t_mb + exposed collectives + (optimizer, or the exposed
-            offload copies + CPU Adam) */
+     step = m t_mb + contention + exposed collectives + (optimizer, or the
+            exposed offload copies + CPU Adam) */
 
 #define ZERO__TIME_TFLOPS 466.4        /* GPT-2 XL at stage 0 on one H100: 187.9 ms a step */
 #define ZERO__TIME_WIDTH 1600.0        /* ... GPT-2 XL's width */
@@ -19463,6 +19491,7 @@ out:
 #define ZERO__TIME_HOST 150e9          /* an H100 host's CPU Adam: 146.8-165.7 GB/s */
 #define ZERO__TIME_OPT_BYTES 30.0      /* per parameter, bench_optim --gpt */
 #define ZERO__TIME_CPU_ADAM_BYTES 28.0 /* per parameter: master, m, v read and written, 16-bit grad in, param out */
+#define ZERO__TIME_CONTENTION 1.3006   /* 2x H200, bcd951c: stage 3's 203.9 ms a step against 182.1 at stage 2 on one GPU */
 
 /* One ring over k ranks: a reduce-scatter or all-gather of s bytes. */
 static double zero__time_ring(double s, double k, double bw, double lat) {
@@ -19483,7 +19512,7 @@ static zero_result zero__time_rate(double v, double def, const char *key, double
 /* zero_estimate_time's model checked (each field named in the error) and its
    rates, each the model's or its measured default, into k. */
 typedef struct zero__time_rates {
-    double tf, ch, c0, hbm, ibw, ilat, xbw, xlat, pcie, host;
+    double tf, ch, c0, hbm, ibw, ilat, xbw, xlat, pcie, host, kc;
 } zero__time_rates;
 static zero_result zero__time_args(const zero_time_model *m, zero__time_rates *k, zero_error *err) {
     zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
@@ -19533,7 +19562,8 @@ static zero_result zero__time_args(const zero_time_model *m, zero__time_rates *k
         (r = zero__time_rate(m->pcie_bytes_per_s, ZERO__TIME_PCIE, "pcie_bytes_per_s", &k->pcie,
                              err)) != ZERO_OK ||
         (r = zero__time_rate(m->host_bytes_per_s, ZERO__TIME_HOST, "host_bytes_per_s", &k->host,
-                             err)) != ZERO_OK)
+                             err)) != ZERO_OK ||
+        (r = zero__time_rate(m->comm_contention, ZERO__TIME_CONTENTION, "comm_contention", &k->kc, err)) != ZERO_OK)
         return r;
     return ZERO_OK;
 }
@@ -19542,9 +19572,9 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
                                          zero_error *err) {
     zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
     zero_result r;
-    zero__time_rates k = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    zero__time_rates k = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     double P, L, C, V, T, B, mb, d, u, nu, g, n, W, G, R;
-    double tf, hbm, ibw, ilat, xbw, xlat, pcie, host, ch, c0;
+    double tf, hbm, ibw, ilat, xbw, xlat, pcie, host, ch, c0, opt_s = 0, beside = 0;
     double gbw, glat, rbw, rlat, t_mb, t_fwd, t_bwd, ub, ev;
     double red_u, red_all, red_u1, red_all1, gat_u, gat_all, red_g_s, red_r_s, ab;
     double red_g_bytes, red_r_bytes, gat_bytes, n_red, n_gat, exp_c = 0;
@@ -19632,15 +19662,29 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         double bwd1 = m->stage3_serial_gathers ? gat_all + fmax(red_u1, red_all1 - t_bwd)
                                                : fmax(red_u1, gat_all + red_all1 - t_bwd);
         exp_c = mb * fwd + (mb - 1) * bwd + bwd1;
+        beside = n_gat * gat_all + (mb - 1) * red_all + red_all1 - exp_c; /* all but the exposed */
     } else {
         exp_c = (ev - 1) * fmax(red_u, red_all - t_bwd) + fmax(red_u1, red_all1 - t_bwd);
-        if (m->stage >= 1) exp_c += gat_all; /* the gather after the step */
+        beside = (ev - 1) * red_all + red_all1 - exp_c;
     }
+    if (m->offload_optimizer != ZERO_OFFLOAD_CPU) opt_s = ZERO__TIME_OPT_BYTES * (P / G) / hbm;
+    if (m->stage == 1 || m->stage == 2) /* the gathers after the step: under its Adam, or after it */
+        exp_c += m->step_serial_gathers || m->offload_optimizer == ZERO_OFFLOAD_CPU
+                     ? gat_all
+                     : fmax(0, fmax(opt_s + gat_u, gat_all + opt_s / nu) - opt_s);
     out->exposed_comm_s = exp_c;
     out->comm_intra_s = (gcross ? 0 : n_red * nu * red_g_s + n_gat * gat_all) + (rcross ? 0 : nu * red_r_s);
     out->comm_inter_s = (gcross ? n_red * nu * red_g_s + n_gat * gat_all : 0) + (rcross ? nu * red_r_s : 0);
     out->bytes_intra = (gcross ? 0 : n_red * red_g_bytes + n_gat * gat_bytes) + (rcross ? 0 : red_r_bytes);
     out->bytes_inter = (gcross ? n_red * red_g_bytes + n_gat * gat_bytes : 0) + (rcross ? red_r_bytes : 0);
+    {
+        /* the collectives beside the compute, timed at the intra-node rates (their work on
+           the GPU, wherever the bytes go), times the share of their busy time not exposed */
+        double gw = zero__time_ring(ub, G, ibw, ilat), rw = 2 * zero__time_ring(ab / G, R, ibw, ilat);
+        double busy = (m->stage == 3 ? n_gat * gat_all : 0) + (ev - 1) * red_all + red_all1;
+        double work = (m->stage == 3 ? n_gat * nu * gw : 0) + ev * nu * gw + nu * rw;
+        if (busy > 0 && beside > 0) out->contention_s = k.kc * work * beside / busy;
+    }
 
     if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {
         double shard = d * P / G, d2h = shard / pcie, h2d = shard / pcie;
@@ -19649,9 +19693,9 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         out->bytes_pcie = ev * shard + shard;
         out->exposed_offload_s = ev * fmax(ub / G / pcie, d2h - t_bwd) + out->cpu_adam_s + h2d;
     } else {
-        out->optimizer_s = ZERO__TIME_OPT_BYTES * (P / G) / hbm;
+        out->optimizer_s = opt_s;
     }
-    out->step_s = out->compute_s + out->exposed_comm_s + out->optimizer_s + out->exposed_offload_s;
+    out->step_s = out->compute_s + out->contention_s + out->exposed_comm_s + out->optimizer_s + out->exposed_offload_s;
     out->tokens_per_s_per_gpu = mb * B * T / out->step_s;
 
     memset(&ea, 0, sizeof ea);

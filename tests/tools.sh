@@ -268,15 +268,32 @@ usage "zero_estimate-optimizer-name" "^zero_estimate: --optimizer: 'musgd' is no
 usage "zero_estimate-shard-divide" '^zero_estimate: --shard: 3 does not divide the 32 GPUs' "$ZE" --params 1e9 --gpus 8 --nodes 4 --shard 3
 # --plan: the fastest option per GPU count; its pick is no slower than the same option's --time row
 run "$ZE" --time --plan --model 7b
-if [ "$rc" -eq 0 ] && [ ! -s "$W/err" ] && grep -Eq '^ +1024 +128 +3 +8 +none +no +[0-9.]+ .* compute +T,GPUs,nodes$' "$W/out"; then
+if [ "$rc" -eq 0 ] && [ ! -s "$W/err" ] && grep -Eq '^ +1024 +128 +2 +8 +none +no +[0-9.]+ .* communication +T,GPUs,nodes$' "$W/out"; then
     ok "zero_estimate-plan-7b"
 else no "zero_estimate-plan-7b" "exit $rc, stderr: $(head -c 200 "$W/err"), row: $(grep -E '^ +1024 ' "$W/out")"; fi
 plan16=$(awk '$1 == 16 && $2 == 2 { print $7 }' "$W/out")
+run "$ZE" --time --model 7b --stage 2 --group 8
+time16=$(awk '$1 == 16 && $3 == 2 { print $5 }' "$W/out")
 run "$ZE" --time --model 7b --stage 3 --group 8
-time16=$(awk '$1 == 16 && $3 == 3 { print $5 }' "$W/out")
-if [ -n "$plan16" ] && [ -n "$time16" ] && awk -v p="$plan16" -v t="$time16" 'BEGIN { exit !(p <= t + 0.05) }'; then
+time16s3=$(awk '$1 == 16 && $3 == 3 { print $5 }' "$W/out")
+if [ -n "$plan16" ] && [ -n "$time16" ] && [ -n "$time16s3" ] &&
+    awk -v p="$plan16" -v t="$time16" -v t3="$time16s3" 'BEGIN { exit !(p == t && p <= t3) }'; then
     ok "zero_estimate-plan-vs-time"
-else no "zero_estimate-plan-vs-time" "plan's 16-GPU step '$plan16' ms, --time --stage 3 --group 8 '$time16' ms"; fi
+else no "zero_estimate-plan-vs-time" "plan's 16-GPU step '$plan16' ms, --time --stage 2 --group 8 '$time16' ms, stage 3 '$time16s3'"; fi
+# --contention and --serial-step: the factor's and the step order's rows (2 GPUs of one node)
+run "$ZE" --time --gpus 2 --stage 3 --contention 1e-9
+s3_free=$(awk '$1 == 2 { print $5 }' "$W/out")
+run "$ZE" --time --gpus 2 --stage 3
+s3_def=$(awk '$1 == 2 { print $5 }' "$W/out")
+run "$ZE" --time --gpus 2 --stage 2 --serial-step
+s2_serial=$(awk '$1 == 2 { print $5 }' "$W/out")
+run "$ZE" --time --gpus 2 --stage 2
+s2_def=$(awk '$1 == 2 { print $5 }' "$W/out")
+if [ -n "$s3_free" ] && [ -n "$s2_serial" ] &&
+    awk -v a="$s3_free" -v b="$s3_def" -v c="$s2_serial" -v d="$s2_def" 'BEGIN { exit !(a < b && c > d) }'; then
+    ok "zero_estimate-contention-serial-step"
+else no "zero_estimate-contention-serial-step" "stage 3 '$s3_free' (no contention) vs '$s3_def'; stage 2 '$s2_serial' (serial) vs '$s2_def'"; fi
+usage "zero_estimate-contention-range" '^zero_estimate: --contention: 0 is out of range' "$ZE" --time --contention 0
 run "$ZE" --time --plan --model 70b --gpu-mem 10GB
 if [ "$rc" -eq 0 ] && [ "$(grep -c 'does not fit' "$W/out")" -eq 11 ]; then ok "zero_estimate-plan-nothing-fits"
 else no "zero_estimate-plan-nothing-fits" "exit $rc, $(grep -c 'does not fit' "$W/out") rows do not fit (want 11)"; fi

@@ -111,6 +111,9 @@ static const char help[] =
     "  --gpu-mem SIZE      with --plan: memory of one GPU (default the machine's: 80GB, 141GB)\n"
     "  --serial-gathers    stage-3 gathers not overlapped with compute (the engine before its\n"
     "                      per-span stream order)\n"
+    "  --serial-step       stages 1-2 gather after the whole optimizer step (ZERO_STEP_OVERLAP=0)\n"
+    "  --contention K      compute time lost per second of a collective beside it (1.3006,\n"
+    "                      fitted on 2x H200 at stage 3)\n"
     "  --tflops X          achieved TFLOP/s per GPU (FLOPs 6 (12 L C^2 + V C) + 12 L C T per token)\n"
     "  --tflops-width C    the width --tflops was achieved at (1600); give --hidden's to use it as is\n"
     "  --hbm RATE          bytes/s of the optimizer step at 30 bytes per parameter (2.79TB)\n"
@@ -137,6 +140,7 @@ static const char *const flags[] = {
 static const char *const time_flags[] = {
     "--time", "--model", "--machine", "--params", "--layers", "--hidden", "--vocab", "--seq", "--batch", "--gas",
     "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--plan", "--gpu-mem", "--serial-gathers",
+    "--serial-step", "--contention",
     "--tflops", "--tflops-width", "--hbm", "--intra-bw", "--intra-lat-us", "--inter-bw", "--inter-lat-us",
     "--pcie", "--host-bw", "--help", "--version", NULL};
 
@@ -499,15 +503,16 @@ typedef struct machine_preset {
     const char *name, *what;
     int gpus_per_node;
     double tflops, hbm, intra_bw, intra_lat, inter_bw, inter_lat, pcie, host;
-    double gpu_mem; /* bytes of one GPU (--plan) */
+    double contention; /* compute lost per second of a collective beside it */
+    double gpu_mem;    /* bytes of one GPU (--plan) */
 } machine_preset;
 
 /* The rates and where they come from: docs/PERF.md ("A step-time model"). */
 static const machine_preset machine_presets[] = {
     {"h100", "8x H100 per node, NVLink, 400 Gb/s InfiniBand per GPU", 8, 466.4, 2.79e12, 225e9,
-     10e-6, 40e9, 30e-6, 55e9, 150e9, 80e9},
+     10e-6, 40e9, 30e-6, 55e9, 150e9, 1.3006, 80e9},
     {"h200", "8x H200 per node, NVLink, 400 Gb/s InfiniBand per GPU", 8, 466.4, 3.917e12, 225e9,
-     10e-6, 40e9, 30e-6, 55e9, 150e9, 141e9},
+     10e-6, 40e9, 30e-6, 55e9, 150e9, 1.3006, 141e9},
 };
 
 typedef struct time_cli {
@@ -701,10 +706,12 @@ static int time_table(const time_cli *t) {
            m->gpus_per_node, m->tflops, m->hbm_bytes_per_s / 1e12, m->intra_bus_bytes_per_s / 1e9,
            m->intra_latency_s * 1e6, m->inter_bus_bytes_per_s / 1e9, m->inter_latency_s * 1e6,
            m->pcie_bytes_per_s / 1e9, m->host_bytes_per_s / 1e9);
-    printf("zero: group %s, offload_optimizer %s (stages 1-3), stage-3 gathers %s\n\n",
+    printf("zero: group %s, offload_optimizer %s (stages 1-3), stage-3 gathers %s, stages 1-2's after the "
+           "step %s; contention %.4g\n\n",
            t->group > 0 ? "as --group (at most the GPU count)" : "the world",
            m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu" : "none",
-           m->stage3_serial_gathers ? "serial" : "prefetched, overlapped");
+           m->stage3_serial_gathers ? "serial" : "prefetched, overlapped",
+           m->step_serial_gathers ? "serial" : "under its Adam", m->comm_contention);
     printf("%6s %6s %5s %6s %10s %12s %11s %11s %11s %9s %5s  %s\n", "GPUs", "nodes", "stage", "G",
            "step ms", "tok/s/GPU", "exposed ms", "intra GB", "inter GB", "mem GiB", "fits", "outside");
     for (s = s0; s <= s1; s++)
@@ -783,6 +790,7 @@ static int time_main(int argc, char **argv) {
     t.m.inter_latency_s = hp->inter_lat;
     t.m.pcie_bytes_per_s = hp->pcie;
     t.m.host_bytes_per_s = hp->host;
+    t.m.comm_contention = hp->contention;
     t.gpu_mem = hp->gpu_mem;
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -794,6 +802,10 @@ static int time_main(int argc, char **argv) {
             /* read above */
         } else if (!strcmp(f, "--serial-gathers")) {
             t.m.stage3_serial_gathers = 1, used = 0;
+        } else if (!strcmp(f, "--serial-step")) {
+            t.m.step_serial_gathers = 1, used = 0;
+        } else if (!strcmp(f, "--contention")) {
+            bad = tool_num(T, f, v, 1e-9, 100, &t.m.comm_contention);
         } else if (!strcmp(f, "--plan")) {
             t.plan = 1, used = 0;
         } else if (!strcmp(f, "--gpu-mem")) {
