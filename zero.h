@@ -1552,10 +1552,12 @@ typedef struct zero_memory_stats {
     size_t grad_own_bytes;
     /* optimizer Muon: its matrices (tensors; a 3-D one counts once), its elements, and its scratch (part of
        "scratch"): the largest matrix's orthogonalisation work, one batch of units gathered, one unit's chunk.
-       Its state is in "Adam m + v": the momentum, and the update being orthogonalised in v's place */
+       Its state is in "Adam m + v": the momentum, and the update being orthogonalised in v's place. With
+       offload_optimizer "nvme" (v in the tiles) the updates wait in host memory between the passes:
+       muon_update_bytes, 4 a Muon unit's element, also "scratch" */
     int muon_tensors;
     int64_t muon_elems;
-    size_t muon_work_bytes, muon_gather_bytes, muon_chunk_bytes;
+    size_t muon_work_bytes, muon_gather_bytes, muon_chunk_bytes, muon_update_bytes;
     /* stage 3 behind the program's pointers (zero_alloc): bytes of the program's parameter memory backed now
        (the persistent tensors' pages and the gathered layers'), the most since create, of how many reserved,
        in granules of how many bytes; 0 otherwise. Not in `planned`: the program's memory, as with .data */
@@ -9980,6 +9982,10 @@ typedef struct zero__opt_place { /* the optimizer strategy's state; which one ru
     int64_t *ugoff;              /* per unit: its place in its batch's gathered buffer */
     float *mg, *ms, *mw;
     int64_t mg_elems, ms_elems, mw_elems;
+    /* with offload_optimizer "nvme" (v lives in the tiles): the updates being orthogonalised, one chunk per
+       unit of munits at muoff (-1: not one), where the optimizer runs (the host) */
+    float *mu;
+    int64_t mu_elems, *muoff;
 } zero__opt_place;
 
 typedef struct zero__host_sum { /* plan.host_sum (>>engine-hsum) */
@@ -10016,6 +10022,7 @@ typedef struct zero__nvme_tiles { /* offload_optimizer "nvme" */
     int n_tbuf;
     void **tbuf, **tbuf_rd, **tbuf_wr; /* buffers; their pending read / write requests */
     int *tile_units, n_tile_units;     /* trainable units with Adam work, in order (made at create) */
+    int *muon_units, n_muon_units;     /* Muon: those of them with a Muon segment, for its first pass */
     size_t tile_bytes, nvme_bytes;
 } zero__nvme_tiles;
 
@@ -12206,6 +12213,7 @@ static void zero__lamb_free(zero_engine *e) {
 }
 
 static zero_result zero__muon_alloc(zero_engine *e); /* (>>opt-muon) */
+static int zero__muon_unit(const zero_engine *e, int u);
 static void zero__muon_free(zero_engine *e);
 
 /* The fp32 state arrays of the configured optimizer (zero_optimizer_state_mask). */
@@ -12222,8 +12230,8 @@ static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
     int64_t dev = e->opt.dev_elems, opt = (e->plan.stage == 0 ? zs->psiT : zs->ST) - dev;
     void *p;
     zero_result r;
-    if (e->nvme.on) { /* (master | m | v in tiles; Lamb's sums and ratios in memory) */
-        if ((r = zero__alloc_optim_tiles(e, zs)) != ZERO_OK) return r;
+    if (e->nvme.on) { /* (master | m | v in tiles; Lamb's sums and ratios, Muon's tables and updates in memory) */
+        if ((r = zero__alloc_optim_tiles(e, zs)) != ZERO_OK || (r = zero__muon_alloc(e)) != ZERO_OK) return r;
         return zero__lamb_alloc(e);
     }
     if (!zero__master_is_params(e)) {
@@ -12272,6 +12280,7 @@ static void zero__free_optim(zero_engine *e) {
     ZERO_FREE(e->nvme.tbuf_rd);
     ZERO_FREE(e->nvme.tbuf_wr);
     ZERO_FREE(e->nvme.tile_units);
+    ZERO_FREE(e->nvme.muon_units);
 }
 
 /* ---- >>engine-thread: the engine's CPU thread ----
@@ -14740,11 +14749,6 @@ static zero_result zero__create_check(const zero_config *cfg, const zero_tensor 
                           "\"AdamW\"",
                           zero_optimizer_name(cfg->optimizer.type), be->name ? be->name : "?",
                           zero_optimizer_name(cfg->optimizer.type));
-    if (cfg->optimizer.type == ZERO_OPTIMIZER_MUON && z->offload_optimizer.device == ZERO_OFFLOAD_NVME)
-        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.device", 0, 0,
-                          "\"nvme\" with Muon: its orthogonalisation needs whole matrices of the momentum before any "
-                          "element moves, and the NVMe step reads each tile once\nHINT: set offload_optimizer.device to "
-                          "\"cpu\"");
     if (cfg->optimizer.type == ZERO_OPTIMIZER_MUON && z->offload_optimizer.delayed_param_update == 1)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "zero_optimization.offload_optimizer.delayed_param_update", 0, 0,
                           "true with Muon: the delayed step runs one unit at a time beside the next step, and Muon "
@@ -15383,6 +15387,35 @@ static zero_result zero__muon_plan(zero_engine *e) {
     return ZERO_OK;
 }
 
+/* With NVMe, v is in the tiles: the updates Muon orthogonalises wait in
+   mu between its first pass over the tiles and the step's (a chunk of each
+   unit of munits, where the optimizer runs: 4 bytes a Muon-unit element,
+   counted as SCRATCH), and the first pass visits only the tiles of units
+   with a Muon segment. */
+static zero_result zero__muon_alloc_nvme(zero_engine *e) {
+    const zero_layout *l = e->plan.layout;
+    int i, u;
+    void *p;
+    zero_result r;
+    e->opt.muoff = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)(l->n_units + 1));
+    e->nvme.muon_units = (int *)ZERO_MALLOC(sizeof(int) * (size_t)(l->n_units + 1));
+    if (!e->opt.muoff || !e->nvme.muon_units) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: Muon's NVMe tables");
+    for (u = 0; u < l->n_units; u++) e->opt.muoff[u] = -1;
+    for (i = 0; i < e->opt.n_munits; i++) {
+        u = e->opt.munits[i];
+        e->opt.muoff[u] = e->opt.mu_elems;
+        e->opt.mu_elems += l->units[u].chunk;
+    }
+    for (i = 0; i < e->nvme.n_tile_units; i++)
+        if (e->opt.muoff[u = e->nvme.tile_units[i]] >= 0 && zero__muon_unit(e, u)) e->nvme.muon_units[e->nvme.n_muon_units++] = u;
+    if ((r = zero__ealloc(e, ZERO_MEM_SCRATCH, e->plan.opt_kind, (size_t)e->opt.mu_elems * 4, &p,
+                          "Muon updates (offload_optimizer nvme)")) != ZERO_OK)
+        return r;
+    e->opt.mu = (float *)p;
+    if (p) memset(p, 0, (size_t)e->opt.mu_elems * 4); /* (the host's memory: the optimizer runs there) */
+    return ZERO_OK;
+}
+
 /* Muon's tables and device buffers: the scratch of the largest matrix, and
    (unless in place) one batch gathered and one chunk. Counted as SCRATCH. */
 static zero_result zero__muon_alloc(zero_engine *e) {
@@ -15410,14 +15443,18 @@ static zero_result zero__muon_alloc(zero_engine *e) {
         ZERO_OK)
         return r;
     e->opt.ms = (float *)p;
-    return ZERO_OK;
+    return e->nvme.on ? zero__muon_alloc_nvme(e) : ZERO_OK;
 }
 
 static void zero__muon_free(zero_engine *e) {
     zero__efree(e, ZERO_MEM_DEVICE, e->opt.mw);
     zero__efree(e, ZERO_MEM_DEVICE, e->opt.mg);
     zero__efree(e, ZERO_MEM_DEVICE, e->opt.ms);
-    e->opt.mw = e->opt.mg = e->opt.ms = NULL;
+    zero__efree(e, e->plan.opt_kind, e->opt.mu);
+    ZERO_FREE(e->opt.muoff);
+    e->opt.mw = e->opt.mg = e->opt.ms = e->opt.mu = NULL;
+    e->opt.muoff = NULL;
+    e->opt.mu_elems = 0;
     ZERO_FREE(e->opt.mats);
     ZERO_FREE(e->opt.munits);
     ZERO_FREE(e->opt.bunit);
@@ -15448,6 +15485,12 @@ static zero_result zero__muon_ns(zero_engine *e, int k, float *x) {
     return ZERO_OK;
 }
 
+/* Where unit u's update to orthogonalise is: its v (its chunk of mu when v
+   is in NVMe tiles). */
+static float *zero__muon_upd(const zero_engine *e, int u) {
+    return e->nvme.on ? e->opt.mu + e->opt.muoff[u] : zero__mom_at(e, 1, u);
+}
+
 /* Batch b: gather, orthogonalise this rank's matrices, zeros elsewhere,
    reduce-scatter, the Muon segments back into v. */
 static zero_result zero__muon_batch(zero_engine *e, int b) {
@@ -15457,7 +15500,7 @@ static zero_result zero__muon_batch(zero_engine *e, int b) {
     zero_result r;
     for (i = e->opt.bunit[b]; i < e->opt.bunit[b + 1]; i++) {
         const int u = e->opt.munits[i];
-        const float *src = zero__mom_at(e, 1, u);
+        const float *src = zero__muon_upd(e, u);
         if (e->opt.cpu) { /* (v on the host: through the chunk staging) */
             ZERO__TRY_BE(e, "zero_step: Muon's update to the device",
                          zero__copy(e, e->opt.ms, src, (size_t)l->units[u].chunk * 4, ZERO_STREAM_COMM, &be_err_));
@@ -15485,7 +15528,7 @@ static zero_result zero__muon_batch(zero_engine *e, int b) {
                      e->be.memset0(e->be.ctx, e->opt.mg + at, (size_t)(end - at) * 4, ZERO_STREAM_COMM, &be_err_));
     for (i = e->opt.bunit[b]; i < e->opt.bunit[b + 1]; i++) {
         const int u = e->opt.munits[i];
-        float *v = zero__mom_at(e, 1, u);
+        float *v = zero__muon_upd(e, u);
         ZERO__TRY_BE(e, "zero_step: reduce-scatter of Muon's update",
                      zero__reduce_scatter(e, e->opt.mg + e->opt.ugoff[u], e->opt.ms, (size_t)l->units[u].chunk,
                                           ZERO_DTYPE_FP32, ZERO_OP_SUM, ZERO_STREAM_COMM, &be_err_));
@@ -15504,14 +15547,24 @@ static zero_result zero__muon_batch(zero_engine *e, int b) {
    muon_pass set for it) and the orthogonalisation; v then holds each Muon
    segment's update, and the strategy's loop steps every segment. With the
    optimizer on the CPU the host waits for v. */
+static zero_result zero__muon_whole(zero_engine *e);
+
 static zero_result zero__muon_orth(zero_engine *e, const zero_adam_args *hyper, zero__opt_unit_fn pass1) {
     const zero_layout *l = e->plan.layout;
     zero_adam_args h1 = *hyper;
-    int u, k, b;
+    int u;
     zero_result r;
     h1.muon_pass = 1;
     for (u = 0; u < l->n_units; u++)
         if (!l->units[u].frozen && zero__muon_unit(e, u) && (r = pass1(e, u, &h1)) != ZERO_OK) return r;
+    return zero__muon_whole(e);
+}
+
+/* After Muon's pass 1: the updates orthogonalised whole (in place, or in
+   batches gathered to the matrices' owners), back where pass 1 left them. */
+static zero_result zero__muon_whole(zero_engine *e) {
+    int k, b;
+    zero_result r;
     if (e->opt.muon_in_place) {
         for (k = 0; k < e->opt.n_mats; k++) {
             const zero__muon_mat *m = &e->opt.mats[k];
@@ -16785,15 +16838,27 @@ static const zero__strategy zero__strat_delayed = {
    the backend's tile store; the step reads tiles ahead, steps, and writes
    them behind. */
 
-/* Adam over the tiles, unit by unit. Tile of list
+/* Unit u's Muon segments between its tile's v and mu: the tile's (pass 1's
+   updates) to mu, or (to_tile) mu's orthogonalised ones into the tile. */
+static void zero__muon_to_tile(zero_engine *e, int u, float *tv, int to_tile) {
+    float *mu = e->opt.mu + e->opt.muoff[u];
+    int k;
+    for (k = e->plan.seg_first[u]; k < e->plan.seg_first[u] + e->plan.seg_count[u]; k++) {
+        const zero_adam_seg *sg = &e->plan.segs[k];
+        if (!sg->muon || sg->count <= 0) continue;
+        if (to_tile) memcpy(tv + sg->offset, mu + sg->offset, (size_t)sg->count * 4);
+        else memcpy(mu + sg->offset, tv + sg->offset, (size_t)sg->count * 4);
+    }
+}
+
+/* The optimizer over the tiles of list (nu units), unit by unit. Tile of list
    entry j in buffer j % n_tbuf; reads run up to n_tbuf - 1 entries ahead,
    the last entry's write behind the current one's Adam, and a buffer is read
    into only after its previous write completed. Any failure waits every
    pending request before it returns (the store's error names the file). */
-static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
+static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h, const int *list, int nu) {
     const zero_layout *l = e->plan.layout;
-    int nb = e->nvme.n_tbuf, u, nu = e->nvme.n_tile_units, i, next = 0;
-    const int *list = e->nvme.tile_units; /* no allocation in the step */
+    int nb = e->nvme.n_tbuf, u, i, next = 0, first = h->lamb_pass == 1 || h->muon_pass == 1; /* (a first pass) */
     zero_error fail;
     const char *what = "";
     zero__ok(&fail);
@@ -16834,22 +16899,24 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
             }
         }
         dst = NULL, pb = -1;
-        if (h->lamb_pass != 1 && zero__param_out(e, u, 1, &dst, &pb, &fail) != ZERO_OK) { /* (Lamb's first pass: none) */
+        if (!first && zero__param_out(e, u, 1, &dst, &pb, &fail) != ZERO_OK) { /* (a first pass: none) */
             what = "zero_step: NVMe parameter tile buffer";
             break;
         }
+        if (e->opt.muon && !first && e->opt.muoff[u] >= 0) zero__muon_to_tile(e, u, tb + 2 * c, 1);
         if (zero__cpu_unit(e, u, h, tb, tb + c, tb + 2 * c, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
                            dst, 0, &fail) != ZERO_OK) {
             what = "zero_step: CPU Adam";
             break;
         }
+        if (h->muon_pass == 1) zero__muon_to_tile(e, u, tb + 2 * c, 0);
         /* write-behind of this tile while the next one steps */
         if (e->be.tiles_write(e->nvme.store, u, tb, 12 * (size_t)c, &e->nvme.tbuf_wr[bi], &fail) != ZERO_OK) {
             e->nvme.tbuf_wr[bi] = NULL;
             what = "zero_step: NVMe write of an optimizer tile";
             break;
         }
-        if (h->lamb_pass != 1 && zero__param_put(e, u, 1, dst, pb, &fail) != ZERO_OK) {
+        if (!first && zero__param_put(e, u, 1, dst, pb, &fail) != ZERO_OK) {
             what = zero__param_put_what(e);
             break;
         }
@@ -16865,16 +16932,26 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h) {
 
 /* Lamb: its first pass over every tile (read, the moments and sums, written
    back), the ratios, then the step over every tile again: twice the tile
-   traffic of Adam's step. */
+   traffic of Adam's step. Muon: its first pass over the tiles of units with
+   a Muon segment (the momentum written back, the updates kept in mu), the
+   orthogonalisation, then the step over every tile, each Muon segment's
+   update put into the tile's v before it. */
 static zero_result zero__nvme_opt_step(zero_engine *e, float grad_scale, zero_step_info *in) {
     zero_adam_args hyper;
     zero_result r;
     zero__step_hyper(e, grad_scale, &hyper);
     zero__cpu_figures(e, in);
-    if (e->opt.lamb && ((r = zero__lamb_begin(e, &hyper)) != ZERO_OK || (r = zero__nvme_step(e, &hyper)) != ZERO_OK ||
+    if (e->opt.lamb && ((r = zero__lamb_begin(e, &hyper)) != ZERO_OK ||
+                        (r = zero__nvme_step(e, &hyper, e->nvme.tile_units, e->nvme.n_tile_units)) != ZERO_OK ||
                         (r = zero__lamb_ratios(e, &hyper)) != ZERO_OK))
         return r;
-    return zero__nvme_step(e, &hyper);
+    if (e->opt.muon) {
+        zero_adam_args h1 = hyper;
+        h1.muon_pass = 1;
+        if ((r = zero__nvme_step(e, &h1, e->nvme.muon_units, e->nvme.n_muon_units)) != ZERO_OK || (r = zero__muon_whole(e)) != ZERO_OK)
+            return r;
+    }
+    return zero__nvme_step(e, &hyper, e->nvme.tile_units, e->nvme.n_tile_units);
 }
 
 /* Stages 1-2: the units' all-gathers after the whole step (the ranks' tile
@@ -16897,8 +16974,8 @@ static const zero__strategy zero__strat_nvme = {
 /* (Lamb steps after the norms of whole tensors, and Muon after the
    orthogonalisation of whole matrices, which no unit has before every
    unit's first pass: not early nor overlapped; over NVMe Lamb reads the
-   tiles twice; create refuses Muon with NVMe and both with the delayed
-   update; offload_optimizer.ratio needs Adam) */
+   tiles twice, Muon its units' tiles twice; create refuses both with the
+   delayed update; offload_optimizer.ratio needs Adam) */
 static const zero__strategy *zero__strategy_pick(const zero_engine *e) {
     int lamb = e->cfg.optimizer.type == ZERO_OPTIMIZER_LAMB || e->cfg.optimizer.type == ZERO_OPTIMIZER_MUON;
     if (e->nvme.on) return &zero__strat_nvme;
@@ -19238,6 +19315,7 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
         out->muon_work_bytes = (size_t)e->opt.mw_elems * 4;
         out->muon_gather_bytes = (size_t)e->opt.mg_elems * 4;
         out->muon_chunk_bytes = (size_t)e->opt.ms_elems * 4;
+        out->muon_update_bytes = (size_t)e->opt.mu_elems * 4;
     }
     if (e->plan.stage >= 2 && !e->plan.gdirect) { /* (no span has its own slot with the program's gradients) */
         int s;
@@ -19316,13 +19394,18 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
         ZERO__PUT("  (gradients: %.3f MiB of them are the %d persistent span%s' own buffers, reduced in one group at "
                   "the end of each backward)\n",
                   (double)r->grad_persist_bytes / 1048576.0, r->grad_persist_spans, r->grad_persist_spans == 1 ? "" : "s");
-    if (r->muon_tensors)
+    if (r->muon_tensors) {
+        char upd[96] = "";
+        if (r->muon_update_bytes)
+            snprintf(upd, sizeof upd, ", the updates between the NVMe passes %.3f (host)",
+                     (double)r->muon_update_bytes / 1048576.0);
         ZERO__PUT("  (Muon: %d tensors, %lld elements, orthogonalised whole; its scratch %.3f MiB: the largest "
-                  "matrix's work %.3f, a batch gathered %.3f, a chunk %.3f; its momentum and update in \"Adam m + v\")\n",
+                  "matrix's work %.3f, a batch gathered %.3f, a chunk %.3f%s; its momentum and update in \"Adam m + v\")\n",
                   r->muon_tensors, (long long)r->muon_elems,
-                  (double)(r->muon_work_bytes + r->muon_gather_bytes + r->muon_chunk_bytes) / 1048576.0,
+                  (double)(r->muon_work_bytes + r->muon_gather_bytes + r->muon_chunk_bytes + r->muon_update_bytes) / 1048576.0,
                   (double)r->muon_work_bytes / 1048576.0, (double)r->muon_gather_bytes / 1048576.0,
-                  (double)r->muon_chunk_bytes / 1048576.0);
+                  (double)r->muon_chunk_bytes / 1048576.0, upd);
+    }
 #undef ZERO__PUT
     return n;
 }

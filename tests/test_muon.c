@@ -30,6 +30,8 @@
 #endif
 #include "zero.h"
 #include "zero_offload.h"
+
+#include <sys/stat.h> /* mkdir */
 #include "zero_test.h"
 
 #include <unistd.h>
@@ -52,6 +54,7 @@ typedef struct job {
     int stage, gas, dtype, offload, scale_power, mics;
     int64_t bucket; /* reduce_bucket_size (0: 160) */
     const char *json;                /* the optimizer from this DeepSpeed config text */
+    const char *nvme;                /* offload_optimizer "nvme" under this directory (with offload) */
     const char *save_dir, *load_dir; /* save after step 3 and stop / load, then train steps 3.. */
     int bad;                         /* 1: a 1-D tensor flagged Muon; 2: one tensor with both flags */
     zero_result r[MAXW];
@@ -153,7 +156,10 @@ static zero_result rank_fn(const zero_backend *b0, void *arg) {
     c.zero_optimization.stage = J->stage;
     c.zero_optimization.reduce_bucket_size = J->bucket ? J->bucket : 160; /* several units; h.2.big cut into pieces */
     if (J->mics) c.zero_optimization.mics_shard_size = J->mics;
-    c.zero_optimization.offload_optimizer.device = J->offload ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+    c.zero_optimization.offload_optimizer.device = J->nvme ? ZERO_OFFLOAD_NVME : J->offload ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+    if (J->nvme)
+        snprintf(c.zero_optimization.offload_optimizer.nvme_path, sizeof c.zero_optimization.offload_optimizer.nvme_path, "%s",
+                 J->nvme);
     if (J->json) {
         if (zero_config_parse_json(&c, J->json, strlen(J->json), &err) != ZERO_OK) {
             fail_with(J, rank, err.code, err.msg);
@@ -437,6 +443,22 @@ static void test_matrix(void) {
                 CHECKF(all_ok(&j, w) && d < 2e-6, "Muon stage %d world %d gas %d: CPU offload (SIMD) %.3g from the reference (%s)",
                        st, w, gas, d, j.msg[0]);
                 runs += 2;
+                if (w <= 2) { /* and over NVMe tiles: the momentum in the tiles, the updates in memory; the CPU's bits */
+                    static job nv;
+                    char dir[] = "/tmp/zero_test_muon_nvme_XXXXXX";
+                    if (!mkdtemp(dir)) {
+                        CHECKF(0, "mkdtemp %s", dir);
+                        continue;
+                    }
+                    nv = j;
+                    memset(nv.w, 0, sizeof nv.w);
+                    nv.nvme = dir;
+                    run(&nv, w);
+                    CHECKF(all_ok(&nv, w) && same_state(&nv, &j), "Muon stage %d world %d gas %d: NVMe offload changed the "
+                                                                  "weights or momentum (%s)", st, w, gas, nv.msg[0]);
+                    rmdir(dir);
+                    runs++;
+                }
             }
         }
     /* under a schedule: WarmupCosineLR scales each side's own lr, WarmupLR's warmup_max_lr is both sides' */
@@ -484,7 +506,7 @@ static void test_matrix(void) {
     CHECKF(all_ok(&j, 3) && ref_diff(&j, &R) < 2e-6, "Muon without nesterov: %.3g from the reference (%s)", ref_diff(&j, &R),
            j.msg[0]);
     printf("Muon: %d runs at stages 0-3 x worlds 1, 2, 3, 5 x accumulation 1, 2, worst %.2g from float64 (bound 2e-6); stages 2-3 "
-           "and 0-1 bitwise, CPU offload bitwise (its scalar path)\n", runs, worst);
+           "and 0-1 bitwise, CPU offload bitwise (its scalar path), NVMe offload bitwise the CPU's\n", runs, worst);
 }
 
 static void test_fp16(void) {
@@ -523,12 +545,35 @@ static void test_ckpt(void) {
     run(&second, 2);
     CHECKF(all_ok(&first, 2) && all_ok(&second, 2) && same_state(&second, &whole),
            "Muon: saved at stage 2, resumed at stage 3: not the run that never stopped (%s / %s)", first.msg[0], second.msg[0]);
+    { /* over NVMe tiles: the momentum saved from the tiles and loaded into them */
+        static char nv[3][620], ck2[620];
+        int i, made = 1;
+        for (i = 0; i < 3; i++) {
+            snprintf(nv[i], sizeof nv[i], "%s/nvme%d", dir, i);
+            made = made && mkdir(nv[i], 0700) == 0;
+        }
+        snprintf(ck2, sizeof ck2, "%s/ck_nvme", dir);
+        CHECKF(made, "mkdir under %s", dir);
+        base_job(&whole, 3, 1);
+        whole.offload = 1, whole.nvme = nv[0];
+        run(&whole, 2);
+        base_job(&first, 2, 1);
+        first.offload = 1, first.nvme = nv[1], first.save_dir = ck2;
+        run(&first, 2);
+        base_job(&second, 3, 1);
+        second.offload = 1, second.nvme = nv[2], second.load_dir = ck2;
+        run(&second, 2);
+        CHECKF(made && all_ok(&whole, 2) && all_ok(&first, 2) && all_ok(&second, 2) && same_state(&second, &whole),
+               "Muon over NVMe: saved at stage 2, resumed at stage 3: not the run that never stopped (%s / %s / %s)",
+               whole.msg[0], first.msg[0], second.msg[0]);
+    }
     {
         char cmd[700];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
     }
-    printf("Muon checkpoint: saved at stage 2, resumed at stage 3, bitwise the run that never stopped\n");
+    printf("Muon checkpoint: saved at stage 2, resumed at stage 3, bitwise the run that never stopped (the optimizer in "
+           "memory, and over NVMe tiles)\n");
 }
 
 static void test_json(void) {
@@ -582,11 +627,6 @@ static void test_refusals(void) {
     expect_refused(&j, 1, "an unknown ns_method", "ns_method", "gram");
     j.json = "{\"optimizer\": {\"type\": \"Muon\", \"params\": {\"dampening\": 0.1}}}";
     expect_refused(&j, 1, "SGD's dampening with Muon", "dampening", NULL);
-    j.json = "{\"optimizer\": {\"type\": \"Muon\"}, \"zero_optimization\": {\"stage\": 2, \"offload_optimizer\": "
-             "{\"device\": \"nvme\", \"nvme_path\": \"/tmp\"}}}";
-    j.offload = 1;
-    expect_refused(&j, 1, "Muon with NVMe", "nvme", "Muon");
-    j.offload = 0;
     j.json = "{\"optimizer\": {\"type\": \"Muon\"}, \"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": "
              "{\"device\": \"cpu\", \"ratio\": 0.5}}}";
     expect_refused(&j, 1, "Muon with a partial offload", "ratio", "Adam");
@@ -614,7 +654,25 @@ static void test_memory(void) {
     {
         char buf[4096];
         zero_memory_stats_format(&j.ms, buf, sizeof buf);
-        CHECKF(strstr(buf, "Muon: 5 tensors") != NULL, "%s", buf);
+        CHECKF(strstr(buf, "Muon: 5 tensors") != NULL && strstr(buf, "NVMe passes") == NULL, "%s", buf);
+    }
+    CHECKF(j.ms.muon_update_bytes == 0, "Muon's updates staged without NVMe: %zu bytes", j.ms.muon_update_bytes);
+    { /* over NVMe: the updates wait in host memory, a chunk of each Muon unit (at least its share of the elements) */
+        char dir[] = "/tmp/zero_test_muon_mem_XXXXXX", buf[4096];
+        if (!mkdtemp(dir)) {
+            CHECKF(0, "mkdtemp %s", dir);
+            return;
+        }
+        base_job(&j, 2, 1);
+        j.offload = 1;
+        j.nvme = dir;
+        run(&j, 2);
+        zero_memory_stats_format(&j.ms, buf, sizeof buf);
+        CHECKF(all_ok(&j, 2) && j.ms.muon_update_bytes >= (size_t)(4 * j.ms.muon_elems / 2) &&
+                   j.ms.muon_update_bytes <= (size_t)(4 * TOTAL) && strstr(buf, "the updates between the NVMe passes") != NULL,
+               "Muon over NVMe: %zu bytes of updates for %lld Muon elements on 2 ranks (%s)\n%s", j.ms.muon_update_bytes,
+               (long long)j.ms.muon_elems, j.msg[0], buf);
+        rmdir(dir);
     }
 }
 
