@@ -308,6 +308,8 @@ matrix_rows() {
     # (its loss against the first's)
     echo "gpt_$1_bf16_muon_s3 --dtype bf16 --stage 3 --optimizer muon"
     echo "gpt_$1_bf16_muon_s2_optcpu --dtype bf16 --stage 2 --offload-optimizer cpu --optimizer muon"
+    # and over NVMe tiles (its units' tiles read twice, the updates in host memory between): the same loss
+    echo "gpt_$1_bf16_muon_s2_optnvme --dtype bf16 --stage 2 --offload-optimizer nvme --nvme-path $D/nvme_$1 --optimizer muon"
     # the accumulation picked by a measured step (zero_set_train_batch_size; another batch: its loss drops)
     echo "gpt_$1_bf16_s3_optcpu_gasauto --dtype bf16 --stage 3 --offload-optimizer cpu --gas auto"
 }
@@ -364,6 +366,7 @@ lane_tests() {
 matrix_rows 1gpu >"$D/rows_1gpu.txt"
 : >"$D/rows_all.txt"
 [ "$NGPU" -ge 2 ] && matrix_rows "${NGPU}gpu" >"$D/rows_all.txt"
+mkdir -p "$D/nvme_1gpu" "$D/nvme_${NGPU}gpu" # (the NVMe rows' nvme_path: it must exist)
 if built gpt; then
     [ "$MODE" = dry ] && echo "the matrix, one GPU ($PAR at once):"
     lane_one &
