@@ -8,7 +8,8 @@
        - CPU feature detection (CPUID + the OS's XSAVE state) and the SIMD
          level the CPU optimizer runs at (AVX-512, AVX2 or scalar)
        - the size of the CPU optimizer's thread pool (program setting,
-         ZERO_CPU_THREADS, or the logical cores this process may use)
+         ZERO_CPU_THREADS, or the logical cores this process may use, split
+         between the ranks the launcher puts on this host)
        - a thread pool (zero_cpu_pool_*) and DeepSpeed's CPU Adam / AdamW in
          one pass over memory (zero_cpu_adam): AVX-512, AVX2+FMA+F16C or
          scalar, chosen at run time; zero_offload_backend puts it behind the
@@ -100,7 +101,7 @@
    declarations
      offload-api-cpu      zero_cpu_features, zero_cpu_detect, zero_simd_level,
                           zero_cpu_simd_level, zero_simd_level_name
-     offload-api-threads  zero_cpu_threads
+     offload-api-threads  zero_cpu_threads, zero_cpu_host_ranks
      offload-api-pool     zero_cpu_pool_create, _destroy, _threads, _run
      offload-api-adam     zero_cpu_adam, zero_cpu_adam_at, zero_offload_backend,
                           zero_cpu_memory_bandwidth
@@ -179,11 +180,21 @@ ZERO_API const char *zero_simd_level_name(zero_simd_level l);
 
 /* The CPU optimizer's thread count: `configured` when > 0 (the program's
    setting), else ZERO_CPU_THREADS from the environment when it is a whole
-   number in [1, ZERO_CPU_THREADS_MAX], else the logical cores (>= 1). An
-   invalid ZERO_CPU_THREADS ("abc", "0", "-3", "4x") is ignored with a
-   ZERO_MSG_ENV_INVALID warning to `log` (NULL: zero_log_default; pass
-   &cfg.log to follow the config's logger); an empty one counts as unset. */
+   number in [1, ZERO_CPU_THREADS_MAX], else the logical cores (>= 1),
+   shared: when the launcher says n ranks run on this host
+   (zero_cpu_host_ranks) and this process may run on every online CPU (no
+   binding gave it its own), each rank takes cores / n (>= 1), so that n
+   CPU optimizers do not run n x cores threads. An invalid ZERO_CPU_THREADS
+   ("abc", "0", "-3", "4x") is ignored with a ZERO_MSG_ENV_INVALID warning
+   to `log` (NULL: zero_log_default; pass &cfg.log to follow the config's
+   logger); an empty one counts as unset. */
 ZERO_API int zero_cpu_threads(int configured, const zero_logger *log);
+
+/* The ranks the launcher runs on this host: LOCAL_WORLD_SIZE (torchrun,
+   zero_cuda_launch_local), OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI),
+   MPI_LOCALNRANKS (MPICH, Intel MPI) or SLURM_NTASKS_PER_NODE, the first
+   set to a whole number in [1, 65536]; 1 when none is. */
+ZERO_API int zero_cpu_host_ranks(void);
 
 /* ---- >>offload-api-pool: the CPU thread pool ---- */
 
@@ -510,6 +521,35 @@ ZERO__DEF const char *zero_simd_level_name(zero_simd_level l) {
     }
 }
 
+ZERO__DEF int zero_cpu_host_ranks(void) {
+    static const char *const vars[] = {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                                       "SLURM_NTASKS_PER_NODE"};
+    size_t i;
+    for (i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        long n;
+        if (!v || !isdigit((unsigned char)v[0])) continue;
+        errno = 0;
+        n = strtol(v, &end, 10);
+        if (*end == 0 && errno == 0 && n >= 1 && n <= 65536) return (int)n;
+    }
+    return 1;
+}
+
+/* The logical cores, split between this host's ranks when this process is
+   not bound to a subset of the online CPUs (zero_cpu_threads). */
+static int zero__host_share_cores(void) {
+    int cores = zero__logical_cores(), n = zero_cpu_host_ranks();
+#if defined(_SC_NPROCESSORS_ONLN)
+    if (n > 1) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        if (online > 0 && (long)cores >= online) return cores / n > 0 ? cores / n : 1;
+    }
+#endif
+    return cores;
+}
+
 ZERO__DEF int zero_cpu_threads(int configured, const zero_logger *lg) {
     const char *v;
     int cores;
@@ -524,14 +564,14 @@ ZERO__DEF int zero_cpu_threads(int configured, const zero_logger *lg) {
             if (*end != 0 || errno != 0) n = -1;
         }
         if (n >= 1 && n <= ZERO_CPU_THREADS_MAX) return (int)n;
-        cores = zero__logical_cores();
+        cores = zero__host_share_cores();
         zero__log(lg, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID,
                   "ZERO_CPU_THREADS=\"%s\" ignored: not a whole number in [1, %d]; "
-                  "using %d threads (the logical cores this process may run on)",
+                  "using %d threads (the logical cores this process may run on, split between this host's ranks)",
                   v, ZERO_CPU_THREADS_MAX, cores);
         return cores;
     }
-    return zero__logical_cores();
+    return zero__host_share_cores();
 }
 
 /* ---- >>offload-pool: the CPU thread pool ----

@@ -15,8 +15,9 @@ int main(void) {
     zero_cpu_features f = zero_cpu_detect();
     zero_simd_level simd = zero_cpu_simd_level(&f);
     int threads = zero_cpu_threads(0, &cfg.log);
-    printf("zero %d.%d.%d: %s; CPU optimizer %s, %d threads, %d logical cores\n",
+    int host_ranks = zero_cpu_host_ranks();
+    printf("zero %d.%d.%d: %s; CPU optimizer %s, %d threads, %d logical cores, %d rank(s) on this host\n",
            ZERO_VERSION_MAJOR, ZERO_VERSION_MINOR, ZERO_VERSION_PATCH, zero_result_string(ZERO_OK),
-           zero_simd_level_name(simd), threads, f.logical_cores);
-    return (threads >= 1 && zero_user_tu() == 0) ? 0 : 1;
+           zero_simd_level_name(simd), threads, f.logical_cores, host_ranks);
+    return (threads >= 1 && host_ranks >= 1 && zero_user_tu() == 0) ? 0 : 1;
 }

@@ -303,15 +303,90 @@ static void test_threads(void) {
     CHECK_EQ_INT(zero__msg_results[ZERO_MSG_ENV_INVALID], ZERO_OK);
 }
 
+static const char *const host_rank_vars[] = {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                                             "SLURM_NTASKS_PER_NODE"};
+
+static void unset_host_ranks(void) {
+    size_t i;
+    for (i = 0; i < sizeof host_rank_vars / sizeof host_rank_vars[0]; i++) unsetenv(host_rank_vars[i]);
+}
+
+/* The ranks on this host from the launchers' variables, and the pool's share of the cores */
+static void test_host_ranks(void) {
+    static const char *const bad[] = {"0", "x", "2x", "-2", " 2", "65537", ""};
+    int cores = zero_cpu_detect().logical_cores, share;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t i, k;
+    unsetenv("ZERO_CPU_THREADS");
+    unset_host_ranks();
+    CHECK_EQ_INT(zero_cpu_host_ranks(), 1);
+    CHECK_EQ_INT(zero_cpu_threads(0, NULL), cores);
+    for (i = 0; i < sizeof host_rank_vars / sizeof host_rank_vars[0]; i++) { /* each launcher's variable alone */
+        char v[16];
+        snprintf(v, sizeof v, "%d", (int)i + 2);
+        setenv(host_rank_vars[i], v, 1);
+        CHECKF(zero_cpu_host_ranks() == (int)i + 2, "%s=%s: %d", host_rank_vars[i], v, zero_cpu_host_ranks());
+        for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            setenv(host_rank_vars[i], bad[k], 1);
+            CHECKF(zero_cpu_host_ranks() == 1, "%s=\"%s\": %d", host_rank_vars[i], bad[k], zero_cpu_host_ranks());
+        }
+        unsetenv(host_rank_vars[i]);
+    }
+    setenv("SLURM_NTASKS_PER_NODE", "8", 1); /* the first one set wins: torchrun's before Slurm's */
+    setenv("LOCAL_WORLD_SIZE", "2", 1);
+    CHECK_EQ_INT(zero_cpu_host_ranks(), 2);
+    unsetenv("SLURM_NTASKS_PER_NODE");
+    /* two ranks here: each pool takes half the cores (at least 1) unless this process is bound to fewer than the
+       online CPUs */
+    share = online > 0 && cores >= online ? (cores / 2 > 0 ? cores / 2 : 1) : cores;
+    CHECK_EQ_INT(zero_cpu_threads(0, NULL), share);
+    setenv("LOCAL_WORLD_SIZE", "100000", 1); /* (out of range: one rank) */
+    CHECK_EQ_INT(zero_cpu_threads(0, NULL), cores);
+    setenv("LOCAL_WORLD_SIZE", "4096", 1); /* more ranks than cores: one thread each */
+    CHECK_EQ_INT(zero_cpu_threads(0, NULL), online > 0 && cores >= online ? 1 : cores);
+    setenv("LOCAL_WORLD_SIZE", "2", 1);
+    setenv("ZERO_CPU_THREADS", "5", 1); /* the environment's count and the program's win */
+    CHECK_EQ_INT(zero_cpu_threads(0, NULL), 5);
+    CHECK_EQ_INT(zero_cpu_threads(3, NULL), 3);
+    { /* an invalid one: the share (its warning, tested above, kept out of the output) */
+        zero_logger quiet;
+        memset(&quiet, 0, sizeof quiet);
+        quiet.fn = capture;
+        quiet.level = ZERO_LOG_ERROR;
+        setenv("ZERO_CPU_THREADS", "abc", 1);
+        CHECK_EQ_INT(zero_cpu_threads(0, &quiet), share);
+    }
+    unsetenv("ZERO_CPU_THREADS");
+#if defined(__linux__) && defined(CPU_COUNT)
+    if (cores >= 2) { /* bound to one CPU (taskset, srun --cpu-bind): the binding is the share, not split again */
+        cpu_set_t orig, one;
+        int first = -1;
+        if (sched_getaffinity(0, sizeof orig, &orig) == 0) {
+            for (i = 0; i < CPU_SETSIZE && first < 0; i++)
+                if (CPU_ISSET(i, &orig)) first = (int)i;
+            CPU_ZERO(&one);
+            CPU_SET(first, &one);
+            if (first >= 0 && sched_setaffinity(0, sizeof one, &one) == 0) {
+                CHECK_EQ_INT(zero_cpu_threads(0, NULL), 1);
+                CHECK(sched_setaffinity(0, sizeof orig, &orig) == 0);
+            }
+        }
+    }
+#endif
+    unset_host_ranks();
+}
+
 int main(void) {
     (void)zt_near; /* harness helpers this test has no use for */
     (void)zt_rand_range;
     zt_seed("test_offload");
+    unset_host_ranks(); /* (the thread counts below are this process's alone) */
     test_detect();
     test_cpuinfo();
     test_cpu_list();
     test_affinity();
     test_simd_level();
     test_threads();
+    test_host_ranks();
     return zt_finish();
 }

@@ -514,7 +514,9 @@ typedef struct run_state {
 
 /* With offload: the step's floor (zero_floor_of) from this run's byte counts
    and the bandwidths measured now (PCIe of this GPU; host memory with the
-   CPU Adam's pool, shared by the ranks on this host), beside the median step. */
+   CPU Adam's pool, shared by the ranks on this host: measured with the
+   threads of all of them, each rank's pool holding its share of the cores),
+   beside the median step. */
 static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
     const world_ctx *w = s->w;
     const zero_step_info *in = s->last;
@@ -523,13 +525,18 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
     zero_bandwidths bw;
     zero_floor f;
     zero_error err;
+    zero_cpu_pool *all = NULL; /* the host's ranks' threads together (each pool: its share) */
     double host = 0, gb = 1e9;
+    const int threads = zero_cpu_pool_threads(w->pool);
     memset(&bw, 0, sizeof bw);
+    if (local > 1 && zero_cpu_pool_create(&all, threads * local, NULL, &err) != ZERO_OK) all = NULL;
     if (zero_cuda_pcie_bandwidth((size_t)256 << 20, 7, &bw, &err) != ZERO_OK ||
-        zero_cpu_memory_bandwidth(w->pool, (int64_t)1 << 27, 7, &host, &err) != ZERO_OK) {
+        zero_cpu_memory_bandwidth(all ? all : w->pool, (int64_t)1 << 27, 7, &host, &err) != ZERO_OK) {
         fprintf(stderr, "gpt: the floor was not measured: %s\n", err.msg);
+        zero_cpu_pool_destroy(all);
         return;
     }
+    zero_cpu_pool_destroy(all);
     bw.host = host / local;
     if (zero_floor_of(e, in, &bw, &f) != ZERO_OK) {
         fprintf(stderr, "gpt: the floor: %s\n", zero_engine_error(e)->msg);
@@ -542,8 +549,10 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
            in->bytes_to_host[ZERO_XFER_STEP] / gb, in->cpu_adam_bytes / gb);
     printf("floor: measured now: PCIe %.1f GB/s to the GPU, %.1f to the host, %.1f both ways | host memory %.1f GB/s "
            "(%d threads%s)\n",
-           bw.h2d / gb, bw.d2h / gb, bw.duplex / gb, host / gb, zero_cpu_pool_threads(w->pool),
-           local > 1 ? ", shared by this host's ranks" : "");
+           bw.h2d / gb, bw.d2h / gb, bw.duplex / gb, host / gb, all ? threads * local : threads,
+           local > 1 ? all ? ", shared by this host's ranks: each rank's CPU optimizer has its share of them"
+                           : ", shared by this host's ranks"
+                     : "");
     /* the GPU's own compute: the last step's fastest micro-batch (forward and backward on the compute stream,
        from its first kernel to the next one's) times the accumulation; with one micro-batch, or where every
        micro-batch waits for copies, it holds those waits too and overstates the compute */
