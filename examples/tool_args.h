@@ -83,6 +83,23 @@ static inline int tool_usage_error(const char *usage) {
     return 2;
 }
 
+/* --help or -h anywhere in argv[1..]: the usage to stdout, and 1 (the caller returns 0 before parsing the rest). */
+static inline int tool_help_asked(int argc, char **argv, const char *usage) {
+    int i;
+    for (i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            return 1;
+        }
+    return 0;
+}
+
+/* An argument no flag matched: "TOOL: unknown option 'ARG'", the usage to stderr; 2 (the usage exit status). */
+static inline int tool_unknown_option(const char *tool, const char *arg, const char *usage) {
+    fprintf(stderr, "%s: unknown option '%s'\n", tool, arg);
+    return tool_usage_error(usage);
+}
+
 static inline int tool_usage_fail(const char *tool, const char *flag, const char *usage, const char *fmt, ...)
     TOOL_ARGS_PRINTF(4, 5);
 static inline int tool_usage_fail(const char *tool, const char *flag, const char *usage, const char *fmt, ...) {

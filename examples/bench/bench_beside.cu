@@ -265,11 +265,7 @@ int main(int argc, char **argv) {
         "           (3840000: GPT-2 XL's c_attn weight on 2 GPUs)\n"
         "  -n       timed repetitions, 1 to 1000 (5)\n";
     long long gemms = 400, colls = 1500, elems = 3840000, reps = 5;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        }
+    if (tool_help_asked(argc, argv, usage)) return 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
@@ -277,11 +273,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--colls")) bad = tool_int("bench_beside", a, v, 1, 1000000, &colls), i++;
         else if (!strcmp(a, "--shard")) bad = tool_int("bench_beside", a, v, 1024, 1000000000, &elems), i++;
         else if (!strcmp(a, "-n")) bad = tool_int("bench_beside", a, v, 1, 1000, &reps), i++;
-        else {
-            fprintf(stderr, "bench_beside: unknown option '%s'\n", a);
-            fputs(usage, stderr);
-            return 2;
-        }
+        else return tool_unknown_option("bench_beside", a, usage);
         if (bad) return 2;
     }
 #if NCCL_VERSION_CODE >= 22800

@@ -101,11 +101,7 @@ int main(int argc, char **argv) {
         "usage: bench_comm [-b min bytes] [-e max bytes] [-n iters] [-w warmup] [-t fp16,fp32]\n"
         "  -b, -e  the smallest and largest buffer, 1K to 1024G bytes (K, M, G = 2^10, 2^20, 2^30), -b <= -e\n"
         "  -n      timed iterations, 1 to 1e6; -w  warm-up iterations, 0 to 1e6\n";
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        }
+    if (tool_help_asked(argc, argv, usage)) return 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
@@ -120,11 +116,7 @@ int main(int argc, char **argv) {
                 bad = tool_fail("bench_comm", a, "'%s' names neither fp16 nor fp32", v);
             else o.fp16 = strstr(v, "fp16") != NULL, o.fp32 = strstr(v, "fp32") != NULL;
             i++;
-        } else {
-            fprintf(stderr, "bench_comm: unknown option '%s'\n", a);
-            fputs(usage, stderr);
-            return 2;
-        }
+        } else return tool_unknown_option("bench_comm", a, usage);
         if (bad) return 2;
     }
     if (o.max_bytes < o.min_bytes) {

@@ -1212,11 +1212,7 @@ int main(int argc, char **argv) {
     o.trial_timeout_s = 300;
     o.host_reserve_gib = 1.5;
     o.disk_reserve_gib = 1.0;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(USAGE, stdout);
-            return 0;
-        }
+    if (tool_help_asked(argc, argv, USAGE)) return 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
@@ -1262,11 +1258,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--trial-timeout-s")) bad = tool_num(P, a, v, 0.001, 1e7, &o.trial_timeout_s), i++;
         else if (!strcmp(a, "--host-reserve-gib")) bad = tool_num(P, a, v, 0, 1e6, &o.host_reserve_gib), i++;
         else if (!strcmp(a, "--disk-reserve-gib")) bad = tool_num(P, a, v, 0, 1e6, &o.disk_reserve_gib), i++;
-        else {
-            fprintf(stderr, "bench_offload: unknown option '%s'\n", a);
-            fputs(USAGE, stderr);
-            return 2;
-        }
+        else return tool_unknown_option("bench_offload", a, USAGE);
         if (bad) return 2;
     }
     if (!o.speed && !o.capacity) {

@@ -874,11 +874,7 @@ int main(int argc, char **argv) {
         "  --params   parameters, 8 to 1e10 (1e9, 1.5B, 350M), at least one per tensor\n"
         "  --tensors  tensors of the engine, 1 to 1e6\n"
         "  -n         timed iterations, 1 to 1e6; -w  warm-up iterations, 1 to 1e6\n";
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        }
+    if (tool_help_asked(argc, argv, usage)) return 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long long n = 0;
@@ -901,11 +897,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--out")) {
             if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (a file name)", v ? "empty" : "missing");
             out_path = v, i++;
-        } else {
-            fprintf(stderr, "bench_optim: unknown option '%s'\n", a);
-            fputs(usage, stderr);
-            return 2;
-        }
+        } else return tool_unknown_option("bench_optim", a, usage);
         if (bad) return 2;
     }
     if (save_dir && !gpt) {

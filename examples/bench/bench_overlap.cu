@@ -102,11 +102,7 @@ int main(int argc, char **argv) {
         "  --numel       elements per layer, 8 to 1e11 (rounded up to a multiple of 16)\n"
         "  --compute-us  the compute kernel per layer, 0 to 1e7 microseconds\n"
         "  -n            timed iterations, 1 to 1e6; -w  warm-up iterations, 0 to 1e6\n";
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        }
+    if (tool_help_asked(argc, argv, usage)) return 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long long n = 0;
@@ -118,11 +114,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--compute-us")) bad = tool_num("bench_overlap", a, v, 0, 1e7, &compute_us), i++;
         else if (!strcmp(a, "-n")) bad = bench_int("bench_overlap", a, v, 1, 1000000, &iters), i++;
         else if (!strcmp(a, "-w")) bad = bench_int("bench_overlap", a, v, 0, 1000000, &warmup), i++;
-        else {
-            fprintf(stderr, "bench_overlap: unknown option '%s'\n", a);
-            fputs(usage, stderr);
-            return 2;
-        }
+        else return tool_unknown_option("bench_overlap", a, usage);
         if (bad) return 2;
     }
     const int code = bench_launch(); /* after the flags: a bad one is reported once, not once per GPU */

@@ -423,11 +423,7 @@ int main(int argc, char **argv) {
     int n_sizes = 0;
     zero_error err;
     setvbuf(stdout, NULL, _IOLBF, 0);
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        }
+    if (tool_help_asked(argc, argv, usage)) return 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
@@ -442,11 +438,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--out")) {
             if (!v || !*v) bad = tool_fail("cpu_adam", a, "%s value (a file name)", v ? "empty" : "missing");
             out_path = v, i++;
-        } else {
-            fprintf(stderr, "cpu_adam: unknown option '%s'\n", a);
-            fputs(usage, stderr);
-            return 2;
-        }
+        } else return tool_unknown_option("cpu_adam", a, usage);
         if (bad) return 2;
     }
     {
