@@ -551,6 +551,11 @@ elif ! echo "$commit" | grep -Eq '^[0-9a-f]{40}$'; then
 elif [ -n "$dirty" ]; then
     say "ledger: not appended: these tracked files differ from $commit, so the line would vouch for a commit that was not run:"
     echo "$dirty" | sed 's/^/      /' | tee -a "$SUMMARY"
+    # (the usual cause: CHECK_GPU_COMMIT taken from a copy's stale git metadata, not from where the commit lives)
+    [ -n "${CHECK_GPU_COMMIT:-}" ] &&
+        say "ledger: CHECK_GPU_COMMIT is this copy's HEAD, which is not these files: give the full hash of the" \
+            "commit they are (git rev-parse HEAD in the checkout the copy came from); their fingerprint is" \
+            "$(fingerprint) (sh tests/check_gpu.sh --fingerprint there must print it)"
 else
     printf '%s\n' "$line" >>"$LEDGER"
     say "ledger: appended to $LEDGER: $line"
