@@ -12221,6 +12221,22 @@ static int zero__opt_mask(const zero_engine *e) {
     return zero_optimizer_state_mask(e->cfg.optimizer.type, e->cfg.optimizer.momentum);
 }
 
+/* An fp32 array of the optimizer's in two parts: opt elements where the
+   optimizer lives, dev for the units stepped on the device
+   (offload_optimizer.ratio < 1). */
+static zero_result zero__alloc_fp32_pair(zero_engine *e, zero_mem_category cat, int64_t opt, int64_t dev, float **where,
+                                         float **on_dev, const char *what) {
+    char dwhat[96];
+    void *p;
+    zero_result r;
+    if ((r = zero__ealloc(e, cat, e->plan.opt_kind, (size_t)opt * 4, &p, what)) != ZERO_OK) return r;
+    *where = (float *)p;
+    snprintf(dwhat, sizeof dwhat, "%s (the units stepped on the device)", what);
+    if ((r = zero__ealloc(e, cat, ZERO_MEM_DEVICE, (size_t)dev * 4, &p, dwhat)) != ZERO_OK) return r;
+    *on_dev = (float *)p;
+    return ZERO_OK;
+}
+
 /* fp32 master weights (unless the parameters are the master) and the
    optimizer's state (Adam's moments; one array or none for the others),
    where the optimizer lives; or, with NVMe, its tiles (master | m | v for
@@ -12228,40 +12244,19 @@ static int zero__opt_mask(const zero_engine *e) {
 static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
     /* (offload_optimizer.ratio < 1: the device's units apart, dev elements each) */
     int64_t dev = e->opt.dev_elems, opt = (e->plan.stage == 0 ? zs->psiT : zs->ST) - dev;
-    void *p;
     zero_result r;
     if (e->nvme.on) { /* (master | m | v in tiles; Lamb's sums and ratios, Muon's tables and updates in memory) */
         if ((r = zero__alloc_optim_tiles(e, zs)) != ZERO_OK || (r = zero__muon_alloc(e)) != ZERO_OK) return r;
         return zero__lamb_alloc(e);
     }
-    if (!zero__master_is_params(e)) {
-        if ((r = zero__ealloc(e, ZERO_MEM_MASTER, e->plan.opt_kind, (size_t)opt * 4, &p, "fp32 master weights")) != ZERO_OK)
-            return r;
-        e->buf.master = (float *)p;
-        if ((r = zero__ealloc(e, ZERO_MEM_MASTER, ZERO_MEM_DEVICE, (size_t)dev * 4, &p,
-                              "fp32 master weights (the units stepped on the device)")) != ZERO_OK)
-            return r;
-        e->buf.dmaster = (float *)p;
-    }
-    if (zero__opt_mask(e) & 1) {
-        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "optimizer exp_avg")) != ZERO_OK)
-            return r;
-        e->buf.m = (float *)p;
-        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_DEVICE, (size_t)dev * 4, &p,
-                              "optimizer exp_avg (the units stepped on the device)")) != ZERO_OK)
-            return r;
-        e->buf.dm = (float *)p;
-    }
-    if (zero__opt_mask(e) & 2) {
-        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, e->plan.opt_kind, (size_t)opt * 4, &p, "optimizer exp_avg_sq")) != ZERO_OK)
-            return r;
-        e->buf.v = (float *)p;
-        if ((r = zero__ealloc(e, ZERO_MEM_OPTIM_STATE, ZERO_MEM_DEVICE, (size_t)dev * 4, &p,
-                              "optimizer exp_avg_sq (the units stepped on the device)")) != ZERO_OK)
-            return r;
-        e->buf.dv = (float *)p;
-    }
-    if ((r = zero__muon_alloc(e)) != ZERO_OK) return r;
+    if ((!zero__master_is_params(e) &&
+         (r = zero__alloc_fp32_pair(e, ZERO_MEM_MASTER, opt, dev, &e->buf.master, &e->buf.dmaster, "fp32 master weights")) != ZERO_OK) ||
+        ((zero__opt_mask(e) & 1) &&
+         (r = zero__alloc_fp32_pair(e, ZERO_MEM_OPTIM_STATE, opt, dev, &e->buf.m, &e->buf.dm, "optimizer exp_avg")) != ZERO_OK) ||
+        ((zero__opt_mask(e) & 2) &&
+         (r = zero__alloc_fp32_pair(e, ZERO_MEM_OPTIM_STATE, opt, dev, &e->buf.v, &e->buf.dv, "optimizer exp_avg_sq")) != ZERO_OK) ||
+        (r = zero__muon_alloc(e)) != ZERO_OK)
+        return r;
     return zero__lamb_alloc(e);
 }
 
