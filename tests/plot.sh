@@ -21,6 +21,8 @@
 #      line naming the flag.
 #   5. examples/gpt/results.py on a directory of runs written here: each
 #      row's figures against the files, bench.sh's console left out.
+#   6. examples/gpt/scale_table.py (bench.sh scale's table) on runs written
+#      here: scaling, zero over the best peer, a run without an end line.
 # Prints "ok NAME" or "FAIL NAME: why" per check, ends with "N passed,
 # M failed", and exits non-zero on a failure. Without python3 the plot.py
 # checks fail, saying so.
@@ -330,6 +332,48 @@ if [ "$have_py" -eq 1 ]; then
     if [ -z "$why" ]; then ok "results.py: each row's figures"; else bad "results.py: each row's figures" "$why"; fi
 else
     nopy "results.py"
+fi
+
+# ---- 6. examples/gpt/scale_table.py: bench.sh scale's table from its runs' end lines ----
+# zero's stages on 1 and 4 GPUs, hybrid, the peers (DeepSpeed ZeRO-3 missing): each cell against the files
+if [ "$have_py" -eq 1 ]; then
+    R=$D/scale
+    rm -rf "$R" && mkdir -p "$R"
+    end() { # NAME TOK MFU GIB
+        printf '{"event":"start","program":"x"}\n{"event":"end","tokens_per_s_per_gpu":%s,"mfu":%s,"device_used_gib":%s}\n' \
+            "$2" "$3" "$4" >"$R/$1.jsonl"
+    }
+    end sc_s1_1gpu 41000 0.41 44.0; end sc_s1_4gpu 40000 0.40 32.0
+    end sc_s2_1gpu 42000 0.42 45.0; end sc_s2_4gpu 40950 0.41 30.0
+    end sc_s3_1gpu 40000 0.40 46.0; end sc_s3_4gpu 38000 0.38 30.5
+    end sc_s3_hybrid 39000 0.39 35.0
+    end sc_ds_z2 35000 0.35 50.0; end sc_fsdp2_r0 30000 0.30 55.0; end sc_fsdp2_r1 20000 0.20 40.0
+    printf '{"event":"start","program":"deepspeed"}\n{"event":"step","step":1}\n' >"$R/sc_ds_z3.jsonl" # (no end line)
+    "$PY" examples/gpt/scale_table.py "$R" 4 >"$D/scale.md" 2>"$D/scale.err"
+    rc=$?
+    check "scale_table.py: exit 0" "exit $rc: $(head -n 3 "$D/scale.err")"
+    why=$(awk -F ' [|] ' '
+        { sub(/^[|] /, ""); sub(/ [|]$/, "") }
+        NR == 1 && $1 != "run" { print "header: " $0; exit }
+        $1 == "zero stage 1" && $2 == 4 && ($3 != "40000" || $4 != "40.0%" || $5 != "32.00" || $6 != "0.976" ||
+                                             $7 != "1.14x (DeepSpeed ZeRO-2, 35000)") { print "s1: " $0; exit }
+        $1 == "zero stage 2" && $2 == 4 && ($6 != "0.975" || $7 != "1.17x (DeepSpeed ZeRO-2, 35000)") { print "s2: " $0; exit }
+        $1 == "zero stage 3" && $2 == 4 && ($6 != "0.950" || $7 != "1.90x (FSDP2, reshard_after_forward 1, 20000)") {
+                                                                                                 print "s3: " $0; exit }
+        $1 == "zero stage 3" && $2 == 1 && ($3 != "40000" || $6 != "" || $7 != "") { print "s3 one GPU: " $0; exit }
+        $1 == "zero stage 3, mics_shard_size 2" && ($6 != "0.975" || $7 != "1.95x (FSDP2, reshard_after_forward 1, 20000)") {
+                                                                                                 print "hybrid: " $0; exit }
+        $1 == "DeepSpeed ZeRO-3" && $3 != "did not finish (sc_ds_z3.log)" { print "ds_z3: " $0; exit }
+        $1 == "FSDP2, reshard_after_forward 0" && ($3 != "30000" || $5 != "55.00") { print "fsdp2_r0: " $0; exit }
+        NR > 2 { rows++ }
+        END { if (rows != 11) print rows + 0 " rows, want 11" }' "$D/scale.md")
+    if [ -z "$why" ]; then ok "scale_table.py: each cell"; else bad "scale_table.py: each cell" "$why"; fi
+    "$PY" examples/gpt/scale_table.py "$R" 1 >/dev/null 2>"$D/scale_usage.err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q "^usage: " "$D/scale_usage.err"; then ok "scale_table.py: usage, exit 2"
+    else bad "scale_table.py: usage, exit 2" "exit $rc: $(head -n 2 "$D/scale_usage.err")"; fi
+else
+    nopy "scale_table.py"
 fi
 
 echo "$pass passed, $fail failed"

@@ -12,6 +12,12 @@
 #                                     the largest micro-batch per stage; 1 vs 2
 #                                     GPUs per stage; ZeRO-2/3 vs PyTorch FSDP2
 #   sh examples/gpt/bench.sh four     4 GPUs (H200): 1 vs 4 GPUs per stage
+#   sh examples/gpt/bench.sh scale    every visible GPU (N >= 2): GPT-2 XL (T 1024, bf16, micro-batch 8 per GPU),
+#                                     zero stages 1-3 on one GPU and on N, stage 3 with mics_shard_size N/2 (N >= 4),
+#                                     DeepSpeed ZeRO-2/3 (--hf-auto: the buckets and prefetch HF's integration sets
+#                                     for this width) and FSDP2 (each block fully_shard-ed and compiled, reshard 0
+#                                     and 1) on N; then examples/gpt/scale_table.py's table (tokens/s per GPU, MFU,
+#                                     memory, scaling, zero over the best peer) and $DIR/gpt_scale.png (~8 min)
 #   sh examples/gpt/bench.sh stages   only the stages 0-3 loss curves
 #   sh examples/gpt/bench.sh hybrid   every visible GPU (2 or more): GPT-2 XL, micro-batch 8, stages 2 and 3,
 #                                     mics_shard_size 1, N/2 (N >= 4) and N (flat): the step and the bytes
@@ -192,6 +198,43 @@ pt() { # NAME SECONDS SCRIPT ARGS...: one run of a PyTorch baseline (baseline/SC
     grep -E "^(fsdp2_gpt|deepspeed_gpt): (fsdp2|torch|deepspeed-)|^find-max-batch: (the|not)|^OOM" "$DIR/$name.log" |
         sed 's/^/   /'
     grep -E "Error|error:" "$DIR/$name.log" | tail -3 | sed 's/^/   /'
+}
+
+ptn() { # NAME SECONDS SCRIPT ARGS...: pt's run on every visible GPU (torchrun, one process each)
+    name=$1; secs=$2; script=$3; shift 3
+    echo "== $name: torchrun --nproc-per-node $N $script $*"
+    TORCH_CUDA_ARCH_LIST=${DS_CUDA_ARCH_LIST:-9.0} timeout -k 10 "$secs" torchrun --standalone --nproc-per-node "$N" \
+        "examples/gpt/baseline/$script" "$@" --metrics "$DIR/$name.jsonl" >"$DIR/$name.log" 2>&1 || { echo "   (exit $?)"; rc=1; }
+    grep -E "^(fsdp2_gpt|deepspeed_gpt): (fsdp2|torch|deepspeed-)|^OOM" "$DIR/$name.log" | sed 's/^/   /'
+    grep -E "Error|error:" "$DIR/$name.log" | tail -3 | sed 's/^/   /'
+}
+
+scale() { # zero's stages on 1 and N GPUs, hybrid, DeepSpeed and FSDP2 on N: scale_table.py's table and the plot
+    N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    if [ "$N" -lt 2 ]; then echo "== scale: needs 2 or more GPUs, $N visible"; rc=1; return; fi
+    all=$(seq -s, 0 $((N - 1)))
+    S="--batch 8 --steps 10 --warmup 3 --print-every 5"
+    for s in 1 2 3; do
+        run "sc_s${s}_1gpu" env CUDA_VISIBLE_DEVICES=0 timeout -k 10 120 $G $XL --stage $s $S --metrics "$DIR/sc_s${s}_1gpu.jsonl"
+        run "sc_s${s}_${N}gpu" env CUDA_VISIBLE_DEVICES="$all" timeout -k 10 120 $G $XL --stage $s $S \
+            --metrics "$DIR/sc_s${s}_${N}gpu.jsonl"
+    done
+    if [ "$N" -ge 4 ]; then
+        printf '{"train_micro_batch_size_per_gpu":8,"zero_optimization":{"mics_shard_size":%d}}\n' $((N / 2)) >"$DIR/sc_hybrid.json"
+        run sc_s3_hybrid env CUDA_VISIBLE_DEVICES="$all" timeout -k 10 120 $G $XL --stage 3 --config "$DIR/sc_hybrid.json" \
+            $S --metrics "$DIR/sc_s3_hybrid.jsonl"
+    fi
+    if have_ds sc_ds; then
+        for s in 2 3; do
+            ptn "sc_ds_z$s" 240 deepspeed_gpt.py $TXL --dtype bf16 --stage $s --hf-auto --batch 8 --steps 8 --warmup 3
+        done
+    fi
+    for r in 0 1; do
+        ptn "sc_fsdp2_r$r" 240 fsdp2_gpt.py $TXL --reshard-after-forward $r --compile 1 --batch 8 --steps 8 --warmup 3
+    done
+    python3 examples/gpt/scale_table.py "$DIR" "$N" | tee "$DIR/scale_table.md" || rc=1
+    python3 examples/gpt/plot.py --out "$DIR/plot_scale" "$DIR"/sc_*.jsonl >/dev/null &&
+        cp "$DIR/plot_scale/throughput.png" "$DIR/gpt_scale.png" && echo "   $DIR/gpt_scale.png" || rc=1
 }
 
 have_ds() { # NAME: DeepSpeed importable, else a line saying that NAME was skipped
@@ -491,6 +534,7 @@ two)
     stages
     plots
     ;;
+scale) scale; elapsed ;;
 fast) fast; elapsed ;;
 fast-max) fast_max; elapsed ;;
 fast-max-ds) fast_max_ds; elapsed ;;
@@ -501,7 +545,7 @@ biggest) rm -f "$DIR/biggest.txt"; biggest_zero; biggest_torch; elapsed ;;
 biggest-zero) biggest_zero; elapsed ;;
 biggest-torch) biggest_torch; elapsed ;;
 torch-smoke) torch_smoke; elapsed ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|stages|timeline|ctas|hybrid|offload|offload-recipes|offload-capacity|offload-scale|plots|fast|\
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|scale|stages|timeline|ctas|hybrid|offload|offload-recipes|offload-capacity|offload-scale|plots|fast|\
 fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-torch|torch-smoke" >&2
     exit 2 ;;
 esac
