@@ -1412,6 +1412,18 @@ typedef struct zero_backend {
        alone): each collective runs as it is called. */
     zero_result (*coll_group_begin)(void *ctx, zero_error *err);
     zero_result (*coll_group_end)(void *ctx, zero_error *err);
+    /* Optional, both or neither: device memory registered for symmetric
+       collectives over the world (the CUDA backend: ncclMemAlloc and
+       ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC, NCCL >= 2.27,
+       whose symmetric kernels take fewer multiprocessors). Both are
+       collective: every rank calls them in the same order, win_alloc with
+       the same bytes. A collective whose buffer lies in such memory must
+       use the same offset in it on every rank (the host backend checks it,
+       naming the ranks). win_free frees what win_alloc gave. The engine
+       uses them only when ZERO_COLL_WINDOWS=1 (an experiment; PERF.md 5j):
+       for stage 3's parameter shard and gather pool. */
+    zero_result (*win_alloc)(void *ctx, size_t bytes, void **out, zero_error *err);
+    void (*win_free)(void *ctx, void *p);
 } zero_backend;
 
 /* The host backend: rank i of `world` ranks runs fn(backend_i, arg) on its own
@@ -7360,6 +7372,7 @@ typedef struct zero__host_bar {
 
 /* What a rank asked for, posted where its peers can compare and read it. */
 #define ZERO__HOST_GROUP_MAX 256 /* collectives in one coll_group (the engine's groups hold at most 128) */
+#define ZERO__HOST_WIN_MAX 16    /* win_alloc buffers a rank holds at once */
 typedef struct zero__host_call {
     int kind;
     size_t count;
@@ -7370,6 +7383,8 @@ typedef struct zero__host_call {
     void *recv;                 /* broadcast: the buffer (send == recv) */
     zero_group grp;             /* the ranks it runs over */
     unsigned long long seq;     /* 1-based number of this rank's collective in grp */
+    int swin, rwin;             /* the win_alloc buffer send and recv lie in (its number), -1: none */
+    size_t soff, roff;          /* and their offsets in it */
 } zero__host_call;
 
 /* The ranks of one collective: n ranks first, first + stride, ..., this rank
@@ -7401,6 +7416,10 @@ typedef struct zero__host_rank {
     int in_group, n_queued;
     zero__host_call queued[ZERO__HOST_GROUP_MAX];
     zero_stream_id queued_stream[ZERO__HOST_GROUP_MAX];
+    /* win_alloc's buffers, in the order made (a freed one keeps its number, base NULL) */
+    int n_win;
+    char *win_base[ZERO__HOST_WIN_MAX];
+    size_t win_bytes[ZERO__HOST_WIN_MAX];
 } zero__host_rank;
 
 struct zero__host_group {
@@ -8225,6 +8244,18 @@ static int zero__host_mismatch(zero__host_group *g, const zero__host_set *st) {
                                   "rank %d called %s while rank %d called %s", st->first, a, o->rank, b);
             return 1;
         }
+        if (c0->swin != o->call.swin || c0->rwin != o->call.rwin || (c0->swin >= 0 && c0->soff != o->call.soff) ||
+            (c0->rwin >= 0 && c0->roff != o->call.roff)) { /* (win_alloc's memory: symmetric, or NCCL's kernels err) */
+            char a[160];
+            zero__host_describe(c0, a, sizeof a);
+            zero__host_set_failed(g, ZERO_MSG_HOST_COLLECTIVE_MISMATCH,
+                                  "%s: not symmetric: rank %d's send is in window %d at byte %zu and its recv in "
+                                  "window %d at byte %zu, rank %d's in %d at %zu and %d at %zu (window buffers need "
+                                  "the same offset on every rank)",
+                                  a, st->first, c0->swin, c0->soff, c0->rwin, c0->roff, o->rank, o->call.swin,
+                                  o->call.soff, o->call.rwin, o->call.roff);
+            return 1;
+        }
     }
     return 0;
 }
@@ -8477,6 +8508,54 @@ static zero_result zero__host_collective(zero__host_rank *r, zero__host_call *c,
     return ZERO_OK;
 }
 
+/* Which of this rank's win_alloc buffers holds p, and where: *w -1 when none. */
+static void zero__host_win_of(const zero__host_rank *r, const void *p, int *w, size_t *off) {
+    int i;
+    *w = -1, *off = 0;
+    for (i = 0; p && i < r->n_win; i++)
+        if (r->win_base[i] && (const char *)p >= r->win_base[i] && (const char *)p < r->win_base[i] + r->win_bytes[i]) {
+            *w = i, *off = (size_t)((const char *)p - r->win_base[i]);
+            return;
+        }
+}
+
+static zero_result zero__host_all_reduce(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
+                                         zero_stream_id s, zero_error *err);
+
+/* win_alloc: device memory (the host's) numbered in the order made, which the
+   collectives' symmetry check reads; the ranks must make them alike (their
+   sizes are compared through an all-reduce of the byte count). */
+static zero_result zero__host_win_alloc(void *ctx, size_t bytes, void **out, zero_error *err) {
+    double sz[2], mx[2];
+    zero_result res;
+    ZERO__HOST_CTX("win_alloc");
+    if (!out) return zero__host_fail(r, err, ZERO_MSG_NULL_ARG, "host win_alloc: out is NULL");
+    *out = NULL;
+    if (r->n_win == ZERO__HOST_WIN_MAX)
+        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host win_alloc: more than %d window buffers", ZERO__HOST_WIN_MAX);
+    sz[0] = (double)bytes, sz[1] = -(double)bytes; /* (max of both: every rank's bytes the same) */
+    if ((res = zero__host_all_reduce(ctx, sz, mx, 2, ZERO__DTYPE_F64, ZERO_OP_MAX, ZERO_STREAM_COMM, err)) != ZERO_OK)
+        return res;
+    if (mx[0] != -mx[1])
+        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG,
+                               "host win_alloc: rank %d asks for %zu bytes, another rank for %.0f (a window has the "
+                               "same size on every rank)",
+                               r->rank, bytes, mx[0] != (double)bytes ? mx[0] : -mx[1]);
+    if ((res = zero__host_alloc(ctx, ZERO_MEM_DEVICE, bytes, out, err)) != ZERO_OK) return res;
+    r->win_base[r->n_win] = (char *)*out;
+    r->win_bytes[r->n_win++] = bytes;
+    return ZERO_OK;
+}
+
+static void zero__host_win_free(void *ctx, void *p) {
+    zero__host_rank *r = (zero__host_rank *)ctx;
+    int i;
+    if (!r || !p) return;
+    for (i = 0; i < r->n_win; i++)
+        if (r->win_base[i] == (char *)p) r->win_base[i] = NULL;
+    zero__host_free(ctx, ZERO_MEM_DEVICE, p);
+}
+
 /* One collective call of this rank, described for zero__host_collective. */
 static zero_result zero__host_post(void *ctx, int kind, zero_group grp, const void *send, void *recv, size_t count,
                                    zero_dtype dt, zero_op op, int root, zero_stream_id s, zero_error *err) {
@@ -8494,6 +8573,8 @@ static zero_result zero__host_post(void *ctx, int kind, zero_group grp, const vo
     c.root = root;
     c.send = send;
     c.recv = recv;
+    zero__host_win_of(r, send, &c.swin, &c.soff);
+    zero__host_win_of(r, recv, &c.rwin, &c.roff);
     if (r->in_group) { /* run at coll_group_end, as a GPU's group runs */
         if (r->n_queued == ZERO__HOST_GROUP_MAX)
             return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host %s: more than %d collectives in one group",
@@ -9163,6 +9244,8 @@ ZERO__DEF zero_result zero_host_run(int world, zero_host_fn fn, void *arg, zero_
         b->group_all_reduce = zero__host_group_all_reduce;
         b->coll_group_begin = zero__host_coll_group_begin;
         b->coll_group_end = zero__host_coll_group_end;
+        b->win_alloc = zero__host_win_alloc;
+        b->win_free = zero__host_win_free;
         b->scale = zero__host_scale;
         b->convert = zero__host_convert;
         b->sumsq = zero__host_sumsq;
@@ -10132,6 +10215,10 @@ struct zero_engine {
         const char *what;      /* its collectives' kind, for the timeline */
         double bytes;
     } cg;
+    struct { /* ZERO_COLL_WINDOWS=1: the backend's win_alloc buffers (zero__ealloc_win) */
+        int n;
+        void *p[2];            /* stage 3's parameter shard and gather pool */
+    } win;
     struct {
         size_t planned[ZERO_MEM_CATEGORY_COUNT][ZERO_MEM_KIND_COUNT];
         size_t allocated[ZERO_MEM_KIND_COUNT];
@@ -10372,6 +10459,55 @@ static zero_result zero__copy(zero_engine *e, void *dst, const void *src, size_t
 
 static void zero__efree(zero_engine *e, zero_mem_kind kind, void *p) {
     if (p) e->be.free(e->be.ctx, kind, p);
+}
+
+/* ZERO_COLL_WINDOWS=1 (an experiment): stage 3's parameter shard and gather
+   pool in the backend's win_alloc memory, registered for symmetric
+   collectives, where the backend offers it, on several ranks, with the shard
+   on the device in the engine's memory and a pool of one piece. The engine's
+   placements are the same on every rank (no decision reads an event's
+   state), so each gather uses the same offsets everywhere. */
+static int zero__windows_wanted(const zero_engine *e) {
+    const char *v = getenv("ZERO_COLL_WINDOWS");
+    return v && !strcmp(v, "1") && e->be.win_alloc && e->be.win_free && e->plan.stage == 3 && e->plan.world > 1 &&
+           e->offload_param.device == ZERO_OFFLOAD_NONE && !e->plan.ext && !e->pvm.dyn_direct && e->buf.params;
+}
+
+/* zero__ealloc's device allocation through win_alloc (a collective: every
+   rank calls it in the same order with the same bytes). */
+static zero_result zero__ealloc_win(zero_engine *e, zero_mem_category cat, size_t bytes, void **out, const char *what) {
+    zero_error be;
+    zero__ok(&be);
+    *out = NULL;
+    e->mem.planned[cat][ZERO_MEM_DEVICE] += bytes;
+    if (!bytes) return ZERO_OK;
+    if (e->win.n == (int)(sizeof e->win.p / sizeof e->win.p[0]))
+        return zero__efail(e, ZERO_MSG_BAD_ARG, "%s: more window buffers than the engine keeps", what);
+    if (e->be.win_alloc(e->be.ctx, bytes, out, &be) != ZERO_OK || !*out) {
+        char text[700];
+        snprintf(text, sizeof text, "%s (%.1f MiB, win_alloc)", what, (double)bytes / 1048576.0);
+        if (!be.msg[0]) zero__fail(&be, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "allocation failed");
+        zero__ebackend(e, &be, text);
+        e->broken = 0;
+        return e->err.code;
+    }
+    e->mem.allocated[ZERO_MEM_DEVICE] += bytes;
+    e->win.p[e->win.n++] = *out;
+    if (zero__xfer_add(e, *out, bytes, 1) != ZERO_OK) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "%s: the table of allocations", what);
+    return ZERO_OK;
+}
+
+/* Device memory of zero__ealloc or zero__ealloc_win, each freed by its own. */
+static void zero__efree_dev(zero_engine *e, void *p) {
+    int i;
+    if (!p) return;
+    for (i = 0; i < e->win.n; i++)
+        if (e->win.p[i] == p) {
+            e->be.win_free(e->be.ctx, p);
+            e->win.p[i] = e->win.p[--e->win.n];
+            return;
+        }
+    e->be.free(e->be.ctx, ZERO_MEM_DEVICE, p);
 }
 
 
@@ -12127,7 +12263,8 @@ static zero_result zero__alloc_params(zero_engine *e, const zero__sizes *zs) {
 }
 
 static void zero__free_params(zero_engine *e) {
-    zero__efree(e, e->offload_param.param_kind, e->buf.params);
+    if (e->offload_param.param_kind == ZERO_MEM_DEVICE) zero__efree_dev(e, e->buf.params);
+    else zero__efree(e, e->offload_param.param_kind, e->buf.params);
     zero__efree(e, ZERO_MEM_DEVICE, e->buf.ustage);
     if (e->offload_param.pstore) zero__pbuf_drain(e, NULL);
     zero__tiles_unmake(e, e->offload_param.param_kind, e->offload_param.n_pbuf, e->offload_param.pbuf,
@@ -14262,6 +14399,25 @@ static int zero__pool_grow(zero_engine *e, int64_t need) {
    range of every span's size, backed as far as it reaches. A program with
    one group for all, or a backend without address ranges, gets DeepSpeed's
    1e9 + 5e7. */
+/* ZERO_COLL_WINDOWS=1: the shard moved into win_alloc memory (its contents
+   copied), then the pool made there: the gathers' send and receive buffers
+   both in windows. */
+static zero_result zero__alloc_pool_win(zero_engine *e, const zero__sizes *zs) {
+    const size_t sb = (size_t)zs->S * e->plan.csize;
+    void *shard = NULL;
+    zero_result r;
+    if ((r = zero__ealloc_win(e, ZERO_MEM_PARAMS, sb, &shard, "parameter shard (ZERO_COLL_WINDOWS)")) != ZERO_OK) return r;
+    if (sb) {
+        ZERO__TRY_BE(e, "zero_engine_create: the parameter shard into its window",
+                     zero__copy(e, shard, e->buf.params, sb, ZERO_STREAM_COMM, &be_err_));
+        ZERO__TRY_BE(e, "zero_engine_create: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+        zero__efree_counted(e, ZERO_MEM_PARAMS, ZERO_MEM_DEVICE, e->buf.params, sb);
+        e->buf.params = shard;
+    }
+    return zero__ealloc_win(e, ZERO_MEM_GATHER_POOL, (size_t)(zs->persist + e->pool.pool_elems) * e->plan.csize, &e->pool.base,
+                            "stage-3 gather pool (ZERO_COLL_WINDOWS)");
+}
+
 static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     const zero_optimization_config *z = &e->cfg.zero_optimization;
     int64_t want, top3;
@@ -14315,6 +14471,7 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
        still hold spans that are not) */
     if (e->pvm.all_direct) return ZERO_OK; /* (set by zero__pvm_plan_direct alone) */
     if (e->pool.grows && !e->pvm.dyn_direct) return zero__pool_vm_make(e);
+    if (zero__windows_wanted(e)) return zero__alloc_pool_win(e, zs);
     return zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE,
                         (size_t)(zs->persist + (e->pvm.dyn_direct ? 0 : e->pool.pool_elems)) * e->plan.csize,
                         &e->pool.base, "stage-3 gather pool");
@@ -14336,8 +14493,8 @@ static void zero__free_pool(zero_engine *e) {
         e->be.vm_release(e->be.ctx, e->pool.vm_base, e->pool.vm_reserved);
         e->pool.vm_base = NULL;
     }
-    zero__efree(e, ZERO_MEM_DEVICE, e->pool.base);
-    zero__efree(e, ZERO_MEM_DEVICE, e->pool.saved_base); /* destroyed inside zero_gather_params' while */
+    zero__efree_dev(e, e->pool.base);
+    zero__efree_dev(e, e->pool.saved_base); /* destroyed inside zero_gather_params' while */
 }
 
 /* Gradients: the full buffer and accumulator (stages 0-1), or the ring of

@@ -168,6 +168,9 @@
 #    endif
 #  endif
 #  include <nccl.h>
+#  if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= 22700 /* ncclCommWindowRegister, symmetric kernels */
+#    define ZERO__CUDA_WINDOWS 1
+#  endif
 #endif
 
 extern "C" {
@@ -3729,6 +3732,13 @@ struct zero_cuda {
     ncclComm_t group_comm[ZERO_GROUP_COUNT];
     int in_group;    /* between coll_group_begin and coll_group_end */
 #endif
+#ifdef ZERO__CUDA_WINDOWS
+    /* win_alloc's buffers (ncclMemAlloc) and their windows on comm */
+    void *win_p[8];
+    ncclWindow_t win_h[8];
+    size_t win_bytes[8];
+    int n_win;
+#endif
     int shard_size;  /* groups_init's G; 0: no groups made */
     double timeout_s;
     zero_cuda_options opt;
@@ -4142,6 +4152,61 @@ static zero_result zero__cuda_coll_group_end(void *ctx, zero_error *err) {
             res = zero__cuda_nccl_done(c, c->group_comm[g], ncclInProgress, "ncclGroupEnd", err);
     return res;
 }
+#ifdef ZERO__CUDA_WINDOWS
+/* win_alloc / win_free (zero_backend): ncclMemAlloc's memory registered on
+   the world communicator with NCCL_WIN_COLL_SYMMETRIC, so that NCCL's
+   symmetric kernels can run the collectives whose buffers all lie in such
+   windows at the same offsets. Both are collective (each rank, in the same
+   order); registration polls the non-blocking communicator with the
+   deadline. */
+static zero_result zero__cuda_win_alloc(void *ctx, size_t bytes, void **out, zero_error *err) {
+    void *p = NULL;
+    ncclWindow_t w = NULL;
+    ncclResult_t r;
+    zero_result res;
+    ZERO__CUDA_CTX("win_alloc");
+    if (!out) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda win_alloc: out is NULL");
+    *out = NULL;
+    if (!c->comm) return zero__fail(err, ZERO_MSG_NCCL_CALL, NULL, 0, 0, "cuda win_alloc: no communicator");
+    if (c->n_win == (int)(sizeof c->win_p / sizeof c->win_p[0]))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda win_alloc: more than %d window buffers",
+                          (int)(sizeof c->win_p / sizeof c->win_p[0]));
+    if ((r = ncclMemAlloc(&p, bytes)) != ncclSuccess || !p) {
+        char what[96];
+        snprintf(what, sizeof what, "ncclMemAlloc of %zu bytes on GPU %d", bytes, c->device);
+        return zero_nccl_check(r != ncclSuccess ? r : ncclSystemError, what, __FILE__, __LINE__, err);
+    }
+    if ((res = zero__cuda_nccl_done(c, c->comm, ncclCommWindowRegister(c->comm, p, bytes, &w, NCCL_WIN_COLL_SYMMETRIC),
+                                    "ncclCommWindowRegister", err)) != ZERO_OK) {
+        ncclMemFree(p);
+        return res;
+    }
+    c->win_p[c->n_win] = p;
+    c->win_h[c->n_win] = w;
+    c->win_bytes[c->n_win++] = bytes;
+    c->allocated[ZERO_MEM_DEVICE] += bytes;
+    *out = p;
+    return ZERO_OK;
+}
+
+static void zero__cuda_win_free(void *ctx, void *p) {
+    zero_cuda *c = (zero_cuda *)ctx;
+    zero_error err;
+    if (!c || !p) return;
+    for (int i = 0; i < c->n_win; i++) {
+        if (c->win_p[i] != p) continue;
+        if (c->comm && !c->failed) /* (a failed communicator is aborted: its windows went with it) */
+            (void)zero__cuda_nccl_done(c, c->comm, ncclCommWindowDeregister(c->comm, c->win_h[i]), "ncclCommWindowDeregister",
+                                       &err);
+        ncclMemFree(p);
+        c->allocated[ZERO_MEM_DEVICE] -= c->win_bytes[i];
+        c->n_win--;
+        c->win_p[i] = c->win_p[c->n_win], c->win_h[i] = c->win_h[c->n_win], c->win_bytes[i] = c->win_bytes[c->n_win];
+        return;
+    }
+}
+#endif
+
 static zero_result zero__cuda_all_reduce(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
                                          zero_stream_id s, zero_error *err) {
     ZERO__CUDA_COLL_PROLOGUE("all_reduce");
@@ -5157,6 +5222,10 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
 #ifndef ZERO_NO_NCCL
     c->be.coll_group_begin = zero__cuda_coll_group_begin;
     c->be.coll_group_end = zero__cuda_coll_group_end;
+#endif
+#ifdef ZERO__CUDA_WINDOWS
+    c->be.win_alloc = zero__cuda_win_alloc;
+    c->be.win_free = zero__cuda_win_free;
 #endif
     *out = c;
     zero__ok(err);

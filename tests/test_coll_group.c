@@ -103,6 +103,55 @@ static void test_host_contract(void) {
     printf("host backend: groups run at their end, refuse other calls, nesting and more than 256 collectives\n");
 }
 
+/* ---- the host backend's window memory (win_alloc): symmetric use, or an error naming it ---- */
+
+typedef struct wjob {
+    int mode; /* 0: symmetric use; 1: the send at another offset on rank 1; 2: another size on rank 1 */
+    zero_result r[4];
+    char msg[4][1100];
+    float got[4][8];
+} wjob;
+
+static zero_result win_fn(const zero_backend *b, void *arg) {
+    wjob *J = (wjob *)arg;
+    int r = b->rank, i;
+    float *win = NULL;
+    zero_error err;
+    memset(&err, 0, sizeof err);
+    J->r[r] = b->win_alloc(b->ctx, (J->mode == 2 && r == 1 ? 48 : 64) * sizeof(float), (void **)&win, &err);
+    if (J->r[r] == ZERO_OK) {
+        const int at = J->mode == 1 && r == 1 ? 8 : 0; /* the send's offset in the window */
+        for (i = 0; i < 4; i++) win[at + i] = (float)(10 * r + i);
+        J->r[r] = b->all_gather(b->ctx, win + at, win + 32, 4, ZERO_DTYPE_FP32, ZERO_STREAM_COMM, &err);
+        if (J->r[r] == ZERO_OK) memcpy(J->got[r], win + 32, sizeof J->got[r]);
+    }
+    snprintf(J->msg[r], sizeof J->msg[r], "%s", err.msg);
+    if (win) b->win_free(b->ctx, win);
+    return J->r[r];
+}
+
+static void test_host_windows(void) {
+    int mode, r, i;
+    for (mode = 0; mode < 3; mode++) {
+        wjob J;
+        zero_error err;
+        zero_result res;
+        memset(&J, 0, sizeof J);
+        J.mode = mode;
+        res = zero_host_run(2, win_fn, &J, &err);
+        if (mode == 0) {
+            CHECKF(res == ZERO_OK && J.r[0] == ZERO_OK && J.r[1] == ZERO_OK, "windows, symmetric: %s / %s", J.msg[0], J.msg[1]);
+            for (r = 0; r < 2; r++)
+                for (i = 0; i < 8; i++)
+                    CHECKF(J.got[r][i] == (float)(10 * (i / 4) + i % 4), "windows rank %d [%d]: %g", r, i, (double)J.got[r][i]);
+        } else {
+            CHECKF(res != ZERO_OK && J.r[0] != ZERO_OK, "windows, mode %d: not refused", mode);
+            CHECK_STR_CONTAINS(mode == 1 ? J.msg[0] : J.msg[1], mode == 1 ? "not symmetric" : "same size on every rank");
+        }
+    }
+    printf("host backend: window memory gathers alike on every rank; another offset or size is refused, named\n");
+}
+
 /* ---- the engine ---- */
 
 enum { NT = 14, MANY = 301, STEPS = 3, MAXW = 3 };
@@ -319,6 +368,7 @@ static void test_engine(void) {
 int main(void) {
     zt_seed("test_coll_group");
     test_host_contract();
+    test_host_windows();
     test_engine();
     return zt_finish();
 }

@@ -93,6 +93,7 @@ typedef struct model {
     pthread_mutex_t mu;
     alloc_rec *allocs;
     int n_alloc, cap_alloc;
+    int n_win_alloc;       /* win_alloc calls (ZERO_COLL_WINDOWS) */
     acc *writes; /* COMM writes into device memory, not yet judged by a read */
     int n_w, cap_w;
     acc *reads; /* the program's reads on the compute stream, not yet judged by a write */
@@ -324,27 +325,40 @@ static void on_comm_read(model *m, const void *p, size_t bytes) {
     on_op(m, (stream), (dst), (bytes));      \
     pthread_mutex_unlock(&m->mu)
 
-static zero_result w_alloc(void *ctx, zero_mem_kind kind, size_t bytes, void **out, zero_error *err) {
-    model *m = model_of(ctx);
-    zero_result r = m->base.alloc(ctx, kind, bytes, out, err);
-    if (r == ZERO_OK && *out && bytes) {
+/* An allocation the model tracks: alloc's, or win_alloc's (device memory) */
+static void track_alloc(model *m, zero_mem_kind kind, size_t bytes, void *p) {
+    if (p && bytes) {
         alloc_rec *na;
         pthread_mutex_lock(&m->mu);
         if ((na = (alloc_rec *)room(m->allocs, &m->cap_alloc, m->n_alloc, sizeof(alloc_rec))) != NULL) {
             m->allocs = na;
-            m->allocs[m->n_alloc].lo = (uintptr_t)*out;
-            m->allocs[m->n_alloc].hi = (uintptr_t)*out + bytes;
+            m->allocs[m->n_alloc].lo = (uintptr_t)p;
+            m->allocs[m->n_alloc].hi = (uintptr_t)p + bytes;
             m->allocs[m->n_alloc++].kind = (int)kind;
         } else {
             m->lost = 1;
         }
         pthread_mutex_unlock(&m->mu);
     }
+}
+
+static zero_result w_alloc(void *ctx, zero_mem_kind kind, size_t bytes, void **out, zero_error *err) {
+    model *m = model_of(ctx);
+    zero_result r = m->base.alloc(ctx, kind, bytes, out, err);
+    if (r == ZERO_OK) track_alloc(m, kind, bytes, *out);
     return r;
 }
 
-static void w_free(void *ctx, zero_mem_kind kind, void *p) {
+static zero_result w_win_alloc(void *ctx, size_t bytes, void **out, zero_error *err) {
     model *m = model_of(ctx);
+    zero_result r = m->base.win_alloc(ctx, bytes, out, err);
+    if (r == ZERO_OK) track_alloc(m, ZERO_MEM_DEVICE, bytes, *out);
+    m->n_win_alloc++;
+    return r;
+}
+
+/* The model forgets an allocation's reads and writes */
+static void untrack_alloc(model *m, void *p) {
     int i;
     pthread_mutex_lock(&m->mu);
     for (i = 0; i < m->n_alloc; i++)
@@ -364,7 +378,18 @@ static void w_free(void *ctx, zero_mem_kind kind, void *p) {
             break;
         }
     pthread_mutex_unlock(&m->mu);
+}
+
+static void w_free(void *ctx, zero_mem_kind kind, void *p) {
+    model *m = model_of(ctx);
+    untrack_alloc(m, p);
     m->base.free(ctx, kind, p);
+}
+
+static void w_win_free(void *ctx, void *p) {
+    model *m = model_of(ctx);
+    untrack_alloc(m, p);
+    m->base.win_free(ctx, p);
 }
 
 static zero_result w_memset0(void *ctx, void *p, size_t bytes, zero_stream_id s, zero_error *err) {
@@ -581,6 +606,8 @@ static void model_wrap(model *m, int rank, const zero_backend *base, zero_backen
     *out = *base;
     out->alloc = w_alloc;
     out->free = w_free;
+    out->win_alloc = base->win_alloc ? w_win_alloc : NULL;
+    out->win_free = base->win_free ? w_win_free : NULL;
     out->memset0 = w_memset0;
     out->copy = w_copy;
     out->event_create = w_event_create;
@@ -984,6 +1011,31 @@ int main(void) {
         check_job(&b);
         unsetenv("ZERO_STEP_OVERLAP");
         CHECKF(!memcmp(a.w, b.w, sizeof a.w), "%s: the overlapped step changed the weights", a.name);
+    }
+    /* stage 3 on two ranks with ZERO_COLL_WINDOWS=1: the parameter shard and the pool in the backend's window
+       memory (the host backend checks that every gather uses the same offsets on both ranks), the streams'
+       rules on it as on the engine's own memory, and the weights of the run without */
+    for (i = 0; i < 4; i++) {
+        int r;
+        memset(&a, 0, sizeof a);
+        a.persist = i < 2 ? POOL : PERSIST_SOME;
+        a.dtype = i % 2 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+        a.world = 2;
+        a.gas = 1 + i % 2;
+        a.reuse0 = i == 1;
+        a.clip = 0.5;
+        snprintf(a.name, sizeof a.name, "windows %s %s w2 gas%d", a.persist == POOL ? "pool" : "persist<=50",
+                 zero_dtype_name((zero_dtype)a.dtype), a.gas);
+        check_job(&a);
+        b = a;
+        snprintf(b.name, sizeof b.name, "%.40s, ZERO_COLL_WINDOWS=1", a.name);
+        setenv("ZERO_COLL_WINDOWS", "1", 1);
+        check_job(&b);
+        unsetenv("ZERO_COLL_WINDOWS");
+        for (r = 0; r < 2; r++)
+            CHECKF(a.M[r].n_win_alloc == 0 && b.M[r].n_win_alloc == 2, "%s rank %d: %d window buffers (%d without)", b.name,
+                   r, b.M[r].n_win_alloc, a.M[r].n_win_alloc);
+        CHECKF(!memcmp(a.w, b.w, sizeof a.w), "%s: the windows changed the weights", b.name);
     }
     printf("%.2f s\n", zt_now_s() - t0);
     return zt_finish();
