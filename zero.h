@@ -341,6 +341,7 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(ENGINE_POOL_FULL, ZERO_ERR_OUT_OF_MEMORY, "more gathered units live than the stage-3 pool holds") \
     X(ENGINE_POOL_GREW, ZERO_OK, "the derived stage-3 pool grew: the program holds more at once than it planned (info)") \
     X(ENGINE_TIMELINE, ZERO_OK, "ZERO_TIMELINE: a step's streams timed and written, or why not (info)") \
+    X(ENGINE_COLL_WINDOWS, ZERO_OK, "ZERO_COLL_WINDOWS=1: what went into window memory, or why nothing did (info)") \
     X(ENGINE_GRAD_RING_FULL, ZERO_ERR_STATE, "more units with unfinished gradients than the gradient ring holds") \
     X(ENGINE_GRAD_OWN_SLOT, ZERO_OK, "a span's gradient found open across the backward gets a buffer of its own (info)") \
     X(VM_UNSUPPORTED, ZERO_ERR_UNSUPPORTED, "the backend cannot leave memory unbacked (zero_alloc)") \
@@ -10473,6 +10474,36 @@ static int zero__windows_wanted(const zero_engine *e) {
            e->offload_param.device == ZERO_OFFLOAD_NONE && !e->plan.ext && !e->pvm.dyn_direct && e->buf.params;
 }
 
+/* ZERO_COLL_WINDOWS=1 on rank 0: what went into window memory, or why
+   nothing did (the first condition of zero__windows_wanted that fails). */
+static void zero__windows_note(const zero_engine *e, const zero__sizes *zs) {
+    const char *v = getenv("ZERO_COLL_WINDOWS");
+    char why[200] = "";
+    if (!v || strcmp(v, "1") || e->plan.grank != 0) return;
+    if (!e->be.win_alloc || !e->be.win_free)
+        snprintf(why, sizeof why, "backend '%s' has no win_alloc (the CUDA backend has, built against NCCL >= 2.27)",
+                 e->be.name ? e->be.name : "?");
+    else if (e->plan.stage != 3)
+        snprintf(why, sizeof why, "stage %d (windows hold stage 3's shard and gather pool)", e->plan.stage);
+    else if (e->plan.world == 1)
+        snprintf(why, sizeof why, "one rank");
+    else if (e->offload_param.device != ZERO_OFFLOAD_NONE)
+        snprintf(why, sizeof why, "offload_param keeps the shard off the device");
+    else if (e->plan.ext || e->pvm.dyn_direct || e->pvm.all_direct)
+        snprintf(why, sizeof why, "the program's memory (zero_alloc) takes the gathers");
+    else if (e->pool.grows)
+        snprintf(why, sizeof why, "the gather pool is derived and grows\nHINT: set zero_optimization."
+                                  "stage3_max_live_parameters to give it one size");
+    if (why[0])
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_COLL_WINDOWS, "ZERO_COLL_WINDOWS=1 has no effect: %s", why);
+    else
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_COLL_WINDOWS,
+                  "ZERO_COLL_WINDOWS=1: the parameter shard (%.1f MiB) and the gather pool (%.1f MiB) in window memory: "
+                  "each stage-3 gather's buffers in windows at the same offsets on every rank",
+                  (double)zs->S * (double)e->plan.csize / 1048576.0,
+                  (double)(zs->persist + e->pool.pool_elems) * (double)e->plan.csize / 1048576.0);
+}
+
 /* zero__ealloc's device allocation through win_alloc (a collective: every
    rank calls it in the same order with the same bytes). */
 static zero_result zero__ealloc_win(zero_engine *e, zero_mem_category cat, size_t bytes, void **out, const char *what) {
@@ -14421,7 +14452,10 @@ static zero_result zero__alloc_pool_win(zero_engine *e, const zero__sizes *zs) {
 static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     const zero_optimization_config *z = &e->cfg.zero_optimization;
     int64_t want, top3;
-    if (e->plan.stage != 3) return ZERO_OK;
+    if (e->plan.stage != 3) {
+        zero__windows_note(e, zs);
+        return ZERO_OK;
+    }
     {
         zero_result r = zero__pvm_plan_direct(e);
         if (r != ZERO_OK) return r;
@@ -14469,6 +14503,7 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     e->pool.grows = (e->pool.derived & 1) && e->pool.pool_elems < zs->dyn_total;
     /* all-gathers into the program's memory: the pool only counts what is gathered (its persistent part may
        still hold spans that are not) */
+    zero__windows_note(e, zs);
     if (e->pvm.all_direct) return ZERO_OK; /* (set by zero__pvm_plan_direct alone) */
     if (e->pool.grows && !e->pvm.dyn_direct) return zero__pool_vm_make(e);
     if (zero__windows_wanted(e)) return zero__alloc_pool_win(e, zs);

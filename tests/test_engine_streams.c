@@ -764,6 +764,13 @@ static zero_result train(zero_engine *e, job *J, model *m, const zero_backend *w
     return ZERO_OK;
 }
 
+/* ZERO_COLL_WINDOWS's note at create (rank 0): kept for the check; every other line left out */
+static char windows_note[400];
+static void note_of_windows(void *user, zero_log_level level, zero_msg item, int rank, const char *msg) {
+    (void)user, (void)level, (void)rank;
+    if (item == ZERO_MSG_ENGINE_COLL_WINDOWS) snprintf(windows_note, sizeof windows_note, "%s", msg);
+}
+
 static zero_result rank_fn(const zero_backend *b, void *arg) {
     job *J = (job *)arg;
     int rank = b->rank, t;
@@ -817,6 +824,10 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     c.gradient_clipping = J->clip;
     c.bf16.enabled = J->dtype == ZERO_DTYPE_BF16;
     c.log.level = ZERO_LOG_WARN;
+    if (getenv("ZERO_COLL_WINDOWS")) { /* its note, rank 0's (info) */
+        c.log.level = ZERO_LOG_INFO;
+        c.log.fn = note_of_windows;
+    }
     if (zero_config_resolve(&c, b->world, &err) != ZERO_OK || zero_engine_create(&e, &c, ts, NT, &wb, &err) != ZERO_OK) {
         J->r[rank] = err.code;
         snprintf(J->msg[rank], sizeof J->msg[rank], "%s", err.msg);
@@ -1030,7 +1041,19 @@ int main(void) {
         b = a;
         snprintf(b.name, sizeof b.name, "%.40s, ZERO_COLL_WINDOWS=1", a.name);
         setenv("ZERO_COLL_WINDOWS", "1", 1);
+        windows_note[0] = 0;
         check_job(&b);
+        CHECKF(strstr(windows_note, "the parameter shard") && strstr(windows_note, "in window memory"), "%s: the note says '%s'",
+               b.name, windows_note);
+        if (i == 0) { /* on one rank, nothing: the note says why */
+            c = a;
+            c.world = 1;
+            snprintf(c.name, sizeof c.name, "pool w1, ZERO_COLL_WINDOWS=1");
+            windows_note[0] = 0;
+            check_job(&c);
+            CHECKF(c.M[0].n_win_alloc == 0 && strstr(windows_note, "no effect: one rank"),
+                   "%s: %d window buffers, the note says '%s'", c.name, c.M[0].n_win_alloc, windows_note);
+        }
         unsetenv("ZERO_COLL_WINDOWS");
         for (r = 0; r < 2; r++)
             CHECKF(a.M[r].n_win_alloc == 0 && b.M[r].n_win_alloc == 2, "%s rank %d: %d window buffers (%d without)", b.name,
