@@ -632,7 +632,7 @@ static int plan_table(const time_cli *t) {
         }
         /* the model's own FLOPs (recompute's extra forward not counted) as a share of the step */
         share = (b.o.compute_s - b.o.recompute_s) / b.o.step_s;
-        comm = b.o.exposed_comm_s / b.o.step_s;
+        comm = (b.o.exposed_comm_s + b.o.contention_s) / b.o.step_s; /* (what the collectives cost the step) */
         off = (b.o.exposed_offload_s + b.o.optimizer_s) / b.o.step_s;
         rec = b.o.recompute_s / b.o.step_s;
         if (b.o.tokens_per_s_per_gpu > peak) peak = b.o.tokens_per_s_per_gpu;
@@ -650,19 +650,20 @@ static int plan_table(const time_cli *t) {
                out);
     }
     printf("\ncompute: the model's own forward and backward as a share of the step (recompute's extra\n"
-           "forward, exposed communication, Adam and offload are the rest). states: model states per GPU\n"
-           "(zero's plan); act: activations and logits (--plan's formula in zero_estimate.c); %.0f GiB\n"
-           "reserved on top. bound by: compute when it is at least %.0f%% of the step, else the largest of\n"
-           "exposed communication, the optimizer (with its offload) and recompute's extra forward.\n",
+           "forward, exposed communication and the collectives' contention, Adam and offload are the rest).\n"
+           "states: model states per GPU (zero's plan); act: activations and logits (--plan's formula in\n"
+           "zero_estimate.c); %.0f GiB reserved on top. bound by: compute when it is at least %.0f%% of the\n"
+           "step, else the largest of communication (exposed, and its contention with the compute), the\n"
+           "optimizer (with its offload) and recompute's extra forward.\n",
            PLAN_RESERVE / GIB, 100 * PLAN_SCALING);
     print_outside_legend();
     if (peak > 0)
         printf("At 1024 GPUs: %.0f tokens/s per GPU, %.0f%% of the best per-GPU rate at any count.\n", last,
                100 * last / peak);
     if (n_comm)
-        printf("Rows bound by communication: ZeRO moves each parameter over the network every step; a\n"
-               "larger micro-batch, or tensor parallelism inside the node (which zero does not do), takes\n"
-               "that traffic off the network.\n");
+        printf("Rows bound by communication: ZeRO moves each parameter between the GPUs every step (over\n"
+               "the network past one node); a larger micro-batch, or tensor parallelism inside the node\n"
+               "(which zero does not do), takes that traffic off the links.\n");
     return 0;
 }
 
