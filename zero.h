@@ -7417,7 +7417,7 @@ typedef struct zero__host_rank {
     int in_group, n_queued;
     zero__host_call queued[ZERO__HOST_GROUP_MAX];
     zero_stream_id queued_stream[ZERO__HOST_GROUP_MAX];
-    /* win_alloc's buffers, in the order made (a freed one keeps its number, base NULL) */
+    /* win_alloc's buffers by number (a freed one's base NULL, its number the next one's) */
     int n_win;
     char *win_base[ZERO__HOST_WIN_MAX];
     size_t win_bytes[ZERO__HOST_WIN_MAX];
@@ -8523,17 +8523,21 @@ static void zero__host_win_of(const zero__host_rank *r, const void *p, int *w, s
 static zero_result zero__host_all_reduce(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
                                          zero_stream_id s, zero_error *err);
 
-/* win_alloc: device memory (the host's) numbered in the order made, which the
-   collectives' symmetry check reads; the ranks must make them alike (their
-   sizes are compared through an all-reduce of the byte count). */
+/* win_alloc: device memory (the host's) numbered by the first free number
+   (the same on every rank: they make and free them alike), which the
+   collectives' symmetry check reads; the sizes are compared through an
+   all-reduce of the byte count. */
 static zero_result zero__host_win_alloc(void *ctx, size_t bytes, void **out, zero_error *err) {
     double sz[2], mx[2];
     zero_result res;
+    int k = 0;
     ZERO__HOST_CTX("win_alloc");
     if (!out) return zero__host_fail(r, err, ZERO_MSG_NULL_ARG, "host win_alloc: out is NULL");
     *out = NULL;
-    if (r->n_win == ZERO__HOST_WIN_MAX)
-        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host win_alloc: more than %d window buffers", ZERO__HOST_WIN_MAX);
+    while (k < r->n_win && r->win_base[k]) k++;
+    if (k == ZERO__HOST_WIN_MAX)
+        return zero__host_fail(r, err, ZERO_MSG_BAD_ARG, "host win_alloc: more than %d window buffers at once",
+                               ZERO__HOST_WIN_MAX);
     sz[0] = (double)bytes, sz[1] = -(double)bytes; /* (max of both: every rank's bytes the same) */
     if ((res = zero__host_all_reduce(ctx, sz, mx, 2, ZERO__DTYPE_F64, ZERO_OP_MAX, ZERO_STREAM_COMM, err)) != ZERO_OK)
         return res;
@@ -8543,8 +8547,9 @@ static zero_result zero__host_win_alloc(void *ctx, size_t bytes, void **out, zer
                                "same size on every rank)",
                                r->rank, bytes, mx[0] != (double)bytes ? mx[0] : -mx[1]);
     if ((res = zero__host_alloc(ctx, ZERO_MEM_DEVICE, bytes, out, err)) != ZERO_OK) return res;
-    r->win_base[r->n_win] = (char *)*out;
-    r->win_bytes[r->n_win++] = bytes;
+    r->win_base[k] = (char *)*out;
+    r->win_bytes[k] = bytes;
+    if (k == r->n_win) r->n_win++;
     return ZERO_OK;
 }
 
