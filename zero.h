@@ -10416,29 +10416,41 @@ static zero_result zero__xfer_add(zero_engine *e, const void *p, size_t bytes, i
     return ZERO_OK;
 }
 
-static zero_result zero__ealloc(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, size_t bytes,
-                                void **out, const char *what) {
+/* zero__ealloc, and with win 1 zero__ealloc_win: the backend's alloc or
+   win_alloc, counted and in the table of allocations alike. */
+static zero_result zero__ealloc_by(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, size_t bytes, void **out,
+                                   const char *what, int win) {
     zero_error be;
     zero__ok(&be);
     *out = NULL;
     e->mem.planned[cat][kind] += bytes;
     if (!bytes) return ZERO_OK;
-    if (e->be.alloc(e->be.ctx, kind, bytes, out, &be) != ZERO_OK || !*out) {
+    if (win && e->win.n == (int)(sizeof e->win.p / sizeof e->win.p[0]))
+        return zero__efail(e, ZERO_MSG_BAD_ARG, "%s: more window buffers than the engine keeps", what);
+    if ((win ? e->be.win_alloc(e->be.ctx, bytes, out, &be) : e->be.alloc(e->be.ctx, kind, bytes, out, &be)) != ZERO_OK ||
+        !*out) {
         char text[700];
-        snprintf(text, sizeof text, "%s (%.1f MiB)", what, (double)bytes / 1048576.0);
+        snprintf(text, sizeof text, "%s (%.1f MiB%s)", what, (double)bytes / 1048576.0, win ? ", win_alloc" : "");
         if (!be.msg[0]) zero__fail(&be, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "allocation failed");
         zero__ebackend(e, &be, text);
         e->broken = 0;
         return e->err.code;
     }
     e->mem.allocated[kind] += bytes;
+    if (win) e->win.p[e->win.n++] = *out;
     if (zero__xfer_add(e, *out, bytes, kind == ZERO_MEM_DEVICE) != ZERO_OK) {
-        e->be.free(e->be.ctx, kind, *out);
+        if (win) e->be.win_free(e->be.ctx, *out), e->win.n--;
+        else e->be.free(e->be.ctx, kind, *out);
         e->mem.allocated[kind] -= bytes;
         *out = NULL;
         return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "%s: the table of allocations", what);
     }
     return ZERO_OK;
+}
+
+static zero_result zero__ealloc(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, size_t bytes,
+                                void **out, const char *what) {
+    return zero__ealloc_by(e, cat, kind, bytes, out, what, 0);
 }
 
 /* Where p lies: 1 in device memory the engine allocated, 0 in its host
@@ -10473,33 +10485,39 @@ static void zero__efree(zero_engine *e, zero_mem_kind kind, void *p) {
    on the device in the engine's memory and a pool of one piece. The engine's
    placements are the same on every rank (no decision reads an event's
    state), so each gather uses the same offsets everywhere. */
-static int zero__windows_wanted(const zero_engine *e) {
+static int zero__windows_asked(void) {
     const char *v = getenv("ZERO_COLL_WINDOWS");
-    return v && !strcmp(v, "1") && e->be.win_alloc && e->be.win_free && e->plan.stage == 3 && e->plan.world > 1 &&
-           e->offload_param.device == ZERO_OFFLOAD_NONE && !e->plan.ext && !e->pvm.dyn_direct && e->buf.params;
+    return v && !strcmp(v, "1");
+}
+
+/* Why the windows cannot hold the shard and the pool here (the first reason
+   into why), or 0 when they can (the pool planned: zero__alloc_pool). */
+static int zero__windows_not(const zero_engine *e, char *why, size_t cap) {
+    if (!e->be.win_alloc || !e->be.win_free)
+        snprintf(why, cap, "backend '%s' has no win_alloc (the CUDA backend has, built against NCCL >= 2.27)",
+                 e->be.name ? e->be.name : "?");
+    else if (e->plan.stage != 3)
+        snprintf(why, cap, "stage %d (windows hold stage 3's shard and gather pool)", e->plan.stage);
+    else if (e->plan.world == 1)
+        snprintf(why, cap, "one rank");
+    else if (e->offload_param.device != ZERO_OFFLOAD_NONE || !e->buf.params)
+        snprintf(why, cap, "offload_param keeps the shard off the device");
+    else if (e->plan.ext || e->pvm.dyn_direct || e->pvm.all_direct)
+        snprintf(why, cap, "the program's memory (zero_alloc) takes the gathers");
+    else if (e->pool.grows)
+        snprintf(why, cap, "the gather pool is derived and grows\nHINT: set zero_optimization."
+                           "stage3_max_live_parameters to give it one size");
+    else
+        return 0;
+    return 1;
 }
 
 /* ZERO_COLL_WINDOWS=1 on rank 0: what went into window memory, or why
-   nothing did (the first condition of zero__windows_wanted that fails). */
+   nothing did. */
 static void zero__windows_note(const zero_engine *e, const zero__sizes *zs) {
-    const char *v = getenv("ZERO_COLL_WINDOWS");
-    char why[200] = "";
-    if (!v || strcmp(v, "1") || e->plan.grank != 0) return;
-    if (!e->be.win_alloc || !e->be.win_free)
-        snprintf(why, sizeof why, "backend '%s' has no win_alloc (the CUDA backend has, built against NCCL >= 2.27)",
-                 e->be.name ? e->be.name : "?");
-    else if (e->plan.stage != 3)
-        snprintf(why, sizeof why, "stage %d (windows hold stage 3's shard and gather pool)", e->plan.stage);
-    else if (e->plan.world == 1)
-        snprintf(why, sizeof why, "one rank");
-    else if (e->offload_param.device != ZERO_OFFLOAD_NONE)
-        snprintf(why, sizeof why, "offload_param keeps the shard off the device");
-    else if (e->plan.ext || e->pvm.dyn_direct || e->pvm.all_direct)
-        snprintf(why, sizeof why, "the program's memory (zero_alloc) takes the gathers");
-    else if (e->pool.grows)
-        snprintf(why, sizeof why, "the gather pool is derived and grows\nHINT: set zero_optimization."
-                                  "stage3_max_live_parameters to give it one size");
-    if (why[0])
+    char why[200];
+    if (!zero__windows_asked() || e->plan.grank != 0) return;
+    if (zero__windows_not(e, why, sizeof why))
         zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_COLL_WINDOWS, "ZERO_COLL_WINDOWS=1 has no effect: %s", why);
     else
         zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_COLL_WINDOWS,
@@ -10512,25 +10530,7 @@ static void zero__windows_note(const zero_engine *e, const zero__sizes *zs) {
 /* zero__ealloc's device allocation through win_alloc (a collective: every
    rank calls it in the same order with the same bytes). */
 static zero_result zero__ealloc_win(zero_engine *e, zero_mem_category cat, size_t bytes, void **out, const char *what) {
-    zero_error be;
-    zero__ok(&be);
-    *out = NULL;
-    e->mem.planned[cat][ZERO_MEM_DEVICE] += bytes;
-    if (!bytes) return ZERO_OK;
-    if (e->win.n == (int)(sizeof e->win.p / sizeof e->win.p[0]))
-        return zero__efail(e, ZERO_MSG_BAD_ARG, "%s: more window buffers than the engine keeps", what);
-    if (e->be.win_alloc(e->be.ctx, bytes, out, &be) != ZERO_OK || !*out) {
-        char text[700];
-        snprintf(text, sizeof text, "%s (%.1f MiB, win_alloc)", what, (double)bytes / 1048576.0);
-        if (!be.msg[0]) zero__fail(&be, ZERO_MSG_OUT_OF_MEMORY, NULL, 0, 0, "allocation failed");
-        zero__ebackend(e, &be, text);
-        e->broken = 0;
-        return e->err.code;
-    }
-    e->mem.allocated[ZERO_MEM_DEVICE] += bytes;
-    e->win.p[e->win.n++] = *out;
-    if (zero__xfer_add(e, *out, bytes, 1) != ZERO_OK) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "%s: the table of allocations", what);
-    return ZERO_OK;
+    return zero__ealloc_by(e, cat, ZERO_MEM_DEVICE, bytes, out, what, 1);
 }
 
 /* Device memory of zero__ealloc or zero__ealloc_win, each freed by its own. */
@@ -14511,7 +14511,10 @@ static zero_result zero__alloc_pool(zero_engine *e, const zero__sizes *zs) {
     zero__windows_note(e, zs);
     if (e->pvm.all_direct) return ZERO_OK; /* (set by zero__pvm_plan_direct alone) */
     if (e->pool.grows && !e->pvm.dyn_direct) return zero__pool_vm_make(e);
-    if (zero__windows_wanted(e)) return zero__alloc_pool_win(e, zs);
+    if (zero__windows_asked()) {
+        char why[200];
+        if (!zero__windows_not(e, why, sizeof why)) return zero__alloc_pool_win(e, zs);
+    }
     return zero__ealloc(e, ZERO_MEM_GATHER_POOL, ZERO_MEM_DEVICE,
                         (size_t)(zs->persist + (e->pvm.dyn_direct ? 0 : e->pool.pool_elems)) * e->plan.csize,
                         &e->pool.base, "stage-3 gather pool");
