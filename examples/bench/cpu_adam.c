@@ -404,7 +404,7 @@ static const char usage[] =
     "  --params    parameter counts, comma-separated, 64 to 1e13 each (k = 1e3, M = 2^20, B or G = 1e9)\n"
     "  --iters/-n  timed calls per row, 1 to 1e6 (fewer past --budget)\n"
     "  --warmup/-w warm-up calls per row, 1 to 1e6\n"
-    "  --threads   threads of the pool, 0 to 4096 (0: ZERO_CPU_THREADS, else the logical cores)\n"
+    "  --threads   threads of the pool, 0 to 4096 (0: zero_cpu_threads: ZERO_CPU_THREADS, else the cores, split between the host's ranks)\n"
     "  --budget    seconds one row may take, 0.001 to 1e6\n";
 
 /* a flag's whole number in [lo, hi] into an int, or one line on stderr and 1 */
