@@ -4176,8 +4176,11 @@ static zero_result zero__cuda_win_alloc(void *ctx, size_t bytes, void **out, zer
         snprintf(what, sizeof what, "ncclMemAlloc of %zu bytes on GPU %d", bytes, c->device);
         return zero_nccl_check(r != ncclSuccess ? r : ncclSystemError, what, __FILE__, __LINE__, err);
     }
-    if ((res = zero__cuda_nccl_done(c, c->comm, ncclCommWindowRegister(c->comm, p, bytes, &w, NCCL_WIN_COLL_SYMMETRIC),
-                                    "ncclCommWindowRegister", err)) != ZERO_OK) {
+    /* On a non-blocking communicator the registration may return ncclSuccess
+       while its group job still runs (the handle unset, the next call on the
+       communicator refused): it is polled until the communicator is ready. */
+    if ((r = ncclCommWindowRegister(c->comm, p, bytes, &w, NCCL_WIN_COLL_SYMMETRIC)) == ncclSuccess) r = ncclInProgress;
+    if ((res = zero__cuda_nccl_done(c, c->comm, r, "ncclCommWindowRegister", err)) != ZERO_OK) {
         ncclMemFree(p);
         return res;
     }
@@ -4195,9 +4198,10 @@ static void zero__cuda_win_free(void *ctx, void *p) {
     if (!c || !p) return;
     for (int i = 0; i < c->n_win; i++) {
         if (c->win_p[i] != p) continue;
-        if (c->comm && !c->failed) /* (a failed communicator is aborted: its windows went with it) */
-            (void)zero__cuda_nccl_done(c, c->comm, ncclCommWindowDeregister(c->comm, c->win_h[i]), "ncclCommWindowDeregister",
-                                       &err);
+        if (c->comm && !c->failed) { /* (a failed communicator is aborted: its windows went with it) */
+            ncclResult_t r = ncclCommWindowDeregister(c->comm, c->win_h[i]); /* (polled as win_alloc's) */
+            (void)zero__cuda_nccl_done(c, c->comm, r == ncclSuccess ? ncclInProgress : r, "ncclCommWindowDeregister", &err);
+        }
         ncclMemFree(p);
         c->allocated[ZERO_MEM_DEVICE] -= c->win_bytes[i];
         c->n_win--;

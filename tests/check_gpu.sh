@@ -39,6 +39,10 @@
 #            JSON in the log directory) on 4 GPUs, against the same config
 #            flat: the same bound as fp32 above, and bytes sent across the
 #            groups. Fewer than 4 GPUs: a SKIP line (counted neither way).
+#   windows  with 2 or more GPUs: bf16 stage 3 with ZERO_COLL_WINDOWS=1 (the
+#            shard and a fixed gather pool in NCCL's symmetric windows) on
+#            every GPU: the engine's note that it took them, and the loss of
+#            the stage-3 row of that GPU count within 1e-6.
 #   hf_check sh examples/gpt/hf_check.sh, all of it (build/gpt against
 #            transformers; needs torch and transformers).
 #   tests    tests/gpu_engine, gpu_gpt and gpu_trainer with ZERO_TEST_QUICK=1,
@@ -340,11 +344,18 @@ lane_one() {
 HYB=$D/hybrid.json FLAT=$D/hybrid_flat.json
 printf '{"zero_optimization": {"stage": 3, "mics_shard_size": 2}}\n' >"$HYB"
 printf '{"zero_optimization": {"stage": 3, "mics_shard_size": -1}}\n' >"$FLAT"
+WIN=$D/windows.json # (a pool of fixed size: windows hold no pool that grows)
+printf '{"zero_optimization": {"stage": 3, "stage3_max_live_parameters": 400000, "stage3_prefetch_bucket_size": 100000}}\n' >"$WIN"
 lane_all() { # one at a time: each uses every GPU
     while read -r name args; do
         # shellcheck disable=SC2086
         gpt_job "$name" "$GPUS" 180 $SMALL $args
     done <"$D/rows_all.txt"
+    if [ "$NGPU" -ge 2 ]; then # stage 3's gathers in NCCL's symmetric windows (ZERO_COLL_WINDOWS=1)
+        # shellcheck disable=SC2086
+        job windows_s3 180 env CUDA_VISIBLE_DEVICES="$GPUS" ZERO_TIMEOUT_S=120 ZERO_COLL_WINDOWS=1 "$GPT" $SMALL \
+            --dtype bf16 --stage 3 --config "$WIN" --metrics "$D/windows_s3.jsonl"
+    fi
     if [ "$NGPU" -ge 4 ]; then
         # shellcheck disable=SC2086
         gpt_job hybrid_flat "$GPU4" 180 $SMALL --dtype fp32 --config "$FLAT"
@@ -404,6 +415,15 @@ for rows in "$D/rows_1gpu.txt" "$D/rows_all.txt"; do
     done <"$rows"
 done
 if [ "$MODE" = run ]; then
+    if [ "$NGPU" -ge 2 ]; then
+        # the gathers' buffers in windows copy the same bytes: the loss of the stage-3 row, to 1e-6; the engine's
+        # note that the windows were taken (with none, the row would test nothing)
+        ref=$(last_loss "$D/gpt_${NGPU}gpu_bf16_s3.jsonl")
+        v=$(judge "$D/windows_s3.jsonl" "$(rc_of windows_s3)" 8 1 "${ref:-none}" 1e-6 "stage 3 without windows")
+        grep -q 'ZERO_COLL_WINDOWS=1: the parameter shard .* in window memory' "$D/windows_s3.log" 2>/dev/null ||
+            v="FAIL	${v#*	} [no windows taken: $(grep -m1 'ZERO_COLL_WINDOWS' "$D/windows_s3.log" 2>/dev/null | cut -c1-160)]"
+        row "${v%%	*}" "windows_s3_bf16_${NGPU}gpu" "${v#*	}" "$(secs_of windows_s3)"
+    fi
     if [ "$NGPU" -ge 4 ]; then
         ref=$(last_loss "$D/hybrid_flat.jsonl")
         v=$(judge "$D/hybrid_s3_G2.jsonl" "$(rc_of hybrid_s3_G2)" 8 1 "${ref:-none}" "$(bound_of fp32)" flat)

@@ -275,7 +275,8 @@ if [ -z "$T" ]; then
         rc=\$?; cat '$NG/llmc.txt'; echo \"exit \$rc\"; [ \$rc -eq 77 ]"
     step "check-gpu-plan" sh -c "CHECK_GPU_NGPU=2 CHECK_GPU_DIR='$NG/chk' sh tests/check_gpu.sh --dry-run > '$NG/plan.txt' 2>&1 &&
         [ \$(grep -c '/gpt --layers 2 ' '$NG/plan.txt') -ge 48 ] && grep -q 'preset 1.5B.*--dtype fp16 --stage 3 --offload-optimizer cpu --offload-param cpu' '$NG/plan.txt' &&
-        grep -q 'preset 1.5B.*--dtype bf16 --stage 3' '$NG/plan.txt' && grep -q 'hf_check.sh' '$NG/plan.txt' && grep -q 'tests/llmc/check_gpu.sh' '$NG/plan.txt'"
+        grep -q 'preset 1.5B.*--dtype bf16 --stage 3' '$NG/plan.txt' && grep -q 'hf_check.sh' '$NG/plan.txt' && grep -q 'tests/llmc/check_gpu.sh' '$NG/plan.txt' &&
+        grep -q 'windows_s3: .*ZERO_COLL_WINDOWS=1 .*--stage 3 --config ' '$NG/plan.txt'"
     # a batch of builds says what it builds when it starts (tests/lib.sh), not only when it ends
     mkdir -p "$B/t/lib/log"
     step "lib-pbatch" sh -c "B='$B/t/lib'; . tests/lib.sh; pass=0; fail=0
