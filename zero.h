@@ -10518,11 +10518,12 @@ static void zero__windows_note(const zero_engine *e, const zero__sizes *zs) {
     char why[200];
     if (!zero__windows_asked() || e->plan.grank != 0) return;
     if (zero__windows_not(e, why, sizeof why))
-        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_COLL_WINDOWS, "ZERO_COLL_WINDOWS=1 has no effect: %s", why);
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_COLL_WINDOWS, "ZERO_COLL_WINDOWS=1: nothing in window memory: %s; each collective alone (as with ZERO_COLL_GROUP=0)", why);
     else
         zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_COLL_WINDOWS,
                   "ZERO_COLL_WINDOWS=1: the parameter shard (%.1f MiB) and the gather pool (%.1f MiB) in window memory: "
-                  "each stage-3 gather's buffers in windows at the same offsets on every rank",
+                  "each stage-3 gather's buffers in windows at the same offsets on every rank, each collective "
+                  "alone (as with ZERO_COLL_GROUP=0)",
                   (double)zs->S * (double)e->plan.csize / 1048576.0,
                   (double)(zs->persist + e->pool.pool_elems) * (double)e->plan.csize / 1048576.0);
 }
@@ -14988,8 +14989,13 @@ static void zero__plan_placement(zero_engine *e, const zero_config *cfg, const z
         e->obs.tr_api = "zero_engine_create";
     }
     {
+        /* (ZERO_COLL_WINDOWS=1: none either. NCCL 2.28's symmetric kernels
+           inside a group gave gathers other bytes than the same gathers alone,
+           which give the bytes of the gathers without windows: 2 H200s, fp32,
+           the losses from the second step on) */
         const char *g = getenv("ZERO_COLL_GROUP");
-        e->cg.on = e->be.coll_group_begin && e->be.coll_group_end && !e->obs.check && !(g && !strcmp(g, "0"));
+        e->cg.on = e->be.coll_group_begin && e->be.coll_group_end && !e->obs.check && !(g && !strcmp(g, "0")) &&
+                   !zero__windows_asked();
     }
 }
 

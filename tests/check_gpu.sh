@@ -41,8 +41,8 @@
 #            groups. Fewer than 4 GPUs: a SKIP line (counted neither way).
 #   windows  with 2 or more GPUs: bf16 stage 3 with ZERO_COLL_WINDOWS=1 (the
 #            shard and a fixed gather pool in NCCL's symmetric windows) on
-#            every GPU: the engine's note that it took them, and the loss of
-#            the stage-3 row of that GPU count within 1e-6.
+#            every GPU, and the same run without: the engine's note that it
+#            took them, and the final loss of the run without, exactly.
 #   hf_check sh examples/gpt/hf_check.sh, all of it (build/gpt against
 #            transformers; needs torch and transformers).
 #   tests    tests/gpu_engine, gpu_gpt and gpu_trainer with ZERO_TEST_QUICK=1,
@@ -351,10 +351,13 @@ lane_all() { # one at a time: each uses every GPU
         # shellcheck disable=SC2086
         gpt_job "$name" "$GPUS" 180 $SMALL $args
     done <"$D/rows_all.txt"
-    if [ "$NGPU" -ge 2 ]; then # stage 3's gathers in NCCL's symmetric windows (ZERO_COLL_WINDOWS=1)
-        # shellcheck disable=SC2086
-        job windows_s3 180 env CUDA_VISIBLE_DEVICES="$GPUS" ZERO_TIMEOUT_S=120 ZERO_COLL_WINDOWS=1 "$GPT" $SMALL \
-            --dtype bf16 --stage 3 --config "$WIN" --metrics "$D/windows_s3.jsonl"
+    if [ "$NGPU" -ge 2 ]; then # stage 3's gathers in NCCL's symmetric windows (ZERO_COLL_WINDOWS=1), and without
+        for w in 1 0; do
+            wn=windows_s3 && [ $w = 0 ] && wn=windows_s3_ref
+            # shellcheck disable=SC2086
+            job $wn 180 env CUDA_VISIBLE_DEVICES="$GPUS" ZERO_TIMEOUT_S=120 ZERO_COLL_WINDOWS=$w "$GPT" $SMALL \
+                --dtype bf16 --stage 3 --config "$WIN" --metrics "$D/$wn.jsonl"
+        done
     fi
     if [ "$NGPU" -ge 4 ]; then
         # shellcheck disable=SC2086
@@ -416,13 +419,14 @@ for rows in "$D/rows_1gpu.txt" "$D/rows_all.txt"; do
 done
 if [ "$MODE" = run ]; then
     if [ "$NGPU" -ge 2 ]; then
-        # the gathers' buffers in windows copy the same bytes: the loss of the stage-3 row, to 1e-6; the engine's
-        # note that the windows were taken (with none, the row would test nothing)
-        ref=$(last_loss "$D/gpt_${NGPU}gpu_bf16_s3.jsonl")
-        v=$(judge "$D/windows_s3.jsonl" "$(rc_of windows_s3)" 8 1 "${ref:-none}" 1e-6 "stage 3 without windows")
+        # the gathers' buffers in windows copy the same bytes: the loss of the same run without windows, exactly;
+        # the engine's note that the windows were taken (with none, the row would test nothing)
+        ref=$(last_loss "$D/windows_s3_ref.jsonl")
+        v=$(judge "$D/windows_s3.jsonl" "$(rc_of windows_s3)" 8 1 "${ref:-none}" 0 "the run without windows")
         grep -q 'ZERO_COLL_WINDOWS=1: the parameter shard .* in window memory' "$D/windows_s3.log" 2>/dev/null ||
             v="FAIL	${v#*	} [no windows taken: $(grep -m1 'ZERO_COLL_WINDOWS' "$D/windows_s3.log" 2>/dev/null | cut -c1-160)]"
-        row "${v%%	*}" "windows_s3_bf16_${NGPU}gpu" "${v#*	}" "$(secs_of windows_s3)"
+        row "${v%%	*}" "windows_s3_bf16_${NGPU}gpu" "${v#*	}" \
+            "$(awk -v p="$(secs_of windows_s3)" -v q="$(secs_of windows_s3_ref)" 'BEGIN { if (p ~ /^[0-9.]+$/ && q ~ /^[0-9.]+$/) printf "%.1f", p + q; else print "-" }')"
     fi
     if [ "$NGPU" -ge 4 ]; then
         ref=$(last_loss "$D/hybrid_flat.jsonl")
