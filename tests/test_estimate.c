@@ -792,6 +792,7 @@ typedef struct calib_run {
 #define X4_TF 433.48
 #define H200_HBM 3.917e12
 #define X2C_TF 469.77
+#define X2D_TF 485.19
 
 static const calib_run calib[] = {
     /* docs/results/h100_fast.tsv row ab_s0 (PERF.md 5f, "Stage by stage"): the fit */
@@ -825,6 +826,14 @@ static const calib_run calib[] = {
     {"2x H200 (bcd951c), stage 2", "PERF.md 5j; h200x2_bcd951c groups_s2_2gpu_grouped_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 191.8, 0, 0, 0, 1},
     {"2x H200 (bcd951c), stage 2, ZERO_STEP_OVERLAP=0", "PERF.md 5j; h200x2_bcd951c groups_s2_2gpu_alone_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 194.85, 0, 0, 0, 0},
     {"2x H200 (bcd951c), stage 3", "PERF.md 5j; h200x2_bcd951c groups_s3_2gpu_grouped_{1,2}", 2, 3, 1024, 8, 0, 0, 1, X2C_TF, H200_HBM, 0, 0, 203.85, 0, 0, 0, 1},
+    /* PERF.md 5c, docs/results/h200x2_4d94af3_scale.tsv (bench.sh scale, one machine session, code 4d94af3):
+       stage 2 on one GPU the fit, the others predicted */
+    {"2x H200 box (4d94af3), 1 GPU, stage 1", "PERF.md 5c; h200x2_4d94af3_scale sc_s1_1gpu", 1, 1, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 177.8, 0, 0, 0, 1},
+    {"2x H200 box (4d94af3), 1 GPU, stage 2", "PERF.md 5c; h200x2_4d94af3_scale sc_s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2D_TF, H200_HBM, 0, 0, 176.7, 0, 0, 0, 1},
+    {"2x H200 box (4d94af3), 1 GPU, stage 3", "PERF.md 5c; h200x2_4d94af3_scale sc_s3_1gpu", 1, 3, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 183.3, 0, 0, 0, 1},
+    {"2x H200 (4d94af3), stage 1", "PERF.md 5c; h200x2_4d94af3_scale sc_s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.4, 0, 0, 0, 1},
+    {"2x H200 (4d94af3), stage 2", "PERF.md 5c; h200x2_4d94af3_scale sc_s2_2gpu", 2, 2, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.6, 0, 0, 0, 1},
+    {"2x H200 (4d94af3), stage 3", "PERF.md 5c; h200x2_4d94af3_scale sc_s3_2gpu", 2, 3, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 196.5, 0, 0, 0, 1},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
@@ -900,6 +909,7 @@ static void test_time_calibration(void) {
         CHECK_NEAR(flops / (201.3e-3 - 30 * P / H200_HBM) / 1e12, X2_TF, 1e-4);
         CHECK_NEAR(flops / (196.4e-3 - 30 * P / H200_HBM) / 1e12, X4_TF, 1e-4);
         CHECK_NEAR(flops / (182.1e-3 - 30 * P / H200_HBM) / 1e12, X2C_TF, 1e-4);
+        CHECK_NEAR(flops / (176.672e-3 - 30 * P / H200_HBM) / 1e12, X2D_TF, 1e-4);
         /* bench_optim --gpt 1.5B (V 50257: 1557611200 parameters): zero_step in 16.751 ms at 30 bytes each */
         CHECK_NEAR(30 * 1557611200.0 / 16.751e-3, H100_HBM, 1e-3);
     }
