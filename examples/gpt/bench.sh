@@ -14,8 +14,8 @@
 #   sh examples/gpt/bench.sh four     4 GPUs (H200): 1 vs 4 GPUs per stage
 #   sh examples/gpt/bench.sh scale    every visible GPU (N >= 2): GPT-2 XL (T 1024, bf16, micro-batch 8 per GPU),
 #                                     zero stages 1-3 on one GPU and on N, stage 3 with mics_shard_size N/2 (N >= 4),
-#                                     DeepSpeed ZeRO-2/3 (--hf-auto: the buckets and prefetch HF's integration sets
-#                                     for this width) and FSDP2 (each block fully_shard-ed and compiled, reshard 0
+#                                     DeepSpeed ZeRO-2/3 (its default buckets, and --hf-auto: the buckets and prefetch
+#                                     HF's integration sets for this width) and FSDP2 (each block fully_shard-ed and compiled, reshard 0
 #                                     and 1) on N; then examples/gpt/scale_table.py's table (tokens/s per GPU, MFU,
 #                                     memory, scaling, zero over the best peer) and $DIR/gpt_scale.png (~8 min)
 #   sh examples/gpt/bench.sh stages   only the stages 0-3 loss curves
@@ -224,9 +224,10 @@ scale() { # zero's stages on 1 and N GPUs, hybrid, DeepSpeed and FSDP2 on N: sca
         run sc_s3_hybrid env CUDA_VISIBLE_DEVICES="$all" timeout -k 10 120 $G $XL --stage 3 --config "$DIR/sc_hybrid.json" \
             $S --metrics "$DIR/sc_s3_hybrid.jsonl"
     fi
-    if have_ds sc_ds; then
+    if have_ds sc_ds; then # DeepSpeed's default buckets, then Hugging Face's "auto" ones: the table takes the faster
         for s in 2 3; do
-            ptn "sc_ds_z$s" 240 deepspeed_gpt.py $TXL --dtype bf16 --stage $s --hf-auto --batch 8 --steps 8 --warmup 3
+            ptn "sc_ds_z$s" 240 deepspeed_gpt.py $TXL --dtype bf16 --stage $s --batch 8 --steps 8 --warmup 3
+            ptn "sc_ds_z${s}_hf" 240 deepspeed_gpt.py $TXL --dtype bf16 --stage $s --hf-auto --batch 8 --steps 8 --warmup 3
         done
     fi
     for r in 0 1; do

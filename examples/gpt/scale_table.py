@@ -8,14 +8,16 @@ The runs it reads, by name (DIR/NAME.jsonl; a missing one, or one without an
 end line, is a row that says so):
     sc_s{1,2,3}_1gpu, sc_s{1,2,3}_{N}gpu   zero stages 1-3 on one GPU and on N
     sc_s3_hybrid                           zero stage 3, mics_shard_size N / 2
-    sc_ds_z2, sc_ds_z3                     DeepSpeed ZeRO-2 and ZeRO-3 on N
+    sc_ds_z2, sc_ds_z3                     DeepSpeed ZeRO-2 and ZeRO-3 on N, its default buckets
+    sc_ds_z2_hf, sc_ds_z3_hf               the same with --hf-auto (Hugging Face's "auto" buckets); a
+                                           peer's run absent from DIR is a row that says "not run"
     sc_fsdp2_r0, sc_fsdp2_r1               FSDP2, reshard_after_forward 0 and 1, on N
 Prints a Markdown table: tokens/s per GPU, MFU, GPU memory (GiB, the device's
 used memory where the run reports it, else its peak), scaling (N GPUs over one,
 tokens/s per GPU, the same stage) and zero over the best peer of its kind:
-stage 1-2 over the faster of ZeRO-2 and FSDP2 without resharding, stage 3
-(flat and hybrid) over the faster of ZeRO-3 and FSDP2 with resharding. Exit 0;
-2 on usage.
+stage 1-2 over the fastest of ZeRO-2 (either buckets) and FSDP2 without
+resharding, stage 3 (flat and hybrid) over the fastest of ZeRO-3 (either
+buckets) and FSDP2 with resharding. Exit 0; 2 on usage.
 """
 import json
 import os
@@ -47,8 +49,10 @@ def main(argv):
         sys.stderr.write("usage: python3 examples/gpt/scale_table.py DIR N   (N >= 2: the GPUs of the runs)\n")
         return 2
     d, n = argv[1], int(argv[2])
-    peers2 = [("sc_ds_z2", "DeepSpeed ZeRO-2"), ("sc_fsdp2_r0", "FSDP2, reshard_after_forward 0")]
-    peers3 = [("sc_ds_z3", "DeepSpeed ZeRO-3"), ("sc_fsdp2_r1", "FSDP2, reshard_after_forward 1")]
+    peers2 = [("sc_ds_z2", "DeepSpeed ZeRO-2"), ("sc_ds_z2_hf", "DeepSpeed ZeRO-2, --hf-auto"),
+              ("sc_fsdp2_r0", "FSDP2, reshard_after_forward 0")]
+    peers3 = [("sc_ds_z3", "DeepSpeed ZeRO-3"), ("sc_ds_z3_hf", "DeepSpeed ZeRO-3, --hf-auto"),
+              ("sc_fsdp2_r1", "FSDP2, reshard_after_forward 1")]
 
     def best(peers):
         got = [(end_of(d, k)["tokens_per_s_per_gpu"], what) for k, what in peers if end_of(d, k)]
@@ -72,7 +76,8 @@ def main(argv):
     print("|---|---|---|---|---|---|---|")
     for what, g, name, e, scaling, peer in rows:
         if not e:
-            print("| %s | %d | did not finish (%s.log) | | | | |" % (what, g, name))
+            ran = os.path.exists(os.path.join(d, name + ".jsonl")) or not name.startswith("sc_ds_")
+            print("| %s | %d | %s | | | | |" % (what, g, "did not finish (%s.log)" % name if ran else "not run"))
             continue
         over = ""
         if peer:

@@ -22,8 +22,10 @@ Accelerate put for "auto": reduce_bucket_size hidden^2,
 stage3_prefetch_bucket_size 0.9 hidden^2, stage3_param_persistence_threshold
 10 hidden).
 
-At stage 3 the model is built inside deepspeed.zero.Init, so no rank holds
-it whole, and the tied head (the forward reads wte.weight outside the
+At stage 3 the model is built inside deepspeed.zero.Init (in the config's
+dtype, as a DeepSpeed user gets it: partitions keep the dtype they are made
+in, and the script stops if the parameters are not the run's dtype), so no
+rank holds it whole, and the tied head (the forward reads wte.weight outside the
 embedding module) is registered as an external parameter of the root. At
 stages 0-2 it is built on the GPU (no slow CPU init of a large model).
 
@@ -149,7 +151,10 @@ def build_engine(a, device):
     recompute = bool(a.checkpoint_activations)
     torch.manual_seed(a.seed)
     if a.stage == 3:
-        with deepspeed.zero.Init(config_dict_or_path=cfg, dtype=torch.float32):
+        # no dtype: zero.Init takes the config's (bf16 or fp16), as DeepSpeed's users get it. Partitions made
+        # here keep the dtype they are made in (the engine casts only a model built outside zero.Init), so an
+        # explicit float32 ran the whole ZeRO-3 step in fp32 (as this script did before: docs/PERF.md 5c)
+        with deepspeed.zero.Init(config_dict_or_path=cfg):
             model = base.GPT(L, C, H, T, V, recompute)
         # the tied head reads wte.weight in the root's forward: gather it there too
         deepspeed.zero.register_external_parameter(model, model.wte.weight)
@@ -237,9 +242,15 @@ def train(a, rank, world, device, metrics):
     if rank == 0:
         print("deepspeed_gpt: deepspeed %s, config %s" % (deepspeed.__version__, json.dumps(ds_config(a))), flush=True)
     engine, opt, n_params, cfg = build_engine(a, device)
+    # the dtype the forward computes in: a parameter's partition at stage 3, the parameter itself below
+    pdt = str(next(getattr(p, "ds_tensor", p) for p in engine.module.parameters()).dtype).replace("torch.", "")
+    want = {"bf16": "bfloat16", "fp16": "float16"}[a.dtype]
+    if pdt != want:
+        raise SystemExit("deepspeed_gpt: the model's parameters are %s, not %s: DeepSpeed would compute in %s" %
+                         (pdt, want, pdt))
     if rank == 0:
-        print("deepspeed_gpt: optimizer %s inside %s" % (type(getattr(opt, "optimizer", opt)).__name__, type(opt).__name__),
-              flush=True)
+        print("deepspeed_gpt: optimizer %s inside %s; parameters %s" %
+              (type(getattr(opt, "optimizer", opt)).__name__, type(opt).__name__, pdt), flush=True)
 
     torch.cuda.synchronize(device)
     torch.cuda.empty_cache()
@@ -254,6 +265,7 @@ def train(a, rank, world, device, metrics):
                        "stage": stage, "world": world, "batch": B, "gas": 1, "dtype": a.dtype,
                        "recompute": int(a.checkpoint_activations), "find_max_batch": int(a.find_max_batch),
                        "gpu": gpu, "peak_tflops": peak, "optimizer": type(getattr(opt, "optimizer", opt)).__name__,
+                       "param_dtype": pdt,
                        "config": cfg})
 
     step = make_step(engine)
