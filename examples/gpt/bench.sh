@@ -46,6 +46,11 @@
 #   sh examples/gpt/bench.sh offload-recipes   only the offload recipes of `offload` (zero and DeepSpeed)
 #   sh examples/gpt/bench.sh offload-capacity  only the largest model of ZeRO-3 with both offloads
 #                                     (bench_offload --capacity --placements cpu+param, about 3 minutes)
+#   sh examples/gpt/bench.sh offload-n  every visible GPU (N >= 2): the seed's recipe (ZeRO-3 + both offloads, fp16,
+#                                     T 128, micro-batch 16 per GPU) and ZeRO-2 + optimizer offload, zero (every rank's
+#                                     floor lines) beside DeepSpeed (default buckets and --hf-auto; needs deepspeed),
+#                                     each rank's CPU optimizer on its shard with its share of the host's cores
+#   BENCH_CODE=<hash> names the code in results.tsv where the checkout's git metadata is not the tree's
 #   sh examples/gpt/bench.sh offload-scale  one GPU: a 6.65e9 GPT with ZeRO-3 and both offloads at T 1024,
 #                                     micro-batch 8, recompute, accumulation 1, 4 (the micro-batches added on the
 #                                     device and, ZERO_GRAD_ACC=host, in host memory) and 8, each with its floor,
@@ -83,7 +88,7 @@ run() { # NAME ARGS...: one run of gpt, its output in $DIR/NAME.log
     name=$1; shift
     echo "== $name: $*"
     "$@" >"$DIR/$name.log" 2>&1 || { echo "   (exit $?)"; rc=1; }
-    grep -E "^(summary|find-max|gpt:|memory|floor:|comm:)" "$DIR/$name.log" | sed 's/^/   /'
+    grep -E "^(summary|find-max|gpt:|memory|floor:|floor rank|comm:)" "$DIR/$name.log" | sed 's/^/   /'
     grep -iE "error|fail|hint" "$DIR/$name.log" | head -5 | sed 's/^/   /'
 }
 
@@ -126,6 +131,28 @@ offload_recipes() { # the seed's recipe and ZeRO-2 + optimizer offload: zero (wi
         >"$DIR/z2dpu.json"
     run z2dpu_zero $G $SEED --synthetic --stage 2 --config "$DIR/z2dpu.json" --steps 10 --warmup 3 --print-every 5 \
         --metrics "$DIR/z2dpu_zero.jsonl"
+}
+
+offload_n() { # the seed's recipe and ZeRO-2 + optimizer offload on every visible GPU: zero (each rank's floor) and
+    # DeepSpeed (its default buckets and --hf-auto), each rank's CPU optimizer on its shard
+    N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    if [ "$N" -lt 2 ]; then echo "== offload-n: needs 2 or more GPUs, $N visible"; rc=1; return; fi
+    all=$(seq -s, 0 $((N - 1)))
+    SEED="--preset 1.5B --seq 128 --batch 16 --dtype fp16"
+    run on_seed_zero env CUDA_VISIBLE_DEVICES="$all" timeout -k 10 300 $G $SEED --synthetic --stage 3 \
+        --offload-optimizer cpu --offload-param cpu --steps 10 --warmup 3 --print-every 5 --metrics "$DIR/on_seed_zero.jsonl"
+    run on_z2_zero env CUDA_VISIBLE_DEVICES="$all" timeout -k 10 300 $G $SEED --synthetic --stage 2 \
+        --offload-optimizer cpu --steps 10 --warmup 3 --print-every 5 --metrics "$DIR/on_z2_zero.jsonl"
+    if have_ds on_ds; then
+        ptn on_seed_ds 300 deepspeed_gpt.py $SEED --stage 3 --offload-optimizer cpu --offload-param cpu --steps 6 --warmup 2
+        ptn on_seed_ds_hf 300 deepspeed_gpt.py $SEED --stage 3 --offload-optimizer cpu --offload-param cpu --steps 6 \
+            --warmup 2 --hf-auto
+        ptn on_z2_ds 300 deepspeed_gpt.py $SEED --stage 2 --offload-optimizer cpu --steps 6 --warmup 2
+    fi
+    echo "== the seed's recipe on $N GPUs (zero over the faster DeepSpeed):"
+    table on_seed_zero on_seed_ds on_seed_ds_hf
+    echo "== ZeRO-2 + optimizer offload on $N GPUs:"
+    table on_z2_zero on_z2_ds
 }
 
 offload_scale() { # a model that needs offload, at a batch where the GPU's compute can be the floor
@@ -508,6 +535,7 @@ offload) offload ;;
 offload-recipes) offload_recipes ;;
 offload-capacity) offload_capacity ;;
 offload-scale) offload_scale ;;
+offload-n) offload_n; elapsed ;;
 plots) plots ;;
 two)
     # side by side with PyTorch FSDP2: GPT-2 XL, T 1024, bf16, micro-batch 16, 2 GPUs
@@ -546,14 +574,14 @@ biggest) rm -f "$DIR/biggest.txt"; biggest_zero; biggest_torch; elapsed ;;
 biggest-zero) biggest_zero; elapsed ;;
 biggest-torch) biggest_torch; elapsed ;;
 torch-smoke) torch_smoke; elapsed ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|scale|stages|timeline|ctas|hybrid|offload|offload-recipes|offload-capacity|offload-scale|plots|fast|\
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|scale|stages|timeline|ctas|hybrid|offload|offload-recipes|offload-capacity|offload-scale|offload-n|plots|fast|\
 fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-torch|torch-smoke" >&2
     exit 2 ;;
 esac
 # the runs as one table (docs/results/ keeps these, not the logs)
 if command -v python3 >/dev/null 2>&1 && [ -n "$(ls "$DIR" 2>/dev/null)" ]; then
     python3 examples/gpt/results.py "$DIR" --meta "command: sh examples/gpt/bench.sh $what" \
-        --meta "code: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+        --meta "code: ${BENCH_CODE:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" \
         --meta "machine: $(nvidia-smi -L 2>/dev/null | head -n 1 | sed 's/ (UUID.*//') x $(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" \
         >"$DIR/results.tsv" && echo "== results: $DIR/results.tsv"
 fi

@@ -512,56 +512,54 @@ typedef struct run_state {
     double *micro_min_ms; /* the last step's fastest micro-batch on the compute stream (its compute) */
 } run_state;
 
-/* With offload: the step's floor (zero_floor_of) from this run's byte counts
-   and the bandwidths measured now (PCIe of this GPU; host memory with the
-   CPU Adam's pool, shared by the ranks on this host: measured with the
-   threads of all of them, each rank's pool holding its share of the cores),
-   beside the median step. */
+/* With offload: the step's floor (zero_floor_of) from this rank's byte counts
+   and the bandwidths it measures now, every rank at once as in the step (PCIe
+   of its GPU beside the others' copies; host memory with its CPU Adam's pool
+   beside the other ranks' pools: its share), beside its median step. Rank 0
+   prints "floor:" lines (and the metrics' floor event), rank r "floor rank
+   r:" lines. */
 static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
     const world_ctx *w = s->w;
     const zero_step_info *in = s->last;
     const zero_dist_env *env = zero_cuda_env(w->cuda);
-    int local = env && env->local_world > 0 ? env->local_world : 1;
+    const int local = env && env->local_world > 0 ? env->local_world : 1;
     zero_bandwidths bw;
     zero_floor f;
     zero_error err;
-    zero_cpu_pool *all = NULL; /* the host's ranks' threads together (each pool: its share) */
     double host = 0, gb = 1e9;
     const int threads = zero_cpu_pool_threads(w->pool);
+    char tag[32];
+    if (w->rank == 0) snprintf(tag, sizeof tag, "floor:");
+    else snprintf(tag, sizeof tag, "floor rank %d:", w->rank);
     memset(&bw, 0, sizeof bw);
-    if (local > 1 && zero_cpu_pool_create(&all, threads * local, NULL, &err) != ZERO_OK) all = NULL;
     if (zero_cuda_pcie_bandwidth((size_t)256 << 20, 7, &bw, &err) != ZERO_OK ||
-        zero_cpu_memory_bandwidth(all ? all : w->pool, (int64_t)1 << 27, 7, &host, &err) != ZERO_OK) {
-        fprintf(stderr, "gpt: the floor was not measured: %s\n", err.msg);
-        zero_cpu_pool_destroy(all);
+        zero_cpu_memory_bandwidth(w->pool, (int64_t)1 << 27, 7, &host, &err) != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: the floor was not measured: %s\n", w->rank, err.msg);
         return;
     }
-    zero_cpu_pool_destroy(all);
-    bw.host = host / local;
+    bw.host = host;
     if (zero_floor_of(e, in, &bw, &f) != ZERO_OK) {
-        fprintf(stderr, "gpt: the floor: %s\n", zero_engine_error(e)->msg);
+        fprintf(stderr, "gpt: rank %d: the floor: %s\n", w->rank, zero_engine_error(e)->msg);
         return;
     }
-    printf("floor: bytes per step: forward %.3g GB to the GPU | backward %.3g GB to the GPU, %.3g GB to the host | step "
+    printf("%s bytes per step: forward %.3g GB to the GPU | backward %.3g GB to the GPU, %.3g GB to the host | step "
            "%.3g GB to the GPU, %.3g GB to the host | CPU Adam %.3g GB of host memory\n",
-           in->bytes_to_device[ZERO_XFER_FORWARD] / gb, in->bytes_to_device[ZERO_XFER_BACKWARD] / gb,
+           tag, in->bytes_to_device[ZERO_XFER_FORWARD] / gb, in->bytes_to_device[ZERO_XFER_BACKWARD] / gb,
            in->bytes_to_host[ZERO_XFER_BACKWARD] / gb, in->bytes_to_device[ZERO_XFER_STEP] / gb,
            in->bytes_to_host[ZERO_XFER_STEP] / gb, in->cpu_adam_bytes / gb);
-    printf("floor: measured now: PCIe %.1f GB/s to the GPU, %.1f to the host, %.1f both ways | host memory %.1f GB/s "
+    printf("%s measured now: PCIe %.1f GB/s to the GPU, %.1f to the host, %.1f both ways | host memory %.1f GB/s "
            "(%d threads%s)\n",
-           bw.h2d / gb, bw.d2h / gb, bw.duplex / gb, host / gb, all ? threads * local : threads,
-           local > 1 ? all ? ", shared by this host's ranks: each rank's CPU optimizer has its share of them"
-                           : ", shared by this host's ranks"
-                     : "");
+           tag, bw.h2d / gb, bw.d2h / gb, bw.duplex / gb, host / gb, threads,
+           local > 1 ? ", beside this host's other ranks: this rank's CPU optimizer's share" : "");
     /* the GPU's own compute: the last step's fastest micro-batch (forward and backward on the compute stream,
        from its first kernel to the next one's) times the accumulation; with one micro-batch, or where every
        micro-batch waits for copies, it holds those waits too and overstates the compute */
     const int gas = (int)s->cfg->gradient_accumulation_steps;
     const double compute = s->micro_min_ms && *s->micro_min_ms > 0 ? *s->micro_min_ms * gas : 0;
     const double floor_ms = compute > f.floor_ms ? compute : f.floor_ms;
-    printf("floor: %s schedule: copies forward %.1f + backward %.1f + step %.1f ms, CPU Adam %.1f ms -> %.1f ms | "
+    printf("%s %s schedule: copies forward %.1f + backward %.1f + step %.1f ms, CPU Adam %.1f ms -> %.1f ms | "
            "compute %.1f ms (the fastest micro-batch x %d%s) | floor %.1f ms (%s) | median step %.1f ms = %.2fx the floor\n",
-           f.schedule, f.copy_ms[ZERO_XFER_FORWARD], f.copy_ms[ZERO_XFER_BACKWARD], f.copy_ms[ZERO_XFER_STEP], f.adam_ms,
+           tag, f.schedule, f.copy_ms[ZERO_XFER_FORWARD], f.copy_ms[ZERO_XFER_BACKWARD], f.copy_ms[ZERO_XFER_STEP], f.adam_ms,
            f.floor_ms, compute, gas, gas == 1 ? ", its waits included" : "", floor_ms,
            compute > f.floor_ms ? "compute" : "copies and CPU Adam", med_ms, floor_ms > 0 ? med_ms / floor_ms : 0.0);
     if (s->jsonl) {
@@ -1027,7 +1025,7 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
             fprintf(stderr, "gpt: rank %d: zero_flush: %s\n", w->rank, zero_engine_error(e)->msg);
             return 1;
         }
-        if (w->rank == 0 && !step_ms.empty() && s->last) print_floor(s, e, step_ms[step_ms.size() / 2]);
+        if (!step_ms.empty() && s->last) print_floor(s, e, step_ms[step_ms.size() / 2]);
     }
     if (s->eval) {
         if (zero_flush(e) != ZERO_OK) { /* delayed_param_update: the last step's weights onto the device */
