@@ -1531,6 +1531,15 @@ typedef struct zero_step_info {
        (n - 1) / n of the whole buffer, an all-reduce 2 (n - 1) / n, as
        NCCL's ring does. The statistics' few bytes are counted too. */
     int64_t comm_bytes[ZERO_GROUP_COUNT];
+    /* What this rank read from and wrote to its NVMe tiles for this step,
+       bytes of the tiles' data, by phase (what zero_floor_of prices): the
+       parameter tiles of offload_param "nvme" read when a fetch missed the
+       cached buffers (forward, backward) and written after the step, and the
+       optimizer's tiles of offload_optimizer "nvme" read and written by the
+       step (twice with Lamb's and Muon's first passes). zero_read_state,
+       zero_save and zero_load are not counted. */
+    int64_t nvme_bytes_read[ZERO_XFER_PHASE_COUNT];
+    int64_t nvme_bytes_written[ZERO_XFER_PHASE_COUNT];
 } zero_step_info;
 
 
@@ -2000,11 +2009,19 @@ ZERO_API zero_result zero_estimate_time(const zero_time_model *m, zero_time_esti
      delayed     max(forward + backward + step copies, Adam):
                  delayed_param_update runs the Adam beside the next step
    A phase's copies take max(to device / h2d, to host / d2h, both / duplex).
-   GPU compute, collectives and NVMe are not in it: a lower bound. */
+   A phase's NVMe traffic (nvme_bytes_read / _written) takes read / nvme_read
+   + written / nvme_write (one device: its reads and writes one after the
+   other) and runs beside that phase's work, as the tile buffers' read-ahead
+   and write-behind let it: the forward's and the backward's beside their
+   copies (each phase max(copies, NVMe)), the step's beside the CPU Adam
+   (max(Adam, NVMe)) in the schedules above. GPU compute and collectives
+   are not in it: a lower bound. */
 typedef struct zero_bandwidths {
     double h2d, d2h; /* pinned host to device, device to host, alone (bytes/s) */
     double duplex;   /* both directions at once, their sum (bytes/s; 0: max(h2d, d2h)) */
     double host;     /* host memory in the CPU Adam's pattern, this rank's share (bytes/s) */
+    double nvme_read, nvme_write; /* the tile store's reads and writes, this rank's share (bytes/s;
+                                     zero_nvme_bandwidth); needed only where the step has NVMe bytes */
 } zero_bandwidths;
 
 typedef struct zero_floor {
@@ -2012,6 +2029,7 @@ typedef struct zero_floor {
     double adam_ms;                        /* cpu_adam_bytes / host */
     double floor_ms;                       /* the step at best, with the schedule's overlap */
     const char *schedule;                  /* "sequential", "overlapped", "early", "delayed" (static) */
+    double nvme_ms[ZERO_XFER_PHASE_COUNT]; /* each phase's NVMe reads and writes at the bandwidths */
 } zero_floor;
 
 /* The floor of the step that `info` reports (zero_step's), for engine e.
@@ -10151,6 +10169,7 @@ typedef struct zero__xfer { /* the step's copies between host and device (zero_s
     int phase;                                    /* ZERO_XFER_*: where the program is in the step */
     int64_t to_dev[ZERO_XFER_PHASE_COUNT], to_host[ZERO_XFER_PHASE_COUNT];
     int64_t comm[ZERO_GROUP_COUNT]; /* bytes the step's collectives send from this rank, per group */
+    int64_t nvme_rd[ZERO_XFER_PHASE_COUNT], nvme_wr[ZERO_XFER_PHASE_COUNT]; /* its NVMe tiles' data read, written */
     uintptr_t *lo, *hi;                           /* the engine's allocations */
     int outside_dev;                              /* memory outside them is device memory (the program's tensors) */
     unsigned char *dev;                           /* ... 1: device memory, 0: host (pinned or not) */
@@ -11611,12 +11630,14 @@ static zero_result zero__pbuf_load(zero_engine *e, int u, int wait, int *out, ze
     int b = 0, hit = 0;
     if (zero__pbuf_take(e, u, &b, &hit, fail) != ZERO_OK) return fail->code;
     if (!hit) {
-        if (e->be.tiles_read(e->offload_param.pstore, u, e->offload_param.pbuf[b], (size_t)e->plan.layout->units[u].chunk * e->plan.csize, &e->offload_param.pbuf_req[b], fail) !=
+        const size_t bytes = (size_t)e->plan.layout->units[u].chunk * e->plan.csize;
+        if (e->be.tiles_read(e->offload_param.pstore, u, e->offload_param.pbuf[b], bytes, &e->offload_param.pbuf_req[b], fail) !=
             ZERO_OK) {
             e->offload_param.pbuf_req[b] = NULL;
             return fail->code;
         }
         e->offload_param.pbuf_unit[b] = u;
+        e->xfer.nvme_rd[e->xfer.phase] += (int64_t)bytes;
     }
     if (wait && zero__pbuf_settle(e, b, 0, fail) != ZERO_OK) return fail->code;
     *out = b;
@@ -11792,6 +11813,7 @@ static zero_result zero__param_put(zero_engine *e, int u, int host_adam, const v
             e->offload_param.pbuf_req[buf] = NULL;
             return fail->code;
         }
+        e->xfer.nvme_wr[e->xfer.phase] += (int64_t)bytes;
         e->offload_param.pbuf_unit[buf] = u;
         e->offload_param.pbuf_used[buf] = ++e->offload_param.pbuf_clock;
         return ZERO_OK;
@@ -17085,6 +17107,7 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h, cons
                 what = "zero_step: NVMe read of an optimizer tile";
                 break;
             }
+            e->xfer.nvme_rd[e->xfer.phase] += 12 * cn;
             next++;
         }
         if (fail.code != ZERO_OK) break;
@@ -17117,6 +17140,7 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h, cons
             what = "zero_step: NVMe write of an optimizer tile";
             break;
         }
+        e->xfer.nvme_wr[e->xfer.phase] += 12 * c;
         if (!first && zero__param_put(e, u, 1, dst, pb, &fail) != ZERO_OK) {
             what = zero__param_put_what(e);
             break;
@@ -17214,6 +17238,10 @@ static void zero__step_counters(zero_engine *e, zero_step_info *in) {
     memset(e->xfer.to_host, 0, sizeof e->xfer.to_host);
     memcpy(in->comm_bytes, e->xfer.comm, sizeof in->comm_bytes);
     memset(e->xfer.comm, 0, sizeof e->xfer.comm);
+    memcpy(in->nvme_bytes_read, e->xfer.nvme_rd, sizeof in->nvme_bytes_read);
+    memcpy(in->nvme_bytes_written, e->xfer.nvme_wr, sizeof in->nvme_bytes_written);
+    memset(e->xfer.nvme_rd, 0, sizeof e->xfer.nvme_rd);
+    memset(e->xfer.nvme_wr, 0, sizeof e->xfer.nvme_wr);
     e->xfer.phase = ZERO_XFER_FORWARD;
     memset(e->run.t_phase, 0, sizeof e->run.t_phase);
 }
@@ -20009,8 +20037,8 @@ static double zero__copies_ms(int64_t to_dev, int64_t to_host, const zero_bandwi
 }
 
 ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, const zero_bandwidths *bw, zero_floor *out) {
-    int64_t dev = 0, host = 0;
-    double f, b, st;
+    int64_t dev = 0, host = 0, nrd = 0, nwr = 0;
+    double f, b, st, adam;
     zero_result r;
     int k;
     if (out) memset(out, 0, sizeof *out);
@@ -20018,10 +20046,13 @@ ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, 
     if (!info || !bw || !out)
         return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_floor_of: %s is NULL", !info ? "info" : !bw ? "bw" : "out");
     for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) {
-        if (info->bytes_to_device[k] < 0 || info->bytes_to_host[k] < 0 || info->cpu_adam_bytes < 0)
+        if (info->bytes_to_device[k] < 0 || info->bytes_to_host[k] < 0 || info->cpu_adam_bytes < 0 ||
+            info->nvme_bytes_read[k] < 0 || info->nvme_bytes_written[k] < 0)
             return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_floor_of: info holds negative byte counts (not zero_step's)");
         dev += info->bytes_to_device[k];
         host += info->bytes_to_host[k];
+        nrd += info->nvme_bytes_read[k];
+        nwr += info->nvme_bytes_written[k];
     }
     if ((dev > 0 && !(bw->h2d > 0 && isfinite(bw->h2d))) || (host > 0 && !(bw->d2h > 0 && isfinite(bw->d2h))) ||
         !(bw->duplex >= 0 && isfinite(bw->duplex)) || (info->cpu_adam_bytes > 0 && !(bw->host > 0 && isfinite(bw->host))))
@@ -20029,12 +20060,24 @@ ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, 
                            "zero_floor_of: bandwidths h2d %g, d2h %g, duplex %g, host %g bytes/s: each the step uses must be "
                            "finite and > 0 (duplex >= 0)",
                            bw->h2d, bw->d2h, bw->duplex, bw->host);
-    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) out->copy_ms[k] = zero__copies_ms(info->bytes_to_device[k], info->bytes_to_host[k], bw);
+    if ((nrd > 0 && !(bw->nvme_read > 0 && isfinite(bw->nvme_read))) ||
+        (nwr > 0 && !(bw->nvme_write > 0 && isfinite(bw->nvme_write))))
+        return zero__efail(e, ZERO_MSG_BAD_ARG,
+                           "zero_floor_of: the step read %lld and wrote %lld bytes of NVMe tiles: bandwidths nvme_read %g, "
+                           "nvme_write %g bytes/s must be finite and > 0 where it did\nHINT: zero_nvme_bandwidth measures them",
+                           (long long)nrd, (long long)nwr, bw->nvme_read, bw->nvme_write);
+    for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) {
+        out->copy_ms[k] = zero__copies_ms(info->bytes_to_device[k], info->bytes_to_host[k], bw);
+        out->nvme_ms[k] = ((info->nvme_bytes_read[k] > 0 ? (double)info->nvme_bytes_read[k] / bw->nvme_read : 0) +
+                           (info->nvme_bytes_written[k] > 0 ? (double)info->nvme_bytes_written[k] / bw->nvme_write : 0)) * 1e3;
+    }
     out->adam_ms = info->cpu_adam_bytes > 0 ? (double)info->cpu_adam_bytes / bw->host * 1e3 : 0;
-    f = out->copy_ms[ZERO_XFER_FORWARD];
-    b = out->copy_ms[ZERO_XFER_BACKWARD];
+    /* each phase's NVMe beside its copies (forward, backward) or the CPU Adam (the step) */
+    f = fmax(out->copy_ms[ZERO_XFER_FORWARD], out->nvme_ms[ZERO_XFER_FORWARD]);
+    b = fmax(out->copy_ms[ZERO_XFER_BACKWARD], out->nvme_ms[ZERO_XFER_BACKWARD]);
     st = out->copy_ms[ZERO_XFER_STEP];
-    out->floor_ms = e->strat->floor(info, f, b, st, out->adam_ms, &out->schedule);
+    adam = fmax(out->adam_ms, out->nvme_ms[ZERO_XFER_STEP]);
+    out->floor_ms = e->strat->floor(info, f, b, st, adam, &out->schedule);
     return ZERO_OK;
 }
 

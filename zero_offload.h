@@ -17,7 +17,8 @@
        - an NVMe tile store (zero_nvme_*): tiles in files with plain POSIX I/O
          (O_DIRECT where the file system allows), checksummed headers so a
          torn write or a file changed underneath is an error, an I/O thread
-         for read-ahead and write-behind
+         for read-ahead and write-behind, and the bandwidth the store
+         achieves in a directory (zero_nvme_bandwidth)
        offload_optimizer "nvme" and offload_param "nvme" in the engine go
        through zero_offload_backend's tile-store hooks, on host ranks and on
        GPUs (docs/offload.md)
@@ -106,7 +107,7 @@
      offload-api-adam     zero_cpu_adam, zero_cpu_adam_at, zero_offload_backend,
                           zero_cpu_memory_bandwidth
      offload-api-nvme     zero_nvme_open, _close, _write, _read, _write_async,
-                          _read_async, zero_nvme_wait
+                          _read_async, zero_nvme_wait, zero_nvme_bandwidth
    implementation (ZERO_IMPLEMENTATION)
      offload-cpuid        CPUID and XCR0: zero__cpuid, zero__xgetbv0
      offload-cores        the CPUs this process may run on: zero__logical_cores
@@ -129,7 +130,9 @@
                           whole transfers, zero__nvme_do_write, the checked
                           zero__nvme_do_read, the I/O thread, the superblock
      offload-tileapi      (POSIX) zero_nvme_open, zero_nvme_close, the request
-                          queue (zero__nvme_submit), zero_nvme_wait, read, write
+                          queue (zero__nvme_submit), zero_nvme_wait, read, write,
+                          the store's bandwidth: zero_nvme_bandwidth,
+                          zero__nvme_bw_pass
      offload-noposix      without POSIX I/O: every zero_nvme_* call says so
      offload-backend      the engine's hooks (cpu_adam, tiles_*):
                           zero_offload_backend
@@ -261,7 +264,8 @@ typedef struct zero_nvme_request zero_nvme_request;
 
 /* A store under `dir` (which must exist and be writable), in one file
    "<dir>/<prefix>.rank<R>.tiles"; aio: block size and queue depth from the
-   config (NULL: defaults); tiles at most tile_bytes each. */
+   config (NULL: defaults); tiles at most tile_bytes each. An open that
+   fails after it created the file removes it again (a file it found stays). */
 ZERO_API zero_result zero_nvme_open(zero_nvme **out, const char *dir, const char *prefix, int rank,
                                     size_t tile_bytes, const zero_aio_config *aio, zero_error *err);
 /* Close; remove the files unless keep. */
@@ -279,6 +283,32 @@ ZERO_API zero_result zero_nvme_write_async(zero_nvme *store, int64_t tile, const
 ZERO_API zero_result zero_nvme_read_async(zero_nvme *store, int64_t tile, void *buf, size_t bytes,
                                           zero_nvme_request **req, zero_error *err);
 ZERO_API zero_result zero_nvme_wait(zero_nvme *store, zero_nvme_request *req, zero_error *err);
+
+/* The file system's bandwidth under `dir` as the engine's tile store
+   achieves it, in bytes/s (zero_floor_of's bw.nvme_read and nvme_write;
+   ranks of a host that measure at once each get their share). A temporary
+   store "<dir>/zero_bandwidth.pid<P>.<n>.rank0.tiles" (the process id and a
+   count within the process: ranks of one host, processes or threads,
+   measuring in one directory at once never share a file) gets `tiles`
+   tiles (1 to 4096) of tile_bytes each through zero_nvme_write_async, up to
+   aio->queue_depth in flight (aio NULL, or queue_depth <= 0: 8; the other
+   aio settings go to zero_nvme_open), then reads them back the same way and
+   compares them with what was written. Each rate is tiles x tile_bytes over
+   the time from the first submission until the last zero_nvme_wait
+   returned; the tile headers and the padding to ZERO_NVME_ALIGN are not
+   counted, and the writes are not fsynced. The store runs its requests one
+   at a time on its I/O thread, as the engine's stores do. Where the file
+   system refuses O_DIRECT the store is buffered (its info line says so):
+   the figures are then the page cache's, and the reads may come from
+   memory, far faster than the drive. The file is removed before the call
+   returns, on success and on error; the buffers (one tile per request in
+   flight, and one more) are freed. Errors: NULL_ARG, BAD_ARG (tile_bytes
+   outside 1 .. 2^40, tiles outside 1 .. 4096), each message naming the
+   argument; the store's own (zero_nvme_open's: `dir` missing or not
+   writable; the writes' and reads'), NVME_CORRUPT when a tile reads back
+   different, OUT_OF_MEMORY; both rates 0 on any error. */
+ZERO_API zero_result zero_nvme_bandwidth(const char *dir, size_t tile_bytes, int tiles, const zero_aio_config *aio,
+                                         double *read_bytes_per_s, double *write_bytes_per_s, zero_error *err);
 
 #ifdef __cplusplus
 }
@@ -1918,14 +1948,23 @@ out:
     return rc;
 }
 
-/* ---- >>offload-tileapi: open, close, the request queue, wait ---- */
+/* ---- >>offload-tileapi: open, close, the request queue, wait, the bandwidth ---- */
+
+/* "<dir>/<prefix>.rank<R>.tiles" (dir non-empty), from ZERO_MALLOC; NULL:
+   out of memory */
+static char *zero__nvme_path(const char *dir, const char *prefix, int rank) {
+    size_t n = strlen(dir) + strlen(prefix) + 32;
+    char *p = (char *)ZERO_MALLOC(n);
+    if (p) snprintf(p, n, "%s%s%s.rank%d.tiles", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", prefix, rank);
+    return p;
+}
 
 ZERO__DEF zero_result zero_nvme_open(zero_nvme **out, const char *dir, const char *prefix, int rank,
                                      size_t tile_bytes, const zero_aio_config *aio, zero_error *err) {
     zero_nvme *s;
     struct stat st;
-    size_t n;
     int64_t block = aio ? aio->block_size : 1048576, depth = aio ? aio->queue_depth : 8, max_off;
+    int created = 0;
     zero_result rc;
     if (!out || !dir || !prefix)
         return zero__nvme_fail(err, ZERO_ERR_INVALID_ARG, ZERO_MSG_NULL_ARG, "zero_nvme_open: %s is NULL",
@@ -1963,13 +2002,11 @@ ZERO__DEF zero_result zero_nvme_open(zero_nvme **out, const char *dir, const cha
     max_off = sizeof(off_t) >= 8 ? INT64_MAX : (int64_t)INT32_MAX;
     s->max_tiles = (max_off - ZERO_NVME_ALIGN) / (int64_t)s->slot;
     if (s->max_tiles > ZERO_NVME_MAX_TILES) s->max_tiles = ZERO_NVME_MAX_TILES;
-    n = strlen(dir) + strlen(prefix) + 32;
-    s->path = (char *)ZERO_MALLOC(n);
+    s->path = zero__nvme_path(dir, prefix, rank);
     if (!s->path) {
         ZERO_FREE(s);
         return zero__nvme_fail(err, ZERO_ERR_OUT_OF_MEMORY, ZERO_MSG_OUT_OF_MEMORY, "zero_nvme_open");
     }
-    snprintf(s->path, n, "%s%s%s.rank%d.tiles", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", prefix, rank);
     s->stage = (unsigned char *)zero__nvme_aligned(s->slot);
     if (!s->stage) {
         rc = zero__nvme_fail(err, ZERO_ERR_OUT_OF_MEMORY, ZERO_MSG_OUT_OF_MEMORY,
@@ -1977,6 +2014,7 @@ ZERO__DEF zero_result zero_nvme_open(zero_nvme **out, const char *dir, const cha
         goto fail;
     }
     s->direct = ZERO__O_DIRECT != 0;
+    created = stat(s->path, &st) != 0; /* (a failure below removes a file this call made, never one it found) */
     s->fd = zero__nvme_openfd(s->path, s->direct);
     if (s->fd < 0 && s->direct && errno == EINVAL) {
         s->direct = 0;
@@ -2010,7 +2048,10 @@ ZERO__DEF zero_result zero_nvme_open(zero_nvme **out, const char *dir, const cha
     zero__ok(err);
     return ZERO_OK;
 fail:
-    if (s->fd >= 0) close(s->fd);
+    if (s->fd >= 0) {
+        close(s->fd);
+        if (created) (void)unlink(s->path);
+    }
     free(s->stage);
     ZERO_FREE(s->path);
     ZERO_FREE(s);
@@ -2129,6 +2170,111 @@ ZERO__DEF zero_result zero_nvme_read(zero_nvme *s, int64_t tile, void *buf, size
     return rc != ZERO_OK ? rc : zero_nvme_wait(s, r, err);
 }
 
+/* zero_nvme_bandwidth's tiles: the pattern `ref` (bytes 1 .. 255, never 0,
+   changing every 4 KiB block) with the tile's own id in its first 8 bytes
+   (or fewer), so a tile read back in another's place differs. */
+static void zero__nvme_bw_stamp(unsigned char *p, size_t bytes, int tile) {
+    size_t k;
+    for (k = 0; k < 8 && k < bytes; k++) p[k] = (unsigned char)(0x80 | (((uint64_t)tile >> (7 * k)) & 0x7f));
+}
+
+/* One timed pass of zero_nvme_bandwidth: tiles 0 .. tiles-1 written from
+   (write) or read into (else) the `ring` buffers in turn, ring (<= the
+   store's queue depth) requests in flight; each read compared with what its
+   write held. *secs: from the first submission until the last wait returned.
+   On error the requests still in flight are left to zero_nvme_close. */
+static zero_result zero__nvme_bw_pass(zero_nvme *s, int write, unsigned char **buf, zero_nvme_request **req, int ring,
+                                      int tiles, const unsigned char *ref, double *secs, zero_error *err) {
+    size_t tb = s->tile_bytes, head = tb < 8 ? tb : 8;
+    double t0 = zero__now_ms();
+    unsigned char stamp[8];
+    zero_result rc;
+    int i;
+    for (i = 0; i < tiles + ring; i++) {
+        if (i >= ring) { /* the oldest request, tile i - ring */
+            int t = i - ring;
+            unsigned char *p = buf[t % ring];
+            if ((rc = zero_nvme_wait(s, req[t % ring], err)) != ZERO_OK) return rc;
+            zero__nvme_bw_stamp(stamp, head, t);
+            if (!write && (memcmp(p, stamp, head) != 0 || memcmp(p + head, ref + head, tb - head) != 0))
+                return zero__nvme_fail(err, ZERO_ERR_CORRUPT, ZERO_MSG_NVME_CORRUPT,
+                                       "zero_nvme_bandwidth: nvme store %s: tile %d read back differs from what "
+                                       "was written",
+                                       s->path, t);
+        }
+        if (i < tiles) {
+            unsigned char *p = buf[i % ring];
+            if (write) zero__nvme_bw_stamp(p, tb, i);
+            rc = write ? zero_nvme_write_async(s, i, p, tb, &req[i % ring], err)
+                       : zero_nvme_read_async(s, i, p, tb, &req[i % ring], err);
+            if (rc != ZERO_OK) return rc;
+        }
+    }
+    *secs = (zero__now_ms() - t0) / 1e3;
+    return ZERO_OK;
+}
+
+ZERO__DEF zero_result zero_nvme_bandwidth(const char *dir, size_t tile_bytes, int tiles, const zero_aio_config *aio,
+                                          double *read_bytes_per_s, double *write_bytes_per_s, zero_error *err) {
+    static const char fn[] = "zero_nvme_bandwidth";
+    zero_aio_config cfg;
+    zero_nvme *s = NULL;
+    unsigned char **buf = NULL, *ref = NULL;
+    zero_nvme_request **req = NULL;
+    char prefix[96];
+    unsigned long seq;
+    double ws = 0, rs = 0, bytes = (double)tile_bytes * (double)tiles;
+    int ring, i, got = 0;
+    zero_result rc;
+    size_t j;
+    if (read_bytes_per_s) *read_bytes_per_s = 0;
+    if (write_bytes_per_s) *write_bytes_per_s = 0;
+    if (!dir) return zero__fail(err, ZERO_MSG_NULL_ARG, fn, 0, 0, "dir is NULL");
+    if (!read_bytes_per_s) return zero__fail(err, ZERO_MSG_NULL_ARG, fn, 0, 0, "read_bytes_per_s is NULL");
+    if (!write_bytes_per_s) return zero__fail(err, ZERO_MSG_NULL_ARG, fn, 0, 0, "write_bytes_per_s is NULL");
+    if (tile_bytes == 0 || tile_bytes > ((size_t)1 << 40))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, fn, 0, 0, "tile_bytes = %zu: from 1 to 2^40", tile_bytes);
+    if (tiles < 1 || tiles > 4096)
+        return zero__fail(err, ZERO_MSG_BAD_ARG, fn, 0, 0, "tiles = %d: from 1 to 4096", tiles);
+    memset(&cfg, 0, sizeof cfg);
+    if (aio) cfg = *aio;
+    else cfg.block_size = 1048576; /* zero_nvme_open's default */
+    if (cfg.queue_depth <= 0) cfg.queue_depth = 8;
+    ring = cfg.queue_depth < tiles ? (int)cfg.queue_depth : tiles;
+    pthread_mutex_lock(&zero__tmp_mu); /* zero.h's count of this process's temporary names */
+    seq = ++zero__tmp_seq;
+    pthread_mutex_unlock(&zero__tmp_mu);
+    snprintf(prefix, sizeof prefix, "zero_bandwidth.pid%ld.%lu", (long)getpid(), seq);
+    if ((rc = zero_nvme_open(&s, dir, prefix, 0, tile_bytes, &cfg, err)) != ZERO_OK) return rc; /* (it removes what it made) */
+    buf = (unsigned char **)ZERO_MALLOC(sizeof *buf * (size_t)ring);
+    req = (zero_nvme_request **)ZERO_MALLOC(sizeof *req * (size_t)ring);
+    ref = (unsigned char *)ZERO_MALLOC(tile_bytes);
+    if (buf) {
+        memset(buf, 0, sizeof *buf * (size_t)ring);
+        while (got < ring && (buf[got] = (unsigned char *)zero__nvme_aligned(tile_bytes)) != NULL) got++;
+    }
+    if (!req || !ref || got < ring) {
+        rc = zero__fail(err, ZERO_MSG_OUT_OF_MEMORY, fn, 0, 0, "%d buffers of %zu bytes (one per request in flight, "
+                        "and the pattern)", ring + 1, tile_bytes);
+        goto done;
+    }
+    for (j = 0; j < tile_bytes; j++) ref[j] = (unsigned char)(1 + (j + j / 4096) % 255);
+    for (i = 0; i < ring; i++) memcpy(buf[i], ref, tile_bytes);
+    if ((rc = zero__nvme_bw_pass(s, 1, buf, req, ring, tiles, ref, &ws, err)) != ZERO_OK) goto done;
+    for (i = 0; i < ring; i++) memset(buf[i], 0, tile_bytes); /* a read that fills nothing cannot pass */
+    if ((rc = zero__nvme_bw_pass(s, 0, buf, req, ring, tiles, ref, &rs, err)) != ZERO_OK) goto done;
+    *write_bytes_per_s = ws > 0 ? bytes / ws : 0;
+    *read_bytes_per_s = rs > 0 ? bytes / rs : 0;
+    zero__ok(err);
+done:
+    zero_nvme_close(s, 0); /* waits for what is still in flight, then removes the file */
+    for (i = 0; i < got; i++) free(buf[i]);
+    ZERO_FREE(buf);
+    ZERO_FREE(req);
+    ZERO_FREE(ref);
+    return rc;
+}
+
 #else /* no POSIX I/O */
 
 /* ---- >>offload-noposix: without POSIX I/O every zero_nvme_* call says so ---- */
@@ -2164,6 +2310,13 @@ ZERO__DEF zero_result zero_nvme_read_async(zero_nvme *s, int64_t tile, void *buf
 ZERO__DEF zero_result zero_nvme_wait(zero_nvme *s, zero_nvme_request *req, zero_error *err) {
     (void)s, (void)req;
     return zero__nvme_fail(err, ZERO_ERR_UNSUPPORTED, ZERO_MSG_BAD_ARG, "zero_nvme_wait: no POSIX I/O");
+}
+ZERO__DEF zero_result zero_nvme_bandwidth(const char *dir, size_t tile_bytes, int tiles, const zero_aio_config *aio,
+                                          double *read_bytes_per_s, double *write_bytes_per_s, zero_error *err) {
+    (void)dir, (void)tile_bytes, (void)tiles, (void)aio;
+    if (read_bytes_per_s) *read_bytes_per_s = 0;
+    if (write_bytes_per_s) *write_bytes_per_s = 0;
+    return zero__nvme_fail(err, ZERO_ERR_UNSUPPORTED, ZERO_MSG_BAD_ARG, "zero_nvme_bandwidth: no POSIX I/O");
 }
 
 #endif /* ZERO__NVME_POSIX */

@@ -1704,7 +1704,7 @@ int main() {
     test_misuse(dout, scratch);
     {   // the PCIe probe behind zero_floor_of: finite, positive, and the copies it timed really moved bytes
         // (below 1 GB/s no PCIe link of a CUDA GPU runs; both ways at once take no less than one direction)
-        zero_bandwidths bw = {0, 0, 0, 12345.0};
+        zero_bandwidths bw = {0, 0, 0, 12345.0, 0, 0};
         zero_error err;
         CHECK(zero_cuda_pcie_bandwidth((size_t)(quick ? 4 : 64) << 20, 3, &bw, &err) == ZERO_OK);
         CHECK(std::isfinite(bw.h2d) && bw.h2d > 1e9 && std::isfinite(bw.d2h) && bw.d2h > 1e9);

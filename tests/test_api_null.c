@@ -151,7 +151,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     CHECK(zero_grad_norm(NULL, &n) == ZERO_ERR_INVALID_ARG && zero_flush(NULL) == ZERO_ERR_INVALID_ARG);
     CHECK(zero_all_reduce_scalars(NULL, &v, 1, ZERO_OP_SUM) == ZERO_ERR_INVALID_ARG);
     {
-        zero_bandwidths bw = {1, 1, 0, 1};
+        zero_bandwidths bw = {1, 1, 0, 1, 0, 0};
         zero_floor fl;
         memset(&in, 0, sizeof in);
         fl.floor_ms = 7;
@@ -174,7 +174,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     if (!e) return ZERO_ERR_STATE;
     ENAMED(e, zero_grad_norm(e, NULL), "zero_grad_norm", "norm");
     {
-        zero_bandwidths bw = {1, 1, 0, 1};
+        zero_bandwidths bw = {1, 1, 0, 1, 0, 0};
         zero_floor fl;
         memset(&in, 0, sizeof in);
         ENAMED(e, zero_floor_of(e, NULL, &bw, &fl), "zero_floor_of", "info");
@@ -285,6 +285,12 @@ static void test_offload(void) {
     NAMED(zero_nvme_read_async(s, 0, buf, sizeof buf, NULL, &err), "zero_nvme_read_async", "req");
     NAMED(zero_nvme_wait(NULL, req, &err), "zero_nvme_wait", "store");
     NAMED(zero_nvme_wait(s, NULL, &err), "zero_nvme_wait", "req");
+    {
+        double rd, wr;
+        NAMED(zero_nvme_bandwidth(NULL, 4096, 1, NULL, &rd, &wr, &err), "zero_nvme_bandwidth", "dir");
+        NAMED(zero_nvme_bandwidth(dir, 4096, 1, NULL, NULL, &wr, &err), "zero_nvme_bandwidth", "read_bytes_per_s");
+        NAMED(zero_nvme_bandwidth(dir, 4096, 1, NULL, &rd, NULL, &err), "zero_nvme_bandwidth", "write_bytes_per_s");
+    }
     CHECK(zero_nvme_write(s, 0, buf, sizeof buf, &err) == ZERO_OK); /* still usable */
     zero_nvme_close(s, 0);
     zero_nvme_close(NULL, 0);

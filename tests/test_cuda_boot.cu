@@ -898,7 +898,7 @@ static void test_api_null() {
     CHECK(zero_cuda_pcie_bandwidth((size_t)1 << 20, 1, NULL, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_NULL_ARG);
     CHECK_STR_CONTAINS(err.msg, "zero_cuda_pcie_bandwidth: bw is NULL");
     {
-        zero_bandwidths bw = {0, 0, 0, 0};
+        zero_bandwidths bw = {0, 0, 0, 0, 0, 0};
         /* arguments are checked before any CUDA call: these fail the same with or without a GPU */
         CHECK(zero_cuda_pcie_bandwidth(1000, 1, &bw, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_BAD_ARG);
         CHECK(zero_cuda_pcie_bandwidth((size_t)1 << 20, 0, &bw, &err) == ZERO_ERR_INVALID_ARG);

@@ -20,10 +20,17 @@
    and on zero_skip_step. zero_floor_of for the three schedules
    (sequential, early, delayed, overlapped) against the formula in double, the duplex
    term won and lost, its errors (NULL arguments, bad bandwidths, negative
-   counts), after which the engine trains on. zero_cpu_memory_bandwidth:
-   finite and > 0 with and without a pool; its argument errors.
+   counts), after which the engine trains on. NVMe (offload_param and
+   offload_optimizer "nvme" through zero_offload_backend's tile store):
+   nvme_bytes_read / _written per phase against the wrapper's count of the
+   tile reads and writes, exactly, the optimizer's tiles 12 bytes an owned
+   element each way in an applied step, and their term in zero_floor_of
+   (beside the copies, beside the Adam) with its bandwidth errors.
+   zero_cpu_memory_bandwidth: finite and > 0 with and without a pool; its
+   argument errors.
 
    Run alone: make test T=test_engine_floor */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp (the NVMe jobs' directory) */
 #ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
 #define ZERO_IMPLEMENTATION
 #endif
@@ -57,12 +64,19 @@ typedef struct tally {
     zero_result (*alloc)(void *ctx, zero_mem_kind kind, size_t bytes, void **out, zero_error *err);
     void (*free)(void *ctx, zero_mem_kind kind, void *p);
     zero_result (*copy)(void *ctx, void *dst, const void *src, size_t bytes, zero_stream_id s, zero_error *err);
+    zero_result (*tiles_read)(void *store, int64_t tile, void *buf, size_t bytes, void **req, zero_error *err);
+    zero_result (*tiles_write)(void *store, int64_t tile, const void *buf, size_t bytes, void **req, zero_error *err);
     span *spans; /* live allocations */
     int n, cap, lost; /* lost: the table could not grow */
     int phase;        /* ZERO_XFER_*: set by the training loop */
     int64_t to_dev[NPH], to_host[NPH];
     int64_t outside;  /* copies with src or dst in no allocation of this backend */
+    int64_t nvme_rd[NPH], nvme_wr[NPH]; /* tile data read and written */
 } tally;
+
+/* The tile store's calls carry no backend context: the one rank whose
+   thread issues them is found by the thread (each rank runs on its own). */
+static _Thread_local tally *tile_tally;
 
 
 static tally *tally_of(void *ctx) { return (tally *)zt_wrap_of(ctx); }
@@ -117,6 +131,18 @@ static zero_result w_copy(void *ctx, void *dst, const void *src, size_t bytes, z
     return t->copy(ctx, dst, src, bytes, s, err);
 }
 
+static zero_result w_tiles_read(void *store, int64_t tile, void *buf, size_t bytes, void **req, zero_error *err) {
+    zero_result r = tile_tally->tiles_read(store, tile, buf, bytes, req, err);
+    if (r == ZERO_OK) tile_tally->nvme_rd[tile_tally->phase] += (int64_t)bytes;
+    return r;
+}
+
+static zero_result w_tiles_write(void *store, int64_t tile, const void *buf, size_t bytes, void **req, zero_error *err) {
+    zero_result r = tile_tally->tiles_write(store, tile, buf, bytes, req, err);
+    if (r == ZERO_OK) tile_tally->nvme_wr[tile_tally->phase] += (int64_t)bytes;
+    return r;
+}
+
 /* *out: base counting into t (registered as rank's) */
 static void tally_wrap(tally *t, int rank, const zero_backend *base, zero_backend *out) {
     memset(t, 0, sizeof *t);
@@ -128,6 +154,11 @@ static void tally_wrap(tally *t, int rank, const zero_backend *base, zero_backen
     out->alloc = w_alloc;
     out->free = w_free;
     out->copy = w_copy;
+    t->tiles_read = base->tiles_read;
+    t->tiles_write = base->tiles_write;
+    if (base->tiles_read) out->tiles_read = w_tiles_read;
+    if (base->tiles_write) out->tiles_write = w_tiles_write;
+    tile_tally = t;
     zt_wrap_set(rank, t->ctx, t);
 }
 
@@ -153,15 +184,24 @@ typedef enum sched { SEQUENTIAL = 1, EARLY, DELAYED, OVERLAPPED } sched;
 /* checks out against the formula for the schedule this engine and info give */
 static void check_floor(const zero_step_info *in, const zero_bandwidths *bw, const zero_floor *out, sched engine,
                         const char *what) {
-    double c[NPH], adam = in->cpu_adam_bytes > 0 ? 1e3 * (double)in->cpu_adam_bytes / bw->host : 0, want;
+    double c[NPH], nv[NPH], adam = in->cpu_adam_bytes > 0 ? 1e3 * (double)in->cpu_adam_bytes / bw->host : 0, want;
     const char *name;
     int k;
     for (k = 0; k < NPH; k++) {
         c[k] = ref_copies(in->bytes_to_device[k], in->bytes_to_host[k], bw);
         CHECKF(zt_near(out->copy_ms[k], c[k], 1e-9), "%s: copy_ms[%s] %.17g, want %.17g", what, PHASE[k],
                out->copy_ms[k], c[k]);
+        /* a phase's NVMe: its reads, then its writes */
+        nv[k] = 1e3 * ((in->nvme_bytes_read[k] > 0 ? (double)in->nvme_bytes_read[k] / bw->nvme_read : 0) +
+                       (in->nvme_bytes_written[k] > 0 ? (double)in->nvme_bytes_written[k] / bw->nvme_write : 0));
+        CHECKF(zt_near(out->nvme_ms[k], nv[k], 1e-9), "%s: nvme_ms[%s] %.17g, want %.17g", what, PHASE[k],
+               out->nvme_ms[k], nv[k]);
     }
     CHECKF(zt_near(out->adam_ms, adam, 1e-9), "%s: adam_ms %.17g, want %.17g", what, out->adam_ms, adam);
+    /* the forward's and the backward's NVMe beside their copies, the step's beside the Adam */
+    c[0] = fmax(c[0], nv[0]);
+    c[1] = fmax(c[1], nv[1]);
+    adam = fmax(adam, nv[2]);
     if (engine == DELAYED) { /* the Adam beside the whole next step */
         name = "delayed";
         want = fmax(c[0] + c[1] + c[2], adam);
@@ -185,7 +225,8 @@ static void check_floor(const zero_step_info *in, const zero_bandwidths *bw, con
 typedef struct job {
     const char *name;
     int stage, dtype, world, gas;
-    int ooff, poff, pin, dpu, pool, frozen;
+    int ooff, poff, pin, dpu, pool, frozen; /* ooff, poff: 1 "cpu", 2 "nvme" (in dir) */
+    const char *dir;
     int no_overlap; /* cfg.overlap_cpu_step = 0 */
     double clip;
     int64_t bucket;
@@ -198,7 +239,9 @@ typedef struct job {
     int done[MAXW]; /* steps completed */
     zero_step_info info[MAXW][STEPS];
     int64_t dev[MAXW][STEPS][NPH], host[MAXW][STEPS][NPH], outside[MAXW][STEPS];
+    int64_t nrd[MAXW][STEPS][NPH], nwr[MAXW][STEPS][NPH]; /* the wrapper's tile bytes (create's go into step 0) */
     int64_t cdev[MAXW][NPH], chost[MAXW][NPH]; /* the wrapper's count in zero_engine_create (step 0 reports it) */
+    int64_t cnvme[MAXW];                       /* the tile bytes the wrapper saw in zero_engine_create */
     int64_t own_train[MAXW], own_params[MAXW]; /* owned elements: trainable; non-persistent (all tensors) */
     int lost[MAXW];
     int pairs[MAXW]; /* (unit, tensor) pairs */
@@ -233,7 +276,10 @@ static void floor_checks(zero_engine *e, sched s, const zero_step_info *real, co
     zero_step_info in, full, nodev, nohost, noadam;
     char what[160];
     int k, i;
-    /* the step the engine reported, at PCIe 4-like figures */
+    /* the step the engine reported, at PCIe 4-like figures, an NVMe drive's */
+    memset(&bw, 0, sizeof bw);
+    bw.nvme_read = 6e9;
+    bw.nvme_write = 4e9;
     bw.h2d = 24e9;
     bw.d2h = 20e9;
     bw.duplex = 30e9;
@@ -288,13 +334,17 @@ static void floor_checks(zero_engine *e, sched s, const zero_step_info *real, co
     CHECK(zero_floor_of(e, &in, &bw, &out) == ZERO_OK);
     snprintf(what, sizeof what, "%s: no early or overlapped units", name);
     check_floor(&in, &bw, &out, s, what);
-    /* random counts (each 0 a third of the time) and bandwidths */
+    /* random counts (each 0 a third of the time; NVMe's half the time) and bandwidths */
     for (i = 0; i < 40; i++) {
         memset(&in, 0, sizeof in);
         for (k = 0; k < NPH; k++) {
             in.bytes_to_device[k] = zt_rand_int(0, 2) ? zt_rand_int(1, 2000000000) : 0;
             in.bytes_to_host[k] = zt_rand_int(0, 2) ? zt_rand_int(1, 2000000000) : 0;
+            in.nvme_bytes_read[k] = zt_rand_int(0, 1) ? zt_rand_int(1, 20000000000) : 0;
+            in.nvme_bytes_written[k] = zt_rand_int(0, 1) ? zt_rand_int(1, 20000000000) : 0;
         }
+        bw.nvme_read = zt_rand_range(5e8, 1.4e10);
+        bw.nvme_write = zt_rand_range(5e8, 1.2e10);
         in.cpu_adam_bytes = zt_rand_int(0, 3) ? zt_rand_int(1, 20000000000) : 0;
         in.cpu_units_early = zt_rand_int(0, 1) * zt_rand_int(1, 9);
         in.cpu_units_overlapped = zt_rand_int(0, 1) * zt_rand_int(1, 9);
@@ -383,6 +433,50 @@ static void floor_checks(zero_engine *e, sched s, const zero_step_info *real, co
     in = full;
     in.cpu_adam_bytes = -1;
     CHECK(zero_floor_of(e, &in, &bw, &out) == ZERO_ERR_INVALID_ARG);
+    /* NVMe: a bandwidth <= 0 or not finite fails where the step has tile bytes that way, and is not looked at
+       where it has none; a negative count fails */
+    {
+        const double bad[4] = {0, -1e9, NAN, INFINITY};
+        zero_step_info rd = full, wr = full;
+        memset(rd.nvme_bytes_written, 0, sizeof rd.nvme_bytes_written);
+        memset(wr.nvme_bytes_read, 0, sizeof wr.nvme_bytes_read);
+        rd.nvme_bytes_read[ZERO_XFER_BACKWARD] = 5000000;
+        wr.nvme_bytes_written[ZERO_XFER_STEP] = 7000000;
+        bw.nvme_read = 3e9;
+        bw.nvme_write = 2e9;
+        for (i = 0; i < 4; i++) {
+            zero_bandwidths b2 = bw;
+            b2.nvme_read = bad[i];
+            CHECKF(zero_floor_of(e, &rd, &b2, &out) == ZERO_ERR_INVALID_ARG && zero_engine_error(e)->item == ZERO_MSG_BAD_ARG &&
+                       strstr(zero_engine_error(e)->msg, "nvme_read"),
+                   "nvme_read %g with tile reads: %s", bad[i], zero_engine_error(e)->msg);
+            CHECKF(zero_floor_of(e, &wr, &b2, &out) == ZERO_OK && isfinite(out.floor_ms), "nvme_read %g without reads",
+                   bad[i]);
+            snprintf(what, sizeof what, "%s: nvme_read %g unused", name, bad[i]);
+            check_floor(&wr, &b2, &out, s, what);
+            b2 = bw;
+            b2.nvme_write = bad[i];
+            CHECKF(zero_floor_of(e, &wr, &b2, &out) == ZERO_ERR_INVALID_ARG && zero_engine_error(e)->item == ZERO_MSG_BAD_ARG,
+                   "nvme_write %g with tile writes", bad[i]);
+            CHECKF(zero_floor_of(e, &rd, &b2, &out) == ZERO_OK && isfinite(out.floor_ms), "nvme_write %g without writes",
+                   bad[i]);
+        }
+        /* the backward's tile reads alone longer than its copies: they set the phase */
+        bw.nvme_read = 1e8;
+        CHECK(zero_floor_of(e, &rd, &bw, &out) == ZERO_OK);
+        CHECKF(out.nvme_ms[ZERO_XFER_BACKWARD] > out.copy_ms[ZERO_XFER_BACKWARD], "%s: NVMe %.4g ms, copies %.4g ms", name,
+               out.nvme_ms[ZERO_XFER_BACKWARD], out.copy_ms[ZERO_XFER_BACKWARD]);
+        snprintf(what, sizeof what, "%s: slow NVMe reads in the backward", name);
+        check_floor(&rd, &bw, &out, s, what);
+        for (k = 0; k < NPH; k++) {
+            in = full;
+            in.nvme_bytes_read[k] = -1;
+            CHECKF(zero_floor_of(e, &in, &bw, &out) == ZERO_ERR_INVALID_ARG, "nvme_bytes_read[%s] -1", PHASE[k]);
+            in = full;
+            in.nvme_bytes_written[k] = -1;
+            CHECKF(zero_floor_of(e, &in, &bw, &out) == ZERO_ERR_INVALID_ARG, "nvme_bytes_written[%s] -1", PHASE[k]);
+        }
+    }
     /* the arguments left the engine as it was: the caller's train() goes on with more steps */
 }
 
@@ -432,9 +526,13 @@ static zero_result train(zero_engine *e, job *J, tally *T, int rank) {
         J->info[rank][s] = info;
         memcpy(J->dev[rank][s], T->to_dev, sizeof T->to_dev);
         memcpy(J->host[rank][s], T->to_host, sizeof T->to_host);
+        memcpy(J->nrd[rank][s], T->nvme_rd, sizeof T->nvme_rd);
+        memcpy(J->nwr[rank][s], T->nvme_wr, sizeof T->nvme_wr);
         J->outside[rank][s] = T->outside;
         memset(T->to_dev, 0, sizeof T->to_dev);
         memset(T->to_host, 0, sizeof T->to_host);
+        memset(T->nvme_rd, 0, sizeof T->nvme_rd);
+        memset(T->nvme_wr, 0, sizeof T->nvme_wr);
         T->outside = 0;
         J->done[rank] = s + 1;
         if (s == 1 && J->floor) floor_checks(e, J->floor, &info, J->name);
@@ -456,8 +554,8 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     static tally tallies[MAXW];
     tally *T = &tallies[b->rank];
     int t, rank = b->rank;
-    if (J->pool) { /* zero_offload.h's CPU Adam on a pool of 2 threads */
-        if (zero_cpu_pool_create(&pool, 2, NULL, &err) != ZERO_OK) {
+    if (J->pool || J->ooff == 2 || J->poff == 2) { /* zero_offload.h: its CPU Adam (on a pool of 2 threads), its tiles */
+        if (J->pool && zero_cpu_pool_create(&pool, 2, NULL, &err) != ZERO_OK) {
             J->r[rank] = err.code;
             snprintf(J->msg[rank], sizeof J->msg[rank], "%s", err.msg);
             return ZERO_OK;
@@ -482,12 +580,18 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     c.zero_optimization.reduce_bucket_size = J->bucket;
     c.zero_optimization.stage3_param_persistence_threshold = 0; /* every parameter fetched */
     if (J->ooff) {
-        c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+        c.zero_optimization.offload_optimizer.device = J->ooff == 2 ? ZERO_OFFLOAD_NVME : ZERO_OFFLOAD_CPU;
+        if (J->ooff == 2)
+            snprintf(c.zero_optimization.offload_optimizer.nvme_path, sizeof c.zero_optimization.offload_optimizer.nvme_path,
+                     "%s", J->dir);
         c.zero_optimization.offload_optimizer.pin_memory = J->pin;
         c.zero_optimization.offload_optimizer.delayed_param_update = J->dpu;
     }
     if (J->poff) {
-        c.zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
+        c.zero_optimization.offload_param.device = J->poff == 2 ? ZERO_OFFLOAD_NVME : ZERO_OFFLOAD_CPU;
+        if (J->poff == 2)
+            snprintf(c.zero_optimization.offload_param.nvme_path, sizeof c.zero_optimization.offload_param.nvme_path, "%s",
+                     J->dir);
         c.zero_optimization.offload_param.pin_memory = J->pin;
     }
     c.optimizer.weight_decay = 0.01;
@@ -510,6 +614,10 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     memcpy(J->chost[rank], T->to_host, sizeof T->to_host);
     memset(T->to_dev, 0, sizeof T->to_dev);
     memset(T->to_host, 0, sizeof T->to_host);
+    J->cnvme[rank] = 0;
+    for (t = 0; t < NPH; t++) J->cnvme[rank] += T->nvme_rd[t] + T->nvme_wr[t];
+    memset(T->nvme_rd, 0, sizeof T->nvme_rd);
+    memset(T->nvme_wr, 0, sizeof T->nvme_wr);
     T->outside = 0;
     owned(e, J, rank, &J->own_train[rank], &J->own_params[rank], &J->pairs[rank]);
     J->r[rank] = train(e, J, T, rank);
@@ -571,6 +679,33 @@ static void check_job(const job *J) {
                        (long long)(J->host[rank][s][k] + ch), (long long)ch);
                 all += in->bytes_to_device[k] + in->bytes_to_host[k];
             }
+            /* the tile bytes: the wrapper's, exactly, from the second step on (the first may hold create's
+               writes of the initial tiles, which the wrapper counted apart) */
+            {
+                int64_t nr = 0, nw = 0;
+                for (k = 0; k < NPH; k++) {
+                    int64_t er = in->nvme_bytes_read[k], ew = in->nvme_bytes_written[k];
+                    int64_t wr_ = J->nrd[rank][s][k], ww = J->nwr[rank][s][k];
+                    CHECKF(s == 0 ? er >= wr_ && ew >= ww && er + ew <= wr_ + ww + J->cnvme[rank] : er == wr_ && ew == ww,
+                           "%s rank %d step %d %s: nvme read %lld written %lld, the wrapper saw %lld / %lld (+%lld at create)",
+                           J->name, rank, s, PHASE[k], (long long)er, (long long)ew, (long long)wr_, (long long)ww,
+                           (long long)J->cnvme[rank]);
+                    nr += er;
+                    nw += ew;
+                }
+                if (s > 0 && J->ooff == 2) /* the optimizer's tiles: master, m and v of each owned element, each way */
+                    CHECKF(J->nrd[rank][s][ZERO_XFER_STEP] >= 12 * J->own_train[rank] * want_applied &&
+                               J->nwr[rank][s][ZERO_XFER_STEP] >= 12 * J->own_train[rank] * want_applied,
+                           "%s rank %d step %d: the step's tiles read %lld, written %lld bytes, the owned trainable "
+                           "elements %lld", J->name, rank, s, (long long)J->nrd[rank][s][ZERO_XFER_STEP],
+                           (long long)J->nwr[rank][s][ZERO_XFER_STEP], (long long)J->own_train[rank]);
+                if (s > 0 && J->poff == 2) /* every parameter fetched: the forward reads tiles */
+                    CHECKF(in->nvme_bytes_read[ZERO_XFER_FORWARD] > 0, "%s rank %d step %d: no parameter tile read in the forward",
+                           J->name, rank, s);
+                if (J->ooff != 2 && J->poff != 2)
+                    CHECKF(nr == 0 && nw == 0, "%s rank %d step %d: %lld / %lld NVMe bytes without NVMe", J->name, rank, s,
+                           (long long)nr, (long long)nw);
+            }
             /* the training loop hands the engine no memory of its own to copy */
             CHECKF(J->outside[rank][s] == 0, "%s rank %d step %d: %lld copies outside the backend's memory", J->name,
                    rank, s, (long long)J->outside[rank][s]);
@@ -614,7 +749,12 @@ static void print_job(const job *J) {
     for (k = 0; k < NPH; k++)
         printf(" %s %lld/%lld", PHASE[k], (long long)J->info[0][1].bytes_to_device[k],
                (long long)J->info[0][1].bytes_to_host[k]);
-    printf(", cpu_adam %lld\n", (long long)J->info[0][1].cpu_adam_bytes);
+    printf(", cpu_adam %lld", (long long)J->info[0][1].cpu_adam_bytes);
+    if (J->ooff == 2 || J->poff == 2)
+        for (k = 0; k < NPH; k++)
+            printf("%s %s %lld/%lld", k ? "" : ", NVMe read/written:", PHASE[k], (long long)J->info[0][1].nvme_bytes_read[k],
+                   (long long)J->info[0][1].nvme_bytes_written[k]);
+    printf("\n");
 }
 
 static void run_job(job *J) {
@@ -750,6 +890,35 @@ int main(void) {
     J->ooff = J->dpu = 1;
     J->floor = DELAYED;
     run_job(J);
+
+    /* E: NVMe: the tile store of zero_offload_backend in a fresh directory per job */
+    {
+        static const struct {
+            const char *name;
+            int stage, dtype, world, gas, ooff, poff, inf_step, floor;
+        } nv[] = {
+            {"s3 param+optim nvme fp32 w2", 3, ZERO_DTYPE_FP32, 2, 1, 2, 2, -1, SEQUENTIAL},
+            {"s3 param nvme, optim cpu fp16 w1 gas2", 3, ZERO_DTYPE_FP16, 1, 2, 1, 2, 2, 0},
+            {"s3 param nvme, device Adam bf16 w2", 3, ZERO_DTYPE_BF16, 2, 1, 0, 2, -1, SEQUENTIAL},
+            {"s2 optim nvme fp16 w2 gas2", 2, ZERO_DTYPE_FP16, 2, 2, 2, 0, 1, 0},
+            {"s3 optim nvme bf16 w1", 3, ZERO_DTYPE_BF16, 1, 1, 2, 0, -1, SEQUENTIAL},
+        };
+        size_t i;
+        for (i = 0; i < sizeof nv / sizeof nv[0]; i++) {
+            char dir[] = "/tmp/zero_floor_XXXXXX", cmd[64];
+            CHECK(mkdtemp(dir) != NULL);
+            J = new_job(nv[i].name, nv[i].stage, nv[i].dtype, nv[i].world, nv[i].gas);
+            J->ooff = nv[i].ooff;
+            J->poff = nv[i].poff;
+            J->inf_step = nv[i].inf_step;
+            J->floor = (sched)nv[i].floor;
+            J->dir = dir;
+            J->bucket = 64;
+            run_job(J);
+            snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+            if (system(cmd) != 0) fprintf(stderr, "rm -rf %s failed\n", dir);
+        }
+    }
 
     /* D: zero_cpu_memory_bandwidth */
     {

@@ -1,6 +1,7 @@
 /* test_nvme.c - zero_offload.h's NVMe tile store: round trips, rewrites, async
    ordering, corruption and truncation detection, argument and file-system
-   errors, and a throughput figure (printed, not checked).
+   errors, a throughput figure (printed, not checked), and
+   zero_nvme_bandwidth (its rates positive, its files removed, its errors).
 
    Built like every test as strict C11 with no feature macro, so it uses only
    what -std=c11 shows of POSIX (mkdir/rmdir/unlink/chmod/getpid/geteuid, stdio
@@ -16,6 +17,7 @@
 #include "zero_test.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -433,6 +435,113 @@ static void test_throughput(void) {
     zero_nvme_close(s, 0);
 }
 
+/* r must be ZERO_ERR_INVALID_ARG of `item`, its message holding `text`, the
+   rates given (NULL: the argument under test) set to 0 */
+static void bw_refused(zero_result r, const zero_error *e, zero_msg item, const char *text, const double *rd,
+                       const double *wr) {
+    CHECK_EQ_INT(r, ZERO_ERR_INVALID_ARG);
+    CHECK_EQ_INT(e->item, item);
+    CHECK_STR_CONTAINS(e->msg, text);
+    CHECK((!rd || *rd == 0) && (!wr || *wr == 0));
+}
+
+typedef struct bw_run {
+    const char *dir;
+    zero_result rc;
+    double rd, wr;
+} bw_run;
+
+static void *bw_thread(void *arg) {
+    bw_run *b = (bw_run *)arg;
+    zero_error err;
+    b->rc = zero_nvme_bandwidth(b->dir, (size_t)1 << 18, 16, NULL, &b->rd, &b->wr, &err);
+    if (b->rc != ZERO_OK) fprintf(stderr, "zero_nvme_bandwidth in a thread: %s\n", err.msg);
+    return NULL;
+}
+
+/* zero_nvme_bandwidth in a directory of its own, which must be empty
+   afterwards (rmdir succeeds): every store file removed, on success and on
+   error. */
+static void test_bandwidth(void) {
+    const size_t mib = (size_t)1 << 20;
+    char sub[700], missing[720];
+    double rd = -1, wr = -1;
+    zero_error err;
+    zero_aio_config aio = {8192, 3, 1, 0, 1, 0};
+    snprintf(sub, sizeof sub, "%s/bw", dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    CHECK_EQ_INT(zero_nvme_bandwidth(sub, mib, 8, NULL, &rd, &wr, &err), ZERO_OK);
+    CHECKF(isfinite(rd) && rd > 0 && isfinite(wr) && wr > 0, "read %g, write %g bytes/s", rd, wr);
+    printf("zero_nvme_bandwidth (%s, 8 x 1 MiB tiles): write %.0f MB/s, read %.0f MB/s\n", sub, wr / 1e6, rd / 1e6);
+    /* a queue depth that does not divide the tile count, an odd tile size, small I/O calls */
+    rd = wr = -1;
+    CHECK_EQ_INT(zero_nvme_bandwidth(sub, 10000, 7, &aio, &rd, &wr, &err), ZERO_OK);
+    CHECK(rd > 0 && wr > 0);
+    /* a tile smaller than its id stamp, one tile; a queue_depth of 0 means 8 */
+    aio.queue_depth = 0;
+    CHECK_EQ_INT(zero_nvme_bandwidth(sub, 3, 1, &aio, &rd, &wr, &err), ZERO_OK);
+    CHECK_EQ_INT(zero_nvme_bandwidth(sub, 4096, 4096, NULL, &rd, &wr, &err), ZERO_OK); /* the most tiles */
+    /* O_DIRECT refused: buffered, still measured */
+    zero__nvme_hook_einval = 1;
+    CHECK_EQ_INT(zero_nvme_bandwidth(sub, mib, 2, NULL, &rd, &wr, &err), ZERO_OK);
+    /* the disk full at the first write: the store's error, the file removed all the same */
+    zero__nvme_hook_einval = 3;
+    rd = wr = -1;
+    CHECK_EQ_INT(zero_nvme_bandwidth(sub, mib, 8, NULL, &rd, &wr, &err), ZERO_ERR_IO);
+    CHECK_STR_CONTAINS(err.msg, "No space left on device");
+    CHECK_STR_CONTAINS(err.msg, sub);
+    CHECK(rd == 0 && wr == 0);
+    zero__nvme_hook_einval = 0;
+    { /* two at once in the same directory (ranks of one host): separate files */
+        bw_run b[2];
+        pthread_t th[2];
+        int i;
+        for (i = 0; i < 2; i++) {
+            b[i].dir = sub;
+            b[i].rc = ZERO_ERR_STATE;
+            CHECK(pthread_create(&th[i], NULL, bw_thread, &b[i]) == 0);
+        }
+        for (i = 0; i < 2; i++) {
+            pthread_join(th[i], NULL);
+            CHECK_EQ_INT(b[i].rc, ZERO_OK);
+            CHECK(b[i].rd > 0 && b[i].wr > 0);
+        }
+    }
+    CHECKF(rmdir(sub) == 0, "%s not empty after zero_nvme_bandwidth: %s", sub, strerror(errno));
+
+    /* argument errors, the message naming the argument */
+    rd = wr = -1;
+    bw_refused(zero_nvme_bandwidth(NULL, mib, 8, NULL, &rd, &wr, &err), &err, ZERO_MSG_NULL_ARG,
+               "zero_nvme_bandwidth: dir is NULL", &rd, &wr);
+    wr = -1;
+    bw_refused(zero_nvme_bandwidth(dir, mib, 8, NULL, NULL, &wr, &err), &err, ZERO_MSG_NULL_ARG,
+               "zero_nvme_bandwidth: read_bytes_per_s is NULL", NULL, &wr);
+    rd = -1;
+    bw_refused(zero_nvme_bandwidth(dir, mib, 8, NULL, &rd, NULL, &err), &err, ZERO_MSG_NULL_ARG,
+               "zero_nvme_bandwidth: write_bytes_per_s is NULL", &rd, NULL);
+    rd = wr = -1;
+    bw_refused(zero_nvme_bandwidth(dir, 0, 8, NULL, &rd, &wr, &err), &err, ZERO_MSG_BAD_ARG,
+               "zero_nvme_bandwidth: tile_bytes = 0", &rd, &wr);
+    rd = wr = -1;
+    bw_refused(zero_nvme_bandwidth(dir, ((size_t)1 << 40) + 1, 8, NULL, &rd, &wr, &err), &err, ZERO_MSG_BAD_ARG,
+               "zero_nvme_bandwidth: tile_bytes = 1099511627777", &rd, &wr);
+    rd = wr = -1;
+    bw_refused(zero_nvme_bandwidth(dir, mib, 0, NULL, &rd, &wr, &err), &err, ZERO_MSG_BAD_ARG,
+               "zero_nvme_bandwidth: tiles = 0", &rd, &wr);
+    bw_refused(zero_nvme_bandwidth(dir, mib, -3, NULL, &rd, &wr, &err), &err, ZERO_MSG_BAD_ARG,
+               "zero_nvme_bandwidth: tiles = -3", &rd, &wr);
+    bw_refused(zero_nvme_bandwidth(dir, mib, 4097, NULL, &rd, &wr, &err), &err, ZERO_MSG_BAD_ARG,
+               "zero_nvme_bandwidth: tiles = 4097", &rd, &wr);
+    /* a directory that does not exist: zero_nvme_open's error */
+    snprintf(missing, sizeof missing, "%s/no/such/dir", dir);
+    rd = wr = -1;
+    CHECK_EQ_INT(zero_nvme_bandwidth(missing, mib, 8, NULL, &rd, &wr, &err), ZERO_ERR_IO);
+    CHECK_EQ_INT(err.item, ZERO_MSG_FILE_OPEN);
+    CHECK_STR_CONTAINS(err.msg, missing);
+    CHECK_STR_CONTAINS(err.msg, "No such file or directory");
+    CHECK(rd == 0 && wr == 0);
+}
+
 int main(void) {
     zt_seed("test_nvme");
     make_dir();
@@ -442,6 +551,7 @@ int main(void) {
     test_async();
     test_fallback();
     test_throughput();
+    test_bandwidth();
     if (rmdir(dir) != 0) {
         CHECKF(0, "temporary directory %s left non-empty: %s", dir, strerror(errno));
     }

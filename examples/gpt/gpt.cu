@@ -515,7 +515,8 @@ typedef struct run_state {
 /* With offload: the step's floor (zero_floor_of) from this rank's byte counts
    and the bandwidths it measures now, every rank at once as in the step (PCIe
    of its GPU beside the others' copies; host memory with its CPU Adam's pool
-   beside the other ranks' pools: its share), beside its median step. Rank 0
+   beside the other ranks' pools: its share; with NVMe, the tile store in the
+   config's directory beside the other ranks' stores), beside its median step. Rank 0
    prints "floor:" lines (and the metrics' floor event), rank r "floor rank
    r:" lines. */
 static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
@@ -538,30 +539,57 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
         return;
     }
     bw.host = host;
+    /* NVMe: the tile store's own reads and writes in the config's directory (64 MiB tiles, 1 GiB each way),
+       where the step moved tiles */
+    const zero_optimization_config *z = &s->cfg->zero_optimization;
+    const char *nvme_dir = z->offload_optimizer.device == ZERO_OFFLOAD_NVME ? z->offload_optimizer.nvme_path
+                           : z->offload_param.device == ZERO_OFFLOAD_NVME  ? z->offload_param.nvme_path
+                                                                           : NULL;
+    int64_t nvme_rd = 0, nvme_wr = 0;
+    for (int k = 0; k < ZERO_XFER_PHASE_COUNT; k++) nvme_rd += in->nvme_bytes_read[k], nvme_wr += in->nvme_bytes_written[k];
+    if (nvme_dir && nvme_rd + nvme_wr > 0 &&
+        zero_nvme_bandwidth(nvme_dir, (size_t)64 << 20, 16, &s->cfg->aio, &bw.nvme_read, &bw.nvme_write, &err) != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: the floor's NVMe was not measured: %s\n", w->rank, err.msg);
+        return;
+    }
     if (zero_floor_of(e, in, &bw, &f) != ZERO_OK) {
         fprintf(stderr, "gpt: rank %d: the floor: %s\n", w->rank, zero_engine_error(e)->msg);
         return;
     }
     printf("%s bytes per step: forward %.3g GB to the GPU | backward %.3g GB to the GPU, %.3g GB to the host | step "
-           "%.3g GB to the GPU, %.3g GB to the host | CPU Adam %.3g GB of host memory\n",
+           "%.3g GB to the GPU, %.3g GB to the host | CPU Adam %.3g GB of host memory",
            tag, in->bytes_to_device[ZERO_XFER_FORWARD] / gb, in->bytes_to_device[ZERO_XFER_BACKWARD] / gb,
            in->bytes_to_host[ZERO_XFER_BACKWARD] / gb, in->bytes_to_device[ZERO_XFER_STEP] / gb,
            in->bytes_to_host[ZERO_XFER_STEP] / gb, in->cpu_adam_bytes / gb);
-    printf("%s measured now: PCIe %.1f GB/s to the GPU, %.1f to the host, %.1f both ways | host memory %.1f GB/s "
-           "(%d threads%s)\n",
+    if (nvme_rd + nvme_wr > 0)
+        printf(" | NVMe read forward %.3g, backward %.3g, step %.3g GB, written in the step %.3g GB",
+               in->nvme_bytes_read[ZERO_XFER_FORWARD] / gb, in->nvme_bytes_read[ZERO_XFER_BACKWARD] / gb,
+               in->nvme_bytes_read[ZERO_XFER_STEP] / gb,
+               (in->nvme_bytes_written[ZERO_XFER_FORWARD] + in->nvme_bytes_written[ZERO_XFER_BACKWARD] +
+                in->nvme_bytes_written[ZERO_XFER_STEP]) / gb);
+    printf("\n%s measured now: PCIe %.1f GB/s to the GPU, %.1f to the host, %.1f both ways | host memory %.1f GB/s "
+           "(%d threads%s)",
            tag, bw.h2d / gb, bw.d2h / gb, bw.duplex / gb, host / gb, threads,
            local > 1 ? ", beside this host's other ranks: this rank's CPU optimizer's share" : "");
+    if (nvme_rd + nvme_wr > 0)
+        printf(" | NVMe %.2f GB/s read, %.2f written (the tile store in %s)", bw.nvme_read / gb, bw.nvme_write / gb, nvme_dir);
+    printf("\n");
     /* the GPU's own compute: the last step's fastest micro-batch (forward and backward on the compute stream,
        from its first kernel to the next one's) times the accumulation; with one micro-batch, or where every
        micro-batch waits for copies, it holds those waits too and overstates the compute */
     const int gas = (int)s->cfg->gradient_accumulation_steps;
     const double compute = s->micro_min_ms && *s->micro_min_ms > 0 ? *s->micro_min_ms * gas : 0;
     const double floor_ms = compute > f.floor_ms ? compute : f.floor_ms;
-    printf("%s %s schedule: copies forward %.1f + backward %.1f + step %.1f ms, CPU Adam %.1f ms -> %.1f ms | "
+    char nvme_text[96] = "";
+    if (nvme_rd + nvme_wr > 0)
+        snprintf(nvme_text, sizeof nvme_text, ", NVMe forward %.1f + backward %.1f + step %.1f ms", f.nvme_ms[ZERO_XFER_FORWARD],
+                 f.nvme_ms[ZERO_XFER_BACKWARD], f.nvme_ms[ZERO_XFER_STEP]);
+    printf("%s %s schedule: copies forward %.1f + backward %.1f + step %.1f ms, CPU Adam %.1f ms%s -> %.1f ms | "
            "compute %.1f ms (the fastest micro-batch x %d%s) | floor %.1f ms (%s) | median step %.1f ms = %.2fx the floor\n",
            tag, f.schedule, f.copy_ms[ZERO_XFER_FORWARD], f.copy_ms[ZERO_XFER_BACKWARD], f.copy_ms[ZERO_XFER_STEP], f.adam_ms,
-           f.floor_ms, compute, gas, gas == 1 ? ", its waits included" : "", floor_ms,
-           compute > f.floor_ms ? "compute" : "copies and CPU Adam", med_ms, floor_ms > 0 ? med_ms / floor_ms : 0.0);
+           nvme_text, f.floor_ms, compute, gas, gas == 1 ? ", its waits included" : "", floor_ms,
+           compute > f.floor_ms ? "compute" : nvme_rd + nvme_wr > 0 ? "copies, CPU Adam and NVMe" : "copies and CPU Adam", med_ms,
+           floor_ms > 0 ? med_ms / floor_ms : 0.0);
     if (s->jsonl) {
         metrics_line m(s->jsonl, "floor");
         m.str("schedule", f.schedule);
@@ -578,6 +606,13 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
         m.num("d2h_gbps", "%.3f", bw.d2h / gb);
         m.num("duplex_gbps", "%.3f", bw.duplex / gb);
         m.num("host_gbps", "%.3f", bw.host / gb);
+        if (nvme_rd + nvme_wr > 0) {
+            m.nums("nvme_ms", "%.3f", f.nvme_ms, 3);
+            m.i64s("nvme_bytes_read", in->nvme_bytes_read, 3);
+            m.i64s("nvme_bytes_written", in->nvme_bytes_written, 3);
+            m.num("nvme_read_gbps", "%.3f", bw.nvme_read / gb);
+            m.num("nvme_write_gbps", "%.3f", bw.nvme_write / gb);
+        }
         m.end();
     }
 }
