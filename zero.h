@@ -898,6 +898,11 @@ typedef struct zero_estimate_args {
                                         Adagrad 8, SGD 4 or with momentum 8); NVMe tiles keep 12.
                                         0: Adam. DeepSpeed's figures assume Adam */
     double momentum;                 /* SGD's momentum (0: no buffer) */
+    int gradient_accumulation_steps; /* zero's plan: micro-batches a step (<= 0: 1). With one, stages 2-3
+                                        keep the reduced gradient in the compute dtype and stage 2 on one
+                                        GPU writes it in place (no ring); with more, the accumulator is
+                                        fp32 (grad_accum_dtype's default), at stages 0-1 beside the
+                                        gradients */
 } zero_estimate_args;
 
 typedef struct zero_memory_estimate {
@@ -6268,6 +6273,7 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
 /* The arguments with defaults applied, as doubles. */
 typedef struct zero__est_in {
     double P, L, g, n, G, f, d, B, M, pf;
+    double gas; /* micro-batches a step */
     double Gs; /* the GPUs each shard is cut for: G, or mics_shard_size */
     double sb; /* bytes a parameter of master and optimizer state (12 for Adam) */
     int stage, zero_init;
@@ -6324,6 +6330,7 @@ static zero_result zero__est_settings(const zero_estimate_args *a, zero__est_in 
     in->f = a->additional_buffer_factor > 0 ? a->additional_buffer_factor : 1.5;
     in->d = a->compute_dtype == ZERO_DTYPE_FP32 ? 4.0 : 2.0;
     in->B = a->reduce_bucket_size > 0 ? (double)a->reduce_bucket_size : 5e8;
+    in->gas = a->gradient_accumulation_steps > 1 ? (double)a->gradient_accumulation_steps : 1;
     in->M = a->stage3_max_live_parameters > 0 ? (double)a->stage3_max_live_parameters : -1; /* -1: derived */
     in->pf = a->stage3_prefetch_bucket_size >= 0 ? (double)a->stage3_prefetch_bucket_size : 5e7;
     if ((unsigned)a->optimizer >= (unsigned)ZERO_OPTIMIZER_COUNT)
@@ -6400,20 +6407,26 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
         if (in->M < 0) pool = zero__est_min(pool, 4 * in->L);
         o->gpu_params_bytes = pool * d + (in->op == ZERO_OFFLOAD_NONE ? S * d : 0);
     }
-    if (in->stage < 2)
-        o->gpu_grads_bytes = P * d;
-    else /* the ring of two units; the owned fp32 accumulator, or with the optimizer offloaded (where the
-            chunks accumulate in the host staging) one unit's chunk of staging */
-        o->gpu_grads_bytes = zero__est_min(P, 2 * U) * d + 4 * (in->oo == ZERO_OFFLOAD_NONE ? S : T);
-    if (in->stage == 0)
-        o->gpu_optimizer_bytes = in->sb * P;
-    else if (in->oo == ZERO_OFFLOAD_NONE)
-        o->gpu_optimizer_bytes = in->sb * S;
+    if (in->stage < 2) /* the gradients, and with accumulation the fp32 accumulator beside them */
+        o->gpu_grads_bytes = P * d + (in->gas > 1 ? 4 * P : 0);
+    else if (in->stage == 2 && in->G == 1 && in->gas == 1 && in->oo == ZERO_OFFLOAD_NONE)
+        o->gpu_grads_bytes = P * d; /* one GPU: the backward writes the owned gradient in place, no ring */
+    else /* the ring of two units; the owned accumulator (the compute dtype with one micro-batch, fp32
+            with more), or with the optimizer offloaded (where the chunks accumulate in the host staging)
+            one unit's chunk of fp32 staging with accumulation, none without */
+        o->gpu_grads_bytes = zero__est_min(P, 2 * U) * d +
+                             (in->oo == ZERO_OFFLOAD_NONE ? (in->gas > 1 ? 4 : d) * S : in->gas > 1 ? 4 * T : 0);
+    if (in->oo == ZERO_OFFLOAD_NONE) { /* (fp32 compute: the parameters are the master, no copy of it) */
+        double sb = d == 4 ? in->sb - 4 : in->sb;
+        o->gpu_optimizer_bytes = sb * (in->stage == 0 ? P : S);
+    }
 
     if (in->oo != ZERO_OFFLOAD_NONE) {
         /* the gradient staging of the shard, and the parameter staging unless
            offload_param keeps the shard (or its tiles) on the host */
-        o->cpu_grads_bytes = 4 * S * g;
+        o->cpu_grads_bytes = (in->gas > 1 ? 4 : d) * S * g; /* (compute dtype with one micro-batch, as on the GPU) */
+        /* stages 2-3 with accumulation: the host adds the micro-batches up, through 3 slots of one unit's chunk */
+        if (in->stage >= 2 && in->gas > 1) o->cpu_grads_bytes += 3 * T * d * g;
         if (in->op == ZERO_OFFLOAD_NONE) o->cpu_params_bytes += d * S * g;
         if (in->oo == ZERO_OFFLOAD_CPU) {
             o->cpu_optimizer_bytes = in->sb * S * g;
@@ -20020,6 +20033,8 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     ea.offload_optimizer = m->offload_optimizer;
     ea.compute_dtype = m->compute_dtype == ZERO_DTYPE_DEFAULT ? ZERO_DTYPE_BF16 : m->compute_dtype;
     ea.stage3_prefetch_bucket_size = -1;
+    ea.reduce_bucket_size = (int64_t)u; /* (the units are the blocks: the ring holds two of them) */
+    ea.gradient_accumulation_steps = (int)mb;
     if ((r = zero_estimate_memory(&ea, &me, err)) != ZERO_OK) return r;
     out->gpu_memory_bytes = me.gpu_total_bytes;
     zero__ok(err);

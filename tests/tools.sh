@@ -297,6 +297,17 @@ usage "zero_estimate-contention-range" '^zero_estimate: --contention: 0 is out o
 run "$ZE" --time --plan --model 70b --gpu-mem 10GB
 if [ "$rc" -eq 0 ] && [ "$(grep -c 'does not fit' "$W/out")" -eq 11 ]; then ok "zero_estimate-plan-nothing-fits"
 else no "zero_estimate-plan-nothing-fits" "exit $rc, $(grep -c 'does not fit' "$W/out") rows do not fit (want 11)"; fi
+# --largest: the most blocks that fit; one H100 (79.18 GiB) at stage 2, C 4096, T 1024, V 256, micro-batch 1,
+# against the largest examples/gpt trained there (docs/PERF.md 5f, h100_max: 24 blocks, 25 with recompute):
+# within 10% of the parameters, never above (the plan keeps a reserve)
+run "$ZE" --time --largest --hidden 4096 --seq 1024 --vocab 256 --batch 1 --machine h100
+big=$(awk '$1 == 1 && $2 == "L" { print $11, $15 }' "$W/out")
+if [ "$rc" -eq 0 ] && [ -n "$big" ] && awk -v b="$big" 'BEGIN { split(b, x, " "); p0 = 24; p1 = 25
+        exit !(x[1] <= p0 && x[1] >= 0.9 * p0 && x[2] <= p1 && x[2] >= 0.9 * p1) }'; then
+    ok "zero_estimate-largest-h100"
+else no "zero_estimate-largest-h100" "exit $rc; stage 2 blocks (kept, recompute): '$big' against 24 and 25 measured; $(sed -n 7p "$W/out")"; fi
+usage "zero_estimate-largest-plan" '^zero_estimate: --largest: and --plan' "$ZE" --time --largest --plan
+usage "zero_estimate-largest-layers" '^zero_estimate: --largest: searches the blocks: drop --layers' "$ZE" --time --largest --layers 8
 usage "zero_estimate-plan-stage" '^zero_estimate: --plan: searches the stage' "$ZE" --time --plan --stage 3
 usage "zero_estimate-plan-gpu-mem" '^zero_estimate: --gpu-mem: ' "$ZE" --time --plan --gpu-mem 1MB
 usage "zero_estimate-time-model" "^zero_estimate: --model: '8b' is not a preset" "$ZE" --time --model 8b

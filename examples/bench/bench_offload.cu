@@ -968,6 +968,7 @@ static void est_args(const placement *p, int H, zero_estimate_args *a) {
     a->reduce_bucket_size = (int64_t)H * H;
     a->stage3_max_live_parameters = 0;     /* the config's default, 1e9 */
     a->stage3_prefetch_bucket_size = -1;   /* 5e7 */
+    a->gradient_accumulation_steps = 2;    /* the trials' (make_config's gas): fp32 accumulators */
 }
 
 typedef struct cap_row {

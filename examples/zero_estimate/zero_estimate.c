@@ -51,6 +51,8 @@ static const char help[] =
     "  --dtype T           compute dtype: fp16 (default: DeepSpeed's estimators, which this\n"
     "                      table mirrors, assume 2-byte parameters), bf16 or fp32\n"
     "  --bucket N          zero_optimization.reduce_bucket_size (default 5e8; 1 to 1e15)\n"
+    "  --gas m             gradient_accumulation_steps (default 1: the reduced gradient in the compute\n"
+    "                      dtype, stage 2 on one GPU in place; more: fp32 accumulators)\n"
     "  --max-live N        stage3_max_live_parameters (default: derived as the engine does for layer groups,\n"
     "                      the pool 4 x the largest layer, at most 1.05e9 (DeepSpeed's 1e9 + 5e7); 1 to 1e15)\n"
     "  --prefetch N        stage3_prefetch_bucket_size (default 5e7; 0 to 1e15)\n"
@@ -108,7 +110,11 @@ static const char help[] =
     "  --offload D         offload_optimizer: none (default) or cpu (stages 1-3)\n"
     "  --plan              instead of the table: per GPU count the fastest stage, group G,\n"
     "                      offload and activation recompute whose memory fits --gpu-mem\n"
-    "  --gpu-mem SIZE      with --plan: memory of one GPU (default the machine's: 80GB, 141GB)\n"
+    "  --largest           instead of the table: per GPU count and stage, the most blocks of\n"
+    "                      examples/gpt's GPT at --hidden, --vocab, --seq, --batch that fit --gpu-mem,\n"
+    "                      activations kept and every block recomputed (--offload, --group apply)\n"
+    "  --gpu-mem SIZE      with --plan or --largest: memory of one GPU (default the machine's, what\n"
+    "                      cudaMemGetInfo gives: 79.18GiB on an H100 80GB, 139.8GiB on an H200)\n"
     "  --serial-gathers    stage-3 gathers not overlapped with compute (the engine before its\n"
     "                      per-span stream order)\n"
     "  --serial-step       stages 1-2 gather after the whole optimizer step (ZERO_STEP_OVERLAP=0)\n"
@@ -134,12 +140,12 @@ static const char help[] =
     "line saying what is wrong, then the usage; nothing is printed to stdout).\n";
 
 static const char *const flags[] = {
-    "--params", "--gpus", "--nodes", "--largest-layer", "--dtype", "--bucket", "--max-live", "--prefetch",
+    "--params", "--gpus", "--nodes", "--largest-layer", "--dtype", "--bucket", "--gas", "--max-live", "--prefetch",
     "--buffer-factor", "--shard", "--no-zero-init", "--breakdown", "--fit", "--gpu-mem", "--cpu-mem", "--nvme",
     "--selftest", "--time", "--optimizer", "--momentum", "--help", "--version", NULL};
 static const char *const time_flags[] = {
     "--time", "--model", "--machine", "--params", "--layers", "--hidden", "--vocab", "--seq", "--batch", "--gas",
-    "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--plan", "--gpu-mem", "--serial-gathers",
+    "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--plan", "--largest", "--gpu-mem", "--serial-gathers",
     "--serial-step", "--contention",
     "--tflops", "--tflops-width", "--hbm", "--intra-bw", "--intra-lat-us", "--inter-bw", "--inter-lat-us",
     "--pcie", "--host-bw", "--help", "--version", NULL};
@@ -504,15 +510,15 @@ typedef struct machine_preset {
     int gpus_per_node;
     double tflops, hbm, intra_bw, intra_lat, inter_bw, inter_lat, pcie, host;
     double contention; /* compute lost per second of a collective beside it */
-    double gpu_mem;    /* bytes of one GPU (--plan) */
+    double gpu_mem;    /* bytes of one GPU (--plan, --largest): what cudaMemGetInfo gives as its total */
 } machine_preset;
 
 /* The rates and where they come from: docs/PERF.md ("A step-time model"). */
 static const machine_preset machine_presets[] = {
     {"h100", "8x H100 per node, NVLink, 400 Gb/s InfiniBand per GPU", 8, 466.4, 2.79e12, 225e9,
-     10e-6, 40e9, 30e-6, 55e9, 150e9, 1.3006, 80e9},
+     10e-6, 40e9, 30e-6, 55e9, 150e9, 1.3006, 79.18 * GIB},
     {"h200", "8x H200 per node, NVLink, 400 Gb/s InfiniBand per GPU", 8, 466.4, 3.917e12, 225e9,
-     10e-6, 40e9, 30e-6, 55e9, 150e9, 1.3006, 141e9},
+     10e-6, 40e9, 30e-6, 55e9, 150e9, 1.3006, 139.8 * GIB},
 };
 
 typedef struct time_cli {
@@ -521,7 +527,8 @@ typedef struct time_cli {
     int group;         /* 0: the world */
     int have_model, have_machine;
     int plan;          /* --plan: the fastest option that fits, per GPU count */
-    double gpu_mem;    /* --gpu-mem (--plan) */
+    int largest;       /* --largest: the most blocks that fit, per GPU count, stage and recompute */
+    double gpu_mem;    /* --gpu-mem (--plan, --largest) */
 } time_cli;
 
 /* ---- --plan: per GPU count, the fastest stage, group, offload and recompute that fit ----
@@ -667,6 +674,74 @@ static int plan_table(const time_cli *t) {
     return 0;
 }
 
+/* ---- --largest: the most blocks of the model's width that fit, per GPU count ----
+
+   The model is examples/gpt's GPT with --hidden, --vocab and --seq: 12 C^2 + 13 C
+   parameters a block, V C + T C + 2 C besides; its memory per GPU --plan's (model
+   states, activations by its formula, PLAN_RESERVE), against --gpu-mem. */
+static double gpt_params(int L, const zero_time_model *m) {
+    double C = m->hidden;
+    return (double)L * (12.0 * C * C + 13.0 * C) + (double)m->vocab * C + (double)m->seq * C + 2.0 * C;
+}
+
+/* Model m with L blocks fits gpu_mem at this stage and recompute (N GPUs, g per node): 1, else 0. */
+static int largest_fits(const zero_time_model *m, int L, int N, int s, int rc, int group, double gpu_mem) {
+    zero_time_model r = *m;
+    zero_time_estimate o;
+    r.layers = L;
+    r.params = gpt_params(L, m);
+    r.unit_params = 0; /* (a block each) */
+    r.gpus_per_node = N < m->gpus_per_node ? N : m->gpus_per_node;
+    r.nodes = N / r.gpus_per_node;
+    r.stage = s;
+    r.group = group > N ? N : group;
+    r.recompute = rc;
+    if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) return 0;
+    return o.gpu_memory_bytes + plan_activations(&r, rc) + PLAN_RESERVE <= gpu_mem;
+}
+
+static int largest_table(const time_cli *t) {
+    const zero_time_model *m = &t->m;
+    int k, s, rc, s0 = t->stage < 1 ? 1 : t->stage, s1 = t->stage < 1 ? 3 : t->stage;
+    printf("zero_estimate --time --largest: the most blocks that fit %.2f GiB per GPU\n", t->gpu_mem / GIB);
+    printf("model: examples/gpt's GPT at C %d, V %d, T %d, micro-batch %d (12 C^2 + 13 C parameters a block,\n"
+           "V C + T C + 2 C besides); offload_optimizer %s\n",
+           m->hidden, m->vocab, m->seq, m->micro_batch, m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu" : "none");
+    printf("memory per GPU: model states (zero's plan) + activations (--plan's formula) + %.0f GiB reserved\n\n",
+           PLAN_RESERVE / GIB);
+    printf("%6s", "GPUs");
+    for (s = s0; s <= s1; s++) printf("  %-19s %-19s", s == 1 ? "stage 1" : s == 2 ? "stage 2" : "stage 3",
+                                      s == 1 ? "stage 1, recompute" : s == 2 ? "stage 2, recompute" : "stage 3, recompute");
+    printf("\n");
+    for (k = 0; k <= 10; k++) {
+        int N = 1 << k;
+        if (N > m->gpus_per_node && N % m->gpus_per_node) continue;
+        printf("%6d", N);
+        for (s = s0; s <= s1; s++)
+            for (rc = 0; rc <= 1; rc++) {
+                int lo = 0, hi = 1;
+                char cell[64], p[32];
+                /* the most L that fits: doubling, then bisecting (memory grows with L) */
+                while (hi <= 1 << 20 && largest_fits(m, hi, N, s, rc, t->group, t->gpu_mem)) lo = hi, hi *= 2;
+                while (hi - lo > 1) {
+                    int mid = lo + (hi - lo) / 2;
+                    if (largest_fits(m, mid, N, s, rc, t->group, t->gpu_mem)) lo = mid;
+                    else hi = mid;
+                }
+                if (lo == 0) snprintf(cell, sizeof cell, "none");
+                else {
+                    fmt_count(gpt_params(lo, m), p, sizeof p);
+                    snprintf(cell, sizeof cell, "L %d (%s)", lo, p);
+                }
+                printf("  %-19s", cell);
+            }
+        printf("\n");
+    }
+    printf("\nL: the most blocks whose model states, activations and the reserve fit one GPU (none: not\n"
+           "one block); the parameters in parentheses. Parameter offload is not modeled.\n");
+    return 0;
+}
+
 static int time_table(const time_cli *t) {
     int s, k, s0 = t->stage < 0 ? 0 : t->stage, s1 = t->stage < 0 ? 3 : t->stage;
     const zero_time_model *m = &t->m;
@@ -745,7 +820,7 @@ static int time_table(const time_cli *t) {
 
 static int time_main(int argc, char **argv) {
     time_cli t;
-    int i;
+    int i, layers_given = 0, params_given = 0;
     long long x;
     const char *T = "zero_estimate";
     const model_preset *mp = &model_presets[0];
@@ -809,14 +884,18 @@ static int time_main(int argc, char **argv) {
             bad = tool_num(T, f, v, 1e-9, 100, &t.m.comm_contention);
         } else if (!strcmp(f, "--plan")) {
             t.plan = 1, used = 0;
+        } else if (!strcmp(f, "--largest")) {
+            t.largest = 1, used = 0;
         } else if (!strcmp(f, "--gpu-mem")) {
             bad = tool_size(T, f, v, 1e9, 1e15, &t.gpu_mem);
         } else if (!strcmp(f, "--params")) {
             bad = tool_count(T, f, v, 1, 1000000000000000, &x);
             t.m.params = (double)x;
+            params_given = 1;
         } else if (!strcmp(f, "--layers")) {
             bad = tool_int(T, f, v, 1, 100000, &x);
             t.m.layers = (int)x;
+            layers_given = 1;
         } else if (!strcmp(f, "--hidden")) {
             bad = tool_int(T, f, v, 1, 1000000, &x);
             t.m.hidden = (int)x;
@@ -894,7 +973,11 @@ static int time_main(int argc, char **argv) {
                                t.group, t.m.gpus_per_node);
     if (t.plan && (t.stage >= 0 || t.group > 0 || t.m.offload_optimizer != ZERO_OFFLOAD_NONE))
         return tool_usage_fail(T, "--plan", usage, "searches the stage, --group and --offload itself: drop them");
+    if (t.plan && t.largest) return tool_usage_fail(T, "--largest", usage, "and --plan: give one");
+    if (t.largest && (layers_given || params_given))
+        return tool_usage_fail(T, "--largest", usage, "searches the blocks: drop %s", layers_given ? "--layers" : "--params");
     if (t.plan) return plan_table(&t);
+    if (t.largest) return largest_table(&t);
     return time_table(&t);
 }
 
@@ -952,6 +1035,9 @@ int main(int argc, char **argv) {
         } else if (!strcmp(f, "--bucket")) {
             bad = tool_count("zero_estimate", f, v, 1, 1000000000000000, &x);
             c.a.reduce_bucket_size = (int64_t)x;
+        } else if (!strcmp(f, "--gas")) {
+            bad = tool_int("zero_estimate", f, v, 1, 1000000, &x);
+            c.a.gradient_accumulation_steps = (int)x;
         } else if (!strcmp(f, "--max-live")) {
             bad = tool_count("zero_estimate", f, v, 1, 1000000000000000, &x);
             c.a.stage3_max_live_parameters = (int64_t)x;
