@@ -534,13 +534,14 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
     else snprintf(tag, sizeof tag, "floor rank %d:", w->rank);
     memset(&bw, 0, sizeof bw);
     if (zero_cuda_pcie_bandwidth((size_t)256 << 20, 7, &bw, &err) != ZERO_OK ||
-        zero_cpu_memory_bandwidth(w->pool, (int64_t)1 << 27, 7, &host, &err) != ZERO_OK) {
+        zero_cpu_memory_bandwidth(w->pool, ((int64_t)1 << 27) / local, 7, &host, &err) != ZERO_OK) {
         fprintf(stderr, "gpt: rank %d: the floor was not measured: %s\n", w->rank, err.msg);
         return;
     }
     bw.host = host;
-    /* NVMe: the tile store's own reads and writes in the config's directory (64 MiB tiles, 1 GiB each way),
-       where the step moved tiles */
+    /* NVMe: the tile store's own reads and writes in the config's directory (64 MiB tiles, 1 GiB each way
+       in all, split between the host's ranks), where the step moved tiles. (The host memory above: 2 GiB of
+       arrays in all, split the same way, each rank's share far above the caches.) */
     const zero_optimization_config *z = &s->cfg->zero_optimization;
     const char *nvme_dir = z->offload_optimizer.device == ZERO_OFFLOAD_NVME ? z->offload_optimizer.nvme_path
                            : z->offload_param.device == ZERO_OFFLOAD_NVME  ? z->offload_param.nvme_path
@@ -548,7 +549,8 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
     int64_t nvme_rd = 0, nvme_wr = 0;
     for (int k = 0; k < ZERO_XFER_PHASE_COUNT; k++) nvme_rd += in->nvme_bytes_read[k], nvme_wr += in->nvme_bytes_written[k];
     if (nvme_dir && nvme_rd + nvme_wr > 0 &&
-        zero_nvme_bandwidth(nvme_dir, (size_t)64 << 20, 16, &s->cfg->aio, &bw.nvme_read, &bw.nvme_write, &err) != ZERO_OK) {
+        zero_nvme_bandwidth(nvme_dir, (size_t)64 << 20, local < 4 ? 16 / local : 4, &s->cfg->aio, &bw.nvme_read,
+                            &bw.nvme_write, &err) != ZERO_OK) {
         fprintf(stderr, "gpt: rank %d: the floor's NVMe was not measured: %s\n", w->rank, err.msg);
         return;
     }
