@@ -17,8 +17,8 @@
 #                                     zero stages 1-3 on one GPU and on N, stage 3 with mics_shard_size N/2 (N >= 4),
 #                                     DeepSpeed ZeRO-2/3 (its default buckets, and --hf-auto: the buckets and prefetch
 #                                     HF's integration sets for this width) and FSDP2 (each block fully_shard-ed and compiled, reshard 0
-#                                     and 1) on N; then examples/gpt/scale_table.py's table (tokens/s per GPU, MFU,
-#                                     memory, scaling, zero over the best peer) and $DIR/gpt_scale.png (~8 min)
+#                                     and 1) on one GPU and on N; then examples/gpt/scale_table.py's table (tokens/s per GPU,
+#                                     MFU, memory, scaling, zero over the best peer) and $DIR/gpt_scale.png (~8 min)
 #   sh examples/gpt/bench.sh stages   only the stages 0-3 loss curves
 #   sh examples/gpt/bench.sh hybrid   every visible GPU (2 or more): GPT-2 XL, micro-batch 8, stages 2 and 3,
 #                                     mics_shard_size 1, N/2 (N >= 4) and N (flat): the step and the bytes
@@ -258,7 +258,9 @@ scale() { # zero's stages on 1 and N GPUs, hybrid, DeepSpeed and FSDP2 on N: sca
             ptn "sc_ds_z${s}_hf" 240 deepspeed_gpt.py $TXL --dtype bf16 --stage $s --hf-auto --batch 8 --steps 8 --warmup 3
         done
     fi
-    for r in 0 1; do
+    for r in 0 1; do # FSDP2 on one GPU (its own scaling), then on N
+        CUDA_VISIBLE_DEVICES=0 pt "sc_fsdp2_r${r}_1gpu" 240 fsdp2_gpt.py $TXL --reshard-after-forward $r --compile 1 \
+            --batch 8 --steps 8 --warmup 3
         ptn "sc_fsdp2_r$r" 240 fsdp2_gpt.py $TXL --reshard-after-forward $r --compile 1 --batch 8 --steps 8 --warmup 3
     done
     python3 examples/gpt/scale_table.py "$DIR" "$N" | tee "$DIR/scale_table.md" || rc=1

@@ -12,9 +12,10 @@ end line, is a row that says so):
     sc_ds_z2_hf, sc_ds_z3_hf               the same with --hf-auto (Hugging Face's "auto" buckets); a
                                            peer's run absent from DIR is a row that says "not run"
     sc_fsdp2_r0, sc_fsdp2_r1               FSDP2, reshard_after_forward 0 and 1, on N
+    sc_fsdp2_r0_1gpu, sc_fsdp2_r1_1gpu     the same on one GPU (FSDP2's own scaling; absent: "not run")
 Prints a Markdown table: tokens/s per GPU, MFU, GPU memory (GiB, the device's
 used memory where the run reports it, else its peak), scaling (N GPUs over one,
-tokens/s per GPU, the same stage) and zero over the best peer of its kind:
+tokens/s per GPU, the same stage or FSDP2 setting) and zero over the best peer of its kind:
 stage 1-2 over the fastest of ZeRO-2 (either buckets) and FSDP2 without
 resharding, stage 3 (flat and hybrid) over the fastest of ZeRO-3 (either
 buckets) and FSDP2 with resharding. Exit 0; 2 on usage.
@@ -71,12 +72,20 @@ def main(argv):
         scaling = hyb["tokens_per_s_per_gpu"] / one["tokens_per_s_per_gpu"] if one and hyb else None
         rows.append(("zero stage 3, mics_shard_size %d" % (n // 2), n, "sc_s3_hybrid", hyb, scaling, b3))
     for k, what in peers2 + peers3:
-        rows.append((what, n, k, end_of(d, k), None, None))
+        if k.startswith("sc_fsdp2_"):  # FSDP2 on one GPU first (absent: not run), then its own scaling
+            one = end_of(d, k + "_1gpu")
+            many = end_of(d, k)
+            rows.append((what, 1, k + "_1gpu", one, None, None))
+            rows.append((what, n, k, many,
+                         many["tokens_per_s_per_gpu"] / one["tokens_per_s_per_gpu"] if one and many else None, None))
+        else:
+            rows.append((what, n, k, end_of(d, k), None, None))
     print("| run | GPUs | tokens/s per GPU | MFU | GPU GiB | scaling (over 1 GPU) | zero over the best peer |")
     print("|---|---|---|---|---|---|---|")
     for what, g, name, e, scaling, peer in rows:
         if not e:
-            ran = os.path.exists(os.path.join(d, name + ".jsonl")) or not name.startswith("sc_ds_")
+            ran = os.path.exists(os.path.join(d, name + ".jsonl")) or not (name.startswith("sc_ds_") or
+                                                                           name.endswith("_1gpu") and "fsdp2" in name)
             print("| %s | %d | %s | | | | |" % (what, g, "did not finish (%s.log)" % name if ran else "not run"))
             continue
         over = ""
