@@ -4245,7 +4245,9 @@ static const zero__key zero__keys[] = {
     {{"zero_optimization.leaf_module", "object", "{}", ZERO__NOEF, "stage 3: PyTorch module classes fetched as one (DeepSpeed 0.19)",
       "zero fetches the groups the program registers"},
      ZERO__K_ANY, 0, 0, 0, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, ""},
-    ZERO__ZERO_KEY(save_muon_momentum_buffer_in_memory, "bool", "false", ZERO__NOEF, "Muon optimizer buffers (DeepSpeed 0.19)", "no Muon in zero",
+    ZERO__ZERO_KEY(save_muon_momentum_buffer_in_memory, "bool", "false", ZERO__NOEF,
+                   "stage 3 with offload_optimizer nvme: Muon's momentum kept in memory, not swapped (DeepSpeed 0.19)",
+                   "zero keeps Muon's momentum in the NVMe tiles with the rest of the state, its updates in host memory",
              ZERO__K_BOOL, 0, 1, ZERO__AUTO_DEFAULT, 0),
 #undef ZERO__ZERO_KEY
     /* deprecated, remapped with a warning (zero__config_deprecated) */
