@@ -40,7 +40,8 @@
 #            else, so the times are the machine's.
 #   hybrid   stage 3 with zero_optimization.mics_shard_size 2 (a --config
 #            JSON in the log directory) on 4 GPUs, against the same config
-#            flat: the same bound as fp32 above, and bytes sent across the
+#            flat: within 1e-4 (two levels of reduction against one ring:
+#            another order of the fp32 sums), and bytes sent across the
 #            groups. Fewer than 4 GPUs: a SKIP line (counted neither way).
 #   windows  with 2 or more GPUs: bf16 stage 3 with ZERO_COLL_WINDOWS=1 (the
 #            shard and a fixed gather pool in NCCL's symmetric windows) on
@@ -433,7 +434,9 @@ if [ "$MODE" = run ]; then
     fi
     if [ "$NGPU" -ge 4 ]; then
         ref=$(last_loss "$D/hybrid_flat.jsonl")
-        v=$(judge "$D/hybrid_s3_G2.jsonl" "$(rc_of hybrid_s3_G2)" 8 1 "${ref:-none}" "$(bound_of fp32)" flat)
+        # (1e-4: the groups reduce in two levels, the flat run in one ring: another order of the fp32 sums;
+        # no 4-GPU run has measured it since the bounds came from the measured spread)
+        v=$(judge "$D/hybrid_s3_G2.jsonl" "$(rc_of hybrid_s3_G2)" 8 1 "${ref:-none}" 1e-4 flat)
         # the bytes rank 0 sent across the groups in the last step: none would mean no hybrid at all
         x=$(awk "$AWK_FIN"'/"event":"comm"/ { g = field($0, "mics_shard_size"); r = field($0, "replica_bytes") }
             END { print ((g == "2" && fin(r) && r + 0 > 0) ? "ok" : "bad") "\t" r + 0 " B across groups" }' \
