@@ -901,8 +901,13 @@ typedef struct zero_estimate_args {
     int gradient_accumulation_steps; /* zero's plan: micro-batches a step (<= 0: 1). With one, stages 2-3
                                         keep the reduced gradient in the compute dtype and stage 2 on one
                                         GPU writes it in place (no ring); with more, the accumulator is
-                                        fp32 (grad_accum_dtype's default), at stages 0-1 beside the
-                                        gradients */
+                                        fp32 (grad_accum_dtype's default; bf16 with bf16 master
+                                        weights), at stages 0-1 beside the gradients */
+    int bf16_master;                 /* zero's plan: bf16.bf16_master_weights_and_grads, the master in 2
+                                        bytes (and the accumulator, with more than one micro-batch);
+                                        needs compute_dtype bf16 */
+    int bf16_states;                 /* bf16.bf16_optimizer_states: the optimizer's state in 2 bytes
+                                        an array; needs bf16_master */
 } zero_estimate_args;
 
 typedef struct zero_memory_estimate {
@@ -1203,9 +1208,18 @@ typedef struct zero_sumsq_seg {
               seg.muon set takes o from v:
                  p = wd > 0 ? fmaf(-lr, v, p * (1 - lr wd)) : fmaf(-lr, v, p)
               (1 - lr wd: one fp32 product and difference), then param.
-   The state a rule does not use may be NULL (zero_optimizer_state_mask). */
+   The state a rule does not use may be NULL (zero_optimizer_state_mask).
+   Storage (master_dtype, state_dtype; bf16.bf16_master_weights_and_grads and
+   bf16_optimizer_states): master, m and v are fp32 (ZERO_DTYPE_DEFAULT or
+   FP32) or bf16 (BF16). A rule loads them widened to fp32, runs the fp32
+   math above unchanged, and rounds each value it stores to the nearest even
+   bf16 (zero_f32_to_bf16: a NaN stays a quiet NaN); the compute-dtype param
+   copy is rounded from the fp32 result. Lamb's pass 1 rounds m and v before
+   it forms u, so that pass 2, which loads them, forms the same u. Muon's
+   segments need fp32 state (v carries the update to orthogonalise); their
+   master may be bf16. */
 typedef struct zero_adam_args {
-    float *master, *m, *v;     /* fp32 */
+    void *master, *m, *v;      /* master_dtype, state_dtype (m and v) */
     const void *grad; zero_dtype grad_dtype;
     void *param; zero_dtype param_dtype; /* compute-dtype copy to write, or NULL */
     const zero_adam_seg *segs; int n_segs;
@@ -1220,6 +1234,8 @@ typedef struct zero_adam_args {
     double *lamb_sums;         /* LAMB pass 1: per segment, sum p^2 and sum u^2 (added to) */
     const float *lamb_ratio;   /* LAMB pass 2: per segment, its tensor's trust ratio */
     int muon_pass;             /* MUON: 1 (above); 0 in every other call */
+    zero_dtype master_dtype;   /* ZERO_DTYPE_DEFAULT / FP32: fp32; BF16: bf16 */
+    zero_dtype state_dtype;    /* m's and v's, the same choice */
 } zero_adam_args;
 
 /* The fp32 state arrays the rule of `type` keeps per element: bit 0 m (Adam's
@@ -1553,8 +1569,9 @@ typedef enum zero_mem_category {
     ZERO_MEM_GATHER_POOL,  /* stage 3: gathered units */
     ZERO_MEM_GRADS,        /* compute-dtype gradients: full, or the unit ring (stage 2-3) */
     ZERO_MEM_GRAD_ACCUM,   /* accumulation over micro-batches / reduced owned chunks */
-    ZERO_MEM_MASTER,       /* fp32 master weights (0 when fp32 params are the master) */
-    ZERO_MEM_OPTIM_STATE,  /* Adam m and v */
+    ZERO_MEM_MASTER,       /* master weights, fp32 or bf16 (0 when the params are the master: the optimizer
+                              on the device, the params in the master's dtype) */
+    ZERO_MEM_OPTIM_STATE,  /* Adam m and v (the optimizer's state), fp32 or bf16 */
     ZERO_MEM_SCRATCH,      /* reduction staging and small statistics */
     ZERO_MEM_CATEGORY_COUNT
 } zero_mem_category;
@@ -1570,6 +1587,8 @@ typedef struct zero_memory_stats {
     int shard_world;        /* ranks sharing each unit's shards: mics_shard_size, else world */
     zero_dtype dtype;
     zero_dtype accum_dtype; /* of the accumulator (stages 2-3 with one micro-batch: the compute dtype) */
+    zero_dtype master_dtype, state_dtype; /* of the master weights, of the optimizer's state: fp32 or bf16
+                                             (bf16.bf16_master_weights_and_grads, bf16_optimizer_states) */
     size_t nvme_bytes;      /* bytes kept in files, this rank: master, m and v (offload_optimizer "nvme"),
                                the compute-dtype shard (offload_param "nvme") */
     /* stages 2-3: unit spans whose gradients have a buffer of their own beside the two-slot ring (part of
@@ -3942,9 +3961,12 @@ static const zero__key zero__keys[] = {
      ZERO__K_BOOL, ZERO__OFF(bf16.immediate_grad_update), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.immediate_grad_update"},
     {{"bf16.check_grad_overflow", "bool", "true", ZERO__IMPL, "skip bf16 steps whose gradients hold inf/NaN (DeepSpeed >= 0.17.1)", "stages 1-2, as DeepSpeed (stage 3 checks fp16 only)"},
      ZERO__K_BOOL, ZERO__OFF(bf16.check_grad_overflow), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.check_grad_overflow"},
-    {{"bf16.bf16_master_weights_and_grads", "bool", "false", ZERO__NYET, "keep master weights in bf16", zero__engine_note},
+    {{"bf16.bf16_master_weights_and_grads", "bool", "false", ZERO__IMPL,
+      "keep the master weights (and the gradient accumulation) in bf16: 2 bytes a parameter, not 4",
+      "needs bf16.enabled; rounded to nearest even after each step; data_types.grad_accum_dtype defaults to bf16"},
      ZERO__K_BOOL, ZERO__OFF(bf16.bf16_master_weights_and_grads), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.bf16_master_weights_and_grads"},
-    {{"bf16.bf16_optimizer_states", "bool", "false", ZERO__NYET, "keep Adam moments in bf16", zero__engine_note},
+    {{"bf16.bf16_optimizer_states", "bool", "false", ZERO__IMPL, "keep the optimizer's state (Adam's m and v) in bf16",
+      "needs bf16_master_weights_and_grads (DeepSpeed's rule); not with Muon"},
      ZERO__K_BOOL, ZERO__OFF(bf16.bf16_optimizer_states), 0, 1, NULL, ZERO__AUTO_DEFAULT, 0, 0, NULL, "cfg.bf16.bf16_optimizer_states"},
 
     /* ---- optimizer ---- */
@@ -5587,8 +5609,10 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
     half = c.fp16.enabled == 1 ? ZERO_DTYPE_FP16 : c.bf16.enabled == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
     if (z->overlap_comm == ZERO_UNSET) z->overlap_comm = stage == 3;
     if (c.communication_data_type == ZERO_DTYPE_DEFAULT) c.communication_data_type = (zero_dtype)half;
-    /* zero accumulates in fp32 unless told otherwise (DeepSpeed 0.19: the model's dtype) */
-    if (c.grad_accum_dtype == ZERO_DTYPE_DEFAULT) c.grad_accum_dtype = ZERO_DTYPE_FP32;
+    /* zero accumulates in fp32 unless told otherwise (DeepSpeed 0.19: the model's dtype); bf16 master
+       weights and grads: in bf16 */
+    if (c.grad_accum_dtype == ZERO_DTYPE_DEFAULT)
+        c.grad_accum_dtype = c.bf16.bf16_master_weights_and_grads == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
     if (s->type == ZERO_SCHEDULER_WARMUP_LR && s->warmup_max_lr == ZERO_UNSET) s->warmup_max_lr = c.optimizer.lr;
     if (s->type == ZERO_SCHEDULER_WARMUP_DECAY_LR && s->warmup_max_lr == ZERO_UNSET) s->warmup_max_lr = 1e-3;
     if (s->type == ZERO_SCHEDULER_ONE_CYCLE) {
@@ -5602,6 +5626,21 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
         return zero__rfail(&c, err, ZERO_MSG_CONFIG_FP16_AND_BF16, "bf16.enabled", "bf16.enabled",
                            "fp16 and bf16 are both enabled; enable one\nHINT: set fp16.enabled or bf16.enabled to false "
                            "(bf16 needs no loss scaling; fp16 runs where bf16 does not)");
+    if (c.bf16.bf16_optimizer_states == 1 && c.bf16.bf16_master_weights_and_grads != 1)
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "bf16.bf16_optimizer_states", "bf16.bf16_optimizer_states",
+                           "needs bf16.bf16_master_weights_and_grads (DeepSpeed refuses it alone too)\nHINT: set "
+                           "bf16.bf16_master_weights_and_grads to true as well (master 2 bytes and state 4 a parameter, "
+                           "not 12), or bf16_optimizer_states to false");
+    if (c.bf16.bf16_master_weights_and_grads == 1 && c.bf16.enabled != 1)
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "bf16.bf16_master_weights_and_grads",
+                           "bf16.bf16_master_weights_and_grads",
+                           "needs bf16.enabled: the master weights are kept in the bf16 the model trains in, and %s\n"
+                           "HINT: set bf16.enabled to true, or bf16_master_weights_and_grads to false",
+                           c.fp16.enabled == 1 ? "fp16 is enabled" : "the model trains in fp32");
+    if (c.bf16.bf16_optimizer_states == 1 && c.optimizer.type == ZERO_OPTIMIZER_MUON)
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_UNSUPPORTED, "bf16.bf16_optimizer_states", "bf16.bf16_optimizer_states",
+                           "not with Muon: its state holds the update that Newton-Schulz orthogonalises, in fp32\nHINT: "
+                           "keep bf16_master_weights_and_grads (the master in bf16) and set bf16_optimizer_states to false");
     if (c.fp16.enabled == 1 && c.fp16.loss_scale == 0) {
         if (c.fp16.loss_scale_window < 1)
             return zero__rfail(&c, err, ZERO_MSG_CONFIG_RANGE, "fp16.loss_scale_window", "fp16.loss_scale_window",
@@ -6246,6 +6285,11 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
                             where the norm and overflow check run).
      optimizer   stage 0: 12 P (fp32 master + Adam m and v, full);
                  stage 1-3: 12 S, or 0 with offload_optimizer.
+   The 12 is Adam's in fp32 (other optimizers keep fewer arrays); bf16
+   master weights make the master 2 (and the accumulator with more than one
+   micro-batch 2), bf16 optimizer states make each state array 2: Adam 6 S
+   (a tile 6 T). A master in the parameters' dtype on the GPU is the
+   parameters themselves, counted once.
    per node (each of the g ranks holds the same, so g times a rank's):
      offload_optimizer cpu:  optimizer 12 S g (master, m, v; pinned),
                              grads 4 S g (pinned staging of the shard's
@@ -6277,7 +6321,10 @@ typedef struct zero__est_in {
     double P, L, g, n, G, f, d, B, M, pf;
     double gas; /* micro-batches a step */
     double Gs; /* the GPUs each shard is cut for: G, or mics_shard_size */
-    double sb; /* bytes a parameter of master and optimizer state (12 for Adam) */
+    double sb; /* bytes a parameter of master and optimizer state (12 for Adam; 6 in bf16) */
+    double mb; /* of the master alone (4; 2 in bf16) */
+    double ab; /* of the accumulator with more than one micro-batch (4; 2 with bf16 master) */
+    double tb; /* of an NVMe tile: master | m | v (12; 6 in bf16) */
     int stage, zero_init;
     zero_offload_device oo, op;
 } zero__est_in;
@@ -6339,9 +6386,18 @@ static zero_result zero__est_settings(const zero_estimate_args *a, zero__est_in 
         return zero__fail(err, e, "optimizer", 0, 0, "must be a zero_optimizer_type, got %d", (int)a->optimizer);
     if (!(a->momentum >= 0) || a->momentum > DBL_MAX)
         return zero__fail(err, e, "momentum", 0, 0, "must be >= 0 and finite, got %g", a->momentum);
+    if ((a->bf16_master && a->compute_dtype != ZERO_DTYPE_BF16) || (a->bf16_states && !a->bf16_master))
+        return zero__fail(err, e, a->bf16_states && !a->bf16_master ? "bf16_states" : "bf16_master", 0, 0,
+                          "bf16 master weights need compute_dtype bf16, bf16 optimizer states need bf16_master (the "
+                          "config's rules), got compute_dtype %s, bf16_master %d, bf16_states %d",
+                          zero_dtype_name(a->compute_dtype), a->bf16_master, a->bf16_states);
     {
         int mask = zero_optimizer_state_mask(a->optimizer, a->momentum);
-        in->sb = 4.0 + 4.0 * ((mask & 1) + ((mask >> 1) & 1));
+        double ss = a->bf16_states ? 2.0 : 4.0;
+        in->mb = a->bf16_master ? 2.0 : 4.0;
+        in->sb = in->mb + ss * ((mask & 1) + ((mask >> 1) & 1));
+        in->ab = in->mb;
+        in->tb = in->mb + 2 * ss;
     }
     return ZERO_OK;
 }
@@ -6410,31 +6466,31 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
         o->gpu_params_bytes = pool * d + (in->op == ZERO_OFFLOAD_NONE ? S * d : 0);
     }
     if (in->stage < 2) /* the gradients, and with accumulation the fp32 accumulator beside them */
-        o->gpu_grads_bytes = P * d + (in->gas > 1 ? 4 * P : 0);
+        o->gpu_grads_bytes = P * d + (in->gas > 1 ? in->ab * P : 0);
     else if (in->stage == 2 && in->G == 1 && in->gas == 1 && in->oo == ZERO_OFFLOAD_NONE)
         o->gpu_grads_bytes = P * d; /* one GPU: the backward writes the owned gradient in place, no ring */
     else /* the ring of two units; the owned accumulator (the compute dtype with one micro-batch, fp32
             with more), or with the optimizer offloaded (where the chunks accumulate in the host staging)
             one unit's chunk of fp32 staging with accumulation, none without */
         o->gpu_grads_bytes = zero__est_min(P, 2 * U) * d +
-                             (in->oo == ZERO_OFFLOAD_NONE ? (in->gas > 1 ? 4 : d) * S : in->gas > 1 ? 4 * T : 0);
-    if (in->oo == ZERO_OFFLOAD_NONE) { /* (fp32 compute: the parameters are the master, no copy of it) */
-        double sb = d == 4 ? in->sb - 4 : in->sb;
+                             (in->oo == ZERO_OFFLOAD_NONE ? (in->gas > 1 ? in->ab : d) * S : in->gas > 1 ? in->ab * T : 0);
+    if (in->oo == ZERO_OFFLOAD_NONE) { /* (parameters in the master's dtype: they are the master, no copy of it) */
+        double sb = d == in->mb ? in->sb - in->mb : in->sb;
         o->gpu_optimizer_bytes = sb * (in->stage == 0 ? P : S);
     }
 
     if (in->oo != ZERO_OFFLOAD_NONE) {
         /* the gradient staging of the shard, and the parameter staging unless
            offload_param keeps the shard (or its tiles) on the host */
-        o->cpu_grads_bytes = (in->gas > 1 ? 4 : d) * S * g; /* (compute dtype with one micro-batch, as on the GPU) */
+        o->cpu_grads_bytes = (in->gas > 1 ? in->ab : d) * S * g; /* (compute dtype with one micro-batch, as on the GPU) */
         /* stages 2-3 with accumulation: the host adds the micro-batches up, through 3 slots of one unit's chunk */
         if (in->stage >= 2 && in->gas > 1) o->cpu_grads_bytes += 3 * T * d * g;
         if (in->op == ZERO_OFFLOAD_NONE) o->cpu_params_bytes += d * S * g;
         if (in->oo == ZERO_OFFLOAD_CPU) {
             o->cpu_optimizer_bytes = in->sb * S * g;
         } else {
-            o->nvme_bytes += 12 * S * g;
-            o->cpu_optimizer_bytes = ZERO__EST_OPT_TILES * 12 * T * g; /* tiles of master | m | v */
+            o->nvme_bytes += in->tb * S * g;
+            o->cpu_optimizer_bytes = ZERO__EST_OPT_TILES * in->tb * T * g; /* tiles of master | m | v */
         }
     }
     if (in->op == ZERO_OFFLOAD_CPU) {
@@ -8859,17 +8915,57 @@ static zero_result zero__host_adam_multi(void *ctx, const zero_adam_args *a, int
     return ZERO_OK;
 }
 
+/* Inlined whatever the optimisation level: the scalar rules below take the
+   storage of master (mb) and of m and v (sb) as constants, one call per
+   pair (ZERO__STORAGE_CALL), so that each pair gets its own loop with no
+   test of the storage per element. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define ZERO__ALWAYS_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#  define ZERO__ALWAYS_INLINE __forceinline
+#else
+#  define ZERO__ALWAYS_INLINE inline
+#endif
+
+/* Element i of fp32 or (b16) bf16 storage as fp32; x stored there (bf16:
+   zero_f32_to_bf16's nearest even); x as the storage keeps it. */
+static ZERO__ALWAYS_INLINE float zero__sld(const void *p, int b16, size_t i) {
+    if (b16) {
+        uint32_t u = (uint32_t)((const zero_bf16 *)p)[i] << 16;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        return f;
+    }
+    return ((const float *)p)[i];
+}
+static ZERO__ALWAYS_INLINE void zero__sst(void *p, int b16, size_t i, float x) {
+    if (b16) ((zero_bf16 *)p)[i] = zero_f32_to_bf16(x);
+    else ((float *)p)[i] = x;
+}
+static ZERO__ALWAYS_INLINE float zero__sround(int b16, float x) { return b16 ? zero_bf16_to_f32(zero_f32_to_bf16(x)) : x; }
+
+/* fn(a, args..., mb, sb) with call a's storage flags as constants */
+#define ZERO__STORAGE_CALL(fn, a, ...)                                                              \
+    do {                                                                                            \
+        const int mb_ = (a)->master_dtype == ZERO_DTYPE_BF16, sb_ = (a)->state_dtype == ZERO_DTYPE_BF16; \
+        if (!mb_ && !sb_) fn(a, __VA_ARGS__, 0, 0);                                                 \
+        else if (mb_ && sb_) fn(a, __VA_ARGS__, 1, 1);                                              \
+        else if (mb_) fn(a, __VA_ARGS__, 1, 0);                                                     \
+        else fn(a, __VA_ARGS__, 0, 1);                                                              \
+    } while (0)
+
 /* DeepSpeed's CPU Adam (csrc/includes/cpu_adam_impl.h, Step_1) operation by operation,
    in fp32, so that the host backend, the CPU offload and the CUDA kernel can agree. */
 /* DeepSpeed's Adam on elements [i0, i1) of segment sg, fp32, in its order of
    operations: the one scalar definition (the host backend and zero_offload.h's
    scalar CPU Adam both run it; the SIMD and CUDA paths are checked against it). */
-static void zero__adam_range(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0, size_t i1) {
+static ZERO__ALWAYS_INLINE void zero__adam_range_s(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0,
+                                                   size_t i1, const int mb, const int sb) {
     float b1 = a->beta1, b2 = a->beta2, omb1 = 1.0f - b1, omb2 = 1.0f - b2;
     float wd = sg->weight_decay, step = -sg->lr / a->bc1, decay = -sg->lr * wd;
     size_t i;
     for (i = i0; i < i1; i++) {
-        float p = a->master[i], m = a->m[i], v = a->v[i], d;
+        float p = zero__sld(a->master, mb, i), m = zero__sld(a->m, sb, i), v = zero__sld(a->v, sb, i), d;
         float g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
         if (!a->adamw && wd != 0.0f) g = p * wd + g;
         m = m * b1;
@@ -8879,16 +8975,34 @@ static void zero__adam_range(const zero_adam_args *a, const zero_adam_seg *sg, i
         d = sqrtf(v) * a->bc2 + a->eps;
         if (a->adamw && wd != 0.0f) p = decay * p + p;
         p = (m / d) * step + p;
-        a->master[i] = p;
-        a->m[i] = m;
-        a->v[i] = v;
+        zero__sst(a->master, mb, i, p);
+        zero__sst(a->m, sb, i, m);
+        zero__sst(a->v, sb, i, v);
         if (store) zero__host_put(a->param, a->param_dtype, i, p);
     }
 }
+static void zero__adam_range(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0, size_t i1) {
+    ZERO__STORAGE_CALL(zero__adam_range_s, a, sg, store, i0, i1);
+}
 
-/* The pass arguments of call a that its rule cannot take (every backend's
-   adam checks them so): Lamb without its pass's array, or a muon_pass on
-   another rule. 0: none; else 1 with the message in buf and its item. */
+/* A storage dtype of master or state (zero_adam_args): fp32 (or default), bf16. */
+static int zero__state_dtype_ok(zero_dtype dt) {
+    return dt == ZERO_DTYPE_DEFAULT || dt == ZERO_DTYPE_FP32 || dt == ZERO_DTYPE_BF16;
+}
+/* Bytes of one element stored in dt (fp32 unless bf16). */
+static size_t zero__state_bytes(zero_dtype dt) { return dt == ZERO_DTYPE_BF16 ? 2 : 4; }
+
+/* Whether call a writes a compute-dtype copy: a param that is not the master
+   itself (the same buffer in the same dtype). Every backend's adam decides so. */
+static int zero__adam_stores_param(const zero_adam_args *a) {
+    zero_dtype mdt = a->master_dtype == ZERO_DTYPE_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    return a->param && !(a->param_dtype == mdt && a->param == a->master);
+}
+
+/* The arguments of call a that its rule cannot take (every backend's adam
+   checks them so): a storage dtype other than fp32 and bf16, Muon's segments
+   on bf16 state, Lamb without its pass's array, or a muon_pass on another
+   rule. 0: none; else 1 with the message in buf and its item. */
 static int zero__pass_misuse(const zero_adam_args *a, char *buf, size_t cap, zero_msg *item) {
     if (a->kind == ZERO_OPTIMIZER_LAMB &&
         !(a->lamb_pass == 1 ? a->lamb_sums != NULL : a->lamb_pass == 2 && a->lamb_ratio != NULL)) {
@@ -8896,6 +9010,22 @@ static int zero__pass_misuse(const zero_adam_args *a, char *buf, size_t cap, zer
         snprintf(buf, cap, "Lamb pass %d without its %s", a->lamb_pass,
                  a->lamb_pass == 2 ? "lamb_ratio" : a->lamb_pass == 1 ? "lamb_sums" : "pass (1 or 2)");
         return 1;
+    }
+    if (!zero__state_dtype_ok(a->master_dtype) || !zero__state_dtype_ok(a->state_dtype)) {
+        *item = ZERO_MSG_BAD_ARG;
+        snprintf(buf, cap, "master_dtype %s, state_dtype %s: each is fp32 (or default) or bf16",
+                 zero_dtype_name(a->master_dtype), zero_dtype_name(a->state_dtype));
+        return 1;
+    }
+    if (zero__state_bytes(a->state_dtype) != 4) {
+        int k;
+        for (k = 0; k < a->n_segs; k++)
+            if (a->segs[k].muon && a->segs[k].count > 0) {
+                *item = ZERO_MSG_BAD_ARG;
+                snprintf(buf, cap, "segment %d is Muon's, whose state is fp32 (v carries the update to orthogonalise), "
+                         "with state_dtype bf16", k);
+                return 1;
+            }
     }
     if (a->muon_pass != 0 && !(a->muon_pass == 1 && a->kind == ZERO_OPTIMIZER_MUON)) {
         *item = ZERO_MSG_BAD_ARG;
@@ -8909,17 +9039,19 @@ static int zero__pass_misuse(const zero_adam_args *a, char *buf, size_t cap, zer
 /* Lamb's pass (a->lamb_pass) on elements [i0, i1) of segment sg, fp32 as
    DeepSpeed's kernel, the sums in double (zero_adam_args). sg is one of
    a->segs: its index picks its sums and ratio. */
-static void zero__lamb_range(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0, size_t i1) {
+static ZERO__ALWAYS_INLINE void zero__lamb_range_s(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0,
+                                                   size_t i1, const int mb, const int sb) {
     size_t k = (size_t)(sg - a->segs), i;
     float b1 = a->beta1, b2 = a->beta2, omb1 = 1.0f - b1, omb2 = 1.0f - b2, wd = sg->weight_decay, eps = a->eps;
     if (a->lamb_pass == 1) {
         double sp = a->lamb_sums[2 * k], su = a->lamb_sums[2 * k + 1];
         for (i = i0; i < i1; i++) {
-            float p = a->master[i], g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
-            float m = b1 * a->m[i] + omb1 * g, v = b2 * a->v[i] + omb2 * g * g;
+            float p = zero__sld(a->master, mb, i), g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
+            float m = zero__sround(sb, b1 * zero__sld(a->m, sb, i) + omb1 * g);
+            float v = zero__sround(sb, b2 * zero__sld(a->v, sb, i) + omb2 * g * g);
             float u = m / (a->eps_inside ? sqrtf(v + eps) : sqrtf(v) + eps) + wd * p;
-            a->m[i] = m;
-            a->v[i] = v;
+            zero__sst(a->m, sb, i, m);
+            zero__sst(a->v, sb, i, v);
             sp += (double)p * (double)p;
             su += (double)u * (double)u;
         }
@@ -8930,13 +9062,16 @@ static void zero__lamb_range(const zero_adam_args *a, const zero_adam_seg *sg, i
     {
         float coef = sg->lr / (a->bc1 * a->bc2) * a->lamb_ratio[k];
         for (i = i0; i < i1; i++) {
-            float p = a->master[i], m = a->m[i], v = a->v[i];
+            float p = zero__sld(a->master, mb, i), m = zero__sld(a->m, sb, i), v = zero__sld(a->v, sb, i);
             float u = m / (a->eps_inside ? sqrtf(v + eps) : sqrtf(v) + eps) + wd * p;
             p = p - coef * u;
-            a->master[i] = p;
+            zero__sst(a->master, mb, i, p);
             if (store) zero__host_put(a->param, a->param_dtype, i, p);
         }
     }
+}
+static void zero__lamb_range(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0, size_t i1) {
+    ZERO__STORAGE_CALL(zero__lamb_range_s, a, sg, store, i0, i1);
 }
 
 /* Muon's two element-wise parts on elements [i0, i1) of segment sg
@@ -8950,18 +9085,18 @@ static void zero__muon_range(const zero_adam_args *a, const zero_adam_seg *sg, i
         const float omb = 1.0f - a->momentum;
         for (i = i0; i < i1; i++) {
             float g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
-            float m = fmaf(g - a->m[i], omb, a->m[i]);
-            a->m[i] = m;
-            a->v[i] = a->nesterov ? fmaf(g - m, omb, m) : m;
+            float m0 = ((const float *)a->m)[i], m = fmaf(g - m0, omb, m0);
+            ((float *)a->m)[i] = m;
+            ((float *)a->v)[i] = a->nesterov ? fmaf(g - m, omb, m) : m;
         }
         return;
     }
     {
         const float lr = sg->lr, wd = sg->weight_decay, after = 1.0f - lr * wd;
         for (i = i0; i < i1; i++) {
-            float p = a->master[i];
-            p = wd > 0.0f ? fmaf(-lr, a->v[i], p * after) : fmaf(-lr, a->v[i], p);
-            a->master[i] = p;
+            float p = zero__host_get(a->master, a->master_dtype, i), o = ((const float *)a->v)[i];
+            p = wd > 0.0f ? fmaf(-lr, o, p * after) : fmaf(-lr, o, p);
+            zero__host_put(a->master, a->master_dtype, i, p);
             if (store) zero__host_put(a->param, a->param_dtype, i, p);
         }
     }
@@ -8970,10 +9105,37 @@ static void zero__muon_range(const zero_adam_args *a, const zero_adam_seg *sg, i
 /* The rules other than Adam on elements [i0, i1) of segment sg, fp32, in
    their references' order of operations (zero_adam_args): the one scalar
    definition, as zero__adam_range is Adam's. */
-static void zero__opt_range(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0, size_t i1) {
+static ZERO__ALWAYS_INLINE void zero__rules_range_s(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0,
+                                                    size_t i1, const int mb, const int sb) {
     float lr = sg->lr, wd = sg->weight_decay, b1 = a->beta1, b2 = a->beta2;
     float omb1 = 1.0f - b1, omb2 = 1.0f - b2, after = 1.0f - lr * wd, mu = a->momentum, damp = 1.0f - a->dampening;
     size_t i;
+    for (i = i0; i < i1; i++) {
+        float p = zero__sld(a->master, mb, i), g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
+        if (a->kind == ZERO_OPTIMIZER_LION) {
+            float m = zero__sld(a->m, sb, i), c = fmaf(g, omb1, m * b1), u = -copysignf(lr, c);
+            p = wd > 0.0f ? fmaf(p, after, u) : p + u;
+            zero__sst(a->m, sb, i, fmaf(g, omb2, m * b2));
+        } else if (a->kind == ZERO_OPTIMIZER_ADAGRAD) {
+            float v;
+            if (wd > 0.0f) g = fmaf(p, wd, g);
+            v = fmaf(g, g, zero__sld(a->v, sb, i));
+            p = fmaf(g / (sqrtf(v) + a->eps), -lr, p);
+            zero__sst(a->v, sb, i, v);
+        } else {
+            float d = wd != 0.0f ? g + wd * p : g;
+            if (mu != 0.0f) {
+                float m = a->first ? d : mu * zero__sld(a->m, sb, i) + damp * d;
+                zero__sst(a->m, sb, i, m);
+                d = a->nesterov ? d + mu * m : m;
+            }
+            p = p - lr * d;
+        }
+        zero__sst(a->master, mb, i, p);
+        if (store) zero__host_put(a->param, a->param_dtype, i, p);
+    }
+}
+static void zero__opt_range(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0, size_t i1) {
     if (a->muon_pass == 1 || sg->muon) {
         zero__muon_range(a, sg, store, i0, i1);
         return;
@@ -8986,30 +9148,7 @@ static void zero__opt_range(const zero_adam_args *a, const zero_adam_seg *sg, in
         zero__adam_range(a, sg, store, i0, i1);
         return;
     }
-    for (i = i0; i < i1; i++) {
-        float p = a->master[i], g = zero__host_get(a->grad, a->grad_dtype, i) * a->grad_scale;
-        if (a->kind == ZERO_OPTIMIZER_LION) {
-            float m = a->m[i], c = fmaf(g, omb1, m * b1), u = -copysignf(lr, c);
-            p = wd > 0.0f ? fmaf(p, after, u) : p + u;
-            a->m[i] = fmaf(g, omb2, m * b2);
-        } else if (a->kind == ZERO_OPTIMIZER_ADAGRAD) {
-            float v;
-            if (wd > 0.0f) g = fmaf(p, wd, g);
-            v = fmaf(g, g, a->v[i]);
-            p = fmaf(g / (sqrtf(v) + a->eps), -lr, p);
-            a->v[i] = v;
-        } else {
-            float d = wd != 0.0f ? g + wd * p : g;
-            if (mu != 0.0f) {
-                float m = a->first ? d : mu * a->m[i] + damp * d;
-                a->m[i] = m;
-                d = a->nesterov ? d + mu * m : m;
-            }
-            p = p - lr * d;
-        }
-        a->master[i] = p;
-        if (store) zero__host_put(a->param, a->param_dtype, i, p);
-    }
+    ZERO__STORAGE_CALL(zero__rules_range_s, a, sg, store, i0, i1);
 }
 
 ZERO__DEF int zero_optimizer_state_mask(zero_optimizer_type type, double momentum) {
@@ -9060,17 +9199,19 @@ static zero_result zero__host_adam(void *ctx, const zero_adam_args *a, zero_stre
         if ((a->n_segs > 0 || a->kind != ZERO_OPTIMIZER_LAMB) && zero__pass_misuse(a, why, sizeof why, &item))
             return zero__host_fail(r, err, item, "host adam: %s", why);
     }
-    if ((res = zero__host_check_buf(r, "adam", "master", a->master, (size_t)end, 4, err)) !=
-            ZERO_OK ||
-        ((mask & 1) && (res = zero__host_check_buf(r, "adam", "m", a->m, (size_t)end, 4, err)) != ZERO_OK) ||
-        ((mask & 2) && (res = zero__host_check_buf(r, "adam", "v", a->v, (size_t)end, 4, err)) != ZERO_OK) ||
+    if ((res = zero__host_check_buf(r, "adam", "master", a->master, (size_t)end, zero__state_bytes(a->master_dtype),
+                                    err)) != ZERO_OK ||
+        ((mask & 1) &&
+         (res = zero__host_check_buf(r, "adam", "m", a->m, (size_t)end, zero__state_bytes(a->state_dtype), err)) != ZERO_OK) ||
+        ((mask & 2) &&
+         (res = zero__host_check_buf(r, "adam", "v", a->v, (size_t)end, zero__state_bytes(a->state_dtype), err)) != ZERO_OK) ||
         (res = zero__host_check_buf(r, "adam", "grad", a->grad, (size_t)end,
                                     zero_dtype_size(a->grad_dtype), err)) != ZERO_OK)
         return res;
     if (a->param && (res = zero__host_check_buf(r, "adam", "param", a->param, (size_t)end,
                                                 zero_dtype_size(a->param_dtype), err)) != ZERO_OK)
         return res;
-    store = a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master);
+    store = zero__adam_stores_param(a);
     for (k = 0; k < a->n_segs; k++)
         zero__opt_range(a, &a->segs[k], store, (size_t)a->segs[k].offset, (size_t)(a->segs[k].offset + a->segs[k].count));
     zero__ok(err);
@@ -9856,6 +9997,10 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
     zero_dtype cdt, adt, gdt;   /* compute dtype; gradient accumulation dtype; dtype of the reduced
                                    gradient chunks Adam reads */
     size_t csize, asize;        /* bytes of one cdt / adt element */
+    zero_dtype mdt, sdt;        /* storage of the master weights; of the optimizer's state (m, v):
+                                   fp32, or bf16 (bf16.bf16_master_weights_and_grads,
+                                   bf16_optimizer_states) */
+    size_t msize, ssize;        /* bytes of one mdt / sdt element */
     zero_mem_kind opt_kind;     /* where master, m and v live */
     int n_tensors, n_trainable, n_units, n_spans;
     int ext;                    /* the parameters live in the program's memory (zero_tensor.data) */
@@ -9894,8 +10039,8 @@ typedef struct zero__plan { /* what zero_engine_create decided; read-only afterw
 typedef struct zero__buffers { /* device (or host) memory of the step, allocated once at create */
     void *params, *grads, *accum; /* compute-dtype parameters, gradients, accumulator */
     void *acc_stage;              /* host_acc with GAS > 1: one chunk (adt) where a micro-batch is added */
-    float *master, *m, *v;        /* fp32 master weights and Adam moments (plan.opt_kind) */
-    float *dmaster, *dm, *dv;     /* offload_optimizer.ratio < 1: those of the units stepped on the device
+    void *master, *m, *v;         /* master weights (plan.mdt) and Adam moments (plan.sdt), plan.opt_kind */
+    void *dmaster, *dm, *dv;      /* offload_optimizer.ratio < 1: those of the units stepped on the device
                                      (opt.dev_elems each, device memory; zero__master_at knows which) */
     double *stats_dev, *stats_host; /* per (unit, tensor) pair: sum of squares, inf/nan flag */
     double *check_dev, *check_host; /* check_collectives: 2 doubles each */
@@ -11703,9 +11848,10 @@ static void zero__pbuf_drain(zero_engine *e, zero_error *first) {
    its allocation in >>engine-life). */
 
 /* Per-unit pointers into the buffers (see the memory plan in zero_engine_create). */
-/* fp32 parameters on the device, Adam there: the parameters are the master */
+/* Parameters on the device in the master's dtype (fp32, or bf16 with bf16
+   master weights), the optimizer there: the parameters are the master */
 static int zero__master_is_params(const zero_engine *e) {
-    return e->plan.cdt == ZERO_DTYPE_FP32 && !e->opt.cpu && !e->offload_param.device && !e->plan.ext;
+    return e->plan.cdt == e->plan.mdt && !e->opt.cpu && !e->offload_param.device && !e->plan.ext;
 }
 
 /* Unit u's optimizer state and Adam are the device's: every unit without
@@ -11725,24 +11871,6 @@ static int64_t zero__opt_off(const zero_engine *e, int u) {
     return e->plan.unit_shard_off[u] - (e->opt.twin && !zero__unit_on_device(e, u) ? e->opt.dev_elems : 0);
 }
 
-static float *zero__master_at(const zero_engine *e, int u) {
-    const zero_unit *x = &e->plan.layout->units[u];
-    if (zero__master_is_params(e)) {
-        if (e->plan.stage == 0) return (float *)e->buf.params + x->offset;
-        if (e->plan.stage < 3) return (float *)e->buf.params + x->offset + (int64_t)e->plan.rank * x->chunk;
-        return (float *)e->buf.params + x->shard_offset;
-    }
-    return (e->opt.twin && zero__unit_on_device(e, u) ? e->buf.dmaster : e->buf.master) + zero__opt_off(e, u);
-}
-
-/* Unit u's m (which 0) or v (1); NULL for a state the optimizer does not
-   keep (zero_optimizer_state_mask) and with NVMe (its tiles hold them). */
-static float *zero__mom_at(const zero_engine *e, int which, int u) {
-    int dev = e->opt.twin && zero__unit_on_device(e, u);
-    float *base = which ? (dev ? e->buf.dv : e->buf.v) : (dev ? e->buf.dm : e->buf.m);
-    return base ? base + zero__opt_off(e, u) : NULL;
-}
-
 /* compute-dtype parameters that rank owns of unit u: whole unit on stage 0 */
 static void *zero__param_own(const zero_engine *e, int u) {
     const zero_unit *x = &e->plan.layout->units[u];
@@ -11752,6 +11880,23 @@ static void *zero__param_own(const zero_engine *e, int u) {
     if (e->plan.stage < 3) return zero__at(e->buf.params, x->offset + (int64_t)e->plan.rank * x->chunk, e->plan.csize);
     return zero__at(e->buf.params, x->shard_offset, e->plan.csize);
 }
+
+/* Unit u's master weights (plan.mdt elements) */
+static void *zero__master_at(const zero_engine *e, int u) {
+    if (zero__master_is_params(e)) return zero__param_own(e, u);
+    return zero__at(e->opt.twin && zero__unit_on_device(e, u) ? e->buf.dmaster : e->buf.master, zero__opt_off(e, u),
+                    e->plan.msize);
+}
+
+/* Unit u's m (which 0) or v (1), plan.sdt elements; NULL for a state the
+   optimizer does not keep (zero_optimizer_state_mask) and with NVMe (its
+   tiles hold them). */
+static void *zero__mom_at(const zero_engine *e, int which, int u) {
+    int dev = e->opt.twin && zero__unit_on_device(e, u);
+    void *base = which ? (dev ? e->buf.dv : e->buf.v) : (dev ? e->buf.dm : e->buf.m);
+    return base ? zero__at(base, zero__opt_off(e, u), e->plan.ssize) : NULL;
+}
+
 
 /* ext: unit u's tensors between the program's memory and the unit staging
    (to_program 0: into the staging; 1: out to the program), segment by
@@ -11928,6 +12073,16 @@ typedef struct zero__state_io {
     void *stage, *tile;
 } zero__state_io;
 
+/* Bytes of an optimizer tile of n elements: master | m | v, each in its
+   storage dtype (12 a parameter in fp32, 6 in bf16); and where part `what`
+   (ZERO__ST_MASTER, _M, _V) of such a tile starts. */
+static size_t zero__tile_bytes(const zero_engine *e, int64_t n) {
+    return (e->plan.msize + 2 * e->plan.ssize) * (size_t)n;
+}
+static char *zero__tile_part(const zero_engine *e, void *tile, int what, int64_t n) {
+    return (char *)tile + (what == 0 ? 0 : e->plan.msize + (size_t)(what - 1) * e->plan.ssize) * (size_t)n;
+}
+
 /* What of a unit's state (zero__state_get): the values a checkpoint and
    zero_read_state call the master (the fp32 master; the compute-dtype
    parameters of a frozen unit, or where the master is the parameters), and
@@ -11956,7 +12111,8 @@ static zero_result zero__state_get(zero_engine *e, int u, int what, int64_t lo, 
                                    zero__state_io *io, zero_error *fail) {
     const zero_unit *x = &e->plan.layout->units[u];
     int64_t hlo = zero__state_whole(e, u, what) ? 0 : (int64_t)e->plan.rank * x->chunk; /* the held range's start */
-    size_t cs = e->plan.csize;
+    size_t cs = e->plan.csize, es;
+    zero_dtype sdt;
     const char *src;
     if (got) *got = out;
     if ((x->frozen && what != ZERO__ST_MASTER) || lo >= x->numel ||
@@ -11985,19 +12141,23 @@ static zero_result zero__state_get(zero_engine *e, int u, int what, int64_t lo, 
         zero__host_uncast(out, e->plan.cdt, io->stage, n);
         return ZERO_OK;
     }
+    sdt = what == ZERO__ST_MASTER ? e->plan.mdt : e->plan.sdt;
+    es = zero_dtype_size(sdt);
     if (e->nvme.on) { /* the unit's tile: master | m | v */
         void *req = NULL;
-        if (e->be.tiles_read(e->nvme.store, u, io->tile, 12 * (size_t)x->chunk, &req, fail) != ZERO_OK ||
+        if (e->be.tiles_read(e->nvme.store, u, io->tile, zero__tile_bytes(e, x->chunk), &req, fail) != ZERO_OK ||
             e->be.tiles_wait(e->nvme.store, req, fail) != ZERO_OK)
             return fail->code;
-        memcpy(out, (const float *)io->tile + (size_t)what * (size_t)x->chunk + (lo - hlo), (size_t)n * 4);
+        zero__host_uncast(out, sdt, zero__at(zero__tile_part(e, io->tile, what, x->chunk), lo - hlo, es), n);
         return ZERO_OK;
     }
-    src = (const char *)((what == ZERO__ST_MASTER ? zero__master_at(e, u) : zero__mom_at(e, what == ZERO__ST_M ? 0 : 1, u)) +
-                         (lo - hlo));
-    if (zero__copy(e, io->stage, src, (size_t)n * 4, ZERO_STREAM_COMM, fail) != ZERO_OK || zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
+    src = zero__at(what == ZERO__ST_MASTER ? zero__master_at(e, u) : zero__mom_at(e, what == ZERO__ST_M ? 0 : 1, u),
+                   lo - hlo, es);
+    if (zero__copy(e, io->stage, src, (size_t)n * es, ZERO_STREAM_COMM, fail) != ZERO_OK || zero__sync(e, ZERO_STREAM_COMM, fail) != ZERO_OK)
         return fail->code;
-    if (got)
+    if (sdt != ZERO_DTYPE_FP32)
+        zero__host_uncast(out, sdt, io->stage, n);
+    else if (got)
         *got = (const float *)io->stage;
     else
         memcpy(out, io->stage, (size_t)n * 4);
@@ -12029,27 +12189,43 @@ static zero_result zero__state_put(zero_engine *e, int u, const float *master, c
         }
     }
     if (!x->frozen) {
-        if (e->nvme.on) { /* master | m | v in the unit's tile */
-            float *tb = (float *)(io->tile ? io->tile : e->nvme.tbuf[0]);
-            const float *part[3];
-            int k;
+        const float *part[3];
+        int k;
+        part[0] = master, part[1] = m, part[2] = v;
+        if (e->nvme.on) { /* master | m | v in the unit's tile, in their storage dtypes */
+            char *tb = (char *)(io->tile ? io->tile : e->nvme.tbuf[0]);
             void *req = NULL;
-            part[0] = master, part[1] = m, part[2] = v;
-            for (k = 0; k < 3; k++)
+            /* part k may be the fp32 k-th third of io->tile: its place in the
+               tile starts at or below it, and parts k + 1 and on start past
+               its end, so narrowing in order, front to back, reads every
+               value before it is overwritten */
+            for (k = 0; k < 3; k++) {
+                zero_dtype dt = k ? e->plan.sdt : e->plan.mdt;
+                char *dst = zero__tile_part(e, tb, k, n);
                 if (!part[k])
-                    memset(tb + (size_t)k * (size_t)n, 0, sizeof(float) * (size_t)n);
-                else if (part[k] != tb + (size_t)k * (size_t)n)
-                    memcpy(tb + (size_t)k * (size_t)n, part[k], sizeof(float) * (size_t)n);
-            if (e->be.tiles_write(e->nvme.store, u, tb, 12 * (size_t)n, &req, err) != ZERO_OK ||
+                    memset(dst, 0, zero_dtype_size(dt) * (size_t)n);
+                else if (dt != ZERO_DTYPE_FP32)
+                    zero__host_cast(dst, dt, part[k], n);
+                else if ((const void *)part[k] != (const void *)dst)
+                    memmove(dst, part[k], sizeof(float) * (size_t)n);
+            }
+            if (e->be.tiles_write(e->nvme.store, u, tb, zero__tile_bytes(e, n), &req, err) != ZERO_OK ||
                 e->be.tiles_wait(e->nvme.store, req, err) != ZERO_OK)
                 return err->code;
-        } else if ((!zero__master_is_params(e) &&
-                    zero__copy(e, zero__master_at(e, u), master, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK) ||
-                   (m && zero__mom_at(e, 0, u) &&
-                    zero__copy(e, zero__mom_at(e, 0, u), m, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK) ||
-                   (v && zero__mom_at(e, 1, u) &&
-                    zero__copy(e, zero__mom_at(e, 1, u), v, sizeof(float) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK)) {
-            return err->code;
+        } else {
+            for (k = 0; k < 3; k++) {
+                zero_dtype dt = k ? e->plan.sdt : e->plan.mdt;
+                void *dst = k == 0 ? (zero__master_is_params(e) ? NULL : zero__master_at(e, u)) : zero__mom_at(e, k - 1, u);
+                const void *src = part[k];
+                if (!dst || !src) continue;
+                if (dt != ZERO_DTYPE_FP32) { /* narrowed in io->stage (n 16-bit values fit: the compute dtype is 16-bit) */
+                    if (zero__sync(e, ZERO_STREAM_COMM, err) != ZERO_OK) return err->code; /* (its last copy read it) */
+                    zero__host_cast(io->stage, dt, part[k], n);
+                    src = io->stage;
+                }
+                if (zero__copy(e, dst, src, zero_dtype_size(dt) * (size_t)n, ZERO_STREAM_COMM, err) != ZERO_OK)
+                    return err->code;
+            }
         }
     }
     /* the copies read the caller's memory, which its next unit overwrites */
@@ -12152,6 +12328,10 @@ static void zero__state_plan(zero_engine *e, const zero_config *cfg, const zero_
     /* stages 2-3 with one micro-batch add nothing up: the reduced chunk stays
        in the compute dtype (2 bytes a parameter / N, ZeRO's formula) */
     e->plan.adt = (e->plan.gas == 1 && (z->stage >= 2 || e->plan.gext)) ? e->plan.cdt : cfg->grad_accum_dtype;
+    e->plan.mdt = cfg->bf16.bf16_master_weights_and_grads == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    e->plan.sdt = cfg->bf16.bf16_optimizer_states == 1 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    e->plan.msize = zero_dtype_size(e->plan.mdt);
+    e->plan.ssize = zero_dtype_size(e->plan.sdt);
     /* (with the program's gradient memory the accumulator holds the reduced gradient at every stage) */
     e->plan.gdt = e->plan.stage >= 2 || e->plan.gext ? e->plan.adt : e->plan.gas > 1 ? e->plan.adt : e->plan.cdt;
     e->opt.cpu = z->offload_optimizer.device == ZERO_OFFLOAD_CPU || z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
@@ -12361,8 +12541,8 @@ static zero_result zero__alloc_optim_tiles(zero_engine *e, const zero__sizes *zs
     int u;
     for (u = 0; u < l->n_units; u++)
         if (!l->units[u].frozen) maxc = zero__max_i64(maxc, l->units[u].chunk);
-    e->nvme.tile_bytes = 12 * (size_t)maxc;
-    e->nvme.nvme_bytes += 12 * (size_t)zs->ST;
+    e->nvme.tile_bytes = zero__tile_bytes(e, maxc);
+    e->nvme.nvme_bytes += zero__tile_bytes(e, zs->ST);
     e->nvme.n_tbuf = (int)zero__max_i64(3, zero__min_i64(oo->buffer_count, 1024));
     e->nvme.tbuf = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
     e->nvme.tbuf_rd = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)e->nvme.n_tbuf);
@@ -12432,20 +12612,16 @@ static int zero__opt_mask(const zero_engine *e) {
     return zero_optimizer_state_mask(e->cfg.optimizer.type, e->cfg.optimizer.momentum);
 }
 
-/* An fp32 array of the optimizer's in two parts: opt elements where the
-   optimizer lives, dev for the units stepped on the device
-   (offload_optimizer.ratio < 1). */
-static zero_result zero__alloc_fp32_pair(zero_engine *e, zero_mem_category cat, int64_t opt, int64_t dev, float **where,
-                                         float **on_dev, const char *what) {
+/* An array of the optimizer's (esize bytes an element) in two parts: opt
+   elements where the optimizer lives, dev for the units stepped on the
+   device (offload_optimizer.ratio < 1). */
+static zero_result zero__alloc_opt_pair(zero_engine *e, zero_mem_category cat, int64_t opt, int64_t dev, size_t esize,
+                                        void **where, void **on_dev, const char *what) {
     char dwhat[96];
-    void *p;
     zero_result r;
-    if ((r = zero__ealloc(e, cat, e->plan.opt_kind, (size_t)opt * 4, &p, what)) != ZERO_OK) return r;
-    *where = (float *)p;
+    if ((r = zero__ealloc(e, cat, e->plan.opt_kind, (size_t)opt * esize, where, what)) != ZERO_OK) return r;
     snprintf(dwhat, sizeof dwhat, "%s (the units stepped on the device)", what);
-    if ((r = zero__ealloc(e, cat, ZERO_MEM_DEVICE, (size_t)dev * 4, &p, dwhat)) != ZERO_OK) return r;
-    *on_dev = (float *)p;
-    return ZERO_OK;
+    return zero__ealloc(e, cat, ZERO_MEM_DEVICE, (size_t)dev * esize, on_dev, dwhat);
 }
 
 /* fp32 master weights (unless the parameters are the master) and the
@@ -12461,11 +12637,14 @@ static zero_result zero__alloc_optim(zero_engine *e, const zero__sizes *zs) {
         return zero__lamb_alloc(e);
     }
     if ((!zero__master_is_params(e) &&
-         (r = zero__alloc_fp32_pair(e, ZERO_MEM_MASTER, opt, dev, &e->buf.master, &e->buf.dmaster, "fp32 master weights")) != ZERO_OK) ||
+         (r = zero__alloc_opt_pair(e, ZERO_MEM_MASTER, opt, dev, e->plan.msize, &e->buf.master, &e->buf.dmaster,
+                                   e->plan.mdt == ZERO_DTYPE_BF16 ? "bf16 master weights" : "fp32 master weights")) != ZERO_OK) ||
         ((zero__opt_mask(e) & 1) &&
-         (r = zero__alloc_fp32_pair(e, ZERO_MEM_OPTIM_STATE, opt, dev, &e->buf.m, &e->buf.dm, "optimizer exp_avg")) != ZERO_OK) ||
+         (r = zero__alloc_opt_pair(e, ZERO_MEM_OPTIM_STATE, opt, dev, e->plan.ssize, &e->buf.m, &e->buf.dm,
+                                   "optimizer exp_avg")) != ZERO_OK) ||
         ((zero__opt_mask(e) & 2) &&
-         (r = zero__alloc_fp32_pair(e, ZERO_MEM_OPTIM_STATE, opt, dev, &e->buf.v, &e->buf.dv, "optimizer exp_avg_sq")) != ZERO_OK) ||
+         (r = zero__alloc_opt_pair(e, ZERO_MEM_OPTIM_STATE, opt, dev, e->plan.ssize, &e->buf.v, &e->buf.dv,
+                                   "optimizer exp_avg_sq")) != ZERO_OK) ||
         (r = zero__muon_alloc(e)) != ZERO_OK)
         return r;
     return zero__lamb_alloc(e);
@@ -14794,10 +14973,10 @@ static zero_result zero__zero_fill(zero_engine *e, const zero__sizes *zs) {
     zero__ok(&be);
     if ((e->buf.grads && e->be.memset0(e->be.ctx, e->buf.grads, grads, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
         (e->buf.gstage && e->be.memset0(e->be.ctx, e->buf.gstage, (size_t)gst * e->plan.csize, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-        (e->buf.m && e->be.memset0(e->be.ctx, e->buf.m, (size_t)(opt - e->opt.dev_elems) * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-        (e->buf.v && e->be.memset0(e->be.ctx, e->buf.v, (size_t)(opt - e->opt.dev_elems) * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-        (e->buf.dm && e->be.memset0(e->be.ctx, e->buf.dm, (size_t)e->opt.dev_elems * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
-        (e->buf.dv && e->be.memset0(e->be.ctx, e->buf.dv, (size_t)e->opt.dev_elems * 4, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.m && e->be.memset0(e->be.ctx, e->buf.m, (size_t)(opt - e->opt.dev_elems) * e->plan.ssize, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.v && e->be.memset0(e->be.ctx, e->buf.v, (size_t)(opt - e->opt.dev_elems) * e->plan.ssize, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.dm && e->be.memset0(e->be.ctx, e->buf.dm, (size_t)e->opt.dev_elems * e->plan.ssize, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
+        (e->buf.dv && e->be.memset0(e->be.ctx, e->buf.dv, (size_t)e->opt.dev_elems * e->plan.ssize, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
         (e->buf.params && e->be.memset0(e->be.ctx, e->buf.params, params, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
         (e->buf.cpu_param &&
          e->be.memset0(e->be.ctx, e->buf.cpu_param, (size_t)zs->ST * e->plan.csize, ZERO_STREAM_COMM, &be) != ZERO_OK) ||
@@ -14911,10 +15090,11 @@ static void zero__log_resolved(const zero_engine *e) {
     else
         snprintf(clip, sizeof clip, "%g", c->gradient_clipping);
     zero__log(&c->log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_RESOLVED,
-              "stage %d, %s (master fp32, accumulation %s), %d rank%s | batch %lld = micro %lld x accumulation %lld x %d "
+              "stage %d, %s (master %s%s, accumulation %s), %d rank%s | batch %lld = micro %lld x accumulation %lld x %d "
               "rank%s | %s | schedule %s | gradient_clipping %s | offload "
               "optimizer %s%s%s, params %s | reduce_bucket_size %lld: %d units",
-              e->plan.stage, zero_dtype_name(e->plan.cdt), zero_dtype_name(e->plan.adt), e->plan.gworld,
+              e->plan.stage, zero_dtype_name(e->plan.cdt), zero_dtype_name(e->plan.mdt),
+              e->plan.sdt == ZERO_DTYPE_BF16 ? ", state bf16" : "", zero_dtype_name(e->plan.adt), e->plan.gworld,
               e->plan.gworld == 1 ? "" : "s", (long long)c->train_batch_size, (long long)c->train_micro_batch_size_per_gpu,
               (long long)c->gradient_accumulation_steps, e->plan.gworld, e->plan.gworld == 1 ? "" : "s",
               opt, (unsigned)c->scheduler.type < ZERO_SCHEDULER_COUNT ? sched[c->scheduler.type] : "?", clip,
@@ -14971,6 +15151,12 @@ static zero_result zero__create_check(const zero_config *cfg, const zero_tensor 
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "data_types.grad_accum_dtype", 0, 0, "not resolved");
     if (cfg->optimizer.amsgrad == 1)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "optimizer.params.amsgrad", 0, 0, "true is not supported");
+    if ((cfg->bf16.bf16_master_weights_and_grads == 1 && cfg->bf16.enabled != 1) ||
+        (cfg->bf16.bf16_optimizer_states == 1 &&
+         (cfg->bf16.bf16_master_weights_and_grads != 1 || cfg->optimizer.type == ZERO_OPTIMIZER_MUON)))
+        return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "bf16.bf16_optimizer_states", 0, 0,
+                          "bf16 master weights need bf16.enabled, bf16 optimizer states need bf16 master weights and "
+                          "an optimizer other than Muon (zero_config_resolve says which)");
     if ((unsigned)cfg->optimizer.type >= (unsigned)ZERO_OPTIMIZER_COUNT)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "optimizer.type", 0, 0, "%d is not a zero_optimizer_type",
                           (int)cfg->optimizer.type);
@@ -15238,6 +15424,8 @@ static void zero__step_hyper(zero_engine *e, float grad_scale, zero_adam_args *h
     hyper->first = t == 1;
     hyper->eps_inside = e->cfg.optimizer.eps_inside_sqrt == 1;
     hyper->param_dtype = e->plan.cdt;
+    hyper->master_dtype = e->plan.mdt;
+    hyper->state_dtype = e->plan.sdt;
     e->run.step_lr = lr;
     zero__group_lrs(e);
 }
@@ -15252,7 +15440,7 @@ static void zero__step_hyper(zero_engine *e, float grad_scale, zero_adam_args *h
    (host). With `to_device` the chunk is stepped in pieces of
    ZERO_CPU_STEP_PIECE elements and each piece's parameters are queued to the
    device behind it: the copy runs while the CPU steps the next piece. */
-static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h, float *master, float *m, float *v,
+static zero_result zero__cpu_unit(zero_engine *e, int u, const zero_adam_args *h, void *master, void *m, void *v,
                                   const void *grad, void *param, int to_device, zero_error *fail) {
     zero_adam_args aa;
     int64_t c = e->plan.layout->units[u].chunk, piece = to_device ? ZERO_CPU_STEP_PIECE : c, p0;
@@ -15724,9 +15912,9 @@ static zero_result zero__muon_ns(zero_engine *e, int k, float *x) {
 }
 
 /* Where unit u's update to orthogonalise is: its v (its chunk of mu when v
-   is in NVMe tiles). */
+   is in NVMe tiles). Muon's state is fp32 (create refuses bf16 state). */
 static float *zero__muon_upd(const zero_engine *e, int u) {
-    return e->nvme.on ? e->opt.mu + e->opt.muoff[u] : zero__mom_at(e, 1, u);
+    return e->nvme.on ? e->opt.mu + e->opt.muoff[u] : (float *)zero__mom_at(e, 1, u);
 }
 
 /* Batch b: gather, orthogonalise this rank's matrices, zeros elsewhere,
@@ -15806,7 +15994,7 @@ static zero_result zero__muon_whole(zero_engine *e) {
     if (e->opt.muon_in_place) {
         for (k = 0; k < e->opt.n_mats; k++) {
             const zero__muon_mat *m = &e->opt.mats[k];
-            if ((r = zero__muon_ns(e, k, zero__mom_at(e, 1, m->first_unit) + m->unit_off)) != ZERO_OK) return r;
+            if ((r = zero__muon_ns(e, k, zero__muon_upd(e, m->first_unit) + m->unit_off)) != ZERO_OK) return r;
         }
         return ZERO_OK;
     }
@@ -16600,10 +16788,16 @@ static zero_result zero__cpu_reduced(zero_engine *e, int u, int last) {
     return last ? zero__unit_offload(e, u) : ZERO_OK;
 }
 
-/* The step's host-memory traffic for zero_floor_of: master, m, v read and
-   written; the gradient read; the parameters written. */
+/* The host-memory traffic of one element of a CPU step: master, m, v read
+   and written in their storage dtypes; the gradient read; the parameter
+   written. */
+static int64_t zero__cpu_elem_bytes(const zero_engine *e) {
+    return (int64_t)(2 * (e->plan.msize + 2 * e->plan.ssize) + zero_dtype_size(e->plan.gdt) + e->plan.csize);
+}
+
+/* The step's host-memory traffic for zero_floor_of. */
 static void zero__cpu_figures(const zero_engine *e, zero_step_info *in) {
-    in->cpu_adam_bytes = e->plan.seg_elems * (int64_t)(24 + zero_dtype_size(e->plan.gdt) + e->plan.csize);
+    in->cpu_adam_bytes = e->plan.seg_elems * zero__cpu_elem_bytes(e);
 }
 
 /* CPU Adam of unit u from its staged gradient chunk. */
@@ -16672,7 +16866,7 @@ static zero_result zero__twin_step(zero_engine *e, float grad_scale, zero_step_i
     for (u = 0; u < l->n_units; u++) /* (the host's traffic: not the device's units') */
         if (!l->units[u].frozen && zero__unit_on_device(e, u))
             in->cpu_adam_bytes -= zero__max_i64(0, zero__min_i64(l->units[u].chunk, l->units[u].numel - (int64_t)e->plan.rank * l->units[u].chunk)) *
-                                  (int64_t)(24 + zero_dtype_size(e->plan.gdt) + e->plan.csize);
+                                  zero__cpu_elem_bytes(e);
     return zero__opt_units(e, &hyper, zero__opt_twin_unit);
 }
 
@@ -17104,7 +17298,7 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h, cons
         void *dst;
         int bi = i % nb, pb;
         int64_t c;
-        float *tb;
+        char *tb;
         /* read-ahead into free buffers */
         while (next < nu && next < i + nb - 1 && fail.code == ZERO_OK) {
             int bn = next % nb;
@@ -17117,18 +17311,19 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h, cons
                     break;
                 }
             }
-            if (e->be.tiles_read(e->nvme.store, list[next], e->nvme.tbuf[bn], 12 * (size_t)cn, &e->nvme.tbuf_rd[bn], &fail) != ZERO_OK) {
+            if (e->be.tiles_read(e->nvme.store, list[next], e->nvme.tbuf[bn], zero__tile_bytes(e, cn), &e->nvme.tbuf_rd[bn],
+                                 &fail) != ZERO_OK) {
                 e->nvme.tbuf_rd[bn] = NULL;
                 what = "zero_step: NVMe read of an optimizer tile";
                 break;
             }
-            e->xfer.nvme_rd[e->xfer.phase] += 12 * cn;
+            e->xfer.nvme_rd[e->xfer.phase] += (int64_t)zero__tile_bytes(e, cn);
             next++;
         }
         if (fail.code != ZERO_OK) break;
         u = list[i];
         c = l->units[u].chunk;
-        tb = (float *)e->nvme.tbuf[bi];
+        tb = (char *)e->nvme.tbuf[bi];
         {
             void *q = e->nvme.tbuf_rd[bi];
             e->nvme.tbuf_rd[bi] = NULL;
@@ -17142,20 +17337,23 @@ static zero_result zero__nvme_step(zero_engine *e, const zero_adam_args *h, cons
             what = "zero_step: NVMe parameter tile buffer";
             break;
         }
-        if (e->opt.muon && !first && e->opt.muoff[u] >= 0) zero__muon_to_tile(e, u, tb + 2 * c, 1);
-        if (zero__cpu_unit(e, u, h, tb, tb + c, tb + 2 * c, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)),
-                           dst, 0, &fail) != ZERO_OK) {
+        /* (Muon's v is fp32: create refuses bf16 state with Muon) */
+        if (e->opt.muon && !first && e->opt.muoff[u] >= 0)
+            zero__muon_to_tile(e, u, (float *)zero__tile_part(e, tb, ZERO__ST_V, c), 1);
+        if (zero__cpu_unit(e, u, h, tb, zero__tile_part(e, tb, ZERO__ST_M, c), zero__tile_part(e, tb, ZERO__ST_V, c),
+                           zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], zero_dtype_size(e->plan.gdt)), dst, 0,
+                           &fail) != ZERO_OK) {
             what = "zero_step: CPU Adam";
             break;
         }
-        if (h->muon_pass == 1) zero__muon_to_tile(e, u, tb + 2 * c, 0);
+        if (h->muon_pass == 1) zero__muon_to_tile(e, u, (float *)zero__tile_part(e, tb, ZERO__ST_V, c), 0);
         /* write-behind of this tile while the next one steps */
-        if (e->be.tiles_write(e->nvme.store, u, tb, 12 * (size_t)c, &e->nvme.tbuf_wr[bi], &fail) != ZERO_OK) {
+        if (e->be.tiles_write(e->nvme.store, u, tb, zero__tile_bytes(e, c), &e->nvme.tbuf_wr[bi], &fail) != ZERO_OK) {
             e->nvme.tbuf_wr[bi] = NULL;
             what = "zero_step: NVMe write of an optimizer tile";
             break;
         }
-        e->xfer.nvme_wr[e->xfer.phase] += 12 * c;
+        e->xfer.nvme_wr[e->xfer.phase] += (int64_t)zero__tile_bytes(e, c);
         if (!first && zero__param_put(e, u, 1, dst, pb, &fail) != ZERO_OK) {
             what = zero__param_put_what(e);
             break;
@@ -19539,6 +19737,8 @@ ZERO__DEF zero_result zero_memory_report(const zero_engine *e, zero_memory_stats
     out->shard_world = e->plan.world;
     out->stage = e->plan.stage;
     out->dtype = e->plan.cdt;
+    out->master_dtype = e->plan.mdt;
+    out->state_dtype = e->plan.sdt;
     out->accum_dtype = e->plan.adt;
     out->nvme_bytes = e->nvme.nvme_bytes;
     zero__pvm_report(e, out);
@@ -19596,6 +19796,9 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
               "%d units\n",
               r->stage, r->world, zero_dtype_name(r->dtype), zero_dtype_name(r->accum_dtype), (long long)r->params,
               (long long)r->trainable_params, r->units);
+    if (r->master_dtype == ZERO_DTYPE_BF16 || r->state_dtype == ZERO_DTYPE_BF16)
+        ZERO__PUT("bf16 master weights%s: rounded to nearest even after each step\n",
+                  r->state_dtype == ZERO_DTYPE_BF16 ? " and optimizer state" : " (optimizer state fp32)");
     if (r->shard_world > 0 && r->shard_world < r->world)
         ZERO__PUT("hybrid sharding: shards over groups of %d ranks, %d groups\n", r->shard_world,
                   r->world / r->shard_world);
@@ -19603,7 +19806,8 @@ ZERO__DEF size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf,
         double b = (double)r->planned[c][ZERO_MEM_DEVICE] + (double)r->planned[c][ZERO_MEM_PINNED] +
                    (double)r->planned[c][ZERO_MEM_HOST];
         total += b;
-        ZERO__PUT("  %-18s %12.0f bytes %10.3f MiB\n", names[c], b, b / 1048576.0);
+        ZERO__PUT("  %-18s %12.0f bytes %10.3f MiB\n",
+                  c == ZERO_MEM_MASTER && r->master_dtype == ZERO_DTYPE_BF16 ? "bf16 master" : names[c], b, b / 1048576.0);
     }
     ZERO__PUT("  %-18s %12.0f bytes %10.3f MiB (allocated %.0f)\n", "total", total, total / 1048576.0,
               (double)r->allocated[ZERO_MEM_DEVICE] + (double)r->allocated[ZERO_MEM_PINNED] +

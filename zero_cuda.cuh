@@ -688,7 +688,13 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
                            Lamb (zero_adam_args.lamb_pass) has two of its own: pass 1's
                            moments with each segment's sums of p^2 and u^2 (a block's
                            in scratch, added in one fixed order: the same bits every
-                           run), pass 2's step by the segment's trust ratio
+                           run), pass 2's step by the segment's trust ratio.
+                           Storage (zero_adam_args.master_dtype, state_dtype):
+                           master and state both fp32 or both bf16 for every rule,
+                           a bf16 master with fp32 state for Adam, AdamW and Muon
+                           (zero__cuda_storage says why those alone); loaded
+                           widened to fp32, stored rounded as zero.h stores them,
+                           each storage its own instantiations (fp32's unchanged)
 
    and one that is not element-wise, in its own section (>>cuda-muon-ns):
 
@@ -708,7 +714,8 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
    copysignf is exact), and -use_fast_math does not change the results, so a kernel and the host
    backend agree bit for bit on the same inputs (as long as the host compiler does
    not contract either: x86-64 without -mfma does not). Conversions to fp16/bf16
-   round to nearest even (__float2half_rn, __float2bfloat16_rn semantics). */
+   round to nearest even (__float2half_rn semantics; bf16 as zero.h's
+   zero_f32_to_bf16, bit for bit: zero__cuda_bf16_bits). */
 
 #define ZERO__CUDA_THREADS 256       /* threads per block of every kernel here */
 #define ZERO__CUDA_VEC 8             /* elements per thread per step: 16 bytes of 16-bit data */
@@ -758,8 +765,9 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
 struct zero__cuda_none {}; /* a param type that is never written */
 template <typename P> struct zero__cuda_is_none { static const bool value = false; };
 template <> struct zero__cuda_is_none<zero__cuda_none> { static const bool value = true; };
-template <bool KEPT> struct zero__cuda_state { typedef float T; }; /* a state array's type: kept or not */
-template <> struct zero__cuda_state<false> { typedef zero__cuda_none T; };
+/* A state array's type: S (its storage, float or __nv_bfloat16) where the rule keeps it, else none. */
+template <bool KEPT, typename S> struct zero__cuda_state { typedef S T; };
+template <typename S> struct zero__cuda_state<false, S> { typedef zero__cuda_none T; };
 
 /* 16 aligned bytes; CS: evict-first (streaming) cache hint. */
 template <bool CS> static __device__ __forceinline__ uint4 zero__cuda_ld16(const void *p) {
@@ -777,6 +785,7 @@ template <typename T> struct zero__cuda_io;
 template <> struct zero__cuda_io<float> {
     static __device__ __forceinline__ float ld(const float *p) { return *p; }
     static __device__ __forceinline__ void st(float *p, float x) { *p = x; }
+    static __device__ __forceinline__ float stored(float x) { return x; } /* what st then ld give back */
     template <bool CS = false> static __device__ __forceinline__ void ld8(const float *p, float *f) {
         const uint4 a = zero__cuda_ld16<CS>(p), b = zero__cuda_ld16<CS>(p + 4);
         f[0] = __uint_as_float(a.x), f[1] = __uint_as_float(a.y), f[2] = __uint_as_float(a.z);
@@ -816,9 +825,22 @@ template <> struct zero__cuda_io<__half> {
     }
 };
 
+/* x rounded to bf16 (the low 16 bits) as zero.h's zero_f32_to_bf16 does it,
+   bit for bit: to nearest even, a NaN kept quiet with its sign and top payload
+   bits (cvt.rn.bf16.f32, behind __float2bfloat16_rn, gives the canonical NaN:
+   a bf16 master or moment would differ from the host backend's). */
+static __device__ __forceinline__ unsigned zero__cuda_bf16_bits(float x) {
+    const unsigned u = __float_as_uint(x);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 0x0040u;
+    return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
+
 template <> struct zero__cuda_io<__nv_bfloat16> {
     static __device__ __forceinline__ float ld(const __nv_bfloat16 *p) { return __bfloat162float(*p); }
-    static __device__ __forceinline__ void st(__nv_bfloat16 *p, float x) { *p = __float2bfloat16_rn(x); }
+    static __device__ __forceinline__ void st(__nv_bfloat16 *p, float x) {
+        *p = __ushort_as_bfloat16((unsigned short)zero__cuda_bf16_bits(x));
+    }
+    static __device__ __forceinline__ float stored(float x) { return __uint_as_float(zero__cuda_bf16_bits(x) << 16); }
     template <bool CS = false> static __device__ __forceinline__ void ld8(const __nv_bfloat16 *p, float *f) {
         /* bf16 -> fp32 is exact: the bits moved up by 16 */
         const uint4 u = zero__cuda_ld16<CS>(p);
@@ -832,10 +854,7 @@ template <> struct zero__cuda_io<__nv_bfloat16> {
     template <bool CS = false> static __device__ __forceinline__ void st8(__nv_bfloat16 *p, const float *f) {
         unsigned w[4];
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
-            memcpy(&w[k], &h, sizeof h);
-        }
+        for (int k = 0; k < 4; k++) w[k] = zero__cuda_bf16_bits(f[2 * k]) | zero__cuda_bf16_bits(f[2 * k + 1]) << 16;
         zero__cuda_st16<CS>(p, make_uint4(w[0], w[1], w[2], w[3]));
     }
 };
@@ -1061,7 +1080,7 @@ struct zero__cuda_adam_common {
    per-segment constants as the host backend computes them (zero__cuda_seg_consts):
    Adam -lr / bc1 and -lr wd, Lion lr and 1 - lr wd, Adagrad and SGD lr. */
 struct zero__cuda_adam_kseg {
-    float *master, *m, *v;
+    void *master, *m, *v; /* their call's master_dtype, state_dtype */
     const void *grad;
     void *param;
     size_t n, head, nv;
@@ -1079,12 +1098,11 @@ struct zero__cuda_adam_batch {
 
 /* The rules, one element each: the host backend's zero__opt_range (Adam:
    zero__adam_range) operation by operation in its order, g already multiplied
-   by grad_scale. M and V: float where the rule keeps that state, else
-   zero__cuda_none (the kernel neither loads nor stores it; its value here is
-   0 and unused). */
+   by grad_scale, p, m and v loaded widened to fp32. keeps_m, keeps_v: whether
+   the rule keeps that state (else the kernel neither loads nor stores it:
+   zero__cuda_state; its value here is 0 and unused). */
 struct zero__cuda_rule_adam {
-    typedef float M;
-    typedef float V;
+    static constexpr bool keeps_m = true, keeps_v = true;
     static __device__ __forceinline__ void one(const zero__cuda_adam_common &c, float wd, float step, float decay,
                                                float &p, float &m, float &v, float g) {
         if (!c.adamw && wd != 0.0f) g = __fadd_rn(__fmul_rn(p, wd), g);
@@ -1100,8 +1118,7 @@ struct zero__cuda_rule_adam {
 
 /* step = lr, decay = 1 - lr wd. */
 struct zero__cuda_rule_lion {
-    typedef float M;
-    typedef zero__cuda_none V;
+    static constexpr bool keeps_m = true, keeps_v = false;
     static __device__ __forceinline__ void one(const zero__cuda_adam_common &c, float wd, float step, float decay,
                                                float &p, float &m, float &, float g) {
         const float u = -copysignf(step, __fmaf_rn(g, c.omb1, __fmul_rn(m, c.beta1)));
@@ -1112,8 +1129,7 @@ struct zero__cuda_rule_lion {
 
 /* step = lr. */
 struct zero__cuda_rule_adagrad {
-    typedef zero__cuda_none M;
-    typedef float V;
+    static constexpr bool keeps_m = false, keeps_v = true;
     static __device__ __forceinline__ void one(const zero__cuda_adam_common &c, float wd, float step, float, float &p,
                                                float &, float &v, float g) {
         if (wd > 0.0f) g = __fmaf_rn(p, wd, g);
@@ -1124,8 +1140,7 @@ struct zero__cuda_rule_adagrad {
 
 /* step = lr; MOM: momentum != 0 (a momentum buffer in m). */
 template <bool MOM> struct zero__cuda_rule_sgd {
-    typedef typename zero__cuda_state<MOM>::T M;
-    typedef zero__cuda_none V;
+    static constexpr bool keeps_m = MOM, keeps_v = false;
     static __device__ __forceinline__ void one(const zero__cuda_adam_common &c, float wd, float step, float, float &p,
                                                float &m, float &, float g) {
         float d = wd != 0.0f ? __fadd_rn(g, __fmul_rn(wd, p)) : g;
@@ -1139,18 +1154,18 @@ template <bool MOM> struct zero__cuda_rule_sgd {
 
 /* U groups of 8 elements at idx[0..U): every load first, then the math, then
    every store (loads cannot move past stores to other buffers by themselves). */
-template <typename R, int U, typename G, typename P>
+template <typename R, int U, typename W, typename M, typename V, typename G, typename P>
 static __device__ __forceinline__ void zero__cuda_adam_groups(const zero__cuda_adam_common &c, float wd, float step,
-                                                              float decay, float *master, typename R::M *mm,
-                                                              typename R::V *vv, const G *grad, P *param,
-                                                              const size_t *idx) {
+                                                              float decay, W *master, M *mm, V *vv, const G *grad,
+                                                              P *param, const size_t *idx) {
     constexpr bool cs = ZERO__CUDA_ADAM_STREAMING != 0;
-    typedef zero__cuda_io<typename R::M> mio;
-    typedef zero__cuda_io<typename R::V> vio;
+    typedef zero__cuda_io<W> wio;
+    typedef zero__cuda_io<M> mio;
+    typedef zero__cuda_io<V> vio;
     float p[U][ZERO__CUDA_VEC], m[U][ZERO__CUDA_VEC], v[U][ZERO__CUDA_VEC], g[U][ZERO__CUDA_VEC];
 #pragma unroll
     for (int u = 0; u < U; u++) {
-        zero__cuda_io<float>::ld8<cs>(master + idx[u], p[u]);
+        wio::template ld8<cs>(master + idx[u], p[u]);
         mio::template ld8<cs>(mm + idx[u], m[u]);
         vio::template ld8<cs>(vv + idx[u], v[u]);
         zero__cuda_io<G>::template ld8<cs>(grad + idx[u], g[u]);
@@ -1162,7 +1177,7 @@ static __device__ __forceinline__ void zero__cuda_adam_groups(const zero__cuda_a
             R::one(c, wd, step, decay, p[u][e], m[u][e], v[u][e], __fmul_rn(g[u][e], c.grad_scale));
 #pragma unroll
     for (int u = 0; u < U; u++) {
-        zero__cuda_io<float>::st8<cs>(master + idx[u], p[u]);
+        wio::template st8<cs>(master + idx[u], p[u]);
         mio::template st8<cs>(mm + idx[u], m[u]);
         vio::template st8<cs>(vv + idx[u], v[u]);
         zero__cuda_io<P>::template st8<cs>(param + idx[u], p[u]);
@@ -1171,24 +1186,28 @@ static __device__ __forceinline__ void zero__cuda_adam_groups(const zero__cuda_a
 
 /* Both parameters by value in the launch (__grid_constant__: read in place from
    the parameter space, never copied to local memory). R: the rule
-   (zero__cuda_rule_*); P: the param type, or zero__cuda_none when no
-   compute-dtype copy is written. The walk is zero__cuda_for_range's,
+   (zero__cuda_rule_*); W: the master's type (float or __nv_bfloat16); M, V:
+   m's and v's (zero__cuda_state: the storage where the rule keeps them, a
+   state it does not keep zero__cuda_none, so that the storage choices it
+   ignores share one instantiation); P: the param type, or zero__cuda_none
+   when no compute-dtype copy is written. The walk is zero__cuda_for_range's,
    ZERO__CUDA_ADAM_UNROLL strides at a time. */
-template <typename R, typename G, typename P>
+template <typename R, typename W, typename M, typename V, typename G, typename P>
 static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
 zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
                        const __grid_constant__ zero__cuda_adam_batch b) {
+    typedef zero__cuda_io<W> wio;
+    typedef zero__cuda_io<M> mio;
+    typedef zero__cuda_io<V> vio;
     typedef zero__cuda_io<G> gio;
     typedef zero__cuda_io<P> pio;
-    typedef typename R::M MT;
-    typedef typename R::V VT;
     const zero__cuda_seg_walk w = zero__cuda_walk(b.block_end, b.n_segs);
     const zero__cuda_adam_kseg &sg = b.seg[w.k];
     const size_t t = w.t, stride = w.stride;
     const float wd = sg.wd, step = sg.step, decay = sg.decay;
-    float *master = sg.master;
-    MT *mm = (MT *)sg.m;
-    VT *vv = (VT *)sg.v;
+    W *master = (W *)sg.master;
+    M *mm = (M *)sg.m;
+    V *vv = (V *)sg.v;
     const G *grad = (const G *)sg.grad;
     P *param = (P *)sg.param;
     const size_t n = sg.n, head = sg.head, nv = sg.nv, body = ZERO__CUDA_VEC * nv, ns = n - body;
@@ -1205,11 +1224,11 @@ zero__cuda_adam_kernel(const __grid_constant__ zero__cuda_adam_common c,
     }
     for (size_t e = t; e < ns; e += stride) {
         const size_t i = e < head ? e : e + body;
-        float p = master[i], m = zero__cuda_io<MT>::ld(mm + i), v = zero__cuda_io<VT>::ld(vv + i);
+        float p = wio::ld(master + i), m = mio::ld(mm + i), v = vio::ld(vv + i);
         R::one(c, wd, step, decay, p, m, v, __fmul_rn(gio::ld(grad + i), c.grad_scale));
-        master[i] = p;
-        zero__cuda_io<MT>::st(mm + i, m);
-        zero__cuda_io<VT>::st(vv + i, v);
+        wio::st(master + i, p);
+        mio::st(mm + i, m);
+        vio::st(vv + i, v);
         pio::st(param + i, p);
     }
 }
@@ -1230,9 +1249,10 @@ static __device__ __forceinline__ float zero__cuda_muon_step(float p, float v, f
 }
 
 /* A batch of Muon's segments (zero__cuda_adam_batch, as the fused kernel takes
-   it), pass 1: each segment's m, v and grad (G its type); master and param
-   are not touched. Not a rule of zero__cuda_adam_kernel: these two kernels
-   take 3 + 4 instantiations where another rule there would take 12. */
+   it), pass 1: each segment's m, v (fp32: zero__pass_misuse refuses Muon's
+   segments on bf16 state) and grad (G its type); master and param are not
+   touched. Not a rule of zero__cuda_adam_kernel: these two kernels take 3 +
+   8 instantiations where another rule there would take 12 per storage. */
 template <typename G>
 static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
 zero__cuda_muon_mom_kernel(const __grid_constant__ zero__cuda_adam_common c,
@@ -1242,7 +1262,7 @@ zero__cuda_muon_mom_kernel(const __grid_constant__ zero__cuda_adam_common c,
     const zero__cuda_seg_walk w = zero__cuda_walk(b.block_end, b.n_segs);
     const zero__cuda_adam_kseg &sg = b.seg[w.k];
     const size_t t = w.t, stride = w.stride;
-    float *mm = sg.m, *vv = sg.v;
+    float *mm = (float *)sg.m, *vv = (float *)sg.v;
     const G *grad = (const G *)sg.grad;
     zero__cuda_for_range(
         sg.n, sg.head, sg.nv, t, stride,
@@ -1263,36 +1283,38 @@ zero__cuda_muon_mom_kernel(const __grid_constant__ zero__cuda_adam_common c,
         });
 }
 
-/* The step of Muon's segments of a call of any rule: each segment's master,
-   v and param (P as in zero__cuda_adam_kernel); c is not read. */
-template <typename P>
+/* The step of Muon's segments of a call of any rule: each segment's master
+   (W as in zero__cuda_adam_kernel), v (fp32) and param (P likewise); c is
+   not read. */
+template <typename W, typename P>
 static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
 zero__cuda_muon_step_kernel(const __grid_constant__ zero__cuda_adam_common c,
                             const __grid_constant__ zero__cuda_adam_batch b) {
     typedef zero__cuda_io<float> fio;
+    typedef zero__cuda_io<W> wio;
     typedef zero__cuda_io<P> pio;
     const zero__cuda_seg_walk w = zero__cuda_walk(b.block_end, b.n_segs);
     const zero__cuda_adam_kseg &sg = b.seg[w.k];
     const size_t t = w.t, stride = w.stride;
     const float wd = sg.wd, step = sg.step, decay = __fsub_rn(1.0f, __fmul_rn(step, wd));
-    float *master = sg.master;
-    const float *vv = sg.v;
+    W *master = (W *)sg.master;
+    const float *vv = (const float *)sg.v;
     P *param = (P *)sg.param;
     (void)c;
     zero__cuda_for_range(
         sg.n, sg.head, sg.nv, t, stride,
         [&](size_t i) {
             float p[ZERO__CUDA_VEC], v[ZERO__CUDA_VEC];
-            fio::ld8(master + i, p);
+            wio::ld8(master + i, p);
             fio::ld8(vv + i, v);
 #pragma unroll
             for (int e = 0; e < ZERO__CUDA_VEC; e++) p[e] = zero__cuda_muon_step(p[e], v[e], wd, step, decay);
-            fio::st8(master + i, p);
+            wio::st8(master + i, p);
             pio::st8(param + i, p);
         },
         [&](size_t i) {
-            const float p = zero__cuda_muon_step(master[i], vv[i], wd, step, decay);
-            master[i] = p;
+            const float p = zero__cuda_muon_step(wio::ld(master + i), vv[i], wd, step, decay);
+            wio::st(master + i, p);
             pio::st(param + i, p);
         });
 }
@@ -1304,54 +1326,59 @@ static __device__ __forceinline__ float zero__cuda_lamb_u(const zero__cuda_adam_
     const float d = c.eps_inside ? __fsqrt_rn(__fadd_rn(v, c.eps)) : __fadd_rn(__fsqrt_rn(v), c.eps);
     return __fadd_rn(__fdiv_rn(m, d), __fmul_rn(wd, p));
 }
-/* Pass 1 on one element (g already times grad_scale): the moments, and the
-   squares of p and u added to the thread's double sums. */
+/* Pass 1 on one element (g already times grad_scale): the moments, rounded to
+   their storage S before u is formed from them (pass 2 loads them so and
+   forms the same u), and the squares of p and u added to the thread's double
+   sums. */
+template <typename S>
 static __device__ __forceinline__ void zero__cuda_lamb_mom(const zero__cuda_adam_common &c, float wd, float p, float &m,
                                                            float &v, float g, double &sp, double &su) {
-    m = __fadd_rn(__fmul_rn(c.beta1, m), __fmul_rn(c.omb1, g));
-    v = __fadd_rn(__fmul_rn(c.beta2, v), __fmul_rn(__fmul_rn(c.omb2, g), g));
+    m = zero__cuda_io<S>::stored(__fadd_rn(__fmul_rn(c.beta1, m), __fmul_rn(c.omb1, g)));
+    v = zero__cuda_io<S>::stored(__fadd_rn(__fmul_rn(c.beta2, v), __fmul_rn(__fmul_rn(c.omb2, g), g)));
     const float u = zero__cuda_lamb_u(c, m, v, p, wd);
     sp += (double)p * (double)p;
     su += (double)u * (double)u;
 }
 
-/* Lamb's pass 1 over a batch (zero__cuda_adam_batch): each segment's m, v and
-   grad (G its type); each block's sums of p^2 and u^2 into partial[2 b],
-   [2 b + 1] (zero__cuda_lamb_finish_kernel adds them up). Like Muon's, not a
-   rule of the fused kernel (3 + 4 instantiations instead of 12). */
-template <typename G>
+/* Lamb's pass 1 over a batch (zero__cuda_adam_batch): each segment's master
+   (W its type), m and v (S) and grad (G); each block's sums of p^2 and u^2
+   into partial[2 b], [2 b + 1] (zero__cuda_lamb_finish_kernel adds them up).
+   Like Muon's, not a rule of the fused kernel (3 + 4 instantiations per
+   storage instead of 12). */
+template <typename W, typename S, typename G>
 static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
 zero__cuda_lamb_mom_kernel(const __grid_constant__ zero__cuda_adam_common c,
                            const __grid_constant__ zero__cuda_adam_batch b, double *partial) {
-    typedef zero__cuda_io<float> fio;
+    typedef zero__cuda_io<W> wio;
+    typedef zero__cuda_io<S> sio;
     typedef zero__cuda_io<G> gio;
     const zero__cuda_seg_walk w = zero__cuda_walk(b.block_end, b.n_segs);
     const zero__cuda_adam_kseg &sg = b.seg[w.k];
     const size_t t = w.t, stride = w.stride;
     const float wd = sg.wd;
-    const float *master = sg.master;
-    float *mm = sg.m, *vv = sg.v;
+    const W *master = (const W *)sg.master;
+    S *mm = (S *)sg.m, *vv = (S *)sg.v;
     const G *grad = (const G *)sg.grad;
     double sp = 0.0, su = 0.0;
     zero__cuda_for_range(
         sg.n, sg.head, sg.nv, t, stride,
         [&](size_t i) {
             float p[ZERO__CUDA_VEC], m[ZERO__CUDA_VEC], v[ZERO__CUDA_VEC], g[ZERO__CUDA_VEC];
-            fio::ld8(master + i, p);
-            fio::ld8(mm + i, m);
-            fio::ld8(vv + i, v);
+            wio::ld8(master + i, p);
+            sio::ld8(mm + i, m);
+            sio::ld8(vv + i, v);
             gio::ld8(grad + i, g);
 #pragma unroll
             for (int e = 0; e < ZERO__CUDA_VEC; e++)
-                zero__cuda_lamb_mom(c, wd, p[e], m[e], v[e], __fmul_rn(g[e], c.grad_scale), sp, su);
-            fio::st8(mm + i, m);
-            fio::st8(vv + i, v);
+                zero__cuda_lamb_mom<S>(c, wd, p[e], m[e], v[e], __fmul_rn(g[e], c.grad_scale), sp, su);
+            sio::st8(mm + i, m);
+            sio::st8(vv + i, v);
         },
         [&](size_t i) {
-            float m = mm[i], v = vv[i];
-            zero__cuda_lamb_mom(c, wd, master[i], m, v, __fmul_rn(gio::ld(grad + i), c.grad_scale), sp, su);
-            mm[i] = m;
-            vv[i] = v;
+            float m = sio::ld(mm + i), v = sio::ld(vv + i);
+            zero__cuda_lamb_mom<S>(c, wd, wio::ld(master + i), m, v, __fmul_rn(gio::ld(grad + i), c.grad_scale), sp, su);
+            sio::st(mm + i, m);
+            sio::st(vv + i, v);
         });
     sp = zero__cuda_block_sum(sp);
     su = zero__cuda_block_sum(su);
@@ -1371,36 +1398,39 @@ zero__cuda_lamb_finish_kernel(const __grid_constant__ zero__cuda_adam_batch b, c
     if (threadIdx.x == 0) b.seg[k].sums[0] += sp, b.seg[k].sums[1] += su;
 }
 
-/* Lamb's pass 2 (the step) over a batch: master and param (P as in
-   zero__cuda_adam_kernel); step = lr / (bc1 bc2), times the segment's ratio. */
-template <typename P>
+/* Lamb's pass 2 (the step) over a batch: master (W), m and v (S; read only)
+   and param (P as in zero__cuda_adam_kernel); step = lr / (bc1 bc2), times
+   the segment's ratio. */
+template <typename W, typename S, typename P>
 static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
 zero__cuda_lamb_step_kernel(const __grid_constant__ zero__cuda_adam_common c,
                             const __grid_constant__ zero__cuda_adam_batch b) {
-    typedef zero__cuda_io<float> fio;
+    typedef zero__cuda_io<W> wio;
+    typedef zero__cuda_io<S> sio;
     typedef zero__cuda_io<P> pio;
     const zero__cuda_seg_walk w = zero__cuda_walk(b.block_end, b.n_segs);
     const zero__cuda_adam_kseg &sg = b.seg[w.k];
     const size_t t = w.t, stride = w.stride;
     const float wd = sg.wd, coef = __fmul_rn(sg.step, *sg.ratio);
-    float *master = sg.master;
-    const float *mm = sg.m, *vv = sg.v;
+    W *master = (W *)sg.master;
+    const S *mm = (const S *)sg.m, *vv = (const S *)sg.v;
     P *param = (P *)sg.param;
     zero__cuda_for_range(
         sg.n, sg.head, sg.nv, t, stride,
         [&](size_t i) {
             float p[ZERO__CUDA_VEC], m[ZERO__CUDA_VEC], v[ZERO__CUDA_VEC];
-            fio::ld8(master + i, p);
-            fio::ld8(mm + i, m);
-            fio::ld8(vv + i, v);
+            wio::ld8(master + i, p);
+            sio::ld8(mm + i, m);
+            sio::ld8(vv + i, v);
 #pragma unroll
             for (int e = 0; e < ZERO__CUDA_VEC; e++) p[e] = __fsub_rn(p[e], __fmul_rn(coef, zero__cuda_lamb_u(c, m[e], v[e], p[e], wd)));
-            fio::st8(master + i, p);
+            wio::st8(master + i, p);
             pio::st8(param + i, p);
         },
         [&](size_t i) {
-            const float p = __fsub_rn(master[i], __fmul_rn(coef, zero__cuda_lamb_u(c, mm[i], vv[i], master[i], wd)));
-            master[i] = p;
+            const float p0 = wio::ld(master + i);
+            const float p = __fsub_rn(p0, __fmul_rn(coef, zero__cuda_lamb_u(c, sio::ld(mm + i), sio::ld(vv + i), p0, wd)));
+            wio::st(master + i, p);
             pio::st(param + i, p);
         });
 }
@@ -1688,22 +1718,23 @@ static int zero__cuda_has_segs(const zero_adam_args *a, int n, int muon) {
 }
 
 /* One launch per ZERO__CUDA_ADAM_BATCH non-empty segments, taken from the
-   calls a[0..n_calls) in order (they share c, R, G and P); a segment gets
-   blocks in proportion to its size, at least one and at most one full wave of
-   the GPU, so one launch covers many small tensors and a large one fills the
-   GPU. Only the arrays the launch touches decide a segment's alignment.
-   Muon's segments (seg.muon) are left to zero__cuda_muon_run. */
-template <typename R, typename G, typename P>
+   calls a[0..n_calls) in order (they share c, the kernel's types and their
+   storage); a segment gets blocks in proportion to its size, at least one and
+   at most one full wave of the GPU, so one launch covers many small tensors
+   and a large one fills the GPU. Only the arrays the launch touches decide a
+   segment's alignment. Muon's segments (seg.muon) are left to
+   zero__cuda_muon_run. */
+template <typename R, typename W, typename M, typename V, typename G, typename P>
 static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
                                        cudaStream_t s, zero_error *err) {
-    const int store = !zero__cuda_is_none<P>::value, has_m = !zero__cuda_is_none<typename R::M>::value,
-              has_v = !zero__cuda_is_none<typename R::V>::value;
+    const int store = !zero__cuda_is_none<P>::value, has_m = !zero__cuda_is_none<M>::value,
+              has_v = !zero__cuda_is_none<V>::value;
     static const char name[] = "zero__cuda_adam_kernel (adam)";
     zero__cuda_adam_batch b;
     unsigned cap = 1, total = 0;
     int i, k;
     zero_result r;
-    if ((r = zero__cuda_grid_cap(zero__cuda_adam_kernel<R, G, P>, &cap, err)) != ZERO_OK) return r;
+    if ((r = zero__cuda_grid_cap(zero__cuda_adam_kernel<R, W, M, V, G, P>, &cap, err)) != ZERO_OK) return r;
     memset(&b, 0, sizeof b);
     for (i = 0; i < n_calls; i++)
         for (k = 0; k < a[i].n_segs; k++) {
@@ -1714,14 +1745,14 @@ static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, con
                 const void *arrays[5];
                 size_t size[5];
                 int n_arrays = 0;
-                q->master = a[i].master + off;
-                q->m = has_m ? a[i].m + off : NULL;
-                q->v = has_v ? a[i].v + off : NULL;
+                q->master = (W *)a[i].master + off;
+                q->m = has_m ? (void *)((M *)a[i].m + off) : NULL;
+                q->v = has_v ? (void *)((V *)a[i].v + off) : NULL;
                 q->grad = (const G *)a[i].grad + off;
                 q->param = store ? (void *)((P *)a[i].param + off) : NULL;
-                arrays[n_arrays] = q->master, size[n_arrays++] = 4;
-                if (has_m) arrays[n_arrays] = q->m, size[n_arrays++] = 4;
-                if (has_v) arrays[n_arrays] = q->v, size[n_arrays++] = 4;
+                arrays[n_arrays] = q->master, size[n_arrays++] = sizeof(W);
+                if (has_m) arrays[n_arrays] = q->m, size[n_arrays++] = sizeof(M);
+                if (has_v) arrays[n_arrays] = q->v, size[n_arrays++] = sizeof(V);
                 arrays[n_arrays] = q->grad, size[n_arrays++] = sizeof(G);
                 if (store) arrays[n_arrays] = q->param, size[n_arrays++] = sizeof(P);
                 q->n = (size_t)sg->count;
@@ -1731,10 +1762,12 @@ static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, con
                 b.block_end[b.n_segs++] = total;
             }
             if (b.n_segs == ZERO__CUDA_ADAM_BATCH &&
-                (r = zero__cuda_batch_flush(zero__cuda_adam_kernel<R, G, P>, name, c, &b, &total, s, err)) != ZERO_OK)
+                (r = zero__cuda_batch_flush(zero__cuda_adam_kernel<R, W, M, V, G, P>, name, c, &b, &total, s, err)) !=
+                    ZERO_OK)
                 return r;
         }
-    if ((r = zero__cuda_batch_flush(zero__cuda_adam_kernel<R, G, P>, name, c, &b, &total, s, err)) != ZERO_OK) return r;
+    if ((r = zero__cuda_batch_flush(zero__cuda_adam_kernel<R, W, M, V, G, P>, name, c, &b, &total, s, err)) != ZERO_OK)
+        return r;
     zero__ok(err);
     return ZERO_OK;
 }
@@ -1742,8 +1775,9 @@ static zero_result zero__cuda_adam_run(const zero_adam_args *a, int n_calls, con
 /* Muon's segments (seg.muon) of calls a[0..n_calls), planned and batched as
    zero__cuda_adam_run does, in launches of kernel (zero__cuda_muon_mom_kernel
    or _step_kernel; K is one function pointer type, one instantiation): pass 1
-   on v, m and the grad, the step on v, master and the param; esize: the
-   bytes of a grad (pass 1) or param element (the step; 0: no param written). */
+   on v, m (both fp32) and the grad, the step on v, master (its call's
+   master_dtype) and the param; esize: the bytes of a grad (pass 1) or param
+   element (the step; 0: no param written). */
 template <typename K>
 static zero_result zero__cuda_muon_run(K kernel, const char *name, int pass, size_t esize, const zero_adam_args *a,
                                        int n_calls, const zero__cuda_adam_common &c, cudaStream_t s, zero_error *err) {
@@ -1757,12 +1791,13 @@ static zero_result zero__cuda_muon_run(K kernel, const char *name, int pass, siz
         for (k = 0; k < a[i].n_segs; k++) {
             const zero_adam_seg *sg = &a[i].segs[k];
             zero__cuda_adam_kseg *q = &b.seg[b.n_segs];
-            const size_t off = (size_t)sg->offset, size[3] = {4, 4, esize};
+            const size_t off = (size_t)sg->offset, msize = zero__state_bytes(a[i].master_dtype);
+            const size_t size[3] = {4, pass == 1 ? 4 : msize, esize};
             const void *arrays[3];
             if (!sg->muon || sg->count <= 0) continue;
-            q->v = a[i].v + off;
-            if (pass == 1) q->m = a[i].m + off, q->grad = (const char *)a[i].grad + off * esize;
-            else q->master = a[i].master + off, q->param = esize ? (char *)a[i].param + off * esize : NULL;
+            q->v = (float *)a[i].v + off;
+            if (pass == 1) q->m = (float *)a[i].m + off, q->grad = (const char *)a[i].grad + off * esize;
+            else q->master = (char *)a[i].master + off * msize, q->param = esize ? (char *)a[i].param + off * esize : NULL;
             arrays[0] = q->v;
             arrays[1] = pass == 1 ? (const void *)q->m : (const void *)q->master;
             arrays[2] = pass == 1 ? q->grad : (const void *)q->param;
@@ -1784,7 +1819,7 @@ static zero_result zero__cuda_muon_run(K kernel, const char *name, int pass, siz
 /* Lamb's segments of calls a[0..n_calls) (every segment: Lamb has no other
    rule beside it), planned and batched as zero__cuda_adam_run does: pass 1
    (kernel zero__cuda_lamb_mom_kernel, esize the bytes of a grad element) on
-   master, m, v and the grad, each block's sums in scratch (two doubles a
+   master, m, v (their calls' storage) and the grad, each block's sums in scratch (two doubles a
    block: a batch ends where scratch would not hold another segment's), then
    zero__cuda_lamb_finish_kernel adds each segment's; pass 2
    (zero__cuda_lamb_step_kernel, esize a param element's bytes, 0: none
@@ -1827,12 +1862,14 @@ static zero_result zero__cuda_lamb_run(K kernel, const char *name, int pass, siz
         for (k = 0; k < a[i].n_segs; k++) {
             const zero_adam_seg *sg = &a[i].segs[k];
             zero__cuda_adam_kseg q;
-            const size_t off = (size_t)sg->offset, size[4] = {4, 4, 4, esize};
+            const size_t off = (size_t)sg->offset, msize = zero__state_bytes(a[i].master_dtype),
+                         ssize = zero__state_bytes(a[i].state_dtype), size[4] = {msize, ssize, ssize, esize};
             const void *arrays[4];
             unsigned blocks;
             if (sg->count <= 0) continue;
             memset(&q, 0, sizeof q);
-            q.master = a[i].master + off, q.m = a[i].m + off, q.v = a[i].v + off;
+            q.master = (char *)a[i].master + off * msize;
+            q.m = (char *)a[i].m + off * ssize, q.v = (char *)a[i].v + off * ssize;
             if (pass == 1) q.grad = (const char *)a[i].grad + off * esize, q.sums = a[i].lamb_sums + 2 * (size_t)k;
             else q.param = esize ? (char *)a[i].param + off * esize : NULL, q.ratio = a[i].lamb_ratio + k;
             arrays[0] = q.master, arrays[1] = q.m, arrays[2] = q.v;
@@ -1854,51 +1891,90 @@ static zero_result zero__cuda_lamb_run(K kernel, const char *name, int pass, siz
     return ZERO_OK;
 }
 
-/* Whether call a writes a compute-dtype copy (fp32 params that are the master
-   weights: nothing to write). */
-static int zero__cuda_adam_stores(const zero_adam_args *a) {
-    return a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master);
+/* Call a's storage as the kernels take it: master and state each fp32
+   (ZERO_DTYPE_DEFAULT too) or bf16 (zero__pass_misuse refuses the others).
+   ZERO__CUDA_ST_FP32 both fp32 and _BF16 both bf16, for every rule;
+   _BF16_MASTER, a bf16 master with fp32 state, for Muon (its segments need
+   fp32 state) and Adam's rule (AdamW's, and the one beside Muon's segments)
+   alone: every rule's kernels in it would add a third to nvcc's time on a
+   file that includes this header (tests/gpu_kernels.cu for sm_90: 37 s to
+   48 s, two shared cores), Adam's a few percent. zero__cuda_adam_check
+   refuses it to the other rules, and _FP32_MASTER (fp32 master, bf16 state;
+   zero.h's config never makes it: bf16 states need bf16 master weights) to
+   all. */
+enum { ZERO__CUDA_ST_FP32, ZERO__CUDA_ST_BF16, ZERO__CUDA_ST_BF16_MASTER, ZERO__CUDA_ST_FP32_MASTER };
+static int zero__cuda_storage(const zero_adam_args *a) {
+    const int mb = a->master_dtype == ZERO_DTYPE_BF16, sb = a->state_dtype == ZERO_DTYPE_BF16;
+    return mb ? (sb ? ZERO__CUDA_ST_BF16 : ZERO__CUDA_ST_BF16_MASTER) : sb ? ZERO__CUDA_ST_FP32_MASTER : ZERO__CUDA_ST_FP32;
 }
 
-template <typename R, typename G>
+/* The fused kernel's dispatch: storage (fp32 or bf16 both; a bf16 master
+   with fp32 state in zero__cuda_rule_launch, Adam's rule alone), then grad,
+   then param. M and V are S where rule R keeps that state (zero__cuda_state),
+   so storages that differ only in a state R does not keep share one
+   instantiation. */
+template <typename R, typename W, typename S, typename G>
 static zero_result zero__cuda_adam_param(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
                                          cudaStream_t s, zero_error *err) {
-    if (!zero__cuda_adam_stores(a)) return zero__cuda_adam_run<R, G, zero__cuda_none>(a, n_calls, c, s, err);
+    typedef typename zero__cuda_state<R::keeps_m, S>::T M;
+    typedef typename zero__cuda_state<R::keeps_v, S>::T V;
+    if (!zero__adam_stores_param(a)) return zero__cuda_adam_run<R, W, M, V, G, zero__cuda_none>(a, n_calls, c, s, err);
     switch (a->param_dtype) {
-    case ZERO_DTYPE_FP16: return zero__cuda_adam_run<R, G, __half>(a, n_calls, c, s, err);
-    case ZERO_DTYPE_BF16: return zero__cuda_adam_run<R, G, __nv_bfloat16>(a, n_calls, c, s, err);
-    default: return zero__cuda_adam_run<R, G, float>(a, n_calls, c, s, err);
+    case ZERO_DTYPE_FP16: return zero__cuda_adam_run<R, W, M, V, G, __half>(a, n_calls, c, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_adam_run<R, W, M, V, G, __nv_bfloat16>(a, n_calls, c, s, err);
+    default: return zero__cuda_adam_run<R, W, M, V, G, float>(a, n_calls, c, s, err);
+    }
+}
+
+template <typename R, typename W, typename S>
+static zero_result zero__cuda_adam_grad(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
+                                        cudaStream_t s, zero_error *err) {
+    switch (a->grad_dtype) {
+    case ZERO_DTYPE_FP16: return zero__cuda_adam_param<R, W, S, __half>(a, n_calls, c, s, err);
+    case ZERO_DTYPE_BF16: return zero__cuda_adam_param<R, W, S, __nv_bfloat16>(a, n_calls, c, s, err);
+    default: return zero__cuda_adam_param<R, W, S, float>(a, n_calls, c, s, err);
     }
 }
 
 template <typename R>
-static zero_result zero__cuda_adam_grad(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
-                                        cudaStream_t s, zero_error *err) {
-    switch (a->grad_dtype) {
-    case ZERO_DTYPE_FP16: return zero__cuda_adam_param<R, __half>(a, n_calls, c, s, err);
-    case ZERO_DTYPE_BF16: return zero__cuda_adam_param<R, __nv_bfloat16>(a, n_calls, c, s, err);
-    default: return zero__cuda_adam_param<R, float>(a, n_calls, c, s, err);
-    }
+static zero_result zero__cuda_adam_storage(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
+                                           cudaStream_t s, zero_error *err) {
+    if (zero__cuda_storage(a) == ZERO__CUDA_ST_BF16)
+        return zero__cuda_adam_grad<R, __nv_bfloat16, __nv_bfloat16>(a, n_calls, c, s, err);
+    return zero__cuda_adam_grad<R, float, float>(a, n_calls, c, s, err);
 }
 
 /* One call's arguments checked; *end: one past its last element. m and v are
    checked where the rule keeps them (zero_optimizer_state_mask), v also
-   where a segment is Muon's. */
+   where a segment is Muon's; master, m and v in their storage dtype. */
 static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_out, zero_error *err) {
     int64_t end = 0;
-    int k, mask;
+    int k, mask, st;
+    zero_dtype mdt, sdt;
     zero_result r;
     if (!a) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda adam: args is NULL");
     if ((unsigned)a->kind >= (unsigned)ZERO_OPTIMIZER_COUNT)
         return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0, "cuda adam: kind %d is not a zero_optimizer_type", a->kind);
-    {
+    if (a->n_segs < 0 || (a->n_segs > 0 && !a->segs))
+        return zero__fail(err, a->n_segs < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
+                          "cuda adam: %d segments at %p", a->n_segs, (const void *)a->segs);
+    { /* (after the segments' check: it reads them) */
         char why[160];
         zero_msg item;
         if (zero__pass_misuse(a, why, sizeof why, &item)) return zero__fail(err, item, NULL, 0, 0, "cuda adam: %s", why);
     }
-    if (a->n_segs < 0 || (a->n_segs > 0 && !a->segs))
-        return zero__fail(err, a->n_segs < 0 ? ZERO_MSG_BAD_ARG : ZERO_MSG_NULL_ARG, NULL, 0, 0,
-                          "cuda adam: %d segments at %p", a->n_segs, (const void *)a->segs);
+    mdt = a->master_dtype == ZERO_DTYPE_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    sdt = a->state_dtype == ZERO_DTYPE_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    st = zero__cuda_storage(a);
+    if (st == ZERO__CUDA_ST_FP32_MASTER ||
+        (st == ZERO__CUDA_ST_BF16_MASTER && a->kind != ZERO_OPTIMIZER_ADAM && a->kind != ZERO_OPTIMIZER_ADAMW &&
+         a->kind != ZERO_OPTIMIZER_MUON && zero__cuda_has_segs(a, 1, 0)))
+        return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                          "cuda adam: master_dtype %s with state_dtype %s (%s): the kernels take master and state both "
+                          "fp32 or both bf16, and a bf16 master with fp32 state for Adam, AdamW and Muon only\nHINT: "
+                          "bf16.bf16_master_weights_and_grads and bf16.bf16_optimizer_states both on or both off",
+                          zero_dtype_name(a->master_dtype), zero_dtype_name(a->state_dtype),
+                          zero_optimizer_name((zero_optimizer_type)a->kind));
     mask = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
     for (k = 0; k < a->n_segs; k++) {
         const zero_adam_seg *sg = &a->segs[k];
@@ -1908,9 +1984,9 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
         if (sg->count > 0 && sg->offset + sg->count > end) end = sg->offset + sg->count;
         if (sg->count > 0 && sg->muon) mask |= 2; /* (v: Muon's update, in a call of any rule) */
     }
-    if ((r = zero__cuda_check_arg("adam", "master", a->master, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK ||
-        ((mask & 1) && (r = zero__cuda_check_arg("adam", "m", a->m, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK) ||
-        ((mask & 2) && (r = zero__cuda_check_arg("adam", "v", a->v, (size_t)end, ZERO_DTYPE_FP32, err)) != ZERO_OK) ||
+    if ((r = zero__cuda_check_arg("adam", "master", a->master, (size_t)end, mdt, err)) != ZERO_OK ||
+        ((mask & 1) && (r = zero__cuda_check_arg("adam", "m", a->m, (size_t)end, sdt, err)) != ZERO_OK) ||
+        ((mask & 2) && (r = zero__cuda_check_arg("adam", "v", a->v, (size_t)end, sdt, err)) != ZERO_OK) ||
         (r = zero__cuda_check_arg("adam", "grad", a->grad, (size_t)end, a->grad_dtype, err)) != ZERO_OK ||
         (a->param && (r = zero__cuda_check_arg("adam", "param", a->param, (size_t)end, a->param_dtype, err)) != ZERO_OK))
         return r;
@@ -1952,21 +2028,36 @@ static zero__cuda_adam_common zero__cuda_common_of(const zero_adam_args *a) {
     return c;
 }
 
-/* Calls x and y run in one launch: the same rule, hyperparameters and dtypes
-   (bc1 enters only the segments' constants). */
+/* Calls x and y run in one launch: the same rule, hyperparameters, dtypes and
+   storage (bc1 enters only the segments' constants). */
 static int zero__cuda_adam_same(const zero_adam_args *x, const zero_adam_args *y) {
-    const int sx = zero__cuda_adam_stores(x), sy = zero__cuda_adam_stores(y);
+    const int sx = zero__adam_stores_param(x), sy = zero__adam_stores_param(y);
     const zero__cuda_adam_common cx = zero__cuda_common_of(x), cy = zero__cuda_common_of(y);
     return !memcmp(&cx, &cy, sizeof cx) && x->grad_dtype == y->grad_dtype && sx == sy &&
-           (!sx || x->param_dtype == y->param_dtype);
+           (!sx || x->param_dtype == y->param_dtype) && zero__cuda_storage(x) == zero__cuda_storage(y);
 }
 
-/* Muon's segments of calls a[0..n) (checked, sharing c and dtypes): pass 1
-   in Muon's pass-1 calls, the step in the others; none: no launch. */
+/* Muon's step over its segments of calls a[0..n) (checked, sharing c, dtypes
+   and storage): W the master's type. */
+template <typename W>
+static zero_result zero__cuda_muon_step_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
+                                               cudaStream_t s, zero_error *err) {
+    static const char step[] = "zero__cuda_muon_step_kernel (adam: Muon's step)";
+    if (!zero__adam_stores_param(a))
+        return zero__cuda_muon_run(zero__cuda_muon_step_kernel<W, zero__cuda_none>, step, 0, 0, a, n, c, s, err);
+    switch (a->param_dtype) {
+    case ZERO_DTYPE_FP16: return zero__cuda_muon_run(zero__cuda_muon_step_kernel<W, __half>, step, 0, 2, a, n, c, s, err);
+    case ZERO_DTYPE_BF16:
+        return zero__cuda_muon_run(zero__cuda_muon_step_kernel<W, __nv_bfloat16>, step, 0, 2, a, n, c, s, err);
+    default: return zero__cuda_muon_run(zero__cuda_muon_step_kernel<W, float>, step, 0, 4, a, n, c, s, err);
+    }
+}
+
+/* Muon's segments of calls a[0..n) (checked, sharing c, dtypes and storage):
+   pass 1 in Muon's pass-1 calls, the step in the others; none: no launch. */
 static zero_result zero__cuda_muon_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
                                           cudaStream_t s, zero_error *err) {
-    static const char mom[] = "zero__cuda_muon_mom_kernel (adam: Muon's pass 1)",
-                      step[] = "zero__cuda_muon_step_kernel (adam: Muon's step)";
+    static const char mom[] = "zero__cuda_muon_mom_kernel (adam: Muon's pass 1)";
     if (!zero__cuda_has_segs(a, n, 1)) {
         zero__ok(err);
         return ZERO_OK;
@@ -1977,40 +2068,51 @@ static zero_result zero__cuda_muon_launch(const zero_adam_args *a, int n, const 
             return zero__cuda_muon_run(zero__cuda_muon_mom_kernel<__nv_bfloat16>, mom, 1, 2, a, n, c, s, err);
         default: return zero__cuda_muon_run(zero__cuda_muon_mom_kernel<float>, mom, 1, 4, a, n, c, s, err);
         }
-    if (!zero__cuda_adam_stores(a))
-        return zero__cuda_muon_run(zero__cuda_muon_step_kernel<zero__cuda_none>, step, 0, 0, a, n, c, s, err);
-    switch (a->param_dtype) {
-    case ZERO_DTYPE_FP16: return zero__cuda_muon_run(zero__cuda_muon_step_kernel<__half>, step, 0, 2, a, n, c, s, err);
-    case ZERO_DTYPE_BF16:
-        return zero__cuda_muon_run(zero__cuda_muon_step_kernel<__nv_bfloat16>, step, 0, 2, a, n, c, s, err);
-    default: return zero__cuda_muon_run(zero__cuda_muon_step_kernel<float>, step, 0, 4, a, n, c, s, err);
-    }
+    if (a->master_dtype == ZERO_DTYPE_BF16) return zero__cuda_muon_step_launch<__nv_bfloat16>(a, n, c, s, err);
+    return zero__cuda_muon_step_launch<float>(a, n, c, s, err);
 }
 
-/* Lamb's pass c.lamb_pass over calls a[0..n) (checked, sharing c and dtypes). */
-static zero_result zero__cuda_lamb_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
-                                          double *scratch, size_t n_scratch, cudaStream_t s, zero_error *err) {
+/* Lamb's pass c.lamb_pass over calls a[0..n) (checked, sharing c, dtypes and
+   storage): W the master's type, S m's and v's. */
+template <typename W, typename S>
+static zero_result zero__cuda_lamb_pass(const zero_adam_args *a, int n, const zero__cuda_adam_common &c, double *scratch,
+                                        size_t n_scratch, cudaStream_t s, zero_error *err) {
     static const char mom[] = "zero__cuda_lamb_mom_kernel (adam: Lamb's pass 1)",
                       step[] = "zero__cuda_lamb_step_kernel (adam: Lamb's pass 2)";
     if (c.lamb_pass == 1) switch (a->grad_dtype) {
         case ZERO_DTYPE_FP16:
-            return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<__half>, mom, 1, 2, a, n, c, scratch, n_scratch, s, err);
-        case ZERO_DTYPE_BF16:
-            return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<__nv_bfloat16>, mom, 1, 2, a, n, c, scratch, n_scratch, s,
+            return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<W, S, __half>, mom, 1, 2, a, n, c, scratch, n_scratch, s,
                                        err);
-        default: return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<float>, mom, 1, 4, a, n, c, scratch, n_scratch, s, err);
+        case ZERO_DTYPE_BF16:
+            return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<W, S, __nv_bfloat16>, mom, 1, 2, a, n, c, scratch,
+                                       n_scratch, s, err);
+        default:
+            return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<W, S, float>, mom, 1, 4, a, n, c, scratch, n_scratch, s,
+                                       err);
         }
-    if (!zero__cuda_adam_stores(a))
-        return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<zero__cuda_none>, step, 2, 0, a, n, c, scratch, n_scratch, s,
-                                   err);
+    if (!zero__adam_stores_param(a))
+        return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<W, S, zero__cuda_none>, step, 2, 0, a, n, c, scratch,
+                                   n_scratch, s, err);
     switch (a->param_dtype) {
     case ZERO_DTYPE_FP16:
-        return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<__half>, step, 2, 2, a, n, c, scratch, n_scratch, s, err);
-    case ZERO_DTYPE_BF16:
-        return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<__nv_bfloat16>, step, 2, 2, a, n, c, scratch, n_scratch, s,
+        return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<W, S, __half>, step, 2, 2, a, n, c, scratch, n_scratch, s,
                                    err);
-    default: return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<float>, step, 2, 4, a, n, c, scratch, n_scratch, s, err);
+    case ZERO_DTYPE_BF16:
+        return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<W, S, __nv_bfloat16>, step, 2, 2, a, n, c, scratch,
+                                   n_scratch, s, err);
+    default:
+        return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<W, S, float>, step, 2, 4, a, n, c, scratch, n_scratch, s,
+                                   err);
     }
+}
+
+/* (master and state both fp32 or both bf16: zero__cuda_adam_check refuses
+   Lamb a bf16 master with fp32 state) */
+static zero_result zero__cuda_lamb_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
+                                          double *scratch, size_t n_scratch, cudaStream_t s, zero_error *err) {
+    if (zero__cuda_storage(a) == ZERO__CUDA_ST_BF16)
+        return zero__cuda_lamb_pass<__nv_bfloat16, __nv_bfloat16>(a, n, c, scratch, n_scratch, s, err);
+    return zero__cuda_lamb_pass<float, float>(a, n, c, scratch, n_scratch, s, err);
 }
 
 /* The fused kernel over the segments of calls a[0..n) that are not Muon's,
@@ -2021,13 +2123,15 @@ static zero_result zero__cuda_rule_launch(const zero_adam_args *a, int n, const 
         zero__ok(err);
         return ZERO_OK;
     }
+    if (zero__cuda_storage(a) == ZERO__CUDA_ST_BF16_MASTER) /* Adam's rule alone (zero__cuda_adam_check) */
+        return zero__cuda_adam_grad<zero__cuda_rule_adam, __nv_bfloat16, float>(a, n, c, s, err);
     switch (c.kind) {
-    case ZERO_OPTIMIZER_LION: return zero__cuda_adam_grad<zero__cuda_rule_lion>(a, n, c, s, err);
-    case ZERO_OPTIMIZER_ADAGRAD: return zero__cuda_adam_grad<zero__cuda_rule_adagrad>(a, n, c, s, err);
+    case ZERO_OPTIMIZER_LION: return zero__cuda_adam_storage<zero__cuda_rule_lion>(a, n, c, s, err);
+    case ZERO_OPTIMIZER_ADAGRAD: return zero__cuda_adam_storage<zero__cuda_rule_adagrad>(a, n, c, s, err);
     case ZERO_OPTIMIZER_SGD:
-        if (c.momentum != 0.0f) return zero__cuda_adam_grad<zero__cuda_rule_sgd<true> >(a, n, c, s, err);
-        return zero__cuda_adam_grad<zero__cuda_rule_sgd<false> >(a, n, c, s, err);
-    default: return zero__cuda_adam_grad<zero__cuda_rule_adam>(a, n, c, s, err);
+        if (c.momentum != 0.0f) return zero__cuda_adam_storage<zero__cuda_rule_sgd<true> >(a, n, c, s, err);
+        return zero__cuda_adam_storage<zero__cuda_rule_sgd<false> >(a, n, c, s, err);
+    default: return zero__cuda_adam_storage<zero__cuda_rule_adam>(a, n, c, s, err);
     }
 }
 

@@ -220,10 +220,11 @@ ZERO_API zero_result zero_cpu_pool_run(zero_cpu_pool *pool, zero_cpu_task fn, vo
 /* ---- >>offload-api-adam: CPU Adam and the offload backend ---- */
 
 /* DeepSpeed's CPU Adam: the per-element function of
-   zero_adam_args in zero.h, over host memory, in one pass: fp32 master and
-   moments, gradients in fp32 / fp16 / bf16 times grad_scale (unscale and
-   clip in one factor), the compute-dtype parameters written in the same
-   pass. The SIMD path is zero_cpu_simd_level's (ZERO_NO_SIMD=1: scalar);
+   zero_adam_args in zero.h, over host memory, in one pass: master and
+   moments stored in fp32 or bf16 (master_dtype, state_dtype; the math in
+   fp32 either way), gradients in fp32 / fp16 / bf16 times grad_scale
+   (unscale and clip in one factor), the compute-dtype parameters written in
+   the same pass. The SIMD path is zero_cpu_simd_level's (ZERO_NO_SIMD=1: scalar);
    work is split over `pool` (NULL: the calling thread). */
 ZERO_API zero_result zero_cpu_adam(const zero_adam_args *a, zero_cpu_pool *pool, zero_error *err);
 /* The same on a given path (tests compare the paths): ZERO_ERR_UNSUPPORTED
@@ -358,9 +359,9 @@ ZERO_API zero_result zero_nvme_bandwidth(const char *dir, size_t tile_bytes, int
 #  define ZERO_CPU_NT_MIN INT64_MAX
 #endif
 /* The CPU optimizer's software prefetch distance in elements, Adam's and
-   Lion's, Adagrad's and SGD's alike (private; 0: none): 256 (1 KB ahead)
-   made the Adam 6-7.5% faster on an H100 host's Xeon (make bench-cpu), 4 KB
-   ahead the same within 1-2% */
+   Lion's, Adagrad's and SGD's alike (private; 0: none): 256 (1 KB ahead in
+   fp32, 512 bytes of a bf16 array) made the fp32 Adam 6-7.5% faster on an
+   H100 host's Xeon (make bench-cpu), 4 KB ahead the same within 1-2% */
 #ifndef ZERO__CPU_PREFETCH
 #  define ZERO__CPU_PREFETCH 256
 #endif
@@ -787,7 +788,15 @@ ZERO__DEF zero_result zero_cpu_pool_run(zero_cpu_pool *pool, zero_cpu_task fn, v
            v's terms after one step; a 16-bit parameter is exactly its own
            path's master rounded). fp16 parameters round with F16C / AVX-512
            vcvtps2ph to nearest even, bf16 ones to nearest even by integer
-           bias with NaN kept quiet, exactly as zero_f32_to_bf16. */
+           bias with NaN kept quiet, exactly as zero_f32_to_bf16.
+   Storage (zero_adam_args' master_dtype and state_dtype, fp32 or bf16): every
+   path loads master, m and v widened to fp32, runs the fp32 math above, and
+   stores each rounded to its storage (bf16: the same integer rounding, which
+   keeps denormals), so a path's bf16 state is its own fp32 result rounded and
+   the rules other than Adam stay bitwise the scalar path. The SIMD paths run
+   one loop per pair of storage dtypes, chosen once a piece, so fp32 storage
+   tests no dtype per vector; a bf16 array streams where its vectors (32
+   bytes on AVX-512, 16 on AVX2) are aligned. */
 
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
 #  define ZERO__CPU_SIMD_X86 1
@@ -821,22 +830,30 @@ static void zero__cpu_adam_scalar(const zero_adam_args *a, const zero_adam_seg *
 #  endif
 #  define ZERO__TARGET_AVX2 __attribute__((target("avx,avx2,fma,f16c")))
 #  define ZERO__TARGET_AVX512 __attribute__((target("avx,avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
+/* Inlined whatever the optimisation level: the loops below take master's and
+   the state's storage dtypes as constants from their callers, one call per
+   pair, and need the loads and stores inlined for each pair to get its own
+   loop with no test of the storage per vector. */
+#  define ZERO__SIMD_INLINE inline __attribute__((always_inline))
 
-/* A whole vector of gradient as fp32 (8 / 16 lanes), and of parameters
-   stored in their dtype (stream: a streaming store to aligned memory):
-   fp16 rounds with F16C / vcvtps2ph to nearest even, bf16 to nearest even by
-   integer bias with NaN kept quiet, exactly as zero_f32_to_bf16. */
-static inline ZERO__TARGET_AVX2 __m256 zero__ld8(const unsigned char *pg, zero_dtype gdt) {
-    if (gdt == ZERO_DTYPE_FP16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pg));
-    if (gdt == ZERO_DTYPE_BF16)
-        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)pg)), 16));
-    return _mm256_loadu_ps((const float *)pg);
+/* A whole vector (8 / 16 lanes) of a buffer in dtype dt as fp32: the
+   gradient, and master, m and v in their storage (fp32 or bf16: zero-extended
+   and shifted left 16, exact); and a vector stored in dt (stream: a
+   streaming store to memory aligned to the vector's bytes): fp16 rounds with
+   F16C / vcvtps2ph to nearest even, bf16 to nearest even by integer bias with
+   NaN kept quiet and denormals kept, exactly as zero_f32_to_bf16 (not
+   AVX512-BF16's vcvtneps2bf16, which flushes denormals). */
+static ZERO__SIMD_INLINE ZERO__TARGET_AVX2 __m256 zero__ld8(const unsigned char *src, zero_dtype dt) {
+    if (dt == ZERO_DTYPE_FP16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)src));
+    if (dt == ZERO_DTYPE_BF16)
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)src)), 16));
+    return _mm256_loadu_ps((const float *)src);
 }
-static inline ZERO__TARGET_AVX2 void zero__st8(unsigned char *dst, zero_dtype pdt, __m256 p, int stream) {
-    if (pdt == ZERO_DTYPE_FP32) {
+static ZERO__SIMD_INLINE ZERO__TARGET_AVX2 void zero__st8(unsigned char *dst, zero_dtype dt, __m256 p, int stream) {
+    if (dt == ZERO_DTYPE_FP32) {
         if (stream) _mm256_stream_ps((float *)dst, p);
         else _mm256_storeu_ps((float *)dst, p);
-    } else if (pdt == ZERO_DTYPE_FP16) {
+    } else if (dt == ZERO_DTYPE_FP16) {
         __m128i h = _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT);
         if (stream) _mm_stream_si128((__m128i *)dst, h);
         else _mm_storeu_si128((__m128i *)dst, h);
@@ -852,17 +869,17 @@ static inline ZERO__TARGET_AVX2 void zero__st8(unsigned char *dst, zero_dtype pd
         else _mm_storeu_si128((__m128i *)dst, _mm256_castsi256_si128(r));
     }
 }
-static inline ZERO__TARGET_AVX512 __m512 zero__ld16(const unsigned char *pg, zero_dtype gdt) {
-    if (gdt == ZERO_DTYPE_FP16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)pg));
-    if (gdt == ZERO_DTYPE_BF16)
-        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)pg)), 16));
-    return _mm512_loadu_ps((const float *)pg);
+static ZERO__SIMD_INLINE ZERO__TARGET_AVX512 __m512 zero__ld16(const unsigned char *src, zero_dtype dt) {
+    if (dt == ZERO_DTYPE_FP16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)src));
+    if (dt == ZERO_DTYPE_BF16)
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)src)), 16));
+    return _mm512_loadu_ps((const float *)src);
 }
-static inline ZERO__TARGET_AVX512 void zero__st16(unsigned char *dst, zero_dtype pdt, __m512 p, int stream) {
-    if (pdt == ZERO_DTYPE_FP32) {
+static ZERO__SIMD_INLINE ZERO__TARGET_AVX512 void zero__st16(unsigned char *dst, zero_dtype dt, __m512 p, int stream) {
+    if (dt == ZERO_DTYPE_FP32) {
         if (stream) _mm512_stream_ps((float *)dst, p);
         else _mm512_storeu_ps((float *)dst, p);
-    } else if (pdt == ZERO_DTYPE_FP16) {
+    } else if (dt == ZERO_DTYPE_FP16) {
         __m256i h = _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT);
         if (stream) _mm256_stream_si256((__m256i *)dst, h);
         else _mm256_storeu_si256((__m256i *)dst, h);
@@ -878,9 +895,14 @@ static inline ZERO__TARGET_AVX512 void zero__st16(unsigned char *dst, zero_dtype
     }
 }
 
-/* One piece with AVX2 + FMA + F16C, 8 lanes. */
-static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const zero_adam_seg *sg,
-                                                  int store, int nt, size_t i0, size_t i1) {
+/* The storage dtype of master (mbf) or of m and v (sbf): bf16 when set, else fp32. */
+#  define ZERO__STORE_DT(bf) ((bf) ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32)
+
+/* Adam on one piece, 8 lanes (AVX2 + FMA + F16C); master stored in bf16 when
+   mbf, m and v when sbf, else fp32 (constants from zero__cpu_adam_avx2). nt:
+   streaming stores, as zero__adam16 says. */
+static ZERO__SIMD_INLINE ZERO__TARGET_AVX2 void zero__adam8(const zero_adam_args *a, const zero_adam_seg *sg, int store,
+                                                            int nt, size_t i0, size_t i1, int mbf, int sbf) {
     const float wd = sg->weight_decay;
     const int l2 = !a->adamw && wd != 0.0f, decoupled = a->adamw && wd != 0.0f;
     const __m256 b1 = _mm256_set1_ps(a->beta1), b2 = _mm256_set1_ps(a->beta2);
@@ -888,42 +910,45 @@ static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const
     const __m256 vwd = _mm256_set1_ps(wd), step = _mm256_set1_ps(-sg->lr / a->bc1);
     const __m256 decay = _mm256_set1_ps(-sg->lr * wd), bc2 = _mm256_set1_ps(a->bc2);
     const __m256 eps = _mm256_set1_ps(a->eps), scale = _mm256_set1_ps(a->grad_scale);
-    const zero_dtype gdt = a->grad_dtype, pdt = a->param_dtype;
-    const size_t gsz = zero_dtype_size(gdt), psz = zero_dtype_size(pdt);
-    float tp[8], tm[8], tv[8], tg[8];
-    unsigned char tq[32];
+    const zero_dtype gdt = a->grad_dtype, pdt = a->param_dtype, mdt = ZERO__STORE_DT(mbf), sdt = ZERO__STORE_DT(sbf);
+    const size_t gsz = zero_dtype_size(gdt), psz = zero_dtype_size(pdt), msz = mbf ? 2 : 4, ssz = sbf ? 2 : 4;
+    unsigned char *const mas = (unsigned char *)a->master, *const mom = (unsigned char *)a->m;
+    unsigned char *const var = (unsigned char *)a->v;
+    unsigned char tp[32], tm[32], tv[32], tq[32];
+    float tg[8];
     size_t i, k, body = i0;
     int st_m = 0, st_v = 0, st_q = 0;
-    if (nt) { /* see zero__cpu_adam_avx512 */
-        body = i0 + (size_t)((32 - ((uintptr_t)(a->master + i0) & 31)) & 31) / 4;
+    if (nt) { /* see zero__adam16 */
+        body = i0 + (size_t)((8 * msz - ((uintptr_t)(mas + i0 * msz) & (8 * msz - 1))) & (8 * msz - 1)) / msz;
         if (body > i1) body = i1;
-        st_m = ((uintptr_t)(a->m + body) & 31) == 0;
-        st_v = ((uintptr_t)(a->v + body) & 31) == 0;
+        st_m = ((uintptr_t)(mom + body * ssz) & (8 * ssz - 1)) == 0;
+        st_v = ((uintptr_t)(var + body * ssz) & (8 * ssz - 1)) == 0;
         st_q = store && ((uintptr_t)((unsigned char *)a->param + body * psz) & (8 * psz - 1)) == 0;
     }
     for (i = i0; i < i1; i += k) {
-        float *pp = a->master + i, *pm = a->m + i, *pv = a->v + i;
+        unsigned char *pp = mas + i * msz, *pm = mom + i * ssz, *pv = var + i * ssz;
         const unsigned char *pg = (const unsigned char *)a->grad + i * gsz;
         unsigned char *pq = store ? (unsigned char *)a->param + i * psz : NULL;
         __m256 p, m, v, g, d;
         size_t j;
         k = i < body ? body - i : i1 - i < 8 ? i1 - i : 8;
-        if (ZERO__CPU_PREFETCH) { /* see zero__cpu_adam_avx512 */
-            _mm_prefetch((const char *)(pp + ZERO__CPU_PREFETCH), _MM_HINT_T0);
-            _mm_prefetch((const char *)(pm + ZERO__CPU_PREFETCH), _MM_HINT_T0);
-            _mm_prefetch((const char *)(pv + ZERO__CPU_PREFETCH), _MM_HINT_T0);
+        if (ZERO__CPU_PREFETCH) { /* see zero__adam16 */
+            _mm_prefetch((const char *)(pp + ZERO__CPU_PREFETCH * msz), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pm + ZERO__CPU_PREFETCH * ssz), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pv + ZERO__CPU_PREFETCH * ssz), _MM_HINT_T0);
             _mm_prefetch((const char *)(pg + ZERO__CPU_PREFETCH * gsz), _MM_HINT_T0);
         }
-        if (k < 8) { /* a partial vector (the head before the body, the tail): through padded buffers */
+        if (k < 8) { /* a partial vector (the head before the body, the tail): through padded buffers, master, m
+                        and v in their storage dtype, the gradient as fp32 */
             memset(tp, 0, sizeof tp), memset(tm, 0, sizeof tm), memset(tv, 0, sizeof tv);
             memset(tg, 0, sizeof tg);
-            memcpy(tp, pp, k * 4), memcpy(tm, pm, k * 4), memcpy(tv, pv, k * 4);
+            memcpy(tp, pp, k * msz), memcpy(tm, pm, k * ssz), memcpy(tv, pv, k * ssz);
             for (j = 0; j < k; j++) tg[j] = zero__host_get(a->grad, gdt, i + j);
             pp = tp, pm = tm, pv = tv, pg = (const unsigned char *)tg;
         }
-        p = _mm256_loadu_ps(pp);
-        m = _mm256_loadu_ps(pm);
-        v = _mm256_loadu_ps(pv);
+        p = zero__ld8(pp, mdt);
+        m = zero__ld8(pm, sdt);
+        v = zero__ld8(pv, sdt);
         g = k < 8 ? _mm256_loadu_ps((const float *)pg) : zero__ld8(pg, gdt);
         g = _mm256_mul_ps(g, scale);
         if (l2) g = _mm256_fmadd_ps(p, vwd, g);
@@ -933,36 +958,37 @@ static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const
         if (decoupled) p = _mm256_fmadd_ps(decay, p, p);
         p = _mm256_fmadd_ps(_mm256_div_ps(m, d), step, p);
         if (nt && k == 8) {
-            _mm256_stream_ps(pp, p);
-            if (st_m) _mm256_stream_ps(pm, m);
-            else _mm256_storeu_ps(pm, m);
-            if (st_v) _mm256_stream_ps(pv, v);
-            else _mm256_storeu_ps(pv, v);
+            zero__st8(pp, mdt, p, 1);
+            zero__st8(pm, sdt, m, st_m);
+            zero__st8(pv, sdt, v, st_v);
         } else {
-            _mm256_storeu_ps(pp, p);
-            _mm256_storeu_ps(pm, m);
-            _mm256_storeu_ps(pv, v);
+            zero__st8(pp, mdt, p, 0);
+            zero__st8(pm, sdt, m, 0);
+            zero__st8(pv, sdt, v, 0);
         }
         if (store) {
             zero__st8(k < 8 ? tq : pq, pdt, p, st_q && k == 8);
             if (k < 8) memcpy(pq, tq, k * psz);
         }
         if (k < 8) {
-            memcpy(a->master + i, tp, k * 4), memcpy(a->m + i, tm, k * 4);
-            memcpy(a->v + i, tv, k * 4);
+            memcpy(mas + i * msz, tp, k * msz), memcpy(mom + i * ssz, tm, k * ssz);
+            memcpy(var + i * ssz, tv, k * ssz);
         }
     }
     if (nt) _mm_sfence(); /* streaming stores are weakly ordered: drain them before the piece counts as done */
 }
 
-/* One piece with AVX-512F (+BW/VL, which the level requires), 16 lanes.
-   nt: streaming stores. Elements before master's first 64-byte boundary go
+/* Adam on one piece, 16 lanes (AVX-512F, +BW/VL, which the level requires);
+   storage as zero__adam8. nt: streaming stores. Elements before master's
+   first boundary of a whole vector's bytes (64 in fp32, 32 in bf16) go
    through the padded path with ordinary stores, so from `body` on every
-   master store covers a whole aligned line; m, v and the parameter copy
+   master store covers an aligned vector (whole lines in fp32, half lines
+   that the next store completes in bf16); m, v and the parameter copy
    stream too where they are aligned alike (else ordinary stores: separate
    buffers need not share master's alignment), and the tail is ordinary. */
-static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, const zero_adam_seg *sg,
-                                                      int store, int nt, size_t i0, size_t i1) {
+static ZERO__SIMD_INLINE ZERO__TARGET_AVX512 void zero__adam16(const zero_adam_args *a, const zero_adam_seg *sg,
+                                                               int store, int nt, size_t i0, size_t i1, int mbf,
+                                                               int sbf) {
     const float wd = sg->weight_decay;
     const int l2 = !a->adamw && wd != 0.0f, decoupled = a->adamw && wd != 0.0f;
     const __m512 b1 = _mm512_set1_ps(a->beta1), b2 = _mm512_set1_ps(a->beta2);
@@ -970,46 +996,49 @@ static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, c
     const __m512 vwd = _mm512_set1_ps(wd), step = _mm512_set1_ps(-sg->lr / a->bc1);
     const __m512 decay = _mm512_set1_ps(-sg->lr * wd), bc2 = _mm512_set1_ps(a->bc2);
     const __m512 eps = _mm512_set1_ps(a->eps), scale = _mm512_set1_ps(a->grad_scale);
-    const zero_dtype gdt = a->grad_dtype, pdt = a->param_dtype;
-    const size_t gsz = zero_dtype_size(gdt), psz = zero_dtype_size(pdt);
-    float tp[16], tm[16], tv[16], tg[16];
-    unsigned char tq[64];
+    const zero_dtype gdt = a->grad_dtype, pdt = a->param_dtype, mdt = ZERO__STORE_DT(mbf), sdt = ZERO__STORE_DT(sbf);
+    const size_t gsz = zero_dtype_size(gdt), psz = zero_dtype_size(pdt), msz = mbf ? 2 : 4, ssz = sbf ? 2 : 4;
+    unsigned char *const mas = (unsigned char *)a->master, *const mom = (unsigned char *)a->m;
+    unsigned char *const var = (unsigned char *)a->v;
+    unsigned char tp[64], tm[64], tv[64], tq[64];
+    float tg[16];
     size_t i, k, body = i0;
     int st_m = 0, st_v = 0, st_q = 0;
     if (nt) {
-        body = i0 + (size_t)((64 - ((uintptr_t)(a->master + i0) & 63)) & 63) / 4;
+        body = i0 + (size_t)((16 * msz - ((uintptr_t)(mas + i0 * msz) & (16 * msz - 1))) & (16 * msz - 1)) / msz;
         if (body > i1) body = i1;
-        st_m = ((uintptr_t)(a->m + body) & 63) == 0;
-        st_v = ((uintptr_t)(a->v + body) & 63) == 0;
+        st_m = ((uintptr_t)(mom + body * ssz) & (16 * ssz - 1)) == 0;
+        st_v = ((uintptr_t)(var + body * ssz) & (16 * ssz - 1)) == 0;
         st_q = store && ((uintptr_t)((unsigned char *)a->param + body * psz) & (16 * psz - 1)) == 0;
     }
     for (i = i0; i < i1; i += k) {
-        float *pp = a->master + i, *pm = a->m + i, *pv = a->v + i;
+        unsigned char *pp = mas + i * msz, *pm = mom + i * ssz, *pv = var + i * ssz;
         const unsigned char *pg = (const unsigned char *)a->grad + i * gsz;
         unsigned char *pq = store ? (unsigned char *)a->param + i * psz : NULL;
         __m512 p, m, v, g, d;
         size_t j;
         k = i < body ? body - i : i1 - i < 16 ? i1 - i : 16;
         if (ZERO__CPU_PREFETCH) {
-            /* the four read streams, 1 KB ahead: the hardware prefetchers alone
-               leave the divide- and sqrt-bound loop short of memory requests in
-               flight (6-7% slower at 1e9 elements on 16 Xeon cores). A prefetch
-               past the buffer's end does not fault. */
-            _mm_prefetch((const char *)(pp + ZERO__CPU_PREFETCH), _MM_HINT_T0);
-            _mm_prefetch((const char *)(pm + ZERO__CPU_PREFETCH), _MM_HINT_T0);
-            _mm_prefetch((const char *)(pv + ZERO__CPU_PREFETCH), _MM_HINT_T0);
+            /* the four read streams, ZERO__CPU_PREFETCH elements ahead (1 KB of
+               fp32, 512 bytes of bf16): the hardware prefetchers alone leave
+               the divide- and sqrt-bound loop short of memory requests in
+               flight (6-7% slower at 1e9 fp32 elements on 16 Xeon cores). A
+               prefetch past the buffer's end does not fault. */
+            _mm_prefetch((const char *)(pp + ZERO__CPU_PREFETCH * msz), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pm + ZERO__CPU_PREFETCH * ssz), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pv + ZERO__CPU_PREFETCH * ssz), _MM_HINT_T0);
             _mm_prefetch((const char *)(pg + ZERO__CPU_PREFETCH * gsz), _MM_HINT_T0);
         }
         if (k < 16) {
             memset(tp, 0, sizeof tp), memset(tm, 0, sizeof tm), memset(tv, 0, sizeof tv);
             memset(tg, 0, sizeof tg);
-            memcpy(tp, pp, k * 4), memcpy(tm, pm, k * 4), memcpy(tv, pv, k * 4);
+            memcpy(tp, pp, k * msz), memcpy(tm, pm, k * ssz), memcpy(tv, pv, k * ssz);
             for (j = 0; j < k; j++) tg[j] = zero__host_get(a->grad, gdt, i + j);
             pp = tp, pm = tm, pv = tv, pg = (const unsigned char *)tg;
         }
-        p = _mm512_loadu_ps(pp);
-        m = _mm512_loadu_ps(pm);
-        v = _mm512_loadu_ps(pv);
+        p = zero__ld16(pp, mdt);
+        m = zero__ld16(pm, sdt);
+        v = zero__ld16(pv, sdt);
         g = k < 16 ? _mm512_loadu_ps((const float *)pg) : zero__ld16(pg, gdt);
         g = _mm512_mul_ps(g, scale);
         if (l2) g = _mm512_fmadd_ps(p, vwd, g);
@@ -1019,92 +1048,116 @@ static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, c
         if (decoupled) p = _mm512_fmadd_ps(decay, p, p);
         p = _mm512_fmadd_ps(_mm512_div_ps(m, d), step, p);
         if (nt && k == 16) {
-            _mm512_stream_ps(pp, p);
-            if (st_m) _mm512_stream_ps(pm, m);
-            else _mm512_storeu_ps(pm, m);
-            if (st_v) _mm512_stream_ps(pv, v);
-            else _mm512_storeu_ps(pv, v);
+            zero__st16(pp, mdt, p, 1);
+            zero__st16(pm, sdt, m, st_m);
+            zero__st16(pv, sdt, v, st_v);
         } else {
-            _mm512_storeu_ps(pp, p);
-            _mm512_storeu_ps(pm, m);
-            _mm512_storeu_ps(pv, v);
+            zero__st16(pp, mdt, p, 0);
+            zero__st16(pm, sdt, m, 0);
+            zero__st16(pv, sdt, v, 0);
         }
         if (store) {
             zero__st16(k < 16 ? tq : pq, pdt, p, st_q && k == 16);
             if (k < 16) memcpy(pq, tq, k * psz);
         }
         if (k < 16) {
-            memcpy(a->master + i, tp, k * 4), memcpy(a->m + i, tm, k * 4);
-            memcpy(a->v + i, tv, k * 4);
+            memcpy(mas + i * msz, tp, k * msz), memcpy(mom + i * ssz, tm, k * ssz);
+            memcpy(var + i * ssz, tv, k * ssz);
         }
     }
     if (nt) _mm_sfence(); /* streaming stores are weakly ordered: drain them before the piece counts as done */
 }
 
+/* The Adam paths: one loop per pair of storage dtypes (master, state). */
+static ZERO__TARGET_AVX2 void zero__cpu_adam_avx2(const zero_adam_args *a, const zero_adam_seg *sg, int store, int nt,
+                                                  size_t i0, size_t i1) {
+    const int mbf = a->master_dtype == ZERO_DTYPE_BF16, sbf = a->state_dtype == ZERO_DTYPE_BF16;
+    if (!mbf && !sbf) zero__adam8(a, sg, store, nt, i0, i1, 0, 0);
+    else if (!sbf) zero__adam8(a, sg, store, nt, i0, i1, 1, 0);
+    else if (mbf) zero__adam8(a, sg, store, nt, i0, i1, 1, 1);
+    else zero__adam8(a, sg, store, nt, i0, i1, 0, 1);
+}
+static ZERO__TARGET_AVX512 void zero__cpu_adam_avx512(const zero_adam_args *a, const zero_adam_seg *sg, int store,
+                                                      int nt, size_t i0, size_t i1) {
+    const int mbf = a->master_dtype == ZERO_DTYPE_BF16, sbf = a->state_dtype == ZERO_DTYPE_BF16;
+    if (!mbf && !sbf) zero__adam16(a, sg, store, nt, i0, i1, 0, 0);
+    else if (!sbf) zero__adam16(a, sg, store, nt, i0, i1, 1, 0);
+    else if (mbf) zero__adam16(a, sg, store, nt, i0, i1, 1, 1);
+    else zero__adam16(a, sg, store, nt, i0, i1, 0, 1);
+}
+
 /* The other rules' read streams, ZERO__CPU_PREFETCH elements ahead as Adam's
-   loops fetch theirs (see zero__cpu_adam_avx512): master and the gradient
-   always, m and v where zero_optimizer_state_mask says the rule keeps them
-   (Lion m, Adagrad v, SGD m with momentum; one not kept may be NULL). A
-   macro of _mm_prefetch, which needs no target attribute, so that the one
-   text serves inside both target-attributed functions. */
-#  define ZERO__OPT_PREFETCH(a, i, gsz, state)                                                             \
-    do {                                                                                                   \
-        if (ZERO__CPU_PREFETCH) {                                                                          \
-            _mm_prefetch((const char *)((a)->master + (i) + ZERO__CPU_PREFETCH), _MM_HINT_T0);             \
-            _mm_prefetch((const char *)(a)->grad + ((i) + ZERO__CPU_PREFETCH) * (gsz), _MM_HINT_T0);       \
-            if ((state) & 1) _mm_prefetch((const char *)((a)->m + (i) + ZERO__CPU_PREFETCH), _MM_HINT_T0); \
-            if ((state) & 2) _mm_prefetch((const char *)((a)->v + (i) + ZERO__CPU_PREFETCH), _MM_HINT_T0); \
-        }                                                                                                  \
+   loops fetch theirs (see zero__adam16): master and the gradient always, m
+   and v where zero_optimizer_state_mask says the rule keeps them (Lion m,
+   Adagrad v, SGD m with momentum; one not kept may be NULL); msz and ssz
+   the bytes of a master and a state element. A macro of _mm_prefetch, which
+   needs no target attribute, so that the one text serves inside both
+   target-attributed functions. */
+#  define ZERO__OPT_PREFETCH(a, i, gsz, msz, ssz, state)                                                           \
+    do {                                                                                                           \
+        if (ZERO__CPU_PREFETCH) {                                                                                  \
+            _mm_prefetch((const char *)(a)->master + ((i) + ZERO__CPU_PREFETCH) * (msz), _MM_HINT_T0);             \
+            _mm_prefetch((const char *)(a)->grad + ((i) + ZERO__CPU_PREFETCH) * (gsz), _MM_HINT_T0);               \
+            if ((state) & 1) _mm_prefetch((const char *)(a)->m + ((i) + ZERO__CPU_PREFETCH) * (ssz), _MM_HINT_T0); \
+            if ((state) & 2) _mm_prefetch((const char *)(a)->v + ((i) + ZERO__CPU_PREFETCH) * (ssz), _MM_HINT_T0); \
+        }                                                                                                          \
     } while (0)
 
 /* The rules beside Adam on whole vectors, zero__opt_range's expressions
    operation for operation (FMA exactly where it calls fmaf; sqrt, division
-   and the sign rounded alike), so the same bits; the tail of fewer than a
-   vector through zero__opt_range itself. */
-static ZERO__TARGET_AVX2 void zero__cpu_opt_avx2(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0,
-                                                 size_t i1) {
+   and the sign rounded alike; master, m and v widened from and rounded to
+   their storage alike), so the same bits; the tail of fewer than a vector
+   through zero__opt_range itself. Storage flags as zero__adam8's. */
+static ZERO__SIMD_INLINE ZERO__TARGET_AVX2 void zero__opt8(const zero_adam_args *a, const zero_adam_seg *sg, int store,
+                                                           size_t i0, size_t i1, int mbf, int sbf) {
     const float lr = sg->lr, wd = sg->weight_decay;
     const __m256 scale = _mm256_set1_ps(a->grad_scale), b1 = _mm256_set1_ps(a->beta1), b2 = _mm256_set1_ps(a->beta2);
     const __m256 omb1 = _mm256_set1_ps(1.0f - a->beta1), omb2 = _mm256_set1_ps(1.0f - a->beta2);
     const __m256 after = _mm256_set1_ps(1.0f - lr * wd), vwd = _mm256_set1_ps(wd), neglr = _mm256_set1_ps(-lr);
     const __m256 vlr = _mm256_set1_ps(lr), eps = _mm256_set1_ps(a->eps), mu = _mm256_set1_ps(a->momentum);
     const __m256 damp = _mm256_set1_ps(1.0f - a->dampening), sign = _mm256_set1_ps(-0.0f);
+    const zero_dtype mdt = ZERO__STORE_DT(mbf), sdt = ZERO__STORE_DT(sbf);
     const size_t gsz = zero_dtype_size(a->grad_dtype), psz = zero_dtype_size(a->param_dtype);
+    const size_t msz = mbf ? 2 : 4, ssz = sbf ? 2 : 4;
     const int state = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
+    unsigned char *const mas = (unsigned char *)a->master;
     size_t i = i0;
     for (; i + 8 <= i1; i += 8) {
         __m256 p, g;
-        ZERO__OPT_PREFETCH(a, i, gsz, state);
-        p = _mm256_loadu_ps(a->master + i);
+        ZERO__OPT_PREFETCH(a, i, gsz, msz, ssz, state);
+        p = zero__ld8(mas + i * msz, mdt);
         g = _mm256_mul_ps(zero__ld8((const unsigned char *)a->grad + i * gsz, a->grad_dtype), scale);
         if (a->kind == ZERO_OPTIMIZER_LION) { /* -copysign(lr, c): c's sign bit flipped onto lr */
-            __m256 m = _mm256_loadu_ps(a->m + i), c = _mm256_fmadd_ps(g, omb1, _mm256_mul_ps(m, b1));
+            unsigned char *pm = (unsigned char *)a->m + i * ssz;
+            __m256 m = zero__ld8(pm, sdt), c = _mm256_fmadd_ps(g, omb1, _mm256_mul_ps(m, b1));
             __m256 u = _mm256_xor_ps(_mm256_and_ps(c, sign), neglr);
             p = wd > 0.0f ? _mm256_fmadd_ps(p, after, u) : _mm256_add_ps(p, u);
-            _mm256_storeu_ps(a->m + i, _mm256_fmadd_ps(g, omb2, _mm256_mul_ps(m, b2)));
+            zero__st8(pm, sdt, _mm256_fmadd_ps(g, omb2, _mm256_mul_ps(m, b2)), 0);
         } else if (a->kind == ZERO_OPTIMIZER_ADAGRAD) {
+            unsigned char *pv = (unsigned char *)a->v + i * ssz;
             __m256 v;
             if (wd > 0.0f) g = _mm256_fmadd_ps(p, vwd, g);
-            v = _mm256_fmadd_ps(g, g, _mm256_loadu_ps(a->v + i));
+            v = _mm256_fmadd_ps(g, g, zero__ld8(pv, sdt));
             p = _mm256_fmadd_ps(_mm256_div_ps(g, _mm256_add_ps(_mm256_sqrt_ps(v), eps)), neglr, p);
-            _mm256_storeu_ps(a->v + i, v);
+            zero__st8(pv, sdt, v, 0);
         } else {
             __m256 d = wd != 0.0f ? _mm256_add_ps(g, _mm256_mul_ps(vwd, p)) : g;
             if (a->momentum != 0.0f) {
-                __m256 m = a->first ? d : _mm256_add_ps(_mm256_mul_ps(mu, _mm256_loadu_ps(a->m + i)), _mm256_mul_ps(damp, d));
-                _mm256_storeu_ps(a->m + i, m);
+                unsigned char *pm = (unsigned char *)a->m + i * ssz;
+                __m256 m = a->first ? d : _mm256_add_ps(_mm256_mul_ps(mu, zero__ld8(pm, sdt)), _mm256_mul_ps(damp, d));
+                zero__st8(pm, sdt, m, 0);
                 d = a->nesterov ? _mm256_add_ps(d, _mm256_mul_ps(mu, m)) : m;
             }
             p = _mm256_sub_ps(p, _mm256_mul_ps(vlr, d));
         }
-        _mm256_storeu_ps(a->master + i, p);
+        zero__st8(mas + i * msz, mdt, p, 0);
         if (store) zero__st8((unsigned char *)a->param + i * psz, a->param_dtype, p, 0);
     }
     if (i < i1) zero__opt_range(a, sg, store, i, i1);
 }
 
-static ZERO__TARGET_AVX512 void zero__cpu_opt_avx512(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0,
-                                                     size_t i1) {
+static ZERO__SIMD_INLINE ZERO__TARGET_AVX512 void zero__opt16(const zero_adam_args *a, const zero_adam_seg *sg,
+                                                              int store, size_t i0, size_t i1, int mbf, int sbf) {
     const float lr = sg->lr, wd = sg->weight_decay;
     const __m512 scale = _mm512_set1_ps(a->grad_scale), b1 = _mm512_set1_ps(a->beta1), b2 = _mm512_set1_ps(a->beta2);
     const __m512 omb1 = _mm512_set1_ps(1.0f - a->beta1), omb2 = _mm512_set1_ps(1.0f - a->beta2);
@@ -1112,41 +1165,67 @@ static ZERO__TARGET_AVX512 void zero__cpu_opt_avx512(const zero_adam_args *a, co
     const __m512 vlr = _mm512_set1_ps(lr), eps = _mm512_set1_ps(a->eps), mu = _mm512_set1_ps(a->momentum);
     const __m512 damp = _mm512_set1_ps(1.0f - a->dampening);
     const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+    const zero_dtype mdt = ZERO__STORE_DT(mbf), sdt = ZERO__STORE_DT(sbf);
     const size_t gsz = zero_dtype_size(a->grad_dtype), psz = zero_dtype_size(a->param_dtype);
+    const size_t msz = mbf ? 2 : 4, ssz = sbf ? 2 : 4;
     const int state = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
+    unsigned char *const mas = (unsigned char *)a->master;
     size_t i = i0;
     for (; i + 16 <= i1; i += 16) {
         __m512 p, g;
-        ZERO__OPT_PREFETCH(a, i, gsz, state);
-        p = _mm512_loadu_ps(a->master + i);
+        ZERO__OPT_PREFETCH(a, i, gsz, msz, ssz, state);
+        p = zero__ld16(mas + i * msz, mdt);
         g = _mm512_mul_ps(zero__ld16((const unsigned char *)a->grad + i * gsz, a->grad_dtype), scale);
         if (a->kind == ZERO_OPTIMIZER_LION) { /* -copysign(lr, c): c's sign bit flipped onto lr (integer ops: AVX-512F) */
-            __m512 m = _mm512_loadu_ps(a->m + i), c = _mm512_fmadd_ps(g, omb1, _mm512_mul_ps(m, b1));
+            unsigned char *pm = (unsigned char *)a->m + i * ssz;
+            __m512 m = zero__ld16(pm, sdt), c = _mm512_fmadd_ps(g, omb1, _mm512_mul_ps(m, b1));
             __m512 u = _mm512_castsi512_ps(
                 _mm512_xor_si512(_mm512_and_si512(_mm512_castps_si512(c), sign), _mm512_castps_si512(neglr)));
             p = wd > 0.0f ? _mm512_fmadd_ps(p, after, u) : _mm512_add_ps(p, u);
-            _mm512_storeu_ps(a->m + i, _mm512_fmadd_ps(g, omb2, _mm512_mul_ps(m, b2)));
+            zero__st16(pm, sdt, _mm512_fmadd_ps(g, omb2, _mm512_mul_ps(m, b2)), 0);
         } else if (a->kind == ZERO_OPTIMIZER_ADAGRAD) {
+            unsigned char *pv = (unsigned char *)a->v + i * ssz;
             __m512 v;
             if (wd > 0.0f) g = _mm512_fmadd_ps(p, vwd, g);
-            v = _mm512_fmadd_ps(g, g, _mm512_loadu_ps(a->v + i));
+            v = _mm512_fmadd_ps(g, g, zero__ld16(pv, sdt));
             p = _mm512_fmadd_ps(_mm512_div_ps(g, _mm512_add_ps(_mm512_sqrt_ps(v), eps)), neglr, p);
-            _mm512_storeu_ps(a->v + i, v);
+            zero__st16(pv, sdt, v, 0);
         } else {
             __m512 d = wd != 0.0f ? _mm512_add_ps(g, _mm512_mul_ps(vwd, p)) : g;
             if (a->momentum != 0.0f) {
-                __m512 m = a->first ? d : _mm512_add_ps(_mm512_mul_ps(mu, _mm512_loadu_ps(a->m + i)), _mm512_mul_ps(damp, d));
-                _mm512_storeu_ps(a->m + i, m);
+                unsigned char *pm = (unsigned char *)a->m + i * ssz;
+                __m512 m = a->first ? d : _mm512_add_ps(_mm512_mul_ps(mu, zero__ld16(pm, sdt)), _mm512_mul_ps(damp, d));
+                zero__st16(pm, sdt, m, 0);
                 d = a->nesterov ? _mm512_add_ps(d, _mm512_mul_ps(mu, m)) : m;
             }
             p = _mm512_sub_ps(p, _mm512_mul_ps(vlr, d));
         }
-        _mm512_storeu_ps(a->master + i, p);
+        zero__st16(mas + i * msz, mdt, p, 0);
         if (store) zero__st16((unsigned char *)a->param + i * psz, a->param_dtype, p, 0);
     }
     if (i < i1) zero__opt_range(a, sg, store, i, i1);
 }
+
+/* The other rules' paths: one loop per pair of storage dtypes (master, state). */
+static ZERO__TARGET_AVX2 void zero__cpu_opt_avx2(const zero_adam_args *a, const zero_adam_seg *sg, int store, size_t i0,
+                                                 size_t i1) {
+    const int mbf = a->master_dtype == ZERO_DTYPE_BF16, sbf = a->state_dtype == ZERO_DTYPE_BF16;
+    if (!mbf && !sbf) zero__opt8(a, sg, store, i0, i1, 0, 0);
+    else if (!sbf) zero__opt8(a, sg, store, i0, i1, 1, 0);
+    else if (mbf) zero__opt8(a, sg, store, i0, i1, 1, 1);
+    else zero__opt8(a, sg, store, i0, i1, 0, 1);
+}
+static ZERO__TARGET_AVX512 void zero__cpu_opt_avx512(const zero_adam_args *a, const zero_adam_seg *sg, int store,
+                                                     size_t i0, size_t i1) {
+    const int mbf = a->master_dtype == ZERO_DTYPE_BF16, sbf = a->state_dtype == ZERO_DTYPE_BF16;
+    if (!mbf && !sbf) zero__opt16(a, sg, store, i0, i1, 0, 0);
+    else if (!sbf) zero__opt16(a, sg, store, i0, i1, 1, 0);
+    else if (mbf) zero__opt16(a, sg, store, i0, i1, 1, 1);
+    else zero__opt16(a, sg, store, i0, i1, 0, 1);
+}
 #  undef ZERO__OPT_PREFETCH
+#  undef ZERO__STORE_DT
+#  undef ZERO__SIMD_INLINE
 #  if defined(__GNUC__) && !defined(__clang__)
 #    pragma GCC diagnostic pop
 #  endif
@@ -1278,7 +1357,8 @@ ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level 
         if ((total > 0 || a->kind != ZERO_OPTIMIZER_LAMB) && zero__pass_misuse(a, why, sizeof why, &item))
             return zero__fail(err, item, fname, 0, 0, "%s", why);
     }
-    if (((uintptr_t)a->master | (uintptr_t)a->m | (uintptr_t)a->v) % 4 != 0 ||
+    if ((uintptr_t)a->master % zero__state_bytes(a->master_dtype) != 0 ||
+        ((uintptr_t)a->m | (uintptr_t)a->v) % zero__state_bytes(a->state_dtype) != 0 ||
         (uintptr_t)a->grad % zero_dtype_size(a->grad_dtype) != 0 ||
         (a->param && (uintptr_t)a->param % zero_dtype_size(a->param_dtype) != 0))
         return zero__fail(err, ZERO_MSG_BAD_ARG, fname, 0, 0, "a buffer is not aligned to its elements");
@@ -1310,7 +1390,7 @@ ZERO__DEF zero_result zero_cpu_adam_at(const zero_adam_args *a, zero_simd_level 
     for (k = 0; k < a->n_segs; k++) prefix[k + 1] = prefix[k] + a->segs[k].count;
     c.a = a;
     c.prefix = prefix;
-    c.store = a->param && !(a->param_dtype == ZERO_DTYPE_FP32 && a->param == (void *)a->master);
+    c.store = zero__adam_stores_param(a);
     c.level = level;
     c.nt = total >= (int64_t)ZERO_CPU_NT_MIN;
     if (a->kind == ZERO_OPTIMIZER_LAMB && a->lamb_pass == 1) {

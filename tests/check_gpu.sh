@@ -320,6 +320,12 @@ matrix_rows() {
     echo "gpt_$1_bf16_muon_s2_optnvme --dtype bf16 --stage 2 --offload-optimizer nvme --nvme-path $D/nvme_$1 --optimizer muon"
     # the accumulation picked by a measured step (zero_set_train_batch_size; another batch: its loss drops)
     echo "gpt_$1_bf16_s3_optcpu_gasauto --dtype bf16 --stage 3 --offload-optimizer cpu --gas auto"
+    # bf16 master weights and optimizer state (the parameters are the master): stage 3 against stage 1, on
+    # every GPU (on one when there is one)
+    if [ "$1" != 1gpu ] || [ "$NGPU" -lt 2 ]; then
+        echo "gpt_$1_bf16_bf16state_s1 --dtype bf16 --stage 1 --config $BF16S"
+        echo "gpt_$1_bf16_bf16state_s3 --dtype bf16 --stage 3 --config $BF16S"
+    fi
 }
 # gpt_job NAME GPUS SECONDS ARGS...: one run of build/gpt on the GPUs listed
 gpt_job() {
@@ -345,7 +351,8 @@ lane_one() {
     # shellcheck disable=SC2086
     wait $lp
 }
-HYB=$D/hybrid.json FLAT=$D/hybrid_flat.json
+HYB=$D/hybrid.json FLAT=$D/hybrid_flat.json BF16S=$D/bf16_state.json
+printf '{"bf16": {"enabled": true, "bf16_master_weights_and_grads": true, "bf16_optimizer_states": true}}\n' >"$BF16S"
 printf '{"zero_optimization": {"stage": 3, "mics_shard_size": 2}}\n' >"$HYB"
 printf '{"zero_optimization": {"stage": 3, "mics_shard_size": -1}}\n' >"$FLAT"
 WIN=$D/windows.json # (a pool of fixed size: windows hold no pool that grows)
@@ -405,7 +412,11 @@ for rows in "$D/rows_1gpu.txt" "$D/rows_all.txt"; do
         [ "$MODE" = dry ] && continue
         ref=- bound=- against="stage 0"
         case $name in
-        *_s0 | *_lion_* | *_lamb_s3 | *_gasauto | *_muon_s3) ;;
+        *_s0 | *_lion_* | *_lamb_s3 | *_gasauto | *_muon_s3 | *_bf16state_s1) ;;
+        *_bf16state_*) # (bf16 master and state: not stage 0's loss; stage 3 against stage 1)
+            ref=$(last_loss "$D/gpt_${g}_${dt}_bf16state_s1.jsonl")
+            ref=${ref:-none} bound=$(bound_of "$dt") against="bf16 state at stage 1"
+            ;;
         *_muon_* | *_lamb_*) # (Muon's and Lamb's losses are not Adam's: the offloaded run against the device's)
             o=$(echo "$name" | cut -d_ -f4)
             ref=$(last_loss "$D/gpt_${g}_${dt}_${o}_s3.jsonl")

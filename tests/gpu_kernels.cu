@@ -39,6 +39,22 @@
 //   adam_multi: master, m, v and params bit for bit adam called per call (40
 //     calls of 20 segments, dtypes and grad_scale changing between runs; then
 //     the same with the rule and its hyperparameters changing too);
+//   bf16 storage (zero_adam_args.master_dtype, state_dtype): the kernels' bf16
+//     store bit for bit zero_f32_to_bf16 (NaNs of both signs with their payloads,
+//     infinities, overflow, ties, subnormals, random bit patterns; 16-byte groups
+//     and single elements); every rule (Adam, AdamW, Lion, Adagrad, SGD with and
+//     without momentum, Lamb's two passes, Muon's pass 1 and step with the AdamW
+//     segments beside them) on bf16 master and state (Muon aside: its state is
+//     fp32) and, for Adam, AdamW and Muon, on a bf16 master with fp32 state (fp32
+//     too, as a control) x every grad dtype x param kind: master, the kept state
+//     and the param bit for bit the host backend's (the param rounded from the
+//     fp32 result), Lamb's sums within 1e-12; random segment
+//     tables in one call and cut into adam_multi calls, each array at its own
+//     shift (other 16-byte heads, or none in common), single segments at
+//     unaligned starts, Lamb with a small scratch; adam_multi over calls of the
+//     storages in runs; refused: bf16 state under Muon's segments, a bf16 master
+//     with fp32 state for the other rules, an fp32 master with bf16 state, other
+//     storage dtypes;
 //   Every output buffer is poisoned first (all bits set: a NaN in each dtype):
 //   elements inside the range must be written, elements outside (guards around
 //   every range, gaps between Adam segments) must keep the poison.
@@ -54,6 +70,7 @@
 #include "zero_test.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 static int quick;
@@ -1278,6 +1295,458 @@ static void test_muon_misuse(void) {
     cudaFree(d);
 }
 
+// ---- bf16 storage: master_dtype and state_dtype ----
+
+// fp32 to bf16 through the kernels' store (convert fp32 -> bf16: 16-byte groups where
+// both arrays allow, single elements elsewhere) bit for bit zero_f32_to_bf16: NaNs of
+// either sign, quiet and signalling with their payloads (quiet, the top payload bits
+// kept), infinities, the largest floats (to inf or not), ties to even, subnormals and
+// their ties, signed zeros, then random bit patterns.
+static void test_bf16_bits(size_t doff, size_t soff) {
+    static const uint32_t special[] = {
+        0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u, 0x7FBFFFFFu, 0x7FFFFFFFu, 0xFFFFFFFFu, 0x7F810000u,
+        0x7F80FFFFu, 0x7F800000u, 0xFF800000u, 0x7F7FFFFFu, 0x7F7F7FFFu, 0x7F7F8000u, 0x7F7E8000u, 0x3F808000u,
+        0x3F818000u, 0x3F808001u, 0x3F807FFFu, 0xBF818000u, 0x00000001u, 0x00008000u, 0x00018000u, 0x0000C000u,
+        0x807FFFFFu, 0x007F8000u, 0x00800000u, 0x80000000u, 0x00000000u, 0x3F800000u};
+    const size_t nsp = sizeof special / sizeof special[0], n = quick ? 2000 : 100000;
+    buf dst(ZERO_DTYPE_BF16, n, doff), src(ZERO_DTYPE_FP32, n, soff);
+    std::vector<unsigned char> got;
+    zero_error err;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = i < nsp ? special[i] : (uint32_t)zt_rand_u64();
+        if (i >= nsp && zt_rand_int(0, 7) == 0) u |= 0x7F800000u;  // many NaNs and infinities among the random ones
+        memcpy((char *)src.hp() + 4 * i, &u, 4);
+    }
+    CU(dst.up());
+    CU(src.up());
+    CHECK_EQ_INT(zero__cuda_k_convert(dst.dp(), ZERO_DTYPE_BF16, src.dp(), ZERO_DTYPE_FP32, n, 0, 0, &err), ZERO_OK);
+    CU(cudaDeviceSynchronize());
+    CU(dst.down(got));
+    size_t bad = 0, first = n;
+    for (size_t i = 0; i < n; i++) {
+        float x;
+        uint16_t g;
+        memcpy(&x, (const char *)src.hp() + 4 * i, 4);
+        memcpy(&g, got.data() + (GUARD + doff + i) * 2, 2);
+        if (g != zero_f32_to_bf16(x)) {
+            bad++;
+            if (first == n) first = i;
+        }
+    }
+    CHECKF(bad == 0 && guard_damage(got, dst) == 0,
+           "fp32 -> bf16 offsets %zu/%zu: %zu of %zu differ from zero_f32_to_bf16 (first: element %zu, 0x%08x), %zu guard "
+           "elements written", doff, soff, bad, n, first,
+           first < n ? (unsigned)zt_float_bits(((const float *)src.hp())[first]) : 0u, guard_damage(got, dst));
+}
+
+// host pointer to element 0 of b's range in h, a copy of b's host mirror
+static void *hat(std::vector<unsigned char> &h, const buf &b) { return h.data() + (GUARD + b.off) * dsize(b.dt); }
+
+// elements of b's allocation (guards included) whose bytes differ between x and y
+static size_t elems_differ(const std::vector<unsigned char> &x, const std::vector<unsigned char> &y, const buf &b) {
+    const size_t es = dsize(b.dt);
+    size_t d = 0;
+    for (size_t i = 0; i < b.total; i++) d += memcmp(&x[i * es], &y[i * es], es) != 0;
+    return d;
+}
+
+// elements of b's allocation outside the segments (inside: per element of its range) not poison in got
+static size_t elems_outside(const std::vector<unsigned char> &got, const buf &b, const std::vector<char> &inside) {
+    size_t bad = 0;
+    for (size_t i = 0; i < b.total; i++) {
+        const bool in = i >= GUARD + b.off && i < GUARD + b.off + b.n && inside[i - GUARD - b.off];
+        if (!in && !is_poison(got.data(), b.dt, i)) bad++;
+    }
+    return bad;
+}
+
+// Random inputs in the host mirrors of B = {master, m, v, grad, param} (each in its
+// buf's dtype) where inside is set: master in [-2, 2], m in [-0.1, 0.1], v with
+// sqrt(v) about |m| or more (Adam's state as training leaves it), m = v = 0 at one
+// element in 16; a random grad everywhere; the rest (and the param) stay poison.
+static void storage_fill(buf *const *B, const std::vector<char> &inside) {
+    for (size_t i = 0; i < inside.size(); i++) {
+        zt_store(B[3]->hp(), B[3]->dt, i, rand_val(B[3]->dt));
+        if (!inside[i]) continue;
+        float m = (float)zt_rand_range(-0.1, 0.1);
+        float v = (float)((double)m * m * zt_rand_range(1, 10) + zt_rand_range(0, 1e-6));
+        if (zt_rand_int(0, 15) == 0) m = v = 0.0f;
+        zt_store(B[0]->hp(), B[0]->dt, i, (float)zt_rand_range(-2, 2));
+        zt_store(B[1]->hp(), B[1]->dt, i, m);
+        zt_store(B[2]->hp(), B[2]->dt, i, v);
+    }
+}
+
+// Whether the CUDA kernels take rule kind on master mdt and state sdt (else
+// zero__cuda_adam_check refuses it: test_storage_misuse): both fp32 or both bf16
+// (Muon: not bf16, its segments need fp32 state), or a bf16 master with fp32
+// state for Adam, AdamW and Muon.
+static bool storage_runs(int kind, zero_dtype mdt, zero_dtype sdt) {
+    if (mdt == sdt) return !(kind == ZERO_OPTIMIZER_MUON && sdt == ZERO_DTYPE_BF16);
+    return mdt == ZERO_DTYPE_BF16 &&
+           (kind == ZERO_OPTIMIZER_ADAM || kind == ZERO_OPTIMIZER_ADAMW || kind == ZERO_OPTIMIZER_MUON);
+}
+
+// The rules the storage tests run (rule.kind; Adam's adamw follows kind AdamW, Muon's
+// other segments take AdamW as in test_muon; Lamb's eps_inside is picked per call).
+static std::vector<rule> storage_rules(void) {
+    std::vector<rule> v;
+    v.push_back({ZERO_OPTIMIZER_ADAM, 0.9f, 0.999f, 1e-8f, 0, 0, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_ADAMW, 0.9f, 0.999f, 1e-8f, 0, 0, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_LION, 0.9f, 0.99f, 0, 0, 0, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_ADAGRAD, 0, 0, 1e-10f, 0, 0, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_SGD, 0, 0, 0, 0.0f, 0.0f, 0, 1});
+    v.push_back({ZERO_OPTIMIZER_SGD, 0, 0, 0, 0.9f, 0.0f, 0, 1});
+    v.push_back({ZERO_OPTIMIZER_SGD, 0, 0, 0, 0.9f, 0.1f, 1, 0});
+    v.push_back({ZERO_OPTIMIZER_LAMB, 0.9f, 0.999f, 1e-8f, 0, 0, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_MUON, 0.9f, 0.999f, 1e-8f, 0.95f, 0, 0, 0});
+    v.push_back({ZERO_OPTIMIZER_MUON, 0.9f, 0.999f, 1e-8f, 0.9f, 0, 1, 0});
+    return v;
+}
+
+// Runs calls a[0..n) on the GPU: one adam call when !multi (n is 1), else adam_multi.
+static zero_result storage_gpu_calls(const std::vector<zero_adam_args> &a, int multi, double *scratch, size_t n_scratch,
+                                     zero_error *err) {
+    if (!multi) return zero__cuda_k_adam(&a[0], scratch, n_scratch, 0, err);
+    return zero__cuda_k_adam_multi(a.data(), (int)a.size(), scratch, n_scratch, 0, err);
+}
+
+// Rule r with master in mdt and m, v in sdt (fp32 or bf16) on the CUDA backend
+// against the host backend's adam on the same inputs, bit for bit: master, the
+// state the rule keeps (the other NULL on both sides) and the param (the host's:
+// rounded from the fp32 result, not from a bf16 master), every element outside the
+// segments untouched (poison, guards included). Each array at its own shift of
+// 0-7 elements when shifted (16-byte groups at other elements, or none in common).
+// Lamb: pass 1 (m and v, compared, and each segment's sums within 1e-12 of the
+// host's), then pass 2 by the host sums' trust ratios. Muon: a random half of the
+// segments Muon's (the first one, not the last); pass 1 (m, v compared), then v of
+// Muon's segments replaced on both sides by a stand-in for the orthogonalised
+// update and a Muon call steps them by Muon's step and the others by AdamW. ncalls
+// 0: one adam call per pass; else the segments cut into ncalls calls of adam_multi.
+static void test_storage(const rule &r, zero_dtype mdt, zero_dtype sdt, zero_dtype gdt, int pmode,
+                         std::vector<zero_adam_seg> segs, int ncalls, int shifted, double *scratch, size_t n_scratch,
+                         const char *what) {
+    const int lamb = r.kind == ZERO_OPTIMIZER_LAMB, muon = r.kind == ZERO_OPTIMIZER_MUON;
+    int64_t end = 0;
+    for (auto &s : segs) {
+        end = std::max(end, s.offset + s.count);
+        s.muon = muon ? (int)zt_rand_int(0, 1) : 0;
+    }
+    if (muon) segs.front().muon = 1;
+    if (muon && segs.size() > 1) segs.back().muon = 0;
+    const size_t N = (size_t)end + 5, ns = segs.size();
+    const zero_dtype pdt = pmode == P_MASTER ? mdt
+                           : pmode == P_FP16 ? ZERO_DTYPE_FP16
+                           : pmode == P_BF16 ? ZERO_DTYPE_BF16
+                                             : ZERO_DTYPE_FP32;
+    const char *pname = pmode == P_MASTER ? "the master" : pmode_name[pmode];
+    const int mask = muon ? 3 : zero_optimizer_state_mask((zero_optimizer_type)r.kind, r.momentum);
+    size_t sh[5] = {0, 0, 0, 0, 0};
+    if (shifted)
+        for (size_t &x : sh) x = (size_t)zt_rand_int(0, 7);
+    // master, m, v, grad, param: inputs in the bufs' host mirrors, poison outside the segments
+    buf bm(mdt, N, sh[0]), bmm(sdt, N, sh[1]), bv(sdt, N, sh[2]), bg(gdt, N, sh[3]), bp(pdt, N, sh[4]);
+    buf *B[5] = {&bm, &bmm, &bv, &bg, &bp};
+    static const char *const bname[5] = {"master", "m", "v", "grad", "param"};
+    std::vector<char> inside(N, 0), in_muon(N, 0);
+    for (auto &s : segs)
+        for (int64_t i = s.offset; i < s.offset + s.count; i++) inside[(size_t)i] = 1, in_muon[(size_t)i] = (char)s.muon;
+    storage_fill(B, inside);
+    for (buf *b : B) CU(b->up());
+    std::vector<unsigned char> h[5];  // the host backend's arrays: copies of the inputs
+    for (int k = 0; k < 5; k++) h[k] = B[k]->h;
+
+    zero_adam_args a;
+    memset(&a, 0, sizeof a);
+    rule_args(r, &a);
+    a.adamw = r.kind == ZERO_OPTIMIZER_ADAMW || muon;
+    a.bc1 = a.bc2 = 1.0f;
+    if (lamb) {
+        a.eps_inside = (int)zt_rand_int(0, 1), a.eps = a.eps_inside ? 1e-6f : 1e-8f;
+        a.bc1 = (float)zt_rand_range(0.1, 1), a.bc2 = (float)zt_rand_range(0.01, 1);
+    } else if (r.kind == ZERO_OPTIMIZER_ADAM || r.kind == ZERO_OPTIMIZER_ADAMW || muon) {
+        const int t = (int)zt_rand_int(1, 1000);
+        a.bc1 = (float)(1.0 - pow(0.9, t)), a.bc2 = (float)(1.0 / sqrt(1.0 - pow(0.999, t)));
+    }
+    a.grad_scale = zt_rand_int(0, 3) ? (float)ldexp(zt_rand_range(0.5, 1), -(int)zt_rand_int(0, 10)) : 1.0f;
+    a.grad_dtype = gdt, a.param_dtype = pdt, a.master_dtype = mdt, a.state_dtype = sdt;
+
+    // the calls of each side: the segments cut into nc calls on the same arrays
+    const int nc = std::max(ncalls, 1), multi = ncalls > 0;
+    std::vector<double> sums0(2 * ns), hsums;
+    std::vector<float> ratio(ns, 1.0f);
+    for (auto &x : sums0) x = zt_rand_int(0, 1) ? zt_rand_range(0, 10) : 0.0;  // (a segment continued: sums so far)
+    hsums = sums0;
+    double *dsums = nullptr;
+    float *dratio = nullptr;
+    CU(cudaMalloc(&dsums, 2 * ns * sizeof(double) + 8));
+    CU(cudaMalloc(&dratio, ns * 4 + 4));
+    CU(cudaMemcpy(dsums, sums0.data(), 2 * ns * sizeof(double), cudaMemcpyHostToDevice));
+    std::vector<zero_adam_args> hc((size_t)nc, a), dc((size_t)nc, a);
+    for (int c = 0; c < nc; c++) {
+        const size_t lo = ns * (size_t)c / (size_t)nc, hi = ns * (size_t)(c + 1) / (size_t)nc;
+        zero_adam_args &x = hc[(size_t)c], &y = dc[(size_t)c];
+        x.segs = y.segs = segs.data() + lo;
+        x.n_segs = y.n_segs = (int)(hi - lo);
+        x.master = hat(h[0], bm), y.master = bm.dp();
+        x.m = mask & 1 ? hat(h[1], bmm) : NULL, y.m = mask & 1 ? bmm.dp() : NULL;
+        x.v = mask & 2 ? hat(h[2], bv) : NULL, y.v = mask & 2 ? bv.dp() : NULL;
+        x.grad = hat(h[3], bg), y.grad = bg.dp();
+        x.param = pmode == P_NONE ? NULL : pmode == P_MASTER ? x.master : hat(h[4], bp);
+        y.param = pmode == P_NONE ? NULL : pmode == P_MASTER ? y.master : bp.dp();
+        x.lamb_sums = hsums.data() + 2 * lo, y.lamb_sums = dsums + 2 * lo;
+        x.lamb_ratio = ratio.data() + lo, y.lamb_ratio = dratio + lo;
+    }
+    char name[128];
+    snprintf(name, sizeof name, "%s%s%s master %s state %s", zero_optimizer_name((zero_optimizer_type)r.kind),
+             r.kind == ZERO_OPTIMIZER_SGD ? (r.momentum != 0 ? " mom" : " plain") : "",
+             (lamb && a.eps_inside) || (muon && r.nesterov) ? (lamb ? " eps_inside" : " nesterov") : "",
+             zero_dtype_name(mdt), zero_dtype_name(sdt));
+
+    // each pass on the host, then on the GPU, then every array compared
+    const int passes = lamb || muon ? 2 : 1;
+    for (int pass = 1; pass <= passes; pass++) {
+        const int last = pass == passes;
+        for (int c = 0; c < nc; c++)
+            for (zero_adam_args *x : {&hc[(size_t)c], &dc[(size_t)c]}) {
+                if (lamb) x->lamb_pass = pass;
+                if (muon) x->muon_pass = last ? 0 : 1;
+            }
+        host_calls hcall = {hc.data(), nc, zero_error()};
+        zero_error herr, err;
+        CHECKF(zero_host_run(1, host_calls_fn, &hcall, &herr) == ZERO_OK, "host %s pass %d: %s", name, pass,
+               hcall.err.msg);
+        CHECKF(storage_gpu_calls(dc, multi, scratch, n_scratch, &err) == ZERO_OK, "%s pass %d: %s", name, pass, err.msg);
+        CU(cudaDeviceSynchronize());
+        std::vector<unsigned char> got[5];
+        size_t differ[5] = {0, 0, 0, 0, 0}, outside = 0, n_in = 0, moved = 0;
+        for (int k = 0; k < 5; k++) {
+            CU(B[k]->down(got[k]));
+            differ[k] = elems_differ(got[k], h[k], *B[k]);
+            outside += elems_outside(got[k], *B[k], inside);
+        }
+        // what the pass moves: master in the last pass, m before it
+        const int mk = last ? 0 : 1;
+        for (size_t i = 0; i < N; i++) {
+            if (!inside[i]) continue;
+            n_in++;
+            const size_t es = dsize(B[mk]->dt), at = (GUARD + B[mk]->off + i) * es;
+            moved += memcmp(&got[mk][at], &B[mk]->h[at], es) != 0;
+        }
+        double worst = 0;
+        if (lamb && pass == 1) {
+            std::vector<double> gsums(2 * ns);
+            CU(cudaMemcpy(gsums.data(), dsums, 2 * ns * sizeof(double), cudaMemcpyDeviceToHost));
+            for (size_t k = 0; k < 2 * ns; k++)
+                worst = std::max(worst, fabs(gsums[k] - hsums[k]) / std::max(1e-300, fabs(hsums[k])));
+            for (size_t k = 0; k < ns; k++) {  // the engine's clamped ratio from the host's sums
+                const double w = sqrt(hsums[2 * k]), u = sqrt(hsums[2 * k + 1]);
+                ratio[k] = (float)(w != 0 && u != 0 ? std::min(10.0, std::max(0.01, w / u)) : 1.0);
+            }
+            CU(cudaMemcpy(dratio, ratio.data(), ns * 4, cudaMemcpyHostToDevice));
+        }
+        const size_t n_differ = differ[0] + differ[1] + differ[2] + differ[3] + differ[4];
+        char sums[48] = "";
+        if (lamb && pass == 1) snprintf(sums, sizeof sums, ", sums within %.1e", worst);
+        printf("storage %-36s %-17s pass %d grad %s param %-11s shifted %d calls %d: %zu segments, %zu elements, %zu "
+               "values differ from the host backend%s\n",
+               name, what, pass, zero_dtype_name(gdt), pname, shifted, nc, ns, n_in, n_differ, sums);
+        CHECKF(n_differ == 0 && outside == 0 && (n_in < 50 || moved > 0) && worst <= 1e-12,
+               "storage %s %s pass %d grad %s param %s shifted %d calls %d: elements differing from the host backend: "
+               "%s %zu, %s %zu, %s %zu, %s %zu, %s %zu; %zu outside elements written; %zu of %zu %s values moved; Lamb's "
+               "sums within %.2e of the host's",
+               name, what, pass, zero_dtype_name(gdt), pname, shifted, nc, bname[0], differ[0], bname[1],
+               differ[1], bname[2], differ[2], bname[3], differ[3], bname[4], differ[4], outside, moved, n_in,
+               bname[mk], worst);
+        if (muon && !last) {  // the stand-in for the orthogonalised update, in fp32 v (Muon's state is fp32)
+            for (size_t i = 0; i < N; i++)
+                if (in_muon[i]) zt_store(hat(h[2], bv), sdt, i, (float)zt_rand_range(-0.05, 0.05));
+            CU(cudaMemcpy(bv.d, h[2].data(), h[2].size(), cudaMemcpyHostToDevice));
+        }
+    }
+    cudaFree(dsums), cudaFree(dratio);
+}
+
+// adam_multi over calls of the storages (fp32, bf16, and for AdamW a bf16 master
+// with fp32 state), each call its own arrays at their own shifts, in runs of calls
+// sharing a storage, against the host backend per call, bit for bit: a launch
+// shared across storages would read one call's bf16 as another's fp32. kind AdamW
+// (one call each) or Lamb (pass 1 over all the calls, then pass 2 by the host
+// sums' ratios).
+static void test_storage_multi(int ncalls, int kind, double *scratch) {
+    static const zero_dtype st[3][2] = {
+        {ZERO_DTYPE_BF16, ZERO_DTYPE_BF16}, {ZERO_DTYPE_BF16, ZERO_DTYPE_FP32}, {ZERO_DTYPE_FP32, ZERO_DTYPE_FP32}};
+    const int lamb = kind == ZERO_OPTIMIZER_LAMB;
+    const zero_dtype gdt = dtypes[zt_rand_int(0, 2)], pdt = dtypes[zt_rand_int(0, 2)];
+    struct call {
+        std::unique_ptr<buf> b[5];  // master, m, v, grad, param
+        std::vector<unsigned char> h[5];
+        std::vector<char> inside;
+        std::vector<zero_adam_seg> segs;
+        size_t first;  // its first segment's index in the sums and ratios
+    };
+    std::vector<call> calls((size_t)ncalls);
+    size_t total_segs = 0;
+    int s = lamb ? 2 * (int)zt_rand_int(0, 1) : (int)zt_rand_int(0, 2), runs = 1;
+    for (call &c : calls) {  // segments first: the sums' and ratios' sizes
+        c.segs = opt_segs(random_segs(quick ? 8 : 15, quick ? 3000 : 30000));
+        c.first = total_segs;
+        total_segs += c.segs.size();
+    }
+    std::vector<double> hsums(2 * total_segs, 0.0);
+    std::vector<float> ratio(total_segs, 1.0f);
+    double *dsums = nullptr;
+    float *dratio = nullptr;
+    CU(cudaMalloc(&dsums, hsums.size() * sizeof(double)));
+    CU(cudaMalloc(&dratio, ratio.size() * 4));
+    CU(cudaMemset(dsums, 0, hsums.size() * sizeof(double)));
+    std::vector<zero_adam_args> hc((size_t)ncalls), dc((size_t)ncalls);
+    for (int i = 0; i < ncalls; i++) {
+        call &c = calls[(size_t)i];
+        if (i > 0 && zt_rand_int(0, 2) == 0)  // a new run: another storage
+            s = lamb ? 2 - s : (s + (int)zt_rand_int(1, 2)) % 3, runs++;
+        int64_t end = 0;
+        for (auto &sg : c.segs) end = std::max(end, sg.offset + sg.count);
+        const size_t N = (size_t)end + 3;
+        const zero_dtype dts[5] = {st[s][0], st[s][1], st[s][1], gdt, pdt};
+        c.inside.assign(N, 0);
+        for (auto &sg : c.segs)
+            for (int64_t j = sg.offset; j < sg.offset + sg.count; j++) c.inside[(size_t)j] = 1;
+        buf *B[5];
+        for (int k = 0; k < 5; k++) c.b[k].reset(new buf(dts[k], N, (size_t)zt_rand_int(0, 7))), B[k] = c.b[k].get();
+        storage_fill(B, c.inside);
+        for (int k = 0; k < 5; k++) {
+            CU(B[k]->up());
+            c.h[k] = B[k]->h;
+        }
+        zero_adam_args a;
+        memset(&a, 0, sizeof a);
+        a.kind = kind, a.adamw = 1, a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-8f;
+        a.bc1 = lamb ? 0.5f : 0.2f, a.bc2 = lamb ? 0.75f : 1.1f, a.grad_scale = 0.5f;
+        a.grad_dtype = gdt, a.param_dtype = pdt, a.master_dtype = st[s][0], a.state_dtype = st[s][1];
+        a.segs = c.segs.data(), a.n_segs = (int)c.segs.size();
+        hc[(size_t)i] = dc[(size_t)i] = a;
+        zero_adam_args &x = hc[(size_t)i], &y = dc[(size_t)i];
+        x.master = hat(c.h[0], *B[0]), x.m = hat(c.h[1], *B[1]), x.v = hat(c.h[2], *B[2]);
+        x.grad = hat(c.h[3], *B[3]), x.param = hat(c.h[4], *B[4]);
+        y.master = B[0]->dp(), y.m = B[1]->dp(), y.v = B[2]->dp(), y.grad = B[3]->dp(), y.param = B[4]->dp();
+        x.lamb_sums = hsums.data() + 2 * c.first, y.lamb_sums = dsums + 2 * c.first;
+        x.lamb_ratio = ratio.data() + c.first, y.lamb_ratio = dratio + c.first;
+    }
+    const int passes = lamb ? 2 : 1;
+    for (int pass = 1; pass <= passes; pass++) {
+        for (int i = 0; i < ncalls; i++) hc[(size_t)i].lamb_pass = dc[(size_t)i].lamb_pass = lamb ? pass : 0;
+        host_calls hcall = {hc.data(), ncalls, zero_error()};
+        zero_error herr, err;
+        CHECKF(zero_host_run(1, host_calls_fn, &hcall, &herr) == ZERO_OK, "host storage multi pass %d: %s", pass,
+               hcall.err.msg);
+        CHECKF(zero__cuda_k_adam_multi(dc.data(), ncalls, scratch, ZERO__CUDA_SUMSQ_SCRATCH, 0, &err) == ZERO_OK,
+               "storage multi pass %d: %s", pass, err.msg);
+        CU(cudaDeviceSynchronize());
+        size_t differ = 0, outside = 0, moved = 0;
+        for (call &c : calls)
+            for (int k = 0; k < 5; k++) {
+                std::vector<unsigned char> got;
+                CU(c.b[k]->down(got));
+                differ += elems_differ(got, c.h[k], *c.b[k]);
+                outside += elems_outside(got, *c.b[k], c.inside);
+                if (k == (pass == passes ? 0 : 1)) moved += elems_differ(got, c.b[k]->h, *c.b[k]);
+            }
+        double worst = 0;
+        if (lamb && pass == 1) {
+            std::vector<double> gsums(hsums.size());
+            CU(cudaMemcpy(gsums.data(), dsums, gsums.size() * sizeof(double), cudaMemcpyDeviceToHost));
+            for (size_t k = 0; k < hsums.size(); k++)
+                worst = std::max(worst, fabs(gsums[k] - hsums[k]) / std::max(1e-300, fabs(hsums[k])));
+            for (size_t k = 0; k < total_segs; k++) {
+                const double w = sqrt(hsums[2 * k]), u = sqrt(hsums[2 * k + 1]);
+                ratio[k] = (float)(w != 0 && u != 0 ? std::min(10.0, std::max(0.01, w / u)) : 1.0);
+            }
+            CU(cudaMemcpy(dratio, ratio.data(), ratio.size() * 4, cudaMemcpyHostToDevice));
+        }
+        printf("storage adam_multi %s pass %d: %d calls in %d runs of one storage, grad %s param %s, %zu segments: %zu "
+               "elements differ from the host backend\n",
+               zero_optimizer_name((zero_optimizer_type)kind), pass, ncalls, runs, zero_dtype_name(gdt),
+               zero_dtype_name(pdt), total_segs, differ);
+        CHECKF(differ == 0 && outside == 0 && moved > 0 && worst <= 1e-12,
+               "storage adam_multi %s pass %d: %zu elements differ from the host backend, %zu outside elements "
+               "written, %zu moved, Lamb's sums within %.2e",
+               zero_optimizer_name((zero_optimizer_type)kind), pass, differ, outside, moved, worst);
+    }
+    cudaFree(dsums), cudaFree(dratio);
+}
+
+// The storage the CUDA kernels refuse, and what they take: bf16 state under Muon's
+// segments (pass 1 and the step, adam and adam_multi), a bf16 master with fp32
+// state for Lion and Lamb (but Lion's call whose segments are all Muon's runs), an
+// fp32 master with bf16 state, a storage dtype other than fp32 and bf16, a
+// misaligned bf16 master; a bf16 master at a 2-byte boundary and a Muon call with
+// bf16 state but no Muon segment run.
+static void test_storage_misuse(void) {
+    zero_error err;
+    unsigned char *d = nullptr;
+    CU(cudaMalloc(&d, 4096));
+    zero_adam_seg s = seg(0, 4);
+    s.muon = 1;
+    zero_adam_args a;
+    memset(&a, 0, sizeof a);
+    a.master = a.m = a.v = d + 1024, a.grad = d + 2048, a.grad_dtype = ZERO_DTYPE_FP32, a.grad_scale = 1.0f;
+    a.segs = &s, a.n_segs = 1;
+    a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-8f, a.bc1 = 1.0f, a.bc2 = 1.0f, a.momentum = 0.95f;
+    a.kind = ZERO_OPTIMIZER_MUON, a.muon_pass = 1;
+    a.master_dtype = ZERO_DTYPE_BF16, a.state_dtype = ZERO_DTYPE_FP32;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);  // bf16 master, fp32 state: Muon's
+    a.state_dtype = ZERO_DTYPE_BF16;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "Muon's");
+    CHECK_STR_CONTAINS(err.msg, "state_dtype bf16");
+    a.muon_pass = 0;  // the step
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "Muon's");
+    a.kind = ZERO_OPTIMIZER_ADAMW;  // a Muon segment in a call of another rule too
+    CHECK_EQ_INT(zero__cuda_k_adam_multi(&a, 1, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "Muon's");
+    s.muon = 0;  // no Muon segment: bf16 state steps
+    a.kind = ZERO_OPTIMIZER_MUON;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+    a.muon_pass = 1;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+    a.kind = ZERO_OPTIMIZER_LION, a.muon_pass = 0, a.state_dtype = ZERO_DTYPE_FP32;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);  // bf16 master, fp32 state: Adam's
+    CHECK_STR_CONTAINS(err.msg, "master_dtype bf16 with state_dtype fp32 (Lion)");
+    s.muon = 1;  // unless every segment is Muon's
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+    s.muon = 0;
+    a.kind = ZERO_OPTIMIZER_LAMB, a.lamb_pass = 2, a.lamb_ratio = (const float *)(d + 3072);
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "(Lamb)");
+    a.lamb_pass = 0, a.lamb_ratio = NULL;
+    a.kind = ZERO_OPTIMIZER_ADAMW;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+    a.master_dtype = ZERO_DTYPE_FP32, a.state_dtype = ZERO_DTYPE_BF16;  // fp32 master, bf16 state: no rule
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "master_dtype fp32 with state_dtype bf16 (AdamW)");
+    a.master_dtype = ZERO_DTYPE_FP16, a.state_dtype = ZERO_DTYPE_FP32;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "master_dtype fp16");
+    a.master_dtype = ZERO_DTYPE_FP32, a.state_dtype = (zero_dtype)ZERO__DTYPE_F64;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "state_dtype fp64");
+    a.master_dtype = a.state_dtype = ZERO_DTYPE_BF16;
+    a.master = d + 1;  // bf16 elements at an odd address
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "aligned");
+    a.master = d + 2;  // a 2-byte boundary is a bf16 element's
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+    a.m = d + 1026;  // and the state's when it is bf16
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+    a.state_dtype = ZERO_DTYPE_FP32;  // not when it is fp32
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "m (");
+    CU(cudaDeviceSynchronize());
+    cudaFree(d);
+}
+
 // ---- past 2^31 elements: periodic inputs, every output element checked on the GPU ----
 
 #define PERIOD 7168u  // 2^31 mod 7168 = 1024: an index cut to 32 bits lands on another phase
@@ -1684,6 +2153,57 @@ int main() {
                 test_muon(dtypes[zt_rand_int(0, 2)], (int)zt_rand_int(0, P_COUNT - 1), (int)zt_rand_int(0, 1),
                           ZERO_OPTIMIZER_MUON, 0, opt_segs({seg((int64_t)off, (int64_t)n)}), "one segment");
     printf("muon (element-wise): %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
+    pass0 = zt_pass, fail0 = zt_fail;
+
+    // bf16 storage: the bf16 store's bits (aligned and not); every rule x grad dtype x param kind on bf16 master
+    // and state (not Muon) and on a bf16 master with fp32 state (Adam, AdamW, Muon; fp32 as a control, one param kind);
+    // per storage and rule, arrays at their own shifts in one call and in adam_multi calls; Lamb with a small
+    // scratch; single segments of each size at unaligned starts; adam_multi across storages; the refusals
+    for (size_t doff : {(size_t)0, (size_t)1, (size_t)3})
+        for (size_t soff : {(size_t)0, (size_t)1, (size_t)2}) test_bf16_bits(doff, soff);
+    {
+        static const zero_dtype st[3][2] = {
+            {ZERO_DTYPE_BF16, ZERO_DTYPE_BF16}, {ZERO_DTYPE_BF16, ZERO_DTYPE_FP32}, {ZERO_DTYPE_FP32, ZERO_DTYPE_FP32}};
+        const std::vector<rule> rules = storage_rules();
+        for (int si = 0; si < 3; si++)
+            for (size_t ri = 0; ri < rules.size(); ri++) {
+                const rule &r = rules[ri];
+                if (!storage_runs(r.kind, st[si][0], st[si][1])) continue;  // refused: test_storage_misuse
+                for (int gi = 0; gi < 3; gi++)
+                    for (int pm = 0; pm < P_COUNT; pm++) {
+                        const zero_dtype gdt = dtypes[gi];
+                        if (si == 2 && pm != (int)((ri + (size_t)gi) % P_COUNT)) continue;  // fp32: one param kind
+                        test_storage(r, st[si][0], st[si][1], gdt, pm,
+                                     opt_segs(random_segs(quick ? 30 : 120, quick ? 3000 : 60000)), 0, 0, scratch,
+                                     ZERO__CUDA_SUMSQ_SCRATCH, "random segments");
+                    }
+                if (si == 2) continue;
+                test_storage(r, st[si][0], st[si][1], dtypes[zt_rand_int(0, 2)], (int)zt_rand_int(0, P_COUNT - 1),
+                             opt_segs(random_segs(quick ? 30 : 120, quick ? 3000 : 60000)), 0, 1, scratch,
+                             ZERO__CUDA_SUMSQ_SCRATCH, "shifted arrays");
+                test_storage(r, st[si][0], st[si][1], dtypes[zt_rand_int(0, 2)], (int)zt_rand_int(0, P_COUNT - 1),
+                             opt_segs(random_segs(quick ? 40 : 150, quick ? 3000 : 60000)), 3, (int)zt_rand_int(0, 1),
+                             scratch, ZERO__CUDA_SUMSQ_SCRATCH, "adam_multi");
+            }
+        test_storage(rules[7], ZERO_DTYPE_BF16, ZERO_DTYPE_BF16, ZERO_DTYPE_BF16, P_BF16,
+                     opt_segs(random_segs(quick ? 60 : 200, quick ? 30000 : 300000)), 0, 1, scratch, 64, "small scratch");
+        for (size_t n : sizes)
+            for (size_t off : {(size_t)0, (size_t)1, (size_t)5}) {
+                const rule &r = rules[(size_t)zt_rand_int(0, (long)rules.size() - 1)];
+                int si = (int)zt_rand_int(0, 1);
+                if (!storage_runs(r.kind, st[si][0], st[si][1])) si = 1 - si;
+                if (r.kind == ZERO_OPTIMIZER_MUON && n == 0) continue;
+                test_storage(r, st[si][0], st[si][1], dtypes[zt_rand_int(0, 2)], (int)zt_rand_int(0, P_COUNT - 1),
+                             opt_segs({seg((int64_t)off, (int64_t)n)}), 0, (int)zt_rand_int(0, 1), scratch,
+                             ZERO__CUDA_SUMSQ_SCRATCH, n == 0 ? "one empty segment" : "one segment");
+            }
+        for (int rep = 0; rep < 2; rep++) {
+            test_storage_multi(quick ? 8 : 20, ZERO_OPTIMIZER_ADAMW, scratch);
+            test_storage_multi(quick ? 8 : 20, ZERO_OPTIMIZER_LAMB, scratch);
+        }
+        test_storage_misuse();
+    }
+    printf("bf16 storage: %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
     pass0 = zt_pass, fail0 = zt_fail;
 
     // muon_ns: square, wide and tall, sizes off the 128 tile, 0 / 1 / 5 steps, batches (unaligned matrices after the

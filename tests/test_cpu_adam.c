@@ -16,6 +16,9 @@
    kind of store: calls over ZERO_CPU_NT_MIN elements use streaming stores,
    set low here (8192) so that the thread tests and test_streaming run them
    while the small calls of the path matrix keep ordinary stores.
+   Master and state stored in bf16 (test_storage): every path's results are
+   its own fp32-storage results from the same inputs rounded to nearest even
+   bf16, bit for bit, and the tolerances above grow by the bf16 rounding.
    ZERO_TEST_QUICK=1 (sanitizer runs) skips the throughput print.
 
    Run alone: make test T=test_cpu_adam */
@@ -172,11 +175,18 @@ static int seg_of(const tcase *c, int64_t i) {
     return -1;
 }
 
-/* 16-bit values a and b at most 1 ulp of their type apart (same bits or neighbours). */
 /* Checks path output x against the scalar output s (tolerance TOL_SIMD; s NULL:
    skipped) and the double reference (TOL_REF); untouched elements stay as
-   they were. Returns the number of bad elements (CHECKs only once per call). */
-static int compare(const tcase *c, const tout *x, const tout *s, const char *what) {
+   they were. x and s ran with master stored in mdt and m and v in sdt
+   (widened into the tout): a bf16 array's values carry its rounding too,
+   half a bf16 ulp (2^-8 of the value) from the reference and one (2^-7)
+   from the scalar path's. A 16-bit parameter copy is the rounding of the
+   path's fp32 master: with a bf16 master only a bf16 copy (the master's own
+   bits) and an fp32 one (which rounds to them) show it here. Returns the
+   number of bad elements (CHECKs only once per call). */
+static int compare_stored(const tcase *c, const tout *x, const tout *s, const char *what, zero_dtype mdt,
+                          zero_dtype sdt) {
+    const double rm = mdt == ZERO_DTYPE_BF16 ? 1.0 / 256 : 0, rs = sdt == ZERO_DTYPE_BF16 ? 1.0 / 256 : 0;
     int64_t i;
     int bad = 0, bad_ref = 0, bad_param = 0, bad_gap = 0;
     size_t ps = c->has_param ? zero_dtype_size(c->pdt) : 4;
@@ -209,15 +219,15 @@ static int compare(const tcase *c, const tout *x, const tout *s, const char *wha
             /* and with v's (through d = sqrt(v) bc2 + eps): ill-conditioned where the L2
                term cancels the gradient and v is tiny */
             sp += v > 0 ? fabs(upd) * c->bc2 * sv / (2 * sqrt(v) * d) : 1e30;
-            if (!(fabs(x->master[i] - p) <= TOL_REF * sp) || !(fabs(x->m[i] - m) <= TOL_REF * sm) ||
-                !(fabs(x->v[i] - v) <= TOL_REF * sv)) {
+            if (!(fabs(x->master[i] - p) <= TOL_REF * sp + rm * fabs(p)) ||
+                !(fabs(x->m[i] - m) <= TOL_REF * sm + rs * fabs(m)) || !(fabs(x->v[i] - v) <= TOL_REF * sv + rs * v)) {
                 if (bad_ref++ < 3)
                     fprintf(stderr, "%s: ref mismatch at %lld: master %.9g/%.9g m %.9g/%.9g v %.9g/%.9g\n",
                             what, (long long)i, x->master[i], p, x->m[i], m, x->v[i], v);
             }
-            if (s && (!(fabs(x->master[i] - s->master[i]) <= TOL_SIMD * sp) ||
-                      !(fabs(x->m[i] - s->m[i]) <= TOL_SIMD * sm) ||
-                      !(fabs(x->v[i] - s->v[i]) <= TOL_SIMD * sv))) {
+            if (s && (!(fabs(x->master[i] - s->master[i]) <= TOL_SIMD * sp + 2 * rm * fabs(s->master[i])) ||
+                      !(fabs(x->m[i] - s->m[i]) <= TOL_SIMD * sm + 2 * rs * fabs(s->m[i])) ||
+                      !(fabs(x->v[i] - s->v[i]) <= TOL_SIMD * sv + 2 * rs * s->v[i]))) {
                 if (bad++ < 3)
                     fprintf(stderr, "%s: scalar mismatch at %lld: master %.9g/%.9g m %.9g/%.9g v %.9g/%.9g\n",
                             what, (long long)i, x->master[i], s->master[i], x->m[i], s->m[i], x->v[i],
@@ -225,8 +235,12 @@ static int compare(const tcase *c, const tout *x, const tout *s, const char *wha
             }
             if (c->has_param) {
                 if (c->pdt == ZERO_DTYPE_FP32) {
-                    if (memcmp((char *)x->param + i * 4, &x->master[i], 4) != 0) bad_param++;
-                } else {
+                    float q;
+                    memcpy(&q, (char *)x->param + i * 4, 4);
+                    if (mdt == ZERO_DTYPE_BF16 ? zero_f32_to_bf16(q) != zero_f32_to_bf16(x->master[i])
+                                               : memcmp(&q, &x->master[i], 4) != 0)
+                        bad_param++;
+                } else if (mdt != ZERO_DTYPE_BF16 || c->pdt == ZERO_DTYPE_BF16) {
                     uint16_t q = ((const uint16_t *)x->param)[i];
                     uint16_t want = c->pdt == ZERO_DTYPE_FP16 ? zero_f32_to_f16(x->master[i])
                                                               : zero_f32_to_bf16(x->master[i]);
@@ -249,6 +263,10 @@ static int compare(const tcase *c, const tout *x, const tout *s, const char *wha
     CHECKF(bad_param == 0, "%s: %d parameters wrong", what, bad_param);
     CHECKF(bad_gap == 0, "%s: %d elements outside the segments changed", what, bad_gap);
     return bad + bad_ref + bad_param + bad_gap;
+}
+
+static int compare(const tcase *c, const tout *x, const tout *s, const char *what) {
+    return compare_stored(c, x, s, what, ZERO_DTYPE_FP32, ZERO_DTYPE_FP32);
 }
 
 /* ---- the matrix ---- */
@@ -414,6 +432,149 @@ static void test_streaming(const zero_simd_level *levels, int n_levels) {
     }
 }
 
+/* ---- bf16 storage of master and state ---- */
+
+/* One run of c's segments with master stored in mdt and m and v in sdt, each
+   buffer (master, m, v, the parameter copy) starting sh[j] elements past a
+   64-byte boundary, on `level` (-1: the host backend's adam): one call over
+   every segment, or one call per segment (per_seg: each below
+   ZERO_CPU_NT_MIN, ordinary stores). The results come back widened to fp32
+   in o (out_alloc'd), the parameter copy as it was written. */
+static zero_result run_stored(const tcase *c, tout *o, zero_dtype mdt, zero_dtype sdt, const int sh[4], int level,
+                              zero_cpu_pool *pool, int per_seg) {
+    const size_t msz = mdt == ZERO_DTYPE_BF16 ? 2 : 4, ssz = sdt == ZERO_DTYPE_BF16 ? 2 : 4;
+    const size_t ps = c->has_param ? zero_dtype_size(c->pdt) : 4, bytes = ((size_t)c->n + 32) * 4;
+    unsigned char *raw[4], *mas, *mom, *var, *par;
+    zero_result res = ZERO_OK;
+    int64_t i;
+    int j, k;
+    for (j = 0; j < 4; j++) raw[j] = (unsigned char *)aligned_alloc(64, (bytes + 63) / 64 * 64);
+    mas = raw[0] + (size_t)sh[0] * msz, mom = raw[1] + (size_t)sh[1] * ssz, var = raw[2] + (size_t)sh[2] * ssz;
+    par = raw[3] + (size_t)sh[3] * ps;
+    for (i = 0; i < c->n; i++) {
+        zt_store(mas, mdt, i, c->master0[i]);
+        zt_store(mom, sdt, i, c->m0[i]);
+        zt_store(var, sdt, i, c->v0[i]);
+    }
+    memcpy(par, c->param0, ps * (size_t)c->n);
+    for (k = 0; k < (per_seg ? c->n_segs : 1) && res == ZERO_OK; k++) {
+        zero_adam_args a = tc_args(c, o);
+        zero_error err;
+        a.master = mas, a.m = mom, a.v = var, a.param = c->has_param ? par : NULL;
+        a.master_dtype = mdt, a.state_dtype = sdt;
+        if (per_seg) a.segs = &c->segs[k], a.n_segs = 1;
+        if (level < 0) {
+            host_job hj;
+            hj.a = &a;
+            hj.res = ZERO_OK;
+            res = zero_host_run(1, host_adam_fn, &hj, &err) != ZERO_OK ? err.code : hj.res;
+        } else {
+            res = zero_cpu_adam_at(&a, (zero_simd_level)level, pool, &err);
+            if (res != ZERO_OK) fprintf(stderr, "zero_cpu_adam_at: %s\n", err.msg);
+        }
+    }
+    for (i = 0; i < c->n; i++) {
+        o->master[i] = zt_load(mas, mdt, i);
+        o->m[i] = zt_load(mom, sdt, i);
+        o->v[i] = zt_load(var, sdt, i);
+    }
+    memcpy(o->param, par, ps * (size_t)c->n);
+    for (j = 0; j < 4; j++) free(raw[j]);
+    return res;
+}
+
+/* Elements where run x (master in mdt, m and v in sdt) is not run f (fp32
+   storage, the same path and inputs) rounded to that storage: each bf16
+   array f's nearest even bf16, each fp32 array and the parameter copy f's
+   bits. */
+static int64_t stored_rounded(const tcase *c, const tout *x, const tout *f, zero_dtype mdt, zero_dtype sdt) {
+    const size_t ps = c->has_param ? zero_dtype_size(c->pdt) : 4;
+    int64_t i, bad = 0;
+    for (i = 0; i < c->n; i++) {
+        float wm = zt_round(mdt, f->master[i]), wa = zt_round(sdt, f->m[i]), wv = zt_round(sdt, f->v[i]);
+        bad += memcmp(&x->master[i], &wm, 4) != 0 || memcmp(&x->m[i], &wa, 4) != 0 || memcmp(&x->v[i], &wv, 4) != 0 ||
+               memcmp((const char *)x->param + i * ps, (const char *)f->param + i * ps, ps) != 0;
+    }
+    return bad;
+}
+
+/* master and state in bf16 (both, or one alone) on every path: the scalar
+   path bitwise the host backend's adam; each path's results bitwise its own
+   run with fp32 storage from the same inputs (bf16 values), rounded
+   (stored_rounded); one call over all segments (streaming stores) bitwise one
+   call per segment (ordinary stores); each path against the double
+   reference and the SIMD paths against the scalar one, the bf16 rounding
+   added to the tolerances (compare_stored). The buffers start at element
+   shifts from a 64-byte boundary that align a bf16 array to AVX-512's 32
+   bytes, to AVX2's 16 only, or to neither, and the segments have odd
+   lengths, so heads, tails and buffers that cannot stream beside ones that
+   do all run. */
+static void test_storage(const zero_simd_level *levels, int n_levels) {
+    static const int64_t counts[] = {4097, 31, 5003, 1, 8191, 7, 15, 16, 17, 2000};
+    static const int shifts[4][4] = {{0, 0, 0, 0}, {3, 3, 3, 3}, {16, 0, 8, 2}, {5, 21, 13, 13}};
+    static const zero_dtype st[3][2] = {{ZERO_DTYPE_BF16, ZERO_DTYPE_BF16},
+                                        {ZERO_DTYPE_BF16, ZERO_DTYPE_FP32},
+                                        {ZERO_DTYPE_FP32, ZERO_DTYPE_BF16}};
+    static const zero_dtype gd[4] = {ZERO_DTYPE_FP16, ZERO_DTYPE_BF16, ZERO_DTYPE_FP32, ZERO_DTYPE_FP32};
+    static const zero_dtype pd[4] = {ZERO_DTYPE_FP16, ZERO_DTYPE_BF16, ZERO_DTYPE_FP32, ZERO_DTYPE_FP32};
+    const int ns = (int)(sizeof counts / sizeof counts[0]);
+    const int none[4] = {0, 0, 0, 0};
+    int64_t total = 0, i;
+    int si, di, li, k;
+    zero_cpu_pool *pool = NULL;
+    for (k = 0; k < ns; k++) total += counts[k];
+    CHECK(total >= ZERO_CPU_NT_MIN);
+    CHECK(zero_cpu_pool_create(&pool, 3, NULL, NULL) == ZERO_OK);
+    for (si = 0; si < 3; si++)
+        for (di = 0; di < 4; di++) {
+            const zero_dtype mdt = st[si][0], sdt = st[si][1];
+            tcase c;
+            tout host, sc, sc32;
+            char what[192];
+            tc_init(&c, counts, ns, gd[di], pd[di], di < 3, di % 2, 1);
+            for (i = 0; i < c.n; i++) { /* inputs a bf16 array holds exactly */
+                c.master0[i] = zt_round(ZERO_DTYPE_BF16, c.master0[i]);
+                c.m0[i] = zt_round(ZERO_DTYPE_BF16, c.m0[i]);
+                c.v0[i] = zt_round(ZERO_DTYPE_BF16, c.v0[i]);
+            }
+            snprintf(what, sizeof what, "master %s, state %s, grad %s, param %s, adamw %d", zero_dtype_name(mdt),
+                     zero_dtype_name(sdt), zero_dtype_name(gd[di]), di < 3 ? zero_dtype_name(pd[di]) : "none", di % 2);
+            out_alloc(&c, &host), out_alloc(&c, &sc), out_alloc(&c, &sc32);
+            CHECK(run_stored(&c, &host, mdt, sdt, none, -1, NULL, 0) == ZERO_OK);
+            CHECK(run_stored(&c, &sc, mdt, sdt, none, ZERO_SIMD_SCALAR, NULL, 0) == ZERO_OK);
+            CHECK(run_cpu(&c, &sc32, ZERO_SIMD_SCALAR, NULL) == ZERO_OK);
+            CHECKF(out_same(&c, &sc, &host), "scalar %s: differs from the host backend", what);
+            CHECKF(stored_rounded(&c, &sc, &sc32, mdt, sdt) == 0, "scalar %s: %lld elements not the fp32 run rounded",
+                   what, (long long)stored_rounded(&c, &sc, &sc32, mdt, sdt));
+            compare_stored(&c, &sc, NULL, what, mdt, sdt);
+            for (li = 0; li < n_levels; li++) {
+                tout f32;
+                int sh;
+                out_alloc(&c, &f32);
+                CHECK(run_cpu(&c, &f32, levels[li], NULL) == ZERO_OK);
+                for (sh = 0; sh < 4; sh++) {
+                    tout nt, one;
+                    char w2[256];
+                    int64_t bad;
+                    snprintf(w2, sizeof w2, "%s %s, shifts %d %d %d %d", zero_simd_level_name(levels[li]), what,
+                             shifts[sh][0], shifts[sh][1], shifts[sh][2], shifts[sh][3]);
+                    out_alloc(&c, &nt), out_alloc(&c, &one);
+                    CHECK(run_stored(&c, &nt, mdt, sdt, shifts[sh], levels[li], sh % 2 ? pool : NULL, 0) == ZERO_OK);
+                    CHECK(run_stored(&c, &one, mdt, sdt, shifts[sh], levels[li], NULL, 1) == ZERO_OK);
+                    CHECKF(out_same(&c, &nt, &one), "%s: streaming stores differ from ordinary ones", w2);
+                    bad = stored_rounded(&c, &nt, &f32, mdt, sdt);
+                    CHECKF(bad == 0, "%s: %lld elements not the path's fp32 run rounded", w2, (long long)bad);
+                    compare_stored(&c, &nt, &sc, w2, mdt, sdt);
+                    out_free(&nt), out_free(&one);
+                }
+                out_free(&f32);
+            }
+            out_free(&host), out_free(&sc), out_free(&sc32);
+            tc_free(&c);
+        }
+    zero_cpu_pool_destroy(pool);
+}
+
 /* ---- the pool on its own ---- */
 
 typedef struct pool_job {
@@ -532,6 +693,30 @@ static void test_errors(void) {
     CHECK(zero_cpu_adam(&a, NULL, &err) == ZERO_ERR_INVALID_ARG);
     a = tc_args(&c, &o), a.master = (float *)((char *)o.master + 1);
     CHECK(zero_cpu_adam(&a, NULL, &err) == ZERO_ERR_INVALID_ARG);
+    /* storage: fp32 (or default) and bf16 only; buffers aligned to their storage's elements; Muon's segments
+       need fp32 state */
+    a = tc_args(&c, &o), a.master_dtype = ZERO_DTYPE_FP16;
+    CHECK(zero_cpu_adam(&a, NULL, &err) == ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "master_dtype");
+    a = tc_args(&c, &o), a.state_dtype = ZERO_DTYPE_COUNT;
+    CHECK(zero_cpu_adam(&a, NULL, &err) == ZERO_ERR_INVALID_ARG);
+    a = tc_args(&c, &o), a.m = (char *)o.m + 2; /* fp32 state: 4 bytes */
+    CHECK(zero_cpu_adam(&a, NULL, &err) == ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "aligned");
+    a = tc_args(&c, &o), a.master_dtype = ZERO_DTYPE_BF16, a.master = (char *)o.master + 1;
+    CHECK(zero_cpu_adam(&a, NULL, &err) == ZERO_ERR_INVALID_ARG);
+    a = tc_args(&c, &o), a.state_dtype = ZERO_DTYPE_BF16, a.v = (char *)o.v + 3;
+    CHECK(zero_cpu_adam(&a, NULL, &err) == ZERO_ERR_INVALID_ARG);
+    a = tc_args(&c, &o), a.master_dtype = a.state_dtype = ZERO_DTYPE_BF16; /* bf16: 2 bytes are aligned */
+    a.master = (char *)o.master + 2, a.m = (char *)o.m + 6, a.v = (char *)o.v + 2;
+    CHECKF(zero_cpu_adam(&a, NULL, &err) == ZERO_OK, "%s", err.msg);
+    segs[0] = c.segs[0], segs[0].muon = 1;
+    a = tc_args(&c, &o), a.kind = ZERO_OPTIMIZER_MUON, a.state_dtype = ZERO_DTYPE_BF16, a.segs = segs, a.n_segs = 1;
+    CHECK(zero_cpu_adam(&a, NULL, &err) == ZERO_ERR_INVALID_ARG);
+    CHECK_STR_CONTAINS(err.msg, "Muon");
+    a.state_dtype = ZERO_DTYPE_FP32, a.master_dtype = ZERO_DTYPE_BF16; /* its master may be bf16 */
+    CHECKF(zero_cpu_adam(&a, NULL, &err) == ZERO_OK, "%s", err.msg);
+    segs[0].muon = 0;
     segs[0] = c.segs[0], segs[1] = c.segs[0];
     segs[1].count = -1;
     a = tc_args(&c, &o), a.segs = segs, a.n_segs = 2;
@@ -588,43 +773,62 @@ static double now_s(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* 2^24 parameters, fp16 gradient and parameter copy, AdamW, on every path
+   with 1 and 2 threads, for master and state in fp32, in bf16, and bf16
+   master beside fp32 state. Bytes per parameter: the gradient read and the
+   parameter written (2 + 2), master, m and v each read and written: 28 with
+   fp32 storage, 16 with bf16, 24 with a bf16 master alone. */
 static void bench(const zero_simd_level *levels, int n_levels) {
+    static const zero_dtype st[3][2] = {{ZERO_DTYPE_FP32, ZERO_DTYPE_FP32},
+                                        {ZERO_DTYPE_BF16, ZERO_DTYPE_BF16},
+                                        {ZERO_DTYPE_BF16, ZERO_DTYPE_FP32}};
     const int64_t n = (int64_t)1 << 24;
-    float *master = (float *)malloc(4 * (size_t)n), *m = (float *)calloc((size_t)n, 4), *v = (float *)calloc((size_t)n, 4);
+    void *master = malloc(4 * (size_t)n), *m = malloc(4 * (size_t)n), *v = malloc(4 * (size_t)n);
     zero_f16 *grad = (zero_f16 *)malloc(2 * (size_t)n), *param = (zero_f16 *)malloc(2 * (size_t)n);
     zero_adam_seg seg;
-    memset(&seg, 0, sizeof seg);
     zero_adam_args a;
     int64_t i;
-    int li, t;
+    int si, li, t;
     if (!master || !m || !v || !grad || !param) {
         printf("bench: no memory\n");
         free(master), free(m), free(v), free(grad), free(param);
         return;
     }
-    for (i = 0; i < n; i++) master[i] = (float)(i % 1000) * 1e-3f, grad[i] = zero_f32_to_f16((float)(i % 77) * 1e-2f);
+    memset(&seg, 0, sizeof seg);
     seg.offset = 0, seg.count = n, seg.lr = 1e-3f, seg.weight_decay = 0.01f;
     memset(&a, 0, sizeof a);
     a.master = master, a.m = m, a.v = v, a.grad = grad, a.grad_dtype = ZERO_DTYPE_FP16;
     a.param = param, a.param_dtype = ZERO_DTYPE_FP16, a.segs = &seg, a.n_segs = 1;
     a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-8f, a.bc1 = 0.1f, a.bc2 = 1.0f, a.grad_scale = 1.0f, a.adamw = 1;
-    for (li = -1; li < n_levels; li++) {
-        zero_simd_level lv = li < 0 ? ZERO_SIMD_SCALAR : levels[li];
-        for (t = 1; t <= 2; t++) {
-            zero_cpu_pool *pool = NULL;
-            double best = 1e30;
-            int rep;
-            if (zero_cpu_pool_create(&pool, t, NULL, NULL) != ZERO_OK) continue;
-            for (rep = 0; rep < 3; rep++) {
-                double t0 = now_s(), dt;
-                zero_error err;
-                if (zero_cpu_adam_at(&a, lv, pool, &err) != ZERO_OK) printf("bench: %s\n", err.msg);
-                dt = now_s() - t0;
-                if (dt < best) best = dt;
+    for (si = 0; si < 3; si++) {
+        const int bytes = 4 + 2 * ((int)zero_dtype_size(st[si][0]) + 2 * (int)zero_dtype_size(st[si][1]));
+        a.master_dtype = st[si][0], a.state_dtype = st[si][1];
+        for (i = 0; i < n; i++) {
+            zt_store(master, st[si][0], i, (float)(i % 1000) * 1e-3f);
+            zt_store(m, st[si][1], i, 0.0f);
+            zt_store(v, st[si][1], i, 0.0f);
+            grad[i] = zero_f32_to_f16((float)(i % 77) * 1e-2f);
+        }
+        for (li = -1; li < n_levels; li++) {
+            zero_simd_level lv = li < 0 ? ZERO_SIMD_SCALAR : levels[li];
+            for (t = 1; t <= 2; t++) {
+                zero_cpu_pool *pool = NULL;
+                double best = 1e30;
+                int rep;
+                if (zero_cpu_pool_create(&pool, t, NULL, NULL) != ZERO_OK) continue;
+                for (rep = 0; rep < 3; rep++) {
+                    double t0 = now_s(), dt;
+                    zero_error err;
+                    if (zero_cpu_adam_at(&a, lv, pool, &err) != ZERO_OK) printf("bench: %s\n", err.msg);
+                    dt = now_s() - t0;
+                    if (dt < best) best = dt;
+                }
+                zero_cpu_pool_destroy(pool);
+                printf("bench: 2^24 params, fp16 grad+param, master %s state %s, %-6s %d thread%s: %7.1f M params/s, "
+                       "%6.2f GB/s (%d B/param)\n",
+                       zero_dtype_name(st[si][0]), zero_dtype_name(st[si][1]), zero_simd_level_name(lv), t,
+                       t > 1 ? "s" : " ", n / best * 1e-6, bytes * n / best * 1e-9, bytes);
             }
-            zero_cpu_pool_destroy(pool);
-            printf("bench: 2^24 params, fp16 grad+param, %-6s %d thread%s: %7.1f M params/s, %6.2f GB/s (28 B/param)\n",
-                   zero_simd_level_name(lv), t, t > 1 ? "s" : " ", n / best * 1e-6, 28.0 * n / best * 1e-9);
         }
     }
     free(master), free(m), free(v), free(grad), free(param);
@@ -648,6 +852,7 @@ int main(void) {
     test_paths(levels, n_levels);
     test_threads(levels, n_levels);
     test_streaming(levels, n_levels);
+    test_storage(levels, n_levels);
     test_errors();
     test_no_simd(best);
     if (!(quick && atoi(quick))) bench(levels, n_levels);

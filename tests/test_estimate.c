@@ -2,7 +2,8 @@
    worked example and the ZeRO paper's table, random argument sets against a
    plain reimplementation, the engine's own plan (zero_memory_report of
    engines on host ranks: stages 1-3 x 1, 2 and 4 ranks x 1 and 3
-   micro-batches x fp32 / bf16 x optimizer offload), monotonicity, the
+   micro-batches x fp32 / bf16 / bf16 with bf16 master and optimizer states x
+   optimizer offload), monotonicity, the
    max_params round trip, and every error path.
 
    Run alone: make test T=test_estimate */
@@ -54,6 +55,9 @@ static ref_plan reference(const zero_estimate_args *a) {
     int opt_off = a->offload_optimizer != ZERO_OFFLOAD_NONE;
     int par_off = a->offload_param != ZERO_OFFLOAD_NONE;
     double shard, unit, tile;
+    /* bytes an element of the master, of each Adam state array, of the accumulator with more than one
+       micro-batch: fp32, or bf16 with bf16_master / bf16_states */
+    double mb = a->bf16_master ? 2 : 4, sb = a->bf16_states ? 2 : 4, ab = mb;
     /* per rank, summed to the node below */
     double rank_cpu_params = 0, rank_cpu_grads = 0, rank_cpu_optim = 0, rank_nvme = 0;
     memset(&r, 0, sizeof r);
@@ -116,23 +120,23 @@ static ref_plan reference(const zero_estimate_args *a) {
        fp32 staging with accumulation, none without */
     {
         double gas = a->gradient_accumulation_steps > 1 ? a->gradient_accumulation_steps : 1;
-        if (a->stage <= 1) r.gpu_grads = bytes * P + (gas > 1 ? 4 * P : 0);
+        if (a->stage <= 1) r.gpu_grads = bytes * P + (gas > 1 ? ab * P : 0);
         else if (a->stage == 2 && G == 1 && gas == 1 && !opt_off) r.gpu_grads = bytes * P;
-        else r.gpu_grads = bytes * dmin(P, 2 * unit) + (opt_off ? (gas > 1 ? 4 * tile : 0) : (gas > 1 ? 4 : bytes) * shard);
+        else r.gpu_grads = bytes * dmin(P, 2 * unit) + (opt_off ? (gas > 1 ? ab * tile : 0) : (gas > 1 ? ab : bytes) * shard);
     }
-    /* (fp32 compute: the parameters are the master, 8 bytes of state a parameter beside them) */
-    if (a->stage == 0) r.gpu_optim = (bytes == 4 ? 8 : 12) * P;
-    else if (!opt_off) r.gpu_optim = (bytes == 4 ? 8 : 12) * shard;
-    if (opt_off) { /* the engine's host staging: gradients (compute dtype with one micro-batch, else fp32),
-                      parameters unless offload_param */
-        rank_cpu_grads = (a->gradient_accumulation_steps > 1 ? 4 : bytes) * shard;
+    /* (parameters in the master's dtype: they are the master, the state alone beside them) */
+    if (a->stage == 0) r.gpu_optim = ((bytes == mb ? 0 : mb) + 2 * sb) * P;
+    else if (!opt_off) r.gpu_optim = ((bytes == mb ? 0 : mb) + 2 * sb) * shard;
+    if (opt_off) { /* the engine's host staging: gradients (compute dtype with one micro-batch, else the
+                      accumulator's), parameters unless offload_param */
+        rank_cpu_grads = (a->gradient_accumulation_steps > 1 ? ab : bytes) * shard;
         if (a->stage >= 2 && a->gradient_accumulation_steps > 1) rank_cpu_grads += 3 * bytes * tile; /* the host sum's slots */
         if (a->offload_param == ZERO_OFFLOAD_NONE) rank_cpu_params += bytes * shard;
     }
-    if (a->offload_optimizer == ZERO_OFFLOAD_CPU) rank_cpu_optim = 12 * shard;
+    if (a->offload_optimizer == ZERO_OFFLOAD_CPU) rank_cpu_optim = (mb + 2 * sb) * shard;
     if (a->offload_optimizer == ZERO_OFFLOAD_NVME) {
-        rank_nvme += 12 * shard;
-        rank_cpu_optim = 4 * 12 * tile; /* 4 tile buffers of master | m | v */
+        rank_nvme += (mb + 2 * sb) * shard;
+        rank_cpu_optim = 4 * (mb + 2 * sb) * tile; /* 4 tile buffers of master | m | v */
     }
     r.cpu_params = g * rank_cpu_params;
     r.cpu_grads = g * rank_cpu_grads;
@@ -176,6 +180,10 @@ static zero_estimate_args random_args(void) {
     a.stage3_max_live_parameters = zt_rand01() < 0.3 ? 0 : (int64_t)pow(10, zt_rand_range(5, 10));
     a.stage3_prefetch_bucket_size = zt_rand01() < 0.3 ? -1 : (int64_t)pow(10, zt_rand_range(0, 9));
     a.gradient_accumulation_steps = zt_rand01() < 0.5 ? (int)zt_rand_int(-1, 1) : (int)zt_rand_int(2, 64);
+    if (a.compute_dtype == ZERO_DTYPE_BF16 && zt_rand01() < 0.5) {
+        a.bf16_master = 1;
+        a.bf16_states = zt_rand01() < 0.5;
+    }
     if (stage && zt_rand01() < 0.3) { /* hybrid: a divisor of the GPU count */
         int G = a.gpus_per_node * a.nodes, d = (int)zt_rand_int(1, G);
         while (G % d) d--;
@@ -313,7 +321,7 @@ static void test_paper_table(void) {
    x 64 elements; stage 3's pool rounds to whole spans). */
 enum { EB = 6, EBLOCK = 4096 + 1024 + 64, EEMB = 2048 };
 typedef struct est_job {
-    int stage, dtype, gas, offload;
+    int stage, dtype, gas, offload, bf16_state; /* bf16_state: bf16 master weights and optimizer states */
     zero_result r[4];
     char msg[4][1024];
     zero_memory_stats ms[4];
@@ -342,6 +350,7 @@ static zero_result est_rank(const zero_backend *b, void *arg) {
     c.zero_optimization.stage3_param_persistence_threshold = 0;
     if (J->offload) c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
     c.bf16.enabled = J->dtype == ZERO_DTYPE_BF16;
+    c.bf16.bf16_master_weights_and_grads = c.bf16.bf16_optimizer_states = J->bf16_state;
     c.log.level = ZERO_LOG_WARN;
     if ((J->r[b->rank] = zero_config_resolve(&c, b->world, &err)) != ZERO_OK ||
         (J->r[b->rank] = zero_engine_create(&e, &c, ts, n, b, &err)) != ZERO_OK) {
@@ -360,7 +369,7 @@ static void test_engine_plan(void) {
     for (w = 0; w < 3; w++)
         for (stage = 1; stage <= 3; stage++)
             for (gas = 1; gas <= 3; gas += 2)
-                for (dt = 0; dt < 2; dt++)
+                for (dt = 0; dt < 3; dt++) /* fp32; bf16; bf16 with bf16 master and state */
                     for (off = 0; off < 2; off++) {
                         est_job J;
                         zero_estimate_args a;
@@ -371,6 +380,7 @@ static void test_engine_plan(void) {
                         int k;
                         memset(&J, 0, sizeof J);
                         J.stage = stage, J.gas = gas, J.dtype = dt ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32, J.offload = off;
+                        J.bf16_state = dt == 2;
                         CHECK(zero_host_run(worlds[w], est_rank, &J, &err) == ZERO_OK);
                         CHECKF(J.r[0] == ZERO_OK, "stage %d world %d gas %d: %s", stage, worlds[w], gas, J.msg[0]);
                         if (J.r[0] != ZERO_OK) continue;
@@ -378,6 +388,7 @@ static void test_engine_plan(void) {
                         a.compute_dtype = (zero_dtype)J.dtype;
                         a.reduce_bucket_size = EBLOCK;
                         a.gradient_accumulation_steps = gas;
+                        a.bf16_master = a.bf16_states = dt == 2;
                         CHECK(zero_estimate_memory(&a, &m, &err) == ZERO_OK);
                         for (got = 0, k = 0; k < ZERO_MEM_CATEGORY_COUNT; k++) {
                             dev = J.ms[0].planned[k];
@@ -623,6 +634,8 @@ static void test_errors(void) {
     a = ok; a.offload_optimizer = (zero_offload_device)-1; expect_err(&a, E, "offload_optimizer", "got -1");
     a = ok; a.offload_param = (zero_offload_device)7; expect_err(&a, E, "offload_param", "got 7");
 #endif
+    a = ok; a.bf16_master = 1;   expect_err(&a, E, "bf16_master", "need compute_dtype bf16");
+    a = ok; a.compute_dtype = ZERO_DTYPE_BF16; a.bf16_states = 1; expect_err(&a, E, "bf16_states", "need bf16_master");
     a = ok; a.offload_param = ZERO_OFFLOAD_CPU; expect_err(&a, E, "offload_param", "needs stage 3, got stage 2");
     a = ok; a.stage = 0; a.offload_optimizer = ZERO_OFFLOAD_CPU;
     expect_err(&a, E, "offload_optimizer", "needs stage 1, 2 or 3, got stage 0");

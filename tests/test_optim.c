@@ -14,7 +14,8 @@
    refused on the device and accepted with the optimizer offloaded; each
    from a DeepSpeed config's text (DeepSpeed's defaults for what it leaves
    out) bitwise the same config filled in code; the CPU's AVX2 and AVX-512
-   paths bitwise the scalar one.
+   paths bitwise the scalar one, with master and state stored in fp32 or
+   bf16 (bf16: the fp32 results rounded).
 
    Lion moves each weight by -lr sign(c): where the reference's c is within
    a relative 1e-5 of zero (1e-2 with fp16 gradients) the engine may take the
@@ -575,17 +576,41 @@ static void test_device_rules(void) {
     CHECKF(j.r[0] == ZERO_OK, "Lion offloaded to the CPU on such a backend: %s", j.msg[0]);
 }
 
+/* The storage pairs (master, then m and v) the CPU optimizer takes: fp32 and
+   bf16 alike, and either in bf16 alone */
+static const zero_dtype SIMD_STORE[4][2] = {{ZERO_DTYPE_FP32, ZERO_DTYPE_FP32},
+                                            {ZERO_DTYPE_BF16, ZERO_DTYPE_BF16},
+                                            {ZERO_DTYPE_BF16, ZERO_DTYPE_FP32},
+                                            {ZERO_DTYPE_FP32, ZERO_DTYPE_BF16}};
+
+/* Elements i of n where got (stored in dt) is not want rounded to dt, bit for bit */
+static int stored_diff(const unsigned char *got, zero_dtype dt, const float *want, int64_t n) {
+    int64_t i;
+    int bad = 0;
+    for (i = 0; i < n; i++) {
+        if (dt == ZERO_DTYPE_BF16) bad += ((const zero_bf16 *)got)[i] != zero_f32_to_bf16(want[i]);
+        else bad += memcmp(got + 4 * i, &want[i], 4) != 0;
+    }
+    return bad;
+}
+
 /* zero_cpu_adam_at on each SIMD path this CPU has, against the scalar path:
    the same bits for every rule (FMA where the scalar definition calls fmaf),
-   every gradient and parameter dtype, two segments with their own lr and
-   weight decay, lengths that leave a tail, over a pool of 3 threads */
+   every gradient and parameter dtype, every storage pair of master and state
+   (SIMD_STORE), two segments with their own lr and weight decay, lengths that
+   leave a tail, master, m and v starting off their vectors' alignment (by
+   1-5 elements) where a pair has bf16, over a pool of 3 threads. Where a pair
+   stores bf16, the scalar run is also checked against the fp32 run from the
+   same inputs (bf16 values): each bf16 array its nearest even bf16, each fp32
+   array and the parameter copy bit for bit, so bf16 storage rounds the fp32
+   result once and the parameter copy comes from the fp32 result. */
 static void test_simd(void) {
-    enum { N = 1000 };
-    static float master[4][N], m[4][N], v[4][N], f32[N];
-    static unsigned char grad[N * 4], param[4][N * 4];
+    enum { N = 1000, PAD = 8 };
+    static float master[N], m[N], v[N], f32[N], ref[3][N], in[3][N + PAD], out[4][3][N + PAD];
+    static unsigned char grad[N * 4], param[4][N * 4], ref_param[N * 4];
     zero_cpu_pool *pool = NULL;
     zero_error err;
-    int k, gdt, pdt, lvl, cases = 0, paths = 0;
+    int k, gdt, pdt, lvl, st, cases = 0, paths = 0, rounded = 0;
     int64_t i;
     CHECK(zero_cpu_pool_create(&pool, 3, NULL, &err) == ZERO_OK);
     for (k = 0; k < NOPT + 2; k++)
@@ -605,40 +630,81 @@ static void test_simd(void) {
                 a.segs = sg;
                 a.n_segs = 2;
                 for (i = 0; i < N; i++) {
-                    master[0][i] = (float)zt_rand_range(-1, 1);
-                    m[0][i] = i % 97 == 0 ? 0.0f : (float)zt_rand_range(-0.1, 0.1); /* some c exactly 0 for Lion */
-                    v[0][i] = (float)zt_rand_range(0, 0.01);
+                    /* where the gradient is 0, weights in bf16's denormal range (SGD and Adagrad keep them there,
+                       and SGD's momentum becomes one): bf16 stores keep denormals */
+                    master[i] = i % 97 == 0 ? (i % 2 ? -3e-39f : 5e-39f) : (float)zt_rand_range(-1, 1);
+                    m[i] = i % 97 == 0 ? 0.0f : (float)zt_rand_range(-0.1, 0.1); /* some c exactly 0 for Lion */
+                    v[i] = (float)zt_rand_range(0, 0.01);
                     f32[i] = i % 97 == 0 ? 0.0f : (float)zt_rand_range(-2, 2);
                 }
                 for (i = 0; i < N; i++) zt_store(grad, (zero_dtype)gdt, i, f32[i]);
-                for (lvl = 0; lvl < 3; lvl++) {
-                    zero_result r;
-                    memcpy(master[lvl + 1], master[0], sizeof master[0]);
-                    memcpy(m[lvl + 1], m[0], sizeof m[0]);
-                    memcpy(v[lvl + 1], v[0], sizeof v[0]);
-                    memset(param[lvl + 1], 0, sizeof param[0]);
-                    a.master = master[lvl + 1], a.m = m[lvl + 1], a.v = v[lvl + 1];
-                    a.grad = grad;
-                    a.param = pdt < ZERO_DTYPE_FP32 ? NULL : param[lvl + 1];
-                    r = zero_cpu_adam_at(&a, (zero_simd_level)lvl, pool, &err);
-                    if (lvl > 0 && r == ZERO_ERR_UNSUPPORTED) continue;
-                    CHECKF(r == ZERO_OK, "%s level %d: %s", zero_optimizer_name(o.type), lvl, err.msg);
-                    if (lvl == 0) continue;
-                    CHECKF(!memcmp(master[lvl + 1], master[1], sizeof master[0]) && !memcmp(m[lvl + 1], m[1], sizeof m[0]) &&
-                               !memcmp(v[lvl + 1], v[1], sizeof v[0]) && !memcmp(param[lvl + 1], param[1], sizeof param[0]),
-                           "%s (momentum %g, first %d) grad %s param %s: %s differs from the scalar path",
-                           zero_optimizer_name(o.type), o.momentum, a.first, zero_dtype_name((zero_dtype)gdt),
-                           pdt < ZERO_DTYPE_FP32 ? "none" : zero_dtype_name((zero_dtype)pdt),
-                           zero_simd_level_name((zero_simd_level)lvl));
-                    paths++;
+                for (st = 0; st < 4; st++) {
+                    const zero_dtype mdt = SIMD_STORE[st][0], sdt = SIMD_STORE[st][1];
+                    const size_t msz = mdt == ZERO_DTYPE_BF16 ? 2 : 4, ssz = sdt == ZERO_DTYPE_BF16 ? 2 : 4;
+                    const int64_t sh = st == 0 ? 0 : 1 + (k + gdt + st) % 5; /* elements off the arrays' start */
+                    const char *pname = pdt < ZERO_DTYPE_FP32 ? "none" : zero_dtype_name((zero_dtype)pdt);
+                    unsigned char *inp = (unsigned char *)in[0] + sh * msz;
+                    a.master_dtype = mdt, a.state_dtype = sdt;
+                    for (i = 0; i < N; i++) { /* bf16 arrays: the values rounded */
+                        zt_store(inp, mdt, i, master[i]);
+                        zt_store((unsigned char *)in[1] + sh * ssz, sdt, i, m[i]);
+                        zt_store((unsigned char *)in[2] + sh * ssz, sdt, i, v[i]);
+                    }
+                    for (lvl = 0; lvl < 3; lvl++) {
+                        zero_result r;
+                        unsigned char *om = (unsigned char *)out[lvl + 1][0] + sh * msz;
+                        unsigned char *oa = (unsigned char *)out[lvl + 1][1] + sh * ssz;
+                        unsigned char *ob = (unsigned char *)out[lvl + 1][2] + sh * ssz;
+                        memcpy(out[lvl + 1], in, sizeof in);
+                        memset(param[lvl + 1], 0, sizeof param[0]);
+                        a.master = om, a.m = oa, a.v = ob;
+                        a.grad = grad;
+                        a.param = pdt < ZERO_DTYPE_FP32 ? NULL : param[lvl + 1];
+                        r = zero_cpu_adam_at(&a, (zero_simd_level)lvl, pool, &err);
+                        if (lvl > 0 && r == ZERO_ERR_UNSUPPORTED) continue;
+                        CHECKF(r == ZERO_OK, "%s level %d: %s", zero_optimizer_name(o.type), lvl, err.msg);
+                        if (lvl == 0) continue;
+                        CHECKF(!memcmp(out[lvl + 1], out[1], sizeof out[0]) && !memcmp(param[lvl + 1], param[1], sizeof param[0]),
+                               "%s (momentum %g, first %d) grad %s param %s master %s state %s, %lld elements in: "
+                               "%s differs from the scalar path",
+                               zero_optimizer_name(o.type), o.momentum, a.first, zero_dtype_name((zero_dtype)gdt), pname,
+                               zero_dtype_name(mdt), zero_dtype_name(sdt), (long long)sh,
+                               zero_simd_level_name((zero_simd_level)lvl));
+                        paths++;
+                    }
+                    /* the scalar path moved the weights it should (not a no-op) */
+                    CHECKF(memcmp(out[1][0], in[0], sizeof in[0]) != 0, "%s master %s: nothing changed",
+                           zero_optimizer_name(o.type), zero_dtype_name(mdt));
+                    if (st > 0) { /* bf16 storage: the fp32 run from the same values, rounded */
+                        zero_adam_args f = a;
+                        int bad;
+                        for (i = 0; i < N; i++) {
+                            ref[0][i] = zt_load(inp, mdt, i);
+                            ref[1][i] = zt_load((unsigned char *)in[1] + sh * ssz, sdt, i);
+                            ref[2][i] = zt_load((unsigned char *)in[2] + sh * ssz, sdt, i);
+                        }
+                        memset(ref_param, 0, sizeof ref_param);
+                        f.master = ref[0], f.m = ref[1], f.v = ref[2];
+                        f.master_dtype = f.state_dtype = ZERO_DTYPE_FP32;
+                        f.param = pdt < ZERO_DTYPE_FP32 ? NULL : ref_param;
+                        CHECK(zero_cpu_adam_at(&f, ZERO_SIMD_SCALAR, NULL, &err) == ZERO_OK);
+                        bad = stored_diff((unsigned char *)out[1][0] + sh * msz, mdt, ref[0], N) +
+                              stored_diff((unsigned char *)out[1][1] + sh * ssz, sdt, ref[1], N) +
+                              stored_diff((unsigned char *)out[1][2] + sh * ssz, sdt, ref[2], N);
+                        CHECKF(bad == 0 && !memcmp(param[1], ref_param, sizeof ref_param),
+                               "%s (momentum %g, first %d) grad %s param %s master %s state %s: %d stored values "
+                               "are not the fp32 run's rounded%s",
+                               zero_optimizer_name(o.type), o.momentum, a.first, zero_dtype_name((zero_dtype)gdt), pname,
+                               zero_dtype_name(mdt), zero_dtype_name(sdt), bad,
+                               memcmp(param[1], ref_param, sizeof ref_param) ? ", the parameter copy differs" : "");
+                        rounded++;
+                    }
+                    cases++;
                 }
-                /* the scalar path moved the weights it should (not a no-op) */
-                CHECKF(memcmp(master[1], master[0], sizeof master[0]) != 0, "%s: nothing changed",
-                       zero_optimizer_name(o.type));
-                cases++;
             }
     zero_cpu_pool_destroy(pool);
-    printf("SIMD paths of Lion, Adagrad and SGD: %d cases, %d path comparisons, bitwise the scalar path\n", cases, paths);
+    printf("SIMD paths of Lion, Adagrad and SGD: %d cases (%d with bf16 storage, each the fp32 run rounded), "
+           "%d path comparisons, bitwise the scalar path\n", cases, rounded, paths);
 }
 
 /* ---- Lamb (DeepSpeed's FusedLamb) ---- */

@@ -122,7 +122,7 @@ static inline int bench_sm_count(void) {
     return sms;
 }
 
-/* n elements of dtype dt (fp32 or fp16) at p: random in bias +- amp */
+/* n elements of dtype dt (fp32, fp16 or bf16) at p: random in bias +- amp */
 static inline void bench_fill(void *p, size_t n, zero_dtype dt, uint64_t seed, float bias, float amp,
                               cudaStream_t s) {
     static int grid = 0;
@@ -132,6 +132,8 @@ static inline void bench_fill(void *p, size_t n, zero_dtype dt, uint64_t seed, f
     if (g < 1) g = 1;
     if (dt == ZERO_DTYPE_FP16)
         bench_fill_k<__half><<<g, 256, 0, s>>>((__half *)p, n, seed, bias, amp);
+    else if (dt == ZERO_DTYPE_BF16)
+        bench_fill_k<__nv_bfloat16><<<g, 256, 0, s>>>((__nv_bfloat16 *)p, n, seed, bias, amp);
     else
         bench_fill_k<float><<<g, 256, 0, s>>>((float *)p, n, seed, bias, amp);
     BENCH_CUDA(cudaGetLastError());

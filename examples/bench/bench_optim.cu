@@ -45,7 +45,10 @@
    rule's state: 28 bytes a parameter for Adam, 20 for Lion, Adagrad and SGD
    with momentum, 12 for SGD without), against a plain reference kernel that
    loads and stores the same bytes of one contiguous buffer; prints both
-   medians and their ratio (zero / reference).
+   medians and their ratio (zero / reference). --state bf16: the master and
+   the state in bf16 (bf16.bf16_master_weights_and_grads and
+   bf16_optimizer_states: 16 bytes a parameter for Adam), the reference's
+   loads and stores of them in bf16 too (rounded to nearest even).
 
    --optimizer muon (and last in all): Muon on the device. zero_backend.muon_ns
    (5 Newton-Schulz steps in fp32 on the FMA units, no tensor cores) on one
@@ -520,24 +523,48 @@ static int rule_picked(const bench_rule &r, const char *which) {
     return !strcmp(which, "all") || !strcmp(which, r.name) || (!strcmp(which, "sgd") && r.kind == ZERO_OPTIMIZER_SGD);
 }
 
-/* Bytes a parameter: fp16 gradient read, fp16 parameter written, the fp32
-   master and the rule's state read and written. */
-static double rule_bytes(const bench_rule &r) { return 2.0 + 2.0 + 8.0 * (1 + r.m + r.v); }
+/* Bytes a parameter: fp16 gradient read, fp16 parameter written, the master
+   and the rule's state read and written (4 bytes each, 2 in bf16). */
+static double rule_bytes(const bench_rule &r, int s16) { return 2.0 + 2.0 + (s16 ? 4.0 : 8.0) * (1 + r.m + r.v); }
+
+/* 8 values from fp32 or (B16) bf16 storage at p, and back (bf16: nearest even) */
+template <bool B16> static __device__ __forceinline__ void ref_ld8(const void *p, float *f) {
+    if (B16) {
+        const uint4 u = *(const uint4 *)p;
+        const unsigned w[4] = {u.x, u.y, u.z, u.w};
+        for (int k = 0; k < 4; k++) f[2 * k] = __uint_as_float(w[k] << 16), f[2 * k + 1] = __uint_as_float(w[k] & 0xFFFF0000u);
+    } else {
+        *(float4 *)f = *(const float4 *)p, *(float4 *)(f + 4) = *((const float4 *)p + 1);
+    }
+}
+template <bool B16> static __device__ __forceinline__ void ref_st8(void *p, const float *f) {
+    if (B16) {
+        unsigned w[4];
+        for (int k = 0; k < 4; k++) {
+            const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
+            memcpy(&w[k], &h, sizeof h);
+        }
+        *(uint4 *)p = make_uint4(w[0], w[1], w[2], w[3]);
+    } else {
+        *(float4 *)p = *(const float4 *)f, *((float4 *)p + 1) = *(const float4 *)(f + 4);
+    }
+}
 
 /* The reference: what one would write by hand for rule R (the index in
    bench_rules; the m and v it touches spelled out again, as device code) over one contiguous buffer, 8 elements a thread and step (n a
    multiple of 8, every buffer 16-byte aligned), one kernel: the same loads and
    stores as zero's kernel, plain arithmetic. */
-template <int R>
-static __global__ void ref_rule_kernel(float *w, float *m, float *v, const __half *g, __half *p, size_t n, float lr,
+template <int R, bool B16>
+static __global__ void ref_rule_kernel(char *w, char *m, char *v, const __half *g, __half *p, size_t n, float lr,
                                        float wd, float gs) {
+    const size_t es = B16 ? 2 : 4;
     for (size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 8; i < n; i += (size_t)gridDim.x * blockDim.x * 8) {
         float W[8], M[8] = {}, V[8] = {}, G[8];
         const uint4 gu = *(const uint4 *)(g + i);
         const unsigned gw[4] = {gu.x, gu.y, gu.z, gu.w};
-        *(float4 *)W = *(const float4 *)(w + i), *(float4 *)(W + 4) = *(const float4 *)(w + i + 4);
-        if (R == 0 || R == 1 || R == 3) *(float4 *)M = *(const float4 *)(m + i), *(float4 *)(M + 4) = *(const float4 *)(m + i + 4);
-        if (R == 0 || R == 2) *(float4 *)V = *(const float4 *)(v + i), *(float4 *)(V + 4) = *(const float4 *)(v + i + 4);
+        ref_ld8<B16>(w + i * es, W);
+        if (R == 0 || R == 1 || R == 3) ref_ld8<B16>(m + i * es, M);
+        if (R == 0 || R == 2) ref_ld8<B16>(v + i * es, V);
         for (int k = 0; k < 4; k++) {
             __half2 h;
             memcpy(&h, &gw[k], sizeof h);
@@ -568,26 +595,32 @@ static __global__ void ref_rule_kernel(float *w, float *m, float *v, const __hal
             const __half2 h = __floats2half2_rn(W[2 * k], W[2 * k + 1]);
             memcpy(&pw[k], &h, sizeof h);
         }
-        *(float4 *)(w + i) = *(const float4 *)W, *(float4 *)(w + i + 4) = *(const float4 *)(W + 4);
-        if (R == 0 || R == 1 || R == 3) *(float4 *)(m + i) = *(const float4 *)M, *(float4 *)(m + i + 4) = *(const float4 *)(M + 4);
-        if (R == 0 || R == 2) *(float4 *)(v + i) = *(const float4 *)V, *(float4 *)(v + i + 4) = *(const float4 *)(V + 4);
+        ref_st8<B16>(w + i * es, W);
+        if (R == 0 || R == 1 || R == 3) ref_st8<B16>(m + i * es, M);
+        if (R == 0 || R == 2) ref_st8<B16>(v + i * es, V);
         *(uint4 *)(p + i) = make_uint4(pw[0], pw[1], pw[2], pw[3]);
     }
 }
 
-static void ref_rule(int r, float *w, float *m, float *v, const __half *g, __half *p, size_t n, cudaStream_t s) {
+template <bool B16>
+static void ref_rule_t(int r, char *w, char *m, char *v, const __half *g, __half *p, size_t n, unsigned blocks, cudaStream_t s) {
+    const float lr = 1e-4f, wd = 0.01f, gs = 1.0f / 65536.0f;
+    switch (r) {
+    case 0: ref_rule_kernel<0, B16><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
+    case 1: ref_rule_kernel<1, B16><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
+    case 2: ref_rule_kernel<2, B16><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
+    case 3: ref_rule_kernel<3, B16><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
+    default: ref_rule_kernel<4, B16><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
+    }
+}
+
+static void ref_rule(int r, int s16, char *w, char *m, char *v, const __half *g, __half *p, size_t n, cudaStream_t s) {
     static int grid = 0;
     if (!grid) grid = bench_sm_count() * 8; /* one full wave of 256-thread blocks */
     const size_t want = (n / 8 + 255) / 256;
     const unsigned blocks = want < (size_t)grid ? (unsigned)(want ? want : 1) : (unsigned)grid;
-    const float lr = 1e-4f, wd = 0.01f, gs = 1.0f / 65536.0f;
-    switch (r) {
-    case 0: ref_rule_kernel<0><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
-    case 1: ref_rule_kernel<1><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
-    case 2: ref_rule_kernel<2><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
-    case 3: ref_rule_kernel<3><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
-    default: ref_rule_kernel<4><<<blocks, 256, 0, s>>>(w, m, v, g, p, n, lr, wd, gs); break;
-    }
+    if (s16) ref_rule_t<true>(r, w, m, v, g, p, n, blocks, s);
+    else ref_rule_t<false>(r, w, m, v, g, p, n, blocks, s);
     BENCH_CUDA(cudaGetLastError());
 }
 
@@ -595,7 +628,7 @@ static void ref_rule(int r, float *w, float *m, float *v, const __half *g, __hal
    calls of `per` parameters (as zero_step calls it: one launch for all) and
    the reference pass over the same buffers, each timed with events after the
    warm-up, medians; prints both and zero's time over the reference's. */
-static int run_rules(const char *which, int64_t per, int tensors, int iters, int warmup) {
+static int run_rules(const char *which, int s16, int64_t per, int tensors, int iters, int warmup) {
     zero_error err;
     const int64_t N = per * tensors;
     const int total = warmup + iters;
@@ -609,8 +642,11 @@ static int run_rules(const char *which, int64_t per, int tensors, int iters, int
     BENCH_ZERO(zero_cuda_backend_init(&cu, NULL, &err), &err);
     const zero_backend *be = zero_cuda_backend(cu);
     cudaStream_t s = zero_cuda_stream(cu);
-    printf("# bench_optim --optimizer %s: %lld parameters (%d tensors of %lld), fp16 grads and params, one GPU\n", which,
-           (long long)N, tensors, (long long)per);
+    const size_t es = s16 ? 2 : 4;
+    const zero_dtype sdt = s16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+    printf("# bench_optim --optimizer %s: %lld parameters (%d tensors of %lld), fp16 grads and params, %s master and "
+           "state, one GPU\n",
+           which, (long long)N, tensors, (long long)per, s16 ? "bf16" : "fp32");
     bench_device_line("# ");
     printf("# events on the compute stream, median of %d after %d warm-up; reference: one plain fused kernel over the "
            "same buffers\n",
@@ -619,11 +655,11 @@ static int run_rules(const char *which, int64_t per, int tensors, int iters, int
     std::vector<cudaEvent_t> ea, eb;
     bench_events(ea, total);
     bench_events(eb, total);
-    float *master, *m, *v;
+    char *master, *m, *v;
     __half *grad, *param;
-    BENCH_CUDA(cudaMalloc(&master, sizeof(float) * (size_t)N));
-    BENCH_CUDA(cudaMalloc(&m, sizeof(float) * (size_t)N));
-    BENCH_CUDA(cudaMalloc(&v, sizeof(float) * (size_t)N));
+    BENCH_CUDA(cudaMalloc(&master, es * (size_t)N));
+    BENCH_CUDA(cudaMalloc(&m, es * (size_t)N));
+    BENCH_CUDA(cudaMalloc(&v, es * (size_t)N));
     BENCH_CUDA(cudaMalloc(&grad, 2 * (size_t)N));
     BENCH_CUDA(cudaMalloc(&param, 2 * (size_t)N));
     std::vector<zero_adam_seg> segs((size_t)tensors);
@@ -631,9 +667,9 @@ static int run_rules(const char *which, int64_t per, int tensors, int iters, int
     for (int r = 0; r < 5; r++) {
         const bench_rule &br = bench_rules[r];
         if (!rule_picked(br, which)) continue;
-        bench_fill(master, (size_t)N, ZERO_DTYPE_FP32, 11, 0.0f, 0.05f, s);
-        bench_fill(m, (size_t)N, ZERO_DTYPE_FP32, 12, 0.0f, 1e-3f, s);
-        bench_fill(v, (size_t)N, ZERO_DTYPE_FP32, 13, 1e-6f, 1e-6f, s); /* v >= 0 */
+        bench_fill(master, (size_t)N, sdt, 11, 0.0f, 0.05f, s);
+        bench_fill(m, (size_t)N, sdt, 12, 0.0f, 1e-3f, s);
+        bench_fill(v, (size_t)N, sdt, 13, 1e-6f, 1e-6f, s); /* v >= 0 */
         bench_fill(grad, (size_t)N, ZERO_DTYPE_FP16, 14, 0.0f, 1.0f, s);
         for (int t = 0; t < tensors; t++) {
             zero_adam_seg &sg = segs[(size_t)t];
@@ -641,9 +677,10 @@ static int run_rules(const char *which, int64_t per, int tensors, int iters, int
             const size_t off = (size_t)t * (size_t)per;
             sg.offset = 0, sg.count = per, sg.lr = 1e-4f, sg.weight_decay = 0.01f;
             memset(&a, 0, sizeof a);
-            a.master = master + off;
-            a.m = br.m ? m + off : NULL;
-            a.v = br.v ? v + off : NULL;
+            a.master = master + off * es;
+            a.m = br.m ? m + off * es : NULL;
+            a.v = br.v ? v + off * es : NULL;
+            a.master_dtype = a.state_dtype = sdt;
             a.grad = grad + off;
             a.grad_dtype = ZERO_DTYPE_FP16;
             a.param = param + off;
@@ -668,12 +705,12 @@ static int run_rules(const char *which, int64_t per, int tensors, int iters, int
         const double zms = bench_median(bench_event_ms(ea, eb, warmup, total));
         for (int i = 0; i < total; i++) {
             BENCH_CUDA(cudaEventRecord(ea[(size_t)i], s));
-            ref_rule(r, master, m, v, grad, param, (size_t)N, s);
+            ref_rule(r, s16, master, m, v, grad, param, (size_t)N, s);
             BENCH_CUDA(cudaEventRecord(eb[(size_t)i], s));
         }
         const double rms = bench_median(bench_event_ms(ea, eb, warmup, total));
-        printf("  %-17s %6.0f %10.3f %10.3f %9.1f %8.3f\n", br.name, rule_bytes(br), zms, rms,
-               rule_bytes(br) * (double)N / (zms * 1e-3) / 1e9, zms / rms);
+        printf("  %-17s %6.0f %10.3f %10.3f %9.1f %8.3f\n", br.name, rule_bytes(br, s16), zms, rms,
+               rule_bytes(br, s16) * (double)N / (zms * 1e-3) / 1e9, zms / rms);
     }
     BENCH_CUDA(cudaFree(master));
     BENCH_CUDA(cudaFree(m));
@@ -865,12 +902,14 @@ int main(int argc, char **argv) {
     double params = 1e9;
     int tensors = 50, iters = 20, warmup = 3, iters_set = 0;
     const char *out_path = NULL, *gpt = NULL, *save_dir = NULL, *optimizer = NULL;
+    int state16 = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     static const char usage[] =
         "usage: bench_optim [--params N] [--tensors T] [-n iters] [-w warmup] [--out file]\n"
         "       bench_optim --gpt 124M|1.5B [-n iters] [-w warmup]\n"
         "       bench_optim --gpt 124M|1.5B --save DIR [-n saves]\n"
-        "       bench_optim --optimizer adam|lion|adagrad|sgd|muon|all [--params N] [--tensors T] [-n iters] [-w warmup]\n"
+        "       bench_optim --optimizer adam|lion|adagrad|sgd|muon|all [--state fp32|bf16] [--params N] [--tensors T]\n"
+        "                   [-n iters] [-w warmup]\n"
         "  --params   parameters, 8 to 1e10 (1e9, 1.5B, 350M), at least one per tensor\n"
         "  --tensors  tensors of the engine, 1 to 1e6\n"
         "  -n         timed iterations, 1 to 1e6; -w  warm-up iterations, 1 to 1e6\n";
@@ -888,6 +927,10 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--optimizer")) {
             if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (adam, lion, adagrad, sgd, muon or all)", v ? "empty" : "missing");
             optimizer = v, i++;
+        } else if (!strcmp(a, "--state")) {
+            if (!v || (strcmp(v, "fp32") && strcmp(v, "bf16")))
+                bad = tool_fail("bench_optim", a, "%s value (fp32 or bf16)", v ? "bad" : "missing");
+            state16 = v && !strcmp(v, "bf16"), i++;
         } else if (!strcmp(a, "--save")) {
             if (!v || !*v) bad = tool_fail("bench_optim", a, "%s value (a directory)", v ? "empty" : "missing");
             save_dir = v, i++;
@@ -899,6 +942,11 @@ int main(int argc, char **argv) {
             out_path = v, i++;
         } else return tool_unknown_option("bench_optim", a, usage);
         if (bad) return 2;
+    }
+    if (state16 && (!optimizer || !strcmp(optimizer, "muon"))) {
+        tool_fail("bench_optim", "--state", "bf16 times the rules of --optimizer (adam, lion, adagrad, sgd or all; not "
+                                            "muon, whose state is fp32)");
+        return 2;
     }
     if (save_dir && !gpt) {
         tool_fail("bench_optim", "--save", "times the --gpt model's checkpoint: give --gpt 124M or 1.5B");
@@ -914,7 +962,7 @@ int main(int argc, char **argv) {
     const int64_t per = ((int64_t)(params / tensors) + 7) / 8 * 8;
     if (optimizer && !strcmp(optimizer, "muon")) return run_muon(per, tensors, iters, warmup);
     if (optimizer) {
-        const int rc = run_rules(optimizer, per, tensors, iters, warmup);
+        const int rc = run_rules(optimizer, state16, per, tensors, iters, warmup);
         return rc || strcmp(optimizer, "all") ? rc : run_muon(per, tensors, iters, warmup);
     }
     const int64_t N = per * tensors;

@@ -38,7 +38,10 @@
    random (a hash of the index), never zeros. Then Lion, Adagrad and SGD
    (momentum 0.9) through the same call (zero_adam_args.kind), fp16 gradients
    and parameters, the best SIMD path, all threads: 20 bytes per parameter
-   each, and their share of the same bandwidth. */
+   each, and their share of the same bandwidth. Last, Adam with bf16 master
+   and state (adambf16: bf16.bf16_master_weights_and_grads and
+   bf16_optimizer_states), fp16 gradients and parameters, the best SIMD path,
+   all threads: 2 + 6 read + 6 + 2 written = 16 bytes per parameter. */
 #define _POSIX_C_SOURCE 200809L
 #define ZERO_IMPLEMENTATION
 #include "zero.h"
@@ -678,6 +681,59 @@ int main(int argc, char **argv) {
             if (!isfinite(B.master[i]) || !isfinite(B.m[i]) || !isfinite(B.v[i])) {
                 fprintf(stderr, "cpu_adam: element %lld is not finite after the runs\n", (long long)i);
                 rc = 1;
+            }
+        }
+        /* bf16 master and state (bf16.bf16_master_weights_and_grads, bf16_optimizer_states): the fp32 buffers
+           narrowed in place to their first N bf16 values (front to back: each read before it is overwritten),
+           fp16 gradients and parameters, the best SIMD path, all threads: gradient 2 + master, m, v read and
+           written 12 + parameter 2 = 16 bytes per parameter */
+        {
+            const double bpp = 16.0;
+            adam_ctx ac;
+            int64_t i;
+            for (i = 0; i < N; i++) {
+                ((zero_bf16 *)B.master)[i] = zero_f32_to_bf16(B.master[i]);
+                ((zero_bf16 *)B.m)[i] = zero_f32_to_bf16(B.m[i]);
+                ((zero_bf16 *)B.v)[i] = zero_f32_to_bf16(B.v[i]);
+            }
+            memset(&ac, 0, sizeof ac);
+            ac.a.master = B.master;
+            ac.a.m = B.m;
+            ac.a.v = B.v;
+            ac.a.master_dtype = ac.a.state_dtype = ZERO_DTYPE_BF16;
+            ac.a.grad = B.grad;
+            ac.a.grad_dtype = ZERO_DTYPE_FP16;
+            ac.a.param = B.param;
+            ac.a.param_dtype = ZERO_DTYPE_FP16;
+            ac.a.segs = &seg;
+            ac.a.n_segs = 1;
+            ac.a.beta1 = 0.9f;
+            ac.a.beta2 = 0.999f;
+            ac.a.eps = 1e-8f;
+            ac.a.bc1 = 1.0f - powf(0.9f, 10.0f);
+            ac.a.bc2 = 1.0f / sqrtf(1.0f - powf(0.999f, 10.0f));
+            ac.a.grad_scale = 1.0f / 1024.0f;
+            ac.a.adamw = 1;
+            ac.level = best;
+            ac.pool = pool_all;
+            timing t = time_calls(adam_call, &ac, warmup, iters, budget);
+            double mps = (double)N / (t.ms * 1e-3) / 1e6, gbps = bpp * (double)N / (t.ms * 1e-3) / 1e9;
+            printf("%14lld %-8s %-7s %6d %3d | %10.3f %10.1f %9.2f %6.1f%%\n", (long long)N, "adambf16",
+                   zero_simd_level_name(best), T, t.n, t.ms, mps, gbps, 100.0 * gbps / bw[0]);
+            printf("# %lld params, adam with bf16 master and state (16 B/param), %s, %d threads: %.1f Mparam/s, %.2f "
+                   "GB/s = %.1f%% of bw (%s); the fp32 row: %.1f Mparam/s\n",
+                   (long long)N, zero_simd_level_name(best), T, mps, gbps, 100.0 * gbps / bw[0], kernel_names[bw_k[0]],
+                   best_fp16_all / 28.0 * 1e3);
+            if (out)
+                fprintf(out, "adam %lld bf16state %s %d ms %.6f n %d gbps %.4f\n", (long long)N, zero_simd_level_name(best),
+                        T, t.ms, t.n, gbps);
+            for (int k = 0; k < 4; k++) {
+                int64_t e = (int64_t)((double)(N - 1) * k / 3.0);
+                if (!isfinite(zero_bf16_to_f32(((zero_bf16 *)B.master)[e])) ||
+                    !isfinite(zero_bf16_to_f32(((zero_bf16 *)B.v)[e]))) {
+                    fprintf(stderr, "cpu_adam: bf16 element %lld is not finite after the runs\n", (long long)e);
+                    rc = 1;
+                }
             }
         }
         for (int pi = 0; pi < (single ? 2 : 1); pi++) {

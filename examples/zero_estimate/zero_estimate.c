@@ -64,6 +64,10 @@ static const char help[] =
     "                      DeepSpeed's\n"
     "                      columns assume Adam\n"
     "  --momentum m        SGD's momentum (default 0: no buffer; 0 to 1e6)\n"
+    "  --bf16-master       zero's columns with bf16.bf16_master_weights_and_grads (the master in 2 bytes,\n"
+    "                      the accumulator too with --gas > 1; needs --dtype bf16)\n"
+    "  --bf16-states       and bf16.bf16_optimizer_states (each state array in 2 bytes: Adam 6 a parameter\n"
+    "                      with the master); needs --bf16-master. DeepSpeed's columns stay fp32\n"
     "  --no-zero-init      DeepSpeed's stage-3 CPU figure without zero.Init\n"
     "  --breakdown         also print zero's GPU params / grads / optimizer columns\n"
     "  --fit               print the largest parameter count per option instead\n"
@@ -141,7 +145,7 @@ static const char help[] =
 
 static const char *const flags[] = {
     "--params", "--gpus", "--nodes", "--largest-layer", "--dtype", "--bucket", "--gas", "--max-live", "--prefetch",
-    "--buffer-factor", "--shard", "--no-zero-init", "--breakdown", "--fit", "--gpu-mem", "--cpu-mem", "--nvme",
+    "--buffer-factor", "--shard", "--no-zero-init", "--bf16-master", "--bf16-states", "--breakdown", "--fit", "--gpu-mem", "--cpu-mem", "--nvme",
     "--selftest", "--time", "--optimizer", "--momentum", "--help", "--version", NULL};
 static const char *const time_flags[] = {
     "--time", "--model", "--machine", "--params", "--layers", "--hidden", "--vocab", "--seq", "--batch", "--gas",
@@ -1014,6 +1018,10 @@ int main(int argc, char **argv) {
             c.breakdown = 1, used = 0;
         } else if (!strcmp(f, "--no-zero-init")) {
             c.a.zero_init = 0, used = 0;
+        } else if (!strcmp(f, "--bf16-master")) {
+            c.a.bf16_master = 1, used = 0;
+        } else if (!strcmp(f, "--bf16-states")) {
+            c.a.bf16_states = 1, used = 0;
         } else if (!strcmp(f, "--params")) {
             bad = tool_count("zero_estimate", f, v, 1, 1000000000000000, &x);
             c.a.params = (double)x, have_params = 1;
