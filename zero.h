@@ -5637,6 +5637,10 @@ ZERO__DEF zero_result zero_config_resolve(zero_config *cfg, int world_size, zero
                            "needs bf16.enabled: the master weights are kept in the bf16 the model trains in, and %s\n"
                            "HINT: set bf16.enabled to true, or bf16_master_weights_and_grads to false",
                            c.fp16.enabled == 1 ? "fp16 is enabled" : "the model trains in fp32");
+    if (c.bf16.bf16_master_weights_and_grads == 1 && c.grad_accum_dtype == ZERO_DTYPE_FP16)
+        return zero__rfail(&c, err, ZERO_MSG_CONFIG_INCONSISTENT, "data_types.grad_accum_dtype", "data_types.grad_accum_dtype",
+                           "\"fp16\" with bf16.bf16_master_weights_and_grads: the gradients of a bf16 master are bf16 "
+                           "(or fp32)\nHINT: leave data_types.grad_accum_dtype out (bf16 then) or set it to \"fp32\"");
     if (c.bf16.bf16_optimizer_states == 1 && c.optimizer.type == ZERO_OPTIMIZER_MUON)
         return zero__rfail(&c, err, ZERO_MSG_CONFIG_UNSUPPORTED, "bf16.bf16_optimizer_states", "bf16.bf16_optimizer_states",
                            "not with Muon: its state holds the update that Newton-Schulz orthogonalises, in fp32\nHINT: "
@@ -15151,12 +15155,12 @@ static zero_result zero__create_check(const zero_config *cfg, const zero_tensor 
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "data_types.grad_accum_dtype", 0, 0, "not resolved");
     if (cfg->optimizer.amsgrad == 1)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "optimizer.params.amsgrad", 0, 0, "true is not supported");
-    if ((cfg->bf16.bf16_master_weights_and_grads == 1 && cfg->bf16.enabled != 1) ||
+    if ((cfg->bf16.bf16_master_weights_and_grads == 1 && (cfg->bf16.enabled != 1 || cfg->grad_accum_dtype == ZERO_DTYPE_FP16)) ||
         (cfg->bf16.bf16_optimizer_states == 1 &&
          (cfg->bf16.bf16_master_weights_and_grads != 1 || cfg->optimizer.type == ZERO_OPTIMIZER_MUON)))
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "bf16.bf16_optimizer_states", 0, 0,
-                          "bf16 master weights need bf16.enabled, bf16 optimizer states need bf16 master weights and "
-                          "an optimizer other than Muon (zero_config_resolve says which)");
+                          "bf16 master weights need bf16.enabled and bf16 or fp32 accumulation, bf16 optimizer states "
+                          "need bf16 master weights and an optimizer other than Muon (zero_config_resolve says which)");
     if ((unsigned)cfg->optimizer.type >= (unsigned)ZERO_OPTIMIZER_COUNT)
         return zero__fail(err, ZERO_MSG_ENGINE_CONFIG, "optimizer.type", 0, 0, "%d is not a zero_optimizer_type",
                           (int)cfg->optimizer.type);

@@ -23,7 +23,8 @@
      (the master rounded to bf16) and an fp32 engine loads a bf16 one.
    - The memory report: the master 2 bytes a parameter (none when the
      parameters are the master), the state 2 an array; accumulation in bf16
-     with more than one micro-batch.
+     with more than one micro-batch, fp32 when grad_accum_dtype says so (the
+     same weights with and without offload).
    - The config: DeepSpeed's keys from JSON; bf16_optimizer_states without
      bf16_master_weights_and_grads, bf16 master without bf16.enabled, and
      bf16 state with Muon refused with the key named.
@@ -65,6 +66,7 @@ typedef struct job {
     opt o;
     int stage, gas, offload, master16, state16;
     double ratio; /* offload_optimizer.ratio (0: 1) */
+    int acc32;    /* data_types.grad_accum_dtype "fp32" */
     const char *nvme;
     const char *save_dir, *load_dir;
     zero_result r[MAXW];
@@ -122,6 +124,7 @@ static void fill_config(zero_config *c, const job *J) {
     c->bf16.enabled = 1;
     c->bf16.bf16_master_weights_and_grads = J->master16;
     c->bf16.bf16_optimizer_states = J->state16;
+    if (J->acc32) c->grad_accum_dtype = ZERO_DTYPE_FP32;
     c->log.level = ZERO_LOG_ERROR;
 }
 
@@ -590,6 +593,40 @@ static void test_memory(void) {
             }
 }
 
+/* grad_accum_dtype "fp32" beside bf16 master weights: fp32 accumulators, the
+   master still bf16, at stages 1 and 3 (which add the micro-batches before
+   and after the reduction: not each other's bits) the same weights with the
+   optimizer offloaded */
+static void test_accum32(void) {
+    static job a, b;
+    int st, off;
+    for (st = 1; st <= 3; st += 2)
+        for (off = 0; off < 2; off++) {
+            int64_t i, not16 = 0;
+            memset(&a, 0, sizeof a);
+            a.o = OPTS[1];
+            a.stage = st;
+            a.gas = 2;
+            a.master16 = a.state16 = 1;
+            a.acc32 = 1;
+            a.offload = off;
+            if (off) setenv("ZERO_NO_SIMD", "1", 1);
+            run(&a, 2);
+            unsetenv("ZERO_NO_SIMD");
+            CHECKF(all_ok(&a, 2), "stage %d offload %d, fp32 accumulation: %s", st, off, a.msg[0]);
+            CHECKF(a.ms.accum_dtype == ZERO_DTYPE_FP32, "stage %d offload %d: accumulation %s", st, off,
+                   zero_dtype_name(a.ms.accum_dtype));
+            for (i = 0; i < TOTAL; i++) not16 += !is_bf16(a.w[i]);
+            CHECKF(not16 == 0, "stage %d offload %d, fp32 accumulation: %lld master values not bf16", st, off,
+                   (long long)not16);
+            if (!off)
+                b = a;
+            else
+                CHECKF(!memcmp(a.w, b.w, sizeof a.w) && !memcmp(a.m, b.m, sizeof a.m),
+                       "fp32 accumulation: stage %d offloaded differs from the run without offload", st);
+        }
+}
+
 /* DeepSpeed's keys from JSON, and what the config refuses */
 static void test_config(void) {
     zero_config c;
@@ -610,6 +647,9 @@ static void test_config(void) {
         {"{\"train_micro_batch_size_per_gpu\": 1, \"optimizer\": {\"type\": \"Muon\"}, \"bf16\": {\"enabled\": true, "
          "\"bf16_master_weights_and_grads\": true, \"bf16_optimizer_states\": true}}",
          "bf16.bf16_optimizer_states"},
+        {"{\"train_micro_batch_size_per_gpu\": 1, \"data_types\": {\"grad_accum_dtype\": \"fp16\"}, \"bf16\": "
+         "{\"enabled\": true, \"bf16_master_weights_and_grads\": true}}",
+         "data_types.grad_accum_dtype"},
     };
     size_t i;
     c = zero_config_default();
@@ -644,5 +684,6 @@ int main(void) {
     test_memory();
     test_offload();
     test_checkpoint();
+    test_accum32();
     return zt_finish();
 }
