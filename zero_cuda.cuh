@@ -690,11 +690,14 @@ ZERO__DEF const char *zero_cuda_build_info(void) {
                            in scratch, added in one fixed order: the same bits every
                            run), pass 2's step by the segment's trust ratio.
                            Storage (zero_adam_args.master_dtype, state_dtype):
-                           master and state both fp32 or both bf16 for every rule,
-                           a bf16 master with fp32 state for Adam, AdamW and Muon
-                           (zero__cuda_storage says why those alone); loaded
-                           widened to fp32, stored rounded as zero.h stores them,
-                           each storage its own instantiations (fp32's unchanged)
+                           master and state both fp32 or a bf16 master with fp32
+                           state for every rule, both bf16 for every rule but
+                           Muon (its state is fp32); loaded widened to fp32,
+                           stored rounded as zero.h stores them, each storage its
+                           own instantiations: fp32's for every grad and param
+                           dtype, the bf16 ones for the engine's bf16 compute
+                           alone (grad fp32 or bf16, param none or bf16;
+                           zero__cuda_all_dtypes says why)
 
    and one that is not element-wise, in its own section (>>cuda-muon-ns):
 
@@ -1252,7 +1255,8 @@ static __device__ __forceinline__ float zero__cuda_muon_step(float p, float v, f
    it), pass 1: each segment's m, v (fp32: zero__pass_misuse refuses Muon's
    segments on bf16 state) and grad (G its type); master and param are not
    touched. Not a rule of zero__cuda_adam_kernel: these two kernels take 3 +
-   8 instantiations where another rule there would take 12 per storage. */
+   6 instantiations (the step's 4 on an fp32 master, 2 on a bf16 one:
+   zero__cuda_all_dtypes) where another rule there takes 12 + 4. */
 template <typename G>
 static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
 zero__cuda_muon_mom_kernel(const __grid_constant__ zero__cuda_adam_common c,
@@ -1343,8 +1347,8 @@ static __device__ __forceinline__ void zero__cuda_lamb_mom(const zero__cuda_adam
 /* Lamb's pass 1 over a batch (zero__cuda_adam_batch): each segment's master
    (W its type), m and v (S) and grad (G); each block's sums of p^2 and u^2
    into partial[2 b], [2 b + 1] (zero__cuda_lamb_finish_kernel adds them up).
-   Like Muon's, not a rule of the fused kernel (3 + 4 instantiations per
-   storage instead of 12). */
+   Like Muon's, not a rule of the fused kernel (3 + 4 instantiations on fp32
+   storage instead of 12; 2 + 2 on each bf16 one: zero__cuda_all_dtypes). */
 template <typename W, typename S, typename G>
 static __global__ void __launch_bounds__(ZERO__CUDA_THREADS)
 zero__cuda_lamb_mom_kernel(const __grid_constant__ zero__cuda_adam_common c,
@@ -1893,55 +1897,77 @@ static zero_result zero__cuda_lamb_run(K kernel, const char *name, int pass, siz
 
 /* Call a's storage as the kernels take it: master and state each fp32
    (ZERO_DTYPE_DEFAULT too) or bf16 (zero__pass_misuse refuses the others).
-   ZERO__CUDA_ST_FP32 both fp32 and _BF16 both bf16, for every rule;
-   _BF16_MASTER, a bf16 master with fp32 state, for Muon (its segments need
-   fp32 state) and Adam's rule (AdamW's, and the one beside Muon's segments)
-   alone: every rule's kernels in it would add a third to nvcc's time on a
-   file that includes this header (tests/gpu_kernels.cu for sm_90: 37 s to
-   48 s, two shared cores), Adam's a few percent. zero__cuda_adam_check
-   refuses it to the other rules, and _FP32_MASTER (fp32 master, bf16 state;
-   zero.h's config never makes it: bf16 states need bf16 master weights) to
-   all. */
+   ZERO__CUDA_ST_FP32 both fp32, _BF16 both bf16 (every rule but Muon, whose
+   segments need fp32 state: zero__pass_misuse), _BF16_MASTER a bf16 master
+   with fp32 state (every rule); zero__cuda_adam_check refuses _FP32_MASTER
+   (fp32 master, bf16 state: zero.h's config never makes it, bf16 states need
+   bf16 master weights). */
 enum { ZERO__CUDA_ST_FP32, ZERO__CUDA_ST_BF16, ZERO__CUDA_ST_BF16_MASTER, ZERO__CUDA_ST_FP32_MASTER };
 static int zero__cuda_storage(const zero_adam_args *a) {
     const int mb = a->master_dtype == ZERO_DTYPE_BF16, sb = a->state_dtype == ZERO_DTYPE_BF16;
     return mb ? (sb ? ZERO__CUDA_ST_BF16 : ZERO__CUDA_ST_BF16_MASTER) : sb ? ZERO__CUDA_ST_FP32_MASTER : ZERO__CUDA_ST_FP32;
 }
 
-/* The fused kernel's dispatch: storage (fp32 or bf16 both; a bf16 master
-   with fp32 state in zero__cuda_rule_launch, Adam's rule alone), then grad,
-   then param. M and V are S where rule R keeps that state (zero__cuda_state),
-   so storages that differ only in a state R does not keep share one
-   instantiation. */
+/* The grad and param types a storage's kernels are instantiated for: fp32's
+   (W and S float) every grad (fp32, fp16, bf16) and param (none, fp32, fp16,
+   bf16); a bf16 master or state only those of the engine, which pairs them
+   with bf16 compute: grad fp32 or bf16, param none or bf16
+   (zero__cuda_adam_check refuses the others). Every pair in them too would
+   nearly double nvcc's time on each file that includes this header. */
+template <typename W, typename S> struct zero__cuda_all_dtypes { static constexpr bool value = false; };
+template <> struct zero__cuda_all_dtypes<float, float> { static constexpr bool value = true; };
+static int zero__cuda_dtypes_taken(const zero_adam_args *a) {
+    return zero__cuda_storage(a) == ZERO__CUDA_ST_FP32 ||
+           ((a->grad_dtype == ZERO_DTYPE_FP32 || a->grad_dtype == ZERO_DTYPE_BF16) &&
+            (!zero__adam_stores_param(a) || a->param_dtype == ZERO_DTYPE_BF16));
+}
+/* The refusal of a call whose storage has no kernels for its grad and param
+   (zero__cuda_adam_check's, and the dispatch's should a call come unchecked). */
+static zero_result zero__cuda_dtypes_fail(const zero_adam_args *a, zero_error *err) {
+    return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
+                      "cuda adam: grad_dtype %s, param %s with master_dtype %s, state_dtype %s: bf16 master/state take "
+                      "fp32 or bf16 gradients and a bf16 (or no) parameter copy: the engine pairs them with bf16 "
+                      "compute\nHINT: bf16.bf16_master_weights_and_grads trains in bf16 (bf16.enabled) with "
+                      "data_types.grad_accum_dtype bf16 or fp32",
+                      zero_dtype_name(a->grad_dtype), zero__adam_stores_param(a) ? zero_dtype_name(a->param_dtype) : "none",
+                      zero_dtype_name(a->master_dtype), zero_dtype_name(a->state_dtype));
+}
+
+/* The fused kernel's dispatch: storage, then grad, then param, the types of
+   a bf16 storage as zero__cuda_all_dtypes has them. M and V are S where rule
+   R keeps that state (zero__cuda_state), so storages that differ only in a
+   state R does not keep share one instantiation. */
 template <typename R, typename W, typename S, typename G>
 static zero_result zero__cuda_adam_param(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
                                          cudaStream_t s, zero_error *err) {
     typedef typename zero__cuda_state<R::keeps_m, S>::T M;
     typedef typename zero__cuda_state<R::keeps_v, S>::T V;
     if (!zero__adam_stores_param(a)) return zero__cuda_adam_run<R, W, M, V, G, zero__cuda_none>(a, n_calls, c, s, err);
-    switch (a->param_dtype) {
-    case ZERO_DTYPE_FP16: return zero__cuda_adam_run<R, W, M, V, G, __half>(a, n_calls, c, s, err);
-    case ZERO_DTYPE_BF16: return zero__cuda_adam_run<R, W, M, V, G, __nv_bfloat16>(a, n_calls, c, s, err);
-    default: return zero__cuda_adam_run<R, W, M, V, G, float>(a, n_calls, c, s, err);
+    if (a->param_dtype == ZERO_DTYPE_BF16) return zero__cuda_adam_run<R, W, M, V, G, __nv_bfloat16>(a, n_calls, c, s, err);
+    if constexpr (zero__cuda_all_dtypes<W, S>::value) {
+        if (a->param_dtype == ZERO_DTYPE_FP16) return zero__cuda_adam_run<R, W, M, V, G, __half>(a, n_calls, c, s, err);
+        return zero__cuda_adam_run<R, W, M, V, G, float>(a, n_calls, c, s, err);
     }
+    return zero__cuda_dtypes_fail(a, err);
 }
 
 template <typename R, typename W, typename S>
 static zero_result zero__cuda_adam_grad(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
                                         cudaStream_t s, zero_error *err) {
-    switch (a->grad_dtype) {
-    case ZERO_DTYPE_FP16: return zero__cuda_adam_param<R, W, S, __half>(a, n_calls, c, s, err);
-    case ZERO_DTYPE_BF16: return zero__cuda_adam_param<R, W, S, __nv_bfloat16>(a, n_calls, c, s, err);
-    default: return zero__cuda_adam_param<R, W, S, float>(a, n_calls, c, s, err);
-    }
+    if (a->grad_dtype == ZERO_DTYPE_BF16) return zero__cuda_adam_param<R, W, S, __nv_bfloat16>(a, n_calls, c, s, err);
+    if (a->grad_dtype != ZERO_DTYPE_FP16) return zero__cuda_adam_param<R, W, S, float>(a, n_calls, c, s, err);
+    if constexpr (zero__cuda_all_dtypes<W, S>::value) return zero__cuda_adam_param<R, W, S, __half>(a, n_calls, c, s, err);
+    return zero__cuda_dtypes_fail(a, err);
 }
 
 template <typename R>
 static zero_result zero__cuda_adam_storage(const zero_adam_args *a, int n_calls, const zero__cuda_adam_common &c,
                                            cudaStream_t s, zero_error *err) {
-    if (zero__cuda_storage(a) == ZERO__CUDA_ST_BF16)
-        return zero__cuda_adam_grad<R, __nv_bfloat16, __nv_bfloat16>(a, n_calls, c, s, err);
-    return zero__cuda_adam_grad<R, float, float>(a, n_calls, c, s, err);
+    switch (zero__cuda_storage(a)) {
+    case ZERO__CUDA_ST_BF16: return zero__cuda_adam_grad<R, __nv_bfloat16, __nv_bfloat16>(a, n_calls, c, s, err);
+    case ZERO__CUDA_ST_BF16_MASTER: return zero__cuda_adam_grad<R, __nv_bfloat16, float>(a, n_calls, c, s, err);
+    default: return zero__cuda_adam_grad<R, float, float>(a, n_calls, c, s, err);
+    }
 }
 
 /* One call's arguments checked; *end: one past its last element. m and v are
@@ -1949,7 +1975,7 @@ static zero_result zero__cuda_adam_storage(const zero_adam_args *a, int n_calls,
    where a segment is Muon's; master, m and v in their storage dtype. */
 static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_out, zero_error *err) {
     int64_t end = 0;
-    int k, mask, st;
+    int k, mask;
     zero_dtype mdt, sdt;
     zero_result r;
     if (!a) return zero__fail(err, ZERO_MSG_NULL_ARG, NULL, 0, 0, "cuda adam: args is NULL");
@@ -1965,14 +1991,11 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
     }
     mdt = a->master_dtype == ZERO_DTYPE_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
     sdt = a->state_dtype == ZERO_DTYPE_BF16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
-    st = zero__cuda_storage(a);
-    if (st == ZERO__CUDA_ST_FP32_MASTER ||
-        (st == ZERO__CUDA_ST_BF16_MASTER && a->kind != ZERO_OPTIMIZER_ADAM && a->kind != ZERO_OPTIMIZER_ADAMW &&
-         a->kind != ZERO_OPTIMIZER_MUON && zero__cuda_has_segs(a, 1, 0)))
+    if (zero__cuda_storage(a) == ZERO__CUDA_ST_FP32_MASTER)
         return zero__fail(err, ZERO_MSG_BAD_ARG, NULL, 0, 0,
-                          "cuda adam: master_dtype %s with state_dtype %s (%s): the kernels take master and state both "
-                          "fp32 or both bf16, and a bf16 master with fp32 state for Adam, AdamW and Muon only\nHINT: "
-                          "bf16.bf16_master_weights_and_grads and bf16.bf16_optimizer_states both on or both off",
+                          "cuda adam: master_dtype %s with state_dtype %s (%s): bf16 state needs a bf16 master (the "
+                          "kernels take master and state both fp32, both bf16, or a bf16 master with fp32 state)\nHINT: "
+                          "bf16.bf16_optimizer_states needs bf16.bf16_master_weights_and_grads",
                           zero_dtype_name(a->master_dtype), zero_dtype_name(a->state_dtype),
                           zero_optimizer_name((zero_optimizer_type)a->kind));
     mask = zero_optimizer_state_mask((zero_optimizer_type)a->kind, a->momentum);
@@ -1990,6 +2013,7 @@ static zero_result zero__cuda_adam_check(const zero_adam_args *a, int64_t *end_o
         (r = zero__cuda_check_arg("adam", "grad", a->grad, (size_t)end, a->grad_dtype, err)) != ZERO_OK ||
         (a->param && (r = zero__cuda_check_arg("adam", "param", a->param, (size_t)end, a->param_dtype, err)) != ZERO_OK))
         return r;
+    if (!zero__cuda_dtypes_taken(a)) return zero__cuda_dtypes_fail(a, err);
     *end_out = end;
     return ZERO_OK;
 }
@@ -2038,19 +2062,22 @@ static int zero__cuda_adam_same(const zero_adam_args *x, const zero_adam_args *y
 }
 
 /* Muon's step over its segments of calls a[0..n) (checked, sharing c, dtypes
-   and storage): W the master's type. */
+   and storage): W the master's type (the state is fp32), its params as
+   zero__cuda_all_dtypes has them. */
 template <typename W>
 static zero_result zero__cuda_muon_step_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
                                                cudaStream_t s, zero_error *err) {
     static const char step[] = "zero__cuda_muon_step_kernel (adam: Muon's step)";
     if (!zero__adam_stores_param(a))
         return zero__cuda_muon_run(zero__cuda_muon_step_kernel<W, zero__cuda_none>, step, 0, 0, a, n, c, s, err);
-    switch (a->param_dtype) {
-    case ZERO_DTYPE_FP16: return zero__cuda_muon_run(zero__cuda_muon_step_kernel<W, __half>, step, 0, 2, a, n, c, s, err);
-    case ZERO_DTYPE_BF16:
+    if (a->param_dtype == ZERO_DTYPE_BF16)
         return zero__cuda_muon_run(zero__cuda_muon_step_kernel<W, __nv_bfloat16>, step, 0, 2, a, n, c, s, err);
-    default: return zero__cuda_muon_run(zero__cuda_muon_step_kernel<W, float>, step, 0, 4, a, n, c, s, err);
+    if constexpr (zero__cuda_all_dtypes<W, float>::value) {
+        if (a->param_dtype == ZERO_DTYPE_FP16)
+            return zero__cuda_muon_run(zero__cuda_muon_step_kernel<W, __half>, step, 0, 2, a, n, c, s, err);
+        return zero__cuda_muon_run(zero__cuda_muon_step_kernel<W, float>, step, 0, 4, a, n, c, s, err);
     }
+    return zero__cuda_dtypes_fail(a, err);
 }
 
 /* Muon's segments of calls a[0..n) (checked, sharing c, dtypes and storage):
@@ -2073,46 +2100,49 @@ static zero_result zero__cuda_muon_launch(const zero_adam_args *a, int n, const 
 }
 
 /* Lamb's pass c.lamb_pass over calls a[0..n) (checked, sharing c, dtypes and
-   storage): W the master's type, S m's and v's. */
+   storage): W the master's type, S m's and v's; pass 1 by grad, pass 2 by
+   param, as zero__cuda_all_dtypes has them. */
 template <typename W, typename S>
 static zero_result zero__cuda_lamb_pass(const zero_adam_args *a, int n, const zero__cuda_adam_common &c, double *scratch,
                                         size_t n_scratch, cudaStream_t s, zero_error *err) {
     static const char mom[] = "zero__cuda_lamb_mom_kernel (adam: Lamb's pass 1)",
                       step[] = "zero__cuda_lamb_step_kernel (adam: Lamb's pass 2)";
-    if (c.lamb_pass == 1) switch (a->grad_dtype) {
-        case ZERO_DTYPE_FP16:
-            return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<W, S, __half>, mom, 1, 2, a, n, c, scratch, n_scratch, s,
-                                       err);
-        case ZERO_DTYPE_BF16:
+    constexpr bool all = zero__cuda_all_dtypes<W, S>::value;
+    if (c.lamb_pass == 1) {
+        if (a->grad_dtype == ZERO_DTYPE_BF16)
             return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<W, S, __nv_bfloat16>, mom, 1, 2, a, n, c, scratch,
                                        n_scratch, s, err);
-        default:
+        if (a->grad_dtype != ZERO_DTYPE_FP16)
             return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<W, S, float>, mom, 1, 4, a, n, c, scratch, n_scratch, s,
                                        err);
-        }
+        if constexpr (all)
+            return zero__cuda_lamb_run(zero__cuda_lamb_mom_kernel<W, S, __half>, mom, 1, 2, a, n, c, scratch, n_scratch, s,
+                                       err);
+        return zero__cuda_dtypes_fail(a, err);
+    }
     if (!zero__adam_stores_param(a))
         return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<W, S, zero__cuda_none>, step, 2, 0, a, n, c, scratch,
                                    n_scratch, s, err);
-    switch (a->param_dtype) {
-    case ZERO_DTYPE_FP16:
-        return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<W, S, __half>, step, 2, 2, a, n, c, scratch, n_scratch, s,
-                                   err);
-    case ZERO_DTYPE_BF16:
+    if (a->param_dtype == ZERO_DTYPE_BF16)
         return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<W, S, __nv_bfloat16>, step, 2, 2, a, n, c, scratch,
                                    n_scratch, s, err);
-    default:
+    if constexpr (all) {
+        if (a->param_dtype == ZERO_DTYPE_FP16)
+            return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<W, S, __half>, step, 2, 2, a, n, c, scratch, n_scratch,
+                                       s, err);
         return zero__cuda_lamb_run(zero__cuda_lamb_step_kernel<W, S, float>, step, 2, 4, a, n, c, scratch, n_scratch, s,
                                    err);
     }
+    return zero__cuda_dtypes_fail(a, err);
 }
 
-/* (master and state both fp32 or both bf16: zero__cuda_adam_check refuses
-   Lamb a bf16 master with fp32 state) */
 static zero_result zero__cuda_lamb_launch(const zero_adam_args *a, int n, const zero__cuda_adam_common &c,
                                           double *scratch, size_t n_scratch, cudaStream_t s, zero_error *err) {
-    if (zero__cuda_storage(a) == ZERO__CUDA_ST_BF16)
-        return zero__cuda_lamb_pass<__nv_bfloat16, __nv_bfloat16>(a, n, c, scratch, n_scratch, s, err);
-    return zero__cuda_lamb_pass<float, float>(a, n, c, scratch, n_scratch, s, err);
+    switch (zero__cuda_storage(a)) {
+    case ZERO__CUDA_ST_BF16: return zero__cuda_lamb_pass<__nv_bfloat16, __nv_bfloat16>(a, n, c, scratch, n_scratch, s, err);
+    case ZERO__CUDA_ST_BF16_MASTER: return zero__cuda_lamb_pass<__nv_bfloat16, float>(a, n, c, scratch, n_scratch, s, err);
+    default: return zero__cuda_lamb_pass<float, float>(a, n, c, scratch, n_scratch, s, err);
+    }
 }
 
 /* The fused kernel over the segments of calls a[0..n) that are not Muon's,
@@ -2123,8 +2153,6 @@ static zero_result zero__cuda_rule_launch(const zero_adam_args *a, int n, const 
         zero__ok(err);
         return ZERO_OK;
     }
-    if (zero__cuda_storage(a) == ZERO__CUDA_ST_BF16_MASTER) /* Adam's rule alone (zero__cuda_adam_check) */
-        return zero__cuda_adam_grad<zero__cuda_rule_adam, __nv_bfloat16, float>(a, n, c, s, err);
     switch (c.kind) {
     case ZERO_OPTIMIZER_LION: return zero__cuda_adam_storage<zero__cuda_rule_lion>(a, n, c, s, err);
     case ZERO_OPTIMIZER_ADAGRAD: return zero__cuda_adam_storage<zero__cuda_rule_adagrad>(a, n, c, s, err);

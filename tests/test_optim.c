@@ -1095,6 +1095,17 @@ static const struct {
 };
 enum { NB16 = sizeof B16_OPTS / sizeof B16_OPTS[0] };
 
+/* j: a job of B16_OPTS[k] in bf16 (fp32 master and state until the caller
+   sets master16, state16), Lamb's clamps DeepSpeed's defaults */
+static void b16_job(job *j, int k, int stage, int gas) {
+    memset(j, 0, sizeof *j);
+    j->dtype = ZERO_DTYPE_BF16;
+    j->o = B16_OPTS[k].o;
+    j->max_coeff = 10, j->min_coeff = 0.01;
+    j->stage = stage;
+    j->gas = gas;
+}
+
 /* ---- the float64 reference, rounding what it keeps to bf16 ---- */
 
 /* x rounded to the nearest bf16 (8 significant bits), ties to even: the
@@ -1248,12 +1259,7 @@ static void test_b16_matrix(void) {
             for (st = 0; st <= 3; st++) {
                 int differ, not16;
                 double steps;
-                memset(&j, 0, sizeof j);
-                j.dtype = ZERO_DTYPE_BF16;
-                j.o = B16_OPTS[k].o;
-                j.max_coeff = 10, j.min_coeff = 0.01; /* (Lamb: DeepSpeed's defaults) */
-                j.stage = st;
-                j.gas = 1;
+                b16_job(&j, k, st, 1);
                 j.master16 = j.state16 = 1;
                 run(&j, w);
                 runs++;
@@ -1288,12 +1294,7 @@ static void test_b16_fp32_differs(void) {
     static job a, b;
     int n16 = 0;
     int64_t i;
-    memset(&a, 0, sizeof a);
-    a.dtype = ZERO_DTYPE_BF16;
-    a.o = B16_OPTS[0].o;
-    a.max_coeff = 10, a.min_coeff = 0.01; /* (Lamb: DeepSpeed's defaults) */
-    a.stage = 1;
-    a.gas = 1;
+    b16_job(&a, 0, 1, 1);
     b = a;
     b.master16 = b.state16 = 1;
     run(&a, 2);
@@ -1323,12 +1324,7 @@ static void test_b16_offload(void) {
         for (k = 0; k < NB16; k++)
             for (st = 1; st <= 3; st++) {
                 int nv, adam = B16_OPTS[k].o.type <= ZERO_OPTIMIZER_ADAMW;
-                memset(&base, 0, sizeof base);
-                base.dtype = ZERO_DTYPE_BF16;
-                base.o = B16_OPTS[k].o;
-                base.max_coeff = 10, base.min_coeff = 0.01; /* (Lamb: DeepSpeed's defaults) */
-                base.stage = st;
-                base.gas = st == 2 ? 2 : 1;
+                b16_job(&base, k, st, st == 2 ? 2 : 1);
                 base.master16 = 1;
                 base.state16 = !mix;
                 run(&base, 2);
@@ -1391,12 +1387,7 @@ static void test_b16_checkpoint(void) {
     int k;
     CHECK(mkdtemp(dir) != NULL);
     for (k = 0; k < NB16; k++) {
-        memset(&full, 0, sizeof full);
-        full.dtype = ZERO_DTYPE_BF16;
-        full.o = B16_OPTS[k].o;
-        full.max_coeff = 10, full.min_coeff = 0.01; /* (Lamb: DeepSpeed's defaults) */
-        full.stage = 3;
-        full.gas = 1;
+        b16_job(&full, k, 3, 1);
         full.master16 = full.state16 = 1;
         run(&full, 2);
         snprintf(path, sizeof path, "%s/o%d", dir, k);
@@ -1421,12 +1412,7 @@ static void test_b16_checkpoint(void) {
         CHECKF(all_ok(&b, 2), "%s: an fp32 engine loading a bf16 checkpoint: %s", B16_OPTS[k].name, b.msg[0]);
     }
     /* a bf16 engine loads an fp32 checkpoint: the master rounded to bf16 */
-    memset(&a, 0, sizeof a);
-    a.dtype = ZERO_DTYPE_BF16;
-    a.o = B16_OPTS[0].o;
-    a.max_coeff = 10, a.min_coeff = 0.01; /* (Lamb: DeepSpeed's defaults) */
-    a.stage = 1;
-    a.gas = 1;
+    b16_job(&a, 0, 1, 1);
     snprintf(path, sizeof path, "%s/fp32", dir);
     a.save_dir = path;
     run(&a, 2);
@@ -1459,12 +1445,7 @@ static void test_b16_memory(void) {
         for (off = 0; off < 2; off++)
             for (gas = 1; gas <= 2; gas++) {
                 if (off && st == 0) continue;
-                memset(&a, 0, sizeof a);
-                a.dtype = ZERO_DTYPE_BF16;
-                a.o = B16_OPTS[0].o;
-                a.max_coeff = 10, a.min_coeff = 0.01; /* (Lamb: DeepSpeed's defaults) */
-                a.stage = st;
-                a.gas = gas;
+                b16_job(&a, 0, st, gas);
                 a.offload = off;
                 b = a;
                 b.master16 = b.state16 = 1;
@@ -1505,12 +1486,7 @@ static void test_b16_accum32(void) {
     for (st = 1; st <= 3; st += 2)
         for (off = 0; off < 2; off++) {
             int64_t i, not16 = 0;
-            memset(&a, 0, sizeof a);
-            a.dtype = ZERO_DTYPE_BF16;
-            a.o = B16_OPTS[1].o;
-            a.max_coeff = 10, a.min_coeff = 0.01; /* (Lamb: DeepSpeed's defaults) */
-            a.stage = st;
-            a.gas = 2;
+            b16_job(&a, 1, st, 2);
             a.master16 = a.state16 = 1;
             a.acc32 = 1;
             a.offload = off;

@@ -374,6 +374,29 @@ typedef struct adam_ctx {
     zero_cpu_pool *pool;
 } adam_ctx;
 
+/* An Adam row's call over B's buffers (seg: the whole of them): fp16
+   gradients times a scale and the fp16 parameters written (fp16), or fp32
+   gradients and no parameter copy; AdamW with step 10's bias corrections. */
+static void adam_row(adam_ctx *ac, const bufs *B, const zero_adam_seg *seg, int fp16) {
+    memset(ac, 0, sizeof *ac);
+    ac->a.master = B->master;
+    ac->a.m = B->m;
+    ac->a.v = B->v;
+    ac->a.grad = B->grad;
+    ac->a.grad_dtype = B->grad_dtype;
+    ac->a.param = fp16 ? (void *)B->param : NULL;
+    ac->a.param_dtype = ZERO_DTYPE_FP16;
+    ac->a.segs = seg;
+    ac->a.n_segs = 1;
+    ac->a.beta1 = 0.9f;
+    ac->a.beta2 = 0.999f;
+    ac->a.eps = 1e-8f;
+    ac->a.bc1 = 1.0f - powf(0.9f, 10.0f);
+    ac->a.bc2 = 1.0f / sqrtf(1.0f - powf(0.999f, 10.0f));
+    ac->a.grad_scale = fp16 ? 1.0f / 1024.0f : 1.0f;
+    ac->a.adamw = 1;
+}
+
 static int adam_call(void *ctx) {
     adam_ctx *c = (adam_ctx *)ctx;
     zero_error err;
@@ -594,23 +617,7 @@ int main(int argc, char **argv) {
             B.grad_dtype = fp16 ? ZERO_DTYPE_FP16 : ZERO_DTYPE_FP32;
             if (zero_cpu_pool_run(pool_all, fill_grad_task, &B, N, GRAIN, &err) != ZERO_OK) die("fill", &err);
             adam_ctx ac;
-            memset(&ac, 0, sizeof ac);
-            ac.a.master = B.master;
-            ac.a.m = B.m;
-            ac.a.v = B.v;
-            ac.a.grad = B.grad;
-            ac.a.grad_dtype = B.grad_dtype;
-            ac.a.param = fp16 ? (void *)B.param : NULL;
-            ac.a.param_dtype = ZERO_DTYPE_FP16;
-            ac.a.segs = &seg;
-            ac.a.n_segs = 1;
-            ac.a.beta1 = 0.9f;
-            ac.a.beta2 = 0.999f;
-            ac.a.eps = 1e-8f;
-            ac.a.bc1 = 1.0f - powf(0.9f, 10.0f);
-            ac.a.bc2 = 1.0f / sqrtf(1.0f - powf(0.999f, 10.0f));
-            ac.a.grad_scale = fp16 ? 1.0f / 1024.0f : 1.0f;
-            ac.a.adamw = 1;
+            adam_row(&ac, &B, &seg, fp16);
             for (int li = 0; li < 2; li++) {
                 zero_simd_level level = li ? ZERO_SIMD_SCALAR : best;
                 if (li && best == ZERO_SIMD_SCALAR) break;
@@ -696,24 +703,9 @@ int main(int argc, char **argv) {
                 ((zero_bf16 *)B.m)[i] = zero_f32_to_bf16(B.m[i]);
                 ((zero_bf16 *)B.v)[i] = zero_f32_to_bf16(B.v[i]);
             }
-            memset(&ac, 0, sizeof ac);
-            ac.a.master = B.master;
-            ac.a.m = B.m;
-            ac.a.v = B.v;
+            B.grad_dtype = ZERO_DTYPE_FP16; /* (the rules' fill above) */
+            adam_row(&ac, &B, &seg, 1);
             ac.a.master_dtype = ac.a.state_dtype = ZERO_DTYPE_BF16;
-            ac.a.grad = B.grad;
-            ac.a.grad_dtype = ZERO_DTYPE_FP16;
-            ac.a.param = B.param;
-            ac.a.param_dtype = ZERO_DTYPE_FP16;
-            ac.a.segs = &seg;
-            ac.a.n_segs = 1;
-            ac.a.beta1 = 0.9f;
-            ac.a.beta2 = 0.999f;
-            ac.a.eps = 1e-8f;
-            ac.a.bc1 = 1.0f - powf(0.9f, 10.0f);
-            ac.a.bc2 = 1.0f / sqrtf(1.0f - powf(0.999f, 10.0f));
-            ac.a.grad_scale = 1.0f / 1024.0f;
-            ac.a.adamw = 1;
             ac.level = best;
             ac.pool = pool_all;
             timing t = time_calls(adam_call, &ac, warmup, iters, budget);
