@@ -1403,6 +1403,35 @@ static void test_b16_checkpoint(void) {
                    !memcmp(b.v, full.v, sizeof b.v),
                "%s: saved at stage 2 and loaded at stage 3 is not the run that never stopped (%s)", B16_OPTS[k].name,
                b.msg[0]);
+        /* and into NVMe tiles (master | m | v in bf16, 6 bytes a parameter), with the state fp32 too (10):
+           the scalar CPU path, bitwise */
+        if (k <= 1) {
+            char tiles[] = "/tmp/zero_bf16_tiles_XXXXXX";
+            int mix;
+            CHECK(mkdtemp(tiles) != NULL);
+            for (mix = 0; mix < 2; mix++) {
+                /* the same load without offload: the run that never stopped (bf16 state), or with fp32 state the
+                   run that loads it on the device */
+                a = full;
+                a.load_dir = path;
+                a.state16 = !mix;
+                if (mix) run(&a, 2);
+                else a = full;
+                b = a;
+                b.load_dir = path;
+                b.offload = 1;
+                b.nvme = tiles;
+                setenv("ZERO_NO_SIMD", "1", 1);
+                run(&b, 2);
+                unsetenv("ZERO_NO_SIMD");
+                CHECKF(all_ok(&a, 2) && all_ok(&b, 2) && !memcmp(b.w, a.w, sizeof b.w) && !memcmp(b.m, a.m, sizeof b.m) &&
+                           !memcmp(b.v, a.v, sizeof b.v),
+                       "%s: loaded into NVMe tiles (state %s) is not the same load on the device (%s)", B16_OPTS[k].name,
+                       mix ? "fp32" : "bf16", b.msg[0]);
+            }
+            snprintf(cmd, sizeof cmd, "rm -rf '%s'", tiles);
+            if (system(cmd) != 0) fprintf(stderr, "rm -rf %s failed\n", tiles);
+        }
         /* an fp32 engine loads the bf16 checkpoint: its values are the saved bf16 ones */
         b = full;
         b.master16 = b.state16 = 0;
