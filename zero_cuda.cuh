@@ -1912,8 +1912,10 @@ static int zero__cuda_storage(const zero_adam_args *a) {
    (W and S float) every grad (fp32, fp16, bf16) and param (none, fp32, fp16,
    bf16); a bf16 master or state only those of the engine, which pairs them
    with bf16 compute: grad fp32 or bf16, param none or bf16
-   (zero__cuda_adam_check refuses the others). Every pair in them too would
-   nearly double nvcc's time on each file that includes this header. */
+   (zero__cuda_adam_check refuses the others). Every pair in them too nearly
+   doubled nvcc's time on each file that includes this header
+   (tests/gpu_kernels.cu for sm_90, user time on two shared cores: 18 s
+   without bf16 storage, 34 s with every pair, 27 s so). */
 template <typename W, typename S> struct zero__cuda_all_dtypes { static constexpr bool value = false; };
 template <> struct zero__cuda_all_dtypes<float, float> { static constexpr bool value = true; };
 static int zero__cuda_dtypes_taken(const zero_adam_args *a) {

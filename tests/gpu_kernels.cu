@@ -45,16 +45,18 @@
 //     and single elements); every rule (Adam, AdamW, Lion, Adagrad, SGD with and
 //     without momentum, Lamb's two passes, Muon's pass 1 and step with the AdamW
 //     segments beside them) on bf16 master and state (Muon aside: its state is
-//     fp32) and, for Adam, AdamW and Muon, on a bf16 master with fp32 state (fp32
-//     too, as a control) x every grad dtype x param kind: master, the kept state
+//     fp32) and on a bf16 master with fp32 state x the dtypes they take (fp32 and
+//     bf16 grads x no param, the master as the param, a bf16 param), and on fp32
+//     (a control: every grad dtype, one param kind each): master, the kept state
 //     and the param bit for bit the host backend's (the param rounded from the
 //     fp32 result), Lamb's sums within 1e-12; random segment
 //     tables in one call and cut into adam_multi calls, each array at its own
 //     shift (other 16-byte heads, or none in common), single segments at
 //     unaligned starts, Lamb with a small scratch; adam_multi over calls of the
-//     storages in runs; refused: bf16 state under Muon's segments, a bf16 master
-//     with fp32 state for the other rules, an fp32 master with bf16 state, other
-//     storage dtypes;
+//     three storages in runs; refused: bf16 state under Muon's segments, an fp32
+//     master with bf16 state, other storage dtypes, and beside a bf16 master or
+//     state an fp16 grad or an fp32 or fp16 param copy (every rule and pass, the
+//     message naming them; fp32 storage takes them);
 //   Every output buffer is poisoned first (all bits set: a NaN in each dtype):
 //   elements inside the range must be written, elements outside (guards around
 //   every range, gaps between Adam segments) must keep the poison.
@@ -1380,11 +1382,27 @@ static void storage_fill(buf *const *B, const std::vector<char> &inside) {
 // Whether the CUDA kernels take rule kind on master mdt and state sdt (else
 // zero__cuda_adam_check refuses it: test_storage_misuse): both fp32 or both bf16
 // (Muon: not bf16, its segments need fp32 state), or a bf16 master with fp32
-// state for Adam, AdamW and Muon.
+// state, for every rule.
 static bool storage_runs(int kind, zero_dtype mdt, zero_dtype sdt) {
     if (mdt == sdt) return !(kind == ZERO_OPTIMIZER_MUON && sdt == ZERO_DTYPE_BF16);
-    return mdt == ZERO_DTYPE_BF16 &&
-           (kind == ZERO_OPTIMIZER_ADAM || kind == ZERO_OPTIMIZER_ADAMW || kind == ZERO_OPTIMIZER_MUON);
+    return mdt == ZERO_DTYPE_BF16;
+}
+
+// Whether the CUDA kernels take grad gdt and param kind pmode beside master mdt
+// and state sdt (else zero__cuda_adam_check refuses them: test_storage_misuse):
+// fp32 storage every one; a bf16 master or state the engine's bf16 compute
+// alone, a grad in fp32 or bf16 and no param copy (none, or the master itself)
+// or a bf16 one.
+static bool storage_takes(zero_dtype mdt, zero_dtype sdt, zero_dtype gdt, int pmode) {
+    if (mdt != ZERO_DTYPE_BF16 && sdt != ZERO_DTYPE_BF16) return true;
+    return gdt != ZERO_DTYPE_FP16 && (pmode == P_NONE || pmode == P_MASTER || pmode == P_BF16);
+}
+// A random grad dtype and param kind that storage (mdt, sdt) takes.
+static void storage_pick(zero_dtype mdt, zero_dtype sdt, zero_dtype *gdt, int *pmode) {
+    do {
+        *gdt = dtypes[zt_rand_int(0, 2)];
+        *pmode = (int)zt_rand_int(0, P_COUNT - 1);
+    } while (!storage_takes(mdt, sdt, *gdt, *pmode));
 }
 
 // The rules the storage tests run (rule.kind; Adam's adamw follows kind AdamW, Muon's
@@ -1567,17 +1585,17 @@ static void test_storage(const rule &r, zero_dtype mdt, zero_dtype sdt, zero_dty
     cudaFree(dsums), cudaFree(dratio);
 }
 
-// adam_multi over calls of the storages (fp32, bf16, and for AdamW a bf16 master
-// with fp32 state), each call its own arrays at their own shifts, in runs of calls
-// sharing a storage, against the host backend per call, bit for bit: a launch
-// shared across storages would read one call's bf16 as another's fp32. kind AdamW
-// (one call each) or Lamb (pass 1 over all the calls, then pass 2 by the host
-// sums' ratios).
+// adam_multi over calls of the storages (bf16, a bf16 master with fp32 state,
+// fp32), each call its own arrays at their own shifts, in runs of calls sharing a
+// storage, against the host backend per call, bit for bit: a launch shared across
+// storages would read one call's bf16 as another's fp32. The dtypes every storage
+// takes: a grad in fp32 or bf16, a bf16 param or none. kind AdamW (one call each)
+// or Lamb (pass 1 over all the calls, then pass 2 by the host sums' ratios).
 static void test_storage_multi(int ncalls, int kind, double *scratch) {
     static const zero_dtype st[3][2] = {
         {ZERO_DTYPE_BF16, ZERO_DTYPE_BF16}, {ZERO_DTYPE_BF16, ZERO_DTYPE_FP32}, {ZERO_DTYPE_FP32, ZERO_DTYPE_FP32}};
-    const int lamb = kind == ZERO_OPTIMIZER_LAMB;
-    const zero_dtype gdt = dtypes[zt_rand_int(0, 2)], pdt = dtypes[zt_rand_int(0, 2)];
+    const int lamb = kind == ZERO_OPTIMIZER_LAMB, with_param = zt_rand_int(0, 2) != 0;
+    const zero_dtype gdt = zt_rand_int(0, 1) ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32, pdt = ZERO_DTYPE_BF16;
     struct call {
         std::unique_ptr<buf> b[5];  // master, m, v, grad, param
         std::vector<unsigned char> h[5];
@@ -1587,7 +1605,7 @@ static void test_storage_multi(int ncalls, int kind, double *scratch) {
     };
     std::vector<call> calls((size_t)ncalls);
     size_t total_segs = 0;
-    int s = lamb ? 2 * (int)zt_rand_int(0, 1) : (int)zt_rand_int(0, 2), runs = 1;
+    int s = (int)zt_rand_int(0, 2), runs = 1;
     for (call &c : calls) {  // segments first: the sums' and ratios' sizes
         c.segs = opt_segs(random_segs(quick ? 8 : 15, quick ? 3000 : 30000));
         c.first = total_segs;
@@ -1604,7 +1622,7 @@ static void test_storage_multi(int ncalls, int kind, double *scratch) {
     for (int i = 0; i < ncalls; i++) {
         call &c = calls[(size_t)i];
         if (i > 0 && zt_rand_int(0, 2) == 0)  // a new run: another storage
-            s = lamb ? 2 - s : (s + (int)zt_rand_int(1, 2)) % 3, runs++;
+            s = (s + (int)zt_rand_int(1, 2)) % 3, runs++;
         int64_t end = 0;
         for (auto &sg : c.segs) end = std::max(end, sg.offset + sg.count);
         const size_t N = (size_t)end + 3;
@@ -1628,8 +1646,9 @@ static void test_storage_multi(int ncalls, int kind, double *scratch) {
         hc[(size_t)i] = dc[(size_t)i] = a;
         zero_adam_args &x = hc[(size_t)i], &y = dc[(size_t)i];
         x.master = hat(c.h[0], *B[0]), x.m = hat(c.h[1], *B[1]), x.v = hat(c.h[2], *B[2]);
-        x.grad = hat(c.h[3], *B[3]), x.param = hat(c.h[4], *B[4]);
-        y.master = B[0]->dp(), y.m = B[1]->dp(), y.v = B[2]->dp(), y.grad = B[3]->dp(), y.param = B[4]->dp();
+        x.grad = hat(c.h[3], *B[3]), x.param = with_param ? hat(c.h[4], *B[4]) : NULL;
+        y.master = B[0]->dp(), y.m = B[1]->dp(), y.v = B[2]->dp(), y.grad = B[3]->dp();
+        y.param = with_param ? B[4]->dp() : NULL;  // (none: the param buffer stays poison)
         x.lamb_sums = hsums.data() + 2 * c.first, y.lamb_sums = dsums + 2 * c.first;
         x.lamb_ratio = ratio.data() + c.first, y.lamb_ratio = dratio + c.first;
     }
@@ -1667,7 +1686,7 @@ static void test_storage_multi(int ncalls, int kind, double *scratch) {
         printf("storage adam_multi %s pass %d: %d calls in %d runs of one storage, grad %s param %s, %zu segments: %zu "
                "elements differ from the host backend\n",
                zero_optimizer_name((zero_optimizer_type)kind), pass, ncalls, runs, zero_dtype_name(gdt),
-               zero_dtype_name(pdt), total_segs, differ);
+               with_param ? zero_dtype_name(pdt) : "none", total_segs, differ);
         CHECKF(differ == 0 && outside == 0 && moved > 0 && worst <= 1e-12,
                "storage adam_multi %s pass %d: %zu elements differ from the host backend, %zu outside elements "
                "written, %zu moved, Lamb's sums within %.2e",
@@ -1677,15 +1696,20 @@ static void test_storage_multi(int ncalls, int kind, double *scratch) {
 }
 
 // The storage the CUDA kernels refuse, and what they take: bf16 state under Muon's
-// segments (pass 1 and the step, adam and adam_multi), a bf16 master with fp32
-// state for Lion and Lamb (but Lion's call whose segments are all Muon's runs), an
-// fp32 master with bf16 state, a storage dtype other than fp32 and bf16, a
-// misaligned bf16 master; a bf16 master at a 2-byte boundary and a Muon call with
-// bf16 state but no Muon segment run.
+// segments (pass 1 and the step, adam and adam_multi), an fp32 master with bf16
+// state, a storage dtype other than fp32 and bf16, a misaligned bf16 master; a bf16
+// master with fp32 state for every rule (Lion, Lamb's pass 2, AdamW, Muon), a bf16
+// master at a 2-byte boundary and a Muon call with bf16 state but no Muon segment
+// run. Then the dtypes beside a bf16 master or state: an fp16 grad, an fp32 or fp16
+// param copy refused on both bf16 storages (Muon's pass 1, Lamb's pass 2, a Lion
+// call, adam_multi with a refused call after a good one), with the message naming
+// them; fp32 and bf16 grads with no param, the master as the param, a NULL param
+// of any dtype, a bf16 param run; on fp32 storage every one runs.
 static void test_storage_misuse(void) {
     zero_error err;
     unsigned char *d = nullptr;
     CU(cudaMalloc(&d, 4096));
+    CU(cudaMemset(d, 0, 4096));  // (zeros: the calls that run step finite numbers)
     zero_adam_seg s = seg(0, 4);
     s.muon = 1;
     zero_adam_args a;
@@ -1712,14 +1736,9 @@ static void test_storage_misuse(void) {
     a.muon_pass = 1;
     CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
     a.kind = ZERO_OPTIMIZER_LION, a.muon_pass = 0, a.state_dtype = ZERO_DTYPE_FP32;
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);  // bf16 master, fp32 state: Adam's
-    CHECK_STR_CONTAINS(err.msg, "master_dtype bf16 with state_dtype fp32 (Lion)");
-    s.muon = 1;  // unless every segment is Muon's
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
-    s.muon = 0;
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);  // bf16 master, fp32 state: every rule
     a.kind = ZERO_OPTIMIZER_LAMB, a.lamb_pass = 2, a.lamb_ratio = (const float *)(d + 3072);
-    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
-    CHECK_STR_CONTAINS(err.msg, "(Lamb)");
+    CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
     a.lamb_pass = 0, a.lamb_ratio = NULL;
     a.kind = ZERO_OPTIMIZER_ADAMW;
     CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
@@ -1744,6 +1763,80 @@ static void test_storage_misuse(void) {
     CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_ERR_INVALID_ARG);
     CHECK_STR_CONTAINS(err.msg, "m (");
     CU(cudaDeviceSynchronize());
+
+    // the grad and param dtypes beside a bf16 master or state (the engine's bf16 compute)
+    static const zero_dtype st[3][2] = {
+        {ZERO_DTYPE_BF16, ZERO_DTYPE_BF16}, {ZERO_DTYPE_BF16, ZERO_DTYPE_FP32}, {ZERO_DTYPE_FP32, ZERO_DTYPE_FP32}};
+    for (int si = 0; si < 3; si++) {
+        const bool b16 = si < 2;
+        const zero_result refused = b16 ? ZERO_ERR_INVALID_ARG : ZERO_OK;
+        char want[96];
+        memset(&a, 0, sizeof a);
+        s = seg(0, 4);
+        a.master = d + 1024, a.m = d + 1280, a.v = d + 1536, a.grad = d + 2048, a.grad_scale = 1.0f;
+        a.segs = &s, a.n_segs = 1;
+        a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-8f, a.bc1 = 1.0f, a.bc2 = 1.0f;
+        a.kind = ZERO_OPTIMIZER_ADAMW, a.adamw = 1;
+        a.master_dtype = st[si][0], a.state_dtype = st[si][1];
+        for (zero_dtype gdt : {ZERO_DTYPE_FP32, ZERO_DTYPE_BF16}) {  // taken: no param, the master, a NULL one, bf16
+            a.grad_dtype = gdt;
+            a.param = NULL, a.param_dtype = ZERO_DTYPE_FP16;
+            CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+            a.param = a.master, a.param_dtype = st[si][0];
+            CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+            a.param = d + 3584, a.param_dtype = ZERO_DTYPE_BF16;
+            CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+        }
+        a.grad_dtype = ZERO_DTYPE_FP16, a.param = NULL;  // an fp16 grad
+        CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), refused);
+        if (b16) {
+            snprintf(want, sizeof want, "grad_dtype fp16, param none with master_dtype bf16, state_dtype %s",
+                     zero_dtype_name(st[si][1]));
+            CHECK_STR_CONTAINS(err.msg, want);
+            CHECK_STR_CONTAINS(err.msg, "bf16 master/state take fp32 or bf16 gradients and a bf16 (or no) parameter copy");
+            CHECK_STR_CONTAINS(err.msg, "HINT: ");
+        }
+        for (zero_dtype pdt : {ZERO_DTYPE_FP32, ZERO_DTYPE_FP16}) {  // an fp32 or fp16 param copy
+            a.grad_dtype = ZERO_DTYPE_BF16, a.param = d + 3584, a.param_dtype = pdt;
+            CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), refused);
+            snprintf(want, sizeof want, "grad_dtype bf16, param %s with master_dtype bf16", zero_dtype_name(pdt));
+            if (b16) CHECK_STR_CONTAINS(err.msg, want);
+        }
+        a.param = a.master, a.param_dtype = ZERO_DTYPE_FP32;  // the master's buffer in another dtype is a copy
+        CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), b16 ? ZERO_ERR_INVALID_ARG : ZERO_OK);
+        a.param = NULL;
+        a.kind = ZERO_OPTIMIZER_LION, a.grad_dtype = ZERO_DTYPE_FP16;  // every rule, every pass
+        CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), refused);
+        if (b16) CHECK_STR_CONTAINS(err.msg, "grad_dtype fp16");
+        a.kind = ZERO_OPTIMIZER_LAMB, a.lamb_pass = 2, a.lamb_ratio = (const float *)(d + 3072);
+        a.grad_dtype = ZERO_DTYPE_FP32, a.param = d + 3584, a.param_dtype = ZERO_DTYPE_FP16;
+        CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), refused);
+        if (b16) CHECK_STR_CONTAINS(err.msg, "param fp16");
+        a.param_dtype = ZERO_DTYPE_BF16;
+        CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+        a.lamb_pass = 0, a.lamb_ratio = NULL;
+        if (st[si][1] == ZERO_DTYPE_FP32) {  // Muon's pass 1 (its state is fp32)
+            s.muon = 1;
+            a.kind = ZERO_OPTIMIZER_MUON, a.muon_pass = 1, a.momentum = 0.95f, a.param = NULL;
+            a.grad_dtype = ZERO_DTYPE_FP16;
+            CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), refused);
+            if (b16) CHECK_STR_CONTAINS(err.msg, "grad_dtype fp16");
+            a.grad_dtype = ZERO_DTYPE_BF16;
+            CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+            a.muon_pass = 0, a.param = d + 3584, a.param_dtype = ZERO_DTYPE_FP32;  // Muon's step
+            CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), refused);
+            if (b16) CHECK_STR_CONTAINS(err.msg, "param fp32");
+            a.param_dtype = ZERO_DTYPE_BF16;
+            CHECK_EQ_INT(zero__cuda_k_adam(&a, NULL, 0, 0, &err), ZERO_OK);
+            s.muon = 0, a.muon_pass = 0, a.momentum = 0.0f;
+        }
+        a.kind = ZERO_OPTIMIZER_ADAMW, a.grad_dtype = ZERO_DTYPE_BF16, a.param = NULL;  // adam_multi: the second call
+        zero_adam_args two[2] = {a, a};
+        two[1].param = d + 3584, two[1].param_dtype = ZERO_DTYPE_FP16;
+        CHECK_EQ_INT(zero__cuda_k_adam_multi(two, 2, NULL, 0, 0, &err), refused);
+        if (b16) CHECK_STR_CONTAINS(err.msg, "param fp16");
+        CU(cudaDeviceSynchronize());
+    }
     cudaFree(d);
 }
 
@@ -2155,10 +2248,11 @@ int main() {
     printf("muon (element-wise): %d checks, %d failed\n", zt_pass - pass0 + zt_fail - fail0, zt_fail - fail0);
     pass0 = zt_pass, fail0 = zt_fail;
 
-    // bf16 storage: the bf16 store's bits (aligned and not); every rule x grad dtype x param kind on bf16 master
-    // and state (not Muon) and on a bf16 master with fp32 state (Adam, AdamW, Muon; fp32 as a control, one param kind);
-    // per storage and rule, arrays at their own shifts in one call and in adam_multi calls; Lamb with a small
-    // scratch; single segments of each size at unaligned starts; adam_multi across storages; the refusals
+    // bf16 storage: the bf16 store's bits (aligned and not); every rule on bf16 master and state (not Muon) and on a
+    // bf16 master with fp32 state x the grad dtypes and param kinds they take (fp32, bf16 x none, the master, bf16;
+    // fp32 as a control: every grad dtype, one param kind); per storage and rule, arrays at their own shifts in one
+    // call and in adam_multi calls; Lamb with a small scratch on both; single segments of each size at unaligned
+    // starts; adam_multi across storages; the refusals
     for (size_t doff : {(size_t)0, (size_t)1, (size_t)3})
         for (size_t soff : {(size_t)0, (size_t)1, (size_t)2}) test_bf16_bits(doff, soff);
     {
@@ -2172,30 +2266,37 @@ int main() {
                 for (int gi = 0; gi < 3; gi++)
                     for (int pm = 0; pm < P_COUNT; pm++) {
                         const zero_dtype gdt = dtypes[gi];
+                        if (!storage_takes(st[si][0], st[si][1], gdt, pm)) continue;  // refused: test_storage_misuse
                         if (si == 2 && pm != (int)((ri + (size_t)gi) % P_COUNT)) continue;  // fp32: one param kind
                         test_storage(r, st[si][0], st[si][1], gdt, pm,
                                      opt_segs(random_segs(quick ? 30 : 120, quick ? 3000 : 60000)), 0, 0, scratch,
                                      ZERO__CUDA_SUMSQ_SCRATCH, "random segments");
                     }
                 if (si == 2) continue;
-                test_storage(r, st[si][0], st[si][1], dtypes[zt_rand_int(0, 2)], (int)zt_rand_int(0, P_COUNT - 1),
-                             opt_segs(random_segs(quick ? 30 : 120, quick ? 3000 : 60000)), 0, 1, scratch,
-                             ZERO__CUDA_SUMSQ_SCRATCH, "shifted arrays");
-                test_storage(r, st[si][0], st[si][1], dtypes[zt_rand_int(0, 2)], (int)zt_rand_int(0, P_COUNT - 1),
-                             opt_segs(random_segs(quick ? 40 : 150, quick ? 3000 : 60000)), 3, (int)zt_rand_int(0, 1),
-                             scratch, ZERO__CUDA_SUMSQ_SCRATCH, "adam_multi");
+                zero_dtype gdt;
+                int pm;
+                storage_pick(st[si][0], st[si][1], &gdt, &pm);
+                test_storage(r, st[si][0], st[si][1], gdt, pm, opt_segs(random_segs(quick ? 30 : 120, quick ? 3000 : 60000)),
+                             0, 1, scratch, ZERO__CUDA_SUMSQ_SCRATCH, "shifted arrays");
+                storage_pick(st[si][0], st[si][1], &gdt, &pm);
+                test_storage(r, st[si][0], st[si][1], gdt, pm, opt_segs(random_segs(quick ? 40 : 150, quick ? 3000 : 60000)),
+                             3, (int)zt_rand_int(0, 1), scratch, ZERO__CUDA_SUMSQ_SCRATCH, "adam_multi");
             }
-        test_storage(rules[7], ZERO_DTYPE_BF16, ZERO_DTYPE_BF16, ZERO_DTYPE_BF16, P_BF16,
-                     opt_segs(random_segs(quick ? 60 : 200, quick ? 30000 : 300000)), 0, 1, scratch, 64, "small scratch");
+        for (int si = 0; si < 2; si++)
+            test_storage(rules[7], st[si][0], st[si][1], si ? ZERO_DTYPE_FP32 : ZERO_DTYPE_BF16, P_BF16,
+                         opt_segs(random_segs(quick ? 60 : 200, quick ? 30000 : 300000)), 0, 1, scratch, 64,
+                         "small scratch");
         for (size_t n : sizes)
             for (size_t off : {(size_t)0, (size_t)1, (size_t)5}) {
                 const rule &r = rules[(size_t)zt_rand_int(0, (long)rules.size() - 1)];
-                int si = (int)zt_rand_int(0, 1);
+                int si = (int)zt_rand_int(0, 1), pm;
+                zero_dtype gdt;
                 if (!storage_runs(r.kind, st[si][0], st[si][1])) si = 1 - si;
                 if (r.kind == ZERO_OPTIMIZER_MUON && n == 0) continue;
-                test_storage(r, st[si][0], st[si][1], dtypes[zt_rand_int(0, 2)], (int)zt_rand_int(0, P_COUNT - 1),
-                             opt_segs({seg((int64_t)off, (int64_t)n)}), 0, (int)zt_rand_int(0, 1), scratch,
-                             ZERO__CUDA_SUMSQ_SCRATCH, n == 0 ? "one empty segment" : "one segment");
+                storage_pick(st[si][0], st[si][1], &gdt, &pm);
+                test_storage(r, st[si][0], st[si][1], gdt, pm, opt_segs({seg((int64_t)off, (int64_t)n)}), 0,
+                             (int)zt_rand_int(0, 1), scratch, ZERO__CUDA_SUMSQ_SCRATCH,
+                             n == 0 ? "one empty segment" : "one segment");
             }
         for (int rep = 0; rep < 2; rep++) {
             test_storage_multi(quick ? 8 : 20, ZERO_OPTIMIZER_ADAMW, scratch);

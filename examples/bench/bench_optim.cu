@@ -47,8 +47,9 @@
    loads and stores the same bytes of one contiguous buffer; prints both
    medians and their ratio (zero / reference). --state bf16: the master and
    the state in bf16 (bf16.bf16_master_weights_and_grads and
-   bf16_optimizer_states: 16 bytes a parameter for Adam), the reference's
-   loads and stores of them in bf16 too (rounded to nearest even).
+   bf16_optimizer_states: 16 bytes a parameter for Adam) with bf16 gradients
+   and parameters (the engine's pairing), the reference's loads and stores in
+   bf16 too (rounded to nearest even).
 
    --optimizer muon (and last in all): Muon on the device. zero_backend.muon_ns
    (5 Newton-Schulz steps in fp32 on the FMA units, no tensor cores) on one
@@ -523,7 +524,7 @@ static int rule_picked(const bench_rule &r, const char *which) {
     return !strcmp(which, "all") || !strcmp(which, r.name) || (!strcmp(which, "sgd") && r.kind == ZERO_OPTIMIZER_SGD);
 }
 
-/* Bytes a parameter: fp16 gradient read, fp16 parameter written, the master
+/* Bytes a parameter: 16-bit gradient read, 16-bit parameter written, the master
    and the rule's state read and written (4 bytes each, 2 in bf16). */
 static double rule_bytes(const bench_rule &r, int s16) { return 2.0 + 2.0 + (s16 ? 4.0 : 8.0) * (1 + r.m + r.v); }
 
@@ -565,10 +566,17 @@ static __global__ void ref_rule_kernel(char *w, char *m, char *v, const __half *
         ref_ld8<B16>(w + i * es, W);
         if (R == 0 || R == 1 || R == 3) ref_ld8<B16>(m + i * es, M);
         if (R == 0 || R == 2) ref_ld8<B16>(v + i * es, V);
-        for (int k = 0; k < 4; k++) {
-            __half2 h;
-            memcpy(&h, &gw[k], sizeof h);
-            const float2 f = __half22float2(h);
+        for (int k = 0; k < 4; k++) { /* (B16: the gradient is bf16 too) */
+            float2 f;
+            if (B16) {
+                __nv_bfloat162 h;
+                memcpy(&h, &gw[k], sizeof h);
+                f = __bfloat1622float2(h);
+            } else {
+                __half2 h;
+                memcpy(&h, &gw[k], sizeof h);
+                f = __half22float2(h);
+            }
             G[2 * k] = f.x * gs, G[2 * k + 1] = f.y * gs;
         }
         for (int k = 0; k < 8; k++) {
@@ -591,9 +599,14 @@ static __global__ void ref_rule_kernel(char *w, char *m, char *v, const __half *
             }
         }
         unsigned pw[4];
-        for (int k = 0; k < 4; k++) {
-            const __half2 h = __floats2half2_rn(W[2 * k], W[2 * k + 1]);
-            memcpy(&pw[k], &h, sizeof h);
+        for (int k = 0; k < 4; k++) { /* (B16: the parameter copy is bf16 too) */
+            if (B16) {
+                const __nv_bfloat162 h = __floats2bfloat162_rn(W[2 * k], W[2 * k + 1]);
+                memcpy(&pw[k], &h, sizeof h);
+            } else {
+                const __half2 h = __floats2half2_rn(W[2 * k], W[2 * k + 1]);
+                memcpy(&pw[k], &h, sizeof h);
+            }
         }
         ref_st8<B16>(w + i * es, W);
         if (R == 0 || R == 1 || R == 3) ref_st8<B16>(m + i * es, M);
@@ -643,10 +656,11 @@ static int run_rules(const char *which, int s16, int64_t per, int tensors, int i
     const zero_backend *be = zero_cuda_backend(cu);
     cudaStream_t s = zero_cuda_stream(cu);
     const size_t es = s16 ? 2 : 4;
-    const zero_dtype sdt = s16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
-    printf("# bench_optim --optimizer %s: %lld parameters (%d tensors of %lld), fp16 grads and params, %s master and "
+    /* bf16 storage: bf16 gradients and parameters, as the engine pairs them (bf16 compute) */
+    const zero_dtype sdt = s16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32, gdt = s16 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP16;
+    printf("# bench_optim --optimizer %s: %lld parameters (%d tensors of %lld), %s grads and params, %s master and "
            "state, one GPU\n",
-           which, (long long)N, tensors, (long long)per, s16 ? "bf16" : "fp32");
+           which, (long long)N, tensors, (long long)per, s16 ? "bf16" : "fp16", s16 ? "bf16" : "fp32");
     bench_device_line("# ");
     printf("# events on the compute stream, median of %d after %d warm-up; reference: one plain fused kernel over the "
            "same buffers\n",
@@ -670,7 +684,7 @@ static int run_rules(const char *which, int s16, int64_t per, int tensors, int i
         bench_fill(master, (size_t)N, sdt, 11, 0.0f, 0.05f, s);
         bench_fill(m, (size_t)N, sdt, 12, 0.0f, 1e-3f, s);
         bench_fill(v, (size_t)N, sdt, 13, 1e-6f, 1e-6f, s); /* v >= 0 */
-        bench_fill(grad, (size_t)N, ZERO_DTYPE_FP16, 14, 0.0f, 1.0f, s);
+        bench_fill(grad, (size_t)N, gdt, 14, 0.0f, 1.0f, s);
         for (int t = 0; t < tensors; t++) {
             zero_adam_seg &sg = segs[(size_t)t];
             zero_adam_args &a = calls[(size_t)t];
@@ -682,9 +696,9 @@ static int run_rules(const char *which, int s16, int64_t per, int tensors, int i
             a.v = br.v ? v + off * es : NULL;
             a.master_dtype = a.state_dtype = sdt;
             a.grad = grad + off;
-            a.grad_dtype = ZERO_DTYPE_FP16;
+            a.grad_dtype = gdt;
             a.param = param + off;
-            a.param_dtype = ZERO_DTYPE_FP16;
+            a.param_dtype = gdt;
             a.segs = &sg;
             a.n_segs = 1;
             a.kind = br.kind;
