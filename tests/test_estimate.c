@@ -954,6 +954,7 @@ typedef struct calib_run {
 #define H200_HBM 3.917e12
 #define X2C_TF 469.77
 #define X2D_TF 485.19
+#define X2E_TF 464.59
 
 static const calib_run calib[] = {
     /* docs/results/h100_fast.tsv row ab_s0 (PERF.md 5f, "Stage by stage"): the fit */
@@ -995,6 +996,17 @@ static const calib_run calib[] = {
     {"2x H200 (4d94af3), stage 1", "PERF.md 5c; h200x2_4d94af3_scale sc_s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.4, 0, 0, 0, 1},
     {"2x H200 (4d94af3), stage 2", "PERF.md 5c; h200x2_4d94af3_scale sc_s2_2gpu", 2, 2, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.6, 0, 0, 0, 1},
     {"2x H200 (4d94af3), stage 3", "PERF.md 5c; h200x2_4d94af3_scale sc_s3_2gpu", 2, 3, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 196.5, 0, 0, 0, 1},
+    /* PERF.md 5c, docs/results/h200x2_dcf48e3_scale.tsv (bench.sh scale and offload-n, one machine session,
+       code dcf48e3): stage 2 on one GPU the fit, the others predicted; ZeRO-2 + optimizer offload on both
+       GPUs with its log's PCIe (55.4 and 55.2 GB/s: 55.3) and the node's host memory (188.96 GB/s: cpu_adam's
+       32-thread adam-pf on this machine kind, the same session; the two ranks' CPU Adams share it) */
+    {"2x H200 box (dcf48e3), 1 GPU, stage 1", "PERF.md 5c; h200x2_dcf48e3_scale sc_s1_1gpu", 1, 1, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 183.699, 0, 0, 0, 1},
+    {"2x H200 box (dcf48e3), 1 GPU, stage 2", "PERF.md 5c; h200x2_dcf48e3_scale sc_s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2E_TF, H200_HBM, 0, 0, 184.003, 0, 0, 0, 1},
+    {"2x H200 box (dcf48e3), 1 GPU, stage 3", "PERF.md 5c; h200x2_dcf48e3_scale sc_s3_1gpu", 1, 3, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 191.305, 0, 0, 0, 1},
+    {"2x H200 (dcf48e3), stage 1", "PERF.md 5c; h200x2_dcf48e3_scale sc_s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 189.813, 0, 0, 0, 1},
+    {"2x H200 (dcf48e3), stage 2", "PERF.md 5c; h200x2_dcf48e3_scale sc_s2_2gpu", 2, 2, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 190.762, 0, 0, 0, 1},
+    {"2x H200 (dcf48e3), stage 3", "PERF.md 5c; h200x2_dcf48e3_scale sc_s3_2gpu", 2, 3, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 200.53, 0, 0, 0, 1},
+    {"2x H200 (dcf48e3), ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h200x2_dcf48e3_scale on_z2_zero", 2, 2, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 55.3e9, 188.96e9, 331.3, 0, 0, 0, 1},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
