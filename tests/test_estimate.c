@@ -935,6 +935,8 @@ static void test_time_monotone(void) {
      s2_1gpu (182.1 ms): 469.77; and the contention factor (1.3006) from its
      2-GPU stage-3 rows (203.85 ms, the mean of two), the model's 176.74 ms
      without contention and its 20.85 ms of collectives beside the compute.
+   - 2x H200, code dcf48e3: from docs/results/h200x2_dcf48e3_scale.tsv row
+     sc_s2_1gpu (184.003 ms): 8.0228e13 / (184.003 - 11.317 ms Adam) = 464.59.
    The rows before bcd951c gathered after the whole step at stages 1-2
    (step_serial_gathers). The offload run takes the H100's 466.42 (another recipe and commit) and
    the PCIe and host rates its own log measured (its floor: lines). */

@@ -228,10 +228,13 @@ pt() { # NAME SECONDS SCRIPT ARGS...: one run of a PyTorch baseline (baseline/SC
     grep -E "Error|error:" "$DIR/$name.log" | tail -3 | sed 's/^/   /'
 }
 
-ptn() { # NAME SECONDS SCRIPT ARGS...: pt's run on every visible GPU (torchrun, one process each)
+ptn() { # NAME SECONDS SCRIPT ARGS...: pt's run on every visible GPU (torchrun, one process each). torchrun sets
+    # OMP_NUM_THREADS=1 in each process unless it is set, which leaves DeepSpeed's CPU Adam (OpenMP) one core
+    # a rank; each rank gets the host's cores / N instead, as zero's CPU pool and DeepSpeed's --bind_cores_to_rank
     name=$1; secs=$2; script=$3; shift 3
-    echo "== $name: torchrun --nproc-per-node $N $script $*"
-    TORCH_CUDA_ARCH_LIST=${DS_CUDA_ARCH_LIST:-9.0} timeout -k 10 "$secs" torchrun --standalone --nproc-per-node "$N" \
+    omp=${OMP_NUM_THREADS:-$(( $(nproc) / N > 0 ? $(nproc) / N : 1 ))}
+    echo "== $name: OMP_NUM_THREADS=$omp torchrun --nproc-per-node $N $script $*"
+    OMP_NUM_THREADS=$omp TORCH_CUDA_ARCH_LIST=${DS_CUDA_ARCH_LIST:-9.0} timeout -k 10 "$secs" torchrun --standalone --nproc-per-node "$N" \
         "examples/gpt/baseline/$script" "$@" --metrics "$DIR/$name.jsonl" >"$DIR/$name.log" 2>&1 || { echo "   (exit $?)"; rc=1; }
     grep -E "^(fsdp2_gpt|deepspeed_gpt): (fsdp2|torch|deepspeed-)|^OOM" "$DIR/$name.log" | sed 's/^/   /'
     grep -E "Error|error:" "$DIR/$name.log" | tail -3 | sed 's/^/   /'
