@@ -908,6 +908,11 @@ typedef struct zero_estimate_args {
                                         needs compute_dtype bf16 */
     int bf16_states;                 /* bf16.bf16_optimizer_states: the optimizer's state in 2 bytes
                                         an array; needs bf16_master */
+    double offload_ratio;            /* offload_optimizer.ratio (partial offload, stage 3, "cpu", Adam):
+                                        the share of the shard's optimizer on the CPU; the first
+                                        int((1 - ratio) n) of the n = ceil(P / largest_layer) units keep
+                                        theirs on the GPU, as the engine keeps its first units. 0 means 1
+                                        (all on the CPU), as does any value >= 1 */
 } zero_estimate_args;
 
 typedef struct zero_memory_estimate {
@@ -1951,6 +1956,11 @@ typedef struct zero_time_model {
                                  across world / G; <= 0 means the world. Must divide the world,
                                  and divide g or be a multiple of it. Stage 0 ignores it */
     zero_offload_device offload_optimizer; /* NONE or CPU (stages 1-3) */
+    double offload_ratio;     /* offload_optimizer.ratio (stage 3, CPU): the share of the units whose
+                                 optimizer runs on the CPU; the first int((1 - ratio) n) of the n units
+                                 step on the GPU (their gradients and parameters stay there), the rest
+                                 as with the whole optimizer offloaded, one after the other (the plain
+                                 step, as the engine runs a ratio below 1). 0 or >= 1: all on the CPU */
     int recompute;            /* 1: every block's forward runs again in the backward (activation
                                  checkpointing, examples/gpt --recompute) */
     double tflops_hidden;     /* the width C at which tflops was achieved; <= 0: 1600 (GPT-2 XL,
@@ -6302,6 +6312,12 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
                              compute-dtype shard on its way back to the GPU;
                              not allocated with offload_param, whose shard or
                              tile buffers CPU Adam writes directly).
+     offload_optimizer.ratio r < 1 (stage 3, cpu): the first K = int((1 - r) n)
+                             of the n = ceil(P / L) units keep their master,
+                             state and accumulator on the GPU: 12 S K / n
+                             more there (the accumulator, d or with
+                             accumulation 4, too), 12 S K / n g less on the
+                             host; the staging stays the whole shard's.
      offload_optimizer nvme: NVMe 12 S g; host keeps 4 tiles per rank
                              (offload_optimizer.buffer_count, DeepSpeed's 4,
                              each master | m | v of a chunk: optimizer
@@ -6329,9 +6345,27 @@ typedef struct zero__est_in {
     double mb; /* of the master alone (4; 2 in bf16) */
     double ab; /* of the accumulator with more than one micro-batch (4; 2 with bf16 master) */
     double tb; /* of an NVMe tile: master | m | v (12; 6 in bf16) */
+    double ratio; /* offload_optimizer.ratio: 1, or in (0, 1) (stage 3, cpu) */
     int stage, zero_init;
     zero_offload_device oo, op;
 } zero__est_in;
+
+/* The estimators' offload_ratio (zero_estimate_args, zero_time_model): *ratio
+   1, or in (0, 1) where the engine takes a partial offload (stage 3, "cpu",
+   Adam or AdamW: the config's rules, DeepSpeed's). */
+static zero_result zero__est_ratio(double given, int stage, zero_offload_device oo, zero_optimizer_type opt,
+                                   double *ratio, zero_error *err) {
+    if (!(given >= 0) || given > DBL_MAX)
+        return zero__fail(err, ZERO_MSG_ESTIMATE_ARGS, "offload_ratio", 0, 0,
+                          "must be >= 0 and finite (0 or >= 1: all on the CPU), got %g", given);
+    *ratio = given > 0 && given < 1 ? given : 1;
+    if (*ratio < 1 && (stage != 3 || oo != ZERO_OFFLOAD_CPU || (opt != ZERO_OPTIMIZER_ADAM && opt != ZERO_OPTIMIZER_ADAMW)))
+        return zero__fail(err, ZERO_MSG_ESTIMATE_ARGS, "offload_ratio", 0, 0,
+                          "%g (a partial offload) needs stage 3, offload_optimizer cpu and Adam or AdamW (the config's "
+                          "rules, DeepSpeed's), got stage %d, offload_optimizer %d, optimizer %s",
+                          given, stage, (int)oo, zero_optimizer_name(opt));
+    return ZERO_OK;
+}
 
 /* Validate everything but params/largest_layer (zero_estimate_max_params
    supplies those) and apply the defaults. */
@@ -6395,6 +6429,8 @@ static zero_result zero__est_settings(const zero_estimate_args *a, zero__est_in 
                           "bf16 master weights need compute_dtype bf16, bf16 optimizer states need bf16_master (the "
                           "config's rules), got compute_dtype %s, bf16_master %d, bf16_states %d",
                           zero_dtype_name(a->compute_dtype), a->bf16_master, a->bf16_states);
+    if (zero__est_ratio(a->offload_ratio, a->stage, a->offload_optimizer, a->optimizer, &in->ratio, err) != ZERO_OK)
+        return ZERO_ERR_INVALID_ARG;
     {
         int mask = zero_optimizer_state_mask(a->optimizer, a->momentum);
         double ss = a->bf16_states ? 2.0 : 4.0;
@@ -6484,6 +6520,12 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
     }
 
     if (in->oo != ZERO_OFFLOAD_NONE) {
+        /* partial offload: the first K of the n units keep their master, state and accumulator (the
+           compute dtype with one micro-batch) on the GPU; the host's staging stays the whole shard's */
+        double n_units = ceil(P / in->L), K = in->ratio < 1 ? floor((1 - in->ratio) * n_units) : 0;
+        double kept = n_units > 0 ? S * zero__est_min(K, n_units) / n_units : 0;
+        o->gpu_optimizer_bytes += in->sb * kept;
+        o->gpu_grads_bytes += (in->gas > 1 ? in->ab : d) * kept;
         /* the gradient staging of the shard, and the parameter staging unless
            offload_param keeps the shard (or its tiles) on the host */
         o->cpu_grads_bytes = (in->gas > 1 ? in->ab : d) * S * g; /* (compute dtype with one micro-batch, as on the GPU) */
@@ -6491,7 +6533,7 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
         if (in->stage >= 2 && in->gas > 1) o->cpu_grads_bytes += 3 * T * d * g;
         if (in->op == ZERO_OFFLOAD_NONE) o->cpu_params_bytes += d * S * g;
         if (in->oo == ZERO_OFFLOAD_CPU) {
-            o->cpu_optimizer_bytes = in->sb * S * g;
+            o->cpu_optimizer_bytes = in->sb * (S - kept) * g;
         } else {
             o->nvme_bytes += in->tb * S * g;
             o->cpu_optimizer_bytes = ZERO__EST_OPT_TILES * in->tb * T * g; /* tiles of master | m | v */
@@ -20048,6 +20090,7 @@ static zero_result zero__time_rate(double v, double def, const char *key, double
    rates, each the model's or its measured default, into k. */
 typedef struct zero__time_rates {
     double tf, ch, c0, hbm, ibw, ilat, xbw, xlat, pcie, host, kc;
+    double ratio; /* offload_optimizer.ratio: 1, or (0, 1) at stage 3 with the optimizer on the CPU */
 } zero__time_rates;
 static zero_result zero__time_args(const zero_time_model *m, zero__time_rates *k, zero_error *err) {
     zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
@@ -20082,6 +20125,9 @@ static zero_result zero__time_args(const zero_time_model *m, zero__time_rates *k
     if (m->offload_optimizer == ZERO_OFFLOAD_CPU && m->stage == 0)
         return zero__fail(err, e, "offload_optimizer", 0, 0,
                           "needs stage 1, 2 or 3, got stage 0 (no shard to offload)");
+    if ((r = zero__est_ratio(m->offload_ratio, m->stage, m->offload_optimizer, ZERO_OPTIMIZER_ADAMW, &k->ratio, err)) !=
+        ZERO_OK)
+        return r;
     if ((r = zero__time_rate(m->tflops, ZERO__TIME_TFLOPS, "tflops", &k->tf, err)) != ZERO_OK ||
         (r = zero__time_rate(m->tflops_hidden, ZERO__TIME_WIDTH, "tflops_hidden", &k->ch, err)) != ZERO_OK ||
         (r = zero__time_rate(m->tflops_half_width, ZERO__TIME_HALF_WIDTH, "tflops_half_width", &k->c0, err)) != ZERO_OK ||
@@ -20107,7 +20153,7 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
                                          zero_error *err) {
     zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
     zero_result r;
-    zero__time_rates k = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    zero__time_rates k = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     double P, L, C, V, T, B, mb, d, u, nu, g, n, W, G, R;
     double tf, hbm, ibw, ilat, xbw, xlat, pcie, host, ch, c0, opt_s = 0, beside = 0;
     double gbw, glat, rbw, rlat, t_mb, t_fwd, t_bwd, ub, ev;
@@ -20222,11 +20268,14 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     }
 
     if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {
-        double shard = d * P / G, d2h = shard / pcie, h2d = shard / pcie;
-        out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * (P / G) * g / host;
+        /* a ratio below 1: the first K units' Adam on the GPU, the rest's copies and CPU Adam as without it */
+        double K = k.ratio < 1 ? fmin(floor((1 - k.ratio) * nu), nu) : 0, cpu = 1 - K / nu;
+        double shard = d * P / G * cpu, d2h = shard / pcie, h2d = shard / pcie;
+        out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * (P / G) * cpu * g / host;
         out->offload_copy_s = ev * d2h + h2d;
         out->bytes_pcie = ev * shard + shard;
-        out->exposed_offload_s = ev * fmax(ub / G / pcie, d2h - t_bwd) + out->cpu_adam_s + h2d;
+        out->exposed_offload_s = cpu > 0 ? ev * fmax(ub / G / pcie, d2h - t_bwd) + out->cpu_adam_s + h2d : 0;
+        out->optimizer_s = ZERO__TIME_OPT_BYTES * (P / G) * (1 - cpu) / hbm;
     } else {
         out->optimizer_s = opt_s;
     }
@@ -20241,6 +20290,7 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     ea.mics_shard_size = m->stage == 0 ? 0 : (int)G; /* (stage 0 shards nothing) */
     ea.stage = m->stage;
     ea.offload_optimizer = m->offload_optimizer;
+    ea.offload_ratio = m->offload_ratio;
     ea.compute_dtype = m->compute_dtype == ZERO_DTYPE_DEFAULT ? ZERO_DTYPE_BF16 : m->compute_dtype;
     ea.stage3_prefetch_bucket_size = -1;
     ea.reduce_bucket_size = (int64_t)u; /* (the units are the blocks: the ring holds two of them) */

@@ -322,6 +322,7 @@ static void test_paper_table(void) {
 enum { EB = 6, EBLOCK = 4096 + 1024 + 64, EEMB = 2048 };
 typedef struct est_job {
     int stage, dtype, gas, offload, bf16_state; /* bf16_state: bf16 master weights and optimizer states */
+    double ratio;                               /* offload_optimizer.ratio (0: the default, 1) */
     zero_result r[4];
     char msg[4][1024];
     zero_memory_stats ms[4];
@@ -349,6 +350,7 @@ static zero_result est_rank(const zero_backend *b, void *arg) {
     c.zero_optimization.reduce_bucket_size = EBLOCK;
     c.zero_optimization.stage3_param_persistence_threshold = 0;
     if (J->offload) c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    if (J->ratio > 0) c.zero_optimization.offload_optimizer.ratio = J->ratio;
     c.bf16.enabled = J->dtype == ZERO_DTYPE_BF16;
     c.bf16.bf16_master_weights_and_grads = c.bf16.bf16_optimizer_states = J->bf16_state;
     c.log.level = ZERO_LOG_WARN;
@@ -364,13 +366,15 @@ static zero_result est_rank(const zero_backend *b, void *arg) {
 
 static void test_engine_plan(void) {
     static const int worlds[3] = {1, 2, 4};
-    int w, stage, gas, dt, off, runs = 0;
+    static const double ratios[3] = {1, 0.5, 0.2}; /* offload_optimizer.ratio: stage 3 with offload */
+    int w, stage, gas, dt, off, ri, runs = 0;
     double worst = 0;
     for (w = 0; w < 3; w++)
         for (stage = 1; stage <= 3; stage++)
             for (gas = 1; gas <= 3; gas += 2)
                 for (dt = 0; dt < 3; dt++) /* fp32; bf16; bf16 with bf16 master and state */
-                    for (off = 0; off < 2; off++) {
+                    for (off = 0; off < 2; off++)
+                        for (ri = 0; ri < (stage == 3 && off ? 3 : 1); ri++) {
                         est_job J;
                         zero_estimate_args a;
                         zero_memory_estimate m;
@@ -381,6 +385,7 @@ static void test_engine_plan(void) {
                         memset(&J, 0, sizeof J);
                         J.stage = stage, J.gas = gas, J.dtype = dt ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32, J.offload = off;
                         J.bf16_state = dt == 2;
+                        J.ratio = ratios[ri];
                         CHECK(zero_host_run(worlds[w], est_rank, &J, &err) == ZERO_OK);
                         CHECKF(J.r[0] == ZERO_OK, "stage %d world %d gas %d: %s", stage, worlds[w], gas, J.msg[0]);
                         if (J.r[0] != ZERO_OK) continue;
@@ -389,19 +394,28 @@ static void test_engine_plan(void) {
                         a.reduce_bucket_size = EBLOCK;
                         a.gradient_accumulation_steps = gas;
                         a.bf16_master = a.bf16_states = dt == 2;
+                        a.offload_ratio = ratios[ri];
                         CHECK(zero_estimate_memory(&a, &m, &err) == ZERO_OK);
                         for (got = 0, k = 0; k < ZERO_MEM_CATEGORY_COUNT; k++) {
                             dev = J.ms[0].planned[k];
                             if (k != ZERO_MEM_SCRATCH) got += (double)dev[ZERO_MEM_DEVICE];
                         }
                         want = m.gpu_total_bytes;
+                        /* a ratio below 1 keeps optimizer state on the device, in the engine and the estimator */
+                        CHECKF(ratios[ri] == 1 || (J.ms[0].planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE] > 0 &&
+                                                   m.gpu_optimizer_bytes > 0),
+                               "ratio %g world %d: device state %zu, estimated %.0f", ratios[ri], worlds[w],
+                               J.ms[0].planned[ZERO_MEM_OPTIM_STATE][ZERO_MEM_DEVICE], m.gpu_optimizer_bytes);
                         /* the padding: per unit up to ranks x 64 elements, in each per-element buffer (at most
                            24 bytes an element: params, gradients twice, master, m, v), and the pool's spans */
                         slack = (1 + EB) * worlds[w] * 64 * 24.0 + (stage == 3 ? 4.0 * EBLOCK * 4 * 0.05 : 0);
+                        /* a ratio: the estimator's units are P / n each, the engine's first (kept) one is the
+                           smaller embedding: up to one block's shard of master, state and accumulator apart */
+                        if (ratios[ri] < 1) slack += (double)EBLOCK / worlds[w] * 16;
                         CHECKF(fabs(got - want) <= slack,
-                               "stage %d world %d gas %d %s offload %d: the engine plans %.0f device bytes, the "
+                               "stage %d world %d gas %d %s offload %d ratio %g: the engine plans %.0f device bytes, the "
                                "estimator %.0f (params %.0f, grads %.0f, optimizer %.0f; slack %.0f)",
-                               stage, worlds[w], gas, zero_dtype_name((zero_dtype)J.dtype), off, got, want,
+                               stage, worlds[w], gas, zero_dtype_name((zero_dtype)J.dtype), off, ratios[ri], got, want,
                                m.gpu_params_bytes, m.gpu_grads_bytes, m.gpu_optimizer_bytes, slack);
                         if (fabs(got - want) / want > worst) worst = fabs(got - want) / want;
                         /* and in host memory (the estimator's figure is the node's: every rank's) */
@@ -411,9 +425,9 @@ static void test_engine_plan(void) {
                         }
                         want = m.cpu_total_bytes / worlds[w];
                         CHECKF(fabs(got - want) <= slack,
-                               "stage %d world %d gas %d %s offload %d: the engine plans %.0f host bytes, the "
+                               "stage %d world %d gas %d %s offload %d ratio %g: the engine plans %.0f host bytes, the "
                                "estimator %.0f a rank (params %.0f, grads %.0f, optimizer %.0f)", stage, worlds[w], gas,
-                               zero_dtype_name((zero_dtype)J.dtype), off, got, want, m.cpu_params_bytes / worlds[w],
+                               zero_dtype_name((zero_dtype)J.dtype), off, ratios[ri], got, want, m.cpu_params_bytes / worlds[w],
                                m.cpu_grads_bytes / worlds[w], m.cpu_optimizer_bytes / worlds[w]);
                         runs++;
                     }
@@ -1131,12 +1145,60 @@ static void test_time_errors(void) {
     BAD(m.inter_bus_bytes_per_s = INFINITY, "inter_bus_bytes_per_s", "must be finite");
     BAD(m.host_bytes_per_s = -INFINITY, "host_bytes_per_s", "must be finite");
     BAD(m.comm_contention = NAN, "comm_contention", "must be finite");
+    BAD(m.offload_ratio = -0.5, "offload_ratio", "must be >= 0");
+    BAD(m.offload_ratio = NAN, "offload_ratio", "must be >= 0");
+    BAD((m.offload_optimizer = ZERO_OFFLOAD_CPU, m.offload_ratio = 0.5), "offload_ratio", "needs stage 3");
+    BAD((m.stage = 3, m.offload_ratio = 0.5), "offload_ratio", "offload_optimizer cpu");
 #undef BAD
     /* stage 0 ignores the group; a group that straddles nodes is fine there */
     m = tm_small();
     m.stage = 0;
     m.group = 3;
     CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK && err.code == ZERO_OK);
+}
+
+/* offload_optimizer.ratio: the first int((1 - ratio) n) of the n units step on the GPU. GPT-2 XL's
+   shape at stage 3 on 2 GPUs of one node (48 units, a block each): ratio 0.5 keeps 24, so the CPU
+   Adam, the copies and the host's optimizer memory halve, the GPU Adam steps the other half (30
+   bytes a parameter at the HBM rate) and the GPU holds their master, m, v and bf16 accumulator;
+   ratio 0.3 keeps int(0.7 x 48) = 33. */
+static void test_time_ratio(void) {
+    zero_time_model m;
+    zero_time_estimate full, half, o;
+    zero_estimate_args a;
+    zero_memory_estimate mf, mh;
+    zero_error err;
+    const double P = 1.4776096e9, S = P / 2;
+    memset(&m, 0, sizeof m);
+    m.params = P, m.layers = 48, m.hidden = 1600, m.vocab = 256, m.seq = 128, m.micro_batch = 16;
+    m.gpus_per_node = 2, m.nodes = 1, m.stage = 3, m.offload_optimizer = ZERO_OFFLOAD_CPU;
+    CHECK(zero_estimate_time(&m, &full, &err) == ZERO_OK);
+    m.offload_ratio = 1;
+    CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK && o.step_s == full.step_s);
+    m.offload_ratio = 0.5;
+    CHECK(zero_estimate_time(&m, &half, &err) == ZERO_OK);
+    CHECK_NEAR(half.cpu_adam_s, full.cpu_adam_s / 2, 1e-15);
+    CHECK_NEAR(half.bytes_pcie, full.bytes_pcie / 2, 1e-3);
+    CHECK_NEAR(half.optimizer_s, 30 * S / 2 / 2.79e12, 1e-15);
+    CHECK(full.optimizer_s == 0);
+    CHECKF(half.step_s < full.step_s, "half %g full %g", half.step_s, full.step_s);
+    CHECK_NEAR(half.gpu_memory_bytes - full.gpu_memory_bytes, (12 + 2) * S / 2, 1);
+    m.offload_ratio = 0.3;
+    CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
+    CHECK_NEAR(o.cpu_adam_s, full.cpu_adam_s * 15 / 48, 1e-15);
+    /* the memory estimator: the host's optimizer shrinks by what the GPU gains */
+    memset(&a, 0, sizeof a);
+    a.params = P, a.largest_layer = P / 48, a.gpus_per_node = 2, a.nodes = 1, a.stage = 3;
+    a.offload_optimizer = ZERO_OFFLOAD_CPU, a.compute_dtype = ZERO_DTYPE_BF16;
+    CHECK(zero_estimate_memory(&a, &mf, &err) == ZERO_OK);
+    a.offload_ratio = 0.5;
+    CHECK(zero_estimate_memory(&a, &mh, &err) == ZERO_OK);
+    CHECK_NEAR(mh.gpu_optimizer_bytes, 12 * S / 2, 1);
+    CHECK_NEAR(mf.cpu_optimizer_bytes - mh.cpu_optimizer_bytes, 12 * S / 2 * 2, 1);
+    CHECK(mh.cpu_grads_bytes == mf.cpu_grads_bytes && mh.cpu_params_bytes == mf.cpu_params_bytes);
+    a.optimizer = ZERO_OPTIMIZER_LION;
+    CHECK(zero_estimate_memory(&a, &mh, &err) == ZERO_ERR_INVALID_ARG && !strcmp(err.key, "offload_ratio"));
+    CHECK_STR_CONTAINS(err.msg, "Adam or AdamW");
 }
 
 int main(void) {
@@ -1152,5 +1214,6 @@ int main(void) {
     test_time_monotone();
     test_time_calibration();
     test_time_errors();
+    test_time_ratio();
     return zt_finish();
 }

@@ -112,8 +112,11 @@ static const char help[] =
     "                      rest (default the world; clamped to the GPU count; must divide --gpus\n"
     "                      or be a multiple of it)\n"
     "  --offload D         offload_optimizer: none (default) or cpu (stages 1-3)\n"
+    "  --ratio R           offload_optimizer.ratio with --offload cpu, stage 3 rows: the share of\n"
+    "                      the optimizer on the CPU, the first units' on the GPU (default 1)\n"
     "  --plan              instead of the table: per GPU count the fastest stage, group G,\n"
-    "                      offload and activation recompute whose memory fits --gpu-mem\n"
+    "                      offload (at stage 3 with its ratio: 1, 0.9, ..., 0.1) and activation\n"
+    "                      recompute whose memory fits --gpu-mem\n"
     "  --largest           instead of the table: per GPU count and stage, the most blocks of\n"
     "                      examples/gpt's GPT at --hidden, --vocab, --seq, --batch that fit --gpu-mem,\n"
     "                      activations kept and every block recomputed (--offload, --group apply)\n"
@@ -149,7 +152,7 @@ static const char *const flags[] = {
     "--selftest", "--time", "--optimizer", "--momentum", "--help", "--version", NULL};
 static const char *const time_flags[] = {
     "--time", "--model", "--machine", "--params", "--layers", "--hidden", "--vocab", "--seq", "--batch", "--gas",
-    "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--plan", "--largest", "--gpu-mem", "--serial-gathers",
+    "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--ratio", "--plan", "--largest", "--gpu-mem", "--serial-gathers",
     "--serial-step", "--contention",
     "--tflops", "--tflops-width", "--hbm", "--intra-bw", "--intra-lat-us", "--inter-bw", "--inter-lat-us",
     "--pcie", "--host-bw", "--help", "--version", NULL};
@@ -551,6 +554,7 @@ typedef struct time_cli {
 
 typedef struct plan_pick {
     int ok, stage, group, offload, recompute;
+    double ratio; /* offload_optimizer.ratio of the pick (1 without a partial offload) */
     zero_time_estimate o;
     double act_bytes;
 } plan_pick;
@@ -564,30 +568,34 @@ static double plan_activations(const zero_time_model *m, int recompute) {
 /* The fastest option for N GPUs (g per node); ties go to less memory. */
 static plan_pick plan_best(const zero_time_model *m, int N, double gpu_mem) {
     plan_pick best;
-    int s, G, off, rc;
+    int s, G, off, rc, ri;
     memset(&best, 0, sizeof best);
     for (rc = 0; rc <= 1; rc++)
         for (s = 1; s <= 3; s++)
             for (off = 0; off <= 1; off++)
-                for (G = 1; G <= N; G *= 2) {
-                    zero_time_model r = *m;
-                    zero_time_estimate o;
-                    double act = plan_activations(m, rc);
-                    r.gpus_per_node = N < m->gpus_per_node ? N : m->gpus_per_node;
-                    r.nodes = N / r.gpus_per_node;
-                    r.stage = s;
-                    r.group = G;
-                    r.offload_optimizer = off ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
-                    r.recompute = rc;
-                    if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue; /* a group across part of a node */
-                    if (o.gpu_memory_bytes + act + PLAN_RESERVE > gpu_mem) continue;
-                    if (!best.ok || o.step_s < best.o.step_s * (1 - 1e-9) ||
-                        (o.step_s <= best.o.step_s * (1 + 1e-9) && o.gpu_memory_bytes + act < best.o.gpu_memory_bytes + best.act_bytes)) {
-                        best.ok = 1, best.stage = s, best.group = G, best.offload = off, best.recompute = rc;
-                        best.o = o;
-                        best.act_bytes = act;
+                for (ri = 0; ri < (s == 3 && off ? 10 : 1); ri++) /* stage 3's ratio: 1, 0.9, ..., 0.1 */
+                    for (G = 1; G <= N; G *= 2) {
+                        zero_time_model r = *m;
+                        zero_time_estimate o;
+                        double act = plan_activations(m, rc);
+                        r.gpus_per_node = N < m->gpus_per_node ? N : m->gpus_per_node;
+                        r.nodes = N / r.gpus_per_node;
+                        r.stage = s;
+                        r.group = G;
+                        r.offload_optimizer = off ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+                        r.offload_ratio = 1 - 0.1 * ri;
+                        r.recompute = rc;
+                        if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue; /* a group across part of a node */
+                        if (o.gpu_memory_bytes + act + PLAN_RESERVE > gpu_mem) continue;
+                        if (!best.ok || o.step_s < best.o.step_s * (1 - 1e-9) ||
+                            (o.step_s <= best.o.step_s * (1 + 1e-9) &&
+                             o.gpu_memory_bytes + act < best.o.gpu_memory_bytes + best.act_bytes)) {
+                            best.ok = 1, best.stage = s, best.group = G, best.offload = off, best.recompute = rc;
+                            best.ratio = r.offload_ratio;
+                            best.o = o;
+                            best.act_bytes = act;
+                        }
                     }
-                }
     return best;
 }
 
@@ -616,7 +624,7 @@ static void print_outside_legend(void) {
 
 static int plan_table(const time_cli *t) {
     const zero_time_model *m = &t->m;
-    char p[32], out[32];
+    char p[32], out[32], offs[16];
     int k, n_comm = 0;
     double peak = 0, last = 0;
     fmt_count(m->params, p, sizeof p);
@@ -629,7 +637,8 @@ static int plan_table(const time_cli *t) {
            m->gpus_per_node, m->tflops, m->intra_bus_bytes_per_s / 1e9, m->inter_bus_bytes_per_s / 1e9,
            m->inter_latency_s * 1e6);
     printf("searched: stages 1-3, groups G = 1, 2, 4, ... (shard within G, replicate across the rest),\n"
-           "optimizer offload none / cpu, activations kept / every block recomputed\n\n");
+           "optimizer offload none / cpu (at stage 3 also partly: offload_optimizer.ratio 0.9, ..., 0.1,\n"
+           "the rest of the optimizer on the GPU), activations kept / every block recomputed\n\n");
     printf("%6s %6s %5s %6s %8s %9s %10s %11s %8s %11s %9s %9s  %-17s %s\n", "GPUs", "nodes", "stage", "G",
            "offload", "recompute", "step ms", "tok/s/GPU", "compute", "inter GB", "states", "act GiB", "bound by",
            "outside");
@@ -650,9 +659,10 @@ static int plan_table(const time_cli *t) {
         last = b.o.tokens_per_s_per_gpu;
         n_comm += share < PLAN_SCALING && comm >= off && comm >= rec;
         outside_measured(m, N, N / g, out, sizeof out);
+        if (b.offload && b.ratio < 1) snprintf(offs, sizeof offs, "cpu %.1f", b.ratio);
+        else snprintf(offs, sizeof offs, "%s", b.offload ? "cpu" : "none");
         printf("%6d %6d %5d %6d %8s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %-17s %s\n", N, N / g, b.stage,
-               b.group,
-               b.offload ? "cpu" : "none", b.recompute ? "yes" : "no", b.o.step_s * 1e3, b.o.tokens_per_s_per_gpu,
+               b.group, offs, b.recompute ? "yes" : "no", b.o.step_s * 1e3, b.o.tokens_per_s_per_gpu,
                100 * share, b.o.bytes_inter / 1e9, b.o.gpu_memory_bytes / GIB, b.act_bytes / GIB,
                share >= PLAN_SCALING ? "compute"
                : comm >= off && comm >= rec ? "communication"
@@ -754,6 +764,9 @@ static int time_table(const time_cli *t) {
     char p[32], out[32];
     double act = plan_activations(m, 0);
     int fits, n_over = 0;
+    char ratio_note[48] = "";
+    if (m->offload_optimizer == ZERO_OFFLOAD_CPU && m->offload_ratio > 0 && m->offload_ratio < 1)
+        snprintf(ratio_note, sizeof ratio_note, "; stage 3 with ratio %g", m->offload_ratio);
     /* every row first: an error prints no half table */
     for (s = s0; s <= s1; s++)
         for (k = 0; k <= 10; k++) {
@@ -769,6 +782,7 @@ static int time_table(const time_cli *t) {
             r.stage = s;
             r.group = t->group > N ? N : t->group;
             if (s == 0) r.offload_optimizer = ZERO_OFFLOAD_NONE;
+            if (s != 3) r.offload_ratio = 0; /* (a partial offload is stage 3's) */
             if (zero_estimate_time(&r, &o, &err) != ZERO_OK) {
                 fprintf(stderr, "zero_estimate: %d GPUs, stage %d: %s\n", N, s, err.msg);
                 return 2;
@@ -786,10 +800,10 @@ static int time_table(const time_cli *t) {
            m->gpus_per_node, m->tflops, m->hbm_bytes_per_s / 1e12, m->intra_bus_bytes_per_s / 1e9,
            m->intra_latency_s * 1e6, m->inter_bus_bytes_per_s / 1e9, m->inter_latency_s * 1e6,
            m->pcie_bytes_per_s / 1e9, m->host_bytes_per_s / 1e9);
-    printf("zero: group %s, offload_optimizer %s (stages 1-3), stage-3 gathers %s, stages 1-2's after the "
+    printf("zero: group %s, offload_optimizer %s (stages 1-3%s), stage-3 gathers %s, stages 1-2's after the "
            "step %s; contention %.4g\n\n",
            t->group > 0 ? "as --group (at most the GPU count)" : "the world",
-           m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu" : "none",
+           m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu" : "none", ratio_note,
            m->stage3_serial_gathers ? "serial" : "prefetched, overlapped",
            m->step_serial_gathers ? "serial" : "under its Adam", m->comm_contention);
     printf("%6s %6s %5s %6s %10s %12s %11s %11s %11s %9s %5s  %s\n", "GPUs", "nodes", "stage", "G",
@@ -803,6 +817,7 @@ static int time_table(const time_cli *t) {
             r.stage = s;
             r.group = t->group > N ? N : t->group;
             if (s == 0) r.offload_optimizer = ZERO_OFFLOAD_NONE;
+            if (s != 3) r.offload_ratio = 0;
             (void)zero_estimate_time(&r, &o, NULL);
             fits = o.gpu_memory_bytes + act + PLAN_RESERVE <= t->gpu_mem;
             n_over += !fits;
@@ -938,6 +953,8 @@ static int time_main(int argc, char **argv) {
             else if (v && !strcmp(v, "none")) t.m.offload_optimizer = ZERO_OFFLOAD_NONE;
             else bad = v ? tool_fail(T, f, "'%s' is not none or cpu", v)
                          : tool_fail(T, f, "missing value (none or cpu)");
+        } else if (!strcmp(f, "--ratio")) {
+            bad = tool_num(T, f, v, 0.001, 1, &t.m.offload_ratio);
         } else if (!strcmp(f, "--tflops-width")) {
             bad = tool_int(T, f, v, 1, 1000000, &x);
             t.m.tflops_hidden = (double)x;
@@ -969,14 +986,17 @@ static int time_main(int argc, char **argv) {
     if (t.m.unit_params > t.m.params)
         return tool_usage_fail(T, "--unit", usage, "%.0f is larger than --params (%.0f)", t.m.unit_params,
                                t.m.params);
+    if (t.m.offload_ratio > 0 && t.m.offload_ratio < 1 &&
+        (t.m.offload_optimizer != ZERO_OFFLOAD_CPU || (t.stage >= 0 && t.stage != 3)))
+        return tool_usage_fail(T, "--ratio", usage, "%g (a partial offload) needs --offload cpu and stage 3", t.m.offload_ratio);
     if (t.stage == 0 && t.m.offload_optimizer == ZERO_OFFLOAD_CPU)
         return tool_usage_fail(T, "--offload", usage, "cpu needs stage 1, 2 or 3 (--stage 0 given)");
     if (t.group > 0 && t.group < t.m.gpus_per_node ? t.m.gpus_per_node % t.group != 0
                                                    : t.group > 0 && t.group % t.m.gpus_per_node != 0)
         return tool_usage_fail(T, "--group", usage, "%d must divide --gpus (%d) or be a multiple of it",
                                t.group, t.m.gpus_per_node);
-    if (t.plan && (t.stage >= 0 || t.group > 0 || t.m.offload_optimizer != ZERO_OFFLOAD_NONE))
-        return tool_usage_fail(T, "--plan", usage, "searches the stage, --group and --offload itself: drop them");
+    if (t.plan && (t.stage >= 0 || t.group > 0 || t.m.offload_optimizer != ZERO_OFFLOAD_NONE || t.m.offload_ratio > 0))
+        return tool_usage_fail(T, "--plan", usage, "searches the stage, --group, --offload and --ratio itself: drop them");
     if (t.plan && t.largest) return tool_usage_fail(T, "--largest", usage, "and --plan: give one");
     if (t.largest && (layers_given || params_given))
         return tool_usage_fail(T, "--largest", usage, "searches the blocks: drop %s", layers_given ? "--layers" : "--params");
