@@ -52,6 +52,11 @@
 #                                     floor lines) beside DeepSpeed (default buckets and --hf-auto; needs deepspeed),
 #                                     each rank's CPU optimizer on its shard with its share of the host's cores
 #   BENCH_CODE=<hash> names the code in results.tsv where the checkout's git metadata is not the tree's
+#   sh examples/gpt/bench.sh offload-ratio  one GPU: offload_optimizer.ratio as `zero_estimate --time --plan
+#                                     --offload cpu` chooses it for this GPU, against ratio 1 (all on the CPU),
+#                                     twice interleaved: the seed's recipe, and the 6.65e9 GPT (V 50304, T 1024,
+#                                     micro-batch 8, recompute, ZeRO-3 + optimizer offload); each run's floor
+#                                     (about 5 minutes on one H100)
 #   sh examples/gpt/bench.sh offload-scale  one GPU: a 6.65e9 GPT with ZeRO-3 and both offloads at T 1024,
 #                                     micro-batch 8, recompute, accumulation 1, 4 (the micro-batches added on the
 #                                     device and, ZERO_GRAD_ACC=host, in host memory) and 8, each with its floor,
@@ -154,6 +159,38 @@ offload_n() { # the seed's recipe and ZeRO-2 + optimizer offload on every visibl
     table on_seed_zero on_seed_ds on_seed_ds_hf
     echo "== ZeRO-2 + optimizer offload on $N GPUs:"
     table on_z2_zero on_z2_ds
+}
+
+offload_ratio() { # the plan's offload_optimizer.ratio against all on the CPU, on one GPU
+    E="$B/zero_estimate"
+    make --no-print-directory "$E" >/dev/null || { rc=1; return; }
+    case $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1) in
+    *H200*) mach=h200 ;;
+    *) mach=h100 ;;
+    esac
+    # the ratio of the plan's one-GPU row (its offload column: "cpu 0.4", or "cpu" for 1)
+    pick() { "$E" --time --plan --offload cpu --machine $mach --gpus 1 "$@" |
+        awk '$1 == 1 && $2 == 1 { print ($5 == "cpu" && $6 ~ /^0\./) ? $6 : 1 }'; }
+    SEEDP="--params 1476176000 --layers 48 --hidden 1600 --vocab 256 --seq 128 --batch 16 --dtype fp16"
+    BIGP="--params 6654402560 --layers 32 --hidden 4096 --vocab 50304 --seq 1024 --batch 8"
+    rs=$(pick $SEEDP)
+    rb=$(pick $BIGP)
+    echo "== the plan's ratio on $mach: the seed's recipe ${rs:-?}, the 6.65e9 GPT ${rb:-?}"
+    [ -n "$rs" ] && [ -n "$rb" ] || { echo "   (zero_estimate gave no ratio)"; rc=1; return; }
+    printf '{"zero_optimization":{"offload_optimizer":{"device":"cpu","ratio":%s}}}\n' "$rs" >"$DIR/ratio_seed.json"
+    printf '{"zero_optimization":{"offload_optimizer":{"device":"cpu","ratio":%s}}}\n' "$rb" >"$DIR/ratio_big.json"
+    SEED="--preset 1.5B --seq 128 --batch 16 --dtype fp16 --synthetic --stage 3 --offload-optimizer cpu --offload-param cpu"
+    S="$BIG --vocab 50304 --stage 3 --seq 1024 --batch 8 --recompute --offload-optimizer cpu"
+    for rep in 1 2; do
+        run ratio_seed_all_$rep $G $SEED --steps 10 --warmup 3 --metrics "$DIR/ratio_seed_all_$rep.jsonl"
+        run ratio_seed_plan_$rep $G $SEED --config "$DIR/ratio_seed.json" --steps 10 --warmup 3 \
+            --metrics "$DIR/ratio_seed_plan_$rep.jsonl"
+    done
+    for rep in 1 2; do
+        run ratio_big_all_$rep $G $S --steps 4 --warmup 1 --metrics "$DIR/ratio_big_all_$rep.jsonl"
+        run ratio_big_plan_$rep $G $S --config "$DIR/ratio_big.json" --steps 4 --warmup 1 \
+            --metrics "$DIR/ratio_big_plan_$rep.jsonl"
+    done
 }
 
 offload_scale() { # a model that needs offload, at a batch where the GPU's compute can be the floor
@@ -536,6 +573,7 @@ tied) # the tied embedding found by the engine (no flag) against --grad-any-orde
 offload) offload ;;
 offload-recipes) offload_recipes ;;
 offload-capacity) offload_capacity ;;
+offload-ratio) offload_ratio; elapsed ;;
 offload-scale) offload_scale ;;
 offload-n) offload_n; elapsed ;;
 plots) plots ;;
@@ -576,7 +614,7 @@ biggest) rm -f "$DIR/biggest.txt"; biggest_zero; biggest_torch; elapsed ;;
 biggest-zero) biggest_zero; elapsed ;;
 biggest-torch) biggest_torch; elapsed ;;
 torch-smoke) torch_smoke; elapsed ;;
-*) echo "usage: sh examples/gpt/bench.sh one|two|four|scale|stages|timeline|ctas|hybrid|offload|offload-recipes|offload-capacity|offload-scale|offload-n|plots|fast|\
+*) echo "usage: sh examples/gpt/bench.sh one|two|four|scale|stages|timeline|ctas|hybrid|offload|offload-recipes|offload-capacity|offload-ratio|offload-scale|offload-n|plots|fast|\
 fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-torch|torch-smoke" >&2
     exit 2 ;;
 esac

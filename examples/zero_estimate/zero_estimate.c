@@ -116,7 +116,8 @@ static const char help[] =
     "                      the optimizer on the CPU, the first units' on the GPU (default 1)\n"
     "  --plan              instead of the table: per GPU count the fastest stage, group G,\n"
     "                      offload (at stage 3 with its ratio: 1, 0.9, ..., 0.1) and activation\n"
-    "                      recompute whose memory fits --gpu-mem\n"
+    "                      recompute whose memory fits --gpu-mem; with --offload cpu only the\n"
+    "                      options that offload the optimizer (the ratio for a recipe that must)\n"
     "  --largest           instead of the table: per GPU count and stage, the most blocks of\n"
     "                      examples/gpt's GPT at --hidden, --vocab, --seq, --batch that fit --gpu-mem,\n"
     "                      activations kept and every block recomputed (--offload, --group apply)\n"
@@ -569,10 +570,11 @@ static double plan_activations(const zero_time_model *m, int recompute) {
 static plan_pick plan_best(const zero_time_model *m, int N, double gpu_mem) {
     plan_pick best;
     int s, G, off, rc, ri;
+    const int off0 = m->offload_optimizer == ZERO_OFFLOAD_CPU; /* --offload cpu: the offloaded options only */
     memset(&best, 0, sizeof best);
     for (rc = 0; rc <= 1; rc++)
         for (s = 1; s <= 3; s++)
-            for (off = 0; off <= 1; off++)
+            for (off = off0; off <= 1; off++)
                 for (ri = 0; ri < (s == 3 && off ? 10 : 1); ri++) /* stage 3's ratio: 1, 0.9, ..., 0.1 */
                     for (G = 1; G <= N; G *= 2) {
                         zero_time_model r = *m;
@@ -637,8 +639,9 @@ static int plan_table(const time_cli *t) {
            m->gpus_per_node, m->tflops, m->intra_bus_bytes_per_s / 1e9, m->inter_bus_bytes_per_s / 1e9,
            m->inter_latency_s * 1e6);
     printf("searched: stages 1-3, groups G = 1, 2, 4, ... (shard within G, replicate across the rest),\n"
-           "optimizer offload none / cpu (at stage 3 also partly: offload_optimizer.ratio 0.9, ..., 0.1,\n"
-           "the rest of the optimizer on the GPU), activations kept / every block recomputed\n\n");
+           "optimizer offload %s (at stage 3 also partly: offload_optimizer.ratio 0.9, ..., 0.1,\n"
+           "the rest of the optimizer on the GPU), activations kept / every block recomputed\n\n",
+           m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu (--offload cpu)" : "none / cpu");
     printf("%6s %6s %5s %6s %8s %9s %10s %11s %8s %11s %9s %9s  %-17s %s\n", "GPUs", "nodes", "stage", "G",
            "offload", "recompute", "step ms", "tok/s/GPU", "compute", "inter GB", "states", "act GiB", "bound by",
            "outside");
@@ -995,8 +998,8 @@ static int time_main(int argc, char **argv) {
                                                    : t.group > 0 && t.group % t.m.gpus_per_node != 0)
         return tool_usage_fail(T, "--group", usage, "%d must divide --gpus (%d) or be a multiple of it",
                                t.group, t.m.gpus_per_node);
-    if (t.plan && (t.stage >= 0 || t.group > 0 || t.m.offload_optimizer != ZERO_OFFLOAD_NONE || t.m.offload_ratio > 0))
-        return tool_usage_fail(T, "--plan", usage, "searches the stage, --group, --offload and --ratio itself: drop them");
+    if (t.plan && (t.stage >= 0 || t.group > 0 || t.m.offload_ratio > 0))
+        return tool_usage_fail(T, "--plan", usage, "searches the stage, --group and --ratio itself: drop them");
     if (t.plan && t.largest) return tool_usage_fail(T, "--largest", usage, "and --plan: give one");
     if (t.largest && (layers_given || params_given))
         return tool_usage_fail(T, "--largest", usage, "searches the blocks: drop %s", layers_given ? "--layers" : "--params");
