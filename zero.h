@@ -4186,7 +4186,8 @@ static const zero__key zero__keys[] = {
     ZERO__OFFLOAD_KEY(offload_optimizer, ratio, "float", "1.0", ZERO__IMPL, "fraction of sub-groups stepped on the CPU (< 1 only stage 3)",
              "units are the sub-groups: the first (int)((1 - ratio) x trainable units) keep master, m, v and their "
              "gradients on the device and step with its Adam, the rest on the CPU; device \"cpu\" and Adam / AdamW only (\"nvme\", "
-             "other optimizers refused); no early, overlapped or delayed CPU step then; ignored (warning) without offload, as DeepSpeed",
+             "other optimizers refused); no early, overlapped or delayed CPU step then; ignored (warning) without offload, as DeepSpeed; "
+             "`zero_estimate --time --plan --offload cpu` chooses one for a model and GPU",
              ZERO__K_F64, 0, 1, NULL, 0),
     ZERO__OFFLOAD_KEY(offload_optimizer, super_offload, "bool", "false", ZERO__REJ, "SuperOffload (DeepSpeed 0.19)", "not supported",
              ZERO__K_BOOL, 0, 1, NULL, 0),
