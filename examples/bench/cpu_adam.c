@@ -424,9 +424,60 @@ static int stream_call(void *ctx) {
     return 0;
 }
 
+/* --muon RxC,...: the host's Newton-Schulz (zero_muon_orthogonalize, Muon's orthogonalisation on host
+   ranks: plain loops, one thread), 5 steps on a random R x C matrix, the median of --iters calls after one,
+   in ms and GFLOP/s counting 5 (4 r^2 c + 2 r^3) with r the smaller side (PERF.md section 2's count for the
+   GPU's muon_ns). What a matrix costs the CPU, beside what the GPU's kernel takes. */
+static int muon_rows(const char *list, int iters) {
+    const char *p = list;
+    printf("# zero_muon_orthogonalize on the host (one thread, 5 steps): median of %d after 1\n", iters);
+    printf("#      rows     cols |       ms    GFLOP/s\n");
+    for (;;) {
+        long long r = 0, c = 0;
+        int used = 0;
+        if (sscanf(p, "%lldx%lld%n", &r, &c, &used) != 2 || r < 1 || c < 1 || r > 65536 || c > 65536 ||
+            (p[used] && p[used] != ',')) {
+            tool_fail("cpu_adam", "--muon", "'%s' is not RxC[,RxC...] with 1 <= R, C <= 65536", p);
+            return 2;
+        }
+        {
+            const int64_t n = (int64_t)r * c, w = zero_muon_work_elems(r, c);
+            const double sr = (double)(r < c ? r : c), sc = (double)(r < c ? c : r);
+            float *x = (float *)malloc(sizeof(float) * (size_t)n), *x0 = (float *)malloc(sizeof(float) * (size_t)n);
+            float *work = (float *)malloc(sizeof(float) * (size_t)w);
+            double t[64];
+            int k, m = iters < 64 ? iters : 64;
+            zero_error err;
+            if (!x || !x0 || !work) {
+                fprintf(stderr, "cpu_adam: --muon %lldx%lld: out of memory\n", r, c);
+                return 1;
+            }
+            for (int64_t i = 0; i < n; i++) x0[i] = (float)((double)((uint32_t)(i * 2654435761u) % 2001u) / 1000.0 - 1.0);
+            for (k = -1; k < m; k++) {
+                double t0;
+                memcpy(x, x0, sizeof(float) * (size_t)n);
+                t0 = now_s();
+                if (zero_muon_orthogonalize(x, 1, r, c, 5, 1.0f, work, &err) != ZERO_OK) {
+                    fprintf(stderr, "cpu_adam: zero_muon_orthogonalize: %s\n", err.msg);
+                    return 1;
+                }
+                if (k >= 0) t[k] = now_s() - t0;
+            }
+            qsort(t, (size_t)m, sizeof t[0], cmp_double);
+            printf("%10lld %8lld | %8.3f %10.2f\n", r, c, t[m / 2] * 1e3,
+                   5 * (4 * sr * sr * sc + 2 * sr * sr * sr) / t[m / 2] / 1e9);
+            free(x), free(x0), free(work);
+        }
+        p += used;
+        if (!*p) return 0;
+        p++;
+    }
+}
+
 static const char usage[] =
     "usage: cpu_adam [--params 64M,1B] [--iters 10] [--warmup 2] [--threads T] [--budget S] [--no-single] "
     "[--out file]\n"
+    "       cpu_adam --muon RxC[,RxC...] [--iters n]   the host's Newton-Schulz (Muon) per matrix shape\n"
     "  --params    parameter counts, comma-separated, 64 to 1e13 each (k = 1e3, M = 2^20, B or G = 1e9)\n"
     "  --iters/-n  timed calls per row, 1 to 1e6 (fewer past --budget)\n"
     "  --warmup/-w warm-up calls per row, 1 to 1e6\n"
@@ -442,7 +493,7 @@ static int flag_int(const char *flag, const char *v, long long lo, long long hi,
 }
 
 int main(int argc, char **argv) {
-    const char *params_arg = "64M,1B", *out_path = NULL;
+    const char *params_arg = "64M,1B", *out_path = NULL, *muon_arg = NULL;
     int iters = 10, warmup = 2, threads_arg = 0, single = 1;
     double budget = 10.0;
     int64_t sizes[16];
@@ -461,12 +512,16 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--threads")) bad = flag_int(a, v, 0, ZERO_CPU_THREADS_MAX, &threads_arg), i++;
         else if (!strcmp(a, "--budget")) bad = tool_num("cpu_adam", a, v, 0.001, 1e6, &budget), i++;
         else if (!strcmp(a, "--no-single")) single = 0;
-        else if (!strcmp(a, "--out")) {
+        else if (!strcmp(a, "--muon")) {
+            if (!v || !*v) bad = tool_fail("cpu_adam", a, "%s value (shapes such as 1600x1600)", v ? "empty" : "missing");
+            muon_arg = v, i++;
+        } else if (!strcmp(a, "--out")) {
             if (!v || !*v) bad = tool_fail("cpu_adam", a, "%s value (a file name)", v ? "empty" : "missing");
             out_path = v, i++;
         } else return tool_unknown_option("cpu_adam", a, usage);
         if (bad) return 2;
     }
+    if (muon_arg) return muon_rows(muon_arg, iters);
     {
         /* the items between commas, each checked; an empty one is an error */
         const char *p = params_arg;
