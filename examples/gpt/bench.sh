@@ -78,6 +78,11 @@
 #                                         on one GPU without offload: zero stage 2 and PyTorch, each with and
 #                                         without recompute (2-step trials; ~5-7 min; biggest-zero and
 #                                         biggest-torch are its halves)
+#   sh examples/gpt/bench.sh biggest-n    every visible GPU (2 or more): the most layers at C 4096, T 1024, micro-batch 1
+#                                         that zero and DeepSpeed ZeRO-3 train, without offload and with both
+#                                         offloads to the CPU; zero's search starts at the estimator's plan (a trial
+#                                         of up to BIG_TRIAL_S, default 240 s, per size; long: minutes per trial
+#                                         with offload)
 #   sh examples/gpt/bench.sh torch-smoke  the PyTorch baselines' modes on 124M, a few steps each (~2 min)
 set -u
 what=${1:-two}
@@ -411,6 +416,22 @@ big_trial() { # NAME KIND LAYERS ARGS...: status 0 trains, 1 out of memory, 2 an
         s=$?
         [ $s -eq 0 ] && grep -q "^summary:" "$log" && return 0
         grep -qiE "out of memory|allocation failed|MemoryAllocation|does not fit" "$log" && return 1
+    elif [ "$kind" = zero3n ]; then # stage 3 on every visible GPU (biggest-n)
+        timeout -k 10 ${BIG_TRIAL_S:-240} $G $BIGW --layers "$n" --synthetic --dtype bf16 --stage 3 --batch 1 --steps 2 \
+            --warmup 1 --print-every 2 --metrics "$DIR/${name}_L$n.jsonl" "$@" >"$log" 2>&1
+        s=$?
+        [ $s -eq 0 ] && grep -q "^summary:" "$log" && return 0
+        grep -qiE "out of memory|allocation failed|MemoryAllocation|does not fit|cannot allocate" "$log" && return 1
+        [ $s -eq 137 ] && return 1 # (the host's memory: killed)
+    elif [ "$kind" = ds3n ]; then # DeepSpeed ZeRO-3 on every visible GPU (biggest-n), its defaults
+        OMP_NUM_THREADS=$(( $(nproc) / N > 0 ? $(nproc) / N : 1 )) TORCH_CUDA_ARCH_LIST=${DS_CUDA_ARCH_LIST:-9.0} \
+            timeout -k 10 ${BIG_TRIAL_S:-240} torchrun --standalone --nproc-per-node "$N" \
+            examples/gpt/baseline/deepspeed_gpt.py $BIGW --layers "$n" --dtype bf16 --stage 3 --batch 1 --steps 2 \
+            --warmup 1 --metrics "$DIR/${name}_L$n.jsonl" "$@" >"$log" 2>&1
+        s=$?
+        grep -q "^deepspeed_gpt: deepspeed-" "$log" && return 0
+        grep -qiE "OOM at batch|out of memory|cannot allocate" "$log" && return 1
+        [ $s -eq 137 ] && return 1
     else
         timeout -k 10 150 python3 examples/gpt/baseline/fsdp2_gpt.py --plain 1 $BIGW --layers "$n" --batch 1 \
             --steps 1 --warmup 1 --metrics "$DIR/${name}_L$n.jsonl" "$@" >"$log" 2>&1
@@ -423,21 +444,26 @@ big_trial() { # NAME KIND LAYERS ARGS...: status 0 trains, 1 out of memory, 2 an
     return 2
 }
 
-biggest_of() { # NAME KIND ARGS...: the most layers that train (KIND zero or torch), a line per trial
+biggest_of() { # NAME KIND ARGS...: the most layers that train (KIND zero, torch, zero3n or ds3n), a line per trial.
+    # BIG_START: the first trial's layers (default 8); up from a success by doubling (by an eighth with BIG_START
+    # given: a search that starts near its answer), down from a failure by halving (by an eighth), then bisecting
     name=$1; kind=$2; shift 2
-    echo "== $name: $kind $BIGW, micro-batch 1 $*"
-    lo=0; hi=0; n=8
+    echo "== $name: $kind $BIGW, micro-batch 1 $* (from L${BIG_START:-8})"
+    lo=0; hi=0; n=${BIG_START:-8}
     while [ $hi -eq 0 ] || [ $((hi - lo)) -gt 1 ]; do
         big_trial "$name" "$kind" $n "$@"
         case $? in
         0) lo=$n
-           echo "   L$n: trains ($(grep -hE "^summary:|^fsdp2_gpt: torch" "$DIR/${name}_L$n.log" |
+           echo "   L$n: trains ($(grep -hE "^summary:|^fsdp2_gpt: torch|^deepspeed_gpt: deepspeed-" "$DIR/${name}_L$n.log" |
                grep -oE "[0-9.]+ ms(/step)?|(GPU|device used) [0-9.]+ GiB" | tr '\n' ' '))" ;;
         1) hi=$n; echo "   L$n: out of memory" ;;
         *) rc=1; return ;;
         esac
         [ $hi -eq 1 ] && break
-        if [ $hi -eq 0 ]; then n=$((n * 2)); else n=$(((lo + hi) / 2)); fi
+        if [ $hi -ne 0 ] && [ $lo -ne 0 ]; then n=$(((lo + hi) / 2))
+        elif [ $hi -eq 0 ]; then n=$([ -n "${BIG_START:-}" ] && echo $((n + (n + 7) / 8)) || echo $((n * 2)))
+        else n=$([ -n "${BIG_START:-}" ] && echo $((n - (n + 7) / 8)) || echo $((n / 2))); [ $n -ge 1 ] || break
+        fi
     done
     p=$(python3 -c "L, C, T, V = $lo, 4096, 1024, 256; print('%.4g' % (V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C))")
     echo "   $name: the most layers that train: $lo ($p parameters)"
@@ -447,6 +473,34 @@ biggest_of() { # NAME KIND ARGS...: the most layers that train (KIND zero or tor
 biggest_zero() {
     biggest_of biggest_zero zero
     biggest_of biggest_zero_recompute zero --recompute
+}
+
+biggest_n() { # every visible GPU (N >= 2): the most layers at C 4096 (T 1024, V 256, micro-batch 1) that zero and
+    # DeepSpeed ZeRO-3 train, without offload and with both offloads to the CPU; zero's search without offload starts
+    # at the estimator's plan (zero_estimate --time --largest), the rest at zero's result; a trial per size
+    N=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    if [ "$N" -lt 2 ]; then echo "== biggest-n: needs 2 or more GPUs, $N visible"; rc=1; return; fi
+    E="$B/zero_estimate"
+    make --no-print-directory "$E" >/dev/null || { rc=1; return; }
+    case $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1) in
+    *H200*) mach=h200 ;;
+    *) mach=h100 ;;
+    esac
+    est=$("$E" --time --largest --machine $mach --gpus "$N" --hidden 4096 --vocab 256 --seq 1024 --batch 1 --stage 3 |
+        awk -v n="$N" '$1 == n && $2 == "L" { print $3 }')
+    echo "== biggest-n: the estimator's plan for stage 3 on $N GPUs ($mach): L ${est:-?}"
+    [ -n "$est" ] || { rc=1; return; }
+    rm -f "$DIR/biggest.txt"
+    BIG_START=$est; biggest_of bn_zero3 zero3n
+    z=$(awk '$1 == "bn_zero3" { print $2 }' "$DIR/biggest.txt")
+    BIG_START=${z:-$est}; biggest_of bn_ds3 ds3n
+    BIG_START=$(( ${z:-$est} * 3 / 2 )); biggest_of bn_zero3_off zero3n --offload-optimizer cpu --offload-param cpu
+    zo=$(awk '$1 == "bn_zero3_off" { print $2 }' "$DIR/biggest.txt")
+    BIG_START=${zo:-$est}; biggest_of bn_ds3_off ds3n --offload-optimizer cpu --offload-param cpu
+    unset BIG_START
+    echo "== biggest-n: the estimator's L ${est} against zero's $(awk '$1 == "bn_zero3" { print $2, "(" $3 " parameters)" }' \
+        "$DIR/biggest.txt") without offload"
+    cat "$DIR/biggest.txt" | sed 's/^/   /'
 }
 
 biggest_torch() {
@@ -612,10 +666,11 @@ recompute-zero) recompute_zero; recompute_tables; elapsed ;;
 recompute-torch) recompute_torch; recompute_tables; elapsed ;;
 biggest) rm -f "$DIR/biggest.txt"; biggest_zero; biggest_torch; elapsed ;;
 biggest-zero) biggest_zero; elapsed ;;
+biggest-n) biggest_n; elapsed ;;
 biggest-torch) biggest_torch; elapsed ;;
 torch-smoke) torch_smoke; elapsed ;;
 *) echo "usage: sh examples/gpt/bench.sh one|two|four|scale|stages|timeline|ctas|hybrid|offload|offload-recipes|offload-capacity|offload-ratio|offload-scale|offload-n|plots|fast|\
-fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-torch|torch-smoke" >&2
+fast-max|fast-max-ds|recompute|recompute-zero|recompute-torch|biggest|biggest-zero|biggest-n|biggest-torch|torch-smoke" >&2
     exit 2 ;;
 esac
 # the runs as one table (docs/results/ keeps these, not the logs)
