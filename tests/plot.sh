@@ -350,6 +350,7 @@ if [ "$have_py" -eq 1 ]; then
     end sc_ds_z2 35000 0.35 50.0; end sc_fsdp2_r0 30000 0.30 55.0; end sc_fsdp2_r1 20000 0.20 40.0
     end sc_ds_z2_hf 36000 0.36 49.0 # (the faster ZeRO-2: the best peer of stages 1-2; sc_ds_z3_hf not run)
     end sc_fsdp2_r0_1gpu 40000 0.40 50.0 # (FSDP2 on one GPU: its own scaling; sc_fsdp2_r1_1gpu not run)
+    end sc_ds_z3_leaf 25000 0.25 45.0 # (ZeRO-3 with leaf blocks: the best peer of stage 3)
     printf '{"event":"start","program":"deepspeed"}\n{"event":"step","step":1}\n' >"$R/sc_ds_z3.jsonl" # (no end line)
     "$PY" examples/gpt/scale_table.py "$R" 4 >"$D/scale.md" 2>"$D/scale.err"
     rc=$?
@@ -361,10 +362,10 @@ if [ "$have_py" -eq 1 ]; then
                                              $7 != "1.11x (DeepSpeed ZeRO-2, --hf-auto, 36000)") { print "s1: " $0; exit }
         $1 == "zero stage 2" && $2 == 4 && ($6 != "0.975" || $7 != "1.14x (DeepSpeed ZeRO-2, --hf-auto, 36000)") {
                                                                                                  print "s2: " $0; exit }
-        $1 == "zero stage 3" && $2 == 4 && ($6 != "0.950" || $7 != "1.90x (FSDP2, reshard_after_forward 1, 20000)") {
+        $1 == "zero stage 3" && $2 == 4 && ($6 != "0.950" || $7 != "1.52x (DeepSpeed ZeRO-3, --leaf-blocks, 25000)") {
                                                                                                  print "s3: " $0; exit }
         $1 == "zero stage 3" && $2 == 1 && ($3 != "40000" || $6 != "" || $7 != "") { print "s3 one GPU: " $0; exit }
-        $1 == "zero stage 3, mics_shard_size 2" && ($6 != "0.975" || $7 != "1.95x (FSDP2, reshard_after_forward 1, 20000)") {
+        $1 == "zero stage 3, mics_shard_size 2" && ($6 != "0.975" || $7 != "1.56x (DeepSpeed ZeRO-3, --leaf-blocks, 25000)") {
                                                                                                  print "hybrid: " $0; exit }
         $1 == "DeepSpeed ZeRO-3" && $3 != "did not finish (sc_ds_z3.log)" { print "ds_z3: " $0; exit }
         $1 == "DeepSpeed ZeRO-3, --hf-auto" && $3 != "not run" { print "ds_z3_hf: " $0; exit }
@@ -375,7 +376,8 @@ if [ "$have_py" -eq 1 ]; then
         $1 == "FSDP2, reshard_after_forward 1" && $2 == 1 && $3 != "not run" { print "fsdp2_r1 one GPU: " $0; exit }
         $1 == "FSDP2, reshard_after_forward 1" && $2 == 4 && $6 != "" { print "fsdp2_r1 scaling: " $0; exit }
         NR > 2 { rows++ }
-        END { if (rows != 15) print rows + 0 " rows, want 15" }' "$D/scale.md")
+        $1 == "DeepSpeed ZeRO-3, --leaf-blocks" && $3 != "25000" { print "ds_z3_leaf: " $0; exit }
+        END { if (rows != 16) print rows + 0 " rows, want 16" }' "$D/scale.md")
     if [ -z "$why" ]; then ok "scale_table.py: each cell"; else bad "scale_table.py: each cell" "$why"; fi
     "$PY" examples/gpt/scale_table.py "$R" 1 >/dev/null 2>"$D/scale_usage.err"
     rc=$?

@@ -302,6 +302,7 @@ scale() { # zero's stages on 1 and N GPUs, hybrid, DeepSpeed and FSDP2 on N: sca
             ptn "sc_ds_z$s" 240 deepspeed_gpt.py $TXL --dtype bf16 --stage $s --batch 8 --steps 8 --warmup 3
             ptn "sc_ds_z${s}_hf" 240 deepspeed_gpt.py $TXL --dtype bf16 --stage $s --hf-auto --batch 8 --steps 8 --warmup 3
         done
+        ptn sc_ds_z3_leaf 240 deepspeed_gpt.py $TXL --dtype bf16 --stage 3 --leaf-blocks --batch 8 --steps 8 --warmup 3
     fi
     for r in 0 1; do # FSDP2 on one GPU (its own scaling), then on N
         CUDA_VISIBLE_DEVICES=0 pt "sc_fsdp2_r${r}_1gpu" 240 fsdp2_gpt.py $TXL --reshard-after-forward $r --compile 1 \

@@ -11,6 +11,7 @@ end line, is a row that says so):
     sc_ds_z2, sc_ds_z3                     DeepSpeed ZeRO-2 and ZeRO-3 on N, its default buckets
     sc_ds_z2_hf, sc_ds_z3_hf               the same with --hf-auto (Hugging Face's "auto" buckets); a
                                            peer's run absent from DIR is a row that says "not run"
+    sc_ds_z3_leaf                          ZeRO-3 with each block a leaf module (--leaf-blocks)
     sc_fsdp2_r0, sc_fsdp2_r1               FSDP2, reshard_after_forward 0 and 1, on N
     sc_fsdp2_r0_1gpu, sc_fsdp2_r1_1gpu     the same on one GPU (FSDP2's own scaling; absent: "not run")
 Prints a Markdown table: tokens/s per GPU, MFU, GPU memory (GiB, the device's
@@ -53,6 +54,7 @@ def main(argv):
     peers2 = [("sc_ds_z2", "DeepSpeed ZeRO-2"), ("sc_ds_z2_hf", "DeepSpeed ZeRO-2, --hf-auto"),
               ("sc_fsdp2_r0", "FSDP2, reshard_after_forward 0")]
     peers3 = [("sc_ds_z3", "DeepSpeed ZeRO-3"), ("sc_ds_z3_hf", "DeepSpeed ZeRO-3, --hf-auto"),
+              ("sc_ds_z3_leaf", "DeepSpeed ZeRO-3, --leaf-blocks"),
               ("sc_fsdp2_r1", "FSDP2, reshard_after_forward 1")]
 
     def best(peers):

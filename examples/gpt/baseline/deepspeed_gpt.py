@@ -20,7 +20,10 @@ DeepSpeed's version parser). Bucket sizes are DeepSpeed's defaults unless
 stage3_prefetch_bucket_size) or --hf-auto (what Hugging Face's Trainer and
 Accelerate put for "auto": reduce_bucket_size hidden^2,
 stage3_prefetch_bucket_size 0.9 hidden^2, stage3_param_persistence_threshold
-10 hidden).
+10 hidden). --leaf-blocks (stage 3) sets stage3_module_granularity_threshold
+to 2 hidden^2: each transformer block becomes a ZeRO-3 leaf module, its
+parameters fetched together under one hook (DeepSpeed's documented remedy
+for the host overhead of fine-grained modules' hooks).
 
 At stage 3 the model is built inside deepspeed.zero.Init (in the config's
 dtype, as a DeepSpeed user gets it: partitions keep the dtype they are made
@@ -89,6 +92,11 @@ def parse_args():
     ap.add_argument("--hf-auto", action="store_true",
                     help="the bucket sizes Hugging Face's integration gives \"auto\": reduce_bucket_size hidden^2, "
                          "stage3_prefetch_bucket_size 0.9 hidden^2, stage3_param_persistence_threshold 10 hidden")
+    ap.add_argument("--leaf-blocks", action="store_true",
+                    help="stage 3: stage3_module_granularity_threshold 2 hidden^2, so that each transformer block "
+                         "(granularity about 1.7 hidden^2: its parameters over 1 + its 6 modules) is a ZeRO-3 leaf "
+                         "module, fetched whole with one hook instead of one per Linear and LayerNorm (DeepSpeed's "
+                         "remedy for fine-grained modules' hook overhead)")
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--wd", type=float, default=0.0)
     ap.add_argument("--clip", type=float, default=1.0)
@@ -108,6 +116,8 @@ def parse_args():
         ap.error("--offload-optimizer needs --stage 1, 2 or 3")
     if a.hf_auto and a.bucket is not None:
         ap.error("--hf-auto and --bucket: give one")
+    if a.leaf_blocks and a.stage != 3:
+        ap.error("--leaf-blocks needs --stage 3 (ZeRO-3's module hooks)")
     return a
 
 
@@ -122,6 +132,8 @@ def ds_config(a):
         if a.stage == 3:
             z["stage3_prefetch_bucket_size"] = int(0.9 * a.dim * a.dim)
             z["stage3_param_persistence_threshold"] = 10 * a.dim
+    if a.leaf_blocks:
+        z["stage3_module_granularity_threshold"] = 2 * a.dim * a.dim
     if a.bucket is not None:
         z["reduce_bucket_size"] = int(a.bucket)
         z["allgather_bucket_size"] = int(a.bucket)
@@ -258,7 +270,8 @@ def train(a, rank, world, device, metrics):
     fpt = base.flops_per_token(L, C, T, V)
     att = base.attention_flop_share(L, C, T, V)
     stage = "deepspeed-zero%d%s%s%s" % (a.stage, "-offopt" if a.offload_optimizer != "none" else "",
-                                         "-offparam" if a.offload_param != "none" else "", "-hfauto" if a.hf_auto else "")
+                                         "-offparam" if a.offload_param != "none" else "",
+                                         ("-hfauto" if a.hf_auto else "") + ("-leaf" if a.leaf_blocks else ""))
     if rank == 0:
         metrics.write({"event": "start", "program": "deepspeed", "deepspeed": deepspeed.__version__,
                        "model": {"layers": L, "dim": C, "heads": H, "seq": T, "vocab": V, "params": n_params},
