@@ -1961,6 +1961,13 @@ typedef struct zero_time_model {
                                  step on the GPU (their gradients and parameters stay there), the rest
                                  as with the whole optimizer offloaded, one after the other (the plain
                                  step, as the engine runs a ratio below 1). 0 or >= 1: all on the CPU */
+    zero_offload_device offload_param; /* NONE or CPU (stage 3, with offload_optimizer CPU): the parameter
+                                 shard in host memory, fetched over PCIe by the forward and backward, the
+                                 CPU Adam overlapped with the next forward (the engine's overlapped CPU
+                                 step; the plain one with a ratio below 1) */
+    double stage3_max_live_parameters; /* stage 3 with offload_param: elements the gather pool keeps;
+                                 >= params (with the reuse distance as large): the parameters fetched
+                                 once a step; else (<= 0: the engine's derived pool) every pass */
     int recompute;            /* 1: every block's forward runs again in the backward (activation
                                  checkpointing, examples/gpt --recompute) */
     double tflops_hidden;     /* the width C at which tflops was achieved; <= 0: 1600 (GPT-2 XL,
@@ -20129,6 +20136,15 @@ static zero_result zero__time_args(const zero_time_model *m, zero__time_rates *k
     if ((r = zero__est_ratio(m->offload_ratio, m->stage, m->offload_optimizer, ZERO_OPTIMIZER_ADAMW, &k->ratio, err)) !=
         ZERO_OK)
         return r;
+    if (m->offload_param != ZERO_OFFLOAD_NONE &&
+        (m->offload_param != ZERO_OFFLOAD_CPU || m->stage != 3 || m->offload_optimizer != ZERO_OFFLOAD_CPU))
+        return zero__fail(err, e, "offload_param", 0, 0,
+                          "must be ZERO_OFFLOAD_NONE, or _CPU at stage 3 with offload_optimizer cpu (NVMe, and the "
+                          "parameters alone, are not modelled), got %d at stage %d, offload_optimizer %d",
+                          (int)m->offload_param, m->stage, (int)m->offload_optimizer);
+    if (!(fabs(m->stage3_max_live_parameters) <= DBL_MAX))
+        return zero__fail(err, e, "stage3_max_live_parameters", 0, 0, "must be finite, got %g",
+                          m->stage3_max_live_parameters);
     if ((r = zero__time_rate(m->tflops, ZERO__TIME_TFLOPS, "tflops", &k->tf, err)) != ZERO_OK ||
         (r = zero__time_rate(m->tflops_hidden, ZERO__TIME_WIDTH, "tflops_hidden", &k->ch, err)) != ZERO_OK ||
         (r = zero__time_rate(m->tflops_half_width, ZERO__TIME_HALF_WIDTH, "tflops_half_width", &k->c0, err)) != ZERO_OK ||
@@ -20268,7 +20284,29 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         if (busy > 0 && beside > 0) out->contention_s = k.kc * work * beside / busy;
     }
 
-    if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {
+    if (m->offload_optimizer == ZERO_OFFLOAD_CPU && m->offload_param == ZERO_OFFLOAD_CPU) {
+        /* both offloads: a pass of the forward or backward brings the shard (d S), unless the pool keeps the
+           parameters from one micro-batch and step to the next (fetched once, by the first forward); the
+           gradients leave beside the backward with one micro-batch, or as the fp32 sum (4 S) after the last
+           with more (the device adds them up); the comm stream carries both directions one after the other.
+           With the overlapped CPU step (ratio 1) the Adam runs beside the next forward, which waits for it
+           unit by unit: the first forward takes max(Adam, its fetch, t_fwd); with a ratio below 1 the plain
+           step: the CPU's part of the Adam after the backward, the GPU's on the device */
+        double K = k.ratio < 1 ? fmin(floor((1 - k.ratio) * nu), nu) : 0, cpu = 1 - K / nu;
+        double S = P / G, pass = d * S / pcie, keep = m->stage3_max_live_parameters >= P;
+        double out_b = mb > 1 ? 4.0 * S : d * S, grads = out_b / pcie;
+        double gate, more, tail;
+        out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * S * cpu * g / host;
+        out->bytes_pcie = (keep ? 1 : 2 * mb) * d * S + out_b;
+        out->offload_copy_s = out->bytes_pcie / pcie;
+        if (k.ratio < 1) gate = fmax(pass, t_fwd) + out->cpu_adam_s; /* (the plain step: Adam, then the forward) */
+        else gate = fmax(fmax(out->cpu_adam_s, pass), t_fwd);
+        more = keep ? 0 : (mb - 1) * fmax(0, pass - t_fwd) + (mb - 1) * fmax(0, pass - t_bwd);
+        /* the last backward: its fetches and its gradients on one stream */
+        tail = mb > 1 ? fmax(0, (keep ? 0 : pass) - t_bwd) + grads : fmax(ub / G / pcie, (keep ? 0 : pass) + grads - t_bwd);
+        out->exposed_offload_s = gate - t_fwd + more + tail;
+        out->optimizer_s = ZERO__TIME_OPT_BYTES * S * (1 - cpu) / hbm;
+    } else if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {
         /* a ratio below 1: the first K units' Adam on the GPU, the rest's copies and CPU Adam as without it */
         double K = k.ratio < 1 ? fmin(floor((1 - k.ratio) * nu), nu) : 0, cpu = 1 - K / nu;
         double shard = d * P / G * cpu, d2h = shard / pcie, h2d = shard / pcie;
@@ -20291,7 +20329,9 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     ea.mics_shard_size = m->stage == 0 ? 0 : (int)G; /* (stage 0 shards nothing) */
     ea.stage = m->stage;
     ea.offload_optimizer = m->offload_optimizer;
+    ea.offload_param = m->offload_param;
     ea.offload_ratio = m->offload_ratio;
+    if (m->stage3_max_live_parameters > 0) ea.stage3_max_live_parameters = (int64_t)fmin(m->stage3_max_live_parameters, 9e18);
     ea.compute_dtype = m->compute_dtype == ZERO_DTYPE_DEFAULT ? ZERO_DTYPE_BF16 : m->compute_dtype;
     ea.stage3_prefetch_bucket_size = -1;
     ea.reduce_bucket_size = (int64_t)u; /* (the units are the blocks: the ring holds two of them) */
