@@ -2010,6 +2010,8 @@ typedef struct zero_time_estimate {
     double tokens_per_s_per_gpu;
     double gpu_memory_bytes;  /* model states per GPU: zero_estimate_memory's gpu_total_bytes
                                  for the shard group (activations come on top) */
+    double cpu_memory_bytes;  /* host memory per node: zero_estimate_memory's cpu_total_bytes
+                                 (the offloads' master, state, staging and parameters) */
     int world, group, replicas; /* world = g n; the group G used; replicas = world / G */
 } zero_time_estimate;
 
@@ -20061,6 +20063,19 @@ out:
    d P / G come back after the Adam, exposed, as zero_floor_of's sequential
    schedule has it.
 
+   With offload_param cpu too (stage 3; the engine's overlapped CPU step):
+   a pass (forward or backward) brings the shard, d P / G, over PCIe, or
+   only the first forward does where stage3_max_live_parameters >= P (the
+   pool keeps the model across passes and steps); the gradients leave
+   beside the backward with one micro-batch (d P / G), or as the fp32 sum
+   (4 P / G) after the last backward with more; the CPU Adam runs beside
+   the next forward, which waits for it unit by unit: exposed max(Adam,
+   its fetch, t_fwd) - t_fwd, then each later pass's fetch beyond its
+   compute, then the last backward's fetch and gradients (one stream).
+   With a ratio below 1 the plain step: the CPU's part of the Adam before
+   the forward. Calibrated on PERF.md 4c (within 3% at 4-16 micro-batches);
+   16-18% low with one micro-batch, where the engine runs 1.2-1.4x its floor.
+
      step = m t_mb + contention + exposed collectives + (optimizer, or the
             exposed offload copies + CPU Adam) */
 
@@ -20338,6 +20353,7 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     ea.gradient_accumulation_steps = (int)mb;
     if ((r = zero_estimate_memory(&ea, &me, err)) != ZERO_OK) return r;
     out->gpu_memory_bytes = me.gpu_total_bytes;
+    out->cpu_memory_bytes = me.cpu_total_bytes;
     zero__ok(err);
     return ZERO_OK;
 }

@@ -309,8 +309,23 @@ else no "zero_estimate-largest-h100" "exit $rc; stage 2 blocks (kept, recompute)
 usage "zero_estimate-largest-plan" '^zero_estimate: --largest: and --plan' "$ZE" --time --largest --plan
 usage "zero_estimate-largest-layers" '^zero_estimate: --largest: searches the blocks: drop --layers' "$ZE" --time --largest --layers 8
 usage "zero_estimate-plan-stage" '^zero_estimate: --plan: searches the stage' "$ZE" --time --plan --stage 3
-usage "zero_estimate-plan-ratio-given" '^zero_estimate: --plan: searches the stage, --group and --ratio' "$ZE" --time --plan \
-    --offload cpu --ratio 0.5
+usage "zero_estimate-plan-ratio-given" '^zero_estimate: --plan: searches the stage, --group, --ratio and --offload-param' \
+    "$ZE" --time --plan --offload cpu --ratio 0.5
+usage "zero_estimate-offload-param-alone" '^zero_estimate: --offload-param: cpu needs --offload cpu and stage 3' "$ZE" \
+    --time --offload-param cpu
+usage "zero_estimate-max-live-alone" '^zero_estimate: --max-live: prices the pool of --offload-param cpu' "$ZE" --time \
+    --max-live 1e9
+usage "zero_estimate-cpu-mem-no-plan" '^zero_estimate: --cpu-mem: is --plan' "$ZE" --time --cpu-mem 100GB
+# --plan with host memory: a 40e9 GPT on one H100 offloads the parameters too where the host holds them, and
+# fits nowhere where it does not
+run "$ZE" --time --plan --machine h100 --params 40e9 --layers 200 --hidden 4096 --vocab 50304 --seq 1024 --batch 8 \
+    --gas 8 --gpus 1 --cpu-mem 1000GiB
+big=$(awk '$1 == 1 && $2 == 1 { print $3, $5 }' "$W/out")
+run "$ZE" --time --plan --machine h100 --params 40e9 --layers 200 --hidden 4096 --vocab 50304 --seq 1024 --batch 8 \
+    --gas 8 --gpus 1 --cpu-mem 120GiB
+if [ "$big" = "3 cpu+param" ] && grep -qE '^ +1 +1 +does not fit: .*120 GB|^ +1 +1 +does not fit: .*129 GB' "$W/out"; then
+    ok "zero_estimate-plan-param-offload"
+else no "zero_estimate-plan-param-offload" "pick '$big' (want '3 cpu+param'); 120 GiB: $(grep -E '^ +1 +1 ' "$W/out")"; fi
 usage "zero_estimate-ratio-no-offload" '^zero_estimate: --ratio: 0.5 .*needs --offload cpu and stage 3' "$ZE" --time \
     --ratio 0.5
 # --plan --offload cpu: only offloaded options, the ratio chosen; GPT-2 XL's seed recipe on one H100 keeps

@@ -114,10 +114,16 @@ static const char help[] =
     "  --offload D         offload_optimizer: none (default) or cpu (stages 1-3)\n"
     "  --ratio R           offload_optimizer.ratio with --offload cpu, stage 3 rows: the share of\n"
     "                      the optimizer on the CPU, the first units' on the GPU (default 1)\n"
+    "  --offload-param D   offload_param: none (default) or cpu (stage 3 rows, with --offload cpu)\n"
+    "  --max-live N        stage3_max_live_parameters with --offload-param cpu: N >= the parameters\n"
+    "                      keeps the model in the gather pool (fetched once a step)\n"
+    "  --cpu-mem SIZE      with --plan: host memory per node the offloads may use (default: not\n"
+    "                      checked)\n"
     "  --plan              instead of the table: per GPU count the fastest stage, group G,\n"
     "                      offload (at stage 3 with its ratio: 1, 0.9, ..., 0.1) and activation\n"
-    "                      recompute whose memory fits --gpu-mem; with --offload cpu only the\n"
-    "                      options that offload the optimizer (the ratio for a recipe that must)\n"
+    "                      recompute whose memory fits --gpu-mem (and --cpu-mem); at stage 3 with\n"
+    "                      the optimizer offloaded also the parameters, fetched every pass or kept;\n"
+    "                      with --offload cpu only the options that offload the optimizer\n"
     "  --largest           instead of the table: per GPU count and stage, the most blocks of\n"
     "                      examples/gpt's GPT at --hidden, --vocab, --seq, --batch that fit --gpu-mem,\n"
     "                      activations kept and every block recomputed (--offload, --group apply)\n"
@@ -153,7 +159,8 @@ static const char *const flags[] = {
     "--selftest", "--time", "--optimizer", "--momentum", "--help", "--version", NULL};
 static const char *const time_flags[] = {
     "--time", "--model", "--machine", "--params", "--layers", "--hidden", "--vocab", "--seq", "--batch", "--gas",
-    "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--ratio", "--plan", "--largest", "--gpu-mem", "--serial-gathers",
+    "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--ratio", "--offload-param", "--max-live",
+    "--cpu-mem", "--plan", "--largest", "--gpu-mem", "--serial-gathers",
     "--serial-step", "--contention",
     "--tflops", "--tflops-width", "--hbm", "--intra-bw", "--intra-lat-us", "--inter-bw", "--inter-lat-us",
     "--pcie", "--host-bw", "--help", "--version", NULL};
@@ -537,6 +544,7 @@ typedef struct time_cli {
     int plan;          /* --plan: the fastest option that fits, per GPU count */
     int largest;       /* --largest: the most blocks that fit, per GPU count, stage and recompute */
     double gpu_mem;    /* --gpu-mem (--plan, --largest) */
+    double cpu_mem;    /* --cpu-mem (--plan): host memory per node; 0: not checked */
 } time_cli;
 
 /* ---- --plan: per GPU count, the fastest stage, group, offload and recompute that fit ----
@@ -556,6 +564,7 @@ typedef struct time_cli {
 typedef struct plan_pick {
     int ok, stage, group, offload, recompute;
     double ratio; /* offload_optimizer.ratio of the pick (1 without a partial offload) */
+    int param, keep; /* offload_param cpu; the pool keeping the model (stage3_max_live_parameters = P) */
     zero_time_estimate o;
     double act_bytes;
 } plan_pick;
@@ -567,37 +576,42 @@ static double plan_activations(const zero_time_model *m, int recompute) {
 }
 
 /* The fastest option for N GPUs (g per node); ties go to less memory. */
-static plan_pick plan_best(const zero_time_model *m, int N, double gpu_mem) {
+static plan_pick plan_best(const zero_time_model *m, int N, double gpu_mem, double cpu_mem) {
     plan_pick best;
-    int s, G, off, rc, ri;
+    int s, G, off, rc, ri, pk;
     const int off0 = m->offload_optimizer == ZERO_OFFLOAD_CPU; /* --offload cpu: the offloaded options only */
     memset(&best, 0, sizeof best);
     for (rc = 0; rc <= 1; rc++)
         for (s = 1; s <= 3; s++)
             for (off = off0; off <= 1; off++)
                 for (ri = 0; ri < (s == 3 && off ? 10 : 1); ri++) /* stage 3's ratio: 1, 0.9, ..., 0.1 */
-                    for (G = 1; G <= N; G *= 2) {
-                        zero_time_model r = *m;
-                        zero_time_estimate o;
-                        double act = plan_activations(m, rc);
-                        r.gpus_per_node = N < m->gpus_per_node ? N : m->gpus_per_node;
-                        r.nodes = N / r.gpus_per_node;
-                        r.stage = s;
-                        r.group = G;
-                        r.offload_optimizer = off ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
-                        r.offload_ratio = 1 - 0.1 * ri;
-                        r.recompute = rc;
-                        if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue; /* a group across part of a node */
-                        if (o.gpu_memory_bytes + act + PLAN_RESERVE > gpu_mem) continue;
-                        if (!best.ok || o.step_s < best.o.step_s * (1 - 1e-9) ||
-                            (o.step_s <= best.o.step_s * (1 + 1e-9) &&
-                             o.gpu_memory_bytes + act < best.o.gpu_memory_bytes + best.act_bytes)) {
-                            best.ok = 1, best.stage = s, best.group = G, best.offload = off, best.recompute = rc;
-                            best.ratio = r.offload_ratio;
-                            best.o = o;
-                            best.act_bytes = act;
+                    for (pk = 0; pk < (s == 3 && off ? 3 : 1); pk++) /* the parameters: on the GPU, offloaded, */
+                        for (G = 1; G <= N; G *= 2) {                /* offloaded with the pool keeping them */
+                            zero_time_model r = *m;
+                            zero_time_estimate o;
+                            double act = plan_activations(m, rc);
+                            r.gpus_per_node = N < m->gpus_per_node ? N : m->gpus_per_node;
+                            r.nodes = N / r.gpus_per_node;
+                            r.stage = s;
+                            r.group = G;
+                            r.offload_optimizer = off ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+                            r.offload_ratio = 1 - 0.1 * ri;
+                            r.offload_param = pk ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+                            r.stage3_max_live_parameters = pk == 2 ? m->params : 0;
+                            r.recompute = rc;
+                            if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue; /* a group across part of a node */
+                            if (o.gpu_memory_bytes + act + PLAN_RESERVE > gpu_mem) continue;
+                            if (cpu_mem > 0 && o.cpu_memory_bytes > cpu_mem) continue;
+                            if (!best.ok || o.step_s < best.o.step_s * (1 - 1e-9) ||
+                                (o.step_s <= best.o.step_s * (1 + 1e-9) &&
+                                 o.gpu_memory_bytes + act < best.o.gpu_memory_bytes + best.act_bytes)) {
+                                best.ok = 1, best.stage = s, best.group = G, best.offload = off, best.recompute = rc;
+                                best.ratio = r.offload_ratio;
+                                best.param = pk > 0, best.keep = pk == 2;
+                                best.o = o;
+                                best.act_bytes = act;
+                            }
                         }
-                    }
     return best;
 }
 
@@ -626,7 +640,7 @@ static void print_outside_legend(void) {
 
 static int plan_table(const time_cli *t) {
     const zero_time_model *m = &t->m;
-    char p[32], out[32], offs[16];
+    char p[32], out[32], offs[24];
     int k, n_comm = 0;
     double peak = 0, last = 0;
     fmt_count(m->params, p, sizeof p);
@@ -642,15 +656,19 @@ static int plan_table(const time_cli *t) {
            "optimizer offload %s (at stage 3 also partly: offload_optimizer.ratio 0.9, ..., 0.1,\n"
            "the rest of the optimizer on the GPU), activations kept / every block recomputed\n\n",
            m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu (--offload cpu)" : "none / cpu");
-    printf("%6s %6s %5s %6s %8s %9s %10s %11s %8s %11s %9s %9s  %-17s %s\n", "GPUs", "nodes", "stage", "G",
+    printf("%6s %6s %5s %6s %14s %9s %10s %11s %8s %11s %9s %9s  %-17s %s\n", "GPUs", "nodes", "stage", "G",
            "offload", "recompute", "step ms", "tok/s/GPU", "compute", "inter GB", "states", "act GiB", "bound by",
            "outside");
     for (k = 0; k <= 10; k++) {
         int N = 1 << k, g = N < m->gpus_per_node ? N : m->gpus_per_node;
-        plan_pick b = plan_best(m, N, t->gpu_mem);
+        plan_pick b = plan_best(m, N, t->gpu_mem, t->cpu_mem);
         double share, comm, off, rec;
         if (!b.ok) {
-            printf("%6d %6d  does not fit: every option needs more than %.0f GB per GPU\n", N, N / g, t->gpu_mem / 1e9);
+            if (t->cpu_mem > 0)
+                printf("%6d %6d  does not fit: every option needs more than %.0f GB per GPU or %.0f GB of host memory\n",
+                       N, N / g, t->gpu_mem / 1e9, t->cpu_mem / 1e9);
+            else
+                printf("%6d %6d  does not fit: every option needs more than %.0f GB per GPU\n", N, N / g, t->gpu_mem / 1e9);
             continue;
         }
         /* the model's own FLOPs (recompute's extra forward not counted) as a share of the step */
@@ -662,9 +680,9 @@ static int plan_table(const time_cli *t) {
         last = b.o.tokens_per_s_per_gpu;
         n_comm += share < PLAN_SCALING && comm >= off && comm >= rec;
         outside_measured(m, N, N / g, out, sizeof out);
-        if (b.offload && b.ratio < 1) snprintf(offs, sizeof offs, "cpu %.1f", b.ratio);
-        else snprintf(offs, sizeof offs, "%s", b.offload ? "cpu" : "none");
-        printf("%6d %6d %5d %6d %8s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %-17s %s\n", N, N / g, b.stage,
+        if (b.offload && b.ratio < 1) snprintf(offs, sizeof offs, "cpu%s %.1f", b.param ? "+param" : "", b.ratio);
+        else snprintf(offs, sizeof offs, "%s", !b.offload ? "none" : !b.param ? "cpu" : b.keep ? "cpu+param+keep" : "cpu+param");
+        printf("%6d %6d %5d %6d %14s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %-17s %s\n", N, N / g, b.stage,
                b.group, offs, b.recompute ? "yes" : "no", b.o.step_s * 1e3, b.o.tokens_per_s_per_gpu,
                100 * share, b.o.bytes_inter / 1e9, b.o.gpu_memory_bytes / GIB, b.act_bytes / GIB,
                share >= PLAN_SCALING ? "compute"
@@ -767,9 +785,12 @@ static int time_table(const time_cli *t) {
     char p[32], out[32];
     double act = plan_activations(m, 0);
     int fits, n_over = 0;
-    char ratio_note[48] = "";
+    char ratio_note[96] = "";
     if (m->offload_optimizer == ZERO_OFFLOAD_CPU && m->offload_ratio > 0 && m->offload_ratio < 1)
         snprintf(ratio_note, sizeof ratio_note, "; stage 3 with ratio %g", m->offload_ratio);
+    if (m->offload_param == ZERO_OFFLOAD_CPU)
+        snprintf(ratio_note + strlen(ratio_note), sizeof ratio_note - strlen(ratio_note), "; stage 3: params cpu%s",
+                 m->stage3_max_live_parameters >= m->params ? ", kept" : "");
     /* every row first: an error prints no half table */
     for (s = s0; s <= s1; s++)
         for (k = 0; k <= 10; k++) {
@@ -785,7 +806,8 @@ static int time_table(const time_cli *t) {
             r.stage = s;
             r.group = t->group > N ? N : t->group;
             if (s == 0) r.offload_optimizer = ZERO_OFFLOAD_NONE;
-            if (s != 3) r.offload_ratio = 0; /* (a partial offload is stage 3's) */
+            if (s != 3) r.offload_ratio = 0, r.offload_param = ZERO_OFFLOAD_NONE, r.stage3_max_live_parameters = 0;
+            /* (a partial offload and the parameters' are stage 3's) */
             if (zero_estimate_time(&r, &o, &err) != ZERO_OK) {
                 fprintf(stderr, "zero_estimate: %d GPUs, stage %d: %s\n", N, s, err.msg);
                 return 2;
@@ -820,7 +842,7 @@ static int time_table(const time_cli *t) {
             r.stage = s;
             r.group = t->group > N ? N : t->group;
             if (s == 0) r.offload_optimizer = ZERO_OFFLOAD_NONE;
-            if (s != 3) r.offload_ratio = 0;
+            if (s != 3) r.offload_ratio = 0, r.offload_param = ZERO_OFFLOAD_NONE, r.stage3_max_live_parameters = 0;
             (void)zero_estimate_time(&r, &o, NULL);
             fits = o.gpu_memory_bytes + act + PLAN_RESERVE <= t->gpu_mem;
             n_over += !fits;
@@ -956,6 +978,16 @@ static int time_main(int argc, char **argv) {
             else if (v && !strcmp(v, "none")) t.m.offload_optimizer = ZERO_OFFLOAD_NONE;
             else bad = v ? tool_fail(T, f, "'%s' is not none or cpu", v)
                          : tool_fail(T, f, "missing value (none or cpu)");
+        } else if (!strcmp(f, "--offload-param")) {
+            if (v && !strcmp(v, "cpu")) t.m.offload_param = ZERO_OFFLOAD_CPU;
+            else if (v && !strcmp(v, "none")) t.m.offload_param = ZERO_OFFLOAD_NONE;
+            else bad = v ? tool_fail(T, f, "'%s' is not none or cpu", v)
+                         : tool_fail(T, f, "missing value (none or cpu)");
+        } else if (!strcmp(f, "--max-live")) {
+            bad = tool_count(T, f, v, 1, 1000000000000000, &x);
+            t.m.stage3_max_live_parameters = (double)x;
+        } else if (!strcmp(f, "--cpu-mem")) {
+            bad = tool_size(T, f, v, 1e6, 1e18, &t.cpu_mem);
         } else if (!strcmp(f, "--ratio")) {
             bad = tool_num(T, f, v, 0.001, 1, &t.m.offload_ratio);
         } else if (!strcmp(f, "--tflops-width")) {
@@ -992,14 +1024,19 @@ static int time_main(int argc, char **argv) {
     if (t.m.offload_ratio > 0 && t.m.offload_ratio < 1 &&
         (t.m.offload_optimizer != ZERO_OFFLOAD_CPU || (t.stage >= 0 && t.stage != 3)))
         return tool_usage_fail(T, "--ratio", usage, "%g (a partial offload) needs --offload cpu and stage 3", t.m.offload_ratio);
+    if (t.m.offload_param == ZERO_OFFLOAD_CPU && (t.m.offload_optimizer != ZERO_OFFLOAD_CPU || (t.stage >= 0 && t.stage != 3)))
+        return tool_usage_fail(T, "--offload-param", usage, "cpu needs --offload cpu and stage 3");
+    if (t.m.stage3_max_live_parameters > 0 && t.m.offload_param != ZERO_OFFLOAD_CPU)
+        return tool_usage_fail(T, "--max-live", usage, "prices the pool of --offload-param cpu: give that too");
+    if (t.cpu_mem > 0 && !t.plan) return tool_usage_fail(T, "--cpu-mem", usage, "is --plan's");
     if (t.stage == 0 && t.m.offload_optimizer == ZERO_OFFLOAD_CPU)
         return tool_usage_fail(T, "--offload", usage, "cpu needs stage 1, 2 or 3 (--stage 0 given)");
     if (t.group > 0 && t.group < t.m.gpus_per_node ? t.m.gpus_per_node % t.group != 0
                                                    : t.group > 0 && t.group % t.m.gpus_per_node != 0)
         return tool_usage_fail(T, "--group", usage, "%d must divide --gpus (%d) or be a multiple of it",
                                t.group, t.m.gpus_per_node);
-    if (t.plan && (t.stage >= 0 || t.group > 0 || t.m.offload_ratio > 0))
-        return tool_usage_fail(T, "--plan", usage, "searches the stage, --group and --ratio itself: drop them");
+    if (t.plan && (t.stage >= 0 || t.group > 0 || t.m.offload_ratio > 0 || t.m.offload_param != ZERO_OFFLOAD_NONE))
+        return tool_usage_fail(T, "--plan", usage, "searches the stage, --group, --ratio and --offload-param itself: drop them");
     if (t.plan && t.largest) return tool_usage_fail(T, "--largest", usage, "and --plan: give one");
     if (t.largest && (layers_given || params_given))
         return tool_usage_fail(T, "--largest", usage, "searches the blocks: drop %s", layers_given ? "--layers" : "--params");
