@@ -316,6 +316,19 @@ usage "zero_estimate-offload-param-alone" '^zero_estimate: --offload-param: cpu 
 usage "zero_estimate-max-live-alone" '^zero_estimate: --max-live: prices the pool of --offload-param cpu' "$ZE" --time \
     --max-live 1e9
 usage "zero_estimate-cpu-mem-no-plan" '^zero_estimate: --cpu-mem: is --plan' "$ZE" --time --cpu-mem 100GB
+usage "zero_estimate-tokens-no-plan" '^zero_estimate: --tokens: is --plan' "$ZE" --time --tokens 65536
+# --plan --tokens: the micro-batch and the accumulation searched; every row's mb x gas x T x GPUs is the tokens
+run "$ZE" --time --plan --machine h100 --params 6654402560 --layers 32 --hidden 4096 --vocab 50304 --seq 1024 --gpus 1 \
+    --cpu-mem 120GiB --tokens 131072
+why=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ {
+        n++; if ($(NF - 1) != "x" || $(NF - 2) * $NF * 1024 * $1 != 131072) { print "row: " $0; exit } }
+    END { if (n < 3) print n + 0 " rows" }' "$W/out")
+if [ "$rc" -eq 0 ] && [ -z "$why" ] && grep -q 'mb x gas' "$W/out"; then ok "zero_estimate-plan-tokens"
+else no "zero_estimate-plan-tokens" "exit $rc, $why"; fi
+run "$ZE" --time --plan --machine h100 --params 1.5e9 --layers 48 --hidden 1600 --seq 1024 --gpus 8 --tokens 3072
+if [ "$rc" -eq 0 ] && grep -qE '^ +2 +1 +--tokens 3072 is not a whole number of sequences of 1024 on each of 2 GPUs' \
+    "$W/out" && grep -qE '^ +1 +1 +[0-9]' "$W/out"; then ok "zero_estimate-plan-tokens-indivisible"
+else no "zero_estimate-plan-tokens-indivisible" "exit $rc: $(grep -E '^ +[12] +1 ' "$W/out" | head -2)"; fi
 # --plan with host memory: a 40e9 GPT on one H100 offloads the parameters too where the host holds them, and
 # fits nowhere where it does not
 run "$ZE" --time --plan --machine h100 --params 40e9 --layers 200 --hidden 4096 --vocab 50304 --seq 1024 --batch 8 \

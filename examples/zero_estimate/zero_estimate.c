@@ -119,6 +119,8 @@ static const char help[] =
     "                      keeps the model in the gather pool (fetched once a step)\n"
     "  --cpu-mem SIZE      with --plan: host memory per node the offloads may use (default: not\n"
     "                      checked)\n"
+    "  --tokens N          with --plan: tokens per optimizer step on all GPUs; the plan also\n"
+    "                      searches the micro-batch (1, 2, 4, ...) and the accumulation that give them\n"
     "  --plan              instead of the table: per GPU count the fastest stage, group G,\n"
     "                      offload (at stage 3 with its ratio: 1, 0.9, ..., 0.1) and activation\n"
     "                      recompute whose memory fits --gpu-mem (and --cpu-mem); at stage 3 with\n"
@@ -160,7 +162,7 @@ static const char *const flags[] = {
 static const char *const time_flags[] = {
     "--time", "--model", "--machine", "--params", "--layers", "--hidden", "--vocab", "--seq", "--batch", "--gas",
     "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--ratio", "--offload-param", "--max-live",
-    "--cpu-mem", "--plan", "--largest", "--gpu-mem", "--serial-gathers",
+    "--cpu-mem", "--tokens", "--plan", "--largest", "--gpu-mem", "--serial-gathers",
     "--serial-step", "--contention",
     "--tflops", "--tflops-width", "--hbm", "--intra-bw", "--intra-lat-us", "--inter-bw", "--inter-lat-us",
     "--pcie", "--host-bw", "--help", "--version", NULL};
@@ -545,6 +547,7 @@ typedef struct time_cli {
     int largest;       /* --largest: the most blocks that fit, per GPU count, stage and recompute */
     double gpu_mem;    /* --gpu-mem (--plan, --largest) */
     double cpu_mem;    /* --cpu-mem (--plan): host memory per node; 0: not checked */
+    double tokens;     /* --tokens (--plan): tokens per optimizer step, all GPUs; 0: --batch and --gas as given */
 } time_cli;
 
 /* ---- --plan: per GPU count, the fastest stage, group, offload and recompute that fit ----
@@ -565,6 +568,7 @@ typedef struct plan_pick {
     int ok, stage, group, offload, recompute;
     double ratio; /* offload_optimizer.ratio of the pick (1 without a partial offload) */
     int param, keep; /* offload_param cpu; the pool keeping the model (stage3_max_live_parameters = P) */
+    int batch, gas;  /* the micro-batch and the micro-batches a step (--tokens: searched) */
     zero_time_estimate o;
     double act_bytes;
 } plan_pick;
@@ -608,10 +612,31 @@ static plan_pick plan_best(const zero_time_model *m, int N, double gpu_mem, doub
                                 best.ok = 1, best.stage = s, best.group = G, best.offload = off, best.recompute = rc;
                                 best.ratio = r.offload_ratio;
                                 best.param = pk > 0, best.keep = pk == 2;
+                                best.batch = m->micro_batch, best.gas = m->grad_accum > 0 ? m->grad_accum : 1;
                                 best.o = o;
                                 best.act_bytes = act;
                             }
                         }
+    return best;
+}
+
+/* --tokens: the micro-batch B (1, 2, 4, ...) and the accumulation tokens / (B T N) with the fastest plan;
+   !ok where no power of two divides the tokens per GPU and sequence into B x gas */
+static plan_pick plan_tokens(const zero_time_model *m, int N, double gpu_mem, double cpu_mem, double tokens) {
+    plan_pick best;
+    double per = tokens / ((double)m->seq * N); /* sequences per GPU per step */
+    int B;
+    memset(&best, 0, sizeof best);
+    if (per < 1 || per != floor(per)) return best;
+    for (B = 1; B <= per && B <= 1 << 20; B *= 2) {
+        zero_time_model r = *m;
+        plan_pick b;
+        if (fmod(per, B) != 0) break;
+        r.micro_batch = B;
+        r.grad_accum = (int)(per / B);
+        b = plan_best(&r, N, gpu_mem, cpu_mem);
+        if (b.ok && (!best.ok || b.o.step_s < best.o.step_s * (1 - 1e-9))) best = b;
+    }
     return best;
 }
 
@@ -640,15 +665,20 @@ static void print_outside_legend(void) {
 
 static int plan_table(const time_cli *t) {
     const zero_time_model *m = &t->m;
-    char p[32], out[32], offs[24];
+    char p[32], out[32], offs[24], mbg[64] = "";
     int k, n_comm = 0;
     double peak = 0, last = 0;
     fmt_count(m->params, p, sizeof p);
     printf("zero_estimate --time --plan: the fastest ZeRO option per GPU count that fits %.0f GB per GPU\n",
            t->gpu_mem / 1e9);
-    printf("model: %s parameters, L %d, C %d, V %d, T %d, micro-batch %d, %d micro-batch%s per step\n", p, m->layers,
-           m->hidden, m->vocab, m->seq, m->micro_batch, m->grad_accum > 0 ? m->grad_accum : 1,
-           m->grad_accum > 1 ? "es" : "");
+    if (t->tokens > 0)
+        printf("model: %s parameters, L %d, C %d, V %d, T %d; %.0f tokens a step on all GPUs: the micro-batch (1, 2, 4,\n"
+               "...) and the micro-batches a step (mb x gas) searched\n", p, m->layers, m->hidden, m->vocab, m->seq,
+               t->tokens);
+    else
+        printf("model: %s parameters, L %d, C %d, V %d, T %d, micro-batch %d, %d micro-batch%s per step\n", p,
+               m->layers, m->hidden, m->vocab, m->seq, m->micro_batch, m->grad_accum > 0 ? m->grad_accum : 1,
+               m->grad_accum > 1 ? "es" : "");
     printf("machine: %d GPUs per node; %.1f TFLOP/s achieved; NVLink %.0f GB/s bus; inter-node %.0f GB/s bus, %.0f us\n",
            m->gpus_per_node, m->tflops, m->intra_bus_bytes_per_s / 1e9, m->inter_bus_bytes_per_s / 1e9,
            m->inter_latency_s * 1e6);
@@ -658,11 +688,17 @@ static int plan_table(const time_cli *t) {
            m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu (--offload cpu)" : "none / cpu");
     printf("%6s %6s %5s %6s %14s %9s %10s %11s %8s %11s %9s %9s  %-17s %s\n", "GPUs", "nodes", "stage", "G",
            "offload", "recompute", "step ms", "tok/s/GPU", "compute", "inter GB", "states", "act GiB", "bound by",
-           "outside");
+           t->tokens > 0 ? "outside mb x gas" : "outside");
     for (k = 0; k <= 10; k++) {
         int N = 1 << k, g = N < m->gpus_per_node ? N : m->gpus_per_node;
-        plan_pick b = plan_best(m, N, t->gpu_mem, t->cpu_mem);
+        plan_pick b = t->tokens > 0 ? plan_tokens(m, N, t->gpu_mem, t->cpu_mem, t->tokens)
+                                    : plan_best(m, N, t->gpu_mem, t->cpu_mem);
         double share, comm, off, rec;
+        if (!b.ok && t->tokens > 0 && fmod(t->tokens / ((double)m->seq * N), 1) != 0) {
+            printf("%6d %6d  --tokens %.0f is not a whole number of sequences of %d on each of %d GPUs\n", N, N / g,
+                   t->tokens, m->seq, N);
+            continue;
+        }
         if (!b.ok) {
             if (t->cpu_mem > 0)
                 printf("%6d %6d  does not fit: every option needs more than %.0f GB per GPU or %.0f GB of host memory\n",
@@ -682,6 +718,8 @@ static int plan_table(const time_cli *t) {
         outside_measured(m, N, N / g, out, sizeof out);
         if (b.offload && b.ratio < 1) snprintf(offs, sizeof offs, "cpu%s %.1f", b.param ? "+param" : "", b.ratio);
         else snprintf(offs, sizeof offs, "%s", !b.offload ? "none" : !b.param ? "cpu" : b.keep ? "cpu+param+keep" : "cpu+param");
+        if (t->tokens > 0) snprintf(mbg, sizeof mbg, "%-7s %d x %d", out, b.batch, b.gas);
+        else snprintf(mbg, sizeof mbg, "%s", out);
         printf("%6d %6d %5d %6d %14s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %-17s %s\n", N, N / g, b.stage,
                b.group, offs, b.recompute ? "yes" : "no", b.o.step_s * 1e3, b.o.tokens_per_s_per_gpu,
                100 * share, b.o.bytes_inter / 1e9, b.o.gpu_memory_bytes / GIB, b.act_bytes / GIB,
@@ -689,7 +727,7 @@ static int plan_table(const time_cli *t) {
                : comm >= off && comm >= rec ? "communication"
                : rec >= off ? "recompute"
                : b.offload ? "optimizer offload" : "the optimizer",
-               out);
+               mbg);
     }
     printf("\ncompute: the model's own forward and backward as a share of the step (recompute's extra\n"
            "forward, exposed communication and the collectives' contention, Adam and offload are the rest).\n"
@@ -986,6 +1024,9 @@ static int time_main(int argc, char **argv) {
         } else if (!strcmp(f, "--max-live")) {
             bad = tool_count(T, f, v, 1, 1000000000000000, &x);
             t.m.stage3_max_live_parameters = (double)x;
+        } else if (!strcmp(f, "--tokens")) {
+            bad = tool_count(T, f, v, 1, 1000000000000000, &x);
+            t.tokens = (double)x;
         } else if (!strcmp(f, "--cpu-mem")) {
             bad = tool_size(T, f, v, 1e6, 1e18, &t.cpu_mem);
         } else if (!strcmp(f, "--ratio")) {
@@ -1029,6 +1070,7 @@ static int time_main(int argc, char **argv) {
     if (t.m.stage3_max_live_parameters > 0 && t.m.offload_param != ZERO_OFFLOAD_CPU)
         return tool_usage_fail(T, "--max-live", usage, "prices the pool of --offload-param cpu: give that too");
     if (t.cpu_mem > 0 && !t.plan) return tool_usage_fail(T, "--cpu-mem", usage, "is --plan's");
+    if (t.tokens > 0 && !t.plan) return tool_usage_fail(T, "--tokens", usage, "is --plan's (it searches --batch and --gas)");
     if (t.stage == 0 && t.m.offload_optimizer == ZERO_OFFLOAD_CPU)
         return tool_usage_fail(T, "--offload", usage, "cpu needs stage 1, 2 or 3 (--stage 0 given)");
     if (t.group > 0 && t.group < t.m.gpus_per_node ? t.m.gpus_per_node % t.group != 0
