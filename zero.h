@@ -61,7 +61,8 @@
                     zero_safetensors_open, _bind, _close; stacked kinds:
                     zero_tensors_of_kinds
      a tool         planning: zero_estimate_memory, zero_estimate_max_params,
-                    zero_estimate_time, zero_floor_of; configs:
+                    zero_estimate_time, zero_estimate_plan,
+                    zero_estimate_activations, zero_floor_of; configs:
                     zero_config_parse_json, zero_config_to_json,
                     zero_config_key_count, zero_config_key; the units:
                     zero_layout_*, zero_engine_layout, zero_read_state;
@@ -2036,6 +2037,37 @@ typedef struct zero_time_estimate {
    a non-finite rate). *out is zeroed first. */
 ZERO_API zero_result zero_estimate_time(const zero_time_model *m, zero_time_estimate *out,
                                         zero_error *err);
+
+/* The plan: the fastest ZeRO option for m's model on m's machine (gpus_per_node x nodes GPUs) whose
+   memory fits, as zero_estimate --time --plan prints it per GPU count. Memory per GPU: model states
+   (zero_time_estimate.gpu_memory_bytes) + activations (zero_estimate_activations) +
+   ZERO_TIME_PLAN_RESERVE <= gpu_bytes; host memory per node (cpu_memory_bytes) <= cpu_bytes, unless
+   cpu_bytes <= 0. Searched: stages 1-3; groups G = 1, 2, 4, ... up to the world; the optimizer on the
+   GPU or offloaded to the CPU (offloaded only, where m->offload_optimizer is CPU); at stage 3 with it
+   offloaded, offload_optimizer.ratio 1, 0.9, ..., 0.1 and the parameters on the GPU, offloaded, or
+   offloaded and kept in the pool (stage3_max_live_parameters = params); activations kept or every
+   block recomputed. With tokens > 0 (tokens of a step on all GPUs) also the micro-batch (1, 2, 4, ...)
+   and the accumulation tokens / (micro-batch x seq x GPUs); else m's micro_batch and grad_accum. The
+   fastest step wins, a tie the smaller memory. m's other fields (the model, the rates, the gathers'
+   and the step's overlap) are kept. out->found 0: nothing fits (or tokens is not a whole number of
+   sequences a GPU). Pure. Errors: ZERO_ERR_INVALID_ARG (NULL_ARG; ESTIMATE_ARGS naming m's field, or
+   gpu_bytes, cpu_bytes or tokens: not finite, gpu_bytes <= 0, tokens < 0). */
+#define ZERO_TIME_PLAN_RESERVE 4294967296.0 /* bytes a GPU keeps beside model states and activations: the CUDA
+                                               context, cuBLAS's workspace, NCCL's buffers, fragmentation */
+typedef struct zero_time_plan {
+    int found;                /* 1: model and est hold the pick */
+    zero_time_model model;    /* m with the pick's stage, group, offloads, ratio, pool, recompute (and with
+                                 tokens its micro_batch and grad_accum) */
+    zero_time_estimate est;   /* its price */
+    double activation_bytes;  /* zero_estimate_activations(&model) */
+} zero_time_plan;
+ZERO_API zero_result zero_estimate_plan(const zero_time_model *m, double gpu_bytes, double cpu_bytes, double tokens,
+                                        zero_time_plan *out, zero_error *err);
+/* Activations of m's GPT on one GPU, bytes: 34 C bytes a token a block kept for the backward
+   (Korthikanti et al. 2022, 16-bit activations, attention scores not stored, as flash attention keeps
+   them), or with m->recompute each block's 2 C input bytes a token plus one block's 34 C live; and the
+   logits with their gradient in fp32, 8 V bytes a token. 0 for a NULL m. */
+ZERO_API double zero_estimate_activations(const zero_time_model *m);
 
 /* The floor of an offloaded step: its copies at the PCIe bandwidths and its
    CPU Adam at the host's memory bandwidth, each measured on this machine
@@ -20354,6 +20386,88 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     if ((r = zero_estimate_memory(&ea, &me, err)) != ZERO_OK) return r;
     out->gpu_memory_bytes = me.gpu_total_bytes;
     out->cpu_memory_bytes = me.cpu_total_bytes;
+    zero__ok(err);
+    return ZERO_OK;
+}
+
+ZERO__DEF double zero_estimate_activations(const zero_time_model *m) {
+    double tok, per_block;
+    if (!m) return 0;
+    tok = (double)m->micro_batch * m->seq, per_block = 34.0 * m->hidden * tok;
+    return (m->recompute ? 2.0 * m->hidden * tok * m->layers + per_block : per_block * m->layers) + 8.0 * m->vocab * tok;
+}
+
+/* One micro-batch and accumulation: the fastest option that fits (zero_estimate_plan's search). */
+static void zero__plan_search(const zero_time_model *m, double gpu_bytes, double cpu_bytes, zero_time_plan *best) {
+    const int W = m->gpus_per_node * m->nodes, off0 = m->offload_optimizer == ZERO_OFFLOAD_CPU;
+    int s, G, off, rc, ri, pk;
+    for (rc = 0; rc <= 1; rc++)
+        for (s = 1; s <= 3; s++)
+            for (off = off0; off <= 1; off++)
+                for (ri = 0; ri < (s == 3 && off ? 10 : 1); ri++)          /* stage 3's ratio: 1, 0.9, ..., 0.1 */
+                    for (pk = 0; pk < (s == 3 && off ? 3 : 1); pk++)       /* the parameters: on the GPU, offloaded, */
+                        for (G = 1; G <= W; G *= 2) {                      /* offloaded and kept in the pool */
+                            zero_time_model r = *m;
+                            zero_time_estimate o;
+                            double act;
+                            r.stage = s;
+                            r.group = G;
+                            r.offload_optimizer = off ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+                            r.offload_ratio = 1 - 0.1 * ri;
+                            r.offload_param = pk ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+                            r.stage3_max_live_parameters = pk == 2 ? m->params : 0;
+                            r.recompute = rc;
+                            act = zero_estimate_activations(&r);
+                            if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue; /* (a group across part of a node) */
+                            if (o.gpu_memory_bytes + act + ZERO_TIME_PLAN_RESERVE > gpu_bytes) continue;
+                            if (cpu_bytes > 0 && o.cpu_memory_bytes > cpu_bytes) continue;
+                            if (!best->found || o.step_s < best->est.step_s * (1 - 1e-9) ||
+                                (o.step_s <= best->est.step_s * (1 + 1e-9) &&
+                                 o.gpu_memory_bytes + act < best->est.gpu_memory_bytes + best->activation_bytes)) {
+                                best->found = 1;
+                                best->model = r;
+                                best->est = o;
+                                best->activation_bytes = act;
+                            }
+                        }
+}
+
+ZERO__DEF zero_result zero_estimate_plan(const zero_time_model *m, double gpu_bytes, double cpu_bytes, double tokens,
+                                         zero_time_plan *out, zero_error *err) {
+    zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
+    zero_time_model v;
+    zero_time_estimate o;
+    zero_result r;
+    double per;
+    int B;
+    if (out) memset(out, 0, sizeof *out);
+    if (!m) return zero__null_arg(err, "zero_estimate_plan", "m");
+    if (!out) return zero__null_arg(err, "zero_estimate_plan", "out");
+    if (!(gpu_bytes > 0) || gpu_bytes > DBL_MAX)
+        return zero__fail(err, e, "gpu_bytes", 0, 0, "must be > 0 and finite, got %g", gpu_bytes);
+    if (!(fabs(cpu_bytes) <= DBL_MAX))
+        return zero__fail(err, e, "cpu_bytes", 0, 0, "must be finite (<= 0: not checked), got %g", cpu_bytes);
+    if (!(tokens >= 0) || tokens > DBL_MAX)
+        return zero__fail(err, e, "tokens", 0, 0, "must be >= 0 and finite (0: m's micro-batch and accumulation), got %g",
+                          tokens);
+    v = *m; /* the model's own fields checked once, on an option every model has */
+    v.stage = 1, v.group = 0, v.offload_optimizer = ZERO_OFFLOAD_NONE, v.offload_param = ZERO_OFFLOAD_NONE;
+    v.offload_ratio = 0, v.stage3_max_live_parameters = 0;
+    if ((r = zero_estimate_time(&v, &o, err)) != ZERO_OK) return r;
+    if (tokens <= 0) {
+        zero__plan_search(m, gpu_bytes, cpu_bytes, out);
+    } else {
+        per = tokens / ((double)m->seq * m->gpus_per_node * m->nodes); /* sequences per GPU per step */
+        for (B = 1; per >= 1 && per == floor(per) && B <= per && B <= 1 << 20 && fmod(per, B) == 0; B *= 2) {
+            zero_time_model t = *m;
+            zero_time_plan b;
+            memset(&b, 0, sizeof b);
+            t.micro_batch = B;
+            t.grad_accum = (int)(per / B);
+            zero__plan_search(&t, gpu_bytes, cpu_bytes, &b);
+            if (b.found && (!out->found || b.est.step_s < out->est.step_s * (1 - 1e-9))) *out = b;
+        }
+    }
     zero__ok(err);
     return ZERO_OK;
 }

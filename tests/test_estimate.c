@@ -1266,6 +1266,49 @@ static void test_time_param_offload(void) {
                                                                                 (fmax(0.2, t_fwd) - t_fwd), 1e-12);
 }
 
+/* zero_estimate_plan: the search zero_estimate --time --plan prints, as a function. */
+static void test_time_plan(void) {
+    zero_time_model m;
+    zero_time_plan pl, big;
+    zero_time_estimate o;
+    zero_error err;
+    const double GiB = 1073741824.0;
+    memset(&m, 0, sizeof m);
+    m.params = 1.4776096e9, m.layers = 48, m.hidden = 1600, m.vocab = 256, m.seq = 1024, m.micro_batch = 8;
+    m.gpus_per_node = 1, m.nodes = 1;
+    CHECK(zero_estimate_plan(&m, 79.18 * GiB, 0, 0, &pl, &err) == ZERO_OK && pl.found);
+    /* one GPU that holds everything: no offload, no recompute, and the pick's price is zero_estimate_time's */
+    CHECK(pl.model.offload_optimizer == ZERO_OFFLOAD_NONE && !pl.model.recompute && pl.model.micro_batch == 8);
+    CHECK(zero_estimate_time(&pl.model, &o, &err) == ZERO_OK && o.step_s == pl.est.step_s);
+    CHECK(pl.est.gpu_memory_bytes + pl.activation_bytes + ZERO_TIME_PLAN_RESERVE <= 79.18 * GiB);
+    CHECK(pl.activation_bytes == zero_estimate_activations(&pl.model));
+    /* only the offloaded options where the model asks for them: at stage 3 the ratio keeps the rest on the GPU */
+    m.offload_optimizer = ZERO_OFFLOAD_CPU;
+    CHECK(zero_estimate_plan(&m, 79.18 * GiB, 0, 0, &pl, &err) == ZERO_OK && pl.found);
+    CHECKF(pl.model.offload_optimizer == ZERO_OFFLOAD_CPU && pl.model.stage == 3 && pl.model.offload_ratio < 1,
+           "stage %d offload %d ratio %g", pl.model.stage, (int)pl.model.offload_optimizer, pl.model.offload_ratio);
+    m.offload_optimizer = ZERO_OFFLOAD_NONE;
+    /* tokens: the micro-batch and the accumulation searched, their product the step's sequences */
+    CHECK(zero_estimate_plan(&m, 79.18 * GiB, 0, 65536, &pl, &err) == ZERO_OK && pl.found);
+    CHECKF(pl.model.micro_batch * pl.model.grad_accum * 1024 == 65536, "mb %d gas %d", pl.model.micro_batch,
+           pl.model.grad_accum);
+    CHECK(zero_estimate_plan(&m, 79.18 * GiB, 0, 1000, &pl, &err) == ZERO_OK && !pl.found); /* (not whole sequences) */
+    /* a 40e9 GPT on one GPU: both offloads where the host holds them, nothing where it does not */
+    m.params = 40e9, m.layers = 200, m.hidden = 4096, m.vocab = 50304, m.grad_accum = 8;
+    CHECK(zero_estimate_plan(&m, 79.18 * GiB, 1000 * GiB, 0, &big, &err) == ZERO_OK && big.found);
+    CHECK(big.model.stage == 3 && big.model.offload_param == ZERO_OFFLOAD_CPU && big.est.cpu_memory_bytes <= 1000 * GiB);
+    CHECK(zero_estimate_plan(&m, 79.18 * GiB, 120 * GiB, 0, &pl, &err) == ZERO_OK && !pl.found);
+    /* errors, naming what */
+    CHECK(zero_estimate_plan(NULL, 1, 0, 0, &pl, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_NULL_ARG);
+    CHECK(zero_estimate_plan(&m, 1, 0, 0, NULL, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_NULL_ARG);
+    CHECK(zero_estimate_plan(&m, 0, 0, 0, &pl, &err) == ZERO_ERR_INVALID_ARG && !strcmp(err.key, "gpu_bytes"));
+    CHECK(zero_estimate_plan(&m, 1e10, NAN, 0, &pl, &err) == ZERO_ERR_INVALID_ARG && !strcmp(err.key, "cpu_bytes"));
+    CHECK(zero_estimate_plan(&m, 1e10, 0, -1, &pl, &err) == ZERO_ERR_INVALID_ARG && !strcmp(err.key, "tokens"));
+    m.layers = 0;
+    CHECK(zero_estimate_plan(&m, 1e10, 0, 0, &pl, &err) == ZERO_ERR_INVALID_ARG && !strcmp(err.key, "layers") &&
+          !pl.found);
+}
+
 int main(void) {
     zt_seed("test_estimate");
     test_worked_example();
@@ -1281,5 +1324,6 @@ int main(void) {
     test_time_errors();
     test_time_ratio();
     test_time_param_offload();
+    test_time_plan();
     return zt_finish();
 }

@@ -117,8 +117,8 @@ static const char help[] =
     "  --offload-param D   offload_param: none (default) or cpu (stage 3 rows, with --offload cpu)\n"
     "  --max-live N        stage3_max_live_parameters with --offload-param cpu: N >= the parameters\n"
     "                      keeps the model in the gather pool (fetched once a step)\n"
-    "  --cpu-mem SIZE      with --plan: host memory per node the offloads may use (default: not\n"
-    "                      checked)\n"
+    "  --cpu-mem SIZE      with --plan: host memory per node the offloads may use (default the\n"
+    "                      machine's: 2TiB, a DGX node's, assumed)\n"
     "  --tokens N          with --plan: tokens per optimizer step on all GPUs; the plan also\n"
     "                      searches the micro-batch (1, 2, 4, ...) and the accumulation that give them\n"
     "  --plan              instead of the table: per GPU count the fastest stage, group G,\n"
@@ -528,14 +528,15 @@ typedef struct machine_preset {
     double tflops, hbm, intra_bw, intra_lat, inter_bw, inter_lat, pcie, host;
     double contention; /* compute lost per second of a collective beside it */
     double gpu_mem;    /* bytes of one GPU (--plan, --largest): what cudaMemGetInfo gives as its total */
+    double cpu_mem;    /* host memory of a node (--plan): a DGX node's 2 TiB, assumed */
 } machine_preset;
 
 /* The rates and where they come from: docs/PERF.md ("A step-time model"). */
 static const machine_preset machine_presets[] = {
     {"h100", "8x H100 per node, NVLink, 400 Gb/s InfiniBand per GPU", 8, 466.4, 2.79e12, 225e9,
-     10e-6, 40e9, 30e-6, 55e9, 150e9, 1.3006, 79.18 * GIB},
+     10e-6, 40e9, 30e-6, 55e9, 150e9, 1.3006, 79.18 * GIB, 2048 * GIB},
     {"h200", "8x H200 per node, NVLink, 400 Gb/s InfiniBand per GPU", 8, 466.4, 3.917e12, 225e9,
-     10e-6, 40e9, 30e-6, 55e9, 150e9, 1.3006, 139.8 * GIB},
+     10e-6, 40e9, 30e-6, 55e9, 150e9, 1.3006, 139.8 * GIB, 2048 * GIB},
 };
 
 typedef struct time_cli {
@@ -546,98 +547,26 @@ typedef struct time_cli {
     int plan;          /* --plan: the fastest option that fits, per GPU count */
     int largest;       /* --largest: the most blocks that fit, per GPU count, stage and recompute */
     double gpu_mem;    /* --gpu-mem (--plan, --largest) */
-    double cpu_mem;    /* --cpu-mem (--plan): host memory per node; 0: not checked */
+    double cpu_mem;    /* --cpu-mem (--plan): host memory per node (the machine's by default) */
     double tokens;     /* --tokens (--plan): tokens per optimizer step, all GPUs; 0: --batch and --gas as given */
 } time_cli;
 
 /* ---- --plan: per GPU count, the fastest stage, group, offload and recompute that fit ----
 
-   Memory per GPU = model states (zero_estimate_time's gpu_memory_bytes, the shard
-   group's plan) + activations + PLAN_RESERVE (CUDA context, cuBLAS workspace, NCCL
-   buffers, fragmentation). Activations: 34 C bytes per token per block kept for the
-   backward (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
-   Transformer Models": 34 s b h per layer with 16-bit activations, attention scores
-   not stored, as with flash attention), or with every block recomputed its 2 C input
-   bytes per token per block plus one block's 34 C live; and the logits with their
-   gradient in fp32, 8 V bytes per token. Recompute's extra forward of the blocks is
-   zero_time_model.recompute's. */
-#define PLAN_RESERVE (4.0 * GIB)
+   zero_estimate_plan (zero.h) searches; memory per GPU = model states + activations
+   (zero_estimate_activations: Korthikanti et al. 2022's 34 C bytes a token a block, or
+   with recompute 2 C plus one block's 34 C; the logits 8 V) + ZERO_TIME_PLAN_RESERVE. */
+#define PLAN_RESERVE ZERO_TIME_PLAN_RESERVE
 #define PLAN_SCALING 0.8 /* ZeRO "stops scaling" where compute falls below this share of the step */
 
-typedef struct plan_pick {
-    int ok, stage, group, offload, recompute;
-    double ratio; /* offload_optimizer.ratio of the pick (1 without a partial offload) */
-    int param, keep; /* offload_param cpu; the pool keeping the model (stage3_max_live_parameters = P) */
-    int batch, gas;  /* the micro-batch and the micro-batches a step (--tokens: searched) */
-    zero_time_estimate o;
-    double act_bytes;
-} plan_pick;
-
-static double plan_activations(const zero_time_model *m, int recompute) {
-    double tok = (double)m->micro_batch * m->seq, per_block = 34.0 * m->hidden * tok;
-    double logits = 8.0 * m->vocab * tok;
-    return (recompute ? 2.0 * m->hidden * tok * m->layers + per_block : per_block * m->layers) + logits;
-}
-
-/* The fastest option for N GPUs (g per node); ties go to less memory. */
-static plan_pick plan_best(const zero_time_model *m, int N, double gpu_mem, double cpu_mem) {
-    plan_pick best;
-    int s, G, off, rc, ri, pk;
-    const int off0 = m->offload_optimizer == ZERO_OFFLOAD_CPU; /* --offload cpu: the offloaded options only */
-    memset(&best, 0, sizeof best);
-    for (rc = 0; rc <= 1; rc++)
-        for (s = 1; s <= 3; s++)
-            for (off = off0; off <= 1; off++)
-                for (ri = 0; ri < (s == 3 && off ? 10 : 1); ri++) /* stage 3's ratio: 1, 0.9, ..., 0.1 */
-                    for (pk = 0; pk < (s == 3 && off ? 3 : 1); pk++) /* the parameters: on the GPU, offloaded, */
-                        for (G = 1; G <= N; G *= 2) {                /* offloaded with the pool keeping them */
-                            zero_time_model r = *m;
-                            zero_time_estimate o;
-                            double act = plan_activations(m, rc);
-                            r.gpus_per_node = N < m->gpus_per_node ? N : m->gpus_per_node;
-                            r.nodes = N / r.gpus_per_node;
-                            r.stage = s;
-                            r.group = G;
-                            r.offload_optimizer = off ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
-                            r.offload_ratio = 1 - 0.1 * ri;
-                            r.offload_param = pk ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
-                            r.stage3_max_live_parameters = pk == 2 ? m->params : 0;
-                            r.recompute = rc;
-                            if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue; /* a group across part of a node */
-                            if (o.gpu_memory_bytes + act + PLAN_RESERVE > gpu_mem) continue;
-                            if (cpu_mem > 0 && o.cpu_memory_bytes > cpu_mem) continue;
-                            if (!best.ok || o.step_s < best.o.step_s * (1 - 1e-9) ||
-                                (o.step_s <= best.o.step_s * (1 + 1e-9) &&
-                                 o.gpu_memory_bytes + act < best.o.gpu_memory_bytes + best.act_bytes)) {
-                                best.ok = 1, best.stage = s, best.group = G, best.offload = off, best.recompute = rc;
-                                best.ratio = r.offload_ratio;
-                                best.param = pk > 0, best.keep = pk == 2;
-                                best.batch = m->micro_batch, best.gas = m->grad_accum > 0 ? m->grad_accum : 1;
-                                best.o = o;
-                                best.act_bytes = act;
-                            }
-                        }
-    return best;
-}
-
-/* --tokens: the micro-batch B (1, 2, 4, ...) and the accumulation tokens / (B T N) with the fastest plan;
-   !ok where no power of two divides the tokens per GPU and sequence into B x gas */
-static plan_pick plan_tokens(const zero_time_model *m, int N, double gpu_mem, double cpu_mem, double tokens) {
-    plan_pick best;
-    double per = tokens / ((double)m->seq * N); /* sequences per GPU per step */
-    int B;
-    memset(&best, 0, sizeof best);
-    if (per < 1 || per != floor(per)) return best;
-    for (B = 1; B <= per && B <= 1 << 20; B *= 2) {
-        zero_time_model r = *m;
-        plan_pick b;
-        if (fmod(per, B) != 0) break;
-        r.micro_batch = B;
-        r.grad_accum = (int)(per / B);
-        b = plan_best(&r, N, gpu_mem, cpu_mem);
-        if (b.ok && (!best.ok || b.o.step_s < best.o.step_s * (1 - 1e-9))) best = b;
-    }
-    return best;
+/* The plan for N GPUs (g per node, as the machine has): zero_estimate_plan on m at that size. */
+static zero_time_plan plan_at(const time_cli *t, int N) {
+    zero_time_model r = t->m;
+    zero_time_plan b;
+    r.gpus_per_node = N < t->m.gpus_per_node ? N : t->m.gpus_per_node;
+    r.nodes = N / r.gpus_per_node;
+    if (zero_estimate_plan(&r, t->gpu_mem, t->cpu_mem, t->tokens, &b, NULL) != ZERO_OK) b.found = 0;
+    return b;
 }
 
 /* What of a row lies outside the range the rates were measured on (zero.h,
@@ -669,8 +598,8 @@ static int plan_table(const time_cli *t) {
     int k, n_comm = 0;
     double peak = 0, last = 0;
     fmt_count(m->params, p, sizeof p);
-    printf("zero_estimate --time --plan: the fastest ZeRO option per GPU count that fits %.0f GB per GPU\n",
-           t->gpu_mem / 1e9);
+    printf("zero_estimate --time --plan: the fastest ZeRO option per GPU count that fits %.0f GB per GPU and %.0f GB\n"
+           "of host memory per node\n", t->gpu_mem / 1e9, t->cpu_mem / 1e9);
     if (t->tokens > 0)
         printf("model: %s parameters, L %d, C %d, V %d, T %d; %.0f tokens a step on all GPUs: the micro-batch (1, 2, 4,\n"
                "...) and the micro-batches a step (mb x gas) searched\n", p, m->layers, m->hidden, m->vocab, m->seq,
@@ -684,49 +613,52 @@ static int plan_table(const time_cli *t) {
            m->inter_latency_s * 1e6);
     printf("searched: stages 1-3, groups G = 1, 2, 4, ... (shard within G, replicate across the rest),\n"
            "optimizer offload %s (at stage 3 also partly: offload_optimizer.ratio 0.9, ..., 0.1,\n"
-           "the rest of the optimizer on the GPU), activations kept / every block recomputed\n\n",
+           "the rest of the optimizer on the GPU; and the parameters offloaded: cpu+param, kept in the\n"
+           "gather pool: +keep), activations kept / every block recomputed\n\n",
            m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu (--offload cpu)" : "none / cpu");
     printf("%6s %6s %5s %6s %14s %9s %10s %11s %8s %11s %9s %9s  %-17s %s\n", "GPUs", "nodes", "stage", "G",
            "offload", "recompute", "step ms", "tok/s/GPU", "compute", "inter GB", "states", "act GiB", "bound by",
            t->tokens > 0 ? "outside mb x gas" : "outside");
     for (k = 0; k <= 10; k++) {
         int N = 1 << k, g = N < m->gpus_per_node ? N : m->gpus_per_node;
-        plan_pick b = t->tokens > 0 ? plan_tokens(m, N, t->gpu_mem, t->cpu_mem, t->tokens)
-                                    : plan_best(m, N, t->gpu_mem, t->cpu_mem);
+        const zero_time_plan b = plan_at(t, N);
+        const zero_time_model *bm = &b.model;
+        const zero_time_estimate *bo = &b.est;
+        const int boff = bm->offload_optimizer == ZERO_OFFLOAD_CPU, bparam = bm->offload_param == ZERO_OFFLOAD_CPU;
         double share, comm, off, rec;
-        if (!b.ok && t->tokens > 0 && fmod(t->tokens / ((double)m->seq * N), 1) != 0) {
+        if (!b.found && t->tokens > 0 && fmod(t->tokens / ((double)m->seq * N), 1) != 0) {
             printf("%6d %6d  --tokens %.0f is not a whole number of sequences of %d on each of %d GPUs\n", N, N / g,
                    t->tokens, m->seq, N);
             continue;
         }
-        if (!b.ok) {
-            if (t->cpu_mem > 0)
-                printf("%6d %6d  does not fit: every option needs more than %.0f GB per GPU or %.0f GB of host memory\n",
-                       N, N / g, t->gpu_mem / 1e9, t->cpu_mem / 1e9);
-            else
-                printf("%6d %6d  does not fit: every option needs more than %.0f GB per GPU\n", N, N / g, t->gpu_mem / 1e9);
+        if (!b.found) {
+            printf("%6d %6d  does not fit: every option needs more than %.0f GB per GPU or %.0f GB of host memory\n",
+                   N, N / g, t->gpu_mem / 1e9, t->cpu_mem / 1e9);
             continue;
         }
         /* the model's own FLOPs (recompute's extra forward not counted) as a share of the step */
-        share = (b.o.compute_s - b.o.recompute_s) / b.o.step_s;
-        comm = (b.o.exposed_comm_s + b.o.contention_s) / b.o.step_s; /* (what the collectives cost the step) */
-        off = (b.o.exposed_offload_s + b.o.optimizer_s) / b.o.step_s;
-        rec = b.o.recompute_s / b.o.step_s;
-        if (b.o.tokens_per_s_per_gpu > peak) peak = b.o.tokens_per_s_per_gpu;
-        last = b.o.tokens_per_s_per_gpu;
+        share = (bo->compute_s - bo->recompute_s) / bo->step_s;
+        comm = (bo->exposed_comm_s + bo->contention_s) / bo->step_s; /* (what the collectives cost the step) */
+        off = (bo->exposed_offload_s + bo->optimizer_s) / bo->step_s;
+        rec = bo->recompute_s / bo->step_s;
+        if (bo->tokens_per_s_per_gpu > peak) peak = bo->tokens_per_s_per_gpu;
+        last = bo->tokens_per_s_per_gpu;
         n_comm += share < PLAN_SCALING && comm >= off && comm >= rec;
         outside_measured(m, N, N / g, out, sizeof out);
-        if (b.offload && b.ratio < 1) snprintf(offs, sizeof offs, "cpu%s %.1f", b.param ? "+param" : "", b.ratio);
-        else snprintf(offs, sizeof offs, "%s", !b.offload ? "none" : !b.param ? "cpu" : b.keep ? "cpu+param+keep" : "cpu+param");
-        if (t->tokens > 0) snprintf(mbg, sizeof mbg, "%-7s %d x %d", out, b.batch, b.gas);
+        if (boff && bm->offload_ratio < 1)
+            snprintf(offs, sizeof offs, "cpu%s %.1f", bparam ? "+param" : "", bm->offload_ratio);
+        else
+            snprintf(offs, sizeof offs, "%s", !boff ? "none" : !bparam ? "cpu"
+                                              : bm->stage3_max_live_parameters >= bm->params ? "cpu+param+keep" : "cpu+param");
+        if (t->tokens > 0) snprintf(mbg, sizeof mbg, "%-7s %d x %d", out, bm->micro_batch, bm->grad_accum);
         else snprintf(mbg, sizeof mbg, "%s", out);
-        printf("%6d %6d %5d %6d %14s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %-17s %s\n", N, N / g, b.stage,
-               b.group, offs, b.recompute ? "yes" : "no", b.o.step_s * 1e3, b.o.tokens_per_s_per_gpu,
-               100 * share, b.o.bytes_inter / 1e9, b.o.gpu_memory_bytes / GIB, b.act_bytes / GIB,
+        printf("%6d %6d %5d %6d %14s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %-17s %s\n", N, N / g, bm->stage,
+               bo->group, offs, bm->recompute ? "yes" : "no", bo->step_s * 1e3, bo->tokens_per_s_per_gpu,
+               100 * share, bo->bytes_inter / 1e9, bo->gpu_memory_bytes / GIB, b.activation_bytes / GIB,
                share >= PLAN_SCALING ? "compute"
                : comm >= off && comm >= rec ? "communication"
                : rec >= off ? "recompute"
-               : b.offload ? "optimizer offload" : "the optimizer",
+               : boff ? "optimizer offload" : "the optimizer",
                mbg);
     }
     printf("\ncompute: the model's own forward and backward as a share of the step (recompute's extra\n"
@@ -770,7 +702,7 @@ static int largest_fits(const zero_time_model *m, int L, int N, int s, int rc, i
     r.group = group > N ? N : group;
     r.recompute = rc;
     if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) return 0;
-    return o.gpu_memory_bytes + plan_activations(&r, rc) + PLAN_RESERVE <= gpu_mem;
+    return o.gpu_memory_bytes + zero_estimate_activations(&r) + PLAN_RESERVE <= gpu_mem;
 }
 
 static int largest_table(const time_cli *t) {
@@ -821,9 +753,12 @@ static int time_table(const time_cli *t) {
     zero_time_estimate o;
     zero_error err;
     char p[32], out[32];
-    double act = plan_activations(m, 0);
+    zero_time_model kept = *m;
+    double act;
     int fits, n_over = 0;
     char ratio_note[96] = "";
+    kept.recompute = 0;
+    act = zero_estimate_activations(&kept); /* (the fits column: every block's activations kept) */
     if (m->offload_optimizer == ZERO_OFFLOAD_CPU && m->offload_ratio > 0 && m->offload_ratio < 1)
         snprintf(ratio_note, sizeof ratio_note, "; stage 3 with ratio %g", m->offload_ratio);
     if (m->offload_param == ZERO_OFFLOAD_CPU)
@@ -902,7 +837,7 @@ static int time_table(const time_cli *t) {
 
 static int time_main(int argc, char **argv) {
     time_cli t;
-    int i, layers_given = 0, params_given = 0;
+    int i, layers_given = 0, params_given = 0, cpu_mem_given = 0;
     long long x;
     const char *T = "zero_estimate";
     const model_preset *mp = &model_presets[0];
@@ -950,6 +885,7 @@ static int time_main(int argc, char **argv) {
     t.m.host_bytes_per_s = hp->host;
     t.m.comm_contention = hp->contention;
     t.gpu_mem = hp->gpu_mem;
+    t.cpu_mem = hp->cpu_mem;
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int used = 1, bad = 0;
@@ -1029,6 +965,7 @@ static int time_main(int argc, char **argv) {
             t.tokens = (double)x;
         } else if (!strcmp(f, "--cpu-mem")) {
             bad = tool_size(T, f, v, 1e6, 1e18, &t.cpu_mem);
+            cpu_mem_given = 1;
         } else if (!strcmp(f, "--ratio")) {
             bad = tool_num(T, f, v, 0.001, 1, &t.m.offload_ratio);
         } else if (!strcmp(f, "--tflops-width")) {
@@ -1069,7 +1006,7 @@ static int time_main(int argc, char **argv) {
         return tool_usage_fail(T, "--offload-param", usage, "cpu needs --offload cpu and stage 3");
     if (t.m.stage3_max_live_parameters > 0 && t.m.offload_param != ZERO_OFFLOAD_CPU)
         return tool_usage_fail(T, "--max-live", usage, "prices the pool of --offload-param cpu: give that too");
-    if (t.cpu_mem > 0 && !t.plan) return tool_usage_fail(T, "--cpu-mem", usage, "is --plan's");
+    if (cpu_mem_given && !t.plan) return tool_usage_fail(T, "--cpu-mem", usage, "is --plan's");
     if (t.tokens > 0 && !t.plan) return tool_usage_fail(T, "--tokens", usage, "is --plan's (it searches --batch and --gas)");
     if (t.stage == 0 && t.m.offload_optimizer == ZERO_OFFLOAD_CPU)
         return tool_usage_fail(T, "--offload", usage, "cpu needs stage 1, 2 or 3 (--stage 0 given)");
