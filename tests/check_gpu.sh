@@ -320,6 +320,8 @@ matrix_rows() {
     echo "gpt_$1_bf16_muon_s2_optnvme --dtype bf16 --stage 2 --offload-optimizer nvme --nvme-path $D/nvme_$1 --optimizer muon"
     # the accumulation picked by a measured step (zero_set_train_batch_size; another batch: its loss drops)
     echo "gpt_$1_bf16_s3_optcpu_gasauto --dtype bf16 --stage 3 --offload-optimizer cpu --gas auto"
+    # the options zero_estimate_plan picks for this machine (--auto: its choice printed; its loss drops)
+    echo "gpt_$1_bf16_auto --dtype bf16 --auto"
     # bf16 master weights and optimizer state (the parameters are the master): stage 3 against stage 1, on
     # every GPU (on one when there is one)
     if [ "$1" != 1gpu ] || [ "$NGPU" -lt 2 ]; then
@@ -412,7 +414,7 @@ for rows in "$D/rows_1gpu.txt" "$D/rows_all.txt"; do
         [ "$MODE" = dry ] && continue
         ref=- bound=- against="stage 0"
         case $name in
-        *_s0 | *_lion_* | *_lamb_s3 | *_gasauto | *_muon_s3 | *_bf16state_s1) ;;
+        *_s0 | *_lion_* | *_lamb_s3 | *_gasauto | *_auto | *_muon_s3 | *_bf16state_s1) ;;
         *_bf16state_*) # (bf16 master and state: not stage 0's loss; stage 3 against stage 1)
             ref=$(last_loss "$D/gpt_${g}_${dt}_bf16state_s1.jsonl")
             ref=${ref:-none} bound=$(bound_of "$dt") against="bf16 state at stage 1"

@@ -51,6 +51,10 @@ typedef struct options {
     int no_overlap;                 /* --no-overlap-cpu-step */
     int grad_any_order;             /* --grad-any-order: ZERO_TENSOR_GRAD_ANY_ORDER on wte */
     int zero_alloc;                 /* --zero-alloc: the parameters in the program's own zero_alloc allocation */
+    int auto_plan;                  /* --auto: the ZeRO options from zero_estimate_plan (choose_plan) */
+    double tokens;                  /* --tokens: a step's tokens on all GPUs (--auto searches batch and gas) */
+    double auto_ratio, auto_max_live; /* --auto's offload_optimizer.ratio (0: 1), the pool's parameters (0: derived) */
+    int auto_group;                 /* --auto's mics_shard_size (0: the world) */
     double lr, peak_tflops, attn_mib;
     uint64_t seed;
 } options;
@@ -88,6 +92,11 @@ static void usage(void) {
            "                                 muon: the blocks' matrices at lr 0.02, wte and wpe (AdamW) at --lr,\n"
            "                                 WarmupCosineLR scaling each side's own lr\n"
            "  --recompute                    activation checkpointing per block\n"
+           "  --auto [--tokens N]            the stage, hybrid group, offloads (a ratio, the parameters kept in the\n"
+           "                                 pool), recompute and, with --tokens (a step's tokens on all GPUs), the\n"
+           "                                 micro-batch and accumulation: zero_estimate_plan's fastest option that\n"
+           "                                 fits this machine (every GPU's memory, the node's MemAvailable);\n"
+           "                                 --offload-optimizer cpu keeps it to offloaded options\n"
            "  --no-overlap-cpu-step          stage 3 with both offloads to the CPU: the whole CPU Adam in zero_step\n"
            "                                 (cfg.overlap_cpu_step = 0), not beside the next forward\n"
            "  --zero-alloc                   the parameters in one allocation of the program's from zero_alloc, each\n"
@@ -201,6 +210,10 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--offload-param")) bad = parse_offload(v, &o->offload_param);
         else if (!strcmp(a, "--nvme-path")) bad = !v, o->nvme = v;
         else if (!strcmp(a, "--recompute")) o->recompute = 1, used = 0;
+        else if (!strcmp(a, "--auto")) o->auto_plan = 1, used = 0;
+        else if (!strcmp(a, "--tokens")) {
+            if (!(bad = 2 * tool_int("gpt", a, v, 1, 1000000000000000LL, &n))) o->tokens = (double)n;
+        }
         else if (!strcmp(a, "--find-max-batch")) o->find_max = 1, used = 0;
         else if (!strcmp(a, "--tf32")) o->tf32 = 1, used = 0;
         else if (!strcmp(a, "--no-overlap-cpu-step")) o->no_overlap = 1, used = 0;
@@ -300,6 +313,21 @@ static int parse_args(int argc, char **argv, options *o) {
     if (o->d.vocab > 65536 && !o->synthetic) {
         fprintf(stderr, "gpt: vocabulary %d: data tokens are uint16, at most 65536 ids\n", o->d.vocab);
         return 1;
+    }
+    if (o->tokens > 0 && !o->auto_plan) {
+        fprintf(stderr, "gpt: --tokens is --auto's (the tokens a step whose micro-batch and accumulation it chooses)\n");
+        return 1;
+    }
+    if (o->auto_plan) { /* what --auto chooses is not given twice */
+        const char *twice = o->has_stage ? "--stage" : o->recompute ? "--recompute" : o->offload_param >= 0 ? "--offload-param"
+                            : o->offload_opt >= 0 && o->offload_opt != ZERO_OFFLOAD_CPU ? "--offload-optimizer (only cpu)"
+                            : o->find_max ? "--find-max-batch" : o->gas_auto ? "--gas auto"
+                            : o->tokens > 0 && o->has_batch ? "--batch (with --tokens)"
+                            : o->tokens > 0 && o->has_gas ? "--gas (with --tokens)" : NULL;
+        if (twice) {
+            fprintf(stderr, "gpt: --auto chooses what %s sets: give one of them\n", twice);
+            return 1;
+        }
     }
     if (o->eval_logits && !o->eval) {
         fprintf(stderr, "gpt: --eval-logits needs --eval (the batch whose logits it writes)\n");
@@ -1148,11 +1176,98 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
     }
     if (o->offload_opt >= 0) z->offload_optimizer.device = (zero_offload_device)o->offload_opt;
     if (o->offload_param >= 0) z->offload_param.device = (zero_offload_device)o->offload_param;
+    if (o->auto_ratio > 0) z->offload_optimizer.ratio = o->auto_ratio;
+    if (o->auto_max_live > 0) { /* the pool keeps the model; with recompute a unit's uses lie up to 3 models apart */
+        z->stage3_max_live_parameters = (int64_t)o->auto_max_live;
+        z->stage3_max_reuse_distance = 3 * (int64_t)o->auto_max_live;
+    }
+    if (o->auto_group > 0) z->mics_shard_size = o->auto_group;
     if (o->nvme) {
         snprintf(z->offload_optimizer.nvme_path, sizeof z->offload_optimizer.nvme_path, "%s", o->nvme);
         snprintf(z->offload_param.nvme_path, sizeof z->offload_param.nvme_path, "%s", o->nvme);
     }
     return zero_config_resolve(cfg, world, err);
+}
+
+/* --auto: zero_estimate_plan for this model on this machine. Every rank plans with the same inputs: the
+   smallest GPU memory and host memory (MemAvailable of the node) over the ranks, so that every rank picks the
+   same option. The step-time model's rates are its defaults (one H100's; an H200's optimizer rate where the
+   GPU is one), so the pick is the model's best guess; the step it prints is that guess. 0: o holds the pick */
+static int choose_plan(options *o, const world_ctx *w) {
+    const zero_dist_env *env = zero_cuda_env(w->cuda);
+    const int local = env && env->local_world > 0 ? env->local_world : 1;
+    const double GiB = 1073741824.0;
+    size_t free_b = 0, total_b = 0;
+    float mem[2] = {0, 0}, *d = NULL;
+    zero_time_model m;
+    zero_time_plan pl;
+    zero_error err;
+    char mi[256];
+    if (w->world % local) {
+        if (w->rank == 0) fprintf(stderr, "gpt: --auto: %d ranks are not whole nodes of %d\n", w->world, local);
+        return 1;
+    }
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) mem[0] = (float)(total_b / GiB);
+    FILE *f = fopen("/proc/meminfo", "r"); /* the node's: its ranks share it */
+    while (f && fgets(mi, sizeof mi, f))
+        if (!strncmp(mi, "MemAvailable:", 13)) mem[1] = (float)(atof(mi + 13) * 1024.0 / GiB);
+    if (f) fclose(f);
+    if (cudaMalloc((void **)&d, sizeof mem) != cudaSuccess) return 1;
+    cudaMemcpy(d, mem, sizeof mem, cudaMemcpyHostToDevice);
+    if (w->be->all_reduce(w->be->ctx, d, d, 2, ZERO_DTYPE_FP32, ZERO_OP_MIN, ZERO_STREAM_COMM, &err) != ZERO_OK ||
+        w->be->sync(w->be->ctx, ZERO_STREAM_COMM, &err) != ZERO_OK) {
+        fprintf(stderr, "gpt: rank %d: --auto: %s\n", w->rank, err.msg);
+        cudaFree(d);
+        return 1;
+    }
+    cudaMemcpy(mem, d, sizeof mem, cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    memset(&m, 0, sizeof m);
+    m.params = (double)gpt_n_params(&o->d);
+    m.layers = o->d.layers;
+    m.hidden = o->d.dim;
+    m.vocab = o->d.vocab;
+    m.seq = o->d.seq;
+    m.micro_batch = o->has_batch ? o->batch : 8;
+    m.grad_accum = o->has_gas ? o->gas : 1;
+    m.compute_dtype = o->has_dtype ? o->dtype : ZERO_DTYPE_BF16;
+    m.gpus_per_node = local;
+    m.nodes = w->world / local;
+    if (strstr(w->gpu, "H200")) m.hbm_bytes_per_s = 3.917e12; /* (PERF.md 5g's H200 rate) */
+    if (o->offload_opt == ZERO_OFFLOAD_CPU) m.offload_optimizer = ZERO_OFFLOAD_CPU;
+    if (zero_estimate_plan(&m, mem[0] * GiB, mem[1] * GiB, o->tokens, &pl, &err) != ZERO_OK) {
+        if (w->rank == 0) fprintf(stderr, "gpt: --auto: %s\n", err.msg);
+        return 1;
+    }
+    if (!pl.found) {
+        if (w->rank == 0)
+            fprintf(stderr,
+                    "gpt: --auto: no ZeRO option fits %.4g parameters on %d GPUs of %.1f GiB with %.1f GiB of host memory "
+                    "a node%s\nHINT: zero_estimate --time --plan shows the options; a smaller --batch, or more GPUs\n",
+                    m.params, w->world, mem[0], mem[1], o->tokens > 0 ? " (or --tokens is no whole number of sequences a GPU)" : "");
+        return 1;
+    }
+    o->stage = pl.model.stage, o->has_stage = 1;
+    o->offload_opt = pl.model.offload_optimizer;
+    o->offload_param = pl.model.offload_param;
+    o->recompute = pl.model.recompute;
+    o->batch = pl.model.micro_batch, o->has_batch = 1;
+    o->gas = pl.model.grad_accum, o->has_gas = 1;
+    o->auto_ratio = pl.model.offload_optimizer == ZERO_OFFLOAD_CPU && pl.model.offload_ratio < 1 ? pl.model.offload_ratio : 0;
+    o->auto_max_live = pl.model.stage3_max_live_parameters;
+    o->auto_group = pl.est.group < w->world ? pl.est.group : 0;
+    if (w->rank == 0)
+        printf("gpt: --auto (zero_estimate_plan for %d GPUs of %.1f GiB, %.1f GiB of host memory a node): stage %d%s%s, "
+               "optimizer %s%s, parameters %s%s%s, micro-batch %d x %d; predicted %.1f ms a step, the model's states %.1f "
+               "GiB + activations %.1f GiB a GPU\n",
+               w->world, mem[0], mem[1], o->stage, o->auto_group ? ", mics_shard_size " : "",
+               o->auto_group ? std::to_string(o->auto_group).c_str() : "",
+               o->offload_opt == ZERO_OFFLOAD_CPU ? "on the CPU" : "on the GPU",
+               o->auto_ratio > 0 ? (" (ratio " + std::to_string(o->auto_ratio).substr(0, 3) + ")").c_str() : "",
+               o->offload_param == ZERO_OFFLOAD_CPU ? "on the CPU" : "on the GPU",
+               o->auto_max_live > 0 ? " (kept in the pool)" : "", o->recompute ? ", recompute" : "", o->batch, o->gas,
+               pl.est.step_s * 1e3, pl.est.gpu_memory_bytes / GiB, pl.activation_bytes / GiB);
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -1207,6 +1322,7 @@ int main(int argc, char **argv) {
     }
     if (!o.synthetic && load_data(&o, &data)) goto done;
     if (o.eval && load_eval(&o, &evtok)) goto done;
+    if (o.auto_plan && choose_plan(&o, &w)) goto done;
     if (make_config(&o, w.world, &cfg, &err) != ZERO_OK) {
         if (w.rank == 0) fprintf(stderr, "gpt: config: %s\n", err.msg);
         goto done;
