@@ -835,6 +835,14 @@ static int time_table(const time_cli *t) {
     return 0;
 }
 
+/* --offload, --offload-param: none or cpu into *d, or one line on stderr and 1 */
+static int none_or_cpu(const char *T, const char *f, const char *v, zero_offload_device *d) {
+    if (v && !strcmp(v, "cpu")) *d = ZERO_OFFLOAD_CPU;
+    else if (v && !strcmp(v, "none")) *d = ZERO_OFFLOAD_NONE;
+    else return v ? tool_fail(T, f, "'%s' is not none or cpu", v) : tool_fail(T, f, "missing value (none or cpu)");
+    return 0;
+}
+
 static int time_main(int argc, char **argv) {
     time_cli t;
     int i, layers_given = 0, params_given = 0, cpu_mem_given = 0;
@@ -948,15 +956,9 @@ static int time_main(int argc, char **argv) {
             bad = tool_int(T, f, v, 1, 1024, &x);
             t.group = (int)x;
         } else if (!strcmp(f, "--offload")) {
-            if (v && !strcmp(v, "cpu")) t.m.offload_optimizer = ZERO_OFFLOAD_CPU;
-            else if (v && !strcmp(v, "none")) t.m.offload_optimizer = ZERO_OFFLOAD_NONE;
-            else bad = v ? tool_fail(T, f, "'%s' is not none or cpu", v)
-                         : tool_fail(T, f, "missing value (none or cpu)");
+            bad = none_or_cpu(T, f, v, &t.m.offload_optimizer);
         } else if (!strcmp(f, "--offload-param")) {
-            if (v && !strcmp(v, "cpu")) t.m.offload_param = ZERO_OFFLOAD_CPU;
-            else if (v && !strcmp(v, "none")) t.m.offload_param = ZERO_OFFLOAD_NONE;
-            else bad = v ? tool_fail(T, f, "'%s' is not none or cpu", v)
-                         : tool_fail(T, f, "missing value (none or cpu)");
+            bad = none_or_cpu(T, f, v, &t.m.offload_param);
         } else if (!strcmp(f, "--max-live")) {
             bad = tool_count(T, f, v, 1, 1000000000000000, &x);
             t.m.stage3_max_live_parameters = (double)x;
