@@ -55,8 +55,8 @@
 #   sh examples/gpt/bench.sh offload-ratio  one GPU: offload_optimizer.ratio as `zero_estimate --time --plan
 #                                     --offload cpu` chooses it for this GPU, against ratio 1 (all on the CPU),
 #                                     twice interleaved: the seed's recipe, and the 6.65e9 GPT (V 50304, T 1024,
-#                                     micro-batch 8, recompute, ZeRO-3 + optimizer offload); each run's floor
-#                                     (about 5 minutes on one H100)
+#                                     micro-batch 8, recompute, ZeRO-3 + optimizer offload); each run's floor;
+#                                     then that GPT with gpt --auto --tokens 131072 (about 7 minutes on one H100)
 #   sh examples/gpt/bench.sh offload-scale  one GPU: a 6.65e9 GPT with ZeRO-3 and both offloads at T 1024,
 #                                     micro-batch 8, recompute, accumulation 1, 4 (the micro-batches added on the
 #                                     device and, ZERO_GRAD_ACC=host, in host memory) and 8, each with its floor,
@@ -196,6 +196,10 @@ offload_ratio() { # the plan's offload_optimizer.ratio against all on the CPU, o
         run ratio_big_plan_$rep $G $S --config "$DIR/ratio_big.json" --steps 4 --warmup 1 \
             --metrics "$DIR/ratio_big_plan_$rep.jsonl"
     done
+    # the whole choice left to the plan (gpt --auto): 131,072 tokens a step, its micro-batch and accumulation too
+    run ratio_big_auto $G $BIG --vocab 50304 --seq 1024 --auto --tokens 131072 --steps 3 --warmup 1 \
+        --metrics "$DIR/ratio_big_auto.jsonl"
+    grep -h "^gpt: --auto" "$DIR/ratio_big_auto.log" | sed 's/^/   /'
 }
 
 offload_scale() { # a model that needs offload, at a batch where the GPU's compute can be the floor
