@@ -499,12 +499,18 @@ biggest_n() { # every visible GPU (N >= 2): the most layers at C 4096 (T 1024, V
     BIG_START=$est; biggest_of bn_zero3 zero3n
     z=$(awk '$1 == "bn_zero3" { print $2 }' "$DIR/biggest.txt")
     BIG_START=${z:-$est}; biggest_of bn_ds3 ds3n
-    BIG_START=$(( ${z:-$est} * 3 / 2 )); biggest_of bn_zero3_off zero3n --offload-optimizer cpu --offload-param cpu
+    # with both offloads: from the estimator's plan at this node's available host memory
+    hostb=$(awk '/^MemAvailable:/ { printf "%.0f", $2 * 1024 }' /proc/meminfo)
+    esto=$("$E" --time --largest --machine $mach --gpus "$N" --hidden 4096 --vocab 256 --seq 1024 --batch 1 --stage 3 \
+        --offload cpu --offload-param cpu --cpu-mem "$hostb" | awk -v n="$N" '$1 == n && $2 == "L" { print $3 }')
+    echo "== biggest-n: the estimator's plan with both offloads ($hostb bytes of host memory available): L ${esto:-?}"
+    BIG_START=${esto:-$(( ${z:-$est} * 3 / 2 ))}; biggest_of bn_zero3_off zero3n --offload-optimizer cpu --offload-param cpu
     zo=$(awk '$1 == "bn_zero3_off" { print $2 }' "$DIR/biggest.txt")
     BIG_START=${zo:-$est}; biggest_of bn_ds3_off ds3n --offload-optimizer cpu --offload-param cpu
     unset BIG_START
     echo "== biggest-n: the estimator's L ${est} against zero's $(awk '$1 == "bn_zero3" { print $2, "(" $3 " parameters)" }' \
-        "$DIR/biggest.txt") without offload"
+        "$DIR/biggest.txt") without offload; with both offloads L ${esto:-?} against $(awk '$1 == "bn_zero3_off" { print $2 }' \
+        "$DIR/biggest.txt")"
     cat "$DIR/biggest.txt" | sed 's/^/   /'
 }
 

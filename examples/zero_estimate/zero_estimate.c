@@ -117,7 +117,7 @@ static const char help[] =
     "  --offload-param D   offload_param: none (default) or cpu (stage 3 rows, with --offload cpu)\n"
     "  --max-live N        stage3_max_live_parameters with --offload-param cpu: N >= the parameters\n"
     "                      keeps the model in the gather pool (fetched once a step)\n"
-    "  --cpu-mem SIZE      with --plan: host memory per node the offloads may use (default the\n"
+    "  --cpu-mem SIZE      with --plan or --largest: host memory per node the offloads may use (default the\n"
     "                      machine's: 2TiB, a DGX node's, assumed)\n"
     "  --tokens N          with --plan: tokens per optimizer step on all GPUs; the plan also\n"
     "                      searches the micro-batch (1, 2, 4, ...) and the accumulation that give them\n"
@@ -128,7 +128,8 @@ static const char help[] =
     "                      with --offload cpu only the options that offload the optimizer\n"
     "  --largest           instead of the table: per GPU count and stage, the most blocks of\n"
     "                      examples/gpt's GPT at --hidden, --vocab, --seq, --batch that fit --gpu-mem,\n"
-    "                      activations kept and every block recomputed (--offload, --group apply)\n"
+    "                      activations kept and every block recomputed (--offload, --offload-param at\n"
+    "                      stage 3, --group and --cpu-mem apply)\n"
     "  --gpu-mem SIZE      with --plan or --largest: memory of one GPU (default the machine's, what\n"
     "                      cudaMemGetInfo gives: 79.18GiB on an H100 80GB, 139.8GiB on an H200)\n"
     "  --serial-gathers    stage-3 gathers not overlapped with compute (the engine before its\n"
@@ -690,7 +691,8 @@ static double gpt_params(int L, const zero_time_model *m) {
 }
 
 /* Model m with L blocks fits gpu_mem at this stage and recompute (N GPUs, g per node): 1, else 0. */
-static int largest_fits(const zero_time_model *m, int L, int N, int s, int rc, int group, double gpu_mem) {
+static int largest_fits(const zero_time_model *m, int L, int N, int s, int rc, int group, double gpu_mem,
+                        double cpu_mem) {
     zero_time_model r = *m;
     zero_time_estimate o;
     r.layers = L;
@@ -701,17 +703,20 @@ static int largest_fits(const zero_time_model *m, int L, int N, int s, int rc, i
     r.stage = s;
     r.group = group > N ? N : group;
     r.recompute = rc;
+    if (s != 3) r.offload_param = ZERO_OFFLOAD_NONE; /* (the parameters' offload is stage 3's) */
     if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) return 0;
-    return o.gpu_memory_bytes + zero_estimate_activations(&r) + PLAN_RESERVE <= gpu_mem;
+    return o.gpu_memory_bytes + zero_estimate_activations(&r) + PLAN_RESERVE <= gpu_mem && o.cpu_memory_bytes <= cpu_mem;
 }
 
 static int largest_table(const time_cli *t) {
     const zero_time_model *m = &t->m;
     int k, s, rc, s0 = t->stage < 1 ? 1 : t->stage, s1 = t->stage < 1 ? 3 : t->stage;
-    printf("zero_estimate --time --largest: the most blocks that fit %.2f GiB per GPU\n", t->gpu_mem / GIB);
+    printf("zero_estimate --time --largest: the most blocks that fit %.2f GiB per GPU and %.0f GiB of host memory a node\n",
+           t->gpu_mem / GIB, t->cpu_mem / GIB);
     printf("model: examples/gpt's GPT at C %d, V %d, T %d, micro-batch %d (12 C^2 + 13 C parameters a block,\n"
-           "V C + T C + 2 C besides); offload_optimizer %s\n",
-           m->hidden, m->vocab, m->seq, m->micro_batch, m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu" : "none");
+           "V C + T C + 2 C besides); offload_optimizer %s, offload_param %s\n",
+           m->hidden, m->vocab, m->seq, m->micro_batch, m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu" : "none",
+           m->offload_param == ZERO_OFFLOAD_CPU ? "cpu (stage 3)" : "none");
     printf("memory per GPU: model states (zero's plan) + activations (--plan's formula) + %.0f GiB reserved\n\n",
            PLAN_RESERVE / GIB);
     printf("%6s", "GPUs");
@@ -727,10 +732,10 @@ static int largest_table(const time_cli *t) {
                 int lo = 0, hi = 1;
                 char cell[64], p[32];
                 /* the most L that fits: doubling, then bisecting (memory grows with L) */
-                while (hi <= 1 << 20 && largest_fits(m, hi, N, s, rc, t->group, t->gpu_mem)) lo = hi, hi *= 2;
+                while (hi <= 1 << 20 && largest_fits(m, hi, N, s, rc, t->group, t->gpu_mem, t->cpu_mem)) lo = hi, hi *= 2;
                 while (hi - lo > 1) {
                     int mid = lo + (hi - lo) / 2;
-                    if (largest_fits(m, mid, N, s, rc, t->group, t->gpu_mem)) lo = mid;
+                    if (largest_fits(m, mid, N, s, rc, t->group, t->gpu_mem, t->cpu_mem)) lo = mid;
                     else hi = mid;
                 }
                 if (lo == 0) snprintf(cell, sizeof cell, "none");
@@ -742,8 +747,9 @@ static int largest_table(const time_cli *t) {
             }
         printf("\n");
     }
-    printf("\nL: the most blocks whose model states, activations and the reserve fit one GPU (none: not\n"
-           "one block); the parameters in parentheses. Parameter offload is not modeled.\n");
+    printf("\nL: the most blocks whose model states, activations and the reserve fit one GPU, and whose\n"
+           "offloaded states fit the node's host memory (--cpu-mem) (none: not one block); the parameters in\n"
+           "parentheses.\n");
     return 0;
 }
 
@@ -1004,11 +1010,12 @@ static int time_main(int argc, char **argv) {
     if (t.m.offload_ratio > 0 && t.m.offload_ratio < 1 &&
         (t.m.offload_optimizer != ZERO_OFFLOAD_CPU || (t.stage >= 0 && t.stage != 3)))
         return tool_usage_fail(T, "--ratio", usage, "%g (a partial offload) needs --offload cpu and stage 3", t.m.offload_ratio);
-    if (t.m.offload_param == ZERO_OFFLOAD_CPU && (t.m.offload_optimizer != ZERO_OFFLOAD_CPU || (t.stage >= 0 && t.stage != 3)))
+    if (t.m.offload_param == ZERO_OFFLOAD_CPU && (t.m.offload_optimizer != ZERO_OFFLOAD_CPU || (t.stage >= 0 && t.stage != 3)) &&
+        !(t.largest && t.m.offload_optimizer == ZERO_OFFLOAD_CPU && t.stage < 0))
         return tool_usage_fail(T, "--offload-param", usage, "cpu needs --offload cpu and stage 3");
     if (t.m.stage3_max_live_parameters > 0 && t.m.offload_param != ZERO_OFFLOAD_CPU)
         return tool_usage_fail(T, "--max-live", usage, "prices the pool of --offload-param cpu: give that too");
-    if (cpu_mem_given && !t.plan) return tool_usage_fail(T, "--cpu-mem", usage, "is --plan's");
+    if (cpu_mem_given && !t.plan && !t.largest) return tool_usage_fail(T, "--cpu-mem", usage, "is --plan's and --largest's");
     if (t.tokens > 0 && !t.plan) return tool_usage_fail(T, "--tokens", usage, "is --plan's (it searches --batch and --gas)");
     if (t.stage == 0 && t.m.offload_optimizer == ZERO_OFFLOAD_CPU)
         return tool_usage_fail(T, "--offload", usage, "cpu needs stage 1, 2 or 3 (--stage 0 given)");
