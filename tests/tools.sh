@@ -317,6 +317,15 @@ usage "zero_estimate-max-live-alone" '^zero_estimate: --max-live: prices the poo
     --max-live 1e9
 usage "zero_estimate-cpu-mem-no-plan" '^zero_estimate: --cpu-mem: is --plan' "$ZE" --time --cpu-mem 100GB
 usage "zero_estimate-tokens-no-plan" '^zero_estimate: --tokens: is --plan' "$ZE" --time --tokens 65536
+# --largest with both offloads: host memory bounds it (500 GiB: the same blocks on 1, 2 and 4 GPUs), and more
+# than without offload on one GPU
+run "$ZE" --time --largest --machine h100 --gpus 4 --hidden 4096 --vocab 256 --seq 1024 --batch 1 --stage 3 --offload cpu \
+    --offload-param cpu --cpu-mem 500GiB
+off=$(awk '$1 <= 4 && $2 == "L" { print $3 }' "$W/out" | sort -u | tr '\n' ' ')
+run "$ZE" --time --largest --machine h100 --gpus 4 --hidden 4096 --vocab 256 --seq 1024 --batch 1 --stage 3
+none1=$(awk '$1 == 1 && $2 == "L" { print $3 }' "$W/out")
+if [ "$(echo $off | wc -w)" -eq 1 ] && [ -n "$none1" ] && [ "$(echo $off)" -gt "$none1" ]; then ok "zero_estimate-largest-offload"
+else no "zero_estimate-largest-offload" "with both offloads '$off', without on one GPU '$none1'"; fi
 # --plan --tokens: the micro-batch and the accumulation searched; every row's mb x gas x T x GPUs is the tokens
 run "$ZE" --time --plan --machine h100 --params 6654402560 --layers 32 --hidden 4096 --vocab 50304 --seq 1024 --gpus 1 \
     --cpu-mem 120GiB --tokens 131072
