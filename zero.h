@@ -2004,6 +2004,9 @@ typedef struct zero_time_estimate {
     double offload_copy_s;    /* PCIe copies (gradients to the host, parameters back) */
     double cpu_adam_s;        /* the CPU Adam over the shard */
     double exposed_offload_s; /* copies + CPU Adam the step waits for */
+    double accumulate_s;      /* grad_accum > 1: each micro-batch's gradients added into the fp32
+                                 accumulator on the device (stages 0-1 the whole gradient, 2-3 the
+                                 reduced shard; 0 where the CPU adds, stages 2-3 with offload_optimizer) */
     double bytes_intra;       /* bytes each GPU sends per step on rings inside a node */
     double bytes_inter;       /* bytes each GPU sends per step on rings that cross nodes */
     double bytes_pcie;        /* bytes each GPU moves over PCIe per step (both directions) */
@@ -20105,11 +20108,21 @@ out:
    its fetch, t_fwd) - t_fwd, then each later pass's fetch beyond its
    compute, then the last backward's fetch and gradients (one stream).
    With a ratio below 1 the plain step: the CPU's part of the Adam before
-   the forward. Calibrated on PERF.md 4c (within 3% at 4-16 micro-batches);
+   the forward, and the device's units' updated parameters copied to the
+   host's store (d P / G times their share), exposed. Calibrated on PERF.md 4c (within 3% at 4-16 micro-batches);
    16-18% low with one micro-batch, where the engine runs 1.2-1.4x its floor.
 
+   Gradient accumulation (m > 1): every micro-batch adds its gradients into
+   the fp32 accumulator on the device, at the hbm rate, not hidden: stages
+   0-1 the whole gradient (2 d + 8 bytes a parameter: the buffer read, the
+   accumulator read and written, the buffer cleared), stages 2-3 the reduced
+   shard (d + 8 a shard parameter); none with offload_optimizer at stages
+   2-3, where the CPU adds into its staging. Fitted on nothing: 2x H200's
+   stage 1 at 64 micro-batches of 1 x 1024 (6.65e9) measured 94.7 ms a
+   micro-batch where the compute alone is 74-78 ms, the 20 ms this prices.
+
      step = m t_mb + contention + exposed collectives + (optimizer, or the
-            exposed offload copies + CPU Adam) */
+            exposed offload copies + CPU Adam) + accumulation */
 
 #define ZERO__TIME_TFLOPS 466.4        /* GPT-2 XL at stage 0 on one H100: 187.9 ms a step */
 #define ZERO__TIME_WIDTH 1600.0        /* ... GPT-2 XL's width */
@@ -20343,10 +20356,11 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         double S = P / G, pass = d * S / pcie, keep = m->stage3_max_live_parameters >= P;
         double out_b = mb > 1 ? 4.0 * S : d * S, grads = out_b / pcie;
         double gate, more, tail;
+        double back = d * S * (1 - cpu); /* the device's units: their updated parameters to the host's store */
         out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * S * cpu * g / host;
-        out->bytes_pcie = (keep ? 1 : 2 * mb) * d * S + out_b;
+        out->bytes_pcie = (keep ? 1 : 2 * mb) * d * S + out_b + back;
         out->offload_copy_s = out->bytes_pcie / pcie;
-        if (k.ratio < 1) gate = fmax(pass, t_fwd) + out->cpu_adam_s; /* (the plain step: Adam, then the forward) */
+        if (k.ratio < 1) gate = fmax(pass, t_fwd) + out->cpu_adam_s + back / pcie; /* (the plain step: Adam, then the forward) */
         else gate = fmax(fmax(out->cpu_adam_s, pass), t_fwd);
         more = keep ? 0 : (mb - 1) * fmax(0, pass - t_fwd) + (mb - 1) * fmax(0, pass - t_bwd);
         /* the last backward: its fetches and its gradients on one stream */
@@ -20365,7 +20379,14 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     } else {
         out->optimizer_s = opt_s;
     }
-    out->step_s = out->compute_s + out->contention_s + out->exposed_comm_s + out->optimizer_s + out->exposed_offload_s;
+    /* gradient accumulation: each micro-batch's gradients added into the fp32 accumulator at the hbm rate,
+       the step waiting for it; stages 0-1 the whole gradient (the buffer read, the accumulator read and
+       written, the buffer cleared: 2 d + 8 bytes a parameter), stages 2-3 the reduced shard (d + 8), but
+       not with offload_optimizer there (the host's staging is the accumulator, the CPU adds) */
+    if (mb > 1 && (m->stage <= 1 || m->offload_optimizer != ZERO_OFFLOAD_CPU))
+        out->accumulate_s = mb * (m->stage <= 1 ? P * (2 * d + 8) : P / G * (d + 8)) / hbm;
+    out->step_s = out->compute_s + out->contention_s + out->exposed_comm_s + out->optimizer_s + out->exposed_offload_s +
+                  out->accumulate_s;
     out->tokens_per_s_per_gpu = mb * B * T / out->step_s;
 
     memset(&ea, 0, sizeof ea);

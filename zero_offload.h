@@ -105,7 +105,7 @@
      offload-api-threads  zero_cpu_threads, zero_cpu_host_ranks
      offload-api-pool     zero_cpu_pool_create, _destroy, _threads, _run
      offload-api-adam     zero_cpu_adam, zero_cpu_adam_at, zero_offload_backend,
-                          zero_cpu_memory_bandwidth
+                          zero_cpu_memory_bandwidth, _ready
      offload-api-nvme     zero_nvme_open, _close, _write, _read, _write_async,
                           _read_async, zero_nvme_wait, zero_nvme_bandwidth
    implementation (ZERO_IMPLEMENTATION)
@@ -120,7 +120,7 @@
      offload-dispatch     checks, then segments spread over the pool:
                           zero_cpu_adam_at, zero_cpu_adam, zero__cpu_adam_task
      offload-bandwidth    the host's memory bandwidth in Adam's pattern:
-                          zero_cpu_memory_bandwidth, zero__bw_task
+                          zero_cpu_memory_bandwidth, _ready, zero__bw_task
      offload-nvme         the tile store's file layout and I/O rules, O_DIRECT,
                           limits
      offload-hash         the tiles' checksum: zero__nvme_hash
@@ -251,6 +251,18 @@ ZERO_API void zero_offload_backend(const zero_backend *base, zero_cpu_pool *pool
    ZERO_MALLOC and are freed before it returns. */
 ZERO_API zero_result zero_cpu_memory_bandwidth(zero_cpu_pool *pool, int64_t n, int reps, double *bytes_per_s,
                                                zero_error *err);
+
+/* The same, with ready(ctx, err) called once the arrays are filled, before the
+   warm-up pass (NULL: none). Ranks that share a host pass a barrier there
+   (examples/gpt: a one-number all-reduce), so that their passes run
+   together and each measures its share of the host: filling the arrays
+   takes longer than the passes, and a barrier before the call leaves the
+   ranks' passes apart, each measuring the host alone. A ready that returns
+   other than ZERO_OK (having filled err) ends the measurement with that
+   result, *bytes_per_s 0. */
+ZERO_API zero_result zero_cpu_memory_bandwidth_ready(zero_cpu_pool *pool, int64_t n, int reps,
+                                                     zero_result (*ready)(void *ctx, zero_error *err), void *ctx,
+                                                     double *bytes_per_s, zero_error *err);
 
 /* ---- >>offload-api-nvme: NVMe tile store ---- */
 
@@ -1491,6 +1503,12 @@ static int zero__bw_cmp(const void *p, const void *q) {
 
 ZERO__DEF zero_result zero_cpu_memory_bandwidth(zero_cpu_pool *pool, int64_t n, int reps, double *bytes_per_s,
                                                 zero_error *err) {
+    return zero_cpu_memory_bandwidth_ready(pool, n, reps, NULL, NULL, bytes_per_s, err);
+}
+
+ZERO__DEF zero_result zero_cpu_memory_bandwidth_ready(zero_cpu_pool *pool, int64_t n, int reps,
+                                                      zero_result (*ready)(void *ctx, zero_error *err), void *ctx,
+                                                      double *bytes_per_s, zero_error *err) {
     static const char fn[] = "zero_cpu_memory_bandwidth";
     zero__bw_ctx x;
     float *buf;
@@ -1517,6 +1535,7 @@ ZERO__DEF zero_result zero_cpu_memory_bandwidth(zero_cpu_pool *pool, int64_t n, 
     x.g = buf + 3 * n;
     x.level = zero_cpu_simd_level(NULL);
     for (i = 0; i < 4 * n; i++) buf[i] = (float)(i % 1021) * 1e-3f; /* not zeros; every page touched */
+    if (ready) r = ready(ctx, err); /* (its error is its own: it fills err) */
     for (k = -1; k < reps && r == ZERO_OK; k++) {
         struct timespec t0, t1;
         timespec_get(&t0, TIME_UTC);

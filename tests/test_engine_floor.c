@@ -27,7 +27,8 @@
    element each way in an applied step, and their term in zero_floor_of
    (beside the copies, beside the Adam) with its bandwidth errors.
    zero_cpu_memory_bandwidth: finite and > 0 with and without a pool; its
-   argument errors.
+   argument errors; _ready: its callback once, before the timed passes, and
+   a failing one's result and error returned.
 
    Run alone: make test T=test_engine_floor */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp (the NVMe jobs' directory) */
@@ -783,6 +784,28 @@ static job *new_job(const char *name, int stage, int dtype, int world, int gas) 
     return J;
 }
 
+/* zero_cpu_memory_bandwidth_ready's callback in D: counts its calls, waits wait_s, returns result */
+typedef struct bw_ready_ctx {
+    int calls;
+    double wait_s;
+    zero_result result;
+} bw_ready_ctx;
+
+static zero_result bw_ready(void *ctx, zero_error *err) {
+    bw_ready_ctx *c = (bw_ready_ctx *)ctx;
+    struct timespec t0, t1;
+    c->calls++;
+    timespec_get(&t0, TIME_UTC);
+    do timespec_get(&t1, TIME_UTC);
+    while ((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9 < c->wait_s);
+    if (c->result != ZERO_OK && err) {
+        memset(err, 0, sizeof *err);
+        err->code = c->result;
+        snprintf(err->msg, sizeof err->msg, "bw_ready: the ranks did not meet");
+    }
+    return c->result;
+}
+
 int main(void) {
     static char names[64][48];
     int nn = 0, world, gas, dt;
@@ -948,6 +971,26 @@ int main(void) {
                        "n %lld reps %d: %s, %g", (long long)ns[i], reps[i], err.msg, bps);
                 CHECK_STR_CONTAINS(err.msg, "zero_cpu_memory_bandwidth");
             }
+        }
+        {
+            /* _ready: called once, with its ctx, before the timed passes (a 100 ms wait inside them would
+               take the figure below 1% of the plain call's: 28 MB a pass); a failing one ends the call with
+               its result and its error */
+            bw_ready_ctx rc = {0, 0.1, ZERO_OK};
+            double plain = 0;
+            CHECK(zero_cpu_memory_bandwidth(pool, 1 << 20, 3, &plain, &err) == ZERO_OK && plain > 0);
+            bps = -1;
+            CHECKF(zero_cpu_memory_bandwidth_ready(pool, 1 << 20, 3, bw_ready, &rc, &bps, &err) == ZERO_OK &&
+                       rc.calls == 1 && bps > 0.2 * plain,
+                   "ready: %d calls, %g bytes/s against %g (%s)", rc.calls, bps, plain, err.msg);
+            CHECK(zero_cpu_memory_bandwidth_ready(NULL, 1 << 20, 3, NULL, NULL, &bps, &err) == ZERO_OK && bps > 0);
+            rc.calls = 0, rc.wait_s = 0, rc.result = ZERO_ERR_NCCL;
+            bps = -1;
+            CHECK(zero_cpu_memory_bandwidth_ready(pool, 1 << 20, 3, bw_ready, &rc, &bps, &err) == ZERO_ERR_NCCL);
+            CHECK(rc.calls == 1 && bps == 0);
+            CHECK_STR_CONTAINS(err.msg, "the ranks did not meet");
+            CHECK(zero_cpu_memory_bandwidth_ready(pool, 1 << 20, 3, bw_ready, &rc, NULL, &err) == ZERO_ERR_INVALID_ARG &&
+                  rc.calls == 1);
         }
         zero_cpu_pool_destroy(pool);
     }

@@ -800,7 +800,8 @@ static void test_time_hand(void) {
     /* stage 3 on one node of 4 (intra rates), 4 micro-batches: gather 1e-3 + 2e6 * 3/4 /
        1e9 = 2.5 ms, reduce-scatter 2.5; forward exposes 2.5, backward max(2.5, 5 - 4.88) =
        2.5: 20 ms exposed of 4 x 7.5 = 30, the 10 beside the compute cost 0.5 x 10 = 5 ms.
-       Step 4 x 7.32 + 20 + 5 + 0.5 (Adam of 2.5e5) = 54.78 ms. */
+       Step 4 x 7.32 + 20 + 5 + 0.5 (Adam of 2.5e5) = 54.78 ms, and the accumulation: 4 micro-batches
+       add the reduced shard (2.5e5 x (2 + 8) bytes at 1.5e10 B/s): 4 x 1/6 ms. */
     m.gpus_per_node = 4;
     m.nodes = 1;
     m.stage = 3;
@@ -809,7 +810,8 @@ static void test_time_hand(void) {
     CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
     CHECK_NEAR(o.exposed_comm_s, 20e-3, 1e-12);
     CHECK_NEAR(o.contention_s, 5e-3, 1e-12);
-    CHECK_NEAR(o.step_s, 54.78e-3, 1e-12);
+    CHECK_NEAR(o.accumulate_s, 4 * 2.5e5 * 10 / 1.5e10, 1e-12);
+    CHECK_NEAR(o.step_s, 54.78e-3 + 4 * 2.5e5 * 10 / 1.5e10, 1e-12);
     m = tm_small();
 
     /* stage 3 over the world (G = 4 crosses nodes: inter rates), 4 micro-batches:
@@ -818,12 +820,13 @@ static void test_time_hand(void) {
        per micro-batch 10.12 ms; Adam 30 * 2.5e5 / 1.5e10 = 0.5 ms. Beside the compute:
        19.52 of the 60 ms; their work at the intra rates (1e-3 + 1.5e6 / 1e9 = 2.5 ms each,
        12 of them) 30 ms, costing 0.5 x 30 x 19.52 / 60 = 4.88 ms. Step 4 * (7.32 + 10.12) +
-       4.88 + 0.5 = 75.14 ms. Bytes: 3 rings of 1.5e6 per micro-batch, all inter. */
+       4.88 + 0.5 = 75.14 ms, the accumulation (as above) on top. Bytes: 3 rings of 1.5e6 per
+       micro-batch, all inter. */
     m.stage = 3;
     m.group = 0;
     m.grad_accum = 4;
     CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
-    CHECK_NEAR(o.step_s, 75.14e-3, 1e-12);
+    CHECK_NEAR(o.step_s, 75.14e-3 + 4 * 2.5e5 * 10 / 1.5e10, 1e-12);
     CHECK_NEAR(o.contention_s, 4.88e-3, 1e-12);
     CHECK_NEAR(o.exposed_comm_s, 40.48e-3, 1e-12);
     CHECK_NEAR(o.comm_inter_s, 4 * 15e-3, 1e-12);
@@ -833,15 +836,17 @@ static void test_time_hand(void) {
        every collective exposed, none beside the compute */
     m.stage3_serial_gathers = 1;
     CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
-    CHECK_NEAR(o.step_s, 89.78e-3, 1e-12);
+    CHECK_NEAR(o.step_s, 89.78e-3 + 4 * 2.5e5 * 10 / 1.5e10, 1e-12);
 
     /* stage 0 on the same 4 GPUs: an all-reduce of 2e6 bytes across nodes,
        2 (2e-3 + 2e6 * 3/4 / 0.5e9) = 10 ms, at the last of 4 micro-batches only:
-       exposed max(10, 10 - 4.88) = 10; Adam on all 1e6: 2 ms. */
+       exposed max(10, 10 - 4.88) = 10; Adam on all 1e6: 2 ms; each micro-batch adds the whole
+       gradient into the fp32 accumulator: 1e6 x (2 x 2 + 8) bytes at 1.5e10 B/s, 0.8 ms. */
     m.stage = 0;
     m.stage3_serial_gathers = 0;
     CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
-    CHECK_NEAR(o.step_s, 4 * 7.32e-3 + 10e-3 + 2e-3, 1e-12);
+    CHECK_NEAR(o.accumulate_s, 4 * 0.8e-3, 1e-12);
+    CHECK_NEAR(o.step_s, 4 * 7.32e-3 + 10e-3 + 2e-3 + 4 * 0.8e-3, 1e-12);
     CHECK_NEAR(o.bytes_inter, 3e6, 1e-12);
     CHECK_EQ_INT(o.group, 1);
     CHECK_EQ_INT(o.replicas, 4);
@@ -865,12 +870,14 @@ static void test_time_hand(void) {
        micro-batch (2 ms, intra), the replicas' all-reduce once, of the fp32
        chunk: 4e6 / 2 = 2e6 bytes over 2, 2 (2e-3 + 1e6 / 0.5e9) = 8 ms (inter,
        2e6 bytes). Exposed: 2 * max(2, 2 - 4.88) + max(10, 10 - 4.88) + the gather 2
-       = 16 ms. Step 3 * 7.32 + 16 + 1 = 38.96 ms. */
+       = 16 ms. Step 3 * 7.32 + 16 + 1 = 38.96 ms, and 3 micro-batches' accumulation into the
+       shard (5e5 x 10 bytes at 1.5e10 B/s): 1 ms. */
     m = tm_small();
     m.grad_accum = 3;
     CHECK(zero_estimate_time(&m, &o, &err) == ZERO_OK);
     CHECK_NEAR(o.exposed_comm_s, 16e-3, 1e-12);
-    CHECK_NEAR(o.step_s, 38.96e-3, 1e-12);
+    CHECK_NEAR(o.accumulate_s, 1e-3, 1e-12);
+    CHECK_NEAR(o.step_s, 39.96e-3, 1e-12);
     CHECK_NEAR(o.bytes_inter, 2e6, 1e-12);
     CHECK_NEAR(o.bytes_intra, 3 * 1e6 + 1e6, 1e-12);
     CHECK_NEAR(o.comm_inter_s, 8e-3, 1e-12);
@@ -964,8 +971,10 @@ typedef struct calib_run {
     int gas;                       /* micro-batches a step (0: 1) */
     int offload_param;             /* 1: both offloads (stage 3, the overlapped CPU step) */
     double keep;                   /* stage3_max_live_parameters (0: the engine's derived pool) */
-    double tol;                    /* the bound on this row's error (0: 15%, 10% on several GPUs) */
+    double tol;                    /* the bound on this row's error (0: 15%, 10% on several GPUs); a row on
+                                      several GPUs with its own bound is a documented miss of the 10% */
     int vocab;                     /* 0: 256 (examples/gpt's bytes) */
+    double ratio;                  /* offload_optimizer.ratio (0: 1, all on the CPU) */
 } calib_run;
 
 #define H100_TF 466.42
@@ -979,55 +988,55 @@ typedef struct calib_run {
 
 static const calib_run calib[] = {
     /* docs/results/h100_fast.tsv row ab_s0 (PERF.md 5f, "Stage by stage"): the fit */
-    {"H100 stage 0, mb 8", "results/h100_fast.tsv ab_s0", 1, 0, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 187.9, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 stage 0, mb 8", "results/h100_fast.tsv ab_s0", 1, 0, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 187.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5f table, docs/results/h100_fast.tsv row fast_zero */
-    {"H100 ZeRO-2, mb 8", "PERF.md 5f; results/h100_fast.tsv fast_zero", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 192.7, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, mb 8", "PERF.md 5f; results/h100_fast.tsv fast_zero", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 192.7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5f, the call before: ab_s1.log */
-    {"H100 ZeRO-1, mb 8", "results/h100_fast.tsv ab_s1", 1, 1, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 188.9, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-1, mb 8", "results/h100_fast.tsv ab_s1", 1, 1, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 188.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5c, docs/results/h200x2.tsv rows scale_stage{1,2,3}_{1,2}gpu */
-    {"2x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x2/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 199.0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x2/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X2_TF, H200_HBM, 0, 0, 201.3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x2/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 204.6, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200, stage 1", "PERF.md 5c; h200x2/scale_stage1_2gpu.log", 2, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 210.3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200, stage 2", "PERF.md 5c; h200x2/scale_stage2_2gpu.log", 2, 2, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 209.1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200, stage 3", "PERF.md 5c; h200x2/scale_stage3_2gpu.log", 2, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 230.3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x2/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 199.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x2/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X2_TF, H200_HBM, 0, 0, 201.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x2/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 204.6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200, stage 1", "PERF.md 5c; h200x2/scale_stage1_2gpu.log", 2, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 210.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200, stage 2", "PERF.md 5c; h200x2/scale_stage2_2gpu.log", 2, 2, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 209.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200, stage 3", "PERF.md 5c; h200x2/scale_stage3_2gpu.log", 2, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 230.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5e (same machine and code as 5c's 2-GPU runs), micro-batch 16:
        docs/results/h200x2.tsv rows xl16_stage{2,3} */
-    {"2x H200, stage 2, mb 16", "PERF.md 5e; h200x2/xl16_stage2.log", 2, 2, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 369.2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200, stage 3, mb 16", "PERF.md 5e; h200x2/xl16_stage3.log", 2, 3, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 389.8, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200, stage 2, mb 16", "PERF.md 5e; h200x2/xl16_stage2.log", 2, 2, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 369.2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200, stage 3, mb 16", "PERF.md 5e; h200x2/xl16_stage3.log", 2, 3, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 389.8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5c, docs/results/h200x4.tsv rows scale_stage{1,2,3}_{1,4}gpu */
-    {"4x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x4/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 195.8, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"4x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x4/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X4_TF, H200_HBM, 0, 0, 196.4, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"4x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x4/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 201.8, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"4x H200, stage 1", "PERF.md 5c; h200x4/scale_stage1_4gpu.log", 4, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 205.3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"4x H200, stage 2", "PERF.md 5c; h200x4/scale_stage2_4gpu.log", 4, 2, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 204.9, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"4x H200, stage 3", "PERF.md 5c; h200x4/scale_stage3_4gpu.log", 4, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 237.4, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x4/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 195.8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x4/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X4_TF, H200_HBM, 0, 0, 196.4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x4/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 201.8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200, stage 1", "PERF.md 5c; h200x4/scale_stage1_4gpu.log", 4, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 205.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200, stage 2", "PERF.md 5c; h200x4/scale_stage2_4gpu.log", 4, 2, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 204.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200, stage 3", "PERF.md 5c; h200x4/scale_stage3_4gpu.log", 4, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 237.4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5j, docs/results/h200x2_bcd951c.tsv (one machine session, code bcd951c): stage 3's
        gathers overlapped, stages 1-2's under the step's Adam; the two repeats' mean where two ran */
-    {"2x H200 box (bcd951c), 1 GPU, stage 2", "PERF.md 5j; h200x2_bcd951c s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2C_TF, H200_HBM, 0, 0, 182.1, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 box (bcd951c), 1 GPU, stage 3", "PERF.md 5j; h200x2_bcd951c groups_s3_1gpu_grouped_{1,2}", 1, 3, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 188.6, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 (bcd951c), stage 2", "PERF.md 5j; h200x2_bcd951c groups_s2_2gpu_grouped_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 191.8, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 (bcd951c), stage 2, ZERO_STEP_OVERLAP=0", "PERF.md 5j; h200x2_bcd951c groups_s2_2gpu_alone_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 194.85, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (bcd951c), stage 3", "PERF.md 5j; h200x2_bcd951c groups_s3_2gpu_grouped_{1,2}", 2, 3, 1024, 8, 0, 0, 1, X2C_TF, H200_HBM, 0, 0, 203.85, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+    {"2x H200 box (bcd951c), 1 GPU, stage 2", "PERF.md 5j; h200x2_bcd951c s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2C_TF, H200_HBM, 0, 0, 182.1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (bcd951c), 1 GPU, stage 3", "PERF.md 5j; h200x2_bcd951c groups_s3_1gpu_grouped_{1,2}", 1, 3, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 188.6, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (bcd951c), stage 2", "PERF.md 5j; h200x2_bcd951c groups_s2_2gpu_grouped_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 191.8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (bcd951c), stage 2, ZERO_STEP_OVERLAP=0", "PERF.md 5j; h200x2_bcd951c groups_s2_2gpu_alone_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 194.85, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (bcd951c), stage 3", "PERF.md 5j; h200x2_bcd951c groups_s3_2gpu_grouped_{1,2}", 2, 3, 1024, 8, 0, 0, 1, X2C_TF, H200_HBM, 0, 0, 203.85, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5c, docs/results/h200x2_4d94af3_scale.tsv (bench.sh scale, one machine session, code 4d94af3):
        stage 2 on one GPU the fit, the others predicted */
-    {"2x H200 box (4d94af3), 1 GPU, stage 1", "PERF.md 5c; h200x2_4d94af3_scale sc_s1_1gpu", 1, 1, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 177.8, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 box (4d94af3), 1 GPU, stage 2", "PERF.md 5c; h200x2_4d94af3_scale sc_s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2D_TF, H200_HBM, 0, 0, 176.7, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 box (4d94af3), 1 GPU, stage 3", "PERF.md 5c; h200x2_4d94af3_scale sc_s3_1gpu", 1, 3, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 183.3, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 (4d94af3), stage 1", "PERF.md 5c; h200x2_4d94af3_scale sc_s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.4, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 (4d94af3), stage 2", "PERF.md 5c; h200x2_4d94af3_scale sc_s2_2gpu", 2, 2, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.6, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 (4d94af3), stage 3", "PERF.md 5c; h200x2_4d94af3_scale sc_s3_2gpu", 2, 3, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 196.5, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+    {"2x H200 box (4d94af3), 1 GPU, stage 1", "PERF.md 5c; h200x2_4d94af3_scale sc_s1_1gpu", 1, 1, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 177.8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (4d94af3), 1 GPU, stage 2", "PERF.md 5c; h200x2_4d94af3_scale sc_s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2D_TF, H200_HBM, 0, 0, 176.7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (4d94af3), 1 GPU, stage 3", "PERF.md 5c; h200x2_4d94af3_scale sc_s3_1gpu", 1, 3, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 183.3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (4d94af3), stage 1", "PERF.md 5c; h200x2_4d94af3_scale sc_s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.4, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (4d94af3), stage 2", "PERF.md 5c; h200x2_4d94af3_scale sc_s2_2gpu", 2, 2, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.6, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (4d94af3), stage 3", "PERF.md 5c; h200x2_4d94af3_scale sc_s3_2gpu", 2, 3, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 196.5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5c, docs/results/h200x2_dcf48e3_scale.tsv (bench.sh scale and offload-n, one machine session,
        code dcf48e3): stage 2 on one GPU the fit, the others predicted; ZeRO-2 + optimizer offload on both
        GPUs with its log's PCIe (55.4 and 55.2 GB/s: 55.3) and the node's host memory (188.96 GB/s: cpu_adam's
        32-thread adam-pf on this machine kind, the same session; the two ranks' CPU Adams share it) */
-    {"2x H200 box (dcf48e3), 1 GPU, stage 1", "PERF.md 5c; h200x2_dcf48e3_scale sc_s1_1gpu", 1, 1, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 183.699, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 box (dcf48e3), 1 GPU, stage 2", "PERF.md 5c; h200x2_dcf48e3_scale sc_s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2E_TF, H200_HBM, 0, 0, 184.003, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 box (dcf48e3), 1 GPU, stage 3", "PERF.md 5c; h200x2_dcf48e3_scale sc_s3_1gpu", 1, 3, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 191.305, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 (dcf48e3), stage 1", "PERF.md 5c; h200x2_dcf48e3_scale sc_s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 189.813, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 (dcf48e3), stage 2", "PERF.md 5c; h200x2_dcf48e3_scale sc_s2_2gpu", 2, 2, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 190.762, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 (dcf48e3), stage 3", "PERF.md 5c; h200x2_dcf48e3_scale sc_s3_2gpu", 2, 3, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 200.53, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"2x H200 (dcf48e3), ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h200x2_dcf48e3_scale on_z2_zero", 2, 2, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 55.3e9, 188.96e9, 331.3, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+    {"2x H200 box (dcf48e3), 1 GPU, stage 1", "PERF.md 5c; h200x2_dcf48e3_scale sc_s1_1gpu", 1, 1, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 183.699, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (dcf48e3), 1 GPU, stage 2", "PERF.md 5c; h200x2_dcf48e3_scale sc_s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2E_TF, H200_HBM, 0, 0, 184.003, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (dcf48e3), 1 GPU, stage 3", "PERF.md 5c; h200x2_dcf48e3_scale sc_s3_1gpu", 1, 3, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 191.305, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (dcf48e3), stage 1", "PERF.md 5c; h200x2_dcf48e3_scale sc_s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 189.813, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (dcf48e3), stage 2", "PERF.md 5c; h200x2_dcf48e3_scale sc_s2_2gpu", 2, 2, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 190.762, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (dcf48e3), stage 3", "PERF.md 5c; h200x2_dcf48e3_scale sc_s3_2gpu", 2, 3, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 200.53, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (dcf48e3), ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h200x2_dcf48e3_scale on_z2_zero", 2, 2, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 55.3e9, 188.96e9, 331.3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
     /* Both offloads (stage 3, the overlapped CPU step), one H200: PERF.md 4c's 6.65e9 GPT (L 32, C 4096,
        V 50304, T 1024, micro-batch 8, recompute, the pool keeping the model: max live 1e10-1e11), PCIe 55.1
        GB/s, host memory 150 GB/s (139.1 measured in the accumulation-16 run; 137-169 in the others), the
@@ -1036,26 +1045,40 @@ static const calib_run calib[] = {
        Adam and the engine runs 1.2-1.4x its floor there (PERF.md 4b); the seed's recipe (GPT-2 XL, T 128,
        micro-batch 16, fp16, the derived pool), on one H100 (6ad964f) and one H200 (check-gpu at 1fd7a2f,
        its floor line's PCIe and host) */
-    {"H200 6.65e9, both offloads, recompute, gas 1", "PERF.md 4c (accumulation 1)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 2173, 1, 32, 4096, 0, 1, 1, 1e11, 0.20, 50304},
-    {"H200 6.65e9, both offloads, recompute, gas 4", "PERF.md 4c (accumulation 4, the device's sum)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 4576, 1, 32, 4096, 0, 4, 1, 1e11, 0, 50304},
-    {"H200 6.65e9, both offloads, recompute, gas 8", "PERF.md 4c (accumulation 8)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 7658, 1, 32, 4096, 0, 8, 1, 1e11, 0, 50304},
-    {"H200 6.65e9, both offloads, recompute, gas 16", "PERF.md 4c (accumulation 16)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 139.1e9, 13436, 1, 32, 4096, 0, 16, 1, 1e11, 0, 50304},
-    {"H100 seed recipe (both offloads, T 128, mb 16, fp16)", "PERF.md 4b floor table; h100_offload_floor", 1, 3, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.7e9, 462.7, 0, 0, 0, 0, 1, 1, 0, 0.20, 0},
-    {"H200 seed recipe (check-gpu 1fd7a2f, xl_fp16_s3_offload)", "PERF.md GPU checks; its floor line", 1, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.85e9, 177.9e9, 415.8, 0, 0, 0, 0, 1, 1, 0, 0.20, 0},
+    {"H200 6.65e9, both offloads, recompute, gas 1", "PERF.md 4c (accumulation 1)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 2173, 1, 32, 4096, 0, 1, 1, 1e11, 0.20, 50304, 0},
+    {"H200 6.65e9, both offloads, recompute, gas 4", "PERF.md 4c (accumulation 4, the device's sum)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 4576, 1, 32, 4096, 0, 4, 1, 1e11, 0, 50304, 0},
+    {"H200 6.65e9, both offloads, recompute, gas 8", "PERF.md 4c (accumulation 8)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 7658, 1, 32, 4096, 0, 8, 1, 1e11, 0, 50304, 0},
+    {"H200 6.65e9, both offloads, recompute, gas 16", "PERF.md 4c (accumulation 16)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 139.1e9, 13436, 1, 32, 4096, 0, 16, 1, 1e11, 0, 50304, 0},
+    {"H100 seed recipe (both offloads, T 128, mb 16, fp16)", "PERF.md 4b floor table; h100_offload_floor", 1, 3, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.7e9, 462.7, 0, 0, 0, 0, 1, 1, 0, 0.20, 0, 0},
+    {"H200 seed recipe (check-gpu 1fd7a2f, xl_fp16_s3_offload)", "PERF.md GPU checks; its floor line", 1, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.85e9, 177.9e9, 415.8, 0, 0, 0, 0, 1, 1, 0, 0.20, 0, 0},
+    /* bench.sh offload-ratio on 2x H200 (code 8eaccf0, one machine session; docs/results/h200x2_8eaccf0_ratio.tsv):
+       both GPUs ran (the target meant one); PCIe from each run's floor lines (54.3-55.0 GB/s); the node's host
+       memory 188.96 GB/s as in the dcf48e3 row above (the floor lines' per-rank probes, 152-184 GB/s each, add up
+       to more than the CPU Adams got together: with their sum the ZeRO-3 + optimizer offload row is 21% low); the
+       mean of the two repeats; the rate of the dcf48e3 fit. Three rows are documented misses, held to their own
+       bound (docs/PERF.md 4e): the seed's recipe on 2 GPUs is 21% low (T 128: the per-unit fetch, gather and wait
+       chain the model does not price; 18% low on one GPU above) and 12% low at ratio 0.1; the 6.65e9 GPT at ratio
+       0.1 is 23% high: its compute with the gathers beside it took 750 ms, the compute alone as the model prices
+       it (no contention), where the contention factor fitted at C 1600 adds 114 ms */
+    {"2x H200 (8eaccf0), 6.65e9, ZeRO-3 + optimizer offload, recompute", "h200x2_8eaccf0_ratio ratio_big_all_{1,2}", 2, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 54.8e9, 188.96e9, 1947.2, 1, 32, 4096, 1, 0, 0, 0, 0, 50304, 0},
+    {"2x H200 (8eaccf0), 6.65e9, the same at ratio 0.1", "h200x2_8eaccf0_ratio ratio_big_plan_{1,2}", 2, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.0e9, 188.96e9, 847.0, 1, 32, 4096, 1, 0, 0, 0, 0.25, 50304, 0.1},
+    {"2x H200 (8eaccf0), seed recipe (both offloads)", "h200x2_8eaccf0_ratio ratio_seed_all_{1,2}", 2, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.5e9, 188.96e9, 379.2, 0, 0, 0, 1, 1, 1, 0, 0.25, 0, 0},
+    {"2x H200 (8eaccf0), seed recipe at ratio 0.1", "h200x2_8eaccf0_ratio ratio_seed_plan_{1,2}", 2, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.3e9, 188.96e9, 183.9, 0, 0, 0, 1, 1, 1, 0, 0.15, 0, 0.1},
+    {"2x H200 (8eaccf0), 6.65e9, stage 1, mb 1 x 64 (gpt --auto)", "h200x2_8eaccf0_ratio ratio_big_auto", 2, 1, 1024, 1, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 6520.4, 0, 32, 4096, 1, 64, 0, 0, 0, 50304, 0},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
-    {"H100 ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h100_offload_floor/z2off_zero.log", 1, 2, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.8e9, 441.5, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h100_offload_floor/z2off_zero.log", 1, 2, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.8e9, 441.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5f, code d40a9b3 (010bf01's kernels), docs/results/h100_max.tsv: the largest
        micro-batch, recompute at 8 and at its largest, and the biggest model (C 4096, micro-batch 1) */
-    {"H100 ZeRO-2, mb 26 (the largest)", "PERF.md 5f; h100_max/fastmax_zero.log", 1, 2, 1024, 26, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 576.6, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"H100 ZeRO-2, recompute, mb 8", "PERF.md 5f; h100_max/rc8_zero.log", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 237.8, 1, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"H100 ZeRO-2, recompute, mb 145 (the largest)", "PERF.md 5f; h100_max/rcmax_zero.log", 1, 2, 1024, 145, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 3841.7, 1, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"H100 ZeRO-2, L 24, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_L24.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 111.0, 0, 24, 4096, 0, 0, 0, 0, 0, 0},
-    {"H100 ZeRO-2, recompute, L 25, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_recompute_L25.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 129.9, 1, 25, 4096, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, mb 26 (the largest)", "PERF.md 5f; h100_max/fastmax_zero.log", 1, 2, 1024, 26, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 576.6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, recompute, mb 8", "PERF.md 5f; h100_max/rc8_zero.log", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 237.8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, recompute, mb 145 (the largest)", "PERF.md 5f; h100_max/rcmax_zero.log", 1, 2, 1024, 145, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 3841.7, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, L 24, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_L24.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 111.0, 0, 24, 4096, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, recompute, L 25, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_recompute_L25.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 129.9, 1, 25, 4096, 0, 0, 0, 0, 0, 0, 0},
     /* docs/results/h100_fast.tsv row ab_s124 (PERF.md 5f): GPT-2 124M's width (768); the fit of the
        rate's width scaling (ZERO__TIME_HALF_WIDTH) */
-    {"H100 ZeRO-2, GPT-2 124M (L 12, C 768), mb 8", "results/h100_fast.tsv ab_s124", 1, 2, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 16.1, 0, 12, 768, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, GPT-2 124M (L 12, C 768), mb 8", "results/h100_fast.tsv ab_s124", 1, 2, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 16.1, 0, 12, 768, 0, 0, 0, 0, 0, 0, 0},
 };
 
 static zero_time_model calib_model(const calib_run *c) {
@@ -1083,11 +1106,12 @@ static zero_time_model calib_model(const calib_run *c) {
     m.offload_optimizer = c->offload ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
     m.stage3_serial_gathers = c->serial;
     m.step_serial_gathers = !c->step_overlap;
+    m.offload_ratio = c->ratio;
     return m;
 }
 
 static void test_time_calibration(void) {
-    size_t i;
+    size_t i, misses = 0;
     int print = getenv("TEST_ESTIMATE_TABLE") != NULL;
     if (print) printf("| run | source | measured ms | predicted ms | error |\n|---|---|---|---|---|\n");
     for (i = 0; i < sizeof calib / sizeof calib[0]; i++) {
@@ -1103,12 +1127,15 @@ static void test_time_calibration(void) {
                    100 * rel);
         CHECKF(fabs(rel) <= (calib[i].tol > 0 ? calib[i].tol : 0.15), "%s: predicted %.1f ms, measured %.1f (%+.1f%%)",
                calib[i].what, pred, calib[i].measured_ms, 100 * rel);
-        /* the runs on several GPUs: within 10% */
-        CHECKF(calib[i].gpus == 1 || fabs(rel) <= 0.10, "%s: predicted %.1f ms, measured %.1f (%+.1f%%)",
+        /* the runs on several GPUs: within 10%, but for the documented misses (their own bound) */
+        CHECKF(calib[i].gpus == 1 || calib[i].tol > 0 || fabs(rel) <= 0.10, "%s: predicted %.1f ms, measured %.1f (%+.1f%%)",
                calib[i].what, pred, calib[i].measured_ms, 100 * rel);
+        misses += calib[i].gpus > 1 && calib[i].tol > 0;
         /* a fitted run is reproduced (its fit is exact to the digits above) */
         CHECKF(!calib[i].fitted || fabs(rel) < 0.001, "%s: the fit gives %.2f ms", calib[i].what, pred);
     }
+    /* the documented misses on several GPUs are the three of the 8eaccf0 comment, no more */
+    CHECKF(misses == 3, "%zu rows on several GPUs hold their own bound, 3 are documented", misses);
     {
         /* the fitted figures are what the comment says they are: the FLOPs of
            GPT-2 XL at micro-batch 8, over the fitted run's step less its Adam */
@@ -1257,13 +1284,15 @@ static void test_time_param_offload(void) {
     CHECK_NEAR(pass.exposed_offload_s, fmax(0.2, t_fwd) - t_fwd + 3 * fmax(0, 0.04 - t_fwd) + 3 * fmax(0, 0.04 - t_bwd) +
                                            fmax(0, 0.04 - t_bwd) + 0.08, 1e-12);
     CHECK(pass.gpu_memory_bytes < keep.gpu_memory_bytes);
-    /* a ratio below 1: the plain step (the Adam's CPU part, then the forward), the GPU's part on the device */
+    /* a ratio below 1: the plain step (the Adam's CPU part, then the forward), the GPU's part on the device,
+       whose updated parameters (half of the 2e9 bytes) go back to the host's store: 1e9 / 50e9 = 20 ms */
     m.offload_ratio = 0.5;
     CHECK(zero_estimate_time(&m, &plain, &err) == ZERO_OK);
     CHECK_NEAR(plain.cpu_adam_s, 0.1, 1e-12);
     CHECK(plain.optimizer_s > 0);
-    CHECK_NEAR(plain.exposed_offload_s - (fmax(0.04, t_fwd) + 0.1 - t_fwd), pass.exposed_offload_s -
-                                                                                (fmax(0.2, t_fwd) - t_fwd), 1e-12);
+    CHECK_NEAR(plain.bytes_pcie, pass.bytes_pcie + 1e9, 1);
+    CHECK_NEAR(plain.exposed_offload_s - (fmax(0.04, t_fwd) + 0.1 + 0.02 - t_fwd), pass.exposed_offload_s -
+                                                                                       (fmax(0.2, t_fwd) - t_fwd), 1e-12);
 }
 
 /* zero_estimate_plan: the search zero_estimate --time --plan prints, as a function. */

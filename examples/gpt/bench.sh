@@ -52,6 +52,8 @@
 #                                     floor lines) beside DeepSpeed (default buckets and --hf-auto; needs deepspeed),
 #                                     each rank's CPU optimizer on its shard with its share of the host's cores
 #   BENCH_CODE=<hash> names the code in results.tsv where the checkout's git metadata is not the tree's
+#   The one-GPU targets below (one, offload*, fast*, recompute*, biggest, biggest-zero, biggest-torch,
+#   torch-smoke) run on the first visible GPU of a machine of several (CUDA_VISIBLE_DEVICES's first entry, or 0)
 #   sh examples/gpt/bench.sh offload-ratio  one GPU: offload_optimizer.ratio as `zero_estimate --time --plan
 #                                     --offload cpu` chooses it for this GPU, against ratio 1 (all on the CPU),
 #                                     twice interleaved: the seed's recipe, and the 6.65e9 GPT (V 50304, T 1024,
@@ -326,6 +328,13 @@ have_ds() { # NAME: DeepSpeed importable, else a line saying that NAME was skipp
 
 elapsed() { echo "== $what: $(($(date +%s) - TIME0)) s"; }
 
+# the one-GPU targets on a machine of several: gpt trains on every visible GPU, so these keep the first
+one_gpu() {
+    CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+    export CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES%%,*}"
+    echo "== $what: one GPU (CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES)"
+}
+
 table() { # NAME...: a line per run from $DIR/NAME.jsonl's end line; zero's tokens/s over the best PyTorch run's
     python3 - "$DIR" "$@" <<'PY'
 import json, sys
@@ -548,6 +557,10 @@ plots() { # loss per stage; memory per stage (largest micro-batch); tokens/s per
         cp "$DIR/plot_fsdp2/throughput.png" "$DIR/gpt_vs_fsdp2.png" && echo "   $DIR/gpt_vs_fsdp2.png" || rc=1
 }
 
+case $what in
+one | offload | offload-recipes | offload-capacity | offload-ratio | offload-scale | fast | fast-max | fast-max-ds | \
+    recompute | recompute-zero | recompute-torch | biggest | biggest-zero | biggest-torch | torch-smoke) one_gpu ;;
+esac
 case $what in
 one)
     run xl_stage0 $G $XL --stage 0 --find-max-batch --steps 15 --print-every 5 --metrics "$DIR/xl_stage0.jsonl"
