@@ -102,14 +102,14 @@
      cuda-api-backend    zero_cuda_options, zero_cuda_backend_init, zero_cuda_backend,
                          zero_cuda_stream, zero_cuda_comm_stream, zero_cuda_env,
                          zero_cuda_vm_created, zero_cuda_backend_destroy
-     cuda-api-lab        the tools' own: zero_cuda_pcie_bandwidth (zero_floor_of's
+     cuda-api-lab        the tools' own: zero_cuda_pcie_bandwidth, _ready (zero_floor_of's
                          bandwidths, measured)
    implementation (ZERO_IMPLEMENTATION)
      cuda-alloc          zeroed host tables through ZERO_MALLOC: zero__cuda_calloc
      cuda-status         error text and HINT lines: zero__cuda_hint, zero_cuda_check,
                          zero__nccl_hint, zero_nccl_check
      cuda-device         zero_cuda_device_query, zero_cuda_build_info,
-                         zero_cuda_pcie_bandwidth
+                         zero_cuda_pcie_bandwidth, _ready
      cuda-kernels        what the kernels compute and how they walk memory; launch
                          geometry and tuning macros (ZERO__CUDA_*)
      cuda-kernel-io      element access: 16-byte loads and stores (zero__cuda_io),
@@ -357,6 +357,15 @@ ZERO_API void zero_cuda_backend_destroy(zero_cuda *c);
    each) are freed before it returns. */
 ZERO_API zero_result zero_cuda_pcie_bandwidth(size_t bytes, int reps, zero_bandwidths *bw, zero_error *err);
 
+/* The same, with ready(ctx, err) called once the buffers are allocated and
+   filled, before the warm-up round (NULL: none): ranks that share a host
+   meet there, so that their copies run together as a step's do (a meeting
+   before the call leaves them apart by the pinned allocation's time,
+   longer than the copies). A ready that returns other than ZERO_OK (having
+   filled err) ends the measurement with that result, *bw unchanged. */
+ZERO_API zero_result zero_cuda_pcie_bandwidth_ready(size_t bytes, int reps, zero_result (*ready)(void *ctx, zero_error *err),
+                                                    void *ctx, zero_bandwidths *bw, zero_error *err);
+
 } /* extern "C" */
 
 #endif /* ZERO_CUDA_CUH */
@@ -574,6 +583,11 @@ static double zero__cuda_median(double *v, int n) {
 }
 
 ZERO__DEF zero_result zero_cuda_pcie_bandwidth(size_t bytes, int reps, zero_bandwidths *bw, zero_error *err) {
+    return zero_cuda_pcie_bandwidth_ready(bytes, reps, NULL, NULL, bw, err);
+}
+
+ZERO__DEF zero_result zero_cuda_pcie_bandwidth_ready(size_t bytes, int reps, zero_result (*ready)(void *ctx, zero_error *err),
+                                                     void *ctx, zero_bandwidths *bw, zero_error *err) {
     static const char fn[] = "zero_cuda_pcie_bandwidth";
     void *h[2] = {NULL, NULL}, *d[2] = {NULL, NULL};
     cudaStream_t s[2] = {NULL, NULL};
@@ -602,6 +616,7 @@ ZERO__DEF zero_result zero_cuda_pcie_bandwidth(size_t bytes, int reps, zero_band
     ZERO__PCIE_TRY(cudaMemsetAsync(d[0], 0x3C, bytes, s[0]));
     ZERO__PCIE_TRY(cudaMemsetAsync(d[1], 0xC3, bytes, s[0]));
     ZERO__PCIE_TRY(cudaStreamSynchronize(s[0]));
+    if (r == ZERO_OK && ready) r = ready(ctx, err); /* (its error is its own: it fills err) */
     for (k = -1; k < reps && r == ZERO_OK; k++) {
         float t[3] = {0, 0, 0};
         /* to the device alone */

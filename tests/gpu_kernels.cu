@@ -72,6 +72,7 @@
 #include "zero_test.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -2129,6 +2130,27 @@ static void bench(void) {
     cudaFree(c0), cudaFree(c1), cudaFree(dout), cudaFree(scr);
 }
 
+// zero_cuda_pcie_bandwidth_ready's callback: counts its calls, waits wait_s, returns result
+struct pcie_ready_ctx {
+    int calls;
+    double wait_s;
+    zero_result result;
+};
+
+static zero_result pcie_ready(void *ctx, zero_error *err) {
+    pcie_ready_ctx *c = (pcie_ready_ctx *)ctx;
+    c->calls++;
+    auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < c->wait_s) {
+    }
+    if (c->result != ZERO_OK && err) {
+        memset(err, 0, sizeof *err);
+        err->code = c->result;
+        snprintf(err->msg, sizeof err->msg, "pcie_ready: the ranks did not meet");
+    }
+    return c->result;
+}
+
 int main() {
     int ndev = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);  // progress survives a crash
@@ -2333,6 +2355,17 @@ int main() {
         CHECK(bw.host == 12345.0);  // left as it was
         printf("pcie: %.1f GB/s to the device, %.1f to the host, %.1f both ways\n", bw.h2d / 1e9, bw.d2h / 1e9,
                bw.duplex / 1e9);
+        // _ready: its callback once, before the timed copies (a 100 ms wait inside them would take the figures
+        // below 1 GB/s: 4-64 MiB a copy); a failing one ends it with its result, bw unchanged
+        pcie_ready_ctx rc = {0, 0.1, ZERO_OK};
+        zero_bandwidths bw2 = {0, 0, 0, 0, 0, 0};
+        CHECK(zero_cuda_pcie_bandwidth_ready((size_t)(quick ? 4 : 64) << 20, 3, pcie_ready, &rc, &bw2, &err) == ZERO_OK);
+        CHECK(rc.calls == 1 && bw2.h2d > 1e9 && bw2.d2h > 1e9 && bw2.duplex > 1e9);
+        rc = pcie_ready_ctx{0, 0, ZERO_ERR_NCCL};
+        bw2 = zero_bandwidths{0, 0, 0, 0, 0, 0};
+        CHECK(zero_cuda_pcie_bandwidth_ready((size_t)4 << 20, 3, pcie_ready, &rc, &bw2, &err) == ZERO_ERR_NCCL);
+        CHECK(rc.calls == 1 && bw2.h2d == 0 && bw2.d2h == 0 && bw2.duplex == 0);
+        CHECK_STR_CONTAINS(err.msg, "the ranks did not meet");
     }
     if (!quick) {
         test_large(dout, scratch);

@@ -903,6 +903,9 @@ static void test_api_null() {
         CHECK(zero_cuda_pcie_bandwidth(1000, 1, &bw, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_BAD_ARG);
         CHECK(zero_cuda_pcie_bandwidth((size_t)1 << 20, 0, &bw, &err) == ZERO_ERR_INVALID_ARG);
         CHECK(zero_cuda_pcie_bandwidth((size_t)1 << 20, 1001, &bw, &err) == ZERO_ERR_INVALID_ARG);
+        CHECK(zero_cuda_pcie_bandwidth_ready(1000, 1, NULL, NULL, &bw, &err) == ZERO_ERR_INVALID_ARG && err.item == ZERO_MSG_BAD_ARG);
+        CHECK(zero_cuda_pcie_bandwidth_ready((size_t)1 << 20, 1, NULL, NULL, NULL, &err) == ZERO_ERR_INVALID_ARG &&
+              err.item == ZERO_MSG_NULL_ARG);
         CHECK(bw.h2d == 0 && bw.d2h == 0 && bw.duplex == 0);
     }
     CHECK(zero_cuda_backend_init(NULL, NULL, &err) == ZERO_ERR_INVALID_ARG);

@@ -570,14 +570,13 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
     if (w->rank == 0) snprintf(tag, sizeof tag, "floor:");
     else snprintf(tag, sizeof tag, "floor rank %d:", w->rank);
     memset(&bw, 0, sizeof bw);
-    /* Each measurement starts on every rank together (one small all-reduce before it): a host's ranks share its
-       memory and PCIe as their steps do. Without the meeting each rank measured mostly alone, and on 2 GPUs a
-       rank's CPU Adam was priced at the whole host's bandwidth (175 GB/s each, where the host gives both ~189).
-       The host memory's meeting is inside the probe, after its arrays are filled: filling them takes longer
-       than the passes, and with the meeting before the call the two ranks still measured 153-184 GB/s each. */
+    /* Each measurement runs on every rank together, the ranks meeting (a one-number all-reduce) inside the probe,
+       after its buffers are allocated and filled: a host's ranks share its memory and PCIe as their steps do.
+       Without a meeting each rank measured mostly alone, and on 2 GPUs a rank's CPU Adam was priced at the whole
+       host's bandwidth (175 GB/s each, where the host gives both ~189); with the meeting before the probe (whose
+       filling takes longer than its passes) the two ranks still measured 153-184 GB/s each. */
     double meet = 0;
-    if (zero_all_reduce_scalars(e, &meet, 1, ZERO_OP_SUM) != ZERO_OK ||
-        zero_cuda_pcie_bandwidth((size_t)256 << 20, 7, &bw, &err) != ZERO_OK ||
+    if (zero_cuda_pcie_bandwidth_ready((size_t)256 << 20, 7, floor_meet, e, &bw, &err) != ZERO_OK ||
         zero_cpu_memory_bandwidth_ready(w->pool, ((int64_t)1 << 27) / local, 7, floor_meet, e, &host, &err) != ZERO_OK) {
         fprintf(stderr, "gpt: rank %d: the floor was not measured: %s\n", w->rank,
                 zero_engine_error(e)->code != ZERO_OK ? zero_engine_error(e)->msg : err.msg);
