@@ -985,6 +985,7 @@ typedef struct calib_run {
 #define X2C_TF 469.77
 #define X2D_TF 485.19
 #define X2E_TF 464.59
+#define X2F_TF 469.216
 
 static const calib_run calib[] = {
     /* docs/results/h100_fast.tsv row ab_s0 (PERF.md 5f, "Stage by stage"): the fit */
@@ -1065,6 +1066,16 @@ static const calib_run calib[] = {
     {"2x H200 (8eaccf0), seed recipe (both offloads)", "h200x2_8eaccf0_ratio ratio_seed_all_{1,2}", 2, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.5e9, 188.96e9, 379.2, 0, 0, 0, 1, 1, 1, 0, 0.25, 0, 0},
     {"2x H200 (8eaccf0), seed recipe at ratio 0.1", "h200x2_8eaccf0_ratio ratio_seed_plan_{1,2}", 2, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.3e9, 188.96e9, 183.9, 0, 0, 0, 1, 1, 1, 0, 0.15, 0, 0.1},
     {"2x H200 (8eaccf0), 6.65e9, stage 1, mb 1 x 64 (gpt --auto)", "h200x2_8eaccf0_ratio ratio_big_auto", 2, 1, 1024, 1, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 6520.4, 0, 32, 4096, 1, 64, 0, 0, 0, 50304, 0},
+    /* PERF.md 5c and 4e, the mid-session call at b068db0 on 2x H200 (stage 2 on one GPU the fit, the mean of two
+       runs, 181.7 and 182.9 ms; the rest predicted): stage 1-2 on both GPUs, the seed's recipe and ZeRO-2 +
+       optimizer offload with the probes' barrier (PCIe from their floor lines; the node's host memory, the two
+       ranks' shares added: 186 and 189 GB/s), and gpt --auto's new pick for the 6.65e9 GPT (micro-batch 8 x 8) */
+    {"2x H200 box (b068db0), 1 GPU, stage 2", "PERF.md 5c; h200x2_b068db0_mid s2_1gpu_{1,2}", 1, 2, 1024, 8, 0, 0, 1, X2F_TF, H200_HBM, 0, 0, 182.3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (b068db0), stage 2", "PERF.md 5c; h200x2_b068db0_mid s2_2gpu_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2F_TF, H200_HBM, 0, 0, 188.95, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (b068db0), stage 1", "PERF.md 5c; h200x2_b068db0_mid s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2F_TF, H200_HBM, 0, 0, 189.7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (b068db0), ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4d; h200x2_b068db0_mid z2off_2gpu", 2, 2, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 52.9e9, 188.9e9, 308.5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (b068db0), seed recipe (both offloads; a documented miss)", "PERF.md 4d; h200x2_b068db0_mid seed_2gpu", 2, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 49.1e9, 185.9e9, 367.2, 0, 0, 0, 1, 1, 1, 0, 0.25, 0, 0},
+    {"2x H200 (b068db0), 6.65e9, stage 1, mb 8 x 8 (gpt --auto)", "PERF.md 4e; h200x2_b068db0_mid auto_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2F_TF, H200_HBM, 0, 0, 5104.3, 0, 32, 4096, 1, 8, 0, 0, 0, 50304, 0},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
@@ -1134,8 +1145,8 @@ static void test_time_calibration(void) {
         /* a fitted run is reproduced (its fit is exact to the digits above) */
         CHECKF(!calib[i].fitted || fabs(rel) < 0.001, "%s: the fit gives %.2f ms", calib[i].what, pred);
     }
-    /* the documented misses on several GPUs are the three of the 8eaccf0 comment, no more */
-    CHECKF(misses == 3, "%zu rows on several GPUs hold their own bound, 3 are documented", misses);
+    /* the documented misses on several GPUs: the three of the 8eaccf0 comment and b068db0's seed recipe, no more */
+    CHECKF(misses == 4, "%zu rows on several GPUs hold their own bound, 4 are documented", misses);
     {
         /* the fitted figures are what the comment says they are: the FLOPs of
            GPT-2 XL at micro-batch 8, over the fitted run's step less its Adam */
