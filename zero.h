@@ -15165,11 +15165,15 @@ static void zero__log_resolved(const zero_engine *e) {
     static const char *const place[] = {"none", "cpu", "nvme"};
     const zero_config *c = &e->cfg;
     const zero_optimization_config *z = &c->zero_optimization;
-    char clip[160], opt[160], twin[128] = "";
+    char clip[160], opt[160], twin[224] = "";
     if (e->plan.grank != 0) return;
     if (e->opt.twin)
-        snprintf(twin, sizeof twin, " (ratio %g: %lld own elements on the device, Adam there)",
-                 z->offload_optimizer.ratio, (long long)e->opt.dev_elems);
+        snprintf(twin, sizeof twin, " (ratio %g: %lld own elements on the device, Adam there%s)",
+                 z->offload_optimizer.ratio, (long long)e->opt.dev_elems,
+                 e->offload_param.device && e->opt.dev_elems > 0
+                     ? "; their parameters offloaded too: to the host and back every step (offload_param \"none\" "
+                       "keeps them on the GPU)"
+                     : "");
     zero__optimizer_text(&c->optimizer, opt, sizeof opt);
     if (!(c->gradient_clipping > 0))
         snprintf(clip, sizeof clip, "off");

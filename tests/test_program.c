@@ -397,6 +397,46 @@ static void test_resolved_line(void) {
     }
 }
 
+/* With offload_optimizer.ratio below 1 and the parameters offloaded, the
+   create line says that the device's units' parameters go to the host and
+   back every step; not without offload_param. */
+static zero_result twin_rank(const zero_backend *b, void *arg) {
+    static const zero_tensor ts[4] = {{.name = "a", .numel = 40}, {.name = "b", .numel = 24}, {.name = "c", .numel = 32},
+                                      {.name = "d", .numel = 16}};
+    zero_backend ob;
+    zero_engine *e;
+    zero_error err;
+    zero_offload_backend(b, NULL, &ob);
+    if (zero_engine_create(&e, (const zero_config *)arg, ts, 4, &ob, &err) != ZERO_OK) return err.code;
+    zero_engine_destroy(e);
+    return ZERO_OK;
+}
+
+static void test_resolved_twin(void) {
+    static zero_config cfg;
+    zero_error err;
+    int poff;
+    for (poff = 0; poff < 2; poff++) {
+        cfg = zero_config_default();
+        cfg.train_micro_batch_size_per_gpu = 1;
+        cfg.bf16.enabled = 1;
+        cfg.zero_optimization.stage = 3;
+        cfg.zero_optimization.reduce_bucket_size = 32;
+        cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+        cfg.zero_optimization.offload_optimizer.ratio = 0.5;
+        cfg.zero_optimization.offload_param.device = poff ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+        cfg.log.fn = capture_log;
+        cfg.log.level = ZERO_LOG_INFO;
+        CHECK(zero_config_resolve(&cfg, 2, &err) == ZERO_OK);
+        resolved_count = 0;
+        resolved_line[0] = 0;
+        CHECK(zero_host_run(2, twin_rank, &cfg, &err) == ZERO_OK);
+        CHECK_EQ_INT(resolved_count, 1);
+        CHECK_STR_CONTAINS(resolved_line, "own elements on the device, Adam there");
+        CHECKF(!strstr(resolved_line, "their parameters offloaded too") == !poff, "offload_param %d: %s", poff, resolved_line);
+    }
+}
+
 /* ---- a gradient over the weights ---- */
 
 /* Program memory (zero_tensor.data and .grad) where each kind alone is
@@ -478,5 +518,6 @@ int main(void) {
     }
     test_skip_early();
     test_resolved_line();
+    test_resolved_twin();
     return zt_finish();
 }
