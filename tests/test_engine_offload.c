@@ -52,8 +52,10 @@ typedef struct job {
     int noclip;        /* gradient_clipping 0 (with "cpu" and no overflow check: the early CPU step) */
     int64_t early_units; /* rank 0: units the CPU stepped during the backward, over the run */
     int no_overlap;      /* cfg.overlap_cpu_step = 0 */
+    int params_host;     /* cfg.ratio_params_device = 0 */
     int64_t overlapped;  /* rank 0: units whose CPU Adam zero_step left to run beside the next forward */
     int64_t bwd_to_host, bwd_to_dev; /* rank 0: bytes copied in the last step's backwards */
+    int64_t all_to_dev, step_to_host; /* rank 0: the last step's bytes to the device (every phase), to the host in zero_step */
     int nvme, no_hooks, corrupt; /* "nvme"; a backend without tile store; flip a file byte after step 2 */
     int clear_path;              /* nvme_path emptied after zero_config_resolve */
     int shard;                   /* zero_optimization.mics_shard_size (0: flat) */
@@ -138,6 +140,12 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
             if (rank == 0) ((job *)J)->overlapped += info.cpu_units_overlapped;
             if (rank == 0) ((job *)J)->bwd_to_host = info.bytes_to_host[ZERO_XFER_BACKWARD];
             if (rank == 0) ((job *)J)->bwd_to_dev = info.bytes_to_device[ZERO_XFER_BACKWARD];
+            if (rank == 0) ((job *)J)->step_to_host = info.bytes_to_host[ZERO_XFER_STEP];
+            if (rank == 0) {
+                int ph;
+                ((job *)J)->all_to_dev = 0;
+                for (ph = 0; ph < ZERO_XFER_PHASE_COUNT; ph++) ((job *)J)->all_to_dev += info.bytes_to_device[ph];
+            }
         }
         memcpy(prev, cur, sizeof prev);
     }
@@ -217,6 +225,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
     }
     c.optimizer.weight_decay = 0.01;
     c.overlap_cpu_step = !J->no_overlap;
+    c.ratio_params_device = !J->params_host;
     c.gradient_clipping = J->noclip ? 0 : 0.5;
     if (J->shard) c.zero_optimization.mics_shard_size = J->shard;
     if (J->gacc) c.grad_accum_device = J->gacc - 2;
@@ -488,6 +497,53 @@ static void test_ratio(void) {
                                (long long)J->bwd_to_host, (long long)one.bwd_to_host, (long long)J->dev_elems, (long long)shard);
                         if (k == 0) /* ratio 1 is the offload of before: nothing on the device */
                             CHECK(J->dev_elems == 0 && dev == 0);
+                        if (poff && k > 0) {
+                            /* offload_param: the device's units keep their parameters on the device (their
+                               elements' bytes moved from the host's shard to the device's, and no staging of a
+                               unit's chunk on the device), none of them crosses to the host in zero_step (the
+                               step's bytes to the host those of ratio 1), and the fetches bring that much less, a whole number
+                               of times (each fetch of the device's units less) */
+                            const size_t cs = zero_dtype_size((zero_dtype)dt);
+                            zero_mem_kind hk = J->pin ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
+                            const int64_t less = one.all_to_dev - J->all_to_dev, unit = J->dev_elems * (int64_t)cs;
+                            CHECKF(J->ms.planned[ZERO_MEM_PARAMS][hk] + (size_t)unit == one.ms.planned[ZERO_MEM_PARAMS][hk] &&
+                                       J->ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_DEVICE] ==
+                                           one.ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_DEVICE] + (size_t)unit,
+                                   "ratio %g %s world %d gas %d: parameters %zu host / %zu device bytes, at ratio 1 %zu / %zu, "
+                                   "%lld device elements", ratios[k], zero_dtype_name((zero_dtype)dt), world, gas,
+                                   J->ms.planned[ZERO_MEM_PARAMS][hk], J->ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_DEVICE],
+                                   one.ms.planned[ZERO_MEM_PARAMS][hk], one.ms.planned[ZERO_MEM_PARAMS][ZERO_MEM_DEVICE],
+                                   (long long)J->dev_elems);
+                            CHECKF(J->step_to_host == one.step_to_host && one.all_to_dev > 0 &&
+                                       (unit == 0 ? less == 0 : less > 0 && less % unit == 0),
+                                   "ratio %g %s world %d gas %d: %lld bytes to the host in zero_step (ratio 1: %lld), %lld "
+                                   "to the device (ratio 1: %lld), %lld device elements", ratios[k],
+                                   zero_dtype_name((zero_dtype)dt), world, gas, (long long)J->step_to_host,
+                                   (long long)one.step_to_host, (long long)J->all_to_dev, (long long)one.all_to_dev,
+                                   (long long)J->dev_elems);
+                            if (k == 1) { /* cfg.ratio_params_device 0: the same weights, the parameters' memory as at
+                                             ratio 1, the fetches bringing the device's units' chunks again (a whole number of
+                                             times more), and those chunks copied to the host after their Adam */
+                                static job h;
+                                h = *J;
+                                memset(h.w, 0, sizeof h.w);
+                                memset(h.m, 0, sizeof h.m);
+                                h.params_host = 1;
+                                CHECK(zero_host_run(world, rank_fn, &h, &err) == ZERO_OK);
+                                CHECKF(h.r[0] == ZERO_OK && !memcmp(a.w[0], h.w[0], sizeof a.w[0]) &&
+                                           !memcmp(a.m[0], h.m[0], sizeof a.m[0]) &&
+                                           h.ms.planned[ZERO_MEM_PARAMS][hk] == one.ms.planned[ZERO_MEM_PARAMS][hk] &&
+                                           (unit == 0 ? h.all_to_dev == J->all_to_dev
+                                                      : h.all_to_dev > J->all_to_dev && (h.all_to_dev - J->all_to_dev) % unit == 0) &&
+                                           h.step_to_host == J->step_to_host + unit,
+                                       "ratio_params_device 0, ratio %g %s world %d gas %d: %s; host parameters %zu (ratio 1: "
+                                       "%zu), to the device %lld (kept: %lld), to the host in zero_step %lld (%lld + %lld)",
+                                       ratios[k], zero_dtype_name((zero_dtype)dt), world, gas, h.msg[0],
+                                       h.ms.planned[ZERO_MEM_PARAMS][hk], one.ms.planned[ZERO_MEM_PARAMS][hk],
+                                       (long long)h.all_to_dev, (long long)J->all_to_dev, (long long)h.step_to_host,
+                                       (long long)J->step_to_host, (long long)unit);
+                            }
+                        }
                         if (J->dev_elems > 0 && J->dev_elems < shard) split++;
                         n++;
                     }

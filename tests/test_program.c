@@ -398,8 +398,9 @@ static void test_resolved_line(void) {
 }
 
 /* With offload_optimizer.ratio below 1 and the parameters offloaded, the
-   create line says that the device's units' parameters go to the host and
-   back every step; not without offload_param. */
+   create line says where the device's units' parameters are: on the device
+   (the default), or with ratio_params_device 0 to the host and back every
+   step; nothing without offload_param. */
 static zero_result twin_rank(const zero_backend *b, void *arg) {
     static const zero_tensor ts[4] = {{.name = "a", .numel = 40}, {.name = "b", .numel = 24}, {.name = "c", .numel = 32},
                                       {.name = "d", .numel = 16}};
@@ -416,7 +417,7 @@ static void test_resolved_twin(void) {
     static zero_config cfg;
     zero_error err;
     int poff;
-    for (poff = 0; poff < 2; poff++) {
+    for (poff = 0; poff < 3; poff++) { /* 2: offload_param with ratio_params_device 0 */
         cfg = zero_config_default();
         cfg.train_micro_batch_size_per_gpu = 1;
         cfg.bf16.enabled = 1;
@@ -425,6 +426,7 @@ static void test_resolved_twin(void) {
         cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
         cfg.zero_optimization.offload_optimizer.ratio = 0.5;
         cfg.zero_optimization.offload_param.device = poff ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+        cfg.ratio_params_device = poff != 2;
         cfg.log.fn = capture_log;
         cfg.log.level = ZERO_LOG_INFO;
         CHECK(zero_config_resolve(&cfg, 2, &err) == ZERO_OK);
@@ -433,7 +435,9 @@ static void test_resolved_twin(void) {
         CHECK(zero_host_run(2, twin_rank, &cfg, &err) == ZERO_OK);
         CHECK_EQ_INT(resolved_count, 1);
         CHECK_STR_CONTAINS(resolved_line, "own elements on the device, Adam there");
-        CHECKF(!strstr(resolved_line, "their parameters offloaded too") == !poff, "offload_param %d: %s", poff, resolved_line);
+        CHECKF(!strstr(resolved_line, "their parameters on the device too") == (poff != 1) &&
+                   !strstr(resolved_line, "their parameters offloaded too") == (poff != 2),
+               "offload_param %d: %s", poff, resolved_line);
     }
 }
 

@@ -54,6 +54,7 @@ typedef struct options {
     int auto_plan;                  /* --auto: the ZeRO options from zero_estimate_plan (choose_plan) */
     double tokens;                  /* --tokens: a step's tokens on all GPUs (--auto searches batch and gas) */
     double auto_ratio, auto_max_live; /* --auto's offload_optimizer.ratio (0: 1), the pool's parameters (0: derived) */
+    int auto_params_host;             /* --auto: with a ratio and the parameters offloaded, the kept units' too */
     int auto_group;                 /* --auto's mics_shard_size (0: the world) */
     double lr, peak_tflops, attn_mib;
     uint64_t seed;
@@ -1186,6 +1187,7 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
     if (o->offload_opt >= 0) z->offload_optimizer.device = (zero_offload_device)o->offload_opt;
     if (o->offload_param >= 0) z->offload_param.device = (zero_offload_device)o->offload_param;
     if (o->auto_ratio > 0) z->offload_optimizer.ratio = o->auto_ratio;
+    if (o->auto_params_host) cfg->ratio_params_device = 0;
     if (o->auto_max_live > 0) { /* the pool keeps the model; with recompute a unit's uses lie up to 3 models apart */
         z->stage3_max_live_parameters = (int64_t)o->auto_max_live;
         z->stage3_max_reuse_distance = 3 * (int64_t)o->auto_max_live;
@@ -1264,6 +1266,7 @@ static int choose_plan(options *o, const world_ctx *w) {
     o->gas = pl.model.grad_accum, o->has_gas = 1;
     o->auto_ratio = pl.model.offload_optimizer == ZERO_OFFLOAD_CPU && pl.model.offload_ratio < 1 ? pl.model.offload_ratio : 0;
     o->auto_max_live = pl.model.stage3_max_live_parameters;
+    o->auto_params_host = o->auto_ratio > 0 && pl.model.offload_param == ZERO_OFFLOAD_CPU && pl.model.ratio_params_host;
     o->auto_group = pl.est.group < w->world ? pl.est.group : 0;
     if (w->rank == 0)
         printf("gpt: --auto (zero_estimate_plan for %d GPUs of %.1f GiB, %.1f GiB of host memory a node): stage %d%s%s, "
@@ -1273,7 +1276,10 @@ static int choose_plan(options *o, const world_ctx *w) {
                o->auto_group ? std::to_string(o->auto_group).c_str() : "",
                o->offload_opt == ZERO_OFFLOAD_CPU ? "on the CPU" : "on the GPU",
                o->auto_ratio > 0 ? (" (ratio " + std::to_string(o->auto_ratio).substr(0, 3) + ")").c_str() : "",
-               o->offload_param == ZERO_OFFLOAD_CPU ? "on the CPU" : "on the GPU",
+               o->offload_param != ZERO_OFFLOAD_CPU ? "on the GPU"
+               : o->auto_ratio <= 0                  ? "on the CPU"
+               : o->auto_params_host                 ? "on the CPU (the kept units' too)"
+                                                     : "on the CPU (the kept units' on the GPU)",
                o->auto_max_live > 0 ? " (kept in the pool)" : "", o->recompute ? ", recompute" : "", o->batch, o->gas,
                pl.est.step_s * 1e3, pl.est.gpu_memory_bytes / GiB, pl.activation_bytes / GiB);
     return 0;

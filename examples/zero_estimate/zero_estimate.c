@@ -615,9 +615,10 @@ static int plan_table(const time_cli *t) {
     printf("searched: stages 1-3, groups G = 1, 2, 4, ... (shard within G, replicate across the rest),\n"
            "optimizer offload %s (at stage 3 also partly: offload_optimizer.ratio 0.9, ..., 0.1,\n"
            "the rest of the optimizer on the GPU; and the parameters offloaded: cpu+param, kept in the\n"
-           "gather pool: +keep), activations kept / every block recomputed\n\n",
+           "gather pool: +keep; with a ratio the kept units' parameters stay on the GPU, or with an h\n"
+           "on the host too: zero_config.ratio_params_device 0), activations kept / every block recomputed\n\n",
            m->offload_optimizer == ZERO_OFFLOAD_CPU ? "cpu (--offload cpu)" : "none / cpu");
-    printf("%6s %6s %5s %6s %14s %9s %10s %11s %8s %11s %9s %9s  %-17s %s\n", "GPUs", "nodes", "stage", "G",
+    printf("%6s %6s %5s %6s %15s %9s %10s %11s %8s %11s %9s %9s  %-17s %s\n", "GPUs", "nodes", "stage", "G",
            "offload", "recompute", "step ms", "tok/s/GPU", "compute", "inter GB", "states", "act GiB", "bound by",
            t->tokens > 0 ? "outside mb x gas" : "outside");
     for (k = 0; k <= 10; k++) {
@@ -647,13 +648,14 @@ static int plan_table(const time_cli *t) {
         n_comm += share < PLAN_SCALING && comm >= off && comm >= rec;
         outside_measured(m, N, N / g, out, sizeof out);
         if (boff && bm->offload_ratio < 1)
-            snprintf(offs, sizeof offs, "cpu%s %.1f", bparam ? "+param" : "", bm->offload_ratio);
+            snprintf(offs, sizeof offs, "cpu%s %.1f%s", bparam ? "+param" : "", bm->offload_ratio,
+                     bparam && bm->ratio_params_host ? "h" : "");
         else
             snprintf(offs, sizeof offs, "%s", !boff ? "none" : !bparam ? "cpu"
                                               : bm->stage3_max_live_parameters >= bm->params ? "cpu+param+keep" : "cpu+param");
         if (t->tokens > 0) snprintf(mbg, sizeof mbg, "%-7s %d x %d", out, bm->micro_batch, bm->grad_accum);
         else snprintf(mbg, sizeof mbg, "%s", out);
-        printf("%6d %6d %5d %6d %14s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %-17s %s\n", N, N / g, bm->stage,
+        printf("%6d %6d %5d %6d %15s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %-17s %s\n", N, N / g, bm->stage,
                bo->group, offs, bm->recompute ? "yes" : "no", bo->step_s * 1e3, bo->tokens_per_s_per_gpu,
                100 * share, bo->bytes_inter / 1e9, bo->gpu_memory_bytes / GIB, b.activation_bytes / GIB,
                share >= PLAN_SCALING ? "compute"
