@@ -10409,7 +10409,7 @@ typedef struct zero__param_offload { /* offload_param (stage 3) */
     /* the compute-dtype shard lives on the host (buf.params, param_kind) or,
        with "nvme", in one tile per unit of the tile store pstore, cached in
        n_pbuf host buffers. A gather copies the owned chunk into its place in
-       the pool and all-gather in place. Device Adam writes the new
+       the pool and all-gathers in place. Device Adam writes the new
        parameters into pstage (one unit's chunk on the device) before they go
        to the host. With "cpu" and offload_optimizer.ratio below 1 the
        device's units (the first ones) keep their parameters on the device:
