@@ -175,9 +175,10 @@ offload_ratio() { # the plan's offload_optimizer.ratio against all on the CPU, o
     *H200*) mach=h200 ;;
     *) mach=h100 ;;
     esac
-    # the ratio of the plan's one-GPU row (its offload column: "cpu 0.4", or "cpu" for 1)
+    # the ratio of the plan's one-GPU row (its offload column: "cpu 0.4", "cpu+param 0.4", or "cpu" for 1; an h
+    # after the ratio, the kept units' parameters on the host too, is zero_config's, which gpt leaves at its default)
     pick() { "$E" --time --plan --offload cpu --machine $mach --gpus 1 "$@" |
-        awk '$1 == 1 && $2 == 1 { print ($5 ~ /^cpu/ && $6 ~ /^0\./) ? $6 : 1 }'; }
+        awk '$1 == 1 && $2 == 1 { r = $6; sub(/h$/, "", r); print ($5 ~ /^cpu/ && r ~ /^0\./) ? r : 1 }'; }
     SEEDP="--params 1476176000 --layers 48 --hidden 1600 --vocab 256 --seq 128 --batch 16 --dtype fp16"
     BIGP="--params 6654402560 --layers 32 --hidden 4096 --vocab 50304 --seq 1024 --batch 8"
     rs=$(pick $SEEDP)
