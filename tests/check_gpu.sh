@@ -358,7 +358,9 @@ lane_one() {
 }
 HYB=$D/hybrid.json FLAT=$D/hybrid_flat.json BF16S=$D/bf16_state.json RATIO=$D/ratio.json
 printf '{"bf16": {"enabled": true, "bf16_master_weights_and_grads": true, "bf16_optimizer_states": true}}\n' >"$BF16S"
-printf '{"zero_optimization": {"offload_optimizer": {"device": "cpu", "ratio": 0.5}}}\n' >"$RATIO"
+# (a --config replaces gpt's own schedule: this one is gpt's default for SMALL's 8 steps at lr 2e-3, WarmupDecayLR
+# with one warm-up step from 0, so that the row's loss is stage 0's)
+printf '{"zero_optimization": {"offload_optimizer": {"device": "cpu", "ratio": 0.5}}, "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_min_lr": 0, "warmup_max_lr": 0.002, "warmup_num_steps": 1, "total_num_steps": 8, "warmup_type": "linear"}}}\n' >"$RATIO"
 printf '{"zero_optimization": {"stage": 3, "mics_shard_size": 2}}\n' >"$HYB"
 printf '{"zero_optimization": {"stage": 3, "mics_shard_size": -1}}\n' >"$FLAT"
 WIN=$D/windows.json # (a pool of fixed size: windows hold no pool that grows)
