@@ -363,6 +363,25 @@ if [ "$rc" -eq 0 ] && [ "$(echo "$pick" | cut -d' ' -f1-3)" = "3 cpu+param 0.1" 
     awk -v p="$(echo "$pick" | cut -d' ' -f4)" -v a="$all_cpu" 'BEGIN { exit !(p > 0 && p < a) }'; then
     ok "zero_estimate-plan-ratio"
 else no "zero_estimate-plan-ratio" "pick '$pick' (want stage 3, cpu+param 0.1, faster than the ratio-1 row's '$all_cpu' ms)"; fi
+# --ratio-params: the kept units' parameters on the GPU (the engine's default) or on the host; 70B on 8 H100s at
+# ratio 0.5 with the parameters offloaded: on the host the GPU holds less and the step is longer, and the
+# states are those of --plan's pick there (cpu+param 0.5h)
+RP="--time --stage 3 --offload cpu --offload-param cpu --ratio 0.5 --machine h100 --gpus 8 --model 70b"
+run "$ZE" $RP --ratio-params device
+dev=$(awk '$1 == 8 && $2 == 1 { print $5, $10 }' "$W/out")
+run "$ZE" $RP --ratio-params host
+host=$(awk '$1 == 8 && $2 == 1 { print $5, $10 }' "$W/out")
+run "$ZE" --time --plan --model 70b
+planh=$(awk '$1 == 8 && $2 == 1 && $6 == "0.5h" { print $12 }' "$W/out")
+if [ "$rc" -eq 0 ] && [ -n "$dev" ] && [ -n "$host" ] && [ -n "$planh" ] &&
+    awk -v d="$dev" -v h="$host" -v p="$planh" 'BEGIN { split(d, a, " "); split(h, b, " ")
+        exit !(b[1] > a[1] && b[2] < a[2] && b[2] == p) }'; then
+    ok "zero_estimate-ratio-params"
+else no "zero_estimate-ratio-params" "device '$dev', host '$host' (step ms, states GiB), the plan's 0.5h states '$planh'"; fi
+usage "zero_estimate-ratio-params-alone" '^zero_estimate: --ratio-params: host places the kept units' "$ZE" --time \
+    --ratio-params host
+usage "zero_estimate-ratio-params-bad" "^zero_estimate: --ratio-params: 'foo': device or host" "$ZE" --time \
+    --ratio-params foo
 usage "zero_estimate-plan-gpu-mem" '^zero_estimate: --gpu-mem: ' "$ZE" --time --plan --gpu-mem 1MB
 usage "zero_estimate-time-model" "^zero_estimate: --model: '8b' is not a preset" "$ZE" --time --model 8b
 usage "zero_estimate-time-unknown" "^zero_estimate: unknown argument '--fit' \(with --time\)" "$ZE" --time --fit

@@ -115,6 +115,9 @@ static const char help[] =
     "  --ratio R           offload_optimizer.ratio with --offload cpu, stage 3 rows: the share of\n"
     "                      the optimizer on the CPU, the first units' on the GPU (default 1)\n"
     "  --offload-param D   offload_param: none (default) or cpu (stage 3 rows, with --offload cpu)\n"
+    "  --ratio-params P    with --ratio and --offload-param cpu, the kept units' parameters: device\n"
+    "                      (default, as the engine keeps them) or host (zero_config.ratio_params_device 0:\n"
+    "                      fetched every pass, copied back after their Adam; --plan's h)\n"
     "  --max-live N        stage3_max_live_parameters with --offload-param cpu: N >= the parameters\n"
     "                      keeps the model in the gather pool (fetched once a step)\n"
     "  --cpu-mem SIZE      with --plan or --largest: host memory per node the offloads may use (default the\n"
@@ -162,7 +165,7 @@ static const char *const flags[] = {
     "--selftest", "--time", "--optimizer", "--momentum", "--help", "--version", NULL};
 static const char *const time_flags[] = {
     "--time", "--model", "--machine", "--params", "--layers", "--hidden", "--vocab", "--seq", "--batch", "--gas",
-    "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--ratio", "--offload-param", "--max-live",
+    "--dtype", "--unit", "--gpus", "--stage", "--group", "--offload", "--ratio", "--offload-param", "--ratio-params", "--max-live",
     "--cpu-mem", "--tokens", "--plan", "--largest", "--gpu-mem", "--serial-gathers",
     "--serial-step", "--contention",
     "--tflops", "--tflops-width", "--hbm", "--intra-bw", "--intra-lat-us", "--inter-bw", "--inter-lat-us",
@@ -978,6 +981,11 @@ static int time_main(int argc, char **argv) {
             cpu_mem_given = 1;
         } else if (!strcmp(f, "--ratio")) {
             bad = tool_num(T, f, v, 0.001, 1, &t.m.offload_ratio);
+        } else if (!strcmp(f, "--ratio-params")) {
+            if (!v || (strcmp(v, "device") && strcmp(v, "host")))
+                bad = tool_fail(T, f, "'%s': device or host", v ? v : "");
+            else
+                t.m.ratio_params_host = !strcmp(v, "host");
         } else if (!strcmp(f, "--tflops-width")) {
             bad = tool_int(T, f, v, 1, 1000000, &x);
             t.m.tflops_hidden = (double)x;
@@ -1015,6 +1023,9 @@ static int time_main(int argc, char **argv) {
     if (t.m.offload_param == ZERO_OFFLOAD_CPU && (t.m.offload_optimizer != ZERO_OFFLOAD_CPU || (t.stage >= 0 && t.stage != 3)) &&
         !(t.largest && t.m.offload_optimizer == ZERO_OFFLOAD_CPU && t.stage < 0))
         return tool_usage_fail(T, "--offload-param", usage, "cpu needs --offload cpu and stage 3");
+    if (t.m.ratio_params_host && !(t.m.offload_ratio > 0 && t.m.offload_ratio < 1 && t.m.offload_param == ZERO_OFFLOAD_CPU))
+        return tool_usage_fail(T, "--ratio-params", usage, "host places the kept units' parameters of --ratio (below 1) "
+                               "with --offload-param cpu: give both");
     if (t.m.stage3_max_live_parameters > 0 && t.m.offload_param != ZERO_OFFLOAD_CPU)
         return tool_usage_fail(T, "--max-live", usage, "prices the pool of --offload-param cpu: give that too");
     if (cpu_mem_given && !t.plan && !t.largest) return tool_usage_fail(T, "--cpu-mem", usage, "is --plan's and --largest's");
@@ -1025,7 +1036,8 @@ static int time_main(int argc, char **argv) {
                                                    : t.group > 0 && t.group % t.m.gpus_per_node != 0)
         return tool_usage_fail(T, "--group", usage, "%d must divide --gpus (%d) or be a multiple of it",
                                t.group, t.m.gpus_per_node);
-    if (t.plan && (t.stage >= 0 || t.group > 0 || t.m.offload_ratio > 0 || t.m.offload_param != ZERO_OFFLOAD_NONE))
+    if (t.plan && (t.stage >= 0 || t.group > 0 || t.m.offload_ratio > 0 || t.m.offload_param != ZERO_OFFLOAD_NONE ||
+                   t.m.ratio_params_host))
         return tool_usage_fail(T, "--plan", usage, "searches the stage, --group, --ratio and --offload-param itself: drop them");
     if (t.plan && t.largest) return tool_usage_fail(T, "--largest", usage, "and --plan: give one");
     if (t.largest && (layers_given || params_given))
