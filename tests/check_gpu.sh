@@ -307,7 +307,7 @@ matrix_rows() {
     done
     # partial offload (offload_optimizer.ratio 0.5) with the parameters offloaded: the first units' Adam on the
     # device, their parameters kept there (zero_config.ratio_params_device); stage 0's loss within the bound
-    echo "gpt_$1_bf16_s3_optcpu_paramcpu_ratio --dtype bf16 --stage 3 --offload-optimizer cpu --offload-param cpu --config $RATIO"
+    echo "gpt_$1_bf16_s3_optcpu_paramcpu_ratio --dtype bf16 --stage 3 --offload-optimizer cpu --offload-param cpu --offload-ratio 0.5"
     # optimizers beside Adam, each its loss dropping (no stage-0 Adam loss to match): Lion on its CPU path under
     # the GPU's step and in the CUDA kernels at stage 3; Lamb (its per-tensor trust ratio) in the CUDA kernels at
     # stage 3 and on the CPU path (its loss against the first's)
@@ -356,11 +356,8 @@ lane_one() {
     # shellcheck disable=SC2086
     wait $lp
 }
-HYB=$D/hybrid.json FLAT=$D/hybrid_flat.json BF16S=$D/bf16_state.json RATIO=$D/ratio.json
+HYB=$D/hybrid.json FLAT=$D/hybrid_flat.json BF16S=$D/bf16_state.json
 printf '{"bf16": {"enabled": true, "bf16_master_weights_and_grads": true, "bf16_optimizer_states": true}}\n' >"$BF16S"
-# (a --config replaces gpt's own schedule: this one is gpt's default for SMALL's 8 steps at lr 2e-3, WarmupDecayLR
-# with one warm-up step from 0, so that the row's loss is stage 0's)
-printf '{"zero_optimization": {"offload_optimizer": {"device": "cpu", "ratio": 0.5}}, "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_min_lr": 0, "warmup_max_lr": 0.002, "warmup_num_steps": 1, "total_num_steps": 8, "warmup_type": "linear"}}}\n' >"$RATIO"
 printf '{"zero_optimization": {"stage": 3, "mics_shard_size": 2}}\n' >"$HYB"
 printf '{"zero_optimization": {"stage": 3, "mics_shard_size": -1}}\n' >"$FLAT"
 WIN=$D/windows.json # (a pool of fixed size: windows hold no pool that grows)

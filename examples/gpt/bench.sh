@@ -185,18 +185,16 @@ offload_ratio() { # the plan's offload_optimizer.ratio against all on the CPU, o
     rb=$(pick $BIGP)
     echo "== the plan's ratio on $mach: the seed's recipe ${rs:-?}, the 6.65e9 GPT ${rb:-?}"
     [ -n "$rs" ] && [ -n "$rb" ] || { echo "   (zero_estimate gave no ratio)"; rc=1; return; }
-    printf '{"zero_optimization":{"offload_optimizer":{"device":"cpu","ratio":%s}}}\n' "$rs" >"$DIR/ratio_seed.json"
-    printf '{"zero_optimization":{"offload_optimizer":{"device":"cpu","ratio":%s}}}\n' "$rb" >"$DIR/ratio_big.json"
     SEED="--preset 1.5B --seq 128 --batch 16 --dtype fp16 --synthetic --stage 3 --offload-optimizer cpu --offload-param cpu"
     S="$BIG --vocab 50304 --stage 3 --seq 1024 --batch 8 --recompute --offload-optimizer cpu"
     for rep in 1 2; do
         run ratio_seed_all_$rep $G $SEED --steps 10 --warmup 3 --metrics "$DIR/ratio_seed_all_$rep.jsonl"
-        run ratio_seed_plan_$rep $G $SEED --config "$DIR/ratio_seed.json" --steps 10 --warmup 3 \
+        run ratio_seed_plan_$rep $G $SEED --offload-ratio "$rs" --steps 10 --warmup 3 \
             --metrics "$DIR/ratio_seed_plan_$rep.jsonl"
     done
     for rep in 1 2; do
         run ratio_big_all_$rep $G $S --steps 4 --warmup 1 --metrics "$DIR/ratio_big_all_$rep.jsonl"
-        run ratio_big_plan_$rep $G $S --config "$DIR/ratio_big.json" --steps 4 --warmup 1 \
+        run ratio_big_plan_$rep $G $S --offload-ratio "$rb" --steps 4 --warmup 1 \
             --metrics "$DIR/ratio_big_plan_$rep.jsonl"
     done
     # the whole choice left to the plan (gpt --auto): 131,072 tokens a step, its micro-batch and accumulation too

@@ -47,6 +47,7 @@ typedef struct options {
     int gas_auto; /* --gas auto: the accumulation from a measured step (zero_set_train_batch_size) */
     zero_dtype dtype;
     int offload_opt, offload_param; /* -1: as the config says */
+    double offload_ratio;           /* --offload-ratio: offload_optimizer.ratio (0: as the config says) */
     int optimizer;                  /* --optimizer: a zero_optimizer_type; -1: as the config says */
     int no_overlap;                 /* --no-overlap-cpu-step */
     int grad_any_order;             /* --grad-any-order: ZERO_TENSOR_GRAD_ANY_ORDER on wte */
@@ -87,6 +88,8 @@ static void usage(void) {
            "                                 least accumulation whose step is within 1.25x of its compute\n"
            "                                 (the fastest micro-batch; at most 64)\n"
            "  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme  --nvme-path DIR\n"
+           "  --offload-ratio R                 offload_optimizer.ratio (0 < R <= 1; stage 3, cpu): the first units'\n"
+           "                                 optimizer on the GPU, the share R of them on the CPU\n"
            "  --lr X  --steps N (default 50; 0: evaluate only)  --seed N\n"
            "  --optimizer adamw|lion|adagrad|sgd|lamb|muon  the optimizer (default AdamW, or the config's); sgd with\n"
            "                                 momentum 0.9; lamb: DeepSpeed's FusedLamb;\n"
@@ -209,6 +212,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--offload-optimizer")) bad = parse_offload(v, &o->offload_opt);
         else if (!strcmp(a, "--optimizer")) bad = parse_optimizer(v, &o->optimizer);
         else if (!strcmp(a, "--offload-param")) bad = parse_offload(v, &o->offload_param);
+        else if (!strcmp(a, "--offload-ratio")) bad = 2 * tool_num("gpt", a, v, 1e-3, 1, &o->offload_ratio);
         else if (!strcmp(a, "--nvme-path")) bad = !v, o->nvme = v;
         else if (!strcmp(a, "--recompute")) o->recompute = 1, used = 0;
         else if (!strcmp(a, "--auto")) o->auto_plan = 1, used = 0;
@@ -321,6 +325,7 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     if (o->auto_plan) { /* what --auto chooses is not given twice */
         const char *twice = o->has_stage ? "--stage" : o->recompute ? "--recompute" : o->offload_param >= 0 ? "--offload-param"
+                            : o->offload_ratio > 0 ? "--offload-ratio"
                             : o->offload_opt >= 0 && o->offload_opt != ZERO_OFFLOAD_CPU ? "--offload-optimizer (only cpu)"
                             : o->find_max ? "--find-max-batch" : o->gas_auto ? "--gas auto"
                             : o->tokens > 0 && o->has_batch ? "--batch (with --tokens)"
@@ -1186,6 +1191,7 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
     }
     if (o->offload_opt >= 0) z->offload_optimizer.device = (zero_offload_device)o->offload_opt;
     if (o->offload_param >= 0) z->offload_param.device = (zero_offload_device)o->offload_param;
+    if (o->offload_ratio > 0) z->offload_optimizer.ratio = o->offload_ratio;
     if (o->auto_ratio > 0) z->offload_optimizer.ratio = o->auto_ratio;
     if (o->auto_params_host) cfg->ratio_params_device = 0;
     if (o->auto_max_live > 0) { /* the pool keeps the model; with recompute a unit's uses lie up to 3 models apart */
