@@ -900,7 +900,12 @@ static __device__ __forceinline__ void zero__cuda_for_range(size_t n, size_t hea
     for (size_t k = t; k < ns; k += stride) one(k < head ? k : k + body);
 }
 
-/* Sum over the block, in a fixed order; the result is valid in thread 0. */
+/* Sum over the block, in a fixed order; the result is valid in thread 0.
+   Every thread of the block calls it. Its warp sums are one __shared__ array
+   for every call in a kernel, so it ends with a barrier: without it a second
+   call (Lamb's sums of p^2, then of u^2) had its warps' lane 0 overwrite the
+   array while warp 0 still read the first call's sums (compute-sanitizer's
+   racecheck, and a wrong Lamb trust ratio now and then). */
 static __device__ __forceinline__ double zero__cuda_block_sum(double v) {
     __shared__ double warp_sum[ZERO__CUDA_THREADS / 32];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
@@ -913,6 +918,7 @@ static __device__ __forceinline__ double zero__cuda_block_sum(double v) {
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xFFFFFFFFu, v, o);
     }
+    __syncthreads();
     return v;
 }
 
