@@ -1812,6 +1812,18 @@ ZERO_API const char *zero_client_key(const zero_engine *e, int i, size_t *size_b
    one buffer. */
 ZERO_API zero_result zero_export_safetensors(zero_engine *e, const char *path, zero_dtype dtype, zero_error *err);
 ZERO_API zero_result zero_memory_report(const zero_engine *e, zero_memory_stats *out);
+/* The host memory this process can still take, in bytes: Linux's MemAvailable
+   (/proc/meminfo), lowered to the room under the cgroup's memory.max where
+   one is set (cgroup v2: memory.max - memory.current + its file pages, which
+   the kernel can drop); ZERO_MEM_AVAILABLE (a byte count) replaces both.
+   0 when unknown (no /proc). The engine checks each host allocation of
+   ZERO_MEM_CHECK_MIN bytes or more against it: one larger is refused
+   (ZERO_ERR_OUT_OF_MEMORY naming the buffer, both sizes and what to change)
+   instead of being left to the kernel's OOM killer. */
+#ifndef ZERO_MEM_CHECK_MIN
+#define ZERO_MEM_CHECK_MIN ((size_t)16 << 20)
+#endif
+ZERO_API double zero_host_mem_available(void);
 /* A table of the report, one line per category (what `make run` prints). */
 ZERO_API size_t zero_memory_stats_format(const zero_memory_stats *r, char *buf, size_t cap);
 typedef enum zero_state_kind {
@@ -10712,15 +10724,97 @@ static zero_result zero__xfer_add(zero_engine *e, const void *p, size_t bytes, i
     return ZERO_OK;
 }
 
+/* The number after `key` in a "key value" line of path (/proc/meminfo's
+   "MemAvailable:  123 kB", memory.stat's "file 123"), times unit; the whole
+   file when key is NULL ("max" there: -2); -1 when absent or unreadable. */
+static double zero__file_number(const char *path, const char *key, double unit) {
+    char line[256];
+    double v = -1.0;
+    const size_t kl = key ? strlen(key) : 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return -1.0;
+    while (fgets(line, sizeof line, f)) {
+        char *end = NULL;
+        double x;
+        if (key && strncmp(line, key, kl)) continue;
+        if (!key && !strncmp(line, "max", 3)) {
+            v = -2.0;
+            break;
+        }
+        x = strtod(line + kl, &end);
+        if (end != line + kl && x >= 0) v = x * unit;
+        break;
+    }
+    fclose(f);
+    return v;
+}
+
+/* zero_host_mem_available, and where its figure came from */
+static double zero__host_mem_available(const char **source) {
+    static int warned;
+    const char *v = getenv("ZERO_MEM_AVAILABLE");
+    size_t b = 0;
+    double avail, max, cur, file;
+    if (v && *v) {
+        if (zero__host_parse_bytes(v, &b)) {
+            *source = "ZERO_MEM_AVAILABLE";
+            return (double)b;
+        }
+        if (!warned) {
+            char text[160];
+            warned = 1;
+            snprintf(text, sizeof text, "ZERO_MEM_AVAILABLE=\"%.64s\" is not a byte count; ignored", v);
+            zero_log_default(NULL, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID, 0, text);
+        }
+    }
+    *source = "MemAvailable";
+    avail = zero__file_number("/proc/meminfo", "MemAvailable:", 1024.0);
+    max = zero__file_number("/sys/fs/cgroup/memory.max", NULL, 1.0);
+    cur = zero__file_number("/sys/fs/cgroup/memory.current", NULL, 1.0);
+    file = zero__file_number("/sys/fs/cgroup/memory.stat", "file ", 1.0);
+    if (max >= 0 && cur >= 0) {
+        const double room = max - cur + (file > 0 ? file : 0.0);
+        if (avail < 0 || room < avail) avail = room > 0 ? room : 0.0, *source = "the cgroup's memory.max";
+    }
+    return avail > 0 ? avail : 0.0;
+}
+
+ZERO__DEF double zero_host_mem_available(void) {
+    const char *source;
+    return zero__host_mem_available(&source);
+}
+
+/* An engine's host allocation of bytes (kind pinned or pageable) checked
+   against what is left (ZERO_MEM_CHECK_MIN and more): refused where larger. */
+static zero_result zero__host_room(zero_engine *e, zero_mem_kind kind, size_t bytes, const char *what) {
+    const double gib = 1073741824.0;
+    const char *source = "";
+    double avail;
+    if (kind == ZERO_MEM_DEVICE || bytes < (size_t)ZERO_MEM_CHECK_MIN) return ZERO_OK;
+    avail = zero__host_mem_available(&source);
+    if (avail <= 0 || (double)bytes <= avail) return ZERO_OK;
+    return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY,
+                       "%s: %.2f GiB of %s host memory, but this process can take %.2f GiB more (%s), after the %.2f "
+                       "GiB of host memory this engine holds\nHINT: offload_optimizer.ratio below 1 keeps that share "
+                       "of the optimizer's state on the GPU, \"nvme\" (offload_optimizer, offload_param) keeps what "
+                       "host memory cannot hold in files, and the ranks of a node share its memory; zero_estimate "
+                       "--fit --cpu-mem names the largest model per placement",
+                       what, (double)bytes / gib, kind == ZERO_MEM_PINNED ? "pinned" : "pageable", avail / gib, source,
+                       (double)(e->mem.allocated[ZERO_MEM_PINNED] + e->mem.allocated[ZERO_MEM_HOST]) / gib);
+}
+
 /* zero__ealloc, and with win 1 zero__ealloc_win: the backend's alloc or
-   win_alloc, counted and in the table of allocations alike. */
+   win_alloc, counted and in the table of allocations alike; host memory
+   first checked against what is left (zero__host_room). */
 static zero_result zero__ealloc_by(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, size_t bytes, void **out,
                                    const char *what, int win) {
     zero_error be;
+    zero_result r;
     zero__ok(&be);
     *out = NULL;
     e->mem.planned[cat][kind] += bytes;
     if (!bytes) return ZERO_OK;
+    if (!win && (r = zero__host_room(e, kind, bytes, what)) != ZERO_OK) return r;
     if (win && e->win.n == (int)(sizeof e->win.p / sizeof e->win.p[0]))
         return zero__efail(e, ZERO_MSG_BAD_ARG, "%s: more window buffers than the engine keeps", what);
     if ((win ? e->be.win_alloc(e->be.ctx, bytes, out, &be) : e->be.alloc(e->be.ctx, kind, bytes, out, &be)) != ZERO_OK ||

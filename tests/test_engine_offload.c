@@ -641,11 +641,93 @@ static void test_ratio_ckpt(void) {
     printf("offload_optimizer.ratio 0.5 checkpoints: %d resumed bitwise at ratio 1, without offload, and from it\n", n);
 }
 
+/* Host memory checked before it is taken (zero_host_mem_available, ZERO_MEM_AVAILABLE standing in for
+   the node's figure): an engine whose host allocation of ZERO_MEM_CHECK_MIN bytes or more exceeds what is
+   left is refused at create with ZERO_ERR_OUT_OF_MEMORY, naming the buffer, pinned or pageable, both sizes,
+   where the figure came from and what to change, on every rank; one that fits, the device's memory (the
+   host backend's too), allocations below the threshold and a malformed variable (ignored) create. */
+typedef struct room_job {
+    int64_t numel;
+    int offload, pin;
+    zero_result r[MAXW];
+    char msg[MAXW][1024];
+} room_job;
+static zero_result room_rank(const zero_backend *b, void *arg) {
+    room_job *J = (room_job *)arg;
+    zero_config c = zero_config_default();
+    zero_tensor t;
+    zero_engine *e = NULL;
+    zero_error err;
+    memset(&t, 0, sizeof t);
+    t.name = "w";
+    t.numel = J->numel;
+    c.train_micro_batch_size_per_gpu = 1;
+    c.zero_optimization.stage = 2;
+    if (J->offload) c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    c.zero_optimization.offload_optimizer.pin_memory = J->pin;
+    c.log.level = ZERO_LOG_LEVEL_COUNT; /* silent: the refusals are expected */
+    J->r[b->rank] = zero_config_resolve(&c, b->world, &err);
+    if (J->r[b->rank] == ZERO_OK) J->r[b->rank] = zero_engine_create(&e, &c, &t, 1, b, &err);
+    snprintf(J->msg[b->rank], sizeof J->msg[b->rank], "%s", J->r[b->rank] == ZERO_OK ? "" : err.msg);
+    zero_engine_destroy(e);
+    return ZERO_OK;
+}
+static void test_host_room(void) {
+    static const struct {
+        const char *avail; /* ZERO_MEM_AVAILABLE */
+        int64_t numel;
+        int offload, pin, world, refused;
+    } cases[] = {
+        {"10000000", 5000000, 1, 1, 1, 1},       /* 20 MB of master on the host, 10 MB left: refused */
+        {"10000000", 10000000, 1, 0, 2, 1},      /* pageable, both ranks (their shards: 20 MB each) */
+        {"1000000000000", 5000000, 1, 1, 2, 0},  /* room */
+        {"10000000", 5000000, 0, 1, 1, 0},       /* no offload: the device's memory is not checked */
+        {"1", 1000000, 1, 1, 1, 0},              /* 4 MB allocations: below ZERO_MEM_CHECK_MIN */
+        {"12x", 5000000, 1, 1, 1, 0},            /* malformed: ignored (a warning), the node's figure */
+    };
+    static room_job J;
+    static char first[1024];
+    zero_error err;
+    unsigned k;
+    int r;
+    setenv("ZERO_MEM_AVAILABLE", "123456789", 1);
+    CHECK(zero_host_mem_available() == 123456789.0);
+    unsetenv("ZERO_MEM_AVAILABLE");
+    {
+        FILE *f = fopen("/proc/meminfo", "r");
+        if (f) {
+            fclose(f);
+            CHECKF(zero_host_mem_available() > 0, "zero_host_mem_available %.0f on a machine with /proc/meminfo",
+                   zero_host_mem_available());
+        }
+    }
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memset(&J, 0, sizeof J);
+        J.numel = cases[k].numel, J.offload = cases[k].offload, J.pin = cases[k].pin;
+        setenv("ZERO_MEM_AVAILABLE", cases[k].avail, 1);
+        CHECK(zero_host_run(cases[k].world, room_rank, &J, &err) == ZERO_OK);
+        unsetenv("ZERO_MEM_AVAILABLE");
+        for (r = 0; r < cases[k].world; r++) {
+            if (!cases[k].refused) {
+                CHECKF(J.r[r] == ZERO_OK, "host room case %u rank %d: %s", k, r, J.msg[r]);
+                continue;
+            }
+            CHECKF(J.r[r] == ZERO_ERR_OUT_OF_MEMORY, "host room case %u rank %d: %d (%s)", k, r, (int)J.r[r], J.msg[r]);
+            CHECK_STR_CONTAINS(J.msg[r], cases[k].pin ? "GiB of pinned host memory" : "GiB of pageable host memory");
+            CHECK_STR_CONTAINS(J.msg[r], "this process can take 0.01 GiB more (ZERO_MEM_AVAILABLE)");
+            CHECK_STR_CONTAINS(J.msg[r], "HINT: offload_optimizer.ratio below 1");
+            if (!first[0]) snprintf(first, sizeof first, "%s", J.msg[r]);
+        }
+    }
+    printf("host memory checked before it is taken: %u cases; the first refusal: %s\n", k, first);
+}
+
 int main(void) {
     static job a, b, c;
     zero_error err;
     int stage, dt, world, gas, k, r, n_sum = 0;
     zt_seed("test_engine_offload");
+    test_host_room();
     test_sum_failure();
     test_grad_place();
     test_ratio();

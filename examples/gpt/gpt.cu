@@ -1207,8 +1207,8 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
 }
 
 /* --auto: zero_estimate_plan for this model on this machine. Every rank plans with the same inputs: the
-   smallest GPU memory and host memory (MemAvailable of the node) over the ranks, so that every rank picks the
-   same option. The step-time model's rates are its defaults (one H100's; an H200's optimizer rate where the
+   smallest GPU memory and host memory (zero_host_mem_available: the node's MemAvailable) over the ranks, so
+   that every rank picks the same option. The step-time model's rates are its defaults (one H100's; an H200's optimizer rate where the
    GPU is one), so the pick is the model's best guess; the step it prints is that guess. 0: o holds the pick */
 static int choose_plan(options *o, const world_ctx *w) {
     const zero_dist_env *env = zero_cuda_env(w->cuda);
@@ -1219,16 +1219,12 @@ static int choose_plan(options *o, const world_ctx *w) {
     zero_time_model m;
     zero_time_plan pl;
     zero_error err;
-    char mi[256];
     if (w->world % local) {
         if (w->rank == 0) fprintf(stderr, "gpt: --auto: %d ranks are not whole nodes of %d\n", w->world, local);
         return 1;
     }
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) mem[0] = (float)(total_b / GiB);
-    FILE *f = fopen("/proc/meminfo", "r"); /* the node's: its ranks share it */
-    while (f && fgets(mi, sizeof mi, f))
-        if (!strncmp(mi, "MemAvailable:", 13)) mem[1] = (float)(atof(mi + 13) * 1024.0 / GiB);
-    if (f) fclose(f);
+    mem[1] = (float)(zero_host_mem_available() / GiB); /* the node's (or its cgroup's): its ranks share it */
     if (cudaMalloc((void **)&d, sizeof mem) != cudaSuccess) return 1;
     cudaMemcpy(d, mem, sizeof mem, cudaMemcpyHostToDevice);
     if (w->be->all_reduce(w->be->ctx, d, d, 2, ZERO_DTYPE_FP32, ZERO_OP_MIN, ZERO_STREAM_COMM, &err) != ZERO_OK ||
