@@ -1111,6 +1111,12 @@ static const calib_run calib[] = {
     {"H200 (4bf4f91) seed recipe at ratio 0.1", "PERF.md 4e; final call seed_r01_1gpu", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.4e9, 189.9e9, 86.5, 0, 0, 0, 1, 1, 1, 0, 0.20, 0, 0.1, 0},
     {"2x H200 (4bf4f91) seed recipe at ratio 0.1", "PERF.md 4e; final call seed_r01_2gpu", 2, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 54.4e9, 181.9e9, 131.9, 0, 0, 0, 1, 1, 1, 0, 0.30, 0, 0.1, 0},
     {"H200 (4bf4f91) seed recipe (both offloads)", "PERF.md 4e; final call seed_r1_1gpu", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.4e9, 183.8e9, 385.9, 0, 0, 0, 1, 1, 1, 0, 0.20, 0, 0, 0},
+    /* PERF.md 4c, one H200 (16 cores, 125 GiB of host memory) at ab9034e: the 7.26e9 GPT (L 35, C 4096, V 50304)
+       as gpt --auto --offload-optimizer cpu --tokens 131072 chose it: stage 3, ratio 0.1, the parameters on the
+       CPU and the kept units' on the GPU, micro-batch 4 x 32, no recompute; PCIe 55.35 GB/s (55.4 and 55.3, its
+       floor line), host memory 161.7 GB/s. The compute is its floor (1.06x): the model's rate for C 4096 at
+       micro-batch 4 is what this row measures */
+    {"H200 (ab9034e) 7.26e9, gpt --auto: ratio 0.1, params cpu, mb 4 x 32", "PERF.md 4c; big_auto.log", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 161.7e9, 11915.9, 0, 35, 4096, 1, 32, 1, 0, 0, 50304, 0.1, 0},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
