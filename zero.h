@@ -1817,11 +1817,16 @@ ZERO_API zero_result zero_memory_report(const zero_engine *e, zero_memory_stats 
    one is set (cgroup v2: memory.max - memory.current + its file pages, which
    the kernel can drop); ZERO_MEM_AVAILABLE (a byte count) replaces both.
    0 when unknown (no /proc). The engine checks each host allocation of
-   ZERO_MEM_CHECK_MIN bytes or more against it: one larger is refused
-   (ZERO_ERR_OUT_OF_MEMORY naming the buffer, both sizes and what to change)
-   instead of being left to the kernel's OOM killer. */
+   ZERO_MEM_CHECK_MIN bytes or more against it: one that would leave less
+   than ZERO_MEM_RESERVE for the rest of the process (the CUDA runtime, the
+   program's own buffers) is refused (ZERO_ERR_OUT_OF_MEMORY naming the
+   buffer, both sizes and what to change) instead of being left to the
+   kernel's OOM killer. */
 #ifndef ZERO_MEM_CHECK_MIN
 #define ZERO_MEM_CHECK_MIN ((size_t)16 << 20)
+#endif
+#ifndef ZERO_MEM_RESERVE
+#define ZERO_MEM_RESERVE ((size_t)1 << 30)
 #endif
 ZERO_API double zero_host_mem_available(void);
 /* A table of the report, one line per category (what `make run` prints). */
@@ -10785,21 +10790,24 @@ ZERO__DEF double zero_host_mem_available(void) {
 }
 
 /* An engine's host allocation of bytes (kind pinned or pageable) checked
-   against what is left (ZERO_MEM_CHECK_MIN and more): refused where larger. */
+   against what is left (ZERO_MEM_CHECK_MIN and more): refused where it would
+   leave less than ZERO_MEM_RESERVE. */
 static zero_result zero__host_room(zero_engine *e, zero_mem_kind kind, size_t bytes, const char *what) {
     const double gib = 1073741824.0;
     const char *source = "";
     double avail;
     if (kind == ZERO_MEM_DEVICE || bytes < (size_t)ZERO_MEM_CHECK_MIN) return ZERO_OK;
     avail = zero__host_mem_available(&source);
-    if (avail <= 0 || (double)bytes <= avail) return ZERO_OK;
+    if (avail <= 0 || (double)bytes + (double)ZERO_MEM_RESERVE <= avail) return ZERO_OK;
     return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY,
-                       "%s: %.2f GiB of %s host memory, but this process can take %.2f GiB more (%s), after the %.2f "
-                       "GiB of host memory this engine holds\nHINT: offload_optimizer.ratio below 1 keeps that share "
+                       "%s: %.2f GiB of %s host memory, but this process can take %.2f GiB more (%s), less %.2f GiB "
+                       "kept for the rest of it (ZERO_MEM_RESERVE), after the %.2f GiB of host memory this engine "
+                       "holds\nHINT: offload_optimizer.ratio below 1 keeps that share "
                        "of the optimizer's state on the GPU, \"nvme\" (offload_optimizer, offload_param) keeps what "
                        "host memory cannot hold in files, and the ranks of a node share its memory; zero_estimate "
                        "--fit --cpu-mem names the largest model per placement",
                        what, (double)bytes / gib, kind == ZERO_MEM_PINNED ? "pinned" : "pageable", avail / gib, source,
+                       (double)ZERO_MEM_RESERVE / gib,
                        (double)(e->mem.allocated[ZERO_MEM_PINNED] + e->mem.allocated[ZERO_MEM_HOST]) / gib);
 }
 

@@ -642,8 +642,8 @@ static void test_ratio_ckpt(void) {
 }
 
 /* Host memory checked before it is taken (zero_host_mem_available, ZERO_MEM_AVAILABLE standing in for
-   the node's figure): an engine whose host allocation of ZERO_MEM_CHECK_MIN bytes or more exceeds what is
-   left is refused at create with ZERO_ERR_OUT_OF_MEMORY, naming the buffer, pinned or pageable, both sizes,
+   the node's figure): an engine whose host allocation of ZERO_MEM_CHECK_MIN bytes or more would leave less
+   than ZERO_MEM_RESERVE of what is left is refused at create with ZERO_ERR_OUT_OF_MEMORY, naming the buffer, pinned or pageable, both sizes,
    where the figure came from and what to change, on every rank; one that fits, the device's memory (the
    host backend's too), allocations below the threshold and a malformed variable (ignored) create. */
 typedef struct room_job {
@@ -684,6 +684,8 @@ static void test_host_room(void) {
         {"10000000", 5000000, 0, 1, 1, 0},       /* no offload: the device's memory is not checked */
         {"1", 1000000, 1, 1, 1, 0},              /* 4 MB allocations: below ZERO_MEM_CHECK_MIN */
         {"12x", 5000000, 1, 1, 1, 0},            /* malformed: ignored (a warning), the node's figure */
+        {"1083741824", 5000000, 1, 1, 1, 1},     /* 20 MB with ZERO_MEM_RESERVE (1 GiB) + 10 MB left: refused */
+        {"2073741824", 5000000, 1, 1, 1, 0},     /* the reserve + 1 GB: room */
     };
     static room_job J;
     static char first[1024];
@@ -714,7 +716,9 @@ static void test_host_room(void) {
             }
             CHECKF(J.r[r] == ZERO_ERR_OUT_OF_MEMORY, "host room case %u rank %d: %d (%s)", k, r, (int)J.r[r], J.msg[r]);
             CHECK_STR_CONTAINS(J.msg[r], cases[k].pin ? "GiB of pinned host memory" : "GiB of pageable host memory");
-            CHECK_STR_CONTAINS(J.msg[r], "this process can take 0.01 GiB more (ZERO_MEM_AVAILABLE)");
+            CHECK_STR_CONTAINS(J.msg[r], atof(cases[k].avail) < 1e9 ? "this process can take 0.01 GiB more (ZERO_MEM_AVAILABLE)"
+                                                                  : "this process can take 1.01 GiB more (ZERO_MEM_AVAILABLE)");
+            CHECK_STR_CONTAINS(J.msg[r], "less 1.00 GiB kept for the rest of it (ZERO_MEM_RESERVE)");
             CHECK_STR_CONTAINS(J.msg[r], "HINT: offload_optimizer.ratio below 1");
             if (!first[0]) snprintf(first, sizeof first, "%s", J.msg[r]);
         }
