@@ -66,7 +66,8 @@ typedef struct job {
     int late_ratio;              /* the ratio set after zero_config_resolve */
     int s0, s1;                  /* the steps trained: s0 .. s1 - 1 (0 .. 6 when s1 is 0) */
     const char *save, *load;     /* zero_save after training / zero_load before it, into / from this directory */
-    int64_t dev_elems;           /* rank 0: own elements of the units DeepSpeed's rule keeps on the device */
+    int64_t dev_elems;           /* rank 0: own elements of the units the ratio keeps on the device */
+    int64_t count_elems;         /* rank 0: what a count of units would keep, (int)((1 - ratio) x n) of n */
     const char *dir;             /* nvme_path */
     int64_t bucket;
     zero_result r[MAXW];
@@ -246,17 +247,24 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         return ZERO_OK;
     }
     if (b->rank == 0) {
-        /* DeepSpeed's rule, counted here: the first (int)((1 - ratio) x n) of the n trainable units */
+        /* the rule, counted here: the leading trainable units whose chunks end within the first
+           (1 - ratio) of the trainable shard's elements (DeepSpeed's count of its equal sub-groups, by
+           elements: zero's units are not of one size) */
         const zero_layout *l = zero_engine_layout(e);
-        int u, n = 0, keep, nu = zero_layout_unit_count(l);
+        int u, nu = zero_layout_unit_count(l), stop = 0, n = 0, keep;
         double ratio = c.zero_optimization.offload_optimizer.ratio;
-        for (u = 0; u < nu; u++) n += !zero_layout_unit(l, u)->frozen;
-        keep = (int)((1.0 - ratio) * (double)n);
-        J->dev_elems = 0;
+        int64_t st = 0;
+        for (u = 0; u < nu; u++)
+            if (!zero_layout_unit(l, u)->frozen) st += zero_layout_unit(l, u)->chunk, n++;
+        keep = ratio < 1 ? (int)((1.0 - ratio) * (double)n) : 0;
+        J->count_elems = 0;
         for (u = 0; u < nu && keep > 0; u++)
+            if (!zero_layout_unit(l, u)->frozen) J->count_elems += zero_layout_unit(l, u)->chunk, keep--;
+        J->dev_elems = 0;
+        for (u = 0; u < nu && ratio < 1 && !stop; u++)
             if (!zero_layout_unit(l, u)->frozen) {
-                J->dev_elems += zero_layout_unit(l, u)->chunk;
-                keep--;
+                if ((double)(J->dev_elems + zero_layout_unit(l, u)->chunk) > (1.0 - ratio) * (double)st) stop = 1;
+                else J->dev_elems += zero_layout_unit(l, u)->chunk;
             }
         zero_memory_report(e, &J->ms);
     }
@@ -429,8 +437,9 @@ static void test_grad_place(void) {
     }
 }
 
-/* offload_optimizer.ratio (partial offload, stage 3): the first
-   (int)((1 - ratio) x trainable units) stay on the device (master, m, v,
+/* offload_optimizer.ratio (partial offload, stage 3): the leading
+   trainable units within the first (1 - ratio) of the shard's elements
+   stay on the device (master, m, v,
    their gradient accumulator, the device's Adam), the rest are offloaded
    as at ratio 1. Over world 1-3, gas 1-3, the three dtypes, with and
    without offload_param "cpu": the weights and moments bitwise the run
@@ -445,7 +454,7 @@ static void test_ratio(void) {
     static job a, one, b;
     static const double ratios[] = {1, 0, 0.3, 0.7};
     zero_error err;
-    int dt, world, gas, poff, k, r, n = 0, split = 0;
+    int dt, world, gas, poff, k, r, n = 0, split = 0, rules_differ = 0;
     const int quick = getenv("ZERO_TEST_QUICK") && atoi(getenv("ZERO_TEST_QUICK")); /* (sanitizer runs: worlds and gas 1, 3) */
     for (poff = 0; poff < 2; poff++)
         for (dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
@@ -495,6 +504,7 @@ static void test_ratio(void) {
                                "ratio %g %s world %d gas %d: %lld bytes to the host in the backward, %lld at ratio 1 (%lld of "
                                "%lld own elements on the device)", ratios[k], zero_dtype_name((zero_dtype)dt), world, gas,
                                (long long)J->bwd_to_host, (long long)one.bwd_to_host, (long long)J->dev_elems, (long long)shard);
+                        if (J->count_elems != J->dev_elems) rules_differ++;
                         if (k == 0) /* ratio 1 is the offload of before: nothing on the device */
                             CHECK(J->dev_elems == 0 && dev == 0);
                         if (poff && k > 0) {
@@ -592,8 +602,11 @@ static void test_ratio(void) {
         rmdir(dir);
     }
     CHECKF(split > 0, "ratio: no run split the units between the device and the CPU");
-    printf("offload_optimizer.ratio 0, 0.3, 0.7, 1: %d runs bitwise the run without offload (%d split), memory and "
-           "backward bytes to the device's share\n", n, split);
+    /* the units here are not of one size (1, 37, 300, 7, 129 elements), so a count of units keeps another share than
+       the elements' rule in some runs: those runs tell the two apart */
+    CHECKF(rules_differ > 0, "ratio: no run where a count of units would keep another share than the elements' rule");
+    printf("offload_optimizer.ratio 0, 0.3, 0.7, 1: %d runs bitwise the run without offload (%d split, %d where a count "
+           "of units would keep another share), memory and backward bytes to the device's share\n", n, split, rules_differ);
 }
 
 /* A checkpoint saved at ratio 0.5 resumes at ratio 1 and without offload

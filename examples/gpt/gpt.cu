@@ -1033,8 +1033,14 @@ template <typename T> static int run_rank(const run_state *s, zero_engine *e) {
         }
     }
     if (gpt_acts_alloc<T>(&a, &o->d, B, o->recompute, !o->no_flash, attn, w->blas, &err) != ZERO_OK) {
-        fprintf(stderr, "gpt: rank %d: %s\nHINT: a smaller --batch, --recompute, or a higher stage / offload\n",
-                w->rank, err.msg);
+        zero_memory_stats ms;
+        size_t fr = 0, tot = 0;
+        double eng = zero_memory_report(e, &ms) == ZERO_OK ? ms.planned_total[ZERO_MEM_DEVICE] / 1073741824.0 : 0;
+        cudaMemGetInfo(&fr, &tot);
+        /* where the device went: the engine's plan, and what is free of the whole */
+        fprintf(stderr, "gpt: rank %d: %s; the engine holds %.2f GiB of the device as planned, %.2f GiB of %.2f "
+                "are in use\nHINT: a smaller --batch, --recompute, or a higher stage / offload\n",
+                w->rank, err.msg, eng, (double)(tot - fr) / 1073741824.0, (double)tot / 1073741824.0);
         return 1;
     }
     if (o->gas_auto && pick_gas<T>(s, e, &a, &step0) != 0) {

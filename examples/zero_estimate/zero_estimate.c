@@ -856,7 +856,7 @@ static int none_or_cpu(const char *T, const char *f, const char *v, zero_offload
 
 static int time_main(int argc, char **argv) {
     time_cli t;
-    int i, layers_given = 0, params_given = 0, cpu_mem_given = 0;
+    int i, layers_given = 0, params_given = 0, shape_given = 0, cpu_mem_given = 0;
     long long x;
     const char *T = "zero_estimate";
     const model_preset *mp = &model_presets[0];
@@ -932,13 +932,15 @@ static int time_main(int argc, char **argv) {
         } else if (!strcmp(f, "--layers")) {
             bad = tool_int(T, f, v, 1, 100000, &x);
             t.m.layers = (int)x;
-            layers_given = 1;
+            layers_given = shape_given = 1;
         } else if (!strcmp(f, "--hidden")) {
             bad = tool_int(T, f, v, 1, 1000000, &x);
             t.m.hidden = (int)x;
+            shape_given = 1;
         } else if (!strcmp(f, "--vocab")) {
             bad = tool_int(T, f, v, 0, 100000000, &x);
             t.m.vocab = (int)x;
+            shape_given = 1;
         } else if (!strcmp(f, "--seq")) {
             bad = tool_int(T, f, v, 1, 100000000, &x);
             t.m.seq = (int)x;
@@ -1014,6 +1016,10 @@ static int time_main(int argc, char **argv) {
         if (bad) return usage_error();
         i += used;
     }
+    /* A shape of its own without --params: examples/gpt's count of that shape, not the preset's (which
+       described another model). --seq alone keeps the preset's count: the sequence only sizes the
+       activations (and examples/gpt's position table, which a preset's own count already holds). */
+    if (shape_given && !params_given) t.m.params = gpt_params(t.m.layers, &t.m);
     if (t.m.unit_params > t.m.params)
         return tool_usage_fail(T, "--unit", usage, "%.0f is larger than --params (%.0f)", t.m.unit_params,
                                t.m.params);
