@@ -20539,26 +20539,32 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     if (m->offload_optimizer == ZERO_OFFLOAD_CPU && m->offload_param == ZERO_OFFLOAD_CPU) {
         /* both offloads: a pass of the forward or backward brings the shard (d S), unless the pool keeps the
            parameters from one micro-batch and step to the next (fetched once, by the first forward); the
-           gradients leave beside the backward with one micro-batch, or as the fp32 sum (4 S) after the last
-           with more (the device adds them up); the comm stream carries both directions one after the other.
-           With the overlapped CPU step (ratio 1) the Adam runs beside the next forward, which waits for it
-           unit by unit: the first forward takes max(Adam, its fetch, t_fwd); with a ratio below 1 the plain
-           step: the CPU's part of the Adam after the backward, the GPU's on the device, whose units keep
-           their parameters and gradients there (the fetches and copies are the CPU's share's) */
+           gradients leave beside the backward: with one micro-batch d S; with more the host adds them up
+           (>>engine-hsum): each micro-batch before the last sends d S beside its backward, and the last
+           brings the host's fp32 sum back (4 S), adds on the device and sends the sum out (4 S); the comm
+           stream carries both directions one after the other. With the overlapped CPU step (ratio 1) the
+           Adam runs beside the next forward, which waits for it unit by unit: the first forward takes
+           max(Adam, its fetch, t_fwd); with a ratio below 1 the plain step: the CPU's part of the Adam after
+           the backward, the GPU's on the device, whose units keep their parameters and gradients there (the
+           fetches and copies are the CPU's share's). Those kept units are the first layers, so their compute
+           cannot hide the later layers' fetches (the pool prefetches a few units ahead, left out): a pass's
+           copies hide under the CPU share's own compute only */
         double cpu = k.ratio < 1 ? k.ratio : 1; /* (the share on the CPU: the engine's split by elements) */
         double fetched = m->ratio_params_host ? 1 : cpu; /* (the engine before: every unit's parameters on the host) */
         double S = P / G, pass = d * S * fetched / pcie, keep = m->stage3_max_live_parameters >= P;
-        double out_b = (mb > 1 ? 4.0 * S : d * S) * cpu, grads = out_b / pcie; /* (the device's units: on the device) */
+        double gmb = mb > 1 ? d * S * cpu / pcie : 0; /* a micro-batch's before the last (the device's units: none) */
+        double out_b = (mb > 1 ? 8.0 * S : d * S) * cpu, grads = out_b / pcie; /* (the last's) */
         double back = m->ratio_params_host ? d * S * (1 - cpu) : 0; /* (the engine before: the device's units' back) */
+        double hf = t_fwd * fetched, hb = t_bwd * fetched; /* the compute beside the fetched share's copies */
         double gate, more, tail;
         out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * S * cpu * g / host;
-        out->bytes_pcie = (keep ? 1 : 2 * mb) * d * S * fetched + out_b + back;
+        out->bytes_pcie = (keep ? 1 : 2 * mb) * d * S * fetched + (mb - 1) * d * S * cpu + out_b + back;
         out->offload_copy_s = out->bytes_pcie / pcie;
-        if (k.ratio < 1) gate = fmax(pass, t_fwd) + out->cpu_adam_s + back / pcie; /* (the plain step: Adam, then the forward) */
+        if (k.ratio < 1) gate = t_fwd - hf + fmax(pass, hf) + out->cpu_adam_s + back / pcie; /* (the plain step) */
         else gate = fmax(fmax(out->cpu_adam_s, pass), t_fwd);
-        more = keep ? 0 : (mb - 1) * fmax(0, pass - t_fwd) + (mb - 1) * fmax(0, pass - t_bwd);
-        /* the last backward: its fetches and its gradients on one stream */
-        tail = mb > 1 ? fmax(0, (keep ? 0 : pass) - t_bwd) + grads : fmax(ub / G / pcie, (keep ? 0 : pass) + grads - t_bwd);
+        more = (mb - 1) * (keep ? fmax(0, gmb - hb) : fmax(0, pass - hf) + fmax(0, pass + gmb - hb));
+        /* the last backward: its fetches and its gradients on one stream, beside its compute */
+        tail = fmax(mb > 1 ? 0 : ub / G / pcie, (keep ? 0 : pass) + grads - hb);
         out->exposed_offload_s = gate - t_fwd + more + tail;
         out->optimizer_s = ZERO__TIME_OPT_BYTES * S * (1 - cpu) / hbm;
     } else if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {

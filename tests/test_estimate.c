@@ -1123,6 +1123,15 @@ static const calib_run calib[] = {
        floor line), host memory 161.7 GB/s. The compute is its floor (1.06x): the model's rate for C 4096 at
        micro-batch 4 is what this row measures */
     {"H200 (ab9034e) 7.26e9, gpt --auto: ratio 0.1, params cpu, mb 4 x 32", "PERF.md 4c; big_auto.log", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 161.7e9, 11915.9, 0, 35, 4096, 1, 32, 1, 0, 0, 50304, 0.1, 0},
+    /* PERF.md 4c, one H200 at 55bc6fd: the largest GPT with accumulation the plan fits (L 63, 12.9e9), as gpt
+       --auto --offload-optimizer cpu --tokens 131072 chose it: ratio 0.4, the parameters on the CPU and the kept
+       units' on the GPU, recompute, micro-batch 2 x 64; PCIe 55.35 GB/s, host memory 160.8 GB/s (its floor
+       line). A documented miss on one GPU, held to 30%: the model prices each micro-batch at the kept
+       layers' compute, then the CPU share's copies (each pass's fetches, the backward's gradients after them)
+       beside that share's compute: 802 ms, 27% under the 1,095 ms the run took (what else waits, the host's
+       adds of 5.2e9 gradients a micro-batch among them, is not measured yet). Before the model counted each
+       micro-batch's gradients and the kept layers' place it put this run at 31.0 s (-56%) */
+    {"H200 (55bc6fd) 12.9e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; big_L63.log", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 160.8e9, 70105.1, 1, 63, 4096, 1, 64, 1, 0, 0.30, 50304, 0.4, 0},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
@@ -1316,9 +1325,11 @@ static void test_time_ratio(void) {
 
 /* Both offloads (stage 3): the bytes over PCIe and what the step waits for, by hand. One GPU, P = 1e9 in
    10 units, bf16 (d 2), PCIe 50 GB/s, host 140 GB/s, 4 micro-batches: a pass of the shard is 2e9 / 50e9 =
-   40 ms, the fp32 sum of the gradients 4e9 / 50e9 = 80 ms, the CPU Adam 28e9 / 140e9 = 200 ms. With the
-   pool keeping the model the forward brings the shard once (2e9 + 4e9 bytes); without, every forward and
-   backward does (8 passes: 16e9 + 4e9). */
+   40 ms; each micro-batch before the last sends its gradients (2e9, 40 ms, the host adds them up) beside
+   its backward, after its fetches on the same stream; the last brings the host's fp32 sum back and sends
+   the sum out (4e9 each way, 160 ms); the CPU Adam 28e9 / 140e9 = 200 ms. With the pool keeping the model
+   the forward brings the shard once (2e9 + 3 x 2e9 + 8e9 bytes); without, every forward and backward does
+   (8 passes: 16e9 + 6e9 + 8e9). */
 static void test_time_param_offload(void) {
     zero_time_model m;
     zero_time_estimate keep, pass, plain;
@@ -1331,35 +1342,37 @@ static void test_time_param_offload(void) {
     m.stage3_max_live_parameters = 1e9;
     CHECK(zero_estimate_time(&m, &keep, &err) == ZERO_OK);
     t_fwd = keep.compute_s / 4 / 3, t_bwd = 2 * t_fwd;
-    CHECK_NEAR(keep.bytes_pcie, 6e9, 1);
+    CHECK_NEAR(keep.bytes_pcie, 16e9, 1);
     CHECK_NEAR(keep.cpu_adam_s, 0.2, 1e-12);
-    /* the first forward waits for the Adam (the fetch beside it); the sum leaves after the last backward */
-    CHECK_NEAR(keep.exposed_offload_s, fmax(0.2, t_fwd) - t_fwd + fmax(0, 0 - t_bwd) + 0.08, 1e-12);
+    /* the first forward waits for the Adam (the fetch beside it); each backward's gradients beside its compute,
+       the last's sum in and out beside the last backward */
+    CHECK_NEAR(keep.exposed_offload_s, fmax(0.2, t_fwd) - t_fwd + 3 * fmax(0, 0.04 - t_bwd) + fmax(0, 0.16 - t_bwd), 1e-12);
     CHECK_NEAR(keep.step_s, keep.compute_s + keep.exposed_offload_s + keep.exposed_comm_s + keep.contention_s, 1e-12);
     CHECK(keep.gpu_memory_bytes > 2e9); /* (the pool holds the model) */
     m.stage3_max_live_parameters = 0;
     CHECK(zero_estimate_time(&m, &pass, &err) == ZERO_OK);
-    CHECK_NEAR(pass.bytes_pcie, 20e9, 1);
-    CHECK_NEAR(pass.exposed_offload_s, fmax(0.2, t_fwd) - t_fwd + 3 * fmax(0, 0.04 - t_fwd) + 3 * fmax(0, 0.04 - t_bwd) +
-                                           fmax(0, 0.04 - t_bwd) + 0.08, 1e-12);
+    CHECK_NEAR(pass.bytes_pcie, 30e9, 1);
+    CHECK_NEAR(pass.exposed_offload_s, fmax(0.2, t_fwd) - t_fwd + 3 * fmax(0, 0.04 - t_fwd) + 3 * fmax(0, 0.08 - t_bwd) +
+                                           fmax(0, 0.04 + 0.16 - t_bwd), 1e-12);
     CHECK(pass.gpu_memory_bytes < keep.gpu_memory_bytes);
     /* a ratio below 1: the plain step (the Adam's CPU part, then the forward), the GPU's part on the device,
-       whose 5 of the 10 units keep their parameters and gradients there: each pass fetches half the shard
-       (1e9 bytes, 20 ms), the fp32 sum of the other half leaves (2e9 bytes, 40 ms) */
+       whose first half of the shard keeps its parameters and gradients there: each pass fetches the other
+       half (1e9 bytes, 20 ms) beside that half's compute only (the kept units are the first layers), each
+       micro-batch before the last sends 1e9 (20 ms), the last the fp32 sum in and out (2e9 each way, 80 ms) */
     m.offload_ratio = 0.5;
     CHECK(zero_estimate_time(&m, &plain, &err) == ZERO_OK);
     CHECK_NEAR(plain.cpu_adam_s, 0.1, 1e-12);
     CHECK(plain.optimizer_s > 0);
-    CHECK_NEAR(plain.bytes_pcie, 8 * 1e9 + 2e9, 1);
-    CHECK_NEAR(plain.exposed_offload_s, fmax(0.02, t_fwd) + 0.1 - t_fwd + 3 * fmax(0, 0.02 - t_fwd) + 3 * fmax(0, 0.02 - t_bwd) +
-                                            fmax(0, 0.02 - t_bwd) + 0.04, 1e-12);
+    CHECK_NEAR(plain.bytes_pcie, 8 * 1e9 + 3 * 1e9 + 4e9, 1);
+    CHECK_NEAR(plain.exposed_offload_s, t_fwd / 2 + fmax(0.02, t_fwd / 2) + 0.1 - t_fwd + 3 * fmax(0, 0.02 - t_fwd / 2) +
+                                            3 * fmax(0, 0.04 - t_bwd / 2) + fmax(0, 0.02 + 0.08 - t_bwd / 2), 1e-12);
     /* the engine before (ratio_params_host): every unit's parameters fetched, the device's written back
        after their Adam (1e9 bytes, 20 ms, exposed) */
     m.ratio_params_host = 1;
     CHECK(zero_estimate_time(&m, &plain, &err) == ZERO_OK);
-    CHECK_NEAR(plain.bytes_pcie, 8 * 2e9 + 2e9 + 1e9, 1);
+    CHECK_NEAR(plain.bytes_pcie, 8 * 2e9 + 3 * 1e9 + 4e9 + 1e9, 1);
     CHECK_NEAR(plain.exposed_offload_s, fmax(0.04, t_fwd) + 0.1 + 0.02 - t_fwd + 3 * fmax(0, 0.04 - t_fwd) +
-                                            3 * fmax(0, 0.04 - t_bwd) + fmax(0, 0.04 - t_bwd) + 0.04, 1e-12);
+                                            3 * fmax(0, 0.06 - t_bwd) + fmax(0, 0.04 + 0.08 - t_bwd), 1e-12);
 }
 
 /* zero_estimate_plan: the search zero_estimate --time --plan prints, as a function. */

@@ -544,7 +544,59 @@ typedef struct run_state {
     int64_t params;
     zero_step_info *last; /* the last step's report (its byte counts price the floor) */
     double *micro_min_ms; /* the last step's fastest micro-batch on the compute stream (its compute) */
+    double gemm_flops;    /* FLOP/s of one micro-batch's MLP GEMM, measured before the engine took the memory (0: not) */
+    int gemm_m;           /* that GEMM's rows (tokens of a micro-batch) */
 } run_state;
+
+/* The device's GEMM rate at this run's shape, measured before the engine takes the memory (with offload only:
+   the floor's compute): the MLP's first GEMM of one micro-batch, [M, C] x [C, 4C] in the compute dtype with fp32
+   accumulation, through the same cuBLAS call as the model's, 3 warm-up calls, then the median of 9 timed with
+   events on the stream. The operands hold 1/64 (exact in every dtype): no zeros. 0 where it could not run. */
+static double gemm_rate(const world_ctx *w, const options *o, zero_dtype dt, int M) {
+    const int C = o->d.dim, N = 4 * o->d.dim;
+    const size_t esz = zero_dtype_size(dt), na = (size_t)M * C, nb = (size_t)C * N, nc = (size_t)M * N;
+    const cudaDataType_t ct = dt == ZERO_DTYPE_BF16 ? CUDA_R_16BF : dt == ZERO_DTYPE_FP16 ? CUDA_R_16F : CUDA_R_32F;
+    gpt_gemm_ctx g = {w->blas, o->tf32, NULL};
+    void *buf = NULL;
+    cudaEvent_t ev[2] = {NULL, NULL};
+    std::vector<float> ms;
+    zero_error err;
+    double rate = 0;
+    if (cudaMalloc(&buf, (na + nb + nc) * esz) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    char *A = (char *)buf, *B = A + na * esz, *Cm = B + nb * esz;
+    const size_t nfill = na + nb;
+    if (dt == ZERO_DTYPE_FP32) gk_fill<float><<<gpt_blocks((int64_t)nfill), GPT_THREADS>>>((float *)A, 1.0f / 64, (int64_t)nfill);
+    else if (dt == ZERO_DTYPE_BF16)
+        gk_fill<__nv_bfloat16><<<gpt_blocks((int64_t)nfill), GPT_THREADS>>>((__nv_bfloat16 *)A, 1.0f / 64, (int64_t)nfill);
+    else gk_fill<__half><<<gpt_blocks((int64_t)nfill), GPT_THREADS>>>((__half *)A, 1.0f / 64, (int64_t)nfill);
+    if (cudaDeviceSynchronize() != cudaSuccess) { /* (the fill ran on the default stream) */
+        cudaGetLastError();
+        cudaFree(buf);
+        return 0;
+    }
+    if (cudaEventCreate(&ev[0]) == cudaSuccess && cudaEventCreate(&ev[1]) == cudaSuccess) {
+        int ok = 1;
+        for (int i = 0; i < 12 && ok; i++) {
+            ok = cudaEventRecord(ev[0], w->stream) == cudaSuccess &&
+                 gpt_mm(&g, 0, 0, M, N, C, 1.0f, A, C, 0, B, N, 0, 0.0f, Cm, ct, N, 0, 1, ct, &err) == ZERO_OK &&
+                 cudaEventRecord(ev[1], w->stream) == cudaSuccess && cudaEventSynchronize(ev[1]) == cudaSuccess;
+            float t = 0;
+            if (ok && i >= 3 && cudaEventElapsedTime(&t, ev[0], ev[1]) == cudaSuccess && t > 0) ms.push_back(t);
+        }
+        if (ok && ms.size() == 9) {
+            std::sort(ms.begin(), ms.end());
+            rate = 2.0 * M * (double)C * N / (ms[4] * 1e-3);
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (ev[i]) cudaEventDestroy(ev[i]);
+    cudaFree(buf);
+    cudaGetLastError();
+    return rate;
+}
 
 /* With offload: the step's floor (zero_floor_of) from this rank's byte counts
    and the bandwidths it measures now, every rank at once as in the step (PCIe
@@ -630,20 +682,37 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
     if (nvme_rd + nvme_wr > 0)
         printf(" | NVMe %.2f GB/s read, %.2f written (the tile store in %s)", bw.nvme_read / gb, bw.nvme_write / gb, nvme_dir);
     printf("\n");
-    /* the GPU's own compute: the last step's fastest micro-batch (forward and backward on the compute stream,
-       from its first kernel to the next one's) times the accumulation; with one micro-batch, or where every
-       micro-batch waits for copies, it holds those waits too and overstates the compute */
+    /* the GPU's compute, two ways: the step's FLOPs (with recompute the blocks' forward once more) at the GEMM
+       rate measured before the engine took the memory, which no step beats (attention, the norms and the
+       elementwise kernels run slower than the MLP's GEMM): the floor's; and the last step's fastest micro-batch
+       (forward and backward on the compute stream, from its first kernel to the next one's) times the
+       accumulation, the compute as it ran, which holds the micro-batch's waits for its copies too: where every
+       micro-batch waits (a 12.9e9 GPT with 40% of its parameters fetched each pass: 1,029 ms a micro-batch
+       against 330 ms at the GEMM rate) it is no floor. Without the GEMM rate, the second as before. */
     const int gas = (int)s->cfg->gradient_accumulation_steps;
-    const double compute = s->micro_min_ms && *s->micro_min_ms > 0 ? *s->micro_min_ms * gas : 0;
+    const double micro = s->micro_min_ms && *s->micro_min_ms > 0 ? *s->micro_min_ms * gas : 0;
+    const double L = s->o->d.layers, C = s->o->d.dim, T = s->o->d.seq;
+    const double step_flops = (s->flops_tok + (s->o->recompute ? 24.0 * L * C * C + 4.0 * L * C * T : 0)) *
+                              (double)s->cfg->train_micro_batch_size_per_gpu * T * gas;
+    const double gemm = s->gemm_flops > 0 ? step_flops / s->gemm_flops * 1e3 : 0;
+    const double compute = gemm > 0 ? gemm : micro;
     const double floor_ms = compute > f.floor_ms ? compute : f.floor_ms;
     char nvme_text[96] = "";
     if (nvme_rd + nvme_wr > 0)
         snprintf(nvme_text, sizeof nvme_text, ", NVMe forward %.1f + backward %.1f + step %.1f ms", f.nvme_ms[ZERO_XFER_FORWARD],
                  f.nvme_ms[ZERO_XFER_BACKWARD], f.nvme_ms[ZERO_XFER_STEP]);
+    char compute_text[160];
+    if (gemm > 0)
+        snprintf(compute_text, sizeof compute_text, "compute %.1f ms (%.3g PFLOP at the GEMM's %.1f TFLOP/s, [%d, %d] x "
+                 "[%d, %d]) | the fastest micro-batch x %d %.1f ms (with its waits)", gemm, step_flops / 1e15,
+                 s->gemm_flops / 1e12, s->gemm_m, s->o->d.dim, s->o->d.dim, 4 * s->o->d.dim, gas, micro);
+    else
+        snprintf(compute_text, sizeof compute_text, "compute %.1f ms (the fastest micro-batch x %d, its waits included)",
+                 micro, gas);
     printf("%s %s schedule: copies forward %.1f + backward %.1f + step %.1f ms, CPU Adam %.1f ms%s -> %.1f ms | "
-           "compute %.1f ms (the fastest micro-batch x %d%s) | floor %.1f ms (%s) | median step %.1f ms = %.2fx the floor\n",
+           "%s | floor %.1f ms (%s) | median step %.1f ms = %.2fx the floor\n",
            tag, f.schedule, f.copy_ms[ZERO_XFER_FORWARD], f.copy_ms[ZERO_XFER_BACKWARD], f.copy_ms[ZERO_XFER_STEP], f.adam_ms,
-           nvme_text, f.floor_ms, compute, gas, gas == 1 ? ", its waits included" : "", floor_ms,
+           nvme_text, f.floor_ms, compute_text, floor_ms,
            compute > f.floor_ms ? "compute" : nvme_rd + nvme_wr > 0 ? "copies, CPU Adam and NVMe" : "copies and CPU Adam", med_ms,
            floor_ms > 0 ? med_ms / floor_ms : 0.0);
     if (s->jsonl) {
@@ -652,6 +721,8 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
         m.num("floor_ms", "%.3f", floor_ms);
         m.num("offload_floor_ms", "%.3f", f.floor_ms);
         m.num("compute_ms", "%.3f", compute);
+        m.num("micro_batch_compute_ms", "%.3f", micro);
+        m.num("gemm_tflops", "%.3f", s->gemm_flops / 1e12);
         m.num("median_step_ms", "%.3f", med_ms);
         m.nums("copy_ms", "%.3f", f.copy_ms, 3);
         m.num("adam_ms", "%.3f", f.adam_ms);
@@ -1402,6 +1473,11 @@ int main(int argc, char **argv) {
     s.flops_tok = gpt_flops_per_token(&o.d);
     s.last = &last_info;
     s.micro_min_ms = &micro_min_ms;
+    if (cfg.zero_optimization.offload_optimizer.device != ZERO_OFFLOAD_NONE ||
+        cfg.zero_optimization.offload_param.device != ZERO_OFFLOAD_NONE) { /* the floor's compute, before the engine */
+        s.gemm_m = (int)cfg.train_micro_batch_size_per_gpu * o.d.seq;
+        s.gemm_flops = gemm_rate(&w, &o, dt, s.gemm_m);
+    }
     s.peak = o.peak_tflops > 0 ? o.peak_tflops * 1e12
              : (strstr(w.gpu, "H100") || strstr(w.gpu, "H200"))
                  ? (dt == ZERO_DTYPE_FP32 ? (o.tf32 ? 494.7e12 : 66.9e12) : 989.4e12)
