@@ -1132,6 +1132,10 @@ static const calib_run calib[] = {
        adds of 5.2e9 gradients a micro-batch among them, is not measured yet). Before the model counted each
        micro-batch's gradients and the kept layers' place it put this run at 31.0 s (-56%) */
     {"H200 (55bc6fd) 12.9e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; big_L63.log", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 160.8e9, 70105.1, 1, 63, 4096, 1, 64, 1, 0, 0.30, 50304, 0.4, 0},
+    /* the same machine kind at 37691b5: L 60 (12.3e9), gpt --auto's pick with this model (ratio 0.4, params cpu,
+       recompute, micro-batch 8 x 16), priced at 24,500 ms; PCIe 54.35 GB/s (54.5 and 54.2), host memory 147.5 GB/s
+       (its floor line). 15.2% under: held to 20%, as the one-GPU rows of one micro-batch above */
+    {"H200 (37691b5) 12.3e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_37691b5_big auto_L60", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 54.35e9, 147.5e9, 28893.3, 1, 60, 4096, 1, 16, 1, 0, 0.20, 50304, 0.4, 0},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
