@@ -544,58 +544,125 @@ typedef struct run_state {
     int64_t params;
     zero_step_info *last; /* the last step's report (its byte counts price the floor) */
     double *micro_min_ms; /* the last step's fastest micro-batch on the compute stream (its compute) */
-    double gemm_flops;    /* FLOP/s of one micro-batch's MLP GEMM, measured before the engine took the memory (0: not) */
-    int gemm_m;           /* that GEMM's rows (tokens of a micro-batch) */
+    double block_ms, rest_ms; /* model_compute's: a block's compute and the rest's, a micro-batch (0: not measured) */
 } run_state;
 
-/* The device's GEMM rate at this run's shape, measured before the engine takes the memory (with offload only:
-   the floor's compute): the MLP's first GEMM of one micro-batch, [M, C] x [C, 4C] in the compute dtype with fp32
-   accumulation, through the same cuBLAS call as the model's, 3 warm-up calls, then the median of 9 timed with
-   events on the stream. The operands hold 1/64 (exact in every dtype): no zeros. 0 where it could not run. */
-static double gemm_rate(const world_ctx *w, const options *o, zero_dtype dt, int M) {
-    const int C = o->d.dim, N = 4 * o->d.dim;
-    const size_t esz = zero_dtype_size(dt), na = (size_t)M * C, nb = (size_t)C * N, nc = (size_t)M * N;
-    const cudaDataType_t ct = dt == ZERO_DTYPE_BF16 ? CUDA_R_16BF : dt == ZERO_DTYPE_FP16 ? CUDA_R_16F : CUDA_R_32F;
-    gpt_gemm_ctx g = {w->blas, o->tf32, NULL};
-    void *buf = NULL;
-    cudaEvent_t ev[2] = {NULL, NULL};
-    std::vector<float> ms;
-    zero_error err;
-    double rate = 0;
-    if (cudaMalloc(&buf, (na + nb + nc) * esz) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    char *A = (char *)buf, *B = A + na * esz, *Cm = B + nb * esz;
-    const size_t nfill = na + nb;
-    if (dt == ZERO_DTYPE_FP32) gk_fill<float><<<gpt_blocks((int64_t)nfill), GPT_THREADS>>>((float *)A, 1.0f / 64, (int64_t)nfill);
-    else if (dt == ZERO_DTYPE_BF16)
-        gk_fill<__nv_bfloat16><<<gpt_blocks((int64_t)nfill), GPT_THREADS>>>((__nv_bfloat16 *)A, 1.0f / 64, (int64_t)nfill);
-    else gk_fill<__half><<<gpt_blocks((int64_t)nfill), GPT_THREADS>>>((__half *)A, 1.0f / 64, (int64_t)nfill);
-    if (cudaDeviceSynchronize() != cudaSuccess) { /* (the fill ran on the default stream) */
-        cudaGetLastError();
-        cudaFree(buf);
-        return 0;
-    }
-    if (cudaEventCreate(&ev[0]) == cudaSuccess && cudaEventCreate(&ev[1]) == cudaSuccess) {
-        int ok = 1;
-        for (int i = 0; i < 12 && ok; i++) {
-            ok = cudaEventRecord(ev[0], w->stream) == cudaSuccess &&
-                 gpt_mm(&g, 0, 0, M, N, C, 1.0f, A, C, 0, B, N, 0, 0.0f, Cm, ct, N, 0, 1, ct, &err) == ZERO_OK &&
-                 cudaEventRecord(ev[1], w->stream) == cudaSuccess && cudaEventSynchronize(ev[1]) == cudaSuccess;
-            float t = 0;
-            if (ok && i >= 3 && cudaEventElapsedTime(&t, ev[0], ev[1]) == cudaSuccess && t > 0) ms.push_back(t);
+/* y[i] = scale x a hash of (seed, i) in [-1, 1): weights that are neither zeros nor one value (the GEMMs' timing
+   with the data of a step) */
+template <typename T> __global__ void gk_noise(T *y, float scale, int64_t n, uint64_t seed) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint64_t z = seed + (uint64_t)i * 0x9E3779B97F4A7C15ull; /* splitmix64's finaliser */
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    y[i] = ex_to<T>(scale * ((float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f));
+}
+
+/* The model's own compute a micro-batch, measured before the engine takes the memory (with offload: the floor's
+   compute). A 1-layer model of this run's width, heads, sequence, vocabulary and micro-batch runs on plain device
+   buffers through the pieces a step runs, in gpt_wire.h's order (the block's forward again with recompute), its
+   parameters resident and filled with noise: 3 rounds to warm up, then 5 timed with events around the block's
+   parts and around the whole; medians. A micro-batch of the L-layer model is rest + L x block: what it takes
+   when no copy is waited for. Returns 0 and sets *block_ms, *rest_ms; 1 where it could not run (the buffers did
+   not fit; err says why). */
+struct probe_ev {
+    cudaEvent_t e[6];
+};
+template <typename T>
+static int model_compute(const world_ctx *w, const options *o, int B, double *block_ms, double *rest_ms, zero_error *err) {
+    gpt_dims d1 = o->d;
+    d1.layers = 1;
+    const int nt = gpt_n_tensors(&d1), T_ = d1.seq, rounds = 8, warm = 3;
+    const int64_t N = (int64_t)B * T_;
+    std::vector<int64_t> off((size_t)nt + 1, 0);
+    for (int t = 0; t < nt; t++) off[t + 1] = off[t] + (gpt_tensor_numel(&d1, t) + 127) / 128 * 128;
+    gpt_acts<T> a;
+    T *par = NULL, *grad = NULL;
+    float *loss_acc = NULL;
+    std::vector<probe_ev> ev(rounds);
+    std::vector<double> blk, whole;
+    std::vector<int> rows((size_t)B * (T_ + 1));
+    int rc = 1;
+    memset(&a, 0, sizeof a);
+    for (auto &x : ev)
+        for (auto &y : x.e) y = NULL;
+    gpt_run run = {NULL, {w->blas, o->tf32, w->lt}, w->stream, o->recompute};
+    gpt_mb<T> m = {&run, &a, 1.0f / (float)N, 1.0f / (float)N, NULL, NULL, NULL};
+    const T *p[GPT_PER_BLOCK], *lnf[2] = {NULL, NULL};
+    T *gl[2] = {NULL, NULL};
+    if (zero_cuda_check(cudaMalloc((void **)&par, sizeof(T) * (size_t)off[nt]), "cudaMalloc(probe parameters)", __FILE__,
+                        __LINE__, err) ||
+        zero_cuda_check(cudaMalloc((void **)&grad, sizeof(T) * (size_t)off[nt]), "cudaMalloc(probe gradients)", __FILE__,
+                        __LINE__, err) ||
+        zero_cuda_check(cudaMalloc((void **)&loss_acc, sizeof(float)), "cudaMalloc(probe loss)", __FILE__, __LINE__, err) ||
+        gpt_acts_alloc<T>(&a, &d1, B, o->recompute, !o->no_flash, (size_t)(o->attn_mib * 1048576.0), w->blas, err) != ZERO_OK)
+        goto out;
+    for (auto &x : ev)
+        for (auto &y : x.e)
+            if (zero_cuda_check(cudaEventCreate(&y), "cudaEventCreate", __FILE__, __LINE__, err)) goto out;
+    gk_noise<T><<<gpt_blocks(off[nt]), GPT_THREADS, 0, w->stream>>>(par, 0.02f, off[nt], o->seed);
+    if (zero_cuda_check(cudaMemsetAsync(grad, 0, sizeof(T) * (size_t)off[nt], w->stream), "cudaMemsetAsync", __FILE__,
+                        __LINE__, err) ||
+        zero_cuda_check(cudaMemsetAsync(loss_acc, 0, sizeof(float), w->stream), "cudaMemsetAsync", __FILE__, __LINE__, err))
+        goto out;
+    m.loss_acc = loss_acc;
+    for (int k = 0; k < GPT_PER_BLOCK; k++) p[k] = par + off[gpt_block_tensor(0, k)];
+    for (int k = 0; k < 2; k++) lnf[k] = par + off[gpt_lnf_w(&d1) + k], gl[k] = grad + off[gpt_lnf_w(&d1) + k];
+    for (int i = 0; i < rounds; i++) {
+        const cudaEvent_t *e = ev[(size_t)i].e;
+        T *gwte = grad + off[GPT_WTE], *gwpe = grad + off[GPT_WPE];
+        for (int b = 0; b < B; b++) gpt_sample(NULL, 0, &o->d, o->seed, i, b, rows.data() + (size_t)b * (T_ + 1));
+        if (gpt_upload<T>(&run, &a, rows.data(), err) != ZERO_OK) goto out;
+        cudaEventRecord(e[0], w->stream);
+        if (gpt_hook_embed<T>(&m, par + off[GPT_WTE], par + off[GPT_WPE], err) != ZERO_OK) goto out;
+        cudaEventRecord(e[1], w->stream);
+        if (gpt_block_fwd<T>(&run, &a, 0, 0, 1, p, err) != ZERO_OK) goto out;
+        cudaEventRecord(e[2], w->stream);
+        if (gpt_hook_lnf_fwd<T>(&m, lnf[0], lnf[1], err) != ZERO_OK ||
+            gpt_hook_head<T>(&m, par + off[GPT_WTE], gwte, err) != ZERO_OK ||
+            gpt_block_bwd_before<T>(&run, &a, GPT_WIRE_LNF, 1, 0, lnf, err) != ZERO_OK ||
+            gpt_block_bwd_write<T>(&run, &a, GPT_WIRE_LNF, 1, 0, lnf, gl, err) != ZERO_OK)
+            goto out;
+        cudaEventRecord(e[3], w->stream);
+        if (o->recompute && gpt_block_fwd<T>(&run, &a, 0, 0, 0, p, err) != ZERO_OK) goto out;
+        for (int piece = GPT_WIRE_MLP_PROJ; piece < GPT_WIRE_PIECE_COUNT; piece++) {
+            int t[2] = {0, 0}, n = gpt_wire_piece_tensors(&d1, (gpt_wire_piece)piece, 0, t);
+            T *g[2] = {grad + off[t[0]], n > 1 ? grad + off[t[1]] : NULL};
+            if (gpt_block_bwd_before<T>(&run, &a, (gpt_wire_piece)piece, 0, 0, p, err) != ZERO_OK ||
+                gpt_block_bwd_write<T>(&run, &a, (gpt_wire_piece)piece, 0, 0, p, g, err) != ZERO_OK)
+                goto out;
         }
-        if (ok && ms.size() == 9) {
-            std::sort(ms.begin(), ms.end());
-            rate = 2.0 * M * (double)C * N / (ms[4] * 1e-3);
-        }
+        cudaEventRecord(e[4], w->stream);
+        if (gpt_hook_embed_bwd<T>(&m, gwte, gwpe, err) != ZERO_OK) goto out;
+        cudaEventRecord(e[5], w->stream);
     }
-    for (int i = 0; i < 2; i++)
-        if (ev[i]) cudaEventDestroy(ev[i]);
-    cudaFree(buf);
+    if (zero_cuda_check(cudaStreamSynchronize(w->stream), "the compute probe", __FILE__, __LINE__, err)) goto out;
+    for (int i = warm; i < rounds; i++) {
+        float t[5];
+        for (int k = 0; k < 5; k++)
+            if (zero_cuda_check(cudaEventElapsedTime(&t[k], ev[(size_t)i].e[k], ev[(size_t)i].e[k + 1]),
+                                "cudaEventElapsedTime", __FILE__, __LINE__, err))
+                goto out;
+        blk.push_back((double)t[1] + t[3]);
+        whole.push_back((double)t[0] + t[1] + t[2] + t[3] + t[4]);
+    }
+    std::sort(blk.begin(), blk.end());
+    std::sort(whole.begin(), whole.end());
+    *block_ms = blk[blk.size() / 2];
+    *rest_ms = whole[whole.size() / 2] - *block_ms;
+    rc = *block_ms > 0 && *rest_ms > 0 ? 0 : 1;
+out:
+    for (auto &x : ev)
+        for (auto &y : x.e)
+            if (y) cudaEventDestroy(y);
+    gpt_acts_free<T>(&a);
+    cudaFree(par);
+    cudaFree(grad);
+    cudaFree(loss_acc);
+    cublasSetWorkspace(w->blas, NULL, 0); /* (the probe's activations held it) */
     cudaGetLastError();
-    return rate;
+    return rc;
 }
 
 /* With offload: the step's floor (zero_floor_of) from this rank's byte counts
@@ -682,30 +749,30 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
     if (nvme_rd + nvme_wr > 0)
         printf(" | NVMe %.2f GB/s read, %.2f written (the tile store in %s)", bw.nvme_read / gb, bw.nvme_write / gb, nvme_dir);
     printf("\n");
-    /* the GPU's compute, two ways: the step's FLOPs (with recompute the blocks' forward once more) at the GEMM
-       rate measured before the engine took the memory, which no step beats (attention, the norms and the
-       elementwise kernels run slower than the MLP's GEMM): the floor's; and the last step's fastest micro-batch
-       (forward and backward on the compute stream, from its first kernel to the next one's) times the
-       accumulation, the compute as it ran, which holds the micro-batch's waits for its copies too: where every
-       micro-batch waits (a 12.9e9 GPT with 40% of its parameters fetched each pass: 1,029 ms a micro-batch
-       against 330 ms at the GEMM rate) it is no floor. Without the GEMM rate, the second as before. */
+    /* the GPU's compute, two ways: the model's own kernels with every parameter resident (model_compute: a block
+       and the rest measured before the engine took the memory, rest + L x block a micro-batch, times the
+       accumulation), which no step beats but by the waits it hides: the floor's; and the last step's fastest
+       micro-batch (forward and backward on the compute stream, from its first kernel to the next one's) times
+       the accumulation, the compute as it ran, which holds the micro-batch's waits for its copies too: where
+       every micro-batch waits (a 12.9e9 GPT with 40% of its parameters fetched each pass: 1,029 ms a micro-batch)
+       it is no floor. Without the probe, the second as before. */
     const int gas = (int)s->cfg->gradient_accumulation_steps;
     const double micro = s->micro_min_ms && *s->micro_min_ms > 0 ? *s->micro_min_ms * gas : 0;
     const double L = s->o->d.layers, C = s->o->d.dim, T = s->o->d.seq;
     const double step_flops = (s->flops_tok + (s->o->recompute ? 24.0 * L * C * C + 4.0 * L * C * T : 0)) *
                               (double)s->cfg->train_micro_batch_size_per_gpu * T * gas;
-    const double gemm = s->gemm_flops > 0 ? step_flops / s->gemm_flops * 1e3 : 0;
-    const double compute = gemm > 0 ? gemm : micro;
+    const double model = s->block_ms > 0 ? (s->rest_ms + L * s->block_ms) * gas : 0;
+    const double compute = model > 0 ? model : micro;
     const double floor_ms = compute > f.floor_ms ? compute : f.floor_ms;
     char nvme_text[96] = "";
     if (nvme_rd + nvme_wr > 0)
         snprintf(nvme_text, sizeof nvme_text, ", NVMe forward %.1f + backward %.1f + step %.1f ms", f.nvme_ms[ZERO_XFER_FORWARD],
                  f.nvme_ms[ZERO_XFER_BACKWARD], f.nvme_ms[ZERO_XFER_STEP]);
-    char compute_text[160];
-    if (gemm > 0)
-        snprintf(compute_text, sizeof compute_text, "compute %.1f ms (%.3g PFLOP at the GEMM's %.1f TFLOP/s, [%d, %d] x "
-                 "[%d, %d]) | the fastest micro-batch x %d %.1f ms (with its waits)", gemm, step_flops / 1e15,
-                 s->gemm_flops / 1e12, s->gemm_m, s->o->d.dim, s->o->d.dim, 4 * s->o->d.dim, gas, micro);
+    char compute_text[320];
+    if (model > 0)
+        snprintf(compute_text, sizeof compute_text, "compute %.1f ms (the model's kernels, every parameter resident: "
+                 "%d x (%.2f + %d blocks x %.2f ms), %.1f TFLOP/s) | the fastest micro-batch x %d %.1f ms (with its waits)",
+                 model, gas, s->rest_ms, s->o->d.layers, s->block_ms, step_flops / model * 1e-9, gas, micro);
     else
         snprintf(compute_text, sizeof compute_text, "compute %.1f ms (the fastest micro-batch x %d, its waits included)",
                  micro, gas);
@@ -722,7 +789,9 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
         m.num("offload_floor_ms", "%.3f", f.floor_ms);
         m.num("compute_ms", "%.3f", compute);
         m.num("micro_batch_compute_ms", "%.3f", micro);
-        m.num("gemm_tflops", "%.3f", s->gemm_flops / 1e12);
+        m.num("block_ms", "%.3f", s->block_ms);
+        m.num("rest_ms", "%.3f", s->rest_ms);
+        m.num("model_tflops", "%.3f", model > 0 ? step_flops / model * 1e-9 : 0.0);
         m.num("median_step_ms", "%.3f", med_ms);
         m.nums("copy_ms", "%.3f", f.copy_ms, 3);
         m.num("adam_ms", "%.3f", f.adam_ms);
@@ -1475,8 +1544,14 @@ int main(int argc, char **argv) {
     s.micro_min_ms = &micro_min_ms;
     if (cfg.zero_optimization.offload_optimizer.device != ZERO_OFFLOAD_NONE ||
         cfg.zero_optimization.offload_param.device != ZERO_OFFLOAD_NONE) { /* the floor's compute, before the engine */
-        s.gemm_m = (int)cfg.train_micro_batch_size_per_gpu * o.d.seq;
-        s.gemm_flops = gemm_rate(&w, &o, dt, s.gemm_m);
+        const int B = (int)cfg.train_micro_batch_size_per_gpu;
+        const int bad = dt == ZERO_DTYPE_BF16   ? model_compute<__nv_bfloat16>(&w, &o, B, &s.block_ms, &s.rest_ms, &err)
+                        : dt == ZERO_DTYPE_FP16 ? model_compute<__half>(&w, &o, B, &s.block_ms, &s.rest_ms, &err)
+                                                : model_compute<float>(&w, &o, B, &s.block_ms, &s.rest_ms, &err);
+        if (bad) {
+            s.block_ms = s.rest_ms = 0;
+            if (w.rank == 0) printf("gpt: the floor's compute probe did not run (%s): the fastest micro-batch stands for it\n", err.msg);
+        }
     }
     s.peak = o.peak_tflops > 0 ? o.peak_tflops * 1e12
              : (strstr(w.gpu, "H100") || strstr(w.gpu, "H200"))
