@@ -6567,6 +6567,25 @@ static void zero__est_deepspeed(const zero__est_in *in, double *gpu, double *cpu
     *cpu = trunc(cpu_mem);
 }
 
+/* >>engine-hsum's arena, as the engine takes it and the plan prices it:
+   half of a micro-batch's chunks bound for the host (the CPU may add at half
+   the pace the backward sends them, and the backward still waits for none of
+   it), at most ZERO_HSUM_ARENA_MAX bytes, at least three of the largest chunk
+   (a chunk and its neighbours in flight). With 3 slots of the largest chunk
+   (the rule before), a 12.3e9 GPT's backward (40% of the parameters
+   offloaded, 128 MiB chunks) waited on the host for the CPU's adds at each
+   of them: 30 ms a layer where the layers kept on the GPU took 16. */
+#ifndef ZERO_HSUM_ARENA_MAX
+#define ZERO_HSUM_ARENA_MAX ((int64_t)4 << 30)
+#endif
+#define ZERO__HSUM_ALIGN 256
+
+static double zero__hsum_bytes(double host_elems, double max_chunk, double csize) {
+    double want = host_elems * csize / 2, least = 3 * max_chunk * csize;
+    if (want > (double)ZERO_HSUM_ARENA_MAX) want = (double)ZERO_HSUM_ARENA_MAX;
+    return want > least ? want : least;
+}
+
 /* zero's plan (header comment); fills every field but the ds_* ones. */
 static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
     double P = in->P, d = in->d, g = in->g;
@@ -6613,8 +6632,9 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
         /* the gradient staging of the shard, and the parameter staging unless
            offload_param keeps the shard (or its tiles) on the host */
         o->cpu_grads_bytes = (in->gas > 1 ? in->ab : d) * S * g; /* (compute dtype with one micro-batch, as on the GPU) */
-        /* stages 2-3 with accumulation: the host adds the micro-batches up, through 3 slots of one unit's chunk */
-        if (in->stage >= 2 && in->gas > 1) o->cpu_grads_bytes += 3 * T * d * g;
+        /* stages 2-3 with accumulation: the host adds the micro-batches up, through an arena of pinned
+           chunks (zero__hsum_bytes) */
+        if (in->stage >= 2 && in->gas > 1) o->cpu_grads_bytes += zero__hsum_bytes(S - kept, T, d) * g;
         if (in->op == ZERO_OFFLOAD_NONE) o->cpu_params_bytes += d * S * g;
         if (in->oo == ZERO_OFFLOAD_CPU) {
             o->cpu_optimizer_bytes = in->sb * (S - kept) * g;
@@ -10387,11 +10407,13 @@ typedef struct zero__opt_place { /* the optimizer strategy's state; which one ru
 
 typedef struct zero__host_sum { /* plan.host_sum (>>engine-hsum) */
     int armed, closed;          /* the thread's job runs; no more chunks this step */
-    int n_slot, next;           /* host slots of one unit's chunk (compute dtype), used in turn */
-    void **slot;
-    zero_event **ev;            /* a slot's copy from the device is done */
-    int *busy;                  /* a slot's chunk is not yet added (under thr.mu) */
-    int *q_unit, *q_slot, *q_set; /* the queue (n_slot entries, under thr.mu): unit, slot, first micro-batch */
+    char *arena;                /* pinned host bytes the chunks cross into, taken and freed in queue order */
+    int64_t cap;                /* its size */
+    int64_t at, end;            /* (under thr.mu) the oldest queued chunk's offset, where the next one may go */
+    int n_q;                    /* queue entries (the trainable units: a micro-batch's chunks, at most) */
+    zero_event **ev;            /* an entry's copy from the device is done */
+    int *q_unit, *q_set;        /* the queue (n_q entries, under thr.mu): unit, first micro-batch */
+    int64_t *q_off;             /* the entry's offset in the arena */
     int head, tail;
 } zero__host_sum;
 
@@ -13044,38 +13066,41 @@ static void zero__thread_stop(zero_engine *e) {
    the host staging (buf.cpu_grad, accumulation dtype). On each micro-batch
    before the last, a unit's reduced chunk crosses to the host once, in the
    compute dtype (2 bytes an element with bf16, where adding on the device
-   takes 4 in and 4 out), into one of n_slot host slots; the engine's thread
-   waits for the copy (its event), adds the chunk into the staging with the
-   backend's cpu_convert (the first micro-batch sets it) and frees the slot.
-   The device waits for no one: the next chunk for a busy slot waits on the
-   host until the thread is done with it. convert's rule is the device's
+   takes 4 in and 4 out), into a pinned arena after the chunks queued before
+   it (zero__hsum_bytes sizes it); the engine's thread waits for the copy
+   (its event), adds the chunk into the staging with the backend's
+   cpu_convert (the first micro-batch sets it) and frees its bytes, in queue
+   order. The device waits for no one: a chunk that finds no room waits on
+   the host until the thread has freed enough. convert's rule is the device's
    (fp32 addition, rounded to the accumulation dtype), so the sum is the
    same bits. The last micro-batch drains the thread and adds on the device
    as before, where the norm's statistics are taken. */
 
-#define ZERO__HSUM_SLOTS 3
-
 static zero_result zero__hsum_alloc(zero_engine *e, int64_t maxc) {
     zero__host_sum *h = &e->hsum;
-    int k, n = ZERO__HSUM_SLOTS;
+    const zero_layout *l = e->plan.layout;
+    int64_t host = 0;
+    int k, n = 1, u;
     zero_result r;
-    h->slot = (void **)ZERO_MALLOC(sizeof(void *) * (size_t)n);
+    for (u = 0; u < l->n_units; u++)
+        if (!l->units[u].frozen && zero__grad_on_host(e, u)) host += l->units[u].chunk, n++;
     h->ev = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)n);
-    h->busy = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n * 4);
-    if (!h->slot || !h->ev || !h->busy) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: host sum tables");
-    memset(h->slot, 0, sizeof(void *) * (size_t)n);
+    h->q_unit = (int *)ZERO_MALLOC(sizeof(int) * (size_t)n * 2);
+    h->q_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)n);
+    if (!h->ev || !h->q_unit || !h->q_off) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: host sum tables");
     memset(h->ev, 0, sizeof(zero_event *) * (size_t)n);
-    memset(h->busy, 0, sizeof(int) * (size_t)n * 4);
-    h->q_unit = h->busy + n;
-    h->q_slot = h->busy + 2 * n;
-    h->q_set = h->busy + 3 * n;
-    h->n_slot = n;
+    h->q_set = h->q_unit + n;
+    h->n_q = n;
+    /* (each chunk's place rounded up to the alignment: three of the largest always fit) */
+    h->cap = (int64_t)ceil(zero__hsum_bytes((double)host, (double)maxc, (double)e->plan.csize));
+    if (h->cap < 3 * (((int64_t)maxc * (int64_t)e->plan.csize + ZERO__HSUM_ALIGN - 1) / ZERO__HSUM_ALIGN * ZERO__HSUM_ALIGN))
+        h->cap = 3 * (((int64_t)maxc * (int64_t)e->plan.csize + ZERO__HSUM_ALIGN - 1) / ZERO__HSUM_ALIGN * ZERO__HSUM_ALIGN);
+    if ((r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, e->plan.opt_kind, (size_t)h->cap, (void **)&h->arena,
+                          "gradient accumulation: the host's arena of chunks")) != ZERO_OK)
+        return r;
     for (k = 0; k < n; k++) {
         zero_error be;
         zero__ok(&be);
-        if ((r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, e->plan.opt_kind, (size_t)maxc * e->plan.csize, &h->slot[k],
-                              "gradient accumulation: host slot")) != ZERO_OK)
-            return r;
         if (e->be.event_create(e->be.ctx, &h->ev[k], &be) != ZERO_OK) return zero__ebackend(e, &be, "zero_engine_create: events");
     }
     return zero__thread_init(e);
@@ -13084,69 +13109,97 @@ static zero_result zero__hsum_alloc(zero_engine *e, int64_t maxc) {
 static void zero__hsum_free(zero_engine *e) {
     zero__host_sum *h = &e->hsum;
     int k;
-    for (k = 0; k < h->n_slot; k++) {
-        if (h->slot) zero__efree(e, e->plan.opt_kind, h->slot[k]);
+    if (h->arena) zero__efree(e, e->plan.opt_kind, h->arena);
+    for (k = 0; k < h->n_q; k++)
         if (h->ev && h->ev[k] && e->be.event_destroy) e->be.event_destroy(e->be.ctx, h->ev[k]);
-    }
-    ZERO_FREE(h->slot);
     ZERO_FREE(h->ev);
-    ZERO_FREE(h->busy);
+    ZERO_FREE(h->q_unit);
+    ZERO_FREE(h->q_off);
     memset(h, 0, sizeof *h);
 }
 
+/* Where a chunk of bytes fits in the arena after the queued ones (under
+   thr.mu): its offset, or -1 until the thread frees the oldest. The queued
+   chunks lie from at to end, wrapping once; empty, the arena starts over. */
+static int64_t zero__hsum_fit(const zero__host_sum *h, int64_t bytes) {
+    if (h->tail - h->head == h->n_q) return -1;
+    if (h->head == h->tail) return 0;
+    if (h->end > h->at) { /* one run [at, end): after it, or from the start up to at */
+        if (h->end + bytes <= h->cap) return h->end;
+        return bytes <= h->at ? 0 : -1;
+    }
+    return h->end + bytes <= h->at ? h->end : -1; /* wrapped: [at, cap) and [0, end) */
+}
+
+/* The chunk at off (need bytes) queued last; the oldest one freed (under thr.mu) */
+static void zero__hsum_push(zero__host_sum *h, int64_t off, int64_t need) {
+    if (h->head == h->tail) h->at = off;
+    h->end = off + need;
+    h->tail++;
+}
+static void zero__hsum_pop(zero__host_sum *h) {
+    h->head++;
+    if (h->head == h->tail) h->at = h->end = 0;
+    else h->at = h->q_off[h->head % h->n_q];
+}
+
 /* The job: each queued chunk once it is on the host, added into the
-   staging, its slot freed; until the queue is closed and empty. After a
-   failure the rest is only drained (the slots freed). */
+   staging, its bytes freed; until the queue is closed and empty. After a
+   failure the rest is only drained (freed). */
 static void zero__hsum_run(zero_engine *e, zero_error *fail) {
     zero__host_sum *h = &e->hsum;
     for (;;) {
-        int q, u, k;
+        int q, u;
         while (h->head == h->tail && !h->closed && !e->thr.quit) pthread_cond_wait(&e->thr.cv, &e->thr.mu);
         if (h->head == h->tail) break; /* closed (or quitting) and drained */
-        q = h->head++ % h->n_slot;
+        q = h->head % h->n_q;
         u = h->q_unit[q];
-        k = h->q_slot[q];
         if (fail->code == ZERO_OK && !e->thr.quit) {
             int set = h->q_set[q];
             pthread_mutex_unlock(&e->thr.mu);
-            if (e->be.event_sync(e->be.ctx, h->ev[k], fail) == ZERO_OK)
+            if (e->be.event_sync(e->be.ctx, h->ev[q], fail) == ZERO_OK)
                 e->be.cpu_convert(e->be.cpu_ctx, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], e->plan.asize), e->plan.adt,
-                                  h->slot[k], e->plan.cdt, (size_t)e->plan.layout->units[u].chunk, !set, fail);
+                                  h->arena + h->q_off[q], e->plan.cdt, (size_t)e->plan.layout->units[u].chunk, !set, fail);
             pthread_mutex_lock(&e->thr.mu);
         }
-        h->busy[k] = 0;
+        zero__hsum_pop(h);
         pthread_cond_broadcast(&e->thr.cv);
     }
 }
 
 /* A micro-batch before the last: unit u's reduced chunk (own, on the
-   device) to a free host slot, and to the thread, armed on first use. */
+   device) into the arena after the queued ones (on the host, waiting while
+   the thread frees room), and to the thread, armed on first use. */
 static zero_result zero__hsum_add(zero_engine *e, int u, const char *own) {
     zero__host_sum *h = &e->hsum;
-    int k = h->next, q;
+    const size_t bytes = (size_t)e->plan.layout->units[u].chunk * e->plan.csize;
+    const int64_t need = ((int64_t)bytes + ZERO__HSUM_ALIGN - 1) / ZERO__HSUM_ALIGN * ZERO__HSUM_ALIGN;
+    int64_t off;
+    int q;
     zero_result r;
     if (!h->armed) { /* whatever the thread ran before (an overlapped Adam) has ended: the backward waited for it */
         if ((r = zero__thread_wait(e, "CPU thread")) != ZERO_OK || (r = zero__thread_start(e)) != ZERO_OK) return r;
         pthread_mutex_lock(&e->thr.mu);
         h->head = h->tail = 0;
+        h->at = h->end = 0;
         h->closed = 0;
         zero__thread_go(e, zero__hsum_run);
         pthread_mutex_unlock(&e->thr.mu);
         h->armed = 1;
     }
-    h->next = (k + 1) % h->n_slot;
     pthread_mutex_lock(&e->thr.mu);
-    while (h->busy[k]) pthread_cond_wait(&e->thr.cv, &e->thr.mu);
+    while ((off = zero__hsum_fit(h, need)) < 0) pthread_cond_wait(&e->thr.cv, &e->thr.mu);
+    q = h->tail % h->n_q;
     pthread_mutex_unlock(&e->thr.mu);
+    /* (the entry is this thread's alone until tail moves past it: the job reads only [head, tail)) */
     ZERO__TRY_BE(e, "gradient accumulation: the chunk to the host",
-                 zero__copy(e, h->slot[k], own, (size_t)e->plan.layout->units[u].chunk * e->plan.csize, ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "gradient accumulation: event", e->be.event_record(e->be.ctx, h->ev[k], ZERO_STREAM_COMM, &be_err_));
+                 zero__copy(e, h->arena + off, own, bytes, ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "gradient accumulation: event", e->be.event_record(e->be.ctx, h->ev[q], ZERO_STREAM_COMM, &be_err_));
     pthread_mutex_lock(&e->thr.mu);
-    h->busy[k] = 1;
-    q = h->tail++ % h->n_slot;
     h->q_unit[q] = u;
-    h->q_slot[q] = k;
+    h->q_off[q] = off;
     h->q_set[q] = e->run.micro == 0;
+    zero__hsum_push(h, off, need);
     pthread_cond_broadcast(&e->thr.cv);
     pthread_mutex_unlock(&e->thr.mu);
     return ZERO_OK;
@@ -13159,7 +13212,6 @@ static zero_result zero__hsum_drain(zero_engine *e) {
     if (!e->hsum.armed) return ZERO_OK;
     r = zero__thread_close(e, &e->hsum.closed, "gradient accumulation on the CPU");
     e->hsum.armed = 0;
-    e->hsum.next = 0;
     return r;
 }
 
@@ -14403,7 +14455,8 @@ ZERO__DEF zero_result zero_release_params(zero_engine *e) {
      GRAD_ACCUM   stage 0-1: Psi_T a when G > 1, else 0; stage 2-3: S_T a, with a = d
                   when G == 1 (nothing to add up: the reduced chunk itself); with the optimizer
                   offloaded (stages 2-3) none on the device but, for G > 1, one largest unit's
-                  chunk x a of staging there and (host_sum) three x d on the host (>>engine-hsum)
+                  chunk x a of staging there and (host_sum) an arena of chunks on the host
+                  (zero__hsum_bytes, >>engine-hsum)
      MASTER       0 for fp32 (the parameters are the master, unless they are the program's);
                   stage 0: 4 Psi_T; else 4 S_T
      OPTIM_STATE  stage 0: 8 Psi_T; else 8 S_T
