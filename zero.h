@@ -13079,7 +13079,7 @@ static void zero__thread_stop(zero_engine *e) {
 static zero_result zero__hsum_alloc(zero_engine *e, int64_t maxc) {
     zero__host_sum *h = &e->hsum;
     const zero_layout *l = e->plan.layout;
-    int64_t host = 0;
+    int64_t host = 0, place;
     int k, n = 1, u;
     zero_result r;
     for (u = 0; u < l->n_units; u++)
@@ -13091,10 +13091,10 @@ static zero_result zero__hsum_alloc(zero_engine *e, int64_t maxc) {
     memset(h->ev, 0, sizeof(zero_event *) * (size_t)n);
     h->q_set = h->q_unit + n;
     h->n_q = n;
-    /* (each chunk's place rounded up to the alignment: three of the largest always fit) */
+    /* (each chunk's place is rounded up to the alignment: three of the largest always fit) */
+    place = ((int64_t)maxc * (int64_t)e->plan.csize + ZERO__HSUM_ALIGN - 1) / ZERO__HSUM_ALIGN * ZERO__HSUM_ALIGN;
     h->cap = (int64_t)ceil(zero__hsum_bytes((double)host, (double)maxc, (double)e->plan.csize));
-    if (h->cap < 3 * (((int64_t)maxc * (int64_t)e->plan.csize + ZERO__HSUM_ALIGN - 1) / ZERO__HSUM_ALIGN * ZERO__HSUM_ALIGN))
-        h->cap = 3 * (((int64_t)maxc * (int64_t)e->plan.csize + ZERO__HSUM_ALIGN - 1) / ZERO__HSUM_ALIGN * ZERO__HSUM_ALIGN);
+    if (h->cap < 3 * place) h->cap = 3 * place;
     if ((r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, e->plan.opt_kind, (size_t)h->cap, (void **)&h->arena,
                           "gradient accumulation: the host's arena of chunks")) != ZERO_OK)
         return r;

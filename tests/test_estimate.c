@@ -1134,19 +1134,19 @@ static const calib_run calib[] = {
        floor line), host memory 161.7 GB/s. The compute is its floor (1.06x): the model's rate for C 4096 at
        micro-batch 4 is what this row measures */
     {"H200 (ab9034e) 7.26e9, gpt --auto: ratio 0.1, params cpu, mb 4 x 32", "PERF.md 4c; big_auto.log", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 161.7e9, 11915.9, 0, 35, 4096, 1, 32, 1, 0, 0, 50304, 0.1, 0},
-    /* PERF.md 4c, one H200 at 55bc6fd: the largest GPT with accumulation the plan fits (L 63, 12.9e9), as gpt
-       --auto --offload-optimizer cpu --tokens 131072 chose it: ratio 0.4, the parameters on the CPU and the kept
-       units' on the GPU, recompute, micro-batch 2 x 64; PCIe 55.35 GB/s, host memory 160.8 GB/s (its floor
-       line). A documented miss on one GPU, held to 30%: the model prices each micro-batch at the kept
-       layers' compute, then the CPU share's copies (each pass's fetches, the backward's gradients after them)
-       beside that share's compute: 802 ms, 27% under the 1,095 ms the run took (what else waits, the host's
-       adds of 5.2e9 gradients a micro-batch among them, is not measured yet). Before the model counted each
-       micro-batch's gradients and the kept layers' place it put this run at 31.0 s (-56%) */
-    {"H200 (55bc6fd) 12.9e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; big_L63.log", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 160.8e9, 70105.1, 1, 63, 4096, 1, 64, 1, 0, 0.30, 50304, 0.4, 0},
-    /* the same machine kind at 37691b5: L 60 (12.3e9), gpt --auto's pick with this model (ratio 0.4, params cpu,
-       recompute, micro-batch 8 x 16), priced at 24,500 ms; PCIe 54.35 GB/s (54.5 and 54.2), host memory 147.5 GB/s
-       (its floor line). 15.2% under: held to 20%, as the one-GPU rows of one micro-batch above */
-    {"H200 (37691b5) 12.3e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_37691b5_big auto_L60", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 54.35e9, 147.5e9, 28893.3, 1, 60, 4096, 1, 16, 1, 0, 0.20, 50304, 0.4, 0},
+    /* PERF.md 4c, one H200 at 3a69cdd (the host sum's arena): the largest GPT with accumulation the plan fits
+       (L 63, 12.9e9), as gpt --auto --offload-optimizer cpu --tokens 131072 chose it: ratio 0.4, the parameters
+       on the CPU and the kept units' on the GPU, recompute, micro-batch 2 x 64; PCIe 55.75 GB/s (55.1 and 56.4),
+       host memory 150.4 GB/s (its floor line). The model prices each micro-batch at the kept layers' compute,
+       then the CPU share's copies (each pass's fetches, the backward's gradients after them) beside that share's
+       compute; what it leaves out is one stream's copies waiting behind the fetches' waits for pool room (the
+       gradient ring's waits in the run's timeline): held to 15%. At 55bc6fd, with 3 slots of the largest chunk
+       for the host's adds, the run took 70,105 ms (-27%) */
+    {"H200 (3a69cdd) 12.9e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_3a69cdd_big auto_L63", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.75e9, 150.4e9, 56899.9, 1, 63, 4096, 1, 64, 1, 0, 0.15, 50304, 0.4, 0},
+    /* the same machine kind and code: L 60 (12.3e9), gpt --auto's pick (ratio 0.4, params cpu, recompute,
+       micro-batch 8 x 16), priced at 24,500 ms; PCIe 55.25 GB/s (55.3 and 55.2), host memory 162.4 GB/s (its
+       floor line). At 37691b5 (3 slots): 28,893 ms */
+    {"H200 (3a69cdd) 12.3e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_3a69cdd_big auto_L60", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 162.4e9, 26186.7, 1, 60, 4096, 1, 16, 1, 0, 0, 50304, 0.4, 0},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */

@@ -101,6 +101,7 @@ static const char help[] =
     "                      400 Gb/s), PCIe 55 GB/s each way, host 150 GB/s per node. h200: the\n"
     "                      same but Adam at 3.917 TB/s (its copy bandwidth scaled as on H100)\n"
     "  --params N          parameters       --layers L   blocks       --hidden C  width\n"
+    "                      (without --params, with a shape: examples/gpt's count of that shape)\n"
     "  --vocab V           vocabulary (0 to 1e8)          --seq T      tokens per sequence\n"
     "  --batch B           micro-batch per GPU            --gas m      micro-batches per step\n"
     "  --dtype T           bf16 (default: the runs the rates were measured on), fp16 or fp32\n"
