@@ -1,4 +1,5 @@
-/* test_offload.c - zero_offload.h: CPU features, SIMD level, CPU optimizer threads.
+/* test_offload.c - zero_offload.h: CPU features, SIMD level, CPU optimizer threads; and the engine's
+   arena for the CPU's sum of the micro-batches (private to zero.h: this test compiles the implementation).
    Run alone: make test T=test_offload */
 #define _GNU_SOURCE /* setenv/unsetenv, sched_{get,set}affinity and CPU_* in this test;
                        also makes the header take its sched_getaffinity path */
@@ -376,6 +377,67 @@ static void test_host_ranks(void) {
     unset_host_ranks();
 }
 
+/* The host sum's arena (>>engine-hsum: zero__hsum_fit, push and pop, what
+   the engine's backward and its CPU thread run under the mutex): chunks of
+   random sizes taken in turn, the oldest freed at random, 100,000 times on
+   each of four arenas (3, 4 and 7 of the largest chunk, and 3 to 40 at
+   random), against a map of the arena's bytes: every chunk inside the arena
+   and over no byte still queued; a chunk refused only when the place the
+   queue comes to (after the last chunk, or from the start where that runs
+   past the end) holds a queued byte, or the queue is full; the empty arena
+   takes any chunk at 0. */
+static void test_hsum_arena(void) {
+    enum { NQ = 24, MAXC = 8, A = 256 };
+    static unsigned char used[40 * MAXC * A];
+    const int64_t caps[4] = {3, 4, 7, (int64_t)zt_rand_int(3, 40)};
+    long takes = 0, refusals = 0, wraps = 0, bad = 0, it;
+    int c;
+    for (c = 0; c < 4; c++) {
+        zero__host_sum h;
+        int64_t q_off[NQ], q_len[NQ], next = 0;
+        memset(&h, 0, sizeof h);
+        memset(used, 0, sizeof used);
+        h.q_off = q_off;
+        h.n_q = NQ;
+        h.cap = caps[c] * MAXC * A;
+        for (it = 0; it < 100000; it++) {
+            if (h.head < h.tail && zt_rand01() < 0.45) { /* the thread frees the oldest */
+                int q = h.head % NQ;
+                memset(used + q_off[q], 0, (size_t)q_len[q]);
+                zero__hsum_pop(&h);
+                if (h.head == h.tail) next = 0;
+                continue;
+            }
+            int64_t need = (int64_t)zt_rand_int(1, MAXC) * A, off = zero__hsum_fit(&h, need), i, busy = 0;
+            if (off < 0) { /* refused: the queue is full, or the place it comes to is taken */
+                int64_t at = next + need <= h.cap ? next : 0;
+                for (i = at; i < at + need; i++) busy |= used[i];
+                if (!(h.tail - h.head == NQ || busy)) bad++;
+                refusals++;
+                continue;
+            }
+            if ((h.head == h.tail && off != 0) || off + need > h.cap) {
+                bad++;
+                continue;
+            }
+            for (i = off; i < off + need; i++) busy |= used[i];
+            if (busy) bad++;
+            if (off == 0 && next > 0) wraps++;
+            memset(used + off, 1, (size_t)need);
+            q_off[h.tail % NQ] = off;
+            q_len[h.tail % NQ] = need;
+            zero__hsum_push(&h, off, need);
+            next = off + need;
+            takes++;
+        }
+    }
+    CHECKF(bad == 0 && takes > 100000 && refusals > 4000 && wraps > 4000,
+           "host-sum arenas of 3, 4, 7 and %lld chunks: %ld misplaced or wrongly refused, %ld taken, %ld refused, %ld wrapped",
+           (long long)caps[3], bad, takes, refusals, wraps);
+    printf("the host sum's arenas (3, 4, 7 and %lld of the largest chunk): %ld chunks placed, %ld refused, %ld wrapped; "
+           "none over a queued one\n", (long long)caps[3], takes, refusals, wraps);
+}
+
 int main(void) {
     (void)zt_near; /* harness helpers this test has no use for */
     (void)zt_rand_range;
@@ -388,5 +450,6 @@ int main(void) {
     test_simd_level();
     test_threads();
     test_host_ranks();
+    test_hsum_arena();
     return zt_finish();
 }
