@@ -1141,6 +1141,8 @@ typedef enum zero_mem_kind {
 typedef enum zero_stream_id {
     ZERO_STREAM_COMPUTE, /* the user's stream: backward writes gradients here */
     ZERO_STREAM_COMM,    /* collectives and the kernels around them */
+    ZERO_STREAM_COPY,    /* copies to the host beside the other two (the gradients of an offloaded optimizer);
+                            a backend without a third stream may run it as the communication stream */
     ZERO_STREAM_COUNT
 } zero_stream_id;
 
@@ -10067,6 +10069,9 @@ typedef struct zero__span_state {
     int units_left;   /* units whose reduction has not run this micro-batch */
     int persistent, frozen;
     int clear;        /* a tensor of the span may accumulate (+=): clear its ring slot */
+    /* what read its ring slot since the claim: the comm stream (a reduce-scatter, a
+       convert), the copy stream (zero__hsum_add); its release waits for those */
+    unsigned char slot_comm, slot_copy;
     /* stage 3, non-persistent spans, backends with events: the stream order
        per span instead of whole streams (a prefetch no longer holds back
        the compute queued before its use, nor waits for compute that does
@@ -10293,7 +10298,7 @@ typedef struct zero__run { /* where the training is: micro-batch, steps, loss sc
 } zero__run;
 
 /* ZERO_TIMELINE (zero__tl_*): one optimizer step's streams timed. */
-enum { ZERO__TL_COLL, ZERO__TL_WAIT, ZERO__TL_CALL };
+enum { ZERO__TL_COLL, ZERO__TL_WAIT, ZERO__TL_CALL, ZERO__TL_COPY };
 typedef struct zero__tl_rec {
     int a, b;             /* its timed events, begin and end (-1: a host call, no event) */
     unsigned char kind;   /* ZERO__TL_* */
@@ -10415,6 +10420,8 @@ typedef struct zero__host_sum { /* plan.host_sum (>>engine-hsum) */
     int *q_unit, *q_set;        /* the queue (n_q entries, under thr.mu): unit, first micro-batch */
     int64_t *q_off;             /* the entry's offset in the arena */
     int head, tail;
+    int copy;                   /* the copies on the copy stream (ZERO_COPY_STREAM=0: the communication stream) */
+    zero_event *ev_in;          /* a chunk is ready where it was written: the copy stream waits for it */
 } zero__host_sum;
 
 /* The engine's CPU thread (>>engine-thread), started on first use by the
@@ -11148,7 +11155,9 @@ static const char *zero__tl_tensor(const zero_engine *e, const zero__tl_rec *r) 
 static void zero__tl_end(zero_engine *e) {
     zero__timeline *t = &e->tl;
     int end_c = zero__tl_mark(e, ZERO_STREAM_COMPUTE), end_m = zero__tl_mark(e, ZERO_STREAM_COMM), i, fd;
-    double *at = NULL, t0 = 0, span = 0, busy[3] = {0, 0, 0}, waited[2] = {0, 0}, gathers_waited = 0;
+    double *at = NULL, t0 = 0, span = 0, busy[3] = {0, 0, 0}, waited[ZERO_STREAM_COUNT] = {0, 0, 0}, gathers_waited = 0;
+    double copied = 0, copy_ms = 0;
+    char copytext[128] = "";
     int n_coll[3] = {0, 0, 0};
     static const char *const coll[3] = {"all-gather", "reduce-scatter", "all-reduce"};
     char path[ZERO_PATH_MAX + 32], tmp[ZERO_PATH_MAX + 96];
@@ -11159,7 +11168,7 @@ static void zero__tl_end(zero_engine *e) {
     t->active = 0;
     t->done = 1;
     if (zero__sync(e, ZERO_STREAM_COMPUTE, &be) != ZERO_OK || zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK ||
-        !(at = (double *)ZERO_MALLOC(sizeof(double) * (size_t)(t->n_ev + 1)))) {
+        (e->hsum.copy && zero__sync(e, ZERO_STREAM_COPY, &be) != ZERO_OK) || !(at = (double *)ZERO_MALLOC(sizeof(double) * (size_t)(t->n_ev + 1)))) {
         zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: step %lld not written: %s",
                   (long long)t->step, at ? be.msg : "no memory");
         goto out;
@@ -11183,22 +11192,24 @@ static void zero__tl_end(zero_engine *e) {
     zero__tl_put(&x, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"compute "
                      "stream: its waits\"}},\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": 1, \"args\": "
                      "{\"name\": \"communication stream\"}},\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
-                     "\"tid\": 2, \"args\": {\"name\": \"host: the program's calls (its own clock)\"}}",
-                 e->plan.grank, e->plan.grank, e->plan.grank);
+                     "\"tid\": 2, \"args\": {\"name\": \"copy stream: gradients to the host\"}},\n{\"ph\": \"M\", \"name\": "
+                     "\"thread_name\", \"pid\": %d, \"tid\": 3, \"args\": {\"name\": \"host: the program's calls (its own clock)\"}}",
+                 e->plan.grank, e->plan.grank, e->plan.grank, e->plan.grank);
     for (i = 0; i < t->n_rec; i++) {
         const zero__tl_rec *r = &t->rec[i];
         const char *name = zero__tl_tensor(e, r);
         zero__tl_put(&x, ",\n{\"pid\": %d, ", e->plan.grank);
         if (r->kind == ZERO__TL_CALL) {
-            zero__tl_put(&x, "\"tid\": 2, \"ph\": \"i\", \"s\": \"t\", \"cat\": \"call\", \"ts\": %.3f, ", 1e3 * r->host_ms);
+            zero__tl_put(&x, "\"tid\": 3, \"ph\": \"i\", \"s\": \"t\", \"cat\": \"call\", \"ts\": %.3f, ", 1e3 * r->host_ms);
         } else {
             double d = at[r->b] - at[r->a];
             int k;
             zero__tl_put(&x, "\"tid\": %d, \"ph\": \"X\", \"cat\": \"%s\", \"ts\": %.3f, \"dur\": %.3f, ",
-                         r->stream == ZERO_STREAM_COMM, r->kind == ZERO__TL_COLL ? "collective" : "wait",
+                         (int)r->stream, r->kind == ZERO__TL_COLL ? "collective" : r->kind == ZERO__TL_COPY ? "copy" : "wait",
                          1e3 * (at[r->a] - t0), 1e3 * d);
-            if (r->kind == ZERO__TL_WAIT) {
-                waited[r->stream == ZERO_STREAM_COMM] += d;
+            if (r->kind == ZERO__TL_COPY) copied += r->bytes, copy_ms += d;
+            if (r->kind == ZERO__TL_WAIT && r->stream < ZERO_STREAM_COUNT) {
+                waited[r->stream] += d;
                 if (r->stream == ZERO_STREAM_COMPUTE && r->unit >= 0) gathers_waited += d;
             }
             for (k = 0; r->kind == ZERO__TL_COLL && k < 3; k++)
@@ -11209,7 +11220,7 @@ static void zero__tl_end(zero_engine *e) {
         if (name) zero__tl_put(&x, " "), zero__tl_esc(&x, name);
         if (r->n > 1) zero__tl_put(&x, " (%d in one group)", r->n);
         zero__tl_put(&x, "\", \"args\": {\"issued_ms\": %.3f", r->host_ms);
-        if (r->kind == ZERO__TL_COLL) zero__tl_put(&x, ", \"bytes\": %.0f", r->bytes);
+        if (r->kind == ZERO__TL_COLL || r->kind == ZERO__TL_COPY) zero__tl_put(&x, ", \"bytes\": %.0f", r->bytes);
         if (r->n > 1) zero__tl_put(&x, ", \"group\": %d", r->n);
         if (r->api) zero__tl_put(&x, ", \"api\": \""), zero__tl_esc(&x, r->api), zero__tl_put(&x, "\"");
         zero__tl_put(&x, "}}");
@@ -11228,12 +11239,15 @@ static void zero__tl_end(zero_engine *e) {
         zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: %s not written: %s", path, why);
         goto out;
     }
+    if (copied > 0)
+        snprintf(copytext, sizeof copytext, "; the copy stream %.1f MiB to the host in %.2f ms, waited %.2f ms",
+                 copied / 1048576.0, copy_ms, waited[ZERO_STREAM_COPY]);
     zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_TIMELINE,
               "ZERO_TIMELINE: step %lld, rank %d: %.2f ms on the compute stream; the communication stream busy %.2f ms "
               "(%s %.2f ms in %d, %s %.2f ms in %d, %s %.2f ms in %d); the compute stream waited %.2f ms for it (stage-3 "
-              "gathers %.2f ms), the communication stream %.2f ms for compute%s; %s",
+              "gathers %.2f ms), the communication stream %.2f ms for compute%s%s; %s",
               (long long)t->step, e->plan.grank, span, busy[0] + busy[1] + busy[2], coll[0], busy[0], n_coll[0], coll[1],
-              busy[1], n_coll[1], coll[2], busy[2], n_coll[2], waited[0], gathers_waited, waited[1],
+              busy[1], n_coll[1], coll[2], busy[2], n_coll[2], waited[0], gathers_waited, waited[1], copytext,
               t->full ? " (events ran out: the step's end not recorded)" : "", path);
 out:
     ZERO_FREE(at);
@@ -11375,7 +11389,9 @@ static void zero__coll_log(zero_engine *e, const char *op, size_t count, zero_dt
 
 static zero_result zero__sync(zero_engine *e, zero_stream_id s, zero_error *err) {
     zero_result r;
-    zero__wait_begin(e, s == ZERO_STREAM_COMM ? "a sync of the communication stream" : "a sync of the compute stream");
+    zero__wait_begin(e, s == ZERO_STREAM_COMM   ? "a sync of the communication stream"
+                        : s == ZERO_STREAM_COPY ? "a sync of the copy stream"
+                                                : "a sync of the compute stream");
     r = e->be.sync(e->be.ctx, s, err);
     zero__wait_end(e);
     return r;
@@ -13076,6 +13092,8 @@ static void zero__thread_stop(zero_engine *e) {
    same bits. The last micro-batch drains the thread and adds on the device
    as before, where the norm's statistics are taken. */
 
+static int zero__slot_events(const zero_engine *e); /* (engine-setup) */
+
 static zero_result zero__hsum_alloc(zero_engine *e, int64_t maxc) {
     zero__host_sum *h = &e->hsum;
     const zero_layout *l = e->plan.layout;
@@ -13103,6 +13121,14 @@ static zero_result zero__hsum_alloc(zero_engine *e, int64_t maxc) {
         zero__ok(&be);
         if (e->be.event_create(e->be.ctx, &h->ev[k], &be) != ZERO_OK) return zero__ebackend(e, &be, "zero_engine_create: events");
     }
+    {
+        const char *cs = getenv("ZERO_COPY_STREAM");
+        zero_error be;
+        zero__ok(&be);
+        h->copy = e->be.stream_wait && zero__slot_events(e) && !(cs && strcmp(cs, "0") == 0);
+        if (h->copy && e->be.event_create(e->be.ctx, &h->ev_in, &be) != ZERO_OK)
+            return zero__ebackend(e, &be, "zero_engine_create: events");
+    }
     return zero__thread_init(e);
 }
 
@@ -13112,6 +13138,7 @@ static void zero__hsum_free(zero_engine *e) {
     if (h->arena) zero__efree(e, e->plan.opt_kind, h->arena);
     for (k = 0; k < h->n_q; k++)
         if (h->ev && h->ev[k] && e->be.event_destroy) e->be.event_destroy(e->be.ctx, h->ev[k]);
+    if (h->ev_in && e->be.event_destroy) e->be.event_destroy(e->be.ctx, h->ev_in);
     ZERO_FREE(h->ev);
     ZERO_FREE(h->q_unit);
     ZERO_FREE(h->q_off);
@@ -13168,14 +13195,22 @@ static void zero__hsum_run(zero_engine *e, zero_error *fail) {
 }
 
 /* A micro-batch before the last: unit u's reduced chunk (own, on the
-   device) into the arena after the queued ones (on the host, waiting while
-   the thread frees room), and to the thread, armed on first use. */
-static zero_result zero__hsum_add(zero_engine *e, int u, const char *own) {
+   device, last written on stream `from`) into the arena after the queued
+   ones (on the host, waiting while the thread frees room), and to the
+   thread, armed on first use. The copy runs on the copy stream: after the
+   chunk's reduce-scatter on the comm stream, or (one rank: reduced in
+   place) straight after the backward on the compute stream. Either way the
+   comm stream's fetches to the device, and their waits for pool room, do
+   not hold the copy (nor so the ring slot) back, and the two directions of
+   the link carry traffic at once. */
+static zero_result zero__hsum_add(zero_engine *e, int u, const char *own, zero_stream_id from) {
     zero__host_sum *h = &e->hsum;
     const size_t bytes = (size_t)e->plan.layout->units[u].chunk * e->plan.csize;
     const int64_t need = ((int64_t)bytes + ZERO__HSUM_ALIGN - 1) / ZERO__HSUM_ALIGN * ZERO__HSUM_ALIGN;
+    const zero_stream_id cs = h->copy ? ZERO_STREAM_COPY : ZERO_STREAM_COMM;
+    zero__span_state *ss = &e->spans[e->plan.layout->units[u].span];
     int64_t off;
-    int q;
+    int q, a;
     zero_result r;
     if (!h->armed) { /* whatever the thread ran before (an overlapped Adam) has ended: the backward waited for it */
         if ((r = zero__thread_wait(e, "CPU thread")) != ZERO_OK || (r = zero__thread_start(e)) != ZERO_OK) return r;
@@ -13192,9 +13227,20 @@ static zero_result zero__hsum_add(zero_engine *e, int u, const char *own) {
     q = h->tail % h->n_q;
     pthread_mutex_unlock(&e->thr.mu);
     /* (the entry is this thread's alone until tail moves past it: the job reads only [head, tail)) */
-    ZERO__TRY_BE(e, "gradient accumulation: the chunk to the host",
-                 zero__copy(e, h->arena + off, own, bytes, ZERO_STREAM_COMM, &be_err_));
-    ZERO__TRY_BE(e, "gradient accumulation: event", e->be.event_record(e->be.ctx, h->ev[q], ZERO_STREAM_COMM, &be_err_));
+    if (h->copy) {
+        ZERO__TRY_BE(e, "gradient accumulation: stream order", e->be.event_record(e->be.ctx, h->ev_in, from, &be_err_));
+        ZERO__TRY_BE(e, "gradient accumulation: stream order",
+                     zero__wait_on(e, ZERO_STREAM_COPY, h->ev_in, u,
+                                   from == ZERO_STREAM_COMM ? "a gradient chunk: its reduce-scatter" : "a gradient chunk: the backward",
+                                   &be_err_));
+        ss->slot_copy = 1;
+    } else {
+        ss->slot_comm = 1;
+    }
+    a = zero__tl_mark(e, cs);
+    ZERO__TRY_BE(e, "gradient accumulation: the chunk to the host", zero__copy(e, h->arena + off, own, bytes, cs, &be_err_));
+    zero__tl_close(e, a, cs, ZERO__TL_COPY, u, "copy to the host", (double)bytes);
+    ZERO__TRY_BE(e, "gradient accumulation: event", e->be.event_record(e->be.ctx, h->ev[q], cs, &be_err_));
     pthread_mutex_lock(&e->thr.mu);
     h->q_unit[q] = u;
     h->q_off[q] = off;
@@ -16489,6 +16535,7 @@ static zero_result zero__ring_claim(zero_engine *e, int s, int t) {
                                    (size_t)e->plan.span_padded[s] * e->plan.csize, ZERO_STREAM_COMPUTE, &be) != ZERO_OK)
         return zero__ebackend(e, &be, "zero_grad: clearing a gradient slot");
     e->grad.slot_span[k] = s;
+    ss->slot_comm = ss->slot_copy = 0;
     e->grad.slot_claimed[k] = ++e->grad.slot_clock;
     e->grad.slot_nested[k] = 0;
     ss->slot = k;
@@ -16528,6 +16575,7 @@ static zero_result zero__slots_replan(zero_engine *e) {
     e->grad.replan = 0;
     ZERO__TRY_BE(e, "gradient slots planned again", zero__sync(e, ZERO_STREAM_COMPUTE, &be_err_));
     ZERO__TRY_BE(e, "gradient slots planned again", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    if (e->hsum.copy) ZERO__TRY_BE(e, "gradient slots planned again", zero__sync(e, ZERO_STREAM_COPY, &be_err_));
     for (k = 0; k < e->grad.slot_cap; k++) {
         zero__efree_counted(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, e->grad.slot_mem[k], e->grad.slot_mem_bytes[k]);
         e->grad.slot_mem[k] = NULL;
@@ -16709,7 +16757,7 @@ static zero_result zero__reduce_full(zero_engine *e, int u, const zero__gview *g
    from what goes out. All on the comm stream, before the ring slot is
    released, so one staging chunk serves every unit in turn and the slot is
    not overwritten while its copy runs. */
-static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *own) {
+static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *own, zero_stream_id from) {
     const zero_unit *x = &e->plan.layout->units[u];
     size_t chunk = (size_t)x->chunk, as = e->plan.asize;
     char *host, *src = own;
@@ -16718,10 +16766,12 @@ static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *o
     zero_result r;
     /* the CPU's sum of the micro-batches before this one, complete */
     if (last && (r = zero__hsum_drain(e)) != ZERO_OK) return r;
+    if (from == ZERO_STREAM_COMM) e->spans[x->span].slot_comm = 1;
     ZERO__TRY_BE(e, "reduce_scatter of gradients",
                  zero__reduce_scatter(e, write, own, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
     if (e->plan.seg_count[u] == 0) return ZERO_OK; /* this rank owns only padding of u */
-    if (!last && e->plan.host_sum) return zero__hsum_add(e, u, own);
+    if (!last && e->plan.host_sum) return zero__hsum_add(e, u, own, from);
+    e->spans[x->span].slot_comm = 1;
     host = zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], as);
     if (e->plan.gas > 1) {
         if (e->run.micro > 0)
@@ -16752,6 +16802,7 @@ static zero_result zero__ring_rs(zero_engine *e, int u, const zero__gview *gv) {
     char *own = gv->write + (size_t)e->plan.rank * chunk * e->plan.csize;
     zero_result r;
     if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK) return r;
+    e->spans[e->plan.layout->units[u].span].slot_comm = 1;
     ZERO__TRY_BE(e, "reduce_scatter of gradients",
                  zero__reduce_scatter(e, gv->write, zero__ring_direct(e) ? gv->acc : own, chunk, e->plan.cdt, ZERO_OP_AVG,
                                       ZERO_STREAM_COMM, &be_err_));
@@ -16764,8 +16815,11 @@ static zero_result zero__reduce_ring(zero_engine *e, int u, const zero__gview *g
     size_t chunk = (size_t)e->plan.layout->units[u].chunk;
     zero_result r;
     if (zero__grad_on_host(e, u)) {
+        /* where the chunk was last written: its reduce-scatter, the program's gradients gathered (both on the comm
+           stream), else (one rank) the backward on the compute stream */
+        zero_stream_id from = e->plan.world > 1 || gv->program ? ZERO_STREAM_COMM : ZERO_STREAM_COMPUTE;
         if ((r = zero__coll_check(e, ZERO__C_REDUCE, u)) != ZERO_OK ||
-            (r = zero__reduce_host(e, u, gv->write, gv->write + (size_t)e->plan.rank * chunk * e->plan.csize)) != ZERO_OK)
+            (r = zero__reduce_host(e, u, gv->write, gv->write + (size_t)e->plan.rank * chunk * e->plan.csize, from)) != ZERO_OK)
             return r;
     } else if ((r = zero__ring_rs(e, u, gv)) != ZERO_OK) {
         return r;
@@ -16798,10 +16852,21 @@ static zero_result zero__ring_after(zero_engine *e, int u, const zero__gview *gv
             if (k != ss->slot && e->grad.slot_span[k] >= 0 &&
                 e->grad.slot_claimed[k] < e->grad.slot_claimed[ss->slot] && ++e->grad.slot_nested[k] >= 2)
                 zero__span_found(e, e->grad.slot_span[k], x->first_tensor);
-        /* the slot is free once the comm stream is past this point */
-        if (e->grad.ev_slot[ss->slot])
-            ZERO__TRY_BE(e, "gradient ring event",
-                         e->be.event_record(e->be.ctx, e->grad.ev_slot[ss->slot], ZERO_STREAM_COMM, &be_err_));
+        /* the slot is free once its readers are past this point: the comm
+           stream, the copy stream (then, where both read it, the copy stream
+           first waits for the comm stream's reads) */
+        if (e->grad.ev_slot[ss->slot]) {
+            zero_stream_id rs = ss->slot_copy ? ZERO_STREAM_COPY : ZERO_STREAM_COMM;
+            if (ss->slot_copy && ss->slot_comm) {
+                ZERO__TRY_BE(e, "gradient ring event",
+                             e->be.event_record(e->be.ctx, e->hsum.ev_in, ZERO_STREAM_COMM, &be_err_));
+                ZERO__TRY_BE(e, "gradient ring event",
+                             zero__wait_on(e, ZERO_STREAM_COPY, e->hsum.ev_in, -1, "a gradient slot: its reduce-scatters",
+                                           &be_err_));
+            }
+            ZERO__TRY_BE(e, "gradient ring event", e->be.event_record(e->be.ctx, e->grad.ev_slot[ss->slot], rs, &be_err_));
+        }
+        ss->slot_comm = ss->slot_copy = 0;
         e->grad.slot_freed[ss->slot] = ++e->grad.slot_clock;
         e->grad.slot_span[ss->slot] = -1;
         ss->slot = -1;

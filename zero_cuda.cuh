@@ -5184,11 +5184,13 @@ ZERO__DEF void zero_cuda_backend_destroy(zero_cuda *c) {
     /* after a failure the stream may hold a collective that never ends:
        do not wait for it (the aborted communicator releases it) */
     if (c->stream[ZERO_STREAM_COMM] && !c->failed) cudaStreamSynchronize(c->stream[ZERO_STREAM_COMM]);
+    if (c->stream[ZERO_STREAM_COPY] && !c->failed) cudaStreamSynchronize(c->stream[ZERO_STREAM_COPY]);
     /* ranges zero_free did not release: unmapped after the compute stream's work on them */
     if (c->vm_n && !c->failed && c->stream[ZERO_STREAM_COMPUTE]) cudaStreamSynchronize(c->stream[ZERO_STREAM_COMPUTE]);
     zero__vm_forget(c); /* zero.h's table of zero_alloc ranges: this backend's leave it */
     zero__cuda_vm_destroy(c);
     if (c->stream[ZERO_STREAM_COMM]) cudaStreamDestroy(c->stream[ZERO_STREAM_COMM]);
+    if (c->stream[ZERO_STREAM_COPY]) cudaStreamDestroy(c->stream[ZERO_STREAM_COPY]);
     if (c->own_compute && c->stream[ZERO_STREAM_COMPUTE]) cudaStreamDestroy(c->stream[ZERO_STREAM_COMPUTE]);
     if (c->scratch) cudaFree(c->scratch);
 #ifndef ZERO_NO_NCCL
@@ -5324,6 +5326,9 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
                                                          pv && !strcmp(pv, "0") ? 0 : greatest));
         (void)least;
     }
+    /* the copy stream: copies to the host that run beside the communication
+       stream's copies to the device (PCIe carries both directions at once) */
+    ZERO__CUDA_INIT_TRY(cudaStreamCreateWithFlags(&c->stream[ZERO_STREAM_COPY], cudaStreamNonBlocking));
     ZERO__CUDA_INIT_TRY(cudaMalloc((void **)&c->scratch, sizeof(double) * ZERO__CUDA_SUMSQ_SCRATCH));
 #undef ZERO__CUDA_INIT_TRY
 #ifndef ZERO_NO_NCCL

@@ -551,7 +551,9 @@ static void test_ratio(zero_cuda *cu, int quick) {
 // from the compute-dtype chunks the GPU sends; ZERO_HOST_SUM=0 adds each on the
 // GPU and sends the fp32 sum back and forth (both with ZERO_GRAD_ACC=host); the
 // default on a GPU with room keeps an fp32 accumulator on the device (the memory
-// report shows it) and sends the sum once. All three must give the same bits.
+// report shows it) and sends the sum once; ZERO_COPY_STREAM=0 sends the CPU's
+// chunks on the communication stream instead of the copy stream. All four must
+// give the same bits.
 static void test_host_sum(zero_cuda *cu) {
     const zero_backend *base = zero_cuda_backend(cu);
     zero_cpu_pool *pool = NULL;
@@ -563,18 +565,20 @@ static void test_host_sum(zero_cuda *cu) {
     for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
         for (int stage = 2; stage <= 3; stage++)
             for (int op = 0; op <= (stage == 3 ? 1 : 0); op++) {
-                std::vector<float> got[3];
-                size_t acc_dev[3] = {0, 0, 0};
-                for (int v = 0; v < 3; v++) {
+                std::vector<float> got[4];
+                size_t acc_dev[4] = {0, 0, 0, 0};
+                for (int v = 0; v < 4; v++) {
                     job j = {stage, dt, 3, 600, ZERO_OFFLOAD_CPU, op, 0, 0, NULL};
                     zero_config c = make_cfg(&j, base->world);
                     zero_tensor ts[NT];
                     char names[NT][16];
                     zero_engine *e;
                     tensors(ts, names);
-                    if (v < 2) setenv("ZERO_GRAD_ACC", "host", 1);
+                    if (v != 2) setenv("ZERO_GRAD_ACC", "host", 1);
                     if (v == 1) setenv("ZERO_HOST_SUM", "0", 1);
+                    if (v == 3) setenv("ZERO_COPY_STREAM", "0", 1);
                     zero_result r = zero_engine_create(&e, &c, ts, NT, &ob, &err);
+                    unsetenv("ZERO_COPY_STREAM");
                     unsetenv("ZERO_HOST_SUM");
                     unsetenv("ZERO_GRAD_ACC");
                     CHECKF(r == ZERO_OK, "host sum create stage %d: %s", stage, err.msg);
@@ -590,20 +594,21 @@ static void test_host_sum(zero_cuda *cu) {
                            zero_engine_error(e)->msg);
                     zero_engine_destroy(e);
                 }
-                for (int v = 1; v < 3; v++)
+                for (int v = 1; v < 4; v++)
                     CHECKF(!got[0].empty() && got[0].size() == got[v].size() &&
                                !memcmp(got[0].data(), got[v].data(), got[0].size() * sizeof(float)),
                            "stage %d %s gas 3 offload_param %d: the CPU's sum of the micro-batches differs from the GPU's "
                            "(%s)", stage, zero_dtype_name((zero_dtype)dt), op,
-                           v == 1 ? "ZERO_HOST_SUM=0" : "the device accumulator");
+                           v == 1 ? "ZERO_HOST_SUM=0" : v == 2 ? "the device accumulator" : "ZERO_COPY_STREAM=0");
                 /* the default found room: the whole owned accumulator on the device, not one chunk of staging */
-                CHECKF(acc_dev[2] > acc_dev[0] && acc_dev[0] == acc_dev[1],
+                CHECKF(acc_dev[2] > acc_dev[0] && acc_dev[0] == acc_dev[1] && acc_dev[0] == acc_dev[3],
                        "stage %d: device accumulation bytes %zu (default) / %zu (host)", stage, acc_dev[2], acc_dev[0]);
                 runs++;
             }
     zero_cpu_pool_destroy(pool);
     printf("optimizer offload, gradient accumulation 3: %d runs add the micro-batches on the CPU, bitwise the GPU's sum "
-           "(ZERO_HOST_SUM=0) and the device accumulator's (the default with room)\n", runs);
+           "(ZERO_HOST_SUM=0), the device accumulator's (the default with room) and the chunks on the communication "
+           "stream's (ZERO_COPY_STREAM=0)\n", runs);
 }
 
 // CUDA + offload (SIMD CPU Adam, NVMe files) against the host engine without it.

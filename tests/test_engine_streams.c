@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
 /* test_engine_streams.c - the engine's stream order (stage 3's fetches,
-   stages 1-2's overlapped step), on host ranks, against a model of the two
-   streams.
+   stages 1-2's overlapped step, the copies to the host), on host ranks,
+   against a model of the streams.
 
    The host backend runs every call at once, so a missing stream_wait costs
    nothing there; this test sees it anyway. A wrapper around the host
@@ -54,7 +54,21 @@
          their reductions, R2 before the next ones).
    Stages 1 and 2 on two ranks (fp32 gas 1, bf16 gas 2) must make R4 checks,
    none may fail, and end with the weights of ZERO_STEP_OVERLAP=0 (Adam and
-   the gathers on the COMM stream).
+   the gathers on the COMM stream). The third stream, COPY, carries the
+   offloaded runs' chunks to the host (R3 covers its copies as COMM's); an
+   event passes on what its stream had waited for (waits are transitive).
+   Two rules cover the side streams' reads of device memory:
+     R5: at a compute-stream write (the program's backward writing a
+         gradient, a slot cleared), every COMM or COPY read of that memory
+         (a collective's send buffer, a convert's source, a copy's source)
+         is known to the compute stream: a gradient slot is written again
+         only after its reduce-scatter and its copy to the host;
+     R6: at a COPY read, every COMM and compute write there is known to the
+         copy stream (the chunk's reduce-scatter, or with one rank the
+         backward that wrote it in place).
+   Every configuration must make R5 checks; the offloaded runs with gas 2
+   must make R3 and R5 checks on COPY and R6 checks (none with
+   ZERO_COPY_STREAM=0, which keeps those copies on COMM); none may fail.
 
    Run alone: make test T=test_engine_streams */
 #ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
@@ -65,7 +79,8 @@
 
 #include <pthread.h>
 
-enum { NT = 10, MAXW = 2, STEPS = 4, NS = ZERO_STREAM_COUNT, COMP = ZERO_STREAM_COMPUTE, COMM = ZERO_STREAM_COMM };
+enum { NT = 10, MAXW = 2, STEPS = 4, NS = ZERO_STREAM_COUNT, COMP = ZERO_STREAM_COMPUTE, COMM = ZERO_STREAM_COMM,
+       COPY = ZERO_STREAM_COPY };
 static const int64_t SIZES[NT] = {1, 37, 300, 7, 129, 200, 50, 90, 11, 160};
 enum { TOTAL = 1 + 37 + 300 + 7 + 129 + 200 + 50 + 90 + 11 + 160 };
 
@@ -77,7 +92,7 @@ enum { TOTAL = 1 + 37 + 300 + 7 + 129 + 200 + 50 + 90 + 11 + 160 };
 typedef struct acc {
     uintptr_t lo, hi;
     int64_t seq, call;
-    int step, fetch, persistent;
+    int step, fetch, persistent, stream;
     char what[48];
 } acc;
 
@@ -99,13 +114,18 @@ typedef struct model {
     int n_w, cap_w;
     acc *reads; /* the program's reads on the compute stream, not yet judged by a write */
     int n_r, cap_r;
-    acc *hwrites; /* COMM writes into host memory, not yet judged by a CPU read */
+    acc *hwrites; /* COMM and COPY writes into host memory, not yet judged by a CPU read */
     int n_h, cap_h;
     acc *cwrites; /* compute-stream writes into device memory, not yet judged by a COMM collective's read */
     int n_cw, cap_cw;
     int64_t r4, r4_bad; /* R4 pairs checked, failed */
+    acc *sreads; /* COMM and COPY reads of device memory, not yet judged by a compute write */
+    int n_sr, cap_sr;
+    int64_t r5, r5_bad, r5_copy; /* R5 pairs checked, failed, of them on COPY reads */
+    int64_t r6, r6_bad;          /* R6 pairs checked, failed */
     int64_t host_known[NS]; /* the host has waited for each stream's calls up to this number */
     int64_t r3, r3_bad;     /* R3 pairs checked, failed */
+    int64_t r3_copy;        /* ... of them on copies on the COPY stream */
     int64_t n[NS];            /* calls queued per stream */
     int64_t known[NS][NS];    /* known[s][o]: later calls on s follow o's calls up to this number */
     int64_t known_ev[NS][NS]; /* the same through events alone (host syncs left out) */
@@ -128,6 +148,7 @@ typedef struct mevent { /* the wrapper's event: the host event and its last reco
     zero_event *inner;
     int stream;
     int64_t seq;
+    int64_t kn[NS], kn_ev[NS]; /* what its stream knew of each other stream then (a wait passes it on) */
 } mevent;
 
 
@@ -188,7 +209,73 @@ static void fill_acc(const model *m, acc *a, uintptr_t lo, uintptr_t hi, int64_t
     a->step = m->step;
     a->fetch = m->fetch;
     a->persistent = 0;
+    a->stream = -1;
     snprintf(a->what, sizeof a->what, "%s", m->what);
+}
+
+/* R5: a compute-stream write of [lo, hi) (queued as compute call seq): every
+   COMM or COPY read of that device memory is known to the compute stream (a
+   gradient slot's reduce-scatter and its copy to the host are done before
+   the backward writes the slot again). (m->mu held.) */
+static void on_comp_write(model *m, uintptr_t lo, uintptr_t hi, int64_t seq) {
+    int i;
+    for (i = 0; i < m->n_sr;) {
+        const acc *r = &m->sreads[i];
+        if (r->lo < hi && lo < r->hi) {
+            m->r5++;
+            m->r5_copy += r->stream == COPY;
+            if (m->known[COMP][r->stream] < r->seq) {
+                m->r5_bad++;
+                if (m->printed++ < 3) {
+                    char wr[96], rd[96];
+                    where(m, lo, hi, wr, sizeof wr);
+                    where(m, r->lo, r->hi, rd, sizeof rd);
+                    fprintf(stderr,
+                            "  R5 violated: compute write %s, compute call %lld, queued in step %d %s; a %s read of %s, "
+                            "its call %lld, queued in step %d %s; the compute stream waited for that stream's calls up "
+                            "to %lld only\n",
+                            wr, (long long)seq, m->step, m->what, r->stream == COPY ? "COPY" : "COMM", rd, (long long)r->seq,
+                            r->step, r->what, (long long)m->known[COMP][r->stream]);
+                }
+            }
+            remove_at(m->sreads, &m->n_sr, i);
+        } else {
+            i++;
+        }
+    }
+}
+
+/* The last call queued on stream s (COMM or COPY) reads [p, p + bytes): kept
+   for R5 where that is device memory. (m->mu held.) */
+static void on_side_read(model *m, zero_stream_id s, const void *p, size_t bytes) {
+    uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
+    const alloc_rec *a;
+    acc r;
+    if ((int)s == COMP || (unsigned)s >= (unsigned)NS || !p || !bytes || !(a = alloc_at(m, lo)) || a->kind != ZERO_MEM_DEVICE)
+        return;
+    if ((int)s == COPY) { /* R6: what it copies is written: the comm stream's and the compute stream's writes known */
+        int k, i;
+        for (k = 0; k < 2; k++) {
+            const acc *v = k ? m->cwrites : m->writes;
+            int n = k ? m->n_cw : m->n_w, o = k ? COMP : COMM;
+            for (i = 0; i < n; i++)
+                if (v[i].lo < hi && lo < v[i].hi) {
+                    m->r6++;
+                    if (m->known[COPY][o] < v[i].seq) {
+                        m->r6_bad++;
+                        if (m->printed++ < 3)
+                            fprintf(stderr, "  R6 violated: a COPY read of %p, queued in step %d %s; a %s write there, its "
+                                            "call %lld, queued in step %d %s; the copy stream waited for that stream's calls "
+                                            "up to %lld only\n",
+                                    p, m->step, m->what, k ? "compute" : "COMM", (long long)v[i].seq, v[i].step, v[i].what,
+                                    (long long)m->known[COPY][o]);
+                    }
+                }
+        }
+    }
+    fill_acc(m, &r, lo, hi, m->n[s]);
+    r.stream = (int)s;
+    add_acc(m, &m->sreads, &m->n_sr, &m->cap_sr, &r);
 }
 
 /* A call queued on stream s; with dst, one that writes [dst, dst + bytes).
@@ -200,14 +287,16 @@ static void on_op(model *m, zero_stream_id s, const void *dst, size_t bytes) {
     int i;
     if ((unsigned)s >= (unsigned)NS) return; /* the host backend refuses it */
     seq = ++m->n[s];
-    if ((int)s == COMM && dst && bytes && (a = alloc_at(m, lo)) && a->kind != ZERO_MEM_DEVICE) {
+    if ((int)s != COMP && dst && bytes && (a = alloc_at(m, lo)) && a->kind != ZERO_MEM_DEVICE) {
         acc w; /* into host memory: for R3 */
         fill_acc(m, &w, lo, hi, seq);
+        w.stream = (int)s;
         add_acc(m, &m->hwrites, &m->n_h, &m->cap_h, &w);
         return;
     }
     if ((int)s == COMP && dst && bytes && (a = alloc_at(m, lo)) && a->kind == ZERO_MEM_DEVICE) {
         acc w; /* for R4 */
+        on_comp_write(m, lo, hi, seq);
         fill_acc(m, &w, lo, hi, seq);
         add_acc(m, &m->cwrites, &m->n_cw, &m->cap_cw, &w);
         return;
@@ -380,6 +469,9 @@ static void untrack_alloc(model *m, void *p) {
             for (k = 0; k < m->n_cw;)
                 if (m->cwrites[k].lo < hi && lo < m->cwrites[k].hi) remove_at(m->cwrites, &m->n_cw, k);
                 else k++;
+            for (k = 0; k < m->n_sr;)
+                if (m->sreads[k].lo < hi && lo < m->sreads[k].hi) remove_at(m->sreads, &m->n_sr, k);
+                else k++;
             m->allocs[i] = m->allocs[--m->n_alloc];
             break;
         }
@@ -404,7 +496,11 @@ static zero_result w_memset0(void *ctx, void *p, size_t bytes, zero_stream_id s,
 }
 
 static zero_result w_copy(void *ctx, void *dst, const void *src, size_t bytes, zero_stream_id s, zero_error *err) {
-    MODEL_OP(s, dst, bytes);
+    model *m = model_of(ctx);
+    pthread_mutex_lock(&m->mu);
+    on_op(m, s, dst, bytes);
+    on_side_read(m, s, src, bytes);
+    pthread_mutex_unlock(&m->mu);
     return m->base.copy(ctx, dst, src, bytes, s, err);
 }
 
@@ -444,9 +540,11 @@ static zero_result w_event_record(void *ctx, zero_event *e, zero_stream_id s, ze
     mevent *ev = (mevent *)e;
     zero_result r = m->base.event_record(ctx, ev ? ev->inner : NULL, s, err);
     if (r == ZERO_OK) {
+        int o;
         pthread_mutex_lock(&m->mu);
         ev->stream = (int)s;
         ev->seq = m->n[s];
+        for (o = 0; o < NS; o++) ev->kn[o] = m->known[s][o], ev->kn_ev[o] = m->known_ev[s][o];
         pthread_mutex_unlock(&m->mu);
     }
     return r;
@@ -459,8 +557,14 @@ static zero_result w_stream_wait(void *ctx, zero_stream_id s, zero_event *e, zer
     if (r == ZERO_OK) {
         pthread_mutex_lock(&m->mu);
         if (ev->stream >= 0 && ev->stream != (int)s) { /* (never recorded, or on s itself: no new order) */
+            int o;
             if (m->known[s][ev->stream] < ev->seq) m->known[s][ev->stream] = ev->seq;
             if (m->known_ev[s][ev->stream] < ev->seq) m->known_ev[s][ev->stream] = ev->seq;
+            for (o = 0; o < NS; o++) /* what the event's stream had waited for, s now has too */
+                if (o != (int)s && o != ev->stream) {
+                    if (m->known[s][o] < ev->kn[o]) m->known[s][o] = ev->kn[o];
+                    if (m->known_ev[s][o] < ev->kn_ev[o]) m->known_ev[s][o] = ev->kn_ev[o];
+                }
         }
         pthread_mutex_unlock(&m->mu);
     }
@@ -493,12 +597,14 @@ static zero_result w_cpu_convert(void *cpu_ctx, void *dst, zero_dtype dst_dt, co
         const acc *w = &m->hwrites[i];
         if (w->lo < hi && lo < w->hi) {
             m->r3++;
-            if (m->host_known[COMM] < w->seq) {
+            m->r3_copy += w->stream == COPY;
+            if (m->host_known[w->stream] < w->seq) {
                 m->r3_bad++;
                 if (m->printed++ < 3)
-                    fprintf(stderr, "  R3 violated: the CPU reads host memory that comm call %lld (step %d %s) writes; the "
-                                    "host waited for comm calls up to %lld only\n",
-                            (long long)w->seq, w->step, w->what, (long long)m->host_known[COMM]);
+                    fprintf(stderr, "  R3 violated: the CPU reads host memory that %s call %lld (step %d %s) writes; the "
+                                    "host waited for that stream's calls up to %lld only\n",
+                            w->stream == COPY ? "copy" : "comm", (long long)w->seq, w->step, w->what,
+                            (long long)m->host_known[w->stream]);
             }
             remove_at(m->hwrites, &m->n_h, i);
         } else {
@@ -525,27 +631,32 @@ static zero_result w_sync(void *ctx, zero_stream_id s, zero_error *err) {
 
 static zero_result w_reduce_scatter(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
                                     zero_stream_id s, zero_error *err) {
-    model *m0 = model_of(ctx);
-    pthread_mutex_lock(&m0->mu);
-    if ((int)s == COMM) on_comm_read(m0, send, count * zero_dtype_size(dt) * (size_t)m0->base.world);
-    pthread_mutex_unlock(&m0->mu);
-    MODEL_OP(s, recv, count * zero_dtype_size(dt));
+    model *m = model_of(ctx);
+    pthread_mutex_lock(&m->mu);
+    if ((int)s == COMM) on_comm_read(m, send, count * zero_dtype_size(dt) * (size_t)m->base.world);
+    on_op(m, s, recv, count * zero_dtype_size(dt));
+    on_side_read(m, s, send, count * zero_dtype_size(dt) * (size_t)m->base.world);
+    pthread_mutex_unlock(&m->mu);
     return m->base.reduce_scatter(ctx, send, recv, count, dt, op, s, err);
 }
 
 static zero_result w_all_gather(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_stream_id s,
                                 zero_error *err) {
-    model *m0 = model_of(ctx);
-    pthread_mutex_lock(&m0->mu);
-    if ((int)s == COMM) on_comm_read(m0, send, count * zero_dtype_size(dt));
-    pthread_mutex_unlock(&m0->mu);
-    MODEL_OP(s, recv, count * zero_dtype_size(dt) * (size_t)m->base.world);
+    model *m = model_of(ctx);
+    pthread_mutex_lock(&m->mu);
+    if ((int)s == COMM) on_comm_read(m, send, count * zero_dtype_size(dt));
+    on_op(m, s, recv, count * zero_dtype_size(dt) * (size_t)m->base.world);
+    on_side_read(m, s, send, count * zero_dtype_size(dt));
+    pthread_mutex_unlock(&m->mu);
     return m->base.all_gather(ctx, send, recv, count, dt, s, err);
 }
 
 static zero_result w_all_reduce(void *ctx, const void *send, void *recv, size_t count, zero_dtype dt, zero_op op,
                                 zero_stream_id s, zero_error *err) {
     MODEL_OP(s, recv, count * zero_dtype_size(dt));
+    pthread_mutex_lock(&m->mu);
+    on_side_read(m, s, send, count * zero_dtype_size(dt));
+    pthread_mutex_unlock(&m->mu);
     return m->base.all_reduce(ctx, send, recv, count, dt, op, s, err);
 }
 
@@ -563,6 +674,9 @@ static zero_result w_scale(void *ctx, void *x, size_t n, zero_dtype dt, float fa
 static zero_result w_convert(void *ctx, void *dst, zero_dtype dst_dt, const void *src, zero_dtype src_dt, size_t n,
                              int accumulate, zero_stream_id s, zero_error *err) {
     MODEL_OP(s, dst, n * zero_dtype_size(dst_dt));
+    pthread_mutex_lock(&m->mu);
+    on_side_read(m, s, src, n * zero_dtype_size(src_dt));
+    pthread_mutex_unlock(&m->mu);
     return m->base.convert(ctx, dst, dst_dt, src, src_dt, n, accumulate, s, err);
 }
 
@@ -643,8 +757,9 @@ static void model_done(model *m, int rank) {
     free(m->reads);
     free(m->hwrites);
     free(m->cwrites);
+    free(m->sreads);
     m->allocs = NULL;
-    m->writes = m->reads = m->hwrites = m->cwrites = NULL;
+    m->writes = m->reads = m->hwrites = m->cwrites = m->sreads = NULL;
     pthread_mutex_destroy(&m->mu);
 }
 
@@ -692,6 +807,23 @@ static zero_result kernel(model *m, const zero_backend *wb, void *scratch, int t
     if (r != ZERO_OK) return r;
     pthread_mutex_lock(&m->mu);
     on_read(m, p, (size_t)SIZES[t] * zero_dtype_size(dt), persistent, fetch_call);
+    pthread_mutex_unlock(&m->mu);
+    return ZERO_OK;
+}
+
+/* The program's backward kernel writing a gradient g: a call on the compute
+   stream, checked by R5 (the side streams' reads of g's memory are done). */
+static zero_result grad_kernel(model *m, const zero_backend *wb, void *scratch, const void *g, size_t bytes) {
+    zero_error err;
+    zero_result r = wb->memset0(wb->ctx, scratch, 64, ZERO_STREAM_COMPUTE, &err);
+    if (r != ZERO_OK) return r;
+    pthread_mutex_lock(&m->mu);
+    on_comp_write(m, (uintptr_t)g, (uintptr_t)g + bytes, m->n[COMP]);
+    {
+        acc w; /* for R4 and R6: a reduction and a copy to the host read it after it */
+        fill_acc(m, &w, (uintptr_t)g, (uintptr_t)g + bytes, m->n[COMP]);
+        add_acc(m, &m->cwrites, &m->n_cw, &m->cap_cw, &w);
+    }
     pthread_mutex_unlock(&m->mu);
     return ZERO_OK;
 }
@@ -745,6 +877,9 @@ static zero_result train(zero_engine *e, job *J, model *m, const zero_backend *w
                     return r;
                 at(m, s, "zero_grad", t);
                 if (!(g = zero_grad(e, t))) return zero_engine_error(e)->code;
+                at(m, s, "backward kernel: the gradient", t);
+                if ((r = grad_kernel(m, wb, scratch, g, (size_t)SIZES[t] * zero_dtype_size((zero_dtype)J->dtype))) != ZERO_OK)
+                    return r;
                 for (i = 0; i < SIZES[t]; i++)
                     zt_store(g, (zero_dtype)J->dtype, i,
                              (float)zero_loss_scale(e) *
@@ -862,7 +997,9 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
 static void check_job(job *J) {
     zero_error err;
     int64_t r1 = 0, r2 = 0, bad1 = 0, bad2 = 0, sync = 0, ahead = 0, atfetch = 0, p1 = 0, p2 = 0, npers = 0, r3 = 0, bad3 = 0;
-    int64_t r4 = 0, bad4 = 0;
+    int64_t r4 = 0, bad4 = 0, r5 = 0, bad5 = 0, r5c = 0, r3c = 0, r6 = 0, bad6 = 0;
+    const char *cs = getenv("ZERO_COPY_STREAM");
+    const int copy = !(cs && strcmp(cs, "0") == 0);
     const int s3 = !J->stage || J->stage == 3;
     int rank, s, t;
     CHECKF(zero_host_run(J->world, rank_fn, J, &err) == ZERO_OK, "%s: zero_host_run: %s", J->name, err.msg);
@@ -878,6 +1015,12 @@ static void check_job(job *J) {
         bad3 += m->r3_bad;
         r4 += m->r4;
         bad4 += m->r4_bad;
+        r5 += m->r5;
+        bad5 += m->r5_bad;
+        r5c += m->r5_copy;
+        r3c += m->r3_copy;
+        r6 += m->r6;
+        bad6 += m->r6_bad;
         sync += m->by_sync;
         ahead += m->r1_ahead;
         atfetch += m->r2_fetch;
@@ -912,6 +1055,15 @@ static void check_job(job *J) {
            (long long)bad3, (long long)r3);
     if (J->offload && J->gas > 1) /* the micro-batches before the last are added on the CPU */
         CHECKF(r3 > 0, "%s: no R3 check (the CPU added no micro-batch)", J->name);
+    CHECKF(bad5 == 0, "%s: %lld of %lld R5 pairs: the backward writes a gradient slot before a side stream's read of it",
+           J->name, (long long)bad5, (long long)r5);
+    CHECKF(r5 > 0, "%s: no R5 check", J->name); /* (every configuration reduces from slots it writes again) */
+    CHECKF(bad6 == 0, "%s: %lld of %lld R6 pairs: a copy to the host reads a chunk before its writer is done", J->name,
+           (long long)bad6, (long long)r6);
+    if (J->offload && J->gas > 1) /* those chunks cross on the copy stream, from slots the backward reuses */
+        CHECKF(copy ? r3c > 0 && r5c > 0 && r6 > 0 : r3c == 0 && r5c == 0 && r6 == 0,
+               "%s: %lld R3, %lld R5 and %lld R6 pairs on the copy stream%s", J->name, (long long)r3c, (long long)r5c,
+               (long long)r6, copy ? "" : " (ZERO_COPY_STREAM=0)");
     /* fetches gather into regions that kernels read before (eviction, or the
        step's drop), prefetched gathers are waited for at their own fetch,
        and persistent tensors (gathered at create and by zero_step) are
@@ -922,10 +1074,12 @@ static void check_job(job *J) {
            "%s: %lld persistent tensors over the ranks, %lld R1 and %lld R2 pairs on them", J->name, (long long)npers,
            (long long)p1, (long long)p2);
     printf("%-38s R1 %4lld (prefetched %3lld, persistent %3lld)  R2 %4lld (at fetches %3lld, persistent %3lld)  "
-           "by host sync %lld  failed %lld / %lld  R3 %lld failed %lld  R4 %lld failed %lld\n",
+           "by host sync %lld  failed %lld / %lld  R3 %lld (copy stream %lld) failed %lld  R4 %lld failed %lld  "
+           "R5 %lld (copy stream %lld) failed %lld  R6 %lld failed %lld\n",
            J->name, (long long)r1, (long long)ahead, (long long)p1, (long long)r2, (long long)atfetch, (long long)p2,
-           (long long)sync, (long long)bad1, (long long)bad2, (long long)r3, (long long)bad3, (long long)r4,
-           (long long)bad4);
+           (long long)sync, (long long)bad1, (long long)bad2, (long long)r3, (long long)r3c, (long long)bad3, (long long)r4,
+           (long long)bad4, (long long)r5, (long long)r5c, (long long)bad5, (long long)r6,
+           (long long)bad6);
 }
 
 int main(void) {
@@ -959,6 +1113,16 @@ int main(void) {
                 for (i = 0; i < world; i++)
                     CHECKF(!memcmp(a.w[i], b.w[i], sizeof a.w[i]) && !memcmp(a.w[i], c.w[i], sizeof a.w[i]),
                            "%s rank %d: offload changed the weights", b.name, i);
+                if (gas == 2 && !getenv("ZERO_COPY_STREAM")) { /* the chunks on the comm stream: the model sees it */
+                    static job d;
+                    d = b;
+                    snprintf(d.name, sizeof d.name, "%.40s, ZERO_COPY_STREAM=0", b.name);
+                    setenv("ZERO_COPY_STREAM", "0", 1);
+                    check_job(&d);
+                    unsetenv("ZERO_COPY_STREAM");
+                    for (i = 0; i < world; i++)
+                        CHECKF(!memcmp(a.w[i], d.w[i], sizeof a.w[i]), "%s rank %d: the weights differ", d.name, i);
+                }
             }
     /* persistent tensors: DeepSpeed's thresholds (every tensor not split), or at most 50 elements and a pool */
     {

@@ -880,7 +880,8 @@ static zero_result run_memory(const zero_backend *b, void *varg) {
     CHECK(b->copy(b->ctx, NULL, src, 4, ZERO_STREAM_COMM, &err) == ZERO_ERR_INVALID_ARG);
     CHECK_EQ_INT(err.item, ZERO_MSG_NULL_ARG);
     CHECK(b->memset0(b->ctx, NULL, 4, ZERO_STREAM_COMM, &err) == ZERO_ERR_INVALID_ARG);
-    CHECK(b->memset0(b->ctx, p[0], 4, (zero_stream_id)2, &err) == ZERO_ERR_INVALID_ARG);
+    CHECK(b->memset0(b->ctx, p[0], 4, ZERO_STREAM_COPY, &err) == ZERO_OK); /* the third stream */
+    CHECK(b->memset0(b->ctx, p[0], 4, ZERO_STREAM_COUNT, &err) == ZERO_ERR_INVALID_ARG);
     CHECK_EQ_INT(err.item, ZERO_MSG_BAD_ARG);
     /* wrong kind at free: counted back to the kind it was allocated as, and noted */
     b->free(b->ctx, ZERO_MEM_HOST, p[ZERO_MEM_PINNED]);
