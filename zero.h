@@ -377,7 +377,8 @@ ZERO_API const char *zero_result_string(zero_result r);
     X(LAUNCH_LOCAL, ZERO_ERR_BOOTSTRAP, "zero_cuda_launch_local could not start its processes") \
     X(LAUNCH_INFO, ZERO_OK, "processes started, failed or stopped by zero_cuda_launch_local (info, warning)") \
     X(CPU_SIMD_UNSUPPORTED, ZERO_ERR_UNSUPPORTED, "the CPU or the build lacks the SIMD level asked for") \
-    X(HOST_THREAD, ZERO_ERR_INVALID_ARG, "host ranks could not be started")
+    X(HOST_THREAD, ZERO_ERR_INVALID_ARG, "host ranks could not be started") \
+    X(ENGINE_HOST_SUM, ZERO_OK, "the host sum's arena sized at its first use: grown, or why not (info)")
 
 typedef enum zero_msg {
 #define ZERO__X(name, result, text) ZERO_MSG_##name,
@@ -6569,23 +6570,29 @@ static void zero__est_deepspeed(const zero__est_in *in, double *gpu, double *cpu
     *cpu = trunc(cpu_mem);
 }
 
-/* >>engine-hsum's arena, as the engine takes it and the plan prices it:
-   half of a micro-batch's chunks bound for the host (the CPU may add at half
-   the pace the backward sends them, and the backward still waits for none of
-   it), at most ZERO_HSUM_ARENA_MAX bytes, at least three of the largest chunk
-   (a chunk and its neighbours in flight). With 3 slots of the largest chunk
-   (the rule before), a 12.3e9 GPT's backward (40% of the parameters
-   offloaded, 128 MiB chunks) waited on the host for the CPU's adds at each
-   of them: 30 ms a layer where the layers kept on the GPU took 16. */
+/* >>engine-hsum's arena. The engine takes, and the plan prices, three of
+   the largest chunk (a chunk and its neighbours in flight) at create. At its
+   first use, once the program has taken its own memory, it grows where the
+   host has room: toward half of a micro-batch's chunks bound for the host
+   (the CPU may add at half the pace the backward sends them, and the
+   backward still waits for none of it), at most ZERO_HSUM_ARENA_MAX bytes,
+   within half of the host memory left over ZERO_MEM_RESERVE (shared by the
+   ranks of the host). So the arena costs no model size, and speed where
+   the host has memory to spare. With 3 slots of the largest chunk, a
+   12.3e9 GPT's backward (40% of the parameters offloaded, 128 MiB chunks)
+   waited on the host for the CPU's adds at each of them: 30 ms a layer where
+   the layers kept on the GPU took 16. */
 #ifndef ZERO_HSUM_ARENA_MAX
 #define ZERO_HSUM_ARENA_MAX ((int64_t)4 << 30)
 #endif
 #define ZERO__HSUM_ALIGN 256
 
-static double zero__hsum_bytes(double host_elems, double max_chunk, double csize) {
-    double want = host_elems * csize / 2, least = 3 * max_chunk * csize;
-    if (want > (double)ZERO_HSUM_ARENA_MAX) want = (double)ZERO_HSUM_ARENA_MAX;
-    return want > least ? want : least;
+/* the arena at create (what the plan prices) */
+static double zero__hsum_bytes(double max_chunk, double csize) { return 3 * max_chunk * csize; }
+/* what it grows toward where the host has room */
+static double zero__hsum_want(double host_elems, double csize) {
+    double want = host_elems * csize / 2;
+    return want > (double)ZERO_HSUM_ARENA_MAX ? (double)ZERO_HSUM_ARENA_MAX : want;
 }
 
 /* zero's plan (header comment); fills every field but the ds_* ones. */
@@ -6636,7 +6643,7 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
         o->cpu_grads_bytes = (in->gas > 1 ? in->ab : d) * S * g; /* (compute dtype with one micro-batch, as on the GPU) */
         /* stages 2-3 with accumulation: the host adds the micro-batches up, through an arena of pinned
            chunks (zero__hsum_bytes) */
-        if (in->stage >= 2 && in->gas > 1) o->cpu_grads_bytes += zero__hsum_bytes(S - kept, T, d) * g;
+        if (in->stage >= 2 && in->gas > 1) o->cpu_grads_bytes += zero__hsum_bytes(T, d) * g;
         if (in->op == ZERO_OFFLOAD_NONE) o->cpu_params_bytes += d * S * g;
         if (in->oo == ZERO_OFFLOAD_CPU) {
             o->cpu_optimizer_bytes = in->sb * (S - kept) * g;
@@ -10420,6 +10427,8 @@ typedef struct zero__host_sum { /* plan.host_sum (>>engine-hsum) */
     int *q_unit, *q_set;        /* the queue (n_q entries, under thr.mu): unit, first micro-batch */
     int64_t *q_off;             /* the entry's offset in the arena */
     int head, tail;
+    int64_t least, want;        /* the arena at create (three of the largest chunk), what it may grow to */
+    int grown;                  /* its first use has sized it (zero__hsum_grow) */
     int copy;                   /* the copies on the copy stream (ZERO_COPY_STREAM=0: the communication stream) */
     zero_event *ev_in;          /* a chunk is ready where it was written: the copy stream waits for it */
 } zero__host_sum;
@@ -13111,8 +13120,9 @@ static zero_result zero__hsum_alloc(zero_engine *e, int64_t maxc) {
     h->n_q = n;
     /* (each chunk's place is rounded up to the alignment: three of the largest always fit) */
     place = ((int64_t)maxc * (int64_t)e->plan.csize + ZERO__HSUM_ALIGN - 1) / ZERO__HSUM_ALIGN * ZERO__HSUM_ALIGN;
-    h->cap = (int64_t)ceil(zero__hsum_bytes((double)host, (double)maxc, (double)e->plan.csize));
-    if (h->cap < 3 * place) h->cap = 3 * place;
+    h->cap = h->least = 3 * place;
+    h->want = (int64_t)ceil(zero__hsum_want((double)host, (double)e->plan.csize) / ZERO__HSUM_ALIGN) * ZERO__HSUM_ALIGN;
+    h->grown = 0;
     if ((r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, e->plan.opt_kind, (size_t)h->cap, (void **)&h->arena,
                           "gradient accumulation: the host's arena of chunks")) != ZERO_OK)
         return r;
@@ -13194,6 +13204,72 @@ static void zero__hsum_run(zero_engine *e, zero_error *fail) {
     }
 }
 
+/* The ranks of this host: the launcher's count (torchrun, Open MPI, Slurm),
+   else every rank (host ranks are threads of one process; on several
+   nodes that leaves each rank less than its share). */
+static int zero__host_ranks(const zero_engine *e) {
+    static const char *const vars[] = {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"};
+    size_t i;
+    for (i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        long n = v ? strtol(v, NULL, 10) : 0;
+        if (n >= 1 && n <= e->plan.gworld) return (int)n;
+    }
+    return e->plan.gworld > 0 ? e->plan.gworld : 1;
+}
+
+static void zero__efree_counted(zero_engine *e, zero_mem_category cat, zero_mem_kind kind, void *p, size_t bytes);
+
+/* At the arena's first use (its queue empty): grown toward want, within
+   half of the host memory left over ZERO_MEM_RESERVE, per rank of the host;
+   the new one taken before the old one is let go, so a refusal leaves the
+   old. Not growing is no error (the backward then waits for the CPU
+   sooner). */
+static void zero__hsum_grow(zero_engine *e) {
+    zero__host_sum *h = &e->hsum;
+    const char *source = "";
+    double avail, half;
+    int64_t cap;
+    void *p = NULL;
+    zero_error be;
+    h->grown = 1;
+    if (h->want <= h->cap || (avail = zero__host_mem_available(&source)) <= 0) return;
+    half = (avail - (double)ZERO_MEM_RESERVE) / (2.0 * zero__host_ranks(e));
+    cap = half >= (double)h->want ? h->want : half > 0 ? (int64_t)(half / ZERO__HSUM_ALIGN) * ZERO__HSUM_ALIGN : 0;
+    if (cap < h->least + h->least / 3) { /* not one chunk more */
+        if (e->plan.grank == 0)
+            zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_HOST_SUM,
+                      "the host sum's arena stays at %.1f MiB (three of the largest chunk): %.2f GiB of host memory "
+                      "left (%s), %.2f GiB kept (ZERO_MEM_RESERVE); it would take up to %.1f MiB",
+                      (double)h->cap / 1048576.0, avail / 1073741824.0, source, (double)ZERO_MEM_RESERVE / 1073741824.0,
+                      (double)h->want / 1048576.0);
+        return;
+    }
+    zero__ok(&be);
+    if (e->be.alloc(e->be.ctx, e->plan.opt_kind, (size_t)cap, &p, &be) != ZERO_OK || !p) {
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_HOST_SUM,
+                  "the host sum's arena stays at %.1f MiB: %.1f MiB more not taken (%s)", (double)h->cap / 1048576.0,
+                  (double)cap / 1048576.0, be.msg);
+        return;
+    }
+    if (zero__xfer_add(e, p, (size_t)cap, 0) != ZERO_OK) {
+        e->be.free(e->be.ctx, e->plan.opt_kind, p);
+        return;
+    }
+    zero__efree_counted(e, ZERO_MEM_GRAD_ACCUM, e->plan.opt_kind, h->arena, (size_t)h->cap);
+    e->mem.planned[ZERO_MEM_GRAD_ACCUM][e->plan.opt_kind] += (size_t)cap;
+    e->mem.allocated[e->plan.opt_kind] += (size_t)cap;
+    if (e->plan.grank == 0)
+        zero__log(&e->cfg.log, ZERO_LOG_INFO, ZERO_MSG_ENGINE_HOST_SUM,
+                  "the host sum's arena grew from %.1f to %.1f MiB (half of a micro-batch's chunks bound for the host: "
+                  "%.1f MiB, within half of the %.2f GiB of host memory left over ZERO_MEM_RESERVE (%s) per rank of "
+                  "this host)",
+                  (double)h->cap / 1048576.0, (double)cap / 1048576.0, (double)h->want / 1048576.0,
+                  (avail - (double)ZERO_MEM_RESERVE) / 1073741824.0, source);
+    h->arena = (char *)p;
+    h->cap = cap;
+}
+
 /* A micro-batch before the last: unit u's reduced chunk (own, on the
    device, last written on stream `from`) into the arena after the queued
    ones (on the host, waiting while the thread frees room), and to the
@@ -13214,6 +13290,7 @@ static zero_result zero__hsum_add(zero_engine *e, int u, const char *own, zero_s
     zero_result r;
     if (!h->armed) { /* whatever the thread ran before (an overlapped Adam) has ended: the backward waited for it */
         if ((r = zero__thread_wait(e, "CPU thread")) != ZERO_OK || (r = zero__thread_start(e)) != ZERO_OK) return r;
+        if (!h->grown) zero__hsum_grow(e); /* (no chunk queued: the old arena is free) */
         pthread_mutex_lock(&e->thr.mu);
         h->head = h->tail = 0;
         h->at = h->end = 0;

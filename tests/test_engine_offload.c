@@ -739,12 +739,114 @@ static void test_host_room(void) {
     printf("host memory checked before it is taken: %u cases; the first refusal: %s\n", k, first);
 }
 
+/* The host sum's arena sized at its first use: created at three of the largest chunk (what the plan prices), grown
+   at the first micro-batch toward half of a micro-batch's host-bound chunks, within half of the host memory left over
+   ZERO_MEM_RESERVE (ZERO_MEM_AVAILABLE standing in for the node's figure) per rank; not at all when that is less than
+   one chunk more. The memory report's pinned GRAD_ACCUM bytes move by exactly the growth, and every size gives the
+   same weights. One fp32 tensor of 4e6 elements in units of 250,000 (below ZERO_MEM_CHECK_MIN each: create is not
+   refused at the small figures). */
+enum { GROW_N = 4000000, GROW_UNIT = 250000 };
+typedef struct grow_job {
+    const char *avail;
+    size_t before[MAXW], after[MAXW];
+    float w[MAXW][64];
+    zero_result r[MAXW];
+    char msg[MAXW][1024];
+} grow_job;
+static zero_result grow_rank(const zero_backend *b, void *arg) {
+    grow_job *J = (grow_job *)arg;
+    zero_config c = zero_config_default();
+    zero_tensor t;
+    zero_engine *e = NULL;
+    zero_error err;
+    zero_memory_stats ms;
+    zero_step_info info;
+    int mb, r = b->rank;
+    memset(&t, 0, sizeof t);
+    t.name = "w";
+    t.numel = GROW_N;
+    c.train_micro_batch_size_per_gpu = 1;
+    c.gradient_accumulation_steps = 2;
+    c.zero_optimization.stage = 2;
+    c.zero_optimization.reduce_bucket_size = GROW_UNIT;
+    c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    c.zero_optimization.offload_optimizer.pin_memory = 1;
+    c.log.level = ZERO_LOG_LEVEL_COUNT;
+    setenv("ZERO_GRAD_ACC", "host", 1);
+    J->r[r] = zero_config_resolve(&c, b->world, &err);
+    if (J->r[r] == ZERO_OK) J->r[r] = zero_engine_create(&e, &c, &t, 1, b, &err);
+    if (J->r[r] != ZERO_OK) {
+        snprintf(J->msg[r], sizeof J->msg[r], "%s", err.msg);
+        return ZERO_OK;
+    }
+    zero_memory_report(e, &ms);
+    J->before[r] = ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_PINNED];
+    for (mb = 0; mb < 2 && J->r[r] == ZERO_OK; mb++) {
+        float *g = (float *)zero_grad(e, 0);
+        int64_t i;
+        if (!g) {
+            J->r[r] = zero_engine_error(e)->code;
+            break;
+        }
+        for (i = 0; i < GROW_N; i++) g[i] = (float)((i * 7 + mb * 3 + r) % 11) * 0.01f - 0.05f;
+        J->r[r] = zero_grad_ready(e, 0);
+    }
+    if (J->r[r] == ZERO_OK) J->r[r] = zero_step(e, &info);
+    if (J->r[r] == ZERO_OK) J->r[r] = zero_read_state(e, 0, ZERO_STATE_MASTER, 1000, 64, J->w[r]);
+    if (J->r[r] != ZERO_OK) snprintf(J->msg[r], sizeof J->msg[r], "%s", zero_engine_error(e)->msg);
+    zero_memory_report(e, &ms);
+    J->after[r] = ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_PINNED];
+    zero_engine_destroy(e);
+    return ZERO_OK;
+}
+static void test_arena_grow(void) {
+    static const struct {
+        int world;
+        double room; /* over ZERO_MEM_RESERVE; < 0: the machine's own figure */
+    } cases[] = {{1, -1}, {1, 12e6}, {1, 7e6}, {2, 12e6}, {2, 1e12}};
+    static grow_job J, first;
+    zero_error err;
+    unsigned k;
+    int r;
+    char avail[64];
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const int W = cases[k].world;
+        const int64_t place = ((int64_t)GROW_UNIT / W * 4 + 255) / 256 * 256, least = 3 * place;
+        const int64_t want = ((int64_t)GROW_N / W * 4 / 2 + 255) / 256 * 256;
+        int64_t cap = want;
+        if (cases[k].room >= 0) {
+            double half = cases[k].room / (2.0 * W);
+            if (half < (double)want) cap = (int64_t)(half / 256) * 256;
+        }
+        if (cap < least + least / 3) cap = least;
+        memset(&J, 0, sizeof J);
+        snprintf(avail, sizeof avail, "%.0f", cases[k].room + 1073741824.0);
+        if (cases[k].room >= 0) setenv("ZERO_MEM_AVAILABLE", avail, 1);
+        CHECK(zero_host_run(W, grow_rank, &J, &err) == ZERO_OK);
+        unsetenv("ZERO_MEM_AVAILABLE");
+        unsetenv("ZERO_GRAD_ACC");
+        for (r = 0; r < W; r++) {
+            CHECKF(J.r[r] == ZERO_OK, "arena case %u rank %d: %s", k, r, J.msg[r]);
+            CHECKF((int64_t)J.after[r] - (int64_t)J.before[r] == cap - least,
+                   "arena case %u (world %d, %.0f bytes over the reserve) rank %d: the pinned accumulation bytes moved "
+                   "by %lld, want %lld (arena %lld of %lld wanted, %lld at create)",
+                   k, W, cases[k].room, r, (long long)J.after[r] - (long long)J.before[r], (long long)(cap - least),
+                   (long long)cap, (long long)want, (long long)least);
+        }
+        if (k == 0) first = J;
+        else if (W == 1) CHECKF(!memcmp(J.w[0], first.w[0], sizeof J.w[0]), "arena case %u: other weights", k);
+    }
+    printf("the host sum's arena sized at its first use: %u cases (grown to what it wants, to half the room, not at "
+           "all), the same weights\n", k);
+}
+
 int main(void) {
     static job a, b, c;
     zero_error err;
     int stage, dt, world, gas, k, r, n_sum = 0;
     zt_seed("test_engine_offload");
     test_host_room();
+    test_arena_grow();
     test_sum_failure();
     test_grad_place();
     test_ratio();
