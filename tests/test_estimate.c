@@ -1149,6 +1149,13 @@ static const calib_run calib[] = {
        micro-batch 8 x 16), priced at 24,500 ms; PCIe 55.25 GB/s (55.3 and 55.2), host memory 162.4 GB/s (its
        floor line). At 37691b5 (3 slots): 28,893 ms */
     {"H200 (3a69cdd) 12.3e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_3a69cdd_big auto_L60", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 162.4e9, 26186.7, 1, 60, 4096, 1, 16, 1, 0, 0, 50304, 0.4, 0},
+    /* PERF.md 4c, one H200 in one machine session of the fifth session: L 60 at e5dcd13 with the host sum's
+       chunks on the copy stream (25,420.9 ms; 26,321.9 with ZERO_COPY_STREAM=0), PCIe 55.35 GB/s (55.4 and 55.3),
+       host memory 187.7 GB/s; L 63 at 4a18868 (the arena grown at its first use), PCIe 55.35, host memory 164.1
+       GB/s. L 63 is held to 15% as at 3a69cdd: its host memory also carries the CPU's adds of 63 micro-batches,
+       which the model does not price */
+    {"H200 (e5dcd13) 12.3e9, the copy stream, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_e5dcd13_copy L60_copy", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 187.7e9, 25420.9, 1, 60, 4096, 1, 16, 1, 0, 0, 50304, 0.4, 0},
+    {"H200 (4a18868) 12.9e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_e5dcd13_copy L63_auto", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 164.1e9, 56969.4, 1, 63, 4096, 1, 64, 1, 0, 0.15, 50304, 0.4, 0},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
