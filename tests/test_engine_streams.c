@@ -213,6 +213,22 @@ static void fill_acc(const model *m, acc *a, uintptr_t lo, uintptr_t hi, int64_t
     snprintf(a->what, sizeof a->what, "%s", m->what);
 }
 
+/* One of the first violations of an ordering rule, printed: the access now
+   (`now`, [lo, hi), queued as call seq of its stream in the program's
+   current call) against an earlier one (`then`, its range, call and where
+   the program was), which the stream now was known only up to `known`. */
+static void say_pair(model *m, const char *rule, const char *now, uintptr_t lo, uintptr_t hi, int64_t seq, const char *then,
+                     const acc *a, int64_t known) {
+    char x[96], y[96];
+    if (m->printed++ >= 3) return;
+    where(m, lo, hi, x, sizeof x);
+    where(m, a->lo, a->hi, y, sizeof y);
+    fprintf(stderr,
+            "  %s violated: %s %s, call %lld, queued in step %d %s; %s %s, call %lld, queued in step %d %s; the first's "
+            "stream waited for the second's calls up to %lld only\n",
+            rule, now, x, (long long)seq, m->step, m->what, then, y, (long long)a->seq, a->step, a->what, (long long)known);
+}
+
 /* R5: a compute-stream write of [lo, hi) (queued as compute call seq): every
    COMM or COPY read of that device memory is known to the compute stream (a
    gradient slot's reduce-scatter and its copy to the host are done before
@@ -226,17 +242,8 @@ static void on_comp_write(model *m, uintptr_t lo, uintptr_t hi, int64_t seq) {
             m->r5_copy += r->stream == COPY;
             if (m->known[COMP][r->stream] < r->seq) {
                 m->r5_bad++;
-                if (m->printed++ < 3) {
-                    char wr[96], rd[96];
-                    where(m, lo, hi, wr, sizeof wr);
-                    where(m, r->lo, r->hi, rd, sizeof rd);
-                    fprintf(stderr,
-                            "  R5 violated: compute write %s, compute call %lld, queued in step %d %s; a %s read of %s, "
-                            "its call %lld, queued in step %d %s; the compute stream waited for that stream's calls up "
-                            "to %lld only\n",
-                            wr, (long long)seq, m->step, m->what, r->stream == COPY ? "COPY" : "COMM", rd, (long long)r->seq,
-                            r->step, r->what, (long long)m->known[COMP][r->stream]);
-                }
+                say_pair(m, "R5", "compute write", lo, hi, seq, r->stream == COPY ? "a COPY read of" : "a COMM read of", r,
+                         m->known[COMP][r->stream]);
             }
             remove_at(m->sreads, &m->n_sr, i);
         } else {
@@ -313,17 +320,7 @@ static void on_op(model *m, zero_stream_id s, const void *dst, size_t bytes) {
             m->r2_pers += r->persistent;
             if (!ok) {
                 m->r2_bad++;
-                if (m->printed++ < 3) {
-                    char wr[96], rd[96];
-                    where(m, lo, hi, wr, sizeof wr);
-                    where(m, r->lo, r->hi, rd, sizeof rd);
-                    fprintf(stderr,
-                            "  R2 violated: COMM write %s, comm call %lld, queued in step %d %s; a compute read of %s, "
-                            "compute call %lld, queued in step %d %s; the comm stream waited for compute calls up to "
-                            "%lld only\n",
-                            wr, (long long)seq, m->step, m->what, rd, (long long)r->seq, r->step, r->what,
-                            (long long)m->known[COMM][COMP]);
-                }
+                say_pair(m, "R2", "COMM write", lo, hi, seq, "a compute read of", r, m->known[COMM][COMP]);
             }
             remove_at(m->reads, &m->n_r, i);
         } else {
@@ -355,17 +352,7 @@ static void on_read(model *m, const void *p, size_t bytes, int persistent, int64
             m->r1_pers += persistent;
             if (!ok) {
                 m->r1_bad++;
-                if (m->printed++ < 3) {
-                    char wr[96], rd[96];
-                    where(m, w->lo, w->hi, wr, sizeof wr);
-                    where(m, lo, hi, rd, sizeof rd);
-                    fprintf(stderr,
-                            "  R1 violated: compute read %s, compute call %lld, queued in step %d %s; a COMM write of %s, "
-                            "comm call %lld, queued in step %d %s; the compute stream waited for comm calls up to %lld "
-                            "only\n",
-                            rd, (long long)seq, m->step, m->what, wr, (long long)w->seq, w->step, w->what,
-                            (long long)m->known[COMP][COMM]);
-                }
+                say_pair(m, "R1", "compute read", lo, hi, seq, "a COMM write of", w, m->known[COMP][COMM]);
             }
             remove_at(m->writes, &m->n_w, i);
         } else {
