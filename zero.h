@@ -1563,6 +1563,12 @@ typedef struct zero_step_info {
        read, the compute-dtype parameters written); 0 when skipped. With
        delayed_param_update it runs during the next step. */
     int64_t cpu_adam_bytes;
+    /* offload_optimizer with gradient accumulation (stages 2-3): the host
+       memory the CPU's adds of this step's micro-batches read and wrote,
+       bytes (each chunk read in the compute dtype; the sum written by the
+       first micro-batch, read and written by the later ones, in the
+       accumulation dtype); 0 where the device adds them. */
+    int64_t cpu_sum_bytes;
     /* What this rank's collectives sent for this step, bytes, per group
        (ZERO_GROUP_WORLD: the flat collectives; with mics_shard_size the
        reductions and gathers inside the shard group and the all-reduce
@@ -2141,6 +2147,13 @@ typedef struct zero_floor {
     double floor_ms;                       /* the step at best, with the schedule's overlap */
     const char *schedule;                  /* "sequential", "overlapped", "early", "delayed" (static) */
     double nvme_ms[ZERO_XFER_PHASE_COUNT]; /* each phase's NVMe reads and writes at the bandwidths */
+    /* Host memory's load beside floor_ms, not in it: every byte the step
+       moves through host memory (the CPU's adds of micro-batches, the CPU
+       Adam, each PCIe and NVMe byte once) and that at bw->host (0 where
+       host is 0). host is the CPU's threads' rate in the CPU Adam's
+       pattern, not the memory's own limit (DMA may add to it), so this is
+       a measure of the load, not a bound. */
+    double host_bytes, host_ms;
 } zero_floor;
 
 /* The floor of the step that `info` reports (zero_step's), for engine e.
@@ -10503,6 +10516,7 @@ typedef struct zero__xfer { /* the step's copies between host and device (zero_s
     int64_t to_dev[ZERO_XFER_PHASE_COUNT], to_host[ZERO_XFER_PHASE_COUNT];
     int64_t comm[ZERO_GROUP_COUNT]; /* bytes the step's collectives send from this rank, per group */
     int64_t nvme_rd[ZERO_XFER_PHASE_COUNT], nvme_wr[ZERO_XFER_PHASE_COUNT]; /* its NVMe tiles' data read, written */
+    int64_t cpu_sum;                              /* the host sum's reads and writes (under thr.mu) */
     uintptr_t *lo, *hi;                           /* the engine's allocations */
     int outside_dev;                              /* memory outside them is device memory (the program's tensors) */
     unsigned char *dev;                           /* ... 1: device memory, 0: host (pinned or not) */
@@ -13192,12 +13206,14 @@ static void zero__hsum_run(zero_engine *e, zero_error *fail) {
         q = h->head % h->n_q;
         u = h->q_unit[q];
         if (fail->code == ZERO_OK && !e->thr.quit) {
-            int set = h->q_set[q];
+            const int set = h->q_set[q];
+            const int64_t n = e->plan.layout->units[u].chunk;
             pthread_mutex_unlock(&e->thr.mu);
             if (e->be.event_sync(e->be.ctx, h->ev[q], fail) == ZERO_OK)
                 e->be.cpu_convert(e->be.cpu_ctx, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], e->plan.asize), e->plan.adt,
-                                  h->arena + h->q_off[q], e->plan.cdt, (size_t)e->plan.layout->units[u].chunk, !set, fail);
+                                  h->arena + h->q_off[q], e->plan.cdt, (size_t)n, !set, fail);
             pthread_mutex_lock(&e->thr.mu);
+            if (fail->code == ZERO_OK) e->xfer.cpu_sum += n * (int64_t)(e->plan.csize + (set ? 1 : 2) * e->plan.asize);
         }
         zero__hsum_pop(h);
         pthread_cond_broadcast(&e->thr.cv);
@@ -17931,6 +17947,8 @@ static void zero__step_counters(zero_engine *e, zero_step_info *in) {
     memcpy(in->nvme_bytes_written, e->xfer.nvme_wr, sizeof in->nvme_bytes_written);
     memset(e->xfer.nvme_rd, 0, sizeof e->xfer.nvme_rd);
     memset(e->xfer.nvme_wr, 0, sizeof e->xfer.nvme_wr);
+    in->cpu_sum_bytes = e->xfer.cpu_sum; /* (the thread's adds all done: the last micro-batch drained them) */
+    e->xfer.cpu_sum = 0;
     e->xfer.phase = ZERO_XFER_FORWARD;
     memset(e->run.t_phase, 0, sizeof e->run.t_phase);
 }
@@ -20913,7 +20931,7 @@ ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, 
     if (!info || !bw || !out)
         return zero__efail(e, ZERO_MSG_NULL_ARG, "zero_floor_of: %s is NULL", !info ? "info" : !bw ? "bw" : "out");
     for (k = 0; k < ZERO_XFER_PHASE_COUNT; k++) {
-        if (info->bytes_to_device[k] < 0 || info->bytes_to_host[k] < 0 || info->cpu_adam_bytes < 0 ||
+        if (info->bytes_to_device[k] < 0 || info->bytes_to_host[k] < 0 || info->cpu_adam_bytes < 0 || info->cpu_sum_bytes < 0 ||
             info->nvme_bytes_read[k] < 0 || info->nvme_bytes_written[k] < 0)
             return zero__efail(e, ZERO_MSG_BAD_ARG, "zero_floor_of: info holds negative byte counts (not zero_step's)");
         dev += info->bytes_to_device[k];
@@ -20939,6 +20957,9 @@ ZERO__DEF zero_result zero_floor_of(zero_engine *e, const zero_step_info *info, 
                            (info->nvme_bytes_written[k] > 0 ? (double)info->nvme_bytes_written[k] / bw->nvme_write : 0)) * 1e3;
     }
     out->adam_ms = info->cpu_adam_bytes > 0 ? (double)info->cpu_adam_bytes / bw->host * 1e3 : 0;
+    out->host_bytes = (double)info->cpu_sum_bytes + (double)info->cpu_adam_bytes + (double)dev + (double)host + (double)nrd +
+                      (double)nwr;
+    out->host_ms = bw->host > 0 && isfinite(bw->host) ? out->host_bytes / bw->host * 1e3 : 0;
     /* each phase's NVMe beside its copies (forward, backward) or the CPU Adam (the step) */
     f = fmax(out->copy_ms[ZERO_XFER_FORWARD], out->nvme_ms[ZERO_XFER_FORWARD]);
     b = fmax(out->copy_ms[ZERO_XFER_BACKWARD], out->nvme_ms[ZERO_XFER_BACKWARD]);

@@ -199,6 +199,14 @@ static void check_floor(const zero_step_info *in, const zero_bandwidths *bw, con
                out->nvme_ms[k], nv[k]);
     }
     CHECKF(zt_near(out->adam_ms, adam, 1e-9), "%s: adam_ms %.17g, want %.17g", what, out->adam_ms, adam);
+    { /* host memory's load: the CPU's adds, the CPU Adam, every PCIe and NVMe byte once, at bw->host */
+        double hb = (double)in->cpu_sum_bytes + (double)in->cpu_adam_bytes;
+        for (k = 0; k < NPH; k++)
+            hb += (double)in->bytes_to_device[k] + (double)in->bytes_to_host[k] + (double)in->nvme_bytes_read[k] +
+                  (double)in->nvme_bytes_written[k];
+        CHECKF(zt_near(out->host_bytes, hb, 1e-12) && zt_near(out->host_ms, bw->host > 0 ? 1e3 * hb / bw->host : 0, 1e-9),
+               "%s: host memory %.17g bytes, %.17g ms; want %.17g bytes", what, out->host_bytes, out->host_ms, hb);
+    }
     /* the forward's and the backward's NVMe beside their copies, the step's beside the Adam */
     c[0] = fmax(c[0], nv[0]);
     c[1] = fmax(c[1], nv[1]);
@@ -347,6 +355,7 @@ static void floor_checks(zero_engine *e, sched s, const zero_step_info *real, co
         bw.nvme_read = zt_rand_range(5e8, 1.4e10);
         bw.nvme_write = zt_rand_range(5e8, 1.2e10);
         in.cpu_adam_bytes = zt_rand_int(0, 3) ? zt_rand_int(1, 20000000000) : 0;
+        in.cpu_sum_bytes = zt_rand_int(0, 1) ? zt_rand_int(1, 200000000000) : 0;
         in.cpu_units_early = zt_rand_int(0, 1) * zt_rand_int(1, 9);
         in.cpu_units_overlapped = zt_rand_int(0, 1) * zt_rand_int(1, 9);
         bw.h2d = zt_rand_range(1e9, 6e10);
@@ -433,6 +442,9 @@ static void floor_checks(zero_engine *e, sched s, const zero_step_info *real, co
     }
     in = full;
     in.cpu_adam_bytes = -1;
+    CHECK(zero_floor_of(e, &in, &bw, &out) == ZERO_ERR_INVALID_ARG);
+    in = full;
+    in.cpu_sum_bytes = -1;
     CHECK(zero_floor_of(e, &in, &bw, &out) == ZERO_ERR_INVALID_ARG);
     /* NVMe: a bandwidth <= 0 or not finite fails where the step has tile bytes that way, and is not looked at
        where it has none; a negative count fails */

@@ -55,6 +55,7 @@ typedef struct job {
     int params_host;     /* cfg.ratio_params_device = 0 */
     int64_t overlapped;  /* rank 0: units whose CPU Adam zero_step left to run beside the next forward */
     int64_t bwd_to_host, bwd_to_dev; /* rank 0: bytes copied in the last step's backwards */
+    int64_t cpu_sum;                 /* rank 0: the last step's cpu_sum_bytes (the CPU's adds of micro-batches) */
     int64_t all_to_dev, step_to_host; /* rank 0: the last step's bytes to the device (every phase), to the host in zero_step */
     int nvme, no_hooks, corrupt; /* "nvme"; a backend without tile store; flip a file byte after step 2 */
     int clear_path;              /* nvme_path emptied after zero_config_resolve */
@@ -141,6 +142,7 @@ static zero_result train(zero_engine *e, const job *J, int rank) {
             if (rank == 0) ((job *)J)->overlapped += info.cpu_units_overlapped;
             if (rank == 0) ((job *)J)->bwd_to_host = info.bytes_to_host[ZERO_XFER_BACKWARD];
             if (rank == 0) ((job *)J)->bwd_to_dev = info.bytes_to_device[ZERO_XFER_BACKWARD];
+            if (rank == 0) ((job *)J)->cpu_sum = info.cpu_sum_bytes;
             if (rank == 0) ((job *)J)->step_to_host = info.bytes_to_host[ZERO_XFER_STEP];
             if (rank == 0) {
                 int ph;
@@ -883,6 +885,12 @@ int main(void) {
                             CHECKF(x > 0 && b.bwd_to_host == (gas - 1) * x * d / 4 + x,
                                    "stage %d %s world %d gas %d: backward copies %lld to the host, %lld to the device", stage,
                                    zero_dtype_name((zero_dtype)dt), world, gas, (long long)b.bwd_to_host, (long long)x);
+                            /* the CPU's adds of the micro-batches before the last, X / 4 elements each: the chunk
+                               read (d bytes), the fp32 sum written by the first, read and written by the rest */
+                            CHECKF(b.cpu_sum == (gas - 1) * x * d / 4 + x + (gas - 2) * 2 * x,
+                                   "stage %d %s world %d gas %d: cpu_sum_bytes %lld, want %lld (X %lld)", stage,
+                                   zero_dtype_name((zero_dtype)dt), world, gas, (long long)b.cpu_sum,
+                                   (long long)((gas - 1) * x * d / 4 + x + (gas - 2) * 2 * x), (long long)x);
                             c = b;
                             c.bwd_to_dev = c.bwd_to_host = 0;
                             setenv("ZERO_HOST_SUM", "0", 1);
@@ -891,7 +899,7 @@ int main(void) {
                             CHECKF(c.r[0] == ZERO_OK && !memcmp(c.w[0], b.w[0], sizeof c.w[0]) && !memcmp(c.m[0], b.m[0], sizeof c.m[0]),
                                    "stage %d %s world %d gas %d: ZERO_HOST_SUM=0 changed the weights or moments (%s)", stage,
                                    zero_dtype_name((zero_dtype)dt), world, gas, c.msg[0]);
-                            CHECKF(c.bwd_to_dev == (gas - 1) * x && c.bwd_to_host == gas * x,
+                            CHECKF(c.bwd_to_dev == (gas - 1) * x && c.bwd_to_host == gas * x && c.cpu_sum == 0,
                                    "stage %d %s world %d gas %d, ZERO_HOST_SUM=0: %lld to the host, %lld to the device (X %lld)",
                                    stage, zero_dtype_name((zero_dtype)dt), world, gas, (long long)c.bwd_to_host,
                                    (long long)c.bwd_to_dev, (long long)x);
@@ -905,7 +913,7 @@ int main(void) {
                             CHECKF(c.r[0] == ZERO_OK && !memcmp(c.w[0], a.w[0], sizeof c.w[0]) && !memcmp(c.m[0], a.m[0], sizeof c.m[0]),
                                    "stage %d %s world %d gas %d: the device's accumulation changed the weights or moments (%s)",
                                    stage, zero_dtype_name((zero_dtype)dt), world, gas, c.msg[0]);
-                            CHECKF(c.bwd_to_dev == 0 && c.bwd_to_host == x,
+                            CHECKF(c.bwd_to_dev == 0 && c.bwd_to_host == x && c.cpu_sum == 0,
                                    "stage %d %s world %d gas %d, ZERO_GRAD_ACC=device: %lld to the host, %lld to the device (X %lld)",
                                    stage, zero_dtype_name((zero_dtype)dt), world, gas, (long long)c.bwd_to_host,
                                    (long long)c.bwd_to_dev, (long long)x);

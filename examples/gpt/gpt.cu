@@ -736,6 +736,7 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
            tag, in->bytes_to_device[ZERO_XFER_FORWARD] / gb, in->bytes_to_device[ZERO_XFER_BACKWARD] / gb,
            in->bytes_to_host[ZERO_XFER_BACKWARD] / gb, in->bytes_to_device[ZERO_XFER_STEP] / gb,
            in->bytes_to_host[ZERO_XFER_STEP] / gb, in->cpu_adam_bytes / gb);
+    if (in->cpu_sum_bytes > 0) printf(" | the CPU's adds of micro-batches %.3g GB of host memory", in->cpu_sum_bytes / gb);
     if (nvme_rd + nvme_wr > 0)
         printf(" | NVMe read forward %.3g, backward %.3g, step %.3g GB, written in the step %.3g GB",
                in->nvme_bytes_read[ZERO_XFER_FORWARD] / gb, in->nvme_bytes_read[ZERO_XFER_BACKWARD] / gb,
@@ -782,6 +783,13 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
            nvme_text, f.floor_ms, compute_text, floor_ms,
            compute > f.floor_ms ? "compute" : nvme_rd + nvme_wr > 0 ? "copies, CPU Adam and NVMe" : "copies and CPU Adam", med_ms,
            floor_ms > 0 ? med_ms / floor_ms : 0.0);
+    /* host memory's load beside it, not a floor: the probe's rate is what the CPU's threads reach, and the copies'
+       DMA may add to it */
+    printf("%s host memory's load: %.1f GB a step (the CPU's adds %.1f, CPU Adam %.1f, the copies and NVMe %.1f), "
+           "%.1f ms at the %.1f GB/s measured above (%.2fx of the median step)\n",
+           tag, f.host_bytes / gb, in->cpu_sum_bytes / gb, in->cpu_adam_bytes / gb,
+           (f.host_bytes - (double)in->cpu_sum_bytes - (double)in->cpu_adam_bytes) / gb, f.host_ms, bw.host / gb,
+           med_ms > 0 ? f.host_ms / med_ms : 0.0);
     if (s->jsonl) {
         metrics_line m(s->jsonl, "floor");
         m.str("schedule", f.schedule);
@@ -798,6 +806,9 @@ static void print_floor(const run_state *s, zero_engine *e, double med_ms) {
         m.i64s("bytes_to_device", in->bytes_to_device, 3);
         m.i64s("bytes_to_host", in->bytes_to_host, 3);
         m.i64("cpu_adam_bytes", in->cpu_adam_bytes);
+        m.i64("cpu_sum_bytes", in->cpu_sum_bytes);
+        m.num("host_bytes", "%.0f", f.host_bytes);
+        m.num("host_ms", "%.3f", f.host_ms);
         m.num("h2d_gbps", "%.3f", bw.h2d / gb);
         m.num("d2h_gbps", "%.3f", bw.d2h / gb);
         m.num("duplex_gbps", "%.3f", bw.duplex / gb);
