@@ -717,6 +717,30 @@ static void test_timeline(const char *dir) {
             CHECK(tl_read(&tf, prefix, 0));
             tl_done(&tf);
         }
+        { /* ZERO_TIMELINE_EVENTS: a count too small for the step writes what fits and says so; a bad one warns */
+            tl_file tf;
+            int ran_out = 0, bad = 0;
+            setenv("ZERO_TIMELINE_EVENTS", "16", 1);
+            clear_logs();
+            CHECK(run(&J));
+            for (k = 0; k < n_logs; k++)
+                ran_out += logs[k].item == ZERO_MSG_ENGINE_TIMELINE && strstr(logs[k].text, "events ran out") &&
+                           strstr(logs[k].text, "ZERO_TIMELINE_EVENTS raises the count");
+            CHECKF(ran_out == 2, "ZERO_TIMELINE_EVENTS=16: %d lines say the events ran out", ran_out);
+            CHECK(tl_read(&tf, prefix, 0));
+            if (tf.ok) {
+                int other = jobj(&tf.j, 0, "otherData"), cpl = other >= 0 ? zero__json_get(&tf.j, other, "complete") : -1;
+                CHECK(cpl >= 0 && tf.j.nodes[cpl].type == ZERO__JSON_FALSE);
+            }
+            tl_done(&tf);
+            setenv("ZERO_TIMELINE_EVENTS", "8", 1);
+            clear_logs();
+            CHECK(run(&J));
+            for (k = 0; k < n_logs; k++)
+                bad += logs[k].item == ZERO_MSG_ENV_INVALID && strstr(logs[k].text, "ZERO_TIMELINE_EVENTS=8");
+            CHECKF(bad >= 1, "ZERO_TIMELINE_EVENTS=8: %d warnings", bad);
+            unsetenv("ZERO_TIMELINE_EVENTS");
+        }
         unsetenv("ZERO_TIMELINE");
     }
 }
