@@ -2026,6 +2026,10 @@ typedef struct zero_time_model {
                                  parameters stay in the host's shard, fetched every pass and written
                                  back every step (zero_config.ratio_params_device 0, and the engine
                                  before it kept them); 0: they stay on the device (the default) */
+    int ratio_first;          /* 1: the ratio's kept units are the leading ones (ZERO_RATIO_UNITS=first,
+                                 and the engine before e.g. 68264d1), whose compute hides none of the
+                                 later units' copies; 0: spread through the layout (the default), so
+                                 the fetched share's copies run beside the whole pass's compute */
 } zero_time_model;
 
 typedef struct zero_time_estimate {
@@ -4276,7 +4280,8 @@ static const zero__key zero__keys[] = {
              "zero creates its swap files at engine creation", ZERO__K_BOOL, 0, 1, NULL, 0),
     ZERO__OFFLOAD_KEY(offload_optimizer, ratio, "float", "1.0", ZERO__IMPL, "fraction of sub-groups stepped on the CPU (< 1 only stage 3)",
              "units are the sub-groups, split by elements (zero's units are not of one size, DeepSpeed's sub-groups "
-             "are): the leading trainable units within the first (1 - ratio) of the shard's elements keep master, m, v and their "
+             "are): at most (1 - ratio) of the shard's elements, in units spread through the layout (`ZERO_RATIO_UNITS=first`: the "
+             "leading ones, as DeepSpeed), keep master, m, v and their "
              "gradients on the device and step with its Adam, the rest on the CPU; device \"cpu\" and Adam / AdamW only (\"nvme\", "
              "other optimizers refused); no early, overlapped or delayed CPU step then; ignored (warning) without offload, as DeepSpeed; "
              "`zero_estimate --time --plan --offload cpu` chooses one for a model and GPU",
@@ -10391,6 +10396,9 @@ typedef struct zero__opt_place { /* the optimizer strategy's state; which one ru
        device and step with the device's Adam (zero__unit_on_device) */
     int twin;
     int64_t dev_elems;
+    unsigned char *udev; /* twin: per unit, its optimizer state and Adam are the device's (zero__state_split) */
+    int64_t *uoff;       /* twin: per trainable unit, its place among its side's units (device or host arrays) */
+    int64_t *poff;       /* offload_param.dres > 0: per unit, its parameters' place in dparams or buf.params */
     /* early CPU step (offload "cpu" without clipping or an overflow check:
        nothing of the step waits for the global norm): on the last
        micro-batch the engine's thread steps each unit as soon as its gradient
@@ -12152,16 +12160,18 @@ static int zero__master_is_params(const zero_engine *e) {
    order, zero__state_split). */
 static int zero__unit_on_device(const zero_engine *e, int u) {
     if (!e->opt.cpu) return 1;
-    return e->opt.twin && e->plan.unit_shard_off[u] >= 0 && e->plan.unit_shard_off[u] < e->opt.dev_elems;
+    return e->opt.twin && e->opt.udev && e->opt.udev[u];
 }
 
-/* Unit u's place in the buffer its master, m and v live in: the device's
-   units from the start of buf.dmaster / dm / dv, the others after them in
-   buf.master / m / v. */
+/* Unit u's place in the buffer its master, m and v live in: with a ratio
+   below 1 the device's units one after the other in buf.dmaster / dm / dv,
+   the others in buf.master / m / v, each in layout order. */
 static int64_t zero__opt_off(const zero_engine *e, int u) {
     if (e->plan.stage == 0) return e->plan.unit_buf_off[u];
-    return e->plan.unit_shard_off[u] - (e->opt.twin && !zero__unit_on_device(e, u) ? e->opt.dev_elems : 0);
+    return e->opt.twin ? e->opt.uoff[u] : e->plan.unit_shard_off[u];
 }
+
+static int zero__param_resident(const zero_engine *e, int u);
 
 /* compute-dtype parameters that rank owns of unit u: whole unit on stage 0 */
 static void *zero__param_own(const zero_engine *e, int u) {
@@ -12171,8 +12181,7 @@ static void *zero__param_own(const zero_engine *e, int u) {
     if (e->plan.stage == 0) return zero__at(e->buf.params, x->offset, e->plan.csize);
     if (e->plan.stage < 3) return zero__at(e->buf.params, x->offset + (int64_t)e->plan.rank * x->chunk, e->plan.csize);
     if (e->offload_param.dres > 0)
-        return x->shard_offset < e->offload_param.dres ? zero__at(e->offload_param.dparams, x->shard_offset, e->plan.csize)
-                                                       : zero__at(e->buf.params, x->shard_offset - e->offload_param.dres, e->plan.csize);
+        return zero__at(zero__param_resident(e, u) ? e->offload_param.dparams : e->buf.params, e->opt.poff[u], e->plan.csize);
     return zero__at(e->buf.params, x->shard_offset, e->plan.csize);
 }
 
@@ -12224,8 +12233,7 @@ static int zero__params_on_device(const zero_engine *e) { return !e->offload_par
    (offload_param "cpu" with offload_optimizer.ratio below 1) u is among
    the first units, whose Adam is the device's (zero__param_dres). */
 static int zero__param_resident(const zero_engine *e, int u) {
-    return zero__params_on_device(e) ||
-           (e->offload_param.dres > 0 && e->plan.layout->units[u].shard_offset < e->offload_param.dres);
+    return zero__params_on_device(e) || (e->offload_param.dres > 0 && !e->plan.layout->units[u].frozen && zero__unit_on_device(e, u));
 }
 
 /* Each unit's new parameters land in place: on the device, not through the
@@ -12350,8 +12358,10 @@ static zero__gview zero__grad_view(const zero_engine *e, int u) {
         else if (ss->slot >= 0)
             v.write = zero__slot_at(e, x->span, ss->slot) + (size_t)(x->offset - e->plan.span_off[x->span]) * e->plan.csize;
         /* (host_acc: no device accumulator, the chunk is in buf.cpu_grad; but
-           for the units stepped on the device, whose chunks lie first) */
-        v.acc = !zero__grad_on_host(e, u) && e->buf.accum ? zero__at(e->buf.accum, e->plan.unit_shard_off[u], e->plan.asize) : NULL;
+           for the units stepped on the device, one after the other there: zero__opt_off) */
+        v.acc = !zero__grad_on_host(e, u) && e->buf.accum
+                    ? zero__at(e->buf.accum, e->plan.host_acc ? zero__opt_off(e, u) : e->plan.unit_shard_off[u], e->plan.asize)
+                    : NULL;
         v.chunk = v.adam = v.acc;
         v.dt = e->plan.adt;
     }
@@ -12680,26 +12690,51 @@ static void zero__state_plan(zero_engine *e, const zero_config *cfg, const zero_
    zero's units are not (a block's LayerNorms and biases are units beside its
    weights), and the count would keep another share: 60.3% of a 12.9e9 GPT at
    ratio 0.4, 3.7 GB more device memory than its plan. So the split is by
-   elements: the leading trainable units in layout order whose own chunks end
-   within the first (1 - ratio) x ST elements of the trainable shard stay on
-   the device (at most that share, less by at most the unit across it), and
-   their chunks are the first opt.dev_elems elements of the shard. */
+   elements, at most (1 - ratio) x ST of the trainable shard on the device.
+   Which units: spread through the layout (a unit stays on the device when
+   the device's elements so far, its own counted, stay within that share of
+   the trainable elements so far), so that with offload_param each offloaded
+   unit's fetch has kept units' compute beside it, not only its own (the
+   leading units, DeepSpeed's choice and ZERO_RATIO_UNITS=first here, leave
+   the later layers' copies under their own compute alone: a 12.9e9 GPT on
+   one H200 took 813 ms a micro-batch against 336 of compute). Each side's
+   units lie one after the other in its arrays, in layout order
+   (opt.uoff); opt.dev_elems counts the device's. */
 static zero_result zero__state_split(zero_engine *e, const zero__sizes *zs) {
     const zero_layout *l = e->plan.layout;
-    double want;
-    int u, v;
+    const char *how = getenv("ZERO_RATIO_UNITS");
+    const int first = how && !strcmp(how, "first");
+    double f, tot = 0;
+    int64_t dev = 0, host = 0;
+    int u, open = 1;
     e->opt.dev_elems = 0;
     if (!e->opt.twin) return ZERO_OK;
-    want = (1.0 - e->cfg.zero_optimization.offload_optimizer.ratio) * (double)zs->ST;
-    for (u = 0; u < l->n_units; u = v) {
-        int64_t end;
-        for (v = u + 1; v < l->n_units && l->units[v].frozen; v++) {
+    if (how && *how && !first && strcmp(how, "spread") != 0)
+        zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID,
+                  "ZERO_RATIO_UNITS=%s: neither \"spread\" nor \"first\", ignored (spread)", how);
+    e->opt.udev = (unsigned char *)ZERO_MALLOC((size_t)(l->n_units ? l->n_units : 1));
+    e->opt.uoff = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)(l->n_units ? l->n_units : 1));
+    if (!e->opt.udev || !e->opt.uoff) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: unit tables");
+    f = 1.0 - e->cfg.zero_optimization.offload_optimizer.ratio;
+    for (u = 0; u < l->n_units; u++) {
+        int64_t c;
+        e->opt.udev[u] = 0;
+        e->opt.uoff[u] = -1;
+        if (l->units[u].frozen || e->plan.unit_shard_off[u] < 0) continue;
+        /* (a unit's own chunk: up to the next trainable unit's start) */
+        c = l->units[u].chunk;
+        tot += (double)c;
+        if (first ? open && (double)(dev + c) <= f * (double)zs->ST : (double)(dev + c) <= f * tot) {
+            e->opt.udev[u] = 1;
+            e->opt.uoff[u] = dev;
+            dev += c;
+        } else {
+            open = 0;
+            e->opt.uoff[u] = host;
+            host += c;
         }
-        if (l->units[u].frozen) continue;
-        end = v < l->n_units ? e->plan.unit_shard_off[v] : zs->ST; /* (the next trainable unit's start) */
-        if ((double)end > want) break;
-        e->opt.dev_elems = end;
     }
+    e->opt.dev_elems = dev;
     return ZERO_OK;
 }
 
@@ -12794,26 +12829,24 @@ static zero_result zero__alloc_param_tiles(zero_engine *e, int64_t max_chunk, in
 /* The compute-dtype parameters (full, or stage 3's shard: on the host with
    offload_param), and offload_param's device staging and NVMe tiles. */
 /* offload_param "cpu" with offload_optimizer.ratio below 1 (and
-   cfg.ratio_params_device): the device's
-   units keep their parameters on the device, the first dres elements of the
-   shard (the end of the last device unit's chunk), when every trainable
-   unit below it is the device's (they are the first ones in layout order;
-   frozen units between them stay there too); else none (0). */
+   cfg.ratio_params_device): the device's units keep their parameters on the
+   device, one after the other in offload_param.dparams (dres elements), the
+   other units' (frozen ones too) in buf.params, each side in layout order
+   (opt.poff); else dres 0 and the shard is buf.params as it lies. */
 static zero_result zero__param_dres(zero_engine *e) {
     const zero_layout *l = e->plan.layout;
-    int64_t end = 0;
+    int64_t dev = 0, host = 0;
     int u;
     e->offload_param.dres = 0;
     if (e->plan.stage != 3 || e->offload_param.device != ZERO_OFFLOAD_CPU || !e->opt.twin || e->opt.dev_elems <= 0 ||
         !e->cfg.ratio_params_device)
         return ZERO_OK;
+    e->opt.poff = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)(l->n_units ? l->n_units : 1));
+    if (!e->opt.poff) return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: unit tables");
     for (u = 0; u < l->n_units; u++)
-        if (!l->units[u].frozen && zero__unit_on_device(e, u)) end = zero__max_i64(end, l->units[u].shard_offset + l->units[u].chunk);
-    for (u = 0; u < l->n_units; u++)
-        if (l->units[u].shard_offset < end &&
-            (l->units[u].shard_offset + l->units[u].chunk > end || (!l->units[u].frozen && !zero__unit_on_device(e, u))))
-            return ZERO_OK;
-    e->offload_param.dres = end;
+        if (!l->units[u].frozen && zero__unit_on_device(e, u)) e->opt.poff[u] = dev, dev += l->units[u].chunk;
+        else e->opt.poff[u] = host, host += l->units[u].chunk;
+    e->offload_param.dres = dev;
     return ZERO_OK;
 }
 
@@ -14768,6 +14801,10 @@ static zero_result zero__plan_tables(zero_engine *e, int n) {
 }
 
 static void zero__free_tables(zero_engine *e) {
+    ZERO_FREE(e->opt.udev);
+    ZERO_FREE(e->opt.uoff);
+    ZERO_FREE(e->opt.poff);
+    e->opt.udev = NULL, e->opt.uoff = e->opt.poff = NULL;
     if (e->be.event_destroy) {
         if (e->buf.ev_compute) e->be.event_destroy(e->be.ctx, e->buf.ev_compute);
         if (e->buf.ev_comm) e->be.event_destroy(e->be.ctx, e->buf.ev_comm);
@@ -20770,16 +20807,21 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
            Adam runs beside the next forward, which waits for it unit by unit: the first forward takes
            max(Adam, its fetch, t_fwd); with a ratio below 1 the plain step: the CPU's part of the Adam after
            the backward, the GPU's on the device, whose units keep their parameters and gradients there (the
-           fetches and copies are the CPU's share's). Those kept units are the first layers, so their compute
-           cannot hide the later layers' fetches (the pool prefetches a few units ahead, left out): a pass's
-           copies hide under the CPU share's own compute only */
+           fetches and copies are the CPU's share's). Kept units spread through the layout (the default)
+           leave every unit's compute beside the next offloaded unit's fetch: a pass's copies hide under
+           the whole pass; the leading ones (ratio_first) cannot hide the later layers' fetches (the pool
+           prefetches a few units ahead, left out): there a pass's copies hide under the CPU share's own
+           compute only */
         double cpu = k.ratio < 1 ? k.ratio : 1; /* (the share on the CPU: the engine's split by elements) */
         double fetched = m->ratio_params_host ? 1 : cpu; /* (the engine before: every unit's parameters on the host) */
         double S = P / G, pass = d * S * fetched / pcie, keep = m->stage3_max_live_parameters >= P;
         double gmb = mb > 1 ? d * S * cpu / pcie : 0; /* a micro-batch's before the last (the device's units: none) */
         double out_b = (mb > 1 ? 8.0 * S : d * S) * cpu, grads = out_b / pcie; /* (the last's) */
         double back = m->ratio_params_host ? d * S * (1 - cpu) : 0; /* (the engine before: the device's units' back) */
-        double hf = t_fwd * fetched, hb = t_bwd * fetched; /* the compute beside the fetched share's copies */
+        /* the compute beside the fetched share's copies: that share's own, or (the kept units spread through
+           the layout, their parameters on the device) every unit's */
+        double hide = k.ratio < 1 && !m->ratio_first && !m->ratio_params_host ? 1 : fetched;
+        double hf = t_fwd * hide, hb = t_bwd * hide;
         double gate, more, tail;
         out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * S * cpu * g / host;
         out->bytes_pcie = (keep ? 1 : 2 * mb) * d * S * fetched + (mb - 1) * d * S * cpu + out_b + back;

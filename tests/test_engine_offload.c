@@ -249,9 +249,11 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         return ZERO_OK;
     }
     if (b->rank == 0) {
-        /* the rule, counted here: the leading trainable units whose chunks end within the first
-           (1 - ratio) of the trainable shard's elements (DeepSpeed's count of its equal sub-groups, by
-           elements: zero's units are not of one size) */
+        /* the rule, counted here: by elements, at most (1 - ratio) of the trainable shard's (DeepSpeed's
+           count of its equal sub-groups, by elements: zero's units are not of one size), the units spread
+           through the layout: a unit stays on the device when the device's elements so far, its own
+           counted, stay within that share of the trainable elements so far (ZERO_RATIO_UNITS=first: the
+           leading units whose chunks end within the share) */
         const zero_layout *l = zero_engine_layout(e);
         int u, nu = zero_layout_unit_count(l), stop = 0, n = 0, keep;
         double ratio = c.zero_optimization.offload_optimizer.ratio;
@@ -263,11 +265,21 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         for (u = 0; u < nu && keep > 0; u++)
             if (!zero_layout_unit(l, u)->frozen) J->count_elems += zero_layout_unit(l, u)->chunk, keep--;
         J->dev_elems = 0;
-        for (u = 0; u < nu && ratio < 1 && !stop; u++)
-            if (!zero_layout_unit(l, u)->frozen) {
-                if ((double)(J->dev_elems + zero_layout_unit(l, u)->chunk) > (1.0 - ratio) * (double)st) stop = 1;
-                else J->dev_elems += zero_layout_unit(l, u)->chunk;
-            }
+        if (getenv("ZERO_RATIO_UNITS") && !strcmp(getenv("ZERO_RATIO_UNITS"), "first")) {
+            for (u = 0; u < nu && ratio < 1 && !stop; u++)
+                if (!zero_layout_unit(l, u)->frozen) {
+                    if ((double)(J->dev_elems + zero_layout_unit(l, u)->chunk) > (1.0 - ratio) * (double)st) stop = 1;
+                    else J->dev_elems += zero_layout_unit(l, u)->chunk;
+                }
+        } else {
+            double seen = 0;
+            for (u = 0; u < nu && ratio < 1; u++)
+                if (!zero_layout_unit(l, u)->frozen) {
+                    seen += (double)zero_layout_unit(l, u)->chunk;
+                    if ((double)(J->dev_elems + zero_layout_unit(l, u)->chunk) <= (1.0 - ratio) * seen)
+                        J->dev_elems += zero_layout_unit(l, u)->chunk;
+                }
+        }
         zero_memory_report(e, &J->ms);
     }
     J->r[b->rank] = J->load ? zero_load(e, J->load, &err) : ZERO_OK;

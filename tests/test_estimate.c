@@ -1199,6 +1199,7 @@ static zero_time_model calib_model(const calib_run *c) {
     m.step_serial_gathers = !c->step_overlap;
     m.offload_ratio = c->ratio;
     m.ratio_params_host = c->params_host;
+    m.ratio_first = 1; /* (every row ran with the ratio's leading units kept, before they were spread) */
     return m;
 }
 
@@ -1380,16 +1381,23 @@ static void test_time_param_offload(void) {
                                            fmax(0, 0.04 + 0.16 - t_bwd), 1e-12);
     CHECK(pass.gpu_memory_bytes < keep.gpu_memory_bytes);
     /* a ratio below 1: the plain step (the Adam's CPU part, then the forward), the GPU's part on the device,
-       whose first half of the shard keeps its parameters and gradients there: each pass fetches the other
-       half (1e9 bytes, 20 ms) beside that half's compute only (the kept units are the first layers), each
-       micro-batch before the last sends 1e9 (20 ms), the last the fp32 sum in and out (2e9 each way, 80 ms) */
+       whose half of the shard keeps its parameters and gradients there: each pass fetches the other half
+       (1e9 bytes, 20 ms) beside that half's compute only where the kept units are the first layers
+       (ratio_first), beside the whole pass's where they are spread (the default); each micro-batch before
+       the last sends 1e9 (20 ms), the last the fp32 sum in and out (2e9 each way, 80 ms) */
     m.offload_ratio = 0.5;
+    m.ratio_first = 1;
     CHECK(zero_estimate_time(&m, &plain, &err) == ZERO_OK);
     CHECK_NEAR(plain.cpu_adam_s, 0.1, 1e-12);
     CHECK(plain.optimizer_s > 0);
     CHECK_NEAR(plain.bytes_pcie, 8 * 1e9 + 3 * 1e9 + 4e9, 1);
     CHECK_NEAR(plain.exposed_offload_s, t_fwd / 2 + fmax(0.02, t_fwd / 2) + 0.1 - t_fwd + 3 * fmax(0, 0.02 - t_fwd / 2) +
                                             3 * fmax(0, 0.04 - t_bwd / 2) + fmax(0, 0.02 + 0.08 - t_bwd / 2), 1e-12);
+    m.ratio_first = 0;
+    CHECK(zero_estimate_time(&m, &plain, &err) == ZERO_OK);
+    CHECK_NEAR(plain.bytes_pcie, 8 * 1e9 + 3 * 1e9 + 4e9, 1);
+    CHECK_NEAR(plain.exposed_offload_s, fmax(0.02, t_fwd) + 0.1 - t_fwd + 3 * fmax(0, 0.02 - t_fwd) +
+                                            3 * fmax(0, 0.04 - t_bwd) + fmax(0, 0.02 + 0.08 - t_bwd), 1e-12);
     /* the engine before (ratio_params_host): every unit's parameters fetched, the device's written back
        after their Adam (1e9 bytes, 20 ms, exposed) */
     m.ratio_params_host = 1;
