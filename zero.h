@@ -2087,10 +2087,10 @@ ZERO_API zero_result zero_estimate_time(const zero_time_model *m, zero_time_esti
 /* The plan: the fastest ZeRO option for m's model on m's machine (gpus_per_node x nodes GPUs) whose
    memory fits, as zero_estimate --time --plan prints it per GPU count. Memory per GPU: model states
    (zero_time_estimate.gpu_memory_bytes) + activations (zero_estimate_activations) +
-   ZERO_TIME_PLAN_RESERVE <= gpu_bytes; host memory per node (cpu_memory_bytes) <= cpu_bytes, unless
-   cpu_bytes <= 0. Searched: stages 1-3; groups G = 1, 2, 4, ... up to the world; the optimizer on the
-   GPU or offloaded to the CPU (offloaded only, where m->offload_optimizer is CPU); at stage 3 with it
-   offloaded, offload_optimizer.ratio 1, 0.9, ..., 0.1 and the parameters on the GPU, offloaded, or
+   ZERO_TIME_PLAN_RESERVE <= gpu_bytes; host memory per node (cpu_memory_bytes) +
+   ZERO_TIME_PLAN_HOST_RESERVE <= cpu_bytes, unless cpu_bytes <= 0. Searched: stages 1-3; groups
+   G = 1, 2, 4, ... up to the world; the optimizer on the GPU or offloaded to the CPU (offloaded only, where m->offload_optimizer is CPU); at stage 3 with it
+   offloaded, offload_optimizer.ratio 1, 0.99, ..., 0.01 and the parameters on the GPU, offloaded, or
    offloaded and kept in the pool (stage3_max_live_parameters = params); activations kept or every
    block recomputed. With tokens > 0 (tokens of a step on all GPUs) also the micro-batch (1, 2, 4, ...)
    and the accumulation tokens / (micro-batch x seq x GPUs); else m's micro_batch and grad_accum. The
@@ -2100,6 +2100,9 @@ ZERO_API zero_result zero_estimate_time(const zero_time_model *m, zero_time_esti
    gpu_bytes, cpu_bytes or tokens: not finite, gpu_bytes <= 0, tokens < 0). */
 #define ZERO_TIME_PLAN_RESERVE 4294967296.0 /* bytes a GPU keeps beside model states and activations: the CUDA
                                                context, cuBLAS's workspace, NCCL's buffers, fragmentation */
+/* host memory a node keeps beside the offloads' (cpu_memory_bytes): 2 GiB a GPU's process (the CUDA
+   runtime's and the program's own) and 2 GiB more; one H200 process held 1.4-2.3 GiB over it */
+#define ZERO_TIME_PLAN_HOST_RESERVE(gpus_per_node) (2147483648.0 * ((gpus_per_node) + 1))
 typedef struct zero_time_plan {
     int found;                /* 1: model and est hold the pick */
     zero_time_model model;    /* m with the pick's stage, group, offloads, ratio, pool, recompute (and with
@@ -2111,8 +2114,11 @@ ZERO_API zero_result zero_estimate_plan(const zero_time_model *m, double gpu_byt
                                         zero_time_plan *out, zero_error *err);
 /* Activations of m's GPT on one GPU, bytes: 34 C bytes a token a block kept for the backward
    (Korthikanti et al. 2022, 16-bit activations, attention scores not stored, as flash attention keeps
-   them), or with m->recompute each block's 2 C input bytes a token plus one block's 34 C live; and the
-   logits with their gradient in fp32, 8 V bytes a token. 0 for a NULL m. */
+   them), or with m->recompute what examples/gpt holds: the fp32 residual stream at every block's input
+   and the output, 4 C (L + 1) bytes a token, one block's 24 C and the backward's 30 C (within 1% of its
+   buffers at 2-8 x 1024 tokens, C 4096); and the logits (fp32) with their 16-bit gradient, 6 V bytes a
+   token, in chunks of at most ZERO_TIME_HEAD_CHUNK. 0 for a NULL m. */
+#define ZERO_TIME_HEAD_CHUNK 1073741824.0 /* examples/gpt's head chunk (--attn-mib 1024) */
 ZERO_API double zero_estimate_activations(const zero_time_model *m);
 
 /* The floor of an offloaded step: its copies at the PCIe bandwidths and its
@@ -20562,8 +20568,16 @@ out:
    the forward; the device's units keep their parameters and gradients on
    the device (only the CPU's share of the shard is fetched and sent;
    ratio_params_host prices the engine before, whose device units'
-   parameters were fetched every pass and copied back every step). Calibrated on PERF.md 4c (within 3% at 4-16 micro-batches);
-   16-18% low with one micro-batch, where the engine runs 1.2-1.4x its floor.
+   parameters were fetched every pass and copied back every step). With
+   more micro-batches the CPU adds each one's gradients into its fp32 sum
+   (d + 8 bytes of host memory a CPU-side parameter), and a backward before
+   the last loads host memory with those adds, its fetches and its
+   gradients; that load and the backward (its compute and exposed copies)
+   overlap only in part: their L2.5 norm (ZERO__TIME_HOST_NORM). Calibrated
+   on PERF.md 4c: the 12.3e9-12.9e9 runs with the CPU's adds within 5% at
+   2-8 x 1024 tokens a micro-batch; the 6.65e9 runs of the device's sum
+   (the engine before) 13-23% high at 8-16 micro-batches; 16-18% low with
+   one micro-batch, where the engine runs 1.2-1.4x its floor.
 
    Gradient accumulation (m > 1): every micro-batch adds its gradients into
    the fp32 accumulator on the device, at the hbm rate, not hidden: stages
@@ -20589,6 +20603,7 @@ out:
 #define ZERO__TIME_HOST 150e9          /* an H100 host's CPU Adam: 146.8-165.7 GB/s */
 #define ZERO__TIME_OPT_BYTES 30.0      /* per parameter, bench_optim --gpt */
 #define ZERO__TIME_CPU_ADAM_BYTES 28.0 /* per parameter: master, m, v read and written, 16-bit grad in, param out */
+#define ZERO__TIME_HOST_NORM 2.5       /* PERF.md 4c: six runs of 12.3e9-12.9e9 with the CPU's adds, within 5% */
 #define ZERO__TIME_CONTENTION 1.3006   /* 2x H200, bcd951c: stage 3's 203.9 ms a step against 182.1 at stage 2 on one GPU */
 
 /* One ring over k ranks: a reduce-scatter or all-gather of s bytes. */
@@ -20822,13 +20837,20 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
            the layout, their parameters on the device) every unit's */
         double hide = k.ratio < 1 && !m->ratio_first && !m->ratio_params_host ? 1 : fetched;
         double hf = t_fwd * hide, hb = t_bwd * hide;
-        double gate, more, tail;
+        /* the host memory a backward before the last loads: the CPU's adds (the gradient read, the fp32 sum read
+           and written), its fetches and its gradients through the copy engines */
+        double load = mb > 1 ? ((d + 8) * S * cpu + (keep ? 0 : d * S * fetched) + d * S * cpu) / host : 0;
+        double gate, more, tail, bwd;
         out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * S * cpu * g / host;
         out->bytes_pcie = (keep ? 1 : 2 * mb) * d * S * fetched + (mb - 1) * d * S * cpu + out_b + back;
         out->offload_copy_s = out->bytes_pcie / pcie;
         if (k.ratio < 1) gate = t_fwd - hf + fmax(pass, hf) + out->cpu_adam_s + back / pcie; /* (the plain step) */
         else gate = fmax(fmax(out->cpu_adam_s, pass), t_fwd);
-        more = (mb - 1) * (keep ? fmax(0, gmb - hb) : fmax(0, pass - hf) + fmax(0, pass + gmb - hb));
+        /* a backward before the last: its compute with the copies beyond it, and the host memory's load beside
+           them, which does not hide whole under the compute (the two as an L2.5 norm) */
+        bwd = t_bwd + (keep ? fmax(0, gmb - hb) : fmax(0, pass + gmb - hb));
+        bwd = pow(pow(bwd, ZERO__TIME_HOST_NORM) + pow(load, ZERO__TIME_HOST_NORM), 1 / ZERO__TIME_HOST_NORM);
+        more = (mb - 1) * ((keep ? 0 : fmax(0, pass - hf)) + bwd - t_bwd);
         /* the last backward: its fetches and its gradients on one stream, beside its compute */
         tail = fmax(mb > 1 ? 0 : ub / G / pcie, (keep ? 0 : pass) + grads - hb);
         out->exposed_offload_s = gate - t_fwd + more + tail;
@@ -20879,10 +20901,12 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
 }
 
 ZERO__DEF double zero_estimate_activations(const zero_time_model *m) {
-    double tok, per_block;
+    double tok, C, head;
     if (!m) return 0;
-    tok = (double)m->micro_batch * m->seq, per_block = 34.0 * m->hidden * tok;
-    return (m->recompute ? 2.0 * m->hidden * tok * m->layers + per_block : per_block * m->layers) + 8.0 * m->vocab * tok;
+    tok = (double)m->micro_batch * m->seq, C = m->hidden;
+    head = fmin(6.0 * m->vocab * tok, ZERO_TIME_HEAD_CHUNK);
+    if (!m->recompute) return 34.0 * C * tok * m->layers + head;
+    return (4.0 * C * (m->layers + 1) + 54.0 * C) * tok + head;
 }
 
 /* One micro-batch and accumulation: the fastest option that fits (zero_estimate_plan's search). */
@@ -20892,7 +20916,7 @@ static void zero__plan_search(const zero_time_model *m, double gpu_bytes, double
     for (rc = 0; rc <= 1; rc++)
         for (s = 1; s <= 3; s++)
             for (off = off0; off <= 1; off++)
-                for (ri = 0; ri < (s == 3 && off ? 10 : 1); ri++)          /* stage 3's ratio: 1, 0.9, ..., 0.1 */
+                for (ri = 0; ri < (s == 3 && off ? 100 : 1); ri++)         /* stage 3's ratio: 1, 0.99, ..., 0.01 */
                     for (pk = 0; pk < (s == 3 && off ? 3 : 1); pk++)       /* the parameters: on the GPU, offloaded, */
                         for (ph = 0; ph < (pk && ri ? 2 : 1); ph++)        /* offloaded and kept in the pool; with a */
                         for (G = 1; G <= W; G *= 2) {                      /* ratio, the kept units' on the host too */
@@ -20902,7 +20926,7 @@ static void zero__plan_search(const zero_time_model *m, double gpu_bytes, double
                             r.stage = s;
                             r.group = G;
                             r.offload_optimizer = off ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
-                            r.offload_ratio = 1 - 0.1 * ri;
+                            r.offload_ratio = (double)(100 - ri) / 100;
                             r.offload_param = pk ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
                             r.ratio_params_host = ph;
                             r.stage3_max_live_parameters = pk == 2 ? m->params : 0;
@@ -20910,7 +20934,8 @@ static void zero__plan_search(const zero_time_model *m, double gpu_bytes, double
                             act = zero_estimate_activations(&r);
                             if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue; /* (a group across part of a node) */
                             if (o.gpu_memory_bytes + act + ZERO_TIME_PLAN_RESERVE > gpu_bytes) continue;
-                            if (cpu_bytes > 0 && o.cpu_memory_bytes > cpu_bytes) continue;
+                            if (cpu_bytes > 0 && o.cpu_memory_bytes + ZERO_TIME_PLAN_HOST_RESERVE(m->gpus_per_node) > cpu_bytes)
+                                continue;
                             if (!best->found || o.step_s < best->est.step_s * (1 - 1e-9) ||
                                 (o.step_s <= best->est.step_s * (1 + 1e-9) &&
                                  o.gpu_memory_bytes + act < best->est.gpu_memory_bytes + best->activation_bytes)) {

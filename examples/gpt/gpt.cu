@@ -1432,6 +1432,8 @@ static int choose_plan(options *o, const world_ctx *w) {
     o->auto_max_live = pl.model.stage3_max_live_parameters;
     o->auto_params_host = o->auto_ratio > 0 && pl.model.offload_param == ZERO_OFFLOAD_CPU && pl.model.ratio_params_host;
     o->auto_group = pl.est.group < w->world ? pl.est.group : 0;
+    char ratio[32] = "";
+    if (o->auto_ratio > 0) snprintf(ratio, sizeof ratio, " (ratio %g)", o->auto_ratio);
     if (w->rank == 0)
         printf("gpt: --auto (zero_estimate_plan for %d GPUs of %.1f GiB, %.1f GiB of host memory a node): stage %d%s%s, "
                "optimizer %s%s, parameters %s%s%s, micro-batch %d x %d; predicted %.1f ms a step, the model's states %.1f "
@@ -1439,7 +1441,7 @@ static int choose_plan(options *o, const world_ctx *w) {
                w->world, mem[0], mem[1], o->stage, o->auto_group ? ", mics_shard_size " : "",
                o->auto_group ? std::to_string(o->auto_group).c_str() : "",
                o->offload_opt == ZERO_OFFLOAD_CPU ? "on the CPU" : "on the GPU",
-               o->auto_ratio > 0 ? (" (ratio " + std::to_string(o->auto_ratio).substr(0, 3) + ")").c_str() : "",
+               ratio,
                o->offload_param != ZERO_OFFLOAD_CPU ? "on the GPU"
                : o->auto_ratio <= 0                  ? "on the CPU"
                : o->auto_params_host                 ? "on the CPU (the kept units' too)"

@@ -114,7 +114,7 @@ static const char help[] =
     "                      or be a multiple of it)\n"
     "  --offload D         offload_optimizer: none (default) or cpu (stages 1-3)\n"
     "  --ratio R           offload_optimizer.ratio with --offload cpu, stage 3 rows: the share of\n"
-    "                      the optimizer on the CPU, the first units' on the GPU (default 1)\n"
+    "                      the optimizer on the CPU, the rest.s units on the GPU (default 1)\n"
     "  --offload-param D   offload_param: none (default) or cpu (stage 3 rows, with --offload cpu)\n"
     "  --ratio-params P    with --ratio and --offload-param cpu, the kept units' parameters: device\n"
     "                      (default, as the engine keeps them) or host (zero_config.ratio_params_device 0:\n"
@@ -126,7 +126,7 @@ static const char help[] =
     "  --tokens N          with --plan: tokens per optimizer step on all GPUs; the plan also\n"
     "                      searches the micro-batch (1, 2, 4, ...) and the accumulation that give them\n"
     "  --plan              instead of the table: per GPU count the fastest stage, group G,\n"
-    "                      offload (at stage 3 with its ratio: 1, 0.9, ..., 0.1) and activation\n"
+    "                      offload (at stage 3 with its ratio: 1, 0.99, ..., 0.01) and activation\n"
     "                      recompute whose memory fits --gpu-mem (and --cpu-mem); at stage 3 with\n"
     "                      the optimizer offloaded also the parameters, fetched every pass or kept;\n"
     "                      with --offload cpu only the options that offload the optimizer\n"
@@ -560,7 +560,8 @@ typedef struct time_cli {
 
    zero_estimate_plan (zero.h) searches; memory per GPU = model states + activations
    (zero_estimate_activations: Korthikanti et al. 2022's 34 C bytes a token a block, or
-   with recompute 2 C plus one block's 34 C; the logits 8 V) + ZERO_TIME_PLAN_RESERVE. */
+   with recompute examples/gpt's 4 C (L + 1) + 54 C; the logits 6 V, at most 1 GiB) +
+   ZERO_TIME_PLAN_RESERVE; host memory per node + ZERO_TIME_PLAN_HOST_RESERVE. */
 #define PLAN_RESERVE ZERO_TIME_PLAN_RESERVE
 #define PLAN_SCALING 0.8 /* ZeRO "stops scaling" where compute falls below this share of the step */
 
@@ -617,7 +618,7 @@ static int plan_table(const time_cli *t) {
            m->gpus_per_node, m->tflops, m->intra_bus_bytes_per_s / 1e9, m->inter_bus_bytes_per_s / 1e9,
            m->inter_latency_s * 1e6);
     printf("searched: stages 1-3, groups G = 1, 2, 4, ... (shard within G, replicate across the rest),\n"
-           "optimizer offload %s (at stage 3 also partly: offload_optimizer.ratio 0.9, ..., 0.1,\n"
+           "optimizer offload %s (at stage 3 also partly: offload_optimizer.ratio 0.99, ..., 0.01,\n"
            "the rest of the optimizer on the GPU; and the parameters offloaded: cpu+param, kept in the\n"
            "gather pool: +keep; with a ratio the kept units' parameters stay on the GPU, or with an h\n"
            "on the host too: zero_config.ratio_params_device 0), activations kept / every block recomputed\n\n",
@@ -652,7 +653,7 @@ static int plan_table(const time_cli *t) {
         n_comm += share < PLAN_SCALING && comm >= off && comm >= rec;
         outside_measured(m, N, N / g, out, sizeof out);
         if (boff && bm->offload_ratio < 1)
-            snprintf(offs, sizeof offs, "cpu%s %.1f%s", bparam ? "+param" : "", bm->offload_ratio,
+            snprintf(offs, sizeof offs, "cpu%s %g%s", bparam ? "+param" : "", bm->offload_ratio,
                      bparam && bm->ratio_params_host ? "h" : "");
         else
             snprintf(offs, sizeof offs, "%s", !boff ? "none" : !bparam ? "cpu"
@@ -711,7 +712,8 @@ static int largest_fits(const zero_time_model *m, int L, int N, int s, int rc, i
     r.recompute = rc;
     if (s != 3) r.offload_param = ZERO_OFFLOAD_NONE; /* (the parameters' offload is stage 3's) */
     if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) return 0;
-    return o.gpu_memory_bytes + zero_estimate_activations(&r) + PLAN_RESERVE <= gpu_mem && o.cpu_memory_bytes <= cpu_mem;
+    return o.gpu_memory_bytes + zero_estimate_activations(&r) + PLAN_RESERVE <= gpu_mem &&
+           o.cpu_memory_bytes + ZERO_TIME_PLAN_HOST_RESERVE(r.gpus_per_node) <= cpu_mem;
 }
 
 static int largest_table(const time_cli *t) {
