@@ -1169,6 +1169,9 @@ static const calib_run calib[] = {
     {"H200 (8b4784b) 12.9e9, spread, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_8b4784b_spread L63_spread", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 143.6e9, 51228.9, 1, 63, 4096, 1, 64, 1, 0, 0, 50304, 0.4, 0, 1},
     {"H200 (8b4784b) 12.9e9, spread: ratio 0.41, params cpu, recompute, mb 4 x 32", "PERF.md 4c; h200_8b4784b_spread L63_mb4", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.9e9, 145.8e9, 30643.8, 1, 63, 4096, 1, 32, 1, 0, 0, 50304, 0.41, 0, 1},
     {"H200 (8b4784b) 12.3e9, spread, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_8b4784b_spread L60_spread", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 142.2e9, 24827.4, 1, 60, 4096, 1, 16, 1, 0, 0, 50304, 0.4, 0, 1},
+    /* the same machine kind, the call of 76f400d's make check-gpu: L 63 as gpt --auto then chose it (ratio 0.42,
+       micro-batch 4 x 32; one step after the warm-up), PCIe 55.2 GB/s (55.1 and 55.3), host memory 150.4 GB/s */
+    {"H200 (76f400d) 12.9e9, gpt --auto: ratio 0.42, params cpu, recompute, mb 4 x 32", "PERF.md 4c; h200_8b4784b_spread L63_auto", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.2e9, 150.4e9, 30735.4, 1, 63, 4096, 1, 32, 1, 0, 0, 50304, 0.42, 0, 1},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
