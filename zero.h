@@ -1993,14 +1993,14 @@ typedef struct zero_time_model {
                                  and divide g or be a multiple of it. Stage 0 ignores it */
     zero_offload_device offload_optimizer; /* NONE or CPU (stages 1-3) */
     double offload_ratio;     /* offload_optimizer.ratio (stage 3, CPU): the share of the shard whose
-                                 optimizer runs on the CPU; (1 - ratio) of its elements step on the
-                                 GPU (their gradients and parameters stay there; units spread through
-                                 the layout, or ratio_first), the rest as with the whole optimizer
-                                 offloaded. 0 or >= 1: all on the CPU */
+                                 optimizer runs on the CPU; the first (1 - ratio) of its elements
+                                 step on the GPU (their gradients and parameters stay there), the rest
+                                 as with the whole optimizer offloaded, one after the other (the plain
+                                 step, as the engine runs a ratio below 1). 0 or >= 1: all on the CPU */
     zero_offload_device offload_param; /* NONE or CPU (stage 3, with offload_optimizer CPU): the parameter
                                  shard in host memory, fetched over PCIe by the forward and backward, the
                                  CPU Adam overlapped with the next forward (the engine's overlapped CPU
-                                 step; plain_cpu_step: the plain one) */
+                                 step; the plain one with a ratio below 1) */
     double stage3_max_live_parameters; /* stage 3 with offload_param: elements the gather pool keeps;
                                  >= params (with the reuse distance as large): the parameters fetched
                                  once a step; else (<= 0: the engine's derived pool) every pass */
@@ -2030,10 +2030,6 @@ typedef struct zero_time_model {
                                  and the engine before e.g. 68264d1), whose compute hides none of the
                                  later units' copies; 0: spread through the layout (the default), so
                                  the fetched share's copies run beside the whole pass's compute */
-    int plain_cpu_step;       /* both offloads: 1: the whole CPU Adam in zero_step, before the next
-                                 forward (cfg.overlap_cpu_step 0; with a ratio below 1 every engine
-                                 before the overlapped step took it); 0: the overlapped step (the
-                                 default), the next forward's fetches waiting for their units' Adam */
 } zero_time_model;
 
 typedef struct zero_time_estimate {
@@ -2102,11 +2098,6 @@ ZERO_API zero_result zero_estimate_time(const zero_time_model *m, zero_time_esti
    and the step's overlap) are kept. out->found 0: nothing fits (or tokens is not a whole number of
    sequences a GPU). Pure. Errors: ZERO_ERR_INVALID_ARG (NULL_ARG; ESTIMATE_ARGS naming m's field, or
    gpu_bytes, cpu_bytes or tokens: not finite, gpu_bytes <= 0, tokens < 0). */
-/* an option that offloads the optimizer wins over one that does not only when its step is this share
-   shorter: the model's error on the offloaded runs is as large (PERF.md 5g), and offload takes host
-   memory and a thread (with the overlapped CPU step a small ratio hides its share of the Adam under the
-   next forward: GPT-2 XL on one H100 would offload 20% of it for 1.1%) */
-#define ZERO_TIME_PLAN_OFFLOAD_MARGIN 0.05
 #define ZERO_TIME_PLAN_RESERVE 4294967296.0 /* bytes a GPU keeps beside model states and activations: the CUDA
                                                context, cuBLAS's workspace, NCCL's buffers, fragmentation */
 /* host memory a node keeps beside the offloads' (cpu_memory_bytes): 2 GiB a GPU's process (the CUDA
@@ -12674,7 +12665,7 @@ static void zero__state_plan(zero_engine *e, const zero_config *cfg, const zero_
     e->nvme.on = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->plan.opt_kind = !e->opt.cpu ? ZERO_MEM_DEVICE : z->offload_optimizer.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->offload_param.device = e->plan.stage == 3 ? (int)z->offload_param.device : ZERO_OFFLOAD_NONE; /* ignored below stage 3, as DeepSpeed */
-    /* (partial offload: the device's units beside the plain or the overlapped CPU step; no delayed or early step) */
+    /* (partial offload: the plain CPU strategy beside the device's units; no delayed, early or overlapped step) */
     e->dpu.on = z->offload_optimizer.delayed_param_update == 1 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU &&
                 !e->offload_param.device && !e->opt.twin;
     /* the CPU adds the micro-batches up (not beside the delayed Adam, which holds the thread and the CPU's pool
@@ -12692,7 +12683,7 @@ static void zero__state_plan(zero_engine *e, const zero_config *cfg, const zero_
                !(e->plan.cdt == ZERO_DTYPE_BF16 && cfg->bf16.check_grad_overflow == 1 && (e->plan.stage == 1 || e->plan.stage == 2)) &&
                be->event_sync && be->event_create && be->event_record && be->event_destroy;
     /* the overlapped CPU step: the next forward's fetches wait for their units' Adam */
-    e->opt.trail = cfg->overlap_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->opt.early &&
+    e->opt.trail = cfg->overlap_cpu_step != 0 && z->offload_optimizer.device == ZERO_OFFLOAD_CPU && !e->dpu.on && !e->opt.early && !e->opt.twin &&
                    e->plan.stage == 3 && e->offload_param.device == ZERO_OFFLOAD_CPU;
     e->offload_param.param_kind = !e->offload_param.device ? ZERO_MEM_DEVICE : z->offload_param.pin_memory ? ZERO_MEM_PINNED : ZERO_MEM_HOST;
     e->strat = zero__strategy_pick(e);
@@ -12736,7 +12727,7 @@ static zero_result zero__state_split(zero_engine *e, const zero__sizes *zs) {
         e->opt.udev[u] = 0;
         e->opt.uoff[u] = -1;
         if (l->units[u].frozen || e->plan.unit_shard_off[u] < 0) continue;
-        /* (a unit's own chunk) */
+        /* (a unit's own chunk: up to the next trainable unit's start) */
         c = l->units[u].chunk;
         tot += (double)c;
         if (first ? open && (double)(dev + c) <= f * (double)zs->ST : (double)(dev + c) <= f * tot) {
@@ -17412,21 +17403,16 @@ static zero_result zero__opt_twin_unit(zero_engine *e, int u, const zero_adam_ar
     return zero__unit_on_device(e, u) ? zero__opt_device_unit(e, u, hyper) : zero__opt_cpu_unit(e, u, hyper);
 }
 
-/* The CPU's figures of the step: the host's traffic, not the device's units' (with a ratio below 1). */
-static void zero__twin_figures(zero_engine *e, zero_step_info *in) {
+static zero_result zero__twin_step(zero_engine *e, float grad_scale, zero_step_info *in) {
     const zero_layout *l = e->plan.layout;
+    zero_adam_args hyper;
     int u;
+    zero__step_hyper(e, grad_scale, &hyper);
     zero__cpu_figures(e, in);
-    for (u = 0; u < l->n_units; u++)
+    for (u = 0; u < l->n_units; u++) /* (the host's traffic: not the device's units') */
         if (!l->units[u].frozen && zero__unit_on_device(e, u))
             in->cpu_adam_bytes -= zero__max_i64(0, zero__min_i64(l->units[u].chunk, l->units[u].numel - (int64_t)e->plan.rank * l->units[u].chunk)) *
                                   zero__cpu_elem_bytes(e);
-}
-
-static zero_result zero__twin_step(zero_engine *e, float grad_scale, zero_step_info *in) {
-    zero_adam_args hyper;
-    zero__step_hyper(e, grad_scale, &hyper);
-    zero__twin_figures(e, in);
     return zero__opt_units(e, &hyper, zero__opt_twin_unit);
 }
 
@@ -17439,9 +17425,7 @@ static const zero__strategy zero__strat_twin = {
    Stage 3 with both offloads to the CPU: zero_step steps the persistent
    spans' units itself and hands the others to the engine's thread in the
    order the next forward fetches them; a fetch waits only for its own unit's
-   Adam (param_wait), the next backward for all of them. With
-   offload_optimizer.ratio below 1 (zero__strat_twin_overlap) zero_step also
-   steps the device's units, on the device, and the thread only the CPU's. */
+   Adam (param_wait), the next backward for all of them. */
 
 /* The job: the units of trail_order in turn, each published as done; stops
    at a failure or when the engine quits. */
@@ -17508,19 +17492,18 @@ static void zero__trail_release(zero_engine *e) {
 static zero_result zero__trail_step(zero_engine *e, float grad_scale, zero_step_info *in) {
     const zero_layout *l = e->plan.layout;
     zero_adam_args h;
-    int u, p, n = 0;
+    int s, u, p, n = 0;
     zero_result r;
     zero__step_hyper(e, grad_scale, &h);
-    zero__twin_figures(e, in);
-    for (u = 0; u < l->n_units; u++) /* the persistent spans' units and the device's (a ratio below 1) here */
-        if (!l->units[u].frozen && e->plan.seg_count[u] > 0 &&
-            (e->spans[l->units[u].span].persistent || zero__unit_on_device(e, u)) &&
-            (r = zero__opt_twin_unit(e, u, &h)) != ZERO_OK)
-            return r;
+    zero__cpu_figures(e, in);
+    for (s = 0; s < e->plan.n_spans; s++)
+        if (e->spans[s].persistent)
+            for (u = l->span_first[s]; u < l->span_first[s + 1]; u++)
+                if (!l->units[u].frozen && e->plan.seg_count[u] > 0 && (r = zero__opt_cpu_unit(e, u, &h)) != ZERO_OK) return r;
     for (u = 0; u < l->n_units; u++) e->opt.trail_pos[u] = -1;
 #define ZERO__TRAIL_ADD(u_)                                                                                       \
     if (!l->units[u_].frozen && e->plan.seg_count[u_] > 0 && !e->spans[l->units[u_].span].persistent &&          \
-        !zero__unit_on_device(e, u_) && e->opt.trail_pos[u_] < 0) {                                               \
+        e->opt.trail_pos[u_] < 0) {                                                                               \
         e->opt.trail_pos[u_] = n;                                                                                 \
         e->opt.trail_order[n++] = u_;                                                                             \
     }
@@ -17552,13 +17535,6 @@ static double zero__trail_floor(const zero_step_info *in, double fwd, double bwd
 static const zero__strategy zero__strat_overlap = {
     "overlapped cpu", zero__trail_alloc, zero__trail_release, zero__cpu_reduced, zero__trail_wait_all, zero__trail_wait, zero__trail_wait_all, zero__opt_nop,
     zero__trail_step, zero__persist_refresh, zero__trail_wait_all, zero__trail_wait_all, zero__trail_floor};
-
-/* offload_optimizer.ratio below 1 with the overlapped step: the device's units as zero__strat_twin steps
-   them, the CPU's beside the next forward */
-static const zero__strategy zero__strat_twin_overlap = {
-    "cpu+device overlapped", zero__trail_alloc, zero__trail_release, zero__twin_reduced, zero__trail_wait_all, zero__trail_wait,
-    zero__trail_wait_all, zero__opt_nop, zero__trail_step, zero__persist_refresh, zero__trail_wait_all, zero__trail_wait_all,
-    zero__trail_floor};
 
 /* ---- >>opt-early: the CPU Adam during the last backward (the early CPU step) ----
 
@@ -17989,7 +17965,7 @@ static const zero__strategy *zero__strategy_pick(const zero_engine *e) {
     if (e->nvme.on) return &zero__strat_nvme;
     if (e->dpu.on) return &zero__strat_delayed;
     if (e->opt.early && !lamb) return &zero__strat_early;
-    if (e->opt.trail && !lamb) return e->opt.twin ? &zero__strat_twin_overlap : &zero__strat_overlap;
+    if (e->opt.trail && !lamb) return &zero__strat_overlap;
     if (e->opt.twin) return &zero__strat_twin;
     return e->opt.cpu ? &zero__strat_cpu : &zero__strat_device;
 }
@@ -20588,10 +20564,9 @@ out:
    the next forward, which waits for it unit by unit: exposed max(Adam,
    its fetch, t_fwd) - t_fwd, then each later pass's fetch beyond its
    compute, then the last backward's fetch and gradients (one stream).
-   With a ratio below 1 the CPU's part of the Adam overlaps the next
-   forward the same way (plain_cpu_step: before it, as every engine before
-   the overlapped step with a ratio ran it); the device's units keep their
-   parameters and gradients on the device (only the CPU's share of the shard is fetched and sent;
+   With a ratio below 1 the plain step: the CPU's part of the Adam before
+   the forward; the device's units keep their parameters and gradients on
+   the device (only the CPU's share of the shard is fetched and sent;
    ratio_params_host prices the engine before, whose device units'
    parameters were fetched every pass and copied back every step). With
    more micro-batches the CPU adds each one's gradients into its fp32 sum
@@ -20843,12 +20818,11 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
            gradients leave beside the backward: with one micro-batch d S; with more the host adds them up
            (>>engine-hsum): each micro-batch before the last sends d S beside its backward, and the last
            brings the host's fp32 sum back (4 S), adds on the device and sends the sum out (4 S); the comm
-           stream carries both directions one after the other. With the overlapped CPU step (the default)
-           the Adam runs beside the next forward, which waits for it unit by unit: the first forward takes
-           max(Adam, its fetch, t_fwd); with the leading units kept (ratio_first) their forward runs first;
-           plain_cpu_step: the Adam, then the forward. With a ratio below 1 the GPU's part of the Adam runs
-           on the device, whose units keep their parameters and gradients there (the fetches and copies are
-           the CPU's share's). Kept units spread through the layout (the default)
+           stream carries both directions one after the other. With the overlapped CPU step (ratio 1) the
+           Adam runs beside the next forward, which waits for it unit by unit: the first forward takes
+           max(Adam, its fetch, t_fwd); with a ratio below 1 the plain step: the CPU's part of the Adam after
+           the backward, the GPU's on the device, whose units keep their parameters and gradients there (the
+           fetches and copies are the CPU's share's). Kept units spread through the layout (the default)
            leave every unit's compute beside the next offloaded unit's fetch: a pass's copies hide under
            the whole pass; the leading ones (ratio_first) cannot hide the later layers' fetches (the pool
            prefetches a few units ahead, left out): there a pass's copies hide under the CPU share's own
@@ -20870,13 +20844,8 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * S * cpu * g / host;
         out->bytes_pcie = (keep ? 1 : 2 * mb) * d * S * fetched + (mb - 1) * d * S * cpu + out_b + back;
         out->offload_copy_s = out->bytes_pcie / pcie;
-        if (m->plain_cpu_step) /* the CPU's Adam, then the first forward */
-            gate = k.ratio < 1 ? t_fwd - hf + fmax(pass, hf) + out->cpu_adam_s + back / pcie
-                               : out->cpu_adam_s + fmax(pass, t_fwd);
-        else if (k.ratio < 1 && m->ratio_first) /* the kept units' forward, then the CPU share's after its Adam */
-            gate = t_fwd - hf + fmax(fmax(out->cpu_adam_s - (t_fwd - hf), pass), hf) + back / pcie;
-        else /* the units' Adam in the forward's fetch order, each fetch waiting for its own */
-            gate = fmax(fmax(out->cpu_adam_s, pass), t_fwd) + back / pcie;
+        if (k.ratio < 1) gate = t_fwd - hf + fmax(pass, hf) + out->cpu_adam_s + back / pcie; /* (the plain step) */
+        else gate = fmax(fmax(out->cpu_adam_s, pass), t_fwd);
         /* a backward before the last: its compute with the copies beyond it, and the host memory's load beside
            them, which does not hide whole under the compute (the two as an L2.5 norm) */
         bwd = t_bwd + (keep ? fmax(0, gmb - hb) : fmax(0, pass + gmb - hb));
@@ -20944,7 +20913,6 @@ ZERO__DEF double zero_estimate_activations(const zero_time_model *m) {
 static void zero__plan_search(const zero_time_model *m, double gpu_bytes, double cpu_bytes, zero_time_plan *best) {
     const int W = m->gpus_per_node * m->nodes, off0 = m->offload_optimizer == ZERO_OFFLOAD_CPU;
     int s, G, off, rc, ri, pk, ph;
-    double key, best_key = 0;
     for (rc = 0; rc <= 1; rc++)
         for (s = 1; s <= 3; s++)
             for (off = off0; off <= 1; off++)
@@ -20968,12 +20936,9 @@ static void zero__plan_search(const zero_time_model *m, double gpu_bytes, double
                             if (o.gpu_memory_bytes + act + ZERO_TIME_PLAN_RESERVE > gpu_bytes) continue;
                             if (cpu_bytes > 0 && o.cpu_memory_bytes + ZERO_TIME_PLAN_HOST_RESERVE(m->gpus_per_node) > cpu_bytes)
                                 continue;
-                            /* (an option that offloads is ranked ZERO_TIME_PLAN_OFFLOAD_MARGIN slower) */
-                            key = o.step_s * (off ? 1 + ZERO_TIME_PLAN_OFFLOAD_MARGIN : 1);
-                            if (!best->found || key < best_key * (1 - 1e-9) ||
-                                (key <= best_key * (1 + 1e-9) &&
+                            if (!best->found || o.step_s < best->est.step_s * (1 - 1e-9) ||
+                                (o.step_s <= best->est.step_s * (1 + 1e-9) &&
                                  o.gpu_memory_bytes + act < best->est.gpu_memory_bytes + best->activation_bytes)) {
-                                best_key = key;
                                 best->found = 1;
                                 best->model = r;
                                 best->est = o;

@@ -464,15 +464,6 @@ static void test_grad_place(void) {
    backward's bytes to the host less by the device's share of the shard:
    (B1 - Br) x S == B1 x Sd (B: bytes to the host, S the own elements of
    the trainable shard, Sd the device units'). */
-/* *to: from's job to run again, its results cleared. */
-static void job_again(job *to, const job *from) {
-    *to = *from;
-    memset(to->w, 0, sizeof to->w);
-    memset(to->m, 0, sizeof to->m);
-    memset(to->r, 0, sizeof to->r);
-    to->overlapped = 0;
-}
-
 static void test_ratio(void) {
     static job a, one, b;
     static const double ratios[] = {1, 0, 0.3, 0.7};
@@ -554,34 +545,6 @@ static void test_ratio(void) {
                                    zero_dtype_name((zero_dtype)dt), world, gas, (long long)J->step_to_host,
                                    (long long)one.step_to_host, (long long)J->all_to_dev, (long long)one.all_to_dev,
                                    (long long)J->dev_elems);
-                            if (k >= 2) { /* the CPU's units' Adam beside the next forward (the overlapped step,
-                                             the default): with every span fetched (small_pool) the thread steps
-                                             them, the fetches wait for it, and the weights and moments are the
-                                             run's without offload, bitwise; overlap_cpu_step 0 the same bits
-                                             with none left to the thread; a destroy while it steps is clean */
-                                static job c, c0;
-                                job_again(&c, J);
-                                c.small_pool = 1;
-                                CHECK(zero_host_run(world, rank_fn, &c, &err) == ZERO_OK);
-                                CHECKF(c.r[0] == ZERO_OK && c.overlapped > 0 && !memcmp(a.w[0], c.w[0], sizeof a.w[0]) &&
-                                           !memcmp(a.m[0], c.m[0], sizeof a.m[0]),
-                                       "ratio %g %s world %d gas %d, the overlapped step: %lld units overlapped (%s), or "
-                                       "other weights", ratios[k], zero_dtype_name((zero_dtype)dt), world, gas,
-                                       (long long)c.overlapped, c.msg[0]);
-                                job_again(&c0, &c);
-                                c0.no_overlap = 1;
-                                CHECK(zero_host_run(world, rank_fn, &c0, &err) == ZERO_OK);
-                                CHECKF(c0.r[0] == ZERO_OK && c0.overlapped == 0 && !memcmp(c0.w[0], c.w[0], sizeof c.w[0]) &&
-                                           !memcmp(c0.m[0], c.m[0], sizeof c.m[0]),
-                                       "ratio %g %s world %d gas %d, overlap_cpu_step 0: %lld units overlapped, or other "
-                                       "weights", ratios[k], zero_dtype_name((zero_dtype)dt), world, gas,
-                                       (long long)c0.overlapped);
-                                c0 = c;
-                                memset(c0.r, 0, sizeof c0.r);
-                                c0.destroy_early = 1;
-                                CHECK(zero_host_run(world, rank_fn, &c0, &err) == ZERO_OK);
-                                for (r = 0; r < world; r++) CHECK(c0.r[r] == ZERO_OK);
-                            }
                             if (k == 1) { /* cfg.ratio_params_device 0: the same weights, the parameters' memory as at
                                              ratio 1, the fetches bringing the device's units' chunks again (a whole number of
                                              times more), and those chunks copied to the host after their Adam */

@@ -1024,9 +1024,9 @@ static void check_job(job *J) {
             CHECKF(J->hits[rank] > 0 && J->gathered[rank] > 0 && J->hits[rank] < J->fetches[rank],
                    "%s rank %d: %lld hits of %lld fetches, %lld units gathered", J->name, rank, (long long)J->hits[rank],
                    (long long)J->fetches[rank], (long long)J->gathered[rank]);
-        if (s3 && J->persist == POOL) /* offload: the fetches' gathers wait for the overlapped CPU step's units (with a
-                                   ratio below 1, the CPU's share of them) */
-            CHECKF((J->overlapped[rank] > 0) == (J->offload != 0), "%s rank %d: %lld units of CPU Adam overlapped", J->name, rank,
+        if (s3 && J->persist == POOL) /* offload: the fetches' gathers wait for the overlapped CPU step's units (not with
+                                   a ratio below 1: the plain CPU step) */
+            CHECKF((J->overlapped[rank] > 0) == (J->offload && !(J->ratio > 0)), "%s rank %d: %lld units of CPU Adam overlapped", J->name, rank,
                    (long long)J->overlapped[rank]);
     }
     CHECKF(bad1 == 0, "%s: %lld of %lld R1 pairs: a program kernel reads the pool before the gather's writes", J->name,

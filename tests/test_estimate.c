@@ -1216,7 +1216,6 @@ static zero_time_model calib_model(const calib_run *c) {
     m.offload_ratio = c->ratio;
     m.ratio_params_host = c->params_host;
     m.ratio_first = !c->spread;
-    m.plain_cpu_step = c->ratio > 0 && c->ratio < 1; /* (every ratio run took the plain step) */
     return m;
 }
 
@@ -1378,7 +1377,7 @@ static double hnorm(double bwd, double load) { return pow(pow(bwd, 2.5) + pow(lo
 
 static void test_time_param_offload(void) {
     zero_time_model m;
-    zero_time_estimate keep, pass, plain, o1;
+    zero_time_estimate keep, pass, plain;
     zero_error err;
     double t_fwd, t_bwd;
     memset(&m, 0, sizeof m);
@@ -1409,7 +1408,6 @@ static void test_time_param_offload(void) {
        the last sends 1e9 (20 ms), the last the fp32 sum in and out (2e9 each way, 80 ms) */
     m.offload_ratio = 0.5;
     m.ratio_first = 1;
-    m.plain_cpu_step = 1;
     CHECK(zero_estimate_time(&m, &plain, &err) == ZERO_OK);
     CHECK_NEAR(plain.cpu_adam_s, 0.1, 1e-12);
     CHECK(plain.optimizer_s > 0);
@@ -1423,29 +1421,6 @@ static void test_time_param_offload(void) {
     CHECK_NEAR(plain.exposed_offload_s, fmax(0.02, t_fwd) + 0.1 - t_fwd + 3 * fmax(0, 0.02 - t_fwd) +
                                             3 * (hnorm(t_bwd + fmax(0, 0.04 - t_bwd), 7e9 / 140e9) - t_bwd) +
                                             fmax(0, 0.02 + 0.08 - t_bwd), 1e-12);
-    /* the overlapped step (the default): the CPU's Adam (100 ms) in the forward's fetch order, each fetch
-       waiting for its unit's; with the leading units kept their forward runs first */
-    m.plain_cpu_step = 0;
-    {
-        zero_time_estimate ov;
-        CHECK(zero_estimate_time(&m, &ov, &err) == ZERO_OK);
-        CHECK_NEAR(ov.exposed_offload_s, plain.exposed_offload_s - (fmax(0.02, t_fwd) + 0.1) + fmax(fmax(0.1, 0.02), t_fwd),
-                   1e-12);
-        m.ratio_first = 1;
-        CHECK(zero_estimate_time(&m, &ov, &err) == ZERO_OK);
-        m.plain_cpu_step = 1;
-        CHECK(zero_estimate_time(&m, &o1, &err) == ZERO_OK);
-        CHECK_NEAR(ov.exposed_offload_s, o1.exposed_offload_s - (t_fwd / 2 + fmax(0.02, t_fwd / 2) + 0.1) +
-                                             t_fwd / 2 + fmax(fmax(0.1 - t_fwd / 2, 0.02), t_fwd / 2), 1e-12);
-        CHECK(ov.exposed_offload_s < o1.exposed_offload_s);
-        m.ratio_first = 0;
-        m.offload_ratio = 0;
-        CHECK(zero_estimate_time(&m, &ov, &err) == ZERO_OK);
-        /* ratio 1, plain: the whole Adam (200 ms), then the first forward with its fetch */
-        CHECK_NEAR(ov.exposed_offload_s, pass.exposed_offload_s - (fmax(0.2, t_fwd) - t_fwd) + 0.2 + fmax(0.04, t_fwd) - t_fwd,
-                   1e-12);
-        m.offload_ratio = 0.5;
-    }
     /* the engine before (ratio_params_host): every unit's parameters fetched, the device's written back
        after their Adam (1e9 bytes, 20 ms, exposed) */
     m.ratio_params_host = 1;

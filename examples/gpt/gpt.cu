@@ -1410,7 +1410,6 @@ static int choose_plan(options *o, const world_ctx *w) {
         const char *ru = getenv("ZERO_RATIO_UNITS");
         m.ratio_first = ru && !strcmp(ru, "first");
     }
-    m.plain_cpu_step = o->no_overlap; /* (--no-overlap-cpu-step) */
     if (zero_estimate_plan(&m, mem[0] * GiB, mem[1] * GiB, o->tokens, &pl, &err) != ZERO_OK) {
         if (w->rank == 0) fprintf(stderr, "gpt: --auto: %s\n", err.msg);
         return 1;
