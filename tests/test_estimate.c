@@ -1172,6 +1172,12 @@ static const calib_run calib[] = {
     /* the same machine kind, the call of 76f400d's make check-gpu: L 63 as gpt --auto then chose it (ratio 0.42,
        micro-batch 4 x 32; one step after the warm-up), PCIe 55.2 GB/s (55.1 and 55.3), host memory 150.4 GB/s */
     {"H200 (76f400d) 12.9e9, gpt --auto: ratio 0.42, params cpu, recompute, mb 4 x 32", "PERF.md 4c; h200_8b4784b_spread L63_auto", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.2e9, 150.4e9, 30735.4, 1, 63, 4096, 1, 32, 1, 0, 0, 50304, 0.42, 0, 1},
+    /* PERF.md 4c, seventh session, one H200: L 63 as gpt --auto chooses it (ratio 0.42, 4 x 32) with the plain step
+       (the code of 8465d80 run with --no-overlap-cpu-step: main's schedule), PCIe 55.95 GB/s (55.5 and 56.4), host
+       memory 173.2 GB/s; in another machine session, L 64 as gpt --auto chooses it at 0245524 (ratio 0.41, 2 x 64),
+       PCIe 55.1 (both ways), host memory 152.8 */
+    {"H200 (8465d80, plain step) 12.9e9, gpt --auto: ratio 0.42, params cpu, recompute, mb 4 x 32", "PERF.md 4c; h200_0245524_l64 L63_plain", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.95e9, 173.2e9, 30469.4, 1, 63, 4096, 1, 32, 1, 0, 0, 50304, 0.42, 0, 1},
+    {"H200 (0245524) 13.1e9, gpt --auto: ratio 0.41, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_0245524_l64 L64_auto", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.1e9, 152.8e9, 50303.3, 1, 64, 4096, 1, 64, 1, 0, 0, 50304, 0.41, 0, 1},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
