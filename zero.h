@@ -2030,6 +2030,11 @@ typedef struct zero_time_model {
                                  and the engine before e.g. 68264d1), whose compute hides none of the
                                  later units' copies; 0: spread through the layout (the default), so
                                  the fetched share's copies run beside the whole pass's compute */
+    int grads_on_comm;        /* both offloads, one micro-batch: 1: the last backward's gradients go to
+                                 the host on the communication stream, behind its fetches, one
+                                 direction of the link at a time (ZERO_COPY_STREAM=0, and the engine
+                                 before the copy stream took them); 0: on the copy stream beside the
+                                 fetches (the default), both directions at once */
 } zero_time_model;
 
 typedef struct zero_time_estimate {
@@ -10278,6 +10283,11 @@ typedef struct zero__grad_ring { /* zero_grad / zero_grad_ready of the current m
     int64_t *slot_claimed;           /* when each slot was last claimed (slot_clock) */
     int *slot_nested;                /* spans claimed and released while the slot's span stayed open */
     zero_event **ev_slot;
+    /* host_acc with one micro-batch: each unit's reduced chunk goes to the host on the copy stream (ZERO_COPY_STREAM=0:
+       the communication stream), so that the backward's gradients leave while the comm stream brings the next
+       units' parameters (both directions of the link at once); ev_out orders the copy after the chunk's statistics */
+    int copy_out;
+    zero_event *ev_out;
 } zero__grad_ring;
 #define ZERO__OWN_FLAG 1
 #define ZERO__OWN_FOUND 2
@@ -11206,7 +11216,7 @@ static void zero__tl_end(zero_engine *e) {
     t->active = 0;
     t->done = 1;
     if (zero__sync(e, ZERO_STREAM_COMPUTE, &be) != ZERO_OK || zero__sync(e, ZERO_STREAM_COMM, &be) != ZERO_OK ||
-        (e->hsum.copy && zero__sync(e, ZERO_STREAM_COPY, &be) != ZERO_OK) || !(at = (double *)ZERO_MALLOC(sizeof(double) * (size_t)(t->n_ev + 1)))) {
+        ((e->hsum.copy || e->grad.copy_out) && zero__sync(e, ZERO_STREAM_COPY, &be) != ZERO_OK) || !(at = (double *)ZERO_MALLOC(sizeof(double) * (size_t)(t->n_ev + 1)))) {
         zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENGINE_TIMELINE, "ZERO_TIMELINE: step %lld not written: %s",
                   (long long)t->step, at ? be.msg : "no memory");
         goto out;
@@ -15370,6 +15380,25 @@ static zero_result zero__plan_grad_place(zero_engine *e, const zero__sizes *zs) 
     return ZERO_OK;
 }
 
+/* host_acc with one micro-batch: the copy stream takes each unit's chunk to the host where the backend has events
+   and stream waits, the slots have their events and ZERO_COPY_STREAM is not "0" (grad.copy_out). */
+static zero_result zero__grad_out_alloc(zero_engine *e) {
+    const char *cs = getenv("ZERO_COPY_STREAM");
+    zero_error be;
+    zero__ok(&be);
+    e->grad.copy_out = 0;
+    if (e->plan.gas != 1 || !e->be.stream_wait || !zero__slot_events(e) || (cs && strcmp(cs, "0") == 0)) return ZERO_OK;
+    if (e->be.event_create(e->be.ctx, &e->grad.ev_out, &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "zero_engine_create: events");
+    e->grad.copy_out = 1;
+    return ZERO_OK;
+}
+
+/* The stream that took the units' reduced chunks to the host (zero__reduce_host): what the CPU's reads wait for. */
+static zero_stream_id zero__grad_out_stream(const zero_engine *e) {
+    return e->grad.copy_out ? ZERO_STREAM_COPY : ZERO_STREAM_COMM;
+}
+
 static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
     zero_result r;
     if (e->plan.gext) { /* the program's gradients: one unit's staging, and the accumulator (the reduced gradient) */
@@ -15404,6 +15433,7 @@ static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
         for (u = 0; u < e->plan.layout->n_units; u++)
             if (!e->plan.layout->units[u].frozen) maxc = zero__max_i64(maxc, e->plan.layout->units[u].chunk);
         if (e->plan.host_sum && (r = zero__hsum_alloc(e, maxc)) != ZERO_OK) return r;
+        if ((r = zero__grad_out_alloc(e)) != ZERO_OK) return r;
         if (e->plan.gas > 1 && (r = zero__ealloc(e, ZERO_MEM_GRAD_ACCUM, ZERO_MEM_DEVICE, (size_t)maxc * e->plan.asize,
                                                  &e->buf.acc_stage, "gradient accumulation staging")) != ZERO_OK)
             return r;
@@ -15425,6 +15455,9 @@ static void zero__free_grads(zero_engine *e) {
     if (e->grad.ev_slot && e->be.event_destroy)
         for (k = 0; k < e->grad.slot_cap; k++)
             if (e->grad.ev_slot[k]) e->be.event_destroy(e->be.ctx, e->grad.ev_slot[k]);
+    if (e->grad.ev_out && e->be.event_destroy) e->be.event_destroy(e->be.ctx, e->grad.ev_out);
+    e->grad.ev_out = NULL;
+    e->grad.copy_out = 0;
     if (e->grad.slot_mem)
         for (k = 0; k < e->grad.slot_cap; k++) zero__efree(e, ZERO_MEM_DEVICE, e->grad.slot_mem[k]);
     ZERO_FREE(e->grad.slot_mem);
@@ -16722,7 +16755,8 @@ static zero_result zero__slots_replan(zero_engine *e) {
     e->grad.replan = 0;
     ZERO__TRY_BE(e, "gradient slots planned again", zero__sync(e, ZERO_STREAM_COMPUTE, &be_err_));
     ZERO__TRY_BE(e, "gradient slots planned again", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
-    if (e->hsum.copy) ZERO__TRY_BE(e, "gradient slots planned again", zero__sync(e, ZERO_STREAM_COPY, &be_err_));
+    if (e->hsum.copy || e->grad.copy_out)
+        ZERO__TRY_BE(e, "gradient slots planned again", zero__sync(e, ZERO_STREAM_COPY, &be_err_));
     for (k = 0; k < e->grad.slot_cap; k++) {
         zero__efree_counted(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, e->grad.slot_mem[k], e->grad.slot_mem_bytes[k]);
         e->grad.slot_mem[k] = NULL;
@@ -16932,9 +16966,21 @@ static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *o
     }
     if (last && (r = zero__reduce_replicas(e, src, chunk, sdt)) != ZERO_OK) return r;
     if (last && (r = zero__unit_stats_of(e, u, src, sdt)) != ZERO_OK) return r;
-    if (e->plan.gas > 1 || last)
+    if (e->grad.copy_out && src == own) { /* one micro-batch: from the slot, on the copy stream after the comm stream's reads */
+        int a;
+        ZERO__TRY_BE(e, "gradients to the host: stream order",
+                     e->be.event_record(e->be.ctx, e->grad.ev_out, ZERO_STREAM_COMM, &be_err_));
+        ZERO__TRY_BE(e, "gradients to the host: stream order",
+                     zero__wait_on(e, ZERO_STREAM_COPY, e->grad.ev_out, u, "a gradient chunk: its statistics", &be_err_));
+        e->spans[x->span].slot_copy = 1;
+        a = zero__tl_mark(e, ZERO_STREAM_COPY);
+        ZERO__TRY_BE(e, "gradients to the host",
+                     zero__copy(e, host, src, chunk * zero_dtype_size(sdt), ZERO_STREAM_COPY, &be_err_));
+        zero__tl_close(e, a, ZERO_STREAM_COPY, ZERO__TL_COPY, u, "copy to the host", (double)(chunk * zero_dtype_size(sdt)));
+    } else if (e->plan.gas > 1 || last) {
         ZERO__TRY_BE(e, "gradients to the host",
                      zero__copy(e, host, src, chunk * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be_err_));
+    }
     return ZERO_OK;
 }
 
@@ -17005,11 +17051,10 @@ static zero_result zero__ring_after(zero_engine *e, int u, const zero__gview *gv
         if (e->grad.ev_slot[ss->slot]) {
             zero_stream_id rs = ss->slot_copy ? ZERO_STREAM_COPY : ZERO_STREAM_COMM;
             if (ss->slot_copy && ss->slot_comm) {
+                zero_event *ev = e->hsum.ev_in ? e->hsum.ev_in : e->grad.ev_out;
+                ZERO__TRY_BE(e, "gradient ring event", e->be.event_record(e->be.ctx, ev, ZERO_STREAM_COMM, &be_err_));
                 ZERO__TRY_BE(e, "gradient ring event",
-                             e->be.event_record(e->be.ctx, e->hsum.ev_in, ZERO_STREAM_COMM, &be_err_));
-                ZERO__TRY_BE(e, "gradient ring event",
-                             zero__wait_on(e, ZERO_STREAM_COPY, e->hsum.ev_in, -1, "a gradient slot: its reduce-scatters",
-                                           &be_err_));
+                             zero__wait_on(e, ZERO_STREAM_COPY, ev, -1, "a gradient slot: its reduce-scatters", &be_err_));
             }
             ZERO__TRY_BE(e, "gradient ring event", e->be.event_record(e->be.ctx, e->grad.ev_slot[ss->slot], rs, &be_err_));
         }
@@ -17614,7 +17659,9 @@ static zero_result zero__early_reduced(zero_engine *e, int u, int last) {
         pthread_mutex_unlock(&e->thr.mu);
         e->opt.early_armed = 1;
     }
-    ZERO__TRY_BE(e, "early CPU step: event", e->be.event_record(e->be.ctx, e->opt.grad_on_host[u], ZERO_STREAM_COMM, &be_err_));
+    ZERO__TRY_BE(e, "early CPU step: event",
+                 e->be.event_record(e->be.ctx, e->opt.grad_on_host[u], e->plan.host_acc ? zero__grad_out_stream(e) : ZERO_STREAM_COMM,
+                                    &be_err_));
     pthread_mutex_lock(&e->thr.mu);
     e->opt.early_queue[e->opt.early_tail++] = u;
     pthread_cond_broadcast(&e->thr.cv);
@@ -18113,6 +18160,8 @@ static zero_result zero__step_norm(zero_engine *e, double *sumsq, int *bad_unit,
                  zero__copy(e, e->buf.stats_host, e->buf.stats_dev, sizeof(double) * 2 * (size_t)e->plan.n_pairs,
                             ZERO_STREAM_COMM, &be_err_));
     ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    /* (the gradients' copies to the host on the copy stream: the CPU's Adam reads them next) */
+    if (e->grad.copy_out) ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COPY, &be_err_));
     /* cleared for the next step's sums (queued behind the copy just waited) */
     ZERO__TRY_BE(e, "zero_step: clear statistics",
                  e->be.memset0(e->be.ctx, e->buf.stats_dev, sizeof(double) * 2 * (size_t)e->plan.n_pairs, ZERO_STREAM_COMM,
@@ -18216,6 +18265,7 @@ static zero_result zero__step_params(zero_engine *e) {
                      e->be.memset0(e->be.ctx, e->buf.grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
     if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    if (e->grad.copy_out) ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COPY, &be_err_));
     return ZERO_OK;
 }
 
@@ -20604,6 +20654,7 @@ out:
 #define ZERO__TIME_OPT_BYTES 30.0      /* per parameter, bench_optim --gpt */
 #define ZERO__TIME_CPU_ADAM_BYTES 28.0 /* per parameter: master, m, v read and written, 16-bit grad in, param out */
 #define ZERO__TIME_HOST_NORM 2.5       /* PERF.md 4c: seven runs of 12.3e9-12.9e9 with the CPU's adds, within 5% */
+#define ZERO__TIME_PCIE_DUPLEX 1.6     /* both directions at once over one: gpt's floor lines, 84-101 GB/s against 53-56 */
 #define ZERO__TIME_CONTENTION 1.3006   /* 2x H200, bcd951c: stage 3's 203.9 ms a step against 182.1 at stage 2 on one GPU */
 
 /* One ring over k ranks: a reduce-scatter or all-gather of s bytes. */
@@ -20818,7 +20869,9 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
            gradients leave beside the backward: with one micro-batch d S; with more the host adds them up
            (>>engine-hsum): each micro-batch before the last sends d S beside its backward, and the last
            brings the host's fp32 sum back (4 S), adds on the device and sends the sum out (4 S); the comm
-           stream carries both directions one after the other. With the overlapped CPU step (ratio 1) the
+           stream carries both directions one after the other (with one micro-batch the copy stream takes the
+           gradients, beside the fetches: both directions at once, at ZERO__TIME_PCIE_DUPLEX times one's rate,
+           but with grads_on_comm). With the overlapped CPU step (ratio 1) the
            Adam runs beside the next forward, which waits for it unit by unit: the first forward takes
            max(Adam, its fetch, t_fwd); with a ratio below 1 the plain step: the CPU's part of the Adam after
            the backward, the GPU's on the device, whose units keep their parameters and gradients there (the
@@ -20851,8 +20904,13 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         bwd = t_bwd + (keep ? fmax(0, gmb - hb) : fmax(0, pass + gmb - hb));
         bwd = pow(pow(bwd, ZERO__TIME_HOST_NORM) + pow(load, ZERO__TIME_HOST_NORM), 1 / ZERO__TIME_HOST_NORM);
         more = (mb - 1) * ((keep ? 0 : fmax(0, pass - hf)) + bwd - t_bwd);
-        /* the last backward: its fetches and its gradients on one stream, beside its compute */
-        tail = fmax(mb > 1 ? 0 : ub / G / pcie, (keep ? 0 : pass) + grads - hb);
+        /* the last backward beside its compute: its fetches, and its gradients on the same stream (more than one
+           micro-batch: the fp32 sum's round trip; grads_on_comm) or (one) on the copy stream, both directions
+           of the link at once */
+        if (mb > 1 || m->grads_on_comm)
+            tail = fmax(mb > 1 ? 0 : ub / G / pcie, (keep ? 0 : pass) + grads - hb);
+        else
+            tail = fmax(ub / G / pcie, fmax(fmax(keep ? 0 : pass, grads), ((keep ? 0 : pass) + grads) / ZERO__TIME_PCIE_DUPLEX) - hb);
         out->exposed_offload_s = gate - t_fwd + more + tail;
         out->optimizer_s = ZERO__TIME_OPT_BYTES * S * (1 - cpu) / hbm;
     } else if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {

@@ -36,10 +36,11 @@
    host memory the COMM stream wrote (with gradient accumulation and the
    optimizer offloaded, the engine's thread adds each micro-batch's chunk
    after its copy to the host):
-     R3: at a cpu_convert reading [src, src + n), every COMM copy into that
-         host memory is known to the host: an event recorded after it was
-         waited for (event_sync), or the stream was synced.
-   The offloaded runs with gas 2 must make R3 checks; none may fail. (The count of checks that held only
+     R3: at a cpu_convert reading [src, src + n), or a cpu_adam reading its
+         segments' gradients, every COMM copy into that host memory is
+         known to the host: an event recorded after it was waited for
+         (event_sync), or the stream was synced.
+   The offloaded runs must make R3 checks; none may fail. (The count of checks that held only
    through a host sync is printed: the events alone should carry the
    order.) The values a step's fetches return are the same at every fetch
    of the step and change with each applied step, and the offloaded runs
@@ -66,8 +67,9 @@
      R6: at a COPY read, every COMM and compute write there is known to the
          copy stream (the chunk's reduce-scatter, or with one rank the
          backward that wrote it in place).
-   Every configuration must make R5 checks; the offloaded runs with gas 2
-   must make R3 and R5 checks on COPY and R6 checks (none with
+   Every configuration must make R5 checks; the offloaded runs must make R3
+   and R5 checks on COPY and R6 checks (with gas 2 the chunks the CPU adds,
+   with gas 1 the reduced chunks the CPU's Adam reads; none with
    ZERO_COPY_STREAM=0, which keeps those copies on COMM); none may fail.
 
    Run alone: make test T=test_engine_streams */
@@ -572,12 +574,9 @@ static zero_result w_event_sync(void *ctx, zero_event *e, zero_error *err) {
     return r;
 }
 
-/* R3: the CPU reads [src, src + n elements): every COMM copy into it is one
-   the host has waited for */
-static zero_result w_cpu_convert(void *cpu_ctx, void *dst, zero_dtype dst_dt, const void *src, zero_dtype src_dt, size_t n,
-                                 int accumulate, zero_error *err) {
-    model *m = model_of(cpu_ctx);
-    uintptr_t lo = (uintptr_t)src, hi = lo + n * zero_dtype_size(src_dt);
+/* R3: the CPU reads host memory [lo, hi): every COMM or COPY copy into it is
+   one the host has waited for */
+static void r3_read(model *m, uintptr_t lo, uintptr_t hi) {
     int i;
     pthread_mutex_lock(&m->mu);
     for (i = 0; i < m->n_h;) {
@@ -599,7 +598,26 @@ static zero_result w_cpu_convert(void *cpu_ctx, void *dst, zero_dtype dst_dt, co
         }
     }
     pthread_mutex_unlock(&m->mu);
+}
+
+/* R3 at the CPU's adds: the chunk read, [src, src + n elements) */
+static zero_result w_cpu_convert(void *cpu_ctx, void *dst, zero_dtype dst_dt, const void *src, zero_dtype src_dt, size_t n,
+                                 int accumulate, zero_error *err) {
+    model *m = model_of(cpu_ctx);
+    r3_read(m, (uintptr_t)src, (uintptr_t)src + n * zero_dtype_size(src_dt));
     return m->base.cpu_convert(cpu_ctx, dst, dst_dt, src, src_dt, n, accumulate, err);
+}
+
+/* R3 at the CPU's Adam: each segment's gradients read */
+static zero_result w_cpu_adam(void *cpu_ctx, const zero_adam_args *a, zero_error *err) {
+    model *m = model_of(cpu_ctx);
+    const size_t gs = zero_dtype_size(a->grad_dtype);
+    int k;
+    for (k = 0; k < a->n_segs; k++) {
+        uintptr_t lo = (uintptr_t)a->grad + (uintptr_t)a->segs[k].offset * gs;
+        r3_read(m, lo, lo + (uintptr_t)a->segs[k].count * gs);
+    }
+    return m->base.cpu_adam(cpu_ctx, a, err);
 }
 
 static zero_result w_sync(void *ctx, zero_stream_id s, zero_error *err) {
@@ -734,6 +752,7 @@ static void model_wrap(model *m, int rank, const zero_backend *base, zero_backen
     out->adam = w_adam;
     out->adam_multi = base->adam_multi ? w_adam_multi : NULL;
     out->cpu_convert = base->cpu_convert ? w_cpu_convert : NULL;
+    out->cpu_adam = base->cpu_adam ? w_cpu_adam : NULL;
     zt_wrap_set(rank, m->ctx, m);
 }
 
@@ -1040,14 +1059,16 @@ static void check_job(job *J) {
         CHECKF(r4 > 0, "%s: no R4 check", J->name);
     CHECKF(bad3 == 0, "%s: %lld of %lld R3 pairs: the CPU reads a chunk before its copy to the host is waited for", J->name,
            (long long)bad3, (long long)r3);
-    if (J->offload && J->gas > 1) /* the micro-batches before the last are added on the CPU */
-        CHECKF(r3 > 0, "%s: no R3 check (the CPU added no micro-batch)", J->name);
+    if (J->offload) /* the CPU's Adam reads the gradients copied to the host (and with gas > 1 the CPU adds the
+                       micro-batches before the last) */
+        CHECKF(r3 > 0, "%s: no R3 check (the CPU read no gradient copied to the host)", J->name);
     CHECKF(bad5 == 0, "%s: %lld of %lld R5 pairs: the backward writes a gradient slot before a side stream's read of it",
            J->name, (long long)bad5, (long long)r5);
     CHECKF(r5 > 0, "%s: no R5 check", J->name); /* (every configuration reduces from slots it writes again) */
     CHECKF(bad6 == 0, "%s: %lld of %lld R6 pairs: a copy to the host reads a chunk before its writer is done", J->name,
            (long long)bad6, (long long)r6);
-    if (J->offload && J->gas > 1) /* those chunks cross on the copy stream, from slots the backward reuses */
+    if (J->offload) /* those chunks (with one micro-batch, the reduced ones) cross on the copy stream, from slots the
+                       backward reuses */
         CHECKF(copy ? r3c > 0 && r5c > 0 && r6 > 0 : r3c == 0 && r5c == 0 && r6 == 0,
                "%s: %lld R3, %lld R5 and %lld R6 pairs on the copy stream%s", J->name, (long long)r3c, (long long)r5c,
                (long long)r6, copy ? "" : " (ZERO_COPY_STREAM=0)");
@@ -1100,7 +1121,7 @@ int main(void) {
                 for (i = 0; i < world; i++)
                     CHECKF(!memcmp(a.w[i], b.w[i], sizeof a.w[i]) && !memcmp(a.w[i], c.w[i], sizeof a.w[i]),
                            "%s rank %d: offload changed the weights", b.name, i);
-                if (gas == 2 && !getenv("ZERO_COPY_STREAM")) { /* the chunks on the comm stream: the model sees it */
+                if (!getenv("ZERO_COPY_STREAM")) { /* the chunks on the comm stream: the model sees it */
                     static job d;
                     d = b;
                     snprintf(d.name, sizeof d.name, "%.40s, ZERO_COPY_STREAM=0", b.name);
