@@ -67,6 +67,10 @@
      R6: at a COPY read, every COMM and compute write there is known to the
          copy stream (the chunk's reduce-scatter, or with one rank the
          backward that wrote it in place).
+   Stage 2 with the optimizer offloaded (1 and 2 ranks, gas 1 and 2, with
+   clipping, and without: the early CPU step, whose thread waits for each
+   chunk's event) runs the same rules, and ends with the weights of its run
+   with ZERO_COPY_STREAM=0, bitwise.
    Every configuration must make R5 checks; the offloaded runs must make R3
    and R5 checks on COPY and R6 checks (with gas 2 the chunks the CPU adds,
    with gas 1 the reduced chunks the CPU's Adam reads; none with
@@ -963,7 +967,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
         if (J->reuse0) c.zero_optimization.stage3_max_reuse_distance = 0; /* a release drops its span */
     }
     if (J->offload) {
-        c.zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
+        if (c.zero_optimization.stage == 3) c.zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
         c.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
         if (J->ratio > 0) c.zero_optimization.offload_optimizer.ratio = J->ratio;
     }
@@ -1201,6 +1205,33 @@ int main(void) {
         check_job(&b);
         unsetenv("ZERO_STEP_OVERLAP");
         CHECKF(!memcmp(a.w, b.w, sizeof a.w), "%s: the overlapped step changed the weights", a.name);
+    }
+    /* stage 2 with the optimizer offloaded (ZeRO-2 + optimizer offload), 1 and 2 ranks, gas 1 and 2, with
+       clipping (the CPU's Adam in zero_step) and without (fp32, bf16: the early CPU step, each unit's Adam in
+       the engine's thread once its event says the chunk is on the host): the copies to the host on the copy
+       stream (with gas 1 the reduced chunks, with 2 the chunks the CPU adds) and the CPU's reads after them
+       (R3, R5, R6); the weights bitwise those with the copies on the comm stream (ZERO_COPY_STREAM=0) */
+    for (i = 0; i < 16; i++) {
+        memset(&a, 0, sizeof a);
+        a.stage = 2;
+        a.offload = 1;
+        a.dtype = i % 2 ? ZERO_DTYPE_BF16 : ZERO_DTYPE_FP32;
+        a.world = 1 + (i / 2) % 2;
+        a.clip = (i / 4) % 2 ? 0.5 : 0;
+        a.gas = 1 + i / 8;
+        snprintf(a.name, sizeof a.name, "stage 2 offload %s w%d gas%d%s", zero_dtype_name((zero_dtype)a.dtype), a.world,
+                 a.gas, a.clip > 0 ? " clip" : "");
+        check_job(&a);
+        if (!getenv("ZERO_COPY_STREAM")) {
+            int r;
+            b = a;
+            snprintf(b.name, sizeof b.name, "%.40s, ZERO_COPY_STREAM=0", a.name);
+            setenv("ZERO_COPY_STREAM", "0", 1);
+            check_job(&b);
+            unsetenv("ZERO_COPY_STREAM");
+            for (r = 0; r < a.world; r++)
+                CHECKF(!memcmp(a.w[r], b.w[r], sizeof a.w[r]), "%s rank %d: the copy stream changed the weights", a.name, r);
+        }
     }
     /* stage 3 on two ranks with ZERO_COLL_WINDOWS=1: the parameter shard and the pool in the backend's window
        memory (the host backend checks that every gather uses the same offsets on both ranks), the streams'
