@@ -8,7 +8,8 @@
 // CPU Adam on a thread pool, NVMe files under a temporary directory per rank),
 // against the host engine without offload; with gradient accumulation the
 // CPU's sum of the micro-batches bitwise the GPU's (ZERO_HOST_SUM=0) and the
-// device accumulator the default picks where the GPU has room.
+// device accumulator the default picks where the GPU has room; with one
+// micro-batch the chunks on the copy stream bitwise those on the comm stream.
 // Partial offload (offload_optimizer.ratio 0.5) against the host engine (test_ratio).
 // Lion, Adagrad, SGD, Muon and Lamb on the device against the host engine (test_optimizers).
 // Hybrid sharding (world >= 2): the backend's groups_init and group_
@@ -611,6 +612,54 @@ static void test_host_sum(zero_cuda *cu) {
            "stream's (ZERO_COPY_STREAM=0)\n", runs);
 }
 
+// Optimizer offload with one micro-batch: the reduced chunks the CPU's Adam reads
+// cross on the copy stream beside the comm stream's fetches (the default), or on
+// the comm stream (ZERO_COPY_STREAM=0); stages 2-3, with and without
+// offload_param, with clipping (the CPU's Adam in zero_step, or with the
+// parameters offloaded beside the next forward) and without (stage 2: the early
+// CPU step, its thread waiting on each chunk's event). Same bits.
+static void test_copy_out(zero_cuda *cu) {
+    const zero_backend *base = zero_cuda_backend(cu);
+    zero_cpu_pool *pool = NULL;
+    zero_backend ob;
+    zero_error err;
+    int runs = 0;
+    CHECK(zero_cpu_pool_create(&pool, 4, NULL, &err) == ZERO_OK);
+    zero_offload_backend(base, pool, &ob);
+    for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
+        for (int stage = 2; stage <= 3; stage++)
+            for (int op = 0; op <= (stage == 3 ? 1 : 0); op++)
+                for (int early = 0; early <= (stage == 2 ? 1 : 0); early++) {
+                    std::vector<float> got[2];
+                    for (int v = 0; v < 2; v++) {
+                        job j = {stage, dt, 1, 600, ZERO_OFFLOAD_CPU, op, 0, early, NULL};
+                        zero_config c = make_cfg(&j, base->world);
+                        zero_tensor ts[NT];
+                        char names[NT][16];
+                        zero_engine *e;
+                        tensors(ts, names);
+                        if (v == 1) setenv("ZERO_COPY_STREAM", "0", 1);
+                        zero_result r = zero_engine_create(&e, &c, ts, NT, &ob, &err);
+                        unsetenv("ZERO_COPY_STREAM");
+                        CHECKF(r == ZERO_OK, "copy stream create stage %d: %s", stage, err.msg);
+                        if (r != ZERO_OK) continue;
+                        r = train(e, &j, base->rank, 1, zero_cuda_stream(cu));
+                        if (r == ZERO_OK) r = read_all(e, got[v]);
+                        CHECKF(r == ZERO_OK, "copy stream stage %d %s variant %d: %s", stage, zero_dtype_name((zero_dtype)dt), v,
+                               zero_engine_error(e)->msg);
+                        zero_engine_destroy(e);
+                    }
+                    CHECKF(!got[0].empty() && got[0].size() == got[1].size() &&
+                               !memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(float)),
+                           "stage %d %s gas 1 offload_param %d early %d: the chunks on the copy stream give other weights than "
+                           "on the comm stream (ZERO_COPY_STREAM=0)", stage, zero_dtype_name((zero_dtype)dt), op, early);
+                    runs++;
+                }
+    zero_cpu_pool_destroy(pool);
+    printf("optimizer offload, one micro-batch: %d runs with the reduced chunks on the copy stream, bitwise those on the "
+           "communication stream (ZERO_COPY_STREAM=0)\n", runs);
+}
+
 // CUDA + offload (SIMD CPU Adam, NVMe files) against the host engine without it.
 // Tolerance: the CUDA-vs-host one above; the SIMD CPU Adam rounds like the GPU's
 // Adam to within a few fp32 ulp (fused multiply-adds in the same order).
@@ -1142,6 +1191,7 @@ int main(void) {
     test_offload(cu, quick);
     test_ratio(cu, quick);
     test_host_sum(cu);
+    test_copy_out(cu);
     if (!quick) test_resume(cu);
     zero_cuda_backend_destroy(cu);
     test_hooks();
