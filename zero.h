@@ -15381,7 +15381,8 @@ static zero_result zero__plan_grad_place(zero_engine *e, const zero__sizes *zs) 
 }
 
 /* host_acc with one micro-batch: the copy stream takes each unit's chunk to the host where the backend has events
-   and stream waits, the slots have their events and ZERO_COPY_STREAM is not "0" (grad.copy_out). */
+   and stream waits, the slots have their events and ZERO_COPY_STREAM is not "0" (grad.copy_out). One micro-batch
+   stays one: zero_set_train_batch_size refuses to change it to more, or more to one. */
 static zero_result zero__grad_out_alloc(zero_engine *e) {
     const char *cs = getenv("ZERO_COPY_STREAM");
     zero_error be;
