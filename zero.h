@@ -2030,11 +2030,19 @@ typedef struct zero_time_model {
                                  and the engine before e.g. 68264d1), whose compute hides none of the
                                  later units' copies; 0: spread through the layout (the default), so
                                  the fetched share's copies run beside the whole pass's compute */
-    int grads_on_comm;        /* both offloads, one micro-batch: 1: the last backward's gradients go to
-                                 the host on the communication stream, behind its fetches, one
-                                 direction of the link at a time (ZERO_COPY_STREAM=0, and the engine
-                                 before the copy stream took them); 0: on the copy stream beside the
-                                 fetches (the default), both directions at once */
+    int grads_on_comm;        /* both offloads: 1: the gradients go to the host on the communication
+                                 stream, behind the fetches, one direction of the link at a time
+                                 (ZERO_COPY_STREAM=0; the engine before e5dcd13 with more than one
+                                 micro-batch, before the copy stream took them with one); 0: on the
+                                 copy stream beside the fetches (the default), both directions at once.
+                                 With more micro-batches the last one's fp32 sum crosses on the
+                                 communication stream either way */
+    int grad_accum_device;    /* optimizer offload at stages 2-3 with more than one micro-batch: 1: the
+                                 fp32 accumulator on the GPU (4 bytes an element of the shard), each
+                                 micro-batch added there and the sum sent to the host once, as the engine
+                                 does where the accumulator takes at most a third of the free device
+                                 memory (zero_estimate_plan applies that rule); 0: the CPU adds the
+                                 micro-batches in host memory (the default here) */
 } zero_time_model;
 
 typedef struct zero_time_estimate {
@@ -15373,9 +15381,13 @@ static zero_result zero__plan_grad_place(zero_engine *e, const zero__sizes *zs) 
     size_t fr = 0, tot = 0;
     if (!e->plan.host_acc || e->plan.gas == 1) return ZERO_OK; /* (one micro-batch: nothing to add up) */
     if (dev < 0 && v && (strcmp(v, "device") == 0 || strcmp(v, "host") == 0)) dev = v[0] == 'd';
+    /* (with a ratio below 1 the device's units keep their master, moments and accumulator on the device either
+       way, allocated after this: what the rule weighs is the rest of the accumulator against a third of the
+       memory free less those; at ratio 1 the whole accumulator against a third of what is free) */
     if (dev < 0)
         dev = e->be.mem_info && e->be.mem_info(e->be.ctx, &fr, &tot) == 0 &&
-              (double)zs->ST * (double)e->plan.asize <= (double)fr / 3.0;
+              (double)(zs->ST - e->opt.dev_elems) * (double)e->plan.asize <=
+                  ((double)fr - (double)e->opt.dev_elems * (double)(e->plan.msize + 2 * e->plan.ssize + e->plan.asize)) / 3.0;
     if (dev) e->plan.host_acc = e->plan.host_sum = 0;
     return ZERO_OK;
 }
@@ -20614,7 +20626,9 @@ out:
    (4 P / G) after the last backward with more; the CPU Adam runs beside
    the next forward, which waits for it unit by unit: exposed max(Adam,
    its fetch, t_fwd) - t_fwd, then each later pass's fetch beyond its
-   compute, then the last backward's fetch and gradients (one stream).
+   compute, then the last backward's fetch and gradients (the copy
+   stream beside the fetches: both directions at once; grads_on_comm: one
+   stream).
    With a ratio below 1 the plain step: the CPU's part of the Adam before
    the forward; the device's units keep their parameters and gradients on
    the device (only the CPU's share of the shard is fetched and sent;
@@ -20622,12 +20636,14 @@ out:
    parameters were fetched every pass and copied back every step). With
    more micro-batches the CPU adds each one's gradients into its fp32 sum
    (d + 8 bytes of host memory a CPU-side parameter), and a backward before
-   the last loads host memory with those adds, its fetches and its
-   gradients; that load and the backward (its compute and exposed copies)
-   overlap only in part: their L2.5 norm (ZERO__TIME_HOST_NORM). Calibrated
-   on PERF.md 4c: the 12.3e9-12.9e9 runs with the CPU's adds within 5% at
-   2-8 x 1024 tokens a micro-batch; the 6.65e9 runs of the device's sum
-   (the engine before) 13-23% high at 8-16 micro-batches; 16-18% low with
+   the last sends them on the copy stream beside its fetches and loads host
+   memory with those adds, its fetches and its gradients; that load and the
+   backward (its compute and exposed copies) overlap only in part: their L2
+   norm (ZERO__TIME_HOST_NORM); or (grad_accum_device) the micro-batches
+   add up on the device and the fp32 sum goes out once. Calibrated on
+   PERF.md 4c: the eight 12.3e9-13.1e9 runs of the copy stream with the
+   CPU's adds within 4% at 2-8 x 1024 tokens a micro-batch; the 6.65e9 runs
+   of the device's sum -9.2% to +1.0% at 4-16 micro-batches; 16-18% low with
    one micro-batch, where the engine runs 1.2-1.4x its floor.
 
    Gradient accumulation (m > 1): every micro-batch adds its gradients into
@@ -20635,7 +20651,7 @@ out:
    0-1 the whole gradient (2 d + 8 bytes a parameter: the buffer read, the
    accumulator read and written, the buffer cleared), stages 2-3 the reduced
    shard (d + 8 a shard parameter); none with offload_optimizer at stages
-   2-3, where the CPU adds into its staging. Fitted on nothing: 2x H200's
+   2-3, where the CPU adds into its staging, but with grad_accum_device. Fitted on nothing: 2x H200's
    stage 1 at 64 micro-batches of 1 x 1024 (6.65e9) measured 94.7 ms a
    micro-batch where the compute alone is 74-78 ms, the 20 ms this prices.
 
@@ -20654,7 +20670,7 @@ out:
 #define ZERO__TIME_HOST 150e9          /* an H100 host's CPU Adam: 146.8-165.7 GB/s */
 #define ZERO__TIME_OPT_BYTES 30.0      /* per parameter, bench_optim --gpt */
 #define ZERO__TIME_CPU_ADAM_BYTES 28.0 /* per parameter: master, m, v read and written, 16-bit grad in, param out */
-#define ZERO__TIME_HOST_NORM 2.5       /* PERF.md 4c: seven runs of 12.3e9-12.9e9 with the CPU's adds, within 5% */
+#define ZERO__TIME_HOST_NORM 2.0       /* PERF.md 4c: the eight 12.3e9-13.1e9 runs of the copy stream with the CPU's adds, within 4% */
 #define ZERO__TIME_PCIE_DUPLEX 1.6     /* both directions at once over one: gpt's floor lines, 84-101 GB/s against 53-56 */
 #define ZERO__TIME_CONTENTION 1.3006   /* 2x H200, bcd951c: stage 3's 203.9 ms a step against 182.1 at stage 2 on one GPU */
 
@@ -20883,9 +20899,12 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
            compute only */
         double cpu = k.ratio < 1 ? k.ratio : 1; /* (the share on the CPU: the engine's split by elements) */
         double fetched = m->ratio_params_host ? 1 : cpu; /* (the engine before: every unit's parameters on the host) */
+        int dsum = mb > 1 && m->grad_accum_device;
         double S = P / G, pass = d * S * fetched / pcie, keep = m->stage3_max_live_parameters >= P;
-        double gmb = mb > 1 ? d * S * cpu / pcie : 0; /* a micro-batch's before the last (the device's units: none) */
-        double out_b = (mb > 1 ? 8.0 * S : d * S) * cpu, grads = out_b / pcie; /* (the last's) */
+        /* a micro-batch's gradients before the last (the device's units: none; the device's sum: none) */
+        double gmb = mb > 1 && !dsum ? d * S * cpu / pcie : 0;
+        /* the last's: its own, the fp32 sum in and out (the CPU's sum) or out (the device's) */
+        double out_b = (mb > 1 ? (dsum ? 4.0 : 8.0) * S : d * S) * cpu, grads = out_b / pcie;
         double back = m->ratio_params_host ? d * S * (1 - cpu) : 0; /* (the engine before: the device's units' back) */
         /* the compute beside the fetched share's copies: that share's own, or (the kept units spread through
            the layout, their parameters on the device) every unit's */
@@ -20893,16 +20912,20 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         double hf = t_fwd * hide, hb = t_bwd * hide;
         /* the host memory a backward before the last loads: the CPU's adds (the gradient read, the fp32 sum read
            and written), its fetches and its gradients through the copy engines */
-        double load = mb > 1 ? ((d + 8) * S * cpu + (keep ? 0 : d * S * fetched) + d * S * cpu) / host : 0;
+        double load = mb > 1 ? ((dsum ? 0 : (d + 8) * S * cpu + d * S * cpu) + (keep ? 0 : d * S * fetched)) / host : 0;
         double gate, more, tail, bwd;
         out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * S * cpu * g / host;
-        out->bytes_pcie = (keep ? 1 : 2 * mb) * d * S * fetched + (mb - 1) * d * S * cpu + out_b + back;
+        out->bytes_pcie = (keep ? 1 : 2 * mb) * d * S * fetched + (dsum ? 0 : (mb - 1) * d * S * cpu) + out_b + back;
         out->offload_copy_s = out->bytes_pcie / pcie;
         if (k.ratio < 1) gate = t_fwd - hf + fmax(pass, hf) + out->cpu_adam_s + back / pcie; /* (the plain step) */
         else gate = fmax(fmax(out->cpu_adam_s, pass), t_fwd);
-        /* a backward before the last: its compute with the copies beyond it, and the host memory's load beside
-           them, which does not hide whole under the compute (the two as an L2.5 norm) */
-        bwd = t_bwd + (keep ? fmax(0, gmb - hb) : fmax(0, pass + gmb - hb));
+        /* a backward before the last: its compute with the copies beyond it (the fetches, and its gradients on
+           the copy stream at once, or after them: grads_on_comm), and the host memory's load beside them, which
+           does not hide whole under the compute (the two as an L-p norm, p ZERO__TIME_HOST_NORM) */
+        if (keep || !gmb || m->grads_on_comm)
+            bwd = t_bwd + fmax(0, (keep ? 0 : pass) + gmb - hb);
+        else
+            bwd = t_bwd + fmax(0, fmax(fmax(pass, gmb), (pass + gmb) / ZERO__TIME_PCIE_DUPLEX) - hb);
         bwd = pow(pow(bwd, ZERO__TIME_HOST_NORM) + pow(load, ZERO__TIME_HOST_NORM), 1 / ZERO__TIME_HOST_NORM);
         more = (mb - 1) * ((keep ? 0 : fmax(0, pass - hf)) + bwd - t_bwd);
         /* the last backward beside its compute: its fetches, and its gradients on the same stream (more than one
@@ -20917,11 +20940,13 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     } else if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {
         /* a ratio below 1: the first K units' Adam on the GPU, the rest's copies and CPU Adam as without it */
         double cpu = k.ratio < 1 ? k.ratio : 1;
-        double shard = d * P / G * cpu, d2h = shard / pcie, h2d = shard / pcie;
+        /* (the device's sum of micro-batches: the fp32 sum sent once, after the last backward) */
+        double sent = mb > 1 && m->stage >= 2 && m->grad_accum_device ? 1 : ev, ob = sent < ev ? 4.0 : d;
+        double shard = d * P / G * cpu, d2h = ob * P / G * cpu / pcie, h2d = shard / pcie;
         out->cpu_adam_s = ZERO__TIME_CPU_ADAM_BYTES * (P / G) * cpu * g / host;
-        out->offload_copy_s = ev * d2h + h2d;
-        out->bytes_pcie = ev * shard + shard;
-        out->exposed_offload_s = cpu > 0 ? ev * fmax(ub / G / pcie, d2h - t_bwd) + out->cpu_adam_s + h2d : 0;
+        out->offload_copy_s = sent * d2h + h2d;
+        out->bytes_pcie = sent * ob * P / G * cpu + shard;
+        out->exposed_offload_s = cpu > 0 ? sent * fmax(ub / G / pcie, d2h - t_bwd) + out->cpu_adam_s + h2d : 0;
         out->optimizer_s = ZERO__TIME_OPT_BYTES * (P / G) * (1 - cpu) / hbm;
     } else {
         out->optimizer_s = opt_s;
@@ -20929,8 +20954,9 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     /* gradient accumulation: each micro-batch's gradients added into the fp32 accumulator at the hbm rate,
        the step waiting for it; stages 0-1 the whole gradient (the buffer read, the accumulator read and
        written, the buffer cleared: 2 d + 8 bytes a parameter), stages 2-3 the reduced shard (d + 8), but
-       not with offload_optimizer there (the host's staging is the accumulator, the CPU adds) */
-    if (mb > 1 && (m->stage <= 1 || m->offload_optimizer != ZERO_OFFLOAD_CPU))
+       not with offload_optimizer there (the host's staging is the accumulator, the CPU adds) but with
+       grad_accum_device */
+    if (mb > 1 && (m->stage <= 1 || m->offload_optimizer != ZERO_OFFLOAD_CPU || m->grad_accum_device))
         out->accumulate_s = mb * (m->stage <= 1 ? P * (2 * d + 8) : P / G * (d + 8)) / hbm;
     out->step_s = out->compute_s + out->contention_s + out->exposed_comm_s + out->optimizer_s + out->exposed_offload_s +
                   out->accumulate_s;
@@ -20954,6 +20980,8 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
     ea.gradient_accumulation_steps = (int)mb;
     if ((r = zero_estimate_memory(&ea, &me, err)) != ZERO_OK) return r;
     out->gpu_memory_bytes = me.gpu_total_bytes;
+    if (mb > 1 && m->stage >= 2 && m->offload_optimizer == ZERO_OFFLOAD_CPU && m->grad_accum_device)
+        out->gpu_memory_bytes += 4.0 * P / G * (k.ratio < 1 ? k.ratio : 1); /* (the device's sum of the CPU's share) */
     out->cpu_memory_bytes = me.cpu_total_bytes;
     zero__ok(err);
     return ZERO_OK;
@@ -20990,8 +21018,17 @@ static void zero__plan_search(const zero_time_model *m, double gpu_bytes, double
                             r.ratio_params_host = ph;
                             r.stage3_max_live_parameters = pk == 2 ? m->params : 0;
                             r.recompute = rc;
+                            r.grad_accum_device = 0;
                             act = zero_estimate_activations(&r);
                             if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue; /* (a group across part of a node) */
+                            /* the engine's rule with the optimizer offloaded and more micro-batches: they add up on
+                               the GPU where the fp32 accumulator of the CPU's share takes at most a third of the
+                               memory the states leave (offload.md) */
+                            if (off && s >= 2 && r.grad_accum > 1 &&
+                                4.0 * r.params / G * (s == 3 && ri ? r.offload_ratio : 1) <= (gpu_bytes - o.gpu_memory_bytes) / 3) {
+                                r.grad_accum_device = 1;
+                                if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue;
+                            }
                             if (o.gpu_memory_bytes + act + ZERO_TIME_PLAN_RESERVE > gpu_bytes) continue;
                             if (cpu_bytes > 0 && o.cpu_memory_bytes + ZERO_TIME_PLAN_HOST_RESERVE(m->gpus_per_node) > cpu_bytes)
                                 continue;

@@ -406,7 +406,8 @@ static void test_sum_failure(void) {
 static void test_grad_place(void) {
     static job a, j;
     static const struct {
-        int fake;          /* mem_info says 3 x the accumulator + delta bytes are free */
+        int fake;          /* mem_info says 3 x the accumulator + delta bytes are free (2: at ratio 0.5, 3 x the
+                              CPU's share of it, and the device's units' master, moments and accumulator more) */
         int64_t delta;
         const char *limit; /* ZERO_HOST_MEM_LIMIT */
         const char *env;   /* ZERO_GRAD_ACC */
@@ -420,9 +421,11 @@ static void test_grad_place(void) {
         {1, 0, NULL, NULL, 0, 1},       /* exactly a third */
         {1, -1, NULL, NULL, 0, 0},      /* a byte less */
         {1, -1, NULL, "device", 0, 1},  /* the environment over the rule */
+        {2, 0, NULL, NULL, 0, 1},       /* ratio 0.5: a third of what is free less the device units' own */
+        {2, -1, NULL, NULL, 0, 0},      /* a byte less */
     };
     zero_error err;
-    size_t acc;
+    size_t acc, later = 0, devacc = 0;
     unsigned k;
     memset(&a, 0, sizeof a);
     a.stage = 3;
@@ -432,12 +435,26 @@ static void test_grad_place(void) {
     CHECK(zero_host_run(2, rank_fn, &a, &err) == ZERO_OK && a.r[0] == ZERO_OK);
     acc = a.ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE]; /* rank 0's owned fp32 accumulator */
     CHECK(acc > 0);
+    { /* ratio 0.5 with the host's sum: the device units' master and moments, which create allocates after it decides */
+        j = a;
+        j.offload = 1;
+        j.ratio = 0.5;
+        j.gacc = 2;
+        CHECK(zero_host_run(2, rank_fn, &j, &err) == ZERO_OK && j.r[0] == ZERO_OK);
+        /* rank 0's device units: master, m and v (fp32, bf16's master and state) and their fp32 accumulator */
+        later = (size_t)j.dev_elems * 12;
+        devacc = (size_t)j.dev_elems * 4;
+        CHECK(j.dev_elems > 0 && devacc < acc && j.ms.planned[ZERO_MEM_MASTER][ZERO_MEM_DEVICE] >= (size_t)j.dev_elems * 4);
+    }
     for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         j = a; /* the same run, the optimizer offloaded */
         memset(j.w, 0, sizeof j.w);
         j.offload = 1;
         j.gacc = cases[k].gacc;
-        if (cases[k].fake) j.fake_free = fake_free_bytes = 3 * (int64_t)acc + cases[k].delta; /* (read by the ranks' mem_info) */
+        if (cases[k].fake == 2) j.ratio = 0.5;
+        if (cases[k].fake) /* (read by the ranks' mem_info) */
+            j.fake_free = fake_free_bytes = cases[k].fake == 2 ? 3 * (int64_t)(acc - devacc) + (int64_t)(later + devacc) + cases[k].delta
+                                                               : 3 * (int64_t)acc + cases[k].delta;
         if (cases[k].limit) setenv("ZERO_HOST_MEM_LIMIT", cases[k].limit, 1);
         if (cases[k].env) setenv("ZERO_GRAD_ACC", cases[k].env, 1);
         CHECK(zero_host_run(2, rank_fn, &j, &err) == ZERO_OK);

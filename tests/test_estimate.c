@@ -1022,9 +1022,12 @@ typedef struct calib_run {
                                       units kept their parameters (ratio_params_host) */
     int spread;                    /* 1: the ratio's kept units spread through the layout (the engine
                                       from 6cbca0e); 0: the leading ones (ratio_first) */
-    int copy_out;                  /* 1: one micro-batch's gradients went to the host on the copy stream
-                                      (the engine from the copy stream's change); 0: on the communication
-                                      stream behind the fetches (grads_on_comm: every row before it) */
+    int copy_out;                  /* 1: the gradients went to the host on the copy stream beside the fetches
+                                      (more than one micro-batch: the engine from e5dcd13; one: from the
+                                      copy stream's change for it); 0: on the communication stream behind
+                                      them (grads_on_comm) */
+    int dev_sum;                   /* 1: the micro-batches added on the GPU (grad_accum_device: the engine's
+                                      default where the accumulator fits a third of the free memory) */
 } calib_run;
 
 #define H100_TF 466.42
@@ -1039,55 +1042,55 @@ typedef struct calib_run {
 
 static const calib_run calib[] = {
     /* docs/results/h100_fast.tsv row ab_s0 (PERF.md 5f, "Stage by stage"): the fit */
-    {"H100 stage 0, mb 8", "results/h100_fast.tsv ab_s0", 1, 0, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 187.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 stage 0, mb 8", "results/h100_fast.tsv ab_s0", 1, 0, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 187.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5f table, docs/results/h100_fast.tsv row fast_zero */
-    {"H100 ZeRO-2, mb 8", "PERF.md 5f; results/h100_fast.tsv fast_zero", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 192.7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, mb 8", "PERF.md 5f; results/h100_fast.tsv fast_zero", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 192.7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5f, the call before: ab_s1.log */
-    {"H100 ZeRO-1, mb 8", "results/h100_fast.tsv ab_s1", 1, 1, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 188.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-1, mb 8", "results/h100_fast.tsv ab_s1", 1, 1, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 188.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5c, docs/results/h200x2.tsv rows scale_stage{1,2,3}_{1,2}gpu */
-    {"2x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x2/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 199.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x2/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X2_TF, H200_HBM, 0, 0, 201.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x2/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 204.6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200, stage 1", "PERF.md 5c; h200x2/scale_stage1_2gpu.log", 2, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 210.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200, stage 2", "PERF.md 5c; h200x2/scale_stage2_2gpu.log", 2, 2, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 209.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200, stage 3", "PERF.md 5c; h200x2/scale_stage3_2gpu.log", 2, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 230.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x2/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 199.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x2/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X2_TF, H200_HBM, 0, 0, 201.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x2/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 204.6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200, stage 1", "PERF.md 5c; h200x2/scale_stage1_2gpu.log", 2, 1, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 210.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200, stage 2", "PERF.md 5c; h200x2/scale_stage2_2gpu.log", 2, 2, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 209.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200, stage 3", "PERF.md 5c; h200x2/scale_stage3_2gpu.log", 2, 3, 1024, 8, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 230.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5e (same machine and code as 5c's 2-GPU runs), micro-batch 16:
        docs/results/h200x2.tsv rows xl16_stage{2,3} */
-    {"2x H200, stage 2, mb 16", "PERF.md 5e; h200x2/xl16_stage2.log", 2, 2, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 369.2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200, stage 3, mb 16", "PERF.md 5e; h200x2/xl16_stage3.log", 2, 3, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 389.8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200, stage 2, mb 16", "PERF.md 5e; h200x2/xl16_stage2.log", 2, 2, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 369.2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200, stage 3, mb 16", "PERF.md 5e; h200x2/xl16_stage3.log", 2, 3, 1024, 16, 0, 1, 0, X2_TF, H200_HBM, 0, 0, 389.8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5c, docs/results/h200x4.tsv rows scale_stage{1,2,3}_{1,4}gpu */
-    {"4x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x4/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 195.8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"4x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x4/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X4_TF, H200_HBM, 0, 0, 196.4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"4x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x4/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 201.8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"4x H200, stage 1", "PERF.md 5c; h200x4/scale_stage1_4gpu.log", 4, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 205.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"4x H200, stage 2", "PERF.md 5c; h200x4/scale_stage2_4gpu.log", 4, 2, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 204.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"4x H200, stage 3", "PERF.md 5c; h200x4/scale_stage3_4gpu.log", 4, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 237.4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200 box, 1 GPU, stage 1", "PERF.md 5c; h200x4/scale_stage1_1gpu.log", 1, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 195.8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200 box, 1 GPU, stage 2", "PERF.md 5c; h200x4/scale_stage2_1gpu.log", 1, 2, 1024, 8, 0, 1, 1, X4_TF, H200_HBM, 0, 0, 196.4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200 box, 1 GPU, stage 3", "PERF.md 5c; h200x4/scale_stage3_1gpu.log", 1, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 201.8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200, stage 1", "PERF.md 5c; h200x4/scale_stage1_4gpu.log", 4, 1, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 205.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200, stage 2", "PERF.md 5c; h200x4/scale_stage2_4gpu.log", 4, 2, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 204.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"4x H200, stage 3", "PERF.md 5c; h200x4/scale_stage3_4gpu.log", 4, 3, 1024, 8, 0, 1, 0, X4_TF, H200_HBM, 0, 0, 237.4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5j, docs/results/h200x2_bcd951c.tsv (one machine session, code bcd951c): stage 3's
        gathers overlapped, stages 1-2's under the step's Adam; the two repeats' mean where two ran */
-    {"2x H200 box (bcd951c), 1 GPU, stage 2", "PERF.md 5j; h200x2_bcd951c s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2C_TF, H200_HBM, 0, 0, 182.1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 box (bcd951c), 1 GPU, stage 3", "PERF.md 5j; h200x2_bcd951c groups_s3_1gpu_grouped_{1,2}", 1, 3, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 188.6, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (bcd951c), stage 2", "PERF.md 5j; h200x2_bcd951c groups_s2_2gpu_grouped_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 191.8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (bcd951c), stage 2, ZERO_STEP_OVERLAP=0", "PERF.md 5j; h200x2_bcd951c groups_s2_2gpu_alone_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 194.85, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (bcd951c), stage 3", "PERF.md 5j; h200x2_bcd951c groups_s3_2gpu_grouped_{1,2}", 2, 3, 1024, 8, 0, 0, 1, X2C_TF, H200_HBM, 0, 0, 203.85, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (bcd951c), 1 GPU, stage 2", "PERF.md 5j; h200x2_bcd951c s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2C_TF, H200_HBM, 0, 0, 182.1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (bcd951c), 1 GPU, stage 3", "PERF.md 5j; h200x2_bcd951c groups_s3_1gpu_grouped_{1,2}", 1, 3, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 188.6, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (bcd951c), stage 2", "PERF.md 5j; h200x2_bcd951c groups_s2_2gpu_grouped_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 191.8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (bcd951c), stage 2, ZERO_STEP_OVERLAP=0", "PERF.md 5j; h200x2_bcd951c groups_s2_2gpu_alone_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2C_TF, H200_HBM, 0, 0, 194.85, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (bcd951c), stage 3", "PERF.md 5j; h200x2_bcd951c groups_s3_2gpu_grouped_{1,2}", 2, 3, 1024, 8, 0, 0, 1, X2C_TF, H200_HBM, 0, 0, 203.85, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5c, docs/results/h200x2_4d94af3_scale.tsv (bench.sh scale, one machine session, code 4d94af3):
        stage 2 on one GPU the fit, the others predicted */
-    {"2x H200 box (4d94af3), 1 GPU, stage 1", "PERF.md 5c; h200x2_4d94af3_scale sc_s1_1gpu", 1, 1, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 177.8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 box (4d94af3), 1 GPU, stage 2", "PERF.md 5c; h200x2_4d94af3_scale sc_s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2D_TF, H200_HBM, 0, 0, 176.7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 box (4d94af3), 1 GPU, stage 3", "PERF.md 5c; h200x2_4d94af3_scale sc_s3_1gpu", 1, 3, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 183.3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (4d94af3), stage 1", "PERF.md 5c; h200x2_4d94af3_scale sc_s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.4, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (4d94af3), stage 2", "PERF.md 5c; h200x2_4d94af3_scale sc_s2_2gpu", 2, 2, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.6, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (4d94af3), stage 3", "PERF.md 5c; h200x2_4d94af3_scale sc_s3_2gpu", 2, 3, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 196.5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (4d94af3), 1 GPU, stage 1", "PERF.md 5c; h200x2_4d94af3_scale sc_s1_1gpu", 1, 1, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 177.8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (4d94af3), 1 GPU, stage 2", "PERF.md 5c; h200x2_4d94af3_scale sc_s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2D_TF, H200_HBM, 0, 0, 176.7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (4d94af3), 1 GPU, stage 3", "PERF.md 5c; h200x2_4d94af3_scale sc_s3_1gpu", 1, 3, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 183.3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (4d94af3), stage 1", "PERF.md 5c; h200x2_4d94af3_scale sc_s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.4, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (4d94af3), stage 2", "PERF.md 5c; h200x2_4d94af3_scale sc_s2_2gpu", 2, 2, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 186.6, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (4d94af3), stage 3", "PERF.md 5c; h200x2_4d94af3_scale sc_s3_2gpu", 2, 3, 1024, 8, 0, 0, 0, X2D_TF, H200_HBM, 0, 0, 196.5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5c, docs/results/h200x2_dcf48e3_scale.tsv (bench.sh scale and offload-n, one machine session,
        code dcf48e3): stage 2 on one GPU the fit, the others predicted; ZeRO-2 + optimizer offload on both
        GPUs with its log's PCIe (55.4 and 55.2 GB/s: 55.3) and the node's host memory (188.96 GB/s: cpu_adam's
        32-thread adam-pf on this machine kind, the same session; the two ranks' CPU Adams share it) */
-    {"2x H200 box (dcf48e3), 1 GPU, stage 1", "PERF.md 5c; h200x2_dcf48e3_scale sc_s1_1gpu", 1, 1, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 183.699, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 box (dcf48e3), 1 GPU, stage 2", "PERF.md 5c; h200x2_dcf48e3_scale sc_s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2E_TF, H200_HBM, 0, 0, 184.003, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 box (dcf48e3), 1 GPU, stage 3", "PERF.md 5c; h200x2_dcf48e3_scale sc_s3_1gpu", 1, 3, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 191.305, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (dcf48e3), stage 1", "PERF.md 5c; h200x2_dcf48e3_scale sc_s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 189.813, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (dcf48e3), stage 2", "PERF.md 5c; h200x2_dcf48e3_scale sc_s2_2gpu", 2, 2, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 190.762, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (dcf48e3), stage 3", "PERF.md 5c; h200x2_dcf48e3_scale sc_s3_2gpu", 2, 3, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 200.53, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (dcf48e3), ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h200x2_dcf48e3_scale on_z2_zero", 2, 2, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 55.3e9, 188.96e9, 331.3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (dcf48e3), 1 GPU, stage 1", "PERF.md 5c; h200x2_dcf48e3_scale sc_s1_1gpu", 1, 1, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 183.699, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (dcf48e3), 1 GPU, stage 2", "PERF.md 5c; h200x2_dcf48e3_scale sc_s2_1gpu", 1, 2, 1024, 8, 0, 0, 1, X2E_TF, H200_HBM, 0, 0, 184.003, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 box (dcf48e3), 1 GPU, stage 3", "PERF.md 5c; h200x2_dcf48e3_scale sc_s3_1gpu", 1, 3, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 191.305, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (dcf48e3), stage 1", "PERF.md 5c; h200x2_dcf48e3_scale sc_s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 189.813, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (dcf48e3), stage 2", "PERF.md 5c; h200x2_dcf48e3_scale sc_s2_2gpu", 2, 2, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 190.762, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (dcf48e3), stage 3", "PERF.md 5c; h200x2_dcf48e3_scale sc_s3_2gpu", 2, 3, 1024, 8, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 200.53, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (dcf48e3), ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h200x2_dcf48e3_scale on_z2_zero", 2, 2, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 55.3e9, 188.96e9, 331.3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* Both offloads (stage 3, the overlapped CPU step), one H200: PERF.md 4c's 6.65e9 GPT (L 32, C 4096,
        V 50304, T 1024, micro-batch 8, recompute, the pool keeping the model: max live 1e10-1e11), PCIe 55.1
        GB/s, host memory 150 GB/s (139.1 measured in the accumulation-16 run; 137-169 in the others), the
@@ -1096,14 +1099,14 @@ static const calib_run calib[] = {
        Adam and the engine runs 1.2-1.4x its floor there (PERF.md 4b); the seed's recipe (GPT-2 XL, T 128,
        micro-batch 16, fp16, the derived pool), on one H100 (6ad964f) and one H200 (check-gpu at 1fd7a2f,
        its floor line's PCIe and host) */
-    /* accumulation 8 and 16 ran the device's sum of micro-batches (the engine before the host's sum, which the
-       model prices now: the CPU's adds on host memory beside each backward): 13-23% high, held to 25% */
-    {"H200 6.65e9, both offloads, recompute, gas 1", "PERF.md 4c (accumulation 1)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 2173, 1, 32, 4096, 0, 1, 1, 1e11, 0.20, 50304, 0, 0, 0, 0},
-    {"H200 6.65e9, both offloads, recompute, gas 4", "PERF.md 4c (accumulation 4, the device's sum)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 4576, 1, 32, 4096, 0, 4, 1, 1e11, 0, 50304, 0, 0, 0, 0},
-    {"H200 6.65e9, both offloads, recompute, gas 8", "PERF.md 4c (accumulation 8)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 7658, 1, 32, 4096, 0, 8, 1, 1e11, 0.25, 50304, 0, 0, 0, 0},
-    {"H200 6.65e9, both offloads, recompute, gas 16", "PERF.md 4c (accumulation 16)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 139.1e9, 13436, 1, 32, 4096, 0, 16, 1, 1e11, 0.25, 50304, 0, 0, 0, 0},
-    {"H100 seed recipe (both offloads, T 128, mb 16, fp16)", "PERF.md 4b floor table; h100_offload_floor", 1, 3, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.7e9, 462.7, 0, 0, 0, 0, 1, 1, 0, 0.20, 0, 0, 0, 0, 0},
-    {"H200 seed recipe (check-gpu 1fd7a2f, xl_fp16_s3_offload)", "PERF.md GPU checks; its floor line", 1, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.85e9, 177.9e9, 415.8, 0, 0, 0, 0, 1, 1, 0, 0.20, 0, 0, 0, 0, 0},
+    /* accumulation 4, 8 and 16 ran the device's sum of micro-batches (grad_accum_device: the fp32 accumulator
+       on the GPU, the sum sent once, the engine's default where it fits a third of the free memory) */
+    {"H200 6.65e9, both offloads, recompute, gas 1", "PERF.md 4c (accumulation 1)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 2173, 1, 32, 4096, 0, 1, 1, 1e11, 0.20, 50304, 0, 0, 0, 0, 0},
+    {"H200 6.65e9, both offloads, recompute, gas 4", "PERF.md 4c (accumulation 4, the device's sum)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 4576, 1, 32, 4096, 0, 4, 1, 1e11, 0, 50304, 0, 0, 0, 0, 1},
+    {"H200 6.65e9, both offloads, recompute, gas 8", "PERF.md 4c (accumulation 8)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 150e9, 7658, 1, 32, 4096, 0, 8, 1, 1e11, 0, 50304, 0, 0, 0, 0, 1},
+    {"H200 6.65e9, both offloads, recompute, gas 16", "PERF.md 4c (accumulation 16)", 1, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.1e9, 139.1e9, 13436, 1, 32, 4096, 0, 16, 1, 1e11, 0, 50304, 0, 0, 0, 0, 1},
+    {"H100 seed recipe (both offloads, T 128, mb 16, fp16)", "PERF.md 4b floor table; h100_offload_floor", 1, 3, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.7e9, 462.7, 0, 0, 0, 0, 1, 1, 0, 0.20, 0, 0, 0, 0, 0, 0},
+    {"H200 seed recipe (check-gpu 1fd7a2f, xl_fp16_s3_offload)", "PERF.md GPU checks; its floor line", 1, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.85e9, 177.9e9, 415.8, 0, 0, 0, 0, 1, 1, 0, 0.20, 0, 0, 0, 0, 0, 0},
     /* bench.sh offload-ratio on 2x H200 (code 8eaccf0, one machine session; docs/results/h200x2_8eaccf0_ratio.tsv):
        both GPUs ran (the target meant one); PCIe from each run's floor lines (54.3-55.0 GB/s); the node's host
        memory 188.96 GB/s as in the dcf48e3 row above (the floor lines' per-rank probes, 152-184 GB/s each, add up
@@ -1115,34 +1118,34 @@ static const calib_run calib[] = {
        ratio_params_host); the 6.65e9 GPT at ratio
        0.1 is 23% high: its compute with the gathers beside it took 750 ms, the compute alone as the model prices
        it (no contention), where the contention factor fitted at C 1600 adds 114 ms */
-    {"2x H200 (8eaccf0), 6.65e9, ZeRO-3 + optimizer offload, recompute", "h200x2_8eaccf0_ratio ratio_big_all_{1,2}", 2, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 54.8e9, 188.96e9, 1947.2, 1, 32, 4096, 1, 0, 0, 0, 0, 50304, 0, 0, 0, 0},
-    {"2x H200 (8eaccf0), 6.65e9, the same at ratio 0.1", "h200x2_8eaccf0_ratio ratio_big_plan_{1,2}", 2, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.0e9, 188.96e9, 847.0, 1, 32, 4096, 1, 0, 0, 0, 0.25, 50304, 0.1, 0, 0, 0},
-    {"2x H200 (8eaccf0), seed recipe (both offloads)", "h200x2_8eaccf0_ratio ratio_seed_all_{1,2}", 2, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.5e9, 188.96e9, 379.2, 0, 0, 0, 1, 1, 1, 0, 0.25, 0, 0, 0, 0, 0},
-    {"2x H200 (8eaccf0), seed recipe at ratio 0.1", "h200x2_8eaccf0_ratio ratio_seed_plan_{1,2}", 2, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.3e9, 188.96e9, 183.9, 0, 0, 0, 1, 1, 1, 0, 0.30, 0, 0.1, 1, 0, 0},
-    {"2x H200 (8eaccf0), 6.65e9, stage 1, mb 1 x 64 (gpt --auto)", "h200x2_8eaccf0_ratio ratio_big_auto", 2, 1, 1024, 1, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 6520.4, 0, 32, 4096, 1, 64, 0, 0, 0, 50304, 0, 0, 0, 0},
+    {"2x H200 (8eaccf0), 6.65e9, ZeRO-3 + optimizer offload, recompute", "h200x2_8eaccf0_ratio ratio_big_all_{1,2}", 2, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 54.8e9, 188.96e9, 1947.2, 1, 32, 4096, 1, 0, 0, 0, 0, 50304, 0, 0, 0, 0, 0},
+    {"2x H200 (8eaccf0), 6.65e9, the same at ratio 0.1", "h200x2_8eaccf0_ratio ratio_big_plan_{1,2}", 2, 3, 1024, 8, 1, 0, 0, X2E_TF, H200_HBM, 55.0e9, 188.96e9, 847.0, 1, 32, 4096, 1, 0, 0, 0, 0.25, 50304, 0.1, 0, 0, 0, 0},
+    {"2x H200 (8eaccf0), seed recipe (both offloads)", "h200x2_8eaccf0_ratio ratio_seed_all_{1,2}", 2, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.5e9, 188.96e9, 379.2, 0, 0, 0, 1, 1, 1, 0, 0.25, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (8eaccf0), seed recipe at ratio 0.1", "h200x2_8eaccf0_ratio ratio_seed_plan_{1,2}", 2, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.3e9, 188.96e9, 183.9, 0, 0, 0, 1, 1, 1, 0, 0.30, 0, 0.1, 1, 0, 0, 0},
+    {"2x H200 (8eaccf0), 6.65e9, stage 1, mb 1 x 64 (gpt --auto)", "h200x2_8eaccf0_ratio ratio_big_auto", 2, 1, 1024, 1, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 6520.4, 0, 32, 4096, 1, 64, 0, 0, 0, 50304, 0, 0, 0, 0, 0},
     /* PERF.md 5c and 4e, the mid-session call at b068db0 on 2x H200 (stage 2 on one GPU the fit, the mean of two
        runs, 181.7 and 182.9 ms; the rest predicted): stage 1-2 on both GPUs, the seed's recipe and ZeRO-2 +
        optimizer offload with the probes' barrier (PCIe from their floor lines; the node's host memory, the two
        ranks' shares added: 186 and 189 GB/s), and gpt --auto's new pick for the 6.65e9 GPT (micro-batch 8 x 8) */
-    {"2x H200 box (b068db0), 1 GPU, stage 2", "PERF.md 5c; h200x2_b068db0_mid s2_1gpu_{1,2}", 1, 2, 1024, 8, 0, 0, 1, X2F_TF, H200_HBM, 0, 0, 182.3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (b068db0), stage 2", "PERF.md 5c; h200x2_b068db0_mid s2_2gpu_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2F_TF, H200_HBM, 0, 0, 188.95, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (b068db0), stage 1", "PERF.md 5c; h200x2_b068db0_mid s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2F_TF, H200_HBM, 0, 0, 189.7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (b068db0), ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4d; h200x2_b068db0_mid z2off_2gpu", 2, 2, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 52.9e9, 188.9e9, 308.5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2x H200 (b068db0), seed recipe (both offloads; a documented miss)", "PERF.md 4d; h200x2_b068db0_mid seed_2gpu", 2, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 49.1e9, 185.9e9, 367.2, 0, 0, 0, 1, 1, 1, 0, 0.25, 0, 0, 0, 0, 0},
-    {"2x H200 (b068db0), 6.65e9, stage 1, mb 8 x 8 (gpt --auto)", "PERF.md 4e; h200x2_b068db0_mid auto_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2F_TF, H200_HBM, 0, 0, 5104.3, 0, 32, 4096, 1, 8, 0, 0, 0, 50304, 0, 0, 0, 0},
+    {"2x H200 box (b068db0), 1 GPU, stage 2", "PERF.md 5c; h200x2_b068db0_mid s2_1gpu_{1,2}", 1, 2, 1024, 8, 0, 0, 1, X2F_TF, H200_HBM, 0, 0, 182.3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (b068db0), stage 2", "PERF.md 5c; h200x2_b068db0_mid s2_2gpu_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2F_TF, H200_HBM, 0, 0, 188.95, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (b068db0), stage 1", "PERF.md 5c; h200x2_b068db0_mid s1_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2F_TF, H200_HBM, 0, 0, 189.7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (b068db0), ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4d; h200x2_b068db0_mid z2off_2gpu", 2, 2, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 52.9e9, 188.9e9, 308.5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (b068db0), seed recipe (both offloads; a documented miss)", "PERF.md 4d; h200x2_b068db0_mid seed_2gpu", 2, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 49.1e9, 185.9e9, 367.2, 0, 0, 0, 1, 1, 1, 0, 0.25, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (b068db0), 6.65e9, stage 1, mb 8 x 8 (gpt --auto)", "PERF.md 4e; h200x2_b068db0_mid auto_2gpu", 2, 1, 1024, 8, 0, 0, 0, X2F_TF, H200_HBM, 0, 0, 5104.3, 0, 32, 4096, 1, 8, 0, 0, 0, 50304, 0, 0, 0, 0, 0},
     /* PERF.md 4e, the final call at 4bf4f91 on 2x H200 (the kept units' parameters on the device): the seed's
        recipe at ratio 0.1 on one GPU and on both, and at ratio 1 on one; PCIe and host memory from their floor
        lines (one GPU: the node's; two: the ranks' shares added). The 2-GPU run is a documented miss (the seed's
        T 128 chain, as above) */
-    {"H200 (4bf4f91) seed recipe at ratio 0.1", "PERF.md 4e; final call seed_r01_1gpu", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.4e9, 189.9e9, 86.5, 0, 0, 0, 1, 1, 1, 0, 0.20, 0, 0.1, 0, 0, 0},
-    {"2x H200 (4bf4f91) seed recipe at ratio 0.1", "PERF.md 4e; final call seed_r01_2gpu", 2, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 54.4e9, 181.9e9, 131.9, 0, 0, 0, 1, 1, 1, 0, 0.30, 0, 0.1, 0, 0, 0},
-    {"H200 (4bf4f91) seed recipe (both offloads)", "PERF.md 4e; final call seed_r1_1gpu", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.4e9, 183.8e9, 385.9, 0, 0, 0, 1, 1, 1, 0, 0.20, 0, 0, 0, 0, 0},
+    {"H200 (4bf4f91) seed recipe at ratio 0.1", "PERF.md 4e; final call seed_r01_1gpu", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.4e9, 189.9e9, 86.5, 0, 0, 0, 1, 1, 1, 0, 0.20, 0, 0.1, 0, 0, 0, 0},
+    {"2x H200 (4bf4f91) seed recipe at ratio 0.1", "PERF.md 4e; final call seed_r01_2gpu", 2, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 54.4e9, 181.9e9, 131.9, 0, 0, 0, 1, 1, 1, 0, 0.30, 0, 0.1, 0, 0, 0, 0},
+    {"H200 (4bf4f91) seed recipe (both offloads)", "PERF.md 4e; final call seed_r1_1gpu", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.4e9, 183.8e9, 385.9, 0, 0, 0, 1, 1, 1, 0, 0.20, 0, 0, 0, 0, 0, 0},
     /* PERF.md 4c, one H200 (16 cores, 125 GiB of host memory) at ab9034e: the 7.26e9 GPT (L 35, C 4096, V 50304)
        as gpt --auto --offload-optimizer cpu --tokens 131072 chose it: stage 3, ratio 0.1, the parameters on the
        CPU and the kept units' on the GPU, micro-batch 4 x 32, no recompute; PCIe 55.35 GB/s (55.4 and 55.3, its
        floor line), host memory 161.7 GB/s. The compute is its floor (1.06x): the model's rate for C 4096 at
        micro-batch 4 is what this row measures */
-    {"H200 (ab9034e) 7.26e9, gpt --auto: ratio 0.1, params cpu, mb 4 x 32", "PERF.md 4c; big_auto.log", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 161.7e9, 11915.9, 0, 35, 4096, 1, 32, 1, 0, 0, 50304, 0.1, 0, 0, 0},
+    {"H200 (ab9034e) 7.26e9, gpt --auto: ratio 0.1, params cpu, mb 4 x 32", "PERF.md 4c; big_auto.log", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 161.7e9, 11915.9, 0, 35, 4096, 1, 32, 1, 0, 0, 50304, 0.1, 0, 0, 0, 1},
     /* PERF.md 4c, one H200 at 3a69cdd (the host sum's arena): the largest GPT with accumulation the plan fits
        (L 63, 12.9e9), as gpt --auto --offload-optimizer cpu --tokens 131072 chose it: ratio 0.4, the parameters
        on the CPU and the kept units' on the GPU, recompute, micro-batch 2 x 64; PCIe 55.75 GB/s (55.1 and 56.4),
@@ -1151,50 +1154,50 @@ static const calib_run calib[] = {
        compute; what it leaves out is one stream's copies waiting behind the fetches' waits for pool room (the
        gradient ring's waits in the run's timeline): held to 15%. At 55bc6fd, with 3 slots of the largest chunk
        for the host's adds, the run took 70,105 ms (-27%) */
-    {"H200 (3a69cdd) 12.9e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_3a69cdd_big auto_L63", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.75e9, 150.4e9, 56899.9, 1, 63, 4096, 1, 64, 1, 0, 0.15, 50304, 0.4, 0, 0, 0},
+    {"H200 (3a69cdd) 12.9e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_3a69cdd_big auto_L63", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.75e9, 150.4e9, 56899.9, 1, 63, 4096, 1, 64, 1, 0, 0.15, 50304, 0.4, 0, 0, 0, 0},
     /* the same machine kind and code: L 60 (12.3e9), gpt --auto's pick (ratio 0.4, params cpu, recompute,
        micro-batch 8 x 16), priced at 24,500 ms; PCIe 55.25 GB/s (55.3 and 55.2), host memory 162.4 GB/s (its
        floor line). At 37691b5 (3 slots): 28,893 ms */
-    {"H200 (3a69cdd) 12.3e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_3a69cdd_big auto_L60", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 162.4e9, 26186.7, 1, 60, 4096, 1, 16, 1, 0, 0, 50304, 0.4, 0, 0, 0},
+    {"H200 (3a69cdd) 12.3e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_3a69cdd_big auto_L60", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 162.4e9, 26186.7, 1, 60, 4096, 1, 16, 1, 0, 0, 50304, 0.4, 0, 0, 0, 0},
     /* PERF.md 4c, one H200 in one machine session of the fifth session: L 60 at e5dcd13 with the host sum's
        chunks on the copy stream (25,420.9 ms; 26,321.9 with ZERO_COPY_STREAM=0), PCIe 55.35 GB/s (55.4 and 55.3),
        host memory 187.7 GB/s; L 63 at 4a18868 (the arena grown at its first use), PCIe 55.35, host memory 164.1
        GB/s. L 63 is held to 15% as at 3a69cdd: its host memory also carries the CPU's adds of 63 micro-batches,
        which the model does not price */
-    {"H200 (e5dcd13) 12.3e9, the copy stream, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_e5dcd13_copy L60_copy", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 187.7e9, 25420.9, 1, 60, 4096, 1, 16, 1, 0, 0, 50304, 0.4, 0, 0, 0},
-    {"H200 (4a18868) 12.9e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_e5dcd13_copy L63_auto", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 164.1e9, 56969.4, 1, 63, 4096, 1, 64, 1, 0, 0.15, 50304, 0.4, 0, 0, 0},
+    {"H200 (e5dcd13) 12.3e9, the copy stream, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_e5dcd13_copy L60_copy", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 187.7e9, 25420.9, 1, 60, 4096, 1, 16, 1, 0, 0, 50304, 0.4, 0, 0, 1, 0},
+    {"H200 (4a18868) 12.9e9, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_e5dcd13_copy L63_auto", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.35e9, 164.1e9, 56969.4, 1, 63, 4096, 1, 64, 1, 0, 0.15, 50304, 0.4, 0, 0, 1, 0},
     /* PERF.md 4c, one H200 in one machine session of the sixth session, at 8b4784b (the ratio's kept units spread
        through the layout): L 63 as gpt --auto chose it (ratio 0.4, micro-batch 2 x 64), PCIe 55.25 GB/s (55.2 and
        55.3), host memory 143.6 GB/s; L 63 at ratio 0.41 and micro-batch 4 x 32 (flags; what the plan picks with the
        ratio in steps of 0.01), PCIe 55.9 (55.4 and 56.4), host memory 145.8; L 60 as gpt --auto chose it (ratio 0.4,
        8 x 16), PCIe 55.25, host memory 142.2. Their backward's load on host memory (the CPU's adds, 3.3 TB a step
        at micro-batch 2) is what ZERO__TIME_HOST_NORM fits */
-    {"H200 (8b4784b) 12.9e9, spread, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_8b4784b_spread L63_spread", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 143.6e9, 51228.9, 1, 63, 4096, 1, 64, 1, 0, 0, 50304, 0.4, 0, 1, 0},
-    {"H200 (8b4784b) 12.9e9, spread: ratio 0.41, params cpu, recompute, mb 4 x 32", "PERF.md 4c; h200_8b4784b_spread L63_mb4", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.9e9, 145.8e9, 30643.8, 1, 63, 4096, 1, 32, 1, 0, 0, 50304, 0.41, 0, 1, 0},
-    {"H200 (8b4784b) 12.3e9, spread, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_8b4784b_spread L60_spread", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 142.2e9, 24827.4, 1, 60, 4096, 1, 16, 1, 0, 0, 50304, 0.4, 0, 1, 0},
+    {"H200 (8b4784b) 12.9e9, spread, gpt --auto: ratio 0.4, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_8b4784b_spread L63_spread", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 143.6e9, 51228.9, 1, 63, 4096, 1, 64, 1, 0, 0, 50304, 0.4, 0, 1, 1, 0},
+    {"H200 (8b4784b) 12.9e9, spread: ratio 0.41, params cpu, recompute, mb 4 x 32", "PERF.md 4c; h200_8b4784b_spread L63_mb4", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.9e9, 145.8e9, 30643.8, 1, 63, 4096, 1, 32, 1, 0, 0, 50304, 0.41, 0, 1, 1, 0},
+    {"H200 (8b4784b) 12.3e9, spread, gpt --auto: ratio 0.4, params cpu, recompute, mb 8 x 16", "PERF.md 4c; h200_8b4784b_spread L60_spread", 1, 3, 1024, 8, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 142.2e9, 24827.4, 1, 60, 4096, 1, 16, 1, 0, 0, 50304, 0.4, 0, 1, 1, 0},
     /* the same machine kind, the call of 76f400d's make check-gpu: L 63 as gpt --auto then chose it (ratio 0.42,
        micro-batch 4 x 32; one step after the warm-up), PCIe 55.2 GB/s (55.1 and 55.3), host memory 150.4 GB/s */
-    {"H200 (76f400d) 12.9e9, gpt --auto: ratio 0.42, params cpu, recompute, mb 4 x 32", "PERF.md 4c; h200_8b4784b_spread L63_auto", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.2e9, 150.4e9, 30735.4, 1, 63, 4096, 1, 32, 1, 0, 0, 50304, 0.42, 0, 1, 0},
+    {"H200 (76f400d) 12.9e9, gpt --auto: ratio 0.42, params cpu, recompute, mb 4 x 32", "PERF.md 4c; h200_8b4784b_spread L63_auto", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.2e9, 150.4e9, 30735.4, 1, 63, 4096, 1, 32, 1, 0, 0, 50304, 0.42, 0, 1, 1, 0},
     /* PERF.md 4c, seventh session, one H200: L 63 as gpt --auto chooses it (ratio 0.42, 4 x 32) with the plain step
        (the code of 8465d80 run with --no-overlap-cpu-step: main's schedule), PCIe 55.95 GB/s (55.5 and 56.4), host
        memory 173.2 GB/s; in another machine session, L 64 as gpt --auto chooses it at 0245524 (ratio 0.41, 2 x 64),
        PCIe 55.1 (both ways), host memory 152.8 */
-    {"H200 (8465d80, plain step) 12.9e9, gpt --auto: ratio 0.42, params cpu, recompute, mb 4 x 32", "PERF.md 4c; h200_0245524_l64 L63_plain", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.95e9, 173.2e9, 30469.4, 1, 63, 4096, 1, 32, 1, 0, 0, 50304, 0.42, 0, 1, 0},
-    {"H200 (0245524) 13.1e9, gpt --auto: ratio 0.41, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_0245524_l64 L64_auto", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.1e9, 152.8e9, 50303.3, 1, 64, 4096, 1, 64, 1, 0, 0, 50304, 0.41, 0, 1, 0},
+    {"H200 (8465d80, plain step) 12.9e9, gpt --auto: ratio 0.42, params cpu, recompute, mb 4 x 32", "PERF.md 4c; h200_0245524_l64 L63_plain", 1, 3, 1024, 4, 1, 0, 0, X2F_TF, H200_HBM, 55.95e9, 173.2e9, 30469.4, 1, 63, 4096, 1, 32, 1, 0, 0, 50304, 0.42, 0, 1, 1, 0},
+    {"H200 (0245524) 13.1e9, gpt --auto: ratio 0.41, params cpu, recompute, mb 2 x 64", "PERF.md 4c; h200_0245524_l64 L64_auto", 1, 3, 1024, 2, 1, 0, 0, X2F_TF, H200_HBM, 55.1e9, 152.8e9, 50303.3, 1, 64, 4096, 1, 64, 1, 0, 0, 50304, 0.41, 0, 1, 1, 0},
     /* PERF.md 4b "The floor of the offloaded step", docs/results/h100_offload_floor.tsv row z2off_zero:
        fp16, T 128, micro-batch 16; its floor lines: PCIe 54.7 GB/s to the GPU and 55.1 to the host
        (54.9, their mean, here), host memory 152.8 GB/s */
-    {"H100 ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h100_offload_floor/z2off_zero.log", 1, 2, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.8e9, 441.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2 + optimizer offload, T 128, mb 16, fp16", "PERF.md 4b; h100_offload_floor/z2off_zero.log", 1, 2, 128, 16, 1, 0, 0, H100_TF, H100_HBM, 54.9e9, 152.8e9, 441.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5f, code d40a9b3 (010bf01's kernels), docs/results/h100_max.tsv: the largest
        micro-batch, recompute at 8 and at its largest, and the biggest model (C 4096, micro-batch 1) */
-    {"H100 ZeRO-2, mb 26 (the largest)", "PERF.md 5f; h100_max/fastmax_zero.log", 1, 2, 1024, 26, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 576.6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"H100 ZeRO-2, recompute, mb 8", "PERF.md 5f; h100_max/rc8_zero.log", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 237.8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"H100 ZeRO-2, recompute, mb 145 (the largest)", "PERF.md 5f; h100_max/rcmax_zero.log", 1, 2, 1024, 145, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 3841.7, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"H100 ZeRO-2, L 24, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_L24.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 111.0, 0, 24, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"H100 ZeRO-2, recompute, L 25, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_recompute_L25.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 129.9, 1, 25, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, mb 26 (the largest)", "PERF.md 5f; h100_max/fastmax_zero.log", 1, 2, 1024, 26, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 576.6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, recompute, mb 8", "PERF.md 5f; h100_max/rc8_zero.log", 1, 2, 1024, 8, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 237.8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, recompute, mb 145 (the largest)", "PERF.md 5f; h100_max/rcmax_zero.log", 1, 2, 1024, 145, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 3841.7, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, L 24, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_L24.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 111.0, 0, 24, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, recompute, L 25, C 4096, mb 1", "PERF.md 5f; h100_max/biggest_zero_recompute_L25.log", 1, 2, 1024, 1, 0, 0, 0, H100_TF, H100_HBM, 0, 0, 129.9, 1, 25, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* docs/results/h100_fast.tsv row ab_s124 (PERF.md 5f): GPT-2 124M's width (768); the fit of the
        rate's width scaling (ZERO__TIME_HALF_WIDTH) */
-    {"H100 ZeRO-2, GPT-2 124M (L 12, C 768), mb 8", "results/h100_fast.tsv ab_s124", 1, 2, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 16.1, 0, 12, 768, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"H100 ZeRO-2, GPT-2 124M (L 12, C 768), mb 8", "results/h100_fast.tsv ab_s124", 1, 2, 1024, 8, 0, 0, 1, H100_TF, H100_HBM, 0, 0, 16.1, 0, 12, 768, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 static zero_time_model calib_model(const calib_run *c) {
@@ -1226,6 +1229,7 @@ static zero_time_model calib_model(const calib_run *c) {
     m.ratio_params_host = c->params_host;
     m.ratio_first = !c->spread;
     m.grads_on_comm = !c->copy_out;
+    m.grad_accum_device = c->dev_sum;
     return m;
 }
 
@@ -1380,10 +1384,11 @@ static void test_time_ratio(void) {
    its backward, after its fetches on the same stream; the last brings the host's fp32 sum back and sends
    the sum out (4e9 each way, 160 ms); the CPU Adam 28e9 / 140e9 = 200 ms. With the pool keeping the model
    the forward brings the shard once (2e9 + 3 x 2e9 + 8e9 bytes); without, every forward and backward does
-   (8 passes: 16e9 + 6e9 + 8e9). A backward before the last also loads host memory: the CPU's adds (10
-   bytes a CPU-side parameter), its fetches and its gradients, at the host's rate; it and the backward's
-   compute with its exposed copies take their L2.5 norm (hnorm). */
-static double hnorm(double bwd, double load) { return pow(pow(bwd, 2.5) + pow(load, 2.5), 0.4); }
+   (8 passes: 16e9 + 6e9 + 8e9). A backward's fetches (comm stream) and gradients (copy stream) cross at
+   once: the longer of each and both at ZERO__TIME_PCIE_DUPLEX (1.6) x 50 GB/s. A backward before the last
+   also loads host memory: the CPU's adds (10 bytes a CPU-side parameter), its fetches and its gradients, at
+   the host's rate; it and the backward's compute with its exposed copies take their L2 norm (hnorm). */
+static double hnorm(double bwd, double load) { return sqrt(bwd * bwd + load * load); }
 
 static void test_time_param_offload(void) {
     zero_time_model m;
@@ -1408,8 +1413,25 @@ static void test_time_param_offload(void) {
     m.stage3_max_live_parameters = 0;
     CHECK(zero_estimate_time(&m, &pass, &err) == ZERO_OK);
     CHECK_NEAR(pass.bytes_pcie, 30e9, 1);
-    CHECK_NEAR(pass.exposed_offload_s, fmax(0.2, t_fwd) - t_fwd + 3 * fmax(0, 0.04 - t_fwd) + 3 * (hnorm(t_bwd + fmax(0, 0.08 - t_bwd), 14e9 / 140e9) - t_bwd) +
+    CHECK_NEAR(pass.exposed_offload_s, fmax(0.2, t_fwd) - t_fwd + 3 * fmax(0, 0.04 - t_fwd) + 3 * (hnorm(t_bwd + fmax(0, 0.05 - t_bwd), 14e9 / 140e9) - t_bwd) +
                                            fmax(0, 0.04 + 0.16 - t_bwd), 1e-12);
+    /* grads_on_comm (ZERO_COPY_STREAM=0, the engine before e5dcd13): a backward's gradients after its fetches */
+    m.grads_on_comm = 1;
+    CHECK(zero_estimate_time(&m, &plain, &err) == ZERO_OK);
+    CHECK_NEAR(plain.exposed_offload_s, fmax(0.2, t_fwd) - t_fwd + 3 * fmax(0, 0.04 - t_fwd) + 3 * (hnorm(t_bwd + fmax(0, 0.08 - t_bwd), 14e9 / 140e9) - t_bwd) +
+                                            fmax(0, 0.04 + 0.16 - t_bwd), 1e-12);
+    m.grads_on_comm = 0;
+    /* grad_accum_device: the micro-batches added on the GPU (4e9 bytes of accumulator there; each add d + 8
+       bytes a parameter at the default 2.79e12 B/s), the fp32 sum sent once (4e9, 80 ms) after the last
+       backward's fetch; no CPU adds, no gradients before the last: the host memory's load is the fetches' */
+    m.grad_accum_device = 1;
+    CHECK(zero_estimate_time(&m, &plain, &err) == ZERO_OK);
+    CHECK_NEAR(plain.bytes_pcie, 16e9 + 4e9, 1);
+    CHECK_NEAR(plain.accumulate_s, 4 * 1e9 * 10 / 2.79e12, 1e-12);
+    CHECK_NEAR(plain.gpu_memory_bytes, pass.gpu_memory_bytes + 4e9, 1);
+    CHECK_NEAR(plain.exposed_offload_s, fmax(0.2, t_fwd) - t_fwd + 3 * fmax(0, 0.04 - t_fwd) + 3 * (hnorm(t_bwd + fmax(0, 0.04 - t_bwd), 2e9 / 140e9) - t_bwd) +
+                                            fmax(0, 0.04 + 0.08 - t_bwd), 1e-12);
+    m.grad_accum_device = 0;
     CHECK(pass.gpu_memory_bytes < keep.gpu_memory_bytes);
     /* a ratio below 1: the plain step (the Adam's CPU part, then the forward), the GPU's part on the device,
        whose half of the shard keeps its parameters and gradients there: each pass fetches the other half
@@ -1423,13 +1445,13 @@ static void test_time_param_offload(void) {
     CHECK(plain.optimizer_s > 0);
     CHECK_NEAR(plain.bytes_pcie, 8 * 1e9 + 3 * 1e9 + 4e9, 1);
     CHECK_NEAR(plain.exposed_offload_s, t_fwd / 2 + fmax(0.02, t_fwd / 2) + 0.1 - t_fwd + 3 * fmax(0, 0.02 - t_fwd / 2) +
-                                            3 * (hnorm(t_bwd + fmax(0, 0.04 - t_bwd / 2), 7e9 / 140e9) - t_bwd) +
+                                            3 * (hnorm(t_bwd + fmax(0, 0.025 - t_bwd / 2), 7e9 / 140e9) - t_bwd) +
                                             fmax(0, 0.02 + 0.08 - t_bwd / 2), 1e-12);
     m.ratio_first = 0;
     CHECK(zero_estimate_time(&m, &plain, &err) == ZERO_OK);
     CHECK_NEAR(plain.bytes_pcie, 8 * 1e9 + 3 * 1e9 + 4e9, 1);
     CHECK_NEAR(plain.exposed_offload_s, fmax(0.02, t_fwd) + 0.1 - t_fwd + 3 * fmax(0, 0.02 - t_fwd) +
-                                            3 * (hnorm(t_bwd + fmax(0, 0.04 - t_bwd), 7e9 / 140e9) - t_bwd) +
+                                            3 * (hnorm(t_bwd + fmax(0, 0.025 - t_bwd), 7e9 / 140e9) - t_bwd) +
                                             fmax(0, 0.02 + 0.08 - t_bwd), 1e-12);
     /* the engine before (ratio_params_host): every unit's parameters fetched, the device's written back
        after their Adam (1e9 bytes, 20 ms, exposed) */
@@ -1437,7 +1459,7 @@ static void test_time_param_offload(void) {
     CHECK(zero_estimate_time(&m, &plain, &err) == ZERO_OK);
     CHECK_NEAR(plain.bytes_pcie, 8 * 2e9 + 3 * 1e9 + 4e9 + 1e9, 1);
     CHECK_NEAR(plain.exposed_offload_s, fmax(0.04, t_fwd) + 0.1 + 0.02 - t_fwd + 3 * fmax(0, 0.04 - t_fwd) +
-                                            3 * (hnorm(t_bwd + fmax(0, 0.06 - t_bwd), 8e9 / 140e9) - t_bwd) +
+                                            3 * (hnorm(t_bwd + fmax(0, 0.04 - t_bwd), 8e9 / 140e9) - t_bwd) +
                                             fmax(0, 0.04 + 0.08 - t_bwd), 1e-12);
     /* one micro-batch, all on the CPU, the pool derived: the forward's fetch (40 ms) under the Adam; the
        backward's fetch (40 ms) and gradients (2e9, 40 ms) beside it, on the comm and the copy stream at once:
