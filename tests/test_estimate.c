@@ -1497,6 +1497,21 @@ static void test_time_plan(void) {
     CHECK(zero_estimate_plan(&m, 79.18 * GiB, 0, 0, &pl, &err) == ZERO_OK && pl.found);
     CHECKF(pl.model.offload_optimizer == ZERO_OFFLOAD_CPU && pl.model.stage == 3 && pl.model.offload_ratio < 1,
            "stage %d offload %d ratio %g", pl.model.stage, (int)pl.model.offload_optimizer, pl.model.offload_ratio);
+    /* the engine's rule for the micro-batches' sum with the optimizer offloaded: on the GPU where the CPU share's
+       fp32 accumulator takes at most a third of what the states leave (here the GPU holds GPT-2 XL many times
+       over); at the 12.9e9 GPT below, the host */
+    m.grad_accum = 4;
+    CHECK(zero_estimate_plan(&m, 79.18 * GiB, 0, 0, &pl, &err) == ZERO_OK && pl.found);
+    {
+        double acc = 4.0 * m.params / pl.est.group *
+                     (pl.model.stage == 3 && pl.model.offload_ratio > 0 && pl.model.offload_ratio < 1 ? pl.model.offload_ratio : 1);
+        CHECKF(pl.model.offload_optimizer == ZERO_OFFLOAD_CPU && pl.model.grad_accum_device == 1 &&
+                   acc <= (79.18 * GiB - (pl.est.gpu_memory_bytes - acc)) / 3,
+               "grad_accum_device %d, accumulator %.3g bytes, states %.3g", pl.model.grad_accum_device, acc,
+               pl.est.gpu_memory_bytes);
+    }
+    CHECK(zero_estimate_time(&pl.model, &o, &err) == ZERO_OK && o.step_s == pl.est.step_s && o.accumulate_s > 0);
+    m.grad_accum = 0;
     m.offload_optimizer = ZERO_OFFLOAD_NONE;
     /* tokens: the micro-batch and the accumulation searched, their product the step's sequences */
     CHECK(zero_estimate_plan(&m, 79.18 * GiB, 0, 65536, &pl, &err) == ZERO_OK && pl.found);
@@ -1533,6 +1548,7 @@ static void test_time_plan(void) {
            "stage %d param %d recompute %d mb %d x %d ratio %g", pl.model.stage, (int)pl.model.offload_param,
            pl.model.recompute, pl.model.micro_batch, pl.model.grad_accum, pl.model.offload_ratio);
     CHECK_NEAR(pl.activation_bytes, (4.0 * 4096 * 64 + 54.0 * 4096) * 4096 + 1073741824.0, 1e-12);
+    CHECK(pl.model.grad_accum_device == 0); /* (0.42 x 12.9e9 x 4 bytes against a third of the 4 GiB or so left) */
     CHECK(pl.est.gpu_memory_bytes + pl.activation_bytes + ZERO_TIME_PLAN_RESERVE <= 139.8 * GiB);
     big = pl;
     big.model.offload_ratio = 0.41;
