@@ -547,6 +547,33 @@ static void test_ratio(zero_cuda *cu, int quick) {
                runs, worst);
 }
 
+// One run of job j through the offload backend ob (the environment set by the
+// caller, read at create): its weights into got, its device accumulation bytes
+// into *acc_dev (may be NULL); what failed, in the CHECK's words with `what`.
+static zero_result offload_run(zero_cuda *cu, const zero_backend *ob, job *j, const char *what, std::vector<float> &got,
+                               size_t *acc_dev) {
+    const zero_backend *base = zero_cuda_backend(cu);
+    zero_config c = make_cfg(j, base->world);
+    zero_tensor ts[NT];
+    char names[NT][16];
+    zero_engine *e;
+    zero_error err;
+    tensors(ts, names);
+    zero_result r = zero_engine_create(&e, &c, ts, NT, ob, &err);
+    CHECKF(r == ZERO_OK, "%s create: %s", what, err.msg);
+    if (r != ZERO_OK) return r;
+    if (acc_dev) {
+        zero_memory_stats ms;
+        zero_memory_report(e, &ms);
+        *acc_dev = ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE];
+    }
+    r = train(e, j, base->rank, 1, zero_cuda_stream(cu));
+    if (r == ZERO_OK) r = read_all(e, got);
+    CHECKF(r == ZERO_OK, "%s: %s", what, zero_engine_error(e)->msg);
+    zero_engine_destroy(e);
+    return r;
+}
+
 // Optimizer offload with gradient accumulation: the micro-batches before the
 // last are added on the CPU (zero_offload_backend's cpu_convert over the pool)
 // from the compute-dtype chunks the GPU sends; ZERO_HOST_SUM=0 adds each on the
@@ -570,30 +597,15 @@ static void test_host_sum(zero_cuda *cu) {
                 size_t acc_dev[4] = {0, 0, 0, 0};
                 for (int v = 0; v < 4; v++) {
                     job j = {stage, dt, 3, 600, ZERO_OFFLOAD_CPU, op, 0, 0, NULL};
-                    zero_config c = make_cfg(&j, base->world);
-                    zero_tensor ts[NT];
-                    char names[NT][16];
-                    zero_engine *e;
-                    tensors(ts, names);
+                    char what[96];
+                    snprintf(what, sizeof what, "host sum stage %d %s variant %d", stage, zero_dtype_name((zero_dtype)dt), v);
                     if (v != 2) setenv("ZERO_GRAD_ACC", "host", 1);
                     if (v == 1) setenv("ZERO_HOST_SUM", "0", 1);
                     if (v == 3) setenv("ZERO_COPY_STREAM", "0", 1);
-                    zero_result r = zero_engine_create(&e, &c, ts, NT, &ob, &err);
+                    offload_run(cu, &ob, &j, what, got[v], &acc_dev[v]);
                     unsetenv("ZERO_COPY_STREAM");
                     unsetenv("ZERO_HOST_SUM");
                     unsetenv("ZERO_GRAD_ACC");
-                    CHECKF(r == ZERO_OK, "host sum create stage %d: %s", stage, err.msg);
-                    if (r != ZERO_OK) continue;
-                    {
-                        zero_memory_stats ms;
-                        zero_memory_report(e, &ms);
-                        acc_dev[v] = ms.planned[ZERO_MEM_GRAD_ACCUM][ZERO_MEM_DEVICE];
-                    }
-                    r = train(e, &j, base->rank, 1, zero_cuda_stream(cu));
-                    if (r == ZERO_OK) r = read_all(e, got[v]);
-                    CHECKF(r == ZERO_OK, "host sum stage %d %s variant %d: %s", stage, zero_dtype_name((zero_dtype)dt), v,
-                           zero_engine_error(e)->msg);
-                    zero_engine_destroy(e);
                 }
                 for (int v = 1; v < 4; v++)
                     CHECKF(!got[0].empty() && got[0].size() == got[v].size() &&
@@ -633,21 +645,11 @@ static void test_copy_out(zero_cuda *cu) {
                     std::vector<float> got[2];
                     for (int v = 0; v < 2; v++) {
                         job j = {stage, dt, 1, 600, ZERO_OFFLOAD_CPU, op, 0, early, NULL};
-                        zero_config c = make_cfg(&j, base->world);
-                        zero_tensor ts[NT];
-                        char names[NT][16];
-                        zero_engine *e;
-                        tensors(ts, names);
+                        char what[96];
+                        snprintf(what, sizeof what, "copy stream stage %d %s variant %d", stage, zero_dtype_name((zero_dtype)dt), v);
                         if (v == 1) setenv("ZERO_COPY_STREAM", "0", 1);
-                        zero_result r = zero_engine_create(&e, &c, ts, NT, &ob, &err);
+                        offload_run(cu, &ob, &j, what, got[v], NULL);
                         unsetenv("ZERO_COPY_STREAM");
-                        CHECKF(r == ZERO_OK, "copy stream create stage %d: %s", stage, err.msg);
-                        if (r != ZERO_OK) continue;
-                        r = train(e, &j, base->rank, 1, zero_cuda_stream(cu));
-                        if (r == ZERO_OK) r = read_all(e, got[v]);
-                        CHECKF(r == ZERO_OK, "copy stream stage %d %s variant %d: %s", stage, zero_dtype_name((zero_dtype)dt), v,
-                               zero_engine_error(e)->msg);
-                        zero_engine_destroy(e);
                     }
                     CHECKF(!got[0].empty() && got[0].size() == got[1].size() &&
                                !memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(float)),
