@@ -582,6 +582,8 @@ static zero_result offload_run(zero_cuda *cu, const zero_backend *ob, job *j, co
 // report shows it) and sends the sum once; ZERO_COPY_STREAM=0 sends the CPU's
 // chunks on the communication stream instead of the copy stream. All four must
 // give the same bits.
+static void test_copy_out(zero_cuda *cu, const zero_backend *ob);
+
 static void test_host_sum(zero_cuda *cu) {
     const zero_backend *base = zero_cuda_backend(cu);
     zero_cpu_pool *pool = NULL;
@@ -618,10 +620,11 @@ static void test_host_sum(zero_cuda *cu) {
                        "stage %d: device accumulation bytes %zu (default) / %zu (host)", stage, acc_dev[2], acc_dev[0]);
                 runs++;
             }
-    zero_cpu_pool_destroy(pool);
     printf("optimizer offload, gradient accumulation 3: %d runs add the micro-batches on the CPU, bitwise the GPU's sum "
            "(ZERO_HOST_SUM=0), the device accumulator's (the default with room) and the chunks on the communication "
            "stream's (ZERO_COPY_STREAM=0)\n", runs);
+    test_copy_out(cu, &ob);
+    zero_cpu_pool_destroy(pool);
 }
 
 // Optimizer offload with one micro-batch: the reduced chunks the CPU's Adam reads
@@ -630,14 +633,9 @@ static void test_host_sum(zero_cuda *cu) {
 // offload_param, with clipping (the CPU's Adam in zero_step, or with the
 // parameters offloaded beside the next forward) and without (stage 2: the early
 // CPU step, its thread waiting on each chunk's event). Same bits.
-static void test_copy_out(zero_cuda *cu) {
-    const zero_backend *base = zero_cuda_backend(cu);
-    zero_cpu_pool *pool = NULL;
-    zero_backend ob;
-    zero_error err;
+// (test_host_sum's offload backend)
+static void test_copy_out(zero_cuda *cu, const zero_backend *ob) {
     int runs = 0;
-    CHECK(zero_cpu_pool_create(&pool, 4, NULL, &err) == ZERO_OK);
-    zero_offload_backend(base, pool, &ob);
     for (int dt = ZERO_DTYPE_FP32; dt <= ZERO_DTYPE_BF16; dt++)
         for (int stage = 2; stage <= 3; stage++)
             for (int op = 0; op <= (stage == 3 ? 1 : 0); op++)
@@ -648,7 +646,7 @@ static void test_copy_out(zero_cuda *cu) {
                         char what[96];
                         snprintf(what, sizeof what, "copy stream stage %d %s variant %d", stage, zero_dtype_name((zero_dtype)dt), v);
                         if (v == 1) setenv("ZERO_COPY_STREAM", "0", 1);
-                        offload_run(cu, &ob, &j, what, got[v], NULL);
+                        offload_run(cu, ob, &j, what, got[v], NULL);
                         unsetenv("ZERO_COPY_STREAM");
                     }
                     CHECKF(!got[0].empty() && got[0].size() == got[1].size() &&
@@ -657,7 +655,6 @@ static void test_copy_out(zero_cuda *cu) {
                            "on the comm stream (ZERO_COPY_STREAM=0)", stage, zero_dtype_name((zero_dtype)dt), op, early);
                     runs++;
                 }
-    zero_cpu_pool_destroy(pool);
     printf("optimizer offload, one micro-batch: %d runs with the reduced chunks on the copy stream, bitwise those on the "
            "communication stream (ZERO_COPY_STREAM=0)\n", runs);
 }
@@ -1193,7 +1190,6 @@ int main(void) {
     test_offload(cu, quick);
     test_ratio(cu, quick);
     test_host_sum(cu);
-    test_copy_out(cu);
     if (!quick) test_resume(cu);
     zero_cuda_backend_destroy(cu);
     test_hooks();
