@@ -574,6 +574,8 @@ static zero_result offload_run(zero_cuda *cu, const zero_backend *ob, job *j, co
     return r;
 }
 
+static void test_copy_out(zero_cuda *cu, const zero_backend *ob); // (below: its runs share this test's backend)
+
 // Optimizer offload with gradient accumulation: the micro-batches before the
 // last are added on the CPU (zero_offload_backend's cpu_convert over the pool)
 // from the compute-dtype chunks the GPU sends; ZERO_HOST_SUM=0 adds each on the
@@ -582,8 +584,6 @@ static zero_result offload_run(zero_cuda *cu, const zero_backend *ob, job *j, co
 // report shows it) and sends the sum once; ZERO_COPY_STREAM=0 sends the CPU's
 // chunks on the communication stream instead of the copy stream. All four must
 // give the same bits.
-static void test_copy_out(zero_cuda *cu, const zero_backend *ob);
-
 static void test_host_sum(zero_cuda *cu) {
     const zero_backend *base = zero_cuda_backend(cu);
     zero_cpu_pool *pool = NULL;
