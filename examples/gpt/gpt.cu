@@ -1406,9 +1406,11 @@ static int choose_plan(options *o, const world_ctx *w) {
     m.nodes = w->world / local;
     if (strstr(w->gpu, "H200")) m.hbm_bytes_per_s = 3.917e12; /* (PERF.md 5g's H200 rate) */
     if (o->offload_opt == ZERO_OFFLOAD_CPU) m.offload_optimizer = ZERO_OFFLOAD_CPU;
-    { /* the ratio's kept units as the engine will keep them (ZERO_RATIO_UNITS=first: the leading ones) */
-        const char *ru = getenv("ZERO_RATIO_UNITS");
+    { /* the ratio's kept units as the engine will keep them (ZERO_RATIO_UNITS=first: the leading ones), and the
+         stream its gradients take to the host (ZERO_COPY_STREAM=0: after the fetches) */
+        const char *ru = getenv("ZERO_RATIO_UNITS"), *cs = getenv("ZERO_COPY_STREAM");
         m.ratio_first = ru && !strcmp(ru, "first");
+        m.grads_on_comm = cs && !strcmp(cs, "0");
     }
     if (zero_estimate_plan(&m, mem[0] * GiB, mem[1] * GiB, o->tokens, &pl, &err) != ZERO_OK) {
         if (w->rank == 0) fprintf(stderr, "gpt: --auto: %s\n", err.msg);
