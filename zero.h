@@ -20884,11 +20884,12 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         /* both offloads: a pass of the forward or backward brings the shard (d S), unless the pool keeps the
            parameters from one micro-batch and step to the next (fetched once, by the first forward); the
            gradients leave beside the backward: with one micro-batch d S; with more the host adds them up
-           (>>engine-hsum): each micro-batch before the last sends d S beside its backward, and the last
-           brings the host's fp32 sum back (4 S), adds on the device and sends the sum out (4 S); the comm
-           stream carries both directions one after the other (with one micro-batch the copy stream takes the
-           gradients, beside the fetches: both directions at once, at ZERO__TIME_PCIE_DUPLEX times one's rate,
-           but with grads_on_comm). With the overlapped CPU step (ratio 1) the
+           (>>engine-hsum): each micro-batch before the last sends d S beside its backward on the copy stream,
+           at once with that backward's fetches (ZERO__TIME_PCIE_DUPLEX times one direction's rate; with
+           grads_on_comm after them), and the last brings the host's fp32 sum back (4 S), adds on the device and
+           sends the sum out (4 S) on the comm stream, both directions one after the other; with one micro-batch
+           the copy stream takes the gradients beside the fetches (grads_on_comm: after them); grad_accum_device:
+           the micro-batches add up on the device and the last sends the fp32 sum out once (4 S). With the overlapped CPU step (ratio 1) the
            Adam runs beside the next forward, which waits for it unit by unit: the first forward takes
            max(Adam, its fetch, t_fwd); with a ratio below 1 the plain step: the CPU's part of the Adam after
            the backward, the GPU's on the device, whose units keep their parameters and gradients there (the
