@@ -12745,7 +12745,7 @@ static zero_result zero__state_split(zero_engine *e, const zero__sizes *zs) {
         e->opt.udev[u] = 0;
         e->opt.uoff[u] = -1;
         if (l->units[u].frozen || e->plan.unit_shard_off[u] < 0) continue;
-        /* (a unit's own chunk: up to the next trainable unit's start) */
+        /* (a unit's own chunk) */
         c = l->units[u].chunk;
         tot += (double)c;
         if (first ? open && (double)(dev + c) <= f * (double)zs->ST : (double)(dev + c) <= f * tot) {
