@@ -16830,23 +16830,25 @@ ZERO__DEF void *zero_grad(zero_engine *e, int t) {
     return zero__grad_buffer(e, t);
 }
 
-/* The pending statistics segments (zero__stats_add) on the comm stream: one
+/* The pending statistics segments (zero__stats_add) on stream s: one
    sumsq_segs call, or sumsq per segment where the backend has none. */
-static zero_result zero__stats_flush(zero_engine *e) {
+static zero_result zero__stats_flush_on(zero_engine *e, zero_stream_id s) {
     int k, n = e->buf.n_sq;
     e->buf.n_sq = 0;
     if (n == 0) return ZERO_OK;
     if (e->be.sumsq_segs) {
-        ZERO__TRY_BE(e, "gradient norm",
-                     e->be.sumsq_segs(e->be.ctx, e->buf.sq, n, e->buf.sq_dt, ZERO_STREAM_COMM, &be_err_));
+        ZERO__TRY_BE(e, "gradient norm", e->be.sumsq_segs(e->be.ctx, e->buf.sq, n, e->buf.sq_dt, s, &be_err_));
         return ZERO_OK;
     }
     for (k = 0; k < n; k++)
         ZERO__TRY_BE(e, "gradient norm",
-                     e->be.sumsq(e->be.ctx, e->buf.sq[k].x, (size_t)e->buf.sq[k].count, e->buf.sq_dt, e->buf.sq[k].out,
-                                 ZERO_STREAM_COMM, &be_err_));
+                     e->be.sumsq(e->be.ctx, e->buf.sq[k].x, (size_t)e->buf.sq[k].count, e->buf.sq_dt, e->buf.sq[k].out, s,
+                                 &be_err_));
     return ZERO_OK;
 }
+
+/* ... on the comm stream (every reduced chunk's statistics but one rank's copy_out, zero__reduce_host) */
+static zero_result zero__stats_flush(zero_engine *e) { return zero__stats_flush_on(e, ZERO_STREAM_COMM); }
 
 /* Unit u's owned reduced chunk, per tensor, as pending statistics segments
    whose squares and inf/nan flags go to its (unit, tensor) slots of
@@ -16965,6 +16967,28 @@ static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *o
                  zero__reduce_scatter(e, write, own, chunk, e->plan.cdt, ZERO_OP_AVG, ZERO_STREAM_COMM, &be_err_));
     if (e->plan.seg_count[u] == 0) return ZERO_OK; /* this rank owns only padding of u */
     if (!last && e->plan.host_sum) return zero__hsum_add(e, u, own, from);
+    if (e->grad.copy_out && from == ZERO_STREAM_COMPUTE && !e->plan.hybrid) {
+        /* one micro-batch, a shard group of one rank and no replicas: nothing on the comm stream touches the
+           chunk (its reduce-scatter is the chunk itself), so the copy stream takes it from the backward: its
+           statistics, then its copy. Taken on the comm stream, the statistics queued behind the next layer's
+           fetch there, and each layer's gradients crossed only after that fetch had: one direction of PCIe at
+           a time (docs/PERF.md 4b, "The statistics on the copy stream"). zero__step_norm's comm stream waits
+           for the copy stream before it reads the sums. */
+        int a;
+        if ((r = zero__stats_flush(e)) != ZERO_OK) return r; /* (anything pending stays on the comm stream) */
+        ZERO__TRY_BE(e, "gradients to the host: stream order",
+                     e->be.event_record(e->be.ctx, e->grad.ev_out, ZERO_STREAM_COMPUTE, &be_err_));
+        ZERO__TRY_BE(e, "gradients to the host: stream order",
+                     zero__wait_on(e, ZERO_STREAM_COPY, e->grad.ev_out, u, "a gradient chunk: the backward", &be_err_));
+        e->spans[x->span].slot_copy = 1;
+        if ((r = zero__stats_add(e, u, own, e->plan.cdt)) != ZERO_OK || (r = zero__stats_flush_on(e, ZERO_STREAM_COPY)) != ZERO_OK)
+            return r;
+        a = zero__tl_mark(e, ZERO_STREAM_COPY);
+        ZERO__TRY_BE(e, "gradients to the host", zero__copy(e, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], as), own,
+                                                                    chunk * e->plan.csize, ZERO_STREAM_COPY, &be_err_));
+        zero__tl_close(e, a, ZERO_STREAM_COPY, ZERO__TL_COPY, u, "copy to the host", (double)(chunk * e->plan.csize));
+        return ZERO_OK;
+    }
     e->spans[x->span].slot_comm = 1;
     host = zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], as);
     if (e->plan.gas > 1) {
@@ -18164,6 +18188,11 @@ static zero_result zero__step_norm(zero_engine *e, double *sumsq, int *bad_unit,
     zero_result r;
     *sumsq = 0;
     *bad_unit = *bad_tensor = -1;
+    if (e->grad.copy_out) { /* (one rank: the copy stream wrote its chunks' statistics, zero__reduce_host) */
+        ZERO__TRY_BE(e, "zero_step: stream order", e->be.event_record(e->be.ctx, e->grad.ev_out, ZERO_STREAM_COPY, &be_err_));
+        ZERO__TRY_BE(e, "zero_step: stream order",
+                     zero__wait_on(e, ZERO_STREAM_COMM, e->grad.ev_out, -1, "the copy stream: the statistics", &be_err_));
+    }
     if ((r = e->strat->norm_stats(e)) != ZERO_OK || (r = zero__stats_flush(e)) != ZERO_OK) return r;
     if ((r = zero__coll_check(e, ZERO__C_NORM, -1)) != ZERO_OK) return r;
     ZERO__TRY_BE(e, "zero_step: all_reduce of the norm",

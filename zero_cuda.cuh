@@ -3897,7 +3897,7 @@ struct zero_cuda {
     int shard_size;  /* groups_init's G; 0: no groups made */
     double timeout_s;
     zero_cuda_options opt;
-    double *scratch; /* sumsq partial sums */
+    double *scratch; /* sumsq and Adam partial sums: ZERO__CUDA_SUMSQ_SCRATCH doubles per stream (zero__cuda_scratch_of) */
     size_t allocated[ZERO_MEM_KIND_COUNT];
     int failed;      /* sticky: a collective failed or timed out */
     zero_error failure;
@@ -3955,6 +3955,12 @@ static zero_result zero__cuda_fail_group(zero_cuda *c, zero_result r, zero_error
 
 static cudaStream_t zero__cuda_stream_of(zero_cuda *c, zero_stream_id s) {
     return c->stream[(unsigned)s < ZERO_STREAM_COUNT ? s : ZERO_STREAM_COMM];
+}
+
+/* Stream s's scratch of the reductions (sumsq, sumsq_segs, Adam's): one per stream, so that kernels on two
+   streams never share one (the engine takes statistics on the copy stream beside the comm stream's) */
+static double *zero__cuda_scratch_of(zero_cuda *c, zero_stream_id s) {
+    return c->scratch + (size_t)((unsigned)s < ZERO_STREAM_COUNT ? s : ZERO_STREAM_COMM) * ZERO__CUDA_SUMSQ_SCRATCH;
 }
 
 /* ---- >>cuda-be-memory: device, pinned and host memory (allocation hooks honoured) ---- */
@@ -4636,21 +4642,21 @@ static zero_result zero__cuda_convert(void *ctx, void *dst, zero_dtype ddt, cons
 static zero_result zero__cuda_sumsq(void *ctx, const void *x, size_t n, zero_dtype dt, double *out, zero_stream_id s,
                                     zero_error *err) {
     ZERO__CUDA_CTX("sumsq");
-    return zero__cuda_k_sumsq(x, n, dt, out, c->scratch, ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s), err);
+    return zero__cuda_k_sumsq(x, n, dt, out, zero__cuda_scratch_of(c, s), ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s), err);
 }
 static zero_result zero__cuda_adam(void *ctx, const zero_adam_args *a, zero_stream_id s, zero_error *err) {
     ZERO__CUDA_CTX("adam");
-    return zero__cuda_k_adam(a, c->scratch, ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s), err);
+    return zero__cuda_k_adam(a, zero__cuda_scratch_of(c, s), ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s), err);
 }
 static zero_result zero__cuda_sumsq_segs(void *ctx, const zero_sumsq_seg *segs, int n_segs, zero_dtype dt,
                                          zero_stream_id s, zero_error *err) {
     ZERO__CUDA_CTX("sumsq_segs");
-    return zero__cuda_k_sumsq_segs(segs, n_segs, dt, c->scratch, ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s),
+    return zero__cuda_k_sumsq_segs(segs, n_segs, dt, zero__cuda_scratch_of(c, s), ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s),
                                    err);
 }
 static zero_result zero__cuda_adam_multi(void *ctx, const zero_adam_args *a, int n, zero_stream_id s, zero_error *err) {
     ZERO__CUDA_CTX("adam_multi");
-    return zero__cuda_k_adam_multi(a, n, c->scratch, ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s), err);
+    return zero__cuda_k_adam_multi(a, n, zero__cuda_scratch_of(c, s), ZERO__CUDA_SUMSQ_SCRATCH, zero__cuda_stream_of(c, s), err);
 }
 static zero_result zero__cuda_muon_ns(void *ctx, float *x, int64_t batch, int64_t rows, int64_t cols, int steps,
                                       float scale, float *work, zero_stream_id s, zero_error *err) {
@@ -5329,7 +5335,7 @@ ZERO__DEF zero_result zero_cuda_backend_init(zero_cuda **out, const zero_cuda_op
     /* the copy stream: copies to the host that run beside the communication
        stream's copies to the device (PCIe carries both directions at once) */
     ZERO__CUDA_INIT_TRY(cudaStreamCreateWithFlags(&c->stream[ZERO_STREAM_COPY], cudaStreamNonBlocking));
-    ZERO__CUDA_INIT_TRY(cudaMalloc((void **)&c->scratch, sizeof(double) * ZERO__CUDA_SUMSQ_SCRATCH));
+    ZERO__CUDA_INIT_TRY(cudaMalloc((void **)&c->scratch, sizeof(double) * ZERO__CUDA_SUMSQ_SCRATCH * ZERO_STREAM_COUNT));
 #undef ZERO__CUDA_INIT_TRY
 #ifndef ZERO_NO_NCCL
     if (!c->comm && (r = zero__cuda_comm_init(c, err)) != ZERO_OK) {

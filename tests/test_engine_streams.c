@@ -129,6 +129,9 @@ typedef struct model {
     int n_sr, cap_sr;
     int64_t r5, r5_bad, r5_copy; /* R5 pairs checked, failed, of them on COPY reads */
     int64_t r6, r6_bad;          /* R6 pairs checked, failed */
+    acc *pwrites; /* COPY writes into device memory (one rank's gradient statistics), not yet judged by a COMM read */
+    int n_pw, cap_pw;
+    int64_t r7, r7_bad; /* R7 pairs checked, failed */
     int64_t host_known[NS]; /* the host has waited for each stream's calls up to this number */
     int64_t r3, r3_bad;     /* R3 pairs checked, failed */
     int64_t r3_copy;        /* ... of them on copies on the COPY stream */
@@ -266,6 +269,22 @@ static void on_side_read(model *m, zero_stream_id s, const void *p, size_t bytes
     acc r;
     if ((int)s == COMP || (unsigned)s >= (unsigned)NS || !p || !bytes || !(a = alloc_at(m, lo)) || a->kind != ZERO_MEM_DEVICE)
         return;
+    if ((int)s == COMM) { /* R7: what it reads of the copy stream's writes is written */
+        int i;
+        for (i = 0; i < m->n_pw;) {
+            const acc *v = &m->pwrites[i];
+            if (v->lo < hi && lo < v->hi) {
+                m->r7++;
+                if (m->known[COMM][COPY] < v->seq) {
+                    m->r7_bad++;
+                    say_pair(m, "R7", "a COMM read of", lo, hi, m->n[COMM], "a COPY write", v, m->known[COMM][COPY]);
+                }
+                remove_at(m->pwrites, &m->n_pw, i);
+            } else {
+                i++;
+            }
+        }
+    }
     if ((int)s == COPY) { /* R6: what it copies is written: the comm stream's and the compute stream's writes known */
         int k, i;
         for (k = 0; k < 2; k++) {
@@ -305,6 +324,13 @@ static void on_op(model *m, zero_stream_id s, const void *dst, size_t bytes) {
         fill_acc(m, &w, lo, hi, seq);
         w.stream = (int)s;
         add_acc(m, &m->hwrites, &m->n_h, &m->cap_h, &w);
+        return;
+    }
+    if ((int)s == COPY && dst && bytes && (a = alloc_at(m, lo)) && a->kind == ZERO_MEM_DEVICE) {
+        acc w; /* for R7 */
+        fill_acc(m, &w, lo, hi, seq);
+        w.stream = COPY;
+        add_acc(m, &m->pwrites, &m->n_pw, &m->cap_pw, &w);
         return;
     }
     if ((int)s == COMP && dst && bytes && (a = alloc_at(m, lo)) && a->kind == ZERO_MEM_DEVICE) {
@@ -692,7 +718,24 @@ static zero_result w_convert(void *ctx, void *dst, zero_dtype dst_dt, const void
 static zero_result w_sumsq(void *ctx, const void *x, size_t n, zero_dtype dt, double *out, zero_stream_id s,
                            zero_error *err) {
     MODEL_OP(s, out, 2 * sizeof(double));
+    pthread_mutex_lock(&m->mu);
+    on_side_read(m, s, x, n * zero_dtype_size(dt)); /* (the statistics read the gradient: R5, R6) */
+    pthread_mutex_unlock(&m->mu);
     return m->base.sumsq(ctx, x, n, dt, out, s, err);
+}
+
+/* each segment as w_sumsq records it, then the host's */
+static zero_result w_sumsq_segs(void *ctx, const zero_sumsq_seg *segs, int n, zero_dtype dt, zero_stream_id s,
+                                zero_error *err) {
+    model *m = model_of(ctx);
+    int i;
+    pthread_mutex_lock(&m->mu);
+    for (i = 0; segs && i < n; i++) {
+        on_op(m, s, segs[i].out, 2 * sizeof(double));
+        on_side_read(m, s, segs[i].x, (size_t)segs[i].count * zero_dtype_size(dt));
+    }
+    pthread_mutex_unlock(&m->mu);
+    return m->base.sumsq_segs(ctx, segs, n, dt, s, err);
 }
 
 /* the device Adam writes master, m, v and the parameters: the parameters'
@@ -753,6 +796,7 @@ static void model_wrap(model *m, int rank, const zero_backend *base, zero_backen
     out->scale = w_scale;
     out->convert = w_convert;
     out->sumsq = w_sumsq;
+    out->sumsq_segs = base->sumsq_segs ? w_sumsq_segs : NULL;
     out->adam = w_adam;
     out->adam_multi = base->adam_multi ? w_adam_multi : NULL;
     out->cpu_convert = base->cpu_convert ? w_cpu_convert : NULL;
@@ -768,6 +812,8 @@ static void model_done(model *m, int rank) {
     free(m->hwrites);
     free(m->cwrites);
     free(m->sreads);
+    free(m->pwrites);
+    m->pwrites = NULL;
     m->allocs = NULL;
     m->writes = m->reads = m->hwrites = m->cwrites = m->sreads = NULL;
     pthread_mutex_destroy(&m->mu);
@@ -1007,7 +1053,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
 static void check_job(job *J) {
     zero_error err;
     int64_t r1 = 0, r2 = 0, bad1 = 0, bad2 = 0, sync = 0, ahead = 0, atfetch = 0, p1 = 0, p2 = 0, npers = 0, r3 = 0, bad3 = 0;
-    int64_t r4 = 0, bad4 = 0, r5 = 0, bad5 = 0, r5c = 0, r3c = 0, r6 = 0, bad6 = 0;
+    int64_t r4 = 0, bad4 = 0, r5 = 0, bad5 = 0, r5c = 0, r3c = 0, r6 = 0, bad6 = 0, r7 = 0, bad7 = 0;
     const char *cs = getenv("ZERO_COPY_STREAM");
     const int copy = !(cs && strcmp(cs, "0") == 0);
     const int s3 = !J->stage || J->stage == 3;
@@ -1031,6 +1077,8 @@ static void check_job(job *J) {
         r3c += m->r3_copy;
         r6 += m->r6;
         bad6 += m->r6_bad;
+        r7 += m->r7;
+        bad7 += m->r7_bad;
         sync += m->by_sync;
         ahead += m->r1_ahead;
         atfetch += m->r2_fetch;
@@ -1076,6 +1124,12 @@ static void check_job(job *J) {
         CHECKF(copy ? r3c > 0 && r5c > 0 && r6 > 0 : r3c == 0 && r5c == 0 && r6 == 0,
                "%s: %lld R3, %lld R5 and %lld R6 pairs on the copy stream%s", J->name, (long long)r3c, (long long)r5c,
                (long long)r6, copy ? "" : " (ZERO_COPY_STREAM=0)");
+    CHECKF(bad7 == 0, "%s: %lld of %lld R7 pairs: the comm stream reads statistics before the copy stream wrote them",
+           J->name, (long long)bad7, (long long)r7);
+    if (J->offload) /* one rank, one micro-batch: the copy stream takes each chunk's statistics, the step's norm reads
+                       them on the comm stream */
+        CHECKF((r7 > 0) == (copy && J->world == 1 && J->gas == 1), "%s: %lld R7 pairs%s", J->name, (long long)r7,
+               copy ? "" : " (ZERO_COPY_STREAM=0)");
     /* fetches gather into regions that kernels read before (eviction, or the
        step's drop), prefetched gathers are waited for at their own fetch,
        and persistent tensors (gathered at create and by zero_step) are
@@ -1087,11 +1141,11 @@ static void check_job(job *J) {
            (long long)p1, (long long)p2);
     printf("%-38s R1 %4lld (prefetched %3lld, persistent %3lld)  R2 %4lld (at fetches %3lld, persistent %3lld)  "
            "by host sync %lld  failed %lld / %lld  R3 %lld (copy stream %lld) failed %lld  R4 %lld failed %lld  "
-           "R5 %lld (copy stream %lld) failed %lld  R6 %lld failed %lld\n",
+           "R5 %lld (copy stream %lld) failed %lld  R6 %lld failed %lld  R7 %lld failed %lld\n",
            J->name, (long long)r1, (long long)ahead, (long long)p1, (long long)r2, (long long)atfetch, (long long)p2,
            (long long)sync, (long long)bad1, (long long)bad2, (long long)r3, (long long)r3c, (long long)bad3, (long long)r4,
            (long long)bad4, (long long)r5, (long long)r5c, (long long)bad5, (long long)r6,
-           (long long)bad6);
+           (long long)bad6, (long long)r7, (long long)bad7);
 }
 
 int main(void) {
