@@ -75,6 +75,13 @@
    and R5 checks on COPY and R6 checks (with gas 2 the chunks the CPU adds,
    with gas 1 the reduced chunks the CPU's Adam reads; none with
    ZERO_COPY_STREAM=0, which keeps those copies on COMM); none may fail.
+   With one rank and one micro-batch the copy stream also takes each chunk's
+   statistics (sumsq and sumsq_segs read the chunk: R5 and R6 count them,
+   and their results are COPY writes into device memory):
+     R7: at a COMM read of device memory (the step's norm reads the
+         statistics), every COPY write there is known to the COMM stream.
+   Those offloaded runs must make R7 checks, the other offloaded runs none;
+   none may fail.
 
    Run alone: make test T=test_engine_streams */
 #ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */

@@ -1140,6 +1140,12 @@ static const calib_run calib[] = {
     {"H200 (4bf4f91) seed recipe at ratio 0.1", "PERF.md 4e; final call seed_r01_1gpu", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.4e9, 189.9e9, 86.5, 0, 0, 0, 1, 1, 1, 0, 0.20, 0, 0.1, 0, 0, 0, 0},
     {"2x H200 (4bf4f91) seed recipe at ratio 0.1", "PERF.md 4e; final call seed_r01_2gpu", 2, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 54.4e9, 181.9e9, 131.9, 0, 0, 0, 1, 1, 1, 0, 0.30, 0, 0.1, 0, 0, 0, 0},
     {"H200 (4bf4f91) seed recipe (both offloads)", "PERF.md 4e; final call seed_r1_1gpu", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.4e9, 183.8e9, 385.9, 0, 0, 0, 1, 1, 1, 0, 0.20, 0, 0, 0, 0, 0, 0},
+    /* PERF.md 4b, "The statistics on the copy stream" (one H200, one machine session at 57f515a, each the mean of
+       two interleaved runs; PCIe and host memory from their floor lines): the model prices the one-micro-batch
+       backward's gradients beside its fetches (46.6 ms less than on the comm stream); the engine gained 27.8 ms.
+       Both 15-21% low, as the seed's other one-GPU rows (the forward waits for the whole CPU Adam) */
+    {"H200 (57f515a) seed recipe, its gradients with their statistics on the copy stream", "PERF.md 4b; h200_57f515a_seed seed_copy_{1,2}", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 156.6e9, 417.45, 0, 0, 0, 1, 1, 1, 0, 0.25, 0, 0, 0, 0, 1, 0},
+    {"H200 (57f515a) seed recipe, ZERO_COPY_STREAM=0", "PERF.md 4b; h200_57f515a_seed seed_comm_{1,2}", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.3e9, 152.8e9, 445.2, 0, 0, 0, 1, 1, 1, 0, 0.20, 0, 0, 0, 0, 0, 0},
     /* PERF.md 4c, one H200 (16 cores, 125 GiB of host memory) at ab9034e: the 7.26e9 GPT (L 35, C 4096, V 50304)
        as gpt --auto --offload-optimizer cpu --tokens 131072 chose it: stage 3, ratio 0.1, the parameters on the
        CPU and the kept units' on the GPU, micro-batch 4 x 32, no recompute; PCIe 55.35 GB/s (55.4 and 55.3, its
