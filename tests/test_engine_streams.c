@@ -245,27 +245,37 @@ static void say_pair(model *m, const char *rule, const char *now, uintptr_t lo, 
             rule, now, x, (long long)seq, m->step, m->what, then, y, (long long)a->seq, a->step, a->what, (long long)known);
 }
 
+/* Rule `rule` at an access of [lo, hi) on stream `on` (its call seq), judging each earlier access in v[0..*n)
+   that overlaps it (removed once judged): known to stream `on` (the access on v's stream done first). `then`
+   names the earlier access by its stream ("a COMM %s"). Counts the pairs in *pairs, those on COPY in *copy
+   (when not NULL), the failures in *bad. (m->mu held.) */
+static void judge(model *m, acc *v, int *n, int on, uintptr_t lo, uintptr_t hi, int64_t seq, const char *rule,
+                  const char *now, const char *then, int64_t *pairs, int64_t *copy, int64_t *bad) {
+    int i;
+    for (i = 0; i < *n;) {
+        const acc *r = &v[i];
+        if (r->lo < hi && lo < r->hi) {
+            ++*pairs;
+            if (copy) *copy += r->stream == COPY;
+            if (m->known[on][r->stream] < r->seq) {
+                char what[48];
+                ++*bad;
+                snprintf(what, sizeof what, "a %s %s", r->stream == COPY ? "COPY" : "COMM", then);
+                say_pair(m, rule, now, lo, hi, seq, what, r, m->known[on][r->stream]);
+            }
+            remove_at(v, n, i);
+        } else {
+            i++;
+        }
+    }
+}
+
 /* R5: a compute-stream write of [lo, hi) (queued as compute call seq): every
    COMM or COPY read of that device memory is known to the compute stream (a
    gradient slot's reduce-scatter and its copy to the host are done before
    the backward writes the slot again). (m->mu held.) */
 static void on_comp_write(model *m, uintptr_t lo, uintptr_t hi, int64_t seq) {
-    int i;
-    for (i = 0; i < m->n_sr;) {
-        const acc *r = &m->sreads[i];
-        if (r->lo < hi && lo < r->hi) {
-            m->r5++;
-            m->r5_copy += r->stream == COPY;
-            if (m->known[COMP][r->stream] < r->seq) {
-                m->r5_bad++;
-                say_pair(m, "R5", "compute write", lo, hi, seq, r->stream == COPY ? "a COPY read of" : "a COMM read of", r,
-                         m->known[COMP][r->stream]);
-            }
-            remove_at(m->sreads, &m->n_sr, i);
-        } else {
-            i++;
-        }
-    }
+    judge(m, m->sreads, &m->n_sr, COMP, lo, hi, seq, "R5", "compute write", "read of", &m->r5, &m->r5_copy, &m->r5_bad);
 }
 
 /* The last call queued on stream s (COMM or COPY) reads [p, p + bytes): kept
@@ -276,22 +286,8 @@ static void on_side_read(model *m, zero_stream_id s, const void *p, size_t bytes
     acc r;
     if ((int)s == COMP || (unsigned)s >= (unsigned)NS || !p || !bytes || !(a = alloc_at(m, lo)) || a->kind != ZERO_MEM_DEVICE)
         return;
-    if ((int)s == COMM) { /* R7: what it reads of the copy stream's writes is written */
-        int i;
-        for (i = 0; i < m->n_pw;) {
-            const acc *v = &m->pwrites[i];
-            if (v->lo < hi && lo < v->hi) {
-                m->r7++;
-                if (m->known[COMM][COPY] < v->seq) {
-                    m->r7_bad++;
-                    say_pair(m, "R7", "a COMM read of", lo, hi, m->n[COMM], "a COPY write", v, m->known[COMM][COPY]);
-                }
-                remove_at(m->pwrites, &m->n_pw, i);
-            } else {
-                i++;
-            }
-        }
-    }
+    if ((int)s == COMM) /* R7: what it reads of the copy stream's writes is written */
+        judge(m, m->pwrites, &m->n_pw, COMM, lo, hi, m->n[COMM], "R7", "a COMM read of", "write", &m->r7, NULL, &m->r7_bad);
     if ((int)s == COPY) { /* R6: what it copies is written: the comm stream's and the compute stream's writes known */
         int k, i;
         for (k = 0; k < 2; k++) {
