@@ -17143,6 +17143,14 @@ static zero_result zero__defer_flush(zero_engine *e) {
     return ZERO_OK;
 }
 
+/* Whether unit u's reduction leaves the comm stream alone: one micro-batch, a shard group of one rank, no
+   replicas, the engine's own gradient, stepped on the CPU. zero__reduce_host then takes the chunk straight from
+   the backward on the copy stream (its statistics and its copy); nothing on the comm stream reads it. */
+static int zero__grad_copy_only(const zero_engine *e, int u, const zero__gview *gv) {
+    return e->grad.copy_out && e->plan.stage >= 2 && e->plan.world == 1 && !e->plan.hybrid && !gv->program &&
+           zero__grad_on_host(e, u);
+}
+
 static zero_result zero__unit_done(zero_engine *e, int u) {
     zero__gview gv = zero__grad_view(e, u);
     double t0 = zero__now_ms();
@@ -17151,8 +17159,11 @@ static zero_result zero__unit_done(zero_engine *e, int u) {
         e->grad.defer[e->grad.n_defer++] = u;
         return ZERO_OK;
     }
-    /* the reduction reads what the backward wrote on the compute stream */
-    if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
+    /* the reduction reads what the backward wrote on the compute stream (where the comm stream reads nothing,
+       it does not wait: its next fetches wait only for their pool regions' readers) */
+    if (!zero__grad_copy_only(e, u, &gv) &&
+        (r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK)
+        return r;
     if (gv.program) ZERO__TRY_BE(e, "the program's gradients", zero__gext_gather(e, u, &be_err_));
     r = e->plan.stage <= 1 ? zero__reduce_full(e, u, &gv) : zero__reduce_ring(e, u, &gv);
     if (r != ZERO_OK) return r;

@@ -81,7 +81,10 @@
      R7: at a COMM read of device memory (the step's norm reads the
          statistics), every COPY write there is known to the COMM stream.
    Those offloaded runs must make R7 checks, the other offloaded runs none;
-   none may fail.
+   none may fail. There nothing on the COMM stream reads a gradient, so
+   zero_grad_ready must not make COMM wait for the compute stream (its
+   fetches wait only for their pool regions' readers), unless a ratio
+   keeps units on the device; every other run must make it wait.
 
    Run alone: make test T=test_engine_streams */
 #ifndef ZERO_TEST_SHARED_IMPL /* (tests/run.sh links tests/zero_impl.c's build instead) */
@@ -139,6 +142,7 @@ typedef struct model {
     acc *pwrites; /* COPY writes into device memory (one rank's gradient statistics), not yet judged by a COMM read */
     int n_pw, cap_pw;
     int64_t r7, r7_bad; /* R7 pairs checked, failed */
+    int64_t ready_waits; /* the comm stream's waits for the compute stream queued by zero_grad_ready */
     int64_t host_known[NS]; /* the host has waited for each stream's calls up to this number */
     int64_t r3, r3_bad;     /* R3 pairs checked, failed */
     int64_t r3_copy;        /* ... of them on copies on the COPY stream */
@@ -580,6 +584,7 @@ static zero_result w_stream_wait(void *ctx, zero_stream_id s, zero_event *e, zer
         pthread_mutex_lock(&m->mu);
         if (ev->stream >= 0 && ev->stream != (int)s) { /* (never recorded, or on s itself: no new order) */
             int o;
+            m->ready_waits += (int)s == COMM && ev->stream == COMP && !strncmp(m->what, "zero_grad_ready", 15);
             if (m->known[s][ev->stream] < ev->seq) m->known[s][ev->stream] = ev->seq;
             if (m->known_ev[s][ev->stream] < ev->seq) m->known_ev[s][ev->stream] = ev->seq;
             for (o = 0; o < NS; o++) /* what the event's stream had waited for, s now has too */
@@ -1056,7 +1061,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
 static void check_job(job *J) {
     zero_error err;
     int64_t r1 = 0, r2 = 0, bad1 = 0, bad2 = 0, sync = 0, ahead = 0, atfetch = 0, p1 = 0, p2 = 0, npers = 0, r3 = 0, bad3 = 0;
-    int64_t r4 = 0, bad4 = 0, r5 = 0, bad5 = 0, r5c = 0, r3c = 0, r6 = 0, bad6 = 0, r7 = 0, bad7 = 0;
+    int64_t r4 = 0, bad4 = 0, r5 = 0, bad5 = 0, r5c = 0, r3c = 0, r6 = 0, bad6 = 0, r7 = 0, bad7 = 0, rw = 0;
     const char *cs = getenv("ZERO_COPY_STREAM");
     const int copy = !(cs && strcmp(cs, "0") == 0);
     const int s3 = !J->stage || J->stage == 3;
@@ -1082,6 +1087,7 @@ static void check_job(job *J) {
         bad6 += m->r6_bad;
         r7 += m->r7;
         bad7 += m->r7_bad;
+        rw += m->ready_waits;
         sync += m->by_sync;
         ahead += m->r1_ahead;
         atfetch += m->r2_fetch;
@@ -1133,6 +1139,13 @@ static void check_job(job *J) {
                        them on the comm stream */
         CHECKF((r7 > 0) == (copy && J->world == 1 && J->gas == 1), "%s: %lld R7 pairs%s", J->name, (long long)r7,
                copy ? "" : " (ZERO_COPY_STREAM=0)");
+    /* ... and there the comm stream does not wait for the backward at each gradient (nothing on it reads one:
+       its fetches wait only for their pool regions' readers), unless a ratio keeps units on the device */
+    if (J->offload && copy && J->world == 1 && J->gas == 1)
+        CHECKF((rw == 0) == !(J->ratio > 0), "%s: the comm stream waited for the compute stream %lld times in "
+               "zero_grad_ready", J->name, (long long)rw);
+    else
+        CHECKF(rw > 0, "%s: the comm stream never waited for the compute stream in zero_grad_ready", J->name);
     /* fetches gather into regions that kernels read before (eviction, or the
        step's drop), prefetched gathers are waited for at their own fetch,
        and persistent tensors (gathered at create and by zero_step) are
