@@ -2113,6 +2113,8 @@ ZERO_API zero_result zero_estimate_time(const zero_time_model *m, zero_time_esti
    gpu_bytes, cpu_bytes or tokens: not finite, gpu_bytes <= 0, tokens < 0). */
 #define ZERO_TIME_PLAN_RESERVE 4294967296.0 /* bytes a GPU keeps beside model states and activations: the CUDA
                                                context, cuBLAS's workspace, NCCL's buffers, fragmentation */
+/* the share of the pick's step an option inside the reserve must save to be named (zero_time_plan.tight) */
+#define ZERO_TIME_PLAN_TIGHT_GAIN 0.05
 /* host memory a node keeps beside the offloads' (cpu_memory_bytes): 2 GiB a GPU's process (the CUDA
    runtime's and the program's own) and 2 GiB more; one H200 process held 1.4-2.3 GiB over it */
 #define ZERO_TIME_PLAN_HOST_RESERVE(gpus_per_node) (2147483648.0 * ((gpus_per_node) + 1))
@@ -2122,6 +2124,14 @@ typedef struct zero_time_plan {
                                  tokens its micro_batch and grad_accum) */
     zero_time_estimate est;   /* its price */
     double activation_bytes;  /* zero_estimate_activations(&model) */
+    /* the fastest option whose model states and activations fit gpu_bytes only inside ZERO_TIME_PLAN_RESERVE,
+       where its step is at least ZERO_TIME_PLAN_TIGHT_GAIN shorter than the pick's (or nothing fits with the
+       reserve): what a smaller margin would run, for the program to name, not to take (its host memory fits as
+       the pick's does); tight_found 0: none */
+    int tight_found;
+    zero_time_model tight;
+    zero_time_estimate tight_est;
+    double tight_activation_bytes;
 } zero_time_plan;
 ZERO_API zero_result zero_estimate_plan(const zero_time_model *m, double gpu_bytes, double cpu_bytes, double tokens,
                                         zero_time_plan *out, zero_error *err);
@@ -21070,9 +21080,18 @@ static void zero__plan_search(const zero_time_model *m, double gpu_bytes, double
                                 r.grad_accum_device = 1;
                                 if (zero_estimate_time(&r, &o, NULL) != ZERO_OK) continue;
                             }
-                            if (o.gpu_memory_bytes + act + ZERO_TIME_PLAN_RESERVE > gpu_bytes) continue;
                             if (cpu_bytes > 0 && o.cpu_memory_bytes + ZERO_TIME_PLAN_HOST_RESERVE(m->gpus_per_node) > cpu_bytes)
                                 continue;
+                            if (o.gpu_memory_bytes + act + ZERO_TIME_PLAN_RESERVE > gpu_bytes) {
+                                if (o.gpu_memory_bytes + act <= gpu_bytes &&
+                                    (!best->tight_found || o.step_s < best->tight_est.step_s * (1 - 1e-9))) {
+                                    best->tight_found = 1;
+                                    best->tight = r;
+                                    best->tight_est = o;
+                                    best->tight_activation_bytes = act;
+                                }
+                                continue;
+                            }
                             if (!best->found || o.step_s < best->est.step_s * (1 - 1e-9) ||
                                 (o.step_s <= best->est.step_s * (1 + 1e-9) &&
                                  o.gpu_memory_bytes + act < best->est.gpu_memory_bytes + best->activation_bytes)) {
@@ -21109,6 +21128,8 @@ ZERO__DEF zero_result zero_estimate_plan(const zero_time_model *m, double gpu_by
     if (tokens <= 0) {
         zero__plan_search(m, gpu_bytes, cpu_bytes, out);
     } else {
+        zero_time_plan tb; /* the fastest tight option over the micro-batches */
+        memset(&tb, 0, sizeof tb);
         per = tokens / ((double)m->seq * m->gpus_per_node * m->nodes); /* sequences per GPU per step */
         for (B = 1; per >= 1 && per == floor(per) && B <= per && B <= 1 << 20 && fmod(per, B) == 0; B *= 2) {
             zero_time_model t = *m;
@@ -21117,11 +21138,19 @@ ZERO__DEF zero_result zero_estimate_plan(const zero_time_model *m, double gpu_by
             t.micro_batch = B;
             t.grad_accum = (int)(per / B);
             zero__plan_search(&t, gpu_bytes, cpu_bytes, &b);
+            if (b.tight_found && (!tb.tight_found || b.tight_est.step_s <= tb.tight_est.step_s * (1 + 1e-9))) tb = b;
             /* (a tie goes to the larger micro-batch: the model prices the GEMMs alike at every size, and larger
                ones run no slower: one H100 ran C 4096 at micro-batch 1 3-6% below the model's rate) */
             if (b.found && (!out->found || b.est.step_s <= out->est.step_s * (1 + 1e-9))) *out = b;
         }
+        out->tight_found = tb.tight_found;
+        out->tight = tb.tight;
+        out->tight_est = tb.tight_est;
+        out->tight_activation_bytes = tb.tight_activation_bytes;
     }
+    /* (only one enough faster is worth naming) */
+    if (out->tight_found && out->found && !(out->tight_est.step_s < out->est.step_s * (1 - ZERO_TIME_PLAN_TIGHT_GAIN)))
+        out->tight_found = 0;
     zero__ok(err);
     return ZERO_OK;
 }

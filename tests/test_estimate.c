@@ -1498,6 +1498,16 @@ static void test_time_plan(void) {
     CHECK(zero_estimate_time(&pl.model, &o, &err) == ZERO_OK && o.step_s == pl.est.step_s);
     CHECK(pl.est.gpu_memory_bytes + pl.activation_bytes + ZERO_TIME_PLAN_RESERVE <= 79.18 * GiB);
     CHECK(pl.activation_bytes == zero_estimate_activations(&pl.model));
+    CHECK(!pl.tight_found); /* (nothing faster needs the reserve's room) */
+    /* a GPU a little too small for the pick with its reserve: the plan takes a slower option and names the pick
+       as tight */
+    {
+        zero_time_plan sm;
+        double need = pl.est.gpu_memory_bytes + pl.activation_bytes;
+        CHECK(zero_estimate_plan(&m, need + ZERO_TIME_PLAN_RESERVE / 2, 0, 0, &sm, &err) == ZERO_OK && sm.found);
+        CHECKF(sm.tight_found && sm.tight_est.step_s == pl.est.step_s && sm.est.step_s > pl.est.step_s,
+               "tight %d %.4g against %.4g, the pick %.4g", sm.tight_found, sm.tight_est.step_s, pl.est.step_s, sm.est.step_s);
+    }
     /* only the offloaded options where the model asks for them: at stage 3 the ratio keeps the rest on the GPU */
     m.offload_optimizer = ZERO_OFFLOAD_CPU;
     CHECK(zero_estimate_plan(&m, 79.18 * GiB, 0, 0, &pl, &err) == ZERO_OK && pl.found);
@@ -1560,6 +1570,30 @@ static void test_time_plan(void) {
     big.model.offload_ratio = 0.41;
     CHECK(zero_estimate_time(&big.model, &o, &err) == ZERO_OK &&
           o.gpu_memory_bytes + pl.activation_bytes + ZERO_TIME_PLAN_RESERVE > 139.8 * GiB);
+    /* nothing faster lies inside the reserve at L 63 (0.41 at 4 x 32 leaves less than the reserve but is no
+       faster than 0.42) */
+    CHECK(!pl.tight_found || pl.tight_est.step_s < pl.est.step_s);
+    /* one layer more (13.1e9): the pick is 2 x 64 (0.41), and 4 x 32 at 0.41, faster, leaves less than the
+       reserve: named in tight (PERF.md 4c: it ran in 30.4 s, the pick in 50.3) */
+    {
+        zero_time_model l64 = m;
+        zero_time_plan p64;
+        l64.layers = 64;
+        l64.params = 64 * (12 * 4096.0 * 4096 + 13 * 4096) + 50304 * 4096.0 + 1024 * 4096.0 + 2 * 4096;
+        CHECK(zero_estimate_plan(&l64, 139.8 * GiB, 124.8 * GiB, 131072, &p64, &err) == ZERO_OK && p64.found);
+        CHECKF(p64.model.micro_batch == 2 && p64.tight_found && p64.tight.micro_batch == 4 && p64.tight.grad_accum == 32 &&
+                   p64.tight.stage == 3 && p64.tight.recompute && p64.tight.offload_param == ZERO_OFFLOAD_CPU,
+               "pick mb %d; tight %d: stage %d mb %d x %d ratio %g", p64.model.micro_batch, p64.tight_found, p64.tight.stage,
+               p64.tight.micro_batch, p64.tight.grad_accum, p64.tight.offload_ratio);
+        CHECK(p64.tight_est.step_s < p64.est.step_s);
+        CHECK(p64.tight_est.gpu_memory_bytes + p64.tight_activation_bytes <= 139.8 * GiB &&
+              p64.tight_est.gpu_memory_bytes + p64.tight_activation_bytes + ZERO_TIME_PLAN_RESERVE > 139.8 * GiB);
+        CHECK(p64.tight_activation_bytes == zero_estimate_activations(&p64.tight));
+        CHECK(zero_estimate_time(&p64.tight, &o, &err) == ZERO_OK && o.step_s == p64.tight_est.step_s);
+        /* with the reserve's room given (the GPU larger by it), the plan takes an option at least as fast */
+        CHECK(zero_estimate_plan(&l64, 139.8 * GiB + ZERO_TIME_PLAN_RESERVE, 124.8 * GiB, 131072, &big, &err) == ZERO_OK &&
+              big.found && big.est.step_s <= p64.tight_est.step_s * (1 + 1e-9));
+    }
     /* the activations: kept, 34 C a token a block and the logits (6 V a token) up to the 1 GiB chunk */
     pl.model.recompute = 0, pl.model.micro_batch = 1;
     CHECK_NEAR(zero_estimate_activations(&pl.model), 34.0 * 4096 * 1024 * 63 + 6.0 * 50304 * 1024, 1e-12);

@@ -1364,6 +1364,24 @@ static zero_result make_config(const options *o, int world, zero_config *cfg, ze
     return zero_config_resolve(cfg, world, err);
 }
 
+/* An option of the plan in words: "stage 3, optimizer on the CPU (ratio 0.41), parameters on the CPU (the kept
+   units' on the GPU), recompute, micro-batch 4 x 32" */
+static void describe_option(const zero_time_model *m, int world, char *buf, size_t cap) {
+    const int opt_cpu = m->offload_optimizer == ZERO_OFFLOAD_CPU;
+    const double ratio = opt_cpu && m->offload_ratio < 1 ? m->offload_ratio : 0;
+    char group[32] = "", rt[32] = "";
+    if (m->group > 0 && m->group < world) snprintf(group, sizeof group, ", mics_shard_size %d", m->group);
+    if (ratio > 0) snprintf(rt, sizeof rt, " (ratio %g)", ratio);
+    snprintf(buf, cap, "stage %d%s, optimizer %s%s, parameters %s%s%s, micro-batch %d x %d", m->stage, group,
+             opt_cpu ? "on the CPU" : "on the GPU", rt,
+             m->offload_param != ZERO_OFFLOAD_CPU ? "on the GPU"
+             : ratio <= 0                         ? "on the CPU"
+             : m->ratio_params_host               ? "on the CPU (the kept units' too)"
+                                                  : "on the CPU (the kept units' on the GPU)",
+             m->offload_param == ZERO_OFFLOAD_CPU && m->stage3_max_live_parameters >= m->params ? " (kept in the pool)" : "",
+             m->recompute ? ", recompute" : "", m->micro_batch, m->grad_accum);
+}
+
 /* --auto: zero_estimate_plan for this model on this machine. Every rank plans with the same inputs: the
    smallest GPU memory and host memory (zero_host_mem_available: the node's MemAvailable) over the ranks, so
    that every rank picks the same option. The step-time model's rates are its defaults (one H100's; an H200's optimizer rate where the
@@ -1434,22 +1452,20 @@ static int choose_plan(options *o, const world_ctx *w) {
     o->auto_max_live = pl.model.stage3_max_live_parameters;
     o->auto_params_host = o->auto_ratio > 0 && pl.model.offload_param == ZERO_OFFLOAD_CPU && pl.model.ratio_params_host;
     o->auto_group = pl.est.group < w->world ? pl.est.group : 0;
-    char ratio[32] = "";
-    if (o->auto_ratio > 0) snprintf(ratio, sizeof ratio, " (ratio %g)", o->auto_ratio);
+    char what[256];
+    describe_option(&pl.model, w->world, what, sizeof what);
     if (w->rank == 0)
-        printf("gpt: --auto (zero_estimate_plan for %d GPUs of %.1f GiB, %.1f GiB of host memory a node): stage %d%s%s, "
-               "optimizer %s%s, parameters %s%s%s, micro-batch %d x %d; predicted %.1f ms a step, the model's states %.1f "
-               "GiB + activations %.1f GiB a GPU\n",
-               w->world, mem[0], mem[1], o->stage, o->auto_group ? ", mics_shard_size " : "",
-               o->auto_group ? std::to_string(o->auto_group).c_str() : "",
-               o->offload_opt == ZERO_OFFLOAD_CPU ? "on the CPU" : "on the GPU",
-               ratio,
-               o->offload_param != ZERO_OFFLOAD_CPU ? "on the GPU"
-               : o->auto_ratio <= 0                  ? "on the CPU"
-               : o->auto_params_host                 ? "on the CPU (the kept units' too)"
-                                                     : "on the CPU (the kept units' on the GPU)",
-               o->auto_max_live > 0 ? " (kept in the pool)" : "", o->recompute ? ", recompute" : "", o->batch, o->gas,
-               pl.est.step_s * 1e3, pl.est.gpu_memory_bytes / GiB, pl.activation_bytes / GiB);
+        printf("gpt: --auto (zero_estimate_plan for %d GPUs of %.1f GiB, %.1f GiB of host memory a node): %s; predicted "
+               "%.1f ms a step, the model's states %.1f GiB + activations %.1f GiB a GPU\n",
+               w->world, mem[0], mem[1], what, pl.est.step_s * 1e3, pl.est.gpu_memory_bytes / GiB, pl.activation_bytes / GiB);
+    if (pl.tight_found && w->rank == 0) { /* faster, but inside the margin: named, not taken */
+        describe_option(&pl.tight, w->world, what, sizeof what);
+        printf("gpt: --auto: faster but not taken: %s; predicted %.1f ms a step; its states %.1f GiB + activations %.1f "
+               "GiB leave %.2f GiB of the GPU, inside the %.0f GiB the plan keeps for the CUDA context, cuBLAS, NCCL and "
+               "the program's other buffers (to run it, give its options by flags)\n",
+               what, pl.tight_est.step_s * 1e3, pl.tight_est.gpu_memory_bytes / GiB, pl.tight_activation_bytes / GiB,
+               mem[0] - (pl.tight_est.gpu_memory_bytes + pl.tight_activation_bytes) / GiB, ZERO_TIME_PLAN_RESERVE / GiB);
+    }
     return 0;
 }
 

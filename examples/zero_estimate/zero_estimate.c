@@ -599,6 +599,30 @@ static void print_outside_legend(void) {
            ZERO_TIME_MEASURED_SEQ_MAX, ZERO_TIME_MEASURED_GPUS_MAX, ZERO_TIME_MEASURED_NODES_MAX);
 }
 
+/* A plan row's offload column: none, cpu, cpu+param, cpu+param+keep, or with a ratio "cpu+param 0.41" (h: the
+   kept units' parameters on the host too) */
+static void plan_offload(const zero_time_model *bm, char *offs, size_t cap) {
+    const int boff = bm->offload_optimizer == ZERO_OFFLOAD_CPU, bparam = bm->offload_param == ZERO_OFFLOAD_CPU;
+    if (boff && bm->offload_ratio < 1)
+        snprintf(offs, cap, "cpu%s %g%s", bparam ? "+param" : "", bm->offload_ratio, bparam && bm->ratio_params_host ? "h" : "");
+    else
+        snprintf(offs, cap, "%s", !boff ? "none" : !bparam ? "cpu"
+                                  : bm->stage3_max_live_parameters >= bm->params ? "cpu+param+keep" : "cpu+param");
+}
+
+/* Under a plan row: the faster option whose memory fits only inside the reserve (zero_time_plan.tight), named for
+   a user who runs that close */
+static void print_tight(const time_cli *t, const zero_time_plan *b) {
+    const zero_time_model *tm = &b->tight;
+    char toffs[24], tmbg[32] = "";
+    if (!b->tight_found) return;
+    plan_offload(tm, toffs, sizeof toffs);
+    if (t->tokens > 0) snprintf(tmbg, sizeof tmbg, ", %d x %d", tm->micro_batch, tm->grad_accum);
+    printf("%13s %s inside the %.0f GiB reserve: stage %d, %s%s%s, %.1f ms, leaving %.2f GiB\n", "",
+           b->found ? "faster but" : "fits only", PLAN_RESERVE / GIB, tm->stage, toffs, tm->recompute ? ", recompute" : "",
+           tmbg, b->tight_est.step_s * 1e3, (t->gpu_mem - b->tight_est.gpu_memory_bytes - b->tight_activation_bytes) / GIB);
+}
+
 static int plan_table(const time_cli *t) {
     const zero_time_model *m = &t->m;
     char p[32], out[32], offs[24], mbg[64] = "";
@@ -632,7 +656,7 @@ static int plan_table(const time_cli *t) {
         const zero_time_plan b = plan_at(t, N);
         const zero_time_model *bm = &b.model;
         const zero_time_estimate *bo = &b.est;
-        const int boff = bm->offload_optimizer == ZERO_OFFLOAD_CPU, bparam = bm->offload_param == ZERO_OFFLOAD_CPU;
+        const int boff = bm->offload_optimizer == ZERO_OFFLOAD_CPU;
         double share, comm, off, rec;
         if (!b.found && t->tokens > 0 && fmod(t->tokens / ((double)m->seq * N), 1) != 0) {
             printf("%6d %6d  --tokens %.0f is not a whole number of sequences of %d on each of %d GPUs\n", N, N / g,
@@ -642,6 +666,7 @@ static int plan_table(const time_cli *t) {
         if (!b.found) {
             printf("%6d %6d  does not fit: every option needs more than %.0f GB per GPU or %.0f GB of host memory\n",
                    N, N / g, t->gpu_mem / 1e9, t->cpu_mem / 1e9);
+            print_tight(t, &b);
             continue;
         }
         /* the model's own FLOPs (recompute's extra forward not counted) as a share of the step */
@@ -653,12 +678,7 @@ static int plan_table(const time_cli *t) {
         last = bo->tokens_per_s_per_gpu;
         n_comm += share < PLAN_SCALING && comm >= off && comm >= rec;
         outside_measured(m, N, N / g, out, sizeof out);
-        if (boff && bm->offload_ratio < 1)
-            snprintf(offs, sizeof offs, "cpu%s %g%s", bparam ? "+param" : "", bm->offload_ratio,
-                     bparam && bm->ratio_params_host ? "h" : "");
-        else
-            snprintf(offs, sizeof offs, "%s", !boff ? "none" : !bparam ? "cpu"
-                                              : bm->stage3_max_live_parameters >= bm->params ? "cpu+param+keep" : "cpu+param");
+        plan_offload(bm, offs, sizeof offs);
         if (t->tokens > 0) snprintf(mbg, sizeof mbg, "%-7s %d x %d", out, bm->micro_batch, bm->grad_accum);
         else snprintf(mbg, sizeof mbg, "%s", out);
         printf("%6d %6d %5d %6d %15s %9s %10.1f %11.0f %7.0f%% %11.3f %9.2f %9.2f  %-17s %s\n", N, N / g, bm->stage,
@@ -669,6 +689,7 @@ static int plan_table(const time_cli *t) {
                : rec >= off ? "recompute"
                : boff ? "optimizer offload" : "the optimizer",
                mbg);
+        print_tight(t, &b);
     }
     printf("\ncompute: the model's own forward and backward as a share of the step (recompute's extra\n"
            "forward, exposed communication and the collectives' contention, Adam and offload are the rest).\n"
