@@ -20941,7 +20941,7 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
            the copy stream takes the gradients beside the fetches (grads_on_comm: after them); grad_accum_device:
            the micro-batches add up on the device and the last sends the fp32 sum out once (4 S). With the overlapped CPU step (ratio 1) the
            Adam runs beside the next forward, which waits for it unit by unit: the first forward takes
-           max(Adam, its fetch, t_fwd); with a ratio below 1 the plain step: the CPU's part of the Adam after
+           max(Adam with the fetch's reads of host memory beside it, its fetch, t_fwd); with a ratio below 1 the plain step: the CPU's part of the Adam after
            the backward, the GPU's on the device, whose units keep their parameters and gradients there (the
            fetches and copies are the CPU's share's). Kept units spread through the layout (the default)
            leave every unit's compute beside the next offloaded unit's fetch: a pass's copies hide under
@@ -20969,7 +20969,8 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         out->bytes_pcie = (keep ? 1 : 2 * mb) * d * S * fetched + (dsum ? 0 : (mb - 1) * d * S * cpu) + out_b + back;
         out->offload_copy_s = out->bytes_pcie / pcie;
         if (k.ratio < 1) gate = t_fwd - hf + fmax(pass, hf) + out->cpu_adam_s + back / pcie; /* (the plain step) */
-        else gate = fmax(fmax(out->cpu_adam_s, pass), t_fwd);
+        else /* (its fetches read host memory beside the CPU Adam: the node's ranks' shards) */
+            gate = fmax(fmax(out->cpu_adam_s + d * S * fetched * g / host, pass), t_fwd);
         /* a backward before the last: its compute with the copies beyond it (the fetches, and its gradients on
            the copy stream at once, or after them: grads_on_comm), and the host memory's load beside them, which
            does not hide whole under the compute (the two as an L-p norm, p ZERO__TIME_HOST_NORM) */
@@ -20981,11 +20982,15 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
         more = (mb - 1) * ((keep ? 0 : fmax(0, pass - hf)) + bwd - t_bwd);
         /* the last backward beside its compute: its fetches, and its gradients on the same stream (more than one
            micro-batch: the fp32 sum's round trip; grads_on_comm) or (one) on the copy stream, both directions
-           of the link at once */
+           of the link at once. With one micro-batch none of it hides under the backward's compute: each unit's
+           gradient holds one of the ring's two slots until it is on the host, and a layer's fetch, compute and
+           copies ran one after another (PERF.md 4b, the seed's recipe at 43355b7: the compute stream waited 93
+           ms for slots in a 138 ms backward; fitted before the comm stream stopped waiting for the backward at
+           each gradient with one rank, which may hide part of it: to be measured) */
         if (mb > 1 || m->grads_on_comm)
-            tail = fmax(mb > 1 ? 0 : ub / G / pcie, (keep ? 0 : pass) + grads - hb);
+            tail = fmax(mb > 1 ? 0 : ub / G / pcie, (keep ? 0 : pass) + grads - (mb > 1 ? hb : 0));
         else
-            tail = fmax(ub / G / pcie, fmax(fmax(keep ? 0 : pass, grads), ((keep ? 0 : pass) + grads) / ZERO__TIME_PCIE_DUPLEX) - hb);
+            tail = fmax(ub / G / pcie, fmax(fmax(keep ? 0 : pass, grads), ((keep ? 0 : pass) + grads) / ZERO__TIME_PCIE_DUPLEX));
         out->exposed_offload_s = gate - t_fwd + more + tail;
         out->optimizer_s = ZERO__TIME_OPT_BYTES * S * (1 - cpu) / hbm;
     } else if (m->offload_optimizer == ZERO_OFFLOAD_CPU) {
