@@ -16951,6 +16951,17 @@ static zero_result zero__reduce_full(zero_engine *e, int u, const zero__gview *g
     return ZERO_OK;
 }
 
+/* Unit u's chunk (bytes at src, the slot's) to the host at dst on the copy stream, after what the copy stream
+   already waits for; the slot marked as read there. */
+static zero_result zero__grad_copy_out(zero_engine *e, int u, char *dst, const char *src, size_t bytes) {
+    int a;
+    e->spans[e->plan.layout->units[u].span].slot_copy = 1;
+    a = zero__tl_mark(e, ZERO_STREAM_COPY);
+    ZERO__TRY_BE(e, "gradients to the host", zero__copy(e, dst, src, bytes, ZERO_STREAM_COPY, &be_err_));
+    zero__tl_close(e, a, ZERO_STREAM_COPY, ZERO__TL_COPY, u, "copy to the host", (double)bytes);
+    return ZERO_OK;
+}
+
 /* Stages 2-3: reduce-scatter unit u from its ring slot, add the owned chunk
    into the accumulator, and free the slot after the span's last unit. */
 /* host_acc: unit u's micro-batch sums land in this rank's part of its ring
@@ -16984,20 +16995,14 @@ static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *o
            fetch there, and each layer's gradients crossed only after that fetch had: one direction of PCIe at
            a time (docs/PERF.md 4b, "The statistics on the copy stream"). zero__step_norm's comm stream waits
            for the copy stream before it reads the sums. */
-        int a;
         if ((r = zero__stats_flush(e)) != ZERO_OK) return r; /* (anything pending stays on the comm stream) */
         ZERO__TRY_BE(e, "gradients to the host: stream order",
                      e->be.event_record(e->be.ctx, e->grad.ev_out, ZERO_STREAM_COMPUTE, &be_err_));
         ZERO__TRY_BE(e, "gradients to the host: stream order",
                      zero__wait_on(e, ZERO_STREAM_COPY, e->grad.ev_out, u, "a gradient chunk: the backward", &be_err_));
-        e->spans[x->span].slot_copy = 1;
         if ((r = zero__stats_add(e, u, own, e->plan.cdt)) != ZERO_OK || (r = zero__stats_flush_on(e, ZERO_STREAM_COPY)) != ZERO_OK)
             return r;
-        a = zero__tl_mark(e, ZERO_STREAM_COPY);
-        ZERO__TRY_BE(e, "gradients to the host", zero__copy(e, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], as), own,
-                                                                    chunk * e->plan.csize, ZERO_STREAM_COPY, &be_err_));
-        zero__tl_close(e, a, ZERO_STREAM_COPY, ZERO__TL_COPY, u, "copy to the host", (double)(chunk * e->plan.csize));
-        return ZERO_OK;
+        return zero__grad_copy_out(e, u, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], as), own, chunk * e->plan.csize);
     }
     e->spans[x->span].slot_comm = 1;
     host = zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], as);
@@ -17014,16 +17019,11 @@ static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *o
     if (last && (r = zero__reduce_replicas(e, src, chunk, sdt)) != ZERO_OK) return r;
     if (last && (r = zero__unit_stats_of(e, u, src, sdt)) != ZERO_OK) return r;
     if (e->grad.copy_out && src == own) { /* one micro-batch: from the slot, on the copy stream after the comm stream's reads */
-        int a;
         ZERO__TRY_BE(e, "gradients to the host: stream order",
                      e->be.event_record(e->be.ctx, e->grad.ev_out, ZERO_STREAM_COMM, &be_err_));
         ZERO__TRY_BE(e, "gradients to the host: stream order",
                      zero__wait_on(e, ZERO_STREAM_COPY, e->grad.ev_out, u, "a gradient chunk: its statistics", &be_err_));
-        e->spans[x->span].slot_copy = 1;
-        a = zero__tl_mark(e, ZERO_STREAM_COPY);
-        ZERO__TRY_BE(e, "gradients to the host",
-                     zero__copy(e, host, src, chunk * zero_dtype_size(sdt), ZERO_STREAM_COPY, &be_err_));
-        zero__tl_close(e, a, ZERO_STREAM_COPY, ZERO__TL_COPY, u, "copy to the host", (double)(chunk * zero_dtype_size(sdt)));
+        return zero__grad_copy_out(e, u, host, src, chunk * zero_dtype_size(sdt));
     } else if (e->plan.gas > 1 || last) {
         ZERO__TRY_BE(e, "gradients to the host",
                      zero__copy(e, host, src, chunk * zero_dtype_size(sdt), ZERO_STREAM_COMM, &be_err_));
@@ -20674,11 +20674,12 @@ out:
    pool keeps the model across passes and steps); the gradients leave
    beside the backward with one micro-batch (d P / G), or as the fp32 sum
    (4 P / G) after the last backward with more; the CPU Adam runs beside
-   the next forward, which waits for it unit by unit: exposed max(Adam,
-   its fetch, t_fwd) - t_fwd, then each later pass's fetch beyond its
-   compute, then the last backward's fetch and gradients (the copy
-   stream beside the fetches: both directions at once; grads_on_comm: one
-   stream).
+   the next forward, which waits for it unit by unit: exposed max(Adam
+   with the fetch's reads of host memory, its fetch, t_fwd) - t_fwd, then
+   each later pass's fetch beyond its compute, then the last backward's
+   fetch and gradients (the copy stream beside the fetches: both
+   directions at once; grads_on_comm: one stream; with one micro-batch
+   none of it under the backward's compute).
    With a ratio below 1 the plain step: the CPU's part of the Adam before
    the forward; the device's units keep their parameters and gradients on
    the device (only the CPU's share of the shard is fetched and sent;
@@ -20693,8 +20694,9 @@ out:
    add up on the device and the fp32 sum goes out once. Calibrated on
    PERF.md 4c: the eight 12.3e9-13.1e9 runs of the copy stream with the
    CPU's adds within 4% at 2-8 x 1024 tokens a micro-batch; the 6.65e9 runs
-   of the device's sum -9.2% to +1.0% at 4-16 micro-batches; 16-18% low with
-   one micro-batch, where the engine runs 1.2-1.4x its floor.
+   of the device's sum -7.3% to +1.7% at 4-16 micro-batches; with one
+   micro-batch the seed's recipe -10.0% to -0.8% on one GPU and the 6.65e9
+   run -1.5% (PERF.md 5g).
 
    Gradient accumulation (m > 1): every micro-batch adds its gradients into
    the fp32 accumulator on the device, at the hbm rate, not hidden: stages
