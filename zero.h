@@ -16990,18 +16990,20 @@ static zero_result zero__reduce_host(zero_engine *e, int u, char *write, char *o
     if (!last && e->plan.host_sum) return zero__hsum_add(e, u, own, from);
     if (e->grad.copy_out && from == ZERO_STREAM_COMPUTE && !e->plan.hybrid) {
         /* one micro-batch, a shard group of one rank and no replicas: nothing on the comm stream touches the
-           chunk (its reduce-scatter is the chunk itself), so the copy stream takes it from the backward: its
-           statistics, then its copy. Taken on the comm stream, the statistics queued behind the next layer's
-           fetch there, and each layer's gradients crossed only after that fetch had: one direction of PCIe at
-           a time (docs/PERF.md 4b, "The statistics on the copy stream"). zero__step_norm's comm stream waits
-           for the copy stream before it reads the sums. */
+           chunk (its reduce-scatter is the chunk itself). Its statistics go on the compute stream right behind
+           the backward that wrote it, and the copy stream takes the chunk from there. Taken on the comm stream,
+           the statistics queued behind the next layer's fetch, and each layer's gradients crossed only after
+           that fetch had: one direction of PCIe at a time; taken on the copy stream, they stood between its
+           copies, 18.5 of the backward's 94 ms there (docs/PERF.md 4b, "The statistics on the copy stream").
+           The copy stream waits for the compute stream after them, and zero__step_norm's comm stream for the
+           copy stream before it reads the sums. */
         if ((r = zero__stats_flush(e)) != ZERO_OK) return r; /* (anything pending stays on the comm stream) */
+        if ((r = zero__stats_add(e, u, own, e->plan.cdt)) != ZERO_OK || (r = zero__stats_flush_on(e, ZERO_STREAM_COMPUTE)) != ZERO_OK)
+            return r;
         ZERO__TRY_BE(e, "gradients to the host: stream order",
                      e->be.event_record(e->be.ctx, e->grad.ev_out, ZERO_STREAM_COMPUTE, &be_err_));
         ZERO__TRY_BE(e, "gradients to the host: stream order",
                      zero__wait_on(e, ZERO_STREAM_COPY, e->grad.ev_out, u, "a gradient chunk: the backward", &be_err_));
-        if ((r = zero__stats_add(e, u, own, e->plan.cdt)) != ZERO_OK || (r = zero__stats_flush_on(e, ZERO_STREAM_COPY)) != ZERO_OK)
-            return r;
         return zero__grad_copy_out(e, u, zero__at(e->buf.cpu_grad, e->plan.unit_shard_off[u], as), own, chunk * e->plan.csize);
     }
     e->spans[x->span].slot_comm = 1;
@@ -17154,8 +17156,8 @@ static zero_result zero__defer_flush(zero_engine *e) {
 }
 
 /* Whether unit u's reduction leaves the comm stream alone: one micro-batch, a shard group of one rank, no
-   replicas, the engine's own gradient, stepped on the CPU. zero__reduce_host then takes the chunk straight from
-   the backward on the copy stream (its statistics and its copy); nothing on the comm stream reads it. */
+   replicas, the engine's own gradient, stepped on the CPU. zero__reduce_host then takes its statistics on the
+   compute stream behind the backward and its copy on the copy stream; nothing on the comm stream reads it. */
 static int zero__grad_copy_only(const zero_engine *e, int u, const zero__gview *gv) {
     return e->grad.copy_out && e->plan.stage >= 2 && e->plan.world == 1 && !e->plan.hybrid && !gv->program &&
            zero__grad_on_host(e, u);
@@ -18209,7 +18211,8 @@ static zero_result zero__step_norm(zero_engine *e, double *sumsq, int *bad_unit,
     zero_result r;
     *sumsq = 0;
     *bad_unit = *bad_tensor = -1;
-    if (e->grad.copy_out) { /* (one rank: the copy stream wrote its chunks' statistics, zero__reduce_host) */
+    if (e->grad.copy_out) { /* (one rank: the compute stream wrote its chunks' statistics before the copy stream's
+                               waits, zero__reduce_host) */
         ZERO__TRY_BE(e, "zero_step: stream order", e->be.event_record(e->be.ctx, e->grad.ev_out, ZERO_STREAM_COPY, &be_err_));
         ZERO__TRY_BE(e, "zero_step: stream order",
                      zero__wait_on(e, ZERO_STREAM_COMM, e->grad.ev_out, -1, "the copy stream: the statistics", &be_err_));

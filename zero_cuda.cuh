@@ -3958,7 +3958,7 @@ static cudaStream_t zero__cuda_stream_of(zero_cuda *c, zero_stream_id s) {
 }
 
 /* Stream s's scratch of the reductions (sumsq, sumsq_segs, Adam's): one per stream, so that kernels on two
-   streams never share one (the engine takes statistics on the copy stream beside the comm stream's) */
+   streams never share one (the engine takes statistics on the compute stream beside the comm stream's) */
 static double *zero__cuda_scratch_of(zero_cuda *c, zero_stream_id s) {
     return c->scratch + (size_t)((unsigned)s < ZERO_STREAM_COUNT ? s : ZERO_STREAM_COMM) * ZERO__CUDA_SUMSQ_SCRATCH;
 }

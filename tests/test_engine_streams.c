@@ -75,13 +75,18 @@
    and R5 checks on COPY and R6 checks (with gas 2 the chunks the CPU adds,
    with gas 1 the reduced chunks the CPU's Adam reads; none with
    ZERO_COPY_STREAM=0, which keeps those copies on COMM); none may fail.
-   With one rank and one micro-batch the copy stream also takes each chunk's
-   statistics (sumsq and sumsq_segs read the chunk: R5 and R6 count them,
-   and their results are COPY writes into device memory):
+   With one rank and one micro-batch the compute stream takes each chunk's
+   statistics behind the backward (sumsq and sumsq_segs read the chunk: R5
+   counts them, and their results are statistics writes into device memory
+   on the compute stream; an engine may take them on the copy stream):
      R7: at a COMM read of device memory (the step's norm reads the
-         statistics), every COPY write there is known to the COMM stream.
-   Those offloaded runs must make R7 checks, the other offloaded runs none;
-   none may fail. There nothing on the COMM stream reads a gradient, so
+         statistics), every statistics write there on the compute or copy
+         stream, and every other COPY write, is known to the COMM stream;
+     R8: at a statistics write on the compute or copy stream, every COMM
+         write there (the last step's clear of the sums) is known to that
+         stream.
+   Those offloaded runs must make R7 and R8 checks, the other offloaded runs
+   none; none may fail. There nothing on the COMM stream reads a gradient, so
    zero_grad_ready must not make COMM wait for the compute stream (its
    fetches wait only for their pool regions' readers), unless a ratio
    keeps units on the device; every other run must make it wait.
@@ -142,6 +147,7 @@ typedef struct model {
     acc *pwrites; /* COPY writes into device memory (one rank's gradient statistics), not yet judged by a COMM read */
     int n_pw, cap_pw;
     int64_t r7, r7_bad; /* R7 pairs checked, failed */
+    int64_t r8, r8_bad; /* R8 pairs checked, failed */
     int64_t ready_waits; /* the comm stream's waits for the compute stream queued by zero_grad_ready */
     int64_t host_known[NS]; /* the host has waited for each stream's calls up to this number */
     int64_t r3, r3_bad;     /* R3 pairs checked, failed */
@@ -264,7 +270,7 @@ static void judge(model *m, acc *v, int *n, int on, uintptr_t lo, uintptr_t hi, 
             if (m->known[on][r->stream] < r->seq) {
                 char what[48];
                 ++*bad;
-                snprintf(what, sizeof what, "a %s %s", r->stream == COPY ? "COPY" : "COMM", then);
+                snprintf(what, sizeof what, "a %s %s", r->stream == COPY ? "COPY" : r->stream == COMP ? "compute" : "COMM", then);
                 say_pair(m, rule, now, lo, hi, seq, what, r, m->known[on][r->stream]);
             }
             remove_at(v, n, i);
@@ -344,6 +350,7 @@ static void on_op(model *m, zero_stream_id s, const void *dst, size_t bytes) {
         acc w; /* for R4 */
         on_comp_write(m, lo, hi, seq);
         fill_acc(m, &w, lo, hi, seq);
+        w.stream = COMP;
         add_acc(m, &m->cwrites, &m->n_cw, &m->cap_cw, &w);
         return;
     }
@@ -369,6 +376,7 @@ static void on_op(model *m, zero_stream_id s, const void *dst, size_t bytes) {
     {
         acc w;
         fill_acc(m, &w, lo, hi, seq);
+        w.stream = COMM;
         add_acc(m, &m->writes, &m->n_w, &m->cap_w, &w);
     }
 }
@@ -723,10 +731,26 @@ static zero_result w_convert(void *ctx, void *dst, zero_dtype dst_dt, const void
     return m->base.convert(ctx, dst, dst_dt, src, src_dt, n, accumulate, s, err);
 }
 
+/* The call just queued on stream s (compute or COPY) wrote statistics at out: R8 judges the COMM writes there
+   (the step's clear); a compute-stream one is kept for R7 (a COPY one is, as every COPY write into device memory).
+   (m->mu held.) */
+static void on_stats_write(model *m, zero_stream_id s, double *out) {
+    uintptr_t lo = (uintptr_t)out, hi = lo + 2 * sizeof(double);
+    if ((int)s == COMM || (unsigned)s >= (unsigned)NS) return;
+    judge(m, m->writes, &m->n_w, (int)s, lo, hi, m->n[s], "R8", (int)s == COMP ? "a compute statistics write at" : "a COPY statistics write at", "write", &m->r8, NULL, &m->r8_bad);
+    if ((int)s == COMP) {
+        acc w;
+        fill_acc(m, &w, lo, hi, m->n[s]);
+        w.stream = COMP;
+        add_acc(m, &m->pwrites, &m->n_pw, &m->cap_pw, &w);
+    }
+}
+
 static zero_result w_sumsq(void *ctx, const void *x, size_t n, zero_dtype dt, double *out, zero_stream_id s,
                            zero_error *err) {
     MODEL_OP(s, out, 2 * sizeof(double));
     pthread_mutex_lock(&m->mu);
+    on_stats_write(m, s, out);
     on_side_read(m, s, x, n * zero_dtype_size(dt)); /* (the statistics read the gradient: R5, R6) */
     pthread_mutex_unlock(&m->mu);
     return m->base.sumsq(ctx, x, n, dt, out, s, err);
@@ -740,6 +764,7 @@ static zero_result w_sumsq_segs(void *ctx, const zero_sumsq_seg *segs, int n, ze
     pthread_mutex_lock(&m->mu);
     for (i = 0; segs && i < n; i++) {
         on_op(m, s, segs[i].out, 2 * sizeof(double));
+        on_stats_write(m, s, segs[i].out);
         on_side_read(m, s, segs[i].x, (size_t)segs[i].count * zero_dtype_size(dt));
     }
     pthread_mutex_unlock(&m->mu);
@@ -1061,7 +1086,7 @@ static zero_result rank_fn(const zero_backend *b, void *arg) {
 static void check_job(job *J) {
     zero_error err;
     int64_t r1 = 0, r2 = 0, bad1 = 0, bad2 = 0, sync = 0, ahead = 0, atfetch = 0, p1 = 0, p2 = 0, npers = 0, r3 = 0, bad3 = 0;
-    int64_t r4 = 0, bad4 = 0, r5 = 0, bad5 = 0, r5c = 0, r3c = 0, r6 = 0, bad6 = 0, r7 = 0, bad7 = 0, rw = 0;
+    int64_t r4 = 0, bad4 = 0, r5 = 0, bad5 = 0, r5c = 0, r3c = 0, r6 = 0, bad6 = 0, r7 = 0, bad7 = 0, r8 = 0, bad8 = 0, rw = 0;
     const char *cs = getenv("ZERO_COPY_STREAM");
     const int copy = !(cs && strcmp(cs, "0") == 0);
     const int s3 = !J->stage || J->stage == 3;
@@ -1087,6 +1112,8 @@ static void check_job(job *J) {
         bad6 += m->r6_bad;
         r7 += m->r7;
         bad7 += m->r7_bad;
+        r8 += m->r8;
+        bad8 += m->r8_bad;
         rw += m->ready_waits;
         sync += m->by_sync;
         ahead += m->r1_ahead;
@@ -1133,12 +1160,14 @@ static void check_job(job *J) {
         CHECKF(copy ? r3c > 0 && r5c > 0 && r6 > 0 : r3c == 0 && r5c == 0 && r6 == 0,
                "%s: %lld R3, %lld R5 and %lld R6 pairs on the copy stream%s", J->name, (long long)r3c, (long long)r5c,
                (long long)r6, copy ? "" : " (ZERO_COPY_STREAM=0)");
-    CHECKF(bad7 == 0, "%s: %lld of %lld R7 pairs: the comm stream reads statistics before the copy stream wrote them",
-           J->name, (long long)bad7, (long long)r7);
-    if (J->offload) /* one rank, one micro-batch: the copy stream takes each chunk's statistics, the step's norm reads
-                       them on the comm stream */
-        CHECKF((r7 > 0) == (copy && J->world == 1 && J->gas == 1), "%s: %lld R7 pairs%s", J->name, (long long)r7,
-               copy ? "" : " (ZERO_COPY_STREAM=0)");
+    CHECKF(bad7 == 0, "%s: %lld of %lld R7 pairs: the comm stream reads statistics before the compute or copy stream "
+           "wrote them", J->name, (long long)bad7, (long long)r7);
+    CHECKF(bad8 == 0, "%s: %lld of %lld R8 pairs: the compute or copy stream writes statistics before the comm stream's "
+           "clear of them", J->name, (long long)bad8, (long long)r8);
+    if (J->offload) /* one rank, one micro-batch: the compute stream takes each chunk's statistics, the step's norm
+                       reads them on the comm stream and clears them there for the next step */
+        CHECKF((r7 > 0) == (copy && J->world == 1 && J->gas == 1) && (r8 > 0) == (r7 > 0), "%s: %lld R7, %lld R8 pairs%s",
+               J->name, (long long)r7, (long long)r8, copy ? "" : " (ZERO_COPY_STREAM=0)");
     /* ... and there the comm stream does not wait for the backward at each gradient (nothing on it reads one:
        its fetches wait only for their pool regions' readers), unless a ratio keeps units on the device */
     if (J->offload && copy && J->world == 1 && J->gas == 1)
@@ -1157,11 +1186,11 @@ static void check_job(job *J) {
            (long long)p1, (long long)p2);
     printf("%-38s R1 %4lld (prefetched %3lld, persistent %3lld)  R2 %4lld (at fetches %3lld, persistent %3lld)  "
            "by host sync %lld  failed %lld / %lld  R3 %lld (copy stream %lld) failed %lld  R4 %lld failed %lld  "
-           "R5 %lld (copy stream %lld) failed %lld  R6 %lld failed %lld  R7 %lld failed %lld\n",
+           "R5 %lld (copy stream %lld) failed %lld  R6 %lld failed %lld  R7 %lld failed %lld  R8 %lld failed %lld\n",
            J->name, (long long)r1, (long long)ahead, (long long)p1, (long long)r2, (long long)atfetch, (long long)p2,
            (long long)sync, (long long)bad1, (long long)bad2, (long long)r3, (long long)r3c, (long long)bad3, (long long)r4,
            (long long)bad4, (long long)r5, (long long)r5c, (long long)bad5, (long long)r6,
-           (long long)bad6, (long long)r7, (long long)bad7);
+           (long long)bad6, (long long)r7, (long long)bad7, (long long)r8, (long long)bad8);
 }
 
 int main(void) {
