@@ -1145,6 +1145,8 @@ static const calib_run calib[] = {
        backward's gradients beside its fetches (47.0 ms less than on the comm stream); the engine gained 27.8 ms.
        5% and 10% low */
     {"H200 (57f515a) seed recipe, its gradients with their statistics on the copy stream", "PERF.md 4b; h200_57f515a_seed seed_copy_{1,2}", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 156.6e9, 417.45, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0},
+    {"H200 (df2ac6e) seed recipe, the comm stream not waiting for the backward", "PERF.md 4b; h200_3024df8_seed seed_{1,2} df2ac6e", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.25e9, 163.9e9, 391.55, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0},
+    {"H200 (3024df8) seed recipe, its statistics on the compute stream", "PERF.md 4b; h200_3024df8_seed seed_new_{1..4} (rates of 1-2)", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.4e9, 157.0e9, 396.35, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0},
     {"H200 (57f515a) seed recipe, ZERO_COPY_STREAM=0", "PERF.md 4b; h200_57f515a_seed seed_comm_{1,2}", 1, 3, 128, 16, 1, 0, 0, X2F_TF, H200_HBM, 55.3e9, 152.8e9, 445.2, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 4c, one H200 (16 cores, 125 GiB of host memory) at ab9034e: the 7.26e9 GPT (L 35, C 4096, V 50304)
        as gpt --auto --offload-optimizer cpu --tokens 131072 chose it: stage 3, ratio 0.1, the parameters on the
