@@ -144,7 +144,8 @@ typedef struct model {
     int n_sr, cap_sr;
     int64_t r5, r5_bad, r5_copy; /* R5 pairs checked, failed, of them on COPY reads */
     int64_t r6, r6_bad;          /* R6 pairs checked, failed */
-    acc *pwrites; /* COPY writes into device memory (one rank's gradient statistics), not yet judged by a COMM read */
+    acc *pwrites; /* COPY writes into device memory and the compute stream's statistics writes (one rank's gradient
+                     statistics), not yet judged by a COMM read */
     int n_pw, cap_pw;
     int64_t r7, r7_bad; /* R7 pairs checked, failed */
     int64_t r8, r8_bad; /* R8 pairs checked, failed */
@@ -296,7 +297,7 @@ static void on_side_read(model *m, zero_stream_id s, const void *p, size_t bytes
     acc r;
     if ((int)s == COMP || (unsigned)s >= (unsigned)NS || !p || !bytes || !(a = alloc_at(m, lo)) || a->kind != ZERO_MEM_DEVICE)
         return;
-    if ((int)s == COMM) /* R7: what it reads of the copy stream's writes is written */
+    if ((int)s == COMM) /* R7: what it reads of the copy stream's writes and the statistics is written */
         judge(m, m->pwrites, &m->n_pw, COMM, lo, hi, m->n[COMM], "R7", "a COMM read of", "write", &m->r7, NULL, &m->r7_bad);
     if ((int)s == COPY) { /* R6: what it copies is written: the comm stream's and the compute stream's writes known */
         int k, i;
