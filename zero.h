@@ -10281,11 +10281,12 @@ typedef struct zero__grad_ring { /* zero_grad / zero_grad_ready of the current m
     int64_t *clear_lo, *clear_hi;
     unsigned char *unit_asked;  /* per unit: cleared this micro-batch */
     int ready_count, touched;   /* tensors ready; any gradient asked for in this micro-batch */
-    /* stages 2-3: gradient slots, one span each: n_ring (at most 2) slots of
-       slot_elems that spans take in turn, then one slot of its own for each
+    /* stages 2-3: gradient slots, one span each: n_ring (zero__ring_slots) slots
+       of slot_elems that spans take in turn, then one slot of its own for each
        span with a ZERO_TENSOR_GRAD_ANY_ORDER tensor */
     int64_t slot_elems;
     int n_slots, n_ring, *slot_span; /* slot_span: the span a slot holds (-1: free) */
+    int ring_want;                   /* the ring's slots the plan asks for (zero__ring_slots) */
     int slot_cap;                    /* the slot tables' length: the ring, every span's own slot, a stand-in */
     int64_t *slot_off;               /* element offset of each slot in buf.grads */
     void **slot_mem;                 /* a stand-in slot's own allocation (zero__ring_standin); NULL: in buf.grads */
@@ -15337,7 +15338,7 @@ static zero_result zero__slots_fill(zero_engine *e, const zero__sizes *zs) {
     int k, s;
     int64_t off;
     zero_result r;
-    e->grad.n_ring = zs->trainable_spans < 2 ? zs->trainable_spans : 2;
+    e->grad.n_ring = zs->trainable_spans < e->grad.ring_want ? zs->trainable_spans : e->grad.ring_want;
     e->grad.n_slots = e->grad.n_ring + zs->own_spans;
     e->grad.slot_elems = zs->slot;
     for (k = 0; k < e->grad.slot_cap; k++) {
@@ -15361,7 +15362,7 @@ static zero_result zero__slots_fill(zero_engine *e, const zero__sizes *zs) {
 /* Stages 2-3: the slots' tables, long enough for the ring, a slot of its
    own for every span and one stand-in (zero__ring_standin), then filled. */
 static zero_result zero__plan_slots(zero_engine *e, const zero__sizes *zs) {
-    int k = e->grad.slot_cap = 3 + e->plan.n_spans;
+    int k = e->grad.slot_cap = e->grad.ring_want + 1 + e->plan.n_spans;
     e->grad.slot_span = (int *)ZERO_MALLOC(sizeof(int) * (size_t)k);
     e->grad.slot_off = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)k);
     e->grad.slot_freed = (int64_t *)ZERO_MALLOC(sizeof(int64_t) * (size_t)k);
@@ -15422,6 +15423,25 @@ static zero_stream_id zero__grad_out_stream(const zero_engine *e) {
     return e->grad.copy_out ? ZERO_STREAM_COPY : ZERO_STREAM_COMM;
 }
 
+/* The gradient ring's slots (stages 2-3): two, one filled by the backward while the other reduces, or
+   ZERO_GRAD_RING's (2 to 8), an experiment: where one micro-batch's chunks go to the host on the copy stream,
+   each copy holds its slot longer than the backward takes to fill the next, and with two the copy stream waited
+   24 ms of the seed's 84 ms backward for the backward to refill the slot its last copy freed (docs/PERF.md 4b).
+   A slot is the largest ring span's gradient (an untied head's, where there is one), so a third is not free. */
+static void zero__ring_slots(zero_engine *e) {
+    const char *v = getenv("ZERO_GRAD_RING");
+    e->grad.ring_want = 2;
+    if (v && *v) {
+        char *end;
+        long k = strtol(v, &end, 10);
+        if (end == v || *end || k < 2 || k > 8)
+            zero__log(&e->cfg.log, ZERO_LOG_WARN, ZERO_MSG_ENV_INVALID,
+                      "ZERO_GRAD_RING=%s: not a slot count from 2 to 8, ignored (%d slots)", v, e->grad.ring_want);
+        else
+            e->grad.ring_want = (int)k;
+    }
+}
+
 static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
     zero_result r;
     if (e->plan.gext) { /* the program's gradients: one unit's staging, and the accumulator (the reduced gradient) */
@@ -15445,6 +15465,7 @@ static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
             return r;
         return ZERO_OK;
     }
+    zero__ring_slots(e);
     if ((r = zero__plan_slots(e, zs)) != ZERO_OK) return r;
     e->grad.grads_bytes = (size_t)zero__slots_elems(e, zs) * e->plan.csize;
     if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, e->grad.grads_bytes, &e->buf.grads, "gradient ring")) !=
@@ -20990,8 +21011,8 @@ ZERO__DEF zero_result zero_estimate_time(const zero_time_model *m, zero_time_est
            of the link at once. With one micro-batch none of it hides under the backward's compute: each unit's
            gradient holds one of the ring's two slots until it is on the host, and a layer's fetch, compute and
            copies ran one after another (PERF.md 4b, the seed's recipe at 43355b7: the compute stream waited 93
-           ms for slots in a 138 ms backward; fitted before the comm stream stopped waiting for the backward at
-           each gradient with one rank, which may hide part of it: to be measured) */
+           ms for slots in a 138 ms backward; the comm stream's waits there were for its pool regions, and
+           dropping its wait for the backward at each gradient changed nothing, df2ac6e) */
         if (mb > 1 || m->grads_on_comm)
             tail = fmax(mb > 1 ? 0 : ub / G / pcie, (keep ? 0 : pass) + grads - (mb > 1 ? hb : 0));
         else

@@ -871,11 +871,66 @@ static void test_arena_grow(void) {
            "all), the same weights\n", k);
 }
 
+/* The gradient ring: two slots of the largest span, or ZERO_GRAD_RING's (2 to 8, at most one per trainable span;
+   anything else is ignored with a warning), here with the optimizer offloaded and one micro-batch, where the copy
+   stream's copies hold a slot longer than the backward takes to fill the next. The weights the same bits at every
+   count. */
+static void test_grad_ring(void) {
+    static job a, j, b2;
+    static const struct {
+        const char *env;
+        int slots; /* of the largest span's */
+    } cases[] = {{"3", 3}, {"4", 4}, {"2", 2}, {"9", 2}, {"1", 2}, {"two", 2}, {"", 2}}; /* (at most the trainable spans: 4 here) */
+    zero_error err;
+    size_t slot;
+    unsigned k;
+    char outer[32] = "";
+    const char *o = getenv("ZERO_GRAD_RING"); /* (the run's own, put back at the end) */
+    if (o) snprintf(outer, sizeof outer, "%s", o);
+    unsetenv("ZERO_GRAD_RING");
+    memset(&a, 0, sizeof a);
+    a.stage = 2;
+    a.dtype = ZERO_DTYPE_BF16;
+    a.gas = 1;
+    a.bucket = 64;
+    a.offload = 1;
+    CHECK(zero_host_run(1, rank_fn, &a, &err) == ZERO_OK && a.r[0] == ZERO_OK);
+    slot = a.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] / 2;
+    CHECK(slot > 0 && a.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] == 2 * slot);
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        j = a;
+        memset(j.w, 0, sizeof j.w);
+        setenv("ZERO_GRAD_RING", cases[k].env, 1);
+        CHECK(zero_host_run(1, rank_fn, &j, &err) == ZERO_OK);
+        unsetenv("ZERO_GRAD_RING");
+        CHECKF(j.r[0] == ZERO_OK, "ZERO_GRAD_RING=%s: %s", cases[k].env, j.msg[0]);
+        CHECKF(j.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] == slot * (size_t)cases[k].slots,
+               "ZERO_GRAD_RING=%s: %zu bytes of gradient ring, want %d slots of %zu", cases[k].env,
+               j.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE], cases[k].slots, slot);
+        CHECKF(!memcmp(j.w[0], a.w[0], sizeof j.w[0]), "ZERO_GRAD_RING=%s: other weights", cases[k].env);
+    }
+    /* more micro-batches and two ranks (the host's sum; the reduce-scatters): the same bits with three */
+    j = a;
+    j.gas = 2;
+    CHECK(zero_host_run(2, rank_fn, &j, &err) == ZERO_OK && j.r[0] == ZERO_OK);
+    b2 = j;
+    memset(b2.w, 0, sizeof b2.w);
+    setenv("ZERO_GRAD_RING", "3", 1);
+    CHECK(zero_host_run(2, rank_fn, &b2, &err) == ZERO_OK);
+    unsetenv("ZERO_GRAD_RING");
+    CHECKF(b2.r[0] == ZERO_OK && b2.r[1] == ZERO_OK && !memcmp(b2.w[0], j.w[0], sizeof j.w[0]) &&
+               2 * b2.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE] == 3 * j.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE],
+           "gas 2, two ranks, ZERO_GRAD_RING=3: %s; %zu bytes of gradient ring against %zu", b2.msg[0],
+           b2.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE], j.ms.planned[ZERO_MEM_GRADS][ZERO_MEM_DEVICE]);
+    if (o) setenv("ZERO_GRAD_RING", outer, 1);
+}
+
 int main(void) {
     static job a, b, c;
     zero_error err;
     int stage, dt, world, gas, k, r, n_sum = 0;
     zt_seed("test_engine_offload");
+    test_grad_ring();
     test_host_room();
     test_arena_grow();
     test_sum_failure();
