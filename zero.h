@@ -6420,7 +6420,10 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
                             min(P, max(1e9 + 5e7, 2U), 4L).
      grads       stage 0-1: P d (full buffer, reduce-scattered in place);
                  stage 2-3: min(P, 2U) d (a ring of two unit buffers: one
-                            filled by the backward while the other reduces)
+                            filled by the backward while the other reduces;
+                            min(P, 3U) d with the optimizer offloaded, one
+                            micro-batch and U d at most 256 MiB, where copies
+                            to the host hold a slot longer)
                             + 4 S (owned-chunk fp32 accumulator over
                             micro-batches; it stays on the GPU with offload,
                             where the norm and overflow check run).
@@ -6642,6 +6645,20 @@ static double zero__hsum_want(double host_elems, double csize) {
     return want > (double)ZERO_HSUM_ARENA_MAX ? (double)ZERO_HSUM_ARENA_MAX : want;
 }
 
+/* The gradient ring's slots (stages 2-3): two, one filled by the backward while the other reduces; three where
+   one micro-batch's chunks go to the host (plan.host_acc, gas 1) and a slot is at most ZERO__RING_THIRD_MAX
+   bytes: each copy holds its slot longer than the backward takes to fill the next, and with two the copy stream
+   waited 24 ms of the seed's 84 ms backward for the backward to refill the slot its last copy freed (9 ms with
+   three, docs/PERF.md 4b). A slot is the largest ring span's gradient (a bucket of reduce_bucket_size, an untied
+   head's): where that is large the backward's compute per slot is long beside its copy, and the third slot is
+   memory nothing waits for. ZERO_GRAD_RING (2 to 8) sets the count. */
+#ifndef ZERO__RING_THIRD_MAX
+#define ZERO__RING_THIRD_MAX ((double)(256u << 20))
+#endif
+static int zero__ring_default(int host_acc, int gas, double slot_bytes) {
+    return host_acc && gas == 1 && slot_bytes <= ZERO__RING_THIRD_MAX ? 3 : 2;
+}
+
 /* zero's plan (header comment); fills every field but the ds_* ones. */
 static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
     double P = in->P, d = in->d, g = in->g;
@@ -6663,10 +6680,11 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
         o->gpu_grads_bytes = P * d + (in->gas > 1 ? in->ab * P : 0);
     else if (in->stage == 2 && in->G == 1 && in->gas == 1 && in->oo == ZERO_OFFLOAD_NONE)
         o->gpu_grads_bytes = P * d; /* one GPU: the backward writes the owned gradient in place, no ring */
-    else /* the ring of two units; the owned accumulator (the compute dtype with one micro-batch, fp32
-            with more), or with the optimizer offloaded (where the chunks accumulate in the host staging)
-            one unit's chunk of fp32 staging with accumulation, none without */
-        o->gpu_grads_bytes = zero__est_min(P, 2 * U) * d +
+    else /* the ring of two units (three with one micro-batch offloaded, slots small: zero__ring_default); the owned
+            accumulator (the compute dtype with one micro-batch, fp32 with more), or with the optimizer offloaded
+            (where the chunks accumulate in the host staging) one unit's chunk of fp32 staging with accumulation,
+            none without */
+        o->gpu_grads_bytes = zero__est_min(P, zero__ring_default(in->oo != ZERO_OFFLOAD_NONE, in->gas, U * d) * U) * d +
                              (in->oo == ZERO_OFFLOAD_NONE ? (in->gas > 1 ? in->ab : d) * S : in->gas > 1 ? in->ab * T : 0);
     if (in->oo == ZERO_OFFLOAD_NONE) { /* (parameters in the master's dtype: they are the master, no copy of it) */
         double sb = d == in->mb ? in->sb - in->mb : in->sb;
@@ -14664,8 +14682,9 @@ ZERO__DEF zero_result zero_release_params(zero_engine *e) {
                   stages 0-2): the largest unit's padded elements x d (its staging)
      GATHER_POOL  stage 3: (persistent spans + min(rest, max(max_live + prefetch, 2 U))) d,
                   U the largest non-persistent span
-     GRADS        stage 0-1: Psi_T d; stage 2-3: (min(2, ring spans) x largest ring span + the spans
-                  with a ZERO_TENSOR_GRAD_ANY_ORDER tensor, each its own size) x d; with the
+     GRADS        stage 0-1: Psi_T d; stage 2-3: (min(k, ring spans) x largest ring span + the spans
+                  with a ZERO_TENSOR_GRAD_ANY_ORDER tensor, each its own size) x d, k = 2, or 3 with
+                  the optimizer offloaded, one micro-batch and small slots (zero__ring_default); with the
                   program's gradient memory (zero_tensor.grad): the largest trainable unit x d;
                   stage 2 with N == 1, G == 1 and the optimizer on the device: 0 (the backward
                   writes into GRAD_ACCUM)
@@ -15423,14 +15442,10 @@ static zero_stream_id zero__grad_out_stream(const zero_engine *e) {
     return e->grad.copy_out ? ZERO_STREAM_COPY : ZERO_STREAM_COMM;
 }
 
-/* The gradient ring's slots (stages 2-3): two, one filled by the backward while the other reduces, or
-   ZERO_GRAD_RING's (2 to 8), an experiment: where one micro-batch's chunks go to the host on the copy stream,
-   each copy holds its slot longer than the backward takes to fill the next, and with two the copy stream waited
-   24 ms of the seed's 84 ms backward for the backward to refill the slot its last copy freed (docs/PERF.md 4b).
-   A slot is the largest ring span's gradient (an untied head's, where there is one), so a third is not free. */
-static void zero__ring_slots(zero_engine *e) {
+/* The ring's slots: zero__ring_default's, or ZERO_GRAD_RING's (2 to 8). */
+static void zero__ring_slots(zero_engine *e, const zero__sizes *zs) {
     const char *v = getenv("ZERO_GRAD_RING");
-    e->grad.ring_want = 2;
+    e->grad.ring_want = zero__ring_default(e->plan.host_acc, e->plan.gas, (double)zs->slot * (double)e->plan.csize);
     if (v && *v) {
         char *end;
         long k = strtol(v, &end, 10);
@@ -15465,7 +15480,7 @@ static zero_result zero__alloc_grads(zero_engine *e, const zero__sizes *zs) {
             return r;
         return ZERO_OK;
     }
-    zero__ring_slots(e);
+    zero__ring_slots(e, zs);
     if ((r = zero__plan_slots(e, zs)) != ZERO_OK) return r;
     e->grad.grads_bytes = (size_t)zero__slots_elems(e, zs) * e->plan.csize;
     if ((r = zero__ealloc(e, ZERO_MEM_GRADS, ZERO_MEM_DEVICE, e->grad.grads_bytes, &e->buf.grads, "gradient ring")) !=

@@ -125,14 +125,15 @@ static ref_plan reference(const zero_estimate_args *a) {
     }
     /* stages 0-1: the gradients, and with accumulation an fp32 accumulator of them all; stage 2 on one GPU
        with one micro-batch and no offload: the owned gradient written in place; else stages 2-3: the ring of
-       two units and the owned accumulator (compute dtype with one micro-batch, fp32 with more); with the
+       two units (three with the optimizer offloaded, one micro-batch and a unit of at most 256 MiB) and the
+       owned accumulator (compute dtype with one micro-batch, fp32 with more); with the
        optimizer offloaded the owned chunks accumulate on the host and the device keeps one unit's chunk of
        fp32 staging with accumulation, none without */
     {
         double gas = a->gradient_accumulation_steps > 1 ? a->gradient_accumulation_steps : 1;
         if (a->stage <= 1) r.gpu_grads = bytes * P + (gas > 1 ? ab * P : 0);
         else if (a->stage == 2 && G == 1 && gas == 1 && !opt_off) r.gpu_grads = bytes * P;
-        else r.gpu_grads = bytes * dmin(P, 2 * unit) + (opt_off ? (gas > 1 ? ab * tile : 0) : (gas > 1 ? ab : bytes) * shard);
+        else r.gpu_grads = bytes * dmin(P, (opt_off && gas == 1 && bytes * unit <= 256.0 * 1024 * 1024 ? 3 : 2) * unit) + (opt_off ? (gas > 1 ? ab * tile : 0) : (gas > 1 ? ab : bytes) * shard);
     }
     /* (parameters in the master's dtype: they are the master, the state alone beside them) */
     if (a->stage == 0) r.gpu_optim = ((bytes == mb ? 0 : mb) + 2 * sb) * P;
