@@ -140,6 +140,8 @@
      engine-program     the program's own memory (zero_tensor.data, .grad) as a residency: its
                         checks and plan at create, initial weights from rank 0's memory,
                         the gradients copied out of it before each reduction
+     gather-defer       stages 1-2: the step's all-gathers beside the next forward, each unit
+                        waited for at its first zero_fetch; every other call settles them
      engine-fetch       stage 3: the gather pool and fetch trace; zero_fetch, zero_release, zero_param
      engine-life        zero_engine_create / destroy: plan, allocate (each beside its free),
                         initial weights
@@ -1551,6 +1553,10 @@ typedef struct zero_step_info {
     /* cfg.overlap_cpu_step: units whose CPU Adam zero_step left to the
        engine's thread, to finish beside the next forward (0: none) */
     int64_t cpu_units_overlapped;
+    /* stages 1-2 on several ranks, Adam on the GPU: units whose all-gather after
+       this step runs beside the next forward, each waited for at its first
+       zero_fetch (0: zero_step finished them; docs/engine.md) */
+    int64_t gathers_deferred;
     /* What crossed PCIe for this step on this rank, bytes, by phase: the
        copies the engine issued between its host memory (pinned or not) and
        device memory (what zero_floor_of prices). The reads and writes of
@@ -10649,6 +10655,14 @@ struct zero_engine {
         const char *what;      /* its collectives' kind, for the timeline */
         double bytes;
     } cg;
+    struct { /* stages 1-2: the step's all-gathers left to run beside the next forward (>>gather-defer) */
+        zero_event **ev;       /* per chunk of the overlapped step's Adam (at most n_units), made at first use */
+        int *unit_ev;          /* per unit: the chunk event its gather is behind; -1: nothing pending */
+        unsigned char *seen;   /* per tensor: fetched before this step's first gradient call */
+        int pending;           /* units whose gather the compute stream has not waited for */
+        int cover;             /* the last such forward fetched every tensor of the units the step gathers */
+        int64_t deferred;      /* units the last step left pending (zero_step_info.gathers_deferred) */
+    } gd;
     struct { /* ZERO_COLL_WINDOWS=1: the backend's win_alloc buffers (zero__ealloc_win) */
         int n;
         void *p[2];            /* stage 3's parameter shard and gather pool */
@@ -10741,7 +10755,9 @@ static zero_result zero__ebackend(zero_engine *e, zero_error *be_err, const char
         if ((expr) != ZERO_OK) return zero__ebackend((e), &be_err_, (what)); \
     } while (0)
 
-/* Entry check of every engine call. */
+static zero_result zero__gd_enter(zero_engine *e, const char *fn); /* (>>gather-defer) */
+
+/* Entry check of every engine call (and what the step's all-gathers left pending settled: >>gather-defer). */
 static zero_result zero__enter(zero_engine *e, const char *fn) {
     if (!zero__engine_live(e)) {
         zero_logger lg;
@@ -10763,7 +10779,7 @@ static zero_result zero__enter(zero_engine *e, const char *fn) {
     if (e->broken)
         return zero__efail(e, ZERO_MSG_ENGINE_BROKEN, "%s: the engine stopped after an earlier failure: see the "
                                                       "first error\nHINT: destroy the engine; every rank must", fn);
-    return ZERO_OK;
+    return e->gd.pending ? zero__gd_enter(e, fn) : ZERO_OK;
 }
 
 /* Address of element `elems` of a buffer of `esize`-byte elements. */
@@ -14131,6 +14147,107 @@ static void *zero__gext_grad(zero_engine *e, int t) {
     return e->plan.tgrad[t];
 }
 
+/* ---- >>gather-defer: stages 1-2: the step's all-gathers beside the next forward ----
+
+   Stages 1-2 on several ranks with Adam on the device (zero__opt_device_overlap)
+   all-gather each unit's new chunk after its Adam. A program whose forward
+   calls zero_fetch for every unit, as stage 3 needs, says where it first reads
+   each: there the compute stream waits for that unit's gather alone, and
+   zero_step returns with the gathers still running, so that they hide under
+   the forward instead of ending the step (the forward reads unit 0 while the
+   last units gather). Whether the forward fetches is what the engine saw
+   before the last step's first gradient call (gd.seen, gd.cover): a program
+   that left any tensor of a gathered unit unfetched there keeps zero_step's
+   full wait, as does ZERO_GATHER_DEFER=0. Every engine call but zero_fetch, zero_release,
+   zero_param and their groups settles what is pending first (the compute
+   stream waits for all of it; a call other than a gradient's also syncs the
+   host), so the backward, zero_save, zero_gather_params and the next step see
+   what zero_step used to leave. No collective moves: the same gathers in the
+   same order, the same bits. */
+
+/* Is the overlapped step to leave its gathers pending? */
+static int zero__gd_wanted(const zero_engine *e) {
+    const char *v = getenv("ZERO_GATHER_DEFER");
+    return e->gd.unit_ev && e->gd.cover && !e->plan.ext && !(v && !strcmp(v, "0"));
+}
+
+/* Chunk c's gathers (units a..b) are queued on the comm stream: record its event there and mark its units. */
+static zero_result zero__gd_mark(zero_engine *e, int c, int a, int b) {
+    const zero_layout *l = e->plan.layout;
+    zero_error be;
+    int u;
+    zero__ok(&be);
+    if (!e->gd.ev[c] && e->be.event_create(e->be.ctx, &e->gd.ev[c], &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "zero_step: gather events");
+    if (e->be.event_record(e->be.ctx, e->gd.ev[c], ZERO_STREAM_COMM, &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "zero_step: gather events");
+    for (u = a; u <= b; u++)
+        if (!l->units[u].frozen) e->gd.unit_ev[u] = c, e->gd.pending++, e->gd.deferred++;
+    return ZERO_OK;
+}
+
+/* The compute stream waits for unit u's gather (and so for its chunk's), where still pending. */
+static zero_result zero__gd_wait_unit(zero_engine *e, int u) {
+    zero_error be;
+    int c = e->gd.unit_ev[u], k;
+    if (c < 0) return ZERO_OK;
+    zero__ok(&be);
+    if (zero__wait_on(e, ZERO_STREAM_COMPUTE, e->gd.ev[c], -1, "a step's all-gather", &be) != ZERO_OK)
+        return zero__ebackend(e, &be, "zero_fetch: the step's all-gather");
+    for (k = 0; k < e->plan.n_units; k++)
+        if (e->gd.unit_ev[k] == c) e->gd.unit_ev[k] = -1, e->gd.pending--;
+    return ZERO_OK;
+}
+
+/* zero_fetch (seen: 1) and zero_param (0) of tensor t at stages 1-2: before the step's first gradient call it
+   counts as fetched; a pending gather of its units is waited for. */
+static zero_result zero__gd_fetch(zero_engine *e, int t, int seen) {
+    const zero_tensor_place *pl;
+    int k;
+    zero_result r;
+    if (!e->gd.unit_ev) return ZERO_OK;
+    if (seen && !e->grad.touched) e->gd.seen[t] = 1;
+    pl = &e->plan.layout->places[t];
+    for (k = 0; k < pl->n_units; k++)
+        if ((r = zero__gd_wait_unit(e, pl->first_unit + k)) != ZERO_OK) return r;
+    return ZERO_OK;
+}
+
+/* The first gradient call of a step: did its forward fetch every tensor of the units the step gathers? */
+static void zero__gd_cover(zero_engine *e) {
+    const zero_layout *l = e->plan.layout;
+    int t, k;
+    if (!e->gd.seen) return;
+    e->gd.cover = 1;
+    for (t = 0; t < e->plan.n_tensors; t++) {
+        const zero_tensor_place *pl = &l->places[t];
+        for (k = 0; k < pl->n_units && !e->gd.seen[t]; k++)
+            if (!l->units[pl->first_unit + k].frozen) e->gd.cover = 0;
+        e->gd.seen[t] = 0;
+    }
+}
+
+/* Everything pending done before what follows on the compute stream, and with host 1 on the host too. */
+static zero_result zero__gd_settle(zero_engine *e, int host) {
+    int u;
+    zero_result r;
+    if (e->gd.pending == 0) return ZERO_OK;
+    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
+    for (u = 0; u < e->plan.n_units; u++) e->gd.unit_ev[u] = -1;
+    e->gd.pending = 0;
+    if (host) ZERO__TRY_BE(e, "the step's all-gathers", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    return ZERO_OK;
+}
+
+/* zero__enter's part: calls that may read or write what the gathers touch, or the streams' order, settle. */
+static zero_result zero__gd_enter(zero_engine *e, const char *fn) {
+    static const char *const keep[] = {"zero_fetch", "zero_release", "zero_param", "zero_fetch_group", "zero_release_group"};
+    unsigned k;
+    for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
+        if (!strcmp(fn, keep[k])) return ZERO_OK;
+    return zero__gd_settle(e, strncmp(fn, "zero_grad", 9) != 0);
+}
+
 /* ---- >>engine-fetch: stage 3: gather pool, fetch trace, prefetch; zero_fetch/release/param ----
 
    The persistent spans sit first, at fixed places; the rest of the pool is
@@ -14426,7 +14543,7 @@ ZERO__DEF zero_result zero_fetch(zero_engine *e, int t) {
         e->err = e->pvm.failed;
         return e->err.code;
     }
-    if (e->plan.stage != 3) return ZERO_OK;
+    if (e->plan.stage != 3) return zero__gd_fetch(e, t, 1);
     s = zero__span_of_tensor(e, t);
     ss = &e->spans[s];
     e->pool.fetch_clock++;
@@ -14562,6 +14679,8 @@ ZERO__DEF void *zero_param(zero_engine *e, int t) {
                         zero__tname(e, t));
             return NULL;
         }
+    } else if (e->gd.pending && zero__gd_fetch(e, t, 0) != ZERO_OK) {
+        return NULL;
     }
     return zero__state_param_at(e, t);
 }
@@ -14850,6 +14969,16 @@ static zero_result zero__plan_tables(zero_engine *e, int n) {
         if (e->be.event_create(e->be.ctx, &e->buf.ev_compute, &be) != ZERO_OK ||
             e->be.event_create(e->be.ctx, &e->buf.ev_comm, &be) != ZERO_OK)
             return zero__ebackend(e, &be, "zero_engine_create: events");
+        if ((e->plan.stage == 1 || e->plan.stage == 2) && e->plan.world > 1) { /* (>>gather-defer) */
+            int u;
+            e->gd.ev = (zero_event **)ZERO_MALLOC(sizeof(zero_event *) * (size_t)l->n_units);
+            e->gd.unit_ev = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
+            e->gd.seen = (unsigned char *)ZERO_MALLOC((size_t)n);
+            if (!e->gd.ev || !e->gd.unit_ev || !e->gd.seen)
+                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables for %d units", l->n_units);
+            for (u = 0; u < l->n_units; u++) e->gd.ev[u] = NULL, e->gd.unit_ev[u] = -1;
+            memset(e->gd.seen, 0, (size_t)n);
+        }
     }
     return ZERO_OK;
 }
@@ -14862,7 +14991,16 @@ static void zero__free_tables(zero_engine *e) {
     if (e->be.event_destroy) {
         if (e->buf.ev_compute) e->be.event_destroy(e->be.ctx, e->buf.ev_compute);
         if (e->buf.ev_comm) e->be.event_destroy(e->be.ctx, e->buf.ev_comm);
+        if (e->gd.ev) {
+            int u;
+            for (u = 0; u < e->plan.n_units; u++)
+                if (e->gd.ev[u]) e->be.event_destroy(e->be.ctx, e->gd.ev[u]);
+        }
     }
+    ZERO_FREE(e->gd.ev);
+    ZERO_FREE(e->gd.unit_ev);
+    ZERO_FREE(e->gd.seen);
+    e->gd.ev = NULL, e->gd.unit_ev = NULL, e->gd.seen = NULL;
     ZERO_FREE(e->plan.tflags);
     ZERO_FREE(e->plan.tlr);
     ZERO_FREE(e->plan.tmuon);
@@ -16671,6 +16809,7 @@ static zero_result zero__grad_check(zero_engine *e, int t, const char *fn) {
     }
     if (!e->grad.touched) {
         zero_result r;
+        zero__gd_cover(e);
         /* (the overlapped step's Adam reads the gradient staging this backward refills) */
         if ((r = e->strat->backward(e)) != ZERO_OK) return r;
         e->grad.touched = 1;
@@ -17342,7 +17481,7 @@ static int zero__step_overlaps(const zero_engine *e) {
    bits. */
 static zero_result zero__opt_device_overlap(zero_engine *e, const zero_adam_args *hyper) {
     const zero_layout *l = e->plan.layout;
-    int u, a = 0, n = 0;
+    int u, a = 0, n = 0, c = 0, defer = zero__gd_wanted(e);
     int64_t elems = 0;
     zero_result r;
     if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
@@ -17360,6 +17499,7 @@ static zero_result zero__opt_device_overlap(zero_engine *e, const zero_adam_args
             if ((r = zero__order(e, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM, e->buf.ev_compute)) != ZERO_OK) return r;
             for (k = a; k <= u; k++)
                 if (!l->units[k].frozen && (r = zero__step_gather(e, k)) != ZERO_OK) return r;
+            if (defer && (r = zero__gd_mark(e, c++, a, u)) != ZERO_OK) return r; /* (>>gather-defer) */
             a = u + 1, n = 0, elems = 0;
         }
     }
@@ -18300,6 +18440,8 @@ static double zero__norm_of(const zero_engine *e, double sumsq) {
 
 /* The report's counters and log line, then out to the caller. */
 static void zero__step_report(zero_engine *e, zero_step_info *in, double t0, zero_step_info *info) {
+    in->gathers_deferred = e->gd.deferred;
+    e->gd.deferred = 0;
     in->global_steps = e->run.global_steps;
     in->skipped_steps = e->run.skipped_steps;
     in->next_loss_scale = zero_loss_scaler_scale(&e->run.scaler);
@@ -18365,8 +18507,10 @@ static zero_result zero__step_params(zero_engine *e) {
     if (e->plan.stage <= 1 && e->plan.gas == 1 && e->buf.grads && !zero__grads_lazy(e))
         ZERO__TRY_BE(e, "zero_step: gradient clear",
                      e->be.memset0(e->be.ctx, e->buf.grads, zero__grads_bytes(e), ZERO_STREAM_COMM, &be_err_));
-    if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
-    ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    if (e->gd.pending == 0) { /* (else the gathers run on beside the next forward: >>gather-defer) */
+        if ((r = zero__order(e, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE, e->buf.ev_comm)) != ZERO_OK) return r;
+        ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COMM, &be_err_));
+    }
     if (e->grad.copy_out) ZERO__TRY_BE(e, "zero_step: sync", zero__sync(e, ZERO_STREAM_COPY, &be_err_));
     return ZERO_OK;
 }

@@ -55,7 +55,13 @@
          their reductions, R2 before the next ones).
    Stages 1 and 2 on two ranks (fp32 gas 1, bf16 gas 2) must make R4 checks,
    none may fail, and end with the weights of ZERO_STEP_OVERLAP=0 (Adam and
-   the gathers on the COMM stream). The third stream, COPY, carries the
+   the gathers on the COMM stream). Their forward fetches every tensor, so
+   the step leaves its all-gathers to run beside the next forward
+   (zero_step_info.gathers_deferred > 0), each unit's waited for at its first
+   fetch: R1 holds for those reads; the weights equal ZERO_GATHER_DEFER=0's;
+   and a program that reads tensor 0 through a pointer kept from create,
+   never fetching it, gets no deferral and R1 holds for that read too (with
+   the per-unit wait dropped, or the fetch rule ignored, R1 fails). The third stream, COPY, carries the
    offloaded runs' chunks to the host (R3 covers its copies as COMM's); an
    event passes on what its stream had waited for (waits are transitive).
    Two rules cover the side streams' reads of device memory:
@@ -874,6 +880,10 @@ typedef struct job {
     int64_t moved[MAXW];          /* elements a later fetch of a step returned other than its first */
     int64_t hits[MAXW], fetches[MAXW], gathered[MAXW];
     int64_t overlapped[MAXW]; /* units whose CPU Adam ran beside the next forward's fetches */
+    int64_t deferred[MAXW];   /* stages 1-2: units whose step all-gather ran beside the next forward */
+    int cached;               /* stages 1-2: tensor 0 read through a pointer kept from before the first step, never
+                                 fetched (a program that does not fetch: zero_step's full wait) */
+    const void *kept[MAXW];   /* ... that pointer */
     float w[MAXW][TOTAL];
 } job;
 
@@ -929,9 +939,13 @@ static zero_result fetch_read(zero_engine *e, model *m, const zero_backend *wb, 
     snprintf(name, sizeof name, "%s zero_fetch", phase);
     at(m, s, name, t);
     fc = m->call;
-    if ((r = zero_fetch(e, t)) != ZERO_OK) return r;
-    at(m, s, "zero_param", t);
-    if (!(p = zero_param(e, t))) return zero_engine_error(e)->code;
+    if (J->cached && t == 0) { /* (no fetch, no zero_param: the pointer kept from create) */
+        p = J->kept[wb->rank];
+    } else {
+        if ((r = zero_fetch(e, t)) != ZERO_OK) return r;
+        at(m, s, "zero_param", t);
+        if (!(p = zero_param(e, t))) return zero_engine_error(e)->code;
+    }
     snprintf(name, sizeof name, "%s kernel", phase);
     at(m, s, name, t);
     if ((r = kernel(m, wb, scratch, t, p, (zero_dtype)J->dtype, J->pers[wb->rank][t], fc)) != ZERO_OK) return r;
@@ -951,6 +965,8 @@ static zero_result train(zero_engine *e, job *J, model *m, const zero_backend *w
     zero_result r;
     off[0] = 0;
     for (t = 1; t < NT; t++) off[t] = off[t - 1] + SIZES[t - 1];
+    J->deferred[rank] = 0; /* (a job copied from another's starts with its counts) */
+    if (J->cached && !(J->kept[rank] = zero_param(e, 0))) return zero_engine_error(e)->code;
     for (s = 0; s < STEPS; s++) {
         zero_step_info info;
         for (mb = 0; mb < J->gas; mb++) {
@@ -958,7 +974,7 @@ static zero_result train(zero_engine *e, job *J, model *m, const zero_backend *w
                 if ((r = fetch_read(e, m, wb, scratch, J, s, t, off[t], mb == 0, seen, &J->moved[rank], fwd)) != ZERO_OK)
                     return r;
                 at(m, s, "forward zero_release", t);
-                if ((r = zero_release(e, t)) != ZERO_OK) return r;
+                if (!(J->cached && t == 0) && (r = zero_release(e, t)) != ZERO_OK) return r;
             }
             for (t = NT - 1; t >= 0; t--) { /* backward: read again, the gradient from what was read */
                 void *g;
@@ -977,7 +993,7 @@ static zero_result train(zero_engine *e, job *J, model *m, const zero_backend *w
                 at(m, s, "zero_grad_ready", t);
                 if ((r = zero_grad_ready(e, t)) != ZERO_OK) return r;
                 at(m, s, "backward zero_release", t);
-                if ((r = zero_release(e, t)) != ZERO_OK) return r;
+                if (!(J->cached && t == 0) && (r = zero_release(e, t)) != ZERO_OK) return r;
             }
         }
         if (s > 0) {
@@ -992,6 +1008,7 @@ static zero_result train(zero_engine *e, job *J, model *m, const zero_backend *w
         J->fetches[rank] += info.fetches;
         J->gathered[rank] += info.units_gathered;
         J->overlapped[rank] += info.cpu_units_overlapped;
+        J->deferred[rank] += info.gathers_deferred;
     }
     return ZERO_OK;
 }
@@ -1132,6 +1149,13 @@ static void check_job(job *J) {
             CHECKF(J->hits[rank] > 0 && J->gathered[rank] > 0 && J->hits[rank] < J->fetches[rank],
                    "%s rank %d: %lld hits of %lld fetches, %lld units gathered", J->name, rank, (long long)J->hits[rank],
                    (long long)J->fetches[rank], (long long)J->gathered[rank]);
+        if (!s3) { /* stages 1-2 on two ranks with Adam on the device, every unit fetched: from the second step on its
+                      all-gathers run beside the next forward, each unit waited for at its fetch (>>gather-defer) */
+            const char *d = getenv("ZERO_GATHER_DEFER"), *o = getenv("ZERO_STEP_OVERLAP");
+            int want = J->world > 1 && !J->offload && !J->cached && !(d && !strcmp(d, "0")) && !(o && !strcmp(o, "0"));
+            CHECKF(want ? J->deferred[rank] > 0 : J->deferred[rank] == 0, "%s rank %d: %lld units' gathers deferred",
+                   J->name, rank, (long long)J->deferred[rank]);
+        }
         if (s3 && J->persist == POOL) /* offload: the fetches' gathers wait for the overlapped CPU step's units (not with
                                    a ratio below 1: the plain CPU step) */
             CHECKF((J->overlapped[rank] > 0) == (J->offload && !(J->ratio > 0)), "%s rank %d: %lld units of CPU Adam overlapped", J->name, rank,
@@ -1305,6 +1329,19 @@ int main(void) {
         check_job(&b);
         unsetenv("ZERO_STEP_OVERLAP");
         CHECKF(!memcmp(a.w, b.w, sizeof a.w), "%s: the overlapped step changed the weights", a.name);
+        /* the step's gathers beside the next forward: the same bits as zero_step's full wait (ZERO_GATHER_DEFER=0);
+           a program that reads a tensor it never fetches keeps the full wait (R1 holds for its reads too) */
+        b = a;
+        snprintf(b.name, sizeof b.name, "%.40s, ZERO_GATHER_DEFER=0", a.name);
+        setenv("ZERO_GATHER_DEFER", "0", 1);
+        check_job(&b);
+        unsetenv("ZERO_GATHER_DEFER");
+        CHECKF(!memcmp(a.w, b.w, sizeof a.w), "%s: the deferred gathers changed the weights", a.name);
+        b = a;
+        b.cached = 1;
+        snprintf(b.name, sizeof b.name, "%.40s, t0 not fetched", a.name);
+        check_job(&b);
+        CHECKF(!memcmp(a.w, b.w, sizeof a.w), "%s: a tensor read without a fetch changed the weights", a.name);
     }
     /* stage 2 with the optimizer offloaded (ZeRO-2 + optimizer offload), 1 and 2 ranks, gas 1 and 2, with
        clipping (the CPU's Adam in zero_step) and without (fp32, bf16: the early CPU step, each unit's Adam in
