@@ -14241,7 +14241,8 @@ static zero_result zero__gd_settle(zero_engine *e, int host) {
 
 /* zero__enter's part: calls that may read or write what the gathers touch, or the streams' order, settle. */
 static zero_result zero__gd_enter(zero_engine *e, const char *fn) {
-    static const char *const keep[] = {"zero_fetch", "zero_release", "zero_param", "zero_fetch_group", "zero_release_group"};
+    static const char *const keep[] = {"zero_fetch", "zero_release", "zero_param", "zero_fetch_group",
+                                       "zero_release_group"};
     unsigned k;
     for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
         if (!strcmp(fn, keep[k])) return ZERO_OK;
@@ -14975,7 +14976,8 @@ static zero_result zero__plan_tables(zero_engine *e, int n) {
             e->gd.unit_ev = (int *)ZERO_MALLOC(sizeof(int) * (size_t)l->n_units);
             e->gd.seen = (unsigned char *)ZERO_MALLOC((size_t)n);
             if (!e->gd.ev || !e->gd.unit_ev || !e->gd.seen)
-                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables for %d units", l->n_units);
+                return zero__efail(e, ZERO_MSG_OUT_OF_MEMORY, "zero_engine_create: engine tables for %d units",
+                                   l->n_units);
             for (u = 0; u < l->n_units; u++) e->gd.ev[u] = NULL, e->gd.unit_ev[u] = -1;
             memset(e->gd.seen, 0, (size_t)n);
         }
@@ -15742,6 +15744,12 @@ static zero_result zero__zero_fill(zero_engine *e, const zero__sizes *zs) {
    still running finishes first, then the engine's thread leaves. */
 static void zero__engine_free(zero_engine *e) {
     if (!e) return;
+    if (e->gd.pending) { /* the step's gathers still running (>>gather-defer): done before their memory goes */
+        zero_error be;
+        zero__ok(&be);
+        (void)zero__sync(e, ZERO_STREAM_COMM, &be);
+        e->gd.pending = 0;
+    }
     zero__client_free(e->client);
     zero__obs_stop(e);
     zero__pvm_free(e);
