@@ -61,7 +61,10 @@
    fetch: R1 holds for those reads; the weights equal ZERO_GATHER_DEFER=0's;
    and a program that reads tensor 0 through a pointer kept from create,
    never fetching it, gets no deferral and R1 holds for that read too (with
-   the per-unit wait dropped, or the fetch rule ignored, R1 fails). The third stream, COPY, carries the
+   the per-unit wait dropped, or the fetch rule ignored, R1 fails); nor does
+   a program that fetches every tensor and also reads tensor 0 through that
+   pointer before each forward, after zero_flush (with zero_flush not
+   waiting, R1 fails). The third stream, COPY, carries the
    offloaded runs' chunks to the host (R3 covers its copies as COMM's); an
    event passes on what its stream had waited for (waits are transitive).
    Two rules cover the side streams' reads of device memory:
@@ -884,6 +887,8 @@ typedef struct job {
     int cached;               /* stages 1-2: tensor 0 read through a pointer kept from before the first step, never
                                  fetched (a program that does not fetch: zero_step's full wait) */
     const void *kept[MAXW];   /* ... that pointer */
+    int flushed;              /* stages 1-2: every tensor fetched, and tensor 0 also read through the kept pointer
+                                 before each forward, after zero_flush (what docs/engine.md asks of such a read) */
     float w[MAXW][TOTAL];
 } job;
 
@@ -966,10 +971,17 @@ static zero_result train(zero_engine *e, job *J, model *m, const zero_backend *w
     off[0] = 0;
     for (t = 1; t < NT; t++) off[t] = off[t - 1] + SIZES[t - 1];
     J->deferred[rank] = 0; /* (a job copied from another's starts with its counts) */
-    if (J->cached && !(J->kept[rank] = zero_param(e, 0))) return zero_engine_error(e)->code;
+    if ((J->cached || J->flushed) && !(J->kept[rank] = zero_param(e, 0))) return zero_engine_error(e)->code;
     for (s = 0; s < STEPS; s++) {
         zero_step_info info;
         for (mb = 0; mb < J->gas; mb++) {
+            if (J->flushed && mb == 0) { /* a read of the new weights before the forward's fetches: zero_flush first */
+                at(m, s, "zero_flush", -1);
+                if ((r = zero_flush(e)) != ZERO_OK) return r;
+                at(m, s, "kernel through the kept pointer", 0);
+                if ((r = kernel(m, wb, scratch, 0, J->kept[rank], (zero_dtype)J->dtype, J->pers[rank][0], m->call)) != ZERO_OK)
+                    return r;
+            }
             for (t = 0; t < NT; t++) { /* forward: each tensor read, then released */
                 if ((r = fetch_read(e, m, wb, scratch, J, s, t, off[t], mb == 0, seen, &J->moved[rank], fwd)) != ZERO_OK)
                     return r;
@@ -1342,6 +1354,11 @@ int main(void) {
         snprintf(b.name, sizeof b.name, "%.40s, t0 not fetched", a.name);
         check_job(&b);
         CHECKF(!memcmp(a.w, b.w, sizeof a.w), "%s: a tensor read without a fetch changed the weights", a.name);
+        b = a;
+        b.flushed = 1;
+        snprintf(b.name, sizeof b.name, "%.36s, t0 read after zero_flush", a.name);
+        check_job(&b);
+        CHECKF(!memcmp(a.w, b.w, sizeof a.w), "%s: zero_flush and a read changed the weights", a.name);
     }
     /* stage 2 with the optimizer offloaded (ZeRO-2 + optimizer offload), 1 and 2 ranks, gas 1 and 2, with
        clipping (the CPU's Adam in zero_step) and without (fp32, bf16: the early CPU step, each unit's Adam in
