@@ -1230,6 +1230,16 @@ static void check_job(job *J) {
            (long long)bad6, (long long)r7, (long long)bad7, (long long)r8, (long long)bad8);
 }
 
+/* a's job again as b with `var`=0 in the environment: the same weights, its rules checked as a's */
+static void same_with_env(const job *a, job *b, const char *var) {
+    *b = *a;
+    snprintf(b->name, sizeof b->name, "%.40s, %s=0", a->name, var);
+    setenv(var, "0", 1);
+    check_job(b);
+    unsetenv(var);
+    CHECKF(!memcmp(a->w, b->w, sizeof a->w), "%s: %s=0 changed the weights", a->name, var);
+}
+
 int main(void) {
     static job a, b, c;
     int dt, world, gas, i;
@@ -1335,20 +1345,10 @@ int main(void) {
         a.clip = 0.5;
         snprintf(a.name, sizeof a.name, "stage %d %s w2 gas%d", a.stage, zero_dtype_name((zero_dtype)a.dtype), a.gas);
         check_job(&a);
-        b = a;
-        snprintf(b.name, sizeof b.name, "%.40s, ZERO_STEP_OVERLAP=0", a.name);
-        setenv("ZERO_STEP_OVERLAP", "0", 1);
-        check_job(&b);
-        unsetenv("ZERO_STEP_OVERLAP");
-        CHECKF(!memcmp(a.w, b.w, sizeof a.w), "%s: the overlapped step changed the weights", a.name);
+        same_with_env(&a, &b, "ZERO_STEP_OVERLAP"); /* (the overlapped step) */
         /* the step's gathers beside the next forward: the same bits as zero_step's full wait (ZERO_GATHER_DEFER=0);
            a program that reads a tensor it never fetches keeps the full wait (R1 holds for its reads too) */
-        b = a;
-        snprintf(b.name, sizeof b.name, "%.40s, ZERO_GATHER_DEFER=0", a.name);
-        setenv("ZERO_GATHER_DEFER", "0", 1);
-        check_job(&b);
-        unsetenv("ZERO_GATHER_DEFER");
-        CHECKF(!memcmp(a.w, b.w, sizeof a.w), "%s: the deferred gathers changed the weights", a.name);
+        same_with_env(&a, &b, "ZERO_GATHER_DEFER");
         b = a;
         b.cached = 1;
         snprintf(b.name, sizeof b.name, "%.40s, t0 not fetched", a.name);
