@@ -1040,6 +1040,7 @@ typedef struct calib_run {
 #define X2D_TF 485.19
 #define X2E_TF 464.59
 #define X2F_TF 469.216
+#define X2G_TF 468.118
 
 static const calib_run calib[] = {
     /* docs/results/h100_fast.tsv row ab_s0 (PERF.md 5f, "Stage by stage"): the fit */
@@ -1124,6 +1125,15 @@ static const calib_run calib[] = {
     {"2x H200 (8eaccf0), seed recipe (both offloads)", "h200x2_8eaccf0_ratio ratio_seed_all_{1,2}", 2, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.5e9, 188.96e9, 379.2, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
     {"2x H200 (8eaccf0), seed recipe at ratio 0.1", "h200x2_8eaccf0_ratio ratio_seed_plan_{1,2}", 2, 3, 128, 16, 1, 0, 0, X2E_TF, H200_HBM, 54.3e9, 188.96e9, 183.9, 0, 0, 0, 1, 1, 1, 0, 0.15, 0, 0.1, 1, 0, 0, 0},
     {"2x H200 (8eaccf0), 6.65e9, stage 1, mb 1 x 64 (gpt --auto)", "h200x2_8eaccf0_ratio ratio_big_auto", 2, 1, 1024, 1, 0, 0, 0, X2E_TF, H200_HBM, 0, 0, 6520.4, 0, 32, 4096, 1, 64, 0, 0, 0, 50304, 0, 0, 0, 0, 0},
+    /* PERF.md 5j, docs/results/h200x2_fd100f4_s10.tsv call 2 (code fd100f4's engine: stages 1-2 leave the
+       step's all-gathers to run beside the next forward; the model prices them under the step's Adam, as at
+       bcd951c): stage 2 on one GPU the fit (182.7 ms: 8.0228e13 / (182.7 - 11.317 ms Adam) = 468.118), the
+       2-GPU rows the means of two interleaved runs each */
+    {"2x H200 box (fd100f4), 1 GPU, stage 2", "PERF.md 5j; h200x2_fd100f4_s10 xl_s2_1g (call 2)", 1, 2, 1024, 8, 0, 0, 1, X2G_TF, H200_HBM, 0, 0, 182.7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (fd100f4), stage 2, gathers deferred", "PERF.md 5j; h200x2_fd100f4_s10 xl_s2_def_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2G_TF, H200_HBM, 0, 0, 189.95, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (fd100f4), stage 1, gathers deferred", "PERF.md 5j; h200x2_fd100f4_s10 xl_s1_def_{1,2}", 2, 1, 1024, 8, 0, 0, 0, X2G_TF, H200_HBM, 0, 0, 190.95, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (fd100f4), stage 2, ZERO_GATHER_DEFER=0", "PERF.md 5j; h200x2_fd100f4_s10 xl_s2_off_{1,2}", 2, 2, 1024, 8, 0, 0, 0, X2G_TF, H200_HBM, 0, 0, 192.2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2x H200 (fd100f4), stage 1, ZERO_GATHER_DEFER=0", "PERF.md 5j; h200x2_fd100f4_s10 xl_s1_off_{1,2}", 2, 1, 1024, 8, 0, 0, 0, X2G_TF, H200_HBM, 0, 0, 192.3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* PERF.md 5c and 4e, the mid-session call at b068db0 on 2x H200 (stage 2 on one GPU the fit, the mean of two
        runs, 181.7 and 182.9 ms; the rest predicted): stage 1-2 on both GPUs, the seed's recipe and ZeRO-2 +
        optimizer offload with the probes' barrier (PCIe from their floor lines; the node's host memory, the two
