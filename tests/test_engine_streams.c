@@ -970,7 +970,8 @@ static zero_result train(zero_engine *e, job *J, model *m, const zero_backend *w
     zero_result r;
     off[0] = 0;
     for (t = 1; t < NT; t++) off[t] = off[t - 1] + SIZES[t - 1];
-    J->deferred[rank] = 0; /* (a job copied from another's starts with its counts) */
+    J->deferred[rank] = J->moved[rank] = 0; /* (a job copied from another's starts with its counts) */
+    memset(J->changed[rank], 0, sizeof J->changed[rank]);
     if ((J->cached || J->flushed) && !(J->kept[rank] = zero_param(e, 0))) return zero_engine_error(e)->code;
     for (s = 0; s < STEPS; s++) {
         zero_step_info info;
