@@ -6466,7 +6466,9 @@ ZERO__DEF void zero_betas_at(const zero_config *cfg, long it, double *beta1, dou
    offload_optimizer needs stage >= 1 (stage 0 has no shard to offload),
    offload_param needs stage 3, as in DeepSpeed.
 
-   Every term is nondecreasing in P, so zero_estimate_max_params bisects. */
+   Every term is nondecreasing in P but the ring's, which loses its third
+   slot where a slot passes 256 MiB (zero__ring_default): the plan falls by a
+   slot there, once, so zero_estimate_max_params bisects on each side. */
 
 #define ZERO__EST_PARAMS_MAX 1e15       /* sanity bound on P (keeps 18P exact in a double) */
 #define ZERO__EST_OPT_TILES 4.0         /* offload_optimizer.buffer_count default */
@@ -6665,6 +6667,13 @@ static int zero__ring_default(int host_acc, int gas, double slot_bytes) {
     return host_acc && gas == 1 && slot_bytes <= ZERO__RING_THIRD_MAX ? 3 : 2;
 }
 
+/* The gradient ring's slots in the plan at in->P, in->L (stages 2-3 where it has one): zero__ring_default's
+   count for a slot of the largest ring span U = min(P, max(B, L)). */
+static int zero__est_slots(const zero__est_in *in) {
+    double U = zero__est_min(in->P, zero__est_max(in->B, in->L));
+    return zero__ring_default(in->oo != ZERO_OFFLOAD_NONE, (int)in->gas, U * in->d);
+}
+
 /* zero's plan (header comment); fills every field but the ds_* ones. */
 static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
     double P = in->P, d = in->d, g = in->g;
@@ -6686,11 +6695,11 @@ static void zero__est_plan(const zero__est_in *in, zero_memory_estimate *o) {
         o->gpu_grads_bytes = P * d + (in->gas > 1 ? in->ab * P : 0);
     else if (in->stage == 2 && in->G == 1 && in->gas == 1 && in->oo == ZERO_OFFLOAD_NONE)
         o->gpu_grads_bytes = P * d; /* one GPU: the backward writes the owned gradient in place, no ring */
-    else /* the ring of two units (three with one micro-batch offloaded, slots small: zero__ring_default); the owned
+    else /* the ring of two units (three with one micro-batch offloaded, slots small: zero__est_slots); the owned
             accumulator (the compute dtype with one micro-batch, fp32 with more), or with the optimizer offloaded
             (where the chunks accumulate in the host staging) one unit's chunk of fp32 staging with accumulation,
             none without */
-        o->gpu_grads_bytes = zero__est_min(P, zero__ring_default(in->oo != ZERO_OFFLOAD_NONE, in->gas, U * d) * U) * d +
+        o->gpu_grads_bytes = zero__est_min(P, zero__est_slots(in) * U) * d +
                              (in->oo == ZERO_OFFLOAD_NONE ? (in->gas > 1 ? in->ab : d) * S : in->gas > 1 ? in->ab * T : 0);
     if (in->oo == ZERO_OFFLOAD_NONE) { /* (parameters in the master's dtype: they are the master, no copy of it) */
         double sb = d == in->mb ? in->sb - in->mb : in->sb;
@@ -6767,12 +6776,40 @@ static int zero__est_fits(zero__est_in *in, double P, double L_abs, double gpu_b
            m.nvme_bytes <= (nvme_bytes > 0 ? nvme_bytes : 0);
 }
 
+/* From lo, which fits, the largest P on a stretch where the plan only grows: double until it no longer fits
+   (or the sanity bound), then bisect; 1e-7 keeps the answer well inside 1e-6. */
+static double zero__est_climb(zero__est_in *in, double lo, double L_abs, double gpu_bytes, double cpu_bytes,
+                              double nvme_bytes) {
+    double hi = lo;
+    for (;;) {
+        hi = zero__est_min(2 * hi, ZERO__EST_PARAMS_MAX);
+        if (!zero__est_fits(in, hi, L_abs, gpu_bytes, cpu_bytes, nvme_bytes)) break;
+        lo = hi;
+        if (hi >= ZERO__EST_PARAMS_MAX) return hi;
+    }
+    while (hi - lo > 1e-7 * lo) {
+        double mid = 0.5 * (lo + hi);
+        if (zero__est_fits(in, mid, L_abs, gpu_bytes, cpu_bytes, nvme_bytes))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The ring's slots at P (zero__est_slots) */
+static int zero__est_slots_at(zero__est_in *in, double P, double L_abs) {
+    in->P = P;
+    in->L = L_abs > 0 ? L_abs : P / 20;
+    return zero__est_slots(in);
+}
+
 ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, double gpu_bytes,
                                                double cpu_bytes, double nvme_bytes,
                                                double *max_params, zero_error *err) {
     zero__est_in in;
     zero_result r;
-    double lo, hi, L_abs;
+    double lo, best, L_abs;
     zero_msg e = ZERO_MSG_ESTIMATE_ARGS;
     if (max_params) *max_params = 0;
     if (!a)
@@ -6796,26 +6833,27 @@ ZERO__DEF zero_result zero_estimate_max_params(const zero_estimate_args *a, doub
     /* The smallest model: one parameter, or one layer when L is absolute. */
     L_abs = a->largest_layer > 0 ? a->largest_layer : 0;
     lo = L_abs > 1 ? L_abs : 1;
-    if (!zero__est_fits(&in, lo, L_abs, gpu_bytes, cpu_bytes, nvme_bytes)) return ZERO_OK;
-    hi = lo;
-    for (;;) { /* grow until it no longer fits, or the sanity bound */
-        hi = zero__est_min(2 * hi, ZERO__EST_PARAMS_MAX);
-        if (!zero__est_fits(&in, hi, L_abs, gpu_bytes, cpu_bytes, nvme_bytes)) break;
-        lo = hi;
-        if (hi >= ZERO__EST_PARAMS_MAX) {
-            *max_params = hi;
-            return ZERO_OK;
+    best = zero__est_fits(&in, lo, L_abs, gpu_bytes, cpu_bytes, nvme_bytes)
+               ? zero__est_climb(&in, lo, L_abs, gpu_bytes, cpu_bytes, nvme_bytes)
+               : 0;
+    /* Every term of the plan grows with P but the gradient ring's: it keeps a third slot only while a slot is
+       small (zero__ring_default), so where the largest span passes that bound the plan falls by a slot, then
+       grows again. A model past that step can fit where the last before it did not: find the step (the first
+       P with two slots, to 1e-12) and climb again from there. */
+    if (zero__est_slots_at(&in, best > 0 ? best : lo, L_abs) == 3 &&
+        zero__est_slots_at(&in, ZERO__EST_PARAMS_MAX, L_abs) == 2) {
+        double three = best > 0 ? best : lo, two = ZERO__EST_PARAMS_MAX;
+        while (two - three > 1e-12 * three) {
+            double mid = 0.5 * (three + two);
+            if (zero__est_slots_at(&in, mid, L_abs) == 3)
+                three = mid;
+            else
+                two = mid;
         }
+        if (zero__est_fits(&in, two, L_abs, gpu_bytes, cpu_bytes, nvme_bytes))
+            best = zero__est_climb(&in, two, L_abs, gpu_bytes, cpu_bytes, nvme_bytes);
     }
-    /* lo fits, hi does not; 1e-7 keeps the answer well inside 1e-6 */
-    while (hi - lo > 1e-7 * lo) {
-        double mid = 0.5 * (lo + hi);
-        if (zero__est_fits(&in, mid, L_abs, gpu_bytes, cpu_bytes, nvme_bytes))
-            lo = mid;
-        else
-            hi = mid;
-    }
-    *max_params = lo;
+    *max_params = best;
     return ZERO_OK;
 }
 
