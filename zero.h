@@ -6667,10 +6667,11 @@ static int zero__ring_default(int host_acc, int gas, double slot_bytes) {
     return host_acc && gas == 1 && slot_bytes <= ZERO__RING_THIRD_MAX ? 3 : 2;
 }
 
-/* The gradient ring's slots in the plan at in->P, in->L (stages 2-3 where it has one): zero__ring_default's
-   count for a slot of the largest ring span U = min(P, max(B, L)). */
+/* The gradient ring's slots in the plan at in->P, in->L (stages 2-3 where it has one; 0 at stages 0-1):
+   zero__ring_default's count for a slot of the largest ring span U = min(P, max(B, L)). */
 static int zero__est_slots(const zero__est_in *in) {
     double U = zero__est_min(in->P, zero__est_max(in->B, in->L));
+    if (in->stage < 2) return 0;
     return zero__ring_default(in->oo != ZERO_OFFLOAD_NONE, (int)in->gas, U * in->d);
 }
 
