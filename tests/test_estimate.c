@@ -142,8 +142,7 @@ static ref_plan reference(const zero_estimate_args *a) {
     }
     /* stages 0-1: the gradients, and with accumulation an fp32 accumulator of them all; stage 2 on one GPU
        with one micro-batch and no offload: the owned gradient written in place; else stages 2-3: the ring of
-       ref_slots units and the
-       owned accumulator (compute dtype with one micro-batch, fp32 with more); with the
+       ref_slots units and the owned accumulator (compute dtype with one micro-batch, fp32 with more); with the
        optimizer offloaded the owned chunks accumulate on the host and the device keeps one unit's chunk of
        fp32 staging with accumulation, none without */
     {
