@@ -6766,12 +6766,17 @@ ZERO__DEF zero_result zero_estimate_memory(const zero_estimate_args *a, zero_mem
     return ZERO_OK;
 }
 
+/* The search's model: P parameters, the largest layer L_abs (> 0) or P / 20 */
+static void zero__est_at(zero__est_in *in, double P, double L_abs) {
+    in->P = P;
+    in->L = L_abs > 0 ? L_abs : P / 20;
+}
+
 /* Does zero's plan for P parameters fit the budgets? */
 static int zero__est_fits(zero__est_in *in, double P, double L_abs, double gpu_bytes,
                           double cpu_bytes, double nvme_bytes) {
     zero_memory_estimate m;
-    in->P = P;
-    in->L = L_abs > 0 ? L_abs : P / 20;
+    zero__est_at(in, P, L_abs);
     zero__est_plan(in, &m);
     return m.gpu_total_bytes <= gpu_bytes && m.cpu_total_bytes <= cpu_bytes &&
            m.nvme_bytes <= (nvme_bytes > 0 ? nvme_bytes : 0);
@@ -6800,8 +6805,7 @@ static double zero__est_climb(zero__est_in *in, double lo, double L_abs, double 
 
 /* The ring's slots at P (zero__est_slots) */
 static int zero__est_slots_at(zero__est_in *in, double P, double L_abs) {
-    in->P = P;
-    in->L = L_abs > 0 ? L_abs : P / 20;
+    zero__est_at(in, P, L_abs);
     return zero__est_slots(in);
 }
 
